@@ -1,0 +1,604 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Kernel is a Markov transition kernel: a configuration (step sizes, bounds,
+// hyperparameters) that starts per-chain state. The same Kernel value starts
+// every chain of a run, so Start must not modify the Kernel.
+type Kernel interface {
+	// Name identifies the kernel in tables and output files.
+	Name() string
+	// Exact reports whether the kernel leaves the posterior exactly
+	// invariant. Inexact comparators (AustereMH, MHBT) return false.
+	Exact() bool
+	// Start checks that the target provides what the kernel needs (an
+	// error then, never mid-run), allocates all the chain's scratch memory
+	// and returns the chain positioned at θ0. The Target counts every datum
+	// evaluation; the Chain must evaluate data only through it.
+	Start(t *Target, theta0 []float64) (Chain, error)
+}
+
+// Chain is the state of one chain of a Kernel: its position and whatever the
+// kernel carries between steps (cached energies, FlyMC's brightness,
+// MHBT's batch).
+type Chain interface {
+	// Step advances the chain by one transition in place and reports what
+	// happened. It allocates nothing. An error (a violated bound, a
+	// non-finite energy) stops the chain.
+	Step(rng *rand.Rand) (Info, error)
+	// Position returns the current θ. The slice is owned by the chain and
+	// valid until the next Step; callers must not modify it.
+	Position() []float64
+}
+
+// Tunable is implemented by chains whose proposal has a step scale; the
+// driver adapts it during warmup toward Settings.TargetAccept.
+type Tunable interface {
+	StepScale() float64
+	SetStepScale(s float64)
+}
+
+// Info reports one transition.
+type Info struct {
+	// Accepted reports whether the proposal was accepted.
+	Accepted bool
+	// AcceptProb is the acceptance probability of this transition when the
+	// kernel knows it (full-batch MH: min(1, ratio)), or the probability
+	// given the auxiliary minibatch for minibatch kernels; NaN if unknown.
+	AcceptProb float64
+	// LogDensity is the exact unnormalised log posterior at the chain's new
+	// position when the kernel knows it (full-batch kernels); NaN otherwise.
+	LogDensity float64
+	// Batch is the kernel's own batch size in the papers' sense (MH: N;
+	// TunaMH: the Poisson count B).
+	Batch int
+	// Fallback reports whether a minibatch kernel fell back to full MH.
+	Fallback bool
+	// Evals and GradEvals are the datum energy and gradient evaluations of
+	// the step. The driver sets them from its counting Target; a kernel's
+	// own values are overwritten.
+	Evals, GradEvals int
+}
+
+// Settings configures Sample. A nil *Settings, or the zero value of any
+// field, does the right thing.
+type Settings struct {
+	// Chains is the number of chains (0: 4).
+	Chains int
+	// Workers is the number of goroutines running chains (0: the smaller of
+	// Chains and GOMAXPROCS). Draws do not depend on it.
+	Workers int
+	// Warmup is the number of warmup transitions per chain, during which
+	// the step scale is adapted and nothing is kept (0: 1000; NoWarmup:
+	// none).
+	Warmup int
+	// Draws is the number of kept draws per chain (0: 1000).
+	Draws int
+	// Thin keeps every Thin-th transition after warmup (0: 1).
+	Thin int
+	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, c). The zero
+	// value is the valid seed 0.
+	Seed uint64
+	// Init is θ0 for every chain (nil: the origin, which must then lie in
+	// the prior's support). Inits, if set, gives one θ0 per chain instead.
+	Init  []float64
+	Inits [][]float64
+	// TargetAccept is the acceptance rate warmup adapts the step scale
+	// toward (0: 0.25, the rate the TunaMH experiments tune to).
+	TargetAccept float64
+	// NoAdapt keeps the kernel's step scale fixed during warmup.
+	NoAdapt bool
+	// Recorder, if not nil, observes the run.
+	Recorder Recorder
+}
+
+// NoWarmup as Settings.Warmup runs no warmup transitions.
+const NoWarmup = -1
+
+func (s *Settings) resolve(d int) (Settings, error) {
+	var r Settings
+	if s != nil {
+		r = *s
+	}
+	switch {
+	case r.Chains < 0:
+		return r, fmt.Errorf("exactmh: Settings.Chains = %d, want ≥ 0", r.Chains)
+	case r.Workers < 0:
+		return r, fmt.Errorf("exactmh: Settings.Workers = %d, want ≥ 0", r.Workers)
+	case r.Warmup < NoWarmup:
+		return r, fmt.Errorf("exactmh: Settings.Warmup = %d, want ≥ 0 (or NoWarmup)", r.Warmup)
+	case r.Draws < 0:
+		return r, fmt.Errorf("exactmh: Settings.Draws = %d, want ≥ 0", r.Draws)
+	case r.Thin < 0:
+		return r, fmt.Errorf("exactmh: Settings.Thin = %d, want ≥ 1 (0 means 1)", r.Thin)
+	case r.TargetAccept < 0 || r.TargetAccept >= 1 || math.IsNaN(r.TargetAccept):
+		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means 0.25)", r.TargetAccept)
+	}
+	if r.Chains == 0 {
+		r.Chains = 4
+	}
+	if r.Workers == 0 {
+		r.Workers = min(r.Chains, runtime.GOMAXPROCS(0))
+	}
+	r.Workers = min(r.Workers, r.Chains)
+	switch r.Warmup {
+	case 0:
+		r.Warmup = 1000
+	case NoWarmup:
+		r.Warmup = 0
+	}
+	if r.Draws == 0 {
+		r.Draws = 1000
+	}
+	if r.Thin == 0 {
+		r.Thin = 1
+	}
+	if r.TargetAccept == 0 {
+		r.TargetAccept = 0.25
+	}
+	if r.Init != nil && len(r.Init) != d {
+		return r, fmt.Errorf("exactmh: Settings.Init has length %d, want dimension %d", len(r.Init), d)
+	}
+	if r.Inits != nil {
+		if len(r.Inits) != r.Chains {
+			return r, fmt.Errorf("exactmh: Settings.Inits has %d points, want one per chain (%d)", len(r.Inits), r.Chains)
+		}
+		for c, x := range r.Inits {
+			if len(x) != d {
+				return r, fmt.Errorf("exactmh: Settings.Inits[%d] has length %d, want dimension %d", c, len(x), d)
+			}
+		}
+	}
+	return r, nil
+}
+
+func (s *Settings) init(c, d int) []float64 {
+	switch {
+	case s.Inits != nil:
+		return append([]float64(nil), s.Inits[c]...)
+	case s.Init != nil:
+		return append([]float64(nil), s.Init...)
+	}
+	return make([]float64, d)
+}
+
+// Status says how a run ended.
+type Status int
+
+const (
+	// Completed: every chain made all its draws.
+	Completed Status = iota
+	// Canceled: the context was cancelled; the draws made so far are kept.
+	Canceled
+	// Failed: a chain stopped with an error (a violated bound, a
+	// non-finite energy, a recorder error); the draws made so far are kept.
+	Failed
+)
+
+func (s Status) String() string {
+	switch s {
+	case Completed:
+		return "completed"
+	case Canceled:
+		return "canceled"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Totals accumulates the transitions of one phase (warmup or sampling) of a chain.
+type Totals struct {
+	Steps     int           // transitions made
+	Accepted  int           // accepted proposals
+	Evals     int64         // datum energy evaluations
+	GradEvals int64         // datum gradient evaluations
+	Batch     int64         // sum of Info.Batch
+	Fallbacks int           // transitions that fell back to full MH
+	Time      time.Duration // wall time of the phase
+}
+
+// AcceptRate returns Accepted/Steps (NaN with no steps).
+func (t Totals) AcceptRate() float64 { return float64(t.Accepted) / float64(t.Steps) }
+
+// EvalsPerStep returns Evals/Steps.
+func (t Totals) EvalsPerStep() float64 { return float64(t.Evals) / float64(t.Steps) }
+
+// MeanBatch returns the mean of Info.Batch.
+func (t Totals) MeanBatch() float64 { return float64(t.Batch) / float64(t.Steps) }
+
+func (t *Totals) add(info *Info) {
+	t.Steps++
+	if info.Accepted {
+		t.Accepted++
+	}
+	t.Evals += int64(info.Evals)
+	t.GradEvals += int64(info.GradEvals)
+	t.Batch += int64(info.Batch)
+	if info.Fallback {
+		t.Fallbacks++
+	}
+}
+
+func (t *Totals) merge(u Totals) {
+	t.Steps += u.Steps
+	t.Accepted += u.Accepted
+	t.Evals += u.Evals
+	t.GradEvals += u.GradEvals
+	t.Batch += u.Batch
+	t.Fallbacks += u.Fallbacks
+	t.Time += u.Time
+}
+
+// ChainResult holds one chain's draws and statistics.
+type ChainResult struct {
+	// Chain is the chain's index (its RNG stream is PCG(Seed, Chain)).
+	Chain int
+	// Draws holds the kept draws row-major: draw k is
+	// Draws[k*Dim : (k+1)*Dim]. Use Result.Draw or Result.Samples.
+	Draws []float64
+	// Infos[k] is the Info of the transition that produced draw k.
+	Infos []Info
+	// Times[k] is the wall time from the start of the chain (warmup
+	// included) to draw k, for accuracy-versus-time curves.
+	Times []time.Duration
+	// Warmup and Sampling total the two phases.
+	Warmup, Sampling Totals
+	// Scale is the step scale after warmup (NaN if the chain is not Tunable).
+	Scale float64
+	// Err is the error that stopped the chain, if any.
+	Err error
+}
+
+// Len returns the number of kept draws.
+func (c *ChainResult) Len() int { return len(c.Infos) }
+
+// Result is the outcome of Sample.
+type Result struct {
+	Kernel   string   // Kernel.Name()
+	Exact    bool     // Kernel.Exact()
+	Dim      int      // dimension of θ
+	N        int      // number of data
+	Settings Settings // the settings used, defaults filled in
+	Status   Status
+	Chains   []*ChainResult
+	Elapsed  time.Duration // wall time of the whole run
+}
+
+// Draw returns draw k of chain c (not a copy).
+func (r *Result) Draw(c, k int) []float64 {
+	return r.Chains[c].Draws[k*r.Dim : (k+1)*r.Dim]
+}
+
+// Samples returns parameter j as x[chain][iteration], the layout of the
+// diagnostics (ESSBulk, RHat, …). Chains keep their own lengths, which differ
+// only after a cancellation or failure.
+func (r *Result) Samples(j int) [][]float64 {
+	x := make([][]float64, len(r.Chains))
+	for c, ch := range r.Chains {
+		x[c] = make([]float64, ch.Len())
+		for k := range x[c] {
+			x[c][k] = ch.Draws[k*r.Dim+j]
+		}
+	}
+	return x
+}
+
+// Sampling returns the sampling-phase totals summed over chains.
+func (r *Result) Sampling() Totals {
+	var t Totals
+	for _, c := range r.Chains {
+		t.merge(c.Sampling)
+	}
+	return t
+}
+
+// Warmup returns the warmup totals summed over chains.
+func (r *Result) Warmup() Totals {
+	var t Totals
+	for _, c := range r.Chains {
+		t.merge(c.Warmup)
+	}
+	return t
+}
+
+// Mean returns the posterior mean estimate over all kept draws of all chains.
+func (r *Result) Mean() []float64 {
+	m := make([]float64, r.Dim)
+	var n int
+	for _, c := range r.Chains {
+		for k := 0; k < c.Len(); k++ {
+			for j := range m {
+				m[j] += c.Draws[k*r.Dim+j]
+			}
+		}
+		n += c.Len()
+	}
+	for j := range m {
+		m[j] /= float64(n)
+	}
+	return m
+}
+
+// RunInfo describes a run to a Recorder before it starts.
+type RunInfo struct {
+	Kernel              string
+	Exact               bool
+	Chains, Dim, N      int
+	Warmup, Draws, Thin int
+	Seed                uint64
+	// Steps is the number of transitions each chain will make.
+	Steps     int
+	StartTime time.Time
+}
+
+// Event is one transition, as a Recorder sees it.
+type Event struct {
+	Chain     int
+	Iteration int  // 0-based transition index, warmup included
+	Warmup    bool // whether the transition belongs to warmup
+	Draw      int  // index of the kept draw it produced, or −1
+	// Theta is the position after the transition. It is owned by the
+	// chain: read it during the call, never modify or retain it.
+	Theta   []float64
+	Info    Info
+	Elapsed time.Duration // since the chain started
+}
+
+// Recorder observes a run. It must not modify anything it is given, and it
+// never draws random numbers, so recording cannot change the draws. Record is
+// called from the chains' goroutines concurrently (with distinct Chain
+// values), so implementations must be safe for that. An error stops the run.
+type Recorder interface {
+	Init(run RunInfo) error
+	Record(e *Event) error
+}
+
+// Sample runs the chains of kernel k on posterior p and returns their draws.
+//
+// Chains run in parallel on Settings.Workers goroutines; chain c draws from
+// rand.New(rand.NewPCG(Seed, c)), so a seed gives bit-identical draws whatever
+// the number of workers. During warmup the step scale of Tunable chains is
+// adapted toward Settings.TargetAccept by dual averaging and then fixed.
+//
+// On cancellation of ctx, Sample returns the draws made so far, Status
+// Canceled and ctx's error. If a chain fails (violated bound, non-finite
+// energy), the run stops and Sample returns the draws made so far, Status
+// Failed and the error. Errors in p, k or s are returned before any work.
+func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if k == nil {
+		return nil, errors.New("exactmh: Sample: nil Kernel")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	d := p.Dim()
+	set, err := s.resolve(d)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Kernel: k.Name(), Exact: k.Exact(), Dim: d, N: p.Len(), Settings: set}
+
+	// Start every chain before any sampling so configuration errors surface
+	// at once, in chain order.
+	targets := make([]*Target, set.Chains)
+	chains := make([]Chain, set.Chains)
+	for c := range chains {
+		theta0 := set.init(c, d)
+		if err := finiteVec(fmt.Sprintf("Sample: initial point of chain %d", c), theta0); err != nil {
+			return nil, err
+		}
+		if t, err := NewTarget(p); err != nil {
+			return nil, err
+		} else {
+			targets[c] = t
+		}
+		if lp := targets[c].LogPrior(theta0); math.IsInf(lp, -1) || math.IsNaN(lp) {
+			return nil, fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, c, lp)
+		}
+		ch, err := k.Start(targets[c], theta0)
+		if err != nil {
+			return nil, fmt.Errorf("exactmh: %s: chain %d: %w", k.Name(), c, err)
+		}
+		chains[c] = ch
+	}
+
+	total := set.Warmup + set.Draws*set.Thin
+	start := time.Now()
+	if set.Recorder != nil {
+		err := set.Recorder.Init(RunInfo{
+			Kernel: res.Kernel, Exact: res.Exact, Chains: set.Chains, Dim: d, N: res.N,
+			Warmup: set.Warmup, Draws: set.Draws, Thin: set.Thin, Seed: set.Seed,
+			Steps: total, StartTime: start,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("exactmh: Sample: recorder: %w", err)
+		}
+	}
+
+	// A stop channel lets one failing chain stop the others.
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+
+	res.Chains = make([]*ChainResult, set.Chains)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range set.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				r := runChain(ctx, stop, c, chains[c], targets[c], &set, d)
+				res.Chains[c] = r
+				if r.Err != nil {
+					halt()
+				}
+			}
+		}()
+	}
+	for c := range chains {
+		work <- c
+	}
+	close(work)
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+
+	var errs []error
+	for _, r := range res.Chains {
+		if r.Err != nil && !errors.Is(r.Err, errStopped) {
+			errs = append(errs, fmt.Errorf("chain %d: %w", r.Chain, r.Err))
+		}
+	}
+	switch {
+	case len(errs) > 0:
+		res.Status = Failed
+		return res, fmt.Errorf("exactmh: %s: %w", res.Kernel, errors.Join(errs...))
+	case ctx.Err() != nil:
+		res.Status = Canceled
+		return res, ctx.Err()
+	}
+	res.Status = Completed
+	return res, nil
+}
+
+// errStopped marks a chain stopped because another chain failed.
+var errStopped = errors.New("stopped because another chain failed")
+
+// runChain runs chain c to completion, cancellation or failure.
+func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Target, set *Settings, d int) *ChainResult {
+	rng := rand.New(rand.NewPCG(set.Seed, uint64(c)))
+	r := &ChainResult{
+		Chain: c,
+		Draws: make([]float64, 0, set.Draws*d),
+		Infos: make([]Info, 0, set.Draws),
+		Times: make([]time.Duration, 0, set.Draws),
+		Scale: math.NaN(),
+	}
+	tune, _ := ch.(Tunable)
+	var adapt dualAveraging
+	if tune != nil {
+		r.Scale = tune.StepScale()
+		adapt.init(r.Scale, set.TargetAccept)
+	}
+	total := set.Warmup + set.Draws*set.Thin
+	done := ctx.Done()
+	start := time.Now()
+	phaseStart := start
+	var ev Event
+	for it := 0; it < total; it++ {
+		select {
+		case <-done:
+			r.Err = ctx.Err()
+		case <-stop:
+			r.Err = errStopped
+		default:
+		}
+		if r.Err != nil {
+			break
+		}
+		warm := it < set.Warmup
+		e0, g0 := t.evals, t.gradEvals
+		info, err := ch.Step(rng)
+		info.Evals, info.GradEvals = int(t.evals-e0), int(t.gradEvals-g0)
+		if err != nil {
+			r.Err = fmt.Errorf("transition %d: %w", it, err)
+			break
+		}
+		now := time.Now()
+		ev = Event{Chain: c, Iteration: it, Warmup: warm, Draw: -1, Info: info, Elapsed: now.Sub(start)}
+		if warm {
+			r.Warmup.add(&info)
+			if tune != nil && !set.NoAdapt {
+				tune.SetStepScale(adapt.update(acceptStat(&info)))
+				if it == set.Warmup-1 {
+					tune.SetStepScale(adapt.final())
+				}
+			}
+			if it == set.Warmup-1 {
+				r.Warmup.Time = now.Sub(phaseStart)
+				phaseStart = now
+			}
+		} else {
+			r.Sampling.add(&info)
+			if (it-set.Warmup+1)%set.Thin == 0 {
+				ev.Draw = len(r.Infos)
+				r.Draws = append(r.Draws, ch.Position()...)
+				r.Infos = append(r.Infos, info)
+				r.Times = append(r.Times, ev.Elapsed)
+			}
+		}
+		if set.Recorder != nil {
+			ev.Theta = ch.Position()
+			if err := set.Recorder.Record(&ev); err != nil {
+				r.Err = fmt.Errorf("recorder at transition %d: %w", it, err)
+				break
+			}
+		}
+	}
+	// The phase still running when the loop ended gets the remaining time.
+	if elapsed := time.Since(phaseStart); set.Warmup == 0 || r.Warmup.Steps == set.Warmup {
+		r.Sampling.Time = elapsed
+	} else {
+		r.Warmup.Time = elapsed
+	}
+	if tune != nil {
+		r.Scale = tune.StepScale()
+	}
+	return r
+}
+
+// acceptStat returns the acceptance probability of a transition if known, else
+// the indicator of acceptance.
+func acceptStat(info *Info) float64 {
+	if p := info.AcceptProb; p >= 0 && p <= 1 {
+		return p
+	}
+	if info.Accepted {
+		return 1
+	}
+	return 0
+}
+
+// dualAveraging adapts log(scale) so the mean acceptance statistic approaches
+// a target, by the dual-averaging scheme of Hoffman and Gelman (2014, §3.2.1)
+// as Stan uses it for step sizes: γ = 0.05, t0 = 10, κ = 0.75, μ = log(10·s0).
+type dualAveraging struct {
+	mu, hbar, logAvg, target float64
+	t                        int
+}
+
+func (a *dualAveraging) init(s0, target float64) {
+	*a = dualAveraging{mu: math.Log(10 * s0), target: target, logAvg: math.Log(s0)}
+}
+
+// update records an acceptance statistic and returns the next scale.
+func (a *dualAveraging) update(stat float64) float64 {
+	const gamma, t0, kappa = 0.05, 10.0, 0.75
+	a.t++
+	t := float64(a.t)
+	a.hbar += (a.target - stat - a.hbar) / (t + t0)
+	logS := a.mu - math.Sqrt(t)/gamma*a.hbar
+	w := math.Pow(t, -kappa)
+	a.logAvg = w*logS + (1-w)*a.logAvg
+	return math.Exp(logS)
+}
+
+// final returns the averaged scale used after warmup.
+func (a *dualAveraging) final() float64 { return math.Exp(a.logAvg) }

@@ -1,0 +1,223 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+)
+
+// chunk is the number of data a Target processes per call to the user's
+// Energy when it works through all N data or rescales gradient weights: its
+// scratch arrays have this fixed size, so no call allocates.
+const chunk = 512
+
+// Target is a kernel's view of a Posterior for one chain. Every datum
+// evaluation a kernel makes goes through it and is counted here, by the
+// driver's code, so kernels cannot misreport their cost (the "fake problem"
+// of gonum/optimize). The energies it returns are tempered: βU_i.
+//
+// It also checks what kernels must never silently consume: a non-finite
+// energy returns an *EnergyError naming the datum and θ.
+//
+// A Target belongs to one chain and is not safe for concurrent use.
+type Target struct {
+	n, d   int
+	beta   float64
+	energy Energy
+	differ EnergyDiffer // nil when the energy has no fused difference
+	grad   Gradienter   // nil when the energy has no gradient
+	prior  Prior
+	pgrad  PriorGradienter
+
+	evals     int64 // datum energy evaluations
+	gradEvals int64 // datum gradient evaluations
+
+	idxBuf [chunk]int
+	valBuf [chunk]float64
+	wBuf   [chunk]float64
+	one    [2]float64
+}
+
+// NewTarget returns a counting Target for p, for driving a Kernel's chains by
+// hand (Sample makes one per chain itself).
+func NewTarget(p *Posterior) (*Target, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	t := &Target{
+		n:      p.Energy.Len(),
+		d:      p.Energy.Dim(),
+		beta:   p.beta(),
+		energy: p.Energy,
+		prior:  p.prior(),
+	}
+	t.differ, _ = p.Energy.(EnergyDiffer)
+	t.grad, _ = p.Energy.(Gradienter)
+	t.pgrad, _ = t.prior.(PriorGradienter)
+	return t, nil
+}
+
+// N returns the number of data.
+func (t *Target) N() int { return t.n }
+
+// Dim returns the dimension of θ.
+func (t *Target) Dim() int { return t.d }
+
+// Beta returns the tempering factor β (1 when untempered).
+func (t *Target) Beta() float64 { return t.beta }
+
+// Energy returns the user's energy, for kernels that need its concrete type
+// to build bounds at start. Kernels must not evaluate it directly: every
+// evaluation goes through the Target's methods so it is counted.
+func (t *Target) Energy() Energy { return t.energy }
+
+// Prior returns the prior (Flat when the posterior has none).
+func (t *Target) Prior() Prior { return t.prior }
+
+// HasGradient reports whether the energy and the prior both provide gradients.
+func (t *Target) HasGradient() bool { return t.grad != nil && t.pgrad != nil }
+
+// Evals returns the number of datum energy evaluations made so far.
+func (t *Target) Evals() int64 { return t.evals }
+
+// GradEvals returns the number of datum gradient evaluations made so far.
+func (t *Target) GradEvals() int64 { return t.gradEvals }
+
+// LogPrior returns log p(θ), −Inf outside the support. It is exact and costs
+// no datum evaluation.
+func (t *Target) LogPrior(theta []float64) float64 { return t.prior.LogPrior(theta) }
+
+// Energies sets dst[k] = βU_{idx[k]}(θ) and returns an *EnergyError if one is
+// not finite.
+func (t *Target) Energies(dst, theta []float64, idx []int) error {
+	t.evals += int64(len(idx))
+	t.energy.Energies(dst, theta, idx)
+	for k, v := range dst[:len(idx)] {
+		v *= t.beta
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return newEnergyError(idx[k], theta, nil, v)
+		}
+		dst[k] = v
+	}
+	return nil
+}
+
+// EnergyDiffs sets dst[k] = β(U_i(θ) − U_i(θ')) for i = idx[k], the log
+// likelihood ratio of datum i for the move θ → θ'. With an EnergyDiffer it
+// reads each datum once (one evaluation per datum); otherwise it evaluates U_i
+// at both points (two evaluations per datum).
+func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
+	if t.differ != nil {
+		t.evals += int64(len(idx))
+		t.differ.EnergyDiffs(dst, theta, thetaNew, idx)
+	} else {
+		t.evals += 2 * int64(len(idx))
+		for k := range idx {
+			t.energy.Energies(t.one[:1], theta, idx[k:k+1])
+			t.energy.Energies(t.one[1:], thetaNew, idx[k:k+1])
+			dst[k] = t.one[0] - t.one[1]
+		}
+	}
+	for k, v := range dst[:len(idx)] {
+		v *= t.beta
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return newEnergyError(idx[k], theta, thetaNew, v)
+		}
+		dst[k] = v
+	}
+	return nil
+}
+
+// TotalEnergy returns βΣ_i U_i(θ) over all N data, in chunks through the
+// Target's own scratch (no allocation). It costs N evaluations.
+func (t *Target) TotalEnergy(theta []float64) (float64, error) {
+	var sum float64
+	for lo := 0; lo < t.n; lo += chunk {
+		m := min(chunk, t.n-lo)
+		idx, val := t.idxBuf[:m], t.valBuf[:m]
+		for k := range idx {
+			idx[k] = lo + k
+		}
+		t.evals += int64(m)
+		t.energy.Energies(val, theta, idx)
+		var s float64
+		for _, v := range val {
+			s += v
+		}
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			for k, v := range val {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return 0, newEnergyError(idx[k], theta, nil, v)
+				}
+			}
+			return 0, fmt.Errorf("exactmh: energies of data %d…%d at θ = %v overflow when summed", lo, lo+m-1, theta)
+		}
+		sum += s
+	}
+	return t.beta * sum, nil
+}
+
+// AddGradient adds β·Σ_k w[k]·∇U_{idx[k]}(θ) to grad (w nil means all
+// weights 1). It returns an error if the energy has no gradient.
+func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) error {
+	if t.grad == nil {
+		return fmt.Errorf("exactmh: energy %T has no gradient (does not implement Gradienter)", t.energy)
+	}
+	t.gradEvals += int64(len(idx))
+	for lo := 0; lo < len(idx); lo += chunk {
+		m := min(chunk, len(idx)-lo)
+		wb := t.wBuf[:m]
+		for k := range wb {
+			wk := 1.0
+			if w != nil {
+				wk = w[lo+k]
+			}
+			wb[k] = t.beta * wk
+		}
+		t.grad.AddGradient(grad, theta, idx[lo:lo+m], wb)
+	}
+	for j, g := range grad {
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
+		}
+	}
+	return nil
+}
+
+// AddLogPriorGradient adds ∇log p(θ) to grad, or returns an error if the
+// prior has no gradient.
+func (t *Target) AddLogPriorGradient(grad, theta []float64) error {
+	if t.pgrad == nil {
+		return fmt.Errorf("exactmh: prior %T has no gradient (does not implement PriorGradienter)", t.prior)
+	}
+	t.pgrad.AddLogPriorGradient(grad, theta)
+	return nil
+}
+
+// EnergyError reports a non-finite energy or energy difference: the datum, the
+// point(s) and the value. Kernels stop the chain with it rather than let a NaN
+// reach an acceptance probability.
+type EnergyError struct {
+	Datum    int       // index i of the datum
+	Theta    []float64 // θ at which U_i was evaluated
+	ThetaNew []float64 // θ' for an energy difference, else nil
+	Value    float64   // the non-finite value (β-scaled)
+}
+
+func newEnergyError(i int, theta, thetaNew []float64, v float64) *EnergyError {
+	e := &EnergyError{Datum: i, Theta: append([]float64(nil), theta...), Value: v}
+	if thetaNew != nil {
+		e.ThetaNew = append([]float64(nil), thetaNew...)
+	}
+	return e
+}
+
+func (e *EnergyError) Error() string {
+	if e.ThetaNew != nil {
+		return fmt.Sprintf("exactmh: energy difference of datum %d between θ = %v and θ' = %v is %v", e.Datum, e.Theta, e.ThetaNew, e.Value)
+	}
+	return fmt.Sprintf("exactmh: energy of datum %d at θ = %v is %v", e.Datum, e.Theta, e.Value)
+}
