@@ -1,0 +1,507 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Metric is the symmetric M(θ, θ') of a DiffBound.
+type Metric func(theta, thetaNew []float64) float64
+
+// Euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
+func Euclidean(theta, thetaNew []float64) float64 {
+	var s float64
+	for j, v := range theta {
+		d := v - thetaNew[j]
+		s += d * d
+	}
+	return math.Sqrt(s)
+}
+
+// DiffBound is the assumption of TunaMH, TFMH and SMH (TunaMH paper,
+// Assumption 1): for all θ, θ' in the prior's support and every datum i,
+//
+//	|βU_i(θ) − βU_i(θ')| ≤ C[i]·M(θ, θ').
+//
+// A bound that does not hold silently destroys exactness, so kernels that
+// compute ΔU_i check it for free and CheckBound tests it on sampled pairs.
+type DiffBound struct {
+	// C holds c_i ≥ 0 for every datum.
+	C []float64
+	// Metric is M(θ, θ'); nil means Euclidean.
+	Metric Metric
+}
+
+// M returns M(θ, θ').
+func (b *DiffBound) M(theta, thetaNew []float64) float64 {
+	if b.Metric == nil {
+		return Euclidean(theta, thetaNew)
+	}
+	return b.Metric(theta, thetaNew)
+}
+
+// Sum returns C = Σ_i c_i.
+func (b *DiffBound) Sum() float64 {
+	var s float64
+	for _, c := range b.C {
+		s += c
+	}
+	return s
+}
+
+func (b *DiffBound) check(n int) error {
+	if b == nil {
+		return errors.New("exactmh: nil DiffBound")
+	}
+	if len(b.C) != n {
+		return fmt.Errorf("exactmh: DiffBound has %d c_i, want one per datum (N = %d)", len(b.C), n)
+	}
+	for i, c := range b.C {
+		if !(c >= 0) || math.IsInf(c, 0) {
+			return fmt.Errorf("exactmh: DiffBound c_%d = %v, want finite ≥ 0", i, c)
+		}
+	}
+	return nil
+}
+
+// EnergyRange is the assumption of PoissonMH and its gradient relatives: on
+// the prior's support, Lo[i] ≤ βU_i(θ) ≤ Lo[i] + Width[i] for every datum.
+// In the papers' notation φ_i = Lo[i] + Width[i] − βU_i ∈ [0, M_i] with
+// M_i = Width[i].
+type EnergyRange struct {
+	Lo, Width []float64
+}
+
+func (r *EnergyRange) check(n int) error {
+	if r == nil {
+		return errors.New("exactmh: nil EnergyRange")
+	}
+	if len(r.Lo) != n || len(r.Width) != n {
+		return fmt.Errorf("exactmh: EnergyRange has %d Lo and %d Width, want N = %d each", len(r.Lo), len(r.Width), n)
+	}
+	for i := range r.Lo {
+		if math.IsNaN(r.Lo[i]) || math.IsInf(r.Lo[i], 0) || !(r.Width[i] >= 0) || math.IsInf(r.Width[i], 0) {
+			return fmt.Errorf("exactmh: EnergyRange datum %d: Lo = %v, Width = %v, want finite, Width ≥ 0", i, r.Lo[i], r.Width[i])
+		}
+	}
+	return nil
+}
+
+// DiffBounder is implemented by energies that know a DiffBound on a prior's
+// support (untempered: the Posterior scales it by β).
+type DiffBounder interface {
+	DiffBound(prior Prior) (*DiffBound, error)
+}
+
+// EnergyRanger is implemented by energies that know an EnergyRange on a
+// prior's support (untempered: the Posterior scales it by β).
+type EnergyRanger interface {
+	EnergyRange(prior Prior) (*EnergyRange, error)
+}
+
+// DiffBound returns the DiffBound of the posterior's energy on its prior's
+// support, scaled by β.
+func (p *Posterior) DiffBound() (*DiffBound, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	db, ok := p.Energy.(DiffBounder)
+	if !ok {
+		return nil, fmt.Errorf("exactmh: energy %T has no ready-made DiffBound; construct one and verify it with CheckBound", p.Energy)
+	}
+	b, err := db.DiffBound(p.prior())
+	if err != nil {
+		return nil, err
+	}
+	out := &DiffBound{C: make([]float64, len(b.C)), Metric: b.Metric}
+	for i, c := range b.C {
+		out.C[i] = p.beta() * c
+	}
+	return out, out.check(p.Len())
+}
+
+// EnergyRange returns the EnergyRange of the posterior's energy on its
+// prior's support, scaled by β.
+func (p *Posterior) EnergyRange() (*EnergyRange, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	er, ok := p.Energy.(EnergyRanger)
+	if !ok {
+		return nil, fmt.Errorf("exactmh: energy %T has no ready-made EnergyRange; construct one and verify it with CheckRange", p.Energy)
+	}
+	r, err := er.EnergyRange(p.prior())
+	if err != nil {
+		return nil, err
+	}
+	out := &EnergyRange{Lo: make([]float64, len(r.Lo)), Width: make([]float64, len(r.Width))}
+	for i := range r.Lo {
+		out.Lo[i], out.Width[i] = p.beta()*r.Lo[i], p.beta()*r.Width[i]
+	}
+	return out, out.check(p.Len())
+}
+
+func norm2(x []float64) float64 { return math.Sqrt(dot(x, x)) }
+
+// linearRange returns the range of xᵀθ over the support of a bounded prior.
+func linearRange(x []float64, prior Prior) (lo, hi float64, err error) {
+	switch s := prior.(type) {
+	case *Box:
+		for j, v := range x {
+			a, b := v*s.Lo[j], v*s.Hi[j]
+			lo += math.Min(a, b)
+			hi += math.Max(a, b)
+		}
+		return lo, hi, nil
+	case *Ball:
+		var c float64
+		if len(s.Center) > 0 {
+			c = dot(x, s.Center)
+		}
+		r := norm2(x) * s.Radius
+		return c - r, c + r, nil
+	}
+	return 0, 0, fmt.Errorf("exactmh: an energy range needs a bounded support (Box or Ball prior), have %T", prior)
+}
+
+// maxDist returns max ‖θ − y‖₂ over the support of a bounded prior.
+func maxDist(y []float64, prior Prior) (float64, error) {
+	switch s := prior.(type) {
+	case *Box:
+		var q float64
+		for j, v := range y {
+			m := math.Max(math.Abs(v-s.Lo[j]), math.Abs(s.Hi[j]-v))
+			q += m * m
+		}
+		return math.Sqrt(q), nil
+	case *Ball:
+		var q float64
+		for j, v := range y {
+			if len(s.Center) > 0 {
+				v -= s.Center[j]
+			}
+			q += v * v
+		}
+		return math.Sqrt(q) + s.Radius, nil
+	}
+	return 0, fmt.Errorf("exactmh: this bound needs a bounded support (Box or Ball prior), have %T", prior)
+}
+
+// DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂, valid on all of R^d since
+// |σ(z) − y| ≤ 1 (TunaMH paper App. J.4; auxiliary-variable paper App. D.3).
+func (e *LogisticRegression) DiffBound(Prior) (*DiffBound, error) {
+	c := make([]float64, e.Len())
+	for i := range c {
+		c[i] = norm2(e.Row(i))
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// EnergyRange returns the exact range of U_i on a Box or Ball support: with
+// z = x_iᵀθ ∈ [a, b], U_i = softplus(z) − y_i z is monotone in z.
+func (e *LogisticRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
+	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	for i := range r.Lo {
+		a, b, err := linearRange(e.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		ua, ub := softplus(a)-e.y[i]*a, softplus(b)-e.y[i]*b
+		r.Lo[i], r.Width[i] = math.Min(ua, ub), math.Abs(ua-ub)
+	}
+	return r, nil
+}
+
+// DiffBound returns c_i = (ν+1)/(2√ν)·‖x_i‖₂ = sup ‖∇U_i‖₂, M = ‖θ − θ'‖₂,
+// valid on all of R^d (TunaMH paper App. J.2).
+func (e *StudentTRegression) DiffBound(Prior) (*DiffBound, error) {
+	c := make([]float64, e.Len())
+	k := (e.nu + 1) / (2 * math.Sqrt(e.nu))
+	for i := range c {
+		c[i] = k * norm2(e.Row(i))
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// EnergyRange returns the range of U_i on a Box or Ball support from the
+// range of the residual y_i − x_iᵀθ; on the ball ‖θ‖ ≤ R its width is the
+// auxiliary-variable paper's M_i = (ν+1)/2·log(1 + (|y_i| + ‖x_i‖R)²/ν)
+// (App. D.2) whenever |y_i| ≤ ‖x_i‖R.
+func (e *StudentTRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
+	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	for i := range r.Lo {
+		a, b, err := linearRange(e.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		ra, rb := e.y[i]-b, e.y[i]-a // residual range [ra, rb]
+		rmax := math.Max(math.Abs(ra), math.Abs(rb))
+		rmin := 0.0
+		if ra > 0 || rb < 0 {
+			rmin = math.Min(math.Abs(ra), math.Abs(rb))
+		}
+		r.Lo[i] = e.u(rmin)
+		r.Width[i] = e.u(rmax) - r.Lo[i]
+	}
+	return r, nil
+}
+
+// DiffBound returns c_i = λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂ over a Box or Ball
+// support: ∇U_i = Σ⁻¹(θ − y_i) and the support is convex.
+func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {
+	c := make([]float64, e.Len())
+	for i := range c {
+		m, err := maxDist(e.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		c[i] = e.lmax * m
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// EnergyRange returns Lo = 0, Width = ½λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂² over a Box
+// or Ball support; on the cube [−K, K]^d this is the auxiliary-variable
+// paper's M_i = ½λ_max(Σ⁻¹)Σ_j(|y_ij| + K)² (App. D.1).
+func (e *GaussianMean) EnergyRange(prior Prior) (*EnergyRange, error) {
+	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	for i := range r.Lo {
+		m, err := maxDist(e.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		r.Width[i] = 0.5 * e.lmax * m * m
+	}
+	return r, nil
+}
+
+// mixtureReach returns, for datum x on a Box support, A = max|x − θ1| and
+// B = max|x − θ1 − θ2|.
+func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, err error) {
+	box, ok := prior.(*Box)
+	if !ok {
+		return 0, 0, fmt.Errorf("exactmh: GaussianMixture bounds need a Box prior (the paper's [−3, 3]²), have %T", prior)
+	}
+	a = math.Max(math.Abs(x-box.Lo[0]), math.Abs(x-box.Hi[0]))
+	b = math.Max(math.Abs(x-box.Lo[0]-box.Lo[1]), math.Abs(x-box.Hi[0]-box.Hi[1]))
+	return a, b, nil
+}
+
+// DiffBound returns the TunaMH paper's bound (App. J.3), generalised from
+// [−3, 3]² to any box: |∂U_i/∂θ1| ≤ (A + B)/σ², |∂U_i/∂θ2| ≤ B/σ², so
+// c_i = √(((A+B)/σ²)² + (B/σ²)²); on [−3, 3]², A = |x_i| + 3, B = |x_i| + 6.
+func (e *GaussianMixture) DiffBound(prior Prior) (*DiffBound, error) {
+	c := make([]float64, e.Len())
+	for i := range c {
+		a, b, err := e.mixtureReach(e.x[i], prior)
+		if err != nil {
+			return nil, err
+		}
+		c[i] = math.Hypot((a+b)/e.sigma2, b/e.sigma2)
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// EnergyRange returns Lo = log(2√(2π)σ) − log 2 (both exponentials ≤ 1) and
+// the upper end log(2√(2π)σ) − log(e^{−A²/2σ²} + e^{−B²/2σ²}) on a Box.
+func (e *GaussianMixture) EnergyRange(prior Prior) (*EnergyRange, error) {
+	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	for i := range r.Lo {
+		a, b, err := e.mixtureReach(e.x[i], prior)
+		if err != nil {
+			return nil, err
+		}
+		r.Lo[i] = e.logC - math.Ln2
+		r.Width[i] = math.Ln2 - logAddExp(-a*a/(2*e.sigma2), -b*b/(2*e.sigma2))
+	}
+	return r, nil
+}
+
+// CheckOptions configures CheckBound and CheckRange. The zero value works.
+type CheckOptions struct {
+	// Points is the number of points (CheckRange) or pairs (CheckBound)
+	// sampled (0: 200). Each costs N datum evaluations.
+	Points int
+	// Center and Spread place the points: θ = Center + Spread·z, z ~ N(0, I)
+	// (nil Center: the origin; 0 Spread: 1). A pair's second point is
+	// θ + Spread·u·z' with u log-uniform on [10⁻⁴, 1], so both far and
+	// near pairs are tried. Points outside the prior's support are redrawn.
+	Center []float64
+	Spread float64
+	// Seed seeds the point generator.
+	Seed uint64
+}
+
+// BoundViolation describes the worst datum found by CheckBound or
+// CheckRange. It is also the error they return when the bound fails.
+type BoundViolation struct {
+	Datum           int
+	Theta, ThetaNew []float64 // ThetaNew is nil for CheckRange
+	// Value is |βU_i(θ) − βU_i(θ')| (CheckBound) or βU_i(θ) (CheckRange).
+	Value float64
+	// Bound is c_i·M(θ, θ') (CheckBound); for CheckRange, Value must lie
+	// in [Lo, Lo + Width].
+	Bound, Lo, Width float64
+	// Ratio is Value/Bound (CheckBound) or how far outside the range Value
+	// is, relative to Width (CheckRange; ≤ 0 inside).
+	Ratio float64
+}
+
+func (v *BoundViolation) Error() string {
+	if v.ThetaNew != nil {
+		return fmt.Sprintf("exactmh: bound violated by datum %d: |ΔU| = %.6g > c_i·M = %.6g (ratio %.6g) for θ = %v, θ' = %v",
+			v.Datum, v.Value, v.Bound, v.Ratio, v.Theta, v.ThetaNew)
+	}
+	return fmt.Sprintf("exactmh: energy range violated by datum %d: βU = %.6g outside [%.6g, %.6g] at θ = %v",
+		v.Datum, v.Value, v.Lo, v.Lo+v.Width, v.Theta)
+}
+
+// boundTol is the relative slack allowed for rounding when a bound is checked.
+const boundTol = 1e-9
+
+// pointSampler draws points in the prior's support for the bound checks.
+type pointSampler struct {
+	t      *Target
+	rng    *rand.Rand
+	center []float64
+	spread float64
+}
+
+func newPointSampler(p *Posterior, opt *CheckOptions) (*pointSampler, int, error) {
+	var o CheckOptions
+	if opt != nil {
+		o = *opt
+	}
+	if o.Points < 0 || o.Spread < 0 || math.IsNaN(o.Spread) {
+		return nil, 0, fmt.Errorf("exactmh: CheckOptions: Points = %d, Spread = %v, want ≥ 0", o.Points, o.Spread)
+	}
+	if o.Points == 0 {
+		o.Points = 200
+	}
+	if o.Spread == 0 {
+		o.Spread = 1
+	}
+	t, err := NewTarget(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	if o.Center == nil {
+		o.Center = make([]float64, t.Dim())
+	}
+	if len(o.Center) != t.Dim() {
+		return nil, 0, fmt.Errorf("exactmh: CheckOptions.Center has length %d, want %d", len(o.Center), t.Dim())
+	}
+	return &pointSampler{t: t, rng: rand.New(rand.NewPCG(o.Seed, 0x626f756e64)), center: o.Center, spread: o.Spread}, o.Points, nil
+}
+
+// draw writes a point base + scale·z in the support into dst.
+func (s *pointSampler) draw(dst, base []float64, scale float64) error {
+	for range 1000 {
+		for j := range dst {
+			dst[j] = base[j] + scale*s.rng.NormFloat64()
+		}
+		if !math.IsInf(s.t.LogPrior(dst), -1) {
+			return nil
+		}
+	}
+	return fmt.Errorf("exactmh: could not draw a point in the prior's support near %v with spread %v: set CheckOptions.Center inside the support", base, scale)
+}
+
+// CheckBound samples pairs (θ, θ') in the prior's support and measures
+// |βU_i(θ) − βU_i(θ')|/(c_i·M(θ, θ')) for every datum. It returns the worst
+// datum found; the error is that *BoundViolation if the ratio exceeds 1
+// beyond rounding. Use it on every hand-made bound before trusting a kernel
+// with it.
+func CheckBound(p *Posterior, b *DiffBound, opt *CheckOptions) (*BoundViolation, error) {
+	s, pairs, err := newPointSampler(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.check(s.t.N()); err != nil {
+		return nil, err
+	}
+	n, d := s.t.N(), s.t.Dim()
+	theta, thetaNew := make([]float64, d), make([]float64, d)
+	idx, diff := make([]int, n), make([]float64, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	worst := &BoundViolation{Datum: -1, Ratio: math.Inf(-1)}
+	for range pairs {
+		if err := s.draw(theta, s.center, s.spread); err != nil {
+			return nil, err
+		}
+		u := math.Pow(10, -4*s.rng.Float64())
+		if err := s.draw(thetaNew, theta, s.spread*u); err != nil {
+			return nil, err
+		}
+		if err := s.t.EnergyDiffs(diff, theta, thetaNew, idx); err != nil {
+			return nil, err
+		}
+		m := b.M(theta, thetaNew)
+		for i, v := range diff {
+			bound := b.C[i] * m
+			ratio := math.Abs(v) / bound
+			if bound == 0 {
+				ratio = 0
+				if v != 0 {
+					ratio = math.Inf(1)
+				}
+			}
+			if ratio > worst.Ratio {
+				*worst = BoundViolation{Datum: i, Theta: append(worst.Theta[:0], theta...),
+					ThetaNew: append(worst.ThetaNew[:0], thetaNew...), Value: math.Abs(v), Bound: bound, Ratio: ratio}
+			}
+		}
+	}
+	if worst.Ratio > 1+boundTol {
+		return worst, worst
+	}
+	return worst, nil
+}
+
+// CheckRange samples points θ in the prior's support and checks
+// Lo[i] ≤ βU_i(θ) ≤ Lo[i] + Width[i] for every datum. It returns the datum
+// closest to (or furthest beyond) its range; the error is that
+// *BoundViolation if a value lies outside beyond rounding.
+func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolation, error) {
+	s, points, err := newPointSampler(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.check(s.t.N()); err != nil {
+		return nil, err
+	}
+	n, d := s.t.N(), s.t.Dim()
+	theta := make([]float64, d)
+	idx, u := make([]int, n), make([]float64, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	worst := &BoundViolation{Datum: -1, Ratio: math.Inf(-1)}
+	for range points {
+		if err := s.draw(theta, s.center, s.spread); err != nil {
+			return nil, err
+		}
+		if err := s.t.Energies(u, theta, idx); err != nil {
+			return nil, err
+		}
+		for i, v := range u {
+			lo, w := r.Lo[i], r.Width[i]
+			out := math.Max(lo-v, v-(lo+w)) / math.Max(w, math.Abs(lo)+1e-300)
+			if out > worst.Ratio {
+				*worst = BoundViolation{Datum: i, Theta: append(worst.Theta[:0], theta...), Value: v, Lo: lo, Width: w, Ratio: out}
+			}
+		}
+	}
+	if worst.Ratio > boundTol {
+		return worst, worst
+	}
+	return worst, nil
+}
