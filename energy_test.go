@@ -1,0 +1,282 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// testEnergies returns one posterior per ready-made energy, each on a bounded
+// support so that every bound applies.
+func testEnergies(t *testing.T) map[string]*Posterior {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, d = 60, 3
+	x := make([]float64, n*d)
+	y01 := make([]float64, n)
+	yr := make([]float64, n)
+	for i := range n {
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()
+		}
+		if rng.Float64() < 0.5 {
+			y01[i] = 1
+		}
+		yr[i] = x[i*d] + x[i*d+1] + 2*rng.NormFloat64()
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lr, err := NewLogisticRegression(x, y01, d)
+	must(err)
+	st, err := NewStudentTRegression(x, yr, d, 4)
+	must(err)
+	sigma := mat.NewSymDense(d, []float64{2, 0.5, 0.1, 0.5, 1, 0.2, 0.1, 0.2, 0.5})
+	gm, err := NewGaussianMean(x, d, sigma)
+	must(err)
+	mx := make([]float64, n)
+	for i := range mx {
+		mx[i] = rng.NormFloat64() * 2
+	}
+	mix, err := NewGaussianMixture(mx, 2)
+	must(err)
+	ball, err := NewBall(d, 3, nil)
+	must(err)
+	cube, err := NewCube(d, -3, 3)
+	must(err)
+	square, err := NewCube(2, -3, 3)
+	must(err)
+	return map[string]*Posterior{
+		"logistic/ball":  {Energy: lr, Prior: ball, Beta: 0.5},
+		"logistic/cube":  {Energy: lr, Prior: cube},
+		"studentt/ball":  {Energy: st, Prior: ball},
+		"studentt/cube":  {Energy: st, Prior: cube, Beta: 1e-2},
+		"gaussian/ball":  {Energy: gm, Prior: ball},
+		"gaussian/cube":  {Energy: gm, Prior: cube, Beta: 3},
+		"mixture/square": {Energy: mix, Prior: square},
+	}
+}
+
+func TestEnergyDiffsMatchEnergies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for name, p := range testEnergies(t) {
+		e := p.Energy
+		d := e.Dim()
+		idx := []int{0, 5, 7, e.Len() - 1, 5}
+		a, b := make([]float64, d), make([]float64, d)
+		for j := range a {
+			a[j], b[j] = rng.NormFloat64(), rng.NormFloat64()
+		}
+		ua, ub, diff := make([]float64, len(idx)), make([]float64, len(idx)), make([]float64, len(idx))
+		e.Energies(ua, a, idx)
+		e.Energies(ub, b, idx)
+		e.(EnergyDiffer).EnergyDiffs(diff, a, b, idx)
+		for k := range idx {
+			if want := ua[k] - ub[k]; math.Abs(diff[k]-want) > 1e-10*(1+math.Abs(want)) {
+				t.Errorf("%s: EnergyDiffs[%d] = %v, want %v", name, k, diff[k], want)
+			}
+		}
+	}
+}
+
+func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for name, p := range testEnergies(t) {
+		e := p.Energy
+		d := e.Dim()
+		idx := []int{1, 2, 9}
+		w := []float64{0.5, -1, 2}
+		theta := make([]float64, d)
+		for j := range theta {
+			theta[j] = rng.NormFloat64()
+		}
+		grad := make([]float64, d)
+		e.(Gradienter).AddGradient(grad, theta, idx, w)
+		f := func(th []float64) float64 {
+			u := make([]float64, len(idx))
+			e.Energies(u, th, idx)
+			var s float64
+			for k := range u {
+				s += w[k] * u[k]
+			}
+			return s
+		}
+		const h = 1e-6
+		for j := range d {
+			tp, tm := append([]float64(nil), theta...), append([]float64(nil), theta...)
+			tp[j] += h
+			tm[j] -= h
+			fd := (f(tp) - f(tm)) / (2 * h)
+			if math.Abs(grad[j]-fd) > 1e-5*(1+math.Abs(fd)) {
+				t.Errorf("%s: ∂_%d = %v, finite difference %v", name, j, grad[j], fd)
+			}
+		}
+	}
+}
+
+func TestLogisticNumericallyStable(t *testing.T) {
+	e, err := NewLogisticRegression([]float64{1, -1}, []float64{1, 0}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range []float64{-1e6, -800, -40, 0, 40, 800, 1e6} {
+		u := make([]float64, 2)
+		e.Energies(u, []float64{th}, []int{0, 1})
+		// Both data have margin th: U = softplus(−th).
+		want := softplus(-th)
+		for k, v := range u {
+			if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v-want) > 1e-12*(1+want) {
+				t.Errorf("θ = %v: U_%d = %v, want %v", th, k, v, want)
+			}
+		}
+	}
+	if got := softplus(-1000); got != 0 && !(got > 0 && got < 1e-300) {
+		t.Errorf("softplus(−1000) = %v", got)
+	}
+}
+
+func TestReadyMadeBoundsHold(t *testing.T) {
+	for name, p := range testEnergies(t) {
+		b, err := p.DiffBound()
+		if err != nil {
+			t.Fatalf("%s: DiffBound: %v", name, err)
+		}
+		opt := &CheckOptions{Points: 100, Spread: 2, Seed: 7}
+		if w, err := CheckBound(p, b, opt); err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if w.Ratio > 1 || w.Ratio < 0.05 {
+			t.Errorf("%s: worst |ΔU|/(c·M) = %v, want in (0.05, 1]: bound should be valid and not absurdly loose", name, w.Ratio)
+		}
+		r, err := p.EnergyRange()
+		if err != nil {
+			t.Fatalf("%s: EnergyRange: %v", name, err)
+		}
+		if _, err := CheckRange(p, r, opt); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestCheckBoundCatchesWrongBound(t *testing.T) {
+	p := testEnergies(t)["studentt/ball"]
+	b, err := p.DiffBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b.C {
+		b.C[i] *= 0.2
+	}
+	w, err := CheckBound(p, b, &CheckOptions{Points: 100, Spread: 2})
+	var v *BoundViolation
+	if !errors.As(err, &v) || v.Datum < 0 || v.Ratio <= 1 || v.Theta == nil || v.ThetaNew == nil {
+		t.Fatalf("CheckBound with c_i/5: err = %v, worst = %+v; want a BoundViolation naming datum and pair", err, w)
+	}
+	r, err := p.EnergyRange()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Width {
+		r.Width[i] *= 0.01
+	}
+	if _, err := CheckRange(p, r, &CheckOptions{Points: 100, Spread: 2}); !errors.As(err, &v) {
+		t.Fatalf("CheckRange with Width/100: err = %v, want a BoundViolation", err)
+	}
+}
+
+func TestPaperBounds(t *testing.T) {
+	// TunaMH App. J.3: on [−3, 3]², c_i = √(((2|x|+9)/σ²)² + ((|x|+6)/σ²)²).
+	mix, _ := NewGaussianMixture([]float64{-1.5, 0, 2}, 2)
+	sq, _ := NewCube(2, -3, 3)
+	b, err := (&Posterior{Energy: mix, Prior: sq, Beta: 1e-4}).DiffBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range []float64{-1.5, 0, 2} {
+		want := 1e-4 * math.Hypot((2*math.Abs(x)+9)/2, (math.Abs(x)+6)/2)
+		if math.Abs(b.C[i]-want) > 1e-15 {
+			t.Errorf("mixture c_%d = %v, want %v", i, b.C[i], want)
+		}
+	}
+	// Auxiliary-variable paper App. D.2: on ‖θ‖ ≤ R, M_i = (ν+1)/2·log(1 + (|y|+‖x‖R)²/ν).
+	st, _ := NewStudentTRegression([]float64{3, 4}, []float64{2}, 2, 4)
+	ball, _ := NewBall(2, 15, nil)
+	r, err := (&Posterior{Energy: st, Prior: ball}).EnergyRange()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2.5 * math.Log1p((2+5*15.0)*(2+5*15.0)/4); r.Lo[0] != 0 || math.Abs(r.Width[0]-want) > 1e-12 {
+		t.Errorf("Student-t range = [%v, +%v], want [0, +%v]", r.Lo[0], r.Width[0], want)
+	}
+}
+
+func TestConstructorErrors(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"LR no data", func() error { _, err := NewLogisticRegression(nil, nil, 2); return err }()},
+		{"LR bad length", func() error { _, err := NewLogisticRegression([]float64{1, 2, 3}, []float64{1}, 2); return err }()},
+		{"LR bad label", func() error { _, err := NewLogisticRegression([]float64{1, 2}, []float64{2}, 2); return err }()},
+		{"LR NaN x", func() error { _, err := NewLogisticRegression([]float64{1, nan}, []float64{1}, 2); return err }()},
+		{"LR d=0", func() error { _, err := NewLogisticRegression([]float64{1}, []float64{1}, 0); return err }()},
+		{"t nu", func() error { _, err := NewStudentTRegression([]float64{1}, []float64{1}, 1, 0); return err }()},
+		{"t NaN y", func() error { _, err := NewStudentTRegression([]float64{1}, []float64{nan}, 1, 4); return err }()},
+		{"gauss cov", func() error {
+			_, err := NewGaussianMean([]float64{1, 2}, 2, mat.NewSymDense(2, []float64{1, 2, 2, 1}))
+			return err
+		}()},
+		{"gauss dim", func() error { _, err := NewGaussianMean([]float64{1, 2}, 2, mat.NewSymDense(1, []float64{1})); return err }()},
+		{"mixture sigma", func() error { _, err := NewGaussianMixture([]float64{1}, -1); return err }()},
+		{"box", func() error { _, err := NewBox([]float64{1}, []float64{0}); return err }()},
+		{"ball", func() error { _, err := NewBall(2, 0, nil); return err }()},
+		{"gaussian prior", func() error { _, err := NewGaussian([]float64{0}, []float64{0}); return err }()},
+		{"nil energy", (&Posterior{}).Validate()},
+		{"beta", (&Posterior{Energy: &GaussianMixture{x: []float64{1}, sigma2: 1}, Beta: -1}).Validate()},
+		{"prior dim", func() error {
+			b, _ := NewCube(3, 0, 1)
+			return (&Posterior{Energy: &GaussianMixture{x: []float64{1}, sigma2: 1}, Prior: b}).Validate()
+		}()},
+		{"unbounded range", func() error {
+			e, _ := NewLogisticRegression([]float64{1}, []float64{1}, 1)
+			_, err := (&Posterior{Energy: e}).EnergyRange()
+			return err
+		}()},
+	}
+	for _, c := range cases {
+		if c.err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+func TestPriors(t *testing.T) {
+	box, _ := NewBox([]float64{0, -1}, []float64{2, 1})
+	if got := box.LogPrior([]float64{1, 0}); math.Abs(got+math.Log(4)) > 1e-15 {
+		t.Errorf("box log prior = %v, want −log 4", got)
+	}
+	if !math.IsInf(box.LogPrior([]float64{3, 0}), -1) {
+		t.Error("box: outside not −Inf")
+	}
+	ball, _ := NewBall(2, 2, []float64{1, 1})
+	if got := ball.LogPrior([]float64{1, 2}); math.Abs(got+math.Log(4*math.Pi)) > 1e-14 {
+		t.Errorf("ball log prior = %v, want −log(4π)", got)
+	}
+	if !math.IsInf(ball.LogPrior([]float64{-1.5, 1}), -1) {
+		t.Error("ball: outside not −Inf")
+	}
+	g, _ := NewGaussian([]float64{1}, []float64{2})
+	if got, want := g.LogPrior([]float64{3}), -0.5-math.Log(2)-0.5*math.Log(2*math.Pi); math.Abs(got-want) > 1e-15 {
+		t.Errorf("gaussian log prior = %v, want %v", got, want)
+	}
+}
