@@ -447,7 +447,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 			for c := range work {
 				r := runChain(ctx, stop, c, chains[c], targets[c], &set, d)
 				res.Chains[c] = r
-				if r.Err != nil {
+				if r.Err != nil && ctx.Err() == nil {
 					halt()
 				}
 			}
@@ -462,7 +462,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 
 	var errs []error
 	for _, r := range res.Chains {
-		if r.Err != nil && !errors.Is(r.Err, errStopped) {
+		if r.Err != nil && !errors.Is(r.Err, errStopped) && (ctx.Err() == nil || !errors.Is(r.Err, ctx.Err())) {
 			errs = append(errs, fmt.Errorf("chain %d: %w", r.Chain, r.Err))
 		}
 	}
