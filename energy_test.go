@@ -236,7 +236,10 @@ func TestConstructorErrors(t *testing.T) {
 			_, err := NewGaussianMean([]float64{1, 2}, 2, mat.NewSymDense(2, []float64{1, 2, 2, 1}))
 			return err
 		}()},
-		{"gauss dim", func() error { _, err := NewGaussianMean([]float64{1, 2}, 2, mat.NewSymDense(1, []float64{1})); return err }()},
+		{"gauss dim", func() error {
+			_, err := NewGaussianMean([]float64{1, 2}, 2, mat.NewSymDense(1, []float64{1}))
+			return err
+		}()},
 		{"mixture sigma", func() error { _, err := NewGaussianMixture([]float64{1}, -1); return err }()},
 		{"box", func() error { _, err := NewBox([]float64{1}, []float64{0}); return err }()},
 		{"ball", func() error { _, err := NewBall(2, 0, nil); return err }()},
