@@ -1,0 +1,259 @@
+package exactmh_test
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+)
+
+// fixture is one golden-value case computed by R's posterior 1.4.0 and
+// coda 0.19-4 (testdata/diagnostics/README.md, copied from
+// ../shared/fixtures/diagnostics). A null expected value is R's NA.
+type fixture struct {
+	Name     string                     `json:"name"`
+	Chains   [][]float64                `json:"chains"`
+	Expected map[string]json.RawMessage `json:"expected"`
+}
+
+func loadFixtures(t *testing.T) []fixture {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "diagnostics", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no diagnostics fixtures in testdata/diagnostics (err %v)", err)
+	}
+	var out []fixture
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx fixture
+		if err := json.Unmarshal(b, &fx); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, fx)
+	}
+	return out
+}
+
+// number decodes a fixture value: a number, or null → NaN.
+func number(t *testing.T, raw json.RawMessage) float64 {
+	t.Helper()
+	var v *float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
+func numbers(t *testing.T, raw json.RawMessage) []float64 {
+	t.Helper()
+	var vs []*float64
+	if err := json.Unmarshal(raw, &vs); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = math.NaN()
+		if v != nil {
+			out[i] = *v
+		}
+	}
+	return out
+}
+
+// same reports whether got matches want to tol relative (absolute near 0),
+// with NaN matching only NaN.
+func same(got, want, tol float64) bool {
+	if math.IsNaN(want) || math.IsNaN(got) {
+		return math.IsNaN(want) && math.IsNaN(got)
+	}
+	if math.IsInf(want, 0) {
+		return got == want
+	}
+	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}
+
+func TestDiagnosticsMatchPosterior(t *testing.T) {
+	const tol = 1e-8
+	scalar := map[string]func(x [][]float64) float64{
+		"ess_bulk":          exactmh.ESSBulk,
+		"ess_tail":          exactmh.ESSTail,
+		"ess_basic":         exactmh.ESSBasic,
+		"ess_mean":          exactmh.ESSBasic,
+		"ess_quantile_q5":   func(x [][]float64) float64 { return exactmh.ESSQuantile(x, 0.05) },
+		"ess_quantile_q95":  func(x [][]float64) float64 { return exactmh.ESSQuantile(x, 0.95) },
+		"rhat":              exactmh.RHat,
+		"rhat_basic":        exactmh.RHatBasic,
+		"rhat_bulk":         exactmh.RHatBulk,
+		"rhat_tail":         exactmh.RHatTail,
+		"mcse_mean":         exactmh.MCSEMean,
+		"mcse_quantile_q5":  func(x [][]float64) float64 { return exactmh.MCSEQuantile(x, 0.05) },
+		"mcse_quantile_q95": func(x [][]float64) float64 { return exactmh.MCSEQuantile(x, 0.95) },
+		"coda_effective_size_concat": func(x [][]float64) float64 {
+			var all []float64
+			for _, c := range x {
+				all = append(all, c...)
+			}
+			return exactmh.ESSCoda(all)
+		},
+		"coda_effective_size_mcmc_list": func(x [][]float64) float64 {
+			s := 0.0
+			for _, c := range x {
+				s += exactmh.ESSCoda(c)
+			}
+			return s
+		},
+	}
+	checked := 0
+	for _, fx := range loadFixtures(t) {
+		for field, raw := range fx.Expected {
+			switch field {
+			case "autocorrelation_chain1":
+				want := numbers(t, raw)
+				got := exactmh.Autocorrelation(fx.Chains[0])
+				for k, w := range want {
+					// Values near 0: absolute tolerance (FFT rounding).
+					if !same(got[k], w, tol) {
+						t.Errorf("%s: autocorrelation lag %d = %.17g, want %.17g", fx.Name, k, got[k], w)
+					}
+				}
+			case "coda_effective_size_per_chain":
+				want := numbers(t, raw)
+				for j, w := range want {
+					if got := exactmh.ESSCoda(fx.Chains[j]); !same(got, w, tol) {
+						t.Errorf("%s: coda ESS of chain %d = %.17g, want %.17g", fx.Name, j, got, w)
+					}
+				}
+			default:
+				f, ok := scalar[field]
+				if !ok {
+					t.Errorf("%s: fixture field %q has no check", fx.Name, field)
+					continue
+				}
+				want := number(t, raw)
+				if got := f(fx.Chains); !same(got, want, tol) {
+					t.Errorf("%s: %s = %.17g, want %.17g", fx.Name, field, got, want)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 7*16 {
+		t.Errorf("only %d fixture values checked", checked)
+	}
+}
+
+func TestDiagnosticsBadInput(t *testing.T) {
+	nan := math.NaN()
+	cases := map[string][][]float64{
+		"empty":    nil,
+		"no draws": {{}},
+		"ragged":   {{1, 2, 3, 4, 5, 6, 7}, {1, 2, 3}},
+		"NaN":      {{1, 2, nan, 4, 5, 6, 7, 8}},
+		"Inf":      {{1, 2, math.Inf(1), 4, 5, 6, 7, 8}},
+		"constant": {{3, 3, 3, 3, 3, 3, 3, 3}},
+		"tiny":     {{1e-17, 2e-17, 3e-17, 1e-17, 2e-17, 3e-17, 1e-17, 2e-17}},
+	}
+	for name, x := range cases {
+		for fname, f := range map[string]func([][]float64) float64{
+			"ESSBulk": exactmh.ESSBulk, "ESSTail": exactmh.ESSTail, "ESSBasic": exactmh.ESSBasic,
+			"RHat": exactmh.RHat, "RHatBasic": exactmh.RHatBasic, "MCSEMean": exactmh.MCSEMean,
+			"MCSEQuantile": func(x [][]float64) float64 { return exactmh.MCSEQuantile(x, 0.5) },
+		} {
+			if got := f(x); !math.IsNaN(got) {
+				t.Errorf("%s(%s) = %g, want NaN", fname, name, got)
+			}
+		}
+	}
+	if got := exactmh.ESSQuantile([][]float64{{1, 2, 3, 4, 5, 6, 7, 8}}, 1.5); !math.IsNaN(got) {
+		t.Errorf("ESSQuantile with p = 1.5 = %g, want NaN", got)
+	}
+	if got := exactmh.Autocorrelation(nil); len(got) != 0 {
+		t.Errorf("Autocorrelation(nil) = %v", got)
+	}
+}
+
+// The FFT autocovariance equals the direct O(n²) biased sum.
+func TestAutocovarianceDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{2, 3, 7, 64, 101, 997} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64() + 0.3*float64(i%5)
+		}
+		mean := 0.0
+		for _, v := range x {
+			mean += v / float64(n)
+		}
+		got := exactmh.Autocovariance(x)
+		for k := 0; k < n; k++ {
+			want := 0.0
+			for i := 0; i+k < n; i++ {
+				want += (x[i] - mean) * (x[i+k] - mean)
+			}
+			want /= float64(n)
+			if math.Abs(got[k]-want) > 1e-12 {
+				t.Fatalf("n=%d lag %d: %g, direct %g", n, k, got[k], want)
+			}
+		}
+	}
+}
+
+func TestQuantileType7(t *testing.T) {
+	x := []float64{5, 1, 4, 2, 3}
+	for _, c := range []struct{ p, want float64 }{{0, 1}, {1, 5}, {0.5, 3}, {0.1, 1.4}, {0.95, 4.8}} {
+		if got := exactmh.Quantile(x, c.p); math.Abs(got-c.want) > 1e-14 {
+			t.Errorf("Quantile(%g) = %g, want %g", c.p, got, c.want)
+		}
+	}
+	if x[0] != 5 {
+		t.Error("Quantile modified its input")
+	}
+	if !math.IsNaN(exactmh.Quantile(nil, 0.5)) || !math.IsNaN(exactmh.Quantile(x, -0.1)) {
+		t.Error("Quantile of empty input or bad p is not NaN")
+	}
+}
+
+func TestAccuracyMeasures(t *testing.T) {
+	if got := exactmh.TotalVariation([]float64{1, 1, 0, 0}, []float64{0, 0, 2, 2}); got != 1 {
+		t.Errorf("TV of disjoint = %g, want 1", got)
+	}
+	// Counts and probabilities are both accepted: normalization by the sum.
+	if got := exactmh.TotalVariation([]float64{10, 30}, []float64{0.5, 0.5}); math.Abs(got-0.25) > 1e-15 {
+		t.Errorf("TV = %g, want 0.25", got)
+	}
+	p, q := []float64{0.2, 0.8}, []float64{0.5, 0.5}
+	want := 0.5 * (0.2*math.Log(0.2/0.5) + 0.8*math.Log(0.8/0.5) + 0.5*math.Log(0.5/0.2) + 0.5*math.Log(0.5/0.8))
+	if got := exactmh.SymmetricKL(p, q, 1e-13); math.Abs(got-want) > 1e-14 {
+		t.Errorf("SymmetricKL = %g, want %g", got, want)
+	}
+	if got := exactmh.SymmetricKL(p, p, 1e-13); got != 0 {
+		t.Errorf("SymmetricKL(p, p) = %g", got)
+	}
+	if got := exactmh.SymmetricKL([]float64{1, 0}, []float64{0, 1}, 1e-13); math.IsInf(got, 0) || math.IsNaN(got) || got < 20 {
+		t.Errorf("SymmetricKL of disjoint histograms = %g, want large and finite", got)
+	}
+	if got := exactmh.MSE([]float64{1, 2}, []float64{0, 0}); got != 2.5 {
+		t.Errorf("MSE = %g", got)
+	}
+	for name, v := range map[string]float64{
+		"TV lengths":  exactmh.TotalVariation([]float64{1}, []float64{1, 2}),
+		"TV negative": exactmh.TotalVariation([]float64{-1, 2}, []float64{1, 2}),
+		"TV zero sum": exactmh.TotalVariation([]float64{0, 0}, []float64{1, 2}),
+		"KL eps":      exactmh.SymmetricKL(p, q, 0),
+		"MSE empty":   exactmh.MSE(nil, nil),
+	} {
+		if !math.IsNaN(v) {
+			t.Errorf("%s: %g, want NaN", name, v)
+		}
+	}
+}
