@@ -1,0 +1,241 @@
+package exactmh
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// ParamSummary summarizes the draws of one coordinate of θ.
+type ParamSummary struct {
+	Name         string
+	Mean, SD     float64
+	Q5, Q50, Q95 float64 // type-7 quantiles of all draws
+	MCSE         float64 // Monte Carlo standard error of the mean (MCSEMean)
+	ESSBulk      float64
+	ESSTail      float64
+	ESSPerSecond float64 // ESSBulk per second of sampling (see Summary.SamplingTime)
+	RHat         float64
+	NotAvailable bool // the draws were constant or non-finite: diagnostics are NaN
+}
+
+// Summary is the table of a run: per-coordinate posterior summaries and
+// diagnostics, the kernel's cost figures, and warnings.
+type Summary struct {
+	Kernel string
+	Exact  bool
+	Status Status
+	Chains int
+	Draws  int // kept draws per chain (the shortest chain's, after cancellation)
+	Params []ParamSummary
+
+	AcceptRate   float64 // sampling phase, all chains
+	EvalsPerStep float64 // datum energy evaluations per transition
+	GradPerStep  float64 // datum gradient evaluations per transition
+	MeanBatch    float64 // mean Info.Batch per transition
+	// SamplingTime is the sampling-phase wall time summed over chains, so
+	// ESS per second is per second of one core and does not depend on how
+	// many chains ran in parallel.
+	SamplingTime time.Duration
+
+	// Warnings lists what makes the figures untrustworthy: R-hat above 1.01,
+	// bulk or tail ESS below 100 per chain, an incomplete run.
+	Warnings []string
+}
+
+// RHatThreshold and MinESSPerChain are the limits behind Summary warnings
+// (Vehtari et al. 2021 recommend R-hat < 1.01 and ESS > 100 per chain).
+const (
+	RHatThreshold  = 1.01
+	MinESSPerChain = 100
+)
+
+// Summary computes the summary of a run. names label the coordinates; with
+// fewer names than dimensions the rest are called theta[j].
+func (r *Result) Summary(names ...string) *Summary {
+	s := &Summary{Kernel: r.Kernel, Exact: r.Exact, Status: r.Status, Chains: len(r.Chains)}
+	n := -1
+	for _, c := range r.Chains {
+		if n < 0 || c.Len() < n {
+			n = c.Len()
+		}
+	}
+	s.Draws = max(n, 0)
+	tot := r.Sampling()
+	s.AcceptRate = tot.AcceptRate()
+	s.EvalsPerStep = tot.EvalsPerStep()
+	s.GradPerStep = float64(tot.GradEvals) / float64(tot.Steps)
+	s.MeanBatch = tot.MeanBatch()
+	s.SamplingTime = tot.Time
+	secs := tot.Time.Seconds()
+
+	var minBulk, minTail, maxRHat = math.Inf(1), math.Inf(1), math.Inf(-1)
+	var worstBulk, worstTail, worstRHat string
+	for j := 0; j < r.Dim; j++ {
+		x := r.Samples(j)
+		for c := range x {
+			x[c] = x[c][:s.Draws] // equal lengths after a cancelled run
+		}
+		p := ParamSummary{Name: fmt.Sprintf("theta[%d]", j)}
+		if j < len(names) {
+			p.Name = names[j]
+		}
+		all := pooled(x)
+		if len(all) == 0 {
+			p.NotAvailable = true
+			p.Mean, p.SD, p.Q5, p.Q50, p.Q95 = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		} else {
+			p.Mean = meanOf(all)
+			p.SD = sampleSD(all)
+			p.Q5, p.Q50, p.Q95 = Quantile(all, 0.05), Quantile(all, 0.5), Quantile(all, 0.95)
+		}
+		p.MCSE = MCSEMean(x)
+		p.ESSBulk = ESSBulk(x)
+		p.ESSTail = ESSTail(x)
+		p.RHat = RHat(x)
+		p.ESSPerSecond = p.ESSBulk / secs
+		if !regular(x) {
+			p.NotAvailable = true
+		}
+		if p.ESSBulk < minBulk {
+			minBulk, worstBulk = p.ESSBulk, p.Name
+		}
+		if p.ESSTail < minTail {
+			minTail, worstTail = p.ESSTail, p.Name
+		}
+		if p.RHat > maxRHat {
+			maxRHat, worstRHat = p.RHat, p.Name
+		}
+		s.Params = append(s.Params, p)
+	}
+	if r.Status != Completed {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the run %s: %d draws per chain instead of %d", r.Status, s.Draws, r.Settings.Draws))
+	}
+	if maxRHat > RHatThreshold {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, RHatThreshold))
+	}
+	limit := float64(MinESSPerChain * s.Chains)
+	if minBulk < limit {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("bulk ESS down to %.0f (%s) < %.0f (100 per chain): means and R-hat are unreliable", minBulk, worstBulk, limit))
+	}
+	if minTail < limit {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
+	}
+	for _, p := range s.Params {
+		if p.NotAvailable {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: draws constant or non-finite, diagnostics not available (NaN)", p.Name))
+		}
+	}
+	return s
+}
+
+// MinESSBulk returns the smallest bulk ESS over the coordinates (NaN if any
+// is NaN): the figure that limits the accuracy of a run.
+func (s *Summary) MinESSBulk() float64 {
+	m := math.Inf(1)
+	for _, p := range s.Params {
+		if math.IsNaN(p.ESSBulk) {
+			return math.NaN()
+		}
+		m = math.Min(m, p.ESSBulk)
+	}
+	return m
+}
+
+// MinESSPerSecond is MinESSBulk per second of sampling (summed over chains).
+func (s *Summary) MinESSPerSecond() float64 { return s.MinESSBulk() / s.SamplingTime.Seconds() }
+
+// MaxRHat returns the largest R-hat over the coordinates (NaN if any is NaN).
+func (s *Summary) MaxRHat() float64 {
+	m := math.Inf(-1)
+	for _, p := range s.Params {
+		if math.IsNaN(p.RHat) {
+			return math.NaN()
+		}
+		m = math.Max(m, p.RHat)
+	}
+	return m
+}
+
+// String returns the table printed by WriteTo.
+func (s *Summary) String() string {
+	var b strings.Builder
+	s.WriteTo(&b)
+	return b.String()
+}
+
+// WriteTo prints the summary as an aligned table: a header line with the
+// kernel and its cost, one row per coordinate, then the warnings.
+func (s *Summary) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	exact := "exact"
+	if !s.Exact {
+		exact = "INEXACT"
+	}
+	fmt.Fprintf(cw, "%s (%s), %d chains × %d draws, %s: accept %.3f, %.1f evals/step",
+		s.Kernel, exact, s.Chains, s.Draws, s.Status, s.AcceptRate, s.EvalsPerStep)
+	if s.GradPerStep > 0 {
+		fmt.Fprintf(cw, ", %.1f grads/step", s.GradPerStep)
+	}
+	if s.MeanBatch > 0 {
+		fmt.Fprintf(cw, ", mean batch %.1f", s.MeanBatch)
+	}
+	fmt.Fprintf(cw, ", sampling %.3gs (summed over chains)\n", s.SamplingTime.Seconds())
+	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "\tmean\tsd\tmcse\t5%\t50%\t95%\tess_bulk\tess_tail\tess/s\trhat\t\n")
+	width := 0
+	for _, p := range s.Params {
+		width = max(width, len(p.Name))
+	}
+	for _, p := range s.Params {
+		// Names are padded so that they read left-aligned.
+		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, p.Name,
+			num(p.Mean), num(p.SD), num(p.MCSE), num(p.Q5), num(p.Q50), num(p.Q95),
+			count(p.ESSBulk), count(p.ESSTail), count(p.ESSPerSecond), fixed(p.RHat, 3))
+	}
+	tw.Flush()
+	for _, msg := range s.Warnings {
+		fmt.Fprintf(cw, "warning: %s\n", msg)
+	}
+	return cw.n, cw.err
+}
+
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return "NA"
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func count(v float64) string {
+	if math.IsNaN(v) {
+		return "NA"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func fixed(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "NA"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
