@@ -38,10 +38,34 @@ func TestCountsAndSplit(t *testing.T) {
 	}
 }
 
-func TestComponentsStandardized(t *testing.T) {
-	s, err := Load(DefaultOptions())
+func TestComponents(t *testing.T) {
+	opt := DefaultOptions()
+	opt.Whiten = true
+	s, err := Load(opt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	plain, err := Load(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unwhitened: centred scores with variance = eigenvalue, scale as in the
+	// TunaMH experiments (mean ‖x_i‖ ≈ 5.87 on the full 7-vs-9 set).
+	var norm float64
+	for r := 0; r < plain.NTrain(); r++ {
+		var sq float64
+		for c := 0; c < plain.D; c++ {
+			v := plain.TrainX[r*plain.D+c]
+			sq += v * v
+			if w := s.TrainX[r*s.D+c] * math.Sqrt(s.Variance[c]); math.Abs(w-v) > 1e-9 {
+				t.Fatalf("row %d component %d: whitened×sd %g, plain %g", r, c, w, v)
+			}
+		}
+		norm += math.Sqrt(sq) / float64(plain.NTrain())
+	}
+	t.Logf("mean ‖x_i‖ = %.3f", norm)
+	if norm < 4.5 || norm > 7.5 {
+		t.Errorf("mean row norm %g, want ≈ 6", norm)
 	}
 	n := float64(s.NTrain())
 	for c := 0; c < s.D; c++ {
