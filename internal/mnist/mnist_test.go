@@ -3,14 +3,22 @@ package mnist
 import (
 	"math"
 	"slices"
+	"sync"
 	"testing"
 )
+
+// defaultSplit loads DefaultOptions once for the tests that only read it
+// (PCA on 784 pixels is the slow part, especially under -race).
+var defaultSplit = sync.OnceValues(func() (*Split, error) { return Load(DefaultOptions()) })
 
 func TestCountsAndSplit(t *testing.T) {
 	for _, c := range []struct{ pos, neg, total int }{{7, 9, 2048}, {3, 5, 1895}} {
 		opt := DefaultOptions()
 		opt.Positive, opt.Negative = c.pos, c.neg
-		s, err := Load(opt)
+		s, err := defaultSplit()
+		if c.pos != 7 {
+			s, err = Load(opt)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +53,7 @@ func TestComponents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := Load(DefaultOptions())
+	plain, err := defaultSplit()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +103,10 @@ func TestComponents(t *testing.T) {
 }
 
 func TestDeterministicAndIntercept(t *testing.T) {
-	a, _ := Load(DefaultOptions())
+	if testing.Short() {
+		t.Skip("three more PCA fits; skipped in -short mode")
+	}
+	a, _ := defaultSplit()
 	b, _ := Load(DefaultOptions())
 	if !slices.Equal(a.TrainX, b.TrainX) || !slices.Equal(a.TestY, b.TestY) {
 		t.Error("same seed, different data")
@@ -120,7 +131,7 @@ func TestDeterministicAndIntercept(t *testing.T) {
 // The projection carries the signal: classifying by the nearer class mean
 // in the 50-component space gets most test digits right.
 func TestNearestMeanClassifier(t *testing.T) {
-	s, err := Load(DefaultOptions())
+	s, err := defaultSplit()
 	if err != nil {
 		t.Fatal(err)
 	}
