@@ -44,6 +44,16 @@ type Chain interface {
 	Position() []float64
 }
 
+// WarmupAware is implemented by chains that tune their own parameters
+// during warmup (TunaMH's χ). Unless Settings.NoAdapt, the driver calls
+// SetWarmup(true) before the first warmup transition and SetWarmup(false)
+// after the last one, once the step scale is final; from then on the chain
+// must keep its parameters fixed, so that sampling is exact. A chain never
+// told keeps the parameters Start chose.
+type WarmupAware interface {
+	SetWarmup(on bool)
+}
+
 // Tunable is implemented by chains whose proposal has a step scale; the
 // driver adapts it during warmup toward Settings.TargetAccept.
 type Tunable interface {
@@ -63,8 +73,11 @@ type Info struct {
 	// position when the kernel knows it (full-batch kernels); NaN otherwise.
 	LogDensity float64
 	// Batch is the kernel's own batch size in the papers' sense (MH: N;
-	// TunaMH: the Poisson count B).
+	// TunaMH, PoissonMH: the Poisson count B).
 	Batch int
+	// Distinct is the number of distinct data the step touched (≤ Batch
+	// for kernels that draw with replacement).
+	Distinct int
 	// Fallback reports whether a minibatch kernel fell back to full MH.
 	Fallback bool
 	// Evals and GradEvals are the datum energy and gradient evaluations of
@@ -259,6 +272,9 @@ type ChainResult struct {
 	Warmup, Sampling Totals
 	// Scale is the step scale after warmup (NaN if the chain is not Tunable).
 	Scale float64
+	// Params holds kernel parameters as the chain ended with them, for
+	// chains that report any (TunaMH: "chi", "C"); nil otherwise.
+	Params map[string]float64
 	// Err is the error that stopped the chain, if any.
 	Err error
 }
@@ -497,6 +513,13 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 		r.Scale = tune.StepScale()
 		adapt.init(r.Scale, set.TargetAccept)
 	}
+	warmAware, _ := ch.(WarmupAware)
+	if set.NoAdapt || set.Warmup == 0 {
+		warmAware = nil
+	}
+	if warmAware != nil {
+		warmAware.SetWarmup(true)
+	}
 	total := set.Warmup + set.Draws*set.Thin
 	done := ctx.Done()
 	start := time.Now()
@@ -531,6 +554,9 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 					tune.SetStepScale(adapt.final())
 				}
 			}
+			if it == set.Warmup-1 && warmAware != nil {
+				warmAware.SetWarmup(false)
+			}
 			if it == set.Warmup-1 {
 				r.Warmup.Time = now.Sub(phaseStart)
 				phaseStart = now
@@ -561,7 +587,16 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 	if tune != nil {
 		r.Scale = tune.StepScale()
 	}
+	if pr, ok := ch.(ParamReporter); ok {
+		r.Params = pr.Params()
+	}
 	return r
+}
+
+// ParamReporter is implemented by chains that report their (tuned)
+// parameters, which Sample stores in ChainResult.Params.
+type ParamReporter interface {
+	Params() map[string]float64
 }
 
 // acceptStat returns the acceptance probability of a transition if known, else

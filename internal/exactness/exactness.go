@@ -152,6 +152,33 @@ func (e *Linear) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	}
 }
 
+// DiffBound implements exactmh.DiffBounder: c_i = |x_i|/N, M = |θ − θ'|
+// (tight: it holds with equality).
+func (e *Linear) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
+	n := float64(len(e.X))
+	c := make([]float64, len(e.X))
+	for i, x := range e.X {
+		c[i] = math.Abs(x) / n
+	}
+	return &exactmh.DiffBound{C: c}, nil
+}
+
+// EnergyRange implements exactmh.EnergyRanger on a box prior: U_i ranges
+// between the energies at the box's ends.
+func (e *Linear) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	box, ok := prior.(*exactmh.Box)
+	if !ok {
+		return nil, fmt.Errorf("exactness: Linear needs a *exactmh.Box prior for its range, got %T", prior)
+	}
+	n := float64(len(e.X))
+	r := &exactmh.EnergyRange{Lo: make([]float64, len(e.X)), Width: make([]float64, len(e.X))}
+	for i, x := range e.X {
+		a, b := box.Lo[0]*x/n, box.Hi[0]*x/n
+		r.Lo[i], r.Width[i] = math.Min(a, b), math.Abs(b-a)
+	}
+	return r, nil
+}
+
 // AddGradient adds Σ w_k x_i/N.
 func (e *Linear) AddGradient(grad, _ []float64, idx []int, w []float64) {
 	n := float64(len(e.X))
@@ -382,4 +409,33 @@ func CheckMoments(r *exactmh.Result, mean, sd []float64, k float64) error {
 		return fmt.Errorf("exactness: moments off: %v", msgs)
 	}
 	return nil
+}
+
+// BoxedGaussian is a Gaussian-mean target with a flat prior on a box at
+// ±width posterior standard deviations around the posterior mean — a
+// bounded support, which the minibatch kernels' bounds need. With width 6
+// or more the truncation moves the moments by less than 1e-7 sd, so Mean
+// and Cov are those of the untruncated flat-prior posterior (the
+// conjugate posterior with a prior of sd 1e6). Data: n draws from
+// N(trueMean, Σ) with the seed; tempering β.
+func BoxedGaussian(n int, trueMean []float64, sigma *mat.SymDense, beta, width float64, seed uint64) (*Gaussian, error) {
+	d := len(trueMean)
+	wide := make([]float64, d)
+	for j := range wide {
+		wide[j] = 1e6
+	}
+	g, err := ConjugateGaussian(n, trueMean, sigma, make([]float64, d), wide, beta, seed)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := make([]float64, d), make([]float64, d)
+	for j, sd := range g.SD() {
+		lo[j], hi[j] = g.Mean[j]-width*sd, g.Mean[j]+width*sd
+	}
+	box, err := exactmh.NewBox(lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	g.Posterior = &exactmh.Posterior{Energy: g.Energy, Prior: box, Beta: beta}
+	return g, nil
 }

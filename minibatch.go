@@ -1,0 +1,72 @@
+package exactmh
+
+import "fmt"
+
+// Mechanisms shared by the minibatch kernels: proposal set-up, the chunk
+// size in which sampled data are evaluated, and the distinct-data counter.
+
+// batchChunk is the number of sampled data evaluated per call to the
+// energy: large enough to amortise the call, small enough to live in fixed
+// scratch, so that a batch of any size needs no allocation.
+const batchChunk = 256
+
+// proposalSetup applies the defaults shared by every random-walk kernel:
+// a nil proposal is the isotropic RandomWalk, a zero scale 0.1.
+func proposalSetup(kernel string, prop Proposal, scale float64, d int) (Proposal, float64, error) {
+	if prop == nil {
+		prop = RandomWalk{}
+	}
+	if rw, ok := prop.(RandomWalk); ok {
+		if err := rw.checkDim(d); err != nil {
+			return nil, 0, err
+		}
+	}
+	if scale == 0 {
+		scale = 0.1
+	}
+	if err := checkScale(kernel, scale); err != nil {
+		return nil, 0, err
+	}
+	return prop, scale, nil
+}
+
+func checkStart(t *Target, theta0 []float64) error {
+	if len(theta0) != t.Dim() {
+		return fmt.Errorf("len(θ0) = %d, want %d", len(theta0), t.Dim())
+	}
+	return nil
+}
+
+// distinct counts the distinct data a step touches with one stamp per
+// datum (4 bytes each, at most half the size of the data themselves):
+// O(1) per draw, no clearing between steps.
+type distinct struct {
+	stamp []uint32
+	step  uint32
+	count int
+}
+
+func newDistinct(n int) distinct { return distinct{stamp: make([]uint32, n)} }
+
+// next starts a new step.
+func (d *distinct) next() {
+	d.step++
+	if d.step == 0 { // wrapped around: old stamps could collide
+		clear(d.stamp)
+		d.step = 1
+	}
+	d.count = 0
+}
+
+// add records datum i.
+func (d *distinct) add(i int) {
+	if d.stamp[i] != d.step {
+		d.stamp[i] = d.step
+		d.count++
+	}
+}
+
+// posteriorOf rebuilds the Posterior a Target views, to construct its bounds.
+func posteriorOf(t *Target) *Posterior {
+	return &Posterior{Energy: t.energy, Prior: t.prior, Beta: t.beta}
+}

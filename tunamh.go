@@ -1,0 +1,330 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/poisson"
+)
+
+// TunaMH is the exact minibatch Metropolis–Hastings kernel of Zhang, Cooper
+// and De Sa (2020), "Asymptotically optimal exact minibatch
+// Metropolis-Hastings", Algorithm 2.
+//
+// It needs a DiffBound, |βU_i(θ) − βU_i(θ′)| ≤ c_i·M(θ, θ′) (Assumption 1;
+// the ready-made energies have one). Per step it draws
+// B ~ Poisson(χC²M² + CM) data proportional to c_i, ejects each with a
+// probability that depends on its energy difference, and accepts from the
+// data kept. The chain is exact for every χ > 0; χ trades batch size
+// (expected χC²M² + CM) against a spectral gap within
+// exp(−1/χ − 2√(log 2/χ)) of full-batch MH's (Theorem 2).
+type TunaMH struct {
+	// Proposal draws θ′ (nil: the isotropic RandomWalk).
+	Proposal Proposal
+	// Scale is the initial step scale (0: 0.1); warmup adapts it unless
+	// Settings.NoAdapt.
+	Scale float64
+	// Chi is χ > 0. Zero means: choose it by ChiRule.
+	Chi float64
+	// ChiRule chooses χ when Chi is 0: by default ChiHeuristic.
+	ChiRule ChiRule
+	// Bound is the difference bound, in units of the tempered energy βU_i
+	// as Posterior.DiffBound returns it (nil: the posterior's).
+	Bound *DiffBound
+	// MaxBatch is the expected batch χC²M² + CM above which the step is a
+	// full-batch MH step instead (footnote 3). Zero means N; +Inf never
+	// falls back. The switch depends on M(θ, θ′) only — never on the
+	// sampled B — so the chain stays exact.
+	MaxBatch float64
+
+	mutation int // test hook: a deliberately wrong variant (export_test.go)
+}
+
+// ChiRule is how TunaMH chooses χ when TunaMH.Chi is zero.
+type ChiRule int
+
+const (
+	// ChiHeuristic is the paper's practical rule (§5): the largest χ with
+	// χC²M² < 1 in most steps — here in 90% of the proposals from the
+	// current point and scale, estimated from 256 pilot proposals that
+	// touch no data. It is set at Start, refreshed during warmup as the
+	// scale adapts, and fixed when warmup ends.
+	ChiHeuristic ChiRule = iota
+	// ChiOptimal is App. G's value χ = √(E[M]/(C·E[M²])), which minimises
+	// a bound on the product of relaxation time and cost per step (the
+	// paper finds the heuristic usually better), estimated the same way.
+	ChiOptimal
+)
+
+// ChiForKappa returns the χ that guarantees a spectral-gap ratio of at
+// least κ ∈ (0, 1) to full-batch MH (eq. 2): χ = 4/((1 − κ) log(1/κ)).
+// It returns NaN for κ outside (0, 1).
+func ChiForKappa(kappa float64) float64 {
+	if !(kappa > 0 && kappa < 1) {
+		return math.NaN()
+	}
+	return 4 / ((1 - kappa) * math.Log(1/kappa))
+}
+
+// Name returns "TunaMH".
+func (TunaMH) Name() string { return "TunaMH" }
+
+// Exact returns true.
+func (TunaMH) Exact() bool { return true }
+
+// Start checks the bound and builds the chain's alias table and scratch.
+func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
+	prop, scale, err := proposalSetup("TunaMH", k.Proposal, k.Scale, t.Dim())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStart(t, theta0); err != nil {
+		return nil, err
+	}
+	if k.Chi < 0 || math.IsNaN(k.Chi) || math.IsInf(k.Chi, 0) {
+		return nil, fmt.Errorf("TunaMH: Chi = %v, want finite > 0 (0: choose by ChiRule)", k.Chi)
+	}
+	if k.ChiRule != ChiHeuristic && k.ChiRule != ChiOptimal {
+		return nil, fmt.Errorf("TunaMH: unknown ChiRule %d", k.ChiRule)
+	}
+	if k.MaxBatch < 0 || math.IsNaN(k.MaxBatch) {
+		return nil, fmt.Errorf("TunaMH: MaxBatch = %v, want ≥ 0 (0: N, +Inf: never fall back)", k.MaxBatch)
+	}
+	b := k.Bound
+	if b == nil {
+		if b, err = posteriorOf(t).DiffBound(); err != nil {
+			return nil, fmt.Errorf("TunaMH: %w", err)
+		}
+	} else if err := b.check(t.N()); err != nil {
+		return nil, fmt.Errorf("TunaMH: %w", err)
+	}
+	table, err := alias.New(b.C)
+	if err != nil {
+		return nil, fmt.Errorf("TunaMH: bound constants c_i: %w", err)
+	}
+	d := t.Dim()
+	c := &tunaChain{
+		k: k, t: t, prop: prop, scale: scale, bound: b, c: b.C, sumC: table.Total(), table: table,
+		chi: k.Chi, maxBatch: k.MaxBatch,
+		theta: slices.Clone(theta0), next: make([]float64, d), pilotBuf: make([]float64, d),
+		pilot: make([]float64, pilotSize), seen: newDistinct(t.N()),
+		pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
+	}
+	c.pilotRNG = rand.New(c.pilotSrc)
+	if c.maxBatch == 0 {
+		c.maxBatch = float64(t.N())
+	}
+	if c.chi == 0 {
+		c.chooseChi()
+		if !(c.chi > 0) || math.IsInf(c.chi, 0) {
+			return nil, fmt.Errorf("TunaMH: could not choose χ from pilot proposals at θ0 (got %v): set TunaMH.Chi", c.chi)
+		}
+	}
+	return c, nil
+}
+
+// pilotSize is the number of pilot proposals behind ChiHeuristic and
+// ChiOptimal.
+const pilotSize = 256
+
+type tunaChain struct {
+	k         TunaMH
+	t         *Target
+	prop      Proposal
+	scale     float64
+	bound     *DiffBound
+	c         []float64 // c_i
+	sumC      float64   // C = Σc_i
+	table     *alias.Table
+	chi       float64
+	maxBatch  float64
+	warm      bool
+	warmSteps int
+
+	theta, next []float64
+	idx         [batchChunk]int
+	diff        [batchChunk]float64
+	seen        distinct
+
+	pilotSrc *rand.PCG
+	pilotRNG *rand.Rand
+	pilotBuf []float64
+	pilot    []float64
+}
+
+func (c *tunaChain) Position() []float64    { return c.theta }
+func (c *tunaChain) StepScale() float64     { return c.scale }
+func (c *tunaChain) SetStepScale(s float64) { c.scale = s }
+
+// SetWarmup implements WarmupAware: while warming up, a chosen χ follows
+// the adapting scale; at the end it is fixed at the final scale.
+func (c *tunaChain) SetWarmup(on bool) {
+	c.warm = on
+	if !on && c.k.Chi == 0 {
+		c.chooseChi()
+	}
+}
+
+// Params reports χ and C.
+func (c *tunaChain) Params() map[string]float64 {
+	return map[string]float64{"chi": c.chi, "C": c.sumC}
+}
+
+// chooseChi sets χ by the chain's ChiRule from pilot proposals at the
+// current point and scale. The pilot uses its own generator, so it never
+// changes the chain's random stream, and it reads no data.
+func (c *tunaChain) chooseChi() {
+	c.pilotSrc.Seed(0x74756e61, 0x6d68)
+	var sumM, sumM2 float64
+	for k := range c.pilot {
+		c.prop.Propose(c.pilotRNG, c.pilotBuf, c.theta, c.scale)
+		m := c.bound.M(c.theta, c.pilotBuf)
+		c.pilot[k] = m * m
+		sumM += m
+		sumM2 += m * m
+	}
+	n := float64(len(c.pilot))
+	var chi float64
+	switch c.k.ChiRule {
+	case ChiOptimal:
+		chi = math.Sqrt((sumM / n) / (c.sumC * sumM2 / n))
+	default:
+		slices.Sort(c.pilot)
+		q90 := c.pilot[int(0.9*float64(len(c.pilot)-1))]
+		chi = 1 / (c.sumC * c.sumC * q90)
+	}
+	if chi > 0 && !math.IsInf(chi, 0) {
+		c.chi = chi
+	}
+}
+
+// Step makes one TunaMH transition (Algorithm 2).
+func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
+	if c.warm && c.k.Chi == 0 {
+		// Follow the adapting scale (warmup only; sampling keeps χ fixed).
+		if c.warmSteps++; c.warmSteps%50 == 0 {
+			c.chooseChi()
+		}
+	}
+	// 1. Propose θ′; the prior is exact and rejects outside its support
+	// before any datum is read.
+	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
+	lpNew := c.t.LogPrior(c.next)
+	if math.IsInf(lpNew, -1) {
+		return Info{AcceptProb: 0, LogDensity: math.NaN()}, nil
+	}
+	logR := lpNew - c.t.LogPrior(c.theta) + logQ
+	m := c.bound.M(c.theta, c.next)
+	cm := c.sumC * m
+	mean := c.chi*cm*cm + cm // E[B] = χC²M² + CM
+	if !(mean >= 0) || math.IsInf(mean, 0) {
+		return Info{}, fmt.Errorf("TunaMH: expected batch χC²M² + CM = %v (χ = %v, C = %v, M = %v) at θ = %v, θ′ = %v", mean, c.chi, c.sumC, m, c.theta, c.next)
+	}
+	// Footnote 3: too large an expected batch is a full MH step, decided
+	// from M alone.
+	if mean > c.maxBatch {
+		return c.fullStep(rng, logR)
+	}
+
+	// 2. The auxiliary minibatch: B ~ Poisson(χC²M² + CM) draws i ∝ c_i,
+	// each kept with probability (χCc_iM² + φ_old)/(χCc_iM² + c_iM).
+	// 3. The ratio estimate from the kept draws, in the stable form of
+	// 2·artanh(ΔU_i/(c_iM(1 + 2χCM))).
+	if err := poisson.Check(mean); err != nil {
+		return Info{}, fmt.Errorf("TunaMH: %w (χ = %v, C = %v, M = %v)", err, c.chi, c.sumC, m)
+	}
+	batch := poisson.Draw(rng, mean)
+	c.seen.next()
+	for done := 0; done < batch; {
+		n := min(batch-done, batchChunk)
+		idx := c.idx[:n]
+		for j := range idx {
+			idx[j] = c.table.Draw(rng)
+			if c.k.mutation == mutationUniformDraws {
+				idx[j] = rng.IntN(len(c.c))
+			}
+			c.seen.add(idx[j])
+		}
+		if err := c.t.EnergyDiffs(c.diff[:n], c.theta, c.next, idx); err != nil {
+			return Info{}, err
+		}
+		for j, i := range idx {
+			mi := c.c[i] * m                     // c_i·M
+			d := c.diff[j]                       // U_i(θ) − U_i(θ′)
+			a := c.chi * c.sumC * c.c[i] * m * m // χCc_iM²
+			if math.Abs(d) > mi*(1+boundTol) {
+				return Info{}, c.violation(i, d, mi)
+			}
+			phiOld := min(max((mi-d)/2, 0), mi) // ½(U_i(θ′) − U_i(θ) + c_iM)
+			phiNew := min(max((mi+d)/2, 0), mi) // ½(U_i(θ) − U_i(θ′) + c_iM)
+			keep := (a + phiOld) / (a + mi)
+			if c.k.mutation == mutationEjectNew {
+				keep = (a + phiNew) / (a + mi)
+			}
+			if rng.Float64() < keep {
+				logR += math.Log1p(phiNew/a) - math.Log1p(phiOld/a)
+			}
+		}
+		done += n
+	}
+
+	// 4. Accept with probability min(1, r).
+	return c.accept(rng, logR, Info{Batch: batch, Distinct: c.seen.count})
+}
+
+// fullStep is one full-batch MH step from the same proposal: the exact
+// log ratio from all N energy differences (read once each).
+func (c *tunaChain) fullStep(rng *rand.Rand, logR float64) (Info, error) {
+	n := c.t.N()
+	for lo := 0; lo < n; lo += batchChunk {
+		hi := min(lo+batchChunk, n)
+		idx := c.idx[:hi-lo]
+		for j := range idx {
+			idx[j] = lo + j
+		}
+		if err := c.t.EnergyDiffs(c.diff[:hi-lo], c.theta, c.next, idx); err != nil {
+			return Info{}, err
+		}
+		for _, d := range c.diff[:hi-lo] {
+			logR += d
+		}
+	}
+	return c.accept(rng, logR, Info{Batch: n, Distinct: n, Fallback: true})
+}
+
+func (c *tunaChain) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
+	if math.IsNaN(logR) {
+		return Info{}, fmt.Errorf("TunaMH: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.theta, c.next)
+	}
+	info.AcceptProb = math.Exp(min(logR, 0))
+	info.LogDensity = math.NaN()
+	if logR >= 0 || rng.Float64() < info.AcceptProb {
+		copy(c.theta, c.next)
+		info.Accepted = true
+	}
+	return info, nil
+}
+
+// violation reports a datum that breaks the bound, which would make the
+// ejection probabilities leave [0, 1] and the chain inexact.
+func (c *tunaChain) violation(i int, d, mi float64) error {
+	v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
+		Value: math.Abs(d), Bound: mi, Ratio: math.Abs(d) / mi}
+	return fmt.Errorf("TunaMH: %w", v)
+}
+
+// Test hooks: deliberately wrong variants that the exactness tests must
+// catch.
+const (
+	mutationNone = iota
+	mutationEjectNew
+	mutationUniformDraws
+	mutationPoissonFlip
+)

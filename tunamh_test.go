@@ -1,0 +1,327 @@
+package exactmh_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/exactness"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// boxed is a 2-d Gaussian-mean target with a bounded (box) support, so that
+// TunaMH's DiffBound and PoissonMH's EnergyRange exist.
+func boxed(t testing.TB, n int, beta float64) *exactness.Gaussian {
+	t.Helper()
+	sigma := mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2})
+	g, err := exactness.BoxedGaussian(n, []float64{1, -1}, sigma, beta, 6, 23)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// pairAB is a pair of points about one posterior sd apart.
+func pairAB(g *exactness.Gaussian) (a, b []float64) {
+	sd := g.SD()
+	a, b = slices.Clone(g.Mean), slices.Clone(g.Mean)
+	a[0] -= 0.4 * sd[0]
+	b[0] += 0.5 * sd[0]
+	b[1] -= 0.6 * sd[1]
+	return a, b
+}
+
+// checkPairwise runs the pairwise detailed-balance check for the kernel and
+// for its mutant, which must fail it.
+func checkPairwise(t *testing.T, p *exactmh.Posterior, a, b []float64, good, bad func(exactmh.Proposal) exactmh.Kernel, steps int) {
+	t.Helper()
+	for _, logQ := range []float64{0, 0.7} {
+		r, err := exactness.Pairwise(p, good, a, b, logQ, steps, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.Z) > 4 {
+			t.Errorf("log q ratio %v: %v", logQ, r)
+		} else {
+			t.Logf("log q ratio %v: %v", logQ, r)
+		}
+	}
+	if bad == nil {
+		return
+	}
+	w, err := exactness.Pairwise(p, bad, a, b, 0, steps, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(w.Z) < 6 {
+		t.Errorf("the mutant passes the pairwise check: %v", w)
+	} else {
+		t.Logf("mutant: %v", w)
+	}
+}
+
+func TestTunaMHPairwise(t *testing.T) {
+	g := boxed(t, 200, 1)
+	a, b := pairAB(g)
+	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TunaMH{Proposal: q, Chi: 1e-3} }
+	bad := func(q exactmh.Proposal) exactmh.Kernel {
+		return exactmh.TunaMHEjectWithNew(exactmh.TunaMH{Proposal: q, Chi: 1e-3})
+	}
+	checkPairwise(t, g.Posterior, a, b, good, bad, 40000)
+	// With χ chosen by the heuristic (at the pair's M: χC²M² = 1) too.
+	heur := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TunaMH{Proposal: q} }
+	checkPairwise(t, g.Posterior, a, b, heur, nil, 40000)
+}
+
+func TestTunaMHFallbackExact(t *testing.T) {
+	g := boxed(t, 200, 1)
+	a, b := pairAB(g)
+	// MaxBatch 1: every step falls back to full MH.
+	fb := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TunaMH{Proposal: q, Chi: 1e-3, MaxBatch: 1} }
+	checkPairwise(t, g.Posterior, a, b, fb, nil, 20000)
+
+	tgt, _ := exactmh.NewTarget(g.Posterior)
+	ch, err := exactmh.TunaMH{Proposal: exactness.SwapProposal{A: a, B: b}, Chi: 1e-3, MaxBatch: 1}.Start(tgt, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ch.Step(rand.New(rand.NewPCG(1, 1)))
+	if err != nil || !info.Fallback || info.Batch != 200 || tgt.Evals() != 200 {
+		t.Errorf("fallback step: %+v, %d evaluations, err %v; want Fallback, Batch = N = 200, 200 fused evaluations", info, tgt.Evals(), err)
+	}
+}
+
+func TestTunaMHRandomWalk(t *testing.T) {
+	const k = 200
+	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TunaMH{Proposal: q, Scale: 1} }
+	tv, r := upDownTV(t, good, k, 40000)
+	if tv > 0.05 {
+		t.Errorf("TunaMH on the App. J.1 walk: TV to uniform = %.4f (%v)", tv, r)
+	}
+	// On this walk the two kinds of data carry equal total weight c_i, so
+	// mutants that treat them alike stay symmetric; drawing data uniformly
+	// instead of ∝ c_i (ignoring the alias table) breaks the balance.
+	bad := func(q exactmh.Proposal) exactmh.Kernel {
+		return exactmh.TunaMHUniformDraws(exactmh.TunaMH{Proposal: q, Scale: 1})
+	}
+	tvBad, rb := upDownTV(t, bad, k, 40000)
+	if tvBad < 0.2 {
+		t.Errorf("mutant TunaMH: TV = %.4f, want large (%v)", tvBad, rb)
+	}
+	t.Logf("K = %d: TV(TunaMH) = %.4f, TV(mutant) = %.4f", k, tv, tvBad)
+
+	// The walk's bound is tight (|ΔU_i| = c_i·M exactly), the edge where the
+	// keep probabilities reach 0 and 1: a chain runs without error.
+	p, _, err := exactness.RandomWalk(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Proposal: exactness.LatticeProposal{}, Scale: 1},
+		&exactmh.Settings{Chains: 4, Draws: 20000, Warmup: exactmh.NoWarmup, NoAdapt: true, Init: []float64{10}, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tv := exactness.HistogramTV(res.Samples(0), 20); tv > 0.06 {
+		t.Errorf("TunaMH chain histogram on K = 20: TV = %.4f", tv)
+	}
+}
+
+func TestTunaMHConjugateMoments(t *testing.T) {
+	g := boxed(t, 500, 1)
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 2, Init: g.Mean}
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+		t.Error(err)
+	}
+	tot := res.Sampling()
+	t.Logf("TunaMH: accept %.3f, mean batch %.1f, evals/step %.1f (N = 500), χ = %.3g",
+		tot.AcceptRate(), tot.MeanBatch(), tot.EvalsPerStep(), res.Chains[0].Params["chi"])
+	if tot.MeanBatch() >= 500 {
+		t.Errorf("mean batch %.1f is not below N", tot.MeanBatch())
+	}
+	bad, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMHEjectWithNew(exactmh.TunaMH{}), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exactness.CheckMoments(bad, g.Mean, g.SD(), 4); err == nil {
+		t.Error("moment check passed the mutant TunaMH")
+	}
+}
+
+// The mean Poisson count is χC²M² + CM for a fixed pair.
+func TestTunaMHBatchMean(t *testing.T) {
+	g := boxed(t, 200, 1)
+	a, b := pairAB(g)
+	bound, err := g.Posterior.DiffBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const chi = 2e-3
+	cm := bound.Sum() * bound.M(a, b)
+	want := chi*cm*cm + cm
+	tgt, _ := exactmh.NewTarget(g.Posterior)
+	ch, err := exactmh.TunaMH{Proposal: exactness.SwapProposal{A: a, B: b}, Chi: chi}.Start(tgt, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	const steps = 20000
+	var sum, distinct float64
+	for range steps {
+		info, err := ch.Step(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += float64(info.Batch)
+		distinct += float64(info.Distinct)
+		if info.Distinct > info.Batch || info.Fallback {
+			t.Fatalf("info %+v", info)
+		}
+	}
+	got := sum / steps
+	if se := math.Sqrt(want / steps); math.Abs(got-want) > 5*se {
+		t.Errorf("mean batch %.3f, want χC²M² + CM = %.3f (se %.3f)", got, want, se)
+	}
+	if ev := float64(tgt.Evals()) / steps; math.Abs(ev-got) > 1e-9 {
+		t.Errorf("evaluations per step %.3f, want one fused difference per draw (%.3f)", ev, got)
+	}
+	t.Logf("mean batch %.2f (expected %.2f), mean distinct %.2f", got, want, distinct/steps)
+}
+
+func TestTunaMHBoundViolation(t *testing.T) {
+	g := boxed(t, 200, 1)
+	bound, _ := g.Posterior.DiffBound()
+	for i := range bound.C {
+		bound.C[i] /= 20
+	}
+	_, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{Bound: bound, Chi: 1e-3},
+		&exactmh.Settings{Chains: 1, Warmup: 100, Draws: 100, Init: g.Mean})
+	var v *exactmh.BoundViolation
+	if !errors.As(err, &v) || v.Ratio <= 1 || v.Theta == nil || v.ThetaNew == nil {
+		t.Fatalf("err = %v, want a BoundViolation naming the datum and pair", err)
+	}
+	t.Log(err)
+}
+
+func TestChiRules(t *testing.T) {
+	for _, c := range []struct{ kappa, want float64 }{{0.5, 4 / (0.5 * math.Ln2)}, {0.9, 4 / (0.1 * math.Log(1/0.9))}} {
+		if got := exactmh.ChiForKappa(c.kappa); math.Abs(got-c.want) > 1e-12*c.want {
+			t.Errorf("ChiForKappa(%v) = %v, want %v", c.kappa, got, c.want)
+		}
+	}
+	if !math.IsNaN(exactmh.ChiForKappa(1)) || !math.IsNaN(exactmh.ChiForKappa(0)) {
+		t.Error("ChiForKappa outside (0, 1) is not NaN")
+	}
+	// Heuristic: with an isotropic random walk of scale s in d dimensions,
+	// M² = s²·χ²_d, so χ ≈ 1/(C² s² q90(χ²_d)) after warmup.
+	g := boxed(t, 200, 1)
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{},
+		&exactmh.Settings{Chains: 2, Warmup: 300, Draws: 10, Init: g.Mean, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q90 := distuv.ChiSquared{K: 2}.Quantile(0.9)
+	for _, ch := range res.Chains {
+		chi, c := ch.Params["chi"], ch.Params["C"]
+		if x := chi * c * c * ch.Scale * ch.Scale * q90; math.Abs(x-1) > 0.25 {
+			t.Errorf("χC²s²q90 = %.3f, want ≈ 1 (χ = %g)", x, chi)
+		}
+	}
+	// Optimal rule: χ = √(E[M]/(C·E[M²])) with E[M] = s√(π/2), E[M²] = 2s² in 2-d.
+	res, err = exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{ChiRule: exactmh.ChiOptimal},
+		&exactmh.Settings{Chains: 1, Warmup: 300, Draws: 10, Init: g.Mean, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := res.Chains[0]
+	s, c := ch.Scale, ch.Params["C"]
+	want := math.Sqrt(s * math.Sqrt(math.Pi/2) / (c * 2 * s * s))
+	if got := ch.Params["chi"]; math.Abs(got/want-1) > 0.15 {
+		t.Errorf("ChiOptimal χ = %g, want ≈ %g", got, want)
+	}
+}
+
+func TestTunaMHErrors(t *testing.T) {
+	g := boxed(t, 50, 1)
+	flat := conjugate(t, 50) // Gaussian prior: unbounded support, no DiffBound
+	for name, c := range map[string]struct {
+		p *exactmh.Posterior
+		k exactmh.TunaMH
+	}{
+		"negative chi":   {g.Posterior, exactmh.TunaMH{Chi: -1}},
+		"NaN chi":        {g.Posterior, exactmh.TunaMH{Chi: math.NaN()}},
+		"bad rule":       {g.Posterior, exactmh.TunaMH{ChiRule: 7}},
+		"max batch":      {g.Posterior, exactmh.TunaMH{MaxBatch: -1}},
+		"short bound":    {g.Posterior, exactmh.TunaMH{Bound: &exactmh.DiffBound{C: []float64{1}}}},
+		"zero bound":     {g.Posterior, exactmh.TunaMH{Bound: &exactmh.DiffBound{C: make([]float64, 50)}}},
+		"no bound":       {flat.Posterior, exactmh.TunaMH{}},
+		"negative scale": {g.Posterior, exactmh.TunaMH{Scale: -0.1}},
+	} {
+		if _, err := exactmh.Sample(context.Background(), c.p, c.k, &exactmh.Settings{Init: g.Mean}); err == nil {
+			t.Errorf("%s: no error", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+}
+
+// tallLogistic is logistic regression with N = 10^5, d = 50 and the
+// tempering and ball prior that make both TunaMH and PoissonMH practical.
+func tallLogistic(b *testing.B) *exactmh.Posterior {
+	p := mnistLike(b, 100000, 50)
+	ball, err := exactmh.NewBall(50, 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Prior, p.Beta = ball, 1e-3
+	return p
+}
+
+func benchmarkKernel(b *testing.B, p *exactmh.Posterior, k exactmh.Kernel) {
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ch, err := k.Start(tgt, make([]float64, p.Dim()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 { // reach steady state before timing
+		if _, err := ch.Step(rng); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	e0 := tgt.Evals()
+	var batch, acc float64
+	for b.Loop() {
+		info, err := ch.Step(rng)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch += float64(info.Batch)
+		if info.Accepted {
+			acc++
+		}
+	}
+	b.ReportMetric(float64(tgt.Evals()-e0)/float64(b.N), "evals/step")
+	b.ReportMetric(batch/float64(b.N), "batch/step")
+	b.ReportMetric(acc/float64(b.N), "accept")
+}
+
+func BenchmarkTunaMHStepLogistic(b *testing.B) {
+	benchmarkKernel(b, tallLogistic(b), exactmh.TunaMH{Scale: 0.02})
+}
+
+func BenchmarkMHStepTallLogistic(b *testing.B) {
+	benchmarkKernel(b, tallLogistic(b), exactmh.MH{Scale: 0.02})
+}
