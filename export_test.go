@@ -13,3 +13,7 @@ func PoissonMHFlippedThinning(k PoissonMH) PoissonMH { k.mutation = mutationPois
 
 // TunaMHUniformDraws is TunaMH that draws data uniformly instead of ∝ c_i.
 func TunaMHUniformDraws(k TunaMH) TunaMH { k.mutation = mutationUniformDraws; return k }
+
+// PoissonMHUniformDraws is PoissonMH that draws data uniformly instead of
+// ∝ M_i.
+func PoissonMHUniformDraws(k PoissonMH) PoissonMH { k.mutation = mutationUniformDraws; return k }

@@ -154,6 +154,9 @@ func (c *poissonChain) Step(rng *rand.Rand) (Info, error) {
 		idx := c.idx[:n]
 		for j := range idx {
 			idx[j] = c.table.Draw(rng)
+			if c.k.mutation == mutationUniformDraws {
+				idx[j] = rng.IntN(len(c.width))
+			}
 			c.seen.add(idx[j])
 		}
 		if err := c.t.Energies(c.u[:n], c.theta, idx); err != nil {
