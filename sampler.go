@@ -494,6 +494,9 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	return res, nil
 }
 
+// maxPrealloc bounds the draws a chain reserves room for before it starts.
+const maxPrealloc = 1 << 16
+
 // errStopped marks a chain stopped because another chain failed.
 var errStopped = errors.New("stopped because another chain failed")
 
@@ -502,9 +505,11 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 	rng := rand.New(rand.NewPCG(set.Seed, uint64(c)))
 	r := &ChainResult{
 		Chain: c,
-		Draws: make([]float64, 0, set.Draws*d),
-		Infos: make([]Info, 0, set.Draws),
-		Times: make([]time.Duration, 0, set.Draws),
+		// Room for the draws up front, up to a limit: a run told to make
+		// "as many draws as fit before the deadline" must not reserve them.
+		Draws: make([]float64, 0, min(set.Draws, maxPrealloc)*d),
+		Infos: make([]Info, 0, min(set.Draws, maxPrealloc)),
+		Times: make([]time.Duration, 0, min(set.Draws, maxPrealloc)),
 		Scale: math.NaN(),
 	}
 	tune, _ := ch.(Tunable)
