@@ -1,0 +1,145 @@
+// The bias demonstration of the TunaMH paper (App. J.1).
+//
+// θ lives on {0, …, K−1}; 5000 data are −1 and 1000 are 5, U_i(θ) = θx_i/N,
+// so Σx_i = 0 and the target is uniform. Proposals are θ ± 1. On this chain
+// any kernel's stationary law is ν(k) ∝ (α+/α−)^k, where α± are its
+// acceptance probabilities for up and down moves (App. A): an exact kernel
+// has α+ = α− and a uniform ν; an inexact one drifts to one end, and the
+// more so the larger K.
+//
+// For K ∈ {200, 1000, 5000} the program measures α± from many independent
+// decisions at the middle of the chain, prints the TV distance of the
+// implied ν to uniform with its Monte Carlo error, and at K = 200 also the
+// TV of a simulated chain's histogram.
+//
+//	go run ./examples/randomwalk
+//	go run ./examples/randomwalk -json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/exactness"
+)
+
+func main() {
+	seed := flag.Uint64("seed", 1, "seed")
+	decisions := flag.Int("decisions", 200000, "accept/reject decisions per kernel and K")
+	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
+	quick := flag.Bool("quick", false, "short smoke run")
+	flag.Bool("quiet", false, "accepted for uniformity with the other examples (this program prints no progress)")
+	flag.Parse()
+	if *quick {
+		*decisions = 10000
+	}
+	log.SetFlags(0)
+	log.SetPrefix("randomwalk: ")
+
+	kernels := []func(exactmh.Proposal) exactmh.Kernel{
+		func(q exactmh.Proposal) exactmh.Kernel { return exactmh.MH{Proposal: q, Scale: 1} },
+		func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TunaMH{Proposal: q, Scale: 1} },
+	}
+	if !*asJSON {
+		fmt.Printf("App. J.1 random walk: uniform target, %d decisions per kernel and K\n\n", *decisions)
+		fmt.Printf("%-8s %6s %9s %9s %18s %10s %10s\n", "kernel", "K", "α+", "α−", "TV(ν, uniform)", "mean batch", "chain TV")
+	}
+	for _, k := range []int{200, 1000, 5000} {
+		p, _, err := exactness.RandomWalk(k)
+		if err != nil {
+			log.Fatal(err)
+		}
+		mid := float64(k / 2)
+		for _, newKernel := range kernels {
+			start := time.Now()
+			r, err := exactness.Pairwise(p, newKernel, []float64{mid}, []float64{mid + 1}, 0, *decisions, *seed)
+			if err != nil {
+				log.Fatal(err)
+			}
+			up := float64(r.AccA) / float64(r.FromA)
+			down := float64(r.AccB) / float64(r.FromB)
+			tv := exactness.StationaryTV(up, down, k)
+			tvSE := tvError(up, down, r.FromA, r.FromB, k, *seed)
+			batch, evals := costs(p, newKernel, mid, *seed)
+			chainTV := math.NaN()
+			if k == 200 {
+				chainTV = simulate(p, newKernel, k, *seed, *quick)
+			}
+			name := newKernel(nil).Name()
+			if *asJSON {
+				json.NewEncoder(os.Stdout).Encode(map[string]any{
+					"kernel": name, "exact": newKernel(nil).Exact(), "K": k, "tv": tv, "tv_se": tvSE,
+					"alpha_up": up, "alpha_down": down, "accept_rate": (up + down) / 2,
+					"mean_batch": batch, "evals_per_step": evals, "chain_tv": orNull(chainTV),
+					"ess_bulk_min": nil, "ess_per_sec": nil, "seconds": time.Since(start).Seconds(),
+				})
+				continue
+			}
+			chain := "-"
+			if !math.IsNaN(chainTV) {
+				chain = fmt.Sprintf("%.4f", chainTV)
+			}
+			fmt.Printf("%-8s %6d %9.4f %9.4f %9.4f ± %6.4f %10.1f %10s\n", name, k, up, down, tv, tvSE, batch, chain)
+		}
+	}
+}
+
+// tvError is the Monte Carlo standard deviation of the TV estimate,
+// propagated by redrawing α± from their binomial sampling laws (normal
+// approximation).
+func tvError(up, down float64, nUp, nDown, k int, seed uint64) float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var s, s2 float64
+	const reps = 400
+	for range reps {
+		u := up + rng.NormFloat64()*math.Sqrt(up*(1-up)/float64(nUp))
+		d := down + rng.NormFloat64()*math.Sqrt(down*(1-down)/float64(nDown))
+		tv := exactness.StationaryTV(math.Min(u, 1), math.Min(d, 1), k)
+		s += tv
+		s2 += tv * tv
+	}
+	m := s / reps
+	return math.Sqrt(math.Max(s2/reps-m*m, 0))
+}
+
+// costs returns the mean batch and evaluations per step over 2000 steps
+// of the lattice walk from the middle.
+func costs(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, mid float64, seed uint64) (batch, evals float64) {
+	res, err := exactmh.Sample(context.Background(), p, newKernel(exactness.LatticeProposal{}),
+		&exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: 2000, Init: []float64{mid}, Seed: seed})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tot := res.Sampling()
+	return tot.MeanBatch(), tot.EvalsPerStep()
+}
+
+// simulate runs 4 chains on the K-state walk and returns the TV of their
+// pooled histogram to uniform.
+func simulate(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, k int, seed uint64, quick bool) float64 {
+	draws := 200000
+	if quick {
+		draws = 5000
+	}
+	res, err := exactmh.Sample(context.Background(), p, newKernel(exactness.LatticeProposal{}),
+		&exactmh.Settings{Chains: 4, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: draws, Init: []float64{float64(k / 2)}, Seed: seed})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return exactness.HistogramTV(res.Samples(0), k)
+}
+
+func orNull(v float64) any {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return v
+}
