@@ -16,8 +16,8 @@
 // exact ones (TunaMH, PoissonMH, FlyMC, TFMH/SMH, Poisson-Barker,
 // Poisson-MALA, TunaMH-SGLD), the inexact ones beside them for honest
 // comparison, and the diagnostics that show which is better on a given
-// problem. Kernels land one by one; today the package has the foundation and
-// full-batch MH, the reference every kernel is measured against.
+// problem. Kernels land one by one; today the package has full-batch MH (the
+// reference every kernel is measured against), TunaMH and PoissonMH.
 //
 // # Using it
 //
@@ -67,6 +67,11 @@
 //     and the driver Sample. mh.go holds full-batch MH, split from sampler.go
 //     so that every kernel, the reference included, has a file that reads as
 //     its algorithm.
+//   - tunamh.go and poissonmh.go: the first exact minibatch kernels;
+//     minibatch.go holds what they share (proposal defaults, chunked
+//     evaluation in fixed scratch, the distinct-data counter). Chains that
+//     tune themselves in warmup implement WarmupAware; chains that report
+//     parameters (χ, λ) implement ParamReporter.
 //   - diagnostics.go: ESS (bulk, tail, basic, quantile), R-hat (rank-
 //     normalized, basic), MCSE of means and quantiles, autocorrelation by FFT
 //     — numerically identical to the Stan team's R package posterior, tested
