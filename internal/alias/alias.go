@@ -24,8 +24,9 @@ type Table struct {
 	total float64
 }
 
-// New builds the table for weights w. It returns an error for an empty
-// slice, a negative, NaN or infinite weight, or weights summing to zero.
+// New builds the table for weights w in O(len(w)) time. It returns an error
+// for an empty slice, a negative, NaN or infinite weight, or weights summing
+// to zero or overflowing float64. Weights of zero are never drawn.
 func New(w []float64) (*Table, error) {
 	n := len(w)
 	if n == 0 {
@@ -109,8 +110,10 @@ func (t *Table) Draw(rng *rand.Rand) int {
 // Len returns the number of weights.
 func (t *Table) Len() int { return len(t.prob) }
 
-// Total returns Σw.
+// Total returns Σw, the sum of the weights.
 func (t *Table) Total() float64 { return t.total }
 
-// Prob returns w_i/Σw.
+// Prob returns w_i/Σw, the probability that Draw returns i (rounded to
+// float64: a positive weight so small that w_i/Σw underflows to 0 gives 0,
+// and is never drawn).
 func (t *Table) Prob(i int) float64 { return t.p[i] }

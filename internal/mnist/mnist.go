@@ -30,7 +30,10 @@ var labelsGz []byte
 // Pixels is the number of pixels of one 28×28 image.
 const Pixels = 28 * 28
 
-// Options choose the problem.
+// Options choose the problem. Start from DefaultOptions: the zero Options is
+// invalid rather than defaulted, since 0 is a digit and Positive == Negative
+// == 0 cannot name two classes (and Components 0 and TestFraction 0 are out
+// of range).
 type Options struct {
 	// Positive and Negative are the digits labelled 1 and 0; they must
 	// differ.
@@ -44,8 +47,11 @@ type Options struct {
 	Seed uint64
 	// Intercept appends a constant-1 column after the components.
 	Intercept bool
-	// Whiten divides each component by its training standard deviation.
-	// Without it the features are the mean-centred PCA scores, as in the
+	// Whiten divides each component by its training standard deviation
+	// (the square root of its eigenvalue), so every training column has mean
+	// 0 and variance 1. Only components with positive training variance can
+	// be whitened: for 7 vs 9 that is the first 519 or so, and Load returns an
+	// error past them. Without it the features are the mean-centred PCA scores, as in the
 	// TunaMH and FlyMC experiments (mean ‖x_i‖ ≈ 6 for 7 vs 9), which is
 	// what their published step sizes assume.
 	Whiten bool
@@ -59,9 +65,16 @@ func DefaultOptions() Options {
 
 // Split is a prepared problem. X matrices are row-major with D columns.
 type Split struct {
-	D              int
+	// D is the number of columns of TrainX and TestX: Options.Components,
+	// plus one for the constant-1 intercept column (the last) if
+	// Options.Intercept.
+	D int
+	// TrainX holds the training features, len(TrainY)×D row-major, and
+	// TrainY their labels: 1 for Options.Positive, 0 for Options.Negative.
 	TrainX, TrainY []float64
-	TestX, TestY   []float64
+	// TestX and TestY hold the held-out images, projected with the training
+	// mean and components, in the same layout.
+	TestX, TestY []float64
 	// Mean holds the training images' pixel means and Components the
 	// principal directions (row k is component k, unit length), so new
 	// images can be projected the same way.
@@ -73,7 +86,7 @@ type Split struct {
 	Variance []float64
 }
 
-// NTrain and NTest return the numbers of training and test images.
+// NTrain returns the number of training images.
 func (s *Split) NTrain() int { return len(s.TrainY) }
 
 // NTest returns the number of test images.
@@ -95,26 +108,40 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// Digits returns all bundled images (n×784 bytes, row-major) and labels.
+// Digits returns all bundled images (n×784 bytes, row-major, 0 = background,
+// 255 = ink) and their labels (0 … 9), checking the IDX headers.
 func Digits() (images []byte, labels []byte, err error) {
-	img, err := gunzip(imagesGz)
+	return parseIDX(imagesGz, labelsGz)
+}
+
+// parseIDX decodes gzip-compressed IDX image and label files.
+func parseIDX(imgGz, labGz []byte) (images []byte, labels []byte, err error) {
+	img, err := gunzip(imgGz)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mnist: images: %w", err)
 	}
-	lab, err := gunzip(labelsGz)
+	lab, err := gunzip(labGz)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mnist: labels: %w", err)
 	}
 	if len(img) < 16 || binary.BigEndian.Uint32(img) != 0x803 {
-		return nil, nil, fmt.Errorf("mnist: images: bad IDX header")
+		return nil, nil, fmt.Errorf("mnist: images: bad IDX header (want magic 0x00000803 and 4 sizes)")
 	}
 	n := int(binary.BigEndian.Uint32(img[4:]))
 	rows, cols := binary.BigEndian.Uint32(img[8:]), binary.BigEndian.Uint32(img[12:])
 	if rows != 28 || cols != 28 || len(img) != 16+n*Pixels {
 		return nil, nil, fmt.Errorf("mnist: images: %d images of %d×%d in %d bytes, want 28×28", n, rows, cols, len(img))
 	}
-	if len(lab) < 8 || binary.BigEndian.Uint32(lab) != 0x801 || int(binary.BigEndian.Uint32(lab[4:])) != n || len(lab) != 8+n {
-		return nil, nil, fmt.Errorf("mnist: labels: bad IDX header or count (want %d labels)", n)
+	if len(lab) < 8 || binary.BigEndian.Uint32(lab) != 0x801 {
+		return nil, nil, fmt.Errorf("mnist: labels: bad IDX header (want magic 0x00000801 and a count)")
+	}
+	if m := int(binary.BigEndian.Uint32(lab[4:])); m != n || len(lab) != 8+n {
+		return nil, nil, fmt.Errorf("mnist: labels: header count %d in %d bytes, want %d labels", m, len(lab), n)
+	}
+	for i, l := range lab[8:] {
+		if l > 9 {
+			return nil, nil, fmt.Errorf("mnist: labels: label %d of image %d, want a digit", l, i)
+		}
 	}
 	return img[16:], lab[8:], nil
 }
@@ -128,7 +155,14 @@ func gunzip(b []byte) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// Load prepares the problem opt describes.
+// Load prepares the problem opt describes: it keeps the images of the two
+// digits, scales pixels to [0, 1] (byte/255), shuffles them with
+// rand.New(rand.NewPCG(opt.Seed, 0)).Shuffle, holds out the first
+// round(n·TestFraction) as the test set, fits PCA on the training images
+// only (train pixel means, the 784×784 covariance with divisor n−1,
+// eigenvectors by decreasing eigenvalue, each signed so its largest-magnitude
+// loading is positive) and projects both sets on the first Components
+// directions. It takes about half a second.
 func Load(opt Options) (*Split, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
@@ -201,6 +235,9 @@ func Load(opt Options) (*Split, error) {
 	for c := 0; c < k; c++ {
 		col := order[c]
 		variance[c] = vals[col]
+		if opt.Whiten && !(variance[c] > 1e-10*variance[0]) {
+			return nil, fmt.Errorf("mnist: Options.Components = %d with Whiten, but only the first %d training components have positive variance", k, c)
+		}
 		// Fix the sign: the largest-magnitude loading is positive.
 		big, sign := 0.0, 1.0
 		for j := 0; j < Pixels; j++ {

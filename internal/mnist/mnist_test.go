@@ -1,8 +1,12 @@
 package mnist
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -129,12 +133,30 @@ func TestDeterministicAndIntercept(t *testing.T) {
 }
 
 // The projection carries the signal: classifying by the nearer class mean
-// in the 50-component space gets most test digits right.
+// in the 50-component space gets most test digits right, whitened or not.
 func TestNearestMeanClassifier(t *testing.T) {
 	s, err := defaultSplit()
 	if err != nil {
 		t.Fatal(err)
 	}
+	acc := nearestMeanAccuracy(s)
+	t.Logf("nearest-mean test accuracy on 7 vs 9: %.3f", acc)
+	if acc < 0.85 {
+		t.Errorf("nearest-mean accuracy %.3f < 0.85", acc)
+	}
+	opt := DefaultOptions()
+	opt.Whiten = true
+	if s, err = Load(opt); err != nil {
+		t.Fatal(err)
+	}
+	acc = nearestMeanAccuracy(s)
+	t.Logf("nearest-mean test accuracy on 7 vs 9, whitened: %.3f", acc)
+	if acc < 0.85 {
+		t.Errorf("whitened nearest-mean accuracy %.3f < 0.85", acc)
+	}
+}
+
+func nearestMeanAccuracy(s *Split) float64 {
 	means := [2][]float64{make([]float64, s.D), make([]float64, s.D)}
 	var counts [2]float64
 	for r, y := range s.TrainY {
@@ -160,11 +182,7 @@ func TestNearestMeanClassifier(t *testing.T) {
 			correct++
 		}
 	}
-	acc := float64(correct) / float64(s.NTest())
-	t.Logf("nearest-mean test accuracy on 7 vs 9: %.3f", acc)
-	if acc < 0.85 {
-		t.Errorf("nearest-mean accuracy %.3f < 0.85", acc)
-	}
+	return float64(correct) / float64(s.NTest())
 }
 
 func TestBadOptions(t *testing.T) {
@@ -182,9 +200,81 @@ func TestBadOptions(t *testing.T) {
 		mod(&opt)
 		if _, err := Load(opt); err == nil {
 			t.Errorf("%s: no error", name)
+		} else if !strings.Contains(err.Error(), "Options.") {
+			t.Errorf("%s: error %q does not name the field", name, err)
 		}
+	}
+	// Past the ~519 components with positive variance, whitening would
+	// divide by zero.
+	opt := DefaultOptions()
+	opt.Components, opt.Whiten = Pixels, true
+	if _, err := Load(opt); err == nil || !strings.Contains(err.Error(), "Components") {
+		t.Errorf("784 whitened components: error %v", err)
 	}
 	if _, err := Load(Options{}); err == nil {
 		t.Error("zero Options: no error (digits 0 and 0)")
+	}
+}
+
+// The embedded files decode to 10,000 labelled images grouped by digit, with
+// the per-digit counts of testdata/README.md.
+func TestDigits(t *testing.T) {
+	img, lab, err := Digits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lab) != 10000 || len(img) != 10000*Pixels {
+		t.Fatalf("%d labels, %d pixel bytes", len(lab), len(img))
+	}
+	var counts [10]int
+	for _, l := range lab {
+		counts[l]++
+	}
+	if want := [10]int{1001, 1127, 991, 1032, 980, 863, 1014, 1070, 944, 978}; counts != want {
+		t.Errorf("counts %v, want %v", counts, want)
+	}
+}
+
+func gz(t *testing.T, b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// idx builds IDX bytes: a magic number, big-endian sizes, then the data.
+func idx(magic uint32, sizes []uint32, data []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, magic)
+	for _, s := range sizes {
+		b = binary.BigEndian.AppendUint32(b, s)
+	}
+	return append(b, data...)
+}
+
+func TestParseIDXErrors(t *testing.T) {
+	pix := make([]byte, 2*Pixels)
+	goodImg := idx(0x803, []uint32{2, 28, 28}, pix)
+	goodLab := idx(0x801, []uint32{2}, []byte{3, 5})
+	if img, lab, err := parseIDX(gz(t, goodImg), gz(t, goodLab)); err != nil || len(img) != 2*Pixels || len(lab) != 2 {
+		t.Fatalf("valid files: %d, %d, %v", len(img), len(lab), err)
+	}
+	for name, c := range map[string]struct{ img, lab []byte }{
+		"not gzip":     {goodImg, gz(t, goodLab)},
+		"image magic":  {gz(t, idx(0x801, []uint32{2, 28, 28}, pix)), gz(t, goodLab)},
+		"image count":  {gz(t, idx(0x803, []uint32{3, 28, 28}, pix)), gz(t, goodLab)},
+		"image size":   {gz(t, idx(0x803, []uint32{2, 28, 27}, pix)), gz(t, goodLab)},
+		"short header": {gz(t, goodImg[:10]), gz(t, goodLab)},
+		"label magic":  {gz(t, goodImg), gz(t, idx(0x803, []uint32{2}, []byte{3, 5}))},
+		"label count":  {gz(t, goodImg), gz(t, idx(0x801, []uint32{1}, []byte{3}))},
+		"label length": {gz(t, goodImg), gz(t, idx(0x801, []uint32{2}, []byte{3}))},
+		"label 10":     {gz(t, goodImg), gz(t, idx(0x801, []uint32{2}, []byte{3, 10}))},
+		"empty labels": {gz(t, goodImg), gz(t, nil)},
+	} {
+		if _, _, err := parseIDX(c.img, c.lab); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }
