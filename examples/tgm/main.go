@@ -21,8 +21,13 @@
 // so that the expected batch λ + L equals the paper's 3969.67
 // (L = βΣM_i ≈ 546 here, so λ ≈ 3424 ≈ 0.0115·L²).
 //
+// With -out DIR it also writes DIR/tgm_density.png (the true posterior
+// beside each kernel's histogram at the end of its budget) and
+// DIR/tgm_symkl.png (symmetric KL against time, log–log).
+//
 //	go run ./examples/tgm
 //	go run ./examples/tgm -json
+//	go run ./examples/tgm -out figures
 package main
 
 import (
@@ -34,11 +39,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/figure"
+	"gonum.org/v1/plot/vg"
 )
 
 const (
@@ -55,6 +63,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
 	quick := flag.Bool("quick", false, "short smoke run (budget 1s)")
 	quiet := flag.Bool("quiet", false, "no progress on stderr")
+	out := flag.String("out", "", "write PNG figures to this directory")
 	flag.Parse()
 	if *quick {
 		*budget = time.Second
@@ -99,6 +108,8 @@ func main() {
 		}
 		fmt.Println()
 	}
+	panels := []figure.Grid{grid("truth", truth)}
+	var curves []figure.Series
 	for _, r := range runs {
 		set := &exactmh.Settings{Chains: 1, Warmup: r.warmup, Draws: math.MaxInt32 / 4, Seed: *seed,
 			Init: []float64{0.5, 0}, TargetAccept: 0.6, NoAdapt: r.warmup == exactmh.NoWarmup}
@@ -114,6 +125,14 @@ func main() {
 		var kls []float64
 		for _, c := range checkpoints {
 			kls = append(kls, symKL(ch, c, res.Dim, truth))
+		}
+		if *out != "" {
+			var h []float64
+			if len(ch.Times) > 0 {
+				h = histogram(ch, ch.Times[len(ch.Times)-1], res.Dim)
+			}
+			panels = append(panels, grid(res.Kernel, h))
+			curves = append(curves, klCurve(res.Kernel, ch, res.Dim, truth))
 		}
 		ess := math.Min(exactmh.ESSBulk(res.Samples(0)), exactmh.ESSBulk(res.Samples(1)))
 		if *asJSON {
@@ -131,6 +150,14 @@ func main() {
 			fmt.Printf(" %12.4f", kl)
 		}
 		fmt.Println()
+	}
+	if *out != "" {
+		if err := writeFigures(*out, panels, curves); err != nil {
+			log.Fatal(err)
+		}
+		if !*quiet {
+			log.Printf("wrote %s and %s", filepath.Join(*out, "tgm_density.png"), filepath.Join(*out, "tgm_symkl.png"))
+		}
 	}
 }
 
@@ -185,6 +212,15 @@ func cell(t0, t1 float64) int {
 // symKL is the symmetric KL between the histogram of the draws made
 // before time t and the truth (NaN with no draws yet).
 func symKL(ch *exactmh.ChainResult, t time.Duration, d int, truth []float64) float64 {
+	h := histogram(ch, t, d)
+	if h == nil {
+		return math.NaN()
+	}
+	return exactmh.SymmetricKL(h, truth, 1e-13)
+}
+
+// histogram counts the draws made by time t on the grid (nil if none).
+func histogram(ch *exactmh.ChainResult, t time.Duration, d int) []float64 {
 	h := make([]float64, bins*bins)
 	count := 0
 	for k, tk := range ch.Times {
@@ -195,9 +231,44 @@ func symKL(ch *exactmh.ChainResult, t time.Duration, d int, truth []float64) flo
 		count++
 	}
 	if count == 0 {
-		return math.NaN()
+		return nil
 	}
-	return exactmh.SymmetricKL(h, truth, 1e-13)
+	return h
+}
+
+// klCurve is the symmetric KL at 24 times spaced evenly in log time over
+// the chain's run.
+func klCurve(name string, ch *exactmh.ChainResult, d int, truth []float64) figure.Series {
+	s := figure.Series{Name: name}
+	if len(ch.Times) == 0 {
+		return s
+	}
+	end := ch.Times[len(ch.Times)-1].Seconds()
+	first := math.Max(ch.Times[0].Seconds(), end/1000)
+	const points = 24
+	for k := range points {
+		t := first * math.Pow(end/first, float64(k)/(points-1))
+		s.X = append(s.X, t)
+		s.Y = append(s.Y, symKL(ch, time.Duration(t*float64(time.Second)), d, truth))
+	}
+	return s
+}
+
+// grid wraps a histogram for plotting (an empty one if h is nil).
+func grid(title string, h []float64) figure.Grid {
+	if h == nil {
+		h = make([]float64, bins*bins)
+	}
+	return figure.Grid{Title: title, NX: bins, NY: bins, X0: lo, X1: hi, Y0: lo, Y1: hi, Values: h}
+}
+
+// writeFigures writes the density panels and the KL curves under dir.
+func writeFigures(dir string, panels []figure.Grid, curves []figure.Series) error {
+	if err := figure.Heatmaps(filepath.Join(dir, "tgm_density.png"), "θ1", "θ2", 3*vg.Inch, panels); err != nil {
+		return err
+	}
+	return figure.Lines(filepath.Join(dir, "tgm_symkl.png"), figure.Layout{Title: "symmetric KL to the true posterior",
+		XLabel: "seconds", YLabel: "symmetric KL", LogX: true, LogY: true, LegendLeft: true}, curves)
 }
 
 // trueHistogram integrates the posterior over every bin (2 × 2 midpoints),
