@@ -262,14 +262,12 @@ func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
 			if math.Abs(d) > mi*(1+boundTol) {
 				return Info{}, c.violation(i, d, mi)
 			}
-			phiOld := min(max((mi-d)/2, 0), mi) // ½(U_i(θ′) − U_i(θ) + c_iM)
-			phiNew := min(max((mi+d)/2, 0), mi) // ½(U_i(θ) − U_i(θ′) + c_iM)
-			keep := (a + phiOld) / (a + mi)
+			keep, term := tunaTerm(d, mi, a)
 			if c.k.mutation == mutationEjectNew {
-				keep = (a + phiNew) / (a + mi)
+				keep, _ = tunaTerm(-d, mi, a)
 			}
 			if rng.Float64() < keep {
-				logR += math.Log1p(phiNew/a) - math.Log1p(phiOld/a)
+				logR += term
 			}
 		}
 		done += n
@@ -277,6 +275,24 @@ func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
 
 	// 4. Accept with probability min(1, r).
 	return c.accept(rng, logR, Info{Batch: batch, Distinct: c.seen.count})
+}
+
+// tunaTerm returns, for a datum with energy difference d = U_i(θ) − U_i(θ′)
+// within its bound c_iM = mi and a = χCc_iM², the probability of keeping the
+// draw, (a + φ_old)/(a + c_iM), and its factor of the log ratio,
+// log((a + φ_new)/(a + φ_old)) = 2·artanh(d/(c_iM(1 + 2χCM))), with
+// φ_old = ½(c_iM − d) and φ_new = ½(c_iM + d) clamped to [0, c_iM] against
+// rounding. log1p keeps the factor accurate when φ ≪ a (small moves); when
+// a underflows to 0 the plain ratio of logs is exact (and −Inf for φ_new = 0,
+// a certain rejection).
+func tunaTerm(d, mi, a float64) (keep, term float64) {
+	phiOld := min(max((mi-d)/2, 0), mi) // ½(U_i(θ′) − U_i(θ) + c_iM)
+	phiNew := min(max((mi+d)/2, 0), mi) // ½(U_i(θ) − U_i(θ′) + c_iM)
+	keep = (a + phiOld) / (a + mi)
+	if a > 0 {
+		return keep, math.Log1p(phiNew/a) - math.Log1p(phiOld/a)
+	}
+	return keep, math.Log(phiNew) - math.Log(phiOld)
 }
 
 // fullStep is one full-batch MH step from the same proposal: the exact
