@@ -84,6 +84,10 @@ type Info struct {
 	// the step. The driver sets them from its counting Target; a kernel's
 	// own values are overwritten.
 	Evals, GradEvals int
+	// AuxEvals is the part of Evals a kernel spent on its auxiliary
+	// variables rather than on the θ move (FlyMC: the brightness z-step;
+	// its θ-step is Evals − AuxEvals). Set by the kernel.
+	AuxEvals int
 }
 
 // Settings configures Sample. A nil *Settings, or the zero value of any
@@ -219,6 +223,7 @@ type Totals struct {
 	Accepted  int           // accepted proposals
 	Evals     int64         // datum energy evaluations
 	GradEvals int64         // datum gradient evaluations
+	AuxEvals  int64         // sum of Info.AuxEvals (included in Evals)
 	Batch     int64         // sum of Info.Batch
 	Fallbacks int           // transitions that fell back to full MH
 	Time      time.Duration // wall time of the phase
@@ -240,6 +245,7 @@ func (t *Totals) add(info *Info) {
 	}
 	t.Evals += int64(info.Evals)
 	t.GradEvals += int64(info.GradEvals)
+	t.AuxEvals += int64(info.AuxEvals)
 	t.Batch += int64(info.Batch)
 	if info.Fallback {
 		t.Fallbacks++
@@ -251,6 +257,7 @@ func (t *Totals) merge(u Totals) {
 	t.Accepted += u.Accepted
 	t.Evals += u.Evals
 	t.GradEvals += u.GradEvals
+	t.AuxEvals += u.AuxEvals
 	t.Batch += u.Batch
 	t.Fallbacks += u.Fallbacks
 	t.Time += u.Time

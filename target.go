@@ -7,6 +7,7 @@ package exactmh
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // chunk is the number of data a Target processes per call to the user's
@@ -158,6 +159,26 @@ func (t *Target) TotalEnergy(theta []float64) (float64, error) {
 		sum += s
 	}
 	return t.beta * sum, nil
+}
+
+// Gaps sets dst[k] = β(−U_i(θ) − log B_i(θ)) for i = idx[k]: FlyMC's
+// tempered log-likelihood gap over the lower bound b, one evaluation per
+// datum. A non-finite gap returns an *EnergyError, a negative one a
+// *LowerBoundViolation.
+func (t *Target) Gaps(dst, theta []float64, idx []int, b FlyBound) error {
+	t.evals += int64(len(idx))
+	b.Gaps(dst, theta, idx)
+	for k, v := range dst[:len(idx)] {
+		v *= t.beta
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return newEnergyError(idx[k], theta, nil, v)
+		}
+		if v < 0 {
+			return &LowerBoundViolation{Datum: idx[k], Theta: slices.Clone(theta), Gap: v}
+		}
+		dst[k] = v
+	}
+	return nil
 }
 
 // AddGradient adds β·Σ_k w[k]·∇U_{idx[k]}(θ) to grad (w nil means all

@@ -1,0 +1,290 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// FlyMC is Firefly Monte Carlo (Maclaurin & Adams 2014), an exact kernel
+// with auxiliary brightness variables z_i ∈ {0, 1}, one per datum, on the
+// joint
+//
+//	p(θ, z) ∝ prior(θ)·Π_i B_i(θ)^β·Π_{z_i=1} ρ_i(θ),  ρ_i = (L_i/B_i)^β − 1,
+//
+// whose θ-marginal is the posterior. B_i ≤ L_i is a collapsible lower bound
+// on the likelihood (FlyBound): Π_i B_i costs time independent of N, so a
+// θ-move reads only the bright data. Each transition is
+//
+//  1. a z-step, an implicit MH sweep with q_{b→d} = 1 and q_{d→b} = Q:
+//     each bright datum darkens with probability min(1, Q/ρ_i(θ)); each
+//     datum dark at the start of the sweep is proposed with probability Q
+//     (by geometric skipping, so the cost is Q·N_dark, not N) and brightens
+//     with probability min(1, ρ_i(θ)/Q);
+//  2. a θ-step, random-walk MH on p(θ | z), which evaluates the bright data
+//     at θ′ (their values at θ are cached).
+//
+// Chains start with all data dark. Info.Batch is the number of bright data
+// (the FlyMC papers' batch size), Info.AuxEvals the z-step's evaluations;
+// Info.Evals counts both steps. FlyMC mixes slowly when many data are
+// bright, since θ and z are strongly coupled; a bound tight near the mode
+// (FlyMC-MAP: TightAt = FindMAP's θ) keeps them few.
+type FlyMC struct {
+	// Proposal draws θ′ (nil: the isotropic RandomWalk).
+	Proposal Proposal
+	// Scale is the initial step scale (0: 0.1).
+	Scale float64
+	// Q is q_{d→b}, the probability that the z-step proposes to brighten a
+	// dark datum (0: 0.01, the TunaMH experiments' value for robust
+	// regression and the Gaussian mixture; they use 0.1 for MNIST).
+	Q float64
+	// Bound is the lower bound (nil: the energy's FlyBound at TightAt).
+	Bound FlyBound
+	// TightAt is where the energy's bounds are tight (typically the MAP:
+	// FlyMC-MAP); nil means the energy's untuned default. Ignored when
+	// Bound is set.
+	TightAt []float64
+
+	mutation int // test hook: a deliberately wrong variant (export_test.go)
+}
+
+// Name returns "FlyMC", or "FlyMC-MAP" when TightAt is set.
+func (k FlyMC) Name() string {
+	if k.TightAt != nil && k.Bound == nil {
+		return "FlyMC-MAP"
+	}
+	return "FlyMC"
+}
+
+// Exact returns true.
+func (FlyMC) Exact() bool { return true }
+
+// Start builds the bound and the chain's brightness state, all dark.
+func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
+	prop, scale, err := proposalSetup("FlyMC", k.Proposal, k.Scale, t.Dim())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStart(t, theta0); err != nil {
+		return nil, err
+	}
+	q := k.Q
+	if q == 0 {
+		q = 0.01
+	}
+	if !(q > 0 && q <= 1) {
+		return nil, fmt.Errorf("FlyMC: Q = %v, want in (0, 1]", k.Q)
+	}
+	b := k.Bound
+	if b == nil {
+		fb, ok := t.Energy().(FlyBounder)
+		if !ok {
+			return nil, fmt.Errorf("FlyMC: %w (energy %T)", errNoFlyBound, t.Energy())
+		}
+		if b, err = fb.FlyBound(k.TightAt, t.Prior()); err != nil {
+			return nil, fmt.Errorf("FlyMC: %w", err)
+		}
+	}
+	n := t.N()
+	c := &flyChain{
+		k: k, t: t, prop: prop, scale: scale, bound: b, beta: t.Beta(),
+		logQ: math.Log(q), logGeom: math.Log1p(-q), q: q,
+		theta: slices.Clone(theta0), next: make([]float64, t.Dim()),
+		order: make([]int32, n), pos: make([]int32, n),
+		logRho: make([]float64, n), logRhoNew: make([]float64, n), brighten: make([]int32, 0, n),
+	}
+	for i := range c.order {
+		c.order[i], c.pos[i] = int32(i), int32(i)
+	}
+	lp := t.LogPrior(theta0)
+	if math.IsInf(lp, -1) || math.IsNaN(lp) {
+		return nil, fmt.Errorf("FlyMC: θ0 = %v outside the prior's support", theta0)
+	}
+	c.logBound = c.beta * b.LogBoundSum(theta0)
+	if math.IsNaN(c.logBound) || math.IsInf(c.logBound, 0) {
+		return nil, fmt.Errorf("FlyMC: Σ log B_i(θ0) = %v at θ0 = %v", c.logBound, theta0)
+	}
+	return c, nil
+}
+
+type flyChain struct {
+	k       FlyMC
+	t       *Target
+	prop    Proposal
+	scale   float64
+	bound   FlyBound
+	beta    float64
+	q       float64
+	logQ    float64 // log q_{d→b}
+	logGeom float64 // log(1 − q), for geometric skipping
+
+	theta, next []float64
+	logBound    float64 // βΣ log B_i(θ)
+
+	// order lists the data bright first: order[:nBright] are bright, the
+	// rest dark; pos[i] is datum i's index in order.
+	order   []int32
+	pos     []int32
+	nBright int
+	// logRho[i] = log ρ_i(θ) for bright i at the current θ; logRhoNew[k]
+	// holds log ρ at θ′ for order[k] during a θ-step.
+	logRho, logRhoNew []float64
+	brighten          []int32
+
+	idx  [batchChunk]int
+	gaps [batchChunk]float64
+}
+
+func (c *flyChain) Position() []float64    { return c.theta }
+func (c *flyChain) StepScale() float64     { return c.scale }
+func (c *flyChain) SetStepScale(s float64) { c.scale = s }
+
+// Params reports q_{d→b} and the number of bright data now.
+func (c *flyChain) Params() map[string]float64 {
+	return map[string]float64{"q": c.q, "bright": float64(c.nBright)}
+}
+
+// logRhoOf returns log ρ = log(e^gap − 1) = gap + log(1 − e^{−gap}) for a
+// tempered gap > 0, computed without cancellation; −Inf for gap = 0.
+func logRhoOf(gap float64) float64 {
+	if gap > 30 {
+		return gap + math.Log1p(-math.Exp(-gap))
+	}
+	return math.Log(math.Expm1(gap))
+}
+
+// Step makes one FlyMC transition: z-step, then θ-step.
+func (c *flyChain) Step(rng *rand.Rand) (Info, error) {
+	e0 := c.t.Evals()
+	if err := c.zStep(rng); err != nil {
+		return Info{}, err
+	}
+	aux := int(c.t.Evals() - e0)
+	info, err := c.thetaStep(rng)
+	info.AuxEvals = aux
+	return info, err
+}
+
+// zStep is the implicit MH sweep over the brightness variables.
+func (c *flyChain) zStep(rng *rand.Rand) error {
+	nBright0 := c.nBright
+	// Propose to brighten the data dark at the start of the sweep: skip
+	// Geometric(q) dark positions between proposals. Decisions are
+	// collected first, so that no datum is updated twice in one sweep.
+	c.brighten = c.brighten[:0]
+	n := len(c.order)
+	for p := nBright0 + c.skip(rng); p < n; {
+		m := 0
+		for ; m < batchChunk && p < n; m++ {
+			c.idx[m] = int(c.order[p])
+			p += 1 + c.skip(rng)
+		}
+		if err := c.t.Gaps(c.gaps[:m], c.theta, c.idx[:m], c.bound); err != nil {
+			return fmt.Errorf("FlyMC: %w", err)
+		}
+		for j := range m {
+			// Brighten with probability min(1, ρ_i/q).
+			lr := logRhoOf(c.gaps[j])
+			if lr >= c.logQ || math.Log(rng.Float64()) < lr-c.logQ {
+				i := c.idx[j]
+				c.logRho[i] = lr
+				c.brighten = append(c.brighten, int32(i))
+			}
+		}
+	}
+	// Darken each datum bright at the start with probability
+	// min(1, q/ρ_i(θ)) from its cached ρ. Going down the bright block, a
+	// darkened datum swaps with the last bright one, which was already
+	// visited.
+	for k := nBright0 - 1; k >= 0; k-- {
+		i := c.order[k]
+		lr := c.logRho[i]
+		if c.k.mutation == flyMutationDarkenAlways {
+			lr = math.Inf(-1)
+		}
+		if c.logQ-lr >= 0 || math.Log(rng.Float64()) < c.logQ-lr {
+			c.swap(k, c.nBright-1)
+			c.nBright--
+		}
+	}
+	for _, i := range c.brighten {
+		c.swap(int(c.pos[i]), c.nBright)
+		c.nBright++
+	}
+	return nil
+}
+
+// skip draws the number of failures before a success of probability q.
+func (c *flyChain) skip(rng *rand.Rand) int {
+	if c.q == 1 {
+		return 0
+	}
+	u := 1 - rng.Float64() // (0, 1]
+	g := math.Floor(math.Log(u) / c.logGeom)
+	if g > float64(len(c.order)) {
+		return len(c.order)
+	}
+	return int(g)
+}
+
+// swap exchanges the data at positions a and b of order.
+func (c *flyChain) swap(a, b int) {
+	ia, ib := c.order[a], c.order[b]
+	c.order[a], c.order[b] = ib, ia
+	c.pos[ib], c.pos[ia] = int32(a), int32(b)
+}
+
+// thetaStep is MH on p(θ | z): collapsed bound plus the bright data.
+func (c *flyChain) thetaStep(rng *rand.Rand) (Info, error) {
+	info := Info{Batch: c.nBright, Distinct: c.nBright, AcceptProb: 0, LogDensity: math.NaN()}
+	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
+	lpNew := c.t.LogPrior(c.next)
+	if math.IsInf(lpNew, -1) {
+		return info, nil
+	}
+	logBoundNew := c.beta * c.bound.LogBoundSum(c.next)
+	logR := lpNew - c.t.LogPrior(c.theta) + logQ + logBoundNew - c.logBound
+	if c.k.mutation == flyMutationNoBoundTerm {
+		logR = lpNew - c.t.LogPrior(c.theta) + logQ
+	}
+	for lo := 0; lo < c.nBright; lo += batchChunk {
+		m := min(batchChunk, c.nBright-lo)
+		for j := range m {
+			c.idx[j] = int(c.order[lo+j])
+		}
+		if err := c.t.Gaps(c.gaps[:m], c.next, c.idx[:m], c.bound); err != nil {
+			return Info{}, fmt.Errorf("FlyMC: %w", err)
+		}
+		for j := range m {
+			lr := logRhoOf(c.gaps[j])
+			c.logRhoNew[lo+j] = lr
+			logR += lr - c.logRho[c.idx[j]]
+		}
+	}
+	if math.IsNaN(logR) {
+		return Info{}, fmt.Errorf("FlyMC: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.theta, c.next)
+	}
+	info.AcceptProb = math.Exp(min(logR, 0))
+	if logR >= 0 || rng.Float64() < info.AcceptProb {
+		copy(c.theta, c.next)
+		c.logBound = logBoundNew
+		for k := range c.nBright {
+			c.logRho[c.order[k]] = c.logRhoNew[k]
+		}
+		info.Accepted = true
+	}
+	return info, nil
+}
+
+// Test hooks: deliberately wrong variants that the exactness tests must
+// catch.
+const (
+	flyMutationNone = iota
+	flyMutationNoBoundTerm
+	flyMutationDarkenAlways
+)
