@@ -281,6 +281,42 @@ func (b *mixtureBound) Gaps(dst, theta []float64, idx []int) {
 	}
 }
 
+// NewRangeFlyBound returns the constant bound B_i = exp(−max U_i) from the
+// posterior's EnergyRange (the global bound PoissonMH uses): log B_i is the
+// negated upper end of U_i's range on the prior's support, so FlyMC applies
+// wherever PoissonMH does. Being constant it is loose away from the energy's
+// maximum; the regression bounds (FlyBounder) are far tighter where they
+// exist.
+func NewRangeFlyBound(p *Posterior) (FlyBound, error) {
+	r, err := p.EnergyRange()
+	if err != nil {
+		return nil, err
+	}
+	b := &rangeBound{e: p.Energy, top: make([]float64, len(r.Lo))}
+	for i := range b.top {
+		b.top[i] = (r.Lo[i]+r.Width[i])/p.beta() + flyMargin
+		b.sum += b.top[i]
+	}
+	return b, nil
+}
+
+type rangeBound struct {
+	e   Energy
+	top []float64 // max U_i + margin
+	sum float64
+}
+
+// LogBoundSum returns −Σ_i max U_i.
+func (b *rangeBound) LogBoundSum([]float64) float64 { return -b.sum }
+
+// Gaps sets dst[k] = max U_i − U_i(θ).
+func (b *rangeBound) Gaps(dst, theta []float64, idx []int) {
+	b.e.Energies(dst, theta, idx)
+	for k, i := range idx {
+		dst[k] = b.top[i] - dst[k]
+	}
+}
+
 // LowerBoundViolation reports a datum whose FlyMC lower bound exceeds its
 // likelihood: log B_i(θ) > log L_i(θ) = −U_i(θ), in tempered units.
 type LowerBoundViolation struct {

@@ -185,7 +185,7 @@ func (c *flyChain) zStep(rng *rand.Rand) error {
 			p += 1 + c.skip(rng)
 		}
 		if err := c.t.Gaps(c.gaps[:m], c.theta, c.idx[:m], c.bound); err != nil {
-			return fmt.Errorf("FlyMC: %w", err)
+			return err
 		}
 		for j := range m {
 			// Brighten with probability min(1, ρ_i/q).
@@ -258,7 +258,7 @@ func (c *flyChain) thetaStep(rng *rand.Rand) (Info, error) {
 			c.idx[j] = int(c.order[lo+j])
 		}
 		if err := c.t.Gaps(c.gaps[:m], c.next, c.idx[:m], c.bound); err != nil {
-			return Info{}, fmt.Errorf("FlyMC: %w", err)
+			return Info{}, err
 		}
 		for j := range m {
 			lr := logRhoOf(c.gaps[j])

@@ -2,11 +2,13 @@ package exactmh_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/exactness"
 )
 
 // quadMoments integrates the 2-d posterior on a grid: E θ, E θθᵀ and, for
@@ -141,5 +143,306 @@ func TestFlyMCHIPSLogistic(t *testing.T) {
 		}
 	}
 	t.Logf("FlyMC %.3f\nquad  %.3f", got, quad)
-	_ = context.Background
+	// Wrong ratios move the moments far beyond the chain's error.
+	for name, bad := range map[string]exactmh.FlyMC{
+		"no bound ratio": exactmh.FlyMCNoBoundTerm(exactmh.FlyMC{Bound: b, Q: 0.5, Scale: 1}),
+		"darken always":  exactmh.FlyMCDarkenAlways(exactmh.FlyMC{Bound: b, Q: 0.5, Scale: 1}),
+	} {
+		m := flyMoments(t, p, bad, 200000, 1)
+		worst := 0.0
+		for j := range 6 {
+			worst = math.Max(worst, math.Abs(m[j]-quad[j]))
+		}
+		if worst < 0.2 {
+			t.Errorf("mutant %q: θ moments within %.3f of the truth", name, worst)
+		}
+		t.Logf("mutant %q: worst θ-moment error %.3f", name, worst)
+	}
+}
+
+// The bounds hold (gaps ≥ 0, LogBoundSum equal to the per-datum sum) and
+// the tuned ones are tight at their tuning point.
+func TestFlyBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const n, d = 300, 3
+	x, y, yr := make([]float64, n*d), make([]float64, n), make([]float64, n)
+	for i := range n {
+		var z float64
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()
+			z += x[i*d+j]
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+		yr[i] = z + rng.NormFloat64()
+	}
+	lr, err := exactmh.NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := exactmh.NewStudentTRegression(x, yr, d, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = math.Sqrt2*rng.NormFloat64() + float64(rng.IntN(2))
+	}
+	gm, err := exactmh.NewGaussianMixture(xs, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := exactmh.NewCube(2, -3, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := []float64{0.3, -0.7, 1.1}
+	cases := []struct {
+		name string
+		p    *exactmh.Posterior
+		at   []float64 // nil: untuned
+	}{
+		{"logistic untuned", &exactmh.Posterior{Energy: lr}, nil},
+		{"logistic tuned", &exactmh.Posterior{Energy: lr}, at},
+		{"student-t untuned", &exactmh.Posterior{Energy: st}, nil},
+		{"student-t tuned", &exactmh.Posterior{Energy: st}, at},
+		{"mixture at 0", &exactmh.Posterior{Energy: gm, Prior: box}, nil},
+		{"mixture tuned", &exactmh.Posterior{Energy: gm, Prior: box}, []float64{0.4, 0.9}},
+	}
+	for _, c := range cases {
+		b, err := c.p.Energy.(exactmh.FlyBounder).FlyBound(c.at, c.p.Prior)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		spread := 2.0
+		if c.p.Prior != nil {
+			spread = 1.5
+		}
+		minGap, err := exactmh.CheckFlyBound(c.p, b, &exactmh.CheckOptions{Points: 100, Spread: spread, Seed: 7})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		// Tight at the tuning point (the mixture's untuned point is 0).
+		tight := c.at
+		if tight == nil && c.p.Prior != nil {
+			tight = []float64{0, 0}
+		}
+		if tight == nil {
+			t.Logf("%s: smallest gap %.3g", c.name, minGap)
+			continue
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		gaps := make([]float64, n)
+		b.Gaps(gaps, tight, idx)
+		worst := 0.0
+		for _, g := range gaps {
+			worst = math.Max(worst, math.Abs(g-1e-6))
+		}
+		if worst > 1e-9 {
+			t.Errorf("%s: gaps at the tuning point differ from the 1e-6 margin by up to %.3g", c.name, worst)
+		}
+		t.Logf("%s: smallest gap %.3g, tight at %v to %.1e", c.name, minGap, tight, worst)
+	}
+	// The untuned logistic bound is tight where |x_iᵀθ| = 1.5.
+	b, _ := lr.FlyBoundXi(1.5)
+	row := lr.Row(0)
+	theta := make([]float64, d)
+	for j := range theta {
+		theta[j] = 1.5 * row[j] / (row[0]*row[0] + row[1]*row[1] + row[2]*row[2])
+	}
+	g := []float64{0}
+	b.Gaps(g, theta, []int{0})
+	if math.Abs(g[0]-1e-6) > 1e-9 {
+		t.Errorf("Jaakkola–Jordan bound at |s| = ξ: gap %v, want the 1e-6 margin", g[0])
+	}
+	// Tuning at ξ = 0 uses the limit −1/8 (no 0/0).
+	zero, _ := lr.FlyBound(make([]float64, d), nil)
+	if _, err := exactmh.CheckFlyBound(&exactmh.Posterior{Energy: lr}, zero, &exactmh.CheckOptions{Points: 20, Seed: 1}); err != nil {
+		t.Errorf("bound tight at θ = 0: %v", err)
+	}
+	// A bound above the likelihood is caught.
+	if _, err := exactmh.CheckFlyBound(&exactmh.Posterior{Energy: lr}, shifted{b, -0.1}, nil); err == nil {
+		t.Error("CheckFlyBound accepted a bound above the likelihood")
+	}
+	// A LogBoundSum that does not match the per-datum bounds is caught.
+	if _, err := exactmh.CheckFlyBound(&exactmh.Posterior{Energy: lr}, offsetSum{b}, nil); err == nil {
+		t.Error("CheckFlyBound accepted an inconsistent LogBoundSum")
+	}
+	if _, err := gm.FlyBound(nil, nil); err == nil {
+		t.Error("mixture bound without a box prior: no error")
+	}
+}
+
+// shifted moves every gap by delta (a negative delta puts B_i above L_i).
+type shifted struct {
+	exactmh.FlyBound
+	delta float64
+}
+
+func (s shifted) Gaps(dst, theta []float64, idx []int) {
+	s.FlyBound.Gaps(dst, theta, idx)
+	for k := range idx {
+		dst[k] += s.delta
+	}
+}
+
+func (s shifted) LogBoundSum(theta []float64) float64 { return s.FlyBound.LogBoundSum(theta) }
+
+// offsetSum adds a θ-dependent error to LogBoundSum.
+type offsetSum struct{ exactmh.FlyBound }
+
+func (o offsetSum) LogBoundSum(theta []float64) float64 { return o.FlyBound.LogBoundSum(theta) + 0.01*theta[0] }
+
+func TestFlyMCPairwise(t *testing.T) {
+	g := boxed(t, 300, 1)
+	b, err := exactmh.NewRangeFlyBound(g.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, c := pairAB(g)
+	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.FlyMC{Proposal: q, Bound: b, Q: 0.1} }
+	bad := func(q exactmh.Proposal) exactmh.Kernel {
+		return exactmh.FlyMCDarkenAlways(exactmh.FlyMC{Proposal: q, Bound: b, Q: 0.1})
+	}
+	checkPairwise(t, g.Posterior, a, c, good, bad, 40000)
+}
+
+func TestFlyMCConjugateMoments(t *testing.T) {
+	g := boxed(t, 500, 1)
+	b, err := exactmh.NewRangeFlyBound(g.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 2, Init: g.Mean}
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.FlyMC{Bound: b, Q: 0.1}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+		t.Error(err)
+	}
+	tot := res.Sampling()
+	t.Logf("FlyMC: accept %.3f, mean bright %.1f, evals/step %.1f (z-step %.1f), N = 500",
+		tot.AcceptRate(), tot.MeanBatch(), tot.EvalsPerStep(), float64(tot.AuxEvals)/float64(tot.Steps))
+	bad, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.FlyMCDarkenAlways(exactmh.FlyMC{Bound: b, Q: 0.1}), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exactness.CheckMoments(bad, g.Mean, g.SD(), 4); err == nil {
+		t.Error("moment check passed the mutant FlyMC")
+	}
+}
+
+// On the App. J.1 walk (K = 20, uniform target) with the constant range
+// bound the chain's histogram is uniform.
+func TestFlyMCRandomWalk(t *testing.T) {
+	p, _, err := exactness.RandomWalk(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := exactmh.NewRangeFlyBound(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &exactmh.Settings{Chains: 4, Draws: 20000, Warmup: 1000, NoAdapt: true, Init: []float64{10}, Seed: 5}
+	res, err := exactmh.Sample(context.Background(), p, exactmh.FlyMC{Proposal: exactness.LatticeProposal{}, Scale: 1, Bound: b, Q: 0.05}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tv := exactness.HistogramTV(res.Samples(0), 20); tv > 0.06 {
+		t.Errorf("FlyMC chain histogram on K = 20: TV = %.4f", tv)
+	} else {
+		t.Logf("TV = %.4f, mean bright %.1f of 6000", tv, res.Sampling().MeanBatch())
+	}
+}
+
+// Info splits the evaluations: θ-step = bright data, z-step ≈ q·N_dark.
+func TestFlyMCInfo(t *testing.T) {
+	g := boxed(t, 2000, 1)
+	b, err := exactmh.NewRangeFlyBound(g.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := exactmh.NewTarget(g.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = 0.05
+	ch, err := exactmh.FlyMC{Bound: b, Q: q}.Start(tg, g.Mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	var aux, want float64
+	for s := range 3000 {
+		bright0 := 0
+		for i := range 2000 {
+			if exactmh.FlyMCBright(ch, i) {
+				bright0++
+			}
+		}
+		e0 := tg.Evals()
+		info, err := ch.Step(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bright := 0
+		for i := range 2000 {
+			if exactmh.FlyMCBright(ch, i) {
+				bright++
+			}
+		}
+		if info.Batch != bright {
+			t.Fatalf("step %d: Info.Batch = %d, %d data bright", s, info.Batch, bright)
+		}
+		// Proposals outside the box are rejected before any datum is read.
+		if got := int(tg.Evals()-e0) - info.AuxEvals; got != bright && (got != 0 || info.Accepted) {
+			t.Fatalf("step %d: θ-step evaluations %d, want the %d bright data", s, got, bright)
+		}
+		aux += float64(info.AuxEvals)
+		want += q * float64(2000-bright0)
+	}
+	if math.Abs(aux-want) > 4*math.Sqrt(want) {
+		t.Errorf("z-step evaluations %.0f, want q·N_dark summed = %.0f", aux, want)
+	}
+}
+
+func TestFlyMCErrors(t *testing.T) {
+	g := boxed(t, 100, 1)
+	tg, err := exactmh.NewTarget(g.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := exactmh.NewRangeFlyBound(g.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, k := range map[string]exactmh.FlyMC{
+		"q > 1":    {Bound: b, Q: 1.5},
+		"q < 0":    {Bound: b, Q: -0.1},
+		"no bound": {},
+	} {
+		if _, err := k.Start(tg, g.Mean); err == nil {
+			t.Errorf("%s: Start gave no error", name)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+	// A bound above the likelihood stops the chain with a
+	// LowerBoundViolation.
+	_, err = exactmh.Sample(context.Background(), g.Posterior, exactmh.FlyMC{Bound: shifted{b, -1e3}, Q: 0.5},
+		&exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10, Init: g.Mean})
+	var v *exactmh.LowerBoundViolation
+	if !errors.As(err, &v) || v.Gap >= 0 || v.Theta == nil {
+		t.Fatalf("err = %v, want a LowerBoundViolation", err)
+	}
+	t.Log(err)
+}
+
+func BenchmarkFlyMCStepLogistic(b *testing.B) {
+	benchmarkKernel(b, tallLogistic(b), exactmh.FlyMC{Scale: 0.02, Q: 0.1})
 }
