@@ -295,7 +295,9 @@ func (s shifted) LogBoundSum(theta []float64) float64 { return s.FlyBound.LogBou
 // offsetSum adds a θ-dependent error to LogBoundSum.
 type offsetSum struct{ exactmh.FlyBound }
 
-func (o offsetSum) LogBoundSum(theta []float64) float64 { return o.FlyBound.LogBoundSum(theta) + 0.01*theta[0] }
+func (o offsetSum) LogBoundSum(theta []float64) float64 {
+	return o.FlyBound.LogBoundSum(theta) + 0.01*theta[0]
+}
 
 func TestFlyMCPairwise(t *testing.T) {
 	g := boxed(t, 300, 1)
