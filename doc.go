@@ -17,7 +17,8 @@
 // Poisson-MALA, TunaMH-SGLD), the inexact ones beside them for honest
 // comparison, and the diagnostics that show which is better on a given
 // problem. Kernels land one by one; today the package has full-batch MH (the
-// reference every kernel is measured against), TunaMH and PoissonMH.
+// reference every kernel is measured against), TunaMH, PoissonMH, FlyMC,
+// TFMH and SMH-1/SMH-2, and FindMAP for the MAP-based variants.
 //
 // # Using it
 //
@@ -72,6 +73,18 @@
 //     evaluation in fixed scratch, the distinct-data counter). Chains that
 //     tune themselves in warmup implement WarmupAware; chains that report
 //     parameters (χ, λ) implement ParamReporter.
+//   - flymc.go and flybounds.go: Firefly MC, the one stateful kernel so
+//     far — its chain carries the brightness z_i of every datum as a
+//     bright-first permutation with positions (O(1) to brighten or darken,
+//     no per-step allocation) and caches log ρ_i of the bright data at the
+//     current θ. Its lower bounds (FlyBound) are a separate interface from
+//     DiffBound because they bound the likelihood itself, not its
+//     differences, and must collapse: Σ log B_i costs O(d²) (regression
+//     bounds as a quadratic form) or O(d) (the mixture's Taylor bound). The
+//     gap log L_i − log B_i is computed in one read of datum i through
+//     Target.Gaps, which counts it and reports a negative gap as a
+//     LowerBoundViolation. Info.AuxEvals splits the z-step's evaluations
+//     from the θ-step's.
 //   - diagnostics.go: ESS (bulk, tail, basic, quantile), R-hat (rank-
 //     normalized, basic), MCSE of means and quantiles, autocorrelation by FFT
 //     — numerically identical to the Stan team's R package posterior, tested

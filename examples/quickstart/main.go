@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/internal/mnist"
 )
 
@@ -84,12 +84,9 @@ func main() {
 		s := res.Summary()
 		acc := accuracy(res.Mean(), data.TestX, data.TestY, data.D)
 		if *asJSON {
-			json.NewEncoder(out).Encode(row{
-				Kernel: s.Kernel, Exact: s.Exact, Status: s.Status.String(),
-				AcceptRate: s.AcceptRate, MeanBatch: s.MeanBatch, EvalsPerStep: s.EvalsPerStep,
-				ESSBulkMin: s.MinESSBulk(), ESSPerSec: s.MinESSPerSecond(), RHatMax: s.MaxRHat(),
-				Seconds: res.Elapsed.Seconds(), TestAccuracy: acc,
-			})
+			report.Write(out, report.Row(res, map[string]any{
+				"rhat_max": report.OrNull(s.MaxRHat()), "test_accuracy": acc,
+			}))
 			continue
 		}
 		shown := *s
@@ -104,21 +101,6 @@ func main() {
 			s.Kernel, s.AcceptRate, s.EvalsPerStep, res.N, s.MinESSBulk(), s.MinESSPerSecond(), s.MaxRHat(), res.Elapsed.Seconds())
 		fmt.Fprintf(out, "test accuracy of the posterior mean: %.2f%% (%d test images)\n", 100*acc, data.NTest())
 	}
-}
-
-// row is the -json output of one kernel run.
-type row struct {
-	Kernel       string  `json:"kernel"`
-	Exact        bool    `json:"exact"`
-	Status       string  `json:"status"`
-	AcceptRate   float64 `json:"accept_rate"`
-	MeanBatch    float64 `json:"mean_batch"`
-	EvalsPerStep float64 `json:"evals_per_step"`
-	ESSBulkMin   float64 `json:"ess_bulk_min"`
-	ESSPerSec    float64 `json:"ess_per_sec"`
-	RHatMax      float64 `json:"rhat_max"`
-	Seconds      float64 `json:"seconds"`
-	TestAccuracy float64 `json:"test_accuracy"`
 }
 
 // accuracy is the share of test images whose label is predicted by

@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -28,6 +27,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/internal/exactness"
 )
 
@@ -75,10 +75,10 @@ func main() {
 			}
 			name := newKernel(nil).Name()
 			if *asJSON {
-				json.NewEncoder(os.Stdout).Encode(map[string]any{
+				report.Write(os.Stdout, map[string]any{
 					"kernel": name, "exact": newKernel(nil).Exact(), "K": k, "tv": tv, "tv_se": tvSE,
 					"alpha_up": up, "alpha_down": down, "accept_rate": (up + down) / 2,
-					"mean_batch": batch, "evals_per_step": evals, "chain_tv": orNull(chainTV),
+					"mean_batch": batch, "evals_per_step": evals, "chain_tv": report.OrNull(chainTV),
 					"ess_bulk_min": nil, "ess_per_sec": nil, "seconds": time.Since(start).Seconds(),
 				})
 				continue
@@ -135,11 +135,4 @@ func simulate(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Ker
 		log.Fatal(err)
 	}
 	return exactness.HistogramTV(res.Samples(0), k)
-}
-
-func orNull(v float64) any {
-	if math.IsNaN(v) {
-		return nil
-	}
-	return v
 }

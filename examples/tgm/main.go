@@ -32,7 +32,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -46,6 +45,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/figure"
+	"github.com/exactmh/exactmh/examples/internal/report"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -121,7 +121,6 @@ func main() {
 			log.Fatalf("%s: %v", r.k.Name(), err)
 		}
 		ch := res.Chains[0]
-		tot := res.Sampling()
 		var kls []float64
 		for _, c := range checkpoints {
 			kls = append(kls, symKL(ch, c, res.Dim, truth))
@@ -134,18 +133,15 @@ func main() {
 			panels = append(panels, grid(res.Kernel, h))
 			curves = append(curves, klCurve(res.Kernel, ch, res.Dim, truth))
 		}
-		ess := math.Min(exactmh.ESSBulk(res.Samples(0)), exactmh.ESSBulk(res.Samples(1)))
 		if *asJSON {
-			json.NewEncoder(os.Stdout).Encode(map[string]any{
-				"kernel": res.Kernel, "exact": res.Exact, "accept_rate": tot.AcceptRate(),
-				"mean_batch": tot.MeanBatch(), "evals_per_step": tot.EvalsPerStep(),
-				"ess_bulk_min": orNull(ess), "ess_per_sec": orNull(ess / tot.Time.Seconds()), "steps": tot.Steps,
-				"seconds": time.Since(start).Seconds(), "sym_kl": orNull(kls[len(kls)-1]),
+			report.Write(os.Stdout, report.Row(res, map[string]any{
+				"seconds": time.Since(start).Seconds(), "sym_kl": report.OrNull(kls[len(kls)-1]),
 				"sym_kl_at": checkpointMap(checkpoints, kls),
-			})
+			}))
 			continue
 		}
-		fmt.Printf("%-10s %7.3f %10.2f %10.1f %8.1f", res.Kernel, tot.AcceptRate(), tot.MeanBatch(), tot.EvalsPerStep(), ess/tot.Time.Seconds())
+		s := res.Summary()
+		fmt.Printf("%-10s %7.3f %10.2f %10.1f %8.1f", res.Kernel, s.AcceptRate, s.MeanBatch, s.EvalsPerStep, s.MinESSPerSecond())
 		for _, kl := range kls {
 			fmt.Printf(" %12.4f", kl)
 		}
@@ -185,18 +181,10 @@ func problem(seed uint64) (*exactmh.Posterior, []float64, error) {
 	return &exactmh.Posterior{Energy: energy, Prior: box, Beta: beta}, x, nil
 }
 
-// orNull turns NaN into a JSON null.
-func orNull(v float64) any {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return v
-}
-
 func checkpointMap(cs []time.Duration, v []float64) map[string]any {
 	m := map[string]any{}
 	for i, c := range cs {
-		m[c.String()] = orNull(v[i])
+		m[c.String()] = report.OrNull(v[i])
 	}
 	return m
 }
