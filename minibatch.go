@@ -70,3 +70,24 @@ func (d *distinct) add(i int) {
 func posteriorOf(t *Target) *Posterior {
 	return &Posterior{Energy: t.energy, Prior: t.prior, Beta: t.beta}
 }
+
+// fullEnergyDiff returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data, in chunks
+// through the caller's scratch: the exact log-likelihood ratio of a
+// full-batch MH step, which the truncated kernels fall back to.
+func fullEnergyDiff(t *Target, theta, next []float64, idx *[batchChunk]int, diff *[batchChunk]float64) (float64, error) {
+	n := t.N()
+	var sum float64
+	for lo := 0; lo < n; lo += batchChunk {
+		m := min(batchChunk, n-lo)
+		for j := range m {
+			idx[j] = lo + j
+		}
+		if err := t.EnergyDiffs(diff[:m], theta, next, idx[:m]); err != nil {
+			return 0, err
+		}
+		for _, d := range diff[:m] {
+			sum += d
+		}
+	}
+	return sum, nil
+}

@@ -298,21 +298,12 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 // fullStep is one full-batch MH step from the same proposal: the exact
 // log ratio from all N energy differences (read once each).
 func (c *tunaChain) fullStep(rng *rand.Rand, logR float64) (Info, error) {
-	n := c.t.N()
-	for lo := 0; lo < n; lo += batchChunk {
-		hi := min(lo+batchChunk, n)
-		idx := c.idx[:hi-lo]
-		for j := range idx {
-			idx[j] = lo + j
-		}
-		if err := c.t.EnergyDiffs(c.diff[:hi-lo], c.theta, c.next, idx); err != nil {
-			return Info{}, err
-		}
-		for _, d := range c.diff[:hi-lo] {
-			logR += d
-		}
+	sum, err := fullEnergyDiff(c.t, c.theta, c.next, &c.idx, &c.diff)
+	if err != nil {
+		return Info{}, err
 	}
-	return c.accept(rng, logR, Info{Batch: n, Distinct: n, Fallback: true})
+	n := c.t.N()
+	return c.accept(rng, logR+sum, Info{Batch: n, Distinct: n, Fallback: true})
 }
 
 func (c *tunaChain) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {

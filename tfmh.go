@@ -1,0 +1,190 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/poisson"
+)
+
+// TFMH is truncated factorised Metropolis–Hastings (Cornish et al. 2019,
+// "Scalable Metropolis–Hastings for exact Bayesian inference with large
+// datasets", without control variates; TunaMH paper §2.2). It is exact.
+//
+// Factorised MH accepts with the product of one MH factor per datum,
+// Π_i min(1, e^{−ΔU_i}) with ΔU_i = βU_i(θ′) − βU_i(θ), times the factor of
+// the prior and proposal, min(1, prior(θ′)q(θ|θ′)/(prior(θ)q(θ′|θ))): each
+// factor is reversible, so their product is. TFMH decides it by Poisson
+// thinning: K ~ Poisson(CM) data drawn ∝ c_i (C = Σc_i, M = M(θ, θ′) from
+// the DiffBound), each rejecting with probability max(0, ΔU_i)/(c_iM); the
+// first rejection ends the step.
+//
+// The product of per-datum factors can be exponentially smaller than MH's
+// acceptance (App. C, Statement 1: e^{−M/2} where MH accepts surely), so TFMH
+// needs tiny steps and mixes slowly on most problems; it is here as the
+// baseline the TunaMH paper compares with. When the expected batch CM
+// exceeds MaxRate the step is a full MH step instead ("truncation"),
+// decided from M alone so the chain stays exact.
+type TFMH struct {
+	// Proposal draws θ′ (nil: the isotropic RandomWalk).
+	Proposal Proposal
+	// Scale is the initial step scale (0: 0.1).
+	Scale float64
+	// Bound is the difference bound in tempered units (nil: the
+	// posterior's DiffBound).
+	Bound *DiffBound
+	// MaxRate is the expected batch CM above which the step is full MH
+	// (0: N; +Inf: never).
+	MaxRate float64
+
+	mutation int // test hook: a deliberately wrong variant (export_test.go)
+}
+
+// Name returns "TFMH".
+func (TFMH) Name() string { return "TFMH" }
+
+// Exact returns true.
+func (TFMH) Exact() bool { return true }
+
+// Start checks the bound and builds the chain's alias table.
+func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
+	prop, scale, err := proposalSetup("TFMH", k.Proposal, k.Scale, t.Dim())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStart(t, theta0); err != nil {
+		return nil, err
+	}
+	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
+		return nil, fmt.Errorf("TFMH: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", k.MaxRate)
+	}
+	b := k.Bound
+	if b == nil {
+		if b, err = posteriorOf(t).DiffBound(); err != nil {
+			return nil, fmt.Errorf("TFMH: %w", err)
+		}
+	} else if err := b.check(t.N()); err != nil {
+		return nil, fmt.Errorf("TFMH: %w", err)
+	}
+	table, err := alias.New(b.C)
+	if err != nil {
+		return nil, fmt.Errorf("TFMH: bound constants c_i: %w", err)
+	}
+	c := &tfmhChain{k: k, t: t, prop: prop, scale: scale, bound: b, table: table, sumC: table.Total(),
+		maxRate: k.MaxRate, theta: slices.Clone(theta0), next: make([]float64, t.Dim()), seen: newDistinct(t.N())}
+	if c.maxRate == 0 {
+		c.maxRate = float64(t.N())
+	}
+	return c, nil
+}
+
+type tfmhChain struct {
+	k       TFMH
+	t       *Target
+	prop    Proposal
+	scale   float64
+	bound   *DiffBound
+	table   *alias.Table
+	sumC    float64
+	maxRate float64
+
+	theta, next []float64
+	idx         [batchChunk]int
+	diff        [batchChunk]float64
+	seen        distinct
+}
+
+func (c *tfmhChain) Position() []float64    { return c.theta }
+func (c *tfmhChain) StepScale() float64     { return c.scale }
+func (c *tfmhChain) SetStepScale(s float64) { c.scale = s }
+
+// Step makes one TFMH transition.
+func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
+	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
+	// Propose; the prior is exact and rejects outside its support first.
+	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
+	lpNew := c.t.LogPrior(c.next)
+	if math.IsInf(lpNew, -1) {
+		info.AcceptProb = 0
+		return info, nil
+	}
+	logPrior := lpNew - c.t.LogPrior(c.theta) + logQ
+	m := c.bound.M(c.theta, c.next)
+	rate := c.sumC * m // E[K] = CM
+	if !(rate >= 0) || math.IsInf(rate, 0) {
+		return Info{}, fmt.Errorf("TFMH: expected batch CM = %v (C = %v, M = %v) at θ = %v, θ′ = %v", rate, c.sumC, m, c.theta, c.next)
+	}
+	// Truncation: a full MH step, decided from M alone.
+	if rate > c.maxRate {
+		sum, err := fullEnergyDiff(c.t, c.theta, c.next, &c.idx, &c.diff)
+		if err != nil {
+			return Info{}, err
+		}
+		n := c.t.N()
+		info = Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()}
+		logR := logPrior + sum
+		info.AcceptProb = math.Exp(min(logR, 0))
+		if logR >= 0 || rng.Float64() < info.AcceptProb {
+			c.accept(&info)
+		}
+		return info, nil
+	}
+
+	// The prior-and-proposal factor.
+	if c.k.mutation != tfmhMutationNoPriorFactor && logPrior < 0 && rng.Float64() >= math.Exp(logPrior) {
+		return info, nil
+	}
+	// One factor per datum, by Poisson thinning: stop at the first
+	// rejection. Data are evaluated one by one so that none is read after
+	// the step is decided.
+	if err := poisson.Check(rate); err != nil {
+		return Info{}, fmt.Errorf("TFMH: %w (C = %v, M = %v)", err, c.sumC, m)
+	}
+	draws := poisson.Draw(rng, rate)
+	c.seen.next()
+	for k := range draws {
+		i := c.table.Draw(rng)
+		c.seen.add(i)
+		c.idx[0] = i
+		if err := c.t.EnergyDiffs(c.diff[:1], c.theta, c.next, c.idx[:1]); err != nil {
+			return Info{}, err
+		}
+		du := -c.diff[0] // βU_i(θ′) − βU_i(θ)
+		if c.k.mutation == tfmhMutationFlipSign {
+			du = -du
+		}
+		mi := c.bound.C[i] * m
+		if math.Abs(du) > mi*(1+boundTol) {
+			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
+				Value: math.Abs(du), Bound: mi, Ratio: math.Abs(du) / mi}
+			return Info{}, fmt.Errorf("TFMH: %w", v)
+		}
+		if du > 0 && rng.Float64()*mi < du {
+			info.Batch, info.Distinct = k+1, c.seen.count
+			return info, nil
+		}
+	}
+	info.Batch, info.Distinct = draws, c.seen.count
+	c.accept(&info)
+	return info, nil
+}
+
+func (c *tfmhChain) accept(info *Info) {
+	copy(c.theta, c.next)
+	info.Accepted = true
+}
+
+// Test hooks: deliberately wrong variants that the exactness tests must
+// catch.
+const (
+	tfmhMutationNone = iota
+	tfmhMutationFlipSign
+	tfmhMutationNoPriorFactor
+)
