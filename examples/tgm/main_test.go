@@ -28,3 +28,36 @@ func TestTunaMHBatchMatchesPaper(t *testing.T) {
 		t.Logf("TunaMH mean batch %.2f (paper %.2f), acceptance %.3f", b, paper, tot.AcceptRate())
 	}
 }
+
+// TFMH's mean batch (data evaluated before the first rejection) and
+// FlyMC's mean number of bright data against Table 1: TFMH 13.91 ± 0.016
+// (within 3%), FlyMC 811.52 ± 234.16 (within two standard errors).
+func TestBaselineBatchesMatchPaper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("FlyMC reads 10⁴ data per step")
+	}
+	post, _, err := problem(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &exactmh.Settings{Chains: 2, Warmup: 2000, NoAdapt: true, Draws: 10000, Init: []float64{0.5, 0}, Seed: 3}
+	res, err := exactmh.Sample(context.Background(), post, exactmh.TFMH{Scale: 2.2e-2}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Sampling().MeanBatch(); math.Abs(b/13.91-1) > 0.03 {
+		t.Errorf("TFMH mean batch %.2f, paper 13.91", b)
+	} else {
+		t.Logf("TFMH mean batch %.2f (paper 13.91), acceptance %.3f", b, res.Sampling().AcceptRate())
+	}
+	set.Warmup, set.Draws = 200, 300
+	res, err = exactmh.Sample(context.Background(), post, exactmh.FlyMC{Scale: 1e-2, Q: 0.01}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Sampling().MeanBatch(); math.Abs(b-811.52) > 2*234.16 {
+		t.Errorf("FlyMC mean bright %.1f, paper 811.52 ± 234.16", b)
+	} else {
+		t.Logf("FlyMC mean bright %.1f (paper 811.52 ± 234.16), acceptance %.3f", b, res.Sampling().AcceptRate())
+	}
+}

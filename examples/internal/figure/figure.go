@@ -57,7 +57,10 @@ func (x gridXYZ) Y(r int) float64 {
 	return x.g.Y0 + (float64(r)+0.5)*(x.g.Y1-x.g.Y0)/float64(x.g.NY)
 }
 
-// Heatmaps writes the panels side by side, each panelSize wide and tall, to
+// maxCols is the number of Heatmaps panels per row.
+const maxCols = 4
+
+// Heatmaps writes the panels side by side, four to a row, each panelSize wide and tall, to
 // the PNG file path, under the axis labels xlabel and ylabel. A panel whose
 // values are all zero (no draws yet) is drawn empty.
 func Heatmaps(path, xlabel, ylabel string, panelSize vg.Length, panels []Grid) error {
@@ -88,7 +91,19 @@ func Heatmaps(path, xlabel, ylabel string, panelSize vg.Length, panels []Grid) e
 		}
 		row[k] = p
 	}
-	return save(path, [][]*plot.Plot{row}, vg.Length(len(panels))*panelSize, panelSize)
+	// Rows of at most four panels; empty plots pad the last row.
+	cols := min(len(row), maxCols)
+	var grid [][]*plot.Plot
+	for lo := 0; lo < len(row); lo += cols {
+		r := row[lo:min(lo+cols, len(row))]
+		for len(r) < cols {
+			blank := plot.New()
+			blank.HideAxes()
+			r = append(r, blank)
+		}
+		grid = append(grid, r)
+	}
+	return save(path, grid, vg.Length(cols)*panelSize, vg.Length(len(grid))*panelSize)
 }
 
 // Series is one line of a Lines plot.

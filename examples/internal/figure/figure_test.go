@@ -54,6 +54,14 @@ func TestHeatmaps(t *testing.T) {
 	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != 2*h {
 		t.Errorf("image is %d×%d, want two square panels side by side", w, h)
 	}
+	// Six panels wrap into two rows of four.
+	path6 := filepath.Join(t.TempDir(), "h6.png")
+	if err := Heatmaps(path6, "x", "y", vg.Inch, append(append(panels, panels...), panels...)); err != nil {
+		t.Fatal(err)
+	}
+	if img6, _ := decode(t, path6); img6.Bounds().Dx() != 2*img6.Bounds().Dy() {
+		t.Errorf("six panels: image is %d×%d, want 4 × 2 panels", img6.Bounds().Dx(), img6.Bounds().Dy())
+	}
 	if colours < 20 {
 		t.Errorf("only %d colours: the heat map was not drawn", colours)
 	}
