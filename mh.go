@@ -30,24 +30,14 @@ func (MH) Exact() bool { return true }
 
 // Start evaluates the energy at θ0 and returns the chain.
 func (k MH) Start(t *Target, theta0 []float64) (Chain, error) {
-	c := &mhChain{t: t, prop: k.Proposal, scale: k.Scale}
-	if c.prop == nil {
-		c.prop = RandomWalk{}
-	}
-	if rw, ok := c.prop.(RandomWalk); ok {
-		if err := rw.checkDim(t.Dim()); err != nil {
-			return nil, err
-		}
-	}
-	if c.scale == 0 {
-		c.scale = 0.1
-	}
-	if err := checkScale("MH", c.scale); err != nil {
+	prop, scale, err := proposalSetup("MH", k.Proposal, k.Scale, t.Dim())
+	if err != nil {
 		return nil, err
 	}
-	if len(theta0) != t.Dim() {
-		return nil, fmt.Errorf("len(θ0) = %d, want %d", len(theta0), t.Dim())
+	if err := checkStart(t, theta0); err != nil {
+		return nil, err
 	}
+	c := &mhChain{t: t, prop: prop, scale: scale}
 	c.theta = append([]float64(nil), theta0...)
 	c.prop1 = make([]float64, t.Dim())
 	c.logPrior = t.LogPrior(theta0)

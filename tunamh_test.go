@@ -133,7 +133,7 @@ func TestTunaMHRandomWalk(t *testing.T) {
 
 func TestTunaMHConjugateMoments(t *testing.T) {
 	g := boxed(t, 500, 1)
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 2, Init: g.Mean}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 10000, Seed: 2, Init: g.Mean}
 	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{}, set)
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +151,10 @@ func TestTunaMHConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(bad, g.Mean, g.SD(), 4); err == nil {
+	if err := exactness.CheckMoments(bad, g.Mean, g.SD(), 4); !exactness.ShowsBias(err) {
 		t.Error("moment check passed the mutant TunaMH")
+	} else {
+		t.Logf("mutant: %v", err)
 	}
 }
 

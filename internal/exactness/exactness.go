@@ -18,6 +18,7 @@
 package exactness
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -373,11 +374,19 @@ func ConjugateGaussian(n int, trueMean []float64, sigma *mat.SymDense, priorMean
 // CheckMoments compares the mean and variance of every coordinate of the
 // draws with the truth: each must lie within k Monte Carlo standard errors
 // (MCSEMean of the draws, and of the squared deviations for the variance).
-// It returns an error describing every coordinate that does not.
+// It returns a *MomentError describing every coordinate that does not
+// (Biased), and every coordinate with a bulk ESS below 100 (LowESS): a
+// chain that barely moves has meaningless standard errors and must not
+// pass.
 func CheckMoments(r *exactmh.Result, mean, sd []float64, k float64) error {
 	var msgs []string
+	e := &MomentError{}
 	for j := range mean {
 		x := r.Samples(j)
+		if ess := exactmh.ESSBulk(x); !(ess >= 100) {
+			e.LowESS = append(e.LowESS, fmt.Sprintf("θ%d: bulk ESS %.3g < 100, too few effective draws to check", j, ess))
+			continue
+		}
 		var m float64
 		var n int
 		for _, ch := range x {
@@ -405,10 +414,29 @@ func CheckMoments(r *exactmh.Result, mean, sd []float64, k float64) error {
 			msgs = append(msgs, fmt.Sprintf("θ%d: variance %.5g, want %.5g ± %g·%.3g (z = %.2f)", j, v, want, k, se, (v-want)/se))
 		}
 	}
-	if msgs != nil {
-		return fmt.Errorf("exactness: moments off: %v", msgs)
+	e.Biased = msgs
+	if e.Biased != nil || e.LowESS != nil {
+		return e
 	}
 	return nil
+}
+
+// MomentError is CheckMoments' error.
+type MomentError struct {
+	Biased []string // moments outside k standard errors
+	LowESS []string // coordinates with too few effective draws to check
+}
+
+func (e *MomentError) Error() string {
+	return fmt.Sprintf("exactness: moments off: %v %v", e.Biased, e.LowESS)
+}
+
+// ShowsBias reports whether err is a *MomentError with at least one moment
+// outside its tolerance (not merely too few effective draws): what a
+// deliberately wrong kernel must produce.
+func ShowsBias(err error) bool {
+	var m *MomentError
+	return errors.As(err, &m) && len(m.Biased) > 0
 }
 
 // BoxedGaussian is a Gaussian-mean target with a flat prior on a box at
