@@ -64,65 +64,21 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err := checkStart(t, theta0); err != nil {
 		return nil, err
 	}
-	r := k.Range
-	if r == nil {
-		if r, err = posteriorOf(t).EnergyRange(); err != nil {
-			return nil, fmt.Errorf("PoissonMH: %w", err)
-		}
-	} else if err := r.check(t.N()); err != nil {
-		return nil, fmt.Errorf("PoissonMH: %w", err)
-	}
-	table, err := alias.New(r.Width)
+	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale)
 	if err != nil {
-		return nil, fmt.Errorf("PoissonMH: range widths M_i: %w", err)
+		return nil, err
 	}
-	sumM := table.Total()
-	lambda := k.Lambda
-	switch {
-	case lambda < 0 || math.IsNaN(lambda) || math.IsInf(lambda, 0):
-		return nil, fmt.Errorf("PoissonMH: Lambda = %v, want finite ≥ 0 (0: LambdaScale·L²)", lambda)
-	case k.LambdaScale < 0 || math.IsNaN(k.LambdaScale) || math.IsInf(k.LambdaScale, 0):
-		return nil, fmt.Errorf("PoissonMH: LambdaScale = %v, want finite ≥ 0 (0: 0.01)", k.LambdaScale)
-	case lambda == 0 && k.LambdaScale == 0:
-		lambda = 0.01 * sumM * sumM
-	case lambda == 0:
-		lambda = k.LambdaScale * sumM * sumM
-	}
-	if err := poisson.Check(lambda + sumM); err != nil {
-		return nil, fmt.Errorf("PoissonMH: batch mean λ + L: %w (λ = %v, L = %v)", err, lambda, sumM)
-	}
-	if !(lambda > 0) {
-		return nil, fmt.Errorf("PoissonMH: λ = %v, want > 0", lambda)
-	}
-	expect := lambda + sumM
-	return &poissonChain{
-		k: k, t: t, prop: prop, scale: scale, lo: r.Lo, width: r.Width, table: table,
-		lambda: lambda, sumM: sumM,
-		theta: slices.Clone(theta0), next: make([]float64, t.Dim()),
-		// Kept draws number at most B; room for B up to its mean + 10 sd
-		// covers every step in practice, and growth beyond is kept.
-		kept:   make([]int, 0, int(expect+10*math.Sqrt(expect)+64)),
-		phiOld: make([]float64, 0, int(expect+10*math.Sqrt(expect)+64)),
-		seen:   newDistinct(t.N()),
-	}, nil
+	counts.mutation = k.mutation
+	return &poissonChain{t: t, prop: prop, scale: scale, counts: counts,
+		theta: slices.Clone(theta0), next: make([]float64, t.Dim())}, nil
 }
 
 type poissonChain struct {
-	k           PoissonMH
 	t           *Target
 	prop        Proposal
 	scale       float64
-	lo, width   []float64
-	table       *alias.Table
-	lambda      float64
-	sumM        float64 // L = ΣM_i
+	counts      *poissonCounts
 	theta, next []float64
-
-	kept   []int     // the counts s as the multiset of kept draws
-	phiOld []float64 // φ_i(θ) for each kept draw
-	idx    [batchChunk]int
-	u      [batchChunk]float64
-	seen   distinct
 }
 
 func (c *poissonChain) Position() []float64    { return c.theta }
@@ -130,9 +86,7 @@ func (c *poissonChain) StepScale() float64     { return c.scale }
 func (c *poissonChain) SetStepScale(s float64) { c.scale = s }
 
 // Params reports λ and L.
-func (c *poissonChain) Params() map[string]float64 {
-	return map[string]float64{"lambda": c.lambda, "L": c.sumM}
-}
+func (c *poissonChain) Params() map[string]float64 { return c.counts.params() }
 
 // Step makes one PoissonMH transition (TunaMH paper, Algorithm 3).
 func (c *poissonChain) Step(rng *rand.Rand) (Info, error) {
@@ -144,63 +98,21 @@ func (c *poissonChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	logR := lpNew - c.t.LogPrior(c.theta) + logQ
 
-	// 2. The Poisson counts at θ by thinning: B ~ Poisson(λ + L) draws
-	// i ∝ M_i, each kept with probability (λM_i/L + φ_i(θ))/(λM_i/L + M_i).
-	batch := poisson.Draw(rng, c.lambda+c.sumM)
-	c.kept, c.phiOld = c.kept[:0], c.phiOld[:0]
-	c.seen.next()
-	for done := 0; done < batch; {
-		n := min(batch-done, batchChunk)
-		idx := c.idx[:n]
-		for j := range idx {
-			idx[j] = c.table.Draw(rng)
-			if c.k.mutation == mutationUniformDraws {
-				idx[j] = rng.IntN(len(c.width))
-			}
-			c.seen.add(idx[j])
-		}
-		if err := c.t.Energies(c.u[:n], c.theta, idx); err != nil {
-			return Info{}, err
-		}
-		for j, i := range idx {
-			phi, err := c.phi(i, c.u[j], c.theta)
-			if err != nil {
-				return Info{}, err
-			}
-			a := c.lambda * c.width[i] / c.sumM
-			keep := (a + phi) / (a + c.width[i])
-			if c.k.mutation == mutationPoissonFlip {
-				keep = (a + c.width[i] - phi) / (a + c.width[i])
-			}
-			if rng.Float64() < keep {
-				c.kept = append(c.kept, i)
-				c.phiOld = append(c.phiOld, phi)
-			}
-		}
-		done += n
+	// 2. The Poisson counts s at θ.
+	if err := c.counts.draw(rng, c.theta); err != nil {
+		return Info{}, err
 	}
-
-	// 3. The ratio from the counts: Σ_kept log((a_i + φ_i(θ′))/(a_i + φ_i(θ))).
-	for lo := 0; lo < len(c.kept); lo += batchChunk {
-		hi := min(lo+batchChunk, len(c.kept))
-		if err := c.t.Energies(c.u[:hi-lo], c.next, c.kept[lo:hi]); err != nil {
-			return Info{}, err
-		}
-		for j, i := range c.kept[lo:hi] {
-			phiNew, err := c.phi(i, c.u[j], c.next)
-			if err != nil {
-				return Info{}, err
-			}
-			a := c.lambda * c.width[i] / c.sumM
-			logR += math.Log1p(phiNew/a) - math.Log1p(c.phiOld[lo+j]/a)
-		}
+	// 3. The ratio from the counts.
+	if err := c.counts.evalAt(c.next); err != nil {
+		return Info{}, err
 	}
+	logR += c.counts.logRatio()
 
 	// 4. Accept with probability min(1, r).
 	if math.IsNaN(logR) {
 		return Info{}, fmt.Errorf("PoissonMH: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.theta, c.next)
 	}
-	info := Info{Batch: batch, Distinct: c.seen.count, AcceptProb: math.Exp(min(logR, 0)), LogDensity: math.NaN()}
+	info := Info{Batch: c.counts.batch, Distinct: c.counts.seen.count, AcceptProb: math.Exp(min(logR, 0)), LogDensity: math.NaN()}
 	if logR >= 0 || rng.Float64() < info.AcceptProb {
 		copy(c.theta, c.next)
 		info.Accepted = true
@@ -208,16 +120,173 @@ func (c *poissonChain) Step(rng *rand.Rand) (Info, error) {
 	return info, nil
 }
 
+// poissonCounts holds the Poisson auxiliary variables shared by PoissonMH,
+// Poisson-Barker and Poisson-MALA: the counts s_i ~ Poisson(λM_i/L + φ_i(θ))
+// drawn at θ by thinning, kept as the multiset of kept draws with φ_i(θ),
+// and φ_i(θ′) for the same draws once evaluated there.
+type poissonCounts struct {
+	who       string
+	t         *Target
+	lo, width []float64
+	table     *alias.Table
+	lambda    float64
+	sumM      float64 // L = ΣM_i
+
+	batch          int       // B, the Poisson count of the last draw
+	kept           []int     // the counts s as the multiset of kept draws
+	phiOld, phiNew []float64 // φ_i(θ) and φ_i(θ′) for each kept draw
+	idx            [batchChunk]int
+	u              [batchChunk]float64
+	w              [batchChunk]float64
+	seen           distinct
+	mutation       int
+}
+
+func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale float64) (*poissonCounts, error) {
+	var err error
+	if r == nil {
+		if r, err = posteriorOf(t).EnergyRange(); err != nil {
+			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+	} else if err := r.check(t.N()); err != nil {
+		return nil, fmt.Errorf("%s: %w", who, err)
+	}
+	table, err := alias.New(r.Width)
+	if err != nil {
+		return nil, fmt.Errorf("%s: range widths M_i: %w", who, err)
+	}
+	sumM := table.Total()
+	switch {
+	case lambda < 0 || math.IsNaN(lambda) || math.IsInf(lambda, 0):
+		return nil, fmt.Errorf("%s: Lambda = %v, want finite ≥ 0 (0: LambdaScale·L²)", who, lambda)
+	case lambdaScale < 0 || math.IsNaN(lambdaScale) || math.IsInf(lambdaScale, 0):
+		return nil, fmt.Errorf("%s: LambdaScale = %v, want finite ≥ 0 (0: 0.01)", who, lambdaScale)
+	case lambda == 0 && lambdaScale == 0:
+		lambda = 0.01 * sumM * sumM
+	case lambda == 0:
+		lambda = lambdaScale * sumM * sumM
+	}
+	if err := poisson.Check(lambda + sumM); err != nil {
+		return nil, fmt.Errorf("%s: batch mean λ + L: %w (λ = %v, L = %v)", who, err, lambda, sumM)
+	}
+	if !(lambda > 0) {
+		return nil, fmt.Errorf("%s: λ = %v, want > 0", who, lambda)
+	}
+	// Kept draws number at most B; room for B up to its mean + 10 sd covers
+	// every step in practice, and growth beyond is kept.
+	expect := lambda + sumM
+	capacity := int(expect + 10*math.Sqrt(expect) + 64)
+	return &poissonCounts{
+		who: who, t: t, lo: r.Lo, width: r.Width, table: table, lambda: lambda, sumM: sumM,
+		kept: make([]int, 0, capacity), phiOld: make([]float64, 0, capacity), phiNew: make([]float64, 0, capacity),
+		seen: newDistinct(t.N()),
+	}, nil
+}
+
+func (p *poissonCounts) params() map[string]float64 {
+	return map[string]float64{"lambda": p.lambda, "L": p.sumM}
+}
+
+// a returns λM_i/L, the count's offset for datum i.
+func (p *poissonCounts) a(i int) float64 { return p.lambda * p.width[i] / p.sumM }
+
+// draw draws the counts at θ by thinning: B ~ Poisson(λ + L) draws i ∝ M_i,
+// each kept with probability (λM_i/L + φ_i(θ))/(λM_i/L + M_i).
+func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
+	p.batch = poisson.Draw(rng, p.lambda+p.sumM)
+	p.kept, p.phiOld = p.kept[:0], p.phiOld[:0]
+	p.seen.next()
+	for done := 0; done < p.batch; {
+		n := min(p.batch-done, batchChunk)
+		idx := p.idx[:n]
+		for j := range idx {
+			idx[j] = p.table.Draw(rng)
+			if p.mutation == mutationUniformDraws {
+				idx[j] = rng.IntN(len(p.width))
+			}
+			p.seen.add(idx[j])
+		}
+		if err := p.t.Energies(p.u[:n], theta, idx); err != nil {
+			return err
+		}
+		for j, i := range idx {
+			phi, err := p.phi(i, p.u[j], theta)
+			if err != nil {
+				return err
+			}
+			a := p.a(i)
+			keep := (a + phi) / (a + p.width[i])
+			if p.mutation == mutationPoissonFlip {
+				keep = (a + p.width[i] - phi) / (a + p.width[i])
+			}
+			if rng.Float64() < keep {
+				p.kept = append(p.kept, i)
+				p.phiOld = append(p.phiOld, phi)
+			}
+		}
+		done += n
+	}
+	return nil
+}
+
+// evalAt sets φ_i(θ′) for every kept draw.
+func (p *poissonCounts) evalAt(next []float64) error {
+	p.phiNew = p.phiNew[:0]
+	for lo := 0; lo < len(p.kept); lo += batchChunk {
+		hi := min(lo+batchChunk, len(p.kept))
+		if err := p.t.Energies(p.u[:hi-lo], next, p.kept[lo:hi]); err != nil {
+			return err
+		}
+		for j, i := range p.kept[lo:hi] {
+			phi, err := p.phi(i, p.u[j], next)
+			if err != nil {
+				return err
+			}
+			p.phiNew = append(p.phiNew, phi)
+		}
+	}
+	return nil
+}
+
+// logRatio returns Σ_kept log((a_i + φ_i(θ′))/(a_i + φ_i(θ))), the log of
+// π(θ′)P_θ′(s)/(π(θ)P_θ(s)) without the prior (after evalAt).
+func (p *poissonCounts) logRatio() float64 {
+	var r float64
+	for k, i := range p.kept {
+		a := p.a(i)
+		r += math.Log1p(p.phiNew[k]/a) - math.Log1p(p.phiOld[k]/a)
+	}
+	return r
+}
+
+// addGradient adds the proxy gradient Σ_kept ∇φ_i(θ)/(a_i + φ_i(θ)) to g,
+// with φ the values at θ (phiOld or phiNew): ∇φ_i = −β∇U_i, the gradient of
+// log Π_i (a_i + φ_i(θ))^{s_i}, an unbiased-in-spirit estimate of
+// ∇Σφ_i = ∇log π − ∇log prior.
+func (p *poissonCounts) addGradient(g, theta, phi []float64) error {
+	for lo := 0; lo < len(p.kept); lo += batchChunk {
+		hi := min(lo+batchChunk, len(p.kept))
+		w := p.w[:hi-lo]
+		for j, i := range p.kept[lo:hi] {
+			w[j] = -1 / (p.a(i) + phi[lo+j])
+		}
+		if err := p.t.AddGradient(g, theta, p.kept[lo:hi], w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // phi returns φ_i = lo_i + M_i − βU_i, checking that it lies in [0, M_i]:
 // outside, the thinning probabilities leave [0, 1] and the chain is no
 // longer exact, so the step fails with the datum and numbers.
-func (c *poissonChain) phi(i int, u float64, theta []float64) (float64, error) {
-	phi := c.lo[i] + c.width[i] - u
-	slack := boundTol * (math.Abs(c.lo[i]) + c.width[i])
-	if phi < -slack || phi > c.width[i]+slack {
-		v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), Value: u, Lo: c.lo[i], Width: c.width[i],
-			Ratio: math.Max(-phi, phi-c.width[i]) / c.width[i]}
-		return 0, fmt.Errorf("PoissonMH: %w", v)
+func (p *poissonCounts) phi(i int, u float64, theta []float64) (float64, error) {
+	phi := p.lo[i] + p.width[i] - u
+	slack := boundTol * (math.Abs(p.lo[i]) + p.width[i])
+	if phi < -slack || phi > p.width[i]+slack {
+		v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), Value: u, Lo: p.lo[i], Width: p.width[i],
+			Ratio: math.Max(-phi, phi-p.width[i]) / p.width[i]}
+		return 0, fmt.Errorf("%s: %w", p.who, v)
 	}
-	return min(max(phi, 0), c.width[i]), nil
+	return min(max(phi, 0), p.width[i]), nil
 }
