@@ -20,3 +20,17 @@ func HMCLeapfrog(ch Chain, theta, p []float64, eps float64) (thetaEnd, pEnd []fl
 	ok, err = c.leapfrog(eps)
 	return append([]float64(nil), c.next...), append([]float64(nil), c.momentum...), ok, err
 }
+
+// PoissonMALAStaleReverse returns a Poisson-MALA whose reverse proposal
+// uses the gradient estimate at θ instead of θ′.
+func PoissonMALAStaleReverse(k PoissonMALA) PoissonMALA {
+	k.mutation = gradMutationStaleReverse
+	return k
+}
+
+// PoissonBarkerFlipped returns a Poisson-Barker with its proposal ratio
+// oriented the wrong way.
+func PoissonBarkerFlipped(k PoissonBarker) PoissonBarker {
+	k.mutation = gradMutationFlipBarker
+	return k
+}

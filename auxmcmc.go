@@ -1,0 +1,173 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Aux is the auxiliary-variable MCMC framework (Yuan, Zhang, De Sa et al.,
+// "An auxiliary-variable framework for exact minibatch MCMC", Algorithm 4)
+// as a Kernel. Each transition
+//
+//  1. draws ω1 ~ P_θ (it may drive the proposal: a minibatch for a
+//     gradient estimate);
+//
+//  2. proposes θ′ ~ q_{ω1}(θ, ·);
+//
+//  3. draws ω2 ~ P_{θ,θ′}(· | ω1) (it drives the ratio estimate);
+//
+//  4. accepts with probability min(1, r),
+//
+//     r = Π(θ′)P_{θ′,θ}(ω1, ω2)·q_{ω1}(θ′, θ) / (Π(θ)P_{θ,θ′}(ω1, ω2)·q_{ω1}(θ, θ′)),
+//
+// which leaves the posterior Π exactly invariant (Prop. 2) while the
+// likelihood ratio inside r is computed from a few data only: the
+// auxiliary densities are designed so that the expensive part cancels.
+// PoissonMH and TunaMH are Case 1 (no ω1), Poisson-Barker and
+// Poisson-MALA Case 2 (ω2 = ω1, Poisson counts reused for the gradient and
+// the ratio), TunaMH-SGLD Case 3 (independent ω1, ω2).
+//
+// W1 and W2 are the types of ω1 and ω2 — typically pointers to storage the
+// scheme's chain owns, so that a step allocates nothing. The prior ratio is
+// applied exactly by Aux; the scheme supplies everything else through
+// AuxChain.
+type Aux[W1, W2 any] struct {
+	// Scheme defines the auxiliary variables, the proposal and the ratio.
+	Scheme AuxScheme[W1, W2]
+	// Scale is the proposal's initial step scale (0: 0.1); warmup adapts
+	// it unless Settings.NoAdapt.
+	Scale float64
+}
+
+// AuxScheme is one algorithm of the framework.
+type AuxScheme[W1, W2 any] interface {
+	// Name identifies the kernel.
+	Name() string
+	// Start checks the target and returns the per-chain state, with all its
+	// scratch memory.
+	Start(t *Target, theta0 []float64) (AuxChain[W1, W2], error)
+}
+
+// AuxChain is the per-chain part of an AuxScheme: the steps of Algorithm 4.
+// theta, next and the ω values passed in are owned by the caller and valid
+// for the transition.
+type AuxChain[W1, W2 any] interface {
+	// DrawOmega1 draws ω1 ~ P_θ (step 3).
+	DrawOmega1(rng *rand.Rand, theta []float64) (W1, error)
+	// Propose draws θ′ ~ q_{ω1}(θ, ·) into next (step 4).
+	Propose(rng *rand.Rand, next, theta []float64, w1 W1, scale float64) error
+	// DrawOmega2 draws ω2 ~ P_{θ,θ′}(· | ω1) (step 5). It is called only for
+	// θ′ in the prior's support.
+	DrawOmega2(rng *rand.Rand, theta, next []float64, w1 W1) (W2, error)
+	// LogRatio returns log r without the prior ratio (step 6):
+	// log[L(θ′)P_{θ′,θ}(ω1, ω2)q_{ω1}(θ′, θ)] − log[L(θ)P_{θ,θ′}(ω1, ω2)q_{ω1}(θ, θ′)],
+	// L the likelihood.
+	LogRatio(theta, next []float64, w1 W1, w2 W2, scale float64) (float64, error)
+	// Report returns info with the scheme's cost fields (Batch, Distinct,
+	// Fallback) filled in for the transition just made. (By value: a
+	// pointer would make every Info escape to the heap.)
+	Report(info Info) Info
+}
+
+// Name returns the scheme's name.
+func (k Aux[W1, W2]) Name() string { return k.Scheme.Name() }
+
+// Exact returns true: every scheme of the framework is exact.
+func (Aux[W1, W2]) Exact() bool { return true }
+
+// Start starts the scheme's chain.
+func (k Aux[W1, W2]) Start(t *Target, theta0 []float64) (Chain, error) {
+	if k.Scheme == nil {
+		return nil, fmt.Errorf("exactmh: Aux.Scheme is nil")
+	}
+	return startAux(k.Scheme, k.Scale, t, theta0)
+}
+
+// startAux is Aux.Start, shared with the named kernels built on the
+// framework.
+func startAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 []float64) (Chain, error) {
+	if scale == 0 {
+		scale = 0.1
+	}
+	if err := checkScale(s.Name(), scale); err != nil {
+		return nil, err
+	}
+	if err := checkStart(t, theta0); err != nil {
+		return nil, err
+	}
+	ch, err := s.Start(t, theta0)
+	if err != nil {
+		return nil, err
+	}
+	return &auxChain[W1, W2]{name: s.Name(), t: t, scheme: ch, scale: scale,
+		theta: slices.Clone(theta0), next: make([]float64, t.Dim())}, nil
+}
+
+type auxChain[W1, W2 any] struct {
+	name        string
+	t           *Target
+	scheme      AuxChain[W1, W2]
+	scale       float64
+	theta, next []float64
+}
+
+func (c *auxChain[W1, W2]) Position() []float64    { return c.theta }
+func (c *auxChain[W1, W2]) StepScale() float64     { return c.scale }
+func (c *auxChain[W1, W2]) SetStepScale(s float64) { c.scale = s }
+
+// Params passes on the scheme's parameters, if it reports any.
+func (c *auxChain[W1, W2]) Params() map[string]float64 {
+	if p, ok := c.scheme.(ParamReporter); ok {
+		return p.Params()
+	}
+	return nil
+}
+
+// SetWarmup passes the warmup signal on to schemes that tune themselves.
+func (c *auxChain[W1, W2]) SetWarmup(on bool) {
+	if w, ok := c.scheme.(WarmupAware); ok {
+		w.SetWarmup(on)
+	}
+}
+
+// Step makes one transition of Algorithm 4.
+func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
+	info := Info{LogDensity: math.NaN()}
+	w1, err := c.scheme.DrawOmega1(rng, c.theta)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := c.scheme.Propose(rng, c.next, c.theta, w1, c.scale); err != nil {
+		return Info{}, err
+	}
+	lpNew := c.t.LogPrior(c.next)
+	if math.IsInf(lpNew, -1) {
+		info = c.scheme.Report(info)
+		return info, nil
+	}
+	w2, err := c.scheme.DrawOmega2(rng, c.theta, c.next, w1)
+	if err != nil {
+		return Info{}, err
+	}
+	logR, err := c.scheme.LogRatio(c.theta, c.next, w1, w2, c.scale)
+	if err != nil {
+		return Info{}, err
+	}
+	logR += lpNew - c.t.LogPrior(c.theta)
+	if math.IsNaN(logR) {
+		return Info{}, fmt.Errorf("%s: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.name, c.theta, c.next)
+	}
+	info = c.scheme.Report(info)
+	info.AcceptProb = math.Exp(min(logR, 0))
+	if logR >= 0 || rng.Float64() < info.AcceptProb {
+		copy(c.theta, c.next)
+		info.Accepted = true
+	}
+	return info, nil
+}
