@@ -105,22 +105,18 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	} else if err := b.check(t.N()); err != nil {
 		return nil, fmt.Errorf("TunaMH: %w", err)
 	}
-	table, err := alias.New(b.C)
+	batch, err := newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch)
 	if err != nil {
-		return nil, fmt.Errorf("TunaMH: bound constants c_i: %w", err)
+		return nil, err
 	}
+	batch.mutation = k.mutation
 	d := t.Dim()
 	c := &tunaChain{
-		k: k, t: t, prop: prop, scale: scale, bound: b, c: b.C, sumC: table.Total(), table: table,
-		chi: k.Chi, maxBatch: k.MaxBatch,
+		k: k, tunaBatch: batch, prop: prop, scale: scale,
 		theta: slices.Clone(theta0), next: make([]float64, d), pilotBuf: make([]float64, d),
-		pilot: make([]float64, pilotSize), seen: newDistinct(t.N()),
-		pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
+		pilot: make([]float64, pilotSize), pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
 	}
 	c.pilotRNG = rand.New(c.pilotSrc)
-	if c.maxBatch == 0 {
-		c.maxBatch = float64(t.N())
-	}
 	if c.chi == 0 {
 		c.chooseChi()
 		if !(c.chi > 0) || math.IsInf(c.chi, 0) {
@@ -135,28 +131,49 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 const pilotSize = 256
 
 type tunaChain struct {
-	k         TunaMH
-	t         *Target
+	k TunaMH
+	*tunaBatch
 	prop      Proposal
 	scale     float64
-	bound     *DiffBound
-	c         []float64 // c_i
-	sumC      float64   // C = Σc_i
-	table     *alias.Table
-	chi       float64
-	maxBatch  float64
 	warm      bool
 	warmSteps int
 
 	theta, next []float64
-	idx         [batchChunk]int
-	diff        [batchChunk]float64
-	seen        distinct
 
 	pilotSrc *rand.PCG
 	pilotRNG *rand.Rand
 	pilotBuf []float64
 	pilot    []float64
+}
+
+// tunaBatch is TunaMH's auxiliary minibatch and ratio estimate (Algorithm
+// 2, steps 2–3, with the full-MH fallback), shared by TunaMH and
+// TunaMH-SGLD.
+type tunaBatch struct {
+	who      string
+	t        *Target
+	bound    *DiffBound
+	c        []float64 // c_i
+	sumC     float64   // C = Σc_i
+	table    *alias.Table
+	chi      float64
+	maxBatch float64
+	idx      [batchChunk]int
+	diff     [batchChunk]float64
+	seen     distinct
+	mutation int
+}
+
+func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64) (*tunaBatch, error) {
+	table, err := alias.New(b.C)
+	if err != nil {
+		return nil, fmt.Errorf("%s: bound constants c_i: %w", who, err)
+	}
+	if maxBatch == 0 {
+		maxBatch = float64(t.N())
+	}
+	return &tunaBatch{who: who, t: t, bound: b, c: b.C, sumC: table.Total(), table: table, chi: chi,
+		maxBatch: maxBatch, seen: newDistinct(t.N())}, nil
 }
 
 func (c *tunaChain) Position() []float64    { return c.theta }
@@ -221,16 +238,30 @@ func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{AcceptProb: 0, LogDensity: math.NaN()}, nil
 	}
 	logR := lpNew - c.t.LogPrior(c.theta) + logQ
-	m := c.bound.M(c.theta, c.next)
+	// 2–3. The auxiliary minibatch and the ratio estimate.
+	data, info, err := c.logRatio(rng, c.theta, c.next)
+	if err != nil {
+		return Info{}, err
+	}
+	// 4. Accept with probability min(1, r).
+	return c.accept(rng, logR+data, info)
+}
+
+// logRatio returns TunaMH's estimate of log L(θ′)/L(θ) — exact in a
+// fallback step — with Info's Batch, Distinct and Fallback filled in.
+func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, Info, error) {
+	m := c.bound.M(theta, next)
 	cm := c.sumC * m
 	mean := c.chi*cm*cm + cm // E[B] = χC²M² + CM
 	if !(mean >= 0) || math.IsInf(mean, 0) {
-		return Info{}, fmt.Errorf("TunaMH: expected batch χC²M² + CM = %v (χ = %v, C = %v, M = %v) at θ = %v, θ′ = %v", mean, c.chi, c.sumC, m, c.theta, c.next)
+		return 0, Info{}, fmt.Errorf("%s: expected batch χC²M² + CM = %v (χ = %v, C = %v, M = %v) at θ = %v, θ′ = %v", c.who, mean, c.chi, c.sumC, m, theta, next)
 	}
 	// Footnote 3: too large an expected batch is a full MH step, decided
 	// from M alone.
 	if mean > c.maxBatch {
-		return c.fullStep(rng, logR)
+		sum, err := fullEnergyDiff(c.t, theta, next, &c.idx, &c.diff)
+		n := c.t.N()
+		return sum, Info{Batch: n, Distinct: n, Fallback: true}, err
 	}
 
 	// 2. The auxiliary minibatch: B ~ Poisson(χC²M² + CM) draws i ∝ c_i,
@@ -238,32 +269,33 @@ func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
 	// 3. The ratio estimate from the kept draws, in the stable form of
 	// 2·artanh(ΔU_i/(c_iM(1 + 2χCM))).
 	if err := poisson.Check(mean); err != nil {
-		return Info{}, fmt.Errorf("TunaMH: %w (χ = %v, C = %v, M = %v)", err, c.chi, c.sumC, m)
+		return 0, Info{}, fmt.Errorf("%s: %w (χ = %v, C = %v, M = %v)", c.who, err, c.chi, c.sumC, m)
 	}
 	batch := poisson.Draw(rng, mean)
 	c.seen.next()
+	var logR float64
 	for done := 0; done < batch; {
 		n := min(batch-done, batchChunk)
 		idx := c.idx[:n]
 		for j := range idx {
 			idx[j] = c.table.Draw(rng)
-			if c.k.mutation == mutationUniformDraws {
+			if c.mutation == mutationUniformDraws {
 				idx[j] = rng.IntN(len(c.c))
 			}
 			c.seen.add(idx[j])
 		}
-		if err := c.t.EnergyDiffs(c.diff[:n], c.theta, c.next, idx); err != nil {
-			return Info{}, err
+		if err := c.t.EnergyDiffs(c.diff[:n], theta, next, idx); err != nil {
+			return 0, Info{}, err
 		}
 		for j, i := range idx {
 			mi := c.c[i] * m                     // c_i·M
 			d := c.diff[j]                       // U_i(θ) − U_i(θ′)
 			a := c.chi * c.sumC * c.c[i] * m * m // χCc_iM²
 			if math.Abs(d) > mi*(1+boundTol) {
-				return Info{}, c.violation(i, d, mi)
+				return 0, Info{}, c.violation(i, d, mi, theta, next)
 			}
 			keep, term := tunaTerm(d, mi, a)
-			if c.k.mutation == mutationEjectNew {
+			if c.mutation == mutationEjectNew {
 				keep, _ = tunaTerm(-d, mi, a)
 			}
 			if rng.Float64() < keep {
@@ -272,9 +304,7 @@ func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
 		}
 		done += n
 	}
-
-	// 4. Accept with probability min(1, r).
-	return c.accept(rng, logR, Info{Batch: batch, Distinct: c.seen.count})
+	return logR, Info{Batch: batch, Distinct: c.seen.count}, nil
 }
 
 // tunaTerm returns, for a datum with energy difference d = U_i(θ) − U_i(θ′)
@@ -295,17 +325,6 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 	return keep, math.Log(phiNew) - math.Log(phiOld)
 }
 
-// fullStep is one full-batch MH step from the same proposal: the exact
-// log ratio from all N energy differences (read once each).
-func (c *tunaChain) fullStep(rng *rand.Rand, logR float64) (Info, error) {
-	sum, err := fullEnergyDiff(c.t, c.theta, c.next, &c.idx, &c.diff)
-	if err != nil {
-		return Info{}, err
-	}
-	n := c.t.N()
-	return c.accept(rng, logR+sum, Info{Batch: n, Distinct: n, Fallback: true})
-}
-
 func (c *tunaChain) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
 	if math.IsNaN(logR) {
 		return Info{}, fmt.Errorf("TunaMH: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.theta, c.next)
@@ -321,10 +340,10 @@ func (c *tunaChain) accept(rng *rand.Rand, logR float64, info Info) (Info, error
 
 // violation reports a datum that breaks the bound, which would make the
 // ejection probabilities leave [0, 1] and the chain inexact.
-func (c *tunaChain) violation(i int, d, mi float64) error {
-	v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
+func (c *tunaBatch) violation(i int, d, mi float64, theta, next []float64) error {
+	v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), ThetaNew: slices.Clone(next),
 		Value: math.Abs(d), Bound: mi, Ratio: math.Abs(d) / mi}
-	return fmt.Errorf("TunaMH: %w", v)
+	return fmt.Errorf("%s: %w", c.who, v)
 }
 
 // Test hooks: deliberately wrong variants that the exactness tests must
