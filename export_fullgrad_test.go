@@ -34,3 +34,7 @@ func PoissonBarkerFlipped(k PoissonBarker) PoissonBarker {
 	k.mutation = gradMutationFlipBarker
 	return k
 }
+
+// TunaMHSGLDStaleReverse returns a TunaMH-SGLD whose reverse proposal mean
+// reuses the drift computed at θ.
+func TunaMHSGLDStaleReverse(k TunaMHSGLD) TunaMHSGLD { k.mutation = gradMutationStaleReverse; return k }
