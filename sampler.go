@@ -106,6 +106,11 @@ type Settings struct {
 	Draws int
 	// Thin keeps every Thin-th transition after warmup (0: 1).
 	Thin int
+	// Duration, if positive, ends each chain's sampling phase after this
+	// much wall time (warmup not counted) even if fewer than Draws draws
+	// were made: fixed-time comparisons such as ESS per second. Status is
+	// then Completed. With Duration set, Draws 0 means no limit.
+	Duration time.Duration
 	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, c). The zero
 	// value is the valid seed 0.
 	Seed uint64
@@ -141,6 +146,8 @@ func (s *Settings) resolve(d int) (Settings, error) {
 		return r, fmt.Errorf("exactmh: Settings.Draws = %d, want ≥ 0", r.Draws)
 	case r.Thin < 0:
 		return r, fmt.Errorf("exactmh: Settings.Thin = %d, want ≥ 1 (0 means 1)", r.Thin)
+	case r.Duration < 0:
+		return r, fmt.Errorf("exactmh: Settings.Duration = %v, want ≥ 0", r.Duration)
 	case r.TargetAccept < 0 || r.TargetAccept >= 1 || math.IsNaN(r.TargetAccept):
 		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means 0.25)", r.TargetAccept)
 	}
@@ -157,7 +164,10 @@ func (s *Settings) resolve(d int) (Settings, error) {
 	case NoWarmup:
 		r.Warmup = 0
 	}
-	if r.Draws == 0 {
+	switch {
+	case r.Draws == 0 && r.Duration > 0:
+		r.Draws = math.MaxInt32 // bounded by time instead
+	case r.Draws == 0:
 		r.Draws = 1000
 	}
 	if r.Thin == 0 {
@@ -588,6 +598,9 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 				r.Err = fmt.Errorf("recorder at transition %d: %w", it, err)
 				break
 			}
+		}
+		if !warm && set.Duration > 0 && now.Sub(phaseStart) >= set.Duration {
+			break
 		}
 	}
 	// The phase still running when the loop ended gets the remaining time.

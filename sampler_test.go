@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/exactness"
@@ -354,4 +355,33 @@ func BenchmarkMHStepLogistic(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(tgt.Evals()-e0)/float64(b.N), "evals/step")
+}
+
+// Settings.Duration ends sampling by time, not count, and the run still
+// completes.
+func TestSettingsDuration(t *testing.T) {
+	g := conjugate(t, 100)
+	const budget = 80 * time.Millisecond
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{},
+		&exactmh.Settings{Chains: 2, Warmup: 200, Duration: budget, Seed: 1, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != exactmh.Completed {
+		t.Errorf("status %v, want Completed", res.Status)
+	}
+	for _, c := range res.Chains {
+		if c.Sampling.Time < budget || c.Len() < 10 || c.Warmup.Steps != 200 {
+			t.Errorf("chain %d: sampling time %v, %d draws, %d warmup steps", c.Chain, c.Sampling.Time, c.Len(), c.Warmup.Steps)
+		}
+	}
+	// Draws still caps the run.
+	res, err = exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{},
+		&exactmh.Settings{Chains: 1, Draws: 5, Duration: time.Hour, Init: g.Mean})
+	if err != nil || res.Chains[0].Len() != 5 {
+		t.Errorf("Draws 5 with a long Duration: %v draws, err %v", res.Chains[0].Len(), err)
+	}
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Duration: -1}); err == nil {
+		t.Error("negative Duration: no error")
+	}
 }
