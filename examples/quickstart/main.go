@@ -82,7 +82,7 @@ func main() {
 			log.Printf("%s: %v (reporting the %s run)", k.Name(), err, res.Status)
 		}
 		s := res.Summary()
-		acc := accuracy(res.Mean(), data.TestX, data.TestY, data.D)
+		acc := data.Accuracy(res.Mean())
 		if *asJSON {
 			report.Write(out, report.Row(res, map[string]any{
 				"rhat_max": report.OrNull(s.MaxRHat()), "test_accuracy": acc,
@@ -101,20 +101,4 @@ func main() {
 			s.Kernel, s.AcceptRate, s.EvalsPerStep, res.N, s.MinESSBulk(), s.MinESSPerSecond(), s.MaxRHat(), res.Elapsed.Seconds())
 		fmt.Fprintf(out, "test accuracy of the posterior mean: %.2f%% (%d test images)\n", 100*acc, data.NTest())
 	}
-}
-
-// accuracy is the share of test images whose label is predicted by
-// sign(θᵀx) with θ the posterior mean.
-func accuracy(theta, x, y []float64, d int) float64 {
-	correct := 0
-	for i, label := range y {
-		z := 0.0
-		for j, w := range theta {
-			z += w * x[i*d+j]
-		}
-		if (z > 0) == (label == 1) {
-			correct++
-		}
-	}
-	return float64(correct) / float64(len(y))
 }

@@ -280,3 +280,19 @@ func Load(opt Options) (*Split, error) {
 	s.TestX, s.TestY = project(testPix, test)
 	return s, nil
 }
+
+// Accuracy returns the fraction of test images that the linear classifier
+// θ labels correctly: predicted 1 (Positive) iff x·θ > 0.
+func (s *Split) Accuracy(theta []float64) float64 {
+	correct := 0
+	for i, label := range s.TestY {
+		z := 0.0
+		for j, w := range theta {
+			z += w * s.TestX[i*s.D+j]
+		}
+		if (z > 0) == (label == 1) {
+			correct++
+		}
+	}
+	return float64(correct) / float64(len(s.TestY))
+}

@@ -278,3 +278,29 @@ func TestParseIDXErrors(t *testing.T) {
 		}
 	}
 }
+
+// Accuracy of a linear rule: the difference of the class means classifies
+// well (the PCA scores are centred, so no intercept is needed), and the
+// negated rule gets exactly the complement.
+func TestAccuracy(t *testing.T) {
+	s, err := defaultSplit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float64, s.D)
+	for r, y := range s.TrainY {
+		sign := 2*y - 1
+		for j := range theta {
+			theta[j] += sign * s.TrainX[r*s.D+j]
+		}
+	}
+	acc := s.Accuracy(theta)
+	neg := make([]float64, s.D)
+	for j, v := range theta {
+		neg[j] = -v
+	}
+	if acc < 0.8 || math.Abs(acc+s.Accuracy(neg)-1) > 1e-12 {
+		t.Errorf("accuracy %.3f, negated %.3f", acc, s.Accuracy(neg))
+	}
+	t.Logf("mean-difference rule: %.3f", acc)
+}
