@@ -1,0 +1,467 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/poisson"
+)
+
+// SMH is Scalable Metropolis–Hastings (Cornish et al. 2019): TFMH with
+// Taylor control variates of order 1 (SMH-1) or 2 (SMH-2) around a centre
+// θ̂, typically the MAP (FindMAP). It is exact for every centre; only its
+// cost depends on the centre being near the posterior mass.
+//
+// Each energy is split as U_i = Û_i + R_i, Û_i its Taylor expansion at θ̂.
+// The step factorises the acceptance into
+//
+//  1. a deterministic factor min(1, e^{−βΣ_i(Û_i(θ′) − Û_i(θ))}·prior and
+//     proposal ratio), computed in O(d) (order 1) or O(d²) (order 2) from
+//     sums precomputed at Start, and
+//  2. one factor min(1, e^{−β(R_i(θ′) − R_i(θ))}) per datum, decided by
+//     Poisson thinning as in TFMH: K ~ Poisson(βΣb_i·κ) data drawn ∝ b_i,
+//     each rejecting with probability max(0, βr_i)/(βb_i·κ), where
+//     κ = (‖θ − θ̂‖₁^{k+1} + ‖θ′ − θ̂‖₁^{k+1})/(k+1)! and b_i bounds every
+//     (k+1)-th partial derivative of U_i on the support (TaylorBounder).
+//
+// Near θ̂ the remainders are tiny, so few data are drawn; far from it (or
+// in high dimension, where ‖·‖₁ grows like d) κ explodes, and when the
+// expected batch exceeds MaxRate the step is full MH instead, decided from
+// θ and θ′ alone. Control variates assume a unimodal posterior: on the
+// Gaussian mixture SMH-1 is worse than TFMH (TunaMH paper §5.2).
+//
+// Memory is O(N) beyond the data for the GLM energies (LogisticRegression,
+// StudentTRegression), whose per-datum gradient and Hessian at θ̂ are
+// f′_i(x_iᵀθ̂)·x_i and f″_i(x_iᵀθ̂)·x_ix_iᵀ: only the scalars are stored
+// (the reference code stores N Hessians, O(N·d²)). Other energies with a
+// Gradienter support order 1 with the N per-datum gradients stored (O(N·d)).
+type SMH struct {
+	// Order is the Taylor order, 1 or 2.
+	Order int
+	// Center is θ̂, the expansion point (typically FindMAP's Theta).
+	Center []float64
+	// Proposal draws θ′ (nil: the isotropic RandomWalk).
+	Proposal Proposal
+	// Scale is the initial step scale (0: 0.1).
+	Scale float64
+	// MaxRate is the expected batch above which the step is full MH (0: N;
+	// +Inf: never).
+	MaxRate float64
+
+	mutation int // test hook (export_test.go)
+}
+
+// TaylorBounder is implemented by energies usable by SMH.
+type TaylorBounder interface {
+	// TaylorBound returns b_i ≥ sup |∂^{k+1}U_i(θ)/∂θ_{j1}⋯∂θ_{j(k+1)}| over
+	// the prior's support and all index tuples, for order k ∈ {1, 2}, in
+	// untempered units.
+	TaylorBound(order int, prior Prior) ([]float64, error)
+}
+
+// Name returns "SMH-1" or "SMH-2".
+func (k SMH) Name() string { return fmt.Sprintf("SMH-%d", k.Order) }
+
+// Exact returns true.
+func (SMH) Exact() bool { return true }
+
+// glmDeriver is a GLM energy with the derivatives SMH needs:
+// U_i(θ) = f_i(x_iᵀθ).
+type glmDeriver interface {
+	glmLoss
+	// glmDerivs returns f′_i(z) and f″_i(z).
+	glmDerivs(i int, z float64) (f1, f2 float64)
+}
+
+func (e *LogisticRegression) glmDerivs(i int, z float64) (float64, float64) {
+	s := sigmoid(z)
+	return s - e.y[i], s * (1 - s)
+}
+
+func (e *StudentTRegression) glmDerivs(i int, z float64) (float64, float64) {
+	r := e.y[i] - z
+	q := e.nu + r*r
+	return -(e.nu + 1) * r / q, (e.nu + 1) * (e.nu - r*r) / (q * q)
+}
+
+// Start precomputes the control variates at the centre and the alias
+// table over b_i.
+func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
+	name := k.Name()
+	if k.Order != 1 && k.Order != 2 {
+		return nil, fmt.Errorf("SMH: Order = %d, want 1 or 2", k.Order)
+	}
+	prop, scale, err := proposalSetup(name, k.Proposal, k.Scale, t.Dim())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStart(t, theta0); err != nil {
+		return nil, err
+	}
+	d, n := t.Dim(), t.N()
+	if len(k.Center) != d {
+		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
+	}
+	if err := finiteVec(name+": Center", k.Center); err != nil {
+		return nil, err
+	}
+	if math.IsInf(t.LogPrior(k.Center), -1) {
+		return nil, fmt.Errorf("%s: Center = %v outside the prior's support", name, k.Center)
+	}
+	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
+		return nil, fmt.Errorf("%s: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", name, k.MaxRate)
+	}
+	tb, ok := t.Energy().(TaylorBounder)
+	if !ok {
+		return nil, fmt.Errorf("%s: energy %T has no Taylor remainder bounds (implement TaylorBounder)", name, t.Energy())
+	}
+	b, err := tb.TaylorBound(k.Order, t.Prior())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) != n {
+		return nil, fmt.Errorf("%s: TaylorBound returned %d bounds for %d data", name, len(b), n)
+	}
+	for i, v := range b {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: Taylor bound b[%d] = %v, want finite > 0", name, i, v)
+		}
+	}
+	table, err := alias.New(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c := &smhChain{k: k, t: t, prop: prop, scale: scale, b: b, table: table, sumB: table.Total(),
+		center: slices.Clone(k.Center), gradSum: make([]float64, d),
+		theta: slices.Clone(theta0), next: make([]float64, d), seen: newDistinct(n), maxRate: k.MaxRate}
+	if c.maxRate == 0 {
+		c.maxRate = float64(n)
+	}
+	if c.fact = 2.0; k.Order == 2 {
+		c.fact = 6
+	}
+	if glm, ok := t.Energy().(glmDeriver); ok {
+		c.glm = glm
+		c.zHat, c.f1 = make([]float64, n), make([]float64, n)
+		if k.Order == 2 {
+			c.f2 = make([]float64, n)
+			c.hess = make([]float64, d*d)
+		}
+		for i := range n {
+			row := glm.Row(i)
+			z := dot(row, c.center)
+			f1, f2 := glm.glmDerivs(i, z)
+			c.zHat[i], c.f1[i] = z, f1
+			for j, v := range row {
+				c.gradSum[j] += f1 * v
+			}
+			if k.Order == 2 {
+				c.f2[i] = f2
+				for j, vj := range row {
+					for l, vl := range row {
+						c.hess[j*d+l] += f2 * vj * vl
+					}
+				}
+			}
+		}
+		return c, nil
+	}
+	if k.Order == 2 {
+		return nil, fmt.Errorf("SMH-2 needs a GLM energy (LogisticRegression, StudentTRegression) for O(N) Hessians; %T is not one", t.Energy())
+	}
+	g, ok := t.Energy().(Gradienter)
+	if !ok {
+		return nil, fmt.Errorf("%s: energy %T has no gradient (implement Gradienter)", name, t.Energy())
+	}
+	c.grads = make([]float64, n*d)
+	idx, one := []int{0}, []float64{1}
+	for i := range n {
+		idx[0] = i
+		g.AddGradient(c.grads[i*d:(i+1)*d], c.center, idx, one)
+		for j := range d {
+			c.gradSum[j] += c.grads[i*d+j]
+		}
+	}
+	if err := finiteVec(name+": per-datum gradients at Center", c.gradSum); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+type smhChain struct {
+	k       SMH
+	t       *Target
+	prop    Proposal
+	scale   float64
+	b       []float64 // b_i, untempered
+	table   *alias.Table
+	sumB    float64
+	maxRate float64
+	fact    float64 // (k+1)!
+
+	center  []float64
+	gradSum []float64 // Σ∇U_i(θ̂)
+	hess    []float64 // Σ∇²U_i(θ̂), row-major d×d (order 2)
+	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i). Others: the
+	// per-datum gradients at θ̂, N×d.
+	glm       glmDeriver
+	zHat, f1  []float64
+	f2        []float64
+	grads     []float64
+	theta     []float64
+	next      []float64
+	idx       [1]int
+	diff      [batchChunk]float64
+	fullIdx   [batchChunk]int
+	seen      distinct
+	lastBatch int
+}
+
+func (c *smhChain) Position() []float64    { return c.theta }
+func (c *smhChain) StepScale() float64     { return c.scale }
+func (c *smhChain) SetStepScale(s float64) { c.scale = s }
+
+// Params reports the order and Σb_i.
+func (c *smhChain) Params() map[string]float64 {
+	return map[string]float64{"order": float64(c.k.Order), "sum_b": c.sumB}
+}
+
+// quad returns (v − θ̂)ᵀH(v − θ̂) for the summed Hessian.
+func (c *smhChain) quad(v []float64) float64 {
+	d := len(v)
+	var s float64
+	for j := range d {
+		vj := v[j] - c.center[j]
+		var r float64
+		for l := range d {
+			r += c.hess[j*d+l] * (v[l] - c.center[l])
+		}
+		s += vj * r
+	}
+	return s
+}
+
+// l1 returns ‖v − θ̂‖₁.
+func (c *smhChain) l1(v []float64) float64 {
+	var s float64
+	for j, x := range v {
+		s += math.Abs(x - c.center[j])
+	}
+	return s
+}
+
+// Step makes one SMH transition.
+func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
+	name := c.k.Name()
+	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
+	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
+	lpNew := c.t.LogPrior(c.next)
+	if math.IsInf(lpNew, -1) {
+		info.AcceptProb = 0
+		return info, nil
+	}
+	logPrior := lpNew - c.t.LogPrior(c.theta) + logQ
+	beta := c.t.Beta()
+	order := float64(c.k.Order + 1)
+	kappa := (math.Pow(c.l1(c.theta), order) + math.Pow(c.l1(c.next), order)) / c.fact
+	rate := beta * c.sumB * kappa
+	if !(rate >= 0) || math.IsInf(rate, 0) {
+		return Info{}, fmt.Errorf("%s: expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", name, rate, kappa, c.theta, c.next)
+	}
+	if rate > c.maxRate {
+		sum, err := fullEnergyDiff(c.t, c.theta, c.next, &c.fullIdx, &c.diff)
+		if err != nil {
+			return Info{}, err
+		}
+		n := c.t.N()
+		info = Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()}
+		logR := logPrior + sum
+		info.AcceptProb = math.Exp(min(logR, 0))
+		if logR >= 0 || rng.Float64() < info.AcceptProb {
+			copy(c.theta, c.next)
+			info.Accepted = true
+		}
+		return info, nil
+	}
+
+	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.
+	var dHat float64
+	for j := range c.theta {
+		dHat += c.gradSum[j] * (c.next[j] - c.theta[j])
+	}
+	if c.k.Order == 2 {
+		dHat += (c.quad(c.next) - c.quad(c.theta)) / 2
+	}
+	log1 := logPrior - beta*dHat
+	if c.k.mutation == smhMutationNoControlVariate {
+		log1 = logPrior
+	}
+	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
+		return info, nil
+	}
+
+	// 2. One factor per datum for the remainders, by Poisson thinning,
+	// stopping at the first rejection.
+	if err := poisson.Check(rate); err != nil {
+		return Info{}, fmt.Errorf("%s: %w (κ = %v)", name, err, kappa)
+	}
+	draws := poisson.Draw(rng, rate)
+	c.seen.next()
+	for k := range draws {
+		i := c.table.Draw(rng)
+		c.seen.add(i)
+		c.idx[0] = i
+		if err := c.t.EnergyDiffs(c.diff[:1], c.theta, c.next, c.idx[:]); err != nil {
+			return Info{}, err
+		}
+		r := -c.diff[0] - beta*c.taylorDiff(i) // βR_i(θ′) − βR_i(θ)
+		if c.k.mutation == smhMutationFlipRemainder {
+			r = -r
+		}
+		bound := beta * c.b[i] * kappa
+		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(c.diff[0]) {
+			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
+				Value: math.Abs(r), Bound: bound, Ratio: math.Abs(r) / bound}
+			return Info{}, fmt.Errorf("%s: Taylor remainder %w", name, v)
+		}
+		if r > 0 && rng.Float64()*bound < r {
+			info.Batch, info.Distinct = k+1, c.seen.count
+			return info, nil
+		}
+	}
+	info.Batch, info.Distinct = draws, c.seen.count
+	copy(c.theta, c.next)
+	info.Accepted = true
+	return info, nil
+}
+
+// taylorDiff returns Û_i(θ′) − Û_i(θ) (untempered).
+func (c *smhChain) taylorDiff(i int) float64 {
+	if c.glm != nil {
+		row := c.glm.Row(i)
+		var z, zn float64
+		for j, v := range row {
+			z += v * c.theta[j]
+			zn += v * c.next[j]
+		}
+		t := c.f1[i] * (zn - z)
+		if c.k.Order == 2 {
+			a, b := zn-c.zHat[i], z-c.zHat[i]
+			t += c.f2[i] * (a*a - b*b) / 2
+		}
+		return t
+	}
+	d := len(c.theta)
+	g := c.grads[i*d : (i+1)*d]
+	var t float64
+	for j := range g {
+		t += g[j] * (c.next[j] - c.theta[j])
+	}
+	return t
+}
+
+// TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|:
+// the logistic loss has |f″| ≤ 1/4 and |f‴| = |σ(1−σ)(1−2σ)| ≤ 1/(6√3).
+func (e *LogisticRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
+	var s float64
+	switch order {
+	case 1:
+		s = 0.25
+	case 2:
+		s = 1 / (6 * math.Sqrt(3))
+	default:
+		return nil, fmt.Errorf("exactmh: LogisticRegression.TaylorBound: order %d, want 1 or 2", order)
+	}
+	return glmTaylorBound(e.x, e.d, order, s), nil
+}
+
+// TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|,
+// for f(r) = (ν+1)/2·log(1 + r²/ν): f″(r) = (ν+1)(ν − r²)/(ν + r²)², largest
+// at r = 0, (ν+1)/ν; f‴(r) = −2(ν+1)r(3ν − r²)/(ν + r²)³, whose largest
+// magnitude, at r = (√2 − 1)√ν, is 2(ν+1)(3 + 2√2)/(8ν^{3/2}) (the
+// reference code's constant, checked).
+func (e *StudentTRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
+	var s float64
+	switch order {
+	case 1:
+		s = (e.nu + 1) / e.nu
+	case 2:
+		s = 2 * (e.nu + 1) * (3 + 2*math.Sqrt2) / (8 * math.Pow(e.nu, 1.5))
+	default:
+		return nil, fmt.Errorf("exactmh: StudentTRegression.TaylorBound: order %d, want 1 or 2", order)
+	}
+	return glmTaylorBound(e.x, e.d, order, s), nil
+}
+
+// glmTaylorBound is s·m_i^{k+1} for every row.
+func glmTaylorBound(x []float64, d, order int, s float64) []float64 {
+	n := len(x) / d
+	b := make([]float64, n)
+	for i := range n {
+		var m float64
+		for _, v := range x[i*d : (i+1)*d] {
+			m = math.Max(m, math.Abs(v))
+		}
+		b[i] = s * math.Pow(m, float64(order+1))
+		if b[i] == 0 {
+			b[i] = math.SmallestNonzeroFloat64 // an all-zero row never changes U_i
+		}
+	}
+	return b
+}
+
+// TaylorBound returns App. J.3's Ū_{2,i} for order 1 (see FlyBound); the
+// mixture supports order 1 only, on a Box prior.
+func (e *GaussianMixture) TaylorBound(order int, prior Prior) ([]float64, error) {
+	if order != 1 {
+		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound: order %d, want 1", order)
+	}
+	box, ok := prior.(*Box)
+	if !ok {
+		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound needs a *Box prior, have %T", prior)
+	}
+	r := 0.0
+	for j := range 2 {
+		r = math.Max(r, math.Max(math.Abs(box.Lo[j]), math.Abs(box.Hi[j])))
+	}
+	b := make([]float64, e.Len())
+	for i, x := range e.x {
+		b[i] = e.curvatureBound(math.Abs(x), r)
+	}
+	return b, nil
+}
+
+// TaylorBound returns, for order 1, the largest entry of Σ⁻¹ in magnitude
+// for every datum (the Hessian of every U_i). Order 2 is not offered: the
+// remainder of order 2 is identically zero.
+func (e *GaussianMean) TaylorBound(order int, _ Prior) ([]float64, error) {
+	if order != 1 {
+		return nil, fmt.Errorf("exactmh: GaussianMean.TaylorBound: order %d, want 1", order)
+	}
+	p := e.Precision()
+	var m float64
+	for j := range e.d {
+		for l := range e.d {
+			m = math.Max(m, math.Abs(p.At(j, l)))
+		}
+	}
+	b := make([]float64, e.Len())
+	for i := range b {
+		b[i] = m
+	}
+	return b, nil
+}
+
+// Test hooks.
+const (
+	smhMutationNone = iota
+	smhMutationNoControlVariate
+	smhMutationFlipRemainder
+)
