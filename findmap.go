@@ -46,8 +46,9 @@ type MAP struct {
 //
 // The energy must implement Gradienter and the prior PriorGradienter (all the
 // ready-made ones do). Outside a bounded prior's support the objective is
-// +Inf, so the line search backs off from the boundary; a MAP on the boundary
-// is approached but not reached. The search converges when the gradient is
+// +Inf, so the line search backs off from the boundary; a MAP on the
+// boundary is approached to within rounding and returned without error, with
+// a GradNorm that need not be small. The search converges when the gradient is
 // below MAPSettings.GradTol, when the objective stops changing, or when the
 // line search can no longer improve it with ‖∇‖ ≤ 10⁻³ (the rounding floor
 // of a gradient summed over many data). If the search stops without converging —
@@ -85,10 +86,7 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		return nil, fmt.Errorf("exactmh: FindMAP: init = %v is outside the prior's support", init)
 	}
 
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
+	idx := allIndices(n)
 	best := &MAP{Theta: slices.Clone(init), LogDensity: math.Inf(-1)}
 	var evalErr error
 	// f(θ) = βΣU_i(θ) − log prior(θ), the negative log posterior.
@@ -154,12 +152,149 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		// The line search can make no further progress this close to the
 		// optimum: rounding of the summed gradient, not a failure.
 		return best, nil
+	case err != nil && isProjectable(t.Prior()):
+		// L-BFGS stalls against the edge of a box or ball when the mode lies
+		// on it: finish by projected gradient ascent.
+		if perr := projectedAscent(ctx, t, best, set); perr != nil {
+			return best, perr
+		}
+		best.Evals, best.GradEvals = t.Evals(), t.GradEvals()
+		return best, nil
 	case err != nil:
 		return best, fmt.Errorf("exactmh: FindMAP: %w (‖∇‖ = %.3g after %d iterations)", err, best.GradNorm, best.Iterations)
 	case res.Status == optimize.IterationLimit:
 		return best, fmt.Errorf("exactmh: FindMAP did not converge in %d iterations (‖∇‖ = %.3g)", best.Iterations, best.GradNorm)
 	}
 	return best, nil
+}
+
+// projector is a prior whose support has a cheap Euclidean projection.
+type projector interface {
+	project(theta []float64)
+}
+
+func isProjectable(p Prior) bool { _, ok := p.(projector); return ok }
+
+// project clamps θ into the box.
+func (b *Box) project(theta []float64) {
+	for j := range theta {
+		theta[j] = min(max(theta[j], b.Lo[j]), b.Hi[j])
+	}
+}
+
+// project scales θ − centre back onto the ball (shrunk by a few ulps so the
+// result is inside despite rounding).
+func (b *Ball) project(theta []float64) {
+	var s float64
+	for j, v := range theta {
+		if len(b.Center) > 0 {
+			v -= b.Center[j]
+		}
+		s += v * v
+	}
+	r := math.Sqrt(s)
+	if r <= b.Radius {
+		return
+	}
+	f := b.Radius / r * (1 - 1e-12)
+	for j := range theta {
+		c := 0.0
+		if len(b.Center) > 0 {
+			c = b.Center[j]
+		}
+		theta[j] = c + (theta[j]-c)*f
+	}
+}
+
+// projectedAscent improves best by projected gradient ascent with
+// backtracking (Armijo) until a step changes θ by less than 10⁻¹⁰
+// relative: the way to a mode on the boundary of a box or ball.
+func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings) error {
+	proj := t.Prior().(projector)
+	d := len(best.Theta)
+	g, trial := make([]float64, d), make([]float64, d)
+	idx := allIndices(t.N())
+	theta := best.Theta
+	logPi := func(v []float64) (float64, error) {
+		u, err := t.TotalEnergy(v)
+		return t.LogPrior(v) - u, err
+	}
+	grad := func(v []float64) error {
+		clear(g)
+		if err := t.AddGradient(g, v, idx, nil); err != nil {
+			return err
+		}
+		for j := range g {
+			g[j] = -g[j]
+		}
+		return t.AddLogPriorGradient(g, v)
+	}
+	lp, err := logPi(theta)
+	if err != nil {
+		return err
+	}
+	step := 1.0
+	for it := range 20 * set.MaxIterations {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("exactmh: FindMAP stopped: %w", err)
+		}
+		if err := grad(theta); err != nil {
+			return err
+		}
+		norm := math.Sqrt(dot(g, g))
+		if norm == 0 {
+			break
+		}
+		if it == 0 {
+			step = 1 / norm
+		}
+		moved := false
+		for ; step > 1e-300; step /= 2 {
+			for j := range trial {
+				trial[j] = theta[j] + step*g[j]
+			}
+			proj.project(trial)
+			lt, err := logPi(trial)
+			if err != nil {
+				return err
+			}
+			var dec float64
+			for j := range trial {
+				dec += g[j] * (trial[j] - theta[j])
+			}
+			if lt >= lp+1e-4*dec && lt >= lp {
+				var change, size float64
+				for j := range trial {
+					change += (trial[j] - theta[j]) * (trial[j] - theta[j])
+					size += theta[j] * theta[j]
+				}
+				copy(theta, trial)
+				lp = lt
+				moved = change > 1e-20*(1+size)
+				step *= 2
+				break
+			}
+		}
+		if !moved {
+			break
+		}
+		best.Iterations++
+	}
+	best.LogDensity = lp
+	if err := grad(theta); err != nil {
+		return err
+	}
+	best.GradNorm = math.Sqrt(dot(g, g))
+	return nil
+}
+
+// allIndices returns 0, …, n−1.
+func allIndices(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // stallGrad is the gradient norm below which a line search that cannot

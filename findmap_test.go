@@ -209,3 +209,39 @@ func ExampleFindMAP() {
 	fmt.Printf("MAP %.4f\n", m.Theta[0])
 	// Output: MAP 3.0000
 }
+
+// When the data pull the mode outside a ball prior, the MAP is on the
+// sphere and FindMAP returns it without error.
+func TestFindMAPOnBoundary(t *testing.T) {
+	e := simLogistic(t, 2000, 3, 9)
+	ball, _ := exactmh.NewBall(3, 0.2, nil)
+	m, err := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: e, Prior: ball}, []float64{0, 0, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := math.Sqrt(m.Theta[0]*m.Theta[0] + m.Theta[1]*m.Theta[1] + m.Theta[2]*m.Theta[2])
+	if r > 0.2 || r < 0.2*(1-1e-3) {
+		t.Errorf("‖θ̂‖ = %.6f, want on the sphere of radius 0.2", r)
+	}
+	// KKT: the log-likelihood gradient points straight out of the sphere.
+	g := make([]float64, 3)
+	idx, w := make([]int, e.Len()), make([]float64, e.Len())
+	for i := range idx {
+		idx[i], w[i] = i, -1
+	}
+	e.AddGradient(g, m.Theta, idx, w)
+	var gt float64
+	for j := range g {
+		gt += g[j] * m.Theta[j] / (r * r)
+	}
+	var tang, norm float64
+	for j := range g {
+		v := g[j] - gt*m.Theta[j]
+		tang += v * v
+		norm += g[j] * g[j]
+	}
+	if gt <= 0 || math.Sqrt(tang/norm) > 1e-3 {
+		t.Errorf("not a constrained maximum: radial %.3g, tangential/total %.3g", gt, math.Sqrt(tang/norm))
+	}
+	t.Logf("θ̂ = %.4f, ‖θ̂‖ = %.6f, ‖∇‖ = %.3g, tangential share %.2e", m.Theta, r, m.GradNorm, math.Sqrt(tang/norm))
+}

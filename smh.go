@@ -138,7 +138,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	c := &smhChain{k: k, t: t, prop: prop, scale: scale, b: b, table: table, sumB: table.Total(),
+	c := &smhChain{k: k, name: name, t: t, prop: prop, scale: scale, b: b, table: table, sumB: table.Total(),
 		center: slices.Clone(k.Center), gradSum: make([]float64, d),
 		theta: slices.Clone(theta0), next: make([]float64, d), seen: newDistinct(n), maxRate: k.MaxRate}
 	if c.maxRate == 0 {
@@ -197,6 +197,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 
 type smhChain struct {
 	k       SMH
+	name    string
 	t       *Target
 	prop    Proposal
 	scale   float64
@@ -259,7 +260,7 @@ func (c *smhChain) l1(v []float64) float64 {
 
 // Step makes one SMH transition.
 func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
-	name := c.k.Name()
+	name := c.name
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
 	lpNew := c.t.LogPrior(c.next)
