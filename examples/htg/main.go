@@ -31,7 +31,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,19 +106,19 @@ func main() {
 			if err != nil {
 				log.Fatalf("%s: %v", k.Name(), err)
 			}
-			ess := essPerSecond(res)
+			lo, med, hi := report.ESSPerSecond(res)
 			mseMean, mseVar := mse(res, trueMean, trueVar)
 			s := res.Summary()
 			if *asJSON {
 				report.Write(os.Stdout, report.Row(res, map[string]any{
 					"target_accept": acc, "step": res.Chains[0].Scale,
-					"ess_per_sec_min": ess[0], "ess_per_sec_median": ess[1], "ess_per_sec_max": ess[2],
+					"ess_per_sec_min": lo, "ess_per_sec_median": med, "ess_per_sec_max": hi,
 					"mse_mean": mseMean, "mse_var": mseVar, "n": *n,
 				}))
 				continue
 			}
 			fmt.Printf("%-15s %6.2f %7.3f %8.3g %11.0f %8.2f, %7.2f, %7.2f %10.2e %10.2e\n", res.Kernel, acc, s.AcceptRate,
-				res.Chains[0].Scale, s.MeanBatch, ess[0], ess[1], ess[2], mseMean, mseVar)
+				res.Chains[0].Scale, s.MeanBatch, lo, med, hi, mseMean, mseVar)
 		}
 	}
 }
@@ -178,21 +177,6 @@ func truncatedMoments(ybar []float64, n int) (mean, variance []float64) {
 		variance[j] = v * (1 + (a*pa-b*pb)/z - ((pa-pb)/z)*((pa-pb)/z))
 	}
 	return mean, variance
-}
-
-// essPerSecond returns the min, median and max over coordinates of the bulk
-// ESS per second of sampling.
-func essPerSecond(res *exactmh.Result) [3]any {
-	secs := res.Sampling().Time.Seconds()
-	e := make([]float64, res.Dim)
-	for j := range e {
-		e[j] = exactmh.ESSBulk(res.Samples(j)) / secs
-		if math.IsNaN(e[j]) {
-			e[j] = 0
-		}
-	}
-	slices.Sort(e)
-	return [3]any{e[0], (e[(d-1)/2] + e[d/2]) / 2, e[d-1]}
 }
 
 // mse returns the mean over coordinates of the squared errors of the

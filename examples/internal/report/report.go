@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/exactmh/exactmh"
 )
@@ -47,4 +48,20 @@ func OrNull(v float64) any {
 		return nil
 	}
 	return v
+}
+
+// ESSPerSecond returns the smallest, median and largest bulk ESS over the
+// coordinates, per second of sampling (summed over chains).
+func ESSPerSecond(res *exactmh.Result) (lo, median, hi float64) {
+	secs := res.Sampling().Time.Seconds()
+	e := make([]float64, res.Dim)
+	for j := range e {
+		e[j] = exactmh.ESSBulk(res.Samples(j)) / secs
+		if math.IsNaN(e[j]) {
+			e[j] = 0
+		}
+	}
+	slices.Sort(e)
+	d := len(e)
+	return e[0], (e[(d-1)/2] + e[d/2]) / 2, e[d-1]
 }
