@@ -450,3 +450,35 @@ func TestFlyMCErrors(t *testing.T) {
 func BenchmarkFlyMCStepLogistic(b *testing.B) {
 	benchmarkKernel(b, tallLogistic(b), exactmh.FlyMC{Scale: 0.02, Q: 0.1})
 }
+
+// The robust-regression toy of the HIPS FlyMC tests: three data, ν = 4,
+// Laplace prior of scale 2.2, tangent bounds at |r| = 0.5.
+func TestFlyMCHIPSRobust(t *testing.T) {
+	e, err := exactmh.NewStudentTRegression([]float64{-0.7, -0.8, -1.1, 1.5, -0.2, -0.2}, []float64{0.5, 1.6, -3}, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, err := exactmh.NewIsoLaplace(2, 2.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.FlyBoundR0(0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &exactmh.Posterior{Energy: e, Prior: prior}
+	want := []float64{-0.559, 0.474, 1.181, 0.010, 0.010, 0.775, 0.102, 0.113, 0.893}
+	quad := quadMoments(t, p, b, 25, 700)
+	for j := range want {
+		if math.Abs(quad[j]-want[j]) > 2e-3 {
+			t.Errorf("quadrature moment %d = %.4f, HIPS reference %.3f", j, quad[j], want[j])
+		}
+	}
+	got := flyMoments(t, p, exactmh.FlyMC{Bound: b, Q: 0.5, Scale: 1.5}, 300000, 2)
+	for j := range want {
+		if math.Abs(got[j]-quad[j]) > 0.05 {
+			t.Errorf("FlyMC moment %d = %.4f, quadrature %.4f", j, got[j], quad[j])
+		}
+	}
+	t.Logf("FlyMC %.3f\nquad  %.3f", got, quad)
+}
