@@ -16,9 +16,11 @@
 // exact ones (TunaMH, PoissonMH, FlyMC, TFMH/SMH, Poisson-Barker,
 // Poisson-MALA, TunaMH-SGLD), the inexact ones beside them for honest
 // comparison, and the diagnostics that show which is better on a given
-// problem. Kernels land one by one; today the package has full-batch MH (the
-// reference every kernel is measured against), TunaMH, PoissonMH, FlyMC,
-// TFMH and SMH-1/SMH-2, and FindMAP for the MAP-based variants.
+// problem. Today the package has full-batch MH, MALA and HMC (the references
+// every kernel is measured against), the exact minibatch kernels TunaMH,
+// PoissonMH, FlyMC, TFMH, SMH-1/SMH-2, Poisson-Barker, Poisson-MALA and
+// TunaMH-SGLD, the auxiliary-variable framework Aux they are instances of,
+// and FindMAP for the MAP-based variants.
 //
 // # Using it
 //
@@ -70,9 +72,36 @@
 //     its algorithm.
 //   - tunamh.go and poissonmh.go: the first exact minibatch kernels;
 //     minibatch.go holds what they share (proposal defaults, chunked
-//     evaluation in fixed scratch, the distinct-data counter). Chains that
-//     tune themselves in warmup implement WarmupAware; chains that report
-//     parameters (χ, λ) implement ParamReporter.
+//     evaluation in fixed scratch, the distinct-data counter, the full-batch
+//     energy difference every truncated kernel falls back to). Each keeps
+//     its auxiliary variables in a reusable type — tunaBatch (TunaMH's
+//     Poisson minibatch and ratio estimate) and poissonCounts (the Poisson
+//     counts at θ, φ at θ′, the ratio and the count-weighted gradient) — so
+//     that the gradient kernels reuse them rather than copy them. Chains
+//     that tune themselves in warmup implement WarmupAware; chains that
+//     report parameters (χ, λ) implement ParamReporter.
+//   - auxmcmc.go: Aux, the auxiliary-variable framework (Algorithm 4) as a
+//     generic Kernel: an AuxScheme[W1, W2] supplies ω1, the proposal given
+//     ω1, ω2 and the log ratio; Aux applies the prior exactly and accepts.
+//     Go generics type the ω values, which are pointers into chain-owned
+//     storage, so a step allocates nothing. poissongrad.go (Poisson-Barker,
+//     Poisson-MALA: Case 2, ω1 = ω2 = poissonCounts) and tunasgld.go
+//     (TunaMH-SGLD: Case 3, ω1 a K-subset, ω2 tunaBatch) are schemes; a test
+//     writes PoissonMH through Aux and gets draws bit-identical to the direct
+//     kernel. AuxChain.Report takes and returns Info by value: through an
+//     interface a pointer would make every Info escape to the heap.
+//   - tfmh.go and smh.go: factorised MH by Poisson thinning, evaluating one
+//     datum at a time so that nothing is read after the first rejection;
+//     SMH keeps O(N) scalars per GLM (f′, f″ at x_iᵀθ̂), not N Hessians.
+//     TaylorBounder supplies the remainder bounds; the Student-t constants
+//     are derived in the code and the reference's were found correct.
+//   - fullgrad.go: MALA and HMC. HMC recomputes the gradient at every
+//     leapfrog position (the reference code's stale and aliased gradients
+//     made its baselines wrong); tests check reversibility and a unit
+//     Jacobian.
+//   - findmap.go: FindMAP. L-BFGS cannot follow a mode onto the edge of a
+//     box or ball (the objective is +Inf outside), so for those priors a
+//     projected gradient ascent finishes the job.
 //   - flymc.go and flybounds.go: Firefly MC, the one stateful kernel so
 //     far — its chain carries the brightness z_i of every datum as a
 //     bright-first permutation with positions (O(1) to brighten or darken,
@@ -94,7 +123,11 @@
 //     recorder.
 //   - internal/exactness: the harness every kernel test uses — pairwise
 //     detailed balance, the App. J.1 random walk, conjugate Gaussians,
-//     moment checks within k·MCSE. internal/alias and internal/poisson hold
+//     moment checks within k·MCSE. CheckMoments refuses chains with a bulk
+//     ESS below 100 (a chain that hardly moves has huge standard errors and
+//     would pass anything), and ShowsBias tells a deliberately wrong kernel
+//     that is biased from one that is merely stuck: every mutant test must
+//     show bias. internal/alias and internal/poisson hold
 //     the alias table and the exact Poisson sampler the minibatch kernels
 //     draw with; internal/mnist loads the bundled MNIST digits for the
 //     examples.
@@ -113,8 +146,10 @@
 // # Errors
 //
 // Bad configuration, dimension mismatches, non-finite energies and violated
-// bounds are errors that say what, where and which numbers; nothing reachable
-// from the API panics on bad input. A cancelled context makes Sample return
+// bounds (BoundViolation, LowerBoundViolation) are errors that say what,
+// where and which numbers; nothing reachable from the API panics on bad
+// input. (internal/poisson.Draw panics on a bad mean, but every kernel checks
+// the mean first and returns an error.) A cancelled context makes Sample return
 // the draws made so far with Status Canceled; a failing chain stops the run
 // with Status Failed and keeps the draws too.
 package exactmh

@@ -19,7 +19,8 @@
 //
 // Step sizes are the paper's: MH 0.3, TunaMH 0.1 with χ = 10^-4, TFMH
 // 2.2·10^-2, FlyMC and FlyMC-MAP 10^-2 with q_{d→b} = 0.01 (FlyMC's Taylor
-// bounds tight at θ⁰ = 0, FlyMC-MAP's at the MAP found by FindMAP). The paper
+// bounds tight at θ⁰ = 0, FlyMC-MAP's at the MAP found by FindMAP), SMH-1
+// 0.1 with its control variates at the MAP. The paper
 // does not give PoissonMH's; it is tuned during a 300-step warmup to the
 // paper's target acceptance 0.6, and it does not give λ either: λ is set
 // so that the expected batch λ + L equals the paper's 3969.67
@@ -116,6 +117,7 @@ func main() {
 		{exactmh.TFMH{Scale: 2.2e-2}, exactmh.NoWarmup},
 		{exactmh.FlyMC{Scale: 1e-2, Q: 0.01}, exactmh.NoWarmup},
 		{exactmh.FlyMC{Scale: 1e-2, Q: 0.01, TightAt: theMAP.Theta}, exactmh.NoWarmup},
+		{exactmh.SMH{Order: 1, Center: theMAP.Theta, Scale: 0.1}, exactmh.NoWarmup},
 	}
 	if !*asJSON {
 		fmt.Printf("truncated Gaussian mixture: N = %d, β = %g, θ ∈ [%g, %g]², %v per kernel\n\n", n, beta, lo, hi, *budget)
