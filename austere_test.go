@@ -1,0 +1,123 @@
+package exactmh_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/exactness"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// On the App. J.1 up/down pair AustereMH (ε = 0.01, m = 30) fails the
+// pairwise detailed-balance check that TunaMH passes with the same number of
+// decisions.
+func TestAustereMHPairwiseBias(t *testing.T) {
+	p, _, err := exactness.RandomWalk(200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := []float64{100}, []float64{101}
+	const decisions = 200000
+	austere, err := exactness.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
+		return exactmh.AustereMH{Proposal: q, Scale: 1, Epsilon: 0.01, BatchSize: 30}
+	}, a, b, 0, decisions, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuna, err := exactness.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
+		return exactmh.TunaMH{Proposal: q, Scale: 1}
+	}, a, b, 0, decisions, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(tuna.Z) > 4 {
+		t.Errorf("TunaMH fails the pairwise check: %v", tuna)
+	}
+	if math.Abs(austere.Z) < 6 {
+		t.Errorf("AustereMH passes the pairwise check: %v", austere)
+	}
+	t.Logf("AustereMH: %v\nTunaMH:    %v", austere, tuna)
+	if (exactmh.AustereMH{}).Exact() {
+		t.Error("AustereMH claims to be exact")
+	}
+}
+
+// The dynamic programme of App. A agrees with a simulation of the
+// sequential z-test on a population of l's, for error and data usage.
+func TestAustereTestError(t *testing.T) {
+	const bigN, m, eps = 2000, 100, 0.05
+	g := distuv.UnitNormal.Quantile(1 - eps)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, muStd := range []float64{0, 0.5, 2, -1} {
+		// A population with standardised mean μ_std relative to μ0 = 0.
+		l := make([]float64, bigN)
+		var mean, sd float64
+		for i := range l {
+			l[i] = rng.NormFloat64()
+			mean += l[i] / bigN
+		}
+		for i := range l {
+			l[i] -= mean
+			sd += l[i] * l[i] / bigN
+		}
+		sd = math.Sqrt(sd)
+		shift := muStd * sd / math.Sqrt(bigN-1)
+		for i := range l {
+			l[i] += shift
+		}
+		const trials = 20000
+		wrong, used := 0, 0
+		perm := make([]int, bigN)
+		for i := range perm {
+			perm[i] = i
+		}
+		for range trials {
+			n, sum := 0, 0.0
+			for {
+				for k := n; k < n+m; k++ {
+					r := k + rng.IntN(bigN-k)
+					perm[k], perm[r] = perm[r], perm[k]
+					sum += l[perm[k]]
+				}
+				n += m
+				if n == bigN {
+					if (sum > 0) != (muStd > 0) && muStd != 0 {
+						wrong++
+					}
+					break
+				}
+				// The model's z statistic with the population σ_l.
+				z := (sum / float64(n)) / (sd / math.Sqrt(float64(n)) * math.Sqrt(float64(bigN-n)/float64(bigN-1)))
+				if math.Abs(z) > g {
+					if (z > 0) != (muStd >= 0) {
+						wrong++
+					}
+					break
+				}
+			}
+			used += n
+		}
+		gotErr, gotUse := float64(wrong)/trials, float64(used)/trials/bigN
+		wantErr, wantUse, err := exactmh.AustereTestError(muStd, float64(m)/bigN, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seErr := math.Sqrt(wantErr*(1-wantErr)/trials) + 1e-3
+		if math.Abs(gotErr-wantErr) > 4*seErr+0.003 || math.Abs(gotUse-wantUse) > 0.01 {
+			t.Errorf("μ_std = %v: simulated error %.4f, data %.4f; dynamic programme %.4f, %.4f", muStd, gotErr, gotUse, wantErr, wantUse)
+		}
+		t.Logf("μ_std = %v: error %.4f (DP %.4f), data fraction %.4f (DP %.4f)", muStd, gotErr, wantErr, gotUse, wantUse)
+	}
+	if _, _, err := exactmh.AustereTestError(0, 0, 0.01); err == nil {
+		t.Error("π1 = 0: no error")
+	}
+	if e, f, _ := exactmh.AustereTestError(0.3, 1, 0.01); e != 0 || f != 1 {
+		t.Errorf("π1 = 1: error %v, data %v; want 0, 1", e, f)
+	}
+}
+
+func BenchmarkAustereMHStepLogistic(b *testing.B) {
+	benchmarkKernel(b, tallLogistic(b), exactmh.AustereMH{Scale: 0.02})
+}
