@@ -1,0 +1,417 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// MHBT is Metropolis–Hastings with batch tempering (Wu, Wang, Ye, Mukherjee
+// and Sun, "Mini-batch Metropolis–Hastings MCMC with reversible SGLD
+// proposal", Algorithm 1). It is INEXACT by design: its stationary law is
+// approximately the posterior raised to the power 1/T, T = N/c_n (eq. 3),
+// a tempered posterior c_n/N times as concentrated in log density — plus a
+// bias that vanishes only as d·c_n^{2+α}·log c_n/m → 0. Use it for what it
+// is for (exploring multimodal posteriors, optimisation-like sampling of
+// large models), not for posterior expectations.
+//
+// The state is (θ, I), I a batch of m data. A step draws a fresh batch I′
+// and θ′ ~ q_I(θ → ·) and accepts (θ′, I′) with probability
+//
+//	min{1, e^{c_n μ̂_{I′}(θ′)}·q_{I′}(θ′ → θ) / (e^{c_n μ̂_I(θ)}·q_I(θ → θ′))}   (eq. 2/8),
+//
+// μ̂_I(θ) the mean log-likelihood −βU_i(θ) over I (the prior enters as
+// prior^{c_n/N}, tempered with the likelihood). On rejection the chain keeps
+// (θ, I) and the cached μ̂_I(θ): θ is never re-evaluated on a new batch (the
+// paper's reference code does that, which changes the stationary law).
+//
+// The proposal is the random walk (Proposal, Scale) or, with RSGLD set, the
+// reversible SGLD proposal of eq. (6)–(7) with learning rate Scale.
+type MHBT struct {
+	// BatchSize is m (0: 1000, capped at N).
+	BatchSize int
+	// Cn is c_n > 0, the batch tempering constant (0: 20, the paper's value
+	// for m = 1000; it recommends a value close to but below √m).
+	Cn float64
+	// Proposal draws θ′ when RSGLD is false (nil: the isotropic RandomWalk).
+	Proposal Proposal
+	// Scale is the random walk's scale, or RSGLD's learning rate ε
+	// (0: 0.1); warmup adapts it unless Settings.NoAdapt.
+	Scale float64
+	// RSGLD selects the reversible SGLD proposal (needs gradients).
+	RSGLD bool
+	// Beta is RSGLD's backward noise factor β ≥ 1 (0: 1). With AdaptBeta,
+	// the starting value (0: 10).
+	Beta float64
+	// AdaptBeta tunes β during warmup by the schedule of §3.2: after each
+	// epoch (N/m steps) whose mean acceptance probability exceeds 0.4, β
+	// drops by 5% while 100 forward-only test moves accept with mean
+	// probability above 0.7 (at most by half per epoch, never below 1);
+	// after an epoch below 0.2 it grows by 5%.
+	AdaptBeta bool
+
+	mutation int // test hook (export_test.go)
+}
+
+// Name returns "MHBT" or "MHBT-RSGLD".
+func (k MHBT) Name() string {
+	if k.RSGLD {
+		return "MHBT-RSGLD"
+	}
+	return "MHBT"
+}
+
+// Exact returns false: the chain targets a tempered, biased posterior.
+func (MHBT) Exact() bool { return false }
+
+// RSGLDProposal is the reversible SGLD proposal of the MHBT paper (eq. 6–7):
+// with probability ½ a forward move θ′ = θ + εg + s·ξ, else a backward move
+// θ′ = θ − εg + β·s·ξ, ξ ~ N(0, I), s = √(2ε)/N, g the minibatch mean
+// gradient of the log-likelihood. Its density is the two-component Gaussian
+// mixture
+//
+//	q(θ → θ′) = ½φ(θ′ − θ − εg; s²I) + ½φ(θ′ − θ + εg; β²s²I),
+//
+// normalising constants included (their ratio β^{−d} matters).
+type RSGLDProposal struct {
+	Epsilon float64 // learning rate ε > 0
+	Beta    float64 // backward noise factor β ≥ 1
+	N       int     // data size, in the noise scale s = √(2ε)/N
+
+	dropNormaliser bool // test hook: the reference code's missing β^{−d}
+}
+
+func (r RSGLDProposal) s() float64 { return math.Sqrt(2*r.Epsilon) / float64(r.N) }
+
+// Draw writes a proposal from theta with gradient g into dst.
+func (r RSGLDProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
+	s, sign := r.s(), 1.0
+	if rng.IntN(2) == 1 {
+		s, sign = r.Beta*s, -1
+	}
+	for j, v := range theta {
+		dst[j] = v + sign*r.Epsilon*g[j] + s*rng.NormFloat64()
+	}
+}
+
+// LogDensity returns log q(from → to) for the gradient g at from.
+func (r RSGLDProposal) LogDensity(to, from, g []float64) float64 {
+	s := r.s()
+	d := float64(len(to))
+	var fwd, bwd float64
+	for j := range to {
+		a := to[j] - from[j] - r.Epsilon*g[j]
+		b := to[j] - from[j] + r.Epsilon*g[j]
+		fwd += a * a
+		bwd += b * b
+	}
+	lf := -fwd/(2*s*s) - d*math.Log(s) - d/2*math.Log(2*math.Pi)
+	lb := -bwd/(2*r.Beta*r.Beta*s*s) - d*math.Log(r.Beta*s) - d/2*math.Log(2*math.Pi)
+	if r.dropNormaliser {
+		lb += d * math.Log(r.Beta)
+	}
+	return math.Log(0.5) + logAddExp(lf, lb)
+}
+
+// Start checks the configuration and evaluates the first batch.
+func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
+	name := k.Name()
+	if err := checkStart(t, theta0); err != nil {
+		return nil, err
+	}
+	var prop Proposal
+	scale := k.Scale
+	if !k.RSGLD {
+		var err error
+		if prop, scale, err = proposalSetup(name, k.Proposal, k.Scale, t.Dim()); err != nil {
+			return nil, err
+		}
+	} else {
+		if scale == 0 {
+			scale = 0.1
+		}
+		if err := checkScale(name, scale); err != nil {
+			return nil, err
+		}
+		if !t.HasGradient() {
+			return nil, fmt.Errorf("%s needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", name, t.Energy(), t.Prior())
+		}
+	}
+	n := t.N()
+	m := k.BatchSize
+	if m == 0 {
+		m = 1000
+	}
+	if m < 1 {
+		return nil, fmt.Errorf("%s: BatchSize = %d, want ≥ 1 (0: 1000)", name, k.BatchSize)
+	}
+	m = min(m, n)
+	cn := k.Cn
+	if cn == 0 {
+		cn = 20
+	}
+	if !(cn > 0) || math.IsInf(cn, 0) {
+		return nil, fmt.Errorf("%s: Cn = %v, want finite > 0", name, k.Cn)
+	}
+	beta := k.Beta
+	switch {
+	case beta == 0 && k.AdaptBeta:
+		beta = 10
+	case beta == 0:
+		beta = 1
+	}
+	if !(beta >= 1) || math.IsInf(beta, 0) {
+		return nil, fmt.Errorf("%s: Beta = %v, want finite ≥ 1", name, k.Beta)
+	}
+	d := t.Dim()
+	c := &mhbtChain{k: k, name: name, t: t, prop: prop, scale: scale, m: m, cn: cn, beta: beta,
+		theta: slices.Clone(theta0), next: make([]float64, d), perm: make([]int, n),
+		batch: make([]int, m), batchNew: make([]int, m), u: make([]float64, m),
+		grad: make([]float64, d), gradNew: make([]float64, d), pgrad: make([]float64, d),
+		testSrc: rand.NewPCG(0x6d686274, 1), epoch: max(50, (n+m-1)/m)}
+	c.testRNG = rand.New(c.testSrc)
+	for i := range c.perm {
+		c.perm[i] = i
+	}
+	lp := t.LogPrior(theta0)
+	if math.IsInf(lp, -1) || math.IsNaN(lp) {
+		return nil, fmt.Errorf("%s: θ0 = %v outside the prior's support", name, theta0)
+	}
+	// The initial batch, drawn from a fixed stream (the chain's own stream
+	// starts with the first step).
+	c.drawBatch(c.testRNG, c.batch)
+	var err error
+	if c.mu, err = c.meanLogLik(c.batch, theta0); err != nil {
+		return nil, err
+	}
+	if k.RSGLD {
+		if err := c.gradient(c.grad, c.batch, theta0); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+type mhbtChain struct {
+	k       MHBT
+	name    string
+	t       *Target
+	prop    Proposal
+	scale   float64
+	m       int
+	cn      float64
+	beta    float64 // RSGLD's β
+	theta   []float64
+	next    []float64
+	perm    []int
+	batch   []int   // I
+	mu      float64 // μ̂_I(θ)
+	grad    []float64
+	u       []float64
+	gradNew []float64
+	pgrad   []float64
+
+	batchNew []int
+
+	// β adaptation (warmup only).
+	warm     bool
+	epoch    int
+	steps    int
+	sumAccP  float64
+	testSrc  *rand.PCG
+	testRNG  *rand.Rand
+	testNext []float64
+}
+
+func (c *mhbtChain) Position() []float64    { return c.theta }
+func (c *mhbtChain) StepScale() float64     { return c.scale }
+func (c *mhbtChain) SetStepScale(s float64) { c.scale = s }
+
+// Params reports m, c_n, the temperature T = N/c_n and (RSGLD) β.
+func (c *mhbtChain) Params() map[string]float64 {
+	p := map[string]float64{"m": float64(c.m), "cn": c.cn, "T": float64(c.t.N()) / c.cn}
+	if c.k.RSGLD {
+		p["beta"] = c.beta
+	}
+	return p
+}
+
+// SetWarmup implements WarmupAware: β adapts during warmup only.
+func (c *mhbtChain) SetWarmup(on bool) {
+	c.warm = on && c.k.AdaptBeta && c.k.RSGLD
+	c.steps, c.sumAccP = 0, 0
+}
+
+// drawBatch writes m indices drawn uniformly without replacement into dst
+// by a partial Fisher–Yates shuffle of the permutation.
+func (c *mhbtChain) drawBatch(rng *rand.Rand, dst []int) {
+	n := len(c.perm)
+	for j := range dst {
+		r := j + rng.IntN(n-j)
+		c.perm[j], c.perm[r] = c.perm[r], c.perm[j]
+		dst[j] = c.perm[j]
+	}
+}
+
+// meanLogLik returns μ̂_I(θ) = −(1/m)Σ_{i∈I} βU_i(θ).
+func (c *mhbtChain) meanLogLik(batch []int, theta []float64) (float64, error) {
+	var s float64
+	for lo := 0; lo < len(batch); lo += batchChunk {
+		hi := min(lo+batchChunk, len(batch))
+		if err := c.t.Energies(c.u[lo:hi], theta, batch[lo:hi]); err != nil {
+			return 0, err
+		}
+		for _, v := range c.u[lo:hi] {
+			s += v
+		}
+	}
+	return -s / float64(len(batch)), nil
+}
+
+// gradient sets g = ĝ_I(θ) = (1/m)Σ_{i∈I}∇ℓ_i(θ) + (1/N)∇log prior(θ), the
+// gradient of the tempered target's log density divided by c_n.
+func (c *mhbtChain) gradient(g []float64, batch []int, theta []float64) error {
+	clear(g)
+	if err := c.t.AddGradient(g, theta, batch, nil); err != nil {
+		return err
+	}
+	m, n := float64(len(batch)), float64(c.t.N())
+	clear(c.pgrad)
+	if err := c.t.AddLogPriorGradient(c.pgrad, theta); err != nil {
+		return err
+	}
+	for j := range g {
+		g[j] = -g[j]/m + c.pgrad[j]/n
+	}
+	return nil
+}
+
+func (c *mhbtChain) rsgld() RSGLDProposal {
+	return RSGLDProposal{Epsilon: c.scale, Beta: c.beta, N: c.t.N(), dropNormaliser: c.k.mutation == mhbtMutationNoNormaliser}
+}
+
+// Step makes one MHBT transition (Algorithm 1).
+func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
+	info := Info{AcceptProb: 0, LogDensity: math.NaN(), Batch: c.m, Distinct: c.m}
+	c.drawBatch(rng, c.batchNew)
+	var logQ float64
+	if c.k.RSGLD {
+		c.rsgld().Draw(rng, c.next, c.theta, c.grad)
+	} else {
+		logQ = c.prop.Propose(rng, c.next, c.theta, c.scale)
+	}
+	lpNew := c.t.LogPrior(c.next)
+	if math.IsInf(lpNew, -1) {
+		info.Batch, info.Distinct = 0, 0
+		c.adapt(0)
+		return info, nil
+	}
+	muNew, err := c.meanLogLik(c.batchNew, c.next)
+	if err != nil {
+		return Info{}, err
+	}
+	if c.k.RSGLD {
+		if err := c.gradient(c.gradNew, c.batchNew, c.next); err != nil {
+			return Info{}, err
+		}
+		q := c.rsgld()
+		logQ = q.LogDensity(c.theta, c.next, c.gradNew) - q.LogDensity(c.next, c.theta, c.grad)
+	}
+	n := float64(c.t.N())
+	logR := c.cn*(muNew-c.mu) + c.cn/n*(lpNew-c.t.LogPrior(c.theta)) + logQ
+	if math.IsNaN(logR) {
+		return Info{}, fmt.Errorf("%s: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.name, c.theta, c.next)
+	}
+	info.AcceptProb = math.Exp(min(logR, 0))
+	c.adapt(info.AcceptProb)
+	if logR >= 0 || rng.Float64() < info.AcceptProb {
+		copy(c.theta, c.next)
+		c.batch, c.batchNew = c.batchNew, c.batch
+		c.mu = muNew
+		c.grad, c.gradNew = c.gradNew, c.grad
+		info.Accepted = true
+		return info, nil
+	}
+	if c.k.mutation == mhbtMutationRefreshOnReject {
+		// The reference code's bug: the current θ re-evaluated on the new batch.
+		c.batch, c.batchNew = c.batchNew, c.batch
+		if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
+			return Info{}, err
+		}
+		if c.k.RSGLD {
+			if err := c.gradient(c.grad, c.batch, c.theta); err != nil {
+				return Info{}, err
+			}
+		}
+	}
+	return info, nil
+}
+
+// adapt runs the §3.2 β schedule during warmup.
+func (c *mhbtChain) adapt(p float64) {
+	if !c.warm {
+		return
+	}
+	c.steps++
+	c.sumAccP += p
+	if c.steps < c.epoch {
+		return
+	}
+	avg := c.sumAccP / float64(c.steps)
+	c.steps, c.sumAccP = 0, 0
+	switch {
+	case avg > 0.4:
+		start := c.beta
+		for c.beta*0.95 >= max(1, start/2) && c.forwardAcceptance() > 0.7 {
+			c.beta *= 0.95
+		}
+	case avg < 0.2:
+		c.beta *= 1.05
+	}
+}
+
+// forwardAcceptance returns the mean acceptance probability of 100
+// forward-only RSGLD moves from the current state, drawn from the chain's
+// private test stream (so the chain's own stream is untouched).
+func (c *mhbtChain) forwardAcceptance() float64 {
+	if c.testNext == nil {
+		c.testNext = make([]float64, len(c.theta))
+	}
+	q := c.rsgld()
+	s := q.s()
+	n := float64(c.t.N())
+	var sum float64
+	for range 100 {
+		c.drawBatch(c.testRNG, c.batchNew)
+		for j, v := range c.theta {
+			c.testNext[j] = v + q.Epsilon*c.grad[j] + s*c.testRNG.NormFloat64()
+		}
+		lpNew := c.t.LogPrior(c.testNext)
+		if math.IsInf(lpNew, -1) {
+			continue
+		}
+		muNew, err := c.meanLogLik(c.batchNew, c.testNext)
+		if err != nil {
+			return 0
+		}
+		if err := c.gradient(c.gradNew, c.batchNew, c.testNext); err != nil {
+			return 0
+		}
+		logR := c.cn*(muNew-c.mu) + c.cn/n*(lpNew-c.t.LogPrior(c.theta)) +
+			q.LogDensity(c.theta, c.testNext, c.gradNew) - q.LogDensity(c.testNext, c.theta, c.grad)
+		sum += math.Exp(min(logR, 0))
+	}
+	return sum / 100
+}
+
+// Test hooks.
+const (
+	mhbtMutationNone = iota
+	mhbtMutationRefreshOnReject
+	mhbtMutationNoNormaliser
+)
