@@ -67,7 +67,10 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		return nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
 	}
 	if !t.HasGradient() {
-		return nil, fmt.Errorf("exactmh: FindMAP needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", p.Energy, t.Prior())
+		if _, ok := p.Energy.(Gradienter); !ok {
+			return nil, fmt.Errorf("exactmh: FindMAP needs gradients: energy %T does not implement Gradienter", p.Energy)
+		}
+		return nil, fmt.Errorf("exactmh: FindMAP needs gradients: prior %T does not implement PriorGradienter", t.Prior())
 	}
 	var set MAPSettings
 	if s != nil {
@@ -97,7 +100,9 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		}
 		u, err := t.TotalEnergy(theta)
 		if err != nil {
-			evalErr = err
+			if evalErr == nil {
+				evalErr = err
+			}
 			return math.NaN()
 		}
 		if v := lp - u; v > best.LogDensity {
@@ -111,20 +116,21 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		if math.IsInf(t.LogPrior(theta), -1) {
 			return // outside the support f is +Inf; any finite gradient will do
 		}
-		if err := t.AddGradient(g, theta, idx, nil); err != nil {
+		if err := t.AddGradient(g, theta, idx, nil); err != nil && evalErr == nil {
 			evalErr = err
 		}
 		// g holds β∇ΣU; subtract ∇log prior.
 		for j := range g {
 			g[j] = -g[j]
 		}
-		if err := t.AddLogPriorGradient(g, theta); err != nil {
+		if err := t.AddLogPriorGradient(g, theta); err != nil && evalErr == nil {
 			evalErr = err
 		}
 		for j := range g {
 			g[j] = -g[j]
 		}
 	}
+	f(best.Theta) // the start is the best point until a better one is seen
 	res, err := optimize.Minimize(optimize.Problem{Func: f, Grad: grad},
 		slices.Clone(init),
 		&optimize.Settings{
@@ -135,9 +141,16 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		},
 		&optimize.LBFGS{})
 
-	// Report the best point seen, with its gradient.
+	// Report the best point seen, with its gradient (for priors with kinks,
+	// the smallest subgradient).
 	g := make([]float64, d)
 	grad(g, best.Theta)
+	if k, ok := t.Prior().(kinked); ok {
+		for j := range g { // g is ∇f = −∇log π: flip to the log posterior's
+			g[j] = -g[j]
+		}
+		k.minNormSubgradient(best.Theta, g)
+	}
 	best.GradNorm = math.Sqrt(dot(g, g))
 	best.Evals, best.GradEvals = t.Evals(), t.GradEvals()
 	if res != nil {
@@ -166,6 +179,14 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		return best, fmt.Errorf("exactmh: FindMAP did not converge in %d iterations (‖∇‖ = %.3g)", best.Iterations, best.GradNorm)
 	}
 	return best, nil
+}
+
+// kinked is a prior with points of non-differentiability (Laplace): at a
+// kink, optimality is a zero subgradient, not a zero gradient.
+type kinked interface {
+	// minNormSubgradient replaces g, a gradient of the log posterior at θ,
+	// by the smallest-norm element of its subdifferential.
+	minNormSubgradient(theta, g []float64)
 }
 
 // projector is a prior whose support has a cheap Euclidean projection.

@@ -263,5 +263,5 @@ func benchmarkSMH(b *testing.B, order int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchmarkKernel(b, p, exactmh.SMH{Order: order, Center: m.Theta, Scale: 0.005})
+	benchmarkKernelAt(b, p, exactmh.SMH{Order: order, Center: m.Theta, Scale: 0.005}, m.Theta)
 }

@@ -41,8 +41,10 @@ func TestTFMHRandomWalk(t *testing.T) {
 	const k = 100
 	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TFMH{Proposal: q, Scale: 1} }
 	tv, r := upDownTV(t, good, k, 400000)
-	if tv > 0.05 {
-		t.Errorf("TFMH on the App. J.1 walk: TV to uniform = %.4f (%v)", tv, r)
+	// The TV of (α+/α−)^k magnifies the error of α±, so test α+ = α− by
+	// the pairwise z statistic and only report the TV.
+	if math.Abs(r.Z) > 4 {
+		t.Errorf("TFMH on the App. J.1 walk: α+ ≠ α− (%v), TV to uniform %.4f", r, tv)
 	}
 	t.Logf("K = %d: TV(TFMH) = %.4f (%v)", k, tv, r)
 }
@@ -144,12 +146,11 @@ func TestTFMHFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every step inside the support falls back (the rate always exceeds
+	// 1e-9).
 	tot := res.Sampling()
-	if tot.Fallbacks != tot.Steps-countOutside(res) {
-		t.Logf("fallbacks %d of %d steps", tot.Fallbacks, tot.Steps)
-	}
-	if tot.Fallbacks == 0 {
-		t.Fatal("no fallback")
+	if tot.Fallbacks != tot.Steps-countOutside(res) || tot.Fallbacks == 0 {
+		t.Fatalf("%d fallbacks in %d steps (%d proposals outside the box)", tot.Fallbacks, tot.Steps, countOutside(res))
 	}
 	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)

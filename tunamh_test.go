@@ -288,11 +288,16 @@ func tallLogistic(b *testing.B) *exactmh.Posterior {
 }
 
 func benchmarkKernel(b *testing.B, p *exactmh.Posterior, k exactmh.Kernel) {
+	benchmarkKernelAt(b, p, k, make([]float64, p.Dim()))
+}
+
+// benchmarkKernelAt starts the chain at theta0 (the MAP for SMH).
+func benchmarkKernelAt(b *testing.B, p *exactmh.Posterior, k exactmh.Kernel, theta0 []float64) {
 	tgt, err := exactmh.NewTarget(p)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ch, err := k.Start(tgt, make([]float64, p.Dim()))
+	ch, err := k.Start(tgt, theta0)
 	if err != nil {
 		b.Fatal(err)
 	}
