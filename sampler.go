@@ -303,6 +303,7 @@ func (c *ChainResult) Len() int { return len(c.Infos) }
 type Result struct {
 	Kernel   string   // Kernel.Name()
 	Exact    bool     // Kernel.Exact()
+	Config   Kernel   // the kernel value itself, with its hyperparameters
 	Dim      int      // dimension of θ
 	N        int      // number of data
 	Settings Settings // the settings used, defaults filled in
@@ -373,9 +374,14 @@ type RunInfo struct {
 	Chains, Dim, N      int
 	Warmup, Draws, Thin int
 	Seed                uint64
-	// Steps is the number of transitions each chain will make.
+	// Steps is the number of transitions each chain will make (at most,
+	// with Settings.Duration).
 	Steps     int
 	StartTime time.Time
+	// Config is the kernel value, with its hyperparameters, and Settings
+	// the run's settings with defaults filled in.
+	Config   Kernel
+	Settings Settings
 }
 
 // Event is one transition, as a Recorder sees it.
@@ -389,6 +395,9 @@ type Event struct {
 	Theta   []float64
 	Info    Info
 	Elapsed time.Duration // since the chain started
+	// StepScale is the chain's step scale after the transition (NaN if the
+	// chain is not Tunable).
+	StepScale float64
 }
 
 // Recorder observes a run. It must not modify anything it is given, and it
@@ -398,6 +407,13 @@ type Event struct {
 type Recorder interface {
 	Init(run RunInfo) error
 	Record(e *Event) error
+}
+
+// RunFinisher is implemented by Recorders that want to know when a run
+// ends (to write a trailer, flush, close files). Sample calls Finish once,
+// after every chain has stopped, with the Result it is about to return.
+type RunFinisher interface {
+	Finish(res *Result) error
 }
 
 // Sample runs the chains of kernel k on posterior p and returns their draws.
@@ -426,7 +442,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: k.Name(), Exact: k.Exact(), Dim: d, N: p.Len(), Settings: set}
+	res := &Result{Kernel: k.Name(), Exact: k.Exact(), Config: k, Dim: d, N: p.Len(), Settings: set}
 
 	// Start every chain before any sampling so configuration errors surface
 	// at once, in chain order.
@@ -458,7 +474,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 		err := set.Recorder.Init(RunInfo{
 			Kernel: res.Kernel, Exact: res.Exact, Chains: set.Chains, Dim: d, N: res.N,
 			Warmup: set.Warmup, Draws: set.Draws, Thin: set.Thin, Seed: set.Seed,
-			Steps: total, StartTime: start,
+			Steps: total, StartTime: start, Config: k, Settings: set,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("exactmh: Sample: recorder: %w", err)
@@ -492,23 +508,35 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	close(work)
 	wg.Wait()
 	res.Elapsed = time.Since(start)
+	return finishRun(ctx, res)
+}
 
+// finishRun sets the run's status from its chains' errors, lets the
+// recorder finish, and returns the result with its error.
+func finishRun(ctx context.Context, res *Result) (*Result, error) {
 	var errs []error
 	for _, r := range res.Chains {
 		if r.Err != nil && !errors.Is(r.Err, errStopped) && (ctx.Err() == nil || !errors.Is(r.Err, ctx.Err())) {
 			errs = append(errs, fmt.Errorf("chain %d: %w", r.Chain, r.Err))
 		}
 	}
+	var err error
 	switch {
 	case len(errs) > 0:
 		res.Status = Failed
-		return res, fmt.Errorf("exactmh: %s: %w", res.Kernel, errors.Join(errs...))
+		err = fmt.Errorf("exactmh: %s: %w", res.Kernel, errors.Join(errs...))
 	case ctx.Err() != nil:
 		res.Status = Canceled
-		return res, ctx.Err()
+		err = ctx.Err()
+	default:
+		res.Status = Completed
 	}
-	res.Status = Completed
-	return res, nil
+	if f, ok := res.Settings.Recorder.(RunFinisher); ok {
+		if ferr := f.Finish(res); ferr != nil && err == nil {
+			err = fmt.Errorf("exactmh: Sample: recorder: %w", ferr)
+		}
+	}
+	return res, err
 }
 
 // maxPrealloc bounds the draws a chain reserves room for before it starts.
@@ -594,6 +622,10 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 		}
 		if set.Recorder != nil {
 			ev.Theta = ch.Position()
+			ev.StepScale = math.NaN()
+			if tune != nil {
+				ev.StepScale = tune.StepScale()
+			}
 			if err := set.Recorder.Record(&ev); err != nil {
 				r.Err = fmt.Errorf("recorder at transition %d: %w", it, err)
 				break

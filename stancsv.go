@@ -1,0 +1,530 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Version is the library version written into output files.
+const Version = "0.10.0"
+
+// Stan CSV: the per-chain output format of CmdStan, read by stansummary,
+// ArviZ, cmdstanpy and posterior. A file holds comment lines with the run's
+// configuration, a header row, an adaptation comment, one row per kept draw
+// and a timing trailer.
+//
+// Sampler columns end in "__": lp__ (the exact log posterior, written only
+// when the kernel reports it for every draw — full-batch MH, MALA, HMC; the
+// minibatch kernels never evaluate it, and rather than fake it the column is
+// left out), accept_stat__ (Info.AcceptProb: for minibatch kernels the
+// acceptance probability given the auxiliary minibatch, nan where unknown),
+// stepsize__, accepted__, batch_size__ (Info.Batch), n_energy__ and
+// n_grad__ (datum evaluations of the transition). Parameters follow as
+// theta.1 … theta.d unless named.
+
+// StanCSVOptions configure the Stan CSV writers. The zero value works.
+type StanCSVOptions struct {
+	// Names are the parameter column names (nil: theta.1 … theta.d).
+	Names []string
+	// SigFigs is the number of significant digits (0: 6, CmdStan's default;
+	// 17 round-trips float64 exactly).
+	SigFigs int
+}
+
+func (o *StanCSVOptions) sigFigs() int {
+	if o == nil || o.SigFigs <= 0 {
+		return 6
+	}
+	return min(o.SigFigs, 17)
+}
+
+func (o *StanCSVOptions) names(d int) ([]string, error) {
+	if o == nil || o.Names == nil {
+		names := make([]string, d)
+		for j := range names {
+			names[j] = "theta." + strconv.Itoa(j+1)
+		}
+		return names, nil
+	}
+	if len(o.Names) != d {
+		return nil, fmt.Errorf("exactmh: StanCSVOptions.Names has %d names for %d parameters", len(o.Names), d)
+	}
+	for j, n := range o.Names {
+		if n == "" || strings.ContainsAny(n, ",\n#") || strings.HasSuffix(n, "__") {
+			return nil, fmt.Errorf("exactmh: StanCSVOptions.Names[%d] = %q: want a non-empty name without ',', '#', newlines or a trailing \"__\"", j, n)
+		}
+	}
+	return o.Names, nil
+}
+
+// stanWriter writes one chain's file.
+type stanWriter struct {
+	w       *bufio.Writer
+	sig     int
+	lp      bool // whether the lp__ column is written
+	adapted bool // whether the adaptation comment is written
+	buf     []byte
+}
+
+// header writes the configuration comments and the header row.
+func (s *stanWriter) header(k Kernel, name string, exact bool, set Settings, n, chain int, names []string) {
+	w := s.w
+	fmt.Fprintf(w, "# exactmh_version = %s\n", Version)
+	fmt.Fprintf(w, "# method = sample\n#   sample\n")
+	fmt.Fprintf(w, "#     num_samples = %d\n#     num_warmup = %d\n#     save_warmup = 0\n#     thin = %d\n",
+		set.Draws, set.Warmup, set.Thin)
+	if set.Duration > 0 {
+		fmt.Fprintf(w, "#     duration = %s\n", set.Duration)
+	}
+	fmt.Fprintf(w, "#     adapt\n#       engaged = %d\n#       target_accept = %g\n", boolInt(!set.NoAdapt && set.Warmup > 0), set.TargetAccept)
+	fmt.Fprintf(w, "#     algorithm = %s\n#       %s\n#         exact = %d\n", name, name, boolInt(exact))
+	for _, kv := range kernelFields(k) {
+		fmt.Fprintf(w, "#         %s = %s\n", kv[0], kv[1])
+	}
+	fmt.Fprintf(w, "#     num_chains = %d\n# id = %d\n# data\n#   N = %d\n#   dim = %d\n# random\n#   seed = %d\n",
+		set.Chains, chain+1, n, len(names), set.Seed)
+	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
+	cols := []string{"accept_stat__", "stepsize__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
+	if s.lp {
+		cols = append([]string{"lp__"}, cols...)
+	}
+	w.WriteString(strings.Join(append(cols, names...), ","))
+	w.WriteByte('\n')
+}
+
+// adaptation writes the comment CmdStan puts between header and draws.
+func (s *stanWriter) adaptation(scale float64) {
+	if s.adapted {
+		return
+	}
+	s.adapted = true
+	fmt.Fprintf(s.w, "# Adaptation terminated\n# Step size = %s\n", s.format(scale))
+}
+
+// row writes one draw.
+func (s *stanWriter) row(info *Info, scale float64, theta []float64) {
+	b := s.buf[:0]
+	add := func(v float64) {
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = s.appendFloat(b, v)
+	}
+	if s.lp {
+		add(info.LogDensity)
+	}
+	add(info.AcceptProb)
+	add(scale)
+	add(float64(boolInt(info.Accepted)))
+	add(float64(info.Batch))
+	add(float64(info.Evals))
+	add(float64(info.GradEvals))
+	for _, v := range theta {
+		add(v)
+	}
+	b = append(b, '\n')
+	s.w.Write(b)
+	s.buf = b
+}
+
+// trailer writes the timing comments.
+func (s *stanWriter) trailer(warm, samp time.Duration) {
+	fmt.Fprintf(s.w, "# \n#  Elapsed Time: %s seconds (Warm-up)\n#                %s seconds (Sampling)\n#                %s seconds (Total)\n# \n",
+		strconv.FormatFloat(warm.Seconds(), 'g', 6, 64), strconv.FormatFloat(samp.Seconds(), 'g', 6, 64),
+		strconv.FormatFloat((warm+samp).Seconds(), 'g', 6, 64))
+}
+
+func (s *stanWriter) format(v float64) string { return string(s.appendFloat(nil, v)) }
+
+// appendFloat writes v with the file's significant digits, and NaN and
+// infinities as CmdStan does (nan, inf, -inf).
+func (s *stanWriter) appendFloat(b []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(b, "nan"...)
+	case math.IsInf(v, 1):
+		return append(b, "inf"...)
+	case math.IsInf(v, -1):
+		return append(b, "-inf"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', s.sig, 64)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// kernelFields lists the exported scalar fields of a kernel struct as
+// name = value pairs, for the configuration comments.
+func kernelFields(k Kernel) [][2]string {
+	if k == nil {
+		return nil
+	}
+	v := reflect.ValueOf(k)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	var out [][2]string
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		fv := v.Field(i)
+		var s string
+		switch fv.Kind() {
+		case reflect.Float32, reflect.Float64:
+			s = strconv.FormatFloat(fv.Float(), 'g', -1, 64)
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			s = strconv.FormatInt(fv.Int(), 10)
+		case reflect.Bool:
+			s = strconv.Itoa(boolInt(fv.Bool()))
+		case reflect.String:
+			s = fv.String()
+		case reflect.Slice:
+			if fv.IsNil() {
+				s = "nil"
+			} else {
+				s = fmt.Sprintf("[%d values]", fv.Len())
+			}
+		case reflect.Interface, reflect.Pointer:
+			if fv.IsNil() {
+				s = "nil"
+			} else {
+				s = fmt.Sprintf("%T", fv.Interface())
+			}
+		default:
+			continue
+		}
+		out = append(out, [2]string{f.Name, s})
+	}
+	return out
+}
+
+// WriteStanCSV writes chain c of res to w in CmdStan's CSV layout (see the
+// package's Stan CSV notes): configuration comments with the library
+// version, the kernel and every hyperparameter, the settings, seed and
+// chain id; the header; the adaptation comment; the draws; the timing
+// trailer.
+func WriteStanCSV(w io.Writer, res *Result, c int, opt *StanCSVOptions) error {
+	if res == nil || c < 0 || c >= len(res.Chains) {
+		return fmt.Errorf("exactmh: WriteStanCSV: no chain %d", c)
+	}
+	names, err := opt.names(res.Dim)
+	if err != nil {
+		return err
+	}
+	ch := res.Chains[c]
+	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0}
+	for k := range ch.Infos {
+		if math.IsNaN(ch.Infos[k].LogDensity) {
+			s.lp = false
+			break
+		}
+	}
+	s.header(res.Config, res.Kernel, res.Exact, res.Settings, res.N, c, names)
+	s.adaptation(ch.Scale)
+	for k := range ch.Infos {
+		s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
+	}
+	s.trailer(ch.Warmup.Time, ch.Sampling.Time)
+	return s.w.Flush()
+}
+
+// StanCSVRecorder is a Recorder that streams every kept draw to one Stan
+// CSV file per chain as it is made, so a crash loses at most the draws
+// since the last flush. It writes the header at Init, the adaptation
+// comment before the first sampling draw, and the timing trailer when the
+// run finishes (RunFinisher); a cancelled run's files are flushed but left
+// open for Resume to continue.
+//
+// Since the kernel's lp__ is not known before the first draw, the lp__
+// column is written when the kernel is one that reports the exact log
+// posterior (MH, MALA, HMC).
+type StanCSVRecorder struct {
+	// Open returns the writer for chain c (0-based). A returned io.Closer
+	// is closed when the run finishes.
+	Open func(c int) (io.Writer, error)
+	// Options are the column names and digits.
+	Options StanCSVOptions
+	// FlushEvery is the number of draws between flushes (0: 1, every draw).
+	FlushEvery int
+
+	mu      sync.Mutex
+	writers []*recChain
+}
+
+type recChain struct {
+	out     io.Writer
+	s       *stanWriter
+	pending int
+}
+
+// NewStanCSVFiles returns a StanCSVRecorder writing chain c to the file
+// prefix_<c+1>.csv, CmdStan's naming.
+func NewStanCSVFiles(prefix string, opt *StanCSVOptions) *StanCSVRecorder {
+	r := &StanCSVRecorder{Open: func(c int) (io.Writer, error) {
+		return os.Create(fmt.Sprintf("%s_%d.csv", prefix, c+1))
+	}}
+	if opt != nil {
+		r.Options = *opt
+	}
+	return r
+}
+
+// exactLogDensity reports whether a kernel fills Info.LogDensity.
+func exactLogDensity(k Kernel) bool {
+	switch k.(type) {
+	case MH, *MH, MALA, *MALA, HMC, *HMC:
+		return true
+	}
+	return false
+}
+
+// Init opens the files and writes their headers.
+func (r *StanCSVRecorder) Init(run RunInfo) error {
+	if r.Open == nil {
+		return errors.New("exactmh: StanCSVRecorder.Open is nil")
+	}
+	names, err := r.Options.names(run.Dim)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writers = make([]*recChain, run.Chains)
+	for c := range r.writers {
+		out, err := r.Open(c)
+		if err != nil {
+			return fmt.Errorf("exactmh: StanCSVRecorder: chain %d: %w", c, err)
+		}
+		s := &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), lp: exactLogDensity(run.Config)}
+		s.header(run.Config, run.Kernel, run.Exact, run.Settings, run.N, c, names)
+		if err := s.w.Flush(); err != nil {
+			return fmt.Errorf("exactmh: StanCSVRecorder: chain %d: %w", c, err)
+		}
+		r.writers[c] = &recChain{out: out, s: s}
+	}
+	return nil
+}
+
+// Record writes a kept draw; warmup transitions are not written.
+func (r *StanCSVRecorder) Record(e *Event) error {
+	if e.Draw < 0 {
+		return nil
+	}
+	rc := r.writers[e.Chain]
+	rc.s.adaptation(e.StepScale)
+	rc.s.row(&e.Info, e.StepScale, e.Theta)
+	rc.pending++
+	if rc.pending >= max(1, r.FlushEvery) {
+		rc.pending = 0
+		return rc.s.w.Flush()
+	}
+	return nil
+}
+
+// Finish writes the trailers and closes the files, or only flushes them
+// if the run was cancelled (so that Resume can continue them).
+func (r *StanCSVRecorder) Finish(res *Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for c, rc := range r.writers {
+		if rc == nil {
+			continue
+		}
+		if res.Status != Canceled {
+			ch := res.Chains[c]
+			rc.s.adaptation(ch.Scale)
+			rc.s.trailer(ch.Warmup.Time, ch.Sampling.Time)
+		}
+		if err := rc.s.w.Flush(); err != nil {
+			errs = append(errs, err)
+		}
+		if res.Status == Canceled {
+			continue
+		}
+		if cl, ok := rc.out.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		r.writers[c] = nil
+	}
+	return errors.Join(errs...)
+}
+
+// StanCSV is a Stan CSV file as read by ReadStanCSV.
+type StanCSV struct {
+	// Config holds the configuration comments as key = value, keys joined
+	// by '.' along CmdStan's indentation ("random.seed",
+	// "method.sample.num_samples"), values without " (Default)".
+	Config map[string]string
+	// Columns are the header's column names.
+	Columns []string
+	// Draws holds one row per draw, in the columns' order.
+	Draws [][]float64
+	// StepSize is the adaptation comment's step size (NaN if absent).
+	StepSize float64
+	// WarmupSeconds and SamplingSeconds are from the timing trailer (NaN if
+	// absent).
+	WarmupSeconds, SamplingSeconds float64
+}
+
+// Column returns the values of the named column.
+func (s *StanCSV) Column(name string) ([]float64, error) {
+	for j, c := range s.Columns {
+		if c == name {
+			out := make([]float64, len(s.Draws))
+			for i, row := range s.Draws {
+				out[i] = row[j]
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("exactmh: StanCSV: no column %q (have %v)", name, s.Columns)
+}
+
+// ParamNames returns the parameter columns: those not ending in "__".
+func (s *StanCSV) ParamNames() []string {
+	var out []string
+	for _, c := range s.Columns {
+		if !strings.HasSuffix(c, "__") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ReadStanCSV reads a Stan CSV file, from exactmh or from CmdStan.
+func ReadStanCSV(r io.Reader) (*StanCSV, error) {
+	out := &StanCSV{Config: map[string]string{}, StepSize: math.NaN(), WarmupSeconds: math.NaN(), SamplingSeconds: math.NaN()}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<26)
+	type level struct {
+		indent int
+		name   string
+	}
+	var stack []level
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if strings.HasPrefix(text, "#") {
+			body := strings.TrimPrefix(text, "#")
+			switch {
+			case out.Columns == nil:
+				trimmed := strings.TrimSpace(body)
+				if trimmed == "" {
+					continue
+				}
+				indent := len(body) - len(strings.TrimLeft(body, " "))
+				for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+					stack = stack[:len(stack)-1]
+				}
+				key, value, hasValue := strings.Cut(trimmed, "=")
+				key = strings.TrimSpace(key)
+				path := key
+				if len(stack) > 0 {
+					var parts []string
+					for _, l := range stack {
+						parts = append(parts, l.name)
+					}
+					path = strings.Join(parts, ".") + "." + key
+				}
+				if hasValue {
+					out.Config[path] = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(value), "(Default)"))
+				}
+				stack = append(stack, level{indent, key})
+			default:
+				trimmed := strings.TrimSpace(body)
+				if v, ok := strings.CutPrefix(trimmed, "Step size ="); ok {
+					out.StepSize, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+				}
+				if v, ok := strings.CutPrefix(trimmed, "Elapsed Time:"); ok {
+					out.WarmupSeconds = leadingFloat(v)
+				} else if strings.HasSuffix(trimmed, "(Sampling)") {
+					out.SamplingSeconds = leadingFloat(trimmed)
+				}
+			}
+			continue
+		}
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		if out.Columns == nil {
+			out.Columns = strings.Split(text, ",")
+			continue
+		}
+		fields := strings.Split(text, ",")
+		if len(fields) != len(out.Columns) {
+			return nil, fmt.Errorf("exactmh: ReadStanCSV: line %d has %d values, header has %d columns", line, len(fields), len(out.Columns))
+		}
+		row := make([]float64, len(fields))
+		for j, f := range fields {
+			v, err := parseStanFloat(f)
+			if err != nil {
+				return nil, fmt.Errorf("exactmh: ReadStanCSV: line %d, column %s: %w", line, out.Columns[j], err)
+			}
+			row[j] = v
+		}
+		out.Draws = append(out.Draws, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("exactmh: ReadStanCSV: %w", err)
+	}
+	if out.Columns == nil {
+		return nil, errors.New("exactmh: ReadStanCSV: no header row")
+	}
+	return out, nil
+}
+
+// parseStanFloat parses a value, accepting CmdStan's nan, inf and -inf.
+func parseStanFloat(s string) (float64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "nan", "-nan":
+		return math.NaN(), nil
+	case "inf", "+inf":
+		return math.Inf(1), nil
+	case "-inf":
+		return math.Inf(-1), nil
+	}
+	return strconv.ParseFloat(strings.TrimSpace(s), 64)
+}
+
+// leadingFloat parses the first number of s ("0.004 seconds (Warm-up)").
+func leadingFloat(s string) float64 {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return math.NaN()
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}

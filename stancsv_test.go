@@ -1,0 +1,217 @@
+package exactmh_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+)
+
+// Write → read gives the draws back at the printed precision, every
+// sampler column, and the configuration.
+func TestStanCSVRoundTrip(t *testing.T) {
+	g := boxed(t, 300, 1)
+	k := exactmh.TunaMH{Chi: 1e-3}
+	res, err := exactmh.Sample(context.Background(), g.Posterior, k, &exactmh.Settings{Chains: 2, Warmup: 200, Draws: 300, Seed: 9, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []int{6, 17} {
+		var buf bytes.Buffer
+		if err := exactmh.WriteStanCSV(&buf, res, 1, &exactmh.StanCSVOptions{SigFigs: sig, Names: []string{"mu.1", "mu.2"}}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := exactmh.ReadStanCSV(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Draws) != 300 {
+			t.Fatalf("read %d draws, want 300", len(f.Draws))
+		}
+		if got := f.ParamNames(); len(got) != 2 || got[0] != "mu.1" {
+			t.Errorf("parameters %v", got)
+		}
+		if _, err := f.Column("lp__"); err == nil {
+			t.Error("TunaMH does not know lp__, yet the column was written")
+		}
+		for j, name := range []string{"mu.1", "mu.2"} {
+			col, err := f.Column(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range col {
+				want := res.Draw(1, i)[j]
+				printed, _ := strconv.ParseFloat(strconv.FormatFloat(want, 'g', sig, 64), 64)
+				if v != printed {
+					t.Fatalf("sig %d: draw %d %s = %v, want %v", sig, i, name, v, printed)
+				}
+			}
+		}
+		batch, _ := f.Column("batch_size__")
+		for i, b := range batch {
+			if int(b) != res.Chains[1].Infos[i].Batch {
+				t.Fatalf("batch_size__ row %d = %v, want %d", i, b, res.Chains[1].Infos[i].Batch)
+			}
+		}
+		for key, want := range map[string]string{
+			"random.seed": "9", "id": "2", "method.sample.algorithm": "TunaMH", "method.sample.num_samples": "300",
+			"method.sample.algorithm.TunaMH.Chi": "0.001", "data.N": "300", "exactmh_version": exactmh.Version,
+		} {
+			if got := f.Config[key]; got != want {
+				t.Errorf("config %s = %q, want %q", key, got, want)
+			}
+		}
+		if f.StepSize != mustParse(strconv.FormatFloat(res.Chains[1].Scale, 'g', sig, 64)) || math.IsNaN(f.SamplingSeconds) {
+			t.Errorf("step size %v (want %v), sampling seconds %v", f.StepSize, res.Chains[1].Scale, f.SamplingSeconds)
+		}
+	}
+}
+
+func mustParse(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// A file in CmdStan's own layout reads: nested configuration, sampler
+// columns, adaptation and timing.
+func TestReadCmdStanCSV(t *testing.T) {
+	fh, err := os.Open("testdata/stancsv/bernoulli_cmdstan.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	f, err := exactmh.ReadStanCSV(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Draws) != 20 || len(f.Columns) != 8 || f.Columns[0] != "lp__" || f.ParamNames()[0] != "theta" {
+		t.Fatalf("%d draws, columns %v", len(f.Draws), f.Columns)
+	}
+	for key, want := range map[string]string{
+		"model": "bernoulli_model", "random.seed": "1234", "method": "sample",
+		"method.sample.num_samples": "20", "method.sample.adapt.delta": "0.8",
+		"method.sample.algorithm.hmc.engine.nuts.max_depth": "10", "output.sig_figs": "-1",
+	} {
+		if got := f.Config[key]; got != want {
+			t.Errorf("config %s = %q, want %q", key, got, want)
+		}
+	}
+	if f.StepSize != 0.932037 || f.WarmupSeconds != 0.005 || f.SamplingSeconds != 0.001 {
+		t.Errorf("step size %v, warm-up %v s, sampling %v s", f.StepSize, f.WarmupSeconds, f.SamplingSeconds)
+	}
+	theta, _ := f.Column("theta")
+	for i, v := range theta {
+		if !(v > 0 && v < 1) {
+			t.Errorf("theta[%d] = %v", i, v)
+		}
+	}
+}
+
+// ESS and R-hat from the files equal those of the Result (17 digits).
+func TestStanCSVDiagnosticsMatch(t *testing.T) {
+	g := boxed(t, 200, 1)
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Chains: 4, Draws: 400, Seed: 2, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([][]float64, 4)
+	for c := range 4 {
+		var buf bytes.Buffer
+		if err := exactmh.WriteStanCSV(&buf, res, c, &exactmh.StanCSVOptions{SigFigs: 17}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := exactmh.ReadStanCSV(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x[c], err = f.Column("theta.1"); err != nil {
+			t.Fatal(err)
+		}
+		if lp, err := f.Column("lp__"); err != nil || len(lp) != 400 || lp[0] != res.Chains[c].Infos[0].LogDensity {
+			t.Errorf("MH's lp__ column: %v", err)
+		}
+	}
+	direct := res.Samples(0)
+	if a, b := exactmh.ESSBulk(x), exactmh.ESSBulk(direct); a != b {
+		t.Errorf("ESS from files %v, from the result %v", a, b)
+	}
+	if a, b := exactmh.RHat(x), exactmh.RHat(direct); a != b {
+		t.Errorf("R-hat from files %v, from the result %v", a, b)
+	}
+}
+
+// The streaming recorder writes the same rows as WriteStanCSV (from the
+// same run), each chain to its own file, with the trailer at the end.
+func TestStanCSVRecorder(t *testing.T) {
+	g := boxed(t, 200, 1)
+	dir := t.TempDir()
+	rec := exactmh.NewStanCSVFiles(filepath.Join(dir, "run"), &exactmh.StanCSVOptions{SigFigs: 9})
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{},
+		&exactmh.Settings{Chains: 2, Draws: 150, Warmup: 100, Seed: 5, Init: g.Mean, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range 2 {
+		raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("run_%d.csv", c+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed, err := exactmh.ReadStanCSV(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := exactmh.WriteStanCSV(&buf, res, c, &exactmh.StanCSVOptions{SigFigs: 9}); err != nil {
+			t.Fatal(err)
+		}
+		whole, _ := exactmh.ReadStanCSV(&buf)
+		if len(streamed.Draws) != 150 || fmt.Sprint(streamed.Columns) != fmt.Sprint(whole.Columns) {
+			t.Fatalf("chain %d: %d streamed draws, columns %v vs %v", c, len(streamed.Draws), streamed.Columns, whole.Columns)
+		}
+		for i := range whole.Draws {
+			if fmt.Sprint(whole.Draws[i]) != fmt.Sprint(streamed.Draws[i]) {
+				t.Fatalf("chain %d row %d: streamed %v, written %v", c, i, streamed.Draws[i], whole.Draws[i])
+			}
+		}
+		if math.IsNaN(streamed.SamplingSeconds) {
+			t.Errorf("chain %d: no timing trailer", c)
+		}
+	}
+}
+
+func TestStanCSVErrors(t *testing.T) {
+	if _, err := exactmh.ReadStanCSV(bytes.NewBufferString("# only comments\n")); err == nil {
+		t.Error("no header: no error")
+	}
+	if _, err := exactmh.ReadStanCSV(bytes.NewBufferString("a,b\n1,2\n3\n")); err == nil {
+		t.Error("short row: no error")
+	}
+	if _, err := exactmh.ReadStanCSV(bytes.NewBufferString("a,b\n1,x\n")); err == nil {
+		t.Error("bad number: no error")
+	}
+	f, err := exactmh.ReadStanCSV(bytes.NewBufferString("a__,b\nnan,-inf\n"))
+	if err != nil || !math.IsNaN(f.Draws[0][0]) || !math.IsInf(f.Draws[0][1], -1) {
+		t.Errorf("nan/-inf: %v %v", f, err)
+	}
+	g := boxed(t, 50, 1)
+	res, _ := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Chains: 1, Draws: 10, Init: g.Mean})
+	if err := exactmh.WriteStanCSV(io.Discard, res, 3, nil); err == nil {
+		t.Error("missing chain: no error")
+	}
+	if err := exactmh.WriteStanCSV(io.Discard, res, 0, &exactmh.StanCSVOptions{Names: []string{"a"}}); err == nil {
+		t.Error("wrong number of names: no error")
+	}
+	if err := exactmh.WriteStanCSV(io.Discard, res, 0, &exactmh.StanCSVOptions{Names: []string{"a,b", "c"}}); err == nil {
+		t.Error("comma in a name: no error")
+	}
+}
