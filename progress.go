@@ -3,33 +3,37 @@ package exactmh
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // Progress is a Recorder that prints one line of progress to an io.Writer
-// at most once per Every: transitions done over all chains, the phase,
-// acceptance so far, elapsed time and an estimate of the time left, and a
-// last line when every chain has finished. Each chain updates its own
-// atomic counters, so recording costs a few nanoseconds per transition and
-// the chains never wait for one another except to print.
+// at most once per Every: for each chain its phase, draws made over the
+// total, acceptance and mean batch so far; the elapsed time and an
+// estimate of the time left; and, through Finish, a last line when the run
+// ends. Each chain updates its own atomic counters, so recording costs a
+// few nanoseconds per transition and the chains never wait for one another
+// except to print. It never draws random numbers: observing a run does not
+// change its draws.
 //
 // A Progress serves one run at a time; Init resets it.
 type Progress struct {
 	W     io.Writer     // where lines go; nil discards them
 	Every time.Duration // minimum time between lines; 0 means 1s
 
-	run      RunInfo
-	chains   []chainProgress
-	last     atomic.Int64 // UnixNano of the last line
-	finished atomic.Int64 // chains that made their last transition
-	mu       sync.Mutex   // serializes writes
+	run    RunInfo
+	chains []chainProgress
+	last   atomic.Int64 // UnixNano of the last line
+	mu     sync.Mutex   // serializes writes
 }
 
 type chainProgress struct {
-	steps, accepted atomic.Int64
-	_               [48]byte // keep chains on separate cache lines
+	steps, accepted, batch atomic.Int64
+	draws                  atomic.Int64
+	sampleStart            atomic.Int64 // UnixNano of the first sampling transition
+	_                      [24]byte     // keep chains on separate cache lines
 }
 
 // NewProgress returns a Progress printing to w at most once per every.
@@ -42,7 +46,6 @@ func (p *Progress) Init(run RunInfo) error {
 	p.run = run
 	p.chains = make([]chainProgress, run.Chains)
 	p.last.Store(run.StartTime.UnixNano())
-	p.finished.Store(0)
 	return nil
 }
 
@@ -53,12 +56,12 @@ func (p *Progress) Record(e *Event) error {
 	if e.Info.Accepted {
 		cp.accepted.Add(1)
 	}
-	last := e.Iteration+1 == p.run.Steps
-	if last {
-		if p.finished.Add(1) == int64(p.run.Chains) {
-			return p.print(time.Now(), true)
-		}
-		return nil
+	cp.batch.Add(int64(e.Info.Batch))
+	if e.Draw >= 0 {
+		cp.draws.Store(int64(e.Draw + 1))
+	}
+	if !e.Warmup && cp.sampleStart.Load() == 0 {
+		cp.sampleStart.Store(time.Now().UnixNano())
 	}
 	every := p.Every
 	if every <= 0 {
@@ -69,41 +72,72 @@ func (p *Progress) Record(e *Event) error {
 	if now.UnixNano()-prev < int64(every) || !p.last.CompareAndSwap(prev, now.UnixNano()) {
 		return nil
 	}
-	return p.print(now, false)
+	return p.print(now, nil)
 }
 
-func (p *Progress) print(now time.Time, done bool) error {
+// Finish implements RunFinisher: the last line.
+func (p *Progress) Finish(res *Result) error {
+	return p.print(time.Now(), res)
+}
+
+func (p *Progress) print(now time.Time, res *Result) error {
 	if p.W == nil {
 		return nil
 	}
-	var steps, acc int64
-	warm := false
-	for i := range p.chains {
-		s := p.chains[i].steps.Load()
-		steps += s
-		acc += p.chains[i].accepted.Load()
-		if s < int64(p.run.Warmup) {
-			warm = true
-		}
-	}
-	total := int64(p.run.Steps) * int64(p.run.Chains)
+	var b strings.Builder
 	elapsed := now.Sub(p.run.StartTime)
-	phase := "sampling"
-	if warm {
-		phase = "warmup"
+	fmt.Fprintf(&b, "%s %s:", p.run.Kernel, elapsed.Round(100*time.Millisecond))
+	var left time.Duration
+	for c := range p.chains {
+		cp := &p.chains[c]
+		steps := cp.steps.Load()
+		phase := "sampling"
+		if steps < int64(p.run.Warmup) {
+			phase = "warmup"
+		}
+		if c > 0 {
+			b.WriteString(" |")
+		}
+		fmt.Fprintf(&b, " chain %d %s", c+1, phase)
+		if phase == "warmup" {
+			fmt.Fprintf(&b, " %d/%d", steps, p.run.Warmup)
+		} else if p.run.Settings.Duration > 0 {
+			fmt.Fprintf(&b, " %d draws", cp.draws.Load())
+		} else {
+			fmt.Fprintf(&b, " %d/%d", cp.draws.Load(), p.run.Draws)
+		}
+		if steps > 0 {
+			fmt.Fprintf(&b, " acc %.3f batch %.4g", float64(cp.accepted.Load())/float64(steps), float64(cp.batch.Load())/float64(steps))
+		}
+		left = max(left, p.timeLeft(cp, steps, now))
 	}
-	line := fmt.Sprintf("%s: %d/%d transitions (%.0f%%, %s), accept %.3f, %s elapsed",
-		p.run.Kernel, steps, total, 100*float64(steps)/float64(total), phase,
-		float64(acc)/float64(max(steps, 1)), elapsed.Round(time.Millisecond))
-	if done {
-		line = fmt.Sprintf("%s: done, %d transitions in %s, accept %.3f",
-			p.run.Kernel, steps, elapsed.Round(time.Millisecond), float64(acc)/float64(max(steps, 1)))
-	} else if steps > 0 {
-		left := time.Duration(float64(elapsed) * float64(total-steps) / float64(steps))
-		line += fmt.Sprintf(", ~%s left", left.Round(time.Second))
+	if res != nil {
+		fmt.Fprintf(&b, " — %s", res.Status)
+	} else if left > 0 {
+		fmt.Fprintf(&b, " — ~%s left", left.Round(time.Second))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, err := fmt.Fprintln(p.W, line)
+	_, err := fmt.Fprintln(p.W, b.String())
 	return err
+}
+
+// timeLeft estimates a chain's remaining time: its sampling Duration less
+// the time spent, or its steps left at its rate so far.
+func (p *Progress) timeLeft(cp *chainProgress, steps int64, now time.Time) time.Duration {
+	if steps == 0 {
+		return 0
+	}
+	elapsed := now.Sub(p.run.StartTime)
+	rate := float64(elapsed) / float64(steps) // per transition
+	if d := p.run.Settings.Duration; d > 0 {
+		left := d
+		if s := cp.sampleStart.Load(); s != 0 {
+			left -= now.Sub(time.Unix(0, s))
+		} else {
+			left += time.Duration(rate * float64(int64(p.run.Warmup)-steps))
+		}
+		return max(left, 0)
+	}
+	return time.Duration(rate * float64(int64(p.run.Steps)-steps))
 }

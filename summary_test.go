@@ -3,6 +3,7 @@ package exactmh_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -121,10 +122,16 @@ func TestProgress(t *testing.T) {
 	if len(lines) < 2 {
 		t.Fatalf("progress printed %d lines:\n%s", len(lines), buf.String())
 	}
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "MH: done, 1800 transitions") {
+	last := lines[len(lines)-1]
+	for c := 1; c <= 3; c++ {
+		if !strings.Contains(last, fmt.Sprintf("chain %d sampling 300/300 acc", c)) {
+			t.Errorf("last line lacks chain %d's final count: %q", c, last)
+		}
+	}
+	if !strings.HasPrefix(last, "MH ") || !strings.HasSuffix(last, "completed") || !strings.Contains(last, "batch 100") {
 		t.Errorf("last line %q", last)
 	}
-	if !strings.Contains(lines[0], "/1800 transitions") {
+	if !strings.Contains(lines[0], "warmup") || !strings.Contains(lines[0], "left") {
 		t.Errorf("first line %q", lines[0])
 	}
 	// Throttled: with a long period only the final line appears.
