@@ -310,6 +310,8 @@ type Result struct {
 	Status   Status
 	Chains   []*ChainResult
 	Elapsed  time.Duration // wall time of the whole run
+
+	runners []*chainRunner // the chains' state, for Resume and Checkpoint
 }
 
 // Draw returns draw k of chain c (not a copy).
@@ -480,13 +482,25 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 			return nil, fmt.Errorf("exactmh: Sample: recorder: %w", err)
 		}
 	}
+	res.runners = make([]*chainRunner, set.Chains)
+	res.Chains = make([]*ChainResult, set.Chains)
+	for c := range chains {
+		res.runners[c] = newChainRunner(c, chains[c], targets[c], &set, d)
+		res.Chains[c] = res.runners[c].r
+	}
+	runAll(ctx, res)
+	res.Elapsed = time.Since(start)
+	return finishRun(ctx, res)
+}
 
-	// A stop channel lets one failing chain stop the others.
+// runAll runs every chain of res from where it stands to its end (or
+// cancellation, or a failure, which stops the others) on Settings.Workers
+// goroutines.
+func runAll(ctx context.Context, res *Result) {
+	set := &res.Settings
 	stop := make(chan struct{})
 	var stopOnce sync.Once
 	halt := func() { stopOnce.Do(func() { close(stop) }) }
-
-	res.Chains = make([]*ChainResult, set.Chains)
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range set.Workers {
@@ -494,20 +508,51 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 		go func() {
 			defer wg.Done()
 			for c := range work {
-				r := runChain(ctx, stop, c, chains[c], targets[c], &set, d)
-				res.Chains[c] = r
-				if r.Err != nil && ctx.Err() == nil {
+				r := res.runners[c]
+				r.run(ctx, stop, set)
+				if r.r.Err != nil && ctx.Err() == nil {
 					halt()
 				}
 			}
 		}()
 	}
-	for c := range chains {
+	for c := range res.runners {
 		work <- c
 	}
 	close(work)
 	wg.Wait()
-	res.Elapsed = time.Since(start)
+}
+
+// Resume continues a run that was cancelled, or extends a completed one by
+// more draws per chain, with every chain picking up exactly where it
+// stopped: the same kernel state, random stream, warmup adaptation and
+// thinning phase, so the draws are bit-identical to those of one
+// uninterrupted run with the final number of draws. It appends to res and
+// returns it. The Recorder of the original settings, if any, keeps
+// receiving events (its Init is not called again; Finish is).
+//
+// Resume works on Results made by Sample in this process or by
+// LoadCheckpoint; a failed run cannot be resumed.
+func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if res == nil || res.runners == nil {
+		return res, errors.New("exactmh: Resume: the result holds no chain state (make it with Sample or LoadCheckpoint)")
+	}
+	if res.Status == Failed {
+		return res, errors.New("exactmh: Resume: the run failed; fix the cause and start again")
+	}
+	if more < 0 {
+		return res, fmt.Errorf("exactmh: Resume: more = %d, want ≥ 0", more)
+	}
+	res.Settings.Draws += more
+	for _, r := range res.runners {
+		r.r.Err = nil
+	}
+	start := time.Now()
+	runAll(ctx, res)
+	res.Elapsed += time.Since(start)
 	return finishRun(ctx, res)
 }
 
@@ -545,37 +590,61 @@ const maxPrealloc = 1 << 16
 // errStopped marks a chain stopped because another chain failed.
 var errStopped = errors.New("stopped because another chain failed")
 
-// runChain runs chain c to completion, cancellation or failure.
-func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Target, set *Settings, d int) *ChainResult {
-	rng := rand.New(rand.NewPCG(set.Seed, uint64(c)))
-	r := &ChainResult{
-		Chain: c,
-		// Room for the draws up front, up to a limit: a run told to make
-		// "as many draws as fit before the deadline" must not reserve them.
-		Draws: make([]float64, 0, min(set.Draws, maxPrealloc)*d),
-		Infos: make([]Info, 0, min(set.Draws, maxPrealloc)),
-		Times: make([]time.Duration, 0, min(set.Draws, maxPrealloc)),
-		Scale: math.NaN(),
+// chainRunner is one chain's complete state between transitions — the
+// chain, its random stream, the warmup adaptation, the next transition's
+// index and the clocks — so that a run can stop and continue bit-identically.
+type chainRunner struct {
+	ch    Chain
+	t     *Target
+	src   *rand.PCG
+	rng   *rand.Rand
+	tune  Tunable
+	warm  WarmupAware // nil if the chain is not told about warmup
+	adapt dualAveraging
+	it    int           // index of the next transition
+	clock time.Duration // chain time before the current segment
+	r     *ChainResult
+}
+
+func newChainRunner(c int, ch Chain, t *Target, set *Settings, d int) *chainRunner {
+	src := rand.NewPCG(set.Seed, uint64(c))
+	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src),
+		r: &ChainResult{
+			Chain: c,
+			// Room for the draws up front, up to a limit: a run told to
+			// make "as many draws as fit before the deadline" must not
+			// reserve them.
+			Draws: make([]float64, 0, min(set.Draws, maxPrealloc)*d),
+			Infos: make([]Info, 0, min(set.Draws, maxPrealloc)),
+			Times: make([]time.Duration, 0, min(set.Draws, maxPrealloc)),
+			Scale: math.NaN(),
+		}}
+	cr.tune, _ = ch.(Tunable)
+	if cr.tune != nil {
+		cr.r.Scale = cr.tune.StepScale()
+		cr.adapt.init(cr.r.Scale, set.TargetAccept)
 	}
-	tune, _ := ch.(Tunable)
-	var adapt dualAveraging
-	if tune != nil {
-		r.Scale = tune.StepScale()
-		adapt.init(r.Scale, set.TargetAccept)
-	}
-	warmAware, _ := ch.(WarmupAware)
+	cr.warm, _ = ch.(WarmupAware)
 	if set.NoAdapt || set.Warmup == 0 {
-		warmAware = nil
+		cr.warm = nil
 	}
-	if warmAware != nil {
-		warmAware.SetWarmup(true)
+	return cr
+}
+
+// run advances the chain from transition cr.it to the end of the run,
+// cancellation, a stop signal or a failure.
+func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Settings) {
+	r, ch, t := cr.r, cr.ch, cr.t
+	if cr.it == 0 && cr.warm != nil {
+		cr.warm.SetWarmup(true)
 	}
 	total := set.Warmup + set.Draws*set.Thin
 	done := ctx.Done()
 	start := time.Now()
 	phaseStart := start
 	var ev Event
-	for it := 0; it < total; it++ {
+	for ; cr.it < total; cr.it++ {
+		it := cr.it
 		select {
 		case <-done:
 			r.Err = ctx.Err()
@@ -586,29 +655,32 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 		if r.Err != nil {
 			break
 		}
+		if !(it < set.Warmup) && set.Duration > 0 && r.Sampling.Time+time.Since(phaseStart) >= set.Duration {
+			break
+		}
 		warm := it < set.Warmup
 		e0, g0 := t.evals, t.gradEvals
-		info, err := ch.Step(rng)
+		info, err := ch.Step(cr.rng)
 		info.Evals, info.GradEvals = int(t.evals-e0), int(t.gradEvals-g0)
 		if err != nil {
 			r.Err = fmt.Errorf("transition %d: %w", it, err)
 			break
 		}
 		now := time.Now()
-		ev = Event{Chain: c, Iteration: it, Warmup: warm, Draw: -1, Info: info, Elapsed: now.Sub(start)}
+		ev = Event{Chain: r.Chain, Iteration: it, Warmup: warm, Draw: -1, Info: info, Elapsed: cr.clock + now.Sub(start)}
 		if warm {
 			r.Warmup.add(&info)
-			if tune != nil && !set.NoAdapt {
-				tune.SetStepScale(adapt.update(acceptStat(&info)))
+			if cr.tune != nil && !set.NoAdapt {
+				cr.tune.SetStepScale(cr.adapt.update(acceptStat(&info)))
 				if it == set.Warmup-1 {
-					tune.SetStepScale(adapt.final())
+					cr.tune.SetStepScale(cr.adapt.final())
 				}
 			}
-			if it == set.Warmup-1 && warmAware != nil {
-				warmAware.SetWarmup(false)
+			if it == set.Warmup-1 && cr.warm != nil {
+				cr.warm.SetWarmup(false)
 			}
 			if it == set.Warmup-1 {
-				r.Warmup.Time = now.Sub(phaseStart)
+				r.Warmup.Time += now.Sub(phaseStart)
 				phaseStart = now
 			}
 		} else {
@@ -623,31 +695,30 @@ func runChain(ctx context.Context, stop <-chan struct{}, c int, ch Chain, t *Tar
 		if set.Recorder != nil {
 			ev.Theta = ch.Position()
 			ev.StepScale = math.NaN()
-			if tune != nil {
-				ev.StepScale = tune.StepScale()
+			if cr.tune != nil {
+				ev.StepScale = cr.tune.StepScale()
 			}
 			if err := set.Recorder.Record(&ev); err != nil {
 				r.Err = fmt.Errorf("recorder at transition %d: %w", it, err)
+				cr.it++
 				break
 			}
 		}
-		if !warm && set.Duration > 0 && now.Sub(phaseStart) >= set.Duration {
-			break
-		}
 	}
 	// The phase still running when the loop ended gets the remaining time.
-	if elapsed := time.Since(phaseStart); set.Warmup == 0 || r.Warmup.Steps == set.Warmup {
-		r.Sampling.Time = elapsed
+	now := time.Now()
+	if cr.it >= set.Warmup {
+		r.Sampling.Time += now.Sub(phaseStart)
 	} else {
-		r.Warmup.Time = elapsed
+		r.Warmup.Time += now.Sub(phaseStart)
 	}
-	if tune != nil {
-		r.Scale = tune.StepScale()
+	cr.clock += now.Sub(start)
+	if cr.tune != nil {
+		r.Scale = cr.tune.StepScale()
 	}
 	if pr, ok := ch.(ParamReporter); ok {
 		r.Params = pr.Params()
 	}
-	return r
 }
 
 // ParamReporter is implemented by chains that report their (tuned)
