@@ -1,0 +1,341 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+)
+
+// Checkpointer is implemented by chains whose state beyond their position
+// can be saved, which Result.Checkpoint needs. A chain is restored by
+// starting its kernel at the saved position and then calling UnmarshalState
+// with what MarshalState returned; values that Start recomputes from the
+// position (cached energies, gradients) need not be saved. Every built-in
+// kernel implements it.
+type Checkpointer interface {
+	MarshalState() ([]byte, error)
+	UnmarshalState(b []byte) error
+}
+
+// checkpoint is the file format (gob): the run and every chain.
+type checkpoint struct {
+	Version  string
+	Kernel   string
+	Exact    bool
+	Dim, N   int
+	Settings Settings
+	Status   Status
+	Elapsed  time.Duration
+	Chains   []chainCheckpoint
+}
+
+type chainCheckpoint struct {
+	Result                   ChainResult // Err is not saved
+	Theta                    []float64
+	State                    []byte // Checkpointer.MarshalState
+	RNG                      []byte // PCG.MarshalBinary
+	Scale                    float64
+	Mu, Hbar, LogAvg, Target float64 // the dual-averaging state
+	T                        int
+	Next                     int
+	Clock                    time.Duration
+	WarmupAware              bool
+}
+
+// Checkpoint writes the run — settings, draws and every chain's full state
+// (position, kernel state, random stream, adaptation, next transition) — to
+// w, so that LoadCheckpoint can rebuild it, in another process, for Resume.
+// The posterior's data and the kernel are not written: LoadCheckpoint is
+// given them again. A failed run cannot be checkpointed; neither can one
+// whose chains do not implement Checkpointer.
+func (r *Result) Checkpoint(w io.Writer) error {
+	if r == nil || r.runners == nil {
+		return errors.New("exactmh: Checkpoint: the result holds no chain state")
+	}
+	if r.Status == Failed {
+		return errors.New("exactmh: Checkpoint: the run failed")
+	}
+	set := r.Settings
+	set.Recorder = nil // not serialisable; give LoadCheckpoint's result a new one if needed
+	cp := checkpoint{Version: Version, Kernel: r.Kernel, Exact: r.Exact, Dim: r.Dim, N: r.N,
+		Settings: set, Status: r.Status, Elapsed: r.Elapsed}
+	for c, cr := range r.runners {
+		k, ok := cr.ch.(Checkpointer)
+		if !ok {
+			return fmt.Errorf("exactmh: Checkpoint: %s chains (%T) do not implement Checkpointer", r.Kernel, cr.ch)
+		}
+		state, err := k.MarshalState()
+		if err != nil {
+			return fmt.Errorf("exactmh: Checkpoint: chain %d: %w", c, err)
+		}
+		rng, err := cr.src.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		res := *cr.r
+		res.Err = nil
+		cc := chainCheckpoint{Result: res, Theta: cr.ch.Position(), State: state, RNG: rng, Scale: res.Scale,
+			Mu: cr.adapt.mu, Hbar: cr.adapt.hbar, LogAvg: cr.adapt.logAvg, Target: cr.adapt.target, T: cr.adapt.t,
+			Next: cr.it, Clock: cr.clock, WarmupAware: cr.warm != nil}
+		if cr.tune != nil {
+			cc.Scale = cr.tune.StepScale()
+		}
+		cp.Chains = append(cp.Chains, cc)
+	}
+	return gob.NewEncoder(w).Encode(&cp)
+}
+
+// LoadCheckpoint reads a checkpoint written by Result.Checkpoint and
+// rebuilds the run on posterior p with kernel k — the same data and kernel
+// configuration as the original run, which it cannot check beyond the
+// kernel's name, N and the dimension. The result can be inspected like any
+// other and continued with Resume; rec, if not nil, becomes its Recorder.
+func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (*Result, error) {
+	var cp checkpoint
+	if err := gob.NewDecoder(rd).Decode(&cp); err != nil {
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if k == nil || k.Name() != cp.Kernel {
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint is of kernel %s, not %v", cp.Kernel, kernelName(k))
+	}
+	if p.Len() != cp.N || p.Dim() != cp.Dim {
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint has N = %d, d = %d; the posterior N = %d, d = %d", cp.N, cp.Dim, p.Len(), p.Dim())
+	}
+	res := &Result{Kernel: cp.Kernel, Exact: cp.Exact, Config: k, Dim: cp.Dim, N: cp.N, Settings: cp.Settings,
+		Status: cp.Status, Elapsed: cp.Elapsed}
+	res.Settings.Recorder = rec
+	for c, cc := range cp.Chains {
+		t, err := NewTarget(p)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := k.Start(t, cc.Theta)
+		if err != nil {
+			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", c, err)
+		}
+		kc, ok := ch.(Checkpointer)
+		if !ok {
+			return nil, fmt.Errorf("exactmh: LoadCheckpoint: %s chains do not implement Checkpointer", cp.Kernel)
+		}
+		if err := kc.UnmarshalState(cc.State); err != nil {
+			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", c, err)
+		}
+		src := &rand.PCG{}
+		if err := src.UnmarshalBinary(cc.RNG); err != nil {
+			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: random stream: %w", c, err)
+		}
+		r := cc.Result
+		cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
+			adapt: dualAveraging{mu: cc.Mu, hbar: cc.Hbar, logAvg: cc.LogAvg, target: cc.Target, t: cc.T}}
+		cr.tune, _ = ch.(Tunable)
+		if cr.tune != nil {
+			cr.tune.SetStepScale(cc.Scale)
+		}
+		if cc.WarmupAware {
+			cr.warm, _ = ch.(WarmupAware)
+		}
+		res.runners = append(res.runners, cr)
+		res.Chains = append(res.Chains, cr.r)
+	}
+	return res, nil
+}
+
+func kernelName(k Kernel) string {
+	if k == nil {
+		return "nil"
+	}
+	return k.Name()
+}
+
+// gobState encodes a chain's state struct.
+func gobState(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ungobState decodes a chain's state struct.
+func ungobState(b []byte, v any) error {
+	return gob.NewDecoder(bytes.NewReader(b)).Decode(v)
+}
+
+// The chains whose state is their position alone (and values Start
+// recomputes from it).
+
+func (c *mhChain) MarshalState() ([]byte, error)          { return nil, nil }
+func (c *mhChain) UnmarshalState([]byte) error            { return nil }
+func (c *malaChain) MarshalState() ([]byte, error)        { return nil, nil }
+func (c *malaChain) UnmarshalState([]byte) error          { return nil }
+func (c *hmcChain) MarshalState() ([]byte, error)         { return nil, nil }
+func (c *hmcChain) UnmarshalState([]byte) error           { return nil }
+func (c *tfmhChain) MarshalState() ([]byte, error)        { return nil, nil }
+func (c *tfmhChain) UnmarshalState([]byte) error          { return nil }
+func (c *smhChain) MarshalState() ([]byte, error)         { return nil, nil }
+func (c *smhChain) UnmarshalState([]byte) error           { return nil }
+func (c *poissonChain) MarshalState() ([]byte, error)     { return nil, nil }
+func (c *poissonChain) UnmarshalState([]byte) error       { return nil }
+func (c *poissonGradChain) MarshalState() ([]byte, error) { return nil, nil }
+func (c *poissonGradChain) UnmarshalState([]byte) error   { return nil }
+
+// MarshalState saves TunaMH's χ and its warmup flags.
+func (c *tunaChain) MarshalState() ([]byte, error) {
+	return gobState(struct {
+		Chi       float64
+		Warm      bool
+		WarmSteps int
+	}{c.chi, c.warm, c.warmSteps})
+}
+
+// UnmarshalState restores them.
+func (c *tunaChain) UnmarshalState(b []byte) error {
+	var s struct {
+		Chi       float64
+		Warm      bool
+		WarmSteps int
+	}
+	if err := ungobState(b, &s); err != nil {
+		return err
+	}
+	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
+	return nil
+}
+
+// MarshalState saves the scheme's state, if it has any.
+func (c *auxChain[W1, W2]) MarshalState() ([]byte, error) {
+	if k, ok := c.scheme.(Checkpointer); ok {
+		return k.MarshalState()
+	}
+	return nil, fmt.Errorf("the %s scheme's chain (%T) does not implement Checkpointer", c.name, c.scheme)
+}
+
+// UnmarshalState restores the scheme's state.
+func (c *auxChain[W1, W2]) UnmarshalState(b []byte) error {
+	if k, ok := c.scheme.(Checkpointer); ok {
+		return k.UnmarshalState(b)
+	}
+	return fmt.Errorf("the %s scheme's chain (%T) does not implement Checkpointer", c.name, c.scheme)
+}
+
+// MarshalState saves the permutation the K-subsets are drawn from.
+func (c *tunaSGLDChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+
+// UnmarshalState restores it.
+func (c *tunaSGLDChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }
+
+// MarshalState saves the permutation the minibatches are drawn from.
+func (c *austereChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+
+// UnmarshalState restores it.
+func (c *austereChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }
+
+func restorePerm(b []byte, perm []int) error {
+	var p []int
+	if err := ungobState(b, &p); err != nil {
+		return err
+	}
+	if len(p) != len(perm) {
+		return fmt.Errorf("saved permutation of %d data, the posterior has %d", len(p), len(perm))
+	}
+	copy(perm, p)
+	return nil
+}
+
+type flyState struct {
+	Order   []int32
+	NBright int
+}
+
+// MarshalState saves the brightness: the bright-first order of the data
+// (its order fixes the order of floating-point sums) and the bright count.
+func (c *flyChain) MarshalState() ([]byte, error) {
+	return gobState(flyState{Order: c.order, NBright: c.nBright})
+}
+
+// UnmarshalState restores the brightness and recomputes log ρ_i of the
+// bright data at θ.
+func (c *flyChain) UnmarshalState(b []byte) error {
+	var s flyState
+	if err := ungobState(b, &s); err != nil {
+		return err
+	}
+	if len(s.Order) != len(c.order) || s.NBright < 0 || s.NBright > len(c.order) {
+		return fmt.Errorf("saved brightness of %d data (%d bright), the posterior has %d", len(s.Order), s.NBright, len(c.order))
+	}
+	copy(c.order, s.Order)
+	for k, i := range c.order {
+		c.pos[i] = int32(k)
+	}
+	c.nBright = s.NBright
+	for lo := 0; lo < c.nBright; lo += batchChunk {
+		m := min(batchChunk, c.nBright-lo)
+		for j := range m {
+			c.idx[j] = int(c.order[lo+j])
+		}
+		if err := c.t.Gaps(c.gaps[:m], c.theta, c.idx[:m], c.bound); err != nil {
+			return err
+		}
+		for j := range m {
+			c.logRho[c.idx[j]] = logRhoOf(c.gaps[j])
+		}
+	}
+	return nil
+}
+
+type mhbtState struct {
+	Perm, Batch []int
+	Beta        float64
+	Warm        bool
+	Steps       int
+	SumAccP     float64
+	TestRNG     []byte
+}
+
+// MarshalState saves the batch (with the permutation it was drawn from),
+// β and its schedule's state, and the schedule's private random stream.
+func (c *mhbtChain) MarshalState() ([]byte, error) {
+	rng, err := c.testSrc.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return gobState(mhbtState{Perm: c.perm, Batch: c.batch, Beta: c.beta, Warm: c.warm, Steps: c.steps,
+		SumAccP: c.sumAccP, TestRNG: rng})
+}
+
+// UnmarshalState restores them and recomputes the batch's mean
+// log-likelihood (and gradient) at θ.
+func (c *mhbtChain) UnmarshalState(b []byte) error {
+	var s mhbtState
+	if err := ungobState(b, &s); err != nil {
+		return err
+	}
+	if len(s.Perm) != len(c.perm) || len(s.Batch) != len(c.batch) {
+		return fmt.Errorf("saved state of %d data and a batch of %d; the chain has %d and %d", len(s.Perm), len(s.Batch), len(c.perm), len(c.batch))
+	}
+	copy(c.perm, s.Perm)
+	copy(c.batch, s.Batch)
+	c.beta, c.warm, c.steps, c.sumAccP = s.Beta, s.Warm, s.Steps, s.SumAccP
+	if err := c.testSrc.UnmarshalBinary(s.TestRNG); err != nil {
+		return err
+	}
+	var err error
+	if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
+		return err
+	}
+	if c.k.RSGLD {
+		return c.gradient(c.grad, c.batch, c.theta)
+	}
+	return nil
+}
