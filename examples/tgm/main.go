@@ -27,8 +27,10 @@
 // (L = βΣM_i ≈ 546 here, so λ ≈ 3424 ≈ 0.0115·L²).
 //
 // With -out DIR it also writes DIR/tgm_density.png (the true posterior
-// beside each kernel's histogram at the end of its budget) and
-// DIR/tgm_symkl.png (symmetric KL against time, log–log).
+// beside each kernel's histogram at the end of its budget),
+// DIR/tgm_symkl.png (symmetric KL against time, log–log) and each run's
+// draws as Stan CSV (tgm_<kernel>_<chain>.csv). With -chains c each kernel
+// runs c chains in parallel and the histograms pool them.
 //
 //	go run ./examples/tgm
 //	go run ./examples/tgm -json
@@ -63,13 +65,10 @@ const (
 )
 
 func main() {
-	seed := flag.Uint64("seed", 1, "seed of the data and the chains")
-	budget := flag.Duration("budget", 10*time.Second, "wall-clock time per kernel")
-	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
-	quick := flag.Bool("quick", false, "short smoke run (budget 1s)")
-	quiet := flag.Bool("quiet", false, "no progress on stderr")
-	out := flag.String("out", "", "write PNG figures to this directory")
+	cf := report.RegisterCommon(1, 0)
+	budget := flag.Duration("budget", 10*time.Second, "wall-clock time per kernel (warmup included, as the paper's clock)")
 	flag.Parse()
+	seed, asJSON, quick, quiet, out := &cf.Seed, &cf.JSON, &cf.Quick, &cf.Quiet, &cf.Out
 	if *quick {
 		*budget = time.Second
 	}
@@ -130,8 +129,12 @@ func main() {
 	panels := []figure.Grid{grid("truth", truth)}
 	var curves []figure.Series
 	for _, r := range runs {
-		set := &exactmh.Settings{Chains: 1, Warmup: r.warmup, Draws: math.MaxInt32 / 4, Seed: *seed,
-			Init: []float64{0.5, 0}, TargetAccept: 0.6, NoAdapt: r.warmup == exactmh.NoWarmup}
+		draws := cf.Draws
+		if draws == 0 {
+			draws = math.MaxInt32 / 4 // the budget decides
+		}
+		set := &exactmh.Settings{Chains: cf.Chains, Warmup: r.warmup, Draws: draws, Seed: *seed,
+			Init: []float64{0.5, 0}, TargetAccept: 0.6, NoAdapt: r.warmup == exactmh.NoWarmup, Recorder: cf.Progress()}
 		ctx, cancel := context.WithTimeout(context.Background(), *budget)
 		start := time.Now()
 		res, err := exactmh.Sample(ctx, post, r.k, set)
@@ -139,18 +142,16 @@ func main() {
 		if res == nil || (err != nil && res.Status != exactmh.Canceled) {
 			log.Fatalf("%s: %v", r.k.Name(), err)
 		}
-		ch := res.Chains[0]
 		var kls []float64
 		for _, c := range checkpoints {
-			kls = append(kls, symKL(ch, c, res.Dim, truth))
+			kls = append(kls, symKL(res.Chains, c, res.Dim, truth))
 		}
 		if *out != "" {
-			var h []float64
-			if len(ch.Times) > 0 {
-				h = histogram(ch, ch.Times[len(ch.Times)-1], res.Dim)
+			panels = append(panels, grid(res.Kernel, histogram(res.Chains, *budget, res.Dim)))
+			curves = append(curves, klCurve(res.Kernel, res.Chains, res.Dim, truth))
+			if err := cf.SaveStanCSV(res, "tgm_"+res.Kernel, []string{"theta1", "theta2"}); err != nil {
+				log.Fatal(err)
 			}
-			panels = append(panels, grid(res.Kernel, h))
-			curves = append(curves, klCurve(res.Kernel, ch, res.Dim, truth))
 		}
 		if *asJSON {
 			report.Write(os.Stdout, report.Row(res, map[string]any{
@@ -217,25 +218,28 @@ func cell(t0, t1 float64) int {
 }
 
 // symKL is the symmetric KL between the histogram of the draws made
-// before time t and the truth (NaN with no draws yet).
-func symKL(ch *exactmh.ChainResult, t time.Duration, d int, truth []float64) float64 {
-	h := histogram(ch, t, d)
+// before time t (all chains pooled) and the truth (NaN with no draws yet).
+func symKL(chains []*exactmh.ChainResult, t time.Duration, d int, truth []float64) float64 {
+	h := histogram(chains, t, d)
 	if h == nil {
 		return math.NaN()
 	}
 	return exactmh.SymmetricKL(h, truth, 1e-13)
 }
 
-// histogram counts the draws made by time t on the grid (nil if none).
-func histogram(ch *exactmh.ChainResult, t time.Duration, d int) []float64 {
+// histogram counts the draws of every chain made by time t on the grid
+// (nil if none).
+func histogram(chains []*exactmh.ChainResult, t time.Duration, d int) []float64 {
 	h := make([]float64, bins*bins)
 	count := 0
-	for k, tk := range ch.Times {
-		if tk > t {
-			break
+	for _, ch := range chains {
+		for k, tk := range ch.Times {
+			if tk > t {
+				break
+			}
+			h[cell(ch.Draws[k*d], ch.Draws[k*d+1])]++
+			count++
 		}
-		h[cell(ch.Draws[k*d], ch.Draws[k*d+1])]++
-		count++
 	}
 	if count == 0 {
 		return nil
@@ -244,19 +248,26 @@ func histogram(ch *exactmh.ChainResult, t time.Duration, d int) []float64 {
 }
 
 // klCurve is the symmetric KL at 24 times spaced evenly in log time over
-// the chain's run.
-func klCurve(name string, ch *exactmh.ChainResult, d int, truth []float64) figure.Series {
+// the run.
+func klCurve(name string, chains []*exactmh.ChainResult, d int, truth []float64) figure.Series {
 	s := figure.Series{Name: name}
-	if len(ch.Times) == 0 {
+	var first, end float64
+	first = math.Inf(1)
+	for _, ch := range chains {
+		if len(ch.Times) > 0 {
+			first = math.Min(first, ch.Times[0].Seconds())
+			end = math.Max(end, ch.Times[len(ch.Times)-1].Seconds())
+		}
+	}
+	if end == 0 {
 		return s
 	}
-	end := ch.Times[len(ch.Times)-1].Seconds()
-	first := math.Max(ch.Times[0].Seconds(), end/1000)
+	first = math.Max(first, end/1000)
 	const points = 24
 	for k := range points {
 		t := first * math.Pow(end/first, float64(k)/(points-1))
 		s.X = append(s.X, t)
-		s.Y = append(s.Y, symKL(ch, time.Duration(t*float64(time.Second)), d, truth))
+		s.Y = append(s.Y, symKL(chains, time.Duration(t*float64(time.Second)), d, truth))
 	}
 	return s
 }
