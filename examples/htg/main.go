@@ -19,6 +19,9 @@
 // paper's Julia code allocated an N-vector per step); the ordering and
 // ratios are what to compare.
 //
+// With -out DIR it writes each run's Stan CSV and htg_ess.png (median
+// ESS/s against the target acceptance, per kernel).
+//
 //	go run ./examples/htg
 //	go run ./examples/htg -budget 10s -json
 package main
@@ -31,11 +34,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -49,16 +54,14 @@ const (
 )
 
 func main() {
-	seed := flag.Uint64("seed", 1, "seed of the data and the chains")
+	cf := report.RegisterCommon(1, 0)
 	n := flag.Int("n", 100000, "number of data N")
 	budget := flag.Duration("budget", 3*time.Second, "sampling wall time per kernel and target acceptance")
 	warmup := flag.Int("warmup", 500, "warmup transitions (step-size adaptation)")
 	accepts := flag.String("accept", "0.25,0.4,0.55", "comma-separated target acceptance rates")
 	only := flag.String("kernels", "", "comma-separated kernel names to run (default: all)")
-	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
-	quick := flag.Bool("quick", false, "smoke run: N = 10⁴, budget 0.3s, warmup 100, acceptance 0.4")
-	quiet := flag.Bool("quiet", false, "no progress on stderr")
 	flag.Parse()
+	seed, asJSON, quick := &cf.Seed, &cf.JSON, &cf.Quick
 	log.SetFlags(0)
 	log.SetPrefix("htg: ")
 	if *quick {
@@ -97,16 +100,27 @@ func main() {
 		fmt.Printf("%-15s %6s %7s %8s %11s %26s %10s %10s\n", "kernel", "target", "accept", "step", "mean batch",
 			"ESS/s (min, median, max)", "MSE mean", "MSE var")
 	}
+	curves := map[string]*figure.Series{}
+	var order []string
 	for _, acc := range targets {
 		for _, k := range kernels {
 			if len(want) > 0 && !want[k.Name()] {
 				continue
 			}
-			res, err := run(post, k, init, acc, *warmup, *budget, *seed, *quiet)
+			res, err := run(post, k, init, acc, *warmup, *budget, cf)
 			if err != nil {
 				log.Fatalf("%s: %v", k.Name(), err)
 			}
+			if err := cf.SaveStanCSV(res, fmt.Sprintf("htg_%s_acc%g", res.Kernel, acc), nil); err != nil {
+				log.Fatal(err)
+			}
 			lo, med, hi := report.ESSPerSecond(res)
+			if curves[res.Kernel] == nil {
+				curves[res.Kernel] = &figure.Series{Name: res.Kernel}
+				order = append(order, res.Kernel)
+			}
+			curves[res.Kernel].X = append(curves[res.Kernel].X, acc)
+			curves[res.Kernel].Y = append(curves[res.Kernel].Y, med)
 			mseMean, mseVar := mse(res, trueMean, trueVar)
 			s := res.Summary()
 			if *asJSON {
@@ -121,14 +135,23 @@ func main() {
 				res.Chains[0].Scale, s.MeanBatch, lo, med, hi, mseMean, mseVar)
 		}
 	}
+	if cf.Out != "" {
+		var series []figure.Series
+		for _, name := range order {
+			series = append(series, *curves[name])
+		}
+		path := filepath.Join(cf.Out, "htg_ess.png")
+		if err := figure.Lines(path, figure.Layout{Title: "heterogeneous truncated Gaussian: median ESS/s",
+			XLabel: "target acceptance", YLabel: "median ESS per second", LogY: true, LegendTop: true}, series); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
 
 // run tunes k to acceptance acc during warmup, then samples for budget.
-func run(post *exactmh.Posterior, k exactmh.Kernel, init []float64, acc float64, warmup int, budget time.Duration, seed uint64, quiet bool) (*exactmh.Result, error) {
-	set := &exactmh.Settings{Chains: 1, Seed: seed, Init: init, Warmup: warmup, TargetAccept: acc, Duration: budget}
-	if !quiet {
-		set.Recorder = exactmh.NewProgress(os.Stderr, 2*time.Second)
-	}
+func run(post *exactmh.Posterior, k exactmh.Kernel, init []float64, acc float64, warmup int, budget time.Duration, cf *report.Common) (*exactmh.Result, error) {
+	set := &exactmh.Settings{Chains: cf.Chains, Draws: cf.Draws, Seed: cf.Seed, Init: init, Warmup: warmup,
+		TargetAccept: acc, Duration: budget, Recorder: cf.Progress()}
 	return exactmh.Sample(context.Background(), post, k, set)
 }
 

@@ -46,27 +46,25 @@ const (
 )
 
 func main() {
-	seed := flag.Uint64("seed", 1, "seed of the data and the chains")
+	cf := report.RegisterCommon(1, 0)
 	n := flag.Int("n", 100000, "number of data")
 	budget := flag.Duration("budget", 3*time.Second, "sampling wall time per kernel and setting")
-	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
-	out := flag.String("out", "", "write trace PNGs to this directory")
-	quick := flag.Bool("quick", false, "smoke run: n = 10⁴, budget 0.3s")
-	quiet := flag.Bool("quiet", false, "no progress on stderr")
 	flag.Parse()
+	seed, asJSON, quick, quiet, out := &cf.Seed, &cf.JSON, &cf.Quick, &cf.Quiet, &cf.Out
 	log.SetFlags(0)
 	log.SetPrefix("mhbt: ")
 	if *quick {
 		*n, *budget = 10000, 300*time.Millisecond
 	}
-	run := func(post *exactmh.Posterior, k exactmh.Kernel, init []float64, warmup int) *exactmh.Result {
-		set := &exactmh.Settings{Chains: 1, Seed: *seed, Init: init, Warmup: warmup, TargetAccept: 0.3, Duration: *budget}
-		if !*quiet {
-			set.Recorder = exactmh.NewProgress(os.Stderr, 2*time.Second)
-		}
+	run := func(post *exactmh.Posterior, k exactmh.Kernel, init []float64, warmup int, name string) *exactmh.Result {
+		set := &exactmh.Settings{Chains: cf.Chains, Draws: cf.Draws, Seed: *seed, Init: init, Warmup: warmup,
+			TargetAccept: 0.3, Duration: *budget, Recorder: cf.Progress()}
 		res, err := exactmh.Sample(context.Background(), post, k, set)
 		if err != nil {
 			log.Fatalf("%s: %v", k.Name(), err)
+		}
+		if err := cf.SaveStanCSV(res, name, nil); err != nil {
+			log.Fatal(err)
 		}
 		return res
 	}
@@ -84,7 +82,7 @@ func main() {
 			for j := range init {
 				init[j] = float64(*n) * xbar[j] / float64(*n+1)
 			}
-			res := run(post, k, init, 500)
+			res := run(post, k, init, 500, fmt.Sprintf("mhbt_gaussian_d%d_%s", d, k.Name()))
 			var v float64
 			for j := range d {
 				v += variance(res.Samples(j)[0]) / float64(d)
@@ -108,7 +106,7 @@ func main() {
 		post := mixture(*n, theta2, *seed)
 		var series []figure.Series
 		for _, k := range []exactmh.Kernel{exactmh.MHBT{BatchSize: m, Cn: cn}, exactmh.MH{}} {
-			res := run(post, k, []float64{0, theta2}, 500)
+			res := run(post, k, []float64{0, theta2}, 500, fmt.Sprintf("mhbt_mixture_%g_%s", theta2, k.Name()))
 			ch := res.Chains[0]
 			switches, share := modes(res, theta2)
 			s := res.Summary()

@@ -42,16 +42,13 @@ import (
 )
 
 func main() {
-	seed := flag.Uint64("seed", 1, "seed of the split and the chains")
+	cf := report.RegisterCommon(1, 0)
 	pairs := flag.String("pairs", "7v9,3v5", "comma-separated digit pairs, positive v negative")
 	steps := flag.String("steps", "8e-4,1e-3,2e-3,4e-3", "comma-separated step sizes")
 	budget := flag.Duration("budget", 2500*time.Millisecond, "wall-clock time per run")
 	only := flag.String("kernels", "", "comma-separated kernel names to run (default: all)")
-	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
-	out := flag.String("out", "", "write accuracy-vs-time PNGs to this directory")
-	quick := flag.Bool("quick", false, "smoke run: 7v9, step 1e-3, budget 0.3s")
-	quiet := flag.Bool("quiet", false, "no progress on stderr")
 	flag.Parse()
+	seed, asJSON, quick, quiet, out := &cf.Seed, &cf.JSON, &cf.Quick, &cf.Quiet, &cf.Out
 	log.SetFlags(0)
 	log.SetPrefix("mnist: ")
 	if *quick {
@@ -103,13 +100,14 @@ func main() {
 				if len(want) > 0 && !want[k.Name()] {
 					continue
 				}
-				set := &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, NoAdapt: true, Duration: *budget, Init: init, Seed: *seed}
-				if !*quiet {
-					set.Recorder = exactmh.NewProgress(os.Stderr, 2*time.Second)
-				}
+				set := &exactmh.Settings{Chains: cf.Chains, Draws: cf.Draws, Warmup: exactmh.NoWarmup, NoAdapt: true,
+					Duration: *budget, Init: init, Seed: *seed, Recorder: cf.Progress()}
 				res, err := exactmh.Sample(context.Background(), post, k, set)
 				if err != nil {
 					log.Fatalf("%s, step %g: %v", k.Name(), h, err)
+				}
+				if err := cf.SaveStanCSV(res, fmt.Sprintf("mnist_%dv%d_%s_%g", pos, neg, res.Kernel, h), nil); err != nil {
+					log.Fatal(err)
 				}
 				curve := accuracyCurve(res, data, checkpoints)
 				s := res.Summary()
@@ -176,19 +174,21 @@ func kaiming(d int, seed uint64) []float64 {
 	return th
 }
 
-// runningMean returns the mean of the draws made by time t (nil if none).
+// runningMean returns the mean of the draws of every chain made by time t
+// (nil if none).
 func runningMean(res *exactmh.Result, t time.Duration) []float64 {
-	ch := res.Chains[0]
 	mean := make([]float64, res.Dim)
 	n := 0
-	for k, tk := range ch.Times {
-		if tk > t {
-			break
+	for _, ch := range res.Chains {
+		for k, tk := range ch.Times {
+			if tk > t {
+				break
+			}
+			for j := range mean {
+				mean[j] += ch.Draws[k*res.Dim+j]
+			}
+			n++
 		}
-		for j := range mean {
-			mean[j] += ch.Draws[k*res.Dim+j]
-		}
-		n++
 	}
 	if n == 0 {
 		return nil

@@ -20,24 +20,23 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/internal/mnist"
+	"gonum.org/v1/plot/vg"
 )
 
 func main() {
-	seed := flag.Uint64("seed", 1, "seed of the data shuffle and of the chains")
-	chains := flag.Int("chains", 4, "number of chains")
-	draws := flag.Int("draws", 1000, "kept draws per chain")
+	cf := report.RegisterCommon(4, 1000)
 	warmup := flag.Int("warmup", 10000, "warmup transitions per chain")
 	thin := flag.Int("thin", 150, "transitions per kept draw")
 	rows := flag.Int("rows", 10, "parameters shown in the summary table (0: all)")
-	asJSON := flag.Bool("json", false, "print one JSON object per kernel run instead of tables")
-	quick := flag.Bool("quick", false, "a few seconds' smoke run")
-	quiet := flag.Bool("quiet", false, "no progress on stderr")
 	flag.Parse()
+	seed, chains, draws, asJSON, quick, quiet := &cf.Seed, &cf.Chains, &cf.Draws, &cf.JSON, &cf.Quick, &cf.Quiet
 	if *quick {
 		*draws, *warmup, *thin = 100, 200, 2
 	}
@@ -83,6 +82,9 @@ func main() {
 		}
 		s := res.Summary()
 		acc := data.Accuracy(res.Mean())
+		if err := saveOutputs(cf, res); err != nil {
+			log.Fatal(err)
+		}
 		if *asJSON {
 			report.Write(out, report.Row(res, map[string]any{
 				"rhat_max": report.OrNull(s.MaxRHat()), "test_accuracy": acc,
@@ -101,4 +103,27 @@ func main() {
 			s.Kernel, s.AcceptRate, s.EvalsPerStep, res.N, s.MinESSBulk(), s.MinESSPerSecond(), s.MaxRHat(), res.Elapsed.Seconds())
 		fmt.Fprintf(out, "test accuracy of the posterior mean: %.2f%% (%d test images)\n", 100*acc, data.NTest())
 	}
+}
+
+// saveOutputs writes, with -out DIR, each chain's Stan CSV and a trace plot
+// of the first coefficient.
+func saveOutputs(cf *report.Common, res *exactmh.Result) error {
+	if cf.Out == "" {
+		return nil
+	}
+	if err := cf.SaveStanCSV(res, "quickstart_"+res.Kernel, nil); err != nil {
+		return err
+	}
+	var series []figure.Series
+	for c, ch := range res.Chains {
+		s := figure.Series{Name: fmt.Sprintf("chain %d", c+1)}
+		for k := range ch.Len() {
+			s.X = append(s.X, float64(k))
+			s.Y = append(s.Y, res.Draw(c, k)[0])
+		}
+		series = append(series, s)
+	}
+	return figure.Lines(filepath.Join(cf.Out, "quickstart_trace.png"), figure.Layout{
+		Title: res.Kernel + ": trace of θ1 (first principal component)", XLabel: "draw", YLabel: "θ1",
+		Width: 7 * vg.Inch, Height: 3.5 * vg.Inch, LegendTop: true}, series)
 }

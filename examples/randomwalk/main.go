@@ -12,7 +12,8 @@
 // TV at large K magnifies the error of α+/α− K-fold, so cheap kernels get
 // millions), prints the TV distance of the
 // implied ν to uniform with its Monte Carlo error, and at K = 200 also the
-// TV of a simulated chain's histogram. Kernels: MH and TunaMH (exact) and
+// TV of a simulated chain's histogram (-chains chains of -draws draws).
+// With -out DIR it writes those chains' Stan CSV and randomwalk_tv.png. Kernels: MH and TunaMH (exact) and
 // AustereMH with ε = 0.01, m = 30 (inexact): its TV grows with K while the
 // exact kernels' stay within their Monte Carlo error of zero (TunaMH paper
 // Fig. 1, Fig. 5).
@@ -29,24 +30,26 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/internal/exactness"
 )
 
 func main() {
-	seed := flag.Uint64("seed", 1, "seed")
+	cf := report.RegisterCommon(4, 200000)
 	decisions := flag.Int("decisions", 20_000_000, "most accept/reject decisions per kernel and K")
 	budget := flag.Duration("budget", 3*time.Second, "time for the decisions of each kernel and K")
-	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
-	quick := flag.Bool("quick", false, "short smoke run")
-	flag.Bool("quiet", false, "accepted for uniformity with the other examples (this program prints no progress)")
 	flag.Parse()
+	seed, asJSON, quick := &cf.Seed, &cf.JSON, &cf.Quick
 	if *quick {
-		*decisions, *budget = 10000, 100*time.Millisecond
+		*decisions, *budget, cf.Draws = 10000, 100*time.Millisecond, 5000
 	}
+	curves := map[string]*figure.Series{}
+	var order []string
 	log.SetFlags(0)
 	log.SetPrefix("randomwalk: ")
 
@@ -80,9 +83,15 @@ func main() {
 			batch, evals := costs(p, newKernel, mid, *seed)
 			chainTV := math.NaN()
 			if k == 200 {
-				chainTV = simulate(p, newKernel, k, *seed, *quick)
+				chainTV = simulate(p, newKernel, k, cf)
 			}
 			name := newKernel(nil).Name()
+			if curves[name] == nil {
+				curves[name] = &figure.Series{Name: name}
+				order = append(order, name)
+			}
+			curves[name].X = append(curves[name].X, float64(k))
+			curves[name].Y = append(curves[name].Y, tv)
 			if *asJSON {
 				report.Write(os.Stdout, map[string]any{
 					"kernel": name, "exact": newKernel(nil).Exact(), "K": k, "tv": tv, "tv_se": tvSE, "decisions": r.FromA + r.FromB,
@@ -97,6 +106,17 @@ func main() {
 				chain = fmt.Sprintf("%.4f", chainTV)
 			}
 			fmt.Printf("%-10s %6d %10d %9.4f %9.4f %9.4f ± %6.4f %10.1f %10s\n", name, k, r.FromA+r.FromB, up, down, tv, tvSE, batch, chain)
+		}
+	}
+	if cf.Out != "" {
+		var series []figure.Series
+		for _, name := range order {
+			series = append(series, *curves[name])
+		}
+		if err := figure.Lines(filepath.Join(cf.Out, "randomwalk_tv.png"), figure.Layout{
+			Title: "App. J.1 walk: TV of the stationary law to uniform", XLabel: "K (states)", YLabel: "TV",
+			LogX: true, LegendTop: false, LegendLeft: true}, series); err != nil {
+			log.Fatal(err)
 		}
 	}
 }
@@ -153,14 +173,14 @@ func costs(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel
 
 // simulate runs 4 chains on the K-state walk and returns the TV of their
 // pooled histogram to uniform.
-func simulate(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, k int, seed uint64, quick bool) float64 {
-	draws := 200000
-	if quick {
-		draws = 5000
-	}
+func simulate(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, k int, cf *report.Common) float64 {
 	res, err := exactmh.Sample(context.Background(), p, newKernel(exactness.LatticeProposal{}),
-		&exactmh.Settings{Chains: 4, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: draws, Init: []float64{float64(k / 2)}, Seed: seed})
+		&exactmh.Settings{Chains: cf.Chains, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: cf.Draws,
+			Init: []float64{float64(k / 2)}, Seed: cf.Seed, Recorder: cf.Progress()})
 	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cf.SaveStanCSV(res, fmt.Sprintf("randomwalk_K%d_%s", k, res.Kernel), []string{"state"}); err != nil {
 		log.Fatal(err)
 	}
 	return exactness.HistogramTV(res.Samples(0), k)

@@ -50,18 +50,21 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"gonum.org/v1/plot/vg"
 )
 
 const nu = 4
 
 func main() {
-	seed := flag.Uint64("seed", 1, "seed of the data and the chains")
+	cf := report.RegisterCommon(1, 0)
 	dims := flag.String("d", "10,100", "comma-separated dimensions")
 	sizes := flag.String("n", "5000,20000,50000,100000", "comma-separated data sizes N")
 	budget := flag.Duration("budget", 3*time.Second, "sampling wall time per kernel (burn-in takes as long again)")
@@ -71,10 +74,8 @@ func main() {
 	setting := flag.String("setting", "both", "tunamh (TunaMH paper §5.1), aux (auxiliary-variable paper §5.2) or both")
 	auxDims := flag.String("auxd", "10,50", "dimensions of the aux setting")
 	accepts := flag.String("accept", "0.25,0.4,0.55", "target acceptance rates of the aux setting")
-	asJSON := flag.Bool("json", false, "print one JSON object per kernel run")
-	quick := flag.Bool("quick", false, "smoke run: d = 10, N = 5000, budget 0.3s, warmup 300")
-	quiet := flag.Bool("quiet", false, "no progress on stderr")
 	flag.Parse()
+	quick := &cf.Quick
 	log.SetFlags(0)
 	log.SetPrefix("rlr: ")
 	if *quick {
@@ -99,7 +100,7 @@ func main() {
 	}
 
 	if *setting != "aux" {
-		tunaSetting(ds, ns, want, *budget, *warmup, *tune, *seed, *asJSON, *quiet)
+		tunaSetting(ds, ns, want, *budget, *warmup, *tune, cf)
 	}
 	if *setting != "tunamh" {
 		ad, err := ints(*auxDims)
@@ -114,13 +115,16 @@ func main() {
 		if *quick {
 			n = 10000
 		}
-		auxSetting(ad, n, acc, want, *budget, *warmup, *seed, *asJSON, *quiet)
+		auxSetting(ad, n, acc, want, *budget, *warmup, cf)
 	}
 }
 
 // tunaSetting runs the TunaMH paper's comparison for every d and N.
-func tunaSetting(ds, ns []int, want map[string]bool, budget time.Duration, warmup int, tune bool, seed uint64, asJSON, quiet bool) {
+func tunaSetting(ds, ns []int, want map[string]bool, budget time.Duration, warmup int, tune bool, cf *report.Common) {
+	seed, asJSON := cf.Seed, cf.JSON
 	for _, d := range ds {
+		curves := map[string]*figure.Series{}
+		var order []string
 		for _, n := range ns {
 			post, err := problem(n, d, seed)
 			if err != nil {
@@ -140,11 +144,20 @@ func tunaSetting(ds, ns []int, want map[string]bool, budget time.Duration, warmu
 				if len(want) > 0 && !want[r.name] {
 					continue
 				}
-				res, step, err := execute(r, post, budget, warmup, 0.25, seed, quiet)
+				res, step, err := execute(r, post, budget, warmup, 0.25, cf)
 				if err != nil {
 					log.Fatalf("d = %d, N = %d, %s: %v", d, n, r.name, err)
 				}
+				if err := cf.SaveStanCSV(res, fmt.Sprintf("rlr_d%d_n%d_%s", d, n, r.name), nil); err != nil {
+					log.Fatal(err)
+				}
 				s := res.Summary()
+				if curves[r.name] == nil {
+					curves[r.name] = &figure.Series{Name: r.name}
+					order = append(order, r.name)
+				}
+				curves[r.name].X = append(curves[r.name].X, float64(n))
+				curves[r.name].Y = append(curves[r.name].Y, s.MinESSPerSecond())
 				if asJSON {
 					report.Write(os.Stdout, report.Row(res, map[string]any{
 						"setting": "tunamh", "kernel": r.name, "d": d, "n": n, "step": step, "map": r.atMAP, "tuned": r.tune,
@@ -153,6 +166,17 @@ func tunaSetting(ds, ns []int, want map[string]bool, budget time.Duration, warmu
 				}
 				fmt.Printf("%-11s %9.2g %7.3f %11.1f %11.1f %9.2f %9d\n", r.name, step, s.AcceptRate,
 					s.MeanBatch, s.EvalsPerStep, s.MinESSPerSecond(), res.Sampling().Steps)
+			}
+		}
+		if cf.Out != "" && len(ns) > 1 {
+			var series []figure.Series
+			for _, name := range order {
+				series = append(series, *curves[name])
+			}
+			path := filepath.Join(cf.Out, fmt.Sprintf("rlr_d%d_ess.png", d))
+			if err := figure.Lines(path, figure.Layout{Title: fmt.Sprintf("robust linear regression, d = %d: ESS/s (min over coordinates)", d),
+				XLabel: "N", YLabel: "ESS per second", LogX: true, LogY: true, LegendTop: true, Width: 6 * vg.Inch, Height: 4 * vg.Inch}, series); err != nil {
+				log.Fatal(err)
 			}
 		}
 	}
@@ -221,15 +245,13 @@ func runs(d, n int, theMAP []float64, tune bool) []run {
 // execute runs one kernel: for a chain not started at the MAP, a burn-in
 // of budget; with r.tune, a warmup adapting the step near the posterior;
 // then sampling for budget, thinned to keep at most about 20000 draws.
-func execute(r run, post *exactmh.Posterior, budget time.Duration, warmup int, accept float64, seed uint64, quiet bool) (*exactmh.Result, float64, error) {
+func execute(r run, post *exactmh.Posterior, budget time.Duration, warmup int, accept float64, cf *report.Common) (*exactmh.Result, float64, error) {
+	seed := cf.Seed
 	step, init := r.step, r.init
 	if r.tune {
 		step = 0.1 / math.Sqrt(float64(len(init)))
 	}
-	var progress exactmh.Recorder
-	if !quiet {
-		progress = exactmh.NewProgress(os.Stderr, 2*time.Second)
-	}
+	progress := cf.Progress()
 	// phase runs the kernel from init and returns the result, the step it
 	// ended with, its last draw and its transitions per second.
 	phase := func(set exactmh.Settings) (*exactmh.Result, error) {
@@ -271,7 +293,9 @@ func execute(r run, post *exactmh.Posterior, budget time.Duration, warmup int, a
 		rate = float64(res.Sampling().Steps) / res.Sampling().Time.Seconds()
 	}
 	thin := max(1, int(rate*budget.Seconds()/20000))
-	res, err := phase(exactmh.Settings{Seed: seed, Warmup: exactmh.NoWarmup, NoAdapt: true, Duration: budget, Thin: thin})
+	set := exactmh.Settings{Chains: cf.Chains, Draws: cf.Draws, Seed: seed, Init: init, TargetAccept: accept,
+		Recorder: progress, Warmup: exactmh.NoWarmup, NoAdapt: true, Duration: budget, Thin: thin}
+	res, err := exactmh.Sample(context.Background(), post, r.kernel(step), &set)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -279,7 +303,8 @@ func execute(r run, post *exactmh.Posterior, budget time.Duration, warmup int, a
 }
 
 // auxSetting runs the auxiliary-variable paper's comparison.
-func auxSetting(ds []int, n int, accepts []float64, want map[string]bool, budget time.Duration, warmup int, seed uint64, asJSON, quiet bool) {
+func auxSetting(ds []int, n int, accepts []float64, want map[string]bool, budget time.Duration, warmup int, cf *report.Common) {
+	seed, asJSON := cf.Seed, cf.JSON
 	const beta, radius, lambdaScale = 1e-4, 15.0, 0.01
 	for _, d := range ds {
 		post, err := problem(n, d, seed)
@@ -316,13 +341,14 @@ func auxSetting(ds []int, n int, accepts []float64, want map[string]bool, budget
 				if len(want) > 0 && !want[k.Name()] {
 					continue
 				}
-				set := &exactmh.Settings{Chains: 1, Seed: seed, Init: init, Warmup: warmup, TargetAccept: acc, Duration: budget}
-				if !quiet {
-					set.Recorder = exactmh.NewProgress(os.Stderr, 2*time.Second)
-				}
+				set := &exactmh.Settings{Chains: cf.Chains, Draws: cf.Draws, Seed: seed, Init: init, Warmup: warmup,
+					TargetAccept: acc, Duration: budget, Recorder: cf.Progress()}
 				res, err := exactmh.Sample(context.Background(), post, k, set)
 				if err != nil {
 					log.Fatalf("d = %d, %s: %v", d, k.Name(), err)
+				}
+				if err := cf.SaveStanCSV(res, fmt.Sprintf("rlr_aux_d%d_%s_acc%g", d, k.Name(), acc), nil); err != nil {
+					log.Fatal(err)
 				}
 				lo, med, hi := report.ESSPerSecond(res)
 				var mse float64
