@@ -114,6 +114,26 @@
 //     Target.Gaps, which counts it and reports a negative gap as a
 //     LowerBoundViolation. Info.AuxEvals splits the z-step's evaluations
 //     from the θ-step's.
+//   - austere.go and mhbt.go: the inexact comparators, Exact() false, with
+//     their bias tested (AustereMH fails the pairwise check where TunaMH
+//     passes; MHBT matches the tempered posterior, not the posterior).
+//     AustereTestError evaluates the sequential test's error and data use by
+//     the appendix's dynamic programme. MHBT keeps its batch and cached batch
+//     mean on rejection (the reference code does not, which changes the law).
+//   - sampler.go's chainRunner holds a chain's whole state between
+//     transitions — chain, PCG stream, dual-averaging state, next transition
+//     index, clocks — so Resume continues a cancelled or finished run
+//     bit-identically. checkpoint.go serialises it (gob) with each chain's
+//     own state through the Checkpointer interface (every built-in chain
+//     implements it; values Start recomputes from θ are not saved, so a
+//     checkpoint stays small except for the permutations the
+//     without-replacement kernels draw from).
+//   - stancsv.go: CmdStan's CSV layout, written whole (WriteStanCSV) or
+//     streamed (StanCSVRecorder, a Recorder that is also a RunFinisher), and
+//     read (ReadStanCSV). lp__ is written only for kernels that know the
+//     exact log posterior; the minibatch kernels' columns are batch_size__,
+//     n_energy__ and n_grad__. progress.go's Progress prints per-chain
+//     progress and a final line through RunFinisher.
 //   - diagnostics.go: ESS (bulk, tail, basic, quantile), R-hat (rank-
 //     normalized, basic), MCSE of means and quantiles, autocorrelation by FFT
 //     — numerically identical to the Stan team's R package posterior, tested
