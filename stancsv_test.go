@@ -156,11 +156,17 @@ func TestStanCSVRecorder(t *testing.T) {
 	g := boxed(t, 200, 1)
 	dir := t.TempDir()
 	rec := exactmh.NewStanCSVFiles(filepath.Join(dir, "run"), &exactmh.StanCSVOptions{SigFigs: 9})
-	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{},
-		&exactmh.Settings{Chains: 2, Draws: 150, Warmup: 100, Seed: 5, Init: g.Mean, Recorder: rec})
+	set := exactmh.Settings{Chains: 2, Draws: 150, Warmup: 100, Seed: 5, Init: g.Mean}
+	plain, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &set)
 	if err != nil {
 		t.Fatal(err)
 	}
+	set.Recorder = rec
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameDraws(t, "recorded run", plain, res) // recording never changes the draws
 	for c := range 2 {
 		raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("run_%d.csv", c+1)))
 		if err != nil {
