@@ -11,8 +11,9 @@ import (
 	"slices"
 )
 
-// Aux is the auxiliary-variable MCMC framework (Yuan, Zhang, De Sa et al.,
-// "An auxiliary-variable framework for exact minibatch MCMC", Algorithm 4)
+// Aux is the auxiliary-variable MCMC framework (the paper that unifies the
+// exchange algorithm, PoissonMH and TunaMH as auxiliary-variable methods,
+// Algorithm 4)
 // as a Kernel. Each transition
 //
 //  1. draws ω1 ~ P_θ (it may drive the proposal: a minibatch for a
@@ -70,16 +71,25 @@ type AuxChain[W1, W2 any] interface {
 	// L the likelihood.
 	LogRatio(theta, next []float64, w1 W1, w2 W2, scale float64) (float64, error)
 	// Report returns info with the scheme's cost fields (Batch, Distinct,
-	// Fallback) filled in for the transition just made. (By value: a
-	// pointer would make every Info escape to the heap.)
+	// Fallback) filled in for the transition just made. It is also called
+	// when θ′ fell outside the prior's support, right after Propose and
+	// without DrawOmega2: report only what Propose and DrawOmega1 read then.
+	// (By value: a pointer would make every Info escape to the heap.)
 	Report(info Info) Info
 }
 
 // Name returns the scheme's name.
 func (k Aux[W1, W2]) Name() string { return k.Scheme.Name() }
 
-// Exact returns true: every scheme of the framework is exact.
-func (Aux[W1, W2]) Exact() bool { return true }
+// Exact reports whether the chain is exact: true, as every scheme that
+// follows Algorithm 4 is (Prop. 2), unless the scheme has an Exact method
+// saying otherwise (an approximate ratio, for comparison).
+func (k Aux[W1, W2]) Exact() bool {
+	if e, ok := k.Scheme.(interface{ Exact() bool }); ok {
+		return e.Exact()
+	}
+	return true
+}
 
 // Start starts the scheme's chain.
 func (k Aux[W1, W2]) Start(t *Target, theta0 []float64) (Chain, error) {

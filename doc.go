@@ -20,7 +20,8 @@
 // every kernel is measured against), the exact minibatch kernels TunaMH,
 // PoissonMH, FlyMC, TFMH, SMH-1/SMH-2, Poisson-Barker, Poisson-MALA and
 // TunaMH-SGLD, the auxiliary-variable framework Aux they are instances of,
-// and FindMAP for the MAP-based variants.
+// the inexact comparators AustereMH and MHBT, FindMAP for the MAP-based
+// variants, Stan CSV input and output, and resumable, checkpointable runs.
 //
 // # Using it
 //

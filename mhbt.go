@@ -11,9 +11,9 @@ import (
 	"slices"
 )
 
-// MHBT is Metropolis–Hastings with batch tempering (Wu, Wang, Ye, Mukherjee
-// and Sun, "Mini-batch Metropolis–Hastings MCMC with reversible SGLD
-// proposal", Algorithm 1). It is INEXACT by design: its stationary law is
+// MHBT is Metropolis–Hastings with batch tempering (Wu, Wang and Wong,
+// "Mini-batch Metropolis–Hastings MCMC with reversible SGLD proposal",
+// Algorithm 1). It is INEXACT by design: its stationary law is
 // approximately the posterior raised to the power 1/T, T = N/c_n (eq. 3),
 // a tempered posterior c_n/N times as concentrated in log density — plus a
 // bias that vanishes only as d·c_n^{2+α}·log c_n/m → 0. Use it for what it

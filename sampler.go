@@ -245,7 +245,11 @@ func (t Totals) AcceptRate() float64 { return float64(t.Accepted) / float64(t.St
 // EvalsPerStep returns Evals/Steps.
 func (t Totals) EvalsPerStep() float64 { return float64(t.Evals) / float64(t.Steps) }
 
-// MeanBatch returns the mean of Info.Batch.
+// GradPerStep returns GradEvals/Steps.
+func (t Totals) GradPerStep() float64 { return float64(t.GradEvals) / float64(t.Steps) }
+
+// MeanBatch returns the mean of Info.Batch (proposals outside the prior's
+// support count with the batch they read: none).
 func (t Totals) MeanBatch() float64 { return float64(t.Batch) / float64(t.Steps) }
 
 func (t *Totals) add(info *Info) {

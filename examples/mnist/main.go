@@ -12,7 +12,7 @@
 //
 // The bundled set holds 10,000 digits (2,048 sevens and nines), not the
 // 60,000 of the papers, so N is about 1,640 rather than 12,214 and TunaMH's
-// batch is about 85 rather than 504 (reference-implementations.md §7); the
+// batch is about 85 rather than 504 (E[B] = χC²M² + CM scales with N); the
 // shape of the curves — the minibatch kernels reaching a good accuracy
 // sooner — is what to compare with the papers' figures.
 //

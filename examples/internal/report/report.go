@@ -1,7 +1,8 @@
 // Package report writes the examples' -json rows: one JSON object per
 // kernel run with the fields every example shares (kernel, exact,
 // accept_rate, mean_batch, evals_per_step, ess_bulk_min, ess_per_sec,
-// seconds, status) and the experiment's own.
+// seconds, status, steps) and the experiment's own; and the flags and
+// Stan CSV output every example shares (Common).
 package report
 
 import (
