@@ -1,6 +1,10 @@
 package exactmh
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
 
 // Mechanisms shared by the minibatch kernels: proposal set-up, the chunk
 // size in which sampled data are evaluated, and the distinct-data counter.
@@ -69,6 +73,42 @@ func (d *distinct) add(i int) {
 // posteriorOf rebuilds the Posterior a Target views, to construct its bounds.
 func posteriorOf(t *Target) *Posterior {
 	return &Posterior{Energy: t.energy, Prior: t.prior, Beta: t.beta}
+}
+
+// diffBound returns the kernel's DiffBound: b checked against the data, or
+// the posterior's own when b is nil.
+func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
+	if b == nil {
+		b, err := posteriorOf(t).DiffBound()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+		return b, nil
+	}
+	if err := b.check(t.N()); err != nil {
+		return nil, fmt.Errorf("%s: %w", who, err)
+	}
+	return b, nil
+}
+
+// fullMHStep is the full-batch MH step the truncated kernels (TFMH, SMH)
+// fall back to: the exact log ratio, logPrior (the prior and proposal part)
+// plus all N energy differences, and the decision. On acceptance it copies
+// θ′ into θ.
+func fullMHStep(rng *rand.Rand, t *Target, theta, next []float64, logPrior float64, idx *[batchChunk]int, diff *[batchChunk]float64) (Info, error) {
+	sum, err := fullEnergyDiff(t, theta, next, idx, diff)
+	if err != nil {
+		return Info{}, err
+	}
+	n := t.N()
+	info := Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()}
+	logR := logPrior + sum
+	info.AcceptProb = math.Exp(min(logR, 0))
+	if logR >= 0 || rng.Float64() < info.AcceptProb {
+		copy(theta, next)
+		info.Accepted = true
+	}
+	return info, nil
 }
 
 // fullEnergyDiff returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data, in chunks

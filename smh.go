@@ -277,19 +277,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, fmt.Errorf("%s: expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", name, rate, kappa, c.theta, c.next)
 	}
 	if rate > c.maxRate {
-		sum, err := fullEnergyDiff(c.t, c.theta, c.next, &c.fullIdx, &c.diff)
-		if err != nil {
-			return Info{}, err
-		}
-		n := c.t.N()
-		info = Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()}
-		logR := logPrior + sum
-		info.AcceptProb = math.Exp(min(logR, 0))
-		if logR >= 0 || rng.Float64() < info.AcceptProb {
-			copy(c.theta, c.next)
-			info.Accepted = true
-		}
-		return info, nil
+		return fullMHStep(rng, c.t, c.theta, c.next, logPrior, &c.fullIdx, &c.diff)
 	}
 
 	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.

@@ -65,13 +65,9 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
 		return nil, fmt.Errorf("TFMH: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", k.MaxRate)
 	}
-	b := k.Bound
-	if b == nil {
-		if b, err = posteriorOf(t).DiffBound(); err != nil {
-			return nil, fmt.Errorf("TFMH: %w", err)
-		}
-	} else if err := b.check(t.N()); err != nil {
-		return nil, fmt.Errorf("TFMH: %w", err)
+	b, err := diffBound("TFMH", t, k.Bound)
+	if err != nil {
+		return nil, err
 	}
 	table, err := alias.New(b.C)
 	if err != nil {
@@ -123,18 +119,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	// Truncation: a full MH step, decided from M alone.
 	if rate > c.maxRate {
-		sum, err := fullEnergyDiff(c.t, c.theta, c.next, &c.idx, &c.diff)
-		if err != nil {
-			return Info{}, err
-		}
-		n := c.t.N()
-		info = Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()}
-		logR := logPrior + sum
-		info.AcceptProb = math.Exp(min(logR, 0))
-		if logR >= 0 || rng.Float64() < info.AcceptProb {
-			c.accept(&info)
-		}
-		return info, nil
+		return fullMHStep(rng, c.t, c.theta, c.next, logPrior, &c.idx, &c.diff)
 	}
 
 	// The prior-and-proposal factor.

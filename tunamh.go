@@ -97,13 +97,9 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.MaxBatch < 0 || math.IsNaN(k.MaxBatch) {
 		return nil, fmt.Errorf("TunaMH: MaxBatch = %v, want ≥ 0 (0: N, +Inf: never fall back)", k.MaxBatch)
 	}
-	b := k.Bound
-	if b == nil {
-		if b, err = posteriorOf(t).DiffBound(); err != nil {
-			return nil, fmt.Errorf("TunaMH: %w", err)
-		}
-	} else if err := b.check(t.N()); err != nil {
-		return nil, fmt.Errorf("TunaMH: %w", err)
+	b, err := diffBound("TunaMH", t, k.Bound)
+	if err != nil {
+		return nil, err
 	}
 	batch, err := newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch)
 	if err != nil {

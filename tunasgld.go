@@ -99,14 +99,9 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 	if !t.HasGradient() {
 		return nil, fmt.Errorf("TunaMH-SGLD needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", t.Energy(), t.Prior())
 	}
-	b := k.Bound
-	var err error
-	if b == nil {
-		if b, err = posteriorOf(t).DiffBound(); err != nil {
-			return nil, fmt.Errorf("TunaMH-SGLD: %w", err)
-		}
-	} else if err := b.check(t.N()); err != nil {
-		return nil, fmt.Errorf("TunaMH-SGLD: %w", err)
+	b, err := diffBound("TunaMH-SGLD", t, k.Bound)
+	if err != nil {
+		return nil, err
 	}
 	batch, err := newTunaBatch("TunaMH-SGLD", t, b, k.Chi, k.MaxBatch)
 	if err != nil {
