@@ -196,6 +196,11 @@ type HMC struct {
 	Scale float64
 	// Steps is the number of leapfrog steps per transition (0: 10).
 	Steps int
+	// Jitter, in [0, 1), draws each transition's step size uniformly from
+	// ε·(1 ± Jitter): with a fixed trajectory length, periodic orbits can
+	// bring trajectories back near their start and stall the chain, which
+	// jitter breaks (0: no jitter, the reference code's behaviour).
+	Jitter float64
 
 	mutation int // test hook: a deliberately wrong variant (export_test.go)
 }
@@ -221,6 +226,9 @@ func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	if steps < 0 {
 		return nil, fmt.Errorf("HMC: Steps = %d, want > 0", k.Steps)
+	}
+	if !(k.Jitter >= 0 && k.Jitter < 1) {
+		return nil, fmt.Errorf("HMC: Jitter = %v, want in [0, 1)", k.Jitter)
 	}
 	g, err := newGradState(t, theta0, "HMC")
 	if err != nil {
@@ -285,7 +293,11 @@ func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	copy(c.next, c.theta)
 	copy(c.gradNext, c.grad)
-	inside, err := c.leapfrog(c.scale)
+	eps := c.scale
+	if c.k.Jitter > 0 {
+		eps *= 1 + c.k.Jitter*(2*rng.Float64()-1)
+	}
+	inside, err := c.leapfrog(eps)
 	if err != nil {
 		return Info{}, err
 	}

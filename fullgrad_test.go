@@ -46,7 +46,15 @@ func TestHMCConjugateMoments(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("HMC: accept %.3f, ε %.3g, grad evals/step %.0f", res.Sampling().AcceptRate(), res.Chains[0].Scale,
-		float64(res.Sampling().GradEvals)/float64(res.Sampling().Steps))
+		res.Sampling().GradPerStep())
+	// With jitter the chain is still exact.
+	jit, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.HMC{Steps: 8, Jitter: 0.5}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exactness.CheckMoments(jit, g.Mean, g.SD(), 4); err != nil {
+		t.Errorf("jittered HMC: %v", err)
+	}
 	fixed := &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 2000, Seed: 2, Init: g.Mean, NoAdapt: true}
 	bad, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.HMCStaleGradient(exactmh.HMC{Steps: 8, Scale: 0.01}), fixed)
 	if err != nil {
@@ -114,6 +122,7 @@ func TestGradientKernelErrors(t *testing.T) {
 	for name, start := range map[string]func() error{
 		"MALA bad scale": func() error { _, err := exactmh.MALA{Scale: -1}.Start(tg, g.Mean); return err },
 		"HMC bad steps":  func() error { _, err := exactmh.HMC{Steps: -2}.Start(tg, g.Mean); return err },
+		"HMC bad jitter": func() error { _, err := exactmh.HMC{Jitter: 1}.Start(tg, g.Mean); return err },
 		"MALA no grad":   func() error { _, err := exactmh.MALA{}.Start(noGrad, []float64{0}); return err },
 		"HMC wrong dim":  func() error { _, err := exactmh.HMC{}.Start(tg, []float64{0}); return err },
 	} {
