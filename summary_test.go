@@ -144,3 +144,21 @@ func TestProgress(t *testing.T) {
 		t.Errorf("throttled progress printed %d lines:\n%s", n, buf.String())
 	}
 }
+
+// A minibatch kernel that falls back to MH in most steps is flagged.
+func TestSummaryFallbackWarning(t *testing.T) {
+	g := boxed(t, 50, 1)
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{Chi: 1, Scale: 1},
+		&exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: 200, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary()
+	found := false
+	for _, w := range s.Warnings {
+		found = found || strings.Contains(w, "fell back to full-batch MH")
+	}
+	if !found {
+		t.Errorf("no fallback warning (%d fallbacks in %d steps): %v", res.Sampling().Fallbacks, res.Sampling().Steps, s.Warnings)
+	}
+}
