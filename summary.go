@@ -124,7 +124,7 @@ func (r *Result) Summary(names ...string) *Summary {
 	if minTail < limit {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
 	}
-	if tot := r.Sampling(); tot.Steps > 0 && 2*tot.Fallbacks > tot.Steps {
+	if tot := r.Sampling(); tot.Steps > 0 && 4*tot.Fallbacks > tot.Steps {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s fell back to full-batch MH in %.0f%% of transitions: at this step size its expected minibatch exceeds N, so it costs as much as MH (the data are not tall enough, or the steps too long)",
 			r.Kernel, 100*float64(tot.Fallbacks)/float64(tot.Steps)))
 	}
