@@ -353,6 +353,8 @@ type BoundViolation struct {
 	Ratio float64
 }
 
+// Error describes the violation: the datum, the value against its bound
+// (or range) and the points.
 func (v *BoundViolation) Error() string {
 	if v.ThetaNew != nil {
 		return fmt.Sprintf("exactmh: bound violated by datum %d: |ΔU| = %.6g > c_i·M = %.6g (ratio %.6g) for θ = %v, θ' = %v",

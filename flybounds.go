@@ -326,6 +326,7 @@ type LowerBoundViolation struct {
 	Gap float64
 }
 
+// Error names the datum, the negative gap and θ.
 func (v *LowerBoundViolation) Error() string {
 	return fmt.Sprintf("exactmh: FlyMC lower bound violated by datum %d: log L − log B = %.6g < 0 at θ = %v", v.Datum, v.Gap, v.Theta)
 }

@@ -215,6 +215,7 @@ const (
 	Failed
 )
 
+// String returns "completed", "canceled" or "failed".
 func (s Status) String() string {
 	switch s {
 	case Completed:

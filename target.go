@@ -236,6 +236,7 @@ func newEnergyError(i int, theta, thetaNew []float64, v float64) *EnergyError {
 	return e
 }
 
+// Error names the datum, the non-finite value and the point(s).
 func (e *EnergyError) Error() string {
 	if e.ThetaNew != nil {
 		return fmt.Sprintf("exactmh: energy difference of datum %d between θ = %v and θ' = %v is %v", e.Datum, e.Theta, e.ThetaNew, e.Value)

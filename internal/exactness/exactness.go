@@ -58,6 +58,7 @@ type PairResult struct {
 	Z           float64 // (Got − Want)/SE
 }
 
+// String summarises the counts, the ratios and z.
 func (r PairResult) String() string {
 	return fmt.Sprintf("a(A→B) = %d/%d, a(B→A) = %d/%d: log ratio %.4f ± %.4f, want %.4f (z = %.2f)",
 		r.AccA, r.FromA, r.AccB, r.FromB, r.Got, r.SE, r.Want, r.Z)
@@ -427,6 +428,8 @@ type MomentError struct {
 	LowESS []string // coordinates with too few effective draws to check
 }
 
+// Error lists the biased moments and the coordinates with too few
+// effective draws.
 func (e *MomentError) Error() string {
 	return fmt.Sprintf("exactness: moments off: %v %v", e.Biased, e.LowESS)
 }
