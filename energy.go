@@ -45,6 +45,15 @@ type Gradienter interface {
 	AddGradient(grad, theta []float64, idx []int, w []float64)
 }
 
+// EnergyGradienter is an optional fast path of a Gradienter: energies and
+// gradient in one read of the data, which the full-batch gradient kernels
+// (MALA, HMC) need at every proposal.
+type EnergyGradienter interface {
+	// EnergiesAndGradient sets dst[k] = U_{idx[k]}(θ) and adds
+	// Σ_k w[k]·∇U_{idx[k]}(θ) to grad.
+	EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64)
+}
+
 // dataRows checks a row-major data matrix of n rows and d columns.
 func dataRows(name string, x []float64, n, d int) error {
 	if d <= 0 {
@@ -155,6 +164,20 @@ func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []i
 	}
 }
 
+// EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
+// for i = idx[k], computing x_iᵀθ once per datum.
+func (e *LogisticRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		z := dot(row, theta)
+		dst[k] = softplus(z) - e.y[i]*z
+		g := w[k] * (sigmoid(z) - e.y[i])
+		for j, v := range row {
+			grad[j] += g * v
+		}
+	}
+}
+
 // AddGradient adds Σ_k w[k]·(σ(x_iᵀθ) − y_i)·x_i to grad.
 func (e *LogisticRegression) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
@@ -229,6 +252,20 @@ func (e *StudentTRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []i
 		// log1p(a) − log1p(b) = log1p((a − b)/(1 + b)) keeps precision for close θ, θ'.
 		a, b := r*r/e.nu, rn*rn/e.nu
 		dst[k] = 0.5 * (e.nu + 1) * math.Log1p((a-b)/(1+b))
+	}
+}
+
+// EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
+// for i = idx[k], computing the residual once per datum.
+func (e *StudentTRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		r := e.y[i] - dot(row, theta)
+		dst[k] = e.u(r)
+		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
+		for j, v := range row {
+			grad[j] += g * v
+		}
 	}
 }
 

@@ -62,7 +62,6 @@ type gradState struct {
 	theta, next       []float64
 	logPi, logPiNext  float64
 	grad, gradNext    []float64
-	idx               [batchChunk]int
 	momentum, scratch []float64
 }
 
@@ -88,35 +87,29 @@ func newGradState(t *Target, theta0 []float64, who string) (gradState, error) {
 }
 
 // eval returns log π(θ) = log prior(θ) − βΣU_i(θ) and sets grad = ∇log π(θ),
-// reading every datum; outside the support it returns −Inf and touches no
-// data.
+// reading every datum once (EnergyGradienter) or twice; outside the support
+// it returns −Inf and touches no data.
 func (g *gradState) eval(grad, theta []float64) (float64, error) {
 	lp := g.t.LogPrior(theta)
 	if math.IsInf(lp, -1) {
 		return lp, nil
 	}
-	if err := g.gradient(grad, theta); err != nil {
-		return 0, err
-	}
-	u, err := g.t.TotalEnergy(theta)
+	clear(grad)
+	u, err := g.t.TotalEnergyAndGradient(grad, theta)
 	if err != nil {
 		return 0, err
 	}
-	return lp - u, nil
+	for j := range grad {
+		grad[j] = -grad[j]
+	}
+	return lp - u, g.t.AddLogPriorGradient(grad, theta)
 }
 
 // gradient sets grad = ∇log prior(θ) − β Σ_i ∇U_i(θ).
 func (g *gradState) gradient(grad, theta []float64) error {
 	clear(grad)
-	n := g.t.N()
-	for lo := 0; lo < n; lo += batchChunk {
-		m := min(batchChunk, n-lo)
-		for j := range m {
-			g.idx[j] = lo + j
-		}
-		if err := g.t.AddGradient(grad, theta, g.idx[:m], nil); err != nil {
-			return err
-		}
+	if err := g.t.addFullGradient(grad, theta); err != nil {
+		return err
 	}
 	for j := range grad {
 		grad[j] = -grad[j]
@@ -253,7 +246,9 @@ func (c *hmcChain) Params() map[string]float64 { return map[string]float64{"step
 
 // leapfrog integrates (θ, p) = (c.next, c.momentum) for c.steps steps of
 // size eps from the gradient c.gradNext at c.next, leaving the gradient at
-// the end in c.gradNext. It returns false if the path left the support.
+// the end in c.gradNext and log π there in c.logPiNext (the last gradient
+// and the energy in one read of the data). It returns false if the path
+// left the support.
 func (c *hmcChain) leapfrog(eps float64) (bool, error) {
 	p, th, g := c.momentum, c.next, c.gradNext
 	for j := range p {
@@ -266,7 +261,14 @@ func (c *hmcChain) leapfrog(eps float64) (bool, error) {
 		if math.IsInf(c.t.LogPrior(th), -1) {
 			return false, nil
 		}
-		if c.k.mutation != hmcMutationStaleGradient || l == c.steps-1 {
+		switch {
+		case l == c.steps-1:
+			lp, err := c.eval(g, th)
+			if err != nil {
+				return false, err
+			}
+			c.logPiNext = lp
+		case c.k.mutation != hmcMutationStaleGradient:
 			if err := c.gradient(g, th); err != nil {
 				return false, err
 			}
@@ -304,11 +306,6 @@ func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
 	if !inside {
 		return info, nil
 	}
-	u, err := c.t.TotalEnergy(c.next)
-	if err != nil {
-		return Info{}, err
-	}
-	c.logPiNext = c.t.LogPrior(c.next) - u
 	var k1 float64
 	for _, v := range c.momentum {
 		k1 += v * v / 2

@@ -181,6 +181,74 @@ func (t *Target) Gaps(dst, theta []float64, idx []int, b FlyBound) error {
 	return nil
 }
 
+// TotalEnergyAndGradient returns βΣ_iU_i(θ) over all N data and adds
+// β·Σ_i∇U_i(θ) to grad, reading each datum once when the energy implements
+// EnergyGradienter (otherwise it makes the two passes). It costs N energy
+// and N gradient evaluations.
+func (t *Target) TotalEnergyAndGradient(grad, theta []float64) (float64, error) {
+	eg, ok := t.energy.(EnergyGradienter)
+	if !ok {
+		if err := t.addFullGradient(grad, theta); err != nil {
+			return 0, err
+		}
+		return t.TotalEnergy(theta)
+	}
+	var sum float64
+	for lo := 0; lo < t.n; lo += chunk {
+		m := min(chunk, t.n-lo)
+		idx, val, w := t.idxBuf[:m], t.valBuf[:m], t.wBuf[:m]
+		for k := range idx {
+			idx[k] = lo + k
+			w[k] = t.beta
+		}
+		t.evals += int64(m)
+		t.gradEvals += int64(m)
+		eg.EnergiesAndGradient(val, grad, theta, idx, w)
+		var s float64
+		for _, v := range val {
+			s += v
+		}
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			for k, v := range val {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return 0, newEnergyError(idx[k], theta, nil, v)
+				}
+			}
+			return 0, fmt.Errorf("exactmh: energies of data %d…%d at θ = %v overflow when summed", lo, lo+m-1, theta)
+		}
+		sum += s
+	}
+	for j, g := range grad {
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return 0, fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
+		}
+	}
+	return t.beta * sum, nil
+}
+
+// addFullGradient adds β·Σ_i∇U_i(θ) over all data to grad.
+func (t *Target) addFullGradient(grad, theta []float64) error {
+	if t.grad == nil {
+		return fmt.Errorf("exactmh: energy %T has no gradient (does not implement Gradienter)", t.energy)
+	}
+	for lo := 0; lo < t.n; lo += chunk {
+		m := min(chunk, t.n-lo)
+		idx, w := t.idxBuf[:m], t.wBuf[:m]
+		for k := range idx {
+			idx[k] = lo + k
+			w[k] = t.beta
+		}
+		t.gradEvals += int64(m)
+		t.grad.AddGradient(grad, theta, idx, w)
+	}
+	for j, g := range grad {
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
+		}
+	}
+	return nil
+}
+
 // AddGradient adds β·Σ_k w[k]·∇U_{idx[k]}(θ) to grad (w nil means all
 // weights 1). It returns an error if the energy has no gradient.
 func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) error {
