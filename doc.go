@@ -46,7 +46,8 @@
 //   - energy.go: Energy (Uᵢ at one θ for a slice of indices, into a
 //     caller-owned slice: batch-oriented so that a kernel never pays an
 //     interface call per datum), the fast paths EnergyDiffer (Uᵢ(θ)−Uᵢ(θ′)
-//     reading each datum once) and Gradienter (adds Σ wₖ∇U_{iₖ}), and the
+//     reading each datum once), Gradienter (adds Σ wₖ∇U_{iₖ}) and
+//     EnergyGradienter (both in one read, for MALA and HMC), and the
 //     ready-made energies with stable numerics (log-sigmoid via softplus).
 //     Data are contiguous row-major []float64.
 //   - posterior.go: Prior and its four ready-made forms, and Posterior
