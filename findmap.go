@@ -50,8 +50,8 @@ type MAP struct {
 // boundary is approached to within rounding and returned without error, with
 // a GradNorm that need not be small. The search converges when the gradient is
 // below MAPSettings.GradTol, when the objective stops changing, or when the
-// line search can no longer improve it with ‖∇‖ ≤ 10⁻³ (the rounding floor
-// of a gradient summed over many data). If the search stops without converging —
+// line search can no longer improve it with ‖∇‖ ≤ max(10⁻³, 10⁻⁸‖∇ at
+// init‖) (the rounding floor of a gradient summed over many data). If the search stops without converging —
 // the iteration limit, a non-finite value, a cancelled ctx — FindMAP returns
 // the best point found together with an error saying why.
 func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*MAP, error) {
@@ -131,6 +131,10 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		}
 	}
 	f(best.Theta) // the start is the best point until a better one is seen
+	// The gradient's size at the start sets the scale of its rounding floor.
+	g0 := make([]float64, d)
+	grad(g0, best.Theta)
+	startNorm := math.Sqrt(dot(g0, g0))
 	res, err := optimize.Minimize(optimize.Problem{Func: f, Grad: grad},
 		slices.Clone(init),
 		&optimize.Settings{
@@ -161,7 +165,7 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		return best, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, ctx.Err())
 	case evalErr != nil:
 		return best, fmt.Errorf("exactmh: FindMAP: %w", evalErr)
-	case err != nil && best.GradNorm <= stallGrad:
+	case err != nil && best.GradNorm <= max(stallGrad, 1e-8*startNorm):
 		// The line search can make no further progress this close to the
 		// optimum: rounding of the summed gradient, not a failure.
 		return best, nil
@@ -319,7 +323,8 @@ func allIndices(n int) []int {
 }
 
 // stallGrad is the gradient norm below which a line search that cannot
-// improve is taken as converged.
+// improve is taken as converged (or 10⁻⁸ of the gradient at the start, if
+// larger: on big data the summed gradient's rounding floor grows with it).
 const stallGrad = 1e-3
 
 // ctxRecorder stops gonum's optimiser when ctx is done.
