@@ -51,9 +51,10 @@ type MAP struct {
 // a GradNorm that need not be small. The search converges when the gradient is
 // below MAPSettings.GradTol, when the objective stops changing, or when the
 // line search can no longer improve it with ‖∇‖ ≤ max(10⁻³, 10⁻⁸‖∇ at
-// init‖) (the rounding floor of a gradient summed over many data). If the search stops without converging —
-// the iteration limit, a non-finite value, a cancelled ctx — FindMAP returns
-// the best point found together with an error saying why.
+// init‖) (the rounding floor of a gradient summed over many data). If the
+// search stops without converging — the iteration limit, a non-finite value,
+// a cancelled ctx — FindMAP returns the best point found together with an
+// error saying why.
 func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*MAP, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
