@@ -136,12 +136,9 @@ func (c *austereChain) test(rng *rand.Rand, threshold float64) (bool, int, error
 	var n int
 	var mean, m2 float64
 	for j := 0; ; j++ {
-		// Draw the next m data without replacement (partial Fisher–Yates).
+		// Draw the next m data without replacement.
 		hi := min(n+c.m, bigN)
-		for k := n; k < hi; k++ {
-			r := k + rng.IntN(bigN-k)
-			c.perm[k], c.perm[r] = c.perm[r], c.perm[k]
-		}
+		shuffleRange(rng, c.perm, n, hi)
 		for lo := n; lo < hi; lo += batchChunk {
 			top := min(lo+batchChunk, hi)
 			if err := c.t.EnergyDiffs(c.diff[:top-lo], c.theta, c.next, c.perm[lo:top]); err != nil {
@@ -179,7 +176,7 @@ func (c *austereChain) critical(j, n int) float64 {
 
 // AustereTestError returns, for AustereMH's sequential test, the
 // probability of a wrong decision and the expected fraction of the data
-// read (the TunaMH paper's App. A of the austerity appendix, eqs. 18–19),
+// read (Appendix A of the austerity paper, eqs. 18–19),
 // for the standardised mean μ_std = (μ − μ0)√(N−1)/σ_l, first-batch
 // fraction π1 = m/N and single-test level ε. It follows the appendix's
 // model — the test statistics form a Gaussian random walk (Prop. 2) and

@@ -250,12 +250,8 @@ func (c *mhbtChain) SetWarmup(on bool) {
 // drawBatch writes m indices drawn uniformly without replacement into dst
 // by a partial Fisher–Yates shuffle of the permutation.
 func (c *mhbtChain) drawBatch(rng *rand.Rand, dst []int) {
-	n := len(c.perm)
-	for j := range dst {
-		r := j + rng.IntN(n-j)
-		c.perm[j], c.perm[r] = c.perm[r], c.perm[j]
-		dst[j] = c.perm[j]
-	}
+	shuffleRange(rng, c.perm, 0, len(dst))
+	copy(dst, c.perm)
 }
 
 // meanLogLik returns μ̂_I(θ) = −(1/m)Σ_{i∈I} βU_i(θ).

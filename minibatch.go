@@ -75,6 +75,20 @@ func posteriorOf(t *Target) *Posterior {
 	return &Posterior{Energy: t.energy, Prior: t.prior, Beta: t.beta}
 }
 
+// shuffleRange finishes positions lo … hi−1 of a partial Fisher–Yates
+// shuffle of perm: afterwards perm[lo:hi] holds hi − lo data drawn
+// uniformly without replacement from those not in perm[:lo]. With lo = 0
+// it draws a fresh subset whatever the permutation's previous order, in
+// O(hi − lo) and without allocation — the minibatches of AustereMH, MHBT
+// and TunaMH-SGLD.
+func shuffleRange(rng *rand.Rand, perm []int, lo, hi int) {
+	n := len(perm)
+	for k := lo; k < hi; k++ {
+		r := k + rng.IntN(n-k)
+		perm[k], perm[r] = perm[r], perm[k]
+	}
+}
+
 // diffBound returns the kernel's DiffBound: b checked against the data, or
 // the posterior's own when b is nil.
 func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {

@@ -128,11 +128,7 @@ func (c *tunaSGLDChain) Params() map[string]float64 {
 // DrawOmega1 draws K indices uniformly without replacement by a partial
 // Fisher–Yates shuffle of the chain's permutation (O(K), no allocation).
 func (c *tunaSGLDChain) DrawOmega1(rng *rand.Rand, _ []float64) ([]int, error) {
-	n := len(c.perm)
-	for j := range c.kGrad {
-		r := j + rng.IntN(n-j)
-		c.perm[j], c.perm[r] = c.perm[r], c.perm[j]
-	}
+	shuffleRange(rng, c.perm, 0, c.kGrad)
 	return c.perm[:c.kGrad], nil
 }
 
