@@ -144,17 +144,9 @@ func (t *Target) TotalEnergy(theta []float64) (float64, error) {
 		}
 		t.evals += int64(m)
 		t.energy.Energies(val, theta, idx)
-		var s float64
-		for _, v := range val {
-			s += v
-		}
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			for k, v := range val {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return 0, newEnergyError(idx[k], theta, nil, v)
-				}
-			}
-			return 0, fmt.Errorf("exactmh: energies of data %d…%d at θ = %v overflow when summed", lo, lo+m-1, theta)
+		s, err := sumEnergies(val, idx, theta)
+		if err != nil {
+			return 0, err
 		}
 		sum += s
 	}
@@ -204,32 +196,19 @@ func (t *Target) TotalEnergyAndGradient(grad, theta []float64) (float64, error) 
 		t.evals += int64(m)
 		t.gradEvals += int64(m)
 		eg.EnergiesAndGradient(val, grad, theta, idx, w)
-		var s float64
-		for _, v := range val {
-			s += v
-		}
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			for k, v := range val {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return 0, newEnergyError(idx[k], theta, nil, v)
-				}
-			}
-			return 0, fmt.Errorf("exactmh: energies of data %d…%d at θ = %v overflow when summed", lo, lo+m-1, theta)
+		s, err := sumEnergies(val, idx, theta)
+		if err != nil {
+			return 0, err
 		}
 		sum += s
 	}
-	for j, g := range grad {
-		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return 0, fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
-		}
-	}
-	return t.beta * sum, nil
+	return t.beta * sum, finiteGradient(grad, theta)
 }
 
 // addFullGradient adds β·Σ_i∇U_i(θ) over all data to grad.
 func (t *Target) addFullGradient(grad, theta []float64) error {
 	if t.grad == nil {
-		return fmt.Errorf("exactmh: energy %T has no gradient (does not implement Gradienter)", t.energy)
+		return t.errNoGradient()
 	}
 	for lo := 0; lo < t.n; lo += chunk {
 		m := min(chunk, t.n-lo)
@@ -241,6 +220,29 @@ func (t *Target) addFullGradient(grad, theta []float64) error {
 		t.gradEvals += int64(m)
 		t.grad.AddGradient(grad, theta, idx, w)
 	}
+	return finiteGradient(grad, theta)
+}
+
+// sumEnergies returns the sum of a chunk of energies, or an *EnergyError
+// for the first non-finite one (or an error if only the sum overflows).
+func sumEnergies(val []float64, idx []int, theta []float64) (float64, error) {
+	var s float64
+	for _, v := range val {
+		s += v
+	}
+	if math.IsNaN(s) || math.IsInf(s, 0) {
+		for k, v := range val {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, newEnergyError(idx[k], theta, nil, v)
+			}
+		}
+		return 0, fmt.Errorf("exactmh: energies of data %d…%d at θ = %v overflow when summed", idx[0], idx[len(idx)-1], theta)
+	}
+	return s, nil
+}
+
+// finiteGradient reports the first non-finite component of grad.
+func finiteGradient(grad, theta []float64) error {
 	for j, g := range grad {
 		if math.IsNaN(g) || math.IsInf(g, 0) {
 			return fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
@@ -249,11 +251,15 @@ func (t *Target) addFullGradient(grad, theta []float64) error {
 	return nil
 }
 
+func (t *Target) errNoGradient() error {
+	return fmt.Errorf("exactmh: energy %T has no gradient (does not implement Gradienter)", t.energy)
+}
+
 // AddGradient adds β·Σ_k w[k]·∇U_{idx[k]}(θ) to grad (w nil means all
 // weights 1). It returns an error if the energy has no gradient.
 func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) error {
 	if t.grad == nil {
-		return fmt.Errorf("exactmh: energy %T has no gradient (does not implement Gradienter)", t.energy)
+		return t.errNoGradient()
 	}
 	t.gradEvals += int64(len(idx))
 	for lo := 0; lo < len(idx); lo += chunk {
@@ -268,12 +274,7 @@ func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) erro
 		}
 		t.grad.AddGradient(grad, theta, idx[lo:lo+m], wb)
 	}
-	for j, g := range grad {
-		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
-		}
-	}
-	return nil
+	return finiteGradient(grad, theta)
 }
 
 // AddLogPriorGradient adds ∇log p(θ) to grad, or returns an error if the
