@@ -86,6 +86,15 @@ type RSGLDProposal struct {
 	dropNormaliser bool // test hook: the reference code's missing β^{−d}
 }
 
+// Validate reports whether the proposal is usable: ε finite > 0, β finite
+// ≥ 1, N > 0. Draw and LogDensity assume it (MHBT checks its own).
+func (r RSGLDProposal) Validate() error {
+	if !(r.Epsilon > 0) || math.IsInf(r.Epsilon, 0) || !(r.Beta >= 1) || math.IsInf(r.Beta, 0) || r.N <= 0 {
+		return fmt.Errorf("exactmh: RSGLDProposal{Epsilon: %v, Beta: %v, N: %d}: want ε finite > 0, β finite ≥ 1, N > 0", r.Epsilon, r.Beta, r.N)
+	}
+	return nil
+}
+
 func (r RSGLDProposal) s() float64 { return math.Sqrt(2*r.Epsilon) / float64(r.N) }
 
 // Draw writes a proposal from theta with gradient g into dst.

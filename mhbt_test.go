@@ -100,6 +100,14 @@ func TestMHBTTemperedGaussian(t *testing.T) {
 // The RSGLD proposal's density integrates to 1 and matches its samples.
 func TestRSGLDProposal(t *testing.T) {
 	q := exactmh.RSGLDProposal{Epsilon: 2e-3, Beta: 2.5, N: 10}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []exactmh.RSGLDProposal{{}, {Epsilon: 1, Beta: 0.5, N: 1}, {Epsilon: 1, Beta: 1}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
 	s := math.Sqrt(2*q.Epsilon) / 10
 	// d = 1: quadrature on ±12 backward sds around the mode.
 	from, g := []float64{0.3}, []float64{5}
