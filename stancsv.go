@@ -256,14 +256,11 @@ func WriteStanCSV(w io.Writer, res *Result, c int, opt *StanCSVOptions) error {
 
 // StanCSVRecorder is a Recorder that streams every kept draw to one Stan
 // CSV file per chain as it is made, so a crash loses at most the draws
-// since the last flush. It writes the header at Init, the adaptation
-// comment before the first sampling draw, and the timing trailer when the
-// run finishes (RunFinisher); a cancelled run's files are flushed but left
-// open for Resume to continue.
-//
-// Since the kernel's lp__ is not known before the first draw, the lp__
-// column is written when the kernel is one that reports the exact log
-// posterior (MH, MALA, HMC).
+// since the last flush. It opens the files at Init and writes the header and
+// the adaptation comment with the first kept draw — whose Info tells whether
+// the kernel reports the exact log posterior, and so whether there is an
+// lp__ column — and the timing trailer when the run finishes (RunFinisher);
+// a cancelled run's files are flushed but left open for Resume to continue.
 type StanCSVRecorder struct {
 	// Open returns the writer for chain c (0-based). A returned io.Closer
 	// is closed when the run finishes.
@@ -281,6 +278,17 @@ type recChain struct {
 	out     io.Writer
 	s       *stanWriter
 	pending int
+	run     RunInfo
+	names   []string
+	chain   int
+	started bool // header written
+}
+
+// start writes the header, with an lp__ column if lp.
+func (rc *recChain) start(lp bool) {
+	rc.started = true
+	rc.s.lp = lp
+	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names)
 }
 
 // NewStanCSVFiles returns a StanCSVRecorder writing chain c to the file
@@ -295,16 +303,7 @@ func NewStanCSVFiles(prefix string, opt *StanCSVOptions) *StanCSVRecorder {
 	return r
 }
 
-// exactLogDensity reports whether a kernel fills Info.LogDensity.
-func exactLogDensity(k Kernel) bool {
-	switch k.(type) {
-	case MH, *MH, MALA, *MALA, HMC, *HMC:
-		return true
-	}
-	return false
-}
-
-// Init opens the files and writes their headers.
+// Init opens the files.
 func (r *StanCSVRecorder) Init(run RunInfo) error {
 	if r.Open == nil {
 		return errors.New("exactmh: StanCSVRecorder.Open is nil")
@@ -321,12 +320,8 @@ func (r *StanCSVRecorder) Init(run RunInfo) error {
 		if err != nil {
 			return fmt.Errorf("exactmh: StanCSVRecorder: chain %d: %w", c, err)
 		}
-		s := &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), lp: exactLogDensity(run.Config)}
-		s.header(run.Config, run.Kernel, run.Exact, run.Settings, run.N, c, names)
-		if err := s.w.Flush(); err != nil {
-			return fmt.Errorf("exactmh: StanCSVRecorder: chain %d: %w", c, err)
-		}
-		r.writers[c] = &recChain{out: out, s: s}
+		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs()},
+			run: run, names: names, chain: c}
 	}
 	return nil
 }
@@ -337,6 +332,9 @@ func (r *StanCSVRecorder) Record(e *Event) error {
 		return nil
 	}
 	rc := r.writers[e.Chain]
+	if !rc.started {
+		rc.start(!math.IsNaN(e.Info.LogDensity))
+	}
 	rc.s.adaptation(e.StepScale)
 	rc.s.row(&e.Info, e.StepScale, e.Theta)
 	rc.pending++
@@ -358,6 +356,9 @@ func (r *StanCSVRecorder) Finish(res *Result) error {
 			continue
 		}
 		if res.Status != Canceled {
+			if !rc.started {
+				rc.start(false) // no draws: a header without lp__
+			}
 			ch := res.Chains[c]
 			rc.s.adaptation(ch.Scale)
 			rc.s.trailer(ch.Warmup.Time, ch.Sampling.Time)

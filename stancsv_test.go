@@ -221,3 +221,22 @@ func TestStanCSVErrors(t *testing.T) {
 		t.Error("comma in a name: no error")
 	}
 }
+
+// The recorder decides the lp__ column from the draws: a minibatch kernel,
+// which does not know the log posterior, gets none.
+func TestStanCSVRecorderNoLP(t *testing.T) {
+	g := boxed(t, 200, 1)
+	var buf bytes.Buffer
+	rec := &exactmh.StanCSVRecorder{Open: func(int) (io.Writer, error) { return &buf, nil }}
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{},
+		&exactmh.Settings{Chains: 1, Draws: 20, Warmup: 20, Init: g.Mean, Recorder: rec}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := exactmh.ReadStanCSV(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Column("lp__"); err == nil || len(f.Draws) != 20 {
+		t.Errorf("TunaMH stream: columns %v, %d draws", f.Columns, len(f.Draws))
+	}
+}
