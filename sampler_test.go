@@ -185,15 +185,23 @@ func TestMHConjugateGaussian(t *testing.T) {
 		t.Errorf("evaluations per step = %v, want ≤ N = 100 (N per in-support proposal)", e)
 	}
 	// Mutation: the minibatch-estimate kernel misses the posterior.
-	bad, err := exactmh.Sample(context.Background(), g.Posterior, naiveMH{prop: exactmh.RandomWalk{Sigma: g.SD()}, batch: 5},
+	requireBias(t, g, naiveMH{prop: exactmh.RandomWalk{Sigma: g.SD()}, batch: 5},
 		&exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 2, Init: g.Mean})
+}
+
+// requireBias runs a deliberately wrong kernel on the Gaussian target and
+// fails the test unless the moment check shows bias (not merely too few
+// effective draws).
+func requireBias(t *testing.T, g *exactness.Gaussian, k exactmh.Kernel, set *exactmh.Settings) {
+	t.Helper()
+	bad, err := exactmh.Sample(context.Background(), g.Posterior, k, set)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := exactness.CheckMoments(bad, g.Mean, g.SD(), 4); !exactness.ShowsBias(err) {
-		t.Error("moment check passed a biased kernel")
+		t.Errorf("the moment check does not show the bias of the mutant %s (%v)", bad.Kernel, err)
 	} else {
-		t.Logf("mutant: %v", err)
+		t.Logf("mutant %s: %v", bad.Kernel, err)
 	}
 }
 
