@@ -1,0 +1,156 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden from the current kernels")
+
+// goldenCase is one short fixed-seed run whose every draw is recorded bit
+// for bit: refactoring must not change a single bit of any kernel's output.
+// A change meant to alter draws (a new default) regenerates the files with
+// -update-golden in a commit that says why.
+type goldenCase struct {
+	name   string
+	post   *exactmh.Posterior
+	kernel exactmh.Kernel
+	init   []float64
+	accept float64 // Settings.TargetAccept
+}
+
+func goldenCases(t *testing.T) []goldenCase {
+	t.Helper()
+	// A logistic regression (N = 200, d = 2, N(0, 10²) prior).
+	lx, ly := simulateLogistic(200, []float64{1, -1}, 5)
+	le, err := exactmh.NewLogisticRegression(lx, ly, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp, _ := exactmh.NewIsoGaussian(2, 10)
+	logistic := &exactmh.Posterior{Energy: le, Prior: gp}
+
+	// A Student-t regression (N = 200, d = 2, ν = 4, flat prior).
+	tx, _ := simulateLogistic(200, []float64{1, -1}, 6)
+	ty := make([]float64, 200)
+	for i := range ty {
+		ty[i] = tx[2*i] - tx[2*i+1] + 0.3*math.Sin(float64(7*i))
+	}
+	te, err := exactmh.NewStudentTRegression(tx, ty, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	studentT := &exactmh.Posterior{Energy: te}
+
+	// The logistic regression on a ball of radius 3, tempered by β = 0.01:
+	// the bounded support PoissonMH and its gradient relatives need.
+	ball, _ := exactmh.NewBall(2, 3, nil)
+	boxed := &exactmh.Posterior{Energy: le, Prior: ball, Beta: 0.01}
+
+	mapOf := func(p *exactmh.Posterior) []float64 {
+		m, err := exactmh.FindMAP(context.Background(), p, make([]float64, 2), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Theta
+	}
+	lmap, tmap := mapOf(logistic), mapOf(studentT)
+
+	var cases []goldenCase
+	for _, tg := range []struct {
+		name string
+		post *exactmh.Posterior
+		mode []float64
+	}{{"logistic", logistic, lmap}, {"studentt", studentT, tmap}} {
+		add := func(name string, k exactmh.Kernel, accept ...float64) {
+			cases = append(cases, goldenCase{name: tg.name + "_" + name, post: tg.post, kernel: k, init: tg.mode})
+			if len(accept) > 0 {
+				cases[len(cases)-1].accept = accept[0]
+			}
+		}
+		add("MH", exactmh.MH{})
+		add("MALA", exactmh.MALA{}, 0.574)
+		add("HMC", exactmh.HMC{Steps: 3, Jitter: 0.2}, 0.8)
+		add("TunaMH", exactmh.TunaMH{})
+		add("TunaMH-optimal", exactmh.TunaMH{ChiRule: exactmh.ChiOptimal})
+		add("TunaMH-SGLD", exactmh.TunaMHSGLD{Chi: 0.01, GradBatch: 20})
+		add("TFMH", exactmh.TFMH{})
+		add("SMH-1", exactmh.SMH{Order: 1, Center: tg.mode})
+		add("SMH-2", exactmh.SMH{Order: 2, Center: tg.mode})
+		add("FlyMC-MAP", exactmh.FlyMC{TightAt: tg.mode, Q: 0.1})
+		add("AustereMH", exactmh.AustereMH{Epsilon: 0.05, BatchSize: 20})
+		add("MHBT", exactmh.MHBT{BatchSize: 50})
+		add("MHBT-RSGLD", exactmh.MHBT{BatchSize: 50, RSGLD: true})
+	}
+	for _, k := range []exactmh.Kernel{exactmh.PoissonMH{}, exactmh.PoissonBarker{}, exactmh.PoissonMALA{}, exactmh.TunaMH{}, exactmh.MH{}} {
+		cases = append(cases, goldenCase{name: "ball_" + k.Name(), post: boxed, kernel: k, init: []float64{0.5, -0.5}})
+	}
+	return cases
+}
+
+// goldenText renders a run bit for bit: every draw's coordinates and the
+// acceptance, batch and evaluation counts of its transition, and each
+// chain's final step scale.
+func goldenText(res *exactmh.Result) []byte {
+	var b bytes.Buffer
+	for _, ch := range res.Chains {
+		fmt.Fprintf(&b, "chain %d scale %016x\n", ch.Chain, math.Float64bits(ch.Scale))
+		for k := range ch.Len() {
+			in := ch.Infos[k]
+			fmt.Fprintf(&b, "%t %d %d %d", in.Accepted, in.Batch, in.Evals, in.GradEvals)
+			for _, v := range res.Draw(ch.Chain, k) {
+				fmt.Fprintf(&b, " %016x", math.Float64bits(v))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// TestGoldenDraws runs every kernel for 200 transitions per chain (100 of
+// warmup with adaptation, 100 kept) on small logistic, Student-t and
+// bounded targets and compares the draws with testdata/golden bit for bit.
+func TestGoldenDraws(t *testing.T) {
+	for _, gc := range goldenCases(t) {
+		t.Run(gc.name, func(t *testing.T) {
+			set := &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 7, Init: gc.init, Workers: 1, TargetAccept: gc.accept}
+			res, err := exactmh.Sample(context.Background(), gc.post, gc.kernel, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := goldenText(res)
+			path := filepath.Join("testdata", "golden", gc.name+".txt")
+			if *updateGolden {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update-golden to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+				for i := range min(len(gl), len(wl)) {
+					if !bytes.Equal(gl[i], wl[i]) {
+						t.Fatalf("draws differ from %s at line %d:\n got %s\nwant %s", path, i+1, gl[i], wl[i])
+					}
+				}
+				t.Fatalf("draws differ from %s: %d lines, want %d", path, len(gl), len(wl))
+			}
+		})
+	}
+}
