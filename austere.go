@@ -49,11 +49,8 @@ func (AustereMH) Exact() bool { return false }
 
 // Start validates the test's parameters.
 func (k AustereMH) Start(t *Target, theta0 []float64) (Chain, error) {
-	prop, scale, err := proposalSetup("AustereMH", k.Proposal, k.Scale, t.Dim())
+	w, err := newWalk("AustereMH", t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkStart(t, theta0); err != nil {
 		return nil, err
 	}
 	eps := k.Epsilon
@@ -72,9 +69,7 @@ func (k AustereMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	n := t.N()
 	m = min(m, n)
-	c := &austereChain{t: t, prop: prop, scale: scale, eps: eps, m: m,
-		theta: append([]float64(nil), theta0...), next: make([]float64, t.Dim()),
-		perm: make([]int, n), crit: make([]float64, (n+m-1)/m+1)}
+	c := &austereChain{walk: w, eps: eps, m: m, perm: make([]int, n), crit: make([]float64, (n+m-1)/m+1)}
 	for i := range c.perm {
 		c.perm[i] = i
 	}
@@ -85,20 +80,13 @@ func (k AustereMH) Start(t *Target, theta0 []float64) (Chain, error) {
 }
 
 type austereChain struct {
-	t           *Target
-	prop        Proposal
-	scale       float64
-	eps         float64
-	m           int
-	theta, next []float64
-	perm        []int     // the data, partially shuffled as they are drawn
-	crit        []float64 // the critical t value of the j-th test (lazily)
-	diff        [batchChunk]float64
+	walk
+	eps  float64
+	m    int
+	perm []int     // the data, partially shuffled as they are drawn
+	crit []float64 // the critical t value of the j-th test (lazily)
+	diff [batchChunk]float64
 }
-
-func (c *austereChain) Position() []float64    { return c.theta }
-func (c *austereChain) StepScale() float64     { return c.scale }
-func (c *austereChain) SetStepScale(s float64) { c.scale = s }
 
 // Params reports ε and m.
 func (c *austereChain) Params() map[string]float64 {
@@ -108,14 +96,13 @@ func (c *austereChain) Params() map[string]float64 {
 // Step makes one AustereMH transition.
 func (c *austereChain) Step(rng *rand.Rand) (Info, error) {
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
-	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
+	if _, ok := c.propose(rng); !ok {
 		info.AcceptProb = 0
 		return info, nil
 	}
+	// The test of (1/N)Σ l_i > μ0 replaces the MH decision.
 	logU := math.Log(rng.Float64())
-	accept, n, err := c.test(rng, logU-(lpNew-c.t.LogPrior(c.theta))-logQ)
+	accept, n, err := c.test(rng, logU-(c.logPriorNext-c.t.LogPrior(c.theta))-c.logQ)
 	if err != nil {
 		return Info{}, err
 	}
@@ -256,3 +243,9 @@ func AustereTestError(muStd, pi1, eps float64) (errProb, dataFraction float64, e
 	}
 	return errProb, dataFraction + rest, nil // the rest reads all the data
 }
+
+// MarshalState saves the permutation the minibatches are drawn from.
+func (c *austereChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+
+// UnmarshalState restores it.
+func (c *austereChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // Aux is the auxiliary-variable MCMC framework (the paper that unifies the
@@ -102,34 +101,21 @@ func (k Aux[W1, W2]) Start(t *Target, theta0 []float64) (Chain, error) {
 // startAux is Aux.Start, shared with the named kernels built on the
 // framework.
 func startAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 []float64) (Chain, error) {
-	if scale == 0 {
-		scale = 0.1
-	}
-	if err := checkScale(s.Name(), scale); err != nil {
-		return nil, err
-	}
-	if err := checkStart(t, theta0); err != nil {
+	w, err := newWalk(s.Name(), t, nil, false, scale, theta0)
+	if err != nil {
 		return nil, err
 	}
 	ch, err := s.Start(t, theta0)
 	if err != nil {
 		return nil, err
 	}
-	return &auxChain[W1, W2]{name: s.Name(), t: t, scheme: ch, scale: scale,
-		theta: slices.Clone(theta0), next: make([]float64, t.Dim())}, nil
+	return &auxChain[W1, W2]{walk: w, scheme: ch}, nil
 }
 
 type auxChain[W1, W2 any] struct {
-	name        string
-	t           *Target
-	scheme      AuxChain[W1, W2]
-	scale       float64
-	theta, next []float64
+	walk
+	scheme AuxChain[W1, W2]
 }
-
-func (c *auxChain[W1, W2]) Position() []float64    { return c.theta }
-func (c *auxChain[W1, W2]) StepScale() float64     { return c.scale }
-func (c *auxChain[W1, W2]) SetStepScale(s float64) { c.scale = s }
 
 // Params passes on the scheme's parameters, if it reports any.
 func (c *auxChain[W1, W2]) Params() map[string]float64 {
@@ -146,9 +132,27 @@ func (c *auxChain[W1, W2]) SetWarmup(on bool) {
 	}
 }
 
+// MarshalState saves the scheme's state, if it has any.
+func (c *auxChain[W1, W2]) MarshalState() ([]byte, error) {
+	if k, ok := c.scheme.(Checkpointer); ok {
+		return k.MarshalState()
+	}
+	return nil, fmt.Errorf("the %s scheme's chain (%T) does not implement Checkpointer", c.name, c.scheme)
+}
+
+// UnmarshalState restores the scheme's state.
+func (c *auxChain[W1, W2]) UnmarshalState(b []byte) error {
+	if k, ok := c.scheme.(Checkpointer); ok {
+		return k.UnmarshalState(b)
+	}
+	return fmt.Errorf("the %s scheme's chain (%T) does not implement Checkpointer", c.name, c.scheme)
+}
+
 // Step makes one transition of Algorithm 4.
 func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 	info := Info{LogDensity: math.NaN()}
+	// ω1 ~ P_θ, then θ′ ~ q_{ω1}(θ, ·); the prior is exact and rejects
+	// outside its support before ω2 is drawn.
 	w1, err := c.scheme.DrawOmega1(rng, c.theta)
 	if err != nil {
 		return Info{}, err
@@ -156,11 +160,11 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 	if err := c.scheme.Propose(rng, c.next, c.theta, w1, c.scale); err != nil {
 		return Info{}, err
 	}
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
-		info = c.scheme.Report(info)
-		return info, nil
+	logPrior, ok := c.exactPart(0) // the scheme's LogRatio holds q's ratio
+	if !ok {
+		return c.scheme.Report(info), nil
 	}
+	// ω2 ~ P_{θ,θ′}(· | ω1) and the scheme's estimate of the rest of log r.
 	w2, err := c.scheme.DrawOmega2(rng, c.theta, c.next, w1)
 	if err != nil {
 		return Info{}, err
@@ -169,15 +173,6 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	logR += lpNew - c.t.LogPrior(c.theta)
-	if math.IsNaN(logR) {
-		return Info{}, fmt.Errorf("%s: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.name, c.theta, c.next)
-	}
-	info = c.scheme.Report(info)
-	info.AcceptProb = math.Exp(min(logR, 0))
-	if logR >= 0 || rng.Float64() < info.AcceptProb {
-		copy(c.theta, c.next)
-		info.Accepted = true
-	}
-	return info, nil
+	// Accept with probability min(1, r).
+	return c.accept(rng, logR+logPrior, c.scheme.Report(info))
 }

@@ -15,7 +15,7 @@ type poissonMHScheme struct{ lambda float64 }
 func (poissonMHScheme) Name() string { return "PoissonMH (Aux)" }
 
 func (s poissonMHScheme) Start(t *Target, _ []float64) (AuxChain[struct{}, *poissonCounts], error) {
-	counts, err := newPoissonCounts("PoissonMH (Aux)", t, nil, s.lambda, 0)
+	counts, err := newPoissonCounts("PoissonMH (Aux)", t, nil, s.lambda, 0, nil, nil)
 	if err != nil {
 		return nil, err
 	}

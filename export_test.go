@@ -1,19 +1,191 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 package exactmh
 
-// Test hooks: deliberately wrong kernel variants the exactness tests must
-// catch (mutation tests).
+import "math"
+
+// Test hooks. Each mutant below is a kernel with one small function
+// swapped for a deliberately wrong one; the exactness tests must catch
+// every one of them. Production code has no mutant branches: a kernel's
+// unexported hook fields are nil except here.
 
 // TunaMHEjectWithNew is TunaMH whose ejection probability uses φ_new in
 // place of φ_old.
-func TunaMHEjectWithNew(k TunaMH) TunaMH { k.mutation = mutationEjectNew; return k }
+func TunaMHEjectWithNew(k TunaMH) TunaMH {
+	k.term = func(d, mi, a float64) (float64, float64) {
+		keep, _ := tunaTerm(-d, mi, a)
+		_, term := tunaTerm(d, mi, a)
+		return keep, term
+	}
+	return k
+}
+
+// TunaMHUniformDraws is TunaMH that draws data uniformly instead of ∝ c_i.
+func TunaMHUniformDraws(k TunaMH) TunaMH { k.weights = uniform; return k }
 
 // PoissonMHFlippedThinning is PoissonMH that keeps draws with probability
 // (a + M_i − φ_i)/(a + M_i) instead of (a + φ_i)/(a + M_i).
-func PoissonMHFlippedThinning(k PoissonMH) PoissonMH { k.mutation = mutationPoissonFlip; return k }
-
-// TunaMHUniformDraws is TunaMH that draws data uniformly instead of ∝ c_i.
-func TunaMHUniformDraws(k TunaMH) TunaMH { k.mutation = mutationUniformDraws; return k }
+func PoissonMHFlippedThinning(k PoissonMH) PoissonMH {
+	k.keep = func(a, phi, width float64) float64 { return (a + width - phi) / (a + width) }
+	return k
+}
 
 // PoissonMHUniformDraws is PoissonMH that draws data uniformly instead of
 // ∝ M_i.
-func PoissonMHUniformDraws(k PoissonMH) PoissonMH { k.mutation = mutationUniformDraws; return k }
+func PoissonMHUniformDraws(k PoissonMH) PoissonMH { k.weights = uniform; return k }
+
+func uniform(w []float64) []float64 {
+	u := make([]float64, len(w))
+	for i := range u {
+		u[i] = 1
+	}
+	return u
+}
+
+// FlyMCBright reports whether datum i is bright in a FlyMC chain.
+func FlyMCBright(ch Chain, i int) bool {
+	c := ch.(*flyChain)
+	return int(c.pos[i]) < c.nBright
+}
+
+// FlyMCNoBoundTerm returns a FlyMC that leaves the collapsed bound ratio
+// Π B_i(θ′)/B_i(θ) out of the θ-step.
+func FlyMCNoBoundTerm(k FlyMC) FlyMC {
+	k.logBoundSum = func([]float64) float64 { return 0 }
+	return k
+}
+
+// FlyMCDarkenAlways returns a FlyMC whose z-step darkens every bright datum
+// (as if q_{b→d} ignored ρ_i).
+func FlyMCDarkenAlways(k FlyMC) FlyMC {
+	k.logDarken = func(float64, float64) float64 { return math.Inf(1) }
+	return k
+}
+
+// MALAStaleReverse returns a MALA whose reverse proposal density uses the
+// gradient at θ instead of θ′.
+func MALAStaleReverse(k MALA) MALA { k.reverse = stale; return k }
+
+func stale(g, _ []float64) []float64 { return g }
+
+// HMCStaleGradient returns an HMC that never refreshes the gradient inside
+// the trajectory (the reference code's bug G10, in the extreme).
+func HMCStaleGradient(k HMC) HMC {
+	k.refresh = func(*hmcChain, []float64, []float64) error { return nil }
+	return k
+}
+
+// HMCLeapfrog integrates (θ, p) with an HMC chain's leapfrog at step eps and
+// returns the end point; ok is false if the path left the support.
+func HMCLeapfrog(ch Chain, theta, p []float64, eps float64) (thetaEnd, pEnd []float64, ok bool, err error) {
+	c := ch.(*hmcChain)
+	copy(c.next, theta)
+	copy(c.momentum, p)
+	if err := c.gradient(c.gradNext, c.next); err != nil {
+		return nil, nil, false, err
+	}
+	ok, err = c.leapfrog(eps)
+	return append([]float64(nil), c.next...), append([]float64(nil), c.momentum...), ok, err
+}
+
+// PoissonMALAStaleReverse returns a Poisson-MALA whose reverse proposal
+// uses the gradient estimate at θ instead of θ′.
+func PoissonMALAStaleReverse(k PoissonMALA) PoissonMALA { k.reverse = stale; return k }
+
+// PoissonBarkerFlipped returns a Poisson-Barker with its proposal ratio
+// oriented the wrong way.
+func PoissonBarkerFlipped(k PoissonBarker) PoissonBarker {
+	k.proposalRatio = func(c *poissonGradChain, theta, next, gRev []float64, _ float64) float64 {
+		var r float64
+		for j := range theta {
+			dj := theta[j] - next[j] // the wrong way round
+			r += softplus(-dj*c.g[j]) - softplus(dj*gRev[j])
+		}
+		return r
+	}
+	return k
+}
+
+// TunaMHSGLDStaleReverse returns a TunaMH-SGLD whose reverse proposal mean
+// reuses the drift computed at θ.
+func TunaMHSGLDStaleReverse(k TunaMHSGLD) TunaMHSGLD {
+	k.reverseMean = func(c *tunaSGLDChain, theta, next []float64, _ []int, _ float64) error {
+		for j := range c.muRev {
+			c.muRev[j] = next[j] + (c.mu[j] - theta[j])
+		}
+		return nil
+	}
+	return k
+}
+
+// MHBTRefreshOnReject returns an MHBT that, like the paper's reference
+// code, moves to the new batch on rejection and re-evaluates θ on it.
+func MHBTRefreshOnReject(k MHBT) MHBT {
+	k.onReject = func(c *mhbtChain) error {
+		c.batch, c.batchNew = c.batchNew, c.batch
+		var err error
+		if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
+			return err
+		}
+		if c.k.RSGLD {
+			return c.gradient(c.grad, c.batch, c.theta)
+		}
+		return nil
+	}
+	return k
+}
+
+// MHBTNoNormaliser returns an MHBT whose RSGLD density omits the backward
+// component's β^{−d} normaliser (the reference code's bug G18).
+func MHBTNoNormaliser(k MHBT) MHBT {
+	k.logDensity = func(r RSGLDProposal, to, from, g []float64) float64 {
+		return r.LogDensity(to, from, g) + rsgldNoNormaliserShift(r, to, from, g)
+	}
+	return k
+}
+
+// rsgldNoNormaliserShift is the change in log q when the backward
+// component's log density gains d·log β (its normaliser left out).
+func rsgldNoNormaliserShift(r RSGLDProposal, to, from, g []float64) float64 {
+	s := r.s()
+	d := float64(len(to))
+	var fwd, bwd float64
+	for j := range to {
+		a := to[j] - from[j] - r.Epsilon*g[j]
+		b := to[j] - from[j] + r.Epsilon*g[j]
+		fwd += a * a
+		bwd += b * b
+	}
+	lf := -fwd/(2*s*s) - d*math.Log(s)
+	lb := -bwd/(2*r.Beta*r.Beta*s*s) - d*math.Log(r.Beta*s)
+	return logAddExp(lf, lb+d*math.Log(r.Beta)) - logAddExp(lf, lb)
+}
+
+// SMHNoControlVariate returns an SMH that skips the control-variate factor.
+func SMHNoControlVariate(k SMH) SMH {
+	k.controlVariate = func(float64, float64) float64 { return 0 }
+	return k
+}
+
+// SMHFlippedRemainder returns an SMH that thins with the remainder of the
+// reverse move.
+func SMHFlippedRemainder(k SMH) SMH {
+	k.remainder = func(r float64) float64 { return -r }
+	return k
+}
+
+// TFMHFlippedSign returns a TFMH that rejects with probability
+// max(0, −ΔU_i)/(c_iM): the per-datum factor of the reverse move.
+func TFMHFlippedSign(k TFMH) TFMH {
+	k.increase = func(diff float64) float64 { return diff }
+	return k
+}
+
+// TFMHNoPriorFactor returns a TFMH that leaves out the prior-and-proposal
+// factor.
+func TFMHNoPriorFactor(k TFMH) TFMH {
+	k.priorFactor = func(float64) float64 { return 0 }
+	return k
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // FlyMC is Firefly Monte Carlo (Maclaurin & Adams 2014), an exact kernel
@@ -50,7 +49,11 @@ type FlyMC struct {
 	// Bound is set.
 	TightAt []float64
 
-	mutation int // test hook: a deliberately wrong variant (export_test.go)
+	// Test hooks (export_test.go), nil in every real kernel: βΣ log B_i(θ)
+	// (nil: from Bound) and the log darkening probability's argument from
+	// log q_{d→b} and log ρ_i (nil: their difference).
+	logBoundSum func(theta []float64) float64
+	logDarken   func(logQ, logRho float64) float64
 }
 
 // Name returns "FlyMC", or "FlyMC-MAP" when TightAt is set.
@@ -66,11 +69,8 @@ func (FlyMC) Exact() bool { return true }
 
 // Start builds the bound and the chain's brightness state, all dark.
 func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
-	prop, scale, err := proposalSetup("FlyMC", k.Proposal, k.Scale, t.Dim())
+	w, err := newWalk("FlyMC", t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkStart(t, theta0); err != nil {
 		return nil, err
 	}
 	q := k.Q
@@ -92,9 +92,8 @@ func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	n := t.N()
 	c := &flyChain{
-		k: k, t: t, prop: prop, scale: scale, bound: b, beta: t.Beta(),
-		logQ: math.Log(q), logGeom: math.Log1p(-q), q: q,
-		theta: slices.Clone(theta0), next: make([]float64, t.Dim()),
+		k: k, walk: w, bound: b, beta: t.Beta(),
+		logQDB: math.Log(q), logGeom: math.Log1p(-q), q: q,
 		order: make([]int32, n), pos: make([]int32, n),
 		logRho: make([]float64, n), logRhoNew: make([]float64, n), brighten: make([]int32, 0, n),
 	}
@@ -105,7 +104,15 @@ func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	if math.IsInf(lp, -1) || math.IsNaN(lp) {
 		return nil, fmt.Errorf("FlyMC: θ0 = %v outside the prior's support", theta0)
 	}
-	c.logBound = c.beta * b.LogBoundSum(theta0)
+	c.logBoundSum = k.logBoundSum
+	if c.logBoundSum == nil {
+		c.logBoundSum = func(theta []float64) float64 { return c.beta * c.bound.LogBoundSum(theta) }
+	}
+	c.logDarken = k.logDarken
+	if c.logDarken == nil {
+		c.logDarken = func(logQ, logRho float64) float64 { return logQ - logRho }
+	}
+	c.logBound = c.logBoundSum(theta0)
 	if math.IsNaN(c.logBound) || math.IsInf(c.logBound, 0) {
 		return nil, fmt.Errorf("FlyMC: Σ log B_i(θ0) = %v at θ0 = %v", c.logBound, theta0)
 	}
@@ -113,18 +120,17 @@ func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
 }
 
 type flyChain struct {
-	k       FlyMC
-	t       *Target
-	prop    Proposal
-	scale   float64
+	k FlyMC
+	walk
 	bound   FlyBound
 	beta    float64
 	q       float64
-	logQ    float64 // log q_{d→b}
+	logQDB  float64 // log q_{d→b}
 	logGeom float64 // log(1 − q), for geometric skipping
 
-	theta, next []float64
 	logBound    float64 // βΣ log B_i(θ)
+	logBoundSum func(theta []float64) float64
+	logDarken   func(logQ, logRho float64) float64
 
 	// order lists the data bright first: order[:nBright] are bright, the
 	// rest dark; pos[i] is datum i's index in order.
@@ -139,10 +145,6 @@ type flyChain struct {
 	idx  [batchChunk]int
 	gaps [batchChunk]float64
 }
-
-func (c *flyChain) Position() []float64    { return c.theta }
-func (c *flyChain) StepScale() float64     { return c.scale }
-func (c *flyChain) SetStepScale(s float64) { c.scale = s }
 
 // Params reports q_{d→b} and the number of bright data now.
 func (c *flyChain) Params() map[string]float64 {
@@ -190,7 +192,7 @@ func (c *flyChain) zStep(rng *rand.Rand) error {
 		for j := range m {
 			// Brighten with probability min(1, ρ_i/q).
 			lr := logRhoOf(c.gaps[j])
-			if lr >= c.logQ || math.Log(rng.Float64()) < lr-c.logQ {
+			if lr >= c.logQDB || math.Log(rng.Float64()) < lr-c.logQDB {
 				i := c.idx[j]
 				c.logRho[i] = lr
 				c.brighten = append(c.brighten, int32(i))
@@ -203,11 +205,7 @@ func (c *flyChain) zStep(rng *rand.Rand) error {
 	// visited.
 	for k := nBright0 - 1; k >= 0; k-- {
 		i := c.order[k]
-		lr := c.logRho[i]
-		if c.k.mutation == flyMutationDarkenAlways {
-			lr = math.Inf(-1)
-		}
-		if c.logQ-lr >= 0 || math.Log(rng.Float64()) < c.logQ-lr {
+		if ld := c.logDarken(c.logQDB, c.logRho[i]); ld >= 0 || math.Log(rng.Float64()) < ld {
 			c.swap(k, c.nBright-1)
 			c.nBright--
 		}
@@ -242,16 +240,12 @@ func (c *flyChain) swap(a, b int) {
 // thetaStep is MH on p(θ | z): collapsed bound plus the bright data.
 func (c *flyChain) thetaStep(rng *rand.Rand) (Info, error) {
 	info := Info{Batch: c.nBright, Distinct: c.nBright, AcceptProb: 0, LogDensity: math.NaN()}
-	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
+	logR, ok := c.propose(rng)
+	if !ok {
 		return info, nil
 	}
-	logBoundNew := c.beta * c.bound.LogBoundSum(c.next)
-	logR := lpNew - c.t.LogPrior(c.theta) + logQ + logBoundNew - c.logBound
-	if c.k.mutation == flyMutationNoBoundTerm {
-		logR = lpNew - c.t.LogPrior(c.theta) + logQ
-	}
+	logBoundNew := c.logBoundSum(c.next)
+	logR = logR + logBoundNew - c.logBound // in this order: bit-identical draws
 	for lo := 0; lo < c.nBright; lo += batchChunk {
 		m := min(batchChunk, c.nBright-lo)
 		for j := range m {
@@ -266,25 +260,53 @@ func (c *flyChain) thetaStep(rng *rand.Rand) (Info, error) {
 			logR += lr - c.logRho[c.idx[j]]
 		}
 	}
-	if math.IsNaN(logR) {
-		return Info{}, fmt.Errorf("FlyMC: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.theta, c.next)
-	}
-	info.AcceptProb = math.Exp(min(logR, 0))
-	if logR >= 0 || rng.Float64() < info.AcceptProb {
-		copy(c.theta, c.next)
+	info, err := c.accept(rng, logR, info)
+	if info.Accepted {
 		c.logBound = logBoundNew
 		for k := range c.nBright {
 			c.logRho[c.order[k]] = c.logRhoNew[k]
 		}
-		info.Accepted = true
 	}
-	return info, nil
+	return info, err
 }
 
-// Test hooks: deliberately wrong variants that the exactness tests must
-// catch.
-const (
-	flyMutationNone = iota
-	flyMutationNoBoundTerm
-	flyMutationDarkenAlways
-)
+type flyState struct {
+	Order   []int32
+	NBright int
+}
+
+// MarshalState saves the brightness: the bright-first order of the data
+// (its order fixes the order of floating-point sums) and the bright count.
+func (c *flyChain) MarshalState() ([]byte, error) {
+	return gobState(flyState{Order: c.order, NBright: c.nBright})
+}
+
+// UnmarshalState restores the brightness and recomputes log ρ_i of the
+// bright data at θ.
+func (c *flyChain) UnmarshalState(b []byte) error {
+	var s flyState
+	if err := ungobState(b, &s); err != nil {
+		return err
+	}
+	if len(s.Order) != len(c.order) || s.NBright < 0 || s.NBright > len(c.order) {
+		return fmt.Errorf("saved brightness of %d data (%d bright), the posterior has %d", len(s.Order), s.NBright, len(c.order))
+	}
+	copy(c.order, s.Order)
+	for k, i := range c.order {
+		c.pos[i] = int32(k)
+	}
+	c.nBright = s.NBright
+	for lo := 0; lo < c.nBright; lo += batchChunk {
+		m := min(batchChunk, c.nBright-lo)
+		for j := range m {
+			c.idx[j] = int(c.order[lo+j])
+		}
+		if err := c.t.Gaps(c.gaps[:m], c.theta, c.idx[:m], c.bound); err != nil {
+			return err
+		}
+		for j := range m {
+			c.logRho[c.idx[j]] = logRhoOf(c.gaps[j])
+		}
+	}
+	return nil
+}

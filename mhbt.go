@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // MHBT is Metropolis–Hastings with batch tempering (Wu, Wang and Wong,
@@ -55,7 +54,11 @@ type MHBT struct {
 	// after an epoch below 0.2 it grows by 5%.
 	AdaptBeta bool
 
-	mutation int // test hook (export_test.go)
+	// Test hooks (export_test.go), nil in every real kernel: RSGLD's log
+	// proposal density (nil: RSGLDProposal.LogDensity) and what a rejection
+	// does to the batch (nil: nothing, the batch and μ̂_I(θ) are kept).
+	logDensity func(q RSGLDProposal, to, from, g []float64) float64
+	onReject   func(c *mhbtChain) error
 }
 
 // Name returns "MHBT" or "MHBT-RSGLD".
@@ -83,7 +86,6 @@ type RSGLDProposal struct {
 	Beta    float64 // backward noise factor β ≥ 1
 	N       int     // data size, in the noise scale s = √(2ε)/N
 
-	dropNormaliser bool // test hook: the reference code's missing β^{−d}
 }
 
 // Validate reports whether the proposal is usable: ε finite > 0, β finite
@@ -121,35 +123,18 @@ func (r RSGLDProposal) LogDensity(to, from, g []float64) float64 {
 	}
 	lf := -fwd/(2*s*s) - d*math.Log(s) - d/2*math.Log(2*math.Pi)
 	lb := -bwd/(2*r.Beta*r.Beta*s*s) - d*math.Log(r.Beta*s) - d/2*math.Log(2*math.Pi)
-	if r.dropNormaliser {
-		lb += d * math.Log(r.Beta)
-	}
 	return math.Log(0.5) + logAddExp(lf, lb)
 }
 
 // Start checks the configuration and evaluates the first batch.
 func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 	name := k.Name()
-	if err := checkStart(t, theta0); err != nil {
+	w, err := newWalk(name, t, k.Proposal, !k.RSGLD, k.Scale, theta0)
+	if err != nil {
 		return nil, err
 	}
-	var prop Proposal
-	scale := k.Scale
-	if !k.RSGLD {
-		var err error
-		if prop, scale, err = proposalSetup(name, k.Proposal, k.Scale, t.Dim()); err != nil {
-			return nil, err
-		}
-	} else {
-		if scale == 0 {
-			scale = 0.1
-		}
-		if err := checkScale(name, scale); err != nil {
-			return nil, err
-		}
-		if !t.HasGradient() {
-			return nil, fmt.Errorf("%s needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", name, t.Energy(), t.Prior())
-		}
+	if k.RSGLD && !t.HasGradient() {
+		return nil, fmt.Errorf("%s needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", name, t.Energy(), t.Prior())
 	}
 	n := t.N()
 	m := k.BatchSize
@@ -178,12 +163,15 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 		return nil, fmt.Errorf("%s: Beta = %v, want finite ≥ 1", name, k.Beta)
 	}
 	d := t.Dim()
-	c := &mhbtChain{k: k, name: name, t: t, prop: prop, scale: scale, m: m, cn: cn, beta: beta,
-		theta: slices.Clone(theta0), next: make([]float64, d), perm: make([]int, n),
+	c := &mhbtChain{k: k, walk: w, m: m, cn: cn, beta: beta, perm: make([]int, n),
 		batch: make([]int, m), batchNew: make([]int, m), u: make([]float64, m),
 		grad: make([]float64, d), gradNew: make([]float64, d), pgrad: make([]float64, d),
 		testSrc: rand.NewPCG(0x6d686274, 1), epoch: max(50, (n+m-1)/m)}
 	c.testRNG = rand.New(c.testSrc)
+	if c.logDensity = k.logDensity; c.logDensity == nil {
+		c.logDensity = RSGLDProposal.LogDensity
+	}
+	c.onReject = k.onReject
 	for i := range c.perm {
 		c.perm[i] = i
 	}
@@ -194,7 +182,6 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 	// The initial batch, drawn from a fixed stream (the chain's own stream
 	// starts with the first step).
 	c.drawBatch(c.testRNG, c.batch)
-	var err error
 	if c.mu, err = c.meanLogLik(c.batch, theta0); err != nil {
 		return nil, err
 	}
@@ -207,16 +194,11 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 }
 
 type mhbtChain struct {
-	k       MHBT
-	name    string
-	t       *Target
-	prop    Proposal
-	scale   float64
+	k MHBT
+	walk
 	m       int
 	cn      float64
 	beta    float64 // RSGLD's β
-	theta   []float64
-	next    []float64
 	perm    []int
 	batch   []int   // I
 	mu      float64 // μ̂_I(θ)
@@ -235,11 +217,10 @@ type mhbtChain struct {
 	testSrc  *rand.PCG
 	testRNG  *rand.Rand
 	testNext []float64
-}
 
-func (c *mhbtChain) Position() []float64    { return c.theta }
-func (c *mhbtChain) StepScale() float64     { return c.scale }
-func (c *mhbtChain) SetStepScale(s float64) { c.scale = s }
+	logDensity func(q RSGLDProposal, to, from, g []float64) float64
+	onReject   func(c *mhbtChain) error
+}
 
 // Params reports m, c_n, the temperature T = N/c_n and (RSGLD) β.
 func (c *mhbtChain) Params() map[string]float64 {
@@ -297,63 +278,60 @@ func (c *mhbtChain) gradient(g []float64, batch []int, theta []float64) error {
 }
 
 func (c *mhbtChain) rsgld() RSGLDProposal {
-	return RSGLDProposal{Epsilon: c.scale, Beta: c.beta, N: c.t.N(), dropNormaliser: c.k.mutation == mhbtMutationNoNormaliser}
+	return RSGLDProposal{Epsilon: c.scale, Beta: c.beta, N: c.t.N()}
 }
 
 // Step makes one MHBT transition (Algorithm 1).
 func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 	info := Info{AcceptProb: 0, LogDensity: math.NaN(), Batch: c.m, Distinct: c.m}
 	c.drawBatch(rng, c.batchNew)
-	var logQ float64
+	// 1. Propose θ′ (RSGLD from the batch gradient at θ, or the Proposal);
+	// the prior is exact and rejects outside its support first.
+	ok := false
 	if c.k.RSGLD {
 		c.rsgld().Draw(rng, c.next, c.theta, c.grad)
+		_, ok = c.exactPart(0)
 	} else {
-		logQ = c.prop.Propose(rng, c.next, c.theta, c.scale)
+		_, ok = c.propose(rng)
 	}
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
+	if !ok {
 		info.Batch, info.Distinct = 0, 0
 		c.adapt(0)
 		return info, nil
 	}
+	// 2. The new batch's mean log-likelihood at θ′.
 	muNew, err := c.meanLogLik(c.batchNew, c.next)
 	if err != nil {
 		return Info{}, err
 	}
+	logQ := c.logQ
 	if c.k.RSGLD {
 		if err := c.gradient(c.gradNew, c.batchNew, c.next); err != nil {
 			return Info{}, err
 		}
 		q := c.rsgld()
-		logQ = q.LogDensity(c.theta, c.next, c.gradNew) - q.LogDensity(c.next, c.theta, c.grad)
+		logQ = c.logDensity(q, c.theta, c.next, c.gradNew) - c.logDensity(q, c.next, c.theta, c.grad)
 	}
+	// 3. The tempered ratio c_n(μ̂_I′(θ′) − μ̂_I(θ)) with the prior tempered
+	// alike, and the decision.
 	n := float64(c.t.N())
-	logR := c.cn*(muNew-c.mu) + c.cn/n*(lpNew-c.t.LogPrior(c.theta)) + logQ
-	if math.IsNaN(logR) {
-		return Info{}, fmt.Errorf("%s: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.name, c.theta, c.next)
+	logR := c.cn*(muNew-c.mu) + c.cn/n*(c.logPriorNext-c.t.LogPrior(c.theta)) + logQ
+	info, err = c.accept(rng, logR, info)
+	if err != nil {
+		return Info{}, err
 	}
-	info.AcceptProb = math.Exp(min(logR, 0))
-	c.adapt(info.AcceptProb)
-	if logR >= 0 || rng.Float64() < info.AcceptProb {
-		copy(c.theta, c.next)
+	switch {
+	case info.Accepted:
 		c.batch, c.batchNew = c.batchNew, c.batch
 		c.mu = muNew
 		c.grad, c.gradNew = c.gradNew, c.grad
-		info.Accepted = true
-		return info, nil
-	}
-	if c.k.mutation == mhbtMutationRefreshOnReject {
-		// The reference code's bug: the current θ re-evaluated on the new batch.
-		c.batch, c.batchNew = c.batchNew, c.batch
-		if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
+	case c.onReject != nil:
+		if err := c.onReject(c); err != nil {
 			return Info{}, err
 		}
-		if c.k.RSGLD {
-			if err := c.gradient(c.grad, c.batch, c.theta); err != nil {
-				return Info{}, err
-			}
-		}
 	}
+	// The β schedule reads batchNew and gradNew as scratch: only now.
+	c.adapt(info.AcceptProb)
 	return info, nil
 }
 
@@ -414,9 +392,48 @@ func (c *mhbtChain) forwardAcceptance() float64 {
 	return sum / 100
 }
 
-// Test hooks.
-const (
-	mhbtMutationNone = iota
-	mhbtMutationRefreshOnReject
-	mhbtMutationNoNormaliser
-)
+type mhbtState struct {
+	Perm, Batch []int
+	Beta        float64
+	Warm        bool
+	Steps       int
+	SumAccP     float64
+	TestRNG     []byte
+}
+
+// MarshalState saves the batch (with the permutation it was drawn from),
+// β and its schedule's state, and the schedule's private random stream.
+func (c *mhbtChain) MarshalState() ([]byte, error) {
+	rng, err := c.testSrc.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return gobState(mhbtState{Perm: c.perm, Batch: c.batch, Beta: c.beta, Warm: c.warm, Steps: c.steps,
+		SumAccP: c.sumAccP, TestRNG: rng})
+}
+
+// UnmarshalState restores them and recomputes the batch's mean
+// log-likelihood (and gradient) at θ.
+func (c *mhbtChain) UnmarshalState(b []byte) error {
+	var s mhbtState
+	if err := ungobState(b, &s); err != nil {
+		return err
+	}
+	if len(s.Perm) != len(c.perm) || len(s.Batch) != len(c.batch) {
+		return fmt.Errorf("saved state of %d data and a batch of %d; the chain has %d and %d", len(s.Perm), len(s.Batch), len(c.perm), len(c.batch))
+	}
+	copy(c.perm, s.Perm)
+	copy(c.batch, s.Batch)
+	c.beta, c.warm, c.steps, c.sumAccP = s.Beta, s.Warm, s.Steps, s.SumAccP
+	if err := c.testSrc.UnmarshalBinary(s.TestRNG); err != nil {
+		return err
+	}
+	var err error
+	if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
+		return err
+	}
+	if c.k.RSGLD {
+		return c.gradient(c.grad, c.batch, c.theta)
+	}
+	return nil
+}

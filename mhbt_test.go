@@ -196,11 +196,15 @@ func TestMHBTRSGLDExactLimit(t *testing.T) {
 }
 
 // AdaptBeta lowers β from its start of 10 during warmup on the tempered
-// target of §3.1.
+// target of §3.1, at a step ε small enough that forward-only moves are
+// accepted over 70% of the time (the schedule's condition for lowering β).
+// (Before the β schedule ran after the decision, its forward trials
+// overwrote the proposal's batch and gradient, which an acceptance then
+// kept; that inconsistency let β fall at ε = 1000 too.)
 func TestMHBTAdaptBeta(t *testing.T) {
 	p, xbar := mhbtGaussian(t, 2, 10000)
 	set := &exactmh.Settings{Chains: 1, Warmup: 1500, Draws: 10, Seed: 3, TargetAccept: 0.5, Init: xbar}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{BatchSize: 1000, RSGLD: true, Scale: 1e3, AdaptBeta: true}, set)
+	res, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{BatchSize: 1000, RSGLD: true, Scale: 30, AdaptBeta: true}, set)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,9 @@ type PoissonBarker struct {
 	LambdaScale, Lambda float64
 	Range               *EnergyRange
 
-	mutation int // test hook (export_test.go)
+	// Test hook (export_test.go), nil in every real kernel: the log
+	// proposal ratio (nil: poissonGradChain.logProposalRatio).
+	proposalRatio func(c *poissonGradChain, theta, next, gRev []float64, scale float64) float64
 }
 
 // Name returns "Poisson-Barker".
@@ -39,7 +41,7 @@ func (PoissonBarker) Exact() bool { return true }
 // Start builds the counts and the gradient scratch.
 func (k PoissonBarker) Start(t *Target, theta0 []float64) (Chain, error) {
 	return startAux[*poissonCounts, *poissonCounts](poissonGradScheme{name: k.Name(), barker: true,
-		lambda: k.Lambda, lambdaScale: k.LambdaScale, rng: k.Range, mutation: k.mutation}, k.Scale, t, theta0)
+		lambda: k.Lambda, lambdaScale: k.LambdaScale, energyRange: k.Range, proposalRatio: k.proposalRatio}, k.Scale, t, theta0)
 }
 
 // PoissonMALA is Algorithm 5 of the auxiliary-variable paper with a
@@ -54,7 +56,10 @@ type PoissonMALA struct {
 	LambdaScale, Lambda float64
 	Range               *EnergyRange
 
-	mutation int // test hook (export_test.go)
+	// Test hook (export_test.go), nil in every real kernel: the gradient
+	// the reverse proposal is evaluated with, from those at θ and θ′ (nil:
+	// the one at θ′).
+	reverse func(g, gNew []float64) []float64
 }
 
 // Name returns "Poisson-MALA".
@@ -66,7 +71,7 @@ func (PoissonMALA) Exact() bool { return true }
 // Start builds the counts and the gradient scratch.
 func (k PoissonMALA) Start(t *Target, theta0 []float64) (Chain, error) {
 	return startAux[*poissonCounts, *poissonCounts](poissonGradScheme{name: k.Name(),
-		lambda: k.Lambda, lambdaScale: k.LambdaScale, rng: k.Range, mutation: k.mutation}, k.Scale, t, theta0)
+		lambda: k.Lambda, lambdaScale: k.LambdaScale, energyRange: k.Range, reverse: k.reverse}, k.Scale, t, theta0)
 }
 
 // poissonGradScheme is the AuxScheme behind PoissonBarker and PoissonMALA:
@@ -75,8 +80,10 @@ type poissonGradScheme struct {
 	name                string
 	barker              bool
 	lambda, lambdaScale float64
-	rng                 *EnergyRange
-	mutation            int
+	energyRange         *EnergyRange
+	// The test hooks of PoissonBarker and PoissonMALA (nil: the real ones).
+	proposalRatio func(c *poissonGradChain, theta, next, gRev []float64, scale float64) float64
+	reverse       func(g, gNew []float64) []float64
 }
 
 func (s poissonGradScheme) Name() string { return s.name }
@@ -85,19 +92,30 @@ func (s poissonGradScheme) Start(t *Target, theta0 []float64) (AuxChain[*poisson
 	if !t.HasGradient() {
 		return nil, fmt.Errorf("%s needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", s.name, t.Energy(), t.Prior())
 	}
-	counts, err := newPoissonCounts(s.name, t, s.rng, s.lambda, s.lambdaScale)
+	counts, err := newPoissonCounts(s.name, t, s.energyRange, s.lambda, s.lambdaScale, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	d := t.Dim()
-	return &poissonGradChain{s: s, t: t, counts: counts, g: make([]float64, d), gNew: make([]float64, d)}, nil
+	c := &poissonGradChain{s: s, t: t, counts: counts, g: make([]float64, d), gNew: make([]float64, d),
+		proposalRatio: s.proposalRatio, reverse: s.reverse}
+	if c.proposalRatio == nil {
+		c.proposalRatio = (*poissonGradChain).logProposalRatio
+	}
+	if c.reverse == nil {
+		c.reverse = func(_, gNew []float64) []float64 { return gNew }
+	}
+	return c, nil
 }
 
 type poissonGradChain struct {
-	s       poissonGradScheme
-	t       *Target
-	counts  *poissonCounts
-	g, gNew []float64 // the count gradient at θ and at θ′
+	noState
+	s             poissonGradScheme
+	t             *Target
+	counts        *poissonCounts
+	g, gNew       []float64 // the count gradient at θ and at θ′
+	proposalRatio func(c *poissonGradChain, theta, next, gRev []float64, scale float64) float64
+	reverse       func(g, gNew []float64) []float64
 }
 
 func (c *poissonGradChain) Params() map[string]float64 { return c.counts.params() }
@@ -152,11 +170,7 @@ func (c *poissonGradChain) LogRatio(theta, next []float64, counts, _ *poissonCou
 	if err := c.gradient(c.gNew, next, counts.phiNew); err != nil {
 		return 0, err
 	}
-	gRev := c.gNew
-	if c.s.mutation == gradMutationStaleReverse {
-		gRev = c.g
-	}
-	return counts.logRatio() + c.logProposalRatio(theta, next, gRev, scale), nil
+	return counts.logRatio() + c.proposalRatio(c, theta, next, c.reverse(c.g, c.gNew), scale), nil
 }
 
 // logProposalRatio returns log q(θ′, θ) − log q(θ, θ′).
@@ -167,9 +181,6 @@ func (c *poissonGradChain) logProposalRatio(theta, next, gRev []float64, scale f
 		// log σ(x) = −softplus(−x), never overflowing.
 		for j := range theta {
 			dj := next[j] - theta[j]
-			if c.s.mutation == gradMutationFlipBarker {
-				dj = -dj
-			}
 			r += softplus(-dj*c.g[j]) - softplus(dj*gRev[j])
 		}
 		return r
@@ -190,10 +201,3 @@ func (c *poissonGradChain) Report(info Info) Info {
 	info.Batch, info.Distinct = c.counts.batch, c.counts.seen.count
 	return info
 }
-
-// Test hooks for the gradient kernels.
-const (
-	gradMutationNone = iota
-	gradMutationStaleReverse
-	gradMutationFlipBarker
-)

@@ -46,7 +46,11 @@ type PoissonMH struct {
 	// Posterior.EnergyRange returns it (nil: the posterior's).
 	Range *EnergyRange
 
-	mutation int // test hook (export_test.go)
+	// Test hooks (export_test.go), nil in every real kernel: the thinning
+	// probability (nil: poissonKeep) and the weights the data are drawn
+	// with (nil: M_i).
+	keep    func(a, phi, width float64) float64
+	weights func(width []float64) []float64
 }
 
 // Name returns "PoissonMH".
@@ -57,33 +61,22 @@ func (PoissonMH) Exact() bool { return true }
 
 // Start checks the range and builds the alias table over M_i.
 func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
-	prop, scale, err := proposalSetup("PoissonMH", k.Proposal, k.Scale, t.Dim())
+	w, err := newWalk("PoissonMH", t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkStart(t, theta0); err != nil {
-		return nil, err
-	}
-	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale)
+	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale, k.keep, k.weights)
 	if err != nil {
 		return nil, err
 	}
-	counts.mutation = k.mutation
-	return &poissonChain{t: t, prop: prop, scale: scale, counts: counts,
-		theta: slices.Clone(theta0), next: make([]float64, t.Dim())}, nil
+	return &poissonChain{walk: w, counts: counts}, nil
 }
 
 type poissonChain struct {
-	t           *Target
-	prop        Proposal
-	scale       float64
-	counts      *poissonCounts
-	theta, next []float64
+	walk
+	noState
+	counts *poissonCounts
 }
-
-func (c *poissonChain) Position() []float64    { return c.theta }
-func (c *poissonChain) StepScale() float64     { return c.scale }
-func (c *poissonChain) SetStepScale(s float64) { c.scale = s }
 
 // Params reports λ and L.
 func (c *poissonChain) Params() map[string]float64 { return c.counts.params() }
@@ -91,13 +84,10 @@ func (c *poissonChain) Params() map[string]float64 { return c.counts.params() }
 // Step makes one PoissonMH transition (TunaMH paper, Algorithm 3).
 func (c *poissonChain) Step(rng *rand.Rand) (Info, error) {
 	// 1. Propose θ′; reject outside the prior's support before any datum.
-	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
+	logR, ok := c.propose(rng)
+	if !ok {
 		return Info{AcceptProb: 0, LogDensity: math.NaN()}, nil
 	}
-	logR := lpNew - c.t.LogPrior(c.theta) + logQ
-
 	// 2. The Poisson counts s at θ.
 	if err := c.counts.draw(rng, c.theta); err != nil {
 		return Info{}, err
@@ -107,17 +97,8 @@ func (c *poissonChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, err
 	}
 	logR += c.counts.logRatio()
-
 	// 4. Accept with probability min(1, r).
-	if math.IsNaN(logR) {
-		return Info{}, fmt.Errorf("PoissonMH: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.theta, c.next)
-	}
-	info := Info{Batch: c.counts.batch, Distinct: c.counts.seen.count, AcceptProb: math.Exp(min(logR, 0)), LogDensity: math.NaN()}
-	if logR >= 0 || rng.Float64() < info.AcceptProb {
-		copy(c.theta, c.next)
-		info.Accepted = true
-	}
-	return info, nil
+	return c.accept(rng, logR, Info{Batch: c.counts.batch, Distinct: c.counts.seen.count, LogDensity: math.NaN()})
 }
 
 // poissonCounts holds the Poisson auxiliary variables shared by PoissonMH,
@@ -139,10 +120,13 @@ type poissonCounts struct {
 	u              [batchChunk]float64
 	w              [batchChunk]float64
 	seen           distinct
-	mutation       int
+	keep           func(a, phi, width float64) float64 // poissonKeep but in tests
 }
 
-func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale float64) (*poissonCounts, error) {
+// newPoissonCounts builds the alias table ∝ M_i and chooses λ. keep and
+// weights are PoissonMH's test hooks (nil: poissonKeep and M_i).
+func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale float64,
+	keep func(a, phi, width float64) float64, weights func([]float64) []float64) (*poissonCounts, error) {
 	var err error
 	if r == nil {
 		if r, err = posteriorOf(t).EnergyRange(); err != nil {
@@ -156,6 +140,14 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 		return nil, fmt.Errorf("%s: range widths M_i: %w", who, err)
 	}
 	sumM := table.Total()
+	if weights != nil {
+		if table, err = alias.New(weights(r.Width)); err != nil {
+			return nil, err
+		}
+	}
+	if keep == nil {
+		keep = poissonKeep
+	}
 	switch {
 	case lambda < 0 || math.IsNaN(lambda) || math.IsInf(lambda, 0):
 		return nil, fmt.Errorf("%s: Lambda = %v, want finite ≥ 0 (0: LambdaScale·L²)", who, lambda)
@@ -179,9 +171,13 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 	return &poissonCounts{
 		who: who, t: t, lo: r.Lo, width: r.Width, table: table, lambda: lambda, sumM: sumM,
 		kept: make([]int, 0, capacity), phiOld: make([]float64, 0, capacity), phiNew: make([]float64, 0, capacity),
-		seen: newDistinct(t.N()),
+		seen: newDistinct(t.N()), keep: keep,
 	}, nil
 }
+
+// poissonKeep is the thinning probability (λM_i/L + φ_i(θ))/(λM_i/L + M_i)
+// with which a draw of datum i is kept as one of its Poisson count s_i.
+func poissonKeep(a, phi, width float64) float64 { return (a + phi) / (a + width) }
 
 func (p *poissonCounts) params() map[string]float64 {
 	return map[string]float64{"lambda": p.lambda, "L": p.sumM}
@@ -201,9 +197,6 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 		idx := p.idx[:n]
 		for j := range idx {
 			idx[j] = p.table.Draw(rng)
-			if p.mutation == mutationUniformDraws {
-				idx[j] = rng.IntN(len(p.width))
-			}
 			p.seen.add(idx[j])
 		}
 		if err := p.t.Energies(p.u[:n], theta, idx); err != nil {
@@ -214,12 +207,7 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 			if err != nil {
 				return err
 			}
-			a := p.a(i)
-			keep := (a + phi) / (a + p.width[i])
-			if p.mutation == mutationPoissonFlip {
-				keep = (a + p.width[i] - phi) / (a + p.width[i])
-			}
-			if rng.Float64() < keep {
+			if rng.Float64() < p.keep(p.a(i), phi, p.width[i]) {
 				p.kept = append(p.kept, i)
 				p.phiOld = append(p.phiOld, phi)
 			}

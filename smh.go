@@ -55,7 +55,12 @@ type SMH struct {
 	// +Inf: never).
 	MaxRate float64
 
-	mutation int // test hook (export_test.go)
+	// Test hooks (export_test.go), nil in every real kernel: the
+	// control-variate term βΣ(Û_i(θ′) − Û_i(θ)) from β and the summed
+	// Taylor difference (nil: β·dHat), and a transform of each datum's
+	// remainder difference (nil: none).
+	controlVariate func(beta, dHat float64) float64
+	remainder      func(r float64) float64
 }
 
 // TaylorBounder is implemented by energies usable by SMH.
@@ -98,11 +103,8 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.Order != 1 && k.Order != 2 {
 		return nil, fmt.Errorf("SMH: Order = %d, want 1 or 2", k.Order)
 	}
-	prop, scale, err := proposalSetup(name, k.Proposal, k.Scale, t.Dim())
+	w, err := newWalk(name, t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkStart(t, theta0); err != nil {
 		return nil, err
 	}
 	d, n := t.Dim(), t.N()
@@ -138,9 +140,15 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	c := &smhChain{k: k, name: name, t: t, prop: prop, scale: scale, b: b, table: table, sumB: table.Total(),
+	c := &smhChain{k: k, walk: w, b: b, table: table, sumB: table.Total(),
 		center: slices.Clone(k.Center), gradSum: make([]float64, d),
-		theta: slices.Clone(theta0), next: make([]float64, d), seen: newDistinct(n), maxRate: k.MaxRate}
+		seen: newDistinct(n), maxRate: k.MaxRate, controlVariate: k.controlVariate, remainder: k.remainder}
+	if c.controlVariate == nil {
+		c.controlVariate = func(beta, dHat float64) float64 { return beta * dHat }
+	}
+	if c.remainder == nil {
+		c.remainder = func(r float64) float64 { return r }
+	}
 	if c.maxRate == 0 {
 		c.maxRate = float64(n)
 	}
@@ -196,11 +204,9 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 }
 
 type smhChain struct {
-	k       SMH
-	name    string
-	t       *Target
-	prop    Proposal
-	scale   float64
+	k SMH
+	walk
+	noState
 	b       []float64 // b_i, untempered
 	table   *alias.Table
 	sumB    float64
@@ -216,18 +222,15 @@ type smhChain struct {
 	zHat, f1  []float64
 	f2        []float64
 	grads     []float64
-	theta     []float64
-	next      []float64
 	idx       [1]int
 	diff      [batchChunk]float64
 	fullIdx   [batchChunk]int
 	seen      distinct
 	lastBatch int
-}
 
-func (c *smhChain) Position() []float64    { return c.theta }
-func (c *smhChain) StepScale() float64     { return c.scale }
-func (c *smhChain) SetStepScale(s float64) { c.scale = s }
+	controlVariate func(beta, dHat float64) float64
+	remainder      func(r float64) float64
+}
 
 // Params reports the order and Σb_i.
 func (c *smhChain) Params() map[string]float64 {
@@ -262,13 +265,11 @@ func (c *smhChain) l1(v []float64) float64 {
 func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	name := c.name
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
-	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
+	logPrior, ok := c.propose(rng)
+	if !ok {
 		info.AcceptProb = 0
 		return info, nil
 	}
-	logPrior := lpNew - c.t.LogPrior(c.theta) + logQ
 	beta := c.t.Beta()
 	order := float64(c.k.Order + 1)
 	kappa := (math.Pow(c.l1(c.theta), order) + math.Pow(c.l1(c.next), order)) / c.fact
@@ -277,7 +278,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, fmt.Errorf("%s: expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", name, rate, kappa, c.theta, c.next)
 	}
 	if rate > c.maxRate {
-		return fullMHStep(rng, c.t, c.theta, c.next, logPrior, &c.fullIdx, &c.diff)
+		return c.fullMHStep(rng, logPrior, &c.fullIdx, &c.diff)
 	}
 
 	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.
@@ -288,10 +289,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if c.k.Order == 2 {
 		dHat += (c.quad(c.next) - c.quad(c.theta)) / 2
 	}
-	log1 := logPrior - beta*dHat
-	if c.k.mutation == smhMutationNoControlVariate {
-		log1 = logPrior
-	}
+	log1 := logPrior - c.controlVariate(beta, dHat)
 	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
 		return info, nil
 	}
@@ -310,10 +308,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		if err := c.t.EnergyDiffs(c.diff[:1], c.theta, c.next, c.idx[:]); err != nil {
 			return Info{}, err
 		}
-		r := -c.diff[0] - beta*c.taylorDiff(i) // βR_i(θ′) − βR_i(θ)
-		if c.k.mutation == smhMutationFlipRemainder {
-			r = -r
-		}
+		r := c.remainder(-c.diff[0] - beta*c.taylorDiff(i)) // βR_i(θ′) − βR_i(θ)
 		bound := beta * c.b[i] * kappa
 		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(c.diff[0]) {
 			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
@@ -447,10 +442,3 @@ func (e *GaussianMean) TaylorBound(order int, _ Prior) ([]float64, error) {
 	}
 	return b, nil
 }
-
-// Test hooks.
-const (
-	smhMutationNone = iota
-	smhMutationNoControlVariate
-	smhMutationFlipRemainder
-)

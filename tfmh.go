@@ -44,7 +44,11 @@ type TFMH struct {
 	// (0: N; +Inf: never).
 	MaxRate float64
 
-	mutation int // test hook: a deliberately wrong variant (export_test.go)
+	// Test hooks (export_test.go), nil in every real kernel: the datum's
+	// energy increase βU_i(θ′) − βU_i(θ) from diff = βU_i(θ) − βU_i(θ′)
+	// (nil: −diff), and the log prior-and-proposal factor (nil: itself).
+	increase    func(diff float64) float64
+	priorFactor func(logPrior float64) float64
 }
 
 // Name returns "TFMH".
@@ -55,11 +59,8 @@ func (TFMH) Exact() bool { return true }
 
 // Start checks the bound and builds the chain's alias table.
 func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
-	prop, scale, err := proposalSetup("TFMH", k.Proposal, k.Scale, t.Dim())
+	w, err := newWalk("TFMH", t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkStart(t, theta0); err != nil {
 		return nil, err
 	}
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
@@ -73,45 +74,44 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("TFMH: bound constants c_i: %w", err)
 	}
-	c := &tfmhChain{k: k, t: t, prop: prop, scale: scale, bound: b, table: table, sumC: table.Total(),
-		maxRate: k.MaxRate, theta: slices.Clone(theta0), next: make([]float64, t.Dim()), seen: newDistinct(t.N())}
+	c := &tfmhChain{walk: w, bound: b, table: table, sumC: table.Total(), maxRate: k.MaxRate,
+		seen: newDistinct(t.N()), increase: k.increase, priorFactor: k.priorFactor}
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
+	}
+	if c.increase == nil {
+		c.increase = func(diff float64) float64 { return -diff }
+	}
+	if c.priorFactor == nil {
+		c.priorFactor = func(logPrior float64) float64 { return logPrior }
 	}
 	return c, nil
 }
 
 type tfmhChain struct {
-	k       TFMH
-	t       *Target
-	prop    Proposal
-	scale   float64
+	walk
+	noState
 	bound   *DiffBound
 	table   *alias.Table
 	sumC    float64
 	maxRate float64
 
-	theta, next []float64
 	idx         [batchChunk]int
 	diff        [batchChunk]float64
 	seen        distinct
+	increase    func(diff float64) float64
+	priorFactor func(logPrior float64) float64
 }
-
-func (c *tfmhChain) Position() []float64    { return c.theta }
-func (c *tfmhChain) StepScale() float64     { return c.scale }
-func (c *tfmhChain) SetStepScale(s float64) { c.scale = s }
 
 // Step makes one TFMH transition.
 func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	// Propose; the prior is exact and rejects outside its support first.
-	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
+	logPrior, ok := c.propose(rng)
+	if !ok {
 		info.AcceptProb = 0
 		return info, nil
 	}
-	logPrior := lpNew - c.t.LogPrior(c.theta) + logQ
 	m := c.bound.M(c.theta, c.next)
 	rate := c.sumC * m // E[K] = CM
 	if !(rate >= 0) || math.IsInf(rate, 0) {
@@ -119,11 +119,11 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	// Truncation: a full MH step, decided from M alone.
 	if rate > c.maxRate {
-		return fullMHStep(rng, c.t, c.theta, c.next, logPrior, &c.idx, &c.diff)
+		return c.fullMHStep(rng, logPrior, &c.idx, &c.diff)
 	}
 
 	// The prior-and-proposal factor.
-	if c.k.mutation != tfmhMutationNoPriorFactor && logPrior < 0 && rng.Float64() >= math.Exp(logPrior) {
+	if lp := c.priorFactor(logPrior); lp < 0 && rng.Float64() >= math.Exp(lp) {
 		return info, nil
 	}
 	// One factor per datum, by Poisson thinning: stop at the first
@@ -141,10 +141,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 		if err := c.t.EnergyDiffs(c.diff[:1], c.theta, c.next, c.idx[:1]); err != nil {
 			return Info{}, err
 		}
-		du := -c.diff[0] // βU_i(θ′) − βU_i(θ)
-		if c.k.mutation == tfmhMutationFlipSign {
-			du = -du
-		}
+		du := c.increase(c.diff[0]) // βU_i(θ′) − βU_i(θ)
 		mi := c.bound.C[i] * m
 		if math.Abs(du) > mi*(1+boundTol) {
 			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
@@ -156,20 +153,9 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 			return info, nil
 		}
 	}
+	// Every factor accepted.
 	info.Batch, info.Distinct = draws, c.seen.count
-	c.accept(&info)
-	return info, nil
-}
-
-func (c *tfmhChain) accept(info *Info) {
 	copy(c.theta, c.next)
 	info.Accepted = true
+	return info, nil
 }
-
-// Test hooks: deliberately wrong variants that the exactness tests must
-// catch.
-const (
-	tfmhMutationNone = iota
-	tfmhMutationFlipSign
-	tfmhMutationNoPriorFactor
-)

@@ -44,7 +44,11 @@ type TunaMH struct {
 	// sampled B — so the chain stays exact.
 	MaxBatch float64
 
-	mutation int // test hook: a deliberately wrong variant (export_test.go)
+	// Test hooks (export_test.go), nil in every real kernel: the
+	// per-datum keep/ratio rule (nil: tunaTerm) and the weights the data
+	// are drawn with (nil: c_i). The exactness tests swap in wrong ones.
+	term    func(d, mi, a float64) (keep, term float64)
+	weights func(c []float64) []float64
 }
 
 // ChiRule is how TunaMH chooses χ when TunaMH.Chi is zero.
@@ -81,11 +85,8 @@ func (TunaMH) Exact() bool { return true }
 
 // Start checks the bound and builds the chain's alias table and scratch.
 func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
-	prop, scale, err := proposalSetup("TunaMH", k.Proposal, k.Scale, t.Dim())
+	w, err := newWalk("TunaMH", t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkStart(t, theta0); err != nil {
 		return nil, err
 	}
 	if k.Chi < 0 || math.IsNaN(k.Chi) || math.IsInf(k.Chi, 0) {
@@ -101,15 +102,13 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	batch, err := newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch)
+	batch, err := newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch, k.term, k.weights)
 	if err != nil {
 		return nil, err
 	}
-	batch.mutation = k.mutation
 	d := t.Dim()
 	c := &tunaChain{
-		k: k, tunaBatch: batch, prop: prop, scale: scale,
-		theta: slices.Clone(theta0), next: make([]float64, d), pilotBuf: make([]float64, d),
+		k: k, walk: w, tunaBatch: batch, pilotBuf: make([]float64, d),
 		pilot: make([]float64, pilotSize), pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
 	}
 	c.pilotRNG = rand.New(c.pilotSrc)
@@ -128,13 +127,10 @@ const pilotSize = 256
 
 type tunaChain struct {
 	k TunaMH
+	walk
 	*tunaBatch
-	prop      Proposal
-	scale     float64
-	warm      bool
+	warm      bool // in warmup: χ follows the adapting scale
 	warmSteps int
-
-	theta, next []float64
 
 	pilotSrc *rand.PCG
 	pilotRNG *rand.Rand
@@ -157,24 +153,32 @@ type tunaBatch struct {
 	idx      [batchChunk]int
 	diff     [batchChunk]float64
 	seen     distinct
-	mutation int
+	term     func(d, mi, a float64) (keep, term float64) // tunaTerm but in tests
 }
 
-func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64) (*tunaBatch, error) {
+// newTunaBatch builds the alias table ∝ c_i. term and weights are the test
+// hooks of TunaMH (nil: tunaTerm and c_i).
+func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
+	term func(d, mi, a float64) (keep, term float64), weights func([]float64) []float64) (*tunaBatch, error) {
 	table, err := alias.New(b.C)
 	if err != nil {
 		return nil, fmt.Errorf("%s: bound constants c_i: %w", who, err)
 	}
+	sumC := table.Total()
+	if weights != nil {
+		if table, err = alias.New(weights(b.C)); err != nil {
+			return nil, err
+		}
+	}
 	if maxBatch == 0 {
 		maxBatch = float64(t.N())
 	}
-	return &tunaBatch{who: who, t: t, bound: b, c: b.C, sumC: table.Total(), table: table, chi: chi,
-		maxBatch: maxBatch, seen: newDistinct(t.N())}, nil
+	if term == nil {
+		term = tunaTerm
+	}
+	return &tunaBatch{who: who, t: t, bound: b, c: b.C, sumC: sumC, table: table, chi: chi,
+		maxBatch: maxBatch, seen: newDistinct(t.N()), term: term}, nil
 }
-
-func (c *tunaChain) Position() []float64    { return c.theta }
-func (c *tunaChain) StepScale() float64     { return c.scale }
-func (c *tunaChain) SetStepScale(s float64) { c.scale = s }
 
 // SetWarmup implements WarmupAware: while warming up, a chosen χ follows
 // the adapting scale; at the end it is fixed at the final scale.
@@ -228,18 +232,17 @@ func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	// 1. Propose θ′; the prior is exact and rejects outside its support
 	// before any datum is read.
-	logQ := c.prop.Propose(rng, c.next, c.theta, c.scale)
-	lpNew := c.t.LogPrior(c.next)
-	if math.IsInf(lpNew, -1) {
+	logR, ok := c.propose(rng)
+	if !ok {
 		return Info{AcceptProb: 0, LogDensity: math.NaN()}, nil
 	}
-	logR := lpNew - c.t.LogPrior(c.theta) + logQ
 	// 2–3. The auxiliary minibatch and the ratio estimate.
 	data, info, err := c.logRatio(rng, c.theta, c.next)
 	if err != nil {
 		return Info{}, err
 	}
 	// 4. Accept with probability min(1, r).
+	info.LogDensity = math.NaN()
 	return c.accept(rng, logR+data, info)
 }
 
@@ -275,9 +278,6 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 		idx := c.idx[:n]
 		for j := range idx {
 			idx[j] = c.table.Draw(rng)
-			if c.mutation == mutationUniformDraws {
-				idx[j] = rng.IntN(len(c.c))
-			}
 			c.seen.add(idx[j])
 		}
 		if err := c.t.EnergyDiffs(c.diff[:n], theta, next, idx); err != nil {
@@ -290,10 +290,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 			if math.Abs(d) > mi*(1+boundTol) {
 				return 0, Info{}, c.violation(i, d, mi, theta, next)
 			}
-			keep, term := tunaTerm(d, mi, a)
-			if c.mutation == mutationEjectNew {
-				keep, _ = tunaTerm(-d, mi, a)
-			}
+			keep, term := c.term(d, mi, a)
 			if rng.Float64() < keep {
 				logR += term
 			}
@@ -321,19 +318,6 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 	return keep, math.Log(phiNew) - math.Log(phiOld)
 }
 
-func (c *tunaChain) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
-	if math.IsNaN(logR) {
-		return Info{}, fmt.Errorf("TunaMH: log acceptance ratio is NaN at θ = %v, θ′ = %v", c.theta, c.next)
-	}
-	info.AcceptProb = math.Exp(min(logR, 0))
-	info.LogDensity = math.NaN()
-	if logR >= 0 || rng.Float64() < info.AcceptProb {
-		copy(c.theta, c.next)
-		info.Accepted = true
-	}
-	return info, nil
-}
-
 // violation reports a datum that breaks the bound, which would make the
 // ejection probabilities leave [0, 1] and the chain inexact.
 func (c *tunaBatch) violation(i int, d, mi float64, theta, next []float64) error {
@@ -342,11 +326,25 @@ func (c *tunaBatch) violation(i int, d, mi float64, theta, next []float64) error
 	return fmt.Errorf("%s: %w", c.who, v)
 }
 
-// Test hooks: deliberately wrong variants that the exactness tests must
-// catch.
-const (
-	mutationNone = iota
-	mutationEjectNew
-	mutationUniformDraws
-	mutationPoissonFlip
-)
+// MarshalState saves TunaMH's χ and its warmup flags.
+func (c *tunaChain) MarshalState() ([]byte, error) {
+	return gobState(struct {
+		Chi       float64
+		Warm      bool
+		WarmSteps int
+	}{c.chi, c.warm, c.warmSteps})
+}
+
+// UnmarshalState restores them.
+func (c *tunaChain) UnmarshalState(b []byte) error {
+	var s struct {
+		Chi       float64
+		Warm      bool
+		WarmSteps int
+	}
+	if err := ungobState(b, &s); err != nil {
+		return err
+	}
+	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
+	return nil
+}

@@ -39,7 +39,10 @@ type TunaMHSGLD struct {
 	Bound    *DiffBound
 	MaxBatch float64
 
-	mutation int // test hook (export_test.go)
+	// Test hook (export_test.go), nil in every real kernel: sets the
+	// reverse proposal mean μ(θ′) into c.muRev (nil: tunaSGLDChain.mean
+	// at θ′ with the same ω1).
+	reverseMean func(c *tunaSGLDChain, theta, next []float64, w1 []int, eps float64) error
 }
 
 // Name returns "TunaMH-SGLD".
@@ -80,6 +83,8 @@ type tunaSGLDChain struct {
 	muRev  []float64 // the reverse mean μ(θ′)
 	grad   []float64
 	kFloat float64
+
+	reverseMean func(c *tunaSGLDChain, theta, next []float64, w1 []int, eps float64) error
 }
 
 // startScheme is the AuxScheme view of TunaMHSGLD.
@@ -103,7 +108,7 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 	if err != nil {
 		return nil, err
 	}
-	batch, err := newTunaBatch("TunaMH-SGLD", t, b, k.Chi, k.MaxBatch)
+	batch, err := newTunaBatch("TunaMH-SGLD", t, b, k.Chi, k.MaxBatch, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +121,11 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 		mu: make([]float64, d), muRev: make([]float64, d), grad: make([]float64, d)}
 	for i := range c.perm {
 		c.perm[i] = i
+	}
+	if c.reverseMean = k.reverseMean; c.reverseMean == nil {
+		c.reverseMean = func(c *tunaSGLDChain, _, next []float64, w1 []int, eps float64) error {
+			return c.mean(c.muRev, next, w1, eps)
+		}
 	}
 	return c, nil
 }
@@ -182,12 +192,7 @@ func (c *tunaSGLDChain) DrawOmega2(rng *rand.Rand, theta, next []float64, _ []in
 // LogRatio adds the SGLD proposal ratio, the reverse mean from θ′ with the
 // same ω1, to TunaMH's estimate.
 func (c *tunaSGLDChain) LogRatio(theta, next []float64, w1 []int, w2 *tunaOmega2, eps float64) (float64, error) {
-	if c.k.mutation == gradMutationStaleReverse {
-		// The reverse mean with θ's drift: wrong.
-		for j := range c.muRev {
-			c.muRev[j] = next[j] + (c.mu[j] - theta[j])
-		}
-	} else if err := c.mean(c.muRev, next, w1, eps); err != nil {
+	if err := c.reverseMean(c, theta, next, w1, eps); err != nil {
 		return 0, err
 	}
 	var fwd, rev float64
@@ -205,3 +210,9 @@ func (c *tunaSGLDChain) Report(info Info) Info {
 	c.w2 = tunaOmega2{}
 	return info
 }
+
+// MarshalState saves the permutation the K-subsets are drawn from.
+func (c *tunaSGLDChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+
+// UnmarshalState restores it.
+func (c *tunaSGLDChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }

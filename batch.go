@@ -1,45 +1,23 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
 package exactmh
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 )
 
-// Mechanisms shared by the minibatch kernels: proposal set-up, the chunk
-// size in which sampled data are evaluated, and the distinct-data counter.
+// Mechanisms shared by the minibatch kernels: the chunk size in which
+// sampled data are evaluated, the distinct-data counter, subsets without
+// replacement, the bound lookup and the full-batch energy difference every
+// truncated kernel falls back to.
 
 // batchChunk is the number of sampled data evaluated per call to the
 // energy: large enough to amortise the call, small enough to live in fixed
 // scratch, so that a batch of any size needs no allocation.
 const batchChunk = 256
-
-// proposalSetup applies the defaults shared by every random-walk kernel:
-// a nil proposal is the isotropic RandomWalk, a zero scale 0.1.
-func proposalSetup(kernel string, prop Proposal, scale float64, d int) (Proposal, float64, error) {
-	if prop == nil {
-		prop = RandomWalk{}
-	}
-	if rw, ok := prop.(RandomWalk); ok {
-		if err := rw.checkDim(d); err != nil {
-			return nil, 0, err
-		}
-	}
-	if scale == 0 {
-		scale = 0.1
-	}
-	if err := checkScale(kernel, scale); err != nil {
-		return nil, 0, err
-	}
-	return prop, scale, nil
-}
-
-func checkStart(t *Target, theta0 []float64) error {
-	if len(theta0) != t.Dim() {
-		return fmt.Errorf("len(θ0) = %d, want %d", len(theta0), t.Dim())
-	}
-	return nil
-}
 
 // distinct counts the distinct data a step touches with one stamp per
 // datum (4 bytes each, at most half the size of the data themselves):
@@ -105,26 +83,6 @@ func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	return b, nil
 }
 
-// fullMHStep is the full-batch MH step the truncated kernels (TFMH, SMH)
-// fall back to: the exact log ratio, logPrior (the prior and proposal part)
-// plus all N energy differences, and the decision. On acceptance it copies
-// θ′ into θ.
-func fullMHStep(rng *rand.Rand, t *Target, theta, next []float64, logPrior float64, idx *[batchChunk]int, diff *[batchChunk]float64) (Info, error) {
-	sum, err := fullEnergyDiff(t, theta, next, idx, diff)
-	if err != nil {
-		return Info{}, err
-	}
-	n := t.N()
-	info := Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()}
-	logR := logPrior + sum
-	info.AcceptProb = math.Exp(min(logR, 0))
-	if logR >= 0 || rng.Float64() < info.AcceptProb {
-		copy(theta, next)
-		info.Accepted = true
-	}
-	return info, nil
-}
-
 // fullEnergyDiff returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data, in chunks
 // through the caller's scratch: the exact log-likelihood ratio of a
 // full-batch MH step, which the truncated kernels fall back to.
@@ -144,4 +102,17 @@ func fullEnergyDiff(t *Target, theta, next []float64, idx *[batchChunk]int, diff
 		}
 	}
 	return sum, nil
+}
+
+// restorePerm restores a saved permutation of the data into perm.
+func restorePerm(b []byte, perm []int) error {
+	var p []int
+	if err := ungobState(b, &p); err != nil {
+		return err
+	}
+	if len(p) != len(perm) {
+		return fmt.Errorf("saved permutation of %d data, the posterior has %d", len(p), len(perm))
+	}
+	copy(perm, p)
+	return nil
 }

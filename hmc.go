@@ -1,0 +1,145 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// HMC is full-batch Hamiltonian Monte Carlo with an identity mass matrix:
+// momentum p ~ N(0, I), Steps leapfrog steps of size ε (Scale), each
+// half-kick with the gradient at the current position (fresh gradients:
+// the integrator is then reversible and volume-preserving, which the MH
+// correction needs), accepted with the exact change in the Hamiltonian
+// −log π(θ) + ½‖p‖². A trajectory that leaves the prior's support is
+// rejected there. A step costs Steps·N gradient and N energy evaluations.
+type HMC struct {
+	// Scale is the leapfrog step size ε (0: 0.1); warmup adapts it unless
+	// Settings.NoAdapt.
+	Scale float64
+	// Steps is the number of leapfrog steps per transition (0: 10).
+	Steps int
+	// Jitter, in [0, 1), draws each transition's step size uniformly from
+	// ε·(1 ± Jitter): with a fixed trajectory length, periodic orbits can
+	// bring trajectories back near their start and stall the chain, which
+	// jitter breaks (0: no jitter, the reference code's behaviour).
+	Jitter float64
+
+	// Test hook (export_test.go), nil in every real kernel: sets g to the
+	// gradient at an inner leapfrog position (nil: gradWalk.gradient).
+	refresh func(c *hmcChain, g, theta []float64) error
+}
+
+// Name returns "HMC".
+func (HMC) Name() string { return "HMC" }
+
+// Exact returns true.
+func (HMC) Exact() bool { return true }
+
+// Start evaluates log π and its gradient at θ0.
+func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
+	steps := k.Steps
+	if steps == 0 {
+		steps = 10
+	}
+	if steps < 0 {
+		return nil, fmt.Errorf("HMC: Steps = %d, want > 0", k.Steps)
+	}
+	if !(k.Jitter >= 0 && k.Jitter < 1) {
+		return nil, fmt.Errorf("HMC: Jitter = %v, want in [0, 1)", k.Jitter)
+	}
+	g, err := newGradWalk("HMC", t, k.Scale, theta0)
+	if err != nil {
+		return nil, err
+	}
+	c := &hmcChain{k: k, gradWalk: g, steps: steps, refresh: k.refresh}
+	if c.refresh == nil {
+		c.refresh = func(c *hmcChain, g, theta []float64) error { return c.gradient(g, theta) }
+	}
+	return c, nil
+}
+
+type hmcChain struct {
+	k HMC
+	gradWalk
+	noState
+	steps   int
+	refresh func(c *hmcChain, g, theta []float64) error
+}
+
+// Params reports the number of leapfrog steps.
+func (c *hmcChain) Params() map[string]float64 { return map[string]float64{"steps": float64(c.steps)} }
+
+// leapfrog integrates (θ, p) = (c.next, c.momentum) for c.steps steps of
+// size eps from the gradient c.gradNext at c.next, leaving the gradient at
+// the end in c.gradNext and log π there in c.logPiNext (the last gradient
+// and the energy in one read of the data). It returns false if the path
+// left the support.
+func (c *hmcChain) leapfrog(eps float64) (bool, error) {
+	p, th, g := c.momentum, c.next, c.gradNext
+	for j := range p {
+		p[j] += eps / 2 * g[j]
+	}
+	for l := range c.steps {
+		for j := range th {
+			th[j] += eps * p[j]
+		}
+		if math.IsInf(c.t.LogPrior(th), -1) {
+			return false, nil
+		}
+		switch {
+		case l == c.steps-1:
+			lp, err := c.eval(g, th)
+			if err != nil {
+				return false, err
+			}
+			c.logPiNext = lp
+		default:
+			if err := c.refresh(c, g, th); err != nil {
+				return false, err
+			}
+		}
+		kick := eps
+		if l == c.steps-1 {
+			kick = eps / 2
+		}
+		for j := range p {
+			p[j] += kick * g[j]
+		}
+	}
+	return true, nil
+}
+
+// Step makes one HMC transition.
+func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
+	info := Info{LogDensity: c.logPi, Batch: c.t.N()}
+	var k0 float64
+	for j := range c.momentum {
+		v := rng.NormFloat64()
+		c.momentum[j] = v
+		k0 += v * v / 2
+	}
+	copy(c.next, c.theta)
+	copy(c.gradNext, c.grad)
+	eps := c.scale
+	if c.k.Jitter > 0 {
+		eps *= 1 + c.k.Jitter*(2*rng.Float64()-1)
+	}
+	inside, err := c.leapfrog(eps)
+	if err != nil {
+		return Info{}, err
+	}
+	if !inside {
+		return info, nil
+	}
+	var k1 float64
+	for _, v := range c.momentum {
+		k1 += v * v / 2
+	}
+	logA := (c.logPiNext - k1) - (c.logPi - k0)
+	return c.accept(rng, logA, info)
+}

@@ -1,0 +1,141 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// walk is the part of a transition every proposal-driven chain shares, written
+// once: the position θ and the proposal buffer θ′, the Proposal and its step
+// scale (Position, StepScale and SetStepScale), "propose θ′ and return the
+// exact prior and proposal part of the log ratio, or reject outside the
+// prior's support before any datum is read", and "accept with probability
+// min(1, e^{log r})". A kernel's chain embeds a walk and adds only its own
+// auxiliary variables and ratio estimate.
+type walk struct {
+	name  string // the kernel's name, for errors
+	t     *Target
+	prop  Proposal // nil for chains with their own proposal (MALA, HMC, Aux schemes)
+	scale float64
+	theta []float64 // θ, the chain's position
+	next  []float64 // θ′, the proposal
+
+	// logPriorNext and logQ are the parts of the last proposal's exact
+	// log ratio: log p(θ′) and log q(θ|θ′) − log q(θ′|θ).
+	logPriorNext, logQ float64
+}
+
+// newWalk checks θ0 and a user-set scale and applies the defaults shared by
+// every kernel: a zero scale is 0.1 and, for kernels that take a Proposal
+// (usesProposal), a nil one is the isotropic RandomWalk.
+func newWalk(name string, t *Target, prop Proposal, usesProposal bool, scale float64, theta0 []float64) (walk, error) {
+	if usesProposal {
+		if prop == nil {
+			prop = RandomWalk{}
+		}
+		if rw, ok := prop.(RandomWalk); ok {
+			if err := rw.checkDim(t.Dim()); err != nil {
+				return walk{}, err
+			}
+		}
+	}
+	if scale == 0 {
+		scale = 0.1
+	}
+	if err := checkScale(name, scale); err != nil {
+		return walk{}, err
+	}
+	if err := checkStart(t, theta0); err != nil {
+		return walk{}, err
+	}
+	return walk{name: name, t: t, prop: prop, scale: scale, theta: slices.Clone(theta0), next: make([]float64, t.Dim())}, nil
+}
+
+// Position returns θ.
+func (w *walk) Position() []float64 { return w.theta }
+
+// StepScale returns the proposal's step scale.
+func (w *walk) StepScale() float64 { return w.scale }
+
+// SetStepScale sets the proposal's step scale (the driver adapts it during
+// warmup).
+func (w *walk) SetStepScale(s float64) { w.scale = s }
+
+// propose draws θ′ from the Proposal into w.next and returns the exact part
+// of the log acceptance ratio, log p(θ′) − log p(θ) + log q(θ|θ′) − log q(θ′|θ)
+// (see exactPart).
+func (w *walk) propose(rng *rand.Rand) (logR float64, ok bool) {
+	return w.exactPart(w.prop.Propose(rng, w.next, w.theta, w.scale))
+}
+
+// exactPart finishes a proposal already in w.next whose log proposal ratio
+// is logQ: it evaluates the prior at θ′ exactly (priors are never
+// subsampled) and returns log p(θ′) − log p(θ) + logQ. ok is false when θ′
+// lies outside the prior's support: the step then rejects before reading a
+// datum.
+func (w *walk) exactPart(logQ float64) (logR float64, ok bool) {
+	w.logQ = logQ
+	w.logPriorNext = w.t.LogPrior(w.next)
+	if math.IsInf(w.logPriorNext, -1) {
+		return math.Inf(-1), false
+	}
+	return w.logPriorNext - w.t.LogPrior(w.theta) + logQ, true
+}
+
+// accept accepts θ′ with probability min(1, e^{logR}): it sets
+// info.AcceptProb and info.Accepted and on acceptance moves θ to θ′. A NaN
+// log ratio is an error naming θ and θ′. (Info by value: through a pointer
+// it would escape to the heap.)
+func (w *walk) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
+	if math.IsNaN(logR) {
+		return Info{}, fmt.Errorf("%s: log acceptance ratio is NaN at θ = %v, θ′ = %v", w.name, w.theta, w.next)
+	}
+	info.AcceptProb = math.Exp(min(logR, 0))
+	if logR >= 0 || rng.Float64() < info.AcceptProb {
+		copy(w.theta, w.next)
+		info.Accepted = true
+	}
+	return info, nil
+}
+
+// fullMHStep is the full-batch MH step the truncated kernels (TunaMH's
+// fallback is inside its ratio estimate; TFMH and SMH here) fall back to:
+// the exact log ratio — logPrior, the prior and proposal part, plus all N
+// energy differences — and the decision.
+func (w *walk) fullMHStep(rng *rand.Rand, logPrior float64, idx *[batchChunk]int, diff *[batchChunk]float64) (Info, error) {
+	sum, err := fullEnergyDiff(w.t, w.theta, w.next, idx, diff)
+	if err != nil {
+		return Info{}, err
+	}
+	n := w.t.N()
+	return w.accept(rng, logPrior+sum, Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()})
+}
+
+// checkStart checks θ0's dimension.
+func checkStart(t *Target, theta0 []float64) error {
+	if len(theta0) != t.Dim() {
+		return fmt.Errorf("len(θ0) = %d, want %d", len(theta0), t.Dim())
+	}
+	return nil
+}
+
+// noState is embedded by chains whose whole state is their position and
+// values Start recomputes from it: their Checkpointer saves nothing.
+type noState struct{}
+
+// MarshalState returns no state.
+func (noState) MarshalState() ([]byte, error) { return nil, nil }
+
+// UnmarshalState accepts only the empty state.
+func (noState) UnmarshalState(b []byte) error {
+	if len(b) != 0 {
+		return fmt.Errorf("the chain has no state beyond θ, but the checkpoint holds %d bytes for it", len(b))
+	}
+	return nil
+}
