@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 )
 
 // Write → read gives the draws back at the printed precision, every
@@ -142,10 +143,10 @@ func TestStanCSVDiagnosticsMatch(t *testing.T) {
 		}
 	}
 	direct := res.Samples(0)
-	if a, b := exactmh.ESSBulk(x), exactmh.ESSBulk(direct); a != b {
+	if a, b := diagnostics.ESSBulk(x), diagnostics.ESSBulk(direct); a != b {
 		t.Errorf("ESS from files %v, from the result %v", a, b)
 	}
-	if a, b := exactmh.RHat(x), exactmh.RHat(direct); a != b {
+	if a, b := diagnostics.RHat(x), diagnostics.RHat(direct); a != b {
 		t.Errorf("R-hat from files %v, from the result %v", a, b)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 )
 
 // Row returns the shared fields of a run, measured over its sampling phase:
@@ -63,7 +64,7 @@ func ESSPerSecond(res *exactmh.Result) (lo, median, hi float64) {
 	secs := res.Sampling().Time.Seconds()
 	e := make([]float64, res.Dim)
 	for j := range e {
-		e[j] = exactmh.ESSBulk(res.Samples(j)) / secs
+		e[j] = diagnostics.ESSBulk(res.Samples(j)) / secs
 		if math.IsNaN(e[j]) {
 			e[j] = 0
 		}
