@@ -19,6 +19,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/stancsv"
 )
 
 // Row returns the shared fields of a run, measured over its sampling phase:
@@ -124,7 +125,7 @@ func (c *Common) SaveStanCSV(res *exactmh.Result, name string, names []string) e
 		if err != nil {
 			return err
 		}
-		err = exactmh.WriteStanCSV(f, res, ch, &exactmh.StanCSVOptions{Names: names})
+		err = stancsv.Write(f, res, ch, &stancsv.Options{Names: names})
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
