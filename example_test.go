@@ -46,25 +46,6 @@ func ExampleSample() {
 	// converged (R-hat < 1.01, ESS > 400): true
 }
 
-// ESSBulk, RHat and MCSEMean take x[chain][iteration]; here four
-// independent AR(1) chains.
-func ExampleESSBulk() {
-	rng := rand.New(rand.NewPCG(3, 3))
-	x := make([][]float64, 4)
-	for c := range x {
-		x[c] = make([]float64, 2000)
-		v := rng.NormFloat64()
-		for t := range x[c] {
-			v = 0.9*v + math.Sqrt(1-0.81)*rng.NormFloat64()
-			x[c][t] = v
-		}
-	}
-	// For AR(1) with φ = 0.9 the ESS is about S(1−φ)/(1+φ) = 8000/19 ≈ 421.
-	ess := exactmh.ESSBulk(x)
-	fmt.Println(ess > 300 && ess < 600, exactmh.RHat(x) < 1.01)
-	// Output: true true
-}
-
 // CheckBound searches for pairs (θ, θ′) that violate a difference bound:
 // here a logistic-regression bound with constants 10× too small.
 func ExampleCheckBound() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -52,7 +53,7 @@ func pooledMoments(res *exactmh.Result, j int) (mean, mse, variance, vse float64
 		}
 	}
 	variance /= float64(n)
-	return mean, exactmh.MCSEMean(x), variance, exactmh.MCSEMean(sq)
+	return mean, diagnostics.MCSEMean(x), variance, diagnostics.MCSEMean(sq)
 }
 
 // MHBT's stationary law is the tempered posterior (mean and variance

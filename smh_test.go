@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/internal/exactness"
 )
 
@@ -85,8 +86,8 @@ func TestSMHConjugateMoments(t *testing.T) {
 		t.Fatal(err)
 	}
 	for j := range 2 {
-		a, b := exactmh.Quantile(flatten(smh.Samples(j)), 0.5), exactmh.Quantile(flatten(mh.Samples(j)), 0.5)
-		se := math.Hypot(exactmh.MCSEMean(smh.Samples(j)), exactmh.MCSEMean(mh.Samples(j)))
+		a, b := diagnostics.Quantile(flatten(smh.Samples(j)), 0.5), diagnostics.Quantile(flatten(mh.Samples(j)), 0.5)
+		se := math.Hypot(diagnostics.MCSEMean(smh.Samples(j)), diagnostics.MCSEMean(mh.Samples(j)))
 		if math.Abs(a-b) > 5*se*1.3 {
 			t.Errorf("θ%d: SMH-2 median %.4f vs MH %.4f (se %.4f)", j, a, b, se)
 		}

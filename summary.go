@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/exactmh/exactmh/diagnostics"
 )
 
 // ParamSummary summarizes the draws of one coordinate of θ.
@@ -14,7 +16,7 @@ type ParamSummary struct {
 	Name         string
 	Mean, SD     float64
 	Q5, Q50, Q95 float64 // type-7 quantiles of all draws
-	MCSE         float64 // Monte Carlo standard error of the mean (MCSEMean)
+	MCSE         float64 // Monte Carlo standard error of the mean (diagnostics.MCSEMean)
 	ESSBulk      float64
 	ESSTail      float64
 	ESSPerSecond float64 // ESSBulk per second of sampling (see Summary.SamplingTime)
@@ -90,14 +92,14 @@ func (r *Result) Summary(names ...string) *Summary {
 		} else {
 			p.Mean = meanOf(all)
 			p.SD = sampleSD(all)
-			p.Q5, p.Q50, p.Q95 = Quantile(all, 0.05), Quantile(all, 0.5), Quantile(all, 0.95)
+			p.Q5, p.Q50, p.Q95 = diagnostics.Quantile(all, 0.05), diagnostics.Quantile(all, 0.5), diagnostics.Quantile(all, 0.95)
 		}
-		p.MCSE = MCSEMean(x)
-		p.ESSBulk = ESSBulk(x)
-		p.ESSTail = ESSTail(x)
-		p.RHat = RHat(x)
+		p.MCSE = diagnostics.MCSEMean(x)
+		p.ESSBulk = diagnostics.ESSBulk(x)
+		p.ESSTail = diagnostics.ESSTail(x)
+		p.RHat = diagnostics.RHat(x)
 		p.ESSPerSecond = p.ESSBulk / secs
-		if !regular(x) {
+		if !diagnostics.Usable(x) {
 			p.NotAvailable = true
 		}
 		if p.ESSBulk < minBulk {
@@ -205,6 +207,33 @@ func (s *Summary) WriteTo(w io.Writer) (int64, error) {
 		fmt.Fprintf(cw, "warning: %s\n", msg)
 	}
 	return cw.n, cw.err
+}
+
+// pooled returns a fresh slice of all draws of all chains.
+func pooled(x [][]float64) []float64 {
+	var all []float64
+	for _, c := range x {
+		all = append(all, c...)
+	}
+	return all
+}
+
+func meanOf(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// sampleSD is the standard deviation with denominator n − 1 (R's sd).
+func sampleSD(x []float64) float64 {
+	mu := meanOf(x)
+	s := 0.0
+	for _, v := range x {
+		s += (v - mu) * (v - mu)
+	}
+	return math.Sqrt(s / float64(len(x)-1))
 }
 
 func num(v float64) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 )
 
 func TestSummaryOfRun(t *testing.T) {
@@ -31,7 +32,7 @@ func TestSummaryOfRun(t *testing.T) {
 		if p.Mean != mean[j] && math.Abs(p.Mean-mean[j]) > 1e-12 {
 			t.Errorf("%s mean %g, Result.Mean %g", p.Name, p.Mean, mean[j])
 		}
-		if p.ESSBulk != exactmh.ESSBulk(x) || p.RHat != exactmh.RHat(x) || p.MCSE != exactmh.MCSEMean(x) {
+		if p.ESSBulk != diagnostics.ESSBulk(x) || p.RHat != diagnostics.RHat(x) || p.MCSE != diagnostics.MCSEMean(x) {
 			t.Errorf("%s: summary diagnostics differ from the diagnostics functions", p.Name)
 		}
 		if !(p.Q5 < p.Q50 && p.Q50 < p.Q95) {

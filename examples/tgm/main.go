@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"gonum.org/v1/plot/vg"
@@ -224,7 +225,7 @@ func symKL(chains []*exactmh.ChainResult, t time.Duration, d int, truth []float6
 	if h == nil {
 		return math.NaN()
 	}
-	return exactmh.SymmetricKL(h, truth, 1e-13)
+	return diagnostics.SymmetricKL(h, truth, 1e-13)
 }
 
 // histogram counts the draws of every chain made by time t on the grid

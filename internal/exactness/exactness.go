@@ -25,6 +25,7 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -374,17 +375,17 @@ func ConjugateGaussian(n int, trueMean []float64, sigma *mat.SymDense, priorMean
 
 // CheckMoments compares the mean and variance of every coordinate of the
 // draws with the truth: each must lie within k Monte Carlo standard errors
-// (MCSEMean of the draws, and of the squared deviations for the variance).
-// It returns a *MomentError describing every coordinate that does not
-// (Biased), and every coordinate with a bulk ESS below 100 (LowESS): a
-// chain that barely moves has meaningless standard errors and must not
-// pass.
+// (diagnostics.MCSEMean of the draws, and of the squared deviations for
+// the variance). It returns a *MomentError describing every coordinate that
+// does not (Biased), and every coordinate with a bulk ESS below 100
+// (LowESS): a chain that barely moves has meaningless standard errors and
+// must not pass.
 func CheckMoments(r *exactmh.Result, mean, sd []float64, k float64) error {
 	var msgs []string
 	e := &MomentError{}
 	for j := range mean {
 		x := r.Samples(j)
-		if ess := exactmh.ESSBulk(x); !(ess >= 100) {
+		if ess := diagnostics.ESSBulk(x); !(ess >= 100) {
 			e.LowESS = append(e.LowESS, fmt.Sprintf("θ%d: bulk ESS %.3g < 100, too few effective draws to check", j, ess))
 			continue
 		}
@@ -397,7 +398,7 @@ func CheckMoments(r *exactmh.Result, mean, sd []float64, k float64) error {
 			}
 		}
 		m /= float64(n)
-		if se := exactmh.MCSEMean(x); !(math.Abs(m-mean[j]) <= k*se) {
+		if se := diagnostics.MCSEMean(x); !(math.Abs(m-mean[j]) <= k*se) {
 			msgs = append(msgs, fmt.Sprintf("θ%d: mean %.5g, want %.5g ± %g·%.3g (z = %.2f)", j, m, mean[j], k, se, (m-mean[j])/se))
 		}
 		sq := make([][]float64, len(x))
@@ -411,7 +412,7 @@ func CheckMoments(r *exactmh.Result, mean, sd []float64, k float64) error {
 		}
 		v /= float64(n)
 		want := sd[j] * sd[j]
-		if se := exactmh.MCSEMean(sq); !(math.Abs(v-want) <= k*se) {
+		if se := diagnostics.MCSEMean(sq); !(math.Abs(v-want) <= k*se) {
 			msgs = append(msgs, fmt.Sprintf("θ%d: variance %.5g, want %.5g ± %g·%.3g (z = %.2f)", j, v, want, k, se, (v-want)/se))
 		}
 	}

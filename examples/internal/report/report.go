@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/stancsv"
 )
 
 // Row returns the shared fields of a run, measured over its sampling phase:
@@ -63,7 +65,7 @@ func ESSPerSecond(res *exactmh.Result) (lo, median, hi float64) {
 	secs := res.Sampling().Time.Seconds()
 	e := make([]float64, res.Dim)
 	for j := range e {
-		e[j] = exactmh.ESSBulk(res.Samples(j)) / secs
+		e[j] = diagnostics.ESSBulk(res.Samples(j)) / secs
 		if math.IsNaN(e[j]) {
 			e[j] = 0
 		}
@@ -123,7 +125,7 @@ func (c *Common) SaveStanCSV(res *exactmh.Result, name string, names []string) e
 		if err != nil {
 			return err
 		}
-		err = exactmh.WriteStanCSV(f, res, ch, &exactmh.StanCSVOptions{Names: names})
+		err = stancsv.Write(f, res, ch, &stancsv.Options{Names: names})
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

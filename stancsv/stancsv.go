@@ -2,7 +2,27 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+// Package stancsv writes and reads Stan CSV, the per-chain output format of
+// CmdStan, read by stansummary, ArviZ, cmdstanpy and the R package
+// posterior. [Write] writes one chain of a finished [exactmh.Result];
+// [Recorder], made by [NewFiles], is an [exactmh.Recorder] that streams
+// every chain to its file during the run; [Read] reads files written by
+// either, or by CmdStan itself, into a [File].
+//
+// A file holds comment lines with the run's configuration (the library
+// version, the kernel and every hyperparameter, the settings, seed and
+// chain id), a header row, an adaptation comment, one row per kept draw and
+// a timing trailer.
+//
+// Sampler columns end in "__": lp__ (the exact log posterior, written only
+// when the kernel reports it for every draw — full-batch MH, MALA, HMC; the
+// minibatch kernels never evaluate it, and rather than fake it the column is
+// left out), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
+// the acceptance probability given the auxiliary minibatch, nan where
+// unknown), stepsize__, accepted__, batch_size__ (Info.Batch), n_energy__
+// and n_grad__ (datum evaluations of the transition). Parameters follow as
+// theta.1 … theta.d unless named.
+package stancsv
 
 import (
 	"bufio"
@@ -16,27 +36,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/exactmh/exactmh"
 )
 
-// Version is the library version written into output files.
-const Version = "0.10.0"
-
-// Stan CSV: the per-chain output format of CmdStan, read by stansummary,
-// ArviZ, cmdstanpy and posterior. A file holds comment lines with the run's
-// configuration, a header row, an adaptation comment, one row per kept draw
-// and a timing trailer.
-//
-// Sampler columns end in "__": lp__ (the exact log posterior, written only
-// when the kernel reports it for every draw — full-batch MH, MALA, HMC; the
-// minibatch kernels never evaluate it, and rather than fake it the column is
-// left out), accept_stat__ (Info.AcceptProb: for minibatch kernels the
-// acceptance probability given the auxiliary minibatch, nan where unknown),
-// stepsize__, accepted__, batch_size__ (Info.Batch), n_energy__ and
-// n_grad__ (datum evaluations of the transition). Parameters follow as
-// theta.1 … theta.d unless named.
-
-// StanCSVOptions configure the Stan CSV writers. The zero value works.
-type StanCSVOptions struct {
+// Options configure the Stan CSV writers. The zero value works.
+type Options struct {
 	// Names are the parameter column names (nil: theta.1 … theta.d).
 	Names []string
 	// SigFigs is the number of significant digits (0: 6, CmdStan's default;
@@ -44,14 +49,14 @@ type StanCSVOptions struct {
 	SigFigs int
 }
 
-func (o *StanCSVOptions) sigFigs() int {
+func (o *Options) sigFigs() int {
 	if o == nil || o.SigFigs <= 0 {
 		return 6
 	}
 	return min(o.SigFigs, 17)
 }
 
-func (o *StanCSVOptions) names(d int) ([]string, error) {
+func (o *Options) names(d int) ([]string, error) {
 	if o == nil || o.Names == nil {
 		names := make([]string, d)
 		for j := range names {
@@ -60,11 +65,11 @@ func (o *StanCSVOptions) names(d int) ([]string, error) {
 		return names, nil
 	}
 	if len(o.Names) != d {
-		return nil, fmt.Errorf("exactmh: StanCSVOptions.Names has %d names for %d parameters", len(o.Names), d)
+		return nil, fmt.Errorf("stancsv: Options.Names has %d names for %d parameters", len(o.Names), d)
 	}
 	for j, n := range o.Names {
 		if n == "" || strings.ContainsAny(n, ",\n#") || strings.HasSuffix(n, "__") {
-			return nil, fmt.Errorf("exactmh: StanCSVOptions.Names[%d] = %q: want a non-empty name without ',', '#', newlines or a trailing \"__\"", j, n)
+			return nil, fmt.Errorf("stancsv: Options.Names[%d] = %q: want a non-empty name without ',', '#', newlines or a trailing \"__\"", j, n)
 		}
 	}
 	return o.Names, nil
@@ -80,9 +85,9 @@ type stanWriter struct {
 }
 
 // header writes the configuration comments and the header row.
-func (s *stanWriter) header(k Kernel, name string, exact bool, set Settings, n, chain int, names []string) {
+func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exactmh.Settings, n, chain int, names []string) {
 	w := s.w
-	fmt.Fprintf(w, "# exactmh_version = %s\n", Version)
+	fmt.Fprintf(w, "# exactmh_version = %s\n", exactmh.Version)
 	fmt.Fprintf(w, "# method = sample\n#   sample\n")
 	fmt.Fprintf(w, "#     num_samples = %d\n#     num_warmup = %d\n#     save_warmup = 0\n#     thin = %d\n",
 		set.Draws, set.Warmup, set.Thin)
@@ -115,7 +120,7 @@ func (s *stanWriter) adaptation(scale float64) {
 }
 
 // row writes one draw.
-func (s *stanWriter) row(info *Info, scale float64, theta []float64) {
+func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	b := s.buf[:0]
 	add := func(v float64) {
 		if len(b) > 0 {
@@ -172,7 +177,7 @@ func boolInt(b bool) int {
 
 // kernelFields lists the exported scalar fields of a kernel struct as
 // name = value pairs, for the configuration comments.
-func kernelFields(k Kernel) [][2]string {
+func kernelFields(k exactmh.Kernel) [][2]string {
 	if k == nil {
 		return nil
 	}
@@ -224,14 +229,14 @@ func kernelFields(k Kernel) [][2]string {
 	return out
 }
 
-// WriteStanCSV writes chain c of res to w in CmdStan's CSV layout (see the
-// package's Stan CSV notes): configuration comments with the library
-// version, the kernel and every hyperparameter, the settings, seed and
-// chain id; the header; the adaptation comment; the draws; the timing
-// trailer.
-func WriteStanCSV(w io.Writer, res *Result, c int, opt *StanCSVOptions) error {
+// Write writes chain c of res to w in CmdStan's CSV layout (see the package
+// documentation): configuration comments with the library version, the
+// kernel and every hyperparameter, the settings, seed and chain id; the
+// header; the adaptation comment; the draws; the timing trailer. opt may be
+// nil.
+func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 	if res == nil || c < 0 || c >= len(res.Chains) {
-		return fmt.Errorf("exactmh: WriteStanCSV: no chain %d", c)
+		return fmt.Errorf("stancsv: Write: no chain %d", c)
 	}
 	names, err := opt.names(res.Dim)
 	if err != nil {
@@ -254,19 +259,20 @@ func WriteStanCSV(w io.Writer, res *Result, c int, opt *StanCSVOptions) error {
 	return s.w.Flush()
 }
 
-// StanCSVRecorder is a Recorder that streams every kept draw to one Stan
+// Recorder is an [exactmh.Recorder] that streams every kept draw to one Stan
 // CSV file per chain as it is made, so a crash loses at most the draws
 // since the last flush. It opens the files at Init and writes the header and
 // the adaptation comment with the first kept draw — whose Info tells whether
 // the kernel reports the exact log posterior, and so whether there is an
-// lp__ column — and the timing trailer when the run finishes (RunFinisher);
-// a cancelled run's files are flushed but left open for Resume to continue.
-type StanCSVRecorder struct {
+// lp__ column — and the timing trailer when the run finishes (it is an
+// [exactmh.RunFinisher]); a cancelled run's files are flushed but left open
+// for [exactmh.Resume] to continue.
+type Recorder struct {
 	// Open returns the writer for chain c (0-based). A returned io.Closer
 	// is closed when the run finishes.
 	Open func(c int) (io.Writer, error)
 	// Options are the column names and digits.
-	Options StanCSVOptions
+	Options Options
 	// FlushEvery is the number of draws between flushes (0: 1, every draw).
 	FlushEvery int
 
@@ -278,7 +284,7 @@ type recChain struct {
 	out     io.Writer
 	s       *stanWriter
 	pending int
-	run     RunInfo
+	run     exactmh.RunInfo
 	names   []string
 	chain   int
 	started bool // header written
@@ -291,10 +297,10 @@ func (rc *recChain) start(lp bool) {
 	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names)
 }
 
-// NewStanCSVFiles returns a StanCSVRecorder writing chain c to the file
-// prefix_<c+1>.csv, CmdStan's naming.
-func NewStanCSVFiles(prefix string, opt *StanCSVOptions) *StanCSVRecorder {
-	r := &StanCSVRecorder{Open: func(c int) (io.Writer, error) {
+// NewFiles returns a Recorder writing chain c to the file prefix_<c+1>.csv,
+// CmdStan's naming. opt may be nil.
+func NewFiles(prefix string, opt *Options) *Recorder {
+	r := &Recorder{Open: func(c int) (io.Writer, error) {
 		return os.Create(fmt.Sprintf("%s_%d.csv", prefix, c+1))
 	}}
 	if opt != nil {
@@ -304,9 +310,9 @@ func NewStanCSVFiles(prefix string, opt *StanCSVOptions) *StanCSVRecorder {
 }
 
 // Init opens the files.
-func (r *StanCSVRecorder) Init(run RunInfo) error {
+func (r *Recorder) Init(run exactmh.RunInfo) error {
 	if r.Open == nil {
-		return errors.New("exactmh: StanCSVRecorder.Open is nil")
+		return errors.New("stancsv: Recorder.Open is nil")
 	}
 	names, err := r.Options.names(run.Dim)
 	if err != nil {
@@ -318,7 +324,7 @@ func (r *StanCSVRecorder) Init(run RunInfo) error {
 	for c := range r.writers {
 		out, err := r.Open(c)
 		if err != nil {
-			return fmt.Errorf("exactmh: StanCSVRecorder: chain %d: %w", c, err)
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
 		}
 		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs()},
 			run: run, names: names, chain: c}
@@ -327,7 +333,7 @@ func (r *StanCSVRecorder) Init(run RunInfo) error {
 }
 
 // Record writes a kept draw; warmup transitions are not written.
-func (r *StanCSVRecorder) Record(e *Event) error {
+func (r *Recorder) Record(e *exactmh.Event) error {
 	if e.Draw < 0 {
 		return nil
 	}
@@ -347,7 +353,7 @@ func (r *StanCSVRecorder) Record(e *Event) error {
 
 // Finish writes the trailers and closes the files, or only flushes them
 // if the run was cancelled (so that Resume can continue them).
-func (r *StanCSVRecorder) Finish(res *Result) error {
+func (r *Recorder) Finish(res *exactmh.Result) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
@@ -355,7 +361,7 @@ func (r *StanCSVRecorder) Finish(res *Result) error {
 		if rc == nil {
 			continue
 		}
-		if res.Status != Canceled {
+		if res.Status != exactmh.Canceled {
 			if !rc.started {
 				rc.start(false) // no draws: a header without lp__
 			}
@@ -366,7 +372,7 @@ func (r *StanCSVRecorder) Finish(res *Result) error {
 		if err := rc.s.w.Flush(); err != nil {
 			errs = append(errs, err)
 		}
-		if res.Status == Canceled {
+		if res.Status == exactmh.Canceled {
 			continue
 		}
 		if cl, ok := rc.out.(io.Closer); ok {
@@ -379,8 +385,13 @@ func (r *StanCSVRecorder) Finish(res *Result) error {
 	return errors.Join(errs...)
 }
 
-// StanCSV is a Stan CSV file as read by ReadStanCSV.
-type StanCSV struct {
+var (
+	_ exactmh.Recorder    = (*Recorder)(nil)
+	_ exactmh.RunFinisher = (*Recorder)(nil)
+)
+
+// File is a Stan CSV file as read by Read.
+type File struct {
 	// Config holds the configuration comments as key = value, keys joined
 	// by '.' along CmdStan's indentation ("random.seed",
 	// "method.sample.num_samples"), values without " (Default)".
@@ -397,7 +408,7 @@ type StanCSV struct {
 }
 
 // Column returns the values of the named column.
-func (s *StanCSV) Column(name string) ([]float64, error) {
+func (s *File) Column(name string) ([]float64, error) {
 	for j, c := range s.Columns {
 		if c == name {
 			out := make([]float64, len(s.Draws))
@@ -407,11 +418,11 @@ func (s *StanCSV) Column(name string) ([]float64, error) {
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("exactmh: StanCSV: no column %q (have %v)", name, s.Columns)
+	return nil, fmt.Errorf("stancsv: File: no column %q (have %v)", name, s.Columns)
 }
 
 // ParamNames returns the parameter columns: those not ending in "__".
-func (s *StanCSV) ParamNames() []string {
+func (s *File) ParamNames() []string {
 	var out []string
 	for _, c := range s.Columns {
 		if !strings.HasSuffix(c, "__") {
@@ -421,9 +432,9 @@ func (s *StanCSV) ParamNames() []string {
 	return out
 }
 
-// ReadStanCSV reads a Stan CSV file, from exactmh or from CmdStan.
-func ReadStanCSV(r io.Reader) (*StanCSV, error) {
-	out := &StanCSV{Config: map[string]string{}, StepSize: math.NaN(), WarmupSeconds: math.NaN(), SamplingSeconds: math.NaN()}
+// Read reads a Stan CSV file, from exactmh or from CmdStan.
+func Read(r io.Reader) (*File, error) {
+	out := &File{Config: map[string]string{}, StepSize: math.NaN(), WarmupSeconds: math.NaN(), SamplingSeconds: math.NaN()}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<26)
 	type level struct {
@@ -483,23 +494,23 @@ func ReadStanCSV(r io.Reader) (*StanCSV, error) {
 		}
 		fields := strings.Split(text, ",")
 		if len(fields) != len(out.Columns) {
-			return nil, fmt.Errorf("exactmh: ReadStanCSV: line %d has %d values, header has %d columns", line, len(fields), len(out.Columns))
+			return nil, fmt.Errorf("stancsv: Read: line %d has %d values, header has %d columns", line, len(fields), len(out.Columns))
 		}
 		row := make([]float64, len(fields))
 		for j, f := range fields {
 			v, err := parseStanFloat(f)
 			if err != nil {
-				return nil, fmt.Errorf("exactmh: ReadStanCSV: line %d, column %s: %w", line, out.Columns[j], err)
+				return nil, fmt.Errorf("stancsv: Read: line %d, column %s: %w", line, out.Columns[j], err)
 			}
 			row[j] = v
 		}
 		out.Draws = append(out.Draws, row)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("exactmh: ReadStanCSV: %w", err)
+		return nil, fmt.Errorf("stancsv: Read: %w", err)
 	}
 	if out.Columns == nil {
-		return nil, errors.New("exactmh: ReadStanCSV: no header row")
+		return nil, errors.New("stancsv: Read: no header row")
 	}
 	return out, nil
 }

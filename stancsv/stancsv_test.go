@@ -1,4 +1,8 @@
-package exactmh_test
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package stancsv_test
 
 import (
 	"bytes"
@@ -8,15 +12,45 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/stancsv"
+	"gonum.org/v1/gonum/mat"
 )
+
+// boxed is the root package tests' boxed Gaussian-mean posterior: n data,
+// mean (1, −1), box-bounded.
+func boxed(t testing.TB, n int, beta float64) *exactness.Gaussian {
+	t.Helper()
+	sigma := mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2})
+	g, err := exactness.BoxedGaussian(n, []float64{1, -1}, sigma, beta, 6, 23)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// sameDraws fails unless a and b have the same draws and final step scales.
+func sameDraws(t *testing.T, name string, a, b *exactmh.Result) {
+	t.Helper()
+	for c := range a.Chains {
+		if a.Chains[c].Len() != b.Chains[c].Len() || !slices.Equal(a.Chains[c].Draws, b.Chains[c].Draws) {
+			t.Fatalf("%s chain %d: %d draws vs %d, or different values", name, c, a.Chains[c].Len(), b.Chains[c].Len())
+		}
+		if a.Chains[c].Scale != b.Chains[c].Scale {
+			t.Fatalf("%s chain %d: final scale %v vs %v", name, c, a.Chains[c].Scale, b.Chains[c].Scale)
+		}
+	}
+}
 
 // Write → read gives the draws back at the printed precision, every
 // sampler column, and the configuration.
-func TestStanCSVRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) {
 	g := boxed(t, 300, 1)
 	k := exactmh.TunaMH{Chi: 1e-3}
 	res, err := exactmh.Sample(context.Background(), g.Posterior, k, &exactmh.Settings{Chains: 2, Warmup: 200, Draws: 300, Seed: 9, Init: g.Mean})
@@ -25,10 +59,10 @@ func TestStanCSVRoundTrip(t *testing.T) {
 	}
 	for _, sig := range []int{6, 17} {
 		var buf bytes.Buffer
-		if err := exactmh.WriteStanCSV(&buf, res, 1, &exactmh.StanCSVOptions{SigFigs: sig, Names: []string{"mu.1", "mu.2"}}); err != nil {
+		if err := stancsv.Write(&buf, res, 1, &stancsv.Options{SigFigs: sig, Names: []string{"mu.1", "mu.2"}}); err != nil {
 			t.Fatal(err)
 		}
-		f, err := exactmh.ReadStanCSV(&buf)
+		f, err := stancsv.Read(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,13 +118,13 @@ func mustParse(s string) float64 {
 
 // A file in CmdStan's own layout reads: nested configuration, sampler
 // columns, adaptation and timing.
-func TestReadCmdStanCSV(t *testing.T) {
-	fh, err := os.Open("testdata/stancsv/bernoulli_cmdstan.csv")
+func TestReadCmdStan(t *testing.T) {
+	fh, err := os.Open("testdata/bernoulli_cmdstan.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	f, err := exactmh.ReadStanCSV(fh)
+	f, err := stancsv.Read(fh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +152,7 @@ func TestReadCmdStanCSV(t *testing.T) {
 }
 
 // ESS and R-hat from the files equal those of the Result (17 digits).
-func TestStanCSVDiagnosticsMatch(t *testing.T) {
+func TestDiagnosticsMatch(t *testing.T) {
 	g := boxed(t, 200, 1)
 	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Chains: 4, Draws: 400, Seed: 2, Init: g.Mean})
 	if err != nil {
@@ -127,10 +161,10 @@ func TestStanCSVDiagnosticsMatch(t *testing.T) {
 	x := make([][]float64, 4)
 	for c := range 4 {
 		var buf bytes.Buffer
-		if err := exactmh.WriteStanCSV(&buf, res, c, &exactmh.StanCSVOptions{SigFigs: 17}); err != nil {
+		if err := stancsv.Write(&buf, res, c, &stancsv.Options{SigFigs: 17}); err != nil {
 			t.Fatal(err)
 		}
-		f, err := exactmh.ReadStanCSV(&buf)
+		f, err := stancsv.Read(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,20 +176,20 @@ func TestStanCSVDiagnosticsMatch(t *testing.T) {
 		}
 	}
 	direct := res.Samples(0)
-	if a, b := exactmh.ESSBulk(x), exactmh.ESSBulk(direct); a != b {
+	if a, b := diagnostics.ESSBulk(x), diagnostics.ESSBulk(direct); a != b {
 		t.Errorf("ESS from files %v, from the result %v", a, b)
 	}
-	if a, b := exactmh.RHat(x), exactmh.RHat(direct); a != b {
+	if a, b := diagnostics.RHat(x), diagnostics.RHat(direct); a != b {
 		t.Errorf("R-hat from files %v, from the result %v", a, b)
 	}
 }
 
-// The streaming recorder writes the same rows as WriteStanCSV (from the
+// The streaming recorder writes the same rows as Write (from the
 // same run), each chain to its own file, with the trailer at the end.
-func TestStanCSVRecorder(t *testing.T) {
+func TestRecorder(t *testing.T) {
 	g := boxed(t, 200, 1)
 	dir := t.TempDir()
-	rec := exactmh.NewStanCSVFiles(filepath.Join(dir, "run"), &exactmh.StanCSVOptions{SigFigs: 9})
+	rec := stancsv.NewFiles(filepath.Join(dir, "run"), &stancsv.Options{SigFigs: 9})
 	set := exactmh.Settings{Chains: 2, Draws: 150, Warmup: 100, Seed: 5, Init: g.Mean}
 	plain, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &set)
 	if err != nil {
@@ -172,15 +206,15 @@ func TestStanCSVRecorder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		streamed, err := exactmh.ReadStanCSV(bytes.NewReader(raw))
+		streamed, err := stancsv.Read(bytes.NewReader(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := exactmh.WriteStanCSV(&buf, res, c, &exactmh.StanCSVOptions{SigFigs: 9}); err != nil {
+		if err := stancsv.Write(&buf, res, c, &stancsv.Options{SigFigs: 9}); err != nil {
 			t.Fatal(err)
 		}
-		whole, _ := exactmh.ReadStanCSV(&buf)
+		whole, _ := stancsv.Read(&buf)
 		if len(streamed.Draws) != 150 || fmt.Sprint(streamed.Columns) != fmt.Sprint(whole.Columns) {
 			t.Fatalf("chain %d: %d streamed draws, columns %v vs %v", c, len(streamed.Draws), streamed.Columns, whole.Columns)
 		}
@@ -195,44 +229,44 @@ func TestStanCSVRecorder(t *testing.T) {
 	}
 }
 
-func TestStanCSVErrors(t *testing.T) {
-	if _, err := exactmh.ReadStanCSV(bytes.NewBufferString("# only comments\n")); err == nil {
+func TestErrors(t *testing.T) {
+	if _, err := stancsv.Read(bytes.NewBufferString("# only comments\n")); err == nil {
 		t.Error("no header: no error")
 	}
-	if _, err := exactmh.ReadStanCSV(bytes.NewBufferString("a,b\n1,2\n3\n")); err == nil {
+	if _, err := stancsv.Read(bytes.NewBufferString("a,b\n1,2\n3\n")); err == nil {
 		t.Error("short row: no error")
 	}
-	if _, err := exactmh.ReadStanCSV(bytes.NewBufferString("a,b\n1,x\n")); err == nil {
+	if _, err := stancsv.Read(bytes.NewBufferString("a,b\n1,x\n")); err == nil {
 		t.Error("bad number: no error")
 	}
-	f, err := exactmh.ReadStanCSV(bytes.NewBufferString("a__,b\nnan,-inf\n"))
+	f, err := stancsv.Read(bytes.NewBufferString("a__,b\nnan,-inf\n"))
 	if err != nil || !math.IsNaN(f.Draws[0][0]) || !math.IsInf(f.Draws[0][1], -1) {
 		t.Errorf("nan/-inf: %v %v", f, err)
 	}
 	g := boxed(t, 50, 1)
 	res, _ := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Chains: 1, Draws: 10, Init: g.Mean})
-	if err := exactmh.WriteStanCSV(io.Discard, res, 3, nil); err == nil {
+	if err := stancsv.Write(io.Discard, res, 3, nil); err == nil {
 		t.Error("missing chain: no error")
 	}
-	if err := exactmh.WriteStanCSV(io.Discard, res, 0, &exactmh.StanCSVOptions{Names: []string{"a"}}); err == nil {
+	if err := stancsv.Write(io.Discard, res, 0, &stancsv.Options{Names: []string{"a"}}); err == nil {
 		t.Error("wrong number of names: no error")
 	}
-	if err := exactmh.WriteStanCSV(io.Discard, res, 0, &exactmh.StanCSVOptions{Names: []string{"a,b", "c"}}); err == nil {
+	if err := stancsv.Write(io.Discard, res, 0, &stancsv.Options{Names: []string{"a,b", "c"}}); err == nil {
 		t.Error("comma in a name: no error")
 	}
 }
 
 // The recorder decides the lp__ column from the draws: a minibatch kernel,
 // which does not know the log posterior, gets none.
-func TestStanCSVRecorderNoLP(t *testing.T) {
+func TestRecorderNoLP(t *testing.T) {
 	g := boxed(t, 200, 1)
 	var buf bytes.Buffer
-	rec := &exactmh.StanCSVRecorder{Open: func(int) (io.Writer, error) { return &buf, nil }}
+	rec := &stancsv.Recorder{Open: func(int) (io.Writer, error) { return &buf, nil }}
 	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{},
 		&exactmh.Settings{Chains: 1, Draws: 20, Warmup: 20, Init: g.Mean, Recorder: rec}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := exactmh.ReadStanCSV(&buf)
+	f, err := stancsv.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}

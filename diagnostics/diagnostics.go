@@ -1,4 +1,40 @@
-package exactmh
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Package diagnostics computes MCMC convergence diagnostics and accuracy
+// measures from the draws of one scalar quantity.
+//
+// The convergence diagnostics are computed exactly as the Stan team's R
+// package posterior (1.4.0 and later) computes them: Vehtari, Gelman,
+// Simpson, Carpenter and Bürkner (2021), "Rank-normalization, folding, and
+// localization: an improved R-hat", Bayesian Analysis 16(2). The tests
+// reproduce posterior's own output to 1e-8 relative, including where it
+// returns NA (NaN here) and its quirks for short chains. The convergence
+// diagnostics are
+//
+//   - the effective sample sizes [ESSBulk], [ESSTail], [ESSBasic] and
+//     [ESSQuantile];
+//   - the split R-hats [RHat] (the larger of [RHatBulk] and [RHatTail]) and
+//     [RHatBasic];
+//   - the Monte Carlo standard errors [MCSEMean] and [MCSEQuantile];
+//   - their building blocks [Quantile] (type 7), [Autocovariance] and
+//     [Autocorrelation].
+//
+// [ESSCoda] is R's coda::effectiveSize of one sequence (reproduced to 1e-8
+// as well), a second opinion beside [ESSBasic].
+// [TotalVariation], [SymmetricKL] and [MSE] measure the accuracy of an
+// estimate against a reference.
+//
+// Every function on [][]float64 takes the draws of one scalar quantity as
+// x[chain][iteration] (exactmh's Result.Samples(j) gives them for
+// coordinate j). Chains must have equal lengths; ragged input, an empty
+// input, any NaN or ±Inf, or a constant input (range below 2.2e-16,
+// posterior's absolute tolerance) gives NaN, which means "not available";
+// [Usable] reports whether an input avoids these cases.
+//
+// The package does not depend on exactmh.
+package diagnostics
 
 import (
 	"math"
@@ -8,18 +44,6 @@ import (
 	"gonum.org/v1/gonum/mathext"
 )
 
-// Convergence diagnostics, computed exactly as the Stan team's R package
-// posterior (1.4.0 and later) computes them: Vehtari, Gelman, Simpson,
-// Carpenter and Bürkner (2021), "Rank-normalization, folding, and
-// localization: an improved R-hat", Bayesian Analysis 16(2). The tests
-// reproduce posterior's own output to 1e-8 relative, including where it
-// returns NA (NaN here) and its quirks for short chains.
-//
-// Every function takes the draws of one scalar quantity as x[chain][iteration].
-// Chains must have equal lengths; ragged input, an empty input, any NaN or ±Inf,
-// or a constant input (range below 2.2e-16, posterior's absolute tolerance)
-// gives NaN, which means "not available".
-
 // constTol is posterior's constant-input tolerance: R's .Machine$double.eps,
 // used as an absolute bound on max − min over all draws.
 const constTol = 0x1p-52
@@ -28,7 +52,7 @@ const constTol = 0x1p-52
 // split chains (posterior::ess_bulk). It measures how well the centre of the
 // distribution is explored and is the default ESS to report.
 func ESSBulk(x [][]float64) float64 {
-	if !regular(x) {
+	if !Usable(x) {
 		return math.NaN()
 	}
 	return ess(zScale(split(x)))
@@ -48,7 +72,7 @@ func ESSTail(x [][]float64) float64 {
 // (posterior::ess_basic, equal to ess_mean): the one that governs the Monte
 // Carlo error of the mean.
 func ESSBasic(x [][]float64) float64 {
-	if !regular(x) {
+	if !Usable(x) {
 		return math.NaN()
 	}
 	return ess(split(x))
@@ -58,7 +82,7 @@ func ESSBasic(x [][]float64) float64 {
 // the split indicator chains I(x ≤ q_p), q_p the type-7 sample quantile of all
 // draws (posterior::ess_quantile). p = 1 is replaced by (S − ½)/S.
 func ESSQuantile(x [][]float64, p float64) float64 {
-	if !regular(x) || !(p >= 0 && p <= 1) {
+	if !Usable(x) || !(p >= 0 && p <= 1) {
 		return math.NaN()
 	}
 	all := pooled(x)
@@ -94,7 +118,7 @@ func RHat(x [][]float64) float64 {
 // RHatBulk is the split R-hat of the rank-normalized draws, the bulk half of
 // RHat.
 func RHatBulk(x [][]float64) float64 {
-	if !regular(x) {
+	if !Usable(x) {
 		return math.NaN()
 	}
 	return rhat(zScale(split(x)))
@@ -103,7 +127,7 @@ func RHatBulk(x [][]float64) float64 {
 // RHatTail is the split R-hat of the rank-normalized draws folded around
 // their median, |x − median|: the tail half of RHat.
 func RHatTail(x [][]float64) float64 {
-	if !regular(x) {
+	if !Usable(x) {
 		return math.NaN()
 	}
 	all := pooled(x)
@@ -122,7 +146,7 @@ func RHatTail(x [][]float64) float64 {
 // RHatBasic is the classic split R-hat of the raw draws
 // (posterior::rhat_basic; Gelman et al., BDA3 §11.4).
 func RHatBasic(x [][]float64) float64 {
-	if !regular(x) {
+	if !Usable(x) {
 		return math.NaN()
 	}
 	return rhat(split(x))
@@ -252,9 +276,13 @@ func nextFast(n int) int {
 	}
 }
 
-// regular reports whether x is usable: at least one chain, equal lengths, at
-// least one draw, all finite, not constant.
-func regular(x [][]float64) bool {
+// Usable reports whether x, the draws of one quantity as
+// x[chain][iteration], meets the package's conditions: at least one chain,
+// equal lengths, at least one draw, all finite, not constant (range at least
+// 2.2e-16). Where it is false, every function on [][]float64 returns NaN;
+// where it is true they may still return NaN for chains too short for the
+// estimator (ESSBulk needs 3 draws per split chain).
+func Usable(x [][]float64) bool {
 	if len(x) == 0 || len(x[0]) == 0 {
 		return false
 	}
@@ -347,7 +375,7 @@ func zScale(x [][]float64) [][]float64 {
 // S·log10(S).
 func ess(x [][]float64) float64 {
 	m, n := len(x), len(x[0])
-	if n < 3 || !regular(x) {
+	if n < 3 || !Usable(x) {
 		return math.NaN()
 	}
 	acov := make([]float64, n)
@@ -406,7 +434,7 @@ func ess(x [][]float64) float64 {
 // √((B/W + n − 1)/n), B = n·var(chain means), W = mean chain variance.
 func rhat(x [][]float64) float64 {
 	m, n := len(x), len(x[0])
-	if m < 2 || n < 2 || !regular(x) {
+	if m < 2 || n < 2 || !Usable(x) {
 		return math.NaN()
 	}
 	means := make([]float64, m)

@@ -1,4 +1,8 @@
-package exactmh_test
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package diagnostics_test
 
 import (
 	"encoding/json"
@@ -8,11 +12,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 )
 
 // fixture is one golden-value case computed by R's posterior 1.4.0 and
-// coda 0.19-4 (testdata/diagnostics/README.md, copied from
+// coda 0.19-4 (testdata/README.md, copied from
 // ../shared/fixtures/diagnostics). A null expected value is R's NA.
 type fixture struct {
 	Name     string                     `json:"name"`
@@ -22,9 +26,9 @@ type fixture struct {
 
 func loadFixtures(t *testing.T) []fixture {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "diagnostics", "*.json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no diagnostics fixtures in testdata/diagnostics (err %v)", err)
+		t.Fatalf("no diagnostics fixtures in testdata (err %v)", err)
 	}
 	var out []fixture
 	for _, f := range files {
@@ -85,30 +89,30 @@ func same(got, want, tol float64) bool {
 func TestDiagnosticsMatchPosterior(t *testing.T) {
 	const tol = 1e-8
 	scalar := map[string]func(x [][]float64) float64{
-		"ess_bulk":          exactmh.ESSBulk,
-		"ess_tail":          exactmh.ESSTail,
-		"ess_basic":         exactmh.ESSBasic,
-		"ess_mean":          exactmh.ESSBasic,
-		"ess_quantile_q5":   func(x [][]float64) float64 { return exactmh.ESSQuantile(x, 0.05) },
-		"ess_quantile_q95":  func(x [][]float64) float64 { return exactmh.ESSQuantile(x, 0.95) },
-		"rhat":              exactmh.RHat,
-		"rhat_basic":        exactmh.RHatBasic,
-		"rhat_bulk":         exactmh.RHatBulk,
-		"rhat_tail":         exactmh.RHatTail,
-		"mcse_mean":         exactmh.MCSEMean,
-		"mcse_quantile_q5":  func(x [][]float64) float64 { return exactmh.MCSEQuantile(x, 0.05) },
-		"mcse_quantile_q95": func(x [][]float64) float64 { return exactmh.MCSEQuantile(x, 0.95) },
+		"ess_bulk":          diagnostics.ESSBulk,
+		"ess_tail":          diagnostics.ESSTail,
+		"ess_basic":         diagnostics.ESSBasic,
+		"ess_mean":          diagnostics.ESSBasic,
+		"ess_quantile_q5":   func(x [][]float64) float64 { return diagnostics.ESSQuantile(x, 0.05) },
+		"ess_quantile_q95":  func(x [][]float64) float64 { return diagnostics.ESSQuantile(x, 0.95) },
+		"rhat":              diagnostics.RHat,
+		"rhat_basic":        diagnostics.RHatBasic,
+		"rhat_bulk":         diagnostics.RHatBulk,
+		"rhat_tail":         diagnostics.RHatTail,
+		"mcse_mean":         diagnostics.MCSEMean,
+		"mcse_quantile_q5":  func(x [][]float64) float64 { return diagnostics.MCSEQuantile(x, 0.05) },
+		"mcse_quantile_q95": func(x [][]float64) float64 { return diagnostics.MCSEQuantile(x, 0.95) },
 		"coda_effective_size_concat": func(x [][]float64) float64 {
 			var all []float64
 			for _, c := range x {
 				all = append(all, c...)
 			}
-			return exactmh.ESSCoda(all)
+			return diagnostics.ESSCoda(all)
 		},
 		"coda_effective_size_mcmc_list": func(x [][]float64) float64 {
 			s := 0.0
 			for _, c := range x {
-				s += exactmh.ESSCoda(c)
+				s += diagnostics.ESSCoda(c)
 			}
 			return s
 		},
@@ -119,7 +123,7 @@ func TestDiagnosticsMatchPosterior(t *testing.T) {
 			switch field {
 			case "autocorrelation_chain1":
 				want := numbers(t, raw)
-				got := exactmh.Autocorrelation(fx.Chains[0])
+				got := diagnostics.Autocorrelation(fx.Chains[0])
 				for k, w := range want {
 					// Values near 0: absolute tolerance (FFT rounding).
 					if !same(got[k], w, tol) {
@@ -129,7 +133,7 @@ func TestDiagnosticsMatchPosterior(t *testing.T) {
 			case "coda_effective_size_per_chain":
 				want := numbers(t, raw)
 				for j, w := range want {
-					if got := exactmh.ESSCoda(fx.Chains[j]); !same(got, w, tol) {
+					if got := diagnostics.ESSCoda(fx.Chains[j]); !same(got, w, tol) {
 						t.Errorf("%s: coda ESS of chain %d = %.17g, want %.17g", fx.Name, j, got, w)
 					}
 				}
@@ -164,20 +168,26 @@ func TestDiagnosticsBadInput(t *testing.T) {
 		"tiny":     {{1e-17, 2e-17, 3e-17, 1e-17, 2e-17, 3e-17, 1e-17, 2e-17}},
 	}
 	for name, x := range cases {
+		if diagnostics.Usable(x) {
+			t.Errorf("Usable(%s) = true", name)
+		}
 		for fname, f := range map[string]func([][]float64) float64{
-			"ESSBulk": exactmh.ESSBulk, "ESSTail": exactmh.ESSTail, "ESSBasic": exactmh.ESSBasic,
-			"RHat": exactmh.RHat, "RHatBasic": exactmh.RHatBasic, "MCSEMean": exactmh.MCSEMean,
-			"MCSEQuantile": func(x [][]float64) float64 { return exactmh.MCSEQuantile(x, 0.5) },
+			"ESSBulk": diagnostics.ESSBulk, "ESSTail": diagnostics.ESSTail, "ESSBasic": diagnostics.ESSBasic,
+			"RHat": diagnostics.RHat, "RHatBasic": diagnostics.RHatBasic, "MCSEMean": diagnostics.MCSEMean,
+			"MCSEQuantile": func(x [][]float64) float64 { return diagnostics.MCSEQuantile(x, 0.5) },
 		} {
 			if got := f(x); !math.IsNaN(got) {
 				t.Errorf("%s(%s) = %g, want NaN", fname, name, got)
 			}
 		}
 	}
-	if got := exactmh.ESSQuantile([][]float64{{1, 2, 3, 4, 5, 6, 7, 8}}, 1.5); !math.IsNaN(got) {
+	if !diagnostics.Usable([][]float64{{1, 2, 3}, {3, 2, 1}}) {
+		t.Error("Usable of two regular chains = false")
+	}
+	if got := diagnostics.ESSQuantile([][]float64{{1, 2, 3, 4, 5, 6, 7, 8}}, 1.5); !math.IsNaN(got) {
 		t.Errorf("ESSQuantile with p = 1.5 = %g, want NaN", got)
 	}
-	if got := exactmh.Autocorrelation(nil); len(got) != 0 {
+	if got := diagnostics.Autocorrelation(nil); len(got) != 0 {
 		t.Errorf("Autocorrelation(nil) = %v", got)
 	}
 }
@@ -194,7 +204,7 @@ func TestAutocovarianceDirect(t *testing.T) {
 		for _, v := range x {
 			mean += v / float64(n)
 		}
-		got := exactmh.Autocovariance(x)
+		got := diagnostics.Autocovariance(x)
 		for k := 0; k < n; k++ {
 			want := 0.0
 			for i := 0; i+k < n; i++ {
@@ -211,46 +221,46 @@ func TestAutocovarianceDirect(t *testing.T) {
 func TestQuantileType7(t *testing.T) {
 	x := []float64{5, 1, 4, 2, 3}
 	for _, c := range []struct{ p, want float64 }{{0, 1}, {1, 5}, {0.5, 3}, {0.1, 1.4}, {0.95, 4.8}} {
-		if got := exactmh.Quantile(x, c.p); math.Abs(got-c.want) > 1e-14 {
+		if got := diagnostics.Quantile(x, c.p); math.Abs(got-c.want) > 1e-14 {
 			t.Errorf("Quantile(%g) = %g, want %g", c.p, got, c.want)
 		}
 	}
 	if x[0] != 5 {
 		t.Error("Quantile modified its input")
 	}
-	if !math.IsNaN(exactmh.Quantile(nil, 0.5)) || !math.IsNaN(exactmh.Quantile(x, -0.1)) {
+	if !math.IsNaN(diagnostics.Quantile(nil, 0.5)) || !math.IsNaN(diagnostics.Quantile(x, -0.1)) {
 		t.Error("Quantile of empty input or bad p is not NaN")
 	}
 }
 
 func TestAccuracyMeasures(t *testing.T) {
-	if got := exactmh.TotalVariation([]float64{1, 1, 0, 0}, []float64{0, 0, 2, 2}); got != 1 {
+	if got := diagnostics.TotalVariation([]float64{1, 1, 0, 0}, []float64{0, 0, 2, 2}); got != 1 {
 		t.Errorf("TV of disjoint = %g, want 1", got)
 	}
 	// Counts and probabilities are both accepted: normalization by the sum.
-	if got := exactmh.TotalVariation([]float64{10, 30}, []float64{0.5, 0.5}); math.Abs(got-0.25) > 1e-15 {
+	if got := diagnostics.TotalVariation([]float64{10, 30}, []float64{0.5, 0.5}); math.Abs(got-0.25) > 1e-15 {
 		t.Errorf("TV = %g, want 0.25", got)
 	}
 	p, q := []float64{0.2, 0.8}, []float64{0.5, 0.5}
 	want := 0.5 * (0.2*math.Log(0.2/0.5) + 0.8*math.Log(0.8/0.5) + 0.5*math.Log(0.5/0.2) + 0.5*math.Log(0.5/0.8))
-	if got := exactmh.SymmetricKL(p, q, 1e-13); math.Abs(got-want) > 1e-14 {
+	if got := diagnostics.SymmetricKL(p, q, 1e-13); math.Abs(got-want) > 1e-14 {
 		t.Errorf("SymmetricKL = %g, want %g", got, want)
 	}
-	if got := exactmh.SymmetricKL(p, p, 1e-13); got != 0 {
+	if got := diagnostics.SymmetricKL(p, p, 1e-13); got != 0 {
 		t.Errorf("SymmetricKL(p, p) = %g", got)
 	}
-	if got := exactmh.SymmetricKL([]float64{1, 0}, []float64{0, 1}, 1e-13); math.IsInf(got, 0) || math.IsNaN(got) || got < 20 {
+	if got := diagnostics.SymmetricKL([]float64{1, 0}, []float64{0, 1}, 1e-13); math.IsInf(got, 0) || math.IsNaN(got) || got < 20 {
 		t.Errorf("SymmetricKL of disjoint histograms = %g, want large and finite", got)
 	}
-	if got := exactmh.MSE([]float64{1, 2}, []float64{0, 0}); got != 2.5 {
+	if got := diagnostics.MSE([]float64{1, 2}, []float64{0, 0}); got != 2.5 {
 		t.Errorf("MSE = %g", got)
 	}
 	for name, v := range map[string]float64{
-		"TV lengths":  exactmh.TotalVariation([]float64{1}, []float64{1, 2}),
-		"TV negative": exactmh.TotalVariation([]float64{-1, 2}, []float64{1, 2}),
-		"TV zero sum": exactmh.TotalVariation([]float64{0, 0}, []float64{1, 2}),
-		"KL eps":      exactmh.SymmetricKL(p, q, 0),
-		"MSE empty":   exactmh.MSE(nil, nil),
+		"TV lengths":  diagnostics.TotalVariation([]float64{1}, []float64{1, 2}),
+		"TV negative": diagnostics.TotalVariation([]float64{-1, 2}, []float64{1, 2}),
+		"TV zero sum": diagnostics.TotalVariation([]float64{0, 0}, []float64{1, 2}),
+		"KL eps":      diagnostics.SymmetricKL(p, q, 0),
+		"MSE empty":   diagnostics.MSE(nil, nil),
 	} {
 		if !math.IsNaN(v) {
 			t.Errorf("%s: %g, want NaN", name, v)
