@@ -14,17 +14,6 @@ import (
 	"time"
 )
 
-// Checkpointer is implemented by chains whose state beyond their position
-// can be saved, which Result.Checkpoint needs. A chain is restored by
-// starting its kernel at the saved position and then calling UnmarshalState
-// with what MarshalState returned; values that Start recomputes from the
-// position (cached energies, gradients) need not be saved. Every built-in
-// kernel implements it.
-type Checkpointer interface {
-	MarshalState() ([]byte, error)
-	UnmarshalState(b []byte) error
-}
-
 // checkpoint is the file format (gob): the run and every chain.
 type checkpoint struct {
 	Version  string
@@ -38,16 +27,15 @@ type checkpoint struct {
 }
 
 type chainCheckpoint struct {
-	Result                   ChainResult // Err is not saved
-	Theta                    []float64
-	State                    []byte // Checkpointer.MarshalState
-	RNG                      []byte // PCG.MarshalBinary
-	Scale                    float64
-	Mu, Hbar, LogAvg, Target float64 // the dual-averaging state
-	T                        int
-	Next                     int
-	Clock                    time.Duration
-	WarmupAware              bool
+	Result      ChainResult // Err is not saved
+	Theta       []float64
+	State       []byte // Checkpointer.MarshalState
+	RNG         []byte // PCG.MarshalBinary
+	Scale       float64
+	Adapt       dualAveraging // the step-scale adaptation
+	Next        int
+	Clock       time.Duration
+	WarmupAware bool
 }
 
 // Checkpoint writes the run — settings, draws and every chain's full state
@@ -83,8 +71,8 @@ func (r *Result) Checkpoint(w io.Writer) error {
 		res := *cr.r
 		res.Err = nil
 		cc := chainCheckpoint{Result: res, Theta: cr.ch.Position(), State: state, RNG: rng, Scale: res.Scale,
-			Mu: cr.adapt.mu, Hbar: cr.adapt.hbar, LogAvg: cr.adapt.logAvg, Target: cr.adapt.target, T: cr.adapt.t,
-			Next: cr.it, Clock: cr.clock, WarmupAware: cr.warm != nil}
+			Adapt: cr.adapt,
+			Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warm != nil}
 		if cr.tune != nil {
 			cc.Scale = cr.tune.StepScale()
 		}
@@ -137,7 +125,7 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (*Result
 		}
 		r := cc.Result
 		cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-			adapt: dualAveraging{mu: cc.Mu, hbar: cc.Hbar, logAvg: cc.LogAvg, target: cc.Target, t: cc.T}}
+			adapt: cc.Adapt}
 		cr.tune, _ = ch.(Tunable)
 		if cr.tune != nil {
 			cr.tune.SetStepScale(cc.Scale)

@@ -67,11 +67,8 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 	if len(init) != d {
 		return nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
 	}
-	if !t.HasGradient() {
-		if _, ok := p.Energy.(Gradienter); !ok {
-			return nil, fmt.Errorf("exactmh: FindMAP needs gradients: energy %T does not implement Gradienter", p.Energy)
-		}
-		return nil, fmt.Errorf("exactmh: FindMAP needs gradients: prior %T does not implement PriorGradienter", t.Prior())
+	if err := t.requireGradient(); err != nil {
+		return nil, fmt.Errorf("exactmh: FindMAP %w", err)
 	}
 	var set MAPSettings
 	if s != nil {

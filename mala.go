@@ -71,8 +71,8 @@ func newGradWalk(who string, t *Target, scale float64, theta0 []float64) (gradWa
 	if err != nil {
 		return gradWalk{}, err
 	}
-	if !t.HasGradient() {
-		return gradWalk{}, fmt.Errorf("%s needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", who, t.Energy(), t.Prior())
+	if err := t.requireGradient(); err != nil {
+		return gradWalk{}, fmt.Errorf("%s %w", who, err)
 	}
 	d := t.Dim()
 	g := gradWalk{walk: w, grad: make([]float64, d), gradNext: make([]float64, d), momentum: make([]float64, d)}

@@ -133,8 +133,8 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.RSGLD && !t.HasGradient() {
-		return nil, fmt.Errorf("%s needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", name, t.Energy(), t.Prior())
+	if err := t.requireGradient(); k.RSGLD && err != nil {
+		return nil, fmt.Errorf("%s with RSGLD %w", name, err)
 	}
 	n := t.N()
 	m := k.BatchSize

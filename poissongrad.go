@@ -89,8 +89,8 @@ type poissonGradScheme struct {
 func (s poissonGradScheme) Name() string { return s.name }
 
 func (s poissonGradScheme) Start(t *Target, theta0 []float64) (AuxChain[*poissonCounts, *poissonCounts], error) {
-	if !t.HasGradient() {
-		return nil, fmt.Errorf("%s needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", s.name, t.Energy(), t.Prior())
+	if err := t.requireGradient(); err != nil {
+		return nil, fmt.Errorf("%s %w", s.name, err)
 	}
 	counts, err := newPoissonCounts(s.name, t, s.energyRange, s.lambda, s.lambdaScale, nil, nil)
 	if err != nil {

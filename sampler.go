@@ -15,52 +15,6 @@ import (
 	"time"
 )
 
-// Kernel is a Markov transition kernel: a configuration (step sizes, bounds,
-// hyperparameters) that starts per-chain state. The same Kernel value starts
-// every chain of a run, so Start must not modify the Kernel.
-type Kernel interface {
-	// Name identifies the kernel in tables and output files.
-	Name() string
-	// Exact reports whether the kernel leaves the posterior exactly
-	// invariant. Inexact comparators (AustereMH, MHBT) return false.
-	Exact() bool
-	// Start checks that the target provides what the kernel needs (an
-	// error then, never mid-run), allocates all the chain's scratch memory
-	// and returns the chain positioned at θ0. The Target counts every datum
-	// evaluation; the Chain must evaluate data only through it.
-	Start(t *Target, theta0 []float64) (Chain, error)
-}
-
-// Chain is the state of one chain of a Kernel: its position and whatever the
-// kernel carries between steps (cached energies, FlyMC's brightness,
-// MHBT's batch).
-type Chain interface {
-	// Step advances the chain by one transition in place and reports what
-	// happened. It allocates nothing. An error (a violated bound, a
-	// non-finite energy) stops the chain.
-	Step(rng *rand.Rand) (Info, error)
-	// Position returns the current θ. The slice is owned by the chain and
-	// valid until the next Step; callers must not modify it.
-	Position() []float64
-}
-
-// WarmupAware is implemented by chains that tune their own parameters
-// during warmup (TunaMH's χ). Unless Settings.NoAdapt, the driver calls
-// SetWarmup(true) before the first warmup transition and SetWarmup(false)
-// after the last one, once the step scale is final; from then on the chain
-// must keep its parameters fixed, so that sampling is exact. A chain never
-// told keeps the parameters Start chose.
-type WarmupAware interface {
-	SetWarmup(on bool)
-}
-
-// Tunable is implemented by chains whose proposal has a step scale; the
-// driver adapts it during warmup toward Settings.TargetAccept.
-type Tunable interface {
-	StepScale() float64
-	SetStepScale(s float64)
-}
-
 // Info reports one transition.
 type Info struct {
 	// Accepted reports whether the proposal was accepted.
@@ -407,22 +361,6 @@ type Event struct {
 	StepScale float64
 }
 
-// Recorder observes a run. It must not modify anything it is given, and it
-// never draws random numbers, so recording cannot change the draws. Record is
-// called from the chains' goroutines concurrently (with distinct Chain
-// values), so implementations must be safe for that. An error stops the run.
-type Recorder interface {
-	Init(run RunInfo) error
-	Record(e *Event) error
-}
-
-// RunFinisher is implemented by Recorders that want to know when a run
-// ends (to write a trailer, flush, close files). Sample calls Finish once,
-// after every chain has stopped, with the Result it is about to return.
-type RunFinisher interface {
-	Finish(res *Result) error
-}
-
 // Sample runs the chains of kernel k on posterior p and returns their draws.
 //
 // Chains run in parallel on Settings.Workers goroutines; chain c draws from
@@ -726,12 +664,6 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	}
 }
 
-// ParamReporter is implemented by chains that report their (tuned)
-// parameters, which Sample stores in ChainResult.Params.
-type ParamReporter interface {
-	Params() map[string]float64
-}
-
 // acceptStat returns the acceptance probability of a transition if known, else
 // the indicator of acceptance.
 func acceptStat(info *Info) float64 {
@@ -747,26 +679,28 @@ func acceptStat(info *Info) float64 {
 // dualAveraging adapts log(scale) so the mean acceptance statistic approaches
 // a target, by the dual-averaging scheme of Hoffman and Gelman (2014, §3.2.1)
 // as Stan uses it for step sizes: γ = 0.05, t0 = 10, κ = 0.75, μ = log(10·s0).
+// Its fields are its whole state and are exported so that a checkpoint
+// stores it as one value.
 type dualAveraging struct {
-	mu, hbar, logAvg, target float64
-	t                        int
+	Mu, Hbar, LogAvg, Target float64
+	T                        int // updates so far
 }
 
 func (a *dualAveraging) init(s0, target float64) {
-	*a = dualAveraging{mu: math.Log(10 * s0), target: target, logAvg: math.Log(s0)}
+	*a = dualAveraging{Mu: math.Log(10 * s0), Target: target, LogAvg: math.Log(s0)}
 }
 
 // update records an acceptance statistic and returns the next scale.
 func (a *dualAveraging) update(stat float64) float64 {
 	const gamma, t0, kappa = 0.05, 10.0, 0.75
-	a.t++
-	t := float64(a.t)
-	a.hbar += (a.target - stat - a.hbar) / (t + t0)
-	logS := a.mu - math.Sqrt(t)/gamma*a.hbar
+	a.T++
+	t := float64(a.T)
+	a.Hbar += (a.Target - stat - a.Hbar) / (t + t0)
+	logS := a.Mu - math.Sqrt(t)/gamma*a.Hbar
 	w := math.Pow(t, -kappa)
-	a.logAvg = w*logS + (1-w)*a.logAvg
+	a.LogAvg = w*logS + (1-w)*a.LogAvg
 	return math.Exp(logS)
 }
 
 // final returns the averaged scale used after warmup.
-func (a *dualAveraging) final() float64 { return math.Exp(a.logAvg) }
+func (a *dualAveraging) final() float64 { return math.Exp(a.LogAvg) }

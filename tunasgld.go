@@ -101,8 +101,8 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 	if k.MaxBatch < 0 || math.IsNaN(k.MaxBatch) {
 		return nil, fmt.Errorf("TunaMH-SGLD: MaxBatch = %v, want ≥ 0 (0: N, +Inf: never fall back)", k.MaxBatch)
 	}
-	if !t.HasGradient() {
-		return nil, fmt.Errorf("TunaMH-SGLD needs gradients: energy %T must implement Gradienter and prior %T PriorGradienter", t.Energy(), t.Prior())
+	if err := t.requireGradient(); err != nil {
+		return nil, fmt.Errorf("TunaMH-SGLD %w", err)
 	}
 	b, err := diffBound("TunaMH-SGLD", t, k.Bound)
 	if err != nil {

@@ -1,0 +1,221 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// The contracts between the driver (Sample, Resume, Checkpoint) and the
+// kernels and recorders, in one place. A Kernel starts Chains; a Chain must
+// implement Step and Position and may implement the optional interfaces
+// below, which the driver discovers by type assertion. The schemes of the
+// auxiliary-variable framework have their own contract, AuxScheme and
+// AuxChain, in auxmcmc.go. The assertions at the end check every built-in
+// chain at compile time.
+
+// Kernel is a Markov transition kernel: a configuration (step sizes, bounds,
+// hyperparameters) that starts per-chain state. The same Kernel value starts
+// every chain of a run, so Start must not modify the Kernel.
+type Kernel interface {
+	// Name identifies the kernel in tables and output files.
+	Name() string
+	// Exact reports whether the kernel leaves the posterior exactly
+	// invariant. Inexact comparators (AustereMH, MHBT) return false.
+	Exact() bool
+	// Start checks that the target provides what the kernel needs (an
+	// error then, never mid-run), allocates all the chain's scratch memory
+	// and returns the chain positioned at θ0. The Target counts every datum
+	// evaluation; the Chain must evaluate data only through it.
+	Start(t *Target, theta0 []float64) (Chain, error)
+}
+
+// Chain is the state of one chain of a Kernel: its position and whatever the
+// kernel carries between steps (cached energies, FlyMC's brightness,
+// MHBT's batch).
+type Chain interface {
+	// Step advances the chain by one transition in place and reports what
+	// happened. It allocates nothing. An error (a violated bound, a
+	// non-finite energy) stops the chain.
+	Step(rng *rand.Rand) (Info, error)
+	// Position returns the current θ. The slice is owned by the chain and
+	// valid until the next Step; callers must not modify it.
+	Position() []float64
+}
+
+// WarmupAware is implemented by chains that tune their own parameters
+// during warmup (TunaMH's χ). Unless Settings.NoAdapt, the driver calls
+// SetWarmup(true) before the first warmup transition and SetWarmup(false)
+// after the last one, once the step scale is final; from then on the chain
+// must keep its parameters fixed, so that sampling is exact. A chain never
+// told keeps the parameters Start chose.
+type WarmupAware interface {
+	SetWarmup(on bool)
+}
+
+// Tunable is implemented by chains whose proposal has a step scale; the
+// driver adapts it during warmup toward Settings.TargetAccept.
+type Tunable interface {
+	StepScale() float64
+	SetStepScale(s float64)
+}
+
+
+// ParamReporter is implemented by chains that report their (tuned)
+// parameters, which Sample stores in ChainResult.Params.
+type ParamReporter interface {
+	Params() map[string]float64
+}
+
+// Checkpointer is implemented by chains whose state beyond their position
+// can be saved, which Result.Checkpoint needs. A chain is restored by
+// starting its kernel at the saved position and then calling UnmarshalState
+// with what MarshalState returned; values that Start recomputes from the
+// position (cached energies, gradients) need not be saved. Every built-in
+// kernel implements it.
+type Checkpointer interface {
+	MarshalState() ([]byte, error)
+	UnmarshalState(b []byte) error
+}
+
+// Recorder observes a run. It must not modify anything it is given, and it
+// never draws random numbers, so recording cannot change the draws. Record is
+// called from the chains' goroutines concurrently (with distinct Chain
+// values), so implementations must be safe for that. An error stops the run.
+type Recorder interface {
+	Init(run RunInfo) error
+	Record(e *Event) error
+}
+
+// RunFinisher is implemented by Recorders that want to know when a run
+// ends (to write a trailer, flush, close files). Sample calls Finish once,
+// after every chain has stopped, with the Result it is about to return.
+type RunFinisher interface {
+	Finish(res *Result) error
+}
+
+
+// Sentinel errors for a capability a kernel needs and the posterior lacks;
+// test for them with errors.Is.
+var (
+	// ErrNoGradient: the kernel needs ∇U_i and ∇log prior, but the energy
+	// does not implement Gradienter or the prior PriorGradienter.
+	ErrNoGradient = errors.New("needs gradients")
+	// ErrNoBound: the kernel needs a bound (DiffBound, EnergyRange,
+	// FlyBound or Taylor remainder bounds) that neither the kernel's
+	// configuration nor the energy provides.
+	ErrNoBound = errors.New("needs a bound")
+)
+
+// requireGradient returns an error wrapping ErrNoGradient, naming what is
+// missing, unless the target has gradients.
+func (t *Target) requireGradient() error {
+	switch {
+	case t.grad == nil:
+		return fmt.Errorf("%w: energy %T does not implement Gradienter", ErrNoGradient, t.Energy())
+	case t.pgrad == nil:
+		return fmt.Errorf("%w: prior %T does not implement PriorGradienter", ErrNoGradient, t.Prior())
+	}
+	return nil
+}
+
+// Every built-in kernel and chain satisfies the contracts it claims.
+var (
+	_ Kernel = MH{}
+	_ Kernel = MALA{}
+	_ Kernel = HMC{}
+	_ Kernel = TunaMH{}
+	_ Kernel = PoissonMH{}
+	_ Kernel = PoissonBarker{}
+	_ Kernel = PoissonMALA{}
+	_ Kernel = TunaMHSGLD{}
+	_ Kernel = FlyMC{}
+	_ Kernel = TFMH{}
+	_ Kernel = SMH{}
+	_ Kernel = AustereMH{}
+	_ Kernel = MHBT{}
+	_ Kernel = Aux[struct{}, struct{}]{}
+
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+	} = (*mhChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+	} = (*malaChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+	} = (*hmcChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+		WarmupAware
+	} = (*tunaChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+	} = (*poissonChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+		WarmupAware
+	} = (*auxChain[struct{}, struct{}])(nil)
+	_ interface {
+		AuxChain[*poissonCounts, *poissonCounts]
+		Checkpointer
+		ParamReporter
+	} = (*poissonGradChain)(nil)
+	_ interface {
+		AuxChain[[]int, *tunaOmega2]
+		Checkpointer
+		ParamReporter
+	} = (*tunaSGLDChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+	} = (*flyChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+	} = (*tfmhChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+	} = (*smhChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+	} = (*austereChain)(nil)
+	_ interface {
+		Chain
+		Tunable
+		Checkpointer
+		ParamReporter
+		WarmupAware
+	} = (*mhbtChain)(nil)
+
+	_ RunFinisher = (*Progress)(nil)
+)
