@@ -64,7 +64,6 @@ type Tunable interface {
 	SetStepScale(s float64)
 }
 
-
 // ParamReporter is implemented by chains that report their (tuned)
 // parameters, which Sample stores in ChainResult.Params.
 type ParamReporter interface {
@@ -97,7 +96,6 @@ type Recorder interface {
 type RunFinisher interface {
 	Finish(res *Result) error
 }
-
 
 // Sentinel errors for a capability a kernel needs and the posterior lacks;
 // test for them with errors.Is.
