@@ -160,7 +160,7 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 	if err := c.scheme.Propose(rng, c.next, c.theta, w1, c.scale); err != nil {
 		return Info{}, err
 	}
-	logPrior, ok := c.exactPart(0) // the scheme's LogRatio holds q's ratio
+	logPriorRatio, ok := c.exactPart(0) // the scheme's LogRatio holds q's ratio
 	if !ok {
 		return c.scheme.Report(info), nil
 	}
@@ -174,5 +174,5 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, err
 	}
 	// Accept with probability min(1, r).
-	return c.accept(rng, logR+logPrior, c.scheme.Report(info))
+	return c.accept(rng, logR+logPriorRatio, c.scheme.Report(info))
 }

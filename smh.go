@@ -265,7 +265,7 @@ func (c *smhChain) l1(v []float64) float64 {
 func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	name := c.name
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
-	logPrior, ok := c.propose(rng)
+	logExact, ok := c.propose(rng)
 	if !ok {
 		info.AcceptProb = 0
 		return info, nil
@@ -278,7 +278,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, fmt.Errorf("%s: expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", name, rate, kappa, c.theta, c.next)
 	}
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logPrior, &c.fullIdx, &c.diff)
+		return c.fullMHStep(rng, logExact, &c.fullIdx, &c.diff)
 	}
 
 	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.
@@ -289,7 +289,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if c.k.Order == 2 {
 		dHat += (c.quad(c.next) - c.quad(c.theta)) / 2
 	}
-	log1 := logPrior - c.controlVariate(beta, dHat)
+	log1 := logExact - c.controlVariate(beta, dHat)
 	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
 		return info, nil
 	}

@@ -48,7 +48,7 @@ type TFMH struct {
 	// energy increase βU_i(θ′) − βU_i(θ) from diff = βU_i(θ) − βU_i(θ′)
 	// (nil: −diff), and the log prior-and-proposal factor (nil: itself).
 	increase    func(diff float64) float64
-	priorFactor func(logPrior float64) float64
+	priorFactor func(logExact float64) float64
 }
 
 // Name returns "TFMH".
@@ -83,7 +83,7 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		c.increase = func(diff float64) float64 { return -diff }
 	}
 	if c.priorFactor == nil {
-		c.priorFactor = func(logPrior float64) float64 { return logPrior }
+		c.priorFactor = func(logExact float64) float64 { return logExact }
 	}
 	return c, nil
 }
@@ -100,14 +100,14 @@ type tfmhChain struct {
 	diff        [batchChunk]float64
 	seen        distinct
 	increase    func(diff float64) float64
-	priorFactor func(logPrior float64) float64
+	priorFactor func(logExact float64) float64
 }
 
 // Step makes one TFMH transition.
 func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	// Propose; the prior is exact and rejects outside its support first.
-	logPrior, ok := c.propose(rng)
+	logExact, ok := c.propose(rng)
 	if !ok {
 		info.AcceptProb = 0
 		return info, nil
@@ -119,11 +119,11 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	// Truncation: a full MH step, decided from M alone.
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logPrior, &c.idx, &c.diff)
+		return c.fullMHStep(rng, logExact, &c.idx, &c.diff)
 	}
 
 	// The prior-and-proposal factor.
-	if lp := c.priorFactor(logPrior); lp < 0 && rng.Float64() >= math.Exp(lp) {
+	if lp := c.priorFactor(logExact); lp < 0 && rng.Float64() >= math.Exp(lp) {
 		return info, nil
 	}
 	// One factor per datum, by Poisson thinning: stop at the first

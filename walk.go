@@ -104,17 +104,16 @@ func (w *walk) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
 	return info, nil
 }
 
-// fullMHStep is the full-batch MH step the truncated kernels (TunaMH's
-// fallback is inside its ratio estimate; TFMH and SMH here) fall back to:
-// the exact log ratio — logPrior, the prior and proposal part, plus all N
-// energy differences — and the decision.
-func (w *walk) fullMHStep(rng *rand.Rand, logPrior float64, idx *[batchChunk]int, diff *[batchChunk]float64) (Info, error) {
+// fullMHStep is the full-batch MH step the truncated kernels (TFMH, SMH)
+// fall back to: the exact log ratio — logExact, its prior and proposal part
+// from propose, plus all N energy differences — and the decision.
+func (w *walk) fullMHStep(rng *rand.Rand, logExact float64, idx *[batchChunk]int, diff *[batchChunk]float64) (Info, error) {
 	sum, err := fullEnergyDiff(w.t, w.theta, w.next, idx, diff)
 	if err != nil {
 		return Info{}, err
 	}
 	n := w.t.N()
-	return w.accept(rng, logPrior+sum, Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()})
+	return w.accept(rng, logExact+sum, Info{Batch: n, Distinct: n, Fallback: true, LogDensity: math.NaN()})
 }
 
 // checkStart checks θ0's dimension.
