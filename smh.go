@@ -85,17 +85,6 @@ type glmDeriver interface {
 	glmDerivs(i int, z float64) (f1, f2 float64)
 }
 
-func (e *LogisticRegression) glmDerivs(i int, z float64) (float64, float64) {
-	s := sigmoid(z)
-	return s - e.y[i], s * (1 - s)
-}
-
-func (e *StudentTRegression) glmDerivs(i int, z float64) (float64, float64) {
-	r := e.y[i] - z
-	q := e.nu + r*r
-	return -(e.nu + 1) * r / q, (e.nu + 1) * (e.nu - r*r) / (q * q)
-}
-
 // Start precomputes the control variates at the centre and the alias
 // table over b_i.
 func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
@@ -351,39 +340,6 @@ func (c *smhChain) taylorDiff(i int) float64 {
 	return t
 }
 
-// TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|:
-// the logistic loss has |f″| ≤ 1/4 and |f‴| = |σ(1−σ)(1−2σ)| ≤ 1/(6√3).
-func (e *LogisticRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
-	var s float64
-	switch order {
-	case 1:
-		s = 0.25
-	case 2:
-		s = 1 / (6 * math.Sqrt(3))
-	default:
-		return nil, fmt.Errorf("exactmh: LogisticRegression.TaylorBound: order %d, want 1 or 2", order)
-	}
-	return glmTaylorBound(e.x, e.d, order, s), nil
-}
-
-// TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|,
-// for f(r) = (ν+1)/2·log(1 + r²/ν): f″(r) = (ν+1)(ν − r²)/(ν + r²)², largest
-// at r = 0, (ν+1)/ν; f‴(r) = −2(ν+1)r(3ν − r²)/(ν + r²)³, whose largest
-// magnitude, at r = (√2 − 1)√ν, is 2(ν+1)(3 + 2√2)/(8ν^{3/2}) (the
-// reference code's constant, checked).
-func (e *StudentTRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
-	var s float64
-	switch order {
-	case 1:
-		s = (e.nu + 1) / e.nu
-	case 2:
-		s = 2 * (e.nu + 1) * (3 + 2*math.Sqrt2) / (8 * math.Pow(e.nu, 1.5))
-	default:
-		return nil, fmt.Errorf("exactmh: StudentTRegression.TaylorBound: order %d, want 1 or 2", order)
-	}
-	return glmTaylorBound(e.x, e.d, order, s), nil
-}
-
 // glmTaylorBound is s·m_i^{k+1} for every row.
 func glmTaylorBound(x []float64, d, order int, s float64) []float64 {
 	n := len(x) / d
@@ -399,46 +355,4 @@ func glmTaylorBound(x []float64, d, order int, s float64) []float64 {
 		}
 	}
 	return b
-}
-
-// TaylorBound returns App. J.3's Ū_{2,i} for order 1 (see FlyBound); the
-// mixture supports order 1 only, on a Box prior.
-func (e *GaussianMixture) TaylorBound(order int, prior Prior) ([]float64, error) {
-	if order != 1 {
-		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound: order %d, want 1", order)
-	}
-	box, ok := prior.(*Box)
-	if !ok {
-		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound needs a *Box prior, have %T", prior)
-	}
-	r := 0.0
-	for j := range 2 {
-		r = math.Max(r, math.Max(math.Abs(box.Lo[j]), math.Abs(box.Hi[j])))
-	}
-	b := make([]float64, e.Len())
-	for i, x := range e.x {
-		b[i] = e.curvatureBound(math.Abs(x), r)
-	}
-	return b, nil
-}
-
-// TaylorBound returns, for order 1, the largest entry of Σ⁻¹ in magnitude
-// for every datum (the Hessian of every U_i). Order 2 is not offered: the
-// remainder of order 2 is identically zero.
-func (e *GaussianMean) TaylorBound(order int, _ Prior) ([]float64, error) {
-	if order != 1 {
-		return nil, fmt.Errorf("exactmh: GaussianMean.TaylorBound: order %d, want 1", order)
-	}
-	p := e.Precision()
-	var m float64
-	for j := range e.d {
-		for l := range e.d {
-			m = math.Max(m, math.Abs(p.At(j, l)))
-		}
-	}
-	b := make([]float64, e.Len())
-	for i := range b {
-		b[i] = m
-	}
-	return b, nil
 }

@@ -1,0 +1,193 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+)
+
+// LogisticRegression is the energy of Bayesian logistic regression:
+// U_i(θ) = −y_i log σ(x_iᵀθ) − (1 − y_i) log σ(−x_iᵀθ) = softplus(x_iᵀθ) − y_i x_iᵀθ,
+// with labels y_i ∈ {0, 1}. It is computed through a softplus that never
+// overflows, so U_i is finite for every finite θ.
+type LogisticRegression struct {
+	x []float64 // N×d row-major features
+	y []float64 // labels in {0, 1}
+	d int
+}
+
+// NewLogisticRegression returns the logistic-regression energy of the
+// features x (row-major, N rows of d columns) and labels y ∈ {0, 1}.
+// The slices are kept, not copied.
+func NewLogisticRegression(x, y []float64, d int) (*LogisticRegression, error) {
+	if err := dataRows("NewLogisticRegression", x, len(y), d); err != nil {
+		return nil, err
+	}
+	for i, v := range y {
+		if v != 0 && v != 1 {
+			return nil, fmt.Errorf("exactmh: NewLogisticRegression: label y[%d] = %v, want 0 or 1", i, v)
+		}
+	}
+	return &LogisticRegression{x: x, y: y, d: d}, nil
+}
+
+// Len returns the number of data.
+func (e *LogisticRegression) Len() int { return len(e.y) }
+
+// Dim returns the number of features.
+func (e *LogisticRegression) Dim() int { return e.d }
+
+// Row returns the features of datum i (not a copy).
+func (e *LogisticRegression) Row(i int) []float64 { return e.x[i*e.d : (i+1)*e.d] }
+
+// Label returns y_i.
+func (e *LogisticRegression) Label(i int) float64 { return e.y[i] }
+
+// Energies sets dst[k] = U_{idx[k]}(θ).
+func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
+	for k, i := range idx {
+		z := dot(e.Row(i), theta)
+		dst[k] = softplus(z) - e.y[i]*z
+	}
+}
+
+// EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
+func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	for k, i := range idx {
+		var z, zn float64
+		for j, v := range e.Row(i) {
+			z += v * theta[j]
+			zn += v * thetaNew[j]
+		}
+		dst[k] = softplus(z) - softplus(zn) - e.y[i]*(z-zn)
+	}
+}
+
+// EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
+// for i = idx[k], computing x_iᵀθ once per datum.
+func (e *LogisticRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		z := dot(row, theta)
+		dst[k] = softplus(z) - e.y[i]*z
+		g := w[k] * (sigmoid(z) - e.y[i])
+		for j, v := range row {
+			grad[j] += g * v
+		}
+	}
+}
+
+// AddGradient adds Σ_k w[k]·(σ(x_iᵀθ) − y_i)·x_i to grad.
+func (e *LogisticRegression) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		g := w[k] * (sigmoid(dot(row, theta)) - e.y[i])
+		for j, v := range row {
+			grad[j] += g * v
+		}
+	}
+}
+
+// DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂, valid on all of R^d since
+// |σ(z) − y| ≤ 1 (TunaMH paper App. J.4; auxiliary-variable paper App. D.3).
+func (e *LogisticRegression) DiffBound(Prior) (*DiffBound, error) {
+	c := make([]float64, e.Len())
+	for i := range c {
+		c[i] = norm2(e.Row(i))
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// EnergyRange returns the exact range of U_i on a Box or Ball support: with
+// z = x_iᵀθ ∈ [a, b], U_i = softplus(z) − y_i z is monotone in z.
+func (e *LogisticRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
+	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	for i := range r.Lo {
+		a, b, err := linearRange(e.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		ua, ub := softplus(a)-e.y[i]*a, softplus(b)-e.y[i]*b
+		r.Lo[i], r.Width[i] = math.Min(ua, ub), math.Abs(ua-ub)
+	}
+	return r, nil
+}
+
+func (e *LogisticRegression) lossAt(i int, z float64) float64 { return softplus(z) - e.y[i]*z }
+
+// jjCurvature returns −tanh(ξ/2)/(4ξ), the curvature of the Jaakkola–Jordan
+// bound, with its limit −1/8 at ξ = 0 (where the reference code's
+// (e^ξ − 1)/((e^ξ + 1)4ξ) is 0/0).
+func jjCurvature(xi float64) float64 {
+	if math.Abs(xi) < 1e-4 {
+		return -0.125 + xi*xi/96 // Taylor: tanh(x/2)/(4x) = 1/8 − x²/96 + …
+	}
+	return -math.Tanh(xi/2) / (4 * xi)
+}
+
+// FlyBound returns the Jaakkola–Jordan bound (Jaakkola & Jordan 2000, used
+// by FlyMC, Maclaurin & Adams 2014): with s = (2y_i − 1)x_iᵀθ,
+//
+//	log σ(s) ≥ a(ξ)s² + s/2 + log σ(ξ) − ξ/2 − a(ξ)ξ², a(ξ) = −tanh(ξ/2)/(4ξ),
+//
+// tight at s = ±ξ. For a nil at every datum uses the untuned ξ = 1.5 of the
+// FlyMC and TunaMH experiments; otherwise ξ_i = x_iᵀat, so every bound is
+// tight at θ = at (MAP-tuned FlyMC). The prior is not needed.
+func (e *LogisticRegression) FlyBound(at []float64, _ Prior) (FlyBound, error) {
+	if at == nil {
+		return e.FlyBoundXi(1.5)
+	}
+	if len(at) != e.d {
+		return nil, fmt.Errorf("exactmh: LogisticRegression.FlyBound: len(at) = %d, want %d", len(at), e.d)
+	}
+	if err := finiteVec("LogisticRegression.FlyBound: at", at); err != nil {
+		return nil, err
+	}
+	return e.jjBound(func(i int) float64 { return dot(e.Row(i), at) }), nil
+}
+
+// FlyBoundXi returns the Jaakkola–Jordan bound tight at |s| = ξ for every
+// datum (see FlyBound).
+func (e *LogisticRegression) FlyBoundXi(xi float64) (FlyBound, error) {
+	if math.IsNaN(xi) || math.IsInf(xi, 0) {
+		return nil, fmt.Errorf("exactmh: LogisticRegression.FlyBoundXi: ξ = %v, want finite", xi)
+	}
+	return e.jjBound(func(int) float64 { return xi }), nil
+}
+
+// jjBound writes the bound of datum i, in s, as a polynomial in z = x_iᵀθ:
+// s = σ_i z with σ_i = 2y_i − 1, so a s² + s/2 + c = a z² + (σ_i/2) z + c.
+func (e *LogisticRegression) jjBound(xi func(i int) float64) *glmBound {
+	n := e.Len()
+	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		x := xi(i)
+		a[i] = jjCurvature(x)
+		b[i] = e.y[i] - 0.5
+		c[i] = -softplus(-x) - x/2 - a[i]*x*x - flyMargin
+	}
+	return newGLMBound(e, a, b, c)
+}
+
+func (e *LogisticRegression) glmDerivs(i int, z float64) (float64, float64) {
+	s := sigmoid(z)
+	return s - e.y[i], s * (1 - s)
+}
+
+// TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|:
+// the logistic loss has |f″| ≤ 1/4 and |f‴| = |σ(1−σ)(1−2σ)| ≤ 1/(6√3).
+func (e *LogisticRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
+	var s float64
+	switch order {
+	case 1:
+		s = 0.25
+	case 2:
+		s = 1 / (6 * math.Sqrt(3))
+	default:
+		return nil, fmt.Errorf("exactmh: LogisticRegression.TaylorBound: order %d, want 1 or 2", order)
+	}
+	return glmTaylorBound(e.x, e.d, order, s), nil
+}

@@ -1,0 +1,207 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+)
+
+// StudentTRegression is the energy of robust linear regression with Student-t
+// noise of ν degrees of freedom (TunaMH paper App. J.2):
+// U_i(θ) = (ν+1)/2 · log(1 + (y_i − x_iᵀθ)²/ν).
+type StudentTRegression struct {
+	x  []float64
+	y  []float64
+	d  int
+	nu float64
+}
+
+// NewStudentTRegression returns the robust-regression energy of x (row-major,
+// N×d), responses y and ν > 0 degrees of freedom. The slices are kept.
+func NewStudentTRegression(x, y []float64, d int, nu float64) (*StudentTRegression, error) {
+	if err := dataRows("NewStudentTRegression", x, len(y), d); err != nil {
+		return nil, err
+	}
+	if err := finiteVec("NewStudentTRegression: y", y); err != nil {
+		return nil, err
+	}
+	if !(nu > 0) || math.IsInf(nu, 0) {
+		return nil, fmt.Errorf("exactmh: NewStudentTRegression: degrees of freedom ν = %v, want finite > 0", nu)
+	}
+	return &StudentTRegression{x: x, y: y, d: d, nu: nu}, nil
+}
+
+// Len returns the number of data.
+func (e *StudentTRegression) Len() int { return len(e.y) }
+
+// Dim returns the number of regressors.
+func (e *StudentTRegression) Dim() int { return e.d }
+
+// Nu returns the degrees of freedom ν.
+func (e *StudentTRegression) Nu() float64 { return e.nu }
+
+// Row returns the regressors of datum i (not a copy).
+func (e *StudentTRegression) Row(i int) []float64 { return e.x[i*e.d : (i+1)*e.d] }
+
+// Response returns y_i.
+func (e *StudentTRegression) Response(i int) float64 { return e.y[i] }
+
+func (e *StudentTRegression) u(r float64) float64 {
+	return 0.5 * (e.nu + 1) * math.Log1p(r*r/e.nu)
+}
+
+// Energies sets dst[k] = U_{idx[k]}(θ).
+func (e *StudentTRegression) Energies(dst, theta []float64, idx []int) {
+	for k, i := range idx {
+		dst[k] = e.u(e.y[i] - dot(e.Row(i), theta))
+	}
+}
+
+// EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
+func (e *StudentTRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	for k, i := range idx {
+		var z, zn float64
+		for j, v := range e.Row(i) {
+			z += v * theta[j]
+			zn += v * thetaNew[j]
+		}
+		r, rn := e.y[i]-z, e.y[i]-zn
+		// log1p(a) − log1p(b) = log1p((a − b)/(1 + b)) keeps precision for close θ, θ'.
+		a, b := r*r/e.nu, rn*rn/e.nu
+		dst[k] = 0.5 * (e.nu + 1) * math.Log1p((a-b)/(1+b))
+	}
+}
+
+// EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
+// for i = idx[k], computing the residual once per datum.
+func (e *StudentTRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		r := e.y[i] - dot(row, theta)
+		dst[k] = e.u(r)
+		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
+		for j, v := range row {
+			grad[j] += g * v
+		}
+	}
+}
+
+// AddGradient adds Σ_k w[k]·∇U_i(θ), ∇U_i = −(ν+1)·r_i/(ν + r_i²)·x_i with r_i = y_i − x_iᵀθ.
+func (e *StudentTRegression) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		r := e.y[i] - dot(row, theta)
+		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
+		for j, v := range row {
+			grad[j] += g * v
+		}
+	}
+}
+
+// DiffBound returns c_i = (ν+1)/(2√ν)·‖x_i‖₂ = sup ‖∇U_i‖₂, M = ‖θ − θ'‖₂,
+// valid on all of R^d (TunaMH paper App. J.2).
+func (e *StudentTRegression) DiffBound(Prior) (*DiffBound, error) {
+	c := make([]float64, e.Len())
+	k := (e.nu + 1) / (2 * math.Sqrt(e.nu))
+	for i := range c {
+		c[i] = k * norm2(e.Row(i))
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// EnergyRange returns the range of U_i on a Box or Ball support from the
+// range of the residual y_i − x_iᵀθ; on the ball ‖θ‖ ≤ R its width is the
+// auxiliary-variable paper's M_i = (ν+1)/2·log(1 + (|y_i| + ‖x_i‖R)²/ν)
+// (App. D.2) whenever |y_i| ≤ ‖x_i‖R.
+func (e *StudentTRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
+	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	for i := range r.Lo {
+		a, b, err := linearRange(e.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		ra, rb := e.y[i]-b, e.y[i]-a // residual range [ra, rb]
+		rmax := math.Max(math.Abs(ra), math.Abs(rb))
+		rmin := 0.0
+		if ra > 0 || rb < 0 {
+			rmin = math.Min(math.Abs(ra), math.Abs(rb))
+		}
+		r.Lo[i] = e.u(rmin)
+		r.Width[i] = e.u(rmax) - r.Lo[i]
+	}
+	return r, nil
+}
+
+func (e *StudentTRegression) lossAt(i int, z float64) float64 { return e.u(e.y[i] - z) }
+
+// FlyBound returns the tangent bound of the Student-t likelihood in r²
+// (Maclaurin & Adams 2014, §4.2): log L = −(ν+1)/2·log(1 + t/ν) is convex in
+// t = r², so its tangent at t₀ = r₀² lies below it:
+//
+//	log B_i = a r_i² + c, a = −(ν+1)/(2(ν + r₀²)), c = −(ν+1)/2·log(1 + r₀²/ν) − a r₀²,
+//
+// with r_i = y_i − x_iᵀθ. For a nil at every datum uses r₀ = 0 (the FlyMC
+// reference's default); otherwise r₀ is datum i's residual at θ = at, so
+// every bound is tight there. The prior is not needed.
+func (e *StudentTRegression) FlyBound(at []float64, _ Prior) (FlyBound, error) {
+	if at == nil {
+		return e.FlyBoundR0(0)
+	}
+	if len(at) != e.d {
+		return nil, fmt.Errorf("exactmh: StudentTRegression.FlyBound: len(at) = %d, want %d", len(at), e.d)
+	}
+	if err := finiteVec("StudentTRegression.FlyBound: at", at); err != nil {
+		return nil, err
+	}
+	return e.tangentBound(func(i int) float64 { return e.y[i] - dot(e.Row(i), at) }), nil
+}
+
+// FlyBoundR0 returns the tangent bound tight at |r_i| = r₀ for every datum
+// (see FlyBound).
+func (e *StudentTRegression) FlyBoundR0(r0 float64) (FlyBound, error) {
+	if math.IsNaN(r0) || math.IsInf(r0, 0) {
+		return nil, fmt.Errorf("exactmh: StudentTRegression.FlyBoundR0: r₀ = %v, want finite", r0)
+	}
+	return e.tangentBound(func(int) float64 { return r0 }), nil
+}
+
+// tangentBound writes a(y − z)² + c as a z² − 2a y z + (a y² + c).
+func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
+	n := e.Len()
+	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		t0 := r0(i) * r0(i)
+		ai := -(e.nu + 1) / (2 * (e.nu + t0))
+		ci := -e.u(r0(i)) - ai*t0
+		y := e.y[i]
+		a[i], b[i], c[i] = ai, -2*ai*y, ai*y*y+ci-flyMargin
+	}
+	return newGLMBound(e, a, b, c)
+}
+
+func (e *StudentTRegression) glmDerivs(i int, z float64) (float64, float64) {
+	r := e.y[i] - z
+	q := e.nu + r*r
+	return -(e.nu + 1) * r / q, (e.nu + 1) * (e.nu - r*r) / (q * q)
+}
+
+// TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|,
+// for f(r) = (ν+1)/2·log(1 + r²/ν): f″(r) = (ν+1)(ν − r²)/(ν + r²)², largest
+// at r = 0, (ν+1)/ν; f‴(r) = −2(ν+1)r(3ν − r²)/(ν + r²)³, whose largest
+// magnitude, at r = (√2 − 1)√ν, is 2(ν+1)(3 + 2√2)/(8ν^{3/2}) (the
+// reference code's constant, checked).
+func (e *StudentTRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
+	var s float64
+	switch order {
+	case 1:
+		s = (e.nu + 1) / e.nu
+	case 2:
+		s = 2 * (e.nu + 1) * (3 + 2*math.Sqrt2) / (8 * math.Pow(e.nu, 1.5))
+	default:
+		return nil, fmt.Errorf("exactmh: StudentTRegression.TaylorBound: order %d, want 1 or 2", order)
+	}
+	return glmTaylorBound(e.x, e.d, order, s), nil
+}
