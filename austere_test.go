@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -14,19 +14,19 @@ import (
 // pairwise detailed-balance check that TunaMH passes with the same number of
 // decisions.
 func TestAustereMHPairwiseBias(t *testing.T) {
-	p, _, err := exactness.RandomWalk(200)
+	p, _, err := mcmctest.RandomWalk(200)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := []float64{100}, []float64{101}
 	const decisions = 200000
-	austere, err := exactness.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
+	austere, err := mcmctest.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
 		return exactmh.AustereMH{Proposal: q, Scale: 1, Epsilon: 0.01, BatchSize: 30}
 	}, a, b, 0, decisions, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tuna, err := exactness.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
+	tuna, err := mcmctest.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
 		return exactmh.TunaMH{Proposal: q, Scale: 1}
 	}, a, b, 0, decisions, 7)
 	if err != nil {

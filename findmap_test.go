@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/mat"
 )
 
 // The MAP of a conjugate Gaussian is its closed-form posterior mean.
 func TestFindMAPConjugate(t *testing.T) {
 	sigma := mat.NewSymDense(3, []float64{1, 0.3, 0, 0.3, 2, 0.4, 0, 0.4, 1.5})
-	g, err := exactness.ConjugateGaussian(400, []float64{1, -2, 0.5}, sigma, []float64{0, 0, 0}, []float64{0.5, 0.5, 0.5}, 0.3, 3)
+	g, err := mcmctest.ConjugateGaussian(400, []float64{1, -2, 0.5}, sigma, []float64{0, 0, 0}, []float64{0.5, 0.5, 0.5}, 0.3, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 // quadMoments integrates the 2-d posterior on a grid: E θ, E θθᵀ and, for
@@ -324,7 +324,7 @@ func TestFlyMCConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	tot := res.Sampling()
@@ -336,7 +336,7 @@ func TestFlyMCConjugateMoments(t *testing.T) {
 // On the App. J.1 walk (K = 20, uniform target) with the constant range
 // bound the chain's histogram is uniform.
 func TestFlyMCRandomWalk(t *testing.T) {
-	p, _, err := exactness.RandomWalk(20)
+	p, _, err := mcmctest.RandomWalk(20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,11 +345,11 @@ func TestFlyMCRandomWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := &exactmh.Settings{Chains: 4, Draws: 20000, Warmup: 1000, NoAdapt: true, Init: []float64{10}, Seed: 5}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.FlyMC{Proposal: exactness.LatticeProposal{}, Scale: 1, Bound: b, Q: 0.05}, set)
+	res, err := exactmh.Sample(context.Background(), p, exactmh.FlyMC{Proposal: mcmctest.LatticeProposal{}, Scale: 1, Bound: b, Q: 0.05}, set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tv := exactness.HistogramTV(res.Samples(0), 20); tv > 0.06 {
+	if tv := mcmctest.HistogramTV(res.Samples(0), 20); tv > 0.06 {
 		t.Errorf("FlyMC chain histogram on K = 20: TV = %.4f", tv)
 	} else {
 		t.Logf("TV = %.4f, mean bright %.1f of 6000", tv, res.Sampling().MeanBatch())

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -17,7 +17,7 @@ func TestMALAConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	t.Logf("MALA: accept %.3f, scale %.3g", res.Sampling().AcceptRate(), res.Chains[0].Scale)
@@ -34,7 +34,7 @@ func TestHMCConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	t.Logf("HMC: accept %.3f, ε %.3g, grad evals/step %.0f", res.Sampling().AcceptRate(), res.Chains[0].Scale,
@@ -44,7 +44,7 @@ func TestHMCConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(jit, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(jit, g.Mean, g.SD(), 4); err != nil {
 		t.Errorf("jittered HMC: %v", err)
 	}
 	fixed := &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 2000, Seed: 2, Init: g.Mean, NoAdapt: true}
@@ -98,7 +98,7 @@ func TestHMCIntegrator(t *testing.T) {
 }
 
 func TestGradientKernelErrors(t *testing.T) {
-	lin := &exactness.Linear{X: []float64{1, -1}}
+	lin := &mcmctest.Linear{X: []float64{1, -1}}
 	g := conjugate(t, 300)
 	tg, _ := exactmh.NewTarget(g.Posterior)
 	noGrad, _ := exactmh.NewTarget(&exactmh.Posterior{Energy: &statementOne{x: []float64{1, -1}}})

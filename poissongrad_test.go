@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 func TestPoissonGradConjugateMoments(t *testing.T) {
@@ -22,7 +22,7 @@ func TestPoissonGradConjugateMoments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+		if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 			t.Errorf("%s: %v", res.Kernel, err)
 		}
 		tot := res.Sampling()

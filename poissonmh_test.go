@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 func TestPoissonMHPairwise(t *testing.T) {
@@ -48,7 +48,7 @@ func TestPoissonMHConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	tot := res.Sampling()

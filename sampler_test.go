@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -72,20 +72,20 @@ func (c *naiveChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 // upDownTV measures α+ = a(k → k+1) and α− = a(k+1 → k) on the App. J.1 walk
 // by the pairwise harness and returns the TV to uniform of the implied
 // stationary law on K states.
-func upDownTV(t *testing.T, newKernel func(exactmh.Proposal) exactmh.Kernel, k int, steps int) (tv float64, r exactness.PairResult) {
+func upDownTV(t *testing.T, newKernel func(exactmh.Proposal) exactmh.Kernel, k int, steps int) (tv float64, r mcmctest.PairResult) {
 	t.Helper()
-	p, _, err := exactness.RandomWalk(k)
+	p, _, err := mcmctest.RandomWalk(k)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mid := float64(k / 2)
-	r, err = exactness.Pairwise(p, newKernel, []float64{mid}, []float64{mid + 1}, 0, steps, 11)
+	r, err = mcmctest.Pairwise(p, newKernel, []float64{mid}, []float64{mid + 1}, 0, steps, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
 	up := float64(r.AccA) / float64(r.FromA)
 	down := float64(r.AccB) / float64(r.FromB)
-	return exactness.StationaryTV(up, down, k), r
+	return mcmctest.StationaryTV(up, down, k), r
 }
 
 func TestMHRandomWalkExact(t *testing.T) {
@@ -104,16 +104,16 @@ func TestMHRandomWalkExact(t *testing.T) {
 
 	// A simulated chain's histogram on K = 20 states.
 	const small = 20
-	p, _, err := exactness.RandomWalk(small)
+	p, _, err := mcmctest.RandomWalk(small)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: exactness.LatticeProposal{}, Scale: 1},
+	res, err := exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: mcmctest.LatticeProposal{}, Scale: 1},
 		&exactmh.Settings{Chains: 4, Draws: 20000, Warmup: exactmh.NoWarmup, NoAdapt: true, Init: []float64{10}, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tv := exactness.HistogramTV(res.Samples(0), small); tv > 0.06 {
+	if tv := mcmctest.HistogramTV(res.Samples(0), small); tv > 0.06 {
 		t.Errorf("MH chain histogram on K = %d: TV = %.4f, want < 0.06", small, tv)
 	}
 }
@@ -127,7 +127,7 @@ func TestMHPairwiseDetailedBalance(t *testing.T) {
 	b[1] -= 0.5 * sd[1]
 	mh := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.MH{Proposal: q, Scale: 1} }
 	for _, logQ := range []float64{0, 0.7, -1.3} {
-		r, err := exactness.Pairwise(g.Posterior, mh, a, b, logQ, 40000, 3)
+		r, err := mcmctest.Pairwise(g.Posterior, mh, a, b, logQ, 40000, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestMHPairwiseDetailedBalance(t *testing.T) {
 		// Mutation: a kernel that applies the proposal ratio with the wrong
 		// sign is MH fed the reversed ratio; the check must fail it.
 		if logQ != 0 {
-			w, err := exactness.Pairwise(g.Posterior, func(q exactmh.Proposal) exactmh.Kernel {
+			w, err := mcmctest.Pairwise(g.Posterior, func(q exactmh.Proposal) exactmh.Kernel {
 				return exactmh.MH{Proposal: flipRatio{q}, Scale: 1}
 			}, a, b, logQ, 40000, 3)
 			if err != nil {
@@ -158,10 +158,10 @@ func (f flipRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) floa
 	return -f.q.Propose(rng, dst, theta, s)
 }
 
-func conjugate(t *testing.T, n int) *exactness.Gaussian {
+func conjugate(t *testing.T, n int) *mcmctest.Gaussian {
 	t.Helper()
 	sigma := mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2})
-	g, err := exactness.ConjugateGaussian(n, []float64{1, -1}, sigma, []float64{0, 0}, []float64{3, 3}, 1, 17)
+	g, err := mcmctest.ConjugateGaussian(n, []float64{1, -1}, sigma, []float64{0, 0}, []float64{3, 3}, 1, 17)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestMHConjugateGaussian(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	if r := res.Sampling().AcceptRate(); math.Abs(r-0.25) > 0.08 {
@@ -192,13 +192,13 @@ func TestMHConjugateGaussian(t *testing.T) {
 // requireBias runs a deliberately wrong kernel on the Gaussian target and
 // fails the test unless the moment check shows bias (not merely too few
 // effective draws).
-func requireBias(t *testing.T, g *exactness.Gaussian, k exactmh.Kernel, set *exactmh.Settings) {
+func requireBias(t *testing.T, g *mcmctest.Gaussian, k exactmh.Kernel, set *exactmh.Settings) {
 	t.Helper()
 	bad, err := exactmh.Sample(context.Background(), g.Posterior, k, set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(bad, g.Mean, g.SD(), 4); !exactness.ShowsBias(err) {
+	if err := mcmctest.CheckMoments(bad, g.Mean, g.SD(), 4); !mcmctest.ShowsBias(err) {
 		t.Errorf("the moment check does not show the bias of the mutant %s (%v)", bad.Kernel, err)
 	} else {
 		t.Logf("mutant %s: %v", bad.Kernel, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 // smallLogistic is a 2-d logistic posterior (N = 300, Gaussian prior) with
@@ -44,7 +44,7 @@ func TestSMHPairwise(t *testing.T) {
 	off := []float64{theMAP[0] + 0.3, theMAP[1] - 0.3}
 	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.SMH{Order: 1, Center: off, Proposal: q} }
 	checkPairwise(t, p, a, b, good, nil, 100000)
-	r, err := exactness.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
+	r, err := mcmctest.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
 		return exactmh.SMHNoControlVariate(exactmh.SMH{Order: 1, Center: off, Proposal: q})
 	}, a, b, 0, 100000, 3)
 	if err != nil {
@@ -62,7 +62,7 @@ func TestSMHConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	tot := res.Sampling()
@@ -229,7 +229,7 @@ func TestSMHFallbackAndErrors(t *testing.T) {
 	if res.Sampling().Fallbacks == 0 {
 		t.Error("no fallback")
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	tg, _ := exactmh.NewTarget(g.Posterior)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 func TestTFMHPairwise(t *testing.T) {
@@ -23,7 +23,7 @@ func TestTFMHPairwise(t *testing.T) {
 	bad := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TFMHFlippedSign(exactmh.TFMH{Proposal: q}) }
 	checkPairwise(t, g.Posterior, a, b, good, bad, 200000)
 	// The prior-and-proposal factor matters when log q ≠ 0.
-	r, err := exactness.Pairwise(g.Posterior, func(q exactmh.Proposal) exactmh.Kernel {
+	r, err := mcmctest.Pairwise(g.Posterior, func(q exactmh.Proposal) exactmh.Kernel {
 		return exactmh.TFMHNoPriorFactor(exactmh.TFMH{Proposal: q})
 	}, a, b, 0.7, 200000, 3)
 	if err != nil {
@@ -56,7 +56,7 @@ func TestTFMHConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	tot := res.Sampling()
@@ -105,7 +105,7 @@ func TestTFMHStatementOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := exactmh.TFMH{Proposal: exactness.LatticeProposal{}, Scale: 1, MaxRate: math.Inf(1)}.Start(tg, []float64{0})
+	ch, err := exactmh.TFMH{Proposal: mcmctest.LatticeProposal{}, Scale: 1, MaxRate: math.Inf(1)}.Start(tg, []float64{0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestTFMHStatementOne(t *testing.T) {
 	if math.Abs(got-want) > 4*se {
 		t.Errorf("TFMH acceptance %.4f, want e^{−M/2} = %.4f ± %.4f", got, want, se)
 	}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: exactness.LatticeProposal{}, Scale: 1},
+	res, err := exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: mcmctest.LatticeProposal{}, Scale: 1},
 		&exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestTFMHFallback(t *testing.T) {
 	if tot.Fallbacks != tot.Steps-countOutside(res) || tot.Fallbacks == 0 {
 		t.Fatalf("%d fallbacks in %d steps (%d proposals outside the box)", tot.Fallbacks, tot.Steps, countOutside(res))
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 }

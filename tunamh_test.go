@@ -9,17 +9,17 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // boxed is a 2-d Gaussian-mean target with a bounded (box) support, so that
 // TunaMH's DiffBound and PoissonMH's EnergyRange exist.
-func boxed(t testing.TB, n int, beta float64) *exactness.Gaussian {
+func boxed(t testing.TB, n int, beta float64) *mcmctest.Gaussian {
 	t.Helper()
 	sigma := mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2})
-	g, err := exactness.BoxedGaussian(n, []float64{1, -1}, sigma, beta, 6, 23)
+	g, err := mcmctest.BoxedGaussian(n, []float64{1, -1}, sigma, beta, 6, 23)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func boxed(t testing.TB, n int, beta float64) *exactness.Gaussian {
 }
 
 // pairAB is a pair of points about one posterior sd apart.
-func pairAB(g *exactness.Gaussian) (a, b []float64) {
+func pairAB(g *mcmctest.Gaussian) (a, b []float64) {
 	sd := g.SD()
 	a, b = slices.Clone(g.Mean), slices.Clone(g.Mean)
 	a[0] -= 0.4 * sd[0]
@@ -41,7 +41,7 @@ func pairAB(g *exactness.Gaussian) (a, b []float64) {
 func checkPairwise(t *testing.T, p *exactmh.Posterior, a, b []float64, good, bad func(exactmh.Proposal) exactmh.Kernel, steps int) {
 	t.Helper()
 	for _, logQ := range []float64{0, 0.7} {
-		r, err := exactness.Pairwise(p, good, a, b, logQ, steps, 3)
+		r, err := mcmctest.Pairwise(p, good, a, b, logQ, steps, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func checkPairwise(t *testing.T, p *exactmh.Posterior, a, b []float64, good, bad
 	if bad == nil {
 		return
 	}
-	w, err := exactness.Pairwise(p, bad, a, b, 0, steps, 3)
+	w, err := mcmctest.Pairwise(p, bad, a, b, 0, steps, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestTunaMHFallbackExact(t *testing.T) {
 	checkPairwise(t, g.Posterior, a, b, fb, nil, 20000)
 
 	tgt, _ := exactmh.NewTarget(g.Posterior)
-	ch, err := exactmh.TunaMH{Proposal: exactness.SwapProposal{A: a, B: b}, Chi: 1e-3, MaxBatch: 1}.Start(tgt, a)
+	ch, err := exactmh.TunaMH{Proposal: mcmctest.SwapProposal{A: a, B: b}, Chi: 1e-3, MaxBatch: 1}.Start(tgt, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,16 +117,16 @@ func TestTunaMHRandomWalk(t *testing.T) {
 
 	// The walk's bound is tight (|ΔU_i| = c_i·M exactly), the edge where the
 	// keep probabilities reach 0 and 1: a chain runs without error.
-	p, _, err := exactness.RandomWalk(20)
+	p, _, err := mcmctest.RandomWalk(20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Proposal: exactness.LatticeProposal{}, Scale: 1},
+	res, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Proposal: mcmctest.LatticeProposal{}, Scale: 1},
 		&exactmh.Settings{Chains: 4, Draws: 20000, Warmup: exactmh.NoWarmup, NoAdapt: true, Init: []float64{10}, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tv := exactness.HistogramTV(res.Samples(0), 20); tv > 0.06 {
+	if tv := mcmctest.HistogramTV(res.Samples(0), 20); tv > 0.06 {
 		t.Errorf("TunaMH chain histogram on K = 20: TV = %.4f", tv)
 	}
 }
@@ -138,7 +138,7 @@ func TestTunaMHConjugateMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 		t.Error(err)
 	}
 	tot := res.Sampling()
@@ -162,7 +162,7 @@ func TestTunaMHBatchMean(t *testing.T) {
 	cm := bound.Sum() * bound.M(a, b)
 	want := chi*cm*cm + cm
 	tgt, _ := exactmh.NewTarget(g.Posterior)
-	ch, err := exactmh.TunaMH{Proposal: exactness.SwapProposal{A: a, B: b}, Chi: chi}.Start(tgt, a)
+	ch, err := exactmh.TunaMH{Proposal: mcmctest.SwapProposal{A: a, B: b}, Chi: chi}.Start(tgt, a)
 	if err != nil {
 		t.Fatal(err)
 	}

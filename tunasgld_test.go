@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 func TestTunaMHSGLDConjugateMoments(t *testing.T) {
@@ -19,7 +19,7 @@ func TestTunaMHSGLDConjugateMoments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := exactness.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
+		if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
 			t.Errorf("clip %v: %v", clip, err)
 		}
 		tot := res.Sampling()

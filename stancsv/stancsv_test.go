@@ -18,17 +18,17 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/stancsv"
 	"gonum.org/v1/gonum/mat"
 )
 
 // boxed is the root package tests' boxed Gaussian-mean posterior: n data,
 // mean (1, −1), box-bounded.
-func boxed(t testing.TB, n int, beta float64) *exactness.Gaussian {
+func boxed(t testing.TB, n int, beta float64) *mcmctest.Gaussian {
 	t.Helper()
 	sigma := mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2})
-	g, err := exactness.BoxedGaussian(n, []float64{1, -1}, sigma, beta, 6, 23)
+	g, err := mcmctest.BoxedGaussian(n, []float64{1, -1}, sigma, beta, 6, 23)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
-	"github.com/exactmh/exactmh/internal/exactness"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 func main() {
@@ -65,7 +65,7 @@ func main() {
 		fmt.Printf("%-10s %6s %10s %9s %9s %18s %10s %10s\n", "kernel", "K", "decisions", "α+", "α−", "TV(ν, uniform)", "mean batch", "chain TV")
 	}
 	for _, k := range []int{200, 1000, 5000} {
-		p, _, err := exactness.RandomWalk(k)
+		p, _, err := mcmctest.RandomWalk(k)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func main() {
 			}
 			up := float64(r.AccA) / float64(r.FromA)
 			down := float64(r.AccB) / float64(r.FromB)
-			tv := exactness.StationaryTV(up, down, k)
+			tv := mcmctest.StationaryTV(up, down, k)
 			tvSE := tvError(up, down, r.FromA, r.FromB, k, *seed)
 			batch, evals := costs(p, newKernel, mid, *seed)
 			chainTV := math.NaN()
@@ -124,12 +124,12 @@ func main() {
 // decide runs the pairwise chain between the middle state and the one above
 // in blocks of 10⁵ decisions, each with its own seed, until max decisions
 // or the budget, and returns the pooled counts.
-func decide(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, mid float64, max int, budget time.Duration, seed uint64) (exactness.PairResult, error) {
-	var total exactness.PairResult
+func decide(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, mid float64, max int, budget time.Duration, seed uint64) (mcmctest.PairResult, error) {
+	var total mcmctest.PairResult
 	start := time.Now()
 	for block := uint64(0); total.FromA+total.FromB < max && (block == 0 || time.Since(start) < budget); block++ {
 		n := min(100_000, max-total.FromA-total.FromB)
-		r, err := exactness.Pairwise(p, newKernel, []float64{mid}, []float64{mid + 1}, 0, n, seed*1_000_003+block)
+		r, err := mcmctest.Pairwise(p, newKernel, []float64{mid}, []float64{mid + 1}, 0, n, seed*1_000_003+block)
 		if err != nil {
 			return total, err
 		}
@@ -151,7 +151,7 @@ func tvError(up, down float64, nUp, nDown, k int, seed uint64) float64 {
 	for range reps {
 		u := up + rng.NormFloat64()*math.Sqrt(up*(1-up)/float64(nUp))
 		d := down + rng.NormFloat64()*math.Sqrt(down*(1-down)/float64(nDown))
-		tv := exactness.StationaryTV(math.Min(u, 1), math.Min(d, 1), k)
+		tv := mcmctest.StationaryTV(math.Min(u, 1), math.Min(d, 1), k)
 		s += tv
 		s2 += tv * tv
 	}
@@ -162,7 +162,7 @@ func tvError(up, down float64, nUp, nDown, k int, seed uint64) float64 {
 // costs returns the mean batch and evaluations per step over 2000 steps
 // of the lattice walk from the middle.
 func costs(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, mid float64, seed uint64) (batch, evals float64) {
-	res, err := exactmh.Sample(context.Background(), p, newKernel(exactness.LatticeProposal{}),
+	res, err := exactmh.Sample(context.Background(), p, newKernel(mcmctest.LatticeProposal{}),
 		&exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: 2000, Init: []float64{mid}, Seed: seed})
 	if err != nil {
 		log.Fatal(err)
@@ -174,7 +174,7 @@ func costs(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel
 // simulate runs 4 chains on the K-state walk and returns the TV of their
 // pooled histogram to uniform.
 func simulate(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, k int, cf *report.Common) float64 {
-	res, err := exactmh.Sample(context.Background(), p, newKernel(exactness.LatticeProposal{}),
+	res, err := exactmh.Sample(context.Background(), p, newKernel(mcmctest.LatticeProposal{}),
 		&exactmh.Settings{Chains: cf.Chains, Warmup: exactmh.NoWarmup, NoAdapt: true, Draws: cf.Draws,
 			Init: []float64{float64(k / 2)}, Seed: cf.Seed, Recorder: cf.Progress()})
 	if err != nil {
@@ -183,5 +183,5 @@ func simulate(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Ker
 	if err := cf.SaveStanCSV(res, fmt.Sprintf("randomwalk_K%d_%s", k, res.Kernel), []string{"state"}); err != nil {
 		log.Fatal(err)
 	}
-	return exactness.HistogramTV(res.Samples(0), k)
+	return mcmctest.HistogramTV(res.Samples(0), k)
 }

@@ -15,7 +15,7 @@
 //     kernel's stationary law is ν(k) ∝ (α+/α−)^k (StationaryTV);
 //   - conjugate Gaussian targets with closed-form posteriors
 //     (ConjugateGaussian) and a moment check within k·MCSE (CheckMoments).
-package exactness
+package mcmctest
 
 import (
 	"errors"
@@ -171,7 +171,7 @@ func (e *Linear) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
 func (e *Linear) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
 	box, ok := prior.(*exactmh.Box)
 	if !ok {
-		return nil, fmt.Errorf("exactness: Linear needs a *exactmh.Box prior for its range, got %T", prior)
+		return nil, fmt.Errorf("mcmctest: Linear needs a *exactmh.Box prior for its range, got %T", prior)
 	}
 	n := float64(len(e.X))
 	r := &exactmh.EnergyRange{Lo: make([]float64, len(e.X)), Width: make([]float64, len(e.X))}
@@ -302,7 +302,7 @@ func ConjugateGaussian(n int, trueMean []float64, sigma *mat.SymDense, priorMean
 	rng := rand.New(rand.NewPCG(seed, 99))
 	var chol mat.Cholesky
 	if !chol.Factorize(sigma) {
-		return nil, fmt.Errorf("exactness: Σ is not positive definite")
+		return nil, fmt.Errorf("mcmctest: Σ is not positive definite")
 	}
 	var l mat.TriDense
 	chol.LTo(&l)
@@ -355,7 +355,7 @@ func ConjugateGaussian(n int, trueMean []float64, sigma *mat.SymDense, priorMean
 	}
 	var lc mat.Cholesky
 	if !lc.Factorize(lam) {
-		return nil, fmt.Errorf("exactness: posterior precision is not positive definite")
+		return nil, fmt.Errorf("mcmctest: posterior precision is not positive definite")
 	}
 	var mean mat.VecDense
 	if err := lc.SolveVecTo(&mean, rhs); err != nil {
@@ -432,7 +432,7 @@ type MomentError struct {
 // Error lists the biased moments and the coordinates with too few
 // effective draws.
 func (e *MomentError) Error() string {
-	return fmt.Sprintf("exactness: moments off: %v %v", e.Biased, e.LowESS)
+	return fmt.Sprintf("mcmctest: moments off: %v %v", e.Biased, e.LowESS)
 }
 
 // ShowsBias reports whether err is a *MomentError with at least one moment
