@@ -227,10 +227,10 @@ type BoundViolation struct {
 // (or range) and the points.
 func (v *BoundViolation) Error() string {
 	if v.ThetaNew != nil {
-		return fmt.Sprintf("exactmh: bound violated by datum %d: |ΔU| = %.6g > c_i·M = %.6g (ratio %.6g) for θ = %v, θ' = %v",
+		return fmt.Sprintf("bound violated by datum %d: |ΔU| = %.6g > c_i·M = %.6g (ratio %.6g) for θ = %v, θ' = %v",
 			v.Datum, v.Value, v.Bound, v.Ratio, v.Theta, v.ThetaNew)
 	}
-	return fmt.Sprintf("exactmh: energy range violated by datum %d: βU = %.6g outside [%.6g, %.6g] at θ = %v",
+	return fmt.Sprintf("energy range violated by datum %d: βU = %.6g outside [%.6g, %.6g] at θ = %v",
 		v.Datum, v.Value, v.Lo, v.Lo+v.Width, v.Theta)
 }
 
@@ -333,7 +333,7 @@ func CheckBound(p *Posterior, b *DiffBound, opt *CheckOptions) (*BoundViolation,
 		}
 	}
 	if worst.Ratio > 1+boundTol {
-		return worst, worst
+		return worst, fmt.Errorf("exactmh: CheckBound: %w", worst)
 	}
 	return worst, nil
 }
@@ -373,7 +373,7 @@ func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolatio
 		}
 	}
 	if worst.Ratio > boundTol {
-		return worst, worst
+		return worst, fmt.Errorf("exactmh: CheckRange: %w", worst)
 	}
 	return worst, nil
 }

@@ -7,6 +7,7 @@ package exactmh_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -29,5 +30,32 @@ func TestErrNoGradient(t *testing.T) {
 	}
 	if _, err := exactmh.FindMAP(context.Background(), bare, []float64{0, 0}, nil); !errors.Is(err, exactmh.ErrNoGradient) {
 		t.Errorf("FindMAP: error %v, want ErrNoGradient", err)
+	}
+}
+
+// An error from a running chain names the package, the kernel, the chain
+// and the transition once each, then what went wrong with its numbers.
+func TestErrorPrefixOnce(t *testing.T) {
+	p := logisticPosterior()
+	tiny := make([]float64, p.Len())
+	for i := range tiny {
+		tiny[i] = 1e-9 // far too small: the first datum drawn violates it
+	}
+	// χ = 10¹⁷ makes the expected batch χC²M² about 10² with these c_i.
+	_, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Bound: &exactmh.DiffBound{C: tiny}, Chi: 1e17},
+		&exactmh.Settings{Chains: 1, Draws: 10, Init: []float64{1, -1}})
+	var v *exactmh.BoundViolation
+	if !errors.As(err, &v) {
+		t.Fatalf("error %v, want a BoundViolation", err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "exactmh: TunaMH: chain 0: transition ") || strings.Count(msg, "exactmh") != 1 ||
+		strings.Count(msg, "TunaMH") != 1 || !strings.Contains(msg, "bound violated by datum") {
+		t.Errorf("run error %q: want one \"exactmh: TunaMH: chain 0: transition k: \" prefix, then the violation", msg)
+	}
+	// A configuration error names the package and the kernel once each.
+	_, err = exactmh.Sample(context.Background(), p, exactmh.TunaMH{Chi: -1}, &exactmh.Settings{Chains: 1})
+	if msg := err.Error(); strings.Count(msg, "exactmh") != 1 || strings.Count(msg, "TunaMH") != 1 {
+		t.Errorf("start error %q: want \"exactmh\" and \"TunaMH\" once each", msg)
 	}
 }

@@ -147,7 +147,7 @@ type LowerBoundViolation struct {
 
 // Error names the datum, the negative gap and θ.
 func (v *LowerBoundViolation) Error() string {
-	return fmt.Sprintf("exactmh: FlyMC lower bound violated by datum %d: log L − log B = %.6g < 0 at θ = %v", v.Datum, v.Gap, v.Theta)
+	return fmt.Sprintf("FlyMC lower bound violated by datum %d: log L − log B = %.6g < 0 at θ = %v", v.Datum, v.Gap, v.Theta)
 }
 
 // errNoFlyBound explains what FlyMC needs.
@@ -180,7 +180,7 @@ func CheckFlyBound(p *Posterior, b FlyBound, opt *CheckOptions) (minGap float64,
 		var sum, scale float64
 		for i, g := range gaps {
 			if math.IsNaN(g) || g < 0 {
-				return g, &LowerBoundViolation{Datum: i, Theta: slices.Clone(theta), Gap: g}
+				return g, fmt.Errorf("exactmh: CheckFlyBound: %w", &LowerBoundViolation{Datum: i, Theta: slices.Clone(theta), Gap: g})
 			}
 			minGap = math.Min(minGap, g)
 			sum += -u[i] - g

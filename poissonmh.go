@@ -274,7 +274,7 @@ func (p *poissonCounts) phi(i int, u float64, theta []float64) (float64, error) 
 	if phi < -slack || phi > p.width[i]+slack {
 		v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), Value: u, Lo: p.lo[i], Width: p.width[i],
 			Ratio: math.Max(-phi, phi-p.width[i]) / p.width[i]}
-		return 0, fmt.Errorf("%s: %w", p.who, v)
+		return 0, v
 	}
 	return min(max(phi, 0), p.width[i]), nil
 }

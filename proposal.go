@@ -51,11 +51,11 @@ func (w RandomWalk) checkDim(d int) error {
 		return nil
 	}
 	if len(w.Sigma) != d {
-		return fmt.Errorf("exactmh: RandomWalk.Sigma has length %d, want %d", len(w.Sigma), d)
+		return fmt.Errorf("RandomWalk.Sigma has length %d, want %d", len(w.Sigma), d)
 	}
 	for j, s := range w.Sigma {
 		if !(s > 0) || math.IsInf(s, 0) {
-			return fmt.Errorf("exactmh: RandomWalk.Sigma[%d] = %v, want finite > 0", j, s)
+			return fmt.Errorf("RandomWalk.Sigma[%d] = %v, want finite > 0", j, s)
 		}
 	}
 	return nil
@@ -64,7 +64,7 @@ func (w RandomWalk) checkDim(d int) error {
 // checkScale validates a step scale set by a user.
 func checkScale(who string, s float64) error {
 	if !(s > 0) || math.IsInf(s, 0) {
-		return fmt.Errorf("exactmh: %s: step scale %v, want finite > 0", who, s)
+		return fmt.Errorf("%s: step scale %v, want finite > 0", who, s)
 	}
 	return nil
 }

@@ -408,7 +408,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 		}
 		ch, err := k.Start(targets[c], theta0)
 		if err != nil {
-			return nil, fmt.Errorf("exactmh: %s: chain %d: %w", k.Name(), c, err)
+			return nil, fmt.Errorf("exactmh: chain %d: %w", c, err) // Start errors name the kernel
 		}
 		chains[c] = ch
 	}

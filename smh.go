@@ -252,7 +252,6 @@ func (c *smhChain) l1(v []float64) float64 {
 
 // Step makes one SMH transition.
 func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
-	name := c.name
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	logExact, ok := c.propose(rng)
 	if !ok {
@@ -264,7 +263,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	kappa := (math.Pow(c.l1(c.theta), order) + math.Pow(c.l1(c.next), order)) / c.fact
 	rate := beta * c.sumB * kappa
 	if !(rate >= 0) || math.IsInf(rate, 0) {
-		return Info{}, fmt.Errorf("%s: expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", name, rate, kappa, c.theta, c.next)
+		return Info{}, fmt.Errorf("expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", rate, kappa, c.theta, c.next)
 	}
 	if rate > c.maxRate {
 		return c.fullMHStep(rng, logExact, &c.fullIdx, &c.diff)
@@ -286,7 +285,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	// 2. One factor per datum for the remainders, by Poisson thinning,
 	// stopping at the first rejection.
 	if err := poisson.Check(rate); err != nil {
-		return Info{}, fmt.Errorf("%s: %w (κ = %v)", name, err, kappa)
+		return Info{}, fmt.Errorf("%w (κ = %v)", err, kappa)
 	}
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
@@ -302,7 +301,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(c.diff[0]) {
 			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
 				Value: math.Abs(r), Bound: bound, Ratio: math.Abs(r) / bound}
-			return Info{}, fmt.Errorf("%s: Taylor remainder %w", name, v)
+			return Info{}, fmt.Errorf("Taylor remainder: %w", v)
 		}
 		if r > 0 && rng.Float64()*bound < r {
 			info.Batch, info.Distinct = k+1, c.seen.count

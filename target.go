@@ -308,7 +308,7 @@ func newEnergyError(i int, theta, thetaNew []float64, v float64) *EnergyError {
 // Error names the datum, the non-finite value and the point(s).
 func (e *EnergyError) Error() string {
 	if e.ThetaNew != nil {
-		return fmt.Sprintf("exactmh: energy difference of datum %d between θ = %v and θ' = %v is %v", e.Datum, e.Theta, e.ThetaNew, e.Value)
+		return fmt.Sprintf("energy difference of datum %d between θ = %v and θ' = %v is %v", e.Datum, e.Theta, e.ThetaNew, e.Value)
 	}
-	return fmt.Sprintf("exactmh: energy of datum %d at θ = %v is %v", e.Datum, e.Theta, e.Value)
+	return fmt.Sprintf("energy of datum %d at θ = %v is %v", e.Datum, e.Theta, e.Value)
 }

@@ -115,7 +115,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	m := c.bound.M(c.theta, c.next)
 	rate := c.sumC * m // E[K] = CM
 	if !(rate >= 0) || math.IsInf(rate, 0) {
-		return Info{}, fmt.Errorf("TFMH: expected batch CM = %v (C = %v, M = %v) at θ = %v, θ′ = %v", rate, c.sumC, m, c.theta, c.next)
+		return Info{}, fmt.Errorf("expected batch CM = %v (C = %v, M = %v) at θ = %v, θ′ = %v", rate, c.sumC, m, c.theta, c.next)
 	}
 	// Truncation: a full MH step, decided from M alone.
 	if rate > c.maxRate {
@@ -130,7 +130,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	// rejection. Data are evaluated one by one so that none is read after
 	// the step is decided.
 	if err := poisson.Check(rate); err != nil {
-		return Info{}, fmt.Errorf("TFMH: %w (C = %v, M = %v)", err, c.sumC, m)
+		return Info{}, fmt.Errorf("%w (C = %v, M = %v)", err, c.sumC, m)
 	}
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
@@ -146,7 +146,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 		if math.Abs(du) > mi*(1+boundTol) {
 			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
 				Value: math.Abs(du), Bound: mi, Ratio: math.Abs(du) / mi}
-			return Info{}, fmt.Errorf("TFMH: %w", v)
+			return Info{}, v
 		}
 		if du > 0 && rng.Float64()*mi < du {
 			info.Batch, info.Distinct = k+1, c.seen.count

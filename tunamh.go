@@ -253,7 +253,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 	cm := c.sumC * m
 	mean := c.chi*cm*cm + cm // E[B] = χC²M² + CM
 	if !(mean >= 0) || math.IsInf(mean, 0) {
-		return 0, Info{}, fmt.Errorf("%s: expected batch χC²M² + CM = %v (χ = %v, C = %v, M = %v) at θ = %v, θ′ = %v", c.who, mean, c.chi, c.sumC, m, theta, next)
+		return 0, Info{}, fmt.Errorf("expected batch χC²M² + CM = %v (χ = %v, C = %v, M = %v) at θ = %v, θ′ = %v", mean, c.chi, c.sumC, m, theta, next)
 	}
 	// Footnote 3: too large an expected batch is a full MH step, decided
 	// from M alone.
@@ -268,7 +268,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 	// 3. The ratio estimate from the kept draws, in the stable form of
 	// 2·artanh(ΔU_i/(c_iM(1 + 2χCM))).
 	if err := poisson.Check(mean); err != nil {
-		return 0, Info{}, fmt.Errorf("%s: %w (χ = %v, C = %v, M = %v)", c.who, err, c.chi, c.sumC, m)
+		return 0, Info{}, fmt.Errorf("%w (χ = %v, C = %v, M = %v)", err, c.chi, c.sumC, m)
 	}
 	batch := poisson.Draw(rng, mean)
 	c.seen.next()
@@ -323,7 +323,7 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 func (c *tunaBatch) violation(i int, d, mi float64, theta, next []float64) error {
 	v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), ThetaNew: slices.Clone(next),
 		Value: math.Abs(d), Bound: mi, Ratio: math.Abs(d) / mi}
-	return fmt.Errorf("%s: %w", c.who, v)
+	return v
 }
 
 // MarshalState saves TunaMH's χ and its warmup flags.

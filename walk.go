@@ -41,7 +41,7 @@ func newWalk(name string, t *Target, prop Proposal, usesProposal bool, scale flo
 		}
 		if rw, ok := prop.(RandomWalk); ok {
 			if err := rw.checkDim(t.Dim()); err != nil {
-				return walk{}, err
+				return walk{}, fmt.Errorf("%s: %w", name, err)
 			}
 		}
 	}
@@ -52,7 +52,7 @@ func newWalk(name string, t *Target, prop Proposal, usesProposal bool, scale flo
 		return walk{}, err
 	}
 	if err := checkStart(t, theta0); err != nil {
-		return walk{}, err
+		return walk{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return walk{name: name, t: t, prop: prop, scale: scale, theta: slices.Clone(theta0), next: make([]float64, t.Dim())}, nil
 }
@@ -94,7 +94,7 @@ func (w *walk) exactPart(logQ float64) (logR float64, ok bool) {
 // it would escape to the heap.)
 func (w *walk) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
 	if math.IsNaN(logR) {
-		return Info{}, fmt.Errorf("%s: log acceptance ratio is NaN at θ = %v, θ′ = %v", w.name, w.theta, w.next)
+		return Info{}, fmt.Errorf("log acceptance ratio is NaN at θ = %v, θ′ = %v", w.theta, w.next)
 	}
 	info.AcceptProb = math.Exp(min(logR, 0))
 	if logR >= 0 || rng.Float64() < info.AcceptProb {
