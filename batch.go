@@ -6,7 +6,9 @@ package exactmh
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Mechanisms shared by the minibatch kernels: the chunk size in which
@@ -115,4 +117,12 @@ func restorePerm(b []byte, perm []int) error {
 	}
 	copy(perm, p)
 	return nil
+}
+
+// diffViolation reports datum i whose energy (or remainder) difference d
+// between θ and θ′ exceeds its bound: the kernel's probabilities would leave
+// [0, 1] and the chain be inexact, so the step fails with the numbers.
+func diffViolation(i int, d, bound float64, theta, next []float64) *BoundViolation {
+	return &BoundViolation{Datum: i, Theta: slices.Clone(theta), ThetaNew: slices.Clone(next),
+		Value: math.Abs(d), Bound: bound, Ratio: math.Abs(d) / bound}
 }

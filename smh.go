@@ -299,9 +299,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		r := c.remainder(-c.diff[0] - beta*c.taylorDiff(i)) // βR_i(θ′) − βR_i(θ)
 		bound := beta * c.b[i] * kappa
 		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(c.diff[0]) {
-			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
-				Value: math.Abs(r), Bound: bound, Ratio: math.Abs(r) / bound}
-			return Info{}, fmt.Errorf("Taylor remainder: %w", v)
+			return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
 		}
 		if r > 0 && rng.Float64()*bound < r {
 			info.Batch, info.Distinct = k+1, c.seen.count

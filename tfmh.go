@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/poisson"
@@ -144,9 +143,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 		du := c.increase(c.diff[0]) // βU_i(θ′) − βU_i(θ)
 		mi := c.bound.C[i] * m
 		if math.Abs(du) > mi*(1+boundTol) {
-			v := &BoundViolation{Datum: i, Theta: slices.Clone(c.theta), ThetaNew: slices.Clone(c.next),
-				Value: math.Abs(du), Bound: mi, Ratio: math.Abs(du) / mi}
-			return Info{}, v
+			return Info{}, diffViolation(i, du, mi, c.theta, c.next)
 		}
 		if du > 0 && rng.Float64()*mi < du {
 			info.Batch, info.Distinct = k+1, c.seen.count

@@ -288,7 +288,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 			d := c.diff[j]                       // U_i(θ) − U_i(θ′)
 			a := c.chi * c.sumC * c.c[i] * m * m // χCc_iM²
 			if math.Abs(d) > mi*(1+boundTol) {
-				return 0, Info{}, c.violation(i, d, mi, theta, next)
+				return 0, Info{}, diffViolation(i, d, mi, theta, next)
 			}
 			keep, term := c.term(d, mi, a)
 			if rng.Float64() < keep {
@@ -316,14 +316,6 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 		return keep, math.Log1p(phiNew/a) - math.Log1p(phiOld/a)
 	}
 	return keep, math.Log(phiNew) - math.Log(phiOld)
-}
-
-// violation reports a datum that breaks the bound, which would make the
-// ejection probabilities leave [0, 1] and the chain inexact.
-func (c *tunaBatch) violation(i int, d, mi float64, theta, next []float64) error {
-	v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), ThetaNew: slices.Clone(next),
-		Value: math.Abs(d), Bound: mi, Ratio: math.Abs(d) / mi}
-	return v
 }
 
 // MarshalState saves TunaMH's χ and its warmup flags.
