@@ -60,14 +60,17 @@ type AuxScheme[W1, W2 any] interface {
 type AuxChain[W1, W2 any] interface {
 	// DrawOmega1 draws ω1 ~ P_θ (step 3).
 	DrawOmega1(rng *rand.Rand, theta []float64) (W1, error)
-	// Propose draws θ′ ~ q_{ω1}(θ, ·) into next (step 4).
-	Propose(rng *rand.Rand, next, theta []float64, w1 W1, scale float64) error
+	// Propose draws θ′ ~ q_{ω1}(θ, ·) into next (step 4) and returns
+	// log q_{ω1}(θ′, θ) − log q_{ω1}(θ, θ′) when the proposal alone knows it
+	// (a random walk); a scheme whose proposal ratio needs state at θ′ (a
+	// gradient there) returns 0 and includes the ratio in LogRatio.
+	Propose(rng *rand.Rand, next, theta []float64, w1 W1, scale float64) (logQ float64, err error)
 	// DrawOmega2 draws ω2 ~ P_{θ,θ′}(· | ω1) (step 5). It is called only for
 	// θ′ in the prior's support.
 	DrawOmega2(rng *rand.Rand, theta, next []float64, w1 W1) (W2, error)
 	// LogRatio returns log r without the prior ratio (step 6):
 	// log[L(θ′)P_{θ′,θ}(ω1, ω2)q_{ω1}(θ′, θ)] − log[L(θ)P_{θ,θ′}(ω1, ω2)q_{ω1}(θ, θ′)],
-	// L the likelihood.
+	// L the likelihood — without the proposal ratio if Propose returned it.
 	LogRatio(theta, next []float64, w1 W1, w2 W2, scale float64) (float64, error)
 	// Report returns info with the scheme's cost fields (Batch, Distinct,
 	// Fallback) filled in for the transition just made. It is also called
@@ -111,6 +114,9 @@ func startAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 
 	}
 	return &auxChain[W1, W2]{walk: w, scheme: ch}, nil
 }
+
+// auxChain runs an AuxChain: the walk holds θ, θ′ and the scale, applies
+// the prior exactly and accepts; the scheme does the rest.
 
 type auxChain[W1, W2 any] struct {
 	walk
@@ -157,10 +163,11 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	if err := c.scheme.Propose(rng, c.next, c.theta, w1, c.scale); err != nil {
+	logQ, err := c.scheme.Propose(rng, c.next, c.theta, w1, c.scale)
+	if err != nil {
 		return Info{}, err
 	}
-	logPriorRatio, ok := c.exactPart(0) // the scheme's LogRatio holds q's ratio
+	logExact, ok := c.exactPart(logQ)
 	if !ok {
 		return c.scheme.Report(info), nil
 	}
@@ -174,5 +181,5 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, err
 	}
 	// Accept with probability min(1, r).
-	return c.accept(rng, logR+logPriorRatio, c.scheme.Report(info))
+	return c.accept(rng, logExact+logR, c.scheme.Report(info))
 }

@@ -25,9 +25,8 @@ func (s poissonMHScheme) Start(t *Target, _ []float64) (AuxChain[struct{}, *pois
 type poissonMHAux struct{ counts *poissonCounts }
 
 func (*poissonMHAux) DrawOmega1(*rand.Rand, []float64) (struct{}, error) { return struct{}{}, nil }
-func (*poissonMHAux) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, scale float64) error {
-	RandomWalk{}.Propose(rng, next, theta, scale)
-	return nil
+func (*poissonMHAux) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, scale float64) (float64, error) {
+	return RandomWalk{}.Propose(rng, next, theta, scale), nil
 }
 func (c *poissonMHAux) DrawOmega2(rng *rand.Rand, theta, _ []float64, _ struct{}) (*poissonCounts, error) {
 	return c.counts, c.counts.draw(rng, theta)

@@ -155,15 +155,13 @@ var (
 		ParamReporter
 	} = (*hmcChain)(nil)
 	_ interface {
-		Chain
-		Tunable
+		AuxChain[struct{}, *tunaBatch]
 		Checkpointer
 		ParamReporter
 		WarmupAware
 	} = (*tunaChain)(nil)
 	_ interface {
-		Chain
-		Tunable
+		AuxChain[struct{}, *poissonCounts]
 		Checkpointer
 		ParamReporter
 	} = (*poissonChain)(nil)

@@ -465,11 +465,11 @@ func (c *fullDataMHChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) {
 	return struct{}{}, nil
 }
 
-func (c *fullDataMHChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, scale float64) error {
+func (c *fullDataMHChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, scale float64) (float64, error) {
 	for j, v := range theta {
 		next[j] = v + scale*rng.NormFloat64()
 	}
-	return nil
+	return 0, nil // symmetric: log q(θ′, θ) − log q(θ, θ′) = 0
 }
 
 func (c *fullDataMHChain) DrawOmega2(*rand.Rand, []float64, []float64, struct{}) (struct{}, error) {

@@ -138,7 +138,8 @@ func (c *poissonGradChain) DrawOmega1(rng *rand.Rand, theta []float64) (*poisson
 }
 
 // Propose draws the Barker or Langevin move from g(θ).
-func (c *poissonGradChain) Propose(rng *rand.Rand, next, theta []float64, _ *poissonCounts, scale float64) error {
+// Its ratio needs the gradient estimate at θ′, so LogRatio includes it.
+func (c *poissonGradChain) Propose(rng *rand.Rand, next, theta []float64, _ *poissonCounts, scale float64) (float64, error) {
 	if c.s.barker {
 		for j := range theta {
 			z := scale * rng.NormFloat64()
@@ -147,13 +148,13 @@ func (c *poissonGradChain) Propose(rng *rand.Rand, next, theta []float64, _ *poi
 			}
 			next[j] = theta[j] + z
 		}
-		return nil
+		return 0, nil
 	}
 	h := scale * scale / 2
 	for j := range theta {
 		next[j] = theta[j] + h*c.g[j] + scale*rng.NormFloat64()
 	}
-	return nil
+	return 0, nil
 }
 
 // DrawOmega2 reuses the counts (Case 2).

@@ -69,36 +69,47 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &poissonChain{walk: w, counts: counts}, nil
+	return &auxChain[struct{}, *poissonCounts]{walk: w, scheme: &poissonChain{prop: w.prop, counts: counts}}, nil
 }
 
+// poissonChain is PoissonMH as a scheme of the auxiliary-variable framework
+// (Aux), Case 1: no ω1, the Proposal's move, ω2 the Poisson counts at θ.
 type poissonChain struct {
-	walk
 	noState
+	prop   Proposal
 	counts *poissonCounts
 }
 
 // Params reports λ and L.
 func (c *poissonChain) Params() map[string]float64 { return c.counts.params() }
 
-// Step makes one PoissonMH transition (TunaMH paper, Algorithm 3).
-func (c *poissonChain) Step(rng *rand.Rand) (Info, error) {
-	// 1. Propose θ′; reject outside the prior's support before any datum.
-	logR, ok := c.propose(rng)
-	if !ok {
-		return Info{AcceptProb: 0, LogDensity: math.NaN()}, nil
+// DrawOmega1 draws nothing (Case 1).
+func (c *poissonChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) { return struct{}{}, nil }
+
+// Propose draws θ′ from the Proposal.
+func (c *poissonChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, scale float64) (float64, error) {
+	return c.prop.Propose(rng, next, theta, scale), nil
+}
+
+// DrawOmega2 draws the Poisson counts s at θ (Algorithm 3, step 2).
+func (c *poissonChain) DrawOmega2(rng *rand.Rand, theta, _ []float64, _ struct{}) (*poissonCounts, error) {
+	return c.counts, c.counts.draw(rng, theta)
+}
+
+// LogRatio evaluates the counts at θ′: the ratio of step 3.
+func (c *poissonChain) LogRatio(_, next []float64, _ struct{}, counts *poissonCounts, _ float64) (float64, error) {
+	if err := counts.evalAt(next); err != nil {
+		return 0, err
 	}
-	// 2. The Poisson counts s at θ.
-	if err := c.counts.draw(rng, c.theta); err != nil {
-		return Info{}, err
-	}
-	// 3. The ratio from the counts.
-	if err := c.counts.evalAt(c.next); err != nil {
-		return Info{}, err
-	}
-	logR += c.counts.logRatio()
-	// 4. Accept with probability min(1, r).
-	return c.accept(rng, logR, Info{Batch: c.counts.batch, Distinct: c.counts.seen.count, LogDensity: math.NaN()})
+	return counts.logRatio(), nil
+}
+
+// Report gives the Poisson count B and the distinct data drawn; nothing
+// when θ′ left the support (the counts were not drawn).
+func (c *poissonChain) Report(info Info) Info {
+	info.Batch, info.Distinct = c.counts.batch, c.counts.seen.count
+	c.counts.batch, c.counts.seen.count = 0, 0
+	return info
 }
 
 // poissonCounts holds the Poisson auxiliary variables shared by PoissonMH,

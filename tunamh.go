@@ -108,29 +108,36 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	d := t.Dim()
 	c := &tunaChain{
-		k: k, walk: w, tunaBatch: batch, pilotBuf: make([]float64, d),
+		k: k, tunaBatch: batch, pilotBuf: make([]float64, d),
 		pilot: make([]float64, pilotSize), pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
 	}
 	c.pilotRNG = rand.New(c.pilotSrc)
+	ac := &auxChain[struct{}, *tunaBatch]{walk: w, scheme: c}
+	c.walk = &ac.walk // the χ pilot proposes from the chain's position at its scale
 	if c.chi == 0 {
 		c.chooseChi()
 		if !(c.chi > 0) || math.IsInf(c.chi, 0) {
 			return nil, fmt.Errorf("TunaMH: could not choose χ from pilot proposals at θ0 (got %v): set TunaMH.Chi", c.chi)
 		}
 	}
-	return c, nil
+	return ac, nil
 }
 
 // pilotSize is the number of pilot proposals behind ChiHeuristic and
 // ChiOptimal.
 const pilotSize = 256
 
+// tunaChain is TunaMH as a scheme of the auxiliary-variable framework
+// (Aux), Case 1: no ω1, the Proposal's move, ω2 the Poisson minibatch
+// (tunaBatch) with its ratio estimate.
 type tunaChain struct {
-	k TunaMH
-	walk
+	k    TunaMH
+	walk *walk // the auxChain's: θ, the Proposal and the scale, for the χ pilot
 	*tunaBatch
 	warm      bool // in warmup: χ follows the adapting scale
 	warmSteps int
+	data      float64 // the last minibatch's log-ratio estimate
+	info      Info    // and its cost
 
 	pilotSrc *rand.PCG
 	pilotRNG *rand.Rand
@@ -201,8 +208,8 @@ func (c *tunaChain) chooseChi() {
 	c.pilotSrc.Seed(0x74756e61, 0x6d68)
 	var sumM, sumM2 float64
 	for k := range c.pilot {
-		c.prop.Propose(c.pilotRNG, c.pilotBuf, c.theta, c.scale)
-		m := c.bound.M(c.theta, c.pilotBuf)
+		c.walk.prop.Propose(c.pilotRNG, c.pilotBuf, c.walk.theta, c.walk.scale)
+		m := c.bound.M(c.walk.theta, c.pilotBuf)
 		c.pilot[k] = m * m
 		sumM += m
 		sumM2 += m * m
@@ -222,28 +229,41 @@ func (c *tunaChain) chooseChi() {
 	}
 }
 
-// Step makes one TunaMH transition (Algorithm 2).
-func (c *tunaChain) Step(rng *rand.Rand) (Info, error) {
+// DrawOmega1 draws nothing (Case 1). During warmup it lets a chosen χ
+// follow the adapting scale; sampling keeps χ fixed.
+func (c *tunaChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) {
 	if c.warm && c.k.Chi == 0 {
-		// Follow the adapting scale (warmup only; sampling keeps χ fixed).
 		if c.warmSteps++; c.warmSteps%50 == 0 {
 			c.chooseChi()
 		}
 	}
-	// 1. Propose θ′; the prior is exact and rejects outside its support
-	// before any datum is read.
-	logR, ok := c.propose(rng)
-	if !ok {
-		return Info{AcceptProb: 0, LogDensity: math.NaN()}, nil
-	}
-	// 2–3. The auxiliary minibatch and the ratio estimate.
-	data, info, err := c.logRatio(rng, c.theta, c.next)
-	if err != nil {
-		return Info{}, err
-	}
-	// 4. Accept with probability min(1, r).
-	info.LogDensity = math.NaN()
-	return c.accept(rng, logR+data, info)
+	return struct{}{}, nil
+}
+
+// Propose draws θ′ from the Proposal (Algorithm 2, step 1).
+func (c *tunaChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, scale float64) (float64, error) {
+	return c.walk.prop.Propose(rng, next, theta, scale), nil
+}
+
+// DrawOmega2 draws the auxiliary minibatch and keeps its ratio estimate
+// (steps 2–3).
+func (c *tunaChain) DrawOmega2(rng *rand.Rand, theta, next []float64, _ struct{}) (*tunaBatch, error) {
+	var err error
+	c.data, c.info, err = c.logRatio(rng, theta, next)
+	return c.tunaBatch, err
+}
+
+// LogRatio returns the minibatch's estimate of log L(θ′)/L(θ).
+func (c *tunaChain) LogRatio(_, _ []float64, _ struct{}, _ *tunaBatch, _ float64) (float64, error) {
+	return c.data, nil
+}
+
+// Report gives the Poisson count B, the distinct data and the fallback;
+// nothing when θ′ left the support.
+func (c *tunaChain) Report(info Info) Info {
+	info.Batch, info.Distinct, info.Fallback = c.info.Batch, c.info.Distinct, c.info.Fallback
+	c.info = Info{}
+	return info
 }
 
 // logRatio returns TunaMH's estimate of log L(θ′)/L(θ) — exact in a

@@ -171,15 +171,16 @@ func (c *tunaSGLDChain) mean(mu, theta []float64, w1 []int, eps float64) error {
 	return nil
 }
 
-// Propose draws θ′ ~ N(μ(θ), ε²I).
-func (c *tunaSGLDChain) Propose(rng *rand.Rand, next, theta []float64, w1 []int, eps float64) error {
+// Propose draws θ′ ~ N(μ(θ), ε²I). Its ratio needs μ(θ′), so LogRatio
+// includes it.
+func (c *tunaSGLDChain) Propose(rng *rand.Rand, next, theta []float64, w1 []int, eps float64) (float64, error) {
 	if err := c.mean(c.mu, theta, w1, eps); err != nil {
-		return err
+		return 0, err
 	}
 	for j := range next {
 		next[j] = c.mu[j] + eps*rng.NormFloat64()
 	}
-	return nil
+	return 0, nil
 }
 
 // DrawOmega2 draws TunaMH's minibatch at (θ, θ′) and keeps its estimate.
