@@ -121,97 +121,39 @@ func (t *Target) requireGradient() error {
 	return nil
 }
 
+// driverChain is what the driver needs of every built-in chain: a Chain
+// whose step scale it adapts and whose state it can checkpoint.
+type driverChain interface {
+	Chain
+	Tunable
+	Checkpointer
+}
+
+// schemeChain is what every built-in scheme chain of the framework
+// provides beyond AuxChain.
+type schemeChain interface {
+	Checkpointer
+	ParamReporter
+}
+
 // Every built-in kernel and chain satisfies the contracts it claims.
 var (
-	_ Kernel = MH{}
-	_ Kernel = MALA{}
-	_ Kernel = HMC{}
-	_ Kernel = TunaMH{}
-	_ Kernel = PoissonMH{}
-	_ Kernel = PoissonBarker{}
-	_ Kernel = PoissonMALA{}
-	_ Kernel = TunaMHSGLD{}
-	_ Kernel = FlyMC{}
-	_ Kernel = TFMH{}
-	_ Kernel = SMH{}
-	_ Kernel = AustereMH{}
-	_ Kernel = MHBT{}
-	_ Kernel = Aux[struct{}, struct{}]{}
+	_, _, _, _, _, _, _ Kernel = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}, PoissonMALA{}
+	_, _, _, _, _, _, _ Kernel = TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, AustereMH{}, MHBT{}, Aux[struct{}, struct{}]{}
 
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-	} = (*mhChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-	} = (*malaChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-		ParamReporter
-	} = (*hmcChain)(nil)
-	_ interface {
-		AuxChain[struct{}, *tunaBatch]
-		Checkpointer
-		ParamReporter
-		WarmupAware
-	} = (*tunaChain)(nil)
-	_ interface {
-		AuxChain[struct{}, *poissonCounts]
-		Checkpointer
-		ParamReporter
-	} = (*poissonChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-		ParamReporter
-		WarmupAware
-	} = (*auxChain[struct{}, struct{}])(nil)
-	_ interface {
-		AuxChain[*poissonCounts, *poissonCounts]
-		Checkpointer
-		ParamReporter
-	} = (*poissonGradChain)(nil)
-	_ interface {
-		AuxChain[[]int, *tunaOmega2]
-		Checkpointer
-		ParamReporter
-	} = (*tunaSGLDChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-		ParamReporter
-	} = (*flyChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-	} = (*tfmhChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-		ParamReporter
-	} = (*smhChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-		ParamReporter
-	} = (*austereChain)(nil)
-	_ interface {
-		Chain
-		Tunable
-		Checkpointer
-		ParamReporter
-		WarmupAware
-	} = (*mhbtChain)(nil)
+	_, _, _, _, _, _, _, _ driverChain = (*mhChain)(nil), (*malaChain)(nil), (*hmcChain)(nil), (*flyChain)(nil),
+		(*tfmhChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
+	_ driverChain = (*auxChain[struct{}, struct{}])(nil)
+
+	_, _, _, _, _ ParamReporter = (*hmcChain)(nil), (*flyChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
+	_, _, _       WarmupAware   = (*mhbtChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
+	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
+
+	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)
+	_          AuxChain[struct{}, *poissonCounts]       = (*poissonChain)(nil)
+	_          AuxChain[*poissonCounts, *poissonCounts] = (*poissonGradChain)(nil)
+	_          AuxChain[[]int, *tunaOmega2]             = (*tunaSGLDChain)(nil)
+	_, _, _, _ schemeChain                              = (*tunaChain)(nil), (*poissonChain)(nil), (*poissonGradChain)(nil), (*tunaSGLDChain)(nil)
 
 	_ RunFinisher = (*Progress)(nil)
 )
