@@ -40,119 +40,36 @@
 // Every kernel is the same loop (Algorithm 4 of the auxiliary-variable
 // framework paper): propose θ′, draw an auxiliary minibatch, estimate
 // π(θ′)/π(θ) from it, accept with probability min(1, estimate × proposal
-// ratio). Kernels differ in how they draw the minibatch and which bound makes
-// the estimate valid. The files:
+// ratio). The loop is written once: walk.go holds the position, the
+// proposal and its scale, the exact prior-and-proposal part of the ratio
+// (rejecting outside the prior's support before any datum is read) and the
+// accept step; auxmcmc.go runs the framework's schemes on it. TunaMH and
+// PoissonMH (Case 1), Poisson-Barker and Poisson-MALA (Case 2) and
+// TunaMH-SGLD (Case 3) are such schemes, with 0 allocations per step and the
+// draws of their former direct implementations bit for bit. Each kernel file
+// then holds only its own auxiliary-variable draw, ratio estimate and saved
+// state. contracts.go has every interface between the driver and the kernels
+// and recorders, with compile-time assertions for every built-in chain.
 //
-//   - energy.go: Energy (Uᵢ at one θ for a slice of indices, into a
-//     caller-owned slice: batch-oriented so that a kernel never pays an
-//     interface call per datum), the fast paths EnergyDiffer (Uᵢ(θ)−Uᵢ(θ′)
-//     reading each datum once), Gradienter (adds Σ wₖ∇U_{iₖ}) and
-//     EnergyGradienter (both in one read, for MALA and HMC), and the
-//     ready-made energies with stable numerics (log-sigmoid via softplus).
-//     Data are contiguous row-major []float64.
-//   - posterior.go: Prior and its four ready-made forms, and Posterior
-//     (energy + prior + β). The plan put these in energy.go; they have their
-//     own file because the prior is a separate concept with its own contract:
-//     evaluated exactly every step, never subsampled, −Inf outside the
-//     support, which rejects a proposal before any datum is read.
-//   - target.go: Target, the per-chain view of a Posterior that kernels are
-//     given. It applies β, and it counts every datum energy and gradient
-//     evaluation, so the driver — not the kernel — reports cost: a kernel
-//     cannot misreport what it touched. It also turns a non-finite energy
-//     into an EnergyError naming the datum and θ.
-//   - bounds.go: DiffBound (|Uᵢ(θ)−Uᵢ(θ′)| ≤ cᵢ·M(θ,θ′)) and EnergyRange
-//     (Uᵢ ∈ [loᵢ, loᵢ+widthᵢ] on the support), their constructors for each
-//     ready-made energy and prior support, and CheckBound / CheckRange, which
-//     hunt for violations and name the datum and numbers.
-//   - proposal.go: Proposal (draw θ′, return log q(θ|θ′) − log q(θ′|θ)) and the
-//     Gaussian RandomWalk whose scale the driver adapts.
-//   - sampler.go: the Kernel/Chain contract (Start builds per-chain state
-//     with all scratch memory; Step advances one transition in place and
-//     reports Info; a step allocates nothing), Settings, Result, Recorder,
-//     and the driver Sample. mh.go holds full-batch MH, split from sampler.go
-//     so that every kernel, the reference included, has a file that reads as
-//     its algorithm.
-//   - tunamh.go and poissonmh.go: the first exact minibatch kernels;
-//     minibatch.go holds what they share (proposal defaults, chunked
-//     evaluation in fixed scratch, the distinct-data counter, the full-batch
-//     energy difference every truncated kernel falls back to). Each keeps
-//     its auxiliary variables in a reusable type — tunaBatch (TunaMH's
-//     Poisson minibatch and ratio estimate) and poissonCounts (the Poisson
-//     counts at θ, φ at θ′, the ratio and the count-weighted gradient) — so
-//     that the gradient kernels reuse them rather than copy them. Chains
-//     that tune themselves in warmup implement WarmupAware; chains that
-//     report parameters (χ, λ) implement ParamReporter.
-//   - auxmcmc.go: Aux, the auxiliary-variable framework (Algorithm 4) as a
-//     generic Kernel: an AuxScheme[W1, W2] supplies ω1, the proposal given
-//     ω1, ω2 and the log ratio; Aux applies the prior exactly and accepts.
-//     Go generics type the ω values, which are pointers into chain-owned
-//     storage, so a step allocates nothing. poissongrad.go (Poisson-Barker,
-//     Poisson-MALA: Case 2, ω1 = ω2 = poissonCounts) and tunasgld.go
-//     (TunaMH-SGLD: Case 3, ω1 a K-subset, ω2 tunaBatch) are schemes; a test
-//     writes PoissonMH through Aux and gets draws bit-identical to the direct
-//     kernel. AuxChain.Report takes and returns Info by value: through an
-//     interface a pointer would make every Info escape to the heap.
-//   - tfmh.go and smh.go: factorised MH by Poisson thinning, evaluating one
-//     datum at a time so that nothing is read after the first rejection;
-//     SMH keeps O(N) scalars per GLM (f′, f″ at x_iᵀθ̂), not N Hessians.
-//     TaylorBounder supplies the remainder bounds; the Student-t constants
-//     are derived in the code and the reference's were found correct.
-//   - fullgrad.go: MALA and HMC. HMC recomputes the gradient at every
-//     leapfrog position (the reference code's stale and aliased gradients
-//     made its baselines wrong); tests check reversibility and a unit
-//     Jacobian.
-//   - findmap.go: FindMAP. L-BFGS cannot follow a mode onto the edge of a
-//     box or ball (the objective is +Inf outside), so for those priors a
-//     projected gradient ascent finishes the job.
-//   - flymc.go and flybounds.go: Firefly MC, the one stateful kernel so
-//     far — its chain carries the brightness z_i of every datum as a
-//     bright-first permutation with positions (O(1) to brighten or darken,
-//     no per-step allocation) and caches log ρ_i of the bright data at the
-//     current θ. Its lower bounds (FlyBound) are a separate interface from
-//     DiffBound because they bound the likelihood itself, not its
-//     differences, and must collapse: Σ log B_i costs O(d²) (regression
-//     bounds as a quadratic form) or O(d) (the mixture's Taylor bound). The
-//     gap log L_i − log B_i is computed in one read of datum i through
-//     Target.Gaps, which counts it and reports a negative gap as a
-//     LowerBoundViolation. Info.AuxEvals splits the z-step's evaluations
-//     from the θ-step's.
-//   - austere.go and mhbt.go: the inexact comparators, Exact() false, with
-//     their bias tested (AustereMH fails the pairwise check where TunaMH
-//     passes; MHBT matches the tempered posterior, not the posterior).
-//     AustereTestError evaluates the sequential test's error and data use by
-//     the appendix's dynamic programme. MHBT keeps its batch and cached batch
-//     mean on rejection (the reference code does not, which changes the law).
-//   - sampler.go's chainRunner holds a chain's whole state between
-//     transitions — chain, PCG stream, dual-averaging state, next transition
-//     index, clocks — so Resume continues a cancelled or finished run
-//     bit-identically. checkpoint.go serialises it (gob) with each chain's
-//     own state through the Checkpointer interface (every built-in chain
-//     implements it; values Start recomputes from θ are not saved, so a
-//     checkpoint stays small except for the permutations the
-//     without-replacement kernels draw from).
-//   - stancsv.go: CmdStan's CSV layout, written whole (WriteStanCSV) or
-//     streamed (StanCSVRecorder, a Recorder that is also a RunFinisher), and
-//     read (ReadStanCSV). lp__ is written only for kernels that know the
-//     exact log posterior; the minibatch kernels' columns are batch_size__,
-//     n_energy__ and n_grad__. progress.go's Progress prints per-chain
-//     progress and a final line through RunFinisher.
-//   - diagnostics.go: ESS (bulk, tail, basic, quantile), R-hat (rank-
-//     normalized, basic), MCSE of means and quantiles, autocorrelation by FFT
-//     — numerically identical to the Stan team's R package posterior, tested
-//     against its output — plus coda's AR-spectrum ESS as a second opinion
-//     and the accuracy measures TotalVariation, SymmetricKL and MSE.
-//     summary.go holds the Summary table and progress.go the Progress
-//     recorder.
-//   - internal/exactness: the harness every kernel test uses — pairwise
-//     detailed balance, the App. J.1 random walk, conjugate Gaussians,
-//     moment checks within k·MCSE. CheckMoments refuses chains with a bulk
-//     ESS below 100 (a chain that hardly moves has huge standard errors and
-//     would pass anything), and ShowsBias tells a deliberately wrong kernel
-//     that is biased from one that is merely stuck: every mutant test must
-//     show bias. internal/alias and internal/poisson hold
-//     the alias table and the exact Poisson sampler the minibatch kernels
-//     draw with; internal/mnist loads the bundled MNIST digits for the
-//     examples.
+// The Target a chain is given applies β and counts every datum evaluation,
+// so the driver, not the kernel, reports cost. Sample runs chains in
+// parallel; each chain's whole state between transitions (chain, random
+// stream, step-size adaptation, next transition) is kept, so Resume and
+// LoadCheckpoint continue a run bit-identically.
+//
+// Sub-packages hold what does not need the sampler: diagnostics (ESS,
+// R-hat, MCSE, identical to the R package posterior's), stancsv (CmdStan's
+// CSV files, written whole or streamed, and read) and mcmctest, the
+// conformance kit every built-in kernel passes and with which users prove
+// their own kernels exact. ARCHITECTURE.md describes every file and how to
+// add a kernel.
+//
+// # Dependencies
+//
+// gonum (mat for the Gaussian models and Laplace approximations, optimize
+// for FindMAP's L-BFGS, stat/distuv for AustereMH's t quantiles, dsp/fourier
+// for the autocorrelations behind ESS; plot only in examples) and the
+// standard library. No other module.
 //
 // # Randomness and reproducibility
 //
