@@ -68,7 +68,7 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		return nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
 	}
 	if !t.HasGradient() {
-		if _, ok := p.Energy.(Gradienter); !ok {
+		if t.grad == nil {
 			return nil, fmt.Errorf("exactmh: FindMAP needs gradients: energy %T does not implement Gradienter", p.Energy)
 		}
 		return nil, fmt.Errorf("exactmh: FindMAP needs gradients: prior %T does not implement PriorGradienter", t.Prior())

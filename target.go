@@ -57,6 +57,15 @@ func NewTarget(p *Posterior) (*Target, error) {
 	}
 	t.differ, _ = p.Energy.(EnergyDiffer)
 	t.grad, _ = p.Energy.(Gradienter)
+	if g, ok := p.Energy.(GLM); ok {
+		// A GLM without its own fast paths gets them from the contract.
+		if t.differ == nil {
+			t.differ = glmDiffer{g}
+		}
+		if t.grad == nil {
+			t.grad = glmGradient{g}
+		}
+	}
 	t.pgrad, _ = t.prior.(PriorGradienter)
 	return t, nil
 }
