@@ -69,7 +69,7 @@ func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 	}
 	if !t.HasGradient() {
 		if t.grad == nil {
-			return nil, fmt.Errorf("exactmh: FindMAP needs gradients: energy %T does not implement Gradienter", p.Energy)
+			return nil, fmt.Errorf("exactmh: FindMAP needs gradients: energy %T implements neither Gradienter nor GLM", p.Energy)
 		}
 		return nil, fmt.Errorf("exactmh: FindMAP needs gradients: prior %T does not implement PriorGradienter", t.Prior())
 	}

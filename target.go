@@ -261,7 +261,7 @@ func finiteGradient(grad, theta []float64) error {
 }
 
 func (t *Target) errNoGradient() error {
-	return fmt.Errorf("exactmh: energy %T has no gradient (does not implement Gradienter)", t.energy)
+	return fmt.Errorf("exactmh: energy %T has no gradient (implements neither Gradienter nor GLM)", t.energy)
 }
 
 // AddGradient adds β·Σ_k w[k]·∇U_{idx[k]}(θ) to grad (w nil means all
