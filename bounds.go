@@ -106,16 +106,21 @@ type EnergyRanger interface {
 }
 
 // DiffBound returns the DiffBound of the posterior's energy on its prior's
-// support, scaled by β.
+// support, scaled by β: the energy's own (DiffBounder) or, for a GLM
+// without one, GLMDiffBound.
 func (p *Posterior) DiffBound() (*DiffBound, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	db, ok := p.Energy.(DiffBounder)
-	if !ok {
-		return nil, fmt.Errorf("exactmh: energy %T has no ready-made DiffBound; construct one and verify it with CheckBound", p.Energy)
+	var b *DiffBound
+	var err error
+	if db, ok := p.Energy.(DiffBounder); ok {
+		b, err = db.DiffBound(p.prior())
+	} else if g, ok := p.Energy.(GLM); ok {
+		b, err = GLMDiffBound(g, p.prior())
+	} else {
+		return nil, fmt.Errorf("exactmh: energy %T has no ready-made DiffBound (implement DiffBounder or GLM); construct one and verify it with CheckBound", p.Energy)
 	}
-	b, err := db.DiffBound(p.prior())
 	if err != nil {
 		return nil, err
 	}
@@ -127,16 +132,21 @@ func (p *Posterior) DiffBound() (*DiffBound, error) {
 }
 
 // EnergyRange returns the EnergyRange of the posterior's energy on its
-// prior's support, scaled by β.
+// prior's support, scaled by β: the energy's own (EnergyRanger) or, for a
+// GLM without one, GLMEnergyRange.
 func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	er, ok := p.Energy.(EnergyRanger)
-	if !ok {
-		return nil, fmt.Errorf("exactmh: energy %T has no ready-made EnergyRange; construct one and verify it with CheckRange", p.Energy)
+	var r *EnergyRange
+	var err error
+	if er, ok := p.Energy.(EnergyRanger); ok {
+		r, err = er.EnergyRange(p.prior())
+	} else if g, ok := p.Energy.(GLM); ok {
+		r, err = GLMEnergyRange(g, p.prior())
+	} else {
+		return nil, fmt.Errorf("exactmh: energy %T has no ready-made EnergyRange (implement EnergyRanger or GLM); construct one and verify it with CheckRange", p.Energy)
 	}
-	r, err := er.EnergyRange(p.prior())
 	if err != nil {
 		return nil, err
 	}

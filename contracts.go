@@ -114,7 +114,7 @@ var (
 func (t *Target) requireGradient() error {
 	switch {
 	case t.grad == nil:
-		return fmt.Errorf("%w: energy %T does not implement Gradienter", ErrNoGradient, t.Energy())
+		return fmt.Errorf("%w: energy %T implements neither Gradienter nor GLM", ErrNoGradient, t.Energy())
 	case t.pgrad == nil:
 		return fmt.Errorf("%w: prior %T does not implement PriorGradienter", ErrNoGradient, t.Prior())
 	}

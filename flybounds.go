@@ -29,7 +29,8 @@ type FlyBound interface {
 	Gaps(dst, theta []float64, idx []int)
 }
 
-// FlyBounder is implemented by energies with ready-made FlyMC bounds.
+// FlyBounder is implemented by energies with ready-made FlyMC bounds. A GLM
+// that does not implement it gets GLMFlyBound.
 type FlyBounder interface {
 	// FlyBound returns the energy's lower bounds for the prior's support:
 	// tight at θ = at (MAP-tuned FlyMC) or, for a nil at, the energy's
@@ -48,7 +49,7 @@ const flyMargin = 1e-6
 // Σ_i log B_i(θ) = θᵀAθ + vᵀθ + Σc_i with A = Σ a_i x_i x_iᵀ, v = Σ b_i x_i:
 // O(d²) per evaluation after an O(N d²) set-up.
 type glmBound struct {
-	e       glmLoss
+	e       GLM
 	a, b, c []float64
 	quad    *mat.SymDense // A
 	lin     []float64     // v
@@ -56,16 +57,8 @@ type glmBound struct {
 	d       int
 }
 
-// glmLoss is a GLM energy: U_i(θ) depends on θ through z_i = x_iᵀθ only.
-type glmLoss interface {
-	Energy
-	Row(i int) []float64
-	// lossAt returns U_i at z_i = z.
-	lossAt(i int, z float64) float64
-}
-
 // newGLMBound collapses the per-datum coefficients.
-func newGLMBound(e glmLoss, a, b, c []float64) *glmBound {
+func newGLMBound(e GLM, a, b, c []float64) *glmBound {
 	d := e.Dim()
 	g := &glmBound{e: e, a: a, b: b, c: c, quad: mat.NewSymDense(d, nil), lin: make([]float64, d), d: d}
 	for i := range a {
@@ -96,7 +89,7 @@ func (g *glmBound) LogBoundSum(theta []float64) float64 {
 func (g *glmBound) Gaps(dst, theta []float64, idx []int) {
 	for k, i := range idx {
 		z := dot(g.e.Row(i), theta)
-		dst[k] = -g.e.lossAt(i, z) - (g.a[i]*z*z + g.b[i]*z + g.c[i])
+		dst[k] = -g.e.Loss(i, z) - (g.a[i]*z*z + g.b[i]*z + g.c[i])
 	}
 }
 
@@ -151,7 +144,7 @@ func (v *LowerBoundViolation) Error() string {
 }
 
 // errNoFlyBound explains what FlyMC needs.
-var errNoFlyBound = errors.New("the energy has no FlyMC lower bound: set FlyMC.Bound or use an energy implementing FlyBounder")
+var errNoFlyBound = errors.New("the energy has no FlyMC lower bound: set FlyMC.Bound or use an energy implementing FlyBounder or GLM")
 
 // CheckFlyBound samples points θ in the prior's support (as CheckRange does)
 // and checks a FlyMC bound there: every gap log L_i − log B_i is ≥ 0, and

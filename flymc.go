@@ -82,7 +82,7 @@ func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	b := k.Bound
 	if b == nil {
-		fb, ok := t.Energy().(FlyBounder)
+		fb, ok := flyBounderOf(t.Energy())
 		if !ok {
 			return nil, fmt.Errorf("FlyMC: %w (energy %T)", errNoFlyBound, t.Energy())
 		}

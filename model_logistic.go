@@ -91,6 +91,31 @@ func (e *LogisticRegression) AddGradient(grad, theta []float64, idx []int, w []f
 	}
 }
 
+// Loss returns f_i(z) = softplus(z) − y_i z, U_i at x_iᵀθ = z (GLM).
+func (e *LogisticRegression) Loss(i int, z float64) float64 { return softplus(z) - e.y[i]*z }
+
+// LossDerivs returns f_i′(z) = σ(z) − y_i and f_i″(z) = σ(z)(1 − σ(z)).
+func (e *LogisticRegression) LossDerivs(i int, z float64) (f1, f2 float64) {
+	s := sigmoid(z)
+	return s - e.y[i], s * (1 - s)
+}
+
+// LossBound returns global bounds on the logistic loss's derivatives, for
+// every y_i and z: |f′| = |σ − y_i| ≤ 1, f″ = σ(1 − σ) ≤ 1/4 and
+// |f‴| = |σ(1 − σ)(1 − 2σ)| ≤ 1/(6√3) (at σ = (3 ± √3)/6); +Inf for k
+// outside 1…3.
+func (e *LogisticRegression) LossBound(_, k int, _, _ float64) float64 {
+	switch k {
+	case 1:
+		return 1
+	case 2:
+		return 0.25
+	case 3:
+		return 1 / (6 * math.Sqrt(3))
+	}
+	return math.Inf(1)
+}
+
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂, valid on all of R^d since
 // |σ(z) − y| ≤ 1 (TunaMH paper App. J.4; auxiliary-variable paper App. D.3).
 func (e *LogisticRegression) DiffBound(Prior) (*DiffBound, error) {
@@ -115,8 +140,6 @@ func (e *LogisticRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
 	}
 	return r, nil
 }
-
-func (e *LogisticRegression) lossAt(i int, z float64) float64 { return softplus(z) - e.y[i]*z }
 
 // jjCurvature returns −tanh(ξ/2)/(4ξ), the curvature of the Jaakkola–Jordan
 // bound, with its limit −1/8 at ξ = 0 (where the reference code's
@@ -172,22 +195,12 @@ func (e *LogisticRegression) jjBound(xi func(i int) float64) *glmBound {
 	return newGLMBound(e, a, b, c)
 }
 
-func (e *LogisticRegression) glmDerivs(i int, z float64) (float64, float64) {
-	s := sigmoid(z)
-	return s - e.y[i], s * (1 - s)
-}
-
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|:
-// the logistic loss has |f″| ≤ 1/4 and |f‴| = |σ(1−σ)(1−2σ)| ≤ 1/(6√3).
+// the logistic loss has |f″| ≤ 1/4 and |f‴| = |σ(1−σ)(1−2σ)| ≤ 1/(6√3)
+// (LossBound).
 func (e *LogisticRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
-	var s float64
-	switch order {
-	case 1:
-		s = 0.25
-	case 2:
-		s = 1 / (6 * math.Sqrt(3))
-	default:
+	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: LogisticRegression.TaylorBound: order %d, want 1 or 2", order)
 	}
-	return glmTaylorBound(e.x, e.d, order, s), nil
+	return glmTaylorBound(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
 }

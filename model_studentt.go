@@ -101,6 +101,34 @@ func (e *StudentTRegression) AddGradient(grad, theta []float64, idx []int, w []f
 	}
 }
 
+// Loss returns f_i(z) = (ν+1)/2·log(1 + (y_i − z)²/ν), U_i at x_iᵀθ = z
+// (GLM).
+func (e *StudentTRegression) Loss(i int, z float64) float64 { return e.u(e.y[i] - z) }
+
+// LossDerivs returns f_i′(z) = −(ν+1)r/(ν + r²) and
+// f_i″(z) = (ν+1)(ν − r²)/(ν + r²)², r = y_i − z.
+func (e *StudentTRegression) LossDerivs(i int, z float64) (f1, f2 float64) {
+	r := e.y[i] - z
+	q := e.nu + r*r
+	return -(e.nu + 1) * r / q, (e.nu + 1) * (e.nu - r*r) / (q * q)
+}
+
+// LossBound returns global bounds on the Student-t loss's derivatives, for
+// every y_i and z: |f′| ≤ (ν+1)/(2√ν) (at r² = ν), |f″| ≤ (ν+1)/ν (at r = 0;
+// its minimum is −(ν+1)/(8ν)) and |f‴| ≤ 2(ν+1)(3 + 2√2)/(8ν^{3/2}) (see
+// TaylorBound); +Inf for k outside 1…3.
+func (e *StudentTRegression) LossBound(_, k int, _, _ float64) float64 {
+	switch k {
+	case 1:
+		return (e.nu + 1) / (2 * math.Sqrt(e.nu))
+	case 2:
+		return (e.nu + 1) / e.nu
+	case 3:
+		return 2 * (e.nu + 1) * (3 + 2*math.Sqrt2) / (8 * math.Pow(e.nu, 1.5))
+	}
+	return math.Inf(1)
+}
+
 // DiffBound returns c_i = (ν+1)/(2√ν)·‖x_i‖₂ = sup ‖∇U_i‖₂, M = ‖θ − θ'‖₂,
 // valid on all of R^d (TunaMH paper App. J.2).
 func (e *StudentTRegression) DiffBound(Prior) (*DiffBound, error) {
@@ -134,8 +162,6 @@ func (e *StudentTRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
 	}
 	return r, nil
 }
-
-func (e *StudentTRegression) lossAt(i int, z float64) float64 { return e.u(e.y[i] - z) }
 
 // FlyBound returns the tangent bound of the Student-t likelihood in r²
 // (Maclaurin & Adams 2014, §4.2): log L = −(ν+1)/2·log(1 + t/ν) is convex in
@@ -182,26 +208,14 @@ func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
 	return newGLMBound(e, a, b, c)
 }
 
-func (e *StudentTRegression) glmDerivs(i int, z float64) (float64, float64) {
-	r := e.y[i] - z
-	q := e.nu + r*r
-	return -(e.nu + 1) * r / q, (e.nu + 1) * (e.nu - r*r) / (q * q)
-}
-
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|,
 // for f(r) = (ν+1)/2·log(1 + r²/ν): f″(r) = (ν+1)(ν − r²)/(ν + r²)², largest
 // at r = 0, (ν+1)/ν; f‴(r) = −2(ν+1)r(3ν − r²)/(ν + r²)³, whose largest
 // magnitude, at r = (√2 − 1)√ν, is 2(ν+1)(3 + 2√2)/(8ν^{3/2}) (the
-// reference code's constant, checked).
+// reference code's constant, checked; LossBound).
 func (e *StudentTRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
-	var s float64
-	switch order {
-	case 1:
-		s = (e.nu + 1) / e.nu
-	case 2:
-		s = 2 * (e.nu + 1) * (3 + 2*math.Sqrt2) / (8 * math.Pow(e.nu, 1.5))
-	default:
+	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: StudentTRegression.TaylorBound: order %d, want 1 or 2", order)
 	}
-	return glmTaylorBound(e.x, e.d, order, s), nil
+	return glmTaylorBound(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
 }

@@ -37,9 +37,10 @@ import (
 // θ and θ′ alone. Control variates assume a unimodal posterior: on the
 // Gaussian mixture SMH-1 is worse than TFMH (TunaMH paper §5.2).
 //
-// Memory is O(N) beyond the data for the GLM energies (LogisticRegression,
-// StudentTRegression), whose per-datum gradient and Hessian at θ̂ are
-// f′_i(x_iᵀθ̂)·x_i and f″_i(x_iᵀθ̂)·x_ix_iᵀ: only the scalars are stored
+// Memory is O(N) beyond the data for energies implementing GLM
+// (LogisticRegression, StudentTRegression, GLMEnergy or your own type),
+// whose per-datum gradient and Hessian at θ̂ are f′_i(x_iᵀθ̂)·x_i and
+// f″_i(x_iᵀθ̂)·x_ix_iᵀ: only the scalars are stored
 // (the reference code stores N Hessians, O(N·d²)). Other energies with a
 // Gradienter support order 1 with the N per-datum gradients stored (O(N·d)).
 type SMH struct {
@@ -63,7 +64,8 @@ type SMH struct {
 	remainder      func(r float64) float64
 }
 
-// TaylorBounder is implemented by energies usable by SMH.
+// TaylorBounder is implemented by energies usable by SMH. A GLM that does
+// not implement it gets GLMTaylorBound.
 type TaylorBounder interface {
 	// TaylorBound returns b_i ≥ sup |∂^{k+1}U_i(θ)/∂θ_{j1}⋯∂θ_{j(k+1)}| over
 	// the prior's support and all index tuples, for order k ∈ {1, 2}, in
@@ -76,14 +78,6 @@ func (k SMH) Name() string { return fmt.Sprintf("SMH-%d", k.Order) }
 
 // Exact returns true.
 func (SMH) Exact() bool { return true }
-
-// glmDeriver is a GLM energy with the derivatives SMH needs:
-// U_i(θ) = f_i(x_iᵀθ).
-type glmDeriver interface {
-	glmLoss
-	// glmDerivs returns f′_i(z) and f″_i(z).
-	glmDerivs(i int, z float64) (f1, f2 float64)
-}
 
 // Start precomputes the control variates at the centre and the alias
 // table over b_i.
@@ -109,9 +103,9 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
 		return nil, fmt.Errorf("%s: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", name, k.MaxRate)
 	}
-	tb, ok := t.Energy().(TaylorBounder)
+	tb, ok := taylorBounderOf(t.Energy())
 	if !ok {
-		return nil, fmt.Errorf("%s: energy %T has no Taylor remainder bounds (implement TaylorBounder)", name, t.Energy())
+		return nil, fmt.Errorf("%s: energy %T has no Taylor remainder bounds (implement TaylorBounder or GLM)", name, t.Energy())
 	}
 	b, err := tb.TaylorBound(k.Order, t.Prior())
 	if err != nil {
@@ -144,7 +138,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if c.fact = 2.0; k.Order == 2 {
 		c.fact = 6
 	}
-	if glm, ok := t.Energy().(glmDeriver); ok {
+	if glm, ok := t.Energy().(GLM); ok {
 		c.glm = glm
 		c.zHat, c.f1 = make([]float64, n), make([]float64, n)
 		if k.Order == 2 {
@@ -154,7 +148,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		for i := range n {
 			row := glm.Row(i)
 			z := dot(row, c.center)
-			f1, f2 := glm.glmDerivs(i, z)
+			f1, f2 := glm.LossDerivs(i, z)
 			c.zHat[i], c.f1[i] = z, f1
 			for j, v := range row {
 				c.gradSum[j] += f1 * v
@@ -171,7 +165,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		return c, nil
 	}
 	if k.Order == 2 {
-		return nil, fmt.Errorf("SMH-2 needs a GLM energy (LogisticRegression, StudentTRegression) for O(N) Hessians; %T is not one", t.Energy())
+		return nil, fmt.Errorf("SMH-2 needs an energy implementing GLM for O(N) Hessians; %T does not", t.Energy())
 	}
 	g, ok := t.Energy().(Gradienter)
 	if !ok {
@@ -207,7 +201,7 @@ type smhChain struct {
 	hess    []float64 // Σ∇²U_i(θ̂), row-major d×d (order 2)
 	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i). Others: the
 	// per-datum gradients at θ̂, N×d.
-	glm       glmDeriver
+	glm       GLM
 	zHat, f1  []float64
 	f2        []float64
 	grads     []float64
@@ -335,21 +329,4 @@ func (c *smhChain) taylorDiff(i int) float64 {
 		t += g[j] * (c.next[j] - c.theta[j])
 	}
 	return t
-}
-
-// glmTaylorBound is s·m_i^{k+1} for every row.
-func glmTaylorBound(x []float64, d, order int, s float64) []float64 {
-	n := len(x) / d
-	b := make([]float64, n)
-	for i := range n {
-		var m float64
-		for _, v := range x[i*d : (i+1)*d] {
-			m = math.Max(m, math.Abs(v))
-		}
-		b[i] = s * math.Pow(m, float64(order+1))
-		if b[i] == 0 {
-			b[i] = math.SmallestNonzeroFloat64 // an all-zero row never changes U_i
-		}
-	}
-	return b
 }

@@ -57,6 +57,15 @@ func NewTarget(p *Posterior) (*Target, error) {
 	}
 	t.differ, _ = p.Energy.(EnergyDiffer)
 	t.grad, _ = p.Energy.(Gradienter)
+	if g, ok := p.Energy.(GLM); ok {
+		// A GLM without its own fast paths gets them from the contract.
+		if t.differ == nil {
+			t.differ = glmDiffer{g}
+		}
+		if t.grad == nil {
+			t.grad = glmGradient{g}
+		}
+	}
 	t.pgrad, _ = t.prior.(PriorGradienter)
 	return t, nil
 }
@@ -252,7 +261,7 @@ func finiteGradient(grad, theta []float64) error {
 }
 
 func (t *Target) errNoGradient() error {
-	return fmt.Errorf("exactmh: energy %T has no gradient (does not implement Gradienter)", t.energy)
+	return fmt.Errorf("exactmh: energy %T has no gradient (implements neither Gradienter nor GLM)", t.energy)
 }
 
 // AddGradient adds β·Σ_k w[k]·∇U_{idx[k]}(θ) to grad (w nil means all

@@ -1,0 +1,511 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// GLM is the contract of a generalised linear model: every datum's energy
+// depends on θ only through its linear predictor z_i = x_iᵀθ,
+//
+//	U_i(θ) = f_i(x_iᵀθ),
+//
+// with f_i the negative log-likelihood of datum i's response as a function
+// of z. Everything the GLM-aware kernels and bounds need follows from x_i,
+// f_i, f_i′, f_i″ and bounds on |f_i^{(k)}|, k ≤ 3, over an interval of z:
+//
+//   - TunaMH, TFMH, TunaMH-SGLD (GLMDiffBound): by the mean-value theorem and
+//     Cauchy–Schwarz, |U_i(θ) − U_i(θ′)| ≤ sup|f_i′|·‖x_i‖₂·‖θ − θ′‖₂, so
+//     c_i = sup|f_i′|·‖x_i‖₂ with M the Euclidean distance (TunaMH paper,
+//     Assumption 1), the supremum over the z-range of the prior's support.
+//   - SMH-1/SMH-2 (GLMTaylorBound): every (k+1)-th partial derivative of U_i
+//     is f_i^{(k+1)}(z)·x_{ij1}⋯x_{ij(k+1)}, so
+//     b_i = sup|f_i^{(k+1)}|·(max_j |x_ij|)^{k+1}; the kernel stores only the
+//     scalars f_i′ and f_i″ at ẑ_i = x_iᵀθ̂ (O(N) memory, not N Hessians).
+//   - FlyMC (GLMFlyBound): if f_i″ ≤ K_i on the z-range, then
+//     f_i(z) ≤ f_i(ẑ) + f_i′(ẑ)(z − ẑ) + ½K_i(z − ẑ)², a lower bound on the
+//     likelihood that is quadratic in θ and so collapses to O(d²) per step.
+//     Tighter model-specific bounds (Jaakkola–Jordan for the logistic loss,
+//     the r² tangent for Student-t) need more than this contract and are
+//     methods of those models (FlyBounder), preferred when present.
+//   - PoissonMH and its gradient relatives (GLMEnergyRange): on a bounded
+//     support, z_i ∈ [lo, hi] and |f_i(z) − f_i(mid)| ≤ sup|f_i′|·(hi − lo)/2.
+//   - A second-order control variate Σ_i U_i(θ̂) + gᵀΔ + ½ΔᵀHΔ, Δ = θ − θ̂,
+//     needs Σ_i f_i′(ẑ_i)x_i, Σ_i f_i″(ẑ_i)x_ix_iᵀ and the per-datum
+//     remainder bound sup|f_i‴|·|x_iᵀΔ|³/6 ≤ sup|f_i‴|·‖x_i‖₂³‖Δ‖₂³/6.
+//
+// Kernels and Posterior.DiffBound, Posterior.EnergyRange use these generic
+// bounds for any GLM that does not provide its own (DiffBounder,
+// EnergyRanger, TaylorBounder, FlyBounder), and a Target derives from the
+// contract the one-read energy difference f_i(x_iᵀθ) − f_i(x_iᵀθ′) and the
+// gradient ∇U_i = f_i′(x_iᵀθ)·x_i (for FindMAP and the gradient kernels)
+// when the GLM does not implement EnergyDiffer or Gradienter. LogisticRegression,
+// StudentTRegression and GLMEnergy (NewGLM) implement GLM. A GLM must be
+// safe for concurrent use, as every Energy.
+type GLM interface {
+	Energy
+	// Row returns x_i, the d covariates of datum i. The caller must not
+	// modify it.
+	Row(i int) []float64
+	// Loss returns f_i(z). It must agree with Energies:
+	// U_i(θ) = Loss(i, Row(i)ᵀθ).
+	Loss(i int, z float64) float64
+	// LossDerivs returns f_i′(z) and f_i″(z).
+	LossDerivs(i int, z float64) (f1, f2 float64)
+	// LossBound returns an upper bound on sup |f_i^{(k)}(z)| over
+	// lo ≤ z ≤ hi for k ∈ {1, 2, 3}, or +Inf if there is none. lo may be
+	// −Inf and hi +Inf (an unbounded prior support).
+	LossBound(i, k int, lo, hi float64) float64
+}
+
+// GLMFamily is the per-datum loss of a generalised linear model, all a user
+// writes to get a full GLM energy from NewGLM: f(y, z) is the negative
+// log-likelihood of response y at linear predictor z (constants in z may be
+// dropped). Ready-made families: GaussianFamily, PoissonFamily,
+// ProbitFamily. A family must be safe for concurrent use (a value type with
+// no mutable state is).
+//
+// A family may also implement GLMValidator (NewGLM checks the responses and
+// parameters with it) and GLMLossRanger (an exact range of f for
+// EnergyRange; without it the range is the looser Lipschitz one of
+// GLMEnergyRange).
+type GLMFamily interface {
+	// Loss returns f(y, z).
+	Loss(y, z float64) float64
+	// LossDerivs returns ∂f/∂z and ∂²f/∂z² at (y, z).
+	LossDerivs(y, z float64) (f1, f2 float64)
+	// LossBound returns an upper bound on sup |∂^k f(y, z)/∂z^k| over
+	// lo ≤ z ≤ hi for k ∈ {1, 2, 3}, or +Inf if there is none; lo may be
+	// −Inf and hi +Inf.
+	LossBound(y float64, k int, lo, hi float64) float64
+}
+
+// GLMValidator is an optional method of a GLMFamily: NewGLM calls it once
+// with all responses, and fails with its error (which should name the index
+// and value of a bad response, or the bad parameter).
+type GLMValidator interface {
+	Validate(y []float64) error
+}
+
+// GLMLossRanger is an optional method of a GLMFamily: the exact range of
+// f(y, ·) over a finite interval of z, for EnergyRange (PoissonMH,
+// Poisson-Barker, Poisson-MALA).
+type GLMLossRanger interface {
+	// LossRange returns min and max of f(y, z) over lo ≤ z ≤ hi (finite).
+	LossRange(y, lo, hi float64) (min, max float64)
+}
+
+// GLMEnergy is the energy of a generalised linear model with a
+// user-supplied loss: U_i(θ) = f(y_i, x_iᵀθ), f from a GLMFamily. It
+// implements GLM, EnergyDiffer, Gradienter (∇U_i = f′(y_i, x_iᵀθ)·x_i),
+// EnergyGradienter and, through the generic GLM bounds, DiffBounder,
+// EnergyRanger, TaylorBounder and FlyBounder, so every kernel of the
+// package can run on it. Build one with NewGLM.
+type GLMEnergy struct {
+	x      []float64 // N×d row-major covariates
+	y      []float64 // responses
+	d      int
+	family GLMFamily
+	ranger GLMLossRanger // nil when the family has no exact range
+}
+
+// NewGLM returns the GLM energy U_i(θ) = f(y_i, x_iᵀθ) of the covariates x
+// (row-major, N rows of d columns), responses y and the family's loss f.
+// The slices are kept, not copied. It checks that x and y are finite and,
+// if the family implements GLMValidator, that the family accepts y.
+func NewGLM(x, y []float64, d int, family GLMFamily) (*GLMEnergy, error) {
+	if family == nil {
+		return nil, errors.New("exactmh: NewGLM: nil family")
+	}
+	if err := dataRows("NewGLM", x, len(y), d); err != nil {
+		return nil, err
+	}
+	if err := finiteVec("NewGLM: y", y); err != nil {
+		return nil, err
+	}
+	if v, ok := family.(GLMValidator); ok {
+		if err := v.Validate(y); err != nil {
+			return nil, fmt.Errorf("exactmh: NewGLM (%T): %w", family, err)
+		}
+	}
+	e := &GLMEnergy{x: x, y: y, d: d, family: family}
+	e.ranger, _ = family.(GLMLossRanger)
+	return e, nil
+}
+
+// Len returns the number of data.
+func (e *GLMEnergy) Len() int { return len(e.y) }
+
+// Dim returns the number of covariates d.
+func (e *GLMEnergy) Dim() int { return e.d }
+
+// Row returns x_i (not a copy).
+func (e *GLMEnergy) Row(i int) []float64 { return e.x[i*e.d : (i+1)*e.d] }
+
+// Response returns y_i.
+func (e *GLMEnergy) Response(i int) float64 { return e.y[i] }
+
+// Family returns the family the energy was built with.
+func (e *GLMEnergy) Family() GLMFamily { return e.family }
+
+// Loss returns f(y_i, z).
+func (e *GLMEnergy) Loss(i int, z float64) float64 { return e.family.Loss(e.y[i], z) }
+
+// LossDerivs returns f′(y_i, z) and f″(y_i, z).
+func (e *GLMEnergy) LossDerivs(i int, z float64) (f1, f2 float64) {
+	return e.family.LossDerivs(e.y[i], z)
+}
+
+// LossBound returns the family's bound on sup |f^{(k)}(y_i, z)| over
+// lo ≤ z ≤ hi.
+func (e *GLMEnergy) LossBound(i, k int, lo, hi float64) float64 {
+	return e.family.LossBound(e.y[i], k, lo, hi)
+}
+
+// Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
+func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
+	for k, i := range idx {
+		dst[k] = e.family.Loss(e.y[i], dot(e.Row(i), theta))
+	}
+}
+
+// EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
+func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	for k, i := range idx {
+		var z, zn float64
+		for j, v := range e.Row(i) {
+			z += v * theta[j]
+			zn += v * thetaNew[j]
+		}
+		dst[k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)
+	}
+}
+
+// EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·f′(y_i, z_i)·x_i
+// to grad for i = idx[k], computing z_i = x_iᵀθ once per datum.
+func (e *GLMEnergy) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		z := dot(row, theta)
+		dst[k] = e.family.Loss(e.y[i], z)
+		f1, _ := e.family.LossDerivs(e.y[i], z)
+		g := w[k] * f1
+		for j, v := range row {
+			grad[j] += g * v
+		}
+	}
+}
+
+// AddGradient adds Σ_k w[k]·f′(y_i, x_iᵀθ)·x_i to grad.
+func (e *GLMEnergy) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := e.Row(i)
+		f1, _ := e.family.LossDerivs(e.y[i], dot(row, theta))
+		g := w[k] * f1
+		for j, v := range row {
+			grad[j] += g * v
+		}
+	}
+}
+
+// DiffBound returns GLMDiffBound(e, prior).
+func (e *GLMEnergy) DiffBound(prior Prior) (*DiffBound, error) { return GLMDiffBound(e, prior) }
+
+// EnergyRange returns the family's exact range of f(y_i, ·) over the
+// z-range of each datum on a Box or Ball support if the family implements
+// GLMLossRanger, and GLMEnergyRange(e, prior) otherwise.
+func (e *GLMEnergy) EnergyRange(prior Prior) (*EnergyRange, error) {
+	if e.ranger == nil {
+		return GLMEnergyRange(e, prior)
+	}
+	if err := checkPriorDim(prior, e.d); err != nil {
+		return nil, err
+	}
+	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	for i := range r.Lo {
+		a, b, err := linearRange(e.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		lo, hi := e.ranger.LossRange(e.y[i], a, b)
+		if !(hi >= lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			return nil, fmt.Errorf("exactmh: GLMEnergy.EnergyRange: %T.LossRange(y = %v, %v, %v) = [%v, %v] for datum %d, want finite min ≤ max",
+				e.family, e.y[i], a, b, lo, hi, i)
+		}
+		r.Lo[i], r.Width[i] = lo, hi-lo
+	}
+	return r, nil
+}
+
+// TaylorBound returns GLMTaylorBound(e, order, prior).
+func (e *GLMEnergy) TaylorBound(order int, prior Prior) ([]float64, error) {
+	return GLMTaylorBound(e, order, prior)
+}
+
+// FlyBound returns GLMFlyBound(e, at, prior).
+func (e *GLMEnergy) FlyBound(at []float64, prior Prior) (FlyBound, error) {
+	return GLMFlyBound(e, at, prior)
+}
+
+// checkPriorDim returns an error if a prior that knows its dimension has
+// another than d.
+func checkPriorDim(prior Prior, d int) error {
+	if dc, ok := prior.(dimChecker); ok {
+		return dc.checkDim(d)
+	}
+	return nil
+}
+
+// glmZRange returns the range of z = xᵀθ over the prior's support: finite
+// on a Box or Ball, (−Inf, +Inf) otherwise.
+func glmZRange(x []float64, prior Prior) (lo, hi float64) {
+	switch prior.(type) {
+	case *Box, *Ball:
+		lo, hi, _ = linearRange(x, prior)
+		return lo, hi
+	}
+	return math.Inf(-1), math.Inf(1)
+}
+
+// glmLossBound returns g.LossBound(i, k, lo, hi), or an error naming the
+// datum, the interval and the value when it is not a finite bound ≥ 0.
+func glmLossBound(who string, g GLM, i, k int, lo, hi float64) (float64, error) {
+	s := g.LossBound(i, k, lo, hi)
+	if s >= 0 && !math.IsInf(s, 1) {
+		return s, nil
+	}
+	model := fmt.Sprintf("%T", g)
+	if e, ok := g.(*GLMEnergy); ok {
+		model = fmt.Sprintf("%T", e.family)
+	}
+	if math.IsInf(s, 1) {
+		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			return 0, fmt.Errorf("exactmh: %s: %s has no bound on |f^(%d)| of datum %d over z ∈ (%v, %v): use a bounded prior support (Box or Ball)", who, model, k, i, lo, hi)
+		}
+		return 0, fmt.Errorf("exactmh: %s: %s bounds |f^(%d)| of datum %d over z ∈ [%v, %v] by +Inf: shrink the prior's support", who, model, k, i, lo, hi)
+	}
+	return 0, fmt.Errorf("exactmh: %s: %s.LossBound(datum %d, k = %d, [%v, %v]) = %v, want ≥ 0", who, model, i, k, lo, hi, s)
+}
+
+// GLMDiffBound returns the DiffBound of any GLM on the prior's support:
+// c_i = sup|f_i′|·‖x_i‖₂ over the z-range of datum i (the whole line for an
+// unbounded prior, [x_iᵀθ]'s range for a Box or Ball), M = ‖θ − θ′‖₂. It
+// fails, naming the datum, where sup|f_i′| is infinite — the Gaussian and
+// Poisson losses on an unbounded support — and a Box or Ball prior is then
+// needed.
+func GLMDiffBound(g GLM, prior Prior) (*DiffBound, error) {
+	if err := checkPriorDim(prior, g.Dim()); err != nil {
+		return nil, err
+	}
+	c := make([]float64, g.Len())
+	for i := range c {
+		row := g.Row(i)
+		lo, hi := glmZRange(row, prior)
+		s, err := glmLossBound("GLMDiffBound", g, i, 1, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		c[i] = s * norm2(row)
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// GLMEnergyRange returns an EnergyRange of any GLM on a Box or Ball
+// support from the Lipschitz bound: with z_i ∈ [lo, hi] and
+// L = sup|f_i′| there, f_i(z) ∈ f_i(m) ± L(hi − lo)/2, m = (lo + hi)/2. It
+// is at most twice as wide as the exact range of a monotone loss; a family
+// with an exact range implements GLMLossRanger, a GLM type EnergyRanger.
+func GLMEnergyRange(g GLM, prior Prior) (*EnergyRange, error) {
+	if err := checkPriorDim(prior, g.Dim()); err != nil {
+		return nil, err
+	}
+	r := &EnergyRange{Lo: make([]float64, g.Len()), Width: make([]float64, g.Len())}
+	for i := range r.Lo {
+		lo, hi, err := linearRange(g.Row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		s, err := glmLossBound("GLMEnergyRange", g, i, 1, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		half := s * (hi - lo) / 2
+		mid := g.Loss(i, lo+(hi-lo)/2)
+		if math.IsNaN(mid) || math.IsInf(mid, 0) {
+			return nil, fmt.Errorf("exactmh: GLMEnergyRange: loss of datum %d at z = %v is %v", i, lo+(hi-lo)/2, mid)
+		}
+		r.Lo[i], r.Width[i] = mid-half, 2*half
+	}
+	return r, nil
+}
+
+// GLMTaylorBound returns SMH's remainder bounds for any GLM (see
+// TaylorBounder): b_i = sup|f_i^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|, the
+// supremum over the z-range of datum i on the prior's support (SMH's θ̂ and
+// θ both lie in the support, which is convex, so the Taylor segment does
+// too). It fails, naming the datum, where the supremum is infinite (the
+// Poisson loss on an unbounded support). A zero bound (a datum whose
+// remainder vanishes, as the Gaussian loss's of order 2) is replaced by the
+// smallest positive float64, since SMH draws data in proportion to b_i.
+func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
+	if order != 1 && order != 2 {
+		return nil, fmt.Errorf("exactmh: GLMTaylorBound: order %d, want 1 or 2", order)
+	}
+	if err := checkPriorDim(prior, g.Dim()); err != nil {
+		return nil, err
+	}
+	b := make([]float64, g.Len())
+	for i := range b {
+		row := g.Row(i)
+		lo, hi := glmZRange(row, prior)
+		s, err := glmLossBound("GLMTaylorBound", g, i, order+1, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		b[i] = rowTaylorBound(row, order, s)
+	}
+	return b, nil
+}
+
+// glmTaylorBound is s·m_i^{k+1} for every row.
+func glmTaylorBound(x []float64, d, order int, s float64) []float64 {
+	n := len(x) / d
+	b := make([]float64, n)
+	for i := range n {
+		b[i] = rowTaylorBound(x[i*d:(i+1)*d], order, s)
+	}
+	return b
+}
+
+// rowTaylorBound is s·(max_j |x_j|)^{k+1}, or the smallest positive float64
+// where that is 0.
+func rowTaylorBound(row []float64, order int, s float64) float64 {
+	var m float64
+	for _, v := range row {
+		m = math.Max(m, math.Abs(v))
+	}
+	b := s * math.Pow(m, float64(order+1))
+	if b == 0 {
+		b = math.SmallestNonzeroFloat64 // an all-zero row never changes U_i
+	}
+	return b
+}
+
+// GLMFlyBound returns FlyMC's quadratic lower bound for any GLM, tight at
+// θ = at (θ = 0 for a nil at): with ẑ_i = x_iᵀat and K_i ≥ sup f_i″ over the
+// z-range of datum i on the prior's support (widened to contain ẑ_i),
+// Taylor's theorem gives
+//
+//	log B_i(θ) = −f_i(ẑ_i) − f_i′(ẑ_i)(z_i − ẑ_i) − ½K_i(z_i − ẑ_i)² ≤ −U_i(θ),
+//
+// z_i = x_iᵀθ, a quadratic in θ whose sum over i collapses to O(d²) per
+// evaluation (for the logistic loss, K_i = 1/4, it is Böhning's bound). It
+// fails, naming the datum, where sup|f_i″| is infinite (the Poisson loss on
+// an unbounded support).
+func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
+	d := g.Dim()
+	if err := checkPriorDim(prior, d); err != nil {
+		return nil, err
+	}
+	if at != nil {
+		if len(at) != d {
+			return nil, fmt.Errorf("exactmh: GLMFlyBound: len(at) = %d, want %d", len(at), d)
+		}
+		if err := finiteVec("GLMFlyBound: at", at); err != nil {
+			return nil, err
+		}
+	}
+	n := g.Len()
+	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range n {
+		row := g.Row(i)
+		var zh float64
+		if at != nil {
+			zh = dot(row, at)
+		}
+		lo, hi := glmZRange(row, prior)
+		k, err := glmLossBound("GLMFlyBound", g, i, 2, math.Min(lo, zh), math.Max(hi, zh))
+		if err != nil {
+			return nil, err
+		}
+		f := g.Loss(i, zh)
+		f1, _ := g.LossDerivs(i, zh)
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.IsNaN(f1) || math.IsInf(f1, 0) {
+			return nil, fmt.Errorf("exactmh: GLMFlyBound: datum %d at ẑ = %v: f = %v, f′ = %v, want finite", i, zh, f, f1)
+		}
+		// −f − f1(z − zh) − ½k(z − zh)² = a z² + b z + c.
+		a[i] = -k / 2
+		b[i] = -f1 + k*zh
+		c[i] = -f + f1*zh - k*zh*zh/2 - flyMargin
+	}
+	return newGLMBound(g, a, b, c), nil
+}
+
+// glmDiffer is the EnergyDiffer every GLM has: U_i(θ) − U_i(θ′) =
+// f_i(x_iᵀθ) − f_i(x_iᵀθ′), reading x_i once.
+type glmDiffer struct{ g GLM }
+
+func (a glmDiffer) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	for k, i := range idx {
+		var z, zn float64
+		for j, v := range a.g.Row(i) {
+			z += v * theta[j]
+			zn += v * thetaNew[j]
+		}
+		dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
+	}
+}
+
+// glmGradient is the Gradienter every GLM has: ∇U_i(θ) = f_i′(x_iᵀθ)·x_i.
+type glmGradient struct{ g GLM }
+
+func (a glmGradient) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		row := a.g.Row(i)
+		f1, _ := a.g.LossDerivs(i, dot(row, theta))
+		c := w[k] * f1
+		for j, v := range row {
+			grad[j] += c * v
+		}
+	}
+}
+
+// taylorBounderOf returns e's own TaylorBounder or, for a GLM without one,
+// the generic GLMTaylorBound.
+func taylorBounderOf(e Energy) (TaylorBounder, bool) {
+	if tb, ok := e.(TaylorBounder); ok {
+		return tb, true
+	}
+	if g, ok := e.(GLM); ok {
+		return glmBounds{g}, true
+	}
+	return nil, false
+}
+
+// flyBounderOf returns e's own FlyBounder or, for a GLM without one, the
+// generic GLMFlyBound.
+func flyBounderOf(e Energy) (FlyBounder, bool) {
+	if fb, ok := e.(FlyBounder); ok {
+		return fb, true
+	}
+	if g, ok := e.(GLM); ok {
+		return glmBounds{g}, true
+	}
+	return nil, false
+}
+
+// glmBounds offers the generic GLM bounds as TaylorBounder and FlyBounder.
+type glmBounds struct{ g GLM }
+
+func (b glmBounds) TaylorBound(order int, prior Prior) ([]float64, error) {
+	return GLMTaylorBound(b.g, order, prior)
+}
+
+func (b glmBounds) FlyBound(at []float64, prior Prior) (FlyBound, error) {
+	return GLMFlyBound(b.g, at, prior)
+}
