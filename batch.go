@@ -75,12 +75,12 @@ func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	if b == nil {
 		b, err := posteriorOf(t).DiffBound()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", who, err)
+			return nil, within(who, err)
 		}
 		return b, nil
 	}
 	if err := b.check(t.N()); err != nil {
-		return nil, fmt.Errorf("%s: %w", who, err)
+		return nil, within(who, err)
 	}
 	return b, nil
 }

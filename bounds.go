@@ -119,7 +119,7 @@ func (p *Posterior) DiffBound() (*DiffBound, error) {
 	} else if g, ok := p.Energy.(GLM); ok {
 		b, err = GLMDiffBound(g, p.prior())
 	} else {
-		return nil, fmt.Errorf("exactmh: energy %T has no ready-made DiffBound (implement DiffBounder or GLM); construct one and verify it with CheckBound", p.Energy)
+		return nil, fmt.Errorf("exactmh: %w: energy %T has no ready-made DiffBound (implement DiffBounder or GLM); construct one and verify it with CheckBound", ErrNoBound, p.Energy)
 	}
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	} else if g, ok := p.Energy.(GLM); ok {
 		r, err = GLMEnergyRange(g, p.prior())
 	} else {
-		return nil, fmt.Errorf("exactmh: energy %T has no ready-made EnergyRange (implement EnergyRanger or GLM); construct one and verify it with CheckRange", p.Energy)
+		return nil, fmt.Errorf("exactmh: %w: energy %T has no ready-made EnergyRange (implement EnergyRanger or GLM); construct one and verify it with CheckRange", ErrNoBound, p.Energy)
 	}
 	if err != nil {
 		return nil, err

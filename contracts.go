@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 )
 
 // The contracts between the driver (Sample, Resume, Checkpoint) and the
@@ -106,7 +107,7 @@ var (
 	// ErrNoBound: the kernel needs a bound (DiffBound, EnergyRange,
 	// FlyBound or Taylor remainder bounds) that neither the kernel's
 	// configuration nor the energy provides.
-	ErrNoBound = errors.New("needs a bound")
+	ErrNoBound = errors.New("no bound")
 )
 
 // requireGradient returns an error wrapping ErrNoGradient, naming what is
@@ -135,6 +136,26 @@ type schemeChain interface {
 	Checkpointer
 	ParamReporter
 }
+
+// within prefixes another layer's error with who, dropping the package
+// prefix that an exported function put on it: the API boundary adds
+// "exactmh: " once. errors.Is and errors.As still see the original.
+func within(who string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &innerError{who: who, err: err}
+}
+
+type innerError struct {
+	who string
+	err error
+}
+
+func (e *innerError) Error() string {
+	return e.who + ": " + strings.TrimPrefix(e.err.Error(), "exactmh: ")
+}
+func (e *innerError) Unwrap() error { return e.err }
 
 // Every built-in kernel and chain satisfies the contracts it claims.
 var (

@@ -59,3 +59,27 @@ func TestErrorPrefixOnce(t *testing.T) {
 		t.Errorf("start error %q: want \"exactmh\" and \"TunaMH\" once each", msg)
 	}
 }
+
+// A kernel whose bound the energy cannot supply fails with ErrNoBound, and
+// a bound error from inside the library is prefixed once.
+func TestErrNoBound(t *testing.T) {
+	bare := &exactmh.Posterior{Energy: energiesOnly{logisticPosterior().Energy}}
+	for _, k := range []exactmh.Kernel{exactmh.TunaMH{Chi: 1}, exactmh.TFMH{}, exactmh.PoissonMH{},
+		exactmh.FlyMC{}, exactmh.SMH{Order: 1, Center: []float64{0, 0}}} {
+		_, err := exactmh.Sample(context.Background(), bare, k, &exactmh.Settings{Chains: 1, Draws: 1})
+		if !errors.Is(err, exactmh.ErrNoBound) {
+			t.Errorf("%s: error %v, want ErrNoBound", k.Name(), err)
+			continue
+		}
+		if msg := err.Error(); strings.Count(msg, "exactmh:") != 1 {
+			t.Errorf("%s: error %q names the package more than once", k.Name(), msg)
+		}
+	}
+}
+
+// energiesOnly hides every method of an energy but Len, Dim and Energies.
+type energiesOnly struct{ e exactmh.Energy }
+
+func (e energiesOnly) Len() int                                 { return e.e.Len() }
+func (e energiesOnly) Dim() int                                 { return e.e.Dim() }
+func (e energiesOnly) Energies(dst, theta []float64, idx []int) { e.e.Energies(dst, theta, idx) }

@@ -5,7 +5,6 @@
 package exactmh
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -143,8 +142,6 @@ func (v *LowerBoundViolation) Error() string {
 	return fmt.Sprintf("FlyMC lower bound violated by datum %d: log L − log B = %.6g < 0 at θ = %v", v.Datum, v.Gap, v.Theta)
 }
 
-// errNoFlyBound explains what FlyMC needs.
-var errNoFlyBound = errors.New("the energy has no FlyMC lower bound: set FlyMC.Bound or use an energy implementing FlyBounder or GLM")
 
 // CheckFlyBound samples points θ in the prior's support (as CheckRange does)
 // and checks a FlyMC bound there: every gap log L_i − log B_i is ≥ 0, and

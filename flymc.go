@@ -84,10 +84,10 @@ func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	if b == nil {
 		fb, ok := flyBounderOf(t.Energy())
 		if !ok {
-			return nil, fmt.Errorf("FlyMC: %w (energy %T)", errNoFlyBound, t.Energy())
+			return nil, fmt.Errorf("FlyMC: %w: energy %T has no FlyMC lower bound: set FlyMC.Bound or use an energy implementing FlyBounder or GLM", ErrNoBound, t.Energy())
 		}
 		if b, err = fb.FlyBound(k.TightAt, t.Prior()); err != nil {
-			return nil, fmt.Errorf("FlyMC: %w", err)
+			return nil, within("FlyMC", err)
 		}
 	}
 	n := t.N()

@@ -141,10 +141,10 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 	var err error
 	if r == nil {
 		if r, err = posteriorOf(t).EnergyRange(); err != nil {
-			return nil, fmt.Errorf("%s: %w", who, err)
+			return nil, within(who, err)
 		}
 	} else if err := r.check(t.N()); err != nil {
-		return nil, fmt.Errorf("%s: %w", who, err)
+		return nil, within(who, err)
 	}
 	table, err := alias.New(r.Width)
 	if err != nil {

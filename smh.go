@@ -105,11 +105,11 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	tb, ok := taylorBounderOf(t.Energy())
 	if !ok {
-		return nil, fmt.Errorf("%s: energy %T has no Taylor remainder bounds (implement TaylorBounder or GLM)", name, t.Energy())
+		return nil, fmt.Errorf("%s: %w: energy %T has no Taylor remainder bounds (implement TaylorBounder or GLM)", name, ErrNoBound, t.Energy())
 	}
 	b, err := tb.TaylorBound(k.Order, t.Prior())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, within(name, err)
 	}
 	if len(b) != n {
 		return nil, fmt.Errorf("%s: TaylorBound returned %d bounds for %d data", name, len(b), n)
