@@ -142,7 +142,6 @@ func (v *LowerBoundViolation) Error() string {
 	return fmt.Sprintf("FlyMC lower bound violated by datum %d: log L − log B = %.6g < 0 at θ = %v", v.Datum, v.Gap, v.Theta)
 }
 
-
 // CheckFlyBound samples points θ in the prior's support (as CheckRange does)
 // and checks a FlyMC bound there: every gap log L_i − log B_i is ≥ 0, and
 // LogBoundSum(θ) equals Σ_i (−U_i(θ) − gap_i(θ)), the sum of the per-datum
