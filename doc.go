@@ -26,8 +26,11 @@
 // # Using it
 //
 // Build a Posterior from an Energy (ready-made: NewLogisticRegression,
-// NewStudentTRegression, NewGaussianMean, NewGaussianMixture, or your own
-// type), a Prior (Flat, Box, Ball, Gaussian) and β; pick a Kernel; call
+// NewStudentTRegression, NewGaussianMean, NewGaussianMixture; any
+// generalised linear model through NewGLM with GaussianFamily,
+// PoissonFamily, ProbitFamily or your own GLMFamily; or your own type that
+// implements Energy or the GLM contract, which is all the GLM-based bounds
+// and control variates need), a Prior (Flat, Box, Ball, Gaussian) and β; pick a Kernel; call
 // Sample; print res.Summary():
 //
 //	e, _ := exactmh.NewLogisticRegression(x, y, d)
