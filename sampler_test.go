@@ -25,7 +25,8 @@ import (
 // difference. Plugging a noisy estimate into min(1, e^x) biases the chain;
 // the harness must see it.
 type naiveMH struct {
-	prop  exactmh.Proposal
+	prop  exactmh.Proposal // nil: the isotropic RandomWalk
+	scale float64          // 0: 0.1
 	batch int
 }
 
@@ -46,7 +47,14 @@ type naiveChain struct {
 
 func (c *naiveChain) Position() []float64 { return c.theta }
 func (c *naiveChain) Step(rng *rand.Rand) (exactmh.Info, error) {
-	logQ := c.k.prop.Propose(rng, c.next, c.theta, 1)
+	prop, scale := c.k.prop, c.k.scale
+	if prop == nil {
+		prop = exactmh.RandomWalk{}
+	}
+	if scale == 0 {
+		scale = 0.1
+	}
+	logQ := prop.Propose(rng, c.next, c.theta, scale)
 	lp := c.t.LogPrior(c.next)
 	if math.IsInf(lp, -1) {
 		return exactmh.Info{}, nil
@@ -155,6 +163,9 @@ func TestMHPairwiseDetailedBalance(t *testing.T) {
 type flipRatio struct{ q exactmh.Proposal }
 
 func (f flipRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) float64 {
+	if f.q == nil {
+		return -exactmh.RandomWalk{}.Propose(rng, dst, theta, s)
+	}
 	return -f.q.Propose(rng, dst, theta, s)
 }
 
