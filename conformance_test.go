@@ -343,3 +343,70 @@ func (c *auxPoissonChain) Report(info exactmh.Info) exactmh.Info {
 // transitions that Start does not rebuild.
 func (c *auxPoissonChain) MarshalState() ([]byte, error) { return nil, nil }
 func (c *auxPoissonChain) UnmarshalState([]byte) error   { return nil }
+
+// naiveMH is a deliberately wrong kernel: Metropolis–Hastings whose log
+// ratio uses an unbiased minibatch estimate (N/m)Σ_batch ΔU_i of the energy
+// difference. Plugging a noisy estimate into min(1, e^x) biases the chain;
+// the harness must see it.
+type naiveMH struct {
+	prop  exactmh.Proposal // nil: the isotropic RandomWalk
+	scale float64          // 0: 0.1
+	batch int
+}
+
+func (naiveMH) Name() string { return "naiveMH" }
+func (naiveMH) Exact() bool  { return false }
+func (k naiveMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
+	return &naiveChain{k: k, t: t, theta: slices.Clone(theta0), next: make([]float64, len(theta0)),
+		idx: make([]int, k.batch), diff: make([]float64, k.batch)}, nil
+}
+
+type naiveChain struct {
+	k           naiveMH
+	t           *exactmh.Target
+	theta, next []float64
+	idx         []int
+	diff        []float64
+}
+
+func (c *naiveChain) Position() []float64 { return c.theta }
+func (c *naiveChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	prop, scale := c.k.prop, c.k.scale
+	if prop == nil {
+		prop = exactmh.RandomWalk{}
+	}
+	if scale == 0 {
+		scale = 0.1
+	}
+	logQ := prop.Propose(rng, c.next, c.theta, scale)
+	lp := c.t.LogPrior(c.next)
+	if math.IsInf(lp, -1) {
+		return exactmh.Info{}, nil
+	}
+	for k := range c.idx {
+		c.idx[k] = rng.IntN(c.t.N())
+	}
+	if err := c.t.EnergyDiffs(c.diff, c.theta, c.next, c.idx); err != nil {
+		return exactmh.Info{}, err
+	}
+	var s float64
+	for _, v := range c.diff {
+		s += v
+	}
+	logA := lp - c.t.LogPrior(c.theta) + logQ + s*float64(c.t.N())/float64(len(c.idx))
+	if math.Log(rng.Float64()) < logA {
+		copy(c.theta, c.next)
+		return exactmh.Info{Accepted: true, AcceptProb: math.NaN()}, nil
+	}
+	return exactmh.Info{AcceptProb: math.NaN()}, nil
+}
+
+// flipRatio reports the negated log proposal ratio: a deliberately wrong proposal correction.
+type flipRatio struct{ q exactmh.Proposal }
+
+func (f flipRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) float64 {
+	if f.q == nil {
+		return -exactmh.RandomWalk{}.Propose(rng, dst, theta, s)
+	}
+	return -f.q.Propose(rng, dst, theta, s)
+}
