@@ -143,7 +143,7 @@ func currentBudget() budget {
 
 func shortBudget() budget {
 	return budget{pairSteps: 12000, walkSteps: 4000, walkDraws: 1000, minESS: 150, firstDraws: 1000, maxDraws: 8000,
-		sbcReplicates: 60, sbcBins: 5, allocSteps: 300}
+		sbcReplicates: 100, sbcBins: 10, allocSteps: 300}
 }
 
 func fullBudget() budget {
@@ -197,12 +197,14 @@ func caseTarget(c *Case) (*target, error) {
 		return &target{kind: "Gaussian mean on a box", pb: Problem{Posterior: g.Posterior, Mode: g.Mean, SD: g.SD()}, g: g,
 			model: BoxModel{N: 10, Sigma: sigma, Lo: []float64{-1, -1}, Hi: []float64{1, 1}}}, nil
 	}
-	g, err := ConjugateGaussian(100, []float64{1, -1}, sigma, []float64{0, 0}, []float64{3, 3}, 1, 17)
+	// The priors are informative (a fifth to a third of the posterior
+	// precision), so that a kernel that gets the prior ratio wrong shows.
+	g, err := ConjugateGaussian(100, []float64{1, -1}, sigma, []float64{0, 0}, []float64{0.15, 0.2}, 1, 17)
 	if err != nil {
 		return nil, err
 	}
 	return &target{kind: "conjugate Gaussian mean", pb: Problem{Posterior: g.Posterior, Mode: g.Mean, SD: g.SD()}, g: g,
-		model: GaussianModel{N: 50, Sigma: sigma, PriorMean: []float64{0, 0}, PriorSD: []float64{1, 1}}}, nil
+		model: GaussianModel{N: 10, Sigma: sigma, PriorMean: []float64{0, 0}, PriorSD: []float64{0.5, 0.5}}}, nil
 }
 
 // pairOf returns the pair of points of the pairwise checks: about one
@@ -270,10 +272,11 @@ func minBulkESS(res *exactmh.Result) float64 {
 	return ess
 }
 
-// run is one Check: the case, its target, the budget and the pilot runs
-// that several subtests share.
+// run is one Check: the case, its kernel and target, the budget and the
+// pilot run that several checks share.
 type run struct {
 	c   *Case
+	k   exactmh.Kernel
 	tg  *target
 	b   budget
 	set exactmh.Settings // the moment check's run
@@ -282,6 +285,26 @@ type run struct {
 	sbcScale float64
 	sbcThin  int
 	sbcErr   error
+}
+
+func newRun(c *Case) (*run, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	tg, err := caseTarget(c)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{c: c, tg: tg, b: currentBudget()}
+	r.set = exactmh.Settings{Chains: 4, Warmup: 500, Draws: r.b.firstDraws, Seed: 2, Init: tg.pb.Mode, TargetAccept: c.TargetAccept}
+	r.k = c.Kernel(tg.pb)
+	switch {
+	case r.k == nil:
+		return nil, fmt.Errorf("mcmctest: %s: Kernel returned nil", c.Name)
+	case r.k.Exact() != c.Exact:
+		return nil, fmt.Errorf("mcmctest: %s: the kernel's Exact() is %v, the case says %v", c.Name, r.k.Exact(), c.Exact)
+	}
+	return r, nil
 }
 
 // sbcPilot returns the step scale and thinning SBC uses for the good
@@ -300,151 +323,136 @@ func (r *run) sbcOptions() *SBCOptions {
 	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Seed: 13, MaxThin: 200}
 }
 
-// skip skips t, with the case's reason, if the case skips the check.
-func (r *run) skip(t *testing.T, check string) {
-	t.Helper()
-	if reason, ok := r.c.Skip[check]; ok {
-		t.Skip(reason)
-	}
+// reporter is what a check reports through: *testing.T in Check, an
+// Outcome in Verify. Fatal and Skip end the check.
+type reporter interface {
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Skip(args ...any)
 }
 
-// Check runs every applicable check of the kit on the case's kernel, each
-// as a subtest (see the package documentation): first "allocs", then, in
-// parallel with each other and — because Check calls t.Parallel after the
-// allocation check — with the other parallel tests, "info", "checkpoint"
-// and "workers" and, for an exact kernel, "pairwise", "moments", "walk",
-// "sbc" and a "mutant/NAME" test per mutant.
-//
-// Call Check from a test that has not called t.Parallel: the allocation
-// count (testing.AllocsPerRun) needs the process to itself. With -short
-// every check runs fewer transitions.
-func Check(t *testing.T, c Case) {
-	t.Helper()
-	if err := c.validate(); err != nil {
-		t.Fatal(err)
-	}
-	tg, err := caseTarget(&c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &run{c: &c, tg: tg, b: currentBudget()}
-	r.set = exactmh.Settings{Chains: 4, Warmup: 500, Draws: r.b.firstDraws, Seed: 2, Init: tg.pb.Mode, TargetAccept: c.TargetAccept}
-	k := c.Kernel(tg.pb)
-	if k == nil {
-		t.Fatalf("%s: Kernel returned nil", c.Name)
-	}
-	if k.Exact() != c.Exact {
-		t.Fatalf("%s: the kernel's Exact() is %v, the case says %v", c.Name, k.Exact(), c.Exact)
-	}
-	t.Logf("%s (%s) on the %s", c.Name, k.Name(), tg.kind)
+// check is one of the kit's checks on a case.
+type check struct {
+	name string
+	run  func(rp reporter)
+}
 
-	t.Run("allocs", func(t *testing.T) {
-		r.skip(t, "allocs")
-		a, err := AllocsPerStep(k, tg.pb.Posterior, tg.pb.Mode, r.b.allocSteps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a != 0 {
-			t.Errorf("%s allocates %.3g times per step, want 0", c.Name, a)
-		}
-	})
-	t.Parallel()
-
+// checks returns the checks that apply to the case, allocs first.
+func (r *run) checks() []check {
+	c, k, tg := r.c, r.k, r.tg
+	skippable := func(name string, f func(rp reporter)) check {
+		return check{name: name, run: func(rp reporter) {
+			if reason, ok := c.Skip[name]; ok {
+				rp.Skip(reason)
+				return
+			}
+			f(rp)
+		}}
+	}
 	structural := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: tg.pb.Mode, TargetAccept: c.TargetAccept}
-	t.Run("info", func(t *testing.T) {
-		r.skip(t, "info")
-		t.Parallel()
-		if err := CheckInfo(tg.pb.Posterior, k, structural, c.NeedsGradient); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Run("checkpoint", func(t *testing.T) {
-		r.skip(t, "checkpoint")
-		t.Parallel()
-		if err := CheckCheckpoint(tg.pb.Posterior, k, structural); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Run("workers", func(t *testing.T) {
-		r.skip(t, "workers")
-		t.Parallel()
-		if err := CheckWorkers(tg.pb.Posterior, k, structural); err != nil {
-			t.Error(err)
-		}
-	})
-	if !c.Exact {
-		return
-	}
-	t.Run("pairwise", func(t *testing.T) {
-		r.skip(t, "pairwise")
-		if !c.UsesProposal {
-			t.Skip("the kernel takes no Proposal: no pair to restrict it to")
-		}
-		t.Parallel()
-		for _, logQ := range []float64{0, 0.7} {
-			res, err := r.pairwise(c.Kernel, logQ, r.b.pairSteps)
+	cs := []check{
+		skippable("allocs", func(rp reporter) {
+			a, err := AllocsPerStep(k, tg.pb.Posterior, tg.pb.Mode, r.b.allocSteps)
 			if err != nil {
-				t.Fatal(err)
+				rp.Fatal(err)
+				return
+			}
+			if a != 0 {
+				rp.Errorf("%s allocates %.3g times per step, want 0", c.Name, a)
+			}
+		}),
+		skippable("info", func(rp reporter) {
+			if err := CheckInfo(tg.pb.Posterior, k, structural, c.NeedsGradient); err != nil {
+				rp.Errorf("%v", err)
+			}
+		}),
+		skippable("checkpoint", func(rp reporter) {
+			if err := CheckCheckpoint(tg.pb.Posterior, k, structural); err != nil {
+				rp.Errorf("%v", err)
+			}
+		}),
+		skippable("workers", func(rp reporter) {
+			if err := CheckWorkers(tg.pb.Posterior, k, structural); err != nil {
+				rp.Errorf("%v", err)
+			}
+		}),
+	}
+	if !c.Exact {
+		return cs
+	}
+	cs = append(cs,
+		skippable("pairwise", func(rp reporter) {
+			if !c.UsesProposal {
+				rp.Skip("the kernel takes no Proposal: no pair to restrict it to")
+				return
+			}
+			for _, logQ := range []float64{0, 0.7} {
+				res, err := r.pairwise(c.Kernel, logQ, r.b.pairSteps)
+				if err != nil {
+					rp.Fatal(err)
+					return
+				}
+				if !(math.Abs(res.Z) <= goodZ) {
+					rp.Errorf("detailed balance fails, log q ratio %v: %v", logQ, res)
+				} else {
+					rp.Logf("log q ratio %v: %v", logQ, res)
+				}
+			}
+		}),
+		skippable("moments", func(rp reporter) {
+			if tg.g == nil {
+				rp.Skip(fmt.Sprintf("the %s has no closed-form moments: pairwise and SBC check it", tg.kind))
+				return
+			}
+			res, err := sampleUntilESS(tg.pb.Posterior, k, r.set, r.b.minESS, r.b.maxDraws)
+			if err != nil {
+				rp.Fatal(err)
+				return
+			}
+			if err := CheckMoments(res, tg.g.Mean, tg.g.SD(), momentsK); err != nil {
+				rp.Errorf("%v", err)
+			}
+			tot := res.Sampling()
+			rp.Logf("%d draws per chain, bulk ESS ≥ %.0f, accept %.3f, evals/step %.1f, mean batch %.1f (N = %d)",
+				res.Chains[0].Len(), minBulkESS(res), tot.AcceptRate(), tot.EvalsPerStep(), tot.MeanBatch(), res.N)
+		}),
+		skippable("walk", func(rp reporter) {
+			switch {
+			case !c.UsesProposal:
+				rp.Skip("the kernel takes no Proposal: it cannot walk the lattice")
+				return
+			case c.NeedsGLM:
+				rp.Skip("the walk's energy is not a GLM")
+				return
+			}
+			res, err := r.walkPairwise(c.Kernel, r.b.walkSteps)
+			if err != nil {
+				rp.Fatal(err)
+				return
 			}
 			if !(math.Abs(res.Z) <= goodZ) {
-				t.Errorf("detailed balance fails, log q ratio %v: %v", logQ, res)
+				rp.Errorf("up and down acceptance differ on the App. J.1 walk: %v", res)
 			} else {
-				t.Logf("log q ratio %v: %v", logQ, res)
+				rp.Logf("up/down: %v", res)
 			}
-		}
-	})
-	t.Run("moments", func(t *testing.T) {
-		r.skip(t, "moments")
-		if tg.g == nil {
-			t.Skipf("the %s has no closed-form moments: pairwise and SBC check it", tg.kind)
-		}
-		t.Parallel()
-		res, err := sampleUntilESS(tg.pb.Posterior, k, r.set, r.b.minESS, r.b.maxDraws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := CheckMoments(res, tg.g.Mean, tg.g.SD(), momentsK); err != nil {
-			t.Error(err)
-		}
-		tot := res.Sampling()
-		t.Logf("%d draws per chain, bulk ESS ≥ %.0f, accept %.3f, evals/step %.1f, mean batch %.1f (N = %d)",
-			res.Chains[0].Len(), minBulkESS(res), tot.AcceptRate(), tot.EvalsPerStep(), tot.MeanBatch(), res.N)
-	})
-	t.Run("walk", func(t *testing.T) {
-		r.skip(t, "walk")
-		switch {
-		case !c.UsesProposal:
-			t.Skip("the kernel takes no Proposal: it cannot walk the lattice")
-		case c.NeedsGLM:
-			t.Skip("the walk's energy is not a GLM")
-		}
-		t.Parallel()
-		res, err := r.walkPairwise(c.Kernel, r.b.walkSteps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !(math.Abs(res.Z) <= goodZ) {
-			t.Errorf("up and down acceptance differ on the App. J.1 walk: %v", res)
-		} else {
-			t.Logf("up/down: %v", res)
-		}
-		if err := r.walkChain(c.Kernel); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Run("sbc", func(t *testing.T) {
-		r.skip(t, "sbc")
-		t.Parallel()
-		res, err := r.sbc(c.Kernel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Reject(sbcAlpha) {
-			t.Errorf("ranks not uniform (p < %g/%d): %v", sbcAlpha, len(res.P), res)
-		} else {
-			t.Logf("%v", res)
-		}
-	})
+			if err := r.walkChain(c.Kernel); err != nil {
+				rp.Errorf("%v", err)
+			}
+		}),
+		skippable("sbc", func(rp reporter) {
+			res, err := r.sbc(c.Kernel)
+			if err != nil {
+				rp.Fatal(err)
+				return
+			}
+			if res.Reject(sbcAlpha) {
+				rp.Errorf("ranks not uniform (p < %g/%d): %v", sbcAlpha, len(res.P), res)
+			} else {
+				rp.Logf("%v", res)
+			}
+		}),
+	)
 	names := make([]string, 0, len(c.Mutants))
 	for name := range c.Mutants {
 		names = append(names, name)
@@ -452,19 +460,125 @@ func Check(t *testing.T, c Case) {
 	slices.Sort(names)
 	for _, name := range names {
 		mk := c.Mutants[name]
-		t.Run("mutant/"+name, func(t *testing.T) {
-			t.Parallel()
+		cs = append(cs, check{name: "mutant/" + name, run: func(rp reporter) {
 			by, tried, err := r.catch(mk)
-			if err != nil {
-				t.Fatal(err)
+			switch {
+			case err != nil:
+				rp.Fatal(err)
+			case by == "":
+				rp.Errorf("mutant %q passes every check: %s", name, strings.Join(tried, "; "))
+			default:
+				rp.Logf("caught by %s (after: %s)", by, strings.Join(tried, "; "))
 			}
-			if by == "" {
-				t.Errorf("mutant %q passes every check: %s", name, strings.Join(tried, "; "))
-				return
-			}
-			t.Logf("caught by %s (after: %s)", by, strings.Join(tried, "; "))
+		}})
+	}
+	return cs
+}
+
+// Check runs every applicable check of the kit on the case's kernel, each
+// as a subtest named after it (see the package documentation): first
+// "allocs", then, in parallel with each other and — because Check calls
+// t.Parallel after the allocation check — with the other parallel tests,
+// "info", "checkpoint" and "workers" and, for an exact kernel, "pairwise",
+// "moments", "walk", "sbc" and "mutant/NAME" for each mutant.
+//
+// Call Check from a test that has not called t.Parallel: the allocation
+// count (testing.AllocsPerRun) needs the process to itself. With -short
+// every check runs fewer transitions.
+func Check(t *testing.T, c Case) {
+	t.Helper()
+	r, err := newRun(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s (%s) on the %s", c.Name, r.k.Name(), r.tg.kind)
+	cs := r.checks()
+	t.Run(cs[0].name, func(t *testing.T) { cs[0].run(t) })
+	t.Parallel()
+	for _, ck := range cs[1:] {
+		t.Run(ck.name, func(t *testing.T) {
+			t.Parallel()
+			ck.run(t)
 		})
 	}
+}
+
+// Outcome is the result of one of Verify's checks.
+type Outcome struct {
+	// Check is the check's name, as Check names its subtest.
+	Check string
+	// Failed and Skipped say how it ended (neither: it passed).
+	Failed, Skipped bool
+	// Errors are the check's failures, Logs what else it reported (a skip
+	// reason, the statistics of a pass), in order.
+	Errors, Logs []string
+}
+
+// String returns "pass", "FAIL" or "skip", the check's name and its first
+// error, or else its last log.
+func (o Outcome) String() string {
+	switch {
+	case o.Failed:
+		return "FAIL " + o.Check + ": " + strings.Join(o.Errors[:1], "")
+	case o.Skipped:
+		return "skip " + o.Check + ": " + strings.Join(o.Logs[len(o.Logs)-1:], "")
+	case len(o.Logs) > 0:
+		return "pass " + o.Check + ": " + o.Logs[len(o.Logs)-1]
+	}
+	return "pass " + o.Check
+}
+
+// Verify runs Check's checks one after another without a testing.T — for
+// an example, a command, or a test written with another framework — and
+// returns their outcomes in Check's order. The error reports a case that
+// cannot be checked at all (a bad Case, a kernel whose Exact disagrees).
+// Like Check, it must not run alongside parallel tests.
+func Verify(c Case) ([]Outcome, error) {
+	r, err := newRun(&c)
+	if err != nil {
+		return nil, err
+	}
+	var out []Outcome
+	for _, ck := range r.checks() {
+		o := &outcome{Outcome: Outcome{Check: ck.name}}
+		func() {
+			defer func() {
+				if v := recover(); v != nil && v != errStop {
+					panic(v)
+				}
+			}()
+			ck.run(o)
+		}()
+		out = append(out, o.Outcome)
+	}
+	return out, nil
+}
+
+// errStop ends a check run by Verify (Fatal, Skip).
+var errStop = errors.New("mcmctest: check stopped")
+
+// outcome is Verify's reporter.
+type outcome struct{ Outcome }
+
+func (o *outcome) Logf(format string, args ...any) {
+	o.Logs = append(o.Logs, fmt.Sprintf(format, args...))
+}
+
+func (o *outcome) Errorf(format string, args ...any) {
+	o.Failed = true
+	o.Errors = append(o.Errors, fmt.Sprintf(format, args...))
+}
+
+func (o *outcome) Fatal(args ...any) {
+	o.Failed = true
+	o.Errors = append(o.Errors, fmt.Sprint(args...))
+	panic(errStop)
+}
+
+func (o *outcome) Skip(args ...any) {
+	o.Skipped = true
+	o.Logs = append(o.Logs, fmt.Sprint(args...))
+	panic(errStop)
 }
 
 // pairwise runs the pairwise check of the kernel f builds on the case's

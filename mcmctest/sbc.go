@@ -187,10 +187,11 @@ type SBCOptions struct {
 	// Bins is the number of bins of the chi-square test; it must divide
 	// L+1 (0: 10).
 	Bins int
-	// Thin is the number of transitions per kept draw. 0: three times the
-	// integrated autocorrelation time measured on a pilot run (the number
-	// of draws over the smallest bulk ESS), rounded up, and an error if
-	// that exceeds MaxThin.
+	// Thin is the number of transitions per kept draw. 0: twice the
+	// integrated autocorrelation time τ measured on a pilot run (the
+	// number of draws over the smallest bulk ESS), rounded up — for an
+	// autoregressive chain the correlation 2τ transitions apart is about
+	// e⁻⁴ ≈ 0.02 — and an error if that exceeds MaxThin.
 	Thin int
 	// MaxThin bounds the chosen Thin (0: 200).
 	MaxThin int
@@ -401,8 +402,8 @@ func sbcPilot(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (s
 		ess = math.Min(ess, exactmh.ESSBulk(res.Samples(j)))
 	}
 	tau := chains * draws / ess
-	if !(tau < float64(o.MaxThin)/3) {
-		return 0, 0, fmt.Errorf("mcmctest: SBC: the pilot chain's autocorrelation time is %.3g transitions (bulk ESS %.3g of %d draws): thinning by 3τ would exceed MaxThin = %d", tau, ess, chains*draws, o.MaxThin)
+	if !(tau < float64(o.MaxThin)/2) {
+		return 0, 0, fmt.Errorf("mcmctest: SBC: the pilot chain's autocorrelation time is %.3g transitions (bulk ESS %.3g of %d draws): thinning by 2τ would exceed MaxThin = %d", tau, ess, chains*draws, o.MaxThin)
 	}
-	return scale, max(1, int(math.Ceil(3*tau))), nil
+	return scale, max(1, int(math.Ceil(2*tau))), nil
 }

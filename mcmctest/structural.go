@@ -131,7 +131,7 @@ func CheckCheckpoint(p *exactmh.Posterior, k exactmh.Kernel, set exactmh.Setting
 	for _, cut := range []struct {
 		name string
 		at   int
-	}{{"in warmup", set.Warmup / 2}, {"in sampling", set.Warmup + set.Draws*thin/2}} {
+	}{{"in warmup", set.Warmup/2 | 1}, {"in sampling", (set.Warmup + set.Draws*thin/2) | 1}} {
 		cctx, cancel := context.WithCancel(ctx)
 		s := set
 		s.Recorder = &cancelAfter{n: int64(cut.at), cancel: cancel}
