@@ -52,7 +52,6 @@ func conformanceCases() []mcmctest.Case {
 				return exactmh.MALAStaleReverse(exactmh.MALA{Scale: pb.Scale})
 			}}},
 		{Name: "HMC", NeedsGradient: true, Exact: true, TargetAccept: 0.8,
-			Skip:   map[string]string{"sbc": "on SBC's Gaussian posteriors the adapted trajectories are periodic and the chain hardly moves (bulk ESS ≈ 6 in 2000 draws); the jittered row runs SBC"},
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.HMC{Scale: pb.Scale, Steps: 8} },
 			// Never refreshing the gradient sends trajectories of the adapted
 			// length astray, to be rejected (a stuck chain is not a biased

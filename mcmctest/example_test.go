@@ -69,6 +69,9 @@ func (c *walkerChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		scale *= 2 // state that MarshalState does not save
 	}
 	logQ := c.prop.Propose(rng, c.next, c.theta, scale)
+	if c.k.bug == "shifts the posterior" {
+		return c.shiftedStep(rng, logQ)
+	}
 	lp := c.t.LogPrior(c.next)
 	if math.IsInf(lp, -1) && c.k.bug != "ignores the support" {
 		return exactmh.Info{AcceptProb: 0, LogDensity: c.logPrior - c.energy}, nil
@@ -101,6 +104,38 @@ func (c *walkerChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	info.LogDensity = c.logPrior - c.energy
 	if c.k.bug == "misreports the density" {
 		info.LogDensity = -c.energy
+	}
+	return info, nil
+}
+
+// shiftedStep is a step of the bug "shifts the posterior": Metropolis–
+// Hastings on π(θ − δ), δ = 0.25 in the first coordinate (about one
+// posterior sd of the kit's SBC Gaussian model).
+func (c *walkerChain) shiftedStep(rng *rand.Rand, logQ float64) (exactmh.Info, error) {
+	const delta = 0.25
+	logPi := func(theta []float64) (float64, error) {
+		theta[0] -= delta
+		defer func() { theta[0] += delta }()
+		lp := c.t.LogPrior(theta)
+		if math.IsInf(lp, -1) {
+			return lp, nil
+		}
+		u, err := c.t.TotalEnergy(theta)
+		return lp - u, err
+	}
+	lNew, err := logPi(c.next)
+	if err != nil {
+		return exactmh.Info{}, err
+	}
+	lOld, err := logPi(c.theta)
+	if err != nil {
+		return exactmh.Info{}, err
+	}
+	logA := lNew - lOld + logQ
+	info := exactmh.Info{AcceptProb: math.Exp(min(logA, 0)), LogDensity: math.NaN()}
+	if logA >= 0 || rng.Float64() < info.AcceptProb {
+		copy(c.theta, c.next)
+		info.Accepted = true
 	}
 	return info, nil
 }

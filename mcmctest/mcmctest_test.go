@@ -90,6 +90,7 @@ func TestEachCheckFailsAWrongKernel(t *testing.T) {
 		{check: "moments", bug: "drops the prior ratio"},
 		{check: "walk", bug: "ignores the support"},
 		{check: "sbc", bug: "sharpens the likelihood"},
+		{check: "sbc", bug: "shifts the posterior"},
 	} {
 		t.Run(c.check+"/"+c.bug, func(t *testing.T) {
 			kernel := c.kernel
