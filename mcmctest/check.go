@@ -197,8 +197,8 @@ func caseTarget(c *Case) (*target, error) {
 		return &target{kind: "Gaussian mean on a box", pb: Problem{Posterior: g.Posterior, Mode: g.Mean, SD: g.SD()}, g: g,
 			model: BoxModel{N: 10, Sigma: sigma, Lo: []float64{-1, -1}, Hi: []float64{1, 1}}}, nil
 	}
-	// The priors are informative (a fifth to a third of the posterior
-	// precision), so that a kernel that gets the prior ratio wrong shows.
+	// The priors are informative (25–40% of the posterior precision), so
+	// that a kernel that gets the prior ratio wrong shows.
 	g, err := ConjugateGaussian(100, []float64{1, -1}, sigma, []float64{0, 0}, []float64{0.15, 0.2}, 1, 17)
 	if err != nil {
 		return nil, err
