@@ -609,3 +609,12 @@ func BenchmarkTunaMHStepProbitGLM(b *testing.B) {
 func BenchmarkFlyMCStepProbitGLM(b *testing.B) {
 	benchmarkKernel(b, tallProbit(b), exactmh.FlyMC{Scale: 0.02, Q: 0.1})
 }
+
+// flatten concatenates the chains' draws.
+func flatten(x [][]float64) []float64 {
+	var out []float64
+	for _, c := range x {
+		out = append(out, c...)
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package exactmh_test
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -9,47 +8,6 @@ import (
 	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/mat"
 )
-
-func TestMALAConjugateMoments(t *testing.T) {
-	g := conjugate(t, 300)
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 4000, Seed: 2, Init: g.Mean, TargetAccept: 0.57}
-	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MALA{}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
-		t.Error(err)
-	}
-	t.Logf("MALA: accept %.3f, scale %.3g", res.Sampling().AcceptRate(), res.Chains[0].Scale)
-	// With the step fixed large enough that the gradient changes over a
-	// move, reusing θ's gradient for the reverse density is wrong.
-	fixed := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 4000, Seed: 2, Init: g.Mean, NoAdapt: true}
-	requireBias(t, g, exactmh.MALAStaleReverse(exactmh.MALA{Scale: 0.06}), fixed)
-}
-
-func TestHMCConjugateMoments(t *testing.T) {
-	g := conjugate(t, 300)
-	set := &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 2000, Seed: 2, Init: g.Mean, TargetAccept: 0.8}
-	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.HMC{Steps: 8}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
-		t.Error(err)
-	}
-	t.Logf("HMC: accept %.3f, ε %.3g, grad evals/step %.0f", res.Sampling().AcceptRate(), res.Chains[0].Scale,
-		res.Sampling().GradPerStep())
-	// With jitter the chain is still exact.
-	jit, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.HMC{Steps: 8, Jitter: 0.5}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mcmctest.CheckMoments(jit, g.Mean, g.SD(), 4); err != nil {
-		t.Errorf("jittered HMC: %v", err)
-	}
-	fixed := &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 2000, Seed: 2, Init: g.Mean, NoAdapt: true}
-	requireBias(t, g, exactmh.HMCStaleGradient(exactmh.HMC{Steps: 8, Scale: 0.01}), fixed)
-}
 
 // The leapfrog integrator is reversible (forward, flip the momentum,
 // forward again returns to the start) and preserves volume (its Jacobian

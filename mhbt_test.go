@@ -60,11 +60,16 @@ func pooledMoments(res *exactmh.Result, j int) (mean, mse, variance, vse float64
 // within 4 MCSE), and the reference code's rule — re-evaluating θ on the
 // new batch after a rejection — gives a measurably different law.
 func TestMHBTTemperedGaussian(t *testing.T) {
+	t.Parallel()
 	const d, n, cn = 2, 10000, 20.0
 	p, xbar := mhbtGaussian(t, d, n)
 	temp := n / cn
 	wantVar := temp / (n + 1)
-	set := &exactmh.Settings{Chains: 4, Warmup: 1000, Draws: 15000, Seed: 1, TargetAccept: 0.3, Init: xbar}
+	draws := 15000
+	if testing.Short() {
+		draws = 10000 // the refresh-on-rejection variance is still 5 se off
+	}
+	set := &exactmh.Settings{Chains: 4, Warmup: 1000, Draws: draws, Seed: 1, TargetAccept: 0.3, Init: xbar}
 	res, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{BatchSize: 1000, Cn: cn}, set)
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +105,7 @@ func TestMHBTTemperedGaussian(t *testing.T) {
 
 // The RSGLD proposal's density integrates to 1 and matches its samples.
 func TestRSGLDProposal(t *testing.T) {
+	t.Parallel()
 	q := exactmh.RSGLDProposal{Epsilon: 2e-3, Beta: 2.5, N: 10}
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
@@ -165,6 +171,7 @@ func TestRSGLDProposal(t *testing.T) {
 // an exact sampler and must reproduce the posterior; a density without the
 // backward component's β^{−d} normaliser must not.
 func TestMHBTRSGLDExactLimit(t *testing.T) {
+	t.Parallel()
 	const d, n = 2, 200
 	p, xbar := mhbtGaussian(t, d, n)
 	set := &exactmh.Settings{Chains: 4, Warmup: 1000, Draws: 8000, Seed: 3, TargetAccept: 0.5, Init: xbar}
@@ -203,6 +210,7 @@ func TestMHBTRSGLDExactLimit(t *testing.T) {
 // overwrote the proposal's batch and gradient, which an acceptance then
 // kept; that inconsistency let β fall at ε = 1000 too.)
 func TestMHBTAdaptBeta(t *testing.T) {
+	t.Parallel()
 	p, xbar := mhbtGaussian(t, 2, 10000)
 	set := &exactmh.Settings{Chains: 1, Warmup: 1500, Draws: 10, Seed: 3, TargetAccept: 0.5, Init: xbar}
 	res, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{BatchSize: 1000, RSGLD: true, Scale: 30, AdaptBeta: true}, set)

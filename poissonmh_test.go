@@ -8,58 +8,12 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/mcmctest"
 )
-
-func TestPoissonMHPairwise(t *testing.T) {
-	// β = 0.01 keeps L = ΣM_i small enough for a fast test.
-	g := boxed(t, 100, 0.01)
-	a, b := pairAB(g)
-	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.PoissonMH{Proposal: q} }
-	bad := func(q exactmh.Proposal) exactmh.Kernel {
-		return exactmh.PoissonMHFlippedThinning(exactmh.PoissonMH{Proposal: q})
-	}
-	checkPairwise(t, g.Posterior, a, b, good, bad, 40000)
-}
-
-func TestPoissonMHRandomWalk(t *testing.T) {
-	const k = 200
-	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.PoissonMH{Proposal: q, Scale: 1} }
-	tv, r := upDownTV(t, good, k, 20000)
-	if tv > 0.05 {
-		t.Errorf("PoissonMH on the App. J.1 walk: TV to uniform = %.4f (%v)", tv, r)
-	}
-	// As for TunaMH: both kinds of data carry equal total width, so only a
-	// mutant that breaks that balance is visible on this walk.
-	bad := func(q exactmh.Proposal) exactmh.Kernel {
-		return exactmh.PoissonMHUniformDraws(exactmh.PoissonMH{Proposal: q, Scale: 1})
-	}
-	tvBad, rb := upDownTV(t, bad, k, 10000)
-	if tvBad < 0.2 {
-		t.Errorf("mutant PoissonMH: TV = %.4f, want large (%v)", tvBad, rb)
-	}
-	t.Logf("K = %d: TV(PoissonMH) = %.4f, TV(mutant) = %.4f", k, tv, tvBad)
-}
-
-func TestPoissonMHConjugateMoments(t *testing.T) {
-	g := boxed(t, 100, 0.01)
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 2, Init: g.Mean}
-	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.PoissonMH{}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
-		t.Error(err)
-	}
-	tot := res.Sampling()
-	t.Logf("PoissonMH: accept %.3f, mean batch %.1f, evals/step %.1f, λ = %.3g, L = %.3g",
-		tot.AcceptRate(), tot.MeanBatch(), tot.EvalsPerStep(), res.Chains[0].Params["lambda"], res.Chains[0].Params["L"])
-	requireBias(t, g, exactmh.PoissonMHFlippedThinning(exactmh.PoissonMH{}), set)
-}
 
 // The mean Poisson count is λ + L, and a step evaluates each draw at θ
 // and each kept draw at θ′.
 func TestPoissonMHBatchMean(t *testing.T) {
+	t.Parallel()
 	g := boxed(t, 100, 0.01)
 	r, err := g.Posterior.EnergyRange()
 	if err != nil {
@@ -77,7 +31,10 @@ func TestPoissonMHBatchMean(t *testing.T) {
 	}
 	want := scale*l*l + l
 	rng := rand.New(rand.NewPCG(4, 4))
-	const steps = 20000
+	steps := 20000
+	if testing.Short() {
+		steps = 5000
+	}
 	var sum float64
 	for range steps {
 		info, err := ch.Step(rng)
@@ -86,14 +43,14 @@ func TestPoissonMHBatchMean(t *testing.T) {
 		}
 		sum += float64(info.Batch)
 	}
-	got := sum / steps
-	if se := math.Sqrt(want / steps); math.Abs(got-want) > 5*se {
+	got := sum / float64(steps)
+	if se := math.Sqrt(want / float64(steps)); math.Abs(got-want) > 5*se {
 		t.Errorf("mean batch %.3f, want λ + L = %.3f (se %.3f)", got, want, se)
 	}
-	if ev := float64(tgt.Evals()) / steps; ev < got || ev > 2*got {
+	if ev := float64(tgt.Evals()) / float64(steps); ev < got || ev > 2*got {
 		t.Errorf("evaluations per step %.2f, want between B and 2B (B = %.2f)", ev, got)
 	}
-	t.Logf("mean batch %.2f (λ + L = %.2f), evaluations per step %.2f", got, want, float64(tgt.Evals())/steps)
+	t.Logf("mean batch %.2f (λ + L = %.2f), evaluations per step %.2f", got, want, float64(tgt.Evals())/float64(steps))
 }
 
 func TestPoissonMHErrors(t *testing.T) {

@@ -111,47 +111,6 @@ func TestResumeErrors(t *testing.T) {
 	}
 }
 
-// A checkpoint written mid-run and loaded (as another process would)
-// resumes to the draws of an uninterrupted run, for every kind of chain
-// state.
-func TestCheckpointResume(t *testing.T) {
-	p, kernels, init := resumeKernels(t)
-	kernels["AustereMH"] = exactmh.AustereMH{BatchSize: 30}
-	kernels["TunaMH-SGLD"] = exactmh.TunaMHSGLD{Chi: 1e-3, GradBatch: 20}
-	kernels["Poisson-Barker"] = exactmh.PoissonBarker{LambdaScale: 0.001}
-	kernels["MALA"] = exactmh.MALA{}
-	for name, k := range kernels {
-		base := exactmh.Settings{Chains: 2, Warmup: 200, Draws: 300, Seed: 12, Init: init}
-		whole, err := exactmh.Sample(context.Background(), p, k, &base)
-		if err != nil {
-			t.Fatal(name, err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		set := base
-		set.Recorder = &cancelAt{n: 500, cancel: cancel}
-		part, _ := exactmh.Sample(ctx, p, k, &set)
-		cancel()
-		var file bytes.Buffer
-		if err := part.Checkpoint(&file); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		loaded, err := exactmh.LoadCheckpoint(&file, p, k, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for c := range part.Chains {
-			if !slices.Equal(loaded.Chains[c].Draws, part.Chains[c].Draws) {
-				t.Fatalf("%s: chain %d's draws changed in the checkpoint", name, c)
-			}
-		}
-		res, err := exactmh.Resume(context.Background(), loaded, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		sameDraws(t, name, whole, res)
-	}
-}
-
 func TestCheckpointErrors(t *testing.T) {
 	p, kernels, init := resumeKernels(t)
 	res, err := exactmh.Sample(context.Background(), p, kernels["MH"], &exactmh.Settings{Chains: 1, Draws: 20, Init: init})

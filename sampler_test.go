@@ -20,144 +20,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// naiveMH is a deliberately wrong kernel: Metropolis–Hastings whose log
-// ratio uses an unbiased minibatch estimate (N/m)Σ_batch ΔU_i of the energy
-// difference. Plugging a noisy estimate into min(1, e^x) biases the chain;
-// the harness must see it.
-type naiveMH struct {
-	prop  exactmh.Proposal
-	batch int
-}
-
-func (naiveMH) Name() string { return "naiveMH" }
-func (naiveMH) Exact() bool  { return false }
-func (k naiveMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
-	return &naiveChain{k: k, t: t, theta: slices.Clone(theta0), next: make([]float64, len(theta0)),
-		idx: make([]int, k.batch), diff: make([]float64, k.batch)}, nil
-}
-
-type naiveChain struct {
-	k           naiveMH
-	t           *exactmh.Target
-	theta, next []float64
-	idx         []int
-	diff        []float64
-}
-
-func (c *naiveChain) Position() []float64 { return c.theta }
-func (c *naiveChain) Step(rng *rand.Rand) (exactmh.Info, error) {
-	logQ := c.k.prop.Propose(rng, c.next, c.theta, 1)
-	lp := c.t.LogPrior(c.next)
-	if math.IsInf(lp, -1) {
-		return exactmh.Info{}, nil
-	}
-	for k := range c.idx {
-		c.idx[k] = rng.IntN(c.t.N())
-	}
-	if err := c.t.EnergyDiffs(c.diff, c.theta, c.next, c.idx); err != nil {
-		return exactmh.Info{}, err
-	}
-	var s float64
-	for _, v := range c.diff {
-		s += v
-	}
-	logA := lp - c.t.LogPrior(c.theta) + logQ + s*float64(c.t.N())/float64(len(c.idx))
-	if math.Log(rng.Float64()) < logA {
-		copy(c.theta, c.next)
-		return exactmh.Info{Accepted: true, AcceptProb: math.NaN()}, nil
-	}
-	return exactmh.Info{AcceptProb: math.NaN()}, nil
-}
-
-// upDownTV measures α+ = a(k → k+1) and α− = a(k+1 → k) on the App. J.1 walk
-// by the pairwise harness and returns the TV to uniform of the implied
-// stationary law on K states.
-func upDownTV(t *testing.T, newKernel func(exactmh.Proposal) exactmh.Kernel, k int, steps int) (tv float64, r mcmctest.PairResult) {
-	t.Helper()
-	p, _, err := mcmctest.RandomWalk(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mid := float64(k / 2)
-	r, err = mcmctest.Pairwise(p, newKernel, []float64{mid}, []float64{mid + 1}, 0, steps, 11)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := float64(r.AccA) / float64(r.FromA)
-	down := float64(r.AccB) / float64(r.FromB)
-	return mcmctest.StationaryTV(up, down, k), r
-}
-
-func TestMHRandomWalkExact(t *testing.T) {
-	mh := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.MH{Proposal: q, Scale: 1} }
-	naive := func(q exactmh.Proposal) exactmh.Kernel { return naiveMH{prop: q, batch: 10} }
-	const k = 200
-	tvMH, r := upDownTV(t, mh, k, 4000)
-	if tvMH > 0.02 {
-		t.Errorf("MH on the App. J.1 walk: TV of the stationary law to uniform = %.4f, want < 0.02 (%v)", tvMH, r)
-	}
-	tvNaive, r := upDownTV(t, naive, k, 200000)
-	if tvNaive < 0.1 || r.Z < 5 {
-		t.Errorf("minibatch-estimate MH (wrong ratio): TV = %.4f, want > 0.1: the harness cannot see a biased kernel (%v)", tvNaive, r)
-	}
-	t.Logf("K = %d: TV(MH) = %.4f, TV(naive minibatch MH) = %.4f", k, tvMH, tvNaive)
-
-	// A simulated chain's histogram on K = 20 states.
-	const small = 20
-	p, _, err := mcmctest.RandomWalk(small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: mcmctest.LatticeProposal{}, Scale: 1},
-		&exactmh.Settings{Chains: 4, Draws: 20000, Warmup: exactmh.NoWarmup, NoAdapt: true, Init: []float64{10}, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tv := mcmctest.HistogramTV(res.Samples(0), small); tv > 0.06 {
-		t.Errorf("MH chain histogram on K = %d: TV = %.4f, want < 0.06", small, tv)
-	}
-}
-
-func TestMHPairwiseDetailedBalance(t *testing.T) {
-	g := conjugate(t, 50)
-	a := slices.Clone(g.Mean)
-	b := slices.Clone(g.Mean)
-	sd := g.SD()
-	b[0] += 0.8 * sd[0]
-	b[1] -= 0.5 * sd[1]
-	mh := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.MH{Proposal: q, Scale: 1} }
-	for _, logQ := range []float64{0, 0.7, -1.3} {
-		r, err := mcmctest.Pairwise(g.Posterior, mh, a, b, logQ, 40000, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(r.Z) > 4 {
-			t.Errorf("MH, log q ratio %v: %v", logQ, r)
-		}
-		// Mutation: a kernel that applies the proposal ratio with the wrong
-		// sign is MH fed the reversed ratio; the check must fail it.
-		if logQ != 0 {
-			w, err := mcmctest.Pairwise(g.Posterior, func(q exactmh.Proposal) exactmh.Kernel {
-				return exactmh.MH{Proposal: flipRatio{q}, Scale: 1}
-			}, a, b, logQ, 40000, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.Want = r.Want // the true target ratio
-			if z := (w.Got - w.Want) / w.SE; math.Abs(z) < 6 {
-				t.Errorf("reversed proposal ratio not detected: %v", w)
-			}
-		}
-	}
-}
-
-// flipRatio reports the negated log proposal ratio: a deliberately wrong proposal correction.
-type flipRatio struct{ q exactmh.Proposal }
-
-func (f flipRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) float64 {
-	return -f.q.Propose(rng, dst, theta, s)
-}
-
 func conjugate(t *testing.T, n int) *mcmctest.Gaussian {
 	t.Helper()
 	sigma := mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2})
@@ -168,40 +30,20 @@ func conjugate(t *testing.T, n int) *mcmctest.Gaussian {
 	return g
 }
 
-func TestMHConjugateGaussian(t *testing.T) {
+// Warmup adapts MH's scale to the target acceptance rate, and a step in
+// the support reads N data. (Exactness: the conformance table.)
+func TestMHAdaptation(t *testing.T) {
 	g := conjugate(t, 100)
 	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{},
-		&exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 2, Init: g.Mean})
+		&exactmh.Settings{Chains: 4, Warmup: 500, Draws: 1000, Seed: 2, Init: g.Mean})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
-		t.Error(err)
 	}
 	if r := res.Sampling().AcceptRate(); math.Abs(r-0.25) > 0.08 {
 		t.Errorf("acceptance after adaptation = %.3f, want ≈ 0.25", r)
 	}
 	if e := res.Sampling().EvalsPerStep(); e > 100 || e < 50 {
 		t.Errorf("evaluations per step = %v, want ≤ N = 100 (N per in-support proposal)", e)
-	}
-	// Mutation: the minibatch-estimate kernel misses the posterior.
-	requireBias(t, g, naiveMH{prop: exactmh.RandomWalk{Sigma: g.SD()}, batch: 5},
-		&exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 2, Init: g.Mean})
-}
-
-// requireBias runs a deliberately wrong kernel on the Gaussian target and
-// fails the test unless the moment check shows bias (not merely too few
-// effective draws).
-func requireBias(t *testing.T, g *mcmctest.Gaussian, k exactmh.Kernel, set *exactmh.Settings) {
-	t.Helper()
-	bad, err := exactmh.Sample(context.Background(), g.Posterior, k, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mcmctest.CheckMoments(bad, g.Mean, g.SD(), 4); !mcmctest.ShowsBias(err) {
-		t.Errorf("the moment check does not show the bias of the mutant %s (%v)", bad.Kernel, err)
-	} else {
-		t.Logf("mutant %s: %v", bad.Kernel, err)
 	}
 }
 

@@ -11,61 +11,6 @@ import (
 	"github.com/exactmh/exactmh/mcmctest"
 )
 
-func TestTFMHPairwise(t *testing.T) {
-	// The product of per-datum factors makes far moves hopeless: take the
-	// pair half a posterior sd apart, off-centre so that the log ratio is
-	// far from 0 and a flipped sign shows.
-	g := boxed(t, 300, 1)
-	sd := g.SD()
-	a := []float64{g.Mean[0] + 0.3*sd[0], g.Mean[1]}
-	b := []float64{g.Mean[0] + 0.7*sd[0], g.Mean[1] - 0.3*sd[1]}
-	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TFMH{Proposal: q} }
-	bad := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TFMHFlippedSign(exactmh.TFMH{Proposal: q}) }
-	checkPairwise(t, g.Posterior, a, b, good, bad, 200000)
-	// The prior-and-proposal factor matters when log q ≠ 0.
-	r, err := mcmctest.Pairwise(g.Posterior, func(q exactmh.Proposal) exactmh.Kernel {
-		return exactmh.TFMHNoPriorFactor(exactmh.TFMH{Proposal: q})
-	}, a, b, 0.7, 200000, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if math.Abs(r.Z) < 6 {
-		t.Errorf("TFMH without the proposal factor passes the pairwise check: %v", r)
-	}
-}
-
-// On the walk both kinds of data carry the same total c_i, so the
-// flipped-sign mutant stays symmetric there (as TunaMH's mutants do); the
-// pairwise and moment checks catch it instead.
-func TestTFMHRandomWalk(t *testing.T) {
-	const k = 100
-	good := func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TFMH{Proposal: q, Scale: 1} }
-	tv, r := upDownTV(t, good, k, 400000)
-	// The TV of (α+/α−)^k magnifies the error of α±, so test α+ = α− by
-	// the pairwise z statistic and only report the TV.
-	if math.Abs(r.Z) > 4 {
-		t.Errorf("TFMH on the App. J.1 walk: α+ ≠ α− (%v), TV to uniform %.4f", r, tv)
-	}
-	t.Logf("K = %d: TV(TFMH) = %.4f (%v)", k, tv, r)
-}
-
-func TestTFMHConjugateMoments(t *testing.T) {
-	g := boxed(t, 500, 1)
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Thin: 20, Seed: 2, Init: g.Mean}
-	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TFMH{}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mcmctest.CheckMoments(res, g.Mean, g.SD(), 4); err != nil {
-		t.Error(err)
-	}
-	tot := res.Sampling()
-	t.Logf("TFMH: accept %.3f, mean batch %.1f, evals/step %.1f, fallbacks %d", tot.AcceptRate(), tot.MeanBatch(), tot.EvalsPerStep(), tot.Fallbacks)
-	// The flipped-sign mutant targets 1/π: it drifts to the box's corners
-	// so slowly at this step that its few effective draws say nothing; the
-	// pairwise check catches it (z ≈ 20).
-}
-
 // statementOne is the energy of the TunaMH paper's App. C: U_i(θ) = −θx_i
 // with x_i = ±a, half each, so Σ_i U_i ≡ 0 and MH accepts every move.
 type statementOne struct{ x []float64 }

@@ -2,19 +2,6 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-// Package exactness is the harness every kernel test uses to show that a
-// kernel leaves its target invariant — and, through deliberately wrong
-// variants, that the harness can see when one does not.
-//
-// It provides:
-//   - the pairwise detailed-balance check (Pairwise): for a fixed pair (A, B)
-//     a chain restricted to {A, B} by SwapProposal estimates a(A→B) and
-//     a(B→A) over many independent decisions, and their log ratio must equal
-//     log π(B) − log π(A) + log q(A|B) − log q(B|A) within Monte Carlo error;
-//   - the random walk of the TunaMH paper, App. J.1 (RandomWalk), on which any
-//     kernel's stationary law is ν(k) ∝ (α+/α−)^k (StationaryTV);
-//   - conjugate Gaussian targets with closed-form posteriors
-//     (ConjugateGaussian) and a moment check within k·MCSE (CheckMoments).
 package mcmctest
 
 import (
@@ -195,10 +182,15 @@ func (e *Linear) AddGradient(grad, _ []float64, idx []int, w []float64) {
 // θ ∈ {0, …, K−1} expressed as the box prior [0, K−1] with LatticeProposal.
 // The target is uniform.
 func RandomWalk(k int) (*exactmh.Posterior, *Linear, error) {
-	x := make([]float64, 6000)
+	return randomWalk(k, 1000)
+}
+
+// randomWalk is RandomWalk with 5m data at −1 and m at 5.
+func randomWalk(k, m int) (*exactmh.Posterior, *Linear, error) {
+	x := make([]float64, 6*m)
 	for i := range x {
 		x[i] = -1
-		if i >= 5000 {
+		if i >= 5*m {
 			x[i] = 5
 		}
 	}

@@ -1,0 +1,413 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
+)
+
+// TestConformance runs every built-in kernel through the conformance kit
+// (package mcmctest): detailed balance on a pair, closed-form moments, the
+// App. J.1 walk, simulation-based calibration, no allocation per step,
+// checkpoints that resume bit for bit, draws independent of the workers,
+// honest Info — and each deliberately wrong variant (the test hooks of the
+// export_*_test.go files) must fail one of the statistical checks. A new
+// kernel is one more row.
+func TestConformance(t *testing.T) {
+	for _, c := range conformanceCases() {
+		t.Run(c.Name, func(t *testing.T) { mcmctest.Check(t, c) })
+	}
+}
+
+type (
+	problem = mcmctest.Problem
+	mutants = map[string]func(mcmctest.Problem) exactmh.Kernel
+)
+
+func conformanceCases() []mcmctest.Case {
+	noTaylorWalk := map[string]string{"walk": "the walk's linear energy has no Taylor remainder bounds (TaylorBounder)"}
+	return []mcmctest.Case{
+		{Name: "MH", UsesProposal: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			Mutants: mutants{
+				"minibatch estimate in the ratio": func(pb problem) exactmh.Kernel {
+					return naiveMH{prop: pb.Proposal, scale: pb.Scale, batch: 10}
+				},
+				"reversed proposal ratio": func(pb problem) exactmh.Kernel {
+					return exactmh.MH{Proposal: flipRatio{pb.Proposal}, Scale: pb.Scale}
+				},
+			}},
+		{Name: "MALA", NeedsGradient: true, Exact: true, TargetAccept: 0.57,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MALA{Scale: pb.Scale} },
+			Mutants: mutants{"stale reverse gradient": func(pb problem) exactmh.Kernel {
+				return exactmh.MALAStaleReverse(exactmh.MALA{Scale: pb.Scale})
+			}}},
+		{Name: "HMC", NeedsGradient: true, Exact: true, TargetAccept: 0.8,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.HMC{Scale: pb.Scale, Steps: 8} },
+			// Never refreshing the gradient sends trajectories of the adapted
+			// length astray, to be rejected (a stuck chain is not a biased
+			// one), and makes the adapted step tiny, where the error is too:
+			// the mutant shows its bias at a fixed step of a sixth of a
+			// posterior sd.
+			Mutants: mutants{"stale gradient": func(pb problem) exactmh.Kernel {
+				return fixedStep{exactmh.HMCStaleGradient(exactmh.HMC{Scale: pb.SD[0] / 6, Steps: 8})}
+			}}},
+		{Name: "HMC jitter", NeedsGradient: true, Exact: true, TargetAccept: 0.8,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.HMC{Scale: pb.Scale, Steps: 8, Jitter: 0.5} }},
+		{Name: "TunaMH", UsesProposal: true, NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			Mutants: mutants{
+				"ejection with φ_new": func(pb problem) exactmh.Kernel {
+					return exactmh.TunaMHEjectWithNew(exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale})
+				},
+				"uniform draws": func(pb problem) exactmh.Kernel {
+					return exactmh.TunaMHUniformDraws(exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale})
+				},
+			}},
+		{Name: "PoissonMH", UsesProposal: true, NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			Mutants: mutants{
+				"flipped thinning": func(pb problem) exactmh.Kernel {
+					return exactmh.PoissonMHFlippedThinning(exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale})
+				},
+				"uniform draws": func(pb problem) exactmh.Kernel {
+					return exactmh.PoissonMHUniformDraws(exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale})
+				},
+			}},
+		{Name: "Poisson-Barker", NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.PoissonBarker{Scale: pb.Scale} },
+			Mutants: mutants{"flipped proposal ratio": func(pb problem) exactmh.Kernel {
+				return exactmh.PoissonBarkerFlipped(exactmh.PoissonBarker{Scale: pb.Scale})
+			}}},
+		{Name: "Poisson-MALA", NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.PoissonMALA{Scale: pb.Scale} },
+			Mutants: mutants{"stale reverse gradient": func(pb problem) exactmh.Kernel {
+				return exactmh.PoissonMALAStaleReverse(exactmh.PoissonMALA{Scale: pb.Scale})
+			}}},
+		{Name: "TunaMH-SGLD", NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.5,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TunaMHSGLD{Scale: pb.Scale, Chi: 1e-3, GradBatch: min(40, pb.Posterior.Len())}
+			},
+			Mutants: mutants{"stale reverse drift": func(pb problem) exactmh.Kernel {
+				return exactmh.TunaMHSGLDStaleReverse(exactmh.TunaMHSGLD{Scale: pb.Scale, Chi: 1e-3, GradBatch: min(40, pb.Posterior.Len())})
+			}}},
+		{Name: "TunaMH-SGLD clip", NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.5,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TunaMHSGLD{Scale: pb.Scale, Chi: 1e-3, GradBatch: min(40, pb.Posterior.Len()), Clip: 0.05}
+			}},
+		{Name: "FlyMC", UsesProposal: true, NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.FlyMC{Proposal: pb.Proposal, Scale: pb.Scale, Bound: rangeFlyBound(pb), Q: 0.1}
+			},
+			Mutants: mutants{"darken always": func(pb problem) exactmh.Kernel {
+				return exactmh.FlyMCDarkenAlways(exactmh.FlyMC{Proposal: pb.Proposal, Scale: pb.Scale, Bound: rangeFlyBound(pb), Q: 0.1})
+			}}},
+		{Name: "FlyMC TightAt", UsesProposal: true, NeedsGLM: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.FlyMC{Proposal: pb.Proposal, Scale: pb.Scale, TightAt: pb.Mode, Q: 0.1}
+			},
+			// Darkening every bright datum (the FlyMC row's mutant) is
+			// invisible here: with bounds tight at the mode few data are
+			// bright. A bound ratio left out is not.
+			Mutants: mutants{
+				"no bound ratio": func(pb problem) exactmh.Kernel {
+					return exactmh.FlyMCNoBoundTerm(exactmh.FlyMC{Proposal: pb.Proposal, Scale: pb.Scale, TightAt: pb.Mode, Q: 0.1})
+				},
+			}},
+		{Name: "TFMH", UsesProposal: true, NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			Mutants: mutants{
+				"flipped sign": func(pb problem) exactmh.Kernel {
+					return exactmh.TFMHFlippedSign(exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale})
+				},
+				"no prior factor": func(pb problem) exactmh.Kernel {
+					return exactmh.TFMHNoPriorFactor(exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale})
+				},
+			}},
+		{Name: "SMH-1", UsesProposal: true, Exact: true, Skip: noTaylorWalk,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.SMH{Order: 1, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale}
+			},
+			Mutants: smhMutants(1)},
+		{Name: "SMH-2", UsesProposal: true, NeedsGLM: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.SMH{Order: 2, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale}
+			},
+			Mutants: smhMutants(2)},
+		{Name: "AustereMH", UsesProposal: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.AustereMH{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
+			}},
+		{Name: "MHBT", UsesProposal: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.MHBT{BatchSize: 50, Proposal: pb.Proposal, Scale: pb.Scale}
+			}},
+		{Name: "MHBT RSGLD", NeedsGradient: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MHBT{BatchSize: 50, RSGLD: true, Scale: pb.Scale} }},
+		{Name: "Aux", UsesProposal: true, NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.Aux[struct{}, struct{}]{Scheme: auxPoisson{prop: pb.Proposal}, Scale: pb.Scale}
+			},
+			Mutants: mutants{"flipped thinning": func(pb problem) exactmh.Kernel {
+				return exactmh.Aux[struct{}, struct{}]{Scheme: auxPoisson{prop: pb.Proposal, flip: true}, Scale: pb.Scale}
+			}}},
+	}
+}
+
+// smhMutants are SMH-k with the remainder of the reverse move, and without
+// the control-variate factor. At the mode the summed gradient nearly
+// vanishes, hiding that factor (SMH is exact for any centre), so that
+// mutant is centred two posterior sds off the mode.
+func smhMutants(order int) mutants {
+	return mutants{
+		"flipped remainder": func(pb problem) exactmh.Kernel {
+			return exactmh.SMHFlippedRemainder(exactmh.SMH{Order: order, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale})
+		},
+		"no control variate": func(pb problem) exactmh.Kernel {
+			off := slices.Clone(pb.Mode)
+			off[0] += 2 * pb.SD[0]
+			off[1] -= 2 * pb.SD[1]
+			return exactmh.SMHNoControlVariate(exactmh.SMH{Order: order, Center: off, Proposal: pb.Proposal, Scale: pb.Scale})
+		},
+	}
+}
+
+// fixedStep hides its kernel's step scale from the driver, which then
+// cannot adapt it: the kernel runs at the scale it was built with.
+type fixedStep struct{ exactmh.Kernel }
+
+func (k fixedStep) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
+	ch, err := k.Kernel.Start(t, theta0)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ exactmh.Chain }{ch}, nil
+}
+
+// rangeFlyBound is FlyMC's constant lower bound from the energy range.
+func rangeFlyBound(pb problem) exactmh.FlyBound {
+	b, err := exactmh.NewRangeFlyBound(pb.Posterior)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// auxPoisson is PoissonMH written through exactmh.Aux from the exported
+// API alone — Case 1 of the framework: no ω1, and ω2 the Poisson counts at
+// θ, drawn by thinning B ~ Poisson(λ + L) draws i ∝ M_i, each kept with
+// probability (a_i + φ_i(θ))/(a_i + M_i), φ_i = lo_i + M_i − βU_i and
+// a_i = λM_i/L. The log ratio is Σ_kept log((a_i + φ_i(θ′))/(a_i + φ_i(θ)))
+// plus the proposal's. With flip (a mutant) it keeps a draw with
+// probability (a_i + M_i − φ_i)/(a_i + M_i) instead.
+type auxPoisson struct {
+	prop exactmh.Proposal // nil: the isotropic RandomWalk
+	flip bool
+}
+
+func (s auxPoisson) Name() string { return "PoissonMH via Aux" }
+
+func (s auxPoisson) Start(t *exactmh.Target, _ []float64) (exactmh.AuxChain[struct{}, struct{}], error) {
+	r, err := (&exactmh.Posterior{Energy: t.Energy(), Prior: t.Prior(), Beta: t.Beta()}).EnergyRange()
+	if err != nil {
+		return nil, err
+	}
+	c := &auxPoissonChain{t: t, prop: s.prop, flip: s.flip, lo: r.Lo, width: r.Width,
+		cum: make([]float64, t.N()), stamp: make([]uint32, t.N())}
+	if c.prop == nil {
+		c.prop = exactmh.RandomWalk{}
+	}
+	for i, w := range r.Width {
+		c.sumM += w
+		c.cum[i] = c.sumM
+	}
+	if !(c.sumM > 0) {
+		return nil, fmt.Errorf("auxPoisson: total range width %v, want > 0", c.sumM)
+	}
+	c.lambda = 0.01 * c.sumM * c.sumM
+	mean := c.lambda + c.sumM
+	room := int(mean + 10*math.Sqrt(mean) + 64)
+	c.idx, c.kept, c.phiOld, c.u = make([]int, room), make([]int, 0, room), make([]float64, 0, room), make([]float64, room)
+	return c, nil
+}
+
+type auxPoissonChain struct {
+	t                  *exactmh.Target
+	prop               exactmh.Proposal
+	flip               bool
+	lo, width, cum     []float64
+	lambda, sumM, logQ float64
+	batch, distinct    int
+	idx, kept          []int     // the draws, and those kept
+	phiOld, u          []float64 // φ_i(θ) of the kept draws; energies
+	stamp              []uint32  // stamp[i] = gen: datum i drawn this step
+	gen                uint32
+}
+
+func (c *auxPoissonChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) { return struct{}{}, nil }
+
+// Its log proposal ratio is kept and added in LogRatio (returning it here
+// would do as well).
+func (c *auxPoissonChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, scale float64) (float64, error) {
+	c.logQ = c.prop.Propose(rng, next, theta, scale)
+	c.batch, c.distinct = 0, 0 // nothing read yet (θ′ may be outside the support)
+	return 0, nil
+}
+
+// phi returns φ_i = lo_i + M_i − βU_i(θ) for the energy u, which must lie
+// in [0, M_i] up to rounding.
+func (c *auxPoissonChain) phi(i int, u float64) (float64, error) {
+	phi := c.lo[i] + c.width[i] - u
+	if slack := 1e-9 * (math.Abs(c.lo[i]) + c.width[i]); phi < -slack || phi > c.width[i]+slack {
+		return 0, fmt.Errorf("auxPoisson: datum %d: energy %v outside its range [%v, %v]", i, u, c.lo[i], c.lo[i]+c.width[i])
+	}
+	return min(max(phi, 0), c.width[i]), nil
+}
+
+func (c *auxPoissonChain) DrawOmega2(rng *rand.Rand, theta, _ []float64, _ struct{}) (struct{}, error) {
+	// B ~ Poisson(λ + L): the arrivals of a unit-rate process before λ + L.
+	c.batch = 0
+	for s := rng.ExpFloat64(); s < c.lambda+c.sumM; s += rng.ExpFloat64() {
+		c.batch++
+	}
+	// The draws, i ∝ M_i, are evaluated at θ together.
+	if c.batch > len(c.idx) {
+		c.idx, c.u = make([]int, c.batch), make([]float64, c.batch)
+	}
+	idx := c.idx[:c.batch]
+	c.gen++
+	c.distinct = 0
+	for k := range idx {
+		i, _ := slices.BinarySearch(c.cum, rng.Float64()*c.sumM)
+		for i < len(c.cum)-1 && c.width[i] == 0 {
+			i++
+		}
+		if c.stamp[i] != c.gen {
+			c.stamp[i] = c.gen
+			c.distinct++
+		}
+		idx[k] = i
+	}
+	if err := c.t.Energies(c.u[:c.batch], theta, idx); err != nil {
+		return struct{}{}, err
+	}
+	c.kept, c.phiOld = c.kept[:0], c.phiOld[:0]
+	for k, i := range idx {
+		phi, err := c.phi(i, c.u[k])
+		if err != nil {
+			return struct{}{}, err
+		}
+		a := c.lambda * c.width[i] / c.sumM
+		keep := (a + phi) / (a + c.width[i])
+		if c.flip {
+			keep = (a + c.width[i] - phi) / (a + c.width[i])
+		}
+		if rng.Float64() < keep {
+			c.kept = append(c.kept, i)
+			c.phiOld = append(c.phiOld, phi)
+		}
+	}
+	return struct{}{}, nil
+}
+
+func (c *auxPoissonChain) LogRatio(_, next []float64, _, _ struct{}, _ float64) (float64, error) {
+	if err := c.t.Energies(c.u[:len(c.kept)], next, c.kept); err != nil {
+		return 0, err
+	}
+	r := c.logQ
+	for k, i := range c.kept {
+		phi, err := c.phi(i, c.u[k])
+		if err != nil {
+			return 0, err
+		}
+		a := c.lambda * c.width[i] / c.sumM
+		r += math.Log((a + phi) / (a + c.phiOld[k]))
+	}
+	return r, nil
+}
+
+func (c *auxPoissonChain) Report(info exactmh.Info) exactmh.Info {
+	info.Batch, info.Distinct = c.batch, c.distinct
+	return info
+}
+
+// MarshalState and UnmarshalState: the chain keeps nothing between
+// transitions that Start does not rebuild.
+func (c *auxPoissonChain) MarshalState() ([]byte, error) { return nil, nil }
+func (c *auxPoissonChain) UnmarshalState([]byte) error   { return nil }
+
+// naiveMH is a deliberately wrong kernel: Metropolis–Hastings whose log
+// ratio uses an unbiased minibatch estimate (N/m)Σ_batch ΔU_i of the energy
+// difference. Plugging a noisy estimate into min(1, e^x) biases the chain;
+// the harness must see it.
+type naiveMH struct {
+	prop  exactmh.Proposal // nil: the isotropic RandomWalk
+	scale float64          // 0: 0.1
+	batch int
+}
+
+func (naiveMH) Name() string { return "naiveMH" }
+func (naiveMH) Exact() bool  { return false }
+func (k naiveMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
+	return &naiveChain{k: k, t: t, theta: slices.Clone(theta0), next: make([]float64, len(theta0)),
+		idx: make([]int, k.batch), diff: make([]float64, k.batch)}, nil
+}
+
+type naiveChain struct {
+	k           naiveMH
+	t           *exactmh.Target
+	theta, next []float64
+	idx         []int
+	diff        []float64
+}
+
+func (c *naiveChain) Position() []float64 { return c.theta }
+func (c *naiveChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	prop, scale := c.k.prop, c.k.scale
+	if prop == nil {
+		prop = exactmh.RandomWalk{}
+	}
+	if scale == 0 {
+		scale = 0.1
+	}
+	logQ := prop.Propose(rng, c.next, c.theta, scale)
+	lp := c.t.LogPrior(c.next)
+	if math.IsInf(lp, -1) {
+		return exactmh.Info{}, nil
+	}
+	for k := range c.idx {
+		c.idx[k] = rng.IntN(c.t.N())
+	}
+	if err := c.t.EnergyDiffs(c.diff, c.theta, c.next, c.idx); err != nil {
+		return exactmh.Info{}, err
+	}
+	var s float64
+	for _, v := range c.diff {
+		s += v
+	}
+	logA := lp - c.t.LogPrior(c.theta) + logQ + s*float64(c.t.N())/float64(len(c.idx))
+	if math.Log(rng.Float64()) < logA {
+		copy(c.theta, c.next)
+		return exactmh.Info{Accepted: true, AcceptProb: math.NaN()}, nil
+	}
+	return exactmh.Info{AcceptProb: math.NaN()}, nil
+}
+
+// flipRatio reports the negated log proposal ratio: a deliberately wrong proposal correction.
+type flipRatio struct{ q exactmh.Proposal }
+
+func (f flipRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) float64 {
+	if f.q == nil {
+		return -exactmh.RandomWalk{}.Propose(rng, dst, theta, s)
+	}
+	return -f.q.Propose(rng, dst, theta, s)
+}

@@ -1,0 +1,410 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package mcmctest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Model is a Bayesian model that SBC draws from: a prior over θ and a
+// distribution of data given θ.
+type Model interface {
+	// Draw draws θ from the prior and then a data set given θ, and returns
+	// θ with the problem of sampling the posterior given those data (its
+	// Proposal and Scale unset).
+	Draw(rng *rand.Rand) (theta []float64, pb Problem, err error)
+}
+
+// GaussianModel is the conjugate Gaussian-mean model:
+// θ ~ N(PriorMean, diag(PriorSD²)) and N data y_i ~ N(θ, Sigma). Its
+// posterior is Gaussian (ConjugateGaussian), with its mean as the Problem's
+// Mode.
+type GaussianModel struct {
+	N                  int
+	Sigma              *mat.SymDense
+	PriorMean, PriorSD []float64
+}
+
+// Draw implements Model.
+func (m GaussianModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
+	theta := make([]float64, len(m.PriorMean))
+	for j := range theta {
+		theta[j] = m.PriorMean[j] + m.PriorSD[j]*rng.NormFloat64()
+	}
+	g, err := ConjugateGaussian(m.N, theta, m.Sigma, m.PriorMean, m.PriorSD, 1, rng.Uint64())
+	if err != nil {
+		return nil, Problem{}, err
+	}
+	return theta, Problem{Posterior: g.Posterior, Mode: g.Mean, SD: g.SD()}, nil
+}
+
+// BoxModel is the Gaussian-mean model on a bounded support: θ uniform on the
+// box [Lo, Hi] and N data y_i ~ N(θ, Sigma). The posterior is the
+// flat-prior Gaussian posterior truncated to the box; the Problem's Mode is
+// that Gaussian's mean moved into the box coordinate by coordinate (near the
+// mode; at it when the box does not cut), its SD the Gaussian's standard
+// deviations. The minibatch kernels' bounds (EnergyRange, DiffBound) exist
+// on it.
+type BoxModel struct {
+	N      int
+	Sigma  *mat.SymDense
+	Lo, Hi []float64
+}
+
+// Draw implements Model.
+func (m BoxModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
+	d := len(m.Lo)
+	theta := make([]float64, d)
+	for j := range theta {
+		theta[j] = m.Lo[j] + (m.Hi[j]-m.Lo[j])*rng.Float64()
+	}
+	wide := make([]float64, d)
+	for j := range wide {
+		wide[j] = 1e6
+	}
+	g, err := ConjugateGaussian(m.N, theta, m.Sigma, make([]float64, d), wide, 1, rng.Uint64())
+	if err != nil {
+		return nil, Problem{}, err
+	}
+	box, err := exactmh.NewBox(m.Lo, m.Hi)
+	if err != nil {
+		return nil, Problem{}, err
+	}
+	mode := make([]float64, d)
+	for j := range mode {
+		mode[j] = min(max(g.Mean[j], m.Lo[j]), m.Hi[j])
+	}
+	return theta, Problem{Posterior: &exactmh.Posterior{Energy: g.Energy, Prior: box}, Mode: mode, SD: g.SD()}, nil
+}
+
+// LogisticModel is Bayesian logistic regression: θ ~ N(0, PriorSD²·I) in
+// Dim dimensions, N features x_i ~ N(0, I) and labels y_i ∈ {0, 1} with
+// P(y_i = 1) = σ(x_iᵀθ). The Problem's Mode is the MAP (exactmh.FindMAP),
+// its SD the standard deviations of the Laplace approximation there. Its
+// energy has every bound exactmh offers for a GLM (Taylor bounds of order 1
+// and 2, tunable FlyMC bounds).
+type LogisticModel struct {
+	N, Dim  int
+	PriorSD float64
+}
+
+// Draw implements Model.
+func (m LogisticModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
+	d := m.Dim
+	theta := make([]float64, d)
+	for j := range theta {
+		theta[j] = m.PriorSD * rng.NormFloat64()
+	}
+	x, y := make([]float64, m.N*d), make([]float64, m.N)
+	for i := range m.N {
+		var z float64
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()
+			z += x[i*d+j] * theta[j]
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+	}
+	e, err := exactmh.NewLogisticRegression(x, y, d)
+	if err != nil {
+		return nil, Problem{}, err
+	}
+	prior, err := exactmh.NewIsoGaussian(d, m.PriorSD)
+	if err != nil {
+		return nil, Problem{}, err
+	}
+	p := &exactmh.Posterior{Energy: e, Prior: prior}
+	pb, err := laplaceProblem(p)
+	return theta, pb, err
+}
+
+// laplaceProblem returns the problem of p with the MAP as Mode and the
+// Laplace approximation's standard deviations as SD (the Hessian of the
+// log posterior by central differences).
+func laplaceProblem(p *exactmh.Posterior) (Problem, error) {
+	d := p.Dim()
+	m, err := exactmh.FindMAP(context.Background(), p, make([]float64, d), nil)
+	if err != nil {
+		return Problem{}, err
+	}
+	mode := m.Theta
+	f := func(x []float64) float64 {
+		v, err := p.LogDensity(x)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}
+	h := mat.NewSymDense(d, nil)
+	x := make([]float64, d)
+	for a := range d {
+		for b := a; b < d; b++ {
+			ea, eb := 1e-4*math.Max(1, math.Abs(mode[a])), 1e-4*math.Max(1, math.Abs(mode[b]))
+			val := func(sa, sb float64) float64 {
+				copy(x, mode)
+				x[a] += sa * ea
+				x[b] += sb * eb
+				return f(x)
+			}
+			v := (val(1, 1) - val(1, -1) - val(-1, 1) + val(-1, -1)) / (4 * ea * eb)
+			h.SetSym(a, b, -v)
+		}
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(h) {
+		return Problem{}, fmt.Errorf("mcmctest: the log posterior's Hessian at the MAP %v is not negative definite", mode)
+	}
+	cov := mat.NewSymDense(d, nil)
+	if err := chol.InverseTo(cov); err != nil {
+		return Problem{}, err
+	}
+	sd := make([]float64, d)
+	for j := range sd {
+		sd[j] = math.Sqrt(cov.At(j, j))
+	}
+	return Problem{Posterior: p, Mode: mode, SD: sd}, nil
+}
+
+// SBCOptions configures SBC. The zero value of a field does the right thing.
+type SBCOptions struct {
+	// Replicates is the number of (θ, data) pairs drawn (0: 100).
+	Replicates int
+	// Draws is L, the thinned posterior draws per replicate: ranks take
+	// the L+1 values 0, …, L (0: 19).
+	Draws int
+	// Bins is the number of bins of the chi-square test; it must divide
+	// L+1 (0: 10).
+	Bins int
+	// Thin is the number of transitions per kept draw. 0: twice the
+	// integrated autocorrelation time τ measured on a pilot run (the
+	// number of draws over the smallest bulk ESS), rounded up — for an
+	// autoregressive chain the correlation 2τ transitions apart is about
+	// e⁻⁴ ≈ 0.02 — and an error if that exceeds MaxThin.
+	Thin int
+	// MaxThin bounds the chosen Thin (0: 200).
+	MaxThin int
+	// Scale is the step scale of every replicate's chain (0: the scale the
+	// pilot run's warmup adapted to, or the kernel's default if its
+	// chains are not Tunable).
+	Scale float64
+	// TargetAccept is the pilot warmup's target acceptance rate (0:
+	// exactmh's default).
+	TargetAccept float64
+	// Seed seeds everything: replicate r draws its θ, its data and its
+	// chain from the PCG stream (Seed, r).
+	Seed uint64
+}
+
+// SBCResult is the outcome of SBC.
+type SBCResult struct {
+	// Ranks[j][r] is the rank of θ_j among the draws of replicate r, in
+	// 0, …, Draws (ties with θ broken at random).
+	Ranks [][]int
+	// Counts[j][b] is the number of replicates whose rank of θ_j falls in
+	// bin b.
+	Counts [][]int
+	// ChiSq[j] is the chi-square statistic of Counts[j] against uniform
+	// (Bins − 1 degrees of freedom) and P[j] its p-value.
+	ChiSq, P []float64
+	// Thin and Scale are those used.
+	Thin  int
+	Scale float64
+}
+
+// MinP returns the smallest p-value over the coordinates.
+func (r *SBCResult) MinP() float64 {
+	m := 1.0
+	for _, p := range r.P {
+		m = math.Min(m, p)
+	}
+	return m
+}
+
+// Reject reports whether the ranks' uniformity is rejected at level alpha
+// with a Bonferroni correction over the coordinates: some p-value below
+// alpha/d.
+func (r *SBCResult) Reject(alpha float64) bool {
+	return r.MinP() < alpha/float64(len(r.P))
+}
+
+// String summarises the rank histograms and p-values.
+func (r *SBCResult) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "SBC, thin %d, scale %.3g:", r.Thin, r.Scale)
+	for j := range r.P {
+		fmt.Fprintf(&b, " θ%d ranks %v χ² = %.1f p = %.3g;", j, r.Counts[j], r.ChiSq[j], r.P[j])
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// SBC runs simulation-based calibration (Talts, Betancourt, Simpson,
+// Vehtari and Gelman, 2018) of the kernel newKernel builds: for each
+// replicate it draws θ and data from the model, starts the kernel's chain
+// at θ and keeps every Thin-th of Draws·Thin transitions. θ given the data
+// is an exact posterior draw, so the chain is stationary from its first
+// transition, with no warmup to distort it; for an exact kernel the rank of
+// θ_j among the kept draws is then uniform on 0, …, Draws, up to the
+// dependence between θ and draws Thin transitions apart, which the
+// pilot-chosen thinning makes negligible. A kernel whose stationary law is
+// not the posterior — too wide, too narrow, shifted, wrong near a
+// boundary — makes the ranks pile up at the ends or in the middle, which the
+// chi-square test over Bins bins sees: Reject(alpha) then has power, and for
+// an exact kernel it has probability at most about alpha.
+//
+// A pilot run (two chains of 500 warmup transitions and 1000 draws, on a
+// problem drawn from the stream (Seed, Replicates)) gives the step scale and
+// the thinning unless opt sets them. newKernel receives each replicate's
+// problem with Scale set (and Proposal nil).
+func SBC(m Model, newKernel func(Problem) exactmh.Kernel, opt *SBCOptions) (*SBCResult, error) {
+	var o SBCOptions
+	if opt != nil {
+		o = *opt
+	}
+	if err := o.fill(); err != nil {
+		return nil, err
+	}
+	if o.Scale == 0 || o.Thin == 0 {
+		scale, thin, err := sbcPilot(m, newKernel, &o)
+		if err != nil {
+			return nil, err
+		}
+		if o.Scale == 0 {
+			o.Scale = scale
+		}
+		if o.Thin == 0 {
+			o.Thin = thin
+		}
+	}
+	return sbcRun(m, newKernel, &o)
+}
+
+// fill sets the defaults of the zero fields and checks the others.
+func (o *SBCOptions) fill() error {
+	if o.Replicates == 0 {
+		o.Replicates = 100
+	}
+	if o.Draws == 0 {
+		o.Draws = 19
+	}
+	if o.Bins == 0 {
+		o.Bins = 10
+	}
+	if o.MaxThin == 0 {
+		o.MaxThin = 200
+	}
+	switch {
+	case o.Replicates < 0 || o.Draws < 0 || o.Thin < 0 || o.MaxThin < 0 || o.Bins < 2 || o.Scale < 0 || math.IsNaN(o.Scale):
+		return fmt.Errorf("mcmctest: SBC: bad options %+v", *o)
+	case (o.Draws+1)%o.Bins != 0:
+		return fmt.Errorf("mcmctest: SBC: %d bins do not divide the %d possible ranks", o.Bins, o.Draws+1)
+	}
+	return nil
+}
+
+// sbcRun runs SBC with the scale and thinning of o, which fill has
+// completed (a zero Scale is the kernel's default; Thin must be set).
+func sbcRun(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (*SBCResult, error) {
+	var r *SBCResult
+	for rep := range o.Replicates {
+		rng := rand.New(rand.NewPCG(o.Seed, uint64(rep)))
+		theta, pb, err := m.Draw(rng)
+		if err != nil {
+			return nil, fmt.Errorf("mcmctest: SBC: replicate %d: %w", rep, err)
+		}
+		if r == nil {
+			d := len(theta)
+			r = &SBCResult{Ranks: make([][]int, d), Counts: make([][]int, d), ChiSq: make([]float64, d), P: make([]float64, d),
+				Thin: o.Thin, Scale: o.Scale}
+			for j := range d {
+				r.Ranks[j] = make([]int, o.Replicates)
+				r.Counts[j] = make([]int, o.Bins)
+			}
+		}
+		pb.Scale = o.Scale
+		t, err := exactmh.NewTarget(pb.Posterior)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := newKernel(pb).Start(t, theta)
+		if err != nil {
+			return nil, fmt.Errorf("mcmctest: SBC: replicate %d: %w", rep, err)
+		}
+		less, ties := make([]int, len(theta)), make([]int, len(theta))
+		for range o.Draws {
+			for range o.Thin {
+				if _, err := ch.Step(rng); err != nil {
+					return nil, fmt.Errorf("mcmctest: SBC: replicate %d: %w", rep, err)
+				}
+			}
+			for j, v := range ch.Position() {
+				switch {
+				case v < theta[j]:
+					less[j]++
+				case v == theta[j]:
+					ties[j]++
+				}
+			}
+		}
+		for j := range theta {
+			rank := less[j] + rng.IntN(ties[j]+1)
+			r.Ranks[j][rep] = rank
+			r.Counts[j][rank*o.Bins/(o.Draws+1)]++
+		}
+	}
+	if r == nil {
+		return nil, errors.New("mcmctest: SBC: no replicates")
+	}
+	want := float64(o.Replicates) / float64(o.Bins)
+	for j := range r.Counts {
+		for _, c := range r.Counts[j] {
+			r.ChiSq[j] += (float64(c) - want) * (float64(c) - want) / want
+		}
+		r.P[j] = distuv.ChiSquared{K: float64(o.Bins - 1)}.Survival(r.ChiSq[j])
+	}
+	return r, nil
+}
+
+// sbcPilot adapts the step scale on one drawn problem and measures the
+// integrated autocorrelation time at that scale.
+func sbcPilot(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (scale float64, thin int, err error) {
+	rng := rand.New(rand.NewPCG(o.Seed, uint64(o.Replicates)))
+	theta, pb, err := m.Draw(rng)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mcmctest: SBC: pilot: %w", err)
+	}
+	pb.Scale = o.Scale
+	const chains, draws = 2, 1000
+	res, err := exactmh.Sample(context.Background(), pb.Posterior, newKernel(pb), &exactmh.Settings{
+		Chains: chains, Warmup: 500, Draws: draws, Seed: o.Seed, Init: theta, TargetAccept: o.TargetAccept})
+	if err != nil {
+		return 0, 0, fmt.Errorf("mcmctest: SBC: pilot: %w", err)
+	}
+	for _, c := range res.Chains {
+		scale += c.Scale / chains
+	}
+	if math.IsNaN(scale) {
+		scale = 0
+	}
+	ess := math.Inf(1)
+	for j := range res.Dim {
+		ess = math.Min(ess, diagnostics.ESSBulk(res.Samples(j)))
+	}
+	tau := chains * draws / ess
+	if !(tau < float64(o.MaxThin)/2) {
+		return 0, 0, fmt.Errorf("mcmctest: SBC: the pilot chain's autocorrelation time is %.3g transitions (bulk ESS %.3g of %d draws): thinning by 2τ would exceed MaxThin = %d", tau, ess, chains*draws, o.MaxThin)
+	}
+	return scale, max(1, int(math.Ceil(2*tau))), nil
+}
