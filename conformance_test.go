@@ -11,6 +11,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 )
@@ -143,6 +145,21 @@ func conformanceCases() []mcmctest.Case {
 				return exactmh.SMH{Order: 2, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale}
 			},
 			Mutants: smhMutants(2)},
+		// The preconditioned proposals, through the kernels that take a
+		// Proposal: moments, SBC and structural checks run with them.
+		{Name: "MH Crank–Nicolson", Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: crankNicolson(pb), Scale: pb.Scale} },
+			Mutants: mutants{"flipped proposal ratio": func(pb problem) exactmh.Kernel {
+				return exactmh.MH{Proposal: flipRatio{crankNicolson(pb)}, Scale: pb.Scale}
+			}}},
+		{Name: "SMH-2 Crank–Nicolson", NeedsGLM: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.SMH{Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}
+			}},
+		{Name: "TunaMH Gaussian walk", NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TunaMH{Proposal: gaussianWalk(pb), Scale: pb.Scale}
+			}},
 		{Name: "AustereMH", UsesProposal: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.AustereMH{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
@@ -400,6 +417,39 @@ func (c *naiveChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		return exactmh.Info{Accepted: true, AcceptProb: math.NaN()}, nil
 	}
 	return exactmh.Info{AcceptProb: math.NaN()}, nil
+}
+
+// crankNicolson is the Crank–Nicolson proposal around a Gaussian at the
+// mode, 1.3 times wider than the posterior and with a correlation it does
+// not have: exactness must not depend on the Gaussian being right.
+func crankNicolson(pb problem) exactmh.Proposal {
+	cn, err := exactmh.NewCrankNicolson(pb.Mode, offCov(pb.SD))
+	if err != nil {
+		panic(err)
+	}
+	return cn
+}
+
+// gaussianWalk is the random walk shaped by offCov.
+func gaussianWalk(pb problem) exactmh.Proposal {
+	gw, err := exactmh.NewGaussianWalk(offCov(pb.SD))
+	if err != nil {
+		panic(err)
+	}
+	return gw
+}
+
+// offCov is diag(1.3·sd)² with correlation 0.3 between neighbours.
+func offCov(sd []float64) *mat.SymDense {
+	d := len(sd)
+	c := mat.NewSymDense(d, nil)
+	for j := range d {
+		c.SetSym(j, j, 1.69*sd[j]*sd[j])
+		if j > 0 {
+			c.SetSym(j-1, j, 0.3*1.69*sd[j-1]*sd[j])
+		}
+	}
+	return c
 }
 
 // flipRatio reports the negated log proposal ratio: a deliberately wrong proposal correction.

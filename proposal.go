@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Proposal draws a candidate θ' from θ. A Proposal is a configuration shared
@@ -68,3 +71,171 @@ func checkScale(who string, s float64) error {
 	}
 	return nil
 }
+
+// GaussianWalk is the random walk θ′ = θ + scale·Lz, z ~ N(0, I), whose
+// increments have covariance scale²·Σ for a given Σ = LLᵀ: a random walk
+// shaped like the posterior, for example by the Laplace approximation's
+// covariance H⁻¹. On a posterior close to N(θ̂, Σ) its optimal scale is
+// about 2.38/√d and its acceptance about 0.234 in any orientation, where the
+// isotropic walk's step must shrink to the posterior's narrowest direction.
+// It is symmetric: its log proposal ratio is 0. A step costs O(d²).
+type GaussianWalk struct {
+	l []float64 // L, row-major lower triangular d×d
+}
+
+// NewGaussianWalk returns the random walk with increment covariance
+// scale²·cov. cov must be symmetric positive definite.
+func NewGaussianWalk(cov mat.Symmetric) (*GaussianWalk, error) {
+	l, err := choleskyRows("NewGaussianWalk", cov)
+	if err != nil {
+		return nil, err
+	}
+	return &GaussianWalk{l: l}, nil
+}
+
+// Propose draws θ′ = θ + scale·Lz and returns 0.
+func (w *GaussianWalk) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	lowerTimesNormal(rng, dst, w.l)
+	for j, v := range theta {
+		dst[j] = v + scale*dst[j]
+	}
+	return 0
+}
+
+func (w *GaussianWalk) checkDim(d int) error {
+	if n := sqrtLen(w.l); n != d {
+		return fmt.Errorf("GaussianWalk has dimension %d, want %d", n, d)
+	}
+	return nil
+}
+
+// CrankNicolson is the preconditioned Crank–Nicolson proposal around a
+// Gaussian N(μ, Σ):
+//
+//	θ′ = μ + ρ(θ − μ) + √(1 − ρ²)·Lz,  z ~ N(0, I),  LLᵀ = Σ,  ρ = e^{−scale}.
+//
+// It leaves N(μ, Σ) invariant and is reversible with respect to it, so its
+// log proposal ratio is log N(θ; μ, Σ) − log N(θ′; μ, Σ): the Gaussian part
+// of the target cancels from the acceptance ratio, and what is left is the
+// target's departure from the Gaussian. With μ and Σ from the Laplace
+// approximation (the MAP and H⁻¹) a concentrated posterior is close to
+// N(μ, Σ) (Bernstein–von Mises), so acceptance stays high even for large
+// moves in any dimension. scale → 0 makes small moves (ρ → 1); large scales
+// approach the independence sampler from N(μ, Σ). The driver adapts scale
+// like any step scale. A step costs O(d²).
+type CrankNicolson struct {
+	mean []float64
+	l    []float64 // L, row-major lower triangular d×d
+	prec []float64 // Σ⁻¹, row-major d×d
+}
+
+// NewCrankNicolson returns the Crank–Nicolson proposal around N(mean, cov).
+// cov must be symmetric positive definite.
+func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error) {
+	if cov.SymmetricDim() != len(mean) {
+		return nil, fmt.Errorf("exactmh: NewCrankNicolson: len(mean) = %d, covariance %d×%d", len(mean), cov.SymmetricDim(), cov.SymmetricDim())
+	}
+	if err := finiteVec("NewCrankNicolson: mean", mean); err != nil {
+		return nil, err
+	}
+	l, err := choleskyRows("NewCrankNicolson", cov)
+	if err != nil {
+		return nil, err
+	}
+	d := len(mean)
+	var ch mat.Cholesky
+	ch.Factorize(cov) // succeeded in choleskyRows
+	var p mat.SymDense
+	if err := ch.InverseTo(&p); err != nil {
+		return nil, fmt.Errorf("exactmh: NewCrankNicolson: inverting the covariance: %w", err)
+	}
+	prec := make([]float64, d*d)
+	for j := range d {
+		for k := range d {
+			prec[j*d+k] = p.At(j, k)
+		}
+	}
+	return &CrankNicolson{mean: slices.Clone(mean), l: l, prec: prec}, nil
+}
+
+// Propose draws θ′ and returns log N(θ; μ, Σ) − log N(θ′; μ, Σ).
+func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	rho := math.Exp(-scale)
+	s := math.Sqrt(-math.Expm1(-2 * scale)) // √(1 − ρ²), accurate for small scales
+	lowerTimesNormal(rng, dst, c.l)
+	for j, m := range c.mean {
+		dst[j] = m + rho*(theta[j]-m) + s*dst[j]
+	}
+	return (c.quad(dst) - c.quad(theta)) / 2
+}
+
+// quad returns (v − μ)ᵀΣ⁻¹(v − μ), without scratch memory.
+func (c *CrankNicolson) quad(v []float64) float64 {
+	d := len(c.mean)
+	var q float64
+	for j := range d {
+		var r float64
+		row := c.prec[j*d : (j+1)*d]
+		for k, p := range row {
+			r += p * (v[k] - c.mean[k])
+		}
+		q += (v[j] - c.mean[j]) * r
+	}
+	return q
+}
+
+func (c *CrankNicolson) checkDim(d int) error {
+	if len(c.mean) != d {
+		return fmt.Errorf("CrankNicolson has dimension %d, want %d", len(c.mean), d)
+	}
+	return nil
+}
+
+// lowerTimesNormal sets dst = Lz for z ~ N(0, I) and a row-major lower
+// triangular L, in place: z is drawn into dst and multiplied from the last
+// row up, so that row j reads only entries k ≤ j still holding z.
+func lowerTimesNormal(rng *rand.Rand, dst, l []float64) {
+	d := len(dst)
+	for j := range dst {
+		dst[j] = rng.NormFloat64()
+	}
+	for j := d - 1; j >= 0; j-- {
+		var s float64
+		for k, v := range l[j*d : j*d+j+1] {
+			s += v * dst[k]
+		}
+		dst[j] = s
+	}
+}
+
+// choleskyRows returns the lower Cholesky factor of a symmetric positive
+// definite matrix, row-major.
+func choleskyRows(who string, cov mat.Symmetric) ([]float64, error) {
+	d := cov.SymmetricDim()
+	if d == 0 {
+		return nil, fmt.Errorf("exactmh: %s: empty covariance", who)
+	}
+	for j := range d {
+		for k := range d {
+			if v := cov.At(j, k); math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("exactmh: %s: covariance[%d][%d] = %v, want finite", who, j, k, v)
+			}
+		}
+	}
+	var ch mat.Cholesky
+	if ok := ch.Factorize(cov); !ok {
+		return nil, fmt.Errorf("exactmh: %s: the covariance is not positive definite", who)
+	}
+	var lt mat.TriDense
+	ch.LTo(&lt)
+	l := make([]float64, d*d)
+	for j := range d {
+		for k := 0; k <= j; k++ {
+			l[j*d+k] = lt.At(j, k)
+		}
+	}
+	return l, nil
+}
+
+// sqrtLen returns n for a slice of n² elements.
+func sqrtLen(x []float64) int { return int(math.Round(math.Sqrt(float64(len(x))))) }

@@ -39,8 +39,8 @@ func newWalk(name string, t *Target, prop Proposal, usesProposal bool, scale flo
 		if prop == nil {
 			prop = RandomWalk{}
 		}
-		if rw, ok := prop.(RandomWalk); ok {
-			if err := rw.checkDim(t.Dim()); err != nil {
+		if p, ok := prop.(interface{ checkDim(int) error }); ok {
+			if err := p.checkDim(t.Dim()); err != nil {
 				return walk{}, fmt.Errorf("%s: %w", name, err)
 			}
 		}
