@@ -1,0 +1,533 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Command tall measures every applicable kernel on the everyday tall-data
+// posteriors, the comparison a user switching from Stan's NUTS cares about:
+// minimum bulk ESS per second of sampling (chains run in parallel, one per
+// core), the same including warmup and the MAP/Laplace search, datum
+// evaluations per effective draw, and the error of the posterior mean
+// against a long reference run, in posterior standard deviations.
+//
+// The posteriors, all simulated so that anyone can rerun them (N = 10⁵
+// unless -n says otherwise, untempered, flat prior):
+//
+//	rlr_d10, rlr_d100  Student-t regression (ν = 4), x_i ~ N(0, I_d),
+//	                   y_i = Σ_j x_ij + ε_i, ε_i ~ N(0, 1) (examples/rlr's data)
+//	logreg_d50         logistic regression, x_i ~ N(0, I_d/d), θ* ~ N(0, I_d)
+//	tgm                the TunaMH paper's tempered Gaussian mixture, N = 10⁶
+//
+// Then, for the best kernel at d = 10, datum evaluations per effective draw
+// as N grows from 10⁴ to 10⁷ (-scaling).
+//
+// Kernels: MH, MALA and HMC (full batch), TunaMH, FlyMC at the MAP and SMH-2,
+// with their default random walk and with the Crank–Nicolson proposal
+// around the Laplace approximation N(θ̂, H⁻¹) ("-CN"). Rows carry posterior,
+// kernel, exact, auto (the automatic default; none yet), ess_per_sec,
+// ess_per_sec_total, evals_per_ess, mean_abs_err and the usual fields.
+//
+//	go run ./examples/tall                  # the whole study (about 15 minutes on 2 cores)
+//	go run ./examples/tall -json -out DIR   # JSON rows, Stan CSV and PNG figures
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/examples/internal/figure"
+	"github.com/exactmh/exactmh/examples/internal/report"
+)
+
+func main() {
+	cf := report.RegisterCommon(runtime.GOMAXPROCS(0), 0)
+	budget := flag.Duration("budget", 10*time.Second, "sampling time per kernel run")
+	n := flag.Int("n", 100000, "data per GLM posterior")
+	which := flag.String("posteriors", "rlr_d10,logreg_d50,rlr_d100,tgm", "posteriors to run")
+	kernels := flag.String("kernels", "", "comma-separated kernel names to run (empty: all)")
+	scaling := flag.Bool("scaling", true, "measure the best d = 10 kernel for N = 10⁴ … 10⁷")
+	maxN := flag.Int("maxn", 10000000, "largest N of the scaling study")
+	flag.Parse()
+	if cf.Quick {
+		*budget, *n, *maxN = time.Second, 5000, 100000
+	}
+	st := &study{cf: cf, budget: *budget, want: set(*kernels)}
+	var rows []map[string]any
+	for _, name := range strings.Split(*which, ",") {
+		p, err := newPosterior(name, *n, cf.Seed, cf.Quick)
+		if err != nil {
+			log.Fatal(err)
+		}
+		rs, err := st.posterior(p)
+		if err != nil {
+			log.Fatalf("%s: %v", name, err)
+		}
+		rows = append(rows, rs...)
+	}
+	if *scaling {
+		rs, err := st.scaling(*maxN)
+		if err != nil {
+			log.Fatalf("scaling: %v", err)
+		}
+		rows = append(rows, rs...)
+	}
+	if cf.Out != "" {
+		if err := figures(cf.Out, rows); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// study holds the settings shared by every run.
+type study struct {
+	cf     *report.Common
+	budget time.Duration
+	want   map[string]bool
+}
+
+// posterior is one target with what its kernels need.
+type posterior struct {
+	name   string
+	post   *exactmh.Posterior
+	glm    bool      // SMH-2, FlyMC at the MAP and the Laplace approximation apply
+	init   []float64 // where chains start
+	n, d   int
+	mode   []float64 // the MAP (GLMs)
+	cov    *mat.SymDense
+	search time.Duration // MAP and Laplace approximation
+}
+
+// kernel is one row of the study.
+type kernel struct {
+	name   string
+	build  func(p *posterior) exactmh.Kernel
+	glm    bool // needs the GLM pieces (MAP, Laplace, Taylor bounds)
+	warmup int  // warmup transitions
+}
+
+func kernelsFor(p *posterior) []kernel {
+	cn := func(p *posterior) exactmh.Proposal {
+		c, err := exactmh.NewCrankNicolson(p.mode, p.cov)
+		if err != nil {
+			log.Fatal(err)
+		}
+		return c
+	}
+	ks := []kernel{
+		{name: "MH", warmup: 1000, build: func(*posterior) exactmh.Kernel { return exactmh.MH{} }},
+		{name: "MH-CN", glm: true, warmup: 500, build: func(p *posterior) exactmh.Kernel { return exactmh.MH{Proposal: cn(p), Scale: 1} }},
+		{name: "MALA", warmup: 500, build: func(*posterior) exactmh.Kernel { return exactmh.MALA{} }},
+		{name: "HMC", warmup: 200, build: func(*posterior) exactmh.Kernel { return exactmh.HMC{Jitter: 0.5} }},
+		{name: "TunaMH", warmup: 2000, build: func(*posterior) exactmh.Kernel { return exactmh.TunaMH{} }},
+		{name: "TunaMH-CN", glm: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
+			return exactmh.TunaMH{Proposal: cn(p), Scale: 1}
+		}},
+		{name: "FlyMC-MAP-CN", glm: true, warmup: 1000, build: func(p *posterior) exactmh.Kernel {
+			return exactmh.FlyMC{TightAt: p.mode, Q: 0.01, Proposal: cn(p), Scale: 1}
+		}},
+		{name: "SMH-2", glm: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
+			return exactmh.SMH{Order: 2, Center: p.mode}
+		}},
+		{name: "SMH-2-CN", glm: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
+			return exactmh.SMH{Order: 2, Center: p.mode, Proposal: cn(p), Scale: 1}
+		}},
+	}
+	var out []kernel
+	for _, k := range ks {
+		if k.glm && !p.glm {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// posterior runs every applicable kernel on p, and a long reference run
+// for the posterior-mean error.
+func (st *study) posterior(p *posterior) ([]map[string]any, error) {
+	if !st.cf.Quiet {
+		log.Printf("%s: N = %d, d = %d; MAP and Laplace approximation in %.2fs", p.name, p.n, p.d, p.search.Seconds())
+	}
+	ks := kernelsFor(p)
+	// The reference: the most reliable exact kernel for the target, run for
+	// four budgets.
+	refName := "MH-CN"
+	if !p.glm {
+		refName = "TunaMH"
+	}
+	var refMean, refSD []float64
+	for _, k := range ks {
+		if k.name != refName {
+			continue
+		}
+		res, err := st.run(p, k, 4*st.budget)
+		if err != nil {
+			return nil, fmt.Errorf("reference %s: %w", k.name, err)
+		}
+		refMean, refSD = moments(res)
+	}
+	var rows []map[string]any
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if !st.cf.JSON {
+		fmt.Fprintf(tw, "%s\tkernel\texact\taccept\tevals/step\tmin ESS\tESS/s\tESS/s total\tevals/ESS\tmean err (sd)\t\n", p.name)
+	}
+	for _, k := range ks {
+		if len(st.want) > 0 && !st.want[k.name] {
+			continue
+		}
+		res, err := st.run(p, k, st.budget)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k.name, err)
+		}
+		row := st.row(p, k, res, refMean, refSD)
+		rows = append(rows, row)
+		if st.cf.JSON {
+			if err := report.Write(os.Stdout, row); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "\t%s\t%v\t%.3f\t%.4g\t%.0f\t%.4g\t%.4g\t%.4g\t%.3f\t\n", k.name, res.Exact,
+			res.Sampling().AcceptRate(), res.Sampling().EvalsPerStep(), row["ess_bulk_min"], row["ess_per_sec"],
+			row["ess_per_sec_total"], row["evals_per_ess"], row["mean_abs_err"])
+	}
+	if !st.cf.JSON {
+		tw.Flush()
+		fmt.Println()
+	}
+	return rows, nil
+}
+
+// run samples p with kernel k: chains in parallel, the warmup by transition
+// count, then budget of sampling.
+func (st *study) run(p *posterior, k kernel, budget time.Duration) (*exactmh.Result, error) {
+	warmup := k.warmup
+	if st.cf.Quick {
+		warmup = min(warmup, 200)
+	}
+	set := &exactmh.Settings{Chains: st.cf.Chains, Warmup: warmup, Duration: budget, Seed: st.cf.Seed,
+		Init: p.init, Recorder: st.cf.Progress()}
+	if st.cf.Draws > 0 {
+		set.Draws = st.cf.Draws
+	}
+	res, err := exactmh.Sample(context.Background(), p.post, k.build(p), set)
+	if err != nil {
+		return res, err
+	}
+	return res, st.cf.SaveStanCSV(res, p.name+"_"+k.name, nil)
+}
+
+// row measures a run: ESS per wall second of sampling (chains run in
+// parallel), the same including warmup and the MAP/Laplace search, datum
+// evaluations per effective draw and the mean's error in reference sds.
+func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD []float64) map[string]any {
+	ess := minESS(res)
+	var sampling, warmup time.Duration
+	for _, c := range res.Chains {
+		sampling = max(sampling, c.Sampling.Time)
+		warmup = max(warmup, c.Warmup.Time)
+	}
+	total := sampling + warmup
+	if k.glm {
+		total += p.search
+	}
+	tot := res.Sampling()
+	errSD := math.NaN()
+	if refMean != nil {
+		m := res.Mean()
+		errSD = 0
+		for j := range m {
+			errSD += math.Abs(m[j]-refMean[j]) / refSD[j] / float64(len(m))
+		}
+	}
+	return report.Row(res, map[string]any{
+		"kernel":            k.name,
+		"posterior":         p.name,
+		"n":                 p.n,
+		"d":                 p.d,
+		"auto":              false,
+		"ess_per_sec":       report.OrNull(ess / sampling.Seconds()),
+		"ess_per_sec_total": report.OrNull(ess / total.Seconds()),
+		"evals_per_ess":     report.OrNull(float64(tot.Evals+tot.GradEvals) / ess),
+		"mean_abs_err":      report.OrNull(errSD),
+		"warmup_seconds":    warmup.Seconds(),
+		"search_seconds":    p.search.Seconds(),
+	})
+}
+
+// scaling measures the best d = 10 kernel (SMH-2 with the Crank–Nicolson
+// proposal) as N grows: datum evaluations per effective draw and time per
+// step.
+func (st *study) scaling(maxN int) ([]map[string]any, error) {
+	var rows []map[string]any
+	if !st.cf.JSON {
+		fmt.Println("scaling, rlr d = 10, SMH-2-CN: N, evals/step, evals/ESS, µs/step, ESS/s")
+	}
+	for n := 10000; n <= maxN; n *= 10 {
+		p, err := newPosterior("rlr_d10", n, st.cf.Seed, false)
+		if err != nil {
+			return nil, err
+		}
+		var k kernel
+		for _, kk := range kernelsFor(p) {
+			if kk.name == "SMH-2-CN" {
+				k = kk
+			}
+		}
+		res, err := st.run(p, k, st.budget)
+		if err != nil {
+			return nil, err
+		}
+		row := st.row(p, k, res, nil, nil)
+		row["posterior"] = "rlr_d10_scaling"
+		tot := res.Sampling()
+		row["us_per_step"] = tot.Time.Seconds() / float64(tot.Steps) * 1e6
+		rows = append(rows, row)
+		if st.cf.JSON {
+			if err := report.Write(os.Stdout, row); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		fmt.Printf("%9d  %8.2f  %9.3g  %8.2f  %9.4g\n", n, tot.EvalsPerStep(), row["evals_per_ess"], row["us_per_step"], row["ess_per_sec"])
+	}
+	return rows, nil
+}
+
+// newPosterior builds a posterior of the study by name with its MAP and
+// Laplace approximation (GLMs).
+func newPosterior(name string, n int, seed uint64, quick bool) (*posterior, error) {
+	var d int
+	var e exactmh.Energy
+	rng := rand.New(rand.NewPCG(seed, uint64(len(name))))
+	switch name {
+	case "rlr_d10", "rlr_d100":
+		d = 10
+		if name == "rlr_d100" {
+			d = 100
+		}
+		x, y := make([]float64, n*d), make([]float64, n)
+		for i := range n {
+			var s float64
+			for j := range d {
+				v := rng.NormFloat64()
+				x[i*d+j] = v
+				s += v
+			}
+			y[i] = s + rng.NormFloat64()
+		}
+		t, err := exactmh.NewStudentTRegression(x, y, d, 4)
+		if err != nil {
+			return nil, err
+		}
+		e = t
+	case "logreg_d50":
+		d = 50
+		w := make([]float64, d)
+		for j := range w {
+			w[j] = rng.NormFloat64()
+		}
+		x, y := make([]float64, n*d), make([]float64, n)
+		sd := 1 / math.Sqrt(float64(d))
+		for i := range n {
+			var z float64
+			for j := range d {
+				x[i*d+j] = sd * rng.NormFloat64()
+				z += x[i*d+j] * w[j]
+			}
+			if rng.Float64() < 1/(1+math.Exp(-z)) {
+				y[i] = 1
+			}
+		}
+		l, err := exactmh.NewLogisticRegression(x, y, d)
+		if err != nil {
+			return nil, err
+		}
+		e = l
+	case "tgm":
+		return tgm(seed, quick)
+	default:
+		return nil, fmt.Errorf("unknown posterior %q", name)
+	}
+	p := &posterior{name: name, post: &exactmh.Posterior{Energy: e}, glm: true, n: n, d: d}
+	start := time.Now()
+	m, err := exactmh.FindMAP(context.Background(), p.post, make([]float64, d), nil)
+	if err != nil {
+		return nil, err
+	}
+	p.mode, p.init = m.Theta, m.Theta
+	if p.cov, err = laplaceCov(e.(exactmh.GLM), m.Theta); err != nil {
+		return nil, err
+	}
+	p.search = time.Since(start)
+	return p, nil
+}
+
+// laplaceCov returns H⁻¹ for H = Σ_i f″_i(x_iᵀθ̂) x_i x_iᵀ, the Hessian of
+// the negative log posterior at the MAP under a flat prior, from the GLM
+// contract.
+func laplaceCov(g exactmh.GLM, mode []float64) (*mat.SymDense, error) {
+	d := g.Dim()
+	h := mat.NewSymDense(d, nil)
+	raw := h.RawSymmetric()
+	for i := range g.Len() {
+		row := g.Row(i)
+		var z float64
+		for j, v := range row {
+			z += v * mode[j]
+		}
+		_, f2 := g.LossDerivs(i, z)
+		for j, vj := range row {
+			for k := j; k < d; k++ {
+				raw.Data[j*raw.Stride+k] += f2 * vj * row[k]
+			}
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(h) {
+		return nil, fmt.Errorf("the Hessian at the MAP is not positive definite")
+	}
+	cov := mat.NewSymDense(d, nil)
+	return cov, ch.InverseTo(cov)
+}
+
+// tgm is the TunaMH paper's tempered Gaussian mixture (examples/tgm): N =
+// 10⁶ draws of ½N(0, 2) + ½N(1, 2), θ ∈ [−3, 3]², β = 10⁻⁴ (with -quick,
+// N = 10⁴ and β = 10⁻²: the same posterior width).
+func tgm(seed uint64, quick bool) (*posterior, error) {
+	const sigma2, lo, hi = 2.0, -3.0, 3.0
+	n := 1000000
+	if quick {
+		n = 10000
+	}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = math.Sqrt2 * rng.NormFloat64()
+		if rng.IntN(2) == 1 {
+			x[i]++
+		}
+	}
+	e, err := exactmh.NewGaussianMixture(x, sigma2)
+	if err != nil {
+		return nil, err
+	}
+	box, err := exactmh.NewCube(2, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return &posterior{name: "tgm", post: &exactmh.Posterior{Energy: e, Prior: box, Beta: 100 / float64(n)},
+		init: []float64{0.5, 0.5}, n: n, d: 2}, nil
+}
+
+// minESS returns the smallest bulk ESS over the coordinates, with every
+// chain cut to the shortest one's length (chains bounded by time differ).
+func minESS(res *exactmh.Result) float64 {
+	short := math.MaxInt
+	for _, c := range res.Chains {
+		short = min(short, c.Len())
+	}
+	ess := math.Inf(1)
+	for j := range res.Dim {
+		x := res.Samples(j)
+		for c := range x {
+			x[c] = x[c][:short]
+		}
+		ess = math.Min(ess, diagnostics.ESSBulk(x))
+	}
+	return ess
+}
+
+// moments returns the pooled mean and standard deviation of every
+// coordinate.
+func moments(res *exactmh.Result) (mean, sd []float64) {
+	mean = res.Mean()
+	sd = make([]float64, res.Dim)
+	var k int
+	for _, c := range res.Chains {
+		for i := range c.Len() {
+			for j := range sd {
+				v := res.Draw(c.Chain, i)[j] - mean[j]
+				sd[j] += v * v
+			}
+			k++
+		}
+	}
+	for j := range sd {
+		sd[j] = math.Sqrt(sd[j] / float64(k-1))
+	}
+	return mean, sd
+}
+
+// figures writes ESS/s per kernel and posterior, and the scaling study.
+func figures(dir string, rows []map[string]any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	posts := []string{"rlr_d10", "logreg_d50", "rlr_d100", "tgm"}
+	byKernel := map[string]*figure.Series{}
+	var order []string
+	var scaleX, scaleY []float64
+	for _, r := range rows {
+		v, ok := r["ess_per_sec"].(float64)
+		if !ok {
+			continue
+		}
+		name := r["posterior"].(string)
+		if name == "rlr_d10_scaling" {
+			scaleX = append(scaleX, float64(r["n"].(int)))
+			scaleY = append(scaleY, r["evals_per_ess"].(float64))
+			continue
+		}
+		k := r["kernel"].(string)
+		if byKernel[k] == nil {
+			byKernel[k] = &figure.Series{Name: k}
+			order = append(order, k)
+		}
+		s := byKernel[k]
+		s.X = append(s.X, float64(slices.Index(posts, name)+1))
+		s.Y = append(s.Y, v)
+	}
+	var series []figure.Series
+	for _, k := range order {
+		series = append(series, *byKernel[k])
+	}
+	if len(series) > 0 {
+		err := figure.Lines(filepath.Join(dir, "tall_ess_per_sec.png"), figure.Layout{
+			Title: "min bulk ESS/s: 1 rlr d=10, 2 logreg d=50, 3 rlr d=100, 4 tgm", XLabel: "posterior",
+			YLabel: "ESS per second", LogY: true, Width: 7 * 72, Height: 4.5 * 72}, series)
+		if err != nil {
+			return err
+		}
+	}
+	if len(scaleX) > 1 {
+		return figure.Lines(filepath.Join(dir, "tall_scaling.png"), figure.Layout{Title: "SMH-2-CN, rlr d = 10",
+			XLabel: "N", YLabel: "datum evaluations per effective draw", LogX: true, LogY: true},
+			[]figure.Series{{Name: "evals/ESS", X: scaleX, Y: scaleY}})
+	}
+	return nil
+}
+
+func set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Split(s, ",") {
+		if k != "" {
+			m[k] = true
+		}
+	}
+	return m
+}
