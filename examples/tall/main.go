@@ -129,14 +129,14 @@ func kernelsFor(p *posterior) []kernel {
 	}
 	ks := []kernel{
 		{name: "MH", warmup: 1000, build: func(*posterior) exactmh.Kernel { return exactmh.MH{} }},
-		{name: "MH-CN", glm: true, warmup: 500, build: func(p *posterior) exactmh.Kernel { return exactmh.MH{Proposal: cn(p), Scale: 1} }},
+		{name: "MH-CN", glm: true, warmup: 300, build: func(p *posterior) exactmh.Kernel { return exactmh.MH{Proposal: cn(p), Scale: 1} }},
 		{name: "MALA", warmup: 500, build: func(*posterior) exactmh.Kernel { return exactmh.MALA{} }},
 		{name: "HMC", warmup: 200, build: func(*posterior) exactmh.Kernel { return exactmh.HMC{Jitter: 0.5} }},
 		{name: "TunaMH", warmup: 2000, build: func(*posterior) exactmh.Kernel { return exactmh.TunaMH{} }},
 		{name: "TunaMH-CN", glm: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
 			return exactmh.TunaMH{Proposal: cn(p), Scale: 1}
 		}},
-		{name: "FlyMC-MAP-CN", glm: true, warmup: 1000, build: func(p *posterior) exactmh.Kernel {
+		{name: "FlyMC-MAP-CN", glm: true, warmup: 300, build: func(p *posterior) exactmh.Kernel {
 			return exactmh.FlyMC{TightAt: p.mode, Q: 0.01, Proposal: cn(p), Scale: 1}
 		}},
 		{name: "SMH-2", glm: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
@@ -263,6 +263,7 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 		"ess_per_sec":       report.OrNull(ess / sampling.Seconds()),
 		"ess_per_sec_total": report.OrNull(ess / total.Seconds()),
 		"evals_per_ess":     report.OrNull(float64(tot.Evals+tot.GradEvals) / ess),
+		"ess_per_step":      report.OrNull(ess / float64(tot.Steps)),
 		"mean_abs_err":      report.OrNull(errSD),
 		"warmup_seconds":    warmup.Seconds(),
 		"search_seconds":    p.search.Seconds(),
