@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"io"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exactmh/exactmh"
 )
@@ -250,3 +252,121 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		}
 	}
 }
+
+// tee is a Recorder passing everything on to several.
+type tee []exactmh.Recorder
+
+func (t tee) Init(run exactmh.RunInfo) error {
+	for _, r := range t {
+		if err := r.Init(run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t tee) Record(e *exactmh.Event) error {
+	for _, r := range t {
+		if err := r.Record(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t tee) Finish(res *exactmh.Result) error {
+	for _, r := range t {
+		if f, ok := r.(exactmh.RunFinisher); ok {
+			if err := f.Finish(res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lastLine returns the last line Progress printed, without the kernel
+// name and elapsed time that start it.
+func lastLine(t *testing.T, out string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	_, rest, ok := strings.Cut(lines[len(lines)-1], ":")
+	if !ok {
+		t.Fatalf("no progress line in %q", out)
+	}
+	return rest
+}
+
+// Progress keeps working after a restart: given to LoadCheckpoint, it is
+// initialised by Resume from the run so far, and its last line — draws,
+// acceptance and batch of every chain — is that of one uninterrupted run.
+// It also follows an extension of the run (draws out of the new total).
+func TestProgressAcrossCheckpoint(t *testing.T) {
+	p, kernels, init := checkpointKernels(t)
+	for _, name := range []string{"MH", "TunaMH"} {
+		k := kernels[name]
+		set := exactmh.Settings{Chains: 2, Workers: 1, Warmup: 40, Draws: 30, Thin: 2, Seed: 3, Init: init}
+		var whole bytes.Buffer
+		s := set
+		s.Recorder = exactmh.NewProgress(&whole, time.Hour)
+		if _, err := exactmh.Sample(context.Background(), p, k, &s); err != nil {
+			t.Fatal(err)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		s = set
+		s.Recorder = tee{exactmh.NewProgress(io.Discard, time.Hour), &cancelAt{n: 70, cancel: cancel}}
+		res, _ := exactmh.Sample(ctx, p, k, &s)
+		cancel()
+		var file bytes.Buffer
+		if err := res.Checkpoint(&file); err != nil {
+			t.Fatal(err)
+		}
+		var resumed bytes.Buffer
+		loaded, err := exactmh.LoadCheckpoint(&file, p, k, exactmh.NewProgress(&resumed, time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := exactmh.Resume(context.Background(), loaded, 0); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := lastLine(t, whole.String()), lastLine(t, resumed.String()); a != b || !strings.Contains(a, "30/30") {
+			t.Errorf("%s: resumed progress %q, uninterrupted %q", name, b, a)
+		}
+		if _, err := exactmh.Resume(context.Background(), loaded, 10); err != nil {
+			t.Fatal(err)
+		}
+		if got := lastLine(t, resumed.String()); !strings.Contains(got, "chain 2 sampling 40/40") {
+			t.Errorf("%s: extended run's progress %q", name, got)
+		}
+	}
+}
+
+// A plain Recorder given to LoadCheckpoint is initialised there with the
+// restored run, before Resume sends it events.
+func TestLoadCheckpointInitsRecorder(t *testing.T) {
+	p, kernels, init := checkpointKernels(t)
+	file := savedRun(t, p, kernels["MH"], init, 30)
+	rec := &runInfoRecorder{}
+	loaded, err := exactmh.LoadCheckpoint(bytes.NewReader(file), p, kernels["MH"], rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.inits != 1 || rec.run.Chains != 2 || rec.run.Steps != 100 || rec.run.Kernel != "MH" || rec.run.Draws != 30 {
+		t.Fatalf("Init called %d times with %+v", rec.inits, rec.run)
+	}
+	if _, err := exactmh.Resume(context.Background(), loaded, 0); err != nil {
+		t.Fatal(err)
+	}
+	if rec.inits != 1 || rec.events != 200-30 {
+		t.Errorf("Init called %d times, %d events, want 1 and 170", rec.inits, rec.events)
+	}
+}
+
+type runInfoRecorder struct {
+	run           exactmh.RunInfo
+	inits, events int
+}
+
+func (r *runInfoRecorder) Init(run exactmh.RunInfo) error { r.run = run; r.inits++; return nil }
+func (r *runInfoRecorder) Record(*exactmh.Event) error    { r.events++; return nil }

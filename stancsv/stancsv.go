@@ -265,8 +265,19 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 // the adaptation comment with the first kept draw — whose Info tells whether
 // the kernel reports the exact log posterior, and so whether there is an
 // lp__ column — and the timing trailer when the run finishes (it is an
-// [exactmh.RunFinisher]); a cancelled run's files are flushed but left open
-// for [exactmh.Resume] to continue.
+// [exactmh.RunFinisher]); a cancelled run's files are flushed but left open.
+//
+// It is an [exactmh.ResumeRecorder]: when a run is resumed — cancelled or
+// finished and extended in this process, or restored by
+// [exactmh.LoadCheckpoint] in another (pass a new Recorder with the same
+// Open) — InitResume closes the files still open, opens them again and
+// rewrites each from the run so far: the header (with the extended
+// num_samples), the adaptation comment and every draw already kept, exactly
+// the rows the stream had written. Streaming then continues, so each file
+// ends as that of one uninterrupted run, whatever a killed process left in
+// it (a row cut in the middle, rows made after the checkpoint). Open must
+// therefore return a writer for the whole file each time it is called
+// (NewFiles truncates the file).
 type Recorder struct {
 	// Open returns the writer for chain c (0-based). A returned io.Closer
 	// is closed when the run finishes.
@@ -311,6 +322,57 @@ func NewFiles(prefix string, opt *Options) *Recorder {
 
 // Init opens the files.
 func (r *Recorder) Init(run exactmh.RunInfo) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.open(run)
+}
+
+// InitResume implements [exactmh.ResumeRecorder]: it closes the files still
+// open, opens them again and writes each chain's header, adaptation
+// comment and draws so far, as the stream wrote them.
+func (r *Recorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for c, rc := range r.writers {
+		if rc == nil {
+			continue
+		}
+		if cl, ok := rc.out.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err))
+			}
+		}
+		r.writers[c] = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(res.Chains) != run.Chains {
+		return fmt.Errorf("stancsv: Recorder: the result has %d chains, the run %d", len(res.Chains), run.Chains)
+	}
+	if err := r.open(run); err != nil {
+		return err
+	}
+	for c, rc := range r.writers {
+		ch := res.Chains[c]
+		if ch.Len() == 0 {
+			continue
+		}
+		rc.start(!math.IsNaN(ch.Infos[0].LogDensity)) // as Record decides from the first draw
+		rc.s.adaptation(ch.Scale)
+		for k := range ch.Infos {
+			rc.s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
+		}
+		if err := rc.s.w.Flush(); err != nil {
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// open opens every chain's writer; r.mu is held.
+func (r *Recorder) open(run exactmh.RunInfo) error {
 	if r.Open == nil {
 		return errors.New("stancsv: Recorder.Open is nil")
 	}
@@ -318,8 +380,6 @@ func (r *Recorder) Init(run exactmh.RunInfo) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.writers = make([]*recChain, run.Chains)
 	for c := range r.writers {
 		out, err := r.Open(c)
@@ -337,7 +397,13 @@ func (r *Recorder) Record(e *exactmh.Event) error {
 	if e.Draw < 0 {
 		return nil
 	}
+	if e.Chain < 0 || e.Chain >= len(r.writers) {
+		return fmt.Errorf("stancsv: Recorder: event of chain %d, but Init was told of %d chains", e.Chain, len(r.writers))
+	}
 	rc := r.writers[e.Chain]
+	if rc == nil {
+		return fmt.Errorf("stancsv: Recorder: chain %d's file is closed", e.Chain)
+	}
 	if !rc.started {
 		rc.start(!math.IsNaN(e.Info.LogDensity))
 	}
@@ -386,8 +452,8 @@ func (r *Recorder) Finish(res *exactmh.Result) error {
 }
 
 var (
-	_ exactmh.Recorder    = (*Recorder)(nil)
-	_ exactmh.RunFinisher = (*Recorder)(nil)
+	_ exactmh.ResumeRecorder = (*Recorder)(nil)
+	_ exactmh.RunFinisher    = (*Recorder)(nil)
 )
 
 // File is a Stan CSV file as read by Read.
