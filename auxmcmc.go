@@ -138,6 +138,12 @@ func (c *auxChain[W1, W2]) SetWarmup(on bool) {
 	}
 }
 
+// inWarmup passes on whether the scheme's state is in warmup mode.
+func (c *auxChain[W1, W2]) inWarmup() bool {
+	w, ok := c.scheme.(warmupReporter)
+	return ok && w.inWarmup()
+}
+
 // MarshalState saves the scheme's state, if it has any.
 func (c *auxChain[W1, W2]) MarshalState() ([]byte, error) {
 	if k, ok := c.scheme.(Checkpointer); ok {

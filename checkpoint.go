@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -86,6 +87,20 @@ func (r *Result) Checkpoint(w io.Writer) error {
 // configuration as the original run, which it cannot check beyond the
 // kernel's name, N and the dimension. The result can be inspected like any
 // other and continued with Resume; rec, if not nil, becomes its Recorder.
+//
+// A checkpoint is input like any other and is checked as strictly as
+// Settings and Start check fresh input: the settings (as Sample resolves
+// them), the status, and for every chain its draws, infos and times against
+// its next transition, its position (finite, inside the prior's support),
+// step scale, adaptation and random stream, and its kernel's own state
+// (permutations, brightness, batches, χ …, through UnmarshalState). A file
+// that fails a check is refused with an error naming the chain, the field
+// and the values, never loaded to fail later.
+//
+// rec's Init is called here with the restored run's RunInfo (its
+// StartTime set back by the run's elapsed time), unless rec is a
+// ResumeRecorder: Resume initialises those through InitResume, with the
+// draws made so far, so that it can continue their output.
 func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (*Result, error) {
 	var cp checkpoint
 	if err := gob.NewDecoder(rd).Decode(&cp); err != nil {
@@ -100,43 +115,278 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (*Result
 	if p.Len() != cp.N || p.Dim() != cp.Dim {
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint has N = %d, d = %d; the posterior N = %d, d = %d", cp.N, cp.Dim, p.Len(), p.Dim())
 	}
+	if err := cp.check(k); err != nil {
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", err)
+	}
+	set := &cp.Settings
 	res := &Result{Kernel: cp.Kernel, Exact: cp.Exact, Config: k, Dim: cp.Dim, N: cp.N, Settings: cp.Settings,
 		Status: cp.Status, Elapsed: cp.Elapsed}
 	res.Settings.Recorder = rec
-	for c, cc := range cp.Chains {
-		t, err := NewTarget(p)
-		if err != nil {
-			return nil, err
-		}
-		ch, err := k.Start(t, cc.Theta)
+	for c := range cp.Chains {
+		cr, err := cp.Chains[c].restore(c, p, k, set, cp.Kernel)
 		if err != nil {
 			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", c, err)
-		}
-		kc, ok := ch.(Checkpointer)
-		if !ok {
-			return nil, fmt.Errorf("exactmh: LoadCheckpoint: %s chains do not implement Checkpointer", cp.Kernel)
-		}
-		if err := kc.UnmarshalState(cc.State); err != nil {
-			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", c, err)
-		}
-		src := &rand.PCG{}
-		if err := src.UnmarshalBinary(cc.RNG); err != nil {
-			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: random stream: %w", c, err)
-		}
-		r := cc.Result
-		cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-			adapt: cc.Adapt}
-		cr.tune, _ = ch.(Tunable)
-		if cr.tune != nil {
-			cr.tune.SetStepScale(cc.Scale)
-		}
-		if cc.WarmupAware {
-			cr.warm, _ = ch.(WarmupAware)
 		}
 		res.runners = append(res.runners, cr)
 		res.Chains = append(res.Chains, cr.r)
 	}
+	if _, ok := rec.(ResumeRecorder); rec != nil && !ok {
+		if err := rec.Init(res.runInfo(time.Now())); err != nil {
+			return nil, fmt.Errorf("exactmh: LoadCheckpoint: recorder: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// check checks what the checkpoint says of the whole run: the kernel's
+// exactness, the settings as Sample stores them, the status and the number
+// of chains.
+func (cp *checkpoint) check(k Kernel) error {
+	if cp.Exact != k.Exact() {
+		return fmt.Errorf("the checkpoint says kernel %s is exact = %v, the kernel says %v", cp.Kernel, cp.Exact, k.Exact())
+	}
+	if err := checkResolved(&cp.Settings, cp.Dim); err != nil {
+		return within("settings", err)
+	}
+	if cp.Status != Completed && cp.Status != Canceled {
+		return fmt.Errorf("status %v: only a completed or cancelled run is checkpointed", cp.Status)
+	}
+	if cp.Elapsed < 0 {
+		return fmt.Errorf("elapsed time %v < 0", cp.Elapsed)
+	}
+	if len(cp.Chains) != cp.Settings.Chains {
+		return fmt.Errorf("%d chains saved, the settings have Chains = %d", len(cp.Chains), cp.Settings.Chains)
+	}
+	if cp.Status == Completed && cp.Settings.Duration == 0 {
+		total := cp.Settings.transitions()
+		for c := range cp.Chains {
+			if n := cp.Chains[c].Next; n != total {
+				return fmt.Errorf("chain %d: the run completed, but its next transition is %d of %d", c, n, total)
+			}
+		}
+	}
+	return nil
+}
+
+// transitions returns the number of transitions each chain makes:
+// Warmup + Draws·Thin (resolved settings, checked not to overflow).
+func (s *Settings) transitions() int { return s.Warmup + s.Draws*s.Thin }
+
+// checkResolved checks settings as Sample stores them in Result.Settings:
+// valid for resolve, and with every default filled in (no zero meaning
+// "the default" is left, and Workers is within [1, Chains]).
+func checkResolved(s *Settings, d int) error {
+	if _, err := s.resolve(d); err != nil {
+		return err
+	}
+	switch {
+	case s.Chains < 1:
+		return fmt.Errorf("Settings.Chains = %d, want ≥ 1", s.Chains)
+	case s.Workers < 1 || s.Workers > s.Chains:
+		return fmt.Errorf("Settings.Workers = %d, want in [1, Chains = %d]", s.Workers, s.Chains)
+	case s.Warmup < 0:
+		return fmt.Errorf("Settings.Warmup = %d, want ≥ 0", s.Warmup)
+	case s.Draws < 1:
+		return fmt.Errorf("Settings.Draws = %d, want ≥ 1", s.Draws)
+	case s.Thin < 1:
+		return fmt.Errorf("Settings.Thin = %d, want ≥ 1", s.Thin)
+	case !(s.TargetAccept > 0 && s.TargetAccept < 1):
+		return fmt.Errorf("Settings.TargetAccept = %v, want in (0, 1)", s.TargetAccept)
+	case s.Draws > (math.MaxInt-s.Warmup)/s.Thin:
+		return fmt.Errorf("Settings.Warmup + Draws·Thin = %d + %d·%d overflows", s.Warmup, s.Draws, s.Thin)
+	}
+	return nil
+}
+
+// check checks a chain's saved record against the run's settings before
+// its kernel is started: kept draws, infos and times against the next
+// transition, the totals of both phases, the position and the clock.
+func (cc *chainCheckpoint) check(c int, set *Settings, d int) error {
+	r := &cc.Result
+	if r.Chain != c {
+		return fmt.Errorf("ChainResult.Chain = %d, want %d", r.Chain, c)
+	}
+	total := set.transitions()
+	if cc.Next < 0 || cc.Next > total {
+		return fmt.Errorf("next transition %d outside [0, %d] (Warmup %d + Draws %d × Thin %d)", cc.Next, total, set.Warmup, set.Draws, set.Thin)
+	}
+	warm := min(cc.Next, set.Warmup)
+	kept := (cc.Next - warm) / set.Thin
+	if len(r.Infos) != kept || len(r.Times) != kept || len(r.Draws) != kept*d {
+		return fmt.Errorf("%d infos, %d times and %d draw values; %d transitions (Warmup %d, Thin %d) keep %d draws of dimension %d",
+			len(r.Infos), len(r.Times), len(r.Draws), cc.Next, set.Warmup, set.Thin, kept, d)
+	}
+	if r.Warmup.Steps != warm || r.Sampling.Steps != cc.Next-warm {
+		return fmt.Errorf("%d warmup and %d sampling steps counted; the next transition is %d with Warmup %d", r.Warmup.Steps, r.Sampling.Steps, cc.Next, set.Warmup)
+	}
+	for _, t := range []struct {
+		phase string
+		t     *Totals
+	}{{"warmup", &r.Warmup}, {"sampling", &r.Sampling}} {
+		if err := t.t.check(); err != nil {
+			return fmt.Errorf("%s totals: %w", t.phase, err)
+		}
+	}
+	for k := range r.Infos {
+		if err := r.Infos[k].check(); err != nil {
+			return fmt.Errorf("Infos[%d]: %w", k, err)
+		}
+		if r.Times[k] < 0 {
+			return fmt.Errorf("Times[%d] = %v < 0", k, r.Times[k])
+		}
+	}
+	for i, v := range r.Draws {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("draw %d: θ[%d] = %v is not finite", i/d, i%d, v)
+		}
+	}
+	if cc.Clock < 0 {
+		return fmt.Errorf("chain clock %v < 0", cc.Clock)
+	}
+	if len(cc.Theta) != d {
+		return fmt.Errorf("θ has length %d, want dimension %d", len(cc.Theta), d)
+	}
+	for j, v := range cc.Theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("θ[%d] = %v is not finite", j, v)
+		}
+	}
+	return nil
+}
+
+// check checks that a phase's counts are consistent: none negative, none
+// beyond the phase's transitions.
+func (t *Totals) check() error {
+	switch {
+	case t.Accepted < 0 || t.Accepted > t.Steps, t.Fallbacks < 0 || t.Fallbacks > t.Steps:
+		return fmt.Errorf("%d accepted and %d fallbacks in %d steps", t.Accepted, t.Fallbacks, t.Steps)
+	case t.Evals < 0 || t.GradEvals < 0 || t.AuxEvals < 0 || t.AuxEvals > t.Evals || t.Batch < 0:
+		return fmt.Errorf("evaluations %d (%d auxiliary), gradients %d, batch %d: want ≥ 0", t.Evals, t.AuxEvals, t.GradEvals, t.Batch)
+	case t.Time < 0:
+		return fmt.Errorf("time %v < 0", t.Time)
+	}
+	return nil
+}
+
+// check checks a kept draw's Info: no negative counts.
+func (info *Info) check() error {
+	if info.Batch < 0 || info.Distinct < 0 || info.Evals < 0 || info.GradEvals < 0 || info.AuxEvals < 0 {
+		return fmt.Errorf("batch %d, distinct %d, evaluations %d, gradients %d, auxiliary %d: want ≥ 0",
+			info.Batch, info.Distinct, info.Evals, info.GradEvals, info.AuxEvals)
+	}
+	return nil
+}
+
+// restore checks chain c's checkpoint and rebuilds its runner: the kernel
+// started at the saved θ (inside the prior's support), its state restored
+// by UnmarshalState, the random stream, the step scale, the adaptation and
+// the warmup signal, each checked against the run.
+func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings, kernel string) (*chainRunner, error) {
+	if err := cc.check(c, set, p.Dim()); err != nil {
+		return nil, err
+	}
+	t, err := NewTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	if lp := t.LogPrior(cc.Theta); math.IsInf(lp, -1) || math.IsNaN(lp) {
+		return nil, fmt.Errorf("θ = %v is outside the prior's support (log prior %v)", cc.Theta, lp)
+	}
+	ch, err := k.Start(t, cc.Theta)
+	if err != nil {
+		return nil, err // Start errors name the kernel
+	}
+	kc, ok := ch.(Checkpointer)
+	if !ok {
+		return nil, fmt.Errorf("%s chains do not implement Checkpointer", kernel)
+	}
+	if err := kc.UnmarshalState(cc.State); err != nil {
+		return nil, fmt.Errorf("%s state: %w", kernel, err)
+	}
+	src := &rand.PCG{}
+	if err := src.UnmarshalBinary(cc.RNG); err != nil {
+		return nil, fmt.Errorf("random stream: %w", err)
+	}
+	r := cc.Result
+	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
+		adapt: cc.Adapt}
+	cr.tune, _ = ch.(Tunable)
+	if cr.tune != nil {
+		if err := cc.checkAdaptation(set, r.Warmup.Steps); err != nil {
+			return nil, err
+		}
+		cr.tune.SetStepScale(cc.Scale)
+	}
+	warm, isWarm := ch.(WarmupAware)
+	if want := isWarm && !set.NoAdapt && set.Warmup > 0; cc.WarmupAware != want {
+		return nil, fmt.Errorf("the checkpoint says the chain is told about warmup = %v; a %T with NoAdapt = %v, Warmup = %d is told %v",
+			cc.WarmupAware, ch, set.NoAdapt, set.Warmup, want)
+	}
+	if cc.WarmupAware {
+		cr.warm = warm
+	}
+	if wr, ok := ch.(warmupReporter); ok && wr.inWarmup() && !(cr.warm != nil && cc.Next < set.Warmup) {
+		return nil, fmt.Errorf("the %s state is in warmup mode at transition %d (Warmup %d): sampling would not be exact", kernel, cc.Next, set.Warmup)
+	}
+	return cr, nil
+}
+
+// checkAdaptation checks a Tunable chain's step scale and dual-averaging
+// state: finite, positive scales, the run's target, one update per warmup
+// transition unless NoAdapt.
+func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int) error {
+	if s := cc.Scale; !(s > 0) || math.IsInf(s, 0) {
+		return fmt.Errorf("step scale %v, want finite > 0", s)
+	}
+	if s := cc.Result.Scale; !(s > 0) || math.IsInf(s, 0) {
+		return fmt.Errorf("ChainResult.Scale = %v, want finite > 0", s)
+	}
+	a := &cc.Adapt
+	updates := warmSteps
+	if set.NoAdapt {
+		updates = 0
+	}
+	for _, v := range []float64{a.Mu, a.Hbar, a.LogAvg} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("step-scale adaptation state %+v is not finite", *a)
+		}
+	}
+	if a.Target != set.TargetAccept || a.T != updates {
+		return fmt.Errorf("step-scale adaptation at target %v after %d updates; the run targets %v and made %d",
+			a.Target, a.T, set.TargetAccept, updates)
+	}
+	return nil
+}
+
+// ResumeRecorder is a Recorder that continues its output when a run is
+// resumed, in this process or after LoadCheckpoint in another. Resume calls
+// InitResume — in place of Init, which is then not called again — before
+// the first transition it runs, with the run's RunInfo (Draws and Steps as
+// extended by Resume, StartTime set back by the run's elapsed time) and the
+// Result so far, whose draws, infos and totals are what the recorder has
+// seen, or would have seen, of the run. Progress and stancsv.Recorder
+// implement it.
+type ResumeRecorder interface {
+	Recorder
+	InitResume(run RunInfo, res *Result) error
+}
+
+// warmupReporter is implemented by WarmupAware chains that can say whether
+// their state is in warmup mode (adapting their parameters), so that
+// LoadCheckpoint can refuse a state that would keep adapting after warmup.
+type warmupReporter interface {
+	inWarmup() bool
+}
+
+// runInfo describes res to a Recorder at time now: the run's settings and
+// transitions, and a StartTime set back by the time the run has taken.
+func (res *Result) runInfo(now time.Time) RunInfo {
+	set := res.Settings
+	return RunInfo{
+		Kernel: res.Kernel, Exact: res.Exact, Chains: set.Chains, Dim: res.Dim, N: res.N,
+		Warmup: set.Warmup, Draws: set.Draws, Thin: set.Thin, Seed: set.Seed,
+		Steps: set.transitions(), StartTime: now.Add(-res.Elapsed), Config: res.Config, Settings: set,
+	}
 }
 
 func kernelName(k Kernel) string {

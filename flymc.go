@@ -288,8 +288,11 @@ func (c *flyChain) UnmarshalState(b []byte) error {
 	if err := ungobState(b, &s); err != nil {
 		return err
 	}
-	if len(s.Order) != len(c.order) || s.NBright < 0 || s.NBright > len(c.order) {
-		return fmt.Errorf("saved brightness of %d data (%d bright), the posterior has %d", len(s.Order), s.NBright, len(c.order))
+	if err := checkPerm("order", s.Order, len(c.order)); err != nil {
+		return err
+	}
+	if s.NBright < 0 || s.NBright > len(c.order) {
+		return fmt.Errorf("saved bright count %d, want in [0, N = %d]", s.NBright, len(c.order))
 	}
 	copy(c.order, s.Order)
 	for k, i := range c.order {

@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -412,6 +413,39 @@ func (c *mhbtChain) MarshalState() ([]byte, error) {
 		SumAccP: c.sumAccP, TestRNG: rng})
 }
 
+// checkState checks a saved state against the chain as Start built it:
+// a permutation of the data, a batch of m distinct data, β finite ≥ 1 and
+// fixed unless RSGLD's β adapts, the β schedule's epoch counters (zero
+// outside warmup).
+func (c *mhbtChain) checkState(s *mhbtState) error {
+	if err := checkPerm("permutation", s.Perm, len(c.perm)); err != nil {
+		return err
+	}
+	if len(s.Batch) != len(c.batch) {
+		return fmt.Errorf("saved batch of %d data, the chain's BatchSize makes %d", len(s.Batch), len(c.batch))
+	}
+	if err := checkDistinct("batch", s.Batch, len(c.perm)); err != nil {
+		return err
+	}
+	adapts := c.k.AdaptBeta && c.k.RSGLD
+	switch {
+	case !(s.Beta >= 1) || math.IsInf(s.Beta, 0):
+		return fmt.Errorf("saved β = %v, want finite ≥ 1", s.Beta)
+	case !adapts && s.Beta != c.beta:
+		return fmt.Errorf("saved β = %v, but β is not adapted and the kernel's is %v", s.Beta, c.beta)
+	case s.Warm && !adapts:
+		return errors.New("saved in warmup mode, but the kernel does not adapt β")
+	case s.Steps < 0 || s.Steps >= c.epoch || !(s.SumAccP >= 0 && s.SumAccP <= float64(s.Steps)):
+		return fmt.Errorf("saved epoch of %d steps (epoch length %d) with acceptance sum %v", s.Steps, c.epoch, s.SumAccP)
+	case !s.Warm && (s.Steps != 0 || s.SumAccP != 0):
+		return fmt.Errorf("saved epoch of %d steps outside warmup", s.Steps)
+	}
+	return nil
+}
+
+// inWarmup reports whether β is being adapted.
+func (c *mhbtChain) inWarmup() bool { return c.warm }
+
 // UnmarshalState restores them and recomputes the batch's mean
 // log-likelihood (and gradient) at θ.
 func (c *mhbtChain) UnmarshalState(b []byte) error {
@@ -419,8 +453,8 @@ func (c *mhbtChain) UnmarshalState(b []byte) error {
 	if err := ungobState(b, &s); err != nil {
 		return err
 	}
-	if len(s.Perm) != len(c.perm) || len(s.Batch) != len(c.batch) {
-		return fmt.Errorf("saved state of %d data and a batch of %d; the chain has %d and %d", len(s.Perm), len(s.Batch), len(c.perm), len(c.batch))
+	if err := c.checkState(&s); err != nil {
+		return err
 	}
 	copy(c.perm, s.Perm)
 	copy(c.batch, s.Batch)

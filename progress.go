@@ -18,7 +18,10 @@ import (
 // except to print. It never draws random numbers: observing a run does not
 // change its draws.
 //
-// A Progress serves one run at a time; Init resets it.
+// A Progress serves one run at a time; Init resets it. It is a
+// ResumeRecorder: Resume, in this process or after LoadCheckpoint, starts
+// its counters from the run so far, so that acceptance, batch and draws
+// continue where they were.
 type Progress struct {
 	W     io.Writer     // where lines go; nil discards them
 	Every time.Duration // minimum time between lines; 0 means 1s
@@ -49,8 +52,34 @@ func (p *Progress) Init(run RunInfo) error {
 	return nil
 }
 
+// InitResume implements ResumeRecorder: Init, then each chain's counters
+// set from its totals so far.
+func (p *Progress) InitResume(run RunInfo, res *Result) error {
+	if err := p.Init(run); err != nil {
+		return err
+	}
+	if len(res.Chains) != len(p.chains) {
+		return fmt.Errorf("Progress: the result has %d chains, the run %d", len(res.Chains), len(p.chains))
+	}
+	now := time.Now()
+	for c, ch := range res.Chains {
+		cp := &p.chains[c]
+		cp.steps.Store(int64(ch.Warmup.Steps + ch.Sampling.Steps))
+		cp.accepted.Store(int64(ch.Warmup.Accepted + ch.Sampling.Accepted))
+		cp.batch.Store(ch.Warmup.Batch + ch.Sampling.Batch)
+		cp.draws.Store(int64(ch.Len()))
+		if ch.Sampling.Steps > 0 {
+			cp.sampleStart.Store(now.Add(-ch.Sampling.Time).UnixNano())
+		}
+	}
+	return nil
+}
+
 // Record implements Recorder.
 func (p *Progress) Record(e *Event) error {
+	if e.Chain < 0 || e.Chain >= len(p.chains) {
+		return fmt.Errorf("Progress: event of chain %d, but Init was told of %d chains", e.Chain, len(p.chains))
+	}
 	cp := &p.chains[e.Chain]
 	cp.steps.Store(int64(e.Iteration + 1))
 	if e.Info.Accepted {
@@ -141,3 +170,5 @@ func (p *Progress) timeLeft(cp *chainProgress, steps int64, now time.Time) time.
 	}
 	return time.Duration(rate * float64(int64(p.run.Steps)-steps))
 }
+
+var _ ResumeRecorder = (*Progress)(nil)

@@ -472,7 +472,8 @@ func runAll(ctx context.Context, res *Result) {
 // thinning phase, so the draws are bit-identical to those of one
 // uninterrupted run with the final number of draws. It appends to res and
 // returns it. The Recorder of the original settings, if any, keeps
-// receiving events (its Init is not called again; Finish is).
+// receiving events (its Init is not called again; Finish is); a
+// ResumeRecorder is first given the run so far through InitResume.
 //
 // Resume works on Results made by Sample in this process or by
 // LoadCheckpoint; a failed run cannot be resumed.
@@ -489,9 +490,18 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 	if more < 0 {
 		return res, fmt.Errorf("exactmh: Resume: more = %d, want ≥ 0", more)
 	}
+	if set := &res.Settings; more > (math.MaxInt-set.Warmup)/set.Thin-set.Draws {
+		return res, fmt.Errorf("exactmh: Resume: Warmup + (Draws + more)·Thin = %d + (%d + %d)·%d overflows", set.Warmup, set.Draws, more, set.Thin)
+	}
 	res.Settings.Draws += more
 	for _, r := range res.runners {
 		r.r.Err = nil
+	}
+	if rr, ok := res.Settings.Recorder.(ResumeRecorder); ok {
+		if err := rr.InitResume(res.runInfo(time.Now()), res); err != nil {
+			res.Settings.Draws -= more
+			return res, fmt.Errorf("exactmh: Resume: recorder: %w", err)
+		}
 	}
 	start := time.Now()
 	runAll(ctx, res)

@@ -56,7 +56,10 @@ const (
 )
 
 // Summary computes the summary of a run. names label the coordinates; with
-// fewer names than dimensions the rest are called theta[j].
+// fewer names than dimensions the rest are called theta[j], 1-based as in
+// Stan: coordinate 0 is theta[1], the column theta.1 of the package
+// stancsv's files (CmdStan's CSV flattening of the same name, which
+// stansummary prints as theta[1]).
 func (r *Result) Summary(names ...string) *Summary {
 	s := &Summary{Kernel: r.Kernel, Exact: r.Exact, Status: r.Status, Chains: len(r.Chains)}
 	n := -1
@@ -81,7 +84,7 @@ func (r *Result) Summary(names ...string) *Summary {
 		for c := range x {
 			x[c] = x[c][:s.Draws] // equal lengths after a cancelled run
 		}
-		p := ParamSummary{Name: fmt.Sprintf("theta[%d]", j)}
+		p := ParamSummary{Name: fmt.Sprintf("theta[%d]", j+1)}
 		if j < len(names) {
 			p.Name = names[j]
 		}

@@ -23,7 +23,7 @@ func TestSummaryOfRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Summary("mu1")
-	if len(s.Params) != 2 || s.Params[0].Name != "mu1" || s.Params[1].Name != "theta[1]" {
+	if len(s.Params) != 2 || s.Params[0].Name != "mu1" || s.Params[1].Name != "theta[2]" {
 		t.Fatalf("params %+v", s.Params)
 	}
 	mean := res.Mean()
@@ -52,7 +52,7 @@ func TestSummaryOfRun(t *testing.T) {
 		t.Errorf("unexpected warnings on a converged run: %v", s.Warnings)
 	}
 	table := s.String()
-	for _, want := range []string{"MH (exact)", "ess_bulk", "rhat", "mu1", "theta[1]"} {
+	for _, want := range []string{"MH (exact)", "ess_bulk", "rhat", "mu1", "theta[2]"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
@@ -85,7 +85,7 @@ func TestSummaryWarnings(t *testing.T) {
 	}
 	s := res.Summary()
 	all := strings.Join(s.Warnings, "\n")
-	for _, want := range []string{"canceled", "R-hat", "bulk ESS", "theta[1]: draws constant"} {
+	for _, want := range []string{"canceled", "R-hat", "bulk ESS", "theta[2]: draws constant"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
 		}

@@ -338,6 +338,9 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 	return keep, math.Log(phiNew) - math.Log(phiOld)
 }
 
+// inWarmup reports whether χ follows the adapting scale.
+func (c *tunaChain) inWarmup() bool { return c.warm && c.k.Chi == 0 }
+
 // MarshalState saves TunaMH's χ and its warmup flags.
 func (c *tunaChain) MarshalState() ([]byte, error) {
 	return gobState(struct {
@@ -356,6 +359,14 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 	}
 	if err := ungobState(b, &s); err != nil {
 		return err
+	}
+	switch {
+	case !(s.Chi > 0) || math.IsInf(s.Chi, 0):
+		return fmt.Errorf("saved χ = %v, want finite > 0", s.Chi)
+	case c.k.Chi != 0 && s.Chi != c.k.Chi:
+		return fmt.Errorf("saved χ = %v, the kernel's Chi = %v", s.Chi, c.k.Chi)
+	case s.WarmSteps < 0 || c.k.Chi != 0 && s.WarmSteps != 0:
+		return fmt.Errorf("saved %d warmup steps of χ adaptation (kernel Chi = %v)", s.WarmSteps, c.k.Chi)
 	}
 	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
 	return nil

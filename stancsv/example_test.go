@@ -57,7 +57,7 @@ func ExampleWrite() {
 	fmt.Println(len(f.Draws), "draws of", f.ParamNames())
 	fmt.Println("algorithm", f.Config["method.sample.algorithm"], "chain", f.Config["id"], "seed", f.Config["random.seed"])
 	// Output:
-	// lp__,accept_stat__,stepsize__,accepted__,batch_size__,n_energy__,n_grad__,w1,w2
+	// lp__,accept_stat__,stepsize__,treedepth__,divergent__,accepted__,batch_size__,n_energy__,n_grad__,w1,w2
 	// 500 draws of [w1 w2]
 	// algorithm MH chain 2 seed 1
 }
@@ -86,7 +86,7 @@ func ExampleRecorder() {
 	fmt.Println(strings.Join(f.Columns, ","))
 	fmt.Println(len(f.Draws), "draws; batch_size__ is Info.Batch:", same)
 	// Output:
-	// accept_stat__,stepsize__,accepted__,batch_size__,n_energy__,n_grad__,theta.1,theta.2
+	// accept_stat__,stepsize__,treedepth__,divergent__,accepted__,batch_size__,n_energy__,n_grad__,theta.1,theta.2
 	// 300 draws; batch_size__ is Info.Batch: true
 }
 

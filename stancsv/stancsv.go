@@ -6,26 +6,45 @@
 // CmdStan, read by stansummary, ArviZ, cmdstanpy and the R package
 // posterior. [Write] writes one chain of a finished [exactmh.Result];
 // [Recorder], made by [NewFiles], is an [exactmh.Recorder] that streams
-// every chain to its file during the run; [Read] reads files written by
-// either, or by CmdStan itself, into a [File].
+// every chain to its file during the run, and continues it across
+// [exactmh.Resume] and [exactmh.LoadCheckpoint]; [Read] reads files written
+// by either, by CmdStan or by rstan into a [File].
 //
 // A file holds comment lines with the run's configuration (the library
 // version, the kernel and every hyperparameter, the settings, seed and
 // chain id), a header row, an adaptation comment, one row per kept draw and
-// a timing trailer.
+// a timing trailer. The configuration uses CmdStan's names and meanings, so
+// that rstan, cmdstanpy and stansummary read the files: num_samples is the
+// number of sampling iterations before thinning (Draws·Thin; the file has
+// num_samples/thin rows), num_warmup the warmup iterations; model =
+// exactmh, metric = unit_e (no mass matrix is adapted or written) and
+// max_depth = 10 are the keys cmdstanpy requires of a sampler's file.
 //
 // Sampler columns end in "__": lp__ (the exact log posterior, written only
 // when the kernel reports it for every draw — full-batch MH, MALA, HMC; the
 // minibatch kernels never evaluate it, and rather than fake it the column is
 // left out), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
 // the acceptance probability given the auxiliary minibatch, nan where
-// unknown), stepsize__, accepted__, batch_size__ (Info.Batch), n_energy__
-// and n_grad__ (datum evaluations of the transition). Parameters follow as
-// theta.1 … theta.d unless named.
+// unknown), stepsize__, treedepth__ and divergent__ (always 0: no kernel
+// builds a trajectory tree or diverges; cmdstanpy requires both columns),
+// accepted__, batch_size__ (Info.Batch), n_energy__ and n_grad__ (datum
+// evaluations of the transition).
+//
+// Parameters follow as theta.1 … theta.d unless named: CmdStan's CSV
+// flattening of theta[1] … theta[d], the names [exactmh.Result.Summary]
+// gives them. Both count from 1, as Stan does: coordinate j of θ (0-based
+// in Go) is theta[j+1] in the summary and the column theta.(j+1) here.
+//
+// [Read] refuses a file whose last line is not terminated — the stream of
+// a killed process, cut perhaps inside a number, whose value would be read
+// wrong — with an error wrapping [ErrPartialLine];
+// ReadOptions{DropPartial: true} recovers the complete rows and says what
+// it dropped in File.Warnings.
 package stancsv
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -87,22 +106,27 @@ type stanWriter struct {
 // header writes the configuration comments and the header row.
 func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exactmh.Settings, n, chain int, names []string) {
 	w := s.w
-	fmt.Fprintf(w, "# exactmh_version = %s\n", exactmh.Version)
+	fmt.Fprintf(w, "# exactmh_version = %s\n# model = exactmh\n", exactmh.Version)
 	fmt.Fprintf(w, "# method = sample\n#   sample\n")
+	// CmdStan's num_samples counts sampling iterations, before thinning.
 	fmt.Fprintf(w, "#     num_samples = %d\n#     num_warmup = %d\n#     save_warmup = 0\n#     thin = %d\n",
-		set.Draws, set.Warmup, set.Thin)
+		set.Draws*set.Thin, set.Warmup, set.Thin)
 	if set.Duration > 0 {
 		fmt.Fprintf(w, "#     duration = %s\n", set.Duration)
 	}
 	fmt.Fprintf(w, "#     adapt\n#       engaged = %d\n#       target_accept = %g\n", boolInt(!set.NoAdapt && set.Warmup > 0), set.TargetAccept)
 	fmt.Fprintf(w, "#     algorithm = %s\n#       %s\n#         exact = %d\n", name, name, boolInt(exact))
+	// What CmdStan's readers require of an HMC file: no mass matrix is
+	// adapted or written (unit_e), and no trajectory tree reaches the
+	// maximum depth (CmdStan's default) in treedepth__'s zeros.
+	fmt.Fprintf(w, "#         metric = unit_e\n#         max_depth = 10\n")
 	for _, kv := range kernelFields(k) {
 		fmt.Fprintf(w, "#         %s = %s\n", kv[0], kv[1])
 	}
 	fmt.Fprintf(w, "#     num_chains = %d\n# id = %d\n# data\n#   N = %d\n#   dim = %d\n# random\n#   seed = %d\n",
 		set.Chains, chain+1, n, len(names), set.Seed)
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
-	cols := []string{"accept_stat__", "stepsize__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
+	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
 	if s.lp {
 		cols = append([]string{"lp__"}, cols...)
 	}
@@ -133,6 +157,7 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	}
 	add(info.AcceptProb)
 	add(scale)
+	b = append(b, ",0,0"...) // treedepth__, divergent__
 	add(float64(boolInt(info.Accepted)))
 	add(float64(info.Batch))
 	add(float64(info.Evals))
@@ -250,7 +275,11 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 			break
 		}
 	}
-	s.header(res.Config, res.Kernel, res.Exact, res.Settings, res.N, c, names)
+	set := res.Settings
+	if set.Duration > 0 {
+		set.Draws = ch.Len() // the draws a fixed-time run made, rather than its bound
+	}
+	s.header(res.Config, res.Kernel, res.Exact, set, res.N, c, names)
 	s.adaptation(ch.Scale)
 	for k := range ch.Infos {
 		s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
@@ -265,8 +294,19 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 // the adaptation comment with the first kept draw — whose Info tells whether
 // the kernel reports the exact log posterior, and so whether there is an
 // lp__ column — and the timing trailer when the run finishes (it is an
-// [exactmh.RunFinisher]); a cancelled run's files are flushed but left open
-// for [exactmh.Resume] to continue.
+// [exactmh.RunFinisher]); a cancelled run's files are flushed but left open.
+//
+// It is an [exactmh.ResumeRecorder]: when a run is resumed — cancelled or
+// finished and extended in this process, or restored by
+// [exactmh.LoadCheckpoint] in another (pass a new Recorder with the same
+// Open) — InitResume closes the files still open, opens them again and
+// rewrites each from the run so far: the header (with the extended
+// num_samples), the adaptation comment and every draw already kept, exactly
+// the rows the stream had written. Streaming then continues, so each file
+// ends as that of one uninterrupted run, whatever a killed process left in
+// it (a row cut in the middle, rows made after the checkpoint). Open must
+// therefore return a writer for the whole file each time it is called
+// (NewFiles truncates the file).
 type Recorder struct {
 	// Open returns the writer for chain c (0-based). A returned io.Closer
 	// is closed when the run finishes.
@@ -311,6 +351,57 @@ func NewFiles(prefix string, opt *Options) *Recorder {
 
 // Init opens the files.
 func (r *Recorder) Init(run exactmh.RunInfo) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.open(run)
+}
+
+// InitResume implements [exactmh.ResumeRecorder]: it closes the files still
+// open, opens them again and writes each chain's header, adaptation
+// comment and draws so far, as the stream wrote them.
+func (r *Recorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for c, rc := range r.writers {
+		if rc == nil {
+			continue
+		}
+		if cl, ok := rc.out.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err))
+			}
+		}
+		r.writers[c] = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(res.Chains) != run.Chains {
+		return fmt.Errorf("stancsv: Recorder: the result has %d chains, the run %d", len(res.Chains), run.Chains)
+	}
+	if err := r.open(run); err != nil {
+		return err
+	}
+	for c, rc := range r.writers {
+		ch := res.Chains[c]
+		if ch.Len() == 0 {
+			continue
+		}
+		rc.start(!math.IsNaN(ch.Infos[0].LogDensity)) // as Record decides from the first draw
+		rc.s.adaptation(ch.Scale)
+		for k := range ch.Infos {
+			rc.s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
+		}
+		if err := rc.s.w.Flush(); err != nil {
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// open opens every chain's writer; r.mu is held.
+func (r *Recorder) open(run exactmh.RunInfo) error {
 	if r.Open == nil {
 		return errors.New("stancsv: Recorder.Open is nil")
 	}
@@ -318,8 +409,6 @@ func (r *Recorder) Init(run exactmh.RunInfo) error {
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.writers = make([]*recChain, run.Chains)
 	for c := range r.writers {
 		out, err := r.Open(c)
@@ -337,7 +426,13 @@ func (r *Recorder) Record(e *exactmh.Event) error {
 	if e.Draw < 0 {
 		return nil
 	}
+	if e.Chain < 0 || e.Chain >= len(r.writers) {
+		return fmt.Errorf("stancsv: Recorder: event of chain %d, but Init was told of %d chains", e.Chain, len(r.writers))
+	}
 	rc := r.writers[e.Chain]
+	if rc == nil {
+		return fmt.Errorf("stancsv: Recorder: chain %d's file is closed", e.Chain)
+	}
 	if !rc.started {
 		rc.start(!math.IsNaN(e.Info.LogDensity))
 	}
@@ -386,28 +481,37 @@ func (r *Recorder) Finish(res *exactmh.Result) error {
 }
 
 var (
-	_ exactmh.Recorder    = (*Recorder)(nil)
-	_ exactmh.RunFinisher = (*Recorder)(nil)
+	_ exactmh.ResumeRecorder = (*Recorder)(nil)
+	_ exactmh.RunFinisher    = (*Recorder)(nil)
 )
 
 // File is a Stan CSV file as read by Read.
 type File struct {
 	// Config holds the configuration comments as key = value, keys joined
 	// by '.' along CmdStan's indentation ("random.seed",
-	// "method.sample.num_samples"), values without " (Default)".
+	// "method.sample.num_samples"), values without " (Default)". rstan's
+	// flat "# key=value" comments give plain keys ("seed", "iter");
+	// ConfigValue finds a key in either layout.
 	Config map[string]string
 	// Columns are the header's column names.
 	Columns []string
-	// Draws holds one row per draw, in the columns' order.
+	// Draws holds one row per post-warmup draw, in the columns' order.
 	Draws [][]float64
+	// Warmup holds the warmup draws of a file written with save_warmup:
+	// the rows before the adaptation comment (or, without one, the first
+	// ⌈warmup/thin⌉ rows). Nil otherwise.
+	Warmup [][]float64
 	// StepSize is the adaptation comment's step size (NaN if absent).
 	StepSize float64
 	// WarmupSeconds and SamplingSeconds are from the timing trailer (NaN if
 	// absent).
 	WarmupSeconds, SamplingSeconds float64
+	// Warnings says what the reader let pass: with
+	// ReadOptions.DropPartial, the unterminated last line it dropped.
+	Warnings []string
 }
 
-// Column returns the values of the named column.
+// Column returns the values of the named column (post-warmup draws).
 func (s *File) Column(name string) ([]float64, error) {
 	for j, c := range s.Columns {
 		if c == name {
@@ -432,20 +536,75 @@ func (s *File) ParamNames() []string {
 	return out
 }
 
-// Read reads a Stan CSV file, from exactmh or from CmdStan.
-func Read(r io.Reader) (*File, error) {
+// ConfigValue returns the value of the configuration key name, given as
+// its last component ("num_samples", "seed", "save_warmup"), whether the
+// file nests it (CmdStan: "method.sample.num_samples") or not (rstan:
+// "seed"), and whether it was found.
+func (s *File) ConfigValue(name string) (string, bool) {
+	if v, ok := s.Config[name]; ok {
+		return v, true
+	}
+	for k, v := range s.Config {
+		if strings.HasSuffix(k, "."+name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// ErrPartialLine is wrapped by Read's error when the file's last line has
+// no terminating newline: the file was cut — a killed process's stream —
+// possibly in the middle of a row or of a number, whose value would then
+// be wrong. ReadOptions{DropPartial: true} reads the complete rows.
+var ErrPartialLine = errors.New("the last line is not terminated by a newline: the file was cut, perhaps mid-row")
+
+// ReadOptions configure how a Stan CSV file is read. The zero value reads
+// as Read does.
+type ReadOptions struct {
+	// DropPartial drops an unterminated last line — the row a killed
+	// process was writing — instead of failing, and records it in
+	// File.Warnings: the complete rows are recovered.
+	DropPartial bool
+}
+
+// Read reads a Stan CSV file: from exactmh, from CmdStan (nested
+// configuration comments) or from rstan (flat "# key=value" comments). The
+// rows of a file written with save_warmup go to File.Warmup, the rest to
+// File.Draws. A file whose last line is not terminated by a newline is
+// refused with an error wrapping ErrPartialLine; ReadOptions.DropPartial
+// recovers its complete rows.
+func Read(r io.Reader) (*File, error) { return ReadOptions{}.Read(r) }
+
+// Read reads a Stan CSV file as the package function Read does, with the
+// options.
+func (o ReadOptions) Read(r io.Reader) (*File, error) {
 	out := &File{Config: map[string]string{}, StepSize: math.NaN(), WarmupSeconds: math.NaN(), SamplingSeconds: math.NaN()}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<26)
+	partial := false // whether the last token returned had no newline
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		partial = atEOF && tok != nil && bytes.IndexByte(data, '\n') < 0
+		return adv, tok, err
+	})
 	type level struct {
 		indent int
 		name   string
 	}
 	var stack []level
+	var rows [][]float64 // before the adaptation comment
+	adapted := false
 	line := 0
 	for sc.Scan() {
 		line++
 		text := sc.Text()
+		if partial && strings.TrimSpace(text) != "" {
+			if !o.DropPartial {
+				return nil, fmt.Errorf("stancsv: Read: line %d: %w", line, ErrPartialLine)
+			}
+			out.Warnings = append(out.Warnings, fmt.Sprintf("line %d: %v; dropped (%d bytes)", line, ErrPartialLine, len(text)))
+			break
+		}
 		if strings.HasPrefix(text, "#") {
 			body := strings.TrimPrefix(text, "#")
 			switch {
@@ -474,6 +633,10 @@ func Read(r io.Reader) (*File, error) {
 				stack = append(stack, level{indent, key})
 			default:
 				trimmed := strings.TrimSpace(body)
+				if trimmed == "Adaptation terminated" && !adapted {
+					adapted = true
+					out.Draws, rows = rows, nil
+				}
 				if v, ok := strings.CutPrefix(trimmed, "Step size ="); ok {
 					out.StepSize, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
 				}
@@ -504,7 +667,7 @@ func Read(r io.Reader) (*File, error) {
 			}
 			row[j] = v
 		}
-		out.Draws = append(out.Draws, row)
+		rows = append(rows, row)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("stancsv: Read: %w", err)
@@ -512,7 +675,42 @@ func Read(r io.Reader) (*File, error) {
 	if out.Columns == nil {
 		return nil, errors.New("stancsv: Read: no header row")
 	}
+	out.splitWarmup(adapted, rows)
 	return out, nil
+}
+
+// splitWarmup files the rows read: with save_warmup, those before the
+// adaptation comment are warmup (without the comment, the first
+// ⌈warmup/thin⌉ rows are); the rest are draws.
+func (s *File) splitWarmup(adapted bool, rows [][]float64) {
+	v, _ := s.ConfigValue("save_warmup")
+	if v != "1" && v != "true" {
+		s.Draws = append(s.Draws, rows...)
+		return
+	}
+	if adapted { // s.Draws holds the rows before the comment
+		s.Warmup, s.Draws = s.Draws, rows
+		if s.Warmup == nil {
+			s.Warmup = [][]float64{}
+		}
+		return
+	}
+	warm, ok := s.ConfigValue("num_warmup") // CmdStan
+	if !ok {
+		warm, _ = s.ConfigValue("warmup") // rstan
+	}
+	nw, err := strconv.Atoi(warm)
+	if err != nil || nw < 0 {
+		nw = 0
+	}
+	thin := 1
+	if v, ok := s.ConfigValue("thin"); ok {
+		if t, err := strconv.Atoi(v); err == nil && t > 0 {
+			thin = t
+		}
+	}
+	n := min((nw+thin-1)/thin, len(rows))
+	s.Warmup, s.Draws = rows[:n:n], rows[n:]
 }
 
 // parseStanFloat parses a value, accepting CmdStan's nan, inf and -inf.
