@@ -36,10 +36,13 @@ type chainCheckpoint struct {
 	Next        int
 	Clock       time.Duration
 	WarmupAware bool
+	Metric      Metric         // the chain's metric, if it has one (MetricAdapter)
+	Windows     *metricWindows // the metric adaptation, if any
 }
 
 // Checkpoint writes the run — settings, draws and every chain's full state
-// (position, kernel state, random stream, adaptation, next transition) — to
+// (position, kernel state, metric, random stream, adaptation, next
+// transition) — to
 // w, so that LoadCheckpoint can rebuild it, in another process, for Resume.
 // The posterior's data and the kernel are not written: LoadCheckpoint is
 // given them again. A failed run cannot be checkpointed; neither can one
@@ -75,6 +78,9 @@ func (r *Result) Checkpoint(w io.Writer) error {
 			Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warm != nil}
 		if cr.tune != nil {
 			cc.Scale = cr.tune.StepScale()
+		}
+		if cr.met != nil {
+			cc.Metric, cc.Windows = cr.met.Metric(), cr.win
 		}
 		cp.Chains = append(cp.Chains, cc)
 	}
@@ -132,6 +138,12 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (*Result
 		}
 		if cc.WarmupAware {
 			cr.warm, _ = ch.(WarmupAware)
+		}
+		if cr.met, _ = ch.(MetricAdapter); cr.met != nil {
+			if err := cr.met.SetMetric(cc.Metric); err != nil {
+				return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", c, err)
+			}
+			cr.win = cc.Windows
 		}
 		res.runners = append(res.runners, cr)
 		res.Chains = append(res.Chains, cr.r)

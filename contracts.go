@@ -65,6 +65,20 @@ type Tunable interface {
 	SetStepScale(s float64)
 }
 
+// MetricAdapter is implemented by chains whose moves are preconditioned by
+// an inverse mass matrix (MALA, HMC, NUTS). Unless Settings.NoAdapt or
+// Settings.Metric is MetricUnit, the driver estimates M⁻¹ from the warmup
+// draws in Stan's expanding windows and calls SetMetric at the end of each
+// window (see Sample); the chain uses the new metric from its next
+// transition on, and the driver never changes it after warmup, so that
+// sampling is exact. SetMetric returns an error, and changes nothing, for
+// a metric of the wrong dimension. Metric returns the metric in use, which
+// checkpoints save and ChainResult.Metric reports.
+type MetricAdapter interface {
+	Metric() Metric
+	SetMetric(m Metric) error
+}
+
 // ParamReporter is implemented by chains that report their (tuned)
 // parameters, which Sample stores in ChainResult.Params.
 type ParamReporter interface {
@@ -168,6 +182,7 @@ var (
 
 	_, _, _, _, _ ParamReporter = (*hmcChain)(nil), (*flyChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
 	_, _, _       WarmupAware   = (*mhbtChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
+	_, _          MetricAdapter = (*malaChain)(nil), (*hmcChain)(nil)
 	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
 
 	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)

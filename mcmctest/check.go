@@ -82,6 +82,11 @@ type Case struct {
 	// toward (0: exactmh's default, 0.25). Gradient kernels mix best
 	// higher (MALA about 0.57, HMC 0.8).
 	TargetAccept float64
+	// Metric is Settings.Metric of the runs whose warmup adapts, for
+	// kernels with an inverse mass matrix (exactmh.MetricAdapter): "" is
+	// exactmh's default, a diagonal metric. SBC's chains get the metric
+	// its pilot run estimated.
+	Metric string
 	// Mutants are deliberately wrong variants of the kernel, built as
 	// Kernel is. Each must fail at least one statistical check; only exact
 	// kernels have them.
@@ -282,10 +287,11 @@ type run struct {
 	b   budget
 	set exactmh.Settings // the moment check's run
 
-	sbcOnce  sync.Once
-	sbcScale float64
-	sbcThin  int
-	sbcErr   error
+	sbcOnce   sync.Once
+	sbcScale  float64
+	sbcThin   int
+	sbcMetric exactmh.Metric
+	sbcErr    error
 }
 
 func newRun(c *Case) (*run, error) {
@@ -297,7 +303,7 @@ func newRun(c *Case) (*run, error) {
 		return nil, err
 	}
 	r := &run{c: c, tg: tg, b: currentBudget()}
-	r.set = exactmh.Settings{Chains: 4, Warmup: 500, Draws: r.b.firstDraws, Seed: 2, Init: tg.pb.Mode, TargetAccept: c.TargetAccept}
+	r.set = exactmh.Settings{Chains: 4, Warmup: 500, Draws: r.b.firstDraws, Seed: 2, Init: tg.pb.Mode, TargetAccept: c.TargetAccept, Metric: c.Metric}
 	r.k = c.Kernel(tg.pb)
 	switch {
 	case r.k == nil:
@@ -314,14 +320,14 @@ func (r *run) sbcPilot() (float64, int, error) {
 	r.sbcOnce.Do(func() {
 		o := r.sbcOptions()
 		if r.sbcErr = o.fill(); r.sbcErr == nil {
-			r.sbcScale, r.sbcThin, r.sbcErr = sbcPilot(r.tg.model, r.c.Kernel, o)
+			r.sbcScale, r.sbcThin, r.sbcMetric, r.sbcErr = sbcPilot(r.tg.model, r.c.Kernel, o)
 		}
 	})
 	return r.sbcScale, r.sbcThin, r.sbcErr
 }
 
 func (r *run) sbcOptions() *SBCOptions {
-	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Seed: 13, MaxThin: 200}
+	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Metric: r.c.Metric, Seed: 13, MaxThin: 200}
 }
 
 // reporter is what a check reports through: *testing.T in Check, an
@@ -351,7 +357,7 @@ func (r *run) checks() []check {
 			f(rp)
 		}}
 	}
-	structural := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: tg.pb.Mode, TargetAccept: c.TargetAccept}
+	structural := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: tg.pb.Mode, TargetAccept: c.TargetAccept, Metric: c.Metric}
 	cs := []check{
 		skippable("allocs", func(rp reporter) {
 			a, err := AllocsPerStep(k, tg.pb.Posterior, tg.pb.Mode, r.b.allocSteps)
@@ -653,7 +659,7 @@ func (r *run) sbc(f func(Problem) exactmh.Kernel) (*SBCResult, error) {
 	if err := opt.fill(); err != nil {
 		return nil, err
 	}
-	opt.Scale, opt.Thin = scale, thin
+	opt.Scale, opt.Thin, opt.metric = scale, thin, &r.sbcMetric
 	return sbcRun(r.tg.model, f, opt)
 }
 
