@@ -79,6 +79,28 @@ type MetricAdapter interface {
 	SetMetric(m Metric) error
 }
 
+// AcceptTarget is implemented by kernels with their own default target
+// acceptance rate, the rate warmup's dual averaging adapts the step scale
+// toward when Settings.TargetAccept is 0: the rate at which the kernel
+// mixes best per unit of cost, from theory (random-walk Metropolis 0.234,
+// MALA 0.574, HMC 0.651) or measurement. A kernel without one gets 0.234.
+type AcceptTarget interface {
+	DefaultTargetAccept() float64
+}
+
+// DefaultTargetAccept returns the acceptance rate Sample adapts k's step
+// scale toward when Settings.TargetAccept is 0: k's own (AcceptTarget) or
+// else 0.234, the optimal rate of random-walk Metropolis in high
+// dimension (Roberts, Gelman and Gilks 1997).
+func DefaultTargetAccept(k Kernel) float64 {
+	if a, ok := k.(AcceptTarget); ok {
+		if r := a.DefaultTargetAccept(); r > 0 && r < 1 {
+			return r
+		}
+	}
+	return 0.234
+}
+
 // ParamReporter is implemented by chains that report their (tuned)
 // parameters, which Sample stores in ChainResult.Params.
 type ParamReporter interface {
@@ -192,4 +214,7 @@ var (
 	_, _, _, _ schemeChain                              = (*tunaChain)(nil), (*poissonChain)(nil), (*poissonGradChain)(nil), (*tunaSGLDChain)(nil)
 
 	_ RunFinisher = (*Progress)(nil)
+
+	_, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
+	_, _, _, _, _, _ AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
 )

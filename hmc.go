@@ -45,6 +45,11 @@ func (HMC) Name() string { return "HMC" }
 // Exact returns true.
 func (HMC) Exact() bool { return true }
 
+// DefaultTargetAccept returns 0.65, near the optimal acceptance rate 0.651
+// of HMC in high dimension (Beskos, Pillai, Roberts, Sanz-Serna and Stuart
+// 2013).
+func (HMC) DefaultTargetAccept() float64 { return 0.65 }
+
 // Start evaluates log π and its gradient at θ0.
 func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	steps := k.Steps

@@ -48,6 +48,10 @@ func (MALA) Name() string { return "MALA" }
 // Exact returns true.
 func (MALA) Exact() bool { return true }
 
+// DefaultTargetAccept returns 0.574, the optimal acceptance rate of MALA
+// in high dimension (Roberts and Rosenthal 1998).
+func (MALA) DefaultTargetAccept() float64 { return 0.574 }
+
 // Start evaluates log π and its gradient at θ0.
 func (k MALA) Start(t *Target, theta0 []float64) (Chain, error) {
 	g, err := newGradWalk("MALA", t, k.Scale, k.Metric, theta0)

@@ -75,7 +75,8 @@ type Settings struct {
 	Init  []float64
 	Inits [][]float64
 	// TargetAccept is the acceptance rate warmup adapts the step scale
-	// toward (0: 0.25, the rate the TunaMH experiments tune to).
+	// toward (0: the kernel's default, DefaultTargetAccept: 0.234 for
+	// random-walk kernels, 0.574 for MALA, 0.65 for HMC).
 	TargetAccept float64
 	// Metric says what warmup estimates for chains with an inverse mass
 	// matrix (MetricAdapter: MALA, HMC, NUTS): MetricDiag (the default, as
@@ -94,7 +95,7 @@ type Settings struct {
 // NoWarmup as Settings.Warmup runs no warmup transitions.
 const NoWarmup = -1
 
-func (s *Settings) resolve(d int) (Settings, error) {
+func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 	var r Settings
 	if s != nil {
 		r = *s
@@ -113,7 +114,7 @@ func (s *Settings) resolve(d int) (Settings, error) {
 	case r.Duration < 0:
 		return r, fmt.Errorf("exactmh: Settings.Duration = %v, want ≥ 0", r.Duration)
 	case r.TargetAccept < 0 || r.TargetAccept >= 1 || math.IsNaN(r.TargetAccept):
-		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means 0.25)", r.TargetAccept)
+		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means the kernel's default)", r.TargetAccept)
 	case r.Metric != "" && r.Metric != MetricDiag && r.Metric != MetricDense && r.Metric != MetricUnit:
 		return r, fmt.Errorf("exactmh: Settings.Metric = %q, want %q, %q or %q", r.Metric, MetricDiag, MetricDense, MetricUnit)
 	}
@@ -143,7 +144,7 @@ func (s *Settings) resolve(d int) (Settings, error) {
 		r.Thin = 1
 	}
 	if r.TargetAccept == 0 {
-		r.TargetAccept = 0.25
+		r.TargetAccept = DefaultTargetAccept(k)
 	}
 	if r.Init != nil && len(r.Init) != d {
 		return r, fmt.Errorf("exactmh: Settings.Init has length %d, want dimension %d", len(r.Init), d)
@@ -425,7 +426,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 		return nil, err
 	}
 	d := p.Dim()
-	set, err := s.resolve(d)
+	set, err := s.resolve(d, k)
 	if err != nil {
 		return nil, err
 	}

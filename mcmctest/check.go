@@ -79,8 +79,7 @@ type Case struct {
 	// and is tested beside them, against what it is documented to be.
 	Exact bool
 	// TargetAccept is the acceptance rate warmup adapts the step scale
-	// toward (0: exactmh's default, 0.25). Gradient kernels mix best
-	// higher (MALA about 0.57, HMC 0.8).
+	// toward (0: the kernel's default, exactmh.DefaultTargetAccept).
 	TargetAccept float64
 	// Metric is Settings.Metric of the runs whose warmup adapts, for
 	// kernels with an inverse mass matrix (exactmh.MetricAdapter): "" is

@@ -200,8 +200,8 @@ type SBCOptions struct {
 	// pilot run's warmup adapted to, or the kernel's default if its
 	// chains are not Tunable).
 	Scale float64
-	// TargetAccept is the pilot warmup's target acceptance rate (0:
-	// exactmh's default).
+	// TargetAccept is the pilot warmup's target acceptance rate (0: the
+	// kernel's default, exactmh.DefaultTargetAccept).
 	TargetAccept float64
 	// Metric is the pilot warmup's Settings.Metric, for kernels with an
 	// inverse mass matrix (exactmh.MetricAdapter): the chains of the
