@@ -243,8 +243,9 @@ func walkProblem(k, m int) (Problem, error) {
 	return Problem{Posterior: p, Mode: []float64{mid}, SD: []float64{math.Sqrt(float64(k*k-1) / 12)}}, nil
 }
 
-// sampleUntilESS runs set and extends the run (Resume) until every
-// coordinate's bulk ESS reaches minESS or the chains hold maxDraws draws.
+// sampleUntilESS runs set and extends the run (Resume) until the bulk ESS
+// of every coordinate and of its squared deviation (minBulkESS) reaches
+// minESS or the chains hold maxDraws draws.
 func sampleUntilESS(p *exactmh.Posterior, k exactmh.Kernel, set exactmh.Settings, minESS float64, maxDraws int) (*exactmh.Result, error) {
 	res, err := exactmh.Sample(context.Background(), p, k, &set)
 	if err != nil {
@@ -253,8 +254,8 @@ func sampleUntilESS(p *exactmh.Posterior, k exactmh.Kernel, set exactmh.Settings
 	return extendUntilESS(res, minESS, maxDraws)
 }
 
-// extendUntilESS extends res, doubling its draws, until every
-// coordinate's bulk ESS reaches minESS or the chains hold maxDraws draws.
+// extendUntilESS extends res, doubling its draws, until minBulkESS reaches
+// minESS or the chains hold maxDraws draws.
 func extendUntilESS(res *exactmh.Result, minESS float64, maxDraws int) (*exactmh.Result, error) {
 	var err error
 	for err == nil {
@@ -267,11 +268,35 @@ func extendUntilESS(res *exactmh.Result, minESS float64, maxDraws int) (*exactmh
 	return res, err
 }
 
+// minBulkESS returns the smallest bulk ESS of a coordinate or of its
+// squared deviation from the mean: the ESSs behind the standard errors of
+// CheckMoments' means and variances. (They differ: a sampler with
+// antithetic draws, as NUTS on a Gaussian, estimates a mean with more
+// effective draws than it has draws and a variance with far fewer.)
 func minBulkESS(res *exactmh.Result) float64 {
 	ess := math.Inf(1)
 	for j := range res.Dim {
-		if e := diagnostics.ESSBulk(res.Samples(j)); !(e >= ess) {
-			ess = e
+		x := res.Samples(j)
+		var m float64
+		var n int
+		for _, ch := range x {
+			for _, v := range ch {
+				m += v
+				n++
+			}
+		}
+		m /= float64(n)
+		sq := make([][]float64, len(x))
+		for c, ch := range x {
+			sq[c] = make([]float64, len(ch))
+			for i, v := range ch {
+				sq[c][i] = (v - m) * (v - m)
+			}
+		}
+		for _, e := range []float64{diagnostics.ESSBulk(x), diagnostics.ESSBulk(sq)} {
+			if !(e >= ess) {
+				ess = e
+			}
 		}
 	}
 	return ess
