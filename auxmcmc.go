@@ -93,6 +93,15 @@ func (k Aux[W1, W2]) Exact() bool {
 	return true
 }
 
+// DefaultTargetAccept returns the scheme's default target acceptance rate
+// if it has one (AcceptTarget), else 0.234.
+func (k Aux[W1, W2]) DefaultTargetAccept() float64 {
+	if a, ok := k.Scheme.(AcceptTarget); ok {
+		return a.DefaultTargetAccept()
+	}
+	return 0.234
+}
+
 // Start starts the scheme's chain.
 func (k Aux[W1, W2]) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.Scheme == nil {

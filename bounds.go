@@ -11,8 +11,9 @@ import (
 	"math/rand/v2"
 )
 
-// Metric is the symmetric M(θ, θ') of a DiffBound.
-type Metric func(theta, thetaNew []float64) float64
+// Distance is the symmetric M(θ, θ') of a DiffBound (the papers call it a
+// metric; exactmh's Metric is the gradient kernels' inverse mass matrix).
+type Distance func(theta, thetaNew []float64) float64
 
 // Euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
 func Euclidean(theta, thetaNew []float64) float64 {
@@ -35,7 +36,7 @@ type DiffBound struct {
 	// C holds c_i ≥ 0 for every datum.
 	C []float64
 	// Metric is M(θ, θ'); nil means Euclidean.
-	Metric Metric
+	Metric Distance
 }
 
 // M returns M(θ, θ').

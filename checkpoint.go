@@ -37,10 +37,13 @@ type chainCheckpoint struct {
 	Next        int
 	Clock       time.Duration
 	WarmupAware bool
+	Metric      Metric         // the chain's metric, if it has one (MetricAdapter)
+	Windows     *metricWindows // the metric adaptation, if any
 }
 
 // Checkpoint writes the run — settings, draws and every chain's full state
-// (position, kernel state, random stream, adaptation, next transition) — to
+// (position, kernel state, metric, random stream, adaptation, next
+// transition) — to
 // w, so that LoadCheckpoint can rebuild it, in another process, for Resume.
 // The posterior's data and the kernel are not written: LoadCheckpoint is
 // given them again. A failed run cannot be checkpointed; neither can one
@@ -76,6 +79,9 @@ func (r *Result) Checkpoint(w io.Writer) error {
 			Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warm != nil}
 		if cr.tune != nil {
 			cc.Scale = cr.tune.StepScale()
+		}
+		if cr.met != nil {
+			cc.Metric, cc.Windows = cr.met.Metric(), cr.win
 		}
 		cp.Chains = append(cp.Chains, cc)
 	}
@@ -145,7 +151,7 @@ func (cp *checkpoint) check(k Kernel) error {
 	if cp.Exact != k.Exact() {
 		return fmt.Errorf("the checkpoint says kernel %s is exact = %v, the kernel says %v", cp.Kernel, cp.Exact, k.Exact())
 	}
-	if err := checkResolved(&cp.Settings, cp.Dim); err != nil {
+	if err := checkResolved(&cp.Settings, cp.Dim, k); err != nil {
 		return within("settings", err)
 	}
 	if cp.Status != Completed && cp.Status != Canceled {
@@ -175,8 +181,8 @@ func (s *Settings) transitions() int { return s.Warmup + s.Draws*s.Thin }
 // checkResolved checks settings as Sample stores them in Result.Settings:
 // valid for resolve, and with every default filled in (no zero meaning
 // "the default" is left, and Workers is within [1, Chains]).
-func checkResolved(s *Settings, d int) error {
-	if _, err := s.resolve(d); err != nil {
+func checkResolved(s *Settings, d int, k Kernel) error {
+	if _, err := s.resolve(d, k); err != nil {
 		return err
 	}
 	switch {
@@ -328,8 +334,18 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	if wr, ok := ch.(warmupReporter); ok && wr.inWarmup() && !(cr.warm != nil && cc.Next < set.Warmup) {
 		return nil, fmt.Errorf("the %s state is in warmup mode at transition %d (Warmup %d): sampling would not be exact", kernel, cc.Next, set.Warmup)
 	}
+	if cr.met, _ = ch.(MetricAdapter); cr.met != nil {
+		if err := cr.met.SetMetric(cc.Metric); err != nil {
+			return nil, fmt.Errorf("metric: %w", err)
+		}
+		cr.win = cc.Windows
+	}
 	return cr, nil
 }
+
+// adaptsMetric reports whether the chain's metric was being adapted in
+// windows (which restart the step-size adaptation).
+func (cc *chainCheckpoint) adaptsMetric() bool { return cc.Windows != nil }
 
 // checkAdaptation checks a Tunable chain's step scale and dual-averaging
 // state: finite, positive scales, the run's target, one update per warmup
@@ -351,7 +367,9 @@ func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int) error {
 			return fmt.Errorf("step-scale adaptation state %+v is not finite", *a)
 		}
 	}
-	if a.Target != set.TargetAccept || a.T != updates {
+	// Windowed metric adaptation restarts the dual averaging after each
+	// window, so it has made at most one update per warmup transition.
+	if a.Target != set.TargetAccept || a.T < 0 || a.T > updates || (!cc.adaptsMetric() && a.T != updates) {
 		return fmt.Errorf("step-scale adaptation at target %v after %d updates; the run targets %v and made %d",
 			a.Target, a.T, set.TargetAccept, updates)
 	}

@@ -65,6 +65,15 @@ func conformanceCases() []mcmctest.Case {
 			}}},
 		{Name: "HMC jitter", NeedsGradient: true, Exact: true, TargetAccept: 0.8,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.HMC{Scale: pb.Scale, Steps: 8, Jitter: 0.5} }},
+		// The rows above adapt a diagonal metric (Settings.Metric's
+		// default); these keep the identity, and estimate a dense one.
+		{Name: "HMC unit metric", NeedsGradient: true, Exact: true, TargetAccept: 0.8, Metric: exactmh.MetricUnit,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.HMC{Scale: pb.Scale, Steps: 8, Jitter: 0.5} }},
+		{Name: "MALA dense metric", NeedsGradient: true, Exact: true, TargetAccept: 0.57, Metric: exactmh.MetricDense,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MALA{Scale: pb.Scale} },
+			Mutants: mutants{"stale reverse gradient": func(pb problem) exactmh.Kernel {
+				return exactmh.MALAStaleReverse(exactmh.MALA{Scale: pb.Scale})
+			}}},
 		{Name: "TunaMH", UsesProposal: true, NeedsRange: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
 			Mutants: mutants{

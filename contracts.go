@@ -65,6 +65,42 @@ type Tunable interface {
 	SetStepScale(s float64)
 }
 
+// MetricAdapter is implemented by chains whose moves are preconditioned by
+// an inverse mass matrix (MALA, HMC, NUTS). Unless Settings.NoAdapt or
+// Settings.Metric is MetricUnit, the driver estimates M⁻¹ from the warmup
+// draws in Stan's expanding windows and calls SetMetric at the end of each
+// window (see Sample); the chain uses the new metric from its next
+// transition on, and the driver never changes it after warmup, so that
+// sampling is exact. SetMetric returns an error, and changes nothing, for
+// a metric of the wrong dimension. Metric returns the metric in use, which
+// checkpoints save and ChainResult.Metric reports.
+type MetricAdapter interface {
+	Metric() Metric
+	SetMetric(m Metric) error
+}
+
+// AcceptTarget is implemented by kernels with their own default target
+// acceptance rate, the rate warmup's dual averaging adapts the step scale
+// toward when Settings.TargetAccept is 0: the rate at which the kernel
+// mixes best per unit of cost, from theory (random-walk Metropolis 0.234,
+// MALA 0.574, HMC 0.651) or measurement. A kernel without one gets 0.234.
+type AcceptTarget interface {
+	DefaultTargetAccept() float64
+}
+
+// DefaultTargetAccept returns the acceptance rate Sample adapts k's step
+// scale toward when Settings.TargetAccept is 0: k's own (AcceptTarget) or
+// else 0.234, the optimal rate of random-walk Metropolis in high
+// dimension (Roberts, Gelman and Gilks 1997).
+func DefaultTargetAccept(k Kernel) float64 {
+	if a, ok := k.(AcceptTarget); ok {
+		if r := a.DefaultTargetAccept(); r > 0 && r < 1 {
+			return r
+		}
+	}
+	return 0.234
+}
+
 // ParamReporter is implemented by chains that report their (tuned)
 // parameters, which Sample stores in ChainResult.Params.
 type ParamReporter interface {
@@ -168,6 +204,7 @@ var (
 
 	_, _, _, _, _ ParamReporter = (*hmcChain)(nil), (*flyChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
 	_, _, _       WarmupAware   = (*mhbtChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
+	_, _          MetricAdapter = (*malaChain)(nil), (*hmcChain)(nil)
 	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
 
 	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)
@@ -177,4 +214,7 @@ var (
 	_, _, _, _ schemeChain                              = (*tunaChain)(nil), (*poissonChain)(nil), (*poissonGradChain)(nil), (*tunaSGLDChain)(nil)
 
 	_ RunFinisher = (*Progress)(nil)
+
+	_, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
+	_, _, _, _, _, _ AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
 )

@@ -116,7 +116,7 @@ func ExampleMH() {
 	post := &exactmh.Posterior{Energy: e, Prior: prior}
 
 	// MH{} is a Gaussian random walk whose step scale warmup adapts toward
-	// Settings.TargetAccept (0: 0.25). Chain c draws from PCG(Seed, c).
+	// Settings.TargetAccept (0: the kernel's default, 0.234 for MH). Chain c draws from PCG(Seed, c).
 	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 8000, Seed: 1}
 	res, err := exactmh.Sample(context.Background(), post, exactmh.MH{}, set)
 	if err != nil {

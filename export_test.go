@@ -189,3 +189,22 @@ func TFMHNoPriorFactor(k TFMH) TFMH {
 	k.priorFactor = func(float64) float64 { return 0 }
 	return k
 }
+
+// MetricWindowEnds returns the warmup transitions at which the driver's
+// metric adaptation ends a window, for a warmup of the given length (nil
+// if it estimates no metric).
+func MetricWindowEnds(warmup int) []int {
+	w := newMetricWindows(warmup, 1, false)
+	if w == nil {
+		return nil
+	}
+	var ends []int
+	theta := []float64{0}
+	for it := range warmup {
+		theta[0] = float64(it % 7)
+		if _, ok, _ := w.learn(theta); ok {
+			ends = append(ends, it)
+		}
+	}
+	return ends
+}

@@ -16,19 +16,25 @@ import (
 // here too.
 
 // MALA is the full-batch Metropolis-adjusted Langevin algorithm. With step
-// scale σ (Scale) it proposes
+// scale σ (Scale) and inverse mass matrix M⁻¹ (Metric) it proposes
 //
-//	θ′ = θ + (σ²/2)·∇log π(θ) + σ·ξ,  ξ ~ N(0, I),
+//	θ′ = θ + (σ²/2)·M⁻¹∇log π(θ) + σ·ξ,  ξ ~ N(0, M⁻¹),
 //
-// and accepts with the exact MH ratio, the proposal densities evaluated with
+// (Roberts and Tweedie 1996; preconditioned, Roberts and Stramer 2002) and
+// accepts with the exact MH ratio, the proposal densities evaluated with
 // the gradient at each end. (The reference code of the auxiliary-variable
-// paper writes θ′ = θ + h²∇log π + √2·h·ξ: its h is σ/√2.) The energy must
-// implement Gradienter and the prior PriorGradienter. A step costs N energy
-// and N gradient evaluations; the gradient at the current state is cached.
+// paper writes θ′ = θ + h²∇log π + √2·h·ξ with M⁻¹ = I: its h is σ/√2.)
+// The energy must implement Gradienter and the prior PriorGradienter. A
+// step costs N energy and N gradient evaluations; the gradient at the
+// current state is cached.
 type MALA struct {
 	// Scale is σ, the proposal's noise standard deviation (0: 0.1); warmup
 	// adapts it unless Settings.NoAdapt.
 	Scale float64
+	// Metric is M⁻¹ (zero value: the identity). Warmup replaces it with
+	// one estimated from the warmup draws unless Settings.Metric is
+	// MetricUnit (or NoAdapt).
+	Metric Metric
 
 	// Test hook (export_test.go), nil in every real kernel: the gradient
 	// the reverse proposal density is evaluated with, from those at θ and
@@ -42,31 +48,38 @@ func (MALA) Name() string { return "MALA" }
 // Exact returns true.
 func (MALA) Exact() bool { return true }
 
+// DefaultTargetAccept returns 0.574, the optimal acceptance rate of MALA
+// in high dimension (Roberts and Rosenthal 1998).
+func (MALA) DefaultTargetAccept() float64 { return 0.574 }
+
 // Start evaluates log π and its gradient at θ0.
 func (k MALA) Start(t *Target, theta0 []float64) (Chain, error) {
-	g, err := newGradWalk("MALA", t, k.Scale, theta0)
+	g, err := newGradWalk("MALA", t, k.Scale, k.Metric, theta0)
 	if err != nil {
 		return nil, err
 	}
-	c := &malaChain{gradWalk: g, reverse: k.reverse}
+	d := t.Dim()
+	c := &malaChain{gradWalk: g, reverse: k.reverse, drift: make([]float64, d), resid: make([]float64, d)}
 	if c.reverse == nil {
 		c.reverse = func(_, gNew []float64) []float64 { return gNew }
 	}
 	return c, nil
 }
 
-// gradWalk is the state shared by the full-gradient chains (MALA, HMC): the
-// walk with the log density and its gradient at θ, and the same at θ′.
+// gradWalk is the state shared by the full-gradient chains (MALA, HMC,
+// NUTS): the walk with the log density and its gradient at θ, the same at
+// θ′, and the metric.
 type gradWalk struct {
 	walk
 	logPi, logPiNext float64
 	grad, gradNext   []float64
 	momentum         []float64 // HMC's p
+	metric           Metric
 }
 
-// newGradWalk checks that the target has gradients and evaluates log π and
-// its gradient at θ0.
-func newGradWalk(who string, t *Target, scale float64, theta0 []float64) (gradWalk, error) {
+// newGradWalk checks that the target has gradients and that the metric
+// fits, and evaluates log π and its gradient at θ0.
+func newGradWalk(who string, t *Target, scale float64, m Metric, theta0 []float64) (gradWalk, error) {
 	w, err := newWalk(who, t, nil, false, scale, theta0)
 	if err != nil {
 		return gradWalk{}, err
@@ -75,7 +88,10 @@ func newGradWalk(who string, t *Target, scale float64, theta0 []float64) (gradWa
 		return gradWalk{}, fmt.Errorf("%s %w", who, err)
 	}
 	d := t.Dim()
-	g := gradWalk{walk: w, grad: make([]float64, d), gradNext: make([]float64, d), momentum: make([]float64, d)}
+	if err := m.check(d); err != nil {
+		return gradWalk{}, fmt.Errorf("%s: %w", who, err)
+	}
+	g := gradWalk{walk: w, grad: make([]float64, d), gradNext: make([]float64, d), momentum: make([]float64, d), metric: m}
 	lp, err := g.eval(g.grad, theta0)
 	if err != nil {
 		return gradWalk{}, err
@@ -118,6 +134,18 @@ func (g *gradWalk) gradient(grad, theta []float64) error {
 	return g.t.AddLogPriorGradient(grad, theta)
 }
 
+// Metric returns the chain's inverse mass matrix.
+func (g *gradWalk) Metric() Metric { return g.metric }
+
+// SetMetric replaces the inverse mass matrix (warmup's metric adaptation).
+func (g *gradWalk) SetMetric(m Metric) error {
+	if err := m.check(g.t.Dim()); err != nil {
+		return fmt.Errorf("%s: %w", g.name, err)
+	}
+	g.metric = m
+	return nil
+}
+
 // accept accepts θ′ with probability min(1, e^{logR}) (walk.accept) and
 // then takes its log density and gradient along; info.LogDensity is log π
 // at the chain's position after the step.
@@ -134,18 +162,19 @@ func (g *gradWalk) accept(rng *rand.Rand, logR float64, info Info) (Info, error)
 type malaChain struct {
 	gradWalk
 	noState
-	reverse func(g, gNew []float64) []float64
+	reverse      func(g, gNew []float64) []float64
+	drift, resid []float64 // M⁻¹∇log π; the noise, then θ′ − μ
 }
 
-// logProposal returns log N(to; from + (σ²/2)g, σ²I) up to a constant.
+// logProposal returns log N(to; from + (σ²/2)M⁻¹g, σ²M⁻¹) up to a
+// constant.
 func (c *malaChain) logProposal(to, from, g []float64) float64 {
 	h := c.scale * c.scale / 2
-	var s float64
+	c.metric.MulInvMass(c.drift, g)
 	for j := range to {
-		r := to[j] - from[j] - h*g[j]
-		s += r * r
+		c.resid[j] = to[j] - from[j] - h*c.drift[j]
 	}
-	return -s / (2 * c.scale * c.scale)
+	return -c.metric.MassNorm(c.resid) / (2 * c.scale * c.scale)
 }
 
 // Step makes one MALA transition.
@@ -153,8 +182,10 @@ func (c *malaChain) Step(rng *rand.Rand) (Info, error) {
 	info := Info{LogDensity: c.logPi, Batch: c.t.N()}
 	// 1. The Langevin proposal from the gradient at θ.
 	h := c.scale * c.scale / 2
+	c.metric.MulInvMass(c.drift, c.grad)
+	c.metric.DrawNoise(rng, c.resid)
 	for j := range c.theta {
-		c.next[j] = c.theta[j] + h*c.grad[j] + c.scale*rng.NormFloat64()
+		c.next[j] = c.theta[j] + h*c.drift[j] + c.scale*c.resid[j]
 	}
 	// 2. log π and its gradient at θ′, in one read of the data.
 	lp, err := c.eval(c.gradNext, c.next)

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Info reports one transition.
@@ -73,9 +75,18 @@ type Settings struct {
 	Init  []float64
 	Inits [][]float64
 	// TargetAccept is the acceptance rate warmup adapts the step scale
-	// toward (0: 0.25, the rate the TunaMH experiments tune to).
+	// toward (0: the kernel's default, DefaultTargetAccept: 0.234 for
+	// random-walk kernels, 0.574 for MALA, 0.65 for HMC).
 	TargetAccept float64
-	// NoAdapt keeps the kernel's step scale fixed during warmup.
+	// Metric says what warmup estimates for chains with an inverse mass
+	// matrix (MetricAdapter: MALA, HMC, NUTS): MetricDiag (the default, as
+	// ""), a diagonal M⁻¹ from the warmup draws' variances; MetricDense, a
+	// dense one from their covariance; MetricUnit, nothing — the chains
+	// keep their kernel's Metric. See Sample for the windows. Other
+	// chains ignore it.
+	Metric string
+	// NoAdapt keeps the kernel's step scale (and metric) fixed during
+	// warmup.
 	NoAdapt bool
 	// Recorder, if not nil, observes the run.
 	Recorder Recorder
@@ -84,7 +95,7 @@ type Settings struct {
 // NoWarmup as Settings.Warmup runs no warmup transitions.
 const NoWarmup = -1
 
-func (s *Settings) resolve(d int) (Settings, error) {
+func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 	var r Settings
 	if s != nil {
 		r = *s
@@ -103,7 +114,12 @@ func (s *Settings) resolve(d int) (Settings, error) {
 	case r.Duration < 0:
 		return r, fmt.Errorf("exactmh: Settings.Duration = %v, want ≥ 0", r.Duration)
 	case r.TargetAccept < 0 || r.TargetAccept >= 1 || math.IsNaN(r.TargetAccept):
-		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means 0.25)", r.TargetAccept)
+		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means the kernel's default)", r.TargetAccept)
+	case r.Metric != "" && r.Metric != MetricDiag && r.Metric != MetricDense && r.Metric != MetricUnit:
+		return r, fmt.Errorf("exactmh: Settings.Metric = %q, want %q, %q or %q", r.Metric, MetricDiag, MetricDense, MetricUnit)
+	}
+	if r.Metric == "" {
+		r.Metric = MetricDiag
 	}
 	if r.Chains == 0 {
 		r.Chains = 4
@@ -128,7 +144,7 @@ func (s *Settings) resolve(d int) (Settings, error) {
 		r.Thin = 1
 	}
 	if r.TargetAccept == 0 {
-		r.TargetAccept = 0.25
+		r.TargetAccept = DefaultTargetAccept(k)
 	}
 	if r.Init != nil && len(r.Init) != d {
 		return r, fmt.Errorf("exactmh: Settings.Init has length %d, want dimension %d", len(r.Init), d)
@@ -248,6 +264,10 @@ type ChainResult struct {
 	Warmup, Sampling Totals
 	// Scale is the step scale after warmup (NaN if the chain is not Tunable).
 	Scale float64
+	// Metric is the chain's inverse mass matrix as the chain ended with it
+	// — warmup's estimate, unless Settings.Metric is MetricUnit — for
+	// chains that have one (MetricAdapter); the identity otherwise.
+	Metric Metric
 	// Params holds kernel parameters as the chain ended with them, for
 	// chains that report any (TunaMH: "chi", "C"); nil otherwise.
 	Params map[string]float64
@@ -365,8 +385,31 @@ type Event struct {
 //
 // Chains run in parallel on Settings.Workers goroutines; chain c draws from
 // rand.New(rand.NewPCG(Seed, c)), so a seed gives bit-identical draws whatever
-// the number of workers. During warmup the step scale of Tunable chains is
-// adapted toward Settings.TargetAccept by dual averaging and then fixed.
+// the number of workers.
+//
+// # Warmup
+//
+// During warmup (unless Settings.NoAdapt) the step scale of Tunable chains
+// is adapted toward Settings.TargetAccept by dual averaging (Hoffman and
+// Gelman 2014, §3.2.1) and then fixed at its running average. Chains with
+// an inverse mass matrix (MetricAdapter) also get Stan's windowed metric
+// adaptation (Stan Reference Manual, "HMC algorithm parameters"), which
+// Settings.Metric selects: after an initial buffer of 75 transitions,
+// where only the step scale adapts (the chain finds the typical set), the
+// warmup draws are collected in windows of 25, 50, 100, … transitions (the
+// last one stretched to the start of the terminal buffer); at the end of
+// each window M⁻¹ becomes the draws' sample variances (MetricDiag) or
+// covariance (MetricDense), regularised as Stan does toward 10⁻³·I,
+//
+//	M⁻¹ = n/(n+5)·Σ̂ + 10⁻³·5/(n+5)·I,  n the window's draws,
+//
+// and dual averaging restarts from the current step scale ε with
+// μ = log(10ε); a terminal buffer of 50 transitions adapts the step scale
+// to the final metric. A warmup shorter than 150 transitions gets Stan's
+// 15%/75%/10% split (one window), one shorter than 20 no metric
+// adaptation. (Stan also searches for a step scale after each metric
+// update, which needs the integrator; here dual averaging's first steps
+// do that job.) The estimated metric is in ChainResult.Metric.
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
 // Canceled and ctx's error. If a chain fails (violated bound, non-finite
@@ -383,7 +426,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 		return nil, err
 	}
 	d := p.Dim()
-	set, err := s.resolve(d)
+	set, err := s.resolve(d, k)
 	if err != nil {
 		return nil, err
 	}
@@ -554,8 +597,10 @@ type chainRunner struct {
 	tune  Tunable
 	warm  WarmupAware // nil if the chain is not told about warmup
 	adapt dualAveraging
-	it    int           // index of the next transition
-	clock time.Duration // chain time before the current segment
+	met   MetricAdapter  // nil if the chain has no metric
+	win   *metricWindows // nil if warmup does not estimate the metric
+	it    int            // index of the next transition
+	clock time.Duration  // chain time before the current segment
 	r     *ChainResult
 }
 
@@ -580,6 +625,10 @@ func newChainRunner(c int, ch Chain, t *Target, set *Settings, d int) *chainRunn
 	cr.warm, _ = ch.(WarmupAware)
 	if set.NoAdapt || set.Warmup == 0 {
 		cr.warm = nil
+	}
+	cr.met, _ = ch.(MetricAdapter)
+	if cr.met != nil && !set.NoAdapt && set.Metric != MetricUnit {
+		cr.win = newMetricWindows(set.Warmup, d, set.Metric == MetricDense)
 	}
 	return cr
 }
@@ -623,10 +672,10 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		ev = Event{Chain: r.Chain, Iteration: it, Warmup: warm, Draw: -1, Info: info, Elapsed: cr.clock + now.Sub(start)}
 		if warm {
 			r.Warmup.add(&info)
-			if cr.tune != nil && !set.NoAdapt {
-				cr.tune.SetStepScale(cr.adapt.update(acceptStat(&info)))
-				if it == set.Warmup-1 {
-					cr.tune.SetStepScale(cr.adapt.final())
+			if !set.NoAdapt {
+				if err := cr.adaptWarmup(it, set, &info); err != nil {
+					r.Err = fmt.Errorf("transition %d: %w", it, err)
+					break
 				}
 			}
 			if it == set.Warmup-1 && cr.warm != nil {
@@ -669,9 +718,39 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	if cr.tune != nil {
 		r.Scale = cr.tune.StepScale()
 	}
+	if cr.met != nil {
+		r.Metric = cr.met.Metric()
+	}
 	if pr, ok := ch.(ParamReporter); ok {
 		r.Params = pr.Params()
 	}
+}
+
+// adaptWarmup adapts the chain after warmup transition it: the step scale
+// by dual averaging, the metric at the end of each window (dual averaging
+// then restarts), and at the last warmup transition the final step scale.
+func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
+	if cr.tune != nil {
+		cr.tune.SetStepScale(cr.adapt.update(acceptStat(info)))
+	}
+	if cr.win != nil {
+		m, ok, err := cr.win.learn(cr.ch.Position())
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := cr.met.SetMetric(m); err != nil {
+				return err
+			}
+			if cr.tune != nil {
+				cr.adapt.restart(cr.tune.StepScale())
+			}
+		}
+	}
+	if it == set.Warmup-1 && cr.tune != nil {
+		cr.tune.SetStepScale(cr.adapt.final())
+	}
+	return nil
 }
 
 // acceptStat returns the acceptance probability of a transition if known, else
@@ -700,6 +779,10 @@ func (a *dualAveraging) init(s0, target float64) {
 	*a = dualAveraging{Mu: math.Log(10 * s0), Target: target, LogAvg: math.Log(s0)}
 }
 
+// restart starts the adaptation afresh from scale s, keeping its target:
+// what Stan does after each metric update.
+func (a *dualAveraging) restart(s float64) { a.init(s, a.Target) }
+
 // update records an acceptance statistic and returns the next scale.
 func (a *dualAveraging) update(stat float64) float64 {
 	const gamma, t0, kappa = 0.05, 10.0, 0.75
@@ -714,3 +797,137 @@ func (a *dualAveraging) update(stat float64) float64 {
 
 // final returns the averaged scale used after warmup.
 func (a *dualAveraging) final() float64 { return math.Exp(a.LogAvg) }
+
+// metricWindows is Stan's windowed estimation of the inverse metric from
+// warmup draws (stan::mcmc::windowed_adaptation with its variance and
+// covariance estimators): Counter counts warmup transitions; the draws
+// after transitions InitBuffer … Warmup−TermBuffer−1 are collected, and
+// the window ending at transition Next yields an estimate. Its fields are
+// its whole state, exported so that a checkpoint stores it.
+type metricWindows struct {
+	Warmup, InitBuffer, TermBuffer int
+	Counter, Size, Next            int // transitions seen; the current window's size and last transition
+	Dense                          bool
+	// Welford's running mean and sum of squared deviations (d values, or
+	// d×d row-major for the dense estimate) over N draws.
+	N        int
+	Mean, M2 []float64
+
+	delta []float64 // scratch
+}
+
+// newMetricWindows lays out the windows of a warmup of the given length:
+// buffers of 75 and 50 transitions around windows of 25, 50, 100, …, or
+// 15%/75%/10% of a warmup shorter than 150; nil (no estimation) for one
+// shorter than 20.
+func newMetricWindows(warmup, d int, dense bool) *metricWindows {
+	if warmup < 20 {
+		return nil
+	}
+	initBuf, term, base := 75, 50, 25
+	if initBuf+term+base > warmup {
+		initBuf = int(0.15 * float64(warmup))
+		term = int(0.1 * float64(warmup))
+		base = warmup - initBuf - term
+	}
+	m2 := d
+	if dense {
+		m2 = d * d
+	}
+	return &metricWindows{Warmup: warmup, InitBuffer: initBuf, TermBuffer: term, Size: base, Next: initBuf + base - 1,
+		Dense: dense, Mean: make([]float64, d), M2: make([]float64, m2)}
+}
+
+// learn records the position θ after the current warmup transition and,
+// at the end of a window, returns the window's estimate of M⁻¹ (ok) and
+// starts the next window afresh.
+func (w *metricWindows) learn(theta []float64) (m Metric, ok bool, err error) {
+	if w.Counter >= w.InitBuffer && w.Counter < w.Warmup-w.TermBuffer {
+		w.add(theta)
+	}
+	if w.Counter == w.Next {
+		w.nextWindow()
+		m, err = w.estimate()
+		ok = err == nil
+		w.N = 0
+		clear(w.Mean)
+		clear(w.M2)
+	}
+	w.Counter++
+	return m, ok, err
+}
+
+// add is Welford's update of the mean and the squared deviations.
+func (w *metricWindows) add(theta []float64) {
+	if w.delta == nil {
+		w.delta = make([]float64, len(theta))
+	}
+	w.N++
+	n := float64(w.N)
+	for j, x := range theta {
+		w.delta[j] = x - w.Mean[j]
+		w.Mean[j] += w.delta[j] / n
+	}
+	d := len(theta)
+	for i, x := range theta {
+		if !w.Dense {
+			w.M2[i] += (x - w.Mean[i]) * w.delta[i]
+			continue
+		}
+		for j := range d {
+			w.M2[i*d+j] += (x - w.Mean[i]) * w.delta[j]
+		}
+	}
+}
+
+// nextWindow places the next window: twice as long as the last, unless
+// the one after it would not fit before the terminal buffer, in which case
+// it stretches to the terminal buffer.
+func (w *metricWindows) nextWindow() {
+	end := w.Warmup - w.TermBuffer - 1
+	if w.Next == end {
+		return
+	}
+	w.Size *= 2
+	w.Next = w.Counter + w.Size
+	if w.Next != end && w.Next+2*w.Size >= w.Warmup-w.TermBuffer {
+		w.Next = end
+	}
+}
+
+// estimate returns the regularised sample (co)variance of the window's
+// draws, n/(n+5)·Σ̂ + 10⁻³·5/(n+5)·I.
+func (w *metricWindows) estimate() (Metric, error) {
+	if w.N < 2 {
+		return Metric{}, fmt.Errorf("metric adaptation: a window of %d draws", w.N)
+	}
+	n := float64(w.N)
+	shrink, reg := n/(n+5), 1e-3*5/(n+5)
+	d := len(w.Mean)
+	if !w.Dense {
+		v := make([]float64, d)
+		for j := range v {
+			v[j] = shrink*w.M2[j]/(n-1) + reg
+		}
+		m, err := NewDiagMetric(v)
+		if err != nil {
+			return Metric{}, fmt.Errorf("metric adaptation (the warmup draws may be extreme: is the posterior proper?): %w", err)
+		}
+		return m, nil
+	}
+	c := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := i; j < d; j++ {
+			v := shrink * (w.M2[i*d+j] + w.M2[j*d+i]) / (2 * (n - 1))
+			if i == j {
+				v += reg
+			}
+			c.SetSym(i, j, v)
+		}
+	}
+	m, err := NewDenseMetric(c)
+	if err != nil {
+		return Metric{}, fmt.Errorf("metric adaptation (the warmup draws may be extreme: is the posterior proper?): %w", err)
+	}
+	return m, nil
+}

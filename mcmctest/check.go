@@ -79,9 +79,13 @@ type Case struct {
 	// and is tested beside them, against what it is documented to be.
 	Exact bool
 	// TargetAccept is the acceptance rate warmup adapts the step scale
-	// toward (0: exactmh's default, 0.25). Gradient kernels mix best
-	// higher (MALA about 0.57, HMC 0.8).
+	// toward (0: the kernel's default, exactmh.DefaultTargetAccept).
 	TargetAccept float64
+	// Metric is Settings.Metric of the runs whose warmup adapts, for
+	// kernels with an inverse mass matrix (exactmh.MetricAdapter): "" is
+	// exactmh's default, a diagonal metric. SBC's chains get the metric
+	// its pilot run estimated.
+	Metric string
 	// Mutants are deliberately wrong variants of the kernel, built as
 	// Kernel is. Each must fail at least one statistical check; only exact
 	// kernels have them.
@@ -239,8 +243,9 @@ func walkProblem(k, m int) (Problem, error) {
 	return Problem{Posterior: p, Mode: []float64{mid}, SD: []float64{math.Sqrt(float64(k*k-1) / 12)}}, nil
 }
 
-// sampleUntilESS runs set and extends the run (Resume) until every
-// coordinate's bulk ESS reaches minESS or the chains hold maxDraws draws.
+// sampleUntilESS runs set and extends the run (Resume) until the bulk ESS
+// of every coordinate and of its squared deviation (minBulkESS) reaches
+// minESS or the chains hold maxDraws draws.
 func sampleUntilESS(p *exactmh.Posterior, k exactmh.Kernel, set exactmh.Settings, minESS float64, maxDraws int) (*exactmh.Result, error) {
 	res, err := exactmh.Sample(context.Background(), p, k, &set)
 	if err != nil {
@@ -249,8 +254,8 @@ func sampleUntilESS(p *exactmh.Posterior, k exactmh.Kernel, set exactmh.Settings
 	return extendUntilESS(res, minESS, maxDraws)
 }
 
-// extendUntilESS extends res, doubling its draws, until every
-// coordinate's bulk ESS reaches minESS or the chains hold maxDraws draws.
+// extendUntilESS extends res, doubling its draws, until minBulkESS reaches
+// minESS or the chains hold maxDraws draws.
 func extendUntilESS(res *exactmh.Result, minESS float64, maxDraws int) (*exactmh.Result, error) {
 	var err error
 	for err == nil {
@@ -263,11 +268,35 @@ func extendUntilESS(res *exactmh.Result, minESS float64, maxDraws int) (*exactmh
 	return res, err
 }
 
+// minBulkESS returns the smallest bulk ESS of a coordinate or of its
+// squared deviation from the mean: the ESSs behind the standard errors of
+// CheckMoments' means and variances. (They differ: a sampler with
+// antithetic draws, as NUTS on a Gaussian, estimates a mean with more
+// effective draws than it has draws and a variance with far fewer.)
 func minBulkESS(res *exactmh.Result) float64 {
 	ess := math.Inf(1)
 	for j := range res.Dim {
-		if e := diagnostics.ESSBulk(res.Samples(j)); !(e >= ess) {
-			ess = e
+		x := res.Samples(j)
+		var m float64
+		var n int
+		for _, ch := range x {
+			for _, v := range ch {
+				m += v
+				n++
+			}
+		}
+		m /= float64(n)
+		sq := make([][]float64, len(x))
+		for c, ch := range x {
+			sq[c] = make([]float64, len(ch))
+			for i, v := range ch {
+				sq[c][i] = (v - m) * (v - m)
+			}
+		}
+		for _, e := range []float64{diagnostics.ESSBulk(x), diagnostics.ESSBulk(sq)} {
+			if !(e >= ess) {
+				ess = e
+			}
 		}
 	}
 	return ess
@@ -282,10 +311,11 @@ type run struct {
 	b   budget
 	set exactmh.Settings // the moment check's run
 
-	sbcOnce  sync.Once
-	sbcScale float64
-	sbcThin  int
-	sbcErr   error
+	sbcOnce   sync.Once
+	sbcScale  float64
+	sbcThin   int
+	sbcMetric exactmh.Metric
+	sbcErr    error
 }
 
 func newRun(c *Case) (*run, error) {
@@ -297,7 +327,7 @@ func newRun(c *Case) (*run, error) {
 		return nil, err
 	}
 	r := &run{c: c, tg: tg, b: currentBudget()}
-	r.set = exactmh.Settings{Chains: 4, Warmup: 500, Draws: r.b.firstDraws, Seed: 2, Init: tg.pb.Mode, TargetAccept: c.TargetAccept}
+	r.set = exactmh.Settings{Chains: 4, Warmup: 500, Draws: r.b.firstDraws, Seed: 2, Init: tg.pb.Mode, TargetAccept: c.TargetAccept, Metric: c.Metric}
 	r.k = c.Kernel(tg.pb)
 	switch {
 	case r.k == nil:
@@ -314,14 +344,14 @@ func (r *run) sbcPilot() (float64, int, error) {
 	r.sbcOnce.Do(func() {
 		o := r.sbcOptions()
 		if r.sbcErr = o.fill(); r.sbcErr == nil {
-			r.sbcScale, r.sbcThin, r.sbcErr = sbcPilot(r.tg.model, r.c.Kernel, o)
+			r.sbcScale, r.sbcThin, r.sbcMetric, r.sbcErr = sbcPilot(r.tg.model, r.c.Kernel, o)
 		}
 	})
 	return r.sbcScale, r.sbcThin, r.sbcErr
 }
 
 func (r *run) sbcOptions() *SBCOptions {
-	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Seed: 13, MaxThin: 200}
+	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Metric: r.c.Metric, Seed: 13, MaxThin: 200}
 }
 
 // reporter is what a check reports through: *testing.T in Check, an
@@ -351,7 +381,7 @@ func (r *run) checks() []check {
 			f(rp)
 		}}
 	}
-	structural := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: tg.pb.Mode, TargetAccept: c.TargetAccept}
+	structural := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: tg.pb.Mode, TargetAccept: c.TargetAccept, Metric: c.Metric}
 	cs := []check{
 		skippable("allocs", func(rp reporter) {
 			a, err := AllocsPerStep(k, tg.pb.Posterior, tg.pb.Mode, r.b.allocSteps)
@@ -653,7 +683,7 @@ func (r *run) sbc(f func(Problem) exactmh.Kernel) (*SBCResult, error) {
 	if err := opt.fill(); err != nil {
 		return nil, err
 	}
-	opt.Scale, opt.Thin = scale, thin
+	opt.Scale, opt.Thin, opt.metric = scale, thin, &r.sbcMetric
 	return sbcRun(r.tg.model, f, opt)
 }
 

@@ -53,9 +53,9 @@
 //     restricted to a pair.
 //   - moments: the chains' means and variances match the closed-form
 //     posterior within 4 Monte Carlo standard errors (CheckMoments), after
-//     running until every coordinate has a bulk ESS of at least 400 (150
-//     with -short): standard errors from too few effective draws would
-//     pass anything. Not on the logistic regression, which has no closed
+//     running until every coordinate, and its squared deviation from the
+//     mean, has a bulk ESS of at least 400 (150 with -short): standard
+//     errors from too few effective draws would pass anything. Not on the logistic regression, which has no closed
 //     form.
 //   - walk: the random walk of the TunaMH paper, App. J.1 (RandomWalk),
 //     whose data of two kinds cancel exactly so that the target is

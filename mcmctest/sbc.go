@@ -200,12 +200,19 @@ type SBCOptions struct {
 	// pilot run's warmup adapted to, or the kernel's default if its
 	// chains are not Tunable).
 	Scale float64
-	// TargetAccept is the pilot warmup's target acceptance rate (0:
-	// exactmh's default).
+	// TargetAccept is the pilot warmup's target acceptance rate (0: the
+	// kernel's default, exactmh.DefaultTargetAccept).
 	TargetAccept float64
+	// Metric is the pilot warmup's Settings.Metric, for kernels with an
+	// inverse mass matrix (exactmh.MetricAdapter): the chains of the
+	// replicates get the metric the pilot's first chain estimated along
+	// with its step scale.
+	Metric string
 	// Seed seeds everything: replicate r draws its θ, its data and its
 	// chain from the PCG stream (Seed, r).
 	Seed uint64
+
+	metric *exactmh.Metric // the pilot's metric, set with Scale from the pilot
 }
 
 // SBCResult is the outcome of SBC.
@@ -265,8 +272,9 @@ func (r *SBCResult) String() string {
 // an exact kernel it has probability at most about alpha.
 //
 // A pilot run (two chains of 500 warmup transitions and 1000 draws, on a
-// problem drawn from the stream (Seed, Replicates)) gives the step scale and
-// the thinning unless opt sets them. newKernel receives each replicate's
+// problem drawn from the stream (Seed, Replicates)) gives the step scale —
+// with the metric estimated with it, for kernels that have one — and the
+// thinning unless opt sets them. newKernel receives each replicate's
 // problem with Scale set (and Proposal nil).
 func SBC(m Model, newKernel func(Problem) exactmh.Kernel, opt *SBCOptions) (*SBCResult, error) {
 	var o SBCOptions
@@ -277,12 +285,12 @@ func SBC(m Model, newKernel func(Problem) exactmh.Kernel, opt *SBCOptions) (*SBC
 		return nil, err
 	}
 	if o.Scale == 0 || o.Thin == 0 {
-		scale, thin, err := sbcPilot(m, newKernel, &o)
+		scale, thin, metric, err := sbcPilot(m, newKernel, &o)
 		if err != nil {
 			return nil, err
 		}
 		if o.Scale == 0 {
-			o.Scale = scale
+			o.Scale, o.metric = scale, &metric
 		}
 		if o.Thin == 0 {
 			o.Thin = thin
@@ -342,6 +350,11 @@ func sbcRun(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (*SB
 		if err != nil {
 			return nil, fmt.Errorf("mcmctest: SBC: replicate %d: %w", rep, err)
 		}
+		if ma, ok := ch.(exactmh.MetricAdapter); ok && o.metric != nil {
+			if err := ma.SetMetric(*o.metric); err != nil {
+				return nil, fmt.Errorf("mcmctest: SBC: replicate %d: %w", rep, err)
+			}
+		}
 		less, ties := make([]int, len(theta)), make([]int, len(theta))
 		for range o.Draws {
 			for range o.Thin {
@@ -377,21 +390,23 @@ func sbcRun(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (*SB
 	return r, nil
 }
 
-// sbcPilot adapts the step scale on one drawn problem and measures the
-// integrated autocorrelation time at that scale.
-func sbcPilot(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (scale float64, thin int, err error) {
+// sbcPilot adapts the step scale (and the metric of kernels with one) on
+// one drawn problem and measures the integrated autocorrelation time at
+// that scale.
+func sbcPilot(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (scale float64, thin int, metric exactmh.Metric, err error) {
 	rng := rand.New(rand.NewPCG(o.Seed, uint64(o.Replicates)))
 	theta, pb, err := m.Draw(rng)
 	if err != nil {
-		return 0, 0, fmt.Errorf("mcmctest: SBC: pilot: %w", err)
+		return 0, 0, metric, fmt.Errorf("mcmctest: SBC: pilot: %w", err)
 	}
 	pb.Scale = o.Scale
 	const chains, draws = 2, 1000
 	res, err := exactmh.Sample(context.Background(), pb.Posterior, newKernel(pb), &exactmh.Settings{
-		Chains: chains, Warmup: 500, Draws: draws, Seed: o.Seed, Init: theta, TargetAccept: o.TargetAccept})
+		Chains: chains, Warmup: 500, Draws: draws, Seed: o.Seed, Init: theta, TargetAccept: o.TargetAccept, Metric: o.Metric})
 	if err != nil {
-		return 0, 0, fmt.Errorf("mcmctest: SBC: pilot: %w", err)
+		return 0, 0, metric, fmt.Errorf("mcmctest: SBC: pilot: %w", err)
 	}
+	metric = res.Chains[0].Metric
 	for _, c := range res.Chains {
 		scale += c.Scale / chains
 	}
@@ -404,7 +419,7 @@ func sbcPilot(m Model, newKernel func(Problem) exactmh.Kernel, o *SBCOptions) (s
 	}
 	tau := chains * draws / ess
 	if !(tau < float64(o.MaxThin)/2) {
-		return 0, 0, fmt.Errorf("mcmctest: SBC: the pilot chain's autocorrelation time is %.3g transitions (bulk ESS %.3g of %d draws): thinning by 2τ would exceed MaxThin = %d", tau, ess, chains*draws, o.MaxThin)
+		return 0, 0, metric, fmt.Errorf("mcmctest: SBC: the pilot chain's autocorrelation time is %.3g transitions (bulk ESS %.3g of %d draws): thinning by 2τ would exceed MaxThin = %d", tau, ess, chains*draws, o.MaxThin)
 	}
-	return scale, max(1, int(math.Ceil(2*tau))), nil
+	return scale, max(1, int(math.Ceil(2*tau))), metric, nil
 }

@@ -1,0 +1,93 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The metric windows are Stan's: for 1000 warmup transitions, an initial
+// buffer of 75, windows of 25, 50, 100, 200 and a last one stretched to
+// 500, a terminal buffer of 50; shorter warmups get 15%/75%/10%, and none
+// below 20.
+func TestMetricWindows(t *testing.T) {
+	for _, c := range []struct {
+		warmup int
+		ends   []int
+	}{
+		{1000, []int{99, 149, 249, 449, 949}},
+		{2000, []int{99, 149, 249, 449, 849, 1949}},
+		{150, []int{99}},
+		{300, []int{99, 149, 249}},
+		{100, []int{89}},
+		{20, []int{17}},
+		{19, nil},
+	} {
+		if got := exactmh.MetricWindowEnds(c.warmup); !slices.Equal(got, c.ends) {
+			t.Errorf("warmup %d: windows end at %v, want %v", c.warmup, got, c.ends)
+		}
+	}
+}
+
+// Warmup estimates the posterior covariance of a correlated Gaussian: its
+// diagonal with Settings.Metric "diag", the whole matrix with "dense"; with
+// "unit" (or NoAdapt) the kernel's metric stays.
+func TestMetricAdaptation(t *testing.T) {
+	g := conjugate(t, 300)
+	sd := g.SD()
+	for _, kind := range []string{exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit} {
+		for _, k := range []exactmh.Kernel{exactmh.MALA{}, exactmh.HMC{Steps: 5}} {
+			res, err := exactmh.Sample(context.Background(), g.Posterior, k, &exactmh.Settings{
+				Chains: 2, Warmup: 1000, Draws: 10, Seed: 3, Init: g.Mean, Metric: kind, TargetAccept: 0.6})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range res.Chains {
+				m := ch.Metric
+				if want := kind; m.Kind() != want {
+					t.Fatalf("%s, Settings.Metric %q: the chain's metric is %q", k.Name(), kind, m.Kind())
+				}
+				if kind == exactmh.MetricUnit {
+					continue
+				}
+				// The last window holds 500 draws of an autocorrelated
+				// chain: a variance within 35% is a fair estimate.
+				v := m.InvMassDiag()
+				for j := range v {
+					if r := v[j] / (sd[j] * sd[j]); !(r > 0.65 && r < 1.35) {
+						t.Errorf("%s %s chain %d: M⁻¹[%d][%d] = %.4g, posterior variance %.4g", k.Name(), kind, ch.Chain, j, j, v[j], sd[j]*sd[j])
+					}
+				}
+				if kind == exactmh.MetricDense {
+					c := m.InvMass()
+					rho := c.At(0, 1) / math.Sqrt(c.At(0, 0)*c.At(1, 1))
+					want := g.Cov.At(0, 1) / (sd[0] * sd[1])
+					if math.Abs(rho-want) > 0.15 {
+						t.Errorf("%s chain %d: estimated correlation %.3f, posterior %.3f", k.Name(), ch.Chain, rho, want)
+					}
+				}
+			}
+		}
+	}
+	// A kernel's own metric is the starting point; "unit" keeps it.
+	own, _ := exactmh.NewDenseMetric(mat.NewSymDense(2, []float64{1, 0.5, 0.5, 1}))
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MALA{Metric: own}, &exactmh.Settings{
+		Chains: 1, Warmup: 100, Draws: 10, Init: g.Mean, Metric: exactmh.MetricUnit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(res.Chains[0].Metric.InvMass(), own.InvMass()) {
+		t.Errorf("Settings.Metric unit changed the kernel's metric to %v", mat.Formatted(res.Chains[0].Metric.InvMass()))
+	}
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MALA{}, &exactmh.Settings{Metric: "full"}); err == nil {
+		t.Error(`Settings.Metric "full": no error`)
+	}
+}
