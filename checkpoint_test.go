@@ -370,3 +370,16 @@ type runInfoRecorder struct {
 
 func (r *runInfoRecorder) Init(run exactmh.RunInfo) error { r.run = run; r.inits++; return nil }
 func (r *runInfoRecorder) Record(*exactmh.Event) error    { r.events++; return nil }
+
+// Extending a run past math.MaxInt transitions is refused, not wrapped
+// into a negative total that would "complete" at once.
+func TestResumeOverflow(t *testing.T) {
+	p, kernels, init := checkpointKernels(t)
+	res, err := exactmh.Sample(context.Background(), p, kernels["MH"], &exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10, Thin: 2, Init: init})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exactmh.Resume(context.Background(), res, math.MaxInt/2); err == nil || !strings.Contains(err.Error(), "overflows") || res.Settings.Draws != 10 {
+		t.Errorf("Resume by MaxInt/2 draws of thin 2: %v, Draws %d", err, res.Settings.Draws)
+	}
+}
