@@ -376,19 +376,6 @@ func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int) error {
 	return nil
 }
 
-// ResumeRecorder is a Recorder that continues its output when a run is
-// resumed, in this process or after LoadCheckpoint in another. Resume calls
-// InitResume — in place of Init, which is then not called again — before
-// the first transition it runs, with the run's RunInfo (Draws and Steps as
-// extended by Resume, StartTime set back by the run's elapsed time) and the
-// Result so far, whose draws, infos and totals are what the recorder has
-// seen, or would have seen, of the run. Progress and stancsv.Recorder
-// implement it.
-type ResumeRecorder interface {
-	Recorder
-	InitResume(run RunInfo, res *Result) error
-}
-
 // warmupReporter is implemented by WarmupAware chains that can say whether
 // their state is in warmup mode (adapting their parameters), so that
 // LoadCheckpoint can refuse a state that would keep adapting after warmup.

@@ -134,6 +134,19 @@ type RunFinisher interface {
 	Finish(res *Result) error
 }
 
+// ResumeRecorder is a Recorder that continues its output when a run is
+// resumed, in this process or after LoadCheckpoint in another. Resume calls
+// InitResume — in place of Init, which is then not called again — before
+// the first transition it runs, with the run's RunInfo (Draws and Steps as
+// extended by Resume, StartTime set back by the run's elapsed time) and the
+// Result so far, whose draws, infos and totals are what the recorder has
+// seen, or would have seen, of the run. Progress and stancsv.Recorder
+// implement it.
+type ResumeRecorder interface {
+	Recorder
+	InitResume(run RunInfo, res *Result) error
+}
+
 // Sentinel errors for a capability a kernel needs and the posterior lacks;
 // test for them with errors.Is.
 var (
@@ -213,7 +226,8 @@ var (
 	_          AuxChain[[]int, *tunaOmega2]             = (*tunaSGLDChain)(nil)
 	_, _, _, _ schemeChain                              = (*tunaChain)(nil), (*poissonChain)(nil), (*poissonGradChain)(nil), (*tunaSGLDChain)(nil)
 
-	_ RunFinisher = (*Progress)(nil)
+	_ RunFinisher    = (*Progress)(nil)
+	_ ResumeRecorder = (*Progress)(nil)
 
 	_, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
 	_, _, _, _, _, _ AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
