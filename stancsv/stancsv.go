@@ -19,9 +19,11 @@
 // minibatch kernels never evaluate it, and rather than fake it the column is
 // left out), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
 // the acceptance probability given the auxiliary minibatch, nan where
-// unknown), stepsize__, accepted__, batch_size__ (Info.Batch), n_energy__
-// and n_grad__ (datum evaluations of the transition). Parameters follow as
-// theta.1 … theta.d unless named.
+// unknown), stepsize__, for NUTS Stan's treedepth__, n_leapfrog__ and
+// divergent__ (Info.TreeDepth, Info.GradEvals/N, Info.Divergent),
+// accepted__, batch_size__ (Info.Batch), n_energy__ and n_grad__ (datum
+// evaluations of the transition). Parameters follow as theta.1 … theta.d
+// unless named.
 package stancsv
 
 import (
@@ -80,6 +82,8 @@ type stanWriter struct {
 	w       *bufio.Writer
 	sig     int
 	lp      bool // whether the lp__ column is written
+	tree    bool // whether NUTS's treedepth__, n_leapfrog__ and divergent__ are
+	n       int  // N, the data per leapfrog step
 	adapted bool // whether the adaptation comment is written
 	buf     []byte
 }
@@ -103,6 +107,12 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 		set.Chains, chain+1, n, len(names), set.Seed)
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
 	cols := []string{"accept_stat__", "stepsize__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
+	s.n = n
+	switch k.(type) {
+	case exactmh.NUTS, *exactmh.NUTS:
+		s.tree = true
+		cols = append(cols[:2], append([]string{"treedepth__", "n_leapfrog__", "divergent__"}, cols[2:]...)...)
+	}
 	if s.lp {
 		cols = append([]string{"lp__"}, cols...)
 	}
@@ -133,6 +143,11 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	}
 	add(info.AcceptProb)
 	add(scale)
+	if s.tree {
+		add(float64(info.TreeDepth))
+		add(float64(info.GradEvals / max(s.n, 1)))
+		add(float64(boolInt(info.Divergent)))
+	}
 	add(float64(boolInt(info.Accepted)))
 	add(float64(info.Batch))
 	add(float64(info.Evals))
