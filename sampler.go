@@ -19,11 +19,14 @@ import (
 
 // Info reports one transition.
 type Info struct {
-	// Accepted reports whether the proposal was accepted.
+	// Accepted reports whether the proposal was accepted (NUTS: whether
+	// the draw differs from the starting point).
 	Accepted bool
 	// AcceptProb is the acceptance probability of this transition when the
 	// kernel knows it (full-batch MH: min(1, ratio)), or the probability
 	// given the auxiliary minibatch for minibatch kernels; NaN if unknown.
+	// For NUTS it is Stan's accept_stat__, the mean of min(1, e^{−ΔH})
+	// over the states of the trajectory.
 	AcceptProb float64
 	// LogDensity is the exact unnormalised log posterior at the chain's new
 	// position when the kernel knows it (full-batch kernels); NaN otherwise.
