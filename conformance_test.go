@@ -80,6 +80,9 @@ func conformanceCases() []mcmctest.Case {
 				},
 				"last state": func(pb problem) exactmh.Kernel { return exactmh.NUTSLastState(exactmh.NUTS{Scale: pb.Scale}) },
 			}},
+		// A logistic regression: a non-Gaussian target (SBC carries the proof).
+		{Name: "NUTS logistic", NeedsGradient: true, NeedsGLM: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.NUTS{Scale: pb.Scale} }},
 		// With a dense metric the kit's Gaussian targets become nearly
 		// isotropic, whose trajectories are nearly periodic: there a NUTS
 		// that gets the U-turn wrong shows its bias (about +14% in the
