@@ -210,14 +210,17 @@ func (e *innerError) Unwrap() error { return e.err }
 var (
 	_, _, _, _, _, _, _ Kernel = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}, PoissonMALA{}
 	_, _, _, _, _, _, _ Kernel = TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, AustereMH{}, MHBT{}, Aux[struct{}, struct{}]{}
+	_                   Kernel = NUTS{}
 
 	_, _, _, _, _, _, _, _ driverChain = (*mhChain)(nil), (*malaChain)(nil), (*hmcChain)(nil), (*flyChain)(nil),
 		(*tfmhChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
+	_ driverChain = (*nutsChain)(nil)
 	_ driverChain = (*auxChain[struct{}, struct{}])(nil)
 
 	_, _, _, _, _ ParamReporter = (*hmcChain)(nil), (*flyChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
+	_             ParamReporter = (*nutsChain)(nil)
 	_, _, _       WarmupAware   = (*mhbtChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
-	_, _          MetricAdapter = (*malaChain)(nil), (*hmcChain)(nil)
+	_, _, _       MetricAdapter = (*malaChain)(nil), (*hmcChain)(nil), (*nutsChain)(nil)
 	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
 
 	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)
@@ -229,6 +232,6 @@ var (
 	_ RunFinisher    = (*Progress)(nil)
 	_ ResumeRecorder = (*Progress)(nil)
 
-	_, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
-	_, _, _, _, _, _ AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
+	_, _, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, NUTS{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
+	_, _, _, _, _, _    AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
 )

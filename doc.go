@@ -16,8 +16,9 @@
 // exact ones (TunaMH, PoissonMH, FlyMC, TFMH/SMH, Poisson-Barker,
 // Poisson-MALA, TunaMH-SGLD), the inexact ones beside them for honest
 // comparison, and the diagnostics that show which is better on a given
-// problem. Today the package has full-batch MH, MALA and HMC (the references
-// every kernel is measured against), the exact minibatch kernels TunaMH,
+// problem. Today the package has full-batch MH, MALA, HMC and NUTS (the
+// references every kernel is measured against; the gradient kernels with
+// a Metric and Stan's warmup), the exact minibatch kernels TunaMH,
 // PoissonMH, FlyMC, TFMH, SMH-1/SMH-2, Poisson-Barker, Poisson-MALA and
 // TunaMH-SGLD, the auxiliary-variable framework Aux they are instances of,
 // the inexact comparators AustereMH and MHBT, FindMAP for the MAP-based

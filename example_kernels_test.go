@@ -179,6 +179,39 @@ func ExampleHMC() {
 	// posterior mean (1.0, -1.0)
 }
 
+// NUTS builds each trajectory until it turns back on itself, so there is
+// no trajectory length to tune: warmup adapts the step size (to a mean
+// acceptance statistic of 0.8, Stan's adapt_delta) and, in Stan's
+// windows, a diagonal metric. Every leapfrog step reads all N data.
+func ExampleNUTS() {
+	post := logisticPosterior() // as in ExampleMH
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 1000, Seed: 1}
+	res, err := exactmh.Sample(context.Background(), post, exactmh.NUTS{}, set)
+	if err != nil {
+		panic(err)
+	}
+	tot := res.Sampling()
+	var depth, stat float64
+	for _, ch := range res.Chains {
+		for _, in := range ch.Infos {
+			depth += float64(in.TreeDepth) / float64(tot.Steps)
+			stat += in.AcceptProb / float64(tot.Steps)
+		}
+	}
+	s := res.Summary("theta1", "theta2")
+	fmt.Printf("%s: target %.1f, mean acceptance statistic in (0.7, 0.95): %v\n", res.Kernel, res.Settings.TargetAccept, stat > 0.7 && stat < 0.95)
+	fmt.Printf("mean tree depth in (1, 4): %v, divergences: %d\n", depth > 1 && depth < 4, tot.Divergent)
+	fmt.Println("metric:", res.Chains[0].Metric.Kind())
+	fmt.Println("bulk ESS above half the draws:", s.Params[0].ESSBulk > 2000 && s.Params[1].ESSBulk > 2000)
+	fmt.Printf("posterior mean (%.1f, %.1f)\n", s.Params[0].Mean, s.Params[1].Mean)
+	// Output:
+	// NUTS: target 0.8, mean acceptance statistic in (0.7, 0.95): true
+	// mean tree depth in (1, 4): true, divergences: 0
+	// metric: diag
+	// bulk ESS above half the draws: true
+	// posterior mean (1.0, -1.0)
+}
+
 // TunaMH needs a difference bound |βU_i(θ) − βU_i(θ′)| ≤ c_i·M(θ, θ′),
 // which the ready-made energies supply (Posterior.DiffBound): everywhere for
 // the regressions, on a bounded support such as this box for the Gaussian

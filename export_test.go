@@ -4,7 +4,10 @@
 
 package exactmh
 
-import "math"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // Test hooks. Each mutant below is a kernel with one small function
 // swapped for a deliberately wrong one; the exactness tests must catch
@@ -207,4 +210,35 @@ func MetricWindowEnds(warmup int) []int {
 		}
 	}
 	return ends
+}
+
+// NUTSUnweighted returns a NUTS whose multinomial weights ignore the
+// energy error: every state of the trajectory is equally likely, as if
+// the integrator were exact.
+func NUTSUnweighted(k NUTS) NUTS {
+	k.logWeight = func(float64, float64) float64 { return 0 }
+	return k
+}
+
+// NUTSLastState returns a NUTS that draws the last state it integrated
+// (of the last valid subtree) instead of sampling the trajectory.
+func NUTSLastState(k NUTS) NUTS {
+	always := func(*rand.Rand, float64, float64) bool { return true }
+	k.top, k.within = always, always
+	return k
+}
+
+// NUTSNoSubtreeCheck returns a NUTS that never finds a U-turn within a
+// subtree, only on the whole trajectory: a subtree that turned back is
+// kept and sampled from.
+func NUTSNoSubtreeCheck(k NUTS) NUTS {
+	k.subtreeTurn = func(_, _, _ []float64) bool { return true }
+	return k
+}
+
+// NUTSSampleInvalid returns a NUTS that, when a new subtree U-turns within
+// itself or diverges, still samples from it before stopping.
+func NUTSSampleInvalid(k NUTS) NUTS {
+	k.discard = func(bool) bool { return false }
+	return k
 }

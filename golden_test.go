@@ -83,6 +83,7 @@ func goldenCases(t *testing.T) []goldenCase {
 		add("MH", exactmh.MH{})
 		add("MALA", exactmh.MALA{}, 0.574)
 		add("HMC", exactmh.HMC{Steps: 3, Jitter: 0.2}, 0.8)
+		add("NUTS", exactmh.NUTS{})
 		add("TunaMH", exactmh.TunaMH{})
 		add("TunaMH-optimal", exactmh.TunaMH{ChiRule: exactmh.ChiOptimal})
 		add("TunaMH-SGLD", exactmh.TunaMHSGLD{Chi: 0.01, GradBatch: 20})
@@ -94,7 +95,7 @@ func goldenCases(t *testing.T) []goldenCase {
 		add("MHBT", exactmh.MHBT{BatchSize: 50})
 		add("MHBT-RSGLD", exactmh.MHBT{BatchSize: 50, RSGLD: true})
 	}
-	for _, k := range []exactmh.Kernel{exactmh.PoissonMH{}, exactmh.PoissonBarker{}, exactmh.PoissonMALA{}, exactmh.TunaMH{}, exactmh.MH{}} {
+	for _, k := range []exactmh.Kernel{exactmh.PoissonMH{}, exactmh.PoissonBarker{}, exactmh.PoissonMALA{}, exactmh.TunaMH{}, exactmh.MH{}, exactmh.NUTS{}} {
 		cases = append(cases, goldenCase{name: "ball_" + k.Name(), post: boxed, kernel: k, init: []float64{0.5, -0.5}})
 	}
 	return cases
@@ -110,6 +111,9 @@ func goldenText(res *exactmh.Result) []byte {
 		for k := range ch.Len() {
 			in := ch.Infos[k]
 			fmt.Fprintf(&b, "%t %d %d %d", in.Accepted, in.Batch, in.Evals, in.GradEvals)
+			if in.TreeDepth > 0 || in.Divergent {
+				fmt.Fprintf(&b, " %d %t", in.TreeDepth, in.Divergent)
+			}
 			for _, v := range res.Draw(ch.Chain, k) {
 				fmt.Fprintf(&b, " %016x", math.Float64bits(v))
 			}

@@ -85,7 +85,7 @@ func BenchmarkHMCStepLogistic(b *testing.B) {
 // mnistLikeGauss is the N = 1000, d = 50 logistic problem of the MH
 // benchmark with a Gaussian prior (gradient kernels need a differentiable
 // prior).
-func mnistLikeGauss(b *testing.B) *exactmh.Posterior {
+func mnistLikeGauss(b testing.TB) *exactmh.Posterior {
 	p := mnistLike(b, 1000, 50)
 	prior, err := exactmh.NewIsoGaussian(50, 10)
 	if err != nil {

@@ -19,11 +19,14 @@ import (
 
 // Info reports one transition.
 type Info struct {
-	// Accepted reports whether the proposal was accepted.
+	// Accepted reports whether the proposal was accepted (NUTS: whether
+	// the draw differs from the starting point).
 	Accepted bool
 	// AcceptProb is the acceptance probability of this transition when the
 	// kernel knows it (full-batch MH: min(1, ratio)), or the probability
 	// given the auxiliary minibatch for minibatch kernels; NaN if unknown.
+	// For NUTS it is Stan's accept_stat__, the mean of min(1, e^{−ΔH})
+	// over the states of the trajectory.
 	AcceptProb float64
 	// LogDensity is the exact unnormalised log posterior at the chain's new
 	// position when the kernel knows it (full-batch kernels); NaN otherwise.
@@ -44,6 +47,13 @@ type Info struct {
 	// variables rather than on the θ move (FlyMC: the brightness z-step;
 	// its θ-step is Evals − AuxEvals). Set by the kernel.
 	AuxEvals int
+	// TreeDepth is the depth of NUTS's trajectory tree (it holds up to
+	// 2^TreeDepth states; Stan's treedepth__), 0 for other kernels.
+	TreeDepth int
+	// Divergent reports a divergent trajectory (NUTS: an energy error
+	// above MaxDeltaH, or a step out of the prior's support; Stan's
+	// divergent__).
+	Divergent bool
 }
 
 // Settings configures Sample. A nil *Settings, or the zero value of any
@@ -76,7 +86,8 @@ type Settings struct {
 	Inits [][]float64
 	// TargetAccept is the acceptance rate warmup adapts the step scale
 	// toward (0: the kernel's default, DefaultTargetAccept: 0.234 for
-	// random-walk kernels, 0.574 for MALA, 0.65 for HMC).
+	// random-walk kernels, 0.574 for MALA, 0.65 for HMC, 0.8 for NUTS). For
+	// NUTS it is the mean acceptance statistic (Stan's adapt_delta).
 	TargetAccept float64
 	// Metric says what warmup estimates for chains with an inverse mass
 	// matrix (MetricAdapter: MALA, HMC, NUTS): MetricDiag (the default, as
@@ -207,6 +218,7 @@ type Totals struct {
 	AuxEvals  int64         // sum of Info.AuxEvals (included in Evals)
 	Batch     int64         // sum of Info.Batch
 	Fallbacks int           // transitions that fell back to full MH
+	Divergent int           // divergent transitions (Info.Divergent)
 	Time      time.Duration // wall time of the phase
 }
 
@@ -235,6 +247,9 @@ func (t *Totals) add(info *Info) {
 	if info.Fallback {
 		t.Fallbacks++
 	}
+	if info.Divergent {
+		t.Divergent++
+	}
 }
 
 func (t *Totals) merge(u Totals) {
@@ -245,6 +260,7 @@ func (t *Totals) merge(u Totals) {
 	t.AuxEvals += u.AuxEvals
 	t.Batch += u.Batch
 	t.Fallbacks += u.Fallbacks
+	t.Divergent += u.Divergent
 	t.Time += u.Time
 }
 

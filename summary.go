@@ -133,6 +133,10 @@ func (r *Result) Summary(names ...string) *Summary {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s fell back to full-batch MH in %.0f%% of transitions: at this step size its expected minibatch exceeds N, so it costs as much as MH (the data are not tall enough, or the steps too long)",
 			r.Kernel, 100*float64(tot.Fallbacks)/float64(tot.Steps)))
 	}
+	if tot := r.Sampling(); tot.Divergent > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d of %d transitions after warmup diverged: the step is too long for the posterior's curvature somewhere, and the draws may miss that region (raise Settings.TargetAccept, or reparameterise)",
+			tot.Divergent, tot.Steps))
+	}
 	for _, p := range s.Params {
 		if p.NotAvailable {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: draws constant or non-finite, diagnostics not available (NaN)", p.Name))

@@ -218,7 +218,8 @@ func sameFloat(a, b float64) bool {
 func sameInfo(a, b exactmh.Info) bool {
 	return a.Accepted == b.Accepted && sameFloat(a.AcceptProb, b.AcceptProb) && sameFloat(a.LogDensity, b.LogDensity) &&
 		a.Batch == b.Batch && a.Distinct == b.Distinct && a.Fallback == b.Fallback &&
-		a.Evals == b.Evals && a.GradEvals == b.GradEvals && a.AuxEvals == b.AuxEvals
+		a.Evals == b.Evals && a.GradEvals == b.GradEvals && a.AuxEvals == b.AuxEvals &&
+		a.TreeDepth == b.TreeDepth && a.Divergent == b.Divergent
 }
 
 func sameTotals(a, b exactmh.Totals) bool {
@@ -343,6 +344,9 @@ func CheckInfo(p *exactmh.Posterior, k exactmh.Kernel, set exactmh.Settings, gra
 		}
 		if in.Fallback && in.Batch != n {
 			bad("a fallback step with Batch %d, want N = %d", in.Batch, n)
+		}
+		if in.TreeDepth < 0 {
+			bad("TreeDepth %d < 0", in.TreeDepth)
 		}
 		if in.Evals < 0 || in.GradEvals < 0 || in.AuxEvals < 0 || in.AuxEvals > in.Evals {
 			bad("Evals %d, GradEvals %d, AuxEvals %d: want all ≥ 0 and AuxEvals ≤ Evals", in.Evals, in.GradEvals, in.AuxEvals)

@@ -25,10 +25,11 @@
 // minibatch kernels never evaluate it, and rather than fake it the column is
 // left out), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
 // the acceptance probability given the auxiliary minibatch, nan where
-// unknown), stepsize__, treedepth__ and divergent__ (always 0: no kernel
-// builds a trajectory tree or diverges; cmdstanpy requires both columns),
-// accepted__, batch_size__ (Info.Batch), n_energy__ and n_grad__ (datum
-// evaluations of the transition).
+// unknown), stepsize__, treedepth__ (and for NUTS n_leapfrog__) and
+// divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N and Info.Divergent,
+// 0 for the kernels that build no trajectory tree (cmdstanpy requires both
+// columns) — accepted__, batch_size__ (Info.Batch), n_energy__ and
+// n_grad__ (datum evaluations of the transition).
 //
 // Parameters follow as theta.1 … theta.d unless named: CmdStan's CSV
 // flattening of theta[1] … theta[d], the names [exactmh.Result.Summary]
@@ -51,6 +52,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +101,8 @@ type stanWriter struct {
 	w       *bufio.Writer
 	sig     int
 	lp      bool // whether the lp__ column is written
+	tree    bool // whether NUTS's treedepth__, n_leapfrog__ and divergent__ are
+	n       int  // N, the data per leapfrog step
 	adapted bool // whether the adaptation comment is written
 	buf     []byte
 }
@@ -127,6 +131,12 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 		set.Chains, chain+1, n, len(names), set.Seed)
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
 	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
+	s.n = n
+	switch k.(type) {
+	case exactmh.NUTS, *exactmh.NUTS:
+		s.tree = true
+		cols = slices.Insert(cols, 3, "n_leapfrog__") // treedepth__, n_leapfrog__, divergent__ as CmdStan
+	}
 	if s.lp {
 		cols = append([]string{"lp__"}, cols...)
 	}
@@ -157,7 +167,13 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	}
 	add(info.AcceptProb)
 	add(scale)
-	b = append(b, ",0,0"...) // treedepth__, divergent__
+	if s.tree {
+		add(float64(info.TreeDepth))
+		add(float64(info.GradEvals / max(s.n, 1)))
+		add(float64(boolInt(info.Divergent)))
+	} else {
+		b = append(b, ",0,0"...) // treedepth__, divergent__
+	}
 	add(float64(boolInt(info.Accepted)))
 	add(float64(info.Batch))
 	add(float64(info.Evals))

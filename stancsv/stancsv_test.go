@@ -274,3 +274,33 @@ func TestRecorderNoLP(t *testing.T) {
 		t.Errorf("TunaMH stream: columns %v, %d draws", f.Columns, len(f.Draws))
 	}
 }
+
+// NUTS files carry Stan's tree columns, in CmdStan's place after
+// stepsize__: treedepth__, n_leapfrog__ (leapfrog steps: gradient
+// evaluations over N) and divergent__.
+func TestNUTSColumns(t *testing.T) {
+	g := boxed(t, 100, 1)
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.NUTS{}, &exactmh.Settings{Chains: 1, Warmup: 100, Draws: 50, Seed: 3, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := stancsv.Write(&buf, res, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := stancsv.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "accepted__"}
+	if !slices.Equal(f.Columns[:len(want)], want) {
+		t.Fatalf("columns %v, want %v first", f.Columns, want)
+	}
+	depth, _ := f.Column("treedepth__")
+	lf, _ := f.Column("n_leapfrog__")
+	for i, in := range res.Chains[0].Infos {
+		if int(depth[i]) != in.TreeDepth || int(lf[i])*res.N != in.GradEvals {
+			t.Fatalf("row %d: treedepth__ %v, n_leapfrog__ %v; Info %+v", i, depth[i], lf[i], in)
+		}
+	}
+}
