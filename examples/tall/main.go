@@ -20,7 +20,8 @@
 // Then, for the best kernel at d = 10, datum evaluations per effective draw
 // as N grows from 10⁴ to 10⁷ (-scaling).
 //
-// Kernels: MH, MALA and HMC (full batch), TunaMH, FlyMC at the MAP and SMH-2,
+// Kernels: MH, MALA, HMC and NUTS (full batch, the gradient kernels with
+// Stan's windowed diagonal metric adaptation), TunaMH, FlyMC at the MAP and SMH-2,
 // with their default random walk and with the Crank–Nicolson proposal
 // around the Laplace approximation N(θ̂, H⁻¹) ("-CN"). Rows carry posterior,
 // kernel, exact, auto (the automatic default; none yet), ess_per_sec,
@@ -132,6 +133,7 @@ func kernelsFor(p *posterior) []kernel {
 		{name: "MH-CN", glm: true, warmup: 300, build: func(p *posterior) exactmh.Kernel { return exactmh.MH{Proposal: cn(p), Scale: 1} }},
 		{name: "MALA", warmup: 500, build: func(*posterior) exactmh.Kernel { return exactmh.MALA{} }},
 		{name: "HMC", warmup: 200, build: func(*posterior) exactmh.Kernel { return exactmh.HMC{Jitter: 0.5} }},
+		{name: "NUTS", warmup: 500, build: func(*posterior) exactmh.Kernel { return exactmh.NUTS{} }},
 		{name: "TunaMH", warmup: 2000, build: func(*posterior) exactmh.Kernel { return exactmh.TunaMH{} }},
 		{name: "TunaMH-CN", glm: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
 			return exactmh.TunaMH{Proposal: cn(p), Scale: 1}
