@@ -172,11 +172,11 @@ func (e gradOnly) AddGradient(grad, theta []float64, idx []int, w []float64) {
 }
 
 // gradPrior is a prior with a gradient and no Hessian.
-type gradPrior struct{ *exactmh.Gaussian }
+type gradPrior struct{ g *exactmh.Gaussian }
 
-func (p gradPrior) LogPrior(theta []float64) float64 { return p.Gaussian.LogPrior(theta) }
+func (p gradPrior) LogPrior(theta []float64) float64 { return p.g.LogPrior(theta) }
 func (p gradPrior) AddLogPriorGradient(g, theta []float64) {
-	p.Gaussian.AddLogPriorGradient(g, theta)
+	p.g.AddLogPriorGradient(g, theta)
 }
 
 // The priors' Hessians: Gaussian −diag(1/SD²), the others 0; a prior
