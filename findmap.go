@@ -53,7 +53,7 @@ type MAPSettings struct {
 	// Method is the search (0: MAPAuto).
 	Method MAPMethod
 	// Tol stops the search when the Newton decrement δ = ½gᵀH⁻¹g at θ is
-	// at most Tol (0: 1e-12), g the gradient and H the Hessian of the
+	// at most Tol (0: 1e-16), g the gradient and H the Hessian of the
 	// negative log posterior — the exact Hessian for Newton, L-BFGS's
 	// inverse-Hessian estimate otherwise (it must then hold at two
 	// successive iterations). δ is the gain in log density that one more
@@ -165,7 +165,7 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 	// log density (see qnConverger); an explicit Tol is kept to the letter.
 	floor := set.Tol == 0
 	if floor {
-		set.Tol = 1e-12
+		set.Tol = 1e-16
 	}
 	if set.GradTol == 0 {
 		set.GradTol = 1e-6

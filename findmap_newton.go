@@ -195,6 +195,12 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 		}
 		accept := trialErr == nil && (ft <= cur.f-armijo*cur.dec ||
 			ft <= cur.f+logDensityNoise(cur.f) && trial.shift == 0 && trial.dec < cur.dec)
+		if !accept && cur.shift == 0 && cur.dec/2 <= logDensityNoise(cur.f) {
+			// The gain left is below the rounding of f, and the full step
+			// did not reduce the decrement: the rounding floor. Backtracking
+			// could only waste passes.
+			return cur.h, nil
+		}
 		// Backtrack by energies alone.
 		for step, last := 1.0, ft; !accept; {
 			next := 0.5 * step

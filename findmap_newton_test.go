@@ -48,7 +48,7 @@ func TestFindMAPNewtonVersusLBFGS(t *testing.T) {
 		if newton.Passes > 10 || newton.Passes < 2 || newton.Evals != int64(newton.Passes)*n || newton.HessEvals != int64(newton.Passes)*n {
 			t.Errorf("%s: Newton: %d passes, %d energy and %d Hessian evaluations", c.name, newton.Passes, newton.Evals, newton.HessEvals)
 		}
-		if !(newton.Decrement <= 1e-12) {
+		if !(newton.Decrement <= 1e-16) {
 			t.Errorf("%s: Newton stopped with decrement %.3g, ‖∇‖ = %.3g", c.name, newton.Decrement, newton.GradNorm)
 		}
 		if lbfgs.HessEvals != 0 || lbfgs.Passes < lbfgs.Iterations {
