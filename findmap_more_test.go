@@ -210,47 +210,76 @@ func TestMAPMoreErrors(t *testing.T) {
 	}
 }
 
-// cancellingLogistic cancels its context on the after-th call of Energies.
+// cancellingLogistic cancels its context on the after-th call of Energies
+// or EnergiesAndGradient (L-BFGS reads a logistic regression's energies
+// with its gradient), or, with derivs set, of LossDerivs (the Newton search
+// reads a GLM through Loss and LossDerivs).
 type cancellingLogistic struct {
 	*exactmh.LogisticRegression
 	calls, after int
+	derivs       bool
 	cancel       context.CancelFunc
 }
 
 func (c *cancellingLogistic) Energies(dst, theta []float64, idx []int) {
-	if c.calls++; c.calls == c.after {
+	if c.calls++; !c.derivs && c.calls == c.after {
 		c.cancel()
 	}
 	c.LogisticRegression.Energies(dst, theta, idx)
 }
 
+func (c *cancellingLogistic) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	if c.calls++; !c.derivs && c.calls == c.after {
+		c.cancel()
+	}
+	c.LogisticRegression.EnergiesAndGradient(dst, grad, theta, idx, w)
+}
+
+func (c *cancellingLogistic) LossDerivs(i int, z float64) (f1, f2 float64) {
+	if c.calls++; c.derivs && c.calls == c.after {
+		c.cancel()
+	}
+	return c.LogisticRegression.LossDerivs(i, z)
+}
+
 // A context cancelled while the search runs stops it with ctx's error and
-// the best point so far, which is better than the start.
+// the best point so far, which is better than the start: for L-BFGS after
+// four evaluations of f, for Newton during its third pass over the data.
 func TestMAPCancelMidRun(t *testing.T) {
 	lr := simLogistic(t, 2000, 5, 7)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// Energies sees chunks of 512 data: four calls per evaluation of f.
-	e := &cancellingLogistic{LogisticRegression: lr, after: 4 * 4, cancel: cancel}
-	p := &exactmh.Posterior{Energy: e}
-	init := make([]float64, 5)
-	m, err := exactmh.FindMAP(ctx, p, init, nil)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
+	for _, c := range []struct {
+		method exactmh.MAPMethod
+		after  int
+		derivs bool
+	}{
+		// Energies sees chunks of 512 data: four calls per evaluation of f.
+		{exactmh.MAPLBFGS, 4 * 4, false},
+		{exactmh.MAPNewton, 2*2000 + 100, true},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		e := &cancellingLogistic{LogisticRegression: lr, after: c.after, derivs: c.derivs, cancel: cancel}
+		p := &exactmh.Posterior{Energy: e}
+		init := make([]float64, 5)
+		set := &exactmh.MAPSettings{Method: c.method}
+		m, err := exactmh.FindMAP(ctx, p, init, set)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%v: err = %v, want context.Canceled", c.method, err)
+		}
+		if m == nil {
+			t.Fatalf("%v: no result", c.method)
+		}
+		l0, _ := p.LogDensity(init)
+		if !(m.LogDensity > l0) {
+			t.Errorf("%v: best log density %v, start %v: want an improvement", c.method, m.LogDensity, l0)
+		}
+		full, _ := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: lr}, init, set)
+		if m.Iterations >= full.Iterations || !(m.LogDensity < full.LogDensity) {
+			t.Errorf("%v: cancelled run: %d iterations, log density %v; full run %d, %v", c.method, m.Iterations, m.LogDensity, full.Iterations, full.LogDensity)
+		}
+		checkMAPResult(t, "cancelled", &exactmh.Posterior{Energy: lr}, m)
+		t.Logf("%v: %v: %d iterations, log density %.3f (start %.3f, MAP %.3f)", c.method, err, m.Iterations, m.LogDensity, l0, full.LogDensity)
 	}
-	if m == nil {
-		t.Fatal("no result")
-	}
-	l0, _ := p.LogDensity(init)
-	if !(m.LogDensity > l0) {
-		t.Errorf("best log density %v, start %v: want an improvement", m.LogDensity, l0)
-	}
-	full, _ := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: lr}, init, nil)
-	if m.Iterations >= full.Iterations || !(m.LogDensity < full.LogDensity) {
-		t.Errorf("cancelled run: %d iterations, log density %v; full run %d, %v", m.Iterations, m.LogDensity, full.Iterations, full.LogDensity)
-	}
-	checkMAPResult(t, "cancelled", &exactmh.Posterior{Energy: lr}, m)
-	t.Logf("%v: %d iterations, log density %.3f (start %.3f, MAP %.3f)", err, m.Iterations, m.LogDensity, l0, full.LogDensity)
 }
 
 // A start near the edge of a ball whose interior holds the mode: the line

@@ -145,6 +145,20 @@ func (e *GaussianMean) AddGradient(grad, theta []float64, idx []int, w []float64
 	}
 }
 
+// AddHessian adds Σ_k w[k]·P to the upper triangle of h (Hessianer): every
+// datum's Hessian is the precision P = Σ⁻¹.
+func (e *GaussianMean) AddHessian(h, _ []float64, idx []int, w []float64) {
+	var wsum float64
+	for k := range idx {
+		wsum += w[k]
+	}
+	for a := range e.d {
+		for b := a; b < e.d; b++ {
+			h[a*e.d+b] += wsum * e.prec.At(a, b)
+		}
+	}
+}
+
 // DiffBound returns c_i = λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂ over a Box or Ball
 // support: ∇U_i = Σ⁻¹(θ − y_i) and the support is convex.
 func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {

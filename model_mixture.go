@@ -78,6 +78,28 @@ func (e *GaussianMixture) AddGradient(grad, theta []float64, idx []int, w []floa
 	}
 }
 
+// AddHessian adds Σ_k w[k]·∇²U_i(θ) to h (2×2 row-major, Hessianer). With
+// a_c = −r_c²/2σ² the log kernels (r_1 = x − θ1, r_2 = x − θ1 − θ2) and p_c
+// the responsibilities, U_i = const − log(e^{a_1} + e^{a_2}) has
+//
+//	∇²U_i = −Σ_c p_c∇²a_c − p_1p_2(∇a_1 − ∇a_2)(∇a_1 − ∇a_2)ᵀ
+//	      = [[1, p_2], [p_2, p_2]]/σ² − p_1p_2·vvᵀ,  v = (θ2, −r_2)/σ²,
+//
+// the second term the covariance of ∇a_c under the responsibilities.
+func (e *GaussianMixture) AddHessian(h, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		x := e.x[i]
+		r1, r2 := x-theta[0], x-theta[0]-theta[1]
+		a1, a2 := -r1*r1/(2*e.sigma2), -r2*r2/(2*e.sigma2)
+		p1, p2 := sigmoid(a1-a2), sigmoid(a2-a1)
+		v0, v1 := theta[1]/e.sigma2, -r2/e.sigma2
+		c := w[k]
+		h[0] += c * (1/e.sigma2 - p1*p2*v0*v0)
+		h[1] += c * (p2/e.sigma2 - p1*p2*v0*v1)
+		h[3] += c * (p2/e.sigma2 - p1*p2*v1*v1)
+	}
+}
+
 // mixtureReach returns, for datum x on a Box support, A = max|x − θ1| and
 // B = max|x − θ1 − θ2|.
 func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, err error) {

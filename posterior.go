@@ -43,6 +43,9 @@ func (Flat) LogPrior([]float64) float64 { return 0 }
 // AddLogPriorGradient adds nothing.
 func (Flat) AddLogPriorGradient(_, _ []float64) {}
 
+// AddLogPriorHessian adds nothing.
+func (Flat) AddLogPriorHessian(_, _ []float64) {}
+
 // Box is the uniform prior on the box Lo[j] ≤ θ_j ≤ Hi[j].
 type Box struct {
 	Lo, Hi  []float64
@@ -97,6 +100,11 @@ func (b *Box) LogPrior(theta []float64) float64 {
 
 // AddLogPriorGradient adds nothing: the density is constant on the box.
 func (b *Box) AddLogPriorGradient(_, _ []float64) {}
+
+// AddLogPriorHessian adds nothing: the density is constant on the box. (A
+// posterior mode on the box's boundary is not a stationary point, and a
+// Laplace approximation there is poor: FindLaplace says so.)
+func (b *Box) AddLogPriorHessian(_, _ []float64) {}
 
 func (b *Box) checkDim(d int) error {
 	if len(b.Lo) != d || len(b.Hi) != d {
@@ -157,6 +165,10 @@ func (b *Ball) LogPrior(theta []float64) float64 {
 
 // AddLogPriorGradient adds nothing: the density is constant on the ball.
 func (b *Ball) AddLogPriorGradient(_, _ []float64) {}
+
+// AddLogPriorHessian adds nothing: the density is constant on the ball (see
+// Box.AddLogPriorHessian for modes on the boundary).
+func (b *Ball) AddLogPriorHessian(_, _ []float64) {}
 
 // centerNorm returns ‖Center‖₂.
 func (b *Ball) centerNorm() float64 {
@@ -224,6 +236,14 @@ func (g *Gaussian) LogPrior(theta []float64) float64 {
 func (g *Gaussian) AddLogPriorGradient(grad, theta []float64) {
 	for j, v := range theta {
 		grad[j] -= (v - g.Mean[j]) / (g.SD[j] * g.SD[j])
+	}
+}
+
+// AddLogPriorHessian adds −1/SD_j² to the diagonal of h (d×d row-major).
+func (g *Gaussian) AddLogPriorHessian(h, theta []float64) {
+	d := len(theta)
+	for j, s := range g.SD {
+		h[j*d+j] -= 1 / (s * s)
 	}
 }
 

@@ -35,6 +35,7 @@ type Target struct {
 
 	evals     int64 // datum energy evaluations
 	gradEvals int64 // datum gradient evaluations
+	hessEvals int64 // datum Hessian evaluations (FindMAP's Newton steps, Laplace approximations)
 
 	idxBuf [chunk]int
 	valBuf [chunk]float64

@@ -70,6 +70,12 @@ func (l *Laplace) AddLogPriorGradient(grad, theta []float64) {
 	}
 }
 
+// AddLogPriorHessian adds nothing: log p is piecewise linear, so its
+// second derivative is 0 away from the kinks θ_j = μ_j (and undefined on
+// them: a posterior mode on a kink is not a smooth maximum, and a Laplace
+// approximation there is poor; FindLaplace says so).
+func (l *Laplace) AddLogPriorHessian(_, _ []float64) {}
+
 func (l *Laplace) checkDim(d int) error {
 	if len(l.Mean) != d || len(l.Scale) != d {
 		return fmt.Errorf("exactmh: Laplace prior has dimension %d (Scale %d), energy has %d", len(l.Mean), len(l.Scale), d)

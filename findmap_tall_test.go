@@ -1,0 +1,118 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/exactmh/exactmh"
+)
+
+// simTallLogistic simulates a logistic regression with n data in d
+// dimensions: an intercept column and d − 1 standard normal covariates,
+// true coefficients drawn from N(0, 0.5²). With skew, covariate j is
+// instead 10^{3(j−1)/(d−2)}·(u_j + 0.7u_0), u standard normal — scales from
+// 1 to 1000 and correlations of 1/3, as raw covariates (miles, minutes,
+// counts) have — and its coefficient is divided by its scale.
+func simTallLogistic(t testing.TB, n, d int, seed uint64, skew bool) *exactmh.LogisticRegression {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	beta, scale := make([]float64, d), make([]float64, d)
+	for j := range beta {
+		scale[j] = 1
+		if skew && j > 0 {
+			scale[j] = math.Pow(10, 3*float64(j-1)/float64(d-2))
+		}
+		beta[j] = 0.5 * rng.NormFloat64() / scale[j]
+	}
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		row := x[i*d : (i+1)*d]
+		row[0] = 1
+		var z float64
+		u0 := rng.NormFloat64()
+		for j := range row {
+			if j > 0 {
+				row[j] = rng.NormFloat64()
+				if skew {
+					row[j] = scale[j] * (row[j] + 0.7*u0)
+				}
+			}
+			z += row[j] * beta[j]
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+	}
+	e, err := exactmh.NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestFindMAPTallTiming measures FindMAP on simulated tall logistic
+// regressions (N = 10⁶, d = 15 and N = 10⁵, d = 50, with standard normal
+// covariates and with badly scaled, correlated ones), by Newton and by
+// L-BFGS: passes over the data and wall time (the best of three runs, the
+// machine being shared; one run for L-BFGS on the badly scaled data, where
+// it needs hundreds of passes or fails). It allocates about 150 MB and runs
+// for minutes, so it runs only with EXACTMH_MAPBENCH=1:
+//
+//	EXACTMH_MAPBENCH=1 go test -run TestFindMAPTallTiming -v .
+func TestFindMAPTallTiming(t *testing.T) {
+	if os.Getenv("EXACTMH_MAPBENCH") == "" {
+		t.Skip("set EXACTMH_MAPBENCH=1 to run")
+	}
+	for _, c := range []struct {
+		n, d int
+		skew bool
+	}{{1000000, 15, false}, {100000, 50, false}, {1000000, 15, true}, {100000, 50, true}} {
+		e := simTallLogistic(t, c.n, c.d, 1, c.skew)
+		p := &exactmh.Posterior{Energy: e}
+		var thetas [][]float64
+		for _, method := range []exactmh.MAPMethod{exactmh.MAPNewton, exactmh.MAPLBFGS} {
+			var m *exactmh.MAP
+			var err error
+			wall := time.Duration(math.MaxInt64)
+			reps := 3
+			if c.skew && method == exactmh.MAPLBFGS {
+				reps = 1 // hundreds of passes
+			}
+			for range reps {
+				start := time.Now()
+				m, err = exactmh.FindMAP(context.Background(), p, make([]float64, c.d), &exactmh.MAPSettings{Method: method})
+				wall = min(wall, time.Since(start))
+			}
+			name := fmt.Sprintf("N = %d, d = %d, skewed %v, %v", c.n, c.d, c.skew, method)
+			switch {
+			case err != nil && method == exactmh.MAPNewton:
+				t.Errorf("%s: %v", name, err)
+			case err != nil:
+				t.Logf("%s: %v", name, err)
+			}
+			if m == nil {
+				continue
+			}
+			thetas = append(thetas, m.Theta)
+			t.Logf("%s: %v, %d iterations, %d passes (energy %d, gradient %d, Hessian %d), ‖∇‖ = %.3g, decrement %.3g, log π = %.6f",
+				name, wall.Round(time.Millisecond), m.Iterations, m.Passes,
+				m.Evals/int64(c.n), m.GradEvals/int64(c.n), m.HessEvals/int64(c.n), m.GradNorm, m.Decrement, m.LogDensity)
+		}
+		if len(thetas) == 2 {
+			var rel float64
+			for j := range thetas[0] {
+				rel = math.Max(rel, math.Abs(thetas[0][j]-thetas[1][j])/math.Abs(thetas[0][j]))
+			}
+			t.Logf("N = %d, d = %d, skewed %v: Newton and L-BFGS modes differ by %.2g relative", c.n, c.d, c.skew, rel)
+		}
+	}
+}

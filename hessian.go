@@ -1,0 +1,348 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Hessianer is an optional capability of an Energy: exact second
+// derivatives, for FindMAP's Newton steps and the Laplace approximation
+// (FindLaplace, Posterior.Hessian). A GLM needs none: its Hessian
+// Σ_i f_i″(x_iᵀθ)·x_ix_iᵀ follows from the contract (Row, LossDerivs), and
+// the Target builds it in one pass over the data. GaussianMean and
+// GaussianMixture implement it; an energy with neither is differentiated
+// numerically (see Posterior.Hessian).
+type Hessianer interface {
+	// AddHessian adds Σ_k w[k]·∇²U_{idx[k]}(θ) to h, a symmetric d×d
+	// matrix stored row-major in d² entries of which only the upper
+	// triangle, h[a·d + b] with a ≤ b, is read (the layout of
+	// mat.NewSymDense(d, h)); entries below the diagonal may be left alone
+	// or written. len(w) == len(idx).
+	AddHessian(h, theta []float64, idx []int, w []float64)
+}
+
+// PriorHessianer is an optional capability of a Prior: the exact Hessian of
+// its log density. Every ready-made prior implements it: Gaussian adds
+// −1/SD_j² on the diagonal; Flat, Box, Ball and Laplace add nothing (the
+// Laplace prior's second derivative is 0 away from its kinks and undefined
+// on them). A prior with a gradient but without a Hessian is differentiated
+// numerically.
+type PriorHessianer interface {
+	// AddLogPriorHessian adds ∇²log p(θ) to the upper triangle of h (d×d
+	// row-major, as Hessianer), θ inside the support.
+	AddLogPriorHessian(h, theta []float64)
+}
+
+// glmHessian is the Hessianer every GLM has: ∇²U_i(θ) = f_i″(x_iᵀθ)·x_ix_iᵀ.
+type glmHessian struct{ g GLM }
+
+func (a glmHessian) AddHessian(h, theta []float64, idx []int, w []float64) {
+	d := len(theta)
+	var c [4]float64
+	var rows [4][]float64
+	m := 0
+	for k, i := range idx {
+		row := a.g.Row(i)
+		_, f2 := a.g.LossDerivs(i, dot(row, theta))
+		rows[m], c[m] = row, w[k]*f2
+		if m++; m == 4 {
+			addRankFour(h, &rows, &c, d)
+			m = 0
+		}
+	}
+	for r := range m {
+		addRankOne(h, rows[r], c[r], d)
+	}
+}
+
+// addRankOne adds c·xxᵀ to the upper triangle of the d×d row-major h.
+func addRankOne(h, x []float64, c float64, d int) {
+	if c == 0 {
+		return
+	}
+	x = x[:d]
+	for a, xa := range x {
+		ca := c * xa
+		hr := h[a*d+a : a*d+d]
+		xs := x[a:]
+		xs = xs[:len(hr)]
+		for b, xb := range xs {
+			hr[b] += ca * xb
+		}
+	}
+}
+
+// addRankFour adds Σ_r c_r·x_rx_rᵀ over four rows x_r to the upper triangle
+// of the d×d row-major h: each entry of h is loaded and stored once for
+// four data, half again as fast as four calls of addRankOne.
+func addRankFour(h []float64, x *[4][]float64, c *[4]float64, d int) {
+	x0, x1, x2, x3 := x[0][:d], x[1][:d], x[2][:d], x[3][:d]
+	for a := range d {
+		a0, a1, a2, a3 := c[0]*x0[a], c[1]*x1[a], c[2]*x2[a], c[3]*x3[a]
+		hr := h[a*d+a : a*d+d]
+		n := len(hr)
+		y0, y1, y2, y3 := x0[a:a+n], x1[a:a+n], x2[a:a+n], x3[a:a+n]
+		for b := range hr {
+			hr[b] += a0*y0[b] + a1*y1[b] + a2*y2[b] + a3*y3[b]
+		}
+	}
+}
+
+// hessianer returns the energy's own Hessianer, the contract's for a GLM
+// without one, or nil.
+func (t *Target) hessianer() Hessianer {
+	if h, ok := t.energy.(Hessianer); ok {
+		return h
+	}
+	if g, ok := t.energy.(GLM); ok {
+		return glmHessian{g}
+	}
+	return nil
+}
+
+// addFullHessian adds β·Σ_i∇²U_i(θ) over all data to the upper triangle of
+// h. It costs N Hessian evaluations.
+func (t *Target) addFullHessian(hs Hessianer, h, theta []float64) error {
+	for lo := 0; lo < t.n; lo += chunk {
+		m := min(chunk, t.n-lo)
+		idx, w := t.idxBuf[:m], t.wBuf[:m]
+		for k := range idx {
+			idx[k] = lo + k
+			w[k] = t.beta
+		}
+		t.hessEvals += int64(m)
+		hs.AddHessian(h, theta, idx, w)
+	}
+	return finiteHessian(h, t.d, theta)
+}
+
+// newtonSweep returns βΣ_iU_i(θ) and adds β·Σ_i∇U_i(θ) to g and
+// β·Σ_i∇²U_i(θ) to the upper triangle of h, and how many times it read the
+// data: once for a GLM (x_iᵀθ, f_i, f_i′ and f_i″ from one read of x_i);
+// otherwise the energy and gradient (one read with an EnergyGradienter,
+// two without) and then the Hessian. hs is t.hessianer(), not nil.
+func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, passes int, err error) {
+	gl, ok := t.energy.(GLM)
+	if _, own := t.energy.(Hessianer); !ok || own {
+		passes = 2
+		if _, fused := t.energy.(EnergyGradienter); !fused {
+			passes = 3
+		}
+		if f, err = t.TotalEnergyAndGradient(g, theta); err != nil {
+			return 0, passes, err
+		}
+		return f, passes, t.addFullHessian(hs, h, theta)
+	}
+	d := t.d
+	var sum float64
+	var c [4]float64
+	var rows [4][]float64
+	for lo := 0; lo < t.n; lo += chunk {
+		m := min(chunk, t.n-lo)
+		idx, val := t.idxBuf[:m], t.valBuf[:m]
+		r := 0
+		for k := range idx {
+			i := lo + k
+			idx[k] = i
+			row := gl.Row(i)
+			z := dot(row, theta)
+			val[k] = gl.Loss(i, z)
+			f1, f2 := gl.LossDerivs(i, z)
+			c1 := t.beta * f1
+			for j, v := range row[:d] {
+				g[j] += c1 * v
+			}
+			rows[r], c[r] = row, t.beta*f2
+			if r++; r == 4 {
+				addRankFour(h, &rows, &c, d)
+				r = 0
+			}
+		}
+		for k := range r {
+			addRankOne(h, rows[k], c[k], d)
+		}
+		t.evals += int64(m)
+		t.gradEvals += int64(m)
+		t.hessEvals += int64(m)
+		s, err := sumEnergies(val, idx, theta)
+		if err != nil {
+			return 0, 1, err
+		}
+		sum += s
+	}
+	if err := finiteGradient(g, theta); err != nil {
+		return 0, 1, err
+	}
+	return t.beta * sum, 1, finiteHessian(h, d, theta)
+}
+
+// finiteHessian reports the first non-finite entry of the upper triangle
+// of h.
+func finiteHessian(h []float64, d int, theta []float64) error {
+	for a := range d {
+		for b := a; b < d; b++ {
+			if v := h[a*d+b]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("exactmh: Hessian entry (%d, %d) is %v at θ = %v", a, b, v, theta)
+			}
+		}
+	}
+	return nil
+}
+
+// fdStep returns the central-difference step for coordinate j at θ:
+// ε^{1/3}·max(1, |θ_j|), which balances the truncation error O(h²) of a
+// central difference against the rounding error O(ε/h) of the gradient,
+// made exactly representable so that (θ + h) − (θ − h) = 2h.
+func fdStep(theta []float64, j int) float64 {
+	h := fdRelStep * math.Max(1, math.Abs(theta[j]))
+	return (theta[j] + h) - theta[j]
+}
+
+// fdRelStep is ε^{1/3}, the relative step of central differences.
+var fdRelStep = math.Cbrt(0x1p-52)
+
+// fdJacobian sets the upper triangle of h to the symmetrised central
+// differences of grad: h_ab = ½[(g_b(θ + h_a e_a) − g_b(θ − h_a e_a))/2h_a +
+// (g_a(θ + h_b e_b) − g_a(θ − h_b e_b))/2h_b]. grad sets its first argument
+// to a gradient; it is called 2d times.
+func fdJacobian(h, theta []float64, grad func(g, theta []float64) error) error {
+	d := len(theta)
+	x := slices.Clone(theta)
+	gp, gm := make([]float64, d), make([]float64, d)
+	jac := make([]float64, d*d) // row a: ∂g/∂θ_a
+	for a := range d {
+		step := fdStep(theta, a)
+		x[a] = theta[a] + step
+		if err := grad(gp, x); err != nil {
+			return err
+		}
+		x[a] = theta[a] - step
+		if err := grad(gm, x); err != nil {
+			return err
+		}
+		x[a] = theta[a]
+		for b := range d {
+			jac[a*d+b] = (gp[b] - gm[b]) / (2 * step)
+		}
+	}
+	for a := range d {
+		for b := a; b < d; b++ {
+			h[a*d+b] += (jac[a*d+b] + jac[b*d+a]) / 2
+		}
+	}
+	return nil
+}
+
+// addDataHessian adds β·Σ_i∇²U_i(θ) to the upper triangle of h, exactly
+// when the energy has a Hessian (Hessianer or GLM), else by central
+// differences of the full gradient (2d gradient passes). It returns whether
+// it was exact and how many times it read the data.
+func (t *Target) addDataHessian(h, theta []float64) (exact bool, passes int, err error) {
+	if hs := t.hessianer(); hs != nil {
+		return true, 1, t.addFullHessian(hs, h, theta)
+	}
+	if t.grad == nil {
+		return false, 0, t.requireGradient()
+	}
+	err = fdJacobian(h, theta, func(g, x []float64) error {
+		clear(g)
+		passes++
+		return t.addFullGradient(g, x)
+	})
+	return false, passes, err
+}
+
+// addNegLogPriorHessian subtracts ∇²log p(θ) from the upper triangle of h:
+// exactly for a PriorHessianer, else by central differences of the prior's
+// gradient (no data are read). It returns whether it was exact.
+func (t *Target) addNegLogPriorHessian(h, theta []float64) (exact bool, err error) {
+	d := t.d
+	ph := make([]float64, d*d)
+	if p, ok := t.prior.(PriorHessianer); ok {
+		p.AddLogPriorHessian(ph, theta)
+		exact = true
+	} else {
+		if t.pgrad == nil {
+			return false, t.requireGradient()
+		}
+		err := fdJacobian(ph, theta, func(g, x []float64) error {
+			clear(g)
+			if math.IsInf(t.prior.LogPrior(x), -1) {
+				return fmt.Errorf("exactmh: θ = %v, a central-difference point for the prior's Hessian, is outside the prior's support", x)
+			}
+			t.pgrad.AddLogPriorGradient(g, x)
+			return nil
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	for a := range d {
+		for b := a; b < d; b++ {
+			h[a*d+b] -= ph[a*d+b]
+		}
+	}
+	return exact, finiteHessian(h, d, theta)
+}
+
+// negLogPosteriorHessian returns the upper triangle of the Hessian of
+// −log π = βΣU_i − log p at θ, whether every part of it was exact, and how
+// many times it read the data.
+func (t *Target) negLogPosteriorHessian(theta []float64) (h []float64, exact bool, passes int, err error) {
+	if math.IsInf(t.LogPrior(theta), -1) {
+		return nil, false, 0, fmt.Errorf("exactmh: θ = %v is outside the prior's support", theta)
+	}
+	h = make([]float64, t.d*t.d)
+	exact, passes, err = t.addDataHessian(h, theta)
+	if err != nil {
+		return nil, false, passes, err
+	}
+	pexact, err := t.addNegLogPriorHessian(h, theta)
+	if err != nil {
+		return nil, false, passes, err
+	}
+	return h, exact && pexact, passes, nil
+}
+
+// Hessian returns the Hessian of the negative log posterior at θ,
+//
+//	H(θ) = β·Σ_i∇²U_i(θ) − ∇²log prior(θ),
+//
+// the precision of the Laplace approximation when θ is the MAP. The data
+// term is exact for an energy that implements Hessianer (GaussianMean,
+// GaussianMixture) or GLM (LogisticRegression, StudentTRegression, NewGLM's
+// energies, a user's GLM: β·Σ_i f_i″(x_iᵀθ)·x_ix_iᵀ in one pass over the
+// data, O(N·d²)); otherwise it is the symmetrised central difference of the
+// full gradient, with step ε^{1/3}·max(1, |θ_j|) in coordinate j (ε the
+// float64 epsilon; the step balances the O(h²) truncation error against the
+// O(ε/h) rounding of the gradient), at the cost of 2d gradient passes.
+// The prior's part is exact for a PriorHessianer (every ready-made prior:
+// diag(1/SD²) for Gaussian, 0 for Flat, Box, Ball and Laplace), else by
+// central differences of its gradient. It returns an error wrapping
+// ErrNoGradient if a numerical Hessian is needed and there is no gradient,
+// and an error for a θ of the wrong length, outside the prior's support,
+// or where an entry is not finite.
+func (p *Posterior) Hessian(theta []float64) (*mat.SymDense, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	t, err := NewTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	if len(theta) != t.d {
+		return nil, fmt.Errorf("exactmh: Hessian: len(θ) = %d, want %d", len(theta), t.d)
+	}
+	h, _, _, err := t.negLogPosteriorHessian(theta)
+	if err != nil {
+		return nil, within("exactmh: Hessian", err)
+	}
+	return mat.NewSymDense(t.d, h), nil
+}
