@@ -289,3 +289,22 @@ func (la *LaplaceApprox) LogProb(theta []float64) float64 {
 	q := mat.Inner(v, la.Precision, v)
 	return -float64(d)/2*math.Log(2*math.Pi) - la.LogDetCov/2 - q/2
 }
+
+// CrankNicolson returns the Crank–Nicolson proposal around the
+// approximation, N(θ̂, H⁻¹): the proposal under which a posterior close to
+// its Laplace approximation keeps a high acceptance for large moves in any
+// dimension.
+func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
+	if la.CovChol == nil {
+		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: no covariance (the Hessian was not positive definite)")
+	}
+	return NewCrankNicolson(la.Mean, la.Covariance())
+}
+
+// GaussianWalk returns the random walk with increments shaped like H⁻¹.
+func (la *LaplaceApprox) GaussianWalk() (*GaussianWalk, error) {
+	if la.CovChol == nil {
+		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: no covariance (the Hessian was not positive definite)")
+	}
+	return NewGaussianWalk(la.Covariance())
+}

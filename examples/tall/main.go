@@ -110,6 +110,7 @@ type posterior struct {
 	mode   []float64 // the MAP (GLMs)
 	cov    *mat.SymDense
 	search time.Duration // MAP and Laplace approximation
+	passes float64       // of the search over the data
 }
 
 // kernel is one row of the study.
@@ -162,7 +163,7 @@ func kernelsFor(p *posterior) []kernel {
 // for the posterior-mean error.
 func (st *study) posterior(p *posterior) ([]map[string]any, error) {
 	if !st.cf.Quiet {
-		log.Printf("%s: N = %d, d = %d; MAP and Laplace approximation in %.2fs", p.name, p.n, p.d, p.search.Seconds())
+		log.Printf("%s: N = %d, d = %d; MAP and Laplace approximation in %.2fs (%.0f passes over the data)", p.name, p.n, p.d, p.search.Seconds(), p.passes)
 	}
 	ks := kernelsFor(p)
 	// The reference: the most reliable exact kernel for the target, run for
@@ -368,44 +369,14 @@ func newPosterior(name string, n int, seed uint64, quick bool) (*posterior, erro
 	}
 	p := &posterior{name: name, post: &exactmh.Posterior{Energy: e}, glm: true, n: n, d: d}
 	start := time.Now()
-	m, err := exactmh.FindMAP(context.Background(), p.post, make([]float64, d), nil)
+	la, err := exactmh.FindLaplace(context.Background(), p.post, make([]float64, d), nil)
 	if err != nil {
 		return nil, err
 	}
-	p.mode, p.init = m.Theta, m.Theta
-	if p.cov, err = laplaceCov(e.(exactmh.GLM), m.Theta); err != nil {
-		return nil, err
-	}
 	p.search = time.Since(start)
+	p.mode, p.init, p.cov = la.Mean, la.Mean, la.Covariance()
+	p.passes = float64(la.Passes)
 	return p, nil
-}
-
-// laplaceCov returns H⁻¹ for H = Σ_i f″_i(x_iᵀθ̂) x_i x_iᵀ, the Hessian of
-// the negative log posterior at the MAP under a flat prior, from the GLM
-// contract.
-func laplaceCov(g exactmh.GLM, mode []float64) (*mat.SymDense, error) {
-	d := g.Dim()
-	h := mat.NewSymDense(d, nil)
-	raw := h.RawSymmetric()
-	for i := range g.Len() {
-		row := g.Row(i)
-		var z float64
-		for j, v := range row {
-			z += v * mode[j]
-		}
-		_, f2 := g.LossDerivs(i, z)
-		for j, vj := range row {
-			for k := j; k < d; k++ {
-				raw.Data[j*raw.Stride+k] += f2 * vj * row[k]
-			}
-		}
-	}
-	var ch mat.Cholesky
-	if !ch.Factorize(h) {
-		return nil, fmt.Errorf("the Hessian at the MAP is not positive definite")
-	}
-	cov := mat.NewSymDense(d, nil)
-	return cov, ch.InverseTo(cov)
 }
 
 // tgm is the TunaMH paper's tempered Gaussian mixture (examples/tgm): N =
