@@ -21,8 +21,11 @@
 // a Metric and Stan's warmup), the exact minibatch kernels TunaMH,
 // PoissonMH, FlyMC, TFMH, SMH-1/SMH-2, Poisson-Barker, Poisson-MALA and
 // TunaMH-SGLD, the auxiliary-variable framework Aux they are instances of,
-// the inexact comparators AustereMH and MHBT, FindMAP for the MAP-based
-// variants, Stan CSV input and output, and resumable, checkpointable runs.
+// the inexact comparators AustereMH and MHBT, FindMAP (damped Newton with
+// exact Hessians where they exist) and FindLaplace, the Laplace
+// approximation N(θ̂, H⁻¹) around which the CrankNicolson and GaussianWalk
+// proposals move any proposal-driven kernel, Stan CSV input and output,
+// and resumable, checkpointable runs.
 //
 // # Using it
 //
