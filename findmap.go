@@ -93,11 +93,13 @@ type MAP struct {
 	// Iterations is the number of Newton or L-BFGS iterations (and
 	// projected-ascent steps).
 	Iterations int
-	// Passes is the number of times the search read the whole data set.
-	// A Newton iteration on a GLM reads it once for the energy, gradient
-	// and Hessian together (and once more per backtracking step); an
-	// L-BFGS evaluation reads it once for the energy and once for the
-	// gradient.
+	// Passes is the number of times the search read the whole data set:
+	// the cost that matters on tall data. A Newton iteration on a GLM reads
+	// it once for the energy, gradient and Hessian together (once more per
+	// backtracking step, for the energy alone); an L-BFGS evaluation reads
+	// it once for an energy that implements EnergyGradienter (the
+	// ready-made GLMs do) and twice otherwise. A Hessian costs O(d²) per
+	// datum, a gradient O(d): for large d a Newton pass is the slower one.
 	Passes int
 	// Evals, GradEvals and HessEvals count the datum energy, gradient and
 	// Hessian evaluations.
