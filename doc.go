@@ -73,8 +73,9 @@
 //
 // # Dependencies
 //
-// gonum (mat for the Gaussian models and Laplace approximations, optimize
-// for FindMAP's L-BFGS, stat/distuv for AustereMH's t quantiles, dsp/fourier
+// gonum (mat for the Gaussian models, Newton steps, Laplace
+// approximations and the dense metric, optimize for FindMAP's L-BFGS
+// fallback, stat/distuv for AustereMH's t quantiles, dsp/fourier
 // for the autocorrelations behind ESS; plot only in examples) and the
 // standard library. No other module.
 //

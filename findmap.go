@@ -21,7 +21,13 @@ const (
 	// MAPAuto is damped Newton where it applies — an energy with an exact
 	// Hessian (a GLM, GaussianMean, GaussianMixture, any Hessianer) and a
 	// prior with one (PriorHessianer) that is neither Box, Ball nor
-	// Laplace — and L-BFGS elsewhere.
+	// Laplace — and L-BFGS elsewhere. A Newton pass costs O(d²) per datum,
+	// an L-BFGS pass O(d): on well-scaled data with d in the hundreds
+	// L-BFGS can be several times faster (a Student-t regression with
+	// N = 10⁵, d = 100: 22 passes in 0.3 s against 12 passes in 1.5 s),
+	// but on badly scaled or correlated covariates it needs hundreds of
+	// passes or does not converge, while Newton's handful of passes does
+	// not depend on the conditioning; Auto takes the bounded loss.
 	MAPAuto MAPMethod = iota
 	// MAPNewton is damped Newton: the Newton step solves H p = −g with the
 	// exact Hessian (shifted by a multiple of the identity where it is not
@@ -93,11 +99,13 @@ type MAP struct {
 	// Iterations is the number of Newton or L-BFGS iterations (and
 	// projected-ascent steps).
 	Iterations int
-	// Passes is the number of times the search read the whole data set.
-	// A Newton iteration on a GLM reads it once for the energy, gradient
-	// and Hessian together (and once more per backtracking step); an
-	// L-BFGS evaluation reads it once for the energy and once for the
-	// gradient.
+	// Passes is the number of times the search read the whole data set:
+	// the cost that matters on tall data. A Newton iteration on a GLM reads
+	// it once for the energy, gradient and Hessian together (once more per
+	// backtracking step, for the energy alone); an L-BFGS evaluation reads
+	// it once for an energy that implements EnergyGradienter (the
+	// ready-made GLMs do) and twice otherwise. A Hessian costs O(d²) per
+	// datum, a gradient O(d): for large d a Newton pass is the slower one.
 	Passes int
 	// Evals, GradEvals and HessEvals count the datum energy, gradient and
 	// Hessian evaluations.

@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -239,7 +240,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 
 // errOutside is the error of a Newton evaluation outside the prior's
 // support (a user's PriorHessianer with a bounded support).
-var errOutside = fmt.Errorf("θ is outside the prior's support")
+var errOutside = errors.New("θ is outside the prior's support")
 
 // maxAbs returns max_j |v_j|.
 func maxAbs(v []float64) float64 {

@@ -6,7 +6,7 @@
 //
 //   - without the MAP, from θ = 0 after a burn-in of the same budget:
 //     MH, TFMH, FlyMC and TunaMH;
-//   - with the MAP (found by exactmh.FindMAP, L-BFGS), started there with no
+//   - with the MAP (found by exactmh.FindMAP, Newton), started there with no
 //     burn-in: MH-MAP, SMH-1 and SMH-2 (control variates at the MAP),
 //     FlyMC-MAP (bounds tight at the MAP) and TunaMH-MAP;
 //
