@@ -33,8 +33,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"math/rand/v2"
@@ -62,7 +64,14 @@ func main() {
 	kernels := flag.String("kernels", "", "comma-separated kernel names to run (empty: all)")
 	scaling := flag.Bool("scaling", true, "measure the best d = 10 kernel for N = 10⁴ … 10⁷")
 	maxN := flag.Int("maxn", 10000000, "largest N of the scaling study")
+	plotFrom := flag.String("plot", "", "only draw the figures (into -out) from this file of -json rows")
 	flag.Parse()
+	if *plotFrom != "" {
+		if err := replot(*plotFrom, cf.Out); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if cf.Quick {
 		*budget, *n, *maxN = time.Second, 5000, 100000
 	}
@@ -469,8 +478,8 @@ func figures(dir string, rows []map[string]any) error {
 		}
 		name := r["posterior"].(string)
 		if name == "rlr_d10_scaling" {
-			scaleX = append(scaleX, float64(r["n"].(int)))
-			scaleY = append(scaleY, r["evals_per_ess"].(float64))
+			scaleX = append(scaleX, number(r["n"]))
+			scaleY = append(scaleY, number(r["evals_per_ess"]))
 			continue
 		}
 		k := r["kernel"].(string)
@@ -500,6 +509,42 @@ func figures(dir string, rows []map[string]any) error {
 			[]figure.Series{{Name: "evals/ESS", X: scaleX, Y: scaleY}})
 	}
 	return nil
+}
+
+// replot draws the figures from a file of -json rows.
+func replot(path, dir string) error {
+	if dir == "" {
+		return fmt.Errorf("-plot needs -out")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var rows []map[string]any
+	dec := json.NewDecoder(f)
+	for {
+		var r map[string]any
+		if err := dec.Decode(&r); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		rows = append(rows, r)
+	}
+	return figures(dir, rows)
+}
+
+// number reads a row's numeric field, an int when the row was made here
+// and a float64 when it was read back from JSON.
+func number(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return math.NaN()
 }
 
 func set(s string) map[string]bool {
