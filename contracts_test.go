@@ -7,6 +7,7 @@ package exactmh_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -83,3 +84,18 @@ type energiesOnly struct{ e exactmh.Energy }
 func (e energiesOnly) Len() int                                 { return e.e.Len() }
 func (e energiesOnly) Dim() int                                 { return e.e.Dim() }
 func (e energiesOnly) Energies(dst, theta []float64, idx []int) { e.e.Energies(dst, theta, idx) }
+
+// Settings whose transitions per chain overflow int are refused before any
+// work, instead of a run that "completes" with no draws.
+func TestSettingsOverflow(t *testing.T) {
+	p := logisticPosterior()
+	for _, set := range []exactmh.Settings{
+		{Chains: 1, Draws: 1 << 62, Thin: 4},
+		{Chains: 1, Draws: math.MaxInt - 10, Warmup: 100},
+	} {
+		res, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, &set)
+		if err == nil || !strings.Contains(err.Error(), "overflows int") {
+			t.Errorf("Draws %d, Thin %d, Warmup %d: result %v, error %v; want an overflow error", set.Draws, set.Thin, set.Warmup, res, err)
+		}
+	}
+}

@@ -154,6 +154,11 @@ func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 	if r.Thin == 0 {
 		r.Thin = 1
 	}
+	// Warmup + Draws·Thin transitions per chain must fit in an int: an
+	// overflow would make the run end at once, "completed" with no draws.
+	if r.Draws > (math.MaxInt-r.Warmup)/r.Thin {
+		return r, fmt.Errorf("exactmh: Settings: Warmup + Draws·Thin = %d + %d·%d transitions per chain overflows int", r.Warmup, r.Draws, r.Thin)
+	}
 	if r.TargetAccept == 0 {
 		r.TargetAccept = DefaultTargetAccept(k)
 	}
