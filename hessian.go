@@ -111,13 +111,8 @@ func (t *Target) hessianer() Hessianer {
 // h. It costs N Hessian evaluations.
 func (t *Target) addFullHessian(hs Hessianer, h, theta []float64) error {
 	for lo := 0; lo < t.n; lo += chunk {
-		m := min(chunk, t.n-lo)
-		idx, w := t.idxBuf[:m], t.wBuf[:m]
-		for k := range idx {
-			idx[k] = lo + k
-			w[k] = t.beta
-		}
-		t.hessEvals += int64(m)
+		idx, w := t.block(lo)
+		t.hessEvals += int64(len(idx))
 		hs.AddHessian(h, theta, idx, w)
 	}
 	return finiteHessian(h, t.d, theta)

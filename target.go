@@ -147,12 +147,9 @@ func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 func (t *Target) TotalEnergy(theta []float64) (float64, error) {
 	var sum float64
 	for lo := 0; lo < t.n; lo += chunk {
-		m := min(chunk, t.n-lo)
-		idx, val := t.idxBuf[:m], t.valBuf[:m]
-		for k := range idx {
-			idx[k] = lo + k
-		}
-		t.evals += int64(m)
+		idx, _ := t.block(lo)
+		val := t.valBuf[:len(idx)]
+		t.evals += int64(len(idx))
 		t.energy.Energies(val, theta, idx)
 		s, err := sumEnergies(val, idx, theta)
 		if err != nil {
@@ -197,14 +194,10 @@ func (t *Target) TotalEnergyAndGradient(grad, theta []float64) (float64, error) 
 	}
 	var sum float64
 	for lo := 0; lo < t.n; lo += chunk {
-		m := min(chunk, t.n-lo)
-		idx, val, w := t.idxBuf[:m], t.valBuf[:m], t.wBuf[:m]
-		for k := range idx {
-			idx[k] = lo + k
-			w[k] = t.beta
-		}
-		t.evals += int64(m)
-		t.gradEvals += int64(m)
+		idx, w := t.block(lo)
+		val := t.valBuf[:len(idx)]
+		t.evals += int64(len(idx))
+		t.gradEvals += int64(len(idx))
 		eg.EnergiesAndGradient(val, grad, theta, idx, w)
 		s, err := sumEnergies(val, idx, theta)
 		if err != nil {
@@ -221,13 +214,8 @@ func (t *Target) addFullGradient(grad, theta []float64) error {
 		return t.errNoGradient()
 	}
 	for lo := 0; lo < t.n; lo += chunk {
-		m := min(chunk, t.n-lo)
-		idx, w := t.idxBuf[:m], t.wBuf[:m]
-		for k := range idx {
-			idx[k] = lo + k
-			w[k] = t.beta
-		}
-		t.gradEvals += int64(m)
+		idx, w := t.block(lo)
+		t.gradEvals += int64(len(idx))
 		t.grad.AddGradient(grad, theta, idx, w)
 	}
 	return finiteGradient(grad, theta)
@@ -321,4 +309,17 @@ func (e *EnergyError) Error() string {
 		return fmt.Sprintf("energy difference of datum %d between θ = %v and θ' = %v is %v", e.Datum, e.Theta, e.ThetaNew, e.Value)
 	}
 	return fmt.Sprintf("energy of datum %d at θ = %v is %v", e.Datum, e.Theta, e.Value)
+}
+
+// block returns, in the target's scratch, the indices lo … lo+m−1 of the
+// chunk of data starting at lo (m = min(chunk, N − lo)) and the weight β
+// for each: one pass over all the data is a loop over blocks.
+func (t *Target) block(lo int) (idx []int, w []float64) {
+	m := min(chunk, t.n-lo)
+	idx, w = t.idxBuf[:m], t.wBuf[:m]
+	for k := range idx {
+		idx[k] = lo + k
+		w[k] = t.beta
+	}
+	return idx, w
 }
