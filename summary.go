@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/exactmh/exactmh/diagnostics"
 )
 
@@ -93,8 +95,8 @@ func (r *Result) Summary(names ...string) *Summary {
 			p.NotAvailable = true
 			p.Mean, p.SD, p.Q5, p.Q50, p.Q95 = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		} else {
-			p.Mean = meanOf(all)
-			p.SD = sampleSD(all)
+			p.Mean = stat.Mean(all, nil)
+			p.SD = stat.StdDev(all, nil) // denominator n − 1, as R's sd
 			p.Q5, p.Q50, p.Q95 = diagnostics.Quantile(all, 0.05), diagnostics.Quantile(all, 0.5), diagnostics.Quantile(all, 0.95)
 		}
 		p.MCSE = diagnostics.MCSEMean(x)
@@ -223,24 +225,6 @@ func pooled(x [][]float64) []float64 {
 		all = append(all, c...)
 	}
 	return all
-}
-
-func meanOf(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-// sampleSD is the standard deviation with denominator n − 1 (R's sd).
-func sampleSD(x []float64) float64 {
-	mu := meanOf(x)
-	s := 0.0
-	for _, v := range x {
-		s += (v - mu) * (v - mu)
-	}
-	return math.Sqrt(s / float64(len(x)-1))
 }
 
 func num(v float64) string {
