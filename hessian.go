@@ -325,6 +325,20 @@ func (t *Target) negLogPosteriorHessian(theta []float64) (h []float64, exact boo
 // and an error for a θ of the wrong length, outside the prior's support,
 // or where an entry is not finite.
 func (p *Posterior) Hessian(theta []float64) (*mat.SymDense, error) {
+	t, err := p.targetAt("Hessian", theta)
+	if err != nil {
+		return nil, err
+	}
+	h, _, _, err := t.negLogPosteriorHessian(theta)
+	if err != nil {
+		return nil, within("exactmh: Hessian", err)
+	}
+	return mat.NewSymDense(t.d, h), nil
+}
+
+// targetAt validates p and returns a Target for evaluations at θ, checking
+// θ's length; who names the caller in errors.
+func (p *Posterior) targetAt(who string, theta []float64) (*Target, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -333,11 +347,7 @@ func (p *Posterior) Hessian(theta []float64) (*mat.SymDense, error) {
 		return nil, err
 	}
 	if len(theta) != t.d {
-		return nil, fmt.Errorf("exactmh: Hessian: len(θ) = %d, want %d", len(theta), t.d)
+		return nil, fmt.Errorf("exactmh: %s: len(θ) = %d, want %d", who, len(theta), t.d)
 	}
-	h, _, _, err := t.negLogPosteriorHessian(theta)
-	if err != nil {
-		return nil, within("exactmh: Hessian", err)
-	}
-	return mat.NewSymDense(t.d, h), nil
+	return t, nil
 }

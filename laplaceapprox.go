@@ -121,15 +121,9 @@ func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 // log density, two reads of the data for an exact Hessian. It fails as
 // FindLaplace does; θ is not checked to be a mode.
 func LaplaceAt(p *Posterior, theta []float64) (*LaplaceApprox, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	t, err := NewTarget(p)
+	t, err := p.targetAt("LaplaceAt", theta)
 	if err != nil {
 		return nil, err
-	}
-	if len(theta) != t.d {
-		return nil, fmt.Errorf("exactmh: LaplaceAt: len(θ) = %d, want %d", len(theta), t.d)
 	}
 	la := &LaplaceApprox{Mean: slices.Clone(theta)}
 	h, exact, passes, err := t.negLogPosteriorHessian(la.Mean)
