@@ -58,6 +58,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/examples/internal/sim"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -385,17 +386,7 @@ func floats(s string) ([]float64, error) {
 
 // problem simulates the data and returns the posterior.
 func problem(n, d int, seed uint64) (*exactmh.Posterior, error) {
-	rng := rand.New(rand.NewPCG(seed, uint64(n*1000+d)))
-	x, y := make([]float64, n*d), make([]float64, n)
-	for i := range n {
-		var s float64
-		for j := range d {
-			v := rng.NormFloat64()
-			x[i*d+j] = v
-			s += v
-		}
-		y[i] = s + rng.NormFloat64()
-	}
+	x, y := sim.RegressionData(rand.New(rand.NewPCG(seed, uint64(n*1000+d))), n, d)
 	e, err := exactmh.NewStudentTRegression(x, y, d, nu)
 	if err != nil {
 		return nil, err

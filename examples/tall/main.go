@@ -54,6 +54,7 @@ import (
 	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/examples/internal/sim"
 )
 
 func main() {
@@ -339,16 +340,7 @@ func newPosterior(name string, n int, seed uint64, quick bool) (*posterior, erro
 		if name == "rlr_d100" {
 			d = 100
 		}
-		x, y := make([]float64, n*d), make([]float64, n)
-		for i := range n {
-			var s float64
-			for j := range d {
-				v := rng.NormFloat64()
-				x[i*d+j] = v
-				s += v
-			}
-			y[i] = s + rng.NormFloat64()
-		}
+		x, y := sim.RegressionData(rng, n, d)
 		t, err := exactmh.NewStudentTRegression(x, y, d, 4)
 		if err != nil {
 			return nil, err
@@ -403,14 +395,7 @@ func tgm(seed uint64, quick bool) (*posterior, error) {
 	if quick {
 		n = 10000
 	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = math.Sqrt2 * rng.NormFloat64()
-		if rng.IntN(2) == 1 {
-			x[i]++
-		}
-	}
+	x := sim.MixtureData(rand.New(rand.NewPCG(seed, 0)), n)
 	e, err := exactmh.NewGaussianMixture(x, sigma2)
 	if err != nil {
 		return nil, err

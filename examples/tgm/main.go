@@ -54,6 +54,7 @@ import (
 	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/examples/internal/sim"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -183,14 +184,7 @@ const paperPoissonBatch = 3969.67
 
 // problem returns the posterior of the experiment and its data.
 func problem(seed uint64) (*exactmh.Posterior, []float64, error) {
-	rng := rand.New(rand.NewPCG(seed, 0))
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = math.Sqrt2 * rng.NormFloat64()
-		if rng.IntN(2) == 1 {
-			x[i]++
-		}
-	}
+	x := sim.MixtureData(rand.New(rand.NewPCG(seed, 0)), n)
 	energy, err := exactmh.NewGaussianMixture(x, sigma2)
 	if err != nil {
 		return nil, nil, err
