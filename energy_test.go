@@ -283,3 +283,45 @@ func TestPriors(t *testing.T) {
 		t.Errorf("gaussian log prior = %v, want %v", got, want)
 	}
 }
+
+// TestDotKernels checks the assembly-backed inner products and updates
+// against plain loops on both sides of shortVec, and softplusSigmoid
+// against softplus and sigmoid bit for bit.
+func TestDotKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, d := range []int{1, 2, 15, 16, 17, 50, 101} {
+		a, b, c, y := make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
+		for j := range a {
+			a[j], b[j], c[j], y[j] = rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+		}
+		var ab, ac, scale float64
+		for j := range a {
+			ab += a[j] * b[j]
+			ac += a[j] * c[j]
+			scale += math.Abs(a[j] * b[j])
+		}
+		tol := 1e-14 * scale
+		if got := dot(a, b); math.Abs(got-ab) > tol {
+			t.Errorf("d=%d: dot = %v, loop %v", d, got, ab)
+		}
+		if g1, g2 := dot2(a, b, c); math.Abs(g1-ab) > tol || math.Abs(g2-ac) > 1e-14*(scale+math.Abs(ac))*10 {
+			t.Errorf("d=%d: dot2 = %v, %v, loops %v, %v", d, g1, g2, ab, ac)
+		}
+		want := append([]float64(nil), y...)
+		for j := range want {
+			want[j] += 0.7 * a[j]
+		}
+		axpy(y, 0.7, a)
+		for j := range y {
+			if math.Abs(y[j]-want[j]) > 1e-15*(1+math.Abs(want[j])) {
+				t.Errorf("d=%d: axpy[%d] = %v, loop %v", d, j, y[j], want[j])
+			}
+		}
+	}
+	for _, z := range []float64{-800, -40, -1, -1e-300, 0, 1e-300, 0.5, 3, 40, 800} {
+		sp, s := softplusSigmoid(z)
+		if sp != softplus(z) || s != sigmoid(z) {
+			t.Errorf("softplusSigmoid(%v) = %v, %v; softplus, sigmoid = %v, %v", z, sp, s, softplus(z), sigmoid(z))
+		}
+	}
+}

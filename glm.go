@@ -177,11 +177,8 @@ func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
-		var z, zn float64
-		for j, v := range e.Row(i) {
-			z += v * theta[j]
-			zn += v * thetaNew[j]
-		}
+		row := e.Row(i)
+		z, zn := dot2(row, theta, thetaNew)
 		dst[k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)
 	}
 }
@@ -195,9 +192,7 @@ func (e *GLMEnergy) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w
 		dst[k] = e.family.Loss(e.y[i], z)
 		f1, _ := e.family.LossDerivs(e.y[i], z)
 		g := w[k] * f1
-		for j, v := range row {
-			grad[j] += g * v
-		}
+		axpy(grad, g, row)
 	}
 }
 
@@ -207,9 +202,7 @@ func (e *GLMEnergy) AddGradient(grad, theta []float64, idx []int, w []float64) {
 		row := e.Row(i)
 		f1, _ := e.family.LossDerivs(e.y[i], dot(row, theta))
 		g := w[k] * f1
-		for j, v := range row {
-			grad[j] += g * v
-		}
+		axpy(grad, g, row)
 	}
 }
 
@@ -452,11 +445,8 @@ type glmDiffer struct{ g GLM }
 
 func (a glmDiffer) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
-		var z, zn float64
-		for j, v := range a.g.Row(i) {
-			z += v * theta[j]
-			zn += v * thetaNew[j]
-		}
+		row := a.g.Row(i)
+		z, zn := dot2(row, theta, thetaNew)
 		dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
 	}
 }
@@ -469,9 +459,7 @@ func (a glmGradient) AddGradient(grad, theta []float64, idx []int, w []float64) 
 		row := a.g.Row(i)
 		f1, _ := a.g.LossDerivs(i, dot(row, theta))
 		c := w[k] * f1
-		for j, v := range row {
-			grad[j] += c * v
-		}
+		axpy(grad, c, row)
 	}
 }
 

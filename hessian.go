@@ -151,9 +151,7 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 			val[k] = gl.Loss(i, z)
 			f1, f2 := gl.LossDerivs(i, z)
 			c1 := t.beta * f1
-			for j, v := range row[:d] {
-				g[j] += c1 * v
-			}
+			axpy(g, c1, row[:d])
 			rows[r], c[r] = row, t.beta*f2
 			if r++; r == 4 {
 				addRankFour(h, &rows, &c, d)

@@ -57,11 +57,8 @@ func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
-		var z, zn float64
-		for j, v := range e.Row(i) {
-			z += v * theta[j]
-			zn += v * thetaNew[j]
-		}
+		row := e.Row(i)
+		z, zn := dot2(row, theta, thetaNew)
 		dst[k] = softplus(z) - softplus(zn) - e.y[i]*(z-zn)
 	}
 }
@@ -72,11 +69,9 @@ func (e *LogisticRegression) EnergiesAndGradient(dst, grad, theta []float64, idx
 	for k, i := range idx {
 		row := e.Row(i)
 		z := dot(row, theta)
-		dst[k] = softplus(z) - e.y[i]*z
-		g := w[k] * (sigmoid(z) - e.y[i])
-		for j, v := range row {
-			grad[j] += g * v
-		}
+		sp, s := softplusSigmoid(z)
+		dst[k] = sp - e.y[i]*z
+		axpy(grad, w[k]*(s-e.y[i]), row)
 	}
 }
 
@@ -85,9 +80,7 @@ func (e *LogisticRegression) AddGradient(grad, theta []float64, idx []int, w []f
 	for k, i := range idx {
 		row := e.Row(i)
 		g := w[k] * (sigmoid(dot(row, theta)) - e.y[i])
-		for j, v := range row {
-			grad[j] += g * v
-		}
+		axpy(grad, g, row)
 	}
 }
 

@@ -63,11 +63,8 @@ func (e *StudentTRegression) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *StudentTRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
-		var z, zn float64
-		for j, v := range e.Row(i) {
-			z += v * theta[j]
-			zn += v * thetaNew[j]
-		}
+		row := e.Row(i)
+		z, zn := dot2(row, theta, thetaNew)
 		r, rn := e.y[i]-z, e.y[i]-zn
 		// log1p(a) − log1p(b) = log1p((a − b)/(1 + b)) keeps precision for close θ, θ'.
 		a, b := r*r/e.nu, rn*rn/e.nu
@@ -83,9 +80,7 @@ func (e *StudentTRegression) EnergiesAndGradient(dst, grad, theta []float64, idx
 		r := e.y[i] - dot(row, theta)
 		dst[k] = e.u(r)
 		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
-		for j, v := range row {
-			grad[j] += g * v
-		}
+		axpy(grad, g, row)
 	}
 }
 
@@ -95,9 +90,7 @@ func (e *StudentTRegression) AddGradient(grad, theta []float64, idx []int, w []f
 		row := e.Row(i)
 		r := e.y[i] - dot(row, theta)
 		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
-		for j, v := range row {
-			grad[j] += g * v
-		}
+		axpy(grad, g, row)
 	}
 }
 
