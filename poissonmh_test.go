@@ -25,7 +25,7 @@ func TestPoissonMHBatchMean(t *testing.T) {
 	}
 	const scale = 0.05
 	tgt, _ := exactmh.NewTarget(g.Posterior)
-	ch, err := exactmh.PoissonMH{LambdaScale: scale}.Start(tgt, g.Mean)
+	ch, err := exactmh.PoissonMH{LambdaScale: scale, MaxBatch: math.Inf(1)}.Start(tgt, g.Mean) // λ + L > N
 	if err != nil {
 		t.Fatal(err)
 	}
