@@ -1,6 +1,7 @@
 package exactmh
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -15,7 +16,7 @@ type poissonMHScheme struct{ lambda float64 }
 func (poissonMHScheme) Name() string { return "PoissonMH (Aux)" }
 
 func (s poissonMHScheme) Start(t *Target, _ []float64) (AuxChain[struct{}, *poissonCounts], error) {
-	counts, err := newPoissonCounts("PoissonMH (Aux)", t, nil, s.lambda, 0, nil, nil)
+	counts, err := newPoissonCounts("PoissonMH (Aux)", t, nil, s.lambda, 0, math.Inf(1), nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func TestAuxPoissonMHMatchesDirect(t *testing.T) {
 		}
 		return out
 	}
-	direct := run(PoissonMH{Scale: 0.5, Lambda: 3})
+	direct := run(PoissonMH{Scale: 0.5, Lambda: 3, MaxBatch: math.Inf(1)}) // λ + L > N: never fall back
 	framework := run(Aux[struct{}, *poissonCounts]{Scheme: poissonMHScheme{lambda: 3}, Scale: 0.5})
 	if !slices.Equal(direct, framework) {
 		t.Fatal("PoissonMH through Aux differs from the direct implementation")

@@ -66,7 +66,8 @@ type Tunable interface {
 }
 
 // MetricAdapter is implemented by chains whose moves are preconditioned by
-// an inverse mass matrix (MALA, HMC, NUTS). Unless Settings.NoAdapt or
+// an inverse mass matrix (MALA, HMC, NUTS, Poisson-Barker, Poisson-MALA,
+// TunaMH-SGLD). Unless Settings.NoAdapt or
 // Settings.Metric is MetricUnit, the driver estimates M⁻¹ from the warmup
 // draws in Stan's expanding windows and calls SetMetric at the end of each
 // window (see Sample); the chain uses the new metric from its next
@@ -221,6 +222,8 @@ var (
 	_             ParamReporter = (*nutsChain)(nil)
 	_, _, _       WarmupAware   = (*mhbtChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
 	_, _, _       MetricAdapter = (*malaChain)(nil), (*hmcChain)(nil), (*nutsChain)(nil)
+	_, _          MetricAdapter = (*metricAux[*poissonCounts, *poissonCounts])(nil), (*metricAux[[]int, *tunaOmega2])(nil)
+	_, _          driverChain   = (*metricAux[*poissonCounts, *poissonCounts])(nil), (*metricAux[[]int, *tunaOmega2])(nil)
 	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
 
 	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)

@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -241,4 +242,51 @@ func NUTSNoSubtreeCheck(k NUTS) NUTS {
 func NUTSSampleInvalid(k NUTS) NUTS {
 	k.discard = func(bool) bool { return false }
 	return k
+}
+
+// PoissonBarkerIdentityRatio returns a Poisson-Barker that proposes with
+// its metric but computes the proposal ratio as if the metric were the
+// identity (Δθ_j g_j in place of the whitened Δζ_j(Lᵀg)_j). For a diagonal
+// metric the two coincide (Δζ_j(Lᵀg)_j = Δθ_j g_j): the mutant is wrong
+// only for a dense one.
+func PoissonBarkerIdentityRatio(k PoissonBarker) PoissonBarker {
+	k.proposalRatio = identityRatio
+	return k
+}
+
+// PoissonMALAIdentityRatio returns a Poisson-MALA that proposes with its
+// metric but computes the proposal ratio with the identity's norm and
+// drift.
+func PoissonMALAIdentityRatio(k PoissonMALA) PoissonMALA {
+	k.proposalRatio = identityRatio
+	return k
+}
+
+func identityRatio(c *poissonGradChain, theta, next, gRev []float64, scale float64) float64 {
+	return c.proposalRatioWith(Metric{}, theta, next, gRev, scale)
+}
+
+// TunaMHSGLDIdentityRatio returns a TunaMH-SGLD that proposes with its
+// metric but computes the Gaussian proposal ratio in the identity's norm.
+func TunaMHSGLDIdentityRatio(k TunaMHSGLD) TunaMHSGLD {
+	k.proposalRatio = func(c *tunaSGLDChain, theta, next []float64, eps float64) float64 {
+		return c.proposalRatioWith(Metric{}, theta, next, eps)
+	}
+	return k
+}
+
+// PoissonBuffers reports, for a PoissonMH, Poisson-Barker or Poisson-MALA
+// chain, whether it falls back to full-batch steps and the capacity of its
+// buffers of kept draws (the largest of the three).
+func PoissonBuffers(ch Chain) (fallback bool, capacity int) {
+	var p *poissonCounts
+	switch c := ch.(type) {
+	case *auxChain[struct{}, *poissonCounts]:
+		p = c.scheme.(*poissonChain).counts
+	case *metricAux[*poissonCounts, *poissonCounts]:
+		p = c.scheme.(*poissonGradChain).counts
+	default:
+		panic(fmt.Sprintf("PoissonBuffers: %T is not a Poisson chain", ch))
+	}
+	return p.fallback, max(cap(p.kept), cap(p.phiOld), cap(p.phiNew))
 }

@@ -14,7 +14,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Metric is the Euclidean metric of the gradient kernels (MALA, HMC, NUTS):
+// Metric is the Euclidean metric of the gradient kernels (MALA, HMC, NUTS,
+// Poisson-Barker, Poisson-MALA, TunaMH-SGLD):
 // the inverse mass matrix M⁻¹, which preconditions their moves. Hamiltonian
 // kernels draw the momentum p ~ N(0, M), whose kinetic energy is ½pᵀM⁻¹p
 // and whose velocity is M⁻¹p (Neal 2011, "MCMC using Hamiltonian dynamics",
@@ -335,3 +336,72 @@ const (
 	// kernel's Metric, the identity (unit_e) unless set.
 	MetricUnit = "unit"
 )
+
+// The factor L of M⁻¹ = LLᵀ (√M⁻¹ᵢᵢ for a diagonal metric, the identity
+// for the unit one) whitens coordinates: z = L⁻¹θ has covariance I where θ
+// has M⁻¹. The coordinate-wise Barker proposal is preconditioned in z
+// (Poisson-Barker). dst and v must not overlap for mulChol and mulCholT
+// with a dense metric; solveChol may work in place.
+
+// mulChol sets dst = Lv.
+func (m Metric) mulChol(dst, v []float64) {
+	switch m.kind {
+	case unitMetric:
+		copy(dst, v)
+	case diagMetric:
+		for j, x := range v {
+			dst[j] = m.sd[j] * x
+		}
+	case denseMetric:
+		d := m.d
+		for i := range d {
+			var s float64
+			for k := 0; k <= i; k++ {
+				s += m.chol[i*d+k] * v[k]
+			}
+			dst[i] = s
+		}
+	}
+}
+
+// mulCholT sets dst = Lᵀv.
+func (m Metric) mulCholT(dst, v []float64) {
+	switch m.kind {
+	case unitMetric:
+		copy(dst, v)
+	case diagMetric:
+		for j, x := range v {
+			dst[j] = m.sd[j] * x
+		}
+	case denseMetric:
+		d := m.d
+		for i := range d {
+			var s float64
+			for k := i; k < d; k++ {
+				s += m.chol[k*d+i] * v[k]
+			}
+			dst[i] = s
+		}
+	}
+}
+
+// solveChol sets dst = L⁻¹v (forward substitution for a dense metric).
+func (m Metric) solveChol(dst, v []float64) {
+	switch m.kind {
+	case unitMetric:
+		copy(dst, v)
+	case diagMetric:
+		for j, x := range v {
+			dst[j] = x / m.sd[j]
+		}
+	case denseMetric:
+		d := m.d
+		for i := range d {
+			s := v[i]
+			for k := range i {
+				s -= m.chol[i*d+k] * dst[k]
+			}
+			dst[i] = s / m.chol[i*d+i]
+		}
+	}
+}

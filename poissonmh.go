@@ -30,7 +30,10 @@ import (
 // A step costs about λ + L evaluations at θ plus one per kept draw at θ′.
 // The spectral-gap ratio to MH is at least e^{−1/e}·exp(−L²/max(λ+L, 2λ))
 // (auxiliary-variable paper, Prop. 5), so λ must grow like L²: the
-// convention here is λ = LambdaScale·L².
+// convention here is λ = LambdaScale·L². On an untempered posterior L
+// grows with N and λ + L soon exceeds N (a logistic regression with
+// N = 10⁵ on a ball of radius 5 has λ + L ≈ 10¹⁰): the kernel cannot pay
+// off there, and MaxBatch makes it a full-batch MH chain instead.
 type PoissonMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -45,6 +48,16 @@ type PoissonMH struct {
 	// Range is the energy range, in units of the tempered energy βU_i as
 	// Posterior.EnergyRange returns it (nil: the posterior's).
 	Range *EnergyRange
+	// MaxBatch is the expected batch λ + L above which every step is a
+	// full-batch MH step instead (Info.Fallback, Batch N), as TunaMH's
+	// MaxBatch. Zero means N; +Inf never falls back. λ + L does not depend
+	// on θ, so the choice is made once, at Start, from the expected batch
+	// alone — never from a drawn B — and the chain is exact either way.
+	// Start refuses an expected batch above maxBatchOverN·N that MaxBatch
+	// lets through: each step would read the data over a hundred times,
+	// for a spectral gap no larger than MH's (Prop. 5), and a step cannot
+	// be interrupted.
+	MaxBatch float64
 
 	// Test hooks (export_test.go), nil in every real kernel: the thinning
 	// probability (nil: poissonKeep) and the weights the data are drawn
@@ -73,7 +86,7 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale, k.keep, k.weights)
+	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale, k.MaxBatch, k.keep, k.weights)
 	if err != nil {
 		return nil, err
 	}
@@ -99,23 +112,32 @@ func (c *poissonChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}
 	return c.prop.Propose(rng, next, theta, scale), nil
 }
 
-// DrawOmega2 draws the Poisson counts s at θ (Algorithm 3, step 2).
+// DrawOmega2 draws the Poisson counts s at θ (Algorithm 3, step 2); a
+// falling-back chain draws nothing.
 func (c *poissonChain) DrawOmega2(rng *rand.Rand, theta, _ []float64, _ struct{}) (*poissonCounts, error) {
+	if c.counts.fallback {
+		return c.counts, nil
+	}
 	return c.counts, c.counts.draw(rng, theta)
 }
 
-// LogRatio evaluates the counts at θ′: the ratio of step 3.
-func (c *poissonChain) LogRatio(_, next []float64, _ struct{}, counts *poissonCounts, _ float64) (float64, error) {
+// LogRatio evaluates the counts at θ′: the ratio of step 3. A
+// falling-back chain returns the exact Σ_i β(U_i(θ) − U_i(θ′)) instead.
+func (c *poissonChain) LogRatio(theta, next []float64, _ struct{}, counts *poissonCounts, _ float64) (float64, error) {
+	if counts.fallback {
+		return counts.fullDiff(theta, next)
+	}
 	if err := counts.evalAt(next); err != nil {
 		return 0, err
 	}
 	return counts.logRatio(), nil
 }
 
-// Report gives the Poisson count B and the distinct data drawn; nothing
-// when θ′ left the support (the counts were not drawn).
+// Report gives the Poisson count B and the distinct data drawn (N and
+// Fallback for a full-batch step); nothing when θ′ left the support (the
+// counts were not drawn).
 func (c *poissonChain) Report(info Info) Info {
-	info.Batch, info.Distinct = c.counts.batch, c.counts.seen.count
+	info.Batch, info.Distinct, info.Fallback = c.counts.batch, c.counts.seen.count, c.counts.batch > 0 && c.counts.fallback
 	c.counts.batch, c.counts.seen.count = 0, 0
 	return info
 }
@@ -131,8 +153,9 @@ type poissonCounts struct {
 	table     *alias.Table
 	lambda    float64
 	sumM      float64 // L = ΣM_i
+	fallback  bool    // λ + L > MaxBatch: every step is full-batch
 
-	batch          int       // B, the Poisson count of the last draw
+	batch          int       // B, the Poisson count of the last draw (N in a fallback)
 	kept           []int     // the counts s as the multiset of kept draws
 	phiOld, phiNew []float64 // φ_i(θ) and φ_i(θ′) for each kept draw
 	idx            [batchChunk]int
@@ -142,10 +165,24 @@ type poissonCounts struct {
 	keep           func(a, phi, width float64) float64 // poissonKeep but in tests
 }
 
-// newPoissonCounts builds the alias table ∝ M_i and chooses λ. keep and
-// weights are PoissonMH's test hooks (nil: poissonKeep and M_i).
-func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale float64,
+// maxBatchOverN bounds the expected batch λ + L of a Poisson kernel that
+// does not fall back, in units of N: beyond it Start returns an error.
+const maxBatchOverN = 100
+
+// poissonInitialRoom caps the room Start reserves for the kept draws; the
+// buffers grow, amortised, with the batches actually drawn and keep their
+// size, so that steady-state steps allocate nothing.
+const poissonInitialRoom = 1 << 12
+
+// newPoissonCounts builds the alias table ∝ M_i, chooses λ and decides,
+// from λ + L and maxBatch alone, whether every step falls back to the full
+// batch. keep and weights are PoissonMH's test hooks (nil: poissonKeep and
+// M_i).
+func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale, maxBatch float64,
 	keep func(a, phi, width float64) float64, weights func([]float64) []float64) (*poissonCounts, error) {
+	if maxBatch < 0 || math.IsNaN(maxBatch) {
+		return nil, fmt.Errorf("%s: MaxBatch = %v, want ≥ 0 (0: N, +Inf: never fall back)", who, maxBatch)
+	}
 	var err error
 	if r == nil {
 		if r, err = posteriorOf(t).EnergyRange(); err != nil {
@@ -183,15 +220,32 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 	if !(lambda > 0) {
 		return nil, fmt.Errorf("%s: λ = %v, want > 0", who, lambda)
 	}
+	expect, n := lambda+sumM, float64(t.N())
+	if maxBatch == 0 {
+		maxBatch = n
+	}
+	p := &poissonCounts{who: who, t: t, lo: r.Lo, width: r.Width, table: table, lambda: lambda, sumM: sumM,
+		fallback: expect > maxBatch, seen: newDistinct(t.N()), keep: keep}
+	if p.fallback {
+		return p, nil // no Poisson draws: no room for them
+	}
+	if expect > maxBatchOverN*n {
+		return nil, fmt.Errorf("%s: expected batch λ + L = %.4g (λ = %.4g, L = %.4g) is %.3g·N: each step would read the data %.3g times over; lower λ (Lambda, LambdaScale), temper the posterior, or let it fall back to full-batch MH (MaxBatch)",
+			who, expect, lambda, sumM, expect/n, expect/n)
+	}
 	// Kept draws number at most B; room for B up to its mean + 10 sd covers
-	// every step in practice, and growth beyond is kept.
-	expect := lambda + sumM
-	capacity := int(expect + 10*math.Sqrt(expect) + 64)
-	return &poissonCounts{
-		who: who, t: t, lo: r.Lo, width: r.Width, table: table, lambda: lambda, sumM: sumM,
-		kept: make([]int, 0, capacity), phiOld: make([]float64, 0, capacity), phiNew: make([]float64, 0, capacity),
-		seen: newDistinct(t.N()), keep: keep,
-	}, nil
+	// every step of a moderate batch, larger ones grow the buffers (append
+	// doubles them) once, and growth is kept.
+	room := int(min(expect+10*math.Sqrt(expect)+64, poissonInitialRoom))
+	p.kept, p.phiOld, p.phiNew = make([]int, 0, room), make([]float64, 0, room), make([]float64, 0, room)
+	return p, nil
+}
+
+// fullDiff returns the exact log likelihood ratio Σ_i β(U_i(θ) − U_i(θ′))
+// of a fallback step, reading all N data, and records the batch.
+func (p *poissonCounts) fullDiff(theta, next []float64) (float64, error) {
+	p.batch, p.seen.count = p.t.N(), p.t.N()
+	return fullEnergyDiff(p.t, theta, next, &p.idx, &p.u)
 }
 
 // poissonKeep is the thinning probability (λM_i/L + φ_i(θ))/(λM_i/L + M_i)

@@ -13,11 +13,14 @@ import (
 // TunaMHSGLD is TunaMH-SGLD, Algorithm 6 of the auxiliary-variable paper
 // (Case 3 of Aux): a stochastic-gradient Langevin proposal made exact by
 // TunaMH's acceptance test. Each transition draws K data uniformly without
-// replacement (ω1), proposes
+// replacement (ω1), proposes, with the Metric M⁻¹ (Algorithm 6's
+// preconditioned form; M⁻¹ = I in the paper),
 //
-//	θ′ ~ N(θ − (ε²/2)(N/K)·clip(Σ_{i∈ω1}∇βU_i(θ)) + (ε²/2)∇log prior(θ), ε²I),
+//	θ′ ~ N(μ(θ), ε²M⁻¹),  μ(θ) = θ + (ε²/2)M⁻¹(−(N/K)·clip(Σ_{i∈ω1}∇βU_i(θ)) + ∇log prior(θ)),
 //
-// evaluates the reverse density from θ′ with the same ω1, and accepts with
+// evaluates the reverse density N(θ; μ(θ′), ε²M⁻¹) from θ′ with the same
+// ω1 — the log proposal ratio is (‖θ′ − μ(θ)‖²_M − ‖θ − μ(θ′)‖²_M)/(2ε²)
+// in the mass norm ‖r‖²_M = rᵀMr — and accepts with
 // TunaMH's minibatch estimate of the likelihood ratio (ω2, drawn with
 // χ as in TunaMH, with its full-MH fallback). clip(g) = g·min(1, Clip/‖g‖)
 // is a true clip, applied identically in both directions (the reference
@@ -38,11 +41,16 @@ type TunaMHSGLD struct {
 	// Bound and MaxBatch are as in TunaMH.
 	Bound    *DiffBound
 	MaxBatch float64
+	// Metric is M⁻¹ (zero value: the identity), adapted by warmup as for
+	// MALA.
+	Metric Metric
 
-	// Test hook (export_test.go), nil in every real kernel: sets the
+	// Test hooks (export_test.go), nil in every real kernel: sets the
 	// reverse proposal mean μ(θ′) into c.muRev (nil: tunaSGLDChain.mean
-	// at θ′ with the same ω1).
-	reverseMean func(c *tunaSGLDChain, theta, next []float64, w1 []int, eps float64) error
+	// at θ′ with the same ω1), and the log proposal ratio once μ(θ) and
+	// μ(θ′) are set (nil: tunaSGLDChain.logProposalRatio).
+	reverseMean   func(c *tunaSGLDChain, theta, next []float64, w1 []int, eps float64) error
+	proposalRatio func(c *tunaSGLDChain, theta, next []float64, eps float64) float64
 }
 
 // Name returns "TunaMH-SGLD".
@@ -61,7 +69,7 @@ func (TunaMHSGLD) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start checks the configuration and starts the framework chain.
 func (k TunaMHSGLD) Start(t *Target, theta0 []float64) (Chain, error) {
-	return startAux[[]int, *tunaOmega2](tunaSGLDScheme{k}, k.Scale, t, theta0)
+	return startMetricAux[[]int, *tunaOmega2](tunaSGLDScheme{k}, k.Scale, t, theta0)
 }
 
 // tunaSGLDScheme is the AuxScheme behind TunaMHSGLD.
@@ -90,9 +98,13 @@ type tunaSGLDChain struct {
 	mu     []float64 // the forward mean μ(θ)
 	muRev  []float64 // the reverse mean μ(θ′)
 	grad   []float64
+	drift  []float64 // M⁻¹ times a gradient
+	r1, r2 []float64 // the noise, then the residuals θ′ − μ(θ), θ − μ(θ′)
 	kFloat float64
+	metric Metric
 
-	reverseMean func(c *tunaSGLDChain, theta, next []float64, w1 []int, eps float64) error
+	reverseMean   func(c *tunaSGLDChain, theta, next []float64, w1 []int, eps float64) error
+	proposalRatio func(c *tunaSGLDChain, theta, next []float64, eps float64) float64
 }
 
 // startScheme is the AuxScheme view of TunaMHSGLD.
@@ -112,6 +124,9 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 	if err := t.requireGradient(); err != nil {
 		return nil, fmt.Errorf("TunaMH-SGLD %w", err)
 	}
+	if err := k.Metric.check(t.Dim()); err != nil {
+		return nil, fmt.Errorf("TunaMH-SGLD: %w", err)
+	}
 	b, err := diffBound("TunaMH-SGLD", t, k.Bound)
 	if err != nil {
 		return nil, err
@@ -126,7 +141,8 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 	}
 	d := t.Dim()
 	c := &tunaSGLDChain{k: k, t: t, batch: batch, perm: make([]int, t.N()), kGrad: kg, kFloat: float64(kg),
-		mu: make([]float64, d), muRev: make([]float64, d), grad: make([]float64, d)}
+		mu: make([]float64, d), muRev: make([]float64, d), grad: make([]float64, d), drift: make([]float64, d),
+		r1: make([]float64, d), r2: make([]float64, d), metric: k.Metric}
 	for i := range c.perm {
 		c.perm[i] = i
 	}
@@ -135,7 +151,22 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 			return c.mean(c.muRev, next, w1, eps)
 		}
 	}
+	if c.proposalRatio = k.proposalRatio; c.proposalRatio == nil {
+		c.proposalRatio = (*tunaSGLDChain).logProposalRatio
+	}
 	return c, nil
+}
+
+// Metric returns the chain's inverse mass matrix.
+func (c *tunaSGLDChain) Metric() Metric { return c.metric }
+
+// SetMetric replaces the inverse mass matrix (warmup's metric adaptation).
+func (c *tunaSGLDChain) SetMetric(m Metric) error {
+	if err := m.check(c.t.Dim()); err != nil {
+		return fmt.Errorf("TunaMH-SGLD: %w", err)
+	}
+	c.metric = m
+	return nil
 }
 
 // Params reports χ, C and K.
@@ -150,7 +181,7 @@ func (c *tunaSGLDChain) DrawOmega1(rng *rand.Rand, _ []float64) ([]int, error) {
 	return c.perm[:c.kGrad], nil
 }
 
-// mean sets mu = θ − (ε²/2)(N/K)clip(Σ_{i∈ω1}∇βU_i(θ)) + (ε²/2)∇log prior(θ).
+// mean sets mu = θ − (ε²/2)(N/K)M⁻¹clip(Σ_{i∈ω1}∇βU_i(θ)) + (ε²/2)M⁻¹∇log prior(θ).
 func (c *tunaSGLDChain) mean(mu, theta []float64, w1 []int, eps float64) error {
 	clear(c.grad)
 	if err := c.t.AddGradient(c.grad, theta, w1, nil); err != nil {
@@ -166,27 +197,30 @@ func (c *tunaSGLDChain) mean(mu, theta []float64, w1 []int, eps float64) error {
 	}
 	h := eps * eps / 2
 	scale := float64(c.t.N()) / c.kFloat
+	c.metric.MulInvMass(c.drift, c.grad)
 	for j := range mu {
-		mu[j] = theta[j] - h*scale*c.grad[j]
+		mu[j] = theta[j] - h*scale*c.drift[j]
 	}
 	clear(c.grad)
 	if err := c.t.AddLogPriorGradient(c.grad, theta); err != nil {
 		return err
 	}
+	c.metric.MulInvMass(c.drift, c.grad)
 	for j := range mu {
-		mu[j] += h * c.grad[j]
+		mu[j] += h * c.drift[j]
 	}
 	return nil
 }
 
-// Propose draws θ′ ~ N(μ(θ), ε²I). Its ratio needs μ(θ′), so LogRatio
+// Propose draws θ′ ~ N(μ(θ), ε²M⁻¹). Its ratio needs μ(θ′), so LogRatio
 // includes it.
 func (c *tunaSGLDChain) Propose(rng *rand.Rand, next, theta []float64, w1 []int, eps float64) (float64, error) {
 	if err := c.mean(c.mu, theta, w1, eps); err != nil {
 		return 0, err
 	}
+	c.metric.DrawNoise(rng, c.r1)
 	for j := range next {
-		next[j] = c.mu[j] + eps*rng.NormFloat64()
+		next[j] = c.mu[j] + eps*c.r1[j]
 	}
 	return 0, nil
 }
@@ -204,13 +238,23 @@ func (c *tunaSGLDChain) LogRatio(theta, next []float64, w1 []int, w2 *tunaOmega2
 	if err := c.reverseMean(c, theta, next, w1, eps); err != nil {
 		return 0, err
 	}
-	var fwd, rev float64
+	return w2.logR + c.proposalRatio(c, theta, next, eps), nil
+}
+
+// logProposalRatio returns log q(θ′, θ) − log q(θ, θ′) with the chain's
+// metric, μ(θ) and μ(θ′) set.
+func (c *tunaSGLDChain) logProposalRatio(theta, next []float64, eps float64) float64 {
+	return c.proposalRatioWith(c.metric, theta, next, eps)
+}
+
+// proposalRatioWith returns (‖θ′ − μ(θ)‖²_M − ‖θ − μ(θ′)‖²_M)/(2ε²), the
+// log ratio of the Gaussian densities N(θ; μ(θ′), ε²M⁻¹) and
+// N(θ′; μ(θ), ε²M⁻¹) for the metric m.
+func (c *tunaSGLDChain) proposalRatioWith(m Metric, theta, next []float64, eps float64) float64 {
 	for j := range theta {
-		f, r := next[j]-c.mu[j], theta[j]-c.muRev[j]
-		fwd += f * f
-		rev += r * r
+		c.r1[j], c.r2[j] = next[j]-c.mu[j], theta[j]-c.muRev[j]
 	}
-	return w2.logR + (fwd-rev)/(2*eps*eps), nil
+	return (m.MassNorm(c.r1) - m.MassNorm(c.r2)) / (2 * eps * eps)
 }
 
 // Report gives TunaMH's Poisson count, distinct data and fallback.
