@@ -1,0 +1,278 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/exactmh/exactmh"
+)
+
+// normalData is the energy of N(θ, 1) data: U_i(θ) = ½Σ_j(θ_j − y_i)², one
+// datum value y_i for every coordinate. panicAt, if positive, makes the
+// panicAt-th call of Energies (over all chains) panic.
+type normalData struct {
+	y       []float64
+	d       int
+	calls   atomic.Int64
+	panicAt int64
+}
+
+func (e *normalData) Len() int { return len(e.y) }
+func (e *normalData) Dim() int { return e.d }
+func (e *normalData) Energies(dst, theta []float64, idx []int) {
+	if n := e.calls.Add(1); e.panicAt > 0 && n == e.panicAt {
+		panic("normalData: the user's energy panics")
+	}
+	for k, i := range idx {
+		var s float64
+		for _, v := range theta {
+			s += (v - e.y[i]) * (v - e.y[i])
+		}
+		dst[k] = s / 2
+	}
+}
+
+func normalPosterior(n, d int) (*exactmh.Posterior, *normalData) {
+	e := &normalData{y: make([]float64, n), d: d}
+	for i := range e.y {
+		e.y[i] = float64(i%7)/3 - 1
+	}
+	return &exactmh.Posterior{Energy: e}, e
+}
+
+// panickyWalk is a random walk whose Propose panics at its panicAt-th call.
+type panickyWalk struct {
+	calls   *atomic.Int64
+	panicAt int64
+}
+
+func (w panickyWalk) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	if w.calls.Add(1) == w.panicAt {
+		var m map[string]int
+		m["boom"]++ // a nil map write: a runtime error
+	}
+	return exactmh.RandomWalk{}.Propose(rng, dst, theta, scale)
+}
+
+// hookRecorder is a Recorder whose Record is f.
+type hookRecorder struct {
+	f      func(e *exactmh.Event) error
+	init   func() error
+	finish func(*exactmh.Result) error
+}
+
+func (r *hookRecorder) Init(exactmh.RunInfo) error {
+	if r.init != nil {
+		return r.init()
+	}
+	return nil
+}
+func (r *hookRecorder) Record(e *exactmh.Event) error {
+	if r.f != nil {
+		return r.f(e)
+	}
+	return nil
+}
+func (r *hookRecorder) Finish(res *exactmh.Result) error {
+	if r.finish != nil {
+		return r.finish(res)
+	}
+	return nil
+}
+
+// panicStart is a kernel whose Start panics.
+type panicStart struct{ exactmh.MH }
+
+func (panicStart) Start(*exactmh.Target, []float64) (exactmh.Chain, error) {
+	var c exactmh.Chain
+	c.Position() // nil interface call
+	return c, nil
+}
+
+// A panic in user code — the energy, the proposal, a recorder, Kernel.Start
+// — is the run's error, a *PanicError naming the chain, the transition and
+// the call, with the stack; the run is Failed, the draws made before it
+// are kept, and it can be neither resumed nor checkpointed.
+func TestPanicBecomesChainError(t *testing.T) {
+	ctx := context.Background()
+	const warm, draws = 20, 50
+	set := func(rec exactmh.Recorder) *exactmh.Settings {
+		return &exactmh.Settings{Chains: 1, Warmup: warm, Draws: draws, Recorder: rec}
+	}
+	var walkCalls atomic.Int64
+	cases := []struct {
+		name  string
+		run   func() (*exactmh.Result, error)
+		where string
+		trans int
+	}{
+		{"Energy", func() (*exactmh.Result, error) {
+			p, e := normalPosterior(30, 2)
+			e.panicAt = warm + 32 // transition it makes call it+2 (call 1 is Start's)
+			return exactmh.Sample(ctx, p, exactmh.MH{}, set(nil))
+		}, "Step", warm + 30},
+		{"Proposal", func() (*exactmh.Result, error) {
+			p, _ := normalPosterior(30, 2)
+			return exactmh.Sample(ctx, p, exactmh.MH{Proposal: panickyWalk{&walkCalls, warm + 31}}, set(nil))
+		}, "Step", warm + 30},
+		{"Recorder", func() (*exactmh.Result, error) {
+			p, _ := normalPosterior(30, 2)
+			rec := &hookRecorder{f: func(e *exactmh.Event) error {
+				if e.Iteration == warm+30 {
+					panic(errors.New("recorder panics"))
+				}
+				return nil
+			}}
+			return exactmh.Sample(ctx, p, exactmh.MH{}, set(rec))
+		}, "Recorder.Record", warm + 30},
+	}
+	for _, c := range cases {
+		res, err := c.run()
+		var pe *exactmh.PanicError
+		if !errors.As(err, &pe) {
+			t.Fatalf("%s: err = %v, want a *PanicError", c.name, err)
+		}
+		if pe.Chain != 0 || pe.Transition != c.trans || pe.Where != c.where || len(pe.Stack) == 0 {
+			t.Errorf("%s: panic error chain %d, transition %d, in %q, %d bytes of stack; want chain 0, transition %d, in %q",
+				c.name, pe.Chain, pe.Transition, pe.Where, len(pe.Stack), c.trans, c.where)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "chain 0") || !strings.Contains(msg, "transition") || !strings.Contains(msg, "panic") {
+			t.Errorf("%s: message %q does not say which chain and transition panicked", c.name, msg)
+		}
+		if res == nil || res.Status != exactmh.Failed {
+			t.Fatalf("%s: result %v, want Status Failed", c.name, res)
+		}
+		if n := res.Chains[0].Len(); n < 30 || n > 31 {
+			t.Errorf("%s: %d draws kept, want the 30 made before the panic (31 if it was in the recorder)", c.name, n)
+		}
+		if _, err := exactmh.Resume(ctx, res, 0); err == nil {
+			t.Errorf("%s: a run stopped by a panic resumed", c.name)
+		}
+		if err := res.Checkpoint(&bytes.Buffer{}); err == nil {
+			t.Errorf("%s: a run stopped by a panic was checkpointed", c.name)
+		}
+	}
+	var rt interface{ RuntimeError() }
+	if _, err := exactmh.Sample(ctx, func() *exactmh.Posterior { p, _ := normalPosterior(30, 2); return p }(),
+		exactmh.MH{Proposal: panickyWalk{new(atomic.Int64), 5}}, set(nil)); !errors.As(err, &rt) {
+		t.Errorf("a runtime error in the proposal: err = %v, want it to unwrap to the runtime.Error", err)
+	}
+
+	// Outside the transitions: Start, Init and Finish.
+	p, _ := normalPosterior(30, 2)
+	res, err := exactmh.Sample(ctx, p, panicStart{}, set(nil))
+	var pe *exactmh.PanicError
+	if res != nil || !errors.As(err, &pe) || pe.Where != "Kernel.Start" || pe.Chain != 0 {
+		t.Errorf("Start panics: res %v, err %v; want no result and a *PanicError in Kernel.Start of chain 0", res, err)
+	}
+	res, err = exactmh.Sample(ctx, p, exactmh.MH{}, set(&hookRecorder{init: func() error { panic("init") }}))
+	if res != nil || !errors.As(err, &pe) || pe.Where != "Recorder.Init" {
+		t.Errorf("Init panics: res %v, err %v; want no result and a *PanicError in Recorder.Init", res, err)
+	}
+	res, err = exactmh.Sample(ctx, p, exactmh.MH{}, set(&hookRecorder{finish: func(*exactmh.Result) error { panic("finish") }}))
+	if res == nil || res.Status != exactmh.Failed || !errors.As(err, &pe) || res.Chains[0].Len() != draws {
+		t.Errorf("Finish panics: res %v, err %v; want a failed run with its %d draws and a *PanicError", res, err, draws)
+	}
+}
+
+// A recorder that cannot write (a full disk) stops the run as Failed,
+// with a *RecorderError, but the chains are intact: the run can be
+// checkpointed and resumed, and ends as an uninterrupted run would. With a
+// large FlushEvery the error only appears at Finish: Status is then Failed
+// too, never Completed with an error.
+func TestRecorderErrorKeepsRunResumable(t *testing.T) {
+	ctx := context.Background()
+	p, _ := normalPosterior(30, 2)
+	const draws = 60
+	ref, err := exactmh.Sample(ctx, p, exactmh.MH{}, &exactmh.Settings{Chains: 2, Warmup: 20, Draws: draws})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	full := errors.New("no space left on device")
+	var failing atomic.Bool
+	failing.Store(true)
+	rec := &hookRecorder{f: func(e *exactmh.Event) error {
+		if e.Draw == 25 && failing.Load() {
+			return full
+		}
+		return nil
+	}}
+	res, err := exactmh.Sample(ctx, p, exactmh.MH{}, &exactmh.Settings{Chains: 2, Warmup: 20, Draws: draws, Recorder: rec})
+	var re *exactmh.RecorderError
+	if !errors.As(err, &re) || !errors.Is(err, full) || re.Op != "Record" || res.Status != exactmh.Failed {
+		t.Fatalf("recorder fails: status %v, err %v; want Failed and a *RecorderError wrapping the write error", res.Status, err)
+	}
+	var file bytes.Buffer
+	if err := res.Checkpoint(&file); err != nil {
+		t.Fatalf("a run failed by its recorder cannot be checkpointed: %v", err)
+	}
+	loaded, err := exactmh.LoadCheckpoint(&file, p, exactmh.MH{}, nil)
+	if err != nil {
+		t.Fatalf("its checkpoint does not load: %v", err)
+	}
+	failing.Store(false) // the disk has room again
+	if res, err = exactmh.Resume(ctx, res, 0); err != nil || res.Status != exactmh.Completed {
+		t.Fatalf("Resume after the recorder recovered: status %v, err %v", res.Status, err)
+	}
+	sameDraws(t, "resumed after a recorder error", ref, res)
+	if loaded, err = exactmh.Resume(ctx, loaded, 0); err != nil {
+		t.Fatal(err)
+	}
+	sameDraws(t, "loaded and resumed after a recorder error", ref, loaded)
+
+	// An error only at Finish (buffered output flushed at the end).
+	flushErr := errors.New("flush: disk full")
+	rec = &hookRecorder{finish: func(*exactmh.Result) error { return flushErr }}
+	res, err = exactmh.Sample(ctx, p, exactmh.MH{}, &exactmh.Settings{Chains: 2, Warmup: 20, Draws: draws, Recorder: rec})
+	if !errors.Is(err, flushErr) || !errors.As(err, &re) || re.Op != "Finish" || res.Status != exactmh.Failed {
+		t.Fatalf("Finish fails: status %v, err %v; want Failed with a *RecorderError of Finish", res.Status, err)
+	}
+	if err := res.Checkpoint(&bytes.Buffer{}); err != nil {
+		t.Errorf("a run whose recorder's Finish failed cannot be checkpointed: %v", err)
+	}
+	rec.finish = nil
+	if res, err = exactmh.Resume(ctx, res, 0); err != nil || res.Status != exactmh.Completed {
+		t.Errorf("Resume(0) after Finish recovered: status %v, err %v; want Completed", res.Status, err)
+	}
+	sameDraws(t, "finished again", ref, res)
+}
+
+// Resume of a fixed-duration run whose duration every chain has used up
+// cannot make more draws: an error, not a silent no-op. Raising
+// Settings.Duration extends it.
+func TestResumeFixedDuration(t *testing.T) {
+	ctx := context.Background()
+	p, _ := normalPosterior(30, 1)
+	res, err := exactmh.Sample(ctx, p, exactmh.MH{}, &exactmh.Settings{Chains: 2, Warmup: 20, Duration: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := res.Chains[0].Len()
+	if _, err := exactmh.Resume(ctx, res, 100); err == nil || !strings.Contains(err.Error(), "Duration") {
+		t.Fatalf("Resume(100) of a run that used up its Duration: err = %v, want an error about Duration", err)
+	}
+	if res.Chains[0].Len() != before {
+		t.Fatalf("a refused Resume changed the draws")
+	}
+	res.Settings.Duration *= 2
+	if res, err = exactmh.Resume(ctx, res, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Chains {
+		if c.Len() <= before/2 || c.Sampling.Time < 40*time.Millisecond {
+			t.Errorf("chain %d after raising Duration: %d draws (had ~%d), sampled %v", c.Chain, c.Len(), before, c.Sampling.Time)
+		}
+	}
+}
