@@ -276,3 +276,66 @@ func TestResumeFixedDuration(t *testing.T) {
 		}
 	}
 }
+
+// The summary of a run cancelled before some chains sampled is of the
+// chains that have draws, and says which have none; a nil Result's
+// summary says it is empty.
+func TestSummaryLeavesOutEmptyChains(t *testing.T) {
+	p, _ := normalPosterior(30, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// One worker: chain 0 runs first and is cancelled mid-sampling; chains
+	// 1 and 2 never start.
+	res, _ := exactmh.Sample(ctx, p, exactmh.MH{}, &exactmh.Settings{Chains: 3, Workers: 1, Warmup: 20, Draws: 500,
+		Recorder: &cancelAt{n: 420, cancel: cancel}})
+	if res.Status != exactmh.Canceled || res.Chains[0].Len() != 400 || res.Chains[1].Len() != 0 {
+		t.Fatalf("status %v, draws %d, %d", res.Status, res.Chains[0].Len(), res.Chains[1].Len())
+	}
+	s := res.Summary()
+	if s.Chains != 1 || s.Draws != 400 || len(s.NoDraws) != 2 || s.NoDraws[0] != 1 || s.NoDraws[1] != 2 {
+		t.Errorf("summary of %d chains × %d draws, chains without draws %v; want 1 × 400, [1 2]", s.Chains, s.Draws, s.NoDraws)
+	}
+	for _, q := range s.Params {
+		if q.NotAvailable || q.Mean != q.Mean || q.ESSBulk != q.ESSBulk {
+			t.Errorf("%s: mean %v, ESS %v, not available %v: the chain with draws is not summarised", q.Name, q.Mean, q.ESSBulk, q.NotAvailable)
+		}
+	}
+	text := s.String()
+	if !strings.Contains(text, "chains 1, 2 have no draws") || strings.Contains(text, "constant or non-finite") {
+		t.Errorf("the summary does not say which chains have no draws, or calls the draws constant:\n%s", text)
+	}
+	var nilRes *exactmh.Result
+	if s := nilRes.Summary(); len(s.Warnings) == 0 || !strings.Contains(s.String(), "nil Result") {
+		t.Errorf("nil Result's summary: %q", s.String())
+	}
+}
+
+// Result.Samples and Result.Draw panic with a message naming the index
+// and the range (Samples(Dim) used to read the next draw's first value).
+func TestResultIndexPanics(t *testing.T) {
+	p, _ := normalPosterior(30, 2)
+	res, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, &exactmh.Settings{Chains: 2, Warmup: 10, Draws: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"Samples(-1)", func() { res.Samples(-1) }, "Samples(-1): parameter index out of range [0, 2)"},
+		{"Samples(2)", func() { res.Samples(2) }, "Samples(2): parameter index out of range [0, 2)"},
+		{"Draw(2, 0)", func() { res.Draw(2, 0) }, "Draw(2, 0): out of range (2 chains"},
+		{"Draw(0, 5)", func() { res.Draw(0, 5) }, "Draw(0, 5): out of range (2 chains; the chain has 5 draws)"},
+	} {
+		func() {
+			defer func() {
+				v := recover()
+				if msg, _ := v.(string); !strings.Contains(msg, c.want) {
+					t.Errorf("%s: panic %v, want a message with %q", c.name, v, c.want)
+				}
+			}()
+			c.f()
+		}()
+	}
+}

@@ -320,15 +320,28 @@ type Result struct {
 	broken  bool           // a chain failed in a way that leaves its state unknown: no Resume, no Checkpoint
 }
 
-// Draw returns draw k of chain c (not a copy).
+// Draw returns draw k of chain c (not a copy). Like indexing a slice, it
+// panics, with a message saying so, if c is not in [0, len(Chains)) or k
+// not in [0, Chains[c].Len()).
 func (r *Result) Draw(c, k int) []float64 {
+	if c < 0 || c >= len(r.Chains) || k < 0 || k >= r.Chains[c].Len() {
+		n := -1
+		if c >= 0 && c < len(r.Chains) {
+			n = r.Chains[c].Len()
+		}
+		panic(fmt.Sprintf("exactmh: Result.Draw(%d, %d): out of range (%d chains; the chain has %d draws)", c, k, len(r.Chains), n))
+	}
 	return r.Chains[c].Draws[k*r.Dim : (k+1)*r.Dim]
 }
 
 // Samples returns parameter j as x[chain][iteration], the layout of the
 // diagnostics (ESSBulk, RHat, …). Chains keep their own lengths, which differ
-// only after a cancellation or failure.
+// only after a cancellation or failure. Like Draw, and like indexing a
+// slice, it panics, with a message saying so, if j is not in [0, Dim).
 func (r *Result) Samples(j int) [][]float64 {
+	if j < 0 || j >= r.Dim {
+		panic(fmt.Sprintf("exactmh: Result.Samples(%d): parameter index out of range [0, %d)", j, r.Dim))
+	}
 	x := make([][]float64, len(r.Chains))
 	for c, ch := range r.Chains {
 		x[c] = make([]float64, ch.Len())
