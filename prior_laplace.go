@@ -38,8 +38,8 @@ func NewLaplace(mean, scale []float64) (*Laplace, error) {
 
 // NewIsoLaplace returns the prior θ_j ~ Laplace(0, scale) for j < d.
 func NewIsoLaplace(d int, scale float64) (*Laplace, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("exactmh: NewIsoLaplace: dimension %d, want > 0", d)
+	if err := checkDim("NewIsoLaplace", d); err != nil {
+		return nil, err
 	}
 	s := make([]float64, d)
 	for j := range s {
