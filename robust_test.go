@@ -339,3 +339,166 @@ func TestResultIndexPanics(t *testing.T) {
 		}()
 	}
 }
+
+// Target's batch methods check their arguments once per call and return
+// errors, not panics, for a bad index, a short dst or θ of the wrong
+// length; the checks allocate nothing when the arguments are good.
+func TestTargetChecksArguments(t *testing.T) {
+	p, _ := normalPosterior(10, 2)
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, dst := []float64{0.1, 0.2}, make([]float64, 3)
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Energies index", tgt.Energies(dst, th, []int{0, 10}), "idx[1] = 10, want a datum index in [0, N = 10)"},
+		{"Energies negative index", tgt.Energies(dst, th, []int{-1}), "idx[0] = -1"},
+		{"Energies short dst", tgt.Energies(dst[:1], th, []int{0, 1}), "len(dst) = 1 < len(idx) = 2"},
+		{"Energies θ", tgt.Energies(dst, th[:1], []int{0}), "len(θ) = 1, want the dimension 2"},
+		{"EnergyDiffs θ′", tgt.EnergyDiffs(dst, th, []float64{1, 2, 3}, []int{0}), "len(θ′) = 3"},
+		{"EnergyDiffs index", tgt.EnergyDiffs(dst, th, th, []int{11}), "idx[0] = 11"},
+		{"Gaps nil bound", tgt.Gaps(dst, th, []int{0}, nil), "nil FlyBound"},
+		{"Gaps index", tgt.Gaps(dst, th, []int{12}, nil), "idx[0] = 12"},
+	}
+	for _, c := range cases {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, c.err, c.want)
+		}
+	}
+	if tgt.Evals() != 0 {
+		t.Errorf("refused calls counted %d evaluations", tgt.Evals())
+	}
+	idx := []int{0, 3, 9}
+	if a := testing.AllocsPerRun(100, func() {
+		if err := tgt.Energies(dst, th, idx); err != nil {
+			t.Fatal(err)
+		}
+		if err := tgt.EnergyDiffs(dst, th, th, idx); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("checked Energies and EnergyDiffs allocate %v times", a)
+	}
+}
+
+// Constructors refuse what they cannot build: a dimension so large that
+// allocating it would kill the process, data whose N·d overflows int, a
+// Gaussian SD whose square underflows (a 0/0 gradient at the mean).
+func TestConstructorsRefuseHugeAndDegenerate(t *testing.T) {
+	const huge = 1 << 40
+	_, e1 := exactmh.NewCube(huge, 0, 1)
+	_, e2 := exactmh.NewIsoGaussian(huge, 1)
+	_, e3 := exactmh.NewIsoLaplace(huge, 1)
+	_, e4 := exactmh.NewBall(huge, 1, nil)
+	// N·d = 4·2⁶² wraps to 0 = len(x).
+	_, e5 := exactmh.NewLogisticRegression(nil, make([]float64, 4), 1<<62)
+	_, e6 := exactmh.NewStudentTRegression(nil, make([]float64, 4), 1<<62, 3)
+	_, e7 := exactmh.NewGLM(nil, make([]float64, 4), 1<<62, exactmh.GaussianFamily{Sigma: 1})
+	_, e8 := exactmh.NewGaussian([]float64{0}, []float64{1e-160})
+	_, e9 := exactmh.NewIsoGaussian(2, 1e-170)
+	for i, c := range []struct {
+		err  error
+		want string
+	}{
+		{e1, "MaxDim"}, {e2, "MaxDim"}, {e3, "MaxDim"}, {e4, "MaxDim"},
+		{e5, "MaxDim"}, {e6, "MaxDim"}, {e7, "MaxDim"},
+		{e8, "1/sd² overflows"}, {e9, "1/sd² overflows"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("case %d: err = %v, want it to mention %q", i+1, c.err, c.want)
+		}
+	}
+	g, err := exactmh.NewGaussian([]float64{0}, []float64{1e-150})
+	if err != nil {
+		t.Fatalf("sd 1e-150 refused: %v", err)
+	}
+	grad := []float64{0}
+	g.AddLogPriorGradient(grad, []float64{0})
+	if grad[0] != 0 {
+		t.Errorf("gradient at the mean with sd 1e-150: %v", grad[0])
+	}
+}
+
+// A literal Ball{Radius: r} (nil Center: the origin) is a valid prior of
+// the energy's dimension, normalised like NewBall's; a literal without a
+// radius is refused with an error saying so.
+func TestBallLiteral(t *testing.T) {
+	p, _ := normalPosterior(20, 3)
+	p.Prior = &exactmh.Ball{Radius: 2}
+	if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, &exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10}); err != nil {
+		t.Fatalf("Ball{Radius: 2}: %v", err)
+	}
+	made, _ := exactmh.NewBall(3, 2, nil)
+	lit := &exactmh.Ball{Radius: 2}
+	if a, b := lit.LogPrior([]float64{0.5, 0, 0}), made.LogPrior([]float64{0.5, 0, 0}); a != b {
+		t.Errorf("literal Ball log prior %v, NewBall's %v", a, b)
+	}
+	for _, c := range []struct {
+		b    *exactmh.Ball
+		want string
+	}{
+		{&exactmh.Ball{}, "Radius = 0"},
+		{&exactmh.Ball{Radius: 1, Center: []float64{0}}, "len(Center) = 1"},
+	} {
+		p.Prior = c.b
+		if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v, want %q", *c.b, err, c.want)
+		}
+	}
+}
+
+// Degenerate bounds and β say what is wrong in the bound's and β's terms,
+// not the alias table's or χ's and λ's.
+func TestBoundAndBetaErrors(t *testing.T) {
+	g := boxed(t, 100, 1)
+	set := &exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10, Init: g.Mean}
+	zero := &exactmh.DiffBound{C: make([]float64, 100)}
+	for _, k := range []exactmh.Kernel{exactmh.TunaMH{Bound: zero}, exactmh.TFMH{Bound: zero},
+		exactmh.PoissonMH{Range: &exactmh.EnergyRange{Lo: make([]float64, 100), Width: make([]float64, 100)}}} {
+		_, err := exactmh.Sample(context.Background(), g.Posterior, k, set)
+		if err == nil || !strings.Contains(err.Error(), "are all 0") || strings.Contains(err.Error(), "alias") {
+			t.Errorf("%s with an all-zero bound: err = %v", k.Name(), err)
+		}
+	}
+	for _, beta := range []float64{1e-300, 1e300} {
+		p := *g.Posterior
+		p.Beta = beta
+		for _, k := range []exactmh.Kernel{exactmh.TunaMH{}, exactmh.PoissonMH{}} {
+			_, err := exactmh.Sample(context.Background(), &p, k, set)
+			if err == nil || !strings.Contains(err.Error(), "β =") {
+				t.Errorf("%s with β = %v: err = %v, want it to name β", k.Name(), beta, err)
+			}
+		}
+	}
+}
+
+// A zero Aux is refused by Sample with an error, not a nil dereference.
+func TestZeroAux(t *testing.T) {
+	p, _ := normalPosterior(20, 1)
+	_, err := exactmh.Sample(context.Background(), p, exactmh.Aux[struct{}, struct{}]{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Aux.Scheme is nil") {
+		t.Errorf("zero Aux: err = %v", err)
+	}
+}
+
+// LoadCheckpoint on what is not a checkpoint says so, with the bytes read.
+func TestLoadCheckpointGarbage(t *testing.T) {
+	p, _ := normalPosterior(20, 1)
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{"", "empty"},
+		{"\x05", "ends after 1 bytes: not an exactmh checkpoint, or a truncated one"},
+		{"garbage that is not gob at all, clearly", "not an exactmh checkpoint"},
+	} {
+		_, err := exactmh.LoadCheckpoint(strings.NewReader(c.in), p, exactmh.MH{}, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
