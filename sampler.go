@@ -59,7 +59,7 @@ type Info struct {
 // Settings configures Sample. A nil *Settings, or the zero value of any
 // field, does the right thing.
 type Settings struct {
-	// Chains is the number of chains (0: 4).
+	// Chains is the number of chains (0: 4; at most MaxChains).
 	Chains int
 	// Workers is the number of goroutines running chains (0: the smaller of
 	// Chains and GOMAXPROCS). Draws do not depend on it.
@@ -107,14 +107,23 @@ type Settings struct {
 // NoWarmup as Settings.Warmup runs no warmup transitions.
 const NoWarmup = -1
 
+// maxDenseDim is the largest dimension with a dense metric of at most
+// MaxDim entries.
+const maxDenseDim = 1 << 13
+
+// MaxChains is the largest Settings.Chains: each chain is started, with
+// its scratch memory, before any runs, so a mistyped count must be an
+// error, not an allocation that kills the process.
+const MaxChains = 1 << 16
+
 func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 	var r Settings
 	if s != nil {
 		r = *s
 	}
 	switch {
-	case r.Chains < 0:
-		return r, fmt.Errorf("exactmh: Settings.Chains = %d, want ≥ 0", r.Chains)
+	case r.Chains < 0 || r.Chains > MaxChains:
+		return r, fmt.Errorf("exactmh: Settings.Chains = %d, want in [0, MaxChains = %d]", r.Chains, MaxChains)
 	case r.Workers < 0:
 		return r, fmt.Errorf("exactmh: Settings.Workers = %d, want ≥ 0", r.Workers)
 	case r.Warmup < NoWarmup:
@@ -510,6 +519,9 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (res *Resu
 		ch, err := k.Start(targets[c], theta0)
 		if err != nil {
 			return nil, fmt.Errorf("exactmh: chain %d: %w", c, err) // Start errors name the kernel
+		}
+		if _, ok := ch.(MetricAdapter); ok && set.Metric == MetricDense && !set.NoAdapt && d > maxDenseDim {
+			return nil, fmt.Errorf("exactmh: Sample: Settings.Metric = %q in dimension %d: a d×d metric has more than MaxDim = %d entries; use %q", MetricDense, d, MaxDim, MetricDiag)
 		}
 		chains[c] = ch
 	}

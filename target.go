@@ -185,8 +185,12 @@ func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 }
 
 // TotalEnergy returns βΣ_i U_i(θ) over all N data, in chunks through the
-// Target's own scratch (no allocation). It costs N evaluations.
+// Target's own scratch (no allocation). It costs N evaluations. θ of the
+// wrong length is an error.
 func (t *Target) TotalEnergy(theta []float64) (float64, error) {
+	if len(theta) != t.d {
+		return 0, fmt.Errorf("exactmh: Target.TotalEnergy: len(θ) = %d, want the dimension %d", len(theta), t.d)
+	}
 	var sum float64
 	for lo := 0; lo < t.n; lo += chunk {
 		idx, _ := t.block(lo)
@@ -234,6 +238,9 @@ func (t *Target) Gaps(dst, theta []float64, idx []int, b FlyBound) error {
 // EnergyGradienter (otherwise it makes the two passes). It costs N energy
 // and N gradient evaluations.
 func (t *Target) TotalEnergyAndGradient(grad, theta []float64) (float64, error) {
+	if len(theta) != t.d || len(grad) != t.d {
+		return 0, fmt.Errorf("exactmh: Target.TotalEnergyAndGradient: len(θ) = %d, len(grad) = %d, want the dimension %d", len(theta), len(grad), t.d)
+	}
 	eg, ok := t.energy.(EnergyGradienter)
 	if !ok {
 		if err := t.addFullGradient(grad, theta); err != nil {
@@ -337,10 +344,14 @@ func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) erro
 }
 
 // AddLogPriorGradient adds ∇log p(θ) to grad, or returns an error if the
-// prior has no gradient.
+// prior has no gradient, or, before evaluating it, if grad or θ is not of
+// the target's dimension.
 func (t *Target) AddLogPriorGradient(grad, theta []float64) error {
 	if t.pgrad == nil {
 		return fmt.Errorf("exactmh: prior %T has no gradient (does not implement PriorGradienter)", t.prior)
+	}
+	if len(theta) != t.d || len(grad) != t.d {
+		return fmt.Errorf("exactmh: Target.AddLogPriorGradient: len(θ) = %d, len(grad) = %d, want the dimension %d", len(theta), len(grad), t.d)
 	}
 	t.pgrad.AddLogPriorGradient(grad, theta)
 	return nil
