@@ -31,7 +31,11 @@ func NewLaplace(mean, scale []float64) (*Laplace, error) {
 		if !(b > 0) || math.IsInf(b, 0) {
 			return nil, fmt.Errorf("exactmh: NewLaplace: scale[%d] = %v, want finite > 0", j, b)
 		}
-		l.logNorm -= math.Log(2 * b)
+		if math.IsInf(2*b, 1) {
+			l.logNorm -= math.Ln2 + math.Log(b) // log(2b) without overflow
+		} else {
+			l.logNorm -= math.Log(2 * b)
+		}
 	}
 	return l, nil
 }
