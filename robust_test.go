@@ -502,3 +502,37 @@ func TestLoadCheckpointGarbage(t *testing.T) {
 		}
 	}
 }
+
+// normalGrad is normalData with its gradient, for the gradient kernels.
+type normalGrad struct{ *normalData }
+
+func (e normalGrad) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		for j, v := range theta {
+			grad[j] += w[k] * (v - e.y[i])
+		}
+	}
+}
+
+// Sizes no run could allocate are errors before any work: more than
+// MaxChains chains, a dense metric of more than MaxDim entries; so is a
+// full pass over the data at a θ of the wrong length.
+func TestSizeLimits(t *testing.T) {
+	p, _ := normalPosterior(5, 1)
+	if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, &exactmh.Settings{Chains: exactmh.MaxChains + 1}); err == nil || !strings.Contains(err.Error(), "MaxChains") {
+		t.Errorf("Chains = MaxChains+1: err = %v", err)
+	}
+	_, e := normalPosterior(2, 1<<13+1)
+	big := &exactmh.Posterior{Energy: normalGrad{e}}
+	_, err := exactmh.Sample(context.Background(), big, exactmh.MALA{}, &exactmh.Settings{Chains: 1, Metric: exactmh.MetricDense})
+	if err == nil || !strings.Contains(err.Error(), "dense") {
+		t.Errorf("dense metric in dimension 2¹³+1: err = %v", err)
+	}
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tgt.TotalEnergy([]float64{1, 2}); err == nil || !strings.Contains(err.Error(), "len(θ) = 2") {
+		t.Errorf("TotalEnergy with len(θ) = 2 in dimension 1: err = %v", err)
+	}
+}
