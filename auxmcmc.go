@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -80,8 +81,14 @@ type AuxChain[W1, W2 any] interface {
 	Report(info Info) Info
 }
 
-// Name returns the scheme's name.
-func (k Aux[W1, W2]) Name() string { return k.Scheme.Name() }
+// Name returns the scheme's name ("Aux(nil Scheme)" for the zero value,
+// which Start refuses).
+func (k Aux[W1, W2]) Name() string {
+	if k.Scheme == nil {
+		return "Aux(nil Scheme)"
+	}
+	return k.Scheme.Name()
+}
 
 // Exact reports whether the chain is exact: true, as every scheme that
 // follows Algorithm 4 is (Prop. 2), unless the scheme has an Exact method
@@ -105,7 +112,7 @@ func (k Aux[W1, W2]) DefaultTargetAccept() float64 {
 // Start starts the scheme's chain.
 func (k Aux[W1, W2]) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.Scheme == nil {
-		return nil, fmt.Errorf("exactmh: Aux.Scheme is nil")
+		return nil, errors.New("exactmh: Aux.Scheme is nil: set it to the scheme to run (a zero Aux has none)")
 	}
 	return startAux(k.Scheme, k.Scale, t, theta0)
 }

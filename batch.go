@@ -9,6 +9,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/exactmh/exactmh/internal/alias"
 )
 
 // Mechanisms shared by the minibatch kernels: the chunk size in which
@@ -53,6 +55,49 @@ func (d *distinct) add(i int) {
 // posteriorOf rebuilds the Posterior a Target views, to construct its bounds.
 func posteriorOf(t *Target) *Posterior {
 	return &Posterior{Energy: t.energy, Prior: t.prior, Beta: t.beta}
+}
+
+// boundTable builds the alias table ∝ w, the tempered per-datum bound
+// constants the kernel draws data from (what names them, in the plural:
+// "bound constants c_i (DiffBound.C)"), with errors in the terms of the bound and of β
+// rather than the table's. squared: the kernel's batch size grows with the
+// square of their sum (TunaMH's χC²M²), which must then be finite and
+// non-zero as well.
+func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.Table, error) {
+	var sum float64
+	for i, v := range w {
+		if !(v >= 0) {
+			return nil, fmt.Errorf("%s: %s: datum %d has %v, want ≥ 0", who, what, i, v)
+		}
+		sum += v
+	}
+	switch beta := t.Beta(); {
+	case sum == 0 && beta != 1:
+		return nil, fmt.Errorf("%s: the %s are all 0 after tempering by β = %v: raise β, or check the bound", who, what, beta)
+	case sum == 0:
+		return nil, fmt.Errorf("%s: the %s are all 0, so the bound says no datum can move the energy and there is nothing for a minibatch to estimate: check the bound (MH needs none)", who, what)
+	case math.IsInf(sum, 1), squared && (math.IsInf(sum*sum, 1) || sum*sum == 0):
+		big := "large"
+		if sum < 1 {
+			big = "small"
+		}
+		return nil, fmt.Errorf("%s: the %s sum to C = %v after tempering by β = %v: too %s for the minibatch sizes, which grow with C², to be computed; %s β, or use tighter bounds",
+			who, what, sum, beta, big, map[string]string{"large": "lower", "small": "raise"}[big])
+	}
+	table, err := alias.New(w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", who, what, err)
+	}
+	return table, nil
+}
+
+// betaNote says, when β ≠ 1, that the bounds behind a kernel's batch size
+// are tempered by it: an out-of-range batch size may be β's doing.
+func betaNote(t *Target) string {
+	if t.Beta() == 1 {
+		return ""
+	}
+	return fmt.Sprintf("; the bounds are tempered by β = %v, which may be too large or too small for this data", t.Beta())
 }
 
 // shuffleRange finishes positions lo … hi−1 of a partial Fisher–Yates

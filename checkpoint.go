@@ -46,25 +46,41 @@ type chainCheckpoint struct {
 // transition) — to
 // w, so that LoadCheckpoint can rebuild it, in another process, for Resume.
 // The posterior's data and the kernel are not written: LoadCheckpoint is
-// given them again. A failed run cannot be checkpointed; neither can one
-// whose chains do not implement Checkpointer.
+// given them again. A failed run cannot be checkpointed — except one that
+// failed only because its Recorder did (a *RecorderError), whose chains are
+// intact: it is saved as the cancelled run it is (completed, if every
+// chain had finished), and Resume after LoadCheckpoint continues it.
+// Neither can a run whose chains do not implement Checkpointer.
 func (r *Result) Checkpoint(w io.Writer) error {
 	if r == nil || r.runners == nil {
 		return errors.New("exactmh: Checkpoint: the result holds no chain state")
 	}
-	if r.Status == Failed {
+	if r.Status == Failed && r.broken {
 		return errors.New("exactmh: Checkpoint: the run failed")
 	}
 	set := r.Settings
 	set.Recorder = nil // not serialisable; give LoadCheckpoint's result a new one if needed
+	status := r.Status
+	if status == Failed { // only the recorder failed
+		status = Completed
+		for _, cr := range r.runners {
+			if cr.it < set.transitions() && !(set.Duration > 0 && cr.r.Sampling.Time >= set.Duration) {
+				status = Canceled
+			}
+		}
+	}
 	cp := checkpoint{Version: Version, Kernel: r.Kernel, Exact: r.Exact, Dim: r.Dim, N: r.N,
-		Settings: set, Status: r.Status, Elapsed: r.Elapsed}
+		Settings: set, Status: status, Elapsed: r.Elapsed}
 	for c, cr := range r.runners {
 		k, ok := cr.ch.(Checkpointer)
 		if !ok {
 			return fmt.Errorf("exactmh: Checkpoint: %s chains (%T) do not implement Checkpointer", r.Kernel, cr.ch)
 		}
-		state, err := k.MarshalState()
+		var state []byte
+		err := protect(c, "Checkpointer.MarshalState", func() (err error) {
+			state, err = k.MarshalState()
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("exactmh: Checkpoint: chain %d: %w", c, err)
 		}
@@ -107,10 +123,25 @@ func (r *Result) Checkpoint(w io.Writer) error {
 // StartTime set back by the run's elapsed time), unless rec is a
 // ResumeRecorder: Resume initialises those through InitResume, with the
 // draws made so far, so that it can continue their output.
-func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (*Result, error) {
+func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Result, err error) {
+	defer func() { // in the posterior's, the kernel's or the recorder's code
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", newPanicError(-1, -1, "LoadCheckpoint", v))
+		}
+	}()
+	if rd == nil {
+		return nil, errors.New("exactmh: LoadCheckpoint: nil io.Reader")
+	}
 	var cp checkpoint
-	if err := gob.NewDecoder(rd).Decode(&cp); err != nil {
-		return nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", err)
+	in := &countReader{r: rd}
+	if err := gob.NewDecoder(in).Decode(&cp); err != nil {
+		switch {
+		case in.n == 0 && errors.Is(err, io.EOF):
+			return nil, errors.New("exactmh: LoadCheckpoint: the input is empty, not a checkpoint")
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("exactmh: LoadCheckpoint: the input ends after %d bytes: not an exactmh checkpoint, or a truncated one (%w)", in.n, err)
+		}
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: not an exactmh checkpoint (or a corrupted one), after reading %d bytes: %w", in.n, err)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -125,11 +156,15 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (*Result
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", err)
 	}
 	set := &cp.Settings
-	res := &Result{Kernel: cp.Kernel, Exact: cp.Exact, Config: k, Dim: cp.Dim, N: cp.N, Settings: cp.Settings,
+	res = &Result{Kernel: cp.Kernel, Exact: cp.Exact, Config: k, Dim: cp.Dim, N: cp.N, Settings: cp.Settings,
 		Status: cp.Status, Elapsed: cp.Elapsed}
 	res.Settings.Recorder = rec
 	for c := range cp.Chains {
-		cr, err := cp.Chains[c].restore(c, p, k, set, cp.Kernel)
+		var cr *chainRunner
+		err := protect(c, "restoring the chain (Kernel.Start, UnmarshalState, SetMetric)", func() (err error) {
+			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", c, err)
 		}
@@ -399,6 +434,18 @@ func kernelName(k Kernel) string {
 		return "nil"
 	}
 	return k.Name()
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // gobState encodes a chain's state struct.

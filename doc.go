@@ -94,9 +94,30 @@
 //
 // Bad configuration, dimension mismatches, non-finite energies and violated
 // bounds (BoundViolation, LowerBoundViolation) are errors that say what,
-// where and which numbers; nothing reachable from the API panics on bad
-// input. (internal/poisson.Draw panics on a bad mean, but every kernel checks
-// the mean first and returns an error.) A cancelled context makes Sample return
-// the draws made so far with Status Canceled; a failing chain stops the run
-// with Status Failed and keeps the draws too.
+// where and which numbers. Bad input to the API is an error, not a panic,
+// with the exceptions Go code conventionally makes: indexing a Result out
+// of range (Draw, Samples) panics with a message naming the index and the
+// range, as indexing a slice does, and so do methods called on a nil
+// pointer. (internal/poisson.Draw panics on a bad mean, but every kernel
+// checks the mean first and returns an error.) Sizes no process could
+// allocate — a dimension above MaxDim, more than MaxChains chains, N·d
+// overflowing int — are errors too; memory in proportion to what was asked
+// for (the data, Draws) is not checked against the machine.
+//
+// A panic in user code that the driver calls — an Energy, Prior, Proposal,
+// Recorder or a whole Kernel — does not kill the process: Sample, Resume
+// and LoadCheckpoint recover it and return a *PanicError naming the chain,
+// the transition and the call, with the stack. A cancelled context makes
+// Sample return the draws made so far with Status Canceled; a failing chain
+// stops the run with Status Failed and keeps the draws too, and Status and
+// the returned error always agree (Completed comes with a nil error). A
+// run that failed only because its Recorder did (a *RecorderError: a full
+// disk) keeps every chain's state and can be resumed or checkpointed.
+//
+// Errors are how a chain avoids being silently wrong: a non-finite energy
+// or gradient, or a violated bound the kernel sees, stops the chain rather
+// than reach an acceptance probability. A kernel can only see the data it
+// reads, though: a bound that is wrong for a datum the minibatches never
+// draw goes unnoticed, which is why CheckBound, CheckRange and
+// CheckFlyBound should vet a bound before it is trusted.
 package exactmh

@@ -61,6 +61,12 @@ func dataRows(name string, x []float64, n, d int) error {
 	if n <= 0 {
 		return fmt.Errorf("exactmh: %s: no data (N = %d)", name, n)
 	}
+	if d > MaxDim {
+		return fmt.Errorf("exactmh: %s: dimension %d, want ≤ MaxDim = %d", name, d, MaxDim)
+	}
+	if n > math.MaxInt/d {
+		return fmt.Errorf("exactmh: %s: N·d = %d·%d overflows int (len(X) = %d)", name, n, d, len(x))
+	}
 	if len(x) != n*d {
 		return fmt.Errorf("exactmh: %s: len(X) = %d, want N·d = %d·%d = %d", name, len(x), n, d, n*d)
 	}
@@ -68,6 +74,20 @@ func dataRows(name string, x []float64, n, d int) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("exactmh: %s: X[%d] (row %d, column %d) = %v is not finite", name, k, k/d, k%d, v)
 		}
+	}
+	return nil
+}
+
+// MaxDim is the largest dimension of θ the package accepts (2²⁶, 512 MiB
+// per vector of θ): constructors and Posterior.Validate refuse a larger
+// one with an error, rather than let an allocation of that size kill the
+// process.
+const MaxDim = 1 << 26
+
+// checkDim returns an error unless 0 < d ≤ MaxDim.
+func checkDim(who string, d int) error {
+	if d <= 0 || d > MaxDim {
+		return fmt.Errorf("exactmh: %s: dimension %d, want in [1, MaxDim = %d]", who, d, MaxDim)
 	}
 	return nil
 }

@@ -561,7 +561,7 @@ func ExampleAux() {
 // Fixed-time runs: with Settings.Duration each chain samples for that much
 // wall time after warmup, and Draws 0 means as many draws as fit. The
 // number of draws then depends on the machine: compare kernels by ESS per
-// second (Summary.MinESSPerSecond, per second of one core).
+// second (Summary.MinESSPerSecond, per second of a chain's wall time).
 func ExampleSample_duration() {
 	post := logisticPosterior() // as in ExampleMH
 	set := &exactmh.Settings{Chains: 2, Warmup: 500, Duration: 100 * time.Millisecond, Seed: 1}

@@ -7,10 +7,14 @@ package exactmh_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
 )
@@ -166,5 +170,276 @@ func FuzzCheckpointFields(f *testing.F) {
 			}
 		})
 		loadAndResume(t, p, k, file)
+	})
+}
+
+// floats decodes raw as float64s, 8 bytes each (a tail shorter than 8
+// bytes is dropped): every bit pattern, NaNs and infinities included.
+func floats(raw []byte) []float64 {
+	v := make([]float64, len(raw)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	return v
+}
+
+// bytesOf encodes v as floats decodes it.
+func bytesOf(v ...float64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+// FuzzEnergyConstructors builds every ready-made energy — logistic,
+// Student-t, the GLM families, the Gaussian mixture and mean — from
+// arbitrary data, dimensions and parameters. A constructor must never
+// panic: it returns an error, or an energy of the N and d it was given
+// whose energies, gradients (where it has them) and bounds can be
+// evaluated, without panic, at the origin.
+//
+//	go test -run '^$' -fuzz FuzzEnergyConstructors -fuzztime 60s .
+func FuzzEnergyConstructors(f *testing.F) {
+	f.Add(uint8(0), uint8(2), int64(2), 1.0, bytesOf(0.5, -1, 2, 0.25, 1, 0))
+	f.Add(uint8(1), uint8(2), int64(2), 3.0, bytesOf(0.5, -1, 2, 0.25, 1.5, -2))
+	f.Add(uint8(2), uint8(3), int64(1), 0.5, bytesOf(1, 2, 3, 0.1, 0.2, 0.3))
+	f.Add(uint8(3), uint8(2), int64(2), 0.0, bytesOf(1, 0, 0.5, 0.5, 3, 0))
+	f.Add(uint8(4), uint8(2), int64(1), 0.0, bytesOf(1, 0, 0.5, -0.5))
+	f.Add(uint8(5), uint8(0), int64(1), 2.0, bytesOf(0.5, -1, 2, 3))
+	f.Add(uint8(6), uint8(0), int64(2), 1.0, bytesOf(0.5, -1, 2, 3))
+	f.Add(uint8(0), uint8(4), int64(1)<<62, 1.0, []byte{})
+	f.Add(uint8(6), uint8(0), int64(-3), 1e-300, bytesOf(1, 2, 3))
+	f.Fuzz(func(t *testing.T, kind, ny uint8, d64 int64, param float64, raw []byte) {
+		d := int(d64)
+		v := floats(raw)
+		m := min(int(ny), len(v))
+		y, x := v[:m], v[m:]
+		var e exactmh.Energy
+		var err error
+		switch kind % 7 {
+		case 0:
+			for i := range y { // mostly valid labels
+				y[i] = math.Float64frombits(math.Float64bits(y[i]) & 1)
+				if y[i] != 0 {
+					y[i] = 1
+				}
+			}
+			e, err = exactmh.NewLogisticRegression(x, y, d)
+		case 1:
+			e, err = exactmh.NewStudentTRegression(x, y, d, param)
+		case 2:
+			e, err = exactmh.NewGLM(x, y, d, exactmh.GaussianFamily{Sigma: param})
+		case 3:
+			e, err = exactmh.NewGLM(x, y, d, exactmh.PoissonFamily{})
+		case 4:
+			e, err = exactmh.NewGLM(x, y, d, exactmh.ProbitFamily{})
+		case 5:
+			e, err = exactmh.NewGaussianMixture(v, param)
+		case 6:
+			var sigma *mat.SymDense
+			if d > 0 && d <= 8 {
+				sigma = mat.NewSymDense(d, nil)
+				for j := range d {
+					sigma.SetSym(j, j, param)
+				}
+			}
+			e, err = exactmh.NewGaussianMean(v, d, sigma)
+		}
+		if err != nil {
+			return
+		}
+		switch {
+		case e.Len() <= 0 || e.Dim() <= 0:
+			t.Fatalf("accepted an energy with N = %d, d = %d", e.Len(), e.Dim())
+		case kind%7 < 5 && (e.Len() != len(y) || e.Dim() != d):
+			t.Fatalf("N = %d, d = %d from %d responses and d = %d", e.Len(), e.Dim(), len(y), d)
+		}
+		checkEnergy(t, e)
+	})
+}
+
+// checkEnergy evaluates an accepted energy at the origin through a
+// Target — energies, gradient — and asks the posterior for its bounds:
+// errors are allowed (a bound may not exist, an energy may overflow),
+// panics are not.
+func checkEnergy(t *testing.T, e exactmh.Energy) {
+	p := &exactmh.Posterior{Energy: e}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("the constructor accepted an energy Validate refuses: %v", err)
+	}
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float64, e.Dim())
+	tgt.TotalEnergy(theta)
+	idx := []int{0, e.Len() - 1}
+	dst := make([]float64, 2)
+	tgt.Energies(dst, theta, idx)
+	if tgt.HasGradient() {
+		tgt.AddGradient(make([]float64, e.Dim()), theta, idx, nil)
+	}
+	p.DiffBound()
+	p.EnergyRange()
+}
+
+// FuzzPriorConstructors builds every ready-made prior — Box, Cube, Ball,
+// Gaussian, IsoGaussian, Laplace, IsoLaplace — from arbitrary dimensions
+// and parameters. A constructor must never panic: it returns an error, or
+// a prior of the dimension asked for whose log density at its centre is
+// finite and whose gradient there is finite.
+//
+//	go test -run '^$' -fuzz FuzzPriorConstructors -fuzztime 60s .
+func FuzzPriorConstructors(f *testing.F) {
+	f.Add(uint8(0), int64(2), 0.0, 1.0, bytesOf(-1, 1, 0, 2))
+	f.Add(uint8(1), int64(3), -1.0, 1.0, []byte{})
+	f.Add(uint8(2), int64(2), 1.0, 0.0, bytesOf(0.5, 0.5))
+	f.Add(uint8(3), int64(2), 0.0, 0.0, bytesOf(0, 1, 1, 2))
+	f.Add(uint8(4), int64(2), 1e-160, 0.0, []byte{})
+	f.Add(uint8(5), int64(1), 0.0, 0.0, bytesOf(0, 1e-300))
+	f.Add(uint8(6), int64(1)<<40, 1.0, 0.0, []byte{})
+	f.Fuzz(func(t *testing.T, kind uint8, d64 int64, a, b float64, raw []byte) {
+		d := int(d64)
+		if d > 1<<16 && d <= exactmh.MaxDim {
+			return // valid, but too large to allocate while fuzzing
+		}
+		v := floats(raw)
+		half := v[:len(v)/2]
+		rest := v[len(v)/2:][:len(half)]
+		var pr exactmh.Prior
+		var center []float64
+		var err error
+		switch kind % 7 {
+		case 0:
+			var box *exactmh.Box
+			if box, err = exactmh.NewBox(half, rest); err == nil {
+				pr, center, d = box, mid(box.Lo, box.Hi), len(half)
+			}
+		case 1:
+			var box *exactmh.Box
+			if box, err = exactmh.NewCube(d, a, b); err == nil {
+				pr, center = box, mid(box.Lo, box.Hi)
+			}
+		case 2:
+			var c []float64
+			if len(v) > 0 {
+				c = v
+			}
+			var ball *exactmh.Ball
+			if ball, err = exactmh.NewBall(d, a, c); err == nil {
+				pr, center = ball, ball.Center
+			}
+		case 3:
+			var g *exactmh.Gaussian
+			if g, err = exactmh.NewGaussian(half, rest); err == nil {
+				pr, center, d = g, g.Mean, len(half)
+			}
+		case 4:
+			var g *exactmh.Gaussian
+			if g, err = exactmh.NewIsoGaussian(d, a); err == nil {
+				pr, center = g, g.Mean
+			}
+		case 5:
+			var l *exactmh.Laplace
+			if l, err = exactmh.NewLaplace(half, rest); err == nil {
+				pr, center, d = l, l.Mean, len(half)
+			}
+		case 6:
+			var l *exactmh.Laplace
+			if l, err = exactmh.NewIsoLaplace(d, a); err == nil {
+				pr, center = l, l.Mean
+			}
+		}
+		if err != nil {
+			return
+		}
+		if center == nil {
+			center = make([]float64, d)
+		}
+		if len(center) != d {
+			t.Fatalf("a prior of dimension %d has a centre of length %d", d, len(center))
+		}
+		if lp := pr.LogPrior(center); math.IsNaN(lp) || math.IsInf(lp, 0) {
+			t.Fatalf("log prior %v at its centre", lp)
+		}
+		if pg, ok := pr.(exactmh.PriorGradienter); ok {
+			g := make([]float64, d)
+			pg.AddLogPriorGradient(g, center)
+			for j, v := range g {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("gradient[%d] = %v at the centre", j, v)
+				}
+			}
+		}
+	})
+}
+
+// mid returns the midpoint of the box [lo, hi] without overflow.
+func mid(lo, hi []float64) []float64 {
+	m := make([]float64, len(lo))
+	for j := range m {
+		m[j] = lo[j]/2 + hi[j]/2
+		m[j] = min(max(m[j], lo[j]), hi[j])
+	}
+	return m
+}
+
+// FuzzSettings runs Sample on a tiny posterior (20 data, d = 2, a box
+// prior) with arbitrary Settings: chain, worker, warmup, draw and thinning
+// counts, duration, seed, target acceptance, metric, NoAdapt and initial
+// point, and MH, MALA or TunaMH. It must not panic; it returns an error
+// before any work, or a result whose Status agrees with the error
+// (Completed with none, Canceled with the context's), whose chains made
+// the draws they were asked for when they completed, and whose draws are
+// finite and inside the prior's support. Runs are cut at 200 ms.
+//
+//	go test -run '^$' -fuzz FuzzSettings -fuzztime 60s .
+func FuzzSettings(f *testing.F) {
+	g := boxed(f, 20, 1)
+	kernels := []exactmh.Kernel{exactmh.MH{}, exactmh.MALA{}, exactmh.TunaMH{}}
+	f.Add(uint8(0), int64(2), int64(0), int64(10), int64(20), int64(1), int64(0), uint64(1), 0.0, uint8(0), false, g.Mean[0], g.Mean[1])
+	f.Add(uint8(1), int64(1), int64(1), int64(-1), int64(5), int64(3), int64(0), uint64(7), 0.9, uint8(2), true, g.Mean[0], g.Mean[1])
+	f.Add(uint8(2), int64(3), int64(2), int64(30), int64(0), int64(0), int64(time.Millisecond), uint64(0), 0.5, uint8(1), false, g.Mean[0], g.Mean[1])
+	f.Add(uint8(0), int64(1), int64(0), int64(0), int64(math.MaxInt64), int64(math.MaxInt64), int64(0), uint64(3), 0.0, uint8(3), false, 100.0, math.NaN())
+	f.Fuzz(func(t *testing.T, ki uint8, chains, workers, warmup, draws, thin, dur int64, seed uint64, target float64, metric uint8, noAdapt bool, x0, x1 float64) {
+		if chains > 8 && chains <= exactmh.MaxChains {
+			return // valid, but too many to start while fuzzing
+		}
+		set := &exactmh.Settings{Chains: int(chains), Workers: int(workers), Warmup: int(warmup), Draws: int(draws), Thin: int(thin),
+			Duration: time.Duration(dur), Seed: seed, TargetAccept: target, NoAdapt: noAdapt,
+			Metric: []string{"", exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit, "bogus"}[int(metric)%5]}
+		if !(math.IsNaN(x0) && math.IsNaN(x1)) { // both NaN: the origin
+			set.Init = []float64{x0, x1}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		res, err := exactmh.Sample(ctx, g.Posterior, kernels[int(ki)%len(kernels)], set)
+		if res == nil {
+			if err == nil {
+				t.Fatal("no result and no error")
+			}
+			return
+		}
+		switch {
+		case res.Status == exactmh.Completed && err != nil:
+			t.Fatalf("Completed with an error: %v", err)
+		case res.Status == exactmh.Canceled && !errors.Is(err, context.DeadlineExceeded):
+			t.Fatalf("Canceled with error %v", err)
+		case res.Status == exactmh.Failed && err == nil:
+			t.Fatal("Failed without an error")
+		}
+		for c, ch := range res.Chains {
+			if res.Status == exactmh.Completed && res.Settings.Duration == 0 && ch.Len() != res.Settings.Draws {
+				t.Fatalf("completed chain %d has %d draws of %d", c, ch.Len(), res.Settings.Draws)
+			}
+			for k := range ch.Len() {
+				th := res.Draw(c, k)
+				if lp := g.Posterior.Prior.LogPrior(th); math.IsInf(lp, -1) || math.IsNaN(lp) {
+					t.Fatalf("chain %d draw %d = %v is outside the prior's support", c, k, th)
+				}
+			}
+		}
+		_ = res.Summary().String()
 	})
 }

@@ -29,8 +29,8 @@ type GaussianMean struct {
 // NewGaussianMean returns the energy of data y (row-major, N×d) with
 // covariance sigma (d×d, symmetric positive definite). y is kept, not copied.
 func NewGaussianMean(y []float64, d int, sigma *mat.SymDense) (*GaussianMean, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("exactmh: NewGaussianMean: dimension %d, want > 0", d)
+	if err := checkDim("NewGaussianMean", d); err != nil {
+		return nil, err
 	}
 	if len(y)%d != 0 {
 		return nil, fmt.Errorf("exactmh: NewGaussianMean: len(y) = %d is not a multiple of d = %d", len(y), d)

@@ -191,9 +191,9 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 	} else if err := r.check(t.N()); err != nil {
 		return nil, within(who, err)
 	}
-	table, err := alias.New(r.Width)
+	table, err := boundTable(who, "range widths M_i (EnergyRange.Width)", r.Width, t, false)
 	if err != nil {
-		return nil, fmt.Errorf("%s: range widths M_i: %w", who, err)
+		return nil, err
 	}
 	sumM := table.Total()
 	if weights != nil {
@@ -215,10 +215,10 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 		lambda = lambdaScale * sumM * sumM
 	}
 	if err := poisson.Check(lambda + sumM); err != nil {
-		return nil, fmt.Errorf("%s: batch mean λ + L: %w (λ = %v, L = %v)", who, err, lambda, sumM)
+		return nil, fmt.Errorf("%s: batch mean λ + L: %w (λ = %v, L = %v)%s", who, err, lambda, sumM, betaNote(t))
 	}
 	if !(lambda > 0) {
-		return nil, fmt.Errorf("%s: λ = %v, want > 0", who, lambda)
+		return nil, fmt.Errorf("%s: λ = %v, want > 0 (L = %v)%s", who, lambda, sumM, betaNote(t))
 	}
 	expect, n := lambda+sumM, float64(t.N())
 	if maxBatch == 0 {

@@ -70,8 +70,8 @@ func NewBox(lo, hi []float64) (*Box, error) {
 
 // NewCube returns the uniform prior on [lo, hi]^d.
 func NewCube(d int, lo, hi float64) (*Box, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("exactmh: NewCube: dimension %d, want > 0", d)
+	if err := checkDim("NewCube", d); err != nil {
+		return nil, err
 	}
 	l, h := make([]float64, d), make([]float64, d)
 	for j := range l {
@@ -114,7 +114,10 @@ func (b *Box) checkDim(d int) error {
 }
 
 // Ball is the uniform prior on the Euclidean ball ‖θ − Center‖₂ ≤ Radius
-// (Center nil means the origin).
+// (Center nil means the origin). NewBall checks its arguments; a literal
+// Ball{Radius: r} is as good, of the energy's dimension, and is checked
+// when a run starts (Posterior.Validate): Radius finite > 0, Center nil or
+// of the energy's dimension and finite.
 type Ball struct {
 	Center  []float64
 	Radius  float64
@@ -125,8 +128,8 @@ type Ball struct {
 // NewBall returns the uniform prior on the d-dimensional ball of the given
 // radius about center (nil: the origin).
 func NewBall(d int, radius float64, center []float64) (*Ball, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("exactmh: NewBall: dimension %d, want > 0", d)
+	if err := checkDim("NewBall", d); err != nil {
+		return nil, err
 	}
 	if !(radius > 0) || math.IsInf(radius, 0) {
 		return nil, fmt.Errorf("exactmh: NewBall: radius %v, want finite > 0", radius)
@@ -138,9 +141,14 @@ func NewBall(d int, radius float64, center []float64) (*Ball, error) {
 		return nil, err
 	}
 	// log volume = (d/2) log π + d log R − lgamma(d/2 + 1).
+	return &Ball{Center: append([]float64(nil), center...), Radius: radius, d: d, logNorm: -logBallVolume(d, radius)}, nil
+}
+
+// logBallVolume returns the log volume of the d-ball of radius r,
+// (d/2) log π + d log r − lgamma(d/2 + 1).
+func logBallVolume(d int, r float64) float64 {
 	lg, _ := math.Lgamma(float64(d)/2 + 1)
-	logVol := float64(d)/2*math.Log(math.Pi) + float64(d)*math.Log(radius) - lg
-	return &Ball{Center: append([]float64(nil), center...), Radius: radius, d: d, logNorm: -logVol}, nil
+	return float64(d)/2*math.Log(math.Pi) + float64(d)*math.Log(r) - lg
 }
 
 // Contains reports whether θ lies in the ball.
@@ -159,6 +167,9 @@ func (b *Ball) Contains(theta []float64) bool {
 func (b *Ball) LogPrior(theta []float64) float64 {
 	if !b.Contains(theta) {
 		return math.Inf(-1)
+	}
+	if b.d == 0 { // a literal Ball: normalised for θ's dimension
+		return -logBallVolume(len(theta), b.Radius)
 	}
 	return b.logNorm
 }
@@ -180,6 +191,15 @@ func (b *Ball) centerNorm() float64 {
 }
 
 func (b *Ball) checkDim(d int) error {
+	if b.d == 0 { // a literal Ball, of the energy's dimension
+		if !(b.Radius > 0) || math.IsInf(b.Radius, 0) {
+			return fmt.Errorf("exactmh: Ball prior: Radius = %v, want finite > 0", b.Radius)
+		}
+		if b.Center != nil && len(b.Center) != d {
+			return fmt.Errorf("exactmh: Ball prior: len(Center) = %d, energy has dimension %d", len(b.Center), d)
+		}
+		return finiteVec("Ball prior: Center", b.Center)
+	}
 	if b.d != d {
 		return fmt.Errorf("exactmh: Ball prior has dimension %d, energy has %d", b.d, d)
 	}
@@ -192,7 +212,19 @@ type Gaussian struct {
 	logNorm  float64
 }
 
+// minGaussianSD is the smallest standard deviation NewGaussian accepts: the
+// smallest s with 1/s² finite.
+var minGaussianSD = func() float64 {
+	s := math.Sqrt(1 / math.MaxFloat64)
+	for math.IsInf(1/(s*s), 0) {
+		s = math.Nextafter(s, 1)
+	}
+	return s
+}()
+
 // NewGaussian returns the prior θ_j ~ N(mean[j], sd[j]²) independently.
+// Every sd[j] must be finite and large enough (about 1.5e−154) for 1/sd[j]²,
+// which its gradient and Hessian use, to be finite.
 func NewGaussian(mean, sd []float64) (*Gaussian, error) {
 	if len(mean) == 0 || len(mean) != len(sd) {
 		return nil, fmt.Errorf("exactmh: NewGaussian: len(mean) = %d, len(sd) = %d, want equal and > 0", len(mean), len(sd))
@@ -205,6 +237,11 @@ func NewGaussian(mean, sd []float64) (*Gaussian, error) {
 		if !(s > 0) || math.IsInf(s, 0) {
 			return nil, fmt.Errorf("exactmh: NewGaussian: sd[%d] = %v, want finite > 0", j, s)
 		}
+		if math.IsInf(1/(s*s), 0) {
+			// The gradient and Hessian divide by sd²: at the mean they
+			// would be 0/0.
+			return nil, fmt.Errorf("exactmh: NewGaussian: sd[%d] = %v is so small that 1/sd² overflows, want sd ≥ %.3g", j, s, minGaussianSD)
+		}
 		g.logNorm -= math.Log(s) + 0.5*math.Log(2*math.Pi)
 	}
 	return g, nil
@@ -212,8 +249,8 @@ func NewGaussian(mean, sd []float64) (*Gaussian, error) {
 
 // NewIsoGaussian returns the prior θ ~ N(0, sd²·I_d).
 func NewIsoGaussian(d int, sd float64) (*Gaussian, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("exactmh: NewIsoGaussian: dimension %d, want > 0", d)
+	if err := checkDim("NewIsoGaussian", d); err != nil {
+		return nil, err
 	}
 	s := make([]float64, d)
 	for j := range s {
@@ -281,8 +318,8 @@ func (p *Posterior) Validate() error {
 		return fmt.Errorf("exactmh: Posterior.Energy has N = %d data, want > 0", n)
 	}
 	d := p.Energy.Dim()
-	if d <= 0 {
-		return fmt.Errorf("exactmh: Posterior.Energy has dimension %d, want > 0", d)
+	if d <= 0 || d > MaxDim {
+		return fmt.Errorf("exactmh: Posterior.Energy has dimension %d, want in [1, MaxDim = %d]", d, MaxDim)
 	}
 	if !(p.Beta >= 0) || math.IsInf(p.Beta, 0) {
 		return fmt.Errorf("exactmh: Posterior.Beta = %v, want finite ≥ 0 (0 means 1)", p.Beta)

@@ -31,15 +31,19 @@ func NewLaplace(mean, scale []float64) (*Laplace, error) {
 		if !(b > 0) || math.IsInf(b, 0) {
 			return nil, fmt.Errorf("exactmh: NewLaplace: scale[%d] = %v, want finite > 0", j, b)
 		}
-		l.logNorm -= math.Log(2 * b)
+		if math.IsInf(2*b, 1) {
+			l.logNorm -= math.Ln2 + math.Log(b) // log(2b) without overflow
+		} else {
+			l.logNorm -= math.Log(2 * b)
+		}
 	}
 	return l, nil
 }
 
 // NewIsoLaplace returns the prior θ_j ~ Laplace(0, scale) for j < d.
 func NewIsoLaplace(d int, scale float64) (*Laplace, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("exactmh: NewIsoLaplace: dimension %d, want > 0", d)
+	if err := checkDim("NewIsoLaplace", d); err != nil {
+		return nil, err
 	}
 	s := make([]float64, d)
 	for j := range s {

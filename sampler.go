@@ -59,7 +59,7 @@ type Info struct {
 // Settings configures Sample. A nil *Settings, or the zero value of any
 // field, does the right thing.
 type Settings struct {
-	// Chains is the number of chains (0: 4).
+	// Chains is the number of chains (0: 4; at most MaxChains).
 	Chains int
 	// Workers is the number of goroutines running chains (0: the smaller of
 	// Chains and GOMAXPROCS). Draws do not depend on it.
@@ -75,7 +75,8 @@ type Settings struct {
 	// Duration, if positive, ends each chain's sampling phase after this
 	// much wall time (warmup not counted) even if fewer than Draws draws
 	// were made: fixed-time comparisons such as ESS per second. Status is
-	// then Completed. With Duration set, Draws 0 means no limit.
+	// then Completed. With Duration set, Draws 0 means no limit. (Resume
+	// extends such a run only after res.Settings.Duration is raised.)
 	Duration time.Duration
 	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, c). The zero
 	// value is the valid seed 0.
@@ -106,14 +107,23 @@ type Settings struct {
 // NoWarmup as Settings.Warmup runs no warmup transitions.
 const NoWarmup = -1
 
+// maxDenseDim is the largest dimension with a dense metric of at most
+// MaxDim entries.
+const maxDenseDim = 1 << 13
+
+// MaxChains is the largest Settings.Chains: each chain is started, with
+// its scratch memory, before any runs, so a mistyped count must be an
+// error, not an allocation that kills the process.
+const MaxChains = 1 << 16
+
 func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 	var r Settings
 	if s != nil {
 		r = *s
 	}
 	switch {
-	case r.Chains < 0:
-		return r, fmt.Errorf("exactmh: Settings.Chains = %d, want ≥ 0", r.Chains)
+	case r.Chains < 0 || r.Chains > MaxChains:
+		return r, fmt.Errorf("exactmh: Settings.Chains = %d, want in [0, MaxChains = %d]", r.Chains, MaxChains)
 	case r.Workers < 0:
 		return r, fmt.Errorf("exactmh: Settings.Workers = %d, want ≥ 0", r.Workers)
 	case r.Warmup < NoWarmup:
@@ -197,7 +207,11 @@ const (
 	// Canceled: the context was cancelled; the draws made so far are kept.
 	Canceled
 	// Failed: a chain stopped with an error (a violated bound, a
-	// non-finite energy, a recorder error); the draws made so far are kept.
+	// non-finite energy, a panic in user code: a *PanicError) or the
+	// Recorder failed (a *RecorderError, from Record or from Finish at the
+	// end of an otherwise complete run); the draws made so far are kept.
+	// A run failed only by its Recorder can still be resumed and
+	// checkpointed; other failed runs cannot.
 	Failed
 )
 
@@ -312,17 +326,31 @@ type Result struct {
 	Elapsed  time.Duration // wall time of the whole run
 
 	runners []*chainRunner // the chains' state, for Resume and Checkpoint
+	broken  bool           // a chain failed in a way that leaves its state unknown: no Resume, no Checkpoint
 }
 
-// Draw returns draw k of chain c (not a copy).
+// Draw returns draw k of chain c (not a copy). Like indexing a slice, it
+// panics, with a message saying so, if c is not in [0, len(Chains)) or k
+// not in [0, Chains[c].Len()).
 func (r *Result) Draw(c, k int) []float64 {
+	if c < 0 || c >= len(r.Chains) || k < 0 || k >= r.Chains[c].Len() {
+		n := -1
+		if c >= 0 && c < len(r.Chains) {
+			n = r.Chains[c].Len()
+		}
+		panic(fmt.Sprintf("exactmh: Result.Draw(%d, %d): out of range (%d chains; the chain has %d draws)", c, k, len(r.Chains), n))
+	}
 	return r.Chains[c].Draws[k*r.Dim : (k+1)*r.Dim]
 }
 
 // Samples returns parameter j as x[chain][iteration], the layout of the
 // diagnostics (ESSBulk, RHat, …). Chains keep their own lengths, which differ
-// only after a cancellation or failure.
+// only after a cancellation or failure. Like Draw, and like indexing a
+// slice, it panics, with a message saying so, if j is not in [0, Dim).
 func (r *Result) Samples(j int) [][]float64 {
+	if j < 0 || j >= r.Dim {
+		panic(fmt.Sprintf("exactmh: Result.Samples(%d): parameter index out of range [0, %d)", j, r.Dim))
+	}
 	x := make([][]float64, len(r.Chains))
 	for c, ch := range r.Chains {
 		x[c] = make([]float64, ch.Len())
@@ -434,30 +462,46 @@ type Event struct {
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
 // Canceled and ctx's error. If a chain fails (violated bound, non-finite
-// energy), the run stops and Sample returns the draws made so far, Status
-// Failed and the error. Errors in p, k or s are returned before any work.
-func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, error) {
+// energy, a panic in user code — a *PanicError) or the Recorder does (a
+// *RecorderError), the run stops and Sample returns the draws made so far,
+// Status Failed and the error. Errors in p, k or s are returned before any
+// work, as is a panic in the kernel's Start or the recorder's Init. Status
+// Completed always comes with a nil error.
+func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (res *Result, err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if k == nil {
 		return nil, errors.New("exactmh: Sample: nil Kernel")
 	}
+	// User code called while setting up (the energy's Len and Dim, the
+	// kernel's Name and Start, the prior, the recorder's Init) may panic:
+	// that is an error, not the end of the process.
+	where, chain := "Kernel.Name", -1
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("exactmh: Sample: %w", newPanicError(chain, -1, where, v))
+		}
+	}()
+	name, exact := k.Name(), k.Exact()
+	where = "Posterior"
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	d := p.Dim()
+	where = "Kernel.DefaultTargetAccept"
 	set, err := s.resolve(d, k)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kernel: k.Name(), Exact: k.Exact(), Config: k, Dim: d, N: p.Len(), Settings: set}
+	res = &Result{Kernel: name, Exact: exact, Config: k, Dim: d, N: p.Len(), Settings: set}
 
 	// Start every chain before any sampling so configuration errors surface
 	// at once, in chain order.
 	targets := make([]*Target, set.Chains)
 	chains := make([]Chain, set.Chains)
 	for c := range chains {
+		chain = c
 		theta0 := set.init(c, d)
 		if err := finiteVec(fmt.Sprintf("Sample: initial point of chain %d", c), theta0); err != nil {
 			return nil, err
@@ -467,19 +511,26 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 		} else {
 			targets[c] = t
 		}
+		where = "Prior.LogPrior"
 		if lp := targets[c].LogPrior(theta0); math.IsInf(lp, -1) || math.IsNaN(lp) {
 			return nil, fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, c, lp)
 		}
+		where = "Kernel.Start"
 		ch, err := k.Start(targets[c], theta0)
 		if err != nil {
 			return nil, fmt.Errorf("exactmh: chain %d: %w", c, err) // Start errors name the kernel
 		}
+		if _, ok := ch.(MetricAdapter); ok && set.Metric == MetricDense && !set.NoAdapt && d > maxDenseDim {
+			return nil, fmt.Errorf("exactmh: Sample: Settings.Metric = %q in dimension %d: a d×d metric has more than MaxDim = %d entries; use %q", MetricDense, d, MaxDim, MetricDiag)
+		}
 		chains[c] = ch
 	}
+	chain = -1
 
 	total := set.Warmup + set.Draws*set.Thin
 	start := time.Now()
 	if set.Recorder != nil {
+		where = "Recorder.Init"
 		err := set.Recorder.Init(RunInfo{
 			Kernel: res.Kernel, Exact: res.Exact, Chains: set.Chains, Dim: d, N: res.N,
 			Warmup: set.Warmup, Draws: set.Draws, Thin: set.Thin, Seed: set.Seed,
@@ -489,9 +540,11 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 			return nil, fmt.Errorf("exactmh: Sample: recorder: %w", err)
 		}
 	}
+	where = "Chain"
 	res.runners = make([]*chainRunner, set.Chains)
 	res.Chains = make([]*ChainResult, set.Chains)
 	for c := range chains {
+		chain = c
 		res.runners[c] = newChainRunner(c, chains[c], targets[c], &set, d)
 		res.Chains[c] = res.runners[c].r
 	}
@@ -539,8 +592,24 @@ func runAll(ctx context.Context, res *Result) {
 // receiving events (its Init is not called again; Finish is); a
 // ResumeRecorder is first given the run so far through InitResume.
 //
+// more is added to Settings.Draws, the number of draws each chain makes
+// in all, whatever the state of the run: Resume(ctx, res, 0) finishes a
+// cancelled run with the draws it was asked for, a cancelled chain with
+// 300 of 1000 draws making the 700 left, and Resume(ctx, res, 500) makes
+// it 1500 in all. On a completed run, more 0 runs no transition.
+//
+// A run limited by Settings.Duration stops each chain's sampling when the
+// chain has sampled for that long, so more draws alone cannot extend it
+// once every chain has used up its Duration: Resume then returns an error
+// for more > 0, unless res.Settings.Duration is raised first (then each
+// chain samples on until its new Duration, or Draws, is reached; more may
+// be 0). A cancelled fixed-duration run continues with the time each chain
+// has left.
+//
 // Resume works on Results made by Sample in this process or by
-// LoadCheckpoint; a failed run cannot be resumed.
+// LoadCheckpoint. A failed run cannot be resumed, except one that failed
+// only because its Recorder did (a *RecorderError: every chain's state is
+// intact), which Resume continues once the cause is fixed.
 func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -548,23 +617,31 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 	if res == nil || res.runners == nil {
 		return res, errors.New("exactmh: Resume: the result holds no chain state (make it with Sample or LoadCheckpoint)")
 	}
-	if res.Status == Failed {
+	if res.Status == Failed && res.broken {
 		return res, errors.New("exactmh: Resume: the run failed; fix the cause and start again")
 	}
 	if more < 0 {
 		return res, fmt.Errorf("exactmh: Resume: more = %d, want ≥ 0", more)
 	}
-	if set := &res.Settings; more > (math.MaxInt-set.Warmup)/set.Thin-set.Draws {
+	set := &res.Settings
+	if set.Duration < 0 {
+		return res, fmt.Errorf("exactmh: Resume: Settings.Duration = %v, want ≥ 0", set.Duration)
+	}
+	if more > (math.MaxInt-set.Warmup)/set.Thin-set.Draws {
 		return res, fmt.Errorf("exactmh: Resume: Warmup + (Draws + more)·Thin = %d + (%d + %d)·%d overflows", set.Warmup, set.Draws, more, set.Thin)
 	}
-	res.Settings.Draws += more
+	if more > 0 && set.Duration > 0 && res.durationUsed() {
+		return res, fmt.Errorf("exactmh: Resume: every chain has sampled for Settings.Duration = %v, so %d more draws cannot be made: raise res.Settings.Duration first (Resume then samples until the new Duration)", set.Duration, more)
+	}
+	set.Draws += more
 	for _, r := range res.runners {
 		r.r.Err = nil
 	}
-	if rr, ok := res.Settings.Recorder.(ResumeRecorder); ok {
-		if err := rr.InitResume(res.runInfo(time.Now()), res); err != nil {
-			res.Settings.Draws -= more
-			return res, fmt.Errorf("exactmh: Resume: recorder: %w", err)
+	if rr, ok := set.Recorder.(ResumeRecorder); ok {
+		err := protect(-1, "Recorder.InitResume", func() error { return rr.InitResume(res.runInfo(time.Now()), res) })
+		if err != nil {
+			set.Draws -= more
+			return res, fmt.Errorf("exactmh: Resume: %w", &RecorderError{Op: "InitResume", Chain: -1, Transition: -1, Err: err})
 		}
 	}
 	start := time.Now()
@@ -573,32 +650,61 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 	return finishRun(ctx, res)
 }
 
+// durationUsed reports whether every chain of a run with Settings.Duration
+// has sampled for that long.
+func (res *Result) durationUsed() bool {
+	for _, r := range res.Chains {
+		if r.Sampling.Time < res.Settings.Duration {
+			return false
+		}
+	}
+	return true
+}
+
 // finishRun sets the run's status from its chains' errors, lets the
-// recorder finish, and returns the result with its error.
+// recorder finish, and returns the result with its error. A run that
+// failed only because of its recorder keeps its chains' state usable
+// (res.broken stays false), so that it can be resumed and checkpointed.
 func finishRun(ctx context.Context, res *Result) (*Result, error) {
 	var errs []error
+	intact := true
 	for _, r := range res.Chains {
-		if r.Err != nil && !errors.Is(r.Err, errStopped) && (ctx.Err() == nil || !errors.Is(r.Err, ctx.Err())) {
+		if r.Err == nil || errors.Is(r.Err, errStopped) || (ctx.Err() != nil && errors.Is(r.Err, ctx.Err())) {
+			continue
+		}
+		switch r.Err.(type) {
+		case *RecorderError:
+			errs = append(errs, r.Err) // it names the chain
+		case *PanicError:
+			intact = false
+			errs = append(errs, r.Err)
+		default:
+			intact = false
 			errs = append(errs, fmt.Errorf("chain %d: %w", r.Chain, r.Err))
 		}
 	}
-	var err error
 	switch {
 	case len(errs) > 0:
 		res.Status = Failed
-		err = fmt.Errorf("exactmh: %s: %w", res.Kernel, errors.Join(errs...))
 	case ctx.Err() != nil:
 		res.Status = Canceled
-		err = ctx.Err()
 	default:
 		res.Status = Completed
 	}
+	res.broken = res.broken || !intact
 	if f, ok := res.Settings.Recorder.(RunFinisher); ok {
-		if ferr := f.Finish(res); ferr != nil && err == nil {
-			err = fmt.Errorf("exactmh: Sample: recorder: %w", ferr)
+		if ferr := protect(-1, "Recorder.Finish", func() error { return f.Finish(res) }); ferr != nil {
+			res.Status = Failed
+			errs = append(errs, &RecorderError{Op: "Finish", Chain: -1, Transition: -1, Err: ferr})
 		}
 	}
-	return res, err
+	switch {
+	case len(errs) > 0:
+		return res, fmt.Errorf("exactmh: %s: %w", res.Kernel, errors.Join(errs...))
+	case res.Status == Canceled:
+		return res, ctx.Err()
+	}
+	return res, nil
 }
 
 // maxPrealloc bounds the draws a chain reserves room for before it starts.
@@ -623,6 +729,7 @@ type chainRunner struct {
 	it    int            // index of the next transition
 	clock time.Duration  // chain time before the current segment
 	r     *ChainResult
+	where string // the call in progress, named if it panics
 }
 
 func newChainRunner(c int, ch Chain, t *Target, set *Settings, d int) *chainRunner {
@@ -655,16 +762,57 @@ func newChainRunner(c int, ch Chain, t *Target, set *Settings, d int) *chainRunn
 }
 
 // run advances the chain from transition cr.it to the end of the run,
-// cancellation, a stop signal or a failure.
+// cancellation, a stop signal or a failure. A panic in the chain, its
+// kernel's user code or the recorder stops the chain with a *PanicError.
 func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Settings) {
+	r := cr.r
+	start := time.Now()
+	phaseStart := start
+	cr.steps(ctx, stop, set, start, &phaseStart)
+	// The phase still running when the loop ended gets the remaining time.
+	now := time.Now()
+	if cr.it >= set.Warmup {
+		r.Sampling.Time += now.Sub(phaseStart)
+	} else {
+		r.Warmup.Time += now.Sub(phaseStart)
+	}
+	cr.clock += now.Sub(start)
+	if err := protect(r.Chain, "the chain's StepScale, Metric or Params", cr.report); err != nil && r.Err == nil {
+		r.Err = err
+	}
+}
+
+// report copies the chain's step scale, metric and parameters into its
+// result.
+func (cr *chainRunner) report() error {
+	r := cr.r
+	if cr.tune != nil {
+		r.Scale = cr.tune.StepScale()
+	}
+	if cr.met != nil {
+		r.Metric = cr.met.Metric()
+	}
+	if pr, ok := cr.ch.(ParamReporter); ok {
+		r.Params = pr.Params()
+	}
+	return nil
+}
+
+// steps runs the transitions of run; *phaseStart is when the current phase
+// (warmup or sampling) began in this segment.
+func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Settings, start time.Time, phaseStart *time.Time) {
 	r, ch, t := cr.r, cr.ch, cr.t
+	cr.where = "SetWarmup"
+	defer func() {
+		if v := recover(); v != nil {
+			r.Err = newPanicError(r.Chain, cr.it, cr.where, v)
+		}
+	}()
 	if cr.it == 0 && cr.warm != nil {
 		cr.warm.SetWarmup(true)
 	}
 	total := set.Warmup + set.Draws*set.Thin
 	done := ctx.Done()
-	start := time.Now()
-	phaseStart := start
 	var ev Event
 	for ; cr.it < total; cr.it++ {
 		it := cr.it
@@ -678,11 +826,12 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		if r.Err != nil {
 			break
 		}
-		if !(it < set.Warmup) && set.Duration > 0 && r.Sampling.Time+time.Since(phaseStart) >= set.Duration {
+		if !(it < set.Warmup) && set.Duration > 0 && r.Sampling.Time+time.Since(*phaseStart) >= set.Duration {
 			break
 		}
 		warm := it < set.Warmup
 		e0, g0 := t.evals, t.gradEvals
+		cr.where = "Step"
 		info, err := ch.Step(cr.rng)
 		info.Evals, info.GradEvals = int(t.evals-e0), int(t.gradEvals-g0)
 		if err != nil {
@@ -694,21 +843,24 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		if warm {
 			r.Warmup.add(&info)
 			if !set.NoAdapt {
+				cr.where = "warmup adaptation"
 				if err := cr.adaptWarmup(it, set, &info); err != nil {
 					r.Err = fmt.Errorf("transition %d: %w", it, err)
 					break
 				}
 			}
 			if it == set.Warmup-1 && cr.warm != nil {
+				cr.where = "SetWarmup"
 				cr.warm.SetWarmup(false)
 			}
 			if it == set.Warmup-1 {
-				r.Warmup.Time += now.Sub(phaseStart)
-				phaseStart = now
+				r.Warmup.Time += now.Sub(*phaseStart)
+				*phaseStart = now
 			}
 		} else {
 			r.Sampling.add(&info)
 			if (it-set.Warmup+1)%set.Thin == 0 {
+				cr.where = "Position"
 				ev.Draw = len(r.Infos)
 				r.Draws = append(r.Draws, ch.Position()...)
 				r.Infos = append(r.Infos, info)
@@ -716,34 +868,19 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 			}
 		}
 		if set.Recorder != nil {
+			cr.where = "Position"
 			ev.Theta = ch.Position()
 			ev.StepScale = math.NaN()
 			if cr.tune != nil {
 				ev.StepScale = cr.tune.StepScale()
 			}
+			cr.where = "Recorder.Record"
 			if err := set.Recorder.Record(&ev); err != nil {
-				r.Err = fmt.Errorf("recorder at transition %d: %w", it, err)
+				r.Err = &RecorderError{Op: "Record", Chain: r.Chain, Transition: it, Err: err}
 				cr.it++
 				break
 			}
 		}
-	}
-	// The phase still running when the loop ended gets the remaining time.
-	now := time.Now()
-	if cr.it >= set.Warmup {
-		r.Sampling.Time += now.Sub(phaseStart)
-	} else {
-		r.Warmup.Time += now.Sub(phaseStart)
-	}
-	cr.clock += now.Sub(start)
-	if cr.tune != nil {
-		r.Scale = cr.tune.StepScale()
-	}
-	if cr.met != nil {
-		r.Metric = cr.met.Metric()
-	}
-	if pr, ok := ch.(ParamReporter); ok {
-		r.Params = pr.Params()
 	}
 }
 

@@ -32,17 +32,22 @@ type Summary struct {
 	Kernel string
 	Exact  bool
 	Status Status
-	Chains int
+	Chains int // chains summarised: those with draws
 	Draws  int // kept draws per chain (the shortest chain's, after cancellation)
-	Params []ParamSummary
+	// NoDraws lists the chains left out because they have no draws (a run
+	// cancelled or failed before they sampled); nil if every chain has some.
+	NoDraws []int
+	Params  []ParamSummary
 
 	AcceptRate   float64 // sampling phase, all chains
 	EvalsPerStep float64 // datum energy evaluations per transition
 	GradPerStep  float64 // datum gradient evaluations per transition
 	MeanBatch    float64 // mean Info.Batch per transition
-	// SamplingTime is the sampling-phase wall time summed over chains, so
-	// ESS per second is per second of one core and does not depend on how
-	// many chains ran in parallel.
+	// SamplingTime is the sum over chains of each chain's sampling-phase
+	// wall time, so ESS per second is per chain-second and does not depend
+	// on how many chains ran side by side. It is the CPU time of the
+	// sampling only when each running chain had a core to itself
+	// (Settings.Workers ≤ the free cores); on busier cores it is larger.
 	SamplingTime time.Duration
 
 	// Warnings lists what makes the figures untrustworthy: R-hat above 1.01,
@@ -62,14 +67,29 @@ const (
 // Stan: coordinate 0 is theta[1], the column theta.1 of the package
 // stancsv's files (CmdStan's CSV flattening of the same name, which
 // stansummary prints as theta[1]).
+//
+// After a cancellation or failure the chains may have different numbers of
+// draws: each is cut to the shortest, and chains with none are left out
+// (listed in NoDraws and a warning). A nil Result gives an empty Summary
+// that says so.
 func (r *Result) Summary(names ...string) *Summary {
-	s := &Summary{Kernel: r.Kernel, Exact: r.Exact, Status: r.Status, Chains: len(r.Chains)}
+	if r == nil {
+		return &Summary{Warnings: []string{"nil Result: nothing to summarise"}}
+	}
+	s := &Summary{Kernel: r.Kernel, Exact: r.Exact, Status: r.Status}
+	var used []int // chains with draws
 	n := -1
-	for _, c := range r.Chains {
-		if n < 0 || c.Len() < n {
-			n = c.Len()
+	for c, ch := range r.Chains {
+		if ch.Len() == 0 {
+			s.NoDraws = append(s.NoDraws, c)
+			continue
+		}
+		used = append(used, c)
+		if n < 0 || ch.Len() < n {
+			n = ch.Len()
 		}
 	}
+	s.Chains = len(used)
 	s.Draws = max(n, 0)
 	tot := r.Sampling()
 	s.AcceptRate = tot.AcceptRate()
@@ -82,22 +102,23 @@ func (r *Result) Summary(names ...string) *Summary {
 	var minBulk, minTail, maxRHat = math.Inf(1), math.Inf(1), math.Inf(-1)
 	var worstBulk, worstTail, worstRHat string
 	for j := 0; j < r.Dim; j++ {
-		x := r.Samples(j)
-		for c := range x {
-			x[c] = x[c][:s.Draws] // equal lengths after a cancelled run
+		all := r.Samples(j)
+		x := make([][]float64, len(used))
+		for i, c := range used {
+			x[i] = all[c][:s.Draws] // equal lengths after a cancelled run
 		}
 		p := ParamSummary{Name: fmt.Sprintf("theta[%d]", j+1)}
 		if j < len(names) {
 			p.Name = names[j]
 		}
-		all := pooled(x)
-		if len(all) == 0 {
+		pool := pooled(x)
+		if len(pool) == 0 {
 			p.NotAvailable = true
 			p.Mean, p.SD, p.Q5, p.Q50, p.Q95 = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		} else {
-			p.Mean = stat.Mean(all, nil)
-			p.SD = stat.StdDev(all, nil) // denominator n − 1, as R's sd
-			p.Q5, p.Q50, p.Q95 = diagnostics.Quantile(all, 0.05), diagnostics.Quantile(all, 0.5), diagnostics.Quantile(all, 0.95)
+			p.Mean = stat.Mean(pool, nil)
+			p.SD = stat.StdDev(pool, nil) // denominator n − 1, as R's sd
+			p.Q5, p.Q50, p.Q95 = diagnostics.Quantile(pool, 0.05), diagnostics.Quantile(pool, 0.5), diagnostics.Quantile(pool, 0.95)
 		}
 		p.MCSE = diagnostics.MCSEMean(x)
 		p.ESSBulk = diagnostics.ESSBulk(x)
@@ -121,6 +142,12 @@ func (r *Result) Summary(names ...string) *Summary {
 	if r.Status != Completed {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run %s: %d draws per chain instead of %d", r.Status, s.Draws, r.Settings.Draws))
 	}
+	switch {
+	case len(r.Chains) > 0 && len(used) == 0:
+		s.Warnings = append(s.Warnings, "no chain has any draw: nothing to summarise")
+	case len(s.NoDraws) > 0:
+		s.Warnings = append(s.Warnings, fmt.Sprintf("chains %s have no draws and are left out: the table is of the other %d", chainList(s.NoDraws), len(used)))
+	}
 	if maxRHat > RHatThreshold {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, RHatThreshold))
 	}
@@ -140,7 +167,7 @@ func (r *Result) Summary(names ...string) *Summary {
 			tot.Divergent, tot.Steps))
 	}
 	for _, p := range s.Params {
-		if p.NotAvailable {
+		if p.NotAvailable && len(used) > 0 {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: draws constant or non-finite, diagnostics not available (NaN)", p.Name))
 		}
 	}
@@ -216,6 +243,19 @@ func (s *Summary) WriteTo(w io.Writer) (int64, error) {
 		fmt.Fprintf(cw, "warning: %s\n", msg)
 	}
 	return cw.n, cw.err
+}
+
+// chainList lists chain indices (0-based, as ChainResult.Chain and errors
+// number them).
+func chainList(cs []int) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, c)
+	}
+	return b.String()
 }
 
 // pooled returns a fresh slice of all draws of all chains.

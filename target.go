@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -101,9 +102,46 @@ func (t *Target) GradEvals() int64 { return t.gradEvals }
 // no datum evaluation.
 func (t *Target) LogPrior(theta []float64) float64 { return t.prior.LogPrior(theta) }
 
+// checkBatch checks the arguments of a call on a batch of data, once per
+// call: θ (and θ′ for a difference, when hasNew) of the target's
+// dimension, room in dst for every datum, and indices in [0, N). It costs
+// one comparison per index and allocates only for the error.
+func (t *Target) checkBatch(who string, ndst int, theta, thetaNew []float64, hasNew bool, idx []int) error {
+	switch {
+	case len(theta) != t.d:
+		return fmt.Errorf("exactmh: Target.%s: len(θ) = %d, want the dimension %d", who, len(theta), t.d)
+	case hasNew && len(thetaNew) != t.d:
+		return fmt.Errorf("exactmh: Target.%s: len(θ′) = %d, want the dimension %d", who, len(thetaNew), t.d)
+	case ndst < len(idx):
+		return fmt.Errorf("exactmh: Target.%s: len(dst) = %d < len(idx) = %d", who, ndst, len(idx))
+	}
+	n := uint(t.n)
+	for _, i := range idx {
+		if uint(i) >= n {
+			return t.indexError(who, idx)
+		}
+	}
+	return nil
+}
+
+// indexError names the first index of idx outside [0, N).
+func (t *Target) indexError(who string, idx []int) error {
+	for k, i := range idx {
+		if i < 0 || i >= t.n {
+			return fmt.Errorf("exactmh: Target.%s: idx[%d] = %d, want a datum index in [0, N = %d)", who, k, i, t.n)
+		}
+	}
+	return nil
+}
+
 // Energies sets dst[k] = βU_{idx[k]}(θ) and returns an *EnergyError if one is
-// not finite.
+// not finite. It returns an error, before evaluating anything, if θ is not
+// of the target's dimension, dst is shorter than idx or an index is
+// outside [0, N).
 func (t *Target) Energies(dst, theta []float64, idx []int) error {
+	if err := t.checkBatch("Energies", len(dst), theta, nil, false, idx); err != nil {
+		return err
+	}
 	t.evals += int64(len(idx))
 	t.energy.Energies(dst, theta, idx)
 	for k, v := range dst[:len(idx)] {
@@ -119,8 +157,12 @@ func (t *Target) Energies(dst, theta []float64, idx []int) error {
 // EnergyDiffs sets dst[k] = β(U_i(θ) − U_i(θ')) for i = idx[k], the log
 // likelihood ratio of datum i for the move θ → θ'. With an EnergyDiffer it
 // reads each datum once (one evaluation per datum); otherwise it evaluates U_i
-// at both points (two evaluations per datum).
+// at both points (two evaluations per datum). Its arguments are checked as
+// Energies checks its own.
 func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
+	if err := t.checkBatch("EnergyDiffs", len(dst), theta, thetaNew, true, idx); err != nil {
+		return err
+	}
 	if t.differ != nil {
 		t.evals += int64(len(idx))
 		t.differ.EnergyDiffs(dst, theta, thetaNew, idx)
@@ -143,8 +185,12 @@ func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 }
 
 // TotalEnergy returns βΣ_i U_i(θ) over all N data, in chunks through the
-// Target's own scratch (no allocation). It costs N evaluations.
+// Target's own scratch (no allocation). It costs N evaluations. θ of the
+// wrong length is an error.
 func (t *Target) TotalEnergy(theta []float64) (float64, error) {
+	if len(theta) != t.d {
+		return 0, fmt.Errorf("exactmh: Target.TotalEnergy: len(θ) = %d, want the dimension %d", len(theta), t.d)
+	}
 	var sum float64
 	for lo := 0; lo < t.n; lo += chunk {
 		idx, _ := t.block(lo)
@@ -163,8 +209,15 @@ func (t *Target) TotalEnergy(theta []float64) (float64, error) {
 // Gaps sets dst[k] = β(−U_i(θ) − log B_i(θ)) for i = idx[k]: FlyMC's
 // tempered log-likelihood gap over the lower bound b, one evaluation per
 // datum. A non-finite gap returns an *EnergyError, a negative one a
-// *LowerBoundViolation.
+// *LowerBoundViolation. Its arguments are checked as Energies checks its
+// own, and b must not be nil.
 func (t *Target) Gaps(dst, theta []float64, idx []int, b FlyBound) error {
+	if err := t.checkBatch("Gaps", len(dst), theta, nil, false, idx); err != nil {
+		return err
+	}
+	if b == nil {
+		return errors.New("exactmh: Target.Gaps: nil FlyBound")
+	}
 	t.evals += int64(len(idx))
 	b.Gaps(dst, theta, idx)
 	for k, v := range dst[:len(idx)] {
@@ -185,6 +238,9 @@ func (t *Target) Gaps(dst, theta []float64, idx []int, b FlyBound) error {
 // EnergyGradienter (otherwise it makes the two passes). It costs N energy
 // and N gradient evaluations.
 func (t *Target) TotalEnergyAndGradient(grad, theta []float64) (float64, error) {
+	if len(theta) != t.d || len(grad) != t.d {
+		return 0, fmt.Errorf("exactmh: Target.TotalEnergyAndGradient: len(θ) = %d, len(grad) = %d, want the dimension %d", len(theta), len(grad), t.d)
+	}
 	eg, ok := t.energy.(EnergyGradienter)
 	if !ok {
 		if err := t.addFullGradient(grad, theta); err != nil {
@@ -254,10 +310,22 @@ func (t *Target) errNoGradient() error {
 }
 
 // AddGradient adds β·Σ_k w[k]·∇U_{idx[k]}(θ) to grad (w nil means all
-// weights 1). It returns an error if the energy has no gradient.
+// weights 1). It returns an error if the energy has no gradient, or,
+// before evaluating anything, if grad or θ is not of the target's
+// dimension, w is neither nil nor as long as idx, or an index is outside
+// [0, N).
 func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) error {
 	if t.grad == nil {
 		return t.errNoGradient()
+	}
+	if len(grad) != t.d {
+		return fmt.Errorf("exactmh: Target.AddGradient: len(grad) = %d, want the dimension %d", len(grad), t.d)
+	}
+	if err := t.checkBatch("AddGradient", len(idx), theta, nil, false, idx); err != nil {
+		return err
+	}
+	if w != nil && len(w) != len(idx) {
+		return fmt.Errorf("exactmh: Target.AddGradient: len(w) = %d, want len(idx) = %d (or nil)", len(w), len(idx))
 	}
 	t.gradEvals += int64(len(idx))
 	for lo := 0; lo < len(idx); lo += chunk {
@@ -276,10 +344,14 @@ func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) erro
 }
 
 // AddLogPriorGradient adds ∇log p(θ) to grad, or returns an error if the
-// prior has no gradient.
+// prior has no gradient, or, before evaluating it, if grad or θ is not of
+// the target's dimension.
 func (t *Target) AddLogPriorGradient(grad, theta []float64) error {
 	if t.pgrad == nil {
 		return fmt.Errorf("exactmh: prior %T has no gradient (does not implement PriorGradienter)", t.prior)
+	}
+	if len(theta) != t.d || len(grad) != t.d {
+		return fmt.Errorf("exactmh: Target.AddLogPriorGradient: len(θ) = %d, len(grad) = %d, want the dimension %d", len(theta), len(grad), t.d)
 	}
 	t.pgrad.AddLogPriorGradient(grad, theta)
 	return nil

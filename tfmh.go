@@ -78,9 +78,9 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	table, err := alias.New(b.C)
+	table, err := boundTable("TFMH", "bound constants c_i (DiffBound.C)", b.C, t, false)
 	if err != nil {
-		return nil, fmt.Errorf("TFMH: bound constants c_i: %w", err)
+		return nil, err
 	}
 	c := &tfmhChain{walk: w, bound: b, table: table, sumC: table.Total(), maxRate: k.MaxRate,
 		seen: newDistinct(t.N()), increase: k.increase, priorFactor: k.priorFactor}

@@ -176,9 +176,9 @@ type tunaBatch struct {
 // hooks of TunaMH (nil: tunaTerm and c_i).
 func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
 	term func(d, mi, a float64) (keep, term float64), weights func([]float64) []float64) (*tunaBatch, error) {
-	table, err := alias.New(b.C)
+	table, err := boundTable(who, "bound constants c_i (DiffBound.C)", b.C, t, true)
 	if err != nil {
-		return nil, fmt.Errorf("%s: bound constants c_i: %w", who, err)
+		return nil, err
 	}
 	sumC := table.Total()
 	if weights != nil {

@@ -7,7 +7,9 @@ package stancsv_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,4 +165,65 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// disk is an in-memory file that fails every write while full is set, as
+// a full disk does.
+type disk struct {
+	buf  bytes.Buffer
+	full *atomic.Bool
+}
+
+func (d *disk) Write(p []byte) (int, error) {
+	if d.full.Load() {
+		return 0, errors.New("no space left on device")
+	}
+	return d.buf.Write(p)
+}
+
+// A full disk fails the run (Status Failed, a *RecorderError) — at the
+// first flush of a draw, or, with a large FlushEvery, only at Finish, which
+// then must not leave the run Completed — but the run stays resumable: once
+// there is room, Resume(ctx, res, 0) rewrites the files whole.
+func TestRecorderDiskFull(t *testing.T) {
+	g := boxed(t, 100, 1)
+	set := exactmh.Settings{Chains: 2, Warmup: 30, Draws: 40, Seed: 5, Init: g.Mean}
+	ref := set
+	var refFiles [2]*disk
+	ref.Recorder = &stancsv.Recorder{Open: func(c int) (io.Writer, error) {
+		refFiles[c] = &disk{full: new(atomic.Bool)}
+		return refFiles[c], nil
+	}}
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, flushEvery := range []int{1, 1 << 20} {
+		full := new(atomic.Bool)
+		full.Store(true)
+		var files [2]*disk
+		run := set
+		run.Recorder = &stancsv.Recorder{FlushEvery: flushEvery, Open: func(c int) (io.Writer, error) {
+			files[c] = &disk{full: full}
+			return files[c], nil
+		}}
+		res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &run)
+		var re *exactmh.RecorderError
+		if res.Status != exactmh.Failed || !errors.As(err, &re) {
+			t.Fatalf("FlushEvery %d, disk full: status %v, err %v; want Failed with a *RecorderError", flushEvery, res.Status, err)
+		}
+		if err := res.Checkpoint(io.Discard); err != nil {
+			t.Errorf("FlushEvery %d: the run cannot be checkpointed: %v", flushEvery, err)
+		}
+		full.Store(false)
+		if res, err = exactmh.Resume(context.Background(), res, 0); err != nil || res.Status != exactmh.Completed {
+			t.Fatalf("FlushEvery %d: Resume once the disk has room: status %v, err %v", flushEvery, res.Status, err)
+		}
+		for c := range files {
+			a, b := refFiles[c].buf.String(), files[c].buf.String()
+			a, b = a[:strings.Index(a, "# \n#  Elapsed Time:")], b[:strings.Index(b, "# \n#  Elapsed Time:")]
+			if a != b {
+				t.Errorf("FlushEvery %d, chain %d: the rewritten file differs from an undisturbed run's", flushEvery, c)
+			}
+		}
+	}
 }

@@ -66,7 +66,8 @@ type Options struct {
 	// Names are the parameter column names (nil: theta.1 … theta.d).
 	Names []string
 	// SigFigs is the number of significant digits (0: 6, CmdStan's default;
-	// 17 round-trips float64 exactly).
+	// 17 round-trips float64 exactly, and more is 17). Negative is an
+	// error.
 	SigFigs int
 }
 
@@ -77,7 +78,11 @@ func (o *Options) sigFigs() int {
 	return min(o.SigFigs, 17)
 }
 
+// names checks the options and returns the d column names of θ.
 func (o *Options) names(d int) ([]string, error) {
+	if o != nil && o.SigFigs < 0 {
+		return nil, fmt.Errorf("stancsv: Options.SigFigs = %d, want ≥ 0 (0: 6)", o.SigFigs)
+	}
 	if o == nil || o.Names == nil {
 		names := make([]string, d)
 		for j := range names {

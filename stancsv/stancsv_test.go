@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -253,6 +254,13 @@ func TestErrors(t *testing.T) {
 	}
 	if err := stancsv.Write(io.Discard, res, 0, &stancsv.Options{Names: []string{"a,b", "c"}}); err == nil {
 		t.Error("comma in a name: no error")
+	}
+	if err := stancsv.Write(io.Discard, res, 0, &stancsv.Options{SigFigs: -1}); err == nil || !strings.Contains(err.Error(), "SigFigs = -1") {
+		t.Errorf("negative SigFigs: err = %v, want an error naming it", err)
+	}
+	rec := &stancsv.Recorder{Open: func(int) (io.Writer, error) { return io.Discard, nil }, Options: stancsv.Options{SigFigs: -3}}
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Chains: 1, Draws: 10, Init: g.Mean, Recorder: rec}); err == nil {
+		t.Error("Recorder with negative SigFigs: no error")
 	}
 }
 

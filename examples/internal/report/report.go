@@ -24,7 +24,7 @@ import (
 
 // Row returns the shared fields of a run, measured over its sampling phase:
 // ESS is the smallest bulk ESS over coordinates, ESS/s divides it by the
-// sampling time summed over chains (per core-second), and seconds is the
+// sampling wall time summed over chains (per chain-second), and seconds is the
 // run's wall time. extra adds or overrides fields.
 func Row(res *exactmh.Result, extra map[string]any) map[string]any {
 	s := res.Summary()
