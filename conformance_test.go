@@ -165,6 +165,16 @@ func conformanceCases() []mcmctest.Case {
 					return exactmh.FlyMCNoBoundTerm(exactmh.FlyMC{Proposal: pb.Proposal, Scale: pb.Scale, TightAt: pb.Mode, Q: 0.1})
 				},
 			}},
+		// Control variates (ControlVariates): TFMH on the remainders is
+		// SMH-2 with Euclidean bounds in the Laplace approximation's
+		// shape, TunaMH on them TunaMH with control variates. The
+		// posterior is rewritten, the target is not.
+		{Name: "TFMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget,
+			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			TargetMutants: cvMutants()},
+		{Name: "TunaMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget,
+			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			TargetMutants: cvMutants()},
 		{Name: "TFMH", UsesProposal: true, NeedsRange: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale} },
 			Mutants: mutants{
@@ -587,4 +597,26 @@ func offDenseMetric(pb problem) exactmh.Metric {
 		panic(err)
 	}
 	return m
+}
+
+// cvTarget rewrites a problem with control variates at its mode.
+func cvTarget(pb problem) (*exactmh.Posterior, error) {
+	la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
+	if err != nil {
+		return nil, err
+	}
+	return exactmh.ControlVariates(pb.Posterior, la)
+}
+
+// cvMutants are control-variate rewrites that change the target.
+func cvMutants() map[string]func(problem) (*exactmh.Posterior, error) {
+	return map[string]func(problem) (*exactmh.Posterior, error){
+		"surrogate with half the Hessian": func(pb problem) (*exactmh.Posterior, error) {
+			la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
+			if err != nil {
+				return nil, err
+			}
+			return exactmh.ControlVariatesHalfQuadratic(pb.Posterior, la)
+		},
+	}
 }

@@ -290,3 +290,14 @@ func PoissonBuffers(ch Chain) (fallback bool, capacity int) {
 	}
 	return p.fallback, max(cap(p.kept), cap(p.phiOld), cap(p.phiNew))
 }
+
+// ControlVariatesHalfQuadratic is ControlVariates with half the summed
+// Hessian in the surrogate prior while the remainders subtract all of it:
+// the target gains e^{β¼ΔᵀHΔ} (a mutant).
+func ControlVariatesHalfQuadratic(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
+	return controlVariates(p, la, func(q *cvPrior) {
+		for i := range q.hess {
+			q.hess[i] /= 2
+		}
+	})
+}

@@ -86,6 +86,16 @@ type Case struct {
 	// exactmh's default, a diagonal metric. SBC's chains get the metric
 	// its pilot run estimated.
 	Metric string
+	// Target, if not nil, rewrites each problem's posterior into the one
+	// the kernel samples, which must have the same target distribution
+	// (exactmh.ControlVariates): every check, SBC included, then runs on
+	// the rewritten posterior and judges it against the original
+	// problem's truth.
+	Target func(pb Problem) (*exactmh.Posterior, error)
+	// TargetMutants are deliberately wrong rewrites of the posterior (a
+	// Target that changes the distribution), each run with the case's
+	// kernel; each must fail at least one statistical check.
+	TargetMutants map[string]func(pb Problem) (*exactmh.Posterior, error)
 	// Mutants are deliberately wrong variants of the kernel, built as
 	// Kernel is. Each must fail at least one statistical check; only exact
 	// kernels have them.
@@ -122,6 +132,14 @@ func (c *Case) validate() error {
 	for name, m := range c.Mutants {
 		if m == nil {
 			return fmt.Errorf("mcmctest: %s: mutant %q is nil", c.Name, name)
+		}
+	}
+	for name, m := range c.TargetMutants {
+		if m == nil {
+			return fmt.Errorf("mcmctest: %s: target mutant %q is nil", c.Name, name)
+		}
+		if !c.Exact {
+			return fmt.Errorf("mcmctest: %s: target mutants of an inexact kernel: its statistical checks do not run", c.Name)
 		}
 	}
 	return nil
@@ -180,9 +198,46 @@ type target struct {
 	pb    Problem
 	g     *Gaussian
 	model Model
+	// truth is the posterior before a Case's Target rewrote pb's (nil: pb's
+	// own), whose density the pairwise checks compare with.
+	truth *exactmh.Posterior
 }
 
-func caseTarget(c *Case) (*target, error) {
+// rewrite returns the target with its problem's posterior, and those of
+// its model's problems, rewritten by f (nil: tg itself).
+func (tg *target) rewrite(name string, f func(Problem) (*exactmh.Posterior, error)) (*target, error) {
+	if f == nil {
+		return tg, nil
+	}
+	out := *tg
+	var err error
+	if out.pb.Posterior, err = f(tg.pb); err != nil {
+		return nil, fmt.Errorf("mcmctest: %s: rewriting the target: %w", name, err)
+	}
+	out.model = rewritten{tg.model, f}
+	out.truth = tg.pb.Posterior
+	return &out, nil
+}
+
+// rewritten is a Model whose problems' posteriors are rewritten by a
+// Case's Target.
+type rewritten struct {
+	Model
+	rewrite func(Problem) (*exactmh.Posterior, error)
+}
+
+// Draw implements Model.
+func (m rewritten) Draw(rng *rand.Rand) ([]float64, Problem, error) {
+	theta, pb, err := m.Model.Draw(rng)
+	if err != nil {
+		return nil, pb, err
+	}
+	pb.Posterior, err = m.rewrite(pb)
+	return theta, pb, err
+}
+
+// problemTarget returns the problem a case's needs call for.
+func problemTarget(c *Case) (*target, error) {
 	sigma := kitSigma()
 	switch {
 	case c.NeedsGLM:
@@ -305,11 +360,12 @@ func minBulkESS(res *exactmh.Result) float64 {
 // run is one Check: the case, its kernel and target, the budget and the
 // pilot run that several checks share.
 type run struct {
-	c   *Case
-	k   exactmh.Kernel
-	tg  *target
-	b   budget
-	set exactmh.Settings // the moment check's run
+	c    *Case
+	k    exactmh.Kernel
+	tg   *target
+	orig *target // the problem before Case.Target's rewrite
+	b    budget
+	set  exactmh.Settings // the moment check's run
 
 	sbcOnce   sync.Once
 	sbcScale  float64
@@ -322,11 +378,15 @@ func newRun(c *Case) (*run, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	tg, err := caseTarget(c)
+	orig, err := problemTarget(c)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{c: c, tg: tg, b: currentBudget()}
+	tg, err := orig.rewrite(c.Name, c.Target)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{c: c, tg: tg, orig: orig, b: currentBudget()}
 	r.set = exactmh.Settings{Chains: 4, Warmup: 500, Draws: r.b.firstDraws, Seed: 2, Init: tg.pb.Mode, TargetAccept: c.TargetAccept, Metric: c.Metric}
 	r.k = c.Kernel(tg.pb)
 	switch {
@@ -503,6 +563,32 @@ func (r *run) checks() []check {
 			}
 		}})
 	}
+	names = names[:0]
+	for name := range c.TargetMutants {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		f := c.TargetMutants[name]
+		cs = append(cs, check{name: "mutant/" + name, run: func(rp reporter) {
+			tg, err := r.orig.rewrite(c.Name, f)
+			if err != nil {
+				rp.Fatal(err)
+				return
+			}
+			mr := &run{c: r.c, k: r.k, tg: tg, orig: r.orig, b: r.b, set: r.set}
+			mr.set.Init = tg.pb.Mode
+			by, tried, err := mr.catch(c.Kernel)
+			switch {
+			case err != nil:
+				rp.Fatal(err)
+			case by == "":
+				rp.Errorf("target mutant %q passes every check: %s", name, strings.Join(tried, "; "))
+			default:
+				rp.Logf("caught by %s (after: %s)", by, strings.Join(tried, "; "))
+			}
+		}})
+	}
 	return cs
 }
 
@@ -616,7 +702,11 @@ func (o *outcome) Skip(args ...any) {
 // target.
 func (r *run) pairwise(f func(Problem) exactmh.Kernel, logQ float64, steps int) (PairResult, error) {
 	a, b := pairOf(r.tg.pb)
-	return Pairwise(r.tg.pb.Posterior, withProposal(f, r.tg.pb), a, b, logQ, steps, 3)
+	truth := r.tg.truth
+	if truth == nil {
+		truth = r.tg.pb.Posterior
+	}
+	return pairwise(truth, r.tg.pb.Posterior, withProposal(f, r.tg.pb), a, b, logQ, steps, 3)
 }
 
 // walkPairwise runs the pairwise check at the middle of the App. J.1 walk

@@ -57,12 +57,18 @@ func (r PairResult) String() string {
 // ratio. newKernel must build the kernel under test around the given
 // proposal. The chain is driven directly (not through Sample) with the seed.
 func Pairwise(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, a, b []float64, logQ float64, steps int, seed uint64) (PairResult, error) {
+	return pairwise(p, p, newKernel, a, b, logQ, steps, seed)
+}
+
+// pairwise is Pairwise with the target ratio taken from truth and the chain
+// run on p (a rewrite of truth that must have the same target).
+func pairwise(truth, p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Kernel, a, b []float64, logQ float64, steps int, seed uint64) (PairResult, error) {
 	var r PairResult
-	la, err := p.LogDensity(a)
+	la, err := truth.LogDensity(a)
 	if err != nil {
 		return r, err
 	}
-	lb, err := p.LogDensity(b)
+	lb, err := truth.LogDensity(b)
 	if err != nil {
 		return r, err
 	}
