@@ -23,7 +23,9 @@
 // Kernels: MH, MALA, HMC and NUTS (full batch, the gradient kernels with
 // Stan's windowed diagonal metric adaptation), TunaMH, FlyMC at the MAP and SMH-2,
 // with their default random walk and with the Crank–Nicolson proposal
-// around the Laplace approximation N(θ̂, H⁻¹) ("-CN"). Rows carry posterior,
+// around the Laplace approximation N(θ̂, H⁻¹) ("-CN"), and TFMH and TunaMH on
+// the posterior rewritten with control variates (exactmh.ControlVariates,
+// "-CV"). Rows carry posterior,
 // kernel, exact, auto (the automatic default; none yet), ess_per_sec,
 // ess_per_sec_total, evals_per_ess, mean_abs_err and the usual fields.
 //
@@ -119,8 +121,10 @@ type posterior struct {
 	n, d   int
 	mode   []float64 // the MAP (GLMs)
 	cov    *mat.SymDense
-	search time.Duration // MAP and Laplace approximation
-	passes float64       // of the search over the data
+	search time.Duration      // MAP and Laplace approximation
+	passes float64            // of the search over the data
+	cv     *exactmh.Posterior // rewritten with control variates at the MAP (GLMs)
+	cvTime time.Duration      // building cv
 }
 
 // kernel is one row of the study.
@@ -128,6 +132,7 @@ type kernel struct {
 	name   string
 	build  func(p *posterior) exactmh.Kernel
 	glm    bool // needs the GLM pieces (MAP, Laplace, Taylor bounds)
+	cv     bool // runs on the posterior with control variates
 	warmup int  // warmup transitions
 }
 
@@ -157,6 +162,15 @@ func kernelsFor(p *posterior) []kernel {
 		}},
 		{name: "SMH-2-CN", glm: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
 			return exactmh.SMH{Order: 2, Center: p.mode, Proposal: cn(p), Scale: 1}
+		}},
+		// On the remainders of exactmh.ControlVariates: TFMH there is
+		// SMH-2 with Euclidean bounds in the Laplace approximation's
+		// shape; TunaMH there is TunaMH with control variates.
+		{name: "TFMH-CV-CN", glm: true, cv: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
+			return exactmh.TFMH{Proposal: cn(p), Scale: 1}
+		}},
+		{name: "TunaMH-CV-CN", glm: true, cv: true, warmup: 2000, build: func(p *posterior) exactmh.Kernel {
+			return exactmh.TunaMH{Proposal: cn(p), Scale: 1}
 		}},
 	}
 	var out []kernel
@@ -243,7 +257,11 @@ func (st *study) run(p *posterior, k kernel, budget time.Duration) (*exactmh.Res
 	if st.cf.Draws > 0 {
 		set.Draws = st.cf.Draws
 	}
-	res, err := exactmh.Sample(context.Background(), p.post, k.build(p), set)
+	post := p.post
+	if k.cv {
+		post = p.cv
+	}
+	res, err := exactmh.Sample(context.Background(), post, k.build(p), set)
 	if err != nil {
 		return res, err
 	}
@@ -263,6 +281,9 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 	total := sampling + warmup
 	if k.glm {
 		total += p.search
+	}
+	if k.cv {
+		total += p.cvTime
 	}
 	tot := res.Sampling()
 	errSD := math.NaN()
@@ -383,6 +404,11 @@ func newPosterior(name string, n int, seed uint64, quick bool) (*posterior, erro
 	p.search = time.Since(start)
 	p.mode, p.init, p.cov = la.Mean, la.Mean, la.Covariance()
 	p.passes = float64(la.Passes)
+	start = time.Now()
+	if p.cv, err = exactmh.ControlVariates(p.post, la); err != nil {
+		return nil, err
+	}
+	p.cvTime = time.Since(start)
 	return p, nil
 }
 
