@@ -146,7 +146,10 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Re
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if k == nil || k.Name() != cp.Kernel {
+	if k == nil {
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: nil Kernel; the checkpoint is of kernel %s (for a run of the automatic default, pass its Result.Choice's Kernel and Posterior)", cp.Kernel)
+	}
+	if k.Name() != cp.Kernel {
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint is of kernel %s, not %v", cp.Kernel, kernelName(k))
 	}
 	if p.Len() != cp.N || p.Dim() != cp.Dim {

@@ -324,6 +324,9 @@ type Result struct {
 	Status   Status
 	Chains   []*ChainResult
 	Elapsed  time.Duration // wall time of the whole run
+	// Choice is what the automatic default chose and why (Sample with a
+	// nil Kernel; its Time is not in Elapsed), nil otherwise.
+	Choice *Choice
 
 	runners []*chainRunner // the chains' state, for Resume and Checkpoint
 	broken  bool           // a chain failed in a way that leaves its state unknown: no Resume, no Checkpoint
@@ -412,6 +415,9 @@ type RunInfo struct {
 	// the run's settings with defaults filled in.
 	Config   Kernel
 	Settings Settings
+	// Choice is the automatic default's choice (Sample with a nil Kernel),
+	// nil otherwise.
+	Choice *Choice
 }
 
 // Event is one transition, as a Recorder sees it.
@@ -431,6 +437,9 @@ type Event struct {
 }
 
 // Sample runs the chains of kernel k on posterior p and returns their draws.
+// A nil k is the automatic default: Choose picks the kernel (and, for a
+// GLM, the control-variate rewrite of p it samples) from short pilots, and
+// Result.Choice says what it chose and why.
 //
 // Chains run in parallel on Settings.Workers goroutines; chain c draws from
 // rand.New(rand.NewPCG(Seed, c)), so a seed gives bit-identical draws whatever
@@ -467,7 +476,20 @@ type Event struct {
 // Status Failed and the error. Errors in p, k or s are returned before any
 // work, as is a panic in the kernel's Start or the recorder's Init. Status
 // Completed always comes with a nil error.
-func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (res *Result, err error) {
+func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, error) {
+	if k != nil {
+		return sample(ctx, p, k, s, nil)
+	}
+	choice, err := Choose(ctx, p, s)
+	if err != nil {
+		return nil, err
+	}
+	return sample(ctx, choice.Posterior, choice.Kernel, s, choice)
+}
+
+// sample is Sample with the kernel given, and the automatic default's
+// choice that led to it (nil: the caller's).
+func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Choice) (res *Result, err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -494,7 +516,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (res *Resu
 	if err != nil {
 		return nil, err
 	}
-	res = &Result{Kernel: name, Exact: exact, Config: k, Dim: d, N: p.Len(), Settings: set}
+	res = &Result{Kernel: name, Exact: exact, Config: k, Dim: d, N: p.Len(), Settings: set, Choice: choice}
 
 	// Start every chain before any sampling so configuration errors surface
 	// at once, in chain order.
@@ -534,7 +556,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (res *Resu
 		err := set.Recorder.Init(RunInfo{
 			Kernel: res.Kernel, Exact: res.Exact, Chains: set.Chains, Dim: d, N: res.N,
 			Warmup: set.Warmup, Draws: set.Draws, Thin: set.Thin, Seed: set.Seed,
-			Steps: total, StartTime: start, Config: k, Settings: set,
+			Steps: total, StartTime: start, Config: k, Settings: set, Choice: choice,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("exactmh: Sample: recorder: %w", err)

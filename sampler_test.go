@@ -157,7 +157,6 @@ func TestErrors(t *testing.T) {
 	}{
 		{"nil posterior", nil, exactmh.MH{}, nil, "nil Posterior"},
 		{"nil energy", &exactmh.Posterior{}, exactmh.MH{}, nil, "Energy is nil"},
-		{"nil kernel", good, nil, nil, "nil Kernel"},
 		{"negative draws", good, exactmh.MH{}, &exactmh.Settings{Draws: -1}, "Draws = -1"},
 		{"negative thin", good, exactmh.MH{}, &exactmh.Settings{Thin: -2}, "Thin = -2"},
 		{"negative chains", good, exactmh.MH{}, &exactmh.Settings{Chains: -1}, "Chains = -1"},

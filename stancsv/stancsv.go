@@ -113,7 +113,7 @@ type stanWriter struct {
 }
 
 // header writes the configuration comments and the header row.
-func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exactmh.Settings, n, chain int, names []string) {
+func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exactmh.Settings, n, chain int, names []string, choice *exactmh.Choice) {
 	w := s.w
 	fmt.Fprintf(w, "# exactmh_version = %s\n# model = exactmh\n", exactmh.Version)
 	fmt.Fprintf(w, "# method = sample\n#   sample\n")
@@ -131,6 +131,10 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	fmt.Fprintf(w, "#         metric = unit_e\n#         max_depth = 10\n")
 	for _, kv := range kernelFields(k) {
 		fmt.Fprintf(w, "#         %s = %s\n", kv[0], kv[1])
+	}
+	if choice != nil {
+		// The automatic default: what it chose and why, on one line.
+		fmt.Fprintf(w, "#         auto = %s\n", strings.ReplaceAll(choice.String(), "\n", " "))
 	}
 	fmt.Fprintf(w, "#     num_chains = %d\n# id = %d\n# data\n#   N = %d\n#   dim = %d\n# random\n#   seed = %d\n",
 		set.Chains, chain+1, n, len(names), set.Seed)
@@ -300,7 +304,7 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 	if set.Duration > 0 {
 		set.Draws = ch.Len() // the draws a fixed-time run made, rather than its bound
 	}
-	s.header(res.Config, res.Kernel, res.Exact, set, res.N, c, names)
+	s.header(res.Config, res.Kernel, res.Exact, set, res.N, c, names, res.Choice)
 	s.adaptation(ch.Scale)
 	for k := range ch.Infos {
 		s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
@@ -355,7 +359,7 @@ type recChain struct {
 func (rc *recChain) start(lp bool) {
 	rc.started = true
 	rc.s.lp = lp
-	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names)
+	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names, rc.run.Choice)
 }
 
 // NewFiles returns a Recorder writing chain c to the file prefix_<c+1>.csv,

@@ -26,7 +26,8 @@
 // around the Laplace approximation N(θ̂, H⁻¹) ("-CN"), and TFMH and TunaMH on
 // the posterior rewritten with control variates (exactmh.ControlVariates,
 // "-CV"). Rows carry posterior,
-// kernel, exact, auto (the automatic default; none yet), ess_per_sec,
+// kernel, exact, auto (the automatic default's row, with chose: what it
+// picked), ess_per_sec,
 // ess_per_sec_total, evals_per_ess, mean_abs_err and the usual fields.
 //
 //	go run ./examples/tall                  # the whole study (about 15 minutes on 2 cores)
@@ -133,6 +134,7 @@ type kernel struct {
 	build  func(p *posterior) exactmh.Kernel
 	glm    bool // needs the GLM pieces (MAP, Laplace, Taylor bounds)
 	cv     bool // runs on the posterior with control variates
+	auto   bool // the automatic default (Sample with a nil Kernel)
 	warmup int  // warmup transitions
 }
 
@@ -145,6 +147,9 @@ func kernelsFor(p *posterior) []kernel {
 		return c
 	}
 	ks := []kernel{
+		// The automatic default: MAP, Laplace approximation, control
+		// variates and pilots included in its total.
+		{name: "auto", auto: true, warmup: 1000},
 		{name: "MH", warmup: 1000, build: func(*posterior) exactmh.Kernel { return exactmh.MH{} }},
 		{name: "MH-CN", glm: true, warmup: 300, build: func(p *posterior) exactmh.Kernel { return exactmh.MH{Proposal: cn(p), Scale: 1} }},
 		{name: "MALA", warmup: 500, build: func(*posterior) exactmh.Kernel { return exactmh.MALA{} }},
@@ -234,7 +239,11 @@ func (st *study) posterior(p *posterior) ([]map[string]any, error) {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "\t%s\t%v\t%.3f\t%.4g\t%.0f\t%.4g\t%.4g\t%.4g\t%.3f\t\n", k.name, res.Exact,
+		name := k.name
+		if res.Choice != nil {
+			name += " → " + res.Choice.Name
+		}
+		fmt.Fprintf(tw, "\t%s\t%v\t%.3f\t%.4g\t%.0f\t%.4g\t%.4g\t%.4g\t%.3f\t\n", name, res.Exact,
 			res.Sampling().AcceptRate(), res.Sampling().EvalsPerStep(), row["ess_bulk_min"], row["ess_per_sec"],
 			row["ess_per_sec_total"], row["evals_per_ess"], row["mean_abs_err"])
 	}
@@ -261,7 +270,11 @@ func (st *study) run(p *posterior, k kernel, budget time.Duration) (*exactmh.Res
 	if k.cv {
 		post = p.cv
 	}
-	res, err := exactmh.Sample(context.Background(), post, k.build(p), set)
+	var kern exactmh.Kernel
+	if !k.auto {
+		kern = k.build(p)
+	}
+	res, err := exactmh.Sample(context.Background(), post, kern, set)
 	if err != nil {
 		return res, err
 	}
@@ -285,6 +298,11 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 	if k.cv {
 		total += p.cvTime
 	}
+	chose := ""
+	if res.Choice != nil {
+		total += res.Choice.Time
+		chose = res.Choice.Name
+	}
 	tot := res.Sampling()
 	errSD := math.NaN()
 	if refMean != nil {
@@ -299,7 +317,8 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 		"posterior":         p.name,
 		"n":                 p.n,
 		"d":                 p.d,
-		"auto":              false,
+		"auto":              k.auto,
+		"chose":             chose,
 		"ess_per_sec":       report.OrNull(ess / sampling.Seconds()),
 		"ess_per_sec_total": report.OrNull(ess / total.Seconds()),
 		"evals_per_ess":     report.OrNull(float64(tot.Evals+tot.GradEvals) / ess),
