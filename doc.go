@@ -34,13 +34,23 @@
 // generalised linear model through NewGLM with GaussianFamily,
 // PoissonFamily, ProbitFamily or your own GLMFamily; or your own type that
 // implements Energy or the GLM contract, which is all the GLM-based bounds
-// and control variates need), a Prior (Flat, Box, Ball, Gaussian) and β; pick a Kernel; call
-// Sample; print res.Summary():
+// and control variates need), a Prior (Flat, Box, Ball, Gaussian) and β;
+// call Sample with a nil Kernel for the automatic default, or pick one;
+// print res.Summary():
 //
 //	e, _ := exactmh.NewLogisticRegression(x, y, d)
 //	post := &exactmh.Posterior{Energy: e, Prior: prior}
-//	res, err := exactmh.Sample(ctx, post, exactmh.MH{}, nil)
-//	fmt.Print(res.Summary())
+//	res, err := exactmh.Sample(ctx, post, nil, nil) // automatic: see Choose
+//	fmt.Print(res.Choice, "\n", res.Summary())
+//
+// The automatic default (Choose) finds the MAP and the Laplace
+// approximation, rewrites a GLM posterior with ControlVariates — the
+// second-order Taylor surrogate at the MAP in the prior, the remainders,
+// whose bound shrinks with distance to the MAP, as the energies — and
+// measures short pilots of the kernels that apply (TunaMH and TFMH on the
+// remainders, MH with the Crank–Nicolson proposal, TunaMH, NUTS), taking the
+// fastest; NUTS alone for small N; no Laplace-based kernel where it finds
+// a second mode.
 //
 // # Architecture as built
 //
