@@ -154,6 +154,14 @@ func (c *auxChain[W1, W2]) SetWarmup(on bool) {
 	}
 }
 
+// midWarmup passes the mid-warmup decision on to schemes that make one.
+func (c *auxChain[W1, W2]) midWarmup(warm Totals) (float64, bool, error) {
+	if w, ok := c.scheme.(midWarmuper); ok {
+		return w.midWarmup(warm)
+	}
+	return 0, false, nil
+}
+
 // inWarmup passes on whether the scheme's state is in warmup mode.
 func (c *auxChain[W1, W2]) inWarmup() bool {
 	w, ok := c.scheme.(warmupReporter)

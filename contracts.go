@@ -58,6 +58,15 @@ type WarmupAware interface {
 	SetWarmup(on bool)
 }
 
+// midWarmuper is implemented by chains that decide halfway through an
+// adapted warmup whether another transition would serve them better
+// (TunaMH: full-batch MH when no minibatch pays), given the warmup's
+// totals so far. If restart, the driver sets the step scale to scale and
+// restarts its dual averaging there.
+type midWarmuper interface {
+	midWarmup(warm Totals) (scale float64, restart bool, err error)
+}
+
 // Tunable is implemented by chains whose proposal has a step scale; the
 // driver adapts it during warmup toward Settings.TargetAccept.
 type Tunable interface {

@@ -927,11 +927,27 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 			}
 		}
 	}
+	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
+		e0 := cr.t.evals
+		scale, restart, err := mw.midWarmup(cr.r.Warmup)
+		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
+		if err != nil {
+			return err
+		}
+		if restart && cr.tune != nil {
+			cr.tune.SetStepScale(scale)
+			cr.adapt.restart(scale)
+		}
+	}
 	if it == set.Warmup-1 && cr.tune != nil {
 		cr.tune.SetStepScale(cr.adapt.final())
 	}
 	return nil
 }
+
+// minMidWarmup is the shortest warmup with a mid-warmup decision: half of
+// it must remain to adapt the step for whatever was decided.
+const minMidWarmup = 200
 
 // acceptStat returns the acceptance probability of a transition if known, else
 // the indicator of acceptance.

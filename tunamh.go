@@ -145,6 +145,11 @@ type tunaChain struct {
 	*tunaBatch
 	warm      bool // in warmup: χ follows the adapting scale
 	warmSteps int
+	// asMH: the mid-warmup comparison found full-batch MH faster; every
+	// step is then a full MH step (maxBatch −1) and mhSpeedup is the
+	// predicted factor.
+	asMH      bool
+	mhSpeedup float64
 	data      float64 // the last minibatch's log-ratio estimate
 	info      Info    // and its cost
 
@@ -205,9 +210,105 @@ func (c *tunaChain) SetWarmup(on bool) {
 	}
 }
 
-// Params reports χ and C.
+// Params reports χ and C, and "as_mh" = 1 with "mh_speedup", MH's
+// predicted advantage, when warmup switched the chain to full-batch MH.
 func (c *tunaChain) Params() map[string]float64 {
-	return map[string]float64{"chi": c.chi, "C": c.sumC}
+	p := map[string]float64{"chi": c.chi, "C": c.sumC}
+	if c.asMH {
+		p["as_mh"], p["mh_speedup"] = 1, c.mhSpeedup
+	}
+	return p
+}
+
+// mhProbes is the number of full-batch log ratios behind the mid-warmup
+// comparison with MH.
+const mhProbes = 16
+
+// The cost of a minibatch step in units of one datum's energy in a full
+// pass: a datum drawn at random costs about 8 (alias draw, bound, a row
+// out of cache, the ejection test; examples/tall, rlr d = 10: TunaMH 109 ns
+// per datum drawn, MH 10 ns per datum of a pass) and a step about 50 more
+// (proposal, prior, Poisson draw).
+const (
+	minibatchDatumCost = 8
+	minibatchStepCost  = 50
+)
+
+// midWarmup compares, halfway through warmup, TunaMH's efficiency with
+// full-batch MH's and switches the chain to MH when MH is predicted faster
+// (issue: on concentrated posteriors C·M grows like √N and no χ makes a
+// minibatch pay). Only when χ is chosen (Chi = 0): a χ the user set is
+// theirs.
+//
+// It draws mhProbes proposals at the current point and scale (the pilot
+// generator, so the chain's stream is untouched; θ does not move) and
+// computes each one's full-batch log ratio log r. Efficiency is expected
+// squared jump per unit of cost: TunaMH's a_T/(8·B̄_T + 50) times the jump
+// (its acceptance and mean batch so far in warmup; minibatchDatumCost and
+// minibatchStepCost in units of one datum of a full pass), MH's
+// mean(min(1, r))/N times the same jump. For a random walk MH would also
+// take its own optimal step: by random-walk Metropolis's optimal scaling
+// (Roberts, Gelman and Gilks 1997), a proposal whose log ratio has mean
+// −ℓ²/2 moves ℓ² and the optimum is ℓ* = 2.38 at acceptance 0.234, so
+// MH's is the better of the two and the jump is ℓ² = −2·mean(log r). The
+// costs are fixed constants, not timings, so that a seed still gives the
+// same draws on every run. If MH's is larger the
+// chain runs as MH from here on — every step a full MH step, marked
+// Info.Fallback — at the scale ℓ*/ℓ times the current one, where the
+// driver restarts the step adaptation. Exactness never depends on it: the
+// switch is made in warmup, from the pilot stream only.
+func (c *tunaChain) midWarmup(warm Totals) (float64, bool, error) {
+	if c.k.Chi != 0 || c.asMH || warm.Steps == 0 {
+		return 0, false, nil
+	}
+	w := c.walk
+	c.pilotSrc.Seed(0x6d68, 0x70726f6265)
+	var sumLog, sumAcc float64
+	for range mhProbes {
+		logQ := w.prop.Propose(c.pilotRNG, c.pilotBuf, w.theta, w.scale)
+		lp := c.t.LogPrior(c.pilotBuf) - c.t.LogPrior(w.theta)
+		if math.IsInf(lp, -1) || math.IsNaN(lp) {
+			sumLog += -50 // outside the support: a rejection
+			continue
+		}
+		d, err := fullEnergyDiff(c.t, w.theta, c.pilotBuf, &c.idx, &c.diff)
+		if err != nil {
+			return 0, false, err
+		}
+		r := max(lp+logQ+d, -50)
+		sumLog += r
+		sumAcc += math.Exp(min(r, 0))
+	}
+	aT := warm.AcceptRate()
+	bT := warm.MeanBatch()
+	tuna := aT / (minibatchDatumCost*bT + minibatchStepCost)
+	// MH at the same proposal and scale: its acceptance from the probes.
+	mh := sumAcc / mhProbes / float64(c.t.N())
+	scale := w.scale
+	if isRandomWalk(w.prop) {
+		// A random walk: MH would also take its own, longer, optimal step.
+		l2 := max(-2*sumLog/mhProbes, 1e-12)
+		const l2Opt, aOpt = 2.38 * 2.38, 0.234
+		tuna *= l2
+		mh = max(mh*l2, aOpt*l2Opt/float64(c.t.N()))
+		scale *= math.Min(math.Sqrt(l2Opt/l2), 1e3)
+	}
+	if mh <= tuna {
+		return 0, false, nil
+	}
+	c.asMH, c.mhSpeedup = true, mh/tuna
+	c.maxBatch = -1 // every expected batch exceeds it: full MH steps
+	return scale, true, nil
+}
+
+// isRandomWalk reports whether q is a Gaussian random walk, whose
+// efficiency follows the optimal-scaling theory midWarmup uses.
+func isRandomWalk(q Proposal) bool {
+	switch q.(type) {
+	case RandomWalk, *RandomWalk, *GaussianWalk:
+		return true
+	}
+	return false
 }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
@@ -271,6 +372,7 @@ func (c *tunaChain) LogRatio(_, _ []float64, _ struct{}, _ *tunaBatch, _ float64
 // nothing when θ′ left the support.
 func (c *tunaChain) Report(info Info) Info {
 	info.Batch, info.Distinct, info.Fallback = c.info.Batch, c.info.Distinct, c.info.Fallback
+
 	c.info = Info{}
 	return info
 }
@@ -350,22 +452,24 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 // inWarmup reports whether χ follows the adapting scale.
 func (c *tunaChain) inWarmup() bool { return c.warm && c.k.Chi == 0 }
 
-// MarshalState saves TunaMH's χ and its warmup flags.
+// tunaState is what a TunaMH chain saves: χ, its warmup record and
+// whether warmup switched it to MH.
+type tunaState struct {
+	Chi       float64
+	Warm      bool
+	WarmSteps int
+	AsMH      bool
+	MHSpeedup float64
+}
+
+// MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(struct {
-		Chi       float64
-		Warm      bool
-		WarmSteps int
-	}{c.chi, c.warm, c.warmSteps})
+	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.asMH, c.mhSpeedup})
 }
 
 // UnmarshalState restores them.
 func (c *tunaChain) UnmarshalState(b []byte) error {
-	var s struct {
-		Chi       float64
-		Warm      bool
-		WarmSteps int
-	}
+	var s tunaState
 	if err := ungobState(b, &s); err != nil {
 		return err
 	}
@@ -376,7 +480,13 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 		return fmt.Errorf("saved χ = %v, the kernel's Chi = %v", s.Chi, c.k.Chi)
 	case s.WarmSteps < 0 || c.k.Chi != 0 && s.WarmSteps != 0:
 		return fmt.Errorf("saved %d warmup steps of χ adaptation (kernel Chi = %v)", s.WarmSteps, c.k.Chi)
+	case s.AsMH && (c.k.Chi != 0 || !(s.MHSpeedup > 1) || math.IsInf(s.MHSpeedup, 0)):
+		return fmt.Errorf("saved switch to MH with predicted speed-up %v (kernel Chi = %v)", s.MHSpeedup, c.k.Chi)
 	}
 	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
+	c.asMH, c.mhSpeedup = s.AsMH, s.MHSpeedup
+	if c.asMH {
+		c.maxBatch = -1
+	}
 	return nil
 }
