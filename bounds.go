@@ -212,7 +212,12 @@ type CheckOptions struct {
 	// Center and Spread place the points: θ = Center + Spread·z, z ~ N(0, I)
 	// (nil Center: the origin; 0 Spread: 1). A pair's second point is
 	// θ + Spread·u·z' with u log-uniform on [10⁻⁴, 1], so both far and
-	// near pairs are tried. Points outside the prior's support are redrawn.
+	// near pairs are tried. A point outside the prior's support is moved
+	// into it (see intoSupport): each coordinate reflected into a Box, the
+	// distance from the centre reflected into a Ball, so that these
+	// supports are sampled in any dimension; for other priors it is pulled
+	// toward Center (or, for a pair's second point, toward the first) if
+	// that lies in the support, and redrawn otherwise.
 	Center []float64
 	Spread float64
 	// Seed seeds the point generator.
@@ -283,17 +288,22 @@ func newPointSampler(p *Posterior, opt *CheckOptions) (*pointSampler, int, error
 	return &pointSampler{t: t, rng: rand.New(rand.NewPCG(o.Seed, 0x626f756e64)), center: o.Center, spread: o.Spread}, o.Points, nil
 }
 
-// draw writes a point base + scale·z in the support into dst.
+// draw writes a point base + scale·z, moved into the support (intoSupport),
+// into dst. Only for a prior other than Box and Ball, with base outside its
+// support, can it fail.
 func (s *pointSampler) draw(dst, base []float64, scale float64) error {
 	for range 1000 {
 		for j := range dst {
 			dst[j] = base[j] + scale*s.rng.NormFloat64()
 		}
-		if !math.IsInf(s.t.LogPrior(dst), -1) {
+		if intoSupport(s.t.prior, dst, base) {
 			return nil
 		}
 	}
-	return fmt.Errorf("exactmh: could not draw a point in the prior's support near %v with spread %v: set CheckOptions.Center inside the support", base, scale)
+	if !inSupport(s.t.prior, base) {
+		return fmt.Errorf("exactmh: could not draw a point in the prior's support near %v (outside it) with spread %v: set CheckOptions.Center inside the support", base, scale)
+	}
+	return fmt.Errorf("exactmh: could not draw a point in the prior's support near %v with spread %v", base, scale)
 }
 
 // CheckBound samples pairs (θ, θ') in the prior's support and measures
@@ -387,4 +397,78 @@ func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolatio
 		return worst, fmt.Errorf("exactmh: CheckRange: %w", worst)
 	}
 	return worst, nil
+}
+
+// inSupport reports whether θ lies in the prior's support.
+func inSupport(p Prior, theta []float64) bool {
+	lp := p.LogPrior(theta)
+	return !math.IsInf(lp, -1) && !math.IsNaN(lp)
+}
+
+// intoSupport moves x into the prior's support if it lies outside and
+// reports whether it is inside afterwards. In a Box each coordinate is
+// reflected at the faces into [Lo_j, Hi_j]; in a Ball the distance from the
+// centre is reflected into [0, Radius], the direction kept: both sample
+// these supports directly in any dimension, where redrawing whole vectors
+// until one lands inside fails (a standard normal vector lies in [−1, 1]⁵⁰
+// with probability 5·10⁻⁹). For any other prior, and against rounding, x is
+// pulled halfway toward base, up to 60 times, which succeeds if base lies
+// in a support containing the segment between them (a convex one).
+func intoSupport(p Prior, x, base []float64) bool {
+	if inSupport(p, x) {
+		return true
+	}
+	switch s := p.(type) {
+	case *Box:
+		for j, v := range x {
+			x[j] = reflect(v, s.Lo[j], s.Hi[j])
+		}
+	case *Ball:
+		var r2 float64
+		for j, v := range x {
+			if len(s.Center) > 0 {
+				v -= s.Center[j]
+			}
+			r2 += v * v
+		}
+		if r := math.Sqrt(r2); r > 0 && !math.IsInf(r, 0) {
+			f := reflect(r, 0, s.Radius) / r
+			for j := range x {
+				var c float64
+				if len(s.Center) > 0 {
+					c = s.Center[j]
+				}
+				x[j] = c + (x[j]-c)*f
+			}
+		}
+	}
+	for range 60 {
+		if inSupport(p, x) {
+			return true
+		}
+		for j := range x {
+			x[j] = base[j] + (x[j]-base[j])/2
+		}
+	}
+	return inSupport(p, x)
+}
+
+// reflect folds v into [lo, hi] by reflection at both ends (lo for a
+// degenerate interval or a non-finite v).
+func reflect(v, lo, hi float64) float64 {
+	w := hi - lo
+	if !(w > 0) || math.IsInf(w, 0) || math.IsNaN(v) || math.IsInf(v, 0) {
+		if v >= lo && v <= hi {
+			return v
+		}
+		return lo
+	}
+	y := math.Mod(v-lo, 2*w)
+	if y < 0 {
+		y += 2 * w
+	}
+	if y > w {
+		y = 2*w - y
+	}
+	return min(max(lo+y, lo), hi)
 }
