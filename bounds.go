@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Distance is the symmetric M(θ, θ') of a DiffBound (the papers call it a
@@ -25,15 +26,20 @@ func Euclidean(theta, thetaNew []float64) float64 {
 	return math.Sqrt(s)
 }
 
-// DiffBound is the assumption of TunaMH, TFMH and SMH (TunaMH paper,
+// DiffBound is the assumption of TunaMH and TFMH (TunaMH paper,
 // Assumption 1): for all θ, θ' in the prior's support and every datum i,
 //
-//	|βU_i(θ) − βU_i(θ')| ≤ C[i]·M(θ, θ').
+//	|U_i(θ) − U_i(θ')| ≤ C[i]·M(θ, θ').
+//
+// Like every bound in exactmh (EnergyRange, FlyBound, TaylorBounder's b_i)
+// it is in the units of the untempered energy U_i: a kernel multiplies it by
+// the Posterior's β itself, as the Target multiplies the energies, so the
+// same bound serves every β.
 //
 // A bound that does not hold silently destroys exactness, so kernels that
 // compute ΔU_i check it for free and CheckBound tests it on sampled pairs.
 type DiffBound struct {
-	// C holds c_i ≥ 0 for every datum.
+	// C holds c_i ≥ 0 for every datum, untempered.
 	C []float64
 	// Metric is M(θ, θ'); nil means Euclidean.
 	Metric Distance
@@ -72,9 +78,10 @@ func (b *DiffBound) check(n int) error {
 }
 
 // EnergyRange is the assumption of PoissonMH and its gradient relatives: on
-// the prior's support, Lo[i] ≤ βU_i(θ) ≤ Lo[i] + Width[i] for every datum.
-// In the papers' notation φ_i = Lo[i] + Width[i] − βU_i ∈ [0, M_i] with
-// M_i = Width[i].
+// the prior's support, Lo[i] ≤ U_i(θ) ≤ Lo[i] + Width[i] for every datum,
+// in the untempered energy's units (the kernel multiplies Lo and Width by
+// β). In the papers' notation, with β applied, φ_i = β(Lo[i] + Width[i] −
+// U_i) ∈ [0, M_i] with M_i = β·Width[i].
 type EnergyRange struct {
 	Lo, Width []float64
 }
@@ -95,20 +102,21 @@ func (r *EnergyRange) check(n int) error {
 }
 
 // DiffBounder is implemented by energies that know a DiffBound on a prior's
-// support (untempered: the Posterior scales it by β).
+// support (untempered, as every bound; the kernels apply β).
 type DiffBounder interface {
 	DiffBound(prior Prior) (*DiffBound, error)
 }
 
 // EnergyRanger is implemented by energies that know an EnergyRange on a
-// prior's support (untempered: the Posterior scales it by β).
+// prior's support (untempered, as every bound; the kernels apply β).
 type EnergyRanger interface {
 	EnergyRange(prior Prior) (*EnergyRange, error)
 }
 
 // DiffBound returns the DiffBound of the posterior's energy on its prior's
-// support, scaled by β: the energy's own (DiffBounder) or, for a GLM
-// without one, GLMDiffBound.
+// support: the energy's own (DiffBounder) or, for a GLM without one,
+// GLMDiffBound. It is untempered, whatever β — what TunaMH.Bound,
+// TFMH.Bound and CheckBound take; the kernels apply β.
 func (p *Posterior) DiffBound() (*DiffBound, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -125,16 +133,14 @@ func (p *Posterior) DiffBound() (*DiffBound, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &DiffBound{C: make([]float64, len(b.C)), Metric: b.Metric}
-	for i, c := range b.C {
-		out.C[i] = p.beta() * c
-	}
+	out := &DiffBound{C: slices.Clone(b.C), Metric: b.Metric} // the caller may change it
 	return out, out.check(p.Len())
 }
 
 // EnergyRange returns the EnergyRange of the posterior's energy on its
-// prior's support, scaled by β: the energy's own (EnergyRanger) or, for a
-// GLM without one, GLMEnergyRange.
+// prior's support: the energy's own (EnergyRanger) or, for a GLM without
+// one, GLMEnergyRange. It is untempered, whatever β — what PoissonMH.Range
+// and CheckRange take; the kernels apply β.
 func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -151,10 +157,7 @@ func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &EnergyRange{Lo: make([]float64, len(r.Lo)), Width: make([]float64, len(r.Width))}
-	for i := range r.Lo {
-		out.Lo[i], out.Width[i] = p.beta()*r.Lo[i], p.beta()*r.Width[i]
-	}
+	out := &EnergyRange{Lo: slices.Clone(r.Lo), Width: slices.Clone(r.Width)}
 	return out, out.check(p.Len())
 }
 
@@ -231,8 +234,8 @@ type BoundViolation struct {
 	Theta, ThetaNew []float64 // ThetaNew is nil for CheckRange
 	// Value is |βU_i(θ) − βU_i(θ')| (CheckBound) or βU_i(θ) (CheckRange).
 	Value float64
-	// Bound is c_i·M(θ, θ') (CheckBound); for CheckRange, Value must lie
-	// in [Lo, Lo + Width].
+	// Bound is β·c_i·M(θ, θ') (CheckBound); for CheckRange, Value must
+	// lie in [Lo, Lo + Width], the EnergyRange's times β.
 	Bound, Lo, Width float64
 	// Ratio is Value/Bound (CheckBound) or how far outside the range Value
 	// is, relative to Width (CheckRange; ≤ 0 inside).
@@ -307,7 +310,9 @@ func (s *pointSampler) draw(dst, base []float64, scale float64) error {
 }
 
 // CheckBound samples pairs (θ, θ') in the prior's support and measures
-// |βU_i(θ) − βU_i(θ')|/(c_i·M(θ, θ')) for every datum. It returns the worst
+// |U_i(θ) − U_i(θ')|/(c_i·M(θ, θ')) for every datum (b is untempered, as
+// Posterior.DiffBound returns it and the kernels take it; the values are
+// reported tempered, see BoundViolation). It returns the worst
 // datum found; the error is that *BoundViolation if the ratio exceeds 1
 // beyond rounding. Use it on every hand-made bound before trusting a kernel
 // with it.
@@ -337,7 +342,7 @@ func CheckBound(p *Posterior, b *DiffBound, opt *CheckOptions) (*BoundViolation,
 		if err := s.t.EnergyDiffs(diff, theta, thetaNew, idx); err != nil {
 			return nil, err
 		}
-		m := b.M(theta, thetaNew)
+		m := s.t.Beta() * b.M(theta, thetaNew)
 		for i, v := range diff {
 			bound := b.C[i] * m
 			ratio := math.Abs(v) / bound
@@ -360,7 +365,9 @@ func CheckBound(p *Posterior, b *DiffBound, opt *CheckOptions) (*BoundViolation,
 }
 
 // CheckRange samples points θ in the prior's support and checks
-// Lo[i] ≤ βU_i(θ) ≤ Lo[i] + Width[i] for every datum. It returns the datum
+// Lo[i] ≤ U_i(θ) ≤ Lo[i] + Width[i] for every datum (r is untempered, as
+// Posterior.EnergyRange returns it and the kernels take it; the values are
+// reported tempered, see BoundViolation). It returns the datum
 // closest to (or furthest beyond) its range; the error is that
 // *BoundViolation if a value lies outside beyond rounding.
 func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolation, error) {
@@ -386,7 +393,7 @@ func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolatio
 			return nil, err
 		}
 		for i, v := range u {
-			lo, w := r.Lo[i], r.Width[i]
+			lo, w := s.t.Beta()*r.Lo[i], s.t.Beta()*r.Width[i]
 			out := math.Max(lo-v, v-(lo+w)) / math.Max(w, math.Abs(lo)+1e-300)
 			if out > worst.Ratio {
 				*worst = BoundViolation{Datum: i, Theta: append(worst.Theta[:0], theta...), Value: v, Lo: lo, Width: w, Ratio: out}

@@ -42,7 +42,9 @@ type FlyMC struct {
 	// dark datum (0: 0.01, the TunaMH experiments' value for robust
 	// regression and the Gaussian mixture; they use 0.1 for MNIST).
 	Q float64
-	// Bound is the lower bound (nil: the energy's FlyBound at TightAt).
+	// Bound is the lower bound, in the untempered energy's units; the
+	// kernel raises it to the power β (nil: the energy's FlyBound at
+	// TightAt).
 	Bound FlyBound
 	// TightAt is where the energy's bounds are tight (typically the MAP:
 	// FlyMC-MAP); nil means the energy's untuned default. Ignored when

@@ -42,8 +42,9 @@ type PoissonMH struct {
 	LambdaScale float64
 	// Lambda sets λ directly when positive.
 	Lambda float64
-	// Range is the energy range, in units of the tempered energy βU_i as
-	// Posterior.EnergyRange returns it (nil: the posterior's).
+	// Range is the energy range, in the untempered energy's units as
+	// Posterior.EnergyRange returns it; the kernel multiplies Lo and Width
+	// by β (nil: the posterior's).
 	Range *EnergyRange
 
 	// Test hooks (export_test.go), nil in every real kernel: the thinning
@@ -146,13 +147,9 @@ type poissonCounts struct {
 // weights are PoissonMH's test hooks (nil: poissonKeep and M_i).
 func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale float64,
 	keep func(a, phi, width float64) float64, weights func([]float64) []float64) (*poissonCounts, error) {
-	var err error
-	if r == nil {
-		if r, err = posteriorOf(t).EnergyRange(); err != nil {
-			return nil, within(who, err)
-		}
-	} else if err := r.check(t.N()); err != nil {
-		return nil, within(who, err)
+	r, err := energyRange(who, t, r)
+	if err != nil {
+		return nil, err
 	}
 	table, err := alias.New(r.Width)
 	if err != nil {

@@ -36,8 +36,9 @@ type TFMH struct {
 	Proposal Proposal
 	// Scale is the initial step scale (0: 0.1).
 	Scale float64
-	// Bound is the difference bound in tempered units (nil: the
-	// posterior's DiffBound).
+	// Bound is the difference bound, in the untempered energy's units as
+	// Posterior.DiffBound returns it; the kernel multiplies it by β (nil:
+	// the posterior's).
 	Bound *DiffBound
 	// MaxRate is the expected batch CM above which the step is full MH
 	// (0: N; +Inf: never).

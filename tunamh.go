@@ -35,8 +35,9 @@ type TunaMH struct {
 	Chi float64
 	// ChiRule chooses χ when Chi is 0: by default ChiHeuristic.
 	ChiRule ChiRule
-	// Bound is the difference bound, in units of the tempered energy βU_i
-	// as Posterior.DiffBound returns it (nil: the posterior's).
+	// Bound is the difference bound, in the untempered energy's units as
+	// Posterior.DiffBound returns it; the kernel multiplies it by β (nil:
+	// the posterior's).
 	Bound *DiffBound
 	// MaxBatch is the expected batch χC²M² + CM above which the step is a
 	// full-batch MH step instead (footnote 3). Zero means N; +Inf never
