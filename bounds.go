@@ -37,7 +37,9 @@ func Euclidean(theta, thetaNew []float64) float64 {
 // same bound serves every β.
 //
 // A bound that does not hold silently destroys exactness, so kernels that
-// compute ΔU_i check it for free and CheckBound tests it on sampled pairs.
+// compute ΔU_i check it for every datum they draw, audit it over all data
+// at Start (see the package documentation, "Bounds"), and CheckBound tests
+// it on sampled pairs.
 type DiffBound struct {
 	// C holds c_i ≥ 0 for every datum, untempered.
 	C []float64
@@ -228,7 +230,11 @@ type CheckOptions struct {
 }
 
 // BoundViolation describes the worst datum found by CheckBound or
-// CheckRange. It is also the error they return when the bound fails.
+// CheckRange. It is also the error they return when the bound fails, and
+// the error of a kernel whose bound fails at Start (the audit) or on a
+// datum drawn during a run. Value, Bound, Lo and Width are tempered — β
+// times the energy's units, as the kernels compare them; Ratio does not
+// depend on β.
 type BoundViolation struct {
 	Datum           int
 	Theta, ThetaNew []float64 // ThetaNew is nil for CheckRange

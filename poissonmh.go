@@ -19,7 +19,8 @@ import (
 // guarantees", in the Metropolis–Hastings form of the TunaMH paper (App. D,
 // Algorithm 3, thinning form).
 //
-// It needs an EnergyRange: βU_i(θ) ∈ [lo_i, lo_i + M_i] on the prior's
+// It needs an EnergyRange (untempered, the kernel applies β; audited over
+// all data at Start): βU_i(θ) ∈ [lo_i, lo_i + M_i] on the prior's
 // support, so φ_i(θ) = lo_i + M_i − βU_i(θ) ∈ [0, M_i] and
 // π(θ) ∝ exp(Σφ_i(θ)). With L = ΣM_i and the hyperparameter λ, each step
 // draws Poisson counts s_i ~ Poisson(λM_i/L + φ_i(θ)) at the current θ
@@ -46,6 +47,11 @@ type PoissonMH struct {
 	// Posterior.EnergyRange returns it; the kernel multiplies Lo and Width
 	// by β (nil: the posterior's).
 	Range *EnergyRange
+	// TrustBound skips the audit of the range at Start: every datum at θ0
+	// and a few proposals from it (see the package documentation,
+	// "Bounds"). Set it only for a range known to hold; steps still check
+	// every datum they draw.
+	TrustBound bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the thinning
 	// probability (nil: poissonKeep) and the weights the data are drawn
@@ -76,6 +82,9 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale, k.keep, k.weights)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.audit(k.TrustBound, counts.audit); err != nil {
 		return nil, err
 	}
 	return &auxChain[struct{}, *poissonCounts]{walk: w, scheme: &poissonChain{prop: w.prop, counts: counts}}, nil

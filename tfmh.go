@@ -40,6 +40,11 @@ type TFMH struct {
 	// Posterior.DiffBound returns it; the kernel multiplies it by β (nil:
 	// the posterior's).
 	Bound *DiffBound
+	// TrustBound skips the audit of the bound at Start: every datum at θ0
+	// and a few proposals from it (see the package documentation,
+	// "Bounds"). Set it only for a bound known to hold; steps still check
+	// every datum they draw.
+	TrustBound bool
 	// MaxRate is the expected batch CM above which the step is full MH
 	// (0: N; +Inf: never).
 	MaxRate float64
@@ -77,6 +82,9 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	b, err := diffBound("TFMH", t, k.Bound)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.audit(k.TrustBound, diffAudit(b)); err != nil {
 		return nil, err
 	}
 	table, err := alias.New(b.C)
