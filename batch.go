@@ -114,20 +114,50 @@ func shuffleRange(rng *rand.Rand, perm []int, lo, hi int) {
 	}
 }
 
-// diffBound returns the kernel's DiffBound: b checked against the data, or
-// the posterior's own when b is nil.
+// diffBound returns the kernel's DiffBound in tempered units, β·c_i: b (in
+// the untempered energy's units, as every user-supplied bound) checked
+// against the data, or the posterior's own when b is nil. The caller's b is
+// never changed.
 func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	if b == nil {
-		b, err := posteriorOf(t).DiffBound()
-		if err != nil {
+		var err error
+		if b, err = posteriorOf(t).DiffBound(); err != nil {
 			return nil, within(who, err)
 		}
-		return b, nil
-	}
-	if err := b.check(t.N()); err != nil {
+	} else if err := b.check(t.N()); err != nil {
 		return nil, within(who, err)
 	}
-	return b, nil
+	if t.beta == 1 {
+		return b, nil
+	}
+	out := &DiffBound{C: make([]float64, len(b.C)), Metric: b.Metric}
+	for i, c := range b.C {
+		out.C[i] = t.beta * c
+	}
+	return out, nil
+}
+
+// energyRange returns the kernel's EnergyRange in tempered units, β·Lo and
+// β·Width: r (untempered, as every user-supplied bound) checked against the
+// data, or the posterior's own when r is nil. The caller's r is never
+// changed.
+func energyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
+	if r == nil {
+		var err error
+		if r, err = posteriorOf(t).EnergyRange(); err != nil {
+			return nil, within(who, err)
+		}
+	} else if err := r.check(t.N()); err != nil {
+		return nil, within(who, err)
+	}
+	if t.beta == 1 {
+		return r, nil
+	}
+	out := &EnergyRange{Lo: make([]float64, len(r.Lo)), Width: make([]float64, len(r.Width))}
+	for i := range r.Lo {
+		out.Lo[i], out.Width[i] = t.beta*r.Lo[i], t.beta*r.Width[i]
+	}
+	return out, nil
 }
 
 // fullEnergyDiff returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data, in chunks

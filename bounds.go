@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Distance is the symmetric M(θ, θ') of a DiffBound (the papers call it a
@@ -25,15 +26,22 @@ func Euclidean(theta, thetaNew []float64) float64 {
 	return math.Sqrt(s)
 }
 
-// DiffBound is the assumption of TunaMH, TFMH and SMH (TunaMH paper,
+// DiffBound is the assumption of TunaMH and TFMH (TunaMH paper,
 // Assumption 1): for all θ, θ' in the prior's support and every datum i,
 //
-//	|βU_i(θ) − βU_i(θ')| ≤ C[i]·M(θ, θ').
+//	|U_i(θ) − U_i(θ')| ≤ C[i]·M(θ, θ').
+//
+// Like every bound in exactmh (EnergyRange, FlyBound, TaylorBounder's b_i)
+// it is in the units of the untempered energy U_i: a kernel multiplies it by
+// the Posterior's β itself, as the Target multiplies the energies, so the
+// same bound serves every β.
 //
 // A bound that does not hold silently destroys exactness, so kernels that
-// compute ΔU_i check it for free and CheckBound tests it on sampled pairs.
+// compute ΔU_i check it for every datum they draw, audit it over all data
+// at Start (see the package documentation, "Bounds"), and CheckBound tests
+// it on sampled pairs.
 type DiffBound struct {
-	// C holds c_i ≥ 0 for every datum.
+	// C holds c_i ≥ 0 for every datum, untempered.
 	C []float64
 	// Metric is M(θ, θ'); nil means Euclidean.
 	Metric Distance
@@ -72,9 +80,10 @@ func (b *DiffBound) check(n int) error {
 }
 
 // EnergyRange is the assumption of PoissonMH and its gradient relatives: on
-// the prior's support, Lo[i] ≤ βU_i(θ) ≤ Lo[i] + Width[i] for every datum.
-// In the papers' notation φ_i = Lo[i] + Width[i] − βU_i ∈ [0, M_i] with
-// M_i = Width[i].
+// the prior's support, Lo[i] ≤ U_i(θ) ≤ Lo[i] + Width[i] for every datum,
+// in the untempered energy's units (the kernel multiplies Lo and Width by
+// β). In the papers' notation, with β applied, φ_i = β(Lo[i] + Width[i] −
+// U_i) ∈ [0, M_i] with M_i = β·Width[i].
 type EnergyRange struct {
 	Lo, Width []float64
 }
@@ -95,20 +104,21 @@ func (r *EnergyRange) check(n int) error {
 }
 
 // DiffBounder is implemented by energies that know a DiffBound on a prior's
-// support (untempered: the Posterior scales it by β).
+// support (untempered, as every bound; the kernels apply β).
 type DiffBounder interface {
 	DiffBound(prior Prior) (*DiffBound, error)
 }
 
 // EnergyRanger is implemented by energies that know an EnergyRange on a
-// prior's support (untempered: the Posterior scales it by β).
+// prior's support (untempered, as every bound; the kernels apply β).
 type EnergyRanger interface {
 	EnergyRange(prior Prior) (*EnergyRange, error)
 }
 
 // DiffBound returns the DiffBound of the posterior's energy on its prior's
-// support, scaled by β: the energy's own (DiffBounder) or, for a GLM
-// without one, GLMDiffBound.
+// support: the energy's own (DiffBounder) or, for a GLM without one,
+// GLMDiffBound. It is untempered, whatever β — what TunaMH.Bound,
+// TFMH.Bound and CheckBound take; the kernels apply β.
 func (p *Posterior) DiffBound() (*DiffBound, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -125,16 +135,14 @@ func (p *Posterior) DiffBound() (*DiffBound, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &DiffBound{C: make([]float64, len(b.C)), Metric: b.Metric}
-	for i, c := range b.C {
-		out.C[i] = p.beta() * c
-	}
+	out := &DiffBound{C: slices.Clone(b.C), Metric: b.Metric} // the caller may change it
 	return out, out.check(p.Len())
 }
 
 // EnergyRange returns the EnergyRange of the posterior's energy on its
-// prior's support, scaled by β: the energy's own (EnergyRanger) or, for a
-// GLM without one, GLMEnergyRange.
+// prior's support: the energy's own (EnergyRanger) or, for a GLM without
+// one, GLMEnergyRange. It is untempered, whatever β — what PoissonMH.Range
+// and CheckRange take; the kernels apply β.
 func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -151,10 +159,7 @@ func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &EnergyRange{Lo: make([]float64, len(r.Lo)), Width: make([]float64, len(r.Width))}
-	for i := range r.Lo {
-		out.Lo[i], out.Width[i] = p.beta()*r.Lo[i], p.beta()*r.Width[i]
-	}
+	out := &EnergyRange{Lo: slices.Clone(r.Lo), Width: slices.Clone(r.Width)}
 	return out, out.check(p.Len())
 }
 
@@ -212,7 +217,12 @@ type CheckOptions struct {
 	// Center and Spread place the points: θ = Center + Spread·z, z ~ N(0, I)
 	// (nil Center: the origin; 0 Spread: 1). A pair's second point is
 	// θ + Spread·u·z' with u log-uniform on [10⁻⁴, 1], so both far and
-	// near pairs are tried. Points outside the prior's support are redrawn.
+	// near pairs are tried. A point outside the prior's support is moved
+	// into it (see intoSupport): each coordinate reflected into a Box, the
+	// distance from the centre reflected into a Ball, so that these
+	// supports are sampled in any dimension; for other priors it is pulled
+	// toward Center (or, for a pair's second point, toward the first) if
+	// that lies in the support, and redrawn otherwise.
 	Center []float64
 	Spread float64
 	// Seed seeds the point generator.
@@ -220,14 +230,18 @@ type CheckOptions struct {
 }
 
 // BoundViolation describes the worst datum found by CheckBound or
-// CheckRange. It is also the error they return when the bound fails.
+// CheckRange. It is also the error they return when the bound fails, and
+// the error of a kernel whose bound fails at Start (the audit) or on a
+// datum drawn during a run. Value, Bound, Lo and Width are tempered — β
+// times the energy's units, as the kernels compare them; Ratio does not
+// depend on β.
 type BoundViolation struct {
 	Datum           int
 	Theta, ThetaNew []float64 // ThetaNew is nil for CheckRange
 	// Value is |βU_i(θ) − βU_i(θ')| (CheckBound) or βU_i(θ) (CheckRange).
 	Value float64
-	// Bound is c_i·M(θ, θ') (CheckBound); for CheckRange, Value must lie
-	// in [Lo, Lo + Width].
+	// Bound is β·c_i·M(θ, θ') (CheckBound); for CheckRange, Value must
+	// lie in [Lo, Lo + Width], the EnergyRange's times β.
 	Bound, Lo, Width float64
 	// Ratio is Value/Bound (CheckBound) or how far outside the range Value
 	// is, relative to Width (CheckRange; ≤ 0 inside).
@@ -283,21 +297,28 @@ func newPointSampler(p *Posterior, opt *CheckOptions) (*pointSampler, int, error
 	return &pointSampler{t: t, rng: rand.New(rand.NewPCG(o.Seed, 0x626f756e64)), center: o.Center, spread: o.Spread}, o.Points, nil
 }
 
-// draw writes a point base + scale·z in the support into dst.
+// draw writes a point base + scale·z, moved into the support (intoSupport),
+// into dst. Only for a prior other than Box and Ball, with base outside its
+// support, can it fail.
 func (s *pointSampler) draw(dst, base []float64, scale float64) error {
 	for range 1000 {
 		for j := range dst {
 			dst[j] = base[j] + scale*s.rng.NormFloat64()
 		}
-		if !math.IsInf(s.t.LogPrior(dst), -1) {
+		if intoSupport(s.t.prior, dst, base) {
 			return nil
 		}
 	}
-	return fmt.Errorf("exactmh: could not draw a point in the prior's support near %v with spread %v: set CheckOptions.Center inside the support", base, scale)
+	if !inSupport(s.t.prior, base) {
+		return fmt.Errorf("exactmh: could not draw a point in the prior's support near %v (outside it) with spread %v: set CheckOptions.Center inside the support", base, scale)
+	}
+	return fmt.Errorf("exactmh: could not draw a point in the prior's support near %v with spread %v", base, scale)
 }
 
 // CheckBound samples pairs (θ, θ') in the prior's support and measures
-// |βU_i(θ) − βU_i(θ')|/(c_i·M(θ, θ')) for every datum. It returns the worst
+// |U_i(θ) − U_i(θ')|/(c_i·M(θ, θ')) for every datum (b is untempered, as
+// Posterior.DiffBound returns it and the kernels take it; the values are
+// reported tempered, see BoundViolation). It returns the worst
 // datum found; the error is that *BoundViolation if the ratio exceeds 1
 // beyond rounding. Use it on every hand-made bound before trusting a kernel
 // with it.
@@ -327,7 +348,7 @@ func CheckBound(p *Posterior, b *DiffBound, opt *CheckOptions) (*BoundViolation,
 		if err := s.t.EnergyDiffs(diff, theta, thetaNew, idx); err != nil {
 			return nil, err
 		}
-		m := b.M(theta, thetaNew)
+		m := s.t.Beta() * b.M(theta, thetaNew)
 		for i, v := range diff {
 			bound := b.C[i] * m
 			ratio := math.Abs(v) / bound
@@ -350,7 +371,9 @@ func CheckBound(p *Posterior, b *DiffBound, opt *CheckOptions) (*BoundViolation,
 }
 
 // CheckRange samples points θ in the prior's support and checks
-// Lo[i] ≤ βU_i(θ) ≤ Lo[i] + Width[i] for every datum. It returns the datum
+// Lo[i] ≤ U_i(θ) ≤ Lo[i] + Width[i] for every datum (r is untempered, as
+// Posterior.EnergyRange returns it and the kernels take it; the values are
+// reported tempered, see BoundViolation). It returns the datum
 // closest to (or furthest beyond) its range; the error is that
 // *BoundViolation if a value lies outside beyond rounding.
 func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolation, error) {
@@ -376,7 +399,7 @@ func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolatio
 			return nil, err
 		}
 		for i, v := range u {
-			lo, w := r.Lo[i], r.Width[i]
+			lo, w := s.t.Beta()*r.Lo[i], s.t.Beta()*r.Width[i]
 			out := math.Max(lo-v, v-(lo+w)) / math.Max(w, math.Abs(lo)+1e-300)
 			if out > worst.Ratio {
 				*worst = BoundViolation{Datum: i, Theta: append(worst.Theta[:0], theta...), Value: v, Lo: lo, Width: w, Ratio: out}
@@ -387,4 +410,78 @@ func CheckRange(p *Posterior, r *EnergyRange, opt *CheckOptions) (*BoundViolatio
 		return worst, fmt.Errorf("exactmh: CheckRange: %w", worst)
 	}
 	return worst, nil
+}
+
+// inSupport reports whether θ lies in the prior's support.
+func inSupport(p Prior, theta []float64) bool {
+	lp := p.LogPrior(theta)
+	return !math.IsInf(lp, -1) && !math.IsNaN(lp)
+}
+
+// intoSupport moves x into the prior's support if it lies outside and
+// reports whether it is inside afterwards. In a Box each coordinate is
+// reflected at the faces into [Lo_j, Hi_j]; in a Ball the distance from the
+// centre is reflected into [0, Radius], the direction kept: both sample
+// these supports directly in any dimension, where redrawing whole vectors
+// until one lands inside fails (a standard normal vector lies in [−1, 1]⁵⁰
+// with probability 5·10⁻⁹). For any other prior, and against rounding, x is
+// pulled halfway toward base, up to 60 times, which succeeds if base lies
+// in a support containing the segment between them (a convex one).
+func intoSupport(p Prior, x, base []float64) bool {
+	if inSupport(p, x) {
+		return true
+	}
+	switch s := p.(type) {
+	case *Box:
+		for j, v := range x {
+			x[j] = reflect(v, s.Lo[j], s.Hi[j])
+		}
+	case *Ball:
+		var r2 float64
+		for j, v := range x {
+			if len(s.Center) > 0 {
+				v -= s.Center[j]
+			}
+			r2 += v * v
+		}
+		if r := math.Sqrt(r2); r > 0 && !math.IsInf(r, 0) {
+			f := reflect(r, 0, s.Radius) / r
+			for j := range x {
+				var c float64
+				if len(s.Center) > 0 {
+					c = s.Center[j]
+				}
+				x[j] = c + (x[j]-c)*f
+			}
+		}
+	}
+	for range 60 {
+		if inSupport(p, x) {
+			return true
+		}
+		for j := range x {
+			x[j] = base[j] + (x[j]-base[j])/2
+		}
+	}
+	return inSupport(p, x)
+}
+
+// reflect folds v into [lo, hi] by reflection at both ends (lo for a
+// degenerate interval or a non-finite v).
+func reflect(v, lo, hi float64) float64 {
+	w := hi - lo
+	if !(w > 0) || math.IsInf(w, 0) || math.IsNaN(v) || math.IsInf(v, 0) {
+		if v >= lo && v <= hi {
+			return v
+		}
+		return lo
+	}
+	y := math.Mod(v-lo, 2*w)
+	if y < 0 {
+		y += 2 * w
+	}
+	if y > w {
+		y = 2*w - y
+	}
+	return min(max(lo+y, lo), hi)
 }

@@ -350,9 +350,14 @@ type auxPoisson struct {
 func (s auxPoisson) Name() string { return "PoissonMH via Aux" }
 
 func (s auxPoisson) Start(t *exactmh.Target, _ []float64) (exactmh.AuxChain[struct{}, struct{}], error) {
-	r, err := (&exactmh.Posterior{Energy: t.Energy(), Prior: t.Prior(), Beta: t.Beta()}).EnergyRange()
+	r, err := (&exactmh.Posterior{Energy: t.Energy(), Prior: t.Prior()}).EnergyRange()
 	if err != nil {
 		return nil, err
+	}
+	// Bounds are untempered; a kernel applies β, as the Target does to the
+	// energies it returns.
+	for i := range r.Lo {
+		r.Lo[i], r.Width[i] = t.Beta()*r.Lo[i], t.Beta()*r.Width[i]
 	}
 	c := &auxPoissonChain{t: t, prop: s.prop, flip: s.flip, lo: r.Lo, width: r.Width,
 		cum: make([]float64, t.N()), stamp: make([]uint32, t.N())}

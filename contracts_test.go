@@ -7,6 +7,7 @@ package exactmh_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -43,7 +44,9 @@ func TestErrorPrefixOnce(t *testing.T) {
 		tiny[i] = 1e-9 // far too small: the first datum drawn violates it
 	}
 	// χ = 10¹⁷ makes the expected batch χC²M² about 10² with these c_i.
-	_, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Bound: &exactmh.DiffBound{C: tiny}, Chi: 1e17},
+	// TrustBound lets the wrong bound past Start's audit, so that the first
+	// transition finds it.
+	_, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Bound: &exactmh.DiffBound{C: tiny}, Chi: 1e17, TrustBound: true},
 		&exactmh.Settings{Chains: 1, Draws: 10, Init: []float64{1, -1}})
 	var v *exactmh.BoundViolation
 	if !errors.As(err, &v) {
@@ -58,6 +61,13 @@ func TestErrorPrefixOnce(t *testing.T) {
 	_, err = exactmh.Sample(context.Background(), p, exactmh.TunaMH{Chi: -1}, &exactmh.Settings{Chains: 1})
 	if msg := err.Error(); strings.Count(msg, "exactmh") != 1 || strings.Count(msg, "TunaMH") != 1 {
 		t.Errorf("start error %q: want \"exactmh\" and \"TunaMH\" once each", msg)
+	}
+	// So does the audit's, which still wraps the violation.
+	_, err = exactmh.Sample(context.Background(), p, exactmh.TunaMH{Bound: &exactmh.DiffBound{C: tiny}, Chi: 1e17},
+		&exactmh.Settings{Chains: 1, Draws: 10, Init: []float64{1, -1}})
+	if msg := fmt.Sprint(err); !errors.As(err, &v) || !strings.HasPrefix(msg, "exactmh: chain 0: TunaMH: bound audit") ||
+		strings.Count(msg, "exactmh") != 1 || strings.Count(msg, "TunaMH") != 1 {
+		t.Errorf("audit error %q: want \"exactmh: chain 0: TunaMH: bound audit\" once, wrapping a BoundViolation", msg)
 	}
 }
 

@@ -254,13 +254,13 @@ func ExamplePoissonMH() {
 	box, _ := exactmh.NewBox([]float64{0, -2}, []float64{2, 0})
 	post := &exactmh.Posterior{Energy: e, Prior: box, Beta: 1.0 / n}
 
-	r, err := post.EnergyRange() // what PoissonMH uses, in tempered units
+	r, err := post.EnergyRange() // what PoissonMH uses, untempered
 	if err != nil {
 		panic(err)
 	}
-	var l float64
+	var l float64 // L = Σ_i M_i with M_i = β·Width_i: the kernel applies β
 	for _, w := range r.Width {
-		l += w
+		l += post.Beta * w
 	}
 	k := exactmh.PoissonMH{LambdaScale: 0.01}
 	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 6000, Thin: 5, Seed: 1, Init: []float64{1, -1}}

@@ -15,8 +15,9 @@ import (
 // FlyBound is a collapsible lower bound on every datum's likelihood, the
 // ingredient of Firefly Monte Carlo: 0 < B_i(θ) ≤ L_i(θ) = exp(−U_i(θ)),
 // chosen so that Σ_i log B_i(θ) costs time independent of N (a quadratic
-// form in θ for the regression bounds). Bounds are in untempered units; FlyMC
-// raises them to the power β with the likelihood (B_i^β ≤ L_i^β).
+// form in θ for the regression bounds). Bounds are in untempered units, as
+// every bound in exactmh; FlyMC raises them to the power β with the
+// likelihood (B_i^β ≤ L_i^β).
 //
 // A FlyBound is shared by all chains and must be safe for concurrent use.
 // Check a hand-made one with CheckFlyBound.
@@ -105,7 +106,7 @@ func NewRangeFlyBound(p *Posterior) (FlyBound, error) {
 	}
 	b := &rangeBound{e: p.Energy, top: make([]float64, len(r.Lo))}
 	for i := range b.top {
-		b.top[i] = (r.Lo[i]+r.Width[i])/p.beta() + flyMargin
+		b.top[i] = r.Lo[i] + r.Width[i] + flyMargin
 		b.sum += b.top[i]
 	}
 	return b, nil

@@ -19,7 +19,8 @@ import (
 // guarantees", in the Metropolis–Hastings form of the TunaMH paper (App. D,
 // Algorithm 3, thinning form).
 //
-// It needs an EnergyRange: βU_i(θ) ∈ [lo_i, lo_i + M_i] on the prior's
+// It needs an EnergyRange (untempered, the kernel applies β; audited over
+// all data at Start): βU_i(θ) ∈ [lo_i, lo_i + M_i] on the prior's
 // support, so φ_i(θ) = lo_i + M_i − βU_i(θ) ∈ [0, M_i] and
 // π(θ) ∝ exp(Σφ_i(θ)). With L = ΣM_i and the hyperparameter λ, each step
 // draws Poisson counts s_i ~ Poisson(λM_i/L + φ_i(θ)) at the current θ
@@ -45,8 +46,9 @@ type PoissonMH struct {
 	LambdaScale float64
 	// Lambda sets λ directly when positive.
 	Lambda float64
-	// Range is the energy range, in units of the tempered energy βU_i as
-	// Posterior.EnergyRange returns it (nil: the posterior's).
+	// Range is the energy range, in the untempered energy's units as
+	// Posterior.EnergyRange returns it; the kernel multiplies Lo and Width
+	// by β (nil: the posterior's).
 	Range *EnergyRange
 	// MaxBatch is the expected batch λ + L above which every step is a
 	// full-batch MH step instead (Info.Fallback, Batch N), as TunaMH's
@@ -58,6 +60,11 @@ type PoissonMH struct {
 	// for a spectral gap no larger than MH's (Prop. 5), and a step cannot
 	// be interrupted.
 	MaxBatch float64
+	// TrustBound skips the audit of the range at Start: every datum at θ0
+	// and a few proposals from it (see the package documentation,
+	// "Bounds"). Set it only for a range known to hold; steps still check
+	// every datum they draw.
+	TrustBound bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the thinning
 	// probability (nil: poissonKeep) and the weights the data are drawn
@@ -88,6 +95,9 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale, k.MaxBatch, k.keep, k.weights)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.audit(k.TrustBound, counts.audit); err != nil {
 		return nil, err
 	}
 	return &auxChain[struct{}, *poissonCounts]{walk: w, scheme: &poissonChain{prop: w.prop, counts: counts}}, nil
@@ -183,13 +193,9 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 	if maxBatch < 0 || math.IsNaN(maxBatch) {
 		return nil, fmt.Errorf("%s: MaxBatch = %v, want ≥ 0 (0: N, +Inf: never fall back)", who, maxBatch)
 	}
-	var err error
-	if r == nil {
-		if r, err = posteriorOf(t).EnergyRange(); err != nil {
-			return nil, within(who, err)
-		}
-	} else if err := r.check(t.N()); err != nil {
-		return nil, within(who, err)
+	r, err := energyRange(who, t, r)
+	if err != nil {
+		return nil, err
 	}
 	table, err := boundTable(who, "range widths M_i (EnergyRange.Width)", r.Width, t, false)
 	if err != nil {

@@ -22,9 +22,9 @@ func TestPoissonMHBatchMean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l float64
+	var l float64 // L = Σβ·Width_i: the range is untempered, the kernel applies β
 	for _, w := range r.Width {
-		l += w
+		l += g.Posterior.Beta * w
 	}
 	const scale = 0.05
 	tgt, _ := exactmh.NewTarget(g.Posterior)

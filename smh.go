@@ -55,6 +55,11 @@ type SMH struct {
 	// MaxRate is the expected batch above which the step is full MH (0: N;
 	// +Inf: never).
 	MaxRate float64
+	// TrustBound skips the audit of the energy's Taylor bounds at Start:
+	// every datum's remainder between θ0 and a few proposals from it (see
+	// the package documentation, "Bounds"). Set it only for bounds known to
+	// hold; steps still check every datum they draw.
+	TrustBound bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the
 	// control-variate term βΣ(Û_i(θ′) − Û_i(θ)) from β and the summed
@@ -173,7 +178,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 				}
 			}
 		}
-		return c, nil
+		return c.audited(k.TrustBound)
 	}
 	if k.Order == 2 {
 		return nil, fmt.Errorf("SMH-2 needs an energy implementing GLM for O(N) Hessians; %T does not", t.Energy())
@@ -194,7 +199,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err := finiteVec(name+": per-datum gradients at Center", c.gradSum); err != nil {
 		return nil, err
 	}
-	return c, nil
+	return c.audited(k.TrustBound)
 }
 
 type smhChain struct {

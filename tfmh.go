@@ -36,9 +36,15 @@ type TFMH struct {
 	Proposal Proposal
 	// Scale is the initial step scale (0: 0.1).
 	Scale float64
-	// Bound is the difference bound in tempered units (nil: the
-	// posterior's DiffBound).
+	// Bound is the difference bound, in the untempered energy's units as
+	// Posterior.DiffBound returns it; the kernel multiplies it by β (nil:
+	// the posterior's).
 	Bound *DiffBound
+	// TrustBound skips the audit of the bound at Start: every datum at θ0
+	// and a few proposals from it (see the package documentation,
+	// "Bounds"). Set it only for a bound known to hold; steps still check
+	// every datum they draw.
+	TrustBound bool
 	// MaxRate is the expected batch CM above which the step is full MH
 	// (0: N; +Inf: never).
 	MaxRate float64
@@ -76,6 +82,9 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	b, err := diffBound("TFMH", t, k.Bound)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.audit(k.TrustBound, diffAudit(b)); err != nil {
 		return nil, err
 	}
 	table, err := boundTable("TFMH", "bound constants c_i (DiffBound.C)", b.C, t, false)

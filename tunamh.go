@@ -18,8 +18,9 @@ import (
 // and De Sa (2020), "Asymptotically optimal exact minibatch
 // Metropolis-Hastings", Algorithm 2.
 //
-// It needs a DiffBound, |βU_i(θ) − βU_i(θ′)| ≤ c_i·M(θ, θ′) (Assumption 1;
-// the ready-made energies have one). Per step it draws
+// It needs a DiffBound, |U_i(θ) − U_i(θ′)| ≤ c_i·M(θ, θ′) (Assumption 1,
+// untempered: the kernel uses βc_i; the ready-made energies have one),
+// which Start audits over all data. Per step it draws
 // B ~ Poisson(χC²M² + CM) data proportional to c_i, ejects each with a
 // probability that depends on its energy difference, and accepts from the
 // data kept. The chain is exact for every χ > 0; χ trades batch size
@@ -35,9 +36,15 @@ type TunaMH struct {
 	Chi float64
 	// ChiRule chooses χ when Chi is 0: by default ChiHeuristic.
 	ChiRule ChiRule
-	// Bound is the difference bound, in units of the tempered energy βU_i
-	// as Posterior.DiffBound returns it (nil: the posterior's).
+	// Bound is the difference bound, in the untempered energy's units as
+	// Posterior.DiffBound returns it; the kernel multiplies it by β (nil:
+	// the posterior's).
 	Bound *DiffBound
+	// TrustBound skips the audit of the bound at Start: every datum at θ0
+	// and a few proposals from it (see the package documentation,
+	// "Bounds"). Set it only for a bound known to hold; steps still check
+	// every datum they draw.
+	TrustBound bool
 	// MaxBatch is the expected batch χC²M² + CM above which the step is a
 	// full-batch MH step instead (footnote 3). Zero means N; +Inf never
 	// falls back. The switch depends on M(θ, θ′) only — never on the
@@ -109,6 +116,9 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	b, err := diffBound("TunaMH", t, k.Bound)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.audit(k.TrustBound, diffAudit(b)); err != nil {
 		return nil, err
 	}
 	batch, err := newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch, k.term, k.weights)

@@ -85,9 +85,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var sumM float64
+	var sumM float64 // PoissonMH's L = Σβ·Width_i: the range is untempered, the kernel applies β
 	for _, w := range rng.Width {
-		sumM += w
+		sumM += beta * w
 	}
 	if !*quiet {
 		log.Print("computing the true posterior on the grid")

@@ -1,0 +1,296 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// The audit of a minibatch kernel's bound at Start. The kernels check the
+// bound of every datum they draw, but they draw data in proportion to their
+// bounds: a c_i (or range width, or Taylor constant) far too small — or zero
+// — is almost never drawn, so a bound wrong on rarely drawn data would go
+// unnoticed while the chain samples the wrong distribution. The audit reads
+// every datum instead, a few times, before the first step.
+
+// auditScales are the multiples of the chain's initial step scale with which
+// the audit proposes its points from θ0: a move of the proposal's own size,
+// then larger ones.
+var auditScales = [...]float64{1, 3, 10}
+
+// auditSeed seeds the audit's own generator: the audit never draws from the
+// chain's random stream, and a kernel's audit is the same on every run.
+const auditSeed = 0x6175646974 // "audit"
+
+// auditCheck checks a kernel's bound for every datum, through the audit's
+// Target t (tempered energies; its evaluations are not the chain's): at
+// theta alone when next is nil — the audit calls it so once, at θ0 — and
+// otherwise for the pair (theta, next) or at next. It returns a
+// *BoundViolation or *LowerBoundViolation for the worst datum found, or
+// any other error (a non-finite energy) as is.
+type auditCheck func(t *Target, theta, next []float64) error
+
+// audit checks a minibatch kernel's bound over all N data before sampling —
+// the one audit every such kernel's Start calls, with its own check. The
+// points are θ0 and len(auditScales) proposals from θ0 drawn by the chain's
+// Proposal (the isotropic RandomWalk for kernels that propose by their
+// own rule) at multiples of the chain's initial scale, from a fixed
+// generator of the audit's own, each moved into the prior's support
+// (intoSupport); the pairs are (θ0, each proposal). Each check reads every
+// datum once per point or pair, through a Target of its own, so the chain's
+// evaluation count and random stream are untouched. trust skips the audit
+// (the kernels' TrustBound). w.next is used as scratch.
+func (w *walk) audit(trust bool, check auditCheck) error {
+	if trust {
+		return nil
+	}
+	t, err := NewTarget(posteriorOf(w.t))
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.name, err)
+	}
+	prop := w.prop
+	if prop == nil {
+		prop = RandomWalk{}
+	}
+	fail := func(err error) error {
+		var hint string
+		var v *BoundViolation
+		if b := t.Beta(); b < 1 && errors.As(err, &v) && holdsOverBeta(v, b) {
+			hint = fmt.Sprintf(" (β = %g: bounds are in the untempered energy's units and the kernel multiplies them by β; this one would hold divided by β — was it multiplied by β already?)", b)
+		}
+		return fmt.Errorf("%s: bound audit before sampling, every datum at θ0 and %d proposals from it (set TrustBound to skip): %w%s",
+			w.name, len(auditScales), err, hint)
+	}
+	if err := check(t, w.theta, nil); err != nil {
+		return fail(err)
+	}
+	rng := rand.New(rand.NewPCG(auditSeed, 0))
+	for _, m := range auditScales {
+		prop.Propose(rng, w.next, w.theta, m*w.scale)
+		if !intoSupport(t.prior, w.next, w.theta) {
+			continue // only for an unusual prior with θ0 outside its support
+		}
+		if err := check(t, w.theta, w.next); err != nil {
+			return fail(err)
+		}
+	}
+	return nil
+}
+
+// holdsOverBeta reports whether the violated bound would hold divided by β:
+// the sign of a bound given in tempered units to a kernel that applies β.
+func holdsOverBeta(v *BoundViolation, beta float64) bool {
+	if v.ThetaNew != nil {
+		return v.Ratio*beta <= 1+boundTol
+	}
+	slack := boundTol * (math.Abs(v.Lo) + v.Width) / beta
+	return v.Value >= v.Lo/beta-slack && v.Value <= (v.Lo+v.Width)/beta+slack
+}
+
+// auditAll runs f over all N data in chunks of batchChunk, f's index slice
+// and scratch allocated once for the audit.
+func auditAll(n int, f func(idx []int, val []float64) error) error {
+	idx, val := make([]int, batchChunk), make([]float64, batchChunk)
+	for lo := 0; lo < n; lo += batchChunk {
+		m := min(batchChunk, n-lo)
+		for j := range m {
+			idx[j] = lo + j
+		}
+		if err := f(idx[:m], val[:m]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// worstViolation keeps the largest violation of a pass over the data and
+// counts the violating data.
+type worstViolation struct {
+	v     *BoundViolation
+	count int
+}
+
+func (w *worstViolation) add(v *BoundViolation) {
+	w.count++
+	if w.v == nil || v.Ratio > w.v.Ratio || math.IsNaN(v.Ratio) {
+		w.v = v
+	}
+}
+
+// err returns the worst violation, saying how many data violated their
+// bounds, or nil.
+func (w *worstViolation) err(n int) error {
+	if w.v == nil {
+		return nil
+	}
+	return fmt.Errorf("%d of %d data violate their bounds here; the worst: %w", w.count, n, w.v)
+}
+
+// diffAudit checks a tempered DiffBound (TunaMH, TFMH) as their steps do:
+// |β(U_i(θ) − U_i(θ′))| ≤ βc_i·M(θ, θ′) for every datum. A c_i = 0 passes
+// only if the datum's energy is the same at both points.
+func diffAudit(b *DiffBound) auditCheck {
+	return func(t *Target, theta, next []float64) error {
+		if next == nil {
+			return nil
+		}
+		m := b.M(theta, next)
+		var worst worstViolation
+		err := auditAll(t.N(), func(idx []int, diff []float64) error {
+			if err := t.EnergyDiffs(diff, theta, next, idx); err != nil {
+				return err
+			}
+			for j, i := range idx {
+				if mi := b.C[i] * m; math.Abs(diff[j]) > mi*(1+boundTol) {
+					worst.add(diffViolation(i, diff[j], mi, theta, next))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return worst.err(t.N())
+	}
+}
+
+// audit checks PoissonMH's tempered range at a point (θ0, then each
+// proposal) with the predicate its steps use (phi): βU_i(θ) ∈ [β·Lo_i,
+// β·Lo_i + β·Width_i] for every datum. A width of 0 passes only if the
+// datum's energy equals Lo_i there.
+func (p *poissonCounts) audit(t *Target, theta, next []float64) error {
+	at := next
+	if next == nil {
+		at = theta
+	}
+	var worst worstViolation
+	err := auditAll(t.N(), func(idx []int, u []float64) error {
+		if err := t.Energies(u, at, idx); err != nil {
+			return err
+		}
+		for j, i := range idx {
+			if _, err := p.phi(i, u[j], at); err != nil {
+				var v *BoundViolation
+				if !errors.As(err, &v) {
+					return err
+				}
+				if p.width[i] == 0 {
+					v.Ratio = math.Inf(1)
+				}
+				worst.add(v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return worst.err(t.N())
+}
+
+// flyAudit checks a FlyMC lower bound at a point (θ0, then each proposal):
+// every tempered gap β(−U_i(θ) − log B_i(θ)) is ≥ 0 (Target.Gaps, as the
+// z-step checks it); and from θ0 to the farthest proposal, the change of
+// LogBoundSum is the change of Σ_i log B_i = Σ_i (−U_i − gap_i) — the sum
+// enters the θ-step's acceptance ratio, where no per-datum check could
+// ever catch it (a constant offset cancels there, so it is allowed). That
+// costs a pass over the energies at both points, so it is made once.
+func flyAudit(b FlyBound) auditCheck {
+	var calls int
+	var bound0, sum0, scale0 float64 // at θ0: βLogBoundSum, Σβ log B_i, its magnitude
+	return func(t *Target, theta, next []float64) error {
+		at := next
+		if next == nil {
+			at = theta
+		}
+		calls++
+		withSum := calls == 1 || calls == 1+len(auditScales) // θ0 and the last proposal
+		var sum, scale float64                               // Σβ log B_i(at) = Σ(−βU_i − gap_i), Σ(|βU_i| + gap_i)
+		err := auditAll(t.N(), func(idx []int, v []float64) error {
+			if err := t.Gaps(v, at, idx, b); err != nil {
+				return err
+			}
+			if !withSum {
+				return nil
+			}
+			for _, g := range v {
+				sum -= g
+				scale += g
+			}
+			if err := t.Energies(v, at, idx); err != nil {
+				return err
+			}
+			for _, u := range v {
+				sum -= u
+				scale += math.Abs(u)
+			}
+			return nil
+		})
+		if err != nil || !withSum {
+			return err
+		}
+		bound := t.Beta() * b.LogBoundSum(at)
+		if next == nil {
+			bound0, sum0, scale0 = bound, sum, scale
+			return nil
+		}
+		if d := (bound - bound0) - (sum - sum0); !(math.Abs(d) <= 1e-9*(scale+scale0+1)) {
+			return fmt.Errorf("β·FlyBound.LogBoundSum changes by %.12g from θ0 = %v to θ = %v, but the per-datum bounds' sum Σβ log B_i by %.12g: LogBoundSum is not their sum",
+				bound-bound0, theta, at, sum-sum0)
+		}
+		return nil
+	}
+}
+
+// audited audits SMH's Taylor bounds with the predicate its steps use: for
+// every datum, the remainders' difference β(R_i(θ′) − R_i(θ0)) within
+// βb_i·κ between θ0 and each proposal. It returns the chain, or the error
+// and no chain.
+func (c *smhChain) audited(trust bool) (Chain, error) {
+	beta := c.t.Beta()
+	order := float64(c.k.Order + 1)
+	err := c.walk.audit(trust, func(t *Target, theta, next []float64) error {
+		if next == nil {
+			return nil
+		}
+		// taylorDiff reads the pair from the chain: theta and next are
+		// c.theta and c.next, by audit's contract.
+		kappa := (math.Pow(c.l1(theta), order) + math.Pow(c.l1(next), order)) / c.fact
+		var worst worstViolation
+		err := auditAll(t.N(), func(idx []int, diff []float64) error {
+			if err := t.EnergyDiffs(diff, theta, next, idx); err != nil {
+				return err
+			}
+			for j, i := range idx {
+				cv := beta * c.taylorDiff(i)
+				r := -diff[j] - cv
+				bound := beta * c.b[i] * kappa
+				// The slack for rounding is relative to both terms of r,
+				// not to the energy difference alone as in the step: a
+				// remainder that vanishes (the Gaussian loss's, order 2,
+				// b_i = the smallest float64) leaves the rounding of its
+				// terms, which the kernel, drawing ∝ b_i, never reads.
+				if math.Abs(r) > bound*(1+boundTol)+1e-9*(math.Abs(diff[j])+math.Abs(cv)) {
+					worst.add(diffViolation(i, r, bound, theta, next))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := worst.err(t.N()); err != nil {
+			return fmt.Errorf("Taylor remainder: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
