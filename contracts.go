@@ -21,7 +21,8 @@ import (
 
 // Kernel is a Markov transition kernel: a configuration (step sizes, bounds,
 // hyperparameters) that starts per-chain state. The same Kernel value starts
-// every chain of a run, so Start must not modify the Kernel.
+// every chain of a run, concurrently (one Target per chain), so Start must
+// not modify the Kernel or anything it shares.
 type Kernel interface {
 	// Name identifies the kernel in tables and output files.
 	Name() string

@@ -519,33 +519,72 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	res = &Result{Kernel: name, Exact: exact, Config: k, Dim: d, N: p.Len(), Settings: set, Choice: choice}
 
 	// Start every chain before any sampling so configuration errors surface
-	// at once, in chain order.
+	// at once, in chain order. Starts run on the workers in parallel: a
+	// minibatch kernel's Start reads all the data (its bound, alias table
+	// and audit), which at N = 10⁷ takes seconds per chain.
 	targets := make([]*Target, set.Chains)
 	chains := make([]Chain, set.Chains)
-	for c := range chains {
-		chain = c
+	startErrs := make([]error, set.Chains)
+	startChain := func(c int) (err error) {
+		where := "Sample"
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("exactmh: Sample: %w", newPanicError(c, -1, where, v))
+			}
+		}()
 		theta0 := set.init(c, d)
 		if err := finiteVec(fmt.Sprintf("Sample: initial point of chain %d", c), theta0); err != nil {
-			return nil, err
+			return err
 		}
-		if t, err := NewTarget(p); err != nil {
-			return nil, err
-		} else {
-			targets[c] = t
+		t, err := NewTarget(p)
+		if err != nil {
+			return err
 		}
+		targets[c] = t
 		where = "Prior.LogPrior"
-		if lp := targets[c].LogPrior(theta0); math.IsInf(lp, -1) || math.IsNaN(lp) {
-			return nil, fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, c, lp)
+		if lp := t.LogPrior(theta0); math.IsInf(lp, -1) || math.IsNaN(lp) {
+			return fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, c, lp)
 		}
 		where = "Kernel.Start"
-		ch, err := k.Start(targets[c], theta0)
+		ch, err := k.Start(t, theta0)
 		if err != nil {
-			return nil, fmt.Errorf("exactmh: chain %d: %w", c, err) // Start errors name the kernel
+			return fmt.Errorf("exactmh: chain %d: %w", c, err) // Start errors name the kernel
 		}
 		if _, ok := ch.(MetricAdapter); ok && set.Metric == MetricDense && !set.NoAdapt && d > maxDenseDim {
-			return nil, fmt.Errorf("exactmh: Sample: Settings.Metric = %q in dimension %d: a d×d metric has more than MaxDim = %d entries; use %q", MetricDense, d, MaxDim, MetricDiag)
+			return fmt.Errorf("exactmh: Sample: Settings.Metric = %q in dimension %d: a d×d metric has more than MaxDim = %d entries; use %q", MetricDense, d, MaxDim, MetricDiag)
 		}
 		chains[c] = ch
+		return nil
+	}
+	where = "Kernel.Start"
+	if set.Workers <= 1 || set.Chains == 1 {
+		for c := range chains {
+			if startErrs[c] = startChain(c); startErrs[c] != nil {
+				break
+			}
+		}
+	} else {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range set.Workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := range next {
+					startErrs[c] = startChain(c)
+				}
+			}()
+		}
+		for c := range chains {
+			next <- c
+		}
+		close(next)
+		wg.Wait()
+	}
+	for _, err := range startErrs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	chain = -1
 
