@@ -235,11 +235,44 @@ func benchmarkKernelAt(b *testing.B, p *exactmh.Posterior, k exactmh.Kernel, the
 	}
 	b.ReportMetric(float64(tgt.Evals()-e0)/float64(b.N), "evals/step")
 	b.ReportMetric(batch/float64(b.N), "batch/step")
+	if batch > 0 {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/batch, "ns/datum")
+	}
 	b.ReportMetric(acc/float64(b.N), "accept")
 }
 
 func BenchmarkTunaMHStepLogistic(b *testing.B) {
 	benchmarkKernel(b, tallLogistic(b), exactmh.TunaMH{Scale: 0.02})
+}
+
+// BenchmarkGatherLogistic is the plain loop a minibatch step's per-datum
+// cost is measured against (ns/datum beside BenchmarkTunaMHStepLogistic's
+// and the other step benchmarks' ns per datum drawn): draw a datum
+// uniformly, read its row, compute its energy difference — nothing else.
+func BenchmarkGatherLogistic(b *testing.B) {
+	p := tallLogistic(b)
+	e := p.Energy.(exactmh.EnergyDiffer)
+	d, n := p.Dim(), p.Len()
+	theta, next := make([]float64, d), make([]float64, d)
+	for j := range next {
+		next[j] = 0.01
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var idx [1]int
+	var dst [1]float64
+	var sum float64
+	const batch = 100
+	for b.Loop() {
+		for range batch {
+			idx[0] = rng.IntN(n)
+			e.EnergyDiffs(dst[:], theta, next, idx[:])
+			sum += dst[0]
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/datum")
+	if math.IsNaN(sum) {
+		b.Fatal("NaN")
+	}
 }
 
 func BenchmarkMHStepTallLogistic(b *testing.B) {
