@@ -128,6 +128,19 @@ func TestStartAuditCatchesRarelyDrawnBounds(t *testing.T) {
 	if err := startErr(t, g.Posterior, exactmh.PoissonMH{Range: r}, g.Mean); err != nil {
 		t.Errorf("PoissonMH with the true range: %v", err)
 	}
+	// The framework kernels with a gradient audit the same way.
+	inf := math.Inf(1)
+	wantAudit(t, "Poisson-MALA Width·1e-9", startErr(t, g.Posterior, exactmh.PoissonMALA{Range: narrow, MaxBatch: inf}, g.Mean), rare(g.Posterior.Len()))
+	wantAudit(t, "Poisson-Barker Width_17 = 0", startErr(t, g.Posterior, exactmh.PoissonBarker{Range: flat, MaxBatch: inf}, g.Mean), []int{17})
+	wantAudit(t, "TunaMH-SGLD c_i·1e-9", startErr(t, p, exactmh.TunaMHSGLD{Bound: tiny, Chi: 0.1}, theta0), bad)
+	for _, k := range []exactmh.Kernel{exactmh.PoissonMALA{Range: r, MaxBatch: inf}, exactmh.PoissonBarker{Range: r, MaxBatch: inf}} {
+		if err := startErr(t, g.Posterior, k, g.Mean); err != nil {
+			t.Errorf("%s with the true range: %v", k.Name(), err)
+		}
+	}
+	if err := startErr(t, p, exactmh.TunaMHSGLD{Bound: db, Chi: 0.1}, theta0); err != nil {
+		t.Errorf("TunaMH-SGLD with the true bound: %v", err)
+	}
 
 	// FlyMC's lower bounds: above the likelihood on a tenth of the data
 	// (LogBoundSum kept consistent), or a LogBoundSum that is not the

@@ -31,12 +31,13 @@ import (
 type PoissonBarker struct {
 	// Scale is h, the standard deviation of the Barker increments (0: 0.1).
 	Scale float64
-	// LambdaScale, Lambda, Range and MaxBatch are as in PoissonMH. A
-	// falling-back chain is the full-batch Barker chain, its gradient and
-	// ratio from all N data.
+	// LambdaScale, Lambda, Range, MaxBatch and TrustBound are as in
+	// PoissonMH. A falling-back chain is the full-batch Barker chain, its
+	// gradient and ratio from all N data.
 	LambdaScale, Lambda float64
 	Range               *EnergyRange
 	MaxBatch            float64
+	TrustBound          bool
 	// Metric is M⁻¹ (zero value: the identity). Warmup replaces it with
 	// one estimated from the warmup draws unless Settings.Metric is
 	// MetricUnit (or NoAdapt), as for MALA.
@@ -69,7 +70,7 @@ func (PoissonBarker) DefaultTargetAccept() float64 { return 0.5 }
 func (k PoissonBarker) Start(t *Target, theta0 []float64) (Chain, error) {
 	return startMetricAux[*poissonCounts, *poissonCounts](poissonGradScheme{name: k.Name(), barker: true,
 		lambda: k.Lambda, lambdaScale: k.LambdaScale, maxBatch: k.MaxBatch, energyRange: k.Range, metric: k.Metric,
-		proposalRatio: k.proposalRatio}, k.Scale, t, theta0)
+		proposalRatio: k.proposalRatio}, k.Scale, t, theta0, k.TrustBound)
 }
 
 // PoissonMALA is Algorithm 5 of the auxiliary-variable paper with a
@@ -86,11 +87,12 @@ func (k PoissonBarker) Start(t *Target, theta0 []float64) (Chain, error) {
 type PoissonMALA struct {
 	// Scale is σ, the noise standard deviation (0: 0.1).
 	Scale float64
-	// LambdaScale, Lambda, Range and MaxBatch are as in PoissonMH. A
-	// falling-back chain is full-batch MALA.
+	// LambdaScale, Lambda, Range, MaxBatch and TrustBound are as in
+	// PoissonMH. A falling-back chain is full-batch MALA.
 	LambdaScale, Lambda float64
 	Range               *EnergyRange
 	MaxBatch            float64
+	TrustBound          bool
 	// Metric is M⁻¹ (zero value: the identity), adapted by warmup as for
 	// MALA.
 	Metric Metric
@@ -120,7 +122,7 @@ func (PoissonMALA) DefaultTargetAccept() float64 { return 0.574 }
 func (k PoissonMALA) Start(t *Target, theta0 []float64) (Chain, error) {
 	return startMetricAux[*poissonCounts, *poissonCounts](poissonGradScheme{name: k.Name(),
 		lambda: k.Lambda, lambdaScale: k.LambdaScale, maxBatch: k.MaxBatch, energyRange: k.Range, metric: k.Metric,
-		reverse: k.reverse, proposalRatio: k.proposalRatio}, k.Scale, t, theta0)
+		reverse: k.reverse, proposalRatio: k.proposalRatio}, k.Scale, t, theta0, k.TrustBound)
 }
 
 // metricAux is the driver's view of a framework chain whose scheme is
@@ -139,14 +141,29 @@ func (c *metricAux[W1, W2]) Metric() Metric { return c.ma.Metric() }
 func (c *metricAux[W1, W2]) SetMetric(m Metric) error { return c.ma.SetMetric(m) }
 
 // startMetricAux is startAux for a scheme whose chain is a MetricAdapter.
-func startMetricAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 []float64) (Chain, error) {
+func startMetricAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 []float64, trust bool) (Chain, error) {
 	ch, err := startAux(s, scale, t, theta0)
 	if err != nil {
 		return nil, err
 	}
 	ac := ch.(*auxChain[W1, W2])
+	// The bound audit every minibatch kernel's Start makes (audit.go), with
+	// the scheme's check and the framework chain's walk for the points.
+	if a, ok := ac.scheme.(auditor); ok {
+		if err := ac.walk.audit(trust, a.auditCheck()); err != nil {
+			return nil, err
+		}
+	}
 	return &metricAux[W1, W2]{auxChain: ac, ma: ac.scheme.(MetricAdapter)}, nil
 }
+
+// auditor is a framework chain whose bound the Start audit checks.
+type auditor interface {
+	auditCheck() auditCheck
+}
+
+// auditCheck checks the counts' range (PoissonMH's check).
+func (c *poissonGradChain) auditCheck() auditCheck { return c.counts.audit }
 
 // poissonGradScheme is the AuxScheme behind PoissonBarker and PoissonMALA:
 // ω1 = ω2 = the Poisson counts at θ.

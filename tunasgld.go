@@ -38,9 +38,10 @@ type TunaMHSGLD struct {
 	// Clip is the largest norm of the minibatch gradient sum (0: no clip;
 	// the paper clips to 2).
 	Clip float64
-	// Bound and MaxBatch are as in TunaMH.
-	Bound    *DiffBound
-	MaxBatch float64
+	// Bound, MaxBatch and TrustBound are as in TunaMH.
+	Bound      *DiffBound
+	MaxBatch   float64
+	TrustBound bool
 	// Metric is M⁻¹ (zero value: the identity), adapted by warmup as for
 	// MALA.
 	Metric Metric
@@ -69,7 +70,7 @@ func (TunaMHSGLD) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start checks the configuration and starts the framework chain.
 func (k TunaMHSGLD) Start(t *Target, theta0 []float64) (Chain, error) {
-	return startMetricAux[[]int, *tunaOmega2](tunaSGLDScheme{k}, k.Scale, t, theta0)
+	return startMetricAux[[]int, *tunaOmega2](tunaSGLDScheme{k}, k.Scale, t, theta0, k.TrustBound)
 }
 
 // tunaSGLDScheme is the AuxScheme behind TunaMHSGLD.
@@ -87,6 +88,9 @@ type tunaOmega2 struct {
 	logR float64
 	info Info
 }
+
+// auditCheck checks the DiffBound (TunaMH's check).
+func (c *tunaSGLDChain) auditCheck() auditCheck { return diffAudit(c.batch.bound) }
 
 type tunaSGLDChain struct {
 	k      TunaMHSGLD
