@@ -64,6 +64,17 @@ func posteriorOf(t *Target) *Posterior {
 // square of their sum (TunaMH's χC²M²), which must then be finite and
 // non-zero as well.
 func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.Table, error) {
+	if len(w) == 0 {
+		return buildBoundTable(who, what, w, t, squared)
+	}
+	// One table per run for the same weights (the run's shared bound).
+	return shared(t.cache, fmt.Sprintf("alias/%s/%p/%v", what, &w[0], squared), func() (*alias.Table, error) {
+		return buildBoundTable(who, what, w, t, squared)
+	})
+}
+
+// buildBoundTable is boundTable without the run's cache.
+func buildBoundTable(who, what string, w []float64, t *Target, squared bool) (*alias.Table, error) {
 	var sum float64
 	for i, v := range w {
 		if !(v >= 0) {
@@ -119,6 +130,15 @@ func shuffleRange(rng *rand.Rand, perm []int, lo, hi int) {
 // against the data, or the posterior's own when b is nil. The caller's b is
 // never changed.
 func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
+	// The run's chains share one tempered bound: the posterior's, or the
+	// kernel's (the same *DiffBound for every chain of a run).
+	return shared(t.cache, fmt.Sprintf("diffbound/%p", b), func() (*DiffBound, error) {
+		return buildDiffBound(who, t, b)
+	})
+}
+
+// buildDiffBound is diffBound without the run's cache.
+func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	if b == nil {
 		var err error
 		if b, err = posteriorOf(t).DiffBound(); err != nil {
@@ -142,6 +162,13 @@ func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 // data, or the posterior's own when r is nil. The caller's r is never
 // changed.
 func energyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
+	return shared(t.cache, fmt.Sprintf("energyrange/%p", r), func() (*EnergyRange, error) {
+		return buildEnergyRange(who, t, r)
+	})
+}
+
+// buildEnergyRange is energyRange without the run's cache.
+func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
 	if r == nil {
 		var err error
 		if r, err = posteriorOf(t).EnergyRange(); err != nil {

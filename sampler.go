@@ -525,6 +525,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	targets := make([]*Target, set.Chains)
 	chains := make([]Chain, set.Chains)
 	startErrs := make([]error, set.Chains)
+	cache := newRunCache()
 	startChain := func(c int) (err error) {
 		where := "Sample"
 		defer func() {
@@ -540,6 +541,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		if err != nil {
 			return err
 		}
+		t.cache = cache
 		targets[c] = t
 		where = "Prior.LogPrior"
 		if lp := t.LogPrior(theta0); math.IsInf(lp, -1) || math.IsNaN(lp) {

@@ -34,6 +34,8 @@ type Target struct {
 	prior  Prior
 	pgrad  PriorGradienter
 
+	cache *runCache // shared with the run's other chains; nil by NewTarget
+
 	evals     int64 // datum energy evaluations
 	gradEvals int64 // datum gradient evaluations
 	hessEvals int64 // datum Hessian evaluations (FindMAP's Newton steps, Laplace approximations)
