@@ -10,12 +10,12 @@ import (
 )
 
 // TestRunSharesBounds checks that the chains of a run share one tempered
-// bound and one alias table (issue: 4 TunaMH chains at N = 10⁷ held 2 GB
+// bound and one alias table (SMH: all its terms at the centre) (issue: 4 TunaMH chains at N = 10⁷ held 2 GB
 // of copies), while chains of separate runs do not, and that the draws are
 // those of chains started alone (the golden draws check that bit for bit).
 func TestRunSharesBounds(t *testing.T) {
 	p, _, la := cvProblem(t, "logistic", 500, 3, 0.1)
-	for _, k := range []Kernel{TunaMH{}, TFMH{}, PoissonMH{MaxBatch: 1e12}} {
+	for _, k := range []Kernel{TunaMH{}, TFMH{}, SMH{Order: 2, Center: la.Mean}, PoissonMH{MaxBatch: 1e12}} {
 		if _, ok := k.(PoissonMH); ok {
 			b, err := NewCube(3, -5, 5)
 			if err != nil {
@@ -34,6 +34,8 @@ func TestRunSharesBounds(t *testing.T) {
 				tables[ch.scheme.(*tunaChain).table] = true
 			case *tfmhChain:
 				tables[ch.table] = true
+			case *smhChain:
+				tables[ch.smhTerms] = true
 			case *auxChain[struct{}, *poissonCounts]:
 				tables[ch.scheme.(*poissonChain).counts.table] = true
 			default:

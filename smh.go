@@ -119,11 +119,56 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
 		return nil, fmt.Errorf("%s: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", name, k.MaxRate)
 	}
+	terms, err := shared(t.cache, fmt.Sprintf("smh/%d/%p", k.Order, &k.Center[0]), func() (*smhTerms, error) {
+		return newSMHTerms(name, t, k.Order, k.Center)
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &smhChain{k: k, walk: w, smhTerms: terms, seen: newDistinct(n), maxRate: k.MaxRate,
+		controlVariate: k.controlVariate, remainder: k.remainder}
+	if c.controlVariate == nil {
+		c.controlVariate = func(beta, dHat float64) float64 { return beta * dHat }
+	}
+	if c.remainder == nil {
+		c.remainder = func(r float64) float64 { return r }
+	}
+	if c.maxRate == 0 {
+		c.maxRate = float64(n)
+	}
+	if c.fact = 2.0; k.Order == 2 {
+		c.fact = 6
+	}
+	return c.audited(k.TrustBound)
+}
+
+// smhTerms is what SMH precomputes at the centre, read-only afterwards and
+// so shared by the chains of a run: the Taylor bounds and their alias
+// table, the summed gradient and Hessian, and per datum x_iᵀθ̂, f′, f″
+// (GLMs) or the gradients (others).
+type smhTerms struct {
+	b       []float64 // b_i, untempered
+	table   *alias.Table
+	sumB    float64
+	center  []float64
+	gradSum []float64 // Σ∇U_i(θ̂)
+	hess    []float64 // Σ∇²U_i(θ̂), row-major d×d (order 2)
+	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i). Others: the
+	// per-datum gradients at θ̂, N×d.
+	glm      GLM
+	zHat, f1 []float64
+	f2       []float64
+	grads    []float64
+}
+
+// newSMHTerms computes SMH's terms at center: one pass over the data.
+func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms, error) {
+	d, n := t.Dim(), t.N()
 	tb, ok := taylorBounderOf(t.Energy())
 	if !ok {
 		return nil, fmt.Errorf("%s: %w: energy %T has no Taylor remainder bounds (implement TaylorBounder or GLM)", name, ErrNoBound, t.Energy())
 	}
-	b, err := tb.TaylorBound(k.Order, t.Prior())
+	b, err := tb.TaylorBound(order, t.Prior())
 	if err != nil {
 		return nil, within(name, err)
 	}
@@ -139,48 +184,45 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	c := &smhChain{k: k, walk: w, b: b, table: table, sumB: table.Total(),
-		center: slices.Clone(k.Center), gradSum: make([]float64, d),
-		seen: newDistinct(n), maxRate: k.MaxRate, controlVariate: k.controlVariate, remainder: k.remainder}
-	if c.controlVariate == nil {
-		c.controlVariate = func(beta, dHat float64) float64 { return beta * dHat }
-	}
-	if c.remainder == nil {
-		c.remainder = func(r float64) float64 { return r }
-	}
-	if c.maxRate == 0 {
-		c.maxRate = float64(n)
-	}
-	if c.fact = 2.0; k.Order == 2 {
-		c.fact = 6
-	}
+	c := &smhTerms{b: b, table: table, sumB: table.Total(), center: slices.Clone(center), gradSum: make([]float64, d)}
 	if glm, ok := t.Energy().(GLM); ok {
 		c.glm = glm
 		c.zHat, c.f1 = make([]float64, n), make([]float64, n)
-		if k.Order == 2 {
+		if order == 2 {
 			c.f2 = make([]float64, n)
 			c.hess = make([]float64, d*d)
 		}
+		var rows [4][]float64
+		var w [4]float64
+		m := 0
 		for i := range n {
 			row := glm.Row(i)
 			z := dot(row, c.center)
 			f1, f2 := glm.LossDerivs(i, z)
 			c.zHat[i], c.f1[i] = z, f1
-			for j, v := range row {
-				c.gradSum[j] += f1 * v
-			}
-			if k.Order == 2 {
+			axpy(c.gradSum, f1, row)
+			if order == 2 {
 				c.f2[i] = f2
-				for j, vj := range row {
-					for l, vl := range row {
-						c.hess[j*d+l] += f2 * vj * vl
-					}
+				rows[m], w[m] = row, f2
+				if m++; m == 4 {
+					addRankFour(c.hess, &rows, &w, d)
+					m = 0
 				}
 			}
 		}
-		return c.audited(k.TrustBound)
+		if order == 2 {
+			for r := range m {
+				addRankOne(c.hess, rows[r], w[r], d)
+			}
+			for a := range d { // the lower triangle from the upper
+				for l := range a {
+					c.hess[a*d+l] = c.hess[l*d+a]
+				}
+			}
+		}
+		return c, nil
 	}
-	if k.Order == 2 {
+	if order == 2 {
 		return nil, fmt.Errorf("SMH-2 needs an energy implementing GLM for O(N) Hessians; %T does not", t.Energy())
 	}
 	g, ok := t.Energy().(Gradienter)
@@ -199,28 +241,16 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err := finiteVec(name+": per-datum gradients at Center", c.gradSum); err != nil {
 		return nil, err
 	}
-	return c.audited(k.TrustBound)
+	return c, nil
 }
 
 type smhChain struct {
 	k SMH
 	walk
 	noState
-	b       []float64 // b_i, untempered
-	table   *alias.Table
-	sumB    float64
-	maxRate float64
-	fact    float64 // (k+1)!
-
-	center  []float64
-	gradSum []float64 // Σ∇U_i(θ̂)
-	hess    []float64 // Σ∇²U_i(θ̂), row-major d×d (order 2)
-	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i). Others: the
-	// per-datum gradients at θ̂, N×d.
-	glm       GLM
-	zHat, f1  []float64
-	f2        []float64
-	grads     []float64
+	*smhTerms // shared by the run's chains
+	maxRate   float64
+	fact      float64 // (k+1)!
 	idx       [1]int
 	diff      [batchChunk]float64
 	fullIdx   [batchChunk]int
