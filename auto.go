@@ -49,6 +49,9 @@ type Candidate struct {
 	EvalsPerStep float64
 	// Err says why the candidate was not measured, if it was not.
 	Err string
+	// AtMost is, for a pilot that did not finish its warmup, the ESS per
+	// second it could at best reach: two effective draws per transition.
+	AtMost float64
 	// Time is the pilot's wall time, warmup included.
 	Time time.Duration
 }
@@ -76,14 +79,23 @@ const (
 	// best full-batch sampler, is chosen without pilots.
 	autoSmallN = 2000
 	// autoPilotWarmup and autoPilotTime size each pilot: warmup
-	// transitions, then this much sampling.
-	autoPilotWarmup = 300
+	// transitions (fewer than minMidWarmup, so that TunaMH's comparison
+	// with MH, 30 full passes, is left to the run itself), then this much
+	// sampling.
+	autoPilotWarmup = 150
 	autoPilotTime   = 400 * time.Millisecond
 	autoPilotDraws  = 4000 // enough for the ESS, few enough to summarise fast
-	// autoPilotTimeout ends a pilot that has not finished its warmup: a
-	// kernel that slow cannot compete (its ESS per second is at most about
-	// two draws' worth per transition, which Candidate.Err reports).
+	// autoPilotTimeout, plus the time of autoPilotPasses passes over the
+	// data (a minibatch kernel's Start reads them a few times), ends a
+	// pilot that has not finished its warmup: a kernel that slow cannot
+	// compete (its ESS per second is at most about two draws' worth per
+	// transition, which Candidate.Err reports, and which decides when no
+	// pilot finishes).
 	autoPilotTimeout = 1500 * time.Millisecond
+	autoPilotPasses  = 20
+	// autoNUTSPasses is the fewest passes a NUTS transition takes: a tree
+	// of depth 2 (3 gradients, each with its energy, about 1.5 passes).
+	autoNUTSPasses = 4.5
 )
 
 // Choose is the automatic default: it decides which kernel, on which
@@ -101,14 +113,21 @@ const (
 //     walk where the energy has a DiffBound (tempered or multimodal
 //     targets, where the Laplace approximation is poor); NUTS — and picks
 //     the highest ESS per second.
+//   - For an energy that is not a GLM it first runs FindMAP from four
+//     dispersed starts (uniform on a Box, θ̂ + 3·L·z otherwise); a second
+//     mode within 20 nats of the first rules out every Laplace-based
+//     candidate, and TunaMH, MH and NUTS are piloted instead.
 //
-// The pilots use s's Seed, Init and Inits (chain 0's start) and run one
-// chain for 300 warmup transitions and then 4000 draws or 0.4 s of
-// sampling, whichever comes first; the choice
-// takes a few seconds, which Choice.Time reports. Candidates that fail
-// (no bound, a bound violated) are listed with their error. Pilots are
-// timed, so the choice can differ between runs when two candidates are
-// close; the Choice says which was taken.
+// The pilots use s's Seed and start at the MAP; each runs one chain for 150
+// warmup transitions and then 4000 draws or 0.4 s of sampling, whichever
+// comes first. A pilot that cannot finish its warmup within 1.5 s plus 20
+// passes over the data is reported too slow, with the best ESS per second
+// it could reach; a full-batch candidate whose best possible ESS per
+// second (two draws per transition) is below the fastest pilot's is not
+// piloted at all. Candidates that fail (no bound, a bound violated) are
+// listed with their error. The choice takes a few seconds, which
+// Choice.Time reports. Pilots are timed, so the choice can differ between
+// runs when two candidates are close; the Choice says which was taken.
 func Choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -152,70 +171,54 @@ func Choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	// N grows). Other energies are searched from dispersed starts: a second
 	// mode makes the Laplace approximation, and everything built on it,
 	// the wrong tool.
+	// A pilot's time limit grows with the cost of a pass over the data.
+	t0 := time.Now()
+	if _, err := t.TotalEnergy(la.Mean); err != nil {
+		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
+	}
+	pass := time.Since(t0)
+	timeout := autoPilotTimeout + autoPilotPasses*pass
 	if _, isGLM := p.Energy.(GLM); !isGLM {
 		other, err := otherMode(ctx, p, la, set.Seed)
 		if err != nil {
 			return nil, err
 		}
 		if other != nil {
-			return done(multimodalChoice(ctx, p, la, other, set.Seed))
+			c, err := multimodalChoice(ctx, p, la, other, set.Seed, timeout, pass)
+			if err != nil {
+				return nil, err
+			}
+			return done(c)
 		}
 	}
-	type cand struct {
-		name string
-		post *Posterior
-		k    Kernel
-	}
-	var cands []cand
+	var cands []autoCand
 	var cvErr error
 	cn, err := la.CrankNicolson()
 	if err == nil {
 		cv, err := ControlVariates(p, la)
 		if err == nil {
 			cands = append(cands,
-				cand{"TunaMH-CV-CN", cv, TunaMH{Proposal: cn, Scale: 1}},
-				cand{"TFMH-CV-CN", cv, TFMH{Proposal: cn, Scale: 1}})
+				autoCand{"TunaMH-CV-CN", cv, TunaMH{Proposal: cn, Scale: 1}, 0},
+				autoCand{"TFMH-CV-CN", cv, TFMH{Proposal: cn, Scale: 1}, 0})
 		} else {
 			cvErr = err
 		}
-		cands = append(cands, cand{"MH-CN", p, MH{Proposal: cn, Scale: 1}})
+		cands = append(cands, autoCand{"MH-CN", p, MH{Proposal: cn, Scale: 1}, 1})
 	}
 	if _, err := p.DiffBound(); err == nil {
-		cands = append(cands, cand{"TunaMH", p, TunaMH{}})
+		cands = append(cands, autoCand{"TunaMH", p, TunaMH{}, 0})
 	}
-	cands = append(cands, cand{"NUTS", p, NUTS{}})
+	cands = append(cands, autoCand{"NUTS", p, NUTS{}, autoNUTSPasses})
 
 	choice := &Choice{Laplace: la}
-	best := -1
-	init := la.Mean
-	for i, c := range cands {
-		m := Candidate{Name: c.name}
-		t0 := time.Now()
-		rate, evals, err := pilot(ctx, c.post, c.k, init, set.Seed)
-		m.Time = time.Since(t0)
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			m.Err = err.Error()
-		default:
-			m.ESSPerSecond, m.EvalsPerStep = rate, evals
-			if best < 0 || rate > choice.Candidates[best].ESSPerSecond {
-				best = i
-			}
-		}
-		choice.Candidates = append(choice.Candidates, m)
+	best, err := runPilots(ctx, choice, cands, la.Mean, set.Seed, timeout, pass)
+	if err != nil {
+		return nil, err
 	}
-	if best < 0 || choice.Candidates[best].ESSPerSecond == 0 {
-		choice.Name, choice.Kernel, choice.Posterior = "NUTS", NUTS{}, p
-		choice.Reason = "no pilot produced enough draws to compare; NUTS, the safe full-batch sampler"
-	} else {
-		c := cands[best]
-		choice.Name, choice.Kernel, choice.Posterior = c.name, c.k, c.post
-		choice.Reason = fmt.Sprintf("the highest ESS per second of %d pilots (%.4g; MAP and Laplace approximation after %d passes over the data)",
-			len(cands), choice.Candidates[best].ESSPerSecond, la.Passes)
-	}
+	c := cands[best]
+	choice.Name, choice.Kernel, choice.Posterior = c.name, c.k, c.post
+	choice.Reason = fmt.Sprintf("%s of %d pilots (MAP and Laplace approximation after %d passes over the data)",
+		choice.Reason, len(cands), la.Passes)
 	if cvErr != nil {
 		choice.Reason += "; no control variates: " + cvErr.Error()
 	}
@@ -224,34 +227,36 @@ func Choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 }
 
 // pilot runs k on p for one chain — autoPilotWarmup transitions, then
-// autoPilotTime of sampling — and returns its minimum bulk ESS per second
-// of sampling and datum evaluations per transition.
-func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64) (rate, evals float64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, autoPilotTimeout)
+// autoPilotDraws draws or autoPilotTime of sampling — and returns its
+// minimum bulk ESS per second of sampling and datum evaluations per
+// transition; or, if its warmup does not finish within timeout, an error
+// and the bound atMost on its ESS per second (two per transition).
+func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration) (rate, evals, atMost float64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := Sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init})
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if res == nil || res.Status != Completed {
 		if res == nil || len(res.Chains) == 0 || res.Chains[0].Warmup.Steps == 0 {
-			return 0, 0, fmt.Errorf("no transition in %v", autoPilotTimeout)
+			return 0, 0, 0, fmt.Errorf("no transition in %v", timeout.Round(time.Millisecond))
 		}
 		w := res.Chains[0].Warmup
 		per := w.Time.Seconds() / float64(w.Steps)
-		return 0, 0, fmt.Errorf("too slow: %d of %d warmup transitions in %v, %.3gs each (at most ≈ %.3g ESS/s)",
-			w.Steps, autoPilotWarmup, autoPilotTimeout, per, 2/per)
+		return 0, 0, 2 / per, fmt.Errorf("too slow: %d of %d warmup transitions in %v, %.3gs each (at most ≈ %.3g ESS/s)",
+			w.Steps, autoPilotWarmup, timeout.Round(time.Millisecond), per, 2/per)
 	}
 	c := res.Chains[0]
-	if c.Len() < 20 {
-		return 0, c.Sampling.EvalsPerStep(), nil
+	tot := c.Sampling
+	if c.Len() < 20 || tot.Steps == 0 || c.Sampling.Time <= 0 {
+		return 0, tot.EvalsPerStep(), 0, nil
 	}
 	ess := res.Summary().MinESSBulk()
-	if math.IsNaN(ess) || c.Sampling.Time <= 0 {
-		return 0, c.Sampling.EvalsPerStep(), nil
+	if math.IsNaN(ess) {
+		return 0, tot.EvalsPerStep(), 0, nil
 	}
-	tot := c.Sampling
-	return ess / c.Sampling.Time.Seconds(), float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), nil
+	return ess / c.Sampling.Time.Seconds(), float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, nil
 }
 
 // autoModeSearches is how many dispersed MAP searches look for a second
@@ -313,26 +318,63 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 // multimodalChoice pilots the kernels that do not lean on one Laplace
 // approximation — TunaMH (where the energy has a DiffBound), MH, NUTS —
 // and picks the fastest.
-func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, other []float64, seed uint64) *Choice {
-	type cand struct {
-		name string
-		k    Kernel
-	}
-	var cands []cand
+func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, other []float64, seed uint64, timeout, pass time.Duration) (*Choice, error) {
+	var cands []autoCand
 	if _, err := p.DiffBound(); err == nil {
-		cands = append(cands, cand{"TunaMH", TunaMH{}})
+		cands = append(cands, autoCand{"TunaMH", p, TunaMH{}, 0})
 	}
-	cands = append(cands, cand{"MH", MH{}}, cand{"NUTS", NUTS{}})
+	cands = append(cands, autoCand{"MH", p, MH{}, 1}, autoCand{"NUTS", p, NUTS{}, autoNUTSPasses})
 	choice := &Choice{Laplace: la, Posterior: p}
-	best := -1
+	best, err := runPilots(ctx, choice, cands, la.Mean, seed, timeout, pass)
+	if err != nil {
+		return nil, err
+	}
+	choice.Name, choice.Kernel = cands[best].name, cands[best].k
+	choice.Reason = fmt.Sprintf("the posterior has at least two modes (%v and %v): no Laplace approximation, no control variates; %s of %d pilots",
+		roundVec(la.Mean), roundVec(other), choice.Reason, len(cands))
+	return choice, nil
+}
+
+// autoCand is a candidate of the automatic default: a kernel on a
+// posterior (the one given or its control-variate rewrite).
+type autoCand struct {
+	name string
+	post *Posterior
+	k    Kernel
+	// passes, for a full-batch kernel, is how many passes over the data a
+	// transition takes at least: its ESS per second is at most
+	// 2/(passes × a pass's time), and a pilot that could not beat the best
+	// so far is skipped. 0 for minibatch kernels.
+	passes float64
+}
+
+// runPilots pilots every candidate, records them in choice.Candidates (best
+// first) and returns the index in cands of the fastest, with
+// choice.Reason saying how it won: the highest ESS per second, or, when no
+// pilot finished its warmup, the highest bound on it.
+func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []float64, seed uint64, timeout, pass time.Duration) (int, error) {
+	best, bestBound := -1, -1
 	for i, c := range cands {
 		m := Candidate{Name: c.name}
+		if c.passes > 0 && best >= 0 && pass > 0 {
+			if bound := 2 / (c.passes * pass.Seconds()); bound < choice.Candidates[best].ESSPerSecond {
+				m.Err = fmt.Sprintf("not piloted: a transition reads the data %g times (%v each), so at most ≈ %.3g ESS/s", c.passes, pass.Round(time.Microsecond), bound)
+				choice.Candidates = append(choice.Candidates, m)
+				continue
+			}
+		}
 		t0 := time.Now()
-		rate, evals, err := pilot(ctx, p, c.k, la.Mean, seed)
+		rate, evals, atMost, err := pilot(ctx, c.post, c.k, init, seed, timeout)
 		m.Time = time.Since(t0)
-		if err != nil {
-			m.Err = err.Error()
-		} else {
+		switch {
+		case ctx.Err() != nil:
+			return 0, ctx.Err()
+		case err != nil:
+			m.Err, m.AtMost = err.Error(), atMost
+			if atMost > 0 && (bestBound < 0 || atMost > choice.Candidates[bestBound].AtMost) {
+				bestBound = i
+			}
+		default:
 			m.ESSPerSecond, m.EvalsPerStep = rate, evals
 			if best < 0 || rate > choice.Candidates[best].ESSPerSecond {
 				best = i
@@ -340,14 +382,18 @@ func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, othe
 		}
 		choice.Candidates = append(choice.Candidates, m)
 	}
-	if best < 0 {
-		best = len(cands) - 1
+	switch {
+	case best >= 0 && choice.Candidates[best].ESSPerSecond > 0:
+		choice.Reason = fmt.Sprintf("the highest ESS per second (%.4g)", choice.Candidates[best].ESSPerSecond)
+	case bestBound >= 0:
+		best = bestBound
+		choice.Reason = fmt.Sprintf("no pilot finished its warmup in time; the highest bound on ESS per second (%.4g)", choice.Candidates[best].AtMost)
+	default:
+		best = len(cands) - 1 // NUTS, the safe full-batch sampler
+		choice.Reason = "no pilot measured anything; NUTS, the safe full-batch sampler"
 	}
-	choice.Name, choice.Kernel = cands[best].name, cands[best].k
-	choice.Reason = fmt.Sprintf("the posterior has at least two modes (%v and %v): no Laplace approximation, no control variates; the highest ESS per second of %d pilots",
-		roundVec(la.Mean), roundVec(other), len(cands))
 	sortCandidates(choice.Candidates)
-	return choice
+	return best, nil
 }
 
 // roundVec returns v with 4 significant digits, for messages.

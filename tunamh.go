@@ -230,9 +230,12 @@ func (c *tunaChain) Params() map[string]float64 {
 	return p
 }
 
-// mhProbes is the number of full-batch log ratios behind the mid-warmup
-// comparison with MH.
-const mhProbes = 16
+// mhProbes is the number of full-batch log ratios per step scale behind
+// the mid-warmup comparison with MH, and mhScales the most scales tried.
+const (
+	mhProbes = 6
+	mhScales = 5
+)
 
 // The cost of a minibatch step in units of one datum's energy in a full
 // pass: a datum drawn at random costs about 8 (alias draw, bound, a row
@@ -246,79 +249,76 @@ const (
 
 // midWarmup compares, halfway through warmup, TunaMH's efficiency with
 // full-batch MH's and switches the chain to MH when MH is predicted faster
-// (issue: on concentrated posteriors C·M grows like √N and no χ makes a
-// minibatch pay). Only when χ is chosen (Chi = 0): a χ the user set is
-// theirs.
+// (on concentrated posteriors C·M grows like √N and no χ makes a minibatch
+// pay). Only when χ is chosen (Chi = 0): a χ the user set is theirs.
 //
-// It draws mhProbes proposals at the current point and scale (the pilot
-// generator, so the chain's stream is untouched; θ does not move) and
-// computes each one's full-batch log ratio log r. Efficiency is expected
-// squared jump per unit of cost: TunaMH's a_T/(8·B̄_T + 50) times the jump
-// (its acceptance and mean batch so far in warmup; minibatchDatumCost and
-// minibatchStepCost in units of one datum of a full pass), MH's
-// mean(min(1, r))/N times the same jump. For a random walk MH would also
-// take its own optimal step: by random-walk Metropolis's optimal scaling
-// (Roberts, Gelman and Gilks 1997), a proposal whose log ratio has mean
-// −ℓ²/2 moves ℓ² and the optimum is ℓ* = 2.38 at acceptance 0.234, so
-// MH's is the better of the two and the jump is ℓ² = −2·mean(log r). The
-// costs are fixed constants, not timings, so that a seed still gives the
-// same draws on every run. If MH's is larger the
-// chain runs as MH from here on — every step a full MH step, marked
-// Info.Fallback — at the scale ℓ*/ℓ times the current one, where the
-// driver restarts the step adaptation. Exactness never depends on it: the
-// switch is made in warmup, from the pilot stream only.
+// Efficiency is expected squared jump distance E[α·‖θ′ − θ‖²] per unit of
+// cost, measured rather than modelled so that it holds for any Proposal.
+// From the current point, with the pilot generator (the chain's stream is
+// untouched; θ does not move), mhProbes proposals at a scale and their
+// full-batch log ratios give MH's acceptance ā(s) and jump J(s) there.
+// TunaMH's jump per unit of cost is J(s_T)·a_T/ā(s_T)/(8·B̄_T + 50): it
+// accepts a_T (measured so far in warmup) where MH accepts ā(s_T), at
+// B̄_T data per step (minibatchDatumCost and minibatchStepCost are in units
+// of one datum of a full pass). MH's is the best J(s)/N over s_T·4^k,
+// k < mhScales, stopping once its acceptance falls below 5%. If MH's is
+// larger the chain runs as MH from here on — every step a full MH step,
+// marked Info.Fallback — from MH's best scale, where the driver restarts
+// the step adaptation. Exactness never depends on it: the switch is made
+// in warmup, from the pilot stream only. The costs are fixed constants,
+// not timings, so that a seed gives the same draws on every run.
 func (c *tunaChain) midWarmup(warm Totals) (float64, bool, error) {
 	if c.k.Chi != 0 || c.asMH || warm.Steps == 0 {
 		return 0, false, nil
 	}
 	w := c.walk
 	c.pilotSrc.Seed(0x6d68, 0x70726f6265)
-	var sumLog, sumAcc float64
-	for range mhProbes {
-		logQ := w.prop.Propose(c.pilotRNG, c.pilotBuf, w.theta, w.scale)
-		lp := c.t.LogPrior(c.pilotBuf) - c.t.LogPrior(w.theta)
-		if math.IsInf(lp, -1) || math.IsNaN(lp) {
-			sumLog += -50 // outside the support: a rejection
-			continue
+	probe := func(scale float64) (jump, acc float64, err error) {
+		for range mhProbes {
+			logQ := w.prop.Propose(c.pilotRNG, c.pilotBuf, w.theta, scale)
+			lp := c.t.LogPrior(c.pilotBuf) - c.t.LogPrior(w.theta)
+			if math.IsInf(lp, -1) || math.IsNaN(lp) {
+				continue // outside the support: a rejection
+			}
+			d, err := fullEnergyDiff(c.t, w.theta, c.pilotBuf, &c.idx, &c.diff)
+			if err != nil {
+				return 0, 0, err
+			}
+			a := math.Exp(min(lp+logQ+d, 0))
+			var sq float64
+			for j, v := range c.pilotBuf {
+				sq += (v - w.theta[j]) * (v - w.theta[j])
+			}
+			acc += a
+			jump += a * sq
 		}
-		d, err := fullEnergyDiff(c.t, w.theta, c.pilotBuf, &c.idx, &c.diff)
+		return jump / mhProbes, acc / mhProbes, nil
+	}
+	j0, a0, err := probe(w.scale)
+	if err != nil {
+		return 0, false, err
+	}
+	tuna := j0 * warm.AcceptRate() / max(a0, 1e-12) / (minibatchDatumCost*warm.MeanBatch() + minibatchStepCost)
+	best, bestScale := j0, w.scale
+	for k, s := 1, 4*w.scale; k < mhScales; k, s = k+1, 4*s {
+		j, a, err := probe(s)
 		if err != nil {
 			return 0, false, err
 		}
-		r := max(lp+logQ+d, -50)
-		sumLog += r
-		sumAcc += math.Exp(min(r, 0))
+		if j > best {
+			best, bestScale = j, s
+		}
+		if a < 0.05 {
+			break
+		}
 	}
-	aT := warm.AcceptRate()
-	bT := warm.MeanBatch()
-	tuna := aT / (minibatchDatumCost*bT + minibatchStepCost)
-	// MH at the same proposal and scale: its acceptance from the probes.
-	mh := sumAcc / mhProbes / float64(c.t.N())
-	scale := w.scale
-	if isRandomWalk(w.prop) {
-		// A random walk: MH would also take its own, longer, optimal step.
-		l2 := max(-2*sumLog/mhProbes, 1e-12)
-		const l2Opt, aOpt = 2.38 * 2.38, 0.234
-		tuna *= l2
-		mh = max(mh*l2, aOpt*l2Opt/float64(c.t.N()))
-		scale *= math.Min(math.Sqrt(l2Opt/l2), 1e3)
-	}
-	if mh <= tuna {
+	mh := best / float64(c.t.N())
+	if !(mh > tuna) {
 		return 0, false, nil
 	}
-	c.asMH, c.mhSpeedup = true, mh/tuna
+	c.asMH, c.mhSpeedup = true, math.Min(mh/tuna, math.MaxFloat64)
 	c.maxBatch = -1 // every expected batch exceeds it: full MH steps
-	return scale, true, nil
-}
-
-// isRandomWalk reports whether q is a Gaussian random walk, whose
-// efficiency follows the optimal-scaling theory midWarmup uses.
-func isRandomWalk(q Proposal) bool {
-	switch q.(type) {
-	case RandomWalk, *RandomWalk, *GaussianWalk:
-		return true
-	}
-	return false
+	return bestScale, true, nil
 }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
