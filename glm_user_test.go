@@ -88,6 +88,7 @@ func (e *cloglogGLM) Energies(dst, theta []float64, idx []int) {
 // run here) all run on the bare cloglogGLM and agree with MH; and the
 // family through NewGLM gives the same chains bit for bit.
 func TestUserGLM(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := simGLM("cloglog", 300, 11)
 	raw := &cloglogGLM{x: c.x, y: c.y, d: 2}

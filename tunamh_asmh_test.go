@@ -16,6 +16,7 @@ import (
 // in warmup, say so, and then mix like MH. With χ set by the user it must
 // not switch.
 func TestTunaMHRunsAsMH(t *testing.T) {
+	t.Parallel()
 	p, _, la := cvProblem(t, "logistic", 20000, 3, 1)
 	p.Prior = nil
 	set := &Settings{Chains: 2, Warmup: 600, Draws: 1500, Seed: 1, Init: la.Mean}
