@@ -96,9 +96,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	}
 	cp := &cvPrior{base: prior, beta: p.beta(), d: d, center: e.center,
 		grad: make([]float64, d), hess: make([]float64, d*d)}
-	var rows [4][]float64
-	var w [4]float64
-	m := 0
+	acc := rankAcc{h: cp.hess, d: d}
 	for i := range n {
 		x := g.Row(i)
 		z := dot(x, e.center)
@@ -119,20 +117,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		e.zHat[i], e.f1[i], e.f2[i], e.k3[i] = z, f1, f2, k3
 		e.c[i] = k3 * s2 * math.Sqrt(s2)
 		axpy(cp.grad, f1, x)
-		rows[m], w[m] = x, f2
-		if m++; m == 4 {
-			addRankFour(cp.hess, &rows, &w, d)
-			m = 0
-		}
+		acc.add(x, f2)
 	}
-	for r := range m {
-		addRankOne(cp.hess, rows[r], w[r], d)
-	}
-	for a := range d {
-		for b := range a {
-			cp.hess[a*d+b] = cp.hess[b*d+a]
-		}
-	}
+	acc.flush()
+	symmetrize(cp.hess, d)
 	if err := finiteVec(who+": Σ∇U_i(θ̂)", cp.grad); err != nil {
 		return nil, err
 	}

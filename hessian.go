@@ -44,21 +44,48 @@ type PriorHessianer interface {
 type glmHessian struct{ g GLM }
 
 func (a glmHessian) AddHessian(h, theta []float64, idx []int, w []float64) {
-	d := len(theta)
-	var c [4]float64
-	var rows [4][]float64
-	m := 0
+	acc := rankAcc{h: h, d: len(theta)}
 	for k, i := range idx {
 		row := a.g.Row(i)
 		_, f2 := a.g.LossDerivs(i, dot(row, theta))
-		rows[m], c[m] = row, w[k]*f2
-		if m++; m == 4 {
-			addRankFour(h, &rows, &c, d)
-			m = 0
-		}
+		acc.add(row, w[k]*f2)
 	}
-	for r := range m {
-		addRankOne(h, rows[r], c[r], d)
+	acc.flush()
+}
+
+// rankAcc adds Σ c·xxᵀ to the upper triangle of the d×d row-major h, four
+// rows at a time (addRankFour), the rest by flush.
+type rankAcc struct {
+	h    []float64
+	d, m int
+	rows [4][]float64
+	c    [4]float64
+}
+
+// add adds c·xxᵀ (x is kept until the next flush of four).
+func (a *rankAcc) add(x []float64, c float64) {
+	a.rows[a.m], a.c[a.m] = x, c
+	if a.m++; a.m == 4 {
+		addRankFour(a.h, &a.rows, &a.c, a.d)
+		a.m = 0
+	}
+}
+
+// flush adds the rows still held.
+func (a *rankAcc) flush() {
+	for r := range a.m {
+		addRankOne(a.h, a.rows[r], a.c[r], a.d)
+	}
+	a.m = 0
+}
+
+// symmetrize copies the upper triangle of the d×d row-major h below the
+// diagonal.
+func symmetrize(h []float64, d int) {
+	for a := range d {
+		for b := range a {
+			h[a*d+b] = h[b*d+a]
+		}
 	}
 }
 
@@ -137,12 +164,10 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 	}
 	d := t.d
 	var sum float64
-	var c [4]float64
-	var rows [4][]float64
+	acc := rankAcc{h: h, d: d}
 	for lo := 0; lo < t.n; lo += chunk {
 		m := min(chunk, t.n-lo)
 		idx, val := t.idxBuf[:m], t.valBuf[:m]
-		r := 0
 		for k := range idx {
 			i := lo + k
 			idx[k] = i
@@ -152,15 +177,9 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 			f1, f2 := gl.LossDerivs(i, z)
 			c1 := t.beta * f1
 			axpy(g, c1, row[:d])
-			rows[r], c[r] = row, t.beta*f2
-			if r++; r == 4 {
-				addRankFour(h, &rows, &c, d)
-				r = 0
-			}
+			acc.add(row, t.beta*f2)
 		}
-		for k := range r {
-			addRankOne(h, rows[k], c[k], d)
-		}
+		acc.flush()
 		t.evals += int64(m)
 		t.gradEvals += int64(m)
 		t.hessEvals += int64(m)

@@ -192,9 +192,7 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			c.f2 = make([]float64, n)
 			c.hess = make([]float64, d*d)
 		}
-		var rows [4][]float64
-		var w [4]float64
-		m := 0
+		acc := rankAcc{h: c.hess, d: d}
 		for i := range n {
 			row := glm.Row(i)
 			z := dot(row, c.center)
@@ -203,22 +201,12 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			axpy(c.gradSum, f1, row)
 			if order == 2 {
 				c.f2[i] = f2
-				rows[m], w[m] = row, f2
-				if m++; m == 4 {
-					addRankFour(c.hess, &rows, &w, d)
-					m = 0
-				}
+				acc.add(row, f2)
 			}
 		}
 		if order == 2 {
-			for r := range m {
-				addRankOne(c.hess, rows[r], w[r], d)
-			}
-			for a := range d { // the lower triangle from the upper
-				for l := range a {
-					c.hess[a*d+l] = c.hess[l*d+a]
-				}
-			}
+			acc.flush()
+			symmetrize(c.hess, d)
 		}
 		return c, nil
 	}
