@@ -160,7 +160,7 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Re
 	}
 	set := &cp.Settings
 	res = &Result{Kernel: cp.Kernel, Exact: cp.Exact, Config: k, Dim: cp.Dim, N: cp.N, Settings: cp.Settings,
-		Status: cp.Status, Elapsed: cp.Elapsed}
+		Status: cp.Status, Elapsed: cp.Elapsed, Names: p.Names}
 	res.Settings.Recorder = rec
 	for c := range cp.Chains {
 		var cr *chainRunner
@@ -429,6 +429,7 @@ func (res *Result) runInfo(now time.Time) RunInfo {
 		Kernel: res.Kernel, Exact: res.Exact, Chains: set.Chains, Dim: res.Dim, N: res.N,
 		Warmup: set.Warmup, Draws: set.Draws, Thin: set.Thin, Seed: set.Seed,
 		Steps: set.transitions(), StartTime: now.Add(-res.Elapsed), Config: res.Config, Settings: set,
+		Choice: res.Choice, Names: res.Names,
 	}
 }
 

@@ -134,7 +134,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	if pg, ok := prior.(PriorGradienter); ok {
 		pr = &cvGradPrior{cvPrior: cp, pg: pg}
 	}
-	return &Posterior{Energy: e, Prior: pr, Beta: p.Beta}, nil
+	return &Posterior{Energy: e, Prior: pr, Beta: p.Beta, Names: p.Names}, nil
 }
 
 // cvEnergy holds the remainders R_i = U_i − Û_i of a GLM at θ̂: per datum

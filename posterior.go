@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Prior is the prior density of θ. Kernels evaluate it exactly at every step
@@ -303,6 +304,12 @@ type Posterior struct {
 	// Beta is the tempering factor β > 0 (the TunaMH and PoissonMH
 	// experiments use β = 1e-4 or 1e-5). 0 means 1.
 	Beta float64
+	// Names, if not nil, names the d coordinates of θ (one each, unique,
+	// non-empty, without ',', '#', newlines or a trailing "__", so that they
+	// are Stan CSV column names). They label Result.Summary's rows and the
+	// package stancsv's columns; the package data's Design.Names are such
+	// names. nil: theta[1] … theta[d].
+	Names []string
 }
 
 // Validate reports whether the posterior is usable: a non-nil Energy with
@@ -328,6 +335,27 @@ func (p *Posterior) Validate() error {
 		if err := c.checkDim(d); err != nil {
 			return err
 		}
+	}
+	return checkNames(p.Names, d)
+}
+
+// checkNames checks Posterior.Names against the dimension d.
+func checkNames(names []string, d int) error {
+	if names == nil {
+		return nil
+	}
+	if len(names) != d {
+		return fmt.Errorf("exactmh: Posterior.Names has %d names for dimension %d", len(names), d)
+	}
+	seen := make(map[string]int, d)
+	for j, n := range names {
+		if n == "" || strings.ContainsAny(n, ",#\n\r") || strings.HasSuffix(n, "__") {
+			return fmt.Errorf("exactmh: Posterior.Names[%d] = %q: want a non-empty name without ',', '#', newlines or a trailing \"__\"", j, n)
+		}
+		if i, dup := seen[n]; dup {
+			return fmt.Errorf("exactmh: Posterior.Names[%d] = Posterior.Names[%d] = %q: names must be unique", i, j, n)
+		}
+		seen[n] = j
 	}
 	return nil
 }

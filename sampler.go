@@ -327,6 +327,8 @@ type Result struct {
 	// Choice is what the automatic default chose and why (Sample with a
 	// nil Kernel; its Time is not in Elapsed), nil otherwise.
 	Choice *Choice
+	// Names are the coordinates' names (Posterior.Names), nil if unnamed.
+	Names []string
 
 	runners []*chainRunner // the chains' state, for Resume and Checkpoint
 	broken  bool           // a chain failed in a way that leaves its state unknown: no Resume, no Checkpoint
@@ -418,6 +420,8 @@ type RunInfo struct {
 	// Choice is the automatic default's choice (Sample with a nil Kernel),
 	// nil otherwise.
 	Choice *Choice
+	// Names are the coordinates' names (Posterior.Names), nil if unnamed.
+	Names []string
 }
 
 // Event is one transition, as a Recorder sees it.
@@ -516,7 +520,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	if err != nil {
 		return nil, err
 	}
-	res = &Result{Kernel: name, Exact: exact, Config: k, Dim: d, N: p.Len(), Settings: set, Choice: choice}
+	res = &Result{Kernel: name, Exact: exact, Config: k, Dim: d, N: p.Len(), Settings: set, Choice: choice, Names: p.Names}
 
 	// Start every chain before any sampling so configuration errors surface
 	// at once, in chain order. Starts run on the workers in parallel: a
@@ -597,7 +601,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		err := set.Recorder.Init(RunInfo{
 			Kernel: res.Kernel, Exact: res.Exact, Chains: set.Chains, Dim: d, N: res.N,
 			Warmup: set.Warmup, Draws: set.Draws, Thin: set.Thin, Seed: set.Seed,
-			Steps: total, StartTime: start, Config: k, Settings: set, Choice: choice,
+			Steps: total, StartTime: start, Config: k, Settings: set, Choice: choice, Names: p.Names,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("exactmh: Sample: recorder: %w", err)

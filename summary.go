@@ -62,7 +62,8 @@ const (
 	MinESSPerChain = 100
 )
 
-// Summary computes the summary of a run. names label the coordinates; with
+// Summary computes the summary of a run. names label the coordinates
+// (none given: Result.Names, the Posterior's); with
 // fewer names than dimensions the rest are called theta[j], 1-based as in
 // Stan: coordinate 0 is theta[1], the column theta.1 of the package
 // stancsv's files (CmdStan's CSV flattening of the same name, which
@@ -77,6 +78,9 @@ func (r *Result) Summary(names ...string) *Summary {
 		return &Summary{Warnings: []string{"nil Result: nothing to summarise"}}
 	}
 	s := &Summary{Kernel: r.Kernel, Exact: r.Exact, Status: r.Status}
+	if len(names) == 0 {
+		names = r.Names
+	}
 	var used []int // chains with draws
 	n := -1
 	for c, ch := range r.Chains {

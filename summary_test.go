@@ -163,3 +163,29 @@ func TestSummaryFallbackWarning(t *testing.T) {
 		t.Errorf("no fallback warning (%d fallbacks in %d steps): %v", res.Sampling().Fallbacks, res.Sampling().Steps, s.Warnings)
 	}
 }
+
+// Posterior.Names must fit the dimension and be usable as CSV columns.
+func TestPosteriorNamesValidate(t *testing.T) {
+	e, err := exactmh.NewLogisticRegression([]float64{1, 2, 3, 4}, []float64{0, 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a"}, "1 names for dimension 2"},
+		{[]string{"a", ""}, "Names[1]"},
+		{[]string{"a,b", "c"}, "Names[0]"},
+		{[]string{"lp__", "c"}, "trailing"},
+		{[]string{"x", "x"}, "unique"},
+	} {
+		p := &exactmh.Posterior{Energy: e, Names: c.names}
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("names %q: error %v, want one containing %q", c.names, err, c.want)
+		}
+	}
+	if err := (&exactmh.Posterior{Energy: e, Names: []string{"mu.1", "mu.2"}}).Validate(); err != nil {
+		t.Errorf("good names refused: %v", err)
+	}
+}

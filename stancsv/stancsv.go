@@ -63,7 +63,8 @@ import (
 
 // Options configure the Stan CSV writers. The zero value works.
 type Options struct {
-	// Names are the parameter column names (nil: theta.1 … theta.d).
+	// Names are the parameter column names (nil: the run's
+	// Posterior.Names, and without those theta.1 … theta.d).
 	Names []string
 	// SigFigs is the number of significant digits (0: 6, CmdStan's default;
 	// 17 round-trips float64 exactly, and more is 17). Negative is an
@@ -288,6 +289,13 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 	if res == nil || c < 0 || c >= len(res.Chains) {
 		return fmt.Errorf("stancsv: Write: no chain %d", c)
 	}
+	if res.Names != nil && (opt == nil || opt.Names == nil) {
+		o := Options{Names: res.Names}
+		if opt != nil {
+			o.SigFigs = opt.SigFigs
+		}
+		opt = &o
+	}
 	names, err := opt.names(res.Dim)
 	if err != nil {
 		return err
@@ -430,7 +438,11 @@ func (r *Recorder) open(run exactmh.RunInfo) error {
 	if r.Open == nil {
 		return errors.New("stancsv: Recorder.Open is nil")
 	}
-	names, err := r.Options.names(run.Dim)
+	opt := r.Options
+	if opt.Names == nil {
+		opt.Names = run.Names
+	}
+	names, err := opt.names(run.Dim)
 	if err != nil {
 		return err
 	}
