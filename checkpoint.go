@@ -58,6 +58,9 @@ func (r *Result) Checkpoint(w io.Writer) error {
 	if r.Status == Failed && r.broken {
 		return errors.New("exactmh: Checkpoint: the run failed")
 	}
+	if r.Settings.DiscardDraws {
+		return errors.New("exactmh: Checkpoint: the run streamed its draws to its Recorder without keeping them (Settings.DiscardDraws), so a checkpoint could not restore them; Resume it in this process instead")
+	}
 	set := r.Settings
 	set.Recorder = nil // not serialisable; give LoadCheckpoint's result a new one if needed
 	status := r.Status

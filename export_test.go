@@ -301,3 +301,11 @@ func ControlVariatesHalfQuadratic(p *Posterior, la *LaplaceApprox) (*Posterior, 
 		}
 	})
 }
+
+// SetAvailableMemory makes the memory check see bytes available (ok
+// false: unknown) until the returned function restores it.
+func SetAvailableMemory(bytes float64, ok bool) (restore func()) {
+	old := availableMemory
+	availableMemory = func() (float64, bool) { return bytes, ok }
+	return func() { availableMemory = old }
+}

@@ -102,6 +102,13 @@ type Settings struct {
 	NoAdapt bool
 	// Recorder, if not nil, observes the run.
 	Recorder Recorder
+	// DiscardDraws passes the kept draws to the Recorder (a
+	// stancsv.Recorder streams them to files) without keeping them in the
+	// Result, whose chains then count them in ChainResult.Streamed: a run
+	// may keep more draws than memory holds (DrawBytes). It needs a
+	// Recorder. Such a run can be resumed in this process (Resume) but not
+	// checkpointed (the checkpoint could not restore the draws).
+	DiscardDraws bool
 }
 
 // NoWarmup as Settings.Warmup runs no warmup transitions.
@@ -138,6 +145,8 @@ func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means the kernel's default)", r.TargetAccept)
 	case r.Metric != "" && r.Metric != MetricDiag && r.Metric != MetricDense && r.Metric != MetricUnit:
 		return r, fmt.Errorf("exactmh: Settings.Metric = %q, want %q, %q or %q", r.Metric, MetricDiag, MetricDense, MetricUnit)
+	case r.DiscardDraws && r.Recorder == nil:
+		return r, errors.New("exactmh: Settings.DiscardDraws without a Recorder: the draws would be lost (stream them with a stancsv.Recorder)")
 	}
 	if r.Metric == "" {
 		r.Metric = MetricDiag
@@ -295,6 +304,9 @@ type ChainResult struct {
 	// Times[k] is the wall time from the start of the chain (warmup
 	// included) to draw k, for accuracy-versus-time curves.
 	Times []time.Duration
+	// Streamed counts the kept draws passed to the Recorder and not kept
+	// here (Settings.DiscardDraws); kept draws are Len() + Streamed.
+	Streamed int
 	// Warmup and Sampling total the two phases.
 	Warmup, Sampling Totals
 	// Scale is the step scale after warmup (NaN if the chain is not Tunable).
@@ -594,6 +606,10 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	}
 	chain = -1
 
+	reserve, err := reserveDraws(&set, d)
+	if err != nil {
+		return nil, err
+	}
 	total := set.Warmup + set.Draws*set.Thin
 	start := time.Now()
 	if set.Recorder != nil {
@@ -612,7 +628,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	res.Chains = make([]*ChainResult, set.Chains)
 	for c := range chains {
 		chain = c
-		res.runners[c] = newChainRunner(c, chains[c], targets[c], &set, d)
+		res.runners[c] = newChainRunner(c, chains[c], targets[c], &set, d, reserve)
 		res.Chains[c] = res.runners[c].r
 	}
 	runAll(ctx, res)
@@ -700,6 +716,11 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 	if more > 0 && set.Duration > 0 && res.durationUsed() {
 		return res, fmt.Errorf("exactmh: Resume: every chain has sampled for Settings.Duration = %v, so %d more draws cannot be made: raise res.Settings.Duration first (Resume then samples until the new Duration)", set.Duration, more)
 	}
+	if !set.DiscardDraws && !(set.Duration > 0 && set.Draws == math.MaxInt32) {
+		if _, err := checkDrawsFit(set.Chains, set.Draws+more, res.Dim); err != nil {
+			return res, fmt.Errorf("exactmh: Resume: %w", err)
+		}
+	}
 	set.Draws += more
 	for _, r := range res.runners {
 		r.r.Err = nil
@@ -774,8 +795,29 @@ func finishRun(ctx context.Context, res *Result) (*Result, error) {
 	return res, nil
 }
 
-// maxPrealloc bounds the draws a chain reserves room for before it starts.
+// maxPrealloc bounds the draws a chain reserves room for before it starts
+// when the memory available cannot be read.
 const maxPrealloc = 1 << 16
+
+// reserveDraws returns the number of draws each chain reserves room for
+// before it starts: all of them (no append growth, which would take up to
+// twice the room) when they fit in memory, an error when they do not,
+// and at most maxPrealloc when the memory available is unknown. A run told
+// to make "as many draws as fit before the deadline" (Duration with Draws
+// 0) and a run that keeps none (DiscardDraws) reserve nothing.
+func reserveDraws(set *Settings, d int) (int, error) {
+	if set.DiscardDraws || set.Duration > 0 && set.Draws == math.MaxInt32 {
+		return 0, nil
+	}
+	fits, err := checkDrawsFit(set.Chains, set.Draws, d)
+	switch {
+	case err != nil:
+		return 0, err
+	case fits:
+		return set.Draws, nil
+	}
+	return min(set.Draws, maxPrealloc), nil
+}
 
 // errStopped marks a chain stopped because another chain failed.
 var errStopped = errors.New("stopped because another chain failed")
@@ -799,17 +841,15 @@ type chainRunner struct {
 	where string // the call in progress, named if it panics
 }
 
-func newChainRunner(c int, ch Chain, t *Target, set *Settings, d int) *chainRunner {
+// newChainRunner returns chain c's runner with room for reserve draws.
+func newChainRunner(c int, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
 	src := rand.NewPCG(set.Seed, uint64(c))
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src),
 		r: &ChainResult{
 			Chain: c,
-			// Room for the draws up front, up to a limit: a run told to
-			// make "as many draws as fit before the deadline" must not
-			// reserve them.
-			Draws: make([]float64, 0, min(set.Draws, maxPrealloc)*d),
-			Infos: make([]Info, 0, min(set.Draws, maxPrealloc)),
-			Times: make([]time.Duration, 0, min(set.Draws, maxPrealloc)),
+			Draws: make([]float64, 0, reserve*d),
+			Infos: make([]Info, 0, reserve),
+			Times: make([]time.Duration, 0, reserve),
 			Scale: math.NaN(),
 		}}
 	cr.tune, _ = ch.(Tunable)
@@ -927,11 +967,15 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 		} else {
 			r.Sampling.add(&info)
 			if (it-set.Warmup+1)%set.Thin == 0 {
-				cr.where = "Position"
-				ev.Draw = len(r.Infos)
-				r.Draws = append(r.Draws, ch.Position()...)
-				r.Infos = append(r.Infos, info)
-				r.Times = append(r.Times, ev.Elapsed)
+				ev.Draw = len(r.Infos) + r.Streamed
+				if set.DiscardDraws {
+					r.Streamed++
+				} else {
+					cr.where = "Position"
+					r.Draws = append(r.Draws, ch.Position()...)
+					r.Infos = append(r.Infos, info)
+					r.Times = append(r.Times, ev.Elapsed)
+				}
 			}
 		}
 		if set.Recorder != nil {

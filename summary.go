@@ -147,6 +147,8 @@ func (r *Result) Summary(names ...string) *Summary {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run %s: %d draws per chain instead of %d", r.Status, s.Draws, r.Settings.Draws))
 	}
 	switch {
+	case r.Settings.DiscardDraws:
+		s.Warnings = append(s.Warnings, "the draws were streamed to the Recorder and not kept (Settings.DiscardDraws): summarise its files (e.g. stancsv.Read, then diagnostics)")
 	case len(r.Chains) > 0 && len(used) == 0:
 		s.Warnings = append(s.Warnings, "no chain has any draw: nothing to summarise")
 	case len(s.NoDraws) > 0:

@@ -392,9 +392,25 @@ func (r *Recorder) Init(run exactmh.RunInfo) error {
 // InitResume implements [exactmh.ResumeRecorder]: it closes the files still
 // open, opens them again and writes each chain's header, adaptation
 // comment and draws so far, as the stream wrote them.
+//
+// A run that streamed its draws without keeping them
+// (exactmh.Settings.DiscardDraws) cannot be rewritten: its files must
+// still be open (a run cancelled in this process), and streaming simply
+// continues in them.
 func (r *Recorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if run.Settings.DiscardDraws {
+		if len(r.writers) != len(res.Chains) {
+			return fmt.Errorf("stancsv: Recorder: the run streamed its draws without keeping them, and this recorder has %d of its %d chains' files: only the recorder that wrote them can continue", len(r.writers), len(res.Chains))
+		}
+		for c, rc := range r.writers {
+			if rc == nil {
+				return fmt.Errorf("stancsv: Recorder: chain %d's file is closed, and the run streamed its draws without keeping them (Settings.DiscardDraws), so they cannot be written again", c)
+			}
+		}
+		return nil
+	}
 	var errs []error
 	for c, rc := range r.writers {
 		if rc == nil {

@@ -1,0 +1,113 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// DrawBytes is the memory a Result holds per kept draw of a d-dimensional
+// posterior: θ (8·d bytes), the transition's Info and its time — 896
+// bytes at d = 100. Sample reserves the room for every draw before the
+// chains start, so a run's draws take Chains·Draws·DrawBytes(d) bytes and
+// no more (no append growth), and it refuses a run whose draws would not
+// fit in the memory available (see Settings.DiscardDraws for runs that
+// keep more draws than memory holds).
+func DrawBytes(d int) int { return 8*d + int(unsafe.Sizeof(Info{})) + 8 }
+
+// memoryHeadroom is the share of the available memory the kept draws may
+// take: the rest is for the data, the kernels and the garbage collector.
+const memoryHeadroom = 0.7
+
+// availableMemory returns the bytes this process may still allocate: the
+// smallest of the kernel's MemAvailable, the cgroup's memory.max less its
+// memory.current, and GOMEMLIMIT less what the Go runtime holds; ok is
+// false when none can be read (then nothing is checked). A variable so
+// that tests can set it.
+var availableMemory = func() (bytes float64, ok bool) {
+	avail := math.Inf(1)
+	if v, found := procMeminfo("MemAvailable:"); found {
+		avail = v
+	}
+	if max, err := readNumber("/sys/fs/cgroup/memory.max"); err == nil {
+		if cur, err := readNumber("/sys/fs/cgroup/memory.current"); err == nil {
+			avail = math.Min(avail, max-cur)
+		}
+	}
+	if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 {
+		avail = math.Min(avail, float64(lim))
+	}
+	return avail, !math.IsInf(avail, 1)
+}
+
+// procMeminfo returns a field of /proc/meminfo in bytes.
+func procMeminfo(field string) (float64, bool) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, field) {
+			continue
+		}
+		fs := strings.Fields(line[len(field):])
+		if len(fs) == 0 {
+			return 0, false
+		}
+		kb, err := strconv.ParseFloat(fs[0], 64)
+		return kb * 1024, err == nil
+	}
+	return 0, false
+}
+
+// readNumber reads a file holding one number ("max" is an error).
+func readNumber(path string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+}
+
+// checkDrawsFit returns an error if keeping draws more draws in each of
+// chains chains at dimension d would take more than memoryHeadroom of the
+// memory available; fits says whether the check ran and passed (Sample
+// then reserves room for every draw at once).
+func checkDrawsFit(chains, draws, d int) (fits bool, err error) {
+	need := float64(chains) * float64(draws) * float64(DrawBytes(d))
+	avail, ok := availableMemory()
+	if !ok {
+		return false, nil
+	}
+	if need > memoryHeadroom*avail {
+		return false, fmt.Errorf("exactmh: keeping %d draws × %d chains at d = %d takes %s (%d bytes per draw: DrawBytes), more than %.0f%% of the %s of memory available: thin the chain (Settings.Thin), keep fewer draws, or stream them to a file without keeping them (Settings.DiscardDraws with a stancsv.Recorder)",
+			draws, chains, d, byteSize(need), DrawBytes(d), 100*memoryHeadroom, byteSize(avail))
+	}
+	return true, nil
+}
+
+// byteSize formats a number of bytes for a person.
+func byteSize(b float64) string {
+	const unit = 1024
+	switch {
+	case b >= unit*unit*unit:
+		return fmt.Sprintf("%.1f GiB", b/(unit*unit*unit))
+	case b >= unit*unit:
+		return fmt.Sprintf("%.1f MiB", b/(unit*unit))
+	case b >= unit:
+		return fmt.Sprintf("%.1f KiB", b/unit)
+	}
+	return fmt.Sprintf("%.0f B", b)
+}

@@ -1,0 +1,105 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package stancsv_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/stancsv"
+)
+
+// readChains reads prefix_1.csv … prefix_n.csv.
+func readChains(t *testing.T, prefix string, n int) []*stancsv.File {
+	t.Helper()
+	out := make([]*stancsv.File, n)
+	for c := range n {
+		raw, err := os.ReadFile(fmt.Sprintf("%s_%d.csv", prefix, c+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[c], err = stancsv.Read(bytes.NewReader(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// With Settings.DiscardDraws the files hold every draw and the Result none
+// (it counts them); a cancelled run resumes in the same files, which end
+// exactly as those of a run that kept its draws; Checkpoint refuses.
+func TestDiscardDrawsStreams(t *testing.T) {
+	g := boxed(t, 200, 1)
+	dir := t.TempDir()
+	opt := &stancsv.Options{SigFigs: 17}
+	set := exactmh.Settings{Chains: 2, Draws: 300, Warmup: 100, Seed: 9, Init: g.Mean,
+		Recorder: stancsv.NewFiles(filepath.Join(dir, "kept"), opt)}
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &set); err != nil {
+		t.Fatal(err)
+	}
+	want := readChains(t, filepath.Join(dir, "kept"), 2)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	set.DiscardDraws = true
+	set.Recorder = &cancelAfter{Recorder: stancsv.NewFiles(filepath.Join(dir, "streamed"), opt), after: 150, cancel: cancel}
+	res, err := exactmh.Sample(ctx, g.Posterior, exactmh.MH{}, &set)
+	if res == nil || res.Status != exactmh.Canceled {
+		t.Fatalf("cancelled run: %v, %v", res, err)
+	}
+	for _, ch := range res.Chains {
+		if ch.Len() != 0 || ch.Streamed == 0 {
+			t.Fatalf("chain %d: %d draws kept, %d streamed; want none kept", ch.Chain, ch.Len(), ch.Streamed)
+		}
+	}
+	if err := res.Checkpoint(&bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "DiscardDraws") {
+		t.Errorf("Checkpoint of a run without its draws: error %v", err)
+	}
+	if res, err = exactmh.Resume(context.Background(), res, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range res.Chains {
+		if ch.Streamed != 300 {
+			t.Errorf("chain %d streamed %d draws, want 300", ch.Chain, ch.Streamed)
+		}
+	}
+	if s := res.Summary(); len(s.Warnings) == 0 || !strings.Contains(strings.Join(s.Warnings, " "), "streamed") {
+		t.Errorf("summary of a run without its draws does not say where they went: %v", s.Warnings)
+	}
+	got := readChains(t, filepath.Join(dir, "streamed"), 2)
+	for c := range 2 {
+		if len(got[c].Draws) != len(want[c].Draws) {
+			t.Fatalf("chain %d: %d rows streamed, %d kept", c, len(got[c].Draws), len(want[c].Draws))
+		}
+		for i := range want[c].Draws {
+			if fmt.Sprint(got[c].Draws[i]) != fmt.Sprint(want[c].Draws[i]) {
+				t.Fatalf("chain %d row %d: streamed %v, kept %v", c, i, got[c].Draws[i], want[c].Draws[i])
+			}
+		}
+	}
+	// Once the files are closed, a streamed run cannot be extended.
+	if _, err := exactmh.Resume(context.Background(), res, 10); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("extending a finished streamed run: error %v", err)
+	}
+}
+
+// cancelAfter cancels the run after chain 0's after-th kept draw.
+type cancelAfter struct {
+	*stancsv.Recorder
+	after  int
+	cancel context.CancelFunc
+}
+
+func (r *cancelAfter) Record(e *exactmh.Event) error {
+	if e.Chain == 0 && e.Draw == r.after {
+		r.cancel()
+	}
+	return r.Recorder.Record(e)
+}
