@@ -111,27 +111,11 @@ func (r *Result) Summary(names ...string) *Summary {
 		for i, c := range used {
 			x[i] = all[c][:s.Draws] // equal lengths after a cancelled run
 		}
-		p := ParamSummary{Name: fmt.Sprintf("theta[%d]", j+1)}
+		name := fmt.Sprintf("theta[%d]", j+1)
 		if j < len(names) {
-			p.Name = names[j]
+			name = names[j]
 		}
-		pool := pooled(x)
-		if len(pool) == 0 {
-			p.NotAvailable = true
-			p.Mean, p.SD, p.Q5, p.Q50, p.Q95 = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		} else {
-			p.Mean = stat.Mean(pool, nil)
-			p.SD = stat.StdDev(pool, nil) // denominator n − 1, as R's sd
-			p.Q5, p.Q50, p.Q95 = diagnostics.Quantile(pool, 0.05), diagnostics.Quantile(pool, 0.5), diagnostics.Quantile(pool, 0.95)
-		}
-		p.MCSE = diagnostics.MCSEMean(x)
-		p.ESSBulk = diagnostics.ESSBulk(x)
-		p.ESSTail = diagnostics.ESSTail(x)
-		p.RHat = diagnostics.RHat(x)
-		p.ESSPerSecond = p.ESSBulk / secs
-		if !diagnostics.Usable(x) {
-			p.NotAvailable = true
-		}
+		p := SummarizeParam(name, x, secs)
 		if p.ESSBulk < minBulk {
 			minBulk, worstBulk = p.ESSBulk, p.Name
 		}
@@ -189,6 +173,32 @@ func (r *Result) Summary(names ...string) *Summary {
 		}
 	}
 	return s
+}
+
+// SummarizeParam summarises one coordinate's draws x[chain][draw] (chains
+// of equal length) as Summary does, with ESSPerSecond = ESSBulk / seconds:
+// for draws that did not come from a Result, such as Stan CSV files
+// (stancsv.Summarize).
+func SummarizeParam(name string, x [][]float64, seconds float64) ParamSummary {
+	p := ParamSummary{Name: name}
+	pool := pooled(x)
+	if len(pool) == 0 {
+		p.NotAvailable = true
+		p.Mean, p.SD, p.Q5, p.Q50, p.Q95 = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	} else {
+		p.Mean = stat.Mean(pool, nil)
+		p.SD = stat.StdDev(pool, nil) // denominator n − 1, as R's sd
+		p.Q5, p.Q50, p.Q95 = diagnostics.Quantile(pool, 0.05), diagnostics.Quantile(pool, 0.5), diagnostics.Quantile(pool, 0.95)
+	}
+	p.MCSE = diagnostics.MCSEMean(x)
+	p.ESSBulk = diagnostics.ESSBulk(x)
+	p.ESSTail = diagnostics.ESSTail(x)
+	p.RHat = diagnostics.RHat(x)
+	p.ESSPerSecond = p.ESSBulk / seconds
+	if !diagnostics.Usable(x) {
+		p.NotAvailable = true
+	}
+	return p
 }
 
 // MinESSBulk returns the smallest bulk ESS over the coordinates (NaN if any
