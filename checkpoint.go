@@ -410,7 +410,10 @@ func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int) error {
 	}
 	// Windowed metric adaptation restarts the dual averaging after each
 	// window, so it has made at most one update per warmup transition.
-	if a.Target != set.TargetAccept || a.T < 0 || a.T > updates || (!cc.adaptsMetric() && a.T != updates) {
+	// A chain that switched kernels halfway through warmup (midWarmuper)
+	// restarted it after transition Warmup/2.
+	restarted := set.Warmup >= minMidWarmup && updates > set.Warmup/2 && a.T == updates-set.Warmup/2-1
+	if a.Target != set.TargetAccept || a.T < 0 || a.T > updates || (!cc.adaptsMetric() && a.T != updates && !restarted) {
 		return fmt.Errorf("step-scale adaptation at target %v after %d updates; the run targets %v and made %d",
 			a.Target, a.T, set.TargetAccept, updates)
 	}

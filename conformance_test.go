@@ -170,29 +170,33 @@ func conformanceCases() []mcmctest.Case {
 		// shape, TunaMH on them TunaMH with control variates. The
 		// posterior is rewritten, the target is not.
 		{Name: "TFMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget,
-			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale}
+			},
 			TargetMutants: cvMutants()},
 		{Name: "TunaMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget,
 			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
 			TargetMutants: cvMutants()},
 		{Name: "TFMH", UsesProposal: true, NeedsRange: true, Exact: true,
-			Kernel: func(pb problem) exactmh.Kernel { return exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale}
+			},
 			Mutants: mutants{
 				"flipped sign": func(pb problem) exactmh.Kernel {
-					return exactmh.TFMHFlippedSign(exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale})
+					return exactmh.TFMHFlippedSign(exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale})
 				},
 				"no prior factor": func(pb problem) exactmh.Kernel {
-					return exactmh.TFMHNoPriorFactor(exactmh.TFMH{Proposal: pb.Proposal, Scale: pb.Scale})
+					return exactmh.TFMHNoPriorFactor(exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale})
 				},
 			}},
 		{Name: "SMH-1", UsesProposal: true, Exact: true, Skip: noTaylorWalk,
 			Kernel: func(pb problem) exactmh.Kernel {
-				return exactmh.SMH{Order: 1, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale}
+				return exactmh.SMH{KeepMinibatch: true, Order: 1, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale}
 			},
 			Mutants: smhMutants(1)},
 		{Name: "SMH-2", UsesProposal: true, NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
-				return exactmh.SMH{Order: 2, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale}
+				return exactmh.SMH{KeepMinibatch: true, Order: 2, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale}
 			},
 			Mutants: smhMutants(2)},
 		// The preconditioned proposals, through the kernels that take a
@@ -204,7 +208,7 @@ func conformanceCases() []mcmctest.Case {
 			}}},
 		{Name: "SMH-2 Crank–Nicolson", NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
-				return exactmh.SMH{Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}
+				return exactmh.SMH{KeepMinibatch: true, Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}
 			}},
 		{Name: "TunaMH Gaussian walk", NeedsRange: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
@@ -303,13 +307,13 @@ func conformanceCases() []mcmctest.Case {
 func smhMutants(order int) mutants {
 	return mutants{
 		"flipped remainder": func(pb problem) exactmh.Kernel {
-			return exactmh.SMHFlippedRemainder(exactmh.SMH{Order: order, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale})
+			return exactmh.SMHFlippedRemainder(exactmh.SMH{KeepMinibatch: true, Order: order, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale})
 		},
 		"no control variate": func(pb problem) exactmh.Kernel {
 			off := slices.Clone(pb.Mode)
 			off[0] += 2 * pb.SD[0]
 			off[1] -= 2 * pb.SD[1]
-			return exactmh.SMHNoControlVariate(exactmh.SMH{Order: order, Center: off, Proposal: pb.Proposal, Scale: pb.Scale})
+			return exactmh.SMHNoControlVariate(exactmh.SMH{KeepMinibatch: true, Order: order, Center: off, Proposal: pb.Proposal, Scale: pb.Scale})
 		},
 	}
 }

@@ -235,6 +235,8 @@ var (
 	_, _          MetricAdapter = (*metricAux[*poissonCounts, *poissonCounts])(nil), (*metricAux[[]int, *tunaOmega2])(nil)
 	_, _          driverChain   = (*metricAux[*poissonCounts, *poissonCounts])(nil), (*metricAux[[]int, *tunaOmega2])(nil)
 	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
+	_             ParamReporter = (*tfmhChain)(nil)
+	_, _, _, _    midWarmuper   = (*tfmhChain)(nil), (*smhChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
 
 	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)
 	_          AuxChain[struct{}, *poissonCounts]       = (*poissonChain)(nil)

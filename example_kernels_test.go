@@ -285,7 +285,22 @@ func ExamplePoissonMH() {
 func ExampleTFMH() {
 	post := boxedGaussianPosterior() // as in ExamplePoissonMH
 	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 6000, Thin: 10, Seed: 1, Init: []float64{1, -1}}
+	// By default TFMH compares itself with full-batch MH halfway through
+	// warmup: with N = 1000 and steps as short as TFMH's, MH is faster,
+	// so chains that find it so run as MH and the summary says so.
 	res, err := exactmh.Sample(context.Background(), post, exactmh.TFMH{}, set)
+	if err != nil {
+		panic(err)
+	}
+	asMH := 0
+	for _, ch := range res.Chains {
+		if ch.Params["as_mh"] == 1 {
+			asMH++
+		}
+	}
+	fmt.Printf("default: %d of 4 chains ran as MH, %.0f data per step\n", asMH, res.Sampling().EvalsPerStep())
+	// KeepMinibatch shows the kernel itself: a few data per step.
+	res, err = exactmh.Sample(context.Background(), post, exactmh.TFMH{KeepMinibatch: true}, set)
 	if err != nil {
 		panic(err)
 	}
@@ -294,6 +309,7 @@ func ExampleTFMH() {
 	fmt.Printf("%s (exact %v): fewer than 10 data per step: %v\n", res.Kernel, res.Exact, tot.EvalsPerStep() < 10)
 	fmt.Printf("posterior mean (%.1f, %.1f)\n", m[0], m[1])
 	// Output:
+	// default: 1 of 4 chains ran as MH, 154 data per step
 	// TFMH (exact true): fewer than 10 data per step: true
 	// posterior mean (1.0, -1.0)
 }

@@ -55,6 +55,10 @@ type SMH struct {
 	// MaxRate is the expected batch above which the step is full MH (0: N;
 	// +Inf: never).
 	MaxRate float64
+	// KeepMinibatch keeps the minibatch steps even where the mid-warmup
+	// comparison predicts full-batch MH faster (the default then runs as
+	// MH and says so: see TunaMH); for studies of the kernel itself.
+	KeepMinibatch bool
 	// TrustBound skips the audit of the energy's Taylor bounds at Start:
 	// every datum's remainder between θ0 and a few proposals from it (see
 	// the package documentation, "Bounds"). Set it only for bounds known to
@@ -132,6 +136,9 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	if c.remainder == nil {
 		c.remainder = func(r float64) float64 { return r }
+	}
+	if !k.KeepMinibatch {
+		c.rival = newMHRival(len(theta0))
 	}
 	if c.maxRate == 0 {
 		c.maxRate = float64(n)
@@ -235,8 +242,8 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 type smhChain struct {
 	k SMH
 	walk
-	noState
-	*smhTerms // shared by the run's chains
+	rival     *mhRival // nil with KeepMinibatch
+	*smhTerms          // shared by the run's chains
 	maxRate   float64
 	fact      float64 // (k+1)!
 	idx       [1]int
@@ -249,9 +256,54 @@ type smhChain struct {
 	remainder      func(r float64) float64
 }
 
-// Params reports the order and Σb_i.
+// Params reports the order, Σb_i and, when warmup switched the chain to
+// MH, the switch.
 func (c *smhChain) Params() map[string]float64 {
-	return map[string]float64{"order": float64(c.k.Order), "sum_b": c.sumB}
+	p := map[string]float64{"order": float64(c.k.Order), "sum_b": c.sumB}
+	if c.rival != nil {
+		c.rival.params(p)
+	}
+	return p
+}
+
+// midWarmup switches the chain to full-batch MH, halfway through warmup,
+// if MH is predicted faster (mhRival). SMH-2's steps also cost two
+// quadratic forms in the summed Hessian, O(d²): d data's worth each.
+func (c *smhChain) midWarmup(warm Totals) (float64, bool, error) {
+	if c.rival == nil {
+		return 0, false, nil
+	}
+	cost := float64(minibatchStepCost)
+	if c.k.Order == 2 {
+		cost += 2 * float64(len(c.theta))
+	}
+	scale, switched, err := c.rival.compare(&c.walk, c.t, warm, cost)
+	if switched {
+		c.maxRate = -1 // every step a full MH step
+	}
+	return scale, switched, err
+}
+
+// MarshalState saves the switch to MH (nothing without one).
+func (c *smhChain) MarshalState() ([]byte, error) {
+	if c.rival == nil {
+		return nil, nil
+	}
+	return c.rival.MarshalState()
+}
+
+// UnmarshalState restores it.
+func (c *smhChain) UnmarshalState(b []byte) error {
+	if c.rival == nil {
+		return noState{}.UnmarshalState(b)
+	}
+	if err := c.rival.UnmarshalState(b); err != nil {
+		return err
+	}
+	if c.rival.asMH {
+		c.maxRate = -1
+	}
+	return nil
 }
 
 // quad returns (v − θ̂)ᵀH(v − θ̂) for the summed Hessian.

@@ -48,6 +48,10 @@ type TFMH struct {
 	// MaxRate is the expected batch CM above which the step is full MH
 	// (0: N; +Inf: never).
 	MaxRate float64
+	// KeepMinibatch keeps the minibatch steps even where the mid-warmup
+	// comparison predicts full-batch MH faster (the default then runs as
+	// MH and says so: see TunaMH); for studies of the kernel itself.
+	KeepMinibatch bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the datum's
 	// energy increase βU_i(θ′) − βU_i(θ) from diff = βU_i(θ) − βU_i(θ′)
@@ -96,6 +100,9 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
 	}
+	if !k.KeepMinibatch {
+		c.rival = newMHRival(t.Dim())
+	}
 	if c.increase == nil {
 		c.increase = func(diff float64) float64 { return -diff }
 	}
@@ -107,7 +114,7 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 
 type tfmhChain struct {
 	walk
-	noState
+	rival   *mhRival // nil with KeepMinibatch
 	bound   *DiffBound
 	table   *alias.Table
 	sumC    float64
@@ -118,6 +125,51 @@ type tfmhChain struct {
 	seen        distinct
 	increase    func(diff float64) float64
 	priorFactor func(logExact float64) float64
+}
+
+// midWarmup switches the chain to full-batch MH, halfway through warmup,
+// if MH is predicted faster (mhRival).
+func (c *tfmhChain) midWarmup(warm Totals) (float64, bool, error) {
+	if c.rival == nil {
+		return 0, false, nil
+	}
+	scale, switched, err := c.rival.compare(&c.walk, c.t, warm, minibatchStepCost)
+	if switched {
+		c.maxRate = -1 // every step a full MH step
+	}
+	return scale, switched, err
+}
+
+// Params reports C = Σc_i and, when warmup switched the chain to MH, the
+// switch.
+func (c *tfmhChain) Params() map[string]float64 {
+	p := map[string]float64{"C": c.sumC}
+	if c.rival != nil {
+		c.rival.params(p)
+	}
+	return p
+}
+
+// MarshalState saves the switch to MH (nothing without one).
+func (c *tfmhChain) MarshalState() ([]byte, error) {
+	if c.rival == nil {
+		return nil, nil
+	}
+	return c.rival.MarshalState()
+}
+
+// UnmarshalState restores it.
+func (c *tfmhChain) UnmarshalState(b []byte) error {
+	if c.rival == nil {
+		return noState{}.UnmarshalState(b)
+	}
+	if err := c.rival.UnmarshalState(b); err != nil {
+		return err
+	}
+	if c.rival.asMH {
+		c.maxRate = -1
+	}
+	return nil
 }
 
 // Step makes one TFMH transition.

@@ -127,7 +127,7 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	d := t.Dim()
 	c := &tunaChain{
-		k: k, tunaBatch: batch, pilotBuf: make([]float64, d),
+		k: k, tunaBatch: batch, pilotBuf: make([]float64, d), rival: newMHRival(d),
 		pilot: make([]float64, pilotSize), pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
 	}
 	c.pilotRNG = rand.New(c.pilotSrc)
@@ -155,13 +155,11 @@ type tunaChain struct {
 	*tunaBatch
 	warm      bool // in warmup: χ follows the adapting scale
 	warmSteps int
-	// asMH: the mid-warmup comparison found full-batch MH faster; every
-	// step is then a full MH step (maxBatch −1) and mhSpeedup is the
-	// predicted factor.
-	asMH      bool
-	mhSpeedup float64
-	data      float64 // the last minibatch's log-ratio estimate
-	info      Info    // and its cost
+	// rival is the mid-warmup comparison with full-batch MH; when it
+	// found MH faster every step is a full MH step (maxBatch −1).
+	rival *mhRival
+	data  float64 // the last minibatch's log-ratio estimate
+	info  Info    // and its cost
 
 	pilotSrc *rand.PCG
 	pilotRNG *rand.Rand
@@ -223,102 +221,23 @@ func (c *tunaChain) SetWarmup(on bool) {
 // Params reports χ and C, and "as_mh" = 1 with "mh_speedup", MH's
 // predicted advantage, when warmup switched the chain to full-batch MH.
 func (c *tunaChain) Params() map[string]float64 {
-	p := map[string]float64{"chi": c.chi, "C": c.sumC}
-	if c.asMH {
-		p["as_mh"], p["mh_speedup"] = 1, c.mhSpeedup
-	}
-	return p
+	return c.rival.params(map[string]float64{"chi": c.chi, "C": c.sumC})
 }
 
-// mhProbes is the number of full-batch log ratios per step scale behind
-// the mid-warmup comparison with MH, and mhScales the most scales tried.
-const (
-	mhProbes = 6
-	mhScales = 5
-)
-
-// The cost of a minibatch step in units of one datum's energy in a full
-// pass: a datum drawn at random costs about 8 (alias draw, bound, a row
-// out of cache, the ejection test; examples/tall, rlr d = 10: TunaMH 109 ns
-// per datum drawn, MH 10 ns per datum of a pass) and a step about 50 more
-// (proposal, prior, Poisson draw).
-const (
-	minibatchDatumCost = 8
-	minibatchStepCost  = 50
-)
-
 // midWarmup compares, halfway through warmup, TunaMH's efficiency with
-// full-batch MH's and switches the chain to MH when MH is predicted faster
-// (on concentrated posteriors C·M grows like √N and no χ makes a minibatch
-// pay). Only when χ is chosen (Chi = 0): a χ the user set is theirs.
-//
-// Efficiency is expected squared jump distance E[α·‖θ′ − θ‖²] per unit of
-// cost, measured rather than modelled so that it holds for any Proposal.
-// From the current point, with the pilot generator (the chain's stream is
-// untouched; θ does not move), mhProbes proposals at a scale and their
-// full-batch log ratios give MH's acceptance ā(s) and jump J(s) there.
-// TunaMH's jump per unit of cost is J(s_T)·a_T/ā(s_T)/(8·B̄_T + 50): it
-// accepts a_T (measured so far in warmup) where MH accepts ā(s_T), at
-// B̄_T data per step (minibatchDatumCost and minibatchStepCost are in units
-// of one datum of a full pass). MH's is the best J(s)/N over s_T·4^k,
-// k < mhScales, stopping once its acceptance falls below 5%. If MH's is
-// larger the chain runs as MH from here on — every step a full MH step,
-// marked Info.Fallback — from MH's best scale, where the driver restarts
-// the step adaptation. Exactness never depends on it: the switch is made
-// in warmup, from the pilot stream only. The costs are fixed constants,
-// not timings, so that a seed gives the same draws on every run.
+// full-batch MH's (mhRival) and switches the chain to MH when MH is
+// predicted faster (on concentrated posteriors C·M grows like √N and no χ
+// makes a minibatch pay). Only when χ is chosen (Chi = 0): a χ the user
+// set is theirs.
 func (c *tunaChain) midWarmup(warm Totals) (float64, bool, error) {
-	if c.k.Chi != 0 || c.asMH || warm.Steps == 0 {
+	if c.k.Chi != 0 {
 		return 0, false, nil
 	}
-	w := c.walk
-	c.pilotSrc.Seed(0x6d68, 0x70726f6265)
-	probe := func(scale float64) (jump, acc float64, err error) {
-		for range mhProbes {
-			logQ := w.prop.Propose(c.pilotRNG, c.pilotBuf, w.theta, scale)
-			lp := c.t.LogPrior(c.pilotBuf) - c.t.LogPrior(w.theta)
-			if math.IsInf(lp, -1) || math.IsNaN(lp) {
-				continue // outside the support: a rejection
-			}
-			d, err := fullEnergyDiff(c.t, w.theta, c.pilotBuf, &c.idx, &c.diff)
-			if err != nil {
-				return 0, 0, err
-			}
-			a := math.Exp(min(lp+logQ+d, 0))
-			var sq float64
-			for j, v := range c.pilotBuf {
-				sq += (v - w.theta[j]) * (v - w.theta[j])
-			}
-			acc += a
-			jump += a * sq
-		}
-		return jump / mhProbes, acc / mhProbes, nil
+	scale, switched, err := c.rival.compare(c.walk, c.t, warm, minibatchStepCost)
+	if switched {
+		c.maxBatch = -1 // every expected batch exceeds it: full MH steps
 	}
-	j0, a0, err := probe(w.scale)
-	if err != nil {
-		return 0, false, err
-	}
-	tuna := j0 * warm.AcceptRate() / max(a0, 1e-12) / (minibatchDatumCost*warm.MeanBatch() + minibatchStepCost)
-	best, bestScale := j0, w.scale
-	for k, s := 1, 4*w.scale; k < mhScales; k, s = k+1, 4*s {
-		j, a, err := probe(s)
-		if err != nil {
-			return 0, false, err
-		}
-		if j > best {
-			best, bestScale = j, s
-		}
-		if a < 0.05 {
-			break
-		}
-	}
-	mh := best / float64(c.t.N())
-	if !(mh > tuna) {
-		return 0, false, nil
-	}
-	c.asMH, c.mhSpeedup = true, math.Min(mh/tuna, math.MaxFloat64)
-	c.maxBatch = -1 // every expected batch exceeds it: full MH steps
-	return bestScale, true, nil
+	return scale, switched, err
 }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
@@ -474,7 +393,7 @@ type tunaState struct {
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.asMH, c.mhSpeedup})
+	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup})
 }
 
 // UnmarshalState restores them.
@@ -494,8 +413,8 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 		return fmt.Errorf("saved switch to MH with predicted speed-up %v (kernel Chi = %v)", s.MHSpeedup, c.k.Chi)
 	}
 	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
-	c.asMH, c.mhSpeedup = s.AsMH, s.MHSpeedup
-	if c.asMH {
+	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
+	if c.rival.asMH {
 		c.maxBatch = -1
 	}
 	return nil

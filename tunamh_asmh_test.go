@@ -44,3 +44,65 @@ func TestTunaMHRunsAsMH(t *testing.T) {
 		t.Errorf("a user's χ was overridden: %v", fixed.Chains[0].Params)
 	}
 }
+
+// TestTruncatedRunAsMH is the same comparison for TFMH and SMH (random
+// walk, no control variates in TFMH's case): on the untempered logistic
+// regression TFMH's steps must read data worth more than MH's pass buys, so
+// every chain switches and says so; KeepMinibatch keeps the kernel; the
+// switch survives a checkpoint. SMH-2 at the MAP, which reads a few data
+// per step, does not switch.
+func TestTruncatedRunAsMH(t *testing.T) {
+	t.Parallel()
+	p, _, la := cvProblem(t, "logistic", 20000, 3, 1)
+	p.Prior = nil
+	set := &Settings{Chains: 2, Warmup: 400, Draws: 300, Seed: 1, Init: la.Mean}
+	for _, k := range []struct {
+		def, keep Kernel
+	}{
+		{TFMH{}, TFMH{KeepMinibatch: true}},
+	} {
+		res, err := Sample(context.Background(), p, k.def, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Chains {
+			if c.Params["as_mh"] != 1 || !(c.Params["mh_speedup"] > 1) {
+				t.Errorf("%s chain %d did not switch to MH: %v", res.Kernel, c.Chain, c.Params)
+			}
+		}
+		if tot := res.Sampling(); tot.EvalsPerStep() != float64(p.Len()) {
+			t.Errorf("%s as MH: %v data per step, want N = %d", res.Kernel, tot.EvalsPerStep(), p.Len())
+		}
+		if s := res.Summary(); !strings.Contains(strings.Join(s.Warnings, "\n"), "ran as full-batch MH") {
+			t.Errorf("%s: no warning of the switch: %q", res.Kernel, s.Warnings)
+		}
+		var buf strings.Builder
+		if err := res.Checkpoint(&buf); err != nil {
+			t.Fatal(err)
+		}
+		back, err := LoadCheckpoint(strings.NewReader(buf.String()), p, k.def, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Chains[0].Params["as_mh"] != 1 {
+			t.Errorf("%s: the switch did not survive a checkpoint: %v", res.Kernel, back.Chains[0].Params)
+		}
+		kept, err := Sample(context.Background(), p, k.keep, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept.Chains[0].Params["as_mh"] != 0 || kept.Sampling().EvalsPerStep() >= float64(p.Len()) {
+			t.Errorf("%s with KeepMinibatch switched: %v", kept.Kernel, kept.Chains[0].Params)
+		}
+	}
+	// SMH-2 at the MAP reads a few data per step: it must stay itself.
+	res, err := Sample(context.Background(), p, SMH{Order: 2, Center: la.Mean}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Chains {
+		if c.Params["as_mh"] != 0 {
+			t.Errorf("SMH-2 chain %d switched to MH at %.1f data per step: %v", c.Chain, res.Sampling().EvalsPerStep(), c.Params)
+		}
+	}
+}
