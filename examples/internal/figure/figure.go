@@ -211,3 +211,67 @@ func save(path string, plots [][]*plot.Plot, width, height vg.Length) error {
 	}
 	return f.Close()
 }
+
+// Interval is one row of an Intervals plot: a point estimate and an
+// interval around it.
+type Interval struct {
+	Name          string
+	Mid, Low, High float64
+}
+
+// Intervals writes a forest plot to the PNG file path: one row per
+// interval, top to bottom in the given order, a point at Mid and a bar
+// from Low to High, with a dashed vertical reference line at ref (NaN:
+// none). LogX draws the x axis on a log scale (odds ratios).
+func Intervals(path, title, xlabel string, rows []Interval, ref float64, logX bool) error {
+	if len(rows) == 0 {
+		return fmt.Errorf("figure: %q has no intervals", title)
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	if logX {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{}
+	}
+	names := make([]string, len(rows))
+	pts := make(plotter.XYs, len(rows))
+	errs := make(plotter.XErrors, len(rows))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, r := range rows {
+		if !(r.Low <= r.Mid && r.Mid <= r.High) || math.IsInf(r.Low, 0) || math.IsInf(r.High, 0) || logX && r.Low <= 0 {
+			return fmt.Errorf("figure: interval %q = %v [%v, %v] is not an ordered finite interval", r.Name, r.Mid, r.Low, r.High)
+		}
+		y := float64(len(rows) - 1 - i)
+		names[len(rows)-1-i] = r.Name
+		pts[i] = plotter.XY{X: r.Mid, Y: y}
+		errs[i] = struct{ Low, High float64 }{r.Mid - r.Low, r.High - r.Mid}
+		lo, hi = math.Min(lo, r.Low), math.Max(hi, r.High)
+	}
+	bars, err := plotter.NewXErrorBars(struct {
+		plotter.XYer
+		plotter.XErrorer
+	}{pts, errs})
+	if err != nil {
+		return fmt.Errorf("figure: %q: %w", title, err)
+	}
+	bars.LineStyle.Width = vg.Points(1.5)
+	dots, err := plotter.NewScatter(pts)
+	if err != nil {
+		return fmt.Errorf("figure: %q: %w", title, err)
+	}
+	dots.Shape = draw.CircleGlyph{}
+	dots.Radius = vg.Points(2.5)
+	if !math.IsNaN(ref) {
+		line, err := plotter.NewLine(plotter.XYs{{X: ref, Y: -0.5}, {X: ref, Y: float64(len(rows)) - 0.5}})
+		if err != nil {
+			return err
+		}
+		line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		line.Color = color.Gray{Y: 128}
+		p.Add(line)
+	}
+	p.Add(plotter.NewGrid(), bars, dots)
+	p.NominalY(names...)
+	height := vg.Length(len(rows))*0.22*vg.Inch + 1.2*vg.Inch
+	return save(path, [][]*plot.Plot{{p}}, 6*vg.Inch, height)
+}

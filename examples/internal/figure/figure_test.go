@@ -104,3 +104,21 @@ func TestLines(t *testing.T) {
 		t.Error("length mismatch: no error")
 	}
 }
+
+func TestIntervals(t *testing.T) {
+	dir := t.TempDir()
+	rows := []Interval{{"a", 1, 0.8, 1.3}, {"b", 0.5, 0.4, 0.7}, {"c", 2, 1.5, 2.5}}
+	path := filepath.Join(dir, "forest.png")
+	if err := Intervals(path, "odds ratios", "odds ratio", rows, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() < 1000 {
+		t.Fatalf("no figure written: %v, %v", fi, err)
+	}
+	if err := Intervals(path, "bad", "x", []Interval{{"a", 1, 2, 3}}, math.NaN(), false); err == nil {
+		t.Error("an interval not around its point was drawn")
+	}
+	if err := Intervals(path, "empty", "x", nil, 1, false); err == nil {
+		t.Error("no rows: no error")
+	}
+}
