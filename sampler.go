@@ -78,9 +78,16 @@ type Settings struct {
 	// then Completed. With Duration set, Draws 0 means no limit. (Resume
 	// extends such a run only after res.Settings.Duration is raised.)
 	Duration time.Duration
-	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, c). The zero
-	// value is the valid seed 0.
+	// Seed seeds every chain: chain c uses rand.NewPCG(Seed, FirstChain +
+	// c). The zero value is the valid seed 0.
 	Seed uint64
+	// FirstChain makes this run's chains chains FirstChain, FirstChain + 1,
+	// … of a larger run: chain c draws from rand.NewPCG(Seed, FirstChain +
+	// c), so a run split over processes or machines (one chain each, say,
+	// with FirstChain = its index) makes the same draws, bit for bit, as
+	// one run of all the chains with the same Seed and a fixed kernel. The
+	// package stancsv numbers its files and chain ids by it. 0: the first.
+	FirstChain int
 	// Init is θ0 for every chain (nil: the origin, which must then lie in
 	// the prior's support). Inits, if set, gives one θ0 per chain instead.
 	Init  []float64
@@ -145,6 +152,8 @@ func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means the kernel's default)", r.TargetAccept)
 	case r.Metric != "" && r.Metric != MetricDiag && r.Metric != MetricDense && r.Metric != MetricUnit:
 		return r, fmt.Errorf("exactmh: Settings.Metric = %q, want %q, %q or %q", r.Metric, MetricDiag, MetricDense, MetricUnit)
+	case r.FirstChain < 0 || r.FirstChain > MaxChains:
+		return r, fmt.Errorf("exactmh: Settings.FirstChain = %d, want in [0, MaxChains = %d]", r.FirstChain, MaxChains)
 	case r.DiscardDraws && r.Recorder == nil:
 		return r, errors.New("exactmh: Settings.DiscardDraws without a Recorder: the draws would be lost (stream them with a stancsv.Recorder)")
 	}
@@ -843,7 +852,7 @@ type chainRunner struct {
 
 // newChainRunner returns chain c's runner with room for reserve draws.
 func newChainRunner(c int, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
-	src := rand.NewPCG(set.Seed, uint64(c))
+	src := rand.NewPCG(set.Seed, uint64(set.FirstChain+c))
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src),
 		r: &ChainResult{
 			Chain: c,

@@ -138,7 +138,7 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 		fmt.Fprintf(w, "#         auto = %s\n", strings.ReplaceAll(choice.String(), "\n", " "))
 	}
 	fmt.Fprintf(w, "#     num_chains = %d\n# id = %d\n# data\n#   N = %d\n#   dim = %d\n# random\n#   seed = %d\n",
-		set.Chains, chain+1, n, len(names), set.Seed)
+		set.Chains, set.FirstChain+chain+1, n, len(names), set.Seed)
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
 	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
 	s.n = n
@@ -341,8 +341,9 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 // therefore return a writer for the whole file each time it is called
 // (NewFiles truncates the file).
 type Recorder struct {
-	// Open returns the writer for chain c (0-based). A returned io.Closer
-	// is closed when the run finishes.
+	// Open returns the writer for chain c (0-based, counted from the run's
+	// Settings.FirstChain: chain c of the run is chain FirstChain + c of
+	// the whole). A returned io.Closer is closed when the run finishes.
 	Open func(c int) (io.Writer, error)
 	// Options are the column names and digits.
 	Options Options
@@ -464,7 +465,7 @@ func (r *Recorder) open(run exactmh.RunInfo) error {
 	}
 	r.writers = make([]*recChain, run.Chains)
 	for c := range r.writers {
-		out, err := r.Open(c)
+		out, err := r.Open(run.Settings.FirstChain + c)
 		if err != nil {
 			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
 		}
