@@ -215,7 +215,7 @@ func save(path string, plots [][]*plot.Plot, width, height vg.Length) error {
 // Interval is one row of an Intervals plot: a point estimate and an
 // interval around it.
 type Interval struct {
-	Name          string
+	Name           string
 	Mid, Low, High float64
 }
 
