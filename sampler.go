@@ -725,7 +725,7 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 	if more > 0 && set.Duration > 0 && res.durationUsed() {
 		return res, fmt.Errorf("exactmh: Resume: every chain has sampled for Settings.Duration = %v, so %d more draws cannot be made: raise res.Settings.Duration first (Resume then samples until the new Duration)", set.Duration, more)
 	}
-	if !set.DiscardDraws && !(set.Duration > 0 && set.Draws == math.MaxInt32) {
+	if !set.DiscardDraws && set.Duration == 0 {
 		if _, err := checkDrawsFit(set.Chains, set.Draws+more, res.Dim); err != nil {
 			return res, fmt.Errorf("exactmh: Resume: %w", err)
 		}
@@ -811,12 +811,15 @@ const maxPrealloc = 1 << 16
 // reserveDraws returns the number of draws each chain reserves room for
 // before it starts: all of them (no append growth, which would take up to
 // twice the room) when they fit in memory, an error when they do not,
-// and at most maxPrealloc when the memory available is unknown. A run told
-// to make "as many draws as fit before the deadline" (Duration with Draws
-// 0) and a run that keeps none (DiscardDraws) reserve nothing.
+// and at most maxPrealloc when the memory available is unknown. A run that
+// keeps none (DiscardDraws) reserves nothing, and a run bounded by time
+// (Duration), whose Draws is only a cap, at most maxPrealloc.
 func reserveDraws(set *Settings, d int) (int, error) {
-	if set.DiscardDraws || set.Duration > 0 && set.Draws == math.MaxInt32 {
+	switch {
+	case set.DiscardDraws:
 		return 0, nil
+	case set.Duration > 0:
+		return min(set.Draws, maxPrealloc), nil
 	}
 	fits, err := checkDrawsFit(set.Chains, set.Draws, d)
 	switch {
