@@ -301,3 +301,10 @@ func ControlVariatesHalfQuadratic(p *Posterior, la *LaplaceApprox) (*Posterior, 
 		}
 	})
 }
+
+// ExchangeSimulateAtCurrent is Exchange that simulates the synthetic data
+// at the current θ instead of the proposal θ′.
+func ExchangeSimulateAtCurrent[D any](k Exchange[D]) Exchange[D] {
+	k.simAt = func(theta, _ []float64) []float64 { return theta }
+	return k
+}

@@ -50,6 +50,10 @@ type TunaMH struct {
 	// falls back. The switch depends on M(θ, θ′) only — never on the
 	// sampled B — so the chain stays exact.
 	MaxBatch float64
+	// Accept is the acceptance function (zero value: AcceptMetropolis,
+	// min(1, r), the paper's; AcceptBarker: r/(1 + r), exact too by the
+	// auxiliary-variable paper's Prop. 10).
+	Accept Acceptance
 
 	// Test hooks (export_test.go), nil in every real kernel: the
 	// per-datum keep/ratio rule (nil: tunaTerm) and the weights the data
@@ -84,8 +88,8 @@ func ChiForKappa(kappa float64) float64 {
 	return 4 / ((1 - kappa) * math.Log(1/kappa))
 }
 
-// Name returns "TunaMH".
-func (TunaMH) Name() string { return "TunaMH" }
+// Name returns "TunaMH", or "TunaMH (Barker)" with AcceptBarker.
+func (k TunaMH) Name() string { return k.Accept.nameWith("TunaMH") }
 
 // Exact returns true.
 func (TunaMH) Exact() bool { return true }
@@ -103,6 +107,9 @@ func (TunaMH) DefaultTargetAccept() float64 { return 0.234 }
 func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	w, err := newWalk("TunaMH", t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
+		return nil, err
+	}
+	if err := k.Accept.check("TunaMH"); err != nil {
 		return nil, err
 	}
 	if k.Chi < 0 || math.IsNaN(k.Chi) || math.IsInf(k.Chi, 0) {
@@ -131,7 +138,7 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		pilot: make([]float64, pilotSize), pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
 	}
 	c.pilotRNG = rand.New(c.pilotSrc)
-	ac := &auxChain[struct{}, *tunaBatch]{walk: w, scheme: c}
+	ac := &auxChain[struct{}, *tunaBatch]{walk: w, scheme: c, acc: k.Accept}
 	c.walk = &ac.walk // the χ pilot proposes from the chain's position at its scale
 	if c.chi == 0 {
 		c.chooseChi()
