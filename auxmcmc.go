@@ -58,8 +58,8 @@ type Aux[W1, W2 any] struct {
 // respect to the posterior, because then Π(θ)P(ω)q·a(r) is symmetric in
 // the move and its reverse, whose ratio is 1/r. By Peskun's ordering
 // min(1, r) is the most efficient such a; Barker's r/(1 + r) accepts less
-// often (at most half as often) and is offered for comparison and for
-// schemes whose analysis assumes it.
+// often (but at least half as often: r/(1 + r) ≥ ½·min(1, r)) and is
+// offered for comparison and for schemes whose analysis assumes it.
 type Acceptance int
 
 const (

@@ -336,6 +336,10 @@ func TestIntractableRefused(t *testing.T) {
 	} else {
 		t.Logf("automatic default: %v", err)
 	}
+	// Nor does anything else that evaluates the energy.
+	if _, err := post.LogDensity([]float64{0.3}); err == nil {
+		t.Error("LogDensity evaluated a doubly-intractable posterior")
+	}
 	g := boxed(t, 20, 1)
 	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.Exchange[*exactmh.IsingData]{},
 		&exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10, Init: g.Mean}); err == nil {
