@@ -23,7 +23,8 @@ import (
 //
 //  3. draws ω2 ~ P_{θ,θ′}(· | ω1) (it drives the ratio estimate);
 //
-//  4. accepts with probability min(1, r),
+//  4. accepts with probability a(r) — min(1, r) unless Accept says
+//     otherwise (footnote 1, Prop. 10: any a with a(t) = t·a(1/t)) —
 //
 //     r = Π(θ′)P_{θ′,θ}(ω1, ω2)·q_{ω1}(θ′, θ) / (Π(θ)P_{θ,θ′}(ω1, ω2)·q_{ω1}(θ, θ′)),
 //
@@ -44,6 +45,76 @@ type Aux[W1, W2 any] struct {
 	// Scale is the proposal's initial step scale (0: 0.1); warmup adapts
 	// it unless Settings.NoAdapt.
 	Scale float64
+	// Accept is the acceptance function a(r) (zero value: AcceptMetropolis,
+	// min(1, r)).
+	Accept Acceptance
+}
+
+// Acceptance is the function a(r) with which a framework kernel (Aux and
+// the kernels built on it: TunaMH, PoissonMH, Exchange) accepts θ′ given
+// its ratio r. Step 7 of Algorithm 4 accepts with min(1, r); footnote 1
+// and Prop. 10 of the auxiliary-variable framework paper show that any
+// a : [0, ∞) → [0, 1] with a(t) = t·a(1/t) keeps the chain reversible with
+// respect to the posterior, because then Π(θ)P(ω)q·a(r) is symmetric in
+// the move and its reverse, whose ratio is 1/r. By Peskun's ordering
+// min(1, r) is the most efficient such a; Barker's r/(1 + r) accepts less
+// often (but at least half as often: r/(1 + r) ≥ ½·min(1, r)) and is
+// offered for comparison and for schemes whose analysis assumes it.
+type Acceptance int
+
+const (
+	// AcceptMetropolis is a(r) = min(1, r), the Metropolis–Hastings rule
+	// (the default).
+	AcceptMetropolis Acceptance = iota
+	// AcceptBarker is a(r) = r/(1 + r), Barker's (1965) rule.
+	AcceptBarker
+)
+
+// String returns "Metropolis" or "Barker".
+func (a Acceptance) String() string {
+	switch a {
+	case AcceptMetropolis:
+		return "Metropolis"
+	case AcceptBarker:
+		return "Barker"
+	}
+	return fmt.Sprintf("Acceptance(%d)", int(a))
+}
+
+// Prob returns a(r) for r = e^{logR}: min(1, r) or r/(1 + r), in a form
+// that neither overflows nor loses accuracy for large |log r|. It returns
+// NaN for an unknown Acceptance or a NaN logR.
+func (a Acceptance) Prob(logR float64) float64 {
+	switch a {
+	case AcceptMetropolis:
+		return math.Exp(min(logR, 0))
+	case AcceptBarker:
+		// r/(1 + r) = 1/(1 + e^{−log r}) = e^{log r}/(1 + e^{log r}).
+		if logR > 0 {
+			return 1 / (1 + math.Exp(-logR))
+		}
+		e := math.Exp(logR)
+		return e / (1 + e)
+	}
+	return math.NaN()
+}
+
+// check returns an error for an Acceptance that is not one of the
+// constants.
+func (a Acceptance) check(who string) error {
+	if a != AcceptMetropolis && a != AcceptBarker {
+		return fmt.Errorf("%s: unknown Acceptance %d (want AcceptMetropolis or AcceptBarker)", who, int(a))
+	}
+	return nil
+}
+
+// nameWith returns the kernel's name with a non-default acceptance
+// function appended: "TunaMH" or "TunaMH (Barker)".
+func (a Acceptance) nameWith(name string) string {
+	if a == AcceptMetropolis {
+		return name
+	}
+	return name + " (" + a.String() + ")"
 }
 
 // AuxScheme is one algorithm of the framework.
@@ -82,12 +153,12 @@ type AuxChain[W1, W2 any] interface {
 }
 
 // Name returns the scheme's name ("Aux(nil Scheme)" for the zero value,
-// which Start refuses).
+// which Start refuses), followed by " (Barker)" with AcceptBarker.
 func (k Aux[W1, W2]) Name() string {
 	if k.Scheme == nil {
 		return "Aux(nil Scheme)"
 	}
-	return k.Scheme.Name()
+	return k.Accept.nameWith(k.Scheme.Name())
 }
 
 // Exact reports whether the chain is exact: true, as every scheme that
@@ -114,13 +185,25 @@ func (k Aux[W1, W2]) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.Scheme == nil {
 		return nil, errors.New("exactmh: Aux.Scheme is nil: set it to the scheme to run (a zero Aux has none)")
 	}
-	return startAux(k.Scheme, k.Scale, t, theta0)
+	return startAux(k.Scheme, k.Scale, k.Accept, t, theta0)
 }
 
 // startAux is Aux.Start, shared with the named kernels built on the
-// framework.
-func startAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 []float64) (Chain, error) {
-	w, err := newWalk(s.Name(), t, nil, false, scale, theta0)
+// framework. Only a scheme that samples doubly-intractable targets
+// (intractableScheme: the exchange algorithm) may run on a posterior whose
+// Energy is an IntractableLikelihood.
+func startAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, acc Acceptance, t *Target, theta0 []float64) (Chain, error) {
+	name := acc.nameWith(s.Name())
+	if err := acc.check(name); err != nil {
+		return nil, err
+	}
+	var w walk
+	var err error
+	if _, ok := s.(intractableScheme); ok {
+		w, err = newWalkAny(name, t, nil, false, scale, theta0)
+	} else {
+		w, err = newWalk(name, t, nil, false, scale, theta0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +211,7 @@ func startAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 
 	if err != nil {
 		return nil, err
 	}
-	return &auxChain[W1, W2]{walk: w, scheme: ch}, nil
+	return &auxChain[W1, W2]{walk: w, scheme: ch, acc: acc}, nil
 }
 
 // auxChain runs an AuxChain: the walk holds θ, θ′ and the scale, applies
@@ -137,14 +220,23 @@ func startAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 
 type auxChain[W1, W2 any] struct {
 	walk
 	scheme AuxChain[W1, W2]
+	acc    Acceptance // a(r): min(1, r) unless AcceptBarker
 }
 
-// Params passes on the scheme's parameters, if it reports any.
+// Params passes on the scheme's parameters, if it reports any, with
+// "barker" = 1 when the chain accepts with Barker's a(r) = r/(1 + r).
 func (c *auxChain[W1, W2]) Params() map[string]float64 {
-	if p, ok := c.scheme.(ParamReporter); ok {
-		return p.Params()
+	var p map[string]float64
+	if r, ok := c.scheme.(ParamReporter); ok {
+		p = r.Params()
 	}
-	return nil
+	if c.acc == AcceptBarker {
+		if p == nil {
+			p = map[string]float64{}
+		}
+		p["barker"] = 1
+	}
+	return p
 }
 
 // SetWarmup passes the warmup signal on to schemes that tune themselves.
@@ -210,6 +302,24 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	// Accept with probability min(1, r).
-	return c.accept(rng, logExact+logR, c.scheme.Report(info))
+	// Accept with probability a(r): min(1, r) or Barker's r/(1 + r).
+	if c.acc == AcceptMetropolis {
+		return c.accept(rng, logExact+logR, c.scheme.Report(info))
+	}
+	return c.acceptBy(rng, c.acc, logExact+logR, c.scheme.Report(info))
+}
+
+// acceptBy is walk.accept with the acceptance function a: it accepts θ′
+// with probability a(e^{logR}). (Metropolis chains call walk.accept
+// itself, whose draws are pinned by the golden tests.)
+func (w *walk) acceptBy(rng *rand.Rand, a Acceptance, logR float64, info Info) (Info, error) {
+	if math.IsNaN(logR) {
+		return Info{}, fmt.Errorf("log acceptance ratio is NaN at θ = %v, θ′ = %v", w.theta, w.next)
+	}
+	info.AcceptProb = a.Prob(logR)
+	if rng.Float64() < info.AcceptProb {
+		copy(w.theta, w.next)
+		info.Accepted = true
+	}
+	return info, nil
 }

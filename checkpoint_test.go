@@ -79,9 +79,11 @@ func editState[T any](b []byte, edit func(*T)) []byte {
 }
 
 type tunaState struct {
-	Chi       float64
-	Warm      bool
-	WarmSteps int
+	Chi        float64
+	Warm       bool
+	WarmSteps  int
+	Steps      int
+	SumB, SumT float64
 }
 
 type flyState struct {
@@ -182,6 +184,9 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		{"TunaMH warmup steps", "TunaMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *tunaState) { s.WarmSteps = -4 })
 		}), "saved -4 warmup steps"},
+		{"TunaMH batch record", "TunaMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
+			cc.State = editState(cc.State, func(s *tunaState) { s.SumB = math.Inf(1) })
+		}), "saved batch record"},
 		{"FlyMC order index", "FlyMC", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *flyState) { s.Order[7] = 1 << 20 })
 		}), "chain 0: FlyMC state: saved order[7] = 1048576, want in [0, 120)"},

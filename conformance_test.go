@@ -125,6 +125,30 @@ func conformanceCases() []mcmctest.Case {
 					return exactmh.PoissonMHUniformDraws(exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale, MaxBatch: math.Inf(1)})
 				},
 			}},
+		// Barker's acceptance r/(1 + r) in place of min(1, r) (the
+		// auxiliary-variable paper's footnote 1 and Prop. 10): exact too,
+		// and the mutants must still be caught through it.
+		{Name: "TunaMH Barker acceptance", UsesProposal: true, NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale, Accept: exactmh.AcceptBarker}
+			},
+			Mutants: mutants{
+				"ejection with φ_new": func(pb problem) exactmh.Kernel {
+					return exactmh.TunaMHEjectWithNew(exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale, Accept: exactmh.AcceptBarker})
+				},
+				"uniform draws": func(pb problem) exactmh.Kernel {
+					return exactmh.TunaMHUniformDraws(exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale, Accept: exactmh.AcceptBarker})
+				},
+			}},
+		{Name: "PoissonMH Barker acceptance", UsesProposal: true, NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale, MaxBatch: math.Inf(1), Accept: exactmh.AcceptBarker}
+			},
+			Mutants: mutants{
+				"flipped thinning": func(pb problem) exactmh.Kernel {
+					return exactmh.PoissonMHFlippedThinning(exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale, MaxBatch: math.Inf(1), Accept: exactmh.AcceptBarker})
+				},
+			}},
 		{Name: "Poisson-Barker", NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.PoissonBarker{Scale: pb.Scale, MaxBatch: math.Inf(1)} },
 			Mutants: mutants{"flipped proposal ratio": func(pb problem) exactmh.Kernel {

@@ -221,7 +221,7 @@ func (e *innerError) Unwrap() error { return e.err }
 var (
 	_, _, _, _, _, _, _ Kernel = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}, PoissonMALA{}
 	_, _, _, _, _, _, _ Kernel = TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, AustereMH{}, MHBT{}, Aux[struct{}, struct{}]{}
-	_                   Kernel = NUTS{}
+	_, _                Kernel = NUTS{}, Exchange[*IsingData]{}
 
 	_, _, _, _, _, _, _, _ driverChain = (*mhChain)(nil), (*malaChain)(nil), (*hmcChain)(nil), (*flyChain)(nil),
 		(*tfmhChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
@@ -243,10 +243,15 @@ var (
 	_          AuxChain[*poissonCounts, *poissonCounts] = (*poissonGradChain)(nil)
 	_          AuxChain[[]int, *tunaOmega2]             = (*tunaSGLDChain)(nil)
 	_, _, _, _ schemeChain                              = (*tunaChain)(nil), (*poissonChain)(nil), (*poissonGradChain)(nil), (*tunaSGLDChain)(nil)
+	_          AuxChain[struct{}, *IsingData]           = (*exchangeChain[*IsingData])(nil)
+	_          schemeChain                              = (*exchangeChain[*IsingData])(nil)
+	_          AuxScheme[struct{}, *IsingData]          = exchangeScheme[*IsingData]{}
+	_          intractableScheme                        = exchangeScheme[*IsingData]{}
 
 	_ RunFinisher    = (*Progress)(nil)
 	_ ResumeRecorder = (*Progress)(nil)
 
 	_, _, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, NUTS{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
 	_, _, _, _, _, _    AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
+	_                   AcceptTarget = Exchange[*IsingData]{}
 )

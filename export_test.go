@@ -309,3 +309,10 @@ func SetAvailableMemory(bytes float64, ok bool) (restore func()) {
 	availableMemory = func() (float64, bool) { return bytes, ok }
 	return func() { availableMemory = old }
 }
+
+// ExchangeSimulateAtCurrent is Exchange that simulates the synthetic data
+// at the current θ instead of the proposal θ′.
+func ExchangeSimulateAtCurrent[D any](k Exchange[D]) Exchange[D] {
+	k.simAt = func(theta, _ []float64) []float64 { return theta }
+	return k
+}

@@ -142,7 +142,7 @@ func (c *metricAux[W1, W2]) SetMetric(m Metric) error { return c.ma.SetMetric(m)
 
 // startMetricAux is startAux for a scheme whose chain is a MetricAdapter.
 func startMetricAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, theta0 []float64, trust bool) (Chain, error) {
-	ch, err := startAux(s, scale, t, theta0)
+	ch, err := startAux(s, scale, AcceptMetropolis, t, theta0)
 	if err != nil {
 		return nil, err
 	}

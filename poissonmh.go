@@ -65,6 +65,10 @@ type PoissonMH struct {
 	// "Bounds"). Set it only for a range known to hold; steps still check
 	// every datum they draw.
 	TrustBound bool
+	// Accept is the acceptance function (zero value: AcceptMetropolis,
+	// min(1, r); AcceptBarker: r/(1 + r), exact too by the
+	// auxiliary-variable paper's Prop. 10).
+	Accept Acceptance
 
 	// Test hooks (export_test.go), nil in every real kernel: the thinning
 	// probability (nil: poissonKeep) and the weights the data are drawn
@@ -73,8 +77,8 @@ type PoissonMH struct {
 	weights func(width []float64) []float64
 }
 
-// Name returns "PoissonMH".
-func (PoissonMH) Name() string { return "PoissonMH" }
+// Name returns "PoissonMH", or "PoissonMH (Barker)" with AcceptBarker.
+func (k PoissonMH) Name() string { return k.Accept.nameWith("PoissonMH") }
 
 // Exact returns true.
 func (PoissonMH) Exact() bool { return true }
@@ -93,6 +97,9 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := k.Accept.check("PoissonMH"); err != nil {
+		return nil, err
+	}
 	counts, err := newPoissonCounts("PoissonMH", t, k.Range, k.Lambda, k.LambdaScale, k.MaxBatch, k.keep, k.weights)
 	if err != nil {
 		return nil, err
@@ -100,7 +107,7 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err := w.audit(k.TrustBound, counts.audit); err != nil {
 		return nil, err
 	}
-	return &auxChain[struct{}, *poissonCounts]{walk: w, scheme: &poissonChain{prop: w.prop, counts: counts}}, nil
+	return &auxChain[struct{}, *poissonCounts]{walk: w, scheme: &poissonChain{prop: w.prop, counts: counts}, acc: k.Accept}, nil
 }
 
 // poissonChain is PoissonMH as a scheme of the auxiliary-variable framework

@@ -24,8 +24,10 @@ import (
 // B ~ Poisson(χC²M² + CM) data proportional to c_i, ejects each with a
 // probability that depends on its energy difference, and accepts from the
 // data kept. The chain is exact for every χ > 0; χ trades batch size
-// (expected χC²M² + CM) against a spectral gap within
-// exp(−1/χ − 2√(log 2/χ)) of full-batch MH's (Theorem 2).
+// (expected χC²M² + CM) against a spectral gap within TunaMHGapBound(χ)
+// of full-batch MH's: exp(−1/χ − 2√(log 2/χ)) (the TunaMH paper's
+// Theorem 2) or e^{−1/e}·exp(−1/(2χ)) (the auxiliary-variable framework
+// paper's Prop. 6), whichever is larger.
 type TunaMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -50,6 +52,10 @@ type TunaMH struct {
 	// falls back. The switch depends on M(θ, θ′) only — never on the
 	// sampled B — so the chain stays exact.
 	MaxBatch float64
+	// Accept is the acceptance function (zero value: AcceptMetropolis,
+	// min(1, r), the paper's; AcceptBarker: r/(1 + r), exact too by the
+	// auxiliary-variable paper's Prop. 10).
+	Accept Acceptance
 
 	// Test hooks (export_test.go), nil in every real kernel: the
 	// per-datum keep/ratio rule (nil: tunaTerm) and the weights the data
@@ -74,18 +80,57 @@ const (
 	ChiOptimal
 )
 
-// ChiForKappa returns the χ that guarantees a spectral-gap ratio of at
-// least κ ∈ (0, 1) to full-batch MH (eq. 2): χ = 4/((1 − κ) log(1/κ)).
+// TunaMHGapBound returns the best proven lower bound on the ratio of
+// TunaMH's spectral gap to that of full-batch MH with the same proposal,
+// for χ > 0: the larger of
+//
+//   - exp(−1/χ − 2√(log 2/χ)), the TunaMH paper's Theorem 2, and
+//   - e^{−1/e}·exp(−1/(2χ)), the auxiliary-variable framework paper's
+//     Prop. 6.
+//
+// Prop. 6 is the larger for χ below about 23.2 (ratios below about 0.678),
+// which covers every χ the heuristic picks in practice; Theorem 2's
+// constant 1 beats Prop. 6's e^{−1/e} ≈ 0.69 as χ → ∞. It returns NaN for
+// χ ≤ 0 or NaN.
+func TunaMHGapBound(chi float64) float64 {
+	if !(chi > 0) {
+		return math.NaN()
+	}
+	thm2 := math.Exp(-1/chi - 2*math.Sqrt(math.Ln2/chi))
+	prop6 := math.Exp(-1/math.E - 1/(2*chi))
+	return max(thm2, prop6)
+}
+
+// ChiForKappa returns the smallest χ for which TunaMHGapBound guarantees a
+// spectral-gap ratio of at least κ ∈ (0, 1) to full-batch MH, the smaller
+// of the two χ:
+//
+//   - from the TunaMH paper's Theorem 2, exp(−1/χ − 2√(log 2/χ)) = κ,
+//     solved exactly (its App. F): χ = (2 log 2 − log κ +
+//     2√(log 2·(log 2 − log κ)))/log²κ — at most the closed form of its
+//     eq. 2, 4/((1 − κ) log(1/κ)), which this function returned before
+//     Prop. 6 was used;
+//   - from the framework paper's Prop. 6, e^{−1/e}·exp(−1/(2χ)) = κ:
+//     χ = 1/(2(log(1/κ) − 1/e)), for κ < e^{−1/e} ≈ 0.692 only.
+//
+// Prop. 6 gives the smaller χ for κ below about 0.678 (at κ = 0.5 it is
+// 1.54 against Theorem 2's 8.41 and eq. 2's 11.5), and so about that many
+// times smaller a batch χC²M² + CM for the same guarantee when C·M ≫ 1.
 // It returns NaN for κ outside (0, 1).
 func ChiForKappa(kappa float64) float64 {
 	if !(kappa > 0 && kappa < 1) {
 		return math.NaN()
 	}
-	return 4 / ((1 - kappa) * math.Log(1/kappa))
+	l := math.Log(kappa) // < 0
+	chi := (2*math.Ln2 - l + 2*math.Sqrt(math.Ln2*(math.Ln2-l))) / (l * l)
+	if d := -l - 1/math.E; d > 0 {
+		chi = min(chi, 1/(2*d))
+	}
+	return chi
 }
 
-// Name returns "TunaMH".
-func (TunaMH) Name() string { return "TunaMH" }
+// Name returns "TunaMH", or "TunaMH (Barker)" with AcceptBarker.
+func (k TunaMH) Name() string { return k.Accept.nameWith("TunaMH") }
 
 // Exact returns true.
 func (TunaMH) Exact() bool { return true }
@@ -103,6 +148,9 @@ func (TunaMH) DefaultTargetAccept() float64 { return 0.234 }
 func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	w, err := newWalk("TunaMH", t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
+		return nil, err
+	}
+	if err := k.Accept.check("TunaMH"); err != nil {
 		return nil, err
 	}
 	if k.Chi < 0 || math.IsNaN(k.Chi) || math.IsInf(k.Chi, 0) {
@@ -131,7 +179,7 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		pilot: make([]float64, pilotSize), pilotSrc: rand.NewPCG(0x74756e61, 0x6d68),
 	}
 	c.pilotRNG = rand.New(c.pilotSrc)
-	ac := &auxChain[struct{}, *tunaBatch]{walk: w, scheme: c}
+	ac := &auxChain[struct{}, *tunaBatch]{walk: w, scheme: c, acc: k.Accept}
 	c.walk = &ac.walk // the χ pilot proposes from the chain's position at its scale
 	if c.chi == 0 {
 		c.chooseChi()
@@ -160,6 +208,10 @@ type tunaChain struct {
 	rival *mhRival
 	data  float64 // the last minibatch's log-ratio estimate
 	info  Info    // and its cost
+	// Since warmup: the steps that drew a minibatch, their batches B and
+	// their C²M² + CM (Theorem 3's scale), for Params.
+	steps      int
+	sumB, sumT float64
 
 	pilotSrc *rand.PCG
 	pilotRNG *rand.Rand
@@ -179,6 +231,7 @@ type tunaBatch struct {
 	table    *alias.Table
 	chi      float64
 	maxBatch float64
+	cm       float64 // C·M(θ, θ′) of the last minibatch
 	idx      [batchChunk]int
 	diff     [batchChunk]float64
 	seen     distinct
@@ -218,10 +271,21 @@ func (c *tunaChain) SetWarmup(on bool) {
 	}
 }
 
-// Params reports χ and C, and "as_mh" = 1 with "mh_speedup", MH's
-// predicted advantage, when warmup switched the chain to full-batch MH.
+// Params reports χ and C; "as_mh" = 1 with "mh_speedup", MH's predicted
+// advantage, when warmup switched the chain to full-batch MH; and, over
+// the steps since warmup (every step if warmup was not adapted) that drew
+// a minibatch, "mean_B", their mean batch (N in a fallback step), beside
+// "mean_C2M2_CM", their mean C²M² + CM: the TunaMH paper's Theorem 3 shows
+// that any exact stateless minibatch MH method with spectral-gap ratio κ
+// needs E[B] ≥ ζκ(C²M² + CM) for some constant ζ on some target, while
+// TunaMH's E[B] is χC²M² + CM, so mean_B/mean_C2M2_CM is TunaMH's batch
+// in units of that lower bound's scale (about χ when CM ≫ 1).
 func (c *tunaChain) Params() map[string]float64 {
-	return c.rival.params(map[string]float64{"chi": c.chi, "C": c.sumC})
+	p := c.rival.params(map[string]float64{"chi": c.chi, "C": c.sumC})
+	if c.steps > 0 {
+		p["mean_B"], p["mean_C2M2_CM"] = c.sumB/float64(c.steps), c.sumT/float64(c.steps)
+	}
+	return p
 }
 
 // midWarmup compares, halfway through warmup, TunaMH's efficiency with
@@ -289,6 +353,11 @@ func (c *tunaChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, s
 func (c *tunaChain) DrawOmega2(rng *rand.Rand, theta, next []float64, _ struct{}) (*tunaBatch, error) {
 	var err error
 	c.data, c.info, err = c.logRatio(rng, theta, next)
+	if err == nil && !c.warm {
+		c.steps++
+		c.sumB += float64(c.info.Batch)
+		c.sumT += c.cm*c.cm + c.cm
+	}
 	return c.tunaBatch, err
 }
 
@@ -311,6 +380,7 @@ func (c *tunaChain) Report(info Info) Info {
 func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, Info, error) {
 	m := c.bound.M(theta, next)
 	cm := c.sumC * m
+	c.cm = cm
 	mean := c.chi*cm*cm + cm // E[B] = χC²M² + CM
 	if !(mean >= 0) || math.IsInf(mean, 0) {
 		return 0, Info{}, fmt.Errorf("expected batch χC²M² + CM = %v (χ = %v, C = %v, M = %v) at θ = %v, θ′ = %v", mean, c.chi, c.sumC, m, theta, next)
@@ -389,11 +459,14 @@ type tunaState struct {
 	WarmSteps int
 	AsMH      bool
 	MHSpeedup float64
+	// The Params record since warmup (absent, zero, in older checkpoints).
+	Steps      int
+	SumB, SumT float64
 }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup})
+	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT})
 }
 
 // UnmarshalState restores them.
@@ -411,9 +484,13 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 		return fmt.Errorf("saved %d warmup steps of χ adaptation (kernel Chi = %v)", s.WarmSteps, c.k.Chi)
 	case s.AsMH && (c.k.Chi != 0 || !(s.MHSpeedup > 1) || math.IsInf(s.MHSpeedup, 0)):
 		return fmt.Errorf("saved switch to MH with predicted speed-up %v (kernel Chi = %v)", s.MHSpeedup, c.k.Chi)
+	case s.Steps < 0 || !(s.SumB >= 0) || !(s.SumT >= 0) || math.IsInf(s.SumB, 0) || math.IsInf(s.SumT, 0) ||
+		s.Steps == 0 && (s.SumB != 0 || s.SumT != 0):
+		return fmt.Errorf("saved batch record: %d steps, ΣB = %v, Σ(C²M² + CM) = %v", s.Steps, s.SumB, s.SumT)
 	}
 	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
+	c.steps, c.sumB, c.sumT = s.Steps, s.SumB, s.SumT
 	if c.rival.asMH {
 		c.maxBatch = -1
 	}

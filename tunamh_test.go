@@ -127,9 +127,25 @@ func TestTunaMHBoundViolation(t *testing.T) {
 }
 
 func TestChiRules(t *testing.T) {
-	for _, c := range []struct{ kappa, want float64 }{{0.5, 4 / (0.5 * math.Ln2)}, {0.9, 4 / (0.1 * math.Log(1/0.9))}} {
-		if got := exactmh.ChiForKappa(c.kappa); math.Abs(got-c.want) > 1e-12*c.want {
+	// κ = 0.5: Prop. 6's χ = 1/(2(log 2 − 1/e)); κ = 0.9: Theorem 2
+	// solved exactly (App. F), below eq. 2's 4/((1 − κ) log(1/κ)).
+	l9 := math.Log(0.9)
+	for _, c := range []struct{ kappa, want float64 }{
+		{0.5, 1 / (2 * (math.Ln2 - 1/math.E))},
+		{0.9, (2*math.Ln2 - l9 + 2*math.Sqrt(math.Ln2*(math.Ln2-l9))) / (l9 * l9)},
+	} {
+		got := exactmh.ChiForKappa(c.kappa)
+		if math.Abs(got-c.want) > 1e-12*c.want {
 			t.Errorf("ChiForKappa(%v) = %v, want %v", c.kappa, got, c.want)
+		}
+		if eq2 := 4 / ((1 - c.kappa) * math.Log(1/c.kappa)); got > eq2 {
+			t.Errorf("ChiForKappa(%v) = %v above eq. 2's %v", c.kappa, got, eq2)
+		}
+	}
+	// ChiForKappa inverts TunaMHGapBound.
+	for _, kappa := range []float64{1e-3, 0.1, 0.5, 0.67, 0.68, 0.69, 0.7, 0.9, 0.999} {
+		if got := exactmh.TunaMHGapBound(exactmh.ChiForKappa(kappa)); math.Abs(got-kappa) > 1e-9*kappa {
+			t.Errorf("TunaMHGapBound(ChiForKappa(%v)) = %v", kappa, got)
 		}
 	}
 	if !math.IsNaN(exactmh.ChiForKappa(1)) || !math.IsNaN(exactmh.ChiForKappa(0)) {
@@ -277,4 +293,28 @@ func BenchmarkGatherLogistic(b *testing.B) {
 
 func BenchmarkMHStepTallLogistic(b *testing.B) {
 	benchmarkKernel(b, tallLogistic(b), exactmh.MH{Scale: 0.02})
+}
+
+// TestTunaMHTheorem3Params checks the batch record TunaMH's Params carry
+// beside Theorem 3's scale: mean_B, the mean batch since warmup, against
+// mean_C2M2_CM, the mean C²M² + CM of the same steps. TunaMH's expected
+// batch is χC²M² + CM, within max(χ, 1) of C²M² + CM.
+func TestTunaMHTheorem3Params(t *testing.T) {
+	g := boxed(t, 1000, 1e-3)
+	for _, chi := range []float64{0, 1e-2, 3} {
+		res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{Chi: chi, MaxBatch: math.Inf(1)},
+			&exactmh.Settings{Chains: 2, Warmup: 300, Draws: 2000, Init: g.Mean, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, ch := range res.Chains {
+			p := ch.Params
+			b, scale := p["mean_B"], p["mean_C2M2_CM"]
+			t.Logf("χ = %.3g, chain %d: mean batch %.2f, mean C²M² + CM %.2f (ratio %.3f); Totals mean batch %.2f",
+				p["chi"], c, b, scale, b/scale, res.Sampling().MeanBatch())
+			if !(b > 0 && scale > 0) || b > 1.1*max(p["chi"], 1)*scale {
+				t.Errorf("χ = %v, chain %d: mean_B = %v, mean_C2M2_CM = %v", p["chi"], c, b, scale)
+			}
+		}
+	}
 }

@@ -33,8 +33,19 @@ type walk struct {
 
 // newWalk checks θ0 and a user-set scale and applies the defaults shared by
 // every kernel: a zero scale is 0.1 and, for kernels that take a Proposal
-// (usesProposal), a nil one is the isotropic RandomWalk.
+// (usesProposal), a nil one is the isotropic RandomWalk. Every kernel's
+// Start calls it, so it is where a doubly-intractable target
+// (IntractableLikelihood) is refused: only the exchange algorithm, which
+// starts with newWalkAny, may sample one.
 func newWalk(name string, t *Target, prop Proposal, usesProposal bool, scale float64, theta0 []float64) (walk, error) {
+	if err := refuseIntractable(name, t); err != nil {
+		return walk{}, err
+	}
+	return newWalkAny(name, t, prop, usesProposal, scale, theta0)
+}
+
+// newWalkAny is newWalk for the exchange algorithm: it accepts any target.
+func newWalkAny(name string, t *Target, prop Proposal, usesProposal bool, scale float64, theta0 []float64) (walk, error) {
 	if usesProposal {
 		if prop == nil {
 			prop = RandomWalk{}

@@ -13,6 +13,12 @@
 // millions), prints the TV distance of the
 // implied ν to uniform with its Monte Carlo error, and at K = 200 also the
 // TV of a simulated chain's histogram (-chains chains of -draws draws).
+// No affordable number of decisions resolves TunaMH's TV at K = 5000 (its
+// Monte Carlo error there is as large as AustereMH's TV), so for TunaMH the
+// program also computes α± exactly: the kept draws of the data equal to x
+// are a Poisson count, so α± = E[min(1, r)] is a double sum over two
+// Poisson laws (tunaExact), and the TV of the ν it implies has no Monte
+// Carlo error at all.
 // With -out DIR it writes those chains' Stan CSV and randomwalk_tv.png. Kernels: MH and TunaMH (exact) and
 // AustereMH with ε = 0.01, m = 30 (inexact): its TV grows with K while the
 // exact kernels' stay within their Monte Carlo error of zero (TunaMH paper
@@ -27,10 +33,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -62,10 +70,10 @@ func main() {
 	}
 	if !*asJSON {
 		fmt.Printf("App. J.1 random walk: uniform target, up to %d decisions or %v per kernel and K\n\n", *decisions, *budget)
-		fmt.Printf("%-10s %6s %10s %9s %9s %18s %10s %10s\n", "kernel", "K", "decisions", "α+", "α−", "TV(ν, uniform)", "mean batch", "chain TV")
+		fmt.Printf("%-10s %6s %10s %9s %9s %18s %10s %10s %10s\n", "kernel", "K", "decisions", "α+", "α−", "TV(ν, uniform)", "mean batch", "chain TV", "exact TV")
 	}
 	for _, k := range []int{200, 1000, 5000} {
-		p, _, err := mcmctest.RandomWalk(k)
+		p, lin, err := mcmctest.RandomWalk(k)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -86,6 +94,11 @@ func main() {
 				chainTV = simulate(p, newKernel, k, cf)
 			}
 			name := newKernel(nil).Name()
+			upExact, downExact, tvExact := math.NaN(), math.NaN(), math.NaN()
+			if _, ok := newKernel(nil).(exactmh.TunaMH); ok {
+				upExact, downExact = tunaExact(p, lin, newKernel, mid)
+				tvExact = mcmctest.StationaryTV(upExact, downExact, k)
+			}
 			if curves[name] == nil {
 				curves[name] = &figure.Series{Name: name}
 				order = append(order, name)
@@ -97,6 +110,7 @@ func main() {
 					"kernel": name, "exact": newKernel(nil).Exact(), "K": k, "tv": tv, "tv_se": tvSE, "decisions": r.FromA + r.FromB,
 					"alpha_up": up, "alpha_down": down, "accept_rate": (up + down) / 2,
 					"mean_batch": batch, "evals_per_step": evals, "chain_tv": report.OrNull(chainTV),
+					"alpha_up_exact": report.OrNull(upExact), "alpha_down_exact": report.OrNull(downExact), "tv_exact": report.OrNull(tvExact),
 					"ess_bulk_min": nil, "ess_per_sec": nil, "seconds": time.Since(start).Seconds(),
 				})
 				continue
@@ -105,7 +119,19 @@ func main() {
 			if !math.IsNaN(chainTV) {
 				chain = fmt.Sprintf("%.4f", chainTV)
 			}
-			fmt.Printf("%-10s %6d %10d %9.4f %9.4f %9.4f ± %6.4f %10.1f %10s\n", name, k, r.FromA+r.FromB, up, down, tv, tvSE, batch, chain)
+			exact := "-"
+			if !math.IsNaN(tvExact) {
+				exact = fmt.Sprintf("%.1e", tvExact)
+			}
+			fmt.Printf("%-10s %6d %10d %9.4f %9.4f %9.4f ± %6.4f %10.1f %10s %10s\n", name, k, r.FromA+r.FromB, up, down, tv, tvSE, batch, chain, exact)
+			if !math.IsNaN(upExact) {
+				// The measured α± against the exact ones, in binomial
+				// standard errors.
+				zUp := (up - upExact) / math.Sqrt(upExact*(1-upExact)/float64(r.FromA))
+				zDown := (down - downExact) / math.Sqrt(downExact*(1-downExact)/float64(r.FromB))
+				fmt.Printf("%-10s %6s %10s %9.6f %9.6f   exact α± (α+/α− − 1 = %.1e; measured at z = %.2f, %.2f)\n",
+					"", "", "", upExact, downExact, upExact/downExact-1, zUp, zDown)
+			}
 		}
 	}
 	if cf.Out != "" {
@@ -184,4 +210,80 @@ func simulate(p *exactmh.Posterior, newKernel func(exactmh.Proposal) exactmh.Ker
 		log.Fatal(err)
 	}
 	return mcmctest.HistogramTV(res.Samples(0), k)
+}
+
+// tunaExact returns TunaMH's exact acceptance probabilities α± for the
+// moves mid → mid+1 and mid+1 → mid, with the χ the kernel chooses on the
+// pairwise chain (read from its Params). By Algorithm 2 of the TunaMH
+// paper, B ~ Poisson(λ), λ = χC²M² + CM, draws are i ∝ c_i and each is
+// kept with probability (a_i + φ_old)/(a_i + c_iM), a_i = χCc_iM²,
+// contributing log((a_i + φ_new)/(a_i + φ_old)) to log r. All data with the
+// same x_i have the same c_i and energy difference, so by Poisson thinning
+// the kept draws of each value of x are independent Poisson counts, and
+// α = E[min(1, r)] is a sum over two counts (the walk has two values of
+// x), truncated where less than 10⁻¹⁸ of either law remains.
+func tunaExact(p *exactmh.Posterior, lin *mcmctest.Linear, newKernel func(exactmh.Proposal) exactmh.Kernel, mid float64) (up, down float64) {
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ch, err := newKernel(mcmctest.SwapProposal{A: []float64{mid}, B: []float64{mid + 1}}).Start(t, []float64{mid})
+	if err != nil {
+		log.Fatal(err)
+	}
+	chi := ch.(exactmh.ParamReporter).Params()["chi"]
+	n := float64(len(lin.X))
+	// The data by value (in sorted order, so that the sums below are made
+	// in the same order every run): c = |x|/N and their total weight.
+	weight := map[float64]float64{}
+	var sumC float64
+	for _, x := range lin.X {
+		weight[x] += math.Abs(x) / n
+		sumC += math.Abs(x) / n
+	}
+	values := slices.Sorted(maps.Keys(weight))
+	if len(values) != 2 {
+		log.Fatalf("tunaExact: %d distinct data values, want 2", len(values))
+	}
+	alpha := func(dTheta float64) float64 {
+		const m = 1.0 // M(θ, θ′) = |θ − θ′|
+		lambda := chi*sumC*sumC*m*m + sumC*m
+		var pmf [][]float64
+		var terms []float64
+		for _, x := range values {
+			w, c := weight[x], math.Abs(x)/n
+			mi, a := c*m, chi*sumC*c*m*m
+			d := -dTheta * x / n // U_i(θ) − U_i(θ′)
+			phiOld, phiNew := (mi-d)/2, (mi+d)/2
+			keep := (a + phiOld) / (a + mi)
+			pmf = append(pmf, poissonPMF(lambda*w/sumC*keep))
+			terms = append(terms, math.Log1p(phiNew/a)-math.Log1p(phiOld/a))
+		}
+		var s float64
+		for s0, p0 := range pmf[0] {
+			for s1, p1 := range pmf[1] {
+				logR := 0.0
+				if s0 > 0 {
+					logR += float64(s0) * terms[0]
+				}
+				if s1 > 0 {
+					logR += float64(s1) * terms[1]
+				}
+				s += p0 * p1 * math.Exp(math.Min(logR, 0))
+			}
+		}
+		return s
+	}
+	return alpha(1), alpha(-1)
+}
+
+// poissonPMF returns the Poisson(mu) probabilities of 0, 1, … up to the
+// first k beyond the mode whose probability is below 10⁻²⁰: the remaining
+// tail is then below 10⁻¹⁸ (the terms fall geometrically).
+func poissonPMF(mu float64) []float64 {
+	pmf := []float64{math.Exp(-mu)}
+	for k := 1; float64(k) <= mu+1 || pmf[k-1] >= 1e-20; k++ {
+		pmf = append(pmf, pmf[k-1]*mu/float64(k))
+	}
+	return pmf
 }
