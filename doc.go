@@ -20,7 +20,9 @@
 // references every kernel is measured against; the gradient kernels with
 // a Metric and Stan's warmup), the exact minibatch kernels TunaMH,
 // PoissonMH, FlyMC, TFMH, SMH-1/SMH-2, Poisson-Barker, Poisson-MALA and
-// TunaMH-SGLD, the auxiliary-variable framework Aux they are instances of,
+// TunaMH-SGLD, the auxiliary-variable framework Aux they are instances of
+// (with Metropolis or Barker acceptance), the exchange algorithm
+// (Exchange) for likelihoods with an intractable normaliser,
 // the inexact comparators AustereMH and MHBT, FindMAP (damped Newton with
 // exact Hessians where they exist) and FindLaplace, the Laplace
 // approximation N(θ̂, H⁻¹) around which the CrankNicolson and GaussianWalk
