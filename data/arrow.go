@@ -61,10 +61,13 @@ func newArrowBuilder(src string, field arrow.Field, capacity int) (*arrowBuilder
 	switch typ {
 	case Float:
 		b.col.f = make([]float64, 0, capacity)
+		prefault(b.col.f[:capacity])
 	case Int, Bool, Time:
 		b.col.i = make([]int64, 0, capacity)
+		prefault(b.col.i[:capacity])
 	case String:
 		b.col.codes = make([]int32, 0, capacity)
+		prefault(b.col.codes[:capacity])
 		b.index = make(map[string]int32)
 	}
 	if ts, ok := field.Type.(*arrow.TimestampType); ok && ts.TimeZone != "" {

@@ -16,11 +16,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
+
+// readSource is what the readers read from: an *os.File, or a
+// *bytes.Reader in the fuzz tests.
+type readSource interface {
+	io.Reader
+	io.ReaderAt
+	io.Seeker
+}
 
 // batchRows is how many rows a Parquet read decodes at a time.
 const batchRows = 1 << 16
@@ -46,19 +53,24 @@ func ReadParquet(path string, opt *ReadOptions) (*Frame, error) {
 
 // readParquet reads Parquet from r; src names it in messages. Every call
 // into arrow-go is guarded: a panic on malformed input becomes an error.
-func readParquet(r parquet.ReaderAtSeeker, src string, opt *ReadOptions) (fr *Frame, err error) {
+func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fr, err = nil, fmt.Errorf("data: %s: not a readable Parquet file (arrow-go: %v)", src, p)
 		}
 	}()
-	pf, err := file.NewParquetReader(r)
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %v", src, err)
+	}
+	mem := newCappedAllocator(size)
+	pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: not a readable Parquet file: %v", src, err)
 	}
 	defer pf.Close()
 	props := pqarrow.ArrowReadProperties{BatchSize: batchRows} // Parallel false: a panic in another goroutine could not be recovered
-	rd, err := pqarrow.NewFileReader(pf, props, memory.DefaultAllocator)
+	rd, err := pqarrow.NewFileReader(pf, props, mem)
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: Parquet schema: %v", src, err)
 	}
@@ -75,7 +87,7 @@ func readParquet(r parquet.ReaderAtSeeker, src string, opt *ReadOptions) (fr *Fr
 	var fieldIdx []int
 	var builders []*arrowBuilder
 	limit := opt.limit()
-	total := int(min(pf.NumRows(), int64(limit)))
+	total := int(min(pf.NumRows(), int64(limit), 64*size+1024)) // a capacity hint
 	for _, j := range sel {
 		fd := fields[j]
 		_, ok := arrowColumnType(fd.Field.Type)
@@ -177,7 +189,7 @@ func ReadArrow(path string, opt *ReadOptions) (*Frame, error) {
 var arrowMagic = []byte("ARROW1")
 
 // readArrow reads the IPC file or stream format from r.
-func readArrow(r ipc.ReadAtSeeker, src string, opt *ReadOptions) (fr *Frame, err error) {
+func readArrow(r readSource, src string, opt *ReadOptions) (fr *Frame, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fr, err = nil, fmt.Errorf("data: %s: not a readable Arrow IPC file (arrow-go: %v)", src, p)
@@ -189,15 +201,25 @@ func readArrow(r ipc.ReadAtSeeker, src string, opt *ReadOptions) (fr *Frame, err
 	if bytes.HasPrefix(head, []byte("FEA1")) {
 		return nil, fmt.Errorf("data: %s: a Feather version 1 file; only Feather version 2 (Arrow IPC) is read: rewrite it with pyarrow.feather.write_feather(…, version=2)", src)
 	}
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %v", src, err)
+	}
+	isFile := bytes.HasPrefix(head, arrowMagic)
+	if err := checkIPC(r, size, isFile); err != nil {
+		return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file: %v", src, err)
+	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
+	mem := newCappedAllocator(size)
+	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(size), ipc.WithBodySizeLimit(size)}
 	var (
 		schema *arrow.Schema
 		next   func() (arrow.RecordBatch, error) // nil, io.EOF at the end
 	)
-	if bytes.HasPrefix(head, arrowMagic) {
-		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(memory.DefaultAllocator))
+	if isFile {
+		fr, err := ipc.NewFileReader(r, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file: %v", src, err)
 		}
@@ -213,7 +235,7 @@ func readArrow(r ipc.ReadAtSeeker, src string, opt *ReadOptions) (fr *Frame, err
 			return rec, err // owned by the reader
 		}
 	} else {
-		sr, err := ipc.NewReader(bufio.NewReader(r), ipc.WithAllocator(memory.DefaultAllocator))
+		sr, err := ipc.NewReader(bufio.NewReader(r), opts...)
 		if err != nil {
 			return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file or stream: %v", src, err)
 		}
