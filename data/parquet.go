@@ -74,6 +74,20 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: Parquet schema: %v", src, err)
 	}
+	// Strings are read dictionary-encoded, as Parquet stores them: codes
+	// and a small dictionary per batch rather than a string per row.
+	dict := false
+	for _, fd := range rd.Manifest.Fields {
+		if fd.IsLeaf() && (fd.Field.Type.ID() == arrow.STRING || fd.Field.Type.ID() == arrow.LARGE_STRING) {
+			props.SetReadDict(fd.ColIndex, true)
+			dict = true
+		}
+	}
+	if dict {
+		if rd, err = pqarrow.NewFileReader(pf, props, mem); err != nil {
+			return nil, fmt.Errorf("data: %s: Parquet schema: %v", src, err)
+		}
+	}
 	fields := rd.Manifest.Fields
 	names := make([]string, len(fields))
 	for j, fd := range fields {
