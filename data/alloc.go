@@ -21,12 +21,13 @@ type cappedAllocator struct {
 	max int
 }
 
-// newCappedAllocator allows any single allocation up to 256 MiB plus 64
+// newCappedAllocator allows any single allocation up to 64 MiB plus 64
 // times the file's size: far more than a valid file's pages or batches
-// need (a page of a Parquet column chunk decompresses to at most its
-// row group's data), far less than what exhausts memory.
+// need (a batch of 65,536 rows of 8-byte values is 512 KiB; a page of a
+// Parquet column chunk decompresses to at most its row group's data),
+// far less than what exhausts memory.
 func newCappedAllocator(fileSize int64) *cappedAllocator {
-	m := int64(256<<20) + 64*max(fileSize, 0)
+	m := int64(64<<20) + 64*max(fileSize, 0)
 	return &cappedAllocator{Allocator: memory.NewGoAllocator(), max: int(min(m, 1<<40))}
 }
 

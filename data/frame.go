@@ -305,9 +305,10 @@ func selectColumns(src string, have []string, want []string) ([]int, error) {
 	return idx, nil
 }
 
-// ReadFile reads a file by its extension: .parquet (also .parq, .pq),
-// .arrow, .feather, .ipc and .arrows (Arrow IPC, file or stream format),
-// .csv (also .txt, .tsv is not supported).
+// ReadFile reads a file by its extension (any case): .parquet, .parq and
+// .pq with ReadParquet; .arrow, .feather, .ipc and .arrows (Arrow IPC,
+// file or stream format) with ReadArrow; .csv and .txt (comma-separated)
+// with ReadCSV. Any other extension is an error naming it.
 func ReadFile(path string, opt *ReadOptions) (*Frame, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".parquet", ".parq", ".pq":
