@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,7 +125,8 @@ func writeParquet(t testing.TB, rec arrow.RecordBatch, rowGroup int64) []byte {
 func writeIPC(t testing.TB, rec arrow.RecordBatch, stream bool) []byte {
 	var buf bytes.Buffer
 	// Two record batches, to exercise the appending.
-	a, b := rec.NewSlice(0, 5), rec.NewSlice(5, rec.NumRows())
+	cut := min(5, rec.NumRows()/2)
+	a, b := rec.NewSlice(0, cut), rec.NewSlice(cut, rec.NumRows())
 	defer a.Release()
 	defer b.Release()
 	var w interface {
@@ -186,5 +189,66 @@ func TestGenerateTestdata(t *testing.T) {
 		if filepath.Ext(name) == ".csv" && !bytes.Equal(got, content) {
 			t.Errorf("%s differs from the generator's (go test -run TestGenerateTestdata -update ./data rewrites it)", path)
 		}
+	}
+}
+
+// TestArrowTypes reads the other Arrow types a file may hold: a
+// timestamp with a time zone (its local wall clock), seconds and
+// nanoseconds, dates, 32-bit integers and floats, a dictionary-encoded
+// string column and unsigned integers.
+func TestArrowTypes(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ny", Type: &arrow.TimestampType{Unit: arrow.Second, TimeZone: "America/New_York"}},
+		{Name: "ns", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "i32", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "f32", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16},
+		{Name: "code", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	// 2024-07-01 12:00 UTC is 08:00 in New York (EDT); 2024-01-15 12:00
+	// UTC is 07:00 (EST).
+	for _, s := range []int64{1719835200, 1705320000} {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(s))
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(s*1e9 + 1500))
+		b.Field(2).(*array.Date32Builder).Append(arrow.Date32(s / 86400))
+		b.Field(3).(*array.Int32Builder).Append(int32(s % 1000))
+		b.Field(4).(*array.Float32Builder).Append(1.5)
+		b.Field(5).(*array.Uint16Builder).Append(65535)
+	}
+	db := b.Field(6).(*array.BinaryDictionaryBuilder)
+	db.AppendString("b")
+	db.AppendNull()
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, stream := range []bool{false, true} {
+		f, err := readArrow(bytes.NewReader(writeIPC(t, rec, stream)), "types.arrow", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]string{
+			"ny":   {"2024-07-01 08:00:00", "2024-01-15 07:00:00"},
+			"ns":   {"2024-07-01 12:00:00.000001", "2024-01-15 12:00:00.000001"},
+			"day":  {"2024-07-01 00:00:00", "2024-01-15 00:00:00"},
+			"i32":  {"200", "0"},
+			"f32":  {"1.5", "1.5"},
+			"u16":  {"65535", "65535"},
+			"code": {"b", ""},
+		}
+		for name, w := range want {
+			got, err := f.Strings(name)
+			if err != nil || !slices.Equal(got, w) {
+				t.Errorf("stream %v: %s = %q, %v; want %q", stream, name, got, err, w)
+			}
+		}
+		if _, err := (Spec{Response: Num("i32"), Terms: []Term{Categorical("code")}}).Build(f); err == nil || !strings.Contains(err.Error(), `row 2, column "code": missing value`) {
+			t.Errorf("missing dictionary value: %v", err)
+		}
+	}
+	_, err := readArrow(bytes.NewReader([]byte("FEA1\x00\x00\x00\x00")), "old.feather", nil)
+	if err == nil || !strings.Contains(err.Error(), "Feather version 1") {
+		t.Errorf("Feather v1: %v", err)
 	}
 }
