@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -132,44 +134,74 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	if len(groups) == 0 {
 		return finishArrow(out, builders, 0), nil
 	}
-	// Read each column on its own: the record reader would need the
-	// columns' chunks to line up, and one column at a time keeps the
-	// memory of a single decoded batch.
+	// Each column is read on its own — the record reader would need the
+	// columns' chunks to line up — and the columns in parallel, as
+	// pqarrow's Parallel option does (the readers made first, then read
+	// concurrently), but each goroutine with its own recover.
 	ctx := context.Background()
-	n := -1
+	readers := make([]*pqarrow.ColumnReader, len(builders))
 	for k, b := range builders {
 		j := fieldIdx[k]
-		cr, err := rd.GetFieldReader(ctx, j, map[int]bool{fields[j].ColIndex: true}, groups)
-		if err != nil {
+		if readers[k], err = rd.GetFieldReader(ctx, j, map[int]bool{fields[j].ColIndex: true}, groups); err != nil {
 			return nil, fmt.Errorf("data: %s: column %q: %v", src, b.col.name, err)
 		}
-		for b.n < limit {
-			chunked, err := cr.NextBatch(batchRows)
-			if err != nil {
-				return nil, fmt.Errorf("data: %s: column %q near row %d: %v", src, b.col.name, b.n+1, err)
-			}
-			got := 0
-			for _, arr := range chunked.Chunks() {
-				got += arr.Len()
-				if err := b.appendArray(arr, limit-b.n); err != nil {
-					chunked.Release()
-					return nil, err
-				}
-			}
-			chunked.Release()
-			if got == 0 {
-				break
-			}
+	}
+	errs := make([]error, len(builders))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for k := range builders {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[k] = readColumn(readers[k], builders[k], limit)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first column's
 		}
-		if n >= 0 && b.n != n {
+	}
+	n := builders[0].n
+	for _, b := range builders[1:] {
+		if b.n != n {
 			return nil, fmt.Errorf("data: %s: column %q has %d rows, column %q %d", src, builders[0].col.name, n, b.col.name, b.n)
 		}
-		n = b.n
 	}
 	if want := int(min(pf.NumRows(), int64(limit))); n != want {
 		return nil, fmt.Errorf("data: %s: %d rows read, the metadata says %d", src, n, want)
 	}
 	return finishArrow(out, builders, n), nil
+}
+
+// readColumn reads one column's batches into b, up to limit rows.
+func readColumn(cr *pqarrow.ColumnReader, b *arrowBuilder, limit int) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("data: %s: column %q near row %d: not a readable Parquet file (arrow-go: %v)", b.src, b.col.name, b.n+1, p)
+		}
+	}()
+	for b.n < limit {
+		chunked, err := cr.NextBatch(batchRows)
+		if err != nil {
+			return fmt.Errorf("data: %s: column %q near row %d: %v", b.src, b.col.name, b.n+1, err)
+		}
+		got := 0
+		for _, arr := range chunked.Chunks() {
+			got += arr.Len()
+			if err := b.appendArray(arr, limit-b.n); err != nil {
+				chunked.Release()
+				return err
+			}
+		}
+		chunked.Release()
+		if got == 0 {
+			break
+		}
+	}
+	return nil
 }
 
 // finishArrow stores the builders' columns in the Frame.
