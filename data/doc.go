@@ -77,13 +77,19 @@
 // # Speed
 //
 // The 3,000,000 flights of the repository's shared data (Parquet,
-// 13 MB) read in about 1.1 s and build into the 36-column design above
-// in about 2 s on the 2-core development machine (BenchmarkFlightsLoad):
-// columns are read with pqarrow in batches of 65,536 rows into typed
-// slices, strings become codes into their distinct values as they are
-// read, and Build fills X in blocks of rows that stay in cache, one pass
-// per term, on all cores, with no per-cell interface call or per-row
-// allocation. Most of what remains is the kernel mapping the 864 MB of X.
+// 13 MB) load and build into the 36-column design above in 3.4–3.7 s in
+// a fresh process on the 2-core development machine, measured while
+// other jobs kept its load average at 8 (TestFlights logs the two
+// phases: reading 1.1–1.7 s, Build 2.2–2.3 s; BenchmarkFlightsLoad
+// repeats both). Columns are read with pqarrow in parallel, in batches
+// of 65,536 rows, into typed slices, strings dictionary-encoded as
+// Parquet stores them; Build fills X in blocks of rows that stay in
+// cache, one pass per term, on all cores, with no per-cell interface
+// call or per-row allocation. Most of Build's time is the kernel mapping
+// the 864 MB of fresh memory X needs (filling it once mapped takes
+// under 0.1 s): the large slices are prefaulted with
+// madvise(MADV_POPULATE_WRITE) on Linux, which cut that cost by a factor
+// of two to four on the development machine's virtual machine.
 //
 // # Why Apache Arrow, and why v18.8.0
 //
