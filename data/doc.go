@@ -77,11 +77,12 @@
 // # Speed
 //
 // The 3,000,000 flights of the repository's shared data (Parquet,
-// 13 MB) load and build into the 36-column design above in 3.4–3.7 s in
+// 13 MB) load and build into the 36-column design above in 2.1–3.7 s in
 // a fresh process on the 2-core development machine, measured while
-// other jobs kept its load average at 8 (TestFlights logs the two
-// phases: reading 1.1–1.7 s, Build 2.2–2.3 s; BenchmarkFlightsLoad
-// repeats both). Columns are read with pqarrow in parallel, in batches
+// other jobs kept its load average at 6 to 9 (TestFlights logs the two
+// phases: reading 0.8–1.7 s, Build 1.3–2.3 s; BenchmarkFlightsLoad
+// repeats both, 5–7 s per load there, as each repetition maps another
+// 1.4 GB). Columns are read with pqarrow in parallel, in batches
 // of 65,536 rows, into typed slices, strings dictionary-encoded as
 // Parquet stores them; Build fills X in blocks of rows that stay in
 // cache, one pass per term, on all cores, with no per-cell interface

@@ -50,8 +50,8 @@ func (t ColumnType) String() string {
 
 // Column describes one column of a Frame.
 type Column struct {
-	Name string
-	Type ColumnType
+	Name string     // as in the file's header or schema
+	Type ColumnType // the type the values are held as
 }
 
 // Frame is a table of named columns read from a file or a matrix. Each
