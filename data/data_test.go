@@ -410,6 +410,7 @@ func TestErrors(t *testing.T) {
 	wantErr(t, build(Spec{Terms: []Term{Num("distance")}}, f), "small.csv", "Spec.Response is nil")
 	wantErr(t, build(Spec{Response: Categorical("origin")}, f), "small.csv", "response must be")
 	wantErr(t, build(Spec{Response: Num("delay"), Terms: []Term{nil}}, f), "Spec.Terms[0] is nil")
+	wantErr(t, build(Spec{Response: Num("delay"), NoIntercept: true}, f), "small.csv", "no columns")
 	wantErr(t, build(Spec{Response: Num("delay"), Terms: []Term{Num("origin")}}, f),
 		"small.csv", `column "origin" is string, not numeric`, `row 1 has "ORD", which is not a number`)
 	wantErr(t, build(Spec{Response: Num("delay"), Terms: []Term{Categorical("load")}}, f),

@@ -200,6 +200,9 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 		d.Scale = append(d.Scale, p.scale...)
 	}
 	d.D = len(d.Names)
+	if d.D == 0 {
+		return nil, fmt.Errorf("data: %s: the design has no columns: Spec.NoIntercept and no Spec.Terms", b.src)
+	}
 	d.X = make([]float64, d.N*d.D)
 	prefault(d.X)
 	fillParallel(d.X, d.N, d.D, plans)
