@@ -1,0 +1,230 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package data
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ReadCSV reads a comma-separated file with a header row (RFC 4180 quoting;
+// a UTF-8 byte-order mark is skipped; an empty header cell is named
+// "column<j>", j counted from 1). Each column's type is inferred from all
+// its values: Int if every value is an integer, else Float if every value
+// is a number ("Inf" included: Build refuses it), else Bool if every value
+// is true or false (any case), else Time if every value is a timestamp in
+// one of the layouts RFC 3339 ("2006-01-02T15:04:05Z07:00", fractional
+// seconds allowed), "2006-01-02 15:04:05" (optionally with fractional
+// seconds or an offset), "2006-01-02T15:04:05", "2006-01-02 15:04" or a
+// date "2006-01-02" — the wall clock as written, an offset dropped —, else
+// String. An empty cell, NA, N/A, NaN, nan, null or NULL (after trimming
+// spaces) is a missing value; a column of nothing but missing values is
+// Float. A row with a different number of cells from the header is an
+// error naming its line.
+func ReadCSV(path string, opt *ReadOptions) (*Frame, error) {
+	src := filepath.Base(path)
+	if err := opt.check(src); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	return readCSV(f, src, opt)
+}
+
+// readCSV reads CSV from r; src names it in messages.
+func readCSV(r io.Reader, src string, opt *ReadOptions) (*Frame, error) {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("data: %s: empty file: no header row", src)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: header: %v", src, err)
+	}
+	names := make([]string, len(header))
+	for j, h := range header {
+		if j == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		h = strings.TrimSpace(h)
+		if h == "" {
+			h = "column" + strconv.Itoa(j+1)
+		}
+		for k := range j {
+			if names[k] == h {
+				return nil, fmt.Errorf("data: %s: header cells %d and %d are both %q", src, k+1, j+1, h)
+			}
+		}
+		names[j] = h
+	}
+	sel, err := selectColumns(src, names, opt.columns())
+	if err != nil {
+		return nil, err
+	}
+	raw := make([][]string, len(sel))
+	limit := opt.limit()
+	n := 0
+	for n < limit {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("data: %s: row %d (line %d): %v", src, n+1, pe.StartLine, pe.Err)
+			}
+			return nil, fmt.Errorf("data: %s: row %d: %v", src, n+1, err)
+		}
+		for k, j := range sel {
+			raw[k] = append(raw[k], strings.Clone(strings.TrimSpace(rec[j])))
+		}
+		n++
+	}
+	out := &Frame{source: src, n: n}
+	for k, j := range sel {
+		out.cols = append(out.cols, inferColumn(names[j], raw[k]))
+		raw[k] = nil
+	}
+	return out, nil
+}
+
+// isMissing reports whether a trimmed CSV cell is a missing value.
+func isMissing(s string) bool {
+	switch s {
+	case "", "NA", "N/A", "NaN", "nan", "null", "NULL":
+		return true
+	}
+	return false
+}
+
+// inferColumn types a column of trimmed cells: int, float, bool, time,
+// else string.
+func inferColumn(name string, cells []string) *column {
+	n := len(cells)
+	c := &column{name: name}
+	for r, s := range cells {
+		if isMissing(s) {
+			c.setMissing(r, n)
+		}
+	}
+	if c.miss != nil && !slices.Contains(c.miss, false) {
+		c.typ, c.f = Float, make([]float64, n)
+		return c
+	}
+	// Int.
+	c.typ, c.i = Int, make([]int64, n)
+	ok := true
+	for r, s := range cells {
+		if c.miss != nil && c.miss[r] {
+			continue
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			ok = false
+			break
+		}
+		c.i[r] = v
+	}
+	if ok {
+		return c
+	}
+	// Float.
+	c.typ, c.i, c.f = Float, nil, make([]float64, n)
+	ok = true
+	for r, s := range cells {
+		if c.miss != nil && c.miss[r] {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			ok = false
+			break
+		}
+		c.f[r] = v
+		if math.IsNaN(v) {
+			c.setMissing(r, n) // "nan" spelled otherwise, e.g. "NAN"
+		}
+	}
+	if ok {
+		return c
+	}
+	// Bool.
+	c.typ, c.f, c.i = Bool, nil, make([]int64, n)
+	ok = true
+	for r, s := range cells {
+		if c.miss != nil && c.miss[r] {
+			continue
+		}
+		switch {
+		case strings.EqualFold(s, "true"):
+			c.i[r] = 1
+		case strings.EqualFold(s, "false"):
+			c.i[r] = 0
+		default:
+			ok = false
+		}
+		if !ok {
+			break
+		}
+	}
+	if ok {
+		return c
+	}
+	// Time.
+	c.typ = Time
+	ok = true
+	hint := 0
+	for r, s := range cells {
+		if c.miss != nil && c.miss[r] {
+			continue
+		}
+		var v int64
+		v, hint, ok = parseTime(s, hint)
+		if !ok {
+			break
+		}
+		c.i[r] = v
+	}
+	if ok {
+		return c
+	}
+	// String.
+	c.typ, c.i = String, nil
+	c.codes = make([]int32, n)
+	index := make(map[string]int32)
+	for r, s := range cells {
+		if c.miss != nil && c.miss[r] {
+			continue
+		}
+		if _, err := strconv.ParseFloat(s, 64); err != nil && c.note == "" {
+			c.note = fmt.Sprintf("row %d has %q, which is not a number", r+1, s)
+		}
+		k, seen := index[s]
+		if !seen {
+			k = int32(len(c.levels))
+			c.levels = append(c.levels, s)
+			index[s] = k
+		}
+		c.codes[r] = k
+	}
+	if len(c.levels) == 0 {
+		c.levels = []string{""}
+	}
+	return c
+}

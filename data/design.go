@@ -1,0 +1,754 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package data
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Spec says how to build a Design from a Frame.
+type Spec struct {
+	// Response is y: Num, Log, Log1p or Above of a numeric column (never
+	// standardised).
+	Response Term
+	// Terms are the features, in the order of their columns.
+	Terms []Term
+	// NoIntercept leaves out the intercept; by default the first column
+	// is "(Intercept)", all ones.
+	NoIntercept bool
+	// DropMissing drops the rows with a missing or non-finite value in
+	// any column the Spec uses (Design.Dropped counts them). By default
+	// such a row is an error naming the file, the row and the column.
+	DropMissing bool
+	// NoStandardize keeps Num, Log and Log1p features as they are. By
+	// default each is standardised to mean 0 and standard deviation 1 in
+	// the rows used (the sample standard deviation, n − 1), the transform
+	// recorded in Design.Center and Design.Scale. Without an intercept a
+	// feature is only scaled (Center 0), so that the model stays the same
+	// and Unstandardize stays exact.
+	NoStandardize bool
+}
+
+// Design is a design matrix and response, ready for
+// exactmh.NewLogisticRegression(d.X, d.Y, d.D), exactmh.NewGLM and the
+// other energies.
+type Design struct {
+	// X is the N×D design, row-major.
+	X []float64
+	// Y is the response, one per row of X.
+	Y []float64
+	// N is the number of rows (after dropping), D of columns.
+	N, D int
+	// Names are the D column names, e.g. "(Intercept)", "log(distance)",
+	// "origin=ATL", "date.hour.sin": valid parameter names for
+	// stancsv.Options.Names.
+	Names []string
+	// YName names the response, e.g. "delay>15".
+	YName string
+	// Center and Scale give each column's standardisation: the column
+	// holds (x − Center)/Scale of the feature x; 0 and 1 for columns not
+	// standardised.
+	Center, Scale []float64
+	// Dropped is the number of rows Spec.DropMissing dropped.
+	Dropped int
+	// Rows are the 0-based rows of the Frame that X's rows come from
+	// (nil when none was dropped: row i is the Frame's row i).
+	Rows []int
+	// Source names the file the Frame was read from, for messages.
+	Source string
+	// Intercept reports whether column 0 is the intercept.
+	Intercept bool
+}
+
+// Unstandardize maps coefficients θ of the standardised design onto the
+// original scale of each feature: slope θ_j/Scale_j, and the intercept
+// θ_0 − Σ_j θ_j·Center_j/Scale_j when the design has one, so that
+// x_raw·β equals x_std·θ for every row. theta may also hold several
+// row-major vectors of D values each (draws, one per row), each mapped
+// on its own. The result is a new slice; nil when len(theta) is not a
+// positive multiple of D.
+func (d *Design) Unstandardize(theta []float64) []float64 {
+	if d == nil || d.D == 0 || len(theta) == 0 || len(theta)%d.D != 0 {
+		return nil
+	}
+	out := make([]float64, len(theta))
+	for s := 0; s < len(theta); s += d.D {
+		th, b := theta[s:s+d.D], out[s:s+d.D]
+		var shift float64
+		for j, v := range th {
+			b[j] = v / d.Scale[j]
+			shift += b[j] * d.Center[j]
+		}
+		if d.Intercept {
+			b[0] = th[0] - (shift - b[0]*d.Center[0])
+		}
+	}
+	return out
+}
+
+// plan is one term's columns: their names and standardisation and how to
+// fill them for rows lo ≤ i < hi of the design.
+type plan struct {
+	names         []string
+	center, scale []float64
+	fill          func(x []float64, stride, off, lo, hi int)
+}
+
+// builder holds what Build works on.
+type builder struct {
+	f    *Frame
+	spec *Spec
+	src  string
+	rows []int // the Frame's rows used, nil: all
+	n    int
+}
+
+// row is the Frame's 1-based row of design row i, for messages.
+func (b *builder) row(i int) int {
+	if b.rows == nil {
+		return i + 1
+	}
+	return b.rows[i] + 1
+}
+
+// Build builds the design and response from f: it checks every column
+// the Spec names (missing columns, types), drops or refuses rows with
+// missing or non-finite values, computes the terms' columns and
+// standardises them. Every error names the file and, where one is at
+// fault, the row (1-based, counting data rows) and column and the value.
+func (s Spec) Build(f *Frame) (*Design, error) {
+	if f == nil {
+		return nil, fmt.Errorf("data: Build: nil Frame")
+	}
+	b := &builder{f: f, spec: &s, src: f.source}
+	if s.Response == nil {
+		return nil, fmt.Errorf("data: %s: Spec.Response is nil: want Num, Log, Log1p or Above of the response column", b.src)
+	}
+	terms := make([]*term, 0, 1+len(s.Terms))
+	where := make([]string, 0, 1+len(s.Terms))
+	terms = append(terms, s.Response.spec())
+	where = append(where, "Spec.Response "+s.Response.String())
+	for j, t := range s.Terms {
+		if t == nil {
+			return nil, fmt.Errorf("data: %s: Spec.Terms[%d] is nil", b.src, j)
+		}
+		terms = append(terms, t.spec())
+		where = append(where, fmt.Sprintf("Spec.Terms[%d] %s", j, t))
+	}
+	if !terms[0].numeric() {
+		return nil, fmt.Errorf("data: %s: %s: the response must be Num, Log, Log1p or Above (one column)", b.src, where[0])
+	}
+	cols := make([]*column, len(terms))
+	for k, t := range terms {
+		if t.optErr != "" {
+			return nil, fmt.Errorf("data: %s: %s: %s", b.src, where[k], t.optErr)
+		}
+		c, err := f.column(t.col)
+		if err != nil {
+			return nil, fmt.Errorf("%w, in %s", err, where[k])
+		}
+		if err := checkType(b.src, where[k], t, c); err != nil {
+			return nil, err
+		}
+		cols[k] = c
+	}
+	if err := b.filter(terms, cols, where); err != nil {
+		return nil, err
+	}
+
+	// Plans: the intercept, then each term's columns.
+	var plans []plan
+	if !s.NoIntercept {
+		plans = append(plans, plan{
+			names: []string{"(Intercept)"}, center: []float64{0}, scale: []float64{1},
+			fill: func(x []float64, stride, off, lo, hi int) {
+				for i := lo; i < hi; i++ {
+					x[i*stride+off] = 1
+				}
+			},
+		})
+	}
+	y, yname, err := b.response(terms[0], cols[0])
+	if err != nil {
+		return nil, err
+	}
+	for k := 1; k < len(terms); k++ {
+		p, err := b.plan(terms[k], cols[k], where[k])
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	d := &Design{Y: y, N: b.n, YName: yname, Dropped: f.n - b.n, Rows: b.rows, Source: b.src, Intercept: !s.NoIntercept}
+	for _, p := range plans {
+		for _, name := range p.names {
+			if k := slices.Index(d.Names, name); k >= 0 {
+				return nil, fmt.Errorf("data: %s: two columns are named %q (columns %d and %d): a term is repeated, and its coefficients would not be identifiable", b.src, name, k+1, len(d.Names)+1)
+			}
+			d.Names = append(d.Names, name)
+		}
+		d.Center = append(d.Center, p.center...)
+		d.Scale = append(d.Scale, p.scale...)
+	}
+	d.D = len(d.Names)
+	if d.D == 0 {
+		return nil, fmt.Errorf("data: %s: the design has no columns: Spec.NoIntercept and no Spec.Terms", b.src)
+	}
+	d.X = make([]float64, d.N*d.D)
+	prefault(d.X)
+	fillParallel(d.X, d.N, d.D, plans)
+	return d, nil
+}
+
+// fillParallel fills x block by block (blocks of rows small enough for
+// the cache, each term writing its columns in turn), on up to GOMAXPROCS
+// goroutines.
+func fillParallel(x []float64, n, stride int, plans []plan) {
+	const block = 2048
+	blocks := (n + block - 1) / block
+	workers := min(runtime.GOMAXPROCS(0), blocks, 8)
+	if n < 1<<15 {
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < blocks; k += workers {
+				lo, hi := k*block, min(n, (k+1)*block)
+				off := 0
+				for _, p := range plans {
+					p.fill(x, stride, off, lo, hi)
+					off += len(p.names)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// checkType checks that term t can read column c.
+func checkType(src, where string, t *term, c *column) error {
+	switch {
+	case t.numeric():
+		switch c.typ {
+		case Float, Int, Bool:
+			return nil
+		case String:
+			why := ""
+			if c.note != "" {
+				why = ": " + c.note
+			}
+			return fmt.Errorf("data: %s: %s: column %q is string, not numeric%s", src, where, c.name, why)
+		}
+		return fmt.Errorf("data: %s: %s: column %q is time, not numeric: use HourOfDay, DayOfWeek or Month", src, where, c.name)
+	case t.kind == kindCat:
+		switch c.typ {
+		case String, Int, Bool:
+			return nil
+		case Float:
+			return fmt.Errorf("data: %s: %s: column %q is float, and Categorical takes string, int or bool columns (use Num or Above for a number)", src, where, c.name)
+		}
+		return fmt.Errorf("data: %s: %s: column %q is time: use HourOfDay, DayOfWeek or Month", src, where, c.name)
+	default:
+		if c.typ != Time {
+			return fmt.Errorf("data: %s: %s: column %q is %s, not time", src, where, c.name, c.typ)
+		}
+	}
+	return nil
+}
+
+// filter finds the rows to use: it drops (DropMissing) or refuses rows
+// with a missing value in any used column or a non-finite value in a
+// numeric one.
+func (b *builder) filter(terms []*term, cols []*column, where []string) error {
+	n := b.f.n
+	var drop []bool
+	mark := func(k, r int, what string) error {
+		if !b.spec.DropMissing {
+			return fmt.Errorf("data: %s: row %d, column %q: %s, in %s (Spec.DropMissing drops such rows)", b.src, r+1, cols[k].name, what, where[k])
+		}
+		if drop == nil {
+			drop = make([]bool, n)
+		}
+		drop[r] = true
+		return nil
+	}
+	for k, c := range cols {
+		if slices.Index(cols[:k], c) >= 0 {
+			continue // checked already
+		}
+		for r, m := range c.miss {
+			if m {
+				if err := mark(k, r, "missing value"); err != nil {
+					return err
+				}
+			}
+		}
+		if c.typ == Float && terms[k].numeric() {
+			for r, v := range c.f {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					if c.miss != nil && c.miss[r] {
+						continue
+					}
+					if err := mark(k, r, "value "+formatFloat(v)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	b.n = n
+	if drop != nil {
+		b.rows = make([]int, 0, n)
+		for r, dr := range drop {
+			if !dr {
+				b.rows = append(b.rows, r)
+			}
+		}
+		b.n = len(b.rows)
+	}
+	if n == 0 {
+		return fmt.Errorf("data: %s: no rows", b.src)
+	}
+	if b.n == 0 {
+		return fmt.Errorf("data: %s: all %d rows have a missing or non-finite value in the columns used (%s)", b.src, n, usedNames(cols))
+	}
+	return nil
+}
+
+// usedNames lists the distinct names of cols.
+func usedNames(cols []*column) string {
+	var names []string
+	for _, c := range cols {
+		if !slices.Contains(names, c.name) {
+			names = append(names, c.name)
+		}
+	}
+	return nameList(names, 20)
+}
+
+// values returns the numeric term's values in the rows used, transformed
+// (log, log1p, above); errors name the row and the value.
+func (b *builder) values(t *term, c *column, where string) ([]float64, error) {
+	v := make([]float64, b.n)
+	prefault(v)
+	switch c.typ {
+	case Float:
+		if b.rows == nil {
+			copy(v, c.f)
+		} else {
+			for i, r := range b.rows {
+				v[i] = c.f[r]
+			}
+		}
+	default:
+		if b.rows == nil {
+			for i, x := range c.i {
+				v[i] = float64(x)
+			}
+		} else {
+			for i, r := range b.rows {
+				v[i] = float64(c.i[r])
+			}
+		}
+	}
+	switch t.kind {
+	case kindLog:
+		for i, x := range v {
+			if !(x > 0) {
+				return nil, fmt.Errorf("data: %s: row %d, column %q: log of %s, in %s", b.src, b.row(i), c.name, formatFloat(x), where)
+			}
+			v[i] = math.Log(x)
+		}
+	case kindLog1p:
+		for i, x := range v {
+			if !(x > -1) {
+				return nil, fmt.Errorf("data: %s: row %d, column %q: log1p of %s, in %s", b.src, b.row(i), c.name, formatFloat(x), where)
+			}
+			v[i] = math.Log1p(x)
+		}
+	case kindAbove:
+		for i, x := range v {
+			if x > t.thr {
+				v[i] = 1
+			} else {
+				v[i] = 0
+			}
+		}
+	}
+	return v, nil
+}
+
+// numName is the name of a numeric term's column.
+func numName(t *term) string {
+	switch t.kind {
+	case kindLog:
+		return "log(" + t.col + ")"
+	case kindLog1p:
+		return "log1p(" + t.col + ")"
+	case kindAbove:
+		return t.col + ">" + formatFloat(t.thr)
+	}
+	return t.col
+}
+
+// response computes y.
+func (b *builder) response(t *term, c *column) ([]float64, string, error) {
+	y, err := b.values(t, c, "Spec.Response "+t.String())
+	return y, numName(t), err
+}
+
+// plan computes a feature term's columns.
+func (b *builder) plan(t *term, c *column, where string) (plan, error) {
+	switch t.kind {
+	case kindNum, kindLog, kindLog1p, kindAbove:
+		return b.numPlan(t, c, where)
+	case kindCat:
+		return b.catPlan(t, c, where)
+	case kindHour:
+		return b.hourPlan(t, c, where)
+	}
+	return b.calendarPlan(t, c)
+}
+
+// numPlan is a numeric feature, standardised unless told otherwise.
+func (b *builder) numPlan(t *term, c *column, where string) (plan, error) {
+	v, err := b.values(t, c, where)
+	if err != nil {
+		return plan{}, err
+	}
+	name := numName(t)
+	lo, hi := slices.Min(v), slices.Max(v)
+	if lo == hi {
+		return plan{}, fmt.Errorf("data: %s: column %q is constant (%s in all %d rows used), in %s: its coefficient is not identifiable", b.src, name, formatFloat(lo), b.n, where)
+	}
+	center, scale := 0.0, 1.0
+	if !b.spec.NoStandardize && t.kind != kindAbove {
+		var mean float64
+		for _, x := range v {
+			mean += x
+		}
+		mean /= float64(len(v))
+		var ss float64
+		for _, x := range v {
+			ss += (x - mean) * (x - mean)
+		}
+		scale = math.Sqrt(ss / float64(len(v)-1))
+		if !b.spec.NoIntercept {
+			center = mean
+		}
+		if !(scale > 0) || math.IsInf(scale, 0) || math.IsInf(mean, 0) {
+			return plan{}, fmt.Errorf("data: %s: column %q: cannot standardise (mean %g, standard deviation %g), in %s", b.src, name, mean, scale, where)
+		}
+	}
+	inv := 1 / scale
+	return plan{
+		names: []string{name}, center: []float64{center}, scale: []float64{scale},
+		fill: func(x []float64, stride, off, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				x[i*stride+off] = (v[i] - center) * inv
+			}
+		},
+	}, nil
+}
+
+// hourPlan is sin and cos of the hour of day.
+func (b *builder) hourPlan(t *term, c *column, where string) (plan, error) {
+	rows := b.rows
+	at := func(i int) int64 {
+		if rows == nil {
+			return c.i[i]
+		}
+		return c.i[rows[i]]
+	}
+	_, first := splitMicros(at(0))
+	constant := true
+	for i := 1; i < b.n && constant; i++ {
+		_, rem := splitMicros(at(i))
+		constant = rem == first
+	}
+	if constant {
+		return plan{}, fmt.Errorf("data: %s: column %q: every time of day in the %d rows used is %s, so %s.hour.sin and .cos are constant, in %s: their coefficients are not identifiable", b.src, c.name, b.n, formatHour(float64(first)/microsPerHour), t.col, where)
+	}
+	return plan{
+		names:  []string{t.col + ".hour.sin", t.col + ".hour.cos"},
+		center: []float64{0, 0}, scale: []float64{1, 1},
+		fill: func(x []float64, stride, off, lo, hi int) {
+			// Timestamps repeat (schedules): reuse the last sin and cos.
+			last, s, co := int64(-1), 0.0, 0.0
+			for i := lo; i < hi; i++ {
+				_, rem := splitMicros(at(i))
+				if rem != last {
+					last = rem
+					s, co = math.Sincos(2 * math.Pi * (float64(rem) / microsPerHour) / 24)
+				}
+				x[i*stride+off] = s
+				x[i*stride+off+1] = co
+			}
+		},
+	}, nil
+}
+
+// formatHour formats an hour of day h as hh:mm:ss.
+func formatHour(h float64) string {
+	s := int(math.Round(h * 3600))
+	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+}
+
+// calendarPlan is the one-hot weekday or month.
+func (b *builder) calendarPlan(t *term, c *column) (plan, error) {
+	codes := make([]uint8, b.n)
+	var counts [12]int
+	for i := range b.n {
+		r := i
+		if b.rows != nil {
+			r = b.rows[i]
+		}
+		day, _ := splitMicros(c.i[r])
+		var k int
+		if t.kind == kindDow {
+			k = weekday(day)
+		} else {
+			k = civilMonth(day) - 1
+		}
+		codes[i] = uint8(k)
+		counts[k]++
+	}
+	labels, prefix := weekdayNames[:], t.col+".dow="
+	if t.kind == kindMonth {
+		labels, prefix = monthNames[:], t.col+".month="
+	}
+	// The reference is the first level present; the rest get columns.
+	var col [12]int8
+	var p plan
+	ref := true
+	for k := range labels {
+		col[k] = -1
+		if counts[k] == 0 {
+			continue
+		}
+		if ref {
+			ref = false
+			continue
+		}
+		col[k] = int8(len(p.names))
+		p.names = append(p.names, prefix+labels[k])
+		p.center = append(p.center, 0)
+		p.scale = append(p.scale, 1)
+	}
+	p.fill = func(x []float64, stride, off, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if k := col[codes[i]]; k >= 0 {
+				x[i*stride+off+int(k)] = 1
+			}
+		}
+	}
+	return p, nil
+}
+
+// level is a categorical level in the rows used.
+type level struct {
+	name  string
+	num   int64 // Int and Bool columns: the value, for ordering
+	count int
+	code  int32 // output column, −1 for the reference
+}
+
+// catPlan is the one-hot encoding of a categorical column.
+func (b *builder) catPlan(t *term, c *column, where string) (plan, error) {
+	// codes in the rows used, into levels.
+	codes := make([]int32, b.n)
+	var levels []level
+	switch c.typ {
+	case String:
+		counts := make([]int, len(c.levels))
+		for i := range b.n {
+			r := i
+			if b.rows != nil {
+				r = b.rows[i]
+			}
+			k := c.codes[r]
+			codes[i] = k
+			counts[k]++
+		}
+		// Keep only levels present; renumber.
+		renum := make([]int32, len(c.levels))
+		for k, n := range counts {
+			renum[k] = -1
+			if n > 0 {
+				renum[k] = int32(len(levels))
+				levels = append(levels, level{name: c.levels[k], count: n})
+			}
+		}
+		for i, k := range codes {
+			codes[i] = renum[k]
+		}
+	default: // Int, Bool
+		index := make(map[int64]int32)
+		for i := range b.n {
+			r := i
+			if b.rows != nil {
+				r = b.rows[i]
+			}
+			v := c.i[r]
+			k, ok := index[v]
+			if !ok {
+				k = int32(len(levels))
+				name := strconv.FormatInt(v, 10)
+				if c.typ == Bool {
+					name = strconv.FormatBool(v != 0)
+				}
+				levels = append(levels, level{name: name, num: v})
+				index[v] = k
+			}
+			levels[k].count++
+			codes[i] = k
+		}
+	}
+	if len(levels) == 1 {
+		return plan{}, fmt.Errorf("data: %s: column %q has the single level %q in all %d rows used, in %s: its one-hot columns would be constant", b.src, c.name, levels[0].name, b.n, where)
+	}
+	// By frequency, ties by name: for TopK and the default reference.
+	byFreq := make([]int, len(levels))
+	for k := range byFreq {
+		byFreq[k] = k
+	}
+	slices.SortFunc(byFreq, func(i, j int) int {
+		if d := cmp.Compare(levels[j].count, levels[i].count); d != 0 {
+			return d
+		}
+		return cmp.Compare(levels[i].name, levels[j].name)
+	})
+	// group[k]: the level's group index into groups.
+	var groups []catGroup
+	group0 := make([]int32, len(levels))
+	keep := len(levels)
+	if t.topK > 0 && t.topK < len(levels) {
+		keep = t.topK
+	}
+	otherName := "other"
+	for _, k := range byFreq[:keep] {
+		if levels[k].name == otherName {
+			otherName = "(other)"
+		}
+	}
+	for rank, k := range byFreq {
+		if rank < keep {
+			group0[k] = int32(len(groups))
+			groups = append(groups, catGroup{name: levels[k].name, num: levels[k].num, count: levels[k].count})
+			continue
+		}
+		if rank == keep {
+			groups = append(groups, catGroup{name: otherName, other: true})
+		}
+		group0[k] = int32(len(groups) - 1)
+		groups[len(groups)-1].count += levels[k].count
+	}
+	// The reference.
+	ref := -1
+	if t.hasRef {
+		for g := range groups {
+			if groups[g].name == t.ref {
+				ref = g
+			}
+		}
+		if ref < 0 {
+			for _, lv := range levels {
+				if lv.name == t.ref {
+					return plan{}, fmt.Errorf("data: %s: %s: level %q of column %q is pooled into %q by TopK(%d); the reference must be one of the kept levels %s", b.src, where, t.ref, c.name, otherName, t.topK, groupList(groups, 10))
+				}
+			}
+			return plan{}, fmt.Errorf("data: %s: %s: column %q has no level %q in the rows used (the most frequent: %s)", b.src, where, c.name, t.ref, groupList(groups, 10))
+		}
+	} else {
+		ref = 0
+		for g := range groups {
+			if groups[g].count > groups[ref].count || groups[g].count == groups[ref].count && groups[g].name < groups[ref].name {
+				ref = g
+			}
+		}
+	}
+	// Columns in the order of the names (integers numerically), other last.
+	order := make([]int, 0, len(groups))
+	for g := range groups {
+		if g != ref {
+			order = append(order, g)
+		}
+	}
+	numeric := c.typ != String
+	slices.SortFunc(order, func(i, j int) int {
+		gi, gj := groups[i], groups[j]
+		if gi.other != gj.other {
+			if gi.other {
+				return 1
+			}
+			return -1
+		}
+		if numeric {
+			return cmp.Compare(gi.num, gj.num)
+		}
+		return strings.Compare(gi.name, gj.name)
+	})
+	outCol := make([]int32, len(groups))
+	for g := range outCol {
+		outCol[g] = -1
+	}
+	var p plan
+	for k, g := range order {
+		outCol[g] = int32(k)
+		p.names = append(p.names, c.name+"="+groups[g].name)
+		p.center = append(p.center, 0)
+		p.scale = append(p.scale, 1)
+	}
+	// Level code → output column.
+	lut := make([]int32, len(levels))
+	for k := range levels {
+		lut[k] = outCol[group0[k]]
+	}
+	p.fill = func(x []float64, stride, off, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if k := lut[codes[i]]; k >= 0 {
+				x[i*stride+off+int(k)] = 1
+			}
+		}
+	}
+	return p, nil
+}
+
+// catGroup is a level after pooling: a level, or "other".
+type catGroup struct {
+	name  string
+	num   int64
+	count int
+	other bool
+}
+
+// groupList lists up to max groups, the most frequent first, with their
+// counts.
+func groupList(groups []catGroup, max int) string {
+	g := slices.Clone(groups)
+	slices.SortStableFunc(g, func(a, b catGroup) int { return cmp.Compare(b.count, a.count) })
+	var sb strings.Builder
+	for k, x := range g {
+		if k == max {
+			fmt.Fprintf(&sb, " … (%d more)", len(g)-max)
+			break
+		}
+		if k > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%q (%d rows)", x.name, x.count)
+	}
+	return sb.String()
+}

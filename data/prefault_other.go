@@ -1,0 +1,10 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+//go:build !linux
+
+package data
+
+// prefault does nothing outside Linux.
+func prefault[T any](s []T) {}

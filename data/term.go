@@ -1,0 +1,167 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package data
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Term is one piece of a design: the response or a group of feature
+// columns computed from one column of a Frame. Terms are built by Num,
+// Log, Log1p, Above, Categorical, HourOfDay, DayOfWeek and Month; the
+// interface is sealed.
+type Term interface {
+	// String describes the term as written, e.g. `Log("distance")`.
+	String() string
+	spec() *term
+}
+
+type termKind uint8
+
+const (
+	kindNum termKind = iota
+	kindLog
+	kindLog1p
+	kindAbove
+	kindCat
+	kindHour
+	kindDow
+	kindMonth
+)
+
+// term is every Term.
+type term struct {
+	kind   termKind
+	col    string
+	thr    float64 // Above
+	ref    string  // Categorical: the reference level, if hasRef
+	hasRef bool
+	topK   int    // Categorical: 0 for all levels
+	optErr string // an invalid option, reported by Build
+}
+
+func (t *term) spec() *term { return t }
+
+func (t *term) String() string {
+	q := strconv.Quote(t.col)
+	switch t.kind {
+	case kindNum:
+		return "Num(" + q + ")"
+	case kindLog:
+		return "Log(" + q + ")"
+	case kindLog1p:
+		return "Log1p(" + q + ")"
+	case kindAbove:
+		return "Above(" + q + ", " + formatFloat(t.thr) + ")"
+	case kindCat:
+		s := "Categorical(" + q
+		if t.hasRef {
+			s += ", Reference(" + strconv.Quote(t.ref) + ")"
+		}
+		if t.topK != 0 {
+			s += ", TopK(" + strconv.Itoa(t.topK) + ")"
+		}
+		return s + ")"
+	case kindHour:
+		return "HourOfDay(" + q + ")"
+	case kindDow:
+		return "DayOfWeek(" + q + ")"
+	case kindMonth:
+		return "Month(" + q + ")"
+	}
+	return "Term(" + q + ")"
+}
+
+// numeric reports whether the term reads its column as a number.
+func (t *term) numeric() bool { return t.kind <= kindAbove }
+
+// Num is a numeric column (Float, Int, or Bool as 0 and 1) as it is:
+// one feature column named after the column, standardised unless
+// Spec.NoStandardize; as the response, y as it is.
+func Num(col string) Term { return &term{kind: kindNum, col: col} }
+
+// Log is log(x) of a numeric column, named "log(col)"; a value x ≤ 0 in
+// a row used is an error naming the row. As a feature it is standardised
+// unless Spec.NoStandardize.
+func Log(col string) Term { return &term{kind: kindLog, col: col} }
+
+// Log1p is log(1 + x) of a numeric column, named "log1p(col)", for
+// counts with zeros; a value x ≤ −1 is an error naming the row.
+func Log1p(col string) Term { return &term{kind: kindLog1p, col: col} }
+
+// Above is 1 where the numeric column is greater than threshold and 0
+// elsewhere, named "col>threshold": a binary response such as
+// Above("delay", 15), or an indicator feature (never standardised).
+func Above(col string, threshold float64) Term {
+	return &term{kind: kindAbove, col: col, thr: threshold}
+}
+
+// CatOption modifies a Categorical term.
+type CatOption struct{ apply func(*term) }
+
+// Reference sets the reference level of a Categorical term: the level
+// without a column of its own, which the intercept stands for. The
+// default is the most frequent level in the rows used (ties broken by
+// name), counting "other" as a level under TopK. A level the column does
+// not have in the rows used is an error listing the most frequent ones.
+func Reference(level string) CatOption {
+	return CatOption{func(t *term) { t.ref, t.hasRef = level, true }}
+}
+
+// TopK keeps the k most frequent levels of a Categorical term (ties broken
+// by name) and pools the rest into one level named "other" ("(other)" if
+// the column has a level called other among the k). k < 1 is an error.
+func TopK(k int) CatOption {
+	return CatOption{func(t *term) {
+		if k < 1 {
+			t.optErr = fmt.Sprintf("TopK(%d): want k ≥ 1", k)
+		}
+		t.topK = k
+	}}
+}
+
+// Categorical is a one-hot encoding of a String, Int or Bool column: one
+// 0/1 column per level in the rows used except the reference, named
+// "col=level", in the order of the levels' names (integers in numeric
+// order, false before true), "other" last; never standardised. A Float
+// column is an error: its distinct values are not categories (round
+// them into an integer column, or use Num or Above), and so is a Time
+// column (use HourOfDay, DayOfWeek or Month). A column with a single level
+// in the rows used is an error: its only column would be constant.
+func Categorical(col string, opts ...CatOption) Term {
+	t := &term{kind: kindCat, col: col}
+	for _, o := range opts {
+		if o.apply != nil {
+			o.apply(t)
+		}
+	}
+	return t
+}
+
+// HourOfDay is the time of day of a Time column on the circle: two
+// columns, "col.hour.sin" and "col.hour.cos", sin and cos of 2π·h/24 with
+// h the hour of the wall clock including minutes, seconds and
+// microseconds as fractions (h = 13.5 at 13:30). Not standardised.
+func HourOfDay(col string) Term { return &term{kind: kindHour, col: col} }
+
+// DayOfWeek is a one-hot encoding of the weekday of a Time column:
+// columns "col.dow=Tue" … "col.dow=Sun" with Monday the reference. Only
+// weekdays present in the rows used get a column; without a Monday the
+// first day present (in Monday … Sunday order) is the reference.
+func DayOfWeek(col string) Term { return &term{kind: kindDow, col: col} }
+
+// Month is a one-hot encoding of the month of a Time column: columns
+// "col.month=Feb" … "col.month=Dec" with January the reference. As for
+// DayOfWeek, only months present get a column, and without a January the
+// first month present is the reference.
+func Month(col string) Term { return &term{kind: kindMonth, col: col} }
+
+// formatFloat formats a threshold for names and messages.
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+var weekdayNames = [7]string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
+
+var monthNames = [12]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
