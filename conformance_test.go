@@ -224,6 +224,8 @@ func conformanceCases() []mcmctest.Case {
 			}},
 		{Name: "MHBT RSGLD", NeedsGradient: true,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MHBT{BatchSize: 50, RSGLD: true, Scale: pb.Scale} }},
+		{Name: "SGLD", NeedsGradient: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.SGLD{BatchSize: 50, Scale: pb.Scale / 10} }},
 		{Name: "Aux", UsesProposal: true, NeedsRange: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.Aux[struct{}, struct{}]{Scheme: auxPoisson{prop: pb.Proposal}, Scale: pb.Scale}

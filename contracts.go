@@ -250,3 +250,14 @@ var (
 	_, _, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, NUTS{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
 	_, _, _, _, _, _    AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
 )
+
+// The inexact comparators of sgld.go and mhminibatch.go. SGLD's chain is
+// deliberately not Tunable (it has no acceptance to adapt to).
+var (
+	_ Kernel = SGLD{}
+	_ interface {
+		Chain
+		Checkpointer
+		ParamReporter
+	} = (*sgldChain)(nil)
+)
