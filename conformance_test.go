@@ -224,6 +224,10 @@ func conformanceCases() []mcmctest.Case {
 			}},
 		{Name: "MHBT RSGLD", NeedsGradient: true,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MHBT{BatchSize: 50, RSGLD: true, Scale: pb.Scale} }},
+		{Name: "MHminibatch", UsesProposal: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.MHminibatch{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
+			}},
 		{Name: "SGLD", NeedsGradient: true,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.SGLD{BatchSize: 50, Scale: pb.Scale / 10} }},
 		{Name: "Aux", UsesProposal: true, NeedsRange: true, Exact: true,

@@ -254,8 +254,10 @@ var (
 // The inexact comparators of sgld.go and mhminibatch.go. SGLD's chain is
 // deliberately not Tunable (it has no acceptance to adapt to).
 var (
-	_ Kernel = SGLD{}
-	_ interface {
+	_, _ Kernel        = SGLD{}, MHminibatch{}
+	_    driverChain   = (*mhmbChain)(nil)
+	_    ParamReporter = (*mhmbChain)(nil)
+	_    interface {
 		Chain
 		Checkpointer
 		ParamReporter
