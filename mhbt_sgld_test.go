@@ -112,3 +112,7 @@ func TestMHBTRefreshOnRejectOption(t *testing.T) {
 		t.Error("RSGLD and SGLD together: no error")
 	}
 }
+
+func BenchmarkMHBTSGLDStepLogistic(b *testing.B) {
+	benchmarkKernel(b, tallLogistic(b), exactmh.MHBT{SGLD: true, Scale: 1e-9})
+}

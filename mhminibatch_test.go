@@ -114,3 +114,7 @@ func TestMHminibatchErrors(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkMHminibatchStepLogistic(b *testing.B) {
+	benchmarkKernel(b, tallLogistic(b), exactmh.MHminibatch{Scale: 0.02})
+}

@@ -144,3 +144,7 @@ func TestSGLDErrors(t *testing.T) {
 		t.Errorf("without gradients: %v, want ErrNoGradient", err)
 	}
 }
+
+func BenchmarkSGLDStepLogistic(b *testing.B) {
+	benchmarkKernel(b, tallLogistic(b), exactmh.SGLD{Scale: 1e-3})
+}
