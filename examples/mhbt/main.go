@@ -57,6 +57,7 @@ func main() {
 	theta2s := flag.String("theta2", "0.5,2,4", "comma-separated θ2 values of the mixture experiment")
 	skipGauss := flag.Bool("mixtureonly", false, "run only the mixture experiment")
 	fig1Iters := flag.Int("fig1iters", 2000, "iterations per ε in the Fig. 1 study (the paper's 2000)")
+	fig1Full := flag.Bool("fig1full", false, "Fig. 1 study with each datum's full log density (its θ-free ½‖x_i‖² term included)")
 	flag.Parse()
 	seed, asJSON, quick, quiet, out := &cf.Seed, &cf.JSON, &cf.Quick, &cf.Quiet, &cf.Out
 	log.SetFlags(0)
@@ -66,7 +67,7 @@ func main() {
 		if *quick {
 			ds, *fig1Iters = []int{1, 10}, 200
 		}
-		fig1(ds, *fig1Iters, *seed, *asJSON, *quiet)
+		fig1(ds, *fig1Iters, *seed, *fig1Full, *asJSON, *quiet)
 		return
 	}
 	if *quick {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -25,12 +24,12 @@ func TestFig1Largest(t *testing.T) {
 // The SGLD proposal's acceptance at a fixed ε falls as d grows (the point
 // of the paper's Fig. 1), and RSGLD's with β = 2 stays above it.
 func TestFig1SGLDCollapsesWithDimension(t *testing.T) {
-	k := exactmh.MHBT{BatchSize: fig1M, Cn: fig1Cn, SGLD: true, Scale: fig1Eps(1, 8)}
-	a1 := fig1Accept(fig1Target(1, 1), k, 200, 1)
-	a100 := fig1Accept(fig1Target(100, 1), k, 200, 1)
+	k := exactmh.MHBT{BatchSize: fig1M, Cn: fig1Cn, SGLD: true, Scale: fig1Eps(1, 12)}
+	a1 := fig1Accept(fig1Target(1, 1, false), k, 200, 1)
+	a100 := fig1Accept(fig1Target(100, 1, false), k, 200, 1)
 	r := exactmh.MHBT{BatchSize: fig1M, Cn: fig1Cn, RSGLD: true, Beta: 2, Scale: k.Scale}
-	r100 := fig1Accept(fig1Target(100, 1), r, 200, 1)
-	if !(a100 < a1) || !(r100 > a100) || math.IsNaN(a1) {
+	r100 := fig1Accept(fig1Target(100, 1, false), r, 200, 1)
+	if !(a100 < a1-0.2) || !(r100 > a100+0.05) {
 		t.Errorf("ε = %.3g: SGLD acceptance %.3f at d = 1, %.3f at d = 100; RSGLD (β = 2) %.3f at d = 100", k.Scale, a1, a100, r100)
 	}
 	t.Logf("ε = %.3g: SGLD acceptance %.3f at d = 1, %.3f at d = 100; RSGLD (β = 2) %.3f at d = 100", k.Scale, a1, a100, r100)
