@@ -248,6 +248,18 @@ func conformanceCases() []mcmctest.Case {
 			}},
 		{Name: "MHBT RSGLD", NeedsGradient: true,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MHBT{BatchSize: 50, RSGLD: true, Scale: pb.Scale} }},
+		{Name: "MHBT SGLD", NeedsGradient: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MHBT{BatchSize: 50, SGLD: true, Scale: pb.Scale} }},
+		{Name: "MHBT refresh on rejection", UsesProposal: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.MHBT{BatchSize: 50, Proposal: pb.Proposal, Scale: pb.Scale, RefreshOnReject: true}
+			}},
+		{Name: "MHminibatch", UsesProposal: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.MHminibatch{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
+			}},
+		{Name: "SGLD", NeedsGradient: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.SGLD{BatchSize: 50, Scale: pb.Scale / 10} }},
 		{Name: "Aux", UsesProposal: true, NeedsRange: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.Aux[struct{}, struct{}]{Scheme: auxPoisson{prop: pb.Proposal}, Scale: pb.Scale}

@@ -255,3 +255,16 @@ var (
 	_, _, _, _, _, _    AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
 	_                   AcceptTarget = Exchange[*IsingData]{}
 )
+
+// The inexact comparators of sgld.go and mhminibatch.go. SGLD's chain is
+// deliberately not Tunable (it has no acceptance to adapt to).
+var (
+	_, _ Kernel        = SGLD{}, MHminibatch{}
+	_    driverChain   = (*mhmbChain)(nil)
+	_    ParamReporter = (*mhmbChain)(nil)
+	_    interface {
+		Chain
+		Checkpointer
+		ParamReporter
+	} = (*sgldChain)(nil)
+)

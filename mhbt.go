@@ -30,8 +30,10 @@ import (
 // (θ, I) and the cached μ̂_I(θ): θ is never re-evaluated on a new batch (the
 // paper's reference code does that, which changes the stationary law).
 //
-// The proposal is the random walk (Proposal, Scale) or, with RSGLD set, the
-// reversible SGLD proposal of eq. (6)–(7) with learning rate Scale.
+// The proposal is the random walk (Proposal, Scale), or, with RSGLD set, the
+// reversible SGLD proposal of eq. (6)–(7) with learning rate Scale, or, with
+// SGLD set, the plain SGLD proposal of eq. (5) (SGLDProposal), the
+// baseline of the paper's Fig. 1.
 type MHBT struct {
 	// BatchSize is m (0: 1000, capped at N).
 	BatchSize int
@@ -45,9 +47,25 @@ type MHBT struct {
 	Scale float64
 	// RSGLD selects the reversible SGLD proposal (needs gradients).
 	RSGLD bool
+	// SGLD selects the plain SGLD proposal of eq. (5) (needs gradients;
+	// not with RSGLD): the forward move alone, whose acceptance collapses
+	// as d grows unless ε shrinks (the paper's Fig. 1).
+	SGLD bool
 	// Beta is RSGLD's backward noise factor β ≥ 1 (0: 1). With AdaptBeta,
 	// the starting value (0: 10).
 	Beta float64
+	// RefreshOnReject makes a rejection move the chain to the new batch I′
+	// and re-evaluate θ on it (m more evaluations), as the paper's
+	// reference code does (it sets the current batch to the proposal's
+	// every iteration), instead of keeping (θ, I) and μ̂_I(θ) as
+	// Algorithm 1 does. The chain is then a noisy Metropolis–Hastings
+	// chain, whose ratio's batch noise is drawn afresh at every step
+	// rather than stuck to the state: still INEXACT, and with a law that
+	// is neither the posterior nor Algorithm 1's π̃ (mhbt_test.go measures
+	// the difference on a tempered Gaussian; on a multimodal target it
+	// hops between modes that Algorithm 1's chain stays in, because a
+	// state's lucky batch no longer holds it).
+	RefreshOnReject bool
 	// AdaptBeta tunes β during warmup by the schedule of §3.2: after each
 	// epoch (N/m steps) whose mean acceptance probability exceeds 0.4, β
 	// drops by 5% while 100 forward-only test moves accept with mean
@@ -62,12 +80,60 @@ type MHBT struct {
 	onReject   func(c *mhbtChain) error
 }
 
-// Name returns "MHBT" or "MHBT-RSGLD".
+// Name returns "MHBT", "MHBT-RSGLD" or "MHBT-SGLD", with "-refresh"
+// appended under RefreshOnReject.
 func (k MHBT) Name() string {
-	if k.RSGLD {
-		return "MHBT-RSGLD"
+	name := "MHBT"
+	switch {
+	case k.RSGLD:
+		name = "MHBT-RSGLD"
+	case k.SGLD:
+		name = "MHBT-SGLD"
 	}
-	return "MHBT"
+	if k.RefreshOnReject {
+		name += "-refresh"
+	}
+	return name
+}
+
+// gradProposal reports whether the proposal uses the batch gradient.
+func (k MHBT) gradProposal() bool { return k.RSGLD || k.SGLD }
+
+// SGLDProposal is the plain SGLD proposal of the MHBT paper (eq. 5):
+// θ′ = θ + εg + s·ξ, ξ ~ N(0, I), s = √(2ε)/N, g the minibatch mean
+// gradient of the log-likelihood, with density φ(θ′ − θ − εg; s²I) —
+// RSGLDProposal's forward move alone.
+type SGLDProposal struct {
+	Epsilon float64 // learning rate ε > 0
+	N       int     // data size, in the noise scale s = √(2ε)/N
+}
+
+// Validate reports whether the proposal is usable: ε finite > 0, N > 0.
+func (q SGLDProposal) Validate() error {
+	if !(q.Epsilon > 0) || math.IsInf(q.Epsilon, 0) || q.N <= 0 {
+		return fmt.Errorf("exactmh: SGLDProposal{Epsilon: %v, N: %d}: want ε finite > 0, N > 0", q.Epsilon, q.N)
+	}
+	return nil
+}
+
+// Draw writes a proposal from theta with gradient g into dst.
+func (q SGLDProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
+	s := math.Sqrt(2*q.Epsilon) / float64(q.N)
+	for j, v := range theta {
+		dst[j] = v + q.Epsilon*g[j] + s*rng.NormFloat64()
+	}
+}
+
+// LogDensity returns log q(from → to) for the gradient g at from.
+func (q SGLDProposal) LogDensity(to, from, g []float64) float64 {
+	s := math.Sqrt(2*q.Epsilon) / float64(q.N)
+	var r2 float64
+	for j := range to {
+		a := to[j] - from[j] - q.Epsilon*g[j]
+		r2 += a * a
+	}
+	d := float64(len(to))
+	return -r2/(2*s*s) - d*math.Log(s) - d/2*math.Log(2*math.Pi)
 }
 
 // Exact returns false: the chain targets a tempered, biased posterior.
@@ -130,12 +196,15 @@ func (r RSGLDProposal) LogDensity(to, from, g []float64) float64 {
 // Start checks the configuration and evaluates the first batch.
 func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 	name := k.Name()
-	w, err := newWalk(name, t, k.Proposal, !k.RSGLD, k.Scale, theta0)
+	w, err := newWalk(name, t, k.Proposal, !k.gradProposal(), k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.requireGradient(); k.RSGLD && err != nil {
-		return nil, fmt.Errorf("%s with RSGLD %w", name, err)
+	if k.RSGLD && k.SGLD {
+		return nil, fmt.Errorf("%s: RSGLD and SGLD both set: choose one proposal", name)
+	}
+	if err := t.requireGradient(); k.gradProposal() && err != nil {
+		return nil, fmt.Errorf("%s %w", name, err)
 	}
 	n := t.N()
 	m := k.BatchSize
@@ -186,7 +255,7 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 	if c.mu, err = c.meanLogLik(c.batch, theta0); err != nil {
 		return nil, err
 	}
-	if k.RSGLD {
+	if k.gradProposal() {
 		if err := c.gradient(c.grad, c.batch, theta0); err != nil {
 			return nil, err
 		}
@@ -278,6 +347,10 @@ func (c *mhbtChain) gradient(g []float64, batch []int, theta []float64) error {
 	return nil
 }
 
+func (c *mhbtChain) sgld() SGLDProposal {
+	return SGLDProposal{Epsilon: c.scale, N: c.t.N()}
+}
+
 func (c *mhbtChain) rsgld() RSGLDProposal {
 	return RSGLDProposal{Epsilon: c.scale, Beta: c.beta, N: c.t.N()}
 }
@@ -289,10 +362,14 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 	// 1. Propose θ′ (RSGLD from the batch gradient at θ, or the Proposal);
 	// the prior is exact and rejects outside its support first.
 	ok := false
-	if c.k.RSGLD {
+	switch {
+	case c.k.RSGLD:
 		c.rsgld().Draw(rng, c.next, c.theta, c.grad)
 		_, ok = c.exactPart(0)
-	} else {
+	case c.k.SGLD:
+		c.sgld().Draw(rng, c.next, c.theta, c.grad)
+		_, ok = c.exactPart(0)
+	default:
 		_, ok = c.propose(rng)
 	}
 	if !ok {
@@ -306,12 +383,18 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, err
 	}
 	logQ := c.logQ
-	if c.k.RSGLD {
+	if c.k.gradProposal() {
 		if err := c.gradient(c.gradNew, c.batchNew, c.next); err != nil {
 			return Info{}, err
 		}
+	}
+	switch {
+	case c.k.RSGLD:
 		q := c.rsgld()
 		logQ = c.logDensity(q, c.theta, c.next, c.gradNew) - c.logDensity(q, c.next, c.theta, c.grad)
+	case c.k.SGLD:
+		q := c.sgld()
+		logQ = q.LogDensity(c.theta, c.next, c.gradNew) - q.LogDensity(c.next, c.theta, c.grad)
 	}
 	// 3. The tempered ratio c_n(μ̂_I′(θ′) − μ̂_I(θ)) with the prior tempered
 	// alike, and the decision.
@@ -329,6 +412,16 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 	case c.onReject != nil:
 		if err := c.onReject(c); err != nil {
 			return Info{}, err
+		}
+	case c.k.RefreshOnReject:
+		c.batch, c.batchNew = c.batchNew, c.batch
+		if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
+			return Info{}, err
+		}
+		if c.k.gradProposal() {
+			if err := c.gradient(c.grad, c.batch, c.theta); err != nil {
+				return Info{}, err
+			}
 		}
 	}
 	// The β schedule reads batchNew and gradNew as scratch: only now.
@@ -466,7 +559,7 @@ func (c *mhbtChain) UnmarshalState(b []byte) error {
 	if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
 		return err
 	}
-	if c.k.RSGLD {
+	if c.k.gradProposal() {
 		return c.gradient(c.grad, c.batch, c.theta)
 	}
 	return nil

@@ -15,14 +15,28 @@
 // two modes, (0, θ2) and (θ2, −θ2). For each θ2 the program runs MHBT and
 // full-batch MH for the same wall-clock budget from the first mode and
 // counts how often each chain switches mode: the tempered MHBT chain hops
-// between them while MH stays put once θ2 separates them. With -out DIR it
-// writes the θ1 traces (mhbt_mixture_θ2.png).
+// between them while MH stays put once θ2 separates them. Beside MHBT it
+// runs MHBT-refresh (MHBT{RefreshOnReject: true}: a rejection moves to the
+// new batch and re-evaluates θ on it, as the paper's reference code does)
+// and it prints the tempered target π^{c_n/n} computed on a grid: its share
+// of mass nearer the first mode and the height of the pass between the
+// modes. At θ2 = 4 that pass is about 10 nats (tempering by c_n/n leaves
+// c_n times the per-datum barrier, whatever n), which is why Algorithm 1's
+// chain makes no switch in a few seconds where the paper's Fig. 2f shows
+// both modes: the reference code's rule crosses it occasionally (see
+// examples/README.md, mhbt). With -out DIR it writes the θ1 traces
+// (mhbt_mixture_θ2.png).
+//
+// With -fig1 it runs the paper's Fig. 1(a) study instead (fig1.go).
 //
 //	go run ./examples/mhbt
 //	go run ./examples/mhbt -out figures -json
+//	go run ./examples/mhbt -mixtureonly -theta2 4 -budget 20s
+//	go run ./examples/mhbt -fig1
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -31,6 +45,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -49,10 +66,23 @@ func main() {
 	cf := report.RegisterCommon(1, 0)
 	n := flag.Int("n", 100000, "number of data")
 	budget := flag.Duration("budget", 3*time.Second, "sampling wall time per kernel and setting")
+	doFig1 := flag.Bool("fig1", false, "run the paper's Fig. 1(a) study (largest ε with acceptance ≥ 0.5 / 0.1, SGLD vs RSGLD proposals, d = 1 … 1000) instead")
+	theta2s := flag.String("theta2", "0.5,2,4", "comma-separated θ2 values of the mixture experiment")
+	skipGauss := flag.Bool("mixtureonly", false, "run only the mixture experiment")
+	fig1Iters := flag.Int("fig1iters", 2000, "iterations per ε in the Fig. 1 study (the paper's 2000)")
+	fig1Full := flag.Bool("fig1full", false, "Fig. 1 study with each datum's full log density (its θ-free ½‖x_i‖² term included)")
 	flag.Parse()
 	seed, asJSON, quick, quiet, out := &cf.Seed, &cf.JSON, &cf.Quick, &cf.Quiet, &cf.Out
 	log.SetFlags(0)
 	log.SetPrefix("mhbt: ")
+	if *doFig1 {
+		ds := []int{1, 10, 100, 1000}
+		if *quick {
+			ds, *fig1Iters = []int{1, 10}, 200
+		}
+		fig1(ds, *fig1Iters, *seed, *fig1Full, *asJSON, *quiet)
+		return
+	}
 	if *quick {
 		*n, *budget = 10000, 300*time.Millisecond
 	}
@@ -71,11 +101,14 @@ func main() {
 
 	// 1. The tempered Gaussian.
 	temp := float64(*n) / cn
-	if !*asJSON {
+	if !*asJSON && !*skipGauss {
 		fmt.Printf("Gaussian mean, n = %d, m = %d, c_n = %g: T = n/c_n = %g\n", *n, m, cn, temp)
-		fmt.Printf("%-6s %3s %7s %12s %14s %14s\n", "kernel", "d", "accept", "variance", "T/(n+1)", "1/(n+1)")
+		fmt.Printf("%-13s %3s %7s %12s %14s %14s\n", "kernel", "d", "accept", "variance", "T/(n+1)", "1/(n+1)")
 	}
 	for _, d := range []int{2, 5} {
+		if *skipGauss {
+			break
+		}
 		post, xbar := gaussian(d, *n, *seed)
 		for _, k := range []exactmh.Kernel{exactmh.MHBT{BatchSize: m, Cn: cn}, exactmh.MH{}} {
 			init := make([]float64, d)
@@ -93,19 +126,36 @@ func main() {
 					"variance": v, "tempered_variance": temp / float64(*n+1), "posterior_variance": 1 / float64(*n+1)}))
 				continue
 			}
-			fmt.Printf("%-6s %3d %7.3f %12.4g %14.4g %14.4g\n", res.Kernel, d, s.AcceptRate, v, temp/float64(*n+1), 1/float64(*n+1))
+			fmt.Printf("%-13s %3d %7.3f %12.4g %14.4g %14.4g\n", res.Kernel, d, s.AcceptRate, v, temp/float64(*n+1), 1/float64(*n+1))
 		}
 	}
 
 	// 2. The Gaussian mixture: mode hopping.
 	if !*asJSON {
 		fmt.Printf("\nGaussian mixture, n = %d, prior N(0, diag(10, 1)), modes (0, θ2) and (θ2, −θ2), %v per chain\n", *n, *budget)
-		fmt.Printf("%-6s %5s %7s %9s %9s %14s\n", "kernel", "θ2", "accept", "steps", "switches", "share in (0,θ2)")
+		fmt.Printf("MHBT-refresh: re-evaluates θ on the new batch after a rejection (the reference code's rule); tempered: π^(c_n/n) on a grid\n")
+		fmt.Printf("%-13s %5s %7s %9s %9s %14s\n", "kernel", "θ2", "accept", "steps", "switches", "share in (0,θ2)")
 	}
-	for _, theta2 := range []float64{0.5, 2, 4} {
-		post := mixture(*n, theta2, *seed)
+	var t2 []float64
+	for _, f := range strings.Split(*theta2s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) {
+			log.Fatalf("-theta2: %q is not a positive number", f)
+		}
+		t2 = append(t2, v)
+	}
+	for _, theta2 := range t2 {
+		post, x := mixture(*n, theta2, *seed)
+		share, barrier := temperedShare(post, x, theta2)
+		if *asJSON {
+			report.Write(os.Stdout, map[string]any{"experiment": "mixture", "kernel": "tempered target", "exact": true,
+				"theta2": theta2, "n": *n, "share_first_mode": share, "log_barrier": barrier})
+		} else {
+			fmt.Printf("%-13s %5.1f %7s %9s %9s %14.3f   (log density drop from the lower mode to the pass: %.2f)\n",
+				"tempered", theta2, "–", "–", "–", share, barrier)
+		}
 		var series []figure.Series
-		for _, k := range []exactmh.Kernel{exactmh.MHBT{BatchSize: m, Cn: cn}, exactmh.MH{}} {
+		for _, k := range []exactmh.Kernel{exactmh.MHBT{BatchSize: m, Cn: cn}, exactmh.MHBT{BatchSize: m, Cn: cn, RefreshOnReject: true}, exactmh.MH{}} {
 			res := run(post, k, []float64{0, theta2}, 500, fmt.Sprintf("mhbt_mixture_%g_%s", theta2, k.Name()))
 			ch := res.Chains[0]
 			switches, share := modes(res, theta2)
@@ -114,7 +164,7 @@ func main() {
 				report.Write(os.Stdout, report.Row(res, map[string]any{"experiment": "mixture", "theta2": theta2, "n": *n,
 					"switches": switches, "share_first_mode": share}))
 			} else {
-				fmt.Printf("%-6s %5.1f %7.3f %9d %9d %14.3f\n", res.Kernel, theta2, s.AcceptRate, ch.Sampling.Steps, switches, share)
+				fmt.Printf("%-13s %5.1f %7.3f %9d %9d %14.3f\n", res.Kernel, theta2, s.AcceptRate, ch.Sampling.Steps, switches, share)
 			}
 			series = append(series, trace(res))
 		}
@@ -159,7 +209,7 @@ func gaussian(d, n int, seed uint64) (*exactmh.Posterior, []float64) {
 
 // mixture returns the Welling–Teh mixture posterior for data with θ1 = 0
 // and the given θ2.
-func mixture(n int, theta2 float64, seed uint64) *exactmh.Posterior {
+func mixture(n int, theta2 float64, seed uint64) (*exactmh.Posterior, []float64) {
 	rng := rand.New(rand.NewPCG(seed, 77))
 	x := make([]float64, n)
 	for i := range x {
@@ -176,7 +226,7 @@ func mixture(n int, theta2 float64, seed uint64) *exactmh.Posterior {
 	if err != nil {
 		log.Fatal(err)
 	}
-	return &exactmh.Posterior{Energy: e, Prior: prior}
+	return &exactmh.Posterior{Energy: e, Prior: prior}, x
 }
 
 // modes returns how often the chain switches between the modes (0, θ2)
@@ -233,4 +283,129 @@ func variance(x []float64) float64 {
 		v += (xi - m) * (xi - m)
 	}
 	return v / float64(len(x))
+}
+
+// temperedShare returns, for MHBT's target π^{c_n/n} (likelihood and
+// prior tempered alike), the share of its mass nearer the first mode
+// (0, θ2) than the second (the rule modes uses for draws), and the
+// height of the pass between the modes: the log density at the lower
+// mode's peak minus the largest, over paths between the modes, of the
+// lowest log density along the path (computed on the grid as a minimax
+// path). It evaluates the log posterior on a 161 × 161 grid over
+// [−2, θ2 + 2] × [−θ2 − 2, θ2 + 2], the energy summed over 4000
+// equal-width bins of the data at their means (as examples/tgm does; the
+// error is far below the differences shown).
+func temperedShare(post *exactmh.Posterior, x []float64, theta2 float64) (share, barrier float64) {
+	const g, nb = 161, 4000
+	lo, hi := slices.Min(x), slices.Max(x)
+	cnt := make([]float64, nb)
+	sum := make([]float64, nb)
+	for _, v := range x {
+		b := min(int((v-lo)/(hi-lo)*nb), nb-1)
+		cnt[b]++
+		sum[b] += v
+	}
+	n := float64(len(x))
+	energy := func(t1, t2 float64) float64 { // Σ_i U_i(θ), σ² = 2
+		var u float64
+		for b, c := range cnt {
+			if c == 0 {
+				continue
+			}
+			xb := sum[b] / c
+			a, d := xb-t1, xb-t1-t2
+			u -= c * math.Log(0.5*math.Exp(-a*a/4)+0.5*math.Exp(-d*d/4))
+		}
+		return u + n*0.5*math.Log(4*math.Pi)
+	}
+	x0, x1 := -2.0, theta2+2
+	y0, y1 := -theta2-2, theta2+2
+	lp := make([]float64, g*g)
+	theta := make([]float64, 2)
+	mx := math.Inf(-1)
+	for i := range g {
+		for j := range g {
+			theta[0] = x0 + (x1-x0)*float64(i)/(g-1)
+			theta[1] = y0 + (y1-y0)*float64(j)/(g-1)
+			v := cn / n * (-energy(theta[0], theta[1]) + post.Prior.LogPrior(theta))
+			lp[i*g+j] = v
+			mx = math.Max(mx, v)
+		}
+	}
+	var z, first float64
+	peakA, peakB := math.Inf(-1), math.Inf(-1)
+	for i := range g {
+		for j := range g {
+			t1 := x0 + (x1-x0)*float64(i)/(g-1)
+			t2 := y0 + (y1-y0)*float64(j)/(g-1)
+			w := math.Exp(lp[i*g+j] - mx)
+			z += w
+			if math.Hypot(t1, t2-theta2) < math.Hypot(t1-theta2, t2+theta2) {
+				first += w
+				peakA = math.Max(peakA, lp[i*g+j])
+			} else {
+				peakB = math.Max(peakB, lp[i*g+j])
+			}
+		}
+	}
+	// The pass: the highest level at which the two peaks' cells connect
+	// (cells added in decreasing log density, union–find).
+	ia, ib := argmaxIn(lp, g, x0, x1, y0, y1, theta2, true), argmaxIn(lp, g, x0, x1, y0, y1, theta2, false)
+	order := make([]int, g*g)
+	for k := range order {
+		order[k] = k
+	}
+	sortByDesc(order, lp)
+	parent := make([]int, g*g)
+	for k := range parent {
+		parent[k] = -1
+	}
+	var find func(int) int
+	find = func(a int) int {
+		for parent[a] != a {
+			parent[a] = parent[parent[a]]
+			a = parent[a]
+		}
+		return a
+	}
+	pass := math.NaN()
+	for _, k := range order {
+		parent[k] = k
+		i, j := k/g, k%g
+		for _, nb := range [][2]int{{i - 1, j}, {i + 1, j}, {i, j - 1}, {i, j + 1}} {
+			if nb[0] < 0 || nb[0] >= g || nb[1] < 0 || nb[1] >= g {
+				continue
+			}
+			q := nb[0]*g + nb[1]
+			if parent[q] >= 0 {
+				parent[find(q)] = find(k)
+			}
+		}
+		if parent[ia] >= 0 && parent[ib] >= 0 && find(ia) == find(ib) {
+			pass = lp[k]
+			break
+		}
+	}
+	return first / z, math.Min(peakA, peakB) - pass
+}
+
+// argmaxIn returns the grid cell of highest log density nearer the first
+// mode (first) or the second.
+func argmaxIn(lp []float64, g int, x0, x1, y0, y1, theta2 float64, first bool) int {
+	best, arg := math.Inf(-1), 0
+	for i := range g {
+		for j := range g {
+			t1 := x0 + (x1-x0)*float64(i)/float64(g-1)
+			t2 := y0 + (y1-y0)*float64(j)/float64(g-1)
+			if (math.Hypot(t1, t2-theta2) < math.Hypot(t1-theta2, t2+theta2)) == first && lp[i*g+j] > best {
+				best, arg = lp[i*g+j], i*g+j
+			}
+		}
+	}
+	return arg
+}
+
+// sortByDesc sorts the indices by decreasing v.
+func sortByDesc(idx []int, v []float64) {
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(v[b], v[a]) })
 }

@@ -67,6 +67,11 @@ func main() {
 		func(q exactmh.Proposal) exactmh.Kernel {
 			return exactmh.AustereMH{Proposal: q, Scale: 1, Epsilon: 0.01, BatchSize: 30}
 		},
+		// Seita et al.'s minibatch Barker test, the TunaMH paper's Fig. 1/5
+		// baseline (m = 30, δ = 5): inexact.
+		func(q exactmh.Proposal) exactmh.Kernel {
+			return exactmh.MHminibatch{Proposal: q, Scale: 1, BatchSize: 30, Delta: 5}
+		},
 	}
 	if !*asJSON {
 		fmt.Printf("App. J.1 random walk: uniform target, up to %d decisions or %v per kernel and K\n\n", *decisions, *budget)

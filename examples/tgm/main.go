@@ -8,7 +8,8 @@
 // (Info.Batch: the Poisson count for TunaMH and PoissonMH, the data
 // evaluated before the first rejection for TFMH, the bright data for FlyMC;
 // the paper's Table 1 reports TunaMH 86.45, TFMH 13.91, FlyMC 811.52 ± 234
-// and PoissonMH 3969.67) and the symmetric KL divergence between the
+// and PoissonMH 3969.67, which here is a calibration: see below) and the
+// symmetric KL divergence between the
 // running 2-D histogram of its draws and the true posterior after 1, 2, 5
 // and 10 seconds.
 //
@@ -24,7 +25,18 @@
 // does not give PoissonMH's; it is tuned during a 300-step warmup to the
 // paper's target acceptance 0.6, and it does not give λ either: λ is set
 // so that the expected batch λ + L equals the paper's 3969.67
-// (L = βΣM_i ≈ 546 here, so λ ≈ 3424 ≈ 0.0115·L²).
+// (L = βΣM_i ≈ 546 here, so λ ≈ 3424 ≈ 0.0115·L²). PoissonMH's mean batch
+// therefore matches Table 1 by construction: a calibration, not a
+// reproduction. Each kernel's clock starts at its first transition, after
+// Start's precomputation (FlyMC's, TFMH's and SMH's bounds over the 10⁶
+// data), which on a loaded machine can take longer than -quick's whole
+// budget. PoissonMH's tuning warmup stands in for the offline tuning behind
+// the paper's step sizes (which the other kernels use as given), so it runs
+// before PoissonMH's clock starts: every kernel gets the whole budget for
+// sampling, and the symmetric-KL times count from the first draw's chain
+// start. A kernel that makes no draw within its budget is reported as
+// failed (its row says so; -json rows get status "failed") and the program
+// exits with status 1.
 //
 // With -out DIR it also writes DIR/tgm_density.png (the true posterior
 // beside each kernel's histogram at the end of its budget),
@@ -68,7 +80,7 @@ const (
 
 func main() {
 	cf := report.RegisterCommon(1, 0)
-	budget := flag.Duration("budget", 10*time.Second, "wall-clock time per kernel (warmup included, as the paper's clock)")
+	budget := flag.Duration("budget", 10*time.Second, "wall-clock time per kernel, from its first transition")
 	flag.Parse()
 	seed, asJSON, quick, quiet, out := &cf.Seed, &cf.JSON, &cf.Quick, &cf.Quiet, &cf.Out
 	if *quick {
@@ -108,18 +120,23 @@ func main() {
 	if *quick {
 		checkpoints = []time.Duration{250 * time.Millisecond, time.Second}
 	}
+	poisson := func(scale float64) exactmh.Kernel {
+		return exactmh.PoissonMH{Scale: scale, Lambda: paperPoissonBatch - sumM}
+	}
 	runs := []struct {
 		k      exactmh.Kernel
 		warmup int
+		tuned  func(scale float64) exactmh.Kernel // the kernel at the step its warmup found
 	}{
-		{exactmh.MH{Scale: 0.3}, exactmh.NoWarmup},
-		{exactmh.TunaMH{Scale: 0.1, Chi: 1e-4}, exactmh.NoWarmup},
-		{exactmh.PoissonMH{Scale: 0.1, Lambda: paperPoissonBatch - sumM}, 300},
-		{exactmh.TFMH{Scale: 2.2e-2}, exactmh.NoWarmup},
-		{exactmh.FlyMC{Scale: 1e-2, Q: 0.01}, exactmh.NoWarmup},
-		{exactmh.FlyMC{Scale: 1e-2, Q: 0.01, TightAt: theMAP.Theta}, exactmh.NoWarmup},
-		{exactmh.SMH{Order: 1, Center: theMAP.Theta, Scale: 0.1}, exactmh.NoWarmup},
+		{exactmh.MH{Scale: 0.3}, exactmh.NoWarmup, nil},
+		{exactmh.TunaMH{Scale: 0.1, Chi: 1e-4}, exactmh.NoWarmup, nil},
+		{poisson(0.1), 300, poisson},
+		{exactmh.TFMH{Scale: 2.2e-2}, exactmh.NoWarmup, nil},
+		{exactmh.FlyMC{Scale: 1e-2, Q: 0.01}, exactmh.NoWarmup, nil},
+		{exactmh.FlyMC{Scale: 1e-2, Q: 0.01, TightAt: theMAP.Theta}, exactmh.NoWarmup, nil},
+		{exactmh.SMH{Order: 1, Center: theMAP.Theta, Scale: 0.1}, exactmh.NoWarmup, nil},
 	}
+	failed := 0
 	if !*asJSON {
 		fmt.Printf("truncated Gaussian mixture: N = %d, β = %g, θ ∈ [%g, %g]², %v per kernel\n\n", n, beta, lo, hi, *budget)
 		fmt.Printf("%-10s %7s %10s %10s %8s", "kernel", "accept", "mean batch", "evals/step", "ESS/s")
@@ -133,17 +150,30 @@ func main() {
 	for _, r := range runs {
 		draws := cf.Draws
 		if draws == 0 {
-			draws = math.MaxInt32 / 4 // the budget decides
+			// The budget decides; this cap (2·10⁶ draws per second,
+			// above the fastest kernel's rate) only keeps the reserved
+			// memory finite.
+			draws = int(budget.Seconds()*2e6) + 1000
 		}
-		set := &exactmh.Settings{Chains: cf.Chains, Warmup: r.warmup, Draws: draws, Seed: *seed,
-			Init: []float64{0.5, 0}, TargetAccept: 0.6, NoAdapt: r.warmup == exactmh.NoWarmup, Recorder: cf.Progress()}
-		ctx, cancel := context.WithTimeout(context.Background(), *budget)
+		k := r.k
+		set := &exactmh.Settings{Chains: cf.Chains, Warmup: exactmh.NoWarmup, Draws: draws, Seed: *seed,
+			Init: []float64{0.5, 0}, NoAdapt: true, Recorder: cf.Progress()}
 		start := time.Now()
-		res, err := exactmh.Sample(ctx, post, r.k, set)
+		if r.warmup != exactmh.NoWarmup {
+			// The tuning warmup, off the clock (see the package comment).
+			k, set.Inits = tune(post, r.k, r.tuned, r.warmup, cf.Chains, *seed)
+			set.Init = nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		clock := &budgetClock{inner: set.Recorder, budget: *budget, cancel: cancel}
+		set.Recorder = clock
+		res, err := exactmh.Sample(ctx, post, k, set)
+		clock.stop()
 		cancel()
 		if res == nil || (err != nil && res.Status != exactmh.Canceled) {
 			log.Fatalf("%s: %v", r.k.Name(), err)
 		}
+		noDraws := res.Sampling().Steps == 0
 		var kls []float64
 		for _, c := range checkpoints {
 			kls = append(kls, symKL(res.Chains, c, res.Dim, truth))
@@ -155,11 +185,23 @@ func main() {
 				log.Fatal(err)
 			}
 		}
+		last := kls[len(kls)-1]
+		if noDraws || math.IsNaN(last) {
+			failed++
+		}
 		if *asJSON {
-			report.Write(os.Stdout, report.Row(res, map[string]any{
-				"seconds": time.Since(start).Seconds(), "sym_kl": report.OrNull(kls[len(kls)-1]),
+			row := report.Row(res, map[string]any{
+				"seconds": time.Since(start).Seconds(), "sym_kl": report.OrNull(last),
 				"sym_kl_at": checkpointMap(checkpoints, kls),
-			}))
+			})
+			if noDraws || math.IsNaN(last) {
+				row["status"] = "failed"
+			}
+			report.Write(os.Stdout, row)
+			continue
+		}
+		if noDraws {
+			fmt.Printf("%-10s FAILED: no draws within %v\n", res.Kernel, *budget)
 			continue
 		}
 		s := res.Summary()
@@ -167,7 +209,15 @@ func main() {
 		for _, kl := range kls {
 			fmt.Printf(" %12.4f", kl)
 		}
+		if math.IsNaN(last) {
+			fmt.Print("  FAILED: no draws by the last checkpoint")
+		}
 		fmt.Println()
+	}
+	if !*asJSON {
+		fmt.Printf("\nPoissonMH's λ = %.0f is set so that λ + L = %.2f, Table 1's mean batch: its batch matches the paper by\n"+
+			"construction (a calibration, not a reproduction). Its %d-step tuning warmup ran before its clock started.\n",
+			paperPoissonBatch-sumM, paperPoissonBatch, runs[2].warmup)
 	}
 	if *out != "" {
 		if err := writeFigures(*out, panels, curves); err != nil {
@@ -177,6 +227,27 @@ func main() {
 			log.Printf("wrote %s and %s", filepath.Join(*out, "tgm_density.png"), filepath.Join(*out, "tgm_symkl.png"))
 		}
 	}
+	if failed > 0 {
+		log.Printf("%d kernel(s) made no draws within the budget", failed)
+		os.Exit(1)
+	}
+}
+
+// tune runs the warmup of k (adapting its step to acceptance 0.6, the
+// paper's target) and returns the kernel at the adapted step (the first
+// chain's) and each chain's final position, for the timed run to start
+// from.
+func tune(post *exactmh.Posterior, k exactmh.Kernel, tuned func(float64) exactmh.Kernel, warmup, chains int, seed uint64) (exactmh.Kernel, [][]float64) {
+	res, err := exactmh.Sample(context.Background(), post, k, &exactmh.Settings{Chains: chains, Warmup: warmup, Draws: 1,
+		Seed: seed + 1000, Init: []float64{0.5, 0}, TargetAccept: 0.6})
+	if err != nil {
+		log.Fatalf("%s warmup: %v", k.Name(), err)
+	}
+	inits := make([][]float64, len(res.Chains))
+	for c, ch := range res.Chains {
+		inits[c] = append([]float64(nil), ch.Draws[len(ch.Draws)-res.Dim:]...)
+	}
+	return tuned(res.Chains[0].Scale), inits
 }
 
 // paperPoissonBatch is PoissonMH's mean batch in the paper's Table 1.
@@ -348,4 +419,53 @@ func trueHistogram(x []float64) []float64 {
 		}
 	}
 	return h
+}
+
+// budgetClock is a Recorder that cancels the run budget after its first
+// transition, forwarding everything to inner (which may be nil).
+type budgetClock struct {
+	inner  exactmh.Recorder
+	budget time.Duration
+	cancel context.CancelFunc
+	once   sync.Once
+	mu     sync.Mutex
+	timer  *time.Timer
+}
+
+// Init forwards to inner.
+func (b *budgetClock) Init(run exactmh.RunInfo) error {
+	if b.inner == nil {
+		return nil
+	}
+	return b.inner.Init(run)
+}
+
+// Record starts the clock at the first transition and forwards to inner.
+func (b *budgetClock) Record(e *exactmh.Event) error {
+	b.once.Do(func() {
+		b.mu.Lock()
+		b.timer = time.AfterFunc(b.budget, b.cancel)
+		b.mu.Unlock()
+	})
+	if b.inner == nil {
+		return nil
+	}
+	return b.inner.Record(e)
+}
+
+// Finish forwards to inner if it is a RunFinisher.
+func (b *budgetClock) Finish(res *exactmh.Result) error {
+	if f, ok := b.inner.(exactmh.RunFinisher); ok {
+		return f.Finish(res)
+	}
+	return nil
+}
+
+// stop stops the timer if it was started.
+func (b *budgetClock) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 }

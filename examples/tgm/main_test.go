@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/exactmh/exactmh"
 )
@@ -60,4 +61,23 @@ func TestBaselineBatchesMatchPaper(t *testing.T) {
 	} else {
 		t.Logf("FlyMC mean bright %.1f (paper 811.52 ± 234.16), acceptance %.3f", b, res.Sampling().AcceptRate())
 	}
+}
+
+// The budget clock starts at the first transition, not before: its timer
+// exists only after the first Record, and it then cancels the run.
+func TestBudgetClockStartsAtFirstTransition(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := &budgetClock{budget: time.Millisecond, cancel: cancel}
+	if err := b.Init(exactmh.RunInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	if b.timer != nil || ctx.Err() != nil {
+		t.Fatal("the clock started before the first transition")
+	}
+	if err := b.Record(&exactmh.Event{}); err != nil {
+		t.Fatal(err)
+	}
+	<-ctx.Done() // the budget ends the run
+	b.stop()
 }
