@@ -27,7 +27,7 @@ type Kernel interface {
 	// Name identifies the kernel in tables and output files.
 	Name() string
 	// Exact reports whether the kernel leaves the posterior exactly
-	// invariant. Inexact comparators (AustereMH, MHBT) return false.
+	// invariant. Inexact comparators (AustereMH, MHminibatch, MHBT, SGLD) return false.
 	Exact() bool
 	// Start checks that the target provides what the kernel needs (an
 	// error then, never mid-run), allocates all the chain's scratch memory

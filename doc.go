@@ -23,7 +23,7 @@
 // TunaMH-SGLD, the auxiliary-variable framework Aux they are instances of
 // (with Metropolis or Barker acceptance), the exchange algorithm
 // (Exchange) for likelihoods with an intractable normaliser,
-// the inexact comparators AustereMH and MHBT, FindMAP (damped Newton with
+// the inexact comparators AustereMH, MHminibatch, MHBT and SGLD, FindMAP (damped Newton with
 // exact Hessians where they exist) and FindLaplace, the Laplace
 // approximation N(θ̂, H⁻¹) around which the CrankNicolson and GaussianWalk
 // proposals move any proposal-driven kernel, Stan CSV input and output,
