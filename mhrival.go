@@ -74,6 +74,9 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	if r.asMH || warm.Steps == 0 {
 		return 0, false, nil
 	}
+	if r.clearlyFaster(w, t, warm, stepCost) {
+		return 0, false, nil
+	}
 	r.src.Seed(0x6d68, 0x70726f6265)
 	probe := func(scale float64) (jump, acc float64, err error) {
 		for range mhProbes {
@@ -121,6 +124,40 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	r.asMH, r.speedup = true, math.Min(mh/own, math.MaxFloat64)
 	return bestScale, true, nil
 }
+
+// clearlyFaster reports, without reading any datum, whether the chain is
+// so much faster than MH could be that the probes (up to mhProbes·mhScales
+// full passes, seconds on 10⁶ data) are not worth making. MH's expected
+// squared jump at scale s is at most its proposal's, J_q(s) (acceptance ≤
+// 1), so MH's efficiency is at most max_k J_q(s_c·4^k)/N over the scales
+// the probes would try; the chain's is about a_c·J_q(s_c)/(8·B̄_c +
+// stepCost). The chain is clearly faster when its estimate exceeds MH's
+// bound by rivalMargin, a margin for accepted moves being shorter than
+// the average proposal. The proposals come from the rival's generator,
+// reseeded before the probes, so the probes are the same as without it.
+func (r *mhRival) clearlyFaster(w *walk, t *Target, warm Totals, stepCost float64) bool {
+	r.src.Seed(0x6a756d70, 0x626f756e64)
+	jumpAt := func(scale float64) float64 {
+		var sum float64
+		for range mhProbes {
+			w.prop.Propose(r.rng, r.buf, w.theta, scale)
+			for j, v := range r.buf {
+				sum += (v - w.theta[j]) * (v - w.theta[j])
+			}
+		}
+		return sum / mhProbes
+	}
+	own := warm.AcceptRate() * jumpAt(w.scale) / (minibatchDatumCost*warm.MeanBatch() + stepCost)
+	var mhBound float64
+	for k, s := 0, w.scale; k < mhScales; k, s = k+1, 4*s {
+		mhBound = math.Max(mhBound, jumpAt(s))
+	}
+	return own > rivalMargin*mhBound/float64(t.N())
+}
+
+// rivalMargin is how much faster than MH's best possible efficiency the
+// chain's estimated one must be to skip the probes.
+const rivalMargin = 10
 
 // params adds the switch to a chain's Params.
 func (r *mhRival) params(p map[string]float64) map[string]float64 {

@@ -106,3 +106,30 @@ func TestTruncatedRunAsMH(t *testing.T) {
 		}
 	}
 }
+
+// TestRivalSkipsProbes: TFMH on the control-variate rewrite with the
+// Crank–Nicolson proposal reads a few data per step and moves as far as
+// the posterior is wide, far beyond anything MH could do per datum, so its
+// comparison with MH must not spend full passes on probes: its warmup
+// reads fewer than N data in all.
+func TestRivalSkipsProbes(t *testing.T) {
+	t.Parallel()
+	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
+	cn, err := la.CrankNicolson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &Settings{Chains: 1, Warmup: 400, Draws: 100, Seed: 1, Init: la.Mean}
+	res, err := Sample(context.Background(), cv, TFMH{Proposal: cn, Scale: 0.5}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := res.Chains[0]
+	if ch.Params["as_mh"] != 0 {
+		t.Fatalf("switched to MH: %v", ch.Params)
+	}
+	if ch.Warmup.Evals >= int64(cv.Len()) {
+		t.Errorf("warmup read %d data (N = %d): the probes ran although the chain is clearly faster (%.1f data per step)",
+			ch.Warmup.Evals, cv.Len(), ch.Warmup.EvalsPerStep())
+	}
+}
