@@ -231,10 +231,19 @@ func Choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 // minimum bulk ESS per second of sampling and datum evaluations per
 // transition; or, if its warmup does not finish within timeout, an error
 // and the bound atMost on its ESS per second (two per transition).
-func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration) (rate, evals, atMost float64, err error) {
+//
+// A pilot that cannot beat the best so far, beat ESS/s, is stopped as soon
+// as its warmup shows it: after a few transitions, two effective draws per
+// transition at its pace is below beat (pilotGuard).
+func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration, beat float64) (rate, evals, atMost float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := Sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init})
+	guard := &pilotGuard{beat: beat, cancel: cancel}
+	res, err := Sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init, Recorder: guard})
+	if guard.stopped > 0 {
+		return 0, 0, guard.stopped, fmt.Errorf("stopped after %d warmup transitions, %.3gs each: at most ≈ %.3g ESS/s, below the best pilot's %.4g",
+			guard.steps, 2/guard.stopped, guard.stopped, beat)
+	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return 0, 0, 0, err
 	}
@@ -257,6 +266,34 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 		return 0, tot.EvalsPerStep(), 0, nil
 	}
 	return ess / c.Sampling.Time.Seconds(), float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, nil
+}
+
+// pilotGuard stops a pilot that cannot beat the best pilot so far: once
+// pilotGuardSteps warmup transitions have run, the pilot's best possible
+// ESS per second, two effective draws per transition at the pace so far,
+// must reach beat.
+type pilotGuard struct {
+	beat    float64 // ESS/s to beat (0: none)
+	cancel  context.CancelFunc
+	steps   int     // transitions when stopped
+	stopped float64 // the bound that stopped it (0: not stopped)
+}
+
+// pilotGuardSteps is how many transitions a pilot makes before its pace is
+// trusted (the first ones include caches warming up).
+const pilotGuardSteps = 5
+
+func (g *pilotGuard) Init(RunInfo) error { return nil }
+
+func (g *pilotGuard) Record(e *Event) error {
+	if g.beat <= 0 || g.stopped > 0 || !e.Warmup || e.Iteration+1 < pilotGuardSteps || e.Elapsed <= 0 {
+		return nil
+	}
+	if bound := 2 * float64(e.Iteration+1) / e.Elapsed.Seconds(); bound < g.beat {
+		g.steps, g.stopped = e.Iteration+1, bound
+		g.cancel()
+	}
+	return nil
 }
 
 // autoModeSearches is how many dispersed MAP searches look for a second
@@ -364,7 +401,11 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 			}
 		}
 		t0 := time.Now()
-		rate, evals, atMost, err := pilot(ctx, c.post, c.k, init, seed, timeout)
+		var beat float64
+		if best >= 0 {
+			beat = choice.Candidates[best].ESSPerSecond
+		}
+		rate, evals, atMost, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat)
 		m.Time = time.Since(t0)
 		switch {
 		case ctx.Err() != nil:
