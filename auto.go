@@ -269,9 +269,11 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 }
 
 // pilotGuard stops a pilot that cannot beat the best pilot so far: once
-// pilotGuardSteps warmup transitions have run, the pilot's best possible
-// ESS per second, two effective draws per transition at the pace so far,
-// must reach beat.
+// pilotGuardSteps warmup transitions and pilotGuardTime have passed, the
+// pilot's best possible ESS per second, two effective draws per transition
+// at the pace so far, must reach beat. (A fast pilot's first transitions,
+// at a step not yet adapted, are unrepresentative; it is never judged on
+// them, as it finishes its warmup before pilotGuardTime.)
 type pilotGuard struct {
 	beat    float64 // ESS/s to beat (0: none)
 	cancel  context.CancelFunc
@@ -279,14 +281,17 @@ type pilotGuard struct {
 	stopped float64 // the bound that stopped it (0: not stopped)
 }
 
-// pilotGuardSteps is how many transitions a pilot makes before its pace is
-// trusted (the first ones include caches warming up).
-const pilotGuardSteps = 5
+// pilotGuardSteps and pilotGuardTime are how many transitions and how long
+// a pilot runs before its pace is trusted.
+const (
+	pilotGuardSteps = 5
+	pilotGuardTime  = 500 * time.Millisecond
+)
 
 func (g *pilotGuard) Init(RunInfo) error { return nil }
 
 func (g *pilotGuard) Record(e *Event) error {
-	if g.beat <= 0 || g.stopped > 0 || !e.Warmup || e.Iteration+1 < pilotGuardSteps || e.Elapsed <= 0 {
+	if g.beat <= 0 || g.stopped > 0 || !e.Warmup || e.Iteration+1 < pilotGuardSteps || e.Elapsed < pilotGuardTime {
 		return nil
 	}
 	if bound := 2 * float64(e.Iteration+1) / e.Elapsed.Seconds(); bound < g.beat {

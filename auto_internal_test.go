@@ -19,12 +19,17 @@ func TestPilotGuard(t *testing.T) {
 	if canceled {
 		t.Fatal("stopped before pilotGuardSteps transitions")
 	}
-	ev.Iteration, ev.Elapsed = 9, 100*time.Millisecond // 2·10/0.1 s = 200 ESS/s at most: may beat 100
+	ev.Iteration, ev.Elapsed = 9, 100*time.Millisecond // 20 ESS/s at most, but too soon to judge
+	g.Record(ev)
+	if canceled {
+		t.Fatal("stopped before pilotGuardTime")
+	}
+	ev.Iteration, ev.Elapsed = 99, time.Second // 2·100/1 s = 200 ESS/s at most: may beat 100
 	g.Record(ev)
 	if canceled {
 		t.Fatal("stopped a pilot that could still win")
 	}
-	ev.Elapsed = time.Second // 2·10/1 s = 20 ESS/s at most
+	ev.Iteration = 9 // 2·10/1 s = 20 ESS/s at most
 	g.Record(ev)
 	if !canceled || g.stopped != 20 || g.steps != 10 {
 		t.Fatalf("not stopped at 20 ESS/s at most: canceled %v, bound %v after %d", canceled, g.stopped, g.steps)
