@@ -28,12 +28,11 @@
 //		return err // names the file, row, column and value at fault
 //	}
 //	e, err := exactmh.NewLogisticRegression(d.X, d.Y, d.D)
-//	post := &exactmh.Posterior{Energy: e}
-//	res, err := exactmh.Sample(ctx, post, nil, nil)
-//	// The coefficients' names in the Stan CSV files:
-//	err = stancsv.Write(w, res, 0, &stancsv.Options{Names: d.Names})
-//	// And on the features' own scale (each draw, or a posterior mean):
-//	beta := d.Unstandardize(theta)
+//	post := &exactmh.Posterior{Energy: e, Names: d.Names} // names in Summary and Stan CSV
+//	res, err := exactmh.Sample(ctx, post, nil, nil)        // the automatic exact kernel
+//	fmt.Print(res.Summary())
+//	// On the features' own scale (each draw, or a posterior mean):
+//	beta := d.Unstandardize(res.Mean())
 //
 // A matrix already in memory goes through FromMatrix instead of a reader.
 //
