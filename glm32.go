@@ -324,8 +324,8 @@ func (e *LogisticRegression32) FlyBound(at []float64, _ Prior) (FlyBound, error)
 // FlyBoundXi returns the Jaakkola–Jordan bound tight at |s| = ξ for every
 // datum.
 func (e *LogisticRegression32) FlyBoundXi(xi float64) (FlyBound, error) {
-	if _, err := e.base.FlyBoundXi(xi); err != nil { // checks ξ
-		return nil, err
+	if math.IsNaN(xi) || math.IsInf(xi, 0) {
+		return nil, fmt.Errorf("exactmh: LogisticRegression32.FlyBoundXi: ξ = %v, want finite", xi)
 	}
 	return logisticJJBound(e, e.base.y, func(int) float64 { return xi }), nil
 }
