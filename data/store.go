@@ -545,6 +545,26 @@ func (s *Store) EndFullPasses() error {
 	return nil
 }
 
+// EvictCache drops the store's pages from the process (EndFullPasses) and
+// then asks the kernel to drop the file's clean pages from the page cache
+// (posix_fadvise POSIX_FADV_DONTNEED), so that every row read afterwards
+// comes from the disk: the state of a store much larger than RAM, for
+// measuring it on a machine where the file would fit in the page cache. It
+// does nothing where the store is not mapped, and drops nothing from the
+// page cache except on Linux (amd64, arm64).
+func (s *Store) EvictCache() error {
+	if !s.mmap || s.mem == nil {
+		return nil
+	}
+	if err := s.EndFullPasses(); err != nil {
+		return err
+	}
+	if err := evict(s.path); err != nil {
+		return fmt.Errorf("data: store %s: posix_fadvise(POSIX_FADV_DONTNEED): %w", s.path, err)
+	}
+	return nil
+}
+
 // AdviseSequential tells the kernel that full passes over the rows follow
 // (MADV_SEQUENTIAL: aggressive read-ahead), undoing EndFullPasses's
 // MADV_RANDOM. It does nothing where the store is not mapped.

@@ -78,6 +78,9 @@ func TestStoreRoundTrip(t *testing.T) {
 			if err := s.EndFullPasses(); err != nil {
 				t.Error(err)
 			}
+			if err := s.EvictCache(); err != nil {
+				t.Error(err)
+			}
 			if s.Y()[n-1] != float64((n-1)%2) { // readable after DONTNEED
 				t.Error("y changed after EndFullPasses")
 			}
@@ -103,7 +106,7 @@ func TestStoreWriterErrors(t *testing.T) {
 		{3, 0, Float64, "d = 0"},
 		{-1, 3, Float64, "N = -1"},
 		{3, 3, 7, "dtype 7"},
-		{1 << 40, 1 << 26, Float64, "overflows"},
+		{math.MaxInt / 8, 1 << 26, Float64, "overflows"},
 	} {
 		_, err := CreateStore(path, c.n, c.d, c.dtype)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

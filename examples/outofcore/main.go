@@ -56,7 +56,9 @@ func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "exactmh-outofcore"), "directory of the store file")
 	budget := flag.Duration("budget", 30*time.Second, "sampling time per chain (with -draws 0)")
 	advise := flag.Bool("advise", true, "madvise(DONTNEED, RANDOM) the mapping when the full passes are over")
+	cold := flag.Bool("cold", false, "also drop the file from the page cache when sampling starts, so rows come from the disk (as for a file larger than RAM)")
 	rm := flag.Bool("rm", false, "remove the store file at the end")
+	warmup := flag.Int("warmup", 150, "warmup transitions per chain (below 200 TunaMH skips its mid-warmup comparison with MH, up to 30 full passes per chain; the automatic default's pilots have already measured MH)")
 	flag.Parse()
 	if cf.Quick {
 		*n, *budget, *rm = 100_000, time.Second, true
@@ -66,7 +68,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r := &run{cf: cf, n: *n, d: *d, dtype: dtype, budget: *budget, advise: *advise}
+	r := &run{warmup: *warmup, cf: cf, n: *n, d: *d, dtype: dtype, budget: *budget, advise: *advise, cold: *cold}
 	err = r.main(*dir)
 	if *rm && r.path != "" {
 		os.Remove(r.path)
@@ -85,6 +87,8 @@ type run struct {
 	dtype  data.DType
 	budget time.Duration
 	advise bool
+	cold   bool
+	warmup int
 	path   string
 }
 
@@ -168,9 +172,9 @@ func (r *run) main(dir string) error {
 	// The kernel's start and warmup may still pass over the data (TunaMH
 	// compares itself with MH during warmup); the advice is given when the
 	// first chain begins sampling.
-	adv := &adviser{store: s, on: r.advise, inner: r.cf.Progress()}
+	adv := &adviser{store: s, on: r.advise, cold: r.cold, inner: r.cf.Progress()}
 	set.Recorder = adv
-	set.Draws = r.cf.Draws
+	set.Draws, set.Warmup = r.cf.Draws, r.warmup
 	if set.Draws == 0 {
 		set.Duration = r.budget
 	}
@@ -190,10 +194,19 @@ func (r *run) main(dir string) error {
 		res.Kernel, tot.Steps, sum.SamplingTime.Seconds(), len(res.Chains), sum.MinESSBulk(), sum.MinESSPerSecond(), tot.AcceptRate())
 	r.say("reads     %.1f rows per step: %.0f bytes of x_i and y_i (%.0f B a row), %.2g of the file",
 		perStep, perStep*rowBytes, rowBytes, perStep*rowBytes/float64(size))
+	diskRead := readBytes() - adv.readBytes
+	if adv.before != nil {
+		r.say("disk      %s read from storage while sampling (/proc/self/io read_bytes), %.0f B a step",
+			gb(diskRead), float64(diskRead)/float64(tot.Steps))
+	}
 	m := r.mem("end")
 	if adv.before != nil {
-		r.say("advice    RssFile %s before EndFullPasses, %s just after, %s at the end",
-			gb(adv.before["RssFile"]), gb(adv.after["RssFile"]), gb(m["RssFile"]))
+		what := "EndFullPasses"
+		if r.cold {
+			what = "EvictCache"
+		}
+		r.say("advice    RssFile %s before %s, %s just after, %s at the end",
+			gb(adv.before["RssFile"]), what, gb(adv.after["RssFile"]), gb(m["RssFile"]))
 	}
 	if err := r.cf.SaveStanCSV(res, "outofcore", nil); err != nil {
 		return err
@@ -204,8 +217,9 @@ func (r *run) main(dir string) error {
 			"build_seconds": build.Seconds(), "check_seconds": check.Seconds(),
 			"map_seconds": mapTime.Seconds(), "map_passes": la.Passes,
 			"chose": choice.Name, "choice_seconds": choice.Time.Seconds(),
-			"bytes_per_step": perStep * rowBytes, "advise": r.advise,
-			"vm_hwm": m["VmHWM"], "rss_anon": m["RssAnon"], "rss_file": m["RssFile"],
+			"bytes_per_step": perStep * rowBytes, "advise": r.advise, "cold": r.cold,
+			"disk_read_bytes": diskRead,
+			"vm_hwm":          m["VmHWM"], "rss_anon": m["RssAnon"], "rss_file": m["RssFile"],
 		}))
 	}
 	return nil
@@ -311,15 +325,33 @@ func gb(b int64) string {
 	return fmt.Sprintf("%.0f kB", float64(b)/(1<<10))
 }
 
-// adviser is a Recorder that calls EndFullPasses when the first chain
-// begins its sampling phase, recording RssFile around it, and passes every
-// event on to inner.
+// readBytes returns read_bytes of /proc/self/io: bytes this process
+// caused to be fetched from storage (0 where there is no such file).
+func readBytes() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "read_bytes: "); ok {
+			var n int64
+			fmt.Sscan(v, &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// adviser is a Recorder that calls EndFullPasses (EvictCache if cold) when
+// the first chain begins its sampling phase, recording RssFile around it
+// and read_bytes after it, and passes every event on to inner.
 type adviser struct {
 	store         *data.Store
-	on            bool
+	on, cold      bool
 	inner         exactmh.Recorder
 	once          sync.Once
 	before, after map[string]int64
+	readBytes     int64
 	err           error
 }
 
@@ -331,11 +363,16 @@ func (a *adviser) Init(run exactmh.RunInfo) error {
 }
 
 func (a *adviser) Record(e *exactmh.Event) error {
-	if !e.Warmup && a.on {
+	if !e.Warmup && (a.on || a.cold) {
 		a.once.Do(func() {
 			a.before = procStatus()
-			a.err = a.store.EndFullPasses()
+			if a.cold {
+				a.err = a.store.EvictCache()
+			} else {
+				a.err = a.store.EndFullPasses()
+			}
 			a.after = procStatus()
+			a.readBytes = readBytes()
 		})
 	}
 	if a.inner != nil {
