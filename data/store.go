@@ -1,65 +1,5 @@
 package data
 
-// A row store is a file of N rows (x_i, y_i), x_i ∈ R^d, laid out so that
-// it can be memory-mapped and handed to the energies of package exactmh
-// without being read into memory: OpenStore maps it read-only and Y, X64
-// and X32 are slices of the mapping, so a minibatch kernel that draws 64
-// rows touches only the pages holding those rows, and the operating system
-// keeps in RAM what is used. 10^8 rows of d = 10 (8 GB in float64, 4 GB in
-// float32) work on a machine with less memory than that.
-//
-// # Layout
-//
-// All integers and floats are in the byte order of the machine that wrote
-// the file (every platform Go runs exactmh on today is little-endian); the
-// endianness field lets a reader of the other order refuse the file instead
-// of misreading it. Offsets are in bytes from the start of the file.
-//
-//	offset size field
-//	0      8    magic "EXMHROWS"
-//	8      4    version, uint32 = 1
-//	12     4    endianness check, uint32 0x01020304 in the writer's order
-//	16     4    dtype of X, uint32: 1 = float32, 2 = float64
-//	20     4    reserved, 0
-//	24     8    N, uint64, number of rows ≥ 1
-//	32     8    d, uint64, columns of X, 1 ≤ d ≤ MaxStoreDim
-//	40     8    offset of y, uint64 = 64
-//	48     8    offset of X, uint64 = 64 + 8N rounded up to a multiple of 64
-//	56     8    file size, uint64 = offset of X + N·d·sizeof(dtype)
-//	64          y: N float64
-//	offX        X: N·d values of dtype, row-major (row i at offX + i·d·size)
-//
-// The gaps between sections are zero. Every field is checked on opening:
-// a file whose size differs from the declared one (truncated, or with bytes
-// appended), whose offsets are not the ones above, or whose N·d overflows
-// is refused with an error naming the file, the field and the numbers.
-//
-// # Values are checked by the reader of the data, not at open
-//
-// OpenStore checks the header and sizes only, in O(1): scanning 8 GB for
-// NaNs would read the whole file from disk, which is what mapping avoids.
-// StoreWriter refuses non-finite values, so a file it wrote is finite; for
-// a file from elsewhere, the exactmh constructors (NewLogisticRegression,
-// NewGLM, NewLogisticRegression32, NewGLM32) check every value they are
-// given in one pass, as they do for in-memory slices, and Store.Validate
-// does the same check on its own.
-//
-// # Resident memory
-//
-// Pages of the mapping that have been read count in the process's resident
-// set (RssFile in /proc/self/status) until the kernel reclaims them. After
-// the full passes over the data that set-up makes (the MAP, the Laplace
-// approximation, bounds and control variates), Store.EndFullPasses advises
-// the kernel (madvise MADV_DONTNEED, then MADV_RANDOM) to drop those pages
-// from the process and to stop reading ahead, so the resident set shrinks
-// back to the rows the kernel draws. The file's pages stay in the page
-// cache while memory allows, so nothing is re-read from disk needlessly.
-//
-// On systems without mmap (build tags: everything but Linux, the BSDs and
-// macOS), OpenStore reads the whole file into memory instead. The advice
-// methods act on Linux only (the standard library's syscall.Madvise) and do
-// nothing elsewhere.
-
 import (
 	"bytes"
 	"encoding/binary"
@@ -378,6 +318,66 @@ func (w *StoreWriter) Abort() error {
 // Store is an opened row store (OpenStore): its slices point into the
 // read-only mapping of the file, valid until Close. Writing to them
 // faults. A Store is safe for concurrent reads.
+//
+// A row store is a file of N rows (x_i, y_i), x_i ∈ R^d, laid out so that
+// it can be memory-mapped and handed to the energies of package exactmh
+// without being read into memory: OpenStore maps it read-only and Y, X64
+// and X32 are slices of the mapping, so a minibatch kernel that draws 64
+// rows touches only the pages holding those rows, and the operating system
+// keeps in RAM what is used. 10^8 rows of d = 10 (8.8 GB with y in float64,
+// 4.8 GB in float32) work on a machine with less memory than that.
+//
+// # Layout
+//
+// All integers and floats are in the byte order of the machine that wrote
+// the file (every platform Go runs exactmh on today is little-endian); the
+// endianness field lets a reader of the other order refuse the file instead
+// of misreading it. Offsets are in bytes from the start of the file.
+//
+//	offset size field
+//	0      8    magic "EXMHROWS"
+//	8      4    version, uint32 = 1
+//	12     4    endianness check, uint32 0x01020304 in the writer's order
+//	16     4    dtype of X, uint32: 1 = float32, 2 = float64
+//	20     4    reserved, 0
+//	24     8    N, uint64, number of rows ≥ 1
+//	32     8    d, uint64, columns of X, 1 ≤ d ≤ MaxStoreDim
+//	40     8    offset of y, uint64 = 64
+//	48     8    offset of X, uint64 = 64 + 8N rounded up to a multiple of 64
+//	56     8    file size, uint64 = offset of X + N·d·sizeof(dtype)
+//	64          y: N float64
+//	offX        X: N·d values of dtype, row-major (row i at offX + i·d·size)
+//
+// The gaps between sections are zero. Every field is checked on opening:
+// a file whose size differs from the declared one (truncated, or with bytes
+// appended), whose offsets are not the ones above, or whose N·d overflows
+// is refused with an error naming the file, the field and the numbers.
+//
+// # Values are checked by the reader of the data, not at open
+//
+// OpenStore checks the header and sizes only, in O(1): scanning 8 GB for
+// NaNs would read the whole file from disk, which is what mapping avoids.
+// StoreWriter refuses non-finite values, so a file it wrote is finite; for
+// a file from elsewhere, the exactmh constructors (NewLogisticRegression,
+// NewGLM, NewLogisticRegression32, NewGLM32) check every value they are
+// given in one pass, as they do for in-memory slices, and Store.Validate
+// does the same check on its own.
+//
+// # Resident memory
+//
+// Pages of the mapping that have been read count in the process's resident
+// set (RssFile in /proc/self/status) until the kernel reclaims them. After
+// the full passes over the data that set-up makes (the MAP, the Laplace
+// approximation, bounds and control variates), Store.EndFullPasses advises
+// the kernel (madvise MADV_DONTNEED, then MADV_RANDOM) to drop those pages
+// from the process and to stop reading ahead, so the resident set shrinks
+// back to the rows the kernel draws. The file's pages stay in the page
+// cache while memory allows, so nothing is re-read from disk needlessly.
+//
+// On systems without mmap (build tags: everything but Linux, the BSDs and
+// macOS), OpenStore reads the whole file into memory instead. The advice
+// methods act on Linux only (the standard library's syscall.Madvise) and do
+// nothing elsewhere.
 type Store struct {
 	path  string
 	l     storeLayout
@@ -390,7 +390,7 @@ type Store struct {
 }
 
 // OpenStore maps the store at path read-only, after checking its header
-// and size (not its values: see the package's store documentation).
+// and size (not its values: see Store).
 func OpenStore(path string) (*Store, error) {
 	f, err := os.Open(path)
 	if err != nil {
