@@ -97,8 +97,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	cp := &cvPrior{base: prior, beta: p.beta(), d: d, center: e.center,
 		grad: make([]float64, d), hess: make([]float64, d*d)}
 	acc := rankAcc{h: cp.hess, d: d}
+	e.conv, _ = g.(rowConverter)
+	rows := newRowCursor(g)
 	for i := range n {
-		x := g.Row(i)
+		x := rows.row(i)
 		z := dot(x, e.center)
 		f1, f2 := g.LossDerivs(i, z)
 		if math.IsNaN(f1) || math.IsInf(f1, 0) || math.IsNaN(f2) || math.IsInf(f2, 0) {
@@ -141,6 +143,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 // ẑ_i = x_iᵀθ̂, f_i′(ẑ_i), f_i″(ẑ_i), K_i ≥ sup|f_i‴| and c_i = K_i·s_i³.
 type cvEnergy struct {
 	g                GLM
+	conv             rowConverter // g's, if its rows are not float64
 	d                int
 	center           []float64
 	zHat, f1, f2, k3 []float64
@@ -162,6 +165,38 @@ func (e *cvEnergy) Dim() int { return e.d }
 
 // Row returns x_i.
 func (e *cvEnergy) Row(i int) []float64 { return e.g.Row(i) }
+
+// rowDot, rowDot2, rowAxpy and readRow make cvEnergy a rowConverter: the
+// same arithmetic as on g.Row(i) for float64 rows, without Row's copy for
+// the float32 GLMs.
+func (e *cvEnergy) rowDot(i int, theta []float64) float64 {
+	if e.conv != nil {
+		return e.conv.rowDot(i, theta)
+	}
+	return dot(e.g.Row(i), theta)
+}
+
+func (e *cvEnergy) rowDot2(i int, a, b []float64) (float64, float64) {
+	if e.conv != nil {
+		return e.conv.rowDot2(i, a, b)
+	}
+	return dot2(e.g.Row(i), a, b)
+}
+
+func (e *cvEnergy) rowAxpy(grad []float64, alpha float64, i int) {
+	if e.conv != nil {
+		e.conv.rowAxpy(grad, alpha, i)
+		return
+	}
+	axpy(grad, alpha, e.g.Row(i))
+}
+
+func (e *cvEnergy) readRow(dst []float64, i int) []float64 {
+	if e.conv != nil {
+		return e.conv.readRow(dst, i)
+	}
+	return e.g.Row(i)
+}
 
 // Loss returns the remainder r_i(z) = f_i(z) − f_i(ẑ_i) − f_i′(ẑ_i)(z − ẑ_i)
 // − ½f_i″(ẑ_i)(z − ẑ_i)².
@@ -197,7 +232,7 @@ func (e *cvEnergy) LossBound(i, k int, lo, hi float64) float64 {
 // Energies sets dst[k] = R_{idx[k]}(θ).
 func (e *cvEnergy) Energies(dst, theta []float64, idx []int) {
 	for k, i := range idx {
-		dst[k] = e.Loss(i, dot(e.g.Row(i), theta))
+		dst[k] = e.Loss(i, e.rowDot(i, theta))
 	}
 }
 
@@ -214,7 +249,7 @@ func (e *cvEnergy) Energies(dst, theta []float64, idx []int) {
 // still caught wherever its excess is visible above rounding.
 func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
-		z, zn := dot2(e.g.Row(i), theta, thetaNew)
+		z, zn := e.rowDot2(i, theta, thetaNew)
 		a, b := z-e.zHat[i], zn-e.zHat[i]
 		fz, fzn := e.g.Loss(i, z), e.g.Loss(i, zn)
 		r := (fz - fzn) - e.f1[i]*(z-zn) - 0.5*e.f2[i]*(a-b)*(a+b)

@@ -53,8 +53,9 @@ type EnergyGradienter interface {
 	EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64)
 }
 
-// dataRows checks a row-major data matrix of n rows and d columns.
-func dataRows(name string, x []float64, n, d int) error {
+// dataRows checks a row-major data matrix of n rows and d columns, in
+// float64 or float32 storage.
+func dataRows[T float32 | float64](name string, x []T, n, d int) error {
 	if d <= 0 {
 		return fmt.Errorf("exactmh: %s: dimension %d, want > 0", name, d)
 	}
@@ -71,7 +72,7 @@ func dataRows(name string, x []float64, n, d int) error {
 		return fmt.Errorf("exactmh: %s: len(X) = %d, want N·d = %d·%d = %d", name, len(x), n, d, n*d)
 	}
 	for k, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
 			return fmt.Errorf("exactmh: %s: X[%d] (row %d, column %d) = %v is not finite", name, k, k/d, k%d, v)
 		}
 	}

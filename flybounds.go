@@ -50,6 +50,7 @@ const flyMargin = 1e-6
 // O(d²) per evaluation after an O(N d²) set-up.
 type glmBound struct {
 	e       GLM
+	conv    rowConverter // e's, if its rows are not float64
 	a, b, c []float64
 	quad    *mat.SymDense // A
 	lin     []float64     // v
@@ -61,8 +62,10 @@ type glmBound struct {
 func newGLMBound(e GLM, a, b, c []float64) *glmBound {
 	d := e.Dim()
 	g := &glmBound{e: e, a: a, b: b, c: c, quad: mat.NewSymDense(d, nil), lin: make([]float64, d), d: d}
+	g.conv, _ = e.(rowConverter)
+	rows := newRowCursor(e)
 	for i := range a {
-		row := e.Row(i)
+		row := rows.row(i)
 		g.quad.SymRankOne(g.quad, a[i], mat.NewVecDense(d, row))
 		for j, v := range row {
 			g.lin[j] += b[i] * v
@@ -88,7 +91,12 @@ func (g *glmBound) LogBoundSum(theta []float64) float64 {
 // Gaps sets dst[k] = −U_i(θ) − log B_i(θ).
 func (g *glmBound) Gaps(dst, theta []float64, idx []int) {
 	for k, i := range idx {
-		z := dot(g.e.Row(i), theta)
+		var z float64
+		if g.conv != nil {
+			z = g.conv.rowDot(i, theta)
+		} else {
+			z = dot(g.e.Row(i), theta)
+		}
 		dst[k] = -g.e.Loss(i, z) - (g.a[i]*z*z + g.b[i]*z + g.c[i])
 	}
 }

@@ -213,15 +213,22 @@ func (e *GLMEnergy) DiffBound(prior Prior) (*DiffBound, error) { return GLMDiffB
 // z-range of each datum on a Box or Ball support if the family implements
 // GLMLossRanger, and GLMEnergyRange(e, prior) otherwise.
 func (e *GLMEnergy) EnergyRange(prior Prior) (*EnergyRange, error) {
+	return e.energyRange(e, prior)
+}
+
+// energyRange is EnergyRange of g, which is e or the float32 twin holding
+// e's responses and family.
+func (e *GLMEnergy) energyRange(g GLM, prior Prior) (*EnergyRange, error) {
 	if e.ranger == nil {
-		return GLMEnergyRange(e, prior)
+		return GLMEnergyRange(g, prior)
 	}
 	if err := checkPriorDim(prior, e.d); err != nil {
 		return nil, err
 	}
-	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	r := &EnergyRange{Lo: make([]float64, g.Len()), Width: make([]float64, g.Len())}
+	rows := newRowCursor(g)
 	for i := range r.Lo {
-		a, b, err := linearRange(e.Row(i), prior)
+		a, b, err := linearRange(rows.row(i), prior)
 		if err != nil {
 			return nil, err
 		}
@@ -273,8 +280,11 @@ func glmLossBound(who string, g GLM, i, k int, lo, hi float64) (float64, error) 
 		return s, nil
 	}
 	model := fmt.Sprintf("%T", g)
-	if e, ok := g.(*GLMEnergy); ok {
+	switch e := g.(type) {
+	case *GLMEnergy:
 		model = fmt.Sprintf("%T", e.family)
+	case *GLMEnergy32:
+		model = fmt.Sprintf("%T", e.base.family)
 	}
 	if math.IsInf(s, 1) {
 		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
@@ -296,8 +306,9 @@ func GLMDiffBound(g GLM, prior Prior) (*DiffBound, error) {
 		return nil, err
 	}
 	c := make([]float64, g.Len())
+	rows := newRowCursor(g)
 	for i := range c {
-		row := g.Row(i)
+		row := rows.row(i)
 		lo, hi := glmZRange(row, prior)
 		s, err := glmLossBound("GLMDiffBound", g, i, 1, lo, hi)
 		if err != nil {
@@ -318,8 +329,9 @@ func GLMEnergyRange(g GLM, prior Prior) (*EnergyRange, error) {
 		return nil, err
 	}
 	r := &EnergyRange{Lo: make([]float64, g.Len()), Width: make([]float64, g.Len())}
+	rows := newRowCursor(g)
 	for i := range r.Lo {
-		lo, hi, err := linearRange(g.Row(i), prior)
+		lo, hi, err := linearRange(rows.row(i), prior)
 		if err != nil {
 			return nil, err
 		}
@@ -353,8 +365,9 @@ func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
 		return nil, err
 	}
 	b := make([]float64, g.Len())
+	rows := newRowCursor(g)
 	for i := range b {
-		row := g.Row(i)
+		row := rows.row(i)
 		lo, hi := glmZRange(row, prior)
 		s, err := glmLossBound("GLMTaylorBound", g, i, order+1, lo, hi)
 		if err != nil {
@@ -366,7 +379,7 @@ func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
 }
 
 // glmTaylorBound is s·m_i^{k+1} for every row.
-func glmTaylorBound(x []float64, d, order int, s float64) []float64 {
+func glmTaylorBound[T float32 | float64](x []T, d, order int, s float64) []float64 {
 	n := len(x) / d
 	b := make([]float64, n)
 	for i := range n {
@@ -377,10 +390,10 @@ func glmTaylorBound(x []float64, d, order int, s float64) []float64 {
 
 // rowTaylorBound is s·(max_j |x_j|)^{k+1}, or the smallest positive float64
 // where that is 0.
-func rowTaylorBound(row []float64, order int, s float64) float64 {
+func rowTaylorBound[T float32 | float64](row []T, order int, s float64) float64 {
 	var m float64
 	for _, v := range row {
-		m = math.Max(m, math.Abs(v))
+		m = math.Max(m, math.Abs(float64(v)))
 	}
 	b := s * math.Pow(m, float64(order+1))
 	if b == 0 {
@@ -415,8 +428,9 @@ func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
 	}
 	n := g.Len()
 	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+	rows := newRowCursor(g)
 	for i := range n {
-		row := g.Row(i)
+		row := rows.row(i)
 		var zh float64
 		if at != nil {
 			zh = dot(row, at)
@@ -444,6 +458,13 @@ func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
 type glmDiffer struct{ g GLM }
 
 func (a glmDiffer) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	if c, ok := a.g.(rowConverter); ok {
+		for k, i := range idx {
+			z, zn := c.rowDot2(i, theta, thetaNew)
+			dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
+		}
+		return
+	}
 	for k, i := range idx {
 		row := a.g.Row(i)
 		z, zn := dot2(row, theta, thetaNew)
@@ -455,6 +476,13 @@ func (a glmDiffer) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 type glmGradient struct{ g GLM }
 
 func (a glmGradient) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	if c, ok := a.g.(rowConverter); ok {
+		for k, i := range idx {
+			f1, _ := a.g.LossDerivs(i, c.rowDot(i, theta))
+			c.rowAxpy(grad, w[k]*f1, i)
+		}
+		return
+	}
 	for k, i := range idx {
 		row := a.g.Row(i)
 		f1, _ := a.g.LossDerivs(i, dot(row, theta))

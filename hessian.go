@@ -45,8 +45,9 @@ type glmHessian struct{ g GLM }
 
 func (a glmHessian) AddHessian(h, theta []float64, idx []int, w []float64) {
 	acc := rankAcc{h: h, d: len(theta)}
+	rows := newRowCursor(a.g)
 	for k, i := range idx {
-		row := a.g.Row(i)
+		row := rows.row(i)
 		_, f2 := a.g.LossDerivs(i, dot(row, theta))
 		acc.add(row, w[k]*f2)
 	}
@@ -165,13 +166,14 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 	d := t.d
 	var sum float64
 	acc := rankAcc{h: h, d: d}
+	rows := newRowCursor(gl)
 	for lo := 0; lo < t.n; lo += chunk {
 		m := min(chunk, t.n-lo)
 		idx, val := t.idxBuf[:m], t.valBuf[:m]
 		for k := range idx {
 			i := lo + k
 			idx[k] = i
-			row := gl.Row(i)
+			row := rows.row(i)
 			z := dot(row, theta)
 			val[k] = gl.Loss(i, z)
 			f1, f2 := gl.LossDerivs(i, z)

@@ -177,15 +177,21 @@ func (e *LogisticRegression) FlyBoundXi(xi float64) (FlyBound, error) {
 // jjBound writes the bound of datum i, in s, as a polynomial in z = x_iᵀθ:
 // s = σ_i z with σ_i = 2y_i − 1, so a s² + s/2 + c = a z² + (σ_i/2) z + c.
 func (e *LogisticRegression) jjBound(xi func(i int) float64) *glmBound {
-	n := e.Len()
+	return logisticJJBound(e, e.y, xi)
+}
+
+// logisticJJBound is jjBound of the logistic GLM g with labels y (the
+// float64 and float32 types share it).
+func logisticJJBound(g GLM, y []float64, xi func(i int) float64) *glmBound {
+	n := len(y)
 	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
 	for i := range n {
 		x := xi(i)
 		a[i] = jjCurvature(x)
-		b[i] = e.y[i] - 0.5
+		b[i] = y[i] - 0.5
 		c[i] = -softplus(-x) - x/2 - a[i]*x*x - flyMargin
 	}
-	return newGLMBound(e, a, b, c)
+	return newGLMBound(g, a, b, c)
 }
 
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|:

@@ -163,6 +163,7 @@ type smhTerms struct {
 	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i). Others: the
 	// per-datum gradients at θ̂, N×d.
 	glm      GLM
+	conv     rowConverter // glm's, if its rows are not float64
 	zHat, f1 []float64
 	f2       []float64
 	grads    []float64
@@ -200,8 +201,10 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			c.hess = make([]float64, d*d)
 		}
 		acc := rankAcc{h: c.hess, d: d}
+		c.conv, _ = glm.(rowConverter)
+		rows := newRowCursor(glm)
 		for i := range n {
-			row := glm.Row(i)
+			row := rows.row(i)
 			z := dot(row, c.center)
 			f1, f2 := glm.LossDerivs(i, z)
 			c.zHat[i], c.f1[i] = z, f1
@@ -394,6 +397,15 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 
 // taylorDiff returns Û_i(θ′) − Û_i(θ) (untempered).
 func (c *smhChain) taylorDiff(i int) float64 {
+	if c.conv != nil {
+		z, zn := c.conv.rowDot2(i, c.theta, c.next)
+		t := c.f1[i] * (zn - z)
+		if c.k.Order == 2 {
+			a, b := zn-c.zHat[i], z-c.zHat[i]
+			t += c.f2[i] * (a*a - b*b) / 2
+		}
+		return t
+	}
 	if c.glm != nil {
 		row := c.glm.Row(i)
 		var z, zn float64

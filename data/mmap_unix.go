@@ -1,0 +1,21 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package data
+
+import (
+	"os"
+	"syscall"
+)
+
+// load maps the file read-only and shared: pages come from the page cache
+// on first touch.
+func (s *Store) load(f *os.File) error {
+	b, err := syscall.Mmap(int(f.Fd()), 0, s.l.size, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	s.mem, s.mmap = b, true
+	return nil
+}
+
+func unmap(b []byte) error { return syscall.Munmap(b) }
