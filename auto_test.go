@@ -73,6 +73,11 @@ func TestAutoTall(t *testing.T) {
 	if !strings.HasSuffix(c.Name, "-CV-CN") {
 		t.Errorf("chose %s on a tall GLM; want a control-variate kernel", c.Name)
 	}
+	for _, k := range c.Candidates {
+		if k.Name == "TunaMH" && !strings.Contains(k.Err, "untempered") {
+			t.Errorf("plain TunaMH was piloted on an untempered GLM: %+v", k)
+		}
+	}
 	m := res.Mean()
 	for j := range m {
 		sd := math.Sqrt(la.Covariance().At(j, j))
