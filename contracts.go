@@ -236,7 +236,7 @@ var (
 	_, _          driverChain   = (*metricAux[*poissonCounts, *poissonCounts])(nil), (*metricAux[[]int, *tunaOmega2])(nil)
 	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
 	_             ParamReporter = (*tfmhChain)(nil)
-	_, _, _, _    midWarmuper   = (*tfmhChain)(nil), (*smhChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
+	_, _, _, _, _ midWarmuper   = (*tfmhChain)(nil), (*smhChain)(nil), (*tunaChain)(nil), (*poissonChain)(nil), (*auxChain[struct{}, struct{}])(nil)
 
 	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)
 	_          AuxChain[struct{}, *poissonCounts]       = (*poissonChain)(nil)

@@ -24,8 +24,9 @@ import (
 // stream is untouched; θ does not move), mhProbes proposals at a scale and
 // their full-batch log ratios give MH's acceptance ā(s) and jump J(s)
 // there. The chain's jump per unit of cost is J(s_c)·a_c/ā(s_c)/(8·B̄_c +
-// stepCost): it accepts a_c (measured so far in warmup) where MH accepts
-// ā(s_c), at B̄_c data per step (minibatchDatumCost and the step cost are in
+// stepCost): it accepts a_c (measured so far in warmup, capped at ā(s_c):
+// an average over the scales warmup moved through can exceed what the
+// chain accepts at s_c) where MH accepts ā(s_c), at B̄_c data per step (minibatchDatumCost and the step cost are in
 // units of one datum of a full pass). MH's is the best J(s)/N over
 // s_c·4^k, k < mhScales, stopping once its acceptance falls below 5%. If
 // MH's is larger the chain runs as MH from here on — every step a full MH
@@ -103,7 +104,11 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	if err != nil {
 		return 0, false, err
 	}
-	own := j0 * warm.AcceptRate() / max(a0, 1e-12) / (minibatchDatumCost*warm.MeanBatch() + stepCost)
+	// The warmup's acceptance so far is an average over scales that
+	// adaptation has moved through; at the current scale the chain does
+	// not accept more than MH does (its ratio is an unbiased-type estimate
+	// of MH's), so a_c is capped at ā(s_c).
+	own := j0 * math.Min(warm.AcceptRate(), a0) / max(a0, 1e-12) / (minibatchDatumCost*warm.MeanBatch() + stepCost)
 	best, bestScale := j0, w.scale
 	for k, s := 1, 4*w.scale; k < mhScales; k, s = k+1, 4*s {
 		j, a, err := probe(s)

@@ -52,7 +52,10 @@ type PoissonMH struct {
 	Range *EnergyRange
 	// MaxBatch is the expected batch λ + L above which every step is a
 	// full-batch MH step instead (Info.Fallback, Batch N), as TunaMH's
-	// MaxBatch. Zero means N; +Inf never falls back. λ + L does not depend
+	// MaxBatch. Zero means N; +Inf never falls back. With the default λ
+	// (Lambda and LambdaScale 0) and a finite MaxBatch the chain also
+	// compares itself with full-batch MH halfway through warmup, as TunaMH
+	// does, and runs as MH, saying so, where MH is predicted faster. λ + L does not depend
 	// on θ, so the choice is made once, at Start, from the expected batch
 	// alone — never from a drawn B — and the chain is exact either way.
 	// Start refuses an expected batch above maxBatchOverN·N that MaxBatch
@@ -107,19 +110,73 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err := w.audit(k.TrustBound, counts.audit); err != nil {
 		return nil, err
 	}
-	return &auxChain[struct{}, *poissonCounts]{walk: w, scheme: &poissonChain{prop: w.prop, counts: counts}, acc: k.Accept}, nil
+	pc := &poissonChain{prop: w.prop, counts: counts}
+	if k.Lambda == 0 && k.LambdaScale == 0 && !counts.fallback && !math.IsInf(k.MaxBatch, 1) {
+		// A λ the user set is theirs, and MaxBatch +Inf never falls back.
+		pc.rival, pc.t = newMHRival(t.Dim()), t
+	}
+	ac := &auxChain[struct{}, *poissonCounts]{walk: w, scheme: pc, acc: k.Accept}
+	pc.walk = &ac.walk
+	return ac, nil
 }
 
 // poissonChain is PoissonMH as a scheme of the auxiliary-variable framework
 // (Aux), Case 1: no ω1, the Proposal's move, ω2 the Poisson counts at θ.
 type poissonChain struct {
-	noState
 	prop   Proposal
 	counts *poissonCounts
+	// rival is the mid-warmup comparison with full-batch MH (nil when the
+	// user set λ, or when λ + L already exceeds MaxBatch); when it finds
+	// MH faster every step is a full-batch step (counts.fallback).
+	rival *mhRival
+	walk  *walk // the auxChain's, for the comparison
+	t     *Target
 }
 
-// Params reports λ and L.
-func (c *poissonChain) Params() map[string]float64 { return c.counts.params() }
+// Params reports λ and L, and the switch to MH if warmup made it.
+func (c *poissonChain) Params() map[string]float64 {
+	p := c.counts.params()
+	if c.rival != nil {
+		c.rival.params(p)
+	}
+	return p
+}
+
+// midWarmup switches the chain to full-batch MH, halfway through warmup,
+// if MH is predicted faster (mhRival): the same honesty for the default λ
+// as for TunaMH's χ.
+func (c *poissonChain) midWarmup(warm Totals) (float64, bool, error) {
+	if c.rival == nil {
+		return 0, false, nil
+	}
+	scale, switched, err := c.rival.compare(c.walk, c.t, warm, minibatchStepCost)
+	if switched {
+		c.counts.fallback = true
+	}
+	return scale, switched, err
+}
+
+// MarshalState saves the switch to MH (nothing without one).
+func (c *poissonChain) MarshalState() ([]byte, error) {
+	if c.rival == nil {
+		return nil, nil
+	}
+	return c.rival.MarshalState()
+}
+
+// UnmarshalState restores it.
+func (c *poissonChain) UnmarshalState(b []byte) error {
+	if c.rival == nil {
+		return noState{}.UnmarshalState(b)
+	}
+	if err := c.rival.UnmarshalState(b); err != nil {
+		return err
+	}
+	if c.rival.asMH {
+		c.counts.fallback = true
+	}
+	return nil
+}
 
 // DrawOmega1 draws nothing (Case 1).
 func (c *poissonChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) { return struct{}{}, nil }

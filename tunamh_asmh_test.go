@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,49 @@ func TestRivalSkipsProbes(t *testing.T) {
 	if ch.Warmup.Evals >= int64(cv.Len()) {
 		t.Errorf("warmup read %d data (N = %d): the probes ran although the chain is clearly faster (%.1f data per step)",
 			ch.Warmup.Evals, cv.Len(), ch.Warmup.EvalsPerStep())
+	}
+}
+
+// TestPoissonMHRunsAsMH: PoissonMH with its default λ on a tempered
+// logistic regression on a ball (β = 0.012, N = 2·10⁴), whose expected
+// batch λ + L ≈ 8,700 is below N (so Start keeps the minibatch) but whose
+// randomly drawn data cost more than MH's pass, compares itself with MH
+// halfway through warmup like TunaMH and switches; with MaxBatch +Inf
+// (never fall back) it does not.
+func TestPoissonMHRunsAsMH(t *testing.T) {
+	t.Parallel()
+	p, _, la := cvProblem(t, "logistic", 20000, 3, 1)
+	ball, err := NewBall(3, 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Prior, p.Beta = ball, 0.012
+	set := &Settings{Chains: 2, Warmup: 400, Draws: 200, Seed: 1, Init: la.Mean}
+	res, err := Sample(context.Background(), p, PoissonMH{}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prm := res.Chains[0].Params
+	t.Logf("λ + L = %v, N = %d: %v, %.0f data per step", prm["lambda"]+prm["L"], p.Len(), prm, res.Sampling().EvalsPerStep())
+	if !(prm["lambda"]+prm["L"] < float64(p.Len())) {
+		t.Fatalf("λ + L = %v ≥ N: the chain falls back at Start, nothing to compare", prm["lambda"]+prm["L"])
+	}
+	switched := 0
+	for _, c := range res.Chains {
+		if c.Params["as_mh"] == 1 {
+			switched++
+		}
+	}
+	if switched == 0 {
+		t.Errorf("no chain switched to MH")
+	}
+	never, err := Sample(context.Background(), p, PoissonMH{MaxBatch: math.Inf(1)}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range never.Chains {
+		if c.Params["as_mh"] != 0 {
+			t.Errorf("MaxBatch +Inf, chain %d switched: %v", c.Chain, c.Params)
+		}
 	}
 }
