@@ -135,17 +135,24 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if err == nil {
 		return exitOK
 	}
-	code = exitFailure
-	var ce *cliError
-	if errors.As(err, &ce) {
-		code = ce.code
-	} else if isBoundViolation(err) {
-		code = exitBound
-	}
 	if !errors.Is(err, errHelp) {
 		fmt.Fprintf(stderr, "exactmh: %s\n", oneLine(err.Error()))
 	}
-	return code
+	return exitCode(err)
+}
+
+// exitCode returns the exit code an error ends the command with.
+func exitCode(err error) int {
+	var ce *cliError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ce):
+		return ce.code
+	case isBoundViolation(err):
+		return exitBound
+	}
+	return exitFailure
 }
 
 // errHelp is returned after -h printed the usage: exit 0, no message.

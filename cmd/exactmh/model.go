@@ -362,7 +362,7 @@ func rowHash(d *data.Design) string {
 func (f *fingerprint) diff(o *fingerprint) string {
 	var out []string
 	add := func(what string, a, b any) {
-		out = append(out, fmt.Sprintf("%s %v, not %v", what, b, a))
+		out = append(out, fmt.Sprintf("%s: the file has %v, this command %v", what, b, a))
 	}
 	if f.Family != o.Family {
 		add("--family", f.Family, o.Family)

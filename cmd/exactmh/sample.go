@@ -180,8 +180,10 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// Signals stay caught until the command returns: a scheduler may send
+	// SIGTERM twice (to the process and through a wrapper script), and a
+	// second one must not kill the process while it writes its checkpoint.
 	defer stop()
-	go func() { <-ctx.Done(); stop() }() // a second signal ends the process at once
 
 	if sf.chooseOnly {
 		return chooseOnly(ctx, m, &sf, stdout)
@@ -400,7 +402,7 @@ type checkpointMeta struct {
 func (m *checkpointMeta) runDiff(o *checkpointMeta) string {
 	var out []string
 	if m.Kernel != o.Kernel {
-		out = append(out, fmt.Sprintf("--kernel %s, not %s", m.Kernel, o.Kernel))
+		out = append(out, fmt.Sprintf("--kernel: the checkpoint has %s, this command %s", m.Kernel, o.Kernel))
 	}
 	if m.Seed != o.Seed {
 		out = append(out, fmt.Sprintf("--seed %d, not %d", m.Seed, o.Seed))
