@@ -159,20 +159,26 @@ func readCSV(t *testing.T, path string) *stancsv.File {
 func sameDraws(t *testing.T, prefixA, prefixB string, chains int) {
 	t.Helper()
 	for k := 1; k <= chains; k++ {
-		a := readCSV(t, fmt.Sprintf("%s_%d.csv", prefixA, k))
-		b := readCSV(t, fmt.Sprintf("%s_%d.csv", prefixB, k))
-		if !reflect.DeepEqual(a.Columns, b.Columns) {
-			t.Fatalf("chain %d: columns differ:\n%v\n%v", k, a.Columns, b.Columns)
-		}
-		if len(a.Draws) == 0 || len(a.Draws) != len(b.Draws) {
-			t.Fatalf("chain %d: %d draws against %d", k, len(a.Draws), len(b.Draws))
-		}
-		for i := range a.Draws {
-			for j := range a.Draws[i] {
-				x, y := a.Draws[i][j], b.Draws[i][j]
-				if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
-					t.Fatalf("chain %d, draw %d, column %s: %v against %v", k, i, a.Columns[j], x, y)
-				}
+		sameFile(t, fmt.Sprintf("%s_%d.csv", prefixA, k), fmt.Sprintf("%s_%d.csv", prefixB, k))
+	}
+}
+
+// sameFile fails unless two Stan CSV files hold the same columns and
+// draws, bit for bit.
+func sameFile(t *testing.T, pathA, pathB string) {
+	t.Helper()
+	a, b := readCSV(t, pathA), readCSV(t, pathB)
+	if !reflect.DeepEqual(a.Columns, b.Columns) {
+		t.Fatalf("%s, %s: columns differ:\n%v\n%v", pathA, pathB, a.Columns, b.Columns)
+	}
+	if len(a.Draws) == 0 || len(a.Draws) != len(b.Draws) {
+		t.Fatalf("%s, %s: %d draws against %d", pathA, pathB, len(a.Draws), len(b.Draws))
+	}
+	for i := range a.Draws {
+		for j := range a.Draws[i] {
+			x, y := a.Draws[i][j], b.Draws[i][j]
+			if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+				t.Fatalf("%s, %s: draw %d, column %s: %v against %v", pathA, pathB, i, a.Columns[j], x, y)
 			}
 		}
 	}
