@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -557,4 +558,46 @@ func TestExitCodes(t *testing.T) {
 	if code := run([]string{"sample", "-h"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "TERMS") || errb.Len() != 0 {
 		t.Errorf("sample -h: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
+}
+
+// TestChoiceNameRebuildsTheKernel runs the automatic default in process and
+// rebuilds its choice from the name alone (parseKernel, kernelFlags.build,
+// exactmh.WithLaplace), as --choice and a resumed automatic run do: the
+// draws are the same, bit for bit.
+func TestChoiceNameRebuildsTheKernel(t *testing.T) {
+	mf := modelFlags{data: flights, response: flightsModel[1], terms: flightsModel[3], family: "logistic", prior: "flat", beta: 1, sigma: 1, nu: 4}
+	m, err := mf.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func() *exactmh.Settings {
+		return &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 11}
+	}
+	ctx := t.Context()
+	auto, err := exactmh.Sample(ctx, m.post, nil, set())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := parseKernel(auto.Choice.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kf := kernelFlags{set: map[string]bool{}}
+	k, post, err := kf.build(ctx, ks, m.post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := exactmh.Sample(ctx, post, k, set())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Kernel != auto.Kernel {
+		t.Fatalf("%s rebuilt as %s", auto.Kernel, again.Kernel)
+	}
+	for c := range auto.Chains {
+		if !slices.Equal(auto.Chains[c].Draws, again.Chains[c].Draws) {
+			t.Fatalf("choice %s: chain %d's draws differ when rebuilt from the name", auto.Choice.Name, c)
+		}
+	}
+	t.Logf("choice %s rebuilt", auto.Choice.Name)
 }
