@@ -30,8 +30,8 @@ func (k *kernelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&k.kernel, "kernel", "auto", "the kernel (see KERNELS)")
 	fs.Float64Var(&k.scale, "scale", 0, "initial step scale (warmup adapts it; 0: the kernel's default)")
 	fs.Float64Var(&k.chi, "chi", 0, "TunaMH's χ > 0 (0: the heuristic)")
-	fs.IntVar(&k.steps, "steps", 0, "HMC's leapfrog steps (0: the default)")
-	fs.Float64Var(&k.q, "q", 0, "FlyMC's brightening probability q (0: the default)")
+	fs.IntVar(&k.steps, "steps", 0, "HMC's leapfrog steps per transition (0: 10)")
+	fs.Float64Var(&k.q, "q", 0, "FlyMC's q, the probability of proposing to brighten a dark datum (0: 0.01)")
 	fs.Float64Var(&k.lambda, "lambda", 0, "λ of PoissonMH, Poisson-Barker, Poisson-MALA (0: LambdaScale·L²)")
 }
 

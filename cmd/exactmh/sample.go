@@ -120,7 +120,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&sf.draws, "draws", 1000, "kept draws per chain")
 	fs.IntVar(&sf.thin, "thin", 1, "keep every thin-th transition")
 	fs.Uint64Var(&sf.seed, "seed", 1, "random seed: chain k draws from PCG(seed, k)")
-	fs.IntVar(&sf.chainID, "chain-id", -1, "run only chain `k` (0-based) of the --chains run (see SCALE-OUT)")
+	fs.IntVar(&sf.chainID, "chain-id", -1, "run only chain `k` (0-based) of the --chains run (see SCALE-OUT; -1: all chains)")
 	fs.StringVar(&sf.choice, "choice", "", "the automatic default's choice `file` (written by --choose-only, read otherwise)")
 	fs.BoolVar(&sf.chooseOnly, "choose-only", false, "run the automatic default's choice, write it to --choice FILE and exit")
 	fs.StringVar(&sf.out, "out", "output", "output `prefix`: chain k goes to PREFIX_<k+1>.csv")
