@@ -601,3 +601,16 @@ func TestChoiceNameRebuildsTheKernel(t *testing.T) {
 	}
 	t.Logf("choice %s rebuilt", auto.Choice.Name)
 }
+
+// TestResumeExtends extends a finished run with --resume and a larger
+// --draws: the files equal those of one run of that length.
+func TestResumeExtends(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, sampleArgs("--kernel", "tunamh-cv-cn", "--chains", "2", "--draws", "200", "--out", "ext", "--checkpoint", "ext.ckpt")...)
+	mustRun(t, dir, sampleArgs("--kernel", "tunamh-cv-cn", "--chains", "2", "--draws", "450", "--out", "ext", "--checkpoint", "ext.ckpt", "--resume")...)
+	mustRun(t, dir, sampleArgs("--kernel", "tunamh-cv-cn", "--chains", "2", "--draws", "450", "--out", "ref")...)
+	sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, "ext"), 2)
+	if n, _ := readCSV(t, filepath.Join(dir, "ext_1.csv")).ConfigValue("num_samples"); n != "450" {
+		t.Errorf("num_samples = %s after the extension", n)
+	}
+}

@@ -174,16 +174,19 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if auto && !sf.chooseOnly && set["chain-id"] {
 		return usageErr("--chain-id needs --kernel or --choice FILE: the automatic kernel is chosen by timed pilots, which can differ between processes (write one choice for all with --choose-only --choice FILE)")
 	}
-	m, err := mf.build()
-	if err != nil {
-		return err
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	// Signals stay caught until the command returns: a scheduler may send
 	// SIGTERM twice (to the process and through a wrapper script), and a
 	// second one must not kill the process while it writes its checkpoint.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+
+	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, &sf, ctx.Err())
+	}
 
 	if sf.chooseOnly {
 		return chooseOnly(ctx, m, &sf, stdout)
@@ -225,7 +228,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if kern, post, err = kf.build(ctx, ks, m.post); err != nil {
-			return interrupted(ctx, err)
+			return interrupted(ctx, &sf, err)
 		}
 	}
 	desc := "auto"
@@ -284,20 +287,29 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if res == nil {
 		// Refused before any chain ran: the configuration.
 		if ctx.Err() != nil {
-			return interrupted(ctx, err)
+			return interrupted(ctx, &sf, err)
 		}
 		return inputErr(err)
 	}
 	return finish(res, err, &sf, m, desc, chosen, chainID, stdout)
 }
 
-// interrupted turns an error during setup after a signal into a failure
-// that says so.
-func interrupted(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return failure(fmt.Errorf("interrupted before sampling started (nothing to checkpoint): %v", err))
+// interrupted turns an error after a signal, before sampling started,
+// into the exit the scheduler should see: with --checkpoint, code 4 (run
+// the same command again: a checkpoint from an earlier run is intact, and
+// without one the run starts afresh); without, a failure.
+func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
+	if ctx.Err() == nil {
+		return err
 	}
-	return err
+	if sf.checkpoint != "" {
+		state := "no checkpoint yet: the run will start afresh"
+		if _, serr := os.Stat(sf.checkpoint); serr == nil {
+			state = "the checkpoint " + sf.checkpoint + " is intact: continue it with --resume"
+		}
+		return &cliError{exitInterrupted, fmt.Errorf("interrupted before sampling started (%s); run the command again", state)}
+	}
+	return failure(fmt.Errorf("interrupted before sampling started: %v", err))
 }
 
 // finish writes the checkpoint if asked, prints the summary and says how
@@ -494,7 +506,7 @@ func readChoice(path string) (*choiceFile, error) {
 func chooseOnly(ctx context.Context, m *model, sf *sampleFlags, stdout io.Writer) error {
 	c, err := exactmh.Choose(ctx, m.post, &exactmh.Settings{Chains: 1, Seed: sf.seed})
 	if err != nil {
-		return interrupted(ctx, inputErr(err))
+		return interrupted(ctx, sf, inputErr(err))
 	}
 	cf := choiceFile{Format: choiceFormat, Name: c.Name, Reason: c.String(), Seed: sf.seed, Fingerprint: m.fp}
 	b, err := json.MarshalIndent(&cf, "", "  ")
