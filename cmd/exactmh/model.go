@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,33 +59,49 @@ type model struct {
 // parseTerm parses one term of the TERMS syntax (see usage): name,
 // name>T, num(name), log(name), log1p(name), above(name;T), hour(name),
 // dow(name), month(name), cat(name[;top=K][;ref=LEVEL]).
-func parseTerm(s string) (data.Term, error) {
+func parseTerm(s string) (data.Term, string, error) {
+	t, err := parseTerm1(s)
+	if err != nil {
+		return nil, "", err
+	}
+	return t.term, t.col, nil
+}
+
+// termCol is a term and the column it reads.
+type termCol struct {
+	term data.Term
+	col  string
+}
+
+// parseTerm1 is parseTerm.
+func parseTerm1(s string) (termCol, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return nil, fmt.Errorf("empty term")
+		return termCol{}, fmt.Errorf("empty term")
 	}
 	open := strings.IndexByte(s, '(')
 	if open < 0 {
 		if strings.ContainsAny(s, ");") {
-			return nil, fmt.Errorf("term %q: unbalanced parentheses", s)
+			return termCol{}, fmt.Errorf("term %q: unbalanced parentheses", s)
 		}
 		if col, thr, ok := strings.Cut(s, ">"); ok {
+			col = strings.TrimSpace(col)
 			t, err := strconv.ParseFloat(strings.TrimSpace(thr), 64)
-			if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || strings.TrimSpace(col) == "" {
-				return nil, fmt.Errorf("term %q: want column>number", s)
+			if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || col == "" {
+				return termCol{}, fmt.Errorf("term %q: want column>number", s)
 			}
-			return data.Above(strings.TrimSpace(col), t), nil
+			return termCol{data.Above(col, t), col}, nil
 		}
-		return data.Num(s), nil
+		return termCol{data.Num(s), s}, nil
 	}
 	if !strings.HasSuffix(s, ")") || strings.Count(s, "(") != 1 || strings.Count(s, ")") != 1 {
-		return nil, fmt.Errorf("term %q: want fn(column) with one pair of parentheses", s)
+		return termCol{}, fmt.Errorf("term %q: want fn(column) with one pair of parentheses", s)
 	}
 	fn := strings.ToLower(strings.TrimSpace(s[:open]))
 	args := strings.Split(s[open+1:len(s)-1], ";")
 	col := strings.TrimSpace(args[0])
 	if col == "" {
-		return nil, fmt.Errorf("term %q: no column", s)
+		return termCol{}, fmt.Errorf("term %q: no column", s)
 	}
 	opts := args[1:]
 	noOpts := func() error {
@@ -96,30 +113,30 @@ func parseTerm(s string) (data.Term, error) {
 	switch fn {
 	case "num", "log", "log1p", "hour", "dow", "month":
 		if err := noOpts(); err != nil {
-			return nil, err
+			return termCol{}, err
 		}
 		switch fn {
 		case "num":
-			return data.Num(col), nil
+			return termCol{data.Num(col), col}, nil
 		case "log":
-			return data.Log(col), nil
+			return termCol{data.Log(col), col}, nil
 		case "log1p":
-			return data.Log1p(col), nil
+			return termCol{data.Log1p(col), col}, nil
 		case "hour":
-			return data.HourOfDay(col), nil
+			return termCol{data.HourOfDay(col), col}, nil
 		case "dow":
-			return data.DayOfWeek(col), nil
+			return termCol{data.DayOfWeek(col), col}, nil
 		}
-		return data.Month(col), nil
+		return termCol{data.Month(col), col}, nil
 	case "above":
 		if len(opts) != 1 {
-			return nil, fmt.Errorf("term %q: want above(column;threshold)", s)
+			return termCol{}, fmt.Errorf("term %q: want above(column;threshold)", s)
 		}
 		t, err := strconv.ParseFloat(strings.TrimSpace(opts[0]), 64)
 		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("term %q: threshold %q is not a finite number", s, opts[0])
+			return termCol{}, fmt.Errorf("term %q: threshold %q is not a finite number", s, opts[0])
 		}
-		return data.Above(col, t), nil
+		return termCol{data.Above(col, t), col}, nil
 	case "cat":
 		var co []data.CatOption
 		for _, o := range opts {
@@ -128,65 +145,43 @@ func parseTerm(s string) (data.Term, error) {
 			case "top":
 				n, err := strconv.Atoi(strings.TrimSpace(v))
 				if !ok || err != nil || n < 1 {
-					return nil, fmt.Errorf("term %q: want top=K with K ≥ 1", s)
+					return termCol{}, fmt.Errorf("term %q: want top=K with K ≥ 1", s)
 				}
 				co = append(co, data.TopK(n))
 			case "ref":
 				if !ok || v == "" {
-					return nil, fmt.Errorf("term %q: want ref=LEVEL", s)
+					return termCol{}, fmt.Errorf("term %q: want ref=LEVEL", s)
 				}
 				co = append(co, data.Reference(v))
 			default:
-				return nil, fmt.Errorf("term %q: unknown option %q (cat takes top=K and ref=LEVEL)", s, o)
+				return termCol{}, fmt.Errorf("term %q: unknown option %q (cat takes top=K and ref=LEVEL)", s, o)
 			}
 		}
-		return data.Categorical(col, co...), nil
+		return termCol{data.Categorical(col, co...), col}, nil
 	}
-	return nil, fmt.Errorf("term %q: unknown function %q (want num, log, log1p, above, cat, hour, dow or month)", s, fn)
+	return termCol{}, fmt.Errorf("term %q: unknown function %q (want num, log, log1p, above, cat, hour, dow or month)", s, fn)
 }
 
 // parseTerms splits a comma-separated term list (commas inside
-// parentheses are not allowed: options are separated by ';').
-func parseTerms(s string) ([]data.Term, error) {
+// parentheses are not allowed: options are separated by ';') and returns
+// the terms and the columns they read.
+func parseTerms(s string) ([]data.Term, []string, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var out []data.Term
-	for _, part := range strings.Split(s, ",") {
-		t, err := parseTerm(part)
-		if err != nil {
-			return nil, fmt.Errorf("--terms: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-// columns returns the data columns a term list and response read.
-func termColumns(terms []data.Term) []string {
+	var terms []data.Term
 	var cols []string
-	seen := map[string]bool{}
-	for _, t := range terms {
-		c := termColumn(t)
-		if !seen[c] {
-			seen[c] = true
-			cols = append(cols, c)
+	for _, part := range strings.Split(s, ",") {
+		t, col, err := parseTerm(part)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--terms: %w", err)
+		}
+		terms = append(terms, t)
+		if !slices.Contains(cols, col) {
+			cols = append(cols, col)
 		}
 	}
-	return cols
-}
-
-// termColumn returns the column of a term, from its String form
-// (`Fn("col"…)`).
-func termColumn(t data.Term) string {
-	s := t.String()
-	i := strings.IndexByte(s, '(')
-	if c, err := strconv.QuotedPrefix(s[i+1:]); err == nil {
-		if u, err := strconv.Unquote(c); err == nil {
-			return u
-		}
-	}
-	return ""
+	return terms, cols, nil
 }
 
 // parsePrior parses --prior for dimension d.
@@ -236,11 +231,11 @@ func (m *modelFlags) build() (*model, error) {
 	if m.response == "" {
 		return nil, usageErr("--response is required (e.g. --response y, or --response 'delay>15')")
 	}
-	resp, err := parseTerm(m.response)
+	resp, respCol, err := parseTerm(m.response)
 	if err != nil {
 		return nil, usageErr("--response: %v", err)
 	}
-	terms, err := parseTerms(m.terms)
+	terms, cols, err := parseTerms(m.terms)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -253,7 +248,9 @@ func (m *modelFlags) build() (*model, error) {
 	if !(m.beta > 0) || math.IsInf(m.beta, 0) {
 		return nil, usageErr("--beta %v: want a finite number > 0", m.beta)
 	}
-	cols := termColumns(append([]data.Term{resp}, terms...))
+	if !slices.Contains(cols, respCol) {
+		cols = append(cols, respCol)
+	}
 	f, err := data.ReadFile(m.data, &data.ReadOptions{Columns: cols})
 	if err != nil {
 		return nil, inputErr(err)
