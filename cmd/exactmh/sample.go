@@ -1,0 +1,523 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/stancsv"
+)
+
+const sampleUsage = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
+
+Samples the posterior of a generalised linear model of the data and writes
+one Stan CSV file per chain, PREFIX_1.csv … PREFIX_<chains>.csv (--out),
+with the design's column names as parameter names; a summary table goes to
+stdout, progress to stderr.
+
+TERMS (--response and --terms; --terms is a comma-separated list):
+  y                 column y as it is (Num; standardised as a feature)
+  num(y)            the same
+  y>T, above(y;T)   1 where y > T, else 0 (Above), e.g. --response 'delay>15'
+  log(y), log1p(y)  log(y), log(1 + y) (standardised as features)
+  cat(c)            one-hot levels of c, the most frequent the reference
+  cat(c;top=K;ref=L)  keep the K most frequent levels (the rest "other");
+                    reference level L (both optional, ';'-separated)
+  hour(t)           sin and cos of the hour of day of time column t
+  dow(t), month(t)  one-hot day of week (Monday the reference) and month
+                    (January the reference) of time column t
+  Functions are case-insensitive. Column names are used as written; a
+  name containing ( ) , ; or > cannot be used (rename the column).
+  Example: --response 'delay>15' --terms
+    'log(distance),hour(date),dow(date),month(date),cat(origin;top=8),num(x1)'
+
+KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
+  variates, timed pilots of the candidates, the fastest kept), mh, mala,
+  hmc, nuts, tunamh, tfmh, smh1, smh2, flymc, poissonmh, poisson-barker,
+  poisson-mala, tunamh-sgld. Suffixes as the automatic default names its
+  candidates: -cv samples the control-variate rewrite of the posterior
+  around the MAP, -cn moves with the Crank–Nicolson proposal around the
+  Laplace approximation (mh, tunamh, tfmh, smh1, smh2, flymc, poissonmh):
+  tunamh-cv-cn, tfmh-cv-cn, mh-cn, … The Poisson kernels need a bounded
+  prior (--prior box:R or ball:R).
+
+SCALE-OUT: --chain-id k runs chain k (0-based) of a --chains run alone,
+  drawing from the same random stream as chain k of one in-process run
+  (file PREFIX_<k+1>.csv): separate processes make the same draws, bit for
+  bit. The automatic kernel is chosen by timed pilots, which may differ
+  between processes, so --chain-id needs an explicit --kernel or
+  --choice FILE, written once by
+    exactmh sample [model flags] --choose-only --choice FILE
+
+CHECKPOINTS: with --checkpoint FILE, SIGINT or SIGTERM stops the chains,
+  writes the checkpoint (FILE, with the model's fingerprint in FILE.json)
+  and the CSV rows so far, and exits with code 4; the same command with
+  --resume continues it to the end, the files equal to those of an
+  uninterrupted run. A finished run writes its checkpoint too; --resume
+  with a larger --draws extends it.
+
+Exit codes: 0 done; 1 other failure; 2 bad input (refused before
+sampling); 3 bound violation; 4 interrupted with a checkpoint written.
+
+Flags:
+`
+
+// sampleFlags are sample's own flags.
+type sampleFlags struct {
+	chains, warmup, draws, thin int
+	seed                        uint64
+	chainID                     int
+	choice                      string
+	chooseOnly                  bool
+	out                         string
+	sigFigs                     int
+	checkpoint                  string
+	resume                      bool
+	progress                    time.Duration
+	quiet                       bool
+}
+
+// parseFlags parses args into fs; -h prints the usage to stdout.
+func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) (map[string]bool, error) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil, errHelp
+		}
+		return nil, usageErr("%v (see exactmh %s -h)", err, fs.Name())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set, nil
+}
+
+func cmdSample(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
+	var mf modelFlags
+	var kf kernelFlags
+	var sf sampleFlags
+	mf.register(fs)
+	kf.register(fs)
+	fs.IntVar(&sf.chains, "chains", 4, "number of chains (with --chain-id: of the whole run)")
+	fs.IntVar(&sf.warmup, "warmup", 1000, "warmup transitions per chain (0: none)")
+	fs.IntVar(&sf.draws, "draws", 1000, "kept draws per chain")
+	fs.IntVar(&sf.thin, "thin", 1, "keep every thin-th transition")
+	fs.Uint64Var(&sf.seed, "seed", 1, "random seed: chain k draws from PCG(seed, k)")
+	fs.IntVar(&sf.chainID, "chain-id", -1, "run only chain `k` (0-based) of the --chains run (see SCALE-OUT; -1: all chains)")
+	fs.StringVar(&sf.choice, "choice", "", "the automatic default's choice `file` (written by --choose-only, read otherwise)")
+	fs.BoolVar(&sf.chooseOnly, "choose-only", false, "run the automatic default's choice, write it to --choice FILE and exit")
+	fs.StringVar(&sf.out, "out", "output", "output `prefix`: chain k goes to PREFIX_<k+1>.csv")
+	fs.IntVar(&sf.sigFigs, "sig-figs", 6, "significant digits in the CSV files (17: exact)")
+	fs.StringVar(&sf.checkpoint, "checkpoint", "", "checkpoint `file`, written on SIGINT/SIGTERM and at the end")
+	fs.BoolVar(&sf.resume, "resume", false, "continue the run saved in --checkpoint FILE")
+	fs.DurationVar(&sf.progress, "progress", time.Second, "time between progress lines on stderr")
+	fs.BoolVar(&sf.quiet, "quiet", false, "no progress lines and no summary table")
+	set, err := parseFlags(fs, args, sampleUsage, stdout)
+	if err != nil {
+		return err
+	}
+	kf.set = set
+	if fs.NArg() > 0 {
+		return usageErr("sample: unexpected argument %q (flags only; see exactmh sample -h)", fs.Arg(0))
+	}
+
+	// Flags alone.
+	switch {
+	case sf.chains < 1 || sf.chains > exactmh.MaxChains:
+		return usageErr("--chains %d: want in [1, %d]", sf.chains, exactmh.MaxChains)
+	case sf.warmup < 0:
+		return usageErr("--warmup %d: want ≥ 0", sf.warmup)
+	case sf.draws < 1:
+		return usageErr("--draws %d: want ≥ 1", sf.draws)
+	case sf.thin < 1:
+		return usageErr("--thin %d: want ≥ 1", sf.thin)
+	case sf.sigFigs < 1 || sf.sigFigs > 17:
+		return usageErr("--sig-figs %d: want in [1, 17]", sf.sigFigs)
+	case set["chain-id"] && (sf.chainID < 0 || sf.chainID >= sf.chains):
+		return usageErr("--chain-id %d: want in [0, --chains = %d)", sf.chainID, sf.chains)
+	case sf.resume && sf.checkpoint == "":
+		return usageErr("--resume needs --checkpoint FILE")
+	case sf.chooseOnly && sf.choice == "":
+		return usageErr("--choose-only needs --choice FILE to write the choice to")
+	case sf.chooseOnly && (set["kernel"] && strings.ToLower(kf.kernel) != "auto"):
+		return usageErr("--choose-only runs the automatic default; leave out --kernel %s", kf.kernel)
+	case sf.choice != "" && !sf.chooseOnly && set["kernel"]:
+		return usageErr("--choice and --kernel both name the kernel: give one")
+	case sf.progress < 0:
+		return usageErr("--progress %v: want ≥ 0", sf.progress)
+	}
+	auto := strings.ToLower(strings.TrimSpace(kf.kernel)) == "auto" && (sf.choice == "" || sf.chooseOnly)
+	if auto {
+		for _, h := range []string{"scale", "chi", "steps", "q", "lambda"} {
+			if set[h] {
+				return usageErr("--%s needs an explicit --kernel: the automatic default chooses its own", h)
+			}
+		}
+	}
+	if auto && !sf.chooseOnly && set["chain-id"] {
+		return usageErr("--chain-id needs --kernel or --choice FILE: the automatic kernel is chosen by timed pilots, which can differ between processes (write one choice for all with --choose-only --choice FILE)")
+	}
+	// Signals stay caught until the command returns: a scheduler may send
+	// SIGTERM twice (to the process and through a wrapper script), and a
+	// second one must not kill the process while it writes its checkpoint.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return interrupted(ctx, &sf, ctx.Err())
+	}
+
+	if sf.chooseOnly {
+		return chooseOnly(ctx, m, &sf, stdout)
+	}
+
+	// The kernel: explicit, from a choice file, from the checkpoint's
+	// metadata (a resumed automatic run), or the automatic default.
+	var meta *checkpointMeta
+	if sf.resume {
+		if meta, err = readMeta(sf.checkpoint); err != nil {
+			return err
+		}
+		if d := m.fp.diff(&meta.Fingerprint); d != "" {
+			return usageErr("--resume: checkpoint %s is of a different model or data: %s", sf.checkpoint, d)
+		}
+	}
+	kernelName := kf.kernel
+	if sf.choice != "" {
+		c, err := readChoice(sf.choice)
+		if err != nil {
+			return err
+		}
+		if d := m.fp.diff(&c.Fingerprint); d != "" {
+			return usageErr("--choice %s was made for a different model or data: %s", sf.choice, d)
+		}
+		kernelName = c.Name
+	}
+	if auto && meta != nil {
+		if meta.Chosen == "" {
+			return usageErr("--resume: checkpoint %s is of --kernel %s, not of the automatic default", sf.checkpoint, meta.Kernel)
+		}
+		kernelName = meta.Chosen
+	}
+	var kern exactmh.Kernel
+	post := m.post
+	var ks *kernelSpec
+	if !auto || meta != nil {
+		if ks, err = parseKernel(kernelName); err != nil {
+			return err
+		}
+		if kern, post, err = kf.build(ctx, ks, m.post); err != nil {
+			return interrupted(ctx, &sf, err)
+		}
+	}
+	desc := "auto"
+	if !auto {
+		desc = kf.describe(ks)
+	}
+	chainID := -1
+	if set["chain-id"] {
+		chainID = sf.chainID
+	}
+	if meta != nil {
+		want := checkpointMeta{Kernel: desc, Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}
+		if d := meta.runDiff(&want); d != "" {
+			return usageErr("--resume: checkpoint %s is of another run: %s", sf.checkpoint, d)
+		}
+	}
+
+	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs})
+	if dir := filepath.Dir(sf.out); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usageErr("--out %s: directory %s does not exist", sf.out, dir)
+		}
+	}
+	rec := &multiRecorder{recs: []exactmh.Recorder{files}}
+	if !sf.quiet && sf.progress > 0 {
+		rec.recs = append(rec.recs, exactmh.NewProgress(stderr, sf.progress))
+	}
+	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec}
+	if sf.warmup == 0 {
+		set0.Warmup = exactmh.NoWarmup
+	}
+	if chainID >= 0 {
+		set0.Chains, set0.FirstChain = 1, chainID
+	}
+
+	var res *exactmh.Result
+	if meta != nil {
+		f, err := os.Open(sf.checkpoint)
+		if err != nil {
+			return usageErr("--resume: %v", err)
+		}
+		res, err = exactmh.LoadCheckpoint(f, post, kern, rec)
+		f.Close()
+		if err != nil {
+			return usageErr("--resume: %s: %v", sf.checkpoint, err)
+		}
+		more := max(0, sf.draws-res.Settings.Draws)
+		res, err = exactmh.Resume(ctx, res, more)
+		return finish(res, err, &sf, m, desc, meta.Chosen, chainID, stdout)
+	}
+	res, err = exactmh.Sample(ctx, post, kern, set0)
+	chosen := ""
+	if res != nil && res.Choice != nil {
+		chosen = res.Choice.Name
+	}
+	if res == nil {
+		// Refused before any chain ran: the configuration.
+		if ctx.Err() != nil {
+			return interrupted(ctx, &sf, err)
+		}
+		return inputErr(err)
+	}
+	return finish(res, err, &sf, m, desc, chosen, chainID, stdout)
+}
+
+// interrupted turns an error after a signal, before sampling started,
+// into the exit the scheduler should see: with --checkpoint, code 4 (run
+// the same command again: a checkpoint from an earlier run is intact, and
+// without one the run starts afresh); without, a failure.
+func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	if sf.checkpoint != "" {
+		state := "no checkpoint yet: the run will start afresh"
+		if _, serr := os.Stat(sf.checkpoint); serr == nil {
+			state = "the checkpoint " + sf.checkpoint + " is intact: continue it with --resume"
+		}
+		return &cliError{exitInterrupted, fmt.Errorf("interrupted before sampling started (%s); run the command again", state)}
+	}
+	return failure(fmt.Errorf("interrupted before sampling started: %v", err))
+}
+
+// finish writes the checkpoint if asked, prints the summary and says how
+// the run ended.
+func finish(res *exactmh.Result, err error, sf *sampleFlags, m *model, desc, chosen string, chainID int, stdout io.Writer) error {
+	saved := false
+	if sf.checkpoint != "" && (res.Status == exactmh.Completed || res.Status == exactmh.Canceled) {
+		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Chosen: chosen,
+			Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}
+		if cerr := writeCheckpoint(sf.checkpoint, res, &meta); cerr != nil {
+			if err == nil {
+				err = cerr
+			} else {
+				err = fmt.Errorf("%v; and the checkpoint could not be written: %v", err, cerr)
+			}
+			return failure(err)
+		}
+		saved = true
+	}
+	switch res.Status {
+	case exactmh.Completed:
+		if !sf.quiet {
+			res.Summary().WriteTo(stdout)
+		}
+		return nil
+	case exactmh.Canceled:
+		if saved {
+			return &cliError{exitInterrupted, fmt.Errorf("interrupted: checkpoint written to %s and the rows so far to %s_*.csv; run the same command with --resume to continue", sf.checkpoint, sf.out)}
+		}
+		return failure(fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed", sf.out))
+	}
+	return failure(err)
+}
+
+// multiRecorder passes every event to several recorders.
+type multiRecorder struct{ recs []exactmh.Recorder }
+
+func (m *multiRecorder) Init(run exactmh.RunInfo) error {
+	for _, r := range m.recs {
+		if err := r.Init(run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *multiRecorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
+	for _, r := range m.recs {
+		var err error
+		if rr, ok := r.(exactmh.ResumeRecorder); ok {
+			err = rr.InitResume(run, res)
+		} else {
+			err = r.Init(run)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *multiRecorder) Record(e *exactmh.Event) error {
+	for _, r := range m.recs {
+		if err := r.Record(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *multiRecorder) Finish(res *exactmh.Result) error {
+	var errs []error
+	for _, r := range m.recs {
+		if f, ok := r.(exactmh.RunFinisher); ok {
+			errs = append(errs, f.Finish(res))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// metaFormat and choiceFormat mark the JSON files the command writes.
+const (
+	metaFormat   = "exactmh-checkpoint-meta/1"
+	choiceFormat = "exactmh-choice/1"
+)
+
+// checkpointMeta is stored beside a checkpoint (FILE.json): what the run
+// was, so that --resume refuses another model, data or run.
+type checkpointMeta struct {
+	Format      string
+	Fingerprint fingerprint
+	Kernel      string // the --kernel flags, "auto" for the automatic default
+	Chosen      string `json:",omitempty"` // the automatic default's choice
+	Seed        uint64
+	Chains      int
+	ChainID     int // −1: all chains in this process
+	Warmup      int
+	Thin        int
+}
+
+// runDiff says how the run settings of o differ from m's.
+func (m *checkpointMeta) runDiff(o *checkpointMeta) string {
+	var out []string
+	if m.Kernel != o.Kernel {
+		out = append(out, fmt.Sprintf("--kernel: the checkpoint has %s, this command %s", m.Kernel, o.Kernel))
+	}
+	if m.Seed != o.Seed {
+		out = append(out, fmt.Sprintf("--seed %d, not %d", m.Seed, o.Seed))
+	}
+	if m.Chains != o.Chains {
+		out = append(out, fmt.Sprintf("--chains %d, not %d", m.Chains, o.Chains))
+	}
+	if m.ChainID != o.ChainID {
+		out = append(out, fmt.Sprintf("--chain-id %d, not %d", m.ChainID, o.ChainID))
+	}
+	if m.Warmup != o.Warmup {
+		out = append(out, fmt.Sprintf("--warmup %d, not %d", m.Warmup, o.Warmup))
+	}
+	if m.Thin != o.Thin {
+		out = append(out, fmt.Sprintf("--thin %d, not %d", m.Thin, o.Thin))
+	}
+	return strings.Join(out, "; ")
+}
+
+// writeCheckpoint writes the checkpoint and its metadata, each to a
+// temporary file renamed into place, so that a kill while writing leaves
+// the previous pair.
+func writeCheckpoint(path string, res *exactmh.Result, meta *checkpointMeta) error {
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(path+".json", func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+		return err
+	}
+	return writeAtomic(path, res.Checkpoint)
+}
+
+func writeAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// readMeta reads a checkpoint's metadata.
+func readMeta(path string) (*checkpointMeta, error) {
+	b, err := os.ReadFile(path + ".json")
+	if err != nil {
+		if _, serr := os.Stat(path); serr != nil {
+			return nil, usageErr("--resume: no checkpoint %s", path)
+		}
+		return nil, usageErr("--resume: checkpoint %s has no metadata %s.json (written beside it by exactmh sample): %v", path, path, err)
+	}
+	var m checkpointMeta
+	if err := json.Unmarshal(b, &m); err != nil || m.Format != metaFormat {
+		return nil, usageErr("--resume: %s.json is not an exactmh checkpoint's metadata", path)
+	}
+	return &m, nil
+}
+
+// choiceFile is what --choose-only writes.
+type choiceFile struct {
+	Format      string
+	Name        string // the kernel, as --kernel takes it (case-insensitively)
+	Reason      string
+	Seed        uint64
+	Fingerprint fingerprint
+}
+
+func readChoice(path string) (*choiceFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr("--choice: %v", err)
+	}
+	var c choiceFile
+	if err := json.Unmarshal(b, &c); err != nil || c.Format != choiceFormat {
+		return nil, usageErr("--choice %s: not a choice file written by exactmh sample --choose-only", path)
+	}
+	return &c, nil
+}
+
+// chooseOnly runs the automatic default's choice and writes it.
+func chooseOnly(ctx context.Context, m *model, sf *sampleFlags, stdout io.Writer) error {
+	c, err := exactmh.Choose(ctx, m.post, &exactmh.Settings{Chains: 1, Seed: sf.seed})
+	if err != nil {
+		return interrupted(ctx, sf, inputErr(err))
+	}
+	cf := choiceFile{Format: choiceFormat, Name: c.Name, Reason: c.String(), Seed: sf.seed, Fingerprint: m.fp}
+	b, err := json.MarshalIndent(&cf, "", "  ")
+	if err != nil {
+		return failure(err)
+	}
+	if err := writeAtomic(sf.choice, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+		return failure(err)
+	}
+	if !sf.quiet {
+		fmt.Fprintf(stdout, "%s\n", c)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+
+	"github.com/exactmh/exactmh/stancsv"
+)
+
+const summaryUsage = `Usage: exactmh summary FILE...
+
+Summarises Stan CSV files — exactmh's, CmdStan's or rstan's — as the chains
+of one run, as CmdStan's stansummary does: for lp__ (if every file has it)
+and each parameter, mean, sd, MCSE, 5%, 50% and 95% quantiles, bulk and
+tail ESS, ESS per second of sampling and R-hat across the files, then
+warnings. Files of different lengths are cut to the shortest; a last line
+cut mid-row (a killed writer) is dropped with a warning.
+
+`
+
+func cmdSummary(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
+	if _, err := parseFlags(fs, args, summaryUsage, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageErr("summary: no files (usage: exactmh summary FILE...)")
+	}
+	var files []*stancsv.File
+	for _, path := range fs.Args() {
+		f, err := os.Open(path)
+		if err != nil {
+			return usageErr("summary: %v", err)
+		}
+		sf, err := stancsv.ReadOptions{DropPartial: true}.Read(f)
+		f.Close()
+		if err != nil {
+			return usageErr("summary: %s: %v", path, err)
+		}
+		files = append(files, sf)
+	}
+	s, err := stancsv.Summarize(files)
+	if err != nil {
+		return usageErr("summary: %v", err)
+	}
+	_, err = s.WriteTo(stdout)
+	return err
+}

@@ -1,0 +1,80 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"errors"
+	"fmt"
+)
+
+// WithLaplace returns kernel k in the forms the automatic default's
+// candidate names describe (see Choice.Name), built as Choose builds its
+// candidates: with cv, on p's ControlVariates rewrite around la ("-CV");
+// with cn, moved by the Crank–Nicolson proposal around la, N(θ̂, H⁻¹),
+// with initial step scale 1 unless k sets one ("-CN"). It returns the
+// kernel, the posterior it samples (p itself without cv) and the name,
+// e.g. "TunaMH-CV-CN": WithLaplace(p, la, TunaMH{}, true, true) is the
+// candidate of that name that Choose pilots, so a program (the exactmh
+// command, say) can run the kernel a Choice named in another process
+// without pilots. la is the Laplace approximation from FindLaplace (Choose
+// starts it at Settings.Init, the origin by default); it may be nil when
+// neither cv nor cn is asked for.
+//
+// cn applies to the kernels with a Proposal field: MH, TunaMH, TFMH, SMH,
+// FlyMC and PoissonMH (as values, not pointers); another kernel is an
+// error, as is cv on an energy that is not a GLM (ControlVariates' error).
+func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel, *Posterior, string, error) {
+	if k == nil {
+		return nil, nil, "", errors.New("exactmh: WithLaplace: nil Kernel")
+	}
+	name := k.Name()
+	if (cv || cn) && la == nil {
+		return nil, nil, "", errors.New("exactmh: WithLaplace: -CV and -CN need a Laplace approximation (FindLaplace)")
+	}
+	post := p
+	if cv {
+		var err error
+		if post, err = ControlVariates(p, la); err != nil {
+			return nil, nil, "", err
+		}
+		name += "-CV"
+	}
+	if cn {
+		prop, err := la.CrankNicolson()
+		if err != nil {
+			return nil, nil, "", err
+		}
+		scale := func(s float64) float64 {
+			if s == 0 {
+				return 1
+			}
+			return s
+		}
+		switch kk := k.(type) {
+		case MH:
+			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
+			k = kk
+		case TunaMH:
+			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
+			k = kk
+		case TFMH:
+			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
+			k = kk
+		case SMH:
+			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
+			k = kk
+		case FlyMC:
+			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
+			k = kk
+		case PoissonMH:
+			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
+			k = kk
+		default:
+			return nil, nil, "", fmt.Errorf("exactmh: WithLaplace: kernel %s takes no proposal, so it has no Crank–Nicolson form (-CN): only MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH do", k.Name())
+		}
+		name += "-CN"
+	}
+	return k, post, name, nil
+}

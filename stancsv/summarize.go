@@ -1,0 +1,173 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package stancsv
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/exactmh/exactmh"
+)
+
+// Summarize summarises Stan CSV files as the chains of one run — the job
+// of CmdStan's stansummary — in the table of [exactmh.Result.Summary]:
+// for lp__ (when every file has it) and each parameter column, mean, sd,
+// MCSE, 5%, 50% and 95% quantiles, bulk and tail ESS, ESS per second of
+// sampling and R-hat across the files ([exactmh.SummarizeParam]), with
+// the same warnings (R-hat above 1.01, ESS below 100 per chain). Files
+// of different lengths are cut to the shortest, with a warning. The
+// files must have the same parameter columns, in any order.
+//
+// The header line takes the kernel from the files' configuration
+// (algorithm, and engine for CmdStan's NUTS; rstan's sampler_t), exactness from exactmh's
+// "exact" key (files without it count as exact: Stan's samplers are),
+// the acceptance rate from accepted__ (exactmh) or else accept_stat__,
+// evaluations per step from n_energy__ and n_grad__, the batch from
+// batch_size__ (NaN or 0 where absent), and the sampling time from the
+// timing trailers (ESS per second is NaN if a file has none). Warnings
+// the reader recorded in File.Warnings are passed on.
+func Summarize(files []*File) (*exactmh.Summary, error) {
+	if len(files) == 0 {
+		return nil, errors.New("stancsv: Summarize: no files")
+	}
+	params := files[0].ParamNames()
+	if len(params) == 0 {
+		return nil, fmt.Errorf("stancsv: Summarize: file 1 has no parameter columns (only %v)", files[0].Columns)
+	}
+	s := &exactmh.Summary{Status: exactmh.Completed, Exact: true, Chains: len(files)}
+	n := -1
+	lp := true
+	var kernels []string
+	secs := 0.0
+	for i, f := range files {
+		if got := f.ParamNames(); !sameSet(got, params) {
+			return nil, fmt.Errorf("stancsv: Summarize: file %d has parameters %s, file 1 %s", i+1, strings.Join(got, ","), strings.Join(params, ","))
+		}
+		if len(f.Draws) == 0 {
+			return nil, fmt.Errorf("stancsv: Summarize: file %d has no draws", i+1)
+		}
+		if n < 0 || len(f.Draws) < n {
+			n = len(f.Draws)
+		}
+		if !slices.Contains(f.Columns, "lp__") {
+			lp = false
+		}
+		k, _ := f.ConfigValue("algorithm")
+		if e, ok := f.ConfigValue("engine"); ok {
+			k += "/" + e
+		}
+		if k == "" {
+			k, _ = f.ConfigValue("sampler_t") // rstan
+		}
+		if k == "" {
+			k = "unknown"
+		}
+		if !slices.Contains(kernels, k) {
+			kernels = append(kernels, k)
+		}
+		if v, ok := f.ConfigValue("exact"); ok && v == "0" {
+			s.Exact = false
+		}
+		secs += f.SamplingSeconds
+		for _, w := range f.Warnings {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("file %d: %s", i+1, w))
+		}
+	}
+	s.Kernel = strings.Join(kernels, ", ")
+	s.Draws = n
+	for i, f := range files {
+		if len(f.Draws) > n {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("file %d has %d draws, cut to the shortest file's %d", i+1, len(f.Draws), n))
+		}
+	}
+	if !math.IsNaN(secs) {
+		s.SamplingTime = time.Duration(secs * float64(time.Second))
+	}
+	column := func(name string) [][]float64 {
+		x := make([][]float64, len(files))
+		for i, f := range files {
+			j := slices.Index(f.Columns, name)
+			if j < 0 {
+				return nil
+			}
+			x[i] = make([]float64, n)
+			for k := range n {
+				x[i][k] = f.Draws[k][j]
+			}
+		}
+		return x
+	}
+	mean := func(name string) float64 {
+		x := column(name)
+		if x == nil {
+			return math.NaN()
+		}
+		var sum float64
+		for _, c := range x {
+			for _, v := range c {
+				sum += v
+			}
+		}
+		return sum / float64(len(x)*n)
+	}
+	s.AcceptRate = mean("accepted__")
+	if math.IsNaN(s.AcceptRate) {
+		s.AcceptRate = mean("accept_stat__")
+	}
+	s.EvalsPerStep = mean("n_energy__")
+	s.GradPerStep = mean("n_grad__")
+	s.MeanBatch = mean("batch_size__")
+	names := params
+	if lp {
+		names = append([]string{"lp__"}, params...)
+	}
+	minBulk, minTail, maxRHat := math.Inf(1), math.Inf(1), math.Inf(-1)
+	var worstBulk, worstTail, worstRHat string
+	for _, name := range names {
+		p := exactmh.SummarizeParam(name, column(name), secs)
+		s.Params = append(s.Params, p)
+		if p.NotAvailable {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: draws constant or non-finite, diagnostics not available (NaN)", name))
+			continue
+		}
+		if p.ESSBulk < minBulk {
+			minBulk, worstBulk = p.ESSBulk, name
+		}
+		if p.ESSTail < minTail {
+			minTail, worstTail = p.ESSTail, name
+		}
+		if p.RHat > maxRHat {
+			maxRHat, worstRHat = p.RHat, name
+		}
+	}
+	if maxRHat > exactmh.RHatThreshold {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, exactmh.RHatThreshold))
+	}
+	limit := float64(exactmh.MinESSPerChain * len(files))
+	if minBulk < limit {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("bulk ESS down to %.0f (%s) < %.0f (100 per chain): means and R-hat are unreliable", minBulk, worstBulk, limit))
+	}
+	if minTail < limit {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
+	}
+	return s, nil
+}
+
+// sameSet reports whether a and b hold the same names.
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
