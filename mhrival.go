@@ -20,20 +20,25 @@ import (
 //
 // Efficiency is expected squared jump distance E[α·‖θ′ − θ‖²] per unit of
 // cost, measured rather than modelled so that it holds for any Proposal.
-// From the current point, with the rival's own generator (the chain's
-// stream is untouched; θ does not move), mhProbes proposals at a scale and
-// their full-batch log ratios give MH's acceptance ā(s) and jump J(s)
-// there. The chain's jump per unit of cost is J(s_c)·a_c/ā(s_c)/(8·B̄_c +
-// stepCost): it accepts a_c (measured so far in warmup, capped at ā(s_c):
-// an average over the scales warmup moved through can exceed what the
-// chain accepts at s_c) where MH accepts ā(s_c), at B̄_c data per step (minibatchDatumCost and the step cost are in
-// units of one datum of a full pass). MH's is the best J(s)/N over
-// s_c·4^k, k < mhScales, stopping once its acceptance falls below 5%. If
-// MH's is larger the chain runs as MH from here on — every step a full MH
-// step, marked Info.Fallback — from MH's best scale, where the driver
-// restarts the step adaptation. Exactness never depends on it: the switch
-// is made in warmup, from the rival's stream only. The costs are fixed
-// constants, not timings, so that a seed gives the same draws on every run.
+// The chain's is ā·J_q(s_c)/(8·B̄_c + stepCost): J_q(s_c) the mean squared
+// length of 64 of its proposals at its current scale (no datum read), B̄_c
+// its batch so far in warmup, the costs in units of one datum of a full
+// pass (minibatchDatumCost, stepCost), and ā the mean of its warmup
+// acceptance (an average over the scales adaptation moved through) and
+// MH's at s_c (a minibatch kernel accepts about what MH does at the same
+// scale; each estimate alone is biased or noisy). MH's is the best J(s)/N
+// over s_c·4^k, k = −2 … 2 (upwards stopping once MH's acceptance falls
+// below 5%), with J(s) from mhProbes proposals at s and their full-batch
+// log ratios (Rao–Blackwellised: Σ min(1, r)·‖θ′ − θ‖²). The probes are
+// skipped when even MH's bound J_q(s)/N over those scales (acceptance 1)
+// is rivalMargin below the chain's estimate from its own acceptance. If
+// MH's is at least rivalSwitchMargin times the chain's, the chain runs as
+// MH from here on — every step a full MH step, marked Info.Fallback —
+// from MH's best scale, where the driver restarts the step adaptation.
+// All of it comes from the rival's own generator (the chain's stream is
+// untouched; θ does not move), so exactness never depends on it, and the
+// costs are fixed constants, not timings, so that a seed gives the same
+// draws on every run.
 type mhRival struct {
 	src  *rand.PCG
 	rng  *rand.Rand
@@ -75,9 +80,19 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	if r.asMH || warm.Steps == 0 {
 		return 0, false, nil
 	}
-	if r.clearlyFaster(w, t, warm, stepCost) {
-		return 0, false, nil
+	// The chain's efficiency and MH's bound, from proposals alone.
+	r.src.Seed(0x6a756d70, 0x626f756e64)
+	cost := minibatchDatumCost*warm.MeanBatch() + stepCost
+	jc := r.proposalJump(w, w.scale, ownJumpProposals)
+	own := warm.AcceptRate() * jc / cost
+	var mhBound float64
+	for k, s := -mhScales/2, w.scale/16; k <= mhScales/2; k, s = k+1, 4*s {
+		mhBound = math.Max(mhBound, r.proposalJump(w, s, mhProbes))
 	}
+	if own > rivalMargin*mhBound/float64(t.N()) {
+		return 0, false, nil // clearly faster: no probe worth its full passes
+	}
+	// MH's efficiency, measured.
 	r.src.Seed(0x6d68, 0x70726f6265)
 	probe := func(scale float64) (jump, acc float64, err error) {
 		for range mhProbes {
@@ -91,12 +106,8 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 				return 0, 0, err
 			}
 			a := math.Exp(min(lp+logQ+d, 0))
-			var sq float64
-			for j, v := range r.buf {
-				sq += (v - w.theta[j]) * (v - w.theta[j])
-			}
 			acc += a
-			jump += a * sq
+			jump += a * sqDist(r.buf, w.theta)
 		}
 		return jump / mhProbes, acc / mhProbes, nil
 	}
@@ -104,65 +115,75 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	if err != nil {
 		return 0, false, err
 	}
-	// The warmup's acceptance so far is an average over scales that
-	// adaptation has moved through; at the current scale the chain does
-	// not accept more than MH does (its ratio is an unbiased-type estimate
-	// of MH's), so a_c is capped at ā(s_c).
-	own := j0 * math.Min(warm.AcceptRate(), a0) / max(a0, 1e-12) / (minibatchDatumCost*warm.MeanBatch() + stepCost)
+	// The chain's acceptance at s_c: its warmup average a_c is over the
+	// scales adaptation moved through, and a minibatch kernel accepts
+	// about what MH does at the same scale, so a_c is averaged with MH's
+	// ā(s_c) from the probes (each alone is noisy or biased).
+	own = (warm.AcceptRate() + a0) / 2 * jc / cost
 	best, bestScale := j0, w.scale
-	for k, s := 1, 4*w.scale; k < mhScales; k, s = k+1, 4*s {
+	try := func(s float64) (float64, error) {
 		j, a, err := probe(s)
+		if err == nil && j > best {
+			best, bestScale = j, s
+		}
+		return a, err
+	}
+	for k, s := 1, 4*w.scale; k <= mhScales/2; k, s = k+1, 4*s { // longer steps
+		a, err := try(s)
 		if err != nil {
 			return 0, false, err
-		}
-		if j > best {
-			best, bestScale = j, s
 		}
 		if a < 0.05 {
 			break
 		}
 	}
+	for k, s := 1, w.scale/4; k <= mhScales/2; k, s = k+1, s/4 { // shorter steps
+		if _, err := try(s); err != nil {
+			return 0, false, err
+		}
+	}
 	mh := best / float64(t.N())
-	if !(mh > own) {
+	if !(mh > rivalSwitchMargin*own) {
 		return 0, false, nil
 	}
 	r.asMH, r.speedup = true, math.Min(mh/own, math.MaxFloat64)
 	return bestScale, true, nil
 }
 
-// clearlyFaster reports, without reading any datum, whether the chain is
-// so much faster than MH could be that the probes (up to mhProbes·mhScales
-// full passes, seconds on 10⁶ data) are not worth making. MH's expected
-// squared jump at scale s is at most its proposal's, J_q(s) (acceptance ≤
-// 1), so MH's efficiency is at most max_k J_q(s_c·4^k)/N over the scales
-// the probes would try; the chain's is about a_c·J_q(s_c)/(8·B̄_c +
-// stepCost). The chain is clearly faster when its estimate exceeds MH's
-// bound by rivalMargin, a margin for accepted moves being shorter than
-// the average proposal. The proposals come from the rival's generator,
-// reseeded before the probes, so the probes are the same as without it.
-func (r *mhRival) clearlyFaster(w *walk, t *Target, warm Totals, stepCost float64) bool {
-	r.src.Seed(0x6a756d70, 0x626f756e64)
-	jumpAt := func(scale float64) float64 {
-		var sum float64
-		for range mhProbes {
-			w.prop.Propose(r.rng, r.buf, w.theta, scale)
-			for j, v := range r.buf {
-				sum += (v - w.theta[j]) * (v - w.theta[j])
-			}
-		}
-		return sum / mhProbes
+// proposalJump returns the mean ‖θ′ − θ‖² of n proposals at scale, from
+// the rival's generator; it reads no datum.
+func (r *mhRival) proposalJump(w *walk, scale float64, n int) float64 {
+	var sum float64
+	for range n {
+		w.prop.Propose(r.rng, r.buf, w.theta, scale)
+		sum += sqDist(r.buf, w.theta)
 	}
-	own := warm.AcceptRate() * jumpAt(w.scale) / (minibatchDatumCost*warm.MeanBatch() + stepCost)
-	var mhBound float64
-	for k, s := 0, w.scale; k < mhScales; k, s = k+1, 4*s {
-		mhBound = math.Max(mhBound, jumpAt(s))
-	}
-	return own > rivalMargin*mhBound/float64(t.N())
+	return sum / float64(n)
 }
 
+// sqDist returns ‖a − b‖².
+func sqDist(a, b []float64) float64 {
+	var s float64
+	for j, v := range a {
+		s += (v - b[j]) * (v - b[j])
+	}
+	return s
+}
+
+// ownJumpProposals is how many proposals estimate the chain's own jump
+// (free: no datum is read).
+const ownJumpProposals = 64
+
 // rivalMargin is how much faster than MH's best possible efficiency the
-// chain's estimated one must be to skip the probes.
-const rivalMargin = 10
+// chain's estimated one must be to skip the probes, a margin for accepted
+// moves being shorter than the average proposal; rivalSwitchMargin is how
+// much faster MH's measured efficiency must be than the chain's for the
+// switch, a margin for the noise of a few probes and for MH being credited
+// with the best of several scales.
+const (
+	rivalMargin       = 10
+	rivalSwitchMargin = 1.25
+)
 
 // params adds the switch to a chain's Params.
 func (r *mhRival) params(p map[string]float64) map[string]float64 {

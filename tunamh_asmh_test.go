@@ -48,13 +48,14 @@ func TestTunaMHRunsAsMH(t *testing.T) {
 
 // TestTruncatedRunAsMH is the same comparison for TFMH and SMH (random
 // walk, no control variates in TFMH's case): on the untempered logistic
-// regression TFMH's steps must read data worth more than MH's pass buys, so
+// regression (d = 10; its steps must be ~70× shorter than the posterior's
+// width, so it mixes far slower than MH although it reads 15 data a step) TFMH's steps must read data worth more than MH's pass buys, so
 // every chain switches and says so; KeepMinibatch keeps the kernel; the
 // switch survives a checkpoint. SMH-2 at the MAP, which reads a few data
 // per step, does not switch.
 func TestTruncatedRunAsMH(t *testing.T) {
 	t.Parallel()
-	p, _, la := cvProblem(t, "logistic", 20000, 3, 1)
+	p, _, la := cvProblem(t, "logistic", 20000, 10, 1)
 	p.Prior = nil
 	set := &Settings{Chains: 2, Warmup: 400, Draws: 300, Seed: 1, Init: la.Mean}
 	for _, k := range []struct {
@@ -148,7 +149,7 @@ func TestPoissonMHRunsAsMH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Prior, p.Beta = ball, 0.012
+	p.Prior, p.Beta = ball, 0.014
 	set := &Settings{Chains: 2, Warmup: 400, Draws: 200, Seed: 1, Init: la.Mean}
 	res, err := Sample(context.Background(), p, PoissonMH{}, set)
 	if err != nil {
