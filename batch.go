@@ -23,32 +23,61 @@ import (
 // scratch, so that a batch of any size needs no allocation.
 const batchChunk = 256
 
-// distinct counts the distinct data a step touches with one stamp per
-// datum (4 bytes each, at most half the size of the data themselves):
-// O(1) per draw, no clearing between steps.
+// distinct counts the distinct data a step touches in an open-addressing
+// set of the step's indices, each slot tagged with the step that wrote
+// it: O(1) per draw, no clearing between steps, and memory (and cache
+// footprint) proportional to the largest batch seen, not to N — a stamp
+// per datum would cost 4 bytes per datum per chain (0.4 GB a chain at
+// N = 10⁸) and a cache miss per draw. The set grows, allocating, only
+// when a step touches more data than any before it, so steady-state steps
+// allocate nothing.
 type distinct struct {
-	stamp []uint32
+	slot  []uint64 // step<<32 | (i+1); a slot of another step is empty
 	step  uint32
 	count int
 }
 
-func newDistinct(n int) distinct { return distinct{stamp: make([]uint32, n)} }
+func newDistinct() distinct { return distinct{slot: make([]uint64, 64)} }
 
 // next starts a new step.
 func (d *distinct) next() {
 	d.step++
-	if d.step == 0 { // wrapped around: old stamps could collide
-		clear(d.stamp)
+	if d.step == 0 { // wrapped around: old tags could collide
+		clear(d.slot)
 		d.step = 1
 	}
 	d.count = 0
 }
 
-// add records datum i.
+// add records datum i (0 ≤ i < 2³²−1).
 func (d *distinct) add(i int) {
-	if d.stamp[i] != d.step {
-		d.stamp[i] = d.step
-		d.count++
+	if 2*(d.count+1) > len(d.slot) {
+		d.grow()
+	}
+	tag := uint64(d.step)<<32 | uint64(uint32(i+1))
+	mask := uint64(len(d.slot) - 1)
+	// Fibonacci hashing spreads consecutive indices over the table.
+	for h := (uint64(i) * 0x9e3779b97f4a7c15) >> 32 & mask; ; h = (h + 1) & mask {
+		switch s := d.slot[h]; {
+		case s == tag:
+			return
+		case uint32(s>>32) != d.step:
+			d.slot[h] = tag
+			d.count++
+			return
+		}
+	}
+}
+
+// grow doubles the set, keeping the current step's entries.
+func (d *distinct) grow() {
+	old := d.slot
+	d.slot = make([]uint64, 2*len(old))
+	d.count = 0
+	for _, s := range old {
+		if uint32(s>>32) == d.step && s != 0 {
+			d.add(int(uint32(s)) - 1)
+		}
 	}
 }
 
@@ -141,7 +170,7 @@ func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	if b == nil {
 		var err error
-		if b, err = posteriorOf(t).DiffBound(); err != nil {
+		if b, err = posteriorOf(t).diffBound(); err != nil {
 			return nil, within(who, err)
 		}
 	} else if err := b.check(t.N()); err != nil {

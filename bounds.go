@@ -120,23 +120,48 @@ type EnergyRanger interface {
 // GLMDiffBound. It is untempered, whatever β — what TunaMH.Bound,
 // TFMH.Bound and CheckBound take; the kernels apply β.
 func (p *Posterior) DiffBound() (*DiffBound, error) {
+	b, err := p.diffBound()
+	if b == nil || err != nil {
+		return b, err
+	}
+	return &DiffBound{C: slices.Clone(b.C), Metric: b.Metric}, nil // the caller may change it
+}
+
+// diffBound is DiffBound for the kernels, which never change it: the
+// energy's own c_i are shared rather than copied (8 bytes a datum).
+func (p *Posterior) diffBound() (*DiffBound, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var b *DiffBound
 	var err error
-	if db, ok := p.Energy.(DiffBounder); ok {
-		b, err = db.DiffBound(p.prior())
-	} else if g, ok := p.Energy.(GLM); ok {
-		b, err = GLMDiffBound(g, p.prior())
-	} else {
+	switch e := p.Energy.(type) {
+	case sharedDiffBounder:
+		b = e.sharedDiffBound()
+	case DiffBounder:
+		// The user's energy may keep (and later change) what it returns.
+		if b, err = e.DiffBound(p.prior()); err == nil && b != nil {
+			b = &DiffBound{C: slices.Clone(b.C), Metric: b.Metric}
+		}
+	case GLM:
+		b, err = GLMDiffBound(e, p.prior())
+	default:
 		return nil, fmt.Errorf("exactmh: %w: energy %T has no ready-made DiffBound (implement DiffBounder or GLM); construct one and verify it with CheckBound", ErrNoBound, p.Energy)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := &DiffBound{C: slices.Clone(b.C), Metric: b.Metric} // the caller may change it
-	return out, out.check(p.Len())
+	if b == nil {
+		return nil, fmt.Errorf("exactmh: energy %T returned a nil DiffBound and no error", p.Energy)
+	}
+	return b, b.check(p.Len())
+}
+
+// sharedDiffBounder is an energy of the package whose DiffBound is fixed at
+// construction and can be handed to the kernels without a copy.
+type sharedDiffBounder interface {
+	DiffBounder
+	sharedDiffBound() *DiffBound
 }
 
 // EnergyRange returns the EnergyRange of the posterior's energy on its

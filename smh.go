@@ -129,7 +129,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &smhChain{k: k, walk: w, smhTerms: terms, seen: newDistinct(n), maxRate: k.MaxRate,
+	c := &smhChain{k: k, walk: w, smhTerms: terms, seen: newDistinct(), maxRate: k.MaxRate,
 		controlVariate: k.controlVariate, remainder: k.remainder}
 	if c.controlVariate == nil {
 		c.controlVariate = func(beta, dHat float64) float64 { return beta * dHat }

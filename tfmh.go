@@ -96,7 +96,7 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		return nil, err
 	}
 	c := &tfmhChain{walk: w, bound: b, table: table, sumC: table.Total(), maxRate: k.MaxRate,
-		seen: newDistinct(t.N()), increase: k.increase, priorFactor: k.priorFactor}
+		seen: newDistinct(), increase: k.increase, priorFactor: k.priorFactor}
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
 	}

@@ -64,8 +64,8 @@ func TestUniform(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range w {
-		if tab.prob[i] != 1 || tab.Prob(i) != 1.0/7 {
-			t.Errorf("column %d: prob %g, Prob %g", i, tab.prob[i], tab.Prob(i))
+		if tab.col[i].prob != 1 || tab.Prob(i) != 1.0/7 {
+			t.Errorf("column %d: prob %g, Prob %g", i, tab.col[i].prob, tab.Prob(i))
 		}
 	}
 	chiSquare(t, w, 100000, 2)
@@ -130,11 +130,11 @@ func TestZeroWeightsNeverDrawn(t *testing.T) {
 			t.Fatalf("weights %v: %v", w, err)
 		}
 		for k := range w {
-			if tab.prob[k] > 0 && w[k] == 0 {
-				t.Fatalf("weights %v: column %d of weight 0 keeps itself with prob %g", w, k, tab.prob[k])
+			if tab.col[k].prob > 0 && w[k] == 0 {
+				t.Fatalf("weights %v: column %d of weight 0 keeps itself with prob %g", w, k, tab.col[k].prob)
 			}
-			if a := tab.alias[k]; tab.prob[k] < 1 && (a < 0 || int(a) >= len(w) || w[a] == 0) {
-				t.Fatalf("weights %v: column %d (prob %g) aliases %d of weight 0", w, k, tab.prob[k], a)
+			if a := tab.col[k].alias; tab.col[k].prob < 1 && (a < 0 || int(a) >= len(w) || w[a] == 0) {
+				t.Fatalf("weights %v: column %d (prob %g) aliases %d of weight 0", w, k, tab.col[k].prob, a)
 			}
 		}
 	}
@@ -171,9 +171,9 @@ func TestImpliedProbabilities(t *testing.T) {
 		n := float64(tab.Len())
 		implied := make([]float64, len(w))
 		for k := range w {
-			implied[k] += tab.prob[k] / n
-			if tab.prob[k] < 1 {
-				implied[tab.alias[k]] += (1 - tab.prob[k]) / n
+			implied[k] += tab.col[k].prob / n
+			if tab.col[k].prob < 1 {
+				implied[tab.col[k].alias] += (1 - tab.col[k].prob) / n
 			}
 		}
 		for i := range w {
