@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -128,7 +129,23 @@ const (
 // listed with their error. The choice takes a few seconds, which
 // Choice.Time reports. Pilots are timed, so the choice can differ between
 // runs when two candidates are close; the Choice says which was taken.
+//
+// For N ≥ 10⁶ it ends with runtime/debug.FreeOSMemory: the pilots' per-datum
+// tables (tens of bytes a datum, gigabytes at N = 10⁸) are garbage by then,
+// and a long run should not keep them resident.
 func Choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
+	c, err := choose(ctx, p, s)
+	if p != nil && p.Energy != nil && p.Len() >= freeMemoryN {
+		debug.FreeOSMemory()
+	}
+	return c, err
+}
+
+// freeMemoryN is the N from which Choose returns the pilots' memory.
+const freeMemoryN = 1_000_000
+
+// choose is Choose.
+func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

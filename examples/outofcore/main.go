@@ -49,19 +49,20 @@ import (
 )
 
 func main() {
-	cf := report.RegisterCommon(runtime.GOMAXPROCS(0), 0)
+	cf := report.RegisterCommon(runtime.GOMAXPROCS(0), 1_000_000)
 	n := flag.Int("n", 100_000_000, "rows")
 	d := flag.Int("d", 10, "covariates per row")
 	dtypeName := flag.String("dtype", "float64", "storage of X: float32 or float64")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "exactmh-outofcore"), "directory of the store file")
-	budget := flag.Duration("budget", 30*time.Second, "sampling time per chain (with -draws 0)")
+	budget := flag.Duration("budget", 30*time.Second, "sampling time per chain with -draws 0 (the draws kept then grow with the run: DrawBytes(d) each, plus slice growth)")
 	advise := flag.Bool("advise", true, "madvise(DONTNEED, RANDOM) the mapping when the full passes are over")
 	cold := flag.Bool("cold", false, "also drop the file from the page cache when sampling starts, so rows come from the disk (as for a file larger than RAM)")
 	rm := flag.Bool("rm", false, "remove the store file at the end")
 	warmup := flag.Int("warmup", 150, "warmup transitions per chain (below 200 TunaMH skips its mid-warmup comparison with MH, up to 30 full passes per chain; the automatic default's pilots have already measured MH)")
 	flag.Parse()
 	if cf.Quick {
-		*n, *budget, *rm = 100_000, time.Second, true
+		*n, *rm = 100_000, true
+		cf.Draws = min(cf.Draws, 20_000)
 		*dir = filepath.Join(os.TempDir(), fmt.Sprintf("exactmh-outofcore-quick-%d", os.Getpid()))
 	}
 	dtype, err := data.ParseDType(*dtypeName)
@@ -186,6 +187,7 @@ func (r *run) main(dir string) error {
 	if adv.err != nil {
 		return adv.err
 	}
+	m := r.mem("sampled") // before the summary's FFTs add their own
 	sum := res.Summary()
 	tot := res.Sampling()
 	rowBytes := float64(r.d*r.dtype.Size() + 8)
@@ -199,7 +201,6 @@ func (r *run) main(dir string) error {
 		r.say("disk      %s read from storage while sampling (/proc/self/io read_bytes), %.0f B a step",
 			gb(diskRead), float64(diskRead)/float64(tot.Steps))
 	}
-	m := r.mem("end")
 	if adv.before != nil {
 		what := "EndFullPasses"
 		if r.cold {
@@ -207,7 +208,14 @@ func (r *run) main(dir string) error {
 		}
 		r.say("advice    RssFile %s before %s, %s just after, %s at the end",
 			gb(adv.before["RssFile"]), what, gb(adv.after["RssFile"]), gb(m["RssFile"]))
+		r.say("resident  RssAnon %s when sampling began (the kernel's per-datum state), %s when it ended (with the draws); file %s",
+			gb(adv.after["RssAnon"]), gb(m["RssAnon"]), gb(size))
 	}
+	var kept int
+	for _, ch := range res.Chains {
+		kept += ch.Len()
+	}
+	r.say("draws     %d kept, %s (exactmh.DrawBytes(%d) = %d B each)", kept, gb(int64(kept*exactmh.DrawBytes(r.d))), r.d, exactmh.DrawBytes(r.d))
 	if err := r.cf.SaveStanCSV(res, "outofcore", nil); err != nil {
 		return err
 	}
