@@ -79,8 +79,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	if math.IsInf(prior.LogPrior(la.Mean), -1) {
 		return nil, fmt.Errorf("exactmh: %s: θ̂ = %v is outside the prior's support", who, la.Mean)
 	}
-	e := &cvEnergy{g: g, d: d, center: slices.Clone(la.Mean),
-		at: make([]cvTaylor, n), c: make([]float64, n), prec: make([]float64, d*d)}
+	e := &cvEnergy{g: g, d: d, n: n, center: slices.Clone(la.Mean), c: make([]float64, n), prec: make([]float64, d*d)}
 	for a := range d {
 		for b := range d {
 			e.prec[a*d+b] = la.Precision.At(a, b)
@@ -97,10 +96,14 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		grad: make([]float64, d), hess: make([]float64, d*d)}
 	acc := rankAcc{h: cp.hess, d: d}
 	e.conv, _ = g.(rowConverter)
+	if n <= cvRecordLimit {
+		e.at = make([]cvTaylor, n)
+	}
 	rows := newRowCursor(g)
 	for i := range n {
 		x := rows.row(i)
-		z := dot(x, e.center)
+		// ẑ_i exactly as taylor computes it when it does not store it.
+		z := e.rowDot(i, e.center)
 		f1, f2 := g.LossDerivs(i, z)
 		if math.IsNaN(f1) || math.IsInf(f1, 0) || math.IsNaN(f2) || math.IsInf(f2, 0) {
 			return nil, fmt.Errorf("exactmh: %s: datum %d: f′ = %v, f″ = %v at x_iᵀθ̂ = %v", who, i, f1, f2, z)
@@ -115,7 +118,9 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 			v := dot(lt[a*d+a:a*d+d], x[a:])
 			s2 += v * v
 		}
-		e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2}
+		if e.at != nil {
+			e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2}
+		}
 		e.setBound3(i, k3)
 		e.c[i] = k3 * s2 * math.Sqrt(s2)
 		axpy(cp.grad, f1, x)
@@ -140,16 +145,22 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 }
 
 // cvEnergy holds the remainders R_i = U_i − Û_i of a GLM at θ̂: per datum
-// the expansion (ẑ_i = x_iᵀθ̂, f_i′(ẑ_i), f_i″(ẑ_i)) in one 24-byte record,
-// read with one cache miss, K_i ≥ sup|f_i‴| (one number when it is the same
-// for all data, as it is under any unbounded prior) and c_i = K_i·s_i³: 32
-// bytes a datum, 3.2 GB at N = 10⁸.
+// the expansion (ẑ_i = x_iᵀθ̂, f_i′(ẑ_i), f_i″(ẑ_i)), K_i ≥ sup|f_i‴| (one
+// number when it is the same for all data, as it is under any unbounded
+// prior) and c_i = K_i·s_i³.
+//
+// Up to cvRecordLimit data the expansion is stored, 24 bytes a datum read
+// with one cache miss; beyond, it is recomputed from the row the kernel
+// reads anyway (one more dot product and f_i′, f_i″: an exp for the
+// logistic loss), bit for bit as at construction, so that only c_i — 8
+// bytes a datum, 0.8 GB at N = 10⁸ — is held: at large N the state, not
+// the arithmetic, is what a machine runs out of.
 type cvEnergy struct {
 	g      GLM
 	conv   rowConverter // g's, if its rows are not float64
-	d      int
+	d, n   int
 	center []float64
-	at     []cvTaylor
+	at     []cvTaylor // nil beyond cvRecordLimit data
 	k3     []float64 // nil when every K_i is k3All
 	k3All  float64
 	c      []float64
@@ -158,6 +169,21 @@ type cvEnergy struct {
 
 // cvTaylor is datum i's expansion point and Taylor coefficients.
 type cvTaylor struct{ zHat, f1, f2 float64 }
+
+// cvRecordLimit is the largest N for which ControlVariates stores each
+// datum's expansion (24 bytes a datum: 0.8 GB at this N). A variable for
+// the tests, which check that both ways give the same draws.
+var cvRecordLimit = 1 << 25
+
+// taylor returns datum i's expansion, stored or recomputed.
+func (e *cvEnergy) taylor(i int) cvTaylor {
+	if e.at != nil {
+		return e.at[i]
+	}
+	z := e.rowDot(i, e.center)
+	f1, f2 := e.g.LossDerivs(i, z)
+	return cvTaylor{zHat: z, f1: f1, f2: f2}
+}
 
 // setBound3 records K_i, in order of i: one number until a datum's
 // differs (under any unbounded prior every datum's z range, and so K_i, is
@@ -169,7 +195,7 @@ func (e *cvEnergy) setBound3(i int, k float64) {
 	case e.k3 != nil:
 		e.k3[i] = k
 	case k != e.k3All:
-		e.k3 = make([]float64, len(e.at))
+		e.k3 = make([]float64, e.n)
 		for j := range i {
 			e.k3[j] = e.k3All
 		}
@@ -194,7 +220,7 @@ var (
 )
 
 // Len returns N.
-func (e *cvEnergy) Len() int { return len(e.at) }
+func (e *cvEnergy) Len() int { return e.n }
 
 // Dim returns d.
 func (e *cvEnergy) Dim() int { return e.d }
@@ -237,7 +263,7 @@ func (e *cvEnergy) readRow(dst []float64, i int) []float64 {
 // Loss returns the remainder r_i(z) = f_i(z) − f_i(ẑ_i) − f_i′(ẑ_i)(z − ẑ_i)
 // − ½f_i″(ẑ_i)(z − ẑ_i)².
 func (e *cvEnergy) Loss(i int, z float64) float64 {
-	t := &e.at[i]
+	t := e.taylor(i)
 	a := z - t.zHat
 	return e.g.Loss(i, z) - e.g.Loss(i, t.zHat) - t.f1*a - 0.5*t.f2*a*a
 }
@@ -245,7 +271,7 @@ func (e *cvEnergy) Loss(i int, z float64) float64 {
 // LossDerivs returns r_i′(z) and r_i″(z).
 func (e *cvEnergy) LossDerivs(i int, z float64) (f1, f2 float64) {
 	g1, g2 := e.g.LossDerivs(i, z)
-	t := &e.at[i]
+	t := e.taylor(i)
 	return g1 - t.f1 - t.f2*(z-t.zHat), g2 - t.f2
 }
 
@@ -253,7 +279,7 @@ func (e *cvEnergy) LossDerivs(i int, z float64) (f1, f2 float64) {
 // [lo, hi] and ẑ_i: |r‴| ≤ K, |r″| ≤ K·m, |r′| ≤ K·m²/2 with m the largest
 // distance from ẑ_i (r′ and r″ vanish at ẑ_i).
 func (e *cvEnergy) LossBound(i, k int, lo, hi float64) float64 {
-	zh := e.at[i].zHat
+	zh := e.taylor(i).zHat
 	k3 := e.g.LossBound(i, 3, min(lo, zh), max(hi, zh))
 	m := max(math.Abs(lo-zh), math.Abs(hi-zh))
 	switch k {
@@ -288,7 +314,7 @@ func (e *cvEnergy) Energies(dst, theta []float64, idx []int) {
 func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
 		z, zn := e.rowDot2(i, theta, thetaNew)
-		t := &e.at[i]
+		t := e.taylor(i)
 		a, b := z-t.zHat, zn-t.zHat
 		fz, fzn := e.g.Loss(i, z), e.g.Loss(i, zn)
 		r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)

@@ -316,3 +316,11 @@ func ExchangeSimulateAtCurrent[D any](k Exchange[D]) Exchange[D] {
 	k.simAt = func(theta, _ []float64) []float64 { return theta }
 	return k
 }
+
+// SetCVRecordLimit makes ControlVariates store each datum's expansion only
+// up to n data (0: never) until the returned function restores it.
+func SetCVRecordLimit(n int) (restore func()) {
+	old := cvRecordLimit
+	cvRecordLimit = n
+	return func() { cvRecordLimit = old }
+}

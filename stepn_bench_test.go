@@ -1,0 +1,64 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+)
+
+// BenchmarkStepAcrossN measures the time of a minibatch step at a fixed
+// expected batch as N grows: logistic regression, d = 10, a unit-ball
+// prior and β·N held at 100, so the bounds' sum βC — and the batch — stay
+// the same while the data (and the per-datum tables) grow from 10⁴ to 10⁷
+// rows (80 KB … 800 MB of x_i). Its ns/step against N is the cost of cache
+// and TLB misses per drawn datum: the row, the alias column, the bound
+// constant. -short stops at N = 10⁶.
+//
+//	go test -run '^$' -bench StepAcrossN -benchtime 20000x
+func BenchmarkStepAcrossN(b *testing.B) {
+	const d = 10
+	sizes := []int{10_000, 100_000, 1_000_000, 10_000_000}
+	if testing.Short() {
+		sizes = sizes[:3]
+	}
+	for _, n := range sizes {
+		rng := rand.New(rand.NewPCG(7, uint64(n)))
+		x, y := make([]float64, n*d), make([]float64, n)
+		for i := range n {
+			var z float64
+			for j := range d {
+				v := rng.NormFloat64() / 3
+				x[i*d+j] = v
+				z += v * 0.5
+			}
+			if rng.Float64() < 1/(1+math.Exp(-z)) {
+				y[i] = 1
+			}
+		}
+		e, err := exactmh.NewLogisticRegression(x, y, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ball, err := exactmh.NewBall(d, 1, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := &exactmh.Posterior{Energy: e, Prior: ball, Beta: 100 / float64(n)}
+		for _, k := range []exactmh.Kernel{
+			exactmh.TunaMH{Scale: 0.05},
+			exactmh.TFMH{Scale: 0.05},
+			exactmh.PoissonMH{Scale: 0.05},
+		} {
+			b.Run(fmt.Sprintf("%s/N=%d", k.Name(), n), func(b *testing.B) {
+				benchmarkKernel(b, p, k)
+			})
+		}
+	}
+}
