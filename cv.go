@@ -161,7 +161,7 @@ type cvEnergy struct {
 	d, n   int
 	center []float64
 	at     []cvTaylor // nil beyond cvRecordLimit data
-	k3     []float64 // nil when every K_i is k3All
+	k3     []float64  // nil when every K_i is k3All
 	k3All  float64
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
