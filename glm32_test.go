@@ -223,13 +223,28 @@ func errOf[T any](_ T, err error) error { return err }
 
 // TestGLM32Draws runs TFMH, TunaMH and, on the control variates, TunaMH
 // with the Crank–Nicolson proposal on the float32 energy and its float64
+
+// logisticTwins returns a logistic regression on 2000 simulated rows of
+// d = 3 covariates, in float64 and float32 storage.
+func logisticTwins(t *testing.T, seed uint64) (*exactmh.LogisticRegression, *exactmh.LogisticRegression32) {
+	t.Helper()
+	const d = 3
+	x64, x32, y, _ := float32Data(2000, []float64{1, -1, 0.5}, seed)
+	l64, err := exactmh.NewLogisticRegression(x64, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l32, err := exactmh.NewLogisticRegression32(x32, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l64, l32
+}
+
 // twin: the draws agree bit for bit (d < 16).
 func TestGLM32Draws(t *testing.T) {
 	const d = 3
-	w := []float64{1, -1, 0.5}
-	x64, x32, y, _ := float32Data(2000, w, 12)
-	l64, _ := exactmh.NewLogisticRegression(x64, y, d)
-	l32, _ := exactmh.NewLogisticRegression32(x32, y, d)
+	l64, l32 := logisticTwins(t, 12)
 	prior, _ := exactmh.NewIsoGaussian(d, 10)
 	p64 := &exactmh.Posterior{Energy: l64, Prior: prior}
 	p32 := &exactmh.Posterior{Energy: l32, Prior: prior}
@@ -329,10 +344,7 @@ func TestGLM32StepsAllocateNothing(t *testing.T) {
 // bounded prior (per-datum K_i), must be the same bit for bit.
 func TestControlVariatesRecomputed(t *testing.T) {
 	const d = 3
-	w := []float64{1, -1, 0.5}
-	x64, x32, y, _ := float32Data(2000, w, 13)
-	l64, _ := exactmh.NewLogisticRegression(x64, y, d)
-	l32, _ := exactmh.NewLogisticRegression32(x32, y, d)
+	l64, l32 := logisticTwins(t, 13)
 	gauss, _ := exactmh.NewIsoGaussian(d, 10)
 	box, _ := exactmh.NewBox([]float64{-3, -3, -3}, []float64{3, 3, 3})
 	ctx := context.Background()
