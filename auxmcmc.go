@@ -247,11 +247,11 @@ func (c *auxChain[W1, W2]) SetWarmup(on bool) {
 }
 
 // midWarmup passes the mid-warmup decision on to schemes that make one.
-func (c *auxChain[W1, W2]) midWarmup(warm Totals) (float64, bool, error) {
+func (c *auxChain[W1, W2]) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
 	if w, ok := c.scheme.(midWarmuper); ok {
-		return w.midWarmup(warm)
+		return w.midWarmup(warm, ownTarget)
 	}
-	return 0, false, nil
+	return warmupTurn{}, nil
 }
 
 // inWarmup passes on whether the scheme's state is in warmup mode.

@@ -356,10 +356,10 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	}
 	r := cc.Result
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-		adapt: cc.Adapt}
+		adapt: cc.Adapt, defaultTarget: DefaultTargetAccept(k)}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
-		if err := cc.checkAdaptation(set, r.Warmup.Steps); err != nil {
+		if err := cc.checkAdaptation(set, r.Warmup.Steps, cr.defaultTarget); err != nil {
 			return nil, err
 		}
 		cr.tune.SetStepScale(cc.Scale)
@@ -391,7 +391,7 @@ func (cc *chainCheckpoint) adaptsMetric() bool { return cc.Windows != nil }
 // checkAdaptation checks a Tunable chain's step scale and dual-averaging
 // state: finite, positive scales, the run's target, one update per warmup
 // transition unless NoAdapt.
-func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int) error {
+func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int, defaultTarget float64) error {
 	if s := cc.Scale; !(s > 0) || math.IsInf(s, 0) {
 		return fmt.Errorf("step scale %v, want finite > 0", s)
 	}
@@ -413,7 +413,11 @@ func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int) error {
 	// A chain that switched kernels halfway through warmup (midWarmuper)
 	// restarted it after transition Warmup/2.
 	restarted := set.Warmup >= minMidWarmup && updates > set.Warmup/2 && a.T == updates-set.Warmup/2-1
-	if a.Target != set.TargetAccept || a.T < 0 || a.T > updates || (!cc.adaptsMetric() && a.T != updates && !restarted) {
+	// A chain may have chosen its own target then (TunaMH's χ search),
+	// only at the kernel's default.
+	ownTarget := set.Warmup >= minMidWarmup && updates > set.Warmup/2 && a.Target > 0 && a.Target < 1 &&
+		set.TargetAccept == defaultTarget
+	if a.Target != set.TargetAccept && !ownTarget || a.T < 0 || a.T > updates || (!cc.adaptsMetric() && a.T != updates && !restarted) {
 		return fmt.Errorf("step-scale adaptation at target %v after %d updates; the run targets %v and made %d",
 			a.Target, a.T, set.TargetAccept, updates)
 	}

@@ -60,12 +60,29 @@ type WarmupAware interface {
 }
 
 // midWarmuper is implemented by chains that decide halfway through an
-// adapted warmup whether another transition would serve them better
-// (TunaMH: full-batch MH when no minibatch pays), given the warmup's
-// totals so far. If restart, the driver sets the step scale to scale and
-// restarts its dual averaging there.
+// adapted warmup whether another transition or other parameters would
+// serve them better (TunaMH: its χ chosen jointly with the step, or
+// full-batch MH when no minibatch pays), given the warmup's totals so far.
+// ownTarget says the run's target acceptance is the kernel's default, so
+// the chain may choose the acceptance its new parameters are best at.
 type midWarmuper interface {
-	midWarmup(warm Totals) (scale float64, restart bool, err error)
+	midWarmup(warm Totals, ownTarget bool) (warmupTurn, error)
+}
+
+// warmupTurn is a chain's mid-warmup decision: if Scale > 0, the driver
+// sets the step scale to Scale and restarts its dual averaging there,
+// toward Target if that is > 0 (else the run's target).
+type warmupTurn struct {
+	Scale, Target float64
+}
+
+// restartAt is the turn of a chain that switched (to MH, from scale) or
+// did not.
+func restartAt(scale float64, switched bool) warmupTurn {
+	if !switched {
+		return warmupTurn{}
+	}
+	return warmupTurn{Scale: scale}
 }
 
 // Tunable is implemented by chains whose proposal has a step scale; the

@@ -27,7 +27,7 @@ import (
 // acceptance (an average over the scales adaptation moved through) and
 // MH's at s_c (a minibatch kernel accepts about what MH does at the same
 // scale; each estimate alone is biased or noisy). MH's is the best J(s)/N
-// over s_c·4^k, k = −2 … 2 (upwards stopping once MH's acceptance falls
+// over s_c·4^k, k = −2 … 8 (upwards stopping once MH's acceptance falls
 // below 5%), with J(s) from mhProbes proposals at s and their full-batch
 // log ratios (Rao–Blackwellised: Σ min(1, r)·‖θ′ − θ‖²). The probes are
 // skipped when even MH's bound J_q(s)/N over those scales (acceptance 1)
@@ -67,10 +67,15 @@ const (
 )
 
 // mhProbes is the number of full-batch log ratios per step scale behind
-// the comparison, and mhScales the most scales tried.
+// the comparison; MH's bound is taken over mhScales scales around the
+// chain's, and its efficiency measured at up to mhLongerScales longer ones
+// (×4 each, until MH's acceptance falls below 5%): a chain whose χ or
+// batch kept its steps short adapted a scale that can be far below MH's
+// best.
 const (
-	mhProbes = 6
-	mhScales = 5
+	mhProbes       = 6
+	mhScales       = 5
+	mhLongerScales = 8
 )
 
 // compare measures MH against the chain walking w on t, whose warmup so
@@ -80,47 +85,81 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	if r.asMH || warm.Steps == 0 {
 		return 0, false, nil
 	}
-	// The chain's efficiency and MH's bound, from proposals alone.
+	// The chain's efficiency, from its warmup and proposals alone.
 	r.src.Seed(0x6a756d70, 0x626f756e64)
 	cost := minibatchDatumCost*warm.MeanBatch() + stepCost
-	jc := r.proposalJump(w, w.scale, ownJumpProposals)
+	jc := r.proposalJump(walkProposer(w), w.theta, w.scale, ownJumpProposals)
 	own := warm.AcceptRate() * jc / cost
+	// The chain's acceptance at s_c: its warmup average a_c is over the
+	// scales adaptation moved through, and a minibatch kernel accepts
+	// about what MH does at the same scale, so once MH's ā(s_c) is probed
+	// a_c is averaged with it (each alone is noisy or biased).
+	refine := func(a0 float64) float64 { return (warm.AcceptRate() + a0) / 2 * jc / cost }
+	return r.against(walkProposer(w), t, w.theta, w.scale, own, refine)
+}
+
+// proposer draws a proposal θ′ from the chain's position at a step scale
+// from the generator given (never the chain's) and returns its log
+// proposal ratio log q(θ|θ′) − log q(θ′|θ): the walk's Proposal, or a
+// chain's own move (TunaMH-SGLD's Langevin step).
+type proposer func(rng *rand.Rand, next []float64, scale float64) (logQ float64, err error)
+
+// walkProposer is the Proposal of the walk w from its position.
+func walkProposer(w *walk) proposer {
+	return func(rng *rand.Rand, next []float64, scale float64) (float64, error) {
+		return w.prop.Propose(rng, next, w.theta, scale), nil
+	}
+}
+
+// against compares full-batch MH with proposals from propose at theta
+// with a chain whose efficiency is own (in the units above) at scale. If
+// refine is not nil it re-estimates own from MH's acceptance at that
+// scale once probed. If MH wins by rivalSwitchMargin it returns MH's best
+// scale and true, and records the switch.
+func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, own float64,
+	refine func(mhAccept float64) float64) (float64, bool, error) {
+	if r.asMH {
+		return 0, false, nil
+	}
+	// MH's bound (acceptance 1), from proposals alone.
+	r.src.Seed(0x6a756d70, 0x626f756e64)
 	var mhBound float64
-	for k, s := -mhScales/2, w.scale/16; k <= mhScales/2; k, s = k+1, 4*s {
-		mhBound = math.Max(mhBound, r.proposalJump(w, s, mhProbes))
+	for k, s := -mhScales/2, scale/16; k <= mhLongerScales; k, s = k+1, 4*s {
+		mhBound = math.Max(mhBound, r.proposalJump(propose, theta, s, mhProbes))
 	}
 	if own > rivalMargin*mhBound/float64(t.N()) {
 		return 0, false, nil // clearly faster: no probe worth its full passes
 	}
 	// MH's efficiency, measured.
 	r.src.Seed(0x6d68, 0x70726f6265)
-	probe := func(scale float64) (jump, acc float64, err error) {
+	probe := func(s float64) (jump, acc float64, err error) {
 		for range mhProbes {
-			logQ := w.prop.Propose(r.rng, r.buf, w.theta, scale)
-			lp := t.LogPrior(r.buf) - t.LogPrior(w.theta)
+			logQ, err := propose(r.rng, r.buf, s)
+			if err != nil {
+				return 0, 0, err
+			}
+			lp := t.LogPrior(r.buf) - t.LogPrior(theta)
 			if math.IsInf(lp, -1) || math.IsNaN(lp) {
 				continue // outside the support: a rejection
 			}
-			d, err := fullEnergyDiff(t, w.theta, r.buf, &r.idx, &r.diff)
+			d, err := fullEnergyDiff(t, theta, r.buf, &r.idx, &r.diff)
 			if err != nil {
 				return 0, 0, err
 			}
 			a := math.Exp(min(lp+logQ+d, 0))
 			acc += a
-			jump += a * sqDist(r.buf, w.theta)
+			jump += a * sqDist(r.buf, theta)
 		}
 		return jump / mhProbes, acc / mhProbes, nil
 	}
-	j0, a0, err := probe(w.scale)
+	j0, a0, err := probe(scale)
 	if err != nil {
 		return 0, false, err
 	}
-	// The chain's acceptance at s_c: its warmup average a_c is over the
-	// scales adaptation moved through, and a minibatch kernel accepts
-	// about what MH does at the same scale, so a_c is averaged with MH's
-	// ā(s_c) from the probes (each alone is noisy or biased).
-	own = (warm.AcceptRate() + a0) / 2 * jc / cost
-	best, bestScale := j0, w.scale
+	if refine != nil {
+		own = refine(a0)
+	}
+	best, bestScale := j0, scale
 	try := func(s float64) (float64, error) {
 		j, a, err := probe(s)
 		if err == nil && j > best {
@@ -128,7 +167,7 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 		}
 		return a, err
 	}
-	for k, s := 1, 4*w.scale; k <= mhScales/2; k, s = k+1, 4*s { // longer steps
+	for k, s := 1, 4*scale; k <= mhLongerScales; k, s = k+1, 4*s { // longer steps
 		a, err := try(s)
 		if err != nil {
 			return 0, false, err
@@ -137,7 +176,7 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 			break
 		}
 	}
-	for k, s := 1, w.scale/4; k <= mhScales/2; k, s = k+1, s/4 { // shorter steps
+	for k, s := 1, scale/4; k <= mhScales/2; k, s = k+1, s/4 { // shorter steps
 		if _, err := try(s); err != nil {
 			return 0, false, err
 		}
@@ -152,11 +191,13 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 
 // proposalJump returns the mean ‖θ′ − θ‖² of n proposals at scale, from
 // the rival's generator; it reads no datum.
-func (r *mhRival) proposalJump(w *walk, scale float64, n int) float64 {
+func (r *mhRival) proposalJump(propose proposer, theta []float64, scale float64, n int) float64 {
 	var sum float64
 	for range n {
-		w.prop.Propose(r.rng, r.buf, w.theta, scale)
-		sum += sqDist(r.buf, w.theta)
+		if _, err := propose(r.rng, r.buf, scale); err != nil {
+			return math.Inf(1) // unknown: never skip the probes on it
+		}
+		sum += sqDist(r.buf, theta)
 	}
 	return sum / float64(n)
 }

@@ -145,15 +145,15 @@ func (c *poissonChain) Params() map[string]float64 {
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
 // if MH is predicted faster (mhRival): the same honesty for the default λ
 // as for TunaMH's χ.
-func (c *poissonChain) midWarmup(warm Totals) (float64, bool, error) {
+func (c *poissonChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
 	if c.rival == nil {
-		return 0, false, nil
+		return warmupTurn{}, nil
 	}
 	scale, switched, err := c.rival.compare(c.walk, c.t, warm, minibatchStepCost)
 	if switched {
 		c.counts.fallback = true
 	}
-	return scale, switched, err
+	return restartAt(scale, switched), err
 }
 
 // MarshalState saves the switch to MH (nothing without one).

@@ -637,7 +637,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	res.Chains = make([]*ChainResult, set.Chains)
 	for c := range chains {
 		chain = c
-		res.runners[c] = newChainRunner(c, chains[c], targets[c], &set, d, reserve)
+		res.runners[c] = newChainRunner(c, k, chains[c], targets[c], &set, d, reserve)
 		res.Chains[c] = res.runners[c].r
 	}
 	runAll(ctx, res)
@@ -851,12 +851,15 @@ type chainRunner struct {
 	clock time.Duration  // chain time before the current segment
 	r     *ChainResult
 	where string // the call in progress, named if it panics
+	// defaultTarget is the kernel's default acceptance target: a run at it
+	// lets a chain choose its own at mid-warmup (midWarmuper).
+	defaultTarget float64
 }
 
 // newChainRunner returns chain c's runner with room for reserve draws.
-func newChainRunner(c int, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
+func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
 	src := rand.NewPCG(set.Seed, uint64(set.FirstChain+c))
-	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src),
+	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: DefaultTargetAccept(k),
 		r: &ChainResult{
 			Chain: c,
 			Draws: make([]float64, 0, reserve*d),
@@ -1030,14 +1033,17 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 	}
 	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
 		e0 := cr.t.evals
-		scale, restart, err := mw.midWarmup(cr.r.Warmup)
+		turn, err := mw.midWarmup(cr.r.Warmup, set.TargetAccept == cr.defaultTarget)
 		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
 		if err != nil {
 			return err
 		}
-		if restart && cr.tune != nil {
-			cr.tune.SetStepScale(scale)
-			cr.adapt.restart(scale)
+		if turn.Scale > 0 && cr.tune != nil {
+			cr.tune.SetStepScale(turn.Scale)
+			cr.adapt.restart(turn.Scale)
+			if turn.Target > 0 {
+				cr.adapt.Target = turn.Target
+			}
 		}
 	}
 	if it == set.Warmup-1 && cr.tune != nil {

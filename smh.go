@@ -272,9 +272,9 @@ func (c *smhChain) Params() map[string]float64 {
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
 // if MH is predicted faster (mhRival). SMH-2's steps also cost two
 // quadratic forms in the summed Hessian, O(d²): d data's worth each.
-func (c *smhChain) midWarmup(warm Totals) (float64, bool, error) {
+func (c *smhChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
 	if c.rival == nil {
-		return 0, false, nil
+		return warmupTurn{}, nil
 	}
 	cost := float64(minibatchStepCost)
 	if c.k.Order == 2 {
@@ -284,7 +284,7 @@ func (c *smhChain) midWarmup(warm Totals) (float64, bool, error) {
 	if switched {
 		c.maxRate = -1 // every step a full MH step
 	}
-	return scale, switched, err
+	return restartAt(scale, switched), err
 }
 
 // MarshalState saves the switch to MH (nothing without one).

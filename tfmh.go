@@ -129,15 +129,15 @@ type tfmhChain struct {
 
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
 // if MH is predicted faster (mhRival).
-func (c *tfmhChain) midWarmup(warm Totals) (float64, bool, error) {
+func (c *tfmhChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
 	if c.rival == nil {
-		return 0, false, nil
+		return warmupTurn{}, nil
 	}
 	scale, switched, err := c.rival.compare(&c.walk, c.t, warm, minibatchStepCost)
 	if switched {
 		c.maxRate = -1 // every step a full MH step
 	}
-	return scale, switched, err
+	return restartAt(scale, switched), err
 }
 
 // Params reports C = Σc_i and, when warmup switched the chain to MH, the

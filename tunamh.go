@@ -36,8 +36,18 @@ type TunaMH struct {
 	Scale float64
 	// Chi is χ > 0. Zero means: choose it by ChiRule.
 	Chi float64
-	// ChiRule chooses χ when Chi is 0: by default ChiHeuristic.
+	// ChiRule chooses χ when Chi is 0: by default ChiHeuristic. Halfway
+	// through an adapted warmup of at least 200 transitions, a search
+	// replaces it with the χ that, jointly with the step scale, maximises
+	// the predicted expected squared jump per datum read (see the package
+	// documentation, "Choosing χ"); warmup then adapts the step toward the
+	// acceptance predicted there (unless Settings.TargetAccept is set, when
+	// only χ is searched, at the adapted scale). Params reports
+	// "chi_tuned" = 1 when it did.
 	ChiRule ChiRule
+	// NoChiSearch keeps ChiRule's χ through warmup, as the paper does,
+	// instead of the mid-warmup search.
+	NoChiSearch bool
 	// Bound is the difference bound, in the untempered energy's units as
 	// Posterior.DiffBound returns it; the kernel multiplies it by β (nil:
 	// the posterior's).
@@ -71,8 +81,9 @@ const (
 	// ChiHeuristic is the paper's practical rule (§5): the largest χ with
 	// χC²M² < 1 in most steps — here in 90% of the proposals from the
 	// current point and scale, estimated from 256 pilot proposals that
-	// touch no data. It is set at Start, refreshed during warmup as the
-	// scale adapts, and fixed when warmup ends.
+	// touch no data. It is set at Start and refreshed during warmup as the
+	// scale adapts, until the mid-warmup search replaces it (or, with
+	// NoChiSearch or a short warmup, until warmup ends, when it is fixed).
 	ChiHeuristic ChiRule = iota
 	// ChiOptimal is App. G's value χ = √(E[M]/(C·E[M²])), which minimises
 	// a bound on the product of relaxation time and cost per step (the
@@ -206,6 +217,9 @@ type tunaChain struct {
 	// rival is the mid-warmup comparison with full-batch MH; when it
 	// found MH faster every step is a full MH step (maxBatch −1).
 	rival *mhRival
+	// tuned: the mid-warmup search chose χ (with the step), which stays
+	// fixed from then on.
+	tuned bool
 	data  float64 // the last minibatch's log-ratio estimate
 	info  Info    // and its cost
 	// Since warmup: the steps that drew a minibatch, their batches B and
@@ -266,7 +280,7 @@ func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
 // the adapting scale; at the end it is fixed at the final scale.
 func (c *tunaChain) SetWarmup(on bool) {
 	c.warm = on
-	if !on && c.k.Chi == 0 {
+	if !on && c.k.Chi == 0 && !c.tuned {
 		c.chooseChi()
 	}
 }
@@ -282,27 +296,78 @@ func (c *tunaChain) SetWarmup(on bool) {
 // in units of that lower bound's scale (about χ when CM ≫ 1).
 func (c *tunaChain) Params() map[string]float64 {
 	p := c.rival.params(map[string]float64{"chi": c.chi, "C": c.sumC})
+	if c.tuned {
+		p["chi_tuned"] = 1
+	}
 	if c.steps > 0 {
 		p["mean_B"], p["mean_C2M2_CM"] = c.sumB/float64(c.steps), c.sumT/float64(c.steps)
 	}
 	return p
 }
 
-// midWarmup compares, halfway through warmup, TunaMH's efficiency with
-// full-batch MH's (mhRival) and switches the chain to MH when MH is
-// predicted faster (on concentrated posteriors C·M grows like √N and no χ
-// makes a minibatch pay). Only when χ is chosen (Chi = 0): a χ the user
-// set is theirs.
-func (c *tunaChain) midWarmup(warm Totals) (float64, bool, error) {
+// midWarmup chooses χ jointly with the step scale, halfway through
+// warmup, to maximise the predicted jump per unit of cost (chiSearch), and
+// compares the result with full-batch MH (mhRival): on concentrated
+// posteriors C·M grows like √N and no χ makes a minibatch pay, and the
+// chain then runs as MH. Only when χ is chosen (Chi = 0): a χ the user set
+// is theirs. From here χ stays fixed; the driver restarts the step
+// adaptation from the chosen scale toward its predicted acceptance (at the
+// adapted scale, with the run's target, when Settings.TargetAccept was
+// set).
+func (c *tunaChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 {
-		return 0, false, nil
+		return warmupTurn{}, nil
 	}
-	scale, switched, err := c.rival.compare(c.walk, c.t, warm, minibatchStepCost)
+	propose := walkProposer(c.walk)
+	own := c.rivalOwn(warm)
+	var turn warmupTurn
+	if warm.Steps > 0 && !c.k.NoChiSearch {
+		s := newChiSearch(len(c.walk.theta))
+		ch, err := s.run(c.tunaBatch, c.k.Accept, c.walk.theta, c.walk.scale, ownTarget, propose, chiStepCost(len(c.walk.theta)))
+		if err != nil {
+			return warmupTurn{}, err
+		}
+		if ch.eff > 0 {
+			c.chi, c.tuned, own = ch.chi, true, ch.eff
+			if ownTarget {
+				turn = warmupTurn{Scale: ch.scale, Target: clampTarget(ch.accept)}
+			}
+		}
+	}
+	ref := c.walk.scale
+	if turn.Scale > 0 {
+		ref = turn.Scale
+	}
+	scale, switched, err := c.rival.against(propose, c.t, c.walk.theta, ref, own, nil)
+	if err != nil {
+		return warmupTurn{}, err
+	}
 	if switched {
 		c.maxBatch = -1 // every expected batch exceeds it: full MH steps
+		return warmupTurn{Scale: scale}, nil
 	}
-	return scale, switched, err
+	return turn, nil
 }
+
+// rivalOwn is the chain's efficiency from its warmup so far, for the
+// comparison with MH when the χ search cannot run.
+func (c *tunaChain) rivalOwn(warm Totals) float64 {
+	if warm.Steps == 0 {
+		return 0
+	}
+	cost := minibatchDatumCost*warm.MeanBatch() + minibatchStepCost
+	var jump float64
+	c.pilotSrc.Seed(0x6a756d70, 0x626f756e64)
+	for range ownJumpProposals {
+		c.walk.prop.Propose(c.pilotRNG, c.pilotBuf, c.walk.theta, c.walk.scale)
+		jump += sqDist(c.pilotBuf, c.walk.theta)
+	}
+	return warm.AcceptRate() * jump / ownJumpProposals / cost
+}
+
+// clampTarget keeps a predicted acceptance target where dual averaging
+// can reach it.
+func clampTarget(a float64) float64 { return min(max(a, 0.05), 0.95) }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
 // current point and scale. The pilot uses its own generator, so it never
@@ -335,7 +400,7 @@ func (c *tunaChain) chooseChi() {
 // DrawOmega1 draws nothing (Case 1). During warmup it lets a chosen χ
 // follow the adapting scale; sampling keeps χ fixed.
 func (c *tunaChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) {
-	if c.warm && c.k.Chi == 0 {
+	if c.warm && c.k.Chi == 0 && !c.tuned {
 		if c.warmSteps++; c.warmSteps%50 == 0 {
 			c.chooseChi()
 		}
@@ -462,11 +527,13 @@ type tunaState struct {
 	// The Params record since warmup (absent, zero, in older checkpoints).
 	Steps      int
 	SumB, SumT float64
+	// Tuned: the mid-warmup search chose χ (absent in older checkpoints).
+	Tuned bool
 }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT})
+	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned})
 }
 
 // UnmarshalState restores them.
@@ -482,6 +549,8 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 		return fmt.Errorf("saved χ = %v, the kernel's Chi = %v", s.Chi, c.k.Chi)
 	case s.WarmSteps < 0 || c.k.Chi != 0 && s.WarmSteps != 0:
 		return fmt.Errorf("saved %d warmup steps of χ adaptation (kernel Chi = %v)", s.WarmSteps, c.k.Chi)
+	case s.Tuned && (c.k.Chi != 0 || c.k.NoChiSearch):
+		return fmt.Errorf("saved χ = %v chosen by warmup's search, the kernel's Chi = %v, NoChiSearch %v", s.Chi, c.k.Chi, c.k.NoChiSearch)
 	case s.AsMH && (c.k.Chi != 0 || !(s.MHSpeedup > 1) || math.IsInf(s.MHSpeedup, 0)):
 		return fmt.Errorf("saved switch to MH with predicted speed-up %v (kernel Chi = %v)", s.MHSpeedup, c.k.Chi)
 	case s.Steps < 0 || !(s.SumB >= 0) || !(s.SumT >= 0) || math.IsInf(s.SumB, 0) || math.IsInf(s.SumT, 0) ||
@@ -491,6 +560,7 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
 	c.steps, c.sumB, c.sumT = s.Steps, s.SumB, s.SumT
+	c.tuned = s.Tuned
 	if c.rival.asMH {
 		c.maxBatch = -1
 	}

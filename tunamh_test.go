@@ -154,7 +154,7 @@ func TestChiRules(t *testing.T) {
 	// Heuristic: with an isotropic random walk of scale s in d dimensions,
 	// M² = s²·χ²_d, so χ ≈ 1/(C² s² q90(χ²_d)) after warmup.
 	g := boxed(t, 200, 1)
-	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{},
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{NoChiSearch: true},
 		&exactmh.Settings{Chains: 2, Warmup: 300, Draws: 10, Init: g.Mean, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestChiRules(t *testing.T) {
 		}
 	}
 	// Optimal rule: χ = √(E[M]/(C·E[M²])) with E[M] = s√(π/2), E[M²] = 2s² in 2-d.
-	res, err = exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{ChiRule: exactmh.ChiOptimal},
+	res, err = exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{ChiRule: exactmh.ChiOptimal, NoChiSearch: true},
 		&exactmh.Settings{Chains: 1, Warmup: 300, Draws: 10, Init: g.Mean, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,259 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// chiSearch chooses TunaMH's χ jointly with the step scale, halfway through
+// warmup, to maximise the predicted expected squared jump per unit of cost
+// — ESS per datum evaluation, not the paper's χC²M² < 1 rule, which on a
+// concentrated posterior picks a χ so small that the chain is slower than
+// full-batch MH.
+//
+// The prediction needs no run at each candidate. For a proposal θ′ and
+// u_i = ΔU_i/(c_iM) ∈ [−1, 1], the number of times TunaMH keeps datum i is
+// Poisson with mean μ_i = χCc_iM² + ½c_iM(1 − u_i) (draws ∝ c_i, B ~
+// Poisson(χC²M² + CM), each kept with probability (χCc_iM² + φ_old)/(χCc_iM²
+// + c_iM): Poisson thinning), independently over i, so the log-ratio
+// estimate Σ_i K_i·t_i, t_i = 2·artanh(u_i/(1 + 2χCM)), has
+//
+//	mean Σ_i μ_i t_i,  variance Σ_i μ_i t_i²,
+//
+// both sums estimated from chiSample data drawn ∝ c_i (weights C/c_i, as
+// TunaMH's own minibatch): (C/c_i)μ_i = χ(CM)² + ½CM(1 − u_i), which
+// depends on u_i, CM and χ only. The same chiSample data serve every χ, so
+// the candidates are compared on common random numbers. The acceptance at
+// (χ, scale) is then E[a(e^Z)] (a: Metropolis or Barker) for Z normal with the log prior and
+// proposal ratio added to that mean (acceptNormal), and the efficiency
+//
+//	Σ_probes α·‖θ′ − θ‖² / Σ_probes (stepCost + minibatchDatumCost·(χC²M² + CM)),
+//
+// a full pass (N, at unit cost) where the expected batch exceeds the
+// kernel's MaxBatch. chiProbes proposals are drawn at each of the
+// scales s·2^k, k = chiScaleLo … chiScaleHi, around the adapted one s from the search's own generator:
+// the chain's stream is untouched and θ does not move, so exactness never
+// depends on the search. The best (χ, scale) is then compared with
+// full-batch MH (mhRival.against); the driver restarts the step adaptation
+// from the chosen scale toward the predicted acceptance there (unless
+// Settings.TargetAccept was set, when only χ is chosen, at the adapted
+// scale).
+type chiSearch struct {
+	src  *rand.PCG
+	rng  *rand.Rand
+	next []float64
+	idx  []int
+	diff []float64
+	u    []float64 // chiSample ratios u_i per probe
+	pr   []chiProbe
+}
+
+// chiProbe is one proposal of the search.
+type chiProbe struct {
+	out bool // θ′ left the support: a rejection that reads no datum
+	// unresolved: the sample's estimate of Σ_iΔU_i = CM·mean(u) has a
+	// standard error above chiResolve, too coarse to predict acceptance.
+	unresolved bool
+	cm         float64 // C·M(θ, θ′)
+	jump       float64 // ‖θ′ − θ‖²
+	rest       float64 // log prior ratio + log proposal ratio
+	u          []float64
+}
+
+// The size of the search: proposals per scale, data per proposal, the
+// scales (s·2^k, k = −3 … 6: longer more than shorter, since the scale
+// warmup adapted so far was adapted with the χ rule's short steps) and the
+// χ grid (10^(k/4), k = −48 … 16, from far below any useful χ to where
+// χCM ≫ 1 makes the estimate nearly exact).
+const (
+	chiProbes              = 24
+	chiSample              = 128
+	chiScaleLo, chiScaleHi = -3, 6
+	chiGridLo, chiGridHi   = -48, 16
+)
+
+// chiResolve is the largest standard error of the sampled Σ_iΔU_i with
+// which the search predicts a proposal's acceptance. A larger one means
+// C·M·sd(u) ≫ √chiSample: the estimate's noise would pass for acceptance
+// (E[min(1, e^Z)] → ½ as Z spreads), and TunaMH itself would need batches
+// of order (C·M·sd(u))² to estimate the ratio to O(1) — the regime where
+// full-batch MH usually wins, which the comparison with MH then decides
+// from the chain's warmup as when the search cannot run.
+const chiResolve = 0.5
+
+// chiChoice is what the search found.
+type chiChoice struct {
+	chi, scale, accept float64
+	eff                float64 // predicted α·jump² per unit of cost
+}
+
+// newChiSearch returns a search for a d-dimensional chain.
+func newChiSearch(d int) *chiSearch {
+	src := rand.NewPCG(0x636869, 0x736561726368)
+	return &chiSearch{src: src, rng: rand.New(src), next: make([]float64, d),
+		idx: make([]int, chiSample), diff: make([]float64, chiSample),
+		u: make([]float64, chiProbes*chiSample), pr: make([]chiProbe, chiProbes)}
+}
+
+// run returns the best χ and scale for a TunaMH batch b at theta, whose
+// proposals come from propose, trying scales around scale (only scale
+// itself when joint is false). stepCost is a step's cost beyond its data,
+// in units of a datum of a full pass.
+func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale float64, joint bool, propose proposer, stepCost float64) (chiChoice, error) {
+	s.src.Seed(0x636869, 0x736561726368)
+	best := chiChoice{eff: -1}
+	lo, hi := chiScaleLo, chiScaleHi
+	if !joint {
+		lo, hi = 0, 0
+	}
+	n := float64(b.t.N())
+	for k := lo; k <= hi; k++ {
+		sc := scale * math.Exp2(float64(k))
+		if err := s.probe(b, theta, sc, propose); err != nil {
+			return chiChoice{}, err
+		}
+		unresolved := 0
+		for _, p := range s.pr {
+			if p.unresolved {
+				unresolved++
+			}
+		}
+		if unresolved > chiProbes/5 {
+			continue // the search cannot judge this scale (see chiResolve)
+		}
+		for g := chiGridLo; g <= chiGridHi; g++ {
+			chi := math.Pow(10, float64(g)/4)
+			var gain, cost, accSum float64
+			for _, p := range s.pr {
+				cost += stepCost
+				if p.out || p.unresolved {
+					continue // a rejection (counted as one when unresolved)
+				}
+				lambda := chi*p.cm*p.cm + p.cm
+				if lambda > b.maxBatch {
+					a := acc.Prob(p.rest + p.cm*mean(p.u))
+					gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
+					continue
+				}
+				m, v := tunaMoments(p.u, p.cm, chi)
+				a := acceptNormal(acc, p.rest+m, v)
+				gain, accSum, cost = gain+a*p.jump, accSum+a, cost+minibatchDatumCost*lambda
+			}
+			if eff := gain / cost; eff > best.eff {
+				best = chiChoice{chi: chi, scale: sc, accept: accSum / chiProbes, eff: eff}
+			}
+		}
+	}
+	return best, nil
+}
+
+// probe draws the search's proposals at scale and chiSample data ∝ c_i for
+// each, keeping their u_i = ΔU_i/(c_iM).
+func (s *chiSearch) probe(b *tunaBatch, theta []float64, scale float64, propose proposer) error {
+	t := b.t
+	for k := range s.pr {
+		p := chiProbe{u: s.u[k*chiSample : (k+1)*chiSample]}
+		logQ, err := propose(s.rng, s.next, scale)
+		if err != nil {
+			return err
+		}
+		lp := t.LogPrior(s.next) - t.LogPrior(theta)
+		if math.IsInf(lp, -1) || math.IsNaN(lp) {
+			p.out = true
+			s.pr[k] = p
+			continue
+		}
+		p.rest, p.jump = lp+logQ, sqDist(s.next, theta)
+		m := b.bound.M(theta, s.next)
+		p.cm = b.sumC * m
+		if !(p.cm > 0) || math.IsInf(p.cm, 0) {
+			clear(p.u) // θ′ = θ as far as the bound sees: no datum moves
+			p.cm = 0
+			s.pr[k] = p
+			continue
+		}
+		for j := range s.idx {
+			s.idx[j] = b.table.Draw(s.rng)
+		}
+		if err := t.EnergyDiffs(s.diff, theta, s.next, s.idx); err != nil {
+			return err
+		}
+		for j, i := range s.idx {
+			mi := b.c[i] * m
+			d := s.diff[j]
+			if math.Abs(d) > mi*(1+boundTol) {
+				return diffViolation(i, d, mi, theta, s.next)
+			}
+			p.u[j] = min(max(d/mi, -1), 1)
+		}
+		mu := mean(p.u)
+		var ss float64
+		for _, x := range p.u {
+			ss += (x - mu) * (x - mu)
+		}
+		p.unresolved = p.cm*math.Sqrt(ss/float64(chiSample-1)/chiSample) > chiResolve
+		s.pr[k] = p
+	}
+	return nil
+}
+
+// tunaMoments returns the mean and variance of TunaMH's log-ratio estimate
+// at χ for a proposal with C·M = cm and sampled ratios u (see chiSearch),
+// each datum's factor from tunaTerm, the kernel's own, in units of c_iM:
+// a = χCc_iM²/(c_iM) = χCM, and (C/c_i)μ_i = CM·(χCM + φ_old).
+func tunaMoments(u []float64, cm, chi float64) (m, v float64) {
+	a := chi * cm
+	for _, x := range u {
+		_, t := tunaTerm(x, 1, a)
+		w := cm * (a + min(max((1-x)/2, 0), 1))
+		switch {
+		case w == 0:
+			continue // never kept
+		case math.IsInf(t, -1):
+			return math.Inf(-1), 0 // kept at a positive rate: a certain rejection
+		}
+		m += w * t
+		v += w * t * t
+	}
+	n := float64(len(u))
+	return m / n, v / n
+}
+
+// acceptNormal returns E[a(e^Z)] for Z ~ N(mu, v) and the acceptance
+// function a: for Metropolis, E[min(1, e^Z)] = Φ(μ/σ) + exp(μ + σ²/2)·Φ(−μ/σ
+// − σ); for Barker, E[e^Z/(1 + e^Z)] ≈ σ(μ/√(1 + πv/8)), the probit
+// approximation of the logistic-normal integral.
+func acceptNormal(acc Acceptance, mu, v float64) float64 {
+	if math.IsInf(mu, -1) {
+		return 0
+	}
+	if !(v > 0) {
+		return acc.Prob(mu)
+	}
+	if acc == AcceptBarker {
+		return acc.Prob(mu / math.Sqrt(1+math.Pi*v/8))
+	}
+	s := math.Sqrt(v)
+	phi := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+	a := phi(mu/s) + math.Exp(mu+v/2+math.Log(phi(-mu/s-s)))
+	return min(max(a, 0), 1)
+}
+
+// mean returns the mean of x.
+func mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// chiStepCost is the cost of a TunaMH step beyond its data in units of a
+// datum of a full pass: minibatchStepCost, plus d for the proposal's and
+// the prior's O(d²) work against a datum's O(d) (a Crank–Nicolson or
+// Gaussian proposal, a control-variate prior).
+func chiStepCost(d int) float64 { return minibatchStepCost + float64(d) }
