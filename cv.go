@@ -398,6 +398,10 @@ func (q *cvPrior) LogPrior(theta []float64) float64 {
 	return lp - q.beta*s
 }
 
+// supportPrior returns the base prior, whose support the surrogate factor,
+// positive and finite everywhere, leaves unchanged (see supportOf).
+func (q *cvPrior) supportPrior() Prior { return q.base }
+
 // checkDim passes the base prior's dimension check on.
 func (q *cvPrior) checkDim(d int) error {
 	if d != q.d {
