@@ -236,3 +236,59 @@ func TestControlVariatesEnergyRangeErrors(t *testing.T) {
 		t.Errorf("PoissonMH on it: %v, want the bounded-support error", err)
 	}
 }
+
+// TestSupportOfWrappedPrior checks that the support helpers see through
+// ControlVariates' prior to its base prior's Box or Ball, and leave an
+// unwrapped prior alone.
+func TestSupportOfWrappedPrior(t *testing.T) {
+	const d = 3
+	for _, support := range []string{"box", "ball"} {
+		p, cv, _ := cvBoundedProblem(t, "logistic", support, 50, d, false)
+		if _, ok := cv.Prior.(*cvGradPrior); !ok {
+			t.Fatalf("%s: the rewrite's prior is %T, want *cvGradPrior", support, cv.Prior)
+		}
+		if supportOf(cv.Prior) != p.Prior || supportOf(p.Prior) != p.Prior {
+			t.Fatalf("%s: supportOf(%T) = %T", support, cv.Prior, supportOf(cv.Prior))
+		}
+		x := []float64{0.3, -1.2, 2}
+		lo, hi, err := linearRange(x, p.Prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo2, hi2, err := linearRange(x, cv.Prior)
+		if err != nil || lo2 != lo || hi2 != hi {
+			t.Errorf("%s: linearRange through the wrapper [%v, %v] (%v), want [%v, %v]", support, lo2, hi2, err, lo, hi)
+		}
+		if zlo, zhi := glmZRange(x, cv.Prior); zlo != lo || zhi != hi {
+			t.Errorf("%s: glmZRange through the wrapper [%v, %v], want [%v, %v]", support, zlo, zhi, lo, hi)
+		}
+		m, err := maxDist(x, p.Prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m2, err := maxDist(x, cv.Prior); err != nil || m2 != m {
+			t.Errorf("%s: maxDist through the wrapper %v (%v), want %v", support, m2, err, m)
+		}
+		far, far2 := []float64{7, -9, 11}, []float64{7, -9, 11}
+		okBase, okCV := intoSupport(p.Prior, far, make([]float64, d)), intoSupport(cv.Prior, far2, make([]float64, d))
+		if !okBase || !okCV || !slices.Equal(far, far2) {
+			t.Errorf("%s: intoSupport through the wrapper %v (%v), base %v (%v)", support, far2, okCV, far, okBase)
+		}
+		edge := slices.Clone(far)
+		if support == "box" {
+			edge[0] = p.Prior.(*Box).Hi[0]
+		} else {
+			s := p.Prior.(*Ball).Radius / norm2(edge)
+			for j := range edge {
+				edge[j] *= s
+			}
+		}
+		if w, w2 := supportWarnings(p.Prior, edge), supportWarnings(cv.Prior, edge); len(w) == 0 || !slices.Equal(w, w2) {
+			t.Errorf("%s: boundary warnings through the wrapper %q, base %q", support, w2, w)
+		}
+	}
+	g, _ := NewIsoGaussian(d, 1)
+	if _, _, err := linearRange([]float64{1, 2, 3}, g); err == nil || strings.Contains(err.Error(), "base prior") {
+		t.Errorf("linearRange on a Gaussian prior: %v, want the unwrapped error", err)
+	}
+}
