@@ -45,6 +45,24 @@ import (
 // f_i′(ẑ_i)(z − ẑ_i) − ½f_i″(ẑ_i)(z − ẑ_i)²), so gradients, ranges and
 // the other derived bounds follow from the contract.
 //
+// When p's prior is a Box or Ball the rewritten prior has the same support
+// (the surrogate factor is positive everywhere), and the remainders have
+// an EnergyRange on it (Posterior.EnergyRange: the exact extremes of r_i
+// on eight pieces of each datum's interval of x_iᵀθ, each widened by
+// Taylor's K·h³/6): PoissonMH, Poisson-MALA and Poisson-Barker then run on
+// the remainders. Under any other prior there is no range, and they refuse
+// the posterior. A range holds over the whole support, not only near θ̂,
+// and r_i grows like f_i″(ẑ_i)(z − ẑ_i)²/2 where U_i grows like
+// |z − ẑ_i|: the remainders' widths sum to an L far below the energies'
+// only when the support reaches a few tens of posterior sds from θ̂ at
+// most. On a logistic regression with N = 10⁵, d = 10 (posterior sds
+// 0.022), L falls from 4.9·10⁵ to 1.2·10⁵ on a ball of radius 5 about the
+// origin, where λ + L is still 1400·N and PoissonMH runs as full-batch MH
+// either way; on a ball of radius 0.2 about θ̂ it falls from 1.6·10⁴ to
+// 18, a batch of 22 data a step, and PoissonMH on the remainders made
+// about 1300 bulk ESS a second against MH's 1.8 (see
+// TestPoissonMHControlVariatesMeasure).
+//
 // p.Energy must be a GLM (for O(N) memory: x_iᵀθ̂, f_i′ and f_i″ per datum)
 // whose |f‴| is bounded on the prior's support. Building costs one pass over
 // the data and O(N·d²) arithmetic. θ̂ need not be the mode (exactness never
