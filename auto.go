@@ -340,7 +340,7 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 	start := make([]float64, d)
 	z := make([]float64, d)
 	for range autoModeSearches {
-		if box, ok := prior.(*Box); ok {
+		if box, ok := supportOf(prior).(*Box); ok {
 			for j := range start {
 				start[j] = box.Lo[j] + rng.Float64()*(box.Hi[j]-box.Lo[j])
 			}

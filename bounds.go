@@ -190,9 +190,32 @@ func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 
 func norm2(x []float64) float64 { return math.Sqrt(dot(x, x)) }
 
-// linearRange returns the range of xᵀθ over the support of a bounded prior.
+// supportWrapper is a prior of the package that multiplies another by a
+// density positive and finite everywhere (ControlVariates' surrogate,
+// cvPrior): its support is the other's, which supportPrior returns.
+type supportWrapper interface {
+	supportPrior() Prior
+}
+
+// supportOf returns the prior whose type describes p's support: p itself,
+// or, through any number of wrappers (supportWrapper), the prior they
+// wrap. The bounds of a Box or Ball support (linearRange, maxDist,
+// intoSupport) hold for a wrapped Box or Ball alike; for every other prior
+// supportOf(p) is p, and nothing changes.
+func supportOf(p Prior) Prior {
+	for {
+		w, ok := p.(supportWrapper)
+		if !ok {
+			return p
+		}
+		p = w.supportPrior()
+	}
+}
+
+// linearRange returns the range of xᵀθ over the support of a bounded prior
+// (a Box or Ball, or one wrapped, see supportOf).
 func linearRange(x []float64, prior Prior) (lo, hi float64, err error) {
-	switch s := prior.(type) {
+	switch s := supportOf(prior).(type) {
 	case *Box:
 		for j, v := range x {
 			a, b := v*s.Lo[j], v*s.Hi[j]
@@ -208,12 +231,13 @@ func linearRange(x []float64, prior Prior) (lo, hi float64, err error) {
 		r := norm2(x) * s.Radius
 		return c - r, c + r, nil
 	}
-	return 0, 0, fmt.Errorf("exactmh: an energy range needs a bounded support (Box or Ball prior), have %T", prior)
+	return 0, 0, fmt.Errorf("exactmh: an energy range needs a bounded support (Box or Ball prior), have %s", supportName(prior))
 }
 
-// maxDist returns max ‖θ − y‖₂ over the support of a bounded prior.
+// maxDist returns max ‖θ − y‖₂ over the support of a bounded prior (a Box
+// or Ball, or one wrapped, see supportOf).
 func maxDist(y []float64, prior Prior) (float64, error) {
-	switch s := prior.(type) {
+	switch s := supportOf(prior).(type) {
 	case *Box:
 		var q float64
 		for j, v := range y {
@@ -231,7 +255,16 @@ func maxDist(y []float64, prior Prior) (float64, error) {
 		}
 		return math.Sqrt(q) + s.Radius, nil
 	}
-	return 0, fmt.Errorf("exactmh: this bound needs a bounded support (Box or Ball prior), have %T", prior)
+	return 0, fmt.Errorf("exactmh: this bound needs a bounded support (Box or Ball prior), have %s", supportName(prior))
+}
+
+// supportName names the prior whose support an error is about: its type,
+// or for a wrapper that of the prior it wraps, saying so.
+func supportName(p Prior) string {
+	if _, ok := p.(supportWrapper); ok {
+		return fmt.Sprintf("%T (the base prior of the control-variate prior %T)", supportOf(p), p)
+	}
+	return fmt.Sprintf("%T", p)
 }
 
 // CheckOptions configures CheckBound and CheckRange. The zero value works.
@@ -447,7 +480,8 @@ func inSupport(p Prior, theta []float64) bool {
 // reports whether it is inside afterwards. In a Box each coordinate is
 // reflected at the faces into [Lo_j, Hi_j]; in a Ball the distance from the
 // centre is reflected into [0, Radius], the direction kept: both sample
-// these supports directly in any dimension, where redrawing whole vectors
+// these supports (or a prior wrapping one, see supportOf) directly in any
+// dimension, where redrawing whole vectors
 // until one lands inside fails (a standard normal vector lies in [−1, 1]⁵⁰
 // with probability 5·10⁻⁹). For any other prior, and against rounding, x is
 // pulled halfway toward base, up to 60 times, which succeeds if base lies
@@ -456,7 +490,7 @@ func intoSupport(p Prior, x, base []float64) bool {
 	if inSupport(p, x) {
 		return true
 	}
-	switch s := p.(type) {
+	switch s := supportOf(p).(type) {
 	case *Box:
 		for j, v := range x {
 			x[j] = reflect(v, s.Lo[j], s.Hi[j])

@@ -302,6 +302,20 @@ func ControlVariatesHalfQuadratic(p *Posterior, la *LaplaceApprox) (*Posterior, 
 	})
 }
 
+// ControlVariatesShiftedSurrogate is ControlVariates with the surrogate
+// prior expanded about θ̂ + shift (with θ̂'s gradient and Hessian) while the
+// remainders subtract the expansion about θ̂: the target gains
+// e^{β·shiftᵀH(θ − θ̂)}, which moves its mean by about shift (a mutant).
+func ControlVariatesShiftedSurrogate(p *Posterior, la *LaplaceApprox, shift []float64) (*Posterior, error) {
+	return controlVariates(p, la, func(q *cvPrior) {
+		c := make([]float64, len(q.center)) // the energy keeps θ̂
+		for j, v := range q.center {
+			c[j] = v + shift[j]
+		}
+		q.center = c
+	})
+}
+
 // SetAvailableMemory makes the memory check see bytes available (ok
 // false: unknown) until the returned function restores it.
 func SetAvailableMemory(bytes float64, ok bool) (restore func()) {

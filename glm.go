@@ -262,9 +262,9 @@ func checkPriorDim(prior Prior, d int) error {
 }
 
 // glmZRange returns the range of z = xᵀθ over the prior's support: finite
-// on a Box or Ball, (−Inf, +Inf) otherwise.
+// on a Box or Ball (or one wrapped, see supportOf), (−Inf, +Inf) otherwise.
 func glmZRange(x []float64, prior Prior) (lo, hi float64) {
-	switch prior.(type) {
+	switch supportOf(prior).(type) {
 	case *Box, *Ball:
 		lo, hi, _ = linearRange(x, prior)
 		return lo, hi

@@ -341,12 +341,16 @@ func TestGLM32StepsAllocateNothing(t *testing.T) {
 // TestControlVariatesRecomputed: beyond cvRecordLimit the control variates
 // recompute ẑ_i, f_i′ and f_i″ from the row instead of storing them; the
 // draws of every kernel on them, in float64 and float32 rows and under a
-// bounded prior (per-datum K_i), must be the same bit for bit.
+// bounded prior (per-datum K_i, and the Poisson kernels' energy ranges),
+// must be the same bit for bit.
 func TestControlVariatesRecomputed(t *testing.T) {
 	const d = 3
 	l64, l32 := logisticTwins(t, 13)
 	gauss, _ := exactmh.NewIsoGaussian(d, 10)
 	box, _ := exactmh.NewBox([]float64{-3, -3, -3}, []float64{3, 3, 3})
+	// A box about the posterior (θ = (1, −1, 0.5), sds about 0.06), where
+	// the remainders' ranges are small enough for the Poisson kernels.
+	tight, _ := exactmh.NewBox([]float64{0.6, -1.4, 0.1}, []float64{1.4, -0.6, 0.9})
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
@@ -356,8 +360,10 @@ func TestControlVariatesRecomputed(t *testing.T) {
 		{"TFMH-CV float64", &exactmh.Posterior{Energy: l64, Prior: gauss}, exactmh.TFMH{}},
 		{"TunaMH-CV float32", &exactmh.Posterior{Energy: l32, Prior: gauss}, exactmh.TunaMH{}},
 		{"TFMH-CV box", &exactmh.Posterior{Energy: l64, Prior: box}, exactmh.TFMH{}},
+		{"PoissonMH-CV box", &exactmh.Posterior{Energy: l64, Prior: tight}, exactmh.PoissonMH{MaxBatch: math.Inf(1)}},
+		{"Poisson-MALA-CV float32 box", &exactmh.Posterior{Energy: l32, Prior: tight}, exactmh.PoissonMALA{MaxBatch: math.Inf(1)}},
 	} {
-		la, err := exactmh.FindLaplace(ctx, c.p, make([]float64, d), nil)
+		la, err := exactmh.FindLaplace(ctx, c.p, []float64{1, -1, 0.5}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

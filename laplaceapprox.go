@@ -198,7 +198,7 @@ func (la *LaplaceApprox) factor(t *Target, h []float64, who string) error {
 // prior's support or on a kink of a Laplace prior.
 func supportWarnings(prior Prior, theta []float64) []string {
 	var w []string
-	switch p := prior.(type) {
+	switch p := supportOf(prior).(type) {
 	case *Box:
 		for j, v := range theta {
 			tol := 1e-8 * (p.Hi[j] - p.Lo[j])

@@ -103,7 +103,7 @@ func (e *GaussianMixture) AddHessian(h, theta []float64, idx []int, w []float64)
 // mixtureReach returns, for datum x on a Box support, A = max|x − θ1| and
 // B = max|x − θ1 − θ2|.
 func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, err error) {
-	box, ok := prior.(*Box)
+	box, ok := supportOf(prior).(*Box)
 	if !ok {
 		return 0, 0, fmt.Errorf("exactmh: GaussianMixture bounds need a Box prior (the paper's [−3, 3]²), have %T", prior)
 	}
@@ -154,7 +154,7 @@ func (e *GaussianMixture) EnergyRange(prior Prior) (*EnergyRange, error) {
 // necessary, but a tighter one would not reproduce the paper's batch sizes.
 // Σ_i log B_i needs only Σ_i U_i(θ⁰), Σ_i ∇U_i(θ⁰) and Σ_i Ū_{2,i}.
 func (e *GaussianMixture) FlyBound(at []float64, prior Prior) (FlyBound, error) {
-	box, ok := prior.(*Box)
+	box, ok := supportOf(prior).(*Box)
 	if !ok {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.FlyBound needs a *Box prior, have %T", prior)
 	}
@@ -227,7 +227,7 @@ func (e *GaussianMixture) TaylorBound(order int, prior Prior) ([]float64, error)
 	if order != 1 {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound: order %d, want 1", order)
 	}
-	box, ok := prior.(*Box)
+	box, ok := supportOf(prior).(*Box)
 	if !ok {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound needs a *Box prior, have %T", prior)
 	}

@@ -35,6 +35,18 @@ import (
 // grows with N and λ + L soon exceeds N (a logistic regression with
 // N = 10⁵ on a ball of radius 5 has λ + L ≈ 10¹⁰): the kernel cannot pay
 // off there, and MaxBatch makes it a full-batch MH chain instead.
+//
+// On a posterior rewritten by ControlVariates over a Box or Ball prior it
+// runs, like Poisson-MALA and Poisson-Barker, on the remainders
+// R_i = U_i − Û_i and their EnergyRange, which is far narrower than the
+// energies' when the support lies within a few tens of posterior sds of
+// the expansion point. A remainder is of third order in x_iᵀ(θ − θ̂), so
+// on a ball of radius r about θ̂ L grows like r³ instead of r; with r = k
+// posterior sds (∝ 1/√N) it is about k³/√N times a constant, and falls as
+// N grows: on a logistic regression with N = 10⁵, d = 10, L = 18 and a
+// step reads 22 data at k ≈ 9 (ControlVariates gives the figures). On a
+// wide support the remainders' range is still too large, and the kernel
+// falls back to MH as above.
 type PoissonMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal

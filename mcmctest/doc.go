@@ -39,7 +39,8 @@
 // conjugate Gaussian-mean posterior with an informative Gaussian prior; for
 // kernels that need bounded energies (NeedsRange) the Gaussian mean with a
 // flat prior on a box; for kernels that need a GLM (NeedsGLM) a logistic
-// regression — and runs, as subtests:
+// regression, with a uniform prior on a box if they need both — and runs,
+// as subtests:
 //
 //   - pairwise: detailed balance on a fixed pair of points about a
 //     posterior sd apart (Pairwise). A chain whose proposal swaps A and B

@@ -90,14 +90,18 @@ func (m BoxModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 }
 
 // LogisticModel is Bayesian logistic regression: θ ~ N(0, PriorSD²·I) in
-// Dim dimensions, N features x_i ~ N(0, I) and labels y_i ∈ {0, 1} with
-// P(y_i = 1) = σ(x_iᵀθ). The Problem's Mode is the MAP (exactmh.FindMAP),
-// its SD the standard deviations of the Laplace approximation there. Its
-// energy has every bound exactmh offers for a GLM (Taylor bounds of order 1
-// and 2, tunable FlyMC bounds).
+// Dim dimensions — or, if Box > 0, θ uniform on the cube [−Box, Box]^Dim
+// (an exactmh.Box prior) — N features x_i ~ N(0, I) and labels
+// y_i ∈ {0, 1} with P(y_i = 1) = σ(x_iᵀθ). The Problem's Mode is the MAP
+// (exactmh.FindMAP, which may lie on the cube's boundary), its SD the
+// standard deviations of the Laplace approximation there. Its energy has
+// every bound exactmh offers for a GLM (Taylor bounds of order 1 and 2,
+// tunable FlyMC bounds) and, on the cube, the energy ranges and DiffBounds
+// of a bounded support too, for its control-variate rewrite as well.
 type LogisticModel struct {
 	N, Dim  int
 	PriorSD float64
+	Box     float64
 }
 
 // Draw implements Model.
@@ -105,7 +109,11 @@ func (m LogisticModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 	d := m.Dim
 	theta := make([]float64, d)
 	for j := range theta {
-		theta[j] = m.PriorSD * rng.NormFloat64()
+		if m.Box > 0 {
+			theta[j] = m.Box * (2*rng.Float64() - 1)
+		} else {
+			theta[j] = m.PriorSD * rng.NormFloat64()
+		}
 	}
 	x, y := make([]float64, m.N*d), make([]float64, m.N)
 	for i := range m.N {
@@ -122,6 +130,14 @@ func (m LogisticModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 	if err != nil {
 		return nil, Problem{}, err
 	}
+	if m.Box > 0 {
+		box, err := exactmh.NewCube(d, -m.Box, m.Box)
+		if err != nil {
+			return nil, Problem{}, err
+		}
+		pb, err := laplaceBoxProblem(&exactmh.Posterior{Energy: e, Prior: box})
+		return theta, pb, err
+	}
 	prior, err := exactmh.NewIsoGaussian(d, m.PriorSD)
 	if err != nil {
 		return nil, Problem{}, err
@@ -129,6 +145,31 @@ func (m LogisticModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 	p := &exactmh.Posterior{Energy: e, Prior: prior}
 	pb, err := laplaceProblem(p)
 	return theta, pb, err
+}
+
+// laplaceBoxProblem is laplaceProblem for a posterior on a Box, whose MAP
+// may lie on the boundary, where central differences of the log density
+// would step outside the support: the SDs come from exactmh.LaplaceAt,
+// the exact Hessian of the energy (a uniform prior adds none).
+func laplaceBoxProblem(p *exactmh.Posterior) (Problem, error) {
+	d := p.Dim()
+	m, err := exactmh.FindMAP(context.Background(), p, make([]float64, d), nil)
+	if err != nil {
+		return Problem{}, err
+	}
+	la, err := exactmh.LaplaceAt(p, m.Theta)
+	if err != nil {
+		return Problem{}, err
+	}
+	sd := make([]float64, d)
+	for j := range sd {
+		var s float64
+		for k := 0; k <= j; k++ {
+			s += la.CovChol.At(j, k) * la.CovChol.At(j, k)
+		}
+		sd[j] = math.Sqrt(s)
+	}
+	return Problem{Posterior: p, Mode: m.Theta, SD: sd}, nil
 }
 
 // laplaceProblem returns the problem of p with the MAP as Mode and the
