@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/hugemem"
 )
 
 // Mechanisms shared by the minibatch kernels: the chunk size in which
@@ -166,9 +167,13 @@ func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	})
 }
 
-// buildDiffBound is diffBound without the run's cache.
+// buildDiffBound is diffBound without the run's cache. The kernels read
+// c_i at random, so the bound it builds (tempered, or the posterior's own)
+// is copied onto huge pages (hugemem); a caller's untempered b is used as
+// it is.
 func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
-	if b == nil {
+	own := b == nil
+	if own {
 		var err error
 		if b, err = posteriorOf(t).diffBound(); err != nil {
 			return nil, within(who, err)
@@ -176,15 +181,19 @@ func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	} else if err := b.check(t.N()); err != nil {
 		return nil, within(who, err)
 	}
-	if t.beta == 1 {
+	if t.beta == 1 && !(own && hugeTable(len(b.C))) {
 		return b, nil
 	}
-	out := &DiffBound{C: make([]float64, len(b.C)), Metric: b.Metric}
+	out := &DiffBound{C: hugemem.Make[float64](len(b.C)), Metric: b.Metric}
 	for i, c := range b.C {
-		out.C[i] = t.beta * c
+		out.C[i] = t.beta * c // exact for β = 1
 	}
 	return out, nil
 }
+
+// hugeTable reports whether a per-datum table of n float64s is large
+// enough for hugemem to put it on huge pages, which is worth a copy.
+func hugeTable(n int) bool { return hugemem.Huge(8 * n) }
 
 // energyRange returns the kernel's EnergyRange in tempered units, β·Lo and
 // β·Width: r (untempered, as every user-supplied bound) checked against the
@@ -196,9 +205,12 @@ func energyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
 	})
 }
 
-// buildEnergyRange is energyRange without the run's cache.
+// buildEnergyRange is energyRange without the run's cache; the range it
+// builds (tempered, or the posterior's own) is on huge pages, as in
+// buildDiffBound.
 func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
-	if r == nil {
+	own := r == nil
+	if own {
 		var err error
 		if r, err = posteriorOf(t).EnergyRange(); err != nil {
 			return nil, within(who, err)
@@ -206,10 +218,10 @@ func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, erro
 	} else if err := r.check(t.N()); err != nil {
 		return nil, within(who, err)
 	}
-	if t.beta == 1 {
+	if t.beta == 1 && !(own && hugeTable(len(r.Lo))) {
 		return r, nil
 	}
-	out := &EnergyRange{Lo: make([]float64, len(r.Lo)), Width: make([]float64, len(r.Width))}
+	out := &EnergyRange{Lo: hugemem.Make[float64](len(r.Lo)), Width: hugemem.Make[float64](len(r.Width))}
 	for i := range r.Lo {
 		out.Lo[i], out.Width[i] = t.beta*r.Lo[i], t.beta*r.Width[i]
 	}
