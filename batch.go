@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh/internal/alias"
-	"github.com/exactmh/exactmh/internal/hugemem"
 )
 
 // Mechanisms shared by the minibatch kernels: the chunk size in which
@@ -167,13 +166,9 @@ func diffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	})
 }
 
-// buildDiffBound is diffBound without the run's cache. The kernels read
-// c_i at random, so the bound it builds (tempered, or the posterior's own)
-// is copied onto huge pages (hugemem); a caller's untempered b is used as
-// it is.
+// buildDiffBound is diffBound without the run's cache.
 func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
-	own := b == nil
-	if own {
+	if b == nil {
 		var err error
 		if b, err = posteriorOf(t).diffBound(); err != nil {
 			return nil, within(who, err)
@@ -181,19 +176,15 @@ func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	} else if err := b.check(t.N()); err != nil {
 		return nil, within(who, err)
 	}
-	if t.beta == 1 && !(own && hugeTable(len(b.C))) {
+	if t.beta == 1 {
 		return b, nil
 	}
-	out := &DiffBound{C: hugemem.Make[float64](len(b.C)), Metric: b.Metric}
+	out := &DiffBound{C: make([]float64, len(b.C)), Metric: b.Metric}
 	for i, c := range b.C {
-		out.C[i] = t.beta * c // exact for β = 1
+		out.C[i] = t.beta * c
 	}
 	return out, nil
 }
-
-// hugeTable reports whether a per-datum table of n float64s is large
-// enough for hugemem to put it on huge pages, which is worth a copy.
-func hugeTable(n int) bool { return hugemem.Huge(8 * n) }
 
 // energyRange returns the kernel's EnergyRange in tempered units, β·Lo and
 // β·Width: r (untempered, as every user-supplied bound) checked against the
@@ -205,12 +196,9 @@ func energyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
 	})
 }
 
-// buildEnergyRange is energyRange without the run's cache; the range it
-// builds (tempered, or the posterior's own) is on huge pages, as in
-// buildDiffBound.
+// buildEnergyRange is energyRange without the run's cache.
 func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
-	own := r == nil
-	if own {
+	if r == nil {
 		var err error
 		if r, err = posteriorOf(t).EnergyRange(); err != nil {
 			return nil, within(who, err)
@@ -218,10 +206,10 @@ func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, erro
 	} else if err := r.check(t.N()); err != nil {
 		return nil, within(who, err)
 	}
-	if t.beta == 1 && !(own && hugeTable(len(r.Lo))) {
+	if t.beta == 1 {
 		return r, nil
 	}
-	out := &EnergyRange{Lo: hugemem.Make[float64](len(r.Lo)), Width: hugemem.Make[float64](len(r.Width))}
+	out := &EnergyRange{Lo: make([]float64, len(r.Lo)), Width: make([]float64, len(r.Width))}
 	for i := range r.Lo {
 		out.Lo[i], out.Width[i] = t.beta*r.Lo[i], t.beta*r.Width[i]
 	}

@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/exactmh/exactmh/internal/hugemem"
 )
 
 // Table is an alias table over indices 0 … Len()−1. It is immutable once
@@ -57,9 +55,7 @@ func New(w []float64) (*Table, error) {
 	if !(total > 0) || math.IsInf(total, 1) {
 		return nil, fmt.Errorf("alias: weights sum to %v, want positive and finite", total)
 	}
-	// The columns are drawn at random: on huge pages (hugemem) a draw at
-	// large N costs a cache miss but rarely a TLB miss as well.
-	t := &Table{col: hugemem.Make[column](n), w: w, total: total}
+	t := &Table{col: make([]column, n), w: w, total: total}
 	// scaled[i] = n·p_i, p_i = w_i/Σw, held in the columns' prob; columns
 	// below 1 are topped up by one above 1.
 	small := make([]int32, 0, n)
