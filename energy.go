@@ -195,14 +195,14 @@ const warmBytes = 32 << 10
 func warmBlock(d, size int) int { return max(1, warmBytes/(d*size)) }
 
 // warmRows reads one element of every cache line of the rows idx of the
-// row-major matrix x (d columns) and returns their sum, which the caller
-// stores where it will be overwritten (so that the loads are not dropped as
-// dead). The loads are independent of one another, so the CPU has the
-// cache and TLB misses of many random rows outstanding at once — what a
-// prefetch of the block would do — instead of meeting them one row at a
-// time inside the dependent arithmetic of the energies. The values read
-// play no part in any result.
-func warmRows[T float32 | float64](x []T, d int, idx []int) float64 {
+// row-major matrix x (d columns), and their responses y_i, and returns the
+// sum, which the caller stores where it will be overwritten (so that the
+// loads are not dropped as dead). The loads are independent of one
+// another, so the CPU has the cache and TLB misses of many random rows
+// outstanding at once — what a prefetch of the block would do — instead of
+// meeting them one row at a time inside the dependent arithmetic of the
+// energies. The values read play no part in any result.
+func warmRows[T float32 | float64](x []T, d int, y []float64, idx []int) float64 {
 	var zero T
 	step := 64 / int(unsafe.Sizeof(zero)) // elements per 64-byte line
 	var s float64
@@ -211,7 +211,7 @@ func warmRows[T float32 | float64](x []T, d int, idx []int) float64 {
 		for j := 0; j < len(row); j += step {
 			s += float64(row[j])
 		}
-		s += float64(row[len(row)-1]) // the last line, when the row straddles one more
+		s += float64(row[len(row)-1]) + y[i] // the last line, when the row straddles one more
 	}
 	return s
 }

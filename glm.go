@@ -173,7 +173,7 @@ func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.y, sub)
 		}
 		for k, i := range sub {
 			dst[lo+k] = e.family.Loss(e.y[i], dot(e.Row(i), theta))
@@ -187,7 +187,7 @@ func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.y, sub)
 		}
 		for k, i := range sub {
 			z, zn := dot2(e.Row(i), theta, thetaNew)

@@ -230,7 +230,7 @@ func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
 		}
 		for k, i := range sub {
 			z := dotConv(e.at(i), theta)
@@ -246,7 +246,7 @@ func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx [
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
 		}
 		for k, i := range sub {
 			z, zn := dot2Conv(e.at(i), theta, thetaNew)
@@ -424,7 +424,7 @@ func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
 		}
 		for k, i := range sub {
 			dst[lo+k] = f.Loss(y[i], dotConv(e.at(i), theta))
@@ -439,7 +439,7 @@ func (e *GLMEnergy32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
 		}
 		for k, i := range sub {
 			z, zn := dot2Conv(e.at(i), theta, thetaNew)

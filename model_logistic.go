@@ -52,7 +52,7 @@ func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.y, sub)
 		}
 		for k, i := range sub {
 			z := dot(e.Row(i), theta)
@@ -67,7 +67,7 @@ func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []i
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, sub)
+			dst[lo] = warmRows(e.x, e.d, e.y, sub)
 		}
 		for k, i := range sub {
 			z, zn := dot2(e.Row(i), theta, thetaNew)
