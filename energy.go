@@ -191,8 +191,14 @@ func logAddExp(a, b float64) float64 {
 const warmBytes = 32 << 10
 
 // warmBlock returns the number of rows of d elements of the given size in
-// bytes that the gather loops warm at once (at least one).
-func warmBlock(d, size int) int { return max(1, warmBytes/(d*size)) }
+// bytes that the gather loops warm at once (at least one), for a gather of
+// n rows: n itself when n ≤ 1, which is not warmed, without the division.
+func warmBlock(n, d, size int) int {
+	if n <= 1 {
+		return 1
+	}
+	return max(1, warmBytes/(d*size))
+}
 
 // warmRows reads one element of every cache line of the rows idx of the
 // row-major matrix x (d columns), and their responses y_i, and returns the

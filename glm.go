@@ -169,7 +169,7 @@ func (e *GLMEnergy) LossBound(i, k int, lo, hi float64) float64 {
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
-	blk := warmBlock(e.d, 8)
+	blk := warmBlock(len(idx), e.d, 8)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
@@ -183,7 +183,7 @@ func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	blk := warmBlock(e.d, 8)
+	blk := warmBlock(len(idx), e.d, 8)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {

@@ -226,7 +226,7 @@ func (e *LogisticRegression32) Label(i int) float64 { return e.base.y[i] }
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 	y := e.base.y
-	blk := warmBlock(e.d, 4)
+	blk := warmBlock(len(idx), e.d, 4)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
@@ -242,7 +242,7 @@ func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	y := e.base.y
-	blk := warmBlock(e.d, 4)
+	blk := warmBlock(len(idx), e.d, 4)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
@@ -420,7 +420,7 @@ func (e *GLMEnergy32) LossBound(i, k int, lo, hi float64) float64 {
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	blk := warmBlock(e.d, 4)
+	blk := warmBlock(len(idx), e.d, 4)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
@@ -435,7 +435,7 @@ func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	blk := warmBlock(e.d, 4)
+	blk := warmBlock(len(idx), e.d, 4)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {

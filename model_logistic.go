@@ -48,7 +48,7 @@ func (e *LogisticRegression) Label(i int) float64 { return e.y[i] }
 
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
-	blk := warmBlock(e.d, 8)
+	blk := warmBlock(len(idx), e.d, 8)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
@@ -63,7 +63,7 @@ func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	blk := warmBlock(e.d, 8)
+	blk := warmBlock(len(idx), e.d, 8)
 	for lo := 0; lo < len(idx); lo += blk {
 		sub := idx[lo:min(lo+blk, len(idx))]
 		if len(idx) > 1 {
