@@ -7,6 +7,7 @@ package exactmh
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -182,4 +183,41 @@ func logAddExp(a, b float64) float64 {
 		a, b = b, a
 	}
 	return a + math.Log1p(math.Exp(b-a))
+}
+
+// warmBytes is how many bytes of rows the gather loops warm at once: well
+// within L2, so that rows warmed at the start of a block are still there
+// when the block's energies are computed.
+const warmBytes = 32 << 10
+
+// warmBlock returns the number of rows of d elements of the given size in
+// bytes that the gather loops warm at once (at least one), for a gather of
+// n rows: n itself when n ≤ 1, which is not warmed, without the division.
+func warmBlock(n, d, size int) int {
+	if n <= 1 {
+		return 1
+	}
+	return max(1, warmBytes/(d*size))
+}
+
+// warmRows reads one element of every cache line of the rows idx of the
+// row-major matrix x (d columns), and their responses y_i, and returns the
+// sum, which the caller stores where it will be overwritten (so that the
+// loads are not dropped as dead). The loads are independent of one
+// another, so the CPU has the cache and TLB misses of many random rows
+// outstanding at once — what a prefetch of the block would do — instead of
+// meeting them one row at a time inside the dependent arithmetic of the
+// energies. The values read play no part in any result.
+func warmRows[T float32 | float64](x []T, d int, y []float64, idx []int) float64 {
+	var zero T
+	step := 64 / int(unsafe.Sizeof(zero)) // elements per 64-byte line
+	var s float64
+	for _, i := range idx {
+		row := x[i*d : i*d+d]
+		for j := 0; j < len(row); j += step {
+			s += float64(row[j])
+		}
+		s += float64(row[len(row)-1]) + y[i] // the last line, when the row straddles one more
+	}
+	return s
 }

@@ -226,18 +226,32 @@ func (e *LogisticRegression32) Label(i int) float64 { return e.base.y[i] }
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 	y := e.base.y
-	for k, i := range idx {
-		z := dotConv(e.at(i), theta)
-		dst[k] = softplus(z) - y[i]*z
+	blk := warmBlock(len(idx), e.d, 4)
+	for lo := 0; lo < len(idx); lo += blk {
+		sub := idx[lo:min(lo+blk, len(idx))]
+		if len(idx) > 1 {
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
+		}
+		for k, i := range sub {
+			z := dotConv(e.at(i), theta)
+			dst[lo+k] = softplus(z) - y[i]*z
+		}
 	}
 }
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	y := e.base.y
-	for k, i := range idx {
-		z, zn := dot2Conv(e.at(i), theta, thetaNew)
-		dst[k] = softplus(z) - softplus(zn) - y[i]*(z-zn)
+	blk := warmBlock(len(idx), e.d, 4)
+	for lo := 0; lo < len(idx); lo += blk {
+		sub := idx[lo:min(lo+blk, len(idx))]
+		if len(idx) > 1 {
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
+		}
+		for k, i := range sub {
+			z, zn := dot2Conv(e.at(i), theta, thetaNew)
+			dst[lo+k] = softplus(z) - softplus(zn) - y[i]*(z-zn)
+		}
 	}
 }
 
@@ -406,17 +420,31 @@ func (e *GLMEnergy32) LossBound(i, k int, lo, hi float64) float64 {
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	for k, i := range idx {
-		dst[k] = f.Loss(y[i], dotConv(e.at(i), theta))
+	blk := warmBlock(len(idx), e.d, 4)
+	for lo := 0; lo < len(idx); lo += blk {
+		sub := idx[lo:min(lo+blk, len(idx))]
+		if len(idx) > 1 {
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
+		}
+		for k, i := range sub {
+			dst[lo+k] = f.Loss(y[i], dotConv(e.at(i), theta))
+		}
 	}
 }
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	for k, i := range idx {
-		z, zn := dot2Conv(e.at(i), theta, thetaNew)
-		dst[k] = f.Loss(y[i], z) - f.Loss(y[i], zn)
+	blk := warmBlock(len(idx), e.d, 4)
+	for lo := 0; lo < len(idx); lo += blk {
+		sub := idx[lo:min(lo+blk, len(idx))]
+		if len(idx) > 1 {
+			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
+		}
+		for k, i := range sub {
+			z, zn := dot2Conv(e.at(i), theta, thetaNew)
+			dst[lo+k] = f.Loss(y[i], z) - f.Loss(y[i], zn)
+		}
 	}
 }
 

@@ -1,0 +1,70 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// The warmed gathers (several blocks of rows per call at large d) give
+// exactly what one call per datum gives, for every GLM with its own loops.
+func TestWarmedGathersMatchOneByOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, d := range []int{3, 50, 1000} {
+		n := 300
+		x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
+		for i := range x {
+			x32[i] = float32(rng.NormFloat64())
+			x[i] = float64(x32[i])
+		}
+		for i := range y {
+			y[i] = float64(rng.IntN(2))
+		}
+		lr, err := NewLogisticRegression(x, y, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lr32, err := NewLogisticRegression32(x32, y, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		glm, err := NewGLM(x, y, d, GaussianFamily{Sigma: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		glm32, err := NewGLM32(x32, y, d, GaussianFamily{Sigma: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		theta, next := make([]float64, d), make([]float64, d)
+		for j := range theta {
+			theta[j], next[j] = 0.1*rng.NormFloat64(), 0.1*rng.NormFloat64()
+		}
+		idx := make([]int, 257)
+		for k := range idx {
+			idx[k] = rng.IntN(n)
+		}
+		for name, e := range map[string]interface {
+			Energy
+			EnergyDiffer
+		}{"logistic": lr, "logistic32": lr32, "glm": glm, "glm32": glm32} {
+			got, gotD := make([]float64, len(idx)), make([]float64, len(idx))
+			e.Energies(got, theta, idx)
+			e.EnergyDiffs(gotD, theta, next, idx)
+			var one [1]float64
+			for k, i := range idx {
+				e.Energies(one[:], theta, []int{i})
+				if one[0] != got[k] {
+					t.Fatalf("%s d=%d: Energies[%d] = %v in a batch, %v alone", name, d, k, got[k], one[0])
+				}
+				e.EnergyDiffs(one[:], theta, next, []int{i})
+				if one[0] != gotD[k] {
+					t.Fatalf("%s d=%d: EnergyDiffs[%d] = %v in a batch, %v alone", name, d, k, gotD[k], one[0])
+				}
+			}
+		}
+	}
+}
