@@ -219,8 +219,9 @@ type tunaChain struct {
 	rival *mhRival
 	// tuned: the mid-warmup search chose χ (with the step), which stays
 	// fixed from then on.
-	tuned bool
-	data  float64 // the last minibatch's log-ratio estimate
+	tuned       bool
+	tunedAccept float64 // the acceptance the search predicted at its choice
+	data        float64 // the last minibatch's log-ratio estimate
 	info  Info    // and its cost
 	// Since warmup: the steps that drew a minibatch, their batches B and
 	// their C²M² + CM (Theorem 3's scale), for Params.
@@ -285,7 +286,8 @@ func (c *tunaChain) SetWarmup(on bool) {
 	}
 }
 
-// Params reports χ and C; "as_mh" = 1 with "mh_speedup", MH's predicted
+// Params reports χ and C; "chi_tuned" = 1 with "chi_accept", the
+// acceptance predicted at the choice, when warmup's search chose χ; "as_mh" = 1 with "mh_speedup", MH's predicted
 // advantage, when warmup switched the chain to full-batch MH; and, over
 // the steps since warmup (every step if warmup was not adapted) that drew
 // a minibatch, "mean_B", their mean batch (N in a fallback step), beside
@@ -297,7 +299,7 @@ func (c *tunaChain) SetWarmup(on bool) {
 func (c *tunaChain) Params() map[string]float64 {
 	p := c.rival.params(map[string]float64{"chi": c.chi, "C": c.sumC})
 	if c.tuned {
-		p["chi_tuned"] = 1
+		p["chi_tuned"], p["chi_accept"] = 1, c.tunedAccept
 	}
 	if c.steps > 0 {
 		p["mean_B"], p["mean_C2M2_CM"] = c.sumB/float64(c.steps), c.sumT/float64(c.steps)
@@ -328,7 +330,7 @@ func (c *tunaChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
 			return warmupTurn{}, err
 		}
 		if ch.eff > 0 {
-			c.chi, c.tuned, own = ch.chi, true, ch.eff
+			c.chi, c.tuned, c.tunedAccept, own = ch.chi, true, ch.accept, ch.eff
 			if ownTarget {
 				turn = warmupTurn{Scale: ch.scale, Target: clampTarget(ch.accept)}
 			}
@@ -528,12 +530,13 @@ type tunaState struct {
 	Steps      int
 	SumB, SumT float64
 	// Tuned: the mid-warmup search chose χ (absent in older checkpoints).
-	Tuned bool
+	Tuned       bool
+	TunedAccept float64
 }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned})
+	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept})
 }
 
 // UnmarshalState restores them.
@@ -560,7 +563,7 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
 	c.steps, c.sumB, c.sumT = s.Steps, s.SumB, s.SumT
-	c.tuned = s.Tuned
+	c.tuned, c.tunedAccept = s.Tuned, s.TunedAccept
 	if c.rival.asMH {
 		c.maxBatch = -1
 	}

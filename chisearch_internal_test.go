@@ -1,0 +1,115 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/exactmh/exactmh/internal/poisson"
+)
+
+// acceptNormal against Monte Carlo: exact for Metropolis, the probit
+// approximation within 0.02 for Barker.
+func TestAcceptNormal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 200000
+	for _, c := range []struct{ mu, v float64 }{{0, 1}, {-2, 3}, {1, 0.5}, {-0.5, 8}, {-6, 2}, {3, 4}} {
+		var met, bar float64
+		for range n {
+			z := c.mu + math.Sqrt(c.v)*rng.NormFloat64()
+			met += AcceptMetropolis.Prob(z)
+			bar += AcceptBarker.Prob(z)
+		}
+		met, bar = met/n, bar/n
+		if got := acceptNormal(AcceptMetropolis, c.mu, c.v); math.Abs(got-met) > 0.005 {
+			t.Errorf("Metropolis μ = %v, v = %v: %v, Monte Carlo %v", c.mu, c.v, got, met)
+		}
+		if got := acceptNormal(AcceptBarker, c.mu, c.v); math.Abs(got-bar) > 0.02 {
+			t.Errorf("Barker μ = %v, v = %v: %v, Monte Carlo %v", c.mu, c.v, got, bar)
+		}
+	}
+	if got := acceptNormal(AcceptMetropolis, -1, 0); math.Abs(got-math.Exp(-1)) > 1e-15 {
+		t.Errorf("v = 0: %v, want e⁻¹", got)
+	}
+}
+
+// tunaMoments against TunaMH's estimator simulated on the sample as the
+// population (equal c_i): B ~ Poisson(χ(CM)² + CM) uniform draws, each
+// kept with probability (χCM + φ_old)/(χCM + 1), summing tunaTerm's
+// factors. A wrong weight or factor in the moments fails this.
+func TestTunaMoments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	u := make([]float64, 128)
+	for j := range u {
+		u[j] = 0.1 + 0.5*(rng.Float64()*2-1) // skewed: more gains than losses
+	}
+	for _, c := range []struct{ cm, chi float64 }{{0.5, 1e-6}, {2, 0.1}, {20, 0.05}, {5, 3}} {
+		m, v := tunaMoments(u, c.cm, c.chi)
+		a := c.chi * c.cm
+		lambda := c.chi*c.cm*c.cm + c.cm
+		const reps = 40000
+		var s1, s2 float64
+		for range reps {
+			var l float64
+			for range poisson.Draw(rng, lambda) {
+				x := u[rng.IntN(len(u))]
+				keep, term := tunaTerm(x, 1, a)
+				if rng.Float64() < keep {
+					l += term
+				}
+			}
+			s1 += l
+			s2 += l * l
+		}
+		mean := s1 / reps
+		variance := s2/reps - mean*mean
+		se := math.Sqrt(variance / reps)
+		if math.Abs(m-mean) > 5*se+1e-9 || math.Abs(v-variance) > 0.05*variance+1e-9 {
+			t.Errorf("CM = %v, χ = %v: moments (%v, %v), simulated (%v ± %v, %v)", c.cm, c.chi, m, v, mean, se, variance)
+		}
+	}
+}
+
+// The search on a control-variate posterior: it chooses χ (Params
+// chi_tuned), the acceptance it predicted is what sampling measures, and
+// the batch it buys is smaller than the rule's, at no loss of mixing.
+func TestChiSearchTunes(t *testing.T) {
+	t.Parallel()
+	p, cv, la := cvProblem(t, "logistic", 20000, 5, 1)
+	_ = p
+	cn, err := la.CrankNicolson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &Settings{Chains: 2, Warmup: 600, Draws: 3000, Seed: 2, Init: la.Mean}
+	res, err := Sample(context.Background(), cv, TunaMH{Proposal: cn}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, err := Sample(context.Background(), cv, TunaMH{Proposal: cn, NoChiSearch: true}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, c := range res.Chains {
+		if c.Params["chi_tuned"] != 1 {
+			t.Fatalf("chain %d: χ not tuned: %v", c.Chain, c.Params)
+		}
+		if got, want := c.Sampling.AcceptRate(), c.Params["chi_accept"]; math.Abs(got-want) > 0.1 {
+			t.Errorf("chain %d: acceptance %.3f, predicted %.3f", c.Chain, got, want)
+		}
+		if b, r := c.Params["mean_B"], rule.Chains[k].Params["mean_B"]; !(b <= r) {
+			t.Errorf("chain %d: batch %.2f with the search, %.2f with the rule", c.Chain, b, r)
+		}
+		if rule.Chains[k].Params["chi_tuned"] != 0 {
+			t.Errorf("NoChiSearch chain %d was tuned", k)
+		}
+	}
+	if e, r := res.Summary().MinESSBulk(), rule.Summary().MinESSBulk(); e < 0.5*r {
+		t.Errorf("min bulk ESS %.0f with the search, %.0f with the rule", e, r)
+	}
+}
