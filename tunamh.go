@@ -222,7 +222,7 @@ type tunaChain struct {
 	tuned       bool
 	tunedAccept float64 // the acceptance the search predicted at its choice
 	data        float64 // the last minibatch's log-ratio estimate
-	info  Info    // and its cost
+	info        Info    // and its cost
 	// Since warmup: the steps that drew a minibatch, their batches B and
 	// their C²M² + CM (Theorem 3's scale), for Params.
 	steps      int
