@@ -113,3 +113,57 @@ func TestChiSearchTunes(t *testing.T) {
 		t.Errorf("min bulk ESS %.0f with the search, %.0f with the rule", e, r)
 	}
 }
+
+// TunaMH-SGLD with χ chosen (Chi = 0): the heuristic at Start, the search
+// at mid-warmup (Params chi_tuned or as_mh), χ fixed in sampling, the
+// posterior mean where the Laplace approximation puts it, and a
+// checkpoint's state restoring χ and the decision.
+func TestTunaMHSGLDChiChosen(t *testing.T) {
+	t.Parallel()
+	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
+	set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: 3, Init: la.Mean}
+	res, err := Sample(context.Background(), cv, TunaMHSGLD{}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Chains {
+		t.Logf("chain %d: %v, accept %.3f", c.Chain, c.Params, c.Sampling.AcceptRate())
+		if c.Params["chi_tuned"] != 1 && c.Params["as_mh"] != 1 {
+			t.Errorf("chain %d: neither tuned nor switched: %v", c.Chain, c.Params)
+		}
+		if !(c.Params["chi"] > 0) {
+			t.Errorf("chain %d: χ = %v", c.Chain, c.Params["chi"])
+		}
+	}
+	m, cov := res.Mean(), la.Covariance()
+	for j, v := range m {
+		sd := math.Sqrt(cov.At(j, j))
+		if math.Abs(v-la.Mean[j]) > 0.5*sd {
+			t.Errorf("θ%d: mean %v, Laplace %v ± %v", j, v, la.Mean[j], sd)
+		}
+	}
+	ch, err := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := ch.(*metricAux[[]int, *tunaOmega2]).auxChain.scheme.(*tunaSGLDChain)
+	sc.batch.chi, sc.tuned, sc.tunedAccept = 0.125, true, 0.4
+	b, err := sc.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch2, _ := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)
+	sc2 := ch2.(*metricAux[[]int, *tunaOmega2]).auxChain.scheme.(*tunaSGLDChain)
+	if err := sc2.UnmarshalState(b); err != nil || sc2.batch.chi != 0.125 || !sc2.tuned {
+		t.Errorf("state round trip: χ %v tuned %v, err %v", sc2.batch.chi, sc2.tuned, err)
+	}
+}
+
+func mustTarget(t *testing.T, p *Posterior) *Target {
+	t.Helper()
+	tg, err := NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}

@@ -213,7 +213,7 @@ func conformanceCases() []mcmctest.Case {
 			// θ̂, each φ_i barely moves within its range, and keeping a draw
 			// with M_i − φ_i for φ_i ("flipped thinning") passes unseen.
 			TargetMutants: cvMutants()},
-		{Name: "Poisson-MALA control variates", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Target: cvTarget,
+		{Name: "Poisson-MALA control variates", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Metric: exactmh.MetricDense, Target: cvTarget,
 			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.PoissonMALA{Scale: pb.Scale, MaxBatch: math.Inf(1)} },
 			TargetMutants: cvShiftMutant()},
 		{Name: "Poisson-Barker control variates", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Target: cvTarget,

@@ -159,8 +159,10 @@
 // Measured with examples/tall (4 s budgets, loaded machine): TunaMH-CV-CN
 // on the logistic regression d = 50 went from 11,917 to 18,805 ESS/s, and
 // on the Student-t d = 10 from 220,364 to 311,333; untempered TunaMH and
-// TunaMH-CN without control variates still run as MH. TunaMH-SGLD still
-// takes a χ from the user.
+// TunaMH-CN without control variates still run as MH. TunaMH-SGLD with
+// Chi = 0 does the same on its Langevin proposals, their gradient
+// minibatches drawn by the search (with replacement), after a start from
+// the heuristic on the proposal's noise alone.
 //
 // # Dependencies
 //

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // TunaMHSGLD is TunaMH-SGLD, Algorithm 6 of the auxiliary-variable paper
@@ -30,8 +31,14 @@ import (
 type TunaMHSGLD struct {
 	// Scale is ε, the proposal's noise standard deviation (0: 0.1).
 	Scale float64
-	// Chi is TunaMH's χ > 0 (required: the χ heuristic's pilot proposals
-	// would cost gradient evaluations; the paper uses 10⁻⁵ on MNIST).
+	// Chi is TunaMH's χ > 0. Zero means: chosen — at Start by TunaMH's
+	// heuristic on the proposal's noise alone (no gradient read), then,
+	// halfway through an adapted warmup of at least 200 transitions,
+	// jointly with ε by TunaMH's search (see the package documentation,
+	// "Choosing χ") on Langevin proposals whose gradient minibatches the
+	// search draws itself, and compared with full-batch MH: a chain that
+	// MH would beat runs every step's test on the full batch and says so
+	// (Params "as_mh"). The paper uses 10⁻⁵ on MNIST.
 	Chi float64
 	// GradBatch is K, the gradient minibatch size (0: 20, the paper's).
 	GradBatch int
@@ -70,7 +77,96 @@ func (TunaMHSGLD) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start checks the configuration and starts the framework chain.
 func (k TunaMHSGLD) Start(t *Target, theta0 []float64) (Chain, error) {
-	return startMetricAux[[]int, *tunaOmega2](tunaSGLDScheme{k}, k.Scale, t, theta0, k.TrustBound)
+	ch, err := startMetricAux[[]int, *tunaOmega2](tunaSGLDScheme{k}, k.Scale, t, theta0, k.TrustBound)
+	if err != nil {
+		return nil, err
+	}
+	ac := ch.(*metricAux[[]int, *tunaOmega2]).auxChain
+	c := ac.scheme.(*tunaSGLDChain)
+	c.walk = &ac.walk
+	if k.Chi == 0 {
+		c.chooseChi()
+		if !(c.batch.chi > 0) || math.IsInf(c.batch.chi, 0) {
+			return nil, fmt.Errorf("TunaMH-SGLD: could not choose χ from pilot proposals at θ0 (got %v): set TunaMHSGLD.Chi", c.batch.chi)
+		}
+	}
+	return ch, nil
+}
+
+// chooseChi sets χ by TunaMH's heuristic (ChiHeuristic) from pilot
+// proposals θ + εξ, ξ ~ N(0, M⁻¹): the Langevin drift, which would cost
+// gradients, is left out.
+func (c *tunaSGLDChain) chooseChi() {
+	rng := rand.New(rand.NewPCG(0x74756e61, 0x73676c64))
+	m2 := make([]float64, pilotSize)
+	next := make([]float64, len(c.walk.theta))
+	for k := range m2 {
+		c.metric.DrawNoise(rng, c.r1)
+		for j, v := range c.walk.theta {
+			next[j] = v + c.walk.scale*c.r1[j]
+		}
+		m := c.batch.bound.M(c.walk.theta, next)
+		m2[k] = m * m
+	}
+	slices.Sort(m2)
+	if chi := 1 / (c.batch.sumC * c.batch.sumC * m2[int(0.9*float64(len(m2)-1))]); chi > 0 && !math.IsInf(chi, 0) {
+		c.batch.chi = chi
+	}
+}
+
+// midWarmup chooses χ jointly with ε (chiSearch) and compares the result
+// with full-batch MH (mhRival), as TunaMH does, when χ is chosen.
+func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
+	if c.k.Chi != 0 || c.rival.asMH {
+		return warmupTurn{}, nil
+	}
+	w1 := make([]int, c.kGrad)
+	n := c.t.N()
+	theta := c.walk.theta
+	propose := func(rng *rand.Rand, next []float64, eps float64) (float64, error) {
+		for j := range w1 {
+			w1[j] = rng.IntN(n) // with replacement: a prediction, not the chain's ω1
+		}
+		if err := c.mean(c.mu, theta, w1, eps); err != nil {
+			return 0, err
+		}
+		c.metric.DrawNoise(rng, c.r1)
+		for j := range next {
+			next[j] = c.mu[j] + eps*c.r1[j]
+		}
+		if err := c.mean(c.muRev, next, w1, eps); err != nil {
+			return 0, err
+		}
+		return c.proposalRatioWith(c.metric, theta, next, eps), nil
+	}
+	d := len(theta)
+	stepCost := chiStepCost(d) + 4*c.kFloat // 2K gradients, each about two datum energies
+	s := newChiSearch(d)
+	ch, err := s.run(c.batch, AcceptMetropolis, theta, c.walk.scale, ownTarget, propose, stepCost)
+	if err != nil {
+		return warmupTurn{}, err
+	}
+	var turn warmupTurn
+	own := 0.0
+	if ch.eff > 0 {
+		c.batch.chi, c.tuned, c.tunedAccept, own = ch.chi, true, ch.accept, ch.eff
+		if ownTarget {
+			turn = warmupTurn{Scale: ch.scale, Target: clampTarget(ch.accept)}
+		}
+	}
+	ref := c.walk.scale
+	if turn.Scale > 0 {
+		ref = turn.Scale
+	}
+	scale, switched, err := c.rival.against(propose, c.t, theta, ref, own, nil)
+	if err != nil {
+		return warmupTurn{}, err
+	}
+	if switched {
+		c.batch.maxBatch = -1 // every test on the full batch
+		return warmupTurn{Scale: scale}, nil
+	}
+	return turn, nil
 }
 
 // tunaSGLDScheme is the AuxScheme behind TunaMHSGLD.
@@ -109,12 +205,19 @@ type tunaSGLDChain struct {
 
 	reverseMean   func(c *tunaSGLDChain, theta, next []float64, w1 []int, eps float64) error
 	proposalRatio func(c *tunaSGLDChain, theta, next []float64, eps float64) float64
+
+	// With χ chosen (Chi = 0): the framework chain's walk (θ and ε), the
+	// mid-warmup search's result and the comparison with MH.
+	walk        *walk
+	tuned       bool
+	tunedAccept float64
+	rival       *mhRival
 }
 
 // startScheme is the AuxScheme view of TunaMHSGLD.
 func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
-	if !(k.Chi > 0) || math.IsInf(k.Chi, 0) {
-		return nil, fmt.Errorf("TunaMH-SGLD: Chi = %v, want finite > 0", k.Chi)
+	if k.Chi < 0 || math.IsNaN(k.Chi) || math.IsInf(k.Chi, 0) {
+		return nil, fmt.Errorf("TunaMH-SGLD: Chi = %v, want finite > 0 (0: chosen)", k.Chi)
 	}
 	if k.GradBatch < 0 || k.GradBatch > t.N() {
 		return nil, fmt.Errorf("TunaMH-SGLD: GradBatch = %d, want in [0, N = %d] (0: 20)", k.GradBatch, t.N())
@@ -146,7 +249,7 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 	d := t.Dim()
 	c := &tunaSGLDChain{k: k, t: t, batch: batch, perm: make([]int, t.N()), kGrad: kg, kFloat: float64(kg),
 		mu: make([]float64, d), muRev: make([]float64, d), grad: make([]float64, d), drift: make([]float64, d),
-		r1: make([]float64, d), r2: make([]float64, d), metric: k.Metric}
+		r1: make([]float64, d), r2: make([]float64, d), metric: k.Metric, rival: newMHRival(d)}
 	for i := range c.perm {
 		c.perm[i] = i
 	}
@@ -173,9 +276,15 @@ func (c *tunaSGLDChain) SetMetric(m Metric) error {
 	return nil
 }
 
-// Params reports χ, C and K.
+// Params reports χ, C and K; "chi_tuned" = 1 with "chi_accept" when
+// warmup's search chose χ; "as_mh" and "mh_speedup" when the comparison
+// with MH switched the chain to full-batch tests.
 func (c *tunaSGLDChain) Params() map[string]float64 {
-	return map[string]float64{"chi": c.batch.chi, "C": c.batch.sumC, "K": c.kFloat}
+	p := c.rival.params(map[string]float64{"chi": c.batch.chi, "C": c.batch.sumC, "K": c.kFloat})
+	if c.tuned {
+		p["chi_tuned"], p["chi_accept"] = 1, c.tunedAccept
+	}
+	return p
 }
 
 // DrawOmega1 draws K indices uniformly without replacement by a partial
@@ -268,8 +377,49 @@ func (c *tunaSGLDChain) Report(info Info) Info {
 	return info
 }
 
-// MarshalState saves the permutation the K-subsets are drawn from.
-func (c *tunaSGLDChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+// tunaSGLDState is what a TunaMH-SGLD chain with a chosen χ saves beside
+// its permutation.
+type tunaSGLDState struct {
+	Perm        []int
+	Chi         float64
+	Tuned       bool
+	TunedAccept float64
+	AsMH        bool
+	MHSpeedup   float64
+}
+
+// MarshalState saves the permutation the K-subsets are drawn from and,
+// when χ is chosen, χ and the mid-warmup decision.
+func (c *tunaSGLDChain) MarshalState() ([]byte, error) {
+	if c.k.Chi != 0 {
+		return gobState(c.perm) // as before χ could be chosen
+	}
+	return gobState(tunaSGLDState{c.perm, c.batch.chi, c.tuned, c.tunedAccept, c.rival.asMH, c.rival.speedup})
+}
 
 // UnmarshalState restores it.
-func (c *tunaSGLDChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }
+func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
+	if c.k.Chi != 0 {
+		return restorePerm(b, c.perm)
+	}
+	var s tunaSGLDState
+	if err := ungobState(b, &s); err != nil {
+		return err
+	}
+	switch {
+	case !(s.Chi > 0) || math.IsInf(s.Chi, 0):
+		return fmt.Errorf("saved χ = %v, want finite > 0", s.Chi)
+	case s.AsMH && (!(s.MHSpeedup > 1) || math.IsInf(s.MHSpeedup, 0)):
+		return fmt.Errorf("saved switch to MH with predicted speed-up %v", s.MHSpeedup)
+	}
+	if err := checkPerm("permutation", s.Perm, len(c.perm)); err != nil {
+		return err
+	}
+	copy(c.perm, s.Perm)
+	c.batch.chi, c.tuned, c.tunedAccept = s.Chi, s.Tuned, s.TunedAccept
+	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
+	if s.AsMH {
+		c.batch.maxBatch = -1
+	}
+	return nil
+}

@@ -39,7 +39,7 @@ func TestTunaMHSGLDErrors(t *testing.T) {
 	g := boxed(t, 50, 1)
 	tg, _ := exactmh.NewTarget(g.Posterior)
 	for name, k := range map[string]exactmh.TunaMHSGLD{
-		"no chi":      {},
+		"neg chi":     {Chi: -1},
 		"big K":       {Chi: 1, GradBatch: 51},
 		"neg clip":    {Chi: 1, Clip: -1},
 		"neg batch":   {Chi: 1, MaxBatch: -1},
