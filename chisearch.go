@@ -76,6 +76,16 @@ const (
 	chiGridLo, chiGridHi   = -48, 16
 )
 
+// chiJointScale turns on the search over step scales with χ (and the
+// restart of the step adaptation toward the acceptance predicted there).
+// It is off: on the TunaMH paper's tempered mixture (examples/tall, tgm)
+// it chose short steps at acceptance 0.73 and lost 8× in ESS per second
+// (10.9 against 85.9), since the squared jump per cost it maximises does
+// not see mode switching; χ alone, at the scale warmup adapts, kept the
+// mixture's speed. With it off, χ is searched at the adapted scale and the
+// run's target acceptance stays.
+const chiJointScale = false
+
 // chiResolve is the largest standard error of the sampled Σ_iΔU_i with
 // which the search predicts a proposal's acceptance. A larger one means
 // C·M·sd(u) ≫ √chiSample: the estimate's noise would pass for acceptance

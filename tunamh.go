@@ -38,12 +38,10 @@ type TunaMH struct {
 	Chi float64
 	// ChiRule chooses χ when Chi is 0: by default ChiHeuristic. Halfway
 	// through an adapted warmup of at least 200 transitions, a search
-	// replaces it with the χ that, jointly with the step scale, maximises
+	// replaces it with the χ that, at the adapted step scale, maximises
 	// the predicted expected squared jump per datum read (see the package
-	// documentation, "Choosing χ"); warmup then adapts the step toward the
-	// acceptance predicted there (unless Settings.TargetAccept is set, when
-	// only χ is searched, at the adapted scale). Params reports
-	// "chi_tuned" = 1 when it did.
+	// documentation, "Choosing χ"). Params reports "chi_tuned" = 1 when it
+	// did.
 	ChiRule ChiRule
 	// NoChiSearch keeps ChiRule's χ through warmup, as the paper does,
 	// instead of the mid-warmup search.
@@ -325,7 +323,7 @@ func (c *tunaChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
 	var turn warmupTurn
 	if warm.Steps > 0 && !c.k.NoChiSearch {
 		s := newChiSearch(len(c.walk.theta))
-		ch, err := s.run(c.tunaBatch, c.k.Accept, c.walk.theta, c.walk.scale, ownTarget, propose, chiStepCost(len(c.walk.theta)))
+		ch, err := s.run(c.tunaBatch, c.k.Accept, c.walk.theta, c.walk.scale, chiJointScale && ownTarget, propose, chiStepCost(len(c.walk.theta)))
 		if err != nil {
 			return warmupTurn{}, err
 		}

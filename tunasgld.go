@@ -142,7 +142,7 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 	d := len(theta)
 	stepCost := chiStepCost(d) + 4*c.kFloat // 2K gradients, each about two datum energies
 	s := newChiSearch(d)
-	ch, err := s.run(c.batch, AcceptMetropolis, theta, c.walk.scale, ownTarget, propose, stepCost)
+	ch, err := s.run(c.batch, AcceptMetropolis, theta, c.walk.scale, chiJointScale && ownTarget, propose, stepCost)
 	if err != nil {
 		return warmupTurn{}, err
 	}
