@@ -9,8 +9,8 @@ import (
 	"math/rand/v2"
 )
 
-// chiSearch chooses TunaMH's χ jointly with the step scale, halfway through
-// warmup, to maximise the predicted expected squared jump per unit of cost
+// chiSearch chooses TunaMH's χ — at the adapted step scale, or jointly
+// with it when chiJointScale is on — halfway through warmup, to maximise the predicted expected squared jump per unit of cost
 // — ESS per datum evaluation, not the paper's χC²M² < 1 rule, which on a
 // concentrated posterior picks a χ so small that the chain is slower than
 // full-batch MH.
@@ -34,8 +34,9 @@ import (
 //	Σ_probes α·‖θ′ − θ‖² / Σ_probes (stepCost + minibatchDatumCost·(χC²M² + CM)),
 //
 // a full pass (N, at unit cost) where the expected batch exceeds the
-// kernel's MaxBatch. chiProbes proposals are drawn at each of the
-// scales s·2^k, k = chiScaleLo … chiScaleHi, around the adapted one s from the search's own generator:
+// kernel's MaxBatch. chiProbes proposals are drawn at the adapted
+// scale s (jointly: at each s·2^k, k = chiScaleLo … chiScaleHi) from the
+// search's own generator:
 // the chain's stream is untouched and θ does not move, so exactness never
 // depends on the search. The best (χ, scale) is then compared with
 // full-batch MH (mhRival.against); the driver restarts the step adaptation

@@ -61,7 +61,7 @@ type WarmupAware interface {
 
 // midWarmuper is implemented by chains that decide halfway through an
 // adapted warmup whether another transition or other parameters would
-// serve them better (TunaMH: its χ chosen jointly with the step, or
+// serve them better (TunaMH: its χ chosen by a search, or
 // full-batch MH when no minibatch pays), given the warmup's totals so far.
 // ownTarget says the run's target acceptance is the kernel's default, so
 // the chain may choose the acceptance its new parameters are best at.

@@ -305,15 +305,14 @@ func (c *tunaChain) Params() map[string]float64 {
 	return p
 }
 
-// midWarmup chooses χ jointly with the step scale, halfway through
-// warmup, to maximise the predicted jump per unit of cost (chiSearch), and
+// midWarmup chooses χ at the adapted step scale (chiSearch; jointly with
+// it when chiJointScale is on), halfway through warmup, to maximise the predicted jump per unit of cost (chiSearch), and
 // compares the result with full-batch MH (mhRival): on concentrated
 // posteriors C·M grows like √N and no χ makes a minibatch pay, and the
 // chain then runs as MH. Only when χ is chosen (Chi = 0): a χ the user set
-// is theirs. From here χ stays fixed; the driver restarts the step
-// adaptation from the chosen scale toward its predicted acceptance (at the
-// adapted scale, with the run's target, when Settings.TargetAccept was
-// set).
+// is theirs. From here χ stays fixed. With chiJointScale the driver
+// restarts the step adaptation from the chosen scale toward its predicted
+// acceptance (not when Settings.TargetAccept was set).
 func (c *tunaChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 {
 		return warmupTurn{}, nil

@@ -34,7 +34,7 @@ type TunaMHSGLD struct {
 	// Chi is TunaMH's χ > 0. Zero means: chosen — at Start by TunaMH's
 	// heuristic on the proposal's noise alone (no gradient read), then,
 	// halfway through an adapted warmup of at least 200 transitions,
-	// jointly with ε by TunaMH's search (see the package documentation,
+	// at the adapted ε by TunaMH's search (see the package documentation,
 	// "Choosing χ") on Langevin proposals whose gradient minibatches the
 	// search draws itself, and compared with full-batch MH: a chain that
 	// MH would beat runs every step's test on the full batch and says so
@@ -114,7 +114,7 @@ func (c *tunaSGLDChain) chooseChi() {
 	}
 }
 
-// midWarmup chooses χ jointly with ε (chiSearch) and compares the result
+// midWarmup chooses χ at the adapted ε (chiSearch) and compares the result
 // with full-batch MH (mhRival), as TunaMH does, when χ is chosen.
 func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 || c.rival.asMH {
