@@ -7,13 +7,14 @@ package exactmh
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
-// chiSearch chooses TunaMH's χ — at the adapted step scale, or jointly
-// with it when chiJointScale is on — halfway through warmup, to maximise the predicted expected squared jump per unit of cost
-// — ESS per datum evaluation, not the paper's χC²M² < 1 rule, which on a
-// concentrated posterior picks a χ so small that the chain is slower than
-// full-batch MH.
+// chiSearch chooses TunaMH's χ halfway through warmup, at the step scale
+// warmup has adapted so far, to maximise the predicted expected squared
+// jump per unit of cost — ESS per datum evaluation, not the paper's
+// χC²M² < 1 rule, which on a concentrated posterior picks a χ so small
+// that the chain is slower than full-batch MH.
 //
 // The prediction needs no run at each candidate. For a proposal θ′ and
 // u_i = ΔU_i/(c_iM) ∈ [−1, 1], the number of times TunaMH keeps datum i is
@@ -28,21 +29,27 @@ import (
 // TunaMH's own minibatch): (C/c_i)μ_i = χ(CM)² + ½CM(1 − u_i), which
 // depends on u_i, CM and χ only. The same chiSample data serve every χ, so
 // the candidates are compared on common random numbers. The acceptance at
-// (χ, scale) is then E[a(e^Z)] (a: Metropolis or Barker) for Z normal with the log prior and
+// χ is then E[a(e^Z)] (a: Metropolis or Barker) for Z normal with the log prior and
 // proposal ratio added to that mean (acceptNormal), and the efficiency
 //
 //	Σ_probes α·‖θ′ − θ‖² / Σ_probes (stepCost + minibatchDatumCost·(χC²M² + CM)),
 //
 // a full pass (N, at unit cost) where the expected batch exceeds the
-// kernel's MaxBatch. chiProbes proposals are drawn at the adapted
-// scale s (jointly: at each s·2^k, k = chiScaleLo … chiScaleHi) from the
-// search's own generator:
-// the chain's stream is untouched and θ does not move, so exactness never
-// depends on the search. The best (χ, scale) is then compared with
-// full-batch MH (mhRival.against); the driver restarts the step adaptation
-// from the chosen scale toward the predicted acceptance there (unless
-// Settings.TargetAccept was set, when only χ is chosen, at the adapted
-// scale).
+// kernel's MaxBatch. chiProbes proposals are drawn at the adapted scale
+// from the search's own generator: the chain's stream is untouched and θ
+// does not move, so exactness never depends on the search. The best χ is
+// then compared with full-batch MH (mhRival.against), and the second half
+// of warmup adapts the step with χ fixed (see TunaMH's midWarmup).
+//
+// The step is not searched with χ. A joint search over s·2^k, k = −3 … 6,
+// was built and measured (examples/tall, 5 s budgets, one session): on the
+// TunaMH paper's tempered mixture it chose short steps at acceptance 0.73
+// and lost 8× in ESS per second (10.9 against 85.9), since the squared
+// jump per cost it maximises does not see switches between modes; with
+// k = 0 … 6 only it chose the adapted scale on the mixture, on Student-t
+// d = 10 and on logistic d = 50 with control variates, the same draws per
+// second as χ alone. Warmup's dual averaging sets the step; the search
+// sets χ at it.
 type chiSearch struct {
 	src  *rand.PCG
 	rng  *rand.Rand
@@ -65,27 +72,13 @@ type chiProbe struct {
 	u          []float64
 }
 
-// The size of the search: proposals per scale, data per proposal, the
-// scales (s·2^k, k = −3 … 6: longer more than shorter, since the scale
-// warmup adapted so far was adapted with the χ rule's short steps) and the
-// χ grid (10^(k/4), k = −48 … 16, from far below any useful χ to where
+// The size of the search: proposals, data per proposal and the χ grid (10^(k/4), k = −48 … 16, from far below any useful χ to where
 // χCM ≫ 1 makes the estimate nearly exact).
 const (
-	chiProbes              = 24
-	chiSample              = 128
-	chiScaleLo, chiScaleHi = -3, 6
-	chiGridLo, chiGridHi   = -48, 16
+	chiProbes            = 24
+	chiSample            = 128
+	chiGridLo, chiGridHi = -48, 16
 )
-
-// chiJointScale turns on the search over step scales with χ (and the
-// restart of the step adaptation toward the acceptance predicted there).
-// It is off: on the TunaMH paper's tempered mixture (examples/tall, tgm)
-// it chose short steps at acceptance 0.73 and lost 8× in ESS per second
-// (10.9 against 85.9), since the squared jump per cost it maximises does
-// not see mode switching; χ alone, at the scale warmup adapts, kept the
-// mixture's speed. With it off, χ is searched at the adapted scale and the
-// run's target acceptance stays.
-const chiJointScale = false
 
 // chiResolve is the largest standard error of the sampled Σ_iΔU_i with
 // which the search predicts a proposal's acceptance. A larger one means
@@ -98,8 +91,8 @@ const chiResolve = 0.5
 
 // chiChoice is what the search found.
 type chiChoice struct {
-	chi, scale, accept float64
-	eff                float64 // predicted α·jump² per unit of cost
+	chi, accept float64
+	eff         float64 // predicted α·jump² per unit of cost
 }
 
 // newChiSearch returns a search for a d-dimensional chain.
@@ -110,53 +103,46 @@ func newChiSearch(d int) *chiSearch {
 		u: make([]float64, chiProbes*chiSample), pr: make([]chiProbe, chiProbes)}
 }
 
-// run returns the best χ and scale for a TunaMH batch b at theta, whose
-// proposals come from propose, trying scales around scale (only scale
-// itself when joint is false). stepCost is a step's cost beyond its data,
-// in units of a datum of a full pass.
-func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale float64, joint bool, propose proposer, stepCost float64) (chiChoice, error) {
+// run returns the best χ for a TunaMH batch b at theta, whose proposals
+// at scale come from propose; stepCost is a step's cost beyond its data,
+// in units of a datum of a full pass. Its eff is −1 when the sample cannot
+// judge the proposals (see chiResolve).
+func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale float64, propose proposer, stepCost float64) (chiChoice, error) {
 	s.src.Seed(0x636869, 0x736561726368)
 	best := chiChoice{eff: -1}
-	lo, hi := chiScaleLo, chiScaleHi
-	if !joint {
-		lo, hi = 0, 0
-	}
 	n := float64(b.t.N())
-	for k := lo; k <= hi; k++ {
-		sc := scale * math.Exp2(float64(k))
-		if err := s.probe(b, theta, sc, propose); err != nil {
-			return chiChoice{}, err
+	if err := s.probe(b, theta, scale, propose); err != nil {
+		return chiChoice{}, err
+	}
+	unresolved := 0
+	for _, p := range s.pr {
+		if p.unresolved {
+			unresolved++
 		}
-		unresolved := 0
+	}
+	if unresolved > chiProbes/5 {
+		return best, nil
+	}
+	for g := chiGridLo; g <= chiGridHi; g++ {
+		chi := math.Pow(10, float64(g)/4)
+		var gain, cost, accSum float64
 		for _, p := range s.pr {
-			if p.unresolved {
-				unresolved++
+			cost += stepCost
+			if p.out || p.unresolved {
+				continue // a rejection (counted as one when unresolved)
 			}
+			lambda := chi*p.cm*p.cm + p.cm
+			if lambda > b.maxBatch {
+				a := acc.Prob(p.rest + p.cm*mean(p.u))
+				gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
+				continue
+			}
+			m, v := tunaMoments(p.u, p.cm, chi)
+			a := acceptNormal(acc, p.rest+m, v)
+			gain, accSum, cost = gain+a*p.jump, accSum+a, cost+minibatchDatumCost*lambda
 		}
-		if unresolved > chiProbes/5 {
-			continue // the search cannot judge this scale (see chiResolve)
-		}
-		for g := chiGridLo; g <= chiGridHi; g++ {
-			chi := math.Pow(10, float64(g)/4)
-			var gain, cost, accSum float64
-			for _, p := range s.pr {
-				cost += stepCost
-				if p.out || p.unresolved {
-					continue // a rejection (counted as one when unresolved)
-				}
-				lambda := chi*p.cm*p.cm + p.cm
-				if lambda > b.maxBatch {
-					a := acc.Prob(p.rest + p.cm*mean(p.u))
-					gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
-					continue
-				}
-				m, v := tunaMoments(p.u, p.cm, chi)
-				a := acceptNormal(acc, p.rest+m, v)
-				gain, accSum, cost = gain+a*p.jump, accSum+a, cost+minibatchDatumCost*lambda
-			}
-			if eff := gain / cost; eff > best.eff {
-				best = chiChoice{chi: chi, scale: sc, accept: accSum / chiProbes, eff: eff}
-			}
+		if eff := gain / cost; eff > best.eff {
+			best = chiChoice{chi: chi, accept: accSum / chiProbes, eff: eff}
 		}
 	}
 	return best, nil
@@ -268,3 +254,53 @@ func mean(x []float64) float64 {
 // the prior's O(d²) work against a datum's O(d) (a Crank–Nicolson or
 // Gaussian proposal, a control-variate prior).
 func chiStepCost(d int) float64 { return minibatchStepCost + float64(d) }
+
+// tuneChi is the mid-warmup turn of a TunaMH batch b whose χ is chosen
+// (TunaMH, TunaMH-SGLD): the search at the adapted scale, b's χ set to
+// its choice, then the comparison with full-batch MH (rival), which may
+// switch the chain to MH steps (b.maxBatch −1). own is the chain's
+// efficiency for that comparison when the search cannot judge (0: none).
+// When the search chose χ and the run's target acceptance is the kernel's
+// own, the driver restarts the step adaptation at the adapted scale toward
+// the acceptance predicted there, so that the second half of warmup keeps
+// the step at which χ was judged rather than chasing a target set for the
+// χ rule's noise.
+func tuneChi(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scale float64, propose proposer,
+	stepCost, own float64, ownTarget bool) (chiChoice, warmupTurn, error) {
+	ch, err := newChiSearch(len(theta)).run(b, acc, theta, scale, propose, stepCost)
+	if err != nil {
+		return chiChoice{}, warmupTurn{}, err
+	}
+	var turn warmupTurn
+	if ch.eff > 0 {
+		b.chi, own = ch.chi, ch.eff
+		if ownTarget {
+			turn = warmupTurn{Scale: scale, Target: clampTarget(ch.accept)}
+		}
+	}
+	mhScale, switched, err := rival.against(propose, b.t, theta, scale, own, nil)
+	if err != nil {
+		return chiChoice{}, warmupTurn{}, err
+	}
+	if switched {
+		b.maxBatch = -1 // every expected batch exceeds it: full MH steps
+		turn = warmupTurn{Scale: mhScale}
+	}
+	return ch, turn, nil
+}
+
+// clampTarget keeps a predicted acceptance target where dual averaging
+// can reach it.
+func clampTarget(a float64) float64 { return min(max(a, 0.05), 0.95) }
+
+// chiQuantileRule is the paper's practical χ rule (ChiHeuristic: χC²M² < 1
+// for nine proposals in ten): χ = 1/(C²·q₀.₉(M²)) over pilot values m2 of M(θ, θ′)²,
+// which it sorts; 0 when that is not a finite positive number.
+func chiQuantileRule(sumC float64, m2 []float64) float64 {
+	slices.Sort(m2)
+	chi := 1 / (sumC * sumC * m2[int(0.9*float64(len(m2)-1))])
+	if chi > 0 && !math.IsInf(chi, 0) {
+		return chi
+	}
+	return 0
+}

@@ -85,17 +85,24 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	if r.asMH || warm.Steps == 0 {
 		return 0, false, nil
 	}
-	// The chain's efficiency, from its warmup and proposals alone.
-	r.src.Seed(0x6a756d70, 0x626f756e64)
-	cost := minibatchDatumCost*warm.MeanBatch() + stepCost
-	jc := r.proposalJump(walkProposer(w), w.theta, w.scale, ownJumpProposals)
-	own := warm.AcceptRate() * jc / cost
+	own, jc, cost := r.ownEfficiency(w, warm, stepCost)
 	// The chain's acceptance at s_c: its warmup average a_c is over the
 	// scales adaptation moved through, and a minibatch kernel accepts
 	// about what MH does at the same scale, so once MH's ā(s_c) is probed
 	// a_c is averaged with it (each alone is noisy or biased).
 	refine := func(a0 float64) float64 { return (warm.AcceptRate() + a0) / 2 * jc / cost }
 	return r.against(walkProposer(w), t, w.theta, w.scale, own, refine)
+}
+
+// ownEfficiency is the efficiency of the chain walking w from its warmup
+// so far and ownJumpProposals of its proposals at its scale (no datum
+// read): ā·J_q(s_c)/(8·B̄_c + stepCost), with J_q(s_c) = jump and the
+// denominator cost.
+func (r *mhRival) ownEfficiency(w *walk, warm Totals, stepCost float64) (own, jump, cost float64) {
+	r.src.Seed(0x6a756d70, 0x626f756e64)
+	cost = minibatchDatumCost*warm.MeanBatch() + stepCost
+	jump = r.proposalJump(walkProposer(w), w.theta, w.scale, ownJumpProposals)
+	return warm.AcceptRate() * jump / cost, jump, cost
 }
 
 // proposer draws a proposal θ′ from the chain's position at a step scale

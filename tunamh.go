@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/poisson"
@@ -215,7 +214,7 @@ type tunaChain struct {
 	// rival is the mid-warmup comparison with full-batch MH; when it
 	// found MH faster every step is a full MH step (maxBatch −1).
 	rival *mhRival
-	// tuned: the mid-warmup search chose χ (with the step), which stays
+	// tuned: the mid-warmup search chose χ, which stays
 	// fixed from then on.
 	tuned       bool
 	tunedAccept float64 // the acceptance the search predicted at its choice
@@ -305,68 +304,33 @@ func (c *tunaChain) Params() map[string]float64 {
 	return p
 }
 
-// midWarmup chooses χ at the adapted step scale (chiSearch; jointly with
-// it when chiJointScale is on), halfway through warmup, to maximise the predicted jump per unit of cost (chiSearch), and
+// midWarmup chooses χ at the adapted step scale (tuneChi), halfway
+// through warmup, to maximise the predicted jump per unit of cost, and
 // compares the result with full-batch MH (mhRival): on concentrated
 // posteriors C·M grows like √N and no χ makes a minibatch pay, and the
 // chain then runs as MH. Only when χ is chosen (Chi = 0): a χ the user set
-// is theirs. From here χ stays fixed. With chiJointScale the driver
-// restarts the step adaptation from the chosen scale toward its predicted
-// acceptance (not when Settings.TargetAccept was set).
+// is theirs. From here χ stays fixed. With NoChiSearch only the comparison
+// runs, on the chain's efficiency so far.
 func (c *tunaChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
-	if c.k.Chi != 0 {
+	if c.k.Chi != 0 || warm.Steps == 0 {
 		return warmupTurn{}, nil
 	}
 	propose := walkProposer(c.walk)
-	own := c.rivalOwn(warm)
-	var turn warmupTurn
-	if warm.Steps > 0 && !c.k.NoChiSearch {
-		s := newChiSearch(len(c.walk.theta))
-		ch, err := s.run(c.tunaBatch, c.k.Accept, c.walk.theta, c.walk.scale, chiJointScale && ownTarget, propose, chiStepCost(len(c.walk.theta)))
-		if err != nil {
-			return warmupTurn{}, err
+	own, _, _ := c.rival.ownEfficiency(c.walk, warm, minibatchStepCost)
+	if c.k.NoChiSearch {
+		scale, switched, err := c.rival.against(propose, c.t, c.walk.theta, c.walk.scale, own, nil)
+		if switched {
+			c.maxBatch = -1 // every expected batch exceeds it: full MH steps
 		}
-		if ch.eff > 0 {
-			c.chi, c.tuned, c.tunedAccept, own = ch.chi, true, ch.accept, ch.eff
-			if ownTarget {
-				turn = warmupTurn{Scale: ch.scale, Target: clampTarget(ch.accept)}
-			}
-		}
+		return restartAt(scale, switched), err
 	}
-	ref := c.walk.scale
-	if turn.Scale > 0 {
-		ref = turn.Scale
+	ch, turn, err := tuneChi(c.tunaBatch, c.rival, c.k.Accept, c.walk.theta, c.walk.scale, propose,
+		chiStepCost(len(c.walk.theta)), own, ownTarget)
+	if ch.eff > 0 {
+		c.tuned, c.tunedAccept = true, ch.accept
 	}
-	scale, switched, err := c.rival.against(propose, c.t, c.walk.theta, ref, own, nil)
-	if err != nil {
-		return warmupTurn{}, err
-	}
-	if switched {
-		c.maxBatch = -1 // every expected batch exceeds it: full MH steps
-		return warmupTurn{Scale: scale}, nil
-	}
-	return turn, nil
+	return turn, err
 }
-
-// rivalOwn is the chain's efficiency from its warmup so far, for the
-// comparison with MH when the χ search cannot run.
-func (c *tunaChain) rivalOwn(warm Totals) float64 {
-	if warm.Steps == 0 {
-		return 0
-	}
-	cost := minibatchDatumCost*warm.MeanBatch() + minibatchStepCost
-	var jump float64
-	c.pilotSrc.Seed(0x6a756d70, 0x626f756e64)
-	for range ownJumpProposals {
-		c.walk.prop.Propose(c.pilotRNG, c.pilotBuf, c.walk.theta, c.walk.scale)
-		jump += sqDist(c.pilotBuf, c.walk.theta)
-	}
-	return warm.AcceptRate() * jump / ownJumpProposals / cost
-}
-
-// clampTarget keeps a predicted acceptance target where dual averaging
-// can reach it.
-func clampTarget(a float64) float64 { return min(max(a, 0.05), 0.95) }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
 // current point and scale. The pilot uses its own generator, so it never
@@ -387,9 +351,7 @@ func (c *tunaChain) chooseChi() {
 	case ChiOptimal:
 		chi = math.Sqrt((sumM / n) / (c.sumC * sumM2 / n))
 	default:
-		slices.Sort(c.pilot)
-		q90 := c.pilot[int(0.9*float64(len(c.pilot)-1))]
-		chi = 1 / (c.sumC * c.sumC * q90)
+		chi = chiQuantileRule(c.sumC, c.pilot)
 	}
 	if chi > 0 && !math.IsInf(chi, 0) {
 		c.chi = chi

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 )
 
 // TunaMHSGLD is TunaMH-SGLD, Algorithm 6 of the auxiliary-variable paper
@@ -108,8 +107,7 @@ func (c *tunaSGLDChain) chooseChi() {
 		m := c.batch.bound.M(c.walk.theta, next)
 		m2[k] = m * m
 	}
-	slices.Sort(m2)
-	if chi := 1 / (c.batch.sumC * c.batch.sumC * m2[int(0.9*float64(len(m2)-1))]); chi > 0 && !math.IsInf(chi, 0) {
+	if chi := chiQuantileRule(c.batch.sumC, m2); chi > 0 {
 		c.batch.chi = chi
 	}
 }
@@ -139,34 +137,12 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 		}
 		return c.proposalRatioWith(c.metric, theta, next, eps), nil
 	}
-	d := len(theta)
-	stepCost := chiStepCost(d) + 4*c.kFloat // 2K gradients, each about two datum energies
-	s := newChiSearch(d)
-	ch, err := s.run(c.batch, AcceptMetropolis, theta, c.walk.scale, chiJointScale && ownTarget, propose, stepCost)
-	if err != nil {
-		return warmupTurn{}, err
-	}
-	var turn warmupTurn
-	own := 0.0
+	stepCost := chiStepCost(len(theta)) + 4*c.kFloat // 2K gradients, each about two datum energies
+	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, propose, stepCost, 0, ownTarget)
 	if ch.eff > 0 {
-		c.batch.chi, c.tuned, c.tunedAccept, own = ch.chi, true, ch.accept, ch.eff
-		if ownTarget {
-			turn = warmupTurn{Scale: ch.scale, Target: clampTarget(ch.accept)}
-		}
+		c.tuned, c.tunedAccept = true, ch.accept
 	}
-	ref := c.walk.scale
-	if turn.Scale > 0 {
-		ref = turn.Scale
-	}
-	scale, switched, err := c.rival.against(propose, c.t, theta, ref, own, nil)
-	if err != nil {
-		return warmupTurn{}, err
-	}
-	if switched {
-		c.batch.maxBatch = -1 // every test on the full batch
-		return warmupTurn{Scale: scale}, nil
-	}
-	return turn, nil
+	return turn, err
 }
 
 // tunaSGLDScheme is the AuxScheme behind TunaMHSGLD.
