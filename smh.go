@@ -160,13 +160,25 @@ type smhTerms struct {
 	center  []float64
 	gradSum []float64 // Σ∇U_i(θ̂)
 	hess    []float64 // Σ∇²U_i(θ̂), row-major d×d (order 2)
-	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i). Others: the
-	// per-datum gradients at θ̂, N×d.
-	glm      GLM
-	conv     rowConverter // glm's, if its rows are not float64
-	zHat, f1 []float64
-	f2       []float64
-	grads    []float64
+	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i), side by side (a
+	// step reads all three of a datum it draws: one cache line, not
+	// three). Others: the per-datum gradients at θ̂, N×d.
+	glm   GLM
+	conv  rowConverter // glm's, if its rows are not float64
+	taylo []glmTaylor
+	grads []float64
+}
+
+// glmTaylor is a GLM datum's expansion at the centre — z_i = x_iᵀθ̂,
+// f′_i(z_i) and f″_i(z_i) (0 for order 1) — beside its remainder bound b_i:
+// 32 bytes, within one cache line.
+type glmTaylor struct{ b, zHat, f1, f2 float64 }
+
+// diff returns Û_i(θ′) − Û_i(θ) (untempered) at z = x_iᵀθ, zn = x_iᵀθ′:
+// f′_i·(z′ − z) + f″_i·((z′ − ẑ)² − (z − ẑ)²)/2.
+func (g glmTaylor) diff(z, zn float64) float64 {
+	a, b := zn-g.zHat, z-g.zHat
+	return g.f1*(zn-z) + g.f2*(a*a-b*b)/2
 }
 
 // newSMHTerms computes SMH's terms at center: one pass over the data.
@@ -195,9 +207,8 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 	c := &smhTerms{b: b, table: table, sumB: table.Total(), center: slices.Clone(center), gradSum: make([]float64, d)}
 	if glm, ok := t.Energy().(GLM); ok {
 		c.glm = glm
-		c.zHat, c.f1 = make([]float64, n), make([]float64, n)
+		c.taylo = make([]glmTaylor, n)
 		if order == 2 {
-			c.f2 = make([]float64, n)
 			c.hess = make([]float64, d*d)
 		}
 		acc := rankAcc{h: c.hess, d: d}
@@ -207,10 +218,10 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			row := rows.row(i)
 			z := dot(row, c.center)
 			f1, f2 := glm.LossDerivs(i, z)
-			c.zHat[i], c.f1[i] = z, f1
+			c.taylo[i] = glmTaylor{b: b[i], zHat: z, f1: f1}
 			axpy(c.gradSum, f1, row)
 			if order == 2 {
-				c.f2[i] = f2
+				c.taylo[i].f2 = f2
 				acc.add(row, f2)
 			}
 		}
@@ -375,13 +386,12 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	for k := range draws {
 		i := c.table.Draw(rng)
 		c.seen.add(i)
-		c.idx[0] = i
-		if err := c.t.EnergyDiffs(c.diff[:1], c.theta, c.next, c.idx[:]); err != nil {
+		r, du, b, err := c.remainderDiff(i, beta)
+		if err != nil {
 			return Info{}, err
 		}
-		r := c.remainder(-c.diff[0] - beta*c.taylorDiff(i)) // βR_i(θ′) − βR_i(θ)
-		bound := beta * c.b[i] * kappa
-		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(c.diff[0]) {
+		bound := beta * b * kappa
+		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 			return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
 		}
 		if r > 0 && rng.Float64()*bound < r {
@@ -395,30 +405,44 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	return info, nil
 }
 
+// remainderDiff returns βR_i(θ′) − βR_i(θ), the change of datum i's
+// Taylor remainder, βΔU_i = β(U_i(θ′) − U_i(θ)) and the bound b_i. A GLM datum's row is
+// read once: z = x_iᵀθ and z′ = x_iᵀθ′ give both the loss difference
+// f_i(z′) − f_i(z) and the Taylor part, where the Target's energy
+// difference and taylorDiff would each compute them.
+func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err error) {
+	if c.glm == nil {
+		c.idx[0] = i
+		if err := c.t.EnergyDiffs(c.diff[:1], c.theta, c.next, c.idx[:]); err != nil {
+			return 0, 0, 0, err
+		}
+		du = -c.diff[0]
+		return c.remainder(du - beta*c.taylorDiff(i)), du, c.b[i], nil
+	}
+	z, zn := c.rowDot2(i)
+	if c.t.evals++; c.t.differ == nil {
+		c.t.evals++ // counted as Target.EnergyDiffs counts it: two without a fused difference
+	}
+	du = beta * (c.glm.Loss(i, zn) - c.glm.Loss(i, z))
+	if math.IsNaN(du) || math.IsInf(du, 0) {
+		return 0, 0, 0, newEnergyError(i, c.theta, c.next, -du)
+	}
+	g := &c.taylo[i]
+	return c.remainder(du - beta*g.diff(z, zn)), du, g.b, nil
+}
+
+// rowDot2 returns x_iᵀθ and x_iᵀθ′ of a GLM datum, reading x_i once.
+func (c *smhChain) rowDot2(i int) (z, zn float64) {
+	if c.conv != nil {
+		return c.conv.rowDot2(i, c.theta, c.next)
+	}
+	return dot2(c.glm.Row(i), c.theta, c.next)
+}
+
 // taylorDiff returns Û_i(θ′) − Û_i(θ) (untempered).
 func (c *smhChain) taylorDiff(i int) float64 {
-	if c.conv != nil {
-		z, zn := c.conv.rowDot2(i, c.theta, c.next)
-		t := c.f1[i] * (zn - z)
-		if c.k.Order == 2 {
-			a, b := zn-c.zHat[i], z-c.zHat[i]
-			t += c.f2[i] * (a*a - b*b) / 2
-		}
-		return t
-	}
 	if c.glm != nil {
-		row := c.glm.Row(i)
-		var z, zn float64
-		for j, v := range row {
-			z += v * c.theta[j]
-			zn += v * c.next[j]
-		}
-		t := c.f1[i] * (zn - z)
-		if c.k.Order == 2 {
-			a, b := zn-c.zHat[i], z-c.zHat[i]
-			t += c.f2[i] * (a*a - b*b) / 2
-		}
-		return t
+		return c.taylo[i].diff(c.rowDot2(i))
 	}
 	d := len(c.theta)
 	g := c.grads[i*d : (i+1)*d]
