@@ -38,6 +38,10 @@ type Choice struct {
 	// Time is the wall time of the whole choice: MAP, Laplace
 	// approximation, control variates and pilots.
 	Time time.Duration
+
+	// fromLaplace: the chosen kernel is built on Laplace (a -CN name), so
+	// Sample starts its chains from draws of it (LaplaceInits).
+	fromLaplace bool
 }
 
 // Candidate is one pilot of the automatic default.
@@ -55,6 +59,11 @@ type Candidate struct {
 	AtMost float64
 	// Time is the pilot's wall time, warmup included.
 	Time time.Duration
+	// Scale is the step scale the pilot's warmup adapted (0 if it did not
+	// finish it). The chosen kernel starts its own warmup there, not at a
+	// default far from it: a minibatch kernel's first transitions at too
+	// long a step are full passes over the data.
+	Scale float64
 }
 
 // String returns the choice and its reason on one line.
@@ -241,6 +250,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	}
 	c := cands[best]
 	choice.Name, choice.Kernel, choice.Posterior = c.name, c.k, c.post
+	choice.fromLaplace = strings.HasSuffix(c.name, "-CN") // every candidate built on la moves by its Crank–Nicolson proposal
 	choice.Reason = fmt.Sprintf("%s of %d pilots (MAP and Laplace approximation after %d passes over the data)",
 		choice.Reason, len(cands), la.Passes)
 	if cvErr != nil {
@@ -259,37 +269,40 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 // A pilot that cannot beat the best so far, beat ESS/s, is stopped as soon
 // as its warmup shows it: after a few transitions, two effective draws per
 // transition at its pace is below beat (pilotGuard).
-func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration, beat float64) (rate, evals, atMost float64, err error) {
+func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration, beat float64) (rate, evals, atMost, scale float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	guard := &pilotGuard{beat: beat, cancel: cancel}
 	res, err := Sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init, Recorder: guard})
 	if guard.stopped > 0 {
-		return 0, 0, guard.stopped, fmt.Errorf("stopped after %d warmup transitions, %.3gs each: at most ≈ %.3g ESS/s, below the best pilot's %.4g",
+		return 0, 0, guard.stopped, 0, fmt.Errorf("stopped after %d warmup transitions, %.3gs each: at most ≈ %.3g ESS/s, below the best pilot's %.4g",
 			guard.steps, 2/guard.stopped, guard.stopped, beat)
 	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	if res == nil || res.Status != Completed {
 		if res == nil || len(res.Chains) == 0 || res.Chains[0].Warmup.Steps == 0 {
-			return 0, 0, 0, fmt.Errorf("no transition in %v", timeout.Round(time.Millisecond))
+			return 0, 0, 0, 0, fmt.Errorf("no transition in %v", timeout.Round(time.Millisecond))
 		}
 		w := res.Chains[0].Warmup
 		per := w.Time.Seconds() / float64(w.Steps)
-		return 0, 0, 2 / per, fmt.Errorf("too slow: %d of %d warmup transitions in %v, %.3gs each (at most ≈ %.3g ESS/s)",
+		return 0, 0, 2 / per, 0, fmt.Errorf("too slow: %d of %d warmup transitions in %v, %.3gs each (at most ≈ %.3g ESS/s)",
 			w.Steps, autoPilotWarmup, timeout.Round(time.Millisecond), per, 2/per)
 	}
 	c := res.Chains[0]
+	if scale = c.Scale; !(scale > 0) || math.IsInf(scale, 0) {
+		scale = 0
+	}
 	tot := c.Sampling
 	if c.Len() < 20 || tot.Steps == 0 || c.Sampling.Time <= 0 {
-		return 0, tot.EvalsPerStep(), 0, nil
+		return 0, tot.EvalsPerStep(), 0, scale, nil
 	}
 	ess := res.Summary().MinESSBulk()
 	if math.IsNaN(ess) {
-		return 0, tot.EvalsPerStep(), 0, nil
+		return 0, tot.EvalsPerStep(), 0, scale, nil
 	}
-	return ess / c.Sampling.Time.Seconds(), float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, nil
+	return ess / c.Sampling.Time.Seconds(), float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, scale, nil
 }
 
 // pilotGuard stops a pilot that cannot beat the best pilot so far: once
@@ -441,8 +454,8 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		if best >= 0 {
 			beat = choice.Candidates[best].ESSPerSecond
 		}
-		rate, evals, atMost, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat)
-		m.Time = time.Since(t0)
+		rate, evals, atMost, scale, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat)
+		m.Time, m.Scale = time.Since(t0), scale
 		switch {
 		case ctx.Err() != nil:
 			return 0, ctx.Err()
@@ -469,8 +482,31 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		best = len(cands) - 1 // NUTS, the safe full-batch sampler
 		choice.Reason = "no pilot measured anything; NUTS, the safe full-batch sampler"
 	}
+	if s := choice.Candidates[best].Scale; s > 0 { // Candidates are still in cands' order
+		cands[best].k = startingAt(cands[best].k, s)
+	}
 	sortCandidates(choice.Candidates)
 	return best, nil
+}
+
+// startingAt returns k with its initial step scale set to scale, for the
+// kernels the automatic default pilots (others unchanged).
+func startingAt(k Kernel, scale float64) Kernel {
+	switch k := k.(type) {
+	case MH:
+		k.Scale = scale
+		return k
+	case TunaMH:
+		k.Scale = scale
+		return k
+	case TFMH:
+		k.Scale = scale
+		return k
+	case NUTS:
+		k.Scale = scale
+		return k
+	}
+	return k
 }
 
 // roundVec returns v with 4 significant digits, for messages.

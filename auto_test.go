@@ -8,6 +8,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,70 @@ func TestAutoTall(t *testing.T) {
 		sd := math.Sqrt(la.Covariance().At(j, j))
 		if math.Abs(m[j]-la.Mean[j]) > 0.5*sd {
 			t.Errorf("mean[%d] = %v, Laplace mean %v (sd %v)", j, m[j], la.Mean[j], sd)
+		}
+	}
+	// The chosen kernel starts at its pilot's adapted scale, its chains at
+	// draws of the Laplace approximation.
+	var start float64
+	switch k := c.Kernel.(type) {
+	case TFMH:
+		start = k.Scale
+	case TunaMH:
+		start = k.Scale
+	case MH:
+		start = k.Scale
+	}
+	if s := c.Candidates[0].Scale; !(s > 0) || start != s {
+		t.Errorf("chosen kernel %+v starts at scale %v, its pilot adapted %v: want it to start there", c.Kernel, start, s)
+	}
+	if len(res.Settings.Inits) != 2 || slices.Equal(res.Settings.Inits[0], res.Settings.Inits[1]) {
+		t.Errorf("Inits %v: want two distinct draws of the Laplace approximation", res.Settings.Inits)
+	}
+}
+
+// TestLaplaceInits checks the automatic default's starting points: one
+// draw of N(θ̂, H⁻¹) per chain, chain c's from its own stream (a run split
+// by FirstChain starts each chain where the whole run would), θ̂ for a draw
+// outside the prior's support, and the user's Init or Inits kept.
+func TestLaplaceInits(t *testing.T) {
+	p, _, la := cvProblem(t, "logistic", 3000, 3, 1)
+	whole := LaplaceInits(&Settings{Seed: 5}, la, p)
+	if len(whole.Inits) != 4 {
+		t.Fatalf("%d inits, want 4 (the default chains)", len(whole.Inits))
+	}
+	sd := la.SD()
+	for c, x := range whole.Inits {
+		var far float64
+		for j := range x {
+			far = math.Max(far, math.Abs(x[j]-la.Mean[j])/sd[j])
+		}
+		if far == 0 || far > 6 {
+			t.Errorf("chain %d starts %.3g sd from θ̂: want a draw of the approximation", c, far)
+		}
+	}
+	if part := LaplaceInits(&Settings{Seed: 5, Chains: 1, FirstChain: 2}, la, p); !slices.Equal(part.Inits[0], whole.Inits[2]) {
+		t.Errorf("FirstChain 2 starts at %v, the whole run's chain 2 at %v", part.Inits[0], whole.Inits[2])
+	}
+	if other := LaplaceInits(&Settings{Seed: 6}, la, p); slices.Equal(other.Inits[0], whole.Inits[0]) {
+		t.Error("Seed 6 starts where Seed 5 does")
+	}
+	own := &Settings{Init: []float64{0, 0, 0}}
+	if LaplaceInits(own, la, p) != own || LaplaceInits(nil, nil, p) != nil {
+		t.Error("a set Init, or no approximation, must leave the Settings as they are")
+	}
+	// A box that θ̂ is in but that no draw 3 sd out is: θ̂ instead.
+	lo, hi := make([]float64, 3), make([]float64, 3)
+	for j := range lo {
+		lo[j], hi[j] = la.Mean[j]-1e-3*sd[j], la.Mean[j]+1e-3*sd[j]
+	}
+	box, err := NewBox(lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boxed := &Posterior{Energy: p.Energy, Prior: box}
+	for c, x := range LaplaceInits(&Settings{Seed: 5}, la, boxed).Inits {
+		if !slices.Equal(x, la.Mean) {
+			t.Errorf("chain %d starts at %v, outside the box; want θ̂ = %v", c, x, la.Mean)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,7 +90,9 @@ type Settings struct {
 	// package stancsv numbers its files and chain ids by it. 0: the first.
 	FirstChain int
 	// Init is θ0 for every chain (nil: the origin, which must then lie in
-	// the prior's support). Inits, if set, gives one θ0 per chain instead.
+	// the prior's support; with a nil Kernel that chose a kernel built on
+	// the Laplace approximation, one draw of it per chain: LaplaceInits). Inits,
+	// if set, gives one θ0 per chain instead.
 	Init  []float64
 	Inits [][]float64
 	// TargetAccept is the acceptance rate warmup adapts the step scale
@@ -509,7 +512,48 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if choice.fromLaplace {
+		s = LaplaceInits(s, choice.Laplace, choice.Posterior)
+	}
 	return sample(ctx, choice.Posterior, choice.Kernel, s, choice)
+}
+
+// LaplaceInits returns a copy of s with one θ0 per chain drawn from the
+// Laplace approximation la, N(θ̂, H⁻¹), when s sets neither Init nor Inits
+// (else s itself, as when la is nil or has no covariance). Sample with a
+// nil Kernel starts its chains so when the kernel it chose is built on la
+// (a -CV or -CN name): where the posterior is, not at the origin, from which a minibatch kernel's first steps can be full passes
+// over the data, and dispersed at the posterior's scale, as R-hat needs.
+// Chain c's draw comes from its own stream of Seed, so a run split by
+// FirstChain starts each chain where the whole run would; a draw outside
+// p's prior support is replaced by θ̂. A program that runs a Choice in
+// another process (by its name, WithLaplace) starts it the same way.
+func LaplaceInits(s *Settings, la *LaplaceApprox, p *Posterior) *Settings {
+	if la == nil || la.CovChol == nil || p == nil || s != nil && (s.Init != nil || s.Inits != nil) {
+		return s
+	}
+	var r Settings
+	if s != nil {
+		r = *s
+	}
+	chains := r.Chains
+	if chains == 0 {
+		chains = 4 // resolve's default
+	}
+	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
+		return s // resolve reports it
+	}
+	prior := p.prior()
+	r.Inits = make([][]float64, chains)
+	for k := range r.Inits {
+		rng := rand.New(rand.NewPCG(r.Seed, 0x6c61706c616365^uint64(r.FirstChain+k)))
+		x := la.Rand(rng, nil)
+		if lp := prior.LogPrior(x); math.IsInf(lp, -1) || math.IsNaN(lp) {
+			x = slices.Clone(la.Mean)
+		}
+		r.Inits[k] = x
+	}
+	return &r
 }
 
 // sample is Sample with the kernel given, and the automatic default's

@@ -116,22 +116,23 @@ func (ks *kernelSpec) needsLaplace() bool {
 	return ks.cv || ks.cn || ks.base == "smh1" || ks.base == "smh2" || ks.base == "flymc"
 }
 
-// build returns the kernel and the posterior it samples (p, or its
-// control-variate rewrite), as the automatic default builds its candidates
+// build returns the kernel, the posterior it samples (p, or its
+// control-variate rewrite) and the Laplace approximation it was built
+// around (nil if none), as the automatic default builds its candidates
 // (exactmh.WithLaplace); la is found from the origin, as Choose finds it.
-func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Posterior) (exactmh.Kernel, *exactmh.Posterior, error) {
+func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Posterior) (exactmh.Kernel, *exactmh.Posterior, *exactmh.LaplaceApprox, error) {
 	if err := k.check(ks); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if ks.cn && !slices.Contains([]string{"mh", "tunamh", "tfmh", "smh1", "smh2", "flymc", "poissonmh"}, ks.base) {
-		return nil, nil, usageErr("--kernel %s: %s takes no proposal, so it has no -cn form (only mh, tunamh, tfmh, smh1, smh2, flymc and poissonmh do)", ks.canon, ks.base)
+		return nil, nil, nil, usageErr("--kernel %s: %s takes no proposal, so it has no -cn form (only mh, tunamh, tfmh, smh1, smh2, flymc and poissonmh do)", ks.canon, ks.base)
 	}
 	var la *exactmh.LaplaceApprox
 	if ks.needsLaplace() {
 		var err error
 		la, err = exactmh.FindLaplace(ctx, p, make([]float64, p.Dim()), nil)
 		if err != nil {
-			return nil, nil, inputErr(fmt.Errorf("--kernel %s needs the MAP and Laplace approximation: %w", ks.canon, err))
+			return nil, nil, nil, inputErr(fmt.Errorf("--kernel %s needs the MAP and Laplace approximation: %w", ks.canon, err))
 		}
 	}
 	var kern exactmh.Kernel
@@ -167,21 +168,21 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	}
 	kern, post, _, err := exactmh.WithLaplace(p, la, kern, ks.cv, ks.cn)
 	if err != nil {
-		return nil, nil, inputErr(fmt.Errorf("--kernel %s: %w", ks.canon, err))
+		return nil, nil, nil, inputErr(fmt.Errorf("--kernel %s: %w", ks.canon, err))
 	}
 	// The bounds the exact minibatch kernels need, asked for before any
 	// chain starts, so that a missing one is said in the user's terms.
 	switch ks.base {
 	case "poissonmh", "poisson-barker", "poisson-mala":
 		if _, err := post.EnergyRange(); err != nil {
-			return nil, nil, usageErr("--kernel %s needs a bounded energy range, which needs a bounded prior (--prior box:R or ball:R): %v", ks.canon, err)
+			return nil, nil, nil, usageErr("--kernel %s needs a bounded energy range, which needs a bounded prior (--prior box:R or ball:R): %v", ks.canon, err)
 		}
 	case "tunamh", "tfmh", "tunamh-sgld":
 		if _, err := post.DiffBound(); err != nil {
-			return nil, nil, usageErr("--kernel %s needs a difference bound on the prior's support (try --prior box:R or ball:R, or the -cv form): %v", ks.canon, err)
+			return nil, nil, nil, usageErr("--kernel %s needs a difference bound on the prior's support (try --prior box:R or ball:R, or the -cv form): %v", ks.canon, err)
 		}
 	}
-	return kern, post, nil
+	return kern, post, la, nil
 }
 
 // describe returns the kernel flags as they identify a run, for checkpoint

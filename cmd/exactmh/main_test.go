@@ -582,12 +582,12 @@ func TestChoiceNameRebuildsTheKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kf := kernelFlags{set: map[string]bool{}}
-	k, post, err := kf.build(ctx, ks, m.post)
+	kf := kernelFlags{set: map[string]bool{}, scale: chosenScale(auto.Choice)}
+	k, post, la, err := kf.build(ctx, ks, m.post)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := exactmh.Sample(ctx, post, k, set())
+	again, err := exactmh.Sample(ctx, post, k, exactmh.LaplaceInits(set(), la, post))
 	if err != nil {
 		t.Fatal(err)
 	}

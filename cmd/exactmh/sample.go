@@ -213,6 +213,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--choice %s was made for a different model or data: %s", sf.choice, d)
 		}
 		kernelName = c.Name
+		if !set["scale"] && c.Scale > 0 {
+			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
+		}
 	}
 	if auto && meta != nil {
 		if meta.Chosen == "" {
@@ -223,11 +226,12 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	var kern exactmh.Kernel
 	post := m.post
 	var ks *kernelSpec
+	var la *exactmh.LaplaceApprox // the approximation a -cv or -cn kernel is built on
 	if !auto || meta != nil {
 		if ks, err = parseKernel(kernelName); err != nil {
 			return err
 		}
-		if kern, post, err = kf.build(ctx, ks, m.post); err != nil {
+		if kern, post, la, err = kf.build(ctx, ks, m.post); err != nil {
 			return interrupted(ctx, &sf, err)
 		}
 	}
@@ -263,6 +267,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if chainID >= 0 {
 		set0.Chains, set0.FirstChain = 1, chainID
 	}
+	// A kernel built on the Laplace approximation starts its chains from
+	// draws of it, as the automatic default's run does.
+	set0 = exactmh.LaplaceInits(set0, la, post)
 
 	var res *exactmh.Result
 	if meta != nil {
@@ -484,7 +491,8 @@ func readMeta(path string) (*checkpointMeta, error) {
 // choiceFile is what --choose-only writes.
 type choiceFile struct {
 	Format      string
-	Name        string // the kernel, as --kernel takes it (case-insensitively)
+	Name        string  // the kernel, as --kernel takes it (case-insensitively)
+	Scale       float64 `json:",omitempty"` // the step scale its pilot adapted (exactmh.Candidate.Scale)
 	Reason      string
 	Seed        uint64
 	Fingerprint fingerprint
@@ -502,13 +510,24 @@ func readChoice(path string) (*choiceFile, error) {
 	return &c, nil
 }
 
+// chosenScale is the step scale the chosen kernel's pilot adapted, where
+// Sample starts it (0 if none).
+func chosenScale(c *exactmh.Choice) float64 {
+	for _, k := range c.Candidates {
+		if k.Name == c.Name {
+			return k.Scale
+		}
+	}
+	return 0
+}
+
 // chooseOnly runs the automatic default's choice and writes it.
 func chooseOnly(ctx context.Context, m *model, sf *sampleFlags, stdout io.Writer) error {
 	c, err := exactmh.Choose(ctx, m.post, &exactmh.Settings{Chains: 1, Seed: sf.seed})
 	if err != nil {
 		return interrupted(ctx, sf, inputErr(err))
 	}
-	cf := choiceFile{Format: choiceFormat, Name: c.Name, Reason: c.String(), Seed: sf.seed, Fingerprint: m.fp}
+	cf := choiceFile{Format: choiceFormat, Name: c.Name, Scale: chosenScale(c), Reason: c.String(), Seed: sf.seed, Fingerprint: m.fp}
 	b, err := json.MarshalIndent(&cf, "", "  ")
 	if err != nil {
 		return failure(err)
