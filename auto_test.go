@@ -191,3 +191,15 @@ func TestAutoMultimodal(t *testing.T) {
 		}
 	}
 }
+
+// TestMinESSBulk checks the pilots' shortcut against the full summary.
+func TestMinESSBulk(t *testing.T) {
+	p, _, _ := cvProblem(t, "logistic", 500, 3, 1)
+	res, err := Sample(context.Background(), p, MH{}, &Settings{Chains: 1, Warmup: 200, Draws: 500, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := minESSBulk(res), res.Summary().MinESSBulk(); got != want || !(got > 0) {
+		t.Errorf("minESSBulk %v, Summary().MinESSBulk() %v", got, want)
+	}
+}
