@@ -116,3 +116,36 @@ func TestFindMAPTallTiming(t *testing.T) {
 		}
 	}
 }
+
+// TestFindLaplaceSubsampledHessian checks the Newton search on a GLM with
+// more data than the Hessian it steers by far from the mode sums (N =
+// 4·10⁵, d = 16: every third datum): a handful of passes, and the Hessian
+// it returns for the approximation the exact one at the mode (as LaplaceAt
+// computes it there).
+func TestFindLaplaceSubsampledHessian(t *testing.T) {
+	if testing.Short() {
+		t.Skip("N = 4·10⁵")
+	}
+	e := simTallLogistic(t, 400000, 16, 2, true)
+	p := &exactmh.Posterior{Energy: e}
+	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, 16), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := exactmh.LaplaceAt(p, la.Mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := range 16 {
+		for b := range 16 {
+			got, want := la.Precision.At(a, b), at.Precision.At(a, b)
+			if math.Abs(got-want) > 1e-9*math.Abs(at.Precision.At(a, a)) {
+				t.Errorf("H[%d][%d] = %v, exact %v", a, b, got, want)
+			}
+		}
+	}
+	if la.Passes > 10 || !(la.MAP.Decrement <= 1e-6) {
+		t.Errorf("%d passes, decrement %v", la.Passes, la.MAP.Decrement)
+	}
+	t.Logf("%d passes, %d iterations, decrement %.3g", la.Passes, la.MAP.Iterations, la.MAP.Decrement)
+}
