@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"unsafe"
 
@@ -200,6 +201,39 @@ func warmBlock(n, d, size int) int {
 	return max(1, warmBytes/(d*size))
 }
 
+// warmBlocks is the block loop of the gathers of the GLMs that keep their
+// rows in x (d columns, row-major; y the responses): it walks idx in blocks
+// of warmBlock rows and yields the bounds lo, hi of each block idx[lo:hi],
+// having first warmed the block's rows with warmRows, so that the energies
+// the loop body then computes over the block, each a chain of dependent
+// arithmetic on one row, meet rows already in cache instead of one miss at
+// a time. A block is warmBytes of rows, small enough to stay in L2 until
+// the body reaches its last row.
+//
+// The warm sum is stored in dst[lo], a use that keeps warmRows' loads
+// from being dropped as dead however warmRows is compiled; the body must
+// set all of dst[lo:hi], which overwrites it. A gather of one row
+// (len(idx) ≤ 1) is not warmed.
+//
+// Every call site inlines warmBlocks, its closure and the loop body, so
+// ranging over it allocates nothing. It yields bounds, not the slice
+// idx[lo:hi]: escape analysis (Go 1.26) takes a slice passed to yield as
+// escaping, which would make idx escape from every gather.
+func warmBlocks[T float32 | float64](dst []float64, x []T, d int, y []float64, idx []int) iter.Seq2[int, int] {
+	return func(yield func(lo, hi int) bool) {
+		blk := warmBlock(len(idx), d, int(unsafe.Sizeof(x[0])))
+		for lo := 0; lo < len(idx); lo += blk {
+			hi := min(lo+blk, len(idx))
+			if len(idx) > 1 {
+				dst[lo] = warmRows(x, d, y, idx[lo:hi])
+			}
+			if !yield(lo, hi) {
+				return
+			}
+		}
+	}
+}
+
 // warmRows reads one element of every cache line of the rows idx of the
 // row-major matrix x (d columns), and their responses y_i, and returns the
 // sum, which the caller stores where it will be overwritten (so that the
@@ -208,6 +242,13 @@ func warmBlock(n, d, size int) int {
 // outstanding at once — what a prefetch of the block would do — instead of
 // meeting them one row at a time inside the dependent arithmetic of the
 // energies. The values read play no part in any result.
+//
+// It is not inlined, so that its loop keeps its counters in registers
+// whatever the register pressure of the gather it is called from (inlined
+// into some of the gathers' range-over-func loops, it spilled the line
+// counter to the stack).
+//
+//go:noinline
 func warmRows[T float32 | float64](x []T, d int, y []float64, idx []int) float64 {
 	var zero T
 	step := 64 / int(unsafe.Sizeof(zero)) // elements per 64-byte line

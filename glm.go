@@ -169,13 +169,8 @@ func (e *GLMEnergy) LossBound(i, k int, lo, hi float64) float64 {
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
-	blk := warmBlock(len(idx), e.d, 8)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
+		for k, i := range idx[lo:hi] {
 			dst[lo+k] = e.family.Loss(e.y[i], dot(e.Row(i), theta))
 		}
 	}
@@ -183,13 +178,8 @@ func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	blk := warmBlock(len(idx), e.d, 8)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
+		for k, i := range idx[lo:hi] {
 			z, zn := dot2(e.Row(i), theta, thetaNew)
 			dst[lo+k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)
 		}

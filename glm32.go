@@ -226,13 +226,8 @@ func (e *LogisticRegression32) Label(i int) float64 { return e.base.y[i] }
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 	y := e.base.y
-	blk := warmBlock(len(idx), e.d, 4)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
+		for k, i := range idx[lo:hi] {
 			z := dotConv(e.at(i), theta)
 			dst[lo+k] = softplus(z) - y[i]*z
 		}
@@ -242,13 +237,8 @@ func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	y := e.base.y
-	blk := warmBlock(len(idx), e.d, 4)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
+		for k, i := range idx[lo:hi] {
 			z, zn := dot2Conv(e.at(i), theta, thetaNew)
 			dst[lo+k] = softplus(z) - softplus(zn) - y[i]*(z-zn)
 		}
@@ -420,13 +410,8 @@ func (e *GLMEnergy32) LossBound(i, k int, lo, hi float64) float64 {
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	blk := warmBlock(len(idx), e.d, 4)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
+		for k, i := range idx[lo:hi] {
 			dst[lo+k] = f.Loss(y[i], dotConv(e.at(i), theta))
 		}
 	}
@@ -435,13 +420,8 @@ func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	blk := warmBlock(len(idx), e.d, 4)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.base.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
+		for k, i := range idx[lo:hi] {
 			z, zn := dot2Conv(e.at(i), theta, thetaNew)
 			dst[lo+k] = f.Loss(y[i], z) - f.Loss(y[i], zn)
 		}

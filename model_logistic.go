@@ -48,13 +48,8 @@ func (e *LogisticRegression) Label(i int) float64 { return e.y[i] }
 
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
-	blk := warmBlock(len(idx), e.d, 8)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
+		for k, i := range idx[lo:hi] {
 			z := dot(e.Row(i), theta)
 			dst[lo+k] = softplus(z) - e.y[i]*z
 		}
@@ -63,13 +58,8 @@ func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	blk := warmBlock(len(idx), e.d, 8)
-	for lo := 0; lo < len(idx); lo += blk {
-		sub := idx[lo:min(lo+blk, len(idx))]
-		if len(idx) > 1 {
-			dst[lo] = warmRows(e.x, e.d, e.y, sub)
-		}
-		for k, i := range sub {
+	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
+		for k, i := range idx[lo:hi] {
 			z, zn := dot2(e.Row(i), theta, thetaNew)
 			dst[lo+k] = softplus(z) - softplus(zn) - e.y[i]*(z-zn)
 		}
