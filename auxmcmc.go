@@ -260,6 +260,15 @@ func (c *auxChain[W1, W2]) inWarmup() bool {
 	return ok && w.inWarmup()
 }
 
+// fullMemo is the scheme's memo of full-batch steps if it keeps one (its
+// fallbacks), else the walk's.
+func (c *auxChain[W1, W2]) fullMemo() *fullEnergies {
+	if m, ok := c.scheme.(fullMemoer); ok {
+		return m.fullMemo()
+	}
+	return &c.walk.full
+}
+
 // MarshalState saves the scheme's state, if it has any.
 func (c *auxChain[W1, W2]) MarshalState() ([]byte, error) {
 	if k, ok := c.scheme.(Checkpointer); ok {

@@ -237,6 +237,118 @@ func fullEnergyDiff(t *Target, theta, next []float64, idx *[batchChunk]int, diff
 	return sum, nil
 }
 
+// fullEnergies is the memo behind the full-batch MH steps of a minibatch
+// chain whose every step is one (warmup switched it to MH, or no batch
+// fits its MaxBatch): βΣ_iU_i at the last two points it evaluated. A step
+// from a remembered θ — every step after the first, θ being the last
+// step's θ or θ′ — evaluates each datum once, at θ′, as MH does, where
+// fullEnergyDiff evaluates every datum at both points (a logistic
+// regression's fused difference costs two losses and two inner products,
+// MH's one of each: the switched chains ran at half MH's speed at d = 50
+// and 100). An isolated fallback keeps fullEnergyDiff: the memo would have
+// to read θ too. The points are compared exactly, in O(d), so the memo is
+// right wherever the chain moved in between.
+type fullEnergies struct {
+	at [2][]float64
+	u  [2]float64
+	ok [2]bool
+}
+
+// fallback returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data for a
+// fallback step: through the memo when every step is one, else by
+// fullEnergyDiff through the scratch idx and diff.
+func (f *fullEnergies) fallback(t *Target, theta, next []float64, every bool, idx *[batchChunk]int, diff *[batchChunk]float64) (float64, error) {
+	if every {
+		return f.diff(t, theta, next)
+	}
+	return fullEnergyDiff(t, theta, next, idx, diff)
+}
+
+// diff returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data.
+func (f *fullEnergies) diff(t *Target, theta, next []float64) (float64, error) {
+	k := f.find(theta)
+	if k < 0 {
+		u, uNext, err := t.totalEnergies(theta, next)
+		if err != nil {
+			return 0, err
+		}
+		f.keep(0, theta, u)
+		f.keep(1, next, uNext)
+		return u - uNext, nil
+	}
+	if j := 1 - k; !f.ok[j] || !slices.Equal(f.at[j], next) {
+		u, err := t.TotalEnergy(next)
+		if err != nil {
+			return 0, err
+		}
+		f.keep(j, next, u)
+	}
+	return f.u[k] - f.u[1-k], nil
+}
+
+// find returns the slot that holds theta, or −1.
+func (f *fullEnergies) find(theta []float64) int {
+	for k := range f.at {
+		if f.ok[k] && slices.Equal(f.at[k], theta) {
+			return k
+		}
+	}
+	return -1
+}
+
+// keep remembers βΣ_iU_i(theta) = u in slot k.
+func (f *fullEnergies) keep(k int, theta []float64, u float64) {
+	if f.at[k] == nil {
+		f.at[k] = make([]float64, len(theta)) // once per chain
+	}
+	copy(f.at[k], theta)
+	f.u[k], f.ok[k] = u, true
+}
+
+// fullMemoer is a chain whose full-batch MH steps keep a fullEnergies
+// memo. Checkpoints save the memo, so that a resumed run reads the data
+// exactly as the uninterrupted one would have (its Totals agree).
+type fullMemoer interface{ fullMemo() *fullEnergies }
+
+// savedMemo is a fullEnergies memo in a checkpoint: its filled slots.
+type savedMemo struct {
+	Slot []int
+	At   [][]float64
+	U    []float64
+}
+
+// save returns the memo's filled slots, or nil if it has none.
+func (f *fullEnergies) save() *savedMemo {
+	var s savedMemo
+	for k := range f.at {
+		if f.ok[k] {
+			s.Slot, s.At, s.U = append(s.Slot, k), append(s.At, f.at[k]), append(s.U, f.u[k])
+		}
+	}
+	if len(s.Slot) == 0 {
+		return nil
+	}
+	return &s
+}
+
+// restore refills the memo of a d-dimensional chain from s, after
+// checking it.
+func (f *fullEnergies) restore(s *savedMemo, d int) error {
+	if len(s.Slot) > len(f.at) || len(s.At) != len(s.Slot) || len(s.U) != len(s.Slot) {
+		return fmt.Errorf("saved full-batch energy memo has %d slots, %d points and %d energies, want at most %d of each", len(s.Slot), len(s.At), len(s.U), len(f.at))
+	}
+	for j, k := range s.Slot {
+		if k < 0 || k >= len(f.at) || f.ok[k] {
+			return fmt.Errorf("saved full-batch energy memo: slot %d repeated or outside 0…%d", k, len(f.at)-1)
+		}
+		if len(s.At[j]) != d || math.IsNaN(s.U[j]) || math.IsInf(s.U[j], 0) {
+			return fmt.Errorf("saved full-batch energy memo: slot %d has a point of dimension %d (want %d) and energy %v (want finite)", k, len(s.At[j]), d, s.U[j])
+		}
+		f.keep(k, s.At[j], s.U[j])
+	}
+	return nil
+}
+
 // restorePerm restores a saved permutation of the data into perm, after
 // checking that it is one.
 func restorePerm(b []byte, perm []int) error {

@@ -39,6 +39,7 @@ type chainCheckpoint struct {
 	WarmupAware bool
 	Metric      Metric         // the chain's metric, if it has one (MetricAdapter)
 	Windows     *metricWindows // the metric adaptation, if any
+	FullMemo    *savedMemo     // full-batch steps' energies (fullMemoer), if any
 }
 
 // Checkpoint writes the run — settings, draws and every chain's full state
@@ -96,6 +97,9 @@ func (r *Result) Checkpoint(w io.Writer) error {
 		cc := chainCheckpoint{Result: res, Theta: cr.ch.Position(), State: state, RNG: rng, Scale: res.Scale,
 			Adapt: cr.adapt,
 			Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warm != nil}
+		if m, ok := cr.ch.(fullMemoer); ok {
+			cc.FullMemo = m.fullMemo().save()
+		}
 		if cr.tune != nil {
 			cc.Scale = cr.tune.StepScale()
 		}
@@ -349,6 +353,15 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	}
 	if err := kc.UnmarshalState(cc.State); err != nil {
 		return nil, fmt.Errorf("%s state: %w", kernel, err)
+	}
+	if cc.FullMemo != nil {
+		m, ok := ch.(fullMemoer)
+		if !ok {
+			return nil, fmt.Errorf("saved full-batch energy memo, but %s chains keep none", kernel)
+		}
+		if err := m.fullMemo().restore(cc.FullMemo, len(cc.Theta)); err != nil {
+			return nil, err
+		}
 	}
 	src := &rand.PCG{}
 	if err := src.UnmarshalBinary(cc.RNG); err != nil {

@@ -254,6 +254,8 @@ var (
 	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
 	_             ParamReporter = (*tfmhChain)(nil)
 	_, _, _, _, _ midWarmuper   = (*tfmhChain)(nil), (*smhChain)(nil), (*tunaChain)(nil), (*poissonChain)(nil), (*auxChain[struct{}, struct{}])(nil)
+	_, _, _, _    fullMemoer    = (*tfmhChain)(nil), (*smhChain)(nil), (*tunaChain)(nil), (*poissonChain)(nil)
+	_, _, _       fullMemoer    = (*poissonGradChain)(nil), (*tunaSGLDChain)(nil), (*metricAux[[]int, *tunaOmega2])(nil)
 
 	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)
 	_          AuxChain[struct{}, *poissonCounts]       = (*poissonChain)(nil)

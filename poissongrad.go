@@ -220,6 +220,9 @@ type poissonGradChain struct {
 
 func (c *poissonGradChain) Params() map[string]float64 { return c.counts.params() }
 
+// fullMemo is the memo of the fallback steps, saved with checkpoints.
+func (c *poissonGradChain) fullMemo() *fullEnergies { return &c.counts.full }
+
 // Metric returns the chain's inverse mass matrix.
 func (c *poissonGradChain) Metric() Metric { return c.metric }
 

@@ -168,6 +168,9 @@ func (c *poissonChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
 	return restartAt(scale, switched), err
 }
 
+// fullMemo is the memo of the fallback steps, saved with checkpoints.
+func (c *poissonChain) fullMemo() *fullEnergies { return &c.counts.full }
+
 // MarshalState saves the switch to MH (nothing without one).
 func (c *poissonChain) MarshalState() ([]byte, error) {
 	if c.rival == nil {
@@ -238,8 +241,9 @@ type poissonCounts struct {
 	lo, width []float64
 	table     *alias.Table
 	lambda    float64
-	sumM      float64 // L = ΣM_i
-	fallback  bool    // λ + L > MaxBatch: every step is full-batch
+	sumM      float64      // L = ΣM_i
+	fallback  bool         // λ + L > MaxBatch: every step is full-batch
+	full      fullEnergies // the fallback steps' memo
 
 	batch          int       // B, the Poisson count of the last draw (N in a fallback)
 	kept           []int     // the counts s as the multiset of kept draws
@@ -327,7 +331,7 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 // of a fallback step, reading all N data, and records the batch.
 func (p *poissonCounts) fullDiff(theta, next []float64) (float64, error) {
 	p.batch, p.seen.count = p.t.N(), p.t.N()
-	return fullEnergyDiff(p.t, theta, next, &p.idx, &p.u)
+	return p.full.fallback(p.t, theta, next, p.fallback, &p.idx, &p.u)
 }
 
 // poissonKeep is the thinning probability (λM_i/L + φ_i(θ))/(λM_i/L + M_i)

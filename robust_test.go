@@ -260,6 +260,7 @@ func TestResumeFixedDuration(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := res.Chains[0].Len()
+	lens := []int{res.Chains[0].Len(), res.Chains[1].Len()} // chains run at the machine's pace, each its own
 	if _, err := exactmh.Resume(ctx, res, 100); err == nil || !strings.Contains(err.Error(), "Duration") {
 		t.Fatalf("Resume(100) of a run that used up its Duration: err = %v, want an error about Duration", err)
 	}
@@ -270,9 +271,9 @@ func TestResumeFixedDuration(t *testing.T) {
 	if res, err = exactmh.Resume(ctx, res, 0); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range res.Chains {
-		if c.Len() <= before/2 || c.Sampling.Time < 40*time.Millisecond {
-			t.Errorf("chain %d after raising Duration: %d draws (had ~%d), sampled %v", c.Chain, c.Len(), before, c.Sampling.Time)
+	for k, c := range res.Chains {
+		if c.Len() <= lens[k] || c.Sampling.Time < 40*time.Millisecond {
+			t.Errorf("chain %d after raising Duration: %d draws (had %d), sampled %v", c.Chain, c.Len(), lens[k], c.Sampling.Time)
 		}
 	}
 }

@@ -360,7 +360,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, fmt.Errorf("expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", rate, kappa, c.theta, c.next)
 	}
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logExact, &c.fullIdx, &c.diff)
+		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.fullIdx, &c.diff)
 	}
 
 	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.

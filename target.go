@@ -208,6 +208,29 @@ func (t *Target) TotalEnergy(theta []float64) (float64, error) {
 	return t.beta * sum, nil
 }
 
+// totalEnergies returns βΣ_i U_i at theta and at next in one pass: each
+// chunk's rows are read for theta and again, still in cache, for next
+// (2N evaluations, one read of the data).
+func (t *Target) totalEnergies(theta, next []float64) (u, uNext float64, err error) {
+	for lo := 0; lo < t.n; lo += chunk {
+		idx, _ := t.block(lo)
+		val, valNext := t.valBuf[:len(idx)], t.wBuf[:len(idx)]
+		t.evals += 2 * int64(len(idx))
+		t.energy.Energies(val, theta, idx)
+		t.energy.Energies(valNext, next, idx)
+		s, err := sumEnergies(val, idx, theta)
+		if err != nil {
+			return 0, 0, err
+		}
+		sNext, err := sumEnergies(valNext, idx, next)
+		if err != nil {
+			return 0, 0, err
+		}
+		u, uNext = u+s, uNext+sNext
+	}
+	return t.beta * u, t.beta * uNext, nil
+}
+
 // Gaps sets dst[k] = β(−U_i(θ) − log B_i(θ)) for i = idx[k]: FlyMC's
 // tempered log-likelihood gap over the lower bound b, one evaluation per
 // datum. A non-finite gap returns an *EnergyError, a negative one a

@@ -188,7 +188,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	// Truncation: a full MH step, decided from M alone.
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logExact, &c.idx, &c.diff)
+		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.idx, &c.diff)
 	}
 
 	// The prior-and-proposal factor.

@@ -243,7 +243,8 @@ type tunaBatch struct {
 	table    *alias.Table
 	chi      float64
 	maxBatch float64
-	cm       float64 // C·M(θ, θ′) of the last minibatch
+	cm       float64      // C·M(θ, θ′) of the last minibatch
+	full     fullEnergies // fallback steps' memo
 	idx      [batchChunk]int
 	diff     [batchChunk]float64
 	seen     distinct
@@ -414,7 +415,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 	// Footnote 3: too large an expected batch is a full MH step, decided
 	// from M alone.
 	if mean > c.maxBatch {
-		sum, err := fullEnergyDiff(c.t, theta, next, &c.idx, &c.diff)
+		sum, err := c.full.fallback(c.t, theta, next, c.maxBatch < 0, &c.idx, &c.diff)
 		n := c.t.N()
 		return sum, Info{Batch: n, Distinct: n, Fallback: true}, err
 	}
@@ -492,6 +493,9 @@ type tunaState struct {
 	Tuned       bool
 	TunedAccept float64
 }
+
+// fullMemo is the memo of the fallback steps, saved with checkpoints.
+func (b *tunaBatch) fullMemo() *fullEnergies { return &b.full }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {

@@ -51,3 +51,60 @@ func TestTunaTermKeepAndRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestFullMemoSwitchedChain checks the memo of a chain whose every step is
+// a full MH step (switched by warmup): the first step evaluates every
+// datum at θ and θ′ in one read, each later one at θ′ only, as MH does,
+// and the draws are those of the fused differences.
+func TestFullMemoSwitchedChain(t *testing.T) {
+	p, _, la := cvProblem(t, "logistic", 500, 3, 1)
+	cv, err := ControlVariates(p, la)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(switched bool) ([]float64, []int64) {
+		tgt, err := NewTarget(cv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := TunaMH{Chi: 1e-3, Scale: 0.3}.Start(tgt, la.Mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every step a fallback: switched to MH (−1), or every expected
+		// batch above MaxBatch (0), where the differences are fused.
+		ch.(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain).maxBatch = 0
+		if switched {
+			ch.(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain).maxBatch = -1
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		var draws []float64
+		var evals []int64
+		for range 30 {
+			before := tgt.Evals()
+			info, err := ch.Step(rng)
+			if err != nil || !info.Fallback {
+				t.Fatalf("step: %+v, %v; want a fallback", info, err)
+			}
+			evals = append(evals, tgt.Evals()-before)
+			draws = append(draws, ch.Position()...)
+		}
+		return draws, evals
+	}
+	fused, fusedEvals := run(false)
+	memo, memoEvals := run(true)
+	for k, e := range memoEvals {
+		want := int64(500)
+		if k == 0 {
+			want = 1000
+		}
+		if e != want || fusedEvals[k] != 500 {
+			t.Errorf("step %d: %d evaluations with the memo (want %d), %d fused (want 500)", k, e, want, fusedEvals[k])
+		}
+	}
+	for j := range fused {
+		if math.Abs(fused[j]-memo[j]) > 1e-9 {
+			t.Fatalf("draw coordinate %d: %v with the memo, %v fused", j, memo[j], fused[j])
+		}
+	}
+}

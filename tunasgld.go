@@ -364,6 +364,9 @@ type tunaSGLDState struct {
 	MHSpeedup   float64
 }
 
+// fullMemo is the memo of the fallback steps, saved with checkpoints.
+func (c *tunaSGLDChain) fullMemo() *fullEnergies { return &c.batch.full }
+
 // MarshalState saves the permutation the K-subsets are drawn from and,
 // when χ is chosen, χ and the mid-warmup decision.
 func (c *tunaSGLDChain) MarshalState() ([]byte, error) {

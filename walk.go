@@ -29,6 +29,8 @@ type walk struct {
 	// logPriorNext and logQ are the parts of the last proposal's exact
 	// log ratio: log p(θ′) and log q(θ|θ′) − log q(θ′|θ).
 	logPriorNext, logQ float64
+
+	full fullEnergies // fullMHStep's memo
 }
 
 // newWalk checks θ0 and a user-set scale and applies the defaults shared by
@@ -115,11 +117,15 @@ func (w *walk) accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
 	return info, nil
 }
 
+// fullMemo is the memo of fullMHStep, saved with checkpoints.
+func (w *walk) fullMemo() *fullEnergies { return &w.full }
+
 // fullMHStep is the full-batch MH step the truncated kernels (TFMH, SMH)
 // fall back to: the exact log ratio — logExact, its prior and proposal part
-// from propose, plus all N energy differences — and the decision.
-func (w *walk) fullMHStep(rng *rand.Rand, logExact float64, idx *[batchChunk]int, diff *[batchChunk]float64) (Info, error) {
-	sum, err := fullEnergyDiff(w.t, w.theta, w.next, idx, diff)
+// from propose, plus all N energy differences (fullEnergies.fallback: by
+// the memo when every step is a full one) — and the decision.
+func (w *walk) fullMHStep(rng *rand.Rand, logExact float64, every bool, idx *[batchChunk]int, diff *[batchChunk]float64) (Info, error) {
+	sum, err := w.full.fallback(w.t, w.theta, w.next, every, idx, diff)
 	if err != nil {
 		return Info{}, err
 	}
