@@ -32,9 +32,21 @@
 //
 //	go run ./examples/tall                  # the whole study (about 20 minutes on 2 cores)
 //	go run ./examples/tall -json -out DIR   # JSON rows, Stan CSV and PNG figures
+//
+// With -export DIR it only writes the selected posteriors' data, exactly
+// the float64s its kernels sample, and exits: DIR/NAME.csv holds a header
+// and one row per datum (y,x1,…,xd for the regressions, x for tgm) and
+// DIR/NAME_constants.csv the constants as key,value rows (n, d, and ν as
+// nu; tgm's sigma2, beta and box lo, hi). Real numbers are written in
+// hexadecimal ("-0x1.5fe3p-02", strconv's 'x' format), which R's read.csv
+// and as.numeric and Python's float.fromhex read exactly; R's decimal
+// parser is not correctly rounded (it missed by an ulp on 43 of the 1.1
+// million numbers of rlr_d10 written as shortest decimals).
+// examples/tall/stan runs Stan's NUTS on them (see its README.md).
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -47,6 +59,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,6 +82,7 @@ func main() {
 	scaling := flag.Bool("scaling", true, "measure the best d = 10 kernel for N = 10⁴ … 10⁷")
 	maxN := flag.Int("maxn", 10000000, "largest N of the scaling study")
 	plotFrom := flag.String("plot", "", "only draw the figures (into -out) from this file of -json rows")
+	exportTo := flag.String("export", "", "only write each selected posterior's data as CSV to this directory")
 	flag.Parse()
 	if *plotFrom != "" {
 		if err := replot(*plotFrom, cf.Out); err != nil {
@@ -78,6 +92,14 @@ func main() {
 	}
 	if cf.Quick {
 		*budget, *n, *maxN = time.Second, 5000, 100000
+	}
+	if *exportTo != "" {
+		for _, name := range strings.Split(*which, ",") {
+			if err := export(*exportTo, name, *n, cf.Seed, cf.Quick); err != nil {
+				log.Fatal(err)
+			}
+		}
+		return
 	}
 	st := &study{cf: cf, budget: *budget, want: set(*kernels)}
 	var rows []map[string]any
@@ -371,6 +393,33 @@ func (st *study) scaling(maxN int) ([]map[string]any, error) {
 // newPosterior builds a posterior of the study by name with its MAP and
 // Laplace approximation (GLMs).
 func newPosterior(name string, n int, seed uint64, quick bool) (*posterior, error) {
+	if name == "tgm" {
+		return tgm(seed, quick)
+	}
+	e, d, err := simulate(name, n, seed)
+	if err != nil {
+		return nil, err
+	}
+	p := &posterior{name: name, post: &exactmh.Posterior{Energy: e}, glm: true, n: n, d: d}
+	start := time.Now()
+	la, err := exactmh.FindLaplace(context.Background(), p.post, make([]float64, d), nil)
+	if err != nil {
+		return nil, err
+	}
+	p.search = time.Since(start)
+	p.mode, p.init, p.cov = la.Mean, la.Mean, la.Covariance()
+	p.passes = float64(la.Passes)
+	start = time.Now()
+	if p.cv, err = exactmh.ControlVariates(p.post, la); err != nil {
+		return nil, err
+	}
+	p.cvTime = time.Since(start)
+	return p, nil
+}
+
+// simulate returns the energy of the GLM posterior name, with N = n data
+// simulated from seed, and its dimension.
+func simulate(name string, n int, seed uint64) (exactmh.Energy, int, error) {
 	var d int
 	var e exactmh.Energy
 	rng := rand.New(rand.NewPCG(seed, uint64(len(name))))
@@ -383,7 +432,7 @@ func newPosterior(name string, n int, seed uint64, quick bool) (*posterior, erro
 		x, y := sim.RegressionData(rng, n, d)
 		t, err := exactmh.NewStudentTRegression(x, y, d, 4)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		e = t
 	case "logreg_d50":
@@ -406,29 +455,89 @@ func newPosterior(name string, n int, seed uint64, quick bool) (*posterior, erro
 		}
 		l, err := exactmh.NewLogisticRegression(x, y, d)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		e = l
-	case "tgm":
-		return tgm(seed, quick)
 	default:
-		return nil, fmt.Errorf("unknown posterior %q", name)
+		return nil, 0, fmt.Errorf("unknown posterior %q", name)
 	}
-	p := &posterior{name: name, post: &exactmh.Posterior{Energy: e}, glm: true, n: n, d: d}
-	start := time.Now()
-	la, err := exactmh.FindLaplace(context.Background(), p.post, make([]float64, d), nil)
+	return e, d, nil
+}
+
+// export writes the data of the posterior name, read back from the energy
+// its kernels sample, to dir: name.csv, a header and one row per datum (y,
+// x1, …, xd for the regressions; x for tgm), and name_constants.csv, rows
+// "key,value" (n, d, and nu, or tgm's sigma2, beta and its box lo, hi).
+// Every float64 is written in hexadecimal (strconv's 'x' format), exact.
+func export(dir, name string, n int, seed uint64, quick bool) error {
+	var cols []string
+	var row func(b []byte, i int) []byte
+	var consts []string
+	num := func(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'x', -1, 64) }
+	hex := func(v float64) string { return string(num(nil, v)) }
+	if name == "tgm" {
+		p, err := tgm(seed, quick)
+		if err != nil {
+			return err
+		}
+		g, box := p.post.Energy.(*exactmh.GaussianMixture), p.post.Prior.(*exactmh.Box)
+		n, cols = g.Len(), []string{"x"}
+		row = func(b []byte, i int) []byte { return num(b, g.X(i)) }
+		consts = []string{"sigma2", hex(g.Sigma2()), "beta", hex(p.post.Beta), "lo", hex(box.Lo[0]), "hi", hex(box.Hi[0])}
+	} else {
+		e, d, err := simulate(name, n, seed)
+		if err != nil {
+			return err
+		}
+		var resp func(int) float64
+		switch e := e.(type) {
+		case *exactmh.StudentTRegression:
+			resp = e.Response
+			consts = []string{"nu", hex(e.Nu())}
+		case *exactmh.LogisticRegression:
+			resp = e.Label
+		}
+		x := e.(interface{ Row(int) []float64 })
+		cols = []string{"y"}
+		for j := range d {
+			cols = append(cols, fmt.Sprintf("x%d", j+1))
+		}
+		row = func(b []byte, i int) []byte {
+			b = num(b, resp(i))
+			for _, v := range x.Row(i) {
+				b = num(append(b, ','), v)
+			}
+			return b
+		}
+		consts = append([]string{"d", fmt.Sprint(d)}, consts...)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, name+".csv")
+	f, err := os.Create(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p.search = time.Since(start)
-	p.mode, p.init, p.cov = la.Mean, la.Mean, la.Covariance()
-	p.passes = float64(la.Passes)
-	start = time.Now()
-	if p.cv, err = exactmh.ControlVariates(p.post, la); err != nil {
-		return nil, err
+	w := bufio.NewWriter(f)
+	w.WriteString(strings.Join(cols, ",") + "\n")
+	var b []byte
+	for i := range n {
+		b = append(row(b[:0], i), '\n')
+		w.Write(b)
 	}
-	p.cvTime = time.Since(start)
-	return p, nil
+	err = w.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	c := fmt.Sprintf("key,value\nn,%d\n", n)
+	for k := 0; k < len(consts); k += 2 {
+		c += consts[k] + "," + consts[k+1] + "\n"
+	}
+	return os.WriteFile(filepath.Join(dir, name+"_constants.csv"), []byte(c), 0o644)
 }
 
 // tgm is the TunaMH paper's tempered Gaussian mixture (examples/tgm): N =
