@@ -18,6 +18,13 @@ import (
 // θ += ε·M⁻¹p, accepted with the exact change in the Hamiltonian
 // −log π(θ) + ½pᵀM⁻¹p. A trajectory that leaves the prior's support is
 // rejected there. A step costs Steps·N gradient and N energy evaluations.
+//
+// As for MALA, leapfrog is stable only for ε below twice the narrowest
+// posterior sd in the metric's units, which a diagonal metric leaves small
+// on a correlated posterior; but the momentum carries a trajectory about
+// Steps·ε along the long directions, so HMC suffers less from it (on the
+// tempered mixture of examples/tall, ρ = −0.96, 0.3–0.6 effective draws per
+// transition with either a diagonal or a dense metric, N = 10⁴).
 type HMC struct {
 	// Scale is the leapfrog step size ε (0: 0.1); warmup adapts it unless
 	// Settings.NoAdapt.
