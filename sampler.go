@@ -462,6 +462,9 @@ type Event struct {
 	// StepScale is the chain's step scale after the transition (NaN if the
 	// chain is not Tunable).
 	StepScale float64
+	// Metric is the chain's inverse mass matrix after the transition, for
+	// chains that have one (MetricAdapter); the identity otherwise.
+	Metric Metric
 }
 
 // Sample runs the chains of kernel k on posterior p and returns their draws.
@@ -1043,6 +1046,10 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			ev.StepScale = math.NaN()
 			if cr.tune != nil {
 				ev.StepScale = cr.tune.StepScale()
+			}
+			if cr.met != nil {
+				cr.where = "Metric"
+				ev.Metric = cr.met.Metric()
 			}
 			cr.where = "Recorder.Record"
 			if err := set.Recorder.Record(&ev); err != nil {

@@ -17,8 +17,13 @@
 // that rstan, cmdstanpy and stansummary read the files: num_samples is the
 // number of sampling iterations before thinning (Draws·Thin; the file has
 // num_samples/thin rows), num_warmup the warmup iterations; model =
-// exactmh, metric = unit_e (no mass matrix is adapted or written) and
-// max_depth = 10 are the keys cmdstanpy requires of a sampler's file.
+// exactmh, metric and max_depth = 10 are the keys cmdstanpy requires of a
+// sampler's file. metric is the chain's inverse mass matrix as CmdStan
+// names it (unit_e, diag_e or dense_e: [exactmh.ChainResult].Metric); a
+// diagonal or dense one is written after the step size in CmdStan's
+// layout, "Diagonal elements of inverse mass matrix:" and one row, or
+// "Elements of inverse mass matrix:" and d rows, and Read returns it in
+// File.InvMetric.
 //
 // Sampler columns end in "__": lp__ (the exact log posterior, written only
 // when the kernel reports it for every draw — full-batch MH, MALA, HMC; the
@@ -110,7 +115,10 @@ type stanWriter struct {
 	tree    bool // whether NUTS's treedepth__, n_leapfrog__ and divergent__ are
 	n       int  // N, the data per leapfrog step
 	adapted bool // whether the adaptation comment is written
-	buf     []byte
+	// metric is the chain's inverse mass matrix, written as the header's
+	// metric and after the step size.
+	metric exactmh.Metric
+	buf    []byte
 }
 
 // header writes the configuration comments and the header row.
@@ -126,10 +134,10 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	}
 	fmt.Fprintf(w, "#     adapt\n#       engaged = %d\n#       target_accept = %g\n", boolInt(!set.NoAdapt && set.Warmup > 0), set.TargetAccept)
 	fmt.Fprintf(w, "#     algorithm = %s\n#       %s\n#         exact = %d\n", name, name, boolInt(exact))
-	// What CmdStan's readers require of an HMC file: no mass matrix is
-	// adapted or written (unit_e), and no trajectory tree reaches the
-	// maximum depth (CmdStan's default) in treedepth__'s zeros.
-	fmt.Fprintf(w, "#         metric = unit_e\n#         max_depth = 10\n")
+	// What CmdStan's readers require of an HMC file: the metric (unit_e
+	// for the kernels without one) and the maximum depth (CmdStan's
+	// default; no tree reaches it in treedepth__'s zeros).
+	fmt.Fprintf(w, "#         metric = %s_e\n#         max_depth = 10\n", s.metric.Kind())
 	for _, kv := range kernelFields(k) {
 		fmt.Fprintf(w, "#         %s = %s\n", kv[0], kv[1])
 	}
@@ -154,13 +162,40 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	w.WriteByte('\n')
 }
 
-// adaptation writes the comment CmdStan puts between header and draws.
+// adaptation writes the comment CmdStan puts between header and draws:
+// the step size, and a diagonal or dense inverse mass matrix as CmdStan's
+// diag_e and dense_e metrics write theirs.
 func (s *stanWriter) adaptation(scale float64) {
 	if s.adapted {
 		return
 	}
 	s.adapted = true
 	fmt.Fprintf(s.w, "# Adaptation terminated\n# Step size = %s\n", s.format(scale))
+	d := s.metric.Dim()
+	switch s.metric.Kind() {
+	case exactmh.MetricDiag:
+		fmt.Fprintf(s.w, "# Diagonal elements of inverse mass matrix:\n")
+		s.metricRow(s.metric.InvMassDiag())
+	case exactmh.MetricDense:
+		fmt.Fprintf(s.w, "# Elements of inverse mass matrix:\n")
+		m := s.metric.InvMass()
+		for i := range d {
+			s.metricRow(m.RawSymmetric().Data[i*d : (i+1)*d])
+		}
+	}
+}
+
+// metricRow writes one comment row of the inverse mass matrix.
+func (s *stanWriter) metricRow(v []float64) {
+	b := append(s.buf[:0], "# "...)
+	for j, x := range v {
+		if j > 0 {
+			b = append(b, ", "...)
+		}
+		b = s.appendFloat(b, x)
+	}
+	s.buf = append(b, '\n')
+	s.w.Write(s.buf)
 }
 
 // row writes one draw.
@@ -301,7 +336,7 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 		return err
 	}
 	ch := res.Chains[c]
-	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0}
+	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0, metric: ch.Metric}
 	for k := range ch.Infos {
 		if math.IsNaN(ch.Infos[k].LogDensity) {
 			s.lp = false
@@ -364,10 +399,11 @@ type recChain struct {
 	started bool // header written
 }
 
-// start writes the header, with an lp__ column if lp.
-func (rc *recChain) start(lp bool) {
+// start writes the header, with an lp__ column if lp, for a chain whose
+// inverse mass matrix is m.
+func (rc *recChain) start(lp bool, m exactmh.Metric) {
 	rc.started = true
-	rc.s.lp = lp
+	rc.s.lp, rc.s.metric = lp, m
 	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names, rc.run.Choice)
 }
 
@@ -438,7 +474,7 @@ func (r *Recorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
 		if ch.Len() == 0 {
 			continue
 		}
-		rc.start(!math.IsNaN(ch.Infos[0].LogDensity)) // as Record decides from the first draw
+		rc.start(!math.IsNaN(ch.Infos[0].LogDensity), ch.Metric) // as Record decides from the first draw
 		rc.s.adaptation(ch.Scale)
 		for k := range ch.Infos {
 			rc.s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
@@ -488,7 +524,7 @@ func (r *Recorder) Record(e *exactmh.Event) error {
 		return fmt.Errorf("stancsv: Recorder: chain %d's file is closed", e.Chain)
 	}
 	if !rc.started {
-		rc.start(!math.IsNaN(e.Info.LogDensity))
+		rc.start(!math.IsNaN(e.Info.LogDensity), e.Metric)
 	}
 	rc.s.adaptation(e.StepScale)
 	rc.s.row(&e.Info, e.StepScale, e.Theta)
@@ -512,7 +548,7 @@ func (r *Recorder) Finish(res *exactmh.Result) error {
 		}
 		if res.Status != exactmh.Canceled {
 			if !rc.started {
-				rc.start(false) // no draws: a header without lp__
+				rc.start(false, res.Chains[c].Metric) // no draws: a header without lp__
 			}
 			ch := res.Chains[c]
 			rc.s.adaptation(ch.Scale)
@@ -557,6 +593,12 @@ type File struct {
 	Warmup [][]float64
 	// StepSize is the adaptation comment's step size (NaN if absent).
 	StepSize float64
+	// InvMetric is the inverse mass matrix written after the step size
+	// (CmdStan's diag_e and dense_e metrics, exactmh's adapted Metric):
+	// one row, the diagonal, for "Diagonal elements of inverse mass
+	// matrix:", d rows for "Elements of inverse mass matrix:"; nil if
+	// absent (unit_e).
+	InvMetric [][]float64
 	// WarmupSeconds and SamplingSeconds are from the timing trailer (NaN if
 	// absent).
 	WarmupSeconds, SamplingSeconds float64
@@ -606,6 +648,23 @@ func (s *File) ConfigValue(name string) (string, bool) {
 	return "", false
 }
 
+// numberList parses a comment row of comma-separated numbers.
+func numberList(s string) ([]float64, bool) {
+	if s == "" {
+		return nil, false
+	}
+	fields := strings.Split(s, ",")
+	row := make([]float64, len(fields))
+	for j, f := range fields {
+		v, err := parseStanFloat(strings.TrimSpace(f))
+		if err != nil {
+			return nil, false
+		}
+		row[j] = v
+	}
+	return row, true
+}
+
 // ErrPartialLine is wrapped by Read's error when the file's last line has
 // no terminating newline: the file was cut — a killed process's stream —
 // possibly in the middle of a row or of a number, whose value would then
@@ -648,6 +707,7 @@ func (o ReadOptions) Read(r io.Reader) (*File, error) {
 	var stack []level
 	var rows [][]float64 // before the adaptation comment
 	adapted := false
+	metricRows := 0 // inverse-metric rows still to read after its label (-1: until one does not parse)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -690,6 +750,20 @@ func (o ReadOptions) Read(r io.Reader) (*File, error) {
 				if trimmed == "Adaptation terminated" && !adapted {
 					adapted = true
 					out.Draws, rows = rows, nil
+				}
+				if metricRows != 0 {
+					if row, ok := numberList(trimmed); ok {
+						out.InvMetric = append(out.InvMetric, row)
+						metricRows--
+						continue
+					}
+					metricRows = 0
+				}
+				switch trimmed {
+				case "Diagonal elements of inverse mass matrix:":
+					out.InvMetric, metricRows = nil, 1
+				case "Elements of inverse mass matrix:":
+					out.InvMetric, metricRows = nil, -1
 				}
 				if v, ok := strings.CutPrefix(trimmed, "Step size ="); ok {
 					out.StepSize, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)

@@ -312,3 +312,66 @@ func TestNUTSColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestInverseMetric: a NUTS chain's adapted inverse mass matrix is written
+// after the step size in CmdStan's layout — by Write and by the streaming
+// Recorder alike — with the header's metric naming its kind, and Read
+// returns it; CmdStan's and rstan's files read the same way.
+func TestInverseMetric(t *testing.T) {
+	g := boxed(t, 100, 1)
+	for _, kind := range []string{exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit} {
+		dir := t.TempDir()
+		set := exactmh.Settings{Chains: 1, Warmup: 300, Draws: 20, Seed: 3, Init: g.Mean, Metric: kind,
+			Recorder: stancsv.NewFiles(filepath.Join(dir, "run"), &stancsv.Options{SigFigs: 17})}
+		res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.NUTS{}, &set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := stancsv.Write(&buf, res, 0, &stancsv.Options{SigFigs: 17}); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, "run_1.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want [][]float64
+		if m := res.Chains[0].Metric; kind == exactmh.MetricDiag {
+			want = [][]float64{m.InvMassDiag()}
+		} else if kind == exactmh.MetricDense {
+			inv := m.InvMass()
+			want = [][]float64{{inv.At(0, 0), inv.At(0, 1)}, {inv.At(1, 0), inv.At(1, 1)}}
+			if inv.At(0, 1) == 0 {
+				t.Fatalf("dense metric %v has no off-diagonal entry", want)
+			}
+		}
+		for name, b := range map[string][]byte{"Write": buf.Bytes(), "Recorder": raw} {
+			f, err := stancsv.Read(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := f.ConfigValue("metric"); got != kind+"_e" {
+				t.Errorf("%s, %s: metric = %q", kind, name, got)
+			}
+			if fmt.Sprint(f.InvMetric) != fmt.Sprint(want) || len(f.Draws) != 20 {
+				t.Errorf("%s, %s: inverse metric %v, want %v (%d draws)", kind, name, f.InvMetric, want, len(f.Draws))
+			}
+		}
+	}
+	for file, want := range map[string]string{"testdata/bernoulli_cmdstan.csv": "[[0.530283]]",
+		"testdata/logreg_rstan_1.csv": "[[0.0328492 0.0280339 0.0257675]]"} {
+		fh, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := stancsv.Read(fh)
+		fh.Close()
+		if err != nil || fmt.Sprint(f.InvMetric) != want {
+			t.Errorf("%s: inverse metric %v, want %s (%v)", file, f.InvMetric, want, err)
+		}
+	}
+	dense := "lp__,x\n# Adaptation terminated\n# Step size = 0.5\n# Elements of inverse mass matrix:\n# 2, 0.5\n# 0.5, 1\n1,2\n"
+	if f, err := stancsv.Read(strings.NewReader(dense)); err != nil || fmt.Sprint(f.InvMetric) != "[[2 0.5] [0.5 1]]" {
+		t.Errorf("dense inverse metric %v (%v)", f.InvMetric, err)
+	}
+}
