@@ -89,6 +89,55 @@ func TestEnergyDiffsMatchEnergies(t *testing.T) {
 	}
 }
 
+// TestFusedEnergiesAndGradient: every ready-made EnergyGradienter's fused
+// pass gives the energies of Energies and adds the gradient of AddGradient,
+// at points where either mixture component dominates and where they tie.
+func TestFusedEnergiesAndGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	fused := 0
+	for name, p := range testEnergies(t) {
+		e := p.Energy
+		eg, ok := e.(EnergyGradienter)
+		if !ok {
+			continue
+		}
+		fused++
+		d := e.Dim()
+		idx := []int{0, 3, 9, e.Len() - 1, 3}
+		w := []float64{0.5, -1, 2, 1, 3}
+		for trial := range 20 {
+			theta := make([]float64, d)
+			for j := range theta {
+				theta[j] = 3 * rng.NormFloat64()
+			}
+			if trial == 0 {
+				clear(theta) // the mixture's components coincide
+			}
+			want, got := make([]float64, len(idx)), make([]float64, len(idx))
+			wantGrad, gotGrad := make([]float64, d), make([]float64, d)
+			for j := range d {
+				wantGrad[j], gotGrad[j] = float64(j), float64(j) // both add to what is there
+			}
+			e.Energies(want, theta, idx)
+			e.(Gradienter).AddGradient(wantGrad, theta, idx, w)
+			eg.EnergiesAndGradient(got, gotGrad, theta, idx, w)
+			for k := range idx {
+				if math.Abs(got[k]-want[k]) > 1e-12*(1+math.Abs(want[k])) {
+					t.Errorf("%s at %v: U[%d] = %v fused, %v alone", name, theta, k, got[k], want[k])
+				}
+			}
+			for j := range d {
+				if math.Abs(gotGrad[j]-wantGrad[j]) > 1e-12*(1+math.Abs(wantGrad[j])) {
+					t.Errorf("%s at %v: ∂_%d = %v fused, %v alone", name, theta, j, gotGrad[j], wantGrad[j])
+				}
+			}
+		}
+	}
+	if fused < 3 {
+		t.Errorf("%d ready-made energies fuse energies and gradient, want the logistic, Student-t and mixture", fused)
+	}
+}
+
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for name, p := range testEnergies(t) {

@@ -198,7 +198,7 @@ func TFMHNoPriorFactor(k TFMH) TFMH {
 // metric adaptation ends a window, for a warmup of the given length (nil
 // if it estimates no metric).
 func MetricWindowEnds(warmup int) []int {
-	w := newMetricWindows(warmup, 1, false)
+	w := newMetricWindows(warmup, 1, false, false)
 	if w == nil {
 		return nil
 	}

@@ -335,6 +335,13 @@ const (
 	// MetricUnit: warmup leaves the metric alone; chains keep their
 	// kernel's Metric, the identity (unit_e) unless set.
 	MetricUnit = "unit"
+	// MetricAuto (the default, as ""): each window estimates a dense M⁻¹
+	// when its draws' correlations would leave a diagonal one badly
+	// conditioned and it holds at least 10d draws (d ≤ 100), else a
+	// diagonal one. A gradient kernel's step is capped by the narrowest
+	// whitened direction; a dense M⁻¹ costs O(d²) per step, nothing beside
+	// a full-batch gradient's O(Nd).
+	MetricAuto = "auto"
 )
 
 // The factor L of M⁻¹ = LLᵀ (√M⁻¹ᵢᵢ for a diagonal metric, the identity

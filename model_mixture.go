@@ -78,6 +78,37 @@ func (e *GaussianMixture) AddGradient(grad, theta []float64, idx []int, w []floa
 	}
 }
 
+// EnergiesAndGradient sets dst[k] = U_i(θ) and adds Σ_k w[k]·∇U_i(θ) to
+// grad in one read of the data (EnergyGradienter, for MALA and HMC): the
+// exponential of log-sum-exp gives the responsibilities too, so a datum
+// costs one exp and one log1p where Energies and AddGradient take four
+// transcendentals between them.
+func (e *GaussianMixture) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	t0, t1, s2 := theta[0], theta[1], e.sigma2
+	var g0, g1 float64
+	for k, i := range idx {
+		x := e.x[i]
+		r1, r2 := x-t0, x-t0-t1
+		a1, a2 := -r1*r1/(2*s2), -r2*r2/(2*s2)
+		// p1, p2: the responsibilities; hi + log1p(ex) = log(e^{a1} + e^{a2}).
+		var p1, p2, hi, ex float64
+		if a1 >= a2 {
+			hi, ex = a1, math.Exp(a2-a1)
+			p1 = 1 / (1 + ex)
+			p2 = ex * p1
+		} else {
+			hi, ex = a2, math.Exp(a1-a2)
+			p2 = 1 / (1 + ex)
+			p1 = ex * p2
+		}
+		dst[k] = e.logC - (hi + math.Log1p(ex))
+		g0 -= w[k] * (p1*r1 + p2*r2) / s2
+		g1 -= w[k] * p2 * r2 / s2
+	}
+	grad[0] += g0
+	grad[1] += g1
+}
+
 // AddHessian adds Σ_k w[k]·∇²U_i(θ) to h (2×2 row-major, Hessianer). With
 // a_c = −r_c²/2σ² the log kernels (r_1 = x − θ1, r_2 = x − θ1 − θ2) and p_c
 // the responsibilities, U_i = const − log(e^{a_1} + e^{a_2}) has

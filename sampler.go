@@ -101,11 +101,13 @@ type Settings struct {
 	// NUTS it is the mean acceptance statistic (Stan's adapt_delta).
 	TargetAccept float64
 	// Metric says what warmup estimates for chains with an inverse mass
-	// matrix (MetricAdapter: MALA, HMC, NUTS): MetricDiag (the default, as
-	// ""), a diagonal M⁻¹ from the warmup draws' variances; MetricDense, a
-	// dense one from their covariance; MetricUnit, nothing — the chains
-	// keep their kernel's Metric. See Sample for the windows. Other
-	// chains ignore it.
+	// matrix (MetricAdapter: MALA, HMC, NUTS): MetricAuto (the default, as
+	// ""), each window's dense covariance when the draws are strongly
+	// correlated and it has enough of them, else their variances;
+	// MetricDiag, a diagonal M⁻¹ from the warmup draws' variances;
+	// MetricDense, a dense one from their covariance; MetricUnit, nothing —
+	// the chains keep their kernel's Metric. See Sample for the windows.
+	// Other chains ignore it.
 	Metric string
 	// NoAdapt keeps the kernel's step scale (and metric) fixed during
 	// warmup.
@@ -153,15 +155,15 @@ func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 		return r, fmt.Errorf("exactmh: Settings.Duration = %v, want ≥ 0", r.Duration)
 	case r.TargetAccept < 0 || r.TargetAccept >= 1 || math.IsNaN(r.TargetAccept):
 		return r, fmt.Errorf("exactmh: Settings.TargetAccept = %v, want in (0, 1) (0 means the kernel's default)", r.TargetAccept)
-	case r.Metric != "" && r.Metric != MetricDiag && r.Metric != MetricDense && r.Metric != MetricUnit:
-		return r, fmt.Errorf("exactmh: Settings.Metric = %q, want %q, %q or %q", r.Metric, MetricDiag, MetricDense, MetricUnit)
+	case r.Metric != "" && r.Metric != MetricDiag && r.Metric != MetricDense && r.Metric != MetricUnit && r.Metric != MetricAuto:
+		return r, fmt.Errorf("exactmh: Settings.Metric = %q, want %q, %q, %q or %q", r.Metric, MetricAuto, MetricDiag, MetricDense, MetricUnit)
 	case r.FirstChain < 0 || r.FirstChain > MaxChains:
 		return r, fmt.Errorf("exactmh: Settings.FirstChain = %d, want in [0, MaxChains = %d]", r.FirstChain, MaxChains)
 	case r.DiscardDraws && r.Recorder == nil:
 		return r, errors.New("exactmh: Settings.DiscardDraws without a Recorder: the draws would be lost (stream them with a stancsv.Recorder)")
 	}
 	if r.Metric == "" {
-		r.Metric = MetricDiag
+		r.Metric = MetricAuto
 	}
 	if r.Chains == 0 {
 		r.Chains = 4
@@ -488,7 +490,9 @@ type Event struct {
 // warmup draws are collected in windows of 25, 50, 100, … transitions (the
 // last one stretched to the start of the terminal buffer); at the end of
 // each window M⁻¹ becomes the draws' sample variances (MetricDiag) or
-// covariance (MetricDense), regularised as Stan does toward 10⁻³·I,
+// covariance (MetricDense), or under MetricAuto, the default, the
+// covariance when the draws' correlations are strong (see MetricAuto) and
+// else the variances, regularised as Stan does toward 10⁻³·I,
 //
 //	M⁻¹ = n/(n+5)·Σ̂ + 10⁻³·5/(n+5)·I,  n the window's draws,
 //
@@ -925,7 +929,7 @@ func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, rese
 	}
 	cr.met, _ = ch.(MetricAdapter)
 	if cr.met != nil && !set.NoAdapt && set.Metric != MetricUnit {
-		cr.win = newMetricWindows(set.Warmup, d, set.Metric == MetricDense)
+		cr.win = newMetricWindows(set.Warmup, d, set.Metric == MetricDense, set.Metric == MetricAuto && d <= autoDenseMaxDim)
 	}
 	return cr
 }
@@ -1162,6 +1166,10 @@ type metricWindows struct {
 	Warmup, InitBuffer, TermBuffer int
 	Counter, Size, Next            int // transitions seen; the current window's size and last transition
 	Dense                          bool
+	// Auto (Settings.Metric MetricAuto, d ≤ autoDenseMaxDim): M2 holds
+	// the d×d sums and each window chooses a dense or a diagonal estimate
+	// (denseWorthIt).
+	Auto bool
 	// Welford's running mean and sum of squared deviations (d values, or
 	// d×d row-major for the dense estimate) over N draws.
 	N        int
@@ -1174,7 +1182,7 @@ type metricWindows struct {
 // buffers of 75 and 50 transitions around windows of 25, 50, 100, …, or
 // 15%/75%/10% of a warmup shorter than 150; nil (no estimation) for one
 // shorter than 20.
-func newMetricWindows(warmup, d int, dense bool) *metricWindows {
+func newMetricWindows(warmup, d int, dense, auto bool) *metricWindows {
 	if warmup < 20 {
 		return nil
 	}
@@ -1185,11 +1193,11 @@ func newMetricWindows(warmup, d int, dense bool) *metricWindows {
 		base = warmup - initBuf - term
 	}
 	m2 := d
-	if dense {
+	if dense || auto {
 		m2 = d * d
 	}
 	return &metricWindows{Warmup: warmup, InitBuffer: initBuf, TermBuffer: term, Size: base, Next: initBuf + base - 1,
-		Dense: dense, Mean: make([]float64, d), M2: make([]float64, m2)}
+		Dense: dense, Auto: auto, Mean: make([]float64, d), M2: make([]float64, m2)}
 }
 
 // learn records the position θ after the current warmup transition and,
@@ -1224,7 +1232,7 @@ func (w *metricWindows) add(theta []float64) {
 	}
 	d := len(theta)
 	for i, x := range theta {
-		if !w.Dense {
+		if !w.Dense && !w.Auto {
 			w.M2[i] += (x - w.Mean[i]) * w.delta[i]
 			continue
 		}
@@ -1258,10 +1266,15 @@ func (w *metricWindows) estimate() (Metric, error) {
 	n := float64(w.N)
 	shrink, reg := n/(n+5), 1e-3*5/(n+5)
 	d := len(w.Mean)
-	if !w.Dense {
+	full := w.Dense || w.Auto
+	if !w.Dense && !(w.Auto && w.denseWorthIt()) {
 		v := make([]float64, d)
 		for j := range v {
-			v[j] = shrink*w.M2[j]/(n-1) + reg
+			m2 := w.M2[j]
+			if full {
+				m2 = w.M2[j*d+j]
+			}
+			v[j] = shrink*m2/(n-1) + reg
 		}
 		m, err := NewDiagMetric(v)
 		if err != nil {
@@ -1284,4 +1297,53 @@ func (w *metricWindows) estimate() (Metric, error) {
 		return Metric{}, fmt.Errorf("metric adaptation (the warmup draws may be extreme: is the posterior proper?): %w", err)
 	}
 	return m, nil
+}
+
+// autoDenseMaxDim is the largest dimension in which MetricAuto considers
+// a dense metric (it keeps d×d running sums during warmup).
+const autoDenseMaxDim = 100
+
+// autoDenseFactor: MetricAuto estimates a dense metric when the window's
+// correlation matrix is this many times worse conditioned than a dense
+// estimate's own sampling noise would leave the whitened posterior.
+const autoDenseFactor = 4
+
+// denseWorthIt decides MetricAuto's estimate for the window: dense when
+// the draws' correlations would leave the diagonally whitened posterior
+// badly conditioned — the condition number κ(R̂) of their correlation
+// matrix above autoDenseFactor times ((1 + √(d/n))/(1 − √(d/n)))², the
+// Marchenko–Pastur spread of the eigenvalues of n draws' covariance in d
+// dimensions, the conditioning a dense estimate itself leaves — and the
+// window has at least 10d draws. Step sizes of gradient kernels are capped
+// by the narrowest whitened direction (MALA's drift overshoots it beyond
+// twice its sd), so a diagonal metric on a ridge costs them a factor of
+// about √κ in every step. When it says diagonal, the estimate is bit for
+// bit MetricDiag's.
+func (w *metricWindows) denseWorthIt() bool {
+	d := len(w.Mean)
+	n := float64(w.N)
+	if d < 2 || n < 10*float64(d) {
+		return false
+	}
+	r := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := i; j < d; j++ {
+			c := (w.M2[i*d+j] + w.M2[j*d+i]) / 2
+			den := math.Sqrt(w.M2[i*d+i] * w.M2[j*d+j])
+			if !(den > 0) {
+				return false
+			}
+			r.SetSym(i, j, c/den)
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(r, false) {
+		return false
+	}
+	ev := es.Values(nil)
+	lo, hi := ev[0], ev[len(ev)-1]
+	q := math.Sqrt(float64(d) / n)
+	noise := (1 + q) / (1 - q)
+	noise *= noise
+	return !(lo > 0) || hi/lo > autoDenseFactor*noise
 }
