@@ -106,6 +106,8 @@ type MAP struct {
 	// it once for an energy that implements EnergyGradienter (the
 	// ready-made GLMs do) and twice otherwise. A Hessian costs O(d²) per
 	// datum, a gradient O(d): for large d a Newton pass is the slower one.
+	// The iterations on a subsample of a tall GLM count as the fraction of
+	// the data they read, rounded up.
 	Passes int
 	// Evals, GradEvals and HessEvals count the datum energy, gradient and
 	// Hessian evaluations.
@@ -122,7 +124,12 @@ type MAP struct {
 // ErrNoGradient. By default (MAPAuto) the search is damped Newton where the
 // exact Hessian is available and the prior is smooth with full support (a
 // GLM or GaussianMean under a flat or Gaussian prior): a few passes over
-// the data, each reading a GLM's x_i once for f_i, f_i′ and f_i″. Elsewhere
+// the data, each reading a GLM's x_i once for f_i, f_i′ and f_i″. On a
+// GLM with N ≥ 2¹⁹ data, Newton first converges on a systematic
+// subsample of about 2¹⁷ (every ⌊N/2¹⁷⌋-th datum, its log likelihood
+// scaled up to N's), whose mode is a few posterior sds from the whole
+// data's, and continues from it on all the data if their log posterior
+// is higher there. Elsewhere
 // it is L-BFGS (gonum/optimize). Both stop when the Newton decrement is
 // below MAPSettings.Tol or the gradient below MAPSettings.GradTol.
 //
@@ -192,7 +199,9 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		if set.MaxIterations == 0 {
 			set.MaxIterations = 100
 		}
-		hess, err = newtonSearch(ctx, t, hs, ph, best, set)
+		if err = newtonPresearch(ctx, t, p, ph, best, set); err == nil {
+			hess, err = newtonSearch(ctx, t, hs, ph, best, set)
+		}
 	} else {
 		best.Method = MAPLBFGS
 		if set.MaxIterations == 0 {

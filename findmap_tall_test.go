@@ -117,18 +117,35 @@ func TestFindMAPTallTiming(t *testing.T) {
 	}
 }
 
-// TestFindLaplaceSubsampledHessian checks the Newton search on a GLM with
-// more data than the Hessian it steers by far from the mode sums (N =
-// 4·10⁵, d = 16: every third datum): a handful of passes, and the Hessian
-// it returns for the approximation the exact one at the mode (as LaplaceAt
-// computes it there).
-func TestFindLaplaceSubsampledHessian(t *testing.T) {
+// TestFindLaplacePresearch checks FindMAP's first phase on a tall GLM (N =
+// 6·10⁵, d = 16, badly scaled covariates, and a rare binary feature set on
+// 5 data, which a subsample of every fourth datum may miss or separate):
+// Newton on the subsample, then few passes over all the data, to a
+// decrement at the rounding floor, and the exact Hessian there for the
+// approximation.
+func TestFindLaplacePresearch(t *testing.T) {
 	if testing.Short() {
-		t.Skip("N = 4·10⁵")
+		t.Skip("N = 6·10⁵")
 	}
-	e := simTallLogistic(t, 400000, 16, 2, true)
-	p := &exactmh.Posterior{Energy: e}
-	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, 16), nil)
+	const n, d = 600000, 16
+	e := simTallLogistic(t, n, d, 2, true)
+	x := make([]float64, n*d)
+	y := make([]float64, n)
+	for i := range n {
+		copy(x[i*d:(i+1)*d], e.Row(i))
+		y[i] = e.Label(i)
+		x[i*d+d-1] = 0
+		if i%100000 == 1 { // the rare feature: 1 on 6 data, all late
+			x[i*d+d-1], y[i] = 1, 1
+		}
+	}
+	rare, err := exactmh.NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, _ := exactmh.NewIsoGaussian(d, 2.5)
+	p := &exactmh.Posterior{Energy: rare, Prior: prior}
+	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, d), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,14 +153,17 @@ func TestFindLaplaceSubsampledHessian(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for a := range 16 {
-		for b := range 16 {
+	for a := range d {
+		for b := range d {
 			got, want := la.Precision.At(a, b), at.Precision.At(a, b)
 			if math.Abs(got-want) > 1e-9*math.Abs(at.Precision.At(a, a)) {
 				t.Errorf("H[%d][%d] = %v, exact %v", a, b, got, want)
 			}
 		}
 	}
+	// The presearch counts 1 pass (a quarter of the data, rounded up) and
+	// its check 2; 10 passes in all (14 when Newton instead summed the
+	// Hessian of a subsample while far from the mode).
 	if la.Passes > 10 || !(la.MAP.Decrement <= 1e-6) {
 		t.Errorf("%d passes, decrement %v", la.Passes, la.MAP.Decrement)
 	}

@@ -151,7 +151,7 @@ func (t *Target) addFullHessian(hs Hessianer, h, theta []float64) error {
 // data: once for a GLM (x_iᵀθ, f_i, f_i′ and f_i″ from one read of x_i);
 // otherwise the energy and gradient (one read with an EnergyGradienter,
 // two without) and then the Hessian. hs is t.hessianer(), not nil.
-func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64, stride int) (f float64, passes int, err error) {
+func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, passes int, err error) {
 	gl, ok := t.energy.(GLM)
 	if _, own := t.energy.(Hessianer); !ok || own {
 		passes = 2
@@ -179,10 +179,8 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64, stride int) (f
 			f1, f2 := gl.LossDerivs(i, z)
 			c1 := t.beta * f1
 			axpy(g, c1, row[:d])
-			if i%stride == 0 {
-				acc.add(row, t.beta*f2*float64(stride))
-				t.hessEvals++
-			}
+			acc.add(row, t.beta*f2)
+			t.hessEvals++
 		}
 		acc.flush()
 		t.evals += int64(m)
