@@ -272,7 +272,7 @@ func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
 		term = tunaTerm
 	}
 	return &tunaBatch{who: who, t: t, bound: b, c: b.C, sumC: sumC, table: table, chi: chi,
-		maxBatch: maxBatch, seen: newDistinct(), term: term}, nil
+		maxBatch: maxBatch, seen: newDistinct(), term: term, full: newFullEnergies(t.Dim())}, nil
 }
 
 // SetWarmup implements WarmupAware: while warming up, a chosen χ follows
