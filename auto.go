@@ -501,30 +501,10 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		choice.Reason = "no pilot measured anything; NUTS, the safe full-batch sampler"
 	}
 	if s := choice.Candidates[best].Scale; s > 0 { // Candidates are still in cands' order
-		cands[best].k = startingAt(cands[best].k, s)
+		cands[best].k, _ = withStep(cands[best].k, nil, func(float64) float64 { return s })
 	}
 	sortCandidates(choice.Candidates)
 	return best, nil
-}
-
-// startingAt returns k with its initial step scale set to scale, for the
-// kernels the automatic default pilots (others unchanged).
-func startingAt(k Kernel, scale float64) Kernel {
-	switch k := k.(type) {
-	case MH:
-		k.Scale = scale
-		return k
-	case TunaMH:
-		k.Scale = scale
-		return k
-	case TFMH:
-		k.Scale = scale
-		return k
-	case NUTS:
-		k.Scale = scale
-		return k
-	}
-	return k
 }
 
 // roundVec returns v with 4 significant digits, for messages.

@@ -249,9 +249,15 @@ func fullEnergyDiff(t *Target, theta, next []float64, idx *[batchChunk]int, diff
 // to read θ too. The points are compared exactly, in O(d), so the memo is
 // right wherever the chain moved in between.
 type fullEnergies struct {
-	at [2][]float64
+	at [2][]float64 // the points; a slot is filled when its point is not empty
 	u  [2]float64
-	ok [2]bool
+}
+
+// newFullEnergies returns the empty memo of a d-dimensional chain (d ≥ 1),
+// its storage allocated at the chain's start so that no step allocates.
+func newFullEnergies(d int) fullEnergies {
+	buf := make([]float64, 2*d)
+	return fullEnergies{at: [2][]float64{buf[:0:d], buf[d:d]}}
 }
 
 // fallback returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data for a
@@ -276,7 +282,7 @@ func (f *fullEnergies) diff(t *Target, theta, next []float64) (float64, error) {
 		f.keep(1, next, uNext)
 		return u - uNext, nil
 	}
-	if j := 1 - k; !f.ok[j] || !slices.Equal(f.at[j], next) {
+	if j := 1 - k; !slices.Equal(f.at[j], next) {
 		u, err := t.TotalEnergy(next)
 		if err != nil {
 			return 0, err
@@ -289,20 +295,16 @@ func (f *fullEnergies) diff(t *Target, theta, next []float64) (float64, error) {
 // find returns the slot that holds theta, or −1.
 func (f *fullEnergies) find(theta []float64) int {
 	for k := range f.at {
-		if f.ok[k] && slices.Equal(f.at[k], theta) {
+		if len(f.at[k]) > 0 && slices.Equal(f.at[k], theta) {
 			return k
 		}
 	}
 	return -1
 }
 
-// keep remembers βΣ_iU_i(theta) = u in slot k.
+// keep remembers βΣ_iU_i(theta) = u in slot k (in newFullEnergies' storage).
 func (f *fullEnergies) keep(k int, theta []float64, u float64) {
-	if f.at[k] == nil {
-		f.at[k] = make([]float64, len(theta)) // once per chain
-	}
-	copy(f.at[k], theta)
-	f.u[k], f.ok[k] = u, true
+	f.at[k], f.u[k] = append(f.at[k][:0], theta...), u
 }
 
 // fullMemoer is a chain whose full-batch MH steps keep a fullEnergies
@@ -321,7 +323,7 @@ type savedMemo struct {
 func (f *fullEnergies) save() *savedMemo {
 	var s savedMemo
 	for k := range f.at {
-		if f.ok[k] {
+		if len(f.at[k]) > 0 {
 			s.Slot, s.At, s.U = append(s.Slot, k), append(s.At, f.at[k]), append(s.U, f.u[k])
 		}
 	}
@@ -338,7 +340,7 @@ func (f *fullEnergies) restore(s *savedMemo, d int) error {
 		return fmt.Errorf("saved full-batch energy memo has %d slots, %d points and %d energies, want at most %d of each", len(s.Slot), len(s.At), len(s.U), len(f.at))
 	}
 	for j, k := range s.Slot {
-		if k < 0 || k >= len(f.at) || f.ok[k] {
+		if k < 0 || k >= len(f.at) || len(f.at[k]) > 0 {
 			return fmt.Errorf("saved full-batch energy memo: slot %d repeated or outside 0…%d", k, len(f.at)-1)
 		}
 		if len(s.At[j]) != d || math.IsNaN(s.U[j]) || math.IsInf(s.U[j], 0) {

@@ -52,29 +52,51 @@ func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel
 			}
 			return s
 		}
-		switch kk := k.(type) {
-		case MH:
-			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
-			k = kk
-		case TunaMH:
-			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
-			k = kk
-		case TFMH:
-			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
-			k = kk
-		case SMH:
-			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
-			k = kk
-		case FlyMC:
-			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
-			k = kk
-		case PoissonMH:
-			kk.Proposal, kk.Scale = prop, scale(kk.Scale)
-			k = kk
-		default:
+		var ok bool
+		if k, ok = withStep(k, prop, scale); !ok {
 			return nil, nil, "", fmt.Errorf("exactmh: WithLaplace: kernel %s takes no proposal, so it has no Crank–Nicolson form (-CN): only MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH do", k.Name())
 		}
 		name += "-CN"
 	}
 	return k, post, name, nil
+}
+
+// withStep returns k with its Proposal set to prop (left as it is when
+// prop is nil) and its initial step scale to scale(k's Scale), and true,
+// for MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH, and for NUTS when prop
+// is nil; any other kernel (or NUTS with a prop) is returned as it is,
+// with false.
+func withStep(k Kernel, prop Proposal, scale func(float64) float64) (Kernel, bool) {
+	set := func(p *Proposal, s *float64) {
+		if prop != nil {
+			*p = prop
+		}
+		*s = scale(*s)
+	}
+	switch kk := k.(type) {
+	case MH:
+		set(&kk.Proposal, &kk.Scale)
+		return kk, true
+	case TunaMH:
+		set(&kk.Proposal, &kk.Scale)
+		return kk, true
+	case TFMH:
+		set(&kk.Proposal, &kk.Scale)
+		return kk, true
+	case SMH:
+		set(&kk.Proposal, &kk.Scale)
+		return kk, true
+	case FlyMC:
+		set(&kk.Proposal, &kk.Scale)
+		return kk, true
+	case PoissonMH:
+		set(&kk.Proposal, &kk.Scale)
+		return kk, true
+	case NUTS:
+		if prop == nil {
+			kk.Scale = scale(kk.Scale)
+			return kk, true
+		}
+	}
+	return k, false
 }

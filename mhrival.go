@@ -265,9 +265,21 @@ func (r *mhRival) UnmarshalState(b []byte) error {
 	if err := ungobState(b, &s); err != nil {
 		return err
 	}
-	if !s.AsMH || !(s.Speedup > 1) || math.IsInf(s.Speedup, 0) {
-		return fmt.Errorf("saved switch to MH %v with predicted speed-up %v, want true and finite > 1", s.AsMH, s.Speedup)
+	if !s.AsMH {
+		return fmt.Errorf("saved state %+v of a chain not switched to MH, want none", s)
+	}
+	if err := checkSwitch(s.AsMH, s.Speedup); err != nil {
+		return err
 	}
 	r.asMH, r.speedup = true, s.Speedup
+	return nil
+}
+
+// checkSwitch checks a saved switch to MH: none (asMH false), or one with
+// a finite predicted speed-up > 1.
+func checkSwitch(asMH bool, speedup float64) error {
+	if asMH && (!(speedup > 1) || math.IsInf(speedup, 0)) {
+		return fmt.Errorf("saved switch to MH with predicted speed-up %v, want finite > 1", speedup)
+	}
 	return nil
 }

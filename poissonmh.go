@@ -311,7 +311,7 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 		maxBatch = n
 	}
 	p := &poissonCounts{who: who, t: t, lo: r.Lo, width: r.Width, table: table, lambda: lambda, sumM: sumM,
-		fallback: expect > maxBatch, seen: newDistinct(), keep: keep}
+		fallback: expect > maxBatch, seen: newDistinct(), keep: keep, full: newFullEnergies(t.Dim())}
 	if p.fallback {
 		return p, nil // no Poisson draws: no room for them
 	}

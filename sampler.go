@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,6 +136,9 @@ const maxDenseDim = 1 << 13
 // error, not an allocation that kills the process.
 const MaxChains = 1 << 16
 
+// defaultChains is the number of chains when Settings.Chains is 0.
+const defaultChains = 4
+
 func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 	var r Settings
 	if s != nil {
@@ -166,7 +170,7 @@ func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 		r.Metric = MetricAuto
 	}
 	if r.Chains == 0 {
-		r.Chains = 4
+		r.Chains = defaultChains
 	}
 	if r.Workers == 0 {
 		r.Workers = min(r.Chains, runtime.GOMAXPROCS(0))
@@ -543,10 +547,7 @@ func LaplaceInits(s *Settings, la *LaplaceApprox, p *Posterior) *Settings {
 	if s != nil {
 		r = *s
 	}
-	chains := r.Chains
-	if chains == 0 {
-		chains = 4 // resolve's default
-	}
+	chains := cmp.Or(r.Chains, defaultChains)
 	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
 		return s // resolve reports it
 	}

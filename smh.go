@@ -110,6 +110,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.full = newFullEnergies(t.Dim())
 	d, n := t.Dim(), t.N()
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)

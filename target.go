@@ -193,42 +193,32 @@ func (t *Target) TotalEnergy(theta []float64) (float64, error) {
 	if len(theta) != t.d {
 		return 0, fmt.Errorf("exactmh: Target.TotalEnergy: len(θ) = %d, want the dimension %d", len(theta), t.d)
 	}
-	var sum float64
+	u, _, err := t.totalEnergies(theta, nil)
+	return u, err
+}
+
+// totalEnergies returns βΣ_i U_i at theta and, unless next is nil, at
+// next in one pass: each chunk's rows are read for theta and again, still
+// in cache, for next (N or 2N evaluations, one read of the data).
+func (t *Target) totalEnergies(theta, next []float64) (u, uNext float64, err error) {
+	var sum [2]float64
 	for lo := 0; lo < t.n; lo += chunk {
 		idx, _ := t.block(lo)
 		val := t.valBuf[:len(idx)]
-		t.evals += int64(len(idx))
-		t.energy.Energies(val, theta, idx)
-		s, err := sumEnergies(val, idx, theta)
-		if err != nil {
-			return 0, err
+		for p, at := range [2][]float64{theta, next} {
+			if at == nil {
+				break
+			}
+			t.evals += int64(len(idx))
+			t.energy.Energies(val, at, idx)
+			s, err := sumEnergies(val, idx, at)
+			if err != nil {
+				return 0, 0, err
+			}
+			sum[p] += s
 		}
-		sum += s
 	}
-	return t.beta * sum, nil
-}
-
-// totalEnergies returns βΣ_i U_i at theta and at next in one pass: each
-// chunk's rows are read for theta and again, still in cache, for next
-// (2N evaluations, one read of the data).
-func (t *Target) totalEnergies(theta, next []float64) (u, uNext float64, err error) {
-	for lo := 0; lo < t.n; lo += chunk {
-		idx, _ := t.block(lo)
-		val, valNext := t.valBuf[:len(idx)], t.wBuf[:len(idx)]
-		t.evals += 2 * int64(len(idx))
-		t.energy.Energies(val, theta, idx)
-		t.energy.Energies(valNext, next, idx)
-		s, err := sumEnergies(val, idx, theta)
-		if err != nil {
-			return 0, 0, err
-		}
-		sNext, err := sumEnergies(valNext, idx, next)
-		if err != nil {
-			return 0, 0, err
-		}
-		u, uNext = u+s, uNext+sNext
-	}
-	return t.beta * u, t.beta * uNext, nil
+	return t.beta * sum[0], t.beta * sum[1], nil
 }
 
 // Gaps sets dst[k] = β(−U_i(θ) − log B_i(θ)) for i = idx[k]: FlyMC's

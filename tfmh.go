@@ -81,6 +81,7 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.full = newFullEnergies(t.Dim())
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
 		return nil, fmt.Errorf("TFMH: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", k.MaxRate)
 	}

@@ -272,7 +272,7 @@ func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
 		term = tunaTerm
 	}
 	return &tunaBatch{who: who, t: t, bound: b, c: b.C, sumC: sumC, table: table, chi: chi,
-		maxBatch: maxBatch, seen: newDistinct(), term: term}, nil
+		maxBatch: maxBatch, seen: newDistinct(), term: term, full: newFullEnergies(t.Dim())}, nil
 }
 
 // SetWarmup implements WarmupAware: while warming up, a chosen χ follows
@@ -508,7 +508,7 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 	if err := ungobState(b, &s); err != nil {
 		return err
 	}
-	switch {
+	switch err := checkSwitch(s.AsMH, s.MHSpeedup); {
 	case !(s.Chi > 0) || math.IsInf(s.Chi, 0):
 		return fmt.Errorf("saved χ = %v, want finite > 0", s.Chi)
 	case c.k.Chi != 0 && s.Chi != c.k.Chi:
@@ -517,8 +517,10 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 		return fmt.Errorf("saved %d warmup steps of χ adaptation (kernel Chi = %v)", s.WarmSteps, c.k.Chi)
 	case s.Tuned && (c.k.Chi != 0 || c.k.NoChiSearch):
 		return fmt.Errorf("saved χ = %v chosen by warmup's search, the kernel's Chi = %v, NoChiSearch %v", s.Chi, c.k.Chi, c.k.NoChiSearch)
-	case s.AsMH && (c.k.Chi != 0 || !(s.MHSpeedup > 1) || math.IsInf(s.MHSpeedup, 0)):
-		return fmt.Errorf("saved switch to MH with predicted speed-up %v (kernel Chi = %v)", s.MHSpeedup, c.k.Chi)
+	case s.AsMH && c.k.Chi != 0:
+		return fmt.Errorf("saved switch to MH with predicted speed-up %v, the kernel's Chi = %v (a fixed χ never switches)", s.MHSpeedup, c.k.Chi)
+	case err != nil:
+		return err
 	case s.Steps < 0 || !(s.SumB >= 0) || !(s.SumT >= 0) || math.IsInf(s.SumB, 0) || math.IsInf(s.SumT, 0) ||
 		s.Steps == 0 && (s.SumB != 0 || s.SumT != 0):
 		return fmt.Errorf("saved batch record: %d steps, ΣB = %v, Σ(C²M² + CM) = %v", s.Steps, s.SumB, s.SumT)

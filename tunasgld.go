@@ -385,11 +385,11 @@ func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
 	if err := ungobState(b, &s); err != nil {
 		return err
 	}
-	switch {
+	switch err := checkSwitch(s.AsMH, s.MHSpeedup); {
 	case !(s.Chi > 0) || math.IsInf(s.Chi, 0):
 		return fmt.Errorf("saved χ = %v, want finite > 0", s.Chi)
-	case s.AsMH && (!(s.MHSpeedup > 1) || math.IsInf(s.MHSpeedup, 0)):
-		return fmt.Errorf("saved switch to MH with predicted speed-up %v", s.MHSpeedup)
+	case err != nil:
+		return err
 	}
 	if err := checkPerm("permutation", s.Perm, len(c.perm)); err != nil {
 		return err

@@ -19,42 +19,8 @@ import (
 // per datum.
 func BenchmarkGatherWarmed(b *testing.B) {
 	const n, d = 100000, 50
-	rng := rand.New(rand.NewPCG(5, 6))
-	x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
-	for i := range x {
-		x32[i] = float32(rng.NormFloat64())
-		x[i] = float64(x32[i])
-	}
-	for i := range y {
-		y[i] = float64(rng.IntN(2))
-	}
-	lr, err := NewLogisticRegression(x, y, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	lr32, err := NewLogisticRegression32(x32, y, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	glm, err := NewGLM(x, y, d, GaussianFamily{Sigma: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	glm32, err := NewGLM32(x32, y, d, GaussianFamily{Sigma: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	theta, next := make([]float64, d), make([]float64, d)
-	for j := range theta {
-		theta[j], next[j] = 0.1*rng.NormFloat64(), 0.1*rng.NormFloat64()
-	}
-	for _, e := range []struct {
-		name string
-		e    interface {
-			Energy
-			EnergyDiffer
-		}
-	}{{"logistic", lr}, {"logistic32", lr32}, {"glm", glm}, {"glm32", glm32}} {
+	es, theta, next := warmFixture(b, rand.New(rand.NewPCG(5, 6)), n, d)
+	for _, e := range es {
 		for _, batch := range []int{64, 4096} {
 			idx, dst := make([]int, batch), make([]float64, batch)
 			for _, op := range []string{"energies", "diffs"} {

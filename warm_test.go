@@ -9,48 +9,69 @@ import (
 	"testing"
 )
 
+// warmEnergy is a GLM with its own warmed gather loops.
+type warmEnergy interface {
+	Energy
+	EnergyDiffer
+}
+
+// namedWarmEnergy names one of warmFixture's energies.
+type namedWarmEnergy struct {
+	name string
+	e    warmEnergy
+}
+
+// warmFixture draws from rng n standard normal rows of d features (the
+// float32 rows rounded first, so that both precisions hold the same
+// numbers) and n binary responses, and returns every GLM with its own
+// loops over them (logistic and a Gaussian family, float64 and float32
+// rows) and two parameter points theta and next drawn from N(0, 0.1²).
+func warmFixture(tb testing.TB, rng *rand.Rand, n, d int) (es []namedWarmEnergy, theta, next []float64) {
+	tb.Helper()
+	x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
+	for i := range x {
+		x32[i] = float32(rng.NormFloat64())
+		x[i] = float64(x32[i])
+	}
+	for i := range y {
+		y[i] = float64(rng.IntN(2))
+	}
+	lr, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lr32, err := NewLogisticRegression32(x32, y, d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	glm, err := NewGLM(x, y, d, GaussianFamily{Sigma: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	glm32, err := NewGLM32(x32, y, d, GaussianFamily{Sigma: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	theta, next = make([]float64, d), make([]float64, d)
+	for j := range theta {
+		theta[j], next[j] = 0.1*rng.NormFloat64(), 0.1*rng.NormFloat64()
+	}
+	return []namedWarmEnergy{{"logistic", lr}, {"logistic32", lr32}, {"glm", glm}, {"glm32", glm32}}, theta, next
+}
+
 // The warmed gathers (several blocks of rows per call at large d) give
 // exactly what one call per datum gives, for every GLM with its own loops.
 func TestWarmedGathersMatchOneByOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, d := range []int{3, 50, 1000} {
 		n := 300
-		x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
-		for i := range x {
-			x32[i] = float32(rng.NormFloat64())
-			x[i] = float64(x32[i])
-		}
-		for i := range y {
-			y[i] = float64(rng.IntN(2))
-		}
-		lr, err := NewLogisticRegression(x, y, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lr32, err := NewLogisticRegression32(x32, y, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		glm, err := NewGLM(x, y, d, GaussianFamily{Sigma: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		glm32, err := NewGLM32(x32, y, d, GaussianFamily{Sigma: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		theta, next := make([]float64, d), make([]float64, d)
-		for j := range theta {
-			theta[j], next[j] = 0.1*rng.NormFloat64(), 0.1*rng.NormFloat64()
-		}
+		es, theta, next := warmFixture(t, rng, n, d)
 		idx := make([]int, 257)
 		for k := range idx {
 			idx[k] = rng.IntN(n)
 		}
-		for name, e := range map[string]interface {
-			Energy
-			EnergyDiffer
-		}{"logistic": lr, "logistic32": lr32, "glm": glm, "glm32": glm32} {
+		for _, ne := range es {
+			name, e := ne.name, ne.e
 			got, gotD := make([]float64, len(idx)), make([]float64, len(idx))
 			e.Energies(got, theta, idx)
 			e.EnergyDiffs(gotD, theta, next, idx)

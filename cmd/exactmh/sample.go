@@ -53,7 +53,10 @@ KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
   around the MAP, -cn moves with the Crank–Nicolson proposal around the
   Laplace approximation (mh, tunamh, tfmh, smh1, smh2, flymc, poissonmh):
   tunamh-cv-cn, tfmh-cv-cn, mh-cn, … The Poisson kernels need a bounded
-  prior (--prior box:R or ball:R).
+  prior (--prior box:R or ball:R). The chains of a kernel built on the
+  Laplace approximation (any -cv or -cn form, smh1, smh2, flymc; auto when
+  it chooses one) start at draws of it, one per chain (chain k's the same
+  under --chain-id); other kernels' chains start at the origin.
 
 SCALE-OUT: --chain-id k runs chain k (0-based) of a --chains run alone,
   drawing from the same random stream as chain k of one in-process run
@@ -226,7 +229,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	var kern exactmh.Kernel
 	post := m.post
 	var ks *kernelSpec
-	var la *exactmh.LaplaceApprox // the approximation a -cv or -cn kernel is built on
+	var la *exactmh.LaplaceApprox // the approximation a -cv, -cn, SMH or FlyMC kernel is built on
 	if !auto || meta != nil {
 		if ks, err = parseKernel(kernelName); err != nil {
 			return err
