@@ -45,10 +45,26 @@ type auditCheck func(t *Target, theta, next []float64) error
 // datum once per point or pair, through a Target of its own, so the chain's
 // evaluation count and random stream are untouched. trust skips the audit
 // (the kernels' TrustBound). w.next is used as scratch.
-func (w *walk) audit(trust bool, check auditCheck) error {
+//
+// key names the bound and check (a pointer to the bound's run-shared
+// data): the chains of a run, and the automatic default's pilots and the
+// run they choose for, share one audit of a bound — by the first chain to
+// start, at its θ0 — since whether the bound holds does not depend on
+// which chain asks (a kernel whose bound may differ per chain passes "").
+func (w *walk) audit(trust bool, key string, check auditCheck) error {
 	if trust {
 		return nil
 	}
+	if key == "" || w.t.cache == nil {
+		return w.auditNow(check)
+	}
+	_, err := shared(w.t.cache, "audit/"+key, func() (struct{}, error) { return struct{}{}, w.auditNow(check) })
+	return err
+}
+
+// auditNow is audit without sharing: it checks the bound at this chain's
+// θ0 and proposals from it.
+func (w *walk) auditNow(check auditCheck) error {
 	t, err := NewTarget(posteriorOf(w.t))
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
@@ -130,6 +146,14 @@ func (w *worstViolation) err(n int) error {
 	}
 	return fmt.Errorf("%d of %d data violate their bounds here; the worst: %w", w.count, n, w.v)
 }
+
+// auditKey names a tempered DiffBound's audit (diffAudit, the same for
+// every kernel that uses it): the run shares the bound (diffBound).
+func (b *DiffBound) auditKey() string { return fmt.Sprintf("diff/%p", b) }
+
+// auditKey names the audit of the counts' tempered range, shared by the
+// run as the alias table over its widths is.
+func (p *poissonCounts) auditKey() string { return fmt.Sprintf("range/%p", &p.width[0]) }
 
 // diffAudit checks a tempered DiffBound (TunaMH, TFMH) as their steps do:
 // |β(U_i(θ) − U_i(θ′))| ≤ βc_i·M(θ, θ′) for every datum. A c_i = 0 passes
@@ -254,7 +278,7 @@ func flyAudit(b FlyBound) auditCheck {
 func (c *smhChain) audited(trust bool) (Chain, error) {
 	beta := c.t.Beta()
 	order := float64(c.k.Order + 1)
-	err := c.walk.audit(trust, func(t *Target, theta, next []float64) error {
+	err := c.walk.audit(trust, fmt.Sprintf("smh/%p", &c.b[0]), func(t *Target, theta, next []float64) error {
 		if next == nil {
 			return nil
 		}

@@ -44,6 +44,22 @@ type Choice struct {
 	// fromLaplace: the chosen kernel is built on Laplace (a -CN name), so
 	// Sample starts its chains from draws of it (LaplaceInits).
 	fromLaplace bool
+	// caches are the run caches of the pilots, one per posterior they
+	// sampled, which Sample's run of the choice continues: the bounds, the
+	// alias tables over them and the bound audits (walk.audit) are built
+	// once for the pilots and the run.
+	caches map[*Posterior]*runCache
+}
+
+// cache returns the run cache shared by the pilots and the run on p.
+func (c *Choice) cache(p *Posterior) *runCache {
+	if c.caches == nil {
+		c.caches = map[*Posterior]*runCache{}
+	}
+	if c.caches[p] == nil {
+		c.caches[p] = newRunCache()
+	}
+	return c.caches[p]
 }
 
 // Candidate is one pilot of the automatic default.
@@ -271,11 +287,11 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 // A pilot that cannot beat the best so far, beat ESS/s, is stopped as soon
 // as its warmup shows it: after a few transitions, two effective draws per
 // transition at its pace is below beat (pilotGuard).
-func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration, beat float64) (rate, evals, atMost, scale float64, err error) {
+func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration, beat float64, cache *runCache) (rate, evals, atMost, scale float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	guard := &pilotGuard{beat: beat, cancel: cancel}
-	res, err := Sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init, Recorder: guard})
+	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init, Recorder: guard}, nil, cache)
 	if guard.stopped > 0 {
 		return 0, 0, guard.stopped, 0, fmt.Errorf("stopped after %d warmup transitions, %.3gs each: at most ≈ %.3g ESS/s, below the best pilot's %.4g",
 			guard.steps, 2/guard.stopped, guard.stopped, beat)
@@ -472,7 +488,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		if best >= 0 {
 			beat = choice.Candidates[best].ESSPerSecond
 		}
-		rate, evals, atMost, scale, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat)
+		rate, evals, atMost, scale, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat, choice.cache(c.post))
 		m.Time, m.Scale = time.Since(t0), scale
 		switch {
 		case ctx.Err() != nil:

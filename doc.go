@@ -101,8 +101,9 @@
 //   - Every datum a step evaluates is checked against its bound; a
 //     violation stops the chain with a BoundViolation (a
 //     LowerBoundViolation for FlyMC).
-//   - Before sampling, the Start of TunaMH, TFMH, PoissonMH, FlyMC and SMH
-//     audits the bound over all N data, at θ0 and three proposals from it,
+//   - Before sampling, the Start of TunaMH, TFMH, PoissonMH, FlyMC, SMH,
+//     Poisson-Barker, Poisson-MALA and TunaMH-SGLD audits the bound over
+//     all N data, at θ0 and three proposals from it,
 //     drawn by the kernel's Proposal at 1, 3 and 10 times its initial step
 //     scale from a fixed generator of the audit's own (the chain's random
 //     stream and evaluation count are untouched) and moved into the prior's
@@ -118,15 +119,17 @@
 //     bound, how many data fail there, and — for β < 1, when the bound
 //     would hold divided by β — that it was probably given in tempered
 //     units. It costs 3 passes over the data (TunaMH, TFMH, SMH), 4
-//     (PoissonMH) or 6 (FlyMC) per chain: about 0.1 to 0.25 s per chain for
-//     a logistic regression with N = 10⁶ and d = 10
-//     (go test -run '^$' -bench StartAudit .).
+//     (PoissonMH) or 6 (FlyMC): about 0.1 to 0.25 s for a logistic
+//     regression with N = 10⁶ and d = 10 (go test -run '^$' -bench
+//     StartAudit .). A bound is audited once per run, by the first chain
+//     to start, at its θ0 (whether it holds does not depend on the chain;
+//     FlyMC, whose check keeps state, audits per chain), and the automatic
+//     default's pilots share their audits with the run they choose for.
 //
 // The audit does not check the bound anywhere else in the support: a bound
 // wrong only far from θ0 is found, if ever, when a step draws a violating
 // datum there. It does not find loose bounds (valid, only costly), nor a
-// wrong bound that happens to hold at its points. Poisson-Barker,
-// Poisson-MALA and TunaMH-SGLD do not audit yet. CheckBound, CheckRange
+// wrong bound that happens to hold at its points. CheckBound, CheckRange
 // and CheckFlyBound search the whole support much more thoroughly (200
 // points or pairs by default); run them on every hand-made bound. Each
 // auditing kernel's TrustBound field skips the audit, for a bound known to

@@ -105,7 +105,7 @@ func (k FlyMC) Start(t *Target, theta0 []float64) (Chain, error) {
 			return nil, within("FlyMC", err)
 		}
 	}
-	if err := w.audit(k.TrustBound, flyAudit(b)); err != nil {
+	if err := w.audit(k.TrustBound, "", flyAudit(b)); err != nil {
 		return nil, err
 	}
 	n := t.N()

@@ -150,7 +150,8 @@ func startMetricAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, t
 	// The bound audit every minibatch kernel's Start makes (audit.go), with
 	// the scheme's check and the framework chain's walk for the points.
 	if a, ok := ac.scheme.(auditor); ok {
-		if err := ac.walk.audit(trust, a.auditCheck()); err != nil {
+		key, check := a.auditCheck()
+		if err := ac.walk.audit(trust, key, check); err != nil {
 			return nil, err
 		}
 	}
@@ -159,11 +160,14 @@ func startMetricAux[W1, W2 any](s AuxScheme[W1, W2], scale float64, t *Target, t
 
 // auditor is a framework chain whose bound the Start audit checks.
 type auditor interface {
-	auditCheck() auditCheck
+	// auditCheck returns the check and its key for walk.audit.
+	auditCheck() (string, auditCheck)
 }
 
 // auditCheck checks the counts' range (PoissonMH's check).
-func (c *poissonGradChain) auditCheck() auditCheck { return c.counts.audit }
+func (c *poissonGradChain) auditCheck() (string, auditCheck) {
+	return c.counts.auditKey(), c.counts.audit
+}
 
 // poissonGradScheme is the AuxScheme behind PoissonBarker and PoissonMALA:
 // ω1 = ω2 = the Poisson counts at θ.

@@ -517,7 +517,7 @@ type Event struct {
 // Completed always comes with a nil error.
 func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, error) {
 	if k != nil {
-		return sample(ctx, p, k, s, nil)
+		return sample(ctx, p, k, s, nil, nil)
 	}
 	choice, err := Choose(ctx, p, s)
 	if err != nil {
@@ -526,7 +526,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	if choice.fromLaplace {
 		s = LaplaceInits(s, choice.Laplace, choice.Posterior)
 	}
-	return sample(ctx, choice.Posterior, choice.Kernel, s, choice)
+	return sample(ctx, choice.Posterior, choice.Kernel, s, choice, choice.cache(choice.Posterior))
 }
 
 // LaplaceInits returns a copy of s with one θ0 per chain drawn from the
@@ -566,7 +566,7 @@ func LaplaceInits(s *Settings, la *LaplaceApprox, p *Posterior) *Settings {
 
 // sample is Sample with the kernel given, and the automatic default's
 // choice that led to it (nil: the caller's).
-func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Choice) (res *Result, err error) {
+func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Choice, cache *runCache) (res *Result, err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -602,7 +602,9 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	targets := make([]*Target, set.Chains)
 	chains := make([]Chain, set.Chains)
 	startErrs := make([]error, set.Chains)
-	cache := newRunCache()
+	if cache == nil {
+		cache = newRunCache()
+	}
 	startChain := func(c int) (err error) {
 		where := "Sample"
 		defer func() {

@@ -89,7 +89,7 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.audit(k.TrustBound, diffAudit(b)); err != nil {
+	if err := w.audit(k.TrustBound, b.auditKey(), diffAudit(b)); err != nil {
 		return nil, err
 	}
 	table, err := boundTable("TFMH", "bound constants c_i (DiffBound.C)", b.C, t, false)

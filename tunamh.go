@@ -174,7 +174,7 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.audit(k.TrustBound, diffAudit(b)); err != nil {
+	if err := w.audit(k.TrustBound, b.auditKey(), diffAudit(b)); err != nil {
 		return nil, err
 	}
 	batch, err := newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch, k.term, k.weights)

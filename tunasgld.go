@@ -162,7 +162,9 @@ type tunaOmega2 struct {
 }
 
 // auditCheck checks the DiffBound (TunaMH's check).
-func (c *tunaSGLDChain) auditCheck() auditCheck { return diffAudit(c.batch.bound) }
+func (c *tunaSGLDChain) auditCheck() (string, auditCheck) {
+	return c.batch.bound.auditKey(), diffAudit(c.batch.bound)
+}
 
 type tunaSGLDChain struct {
 	k      TunaMHSGLD
