@@ -112,39 +112,74 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	}
 	cp := &cvPrior{base: prior, beta: p.beta(), d: d, center: e.center,
 		grad: make([]float64, d), hess: make([]float64, d*d)}
-	acc := rankAcc{h: cp.hess, d: d}
 	e.conv, _ = g.(rowConverter)
+	e.k3.n = n
 	if n <= cvRecordLimit {
 		e.at = make([]cvTaylor, n)
 	}
-	rows := newRowCursor(g)
-	for i := range n {
-		x := rows.row(i)
-		// ẑ_i exactly as taylor computes it when it does not store it.
-		z := e.rowDot(i, e.center)
-		f1, f2 := g.LossDerivs(i, z)
-		if math.IsNaN(f1) || math.IsInf(f1, 0) || math.IsNaN(f2) || math.IsInf(f2, 0) {
-			return nil, fmt.Errorf("exactmh: %s: datum %d: f′ = %v, f″ = %v at x_iᵀθ̂ = %v", who, i, f1, f2, z)
-		}
-		lo, hi := glmZRange(x, prior)
-		k3, err := glmLossBound(who, g, i, 3, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		var s2 float64
-		for a := range d {
-			v := dot(lt[a*d+a:a*d+d], x[a:])
-			s2 += v * v
-		}
-		if e.at != nil {
-			e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2}
-		}
-		e.setBound3(i, k3)
-		e.c[i] = k3 * s2 * math.Sqrt(s2)
-		axpy(cp.grad, f1, x)
-		acc.add(x, f2)
+	// One pass over the data in blocks (parallel.go): each datum's
+	// expansion, K_i and c_i in place, the sums Σf_i′x_i and Σf_i″x_ix_iᵀ
+	// per block, added in block order.
+	type part struct {
+		grad, hess []float64
+		k3         mostlyOne
+		err        error
 	}
-	acc.flush()
+	nb := passBlocks(n, d*d+d)
+	parts := make([]part, nb)
+	forBlocks(nb, func(b int) {
+		pt := &parts[b]
+		lo, hi := blockRange(b, nb, n)
+		pt.grad, pt.hess, pt.k3.n = cp.grad, cp.hess, hi-lo
+		if nb > 1 {
+			pt.grad, pt.hess = make([]float64, d), make([]float64, d*d)
+		}
+		acc := rankAcc{h: pt.hess, d: d}
+		rows := newRowCursor(g)
+		for i := lo; i < hi; i++ {
+			x := rows.row(i)
+			// ẑ_i exactly as taylor computes it when it does not store it.
+			z := e.rowDot(i, e.center)
+			f1, f2 := g.LossDerivs(i, z)
+			if math.IsNaN(f1) || math.IsInf(f1, 0) || math.IsNaN(f2) || math.IsInf(f2, 0) {
+				pt.err = fmt.Errorf("exactmh: %s: datum %d: f′ = %v, f″ = %v at x_iᵀθ̂ = %v", who, i, f1, f2, z)
+				return
+			}
+			zlo, zhi := glmZRange(x, prior)
+			k3, err := glmLossBound(who, g, i, 3, zlo, zhi)
+			if err != nil {
+				pt.err = err
+				return
+			}
+			var s2 float64
+			for a := range d {
+				v := dot(lt[a*d+a:a*d+d], x[a:])
+				s2 += v * v
+			}
+			if e.at != nil {
+				e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2}
+			}
+			pt.k3.set(i-lo, k3)
+			e.c[i] = k3 * s2 * math.Sqrt(s2)
+			axpy(pt.grad, f1, x)
+			acc.add(x, f2)
+		}
+		acc.flush()
+	})
+	for b := range parts {
+		pt := &parts[b]
+		if pt.err != nil {
+			return nil, pt.err
+		}
+		lo, hi := blockRange(b, nb, n)
+		for i := lo; i < hi; i++ {
+			e.k3.set(i, pt.k3.at(i-lo))
+		}
+		if nb > 1 {
+			axpy(cp.grad, 1, pt.grad)
+			addUpper(cp.hess, pt.hess, d)
+		}
+	}
 	symmetrize(cp.hess, d)
 	if err := finiteVec(who+": Σ∇U_i(θ̂)", cp.grad); err != nil {
 		return nil, err
@@ -179,8 +214,7 @@ type cvEnergy struct {
 	d, n   int
 	center []float64
 	at     []cvTaylor // nil beyond cvRecordLimit data
-	k3     []float64  // nil when every K_i is k3All
-	k3All  float64
+	k3     mostlyOne  // K_i
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
 }
@@ -203,30 +237,40 @@ func (e *cvEnergy) taylor(i int) cvTaylor {
 	return cvTaylor{zHat: z, f1: f1, f2: f2}
 }
 
-// setBound3 records K_i, in order of i: one number until a datum's
+// bound3 returns K_i.
+func (e *cvEnergy) bound3(i int) float64 { return e.k3.at(i) }
+
+// mostlyOne holds n numbers set in order of index: one number until one
 // differs (under any unbounded prior every datum's z range, and so K_i, is
 // the same), then a slice.
-func (e *cvEnergy) setBound3(i int, k float64) {
+type mostlyOne struct {
+	n   int
+	all float64
+	v   []float64 // nil while every number is all
+}
+
+// set sets number i, after numbers 0 … i−1.
+func (m *mostlyOne) set(i int, x float64) {
 	switch {
 	case i == 0:
-		e.k3All = k
-	case e.k3 != nil:
-		e.k3[i] = k
-	case k != e.k3All:
-		e.k3 = make([]float64, e.n)
+		m.all = x
+	case m.v != nil:
+		m.v[i] = x
+	case x != m.all:
+		m.v = make([]float64, m.n)
 		for j := range i {
-			e.k3[j] = e.k3All
+			m.v[j] = m.all
 		}
-		e.k3[i] = k
+		m.v[i] = x
 	}
 }
 
-// bound3 returns K_i.
-func (e *cvEnergy) bound3(i int) float64 {
-	if e.k3 == nil {
-		return e.k3All
+// at returns number i.
+func (m *mostlyOne) at(i int) float64 {
+	if m.v == nil {
+		return m.all
 	}
-	return e.k3[i]
+	return m.v[i]
 }
 
 var (

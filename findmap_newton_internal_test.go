@@ -103,3 +103,77 @@ func TestStridedGLM(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedPasses: the passes split into blocks (parallel.go) — the
+// Newton sweep and ControlVariates' construction — give what one
+// sequential pass gives: the same c_i and K_i bit for bit (including K_i
+// that differ between data, under a box), sums within rounding.
+func TestBlockedPasses(t *testing.T) {
+	const n, d = 3000, 4
+	rng := rand.New(rand.NewPCG(9, 9))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	for i := range y {
+		y[i] = float64(rng.IntN(4))
+	}
+	// A Poisson GLM: under a box K_i = sup e^z over datum i's range.
+	lr, err := NewGLM(x, y, d, PoissonFamily{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := NewCube(d, -0.5, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Posterior{Energy: lr, Prior: box}
+	la, err := LaplaceAt(p, []float64{0.1, -0.1, 0.05, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := []float64{0.3, -0.2, 0.1, 0.4}
+	run := func(minData int) (f float64, g, h []float64, cv *cvEnergy, cvp *cvPrior) {
+		old := minBlockData
+		minBlockData = minData
+		defer func() { minBlockData = old }()
+		tg, err := NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, h = make([]float64, d), make([]float64, d*d)
+		if f, _, err = tg.newtonSweep(tg.hessianer(), h, g, theta); err != nil {
+			t.Fatal(err)
+		}
+		q, err := ControlVariates(p, la)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, g, h, q.Energy.(*cvEnergy), q.Prior.(*cvGradPrior).cvPrior
+	}
+	f1, g1, h1, e1, p1 := run(1 << 30)
+	f6, g6, h6, e6, p6 := run(500)
+	if passBlocks(n, d*d+d) != 1 {
+		t.Fatal("the default block size splits 3000 data")
+	}
+	close := func(what string, a, b []float64) {
+		for j := range a {
+			if math.Abs(a[j]-b[j]) > 1e-11*(1+math.Abs(a[j])) {
+				t.Errorf("%s[%d]: sequential %v, blocked %v", what, j, a[j], b[j])
+			}
+		}
+	}
+	close("f", []float64{f1}, []float64{f6})
+	close("∇", g1, g6)
+	close("H", h1, h6)
+	close("Σf′x", p1.grad, p6.grad)
+	close("Σf″xxᵀ", p1.hess, p6.hess)
+	if e1.k3.v == nil {
+		t.Fatal("K_i are all equal under the box: the test needs them to differ")
+	}
+	for i := range n {
+		if e1.c[i] != e6.c[i] || e1.bound3(i) != e6.bound3(i) || e1.at[i] != e6.at[i] {
+			t.Fatalf("datum %d: c %v vs %v, K %v vs %v", i, e1.c[i], e6.c[i], e1.bound3(i), e6.bound3(i))
+		}
+	}
+}

@@ -80,6 +80,13 @@ func (a *rankAcc) flush() {
 	a.m = 0
 }
 
+// addUpper adds the upper triangle of the d×d row-major src to dst's.
+func addUpper(dst, src []float64, d int) {
+	for a := range d {
+		axpy(dst[a*d+a:a*d+d], 1, src[a*d+a:a*d+d])
+	}
+}
+
 // symmetrize copies the upper triangle of the d×d row-major h below the
 // diagonal.
 func symmetrize(h []float64, d int) {
@@ -164,37 +171,75 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 		return f, passes, t.addFullHessian(hs, h, theta)
 	}
 	d := t.d
+	// The blocks' partial sums: the data's energy, gradient and Hessian.
+	nb := passBlocks(t.n, d*d+d)
+	type part struct {
+		sum  float64
+		g, h []float64
+		err  error
+	}
+	parts := make([]part, nb)
+	forBlocks(nb, func(b int) {
+		pt := &parts[b]
+		idx, val := t.idxBuf[:], t.valBuf[:]
+		pt.g, pt.h = g, h
+		if nb > 1 {
+			idx, val = make([]int, chunk), make([]float64, chunk)
+			pt.g, pt.h = make([]float64, d), make([]float64, d*d)
+		}
+		lo, hi := blockRange(b, nb, t.n)
+		pt.sum, pt.err = t.glmSweep(gl, pt.g, pt.h, theta, lo, hi, idx, val)
+	})
 	var sum float64
-	acc := rankAcc{h: h, d: d}
+	for b := range parts {
+		pt := &parts[b]
+		if pt.err != nil {
+			return 0, 1, pt.err
+		}
+		sum += pt.sum
+		if nb > 1 {
+			axpy(g, 1, pt.g)
+			addUpper(h, pt.h, d)
+		}
+	}
+	t.evals += int64(t.n)
+	t.gradEvals += int64(t.n)
+	t.hessEvals += int64(t.n)
+	if err := finiteGradient(g, theta); err != nil {
+		return 0, 1, err
+	}
+	return t.beta * sum, 1, finiteHessian(h, d, theta)
+}
+
+// glmSweep is newtonSweep of a GLM over data lo … hi−1: it returns
+// Σ_iU_i(θ) (untempered) and adds β·Σ_i∇U_i(θ) to g and β·Σ_i∇²U_i(θ) to
+// the upper triangle of h, with idx and val (chunk long) as scratch. It
+// reads only the Target's β and N, so blocks run concurrently.
+func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, val []float64) (float64, error) {
+	var sum float64
+	acc := rankAcc{h: h, d: t.d}
 	rows := newRowCursor(gl)
-	for lo := 0; lo < t.n; lo += chunk {
-		m := min(chunk, t.n-lo)
-		idx, val := t.idxBuf[:m], t.valBuf[:m]
+	for start := lo; start < hi; start += chunk {
+		m := min(chunk, hi-start)
+		idx, val := idx[:m], val[:m]
 		for k := range idx {
-			i := lo + k
+			i := start + k
 			idx[k] = i
 			row := rows.row(i)
 			z := dot(row, theta)
 			val[k] = gl.Loss(i, z)
 			f1, f2 := gl.LossDerivs(i, z)
-			c1 := t.beta * f1
-			axpy(g, c1, row[:d])
+			axpy(g, t.beta*f1, row[:t.d])
 			acc.add(row, t.beta*f2)
-			t.hessEvals++
 		}
 		acc.flush()
-		t.evals += int64(m)
-		t.gradEvals += int64(m)
 		s, err := sumEnergies(val, idx, theta)
 		if err != nil {
-			return 0, 1, err
+			return 0, err
 		}
 		sum += s
 	}
-	if err := finiteGradient(g, theta); err != nil {
-		return 0, 1, err
-	}
-	return t.beta * sum, 1, finiteHessian(h, d, theta)
+	return sum, nil
 }
 
 // finiteHessian reports the first non-finite entry of the upper triangle

@@ -1,0 +1,82 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Whole-data passes outside the chains (FindMAP's Newton sweeps, the
+// Laplace Hessian, ControlVariates) split the data into contiguous blocks
+// whose partial sums are added in block order. The number of blocks
+// depends on N and the size of a partial sum only, never on the machine,
+// so the result is the same bits with any number of CPUs; the blocks run
+// on up to GOMAXPROCS goroutines.
+// minBlockData is the fewest data a block holds: below it a pass is too
+// short for goroutines to pay. A variable for the tests, which compare
+// blocked passes with sequential ones on small data.
+var minBlockData = 1 << 16
+
+const (
+	// maxBlocks bounds the blocks of a pass (and so the CPUs it uses).
+	maxBlocks = 8
+	// maxBlockFloats bounds the memory of the partial sums (32 MiB).
+	maxBlockFloats = 1 << 22
+)
+
+// passBlocks returns the number of blocks of a pass over n data whose
+// partial sums take perBlock float64s each (1: sequential).
+func passBlocks(n, perBlock int) int {
+	nb := min(maxBlocks, n/minBlockData)
+	if perBlock > 0 {
+		nb = min(nb, maxBlockFloats/perBlock)
+	}
+	return max(1, nb)
+}
+
+// blockRange returns block b's data [lo, hi) of nb blocks over n data.
+func blockRange(b, nb, n int) (lo, hi int) {
+	return b * n / nb, (b + 1) * n / nb
+}
+
+// forBlocks calls f(b) for b = 0 … nb−1 on up to GOMAXPROCS goroutines and
+// returns when all have returned. A panic in f is raised again in the
+// caller's goroutine (where Sample's or the caller's recover sees it), the
+// first block's if several panic.
+func forBlocks(nb int, f func(b int)) {
+	if nb == 1 {
+		f(0)
+		return
+	}
+	workers := min(nb, runtime.GOMAXPROCS(0))
+	panics := make([]any, nb)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for range workers {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				b := next
+				next++
+				mu.Unlock()
+				if b >= nb {
+					return
+				}
+				func() {
+					defer func() { panics[b] = recover() }()
+					f(b)
+				}()
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
+}
