@@ -318,8 +318,10 @@ func (s stridedRows) readRow(dst []float64, i int) []float64 { return s.conv.rea
 // of every stride-th datum, tempered by stride (about newtonHessianRows
 // data), to a decrement of newtonNear nats. Its mode lies within about
 // √stride posterior sds of the whole data's, where Newton on all the data
-// converges in a few iterations; from the origin it needed 10 (16 passes
-// and 5 more for its line searches on the flights data, N = 3·10⁶, d = 32).
+// converges in a few iterations: on the quickstart's flights (N = 3·10⁶,
+// d = 32) 4 iterations on the subsample and 4 on all the data, 8 passes in
+// all, where Newton from the origin with a subsampled Hessian took 10
+// iterations and 21 passes.
 // The result replaces best.Theta only if the whole data's log posterior is
 // higher there (a subsample may separate a rare category, whose
 // coefficient would then run off); the presearch's evaluations are added
