@@ -319,7 +319,7 @@ func (s stridedRows) readRow(dst []float64, i int) []float64 { return s.conv.rea
 // data), to a decrement of newtonNear nats. Its mode lies within about
 // √stride posterior sds of the whole data's, where Newton on all the data
 // converges in a few iterations: on the quickstart's flights (N = 3·10⁶,
-// d = 32) 4 iterations on the subsample and 4 on all the data, 8 passes in
+// d = 32) 3 iterations on the subsample and 4 on all the data, 8 passes in
 // all, where Newton from the origin with a subsampled Hessian took 10
 // iterations and 21 passes.
 // The result replaces best.Theta only if the whole data's log posterior is
