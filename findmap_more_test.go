@@ -41,20 +41,8 @@ func checkMAPResult(t *testing.T, name string, p *exactmh.Posterior, m *exactmh.
 // data instead of a million: from (0.5, 0) the search finds a mode and stays
 // in the box.
 func TestMAPTemperedMixture(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 0))
-	x := make([]float64, 20000)
-	for i := range x {
-		x[i] = math.Sqrt2 * rng.NormFloat64()
-		if rng.IntN(2) == 1 {
-			x[i]++
-		}
-	}
-	e, err := exactmh.NewGaussianMixture(x, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	box, _ := exactmh.NewCube(2, -3, 3)
-	p := &exactmh.Posterior{Energy: e, Prior: box, Beta: 1e-4}
+	p := boxedMixture(t, rand.New(rand.NewPCG(1, 0)), 20000, 1e-4)
+	box := p.Prior.(*exactmh.Box)
 	m, err := exactmh.FindMAP(context.Background(), p, []float64{0.5, 0}, nil)
 	if err != nil {
 		t.Fatal(err)

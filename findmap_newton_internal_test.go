@@ -17,15 +17,7 @@ import (
 // the stride.
 func TestStridedGLM(t *testing.T) {
 	const n, d, stride = 103, 3, 5
-	rng := rand.New(rand.NewPCG(7, 7))
-	x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
-	for i := range x {
-		x32[i] = float32(rng.NormFloat64())
-		x[i] = float64(x32[i])
-	}
-	for i := range y {
-		y[i] = float64(rng.IntN(2))
-	}
+	x, x32, y := binaryRows(rand.New(rand.NewPCG(7, 7)), n, d)
 	lr, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)

@@ -107,8 +107,14 @@ func TestMALADiagonalMetricOnRidge(t *testing.T) {
 // builds it (½N(θ1, 2) + ½N(θ1 + θ2, 2) on [−3, 3]², β = 100/N), with n
 // data drawn from ½N(0, 2) + ½N(1, 2).
 func tgmPosterior(t testing.TB, n int, seed uint64) *exactmh.Posterior {
+	return boxedMixture(t, rand.New(rand.NewPCG(seed, 0)), n, 100/float64(n))
+}
+
+// boxedMixture is the TunaMH paper's truncated Gaussian mixture (App. J.2:
+// x_i ~ ½N(θ1, σ²) + ½N(θ1 + θ2, σ²), θ = (0, 1), σ² = 2, on [−3, 3]²)
+// with n data drawn from rng, tempered by beta (0: untempered).
+func boxedMixture(t testing.TB, rng *rand.Rand, n int, beta float64) *exactmh.Posterior {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 0))
 	x := make([]float64, n)
 	for i := range x {
 		x[i] = math.Sqrt2 * rng.NormFloat64()
@@ -124,7 +130,7 @@ func tgmPosterior(t testing.TB, n int, seed uint64) *exactmh.Posterior {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &exactmh.Posterior{Energy: e, Prior: box, Beta: 100 / float64(n)}
+	return &exactmh.Posterior{Energy: e, Prior: box, Beta: beta}
 }
 
 // mixing returns the smallest bulk ESS per transition over the

@@ -104,23 +104,7 @@ func untemperedLogistic(t testing.TB) *exactmh.Posterior {
 // (App. J.2: x_i ~ ½N(θ1, σ²) + ½N(θ1 + θ2, σ²), θ = (0, 1), σ² = 2, on
 // [−3, 3]²) with N = 10⁵ data, untempered.
 func untemperedMixture(t testing.TB) *exactmh.Posterior {
-	rng := rand.New(rand.NewPCG(14, 2))
-	x := make([]float64, 100000)
-	for i := range x {
-		x[i] = math.Sqrt2 * rng.NormFloat64()
-		if rng.IntN(2) == 1 {
-			x[i]++
-		}
-	}
-	e, err := exactmh.NewGaussianMixture(x, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	box, err := exactmh.NewCube(2, -3, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &exactmh.Posterior{Energy: e, Prior: box}
+	return boxedMixture(t, rand.New(rand.NewPCG(14, 2)), 100000, 0)
 }
 
 // On ordinary untempered posteriors λ + L ≫ N. Start used to reserve
