@@ -284,21 +284,6 @@ func (s *stridedGLM) Energies(dst, theta []float64, idx []int) {
 	}
 }
 
-// AddGradient adds Σ_k w[k]·f_i′(x_iᵀθ)·x_i (Gradienter).
-func (s *stridedGLM) AddGradient(grad, theta []float64, idx []int, w []float64) {
-	for k, i := range idx {
-		j := i * s.stride
-		if s.conv != nil {
-			f1, _ := s.g.LossDerivs(j, s.conv.rowDot(j, theta))
-			s.conv.rowAxpy(grad, w[k]*f1, j)
-			continue
-		}
-		x := s.g.Row(j)
-		f1, _ := s.g.LossDerivs(j, dot(x, theta))
-		axpy(grad, w[k]*f1, x)
-	}
-}
-
 // stridedRows is the subsample of a GLM whose rows are not float64 slices
 // (a rowConverter): the Newton sweep reads them through it, as it reads
 // the whole GLM's, without allocating.

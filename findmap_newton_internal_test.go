@@ -11,7 +11,7 @@ import (
 )
 
 // TestStridedGLM: the subsample view of FindMAP's presearch is datum
-// i·stride of the GLM, through Energies, AddGradient, the contract and,
+// i·stride of the GLM, through Energies, the contract's gradient and,
 // for float32 rows, the rowConverter the Newton sweep reads; and its
 // Newton sweep is the whole GLM's restricted to those data, weighted by
 // the stride.
@@ -47,7 +47,7 @@ func TestStridedGLM(t *testing.T) {
 		view.Energies(got, theta, idx)
 		g.Energies(want, theta, []int{0, 20, 100})
 		grad, wantGrad := make([]float64, d), make([]float64, d)
-		view.(Gradienter).AddGradient(grad, theta, idx, w)
+		glmGradient{view}.AddGradient(grad, theta, idx, w) // the Target's gradient of a GLM
 		g.(Gradienter).AddGradient(wantGrad, theta, []int{0, 20, 100}, w)
 		for k := range 3 {
 			if math.Abs(got[k]-want[k]) > 1e-12 || math.Abs(grad[k]-wantGrad[k]) > 1e-12 {

@@ -7,6 +7,7 @@ package exactmh
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Whole-data passes outside the chains (FindMAP's Newton sweeps, the
@@ -54,15 +55,11 @@ func forBlocks(nb int, f func(b int)) {
 	workers := min(nb, runtime.GOMAXPROCS(0))
 	panics := make([]any, nb)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
+	var next atomic.Int64 // the next block to take
 	for range workers {
 		wg.Go(func() {
 			for {
-				mu.Lock()
-				b := next
-				next++
-				mu.Unlock()
+				b := int(next.Add(1) - 1)
 				if b >= nb {
 					return
 				}
