@@ -103,9 +103,13 @@ func (r *Result) Summary(names ...string) *Summary {
 	s.SamplingTime = tot.Time
 	secs := tot.Time.Seconds()
 
-	var minBulk, minTail, maxRHat = math.Inf(1), math.Inf(1), math.Inf(-1)
-	var worstBulk, worstTail, worstRHat string
-	for j := 0; j < r.Dim; j++ {
+	// The coordinates are summarised in parallel (sorting and ranking long
+	// chains takes a while), each into its own slot.
+	s.Params = make([]ParamSummary, r.Dim)
+	forBlocks(max(r.Dim, 1), func(j int) {
+		if j >= r.Dim {
+			return
+		}
 		all := r.Samples(j)
 		x := make([][]float64, len(used))
 		for i, c := range used {
@@ -115,7 +119,11 @@ func (r *Result) Summary(names ...string) *Summary {
 		if j < len(names) {
 			name = names[j]
 		}
-		p := SummarizeParam(name, x, secs)
+		s.Params[j] = SummarizeParam(name, x, secs)
+	})
+	var minBulk, minTail, maxRHat = math.Inf(1), math.Inf(1), math.Inf(-1)
+	var worstBulk, worstTail, worstRHat string
+	for _, p := range s.Params {
 		if p.ESSBulk < minBulk {
 			minBulk, worstBulk = p.ESSBulk, p.Name
 		}
@@ -125,7 +133,6 @@ func (r *Result) Summary(names ...string) *Summary {
 		if p.RHat > maxRHat {
 			maxRHat, worstRHat = p.RHat, p.Name
 		}
-		s.Params = append(s.Params, p)
 	}
 	if r.Status != Completed {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run %s: %d draws per chain instead of %d", r.Status, s.Draws, r.Settings.Draws))
@@ -188,12 +195,12 @@ func SummarizeParam(name string, x [][]float64, seconds float64) ParamSummary {
 	} else {
 		p.Mean = stat.Mean(pool, nil)
 		p.SD = stat.StdDev(pool, nil) // denominator n − 1, as R's sd
-		p.Q5, p.Q50, p.Q95 = diagnostics.Quantile(pool, 0.05), diagnostics.Quantile(pool, 0.5), diagnostics.Quantile(pool, 0.95)
 	}
-	p.MCSE = diagnostics.MCSEMean(x)
-	p.ESSBulk = diagnostics.ESSBulk(x)
-	p.ESSTail = diagnostics.ESSTail(x)
-	p.RHat = diagnostics.RHat(x)
+	d := diagnostics.Summarize(x)
+	if len(pool) > 0 {
+		p.Q5, p.Q50, p.Q95 = d.Q5, d.Q50, d.Q95
+	}
+	p.MCSE, p.ESSBulk, p.ESSTail, p.RHat = d.MCSEMean, d.ESSBulk, d.ESSTail, d.RHat
 	p.ESSPerSecond = p.ESSBulk / seconds
 	if !diagnostics.Usable(x) {
 		p.NotAvailable = true

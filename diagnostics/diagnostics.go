@@ -21,6 +21,10 @@
 //   - their building blocks [Quantile] (type 7), [Autocovariance] and
 //     [Autocorrelation].
 //
+// [Summarize] computes a summary table's row (quantiles, MCSEMean,
+// ESSBulk, ESSTail, RHat) at once, sharing the sorting and ranking: the same
+// numbers, several times faster on long chains.
+//
 // [ESSCoda] is R's coda::effectiveSize of one sequence (reproduced to 1e-8
 // as well), a second opinion beside [ESSBasic].
 // [TotalVariation], [SymmetricKL] and [MSE] measure the accuracy of an
@@ -91,7 +95,11 @@ func ESSQuantile(x [][]float64, p float64) float64 {
 		p = (s - 0.5) / s
 	}
 	slices.Sort(all)
-	q := sortedQuantile(all, p)
+	return indicatorESS(x, sortedQuantile(all, p))
+}
+
+// indicatorESS is the ESS of the split indicator chains I(x ≤ q).
+func indicatorESS(x [][]float64, q float64) float64 {
 	ind := make([][]float64, len(x))
 	for j, c := range x {
 		ind[j] = make([]float64, len(c))
@@ -132,7 +140,11 @@ func RHatTail(x [][]float64) float64 {
 	}
 	all := pooled(x)
 	slices.Sort(all)
-	med := sortedQuantile(all, 0.5)
+	return rhat(zScale(split(fold(x, sortedQuantile(all, 0.5)))))
+}
+
+// fold returns |x − med|, chain by chain.
+func fold(x [][]float64, med float64) [][]float64 {
 	folded := make([][]float64, len(x))
 	for j, c := range x {
 		folded[j] = make([]float64, len(c))
@@ -140,7 +152,53 @@ func RHatTail(x [][]float64) float64 {
 			folded[j][t] = math.Abs(v - med)
 		}
 	}
-	return rhat(zScale(split(folded)))
+	return folded
+}
+
+// Stats are the diagnostics of one quantity that a summary table reports.
+type Stats struct {
+	Q5, Q50, Q95 float64 // Quantile at 0.05, 0.5 and 0.95 of all draws
+	MCSEMean     float64 // MCSEMean
+	ESSBulk      float64 // ESSBulk
+	ESSTail      float64 // ESSTail
+	RHat         float64 // RHat
+}
+
+// Summarize returns what Quantile (of all draws, at 0.05, 0.5 and 0.95),
+// MCSEMean, ESSBulk, ESSTail and RHat return, the same numbers, computed
+// together: the draws are sorted once for the quantiles and the tail
+// indicators, and rank-normalized once for the bulk ESS and R-hat. On two
+// chains of a million draws that is several times faster than the separate
+// calls. The quantiles are those of the pooled draws whether or not x is
+// Usable (NaN only for no draws); the rest are NaN where the separate
+// functions are.
+func Summarize(x [][]float64) Stats {
+	nan := math.NaN()
+	st := Stats{nan, nan, nan, nan, nan, nan, nan}
+	all := pooled(x)
+	if len(all) == 0 {
+		return st
+	}
+	slices.Sort(all)
+	st.Q5, st.Q50, st.Q95 = sortedQuantile(all, 0.05), sortedQuantile(all, 0.5), sortedQuantile(all, 0.95)
+	if !Usable(x) {
+		return st
+	}
+	halves := split(x)
+	if basic := ess(halves); !math.IsNaN(basic) {
+		st.MCSEMean = sampleSD(pooled(x)) / math.Sqrt(basic)
+	}
+	z := zScale(halves)
+	st.ESSBulk = ess(z)
+	tail := math.Min(indicatorESS(x, sortedQuantile(all, 0.05)), indicatorESS(x, sortedQuantile(all, 0.95)))
+	if !math.IsNaN(tail) {
+		st.ESSTail = tail
+	}
+	bulk, folded := rhat(z), rhat(zScale(split(fold(x, st.Q50))))
+	if !math.IsNaN(bulk) && !math.IsNaN(folded) {
+		st.RHat = math.Max(bulk, folded)
+	}
+	return st
 }
 
 // RHatBasic is the classic split R-hat of the raw draws
@@ -320,7 +378,11 @@ func split(x [][]float64) [][]float64 {
 
 // pooled returns a fresh slice of all draws of all chains.
 func pooled(x [][]float64) []float64 {
-	var all []float64
+	size := 0
+	for _, c := range x {
+		size += len(c)
+	}
+	all := make([]float64, 0, size)
 	for _, c := range x {
 		all = append(all, c...)
 	}
@@ -331,13 +393,14 @@ func pooled(x [][]float64) []float64 {
 // Φ⁻¹((r − 3/8)/(S + 1/4)) (Blom's offset), keeping the chain layout.
 func zScale(x [][]float64) [][]float64 {
 	type item struct {
-		v    float64
-		j, t int
+		v   float64
+		pos int // chain·n + iteration
 	}
-	var items []item
+	n := len(x[0])
+	items := make([]item, 0, len(x)*n)
 	for j, c := range x {
 		for t, v := range c {
-			items = append(items, item{v, j, t})
+			items = append(items, item{v, j*n + t})
 		}
 	}
 	slices.SortFunc(items, func(a, b item) int {
@@ -349,10 +412,7 @@ func zScale(x [][]float64) [][]float64 {
 		}
 		return 0
 	})
-	out := make([][]float64, len(x))
-	for j, c := range x {
-		out[j] = make([]float64, len(c))
-	}
+	flat := make([]float64, len(items))
 	s := float64(len(items))
 	for i := 0; i < len(items); {
 		k := i
@@ -362,9 +422,13 @@ func zScale(x [][]float64) [][]float64 {
 		rank := float64(i+1+k) / 2 // average of ranks i+1 … k
 		z := -math.Sqrt2 * math.Erfcinv(2*(rank-0.375)/(s+0.25))
 		for _, it := range items[i:k] {
-			out[it.j][it.t] = z
+			flat[it.pos] = z
 		}
 		i = k
+	}
+	out := make([][]float64, len(x))
+	for j := range x {
+		out[j] = flat[j*n : (j+1)*n : (j+1)*n]
 	}
 	return out
 }
@@ -373,17 +437,47 @@ func zScale(x [][]float64) [][]float64 {
 // estimators on the averaged within-chain autocovariance, combined with the
 // between-chain variance (Vehtari et al. 2021, eq. 10–11), capped at
 // S·log10(S).
+//
+// Geyer's sequence stops at the first lag pair whose sum is not positive:
+// after a few lags for a chain that mixes well. So the autocovariance is
+// first computed directly at 8, then 32, then 128 lags (O(lags·n)), and by
+// FFT at every lag (O(n log n), posterior's way) only when the sequence runs
+// past them. The two agree to rounding.
 func ess(x [][]float64) float64 {
 	m, n := len(x), len(x[0])
 	if n < 3 || !Usable(x) {
 		return math.NaN()
 	}
-	acov := make([]float64, n)
+	for lags := 8; ; lags *= 4 {
+		var acov []float64
+		if lags < n && lags <= maxDirectLags {
+			acov = directAutocovariance(x, lags)
+		} else {
+			acov = make([]float64, n)
+			for _, c := range x {
+				for k, a := range Autocovariance(c) {
+					acov[k] += a / float64(m)
+				}
+			}
+		}
+		if v, ok := geyerESS(x, acov); ok {
+			return v
+		}
+	}
+}
+
+// maxDirectLags is the most lags computed directly before ess turns to the
+// FFT, which costs about as much as 400 direct lags.
+var maxDirectLags = 128
+
+// geyerESS is ess given the chain-averaged autocovariance acov at lags
+// 0 … len(acov)−1. It reports false when Geyer's sequence needs lags past
+// those (never when len(acov) is the chain length).
+func geyerESS(x [][]float64, acov []float64) (float64, bool) {
+	m, n := len(x), len(x[0])
+	lags := len(acov)
 	means := make([]float64, m)
 	for j, c := range x {
-		for k, a := range Autocovariance(c) {
-			acov[k] += a / float64(m)
-		}
 		means[j] = meanOf(c)
 	}
 	w := acov[0] * float64(n) / float64(n-1)
@@ -394,13 +488,16 @@ func ess(x [][]float64) float64 {
 	rhoHat := func(k int) float64 { return 1 - (w-acov[k])/varPlus }
 
 	// Initial positive sequence over pairs (Geyer 1992).
-	rho := make([]float64, n)
+	rho := make([]float64, lags)
 	rho[0] = 1
 	even, odd := 1.0, rhoHat(1)
 	rho[1] = odd
 	t := 0
 	for t < n-5 && !math.IsNaN(even+odd) && even+odd > 0 {
 		t += 2
+		if t+1 >= lags {
+			return 0, false
+		}
 		even, odd = rhoHat(t), rhoHat(t+1)
 		if even+odd >= 0 {
 			rho[t], rho[t+1] = even, odd
@@ -427,7 +524,65 @@ func ess(x [][]float64) float64 {
 	tau := -1 + 2*sum + rho[maxT]
 	size := float64(m * n)
 	tau = math.Max(tau, 1/math.Log10(size))
-	return size / tau
+	return size / tau, true
+}
+
+// directAutocovariance returns the chain-averaged biased autocovariance at
+// lags 0 … lags−1, summed directly: lag 0 is each chain's biased variance
+// exactly, as Autocovariance scales it.
+func directAutocovariance(x [][]float64, lags int) []float64 {
+	m, n := len(x), len(x[0])
+	acov := make([]float64, lags)
+	centred := make([]float64, n)
+	for _, c := range x {
+		v := sampleVar(c)
+		if v == 0 {
+			continue // Autocovariance's zeros
+		}
+		mean := meanOf(c)
+		for t, xt := range c {
+			centred[t] = xt - mean
+		}
+		acov[0] += v * float64(n-1) / float64(n) / float64(m)
+		// Four lags at a time: four independent sums share each load.
+		k := 1
+		for ; k+3 < lags; k += 4 {
+			var s0, s1, s2, s3 float64
+			t := 0
+			for ; t+k+3 < n; t++ {
+				a := centred[t]
+				s0 += a * centred[t+k]
+				s1 += a * centred[t+k+1]
+				s2 += a * centred[t+k+2]
+				s3 += a * centred[t+k+3]
+			}
+			// The last terms, which the shorter lags still have.
+			for ; t+k+2 < n; t++ {
+				a := centred[t]
+				s0 += a * centred[t+k]
+				s1 += a * centred[t+k+1]
+				s2 += a * centred[t+k+2]
+			}
+			for ; t+k+1 < n; t++ {
+				s0 += centred[t] * centred[t+k]
+				s1 += centred[t] * centred[t+k+1]
+			}
+			for ; t+k < n; t++ {
+				s0 += centred[t] * centred[t+k]
+			}
+			for i, si := range [4]float64{s0, s1, s2, s3} {
+				acov[k+i] += si / float64(n) / float64(m)
+			}
+		}
+		for ; k < lags; k++ {
+			s := 0.0
+			for t := 0; t+k < n; t++ {
+				s += centred[t] * centred[t+k]
+			}
+			acov[k] += s / float64(n) / float64(m)
+		}
+	}
+	return acov
 }
 
 // rhat is posterior's .rhat on already split chains:

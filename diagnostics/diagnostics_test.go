@@ -267,3 +267,51 @@ func TestAccuracyMeasures(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeIsTheSeparateCalls checks Summarize against the functions it
+// combines, bit for bit (or NaN where they are), on every fixture (constant,
+// short, odd-length and disagreeing chains among them), on a ragged input
+// and on no draws.
+func TestSummarizeIsTheSeparateCalls(t *testing.T) {
+	inputs := map[string][][]float64{
+		"ragged": {{1, 2, 3}, {1, 2}},
+		"empty":  {},
+	}
+	for _, fx := range loadFixtures(t) {
+		inputs[fx.Name] = fx.Chains
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	long := make([][]float64, 2)
+	for j := range long {
+		long[j] = make([]float64, 100001)
+		v := 0.0
+		for i := range long[j] {
+			v = 0.95*v + r.NormFloat64()
+			long[j][i] = v
+		}
+	}
+	inputs["long ar0.95"] = long
+	for name, x := range inputs {
+		var all []float64
+		for _, c := range x {
+			all = append(all, c...)
+		}
+		got := diagnostics.Summarize(x)
+		for _, c := range []struct {
+			what      string
+			got, want float64
+		}{
+			{"Q5", got.Q5, diagnostics.Quantile(all, 0.05)},
+			{"Q50", got.Q50, diagnostics.Quantile(all, 0.5)},
+			{"Q95", got.Q95, diagnostics.Quantile(all, 0.95)},
+			{"MCSEMean", got.MCSEMean, diagnostics.MCSEMean(x)},
+			{"ESSBulk", got.ESSBulk, diagnostics.ESSBulk(x)},
+			{"ESSTail", got.ESSTail, diagnostics.ESSTail(x)},
+			{"RHat", got.RHat, diagnostics.RHat(x)},
+		} {
+			if c.got != c.want && !(math.IsNaN(c.got) && math.IsNaN(c.want)) {
+				t.Errorf("%s: Summarize's %s = %.17g, the separate call %.17g", name, c.what, c.got, c.want)
+			}
+		}
+	}
+}

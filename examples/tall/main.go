@@ -67,7 +67,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/examples/internal/sim"
@@ -307,7 +306,8 @@ func (st *study) run(p *posterior, k kernel, budget time.Duration) (*exactmh.Res
 // parallel), the same including warmup and the MAP/Laplace search, datum
 // evaluations per effective draw and the mean's error in reference sds.
 func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD []float64) map[string]any {
-	ess := minESS(res)
+	sum := res.Summary()
+	ess := sum.MinESSBulk()
 	var sampling, warmup time.Duration
 	for _, c := range res.Chains {
 		sampling = max(sampling, c.Sampling.Time)
@@ -334,7 +334,7 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 			errSD += math.Abs(m[j]-refMean[j]) / refSD[j] / float64(len(m))
 		}
 	}
-	return report.Row(res, map[string]any{
+	return report.RowOf(res, sum, map[string]any{
 		"kernel":            k.name,
 		"posterior":         p.name,
 		"n":                 p.n,
@@ -560,21 +560,6 @@ func tgm(seed uint64, quick bool) (*posterior, error) {
 	}
 	return &posterior{name: "tgm", post: &exactmh.Posterior{Energy: e, Prior: box, Beta: 100 / float64(n)},
 		init: []float64{0.5, 0.5}, n: n, d: 2}, nil
-}
-
-// minESS returns the smallest bulk ESS over the coordinates, with every
-// chain cut to the shortest one's length (chains bounded by time differ).
-func minESS(res *exactmh.Result) float64 {
-	short := keptDraws(res)
-	ess := math.Inf(1)
-	for j := range res.Dim {
-		x := res.Samples(j)
-		for c := range x {
-			x[c] = x[c][:short]
-		}
-		ess = math.Min(ess, diagnostics.ESSBulk(x))
-	}
-	return ess
 }
 
 // keptDraws returns the draws per chain that the diagnostics use: chains

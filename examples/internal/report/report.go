@@ -27,7 +27,12 @@ import (
 // sampling wall time summed over chains (per chain-second), and seconds is the
 // run's wall time. extra adds or overrides fields.
 func Row(res *exactmh.Result, extra map[string]any) map[string]any {
-	s := res.Summary()
+	return RowOf(res, res.Summary(), extra)
+}
+
+// RowOf is Row given the run's Summary, for callers that have it already
+// (summarising long chains takes a while).
+func RowOf(res *exactmh.Result, s *exactmh.Summary, extra map[string]any) map[string]any {
 	row := map[string]any{
 		"kernel":         res.Kernel,
 		"exact":          res.Exact,
