@@ -159,6 +159,67 @@ func softplus(z float64) float64 {
 	return math.Log1p(math.Exp(z))
 }
 
+// logisticGroup is how many data logisticLosses and logisticLossDiffs
+// transform at a time.
+const logisticGroup = 64
+
+// logisticLosses sets dst[k] = softplus(z) − y_{idx[k]}·z for the linear
+// predictors z = dst[k]: the logistic energies, bit for bit softplus's. The
+// exponentials of a group of data are computed back to back, then their
+// log1p: datum by datum each log1p waits for its exp, and the loss takes
+// about 1.8× as long.
+func logisticLosses(dst, y []float64, idx []int) {
+	var e [logisticGroup]float64
+	for lo := 0; lo < len(idx); lo += logisticGroup {
+		z := dst[lo:min(lo+logisticGroup, len(idx))]
+		for k, zk := range z {
+			e[k] = math.Exp(-math.Abs(zk))
+		}
+		for k, zk := range z {
+			// max(z, 0) + log1p(e^−|z|) is softplus's z + log1p(e^−z)
+			// for z > 0 and 0 + log1p(e^z) otherwise, without the branch.
+			z[k] = max(zk, 0) + math.Log1p(e[k]) - y[idx[lo+k]]*zk
+		}
+	}
+}
+
+// logisticLossDiffs sets dst[k] = U_i(θ) − U_i(θ') for i = idx[k] from the
+// linear predictors z = dst[k] at θ and zn[k] at θ', as logisticLosses
+// does: bit for bit softplus(z) − softplus(zn) − y_i(z − zn).
+func logisticLossDiffs(dst, zn, y []float64, idx []int) {
+	var e, en [logisticGroup]float64
+	for lo := 0; lo < len(idx); lo += logisticGroup {
+		z := dst[lo:min(lo+logisticGroup, len(idx))]
+		for k, zk := range z {
+			e[k] = math.Exp(-math.Abs(zk))
+			en[k] = math.Exp(-math.Abs(zn[lo+k]))
+		}
+		for k, zk := range z {
+			znk := zn[lo+k]
+			z[k] = max(zk, 0) + math.Log1p(e[k]) - (max(znk, 0) + math.Log1p(en[k])) - y[idx[lo+k]]*(zk-znk)
+		}
+	}
+}
+
+// logisticLossSlopes is logisticLosses that also sets slope[k] =
+// w[k]·(σ(z) − y_i), the weight of x_i in the gradient: bit for bit
+// softplusSigmoid's. One group of at most logisticGroup data.
+func logisticLossSlopes(dst, slope, y []float64, idx []int, w []float64) {
+	var e [logisticGroup]float64
+	for k, zk := range dst {
+		e[k] = math.Exp(-math.Abs(zk))
+	}
+	for k, zk := range dst {
+		num := 1.0 // σ(z) = 1/(1 + e^−|z|) for z ≥ 0, e^−|z|/(1 + e^−|z|) below
+		if zk < 0 {
+			num = e[k]
+		}
+		yi := y[idx[k]]
+		dst[k] = max(zk, 0) + math.Log1p(e[k]) - yi*zk
+		slope[k] = w[k] * (num/(1+e[k]) - yi)
+	}
+}
+
 // softplusSigmoid returns softplus(z) and σ(z) from one exponential: the
 // logistic energy and its derivative at the same z.
 func softplusSigmoid(z float64) (sp, s float64) {

@@ -375,3 +375,72 @@ func TestDotKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestLogisticGroupsBitForBit checks the logistic energies computed a group
+// of data at a time (logisticLosses, logisticLossDiffs, logisticLossSlopes)
+// against softplus and softplusSigmoid datum by datum, bit for bit, for
+// float64 and float32 rows: gathers of 1, 63, 64, 65 and 300 data, linear
+// predictors from −800 to 800 (both signs, exp underflowing) and 0.
+func TestLogisticGroupsBitForBit(t *testing.T) {
+	const n, d = 500, 3
+	rng := rand.New(rand.NewPCG(8, 9))
+	x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
+	for i := range n {
+		scale := math.Pow(10, 3*rng.Float64()-1) // |z| from about 0.1 to 800
+		for j := range d {
+			v := float32(scale * rng.NormFloat64())
+			x[i*d+j], x32[i*d+j] = float64(v), v
+		}
+		if i == 7 {
+			for j := range d {
+				x[i*d+j], x32[i*d+j] = 0, 0 // z = 0
+			}
+		}
+		y[i] = float64(rng.IntN(2))
+	}
+	e64, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e32, err := NewLogisticRegression32(x32, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta, next := []float64{0.7, -1.1, 0.4}, []float64{-0.3, 0.9, 1.2}
+	type logistic interface {
+		Energies(dst, theta []float64, idx []int)
+		EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64)
+		EnergyDiffs(dst, theta, thetaNew []float64, idx []int)
+	}
+	for name, e := range map[string]logistic{"float64": e64, "float32": e32} {
+		for _, size := range []int{1, 63, 64, 65, 300} {
+			idx, w := make([]int, size), make([]float64, size)
+			for k := range idx {
+				idx[k], w[k] = rng.IntN(n), rng.Float64()
+			}
+			idx[0] = 7
+			got, diffs, withGrad := make([]float64, size), make([]float64, size), make([]float64, size)
+			grad, wantGrad := make([]float64, d), make([]float64, d)
+			e.Energies(got, theta, idx)
+			e.EnergyDiffs(diffs, theta, next, idx)
+			e.EnergiesAndGradient(withGrad, grad, theta, idx, w)
+			for k, i := range idx {
+				row := x[i*d : (i+1)*d]
+				z, zn := dot(row, theta), dot(row, next)
+				want := softplus(z) - y[i]*z
+				wantDiff := softplus(z) - softplus(zn) - y[i]*(z-zn)
+				sp, s := softplusSigmoid(z)
+				axpy(wantGrad, w[k]*(s-y[i]), row)
+				if got[k] != want || withGrad[k] != sp-y[i]*z || diffs[k] != wantDiff {
+					t.Errorf("%s, %d data, datum %d (z = %g): energy %v, %v with the gradient, want %v; difference %v, want %v",
+						name, size, i, z, got[k], withGrad[k], want, diffs[k], wantDiff)
+				}
+			}
+			for j := range grad {
+				if grad[j] != wantGrad[j] {
+					t.Errorf("%s, %d data: gradient[%d] = %v, want %v", name, size, j, grad[j], wantGrad[j])
+				}
+			}
+		}
+	}
+}

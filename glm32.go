@@ -228,19 +228,23 @@ func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 	y := e.base.y
 	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
 		for k, i := range idx[lo:hi] {
-			z := dotConv(e.at(i), theta)
-			dst[lo+k] = softplus(z) - y[i]*z
+			dst[lo+k] = dotConv(e.at(i), theta)
 		}
+		logisticLosses(dst[lo:hi], y, idx[lo:hi])
 	}
 }
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	y := e.base.y
+	var zn [logisticGroup]float64
 	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
-		for k, i := range idx[lo:hi] {
-			z, zn := dot2Conv(e.at(i), theta, thetaNew)
-			dst[lo+k] = softplus(z) - softplus(zn) - y[i]*(z-zn)
+		for g := lo; g < hi; g += logisticGroup {
+			group := idx[g:min(g+logisticGroup, hi)]
+			for k, i := range group {
+				dst[g+k], zn[k] = dot2Conv(e.at(i), theta, thetaNew)
+			}
+			logisticLossDiffs(dst[g:g+len(group)], zn[:len(group)], y, group)
 		}
 	}
 }
@@ -249,12 +253,16 @@ func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx [
 // for i = idx[k], computing x_iᵀθ once per datum.
 func (e *LogisticRegression32) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	y := e.base.y
-	for k, i := range idx {
-		row := e.at(i)
-		z := dotConv(row, theta)
-		sp, s := softplusSigmoid(z)
-		dst[k] = sp - y[i]*z
-		axpyConv(grad, w[k]*(s-y[i]), row)
+	var slope [logisticGroup]float64
+	for g := 0; g < len(idx); g += logisticGroup {
+		group := idx[g:min(g+logisticGroup, len(idx))]
+		for k, i := range group {
+			dst[g+k] = dotConv(e.at(i), theta)
+		}
+		logisticLossSlopes(dst[g:g+len(group)], slope[:len(group)], y, group, w[g:])
+		for k, i := range group {
+			axpyConv(grad, slope[k], e.at(i))
+		}
 	}
 }
 

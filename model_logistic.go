@@ -50,18 +50,22 @@ func (e *LogisticRegression) Label(i int) float64 { return e.y[i] }
 func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
 	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
 		for k, i := range idx[lo:hi] {
-			z := dot(e.Row(i), theta)
-			dst[lo+k] = softplus(z) - e.y[i]*z
+			dst[lo+k] = dot(e.Row(i), theta)
 		}
+		logisticLosses(dst[lo:hi], e.y, idx[lo:hi])
 	}
 }
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	var zn [logisticGroup]float64
 	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
-		for k, i := range idx[lo:hi] {
-			z, zn := dot2(e.Row(i), theta, thetaNew)
-			dst[lo+k] = softplus(z) - softplus(zn) - e.y[i]*(z-zn)
+		for g := lo; g < hi; g += logisticGroup {
+			group := idx[g:min(g+logisticGroup, hi)]
+			for k, i := range group {
+				dst[g+k], zn[k] = dot2(e.Row(i), theta, thetaNew)
+			}
+			logisticLossDiffs(dst[g:g+len(group)], zn[:len(group)], e.y, group)
 		}
 	}
 }
@@ -69,12 +73,16 @@ func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []i
 // EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
 // for i = idx[k], computing x_iᵀθ once per datum.
 func (e *LogisticRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
-	for k, i := range idx {
-		row := e.Row(i)
-		z := dot(row, theta)
-		sp, s := softplusSigmoid(z)
-		dst[k] = sp - e.y[i]*z
-		axpy(grad, w[k]*(s-e.y[i]), row)
+	var slope [logisticGroup]float64
+	for g := 0; g < len(idx); g += logisticGroup {
+		group := idx[g:min(g+logisticGroup, len(idx))]
+		for k, i := range group {
+			dst[g+k] = dot(e.Row(i), theta)
+		}
+		logisticLossSlopes(dst[g:g+len(group)], slope[:len(group)], e.y, group, w[g:])
+		for k, i := range group {
+			axpy(grad, slope[k], e.Row(i))
+		}
 	}
 }
 
