@@ -444,3 +444,89 @@ func TestLogisticGroupsBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// TestMixtureGroupsBitForBit checks the mixture's batch methods, which
+// compute a group of data at a time, against u and the responsibilities
+// datum by datum, bit for bit: both components dominant, equal log
+// kernels, far tails, gathers of 1, 64 and 130 data.
+func TestMixtureGroupsBitForBit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	x := make([]float64, 400)
+	for i := range x {
+		x[i] = 3 * rng.NormFloat64()
+	}
+	x[0], x[1] = 0.25, 40 // a1 = a2 at θ = (0, 0.5); both kernels underflow-far
+	e, err := NewGaussianMixture(x, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta, next := []float64{0, 0.5}, []float64{1.3, -2.1}
+	s2 := e.Sigma2()
+	for _, size := range []int{1, 64, 130} {
+		idx, w := make([]int, size), make([]float64, size)
+		for k := range idx {
+			idx[k], w[k] = rng.IntN(len(x)), rng.Float64()
+		}
+		idx[0] = size % 2 // datum 0 or 1
+		got, diffs, withGrad := make([]float64, size), make([]float64, size), make([]float64, size)
+		grad := make([]float64, 2)
+		e.Energies(got, theta, idx)
+		e.EnergyDiffs(diffs, theta, next, idx)
+		e.EnergiesAndGradient(withGrad, grad, theta, idx, w)
+		var g0, g1 float64
+		for k, i := range idx {
+			want := e.u(x[i], theta[0], theta[1])
+			wantDiff := want - e.u(x[i], next[0], next[1])
+			if got[k] != want || withGrad[k] != want || diffs[k] != wantDiff {
+				t.Errorf("%d data, datum %d: energy %v, %v with the gradient, want %v; difference %v, want %v",
+					size, i, got[k], withGrad[k], want, diffs[k], wantDiff)
+			}
+			r1, r2 := x[i]-theta[0], x[i]-theta[0]-theta[1]
+			a1, a2 := -r1*r1/(2*s2), -r2*r2/(2*s2)
+			var p1, p2 float64
+			if a1 >= a2 {
+				p1 = 1 / (1 + math.Exp(a2-a1))
+				p2 = math.Exp(a2-a1) * p1
+			} else {
+				p2 = 1 / (1 + math.Exp(a1-a2))
+				p1 = math.Exp(a1-a2) * p2
+			}
+			g0 -= w[k] * (p1*r1 + p2*r2) / s2
+			g1 -= w[k] * p2 * r2 / s2
+		}
+		if grad[0] != g0 || grad[1] != g1 {
+			t.Errorf("%d data: gradient %v, want %v", size, grad, []float64{g0, g1})
+		}
+	}
+}
+
+// BenchmarkMixtureEnergies is a full-batch pass of the tempered mixture's
+// energies (and with the gradient), as MH and MALA make one per step.
+func BenchmarkMixtureEnergies(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, 1<<14)
+	for i := range x {
+		x[i] = 0.5*float64(rng.IntN(2)) + rng.NormFloat64()
+	}
+	e, err := NewGaussianMixture(x, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx, w := make([]int, len(x)), make([]float64, len(x))
+	for i := range idx {
+		idx[i], w[i] = i, 1
+	}
+	dst, grad, theta := make([]float64, len(x)), make([]float64, 2), []float64{0.1, 0.4}
+	b.Run("energies", func(b *testing.B) {
+		for b.Loop() {
+			e.Energies(dst, theta, idx)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/datum")
+	})
+	b.Run("gradient", func(b *testing.B) {
+		for b.Loop() {
+			e.EnergiesAndGradient(dst, grad, theta, idx, w)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/datum")
+	})
+}

@@ -50,18 +50,48 @@ func (e *GaussianMixture) u(x, t1, t2 float64) float64 {
 	return e.logC - logAddExp(-r1*r1/(2*e.sigma2), -r2*r2/(2*e.sigma2))
 }
 
-// Energies sets dst[k] = U_{idx[k]}(θ).
+// mixtureGroup is how many data the mixture's batch methods transform at
+// a time: first every exponential of the group, then every log1p, so that
+// the two need not wait on each other datum by datum (as in logisticLosses).
+const mixtureGroup = 64
+
+// logKernels returns the two components' log kernels at x, and the larger
+// and the exponential of the smaller minus the larger: U = logC − (hi +
+// log1p(ex)), as logAddExp computes it.
+func (e *GaussianMixture) logKernels(x, t1, t2 float64) (a1, a2, hi, d float64) {
+	r1, r2 := x-t1, x-t1-t2
+	a1, a2 = -r1*r1/(2*e.sigma2), -r2*r2/(2*e.sigma2)
+	return a1, a2, max(a1, a2), min(a1, a2) - max(a1, a2)
+}
+
+// Energies sets dst[k] = U_{idx[k]}(θ), bit for bit u's.
 func (e *GaussianMixture) Energies(dst, theta []float64, idx []int) {
-	for k, i := range idx {
-		dst[k] = e.u(e.x[i], theta[0], theta[1])
+	var ex [mixtureGroup]float64
+	for lo := 0; lo < len(idx); lo += mixtureGroup {
+		group := idx[lo:min(lo+mixtureGroup, len(idx))]
+		for k, i := range group {
+			_, _, hi, d := e.logKernels(e.x[i], theta[0], theta[1])
+			dst[lo+k], ex[k] = hi, math.Exp(d)
+		}
+		for k := range group {
+			dst[lo+k] = e.logC - (dst[lo+k] + math.Log1p(ex[k]))
+		}
 	}
 }
 
-// EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ').
+// EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), bit for bit u's difference.
 func (e *GaussianMixture) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	for k, i := range idx {
-		x := e.x[i]
-		dst[k] = e.u(x, theta[0], theta[1]) - e.u(x, thetaNew[0], thetaNew[1])
+	var ex, exNew, hiNew [mixtureGroup]float64
+	for lo := 0; lo < len(idx); lo += mixtureGroup {
+		group := idx[lo:min(lo+mixtureGroup, len(idx))]
+		for k, i := range group {
+			_, _, hi, d := e.logKernels(e.x[i], theta[0], theta[1])
+			_, _, hn, dn := e.logKernels(e.x[i], thetaNew[0], thetaNew[1])
+			dst[lo+k], ex[k], hiNew[k], exNew[k] = hi, math.Exp(d), hn, math.Exp(dn)
+		}
+		for k := range group {
+			dst[lo+k] = (e.logC - (dst[lo+k] + math.Log1p(ex[k]))) - (e.logC - (hiNew[k] + math.Log1p(exNew[k])))
+		}
 	}
 }
 
@@ -86,24 +116,27 @@ func (e *GaussianMixture) AddGradient(grad, theta []float64, idx []int, w []floa
 func (e *GaussianMixture) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	t0, t1, s2 := theta[0], theta[1], e.sigma2
 	var g0, g1 float64
-	for k, i := range idx {
-		x := e.x[i]
-		r1, r2 := x-t0, x-t0-t1
-		a1, a2 := -r1*r1/(2*s2), -r2*r2/(2*s2)
-		// p1, p2: the responsibilities; hi + log1p(ex) = log(e^{a1} + e^{a2}).
-		var p1, p2, hi, ex float64
-		if a1 >= a2 {
-			hi, ex = a1, math.Exp(a2-a1)
-			p1 = 1 / (1 + ex)
-			p2 = ex * p1
-		} else {
-			hi, ex = a2, math.Exp(a1-a2)
-			p2 = 1 / (1 + ex)
-			p1 = ex * p2
+	var ex [mixtureGroup]float64
+	var first [mixtureGroup]bool // a1 ≥ a2
+	for lo := 0; lo < len(idx); lo += mixtureGroup {
+		group := idx[lo:min(lo+mixtureGroup, len(idx))]
+		for k, i := range group {
+			a1, a2, hi, d := e.logKernels(e.x[i], t0, t1)
+			dst[lo+k], ex[k], first[k] = hi, math.Exp(d), a1 >= a2
 		}
-		dst[k] = e.logC - (hi + math.Log1p(ex))
-		g0 -= w[k] * (p1*r1 + p2*r2) / s2
-		g1 -= w[k] * p2 * r2 / s2
+		for k, i := range group {
+			// p1, p2: the responsibilities; hi + log1p(ex) = log(e^{a1} + e^{a2}).
+			x := e.x[i]
+			r1, r2 := x-t0, x-t0-t1
+			big := 1 / (1 + ex[k])
+			p1, p2 := ex[k]*big, big
+			if first[k] {
+				p1, p2 = big, ex[k]*big
+			}
+			dst[lo+k] = e.logC - (dst[lo+k] + math.Log1p(ex[k]))
+			g0 -= w[lo+k] * (p1*r1 + p2*r2) / s2
+			g1 -= w[lo+k] * p2 * r2 / s2
+		}
 	}
 	grad[0] += g0
 	grad[1] += g1
