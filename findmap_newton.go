@@ -44,10 +44,27 @@ type newtonPoint struct {
 	step  []float64 // −(H + τI)⁻¹g
 	dec   float64   // gᵀ(H + τI)⁻¹g = −gᵀ step (twice the decrement)
 	shift float64   // τ, 0 where H is positive definite
+	// dg and dh, when recorded (newtonSearch's record), are the data's
+	// parts of g and h as the sweep summed them, before the prior's.
+	dg, dh []float64
 }
 
-func newNewtonPoint(d int) *newtonPoint {
-	return &newtonPoint{theta: make([]float64, d), g: make([]float64, d), h: make([]float64, d*d), step: make([]float64, d)}
+func newNewtonPoint(d int, record bool) *newtonPoint {
+	pt := &newtonPoint{theta: make([]float64, d), g: make([]float64, d), h: make([]float64, d*d), step: make([]float64, d)}
+	if record {
+		pt.dg, pt.dh = make([]float64, d), make([]float64, d*d)
+	}
+	return pt
+}
+
+// sums returns the data's sums recorded at pt for ControlVariates, or nil
+// if none were recorded. They are handed over, not copied: pt is not
+// evaluated again.
+func (pt *newtonPoint) sums(e Energy) *dataSums {
+	if pt.dg == nil {
+		return nil
+	}
+	return &dataSums{energy: e, theta: slices.Clone(pt.theta), grad: pt.dg, hess: pt.dh}
 }
 
 // newtonCond is the condition number above which a Cholesky factor of the
@@ -98,7 +115,8 @@ func (pt *newtonPoint) direction() error {
 
 // newtonSearch runs damped Newton from best.Theta and leaves the best point
 // in best. It returns the exact Hessian of −log π at best.Theta (upper
-// triangle) when the search converged.
+// triangle) when the search converged, and with record, when t.cvSums
+// holds, the data's sums there for ControlVariates (nil otherwise).
 //
 // An iteration evaluates f, g and H at the full Newton step θ + p in one
 // pass (a GLM) and takes it if it satisfies the Armijo condition
@@ -108,8 +126,9 @@ func (pt *newtonPoint) direction() error {
 // not). Otherwise it backtracks by energies alone, to the minimiser of the
 // quadratic through f(θ), its slope and the last trial, kept within
 // [0.1, 0.5] of the last step, and evaluates g and H only where it stops.
-func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings) ([]float64, error) {
+func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings, record bool) ([]float64, *dataSums, error) {
 	d := t.Dim()
+	record = record && t.cvSums()
 	prior := make([]float64, d*d)
 	eval := func(pt *newtonPoint) error {
 		clear(pt.g)
@@ -124,6 +143,10 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 			return err
 		}
 		pt.f = u - lp
+		if pt.dg != nil {
+			copy(pt.dg, pt.g)
+			copy(pt.dh, pt.h)
+		}
 		// Subtract ∇log p and ∇²log p.
 		for j := range pt.g {
 			pt.g[j] = -pt.g[j]
@@ -156,10 +179,10 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 		return u - lp, err
 	}
 
-	cur, trial := newNewtonPoint(d), newNewtonPoint(d)
+	cur, trial := newNewtonPoint(d, record), newNewtonPoint(d, record)
 	copy(cur.theta, best.Theta)
 	if err := eval(cur); err != nil {
-		return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
+		return nil, nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 	}
 	report := func() {
 		copy(best.Theta, cur.theta)
@@ -174,13 +197,13 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 	for {
 		report()
 		if cur.shift == 0 && cur.dec/2 <= set.Tol || maxAbs(cur.g) < set.GradTol {
-			return cur.h, nil // (H not positive definite is for the caller)
+			return cur.h, cur.sums(t.Energy()), nil // (H not positive definite is for the caller)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
+			return nil, nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
 		}
 		if best.Iterations >= set.MaxIterations {
-			return nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, cur.dec/2)
+			return nil, nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, cur.dec/2)
 		}
 		best.Iterations++
 
@@ -201,7 +224,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 			// The gain left is below the rounding of f, and the full step
 			// did not reduce the decrement: the rounding floor. Backtracking
 			// could only waste passes.
-			return cur.h, nil
+			return cur.h, cur.sums(t.Energy()), nil
 		}
 		// Backtrack by energies alone.
 		floor := false
@@ -220,7 +243,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 				if trialErr != nil {
 					err = fmt.Errorf("%w; the full step failed with: %w", err, trialErr)
 				}
-				return nil, err
+				return nil, nil, err
 			}
 			for j := range d {
 				trial.theta[j] = cur.theta[j] + step*cur.step[j]
@@ -232,13 +255,13 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 			last = f
 			if f <= cur.f-armijo*step*cur.dec {
 				if err := eval(trial); err != nil {
-					return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
+					return nil, nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 				}
 				accept = true
 			}
 		}
 		if floor {
-			return cur.h, nil
+			return cur.h, cur.sums(t.Energy()), nil
 		}
 		cur, trial = trial, cur
 	}
@@ -330,7 +353,7 @@ func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessi
 	pre := &MAP{Theta: slices.Clone(best.Theta), LogDensity: math.Inf(-1), Decrement: math.NaN()}
 	preSet := set
 	preSet.Tol, preSet.GradTol, preSet.MaxIterations = newtonNear, 0, newtonPresearchIterations
-	_, err = newtonSearch(ctx, st, st.hessianer(), ph, pre, preSet)
+	_, _, err = newtonSearch(ctx, st, st.hessianer(), ph, pre, preSet, false)
 	best.Iterations += pre.Iterations
 	best.Passes += (pre.Passes*st.N() + t.N() - 1) / t.N()
 	t.evals += st.Evals()
