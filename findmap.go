@@ -201,8 +201,9 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		if set.MaxIterations == 0 {
 			set.MaxIterations = 100
 		}
-		if err = newtonPresearch(ctx, t, p, ph, best, set); err == nil {
-			hess, sums, err = newtonSearch(ctx, t, hs, ph, best, set, true)
+		var alt *newtonStart
+		if alt, err = newtonPresearch(ctx, t, p, ph, best, set); err == nil {
+			hess, sums, err = newtonSearch(ctx, t, hs, ph, best, set, true, alt)
 		}
 	} else {
 		best.Method = MAPLBFGS

@@ -126,7 +126,12 @@ func (pt *newtonPoint) direction() error {
 // not). Otherwise it backtracks by energies alone, to the minimiser of the
 // quadratic through f(θ), its slope and the last trial, kept within
 // [0.1, 0.5] of the last step, and evaluates g and H only where it stops.
-func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings, record bool) ([]float64, *dataSums, error) {
+//
+// alt, if not nil, is where the search started before the presearch moved
+// best.Theta (newtonPresearch): the first pass compares the log posterior
+// at best.Theta with alt's and, unless it is higher, the search starts
+// from alt instead.
+func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings, record bool, alt *newtonStart) ([]float64, *dataSums, error) {
 	d := t.Dim()
 	record = record && t.cvSums()
 	prior := make([]float64, d*d)
@@ -181,7 +186,13 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 
 	cur, trial := newNewtonPoint(d, record), newNewtonPoint(d, record)
 	copy(cur.theta, best.Theta)
-	if err := eval(cur); err != nil {
+	err := eval(cur)
+	if alt != nil && (err != nil || !(cur.f < alt.f)) {
+		copy(best.Theta, alt.theta)
+		copy(cur.theta, alt.theta)
+		err = eval(cur)
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 	}
 	report := func() {
@@ -291,6 +302,7 @@ func (s *stridedGLM) Loss(i int, z float64) float64 { return s.g.Loss(i*s.stride
 func (s *stridedGLM) LossDerivs(i int, z float64) (f1, f2 float64) {
 	return s.g.LossDerivs(i*s.stride, z)
 }
+
 func (s *stridedGLM) LossBound(i, k int, lo, hi float64) float64 {
 	return s.g.LossBound(i*s.stride, k, lo, hi)
 }
@@ -327,18 +339,23 @@ func (s stridedRows) readRow(dst []float64, i int) []float64 { return s.conv.rea
 // data), to a decrement of newtonNear nats. Its mode lies within about
 // √stride posterior sds of the whole data's, where Newton on all the data
 // converges in a few iterations: on the quickstart's flights (N = 3·10⁶,
-// d = 32) 3 iterations on the subsample and 4 on all the data, 8 passes in
-// all, where Newton from the origin with a subsampled Hessian took 10
+// d = 32) 3 iterations on the subsample and 4 on all the data, 7 passes in
+// all (8 when the check below read the result's energies in a pass of its
+// own), where Newton from the origin with a subsampled Hessian took 10
 // iterations and 21 passes.
-// The result replaces best.Theta only if the whole data's log posterior is
-// higher there (a subsample may separate a rare category, whose
-// coefficient would then run off); the presearch's evaluations are added
-// to best's counts, and its passes as the fraction of the data they read.
-// Errors other than the context's leave best.Theta as it was.
-func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessianer, best *MAP, set MAPSettings) error {
+// The result replaces best.Theta, and the start is returned with its
+// negative log posterior, for the Newton search to go back to unless the
+// whole data's log posterior is higher at the result (a subsample may
+// separate a rare category, whose coefficient would then run off): the
+// search's first pass, which evaluates the result anyway, decides, and
+// only the start costs a pass of its own. The presearch's evaluations are
+// added to best's counts, and its passes as the fraction of the data they
+// read. Errors other than the context's leave best.Theta as it was, and
+// return no start.
+func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessianer, best *MAP, set MAPSettings) (*newtonStart, error) {
 	g, ok := t.Energy().(GLM)
 	if _, own := t.Energy().(Hessianer); !ok || own || t.N() < newtonPresearchFactor*newtonHessianRows {
-		return nil
+		return nil, nil
 	}
 	stride := t.N() / newtonHessianRows
 	sub := newStridedGLM(g, stride)
@@ -348,31 +365,40 @@ func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessi
 	}
 	st, err := NewTarget(&Posterior{Energy: wrapped, Prior: p.Prior, Beta: t.Beta() * float64(stride)})
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	pre := &MAP{Theta: slices.Clone(best.Theta), LogDensity: math.Inf(-1), Decrement: math.NaN()}
 	preSet := set
 	preSet.Tol, preSet.GradTol, preSet.MaxIterations = newtonNear, 0, newtonPresearchIterations
-	_, _, err = newtonSearch(ctx, st, st.hessianer(), ph, pre, preSet, false)
+	_, _, err = newtonSearch(ctx, st, st.hessianer(), ph, pre, preSet, false, nil)
 	best.Iterations += pre.Iterations
 	best.Passes += (pre.Passes*st.N() + t.N() - 1) / t.N()
 	t.evals += st.Evals()
 	t.gradEvals += st.GradEvals()
 	t.hessEvals += st.hessEvals
 	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, cerr)
+		return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, cerr)
 	}
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	// Keep it only if the whole posterior agrees (two passes, energies only).
+	// Kept only if the whole posterior agrees: the start's energy here
+	// (one pass), the result's in the search's first pass.
 	f0, err0 := t.TotalEnergy(best.Theta)
-	f1, err1 := t.TotalEnergy(pre.Theta)
-	best.Passes += 2
-	if err0 == nil && err1 == nil && f1-t.LogPrior(pre.Theta) < f0-t.LogPrior(best.Theta) {
-		copy(best.Theta, pre.Theta)
+	best.Passes++
+	if err0 != nil {
+		return nil, nil
 	}
-	return nil
+	start := &newtonStart{theta: slices.Clone(best.Theta), f: f0 - t.LogPrior(best.Theta)}
+	copy(best.Theta, pre.Theta)
+	return start, nil
+}
+
+// newtonStart is a point the Newton search may start from instead, with
+// its negative log posterior (newtonPresearch).
+type newtonStart struct {
+	theta []float64
+	f     float64
 }
 
 // The first phase of FindMAP on tall GLMs (newtonPresearch): from N =

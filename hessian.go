@@ -240,6 +240,11 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 	var sum float64
 	acc := rankAcc{h: h, d: t.d}
 	rows := newRowCursor(gl)
+	// The logistic loss and its derivatives from one exponential, bit for
+	// bit as Loss and LossDerivs. Only for the type itself: a user's type
+	// embedding it, which may override Loss or LossDerivs, would still
+	// have the unexported method.
+	fused, _ := gl.(*LogisticRegression)
 	for start := lo; start < hi; start += chunk {
 		m := min(chunk, hi-start)
 		idx, val := idx[:m], val[:m]
@@ -248,8 +253,13 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 			idx[k] = i
 			row := rows.row(i)
 			z := dot(row, theta)
-			val[k] = gl.Loss(i, z)
-			f1, f2 := gl.LossDerivs(i, z)
+			var f1, f2 float64
+			if fused != nil {
+				val[k], f1, f2 = fused.lossAndDerivs(i, z)
+			} else {
+				val[k] = gl.Loss(i, z)
+				f1, f2 = gl.LossDerivs(i, z)
+			}
 			axpy(g, t.beta*f1, row[:t.d])
 			acc.add(row, t.beta*f2)
 		}
