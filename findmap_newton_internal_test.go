@@ -223,3 +223,39 @@ func TestNewtonSearchFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestGLMStartEnergy: the presearch's energy at the start is the Target's
+// TotalEnergy, at θ = 0 (from the losses at z = 0 alone) as elsewhere,
+// tempered, with the evaluations counted.
+func TestGLMStartEnergy(t *testing.T) {
+	const n, d = 1300, 3
+	x, _, y := binaryRows(rand.New(rand.NewPCG(6, 6)), n, d)
+	for _, g := range cvSumsGLMs(t, n, d) {
+		for _, e := range []GLM{g, mustLogistic(t, x, y, d)} {
+			tg, err := NewTarget(&Posterior{Energy: e, Beta: 0.7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, theta := range [][]float64{{0, 0, 0}, {0.2, 0, -0.1}} {
+				want, err := tg.TotalEnergy(theta)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := tg.Evals()
+				got, err := glmStartEnergy(tg, e, theta)
+				if err != nil || math.Abs(got-want) > 1e-12*math.Abs(want) || tg.Evals()-before != n {
+					t.Errorf("%T at %v: %v (%v), TotalEnergy %v; %d evaluations", e, theta, got, err, want, tg.Evals()-before)
+				}
+			}
+		}
+	}
+}
+
+func mustLogistic(t *testing.T, x, y []float64, d int) GLM {
+	t.Helper()
+	lr, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lr
+}
