@@ -124,6 +124,51 @@ func auditAll(n int, f func(idx []int, val []float64) error) error {
 	return nil
 }
 
+// auditBlocks is auditAll over the data in blocks (passBlocks) run
+// concurrently (forBlocks), each with a Target of its own (t's posterior:
+// a Target is not safe for concurrent use, energies are) and its own
+// worstViolation, merged in block order, which gives what one sequential
+// pass gives: the worst violation (the last NaN ratio, else the first
+// largest) and the count, or — any error overriding violations — the
+// error of the lowest datum.
+func auditBlocks(t *Target, f func(bt *Target, idx []int, val []float64, worst *worstViolation) error) (worstViolation, error) {
+	n := t.N()
+	nb := passBlocks(n, 0)
+	type part struct {
+		worst worstViolation
+		err   error
+	}
+	parts := make([]part, nb)
+	forBlocks(nb, func(b int) {
+		pt := &parts[b]
+		bt := t
+		if nb > 1 {
+			if bt, pt.err = NewTarget(posteriorOf(t)); pt.err != nil {
+				return
+			}
+		}
+		lo, hi := blockRange(b, nb, n)
+		idx, val := make([]int, batchChunk), make([]float64, batchChunk)
+		for start := lo; start < hi; start += batchChunk {
+			m := min(batchChunk, hi-start)
+			for j := range m {
+				idx[j] = start + j
+			}
+			if pt.err = f(bt, idx[:m], val[:m], &pt.worst); pt.err != nil {
+				return
+			}
+		}
+	})
+	var worst worstViolation
+	for b := range parts {
+		if parts[b].err != nil {
+			return worstViolation{}, parts[b].err
+		}
+		worst.merge(&parts[b].worst)
+	}
+	return worst, nil
+}
+
 // worstViolation keeps the largest violation of a pass over the data and
 // counts the violating data.
 type worstViolation struct {
@@ -136,6 +181,15 @@ func (w *worstViolation) add(v *BoundViolation) {
 	if w.v == nil || v.Ratio > w.v.Ratio || math.IsNaN(v.Ratio) {
 		w.v = v
 	}
+}
+
+// merge adds o, a pass over data after w's, as if its violations had been
+// added to w one by one.
+func (w *worstViolation) merge(o *worstViolation) {
+	if o.v != nil && (w.v == nil || o.v.Ratio > w.v.Ratio || math.IsNaN(o.v.Ratio)) {
+		w.v = o.v
+	}
+	w.count += o.count
 }
 
 // err returns the worst violation, saying how many data violated their
@@ -164,9 +218,10 @@ func diffAudit(b *DiffBound) auditCheck {
 			return nil
 		}
 		m := b.M(theta, next)
-		var worst worstViolation
-		err := auditAll(t.N(), func(idx []int, diff []float64) error {
-			if err := t.EnergyDiffs(diff, theta, next, idx); err != nil {
+		// In blocks, concurrently: on tall data this audit is most of a
+		// minibatch kernel's Start (three passes of EnergyDiffs).
+		worst, err := auditBlocks(t, func(bt *Target, idx []int, diff []float64, worst *worstViolation) error {
+			if err := bt.EnergyDiffs(diff, theta, next, idx); err != nil {
 				return err
 			}
 			for j, i := range idx {

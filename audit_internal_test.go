@@ -6,6 +6,8 @@ package exactmh
 
 import (
 	"errors"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +62,59 @@ func TestAuditSharedPerRun(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Errorf("a failing keyed audit ran %d checks, want 1 (it stops at θ0)", calls)
+	}
+}
+
+// TestDiffAuditBlocks: the DiffBound audit run in concurrent blocks reports
+// what one sequential pass reports — the same count of violating data and
+// the same worst one, the lowest datum among equal (infinite) ratios — and
+// passes where the bound holds.
+func TestDiffAuditBlocks(t *testing.T) {
+	const n, d = 5000, 3
+	x, _, y := binaryRows(rand.New(rand.NewPCG(8, 8)), n, d)
+	lr, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Posterior{Energy: lr}
+	theta, next := []float64{0.1, -0.2, 0.3}, []float64{0.4, 0.1, -0.2}
+	audit := func(b *DiffBound, minData int) error {
+		old := minBlockData
+		minBlockData = minData
+		defer func() { minBlockData = old }()
+		if nb := passBlocks(n, 0); (nb > 1) != (minData < n) {
+			t.Fatalf("%d blocks with minBlockData = %d", nb, minData)
+		}
+		tg, err := NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return diffAudit(b)(tg, theta, next)
+	}
+	b, err := p.DiffBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, minData := range []int{1 << 30, 600} {
+		if err := audit(b, minData); err != nil {
+			t.Fatalf("minBlockData %d: a valid bound fails: %v", minData, err)
+		}
+	}
+	// Violations in several blocks: c_i shrunk at some data, zero (ratio
+	// +Inf) at others, the first of which must be reported.
+	for _, i := range []int{7, 1300, 2999, 4999} {
+		b.C[i] *= 0.01
+	}
+	for _, i := range []int{3100, 1250, 4200} {
+		b.C[i] = 0
+	}
+	seq := audit(b, 1<<30)
+	par := audit(b, 600)
+	var v *BoundViolation
+	if seq == nil || !errors.As(seq, &v) || v.Datum != 1250 || !strings.Contains(seq.Error(), "7 of 5000 data") {
+		t.Fatalf("sequential audit: %v", seq)
+	}
+	if par == nil || par.Error() != seq.Error() {
+		t.Fatalf("blocked audit:\n%v\nsequential:\n%v", par, seq)
 	}
 }

@@ -216,11 +216,10 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	// mode makes the Laplace approximation, and everything built on it,
 	// the wrong tool.
 	// A pilot's time limit grows with the cost of a pass over the data.
-	t0 := time.Now()
-	if _, err := t.TotalEnergy(la.Mean); err != nil {
+	pass, err := passTime(t, la.Mean)
+	if err != nil {
 		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
 	}
-	pass := time.Since(t0)
 	timeout := autoPilotTimeout + autoPilotPasses*pass
 	if _, isGLM := p.Energy.(GLM); !isGLM {
 		other, err := otherMode(ctx, p, la, set.Seed)
@@ -249,7 +248,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		}
 		cands = append(cands, autoCand{"MH-CN", p, MH{Proposal: cn, Scale: 1}, 1, ""})
 	}
-	if _, err := p.DiffBound(); err == nil {
+	if _, err := p.diffBound(); err == nil { // (no copy: only whether there is one)
 		c := autoCand{name: "TunaMH", post: p, k: TunaMH{}}
 		if cvErr == nil && cn != nil && p.beta() == 1 {
 			// On an untempered unimodal posterior C·M grows like √N: plain
@@ -276,6 +275,30 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	}
 	sortCandidates(choice.Candidates)
 	return done(choice)
+}
+
+// autoPassSample is how many data passTime reads.
+const autoPassSample = 1 << 18
+
+// passTime returns the time of a pass over the data's energies at θ,
+// measured on the first autoPassSample data (all of them when N is
+// smaller) and scaled to N: the pilots' time limit and the bound on a
+// full-batch candidate need its order of magnitude, not a second pass
+// over all the data (FindLaplace has read the energies at θ̂ already).
+func passTime(t *Target, theta []float64) (time.Duration, error) {
+	m := min(t.N(), autoPassSample)
+	idx, val := make([]int, chunk), make([]float64, chunk)
+	t0 := time.Now()
+	for lo := 0; lo < m; lo += chunk {
+		k := min(chunk, m-lo)
+		for j := range k {
+			idx[j] = lo + j
+		}
+		if err := t.Energies(val[:k], theta, idx[:k]); err != nil {
+			return 0, err
+		}
+	}
+	return time.Duration(float64(time.Since(t0)) * float64(t.N()) / float64(m)), nil
 }
 
 // pilot runs k on p for one chain — autoPilotWarmup transitions, then
@@ -433,7 +456,7 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 // and picks the fastest.
 func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, other []float64, seed uint64, timeout, pass time.Duration) (*Choice, error) {
 	var cands []autoCand
-	if _, err := p.DiffBound(); err == nil {
+	if _, err := p.diffBound(); err == nil { // (no copy: only whether there is one)
 		cands = append(cands, autoCand{"TunaMH", p, TunaMH{}, 0, ""})
 	}
 	cands = append(cands, autoCand{"MH", p, MH{}, 1, ""}, autoCand{"NUTS", p, NUTS{}, autoNUTSPasses, ""})

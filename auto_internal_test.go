@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -36,4 +37,34 @@ func TestPilotGuard(t *testing.T) {
 	}
 	free := &pilotGuard{cancel: func() { t.Fatal("a first pilot (nothing to beat) was stopped") }}
 	free.Record(ev)
+}
+
+// TestPassTime: the automatic default times a pass over the data on at most
+// autoPassSample of them, scaled to N — not a whole pass of its own on tall
+// data — and reports a non-finite energy there as an error.
+func TestPassTime(t *testing.T) {
+	for _, n := range []int{1000, autoPassSample + 5000} {
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i], y[i] = 1, float64(i%2)
+		}
+		lr, err := NewLogisticRegression(x, y, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := NewTarget(&Posterior{Energy: lr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass, err := passTime(tg, []float64{0.5})
+		if err != nil || !(pass > 0) {
+			t.Fatalf("N = %d: %v, %v", n, pass, err)
+		}
+		if want := int64(min(n, autoPassSample)); tg.Evals() != want {
+			t.Errorf("N = %d: %d evaluations, want %d", n, tg.Evals(), want)
+		}
+		if _, err := passTime(tg, []float64{math.NaN()}); err == nil {
+			t.Errorf("N = %d: no error for a NaN energy", n)
+		}
+	}
 }

@@ -93,42 +93,44 @@ func posteriorOf(t *Target) *Posterior {
 // square of their sum (TunaMH's χC²M²), which must then be finite and
 // non-zero as well.
 func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.Table, error) {
-	if len(w) == 0 {
-		return buildBoundTable(who, what, w, t, squared)
+	if err := checkBoundWeights(who, what, w, t, squared); err != nil {
+		return nil, err // N = 0 among them: the weights sum to 0
 	}
-	// One table per run for the same weights (the run's shared bound).
-	return shared(t.cache, fmt.Sprintf("alias/%s/%p/%v", what, &w[0], squared), func() (*alias.Table, error) {
-		return buildBoundTable(who, what, w, t, squared)
+	// One table per run for the same weights (the run's shared bound),
+	// whichever kernel asks: TunaMH's (squared) and TFMH's are the same
+	// table, built once for the automatic default's two pilots.
+	return shared(t.cache, fmt.Sprintf("alias/%s/%p", what, &w[0]), func() (*alias.Table, error) {
+		table, err := alias.New(w)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", who, what, err)
+		}
+		return table, nil
 	})
 }
 
-// buildBoundTable is boundTable without the run's cache.
-func buildBoundTable(who, what string, w []float64, t *Target, squared bool) (*alias.Table, error) {
+// checkBoundWeights checks boundTable's weights, with its errors.
+func checkBoundWeights(who, what string, w []float64, t *Target, squared bool) error {
 	var sum float64
 	for i, v := range w {
 		if !(v >= 0) {
-			return nil, fmt.Errorf("%s: %s: datum %d has %v, want ≥ 0", who, what, i, v)
+			return fmt.Errorf("%s: %s: datum %d has %v, want ≥ 0", who, what, i, v)
 		}
 		sum += v
 	}
 	switch beta := t.Beta(); {
 	case sum == 0 && beta != 1:
-		return nil, fmt.Errorf("%s: the %s are all 0 after tempering by β = %v: raise β, or check the bound", who, what, beta)
+		return fmt.Errorf("%s: the %s are all 0 after tempering by β = %v: raise β, or check the bound", who, what, beta)
 	case sum == 0:
-		return nil, fmt.Errorf("%s: the %s are all 0, so the bound says no datum can move the energy and there is nothing for a minibatch to estimate: check the bound (MH needs none)", who, what)
+		return fmt.Errorf("%s: the %s are all 0, so the bound says no datum can move the energy and there is nothing for a minibatch to estimate: check the bound (MH needs none)", who, what)
 	case math.IsInf(sum, 1), squared && (math.IsInf(sum*sum, 1) || sum*sum == 0):
 		big := "large"
 		if sum < 1 {
 			big = "small"
 		}
-		return nil, fmt.Errorf("%s: the %s sum to C = %v after tempering by β = %v: too %s for the minibatch sizes, which grow with C², to be computed; %s β, or use tighter bounds",
+		return fmt.Errorf("%s: the %s sum to C = %v after tempering by β = %v: too %s for the minibatch sizes, which grow with C², to be computed; %s β, or use tighter bounds",
 			who, what, sum, beta, big, map[string]string{"large": "lower", "small": "raise"}[big])
 	}
-	table, err := alias.New(w)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", who, what, err)
-	}
-	return table, nil
+	return nil
 }
 
 // betaNote says, when β ≠ 1, that the bounds behind a kernel's batch size

@@ -65,7 +65,11 @@ import (
 //
 // p.Energy must be a GLM (for O(N) memory: x_iᵀθ̂, f_i′ and f_i″ per datum)
 // whose |f‴| is bounded on the prior's support. Building costs one pass over
-// the data and O(N·d²) arithmetic. θ̂ need not be the mode (exactness never
+// the data and O(N·d²) arithmetic; about half of it, the sums Σ_i∇U_i(θ̂)
+// and Σ_i∇²U_i(θ̂), is skipped when la is FindLaplace's after a Newton
+// search on p's energy under β = 1 with float64 rows, whose last pass
+// summed them at θ̂ in the same order, bit for bit (and la.Mean is still
+// that θ̂). θ̂ need not be the mode (exactness never
 // depends on it), only near the posterior mass for the bound to be small;
 // H must be positive definite.
 func ControlVariates(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
@@ -119,7 +123,15 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	}
 	// One pass over the data in blocks (parallel.go): each datum's
 	// expansion, K_i and c_i in place, the sums Σf_i′x_i and Σf_i″x_ix_iᵀ
-	// per block, added in block order.
+	// per block, added in block order — unless la holds those sums from
+	// FindLaplace's last Newton pass, summed from the same data at the
+	// same θ̂ in the same order and so equal bit for bit (dataSums): then
+	// they are copied, and the pass skips its O(d²) rank updates (all
+	// that remains of O(d²) a datum is s_i).
+	sums := la.data
+	if !sums.matches(p.Energy, la.Mean) {
+		sums = nil
+	}
 	type part struct {
 		grad, hess []float64
 		k3         mostlyOne
@@ -131,7 +143,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		pt := &parts[b]
 		lo, hi := blockRange(b, nb, n)
 		pt.grad, pt.hess, pt.k3.n = cp.grad, cp.hess, hi-lo
-		if nb > 1 {
+		if nb > 1 && sums == nil {
 			pt.grad, pt.hess = make([]float64, d), make([]float64, d*d)
 		}
 		acc := rankAcc{h: pt.hess, d: d}
@@ -161,8 +173,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 			}
 			pt.k3.set(i-lo, k3)
 			e.c[i] = k3 * s2 * math.Sqrt(s2)
-			axpy(pt.grad, f1, x)
-			acc.add(x, f2)
+			if sums == nil {
+				axpy(pt.grad, f1, x)
+				acc.add(x, f2)
+			}
 		}
 		acc.flush()
 	})
@@ -175,9 +189,15 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		for i := lo; i < hi; i++ {
 			e.k3.set(i, pt.k3.at(i-lo))
 		}
-		if nb > 1 {
+		if nb > 1 && sums == nil {
 			axpy(cp.grad, 1, pt.grad)
 			addUpper(cp.hess, pt.hess, d)
+		}
+	}
+	if sums != nil {
+		copy(cp.grad, sums.grad)
+		for a := range d {
+			copy(cp.hess[a*d+a:a*d+d], sums.hess[a*d+a:a*d+d])
 		}
 	}
 	symmetrize(cp.hess, d)

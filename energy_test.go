@@ -530,3 +530,26 @@ func BenchmarkMixtureEnergies(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/datum")
 	})
 }
+
+// TestLossAndDerivs: the logistic loss's fused loss and derivatives, which
+// the Newton sweep takes, are Loss and LossDerivs bit for bit (the sweep's
+// sums, and so ControlVariates' reuse of them, rely on it).
+func TestLossAndDerivs(t *testing.T) {
+	zs := []float64{-800, -40, -1, -1e-300, 0, 1e-300, 0.5, 3, 40, 800}
+	x := make([]float64, 2)
+	y := []float64{0, 1}
+	lr, err := NewLogisticRegression(x, y, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range y {
+		for _, z := range zs {
+			f, f1, f2 := lr.lossAndDerivs(i, z)
+			g1, g2 := lr.LossDerivs(i, z)
+			if f != lr.Loss(i, z) || f1 != g1 || f2 != g2 {
+				t.Errorf("y = %v, z = %v: fused %v, %v, %v; Loss, LossDerivs %v, %v, %v",
+					y[i], z, f, f1, f2, lr.Loss(i, z), g1, g2)
+			}
+		}
+	}
+}

@@ -144,37 +144,38 @@ type MAP struct {
 // value, a cancelled ctx — FindMAP returns the best point found together
 // with an error saying why.
 func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*MAP, error) {
-	m, _, err := findMAP(ctx, p, init, s)
+	m, _, _, err := findMAP(ctx, p, init, s)
 	return m, err
 }
 
 // findMAP is FindMAP that also returns the upper triangle of the exact
 // Hessian of −log π at the result when the Newton search computed it
-// there (nil otherwise).
-func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*MAP, []float64, error) {
+// there, and the data's sums there for ControlVariates when the search
+// could record them (Target.cvSums); nil otherwise.
+func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*MAP, []float64, *dataSums, error) {
 	if err := p.Validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	t, err := NewTarget(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	d := t.Dim()
 	if len(init) != d {
-		return nil, nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
+		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
 	}
 	if err := t.requireGradient(); err != nil {
-		return nil, nil, fmt.Errorf("exactmh: FindMAP %w", err)
+		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP %w", err)
 	}
 	var set MAPSettings
 	if s != nil {
 		set = *s
 	}
 	if set.Tol < 0 || math.IsNaN(set.Tol) || set.GradTol < 0 || math.IsNaN(set.GradTol) || set.MaxIterations < 0 {
-		return nil, nil, fmt.Errorf("exactmh: FindMAP: Tol = %v, GradTol = %v, MaxIterations = %d, want ≥ 0", set.Tol, set.GradTol, set.MaxIterations)
+		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: Tol = %v, GradTol = %v, MaxIterations = %d, want ≥ 0", set.Tol, set.GradTol, set.MaxIterations)
 	}
 	if set.Method < MAPAuto || set.Method > MAPLBFGS {
-		return nil, nil, fmt.Errorf("exactmh: FindMAP: unknown method %v", set.Method)
+		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: unknown method %v", set.Method)
 	}
 	// With the default Tol, L-BFGS also stops at the rounding floor of the
 	// log density (see qnConverger); an explicit Tol is kept to the letter.
@@ -186,21 +187,23 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		set.GradTol = 1e-6
 	}
 	if lp := t.LogPrior(init); math.IsInf(lp, -1) || math.IsNaN(lp) {
-		return nil, nil, fmt.Errorf("exactmh: FindMAP: init = %v is outside the prior's support", init)
+		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: init = %v is outside the prior's support", init)
 	}
 	hs, ph, why := newtonParts(t)
 	if set.Method == MAPNewton && why != "" {
-		return nil, nil, fmt.Errorf("exactmh: FindMAP: Newton needs an exact Hessian and a smooth prior with full support: %s", why)
+		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: Newton needs an exact Hessian and a smooth prior with full support: %s", why)
 	}
 	best := &MAP{Theta: slices.Clone(init), LogDensity: math.Inf(-1), Decrement: math.NaN()}
 	var hess []float64
+	var sums *dataSums
 	if set.Method != MAPLBFGS && why == "" {
 		best.Method = MAPNewton
 		if set.MaxIterations == 0 {
 			set.MaxIterations = 100
 		}
-		if err = newtonPresearch(ctx, t, p, ph, best, set); err == nil {
-			hess, err = newtonSearch(ctx, t, hs, ph, best, set)
+		var alt *newtonStart
+		if alt, err = newtonPresearch(ctx, t, p, ph, best, set); err == nil {
+			hess, sums, err = newtonSearch(ctx, t, hs, ph, best, set, true, alt)
 		}
 	} else {
 		best.Method = MAPLBFGS
@@ -210,7 +213,7 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		err = lbfgsSearch(ctx, t, best, set, floor)
 	}
 	best.Evals, best.GradEvals, best.HessEvals = t.Evals(), t.GradEvals(), t.hessEvals
-	return best, hess, err
+	return best, hess, sums, err
 }
 
 // lbfgsSearch runs L-BFGS from best.Theta, and projected ascent after it

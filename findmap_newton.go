@@ -44,10 +44,27 @@ type newtonPoint struct {
 	step  []float64 // −(H + τI)⁻¹g
 	dec   float64   // gᵀ(H + τI)⁻¹g = −gᵀ step (twice the decrement)
 	shift float64   // τ, 0 where H is positive definite
+	// dg and dh, when recorded (newtonSearch's record), are the data's
+	// parts of g and h as the sweep summed them, before the prior's.
+	dg, dh []float64
 }
 
-func newNewtonPoint(d int) *newtonPoint {
-	return &newtonPoint{theta: make([]float64, d), g: make([]float64, d), h: make([]float64, d*d), step: make([]float64, d)}
+func newNewtonPoint(d int, record bool) *newtonPoint {
+	pt := &newtonPoint{theta: make([]float64, d), g: make([]float64, d), h: make([]float64, d*d), step: make([]float64, d)}
+	if record {
+		pt.dg, pt.dh = make([]float64, d), make([]float64, d*d)
+	}
+	return pt
+}
+
+// sums returns the data's sums recorded at pt for ControlVariates, or nil
+// if none were recorded. They are handed over, not copied: pt is not
+// evaluated again.
+func (pt *newtonPoint) sums(e Energy) *dataSums {
+	if pt.dg == nil {
+		return nil
+	}
+	return &dataSums{energy: e, theta: slices.Clone(pt.theta), grad: pt.dg, hess: pt.dh}
 }
 
 // newtonCond is the condition number above which a Cholesky factor of the
@@ -98,7 +115,8 @@ func (pt *newtonPoint) direction() error {
 
 // newtonSearch runs damped Newton from best.Theta and leaves the best point
 // in best. It returns the exact Hessian of −log π at best.Theta (upper
-// triangle) when the search converged.
+// triangle) when the search converged, and with record, when t.cvSums
+// holds, the data's sums there for ControlVariates (nil otherwise).
 //
 // An iteration evaluates f, g and H at the full Newton step θ + p in one
 // pass (a GLM) and takes it if it satisfies the Armijo condition
@@ -108,8 +126,14 @@ func (pt *newtonPoint) direction() error {
 // not). Otherwise it backtracks by energies alone, to the minimiser of the
 // quadratic through f(θ), its slope and the last trial, kept within
 // [0.1, 0.5] of the last step, and evaluates g and H only where it stops.
-func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings) ([]float64, error) {
+//
+// alt, if not nil, is where the search started before the presearch moved
+// best.Theta (newtonPresearch): the first pass compares the log posterior
+// at best.Theta with alt's and, unless it is higher, the search starts
+// from alt instead.
+func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings, record bool, alt *newtonStart) ([]float64, *dataSums, error) {
 	d := t.Dim()
+	record = record && t.cvSums()
 	prior := make([]float64, d*d)
 	eval := func(pt *newtonPoint) error {
 		clear(pt.g)
@@ -124,6 +148,10 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 			return err
 		}
 		pt.f = u - lp
+		if pt.dg != nil {
+			copy(pt.dg, pt.g)
+			copy(pt.dh, pt.h)
+		}
 		// Subtract ∇log p and ∇²log p.
 		for j := range pt.g {
 			pt.g[j] = -pt.g[j]
@@ -156,10 +184,16 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 		return u - lp, err
 	}
 
-	cur, trial := newNewtonPoint(d), newNewtonPoint(d)
+	cur, trial := newNewtonPoint(d, record), newNewtonPoint(d, record)
 	copy(cur.theta, best.Theta)
-	if err := eval(cur); err != nil {
-		return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
+	err := eval(cur)
+	if alt != nil && (err != nil || !(cur.f < alt.f)) {
+		copy(best.Theta, alt.theta)
+		copy(cur.theta, alt.theta)
+		err = eval(cur)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 	}
 	report := func() {
 		copy(best.Theta, cur.theta)
@@ -174,13 +208,13 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 	for {
 		report()
 		if cur.shift == 0 && cur.dec/2 <= set.Tol || maxAbs(cur.g) < set.GradTol {
-			return cur.h, nil // (H not positive definite is for the caller)
+			return cur.h, cur.sums(t.Energy()), nil // (H not positive definite is for the caller)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
+			return nil, nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
 		}
 		if best.Iterations >= set.MaxIterations {
-			return nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, cur.dec/2)
+			return nil, nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, cur.dec/2)
 		}
 		best.Iterations++
 
@@ -201,7 +235,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 			// The gain left is below the rounding of f, and the full step
 			// did not reduce the decrement: the rounding floor. Backtracking
 			// could only waste passes.
-			return cur.h, nil
+			return cur.h, cur.sums(t.Energy()), nil
 		}
 		// Backtrack by energies alone.
 		floor := false
@@ -220,7 +254,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 				if trialErr != nil {
 					err = fmt.Errorf("%w; the full step failed with: %w", err, trialErr)
 				}
-				return nil, err
+				return nil, nil, err
 			}
 			for j := range d {
 				trial.theta[j] = cur.theta[j] + step*cur.step[j]
@@ -232,13 +266,13 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 			last = f
 			if f <= cur.f-armijo*step*cur.dec {
 				if err := eval(trial); err != nil {
-					return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
+					return nil, nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 				}
 				accept = true
 			}
 		}
 		if floor {
-			return cur.h, nil
+			return cur.h, cur.sums(t.Energy()), nil
 		}
 		cur, trial = trial, cur
 	}
@@ -268,6 +302,7 @@ func (s *stridedGLM) Loss(i int, z float64) float64 { return s.g.Loss(i*s.stride
 func (s *stridedGLM) LossDerivs(i int, z float64) (f1, f2 float64) {
 	return s.g.LossDerivs(i*s.stride, z)
 }
+
 func (s *stridedGLM) LossBound(i, k int, lo, hi float64) float64 {
 	return s.g.LossBound(i*s.stride, k, lo, hi)
 }
@@ -304,18 +339,23 @@ func (s stridedRows) readRow(dst []float64, i int) []float64 { return s.conv.rea
 // data), to a decrement of newtonNear nats. Its mode lies within about
 // √stride posterior sds of the whole data's, where Newton on all the data
 // converges in a few iterations: on the quickstart's flights (N = 3·10⁶,
-// d = 32) 3 iterations on the subsample and 4 on all the data, 8 passes in
-// all, where Newton from the origin with a subsampled Hessian took 10
+// d = 32) 3 iterations on the subsample and 4 on all the data, 7 passes in
+// all (8 when the check below read the result's energies in a pass of its
+// own), where Newton from the origin with a subsampled Hessian took 10
 // iterations and 21 passes.
-// The result replaces best.Theta only if the whole data's log posterior is
-// higher there (a subsample may separate a rare category, whose
-// coefficient would then run off); the presearch's evaluations are added
-// to best's counts, and its passes as the fraction of the data they read.
-// Errors other than the context's leave best.Theta as it was.
-func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessianer, best *MAP, set MAPSettings) error {
+// The result replaces best.Theta, and the start is returned with its
+// negative log posterior, for the Newton search to go back to unless the
+// whole data's log posterior is higher at the result (a subsample may
+// separate a rare category, whose coefficient would then run off): the
+// search's first pass, which evaluates the result anyway, decides, and
+// only the start costs a pass of its own. The presearch's evaluations are
+// added to best's counts, and its passes as the fraction of the data they
+// read. Errors other than the context's leave best.Theta as it was, and
+// return no start.
+func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessianer, best *MAP, set MAPSettings) (*newtonStart, error) {
 	g, ok := t.Energy().(GLM)
 	if _, own := t.Energy().(Hessianer); !ok || own || t.N() < newtonPresearchFactor*newtonHessianRows {
-		return nil
+		return nil, nil
 	}
 	stride := t.N() / newtonHessianRows
 	sub := newStridedGLM(g, stride)
@@ -325,31 +365,68 @@ func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessi
 	}
 	st, err := NewTarget(&Posterior{Energy: wrapped, Prior: p.Prior, Beta: t.Beta() * float64(stride)})
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	pre := &MAP{Theta: slices.Clone(best.Theta), LogDensity: math.Inf(-1), Decrement: math.NaN()}
 	preSet := set
 	preSet.Tol, preSet.GradTol, preSet.MaxIterations = newtonNear, 0, newtonPresearchIterations
-	_, err = newtonSearch(ctx, st, st.hessianer(), ph, pre, preSet)
+	_, _, err = newtonSearch(ctx, st, st.hessianer(), ph, pre, preSet, false, nil)
 	best.Iterations += pre.Iterations
 	best.Passes += (pre.Passes*st.N() + t.N() - 1) / t.N()
 	t.evals += st.Evals()
 	t.gradEvals += st.GradEvals()
 	t.hessEvals += st.hessEvals
 	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, cerr)
+		return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, cerr)
 	}
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	// Keep it only if the whole posterior agrees (two passes, energies only).
-	f0, err0 := t.TotalEnergy(best.Theta)
-	f1, err1 := t.TotalEnergy(pre.Theta)
-	best.Passes += 2
-	if err0 == nil && err1 == nil && f1-t.LogPrior(pre.Theta) < f0-t.LogPrior(best.Theta) {
-		copy(best.Theta, pre.Theta)
+	// Kept only if the whole posterior agrees: the start's energy here
+	// (one pass), the result's in the search's first pass.
+	f0, err0 := glmStartEnergy(t, g, best.Theta)
+	best.Passes++
+	if err0 != nil {
+		return nil, nil
 	}
-	return nil
+	start := &newtonStart{theta: slices.Clone(best.Theta), f: f0 - t.LogPrior(best.Theta)}
+	copy(best.Theta, pre.Theta)
+	return start, nil
+}
+
+// glmStartEnergy is t.TotalEnergy(θ) for the GLM g, but at θ = 0, the
+// default start, it sums the losses f_i(0) in the same chunks without
+// reading a row (x_iᵀ0 = 0 for finite rows): the labels alone, a
+// hundredth of a pass on the flights.
+func glmStartEnergy(t *Target, g GLM, theta []float64) (float64, error) {
+	for _, v := range theta {
+		if v != 0 {
+			return t.TotalEnergy(theta)
+		}
+	}
+	idx, val := make([]int, chunk), make([]float64, chunk)
+	var sum float64
+	for lo := 0; lo < t.N(); lo += chunk {
+		m := min(chunk, t.N()-lo)
+		for k := range m {
+			idx[k] = lo + k
+			val[k] = g.Loss(lo+k, 0)
+		}
+		s, err := sumEnergies(val[:m], idx[:m], theta)
+		if err != nil {
+			return 0, err
+		}
+		sum += s
+	}
+	t.evals += int64(t.N())
+	return t.Beta() * sum, nil
+}
+
+// newtonStart is a point the Newton search may start from instead, with
+// its negative log posterior (newtonPresearch).
+type newtonStart struct {
+	theta []float64
+	f     float64
 }
 
 // The first phase of FindMAP on tall GLMs (newtonPresearch): from N =

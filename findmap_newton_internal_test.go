@@ -5,8 +5,10 @@
 package exactmh
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -168,4 +170,92 @@ func TestBlockedPasses(t *testing.T) {
 			t.Fatalf("datum %d: c %v vs %v, K %v vs %v", i, e1.c[i], e6.c[i], e1.bound3(i), e6.bound3(i))
 		}
 	}
+}
+
+// TestNewtonSearchFallback: the Newton search given a start to go back to
+// (the presearch's) keeps its own start when the log posterior is higher
+// there, and otherwise — or where it cannot be evaluated — starts from
+// the other, reaching the same mode at the cost of one more pass.
+func TestNewtonSearchFallback(t *testing.T) {
+	const n, d = 400, 3
+	x, _, y := binaryRows(rand.New(rand.NewPCG(4, 4)), n, d)
+	lr, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, err := NewIsoGaussian(d, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := NewTarget(&Posterior{Energy: lr, Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, ph, why := newtonParts(tg)
+	if why != "" {
+		t.Fatal(why)
+	}
+	search := func(start []float64, alt *newtonStart) *MAP {
+		best := &MAP{Theta: slices.Clone(start), LogDensity: math.Inf(-1)}
+		if _, _, err := newtonSearch(context.Background(), tg, hs, ph, best, MAPSettings{Tol: 1e-16, GradTol: 1e-6, MaxIterations: 100}, false, alt); err != nil {
+			t.Fatal(err)
+		}
+		return best
+	}
+	near, far := []float64{0.1, 0.1, 0.1}, []float64{30, -30, 30}
+	plain, fromFar := search(near, nil), search(far, nil)
+	kept := search(near, &newtonStart{theta: far, f: math.Inf(1)})
+	back := search(far, &newtonStart{theta: near, f: math.Inf(-1)})
+	nan := search(far, &newtonStart{theta: near, f: math.NaN()})
+	if kept.Passes != plain.Passes || kept.Iterations != plain.Iterations {
+		t.Errorf("kept its start: %d passes, %d iterations; alone %d, %d", kept.Passes, kept.Iterations, plain.Passes, plain.Iterations)
+	}
+	if back.Passes != plain.Passes+1 || back.Iterations != plain.Iterations || nan.Passes != back.Passes {
+		t.Errorf("went back: %d passes, %d iterations (NaN: %d passes); from there alone %d, %d",
+			back.Passes, back.Iterations, nan.Passes, plain.Passes, plain.Iterations)
+	}
+	if fromFar.Iterations <= plain.Iterations {
+		t.Fatalf("from far: %d iterations, from near %d: the test cannot tell the starts apart", fromFar.Iterations, plain.Iterations)
+	}
+	for j := range d {
+		if kept.Theta[j] != plain.Theta[j] || back.Theta[j] != plain.Theta[j] {
+			t.Fatalf("modes %v, %v, want %v", kept.Theta, back.Theta, plain.Theta)
+		}
+	}
+}
+
+// TestGLMStartEnergy: the presearch's energy at the start is the Target's
+// TotalEnergy, at θ = 0 (from the losses at z = 0 alone) as elsewhere,
+// tempered, with the evaluations counted.
+func TestGLMStartEnergy(t *testing.T) {
+	const n, d = 1300, 3
+	x, _, y := binaryRows(rand.New(rand.NewPCG(6, 6)), n, d)
+	for _, g := range cvSumsGLMs(t, n, d) {
+		for _, e := range []GLM{g, mustLogistic(t, x, y, d)} {
+			tg, err := NewTarget(&Posterior{Energy: e, Beta: 0.7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, theta := range [][]float64{{0, 0, 0}, {0.2, 0, -0.1}} {
+				want, err := tg.TotalEnergy(theta)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := tg.Evals()
+				got, err := glmStartEnergy(tg, e, theta)
+				if err != nil || math.Abs(got-want) > 1e-12*math.Abs(want) || tg.Evals()-before != n {
+					t.Errorf("%T at %v: %v (%v), TotalEnergy %v; %d evaluations", e, theta, got, err, want, tg.Evals()-before)
+				}
+			}
+		}
+	}
+}
+
+func mustLogistic(t *testing.T, x, y []float64, d int) GLM {
+	t.Helper()
+	lr, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lr
 }

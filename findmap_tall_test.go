@@ -162,7 +162,8 @@ func TestFindLaplacePresearch(t *testing.T) {
 		}
 	}
 	// The presearch counts 1 pass (a quarter of the data, rounded up) and
-	// its check 2; 10 passes in all (14 when Newton instead summed the
+	// its check 1 (the search's first pass is the other half of it); 10
+	// passes in all (14 when Newton instead summed the
 	// Hessian of a subsample while far from the mode).
 	if la.Passes > 10 || !(la.MAP.Decrement <= 1e-6) {
 		t.Errorf("%d passes, decrement %v", la.Passes, la.MAP.Decrement)

@@ -211,6 +211,27 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 	return t.beta * sum, 1, finiteHessian(h, d, theta)
 }
 
+// cvSums reports whether newtonSweep's sums, with t's energy, are bit for
+// bit those controlVariates accumulates at the same θ: the energy is a GLM
+// without its own Hessian (the sweep is then glmSweep, in the blocks of
+// passBlocks(N, d² + d) that controlVariates uses, four rows to a rank
+// update from each block's start, partial sums added in block order), its
+// rows are float64 slices (a rowConverter's rowDot, controlVariates' ẑ_i,
+// may round differently from dot on the converted row, the sweep's), and
+// β = 1 (the sweep adds β·f_i′ and β·f_i″, which are f_i′ and f_i″ only
+// then).
+func (t *Target) cvSums() bool {
+	gl, ok := t.energy.(GLM)
+	if !ok || t.beta != 1 {
+		return false
+	}
+	if _, own := gl.(Hessianer); own {
+		return false
+	}
+	_, conv := gl.(rowConverter)
+	return !conv
+}
+
 // glmSweep is newtonSweep of a GLM over data lo … hi−1: it returns
 // Σ_iU_i(θ) (untempered) and adds β·Σ_i∇U_i(θ) to g and β·Σ_i∇²U_i(θ) to
 // the upper triangle of h, with idx and val (chunk long) as scratch. It
@@ -219,6 +240,11 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 	var sum float64
 	acc := rankAcc{h: h, d: t.d}
 	rows := newRowCursor(gl)
+	// The logistic loss and its derivatives from one exponential, bit for
+	// bit as Loss and LossDerivs. Only for the type itself: a user's type
+	// embedding it, which may override Loss or LossDerivs, would still
+	// have the unexported method.
+	fused, _ := gl.(*LogisticRegression)
 	for start := lo; start < hi; start += chunk {
 		m := min(chunk, hi-start)
 		idx, val := idx[:m], val[:m]
@@ -227,8 +253,13 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 			idx[k] = i
 			row := rows.row(i)
 			z := dot(row, theta)
-			val[k] = gl.Loss(i, z)
-			f1, f2 := gl.LossDerivs(i, z)
+			var f1, f2 float64
+			if fused != nil {
+				val[k], f1, f2 = fused.lossAndDerivs(i, z)
+			} else {
+				val[k] = gl.Loss(i, z)
+				f1, f2 = gl.LossDerivs(i, z)
+			}
 			axpy(g, t.beta*f1, row[:t.d])
 			acc.add(row, t.beta*f2)
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	refl "reflect"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -55,6 +56,44 @@ type LaplaceApprox struct {
 	// or Ball prior or on a kink of a Laplace prior, where the
 	// approximation is poor; empty otherwise.
 	Warnings []string
+
+	// data, when the Newton search could record them (Target.cvSums), are
+	// the data's sums at Mean from its last pass, which ControlVariates
+	// takes instead of summing them again.
+	data *dataSums
+}
+
+// dataSums are a GLM's untempered sums Σ_i∇U_i(θ) = Σ_if_i′(x_iᵀθ)x_i and
+// Σ_i∇²U_i(θ) = Σ_if_i″(x_iᵀθ)x_ix_iᵀ (upper triangle, d×d row-major) at
+// θ, from the Newton search's last pass: bit for bit what controlVariates
+// would sum at θ (see Target.cvSums). They were summed from energy's data
+// at theta, and are used only for that energy and a Mean equal to theta
+// bit for bit (matches).
+type dataSums struct {
+	energy     Energy
+	theta      []float64
+	grad, hess []float64
+}
+
+// matches reports whether the sums are e's at θ, bit for bit.
+func (s *dataSums) matches(e Energy, theta []float64) bool {
+	if s == nil || !sameEnergy(s.energy, e) || len(theta) != len(s.theta) {
+		return false
+	}
+	for j, v := range theta {
+		if math.Float64bits(v) != math.Float64bits(s.theta[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameEnergy reports whether a and b are the same energy: the same pointer
+// (only pointers are compared: comparing other dynamic types could panic
+// or say nothing about the data behind them).
+func sameEnergy(a, b Energy) bool {
+	ta := refl.TypeOf(a)
+	return ta != nil && ta.Kind() == refl.Pointer && ta == refl.TypeOf(b) && a == b
 }
 
 // IndefiniteHessianError reports that the Hessian of the negative log
@@ -93,7 +132,7 @@ const laplaceCond = 1e14
 // holds what was found, if anything: the MAP, and the Precision when it is
 // not positive definite.
 func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*LaplaceApprox, error) {
-	m, h, err := findMAP(ctx, p, init, s)
+	m, h, sums, err := findMAP(ctx, p, init, s)
 	if err != nil {
 		if m == nil {
 			return nil, within("exactmh: FindLaplace", err)
@@ -104,8 +143,9 @@ func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 	if err != nil {
 		return nil, err
 	}
-	la := &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity, Passes: m.Passes, ExactHessian: true}
+	la := &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity, Passes: m.Passes, ExactHessian: true, data: sums}
 	if h == nil {
+		la.data = nil
 		var passes int
 		h, la.ExactHessian, passes, err = t.negLogPosteriorHessian(m.Theta)
 		la.Passes += passes

@@ -104,6 +104,13 @@ func (e *LogisticRegression) LossDerivs(i int, z float64) (f1, f2 float64) {
 	return s - e.y[i], s * (1 - s)
 }
 
+// lossAndDerivs returns Loss(i, z) and LossDerivs(i, z), bit for bit,
+// from one exponential (softplusSigmoid).
+func (e *LogisticRegression) lossAndDerivs(i int, z float64) (f, f1, f2 float64) {
+	sp, s := softplusSigmoid(z)
+	return sp - e.y[i]*z, s - e.y[i], s * (1 - s)
+}
+
 // LossBound returns global bounds on the logistic loss's derivatives, for
 // every y_i and z: |f′| = |σ − y_i| ≤ 1, f″ = σ(1 − σ) ≤ 1/4 and
 // |f‴| = |σ(1 − σ)(1 − 2σ)| ≤ 1/(6√3) (at σ = (3 ± √3)/6); +Inf for k

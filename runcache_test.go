@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,39 @@ func TestRunSharesBounds(t *testing.T) {
 		if len(tables) != 1 {
 			t.Errorf("%s: %d alias tables for 3 chains, want 1 shared", k.Name(), len(tables))
 		}
+	}
+}
+
+// TestTunaTFMHShareTable: TunaMH and TFMH on one run cache — the automatic
+// default's two pilots on the control variates, and the run after them —
+// draw from one alias table over the same c_i, and TunaMH still refuses
+// weights whose square overflows, which TFMH takes.
+func TestTunaTFMHShareTable(t *testing.T) {
+	_, cv, la := cvProblem(t, "logistic", 500, 3, 1)
+	cache := newRunCache()
+	start := func(k Kernel) Chain {
+		tg, err := NewTarget(cv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg.cache = cache
+		ch, err := k.Start(tg, la.Mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	tuna := start(TunaMH{}).(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain).table
+	tf := start(TFMH{}).(*tfmhChain).table
+	if tuna != tf {
+		t.Error("TunaMH and TFMH on one run cache built two alias tables")
+	}
+	big := []float64{1e200, 1e200}
+	tg := &Target{beta: 1, cache: newRunCache()}
+	if _, err := boundTable("TFMH", "c", big, tg, false); err != nil {
+		t.Fatalf("TFMH: %v", err)
+	}
+	if _, err := boundTable("TunaMH", "c", big, tg, true); err == nil || !strings.Contains(err.Error(), "grow with C²") {
+		t.Fatalf("TunaMH after TFMH on the same weights: %v, want the C² error", err)
 	}
 }
