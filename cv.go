@@ -515,19 +515,50 @@ func (e *cvEnergy) Energies(dst, theta []float64, idx []int) {
 // mathematics guarantees the true value is within it); anything more is
 // left for the kernel's bound check to report, so a wrong LossBound is
 // still caught wherever its excess is visible above rounding.
+//
+// The data go 64 at a time: their linear predictors, then their losses
+// (losses), then the remainders.
 func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	for k, i := range idx {
-		z, zn := e.rowDot2(i, theta, thetaNew)
-		t := e.taylor(i)
-		a, b := z-t.zHat, zn-t.zHat
-		fz, fzn := e.g.Loss(i, z), e.g.Loss(i, zn)
-		r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)
-		aa, ab := math.Abs(a), math.Abs(b)
-		lim := e.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
-		if ar := math.Abs(r); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
-			r = math.Copysign(lim, r)
+	var zs, zns, fzs, fzns [logisticGroup]float64
+	for lo := 0; lo < len(idx); lo += logisticGroup {
+		group := idx[lo:min(lo+logisticGroup, len(idx))]
+		for k, i := range group {
+			zs[k], zns[k] = e.rowDot2(i, theta, thetaNew)
 		}
-		dst[k] = r
+		e.losses(fzs[:len(group)], zs[:len(group)], group)
+		e.losses(fzns[:len(group)], zns[:len(group)], group)
+		for k, i := range group {
+			z, zn, fz, fzn := zs[k], zns[k], fzs[k], fzns[k]
+			t := e.taylor(i)
+			a, b := z-t.zHat, zn-t.zHat
+			r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)
+			aa, ab := math.Abs(a), math.Abs(b)
+			lim := e.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
+			if ar := math.Abs(r); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
+				r = math.Copysign(lim, r)
+			}
+			dst[lo+k] = r
+		}
+	}
+}
+
+// losses sets dst[k] = f_i(z[k]) for i = idx[k]: for the package's own
+// logistic regressions a group at a time (logisticLosses, bit for bit their
+// Loss), for any other GLM by its Loss. The match is on the concrete type,
+// so a user's type that embeds a logistic regression and overrides Loss
+// keeps its Loss.
+func (e *cvEnergy) losses(dst, z []float64, idx []int) {
+	switch g := e.g.(type) {
+	case *LogisticRegression:
+		copy(dst, z)
+		logisticLosses(dst, g.y, idx)
+	case *LogisticRegression32:
+		copy(dst, z)
+		logisticLosses(dst, g.base.y, idx)
+	default:
+		for k, i := range idx {
+			dst[k] = e.g.Loss(i, z[k])
+		}
 	}
 }
 

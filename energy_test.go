@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -549,6 +550,97 @@ func TestLossAndDerivs(t *testing.T) {
 			if f != lr.Loss(i, z) || f1 != g1 || f2 != g2 {
 				t.Errorf("y = %v, z = %v: fused %v, %v, %v; Loss, LossDerivs %v, %v, %v",
 					y[i], z, f, f1, f2, lr.Loss(i, z), g1, g2)
+			}
+		}
+	}
+}
+
+// overriddenLogistic embeds a logistic regression and changes its loss:
+// the control variates must use its Loss, not the embedded type's grouped
+// losses.
+type overriddenLogistic struct{ *LogisticRegression }
+
+func (o overriddenLogistic) Loss(i int, z float64) float64 {
+	return 2 * o.LogisticRegression.Loss(i, z)
+}
+
+func (o overriddenLogistic) LossDerivs(i int, z float64) (f1, f2 float64) {
+	f1, f2 = o.LogisticRegression.LossDerivs(i, z)
+	return 2 * f1, 2 * f2
+}
+
+func (o overriddenLogistic) LossBound(i, k int, lo, hi float64) float64 {
+	return 2 * o.LogisticRegression.LossBound(i, k, lo, hi)
+}
+
+// TestControlVariateGroupsBitForBit checks the control-variate energy's
+// EnergyDiffs, which computes its losses a group at a time, against the
+// remainder difference datum by datum through the GLM's Loss, bit for bit:
+// float64 and float32 logistic regressions, and a type that embeds one
+// and overrides its loss (which must be used).
+func TestControlVariateGroupsBitForBit(t *testing.T) {
+	const n, d = 3000, 3
+	rng := rand.New(rand.NewPCG(12, 13))
+	x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
+	for i := range n {
+		var z float64
+		for j := range d {
+			v := float32(rng.NormFloat64())
+			x[i*d+j], x32[i*d+j] = float64(v), v
+			z += float64(v) * 0.5
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+	}
+	l64, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l32, err := NewLogisticRegression32(x32, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, err := NewIsoGaussian(d, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range map[string]Energy{"float64": l64, "float32": l32, "overridden": overriddenLogistic{l64}} {
+		p := &Posterior{Energy: e, Prior: prior}
+		la, err := FindLaplace(context.Background(), p, make([]float64, d), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cvp, err := ControlVariates(p, la)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cv := cvp.Energy.(*cvEnergy)
+		theta, next := make([]float64, d), make([]float64, d)
+		for j := range theta {
+			theta[j], next[j] = la.Mean[j]+0.05*rng.NormFloat64(), la.Mean[j]+0.05*rng.NormFloat64()
+		}
+		for _, size := range []int{1, 64, 150} {
+			idx := make([]int, size)
+			for k := range idx {
+				idx[k] = rng.IntN(n)
+			}
+			got := make([]float64, size)
+			cv.EnergyDiffs(got, theta, next, idx)
+			for k, i := range idx {
+				z, zn := cv.rowDot2(i, theta, next)
+				tay := cv.taylor(i)
+				a, b := z-tay.zHat, zn-tay.zHat
+				fz, fzn := cv.g.Loss(i, z), cv.g.Loss(i, zn)
+				want := (fz - fzn) - tay.f1*(z-zn) - 0.5*tay.f2*(a-b)*(a+b)
+				aa, ab := math.Abs(a), math.Abs(b)
+				lim := cv.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
+				if ar := math.Abs(want); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
+					want = math.Copysign(lim, want)
+				}
+				if got[k] != want {
+					t.Errorf("%s, %d data, datum %d: remainder difference %v, want %v", name, size, i, got[k], want)
+				}
 			}
 		}
 	}
