@@ -65,7 +65,8 @@ func simTallLogistic(t testing.TB, n, d int, seed uint64, skew bool) *exactmh.Lo
 // L-BFGS: passes over the data and wall time (the best of three runs, the
 // machine being shared; one run for L-BFGS on the badly scaled data, where
 // it needs hundreds of passes or fails). It allocates about 150 MB and runs
-// for minutes, so it runs only with EXACTMH_MAPBENCH=1:
+// for minutes, so it runs only with EXACTMH_MAPBENCH=1 (=newton: Newton
+// alone, in seconds — the README's Newton column):
 //
 //	EXACTMH_MAPBENCH=1 go test -run TestFindMAPTallTiming -v .
 func TestFindMAPTallTiming(t *testing.T) {
@@ -79,7 +80,11 @@ func TestFindMAPTallTiming(t *testing.T) {
 		e := simTallLogistic(t, c.n, c.d, 1, c.skew)
 		p := &exactmh.Posterior{Energy: e}
 		var thetas [][]float64
-		for _, method := range []exactmh.MAPMethod{exactmh.MAPNewton, exactmh.MAPLBFGS} {
+		methods := []exactmh.MAPMethod{exactmh.MAPNewton, exactmh.MAPLBFGS}
+		if os.Getenv("EXACTMH_MAPBENCH") == "newton" {
+			methods = methods[:1] // the README's Newton column alone
+		}
+		for _, method := range methods {
 			var m *exactmh.MAP
 			var err error
 			wall := time.Duration(math.MaxInt64)

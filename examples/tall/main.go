@@ -31,7 +31,7 @@
 // picked), ess_per_sec,
 // ess_per_sec_total, evals_per_ess, mean_abs_err and the usual fields.
 //
-//	go run ./examples/tall                  # the whole study (about 20 minutes on 2 cores)
+//	go run ./examples/tall                  # the whole study (about 16 minutes on 2 cores)
 //	go run ./examples/tall -json -out DIR   # JSON rows, Stan CSV and PNG figures
 //
 // With -export DIR it only writes the selected posteriors' data, exactly
