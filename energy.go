@@ -274,7 +274,9 @@ func warmBlock(n, d, size int) int {
 // The warm sum is stored in dst[lo], a use that keeps warmRows' loads
 // from being dropped as dead however warmRows is compiled; the body must
 // set all of dst[lo:hi], which overwrites it. A gather of one row
-// (len(idx) ≤ 1) is not warmed.
+// (len(idx) ≤ 1) is not warmed, nor a block of consecutive rows (a
+// full-batch pass), which the hardware prefetcher streams in anyway: there
+// warming only read every line twice.
 //
 // Every call site inlines warmBlocks, its closure and the loop body, so
 // ranging over it allocates nothing. It yields bounds, not the slice
@@ -285,7 +287,7 @@ func warmBlocks[T float32 | float64](dst []float64, x []T, d int, y []float64, i
 		blk := warmBlock(len(idx), d, int(unsafe.Sizeof(x[0])))
 		for lo := 0; lo < len(idx); lo += blk {
 			hi := min(lo+blk, len(idx))
-			if len(idx) > 1 {
+			if len(idx) > 1 && !consecutive(idx[lo:hi]) {
 				dst[lo] = warmRows(x, d, y, idx[lo:hi])
 			}
 			if !yield(lo, hi) {
@@ -293,6 +295,17 @@ func warmBlocks[T float32 | float64](dst []float64, x []T, d int, y []float64, i
 			}
 		}
 	}
+}
+
+// consecutive reports whether idx is i, i+1, i+2, …: a stretch of rows in
+// memory order. A random gather is told apart at its second index.
+func consecutive(idx []int) bool {
+	for k := 1; k < len(idx); k++ {
+		if idx[k] != idx[0]+k {
+			return false
+		}
+	}
+	return true
 }
 
 // warmRows reads one element of every cache line of the rows idx of the
