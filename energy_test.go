@@ -581,18 +581,7 @@ func (o overriddenLogistic) LossBound(i, k int, lo, hi float64) float64 {
 func TestControlVariateGroupsBitForBit(t *testing.T) {
 	const n, d = 3000, 3
 	rng := rand.New(rand.NewPCG(12, 13))
-	x, x32, y := make([]float64, n*d), make([]float32, n*d), make([]float64, n)
-	for i := range n {
-		var z float64
-		for j := range d {
-			v := float32(rng.NormFloat64())
-			x[i*d+j], x32[i*d+j] = float64(v), v
-			z += float64(v) * 0.5
-		}
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
-			y[i] = 1
-		}
-	}
+	x, x32, y := binaryRows(rng, n, d)
 	l64, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
@@ -641,6 +630,11 @@ func TestControlVariateGroupsBitForBit(t *testing.T) {
 				if got[k] != want {
 					t.Errorf("%s, %d data, datum %d: remainder difference %v, want %v", name, size, i, got[k], want)
 				}
+			}
+			// The per-datum work of the control-variate kernels' steps
+			// allocates nothing.
+			if a := testing.AllocsPerRun(20, func() { cv.EnergyDiffs(got, theta, next, idx) }); a != 0 {
+				t.Errorf("%s, %d data: EnergyDiffs allocates %v times", name, size, a)
 			}
 		}
 	}
