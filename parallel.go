@@ -43,7 +43,7 @@ func blockRange(b, nb, n int) (lo, hi int) {
 	return b * n / nb, (b + 1) * n / nb
 }
 
-// forBlocks calls f(b) for b = 0 … nb−1 on up to GOMAXPROCS goroutines and
+// forBlocks calls f(b) for b = 0 … nb−1 (none when nb = 0) on up to GOMAXPROCS goroutines and
 // returns when all have returned. A panic in f is raised again in the
 // caller's goroutine (where Sample's or the caller's recover sees it), the
 // first block's if several panic.

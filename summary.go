@@ -106,10 +106,7 @@ func (r *Result) Summary(names ...string) *Summary {
 	// The coordinates are summarised in parallel (sorting and ranking long
 	// chains takes a while), each into its own slot.
 	s.Params = make([]ParamSummary, r.Dim)
-	forBlocks(max(r.Dim, 1), func(j int) {
-		if j >= r.Dim {
-			return
-		}
+	forBlocks(r.Dim, func(j int) {
 		all := r.Samples(j)
 		x := make([][]float64, len(used))
 		for i, c := range used {
