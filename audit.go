@@ -111,11 +111,16 @@ func holdsOverBeta(v *BoundViolation, beta float64) bool {
 // auditAll runs f over all N data in chunks of batchChunk, f's index slice
 // and scratch allocated once for the audit.
 func auditAll(n int, f func(idx []int, val []float64) error) error {
+	return auditRange(0, n, f)
+}
+
+// auditRange is auditAll over the data [lo, hi).
+func auditRange(lo, hi int, f func(idx []int, val []float64) error) error {
 	idx, val := make([]int, batchChunk), make([]float64, batchChunk)
-	for lo := 0; lo < n; lo += batchChunk {
-		m := min(batchChunk, n-lo)
+	for start := lo; start < hi; start += batchChunk {
+		m := min(batchChunk, hi-start)
 		for j := range m {
-			idx[j] = lo + j
+			idx[j] = start + j
 		}
 		if err := f(idx[:m], val[:m]); err != nil {
 			return err
@@ -148,16 +153,9 @@ func auditBlocks(t *Target, f func(bt *Target, idx []int, val []float64, worst *
 			}
 		}
 		lo, hi := blockRange(b, nb, n)
-		idx, val := make([]int, batchChunk), make([]float64, batchChunk)
-		for start := lo; start < hi; start += batchChunk {
-			m := min(batchChunk, hi-start)
-			for j := range m {
-				idx[j] = start + j
-			}
-			if pt.err = f(bt, idx[:m], val[:m], &pt.worst); pt.err != nil {
-				return
-			}
-		}
+		pt.err = auditRange(lo, hi, func(idx []int, val []float64) error {
+			return f(bt, idx, val, &pt.worst)
+		})
 	})
 	var worst worstViolation
 	for b := range parts {

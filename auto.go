@@ -287,14 +287,12 @@ const autoPassSample = 1 << 18
 // over all the data (FindLaplace has read the energies at θ̂ already).
 func passTime(t *Target, theta []float64) (time.Duration, error) {
 	m := min(t.N(), autoPassSample)
-	idx, val := make([]int, chunk), make([]float64, chunk)
+	val := make([]float64, chunk)
 	t0 := time.Now()
 	for lo := 0; lo < m; lo += chunk {
-		k := min(chunk, m-lo)
-		for j := range k {
-			idx[j] = lo + j
-		}
-		if err := t.Energies(val[:k], theta, idx[:k]); err != nil {
+		idx, _ := t.block(lo)
+		idx = idx[:min(len(idx), m-lo)]
+		if err := t.Energies(val[:len(idx)], theta, idx); err != nil {
 			return 0, err
 		}
 	}
