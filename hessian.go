@@ -119,6 +119,13 @@ func addRankOne(h, x []float64, c float64, d int) {
 // four data, half again as fast as four calls of addRankOne.
 func addRankFour(h []float64, x *[4][]float64, c *[4]float64, d int) {
 	x0, x1, x2, x3 := x[0][:d], x[1][:d], x[2][:d], x[3][:d]
+	if d <= 64 && d >= sparseRankMinD {
+		var cols [64]int
+		if k := nonzeroUnion(&cols, x0, x1, x2, x3, c); k >= 0 && k <= d*3/4 {
+			addRankFourOn(h, x0, x1, x2, x3, c, d, cols[:k])
+			return
+		}
+	}
 	for a := range d {
 		a0, a1, a2, a3 := c[0]*x0[a], c[1]*x1[a], c[2]*x2[a], c[3]*x3[a]
 		hr := h[a*d+a : a*d+d]
@@ -126,6 +133,52 @@ func addRankFour(h []float64, x *[4][]float64, c *[4]float64, d int) {
 		y0, y1, y2, y3 := x0[a:a+n], x1[a:a+n], x2[a:a+n], x3[a:a+n]
 		for b := range hr {
 			hr[b] += a0*y0[b] + a1*y1[b] + a2*y2[b] + a3*y3[b]
+		}
+	}
+}
+
+// sparseRankMinD is the least d for which addRankFour looks for zeros: below
+// it the dense loop is as cheap as the scan.
+const sparseRankMinD = 8
+
+// nonzeroUnion stores in cols the columns, ascending, where any of the four
+// rows (d ≤ 64 entries each) is non-zero, and returns how many; it returns
+// −1 when a row entry or a c_r is not finite, where 0·∞ = NaN must reach h
+// as the dense loop puts it there.
+func nonzeroUnion(cols *[64]int, x0, x1, x2, x3 []float64, c *[4]float64) int {
+	for _, v := range c {
+		if v-v != 0 {
+			return -1
+		}
+	}
+	x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
+	k := 0
+	bad := 0.0
+	for j, v := range x0 {
+		if v != 0 || x1[j] != 0 || x2[j] != 0 || x3[j] != 0 {
+			bad += (v - v) + (x1[j] - x1[j]) + (x2[j] - x2[j]) + (x3[j] - x3[j])
+			cols[k] = j
+			k++
+		}
+	}
+	if bad != 0 { // NaN: some entry is ±Inf or NaN
+		return -1
+	}
+	return k
+}
+
+// addRankFourOn is addRankFour on rows that are zero outside cols (one-hot
+// and other sparse designs: the flights' rows have 6 non-zeros of 32). An
+// entry (a, b) of the update gets a non-zero term only where some row is
+// non-zero at both a and b; every other entry of the dense loop adds an exact
+// zero, which leaves h as it is. The entries it does touch it computes by
+// the dense loop's expression, so h ends bit for bit the same.
+func addRankFourOn(h, x0, x1, x2, x3 []float64, c *[4]float64, d int, cols []int) {
+	for i, a := range cols {
+		a0, a1, a2, a3 := c[0]*x0[a], c[1]*x1[a], c[2]*x2[a], c[3]*x3[a]
+		hr := h[a*d : a*d+d]
+		for _, b := range cols[i:] {
+			hr[b] += a0*x0[b] + a1*x1[b] + a2*x2[b] + a3*x3[b]
 		}
 	}
 }
