@@ -163,11 +163,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 				pt.err = err
 				return
 			}
-			var s2 float64
-			for a := range d {
-				v := dot(lt[a*d+a:a*d+d], x[a:])
-				s2 += v * v
-			}
+			s2 := ltNormSq(lt, x, d)
 			if e.at != nil {
 				e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2}
 			}
@@ -222,6 +218,51 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 // number when it is the same for all data, as it is under any unbounded
 // prior) and c_i = K_i·s_i³.
 //
+// ltNormSq returns ‖Lᵀx‖² for the upper-triangular row-major Lᵀ = lt.
+// Where at most half of x's d entries are non-zero (8 ≤ d ≤ 64: one-hot
+// designs, such as the flights' 6 non-zeros of 32) it sums over those
+// entries only, d·nnz products rather than d²/2: the same quantity, but
+// summed in another order than the dense dot products, so its last bits
+// may differ from theirs.
+func ltNormSq(lt, x []float64, d int) float64 {
+	x = x[:d]
+	if d >= 8 && d <= 64 {
+		var nz [64]int
+		k := 0
+		for j, v := range x {
+			if v != 0 {
+				nz[k] = j
+				k++
+			}
+		}
+		if k <= d/2 {
+			var s2 float64
+			first := 0 // nz[first:k] are the non-zeros at or after a
+			for a := range d {
+				for first < k && nz[first] < a {
+					first++
+				}
+				if first == k {
+					break // (Lᵀx)_a = 0 from here on
+				}
+				row := lt[a*d : a*d+d]
+				var v float64
+				for _, b := range nz[first:k] {
+					v += row[b] * x[b]
+				}
+				s2 += v * v
+			}
+			return s2
+		}
+	}
+	var s2 float64
+	for a := range d {
+		v := dot(lt[a*d+a:a*d+d], x[a:])
+		s2 += v * v
+	}
+	return s2
+}
+
 // Up to cvRecordLimit data the expansion is stored, 24 bytes a datum read
 // with one cache miss; beyond, it is recomputed from the row the kernel
 // reads anyway (one more dot product and f_i′, f_i″: an exp for the

@@ -97,3 +97,44 @@ func TestNonzeroUnion(t *testing.T) {
 		t.Errorf("with a NaN c: %d, want −1", k)
 	}
 }
+
+// TestLtNormSqSparse: ltNormSq's sum over the non-zeros of a sparse x is
+// ‖Lᵀx‖², as the dense dot products compute it, to rounding (1e-13
+// relative), for d on both sides of its thresholds and densities on both
+// sides of a half; and a dense x takes the dense products bit for bit.
+func TestLtNormSqSparse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, d := range []int{3, 8, 9, 32, 64, 65} {
+		lt := make([]float64, d*d)
+		for a := range d {
+			for b := a; b < d; b++ {
+				lt[a*d+b] = rng.NormFloat64()
+			}
+		}
+		dense := func(x []float64) float64 {
+			var s2 float64
+			for a := range d {
+				v := dot(lt[a*d+a:a*d+d], x[a:])
+				s2 += v * v
+			}
+			return s2
+		}
+		for _, density := range []float64{0, 0.1, 0.3, 0.5, 0.9} {
+			for range 50 {
+				x := make([]float64, d)
+				for j := range x {
+					if rng.Float64() < density {
+						x[j] = rng.NormFloat64()
+					}
+				}
+				got, want := ltNormSq(lt, x, d), dense(x)
+				if math.Abs(got-want) > 1e-13*want {
+					t.Fatalf("d = %d, x = %v: %v, dense %v", d, x, got, want)
+				}
+				if density >= 0.9 && got != want {
+					t.Fatalf("d = %d, dense x: %v, dense products %v, want the same bits", d, got, want)
+				}
+			}
+		}
+	}
+}

@@ -57,26 +57,33 @@ func New(w []float64) (*Table, error) {
 	}
 	t := &Table{col: make([]column, n), w: w, total: total}
 	// scaled[i] = n·p_i, p_i = w_i/Σw, held in the columns' prob; columns
-	// below 1 are topped up by one above 1.
-	small := make([]int32, 0, n)
-	large := make([]int32, 0, n)
+	// below 1 are topped up by one above 1. The two work stacks share one
+	// array: small grows up from its start and large down from its end
+	// (together they never hold more than n indices), which halves the
+	// memory a build first touches.
+	work := make([]int32, n)
+	ns, lt := 0, n // small is work[:ns]; large is work[lt:], its top at lt
 	for i, v := range w {
-		t.col[i].prob = v / total * float64(n)
-		if t.col[i].prob < 1 {
-			small = append(small, int32(i))
+		p := v / total * float64(n)
+		t.col[i].prob = p
+		if p < 1 {
+			work[ns] = int32(i)
+			ns++
 		} else {
-			large = append(large, int32(i))
+			lt--
+			work[lt] = int32(i)
 		}
 	}
-	for len(small) > 0 && len(large) > 0 {
-		s, l := small[len(small)-1], large[len(large)-1]
-		small = small[:len(small)-1]
+	for ns > 0 && lt < n {
+		s, l := work[ns-1], work[lt]
+		ns--
 		t.col[s].alias = l
 		// s keeps its scaled weight; l gives away 1 − that.
 		t.col[l].prob -= 1 - t.col[s].prob
 		if t.col[l].prob < 1 {
-			large = large[:len(large)-1]
-			small = append(small, l)
+			lt++
+			work[ns] = l
+			ns++
 		}
 	}
 	// Leftovers are 1 up to rounding. A leftover of positive weight keeps
@@ -89,7 +96,7 @@ func New(w []float64) (*Table, error) {
 			break
 		}
 	}
-	for _, rest := range [][]int32{large, small} {
+	for _, rest := range [2][]int32{work[lt:], work[:ns]} {
 		for _, i := range rest {
 			if w[i] > 0 {
 				t.col[i].prob = 1

@@ -234,3 +234,85 @@ func BenchmarkDraw(b *testing.B) {
 	}
 	_ = s
 }
+
+// twoStackColumns is Vose's build with its small and large stacks in two
+// arrays, as New built it before its stacks shared one: the reference New
+// must equal column for column.
+func twoStackColumns(w []float64) []column {
+	n := len(w)
+	total := 0.0
+	for _, v := range w {
+		total += v
+	}
+	col := make([]column, n)
+	var small, large []int32
+	for i, v := range w {
+		col[i].prob = v / total * float64(n)
+		if col[i].prob < 1 {
+			small = append(small, int32(i))
+		} else {
+			large = append(large, int32(i))
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		col[s].alias = l
+		col[l].prob -= 1 - col[s].prob
+		if col[l].prob < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	anyPositive := int32(-1)
+	for i, v := range w {
+		if v > 0 {
+			anyPositive = int32(i)
+			break
+		}
+	}
+	for _, rest := range [][]int32{large, small} {
+		for _, i := range rest {
+			if w[i] > 0 {
+				col[i].prob = 1
+			} else {
+				col[i] = column{prob: 0, alias: anyPositive}
+			}
+		}
+	}
+	return col
+}
+
+// TestSharedStacksBitForBit: New's stacks in one array give every column
+// the threshold and alias of the two-array build, bit for bit, on skewed,
+// uniform, sparse (many zeros), single-heavy and rounding-prone weights.
+func TestSharedStacksBitForBit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	gens := map[string]func(i int) float64{
+		"exponential": func(int) float64 { return rng.ExpFloat64() },
+		"uniform":     func(int) float64 { return 1 },
+		"sparse":      func(int) float64 { return float64(rng.IntN(3)/2) * rng.Float64() },
+		"one heavy":   func(i int) float64 { return map[bool]float64{true: 1e6, false: 1e-3}[i == 17] },
+		"tenths":      func(int) float64 { return 0.1 },
+		"lognormal":   func(int) float64 { return math.Exp(3 * rng.NormFloat64()) },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{1, 2, 3, 10, 1000, 100_003} {
+			w := make([]float64, n)
+			for i := range w {
+				w[i] = gen(i)
+			}
+			w[n-1] += 0.5 // never all zero
+			tab, err := New(w)
+			if err != nil {
+				t.Fatalf("%s, n = %d: %v", name, n, err)
+			}
+			want := twoStackColumns(w)
+			for i := range want {
+				if math.Float64bits(tab.col[i].prob) != math.Float64bits(want[i].prob) || tab.col[i].alias != want[i].alias {
+					t.Fatalf("%s, n = %d: column %d = %+v, two-stack build %+v", name, n, i, tab.col[i], want[i])
+				}
+			}
+		}
+	}
+}
