@@ -7,6 +7,7 @@ package exactmh
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -144,7 +145,9 @@ const sparseRankMinD = 8
 // nonzeroUnion stores in cols the columns, ascending, where any of the four
 // rows (d ≤ 64 entries each) is non-zero, and returns how many; it returns
 // −1 when a row entry or a c_r is not finite, where 0·∞ = NaN must reach h
-// as the dense loop puts it there.
+// as the dense loop puts it there. It reads the entries' bits without a
+// branch: in a one-hot design which columns are non-zero is random, and a
+// branch on it would mispredict.
 func nonzeroUnion(cols *[64]int, x0, x1, x2, x3 []float64, c *[4]float64) int {
 	for _, v := range c {
 		if v-v != 0 {
@@ -152,17 +155,21 @@ func nonzeroUnion(cols *[64]int, x0, x1, x2, x3 []float64, c *[4]float64) int {
 		}
 	}
 	x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
-	k := 0
-	bad := 0.0
+	var mask, inf uint64
 	for j, v := range x0 {
-		if v != 0 || x1[j] != 0 || x2[j] != 0 || x3[j] != 0 {
-			bad += (v - v) + (x1[j] - x1[j]) + (x2[j] - x2[j]) + (x3[j] - x3[j])
-			cols[k] = j
-			k++
-		}
+		b0, b1 := math.Float64bits(v), math.Float64bits(x1[j])
+		b2, b3 := math.Float64bits(x2[j]), math.Float64bits(x3[j])
+		mask |= min((b0|b1|b2|b3)<<1, 1) << j // ±0 are zero
+		// An exponent of all ones (±Inf, NaN) carries into bit 11.
+		inf |= (b0>>52&0x7ff + 1) | (b1>>52&0x7ff + 1) | (b2>>52&0x7ff + 1) | (b3>>52&0x7ff + 1)
 	}
-	if bad != 0 { // NaN: some entry is ±Inf or NaN
+	if inf&0x800 != 0 {
 		return -1
+	}
+	k := 0
+	for ; mask != 0; mask &= mask - 1 {
+		cols[k] = bits.TrailingZeros64(mask)
+		k++
 	}
 	return k
 }
@@ -298,23 +305,41 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 	// embedding it, which may override Loss or LossDerivs, would still
 	// have the unexported method.
 	fused, _ := gl.(*LogisticRegression)
+	var zs, f1s, f2s []float64
+	if fused != nil {
+		zs, f1s, f2s = make([]float64, chunk), make([]float64, chunk), make([]float64, chunk)
+	}
 	for start := lo; start < hi; start += chunk {
 		m := min(chunk, hi-start)
 		idx, val := idx[:m], val[:m]
-		for k := range idx {
-			i := start + k
-			idx[k] = i
-			row := rows.row(i)
-			z := dot(row, theta)
-			var f1, f2 float64
-			if fused != nil {
-				val[k], f1, f2 = fused.lossAndDerivs(i, z)
-			} else {
-				val[k] = gl.Loss(i, z)
-				f1, f2 = gl.LossDerivs(i, z)
+		if fused != nil {
+			// In three loops, so that the exponentials and logarithms of
+			// consecutive data overlap (in one loop each datum's waits on
+			// its dot product and feeds its rank update); every value and
+			// every sum is the one loop's, in the same order.
+			for k := range idx {
+				idx[k] = start + k
+				zs[k] = dot(fused.Row(start+k), theta)
 			}
-			axpy(g, t.beta*f1, row[:t.d])
-			acc.add(row, t.beta*f2)
+			for k := range idx {
+				val[k], f1s[k], f2s[k] = fused.lossAndDerivs(start+k, zs[k])
+			}
+			for k := range idx {
+				row := fused.Row(start + k)
+				axpy(g, t.beta*f1s[k], row[:t.d])
+				acc.add(row, t.beta*f2s[k])
+			}
+		} else {
+			for k := range idx {
+				i := start + k
+				idx[k] = i
+				row := rows.row(i)
+				z := dot(row, theta)
+				val[k] = gl.Loss(i, z)
+				f1, f2 := gl.LossDerivs(i, z)
+				axpy(g, t.beta*f1, row[:t.d])
+				acc.add(row, t.beta*f2)
+			}
 		}
 		acc.flush()
 		s, err := sumEnergies(val, idx, theta)
