@@ -137,10 +137,29 @@ const (
 //     (FindLaplace), rewrites a GLM posterior with ControlVariates, and
 //     measures with a short pilot each applicable candidate — TunaMH and
 //     TFMH (SMH-2) on the control variates, MH, all with the Crank–Nicolson
-//     proposal around the approximation; TunaMH with its default random
-//     walk where the energy has a DiffBound (tempered or multimodal
-//     targets, where the Laplace approximation is poor); NUTS — and picks
-//     the highest ESS per second.
+//     proposal around the approximation; PoissonMH with that proposal too
+//     where the rewrite, or else the posterior, has an EnergyRange (a Box
+//     or Ball prior), on the rewrite when it has one ("PoissonMH-CV-CN");
+//     TunaMH with its default random walk where the energy has a DiffBound
+//     (tempered or multimodal targets, where the Laplace approximation is
+//     poor); NUTS — and picks the highest ESS per second.
+//   - Of the three Poisson kernels one is piloted: PoissonMH-CN, or
+//     Poisson-MALA where there is no Crank–Nicolson proposal (on logistic
+//     regressions on balls about the MAP PoissonMH-CV-CN's pilots made 3 to
+//     10 times the ESS per second of Poisson-MALA's and Poisson-Barker's
+//     on the rewrite; TestAutoPoissonKernelsMeasure). It is listed but not
+//     piloted when its expected batch λ + L (λ = 0.01·L², the kernels'
+//     default, L the range's total width) is at least N, where a step
+//     reads more data than a full-batch MH step; the Candidate's Err gives
+//     the numbers (for N > 4096, estimated from 4096 data's ranges when
+//     that puts λ + L above 10·N: the whole range costs tens of passes).
+//     Where neither has an EnergyRange (for the ready-made energies, any
+//     prior but a Box or a Ball) the Poisson kernels are not listed. On a
+//     logistic regression with N = 4000, d = 3, the remainders' λ + L is
+//     0.85 on a ball of 3 posterior sds about the MAP, where
+//     PoissonMH-CV-CN is piloted, and 2.4·10⁵ on a ball of radius 5 about
+//     the origin, where it is not (TestAutoPoissonTightBall,
+//     TestAutoPoissonWideBall).
 //   - For an energy that is not a GLM it first runs FindMAP from four
 //     dispersed starts (uniform on a Box, θ̂ + 3·L·z otherwise); a second
 //     mode within 20 nats of the first rules out every Laplace-based
@@ -152,8 +171,9 @@ const (
 // passes over the data is reported too slow, with the best ESS per second
 // it could reach; a full-batch candidate whose best possible ESS per
 // second (two draws per transition) is below the fastest pilot's is not
-// piloted at all. Candidates that fail (no bound, a bound violated) are
-// listed with their error. The choice takes a few seconds, which
+// piloted at all, nor is a Poisson candidate, counted as (λ + L)/N
+// passes. Candidates that fail (no bound, a bound violated) are listed
+// with their error. The choice takes a few seconds, which
 // Choice.Time reports. Pilots are timed, so the choice can differ between
 // runs when two candidates are close; the Choice says which was taken.
 //
@@ -583,16 +603,17 @@ func sortCandidates(cs []Candidate) {
 //
 // One of the three is piloted: PoissonMH with the Crank–Nicolson proposal
 // cn around the Laplace approximation, or, without cn, Poisson-MALA (the
-// automatic default pilots only posteriors with gradients). On logistic
-// regressions with N = 10⁴, d = 5, on balls of 3, 9 and 20 posterior sds
-// about θ̂, PoissonMH-CV-CN's pilots made 3 to 10 times the ESS per second
-// of Poisson-MALA-CV's (identity or Laplace metric alike) and
-// Poisson-MALA-CV's at least Poisson-Barker-CV's, within the pilots' 2×
-// noise: the three share the counts' cost per step, λ + L data, and the
-// Crank–Nicolson proposal moves as far as the approximation is good, where
-// the gradient kernels' local moves need several steps. A pilot apiece
-// would add their time (up to 0.6 s each where the range is wide) to every
-// choice for kernels that did not win.
+// automatic default pilots only posteriors with gradients). On a logistic
+// regression with N = 10⁴, d = 5, on balls of 3, 9 and 20 posterior sds
+// about θ̂ (λ + L = 0.95, 31 and 955), PoissonMH-CV-CN's pilots made 3 to 10
+// times the ESS per second of Poisson-MALA-CV's, with an identity or the
+// Laplace metric, and of Poisson-Barker-CV's, which were within the
+// pilots' noise of Poisson-MALA-CV's or below (TestAutoPoissonKernelsMeasure):
+// all three read the counts' λ + L data a step, the gradient kernels twice
+// over with their gradients, and the Crank–Nicolson proposal moves as far as
+// the approximation is good where the gradient kernels' local moves take
+// several steps. A pilot apiece would add the time of two more pilots that
+// lose (0.5 s each where the range is wide) to every choice.
 //
 // Its passes are its expected read per step, λ + L, over N: runPilots skips
 // it, as it does a full-batch candidate, when two effective draws a step at
@@ -601,11 +622,28 @@ func sortCandidates(cs []Candidate) {
 // reads more data than a full-batch MH step, and the kernel would fall back
 // to full-batch MH (MaxBatch) — no faster than MH-CN and NUTS, piloted
 // anyway — so the candidate is listed with a skip reason giving the numbers.
+// On a control-variate rewrite of more than autoRangeSample data, L is first
+// estimated from that many (estimateRange), and an estimated λ + L of
+// autoRangeMargin·N or more skips the candidate without building the whole
+// range, the reason saying "≈".
 func poissonCand(p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *runCache) (autoCand, bool) {
+	name := func(suffix string) string {
+		if cn != nil {
+			return "PoissonMH" + suffix + "-CN"
+		}
+		return "Poisson-MALA" + suffix
+	}
 	post, suffix := cv, "-CV"
 	var r *EnergyRange
 	err := errors.New("no control variates")
 	if cv != nil {
+		if est, m, ok := estimateRange(cv); ok {
+			n := float64(cv.Len())
+			if lam := poissonLambdaScale * est * est; lam+est >= autoRangeMargin*n {
+				return autoCand{name: name("-CV"), post: cv, skip: fmt.Sprintf("not piloted: λ + L ≈ %.3g ≥ N = %.3g (L ≈ %.3g from the ranges of %d data, λ = 0.01·L²): a step would read more than full-batch MH",
+					lam+est, n, est, m)}, true
+			}
+		}
 		r, err = autoRange(cv, cache(cv))
 	}
 	if err != nil {
@@ -620,9 +658,9 @@ func poissonCand(p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *ru
 	}
 	lambda := poissonLambdaScale * sumM * sumM
 	n := float64(post.Len())
-	c := autoCand{name: "Poisson-MALA" + suffix, post: post, k: PoissonMALA{}, passes: (lambda + sumM) / n}
+	c := autoCand{name: name(suffix), post: post, k: PoissonMALA{}, passes: (lambda + sumM) / n}
 	if cn != nil {
-		c.name, c.k = "PoissonMH"+suffix+"-CN", PoissonMH{Proposal: cn, Scale: 1}
+		c.k = PoissonMH{Proposal: cn, Scale: 1}
 	}
 	if lambda+sumM >= n {
 		c.skip = fmt.Sprintf("not piloted: λ + L = %.3g ≥ N = %.3g (L = %.3g, λ = 0.01·L²): a step would read more than full-batch MH", lambda+sumM, n, sumM)
@@ -633,6 +671,48 @@ func poissonCand(p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *ru
 // poissonLambdaScale is the Poisson kernels' default LambdaScale: λ =
 // 0.01·L².
 const poissonLambdaScale = 0.01
+
+// autoRangeSample is how many data estimateRange reads, and autoRangeMargin
+// how far above N its estimate of λ + L must be for poissonCand to skip the
+// Poisson kernels on it alone: λ = 0.01·L² grows like L², so at 10·N the
+// estimate of L would have to be about 3 times too large to hide a batch
+// below N.
+const (
+	autoRangeSample = 4096
+	autoRangeMargin = 10
+)
+
+// estimateRange returns, for a posterior whose energy is the
+// control-variate rewrite (cvEnergy), the tempered range total L = βΣM_i
+// estimated from the remainders' ranges of m = autoRangeSample evenly
+// spaced data, and ok (not ok for any other energy, or N ≤ m, where the
+// whole range is as cheap). The
+// whole range costs tens of passes over the data (eight pieces a datum;
+// 0.07 to 0.18 s at N = 10⁵, d = 10, where a pass took 3 ms): where the
+// estimate alone rules the Poisson kernels out, the choice does not pay
+// for it.
+func estimateRange(p *Posterior) (sumM float64, m int, ok bool) {
+	e, isCV := p.Energy.(*cvEnergy)
+	if !isCV || e.n <= autoRangeSample {
+		return 0, 0, false
+	}
+	prior, n := p.prior(), e.n
+	m = autoRangeSample
+	rows := newRowCursor(e)
+	for k := range m {
+		i := int(int64(k) * int64(n) / int64(m))
+		lo, hi, err := linearRange(rows.row(i), prior)
+		if err != nil {
+			return 0, 0, false
+		}
+		_, w, err := e.remainderRange(i, lo, hi)
+		if err != nil {
+			return 0, 0, false
+		}
+		sumM += w
+	}
+	return p.beta() * sumM * float64(n) / float64(m), m, true
+}
 
 // autoRange returns the tempered EnergyRange of p as the Poisson kernels'
 // Start finds it (energyRange with no Range given), built in cache.
