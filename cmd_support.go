@@ -63,8 +63,9 @@ func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel
 
 // withStep returns k with its Proposal set to prop (left as it is when
 // prop is nil) and its initial step scale to scale(k's Scale), and true,
-// for MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH, and for NUTS when prop
-// is nil; any other kernel (or NUTS with a prop) is returned as it is,
+// for MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH, and for NUTS,
+// Poisson-MALA and Poisson-Barker (no Proposal field) when prop is nil; any
+// other kernel (or one of these three with a prop) is returned as it is,
 // with false.
 func withStep(k Kernel, prop Proposal, scale func(float64) float64) (Kernel, bool) {
 	set := func(p *Proposal, s *float64) {
@@ -93,6 +94,16 @@ func withStep(k Kernel, prop Proposal, scale func(float64) float64) (Kernel, boo
 		set(&kk.Proposal, &kk.Scale)
 		return kk, true
 	case NUTS:
+		if prop == nil {
+			kk.Scale = scale(kk.Scale)
+			return kk, true
+		}
+	case PoissonMALA:
+		if prop == nil {
+			kk.Scale = scale(kk.Scale)
+			return kk, true
+		}
+	case PoissonBarker:
 		if prop == nil {
 			kk.Scale = scale(kk.Scale)
 			return kk, true

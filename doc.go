@@ -50,9 +50,9 @@
 // second-order Taylor surrogate at the MAP in the prior, the remainders,
 // whose bound shrinks with distance to the MAP, as the energies — and
 // measures short pilots of the kernels that apply (TunaMH and TFMH on the
-// remainders, MH with the Crank–Nicolson proposal, TunaMH, NUTS), taking the
-// fastest; NUTS alone for small N; no Laplace-based kernel where it finds
-// a second mode.
+// remainders, MH with the Crank–Nicolson proposal, PoissonMH with it on a
+// Box or Ball prior, TunaMH, NUTS), taking the fastest; NUTS alone for
+// small N; no Laplace-based kernel where it finds a second mode.
 //
 // # Architecture as built
 //

@@ -296,7 +296,7 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 	case lambdaScale < 0 || math.IsNaN(lambdaScale) || math.IsInf(lambdaScale, 0):
 		return nil, fmt.Errorf("%s: LambdaScale = %v, want finite ≥ 0 (0: 0.01)", who, lambdaScale)
 	case lambda == 0 && lambdaScale == 0:
-		lambda = 0.01 * sumM * sumM
+		lambda = poissonLambdaScale * sumM * sumM
 	case lambda == 0:
 		lambda = lambdaScale * sumM * sumM
 	}
