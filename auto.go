@@ -212,7 +212,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return nil, err
 	}
 	hasGrad := t.HasGradient()
-	n, d := p.Len(), p.Dim()
+	n := p.Len()
 	done := func(c *Choice) (*Choice, error) {
 		c.Time = time.Since(start)
 		return c, nil
@@ -225,7 +225,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return done(&Choice{Name: "MH", Kernel: MH{}, Posterior: p,
 			Reason: "the energy has no gradient: no Laplace approximation, no NUTS; full-batch random-walk MH"})
 	}
-	theta0 := set.init(0, d)
+	theta0 := set.init(0, p)
 	la, err := FindLaplace(ctx, p, theta0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("exactmh: automatic default: %w", err)

@@ -90,8 +90,8 @@ type Settings struct {
 	// one run of all the chains with the same Seed and a fixed kernel. The
 	// package stancsv numbers its files and chain ids by it. 0: the first.
 	FirstChain int
-	// Init is θ0 for every chain (nil: the origin, which must then lie in
-	// the prior's support; with a nil Kernel that chose a kernel built on
+	// Init is θ0 for every chain (nil: the origin, or the centre of a Box
+	// or Ball prior's support that does not hold the origin; with a nil Kernel that chose a kernel built on
 	// the Laplace approximation, one draw of it per chain: LaplaceInits). Inits,
 	// if set, gives one θ0 per chain instead.
 	Init  []float64
@@ -215,14 +215,35 @@ func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 	return r, nil
 }
 
-func (s *Settings) init(c, d int) []float64 {
+// init returns chain c's θ0: Inits[c], Init, or defaultInit of p.
+func (s *Settings) init(c int, p *Posterior) []float64 {
 	switch {
 	case s.Inits != nil:
 		return append([]float64(nil), s.Inits[c]...)
 	case s.Init != nil:
 		return append([]float64(nil), s.Init...)
 	}
-	return make([]float64, d)
+	return defaultInit(p.prior(), p.Dim())
+}
+
+// defaultInit returns θ0 when Settings give none: the origin, or, where the
+// origin lies outside the support of a Box or Ball prior (or one wrapping
+// them), the support's centre — a uniform prior on [1, 2]ᵈ should not need
+// an Init to start.
+func defaultInit(prior Prior, d int) []float64 {
+	x := make([]float64, d)
+	if inSupport(prior, x) {
+		return x
+	}
+	switch s := supportOf(prior).(type) {
+	case *Box:
+		for j := range x {
+			x[j] = s.Lo[j] + (s.Hi[j]-s.Lo[j])/2
+		}
+	case *Ball:
+		copy(x, s.Center)
+	}
+	return x
 }
 
 // Status says how a run ended.
@@ -612,7 +633,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 				err = fmt.Errorf("exactmh: Sample: %w", newPanicError(c, -1, where, v))
 			}
 		}()
-		theta0 := set.init(c, d)
+		theta0 := set.init(c, p)
 		if err := finiteVec(fmt.Sprintf("Sample: initial point of chain %d", c), theta0); err != nil {
 			return err
 		}

@@ -234,3 +234,48 @@ func TestSettingsDuration(t *testing.T) {
 		t.Error("negative Duration: no error")
 	}
 }
+
+// TestDefaultInitInsideSupport: with no Init, a chain on a Box or Ball
+// prior that does not hold the origin starts at the support's centre (a
+// uniform prior on [1, 2]² needs no Init), and the automatic default's MAP
+// search does too.
+func TestDefaultInitInsideSupport(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	n, d := 3000, 2
+	y := make([]float64, n*d)
+	for i := range y {
+		y[i] = 1.5 + 0.3*rng.NormFloat64()
+	}
+	e, err := exactmh.NewGaussianMean(y, d, mat.NewSymDense(d, []float64{1, 0, 0, 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := exactmh.NewBox([]float64{1, 1}, []float64{2, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ball, err := exactmh.NewBall(d, 0.5, []float64{1.5, 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prior := range []exactmh.Prior{box, ball} {
+		post := &exactmh.Posterior{Energy: e, Prior: prior}
+		res, err := exactmh.Sample(context.Background(), post, exactmh.MH{},
+			&exactmh.Settings{Chains: 1, Warmup: 100, Draws: 100, Seed: 1})
+		if err != nil {
+			t.Fatalf("%T: Sample with no Init: %v", prior, err)
+		}
+		for j, v := range res.Chains[0].Draws[:d] {
+			if math.Abs(v-1.5) > 0.5 {
+				t.Errorf("%T: first draw's θ_%d = %v, want within the support about 1.5", prior, j, v)
+			}
+		}
+		c, err := exactmh.Choose(context.Background(), post, &exactmh.Settings{Seed: 1})
+		if err != nil {
+			t.Fatalf("%T: Choose with no Init: %v", prior, err)
+		}
+		if c.Laplace == nil || math.Abs(c.Laplace.Mean[0]-1.5) > 0.1 {
+			t.Errorf("%T: Choose's MAP %v, want ≈ 1.5", prior, c.Laplace)
+		}
+	}
+}
