@@ -110,7 +110,6 @@ func newChiSearch(d int) *chiSearch {
 func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale float64, propose proposer, stepCost float64) (chiChoice, error) {
 	s.src.Seed(0x636869, 0x736561726368)
 	best := chiChoice{eff: -1}
-	n := float64(b.t.N())
 	if err := s.probe(b, theta, scale, propose); err != nil {
 		return chiChoice{}, err
 	}
@@ -124,28 +123,34 @@ func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale flo
 		return best, nil
 	}
 	for g := chiGridLo; g <= chiGridHi; g++ {
-		chi := math.Pow(10, float64(g)/4)
-		var gain, cost, accSum float64
-		for _, p := range s.pr {
-			cost += stepCost
-			if p.out || p.unresolved {
-				continue // a rejection (counted as one when unresolved)
-			}
-			lambda := chi*p.cm*p.cm + p.cm
-			if lambda > b.maxBatch {
-				a := acc.Prob(p.rest + p.cm*mean(p.u))
-				gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
-				continue
-			}
-			m, v := tunaMoments(p.u, p.cm, chi)
-			a := acceptNormal(acc, p.rest+m, v)
-			gain, accSum, cost = gain+a*p.jump, accSum+a, cost+minibatchDatumCost*lambda
-		}
-		if eff := gain / cost; eff > best.eff {
-			best = chiChoice{chi: chi, accept: accSum / chiProbes, eff: eff}
+		if c := s.at(b, acc, math.Pow(10, float64(g)/4), stepCost); c.eff > best.eff {
+			best = c
 		}
 	}
 	return best, nil
+}
+
+// at returns the prediction at χ from the probes: the mean acceptance and
+// the efficiency.
+func (s *chiSearch) at(b *tunaBatch, acc Acceptance, chi, stepCost float64) chiChoice {
+	n := float64(b.t.N())
+	var gain, cost, accSum float64
+	for _, p := range s.pr {
+		cost += stepCost
+		if p.out || p.unresolved {
+			continue // a rejection (counted as one when unresolved)
+		}
+		lambda := chi*p.cm*p.cm + p.cm
+		if lambda > b.maxBatch {
+			a := acc.Prob(p.rest + p.cm*mean(p.u))
+			gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
+			continue
+		}
+		m, v := tunaMoments(p.u, p.cm, chi)
+		a := acceptNormal(acc, p.rest+m, v)
+		gain, accSum, cost = gain+a*p.jump, accSum+a, cost+minibatchDatumCost*lambda
+	}
+	return chiChoice{chi: chi, accept: accSum / float64(len(s.pr)), eff: gain / cost}
 }
 
 // probe draws the search's proposals at scale and chiSample data ∝ c_i for

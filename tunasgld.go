@@ -118,10 +118,23 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 	if c.k.Chi != 0 || c.rival.asMH {
 		return warmupTurn{}, nil
 	}
+	theta := c.walk.theta
+	propose := c.searchProposer(theta)
+	stepCost := chiStepCost(len(theta)) + 4*c.kFloat // 2K gradients, each about two datum energies
+	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, propose, stepCost, 0, ownTarget)
+	if ch.eff > 0 {
+		c.tuned, c.tunedAccept = true, ch.accept
+	}
+	return turn, err
+}
+
+// searchProposer returns the proposer of the mid-warmup search and of the
+// comparison with MH: Langevin proposals from theta, each with the log
+// proposal ratio of its gradient minibatch.
+func (c *tunaSGLDChain) searchProposer(theta []float64) proposer {
 	w1 := make([]int, c.kGrad)
 	n := c.t.N()
-	theta := c.walk.theta
-	propose := func(rng *rand.Rand, next []float64, eps float64) (float64, error) {
+	return func(rng *rand.Rand, next []float64, eps float64) (float64, error) {
 		for j := range w1 {
 			w1[j] = rng.IntN(n) // with replacement: a prediction, not the chain's ω1
 		}
@@ -137,12 +150,6 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 		}
 		return c.proposalRatioWith(c.metric, theta, next, eps), nil
 	}
-	stepCost := chiStepCost(len(theta)) + 4*c.kFloat // 2K gradients, each about two datum energies
-	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, propose, stepCost, 0, ownTarget)
-	if ch.eff > 0 {
-		c.tuned, c.tunedAccept = true, ch.accept
-	}
-	return turn, err
 }
 
 // tunaSGLDScheme is the AuxScheme behind TunaMHSGLD.
