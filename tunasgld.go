@@ -129,14 +129,26 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 }
 
 // searchProposer returns the proposer of the mid-warmup search and of the
-// comparison with MH: Langevin proposals from theta, each with the log
-// proposal ratio of its gradient minibatch.
+// comparison with MH: the chain's own transition from theta up to its
+// test — ω1, K data drawn without replacement as DrawOmega1 draws them,
+// the Langevin proposal from its gradient and the log proposal ratio with
+// the same ω1 — from the generator it is given. ω1 is the first K of a
+// partial Fisher–Yates shuffle of the chain's permutation, undone at once
+// (the swaps replayed in reverse), so the chain's own draws never depend
+// on the search; it allocates its K indices and swaps once.
 func (c *tunaSGLDChain) searchProposer(theta []float64) proposer {
-	w1 := make([]int, c.kGrad)
-	n := c.t.N()
+	w1, swaps := make([]int, c.kGrad), make([]int, c.kGrad)
+	n := len(c.perm)
 	return func(rng *rand.Rand, next []float64, eps float64) (float64, error) {
-		for j := range w1 {
-			w1[j] = rng.IntN(n) // with replacement: a prediction, not the chain's ω1
+		for k := range swaps {
+			r := k + rng.IntN(n-k)
+			swaps[k] = r
+			c.perm[k], c.perm[r] = c.perm[r], c.perm[k]
+		}
+		copy(w1, c.perm)
+		for k := len(swaps) - 1; k >= 0; k-- {
+			r := swaps[k]
+			c.perm[k], c.perm[r] = c.perm[r], c.perm[k]
 		}
 		if err := c.mean(c.mu, theta, w1, eps); err != nil {
 			return 0, err
