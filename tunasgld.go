@@ -125,8 +125,25 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
 	}
+	// The search judges χ at the scale dual averaging has reached, an
+	// iterate that can overshoot well past the useful steps. Where it
+	// predicts an acceptance below sgldMinTurnTarget, holding the step there
+	// (the turn's target) would lock the chain to it: the second half of
+	// warmup restarts from that scale toward the kernel's own target
+	// instead. (TestTunaMHSGLDPredictionMeasure, tempered logistic on a
+	// ball, seed 9: a chain held at a predicted 0.037 sampled at acceptance
+	// 0.010, min bulk ESS 60 over 4 chains; with this, 0.265 and 1301.)
+	if turn.Target > 0 && turn.Target < sgldMinTurnTarget {
+		turn.Target = 0
+	}
 	return turn, err
 }
+
+// sgldMinTurnTarget is the lowest predicted acceptance at which
+// TunaMH-SGLD's warmup holds the step the search judged χ at: the lowest
+// target at which TestTargetAcceptSweep found it near its best (see
+// DefaultTargetAccept).
+const sgldMinTurnTarget = 0.15
 
 // searchProposer returns the proposer of the mid-warmup search and of the
 // comparison with MH: the chain's own transition from theta up to its
