@@ -35,7 +35,9 @@ type TunaMHSGLD struct {
 	// halfway through an adapted warmup of at least 200 transitions,
 	// at the adapted ε by TunaMH's search (see the package documentation,
 	// "Choosing χ") on Langevin proposals whose gradient minibatches the
-	// search draws itself, and compared with full-batch MH: a chain that
+	// search draws as the chain draws ω1, and compared with full-batch MH
+	// (a search predicting acceptance below 0.15 leaves the step to adapt
+	// toward the kernel's target, not held where χ was judged): a chain that
 	// MH would beat runs every step's test on the full batch and says so
 	// (Params "as_mh"). The paper uses 10⁻⁵ on MNIST.
 	Chi float64
