@@ -56,7 +56,7 @@ type chiSearch struct {
 	next []float64
 	idx  []int
 	diff []float64
-	u    []float64 // chiSample ratios u_i per probe
+	u    []float64 // chiSample ratios u_i per probe, the probes' first
 	pr   []chiProbe
 }
 
@@ -72,11 +72,13 @@ type chiProbe struct {
 	u          []float64
 }
 
-// The size of the search: proposals, data per proposal and the χ grid (10^(k/4), k = −48 … 16, from far below any useful χ to where
+// The size of the search: proposals, data per proposal (chiSample, up to
+// chiSampleMax for a probe that needs them: see sample) and the χ grid (10^(k/4), k = −48 … 16, from far below any useful χ to where
 // χCM ≫ 1 makes the estimate nearly exact).
 const (
 	chiProbes            = 24
 	chiSample            = 128
+	chiSampleMax         = 4096
 	chiGridLo, chiGridHi = -48, 16
 )
 
@@ -110,7 +112,6 @@ func newChiSearch(d int) *chiSearch {
 func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale float64, propose proposer, stepCost float64) (chiChoice, error) {
 	s.src.Seed(0x636869, 0x736561726368)
 	best := chiChoice{eff: -1}
-	n := float64(b.t.N())
 	if err := s.probe(b, theta, scale, propose); err != nil {
 		return chiChoice{}, err
 	}
@@ -124,36 +125,44 @@ func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale flo
 		return best, nil
 	}
 	for g := chiGridLo; g <= chiGridHi; g++ {
-		chi := math.Pow(10, float64(g)/4)
-		var gain, cost, accSum float64
-		for _, p := range s.pr {
-			cost += stepCost
-			if p.out || p.unresolved {
-				continue // a rejection (counted as one when unresolved)
-			}
-			lambda := chi*p.cm*p.cm + p.cm
-			if lambda > b.maxBatch {
-				a := acc.Prob(p.rest + p.cm*mean(p.u))
-				gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
-				continue
-			}
-			m, v := tunaMoments(p.u, p.cm, chi)
-			a := acceptNormal(acc, p.rest+m, v)
-			gain, accSum, cost = gain+a*p.jump, accSum+a, cost+minibatchDatumCost*lambda
-		}
-		if eff := gain / cost; eff > best.eff {
-			best = chiChoice{chi: chi, accept: accSum / chiProbes, eff: eff}
+		if c := s.at(b, acc, math.Pow(10, float64(g)/4), stepCost); c.eff > best.eff {
+			best = c
 		}
 	}
 	return best, nil
 }
 
-// probe draws the search's proposals at scale and chiSample data ∝ c_i for
-// each, keeping their u_i = ΔU_i/(c_iM).
+// at returns the prediction at χ from the probes: the mean acceptance and
+// the efficiency.
+func (s *chiSearch) at(b *tunaBatch, acc Acceptance, chi, stepCost float64) chiChoice {
+	n := float64(b.t.N())
+	var gain, cost, accSum float64
+	for _, p := range s.pr {
+		cost += stepCost
+		if p.out || p.unresolved {
+			continue // a rejection (counted as one when unresolved)
+		}
+		lambda := chi*p.cm*p.cm + p.cm
+		if lambda > b.maxBatch {
+			a := acc.Prob(p.rest + p.cm*mean(p.u))
+			gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
+			continue
+		}
+		m, v := tunaMoments(p.u, p.cm, chi)
+		a := acceptNormal(acc, p.rest+m, v)
+		gain, accSum, cost = gain+a*p.jump, accSum+a, cost+minibatchDatumCost*lambda
+	}
+	return chiChoice{chi: chi, accept: accSum / float64(len(s.pr)), eff: gain / cost}
+}
+
+// probe draws the search's proposals at scale and, for each, data ∝ c_i
+// (sample), keeping their u_i = ΔU_i/(c_iM).
 func (s *chiSearch) probe(b *tunaBatch, theta []float64, scale float64, propose proposer) error {
 	t := b.t
 	for k := range s.pr {
-		p := chiProbe{u: s.u[k*chiSample : (k+1)*chiSample]}
+		// Capped, so that a sample that grows reallocates rather than
+		// overwrite the next probe's.
+		p := chiProbe{u: s.u[k*chiSample : (k+1)*chiSample : (k+1)*chiSample]}
 		logQ, err := propose(s.rng, s.next, scale)
 		if err != nil {
 			return err
@@ -173,29 +182,68 @@ func (s *chiSearch) probe(b *tunaBatch, theta []float64, scale float64, propose 
 			s.pr[k] = p
 			continue
 		}
-		for j := range s.idx {
-			s.idx[j] = b.table.Draw(s.rng)
-		}
-		if err := t.EnergyDiffs(s.diff, theta, s.next, s.idx); err != nil {
+		if p.u, err = s.sample(b, theta, m, p.u[:0]); err != nil {
 			return err
 		}
-		for j, i := range s.idx {
-			mi := b.c[i] * m
-			d := s.diff[j]
-			if math.Abs(d) > mi*(1+boundTol) {
-				return diffViolation(i, d, mi, theta, s.next)
-			}
-			p.u[j] = min(max(d/mi, -1), 1)
-		}
-		mu := mean(p.u)
-		var ss float64
-		for _, x := range p.u {
-			ss += (x - mu) * (x - mu)
-		}
-		p.unresolved = p.cm*math.Sqrt(ss/float64(chiSample-1)/chiSample) > chiResolve
+		p.unresolved = p.cm*sampleSE(p.u) > chiResolve
 		s.pr[k] = p
 	}
 	return nil
+}
+
+// sample appends to u the ratios u_i = ΔU_i/(c_iM) of data drawn ∝ c_i
+// for the proposal s.next from theta with M(θ, θ′) = m: chiSample of them,
+// then, while C·M times their standard error (sampleSE) exceeds
+// chiResolve, as many more as that error says are needed (at least as
+// many again), up to chiSampleCap(N) in all. A probe cut off before that
+// — a long proposal through heterogeneous data — would otherwise count
+// as a rejection, which the chain's own test need not make: on the
+// tempered logistic regression of TestTunaMHSGLDPredictionAccurate a
+// third of TunaMH-SGLD's probes were, and the search predicted an
+// acceptance 0.1 below the chain's.
+func (s *chiSearch) sample(b *tunaBatch, theta []float64, m float64, u []float64) ([]float64, error) {
+	t, cm := b.t, b.sumC*m
+	limit := chiSampleCap(t.N())
+	for want := chiSample; ; {
+		for len(u) < want {
+			idx, diff := s.idx[:min(want-len(u), len(s.idx))], s.diff[:min(want-len(u), len(s.diff))]
+			for j := range idx {
+				idx[j] = b.table.Draw(s.rng)
+			}
+			if err := t.EnergyDiffs(diff, theta, s.next, idx); err != nil {
+				return u, err
+			}
+			for j, i := range idx {
+				mi := b.c[i] * m
+				d := diff[j]
+				if math.Abs(d) > mi*(1+boundTol) {
+					return u, diffViolation(i, d, mi, theta, s.next)
+				}
+				u = append(u, min(max(d/mi, -1), 1))
+			}
+		}
+		se := cm * sampleSE(u)
+		if se <= chiResolve || len(u) >= limit {
+			return u, nil
+		}
+		r := se / chiResolve
+		want = min(limit, max(2*len(u), int(math.Ceil(1.25*r*r*float64(len(u))))))
+	}
+}
+
+// chiSampleCap is the most data the search draws for one probe from N:
+// chiSampleMax, or N when fewer (but at least chiSample), beyond which
+// a sample drawn with replacement mostly repeats data.
+func chiSampleCap(n int) int { return max(chiSample, min(chiSampleMax, n)) }
+
+// sampleSE returns the standard error of the mean of u.
+func sampleSE(u []float64) float64 {
+	mu := mean(u)
+	var ss float64
+	for _, x := range u {
+		ss += (x - mu) * (x - mu)
+	}
+	return math.Sqrt(ss / float64(len(u)-1) / float64(len(u)))
 }
 
 // tunaMoments returns the mean and variance of TunaMH's log-ratio estimate

@@ -155,18 +155,22 @@
 // not see switches between modes; with k ≥ 0 it chose the adapted scale
 // everywhere it was run.) The prediction reads 128 data per proposal, 24
 // proposals, drawn from the search's own generator (the chain's stream is
-// untouched): each datum's count in TunaMH's minibatch is Poisson, so the
-// log-ratio estimate's mean and variance follow for every χ from the same
-// sampled energy differences, and the acceptance is that of a normal log
-// ratio with those moments. When 128 data cannot resolve most proposals'
-// log ratios to ±0.5 the search does not judge (TunaMH would there need
-// batches of order (C·M·sd u)²). Its choice is then compared with
-// full-batch MH (the chain runs as MH if MH is predicted 1.25× faster), so
-// untempered TunaMH and TunaMH-CN without control variates run as MH; the
-// README's examples/tall table shows what the search does with them.
-// TunaMH-SGLD with Chi = 0 does the same on its Langevin proposals, their
-// gradient minibatches drawn by the search (with replacement), after a
-// start from the heuristic on the proposal's noise alone.
+// untouched), and more data — up to 4096, or N if fewer — for a proposal
+// whose 128 cannot resolve its log ratio to ±0.5: each datum's count in
+// TunaMH's minibatch is Poisson, so the log-ratio estimate's mean and
+// variance follow for every χ from the same sampled energy differences,
+// and the acceptance is that of a normal log ratio with those moments.
+// When even that cannot resolve most proposals' log ratios the search
+// does not judge (TunaMH would there need batches of order (C·M·sd u)²).
+// Its choice is then compared with full-batch MH (the chain runs as MH if
+// MH is predicted 1.25× faster), so untempered TunaMH and TunaMH-CN
+// without control variates run as MH; the README's examples/tall table
+// shows what the search does with them. TunaMH-SGLD with Chi = 0 does the
+// same on its Langevin proposals, each from a gradient minibatch drawn as
+// the chain draws its own (without replacement), after a start from the
+// heuristic on the proposal's noise alone; where the search predicts an
+// acceptance below 0.15 at the adapted step, warmup does not hold the
+// step there but adapts it toward the kernel's own target.
 //
 // # Dependencies
 //
