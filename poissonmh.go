@@ -354,9 +354,9 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 	for done := 0; done < p.batch; {
 		n := min(p.batch-done, batchChunk)
 		idx := p.idx[:n]
-		for j := range idx {
-			idx[j] = p.table.Draw(rng)
-			p.seen.add(idx[j])
+		p.table.DrawInto(rng, idx, p.u[:n]) // u as scratch
+		for _, i := range idx {
+			p.seen.add(i)
 		}
 		if err := p.t.Energies(p.u[:n], theta, idx); err != nil {
 			return err

@@ -247,6 +247,7 @@ type tunaBatch struct {
 	full     fullEnergies // fallback steps' memo
 	idx      [batchChunk]int
 	diff     [batchChunk]float64
+	ci       [batchChunk]float64 // c_i of the drawn idx
 	seen     distinct
 	term     func(d, mi, a float64) (keep, term float64) // tunaTerm but in tests
 }
@@ -432,18 +433,19 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 	var logR float64
 	for done := 0; done < batch; {
 		n := min(batch-done, batchChunk)
-		idx := c.idx[:n]
-		for j := range idx {
-			idx[j] = c.table.Draw(rng)
-			c.seen.add(idx[j])
+		idx, ci := c.idx[:n], c.ci[:n]
+		c.table.DrawInto(rng, idx, ci) // ci as scratch
+		for j, i := range idx {
+			c.seen.add(i)
+			ci[j] = c.c[i] // in a loop of their own, the c_i's misses overlap
 		}
 		if err := c.t.EnergyDiffs(c.diff[:n], theta, next, idx); err != nil {
 			return 0, Info{}, err
 		}
 		for j, i := range idx {
-			mi := c.c[i] * m                     // c_i·M
-			d := c.diff[j]                       // U_i(θ) − U_i(θ′)
-			a := c.chi * c.sumC * c.c[i] * m * m // χCc_iM²
+			mi := ci[j] * m                     // c_i·M
+			d := c.diff[j]                      // U_i(θ) − U_i(θ′)
+			a := c.chi * c.sumC * ci[j] * m * m // χCc_iM²
 			if math.Abs(d) > mi*(1+boundTol) {
 				return 0, Info{}, diffViolation(i, d, mi, theta, next)
 			}

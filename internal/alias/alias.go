@@ -123,6 +123,27 @@ func (t *Table) Draw(rng *rand.Rand) int {
 	return int(c.alias)
 }
 
+// DrawInto sets each idx[j] to an index drawn as Draw draws it, from the
+// same random numbers in the same order (each draw's column, then its
+// coin), so the indices equal len(idx) calls of Draw. It draws every
+// column and coin first and reads the columns afterwards, in a loop of
+// independent loads: on a table far larger than the caches their misses
+// overlap, where each Draw waits on its own. u (at least len(idx) long)
+// is scratch.
+func (t *Table) DrawInto(rng *rand.Rand, idx []int, u []float64) {
+	u = u[:len(idx)]
+	n := len(t.col)
+	for j := range idx {
+		idx[j] = rng.IntN(n)
+		u[j] = rng.Float64()
+	}
+	for j, k := range idx {
+		if c := &t.col[k]; !(u[j] < c.prob) {
+			idx[j] = int(c.alias)
+		}
+	}
+}
+
 // Len returns the number of weights.
 func (t *Table) Len() int { return len(t.col) }
 

@@ -316,3 +316,33 @@ func TestSharedStacksBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// TestDrawIntoIsDraw: DrawInto's indices, and the generator's state after
+// it, are those of as many calls of Draw, on skewed weights with zeros.
+func TestDrawIntoIsDraw(t *testing.T) {
+	w := make([]float64, 1000)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := range w {
+		w[i] = float64(rng.IntN(4)) * rng.ExpFloat64()
+	}
+	tab, err := New(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 7, 256} {
+		idx, u := make([]int, n), make([]float64, n)
+		tab.DrawInto(a, idx, u)
+		for j, got := range idx {
+			if want := tab.Draw(b); got != want {
+				t.Fatalf("n = %d: DrawInto's index %d = %d, Draw gives %d", n, j, got, want)
+			}
+			if w[got] == 0 {
+				t.Fatalf("drew %d of weight 0", got)
+			}
+		}
+		if a.Uint64() != b.Uint64() {
+			t.Fatalf("n = %d: the generators differ after the draws", n)
+		}
+	}
+}
