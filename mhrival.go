@@ -85,7 +85,7 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 	if r.asMH || warm.Steps == 0 {
 		return 0, false, nil
 	}
-	own, jc, cost := r.ownEfficiency(w, warm, stepCost)
+	own, jc, cost := r.ownEfficiency(w, nil, warm, stepCost)
 	// The chain's acceptance at s_c: its warmup average a_c is over the
 	// scales adaptation moved through, and a minibatch kernel accepts
 	// about what MH does at the same scale, so once MH's ā(s_c) is probed
@@ -95,13 +95,16 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 }
 
 // ownEfficiency is the efficiency of the chain walking w from its warmup
-// so far and ownJumpProposals of its proposals at its scale (no datum
-// read): ā·J_q(s_c)/(8·B̄_c + stepCost), with J_q(s_c) = jump and the
-// denominator cost.
-func (r *mhRival) ownEfficiency(w *walk, warm Totals, stepCost float64) (own, jump, cost float64) {
+// so far and ownJumpProposals of its proposals (propose; nil: the walk's
+// Proposal) at its scale (no datum read): ā·J_q(s_c)/(8·B̄_c + stepCost),
+// with J_q(s_c) = jump and the denominator cost.
+func (r *mhRival) ownEfficiency(w *walk, propose proposer, warm Totals, stepCost float64) (own, jump, cost float64) {
+	if propose == nil {
+		propose = walkProposer(w)
+	}
 	r.src.Seed(0x6a756d70, 0x626f756e64)
 	cost = minibatchDatumCost*warm.MeanBatch() + stepCost
-	jump = r.proposalJump(walkProposer(w), w.theta, w.scale, ownJumpProposals)
+	jump = r.proposalJump(propose, w.theta, w.scale, ownJumpProposals)
 	return warm.AcceptRate() * jump / cost, jump, cost
 }
 

@@ -318,7 +318,7 @@ func (c *tunaChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
 		return warmupTurn{}, nil
 	}
 	propose := walkProposer(c.walk)
-	own, _, _ := c.rival.ownEfficiency(c.walk, warm, minibatchStepCost)
+	own, _, _ := c.rival.ownEfficiency(c.walk, nil, warm, minibatchStepCost)
 	if c.k.NoChiSearch {
 		scale, switched, err := c.rival.against(propose, c.t, c.walk.theta, c.walk.scale, own, nil)
 		if switched {

@@ -123,7 +123,11 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 	theta := c.walk.theta
 	propose := c.searchProposer(theta)
 	stepCost := chiStepCost(len(theta)) + 4*c.kFloat // 2K gradients, each about two datum energies
-	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, propose, stepCost, 0, ownTarget)
+	// Where the search cannot judge χ, MH is compared with the chain's own
+	// warmup so far, as TunaMH's is, not with an efficiency of 0 (which
+	// switched every such chain to MH).
+	own, _, _ := c.rival.ownEfficiency(c.walk, propose, warm, stepCost)
+	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, propose, stepCost, own, ownTarget)
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
 	}
