@@ -168,6 +168,14 @@ type smhTerms struct {
 	conv  rowConverter // glm's, if its rows are not float64
 	taylo []glmTaylor
 	grads []float64
+
+	// The package's own logistic regressions, matched on the concrete
+	// type (at most one set): remainderDiff computes their loss difference
+	// inline, bit for bit their Loss, instead of two calls through the GLM
+	// interface that the compiler cannot inline. A user's type that embeds
+	// one and overrides Loss is another concrete type and keeps its Loss.
+	logit   *LogisticRegression
+	logit32 *LogisticRegression32
 }
 
 // glmTaylor is a GLM datum's expansion at the centre — z_i = x_iᵀθ̂,
@@ -214,6 +222,12 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		}
 		acc := rankAcc{h: c.hess, d: d}
 		c.conv, _ = glm.(rowConverter)
+		switch g := glm.(type) {
+		case *LogisticRegression:
+			c.logit = g
+		case *LogisticRegression32:
+			c.logit32 = g
+		}
 		rows := newRowCursor(glm)
 		for i := range n {
 			row := rows.row(i)
@@ -420,16 +434,45 @@ func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err err
 		du = -c.diff[0]
 		return c.remainder(du - beta*c.taylorDiff(i)), du, c.b[i], nil
 	}
-	z, zn := c.rowDot2(i)
 	if c.t.evals++; c.t.differ == nil {
 		c.t.evals++ // counted as Target.EnergyDiffs counts it: two without a fused difference
 	}
-	du = beta * (c.glm.Loss(i, zn) - c.glm.Loss(i, z))
+	z, zn, df := c.lossDiff(i)
+	du = beta * df
 	if math.IsNaN(du) || math.IsInf(du, 0) {
 		return 0, 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
 	g := &c.taylo[i]
 	return c.remainder(du - beta*g.diff(z, zn)), du, g.b, nil
+}
+
+// lossDiff returns z = x_iᵀθ, z′ = x_iᵀθ′ and f_i(z′) − f_i(z) of a GLM
+// datum, reading x_i once. For the package's logistic regressions it is
+// their Loss inlined (softplus(z) − y_i·z, the same expression, so the
+// same bits): per datum the two interface calls cost more than the
+// arithmetic around them.
+func (c *smhChain) lossDiff(i int) (z, zn, df float64) {
+	switch {
+	case c.logit != nil:
+		z, zn = dot2(c.logit.Row(i), c.theta, c.next)
+		return z, zn, logisticLossDiff(z, zn, c.logit.y[i])
+	case c.logit32 != nil:
+		z, zn = dot2Conv(c.logit32.at(i), c.theta, c.next)
+		return z, zn, logisticLossDiff(z, zn, c.logit32.base.y[i])
+	}
+	z, zn = c.rowDot2(i)
+	return z, zn, c.glm.Loss(i, zn) - c.glm.Loss(i, z)
+}
+
+// logisticLossDiff returns f(z′) − f(z) for LogisticRegression's loss
+// f(z) = softplus(z) − y·z, bit for bit its Loss(i, z′) − Loss(i, z): each
+// softplus in logisticLosses' form, without softplus's branch on the sign
+// of z, which the CPU cannot predict (z and z′ straddle 0 as often as
+// not), and the two exponentials before the two log1p, which then need
+// not wait for each other.
+func logisticLossDiff(z, zn, y float64) float64 {
+	e, en := math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn))
+	return (max(zn, 0) + math.Log1p(en) - y*zn) - (max(z, 0) + math.Log1p(e) - y*z)
 }
 
 // rowDot2 returns x_iᵀθ and x_iᵀθ′ of a GLM datum, reading x_i once.
