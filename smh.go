@@ -276,6 +276,9 @@ type smhChain struct {
 	maxRate   float64
 	fact      float64 // (k+1)!
 	idx       [1]int
+	ahead     [smhAhead]int     // a group of data drawn ahead (Step)
+	coins     [smhAhead]float64 // and their thinning uniforms
+	sink      float64           // warm's sum of what it read (see warmRows)
 	diff      [batchChunk]float64
 	fullIdx   [batchChunk]int
 	seen      distinct
@@ -283,6 +286,33 @@ type smhChain struct {
 
 	controlVariate func(beta, dHat float64) float64
 	remainder      func(r float64) float64
+}
+
+// smhAhead is how many data SMH's step draws, and warms, before computing
+// their remainders: enough misses in flight to cover most of a row's
+// latency, few enough that a rejection early in the group wastes little.
+const smhAhead = 16
+
+// warm reads the rows (for the package's logistic regressions, whose
+// rows it can reach without a call) and the Taylor terms of the data idx,
+// in loops of independent loads, so that their cache misses overlap, as
+// warmBlocks does for the batch gathers. The sum read is stored in
+// c.sink so that the loads are not dropped as dead.
+func (c *smhChain) warm(idx []int) {
+	if c.glm == nil {
+		return
+	}
+	var s float64
+	switch d := len(c.center); {
+	case c.logit != nil:
+		s = warmRows(c.logit.x, d, c.logit.y, idx)
+	case c.logit32 != nil:
+		s = warmRows(c.logit32.x, d, c.logit32.base.y, idx)
+	}
+	for _, i := range idx {
+		s += c.taylo[i].b
+	}
+	c.sink = s
 }
 
 // Params reports the order, Σb_i and, when warmup switched the chain to
@@ -396,22 +426,43 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if err := poisson.Check(rate); err != nil {
 		return Info{}, fmt.Errorf("%w (κ = %v)", err, kappa)
 	}
+	//
+	// The data are drawn smhAhead at a time, each with its thinning
+	// uniform, and their rows warmed before any is computed, so that the
+	// group's cache misses (the alias columns', the rows', the Taylor
+	// terms') are outstanding together rather than met one datum at a
+	// time inside the dependent arithmetic of each remainder. The indices
+	// and uniforms are independent draws whichever order they come in, so
+	// this is the same kernel; stopping at the first rejection saves the
+	// remaining data's evaluations, not their draws, and at most a group's
+	// worth of draws and warming is spent past it.
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
-	for k := range draws {
-		i := c.table.Draw(rng)
-		c.seen.add(i)
-		r, du, b, err := c.remainderDiff(i, beta)
-		if err != nil {
-			return Info{}, err
+	for lo := 0; lo < draws; lo += smhAhead {
+		group := c.ahead[:min(smhAhead, draws-lo)]
+		coins := c.coins[:len(group)]
+		for k := range group {
+			group[k] = c.table.Draw(rng)
+			coins[k] = rng.Float64()
 		}
-		bound := beta * b * kappa
-		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
-			return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
-		}
-		if r > 0 && rng.Float64()*bound < r {
-			info.Batch, info.Distinct = k+1, c.seen.count
-			return info, nil
+		c.warm(group)
+		for k, i := range group {
+			c.seen.add(i)
+			r, du, b, err := c.remainderDiff(i, beta)
+			if err != nil {
+				return Info{}, err
+			}
+			bound := beta * b * kappa
+			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+				return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
+			}
+			// u·bound ≥ 0, so this rejects only where r > 0, as the
+			// factor min(1, e^{−r}) asks, without a branch on r's sign
+			// (positive about half the time: unpredictable).
+			if coins[k]*bound < r {
+				info.Batch, info.Distinct = lo+k+1, c.seen.count
+				return info, nil
+			}
 		}
 	}
 	info.Batch, info.Distinct = draws, c.seen.count
