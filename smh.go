@@ -176,6 +176,14 @@ type smhTerms struct {
 	// one and overrides Loss is another concrete type and keeps its Loss.
 	logit   *LogisticRegression
 	logit32 *LogisticRegression32
+
+	// The rows and responses of the package's GLMs that keep them in
+	// memory (at most one of rows, rows32), for smhChain.warm, which only
+	// reads them: a user's type embedding one reads its rows through the
+	// embedded type as well, but is not matched, and is not warmed.
+	rows   []float64
+	rows32 []float32
+	resp   []float64
 }
 
 // glmTaylor is a GLM datum's expansion at the centre — z_i = x_iᵀθ̂,
@@ -224,9 +232,15 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		c.conv, _ = glm.(rowConverter)
 		switch g := glm.(type) {
 		case *LogisticRegression:
-			c.logit = g
+			c.logit, c.rows, c.resp = g, g.x, g.y
 		case *LogisticRegression32:
-			c.logit32 = g
+			c.logit32, c.rows32, c.resp = g, g.x, g.base.y
+		case *GLMEnergy:
+			c.rows, c.resp = g.x, g.y
+		case *GLMEnergy32:
+			c.rows32, c.resp = g.x, g.base.y
+		case *StudentTRegression:
+			c.rows, c.resp = g.x, g.y
 		}
 		rows := newRowCursor(glm)
 		for i := range n {
@@ -293,21 +307,21 @@ type smhChain struct {
 // latency, few enough that a rejection early in the group wastes little.
 const smhAhead = 16
 
-// warm reads the rows (for the package's logistic regressions, whose
-// rows it can reach without a call) and the Taylor terms of the data idx,
-// in loops of independent loads, so that their cache misses overlap, as
-// warmBlocks does for the batch gathers. The sum read is stored in
-// c.sink so that the loads are not dropped as dead.
+// warm reads the Taylor terms of the data idx and, for the package's GLMs
+// with rows in memory (which it reaches without a call), their rows and
+// responses, in loops of independent loads, so that their cache misses
+// overlap, as warmBlocks does for the batch gathers. The sum read is
+// stored in c.sink so that the loads are not dropped as dead.
 func (c *smhChain) warm(idx []int) {
 	if c.glm == nil {
 		return
 	}
 	var s float64
 	switch d := len(c.center); {
-	case c.logit != nil:
-		s = warmRows(c.logit.x, d, c.logit.y, idx)
-	case c.logit32 != nil:
-		s = warmRows(c.logit32.x, d, c.logit32.base.y, idx)
+	case c.rows != nil:
+		s = warmRows(c.rows, d, c.resp, idx)
+	case c.rows32 != nil:
+		s = warmRows(c.rows32, d, c.resp, idx)
 	}
 	for _, i := range idx {
 		s += c.taylo[i].b

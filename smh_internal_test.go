@@ -5,7 +5,10 @@
 package exactmh
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -83,6 +86,82 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 				t.Fatalf("d = %d, datum %d: inlined remainder %v, %v, %v (%v); interface %v, %v, %v (%v)",
 					d, i, r, du, b, err, re, due, be, erre)
 			}
+		}
+	}
+}
+
+// TestSMHStepWarmsNoAllocs checks that SMH's step finds the rows to warm
+// of the package's row-backed GLMs (and not of a user's type embedding
+// one) and that, warming included, its steps allocate nothing.
+func TestSMHStepWarmsNoAllocs(t *testing.T) {
+	const n, d = 2000, 4
+	rng := rand.New(rand.NewPCG(3, 15))
+	x, x32, y := binaryRows(rng, n, d)
+	prior, err := NewIsoGaussian(d, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l64, err1 := NewLogisticRegression(x, y, d)
+	l32, err2 := NewLogisticRegression32(x32, y, d)
+	g64, err3 := NewGLM(x, y, d, ProbitFamily{})
+	g32, err4 := NewGLM32(x32, y, d, ProbitFamily{})
+	st, err5 := NewStudentTRegression(x, y, d, 4)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name         string
+		e            Energy
+		rows, rows32 bool
+	}{
+		{"LogisticRegression", l64, true, false},
+		{"LogisticRegression32", l32, false, true},
+		{"GLMEnergy", g64, true, false},
+		{"GLMEnergy32", g32, false, true},
+		{"StudentTRegression", st, true, false},
+		{"embedded", embeddedLogistic{l64}, false, false},
+	} {
+		p := &Posterior{Energy: c.e, Prior: prior, Beta: 0.5}
+		tg, err := NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := FindMAP(context.Background(), p, make([]float64, d), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		// A centre off the mode, so that the remainders, and the data
+		// drawn, are many.
+		center := slices.Clone(m.Theta)
+		for j := range center {
+			center[j] += 0.3
+		}
+		ch, err := SMH{Order: 2, Center: center, Scale: 0.05, KeepMinibatch: true}.Start(tg, m.Theta)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		sc := ch.(*smhChain)
+		if (sc.rows != nil) != c.rows || (sc.rows32 != nil) != c.rows32 {
+			t.Errorf("%s: rows to warm %t (float64), %t (float32); want %t, %t",
+				c.name, sc.rows != nil, sc.rows32 != nil, c.rows, c.rows32)
+		}
+		var batch int
+		step := func() {
+			info, err := ch.Step(rng)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			batch += info.Batch
+		}
+		for range 200 {
+			step()
+		}
+		if a := testing.AllocsPerRun(100, step); a != 0 {
+			t.Errorf("%s: a step allocates %v times", c.name, a)
+		}
+		t.Logf("%s: %d data drawn in 300 steps", c.name, batch)
+		if batch < 300 {
+			t.Errorf("%s: %d data drawn in 300 steps, want many groups", c.name, batch)
 		}
 	}
 }
