@@ -440,16 +440,16 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if err := poisson.Check(rate); err != nil {
 		return Info{}, fmt.Errorf("%w (κ = %v)", err, kappa)
 	}
-	//
 	// The data are drawn smhAhead at a time, each with its thinning
-	// uniform, and their rows warmed before any is computed, so that the
-	// group's cache misses (the alias columns', the rows', the Taylor
-	// terms') are outstanding together rather than met one datum at a
-	// time inside the dependent arithmetic of each remainder. The indices
-	// and uniforms are independent draws whichever order they come in, so
-	// this is the same kernel; stopping at the first rejection saves the
-	// remaining data's evaluations, not their draws, and at most a group's
-	// worth of draws and warming is spent past it.
+	// uniform (drawn for every datum, used only where r > 0), and their
+	// rows warmed before any is computed, so that the group's cache misses
+	// (the alias columns', the rows', the Taylor terms') are outstanding
+	// together rather than met one datum at a time inside the dependent
+	// arithmetic of each remainder. The indices and uniforms are
+	// independent draws whichever order they come in, so this is the same
+	// kernel; stopping at the first rejection saves the remaining data's
+	// evaluations, not their draws, and at most a group's worth of draws
+	// and warming is spent past it.
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
 	for lo := 0; lo < draws; lo += smhAhead {
@@ -514,8 +514,9 @@ func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err err
 // lossDiff returns z = x_iᵀθ, z′ = x_iᵀθ′ and f_i(z′) − f_i(z) of a GLM
 // datum, reading x_i once. For the package's logistic regressions it is
 // their Loss inlined (softplus(z) − y_i·z, the same expression, so the
-// same bits): per datum the two interface calls cost more than the
-// arithmetic around them.
+// same bits): the two calls through the interface, which the compiler
+// cannot inline, and softplus's unpredictable branch were about 6% of
+// SMH-2's time per datum (docs/scaling.md).
 func (c *smhChain) lossDiff(i int) (z, zn, df float64) {
 	switch {
 	case c.logit != nil:
