@@ -168,6 +168,22 @@ type smhTerms struct {
 	conv  rowConverter // glm's, if its rows are not float64
 	taylo []glmTaylor
 	grads []float64
+
+	// The package's own logistic regressions, matched on the concrete
+	// type (at most one set): remainderDiff computes their loss difference
+	// inline, bit for bit their Loss, instead of two calls through the GLM
+	// interface that the compiler cannot inline. A user's type that embeds
+	// one and overrides Loss is another concrete type and keeps its Loss.
+	logit   *LogisticRegression
+	logit32 *LogisticRegression32
+
+	// The rows and responses of the package's GLMs that keep them in
+	// memory (at most one of rows, rows32), for smhChain.warm, which only
+	// reads them: a user's type embedding one reads its rows through the
+	// embedded type as well, but is not matched, and is not warmed.
+	rows   []float64
+	rows32 []float32
+	resp   []float64
 }
 
 // glmTaylor is a GLM datum's expansion at the centre — z_i = x_iᵀθ̂,
@@ -214,6 +230,18 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		}
 		acc := rankAcc{h: c.hess, d: d}
 		c.conv, _ = glm.(rowConverter)
+		switch g := glm.(type) {
+		case *LogisticRegression:
+			c.logit, c.rows, c.resp = g, g.x, g.y
+		case *LogisticRegression32:
+			c.logit32, c.rows32, c.resp = g, g.x, g.base.y
+		case *GLMEnergy:
+			c.rows, c.resp = g.x, g.y
+		case *GLMEnergy32:
+			c.rows32, c.resp = g.x, g.base.y
+		case *StudentTRegression:
+			c.rows, c.resp = g.x, g.y
+		}
 		rows := newRowCursor(glm)
 		for i := range n {
 			row := rows.row(i)
@@ -262,6 +290,9 @@ type smhChain struct {
 	maxRate   float64
 	fact      float64 // (k+1)!
 	idx       [1]int
+	ahead     [smhAhead]int     // a group of data drawn ahead (Step)
+	coins     [smhAhead]float64 // and their thinning uniforms
+	sink      float64           // warm's sum of what it read (see warmRows)
 	diff      [batchChunk]float64
 	fullIdx   [batchChunk]int
 	seen      distinct
@@ -269,6 +300,33 @@ type smhChain struct {
 
 	controlVariate func(beta, dHat float64) float64
 	remainder      func(r float64) float64
+}
+
+// smhAhead is how many data SMH's step draws, and warms, before computing
+// their remainders: enough misses in flight to cover most of a row's
+// latency, few enough that a rejection early in the group wastes little.
+const smhAhead = 16
+
+// warm reads the Taylor terms of the data idx and, for the package's GLMs
+// with rows in memory (which it reaches without a call), their rows and
+// responses, in loops of independent loads, so that their cache misses
+// overlap, as warmBlocks does for the batch gathers. The sum read is
+// stored in c.sink so that the loads are not dropped as dead.
+func (c *smhChain) warm(idx []int) {
+	if c.glm == nil {
+		return
+	}
+	var s float64
+	switch d := len(c.center); {
+	case c.rows != nil:
+		s = warmRows(c.rows, d, c.resp, idx)
+	case c.rows32 != nil:
+		s = warmRows(c.rows32, d, c.resp, idx)
+	}
+	for _, i := range idx {
+		s += c.taylo[i].b
+	}
+	c.sink = s
 }
 
 // Params reports the order, Σb_i and, when warmup switched the chain to
@@ -382,22 +440,43 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if err := poisson.Check(rate); err != nil {
 		return Info{}, fmt.Errorf("%w (κ = %v)", err, kappa)
 	}
+	// The data are drawn smhAhead at a time, each with its thinning
+	// uniform (drawn for every datum, used only where r > 0), and their
+	// rows warmed before any is computed, so that the group's cache misses
+	// (the alias columns', the rows', the Taylor terms') are outstanding
+	// together rather than met one datum at a time inside the dependent
+	// arithmetic of each remainder. The indices and uniforms are
+	// independent draws whichever order they come in, so this is the same
+	// kernel; stopping at the first rejection saves the remaining data's
+	// evaluations, not their draws, and at most a group's worth of draws
+	// and warming is spent past it.
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
-	for k := range draws {
-		i := c.table.Draw(rng)
-		c.seen.add(i)
-		r, du, b, err := c.remainderDiff(i, beta)
-		if err != nil {
-			return Info{}, err
+	for lo := 0; lo < draws; lo += smhAhead {
+		group := c.ahead[:min(smhAhead, draws-lo)]
+		coins := c.coins[:len(group)]
+		for k := range group {
+			group[k] = c.table.Draw(rng)
+			coins[k] = rng.Float64()
 		}
-		bound := beta * b * kappa
-		if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
-			return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
-		}
-		if r > 0 && rng.Float64()*bound < r {
-			info.Batch, info.Distinct = k+1, c.seen.count
-			return info, nil
+		c.warm(group)
+		for k, i := range group {
+			c.seen.add(i)
+			r, du, b, err := c.remainderDiff(i, beta)
+			if err != nil {
+				return Info{}, err
+			}
+			bound := beta * b * kappa
+			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+				return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
+			}
+			// u·bound ≥ 0, so this rejects only where r > 0, as the
+			// factor min(1, e^{−r}) asks, without a branch on r's sign
+			// (positive about half the time: unpredictable).
+			if coins[k]*bound < r {
+				info.Batch, info.Distinct = lo+k+1, c.seen.count
+				return info, nil
+			}
 		}
 	}
 	info.Batch, info.Distinct = draws, c.seen.count
@@ -420,16 +499,46 @@ func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err err
 		du = -c.diff[0]
 		return c.remainder(du - beta*c.taylorDiff(i)), du, c.b[i], nil
 	}
-	z, zn := c.rowDot2(i)
 	if c.t.evals++; c.t.differ == nil {
 		c.t.evals++ // counted as Target.EnergyDiffs counts it: two without a fused difference
 	}
-	du = beta * (c.glm.Loss(i, zn) - c.glm.Loss(i, z))
+	z, zn, df := c.lossDiff(i)
+	du = beta * df
 	if math.IsNaN(du) || math.IsInf(du, 0) {
 		return 0, 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
 	g := &c.taylo[i]
 	return c.remainder(du - beta*g.diff(z, zn)), du, g.b, nil
+}
+
+// lossDiff returns z = x_iᵀθ, z′ = x_iᵀθ′ and f_i(z′) − f_i(z) of a GLM
+// datum, reading x_i once. For the package's logistic regressions it is
+// their Loss inlined (softplus(z) − y_i·z, the same expression, so the
+// same bits): the two calls through the interface, which the compiler
+// cannot inline, and softplus's unpredictable branch were about 6% of
+// SMH-2's time per datum (docs/scaling.md).
+func (c *smhChain) lossDiff(i int) (z, zn, df float64) {
+	switch {
+	case c.logit != nil:
+		z, zn = dot2(c.logit.Row(i), c.theta, c.next)
+		return z, zn, logisticLossDiff(z, zn, c.logit.y[i])
+	case c.logit32 != nil:
+		z, zn = dot2Conv(c.logit32.at(i), c.theta, c.next)
+		return z, zn, logisticLossDiff(z, zn, c.logit32.base.y[i])
+	}
+	z, zn = c.rowDot2(i)
+	return z, zn, c.glm.Loss(i, zn) - c.glm.Loss(i, z)
+}
+
+// logisticLossDiff returns f(z′) − f(z) for LogisticRegression's loss
+// f(z) = softplus(z) − y·z, bit for bit its Loss(i, z′) − Loss(i, z): each
+// softplus in logisticLosses' form, without softplus's branch on the sign
+// of z, which the CPU cannot predict (z and z′ straddle 0 as often as
+// not), and the two exponentials before the two log1p, which then need
+// not wait for each other.
+func logisticLossDiff(z, zn, y float64) float64 {
+	e, en := math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn))
+	return (max(zn, 0) + math.Log1p(en) - y*zn) - (max(z, 0) + math.Log1p(e) - y*z)
 }
 
 // rowDot2 returns x_iᵀθ and x_iᵀθ′ of a GLM datum, reading x_i once.

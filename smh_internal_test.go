@@ -1,0 +1,167 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// embeddedLogistic embeds a logistic regression without overriding
+// anything: another concrete type, so SMH takes the GLM interface's path
+// for it, which must give the bits of the inlined path for the embedded
+// type.
+type embeddedLogistic struct{ *LogisticRegression }
+
+// TestSMHLossDiffBitForBit checks SMH's per-datum remainder difference on
+// the package's logistic regressions, whose loss difference is inlined
+// (smhChain.lossDiff), against the same datum through the GLM's Loss, bit
+// for bit: float64 and float32 features, a type that embeds one (the
+// interface path, which must agree with the inlined one) and a type that
+// overrides Loss (whose Loss must be used).
+func TestSMHLossDiffBitForBit(t *testing.T) {
+	for _, d := range []int{3, 20} { // dot2's scalar loop and gonum's kernel
+		const n = 500
+		rng := rand.New(rand.NewPCG(uint64(d), 14))
+		x, x32, y := binaryRows(rng, n, d)
+		l64, err := NewLogisticRegression(x, y, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l32, err := NewLogisticRegression32(x32, y, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prior, err := NewIsoGaussian(d, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		center := make([]float64, d)
+		theta, next := make([]float64, d), make([]float64, d)
+		for j := range theta {
+			center[j] = 0.1 * rng.NormFloat64()
+			theta[j], next[j] = 2*rng.NormFloat64(), 2*rng.NormFloat64() // z, z′ of both signs
+		}
+		chain := func(e Energy) *smhChain {
+			t.Helper()
+			tg, err := NewTarget(&Posterior{Energy: e, Prior: prior, Beta: 0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch, err := SMH{Order: 2, Center: center, TrustBound: true}.Start(tg, center)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := ch.(*smhChain)
+			copy(c.theta, theta)
+			copy(c.next, next)
+			return c
+		}
+		c64, c32 := chain(l64), chain(l32)
+		cEmb, cOver := chain(embeddedLogistic{l64}), chain(overriddenLogistic{l64})
+		if c64.logit == nil || c32.logit32 == nil {
+			t.Fatalf("d = %d: the package's logistic regressions not matched", d)
+		}
+		if cEmb.logit != nil || cOver.logit != nil {
+			t.Fatalf("d = %d: a user type embedding LogisticRegression matched as one", d)
+		}
+		for i := range n {
+			for name, c := range map[string]*smhChain{"float64": c64, "float32": c32, "overridden": cOver} {
+				z, zn, df := c.lossDiff(i)
+				wz, wzn := c.rowDot2(i)
+				want := c.glm.Loss(i, wzn) - c.glm.Loss(i, wz)
+				if z != wz || zn != wzn || df != want {
+					t.Fatalf("d = %d, %s, datum %d: lossDiff %v, %v, %v; through Loss %v, %v, %v",
+						d, name, i, z, zn, df, wz, wzn, want)
+				}
+			}
+			r, du, b, err := c64.remainderDiff(i, 0.5)
+			re, due, be, erre := cEmb.remainderDiff(i, 0.5)
+			if err != nil || erre != nil || r != re || du != due || b != be {
+				t.Fatalf("d = %d, datum %d: inlined remainder %v, %v, %v (%v); interface %v, %v, %v (%v)",
+					d, i, r, du, b, err, re, due, be, erre)
+			}
+		}
+	}
+}
+
+// TestSMHStepWarmsNoAllocs checks that SMH's step finds the rows to warm
+// of the package's row-backed GLMs (and not of a user's type embedding
+// one) and that, warming included, its steps allocate nothing.
+func TestSMHStepWarmsNoAllocs(t *testing.T) {
+	const n, d = 2000, 4
+	rng := rand.New(rand.NewPCG(3, 15))
+	x, x32, y := binaryRows(rng, n, d)
+	prior, err := NewIsoGaussian(d, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l64, err1 := NewLogisticRegression(x, y, d)
+	l32, err2 := NewLogisticRegression32(x32, y, d)
+	g64, err3 := NewGLM(x, y, d, ProbitFamily{})
+	g32, err4 := NewGLM32(x32, y, d, ProbitFamily{})
+	st, err5 := NewStudentTRegression(x, y, d, 4)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name         string
+		e            Energy
+		rows, rows32 bool
+	}{
+		{"LogisticRegression", l64, true, false},
+		{"LogisticRegression32", l32, false, true},
+		{"GLMEnergy", g64, true, false},
+		{"GLMEnergy32", g32, false, true},
+		{"StudentTRegression", st, true, false},
+		{"embedded", embeddedLogistic{l64}, false, false},
+	} {
+		p := &Posterior{Energy: c.e, Prior: prior, Beta: 0.5}
+		tg, err := NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := FindMAP(context.Background(), p, make([]float64, d), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		// A centre off the mode, so that the remainders, and the data
+		// drawn, are many.
+		center := slices.Clone(m.Theta)
+		for j := range center {
+			center[j] += 0.3
+		}
+		ch, err := SMH{Order: 2, Center: center, Scale: 0.05, KeepMinibatch: true}.Start(tg, m.Theta)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		sc := ch.(*smhChain)
+		if (sc.rows != nil) != c.rows || (sc.rows32 != nil) != c.rows32 {
+			t.Errorf("%s: rows to warm %t (float64), %t (float32); want %t, %t",
+				c.name, sc.rows != nil, sc.rows32 != nil, c.rows, c.rows32)
+		}
+		var batch int
+		step := func() {
+			info, err := ch.Step(rng)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			batch += info.Batch
+		}
+		for range 200 {
+			step()
+		}
+		if a := testing.AllocsPerRun(100, step); a != 0 {
+			t.Errorf("%s: a step allocates %v times", c.name, a)
+		}
+		t.Logf("%s: %d data drawn in 300 steps", c.name, batch)
+		if batch < 300 {
+			t.Errorf("%s: %d data drawn in 300 steps, want many groups", c.name, batch)
+		}
+	}
+}
