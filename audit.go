@@ -29,11 +29,30 @@ const auditSeed = 0x6175646974 // "audit"
 
 // auditCheck checks a kernel's bound for every datum, through the audit's
 // Target t (tempered energies; its evaluations are not the chain's): at
-// theta alone when next is nil — the audit calls it so once, at θ0 — and
-// otherwise for the pair (theta, next) or at next. It returns a
+// theta alone when nexts is nil — the audit calls it so once, at θ0 — and
+// otherwise for each pair (theta, nexts[k]) or at each nexts[k], in that
+// order. It returns, for the first pair or point that fails, a
 // *BoundViolation or *LowerBoundViolation for the worst datum found, or
-// any other error (a non-finite energy) as is.
-type auditCheck func(t *Target, theta, next []float64) error
+// any other error (a non-finite energy) as is. A check may read the data
+// once for all the pairs (diffAudit); perPoint makes one of a check of one
+// pair at a time.
+type auditCheck func(t *Target, theta []float64, nexts [][]float64) error
+
+// perPoint is the auditCheck that calls check at theta alone when nexts is
+// nil, else for each next in turn, stopping at the first error.
+func perPoint(check func(t *Target, theta, next []float64) error) auditCheck {
+	return func(t *Target, theta []float64, nexts [][]float64) error {
+		if nexts == nil {
+			return check(t, theta, nil)
+		}
+		for _, next := range nexts {
+			if err := check(t, theta, next); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
 
 // audit checks a minibatch kernel's bound over all N data before sampling —
 // the one audit every such kernel's Start calls, with its own check. The
@@ -42,9 +61,10 @@ type auditCheck func(t *Target, theta, next []float64) error
 // own rule) at multiples of the chain's initial scale, from a fixed
 // generator of the audit's own, each moved into the prior's support
 // (intoSupport); the pairs are (θ0, each proposal). Each check reads every
-// datum once per point or pair, through a Target of its own, so the chain's
+// datum once per point or pair (diffAudit once for all its pairs), through
+// a Target of its own, so the chain's
 // evaluation count and random stream are untouched. trust skips the audit
-// (the kernels' TrustBound). w.next is used as scratch.
+// (the kernels' TrustBound).
 //
 // key names the bound and check (a pointer to the bound's run-shared
 // data): the chains of a run, and the automatic default's pilots and the
@@ -86,14 +106,17 @@ func (w *walk) auditNow(check auditCheck) error {
 		return fail(err)
 	}
 	rng := rand.New(rand.NewPCG(auditSeed, 0))
+	nexts := make([][]float64, 0, len(auditScales))
 	for _, m := range auditScales {
-		prop.Propose(rng, w.next, w.theta, m*w.scale)
-		if !intoSupport(t.prior, w.next, w.theta) {
+		next := make([]float64, len(w.theta))
+		prop.Propose(rng, next, w.theta, m*w.scale)
+		if !intoSupport(t.prior, next, w.theta) {
 			continue // only for an unusual prior with θ0 outside its support
 		}
-		if err := check(t, w.theta, w.next); err != nil {
-			return fail(err)
-		}
+		nexts = append(nexts, next)
+	}
+	if err := check(t, w.theta, nexts); err != nil {
+		return fail(err)
 	}
 	return nil
 }
@@ -208,31 +231,88 @@ func (b *DiffBound) auditKey() string { return fmt.Sprintf("diff/%p", b) }
 func (p *poissonCounts) auditKey() string { return fmt.Sprintf("range/%p", &p.width[0]) }
 
 // diffAudit checks a tempered DiffBound (TunaMH, TFMH) as their steps do:
-// |β(U_i(θ) − U_i(θ′))| ≤ βc_i·M(θ, θ′) for every datum. A c_i = 0 passes
-// only if the datum's energy is the same at both points.
+// |β(U_i(θ) − U_i(θ′))| ≤ βc_i·M(θ, θ′) for every datum and every pair
+// (θ, θ′_k), in one pass over the data for all the pairs (an energy that
+// computes differences from one point to several shares the terms at θ:
+// Target.energyDiffsFrom). It reports what checking the pairs one after
+// the other would: the first pair that fails, with its first error or
+// else its worst violation. A c_i = 0 passes only if the datum's energy is
+// the same at both points.
 func diffAudit(b *DiffBound) auditCheck {
-	return func(t *Target, theta, next []float64) error {
-		if next == nil {
+	return func(t *Target, theta []float64, nexts [][]float64) error {
+		if len(nexts) == 0 {
 			return nil
 		}
-		m := b.M(theta, next)
+		np := len(nexts)
+		ms := make([]float64, np)
+		for k, next := range nexts {
+			ms[k] = b.M(theta, next)
+		}
 		// In blocks, concurrently: on tall data this audit is most of a
-		// minibatch kernel's Start (three passes of EnergyDiffs).
-		worst, err := auditBlocks(t, func(bt *Target, idx []int, diff []float64, worst *worstViolation) error {
-			if err := bt.EnergyDiffs(diff, theta, next, idx); err != nil {
-				return err
-			}
-			for j, i := range idx {
-				if mi := b.C[i] * m; math.Abs(diff[j]) > mi*(1+boundTol) {
-					worst.add(diffViolation(i, diff[j], mi, theta, next))
+		// minibatch kernel's Start.
+		n := t.N()
+		nb := passBlocks(n, 0)
+		type part struct {
+			worst []worstViolation
+			errs  []error // each pair's first error in the block
+			err   error
+		}
+		parts := make([]part, nb)
+		forBlocks(nb, func(bl int) {
+			pt := &parts[bl]
+			pt.worst, pt.errs = make([]worstViolation, np), make([]error, np)
+			bt := t
+			if nb > 1 {
+				if bt, pt.err = NewTarget(posteriorOf(t)); pt.err != nil {
+					return
 				}
 			}
-			return nil
+			diffs := make([][]float64, np)
+			for k := range diffs {
+				diffs[k] = make([]float64, batchChunk)
+			}
+			errs := make([]error, np)
+			lo, hi := blockRange(bl, nb, n)
+			pt.err = auditRange(lo, hi, func(idx []int, _ []float64) error {
+				for k := range diffs {
+					diffs[k] = diffs[k][:len(idx)]
+				}
+				bt.energyDiffsFrom(diffs, theta, nexts, idx, errs)
+				for k, diff := range diffs {
+					if pt.errs[k] != nil {
+						continue // the pair's pass would have stopped there
+					}
+					if errs[k] != nil {
+						pt.errs[k] = errs[k]
+						continue
+					}
+					for j, i := range idx {
+						if mi := b.C[i] * ms[k]; math.Abs(diff[j]) > mi*(1+boundTol) {
+							pt.worst[k].add(diffViolation(i, diff[j], mi, theta, nexts[k]))
+						}
+					}
+				}
+				return nil
+			})
 		})
-		if err != nil {
-			return err
+		for b := range parts {
+			if parts[b].err != nil {
+				return parts[b].err
+			}
 		}
-		return worst.err(t.N())
+		for k := range nexts {
+			var worst worstViolation
+			for b := range parts {
+				if err := parts[b].errs[k]; err != nil {
+					return err
+				}
+				worst.merge(&parts[b].worst[k])
+			}
+			if err := worst.err(n); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
@@ -280,7 +360,7 @@ func (p *poissonCounts) audit(t *Target, theta, next []float64) error {
 func flyAudit(b FlyBound) auditCheck {
 	var calls int
 	var bound0, sum0, scale0 float64 // at θ0: βLogBoundSum, Σβ log B_i, its magnitude
-	return func(t *Target, theta, next []float64) error {
+	return perPoint(func(t *Target, theta, next []float64) error {
 		at := next
 		if next == nil {
 			at = theta
@@ -321,7 +401,7 @@ func flyAudit(b FlyBound) auditCheck {
 				bound-bound0, theta, at, sum-sum0)
 		}
 		return nil
-	}
+	})
 }
 
 // audited audits SMH's Taylor bounds with the predicate its steps use: for
@@ -331,12 +411,15 @@ func flyAudit(b FlyBound) auditCheck {
 func (c *smhChain) audited(trust bool) (Chain, error) {
 	beta := c.t.Beta()
 	order := float64(c.k.Order + 1)
-	err := c.walk.audit(trust, fmt.Sprintf("smh/%p", &c.b[0]), func(t *Target, theta, next []float64) error {
+	err := c.walk.audit(trust, fmt.Sprintf("smh/%p", &c.b[0]), perPoint(func(t *Target, theta, next []float64) error {
 		if next == nil {
 			return nil
 		}
-		// taylorDiff reads the pair from the chain: theta and next are
-		// c.theta and c.next, by audit's contract.
+		// taylorDiff reads the pair from the chain: theta is c.theta, by
+		// audit's contract, and next is copied to c.next (free before the
+		// first step).
+		copy(c.next, next)
+		next = c.next
 		kappa := (math.Pow(c.l1(theta), order) + math.Pow(c.l1(next), order)) / c.fact
 		var worst worstViolation
 		err := auditAll(t.N(), func(idx []int, diff []float64) error {
@@ -365,7 +448,7 @@ func (c *smhChain) audited(trust bool) (Chain, error) {
 			return fmt.Errorf("Taylor remainder: %w", err)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

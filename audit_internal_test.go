@@ -5,8 +5,11 @@
 package exactmh
 
 import (
+	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,10 +39,10 @@ func TestAuditSharedPerRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			errs = append(errs, w.audit(false, key, func(*Target, []float64, []float64) error {
+			errs = append(errs, w.audit(false, key, perPoint(func(*Target, []float64, []float64) error {
 				calls++
 				return fail
-			}))
+			})))
 		}
 		return calls, errs
 	}
@@ -89,7 +92,7 @@ func TestDiffAuditBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return diffAudit(b)(tg, theta, next)
+		return diffAudit(b)(tg, theta, [][]float64{next})
 	}
 	b, err := p.DiffBound()
 	if err != nil {
@@ -116,5 +119,139 @@ func TestDiffAuditBlocks(t *testing.T) {
 	}
 	if par == nil || par.Error() != seq.Error() {
 		t.Fatalf("blocked audit:\n%v\nsequential:\n%v", par, seq)
+	}
+}
+
+// TestEnergyDiffsFromBitForBit: the control-variate energy's differences
+// from one point to several at once (the bound audit's pass) are bit for
+// bit EnergyDiffs' for each pair, with float64 and float32 rows, d below
+// and above shortVec, chunks across its groups of 64; through a Target
+// too, with each pair's non-finite error; and an energy without the fused
+// form gets EnergyDiffs pair by pair.
+func TestEnergyDiffsFromBitForBit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, d := range []int{3, 40} {
+		const n = 3000
+		x, x32, y := binaryRows(rng, n, d)
+		l64, _ := NewLogisticRegression(x, y, d)
+		l32, _ := NewLogisticRegression32(x32, y, d)
+		prior, _ := NewIsoGaussian(d, 3)
+		for name, e := range map[string]Energy{"float64": l64, "float32": l32, "overridden": overriddenLogistic{l64}} {
+			p := &Posterior{Energy: e, Prior: prior, Beta: 0.7}
+			la, err := FindLaplace(context.Background(), p, make([]float64, d), nil)
+			if err != nil {
+				t.Fatalf("d = %d, %s: %v", d, name, err)
+			}
+			cvp, err := ControlVariates(p, la)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theta := make([]float64, d)
+			nexts := make([][]float64, 3)
+			for j := range theta {
+				theta[j] = la.Mean[j] + 0.05*rng.NormFloat64()
+			}
+			for k := range nexts {
+				nexts[k] = make([]float64, d)
+				for j := range theta {
+					nexts[k][j] = la.Mean[j] + 0.05*float64(k+1)*rng.NormFloat64()
+				}
+			}
+			tg, err := NewTarget(cvp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := tg.energy.(manyDiffer); !ok {
+				t.Fatalf("%s: the control-variate energy has no fused differences", name)
+			}
+			for _, size := range []int{1, 64, 150} {
+				idx := make([]int, size)
+				for k := range idx {
+					idx[k] = rng.IntN(n)
+				}
+				got := make([][]float64, len(nexts))
+				for k := range got {
+					got[k] = make([]float64, size)
+				}
+				errs := make([]error, len(nexts))
+				tg.energyDiffsFrom(got, theta, nexts, idx, errs)
+				for k, next := range nexts {
+					want := make([]float64, size)
+					if err := tg.EnergyDiffs(want, theta, next, idx); err != nil || errs[k] != nil {
+						t.Fatalf("%s: errors %v, %v", name, err, errs[k])
+					}
+					for j := range want {
+						if math.Float64bits(got[k][j]) != math.Float64bits(want[j]) {
+							t.Fatalf("d = %d, %s, pair %d, datum %d: %v, EnergyDiffs %v", d, name, k, idx[j], got[k][j], want[j])
+						}
+					}
+				}
+			}
+			// A non-finite point: that pair's error, the others' values.
+			bad := slices.Clone(nexts[0])
+			bad[0] = math.Inf(1)
+			errs := make([]error, 2)
+			got := [][]float64{make([]float64, 10), make([]float64, 10)}
+			tg.energyDiffsFrom(got, theta, [][]float64{nexts[1], bad}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, errs)
+			if errs[0] != nil || errs[1] == nil {
+				t.Errorf("%s: with an infinite second point: errors %v, %v, want only the second", name, errs[0], errs[1])
+			}
+		}
+	}
+	// Without the fused form (a plain logistic regression): pair by pair.
+	x, _, y := binaryRows(rng, 100, 3)
+	lr, _ := NewLogisticRegression(x, y, 3)
+	tg, _ := NewTarget(&Posterior{Energy: lr})
+	theta, next := []float64{0.1, 0.2, 0.3}, []float64{0.3, -0.1, 0}
+	got, want := [][]float64{make([]float64, 5)}, make([]float64, 5)
+	errs := make([]error, 1)
+	idx := []int{4, 8, 15, 16, 23}
+	tg.energyDiffsFrom(got, theta, [][]float64{next}, idx, errs)
+	if err := tg.EnergyDiffs(want, theta, next, idx); err != nil || errs[0] != nil || !slices.Equal(got[0], want) {
+		t.Errorf("plain energy: %v (%v), EnergyDiffs %v (%v)", got[0], errs[0], want, err)
+	}
+}
+
+// TestDiffAuditPairsInOrder: the audit of several pairs in one pass
+// reports what checking them one after the other reports — nothing where
+// every pair holds; the first failing pair's worst violation where a later
+// pair fails too — whether in one block or several.
+func TestDiffAuditPairsInOrder(t *testing.T) {
+	const n, d = 5000, 3
+	x, _, y := binaryRows(rand.New(rand.NewPCG(9, 9)), n, d)
+	lr, _ := NewLogisticRegression(x, y, d)
+	p := &Posterior{Energy: lr}
+	theta := []float64{0.1, -0.2, 0.3}
+	nexts := [][]float64{{0.4, 0.1, -0.2}, {0.12, -0.19, 0.31}, {-1, 1, 2}}
+	b, err := p.DiffBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, _ := NewTarget(p)
+	if err := diffAudit(b)(tg, theta, nexts); err != nil {
+		t.Fatalf("a valid bound fails: %v", err)
+	}
+	// Shrink c_i so that the small move (pair 2) still holds at most data
+	// while the larger ones fail: the first failing pair is pair 1.
+	for i := range b.C {
+		if i%7 == 0 {
+			b.C[i] *= 1e-3
+		}
+	}
+	for _, minData := range []int{1 << 30, 600} {
+		old := minBlockData
+		minBlockData = minData
+		tg, _ := NewTarget(p)
+		got := diffAudit(b)(tg, theta, nexts)
+		var want error
+		for _, next := range nexts {
+			if want = diffAudit(b)(tg, theta, [][]float64{next}); want != nil {
+				break
+			}
+		}
+		minBlockData = old
+		if got == nil || want == nil || got.Error() != want.Error() {
+			t.Errorf("minBlockData %d: all pairs at once: %v\none after the other: %v", minData, got, want)
+		}
 	}
 }

@@ -575,18 +575,50 @@ func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 		e.losses(fzs[:len(group)], zs[:len(group)], group)
 		e.losses(fzns[:len(group)], zns[:len(group)], group)
 		for k, i := range group {
-			z, zn, fz, fzn := zs[k], zns[k], fzs[k], fzns[k]
-			t := e.taylor(i)
-			a, b := z-t.zHat, zn-t.zHat
-			r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)
-			aa, ab := math.Abs(a), math.Abs(b)
-			lim := e.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
-			if ar := math.Abs(r); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
-				r = math.Copysign(lim, r)
-			}
-			dst[lo+k] = r
+			dst[lo+k] = e.remainderDiff(i, e.taylor(i), zs[k], zns[k], fzs[k], fzns[k])
 		}
 	}
+}
+
+// energyDiffsFrom sets dst[m] to EnergyDiffs(dst[m], theta, nexts[m], idx),
+// bit for bit, computing x_iᵀθ, f_i(x_iᵀθ) and datum i's expansion once for
+// all the points (the bound audit's pairs share their first point).
+func (e *cvEnergy) energyDiffsFrom(dst [][]float64, theta []float64, nexts [][]float64, idx []int) {
+	var zs, fzs, zns, fzns [logisticGroup]float64
+	var ts [logisticGroup]cvTaylor
+	for lo := 0; lo < len(idx); lo += logisticGroup {
+		group := idx[lo:min(lo+logisticGroup, len(idx))]
+		for k, i := range group {
+			zs[k] = e.rowDot(i, theta) // as rowDot2 computes its first
+			ts[k] = e.taylor(i)
+		}
+		e.losses(fzs[:len(group)], zs[:len(group)], group)
+		for m, next := range nexts {
+			for k, i := range group {
+				zns[k] = e.rowDot(i, next)
+			}
+			e.losses(fzns[:len(group)], zns[:len(group)], group)
+			for k, i := range group {
+				dst[m][lo+k] = e.remainderDiff(i, ts[k], zs[k], zns[k], fzs[k], fzns[k])
+			}
+		}
+	}
+}
+
+// remainderDiff returns datum i's remainder difference R_i(θ) − R_i(θ′)
+// from its expansion t, z = x_iᵀθ, z′ = x_iᵀθ′ and the losses f_i(z),
+// f_i(z′): the loss difference less the expansion's, held to its
+// third-derivative bound K_i·min((a³ + b³)/6, max(a, b)²|a − b|/2) where
+// it exceeds it only by rounding.
+func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) float64 {
+	a, b := z-t.zHat, zn-t.zHat
+	r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)
+	aa, ab := math.Abs(a), math.Abs(b)
+	lim := e.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
+	if ar := math.Abs(r); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
+		r = math.Copysign(lim, r)
+	}
+	return r
 }
 
 // losses sets dst[k] = f_i(z[k]) for i = idx[k]: for the package's own

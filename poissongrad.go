@@ -166,7 +166,7 @@ type auditor interface {
 
 // auditCheck checks the counts' range (PoissonMH's check).
 func (c *poissonGradChain) auditCheck() (string, auditCheck) {
-	return c.counts.auditKey(), c.counts.audit
+	return c.counts.auditKey(), perPoint(c.counts.audit)
 }
 
 // poissonGradScheme is the AuxScheme behind PoissonBarker and PoissonMALA:

@@ -119,7 +119,7 @@ func (k PoissonMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.audit(k.TrustBound, counts.auditKey(), counts.audit); err != nil {
+	if err := w.audit(k.TrustBound, counts.auditKey(), perPoint(counts.audit)); err != nil {
 		return nil, err
 	}
 	pc := &poissonChain{prop: w.prop, counts: counts}

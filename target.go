@@ -176,6 +176,12 @@ func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 			dst[k] = t.one[0] - t.one[1]
 		}
 	}
+	return t.temperDiffs(dst, theta, thetaNew, idx)
+}
+
+// temperDiffs multiplies the differences dst of data idx by β and reports
+// the first that is not finite.
+func (t *Target) temperDiffs(dst, theta, thetaNew []float64, idx []int) error {
 	for k, v := range dst[:len(idx)] {
 		v *= t.beta
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -184,6 +190,38 @@ func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 		dst[k] = v
 	}
 	return nil
+}
+
+// energyDiffsFrom sets dst[k] as EnergyDiffs(dst[k], theta, nexts[k], idx)
+// does, bit for bit, and returns each one's error in errs[k], for an
+// energy that computes differences from one point to several at once
+// (manyDiffer: the terms at theta are shared); for any other, it calls
+// EnergyDiffs for each.
+func (t *Target) energyDiffsFrom(dst [][]float64, theta []float64, nexts [][]float64, idx []int, errs []error) {
+	md, ok := t.energy.(manyDiffer)
+	if !ok || t.differ != EnergyDiffer(md) {
+		for k, next := range nexts {
+			errs[k] = t.EnergyDiffs(dst[k], theta, next, idx)
+		}
+		return
+	}
+	for k, next := range nexts {
+		if errs[k] = t.checkBatch("EnergyDiffs", len(dst[k]), theta, next, true, idx); errs[k] != nil {
+			return
+		}
+	}
+	t.evals += int64(len(nexts) * len(idx))
+	md.energyDiffsFrom(dst, theta, nexts, idx)
+	for k, next := range nexts {
+		errs[k] = t.temperDiffs(dst[k], theta, next, idx)
+	}
+}
+
+// manyDiffer is an EnergyDiffer that also computes the differences from one
+// point to several in one pass, each bit for bit its EnergyDiffs.
+type manyDiffer interface {
+	EnergyDiffer
+	energyDiffsFrom(dst [][]float64, theta []float64, nexts [][]float64, idx []int)
 }
 
 // TotalEnergy returns βΣ_i U_i(θ) over all N data, in chunks through the
