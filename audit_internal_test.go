@@ -255,3 +255,41 @@ func TestDiffAuditPairsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditWhileBuilding: the audit and the table build run together
+// where the audit runs in blocks, both always run, the audit's error wins
+// as it would run first, a panic in the build reaches the caller; and
+// TunaMH and TFMH start and sample through it (with -race: no race between
+// the audit and the build).
+func TestAuditWhileBuilding(t *testing.T) {
+	old := minBlockData
+	minBlockData = 600
+	defer func() { minBlockData = old }()
+	const n = 5000
+	errA, errB := errors.New("audit"), errors.New("build")
+	for _, c := range []struct{ audit, build, want error }{{nil, nil, nil}, {errA, nil, errA}, {nil, errB, errB}, {errA, errB, errA}} {
+		var ran [2]bool
+		got := auditWhileBuilding(n, func() error { ran[0] = true; return c.audit }, func() error { ran[1] = true; return c.build })
+		if got != c.want || !ran[0] || !ran[1] {
+			t.Errorf("audit %v, build %v: got %v (ran %v), want %v", c.audit, c.build, got, ran, c.want)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("a panic in the build: recovered %v, want it raised again", r)
+			}
+		}()
+		auditWhileBuilding(n, func() error { return nil }, func() error { panic("boom") })
+	}()
+	x, _, y := binaryRows(rand.New(rand.NewPCG(3, 3)), n, 3)
+	lr, _ := NewLogisticRegression(x, y, 3)
+	ball, _ := NewBall(3, 2, nil)
+	p := &Posterior{Energy: lr, Prior: ball, Beta: 0.01}
+	for _, k := range []Kernel{TunaMH{Chi: 1}, TFMH{}} {
+		res, err := Sample(context.Background(), p, k, &Settings{Chains: 2, Warmup: 20, Draws: 20, Seed: 1})
+		if err != nil || res.Status != Completed {
+			t.Fatalf("%s: %v", k.Name(), err)
+		}
+	}
+}

@@ -77,3 +77,34 @@ func forBlocks(nb int, f func(b int)) {
 		}
 	}
 }
+
+// auditWhileBuilding runs audit (a bound's audit, itself in concurrent
+// blocks) and build (the alias table over the same bound, one goroutine:
+// 0.2 s at N = 3·10⁶) at the same time, and returns audit's error, else
+// build's, as running them in that order would. Only when N is large
+// enough for the audit to run in blocks: below that both are quick.
+func auditWhileBuilding(n int, audit, build func() error) error {
+	if passBlocks(n, 0) == 1 || runtime.GOMAXPROCS(0) == 1 {
+		if err := audit(); err != nil {
+			return err
+		}
+		return build()
+	}
+	var buildErr error
+	var buildPanic any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { buildPanic = recover() }()
+		buildErr = build()
+	}()
+	auditErr := audit()
+	<-done
+	if buildPanic != nil {
+		panic(buildPanic) // in the caller's goroutine, where Sample recovers it
+	}
+	if auditErr != nil {
+		return auditErr
+	}
+	return buildErr
+}

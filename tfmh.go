@@ -89,11 +89,13 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.audit(k.TrustBound, b.auditKey(), diffAudit(b)); err != nil {
-		return nil, err
-	}
-	table, err := boundTable("TFMH", "bound constants c_i (DiffBound.C)", b.C, t, false)
-	if err != nil {
+	var table *alias.Table
+	if err := auditWhileBuilding(t.N(), func() error {
+		return w.audit(k.TrustBound, b.auditKey(), diffAudit(b))
+	}, func() (err error) {
+		table, err = boundTable("TFMH", "bound constants c_i (DiffBound.C)", b.C, t, false)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	c := &tfmhChain{walk: w, bound: b, table: table, sumC: table.Total(), maxRate: k.MaxRate,

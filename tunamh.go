@@ -174,11 +174,13 @@ func (k TunaMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.audit(k.TrustBound, b.auditKey(), diffAudit(b)); err != nil {
-		return nil, err
-	}
-	batch, err := newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch, k.term, k.weights)
-	if err != nil {
+	var batch *tunaBatch
+	if err := auditWhileBuilding(t.N(), func() error {
+		return w.audit(k.TrustBound, b.auditKey(), diffAudit(b))
+	}, func() (err error) {
+		batch, err = newTunaBatch("TunaMH", t, b, k.Chi, k.MaxBatch, k.term, k.weights)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	d := t.Dim()
