@@ -438,8 +438,10 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 		idx, ci := c.idx[:n], c.ci[:n]
 		c.table.DrawInto(rng, idx, ci) // ci as scratch
 		for j, i := range idx {
-			c.seen.add(i)
 			ci[j] = c.c[i] // in a loop of their own, the c_i's misses overlap
+		}
+		for _, i := range idx {
+			c.seen.add(i)
 		}
 		if err := c.t.EnergyDiffs(c.diff[:n], theta, next, idx); err != nil {
 			return 0, Info{}, err
