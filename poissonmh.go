@@ -251,6 +251,7 @@ type poissonCounts struct {
 	idx            [batchChunk]int
 	u              [batchChunk]float64
 	w              [batchChunk]float64
+	lo1, width1    [batchChunk]float64 // Lo_i and M_i of the drawn idx
 	seen           distinct
 	keep           func(a, phi, width float64) float64 // poissonKeep but in tests
 }
@@ -355,6 +356,11 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 		n := min(p.batch-done, batchChunk)
 		idx := p.idx[:n]
 		p.table.DrawInto(rng, idx, p.u[:n]) // u as scratch
+		// The ranges in a loop of their own, so that their misses overlap.
+		lo, width := p.lo1[:n], p.width1[:n]
+		for j, i := range idx {
+			lo[j], width[j] = p.lo[i], p.width[i]
+		}
 		for _, i := range idx {
 			p.seen.add(i)
 		}
@@ -362,11 +368,11 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 			return err
 		}
 		for j, i := range idx {
-			phi, err := p.phi(i, p.u[j], theta)
+			phi, err := p.phiOf(i, lo[j], width[j], p.u[j], theta)
 			if err != nil {
 				return err
 			}
-			if rng.Float64() < p.keep(p.a(i), phi, p.width[i]) {
+			if rng.Float64() < p.keep(p.lambda*width[j]/p.sumM, phi, width[j]) { // a(i)
 				p.kept = append(p.kept, i)
 				p.phiOld = append(p.phiOld, phi)
 			}
@@ -428,12 +434,17 @@ func (p *poissonCounts) addGradient(g, theta, phi []float64) error {
 // outside, the thinning probabilities leave [0, 1] and the chain is no
 // longer exact, so the step fails with the datum and numbers.
 func (p *poissonCounts) phi(i int, u float64, theta []float64) (float64, error) {
-	phi := p.lo[i] + p.width[i] - u
-	slack := boundTol * (math.Abs(p.lo[i]) + p.width[i])
-	if phi < -slack || phi > p.width[i]+slack {
-		v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), Value: u, Lo: p.lo[i], Width: p.width[i],
-			Ratio: math.Max(-phi, phi-p.width[i]) / p.width[i]}
+	return p.phiOf(i, p.lo[i], p.width[i], u, theta)
+}
+
+// phiOf is phi with datum i's Lo_i = lo and M_i = width already read.
+func (p *poissonCounts) phiOf(i int, lo, width, u float64, theta []float64) (float64, error) {
+	phi := lo + width - u
+	slack := boundTol * (math.Abs(lo) + width)
+	if phi < -slack || phi > width+slack {
+		v := &BoundViolation{Datum: i, Theta: slices.Clone(theta), Value: u, Lo: lo, Width: width,
+			Ratio: math.Max(-phi, phi-width) / width}
 		return 0, v
 	}
-	return min(max(phi, 0), p.width[i]), nil
+	return min(max(phi, 0), width), nil
 }
