@@ -5,6 +5,7 @@
 package exactmh_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -17,7 +18,7 @@ import (
 // expected batch as N grows: logistic regression, d = 10, a unit-ball
 // prior and β·N held at 100, so the bounds' sum βC — and the batch — stay
 // the same while the data (and the per-datum tables) grow from 10⁴ to 10⁷
-// rows (80 KB … 800 MB of x_i). Its ns/step against N is the cost of cache
+// rows (80 KB … 800 MB of x_i); SMH-2 starts at the MAP it expands about. Its ns/step against N is the cost of cache
 // and TLB misses per drawn datum: the row, the alias column, the bound
 // constant. -short stops at N = 10⁶.
 //
@@ -60,5 +61,14 @@ func BenchmarkStepAcrossN(b *testing.B) {
 				benchmarkKernel(b, p, k)
 			})
 		}
+		// SMH-2 from the MAP it expands about (the same tempered posterior
+		// at every N, so the same batch).
+		b.Run(fmt.Sprintf("SMH-2/N=%d", n), func(b *testing.B) {
+			m, err := exactmh.FindMAP(context.Background(), p, make([]float64, d), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchmarkKernelAt(b, p, exactmh.SMH{Order: 2, Center: m.Theta, Scale: 0.05}, m.Theta)
+		})
 	}
 }
