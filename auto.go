@@ -180,8 +180,11 @@ const (
 // For N ≥ 10⁶ it ends with runtime/debug.FreeOSMemory: the pilots' per-datum
 // tables (tens of bytes a datum, gigabytes at N = 10⁸) are garbage by then,
 // and a long run should not keep them resident.
-func Choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
-	c, err := choose(ctx, p, s)
+func Choose(ctx context.Context, p *Posterior, s *Settings) (c *Choice, err error) {
+	err = guard("Choose", func() (err error) {
+		c, err = choose(ctx, p, s)
+		return err
+	})
 	if p != nil && p.Energy != nil && p.Len() >= freeMemoryN {
 		debug.FreeOSMemory()
 	}

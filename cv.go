@@ -72,8 +72,12 @@ import (
 // that θ̂). θ̂ need not be the mode (exactness never
 // depends on it), only near the posterior mass for the bound to be small;
 // H must be positive definite.
-func ControlVariates(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
-	return controlVariates(p, la, nil)
+func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error) {
+	err = guard("ControlVariates", func() (err error) {
+		cv, err = controlVariates(p, la, nil)
+		return err
+	})
+	return cv, err
 }
 
 // controlVariates is ControlVariates; mutate, nil in real use, lets

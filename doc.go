@@ -208,7 +208,10 @@
 // A panic in user code that the driver calls — an Energy, Prior, Proposal,
 // Recorder or a whole Kernel — does not kill the process: Sample, Resume
 // and LoadCheckpoint recover it and return a *PanicError naming the chain,
-// the transition and the call, with the stack. A cancelled context makes
+// the transition and the call, with the stack; FindMAP, FindLaplace,
+// ControlVariates, Posterior.Hessian and Choose return one too (Chain and
+// Transition −1), including for a panic in a block of their parallel
+// passes. A cancelled context makes
 // Sample return the draws made so far with Status Canceled; a failing chain
 // stops the run with Status Failed and keeps the draws too, and Status and
 // the returned error always agree (Completed comes with a nil error). A

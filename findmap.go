@@ -143,8 +143,11 @@ type MAP struct {
 // search stops without converging — the iteration limit, a non-finite
 // value, a cancelled ctx — FindMAP returns the best point found together
 // with an error saying why.
-func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*MAP, error) {
-	m, _, _, err := findMAP(ctx, p, init, s)
+func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (m *MAP, err error) {
+	err = guard("FindMAP", func() (err error) {
+		m, _, _, err = findMAP(ctx, p, init, s)
+		return err
+	})
 	return m, err
 }
 

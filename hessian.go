@@ -497,7 +497,16 @@ func (t *Target) negLogPosteriorHessian(theta []float64) (h []float64, exact boo
 // ErrNoGradient if a numerical Hessian is needed and there is no gradient,
 // and an error for a θ of the wrong length, outside the prior's support,
 // or where an entry is not finite.
-func (p *Posterior) Hessian(theta []float64) (*mat.SymDense, error) {
+func (p *Posterior) Hessian(theta []float64) (h *mat.SymDense, err error) {
+	err = guard("Posterior.Hessian", func() (err error) {
+		h, err = p.hessian(theta)
+		return err
+	})
+	return h, err
+}
+
+// hessian is Hessian without its guard.
+func (p *Posterior) hessian(theta []float64) (*mat.SymDense, error) {
 	t, err := p.targetAt("Hessian", theta)
 	if err != nil {
 		return nil, err

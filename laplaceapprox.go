@@ -131,7 +131,16 @@ const laplaceCond = 1e14
 // gradient, and FindMAP's error if the search fails. On an error the result
 // holds what was found, if anything: the MAP, and the Precision when it is
 // not positive definite.
-func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*LaplaceApprox, error) {
+func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (la *LaplaceApprox, err error) {
+	err = guard("FindLaplace", func() (err error) {
+		la, err = findLaplace(ctx, p, init, s)
+		return err
+	})
+	return la, err
+}
+
+// findLaplace is FindLaplace without its guard.
+func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*LaplaceApprox, error) {
 	m, h, sums, err := findMAP(ctx, p, init, s)
 	if err != nil {
 		if m == nil {

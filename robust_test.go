@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -537,5 +538,62 @@ func TestSizeLimits(t *testing.T) {
 	}
 	if _, err := tgt.TotalEnergy([]float64{1, 2}); err == nil || !strings.Contains(err.Error(), "len(θ) = 2") {
 		t.Errorf("TotalEnergy with len(θ) = 2 in dimension 1: err = %v", err)
+	}
+}
+
+// panickyLogistic is a logistic regression whose LossDerivs panics at its
+// datum 4321 (in a parallel pass of a large enough GLM: a block's panic).
+type panickyLogistic struct{ *exactmh.LogisticRegression }
+
+func (e panickyLogistic) LossDerivs(i int, z float64) (float64, float64) {
+	if i == 4321 {
+		var s []int
+		_ = s[i] // index out of range: a runtime.Error
+	}
+	return e.LogisticRegression.LossDerivs(i, z)
+}
+
+// TestPanicsOutsideSampleAreErrors: a panic in user code called by FindMAP,
+// FindLaplace, ControlVariates, Posterior.Hessian or Choose is returned
+// as an error wrapping a *PanicError (and the runtime.Error it carries),
+// which names the entry point, instead of crashing the caller.
+func TestPanicsOutsideSampleAreErrors(t *testing.T) {
+	const n, d = 200_000, 3
+	rng := rand.New(rand.NewPCG(5, 5))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range y {
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()
+		}
+		y[i] = float64(rng.IntN(2))
+	}
+	lr, err := exactmh.NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, _ := exactmh.NewIsoGaussian(d, 3)
+	good := &exactmh.Posterior{Energy: lr, Prior: prior}
+	bad := &exactmh.Posterior{Energy: panickyLogistic{lr}, Prior: prior}
+	la, err := exactmh.FindLaplace(context.Background(), good, make([]float64, d), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"FindMAP": func() error {
+			_, err := exactmh.FindMAP(ctx, bad, make([]float64, d), &exactmh.MAPSettings{Method: exactmh.MAPNewton})
+			return err
+		},
+		"FindLaplace": func() error { _, err := exactmh.FindLaplace(ctx, bad, make([]float64, d), nil); return err },
+		"ControlVariates": func() error { _, err := exactmh.ControlVariates(bad, la); return err },
+		"Posterior.Hessian": func() error { _, err := bad.Hessian(la.Mean); return err },
+		"Choose": func() error { _, err := exactmh.Choose(ctx, bad, nil); return err },
+	} {
+		err := call()
+		var pe *exactmh.PanicError
+		var re runtime.Error
+		if !errors.As(err, &pe) || !errors.As(err, &re) || !strings.Contains(err.Error(), "panic in") {
+			t.Errorf("%s: %v, want an error wrapping a *PanicError and its runtime.Error", name, err)
+		}
 	}
 }

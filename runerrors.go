@@ -68,6 +68,21 @@ func protect(chain int, where string, f func() error) (err error) {
 	return f()
 }
 
+// guard calls f and turns a panic in it — in an Energy, Prior or other
+// code f calls, or in a block of a parallel pass, which forBlocks raises
+// again in this goroutine — into the error "exactmh: panic in where: …"
+// wrapping a *PanicError (Chain and Transition −1): the entry points
+// outside Sample (FindMAP, FindLaplace, ControlVariates, Hessian, Choose)
+// return errors, as Sample does, rather than crash the caller.
+func guard(where string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("exactmh: %w", newPanicError(-1, -1, where, v))
+		}
+	}()
+	return f()
+}
+
 // RecorderError is the error of a run whose Recorder failed (a full disk,
 // a closed file): Record, InitResume or Finish returned Err. Record's error
 // stops the run — Status Failed, as the output is incomplete — but every
