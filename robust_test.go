@@ -584,10 +584,10 @@ func TestPanicsOutsideSampleAreErrors(t *testing.T) {
 			_, err := exactmh.FindMAP(ctx, bad, make([]float64, d), &exactmh.MAPSettings{Method: exactmh.MAPNewton})
 			return err
 		},
-		"FindLaplace": func() error { _, err := exactmh.FindLaplace(ctx, bad, make([]float64, d), nil); return err },
-		"ControlVariates": func() error { _, err := exactmh.ControlVariates(bad, la); return err },
+		"FindLaplace":       func() error { _, err := exactmh.FindLaplace(ctx, bad, make([]float64, d), nil); return err },
+		"ControlVariates":   func() error { _, err := exactmh.ControlVariates(bad, la); return err },
 		"Posterior.Hessian": func() error { _, err := bad.Hessian(la.Mean); return err },
-		"Choose": func() error { _, err := exactmh.Choose(ctx, bad, nil); return err },
+		"Choose":            func() error { _, err := exactmh.Choose(ctx, bad, nil); return err },
 	} {
 		err := call()
 		var pe *exactmh.PanicError
