@@ -165,7 +165,7 @@ func TestErrors(t *testing.T) {
 		{"init dim", good, exactmh.MH{}, &exactmh.Settings{Init: []float64{1}}, "Init has length 1"},
 		{"inits count", good, exactmh.MH{}, &exactmh.Settings{Chains: 2, Inits: [][]float64{{0, 0}}}, "one per chain"},
 		{"init NaN", good, exactmh.MH{}, &exactmh.Settings{Init: []float64{0, math.NaN()}}, "not finite"},
-		{"init outside", &exactmh.Posterior{Energy: good.Energy, Prior: box}, exactmh.MH{}, nil, "outside the prior's support"},
+		{"init outside", &exactmh.Posterior{Energy: good.Energy, Prior: box}, exactmh.MH{}, &exactmh.Settings{Init: []float64{0, 0}}, "outside the prior's support"},
 		{"scale", good, exactmh.MH{Scale: -1}, nil, "step scale -1"},
 		{"sigma", good, exactmh.MH{Proposal: exactmh.RandomWalk{Sigma: []float64{1}}}, nil, "Sigma has length 1"},
 		{"NaN at start", &exactmh.Posterior{Energy: nanEnergy{}}, exactmh.MH{}, &exactmh.Settings{Init: []float64{2}}, "datum 3"},
