@@ -195,10 +195,38 @@ func logisticLossDiffs(dst, zn, y []float64, idx []int) {
 			en[k] = math.Exp(-math.Abs(zn[lo+k]))
 		}
 		for k, zk := range z {
-			znk := zn[lo+k]
-			z[k] = max(zk, 0) + math.Log1p(e[k]) - (max(znk, 0) + math.Log1p(en[k])) - y[idx[lo+k]]*(zk-znk)
+			z[k] = logisticEnergyDiff(zk, zn[lo+k], e[k], en[k], y[idx[lo+k]])
 		}
 	}
+}
+
+// logisticEnergyDiff returns U_i(θ) − U_i(θ') of a logistic datum from
+// z = x_iᵀθ, zn = x_iᵀθ', e = e^−|z|, en = e^−|zn| and y = y_i: the one
+// expression of logisticLossDiffs, which TFMH's step (tfmhChain.energyDiff)
+// also calls on one datum, so that the two give the same bits.
+func logisticEnergyDiff(z, zn, e, en, y float64) float64 {
+	return max(z, 0) + math.Log1p(e) - (max(zn, 0) + math.Log1p(en)) - y*(z-zn)
+}
+
+// memRows returns the rows and responses of the package's GLMs that keep
+// them in memory (at most one of rows, rows32 non-nil), matched on the
+// concrete type, for steps that warm the rows of the data they draw
+// (warmRows) and only read them. A user's type embedding one is another
+// concrete type and is not matched.
+func memRows(e Energy) (rows []float64, rows32 []float32, resp []float64) {
+	switch g := e.(type) {
+	case *LogisticRegression:
+		return g.x, nil, g.y
+	case *LogisticRegression32:
+		return nil, g.x, g.base.y
+	case *GLMEnergy:
+		return g.x, nil, g.y
+	case *GLMEnergy32:
+		return nil, g.x, g.base.y
+	case *StudentTRegression:
+		return g.x, nil, g.y
+	}
+	return nil, nil, nil
 }
 
 // logisticLossSlopes is logisticLosses that also sets slope[k] =

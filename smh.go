@@ -230,18 +230,9 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		}
 		acc := rankAcc{h: c.hess, d: d}
 		c.conv, _ = glm.(rowConverter)
-		switch g := glm.(type) {
-		case *LogisticRegression:
-			c.logit, c.rows, c.resp = g, g.x, g.y
-		case *LogisticRegression32:
-			c.logit32, c.rows32, c.resp = g, g.x, g.base.y
-		case *GLMEnergy:
-			c.rows, c.resp = g.x, g.y
-		case *GLMEnergy32:
-			c.rows32, c.resp = g.x, g.base.y
-		case *StudentTRegression:
-			c.rows, c.resp = g.x, g.y
-		}
+		c.logit, _ = glm.(*LogisticRegression)
+		c.logit32, _ = glm.(*LogisticRegression32)
+		c.rows, c.rows32, c.resp = memRows(glm)
 		rows := newRowCursor(glm)
 		for i := range n {
 			row := rows.row(i)

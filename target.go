@@ -165,6 +165,14 @@ func (t *Target) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 	if err := t.checkBatch("EnergyDiffs", len(dst), theta, thetaNew, true, idx); err != nil {
 		return err
 	}
+	return t.energyDiffs(dst, theta, thetaNew, idx)
+}
+
+// energyDiffs is EnergyDiffs without the check of its arguments, for a
+// kernel that calls it datum by datum with θ, θ′ of the target's dimension
+// and indices it drew from [0, N) (TFMH's step), where the check would
+// cost about as much as the call.
+func (t *Target) energyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 	if t.differ != nil {
 		t.evals += int64(len(idx))
 		t.differ.EnergyDiffs(dst, theta, thetaNew, idx)

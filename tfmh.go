@@ -100,14 +100,14 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	c := &tfmhChain{walk: w, bound: b, table: table, sumC: table.Total(), maxRate: k.MaxRate,
 		seen: newDistinct(), increase: k.increase, priorFactor: k.priorFactor}
+	c.logit, _ = t.Energy().(*LogisticRegression)
+	c.logit32, _ = t.Energy().(*LogisticRegression32)
+	c.rows, c.rows32, c.resp = memRows(t.Energy())
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
 	}
 	if !k.KeepMinibatch {
 		c.rival = newMHRival(t.Dim())
-	}
-	if c.increase == nil {
-		c.increase = func(diff float64) float64 { return -diff }
 	}
 	if c.priorFactor == nil {
 		c.priorFactor = func(logExact float64) float64 { return logExact }
@@ -125,9 +125,81 @@ type tfmhChain struct {
 
 	idx         [batchChunk]int
 	diff        [batchChunk]float64
+	ahead       [tfmhAhead]int     // a group of data drawn ahead (Step)
+	coins       [tfmhAhead]float64 // and their thinning uniforms
+	sink        float64            // warm's sum of what it read (see warmRows)
 	seen        distinct
-	increase    func(diff float64) float64
+	increase    func(diff float64) float64 // nil: −diff
 	priorFactor func(logExact float64) float64
+
+	// The package's own logistic regressions, matched on the concrete
+	// type (at most one): energyDiff computes their difference inline, bit
+	// for bit their EnergyDiffs, without the call through the interface
+	// and its batch machinery for a batch of one.
+	logit   *LogisticRegression
+	logit32 *LogisticRegression32
+	// The rows and responses of the package's GLMs that keep them in
+	// memory (memRows), which warm reads.
+	rows   []float64
+	rows32 []float32
+	resp   []float64
+}
+
+// tfmhAhead is how many data TFMH's step draws, and warms, before
+// evaluating them, as smhAhead for SMH: enough misses in flight to cover
+// most of a row's latency, few enough that a rejection early in the group
+// wastes little.
+const tfmhAhead = 16
+
+// warm reads the bound constants c_i of the data idx and, for the
+// package's GLMs with rows in memory, their rows and responses, in loops of
+// independent loads, so that their cache misses overlap instead of being
+// met one datum at a time. The sum read is stored in c.sink so that the
+// loads are not dropped as dead.
+func (c *tfmhChain) warm(idx []int) {
+	var s float64
+	switch d := len(c.theta); {
+	case c.rows != nil:
+		s = warmRows(c.rows, d, c.resp, idx)
+	case c.rows32 != nil:
+		s = warmRows(c.rows32, d, c.resp, idx)
+	}
+	cs := c.bound.C
+	for _, i := range idx {
+		s += cs[i]
+	}
+	c.sink = s
+}
+
+// energyDiff returns β(U_i(θ) − U_i(θ′)) of datum i for the step's θ, θ′,
+// bit for bit Target.EnergyDiffs on the one datum, counted as it counts
+// it and with its error for a value that is not finite. The package's
+// logistic regressions are computed inline (logisticEnergyDiff, their
+// EnergyDiffs' expression); other energies go through the Target without
+// its check of the arguments, which hold by construction (θ, θ′ are the
+// chain's, i is drawn from the alias table over [0, N)).
+func (c *tfmhChain) energyDiff(i int) (float64, error) {
+	var v float64
+	switch {
+	case c.logit != nil:
+		c.t.evals++
+		z, zn := dot2(c.logit.Row(i), c.theta, c.next)
+		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.logit.y[i])
+	case c.logit32 != nil:
+		c.t.evals++
+		z, zn := dot2Conv(c.logit32.at(i), c.theta, c.next)
+		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.logit32.base.y[i])
+	default:
+		c.idx[0] = i
+		err := c.t.energyDiffs(c.diff[:1], c.theta, c.next, c.idx[:1])
+		return c.diff[0], err
+	}
+	// As Target.temperDiffs.
+	v *= c.t.beta
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, newEnergyError(i, c.theta, c.next, v)
+	}
+	return v, nil
 }
 
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
@@ -199,28 +271,51 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 		return info, nil
 	}
 	// One factor per datum, by Poisson thinning: stop at the first
-	// rejection. Data are evaluated one by one so that none is read after
-	// the step is decided.
+	// rejection. No datum is evaluated after the step is decided.
 	if err := poisson.Check(rate); err != nil {
 		return Info{}, fmt.Errorf("%w (C = %v, M = %v)", err, c.sumC, m)
 	}
+	// The data are drawn tfmhAhead at a time, each with its thinning
+	// uniform (drawn for every datum, used only where ΔU_i > 0), and their
+	// rows and c_i warmed before any is evaluated, so that the group's
+	// cache misses (the alias columns', the rows', the c_i's) are
+	// outstanding together rather than met one datum at a time, each
+	// behind the last. The indices and uniforms are independent draws
+	// whichever order they come in, so this is the same kernel (as SMH's
+	// step); stopping at the first rejection saves the remaining data's
+	// evaluations, not their draws, and at most a group's worth of draws
+	// and warming is spent past it.
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
-	for k := range draws {
-		i := c.table.Draw(rng)
-		c.seen.add(i)
-		c.idx[0] = i
-		if err := c.t.EnergyDiffs(c.diff[:1], c.theta, c.next, c.idx[:1]); err != nil {
-			return Info{}, err
+	for lo := 0; lo < draws; lo += tfmhAhead {
+		group := c.ahead[:min(tfmhAhead, draws-lo)]
+		coins := c.coins[:len(group)]
+		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
+		for k := range coins {
+			coins[k] = rng.Float64()
 		}
-		du := c.increase(c.diff[0]) // βU_i(θ′) − βU_i(θ)
-		mi := c.bound.C[i] * m
-		if math.Abs(du) > mi*(1+boundTol) {
-			return Info{}, diffViolation(i, du, mi, c.theta, c.next)
-		}
-		if du > 0 && rng.Float64()*mi < du {
-			info.Batch, info.Distinct = k+1, c.seen.count
-			return info, nil
+		c.warm(group)
+		for k, i := range group {
+			c.seen.add(i)
+			diff, err := c.energyDiff(i) // βU_i(θ) − βU_i(θ′)
+			if err != nil {
+				return Info{}, err
+			}
+			du := -diff
+			if c.increase != nil {
+				du = c.increase(diff)
+			}
+			mi := c.bound.C[i] * m
+			if math.Abs(du) > mi*(1+boundTol) {
+				return Info{}, diffViolation(i, du, mi, c.theta, c.next)
+			}
+			// u·m_i ≥ 0 (m_i = c_i·M ≥ 0, finite as CM is), so this
+			// rejects only where ΔU_i > 0, as the factor min(1, e^{−ΔU_i})
+			// asks, without a branch on its sign (unpredictable).
+			if coins[k]*mi < du {
+				info.Batch, info.Distinct = lo+k+1, c.seen.count
+				return info, nil
+			}
 		}
 	}
 	// Every factor accepted.
