@@ -121,6 +121,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	cp := &cvPrior{base: prior, beta: p.beta(), d: d, center: e.center,
 		grad: make([]float64, d), hess: make([]float64, d*d)}
 	e.conv, _ = g.(rowConverter)
+	e.rows, e.rows32, e.resp = memRows(g)
 	e.k3.n = n
 	if n <= cvRecordLimit {
 		e.at = make([]cvTaylor, n)
@@ -282,6 +283,12 @@ type cvEnergy struct {
 	k3     mostlyOne  // K_i
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
+
+	// The GLM's rows and responses when the package keeps them in memory
+	// (memRows), for warm.
+	rows   []float64
+	rows32 []float32
+	resp   []float64
 }
 
 // cvTaylor is datum i's expansion point and Taylor coefficients.
@@ -573,6 +580,7 @@ func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	var zs, zns, fzs, fzns [logisticGroup]float64
 	for lo := 0; lo < len(idx); lo += logisticGroup {
 		group := idx[lo:min(lo+logisticGroup, len(idx))]
+		dst[lo] = e.warm(group) // overwritten below: the loads are not dead
 		for k, i := range group {
 			zs[k], zns[k] = e.rowDot2(i, theta, thetaNew)
 		}
@@ -582,6 +590,26 @@ func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 			dst[lo+k] = e.remainderDiff(i, e.taylor(i), zs[k], zns[k], fzs[k], fzns[k])
 		}
 	}
+}
+
+// warm reads the rows and responses of the data idx, when the GLM keeps
+// them in memory (memRows) and idx are not consecutive (a pass, which the
+// prefetcher streams), in a loop of independent loads, so that a
+// minibatch's random rows miss the cache together rather than one at a
+// time inside the arithmetic (see warmRows). It returns warmRows' sum,
+// which the caller stores where it is overwritten (the energy is shared by
+// the chains: it keeps no state).
+func (e *cvEnergy) warm(idx []int) float64 {
+	if len(idx) < 2 || consecutive(idx) {
+		return 0
+	}
+	switch {
+	case e.rows != nil:
+		return warmRows(e.rows, e.d, e.resp, idx)
+	case e.rows32 != nil:
+		return warmRows(e.rows32, e.d, e.resp, idx)
+	}
+	return 0
 }
 
 // energyDiffsFrom sets dst[m] to EnergyDiffs(dst[m], theta, nexts[m], idx),

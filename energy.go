@@ -225,6 +225,8 @@ func memRows(e Energy) (rows []float64, rows32 []float32, resp []float64) {
 		return nil, g.x, g.base.y
 	case *StudentTRegression:
 		return g.x, nil, g.y
+	case *cvEnergy: // the control-variate rewrite reads its GLM's rows
+		return memRows(g.g)
 	}
 	return nil, nil, nil
 }
