@@ -431,9 +431,10 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if err := poisson.Check(rate); err != nil {
 		return Info{}, fmt.Errorf("%w (κ = %v)", err, kappa)
 	}
-	// The data are drawn smhAhead at a time, each with its thinning
-	// uniform (drawn for every datum, used only where r > 0), and their
-	// rows warmed before any is computed, so that the group's cache misses
+	// The data are drawn smhAhead at a time (the alias columns read in a
+	// loop of their own: DrawInto), then a thinning uniform for each
+	// (drawn for every datum, used only where r > 0), and their rows
+	// warmed before any is computed, so that the group's cache misses
 	// (the alias columns', the rows', the Taylor terms') are outstanding
 	// together rather than met one datum at a time inside the dependent
 	// arithmetic of each remainder. The indices and uniforms are
@@ -446,8 +447,8 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	for lo := 0; lo < draws; lo += smhAhead {
 		group := c.ahead[:min(smhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
-		for k := range group {
-			group[k] = c.table.Draw(rng)
+		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
+		for k := range coins {
 			coins[k] = rng.Float64()
 		}
 		c.warm(group)
