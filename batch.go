@@ -108,6 +108,17 @@ func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.
 	})
 }
 
+// drawAhead draws len(group) data from table into group, then a thinning
+// uniform for each into coins: the group of data TFMH's and SMH's steps
+// draw before reading any (their columns read by DrawInto in a loop of
+// their own), in the order of the random stream both keep.
+func drawAhead(rng *rand.Rand, table *alias.Table, group []int, coins []float64) {
+	table.DrawInto(rng, group, coins) // coins as scratch, then drawn
+	for k := range coins {
+		coins[k] = rng.Float64()
+	}
+}
+
 // checkBoundWeights checks boundTable's weights, with its errors.
 func checkBoundWeights(who, what string, w []float64, t *Target, squared bool) error {
 	var sum float64

@@ -121,7 +121,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	cp := &cvPrior{base: prior, beta: p.beta(), d: d, center: e.center,
 		grad: make([]float64, d), hess: make([]float64, d*d)}
 	e.conv, _ = g.(rowConverter)
-	e.rows, e.rows32, e.resp = memRows(g)
+	e.mem = memRows(g)
 	e.k3.n = n
 	if n <= cvRecordLimit {
 		e.at = make([]cvTaylor, n)
@@ -284,11 +284,7 @@ type cvEnergy struct {
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
 
-	// The GLM's rows and responses when the package keeps them in memory
-	// (memRows), for warm.
-	rows   []float64
-	rows32 []float32
-	resp   []float64
+	mem rowStore // the GLM's rows when the package keeps them (memRows), for warm
 }
 
 // cvTaylor is datum i's expansion point and Taylor coefficients.
@@ -603,13 +599,7 @@ func (e *cvEnergy) warm(idx []int) float64 {
 	if len(idx) < 2 || consecutive(idx) {
 		return 0
 	}
-	switch {
-	case e.rows != nil:
-		return warmRows(e.rows, e.d, e.resp, idx)
-	case e.rows32 != nil:
-		return warmRows(e.rows32, e.d, e.resp, idx)
-	}
-	return 0
+	return e.mem.warm(e.d, idx)
 }
 
 // energyDiffsFrom sets dst[m] to EnergyDiffs(dst[m], theta, nexts[m], idx),

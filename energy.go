@@ -208,27 +208,47 @@ func logisticEnergyDiff(z, zn, e, en, y float64) float64 {
 	return max(z, 0) + math.Log1p(e) - (max(zn, 0) + math.Log1p(en)) - y*(z-zn)
 }
 
-// memRows returns the rows and responses of the package's GLMs that keep
-// them in memory (at most one of rows, rows32 non-nil), matched on the
-// concrete type, for steps that warm the rows of the data they draw
-// (warmRows) and only read them. A user's type embedding one is another
-// concrete type and is not matched.
-func memRows(e Energy) (rows []float64, rows32 []float32, resp []float64) {
+// rowStore is the rows (at most one of rows, rows32 non-nil) and
+// responses of a GLM the package keeps in memory, for the steps that warm
+// the rows of the data they draw (warm) and only read them.
+type rowStore struct {
+	rows   []float64
+	rows32 []float32
+	resp   []float64
+}
+
+// memRows returns the rowStore of the package's GLMs that keep their rows
+// in memory, matched on the concrete type, and an empty one for any other
+// energy: a user's type embedding one is another concrete type and is not
+// matched.
+func memRows(e Energy) rowStore {
 	switch g := e.(type) {
 	case *LogisticRegression:
-		return g.x, nil, g.y
+		return rowStore{rows: g.x, resp: g.y}
 	case *LogisticRegression32:
-		return nil, g.x, g.base.y
+		return rowStore{rows32: g.x, resp: g.base.y}
 	case *GLMEnergy:
-		return g.x, nil, g.y
+		return rowStore{rows: g.x, resp: g.y}
 	case *GLMEnergy32:
-		return nil, g.x, g.base.y
+		return rowStore{rows32: g.x, resp: g.base.y}
 	case *StudentTRegression:
-		return g.x, nil, g.y
+		return rowStore{rows: g.x, resp: g.y}
 	case *cvEnergy: // the control-variate rewrite reads its GLM's rows
 		return memRows(g.g)
 	}
-	return nil, nil, nil
+	return rowStore{}
+}
+
+// warm is warmRows over the rows idx (d columns) of the store, 0 for an
+// empty one.
+func (r rowStore) warm(d int, idx []int) float64 {
+	switch {
+	case r.rows != nil:
+		return warmRows(r.rows, d, r.resp, idx)
+	case r.rows32 != nil:
+		return warmRows(r.rows32, d, r.resp, idx)
+	}
+	return 0
 }
 
 // logisticLossSlopes is logisticLosses that also sets slope[k] =

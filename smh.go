@@ -178,12 +178,10 @@ type smhTerms struct {
 	logit32 *LogisticRegression32
 
 	// The rows and responses of the package's GLMs that keep them in
-	// memory (at most one of rows, rows32), for smhChain.warm, which only
-	// reads them: a user's type embedding one reads its rows through the
-	// embedded type as well, but is not matched, and is not warmed.
-	rows   []float64
-	rows32 []float32
-	resp   []float64
+	// memory, for smhChain.warm, which only reads them: a user's type
+	// embedding one reads its rows through the embedded type as well, but
+	// is not matched, and is not warmed.
+	mem rowStore
 }
 
 // glmTaylor is a GLM datum's expansion at the centre — z_i = x_iᵀθ̂,
@@ -232,7 +230,7 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		c.conv, _ = glm.(rowConverter)
 		c.logit, _ = glm.(*LogisticRegression)
 		c.logit32, _ = glm.(*LogisticRegression32)
-		c.rows, c.rows32, c.resp = memRows(glm)
+		c.mem = memRows(glm)
 		rows := newRowCursor(glm)
 		for i := range n {
 			row := rows.row(i)
@@ -307,13 +305,7 @@ func (c *smhChain) warm(idx []int) {
 	if c.glm == nil {
 		return
 	}
-	var s float64
-	switch d := len(c.center); {
-	case c.rows != nil:
-		s = warmRows(c.rows, d, c.resp, idx)
-	case c.rows32 != nil:
-		s = warmRows(c.rows32, d, c.resp, idx)
-	}
+	s := c.mem.warm(len(c.center), idx)
 	for _, i := range idx {
 		s += c.taylo[i].b
 	}
@@ -447,10 +439,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	for lo := 0; lo < draws; lo += smhAhead {
 		group := c.ahead[:min(smhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
-		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
-		for k := range coins {
-			coins[k] = rng.Float64()
-		}
+		drawAhead(rng, c.table, group, coins)
 		c.warm(group)
 		for k, i := range group {
 			c.seen.add(i)

@@ -141,9 +141,9 @@ func TestSMHStepWarmsNoAllocs(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		sc := ch.(*smhChain)
-		if (sc.rows != nil) != c.rows || (sc.rows32 != nil) != c.rows32 {
+		if (sc.mem.rows != nil) != c.rows || (sc.mem.rows32 != nil) != c.rows32 {
 			t.Errorf("%s: rows to warm %t (float64), %t (float32); want %t, %t",
-				c.name, sc.rows != nil, sc.rows32 != nil, c.rows, c.rows32)
+				c.name, sc.mem.rows != nil, sc.mem.rows32 != nil, c.rows, c.rows32)
 		}
 		var batch int
 		step := func() {

@@ -102,7 +102,7 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		seen: newDistinct(), increase: k.increase, priorFactor: k.priorFactor}
 	c.logit, _ = t.Energy().(*LogisticRegression)
 	c.logit32, _ = t.Energy().(*LogisticRegression32)
-	c.rows, c.rows32, c.resp = memRows(t.Energy())
+	c.mem = memRows(t.Energy())
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
 	}
@@ -140,9 +140,7 @@ type tfmhChain struct {
 	logit32 *LogisticRegression32
 	// The rows and responses of the package's GLMs that keep them in
 	// memory (memRows), which warm reads.
-	rows   []float64
-	rows32 []float32
-	resp   []float64
+	mem rowStore
 }
 
 // tfmhAhead is how many data TFMH's step draws, and warms, before
@@ -157,13 +155,7 @@ const tfmhAhead = 16
 // met one datum at a time. The sum read is stored in c.sink so that the
 // loads are not dropped as dead.
 func (c *tfmhChain) warm(idx []int) {
-	var s float64
-	switch d := len(c.theta); {
-	case c.rows != nil:
-		s = warmRows(c.rows, d, c.resp, idx)
-	case c.rows32 != nil:
-		s = warmRows(c.rows32, d, c.resp, idx)
-	}
+	s := c.mem.warm(len(c.theta), idx)
 	cs := c.bound.C
 	for _, i := range idx {
 		s += cs[i]
@@ -290,10 +282,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	for lo := 0; lo < draws; lo += tfmhAhead {
 		group := c.ahead[:min(tfmhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
-		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
-		for k := range coins {
-			coins[k] = rng.Float64()
-		}
+		drawAhead(rng, c.table, group, coins)
 		c.warm(group)
 		for k, i := range group {
 			c.seen.add(i)

@@ -173,9 +173,9 @@ func TestTFMHStepAgainstReference(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			c, twin := f.start(t), f.start(t)
 			tg := twin.t
-			if (c.rows != nil) != f.rows || (c.rows32 != nil) != f.rows32 {
+			if (c.mem.rows != nil) != f.rows || (c.mem.rows32 != nil) != f.rows32 {
 				t.Errorf("rows to warm %t (float64), %t (float32); want %t, %t",
-					c.rows != nil, c.rows32 != nil, f.rows, f.rows32)
+					c.mem.rows != nil, c.mem.rows32 != nil, f.rows, f.rows32)
 			}
 			src := rand.NewPCG(9, 18)
 			rng := rand.New(src)
