@@ -331,7 +331,7 @@ func (p *poissonCounts) audit(t *Target, theta, next []float64) error {
 			return err
 		}
 		for j, i := range idx {
-			if _, err := p.phi(i, u[j], at); err != nil {
+			if _, err := p.phiOf(i, p.lo[i], p.width[i], u[j], at); err != nil {
 				var v *BoundViolation
 				if !errors.As(err, &v) {
 					return err
@@ -411,7 +411,7 @@ func flyAudit(b FlyBound) auditCheck {
 func (c *smhChain) audited(trust bool) (Chain, error) {
 	beta := c.t.Beta()
 	order := float64(c.k.Order + 1)
-	err := c.walk.audit(trust, fmt.Sprintf("smh/%p", &c.b[0]), perPoint(func(t *Target, theta, next []float64) error {
+	err := c.walk.audit(trust, fmt.Sprintf("smh/%p", &c.rec[0]), perPoint(func(t *Target, theta, next []float64) error {
 		if next == nil {
 			return nil
 		}
@@ -429,7 +429,7 @@ func (c *smhChain) audited(trust bool) (Chain, error) {
 			for j, i := range idx {
 				cv := beta * c.taylorDiff(i)
 				r := -diff[j] - cv
-				bound := beta * c.b[i] * kappa
+				bound := beta * c.rec[i].data.b * kappa
 				// The slack for rounding is relative to both terms of r,
 				// not to the energy difference alone as in the step: a
 				// remainder that vanishes (the Gaussian loss's, order 2,

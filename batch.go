@@ -108,14 +108,52 @@ func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.
 	})
 }
 
-// drawAhead draws len(group) data from table into group, then a thinning
-// uniform for each into coins: the group of data TFMH's and SMH's steps
-// draw before reading any (their columns read by DrawInto in a loop of
-// their own), in the order of the random stream both keep.
-func drawAhead(rng *rand.Rand, table *alias.Table, group []int, coins []float64) {
-	table.DrawInto(rng, group, coins) // coins as scratch, then drawn
-	for k := range coins {
-		coins[k] = rng.Float64()
+// datumRecord is what TFMH's and SMH's steps read of a datum they draw,
+// kept together: the datum's column of the alias table over the data's
+// weights (as alias.Table's: a draw of column k keeps k with probability
+// prob, else yields alias) and the kernel's own terms of the datum, T. A
+// draw reads column k's record; when it keeps k — most draws where the
+// weights are near uniform — that is also the drawn datum's terms, one
+// cache miss where a separate table and separate arrays cost one each
+// (docs/scaling.md, "Per-datum records").
+type datumRecord[T any] struct {
+	prob  float64
+	alias int32
+	data  T
+}
+
+// newRecords returns the records of table's columns, with data(i) as
+// datum i's terms.
+func newRecords[T any](table *alias.Table, data func(i int) T) []datumRecord[T] {
+	recs := make([]datumRecord[T], table.Len())
+	for k := range recs {
+		prob, a := table.Column(k)
+		recs[k] = datumRecord[T]{prob: prob, alias: int32(a), data: data(k)}
+	}
+	return recs
+}
+
+// drawFrom draws len(group) data into group as the table the records
+// were built from draws them (alias.Table.DrawInto: the same random
+// numbers, the same indices); u (at least len(group) long) is scratch. The
+// columns are read in a loop of their own, so that their misses overlap.
+func drawFrom[T any](rng *rand.Rand, recs []datumRecord[T], group []int, u []float64) {
+	u = u[:len(group)]
+	alias.DrawColumns(rng, len(recs), group, u)
+	for j, k := range group {
+		if r := &recs[k]; !(u[j] < r.prob) {
+			group[j] = int(r.alias)
+		}
+	}
+}
+
+// drawRecords is drawFrom, then a thinning uniform for each datum into
+// coins: the group of data TFMH's and SMH's steps draw before reading any,
+// in the order of the random stream both keep.
+func drawRecords[T any](rng *rand.Rand, recs []datumRecord[T], group []int, coins []float64) {
+	drawFrom(rng, recs, group, coins) // coins as scratch, then drawn
+	for j := range coins {
+		coins[j] = rng.Float64()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/exactmh/exactmh/internal/prefetch"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -358,31 +359,19 @@ func consecutive(idx []int) bool {
 	return true
 }
 
-// warmRows reads one element of every cache line of the rows idx of the
-// row-major matrix x (d columns), and their responses y_i, and returns the
-// sum, which the caller stores where it will be overwritten (so that the
-// loads are not dropped as dead). The loads are independent of one
-// another, so the CPU has the cache and TLB misses of many random rows
-// outstanding at once — what a prefetch of the block would do — instead of
-// meeting them one row at a time inside the dependent arithmetic of the
-// energies. The values read play no part in any result.
-//
-// It is not inlined, so that its loop keeps its counters in registers
-// whatever the register pressure of the gather it is called from (inlined
-// into some of the gathers' range-over-func loops, it spilled the line
-// counter to the stack).
-//
-//go:noinline
+// warmRows starts loading the rows idx of the row-major matrix x (d
+// columns) and their responses y_i (internal/prefetch), so that the CPU
+// has the cache and TLB misses of many random rows outstanding at once
+// instead of meeting them one row at a time inside the dependent
+// arithmetic of the energies. It returns what prefetch.Rows returns (0,
+// or where it has to read the lines, their sum), which the caller stores
+// where it will be overwritten. No value read plays a part in any result.
+// A nil y (a kernel that keeps the responses with its own per-datum terms)
+// is not warmed.
 func warmRows[T float32 | float64](x []T, d int, y []float64, idx []int) float64 {
-	var zero T
-	step := 64 / int(unsafe.Sizeof(zero)) // elements per 64-byte line
-	var s float64
-	for _, i := range idx {
-		row := x[i*d : i*d+d]
-		for j := 0; j < len(row); j += step {
-			s += float64(row[j])
-		}
-		s += float64(row[len(row)-1]) + y[i] // the last line, when the row straddles one more
+	s := prefetch.Rows(x, d, d, idx)
+	if y != nil {
+		s += prefetch.Rows(y, 1, 1, idx)
 	}
-	return s
+	return float64(s)
 }

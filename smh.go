@@ -12,6 +12,7 @@ import (
 
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/poisson"
+	"github.com/exactmh/exactmh/internal/prefetch"
 )
 
 // SMH is Scalable Metropolis–Hastings (Cornish et al. 2019): TFMH with
@@ -155,18 +156,15 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 // table, the summed gradient and Hessian, and per datum x_iᵀθ̂, f′, f″
 // (GLMs) or the gradients (others).
 type smhTerms struct {
-	b       []float64 // b_i, untempered
-	table   *alias.Table
+	rec     []datumRecord[smhDatum] // per datum: alias column, b_i (untempered), Taylor terms
 	sumB    float64
 	center  []float64
 	gradSum []float64 // Σ∇U_i(θ̂)
 	hess    []float64 // Σ∇²U_i(θ̂), row-major d×d (order 2)
-	// GLM energies: z_i = x_iᵀθ̂, f′_i(z_i), f″_i(z_i), side by side (a
-	// step reads all three of a datum it draws: one cache line, not
-	// three). Others: the per-datum gradients at θ̂, N×d.
+	// GLM energies keep their expansion in rec; others the per-datum
+	// gradients at θ̂, N×d.
 	glm   GLM
 	conv  rowConverter // glm's, if its rows are not float64
-	taylo []glmTaylor
 	grads []float64
 
 	// The package's own logistic regressions, matched on the concrete
@@ -180,8 +178,20 @@ type smhTerms struct {
 	// The rows and responses of the package's GLMs that keep them in
 	// memory, for smhChain.warm, which only reads them: a user's type
 	// embedding one reads its rows through the embedded type as well, but
-	// is not matched, and is not warmed.
+	// is not matched, and is not warmed. Without the responses for the
+	// logistic regressions, whose y_i the records hold.
 	mem rowStore
+}
+
+// smhDatum is SMH's terms of a datum, in its datumRecord: its expansion
+// (b_i alone for an energy that is not a GLM) and, for the package's
+// logistic regressions, its response y_i, which their inline loss reads
+// from here rather than from another array. Padded so that a record is 64
+// bytes, one cache line in an array of them (TestDatumRecordSizes).
+type smhDatum struct {
+	glmTaylor
+	y float64
+	_ float64
 }
 
 // glmTaylor is a GLM datum's expansion at the centre — z_i = x_iᵀθ̂,
@@ -219,10 +229,10 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	c := &smhTerms{b: b, table: table, sumB: table.Total(), center: slices.Clone(center), gradSum: make([]float64, d)}
+	c := &smhTerms{sumB: table.Total(), center: slices.Clone(center), gradSum: make([]float64, d)}
+	c.rec = newRecords(table, func(i int) smhDatum { return smhDatum{glmTaylor: glmTaylor{b: b[i]}} })
 	if glm, ok := t.Energy().(GLM); ok {
 		c.glm = glm
-		c.taylo = make([]glmTaylor, n)
 		if order == 2 {
 			c.hess = make([]float64, d*d)
 		}
@@ -231,15 +241,29 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		c.logit, _ = glm.(*LogisticRegression)
 		c.logit32, _ = glm.(*LogisticRegression32)
 		c.mem = memRows(glm)
+		var y []float64 // the logistic regressions' responses, kept in the records
+		switch {
+		case c.logit != nil:
+			y = c.logit.y
+		case c.logit32 != nil:
+			y = c.logit32.base.y
+		}
+		if y != nil {
+			c.mem.resp = nil
+		}
 		rows := newRowCursor(glm)
 		for i := range n {
 			row := rows.row(i)
 			z := dot(row, c.center)
 			f1, f2 := glm.LossDerivs(i, z)
-			c.taylo[i] = glmTaylor{b: b[i], zHat: z, f1: f1}
+			g := &c.rec[i].data
+			g.zHat, g.f1 = z, f1
+			if y != nil {
+				g.y = y[i]
+			}
 			axpy(c.gradSum, f1, row)
 			if order == 2 {
-				c.taylo[i].f2 = f2
+				g.f2 = f2
 				acc.add(row, f2)
 			}
 		}
@@ -296,20 +320,17 @@ type smhChain struct {
 // latency, few enough that a rejection early in the group wastes little.
 const smhAhead = 16
 
-// warm reads the Taylor terms of the data idx and, for the package's GLMs
-// with rows in memory (which it reaches without a call), their rows and
-// responses, in loops of independent loads, so that their cache misses
-// overlap, as warmBlocks does for the batch gathers. The sum read is
-// stored in c.sink so that the loads are not dropped as dead.
+// warm starts loading the records of the data idx (those of the data a
+// draw kept are already in cache: drawRecords read them) and, for the
+// package's GLMs with rows in memory (which it reaches without a call),
+// their rows and the responses not in the records (internal/prefetch), so
+// that their cache misses overlap, as warmBlocks does for the batch
+// gathers. What prefetch returns is stored in c.sink.
 func (c *smhChain) warm(idx []int) {
 	if c.glm == nil {
 		return
 	}
-	s := c.mem.warm(len(c.center), idx)
-	for _, i := range idx {
-		s += c.taylo[i].b
-	}
-	c.sink = s
+	c.sink = c.mem.warm(len(c.center), idx) + float64(prefetch.Rows(c.rec, 1, 1, idx))
 }
 
 // Params reports the order, Σb_i and, when warmup switched the chain to
@@ -439,7 +460,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	for lo := 0; lo < draws; lo += smhAhead {
 		group := c.ahead[:min(smhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
-		drawAhead(rng, c.table, group, coins)
+		drawRecords(rng, c.rec, group, coins)
 		c.warm(group)
 		for k, i := range group {
 			c.seen.add(i)
@@ -478,34 +499,34 @@ func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err err
 			return 0, 0, 0, err
 		}
 		du = -c.diff[0]
-		return c.remainder(du - beta*c.taylorDiff(i)), du, c.b[i], nil
+		return c.remainder(du - beta*c.taylorDiff(i)), du, c.rec[i].data.b, nil
 	}
 	if c.t.evals++; c.t.differ == nil {
 		c.t.evals++ // counted as Target.EnergyDiffs counts it: two without a fused difference
 	}
-	z, zn, df := c.lossDiff(i)
+	g := &c.rec[i].data
+	z, zn, df := c.lossDiff(i, g.y)
 	du = beta * df
 	if math.IsNaN(du) || math.IsInf(du, 0) {
 		return 0, 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
-	g := &c.taylo[i]
 	return c.remainder(du - beta*g.diff(z, zn)), du, g.b, nil
 }
 
 // lossDiff returns z = x_iᵀθ, z′ = x_iᵀθ′ and f_i(z′) − f_i(z) of a GLM
 // datum, reading x_i once. For the package's logistic regressions it is
 // their Loss inlined (softplus(z) − y_i·z, the same expression, so the
-// same bits): the two calls through the interface, which the compiler
+// same bits), with y, datum i's response from its record: the two calls through the interface, which the compiler
 // cannot inline, and softplus's unpredictable branch were about 6% of
 // SMH-2's time per datum (docs/scaling.md).
-func (c *smhChain) lossDiff(i int) (z, zn, df float64) {
+func (c *smhChain) lossDiff(i int, y float64) (z, zn, df float64) {
 	switch {
 	case c.logit != nil:
 		z, zn = dot2(c.logit.Row(i), c.theta, c.next)
-		return z, zn, logisticLossDiff(z, zn, c.logit.y[i])
+		return z, zn, logisticLossDiff(z, zn, y)
 	case c.logit32 != nil:
 		z, zn = dot2Conv(c.logit32.at(i), c.theta, c.next)
-		return z, zn, logisticLossDiff(z, zn, c.logit32.base.y[i])
+		return z, zn, logisticLossDiff(z, zn, y)
 	}
 	z, zn = c.rowDot2(i)
 	return z, zn, c.glm.Loss(i, zn) - c.glm.Loss(i, z)
@@ -533,7 +554,7 @@ func (c *smhChain) rowDot2(i int) (z, zn float64) {
 // taylorDiff returns Û_i(θ′) − Û_i(θ) (untempered).
 func (c *smhChain) taylorDiff(i int) float64 {
 	if c.glm != nil {
-		return c.taylo[i].diff(c.rowDot2(i))
+		return c.rec[i].data.diff(c.rowDot2(i))
 	}
 	d := len(c.theta)
 	g := c.grads[i*d : (i+1)*d]

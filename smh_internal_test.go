@@ -72,7 +72,7 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 		}
 		for i := range n {
 			for name, c := range map[string]*smhChain{"float64": c64, "float32": c32, "overridden": cOver} {
-				z, zn, df := c.lossDiff(i)
+				z, zn, df := c.lossDiff(i, c.rec[i].data.y)
 				wz, wzn := c.rowDot2(i)
 				want := c.glm.Loss(i, wzn) - c.glm.Loss(i, wz)
 				if z != wz || zn != wzn || df != want {

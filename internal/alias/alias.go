@@ -126,22 +126,38 @@ func (t *Table) Draw(rng *rand.Rand) int {
 // DrawInto sets each idx[j] to an index drawn as Draw draws it, from the
 // same random numbers in the same order (each draw's column, then its
 // coin), so the indices equal len(idx) calls of Draw. It draws every
-// column and coin first and reads the columns afterwards, in a loop of
-// independent loads: on a table far larger than the caches their misses
-// overlap, where each Draw waits on its own. u (at least len(idx) long)
-// is scratch.
+// column and coin first (DrawColumns) and reads the columns afterwards, in
+// a loop of independent loads: on a table far larger than the caches their
+// misses overlap, where each Draw waits on its own. u (at least len(idx)
+// long) is scratch.
 func (t *Table) DrawInto(rng *rand.Rand, idx []int, u []float64) {
 	u = u[:len(idx)]
-	n := len(t.col)
-	for j := range idx {
-		idx[j] = rng.IntN(n)
-		u[j] = rng.Float64()
-	}
+	DrawColumns(rng, len(t.col), idx, u)
 	for j, k := range idx {
 		if c := &t.col[k]; !(u[j] < c.prob) {
 			idx[j] = int(c.alias)
 		}
 	}
+}
+
+// DrawColumns sets each idx[j] to a column drawn uniformly from n and u[j]
+// to its coin, in the order Draw draws them: the random half of
+// len(idx) draws from a table of n columns. A caller that keeps the
+// columns itself (Column) then resolves each draw as Draw does: idx[j]
+// when u[j] < its column's prob, else its alias.
+func DrawColumns(rng *rand.Rand, n int, idx []int, u []float64) {
+	u = u[:len(idx)]
+	for j := range idx {
+		idx[j] = rng.IntN(n)
+		u[j] = rng.Float64()
+	}
+}
+
+// Column returns column k of the table: a draw of it keeps k with
+// probability prob, else yields alias.
+func (t *Table) Column(k int) (prob float64, alias int) {
+	c := t.col[k]
+	return c.prob, int(c.alias)
 }
 
 // Len returns the number of weights.

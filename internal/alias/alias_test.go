@@ -346,3 +346,35 @@ func TestDrawIntoIsDraw(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnsResolveAsDraw: DrawColumns, resolved through Column as its
+// documentation says, gives Draw's indices from the same generator, which
+// ends in the same state.
+func TestColumnsResolveAsDraw(t *testing.T) {
+	w := make([]float64, 500)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := range w {
+		w[i] = float64(rng.IntN(3)) * rng.ExpFloat64()
+	}
+	tab, err := New(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 9, 300} {
+		idx, u := make([]int, n), make([]float64, n)
+		DrawColumns(a, tab.Len(), idx, u)
+		for j, k := range idx {
+			got := k
+			if prob, alias := tab.Column(k); !(u[j] < prob) {
+				got = alias
+			}
+			if want := tab.Draw(b); got != want {
+				t.Fatalf("n = %d: draw %d resolves to %d, Draw gives %d", n, j, got, want)
+			}
+		}
+		if a.Uint64() != b.Uint64() {
+			t.Fatalf("n = %d: the generators differ after the draws", n)
+		}
+	}
+}
