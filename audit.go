@@ -331,7 +331,7 @@ func (p *poissonCounts) audit(t *Target, theta, next []float64) error {
 			return err
 		}
 		for j, i := range idx {
-			if _, err := p.phiOf(i, p.lo[i], p.width[i], u[j], at); err != nil {
+			if _, err := p.phi(i, u[j], at); err != nil {
 				var v *BoundViolation
 				if !errors.As(err, &v) {
 					return err

@@ -108,14 +108,18 @@ func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.
 	})
 }
 
-// datumRecord is what TFMH's and SMH's steps read of a datum they draw,
+// datumRecord is what SMH's step reads of a datum it draws,
 // kept together: the datum's column of the alias table over the data's
 // weights (as alias.Table's: a draw of column k keeps k with probability
 // prob, else yields alias) and the kernel's own terms of the datum, T. A
 // draw reads column k's record; when it keeps k — most draws where the
 // weights are near uniform — that is also the drawn datum's terms, one
 // cache miss where a separate table and separate arrays cost one each
-// (docs/scaling.md, "Per-datum records").
+// (docs/scaling.md, "Per-datum records and prefetch instructions"). The
+// bound kernels (TunaMH, TFMH, the Poisson kernels) keep the table and
+// their arrays instead: their records would be 32 bytes a datum where the
+// table's columns are 16, and faulting in the difference cost the flights
+// quickstart's choice more (0.2–0.3 s of 1.7) than its steps gained.
 type datumRecord[T any] struct {
 	prob  float64
 	alias int32
@@ -133,25 +137,19 @@ func newRecords[T any](table *alias.Table, data func(i int) T) []datumRecord[T] 
 	return recs
 }
 
-// drawFrom draws len(group) data into group as the table the records
+// drawRecords draws len(group) data into group as the table the records
 // were built from draws them (alias.Table.DrawInto: the same random
-// numbers, the same indices); u (at least len(group) long) is scratch. The
-// columns are read in a loop of their own, so that their misses overlap.
-func drawFrom[T any](rng *rand.Rand, recs []datumRecord[T], group []int, u []float64) {
-	u = u[:len(group)]
-	alias.DrawColumns(rng, len(recs), group, u)
+// numbers, the same indices), then a thinning uniform for each into coins:
+// the group of data SMH's step draws before reading any, in the order of
+// the random stream it keeps. The columns are read in a loop of their own,
+// so that their misses overlap.
+func drawRecords[T any](rng *rand.Rand, recs []datumRecord[T], group []int, coins []float64) {
+	alias.DrawColumns(rng, len(recs), group, coins) // coins as scratch, then drawn
 	for j, k := range group {
-		if r := &recs[k]; !(u[j] < r.prob) {
+		if r := &recs[k]; !(coins[j] < r.prob) {
 			group[j] = int(r.alias)
 		}
 	}
-}
-
-// drawRecords is drawFrom, then a thinning uniform for each datum into
-// coins: the group of data TFMH's and SMH's steps draw before reading any,
-// in the order of the random stream both keep.
-func drawRecords[T any](rng *rand.Rand, recs []datumRecord[T], group []int, coins []float64) {
-	drawFrom(rng, recs, group, coins) // coins as scratch, then drawn
 	for j := range coins {
 		coins[j] = rng.Float64()
 	}

@@ -240,7 +240,6 @@ type poissonCounts struct {
 	t         *Target
 	lo, width []float64
 	table     *alias.Table
-	rec       []datumRecord[poissonDatum] // its columns, with Lo_i and M_i
 	lambda    float64
 	sumM      float64      // L = ΣM_i
 	fallback  bool         // λ + L > MaxBatch: every step is full-batch
@@ -256,11 +255,6 @@ type poissonCounts struct {
 	seen           distinct
 	keep           func(a, phi, width float64) float64 // poissonKeep but in tests
 }
-
-// poissonDatum is the Poisson kernels' terms of a datum, in its
-// datumRecord: its range Lo_i and width M_i (tempered, the EnergyRange's
-// values). A record is 32 bytes: two to a cache line.
-type poissonDatum struct{ lo, width float64 }
 
 // maxBatchOverN bounds the expected batch λ + L of a Poisson kernel that
 // does not fall back, in units of N: beyond it Start returns an error.
@@ -322,11 +316,6 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 	if p.fallback {
 		return p, nil // no Poisson draws: no room for them
 	}
-	// One set of records per run, range and table (the test hook's
-	// weights build a table of their own).
-	p.rec, _ = shared(t.cache, fmt.Sprintf("poissonrec/%p/%p", &r.Width[0], table), func() ([]datumRecord[poissonDatum], error) {
-		return newRecords(table, func(i int) poissonDatum { return poissonDatum{lo: r.Lo[i], width: r.Width[i]} }), nil
-	})
 	if expect > maxBatchOverN*n {
 		return nil, fmt.Errorf("%s: expected batch λ + L = %.4g (λ = %.4g, L = %.4g) is %.3g·N: each step would read the data %.3g times over; lower λ (Lambda, LambdaScale), temper the posterior, or let it fall back to full-batch MH (MaxBatch)",
 			who, expect, lambda, sumM, expect/n, expect/n)
@@ -355,7 +344,7 @@ func (p *poissonCounts) params() map[string]float64 {
 }
 
 // a returns λM_i/L, the count's offset for datum i.
-func (p *poissonCounts) a(i int) float64 { return p.lambda * p.rec[i].data.width / p.sumM }
+func (p *poissonCounts) a(i int) float64 { return p.lambda * p.width[i] / p.sumM }
 
 // draw draws the counts at θ by thinning: B ~ Poisson(λ + L) draws i ∝ M_i,
 // each kept with probability (λM_i/L + φ_i(θ))/(λM_i/L + M_i).
@@ -366,14 +355,11 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 	for done := 0; done < p.batch; {
 		n := min(p.batch-done, batchChunk)
 		idx := p.idx[:n]
-		drawFrom(rng, p.rec, idx, p.u[:n]) // u as scratch
-		// The ranges from the records (in cache where the draw kept its
-		// column), in a loop of their own, so that the others' misses
-		// overlap.
+		p.table.DrawInto(rng, idx, p.u[:n]) // u as scratch
+		// The ranges in a loop of their own, so that their misses overlap.
 		lo, width := p.lo1[:n], p.width1[:n]
 		for j, i := range idx {
-			r := &p.rec[i].data
-			lo[j], width[j] = r.lo, r.width
+			lo[j], width[j] = p.lo[i], p.width[i]
 		}
 		for _, i := range idx {
 			p.seen.add(i)
@@ -448,8 +434,7 @@ func (p *poissonCounts) addGradient(g, theta, phi []float64) error {
 // outside, the thinning probabilities leave [0, 1] and the chain is no
 // longer exact, so the step fails with the datum and numbers.
 func (p *poissonCounts) phi(i int, u float64, theta []float64) (float64, error) {
-	r := &p.rec[i].data
-	return p.phiOf(i, r.lo, r.width, u, theta)
+	return p.phiOf(i, p.lo[i], p.width[i], u, theta)
 }
 
 // phiOf is phi with datum i's Lo_i = lo and M_i = width already read.

@@ -12,17 +12,20 @@ import (
 	"github.com/exactmh/exactmh/internal/alias"
 )
 
-// TestDatumRecordSizes: SMH's record is one 64-byte cache line and TFMH's
-// half of one, so that an array of them (page-aligned when large) never
-// has a record straddling two lines.
+// TestDatumRecordSizes: SMH's record is one 64-byte cache line, so that
+// an array of them (page-aligned when large) never has a record straddling
+// two lines; so is a record of two numbers half of one.
 func TestDatumRecordSizes(t *testing.T) {
 	if s := unsafe.Sizeof(datumRecord[smhDatum]{}); s != 64 {
 		t.Errorf("SMH's record is %d bytes, want 64", s)
 	}
-	if s := unsafe.Sizeof(datumRecord[tfmhDatum]{}); s != 32 {
-		t.Errorf("TFMH's record is %d bytes, want 32", s)
+	if s := unsafe.Sizeof(datumRecord[pairDatum]{}); s != 32 {
+		t.Errorf("a record of two numbers is %d bytes, want 32", s)
 	}
 }
+
+// pairDatum is a record's terms in the tests.
+type pairDatum struct{ c, y float64 }
 
 // TestDrawRecordsIsDrawInto: drawRecords draws the indices the table it
 // copies draws (DrawInto, then one uniform per datum), leaving the
@@ -38,7 +41,7 @@ func TestDrawRecordsIsDrawInto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := newRecords(table, func(i int) tfmhDatum { return tfmhDatum{c: w[i], y: float64(i)} })
+	recs := newRecords(table, func(i int) pairDatum { return pairDatum{c: w[i], y: float64(i)} })
 	for i, r := range recs {
 		if r.data.c != w[i] || r.data.y != float64(i) {
 			t.Fatalf("record %d holds %+v, want c = %v, y = %d", i, r.data, w[i], i)

@@ -104,26 +104,6 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	c.logit, _ = t.Energy().(*LogisticRegression)
 	c.logit32, _ = t.Energy().(*LogisticRegression32)
 	c.mem = memRows(t.Energy())
-	var y []float64 // the logistic regressions' responses, kept in the records
-	switch {
-	case c.logit != nil:
-		y = c.logit.y
-	case c.logit32 != nil:
-		y = c.logit32.base.y
-	}
-	if y != nil {
-		c.mem.resp = nil
-	}
-	// One set of records per run and bound, as the table.
-	c.rec, _ = shared(t.cache, fmt.Sprintf("tfmhrec/%p", &b.C[0]), func() ([]datumRecord[tfmhDatum], error) {
-		return newRecords(table, func(i int) tfmhDatum {
-			r := tfmhDatum{c: b.C[i]}
-			if y != nil {
-				r.y = y[i]
-			}
-			return r
-		}), nil
-	})
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
 	}
@@ -140,8 +120,7 @@ type tfmhChain struct {
 	walk
 	rival   *mhRival // nil with KeepMinibatch
 	bound   *DiffBound
-	table   *alias.Table             // over the c_i
-	rec     []datumRecord[tfmhDatum] // its columns, with c_i and y_i
+	table   *alias.Table
 	sumC    float64
 	maxRate float64
 
@@ -161,17 +140,9 @@ type tfmhChain struct {
 	logit   *LogisticRegression
 	logit32 *LogisticRegression32
 	// The rows and responses of the package's GLMs that keep them in
-	// memory (memRows), which warm reads; without the responses for the
-	// logistic regressions, whose y_i the records hold.
+	// memory (memRows), which warm reads.
 	mem rowStore
 }
-
-// tfmhDatum is TFMH's terms of a datum, in its datumRecord: its bound
-// constant c_i (tempered, DiffBound.C's value) and, for the package's
-// logistic regressions, its response y_i, which energyDiff reads from here
-// rather than from another array. A record is 32 bytes: two to a cache
-// line (TestDatumRecordSizes).
-type tfmhDatum struct{ c, y float64 }
 
 // tfmhAhead is how many data TFMH's step draws, and warms, before
 // evaluating them, as smhAhead for SMH: enough misses in flight to cover
@@ -179,22 +150,19 @@ type tfmhDatum struct{ c, y float64 }
 // wastes little.
 const tfmhAhead = 16
 
-// warm starts loading the records of the data idx (those of the data a
-// draw kept are already in cache: drawRecords read them) and, for the
-// package's GLMs with rows in memory, their rows and the responses not in
-// the records (internal/prefetch), so that their cache misses overlap
-// instead of being met one datum at a time. What prefetch returns is
-// stored in c.sink.
+// warm starts loading the bound constants c_i of the data idx and, for
+// the package's GLMs with rows in memory, their rows and responses
+// (internal/prefetch), so that their cache misses overlap instead of being
+// met one datum at a time. What prefetch returns is stored in c.sink.
 func (c *tfmhChain) warm(idx []int) {
-	c.sink = c.mem.warm(len(c.theta), idx) + float64(prefetch.Rows(c.rec, 1, 1, idx))
+	c.sink = c.mem.warm(len(c.theta), idx) + float64(prefetch.Rows(c.bound.C, 1, 1, idx))
 }
 
 // energyDiff returns β(U_i(θ) − U_i(θ′)) of datum i for the step's θ, θ′,
 // bit for bit Target.EnergyDiffs on the one datum, counted as it counts
 // it and with its error for a value that is not finite. The package's
 // logistic regressions are computed inline (logisticEnergyDiff, their
-// EnergyDiffs' expression, with y_i from the record); other energies go
-// through the Target without
+// EnergyDiffs' expression); other energies go through the Target without
 // its check of the arguments, which hold by construction (θ, θ′ are the
 // chain's, i is drawn from the alias table over [0, N)).
 func (c *tfmhChain) energyDiff(i int) (float64, error) {
@@ -203,11 +171,11 @@ func (c *tfmhChain) energyDiff(i int) (float64, error) {
 	case c.logit != nil:
 		c.t.evals++
 		z, zn := dot2(c.logit.Row(i), c.theta, c.next)
-		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.rec[i].data.y)
+		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.logit.y[i])
 	case c.logit32 != nil:
 		c.t.evals++
 		z, zn := dot2Conv(c.logit32.at(i), c.theta, c.next)
-		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.rec[i].data.y)
+		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.logit32.base.y[i])
 	default:
 		c.idx[0] = i
 		err := c.t.energyDiffs(c.diff[:1], c.theta, c.next, c.idx[:1])
@@ -309,7 +277,10 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	for lo := 0; lo < draws; lo += tfmhAhead {
 		group := c.ahead[:min(tfmhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
-		drawRecords(rng, c.rec, group, coins)
+		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
+		for k := range coins {
+			coins[k] = rng.Float64()
+		}
 		c.warm(group)
 		for k, i := range group {
 			c.seen.add(i)
@@ -321,7 +292,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 			if c.increase != nil {
 				du = c.increase(diff)
 			}
-			mi := c.rec[i].data.c * m
+			mi := c.bound.C[i] * m
 			if math.Abs(du) > mi*(1+boundTol) {
 				return Info{}, diffViolation(i, du, mi, c.theta, c.next)
 			}
