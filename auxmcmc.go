@@ -254,6 +254,15 @@ func (c *auxChain[W1, W2]) midWarmup(warm Totals, ownTarget bool) (warmupTurn, e
 	return warmupTurn{}, nil
 }
 
+// finalScale passes the check of warmup's final step on to schemes that
+// make one.
+func (c *auxChain[W1, W2]) finalScale(scale float64) (float64, error) {
+	if f, ok := c.scheme.(finalScaler); ok {
+		return f.finalScale(scale)
+	}
+	return scale, nil
+}
+
 // inWarmup passes on whether the scheme's state is in warmup mode.
 func (c *auxChain[W1, W2]) inWarmup() bool {
 	w, ok := c.scheme.(warmupReporter)

@@ -134,6 +134,12 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 		if !(c.Params["chi"] > 0) {
 			t.Errorf("chain %d: χ = %v", c.Chain, c.Params["chi"])
 		}
+		// Seed 3's chain 0 ended warmup on the acceptance cliff and sampled
+		// at 0.017 before finalScale (predicted 0.004 there); cut by 0.49,
+		// it samples at 0.57.
+		if a := c.Sampling.AcceptRate(); a < 0.1 {
+			t.Errorf("chain %d samples at acceptance %.3f (scale cut %v): warmup ended on the cliff", c.Chain, a, c.Params["scale_cut"])
+		}
 	}
 	m, cov := res.Mean(), la.Covariance()
 	for j, v := range m {
@@ -147,15 +153,15 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := ch.(*metricAux[[]int, *tunaOmega2]).auxChain.scheme.(*tunaSGLDChain)
-	sc.batch.chi, sc.tuned, sc.tunedAccept = 0.125, true, 0.4
+	sc.batch.chi, sc.tuned, sc.tunedAccept, sc.scaleCut = 0.125, true, 0.4, 0.49
 	b, err := sc.MarshalState()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ch2, _ := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)
 	sc2 := ch2.(*metricAux[[]int, *tunaOmega2]).auxChain.scheme.(*tunaSGLDChain)
-	if err := sc2.UnmarshalState(b); err != nil || sc2.batch.chi != 0.125 || !sc2.tuned {
-		t.Errorf("state round trip: χ %v tuned %v, err %v", sc2.batch.chi, sc2.tuned, err)
+	if err := sc2.UnmarshalState(b); err != nil || sc2.batch.chi != 0.125 || !sc2.tuned || sc2.scaleCut != 0.49 {
+		t.Errorf("state round trip: χ %v tuned %v scale cut %v, err %v", sc2.batch.chi, sc2.tuned, sc2.scaleCut, err)
 	}
 }
 

@@ -69,6 +69,16 @@ type midWarmuper interface {
 	midWarmup(warm Totals, ownTarget bool) (warmupTurn, error)
 }
 
+// finalScaler is a chain that checks the step scale warmup ends with
+// (dual averaging's average of its iterates) before sampling starts and
+// may lower it: where acceptance falls off a cliff past some step, as
+// TunaMH-SGLD's does where its Langevin drift overshoots, iterates on both
+// sides of the cliff can average to a step on it. The data it reads are
+// warmup's cost.
+type finalScaler interface {
+	finalScale(scale float64) (float64, error)
+}
+
 // warmupTurn is a chain's mid-warmup decision: if Scale > 0, the driver
 // sets the step scale to Scale and restarts its dual averaging there,
 // toward Target if that is > 0 (else the run's target).

@@ -1126,7 +1126,17 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		}
 	}
 	if it == set.Warmup-1 && cr.tune != nil {
-		cr.tune.SetStepScale(cr.adapt.final())
+		scale := cr.adapt.final()
+		if fs, ok := cr.ch.(finalScaler); ok {
+			e0 := cr.t.evals
+			var err error
+			scale, err = fs.finalScale(scale)
+			cr.r.Warmup.Evals += cr.t.evals - e0
+			if err != nil {
+				return err
+			}
+		}
+		cr.tune.SetStepScale(scale)
 	}
 	return nil
 }

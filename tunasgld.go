@@ -39,7 +39,10 @@ type TunaMHSGLD struct {
 	// (a search predicting acceptance below 0.15 leaves the step to adapt
 	// toward the kernel's target, not held where χ was judged): a chain that
 	// MH would beat runs every step's test on the full batch and says so
-	// (Params "as_mh"). The paper uses 10⁻⁵ on MNIST.
+	// (Params "as_mh"). At the end of warmup the search also checks the
+	// final step: where it predicts acceptance below 0.15 there, the step
+	// is lowered (by 0.7 at a time, Params "scale_cut") to the one it
+	// predicts most efficient. The paper uses 10⁻⁵ on MNIST.
 	Chi float64
 	// GradBatch is K, the gradient minibatch size (0: 20, the paper's).
 	GradBatch int
@@ -145,6 +148,52 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 	return turn, err
 }
 
+// finalScale checks the step warmup ends with, when the search chose χ:
+// where the acceptance predicted there (chiSearch, at the chosen χ) is
+// below sgldMinTurnTarget, it tries steps smaller by sgldFinalCut, up to
+// sgldFinalCuts of them or until one's predicted acceptance reaches it,
+// and returns the one of those tried with the highest predicted
+// efficiency. Dual averaging toward a target across TunaMH-SGLD's cliff
+// (acceptance near 0.9 below a step, near 0 above, where the Langevin
+// drift overshoots) ends at the average of iterates on both sides:
+// TestTunaMHSGLDChiChosen's seed 3 sampled one chain of two at acceptance
+// 0.017 with the search predicting 0.004 at its final step.
+func (c *tunaSGLDChain) finalScale(scale float64) (float64, error) {
+	if !c.tuned || c.rival.asMH || c.k.Chi != 0 {
+		return scale, nil
+	}
+	theta := c.walk.theta
+	propose := c.searchProposer(theta)
+	stepCost := chiStepCost(len(theta)) + 4*c.kFloat
+	s := newChiSearch(len(theta))
+	best, bestEff := scale, math.Inf(-1)
+	for k, eps := 0, scale; k <= sgldFinalCuts; k, eps = k+1, eps*sgldFinalCut {
+		s.src.Seed(0x636869, 0x736561726368)
+		if err := s.probe(c.batch, theta, eps, propose); err != nil {
+			return 0, err
+		}
+		at := s.at(c.batch, AcceptMetropolis, c.batch.chi, stepCost)
+		if k == 0 && at.accept >= sgldMinTurnTarget {
+			return scale, nil // the usual case: nothing to cut
+		}
+		if at.eff > bestEff {
+			best, bestEff = eps, at.eff
+		}
+		if at.accept >= sgldMinTurnTarget {
+			break
+		}
+	}
+	c.scaleCut = best / scale
+	return best, nil
+}
+
+// sgldFinalCut and sgldFinalCuts are the factor and the most steps by
+// which finalScale lowers warmup's final step.
+const (
+	sgldFinalCut  = 0.7
+	sgldFinalCuts = 8
+)
+
 // sgldMinTurnTarget is the lowest predicted acceptance at which
 // TunaMH-SGLD's warmup holds the step the search judged χ at: the lowest
 // target at which TestTargetAcceptSweep found it near its best (see
@@ -231,6 +280,7 @@ type tunaSGLDChain struct {
 	walk        *walk
 	tuned       bool
 	tunedAccept float64
+	scaleCut    float64 // finalScale's factor on warmup's final step (0: none)
 	rival       *mhRival
 }
 
@@ -297,12 +347,16 @@ func (c *tunaSGLDChain) SetMetric(m Metric) error {
 }
 
 // Params reports χ, C and K; "chi_tuned" = 1 with "chi_accept" when
-// warmup's search chose χ; "as_mh" and "mh_speedup" when the comparison
-// with MH switched the chain to full-batch tests.
+// warmup's search chose χ; "scale_cut", the factor by which finalScale
+// lowered warmup's final step, when it did; "as_mh" and "mh_speedup" when
+// the comparison with MH switched the chain to full-batch tests.
 func (c *tunaSGLDChain) Params() map[string]float64 {
 	p := c.rival.params(map[string]float64{"chi": c.batch.chi, "C": c.batch.sumC, "K": c.kFloat})
 	if c.tuned {
 		p["chi_tuned"], p["chi_accept"] = 1, c.tunedAccept
+	}
+	if c.scaleCut > 0 {
+		p["scale_cut"] = c.scaleCut
 	}
 	return p
 }
@@ -406,6 +460,7 @@ type tunaSGLDState struct {
 	TunedAccept float64
 	AsMH        bool
 	MHSpeedup   float64
+	ScaleCut    float64 // absent (0) in checkpoints from before finalScale
 }
 
 // fullMemo is the memo of the fallback steps, saved with checkpoints.
@@ -417,7 +472,7 @@ func (c *tunaSGLDChain) MarshalState() ([]byte, error) {
 	if c.k.Chi != 0 {
 		return gobState(c.perm) // as before χ could be chosen
 	}
-	return gobState(tunaSGLDState{c.perm, c.batch.chi, c.tuned, c.tunedAccept, c.rival.asMH, c.rival.speedup})
+	return gobState(tunaSGLDState{c.perm, c.batch.chi, c.tuned, c.tunedAccept, c.rival.asMH, c.rival.speedup, c.scaleCut})
 }
 
 // UnmarshalState restores it.
@@ -439,7 +494,10 @@ func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
 		return err
 	}
 	copy(c.perm, s.Perm)
-	c.batch.chi, c.tuned, c.tunedAccept = s.Chi, s.Tuned, s.TunedAccept
+	if !(s.ScaleCut >= 0 && s.ScaleCut <= 1) {
+		return fmt.Errorf("saved scale cut %v, want in [0, 1]", s.ScaleCut)
+	}
+	c.batch.chi, c.tuned, c.tunedAccept, c.scaleCut = s.Chi, s.Tuned, s.TunedAccept, s.ScaleCut
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
 	if s.AsMH {
 		c.batch.maxBatch = -1
