@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // Mechanisms shared by the minibatch kernels: the chunk size in which
@@ -129,7 +130,7 @@ type datumRecord[T any] struct {
 // newRecords returns the records of table's columns, with data(i) as
 // datum i's terms.
 func newRecords[T any](table *alias.Table, data func(i int) T) []datumRecord[T] {
-	recs := make([]datumRecord[T], table.Len())
+	recs := prefault.Make[datumRecord[T]](table.Len())
 	for k := range recs {
 		prob, a := table.Column(k)
 		recs[k] = datumRecord[T]{prob: prob, alias: int32(a), data: data(k)}
@@ -228,7 +229,7 @@ func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	if t.beta == 1 {
 		return b, nil
 	}
-	out := &DiffBound{C: make([]float64, len(b.C)), Metric: b.Metric}
+	out := &DiffBound{C: prefault.Make[float64](len(b.C)), Metric: b.Metric}
 	for i, c := range b.C {
 		out.C[i] = t.beta * c
 	}
@@ -258,7 +259,7 @@ func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, erro
 	if t.beta == 1 {
 		return r, nil
 	}
-	out := &EnergyRange{Lo: make([]float64, len(r.Lo)), Width: make([]float64, len(r.Width))}
+	out := &EnergyRange{Lo: prefault.Make[float64](len(r.Lo)), Width: prefault.Make[float64](len(r.Width))}
 	for i := range r.Lo {
 		out.Lo[i], out.Width[i] = t.beta*r.Lo[i], t.beta*r.Width[i]
 	}

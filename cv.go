@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // ControlVariates returns a posterior with exactly the target of p,
@@ -105,7 +107,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	if math.IsInf(prior.LogPrior(la.Mean), -1) {
 		return nil, fmt.Errorf("exactmh: %s: θ̂ = %v is outside the prior's support", who, la.Mean)
 	}
-	e := &cvEnergy{g: g, d: d, n: n, center: slices.Clone(la.Mean), c: make([]float64, n), prec: make([]float64, d*d)}
+	e := &cvEnergy{g: g, d: d, n: n, center: slices.Clone(la.Mean), c: prefault.Make[float64](n), prec: make([]float64, d*d)}
 	for a := range d {
 		for b := range d {
 			e.prec[a*d+b] = la.Precision.At(a, b)
@@ -124,7 +126,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	e.mem = memRows(g)
 	e.k3.n = n
 	if n <= cvRecordLimit {
-		e.at = make([]cvTaylor, n)
+		e.at = prefault.Make[cvTaylor](n)
 	}
 	// One pass over the data in blocks (parallel.go): each datum's
 	// expansion, K_i and c_i in place, the sums Σf_i′x_i and Σf_i″x_ix_iᵀ
@@ -449,7 +451,7 @@ func (e *cvEnergy) EnergyRange(prior Prior) (*EnergyRange, error) {
 	if err := checkPriorDim(prior, e.d); err != nil {
 		return nil, err
 	}
-	r := &EnergyRange{Lo: make([]float64, e.n), Width: make([]float64, e.n)}
+	r := &EnergyRange{Lo: prefault.Make[float64](e.n), Width: prefault.Make[float64](e.n)}
 	rows := newRowCursor(e)
 	for i := range r.Lo {
 		lo, hi, err := linearRange(rows.row(i), prior)

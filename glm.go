@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // GLM is the contract of a generalised linear model: every datum's energy
@@ -228,7 +230,7 @@ func (e *GLMEnergy) energyRange(g GLM, prior Prior) (*EnergyRange, error) {
 	if err := checkPriorDim(prior, e.d); err != nil {
 		return nil, err
 	}
-	r := &EnergyRange{Lo: make([]float64, g.Len()), Width: make([]float64, g.Len())}
+	r := &EnergyRange{Lo: prefault.Make[float64](g.Len()), Width: prefault.Make[float64](g.Len())}
 	rows := newRowCursor(g)
 	for i := range r.Lo {
 		a, b, err := linearRange(rows.row(i), prior)
@@ -308,7 +310,7 @@ func GLMDiffBound(g GLM, prior Prior) (*DiffBound, error) {
 	if err := checkPriorDim(prior, g.Dim()); err != nil {
 		return nil, err
 	}
-	c := make([]float64, g.Len())
+	c := prefault.Make[float64](g.Len())
 	rows := newRowCursor(g)
 	for i := range c {
 		row := rows.row(i)
@@ -331,7 +333,7 @@ func GLMEnergyRange(g GLM, prior Prior) (*EnergyRange, error) {
 	if err := checkPriorDim(prior, g.Dim()); err != nil {
 		return nil, err
 	}
-	r := &EnergyRange{Lo: make([]float64, g.Len()), Width: make([]float64, g.Len())}
+	r := &EnergyRange{Lo: prefault.Make[float64](g.Len()), Width: prefault.Make[float64](g.Len())}
 	rows := newRowCursor(g)
 	for i := range r.Lo {
 		lo, hi, err := linearRange(rows.row(i), prior)
@@ -367,7 +369,7 @@ func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
 	if err := checkPriorDim(prior, g.Dim()); err != nil {
 		return nil, err
 	}
-	b := make([]float64, g.Len())
+	b := prefault.Make[float64](g.Len())
 	rows := newRowCursor(g)
 	for i := range b {
 		row := rows.row(i)
@@ -384,7 +386,7 @@ func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
 // glmTaylorBound is s·m_i^{k+1} for every row.
 func glmTaylorBound[T float32 | float64](x []T, d, order int, s float64) []float64 {
 	n := len(x) / d
-	b := make([]float64, n)
+	b := prefault.Make[float64](n)
 	for i := range n {
 		b[i] = rowTaylorBound(x[i*d:(i+1)*d], order, s)
 	}
@@ -430,7 +432,7 @@ func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
 		}
 	}
 	n := g.Len()
-	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
 	rows := newRowCursor(g)
 	for i := range n {
 		row := rows.row(i)

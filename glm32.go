@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // Float32 storage. LogisticRegression32 and GLMEnergy32 hold their
@@ -292,7 +294,7 @@ func (e *LogisticRegression32) LossBound(i, k int, lo, hi float64) float64 {
 
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂ (as LogisticRegression).
 func (e *LogisticRegression32) DiffBound(Prior) (*DiffBound, error) {
-	c := make([]float64, e.Len())
+	c := prefault.Make[float64](e.Len())
 	rows := newRowCursor(e)
 	for i := range c {
 		c[i] = norm2(rows.row(i))
@@ -304,7 +306,7 @@ func (e *LogisticRegression32) DiffBound(Prior) (*DiffBound, error) {
 // LogisticRegression).
 func (e *LogisticRegression32) EnergyRange(prior Prior) (*EnergyRange, error) {
 	y := e.base.y
-	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	rows := newRowCursor(e)
 	for i := range r.Lo {
 		a, b, err := linearRange(rows.row(i), prior)

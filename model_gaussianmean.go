@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh/internal/prefault"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -162,7 +163,7 @@ func (e *GaussianMean) AddHessian(h, _ []float64, idx []int, w []float64) {
 // DiffBound returns c_i = λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂ over a Box or Ball
 // support: ∇U_i = Σ⁻¹(θ − y_i) and the support is convex.
 func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {
-	c := make([]float64, e.Len())
+	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		m, err := maxDist(e.Row(i), prior)
 		if err != nil {
@@ -177,7 +178,7 @@ func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {
 // or Ball support; on the cube [−K, K]^d this is the auxiliary-variable
 // paper's M_i = ½λ_max(Σ⁻¹)Σ_j(|y_ij| + K)² (App. D.1).
 func (e *GaussianMean) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		m, err := maxDist(e.Row(i), prior)
 		if err != nil {
@@ -202,7 +203,7 @@ func (e *GaussianMean) TaylorBound(order int, _ Prior) ([]float64, error) {
 			m = math.Max(m, math.Abs(p.At(j, l)))
 		}
 	}
-	b := make([]float64, e.Len())
+	b := prefault.Make[float64](e.Len())
 	for i := range b {
 		b[i] = m
 	}

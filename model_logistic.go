@@ -7,6 +7,8 @@ package exactmh
 import (
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // LogisticRegression is the energy of Bayesian logistic regression:
@@ -130,7 +132,7 @@ func (e *LogisticRegression) LossBound(_, k int, _, _ float64) float64 {
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂, valid on all of R^d since
 // |σ(z) − y| ≤ 1 (TunaMH paper App. J.4; auxiliary-variable paper App. D.3).
 func (e *LogisticRegression) DiffBound(Prior) (*DiffBound, error) {
-	c := make([]float64, e.Len())
+	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		c[i] = norm2(e.Row(i))
 	}
@@ -140,7 +142,7 @@ func (e *LogisticRegression) DiffBound(Prior) (*DiffBound, error) {
 // EnergyRange returns the exact range of U_i on a Box or Ball support: with
 // z = x_iᵀθ ∈ [a, b], U_i = softplus(z) − y_i z is monotone in z.
 func (e *LogisticRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(e.Row(i), prior)
 		if err != nil {
@@ -202,7 +204,7 @@ func (e *LogisticRegression) jjBound(xi func(i int) float64) *glmBound {
 // float64 and float32 types share it).
 func logisticJJBound(g GLM, y []float64, xi func(i int) float64) *glmBound {
 	n := len(y)
-	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
 	for i := range n {
 		x := xi(i)
 		a[i] = jjCurvature(x)

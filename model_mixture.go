@@ -7,6 +7,8 @@ package exactmh
 import (
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // GaussianMixture is the energy of the two-component mixture of the TunaMH
@@ -180,7 +182,7 @@ func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, er
 // [−3, 3]² to any box: |∂U_i/∂θ1| ≤ (A + B)/σ², |∂U_i/∂θ2| ≤ B/σ², so
 // c_i = √(((A+B)/σ²)² + (B/σ²)²); on [−3, 3]², A = |x_i| + 3, B = |x_i| + 6.
 func (e *GaussianMixture) DiffBound(prior Prior) (*DiffBound, error) {
-	c := make([]float64, e.Len())
+	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		a, b, err := e.mixtureReach(e.x[i], prior)
 		if err != nil {
@@ -194,7 +196,7 @@ func (e *GaussianMixture) DiffBound(prior Prior) (*DiffBound, error) {
 // EnergyRange returns Lo = log(2√(2π)σ) − log 2 (both exponentials ≤ 1) and
 // the upper end log(2√(2π)σ) − log(e^{−A²/2σ²} + e^{−B²/2σ²}) on a Box.
 func (e *GaussianMixture) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := e.mixtureReach(e.x[i], prior)
 		if err != nil {
@@ -299,7 +301,7 @@ func (e *GaussianMixture) TaylorBound(order int, prior Prior) ([]float64, error)
 	for j := range 2 {
 		r = math.Max(r, math.Max(math.Abs(box.Lo[j]), math.Abs(box.Hi[j])))
 	}
-	b := make([]float64, e.Len())
+	b := prefault.Make[float64](e.Len())
 	for i, x := range e.x {
 		b[i] = e.curvatureBound(math.Abs(x), r)
 	}

@@ -7,6 +7,8 @@ package exactmh
 import (
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // StudentTRegression is the energy of robust linear regression with Student-t
@@ -125,7 +127,7 @@ func (e *StudentTRegression) LossBound(_, k int, _, _ float64) float64 {
 // DiffBound returns c_i = (ν+1)/(2√ν)·‖x_i‖₂ = sup ‖∇U_i‖₂, M = ‖θ − θ'‖₂,
 // valid on all of R^d (TunaMH paper App. J.2).
 func (e *StudentTRegression) DiffBound(Prior) (*DiffBound, error) {
-	c := make([]float64, e.Len())
+	c := prefault.Make[float64](e.Len())
 	k := (e.nu + 1) / (2 * math.Sqrt(e.nu))
 	for i := range c {
 		c[i] = k * norm2(e.Row(i))
@@ -138,7 +140,7 @@ func (e *StudentTRegression) DiffBound(Prior) (*DiffBound, error) {
 // auxiliary-variable paper's M_i = (ν+1)/2·log(1 + (|y_i| + ‖x_i‖R)²/ν)
 // (App. D.2) whenever |y_i| ≤ ‖x_i‖R.
 func (e *StudentTRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: make([]float64, e.Len()), Width: make([]float64, e.Len())}
+	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(e.Row(i), prior)
 		if err != nil {
@@ -190,7 +192,7 @@ func (e *StudentTRegression) FlyBoundR0(r0 float64) (FlyBound, error) {
 // tangentBound writes a(y − z)² + c as a z² − 2a y z + (a y² + c).
 func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
 	n := e.Len()
-	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
 	for i := range n {
 		t0 := r0(i) * r0(i)
 		ai := -(e.nu + 1) / (2 * (e.nu + t0))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/poisson"
+	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
 )
 
@@ -280,7 +281,7 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 	if !ok {
 		return nil, fmt.Errorf("%s: energy %T has no gradient (implement Gradienter)", name, t.Energy())
 	}
-	c.grads = make([]float64, n*d)
+	c.grads = prefault.Make[float64](n * d)
 	idx, one := []int{0}, []float64{1}
 	for i := range n {
 		idx[0] = i

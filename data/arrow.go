@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // arrowColumnType maps an Arrow type onto a column type; ok is false for
@@ -61,13 +62,13 @@ func newArrowBuilder(src string, field arrow.Field, capacity int) (*arrowBuilder
 	switch typ {
 	case Float:
 		b.col.f = make([]float64, 0, capacity)
-		prefault(b.col.f[:capacity])
+		prefault.Populate(b.col.f[:capacity])
 	case Int, Bool, Time:
 		b.col.i = make([]int64, 0, capacity)
-		prefault(b.col.i[:capacity])
+		prefault.Populate(b.col.i[:capacity])
 	case String:
 		b.col.codes = make([]int32, 0, capacity)
-		prefault(b.col.codes[:capacity])
+		prefault.Populate(b.col.codes[:capacity])
 		b.index = make(map[string]int32)
 	}
 	if ts, ok := field.Type.(*arrow.TimestampType); ok && ts.TimeZone != "" {

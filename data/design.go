@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // Spec says how to build a Design from a Frame.
@@ -203,8 +205,7 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	if d.D == 0 {
 		return nil, fmt.Errorf("data: %s: the design has no columns: Spec.NoIntercept and no Spec.Terms", b.src)
 	}
-	d.X = make([]float64, d.N*d.D)
-	prefault(d.X)
+	d.X = prefault.Make[float64](d.N * d.D)
 	fillParallel(d.X, d.N, d.D, plans)
 	return d, nil
 }
@@ -341,8 +342,7 @@ func usedNames(cols []*column) string {
 // values returns the numeric term's values in the rows used, transformed
 // (log, log1p, above); errors name the row and the value.
 func (b *builder) values(t *term, c *column, where string) ([]float64, error) {
-	v := make([]float64, b.n)
-	prefault(v)
+	v := prefault.Make[float64](b.n)
 	switch c.typ {
 	case Float:
 		if b.rows == nil {

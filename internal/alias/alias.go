@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // Table is an alias table over indices 0 … Len()−1. It is immutable once
@@ -55,13 +57,13 @@ func New(w []float64) (*Table, error) {
 	if !(total > 0) || math.IsInf(total, 1) {
 		return nil, fmt.Errorf("alias: weights sum to %v, want positive and finite", total)
 	}
-	t := &Table{col: make([]column, n), w: w, total: total}
+	t := &Table{col: prefault.Make[column](n), w: w, total: total}
 	// scaled[i] = n·p_i, p_i = w_i/Σw, held in the columns' prob; columns
 	// below 1 are topped up by one above 1. The two work stacks share one
 	// array: small grows up from its start and large down from its end
 	// (together they never hold more than n indices), which halves the
 	// memory a build first touches.
-	work := make([]int32, n)
+	work := prefault.Make[int32](n)
 	ns, lt := 0, n // small is work[:ns]; large is work[lt:], its top at lt
 	for i, v := range w {
 		p := v / total * float64(n)

@@ -4,7 +4,7 @@
 
 //go:build !linux
 
-package data
+package prefault
 
-// prefault does nothing outside Linux.
-func prefault[T any](s []T) {}
+// populate does nothing: pages are populated ahead only on Linux.
+func populate(lo, n uintptr) {}
