@@ -88,7 +88,8 @@
 // call or per-row allocation. Most of Build's time is the kernel mapping
 // the 864 MB of fresh memory X needs (filling it once mapped takes
 // under 0.1 s): the large slices are prefaulted with
-// madvise(MADV_POPULATE_WRITE) on Linux, which cut that cost by a factor
+// madvise(MADV_POPULATE_WRITE) on Linux (internal/prefault, which the
+// root package's set-up arrays use too), which cut that cost by a factor
 // of two to four on the development machine's virtual machine.
 //
 // # Why Apache Arrow, and why v18.8.0
