@@ -317,8 +317,10 @@ func TestSharedStacksBitForBit(t *testing.T) {
 	}
 }
 
-// TestDrawIntoIsDraw: DrawInto's indices, and the generator's state after
-// it, are those of as many calls of Draw, on skewed weights with zeros.
+// TestDrawIntoIsDraw: DrawInto's indices, and those of DrawColumns
+// resolved through Column as its documentation says, and the generator's
+// state after either, are those of as many calls of Draw, on skewed
+// weights with zeros.
 func TestDrawIntoIsDraw(t *testing.T) {
 	w := make([]float64, 1000)
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -329,52 +331,33 @@ func TestDrawIntoIsDraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 7, 256} {
-		idx, u := make([]int, n), make([]float64, n)
-		tab.DrawInto(a, idx, u)
-		for j, got := range idx {
-			if want := tab.Draw(b); got != want {
-				t.Fatalf("n = %d: DrawInto's index %d = %d, Draw gives %d", n, j, got, want)
+	routes := map[string]func(rng *rand.Rand, idx []int, u []float64){
+		"DrawInto": tab.DrawInto,
+		"DrawColumns and Column": func(rng *rand.Rand, idx []int, u []float64) {
+			DrawColumns(rng, tab.Len(), idx, u)
+			for j, k := range idx {
+				if prob, alias := tab.Column(k); !(u[j] < prob) {
+					idx[j] = alias
+				}
 			}
-			if w[got] == 0 {
-				t.Fatalf("drew %d of weight 0", got)
-			}
-		}
-		if a.Uint64() != b.Uint64() {
-			t.Fatalf("n = %d: the generators differ after the draws", n)
-		}
+		},
 	}
-}
-
-// TestColumnsResolveAsDraw: DrawColumns, resolved through Column as its
-// documentation says, gives Draw's indices from the same generator, which
-// ends in the same state.
-func TestColumnsResolveAsDraw(t *testing.T) {
-	w := make([]float64, 500)
-	rng := rand.New(rand.NewPCG(11, 12))
-	for i := range w {
-		w[i] = float64(rng.IntN(3)) * rng.ExpFloat64()
-	}
-	tab, err := New(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 9, 300} {
-		idx, u := make([]int, n), make([]float64, n)
-		DrawColumns(a, tab.Len(), idx, u)
-		for j, k := range idx {
-			got := k
-			if prob, alias := tab.Column(k); !(u[j] < prob) {
-				got = alias
+	for name, draw := range routes {
+		a, b := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+		for _, n := range []int{0, 1, 7, 256} {
+			idx, u := make([]int, n), make([]float64, n)
+			draw(a, idx, u)
+			for j, got := range idx {
+				if want := tab.Draw(b); got != want {
+					t.Fatalf("%s, n = %d: index %d = %d, Draw gives %d", name, n, j, got, want)
+				}
+				if w[got] == 0 {
+					t.Fatalf("%s: drew %d of weight 0", name, got)
+				}
 			}
-			if want := tab.Draw(b); got != want {
-				t.Fatalf("n = %d: draw %d resolves to %d, Draw gives %d", n, j, got, want)
+			if a.Uint64() != b.Uint64() {
+				t.Fatalf("%s, n = %d: the generators differ after the draws", name, n)
 			}
-		}
-		if a.Uint64() != b.Uint64() {
-			t.Fatalf("n = %d: the generators differ after the draws", n)
 		}
 	}
 }
