@@ -99,7 +99,7 @@ type chiChoice struct {
 
 // newChiSearch returns a search for a d-dimensional chain.
 func newChiSearch(d int) *chiSearch {
-	src := rand.NewPCG(0x636869, 0x736561726368)
+	src := rand.NewPCG(chiSeed1, chiSeed2)
 	return &chiSearch{src: src, rng: rand.New(src), next: make([]float64, d),
 		idx: make([]int, chiSample), diff: make([]float64, chiSample),
 		u: make([]float64, chiProbes*chiSample), pr: make([]chiProbe, chiProbes)}
@@ -110,7 +110,7 @@ func newChiSearch(d int) *chiSearch {
 // in units of a datum of a full pass. Its eff is −1 when the sample cannot
 // judge the proposals (see chiResolve).
 func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale float64, propose proposer, stepCost float64) (chiChoice, error) {
-	s.src.Seed(0x636869, 0x736561726368)
+	s.src.Seed(chiSeed1, chiSeed2)
 	best := chiChoice{eff: -1}
 	if err := s.probe(b, theta, scale, propose); err != nil {
 		return chiChoice{}, err
@@ -130,6 +130,20 @@ func (s *chiSearch) run(b *tunaBatch, acc Acceptance, theta []float64, scale flo
 		}
 	}
 	return best, nil
+}
+
+// chiSeed1 and chiSeed2 seed the search's generator, afresh for every
+// search and prediction: the same point and scale give the same probes.
+const chiSeed1, chiSeed2 = 0x636869, 0x736561726368
+
+// predict returns the prediction at χ for proposals at scale from theta:
+// fresh probes (probe), then at.
+func (s *chiSearch) predict(b *tunaBatch, acc Acceptance, theta []float64, scale float64, propose proposer, chi, stepCost float64) (chiChoice, error) {
+	s.src.Seed(chiSeed1, chiSeed2)
+	if err := s.probe(b, theta, scale, propose); err != nil {
+		return chiChoice{}, err
+	}
+	return s.at(b, acc, chi, stepCost), nil
 }
 
 // at returns the prediction at χ from the probes: the mean acceptance and

@@ -125,7 +125,7 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 	}
 	theta := c.walk.theta
 	propose := c.searchProposer(theta)
-	stepCost := chiStepCost(len(theta)) + 4*c.kFloat // 2K gradients, each about two datum energies
+	stepCost := c.searchStepCost()
 	// Where the search cannot judge χ, MH is compared with the chain's own
 	// warmup so far, as TunaMH's is, not with an efficiency of 0 (which
 	// switched every such chain to MH).
@@ -164,15 +164,13 @@ func (c *tunaSGLDChain) finalScale(scale float64) (float64, error) {
 	}
 	theta := c.walk.theta
 	propose := c.searchProposer(theta)
-	stepCost := chiStepCost(len(theta)) + 4*c.kFloat
 	s := newChiSearch(len(theta))
 	best, bestEff := scale, math.Inf(-1)
 	for k, eps := 0, scale; k <= sgldFinalCuts; k, eps = k+1, eps*sgldFinalCut {
-		s.src.Seed(0x636869, 0x736561726368)
-		if err := s.probe(c.batch, theta, eps, propose); err != nil {
+		at, err := s.predict(c.batch, AcceptMetropolis, theta, eps, propose, c.batch.chi, c.searchStepCost())
+		if err != nil {
 			return 0, err
 		}
-		at := s.at(c.batch, AcceptMetropolis, c.batch.chi, stepCost)
 		if k == 0 && at.accept >= sgldMinTurnTarget {
 			return scale, nil // the usual case: nothing to cut
 		}
@@ -185,6 +183,13 @@ func (c *tunaSGLDChain) finalScale(scale float64) (float64, error) {
 	}
 	c.scaleCut = best / scale
 	return best, nil
+}
+
+// searchStepCost is a step's cost beyond its data for the χ search, in
+// units of a datum of a full pass: TunaMH's, plus the 2K gradients, each
+// about two datum energies.
+func (c *tunaSGLDChain) searchStepCost() float64 {
+	return chiStepCost(len(c.walk.theta)) + 4*c.kFloat
 }
 
 // sgldFinalCut and sgldFinalCuts are the factor and the most steps by
