@@ -445,11 +445,11 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if err := poisson.Check(rate); err != nil {
 		return Info{}, fmt.Errorf("%w (κ = %v)", err, kappa)
 	}
-	// The data are drawn smhAhead at a time (the alias columns read in a
-	// loop of their own: DrawInto), then a thinning uniform for each
-	// (drawn for every datum, used only where r > 0), and their rows
-	// warmed before any is computed, so that the group's cache misses
-	// (the alias columns', the rows', the Taylor terms') are outstanding
+	// The data are drawn smhAhead at a time (their records' alias columns
+	// read in a loop of their own: drawRecords), then a thinning uniform
+	// for each (drawn for every datum, used only where r > 0), and their
+	// rows and records prefetched before any is computed, so that the
+	// group's cache misses (the records', the rows') are outstanding
 	// together rather than met one datum at a time inside the dependent
 	// arithmetic of each remainder. The indices and uniforms are
 	// independent draws whichever order they come in, so this is the same
