@@ -36,6 +36,7 @@ func TestCrankNicolsonProposalRatio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cn.Walk = 0 // every step a Crank–Nicolson move
 	rng := rand.New(rand.NewPCG(1, 2))
 	theta, next := make([]float64, 3), make([]float64, 3)
 	for range 200 {
@@ -70,7 +71,9 @@ func logTransition(t *testing.T, to, from, mean []float64, cov *mat.SymDense, sc
 
 // Both proposals move with the covariance they were given: the Gaussian
 // walk's increments have covariance scale²Σ; Crank–Nicolson started in
-// N(μ, Σ) stays there (its draws' mean and covariance are μ and Σ).
+// N(μ, Σ) stays there (its draws' mean and covariance are μ and Σ); the
+// Crank–Nicolson proposal's random-walk steps (Walk = 1: all of them) have
+// increments of covariance (2.38²/d)·Σ and log ratio 0.
 func TestPreconditionedProposalMoments(t *testing.T) {
 	mean := []float64{1, -2, 0.5}
 	cov := testCov()
@@ -82,6 +85,14 @@ func TestPreconditionedProposalMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cn.Walk != exactmh.DefaultWalk {
+		t.Errorf("NewCrankNicolson: Walk = %v, want DefaultWalk %v", cn.Walk, exactmh.DefaultWalk)
+	}
+	cn.Walk = 0
+	walker := *cn
+	walker.Walk = 1
+	sumCW := mat.NewSymDense(3, nil)
+	stepCW := 2.38 * 2.38 / 3
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n = 200000
 	theta, next := []float64{0.3, 0.1, -0.2}, make([]float64, 3)
@@ -108,12 +119,23 @@ func TestPreconditionedProposalMoments(t *testing.T) {
 				sumW.SetSym(j, k, sumW.At(j, k)+(next[j]-theta[j])*(next[k]-theta[k])/(0.25*n))
 			}
 		}
+		if r := walker.Propose(rng, next, theta, 0.3); r != 0 {
+			t.Fatalf("Crank–Nicolson random-walk step: log ratio %v, want 0", r)
+		}
+		for j := range 3 {
+			for k := j; k < 3; k++ {
+				sumCW.SetSym(j, k, sumCW.At(j, k)+(next[j]-theta[j])*(next[k]-theta[k])/(stepCW*n))
+			}
+		}
 	}
 	for j := range 3 {
 		for k := range 3 {
 			tol := 0.03 * math.Sqrt(cov.At(j, j)*cov.At(k, k))
 			if math.Abs(sumW.At(j, k)-cov.At(j, k)) > tol {
 				t.Errorf("GaussianWalk increment cov[%d][%d] = %.4f, want %.4f", j, k, sumW.At(j, k), cov.At(j, k))
+			}
+			if math.Abs(sumCW.At(j, k)-cov.At(j, k)) > tol {
+				t.Errorf("Crank–Nicolson walk step: increment cov[%d][%d]·d/2.38² = %.4f, want %.4f", j, k, sumCW.At(j, k), cov.At(j, k))
 			}
 			// The CN chain is autocorrelated (ρ = e^{−0.3}): wider tolerance.
 			if math.Abs(sumC.At(j, k)-cov.At(j, k)) > 2*tol {
@@ -147,6 +169,7 @@ func TestCrankNicolsonExactness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cn.Walk = 0 // the Crank–Nicolson moves alone (their random-walk steps: TestCrankNicolsonWalkHeavyTail)
 		return cn
 	}
 	set := &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 3000, Seed: 9, Init: g.Mean}
@@ -205,5 +228,100 @@ func TestProposalErrors(t *testing.T) {
 	}
 	if _, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Proposal: gw}, &exactmh.Settings{Chains: 1, Draws: 10}); err != nil {
 		t.Errorf("TunaMH with a GaussianWalk: %v", err)
+	}
+}
+
+// tDist3 is the energy of one datum whose posterior, under a flat prior, is
+// Student's t with 3 degrees of freedom: U(θ) = 2·log(1 + θ²/3). Its
+// Laplace approximation, N(0, 3/4), has far lighter tails.
+type tDist3 struct{}
+
+func (tDist3) Len() int { return 1 }
+func (tDist3) Dim() int { return 1 }
+func (tDist3) Energies(dst, theta []float64, idx []int) {
+	for k := range idx {
+		dst[k] = 2 * math.Log1p(theta[0]*theta[0]/3)
+	}
+}
+
+// cnMutantWalk is CrankNicolson around N(0, v) in one dimension whose
+// random-walk steps (a fraction w) wrongly return the Crank–Nicolson log
+// ratio log N(θ; 0, v) − log N(θ′; 0, v) instead of 0.
+type cnMutantWalk struct {
+	cn   *exactmh.CrankNicolson // Walk = 0
+	v, w float64
+}
+
+func (m cnMutantWalk) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	if rng.Float64() < m.w {
+		dst[0] = theta[0] + 2.38*math.Sqrt(m.v)*rng.NormFloat64()
+		return (dst[0]*dst[0] - theta[0]*theta[0]) / (2 * m.v)
+	}
+	return m.cn.Propose(rng, dst, theta, scale)
+}
+
+// On a target with heavier tails than the Gaussian it is built around,
+// MH with CrankNicolson's default fraction of random-walk steps has the
+// target's tail probability; the Crank–Nicolson moves alone stay for
+// thousands of steps where the target's ratio to the Gaussian is high (the
+// chain is not geometrically ergodic), with the walk for about a hundred;
+// a random-walk
+// step with the wrong log ratio (a mutant) is shown biased.
+func TestCrankNicolsonWalkHeavyTail(t *testing.T) {
+	post := &exactmh.Posterior{Energy: tDist3{}}
+	cn, err := exactmh.NewCrankNicolson([]float64{0}, mat.NewSymDense(1, []float64{0.75}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const t975 = 3.182446305284263 // P(|θ| > t975) = 0.05 for t with 3 degrees of freedom
+	// run returns the tail indicator's summary and the longest stay.
+	run := func(p exactmh.Proposal) (exactmh.ParamSummary, int) {
+		t.Helper()
+		set := &exactmh.Settings{Chains: 4, Warmup: 1000, Draws: 100000, Seed: 5}
+		res, err := exactmh.Sample(context.Background(), post, exactmh.MH{Proposal: p, Scale: 1}, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([][]float64, len(res.Chains))
+		longest := 0
+		for c, ch := range res.Chains {
+			stay := 0
+			for k := range ch.Len() {
+				theta := res.Draw(c, k)[0]
+				if k > 0 && theta == res.Draw(c, k-1)[0] {
+					stay++
+					longest = max(longest, stay)
+				} else {
+					stay = 1
+				}
+				in := 0.0
+				if math.Abs(theta) > t975 {
+					in = 1
+				}
+				x[c] = append(x[c], in)
+			}
+		}
+		return exactmh.SummarizeParam("|θ| > t975", x, 1), longest
+	}
+	mixed, mixedStay := run(cn)
+	t.Logf("Walk = %v: P(|θ| > t975) = %.4f ± %.4f (want 0.05), bulk ESS %.0f, longest stay %d", cn.Walk, mixed.Mean, mixed.MCSE, mixed.ESSBulk, mixedStay)
+	if math.Abs(mixed.Mean-0.05) > 4*mixed.MCSE {
+		t.Errorf("Walk = %v: P(|θ| > t975) = %.4f ± %.4f, want 0.05", cn.Walk, mixed.Mean, mixed.MCSE)
+	}
+	pure := *cn
+	pure.Walk = 0
+	alone, aloneStay := run(&pure)
+	t.Logf("Walk = 0: P(|θ| > t975) = %.4f ± %.4f, bulk ESS %.0f, longest stay %d", alone.Mean, alone.MCSE, alone.ESSBulk, aloneStay)
+	// Over seeds 1–7 the longest stays were 85–129 steps with the walk and
+	// 642–14,355 without.
+	if !(aloneStay > 4*mixedStay) {
+		t.Errorf("longest stay %d steps with Walk = %v and %d without: want the Crank–Nicolson moves alone to stay at least 4× longer", mixedStay, cn.Walk, aloneStay)
+	}
+	bad, _ := run(cnMutantWalk{&pure, 0.75, exactmh.DefaultWalk})
+	t.Logf("mutant: P(|θ| > t975) = %.4f ± %.4f", bad.Mean, bad.MCSE)
+	// The mutant's walk targets π/N(0, v), which is not integrable: its
+	// chains leave for good (the indicator is then constant, MCSE NaN).
+	if biased := bad.Mean > 0.5 || math.Abs(bad.Mean-0.05) > 6*bad.MCSE; !biased {
+		t.Errorf("random-walk steps with the Crank–Nicolson log ratio are not shown biased: P(|θ| > t975) = %.4f ± %.4f", bad.Mean, bad.MCSE)
 	}
 }
