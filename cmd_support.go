@@ -19,8 +19,8 @@ import (
 // candidate of that name that Choose pilots, so a program (the exactmh
 // command, say) can run the kernel a Choice named in another process
 // without pilots. la is the Laplace approximation from FindLaplace (Choose
-// starts it at Settings.Init, the origin by default); it may be nil when
-// neither cv nor cn is asked for.
+// starts it at Settings.Init, the origin by default, with MAPSettings Tol
+// AutoMAPTol); it may be nil when neither cv nor cn is asked for.
 //
 // cn applies to the kernels with a Proposal field: MH, TunaMH, TFMH, SMH,
 // FlyMC and PoissonMH (as values, not pointers); another kernel is an

@@ -67,7 +67,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	p := m.post
 	n, d := p.Len(), p.Dim()
 	fmt.Fprintf(stdout, "model: %s, N = %d, d = %d, prior %s, β = %g\n", mf.family, n, d, mf.prior, mf.beta)
-	la, laErr := exactmh.FindLaplace(ctx, p, make([]float64, d), nil)
+	la, laErr := exactmh.FindLaplace(ctx, p, make([]float64, d), &exactmh.MAPSettings{Tol: exactmh.AutoMAPTol})
 	opt := &exactmh.CheckOptions{Points: *points, Seed: *seed, Spread: 1}
 	if laErr == nil {
 		sd := slices.Max(la.SD())

@@ -130,7 +130,7 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	var la *exactmh.LaplaceApprox
 	if ks.needsLaplace() {
 		var err error
-		la, err = exactmh.FindLaplace(ctx, p, make([]float64, p.Dim()), nil)
+		la, err = exactmh.FindLaplace(ctx, p, make([]float64, p.Dim()), &exactmh.MAPSettings{Tol: exactmh.AutoMAPTol})
 		if err != nil {
 			return nil, nil, nil, inputErr(fmt.Errorf("--kernel %s needs the MAP and Laplace approximation: %w", ks.canon, err))
 		}
