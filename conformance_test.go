@@ -354,13 +354,12 @@ func conformanceCases() []mcmctest.Case {
 	}
 }
 
-// smhMutants are SMH-k with the remainder of the reverse move, without
-// the control-variate factor, and (SMH-2) drawing data uniformly instead
-// of ∝ b_i. At the mode the summed gradient nearly
+// smhMutants are SMH-k with the remainder of the reverse move, and without
+// the control-variate factor. At the mode the summed gradient nearly
 // vanishes, hiding that factor (SMH is exact for any centre), so that
 // mutant is centred two posterior sds off the mode.
 func smhMutants(order int) mutants {
-	m := mutants{
+	return mutants{
 		"flipped remainder": func(pb problem) exactmh.Kernel {
 			return exactmh.SMHFlippedRemainder(exactmh.SMH{KeepMinibatch: true, Order: order, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale})
 		},
@@ -371,16 +370,6 @@ func smhMutants(order int) mutants {
 			return exactmh.SMHNoControlVariate(exactmh.SMH{KeepMinibatch: true, Order: order, Center: off, Proposal: pb.Proposal, Scale: pb.Scale})
 		},
 	}
-	if order == 2 {
-		// SMH-1's problem, the Gaussian mean, has equal bounds b_i (its
-		// energies' second derivative is the same for every datum): drawn
-		// uniformly is drawn ∝ b_i there. The logistic regression's b_i
-		// grow with ‖x_i‖³.
-		m["uniform draws"] = func(pb problem) exactmh.Kernel {
-			return exactmh.SMHUniformDraws(exactmh.SMH{KeepMinibatch: true, Order: order, Center: pb.Mode, Proposal: pb.Proposal, Scale: pb.Scale})
-		}
-	}
-	return m
 }
 
 // fixedStep hides its kernel's step scale from the driver, which then

@@ -338,7 +338,3 @@ func SetCVRecordLimit(n int) (restore func()) {
 	cvRecordLimit = n
 	return func() { cvRecordLimit = old }
 }
-
-// SMHUniformDraws is SMH that draws data uniformly instead of ∝ b_i (its
-// Poisson rate still from Σb_i).
-func SMHUniformDraws(k SMH) SMH { k.weights = uniform; return k }

@@ -10,8 +10,6 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/prefault"
@@ -71,12 +69,10 @@ type SMH struct {
 
 	// Test hooks (export_test.go), nil in every real kernel: the
 	// control-variate term βΣ(Û_i(θ′) − Û_i(θ)) from β and the summed
-	// Taylor difference (nil: β·dHat), a transform of each datum's
-	// remainder difference (nil: none), and the weights the data are drawn
-	// with, from the bounds b_i (nil: b_i itself).
+	// Taylor difference (nil: β·dHat), and a transform of each datum's
+	// remainder difference (nil: none).
 	controlVariate func(beta, dHat float64) float64
 	remainder      func(r float64) float64
-	weights        func(b []float64) []float64
 }
 
 // TaylorBounder is implemented by energies usable by SMH. A GLM that does
@@ -130,12 +126,8 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
 		return nil, fmt.Errorf("%s: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", name, k.MaxRate)
 	}
-	key := fmt.Sprintf("smh/%d/%p", k.Order, &k.Center[0])
-	if k.weights != nil {
-		key += "/weights-hook" // never shared with a real kernel's terms
-	}
-	terms, err := shared(t.cache, key, func() (*smhTerms, error) {
-		return newSMHTerms(name, t, k.Order, k.Center, k.weights)
+	terms, err := shared(t.cache, fmt.Sprintf("smh/%d/%p", k.Order, &k.Center[0]), func() (*smhTerms, error) {
+		return newSMHTerms(name, t, k.Order, k.Center)
 	})
 	if err != nil {
 		return nil, err
@@ -216,8 +208,7 @@ func (g glmTaylor) diff(z, zn float64) float64 {
 }
 
 // newSMHTerms computes SMH's terms at center: one pass over the data.
-// weights is SMH's test hook (nil: the data are drawn ∝ b_i).
-func newSMHTerms(name string, t *Target, order int, center []float64, weights func([]float64) []float64) (*smhTerms, error) {
+func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms, error) {
 	d, n := t.Dim(), t.N()
 	tb, ok := taylorBounderOf(t.Energy())
 	if !ok {
@@ -236,16 +227,10 @@ func newSMHTerms(name string, t *Target, order int, center []float64, weights fu
 		}
 	}
 	table, err := alias.New(b)
-	if weights != nil {
-		table, err = alias.New(weights(b))
-	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c := &smhTerms{sumB: table.Total(), center: slices.Clone(center), gradSum: make([]float64, d)}
-	if weights != nil {
-		c.sumB = floats.Sum(b) // only the draws' distribution is the hook's
-	}
 	c.rec = newRecords(table, func(i int) smhDatum { return smhDatum{glmTaylor: glmTaylor{b: b[i]}} })
 	if glm, ok := t.Energy().(GLM); ok {
 		c.glm = glm

@@ -7,9 +7,15 @@ package exactmh
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/exactmh/exactmh/internal/alias"
 )
 
 // embeddedLogistic embeds a logistic regression without overriding
@@ -163,5 +169,75 @@ func TestSMHStepWarmsNoAllocs(t *testing.T) {
 		if batch < 300 {
 			t.Errorf("%s: %d data drawn in 300 steps, want many groups", c.name, batch)
 		}
+	}
+}
+
+// TestSMHDrawsProportionalToBounds: SMH draws datum i with probability
+// b_i/Σb_i, its Taylor remainder bound over their sum (the Poisson rate is
+// βΣb_i·κ, so any other distribution is a wrong kernel), on a logistic
+// regression whose rows' norms, and so bounds ∝ ‖x_i‖³, differ by up to
+// 125×. A χ² test of 400,000 draws through the records; the same test
+// rejects draws made uniformly (a table over the wrong weights), so it can
+// tell.
+func TestSMHDrawsProportionalToBounds(t *testing.T) {
+	const n, d = 40, 3
+	rng := rand.New(rand.NewPCG(21, 22))
+	x, _, y := binaryRows(rng, n, d)
+	for i := range n {
+		for j := range d {
+			x[i*d+j] *= float64(1 + i%5)
+		}
+	}
+	e, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := NewTarget(&Posterior{Energy: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GLMTaylorBound(e, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := newSMHTerms("SMH-2", tg, 2, make([]float64, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := terms.sumB, floats.Sum(b); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("sumB = %v, want Σb_i = %v", got, want)
+	}
+	prob := make([]float64, n)
+	for i, v := range b {
+		prob[i] = v / floats.Sum(b)
+	}
+	// chi2 returns the p-value of counts drawn from recs against prob.
+	chi2 := func(recs []datumRecord[smhDatum]) float64 {
+		const draws, group = 400000, 16
+		counts := make([]float64, n)
+		idx, u := make([]int, group), make([]float64, group)
+		r := rand.New(rand.NewPCG(3, 4))
+		for range draws / group {
+			drawRecords(r, recs, idx, u)
+			for _, i := range idx {
+				counts[i]++
+			}
+		}
+		var stat float64
+		for i, c := range counts {
+			want := draws * prob[i]
+			stat += (c - want) * (c - want) / want
+		}
+		return distuv.ChiSquared{K: n - 1}.Survival(stat)
+	}
+	if p := chi2(terms.rec); p < 1e-4 {
+		t.Errorf("SMH's draws: χ² p = %.3g against b_i/Σb_i", p)
+	}
+	flat, err := alias.New(slices.Repeat([]float64{1}, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := chi2(newRecords(flat, func(int) smhDatum { return smhDatum{} })); p > 1e-10 {
+		t.Errorf("uniform draws pass the χ² test against b_i/Σb_i (p = %.3g): the test cannot tell", p)
 	}
 }
