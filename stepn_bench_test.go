@@ -30,23 +30,7 @@ func BenchmarkStepAcrossN(b *testing.B) {
 		sizes = sizes[:3]
 	}
 	for _, n := range sizes {
-		rng := rand.New(rand.NewPCG(7, uint64(n)))
-		x, y := make([]float64, n*d), make([]float64, n)
-		for i := range n {
-			var z float64
-			for j := range d {
-				v := rng.NormFloat64() / 3
-				x[i*d+j] = v
-				z += v * 0.5
-			}
-			if rng.Float64() < 1/(1+math.Exp(-z)) {
-				y[i] = 1
-			}
-		}
-		e, err := exactmh.NewLogisticRegression(x, y, d)
-		if err != nil {
-			b.Fatal(err)
-		}
+		e := acrossNData(b, n, d)
 		ball, err := exactmh.NewBall(d, 1, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -69,6 +53,73 @@ func BenchmarkStepAcrossN(b *testing.B) {
 				b.Fatal(err)
 			}
 			benchmarkKernelAt(b, p, exactmh.SMH{Order: 2, Center: m.Theta, Scale: 0.05}, m.Theta)
+		})
+	}
+}
+
+// acrossNData is BenchmarkStepAcrossN's logistic regression of n rows of d
+// features.
+func acrossNData(b *testing.B, n, d int) *exactmh.LogisticRegression {
+	rng := rand.New(rand.NewPCG(7, uint64(n)))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		var z float64
+		for j := range d {
+			v := rng.NormFloat64() / 3
+			x[i*d+j] = v
+			z += v * 0.5
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+	}
+	e, err := exactmh.NewLogisticRegression(x, y, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkGatherAcrossN is BenchmarkStepAcrossN's plain loop: per
+// iteration it draws 8 data uniformly (TFMH's mean batch there is 7.9)
+// and computes their energy differences in one EnergyDiffs call, which
+// prefetches their rows and labels together before reading any — the
+// kernels' gather with nothing else of a step (no alias table, no bound
+// constants, no proposal, prior or acceptance). Its growth from N = 10⁴
+// to 10⁷ is what the memory system alone charges for 8 random rows;
+// set against StepAcrossN's, it says how much of a kernel's growth is its
+// own. -short stops at N = 10⁶.
+//
+//	go test -run '^$' -bench 'GatherAcrossN|StepAcrossN/TFMH' -benchtime 100000x
+func BenchmarkGatherAcrossN(b *testing.B) {
+	const d, batch = 10, 8
+	sizes := []int{10_000, 100_000, 1_000_000, 10_000_000}
+	if testing.Short() {
+		sizes = sizes[:3]
+	}
+	for _, n := range sizes {
+		e := acrossNData(b, n, d)
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			theta, next := make([]float64, d), make([]float64, d)
+			for j := range next {
+				theta[j], next[j] = 0.1, 0.11
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			var idx [batch]int
+			var dst [batch]float64
+			var sum float64
+			for b.Loop() {
+				for j := range idx {
+					idx[j] = rng.IntN(n)
+				}
+				e.EnergyDiffs(dst[:], theta, next, idx[:])
+				for _, v := range dst {
+					sum += v
+				}
+			}
+			if math.IsNaN(sum) {
+				b.Fatal("NaN")
+			}
 		})
 	}
 }
