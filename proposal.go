@@ -210,6 +210,12 @@ func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale floa
 	return (c.quad(dst) - c.quad(theta)) / 2
 }
 
+// String describes the proposal's configuration, as the Stan CSV files'
+// configuration comments record it: "CrankNicolson(d=32, walk=0.1)".
+func (c *CrankNicolson) String() string {
+	return fmt.Sprintf("CrankNicolson(d=%d, walk=%g)", len(c.mean), c.Walk)
+}
+
 // quad returns (v − μ)ᵀΣ⁻¹(v − μ), without scratch memory.
 func (c *CrankNicolson) quad(v []float64) float64 {
 	d := len(c.mean)

@@ -304,6 +304,8 @@ func kernelFields(k exactmh.Kernel) [][2]string {
 		case reflect.Interface, reflect.Pointer:
 			if fv.IsNil() {
 				s = "nil"
+			} else if st, ok := fv.Interface().(fmt.Stringer); ok {
+				s = st.String() // a configuration that describes itself (CrankNicolson's walk fraction)
 			} else {
 				s = fmt.Sprintf("%T", fv.Interface())
 			}

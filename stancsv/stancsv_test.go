@@ -375,3 +375,29 @@ func TestInverseMetric(t *testing.T) {
 		t.Errorf("dense inverse metric %v (%v)", f.InvMetric, err)
 	}
 }
+
+// A proposal that describes itself (fmt.Stringer) is recorded so in the
+// configuration: the Crank–Nicolson proposal with its walk fraction.
+func TestProposalConfig(t *testing.T) {
+	g := boxed(t, 300, 1)
+	cn, err := exactmh.NewCrankNicolson(g.Mean, mat.NewSymDense(2, []float64{0.01, 0, 0, 0.01}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn.Walk = 0.25
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{Proposal: cn}, &exactmh.Settings{Chains: 1, Warmup: 50, Draws: 50, Seed: 3, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := stancsv.Write(&buf, res, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := stancsv.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.Config["method.sample.algorithm.MH.Proposal"], "CrankNicolson(d=2, walk=0.25)"; got != want {
+		t.Errorf("config Proposal = %q, want %q", got, want)
+	}
+}
