@@ -52,7 +52,11 @@
 // measures short pilots of the kernels that apply (TunaMH and TFMH on the
 // remainders, MH with the Crank–Nicolson proposal, PoissonMH with it on a
 // Box or Ball prior, TunaMH, NUTS), taking the fastest; NUTS alone for
-// small N; no Laplace-based kernel where it finds a second mode.
+// small N; no Laplace-based kernel where it finds a second mode. A tenth
+// of the Crank–Nicolson proposal's steps are a random walk shaped by
+// H⁻¹ (CrankNicolson.Walk), so that a posterior whose tails are heavier
+// than the Laplace approximation's is still explored: Crank–Nicolson moves
+// alone cannot leave such a tail once there.
 //
 // # Architecture as built
 //
