@@ -231,6 +231,8 @@ func (c *CrankNicolson) quad(v []float64) float64 {
 	return q
 }
 
+// checkDim reports whether the proposal fits dimension d and its Walk is
+// a probability.
 func (c *CrankNicolson) checkDim(d int) error {
 	if !(c.Walk >= 0 && c.Walk <= 1) {
 		return fmt.Errorf("CrankNicolson.Walk = %g, want a probability in [0, 1]", c.Walk)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -228,6 +229,17 @@ func TestProposalErrors(t *testing.T) {
 	}
 	if _, err := exactmh.Sample(context.Background(), p, exactmh.TunaMH{Proposal: gw}, &exactmh.Settings{Chains: 1, Draws: 10}); err != nil {
 		t.Errorf("TunaMH with a GaussianWalk: %v", err)
+	}
+	for _, walk := range []float64{-0.1, 1.5, math.NaN()} {
+		cn, err := exactmh.NewCrankNicolson([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn.Walk = walk
+		_, err = exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: cn}, &exactmh.Settings{Chains: 1, Draws: 1})
+		if err == nil || !strings.Contains(err.Error(), "Walk") {
+			t.Errorf("CrankNicolson.Walk = %v: error %v, want one naming Walk", walk, err)
+		}
 	}
 }
 
