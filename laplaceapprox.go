@@ -336,7 +336,8 @@ func (la *LaplaceApprox) LogProb(theta []float64) float64 {
 // CrankNicolson returns the Crank–Nicolson proposal around the
 // approximation, N(θ̂, H⁻¹): the proposal under which a posterior close to
 // its Laplace approximation keeps a high acceptance for large moves in any
-// dimension.
+// dimension. A fraction DefaultWalk of its steps are a random walk shaped
+// by H⁻¹, for tails the approximation misses (CrankNicolson.Walk).
 func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
 	if la.CovChol == nil {
 		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: no covariance (the Hessian was not positive definite)")
