@@ -99,11 +99,18 @@ func NewGaussianWalk(cov mat.Symmetric) (*GaussianWalk, error) {
 
 // Propose draws θ′ = θ + scale·Lz and returns 0.
 func (w *GaussianWalk) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
-	lowerTimesNormal(rng, dst, w.l)
+	walkStep(rng, dst, theta, w.l, scale)
+	return 0
+}
+
+// walkStep sets dst = θ + scale·Lz, z ~ N(0, I), for a row-major lower
+// triangular L: the Gaussian walk's move and CrankNicolson's random-walk
+// steps.
+func walkStep(rng *rand.Rand, dst, theta, l []float64, scale float64) {
+	lowerTimesNormal(rng, dst, l)
 	for j, v := range theta {
 		dst[j] = v + scale*dst[j]
 	}
-	return 0
 }
 
 func (w *GaussianWalk) checkDim(d int) error {
@@ -194,11 +201,7 @@ func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error)
 // move log N(θ; μ, Σ) − log N(θ′; μ, Σ), for a random-walk step 0.
 func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
 	if c.Walk > 0 && rng.Float64() < c.Walk {
-		lowerTimesNormal(rng, dst, c.l)
-		step := 2.38 / math.Sqrt(float64(len(dst)))
-		for j, t := range theta {
-			dst[j] = t + step*dst[j]
-		}
+		walkStep(rng, dst, theta, c.l, 2.38/math.Sqrt(float64(len(dst))))
 		return 0
 	}
 	rho := math.Exp(-scale)
