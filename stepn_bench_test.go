@@ -104,22 +104,7 @@ func BenchmarkGatherAcrossN(b *testing.B) {
 			for j := range next {
 				theta[j], next[j] = 0.1, 0.11
 			}
-			rng := rand.New(rand.NewPCG(1, 2))
-			var idx [batch]int
-			var dst [batch]float64
-			var sum float64
-			for b.Loop() {
-				for j := range idx {
-					idx[j] = rng.IntN(n)
-				}
-				e.EnergyDiffs(dst[:], theta, next, idx[:])
-				for _, v := range dst {
-					sum += v
-				}
-			}
-			if math.IsNaN(sum) {
-				b.Fatal("NaN")
-			}
+			gatherLoop(b, e, n, theta, next, batch)
 		})
 	}
 }
