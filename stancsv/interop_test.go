@@ -245,14 +245,7 @@ func TestParamNamesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := stancsv.Write(&buf, res, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := stancsv.Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeRead(t, res)
 	s := res.Summary()
 	cols := f.ParamNames()
 	for j, p := range s.Params {

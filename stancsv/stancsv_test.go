@@ -109,6 +109,20 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// writeRead writes chain 0 of res as a Stan CSV file and reads it back.
+func writeRead(t *testing.T, res *exactmh.Result) *stancsv.File {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := stancsv.Write(&buf, res, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := stancsv.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func mustParse(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -292,14 +306,7 @@ func TestNUTSColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := stancsv.Write(&buf, res, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := stancsv.Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeRead(t, res)
 	want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "accepted__"}
 	if !slices.Equal(f.Columns[:len(want)], want) {
 		t.Fatalf("columns %v, want %v first", f.Columns, want)
@@ -389,14 +396,7 @@ func TestProposalConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := stancsv.Write(&buf, res, 0, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := stancsv.Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeRead(t, res)
 	if got, want := f.Config["method.sample.algorithm.MH.Proposal"], "CrankNicolson(d=2, walk=0.25)"; got != want {
 		t.Errorf("config Proposal = %q, want %q", got, want)
 	}
