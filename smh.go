@@ -517,9 +517,10 @@ func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err err
 // lossDiff returns z = x_iᵀθ, z′ = x_iᵀθ′ and f_i(z′) − f_i(z) of a GLM
 // datum, reading x_i once. For the package's logistic regressions it is
 // their Loss inlined (softplus(z) − y_i·z, the same expression, so the
-// same bits), with y, datum i's response from its record: the two calls through the interface, which the compiler
-// cannot inline, and softplus's unpredictable branch were about 6% of
-// SMH-2's time per datum (docs/scaling.md).
+// same bits), with y, datum i's response from its record: the two calls
+// through the interface, which the compiler cannot inline, and softplus's
+// unpredictable branch were about 6% of SMH-2's time per datum
+// (docs/scaling.md).
 func (c *smhChain) lossDiff(i int, y float64) (z, zn, df float64) {
 	switch {
 	case c.logit != nil:
