@@ -341,3 +341,13 @@ func (w *walk) acceptBy(rng *rand.Rand, a Acceptance, logR float64, info Info) (
 	}
 	return info, nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = Aux[struct{}, struct{}]{}
+	_ AcceptTarget  = Aux[struct{}, struct{}]{}
+	_ driverChain   = (*auxChain[struct{}, struct{}])(nil)
+	_ ParamReporter = (*auxChain[struct{}, struct{}])(nil)
+	_ WarmupAware   = (*auxChain[struct{}, struct{}])(nil)
+	_ midWarmuper   = (*auxChain[struct{}, struct{}])(nil)
+)

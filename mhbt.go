@@ -564,3 +564,11 @@ func (c *mhbtChain) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = MHBT{}
+	_ driverChain   = (*mhbtChain)(nil)
+	_ ParamReporter = (*mhbtChain)(nil)
+	_ WarmupAware   = (*mhbtChain)(nil)
+)

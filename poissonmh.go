@@ -448,3 +448,13 @@ func (p *poissonCounts) phiOf(i int, lo, width, u float64, theta []float64) (flo
 	}
 	return min(max(phi, 0), width), nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel                             = PoissonMH{}
+	_ AcceptTarget                       = PoissonMH{}
+	_ AuxChain[struct{}, *poissonCounts] = (*poissonChain)(nil)
+	_ schemeChain                        = (*poissonChain)(nil)
+	_ midWarmuper                        = (*poissonChain)(nil)
+	_ fullMemoer                         = (*poissonChain)(nil)
+)

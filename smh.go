@@ -566,3 +566,13 @@ func (c *smhChain) taylorDiff(i int) float64 {
 	}
 	return t
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = SMH{}
+	_ AcceptTarget  = SMH{}
+	_ driverChain   = (*smhChain)(nil)
+	_ ParamReporter = (*smhChain)(nil)
+	_ midWarmuper   = (*smhChain)(nil)
+	_ fullMemoer    = (*smhChain)(nil)
+)

@@ -311,3 +311,13 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	info.Accepted = true
 	return info, nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = TFMH{}
+	_ AcceptTarget  = TFMH{}
+	_ driverChain   = (*tfmhChain)(nil)
+	_ ParamReporter = (*tfmhChain)(nil)
+	_ midWarmuper   = (*tfmhChain)(nil)
+	_ fullMemoer    = (*tfmhChain)(nil)
+)

@@ -540,3 +540,14 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel                         = TunaMH{}
+	_ AcceptTarget                   = TunaMH{}
+	_ AuxChain[struct{}, *tunaBatch] = (*tunaChain)(nil)
+	_ schemeChain                    = (*tunaChain)(nil)
+	_ WarmupAware                    = (*tunaChain)(nil)
+	_ midWarmuper                    = (*tunaChain)(nil)
+	_ fullMemoer                     = (*tunaChain)(nil)
+)

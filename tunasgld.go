@@ -509,3 +509,15 @@ func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel                       = TunaMHSGLD{}
+	_ AcceptTarget                 = TunaMHSGLD{}
+	_ AuxChain[[]int, *tunaOmega2] = (*tunaSGLDChain)(nil)
+	_ schemeChain                  = (*tunaSGLDChain)(nil)
+	_ fullMemoer                   = (*tunaSGLDChain)(nil)
+	_ driverChain                  = (*metricAux[[]int, *tunaOmega2])(nil)
+	_ MetricAdapter                = (*metricAux[[]int, *tunaOmega2])(nil)
+	_ fullMemoer                   = (*metricAux[[]int, *tunaOmega2])(nil)
+)

@@ -22,7 +22,12 @@ import (
 	"github.com/exactmh/exactmh/stancsv"
 )
 
-const sampleUsage = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
+// sampleUsage is the help of exactmh sample; the kernel lists come from the
+// registry (exactmh.Kernels).
+var sampleUsage = strings.NewReplacer("{kernels}", wrapList(baseKernels()),
+	"{cnkernels}", wrapList(proposalKernels())).Replace(sampleUsageText)
+
+const sampleUsageText = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
 
 Samples the posterior of a generalised linear model of the data and writes
 one Stan CSV file per chain, PREFIX_1.csv … PREFIX_<chains>.csv (--out),
@@ -46,14 +51,14 @@ TERMS (--response and --terms; --terms is a comma-separated list):
     'log(distance),hour(date),dow(date),month(date),cat(origin;top=8),num(x1)'
 
 KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
-  variates, timed pilots of the candidates, the fastest kept), mh, mala,
-  hmc, nuts, tunamh, tfmh, smh1, smh2, flymc, poissonmh, poisson-barker,
-  poisson-mala, tunamh-sgld. Suffixes as the automatic default names its
-  candidates: -cv samples the control-variate rewrite of the posterior
-  around the MAP, -cn moves with the Crank–Nicolson proposal around the
-  Laplace approximation (mh, tunamh, tfmh, smh1, smh2, flymc, poissonmh):
-  tunamh-cv-cn, tfmh-cv-cn, mh-cn, … The Poisson kernels need a bounded
-  prior (--prior box:R or ball:R). The chains of a kernel built on the
+  variates, timed pilots of the candidates, the fastest kept), or one of
+  {kernels}.
+  Suffixes as the automatic default names its candidates: -cv samples the
+  control-variate rewrite of the posterior around the MAP, -cn moves with
+  the Crank–Nicolson proposal around the Laplace approximation, for
+  {cnkernels}.
+  Examples: tunamh-cv-cn, tfmh-cv-cn, mh-cn. The Poisson kernels need a
+  bounded prior (--prior box:R or ball:R). The chains of a kernel built on the
   Laplace approximation (any -cv or -cn form, smh1, smh2, flymc; auto when
   it chooses one) start at draws of it, one per chain (chain k's the same
   under --chain-id); other kernels' chains start at the origin.
