@@ -264,10 +264,11 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--out %s: directory %s does not exist", sf.out, dir)
 		}
 	}
-	rec := &multiRecorder{recs: []exactmh.Recorder{files}}
+	var progress exactmh.Recorder
 	if !sf.quiet && sf.progress > 0 {
-		rec.recs = append(rec.recs, exactmh.NewProgress(stderr, sf.progress))
+		progress = exactmh.NewProgress(stderr, sf.progress)
 	}
+	rec := exactmh.MultiRecorder(files, progress)
 	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec}
 	if sf.warmup == 0 {
 		set0.Warmup = exactmh.NoWarmup
@@ -357,52 +358,6 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *model, desc, cho
 		return failure(fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed", sf.out))
 	}
 	return failure(err)
-}
-
-// multiRecorder passes every event to several recorders.
-type multiRecorder struct{ recs []exactmh.Recorder }
-
-func (m *multiRecorder) Init(run exactmh.RunInfo) error {
-	for _, r := range m.recs {
-		if err := r.Init(run); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *multiRecorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
-	for _, r := range m.recs {
-		var err error
-		if rr, ok := r.(exactmh.ResumeRecorder); ok {
-			err = rr.InitResume(run, res)
-		} else {
-			err = r.Init(run)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *multiRecorder) Record(e *exactmh.Event) error {
-	for _, r := range m.recs {
-		if err := r.Record(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *multiRecorder) Finish(res *exactmh.Result) error {
-	var errs []error
-	for _, r := range m.recs {
-		if f, ok := r.(exactmh.RunFinisher); ok {
-			errs = append(errs, f.Finish(res))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // metaFormat and choiceFormat mark the JSON files the command writes.
