@@ -408,7 +408,7 @@ func FuzzSettings(f *testing.F) {
 		}
 		set := &exactmh.Settings{Chains: int(chains), Workers: int(workers), Warmup: int(warmup), Draws: int(draws), Thin: int(thin),
 			Duration: time.Duration(dur), Seed: seed, TargetAccept: target, NoAdapt: noAdapt,
-			Metric: []string{"", exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit, exactmh.MetricAuto, "bogus"}[int(metric)%6]}
+			Metric: []exactmh.MetricKind{"", exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit, exactmh.MetricAuto, "bogus"}[int(metric)%6]}
 		if !(math.IsNaN(x0) && math.IsNaN(x1)) { // both NaN: the origin
 			set.Init = []float64{x0, x1}
 		}

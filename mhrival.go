@@ -10,6 +10,11 @@ import (
 	"math/rand/v2"
 )
 
+// asMHRate is the truncation threshold (TFMH's and SMH's maxRate) of a
+// chain that runs as full-batch MH: every expected batch, ≥ 0, exceeds it,
+// so every step is a full MH step (fullMHStep with asMH).
+const asMHRate = -1.0
+
 // mhRival is the comparison with full-batch MH that a minibatch chain
 // makes halfway through warmup (midWarmuper), and the switch it leaves:
 // on a concentrated posterior the data a minibatch step must read can cost

@@ -5,7 +5,7 @@
 package exactmh
 
 import (
-	goreflect "reflect" // bounds.go's reflect folds a value into an interval
+	refl "reflect" // as in laplaceapprox.go: bounds.go has a func reflect
 	"slices"
 )
 
@@ -167,8 +167,8 @@ func withRole(role autoRole) []KernelInfo {
 // hasField reports whether k is a struct with an exported field of that
 // name.
 func hasField(k Kernel, name string) bool {
-	v := goreflect.ValueOf(k)
-	if v.Kind() != goreflect.Struct {
+	v := refl.ValueOf(k)
+	if v.Kind() != refl.Struct {
 		return false
 	}
 	f, ok := v.Type().FieldByName(name)
@@ -182,10 +182,10 @@ func setField(k Kernel, name string, v any) (Kernel, bool) {
 	if !hasField(k, name) {
 		return k, false
 	}
-	c := goreflect.New(goreflect.TypeOf(k)).Elem()
-	c.Set(goreflect.ValueOf(k))
+	c := refl.New(refl.TypeOf(k)).Elem()
+	c.Set(refl.ValueOf(k))
 	f := c.FieldByName(name)
-	switch val := goreflect.ValueOf(v); {
+	switch val := refl.ValueOf(v); {
 	case !val.IsValid():
 		f.SetZero()
 	case val.Type().AssignableTo(f.Type()):
@@ -202,8 +202,8 @@ func fieldFloat(k Kernel, name string) float64 {
 	if !hasField(k, name) {
 		return 0
 	}
-	f := goreflect.ValueOf(k).FieldByName(name)
-	if f.Kind() != goreflect.Float64 {
+	f := refl.ValueOf(k).FieldByName(name)
+	if f.Kind() != refl.Float64 {
 		return 0
 	}
 	return f.Float()

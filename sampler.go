@@ -109,7 +109,7 @@ type Settings struct {
 	// MetricDense, a dense one from their covariance; MetricUnit, nothing —
 	// the chains keep their kernel's Metric. See Sample for the windows.
 	// Other chains ignore it.
-	Metric string
+	Metric MetricKind
 	// NoAdapt keeps the kernel's step scale (and metric) fixed during
 	// warmup.
 	NoAdapt bool

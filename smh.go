@@ -301,8 +301,8 @@ type smhChain struct {
 	walk
 	rival     *mhRival // nil with KeepMinibatch
 	*smhTerms          // shared by the run's chains
-	maxRate   float64
-	fact      float64 // (k+1)!
+	maxRate   float64  // the expected batch above which a step is full MH (asMHRate: every step)
+	fact      float64  // (k+1)!
 	idx       [1]int
 	ahead     [smhAhead]int     // a group of data drawn ahead (Step)
 	coins     [smhAhead]float64 // and their thinning uniforms
@@ -357,7 +357,7 @@ func (c *smhChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
 	}
 	scale, switched, err := c.rival.compare(&c.walk, c.t, warm, cost)
 	if switched {
-		c.maxRate = -1 // every step a full MH step
+		c.maxRate = asMHRate // every step a full MH step
 	}
 	return restartAt(scale, switched), err
 }
@@ -379,7 +379,7 @@ func (c *smhChain) UnmarshalState(b []byte) error {
 		return err
 	}
 	if c.rival.asMH {
-		c.maxRate = -1
+		c.maxRate = asMHRate
 	}
 	return nil
 }
@@ -424,7 +424,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, fmt.Errorf("expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", rate, kappa, c.theta, c.next)
 	}
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.fullIdx, &c.diff)
+		return c.fullMHStep(rng, logExact, c.maxRate == asMHRate, &c.fullIdx, &c.diff)
 	}
 
 	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.

@@ -122,7 +122,7 @@ type tfmhChain struct {
 	bound   *DiffBound
 	table   *alias.Table
 	sumC    float64
-	maxRate float64
+	maxRate float64 // the expected batch above which a step is full MH (asMHRate: every step)
 
 	idx         [batchChunk]int
 	diff        [batchChunk]float64
@@ -197,7 +197,7 @@ func (c *tfmhChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
 	}
 	scale, switched, err := c.rival.compare(&c.walk, c.t, warm, minibatchStepCost)
 	if switched {
-		c.maxRate = -1 // every step a full MH step
+		c.maxRate = asMHRate // every step a full MH step
 	}
 	return restartAt(scale, switched), err
 }
@@ -229,7 +229,7 @@ func (c *tfmhChain) UnmarshalState(b []byte) error {
 		return err
 	}
 	if c.rival.asMH {
-		c.maxRate = -1
+		c.maxRate = asMHRate
 	}
 	return nil
 }
@@ -250,7 +250,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	// Truncation: a full MH step, decided from M alone.
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.idx, &c.diff)
+		return c.fullMHStep(rng, logExact, c.maxRate == asMHRate, &c.idx, &c.diff)
 	}
 
 	// The prior-and-proposal factor.
