@@ -247,9 +247,9 @@ func (c *auxChain[W1, W2]) SetWarmup(on bool) {
 }
 
 // midWarmup passes the mid-warmup decision on to schemes that make one.
-func (c *auxChain[W1, W2]) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
+func (c *auxChain[W1, W2]) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error) {
 	if w, ok := c.scheme.(midWarmuper); ok {
-		return w.midWarmup(warm, ownTarget)
+		return w.midWarmup(warmup, ownTarget)
 	}
 	return warmupTurn{}, nil
 }

@@ -66,7 +66,7 @@ type WarmupAware interface {
 // ownTarget says the run's target acceptance is the kernel's default, so
 // the chain may choose the acceptance its new parameters are best at.
 type midWarmuper interface {
-	midWarmup(warm Totals, ownTarget bool) (warmupTurn, error)
+	midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 }
 
 // finalScaler is a chain that checks the step scale warmup ends with
