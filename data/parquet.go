@@ -149,7 +149,7 @@ type parquetBuilder struct {
 	col      *column
 	leaf     int // the leaf column's index in the file's schema
 	kind     parquetKind
-	mul, div int64          // pqTimestamp: to microseconds
+	mul, div int64 // pqTimestamp: to microseconds
 	maxDef   int16
 	n        int              // rows so far
 	total    int              // rows reserved
