@@ -101,7 +101,7 @@ func readCSVLines(r io.Reader, src string, opt *ReadOptions, maxLine int) (*Fram
 			break
 		}
 		if errors.Is(err, errLongLine) {
-			return nil, fmt.Errorf("data: %s: after row %d: %v", src, n, err)
+			return nil, fmt.Errorf("data: %s: near row %d: %v", src, n+1, err)
 		}
 		if err != nil {
 			var pe *csv.ParseError

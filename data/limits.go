@@ -78,17 +78,23 @@ type lineGuard struct {
 
 func (g *lineGuard) Read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
+	g.read += int64(n)
 	if n > 0 {
-		g.read += int64(n)
 		g.last = p[n-1]
-		if k := bytes.LastIndexByte(p[:n], '\n'); k >= 0 {
-			g.line = n - k - 1
-		} else {
-			g.line += n
+	}
+	for rest := p[:n]; ; {
+		k := bytes.IndexByte(rest, '\n')
+		if k < 0 {
+			g.line += len(rest)
+			break
 		}
-		if g.line > g.max {
+		if g.line+k > g.max {
 			return n, errLongLine
 		}
+		g.line, rest = 0, rest[k+1:]
+	}
+	if g.line > g.max {
+		return n, errLongLine
 	}
 	return n, err
 }

@@ -645,6 +645,9 @@ func readArrow(r readSource, src string, opt *ReadOptions) (fr *Frame, err error
 	var idx []int
 	var builders []*arrowBuilder
 	for _, j := range sel {
+		if k := duplicate(names, j); k >= 0 {
+			return nil, fmt.Errorf("data: %s: columns %d and %d are both named %q: which one a term means is ambiguous", src, min(j, k)+1, max(j, k)+1, names[j])
+		}
 		if _, ok := arrowColumnType(fields[j].Type); !ok && opt.columns() == nil {
 			continue
 		}
