@@ -55,7 +55,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -410,10 +409,12 @@ func (rc *recChain) start(lp bool, m exactmh.Metric) {
 }
 
 // NewFiles returns a Recorder writing chain c to the file prefix_<c+1>.csv,
-// CmdStan's naming. opt may be nil.
+// CmdStan's naming. opt may be nil. A symbolic link at that name is an
+// error rather than followed (createNoFollow): a link planted there would
+// otherwise have its target overwritten.
 func NewFiles(prefix string, opt *Options) *Recorder {
 	r := &Recorder{Open: func(c int) (io.Writer, error) {
-		return os.Create(fmt.Sprintf("%s_%d.csv", prefix, c+1))
+		return createNoFollow(fmt.Sprintf("%s_%d.csv", prefix, c+1))
 	}}
 	if opt != nil {
 		r.Options = *opt
