@@ -268,3 +268,26 @@ func TestDuplicateColumns(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStoreTruncatedWhileOpen is issue 31 item 9: a mapped Store whose
+// file another process truncates raised SIGBUS on the next read, killing
+// the process. Validate's reads are guarded: an error.
+func TestStoreTruncatedWhileOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.store")
+	writeStore(t, path, 4096, 8, Float64)
+	s, err := OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Mapped() {
+		t.Skip("the store is read into memory here, not mapped")
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Validate()
+	if err == nil || !strings.Contains(err.Error(), "faulted") || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("Validate of a truncated mapping: %v", err)
+	}
+}

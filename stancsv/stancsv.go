@@ -624,6 +624,22 @@ func (s *File) Column(name string) ([]float64, error) {
 	return nil, fmt.Errorf("stancsv: File: no column %q (have %v)", name, s.Columns)
 }
 
+// checkColumnNames refuses a header with an empty or a repeated column
+// name: a column looked up by name would be another's.
+func checkColumnNames(cols []string, line int) error {
+	seen := make(map[string]int, len(cols))
+	for j, c := range cols {
+		if strings.TrimSpace(c) == "" {
+			return fmt.Errorf("stancsv: Read: line %d: column %d has no name", line, j+1)
+		}
+		if k, dup := seen[c]; dup {
+			return fmt.Errorf("stancsv: Read: line %d: columns %d and %d are both named %q", line, k+1, j+1, c)
+		}
+		seen[c] = j
+	}
+	return nil
+}
+
 // ParamNames returns the parameter columns: those not ending in "__".
 func (s *File) ParamNames() []string {
 	var out []string
@@ -784,6 +800,9 @@ func (o ReadOptions) Read(r io.Reader) (*File, error) {
 		}
 		if out.Columns == nil {
 			out.Columns = strings.Split(text, ",")
+			if err := checkColumnNames(out.Columns, line); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		fields := strings.Split(text, ",")

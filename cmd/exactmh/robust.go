@@ -193,3 +193,19 @@ func dataHash(d *data.Design) string {
 	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// checkStanFile refuses a file read as Stan CSV that is not one: a plain
+// data CSV has neither the "#" configuration comments of CmdStan's,
+// rstan's and exactmh's files nor a sampler column (lp__, accept_stat__,
+// …), and summarising its columns as chains would be meaningless.
+func checkStanFile(path string, f *stancsv.File) error {
+	if len(f.Config) > 0 {
+		return nil
+	}
+	for _, c := range f.Columns {
+		if strings.HasSuffix(c, "__") {
+			return nil
+		}
+	}
+	return usageErr("summary: %s is not a Stan CSV file: no '#' configuration comments and no sampler column such as lp__ (a data file?)", path)
+}

@@ -231,3 +231,22 @@ func TestRecorderFailureCheckpointed(t *testing.T) {
 		t.Errorf("no checkpoint: %v", err)
 	}
 }
+
+// TestSummaryRefuses is item 11: a plain data CSV was summarised with exit
+// 0, and duplicate or empty column names all showed the first column's
+// statistics.
+func TestSummaryRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	wantError(t, cli(t, dir, "summary", write("data.csv", "a,b\n1,2\n3,4\n5,7\n")), exitBadInput, "data.csv is not a Stan CSV file")
+	wantError(t, cli(t, dir, "summary", write("dup.csv", "lp__,a,a\n1,2,3\n3,4,5\n5,7,1\n")), exitBadInput, `columns 2 and 3 are both named "a"`)
+	wantError(t, cli(t, dir, "summary", write("empty.csv", "lp__,a,\n1,2,3\n3,4,5\n5,7,1\n")), exitBadInput, "column 3 has no name")
+	r := mustRun(t, dir, "summary", write("ok.csv", "lp__,a,b\n1,2,3\n3,4,5\n5,7,1\n2,2,2\n"))
+	if !strings.Contains(r.stdout, "lp__") {
+		t.Errorf("summary of a Stan CSV file:\n%s", r.stdout)
+	}
+}
