@@ -2,13 +2,14 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/vec"
 )
 
@@ -131,14 +132,7 @@ func logBallVolume(d int, r float64) float64 {
 
 // Contains reports whether θ lies in the ball.
 func (b *Ball) Contains(theta []float64) bool {
-	var s float64
-	for j, v := range theta {
-		if len(b.Center) > 0 {
-			v -= b.Center[j]
-		}
-		s += v * v
-	}
-	return s <= b.Radius*b.Radius
+	return b.dist2(theta) <= b.Radius*b.Radius
 }
 
 // LogPrior returns −log(volume) inside the ball and −Inf outside.
@@ -376,7 +370,10 @@ func (b *Ball) MaxDist(y []float64) float64 {
 }
 
 // dist returns ‖y − c‖₂.
-func (b *Ball) dist(y []float64) float64 {
+func (b *Ball) dist(y []float64) float64 { return math.Sqrt(b.dist2(y)) }
+
+// dist2 returns ‖y − c‖₂².
+func (b *Ball) dist2(y []float64) float64 {
 	var q float64
 	for j, v := range y {
 		if len(b.Center) > 0 {
@@ -384,7 +381,7 @@ func (b *Ball) dist(y []float64) float64 {
 		}
 		q += v * v
 	}
-	return math.Sqrt(q)
+	return q
 }
 
 // Reflect folds the distance from the centre into [0, Radius] by
@@ -444,12 +441,12 @@ func reflect(v, lo, hi float64) float64 {
 
 // The priors' contracts with the kernels.
 var (
-	_             BoundedSupport                                      = (*Box)(nil)
-	_             BoundedSupport                                      = (*Ball)(nil)
-	_             PriorHessianer                                      = (*Gaussian)(nil)
+	_             exactmh.BoundedSupport                              = (*Box)(nil)
+	_             exactmh.BoundedSupport                              = (*Ball)(nil)
+	_             exactmh.PriorHessianer                              = (*Gaussian)(nil)
 	_             interface{ Uniform(*rand.Rand, []float64) }         = (*Box)(nil)
 	_             interface{ ModeWarnings([]float64) []string }       = (*Laplace)(nil)
 	_             interface{ MinNormSubgradient(theta, g []float64) } = (*Laplace)(nil)
 	_             interface{ CheckDim(int) error }                    = (*Gaussian)(nil)
-	_, _, _, _, _ DenseGLM                                            = (*LogisticRegression)(nil), (*LogisticRegression32)(nil), (*GLMEnergy)(nil), (*GLMEnergy32)(nil), (*StudentTRegression)(nil)
+	_, _, _, _, _ exactmh.DenseGLM                                    = (*LogisticRegression)(nil), (*LogisticRegression32)(nil), (*GLMEnergy)(nil), (*GLMEnergy32)(nil), (*StudentTRegression)(nil)
 )
