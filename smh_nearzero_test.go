@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // TestSMHNearZeroRow is issue 31 item 18: a logistic regression of 400
@@ -31,7 +32,7 @@ func TestSMHNearZeroRow(t *testing.T) {
 		}
 	}
 	x[0] = -1e-7
-	e, err := exactmh.NewLogisticRegression(x, y, 1)
+	e, err := model.NewLogisticRegression(x, y, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
