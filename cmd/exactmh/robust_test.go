@@ -250,3 +250,45 @@ func TestSummaryRefuses(t *testing.T) {
 		t.Errorf("summary of a Stan CSV file:\n%s", r.stdout)
 	}
 }
+
+// TestIdentifiabilityWarnings is item 17: collinear terms, a response
+// used as its own feature and perfectly separable data under the flat
+// prior ran without a word.
+func TestIdentifiabilityWarnings(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("y,a,b,c,late\n")
+	for i := range 200 {
+		a := float64(i%17) - 8
+		c := float64((i*7)%13) - 6
+		y := 0.5*a - 0.2*c + float64(i%5) - 2
+		late := 0
+		if c > 0 {
+			late = 1
+		}
+		b.WriteString(strconv.FormatFloat(y, 'g', -1, 64) + "," + strconv.FormatFloat(a, 'g', -1, 64) + "," +
+			strconv.FormatFloat(2*a+1, 'g', -1, 64) + "," + strconv.FormatFloat(c, 'g', -1, 64) + "," + strconv.Itoa(late) + "\n")
+	}
+	path := filepath.Join(dir, "w.csv")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	run := func(args ...string) string {
+		a := append([]string{"sample", "--data", path}, args...)
+		a = append(a, "--kernel", "mh", "--chains", "1", "--warmup", "10", "--draws", "10", "--quiet", "--out", "w")
+		return mustRun(t, dir, a...).stderr
+	}
+	if s := run("--family", "gaussian", "--response", "y", "--terms", "a,b,c"); !strings.Contains(s, "collinear") || !strings.Contains(s, `"a"`) || !strings.Contains(s, `"b"`) {
+		t.Errorf("collinear a and b: %q", s)
+	}
+	if s := run("--family", "gaussian", "--response", "y", "--terms", "num(y),a"); !strings.Contains(s, `column "y" equals the response`) {
+		t.Errorf("the response as a feature: %q", s)
+	}
+	if s := run("--response", "late", "--terms", "c"); !strings.Contains(s, `column "c" separates the response`) {
+		t.Errorf("separation: %q", s)
+	}
+	if s := run("--response", "late", "--terms", "c", "--prior", "normal:2"); strings.Contains(s, "separates") {
+		t.Errorf("separation under a proper prior: %q", s)
+	}
+	if s := run("--family", "gaussian", "--response", "y", "--terms", "a,c"); strings.Contains(s, "warning") {
+		t.Errorf("an identified model: %q", s)
+	}
+}

@@ -191,6 +191,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnIdentifiability(stderr, m, &mf)
 	if ctx.Err() != nil {
 		return interrupted(ctx, &sf, ctx.Err())
 	}
