@@ -51,17 +51,6 @@ func Available() (bytes float64, ok bool) {
 	return avail, !math.IsInf(avail, 1)
 }
 
-// Fits returns nil if need bytes are at most Headroom of the available
-// memory (or the memory cannot be read), and otherwise an error saying
-// what would take how much of how much; what describes the request.
-func Fits(need float64, what string) error {
-	avail, ok := Available()
-	if !ok || need <= Headroom*avail {
-		return nil
-	}
-	return fmt.Errorf("%s takes %s, more than %.0f%% of the %s of memory available", what, ByteSize(need), 100*Headroom, ByteSize(avail))
-}
-
 // statusField returns a "Name:   123 kB" field of a /proc file in bytes.
 func statusField(path, field string) (float64, bool) {
 	f, err := os.Open(path)
