@@ -152,7 +152,7 @@ type parquetBuilder struct {
 	mul, div int64 // pqTimestamp: to microseconds
 	maxDef   int16
 	n        int              // rows so far
-	total    int              // rows reserved
+	total    int              // rows reserved (more may come)
 	index    map[string]int32 // String: level → code
 }
 
@@ -253,8 +253,11 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	if err := checkRowsFit(src, total, len(builders)); err != nil {
 		return nil, err
 	}
+	// Room for the declared rows, up to what a file of this size can
+	// plausibly hold (memory then grows with the rows actually decoded).
+	hint := int(min(int64(total), 64*size+1<<16))
 	for _, b := range builders {
-		b.reserve(total)
+		b.reserve(hint)
 	}
 	// Each column is read on its own, the columns in parallel, each
 	// goroutine with its own recover.
@@ -324,7 +327,7 @@ func checkChunks(rg *metadata.RowGroupMetaData, builders []*parquetBuilder, size
 	return nil
 }
 
-// reserve allocates room for n rows.
+// reserve allocates room for n rows; more grow by appending.
 func (b *parquetBuilder) reserve(n int) {
 	b.total = n
 	c := b.col
@@ -449,7 +452,7 @@ func (b *parquetBuilder) append(rows, vals int, defs []int16, i32 []int32, i64 [
 	} else if vals != rows {
 		return fmt.Errorf("data: %s: column %q near row %d: %d values for %d rows of a required column", b.src, c.name, start+1, vals, rows)
 	}
-	v := 0 // the next value
+	v, nulls := 0, 0 // the next value; the rows without one
 	for r := 0; r < rows; r++ {
 		if b.maxDef > 0 && defs[r] != b.maxDef {
 			switch c.typ {
@@ -460,10 +463,7 @@ func (b *parquetBuilder) append(rows, vals int, defs []int16, i32 []int32, i64 [
 			default:
 				c.i = append(c.i, 0)
 			}
-			if c.miss == nil {
-				c.miss = make([]bool, b.total)
-			}
-			c.miss[start+r] = true
+			nulls++
 			continue
 		}
 		switch b.kind {
@@ -507,6 +507,14 @@ func (b *parquetBuilder) append(rows, vals int, defs []int16, i32 []int32, i64 [
 			c.codes = append(c.codes, b.code(ba[v]))
 		}
 		v++
+	}
+	if nulls > 0 || c.miss != nil {
+		if c.miss == nil {
+			c.miss = make([]bool, start, max(b.total, start+rows))
+		}
+		for _, d := range defs[:rows] {
+			c.miss = append(c.miss, d != b.maxDef)
+		}
 	}
 	b.n = start + rows
 	return nil
