@@ -41,6 +41,9 @@ func underUlimit(t *testing.T, kib int) bool {
 	if os.Getenv(ulimitEnv) == "1" {
 		return true
 	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit under ulimit -v")
+	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skipf("no bash to set ulimit -v: %v", err)
