@@ -435,7 +435,9 @@ func (c *smhChain) audited(trust bool) (Chain, error) {
 				// remainder that vanishes (the Gaussian loss's, order 2,
 				// b_i = the smallest float64) leaves the rounding of its
 				// terms, which the kernel, drawing ∝ b_i, never reads.
-				if math.Abs(r) > bound*(1+boundTol)+1e-9*(math.Abs(diff[j])+math.Abs(cv)) {
+				// Where that fails, the rounding of U_i(θ) and U_i(θ′)
+				// themselves (roundingSlack) decides.
+				if math.Abs(r) > bound*(1+boundTol)+1e-9*(math.Abs(diff[j])+math.Abs(cv)) && math.Abs(r) > bound*(1+boundTol)+c.roundingSlack(i, theta, next, beta) {
 					worst.add(diffViolation(i, r, bound, theta, next))
 				}
 			}

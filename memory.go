@@ -5,14 +5,10 @@
 package exactmh
 
 import (
-	"bufio"
 	"fmt"
-	"math"
-	"os"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"unsafe"
+
+	"github.com/exactmh/exactmh/internal/memavail"
 )
 
 // DrawBytes is the memory a Result holds per kept draw of a d-dimensional
@@ -28,58 +24,9 @@ func DrawBytes(d int) int { return 8*d + int(unsafe.Sizeof(Info{})) + 8 }
 // take: the rest is for the data, the kernels and the garbage collector.
 const memoryHeadroom = 0.7
 
-// availableMemory returns the bytes this process may still allocate: the
-// smallest of the kernel's MemAvailable, the cgroup's memory.max less its
-// memory.current, and GOMEMLIMIT less what the Go runtime holds; ok is
-// false when none can be read (then nothing is checked). A variable so
-// that tests can set it.
-var availableMemory = func() (bytes float64, ok bool) {
-	avail := math.Inf(1)
-	if v, found := procMeminfo("MemAvailable:"); found {
-		avail = v
-	}
-	if max, err := readNumber("/sys/fs/cgroup/memory.max"); err == nil {
-		if cur, err := readNumber("/sys/fs/cgroup/memory.current"); err == nil {
-			avail = math.Min(avail, max-cur)
-		}
-	}
-	if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 {
-		avail = math.Min(avail, float64(lim))
-	}
-	return avail, !math.IsInf(avail, 1)
-}
-
-// procMeminfo returns a field of /proc/meminfo in bytes.
-func procMeminfo(field string) (float64, bool) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, field) {
-			continue
-		}
-		fs := strings.Fields(line[len(field):])
-		if len(fs) == 0 {
-			return 0, false
-		}
-		kb, err := strconv.ParseFloat(fs[0], 64)
-		return kb * 1024, err == nil
-	}
-	return 0, false
-}
-
-// readNumber reads a file holding one number ("max" is an error).
-func readNumber(path string) (float64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
-}
+// availableMemory returns the bytes this process may still allocate
+// (memavail.Available); a variable so that tests can set it.
+var availableMemory = memavail.Available
 
 // checkDrawsFit returns an error if keeping draws more draws in each of
 // chains chains at dimension d would take more than memoryHeadroom of the

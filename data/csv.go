@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,17 +36,30 @@ func ReadCSV(path string, opt *ReadOptions) (*Frame, error) {
 	if err := opt.check(src); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path, src, opt.special())
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		// The cells held take at least the file's bytes.
+		if err := fits(src, float64(st.Size()), fmt.Sprintf("holding the cells of this %d-byte CSV file", st.Size()),
+			"read fewer rows (ReadOptions.Limit, the command's --max-rows) or columns (ReadOptions.Columns), or convert the file to Parquet"); err != nil {
+			return nil, err
+		}
+	}
 	return readCSV(f, src, opt)
 }
 
 // readCSV reads CSV from r; src names it in messages.
 func readCSV(r io.Reader, src string, opt *ReadOptions) (*Frame, error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	return readCSVLines(r, src, opt, maxLine)
+}
+
+// readCSVLines is readCSV with lines capped at maxLine bytes.
+func readCSVLines(r io.Reader, src string, opt *ReadOptions, maxLine int) (*Frame, error) {
+	guard := &lineGuard{r: r, max: maxLine}
+	cr := csv.NewReader(bufio.NewReaderSize(guard, 1<<16))
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
@@ -56,6 +68,7 @@ func readCSV(r io.Reader, src string, opt *ReadOptions) (*Frame, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: header: %v", src, err)
 	}
+	lastLine := 1
 	names := make([]string, len(header))
 	for j, h := range header {
 		if j == 0 {
@@ -82,7 +95,13 @@ func readCSV(r io.Reader, src string, opt *ReadOptions) (*Frame, error) {
 	for n < limit {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
+			if guard.last != '\n' {
+				return nil, fmt.Errorf("data: %s: row %d (line %d): %v", src, n, lastLine, errPartialLine)
+			}
 			break
+		}
+		if errors.Is(err, errLongLine) {
+			return nil, fmt.Errorf("data: %s: near row %d: %v", src, n+1, err)
 		}
 		if err != nil {
 			var pe *csv.ParseError
@@ -94,6 +113,7 @@ func readCSV(r io.Reader, src string, opt *ReadOptions) (*Frame, error) {
 		for k, j := range sel {
 			raw[k] = append(raw[k], strings.Clone(strings.TrimSpace(rec[j])))
 		}
+		lastLine, _ = cr.FieldPos(0)
 		n++
 	}
 	out := &Frame{source: src, n: n}

@@ -183,12 +183,16 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	if err != nil {
 		return nil, err
 	}
+	widest, width := "", 0 // the term with the most columns, for the memory error
 	for k := 1; k < len(terms); k++ {
 		p, err := b.plan(terms[k], cols[k], where[k])
 		if err != nil {
 			return nil, err
 		}
 		plans = append(plans, p)
+		if len(p.names) > width {
+			widest, width = where[k], len(p.names)
+		}
 	}
 	d := &Design{Y: y, N: b.n, YName: yname, Dropped: f.n - b.n, Rows: b.rows, Source: b.src, Intercept: !s.NoIntercept}
 	for _, p := range plans {
@@ -204,6 +208,13 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	d.D = len(d.Names)
 	if d.D == 0 {
 		return nil, fmt.Errorf("data: %s: the design has no columns: Spec.NoIntercept and no Spec.Terms", b.src)
+	}
+	// X is allocated in one request, which the runtime cannot refuse
+	// gracefully: a categorical term on a per-row identifier asks for
+	// N × N × 8 bytes. Refuse it first, by the draws' headroom rule.
+	if err := fits(b.src, float64(d.N)*float64(d.D)*8, fmt.Sprintf("the design's %d rows × %d columns (%d of them from %s)", d.N, d.D, width, widest),
+		"pool a categorical term's levels (TopK), drop the term if it is an identifier, or model many levels as sparse random effects rather than one-hot columns"); err != nil {
+		return nil, err
 	}
 	d.X = prefault.Make[float64](d.N * d.D)
 	fillParallel(d.X, d.N, d.D, plans)

@@ -63,15 +63,56 @@
 // value in a numeric term, a missing, NaN or infinite value (unless
 // Spec.DropMissing), no rows (also after dropping), a constant column
 // (its coefficient is not identifiable), the log of a non-positive
-// value. A truncated or corrupted Parquet or Arrow file is an error,
-// never a panic: the calls into arrow-go are guarded by recover, the
-// flatbuffers of Arrow files are checked before arrow-go reads them, and
-// arrow-go allocates through an allocator that refuses any single
-// allocation larger than a file of that size could need (FuzzReadParquet,
-// FuzzReadArrow and FuzzReadCSV hold the readers to this). Memory grows
-// with the rows a file holds, not with its size: a few kilobytes of
-// Parquet run-length encoding can stand for billions of rows, so set
-// ReadOptions.Limit on files you do not trust.
+// value, two columns of one name.
+//
+// # Hostile files: what is guaranteed and what is not
+//
+// No file makes a reader or Build crash the process, hang or exhaust
+// memory; each gets a Frame or an error. Concretely:
+//
+//   - A truncated or corrupted Parquet or Arrow file is an error, never a
+//     panic: the calls into arrow-go are guarded by recover; the
+//     flatbuffers of Arrow files are checked before arrow-go reads them
+//     (ipccheck.go: every vector that arrow-go sizes a slice by must fit
+//     in its buffer, every slot read as flatbuffers reads it); every
+//     Parquet column chunk's offset and size are checked against the
+//     file's size and chunks are read through a buffer, not into one
+//     slice of the size the footer claims; and arrow-go allocates through
+//     an allocator that refuses any single allocation larger than a file
+//     of that size could need (64 MiB plus 64 times its size).
+//   - Memory grows with the rows a file holds, not with its size: a few
+//     kilobytes of Parquet run-length encoding can declare billions of
+//     rows. Before reading, the declared rows × columns are checked
+//     against the memory available (the smallest of MemAvailable, the
+//     cgroup's limit, GOMEMLIMIT and ulimit -v, of which 70% may be
+//     taken, the rule the draws follow: internal/memavail), and
+//     ReadOptions.Limit bounds them.
+//   - Build refuses, before allocating it, a design larger than that
+//     share of memory — a categorical term on a per-row identifier asks
+//     for N × N × 8 bytes — naming the widest term and the remedies.
+//   - CSV lines are capped at 64 MiB, a file whose last line has no
+//     newline (cut mid-row, perhaps mid-number) is refused, and a file
+//     that is not a regular file (a device such as /dev/zero, a pipe) is
+//     refused unless ReadOptions.Special.
+//   - A mapped Store whose file another process truncates faults on the
+//     next read of the missing pages (SIGBUS). Store.Validate's reads are
+//     guarded (an error); the reads the energies make while sampling are
+//     not, and kill the process: do not modify a store file while it is
+//     open.
+//
+// FuzzReadParquet, FuzzReadArrow and FuzzReadCSV hold the readers to
+// this, with a cap on what each input may allocate in all
+// (fuzzAllocCap), and the tests of robust_test.go re-execute themselves
+// under ulimit -v, where an allocation the input drives fails instead of
+// passing on overcommit.
+//
+// What is not detected: a bit flipped in a Parquet or Arrow value (a
+// number changed, a string's byte) reads as another valid value. Neither
+// format carries checksums that arrow-go verifies (Parquet's optional
+// page CRCs are not checked), so such a file is read silently with the
+// wrong value; only the file's own integrity (a checksum of the whole
+// file from its producer) can tell. The same holds for a CSV file
+// changed in place.
 //
 // # Speed
 //
@@ -81,9 +122,9 @@
 // other jobs kept its load average at 6 to 9 (TestFlights logs the two
 // phases: reading 0.8–1.7 s, Build 1.3–2.3 s; BenchmarkFlightsLoad
 // repeats both, 5–7 s per load there, as each repetition maps another
-// 1.4 GB). Columns are read with pqarrow in parallel, in batches
-// of 65,536 rows, into typed slices, strings dictionary-encoded as
-// Parquet stores them; Build fills X in blocks of rows that stay in
+// 1.4 GB). Parquet columns are read with arrow-go's column chunk
+// readers in parallel, in batches of 65,536 rows, into typed slices,
+// strings as codes into their distinct values; Build fills X in blocks of rows that stay in
 // cache, one pass per term, on all cores, with no per-cell interface
 // call or per-row allocation. Most of Build's time is the kernel mapping
 // the 864 MB of fresh memory X needs (filling it once mapped takes
@@ -105,12 +146,31 @@
 // dependency covers the two binary formats. Only this package imports it:
 // programs that use exactmh without package data do not compile it.
 //
+// Of arrow-go, the package uses parquet/file (the column chunk readers:
+// pages decoded into typed slices of int32, int64, float64, byte arrays…
+// with definition levels for nulls) and arrow/ipc, not pqarrow, the
+// Parquet-to-Arrow layer: pqarrow imports Arrow Flight and with it gRPC
+// and protobuf, which a reader of local files has no use for, and it
+// builds Arrow arrays that would be copied into the Frame's slices
+// anyway. Without it go list -deps ./data lists no gRPC, protobuf or
+// Flight package (TestLightDependencies), and a first build of a program
+// using the package downloads neither module. The types read match
+// pqarrow's mapping (TestParquetDigests: every value of testdata's files
+// and of the 3-million-row flights file identical), with one rule to
+// know: a Parquet timestamp is read on the UTC clock, as Parquet records
+// only whether it is UTC, even where a writer kept a time zone in the
+// Arrow schema of the file's metadata. The other well-kept pure-Go
+// reader, github.com/parquet-go/parquet-go, needs the same compression
+// modules (klauspost/compress, pierrec/lz4, andybalholm/brotli), which
+// are most of the download, and would be a second dependency beside
+// arrow-go, still needed for Arrow IPC.
+//
 // The version is v18.8.0, the latest release, the one the flights
 // data's README was checked with, and one whose IPC reader already
 // checks block offsets against the file size and has limits on message
 // sizes (WithMetadataSizeLimit, WithBodySizeLimit), which this package
 // sets to the file's size. It requires Go 1.25, which is therefore the
-// module's go directive (it was 1.24): the lowest arrow-go v18.8.0
+// module's go directive: the lowest arrow-go v18.8.0
 // permits. gonum (gonum.org/v1/gonum, already a dependency of exactmh) is
 // used for mat.Matrix in FromMatrix.
 package data

@@ -243,9 +243,18 @@ type ReadOptions struct {
 	// have is an error naming the file and the columns it has.
 	Columns []string
 	// Limit is the most rows to read, from the start (0: all). Negative is
-	// an error.
+	// an error. Set it for a file you do not trust: memory grows with the
+	// rows a file holds, and the readers refuse, before reading, a file
+	// that declares more rows than memory holds.
 	Limit int
+	// Special lets ReadCSV read what is not a regular file: a named pipe,
+	// a device, /dev/stdin. Without it every reader refuses such a file,
+	// which has no size to check and may never end. Lines are capped at
+	// 64 MiB either way.
+	Special bool
 }
+
+func (o *ReadOptions) special() bool { return o != nil && o.Special }
 
 func (o *ReadOptions) columns() []string {
 	if o == nil {

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -25,6 +26,25 @@ func addSeeds(f *testing.F, pattern string) {
 			f.Fatal(err)
 		}
 		f.Add(b)
+	}
+}
+
+// fuzzAllocCap is the most a fuzzed input of n bytes may allocate in
+// all, reading and building included: the readers' cap on a single
+// allocation (cappedAllocator: 64 MiB plus 64 times the file's size)
+// plus room for the 5,000 rows fuzzOpts lets through and the designs
+// exercise builds from them. An input that allocates more is a failure
+// even if the machine could afford it.
+func fuzzAllocCap(n int) uint64 { return 256<<20 + 128*uint64(n) }
+
+// checkAllocs runs read and fails if it allocated more than fuzzAllocCap.
+func checkAllocs(t *testing.T, n int, read func()) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	read()
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > fuzzAllocCap(n) {
+		t.Fatalf("a %d-byte input allocated %d bytes, more than the cap %d", n, got, fuzzAllocCap(n))
 	}
 }
 
@@ -91,20 +111,24 @@ func exercise(t *testing.T, f *Frame) {
 func FuzzReadParquet(f *testing.F) {
 	addSeeds(f, "*.parquet")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fr, err := readParquet(bytes.NewReader(b), "fuzz.parquet", fuzzOpts)
-		if err == nil {
-			exercise(t, fr)
-		}
+		checkAllocs(t, len(b), func() {
+			fr, err := readParquet(bytes.NewReader(b), "fuzz.parquet", fuzzOpts)
+			if err == nil {
+				exercise(t, fr)
+			}
+		})
 	})
 }
 
 func FuzzReadArrow(f *testing.F) {
 	addSeeds(f, "*.arrow*")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fr, err := readArrow(bytes.NewReader(b), "fuzz.arrow", fuzzOpts)
-		if err == nil {
-			exercise(t, fr)
-		}
+		checkAllocs(t, len(b), func() {
+			fr, err := readArrow(bytes.NewReader(b), "fuzz.arrow", fuzzOpts)
+			if err == nil {
+				exercise(t, fr)
+			}
+		})
 	})
 }
 
@@ -113,9 +137,11 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("a,b\n1,x\n2,\n\"3\",NA\n"))
 	f.Add([]byte("t,y\n2024-01-01T10:00:00Z,1\n2024-01-02,0\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fr, err := readCSV(bytes.NewReader(b), "fuzz.csv", fuzzOpts)
-		if err == nil {
-			exercise(t, fr)
-		}
+		checkAllocs(t, len(b), func() {
+			fr, err := readCSV(bytes.NewReader(b), "fuzz.csv", fuzzOpts)
+			if err == nil {
+				exercise(t, fr)
+			}
+		})
 	})
 }

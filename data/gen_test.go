@@ -112,11 +112,18 @@ func smallCSV(null map[int]bool) []byte {
 }
 
 func writeParquet(t testing.TB, rec arrow.RecordBatch, rowGroup int64) []byte {
+	return writeParquetProps(t, rec, rowGroup, pqarrow.DefaultWriterProps())
+}
+
+// writeParquetProps is writeParquet with the given Arrow writer properties
+// (pqarrow.WithStoreSchema keeps the Arrow schema in the file's metadata,
+// as pyarrow does).
+func writeParquetProps(t testing.TB, rec arrow.RecordBatch, rowGroup int64, arrowProps pqarrow.ArrowWriterProperties) []byte {
 	var buf bytes.Buffer
 	tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
 	defer tbl.Release()
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true))
-	if err := pqarrow.WriteTable(tbl, &buf, rowGroup, props, pqarrow.DefaultWriterProps()); err != nil {
+	if err := pqarrow.WriteTable(tbl, &buf, rowGroup, props, arrowProps); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -197,31 +204,7 @@ func TestGenerateTestdata(t *testing.T) {
 // nanoseconds, dates, 32-bit integers and floats, a dictionary-encoded
 // string column and unsigned integers.
 func TestArrowTypes(t *testing.T) {
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "ny", Type: &arrow.TimestampType{Unit: arrow.Second, TimeZone: "America/New_York"}},
-		{Name: "ns", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}},
-		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
-		{Name: "i32", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "f32", Type: arrow.PrimitiveTypes.Float32},
-		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16},
-		{Name: "code", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	// 2024-07-01 12:00 UTC is 08:00 in New York (EDT); 2024-01-15 12:00
-	// UTC is 07:00 (EST).
-	for _, s := range []int64{1719835200, 1705320000} {
-		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(s))
-		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(s*1e9 + 1500))
-		b.Field(2).(*array.Date32Builder).Append(arrow.Date32(s / 86400))
-		b.Field(3).(*array.Int32Builder).Append(int32(s % 1000))
-		b.Field(4).(*array.Float32Builder).Append(1.5)
-		b.Field(5).(*array.Uint16Builder).Append(65535)
-	}
-	db := b.Field(6).(*array.BinaryDictionaryBuilder)
-	db.AppendString("b")
-	db.AppendNull()
-	rec := b.NewRecordBatch()
+	rec := typesRecord()
 	defer rec.Release()
 	for _, stream := range []bool{false, true} {
 		f, err := readArrow(bytes.NewReader(writeIPC(t, rec, stream)), "types.arrow", nil)
@@ -251,4 +234,34 @@ func TestArrowTypes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Feather version 1") {
 		t.Errorf("Feather v1: %v", err)
 	}
+}
+
+// typesRecord is the record TestArrowTypes and TestParquetTypes read:
+// two rows of seven columns of other types.
+func typesRecord() arrow.RecordBatch {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ny", Type: &arrow.TimestampType{Unit: arrow.Second, TimeZone: "America/New_York"}},
+		{Name: "ns", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "i32", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "f32", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "u16", Type: arrow.PrimitiveTypes.Uint16},
+		{Name: "code", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	// 2024-07-01 12:00 UTC is 08:00 in New York (EDT); 2024-01-15 12:00
+	// UTC is 07:00 (EST).
+	for _, s := range []int64{1719835200, 1705320000} {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(s))
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(s*1e9 + 1500))
+		b.Field(2).(*array.Date32Builder).Append(arrow.Date32(s / 86400))
+		b.Field(3).(*array.Int32Builder).Append(int32(s % 1000))
+		b.Field(4).(*array.Float32Builder).Append(1.5)
+		b.Field(5).(*array.Uint16Builder).Append(65535)
+	}
+	db := b.Field(6).(*array.BinaryDictionaryBuilder)
+	db.AppendString("b")
+	db.AppendNull()
+	return b.NewRecordBatch()
 }

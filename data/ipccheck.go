@@ -54,8 +54,15 @@ func (b fb) field(t, slot int) (int, error) {
 	if vsize < 4 || vt+vsize > len(b) {
 		return 0, errFlatbuffer
 	}
-	if 4+2*slot+2 > vsize {
+	// As flatbuffers' Table.Offset decides: the slot is present if its
+	// entry starts inside the vtable, even when the vtable's (odd) size
+	// cuts the entry's second byte off — arrow-go then reads that byte
+	// past the vtable, so it must be inside the buffer.
+	if 4+2*slot >= vsize {
 		return 0, nil
+	}
+	if vt+4+2*slot+2 > len(b) {
+		return 0, errFlatbuffer
 	}
 	off := int(binary.LittleEndian.Uint16(b[vt+4+2*slot:]))
 	if off == 0 {

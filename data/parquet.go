@@ -7,20 +7,23 @@ package data
 import (
 	"bufio"
 	"bytes"
-	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"path/filepath"
 	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/exactmh/exactmh/internal/prefault"
 )
 
 // readSource is what the readers read from: an *os.File, or a
@@ -35,22 +38,122 @@ type readSource interface {
 const batchRows = 1 << 16
 
 // ReadParquet reads a Parquet file (any compression arrow-go supports:
-// Snappy, gzip, Brotli, LZ4, zstd) through Apache Arrow, column by column in
-// batches of 65,536 rows. Nulls are missing values. With opt.Columns nil,
-// columns of types the package does not read (lists, structs, binary,
-// decimals…) are left out; named in opt.Columns they are an error saying
-// why. A truncated or corrupted file is an error, never a panic.
+// Snappy, gzip, Brotli, LZ4, zstd) with arrow-go's column chunk readers,
+// column by column in batches of 65,536 rows. Nulls are missing values.
+// With opt.Columns nil, columns of types the package does not read
+// (lists, structs, binary, decimals…) are left out; named in opt.Columns
+// they are an error saying why. Two columns of one name are an error. A
+// truncated or corrupted file is an error, never a panic; a file that
+// declares more rows than memory holds is refused before any is read.
 func ReadParquet(path string, opt *ReadOptions) (*Frame, error) {
 	src := filepath.Base(path)
 	if err := opt.check(src); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path, src, false)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return readParquet(f, src, opt)
+}
+
+// parquetKind is how a Parquet column's values become a column's.
+type parquetKind int
+
+const (
+	pqBool      parquetKind = iota // BOOLEAN
+	pqInt32                        // INT32, signed (any width)
+	pqUint32                       // INT32, unsigned
+	pqDate                         // INT32 days since 1970-01-01
+	pqInt64                        // INT64, signed
+	pqUint64                       // INT64, unsigned
+	pqTimestamp                    // INT64 in the unit of mul/div
+	pqInt96                        // INT96 timestamp (Julian day, nanoseconds of the day)
+	pqFloat32                      // FLOAT
+	pqFloat64                      // DOUBLE
+	pqFloat16                      // FIXED_LEN_BYTE_ARRAY(2), Float16
+	pqString                       // BYTE_ARRAY, String
+)
+
+// parquetColumnKind maps a leaf column onto a column type and a kind; ok
+// is false for what the package does not read (times of day, decimals,
+// binary, JSON, intervals…), the types arrow-go's pqarrow reads as Arrow
+// types arrowColumnType refuses.
+func parquetColumnKind(c *schema.Column) (typ ColumnType, kind parquetKind, mul, div int64, ok bool) {
+	lt := c.LogicalType()
+	switch c.PhysicalType() {
+	case parquet.Types.Boolean:
+		return Bool, pqBool, 0, 0, isPlain(lt)
+	case parquet.Types.Int32:
+		switch t := lt.(type) {
+		case schema.IntLogicalType:
+			if t.IsSigned() {
+				return Int, pqInt32, 0, 0, true
+			}
+			return Int, pqUint32, 0, 0, true
+		case schema.DateLogicalType:
+			return Time, pqDate, 0, 0, true
+		}
+		return Int, pqInt32, 0, 0, isPlain(lt)
+	case parquet.Types.Int64:
+		switch t := lt.(type) {
+		case schema.IntLogicalType:
+			if t.IsSigned() {
+				return Int, pqInt64, 0, 0, true
+			}
+			return Int, pqUint64, 0, 0, true
+		case schema.TimestampLogicalType:
+			switch t.TimeUnit() {
+			case schema.TimeUnitMillis:
+				return Time, pqTimestamp, 1e3, 1, true
+			case schema.TimeUnitMicros:
+				return Time, pqTimestamp, 1, 1, true
+			case schema.TimeUnitNanos:
+				return Time, pqTimestamp, 1, 1e3, true
+			}
+			return 0, 0, 0, 0, false
+		}
+		return Int, pqInt64, 0, 0, isPlain(lt)
+	case parquet.Types.Int96:
+		return Time, pqInt96, 0, 0, isPlain(lt)
+	case parquet.Types.Float:
+		return Float, pqFloat32, 0, 0, isPlain(lt)
+	case parquet.Types.Double:
+		return Float, pqFloat64, 0, 0, isPlain(lt)
+	case parquet.Types.FixedLenByteArray:
+		if _, ok := lt.(schema.Float16LogicalType); ok && c.TypeLength() == 2 {
+			return Float, pqFloat16, 0, 0, true
+		}
+	case parquet.Types.ByteArray:
+		if _, ok := lt.(schema.StringLogicalType); ok {
+			return String, pqString, 0, 0, true
+		}
+	}
+	return 0, 0, 0, 0, false
+}
+
+// isPlain reports a logical type that leaves the physical type's meaning
+// alone.
+func isPlain(lt schema.LogicalType) bool {
+	switch lt.(type) {
+	case nil, schema.NoLogicalType:
+		return true
+	}
+	return false
+}
+
+// parquetBuilder accumulates one column from a Parquet leaf column.
+type parquetBuilder struct {
+	src      string
+	col      *column
+	leaf     int // the leaf column's index in the file's schema
+	kind     parquetKind
+	mul, div int64 // pqTimestamp: to microseconds
+	maxDef   int16
+	n        int              // rows so far
+	total    int              // rows reserved (more may come)
+	index    map[string]int32 // String: level → code
 }
 
 // readParquet reads Parquet from r; src names it in messages. Every call
@@ -66,86 +169,98 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 		return nil, fmt.Errorf("data: %s: %v", src, err)
 	}
 	mem := newCappedAllocator(size)
-	pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	props := parquet.NewReaderProperties(mem)
+	// Column chunks are read through a buffer rather than into one slice
+	// of the size the footer declares (which a corrupted footer sets to
+	// gigabytes), and no page may be larger than the file or the cap.
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	props.MaxCompressedPageSize = max(1, min(size, parquet.DefaultMaxCompressedPageSize))
+	props.MaxUncompressedPageSize = max(1, min(int64(mem.max), parquet.DefaultMaxUncompressedPageSize))
+	pf, err := file.NewParquetReader(r, file.WithReadProps(props))
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: not a readable Parquet file: %v", src, err)
 	}
 	defer pf.Close()
-	props := pqarrow.ArrowReadProperties{BatchSize: batchRows} // Parallel false: a panic in another goroutine could not be recovered
-	rd, err := pqarrow.NewFileReader(pf, props, mem)
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: Parquet schema: %v", src, err)
-	}
-	// Strings are read dictionary-encoded, as Parquet stores them: codes
-	// and a small dictionary per batch rather than a string per row.
-	dict := false
-	for _, fd := range rd.Manifest.Fields {
-		if fd.IsLeaf() && (fd.Field.Type.ID() == arrow.STRING || fd.Field.Type.ID() == arrow.LARGE_STRING) {
-			props.SetReadDict(fd.ColIndex, true)
-			dict = true
-		}
-	}
-	if dict {
-		if rd, err = pqarrow.NewFileReader(pf, props, mem); err != nil {
-			return nil, fmt.Errorf("data: %s: Parquet schema: %v", src, err)
-		}
-	}
-	fields := rd.Manifest.Fields
-	names := make([]string, len(fields))
-	for j, fd := range fields {
-		names[j] = fd.Field.Name
+	md := pf.MetaData()
+	sch := md.Schema
+	root := sch.Root()
+	names := make([]string, root.NumFields())
+	for j := range names {
+		names[j] = root.Field(j).Name()
 	}
 	sel, err := selectColumns(src, names, opt.columns())
 	if err != nil {
 		return nil, err
 	}
 	// Leave out what cannot be read unless it was asked for by name.
-	var fieldIdx []int
-	var builders []*arrowBuilder
-	limit := opt.limit()
-	total := int(min(pf.NumRows(), int64(limit), 64*size+1024)) // a capacity hint
+	var builders []*parquetBuilder
 	for _, j := range sel {
-		fd := fields[j]
-		_, ok := arrowColumnType(fd.Field.Type)
-		if !ok || !fd.IsLeaf() {
+		node := root.Field(j)
+		if k := duplicate(names, j); k >= 0 {
+			return nil, fmt.Errorf("data: %s: columns %d and %d are both named %q: which one a term means is ambiguous", src, min(j, k)+1, max(j, k)+1, names[j])
+		}
+		leaf := -1
+		if _, prim := node.(*schema.PrimitiveNode); prim && node.RepetitionType() != parquet.Repetitions.Repeated {
+			leaf = sch.ColumnIndexByNode(node)
+		}
+		var (
+			typ      ColumnType
+			kind     parquetKind
+			mul, div int64
+			ok       bool
+		)
+		if leaf >= 0 {
+			typ, kind, mul, div, ok = parquetColumnKind(sch.Column(leaf))
+		}
+		if !ok {
 			if opt.columns() == nil {
 				continue
 			}
-			return nil, fmt.Errorf("data: %s: column %q has type %s, which this package does not read (want integers, floats, booleans, timestamps, dates or strings)", src, fd.Field.Name, fd.Field.Type)
+			what := "a nested column"
+			if leaf >= 0 {
+				what = sch.Column(leaf).String()
+			}
+			return nil, fmt.Errorf("data: %s: column %q is %s, which this package does not read (want integers, floats, booleans, timestamps, dates or strings)", src, node.Name(), what)
 		}
-		b, err := newArrowBuilder(src, *fd.Field, total)
-		if err != nil {
-			return nil, err
+		b := &parquetBuilder{src: src, col: &column{name: node.Name(), typ: typ}, leaf: leaf, kind: kind, mul: mul, div: div, maxDef: sch.Column(leaf).MaxDefinitionLevel()}
+		if typ == String {
+			b.index = make(map[string]int32)
 		}
-		fieldIdx = append(fieldIdx, j)
 		builders = append(builders, b)
 	}
 	out := &Frame{source: src}
 	if len(builders) == 0 {
 		return out, nil
 	}
-	// Only the row groups the limit needs.
+	// The rows the file declares, checked against its row groups and
+	// against memory before anything is allocated for them.
+	limit := opt.limit()
 	var groups []int
-	need := int64(limit)
-	for g := 0; g < pf.NumRowGroups() && need > 0; g++ {
-		groups = append(groups, g)
-		need -= pf.MetaData().RowGroup(g).NumRows()
-	}
-	if len(groups) == 0 {
-		return finishArrow(out, builders, 0), nil
-	}
-	// Each column is read on its own — the record reader would need the
-	// columns' chunks to line up — and the columns in parallel, as
-	// pqarrow's Parallel option does (the readers made first, then read
-	// concurrently), but each goroutine with its own recover.
-	ctx := context.Background()
-	readers := make([]*pqarrow.ColumnReader, len(builders))
-	for k, b := range builders {
-		j := fieldIdx[k]
-		if readers[k], err = rd.GetFieldReader(ctx, j, map[int]bool{fields[j].ColIndex: true}, groups); err != nil {
-			return nil, fmt.Errorf("data: %s: column %q: %v", src, b.col.name, err)
+	var declared int64
+	for g := 0; g < pf.NumRowGroups() && declared < int64(limit); g++ {
+		rows := md.RowGroup(g).NumRows()
+		if rows < 0 || rows > math.MaxInt64-declared {
+			return nil, fmt.Errorf("data: %s: row group %d declares %d rows", src, g, rows)
 		}
+		if err := checkChunks(md.RowGroup(g), builders, size); err != nil {
+			return nil, fmt.Errorf("data: %s: row group %d: %v", src, g, err)
+		}
+		groups = append(groups, g)
+		declared += rows
 	}
+	total := int(min(declared, int64(limit)))
+	if err := checkRowsFit(src, total, len(builders)); err != nil {
+		return nil, err
+	}
+	// Room for the declared rows, up to what a file of this size can
+	// plausibly hold (memory then grows with the rows actually decoded).
+	hint := int(min(int64(total), 64*size+1<<16))
+	for _, b := range builders {
+		b.reserve(hint)
+	}
+	// Each column is read on its own, the columns in parallel, each
+	// goroutine with its own recover.
 	errs := make([]error, len(builders))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -155,7 +270,7 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[k] = readColumn(readers[k], builders[k], limit)
+			errs[k] = builders[k].read(pf, groups, total)
 		}()
 	}
 	wg.Wait()
@@ -164,44 +279,273 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 			return nil, err // the first column's
 		}
 	}
-	n := builders[0].n
-	for _, b := range builders[1:] {
-		if b.n != n {
-			return nil, fmt.Errorf("data: %s: column %q has %d rows, column %q %d", src, builders[0].col.name, n, b.col.name, b.n)
+	out.n = total
+	for _, b := range builders {
+		if b.n != total {
+			return nil, fmt.Errorf("data: %s: column %q has %d rows, the metadata says %d", src, b.col.name, b.n, total)
 		}
+		c := b.col
+		if c.typ == String && len(c.levels) == 0 && len(c.codes) > 0 {
+			c.levels = []string{""}
+		}
+		out.cols = append(out.cols, c)
 	}
-	if want := int(min(pf.NumRows(), int64(limit))); n != want {
-		return nil, fmt.Errorf("data: %s: %d rows read, the metadata says %d", src, n, want)
-	}
-	return finishArrow(out, builders, n), nil
+	return out, nil
 }
 
-// readColumn reads one column's batches into b, up to limit rows.
-func readColumn(cr *pqarrow.ColumnReader, b *arrowBuilder, limit int) (err error) {
+// duplicate returns the index of another column named as names[j], or -1.
+func duplicate(names []string, j int) int {
+	for k, name := range names {
+		if k != j && name == names[j] {
+			return k
+		}
+	}
+	return -1
+}
+
+// checkChunks checks the column chunks of the builders' leaves in one row
+// group against the file: their pages must lie inside it. arrow-go would
+// otherwise seek to, and size buffers by, whatever the footer says.
+func checkChunks(rg *metadata.RowGroupMetaData, builders []*parquetBuilder, size int64) error {
+	for _, b := range builders {
+		cc, err := rg.ColumnChunk(b.leaf)
+		if err != nil {
+			return err
+		}
+		start := cc.DataPageOffset()
+		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+			start = cc.DictionaryPageOffset()
+		}
+		n := cc.TotalCompressedSize()
+		if start < 0 || n < 0 || start > size || n > size-start {
+			return fmt.Errorf("column %q: a chunk of %d bytes at byte %d of a %d-byte file", b.col.name, n, start, size)
+		}
+		if cc.NumValues() < 0 {
+			return fmt.Errorf("column %q: %d values", b.col.name, cc.NumValues())
+		}
+	}
+	return nil
+}
+
+// reserve allocates room for n rows; more grow by appending.
+func (b *parquetBuilder) reserve(n int) {
+	b.total = n
+	c := b.col
+	switch c.typ {
+	case Float:
+		c.f = make([]float64, 0, n)
+		prefault.Populate(c.f[:n])
+	case Int, Bool, Time:
+		c.i = make([]int64, 0, n)
+		prefault.Populate(c.i[:n])
+	case String:
+		c.codes = make([]int32, 0, n)
+		prefault.Populate(c.codes[:n])
+	}
+}
+
+// read reads the builder's column from the row groups, up to limit rows.
+func (b *parquetBuilder) read(pf *file.Reader, groups []int, limit int) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("data: %s: column %q near row %d: not a readable Parquet file (arrow-go: %v)", b.src, b.col.name, b.n+1, p)
 		}
 	}()
-	for b.n < limit {
-		chunked, err := cr.NextBatch(batchRows)
-		if err != nil {
-			return fmt.Errorf("data: %s: column %q near row %d: %v", b.src, b.col.name, b.n+1, err)
+	batch := min(batchRows, max(limit, 1))
+	var defs []int16
+	if b.maxDef > 0 {
+		defs = make([]int16, batch)
+	}
+	var (
+		i32 []int32
+		i64 []int64
+		i96 []parquet.Int96
+		f32 []float32
+		f64 []float64
+		bl  []bool
+		ba  []parquet.ByteArray
+		fl  []parquet.FixedLenByteArray
+	)
+	switch b.kind {
+	case pqBool:
+		bl = make([]bool, batch)
+	case pqInt32, pqUint32, pqDate:
+		i32 = make([]int32, batch)
+	case pqInt64, pqUint64, pqTimestamp:
+		i64 = make([]int64, batch)
+	case pqInt96:
+		i96 = make([]parquet.Int96, batch)
+	case pqFloat32:
+		f32 = make([]float32, batch)
+	case pqFloat64:
+		f64 = make([]float64, batch)
+	case pqFloat16:
+		fl = make([]parquet.FixedLenByteArray, batch)
+	case pqString:
+		ba = make([]parquet.ByteArray, batch)
+	}
+	for _, g := range groups {
+		if b.n >= limit {
+			break
 		}
-		got := 0
-		for _, arr := range chunked.Chunks() {
-			got += arr.Len()
-			if err := b.appendArray(arr, limit-b.n); err != nil {
-				chunked.Release()
+		cr, err := pf.RowGroup(g).Column(b.leaf)
+		if err != nil {
+			return fmt.Errorf("data: %s: column %q, row group %d: %v", b.src, b.col.name, g, err)
+		}
+		for b.n < limit {
+			want := int64(min(batch, limit-b.n))
+			var rows int64
+			var vals int
+			switch cr := cr.(type) {
+			case *file.BooleanColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, bl, defs, nil)
+			case *file.Int32ColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, i32, defs, nil)
+			case *file.Int64ColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, i64, defs, nil)
+			case *file.Int96ColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, i96, defs, nil)
+			case *file.Float32ColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, f32, defs, nil)
+			case *file.Float64ColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, f64, defs, nil)
+			case *file.FixedLenByteArrayColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, fl, defs, nil)
+			case *file.ByteArrayColumnChunkReader:
+				rows, vals, err = cr.ReadBatch(want, ba, defs, nil)
+			default:
+				return fmt.Errorf("data: %s: column %q: unexpected column reader %T", b.src, b.col.name, cr)
+			}
+			if err != nil {
+				return fmt.Errorf("data: %s: column %q near row %d: %v", b.src, b.col.name, b.n+1, err)
+			}
+			if rows == 0 {
+				break
+			}
+			if rows > want || vals < 0 || int64(vals) > rows {
+				return fmt.Errorf("data: %s: column %q near row %d: %d values in %d rows, %d asked for", b.src, b.col.name, b.n+1, vals, rows, want)
+			}
+			if err := b.append(int(rows), vals, defs, i32, i64, i96, f32, f64, bl, ba, fl); err != nil {
 				return err
 			}
 		}
-		chunked.Release()
-		if got == 0 {
-			break
-		}
 	}
 	return nil
+}
+
+// append appends rows rows, of which vals are present: the values are
+// dense (nulls take no slot), the definition levels say which rows have
+// one.
+func (b *parquetBuilder) append(rows, vals int, defs []int16, i32 []int32, i64 []int64, i96 []parquet.Int96, f32 []float32, f64 []float64, bl []bool, ba []parquet.ByteArray, fl []parquet.FixedLenByteArray) error {
+	c := b.col
+	start := b.n
+	if b.maxDef > 0 {
+		present := 0
+		for _, d := range defs[:rows] {
+			if d == b.maxDef {
+				present++
+			}
+		}
+		if present != vals {
+			return fmt.Errorf("data: %s: column %q near row %d: %d values for %d present rows", b.src, c.name, start+1, vals, present)
+		}
+	} else if vals != rows {
+		return fmt.Errorf("data: %s: column %q near row %d: %d values for %d rows of a required column", b.src, c.name, start+1, vals, rows)
+	}
+	v, nulls := 0, 0 // the next value; the rows without one
+	for r := 0; r < rows; r++ {
+		if b.maxDef > 0 && defs[r] != b.maxDef {
+			switch c.typ {
+			case Float:
+				c.f = append(c.f, 0)
+			case String:
+				c.codes = append(c.codes, 0)
+			default:
+				c.i = append(c.i, 0)
+			}
+			nulls++
+			continue
+		}
+		switch b.kind {
+		case pqBool:
+			var x int64
+			if bl[v] {
+				x = 1
+			}
+			c.i = append(c.i, x)
+		case pqInt32:
+			c.i = append(c.i, int64(i32[v]))
+		case pqUint32:
+			c.i = append(c.i, int64(uint32(i32[v])))
+		case pqDate:
+			c.i = append(c.i, int64(i32[v])*86400e6)
+		case pqInt64:
+			c.i = append(c.i, i64[v])
+		case pqUint64:
+			if i64[v] < 0 {
+				return fmt.Errorf("data: %s: row %d, column %q: %d does not fit in an int64", b.src, start+r+1, c.name, uint64(i64[v]))
+			}
+			c.i = append(c.i, i64[v])
+		case pqTimestamp:
+			c.i = append(c.i, scaleMicros(i64[v], b.mul, b.div))
+		case pqInt96:
+			us, err := int96Micros(i96[v])
+			if err != nil {
+				return fmt.Errorf("data: %s: row %d, column %q: %v", b.src, start+r+1, c.name, err)
+			}
+			c.i = append(c.i, us)
+		case pqFloat32:
+			c.f = append(c.f, float64(f32[v]))
+		case pqFloat64:
+			c.f = append(c.f, f64[v])
+		case pqFloat16:
+			if len(fl[v]) != 2 {
+				return fmt.Errorf("data: %s: row %d, column %q: a float16 of %d bytes", b.src, start+r+1, c.name, len(fl[v]))
+			}
+			c.f = append(c.f, float64(float16.FromBits(binary.LittleEndian.Uint16(fl[v])).Float32()))
+		case pqString:
+			c.codes = append(c.codes, b.code(ba[v]))
+		}
+		v++
+	}
+	if nulls > 0 || c.miss != nil {
+		if c.miss == nil {
+			c.miss = make([]bool, start, max(b.total, start+rows))
+		}
+		for _, d := range defs[:rows] {
+			c.miss = append(c.miss, d != b.maxDef)
+		}
+	}
+	b.n = start + rows
+	return nil
+}
+
+// code returns the code of level s, adding it if new; s aliases the
+// reader's memory and a new level is copied.
+func (b *parquetBuilder) code(s []byte) int32 {
+	if k, ok := b.index[string(s)]; ok {
+		return k
+	}
+	str := string(s)
+	k := int32(len(b.col.levels))
+	b.col.levels = append(b.col.levels, str)
+	b.index[str] = k
+	return k
+}
+
+// julianUnixEpoch is the Julian day of 1970-01-01.
+const julianUnixEpoch = 2440588
+
+// int96Micros converts an INT96 timestamp (nanoseconds of the day, then
+// the Julian day, little-endian) to microseconds since the epoch, as
+// arrow-go's conversion to a nanosecond timestamp would, floored.
+func int96Micros(v parquet.Int96) (int64, error) {
+	nanos := binary.LittleEndian.Uint64(v[:8])
+	if nanos >= 86400e9 {
+		return 0, fmt.Errorf("INT96 timestamp with %d nanoseconds in its day", nanos)
+	}
+	days := int64(binary.LittleEndian.Uint32(v[8:])) - julianUnixEpoch
+	return days*86400e6 + int64(nanos/1000), nil
 }
 
 // finishArrow stores the builders' columns in the Frame.
@@ -224,9 +568,9 @@ func ReadArrow(path string, opt *ReadOptions) (*Frame, error) {
 	if err := opt.check(src); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := openRegular(path, src, false)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return readArrow(f, src, opt)
@@ -309,6 +653,9 @@ func readArrow(r readSource, src string, opt *ReadOptions) (fr *Frame, err error
 	var idx []int
 	var builders []*arrowBuilder
 	for _, j := range sel {
+		if k := duplicate(names, j); k >= 0 {
+			return nil, fmt.Errorf("data: %s: columns %d and %d are both named %q: which one a term means is ambiguous", src, min(j, k)+1, max(j, k)+1, names[j])
+		}
 		if _, ok := arrowColumnType(fields[j].Type); !ok && opt.columns() == nil {
 			continue
 		}

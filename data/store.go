@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime/debug"
 	"unsafe"
 )
 
@@ -496,8 +497,27 @@ func (s *Store) X64() []float64 { return s.x64 }
 func (s *Store) X32() []float32 { return s.x32 }
 
 // Validate reads every value and returns an error naming the first that is
-// not finite (its row and column), or nil. It reads the whole file.
-func (s *Store) Validate() error {
+// not finite (its row and column), or nil. It reads the whole file. A file
+// truncated by another process while mapped is an error too (a read past
+// its new end faults; guardFault), not a crash.
+func (s *Store) Validate() (err error) {
+	defer guardFault(s.path, &err)
+	return s.validate()
+}
+
+// guardFault turns a memory fault in the calling function — a read of the
+// mapping past the end of a file another process truncated, which raises
+// SIGBUS — into an error in *err. It makes the runtime panic on such a
+// fault (debug.SetPanicOnFault) for the goroutine until the caller
+// returns.
+func guardFault(path string, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("data: store %s: a read of the mapped file faulted (%v): was the file truncated or replaced while open?", path, p)
+	}
+}
+
+func (s *Store) validate() error {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	for i, v := range s.y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("data: store %s: y[%d] = %v is not finite", s.path, i, v)

@@ -55,7 +55,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -410,10 +409,12 @@ func (rc *recChain) start(lp bool, m exactmh.Metric) {
 }
 
 // NewFiles returns a Recorder writing chain c to the file prefix_<c+1>.csv,
-// CmdStan's naming. opt may be nil.
+// CmdStan's naming. opt may be nil. A symbolic link at that name is an
+// error rather than followed (createNoFollow): a link planted there would
+// otherwise have its target overwritten.
 func NewFiles(prefix string, opt *Options) *Recorder {
 	r := &Recorder{Open: func(c int) (io.Writer, error) {
-		return os.Create(fmt.Sprintf("%s_%d.csv", prefix, c+1))
+		return createNoFollow(fmt.Sprintf("%s_%d.csv", prefix, c+1))
 	}}
 	if opt != nil {
 		r.Options = *opt
@@ -623,6 +624,22 @@ func (s *File) Column(name string) ([]float64, error) {
 	return nil, fmt.Errorf("stancsv: File: no column %q (have %v)", name, s.Columns)
 }
 
+// checkColumnNames refuses a header with an empty or a repeated column
+// name: a column looked up by name would be another's.
+func checkColumnNames(cols []string, line int) error {
+	seen := make(map[string]int, len(cols))
+	for j, c := range cols {
+		if strings.TrimSpace(c) == "" {
+			return fmt.Errorf("stancsv: Read: line %d: column %d has no name", line, j+1)
+		}
+		if k, dup := seen[c]; dup {
+			return fmt.Errorf("stancsv: Read: line %d: columns %d and %d are both named %q", line, k+1, j+1, c)
+		}
+		seen[c] = j
+	}
+	return nil
+}
+
 // ParamNames returns the parameter columns: those not ending in "__".
 func (s *File) ParamNames() []string {
 	var out []string
@@ -783,6 +800,9 @@ func (o ReadOptions) Read(r io.Reader) (*File, error) {
 		}
 		if out.Columns == nil {
 			out.Columns = strings.Split(text, ",")
+			if err := checkColumnNames(out.Columns, line); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		fields := strings.Split(text, ",")

@@ -24,6 +24,11 @@
 //	3  a bound violation (exactmh check, or a chain that met one)
 //	4  interrupted (SIGINT, SIGTERM) with a checkpoint written: run the
 //	   same command with --resume
+//
+// A Go runtime crash ("fatal error: …" and a stack trace on stderr) also
+// exits with 2; no input is meant to cause one (the readers and the design
+// builder refuse, before allocating, what would not fit in memory), so
+// report it.
 package main
 
 import (
@@ -97,7 +102,8 @@ Usage:
 
 Exit codes: 0 done; 1 other failure; 2 bad input (refused before
 sampling); 3 bound violation; 4 interrupted with a checkpoint written
-(run the same command again with --resume).
+(run the same command again with --resume). Exit code 2 with a Go stack
+trace is a crash, not bad input: report it.
 `
 
 func main() {

@@ -5,9 +5,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"math"
@@ -34,6 +31,7 @@ type modelFlags struct {
 	nu            float64
 	prior         string
 	beta          float64
+	maxRows       int
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) {
@@ -48,6 +46,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&m.nu, "nu", 4, "degrees of freedom ν of --family studentt")
 	fs.StringVar(&m.prior, "prior", "flat", "the prior: flat, normal:SD, box:R (the cube [−R, R]^d) or ball:R")
 	fs.Float64Var(&m.beta, "beta", 1, "tempering β > 0 of the likelihood")
+	fs.IntVar(&m.maxRows, "max-rows", 0, "read at most `n` rows of --data, from the start (0: all; a file declaring more rows than memory holds is refused either way)")
 }
 
 // model is a posterior built from modelFlags, with the design it came from.
@@ -252,7 +251,10 @@ func (m *modelFlags) build() (*fitted, error) {
 	if !slices.Contains(cols, respCol) {
 		cols = append(cols, respCol)
 	}
-	f, err := data.ReadFile(m.data, &data.ReadOptions{Columns: cols})
+	if m.maxRows < 0 {
+		return nil, usageErr("--max-rows %d: want ≥ 0 (0: all rows)", m.maxRows)
+	}
+	f, err := data.ReadFile(m.data, &data.ReadOptions{Columns: cols, Limit: m.maxRows})
 	if err != nil {
 		return nil, inputErr(err)
 	}
@@ -298,7 +300,7 @@ func (m *modelFlags) build() (*fitted, error) {
 	fp := fingerprint{
 		N: d.N, D: d.D, Dropped: d.Dropped, Names: d.Names, Response: respStr, Terms: termStrs,
 		Intercept: !m.noIntercept, DropMissing: m.dropMissing, Standardize: !m.noStandardize,
-		Family: fam, Prior: m.prior, Beta: m.beta, RowHash: rowHash(d),
+		Family: fam, Prior: m.prior, Beta: m.beta, DataHash: dataHash(d),
 	}
 	switch fam {
 	case "gaussian":
@@ -334,25 +336,9 @@ type fingerprint struct {
 	Nu          float64 `json:",omitempty"`
 	Prior       string
 	Beta        float64
-	// RowHash is a SHA-256 of up to 1024 evenly spaced rows of the design
-	// and response (their float64 bits).
-	RowHash string
-}
-
-// rowHash hashes a sample of the design's rows.
-func rowHash(d *data.Design) string {
-	h := sha256.New()
-	step := max(1, d.N/1024)
-	var b [8]byte
-	for i := 0; i < d.N; i += step {
-		for _, v := range d.X[i*d.D : (i+1)*d.D] {
-			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-			h.Write(b[:])
-		}
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(d.Y[i]))
-		h.Write(b[:])
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	// DataHash is a SHA-256 of every row of the design and the response
+	// (their float64 bits, in order; dataHash).
+	DataHash string
 }
 
 // diff says how fingerprint o (the file's) differs from f (this run's),
@@ -393,8 +379,10 @@ func (f *fingerprint) diff(o *fingerprint) string {
 	if strings.Join(f.Names, ",") != strings.Join(o.Names, ",") {
 		add("columns", strings.Join(f.Names, ","), strings.Join(o.Names, ","))
 	}
-	if len(out) == 0 && f.RowHash != o.RowHash {
-		out = append(out, "the same columns but different values (hash of sampled rows)")
+	if len(out) == 0 && o.DataHash == "" {
+		out = append(out, "the file has no hash of every data row (it was written by an earlier exactmh, which hashed a sample of rows), so this data cannot be checked against it: start afresh")
+	} else if len(out) == 0 && f.DataHash != o.DataHash {
+		out = append(out, "the same columns but different values or row order (hash of every row of the design and response)")
 	}
 	return strings.Join(out, "; ")
 }

@@ -97,6 +97,7 @@ type sampleFlags struct {
 	resume                      bool
 	progress                    time.Duration
 	quiet                       bool
+	discardDraws                bool
 }
 
 // parseFlags parses args into fs; -h prints the usage to stdout.
@@ -137,6 +138,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&sf.resume, "resume", false, "continue the run saved in --checkpoint FILE")
 	fs.DurationVar(&sf.progress, "progress", time.Second, "time between progress lines on stderr")
 	fs.BoolVar(&sf.quiet, "quiet", false, "no progress lines and no summary table")
+	fs.BoolVar(&sf.discardDraws, "discard-draws", false, "keep no draws in memory, only in the CSV files (for runs whose draws exceed memory; the summary is read back from the files; not with --checkpoint)")
 	set, err := parseFlags(fs, args, sampleUsage, stdout)
 	if err != nil {
 		return err
@@ -170,6 +172,8 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--choice and --kernel both name the kernel: give one")
 	case sf.progress < 0:
 		return usageErr("--progress %v: want ≥ 0", sf.progress)
+	case sf.discardDraws && sf.checkpoint != "":
+		return usageErr("--discard-draws and --checkpoint: a run that keeps no draws cannot be resumed in another process (its CSV files cannot be rewritten from the checkpoint); leave out one")
 	}
 	auto := strings.ToLower(strings.TrimSpace(kf.kernel)) == "auto" && (sf.choice == "" || sf.chooseOnly)
 	if auto {
@@ -192,6 +196,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnIdentifiability(stderr, m, &mf)
 	if ctx.Err() != nil {
 		return interrupted(ctx, &sf, ctx.Err())
 	}
@@ -264,12 +269,25 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--out %s: directory %s does not exist", sf.out, dir)
 		}
 	}
+	if sf.checkpoint != "" {
+		if err := checkCheckpointDir(sf.checkpoint); err != nil {
+			return err
+		}
+	}
+	release, err := outputLocks(&sf, chainID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if sf.checkpoint != "" {
+		removeStaleTemps(sf.checkpoint) // with the lock held, no other process is writing them
+	}
 	var progress exactmh.Recorder
 	if !sf.quiet && sf.progress > 0 {
 		progress = exactmh.NewProgress(stderr, sf.progress)
 	}
 	rec := exactmh.MultiRecorder(files, progress)
-	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec}
+	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec, DiscardDraws: sf.discardDraws}
 	if sf.warmup == 0 {
 		set0.Warmup = exactmh.NoWarmup
 	}
@@ -332,7 +350,11 @@ func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
 // the run ended.
 func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, chosen string, chainID int, stdout io.Writer) error {
 	saved := false
-	if sf.checkpoint != "" && (res.Status == exactmh.Completed || res.Status == exactmh.Canceled) {
+	// A run that failed only in its recorder (a full disk) has intact
+	// chains: it is checkpointed too.
+	var recErr *exactmh.RecorderError
+	recorderOnly := res.Status == exactmh.Failed && errors.As(err, &recErr)
+	if sf.checkpoint != "" && (res.Status == exactmh.Completed || res.Status == exactmh.Canceled || recorderOnly) {
 		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Chosen: chosen,
 			Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}
 		if cerr := writeCheckpoint(sf.checkpoint, res, &meta); cerr != nil {
@@ -347,6 +369,9 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, ch
 	}
 	switch res.Status {
 	case exactmh.Completed:
+		if sf.discardDraws && !sf.quiet {
+			return summaryFromFiles(sf, chainID, stdout)
+		}
 		if !sf.quiet {
 			res.Summary().WriteTo(stdout)
 		}
@@ -356,6 +381,9 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, ch
 			return &cliError{exitInterrupted, fmt.Errorf("interrupted: checkpoint written to %s and the rows so far to %s_*.csv; run the same command with --resume to continue", sf.checkpoint, sf.out)}
 		}
 		return failure(fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed", sf.out))
+	}
+	if saved && recorderOnly {
+		return failure(fmt.Errorf("%v; the chains are intact and the checkpoint is written to %s: fix the output (free disk space) and run the same command with --resume", err, sf.checkpoint))
 	}
 	return failure(err)
 }
@@ -416,23 +444,6 @@ func writeCheckpoint(path string, res *exactmh.Result, meta *checkpointMeta) err
 		return err
 	}
 	return writeAtomic(path, res.Checkpoint)
-}
-
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // readMeta reads a checkpoint's metadata.

@@ -42,6 +42,9 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usageErr("summary: %s: %v", path, err)
 		}
+		if err := checkStanFile(path, sf); err != nil {
+			return err
+		}
 		files = append(files, sf)
 	}
 	s, err := stancsv.Summarize(files)
