@@ -64,7 +64,8 @@ func ExampleWrite() {
 
 // A Recorder streams each chain to its own writer during the run (NewFiles
 // opens prefix_1.csv, prefix_2.csv, …). TunaMH never evaluates the log
-// posterior, so there is no lp__ column; batch_size__ holds the size of
+// posterior, so its lp__ column holds 0 (and the configuration key
+// output.lp__ says so); batch_size__ holds the size of
 // each transition's minibatch.
 func ExampleRecorder() {
 	var buf bytes.Buffer
@@ -86,7 +87,7 @@ func ExampleRecorder() {
 	fmt.Println(strings.Join(f.Columns, ","))
 	fmt.Println(len(f.Draws), "draws; batch_size__ is Info.Batch:", same)
 	// Output:
-	// accept_stat__,stepsize__,treedepth__,divergent__,accepted__,batch_size__,n_energy__,n_grad__,theta.1,theta.2
+	// lp__,accept_stat__,stepsize__,treedepth__,divergent__,accepted__,batch_size__,n_energy__,n_grad__,theta.1,theta.2
 	// 300 draws; batch_size__ is Info.Batch: true
 }
 

@@ -25,10 +25,13 @@
 // "Elements of inverse mass matrix:" and d rows, and Read returns it in
 // File.InvMetric.
 //
-// Sampler columns end in "__": lp__ (the exact log posterior, written only
-// when the kernel reports it for every draw — full-batch MH, MALA, HMC; the
-// minibatch kernels never evaluate it, and rather than fake it the column is
-// left out), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
+// Sampler columns end in "__", which every reader (rstan's read_stan_csv,
+// cmdstanpy, ArviZ, stansummary) files as sampler diagnostics, never as
+// parameters: lp__, always first as the readers require (the exact log
+// posterior up to a constant where the kernel reports it for every draw —
+// full-batch MH, MALA, HMC, NUTS; the minibatch kernels never evaluate it,
+// and the column then holds 0, as CmdStan's fixed_param sampler writes,
+// with the configuration key output.lp__ saying which), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
 // the acceptance probability given the auxiliary minibatch, nan where
 // unknown), stepsize__, treedepth__ (and for NUTS n_leapfrog__) and
 // divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N and Info.Divergent,
@@ -40,6 +43,13 @@
 // flattening of theta[1] … theta[d], the names [exactmh.Result.Summary]
 // gives them. Both count from 1, as Stan does: coordinate j of θ (0-based
 // in Go) is theta[j+1] in the summary and the column theta.(j+1) here.
+// Given names are written as [SafeNames] makes them, which the readers'
+// name parsers take ("(Intercept)" is written "Intercept").
+//
+// [Options].Model adds a "# model_info" section to the configuration
+// comments (what was sampled: the command line writes its family, prior,
+// response, terms, data file and fingerprint), and Options.Choice the
+// automatic default's choice for a run that was given it.
 //
 // [Read] refuses a file whose last line is not terminated — the stream of
 // a killed process, cut perhaps inside a number, whose value would be read
@@ -75,6 +85,18 @@ type Options struct {
 	// 17 round-trips float64 exactly, and more is 17). Negative is an
 	// error.
 	SigFigs int
+	// Model describes what was sampled, as key = value pairs written in
+	// order under the configuration comment "# model_info" (the command
+	// line's family, prior and its scale, response, terms, data file and
+	// the data's fingerprint). A key is one word of letters, digits and
+	// '_'; other characters are replaced by '_', and line breaks in a
+	// value by spaces.
+	Model [][2]string
+	// Choice is the automatic default's choice and its reason, written as
+	// the "auto" configuration key when the run itself made no choice (a
+	// run given the kernel an earlier choice named: exactmh sample
+	// --choice FILE). A run's own exactmh.Choice is written otherwise.
+	Choice string
 }
 
 func (o *Options) sigFigs() int {
@@ -99,19 +121,15 @@ func (o *Options) names(d int) ([]string, error) {
 	if len(o.Names) != d {
 		return nil, fmt.Errorf("stancsv: Options.Names has %d names for %d parameters", len(o.Names), d)
 	}
-	for j, n := range o.Names {
-		if n == "" || strings.ContainsAny(n, ",\n#") || strings.HasSuffix(n, "__") {
-			return nil, fmt.Errorf("stancsv: Options.Names[%d] = %q: want a non-empty name without ',', '#', newlines or a trailing \"__\"", j, n)
-		}
-	}
-	return o.Names, nil
+	return SafeNames(o.Names), nil
 }
 
 // stanWriter writes one chain's file.
 type stanWriter struct {
 	w       *bufio.Writer
 	sig     int
-	lp      bool // whether the lp__ column is written
+	lp      bool // whether the lp__ column holds the log posterior (else 0)
+	opt     *Options
 	tree    bool // whether NUTS's treedepth__, n_leapfrog__ and divergent__ are
 	n       int  // N, the data per leapfrog step
 	adapted bool // whether the adaptation comment is written
@@ -141,13 +159,27 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	for _, kv := range kernelFields(k) {
 		fmt.Fprintf(w, "#         %s = %s\n", kv[0], kv[1])
 	}
-	if choice != nil {
+	switch {
+	case choice != nil:
 		// The automatic default: what it chose and why, on one line.
-		fmt.Fprintf(w, "#         auto = %s\n", strings.ReplaceAll(choice.String(), "\n", " "))
+		fmt.Fprintf(w, "#         auto = %s\n", oneLine(choice.String()))
+	case s.opt != nil && s.opt.Choice != "":
+		fmt.Fprintf(w, "#         auto = %s\n", oneLine(s.opt.Choice))
 	}
 	fmt.Fprintf(w, "#     num_chains = %d\n# id = %d\n# data\n#   N = %d\n#   dim = %d\n# random\n#   seed = %d\n",
 		set.Chains, set.FirstChain+chain+1, n, len(names), set.Seed)
+	if s.opt != nil && len(s.opt.Model) > 0 {
+		fmt.Fprintf(w, "# model_info\n")
+		for _, kv := range s.opt.Model {
+			fmt.Fprintf(w, "#   %s = %s\n", nonAlnum.ReplaceAllString(kv[0], "_"), oneLine(kv[1]))
+		}
+	}
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
+	if s.lp {
+		fmt.Fprintf(w, "#   lp__ = %s\n", lpExact)
+	} else {
+		fmt.Fprintf(w, "#   lp__ = %s\n", lpZero)
+	}
 	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
 	s.n = n
 	switch k.(type) {
@@ -155,9 +187,7 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 		s.tree = true
 		cols = slices.Insert(cols, 3, "n_leapfrog__") // treedepth__, n_leapfrog__, divergent__ as CmdStan
 	}
-	if s.lp {
-		cols = append([]string{"lp__"}, cols...)
-	}
+	cols = append([]string{"lp__"}, cols...)
 	w.WriteString(strings.Join(append(cols, names...), ","))
 	w.WriteByte('\n')
 }
@@ -209,6 +239,8 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	}
 	if s.lp {
 		add(info.LogDensity)
+	} else {
+		add(0)
 	}
 	add(info.AcceptProb)
 	add(scale)
@@ -252,6 +284,22 @@ func (s *stanWriter) appendFloat(b []byte, v float64) []byte {
 		return append(b, "-inf"...)
 	}
 	return strconv.AppendFloat(b, v, 'g', s.sig, 64)
+}
+
+// The values of the "lp__" configuration key (under "output"): the lp__
+// column holds the exact log posterior, up to a constant, or 0 — the value
+// CmdStan's fixed_param sampler writes, which rstan, posterior, cmdstanpy
+// and ArviZ read as a constant column — because the kernel never
+// evaluates the log posterior (the minibatch kernels: evaluating it would
+// cost a pass over all N data per draw). Summarize leaves a zero lp__ out.
+const (
+	lpExact = "log_posterior"
+	lpZero  = "0 (not evaluated by this kernel)"
+)
+
+// oneLine joins the lines of s with spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
 }
 
 func boolInt(b bool) int {
@@ -329,7 +377,8 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 	if res.Names != nil && (opt == nil || opt.Names == nil) {
 		o := Options{Names: res.Names}
 		if opt != nil {
-			o.SigFigs = opt.SigFigs
+			o = *opt
+			o.Names = res.Names
 		}
 		opt = &o
 	}
@@ -338,7 +387,7 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 		return err
 	}
 	ch := res.Chains[c]
-	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0, metric: ch.Metric}
+	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0, metric: ch.Metric, opt: opt}
 	for k := range ch.Infos {
 		if math.IsNaN(ch.Infos[k].LogDensity) {
 			s.lp = false
@@ -507,7 +556,7 @@ func (r *Recorder) open(run exactmh.RunInfo) error {
 		if err != nil {
 			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
 		}
-		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs()},
+		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options},
 			run: run, names: names, chain: c}
 	}
 	return nil

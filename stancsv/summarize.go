@@ -17,7 +17,8 @@ import (
 
 // Summarize summarises Stan CSV files as the chains of one run — the job
 // of CmdStan's stansummary — in the table of [exactmh.Result.Summary]:
-// for lp__ (when every file has it) and each parameter column, mean, sd,
+// for lp__ (when every file has it, and holds the log posterior rather
+// than the zeros of a kernel that does not evaluate it) and each parameter column, mean, sd,
 // MCSE, 5%, 50% and 95% quantiles, bulk and tail ESS, ESS per second of
 // sampling and R-hat across the files ([exactmh.SummarizeParam]), with
 // the same warnings (R-hat above 1.01, ESS below 100 per chain). Files
@@ -57,6 +58,9 @@ func Summarize(files []*File) (*exactmh.Summary, error) {
 		}
 		if !slices.Contains(f.Columns, "lp__") {
 			lp = false
+		}
+		if v, ok := f.Config["output.lp__"]; ok && v != lpExact {
+			lp = false // the zeros of a kernel that does not evaluate it
 		}
 		k, _ := f.ConfigValue("algorithm")
 		if e, ok := f.ConfigValue("engine"); ok {

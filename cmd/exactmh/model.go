@@ -17,6 +17,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/stancsv"
 )
 
 // modelFlags are the flags that say which posterior to sample: the data,
@@ -285,7 +286,8 @@ func (m *modelFlags) build() (*model, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: d.Names}
+	// The names every Stan CSV reader takes, in the files and the tables.
+	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: stancsv.SafeNames(d.Names)}
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}

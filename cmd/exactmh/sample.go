@@ -207,6 +207,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	kernelName := kf.kernel
+	choiceReason := ""
 	if sf.choice != "" {
 		c, err := readChoice(sf.choice)
 		if err != nil {
@@ -215,7 +216,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		if d := m.fp.diff(&c.Fingerprint); d != "" {
 			return usageErr("--choice %s was made for a different model or data: %s", sf.choice, d)
 		}
-		kernelName = c.Name
+		kernelName, choiceReason = c.Name, c.Reason
 		if !set["scale"] && c.Scale > 0 {
 			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
 		}
@@ -253,7 +254,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs})
+	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs, Model: m.info(mf.data), Choice: choiceReason})
 	if dir := filepath.Dir(sf.out); dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return usageErr("--out %s: directory %s does not exist", sf.out, dir)
