@@ -25,19 +25,24 @@
 // "Elements of inverse mass matrix:" and d rows, and Read returns it in
 // File.InvMetric.
 //
-// Sampler columns end in "__", which every reader (rstan's read_stan_csv,
-// cmdstanpy, ArviZ, stansummary) files as sampler diagnostics, never as
-// parameters: lp__, always first as the readers require (the exact log
-// posterior up to a constant where the kernel reports it for every draw —
-// full-batch MH, MALA, HMC, NUTS; the minibatch kernels never evaluate it,
-// and the column then holds 0, as CmdStan's fixed_param sampler writes,
-// with the configuration key output.lp__ saying which), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
-// the acceptance probability given the auxiliary minibatch, nan where
-// unknown), stepsize__, treedepth__ (and for NUTS n_leapfrog__) and
-// divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N and Info.Divergent,
-// 0 for the kernels that build no trajectory tree (cmdstanpy requires both
-// columns) — accepted__, batch_size__ (Info.Batch), n_energy__ and
-// n_grad__ (datum evaluations of the transition).
+// The sampler columns are Stan's own, which every reader (rstan's
+// read_stan_csv, cmdstanpy, ArviZ, stansummary) files as sampler
+// diagnostics, never as parameters: lp__, always first as the readers
+// require (the exact log posterior up to a constant where the kernel
+// reports it for every draw — full-batch MH, MALA, HMC, NUTS; the
+// minibatch kernels never evaluate it, and the column then holds 0, as
+// CmdStan's fixed_param sampler writes, with the configuration key
+// output.lp__ saying which), accept_stat__ ([exactmh.Info].AcceptProb: for
+// minibatch kernels the acceptance probability given the auxiliary
+// minibatch, nan where unknown), stepsize__, treedepth__ (and for NUTS
+// n_leapfrog__) and divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N
+// and Info.Divergent, 0 for the kernels that build no trajectory tree
+// (cmdstanpy requires both columns). exactmh's own per-draw diagnostics —
+// accepted, batch_size (Info.Batch), n_energy and n_grad (datum
+// evaluations of the transition) — are averaged over the kept draws in a
+// comment after the timing trailer (File.Diagnostics), or written as the
+// columns accepted__ … n_grad__ with Options.DiagnosticColumns, which
+// rstan then reads as parameters (it knows only Stan's sampler columns).
 //
 // Parameters follow as theta.1 … theta.d unless named: CmdStan's CSV
 // flattening of theta[1] … theta[d], the names [exactmh.Result.Summary]
@@ -92,6 +97,13 @@ type Options struct {
 	// '_'; other characters are replaced by '_', and line breaks in a
 	// value by spaces.
 	Model [][2]string
+	// DiagnosticColumns adds exactmh's per-draw diagnostics as the columns
+	// accepted__, batch_size__, n_energy__ and n_grad__. rstan's
+	// read_stan_csv knows only Stan's own sampler columns and reads any
+	// other column, these too, as a parameter, so by default they are left
+	// out and only their means over the kept draws are written, in the
+	// trailer's "Diagnostics" comment (File.Diagnostics).
+	DiagnosticColumns bool
 	// Choice is the automatic default's choice and its reason, written as
 	// the "auto" configuration key when the run itself made no choice (a
 	// run given the kernel an earlier choice named: exactmh sample
@@ -137,7 +149,19 @@ type stanWriter struct {
 	// metric and after the step size.
 	metric exactmh.Metric
 	buf    []byte
+	// diag sums the per-draw diagnostics of the rows written, for the
+	// trailer: accepted, batch, datum and gradient evaluations; rows
+	// counts them.
+	diag [4]float64
+	rows int
 }
+
+// diagNames are the diagnostics, as the trailer and the optional columns
+// (with "__") name them.
+var diagNames = [4]string{"accepted", "batch_size", "n_energy", "n_grad"}
+
+// columns reports whether the per-draw diagnostics are columns.
+func (s *stanWriter) columns() bool { return s.opt != nil && s.opt.DiagnosticColumns }
 
 // header writes the configuration comments and the header row.
 func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exactmh.Settings, n, chain int, names []string, choice *exactmh.Choice) {
@@ -180,7 +204,12 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	} else {
 		fmt.Fprintf(w, "#   lp__ = %s\n", lpZero)
 	}
-	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
+	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__"}
+	if s.columns() {
+		for _, n := range diagNames {
+			cols = append(cols, n+"__")
+		}
+	}
 	s.n = n
 	switch k.(type) {
 	case exactmh.NUTS, *exactmh.NUTS:
@@ -251,10 +280,14 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	} else {
 		b = append(b, ",0,0"...) // treedepth__, divergent__
 	}
-	add(float64(boolInt(info.Accepted)))
-	add(float64(info.Batch))
-	add(float64(info.Evals))
-	add(float64(info.GradEvals))
+	d := [4]float64{float64(boolInt(info.Accepted)), float64(info.Batch), float64(info.Evals), float64(info.GradEvals)}
+	for i, v := range d {
+		s.diag[i] += v
+		if s.columns() {
+			add(v)
+		}
+	}
+	s.rows++
 	for _, v := range theta {
 		add(v)
 	}
@@ -263,12 +296,32 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	s.buf = b
 }
 
-// trailer writes the timing comments.
+// trailer writes the timing comments, in CmdStan's layout, and the means
+// of the per-draw diagnostics over the kept draws, one line after them
+// (rstan reads the first two timing lines and no further).
 func (s *stanWriter) trailer(warm, samp time.Duration) {
 	fmt.Fprintf(s.w, "# \n#  Elapsed Time: %s seconds (Warm-up)\n#                %s seconds (Sampling)\n#                %s seconds (Total)\n# \n",
 		strconv.FormatFloat(warm.Seconds(), 'g', 6, 64), strconv.FormatFloat(samp.Seconds(), 'g', 6, 64),
 		strconv.FormatFloat((warm+samp).Seconds(), 'g', 6, 64))
+	if s.rows == 0 {
+		return
+	}
+	b := append(s.buf[:0], diagPrefix...)
+	for i, n := range diagNames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, ' ')
+		b = append(b, n...)
+		b = append(b, " = "...)
+		b = strconv.AppendFloat(b, s.diag[i]/float64(s.rows), 'g', 6, 64)
+	}
+	s.buf = append(b, '\n')
+	s.w.Write(s.buf)
 }
+
+// diagPrefix starts the trailer's diagnostics comment.
+const diagPrefix = "# Diagnostics (means over the kept draws):"
 
 func (s *stanWriter) format(v float64) string { return string(s.appendFloat(nil, v)) }
 
@@ -653,6 +706,10 @@ type File struct {
 	// WarmupSeconds and SamplingSeconds are from the timing trailer (NaN if
 	// absent).
 	WarmupSeconds, SamplingSeconds float64
+	// Diagnostics are the means over the kept draws of exactmh's per-draw
+	// diagnostics — "accepted", "batch_size", "n_energy", "n_grad" — from
+	// the trailer's "Diagnostics" comment (nil if absent).
+	Diagnostics map[string]float64
 	// Warnings says what the reader let pass: with
 	// ReadOptions.DropPartial, the unterminated last line it dropped.
 	Warnings []string
@@ -815,6 +872,15 @@ func (o ReadOptions) Read(r io.Reader) (*File, error) {
 					out.InvMetric, metricRows = nil, 1
 				case "Elements of inverse mass matrix:":
 					out.InvMetric, metricRows = nil, -1
+				}
+				if v, ok := strings.CutPrefix("# "+trimmed, diagPrefix); ok {
+					out.Diagnostics = map[string]float64{}
+					for _, kv := range strings.Split(v, ",") {
+						k, x, _ := strings.Cut(kv, "=")
+						if f, err := parseStanFloat(x); err == nil {
+							out.Diagnostics[strings.TrimSpace(k)] = f
+						}
+					}
 				}
 				if v, ok := strings.CutPrefix(trimmed, "Step size ="); ok {
 					out.StepSize, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)

@@ -60,7 +60,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for _, sig := range []int{6, 17} {
 		var buf bytes.Buffer
-		if err := stancsv.Write(&buf, res, 1, &stancsv.Options{SigFigs: sig, Names: []string{"mu.1", "mu.2"}}); err != nil {
+		if err := stancsv.Write(&buf, res, 1, &stancsv.Options{SigFigs: sig, Names: []string{"mu.1", "mu.2"}, DiagnosticColumns: true}); err != nil {
 			t.Fatal(err)
 		}
 		f, err := stancsv.Read(&buf)
@@ -89,11 +89,19 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 		}
-		batch, _ := f.Column("batch_size__")
+		batch, err := f.Column("batch_size__")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
 		for i, b := range batch {
+			sum += b
 			if int(b) != res.Chains[1].Infos[i].Batch {
 				t.Fatalf("batch_size__ row %d = %v, want %d", i, b, res.Chains[1].Infos[i].Batch)
 			}
+		}
+		if m := f.Diagnostics["batch_size"]; math.Abs(m-sum/float64(len(batch))) > 1e-5*m {
+			t.Errorf("trailer's mean batch %v, columns' %v", m, sum/float64(len(batch)))
 		}
 		for key, want := range map[string]string{
 			"random.seed": "9", "id": "2", "method.sample.algorithm": "TunaMH", "method.sample.num_samples": "300",
@@ -319,7 +327,7 @@ func TestNUTSColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := writeRead(t, res)
-	want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "accepted__"}
+	want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "theta.1"}
 	if !slices.Equal(f.Columns[:len(want)], want) {
 		t.Fatalf("columns %v, want %v first", f.Columns, want)
 	}
