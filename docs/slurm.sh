@@ -15,7 +15,8 @@
 # task requeues itself; the requeued task finds the checkpoint and resumes.
 #
 # Settings (environment variables, with these defaults):
-#   EXACTMH  the exactmh binary (go install github.com/exactmh/exactmh/cmd/exactmh)
+#   EXACTMH  the exactmh binary (in a clone of the repository: go install ./cmd/exactmh;
+#            the first build takes minutes)
 #   DATA     the data file; OUT the output prefix (on a shared file system)
 #   CHAINS   chains in all (the array is 0..CHAINS-1); SEED, WARMUP, DRAWS
 #   KERNEL   an explicit kernel: --chain-id needs one (or a --choice file)

@@ -40,6 +40,9 @@ TERMS (--response and --terms; --terms is a comma-separated list):
   hour(t)           sin and cos of the hour of day of time column t
   dow(t), month(t)  one-hot day of week (Monday the reference) and month
                     (January the reference) of time column t
+  .                 every column not used by the response or another term:
+                    numbers as num(c), text as cat(c;top=20), times as
+                    hour(c), dow(c), month(c) (R's y ~ .)
   Functions are case-insensitive. Column names are used as written; a
   name containing ( ) , ; or > cannot be used (rename the column).
   Example: --response 'delay>15' --terms
@@ -92,6 +95,8 @@ type sampleFlags struct {
 	resume                      bool
 	progress                    time.Duration
 	quiet                       bool
+	report                      reportFlags
+	choiceNote                  string // what --choice FILE chose and why
 }
 
 // parseFlags parses args into fs; -h prints the usage to stdout.
@@ -132,6 +137,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&sf.resume, "resume", false, "continue the run saved in --checkpoint FILE")
 	fs.DurationVar(&sf.progress, "progress", time.Second, "time between progress lines on stderr")
 	fs.BoolVar(&sf.quiet, "quiet", false, "no progress lines and no summary table")
+	sf.report.register(fs, false)
 	set, err := parseFlags(fs, args, sampleUsage, stdout)
 	if err != nil {
 		return err
@@ -182,6 +188,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	// second one must not kill the process while it writes its checkpoint.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if !sf.quiet && sf.progress > 0 {
+		ctx = exactmh.WithChoiceProgress(ctx, choiceLogger(stderr))
+	}
 
 	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
 	if err != nil {
@@ -217,6 +226,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--choice %s was made for a different model or data: %s", sf.choice, d)
 		}
 		kernelName, choiceReason = c.Name, c.Reason
+		sf.choiceNote = fmt.Sprintf("%s, as chosen in %s: %s", c.Name, sf.choice, c.Reason)
 		if !set["scale"] && c.Scale > 0 {
 			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
 		}
@@ -343,7 +353,7 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *model, desc, cho
 	switch res.Status {
 	case exactmh.Completed:
 		if !sf.quiet {
-			res.Summary().WriteTo(stdout)
+			return printReport(res, m, sf, stdout)
 		}
 		return nil
 	case exactmh.Canceled:
