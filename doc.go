@@ -181,7 +181,9 @@
 // gonum (mat for the Gaussian models, Newton steps, Laplace
 // approximations and the dense metric, optimize for FindMAP's L-BFGS
 // fallback, stat/distuv for AustereMH's t quantiles, dsp/fourier
-// for the autocorrelations behind ESS; plot only in examples) and the
+// for the autocorrelations behind ESS; plot only in package stanplot,
+// whose trace, rank and interval plots the command draws, and the
+// examples: the library itself does not link it) and the
 // standard library. No other module.
 //
 // # Randomness and reproducibility
