@@ -27,6 +27,35 @@ import (
 // of full-batch MH's: exp(−1/χ − 2√(log 2/χ)) (the TunaMH paper's
 // Theorem 2) or e^{−1/e}·exp(−1/(2χ)) (the auxiliary-variable framework
 // paper's Prop. 6), whichever is larger.
+//
+// # Choosing χ
+//
+// TunaMH's χ trades its batch, expected χC²M² + CM, against the noise of
+// its ratio estimate. The paper's rule (χC²M² < 1 in most steps,
+// ChiHeuristic) collapses on concentrated posteriors, where C·M grows like
+// √N: it picks χ ≈ 10⁻⁷ and a chain 100× slower than full-batch MH. So
+// halfway through an adapted warmup of at least 200 transitions a chain
+// whose χ is chosen (TunaMH.Chi = 0, NoChiSearch false) searches χ on a
+// grid of 10^(k/4) at the adapted step scale for the largest predicted
+// α·‖θ′ − θ‖² per unit of cost; the second half of warmup then adapts the
+// step with χ fixed. The prediction reads 128 data per proposal, 24
+// proposals, drawn from the search's own generator (the chain's stream is
+// untouched), and more data — up to 4096, or N if fewer — for a proposal
+// whose 128 cannot resolve its log ratio to ±0.5: each datum's count in
+// TunaMH's minibatch is Poisson, so the log-ratio estimate's mean and
+// variance follow for every χ from the same sampled energy differences,
+// and the acceptance is that of a normal log ratio with those moments.
+// When even that cannot resolve most proposals' log ratios the search
+// does not judge (TunaMH would there need batches of order (C·M·sd u)²).
+// Its choice is then compared with full-batch MH (the chain runs as MH if
+// MH is predicted 1.25× faster), so untempered TunaMH and TunaMH-CN
+// without control variates run as MH; the README's examples/tall table
+// shows what the search does with them. TunaMH-SGLD with Chi = 0 does the
+// same on its Langevin proposals, each from a gradient minibatch drawn as
+// the chain draws its own (without replacement), after a start from the
+// heuristic on the proposal's noise alone; where the search predicts an
+// acceptance below 0.15 at the adapted step, warmup does not hold the
+// step there but adapts it toward the kernel's own target.
 type TunaMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -144,12 +173,10 @@ func (k TunaMH) Name() string { return k.Accept.nameWith("TunaMH") }
 func (TunaMH) Exact() bool { return true }
 
 // DefaultTargetAccept returns 0.234, random-walk Metropolis's optimal rate
-// (Roberts, Gelman and Gilks 1997), which a quick measurement does not
-// clearly beat for TunaMH: on the tempered logistic on a ball it gives 2834
-// at 0.234, 2978 at 0.3, 3228 at 0.35, 3090 at 0.4, 2811 at 0.5, 2326 at
-// 0.574 — flat within the ESS estimates' noise from 0.234 to 0.45
-// (go test -run TestTargetAcceptSweep -sweep TunaMH -v ., bulk ESS per 10⁶
-// datum evaluations, 4 chains of 10⁴ draws; see accept_sweep_test.go).
+// (Roberts, Gelman and Gilks 1997): TunaMH's efficiency is flat within the
+// ESS estimates' noise from 0.234 to 0.45; TestTargetAcceptSweep (go test
+// -run TestTargetAcceptSweep -sweep TunaMH -v .) measures bulk ESS per datum
+// evaluation across target rates.
 func (TunaMH) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start checks the bound and builds the chain's alias table and scratch.

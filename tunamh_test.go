@@ -10,6 +10,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -208,7 +209,7 @@ func TestTunaMHErrors(t *testing.T) {
 // tempering and ball prior that make both TunaMH and PoissonMH practical.
 func tallLogistic(b *testing.B) *exactmh.Posterior {
 	p := mnistLike(b, 100000, 50)
-	ball, err := exactmh.NewBall(50, 1, nil)
+	ball, err := model.NewBall(50, 1, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

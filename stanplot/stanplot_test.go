@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/stancsv"
 )
 
@@ -76,7 +77,7 @@ func checkPNG(t *testing.T, path string) image.Image {
 // from an exactmh.Result, to PNG and SVG.
 func TestPlotsOfEveryFile(t *testing.T) {
 	g := rand.New(rand.NewPCG(1, 2))
-	post := &exactmh.Posterior{Energy: gaussian(g, 200), Prior: exactmh.Flat{}, Names: []string{"(Intercept)", "slope"}}
+	post := &exactmh.Posterior{Energy: gaussian(g, 200), Prior: model.Flat{}, Names: []string{"(Intercept)", "slope"}}
 	res, err := exactmh.Sample(context.Background(), post, exactmh.MH{}, &exactmh.Settings{Chains: 3, Warmup: 200, Draws: 300, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,7 @@ func gaussian(g *rand.Rand, n int) exactmh.Energy {
 		x[2*i], x[2*i+1] = 1, g.NormFloat64()
 		y[i] = 1 + 2*x[2*i+1] + g.NormFloat64()
 	}
-	e, err := exactmh.NewGLM(x, y, 2, exactmh.GaussianFamily{Sigma: 1})
+	e, err := model.NewGLM(x, y, 2, model.GaussianFamily{Sigma: 1})
 	if err != nil {
 		panic(err)
 	}

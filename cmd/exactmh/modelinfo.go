@@ -12,7 +12,7 @@ import (
 // priorScale says on which scale the prior is put: the coefficients of the
 // design's columns, which the design standardises (mean 0, sd 1) unless
 // --no-standardize.
-func (m *model) priorScale() string {
+func (m *fitted) priorScale() string {
 	if strings.EqualFold(strings.TrimSpace(m.fp.Prior), "flat") {
 		return ""
 	}
@@ -27,7 +27,7 @@ func (m *model) priorScale() string {
 // and its scale, the response, the terms, the data file and its
 // fingerprint, and the design's columns with their standardisation, so
 // that a file alone says what was sampled.
-func (m *model) info(dataPath string) [][2]string {
+func (m *fitted) info(dataPath string) [][2]string {
 	fp := &m.fp
 	family := fp.Family
 	switch family {

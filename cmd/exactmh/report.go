@@ -428,7 +428,7 @@ func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps 
 
 // resultReport is exactmh sample's report of its run, on the original
 // scale unless --standardized or the features were not standardised.
-func resultReport(res *exactmh.Result, m *model, rf *reportFlags) (*report, error) {
+func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, error) {
 	ps, err := rf.check()
 	if err != nil {
 		return nil, err
@@ -455,7 +455,7 @@ func resultReport(res *exactmh.Result, m *model, rf *reportFlags) (*report, erro
 
 // printReport prints sample's account of its run: the kernel (and, for
 // the automatic default, its choice and reason), then the summary table.
-func printReport(res *exactmh.Result, m *model, sf *sampleFlags, stdout io.Writer) error {
+func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writer) error {
 	rp, err := resultReport(res, m, &sf.report)
 	if err != nil {
 		return failure(err)
