@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -226,6 +227,7 @@ func Trace(path string, d *Draws, opt *Options) error {
 		p := plot.New()
 		p.Title.Text = opt.title(name)
 		p.X.Label.Text = "iteration"
+		p.Y.Tick.Marker = distinctTicks{}
 		for c, ch := range d.Chains {
 			pts := make(plotter.XYs, 0, len(ch[j]))
 			for i, v := range ch[j] {
@@ -300,6 +302,39 @@ func Ranks(path string, d *Draws, opt *Options) error {
 		plots[j] = p
 	}
 	return saveGrid(path, plots, opt.columns(len(plots)), len(d.Chains))
+}
+
+// distinctTicks are gonum's default ticks, labelled with as many
+// significant digits as it takes for the labelled ticks to differ (the
+// default labels a narrow band about -2.2 as -2.2, -2.2, -2.2).
+type distinctTicks struct{}
+
+func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for prec := 1; prec <= 12; prec++ {
+		seen := map[string]bool{}
+		ok := true
+		for _, t := range ts {
+			if t.Label == "" {
+				continue
+			}
+			l := strconv.FormatFloat(t.Value, 'g', prec, 64)
+			if seen[l] {
+				ok = false
+				break
+			}
+			seen[l] = true
+		}
+		if ok {
+			for i := range ts {
+				if ts[i].Label != "" {
+					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', prec, 64)
+				}
+			}
+			return ts
+		}
+	}
+	return ts
 }
 
 // rankAll ranks variable j's draws across all chains (0-based, ties by

@@ -463,8 +463,10 @@ func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writ
 	switch {
 	case res.Choice != nil:
 		fmt.Fprintf(stdout, "exactmh chose %s\n\n", res.Choice)
+		rp.s.Kernel = res.Choice.Name // TunaMH-CV-CN, not the TunaMH it runs
 	case sf.choiceNote != "":
 		fmt.Fprintf(stdout, "kernel %s\n\n", sf.choiceNote)
+		rp.s.Kernel = sf.choiceName
 	}
 	return rp.write(stdout, "table", 4)
 }

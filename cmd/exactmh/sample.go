@@ -97,6 +97,7 @@ type sampleFlags struct {
 	quiet                       bool
 	report                      reportFlags
 	choiceNote                  string // what --choice FILE chose and why
+	choiceName                  string // and its name
 }
 
 // parseFlags parses args into fs; -h prints the usage to stdout.
@@ -192,9 +193,16 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		ctx = exactmh.WithChoiceProgress(ctx, choiceLogger(stderr))
 	}
 
+	t0 := time.Now()
+	if !sf.quiet && sf.progress > 0 {
+		fmt.Fprintf(stderr, "reading %s\n", mf.data)
+	}
 	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
 	if err != nil {
 		return err
+	}
+	if !sf.quiet && sf.progress > 0 {
+		fmt.Fprintf(stderr, "read %d rows (%d dropped): %d coefficients, in %v\n", m.design.N, m.design.Dropped, m.design.D, time.Since(t0).Round(10*time.Millisecond))
 	}
 	if ctx.Err() != nil {
 		return interrupted(ctx, &sf, ctx.Err())
@@ -227,6 +235,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 		kernelName, choiceReason = c.Name, c.Reason
 		sf.choiceNote = fmt.Sprintf("%s, as chosen in %s: %s", c.Name, sf.choice, c.Reason)
+		sf.choiceName = c.Name
 		if !set["scale"] && c.Scale > 0 {
 			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
 		}
