@@ -271,6 +271,7 @@ func Ranks(path string, d *Draws, opt *Options) error {
 		p.Title.Text = opt.title(name)
 		p.X.Label.Text = "rank (all chains)"
 		p.Y.Min = 0
+		p.Y.Tick.Marker = distinctTicks{}
 		ranks := rankAll(d, j)
 		for c := range d.Chains {
 			counts := make([]float64, bins)
@@ -304,34 +305,51 @@ func Ranks(path string, d *Draws, opt *Options) error {
 	return saveGrid(path, plots, opt.columns(len(plots)), len(d.Chains))
 }
 
-// distinctTicks are gonum's default ticks, labelled with as many
-// significant digits as it takes for the labelled ticks to differ (the
-// default labels a narrow band about -2.2 as -2.2, -2.2, -2.2).
+// distinctTicks are gonum's default ticks, each labelled in fixed point
+// with the fewest decimals that give every tick's value to within a
+// millionth of the tick spacing (the default labels a narrow band about
+// -2.2 as -2.2, -2.2, -2.2, and counts as 25.00, 50.00); very large or
+// finely spaced values keep six significant digits.
 type distinctTicks struct{}
 
 func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	for prec := 1; prec <= 12; prec++ {
-		seen := map[string]bool{}
-		ok := true
-		for _, t := range ts {
-			if t.Label == "" {
-				continue
+	var vals []float64
+	for _, t := range ts {
+		if t.Label != "" {
+			vals = append(vals, t.Value)
+		}
+	}
+	spacing := math.Inf(1)
+	for i := 1; i < len(vals); i++ {
+		spacing = math.Min(spacing, math.Abs(vals[i]-vals[i-1]))
+	}
+	if len(vals) < 2 || !(spacing > 0) || math.IsInf(spacing, 0) {
+		return ts
+	}
+	big := 0.0
+	for _, v := range vals {
+		big = math.Max(big, math.Abs(v))
+	}
+	label := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	if big < 1e6 && spacing >= 1e-4 {
+		// Fixed point with the fewest decimals that give every tick.
+		dec := 0
+		for ; dec < 6; dec++ {
+			ok := true
+			for _, v := range vals {
+				r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', dec, 64), 64)
+				ok = ok && math.Abs(r-v) <= 1e-6*spacing
 			}
-			l := strconv.FormatFloat(t.Value, 'g', prec, 64)
-			if seen[l] {
-				ok = false
+			if ok {
 				break
 			}
-			seen[l] = true
 		}
-		if ok {
-			for i := range ts {
-				if ts[i].Label != "" {
-					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', prec, 64)
-				}
-			}
-			return ts
+		label = func(v float64) string { return strconv.FormatFloat(v, 'f', dec, 64) }
+	}
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = label(ts[i].Value)
 		}
 	}
 	return ts

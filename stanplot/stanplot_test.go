@@ -191,3 +191,33 @@ func TestPlotErrors(t *testing.T) {
 		t.Errorf("Select of a missing variable: %v", err)
 	}
 }
+
+// Tick labels have the digits that tell the ticks apart, and no more.
+func TestDistinctTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{-2.245, -2.158, []string{"-2.24", "-2.20", "-2.16"}},
+		{0, 60, []string{"0", "30", "60"}},
+	} {
+		var got []string
+		for _, tk := range (distinctTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		seen := map[string]bool{}
+		for _, l := range got {
+			if seen[l] {
+				t.Errorf("[%v, %v]: label %s repeated in %v", c.lo, c.hi, l, got)
+			}
+			seen[l] = true
+		}
+		for _, w := range c.want {
+			if !seen[w] {
+				t.Errorf("[%v, %v]: labels %v, want %s among them", c.lo, c.hi, got, w)
+			}
+		}
+	}
+}
