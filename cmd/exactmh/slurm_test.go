@@ -5,12 +5,16 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // docs/slurm.sh runs as documented: it is executable ("docs/slurm.sh
@@ -78,5 +82,105 @@ func TestSlurmRecipe(t *testing.T) {
 	}
 	if r := script(t, dir, slurm, []string{"submit"}, append(env, "PATH="+stub+":"+os.Getenv("PATH"))...); r.code != 0 {
 		t.Errorf("submit with the choice written: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// freePort returns a TCP port on loopback that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestSlurmReal runs docs/slurm.sh on a real single-node Slurm cluster
+// (munged, slurmctld and slurmd started by testdata/slurm-single-node.sh
+// and stopped at the end): "submit" submits the array of 4 chain tasks —
+// on a node with fewer cores they queue — and the summary job; every task
+// and the summary finish, each chain's file equals an in-process run's
+// draw for draw, the summary is written, and every task wrote its log. It
+// skips, saying why, where Slurm or munge is not installed or the process
+// is not root (.ci/run installs them; CI runs as root).
+func TestSlurmReal(t *testing.T) {
+	for _, p := range []string{"slurmctld", "slurmd", "munged", "sbatch", "squeue", "sinfo"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed (Debian's slurmctld, slurmd, slurm-client and munge; .ci/run installs them)", p)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a single-node Slurm needs root (slurmd runs jobs as their user)")
+	}
+	if testing.Short() {
+		t.Skip("-short: the real Slurm run takes about a minute")
+	}
+	slurm, err := filepath.Abs("../../docs/slurm.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper, err := filepath.Abs("testdata/slurm-single-node.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := os.MkdirTemp("", "exactmh-slurm") // short: Unix socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		exec.Command("bash", helper, "stop", cluster).Run()
+		os.RemoveAll(cluster)
+	})
+	out, err := exec.Command("bash", helper, "start", cluster, strconv.Itoa(freePort(t)), strconv.Itoa(freePort(t))).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("starting Slurm: %v: %s", err, stderr)
+	}
+	conf := strings.TrimSpace(string(out))
+
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "run", "chain")
+	env := []string{"SLURM_CONF=" + conf, "EXACTMH=" + bin, "DATA=" + flights, "OUT=" + prefix, "CHAINS=4", "SEED=2026",
+		"WARMUP=200", "DRAWS=300"}
+	r := script(t, dir, slurm, []string{"submit"}, env...)
+	if r.code != 0 {
+		t.Fatalf("docs/slurm.sh submit: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	job := regexp.MustCompile(`array job (\d+)`).FindStringSubmatch(r.stdout)
+	if job == nil {
+		t.Fatalf("submit printed %q", r.stdout)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		q := exec.Command("squeue", "-h", "-o", "%i %T %r")
+		q.Env = append(os.Environ(), "SLURM_CONF="+conf)
+		b, err := q.Output()
+		if err != nil {
+			t.Fatalf("squeue: %v", err)
+		}
+		if strings.TrimSpace(string(b)) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the jobs did not finish in 5 minutes:\n%s", b)
+		}
+		time.Sleep(time.Second)
+	}
+	args := append([]string{"sample", "--data", flights}, flightsModel...)
+	args = append(args, "--kernel", "tunamh-cv-cn", "--chains", "4", "--seed", "2026", "--warmup", "200", "--draws", "300", "--quiet", "--out", "ref")
+	mustRun(t, dir, args...)
+	sameDraws(t, filepath.Join(dir, "ref"), prefix, 4)
+	if b, err := os.ReadFile(prefix + "-summary.txt"); err != nil || !strings.Contains(string(b), "4 chains × 300 draws") {
+		t.Errorf("the summary job's table %s: %v\n%s", prefix+"-summary.txt", err, b)
+	}
+	for k := range 4 {
+		log := filepath.Join(dir, fmt.Sprintf("exactmh-%s_%d.log", job[1], k))
+		if _, err := os.Stat(log); err != nil {
+			t.Errorf("task %d's log: %v", k, err)
+		}
 	}
 }
