@@ -23,7 +23,7 @@ import (
 // B ~ Poisson(χC²M² + CM) data proportional to c_i, ejects each with a
 // probability that depends on its energy difference, and accepts from the
 // data kept. The chain is exact for every χ > 0; χ trades batch size
-// (expected χC²M² + CM) against a spectral gap within TunaMHGapBound(χ)
+// (expected χC²M² + CM) against a spectral gap within GapBound(χ)
 // of full-batch MH's: exp(−1/χ − 2√(log 2/χ)) (the TunaMH paper's
 // Theorem 2) or e^{−1/e}·exp(−1/(2χ)) (the auxiliary-variable framework
 // paper's Prop. 6), whichever is larger.
@@ -117,7 +117,7 @@ const (
 	ChiOptimal
 )
 
-// TunaMHGapBound returns the best proven lower bound on the ratio of
+// GapBound returns the best proven lower bound on the ratio of
 // TunaMH's spectral gap to that of full-batch MH with the same proposal,
 // for χ > 0: the larger of
 //
@@ -129,7 +129,7 @@ const (
 // which covers every χ the heuristic picks in practice; Theorem 2's
 // constant 1 beats Prop. 6's e^{−1/e} ≈ 0.69 as χ → ∞. It returns NaN for
 // χ ≤ 0 or NaN.
-func TunaMHGapBound(chi float64) float64 {
+func (TunaMH) GapBound(chi float64) float64 {
 	if !(chi > 0) {
 		return math.NaN()
 	}
@@ -138,15 +138,14 @@ func TunaMHGapBound(chi float64) float64 {
 	return max(thm2, prop6)
 }
 
-// ChiForKappa returns the smallest χ for which TunaMHGapBound guarantees a
+// ChiForKappa returns the smallest χ for which GapBound guarantees a
 // spectral-gap ratio of at least κ ∈ (0, 1) to full-batch MH, the smaller
 // of the two χ:
 //
 //   - from the TunaMH paper's Theorem 2, exp(−1/χ − 2√(log 2/χ)) = κ,
 //     solved exactly (its App. F): χ = (2 log 2 − log κ +
-//     2√(log 2·(log 2 − log κ)))/log²κ — at most the closed form of its
-//     eq. 2, 4/((1 − κ) log(1/κ)), which this function returned before
-//     Prop. 6 was used;
+//     2√(log 2·(log 2 − log κ)))/log²κ, at most the closed form of its
+//     eq. 2, 4/((1 − κ) log(1/κ));
 //   - from the framework paper's Prop. 6, e^{−1/e}·exp(−1/(2χ)) = κ:
 //     χ = 1/(2(log(1/κ) − 1/e)), for κ < e^{−1/e} ≈ 0.692 only.
 //
@@ -154,7 +153,7 @@ func TunaMHGapBound(chi float64) float64 {
 // 1.54 against Theorem 2's 8.41 and eq. 2's 11.5), and so about that many
 // times smaller a batch χC²M² + CM for the same guarantee when C·M ≫ 1.
 // It returns NaN for κ outside (0, 1).
-func ChiForKappa(kappa float64) float64 {
+func (TunaMH) ChiForKappa(kappa float64) float64 {
 	if !(kappa > 0 && kappa < 1) {
 		return math.NaN()
 	}
