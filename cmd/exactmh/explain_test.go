@@ -65,6 +65,9 @@ type jsonSummary struct {
 		Variable    string
 		Mean        *float64
 		Percentiles map[string]*float64
+		ESSBulk     *float64 `json:"ess_bulk"`
+		ESSTail     *float64 `json:"ess_tail"`
+		RHat        *float64 `json:"rhat"`
 	}
 }
 

@@ -95,6 +95,14 @@ func rRead(t *testing.T, dir string, files []string) (rows map[string]rRow, samp
 	return rows, sampler, pars
 }
 
+// num is a JSON number of the summary, NaN for null.
+func num(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
+
 func sizeOf(st os.FileInfo) int64 {
 	if st == nil {
 		return 0
@@ -123,8 +131,9 @@ func sameTo3(a, b float64) bool {
 // from the Go API) — and reads each run in R as its users would:
 // rstan::read_stan_csv with no error or warning, the parameters exactly
 // the design's (Stan-safe) names and every sampler column apart from them,
-// posterior's bulk and tail ESS and R-hat equal to exactmh summary's
-// (stancsv.Summarize) to 3 significant digits, and a bayesplot trace plot
+// posterior's bulk and tail ESS and R-hat equal to those of exactmh
+// summary --standardized --format json (the coefficients as sampled, as
+// the files hold them) to 3 significant digits, and a bayesplot trace plot
 // drawn to a PNG. It skips, saying why, where R or a package is missing.
 func TestRInterop(t *testing.T) {
 	if why := rReady(); why != "" {
@@ -177,9 +186,12 @@ func TestRInterop(t *testing.T) {
 					}
 				}
 			}
-			sum, err := stancsv.Summarize(sf)
-			if err != nil {
-				t.Fatal(err)
+			// exactmh summary's figures, as sampled (--standardized: the
+			// files hold the sampled coefficients, which R reads).
+			js, _ := summaryJSON(t, dir, append([]string{"--standardized"}, files...)...)
+			sum := map[string][3]float64{}
+			for _, v := range js.Variables {
+				sum[v.Variable] = [3]float64{num(v.ESSBulk), num(v.ESSTail), num(v.RHat)}
 			}
 			rows, sampler, pars := rRead(t, t.TempDir(), files)
 			params := sf[0].ParamNames()
@@ -195,19 +207,19 @@ func TestRInterop(t *testing.T) {
 				t.Errorf("%s: trailer's diagnostics %v, want the means of accepted, batch_size, n_energy, n_grad", files[0], sf[0].Diagnostics)
 			}
 			checked := 0
-			for _, p := range sum.Params {
-				r, ok := rows[p.Name]
+			for name, g := range sum {
+				r, ok := rows[name]
 				if !ok {
-					t.Errorf("R has no variable %s (has %d)", p.Name, len(rows))
+					t.Errorf("R has no variable %s (has %d)", name, len(rows))
 					continue
 				}
 				checked++
-				for _, c := range []struct {
-					what    string
-					go_, rv float64
-				}{{"ess_bulk", p.ESSBulk, r.essBulk}, {"ess_tail", p.ESSTail, r.essTail}, {"rhat", p.RHat, r.rhat}} {
-					if !sameTo3(c.go_, c.rv) {
-						t.Errorf("%s %s: exactmh summary %.6g, posterior %.6g", p.Name, c.what, c.go_, c.rv)
+				for i, c := range []struct {
+					what string
+					rv   float64
+				}{{"ess_bulk", r.essBulk}, {"ess_tail", r.essTail}, {"rhat", r.rhat}} {
+					if !sameTo3(g[i], c.rv) {
+						t.Errorf("%s %s: exactmh summary %.6g, posterior %.6g", name, c.what, g[i], c.rv)
 					}
 				}
 			}
