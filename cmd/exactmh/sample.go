@@ -194,15 +194,12 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	}
 
 	t0 := time.Now()
-	if !sf.quiet && sf.progress > 0 {
-		fmt.Fprintf(stderr, "reading %s\n", mf.data)
-	}
 	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
 	if err != nil {
 		return err
 	}
 	if !sf.quiet && sf.progress > 0 {
-		fmt.Fprintf(stderr, "read %d rows (%d dropped): %d coefficients, in %v\n", m.design.N, m.design.Dropped, m.design.D, time.Since(t0).Round(10*time.Millisecond))
+		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d coefficients, in %v\n", mf.data, m.design.N, m.design.Dropped, m.design.D, time.Since(t0).Round(10*time.Millisecond))
 	}
 	if ctx.Err() != nil {
 		return interrupted(ctx, &sf, ctx.Err())
