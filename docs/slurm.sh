@@ -107,7 +107,7 @@ chain)
 		wait "$pid" || rc=$?
 	fi
 	if [ "$rc" -eq 4 ]; then # interrupted, checkpoint written: run again
-		echo "chain $k interrupted; checkpoint $ckpt written; requeueing" >&2
+		echo "task $k (chain $((k + 1)), ${OUT}_$((k + 1)).csv) interrupted; checkpoint $ckpt written; requeueing" >&2
 		scontrol requeue "${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_$k"
 		exit 0
 	fi
