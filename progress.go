@@ -221,3 +221,9 @@ func (p *Progress) timeLeft(now time.Time) time.Duration {
 }
 
 var _ ResumeRecorder = (*Progress)(nil)
+
+// Progress satisfies the recorder contracts it claims (contracts.go).
+var (
+	_ RunFinisher    = (*Progress)(nil)
+	_ ResumeRecorder = (*Progress)(nil)
+)
