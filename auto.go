@@ -229,10 +229,12 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			Reason: "the energy has no gradient: no Laplace approximation, no NUTS; full-batch random-walk MH"})
 	}
 	theta0 := set.init(0, p)
+	choiceProgress(ctx, "finding the MAP and the Laplace approximation (N = %d, d = %d)", n, p.Dim())
 	la, err := FindLaplace(ctx, p, theta0, &MAPSettings{Tol: AutoMAPTol})
 	if err != nil {
 		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
 	}
+	choiceProgress(ctx, "MAP and Laplace approximation after %d passes over the data (%v)", la.Passes, time.Since(start).Round(10*time.Millisecond))
 	// A GLM's posterior is taken as unimodal (log-concave for log-concave
 	// losses and priors; Student-t regression concentrates on one mode as
 	// N grows). Other energies are searched from dispersed starts: a second
@@ -592,8 +594,14 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		if best >= 0 {
 			beat = choice.Candidates[best].ESSPerSecond
 		}
+		choiceProgress(ctx, "pilot %d of %d: %s", i+1, len(cands), c.name)
 		rate, evals, atMost, scale, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat, choice.cache(c.post))
 		m.Time, m.Scale = time.Since(t0), scale
+		if err == nil {
+			choiceProgress(ctx, "pilot %d of %d: %s: %.4g ESS/s (%v)", i+1, len(cands), c.name, rate, m.Time.Round(10*time.Millisecond))
+		} else if ctx.Err() == nil {
+			choiceProgress(ctx, "pilot %d of %d: %s: %v", i+1, len(cands), c.name, err)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return 0, ctx.Err()

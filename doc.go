@@ -91,7 +91,9 @@
 // gonum (mat for the Gaussian models, Newton steps, Laplace approximations
 // and the dense metric, optimize for FindMAP's L-BFGS fallback,
 // stat/distuv for AustereMH's t quantiles, dsp/fourier for the
-// autocorrelations behind ESS; plot for the examples' figures) and the
+// autocorrelations behind ESS; plot for package stanplot, whose trace,
+// rank and interval plots the command draws, and for the examples'
+// figures: the library itself does not link it) and the
 // standard library; package data adds apache/arrow-go for Parquet and
 // Arrow IPC. golang.org/x/exp/rand is not used: it is deprecated, and
 // math/rand/v2's sources serve.
