@@ -60,7 +60,7 @@ func (m *fitted) info(dataPath string) [][2]string {
 		{"data_file", dataPath},
 		{"data_rows", strconv.Itoa(fp.N)},
 		{"data_dropped", strconv.Itoa(fp.Dropped)},
-		{"data_fingerprint", "sha256:" + fp.RowHash},
+		{"data_fingerprint", "sha256:" + fp.DataHash},
 		{"design_columns", strings.Join(fp.Names, " | ")},
 		{"design_center", num(d.Center)},
 		{"design_scale", num(d.Scale)},
