@@ -186,7 +186,15 @@ func TestFindSparseLaplaceMatchesDense(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dl, err := exactmh.FindLaplace(ctx, post, make([]float64, d), nil)
+		// The same posterior with the energy's SparseHessian hidden, so that
+		// FindLaplace takes the dense path.
+		e := post.Energy.(*riLogistic)
+		densePost := &exactmh.Posterior{Energy: struct {
+			exactmh.Energy
+			exactmh.Gradienter
+			exactmh.Hessianer
+		}{e, e, e}, Prior: post.Prior, Beta: beta}
+		dl, err := exactmh.FindLaplace(ctx, densePost, make([]float64, d), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -487,3 +487,27 @@ func TestTripletAndAdd(t *testing.T) {
 		t.Error("SamePattern")
 	}
 }
+
+// TestInverseDiag: Takahashi's diagonal of H⁻¹ equals gonum's inverse's.
+func TestInverseDiag(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	for _, a := range []*SymCSC{arrow(rng, 4, 30, 2, 2), crossed(rng, 3, 20, 15, 60), func() *SymCSC { a, _ := randomSPD(rng, 50, 0.3); return a }()} {
+		c, err := Factorize(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float64, a.N)
+		c.InverseDiag(got)
+		var ch mat.Cholesky
+		ch.Factorize(dense(a))
+		var inv mat.SymDense
+		if err := ch.InverseTo(&inv); err != nil {
+			t.Fatal(err)
+		}
+		for i := range a.N {
+			if want := inv.At(i, i); math.Abs(got[i]-want) > 1e-10*want {
+				t.Fatalf("(H⁻¹)[%d][%d] = %v, gonum %v", i, i, got[i], want)
+			}
+		}
+	}
+}
