@@ -184,6 +184,17 @@
 // for the autocorrelations behind ESS; plot only in examples) and the
 // standard library. No other module.
 //
+// Sparse Hessians (multilevel models: SparseHessianer, FindSparseLaplace,
+// SparseCrankNicolson) are factored by the package's own package sparse —
+// a minimum degree ordering, the elimination tree and an up-looking
+// Cholesky factorisation after Davis's CSparse, about 500 lines — because
+// gonum has none, konstantin8105/sparse (a CSparse port) is LGPL and
+// unmaintained, and go-sparse/sparse (AMD and an LDLᵀ port of QDLDL) is a
+// pre-1.0 module; what the proposals need besides a factor (a draw from
+// N(0, H⁻¹) with no scratch memory, safe across chains; refactoring
+// without allocation; the diagonal of H⁻¹) is a few dozen lines on top of
+// either.
+//
 // # Randomness and reproducibility
 //
 // All randomness comes from math/rand/v2. Chain c of a run draws from

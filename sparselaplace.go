@@ -447,8 +447,9 @@ func (la *SparseLaplace) LogProb(theta []float64) float64 {
 }
 
 // CrankNicolson returns the sparse Crank–Nicolson proposal around the
-// approximation, N(θ̂, H⁻¹), sharing its factor, with a fraction
-// DefaultWalk of random-walk steps.
+// approximation, N(θ̂, H⁻¹), with a fraction DefaultWalk of random-walk
+// steps. It shares the approximation's Mean, Precision and Factor, which
+// must not be modified (or refactored) while it is in use.
 func (la *SparseLaplace) CrankNicolson() (*SparseCrankNicolson, error) {
 	if la.Factor == nil {
 		return nil, fmt.Errorf("exactmh: SparseLaplace.CrankNicolson: no factor (the Hessian was not positive definite)")

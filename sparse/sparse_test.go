@@ -420,6 +420,9 @@ func TestMalformed(t *testing.T) {
 	if _, err := tr.SymCSC(); err == nil {
 		t.Error("Triplet out of range succeeded")
 	}
+	if _, err := NewTriplet(MaxFill + 1).SymCSC(); err == nil {
+		t.Error("a Triplet of order MaxFill+1 succeeded")
+	}
 	tr = NewTriplet(2)
 	tr.Add(1, 0, math.Inf(1))
 	if _, err := tr.SymCSC(); err == nil {

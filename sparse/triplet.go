@@ -46,8 +46,8 @@ func (t *Triplet) Len() int { return len(t.e) }
 // zero included), values summed. The builder can be added to and compiled
 // again.
 func (t *Triplet) SymCSC() (*SymCSC, error) {
-	if t.n < 0 {
-		return nil, fmt.Errorf("sparse: Triplet: order %d, want ≥ 0", t.n)
+	if t.n < 0 || t.n > MaxFill {
+		return nil, fmt.Errorf("sparse: Triplet: order %d, want 0 to %d", t.n, MaxFill)
 	}
 	for k, e := range t.e {
 		if e.j < 0 || e.i >= t.n {
