@@ -204,7 +204,7 @@ func TestSparseCrankNicolsonMatchesDense(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dl, err := exactmh.FindLaplace(ctx, post, make([]float64, d), nil)
+	dl, err := exactmh.FindLaplace(ctx, denseView(post), make([]float64, d), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,15 +186,7 @@ func TestFindSparseLaplaceMatchesDense(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The same posterior with the energy's SparseHessian hidden, so that
-		// FindLaplace takes the dense path.
-		e := post.Energy.(*riLogistic)
-		densePost := &exactmh.Posterior{Energy: struct {
-			exactmh.Energy
-			exactmh.Gradienter
-			exactmh.Hessianer
-		}{e, e, e}, Prior: post.Prior, Beta: beta}
-		dl, err := exactmh.FindLaplace(ctx, densePost, make([]float64, d), nil)
+		dl, err := exactmh.FindLaplace(ctx, denseView(post), make([]float64, d), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,6 +225,17 @@ func TestFindSparseLaplaceMatchesDense(t *testing.T) {
 			t.Errorf("SparseLaplaceAt: LogDetCov %v, LogDensity %v, want %v, %v", at.LogDetCov, at.LogDensity, sl.LogDetCov, sl.LogDensity)
 		}
 	}
+}
+
+// denseView is post with the energy's SparseHessian hidden, so that
+// FindLaplace takes the dense path (exact Newton through Hessianer).
+func denseView(post *exactmh.Posterior) *exactmh.Posterior {
+	e := post.Energy.(*riLogistic)
+	return &exactmh.Posterior{Energy: struct {
+		exactmh.Energy
+		exactmh.Gradienter
+		exactmh.Hessianer
+	}{e, e, e}, Prior: post.Prior, Beta: post.Beta}
 }
 
 // patternFlip returns a sparse Hessian whose pattern depends on θ: a
