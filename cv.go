@@ -9,7 +9,10 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // ControlVariates returns a posterior with exactly the target of p,
@@ -103,7 +106,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	if len(la.Mean) != d || la.Precision.SymmetricDim() != d {
 		return nil, fmt.Errorf("exactmh: %s: Laplace approximation of dimension %d, posterior %d", who, len(la.Mean), d)
 	}
-	if err := finiteVec(who+": θ̂", la.Mean); err != nil {
+	if err := vec.FiniteVec(who+": θ̂", la.Mean); err != nil {
 		return nil, err
 	}
 	prior := p.prior()
@@ -125,7 +128,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	}
 	cp := &cvPrior{base: prior, beta: p.beta(), d: d, center: e.center,
 		grad: make([]float64, d), hess: make([]float64, d*d)}
-	e.conv, _ = g.(rowConverter)
+	e.conv = rowConverterOf(g)
+	if r, ok := denseLogistic(g); ok {
+		e.ly = r.Y
+	}
 	e.mem = memRows(g)
 	e.k3.n = n
 	if n <= cvRecordLimit {
@@ -180,7 +186,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 			pt.k3.set(i-lo, k3)
 			e.c[i] = k3 * s2 * math.Sqrt(s2)
 			if sums == nil {
-				axpy(pt.grad, f1, x)
+				vec.Axpy(pt.grad, f1, x)
 				acc.add(x, f2)
 			}
 		}
@@ -196,7 +202,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 			e.k3.set(i, pt.k3.at(i-lo))
 		}
 		if nb > 1 && sums == nil {
-			axpy(cp.grad, 1, pt.grad)
+			vec.Axpy(cp.grad, 1, pt.grad)
 			addUpper(cp.hess, pt.hess, d)
 		}
 	}
@@ -207,10 +213,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		}
 	}
 	symmetrize(cp.hess, d)
-	if err := finiteVec(who+": Σ∇U_i(θ̂)", cp.grad); err != nil {
+	if err := vec.FiniteVec(who+": Σ∇U_i(θ̂)", cp.grad); err != nil {
 		return nil, err
 	}
-	if err := finiteVec(who+": Σ∇²U_i(θ̂)", cp.hess); err != nil {
+	if err := vec.FiniteVec(who+": Σ∇²U_i(θ̂)", cp.hess); err != nil {
 		return nil, err
 	}
 	if mutate != nil {
@@ -267,7 +273,7 @@ func ltNormSq(lt, x []float64, d int) float64 {
 	}
 	var s2 float64
 	for a := range d {
-		v := dot(lt[a*d+a:a*d+d], x[a:])
+		v := vec.Dot(lt[a*d+a:a*d+d], x[a:])
 		s2 += v * v
 	}
 	return s2
@@ -288,6 +294,7 @@ type cvEnergy struct {
 	k3     mostlyOne  // K_i
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
+	ly     []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
 
 	mem rowStore // the GLM's rows when the package keeps them (memRows), for warm
 }
@@ -377,14 +384,14 @@ func (e *cvEnergy) rowDot(i int, theta []float64) float64 {
 	if e.conv != nil {
 		return e.conv.rowDot(i, theta)
 	}
-	return dot(e.g.Row(i), theta)
+	return vec.Dot(e.g.Row(i), theta)
 }
 
 func (e *cvEnergy) rowDot2(i int, a, b []float64) (float64, float64) {
 	if e.conv != nil {
 		return e.conv.rowDot2(i, a, b)
 	}
-	return dot2(e.g.Row(i), a, b)
+	return vec.Dot2(e.g.Row(i), a, b)
 }
 
 func (e *cvEnergy) rowAxpy(grad []float64, alpha float64, i int) {
@@ -392,7 +399,7 @@ func (e *cvEnergy) rowAxpy(grad []float64, alpha float64, i int) {
 		e.conv.rowAxpy(grad, alpha, i)
 		return
 	}
-	axpy(grad, alpha, e.g.Row(i))
+	vec.Axpy(grad, alpha, e.g.Row(i))
 }
 
 func (e *cvEnergy) readRow(dst []float64, i int) []float64 {
@@ -578,9 +585,9 @@ func (e *cvEnergy) Energies(dst, theta []float64, idx []int) {
 // The data go 64 at a time: their linear predictors, then their losses
 // (losses), then the remainders.
 func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	var zs, zns, fzs, fzns [logisticGroup]float64
-	for lo := 0; lo < len(idx); lo += logisticGroup {
-		group := idx[lo:min(lo+logisticGroup, len(idx))]
+	var zs, zns, fzs, fzns [logit.Group]float64
+	for lo := 0; lo < len(idx); lo += logit.Group {
+		group := idx[lo:min(lo+logit.Group, len(idx))]
 		dst[lo] = e.warm(group) // overwritten below: the loads are not dead
 		for k, i := range group {
 			zs[k], zns[k] = e.rowDot2(i, theta, thetaNew)
@@ -601,7 +608,7 @@ func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 // which the caller stores where it is overwritten (the energy is shared by
 // the chains: it keeps no state).
 func (e *cvEnergy) warm(idx []int) float64 {
-	if len(idx) < 2 || consecutive(idx) {
+	if len(idx) < 2 || prefetch.Consecutive(idx) {
 		return 0
 	}
 	return e.mem.warm(e.d, idx)
@@ -611,10 +618,10 @@ func (e *cvEnergy) warm(idx []int) float64 {
 // bit for bit, computing x_iᵀθ, f_i(x_iᵀθ) and datum i's expansion once for
 // all the points (the bound audit's pairs share their first point).
 func (e *cvEnergy) energyDiffsFrom(dst [][]float64, theta []float64, nexts [][]float64, idx []int) {
-	var zs, fzs, zns, fzns [logisticGroup]float64
-	var ts [logisticGroup]cvTaylor
-	for lo := 0; lo < len(idx); lo += logisticGroup {
-		group := idx[lo:min(lo+logisticGroup, len(idx))]
+	var zs, fzs, zns, fzns [logit.Group]float64
+	var ts [logit.Group]cvTaylor
+	for lo := 0; lo < len(idx); lo += logit.Group {
+		group := idx[lo:min(lo+logit.Group, len(idx))]
 		for k, i := range group {
 			zs[k] = e.rowDot(i, theta) // as rowDot2 computes its first
 			ts[k] = e.taylor(i)
@@ -648,23 +655,19 @@ func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) floa
 	return r
 }
 
-// losses sets dst[k] = f_i(z[k]) for i = idx[k]: for the package's own
-// logistic regressions a group at a time (logisticLosses, bit for bit their
-// Loss), for any other GLM by its Loss. The match is on the concrete type,
-// so a user's type that embeds a logistic regression and overrides Loss
-// keeps its Loss.
+// losses sets dst[k] = f_i(z[k]) for i = idx[k]: for a logistic DenseGLM
+// a group at a time (logit.Losses, bit for bit model.LogisticRegression's
+// Loss), for any other GLM by its Loss. denseLogistic checks the GLM's Loss
+// against the inlined one, so a type that embeds a logistic regression and
+// overrides Loss keeps its Loss.
 func (e *cvEnergy) losses(dst, z []float64, idx []int) {
-	switch g := e.g.(type) {
-	case *LogisticRegression:
+	if e.ly != nil {
 		copy(dst, z)
-		logisticLosses(dst, g.y, idx)
-	case *LogisticRegression32:
-		copy(dst, z)
-		logisticLosses(dst, g.base.y, idx)
-	default:
-		for k, i := range idx {
-			dst[k] = e.g.Loss(i, z[k])
-		}
+		logit.Losses(dst, e.ly, idx)
+		return
+	}
+	for k, i := range idx {
+		dst[k] = e.g.Loss(i, z[k])
 	}
 }
 
@@ -749,7 +752,7 @@ func (q *cvPrior) checkDim(d int) error {
 		return fmt.Errorf("exactmh: control-variate prior of dimension %d, energy %d", q.d, d)
 	}
 	if dc, ok := q.base.(dimChecker); ok {
-		return dc.checkDim(d)
+		return dc.CheckDim(d)
 	}
 	return nil
 }

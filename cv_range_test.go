@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // cvBoundedProblem returns a GLM posterior of N data in d dimensions on a
@@ -32,7 +35,7 @@ func cvBoundedProblem(t *testing.T, model, support string, n, d int, recompute b
 		}
 		switch model {
 		case "logistic":
-			if rng.Float64() < sigmoid(z) {
+			if rng.Float64() < logit.Sigmoid(z) {
 				y[i] = 1
 			}
 		case "poisson":
@@ -108,7 +111,7 @@ func extremeLine(x []float64, prior Prior) func(dst []float64, s float64) {
 			}
 		}
 	case *Ball:
-		nx := norm2(x)
+		nx := vec.Norm2(x)
 		return func(dst []float64, s float64) {
 			f := (2*s - 1) * b.Radius * (1 - 1e-12) / nx
 			for j, v := range x {
@@ -278,7 +281,7 @@ func TestSupportOfWrappedPrior(t *testing.T) {
 		if support == "box" {
 			edge[0] = p.Prior.(*Box).Hi[0]
 		} else {
-			s := p.Prior.(*Ball).Radius / norm2(edge)
+			s := p.Prior.(*Ball).Radius / vec.Norm2(edge)
 			for j := range edge {
 				edge[j] *= s
 			}

@@ -40,7 +40,7 @@
 // call Sample with a nil Kernel for the automatic default, or pick one;
 // print res.Summary():
 //
-//	e, _ := exactmh.NewLogisticRegression(x, y, d)
+//	e, _ := model.NewLogisticRegression(x, y, d)
 //	post := &exactmh.Posterior{Energy: e, Prior: prior}
 //	res, err := exactmh.Sample(ctx, post, nil, nil) // automatic: see Choose
 //	fmt.Print(res.Choice, "\n", res.Summary())

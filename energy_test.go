@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -183,14 +185,14 @@ func TestLogisticNumericallyStable(t *testing.T) {
 		u := make([]float64, 2)
 		e.Energies(u, []float64{th}, []int{0, 1})
 		// Both data have margin th: U = softplus(−th).
-		want := softplus(-th)
+		want := logit.Softplus(-th)
 		for k, v := range u {
 			if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v-want) > 1e-12*(1+want) {
 				t.Errorf("θ = %v: U_%d = %v, want %v", th, k, v, want)
 			}
 		}
 	}
-	if got := softplus(-1000); got != 0 && !(got > 0 && got < 1e-300) {
+	if got := logit.Softplus(-1000); got != 0 && !(got > 0 && got < 1e-300) {
 		t.Errorf("softplus(−1000) = %v", got)
 	}
 }
@@ -352,17 +354,17 @@ func TestDotKernels(t *testing.T) {
 			scale += math.Abs(a[j] * b[j])
 		}
 		tol := 1e-14 * scale
-		if got := dot(a, b); math.Abs(got-ab) > tol {
+		if got := vec.Dot(a, b); math.Abs(got-ab) > tol {
 			t.Errorf("d=%d: dot = %v, loop %v", d, got, ab)
 		}
-		if g1, g2 := dot2(a, b, c); math.Abs(g1-ab) > tol || math.Abs(g2-ac) > 1e-14*(scale+math.Abs(ac))*10 {
+		if g1, g2 := vec.Dot2(a, b, c); math.Abs(g1-ab) > tol || math.Abs(g2-ac) > 1e-14*(scale+math.Abs(ac))*10 {
 			t.Errorf("d=%d: dot2 = %v, %v, loops %v, %v", d, g1, g2, ab, ac)
 		}
 		want := append([]float64(nil), y...)
 		for j := range want {
 			want[j] += 0.7 * a[j]
 		}
-		axpy(y, 0.7, a)
+		vec.Axpy(y, 0.7, a)
 		for j := range y {
 			if math.Abs(y[j]-want[j]) > 1e-15*(1+math.Abs(want[j])) {
 				t.Errorf("d=%d: axpy[%d] = %v, loop %v", d, j, y[j], want[j])
@@ -370,9 +372,9 @@ func TestDotKernels(t *testing.T) {
 		}
 	}
 	for _, z := range []float64{-800, -40, -1, -1e-300, 0, 1e-300, 0.5, 3, 40, 800} {
-		sp, s := softplusSigmoid(z)
-		if sp != softplus(z) || s != sigmoid(z) {
-			t.Errorf("softplusSigmoid(%v) = %v, %v; softplus, sigmoid = %v, %v", z, sp, s, softplus(z), sigmoid(z))
+		sp, s := logit.SoftplusSigmoid(z)
+		if sp != logit.Softplus(z) || s != logit.Sigmoid(z) {
+			t.Errorf("softplusSigmoid(%v) = %v, %v; softplus, sigmoid = %v, %v", z, sp, s, logit.Softplus(z), logit.Sigmoid(z))
 		}
 	}
 }
@@ -427,11 +429,11 @@ func TestLogisticGroupsBitForBit(t *testing.T) {
 			e.EnergiesAndGradient(withGrad, grad, theta, idx, w)
 			for k, i := range idx {
 				row := x[i*d : (i+1)*d]
-				z, zn := dot(row, theta), dot(row, next)
-				want := softplus(z) - y[i]*z
-				wantDiff := softplus(z) - softplus(zn) - y[i]*(z-zn)
-				sp, s := softplusSigmoid(z)
-				axpy(wantGrad, w[k]*(s-y[i]), row)
+				z, zn := vec.Dot(row, theta), vec.Dot(row, next)
+				want := logit.Softplus(z) - y[i]*z
+				wantDiff := logit.Softplus(z) - logit.Softplus(zn) - y[i]*(z-zn)
+				sp, s := logit.SoftplusSigmoid(z)
+				vec.Axpy(wantGrad, w[k]*(s-y[i]), row)
 				if got[k] != want || withGrad[k] != sp-y[i]*z || diffs[k] != wantDiff {
 					t.Errorf("%s, %d data, datum %d (z = %g): energy %v, %v with the gradient, want %v; difference %v, want %v",
 						name, size, i, z, got[k], withGrad[k], want, diffs[k], wantDiff)

@@ -209,6 +209,11 @@ type cancellingLogistic struct {
 	cancel       context.CancelFunc
 }
 
+// DenseRows returns no rows: cancellingLogistic is no DenseGLM, so every
+// evaluation goes through its methods, which count them (a DenseGLM's may
+// be inlined).
+func (*cancellingLogistic) DenseRows() exactmh.DenseRows { return exactmh.DenseRows{} }
+
 func (c *cancellingLogistic) Energies(dst, theta []float64, idx []int) {
 	if c.calls++; !c.derivs && c.calls == c.after {
 		c.cancel()

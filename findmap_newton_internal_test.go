@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // TestStridedGLM: the subsample view of FindMAP's presearch is datum
@@ -72,7 +74,7 @@ func TestStridedGLM(t *testing.T) {
 		wantG, wantH := make([]float64, d), make([]float64, d*d)
 		for i := 0; i < n; i += stride {
 			xi := g.Row(i)
-			z := dot(xi, theta)
+			z := vec.Dot(xi, theta)
 			f1, f2 := g.LossDerivs(i, z)
 			wantF += stride * g.Loss(i, z)
 			for a := range d {

@@ -10,6 +10,8 @@ import (
 	"math"
 
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // GLM is the contract of a generalised linear model: every datum's energy
@@ -63,6 +65,251 @@ type GLM interface {
 	// lo ≤ z ≤ hi for k ∈ {1, 2, 3}, or +Inf if there is none. lo may be
 	// −Inf and hi +Inf (an unbounded prior support).
 	LossBound(i, k int, lo, hi float64) float64
+}
+
+// checkPriorDim returns an error if a prior that knows its dimension has
+// another than d.
+func checkPriorDim(prior Prior, d int) error {
+	if dc, ok := prior.(dimChecker); ok {
+		return dc.CheckDim(d)
+	}
+	return nil
+}
+
+// glmZRange returns the range of z = xᵀθ over the prior's support: finite
+// on a Box or Ball (or one wrapped, see supportOf), (−Inf, +Inf) otherwise.
+func glmZRange(x []float64, prior Prior) (lo, hi float64) {
+	if s, ok := supportOf(prior).(BoundedSupport); ok {
+		return s.LinearRange(x)
+	}
+	return math.Inf(-1), math.Inf(1)
+}
+
+// glmLossBound returns g.LossBound(i, k, lo, hi), or an error naming the
+// datum, the interval and the value when it is not a finite bound ≥ 0.
+func glmLossBound(who string, g GLM, i, k int, lo, hi float64) (float64, error) {
+	s := g.LossBound(i, k, lo, hi)
+	if s >= 0 && !math.IsInf(s, 1) {
+		return s, nil
+	}
+	model := fmt.Sprintf("%T", g)
+	if s, ok := g.(fmt.Stringer); ok { // model.GLMEnergy names its family
+		model = s.String()
+	}
+	if math.IsInf(s, 1) {
+		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			return 0, fmt.Errorf("exactmh: %s: %s has no bound on |f^(%d)| of datum %d over z ∈ (%v, %v): use a bounded prior support (a BoundedSupport such as model.Box or model.Ball)", who, model, k, i, lo, hi)
+		}
+		return 0, fmt.Errorf("exactmh: %s: %s bounds |f^(%d)| of datum %d over z ∈ [%v, %v] by +Inf: shrink the prior's support", who, model, k, i, lo, hi)
+	}
+	return 0, fmt.Errorf("exactmh: %s: %s.LossBound(datum %d, k = %d, [%v, %v]) = %v, want ≥ 0", who, model, i, k, lo, hi, s)
+}
+
+// GLMDiffBound returns the DiffBound of any GLM on the prior's support:
+// c_i = sup|f_i′|·‖x_i‖₂ over the z-range of datum i (the whole line for an
+// unbounded prior, [x_iᵀθ]'s range for a Box or Ball), M = ‖θ − θ′‖₂. It
+// fails, naming the datum, where sup|f_i′| is infinite — the Gaussian and
+// Poisson losses on an unbounded support — and a Box or Ball prior is then
+// needed.
+func GLMDiffBound(g GLM, prior Prior) (*DiffBound, error) {
+	if err := checkPriorDim(prior, g.Dim()); err != nil {
+		return nil, err
+	}
+	c := prefault.Make[float64](g.Len())
+	rows := newRowCursor(g)
+	for i := range c {
+		row := rows.row(i)
+		lo, hi := glmZRange(row, prior)
+		s, err := glmLossBound("GLMDiffBound", g, i, 1, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		c[i] = s * vec.Norm2(row)
+	}
+	return &DiffBound{C: c}, nil
+}
+
+// GLMEnergyRange returns an EnergyRange of any GLM on a Box or Ball
+// support from the Lipschitz bound: with z_i ∈ [lo, hi] and
+// L = sup|f_i′| there, f_i(z) ∈ f_i(m) ± L(hi − lo)/2, m = (lo + hi)/2. It
+// is at most twice as wide as the exact range of a monotone loss; a family
+// with an exact range implements GLMLossRanger, a GLM type EnergyRanger.
+func GLMEnergyRange(g GLM, prior Prior) (*EnergyRange, error) {
+	if err := checkPriorDim(prior, g.Dim()); err != nil {
+		return nil, err
+	}
+	r := &EnergyRange{Lo: prefault.Make[float64](g.Len()), Width: prefault.Make[float64](g.Len())}
+	rows := newRowCursor(g)
+	for i := range r.Lo {
+		lo, hi, err := linearRange(rows.row(i), prior)
+		if err != nil {
+			return nil, err
+		}
+		s, err := glmLossBound("GLMEnergyRange", g, i, 1, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		half := s * (hi - lo) / 2
+		mid := g.Loss(i, lo+(hi-lo)/2)
+		if math.IsNaN(mid) || math.IsInf(mid, 0) {
+			return nil, fmt.Errorf("exactmh: GLMEnergyRange: loss of datum %d at z = %v is %v", i, lo+(hi-lo)/2, mid)
+		}
+		r.Lo[i], r.Width[i] = mid-half, 2*half
+	}
+	return r, nil
+}
+
+// GLMTaylorBound returns SMH's remainder bounds for any GLM (see
+// TaylorBounder): b_i = sup|f_i^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|, the
+// supremum over the z-range of datum i on the prior's support (SMH's θ̂ and
+// θ both lie in the support, which is convex, so the Taylor segment does
+// too). It fails, naming the datum, where the supremum is infinite (the
+// Poisson loss on an unbounded support). A zero bound (a datum whose
+// remainder vanishes, as the Gaussian loss's of order 2) is replaced by the
+// smallest positive float64, since SMH draws data in proportion to b_i.
+func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
+	if order != 1 && order != 2 {
+		return nil, fmt.Errorf("exactmh: GLMTaylorBound: order %d, want 1 or 2", order)
+	}
+	if err := checkPriorDim(prior, g.Dim()); err != nil {
+		return nil, err
+	}
+	b := prefault.Make[float64](g.Len())
+	rows := newRowCursor(g)
+	for i := range b {
+		row := rows.row(i)
+		lo, hi := glmZRange(row, prior)
+		s, err := glmLossBound("GLMTaylorBound", g, i, order+1, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		b[i] = vec.RowTaylorBound(row, order, s)
+	}
+	return b, nil
+}
+
+// GLMFlyBound returns FlyMC's quadratic lower bound for any GLM, tight at
+// θ = at (θ = 0 for a nil at): with ẑ_i = x_iᵀat and K_i ≥ sup f_i″ over the
+// z-range of datum i on the prior's support (widened to contain ẑ_i),
+// Taylor's theorem gives
+//
+//	log B_i(θ) = −f_i(ẑ_i) − f_i′(ẑ_i)(z_i − ẑ_i) − ½K_i(z_i − ẑ_i)² ≤ −U_i(θ),
+//
+// z_i = x_iᵀθ, a quadratic in θ whose sum over i collapses to O(d²) per
+// evaluation (for the logistic loss, K_i = 1/4, it is Böhning's bound). It
+// fails, naming the datum, where sup|f_i″| is infinite (the Poisson loss on
+// an unbounded support).
+func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
+	d := g.Dim()
+	if err := checkPriorDim(prior, d); err != nil {
+		return nil, err
+	}
+	if at != nil {
+		if len(at) != d {
+			return nil, fmt.Errorf("exactmh: GLMFlyBound: len(at) = %d, want %d", len(at), d)
+		}
+		if err := vec.FiniteVec("GLMFlyBound: at", at); err != nil {
+			return nil, err
+		}
+	}
+	n := g.Len()
+	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
+	rows := newRowCursor(g)
+	for i := range n {
+		row := rows.row(i)
+		var zh float64
+		if at != nil {
+			zh = vec.Dot(row, at)
+		}
+		lo, hi := glmZRange(row, prior)
+		k, err := glmLossBound("GLMFlyBound", g, i, 2, math.Min(lo, zh), math.Max(hi, zh))
+		if err != nil {
+			return nil, err
+		}
+		f := g.Loss(i, zh)
+		f1, _ := g.LossDerivs(i, zh)
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.IsNaN(f1) || math.IsInf(f1, 0) {
+			return nil, fmt.Errorf("exactmh: GLMFlyBound: datum %d at ẑ = %v: f = %v, f′ = %v, want finite", i, zh, f, f1)
+		}
+		// −f − f1(z − zh) − ½k(z − zh)² = a z² + b z + c.
+		a[i] = -k / 2
+		b[i] = -f1 + k*zh
+		c[i] = -f + f1*zh - k*zh*zh/2 - FlyMargin
+	}
+	return newGLMBound(g, a, b, c), nil
+}
+
+// glmDiffer is the EnergyDiffer every GLM has: U_i(θ) − U_i(θ′) =
+// f_i(x_iᵀθ) − f_i(x_iᵀθ′), reading x_i once.
+type glmDiffer struct{ g GLM }
+
+func (a glmDiffer) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	if c, ok := a.g.(rowConverter); ok {
+		for k, i := range idx {
+			z, zn := c.rowDot2(i, theta, thetaNew)
+			dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
+		}
+		return
+	}
+	for k, i := range idx {
+		row := a.g.Row(i)
+		z, zn := vec.Dot2(row, theta, thetaNew)
+		dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
+	}
+}
+
+// glmGradient is the Gradienter every GLM has: ∇U_i(θ) = f_i′(x_iᵀθ)·x_i.
+type glmGradient struct{ g GLM }
+
+func (a glmGradient) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	if c, ok := a.g.(rowConverter); ok {
+		for k, i := range idx {
+			f1, _ := a.g.LossDerivs(i, c.rowDot(i, theta))
+			c.rowAxpy(grad, w[k]*f1, i)
+		}
+		return
+	}
+	for k, i := range idx {
+		row := a.g.Row(i)
+		f1, _ := a.g.LossDerivs(i, vec.Dot(row, theta))
+		c := w[k] * f1
+		vec.Axpy(grad, c, row)
+	}
+}
+
+// taylorBounderOf returns e's own TaylorBounder or, for a GLM without one,
+// the generic GLMTaylorBound.
+func taylorBounderOf(e Energy) (TaylorBounder, bool) {
+	if tb, ok := e.(TaylorBounder); ok {
+		return tb, true
+	}
+	if g, ok := e.(GLM); ok {
+		return glmBounds{g}, true
+	}
+	return nil, false
+}
+
+// flyBounderOf returns e's own FlyBounder or, for a GLM without one, the
+// generic GLMFlyBound.
+func flyBounderOf(e Energy) (FlyBounder, bool) {
+	if fb, ok := e.(FlyBounder); ok {
+		return fb, true
+	}
+	if g, ok := e.(GLM); ok {
+		return glmBounds{g}, true
+	}
+	return nil, false
+}
+
+// glmBounds offers the generic GLM bounds as TaylorBounder and FlyBounder.
+type glmBounds struct{ g GLM }
+
+func (b glmBounds) TaylorBound(order int, prior Prior) ([]float64, error) {
+	return GLMTaylorBound(b.g, order, prior)
+}
+
+func (b glmBounds) FlyBound(at []float64, prior Prior) (FlyBound, error) {
+	return GLMFlyBound(b.g, at, prior)
 }
 
 // GLMFamily is the per-datum loss of a generalised linear model, all a user
@@ -124,10 +371,10 @@ func NewGLM(x, y []float64, d int, family GLMFamily) (*GLMEnergy, error) {
 	if family == nil {
 		return nil, errors.New("exactmh: NewGLM: nil family")
 	}
-	if err := dataRows("NewGLM", x, len(y), d); err != nil {
+	if err := vec.DataRows("NewGLM", x, len(y), d); err != nil {
 		return nil, err
 	}
-	if err := finiteVec("NewGLM: y", y); err != nil {
+	if err := vec.FiniteVec("NewGLM: y", y); err != nil {
 		return nil, err
 	}
 	if v, ok := family.(GLMValidator); ok {
@@ -171,18 +418,18 @@ func (e *GLMEnergy) LossBound(i, k int, lo, hi float64) float64 {
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
-	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
+	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
 		for k, i := range idx[lo:hi] {
-			dst[lo+k] = e.family.Loss(e.y[i], dot(e.Row(i), theta))
+			dst[lo+k] = e.family.Loss(e.y[i], vec.Dot(e.Row(i), theta))
 		}
 	}
 }
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
+	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
 		for k, i := range idx[lo:hi] {
-			z, zn := dot2(e.Row(i), theta, thetaNew)
+			z, zn := vec.Dot2(e.Row(i), theta, thetaNew)
 			dst[lo+k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)
 		}
 	}
@@ -193,11 +440,11 @@ func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 func (e *GLMEnergy) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		row := e.Row(i)
-		z := dot(row, theta)
+		z := vec.Dot(row, theta)
 		dst[k] = e.family.Loss(e.y[i], z)
 		f1, _ := e.family.LossDerivs(e.y[i], z)
 		g := w[k] * f1
-		axpy(grad, g, row)
+		vec.Axpy(grad, g, row)
 	}
 }
 
@@ -205,14 +452,16 @@ func (e *GLMEnergy) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w
 func (e *GLMEnergy) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		row := e.Row(i)
-		f1, _ := e.family.LossDerivs(e.y[i], dot(row, theta))
+		f1, _ := e.family.LossDerivs(e.y[i], vec.Dot(row, theta))
 		g := w[k] * f1
-		axpy(grad, g, row)
+		vec.Axpy(grad, g, row)
 	}
 }
 
 // DiffBound returns GLMDiffBound(e, prior).
-func (e *GLMEnergy) DiffBound(prior Prior) (*DiffBound, error) { return GLMDiffBound(e, prior) }
+func (e *GLMEnergy) DiffBound(prior Prior) (*DiffBound, error) {
+	return GLMDiffBound(e, prior)
+}
 
 // EnergyRange returns the family's exact range of f(y_i, ·) over the
 // z-range of each datum on a Box or Ball support if the family implements
@@ -257,276 +506,9 @@ func (e *GLMEnergy) FlyBound(at []float64, prior Prior) (FlyBound, error) {
 	return GLMFlyBound(e, at, prior)
 }
 
-// checkPriorDim returns an error if a prior that knows its dimension has
-// another than d.
-func checkPriorDim(prior Prior, d int) error {
-	if dc, ok := prior.(dimChecker); ok {
-		return dc.checkDim(d)
-	}
-	return nil
-}
+// DenseRows returns the covariates and responses as stored
+// (DenseGLM), so the kernels read them directly.
+func (e *GLMEnergy) DenseRows() DenseRows { return DenseRows{X: e.x, Y: e.y} }
 
-// glmZRange returns the range of z = xᵀθ over the prior's support: finite
-// on a Box or Ball (or one wrapped, see supportOf), (−Inf, +Inf) otherwise.
-func glmZRange(x []float64, prior Prior) (lo, hi float64) {
-	switch supportOf(prior).(type) {
-	case *Box, *Ball:
-		lo, hi, _ = linearRange(x, prior)
-		return lo, hi
-	}
-	return math.Inf(-1), math.Inf(1)
-}
-
-// glmLossBound returns g.LossBound(i, k, lo, hi), or an error naming the
-// datum, the interval and the value when it is not a finite bound ≥ 0.
-func glmLossBound(who string, g GLM, i, k int, lo, hi float64) (float64, error) {
-	s := g.LossBound(i, k, lo, hi)
-	if s >= 0 && !math.IsInf(s, 1) {
-		return s, nil
-	}
-	model := fmt.Sprintf("%T", g)
-	switch e := g.(type) {
-	case *GLMEnergy:
-		model = fmt.Sprintf("%T", e.family)
-	case *GLMEnergy32:
-		model = fmt.Sprintf("%T", e.base.family)
-	}
-	if math.IsInf(s, 1) {
-		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-			return 0, fmt.Errorf("exactmh: %s: %s has no bound on |f^(%d)| of datum %d over z ∈ (%v, %v): use a bounded prior support (Box or Ball)", who, model, k, i, lo, hi)
-		}
-		return 0, fmt.Errorf("exactmh: %s: %s bounds |f^(%d)| of datum %d over z ∈ [%v, %v] by +Inf: shrink the prior's support", who, model, k, i, lo, hi)
-	}
-	return 0, fmt.Errorf("exactmh: %s: %s.LossBound(datum %d, k = %d, [%v, %v]) = %v, want ≥ 0", who, model, i, k, lo, hi, s)
-}
-
-// GLMDiffBound returns the DiffBound of any GLM on the prior's support:
-// c_i = sup|f_i′|·‖x_i‖₂ over the z-range of datum i (the whole line for an
-// unbounded prior, [x_iᵀθ]'s range for a Box or Ball), M = ‖θ − θ′‖₂. It
-// fails, naming the datum, where sup|f_i′| is infinite — the Gaussian and
-// Poisson losses on an unbounded support — and a Box or Ball prior is then
-// needed.
-func GLMDiffBound(g GLM, prior Prior) (*DiffBound, error) {
-	if err := checkPriorDim(prior, g.Dim()); err != nil {
-		return nil, err
-	}
-	c := prefault.Make[float64](g.Len())
-	rows := newRowCursor(g)
-	for i := range c {
-		row := rows.row(i)
-		lo, hi := glmZRange(row, prior)
-		s, err := glmLossBound("GLMDiffBound", g, i, 1, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		c[i] = s * norm2(row)
-	}
-	return &DiffBound{C: c}, nil
-}
-
-// GLMEnergyRange returns an EnergyRange of any GLM on a Box or Ball
-// support from the Lipschitz bound: with z_i ∈ [lo, hi] and
-// L = sup|f_i′| there, f_i(z) ∈ f_i(m) ± L(hi − lo)/2, m = (lo + hi)/2. It
-// is at most twice as wide as the exact range of a monotone loss; a family
-// with an exact range implements GLMLossRanger, a GLM type EnergyRanger.
-func GLMEnergyRange(g GLM, prior Prior) (*EnergyRange, error) {
-	if err := checkPriorDim(prior, g.Dim()); err != nil {
-		return nil, err
-	}
-	r := &EnergyRange{Lo: prefault.Make[float64](g.Len()), Width: prefault.Make[float64](g.Len())}
-	rows := newRowCursor(g)
-	for i := range r.Lo {
-		lo, hi, err := linearRange(rows.row(i), prior)
-		if err != nil {
-			return nil, err
-		}
-		s, err := glmLossBound("GLMEnergyRange", g, i, 1, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		half := s * (hi - lo) / 2
-		mid := g.Loss(i, lo+(hi-lo)/2)
-		if math.IsNaN(mid) || math.IsInf(mid, 0) {
-			return nil, fmt.Errorf("exactmh: GLMEnergyRange: loss of datum %d at z = %v is %v", i, lo+(hi-lo)/2, mid)
-		}
-		r.Lo[i], r.Width[i] = mid-half, 2*half
-	}
-	return r, nil
-}
-
-// GLMTaylorBound returns SMH's remainder bounds for any GLM (see
-// TaylorBounder): b_i = sup|f_i^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|, the
-// supremum over the z-range of datum i on the prior's support (SMH's θ̂ and
-// θ both lie in the support, which is convex, so the Taylor segment does
-// too). It fails, naming the datum, where the supremum is infinite (the
-// Poisson loss on an unbounded support). A zero bound (a datum whose
-// remainder vanishes, as the Gaussian loss's of order 2) is replaced by the
-// smallest positive float64, since SMH draws data in proportion to b_i.
-func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
-	if order != 1 && order != 2 {
-		return nil, fmt.Errorf("exactmh: GLMTaylorBound: order %d, want 1 or 2", order)
-	}
-	if err := checkPriorDim(prior, g.Dim()); err != nil {
-		return nil, err
-	}
-	b := prefault.Make[float64](g.Len())
-	rows := newRowCursor(g)
-	for i := range b {
-		row := rows.row(i)
-		lo, hi := glmZRange(row, prior)
-		s, err := glmLossBound("GLMTaylorBound", g, i, order+1, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		b[i] = rowTaylorBound(row, order, s)
-	}
-	return b, nil
-}
-
-// glmTaylorBound is s·m_i^{k+1} for every row.
-func glmTaylorBound[T float32 | float64](x []T, d, order int, s float64) []float64 {
-	n := len(x) / d
-	b := prefault.Make[float64](n)
-	for i := range n {
-		b[i] = rowTaylorBound(x[i*d:(i+1)*d], order, s)
-	}
-	return b
-}
-
-// rowTaylorBound is s·(max_j |x_j|)^{k+1}, or the smallest positive float64
-// where that is 0.
-func rowTaylorBound[T float32 | float64](row []T, order int, s float64) float64 {
-	var m float64
-	for _, v := range row {
-		m = math.Max(m, math.Abs(float64(v)))
-	}
-	b := s * math.Pow(m, float64(order+1))
-	if b == 0 {
-		b = math.SmallestNonzeroFloat64 // an all-zero row never changes U_i
-	}
-	return b
-}
-
-// GLMFlyBound returns FlyMC's quadratic lower bound for any GLM, tight at
-// θ = at (θ = 0 for a nil at): with ẑ_i = x_iᵀat and K_i ≥ sup f_i″ over the
-// z-range of datum i on the prior's support (widened to contain ẑ_i),
-// Taylor's theorem gives
-//
-//	log B_i(θ) = −f_i(ẑ_i) − f_i′(ẑ_i)(z_i − ẑ_i) − ½K_i(z_i − ẑ_i)² ≤ −U_i(θ),
-//
-// z_i = x_iᵀθ, a quadratic in θ whose sum over i collapses to O(d²) per
-// evaluation (for the logistic loss, K_i = 1/4, it is Böhning's bound). It
-// fails, naming the datum, where sup|f_i″| is infinite (the Poisson loss on
-// an unbounded support).
-func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
-	d := g.Dim()
-	if err := checkPriorDim(prior, d); err != nil {
-		return nil, err
-	}
-	if at != nil {
-		if len(at) != d {
-			return nil, fmt.Errorf("exactmh: GLMFlyBound: len(at) = %d, want %d", len(at), d)
-		}
-		if err := finiteVec("GLMFlyBound: at", at); err != nil {
-			return nil, err
-		}
-	}
-	n := g.Len()
-	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
-	rows := newRowCursor(g)
-	for i := range n {
-		row := rows.row(i)
-		var zh float64
-		if at != nil {
-			zh = dot(row, at)
-		}
-		lo, hi := glmZRange(row, prior)
-		k, err := glmLossBound("GLMFlyBound", g, i, 2, math.Min(lo, zh), math.Max(hi, zh))
-		if err != nil {
-			return nil, err
-		}
-		f := g.Loss(i, zh)
-		f1, _ := g.LossDerivs(i, zh)
-		if math.IsNaN(f) || math.IsInf(f, 0) || math.IsNaN(f1) || math.IsInf(f1, 0) {
-			return nil, fmt.Errorf("exactmh: GLMFlyBound: datum %d at ẑ = %v: f = %v, f′ = %v, want finite", i, zh, f, f1)
-		}
-		// −f − f1(z − zh) − ½k(z − zh)² = a z² + b z + c.
-		a[i] = -k / 2
-		b[i] = -f1 + k*zh
-		c[i] = -f + f1*zh - k*zh*zh/2 - flyMargin
-	}
-	return newGLMBound(g, a, b, c), nil
-}
-
-// glmDiffer is the EnergyDiffer every GLM has: U_i(θ) − U_i(θ′) =
-// f_i(x_iᵀθ) − f_i(x_iᵀθ′), reading x_i once.
-type glmDiffer struct{ g GLM }
-
-func (a glmDiffer) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	if c, ok := a.g.(rowConverter); ok {
-		for k, i := range idx {
-			z, zn := c.rowDot2(i, theta, thetaNew)
-			dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
-		}
-		return
-	}
-	for k, i := range idx {
-		row := a.g.Row(i)
-		z, zn := dot2(row, theta, thetaNew)
-		dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
-	}
-}
-
-// glmGradient is the Gradienter every GLM has: ∇U_i(θ) = f_i′(x_iᵀθ)·x_i.
-type glmGradient struct{ g GLM }
-
-func (a glmGradient) AddGradient(grad, theta []float64, idx []int, w []float64) {
-	if c, ok := a.g.(rowConverter); ok {
-		for k, i := range idx {
-			f1, _ := a.g.LossDerivs(i, c.rowDot(i, theta))
-			c.rowAxpy(grad, w[k]*f1, i)
-		}
-		return
-	}
-	for k, i := range idx {
-		row := a.g.Row(i)
-		f1, _ := a.g.LossDerivs(i, dot(row, theta))
-		c := w[k] * f1
-		axpy(grad, c, row)
-	}
-}
-
-// taylorBounderOf returns e's own TaylorBounder or, for a GLM without one,
-// the generic GLMTaylorBound.
-func taylorBounderOf(e Energy) (TaylorBounder, bool) {
-	if tb, ok := e.(TaylorBounder); ok {
-		return tb, true
-	}
-	if g, ok := e.(GLM); ok {
-		return glmBounds{g}, true
-	}
-	return nil, false
-}
-
-// flyBounderOf returns e's own FlyBounder or, for a GLM without one, the
-// generic GLMFlyBound.
-func flyBounderOf(e Energy) (FlyBounder, bool) {
-	if fb, ok := e.(FlyBounder); ok {
-		return fb, true
-	}
-	if g, ok := e.(GLM); ok {
-		return glmBounds{g}, true
-	}
-	return nil, false
-}
-
-// glmBounds offers the generic GLM bounds as TaylorBounder and FlyBounder.
-type glmBounds struct{ g GLM }
-
-func (b glmBounds) TaylorBound(order int, prior Prior) ([]float64, error) {
-	return GLMTaylorBound(b.g, order, prior)
-}
-
-func (b glmBounds) FlyBound(at []float64, prior Prior) (FlyBound, error) {
-	return GLMFlyBound(b.g, at, prior)
-}
+// String names the model by its family, as errors about its bounds do.
+func (e *GLMEnergy) String() string { return fmt.Sprintf("GLMEnergy(%T)", e.family) }

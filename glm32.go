@@ -9,143 +9,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/vec"
 )
-
-// Float32 storage. LogisticRegression32 and GLMEnergy32 hold their
-// covariates as float32 — half the memory and half the bytes read per datum
-// of their float64 twins, which matters when X is a memory-mapped file
-// larger than RAM (package data's Store) — and compute everything in
-// float64: each element is converted as it is read, so on data that
-// float32 represents exactly they compute what the twins compute. Their
-// per-datum loops read rows through rowConverter; GLM.Row, which must
-// return a []float64, returns a converted copy and allocates, and is used
-// only by code outside the package (the package's set-up passes and kernel
-// steps read rows through rowConverter and newRowCursor).
-
-// rowConverter is implemented by the GLMs whose rows are not float64 slices
-// in memory (and by cvEnergy, which wraps any GLM): the package's per-step
-// loops read x_i through it instead of Row, which would allocate.
-type rowConverter interface {
-	// rowDot returns x_iᵀθ.
-	rowDot(i int, theta []float64) float64
-	// rowDot2 returns x_iᵀa and x_iᵀb, reading x_i once.
-	rowDot2(i int, a, b []float64) (float64, float64)
-	// rowAxpy adds α·x_i to grad.
-	rowAxpy(grad []float64, alpha float64, i int)
-	// readRow returns x_i as float64, converted into dst[:d] (or, for
-	// float64 storage, possibly the stored row itself).
-	readRow(dst []float64, i int) []float64
-}
-
-// rowCursor reads the rows of a GLM for a set-up pass without allocating
-// per row: a float64 GLM's own rows, or a rowConverter's converted into a
-// ring of four buffers, so that a row stays valid until four more have
-// been read (rankAcc holds up to four).
-type rowCursor struct {
-	g    GLM
-	conv rowConverter
-	buf  []float64
-	k    int
-}
-
-// newRowCursor returns the cursor of g.
-func newRowCursor(g GLM) rowCursor {
-	c := rowCursor{g: g}
-	if conv, ok := g.(rowConverter); ok {
-		c.conv = conv
-		c.buf = make([]float64, 4*g.Dim())
-	}
-	return c
-}
-
-// row returns x_i, valid until four more rows have been read.
-func (c *rowCursor) row(i int) []float64 {
-	if c.conv == nil {
-		return c.g.Row(i)
-	}
-	d := len(c.buf) / 4
-	dst := c.buf[c.k*d : (c.k+1)*d]
-	c.k = (c.k + 1) & 3
-	return c.conv.readRow(dst, i)
-}
-
-// dotConv returns aᵀb for float32 a, in float64. Below shortVec it is the
-// loop of dot, operation for operation, so the result equals dot's on the
-// converted row; from shortVec on it keeps four accumulators (dot's gonum
-// kernel is not available for float32, and one accumulator would wait on
-// each addition), which rounds differently from dot.
-func dotConv[T float32 | float64](a []T, b []float64) float64 {
-	b = b[:len(a)]
-	if len(a) < shortVec {
-		var s float64
-		for j, v := range a {
-			s += float64(v) * b[j]
-		}
-		return s
-	}
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(a); j += 4 {
-		s0 += float64(a[j]) * b[j]
-		s1 += float64(a[j+1]) * b[j+1]
-		s2 += float64(a[j+2]) * b[j+2]
-		s3 += float64(a[j+3]) * b[j+3]
-	}
-	for ; j < len(a); j++ {
-		s0 += float64(a[j]) * b[j]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// dot2Conv returns aᵀb and aᵀc, reading a once (see dotConv).
-func dot2Conv[T float32 | float64](a []T, b, c []float64) (ab, ac float64) {
-	if len(a) >= shortVec {
-		return dotConv(a, b), dotConv(a, c) // a is in cache the second time
-	}
-	b, c = b[:len(a)], c[:len(a)]
-	for j, v := range a {
-		f := float64(v)
-		ab += f * b[j]
-		ac += f * c[j]
-	}
-	return ab, ac
-}
-
-// axpyConv adds α·x to y, converting x to float64 (the loop of axpy).
-func axpyConv[T float32 | float64](y []float64, alpha float64, x []T) {
-	y = y[:len(x)]
-	for j, v := range x {
-		y[j] += alpha * float64(v)
-	}
-}
-
-// rows32 is an N×d row-major float32 matrix, read in float64.
-type rows32 struct {
-	x []float32
-	d int
-}
-
-func (r *rows32) at(i int) []float32 { return r.x[i*r.d : (i+1)*r.d] }
-
-func (r *rows32) rowDot(i int, theta []float64) float64 { return dotConv(r.at(i), theta) }
-
-func (r *rows32) rowDot2(i int, a, b []float64) (float64, float64) {
-	return dot2Conv(r.at(i), a, b)
-}
-
-func (r *rows32) rowAxpy(grad []float64, alpha float64, i int) { axpyConv(grad, alpha, r.at(i)) }
-
-func (r *rows32) readRow(dst []float64, i int) []float64 {
-	dst = dst[:r.d]
-	for j, v := range r.at(i) {
-		dst[j] = float64(v)
-	}
-	return dst
-}
-
-// row returns a new float64 copy of x_i.
-func (r *rows32) row(i int) []float64 { return r.readRow(make([]float64, r.d), i) }
 
 // LogisticRegression32 is LogisticRegression with float32 features: the
 // same energy, interfaces and bounds, computed in float64 from features
@@ -157,7 +25,7 @@ func (r *rows32) row(i int) []float64 { return r.readRow(make([]float64, r.d), i
 // inner products there use gonum's assembly kernel, which sums in another
 // order). Build one with NewLogisticRegression32.
 type LogisticRegression32 struct {
-	rows32
+	rows vec.Rows32
 	base LogisticRegression // labels and loss; base.x is nil
 }
 
@@ -170,7 +38,6 @@ var (
 	_ EnergyRanger     = (*LogisticRegression32)(nil)
 	_ TaylorBounder    = (*LogisticRegression32)(nil)
 	_ FlyBounder       = (*LogisticRegression32)(nil)
-	_ rowConverter     = (*LogisticRegression32)(nil)
 
 	_ GLM              = (*GLMEnergy32)(nil)
 	_ EnergyDiffer     = (*GLMEnergy32)(nil)
@@ -180,7 +47,6 @@ var (
 	_ EnergyRanger     = (*GLMEnergy32)(nil)
 	_ TaylorBounder    = (*GLMEnergy32)(nil)
 	_ FlyBounder       = (*GLMEnergy32)(nil)
-	_ rowConverter     = (*GLMEnergy32)(nil)
 
 	// The float64 twins implement the same interfaces.
 	_ GLM              = (*LogisticRegression)(nil)
@@ -199,7 +65,7 @@ var (
 // memory mapping). It checks that every feature is finite, one pass over
 // x.
 func NewLogisticRegression32(x []float32, y []float64, d int) (*LogisticRegression32, error) {
-	if err := dataRows("NewLogisticRegression32", x, len(y), d); err != nil {
+	if err := vec.DataRows("NewLogisticRegression32", x, len(y), d); err != nil {
 		return nil, err
 	}
 	for i, v := range y {
@@ -207,20 +73,20 @@ func NewLogisticRegression32(x []float32, y []float64, d int) (*LogisticRegressi
 			return nil, fmt.Errorf("exactmh: NewLogisticRegression32: label y[%d] = %v, want 0 or 1", i, v)
 		}
 	}
-	return &LogisticRegression32{rows32: rows32{x: x, d: d}, base: LogisticRegression{y: y, d: d}}, nil
+	return &LogisticRegression32{rows: vec.Rows32{X: x, D: d}, base: LogisticRegression{y: y, d: d}}, nil
 }
 
 // Len returns the number of data.
 func (e *LogisticRegression32) Len() int { return len(e.base.y) }
 
 // Dim returns the number of features.
-func (e *LogisticRegression32) Dim() int { return e.d }
+func (e *LogisticRegression32) Dim() int { return e.rows.D }
 
 // Row returns the features of datum i converted to float64, a new slice:
 // it allocates d float64s per call. The package's kernels and set-up
 // passes never call it (they convert rows without allocating); it is there
 // for the GLM contract and for callers outside the package.
-func (e *LogisticRegression32) Row(i int) []float64 { return e.row(i) }
+func (e *LogisticRegression32) Row(i int) []float64 { return e.rows.Row(i) }
 
 // Label returns y_i.
 func (e *LogisticRegression32) Label(i int) float64 { return e.base.y[i] }
@@ -228,25 +94,25 @@ func (e *LogisticRegression32) Label(i int) float64 { return e.base.y[i] }
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 	y := e.base.y
-	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
+	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
 		for k, i := range idx[lo:hi] {
-			dst[lo+k] = dotConv(e.at(i), theta)
+			dst[lo+k] = vec.DotConv(e.rows.At(i), theta)
 		}
-		logisticLosses(dst[lo:hi], y, idx[lo:hi])
+		logit.Losses(dst[lo:hi], y, idx[lo:hi])
 	}
 }
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	y := e.base.y
-	var zn [logisticGroup]float64
-	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
-		for g := lo; g < hi; g += logisticGroup {
-			group := idx[g:min(g+logisticGroup, hi)]
+	var zn [logit.Group]float64
+	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
+		for g := lo; g < hi; g += logit.Group {
+			group := idx[g:min(g+logit.Group, hi)]
 			for k, i := range group {
-				dst[g+k], zn[k] = dot2Conv(e.at(i), theta, thetaNew)
+				dst[g+k], zn[k] = vec.Dot2Conv(e.rows.At(i), theta, thetaNew)
 			}
-			logisticLossDiffs(dst[g:g+len(group)], zn[:len(group)], y, group)
+			logit.LossDiffs(dst[g:g+len(group)], zn[:len(group)], y, group)
 		}
 	}
 }
@@ -255,15 +121,15 @@ func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx [
 // for i = idx[k], computing x_iᵀθ once per datum.
 func (e *LogisticRegression32) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	y := e.base.y
-	var slope [logisticGroup]float64
-	for g := 0; g < len(idx); g += logisticGroup {
-		group := idx[g:min(g+logisticGroup, len(idx))]
+	var slope [logit.Group]float64
+	for g := 0; g < len(idx); g += logit.Group {
+		group := idx[g:min(g+logit.Group, len(idx))]
 		for k, i := range group {
-			dst[g+k] = dotConv(e.at(i), theta)
+			dst[g+k] = vec.DotConv(e.rows.At(i), theta)
 		}
-		logisticLossSlopes(dst[g:g+len(group)], slope[:len(group)], y, group, w[g:])
+		logit.LossSlopes(dst[g:g+len(group)], slope[:len(group)], y, group, w[g:])
 		for k, i := range group {
-			axpyConv(grad, slope[k], e.at(i))
+			vec.AxpyConv(grad, slope[k], e.rows.At(i))
 		}
 	}
 }
@@ -272,9 +138,9 @@ func (e *LogisticRegression32) EnergiesAndGradient(dst, grad, theta []float64, i
 func (e *LogisticRegression32) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	y := e.base.y
 	for k, i := range idx {
-		row := e.at(i)
-		g := w[k] * (sigmoid(dotConv(row, theta)) - y[i])
-		axpyConv(grad, g, row)
+		row := e.rows.At(i)
+		g := w[k] * (logit.Sigmoid(vec.DotConv(row, theta)) - y[i])
+		vec.AxpyConv(grad, g, row)
 	}
 }
 
@@ -297,7 +163,7 @@ func (e *LogisticRegression32) DiffBound(Prior) (*DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	rows := newRowCursor(e)
 	for i := range c {
-		c[i] = norm2(rows.row(i))
+		c[i] = vec.Norm2(rows.row(i))
 	}
 	return &DiffBound{C: c}, nil
 }
@@ -313,7 +179,7 @@ func (e *LogisticRegression32) EnergyRange(prior Prior) (*EnergyRange, error) {
 		if err != nil {
 			return nil, err
 		}
-		ua, ub := softplus(a)-y[i]*a, softplus(b)-y[i]*b
+		ua, ub := logit.Softplus(a)-y[i]*a, logit.Softplus(b)-y[i]*b
 		r.Lo[i], r.Width[i] = math.Min(ua, ub), math.Abs(ua-ub)
 	}
 	return r, nil
@@ -325,14 +191,14 @@ func (e *LogisticRegression32) FlyBound(at []float64, _ Prior) (FlyBound, error)
 	if at == nil {
 		return e.FlyBoundXi(1.5)
 	}
-	if len(at) != e.d {
-		return nil, fmt.Errorf("exactmh: LogisticRegression32.FlyBound: len(at) = %d, want %d", len(at), e.d)
+	if len(at) != e.rows.D {
+		return nil, fmt.Errorf("exactmh: LogisticRegression32.FlyBound: len(at) = %d, want %d", len(at), e.rows.D)
 	}
-	if err := finiteVec("LogisticRegression32.FlyBound: at", at); err != nil {
+	if err := vec.FiniteVec("LogisticRegression32.FlyBound: at", at); err != nil {
 		return nil, err
 	}
-	buf := make([]float64, e.d)
-	return logisticJJBound(e, e.base.y, func(i int) float64 { return dot(e.readRow(buf, i), at) }), nil
+	buf := make([]float64, e.rows.D)
+	return logisticJJBound(e, e.base.y, func(i int) float64 { return vec.Dot(e.rows.ReadRow(buf, i), at) }), nil
 }
 
 // FlyBoundXi returns the Jaakkola–Jordan bound tight at |s| = ξ for every
@@ -350,7 +216,7 @@ func (e *LogisticRegression32) TaylorBound(order int, _ Prior) ([]float64, error
 	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: LogisticRegression32.TaylorBound: order %d, want 1 or 2", order)
 	}
-	return glmTaylorBound(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
+	return vec.TaylorBounds(e.rows.X, e.rows.D, order, e.LossBound(0, order+1, 0, 0)), nil
 }
 
 // GLMEnergy32 is GLMEnergy with float32 covariates: U_i(θ) = f(y_i, x_iᵀθ)
@@ -359,7 +225,7 @@ func (e *LogisticRegression32) TaylorBound(order int, _ Prior) ([]float64, error
 // on float32-representable covariates as LogisticRegression32 agrees with
 // LogisticRegression. Build one with NewGLM32.
 type GLMEnergy32 struct {
-	rows32
+	rows vec.Rows32
 	base GLMEnergy // responses, family; base.x is nil
 }
 
@@ -371,10 +237,10 @@ func NewGLM32(x []float32, y []float64, d int, family GLMFamily) (*GLMEnergy32, 
 	if family == nil {
 		return nil, errors.New("exactmh: NewGLM32: nil family")
 	}
-	if err := dataRows("NewGLM32", x, len(y), d); err != nil {
+	if err := vec.DataRows("NewGLM32", x, len(y), d); err != nil {
 		return nil, err
 	}
-	if err := finiteVec("NewGLM32: y", y); err != nil {
+	if err := vec.FiniteVec("NewGLM32: y", y); err != nil {
 		return nil, err
 	}
 	if v, ok := family.(GLMValidator); ok {
@@ -382,7 +248,7 @@ func NewGLM32(x []float32, y []float64, d int, family GLMFamily) (*GLMEnergy32, 
 			return nil, fmt.Errorf("exactmh: NewGLM32 (%T): %w", family, err)
 		}
 	}
-	e := &GLMEnergy32{rows32: rows32{x: x, d: d}, base: GLMEnergy{y: y, d: d, family: family}}
+	e := &GLMEnergy32{rows: vec.Rows32{X: x, D: d}, base: GLMEnergy{y: y, d: d, family: family}}
 	e.base.ranger, _ = family.(GLMLossRanger)
 	return e, nil
 }
@@ -391,11 +257,11 @@ func NewGLM32(x []float32, y []float64, d int, family GLMFamily) (*GLMEnergy32, 
 func (e *GLMEnergy32) Len() int { return len(e.base.y) }
 
 // Dim returns the number of covariates d.
-func (e *GLMEnergy32) Dim() int { return e.d }
+func (e *GLMEnergy32) Dim() int { return e.rows.D }
 
 // Row returns x_i converted to float64, a new slice: it allocates d
 // float64s per call. The package's kernels and set-up passes never call it.
-func (e *GLMEnergy32) Row(i int) []float64 { return e.row(i) }
+func (e *GLMEnergy32) Row(i int) []float64 { return e.rows.Row(i) }
 
 // Response returns y_i.
 func (e *GLMEnergy32) Response(i int) float64 { return e.base.y[i] }
@@ -420,9 +286,9 @@ func (e *GLMEnergy32) LossBound(i, k int, lo, hi float64) float64 {
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
+	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
 		for k, i := range idx[lo:hi] {
-			dst[lo+k] = f.Loss(y[i], dotConv(e.at(i), theta))
+			dst[lo+k] = f.Loss(y[i], vec.DotConv(e.rows.At(i), theta))
 		}
 	}
 }
@@ -430,9 +296,9 @@ func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	for lo, hi := range warmBlocks(dst, e.x, e.d, y, idx) {
+	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
 		for k, i := range idx[lo:hi] {
-			z, zn := dot2Conv(e.at(i), theta, thetaNew)
+			z, zn := vec.Dot2Conv(e.rows.At(i), theta, thetaNew)
 			dst[lo+k] = f.Loss(y[i], z) - f.Loss(y[i], zn)
 		}
 	}
@@ -443,11 +309,11 @@ func (e *GLMEnergy32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 func (e *GLMEnergy32) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	f, y := e.base.family, e.base.y
 	for k, i := range idx {
-		row := e.at(i)
-		z := dotConv(row, theta)
+		row := e.rows.At(i)
+		z := vec.DotConv(row, theta)
 		dst[k] = f.Loss(y[i], z)
 		f1, _ := f.LossDerivs(y[i], z)
-		axpyConv(grad, w[k]*f1, row)
+		vec.AxpyConv(grad, w[k]*f1, row)
 	}
 }
 
@@ -455,14 +321,16 @@ func (e *GLMEnergy32) EnergiesAndGradient(dst, grad, theta []float64, idx []int,
 func (e *GLMEnergy32) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	f, y := e.base.family, e.base.y
 	for k, i := range idx {
-		row := e.at(i)
-		f1, _ := f.LossDerivs(y[i], dotConv(row, theta))
-		axpyConv(grad, w[k]*f1, row)
+		row := e.rows.At(i)
+		f1, _ := f.LossDerivs(y[i], vec.DotConv(row, theta))
+		vec.AxpyConv(grad, w[k]*f1, row)
 	}
 }
 
 // DiffBound returns GLMDiffBound(e, prior).
-func (e *GLMEnergy32) DiffBound(prior Prior) (*DiffBound, error) { return GLMDiffBound(e, prior) }
+func (e *GLMEnergy32) DiffBound(prior Prior) (*DiffBound, error) {
+	return GLMDiffBound(e, prior)
+}
 
 // EnergyRange returns what GLMEnergy.EnergyRange returns: the family's
 // exact range if it implements GLMLossRanger, GLMEnergyRange otherwise.
@@ -479,3 +347,18 @@ func (e *GLMEnergy32) TaylorBound(order int, prior Prior) ([]float64, error) {
 func (e *GLMEnergy32) FlyBound(at []float64, prior Prior) (FlyBound, error) {
 	return GLMFlyBound(e, at, prior)
 }
+
+// DenseRows returns the float32 features and labels as stored, with the
+// logistic loss declared (DenseGLM): the kernels inline it.
+func (e *LogisticRegression32) DenseRows() DenseRows {
+	return DenseRows{X32: e.rows.X, Y: e.base.y, Logistic: true}
+}
+
+// DenseRows returns the float32 covariates and responses as stored
+// (DenseGLM).
+func (e *GLMEnergy32) DenseRows() DenseRows {
+	return DenseRows{X32: e.rows.X, Y: e.base.y}
+}
+
+// String names the model by its family, as errors about its bounds do.
+func (e *GLMEnergy32) String() string { return fmt.Sprintf("GLMEnergy32(%T)", e.base.family) }

@@ -320,7 +320,7 @@ func TestGLMFamilyBounds(t *testing.T) {
 				t.Errorf("poisson: Taylor or FlyMC bound on ℝ² without error")
 			}
 		}
-		if errD == nil || !strings.Contains(errD.Error(), "datum 0") || !strings.Contains(errD.Error(), "Box or Ball") {
+		if errD == nil || !strings.Contains(errD.Error(), "datum 0") || !strings.Contains(errD.Error(), "BoundedSupport") {
 			t.Errorf("%s: DiffBound on ℝ²: %v, want an error naming datum 0 and the bounded support it needs", name, errD)
 		}
 		t.Logf("%s on ℝ²: %v", name, errD)

@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -30,14 +31,14 @@ type GaussianMean struct {
 // NewGaussianMean returns the energy of data y (row-major, N×d) with
 // covariance sigma (d×d, symmetric positive definite). y is kept, not copied.
 func NewGaussianMean(y []float64, d int, sigma *mat.SymDense) (*GaussianMean, error) {
-	if err := checkDim("NewGaussianMean", d); err != nil {
+	if err := vec.CheckDim("NewGaussianMean", d); err != nil {
 		return nil, err
 	}
 	if len(y)%d != 0 {
 		return nil, fmt.Errorf("exactmh: NewGaussianMean: len(y) = %d is not a multiple of d = %d", len(y), d)
 	}
 	n := len(y) / d
-	if err := dataRows("NewGaussianMean", y, n, d); err != nil {
+	if err := vec.DataRows("NewGaussianMean", y, n, d); err != nil {
 		return nil, err
 	}
 	if sigma == nil || sigma.SymmetricDim() != d {
@@ -68,7 +69,7 @@ func NewGaussianMean(y []float64, d int, sigma *mat.SymDense) (*GaussianMean, er
 			}
 			pyi[a] = s
 		}
-		e.half[i] = 0.5 * dot(yi, pyi)
+		e.half[i] = 0.5 * vec.Dot(yi, pyi)
 	}
 	return e, nil
 }
@@ -111,7 +112,7 @@ func (e *GaussianMean) quad(theta []float64) float64 {
 func (e *GaussianMean) Energies(dst, theta []float64, idx []int) {
 	q := e.quad(theta)
 	for k, i := range idx {
-		dst[k] = q - dot(theta, e.py[i*e.d:(i+1)*e.d]) + e.half[i]
+		dst[k] = q - vec.Dot(theta, e.py[i*e.d:(i+1)*e.d]) + e.half[i]
 	}
 }
 

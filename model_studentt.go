@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // StudentTRegression is the energy of robust linear regression with Student-t
@@ -24,10 +25,10 @@ type StudentTRegression struct {
 // NewStudentTRegression returns the robust-regression energy of x (row-major,
 // N×d), responses y and ν > 0 degrees of freedom. The slices are kept.
 func NewStudentTRegression(x, y []float64, d int, nu float64) (*StudentTRegression, error) {
-	if err := dataRows("NewStudentTRegression", x, len(y), d); err != nil {
+	if err := vec.DataRows("NewStudentTRegression", x, len(y), d); err != nil {
 		return nil, err
 	}
-	if err := finiteVec("NewStudentTRegression: y", y); err != nil {
+	if err := vec.FiniteVec("NewStudentTRegression: y", y); err != nil {
 		return nil, err
 	}
 	if !(nu > 0) || math.IsInf(nu, 0) {
@@ -58,7 +59,7 @@ func (e *StudentTRegression) u(r float64) float64 {
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *StudentTRegression) Energies(dst, theta []float64, idx []int) {
 	for k, i := range idx {
-		dst[k] = e.u(e.y[i] - dot(e.Row(i), theta))
+		dst[k] = e.u(e.y[i] - vec.Dot(e.Row(i), theta))
 	}
 }
 
@@ -66,7 +67,7 @@ func (e *StudentTRegression) Energies(dst, theta []float64, idx []int) {
 func (e *StudentTRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
 		row := e.Row(i)
-		z, zn := dot2(row, theta, thetaNew)
+		z, zn := vec.Dot2(row, theta, thetaNew)
 		r, rn := e.y[i]-z, e.y[i]-zn
 		// log1p(a) − log1p(b) = log1p((a − b)/(1 + b)) keeps precision for close θ, θ'.
 		a, b := r*r/e.nu, rn*rn/e.nu
@@ -79,10 +80,10 @@ func (e *StudentTRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []i
 func (e *StudentTRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		row := e.Row(i)
-		r := e.y[i] - dot(row, theta)
+		r := e.y[i] - vec.Dot(row, theta)
 		dst[k] = e.u(r)
 		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
-		axpy(grad, g, row)
+		vec.Axpy(grad, g, row)
 	}
 }
 
@@ -90,9 +91,9 @@ func (e *StudentTRegression) EnergiesAndGradient(dst, grad, theta []float64, idx
 func (e *StudentTRegression) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		row := e.Row(i)
-		r := e.y[i] - dot(row, theta)
+		r := e.y[i] - vec.Dot(row, theta)
 		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
-		axpy(grad, g, row)
+		vec.Axpy(grad, g, row)
 	}
 }
 
@@ -130,7 +131,7 @@ func (e *StudentTRegression) DiffBound(Prior) (*DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	k := (e.nu + 1) / (2 * math.Sqrt(e.nu))
 	for i := range c {
-		c[i] = k * norm2(e.Row(i))
+		c[i] = k * vec.Norm2(e.Row(i))
 	}
 	return &DiffBound{C: c}, nil
 }
@@ -174,10 +175,10 @@ func (e *StudentTRegression) FlyBound(at []float64, _ Prior) (FlyBound, error) {
 	if len(at) != e.d {
 		return nil, fmt.Errorf("exactmh: StudentTRegression.FlyBound: len(at) = %d, want %d", len(at), e.d)
 	}
-	if err := finiteVec("StudentTRegression.FlyBound: at", at); err != nil {
+	if err := vec.FiniteVec("StudentTRegression.FlyBound: at", at); err != nil {
 		return nil, err
 	}
-	return e.tangentBound(func(i int) float64 { return e.y[i] - dot(e.Row(i), at) }), nil
+	return e.tangentBound(func(i int) float64 { return e.y[i] - vec.Dot(e.Row(i), at) }), nil
 }
 
 // FlyBoundR0 returns the tangent bound tight at |r_i| = r₀ for every datum
@@ -190,7 +191,7 @@ func (e *StudentTRegression) FlyBoundR0(r0 float64) (FlyBound, error) {
 }
 
 // tangentBound writes a(y − z)² + c as a z² − 2a y z + (a y² + c).
-func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
+func (e *StudentTRegression) tangentBound(r0 func(i int) float64) FlyBound {
 	n := e.Len()
 	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
 	for i := range n {
@@ -198,9 +199,9 @@ func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
 		ai := -(e.nu + 1) / (2 * (e.nu + t0))
 		ci := -e.u(r0(i)) - ai*t0
 		y := e.y[i]
-		a[i], b[i], c[i] = ai, -2*ai*y, ai*y*y+ci-flyMargin
+		a[i], b[i], c[i] = ai, -2*ai*y, ai*y*y+ci-FlyMargin
 	}
-	return newGLMBound(e, a, b, c)
+	return GLMQuadraticFlyBound(e, a, b, c)
 }
 
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|,
@@ -212,5 +213,11 @@ func (e *StudentTRegression) TaylorBound(order int, _ Prior) ([]float64, error) 
 	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: StudentTRegression.TaylorBound: order %d, want 1 or 2", order)
 	}
-	return glmTaylorBound(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
+	return vec.TaylorBounds(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
+}
+
+// DenseRows returns the covariates and responses as stored
+// (DenseGLM).
+func (e *StudentTRegression) DenseRows() DenseRows {
+	return DenseRows{X: e.x, Y: e.y}
 }

@@ -7,6 +7,8 @@ package exactmh
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/logit"
 )
 
 // PoissonBarker is the locally balanced PoissonMH of the auxiliary-variable
@@ -288,7 +290,7 @@ func (c *poissonGradChain) Propose(rng *rand.Rand, next, theta []float64, _ *poi
 		c.metric.mulCholT(gz, c.g)
 		for j := range theta {
 			z := scale * rng.NormFloat64()
-			if rng.Float64() >= sigmoid(z*gz[j]) {
+			if rng.Float64() >= logit.Sigmoid(z*gz[j]) {
 				z = -z
 			}
 			dz[j] = z
@@ -354,7 +356,7 @@ func (c *poissonGradChain) proposalRatioWith(m Metric, theta, next, gRev []float
 		m.mulCholT(gz, c.g)
 		m.mulCholT(gzRev, gRev)
 		for j := range theta {
-			r += softplus(-dz[j]*gz[j]) - softplus(dz[j]*gzRev[j])
+			r += logit.Softplus(-dz[j]*gz[j]) - logit.Softplus(dz[j]*gzRev[j])
 		}
 		return r
 	}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -174,7 +175,7 @@ func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error)
 	if cov.SymmetricDim() != len(mean) {
 		return nil, fmt.Errorf("exactmh: NewCrankNicolson: len(mean) = %d, covariance %d×%d", len(mean), cov.SymmetricDim(), cov.SymmetricDim())
 	}
-	if err := finiteVec("NewCrankNicolson: mean", mean); err != nil {
+	if err := vec.FiniteVec("NewCrankNicolson: mean", mean); err != nil {
 		return nil, err
 	}
 	l, err := choleskyRows("NewCrankNicolson", cov)

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -49,7 +50,7 @@ func NewSparseCrankNicolson(mean []float64, prec *sparse.SymCSC) (*SparseCrankNi
 	if prec.N != len(mean) {
 		return nil, fmt.Errorf("exactmh: NewSparseCrankNicolson: len(mean) = %d, precision %d×%d", len(mean), prec.N, prec.N)
 	}
-	if err := finiteVec("NewSparseCrankNicolson: mean", mean); err != nil {
+	if err := vec.FiniteVec("NewSparseCrankNicolson: mean", mean); err != nil {
 		return nil, err
 	}
 	c, err := sparse.Factorize(prec)

@@ -545,6 +545,10 @@ func TestSizeLimits(t *testing.T) {
 // datum 4321 (in a parallel pass of a large enough GLM: a block's panic).
 type panickyLogistic struct{ *exactmh.LogisticRegression }
 
+// DenseRows returns no rows: panickyLogistic is no DenseGLM, so every
+// datum goes through its LossDerivs (a DenseGLM's may be inlined).
+func (panickyLogistic) DenseRows() exactmh.DenseRows { return exactmh.DenseRows{} }
+
 func (e panickyLogistic) LossDerivs(i int, z float64) (float64, float64) {
 	if i == 4321 {
 		var s []int

@@ -19,10 +19,14 @@ import (
 )
 
 // embeddedLogistic embeds a logistic regression without overriding
-// anything: another concrete type, so SMH takes the GLM interface's path
-// for it, which must give the bits of the inlined path for the embedded
-// type.
+// anything: another concrete type, still a logistic DenseGLM, which the
+// kernels inline.
 type embeddedLogistic struct{ *LogisticRegression }
+
+// glmOnly has only the GLM contract of the GLM it wraps (no DenseRows), so
+// the kernels take the interface path, which must give the bits of the
+// inlined one.
+type glmOnly struct{ GLM }
 
 // TestSMHLossDiffBitForBit checks SMH's per-datum remainder difference on
 // the package's logistic regressions, whose loss difference is inlined
@@ -69,12 +73,12 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 			return c
 		}
 		c64, c32 := chain(l64), chain(l32)
-		cEmb, cOver := chain(embeddedLogistic{l64}), chain(overriddenLogistic{l64})
-		if c64.logit == nil || c32.logit32 == nil {
-			t.Fatalf("d = %d: the package's logistic regressions not matched", d)
+		cEmb, cOver, cIface := chain(embeddedLogistic{l64}), chain(overriddenLogistic{l64}), chain(glmOnly{l64})
+		if c64.lx == nil || c32.lx32 == nil || cEmb.lx == nil {
+			t.Fatalf("d = %d: a logistic DenseGLM not inlined", d)
 		}
-		if cEmb.logit != nil || cOver.logit != nil {
-			t.Fatalf("d = %d: a user type embedding LogisticRegression matched as one", d)
+		if cOver.lx != nil || cIface.lx != nil {
+			t.Fatalf("d = %d: inlined a GLM that overrides Loss or is no DenseGLM", d)
 		}
 		for i := range n {
 			for name, c := range map[string]*smhChain{"float64": c64, "float32": c32, "overridden": cOver} {
@@ -87,7 +91,7 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 				}
 			}
 			r, du, b, err := c64.remainderDiff(i, 0.5)
-			re, due, be, erre := cEmb.remainderDiff(i, 0.5)
+			re, due, be, erre := cIface.remainderDiff(i, 0.5)
 			if err != nil || erre != nil || r != re || du != due || b != be {
 				t.Fatalf("d = %d, datum %d: inlined remainder %v, %v, %v (%v); interface %v, %v, %v (%v)",
 					d, i, r, du, b, err, re, due, be, erre)
@@ -97,8 +101,8 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 }
 
 // TestSMHStepWarmsNoAllocs checks that SMH's step finds the rows to warm
-// of the package's row-backed GLMs (and not of a user's type embedding
-// one) and that, warming included, its steps allocate nothing.
+// of every DenseGLM (a type embedding one included; not of a GLM that is
+// no DenseGLM) and that, warming included, its steps allocate nothing.
 func TestSMHStepWarmsNoAllocs(t *testing.T) {
 	const n, d = 2000, 4
 	rng := rand.New(rand.NewPCG(3, 15))
@@ -125,7 +129,8 @@ func TestSMHStepWarmsNoAllocs(t *testing.T) {
 		{"GLMEnergy", g64, true, false},
 		{"GLMEnergy32", g32, false, true},
 		{"StudentTRegression", st, true, false},
-		{"embedded", embeddedLogistic{l64}, false, false},
+		{"embedded", embeddedLogistic{l64}, true, false},
+		{"interface", glmOnly{l64}, false, false},
 	} {
 		p := &Posterior{Energy: c.e, Prior: prior, Beta: 0.5}
 		tg, err := NewTarget(p)

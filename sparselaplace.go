@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -61,13 +62,19 @@ func sparseParts(t *Target) (SparseHessianer, SparseHessianer, string) {
 		return nil, nil, fmt.Sprintf("energy %T does not implement SparseHessianer", t.Energy())
 	}
 	switch pr := t.Prior().(type) {
-	case SparseHessianer:
+	case SparseHessianer: // the nil prior's flat included
 		return eh, pr, ""
 	case Flat, *Flat:
 		return eh, nil, ""
 	default:
 		return nil, nil, fmt.Sprintf("prior %T does not implement SparseHessianer", t.Prior())
 	}
+}
+
+// SparseHessian returns the Hessian of the flat prior's −log p: the d×d
+// zero matrix with no stored entry, d = len(θ).
+func (flat) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
+	return &sparse.SymCSC{N: len(theta), ColPtr: make([]int, len(theta)+1), RowIdx: []int{}, Val: []float64{}}, nil
 }
 
 // sparseNewton evaluates −log π, its gradient and its sparse Hessian, and
@@ -259,7 +266,7 @@ func findSparseLaplace(ctx context.Context, p *Posterior, init []float64, s *MAP
 	if len(init) != d {
 		return nil, fmt.Errorf("%s: len(init) = %d, want %d", who, len(init), d)
 	}
-	if err := finiteVec("FindSparseLaplace: init", init); err != nil {
+	if err := vec.FiniteVec("FindSparseLaplace: init", init); err != nil {
 		return nil, err
 	}
 	if err := t.requireGradient(); err != nil {
@@ -299,7 +306,7 @@ func findSparseLaplace(ctx context.Context, p *Posterior, init []float64, s *MAP
 	}
 	result := func(err error) (*SparseLaplace, error) {
 		best.LogDensity = -f
-		best.GradNorm = math.Sqrt(dot(sn.g, sn.g))
+		best.GradNorm = math.Sqrt(vec.Dot(sn.g, sn.g))
 		best.Passes = sn.passes
 		best.Evals, best.GradEvals = t.Evals(), t.GradEvals()
 		la := &SparseLaplace{MAP: best, Mean: best.Theta, LogDensity: best.LogDensity, Passes: sn.passes}
@@ -320,7 +327,7 @@ func findSparseLaplace(ctx context.Context, p *Posterior, init []float64, s *MAP
 			return result(fmt.Errorf("factoring the Hessian at iteration %d: %w", it, err))
 		}
 		sn.chol.Solve(step, sn.g, sn.work)
-		dec := dot(sn.g, step) // gᵀ(H + τI)⁻¹g
+		dec := vec.Dot(sn.g, step) // gᵀ(H + τI)⁻¹g
 		for j := range step {
 			step[j] = -step[j]
 		}

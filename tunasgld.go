@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // TunaMHSGLD is TunaMH-SGLD, Algorithm 6 of the auxiliary-variable paper
@@ -380,7 +382,7 @@ func (c *tunaSGLDChain) mean(mu, theta []float64, w1 []int, eps float64) error {
 		return err
 	}
 	if c.k.Clip > 0 {
-		if norm := math.Sqrt(dot(c.grad, c.grad)); norm > c.k.Clip {
+		if norm := math.Sqrt(vec.Dot(c.grad, c.grad)); norm > c.k.Clip {
 			f := c.k.Clip / norm
 			for j := range c.grad {
 				c.grad[j] *= f
