@@ -6,6 +6,7 @@ package exactmh_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -307,5 +308,27 @@ func TestFindSparseLaplaceErrors(t *testing.T) {
 	}
 	if _, err := exactmh.SparseLaplaceAt(&exactmh.Posterior{Energy: indefiniteHessian{e}, Prior: post.Prior}, make([]float64, d)); err == nil || !strings.Contains(err.Error(), "not positive definite") {
 		t.Errorf("SparseLaplaceAt at an indefinite Hessian: err = %v", err)
+	}
+}
+
+// A search stopped by its iteration limit or a cancelled context returns
+// the best point found with an error saying why, and no factor.
+func TestFindSparseLaplaceStops(t *testing.T) {
+	post := riPosterior(4, 1000, 2, 20)
+	d := post.Dim()
+	la, err := exactmh.FindSparseLaplace(context.Background(), post, make([]float64, d), &exactmh.MAPSettings{MaxIterations: 1})
+	if err == nil || !strings.Contains(err.Error(), "no convergence in 1 Newton iterations") {
+		t.Errorf("MaxIterations 1: err = %v", err)
+	}
+	if la == nil || la.MAP == nil || la.Factor != nil || la.MAP.Iterations != 1 {
+		t.Errorf("MaxIterations 1: result %+v, want the point after one iteration and no factor", la)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := exactmh.FindSparseLaplace(ctx, post, make([]float64, d), nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err = %v, want context.Canceled", err)
+	}
+	if _, err := exactmh.FindSparseLaplace(context.Background(), post, make([]float64, d), &exactmh.MAPSettings{Tol: -1}); err == nil {
+		t.Error("Tol = −1 accepted")
 	}
 }
