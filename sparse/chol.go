@@ -176,6 +176,9 @@ type Cholesky struct {
 	sym *Symbolic
 	li  []int     // row indices of L, diagonal first in each column
 	lx  []float64 // values of L
+	// prow[p] = perm[li[p]]: the original index of each entry's row, so
+	// that NormalInto reads dst with one indirection rather than two.
+	prow []int
 	cx  []float64 // values of C
 	x   []float64 // numeric workspace
 	w   []int     // integer workspace: stack, mark, next slot per column
@@ -254,6 +257,12 @@ func (c *Cholesky) Refactor(a *SymCSC) error {
 		p := next[k]
 		next[k]++
 		c.li[p], c.lx[p] = k, math.Sqrt(d)
+	}
+	if c.prow == nil {
+		c.prow = make([]int, len(c.li))
+		for p, i := range c.li {
+			c.prow[p] = s.perm[i]
+		}
 	}
 	return nil
 }
@@ -334,13 +343,14 @@ func (c *Cholesky) Solve(dst, b, work []float64) {
 // z_k when it reaches it, so it needs no scratch memory: O(nnz(L)), no
 // allocation, safe for concurrent use with distinct dst and rng.
 func (c *Cholesky) NormalInto(rng *rand.Rand, dst []float64) {
-	lp, perm := c.sym.lp, c.sym.perm
+	lp, perm, lx, prow := c.sym.lp, c.sym.perm, c.lx, c.prow
 	for j := c.sym.n - 1; j >= 0; j-- {
 		s := rng.NormFloat64()
-		for p := lp[j] + 1; p < lp[j+1]; p++ {
-			s -= c.lx[p] * dst[perm[c.li[p]]]
+		lo, hi := lp[j], lp[j+1]
+		for p := lo + 1; p < hi; p++ {
+			s -= lx[p] * dst[prow[p]]
 		}
-		dst[perm[j]] = s / c.lx[lp[j]]
+		dst[perm[j]] = s / lx[lo]
 	}
 }
 
