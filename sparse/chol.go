@@ -179,9 +179,9 @@ type Cholesky struct {
 	// prow[p] = perm[li[p]]: the original index of each entry's row, so
 	// that NormalInto reads dst with one indirection rather than two.
 	prow []int
-	cx  []float64 // values of C
-	x   []float64 // numeric workspace
-	w   []int     // integer workspace: stack, mark, next slot per column
+	cx   []float64 // values of C
+	x    []float64 // numeric workspace
+	w    []int     // integer workspace: stack, mark, next slot per column
 }
 
 // Factorize analyses a's pattern with MinDegree and factors it.
