@@ -58,6 +58,11 @@ func TestFindLaplaceSparsePath(t *testing.T) {
 	if a, b := la.LogProb(x), dense.LogProb(x); math.Abs(a-b) > 1e-5*(1+math.Abs(b)) {
 		t.Errorf("LogProb %.10g, dense %.10g", a, b)
 	}
+	if at, err := exactmh.LaplaceAt(post, la.Mean); err != nil {
+		t.Errorf("LaplaceAt at the mode: %v", err)
+	} else if at.Sparse == nil || at.LogDetCov != la.LogDetCov || at.LogEvidence != la.LogEvidence {
+		t.Errorf("LaplaceAt at the mode: sparse %v, LogDetCov %v, LogEvidence %v; want %v, %v", at.Sparse != nil, at.LogDetCov, at.LogEvidence, la.LogDetCov, la.LogEvidence)
+	}
 	if _, err := la.CrankNicolson(); err == nil || !strings.Contains(err.Error(), "Proposal") {
 		t.Errorf("sparse CrankNicolson(): err = %v, want one pointing to Proposal", err)
 	}

@@ -143,7 +143,7 @@ const laplaceCond = 1e14
 // and the search is MAPAuto or MAPNewton, it is FindSparseLaplace's sparse
 // approximation instead, with Sparse set and no dense matrix of d×d (for
 // an energy that is also a GLM, from d = 200 only: below, the dense one
-// gives the GLM control variates).
+// gives the GLM control variates). LaplaceAt does the same.
 func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (la *LaplaceApprox, err error) {
 	err = guard("FindLaplace", func() (err error) {
 		la, err = findLaplace(ctx, p, init, s)
@@ -186,6 +186,9 @@ func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 // log density, two reads of the data for an exact Hessian. It fails as
 // FindLaplace does; θ is not checked to be a mode.
 func LaplaceAt(p *Posterior, theta []float64) (*LaplaceApprox, error) {
+	if sparsePath(p) {
+		return laplaceAtSparse(p, theta)
+	}
 	t, err := p.targetAt("LaplaceAt", theta)
 	if err != nil {
 		return nil, err

@@ -478,20 +478,7 @@ const sparseGLMMinDim = 200
 // parameters, it returns FindSparseLaplace's approximation as a
 // LaplaceApprox with Sparse set, and true; otherwise false.
 func findLaplaceSparse(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*LaplaceApprox, bool, error) {
-	if p == nil || p.Energy == nil || p.Validate() != nil {
-		return nil, false, nil
-	}
-	if s != nil && s.Method == MAPLBFGS {
-		return nil, false, nil
-	}
-	t, err := NewTarget(p)
-	if err != nil {
-		return nil, false, nil
-	}
-	if _, _, why := sparseParts(t); why != "" {
-		return nil, false, nil
-	}
-	if _, isGLM := p.Energy.(GLM); isGLM && t.Dim() < sparseGLMMinDim {
+	if s != nil && s.Method == MAPLBFGS || !sparsePath(p) {
 		return nil, false, nil
 	}
 	sl, err := findSparseLaplace(ctx, p, init, s)
@@ -502,10 +489,45 @@ func findLaplaceSparse(ctx context.Context, p *Posterior, init []float64, s *MAP
 	if err != nil {
 		return la, true, within("exactmh: FindLaplace", err)
 	}
+	return sl.approx(la), true, nil
+}
+
+// sparsePath reports whether FindLaplace and LaplaceAt take the sparse
+// path for p: its energy and prior (unless flat) implement
+// SparseHessianer, and the energy is not a GLM of fewer than
+// sparseGLMMinDim parameters.
+func sparsePath(p *Posterior) bool {
+	if p == nil || p.Energy == nil || p.Validate() != nil {
+		return false
+	}
+	t, err := NewTarget(p)
+	if err != nil {
+		return false
+	}
+	if _, _, why := sparseParts(t); why != "" {
+		return false
+	}
+	_, isGLM := p.Energy.(GLM)
+	return !isGLM || t.Dim() >= sparseGLMMinDim
+}
+
+// laplaceAtSparse is LaplaceAt's sparse path: SparseLaplaceAt as a
+// LaplaceApprox with Sparse set.
+func laplaceAtSparse(p *Posterior, theta []float64) (*LaplaceApprox, error) {
+	sl, err := SparseLaplaceAt(p, theta)
+	if err != nil {
+		return nil, err
+	}
+	return sl.approx(&LaplaceApprox{Mean: sl.Mean, LogDensity: sl.LogDensity, Passes: sl.Passes}), nil
+}
+
+// approx completes la, which holds the mode, as the LaplaceApprox this
+// sparse approximation is.
+func (sl *SparseLaplace) approx(la *LaplaceApprox) *LaplaceApprox {
 	la.Sparse = sl
 	la.ExactHessian = true
 	la.LogDetCov, la.LogEvidence = sl.LogDetCov, sl.LogEvidence
-	return la, true, nil
+	return la
 }
 
 // SD returns the approximation's marginal standard deviations, √(H⁻¹)_jj,

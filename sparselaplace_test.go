@@ -261,6 +261,17 @@ func mustSym(t *sparse.Triplet) *sparse.SymCSC {
 	return a
 }
 
+// nanHessian returns a Hessian with a NaN entry.
+type nanHessian struct{ *riLogistic }
+
+func (p nanHessian) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
+	h, err := p.riLogistic.SparseHessian(theta)
+	if err == nil {
+		h.Val[len(h.Val)/2] = math.NaN()
+	}
+	return h, err
+}
+
 // indefiniteHessian returns −H: not positive definite at the mode.
 type indefiniteHessian struct{ *riLogistic }
 
@@ -292,6 +303,7 @@ func TestFindSparseLaplaceErrors(t *testing.T) {
 		}{post.Prior, post.Prior.(exactmh.PriorGradienter)}}, make([]float64, d), "SparseHessianer"},
 		"wrong init":            {post, make([]float64, d-1), "len(init)"},
 		"NaN init":              {post, append(make([]float64, d-1), math.NaN()), "NaN"},
+		"NaN Hessian":           {&exactmh.Posterior{Energy: nanHessian{e}, Prior: post.Prior}, make([]float64, d), "want finite"},
 		"pattern changes":       {&exactmh.Posterior{Energy: patternFlip{e}, Prior: post.Prior}, make([]float64, d), "pattern changed"},
 		"not positive definite": {&exactmh.Posterior{Energy: indefiniteHessian{e}, Prior: post.Prior}, make([]float64, d), ""},
 	}
