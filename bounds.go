@@ -12,12 +12,8 @@ import (
 	"slices"
 )
 
-// Distance is the symmetric M(θ, θ') of a DiffBound (the papers call it a
-// metric; exactmh's Metric is the gradient kernels' inverse mass matrix).
-type Distance func(theta, thetaNew []float64) float64
-
-// Euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
-func Euclidean(theta, thetaNew []float64) float64 {
+// euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
+func euclidean(theta, thetaNew []float64) float64 {
 	var s float64
 	for j, v := range theta {
 		d := v - thetaNew[j]
@@ -43,14 +39,17 @@ func Euclidean(theta, thetaNew []float64) float64 {
 type DiffBound struct {
 	// C holds c_i ≥ 0 for every datum, untempered.
 	C []float64
-	// Metric is M(θ, θ'); nil means Euclidean.
-	Metric Distance
+	// Metric is the symmetric M(θ, θ′) (the papers call it a metric;
+	// exactmh's Metric type is the gradient kernels' inverse mass matrix);
+	// nil means the Euclidean distance ‖θ − θ′‖₂, the M of every bound in
+	// the papers.
+	Metric func(theta, thetaNew []float64) float64
 }
 
 // M returns M(θ, θ').
 func (b *DiffBound) M(theta, thetaNew []float64) float64 {
 	if b.Metric == nil {
-		return Euclidean(theta, thetaNew)
+		return euclidean(theta, thetaNew)
 	}
 	return b.Metric(theta, thetaNew)
 }

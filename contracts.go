@@ -185,8 +185,8 @@ type ResumeRecorder interface {
 	InitResume(run RunInfo, res *Result) error
 }
 
-// Sentinel errors for a capability a kernel needs and the posterior lacks;
-// test for them with errors.Is.
+// Sentinel errors for a capability a kernel needs and the posterior lacks,
+// or a posterior it cannot sample; test for them with errors.Is.
 var (
 	// ErrNoGradient: the kernel needs ∇U_i and ∇log prior, but the energy
 	// does not implement Gradienter or the prior PriorGradienter.
@@ -195,6 +195,9 @@ var (
 	// FlyBound or Taylor remainder bounds) that neither the kernel's
 	// configuration nor the energy provides.
 	ErrNoBound = errors.New("no bound")
+	// ErrIntractable: a kernel other than Exchange was given a posterior
+	// whose Energy is an IntractableLikelihood.
+	ErrIntractable = errors.New("the likelihood is doubly intractable (f_θ(x)/Z(θ), Z(θ) unknown)")
 )
 
 // requireGradient returns an error wrapping ErrNoGradient, naming what is

@@ -17,66 +17,29 @@ import (
 
 // ControlVariates returns a posterior with exactly the target of p,
 // rewritten around the second-order Taylor expansion of the energies at
-// θ̂ = la.Mean (Cornish et al. 2019, §3): each energy is split as
-// U_i = Û_i + R_i, Û_i(θ) = U_i(θ̂) + ∇U_i(θ̂)ᵀΔ + ½Δᵀ∇²U_i(θ̂)Δ with
-// Δ = θ − θ̂, and
+// θ̂ = la.Mean (Cornish et al. 2019, §3): U_i = Û_i + R_i with Û_i the
+// expansion, so that
 //
 //	π(θ) ∝ p(θ)·e^{−βΣ_iÛ_i(θ)} · Π_i e^{−βR_i(θ)}.
 //
-// The returned Prior is the first factor: p times the summed surrogate,
-// computed in O(d²) from Σ_i∇U_i(θ̂) and Σ_i∇²U_i(θ̂) without touching the
-// data (the constant Σ_iU_i(θ̂) dropped). Its Energy holds the remainders
-// R_i, which vanish to third order at θ̂, with a DiffBound that is tight
-// near the posterior mass:
+// The returned Prior is the first factor, O(d²) per evaluation and no
+// data; its Energy holds the remainders R_i, which vanish to third order
+// at θ̂, with the DiffBound
 //
-//	|R_i(θ) − R_i(θ′)| ≤ c_i·M(θ, θ′),  c_i = K_i·s_i³,  s_i = ‖x_i‖_{H⁻¹},
+//	|R_i(θ) − R_i(θ′)| ≤ c_i·M(θ, θ′),  c_i = K_i·‖x_i‖³_{H⁻¹},
 //	M = min((a³ + b³)/6, max(a, b)²·δ/2),
 //
-// where K_i bounds |f_i‴| on the prior's support (GLM.LossBound),
-// a = ‖θ − θ̂‖_H, b = ‖θ′ − θ̂‖_H, δ = ‖θ − θ′‖_H and H = la.Precision.
-// The first term is Taylor's remainder at each end, the second the mean
-// value theorem on |R_i′| ≤ K_i(z − ẑ_i)²/2 along the segment; both follow
-// from |x_iᵀv| ≤ ‖x_i‖_{H⁻¹}‖v‖_H (Cauchy–Schwarz in H's inner product).
-// Unlike SMH's bound, which uses ‖·‖₁ and max_j|x_ij| and grows like
-// d^{3/2} faster, it is a Euclidean bound in the posterior's own shape:
-// Σ_i f_i″s_i² = d, so C = Σc_i ~ d^{3/2}/√N and a, b ~ √d.
+// K_i ≥ |f_i‴| on the prior's support, a = ‖θ − θ̂‖_H, b = ‖θ′ − θ̂‖_H,
+// δ = ‖θ − θ′‖_H, H = la.Precision. The target is unchanged, so every
+// kernel stays exact on it; those that take a DiffBound (TFMH: SMH-2 with
+// these bounds; TunaMH with control variates) read C·M data a step
+// instead of a number growing with N, and on a Box or Ball prior the
+// remainders have an EnergyRange for the PoissonMH family.
 //
-// Every kernel that takes a DiffBound then works on the remainders: TFMH on
-// this posterior is SMH-2 with these bounds, TunaMH on it is TunaMH with
-// control variates, and its expected batch is C·M instead of growing with
-// N. The target is unchanged, so any kernel stays exact on it (only the
-// split differs); MH and the gradient kernels simply gain nothing. The
-// energy is a GLM (its loss is the remainder r_i(z) = f_i(z) − f_i(ẑ_i) −
-// f_i′(ẑ_i)(z − ẑ_i) − ½f_i″(ẑ_i)(z − ẑ_i)²), so gradients, ranges and
-// the other derived bounds follow from the contract.
-//
-// When p's prior is a Box or Ball the rewritten prior has the same support
-// (the surrogate factor is positive everywhere), and the remainders have
-// an EnergyRange on it (Posterior.EnergyRange: the exact extremes of r_i
-// on eight pieces of each datum's interval of x_iᵀθ, each widened by
-// Taylor's K·h³/6): PoissonMH, Poisson-MALA and Poisson-Barker then run on
-// the remainders. Under any other prior there is no range, and they refuse
-// the posterior. A range holds over the whole support, not only near θ̂,
-// and r_i grows like f_i″(ẑ_i)(z − ẑ_i)²/2 where U_i grows like
-// |z − ẑ_i|: the remainders' widths sum to an L far below the energies'
-// only when the support reaches a few tens of posterior sds from θ̂ at
-// most. On a logistic regression with N = 10⁵, d = 10 (posterior sds
-// 0.022), L falls from 4.9·10⁵ to 1.2·10⁵ on a ball of radius 5 about the
-// origin, where λ + L is still 1400·N and PoissonMH runs as full-batch MH
-// either way; on a ball of radius 0.2 about θ̂ it falls from 1.6·10⁴ to
-// 18, a batch of 22 data a step, and PoissonMH on the remainders made
-// about 1300 bulk ESS a second against MH's 1.8 (see
-// TestPoissonMHControlVariatesMeasure).
-//
-// p.Energy must be a GLM (for O(N) memory: x_iᵀθ̂, f_i′ and f_i″ per datum)
-// whose |f‴| is bounded on the prior's support. Building costs one pass over
-// the data and O(N·d²) arithmetic; about half of it, the sums Σ_i∇U_i(θ̂)
-// and Σ_i∇²U_i(θ̂), is skipped when la is FindLaplace's after a Newton
-// search on p's energy under β = 1 with float64 rows, whose last pass
-// summed them at θ̂ in the same order, bit for bit (and la.Mean is still
-// that θ̂). θ̂ need not be the mode (exactness never
-// depends on it), only near the posterior mass for the bound to be small;
-// H must be positive definite.
+// p.Energy must be a GLM whose |f‴| is bounded on the prior's support;
+// θ̂ need not be the mode (exactness never depends on it), only near the
+// posterior mass for the bound to be small, and H must be positive
+// definite. Building costs one pass over the data.
 func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error) {
 	err = guard("ControlVariates", func() (err error) {
 		cv, err = controlVariates(p, la, nil)
@@ -85,8 +48,34 @@ func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error)
 	return cv, err
 }
 
-// controlVariates is ControlVariates; mutate, nil in real use, lets
-// export_test.go build deliberately wrong splits for the exactness tests.
+// controlVariates builds ControlVariates' rewrite; mutate, nil in real
+// use, lets the tests spoil the surrogate.
+//
+// The bound: both terms of M follow from |x_iᵀv| ≤ ‖x_i‖_{H⁻¹}‖v‖_H
+// (Cauchy–Schwarz in H's inner product), the first from Taylor's
+// remainder at each end, the second from the mean value theorem on
+// |R_i′| ≤ K_i(z − ẑ_i)²/2 along the segment. Unlike SMH's bound, which
+// uses ‖·‖₁ and max_j|x_ij| and grows like d^{3/2} faster, it is
+// Euclidean in the posterior's own shape: Σ_i f_i″s_i² = d, so
+// C = Σc_i ~ d^{3/2}/√N and a, b ~ √d. The energy is itself a GLM (its
+// loss is r_i(z) = f_i(z) − f_i(ẑ_i) − f_i′(ẑ_i)(z − ẑ_i) −
+// ½f_i″(ẑ_i)(z − ẑ_i)²), so gradients, ranges and the other derived
+// bounds follow from the contract.
+//
+// When p's prior is a BoundedSupport the rewritten prior has the same
+// support (the surrogate factor is positive everywhere), and the
+// remainders' EnergyRange takes the exact extremes of r_i on eight pieces
+// of each datum's interval of x_iᵀθ, each widened by Taylor's K·h³/6. A
+// range holds over the whole support, and r_i grows like
+// f_i″(ẑ_i)(z − ẑ_i)²/2 where U_i grows like |z − ẑ_i|, so the range pays
+// only on a support within a few tens of posterior sds of θ̂
+// (TestPoissonMHControlVariatesMeasure).
+//
+// Memory is O(N): x_iᵀθ̂, f_i′ and f_i″ per datum. The sums Σ_i∇U_i(θ̂)
+// and Σ_i∇²U_i(θ̂), about half of the build, are skipped when la is
+// FindLaplace's after a Newton search on p's energy under β = 1 with
+// float64 rows, whose last pass summed them at θ̂ in the same order, bit
+// for bit (and la.Mean is still that θ̂).
 func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*Posterior, error) {
 	const who = "ControlVariates"
 	if err := p.Validate(); err != nil {
@@ -306,11 +295,8 @@ type cvTaylor struct{ zHat, f1, f2 float64 }
 // datum's expansion (24 bytes a datum: 6 MB at this N, within the caches).
 // Beyond, the record is one more cache miss per datum drawn and tens of
 // megabytes to fault in at construction, where recomputing is a dot
-// product on a row already in cache: on the flights (N = 3·10⁶, d = 32)
-// without it ControlVariates took 0.22–0.27 s instead of 0.39–0.48 and
-// 4000 draws of TFMH-CV-CN 99–104 ms instead of 111–134 (quiet, same
-// draws). A variable for the tests, which check that both ways give the
-// same draws.
+// product on a row already in cache. A variable for the tests, which check
+// that both ways give the same draws.
 var cvRecordLimit = 1 << 18
 
 // taylor returns datum i's expansion, stored or recomputed.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/testgen"
 	"github.com/exactmh/exactmh/internal/vec"
 )
 
@@ -159,7 +160,7 @@ func TestControlVariatesReusesNewtonSums(t *testing.T) {
 // sums for another energy or another θ̂ than they were summed at.
 func TestControlVariatesSumsOnlyWhereExact(t *testing.T) {
 	const n, d = 600, 3
-	x, x32, y := binaryRows(rand.New(rand.NewPCG(5, 5)), n, d)
+	x, x32, y := testgen.BinaryRows(rand.New(rand.NewPCG(5, 5)), n, d)
 	lr, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)

@@ -50,12 +50,6 @@ type EnergyGradienter interface {
 	EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64)
 }
 
-// MaxDim is the largest dimension of θ the package accepts (2²⁶, 512 MiB
-// per vector of θ): constructors and Posterior.Validate refuse a larger
-// one with an error, rather than let an allocation of that size kill the
-// process.
-const MaxDim = 1 << 26
-
 // rowStore is the rows (at most one of rows, rows32 non-nil) and
 // responses of a DenseGLM, for the steps that warm
 // the rows of the data they draw (warm) and only read them.

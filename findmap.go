@@ -24,9 +24,7 @@ const (
 	// prior with one (PriorHessianer) that is neither Box, Ball nor
 	// Laplace — and L-BFGS elsewhere. A Newton pass costs O(d²) per datum,
 	// an L-BFGS pass O(d): on well-scaled data with d in the hundreds
-	// L-BFGS can be several times faster (a Student-t regression with
-	// N = 10⁵, d = 100: 22 passes in 0.3 s against 12 passes in 1.5 s),
-	// but on badly scaled or correlated covariates it needs hundreds of
+	// L-BFGS can be several times faster, but on badly scaled or correlated covariates it needs hundreds of
 	// passes or does not converge, while Newton's handful of passes does
 	// not depend on the conditioning; Auto takes the bounded loss.
 	MAPAuto MAPMethod = iota
@@ -354,8 +352,7 @@ func lbfgsSearch(ctx context.Context, t *Target, best *MAP, set MAPSettings, flo
 
 // logDensityNoise is the rounding error allowed in a log density v summed
 // over many data: 10⁻¹²·(1 + |v|). A sum of N terms in float64 is exact to
-// about √N·ε relative (10⁻¹³ for N = 10⁶; 3·10⁻¹⁵ measured on a logistic
-// regression with N = 10⁶), so 10⁻¹² covers N up to 10⁸ with margin; a gain
+// about √N·ε relative (10⁻¹³ for N = 10⁶), so 10⁻¹² covers N up to 10⁸ with margin; a gain
 // below it cannot be resolved by comparing log densities.
 func logDensityNoise(v float64) float64 { return 1e-12 * (1 + math.Abs(v)) }
 

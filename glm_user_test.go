@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // This file is what a user writes for a model the package does not offer:
@@ -107,7 +108,7 @@ func TestUserGLM(t *testing.T) {
 		}
 	}
 	fam := c.energy(t)
-	ball, _ := exactmh.NewBall(2, 3, nil)
+	ball, _ := model.NewBall(2, 3, nil)
 	p := &exactmh.Posterior{Energy: raw, Prior: ball}
 	pf := &exactmh.Posterior{Energy: fam, Prior: ball}
 	m, err := exactmh.FindMAP(ctx, p, []float64{0, 0}, nil)
@@ -253,11 +254,11 @@ func userGLMPair(tb testing.TB, n, d int) (pkg, user *exactmh.Posterior, la *exa
 			y[i] = 1
 		}
 	}
-	lr, err := exactmh.NewLogisticRegression(x, y, d)
+	lr, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	prior, err := exactmh.NewIsoGaussian(d, 2.5)
+	prior, err := model.NewIsoGaussian(d, 2.5)
 	if err != nil {
 		tb.Fatal(err)
 	}

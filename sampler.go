@@ -125,17 +125,24 @@ type Settings struct {
 	DiscardDraws bool
 }
 
-// NoWarmup as Settings.Warmup runs no warmup transitions.
-const NoWarmup = -1
-
 // maxDenseDim is the largest dimension with a dense metric of at most
 // MaxDim entries.
 const maxDenseDim = 1 << 13
 
-// MaxChains is the largest Settings.Chains: each chain is started, with
-// its scratch memory, before any runs, so a mistyped count must be an
-// error, not an allocation that kills the process.
-const MaxChains = 1 << 16
+// Limits and special values of a run's sizes.
+const (
+	// MaxDim is the largest dimension of θ the package accepts (2²⁶, 512
+	// MiB per vector of θ): constructors and Posterior.Validate refuse a
+	// larger one with an error, rather than let an allocation of that size
+	// kill the process.
+	MaxDim = 1 << 26
+	// MaxChains is the largest Settings.Chains: each chain is started,
+	// with its scratch memory, before any runs, so a mistyped count must
+	// be an error, not an allocation that kills the process.
+	MaxChains = 1 << 16
+	// NoWarmup as Settings.Warmup runs no warmup transitions.
+	NoWarmup = -1
+)
 
 // defaultChains is the number of chains when Settings.Chains is 0.
 const defaultChains = 4

@@ -92,14 +92,11 @@ func (k SMH) Name() string { return fmt.Sprintf("SMH-%d", k.Order) }
 func (SMH) Exact() bool { return true }
 
 // DefaultTargetAccept returns 0.234, random-walk Metropolis's optimal rate
-// (Roberts, Gelman and Gilks 1997), which a quick measurement does not
-// clearly beat for SMH: on the logistic posterior SMH-1 gives 2653 at
-// 0.15, 3033 at 0.234, 2602 at 0.3, 2073 at 0.4; SMH-2, whose steps read
-// less than a datum, 148919 at 0.15, 124526 at 0.234, 105614 at 0.3 —
-// but its ESS per second, dominated by the step's fixed cost, is
-// highest at 0.234
-// (go test -run TestTargetAcceptSweep -sweep SMH-1 -v ., bulk ESS per 10⁶
-// datum evaluations, 4 chains of 10⁴ draws; see accept_sweep_test.go).
+// (Roberts, Gelman and Gilks 1997), which no other rate clearly beats for
+// SMH-1, nor, in ESS per second (its steps read less than a datum, so the
+// step's fixed cost dominates), for SMH-2; TestTargetAcceptSweep (go test
+// -run TestTargetAcceptSweep -sweep SMH-1 -v .) measures bulk ESS per datum
+// evaluation across target rates.
 func (SMH) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start precomputes the control variates at the centre and the alias
@@ -516,7 +513,7 @@ func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err err
 // its Loss inlined (softplus(z) − y_i·z, the same expression, so the
 // same bits), with y, datum i's response from its record: the two calls
 // through the interface, which the compiler cannot inline, and softplus's
-// unpredictable branch were about 6% of SMH-2's time per datum
+// unpredictable branch are a measurable part of SMH-2's time per datum
 // (docs/scaling.md).
 func (c *smhChain) lossDiff(i int, y float64) (z, zn, df float64) {
 	switch {

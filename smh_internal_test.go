@@ -16,12 +16,13 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/testgen"
 )
 
 // embeddedLogistic embeds a logistic regression without overriding
 // anything: another concrete type, still a logistic DenseGLM, which the
 // kernels inline.
-type embeddedLogistic struct{ *LogisticRegression }
+type embeddedLogistic struct{ ReadyGLM }
 
 // glmOnly has only the GLM contract of the GLM it wraps (no DenseRows), so
 // the kernels take the interface path, which must give the bits of the
@@ -38,7 +39,7 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 	for _, d := range []int{3, 20} { // dot2's scalar loop and gonum's kernel
 		const n = 500
 		rng := rand.New(rand.NewPCG(uint64(d), 14))
-		x, x32, y := binaryRows(rng, n, d)
+		x, x32, y := testgen.BinaryRows(rng, n, d)
 		l64, err := NewLogisticRegression(x, y, d)
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +107,7 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 func TestSMHStepWarmsNoAllocs(t *testing.T) {
 	const n, d = 2000, 4
 	rng := rand.New(rand.NewPCG(3, 15))
-	x, x32, y := binaryRows(rng, n, d)
+	x, x32, y := testgen.BinaryRows(rng, n, d)
 	prior, err := NewIsoGaussian(d, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestSMHStepWarmsNoAllocs(t *testing.T) {
 func TestSMHDrawsProportionalToBounds(t *testing.T) {
 	const n, d = 40, 3
 	rng := rand.New(rand.NewPCG(21, 22))
-	x, _, y := binaryRows(rng, n, d)
+	x, _, y := testgen.BinaryRows(rng, n, d)
 	for i := range n {
 		for j := range d {
 			x[i*d+j] *= float64(1 + i%5)

@@ -53,22 +53,18 @@ type SparseLaplace struct {
 }
 
 // sparseParts returns the energy's and the prior's sparse Hessians, or
-// why the sparse Laplace approximation does not apply: the energy must
-// implement SparseHessianer, and the prior too unless it is flat (nil or
-// Flat).
+// why the sparse Laplace approximation does not apply: the energy and
+// the prior must implement SparseHessianer (a nil Prior, flat, does).
 func sparseParts(t *Target) (SparseHessianer, SparseHessianer, string) {
 	eh, ok := t.Energy().(SparseHessianer)
 	if !ok {
 		return nil, nil, fmt.Sprintf("energy %T does not implement SparseHessianer", t.Energy())
 	}
-	switch pr := t.Prior().(type) {
-	case SparseHessianer: // the nil prior's flat included
-		return eh, pr, ""
-	case Flat, *Flat:
-		return eh, nil, ""
-	default:
+	ph, ok := t.Prior().(SparseHessianer) // a nil Prior's flat one does
+	if !ok {
 		return nil, nil, fmt.Sprintf("prior %T does not implement SparseHessianer", t.Prior())
 	}
+	return eh, ph, ""
 }
 
 // SparseHessian returns the Hessian of the flat prior's −log p: the d×d

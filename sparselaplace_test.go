@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -316,7 +317,10 @@ func TestFindSparseLaplaceErrors(t *testing.T) {
 	// A flat prior is accepted without a SparseHessian (the data identify
 	// every parameter here).
 	if _, err := exactmh.FindSparseLaplace(ctx, &exactmh.Posterior{Energy: e}, make([]float64, d), nil); err != nil {
-		t.Errorf("flat prior: %v", err)
+		t.Errorf("nil (flat) prior: %v", err)
+	}
+	if _, err := exactmh.FindSparseLaplace(ctx, &exactmh.Posterior{Energy: e, Prior: model.Flat{}}, make([]float64, d), nil); err != nil {
+		t.Errorf("model.Flat prior: %v", err)
 	}
 	if _, err := exactmh.SparseLaplaceAt(&exactmh.Posterior{Energy: indefiniteHessian{e}, Prior: post.Prior}, make([]float64, d)); err == nil || !strings.Contains(err.Error(), "not positive definite") {
 		t.Errorf("SparseLaplaceAt at an indefinite Hessian: err = %v", err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh/internal/poisson"
+	"github.com/exactmh/exactmh/internal/testgen"
 )
 
 // energiesOnly hides every method of an energy but Energy's: no fused
@@ -32,7 +33,7 @@ type tfmhFixture struct {
 // without a fused difference (two evaluations per datum).
 func tfmhFixtures(t *testing.T, rng *rand.Rand, n, d int, beta, scale float64) []tfmhFixture {
 	t.Helper()
-	x, x32, y := binaryRows(rng, n, d)
+	x, x32, y := testgen.BinaryRows(rng, n, d)
 	for i := range x { // small features: batches of a few groups
 		x32[i] /= 4
 		x[i] = float64(x32[i])

@@ -2,12 +2,13 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
@@ -133,18 +134,18 @@ func (e *LogisticRegression) LossBound(_, k int, _, _ float64) float64 {
 
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂, valid on all of R^d since
 // |σ(z) − y| ≤ 1 (TunaMH paper App. J.4; auxiliary-variable paper App. D.3).
-func (e *LogisticRegression) DiffBound(Prior) (*DiffBound, error) {
+func (e *LogisticRegression) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		c[i] = vec.Norm2(e.Row(i))
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns the exact range of U_i on a Box or Ball support: with
 // z = x_iᵀθ ∈ [a, b], U_i = softplus(z) − y_i z is monotone in z.
-func (e *LogisticRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+func (e *LogisticRegression) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(e.Row(i), prior)
 		if err != nil {
@@ -174,7 +175,7 @@ func jjCurvature(xi float64) float64 {
 // tight at s = ±ξ. For a nil at every datum uses the untuned ξ = 1.5 of the
 // FlyMC and TunaMH experiments; otherwise ξ_i = x_iᵀat, so every bound is
 // tight at θ = at (MAP-tuned FlyMC). The prior is not needed.
-func (e *LogisticRegression) FlyBound(at []float64, _ Prior) (FlyBound, error) {
+func (e *LogisticRegression) FlyBound(at []float64, _ exactmh.Prior) (exactmh.FlyBound, error) {
 	if at == nil {
 		return e.FlyBoundXi(1.5)
 	}
@@ -189,7 +190,7 @@ func (e *LogisticRegression) FlyBound(at []float64, _ Prior) (FlyBound, error) {
 
 // FlyBoundXi returns the Jaakkola–Jordan bound tight at |s| = ξ for every
 // datum (see FlyBound).
-func (e *LogisticRegression) FlyBoundXi(xi float64) (FlyBound, error) {
+func (e *LogisticRegression) FlyBoundXi(xi float64) (exactmh.FlyBound, error) {
 	if math.IsNaN(xi) || math.IsInf(xi, 0) {
 		return nil, fmt.Errorf("exactmh: LogisticRegression.FlyBoundXi: ξ = %v, want finite", xi)
 	}
@@ -198,28 +199,28 @@ func (e *LogisticRegression) FlyBoundXi(xi float64) (FlyBound, error) {
 
 // jjBound writes the bound of datum i, in s, as a polynomial in z = x_iᵀθ:
 // s = σ_i z with σ_i = 2y_i − 1, so a s² + s/2 + c = a z² + (σ_i/2) z + c.
-func (e *LogisticRegression) jjBound(xi func(i int) float64) FlyBound {
+func (e *LogisticRegression) jjBound(xi func(i int) float64) exactmh.FlyBound {
 	return logisticJJBound(e, e.y, xi)
 }
 
 // logisticJJBound is jjBound of the logistic GLM g with labels y (the
 // float64 and float32 types share it).
-func logisticJJBound(g GLM, y []float64, xi func(i int) float64) FlyBound {
+func logisticJJBound(g exactmh.GLM, y []float64, xi func(i int) float64) exactmh.FlyBound {
 	n := len(y)
 	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
 	for i := range n {
 		x := xi(i)
 		a[i] = jjCurvature(x)
 		b[i] = y[i] - 0.5
-		c[i] = -logit.Softplus(-x) - x/2 - a[i]*x*x - FlyMargin
+		c[i] = -logit.Softplus(-x) - x/2 - a[i]*x*x - exactmh.FlyMargin
 	}
-	return GLMQuadraticFlyBound(g, a, b, c)
+	return exactmh.GLMQuadraticFlyBound(g, a, b, c)
 }
 
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|:
 // the logistic loss has |f″| ≤ 1/4 and |f‴| = |σ(1−σ)(1−2σ)| ≤ 1/(6√3)
 // (LossBound).
-func (e *LogisticRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
+func (e *LogisticRegression) TaylorBound(order int, _ exactmh.Prior) ([]float64, error) {
 	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: LogisticRegression.TaylorBound: order %d, want 1 or 2", order)
 	}
@@ -228,6 +229,6 @@ func (e *LogisticRegression) TaylorBound(order int, _ Prior) ([]float64, error) 
 
 // DenseRows returns the features and labels as stored, with the logistic
 // loss declared (DenseGLM): the kernels inline it.
-func (e *LogisticRegression) DenseRows() DenseRows {
-	return DenseRows{X: e.x, Y: e.y, Logistic: true}
+func (e *LogisticRegression) DenseRows() exactmh.DenseRows {
+	return exactmh.DenseRows{X: e.x, Y: e.y, Logistic: true}
 }

@@ -2,13 +2,14 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/vec"
 )
 
@@ -444,12 +445,12 @@ func reflect(v, lo, hi float64) float64 {
 
 // The priors' contracts with the kernels.
 var (
-	_             BoundedSupport                                      = (*Box)(nil)
-	_             BoundedSupport                                      = (*Ball)(nil)
-	_             PriorHessianer                                      = (*Gaussian)(nil)
+	_             exactmh.BoundedSupport                              = (*Box)(nil)
+	_             exactmh.BoundedSupport                              = (*Ball)(nil)
+	_             exactmh.PriorHessianer                              = (*Gaussian)(nil)
 	_             interface{ Uniform(*rand.Rand, []float64) }         = (*Box)(nil)
 	_             interface{ ModeWarnings([]float64) []string }       = (*Laplace)(nil)
 	_             interface{ MinNormSubgradient(theta, g []float64) } = (*Laplace)(nil)
 	_             interface{ CheckDim(int) error }                    = (*Gaussian)(nil)
-	_, _, _, _, _ DenseGLM                                            = (*LogisticRegression)(nil), (*LogisticRegression32)(nil), (*GLMEnergy)(nil), (*GLMEnergy32)(nil), (*StudentTRegression)(nil)
+	_, _, _, _, _ exactmh.DenseGLM                                    = (*LogisticRegression)(nil), (*LogisticRegression32)(nil), (*GLMEnergy)(nil), (*GLMEnergy32)(nil), (*StudentTRegression)(nil)
 )

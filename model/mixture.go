@@ -2,12 +2,13 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/vec"
@@ -170,7 +171,7 @@ func (e *GaussianMixture) AddHessian(h, theta []float64, idx []int, w []float64)
 
 // mixtureReach returns, for datum x on a Box support, A = max|x − θ1| and
 // B = max|x − θ1 − θ2|.
-func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, err error) {
+func (e *GaussianMixture) mixtureReach(x float64, prior exactmh.Prior) (a, b float64, err error) {
 	box, ok := prior.(*Box)
 	if !ok {
 		return 0, 0, fmt.Errorf("exactmh: GaussianMixture bounds need a Box prior (the paper's [−3, 3]²), have %T", prior)
@@ -183,7 +184,7 @@ func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, er
 // DiffBound returns the TunaMH paper's bound (App. J.3), generalised from
 // [−3, 3]² to any box: |∂U_i/∂θ1| ≤ (A + B)/σ², |∂U_i/∂θ2| ≤ B/σ², so
 // c_i = √(((A+B)/σ²)² + (B/σ²)²); on [−3, 3]², A = |x_i| + 3, B = |x_i| + 6.
-func (e *GaussianMixture) DiffBound(prior Prior) (*DiffBound, error) {
+func (e *GaussianMixture) DiffBound(prior exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		a, b, err := e.mixtureReach(e.x[i], prior)
@@ -192,13 +193,13 @@ func (e *GaussianMixture) DiffBound(prior Prior) (*DiffBound, error) {
 		}
 		c[i] = math.Hypot((a+b)/e.sigma2, b/e.sigma2)
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns Lo = log(2√(2π)σ) − log 2 (both exponentials ≤ 1) and
 // the upper end log(2√(2π)σ) − log(e^{−A²/2σ²} + e^{−B²/2σ²}) on a Box.
-func (e *GaussianMixture) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+func (e *GaussianMixture) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := e.mixtureReach(e.x[i], prior)
 		if err != nil {
@@ -221,7 +222,7 @@ func (e *GaussianMixture) EnergyRange(prior Prior) (*EnergyRange, error) {
 // r = max_j max(|Lo_j|, |Hi_j|) (r = 3 in the paper). It is looser than
 // necessary, but a tighter one would not reproduce the paper's batch sizes.
 // Σ_i log B_i needs only Σ_i U_i(θ⁰), Σ_i ∇U_i(θ⁰) and Σ_i Ū_{2,i}.
-func (e *GaussianMixture) FlyBound(at []float64, prior Prior) (FlyBound, error) {
+func (e *GaussianMixture) FlyBound(at []float64, prior exactmh.Prior) (exactmh.FlyBound, error) {
 	box, ok := prior.(*Box)
 	if !ok {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.FlyBound needs a *Box prior, have %T", prior)
@@ -276,7 +277,7 @@ type mixtureBound struct {
 func (b *mixtureBound) LogBoundSum(theta []float64) float64 {
 	d0, d1 := theta[0]-b.theta0[0], theta[1]-b.theta0[1]
 	l1 := math.Abs(d0) + math.Abs(d1)
-	return -b.sumU0 - b.sumG0[0]*d0 - b.sumG0[1]*d1 - 0.5*b.sumU2*l1*l1 - FlyMargin*float64(len(b.u0))
+	return -b.sumU0 - b.sumG0[0]*d0 - b.sumG0[1]*d1 - 0.5*b.sumU2*l1*l1 - exactmh.FlyMargin*float64(len(b.u0))
 }
 
 // Gaps sets dst[k] = −U_i(θ) − log B_i(θ).
@@ -284,14 +285,14 @@ func (b *mixtureBound) Gaps(dst, theta []float64, idx []int) {
 	d0, d1 := theta[0]-b.theta0[0], theta[1]-b.theta0[1]
 	l1 := math.Abs(d0) + math.Abs(d1)
 	for k, i := range idx {
-		logB := -b.u0[i] - b.g0[2*i]*d0 - b.g0[2*i+1]*d1 - 0.5*b.u2[i]*l1*l1 - FlyMargin
+		logB := -b.u0[i] - b.g0[2*i]*d0 - b.g0[2*i+1]*d1 - 0.5*b.u2[i]*l1*l1 - exactmh.FlyMargin
 		dst[k] = -b.e.u(b.e.x[i], theta[0], theta[1]) - logB
 	}
 }
 
 // TaylorBound returns App. J.3's Ū_{2,i} for order 1 (see FlyBound); the
 // mixture supports order 1 only, on a Box prior.
-func (e *GaussianMixture) TaylorBound(order int, prior Prior) ([]float64, error) {
+func (e *GaussianMixture) TaylorBound(order int, prior exactmh.Prior) ([]float64, error) {
 	if order != 1 {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound: order %d, want 1", order)
 	}

@@ -2,13 +2,14 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
@@ -30,33 +31,33 @@ type LogisticRegression32 struct {
 }
 
 var (
-	_ GLM              = (*LogisticRegression32)(nil)
-	_ EnergyDiffer     = (*LogisticRegression32)(nil)
-	_ Gradienter       = (*LogisticRegression32)(nil)
-	_ EnergyGradienter = (*LogisticRegression32)(nil)
-	_ DiffBounder      = (*LogisticRegression32)(nil)
-	_ EnergyRanger     = (*LogisticRegression32)(nil)
-	_ TaylorBounder    = (*LogisticRegression32)(nil)
-	_ FlyBounder       = (*LogisticRegression32)(nil)
+	_ exactmh.GLM              = (*LogisticRegression32)(nil)
+	_ exactmh.EnergyDiffer     = (*LogisticRegression32)(nil)
+	_ exactmh.Gradienter       = (*LogisticRegression32)(nil)
+	_ exactmh.EnergyGradienter = (*LogisticRegression32)(nil)
+	_ exactmh.DiffBounder      = (*LogisticRegression32)(nil)
+	_ exactmh.EnergyRanger     = (*LogisticRegression32)(nil)
+	_ exactmh.TaylorBounder    = (*LogisticRegression32)(nil)
+	_ exactmh.FlyBounder       = (*LogisticRegression32)(nil)
 
-	_ GLM              = (*GLMEnergy32)(nil)
-	_ EnergyDiffer     = (*GLMEnergy32)(nil)
-	_ Gradienter       = (*GLMEnergy32)(nil)
-	_ EnergyGradienter = (*GLMEnergy32)(nil)
-	_ DiffBounder      = (*GLMEnergy32)(nil)
-	_ EnergyRanger     = (*GLMEnergy32)(nil)
-	_ TaylorBounder    = (*GLMEnergy32)(nil)
-	_ FlyBounder       = (*GLMEnergy32)(nil)
+	_ exactmh.GLM              = (*GLMEnergy32)(nil)
+	_ exactmh.EnergyDiffer     = (*GLMEnergy32)(nil)
+	_ exactmh.Gradienter       = (*GLMEnergy32)(nil)
+	_ exactmh.EnergyGradienter = (*GLMEnergy32)(nil)
+	_ exactmh.DiffBounder      = (*GLMEnergy32)(nil)
+	_ exactmh.EnergyRanger     = (*GLMEnergy32)(nil)
+	_ exactmh.TaylorBounder    = (*GLMEnergy32)(nil)
+	_ exactmh.FlyBounder       = (*GLMEnergy32)(nil)
 
 	// The float64 twins implement the same interfaces.
-	_ GLM              = (*LogisticRegression)(nil)
-	_ EnergyGradienter = (*LogisticRegression)(nil)
-	_ EnergyRanger     = (*LogisticRegression)(nil)
-	_ FlyBounder       = (*LogisticRegression)(nil)
-	_ GLM              = (*GLMEnergy)(nil)
-	_ EnergyGradienter = (*GLMEnergy)(nil)
-	_ EnergyRanger     = (*GLMEnergy)(nil)
-	_ FlyBounder       = (*GLMEnergy)(nil)
+	_ exactmh.GLM              = (*LogisticRegression)(nil)
+	_ exactmh.EnergyGradienter = (*LogisticRegression)(nil)
+	_ exactmh.EnergyRanger     = (*LogisticRegression)(nil)
+	_ exactmh.FlyBounder       = (*LogisticRegression)(nil)
+	_ exactmh.GLM              = (*GLMEnergy)(nil)
+	_ exactmh.EnergyGradienter = (*GLMEnergy)(nil)
+	_ exactmh.EnergyRanger     = (*GLMEnergy)(nil)
+	_ exactmh.FlyBounder       = (*GLMEnergy)(nil)
 )
 
 // NewLogisticRegression32 returns the logistic-regression energy of the
@@ -159,23 +160,23 @@ func (e *LogisticRegression32) LossBound(i, k int, lo, hi float64) float64 {
 }
 
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂ (as LogisticRegression).
-func (e *LogisticRegression32) DiffBound(Prior) (*DiffBound, error) {
+func (e *LogisticRegression32) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
-	rows := newRowCursor(e)
+	rows := newRowReader(e)
 	for i := range c {
-		c[i] = vec.Norm2(rows.row(i))
+		c[i] = vec.Norm2(rows(i))
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns the exact range of U_i on a Box or Ball support (as
 // LogisticRegression).
-func (e *LogisticRegression32) EnergyRange(prior Prior) (*EnergyRange, error) {
+func (e *LogisticRegression32) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
 	y := e.base.y
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
-	rows := newRowCursor(e)
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+	rows := newRowReader(e)
 	for i := range r.Lo {
-		a, b, err := linearRange(rows.row(i), prior)
+		a, b, err := linearRange(rows(i), prior)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +188,7 @@ func (e *LogisticRegression32) EnergyRange(prior Prior) (*EnergyRange, error) {
 
 // FlyBound returns the Jaakkola–Jordan bound, tight at θ = at (untuned
 // ξ = 1.5 for a nil at), as LogisticRegression.FlyBound.
-func (e *LogisticRegression32) FlyBound(at []float64, _ Prior) (FlyBound, error) {
+func (e *LogisticRegression32) FlyBound(at []float64, _ exactmh.Prior) (exactmh.FlyBound, error) {
 	if at == nil {
 		return e.FlyBoundXi(1.5)
 	}
@@ -203,7 +204,7 @@ func (e *LogisticRegression32) FlyBound(at []float64, _ Prior) (FlyBound, error)
 
 // FlyBoundXi returns the Jaakkola–Jordan bound tight at |s| = ξ for every
 // datum.
-func (e *LogisticRegression32) FlyBoundXi(xi float64) (FlyBound, error) {
+func (e *LogisticRegression32) FlyBoundXi(xi float64) (exactmh.FlyBound, error) {
 	if math.IsNaN(xi) || math.IsInf(xi, 0) {
 		return nil, fmt.Errorf("exactmh: LogisticRegression32.FlyBoundXi: ξ = %v, want finite", xi)
 	}
@@ -212,7 +213,7 @@ func (e *LogisticRegression32) FlyBoundXi(xi float64) (FlyBound, error) {
 
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|
 // (as LogisticRegression).
-func (e *LogisticRegression32) TaylorBound(order int, _ Prior) ([]float64, error) {
+func (e *LogisticRegression32) TaylorBound(order int, _ exactmh.Prior) ([]float64, error) {
 	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: LogisticRegression32.TaylorBound: order %d, want 1 or 2", order)
 	}
@@ -328,37 +329,40 @@ func (e *GLMEnergy32) AddGradient(grad, theta []float64, idx []int, w []float64)
 }
 
 // DiffBound returns GLMDiffBound(e, prior).
-func (e *GLMEnergy32) DiffBound(prior Prior) (*DiffBound, error) {
-	return GLMDiffBound(e, prior)
+func (e *GLMEnergy32) DiffBound(prior exactmh.Prior) (*exactmh.DiffBound, error) {
+	return exactmh.GLMDiffBound(e, prior)
 }
 
 // EnergyRange returns what GLMEnergy.EnergyRange returns: the family's
 // exact range if it implements GLMLossRanger, GLMEnergyRange otherwise.
-func (e *GLMEnergy32) EnergyRange(prior Prior) (*EnergyRange, error) {
+func (e *GLMEnergy32) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
 	return e.base.energyRange(e, prior)
 }
 
 // TaylorBound returns GLMTaylorBound(e, order, prior).
-func (e *GLMEnergy32) TaylorBound(order int, prior Prior) ([]float64, error) {
-	return GLMTaylorBound(e, order, prior)
+func (e *GLMEnergy32) TaylorBound(order int, prior exactmh.Prior) ([]float64, error) {
+	return exactmh.GLMTaylorBound(e, order, prior)
 }
 
 // FlyBound returns GLMFlyBound(e, at, prior).
-func (e *GLMEnergy32) FlyBound(at []float64, prior Prior) (FlyBound, error) {
-	return GLMFlyBound(e, at, prior)
+func (e *GLMEnergy32) FlyBound(at []float64, prior exactmh.Prior) (exactmh.FlyBound, error) {
+	return exactmh.GLMFlyBound(e, at, prior)
 }
 
 // DenseRows returns the float32 features and labels as stored, with the
 // logistic loss declared (DenseGLM): the kernels inline it.
-func (e *LogisticRegression32) DenseRows() DenseRows {
-	return DenseRows{X32: e.rows.X, Y: e.base.y, Logistic: true}
+func (e *LogisticRegression32) DenseRows() exactmh.DenseRows {
+	return exactmh.DenseRows{X32: e.rows.X, Y: e.base.y, Logistic: true}
 }
 
 // DenseRows returns the float32 covariates and responses as stored
 // (DenseGLM).
-func (e *GLMEnergy32) DenseRows() DenseRows {
-	return DenseRows{X32: e.rows.X, Y: e.base.y}
+func (e *GLMEnergy32) DenseRows() exactmh.DenseRows {
+	return exactmh.DenseRows{X32: e.rows.X, Y: e.base.y}
 }
 
 // String names the model by its family, as errors about its bounds do.
 func (e *GLMEnergy32) String() string { return fmt.Sprintf("GLMEnergy32(%T)", e.base.family) }
+
+func (e *LogisticRegression32) float32Rows() *vec.Rows32 { return &e.rows }
+func (e *GLMEnergy32) float32Rows() *vec.Rows32          { return &e.rows }

@@ -2,13 +2,14 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
@@ -163,7 +164,7 @@ func (e *GaussianMean) AddHessian(h, _ []float64, idx []int, w []float64) {
 
 // DiffBound returns c_i = λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂ over a Box or Ball
 // support: ∇U_i = Σ⁻¹(θ − y_i) and the support is convex.
-func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {
+func (e *GaussianMean) DiffBound(prior exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		m, err := maxDist(e.Row(i), prior)
@@ -172,14 +173,14 @@ func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {
 		}
 		c[i] = e.lmax * m
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns Lo = 0, Width = ½λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂² over a Box
 // or Ball support; on the cube [−K, K]^d this is the auxiliary-variable
 // paper's M_i = ½λ_max(Σ⁻¹)Σ_j(|y_ij| + K)² (App. D.1).
-func (e *GaussianMean) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+func (e *GaussianMean) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		m, err := maxDist(e.Row(i), prior)
 		if err != nil {
@@ -193,7 +194,7 @@ func (e *GaussianMean) EnergyRange(prior Prior) (*EnergyRange, error) {
 // TaylorBound returns, for order 1, the largest entry of Σ⁻¹ in magnitude
 // for every datum (the Hessian of every U_i). Order 2 is not offered: the
 // remainder of order 2 is identically zero.
-func (e *GaussianMean) TaylorBound(order int, _ Prior) ([]float64, error) {
+func (e *GaussianMean) TaylorBound(order int, _ exactmh.Prior) ([]float64, error) {
 	if order != 1 {
 		return nil, fmt.Errorf("exactmh: GaussianMean.TaylorBound: order %d, want 1", order)
 	}
