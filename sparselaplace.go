@@ -86,6 +86,9 @@ type sparseNewton struct {
 	chol   *sparse.Cholesky
 	h      *sparse.SymCSC
 	passes int
+	// notPD says why H itself could not be used at the last factor (nil
+	// when it could).
+	notPD error
 }
 
 // value returns f(θ) = −log π(θ) = βΣU_i(θ) − log p(θ), +Inf outside the
@@ -160,6 +163,9 @@ func (s *sparseNewton) hessian(theta []float64) error {
 // factor factors s.h + τI, returning whether τ = 0 (H itself was
 // positive definite). τ starts at 10⁻³·max|H_jj| and grows by factors of
 // 10, as the dense Newton search does (Nocedal & Wright, Algorithm 3.3).
+// A factor whose squared pivot ratio exceeds newtonCond (a lower bound on
+// the condition number above the dense search's threshold) counts as
+// singular.
 func (s *sparseNewton) factor() (bool, error) {
 	if s.sym == nil {
 		sym, err := sparse.Analyze(s.h, nil)
@@ -170,8 +176,14 @@ func (s *sparseNewton) factor() (bool, error) {
 	}
 	err := s.refactor(s.h)
 	if err == nil {
-		return true, nil
+		lo, hi := s.chol.PivotRange()
+		if (hi/lo)*(hi/lo) <= newtonCond {
+			s.notPD = nil
+			return true, nil
+		}
+		err = fmt.Errorf("the Hessian is numerically singular: its Cholesky factor's pivots range from %.3g to %.3g", lo, hi)
 	}
+	s.notPD = err
 	var maxDiag float64
 	for j := range s.d {
 		maxDiag = math.Max(maxDiag, math.Abs(s.h.At(j, j)))
@@ -183,7 +195,11 @@ func (s *sparseNewton) factor() (bool, error) {
 			addDiag(shifted, j, tau)
 		}
 		if err = s.refactor(shifted); err == nil {
-			return false, nil
+			lo, hi := s.chol.PivotRange()
+			if (hi/lo)*(hi/lo) <= newtonCond {
+				return false, nil
+			}
+			err = fmt.Errorf("H + %.3g·I is numerically singular: its Cholesky factor's pivots range from %.3g to %.3g", tau, lo, hi)
 		}
 	}
 	return false, err
@@ -339,6 +355,9 @@ func findSparseLaplace(ctx context.Context, p *Posterior, init []float64, s *MAP
 		if pd && (dec/2 <= set.Tol || gmax <= set.GradTol) {
 			break
 		}
+		if !pd && gmax <= set.GradTol {
+			return result(fmt.Errorf("the gradient vanishes (max |g| = %.3g) where the Hessian is not positive definite (%v): the posterior is improper or flat along some direction (an unidentified parameter under a flat prior, collinear covariates), or θ is a saddle point", gmax, sn.notPD))
+		}
 		if it >= set.MaxIterations {
 			return result(fmt.Errorf("no convergence in %d Newton iterations: decrement %.3g, max |gradient| %.3g", it, dec/2, gmax))
 		}
@@ -385,6 +404,9 @@ converged:
 // setFactor fills Precision, Factor, LogDetCov and LogEvidence from the
 // positive definite h and its factor.
 func (la *SparseLaplace) setFactor(h *sparse.SymCSC, c *sparse.Cholesky, d int) error {
+	if lo, hi := c.PivotRange(); (hi/lo)*(hi/lo) > laplaceCond {
+		return fmt.Errorf("the Hessian at the mode is numerically singular: the pivots of its Cholesky factor range from %.3g to %.3g (condition number above %.0e); the posterior is improper or flat along some direction", lo, hi, laplaceCond)
+	}
 	la.Precision = h
 	la.Factor = c
 	la.LogDetCov = -c.LogDet()

@@ -308,14 +308,34 @@ func TestFindSparseLaplaceErrors(t *testing.T) {
 		"pattern changes":       {&exactmh.Posterior{Energy: patternFlip{e}, Prior: post.Prior}, make([]float64, d), "pattern changed"},
 		"not positive definite": {&exactmh.Posterior{Energy: indefiniteHessian{e}, Prior: post.Prior}, make([]float64, d), ""},
 	}
+	// Two identical covariates under a flat prior: the posterior is flat
+	// along their difference.
+	col := newRILogistic(rand.New(rand.NewPCG(3, 1)), 500, 3, 10)
+	for i := range col.y {
+		col.x[i*3+2] = col.x[i*3+1]
+	}
+	cases["collinear covariates, flat prior"] = struct {
+		p    *exactmh.Posterior
+		init []float64
+		want string
+	}{&exactmh.Posterior{Energy: col}, make([]float64, col.Dim()), "not positive definite"}
 	for name, c := range cases {
 		_, err := exactmh.FindSparseLaplace(ctx, c.p, c.init, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one containing %q", name, err, c.want)
 		}
 	}
-	// A flat prior is accepted without a SparseHessian (the data identify
-	// every parameter here).
+	// Under a flat prior the intercept and the group intercepts are not
+	// identified (their sum is): the Hessian is singular at the mode.
+	if _, err := exactmh.FindSparseLaplace(ctx, &exactmh.Posterior{Energy: e}, make([]float64, d), nil); err == nil || !strings.Contains(err.Error(), "not positive definite") {
+		t.Errorf("random intercepts and an intercept under a flat prior: err = %v, want the singular Hessian reported", err)
+	}
+	// Without the fixed intercept the data identify every parameter: a
+	// flat prior, nil or model.Flat, is then fine.
+	r := rand.New(rand.NewPCG(3, 2))
+	for i := range e.y {
+		e.x[i*e.p] = r.NormFloat64()
+	}
 	if _, err := exactmh.FindSparseLaplace(ctx, &exactmh.Posterior{Energy: e}, make([]float64, d), nil); err != nil {
 		t.Errorf("nil (flat) prior: %v", err)
 	}

@@ -415,3 +415,20 @@ func (c *Cholesky) InverseDiag(dst []float64) {
 		dst[v] = z[lp[k]]
 	}
 }
+
+// PivotRange returns the smallest and largest diagonal entries of L. Their
+// squared ratio is a lower bound on the condition number of H (the
+// pivots L_kk² are Schur complements' diagonals, between H's extreme
+// eigenvalues), which FindSparseLaplace compares with its singularity
+// threshold as the dense path compares the condition number.
+func (c *Cholesky) PivotRange() (lo, hi float64) {
+	if c.sym.n == 0 {
+		return 1, 1
+	}
+	lo, hi = math.Inf(1), 0
+	for k := range c.sym.n {
+		v := c.lx[c.sym.lp[k]]
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	return lo, hi
+}
