@@ -368,7 +368,7 @@ func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
 // GaussianWalk returns the random walk with increments shaped like H⁻¹.
 func (la *LaplaceApprox) GaussianWalk() (*GaussianWalk, error) {
 	if la.Sparse != nil {
-		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: the approximation is sparse (d = %d), and the walk is dense", len(la.Mean))
+		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: the approximation is sparse (d = %d): use Sparse.GaussianWalk, the sparse walk", len(la.Mean))
 	}
 	if la.CovChol == nil {
 		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: no covariance (the Hessian was not positive definite)")

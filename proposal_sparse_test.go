@@ -152,6 +152,56 @@ func sparseCN(pb problem) *exactmh.SparseCrankNicolson {
 	return cn
 }
 
+// sparseWalk is the random walk shaped by tridiagPrecision(pb.SD)⁻¹.
+func sparseWalk(pb problem) *exactmh.SparseGaussianWalk {
+	w, err := exactmh.NewSparseGaussianWalk(tridiagPrecision(pb.SD))
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// The sparse Gaussian walk's increments have covariance scale²·H⁻¹ and
+// log ratio 0, without allocating.
+func TestSparseGaussianWalkMoments(t *testing.T) {
+	prec := tridiagPrecision([]float64{2, 1, 0.2})
+	cov := denseInverse(t, prec)
+	w, err := exactmh.NewSparseGaussianWalk(prec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n = 200000
+	theta, next := []float64{0.3, 0.1, -0.2}, make([]float64, 3)
+	sum := mat.NewSymDense(3, nil)
+	for range n {
+		if r := w.Propose(rng, next, theta, 0.5); r != 0 {
+			t.Fatalf("log ratio %v, want 0", r)
+		}
+		for j := range 3 {
+			for k := j; k < 3; k++ {
+				sum.SetSym(j, k, sum.At(j, k)+(next[j]-theta[j])*(next[k]-theta[k])/(0.25*n))
+			}
+		}
+	}
+	for j := range 3 {
+		for k := range 3 {
+			if tol := 0.03 * math.Sqrt(cov.At(j, j)*cov.At(k, k)); math.Abs(sum.At(j, k)-cov.At(j, k)) > tol {
+				t.Errorf("increment cov[%d][%d]/scale² = %.4f, want %.4f", j, k, sum.At(j, k), cov.At(j, k))
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(1000, func() { w.Propose(rng, next, theta, 0.5) }); a != 0 {
+		t.Errorf("Propose allocates %v times per call, want 0", a)
+	}
+	if s := w.String(); !strings.HasPrefix(s, "SparseGaussianWalk(d=3, nnzL=") {
+		t.Errorf("String() = %q", s)
+	}
+	if _, err := exactmh.NewSparseGaussianWalk(&sparse.SymCSC{N: 1}); err == nil {
+		t.Error("a malformed precision was accepted")
+	}
+}
+
 // halfRatio returns half the log proposal ratio: a proposal correction
 // that is wrong by a factor, rather than in sign.
 type halfRatio struct{ q exactmh.Proposal }
@@ -165,7 +215,8 @@ func (h halfRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) floa
 // conformance kit — moments, SBC, no allocation per step, checkpoints,
 // workers, info — on the conjugate Gaussian and, under SMH-2, on the
 // logistic regression; the proposal ratio flipped or halved must be
-// caught.
+// caught. TunaMH with the sparse Gaussian walk runs on the Gaussian mean
+// on a box (moments, SBC and the structural checks).
 func TestSparseCrankNicolsonKit(t *testing.T) {
 	cases := []mcmctest.Case{
 		{Name: "MH sparse Crank–Nicolson", Exact: true,
@@ -177,6 +228,10 @@ func TestSparseCrankNicolsonKit(t *testing.T) {
 				"halved proposal ratio": func(pb problem) exactmh.Kernel {
 					return exactmh.MH{Proposal: halfRatio{sparseCN(pb)}, Scale: pb.Scale}
 				},
+			}},
+		{Name: "TunaMH sparse Gaussian walk", NeedsRange: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TunaMH{Proposal: sparseWalk(pb), Scale: pb.Scale}
 			}},
 		{Name: "SMH-2 sparse Crank–Nicolson", NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {

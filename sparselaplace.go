@@ -587,3 +587,12 @@ func (la *LaplaceApprox) Proposal() (Proposal, error) {
 	}
 	return la.CrankNicolson()
 }
+
+// GaussianWalk returns the random walk with increments shaped like H⁻¹
+// through the approximation's factor, which it shares (see CrankNicolson).
+func (la *SparseLaplace) GaussianWalk() (*SparseGaussianWalk, error) {
+	if la.Factor == nil {
+		return nil, fmt.Errorf("exactmh: SparseLaplace.GaussianWalk: no factor (the Hessian was not positive definite)")
+	}
+	return &SparseGaussianWalk{chol: la.Factor}, nil
+}
