@@ -8,6 +8,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -137,4 +138,54 @@ func TestChooseSparse(t *testing.T) {
 			t.Errorf("θ[%d]: posterior mean %.4f is %.2f Laplace sds from the mode %.4f", j, ps.Mean, z, c.Laplace.Mean[j])
 		}
 	}
+}
+
+// At d = 20,003 (20,000 group intercepts) the sparse path never forms a
+// d×d matrix: what FindLaplace's approximation and the sparse
+// Crank–Nicolson proposal keep (heap in use after a collection, while they
+// are live) is below a twentieth of one dense d×d matrix (3.2 GB). (The
+// test energy's SparseHessian builds a triplet list of every datum's
+// entries at each Newton iteration, which dominates the total allocated,
+// logged.)
+func TestFindLaplaceSparseLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("d = 20,003")
+	}
+	const g = 20000
+	post := riPosterior(9, 3*g, 3, g)
+	d := post.Dim()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	la, err := exactmh.FindLaplace(context.Background(), post, make([]float64, d), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la.Sparse == nil {
+		t.Fatal("FindLaplace did not take the sparse path")
+	}
+	sd := la.SD()
+	x := la.Rand(rand.New(rand.NewPCG(1, 2)), nil)
+	exactmh.LaplaceInits(&exactmh.Settings{Chains: 4}, la, post)
+	prop, err := la.Proposal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := make([]float64, d)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100 {
+		prop.Propose(rng, next, x, 0.5)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	dense := int64(8 * d * d)
+	t.Logf("d = %d: nnz(H) = %d, nnz(L) = %d, %d passes; %.1f MB kept, %.0f MB allocated in all (a dense d×d: %.0f MB); sd[0] = %.3g",
+		d, la.Sparse.Precision.NNZ(), la.Sparse.Factor.Symbolic().FactorNNZ(), la.Passes, float64(kept)/1e6,
+		float64(after.TotalAlloc-before.TotalAlloc)/1e6, float64(dense)/1e6, sd[0])
+	if kept > dense/20 {
+		t.Errorf("%d bytes kept, want below a twentieth of a dense d×d matrix (%d bytes)", kept, dense)
+	}
+	runtime.KeepAlive(la)
+	runtime.KeepAlive(prop)
 }
