@@ -351,7 +351,7 @@ func (la *LaplaceApprox) LogProb(theta []float64) float64 {
 // CrankNicolson returns the Crank–Nicolson proposal around the
 // approximation, N(θ̂, H⁻¹): the proposal under which a posterior close to
 // its Laplace approximation keeps a high acceptance for large moves in any
-// dimension. A fraction DefaultWalk of its steps are a random walk shaped
+// dimension. A tenth of its steps are a random walk shaped
 // by H⁻¹, for tails the approximation misses (CrankNicolson.Walk). A
 // sparse approximation has none (it would be O(d²) per step): Proposal
 // returns its SparseCrankNicolson.

@@ -23,7 +23,7 @@ import (
 // with H = PᵀLLᵀP the sparse Cholesky factorisation (package sparse). It is
 // reversible with respect to N(μ, H⁻¹), so its log proposal ratio is
 // ½(θ′ − μ)ᵀH(θ′ − μ) − ½(θ − μ)ᵀH(θ − μ), summed over H's stored entries.
-// A fraction Walk of the steps (DefaultWalk unless changed) are the random
+// A fraction Walk of the steps (0.1 unless changed, as CrankNicolson) are the random
 // walk θ′ = θ + (2.38/√d)·PᵀL⁻ᵀz, log ratio 0, for tails heavier than the
 // Gaussian's (see CrankNicolson). A step costs one back substitution with
 // Lᵀ and one pass over H: O(nnz(L) + nnz(H)) and no allocation, where the
@@ -40,7 +40,7 @@ type SparseCrankNicolson struct {
 }
 
 // NewSparseCrankNicolson returns the sparse Crank–Nicolson proposal around
-// N(mean, prec⁻¹), with a fraction DefaultWalk of random-walk steps. prec
+// N(mean, prec⁻¹), with a tenth of its steps random-walk steps. prec
 // must be symmetric positive definite; it is factored under a minimum
 // degree ordering (sparse.Factorize) and copied.
 func NewSparseCrankNicolson(mean []float64, prec *sparse.SymCSC) (*SparseCrankNicolson, error) {
@@ -57,7 +57,7 @@ func NewSparseCrankNicolson(mean []float64, prec *sparse.SymCSC) (*SparseCrankNi
 	if err != nil {
 		return nil, fmt.Errorf("exactmh: NewSparseCrankNicolson: %w", err)
 	}
-	return &SparseCrankNicolson{Walk: DefaultWalk, mean: slices.Clone(mean), prec: prec.Clone(), chol: c}, nil
+	return &SparseCrankNicolson{Walk: defaultWalk, mean: slices.Clone(mean), prec: prec.Clone(), chol: c}, nil
 }
 
 // Propose draws θ′ and returns its log proposal ratio: for a Crank–Nicolson

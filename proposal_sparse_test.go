@@ -65,8 +65,8 @@ func TestSparseCrankNicolsonProposalRatio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cn.Walk != exactmh.DefaultWalk {
-		t.Errorf("Walk = %v, want DefaultWalk", cn.Walk)
+	if cn.Walk != 0.1 {
+		t.Errorf("Walk = %v, want 0.1, as NewCrankNicolson's", cn.Walk)
 	}
 	cn.Walk = 0
 	rng := rand.New(rand.NewPCG(1, 2))

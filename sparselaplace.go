@@ -472,14 +472,14 @@ func (la *SparseLaplace) LogProb(theta []float64) float64 {
 }
 
 // CrankNicolson returns the sparse Crank–Nicolson proposal around the
-// approximation, N(θ̂, H⁻¹), with a fraction DefaultWalk of random-walk
+// approximation, N(θ̂, H⁻¹), with a tenth of its steps random-walk
 // steps. It shares the approximation's Mean, Precision and Factor, which
 // must not be modified (or refactored) while it is in use.
 func (la *SparseLaplace) CrankNicolson() (*SparseCrankNicolson, error) {
 	if la.Factor == nil {
 		return nil, fmt.Errorf("exactmh: SparseLaplace.CrankNicolson: no factor (the Hessian was not positive definite)")
 	}
-	return &SparseCrankNicolson{Walk: DefaultWalk, mean: la.Mean, prec: la.Precision, chol: la.Factor}, nil
+	return &SparseCrankNicolson{Walk: defaultWalk, mean: la.Mean, prec: la.Precision, chol: la.Factor}, nil
 }
 
 // sparseGLMMinDim is the dimension from which FindLaplace takes the sparse
@@ -577,7 +577,7 @@ func (la *SparseLaplace) covariance() *mat.SymDense {
 }
 
 // Proposal returns the Crank–Nicolson proposal around the approximation,
-// N(θ̂, H⁻¹), with a fraction DefaultWalk of random-walk steps: a
+// N(θ̂, H⁻¹), with a tenth of its steps random-walk steps: a
 // *SparseCrankNicolson for a sparse approximation (Sparse set), a
 // *CrankNicolson otherwise. It is the proposal of the automatic default's
 // "-CN" candidates and of WithLaplace.

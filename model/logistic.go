@@ -212,7 +212,7 @@ func logisticJJBound(g exactmh.GLM, y []float64, xi func(i int) float64) exactmh
 		x := xi(i)
 		a[i] = jjCurvature(x)
 		b[i] = y[i] - 0.5
-		c[i] = -logit.Softplus(-x) - x/2 - a[i]*x*x - exactmh.FlyMargin
+		c[i] = -logit.Softplus(-x) - x/2 - a[i]*x*x
 	}
 	return exactmh.GLMQuadraticFlyBound(g, a, b, c)
 }
