@@ -23,9 +23,9 @@ import (
 // with H = PᵀLLᵀP the sparse Cholesky factorisation (package sparse). It is
 // reversible with respect to N(μ, H⁻¹), so its log proposal ratio is
 // ½(θ′ − μ)ᵀH(θ′ − μ) − ½(θ − μ)ᵀH(θ − μ), summed over H's stored entries.
-// A fraction Walk of the steps (0.1 unless changed, as CrankNicolson) are the random
-// walk θ′ = θ + (2.38/√d)·PᵀL⁻ᵀz, log ratio 0, for tails heavier than the
-// Gaussian's (see CrankNicolson). A step costs one back substitution with
+// A fraction Walk of the steps (0.1 unless changed, as CrankNicolson) are
+// the random walk θ′ = θ + (2.38/√d)·PᵀL⁻ᵀz, log ratio 0, for tails
+// heavier than the Gaussian's (see CrankNicolson). A step costs one back substitution with
 // Lᵀ and one pass over H: O(nnz(L) + nnz(H)) and no allocation, where the
 // dense CrankNicolson costs O(d²) (BenchmarkSparseCrankNicolson). It is
 // read-only and safe for concurrent use by any number of chains.
