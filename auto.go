@@ -160,6 +160,12 @@ const (
 //     PoissonMH-CV-CN is piloted, and 2.4·10⁵ on a ball of radius 5 about
 //     the origin, where it is not (TestAutoPoissonTightBall,
 //     TestAutoPoissonWideBall).
+//   - Where the energy and the prior implement SparseHessianer (a
+//     multilevel model), FindLaplace's approximation is sparse
+//     (FindSparseLaplace) and the candidates are MH with the sparse
+//     Crank–Nicolson proposal around it ("MH-CN"), TunaMH on a tempered
+//     posterior with a DiffBound, and NUTS; the posterior is taken as
+//     unimodal and no control variates are built (sparseChoice).
 //   - For an energy that is not a GLM it first runs FindMAP from four
 //     dispersed starts (uniform on a Box, θ̂ + 3·L·z otherwise); a second
 //     mode within 20 nats of the first rules out every Laplace-based
@@ -246,6 +252,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
 	}
 	timeout := autoPilotTimeout + autoPilotPasses*pass
+	if la.Sparse != nil {
+		c, err := sparseChoice(ctx, p, la, set.Seed, timeout, pass)
+		if err != nil {
+			return nil, err
+		}
+		return done(c)
+	}
 	if _, isGLM := p.Energy.(GLM); !isGLM {
 		other, err := otherMode(ctx, p, la, set.Seed)
 		if err != nil {

@@ -85,6 +85,9 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	if !ok {
 		return nil, fmt.Errorf("exactmh: %s: %w: energy %T is not a GLM (Row, Loss, LossDerivs, LossBound)", who, ErrNoBound, p.Energy)
 	}
+	if la != nil && la.Sparse != nil {
+		return nil, fmt.Errorf("exactmh: %s: the Laplace approximation is sparse (d = %d); the GLM control variates need the dense one", who, len(la.Mean))
+	}
 	if la == nil || la.Precision == nil || la.CovChol == nil {
 		return nil, fmt.Errorf("exactmh: %s: nil Laplace approximation (use FindLaplace or LaplaceAt)", who)
 	}
