@@ -175,7 +175,7 @@ func (s ScalePrior) logDensity(l float64) (f, d1, d2 float64) {
 // factor k for every level g, at θ[start + g·stride], with scale
 // e^{θ[logTau]}.
 type reTerm struct {
-	factor, term string // "origin", "log_distance" ("" for the intercept)
+	factor, term     string // "origin", "log_distance" ("" for the intercept)
 	start, stride, g int
 	logTau           int
 	prior            ScalePrior

@@ -75,7 +75,7 @@ func TestMultilevelNames(t *testing.T) {
 		t.Fatalf("NumFixed, NumTerms = %d, %d, want 3, 3", p.NumFixed(), p.NumTerms())
 	}
 	for k, w := range []struct {
-		factor, term                        string
+		factor, term                  string
 		start, stride, levels, logTau int
 	}{{"school", "", 3, 2, 4, 14}, {"school", "x1", 4, 2, 4, 15}, {"rater", "", 11, 1, 3, 16}} {
 		f, tm, s, st, g, lt := p.Term(k)
