@@ -212,6 +212,34 @@ func (p *MultilevelPrior) Term(t int) (factor, term string, start, stride, level
 	return r.factor, r.term, r.start, r.stride, r.g, r.logTau
 }
 
+// Blocks returns the partition of θ that exactmh.GroupSMH bounds each
+// datum by: block 0 the fixed effects, then one block per level of each
+// factor (its q effects), and −1 for the log scales, which no row holds.
+func (p *MultilevelPrior) Blocks() []int32 {
+	b := make([]int32, p.d)
+	for j := range b {
+		b[j] = -1
+	}
+	for j := range p.nBeta {
+		b[j] = 0
+	}
+	next := int32(1)
+	for k := 0; k < len(p.terms); {
+		// The terms of one factor share start/stride: a level's block is
+		// its q = stride effects.
+		t := p.terms[k]
+		base := t.start
+		for g := range t.g {
+			for j := range t.stride {
+				b[base+g*t.stride+j] = next
+			}
+			next++
+		}
+		k += t.stride
+	}
+	return b
+}
+
 // LogPrior returns log p(θ) up to a constant.
 func (p *MultilevelPrior) LogPrior(theta []float64) float64 {
 	var s float64

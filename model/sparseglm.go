@@ -264,6 +264,39 @@ func (e *SparseGLM[T]) addRow(grad []float64, a float64, i int) {
 	}
 }
 
+// SparseRow appends the columns and values of row i to cols and vals
+// (exactmh.SparseRowGLM).
+func (e *SparseGLM[T]) SparseRow(i int, cols []int32, vals []float64) ([]int32, []float64) {
+	r := &e.rows
+	lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+	cols = append(cols, r.Col[lo:hi]...)
+	for _, v := range r.Val[lo:hi] {
+		vals = append(vals, float64(v))
+	}
+	return cols, vals
+}
+
+// LinearPredictors returns x_iᵀθ + o_i and x_iᵀθ′ + o_i, reading the row
+// once (exactmh.SparseRowGLM).
+func (e *SparseGLM[T]) LinearPredictors(i int, theta, thetaNew []float64) (z, zn float64) {
+	return e.eta2(i, theta, thetaNew)
+}
+
+// Loss returns f(y_i, z), z the linear predictor with the offset: U_i(θ) =
+// Loss(i, Eta(i, θ)).
+func (e *SparseGLM[T]) Loss(i int, z float64) float64 { return e.family.Loss(e.y[i], z) }
+
+// LossDerivs returns f′(y_i, z) and f″(y_i, z).
+func (e *SparseGLM[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
+	return e.family.LossDerivs(e.y[i], z)
+}
+
+// LossBound returns the family's bound on sup |f^{(k)}(y_i, z)| over
+// lo ≤ z ≤ hi.
+func (e *SparseGLM[T]) LossBound(i, k int, lo, hi float64) float64 {
+	return e.family.LossBound(e.y[i], k, lo, hi)
+}
+
 // Energies sets dst[k] = f(y_i, x_iᵀθ + o_i) for i = idx[k].
 func (e *SparseGLM[T]) Energies(dst, theta []float64, idx []int) {
 	for k, i := range idx {

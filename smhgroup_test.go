@@ -1,0 +1,288 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
+)
+
+var _ exactmh.SparseRowGLM = (*model.SparseGLM[float64])(nil)
+
+// mlKit is the multilevel logistic regression GroupSMH's kit proof runs
+// on: N data, an intercept and a covariate x with β ~ N(0, 1), one factor
+// of G groups with a random intercept and a random slope on x, τ ~
+// half-normal(1) each, log τ sampled. Its Problem's Mode is the mean of a
+// short full-batch NUTS pilot from 0 (data only: the centre of the
+// control variates must not depend on the θ that SBC starts its chain
+// at), its SD the pilot's standard deviations. dropJacobian builds the
+// posterior without the log-τ Jacobian (a prior term dropped).
+type mlKit struct {
+	n, groups    int
+	dropJacobian bool
+}
+
+// jacobianDropped is a MultilevelPrior without the Jacobian log τ of
+// each scale: the target mutant "a prior term dropped".
+type jacobianDropped struct{ *model.MultilevelPrior }
+
+func (p jacobianDropped) LogPrior(theta []float64) float64 {
+	s := p.MultilevelPrior.LogPrior(theta)
+	for t := range p.NumTerms() {
+		_, _, _, _, _, lt := p.Term(t)
+		s -= theta[lt]
+	}
+	return s
+}
+
+func (p jacobianDropped) AddLogPriorGradient(grad, theta []float64) {
+	p.MultilevelPrior.AddLogPriorGradient(grad, theta)
+	for t := range p.NumTerms() {
+		_, _, _, _, _, lt := p.Term(t)
+		grad[lt]--
+	}
+}
+
+// build returns the model's posterior for data drawn at θ (nil: only the
+// layout, every y 0).
+func (m mlKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error) {
+	ml := &model.Multilevel{
+		Family:    model.LogisticFamily{},
+		Y:         make([]float64, m.n),
+		Intercept: true,
+		Fixed:     []model.Covariate{{Name: "x", Values: make([]float64, m.n)}},
+		FixedSD:   []float64{1, 1},
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, m.n),
+			Slopes: []model.Covariate{{Name: "x"}}, Tau: model.HalfNormal(1)}},
+	}
+	x := ml.Fixed[0].Values
+	ml.Factors[0].Slopes[0].Values = x
+	for i := range m.n {
+		x[i] = rng.NormFloat64()
+		g := i % m.groups
+		ml.Factors[0].Index[i] = int32(g)
+		if theta != nil {
+			z := theta[0] + theta[1]*x[i] + theta[2+2*g] + theta[3+2*g]*x[i]
+			if rng.Float64() < 1/(1+math.Exp(-z)) {
+				ml.Y[i] = 1
+			}
+		}
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		return nil, err
+	}
+	if m.dropJacobian {
+		p.Prior = jacobianDropped{p.Prior.(*model.MultilevelPrior)}
+	}
+	return p, nil
+}
+
+// Draw implements mcmctest.Model.
+func (m mlKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
+	d := 2 + 2*m.groups + 2
+	theta := make([]float64, d)
+	theta[0], theta[1] = rng.NormFloat64(), rng.NormFloat64()
+	tau := [2]float64{math.Abs(rng.NormFloat64()), math.Abs(rng.NormFloat64())}
+	for g := range m.groups {
+		theta[2+2*g] = tau[0] * rng.NormFloat64()
+		theta[3+2*g] = tau[1] * rng.NormFloat64()
+	}
+	theta[d-2], theta[d-1] = math.Log(tau[0]), math.Log(tau[1])
+	p, err := m.build(rng, theta)
+	if err != nil {
+		return nil, mcmctest.Problem{}, err
+	}
+	pb, err := pilotProblem(p, rng.Uint64())
+	return theta, pb, err
+}
+
+// pilotProblem returns p's problem with the mean and standard deviations
+// of a short full-batch NUTS run from 0 as Mode and SD.
+func pilotProblem(p *exactmh.Posterior, seed uint64) (mcmctest.Problem, error) {
+	d := p.Energy.Dim()
+	res, err := exactmh.Sample(context.Background(), p, &exactmh.NUTS{},
+		&exactmh.Settings{Chains: 1, Workers: 1, Warmup: 150, Draws: 150, Seed: seed, Init: make([]float64, d)})
+	if err != nil {
+		return mcmctest.Problem{}, err
+	}
+	sum := res.Summary()
+	mode, sd := make([]float64, d), make([]float64, d)
+	for j, ps := range sum.Params {
+		// A pilot stuck in a funnel (the mutant without the Jacobian) has
+		// SD 0, which no random walk takes.
+		mode[j], sd[j] = ps.Mean, max(ps.SD, 1e-3)
+	}
+	return mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}, nil
+}
+
+// groupKernel is GroupSMH centred at the problem's Mode with the
+// problem's proposal (default: a random walk scaled by its SD).
+func groupKernel(pb mcmctest.Problem) exactmh.GroupSMH {
+	q := pb.Proposal
+	if q == nil {
+		q = exactmh.RandomWalk{Sigma: pb.SD}
+	}
+	return exactmh.GroupSMH{Center: pb.Mode, Blocks: pb.Posterior.Prior.(interface{ Blocks() []int32 }).Blocks(),
+		Proposal: q, Scale: pb.Scale}
+}
+
+func kitProblem(t *testing.T) mcmctest.Problem {
+	t.Helper()
+	kit := mlKit{n: 300, groups: 6}
+	rng := rand.New(rand.NewPCG(1, 2))
+	_, pb, err := kit.Draw(rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pb
+}
+
+// TestGroupSMHStructural runs the kit's structural checks on GroupSMH:
+// no allocation per step, Info's counts, checkpoint and resume, and
+// results independent of the number of workers.
+func TestGroupSMHStructural(t *testing.T) {
+	pb := kitProblem(t)
+	k := groupKernel(pb)
+	a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 {
+		t.Errorf("GroupSMH allocates %.3g times per step, want 0", a)
+	}
+	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
+	if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
+		t.Error(err)
+	}
+}
+
+// pairPoints returns the pairwise check's points: about one posterior
+// standard deviation apart around the mode, moving β, a group's
+// intercept and a log τ.
+func pairPoints(pb mcmctest.Problem) (a, b []float64) {
+	a, b = slices.Clone(pb.Mode), slices.Clone(pb.Mode)
+	d := len(a)
+	for _, j := range []int{0, 2, 3, d - 2} {
+		a[j] -= 0.5 * pb.SD[j]
+		b[j] += 0.5 * pb.SD[j]
+	}
+	return a, b
+}
+
+// groupPairwise runs mcmctest.Pairwise of the kernel mk builds.
+func groupPairwise(t *testing.T, pb mcmctest.Problem, mk func(mcmctest.Problem) exactmh.Kernel, logQ float64, steps int) mcmctest.PairResult {
+	t.Helper()
+	a, b := pairPoints(pb)
+	res, err := mcmctest.Pairwise(pb.Posterior, func(q exactmh.Proposal) exactmh.Kernel {
+		pq := pb
+		pq.Proposal = q
+		return mk(pq)
+	}, a, b, logQ, steps, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestGroupSMHPairwise checks detailed balance between two points of the
+// multilevel posterior, with a symmetric and an asymmetric proposal.
+func TestGroupSMHPairwise(t *testing.T) {
+	pb := kitProblem(t)
+	steps := 40000
+	if testing.Short() {
+		steps = 12000
+	}
+	for _, logQ := range []float64{0, 0.7} {
+		res := groupPairwise(t, pb, func(pb mcmctest.Problem) exactmh.Kernel { return groupKernel(pb) }, logQ, steps)
+		if !(math.Abs(res.Z) <= 4) {
+			t.Errorf("detailed balance fails, log q ratio %v: %v", logQ, res)
+		} else {
+			t.Logf("log q ratio %v: %v", logQ, res)
+		}
+	}
+}
+
+// groupMutants are GroupSMH's deliberately wrong variants: each must be
+// caught by the pairwise check or SBC.
+var groupMutants = map[string]func(pb mcmctest.Problem) exactmh.Kernel{
+	"stale expansion": func(pb mcmctest.Problem) exactmh.Kernel {
+		return exactmh.GroupSMHStale(groupKernel(pb), 0.02)
+	},
+	"bound ignores the group blocks": func(pb mcmctest.Problem) exactmh.Kernel {
+		return exactmh.GroupSMHFixedBlockOnly(groupKernel(pb))
+	},
+}
+
+// TestGroupSMHMutantsPairwise checks that the pairwise check catches the
+// kernel mutants (|z| > 6).
+func TestGroupSMHMutantsPairwise(t *testing.T) {
+	pb := kitProblem(t)
+	for name, mk := range groupMutants {
+		var caught bool
+		var res mcmctest.PairResult
+		for _, logQ := range []float64{0, 0.7} {
+			res = groupPairwise(t, pb, mk, logQ, 40000)
+			if !(math.Abs(res.Z) < 6) {
+				caught = true
+				break
+			}
+		}
+		if !caught {
+			t.Errorf("mutant %q passes the pairwise check: %v", name, res)
+		} else {
+			t.Logf("mutant %q caught: %v", name, res)
+		}
+	}
+}
+
+// TestGroupSMHSBC runs simulation-based calibration with τ unknown on the
+// multilevel logistic regression (every coordinate: β, u, log τ), and
+// checks that it rejects the mutants, the dropped prior term among them.
+func TestGroupSMHSBC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
+	}
+	kit := mlKit{n: 200, groups: 5}
+	opt := func() *mcmctest.SBCOptions {
+		return &mcmctest.SBCOptions{Replicates: 100, Seed: 3, MaxThin: 4000}
+	}
+	mk := func(pb mcmctest.Problem) exactmh.Kernel { return groupKernel(pb) }
+	res, err := mcmctest.SBC(kit, mk, opt())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reject(1e-3) {
+		t.Errorf("ranks not uniform: %v", res)
+	} else {
+		t.Logf("%v", res)
+	}
+	dropped := kit
+	dropped.dropJacobian = true
+	o := opt()
+	o.Thin, o.Scale = res.Thin, res.Scale
+	res, err = mcmctest.SBC(dropped, mk, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Reject(1e-3) {
+		t.Errorf("a prior term dropped (the log-τ Jacobian) passes SBC: %v", res)
+	} else {
+		t.Logf("prior term dropped: caught: %v", res)
+	}
+}
