@@ -286,3 +286,67 @@ func TestGroupSMHSBC(t *testing.T) {
 		t.Logf("prior term dropped: caught: %v", res)
 	}
 }
+
+// TestGroupSMHMoments compares GroupSMH's posterior means and standard
+// deviations with full-batch NUTS's on a larger multilevel logistic
+// regression (N = 4000, 10 groups, τ unknown): every mean within four
+// combined Monte Carlo standard errors, every SD ratio in [0.8, 1.25];
+// and checks that the steps are minibatch steps (mean batch below N/20,
+// no fallback to full MH).
+func TestGroupSMHMoments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs of 4 chains")
+	}
+	kit := mlKit{n: 4000, groups: 10}
+	rng := rand.New(rand.NewPCG(5, 6))
+	d := 2 + 2*kit.groups + 2
+	theta := make([]float64, d)
+	theta[0], theta[1] = -0.5, 1
+	for g := range kit.groups {
+		theta[2+2*g], theta[3+2*g] = 0.7*rng.NormFloat64(), 0.3*rng.NormFloat64()
+	}
+	theta[d-2], theta[d-1] = math.Log(0.7), math.Log(0.3)
+	p, err := kit.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := exactmh.Sample(context.Background(), p, &exactmh.NUTS{},
+		&exactmh.Settings{Chains: 4, Warmup: 500, Draws: 1000, Seed: 1, Init: make([]float64, d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := ref.Summary()
+	mode, sd := make([]float64, d), make([]float64, d)
+	for j, ps := range rs.Params {
+		mode[j], sd[j] = ps.Mean, ps.SD
+	}
+	k := groupKernel(mcmctest.Problem{Posterior: p, Mode: mode, SD: sd})
+	res, err := exactmh.Sample(context.Background(), p, k,
+		&exactmh.Settings{Chains: 4, Warmup: 2000, Draws: 20000, Thin: 5, Seed: 2, Init: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := res.Summary()
+	for j := range d {
+		a, b := gs.Params[j], rs.Params[j]
+		se := math.Hypot(a.MCSE, b.MCSE)
+		if math.Abs(a.Mean-b.Mean) > 4*se || a.SD/b.SD < 0.8 || a.SD/b.SD > 1.25 {
+			t.Errorf("%s: GroupSMH mean %.4f sd %.4f (ESS %.0f), NUTS mean %.4f sd %.4f (ESS %.0f): z = %.1f",
+				a.Name, a.Mean, a.SD, a.ESSBulk, b.Mean, b.SD, b.ESSBulk, (a.Mean-b.Mean)/se)
+		}
+	}
+	tot := res.Sampling()
+	t.Logf("GroupSMH: accept %.3f, evals/step %.1f, mean batch %.1f (N = %d), min bulk ESS %.0f",
+		tot.AcceptRate(), tot.EvalsPerStep(), tot.MeanBatch(), kit.n, minESS(gs))
+	if tot.MeanBatch() > float64(kit.n)/20 {
+		t.Errorf("mean batch %.1f, want below N/20 = %d: the bounds do not pay", tot.MeanBatch(), kit.n/20)
+	}
+}
+
+func minESS(s *exactmh.Summary) float64 {
+	m := math.Inf(1)
+	for _, p := range s.Params {
+		m = math.Min(m, p.ESSBulk)
+	}
+	return m
+}
