@@ -94,6 +94,18 @@ type GroupSMH struct {
 	// MaxRate is the expected batch above which the step is full MH (0: N;
 	// +Inf: never).
 	MaxRate float64
+	// Free, if not nil (len d), adds after every transition FreeSteps
+	// random-walk Metropolis updates of the coordinates that no row holds
+	// (Blocks −1: a multilevel model's log scales), jointly, with step
+	// (2.38/√k)·Free_j for the k such coordinates. Their full conditional
+	// involves the prior alone, so each update reads no datum and costs two
+	// prior evaluations; the composition of the two π-invariant kernels is
+	// π-invariant. It lets the scales follow the effects, which a proposal
+	// around a fixed Gaussian does poorly (the funnel of a centred
+	// multilevel model).
+	Free []float64
+	// FreeSteps is the number of those updates per transition (0: 5).
+	FreeSteps int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre
 	// of the control-variate sums g and H (nil: Center), and the bound φ_i
@@ -172,7 +184,32 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	if k.Free != nil && len(k.Free) != d {
+		return nil, fmt.Errorf("%s: len(Free) = %d, want the dimension %d", name, len(k.Free), d)
+	}
+	var free []int
+	var freeSD []float64
+	for j, v := range k.Free {
+		if k.Blocks[j] == -1 && v != 0 {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s: Free[%d] = %v, want finite ≥ 0", name, j, v)
+			}
+			free = append(free, j)
+			freeSD = append(freeSD, v)
+		}
+	}
+	for q := range freeSD {
+		freeSD[q] *= 2.38 / math.Sqrt(float64(len(free)))
+	}
+	steps := k.FreeSteps
+	if steps == 0 {
+		steps = 5
+	}
+	if steps < 0 {
+		return nil, fmt.Errorf("%s: FreeSteps = %d, want ≥ 0", name, steps)
+	}
 	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: newDistinct(),
+		free: free, freeSD: freeSD, freeSteps: steps,
 		blocks: k.Blocks, mask: k.blockMask,
 		delta: make([]float64, terms.nBlock), deltaNew: make([]float64, terms.nBlock),
 		cum: make([]float64, terms.nBlock)}
@@ -308,15 +345,18 @@ type groupChain struct {
 	walk
 	noState
 	*groupTerms
-	maxRate  float64
-	blocks   []int32
-	mask     func(b int32) bool
-	seen     distinct
-	delta    []float64 // δ_b³ at θ
-	deltaNew []float64 // δ′_b³ at θ′
-	cum      []float64 // cumulative block weights S_b(δ_b³ + δ′_b³)
-	diff     [batchChunk]float64
-	fullIdx  [batchChunk]int
+	maxRate   float64
+	blocks    []int32
+	mask      func(b int32) bool
+	seen      distinct
+	delta     []float64 // δ_b³ at θ
+	deltaNew  []float64 // δ′_b³ at θ′
+	cum       []float64 // cumulative block weights S_b(δ_b³ + δ′_b³)
+	free      []int     // the coordinates no row holds that Free updates
+	freeSD    []float64 // and their steps
+	freeSteps int
+	diff      [batchChunk]float64
+	fullIdx   [batchChunk]int
 }
 
 // Params reports Σ_b S_b.
@@ -367,8 +407,47 @@ func (c *groupChain) cvDiff() float64 {
 	return lin + quad/2
 }
 
-// Step makes one transition.
+// Step makes one transition, then the updates of the free coordinates.
+// With those, Info.Accepted says that θ moved (by either), and
+// Info.AcceptProb, which warmup adapts the proposal's scale to, is the
+// GroupSMH step's own acceptance probability given the data it drew.
 func (c *groupChain) Step(rng *rand.Rand) (Info, error) {
+	info, err := c.step(rng)
+	if err != nil || c.free == nil {
+		return info, err
+	}
+	if c.freeUpdates(rng) {
+		info.Accepted = true
+		// A step rejected with probability 1 (θ′ outside the prior's
+		// support) that the free updates moved: accepted, with the
+		// smallest positive probability.
+		info.AcceptProb = max(info.AcceptProb, math.SmallestNonzeroFloat64)
+	}
+	return info, nil
+}
+
+// freeUpdates makes freeSteps random-walk Metropolis updates of the free
+// coordinates, accepted on the prior ratio alone (no row holds them: every
+// energy is unchanged), and reports whether one was accepted.
+func (c *groupChain) freeUpdates(rng *rand.Rand) (moved bool) {
+	lp := c.t.LogPrior(c.theta)
+	for range c.freeSteps {
+		copy(c.next, c.theta)
+		for q, j := range c.free {
+			c.next[j] += c.freeSD[q] * rng.NormFloat64()
+		}
+		lpn := c.t.LogPrior(c.next)
+		if r := lpn - lp; r >= 0 || rng.Float64() < math.Exp(r) {
+			copy(c.theta, c.next)
+			lp = lpn
+			moved = true
+		}
+	}
+	return moved
+}
+
+// step makes the GroupSMH transition.
+func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	logExact, ok := c.propose(rng)
 	if !ok {
@@ -395,8 +474,11 @@ func (c *groupChain) Step(rng *rand.Rand) (Info, error) {
 	}
 
 	// 1. The control-variate factor from the sparse sums.
+	// AcceptProb is the probability of acceptance given the data drawn:
+	// this factor's times each drawn datum's 1 − max(0, βr_i)/(βφ_i).
 	log1 := logExact - beta*c.cvDiff()
-	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
+	info.AcceptProb = math.Exp(min(log1, 0))
+	if log1 < 0 && rng.Float64() >= info.AcceptProb {
 		return info, nil
 	}
 
@@ -429,6 +511,9 @@ func (c *groupChain) Step(rng *rand.Rand) (Info, error) {
 			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 				return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
 			}
+		}
+		if r > 0 {
+			info.AcceptProb *= max(0, 1-r/bound)
 		}
 		if coin*bound < r {
 			info.Batch, info.Distinct = k+1, c.seen.count

@@ -126,14 +126,17 @@ func pilotProblem(p *exactmh.Posterior, seed uint64) (mcmctest.Problem, error) {
 }
 
 // groupKernel is GroupSMH centred at the problem's Mode with the
-// problem's proposal (default: a random walk scaled by its SD).
+// problem's proposal or, by default, a random walk scaled by its SD and
+// the prior-only updates of the log scales (Free), which the pairwise
+// checks, confined to two points, leave out.
 func groupKernel(pb mcmctest.Problem) exactmh.GroupSMH {
-	q := pb.Proposal
-	if q == nil {
-		q = exactmh.RandomWalk{Sigma: pb.SD}
+	k := exactmh.GroupSMH{Center: pb.Mode, Blocks: pb.Posterior.Prior.(interface{ Blocks() []int32 }).Blocks(),
+		Proposal: pb.Proposal, Scale: pb.Scale}
+	if k.Proposal == nil {
+		k.Proposal = exactmh.RandomWalk{Sigma: pb.SD}
+		k.Free = pb.SD
 	}
-	return exactmh.GroupSMH{Center: pb.Mode, Blocks: pb.Posterior.Prior.(interface{ Blocks() []int32 }).Blocks(),
-		Proposal: q, Scale: pb.Scale}
+	return k
 }
 
 func kitProblem(t *testing.T) mcmctest.Problem {

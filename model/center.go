@@ -23,7 +23,7 @@ import (
 // that of a Laplace-EM iteration, as lme4's fits: the mode (β̂, û) of the
 // posterior given τ, by Newton's method on the sparse Hessian, then
 // τ_kj² = Σ_g(û_gj² + v_gj)/G_k with v_gj the conditional variance of
-// u_gj, until log τ moves less than 10⁻³ (at most maxIter rounds; 0: 50).
+// u_gj, until log τ moves less than 0.01 (at most maxIter rounds; 0: 50).
 //
 // Each Newton step solves the arrow-shaped system of one grouping factor
 // (the fixed effects coupled to every group, the groups to nothing else)
@@ -72,7 +72,7 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 			moved = math.Max(moved, math.Abs(l-theta[tm.logTau]))
 			theta[tm.logTau] = l
 		}
-		if moved < 1e-3 {
+		if moved < 1e-2 {
 			break
 		}
 	}
