@@ -74,6 +74,12 @@ func TestMultilevelNames(t *testing.T) {
 	if p.NumFixed() != 3 || p.NumTerms() != 3 {
 		t.Fatalf("NumFixed, NumTerms = %d, %d, want 3, 3", p.NumFixed(), p.NumTerms())
 	}
+	// Blocks: the fixed effects, one block per level of each factor, the
+	// log scales in none.
+	wantBlocks := []int32{0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6, 7, -1, -1, -1}
+	if b := p.Blocks(); !slices.Equal(b, wantBlocks) {
+		t.Errorf("Blocks() = %v, want %v", b, wantBlocks)
+	}
 	for k, w := range []struct {
 		factor, term                  string
 		start, stride, levels, logTau int

@@ -33,6 +33,8 @@ var (
 	_ exactmh.EnergyDiffer     = (*SparseGLM[float32])(nil)
 	_ exactmh.Gradienter       = (*SparseGLM[float32])(nil)
 	_ sparseHessianer          = (*SparseGLM[float32])(nil)
+	_ exactmh.SparseRowGLM     = (*SparseGLM[float64])(nil)
+	_ exactmh.SparseRowGLM     = (*SparseGLM[float32])(nil)
 	_ exactmh.GLMFamily        = LogisticFamily{}
 	_ exactmh.GLMValidator     = LogisticFamily{}
 	_ exactmh.GLMLossRanger    = LogisticFamily{}
