@@ -410,17 +410,24 @@ func (c *groupChain) cvDiff() float64 {
 // Step makes one transition, then the updates of the free coordinates.
 // With those, Info.Accepted says that θ moved (by either), and
 // Info.AcceptProb, which warmup adapts the proposal's scale to, is the
-// GroupSMH step's own acceptance probability given the data it drew.
+// indicator of the GroupSMH step's acceptance (its probability for a full
+// MH step), with the smallest positive float64 for 0 where the free
+// updates moved θ (an accepted transition has a positive probability).
+// The probability given the data drawn would overstate it: a step stops
+// at its first rejecting datum, and the CV factor's rejection draws none.
 func (c *groupChain) Step(rng *rand.Rand) (Info, error) {
 	info, err := c.step(rng)
 	if err != nil || c.free == nil {
 		return info, err
 	}
+	if !(info.AcceptProb >= 0 && info.AcceptProb <= 1) {
+		info.AcceptProb = 0
+		if info.Accepted {
+			info.AcceptProb = 1
+		}
+	}
 	if c.freeUpdates(rng) {
 		info.Accepted = true
-		// A step rejected with probability 1 (θ′ outside the prior's
-		// support) that the free updates moved: accepted, with the
-		// smallest positive probability.
 		info.AcceptProb = max(info.AcceptProb, math.SmallestNonzeroFloat64)
 	}
 	return info, nil
@@ -474,11 +481,8 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 	}
 
 	// 1. The control-variate factor from the sparse sums.
-	// AcceptProb is the probability of acceptance given the data drawn:
-	// this factor's times each drawn datum's 1 − max(0, βr_i)/(βφ_i).
 	log1 := logExact - beta*c.cvDiff()
-	info.AcceptProb = math.Exp(min(log1, 0))
-	if log1 < 0 && rng.Float64() >= info.AcceptProb {
+	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
 		return info, nil
 	}
 
@@ -511,9 +515,6 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 				return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
 			}
-		}
-		if r > 0 {
-			info.AcceptProb *= max(0, 1-r/bound)
 		}
 		if coin*bound < r {
 			info.Batch, info.Distinct = k+1, c.seen.count

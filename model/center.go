@@ -23,7 +23,9 @@ import (
 // that of a Laplace-EM iteration, as lme4's fits: the mode (β̂, û) of the
 // posterior given τ, by Newton's method on the sparse Hessian, then
 // τ_kj² = Σ_g(û_gj² + v_gj)/G_k with v_gj the conditional variance of
-// u_gj, until log τ moves less than 0.01 (at most maxIter rounds; 0: 50).
+// u_gj, until log τ moves less than 0.01 (at most maxIter rounds of one
+// Newton step and one update of τ each; 0: 50), then Newton to the mode
+// given that τ.
 //
 // Each Newton step solves the arrow-shaped system of one grouping factor
 // (the fixed effects coupled to every group, the groups to nothing else)
@@ -57,7 +59,8 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		if err := a.newton(ctx, t, e, prior, theta); err != nil {
+		// One Newton step per round: (β, u) and τ converge together.
+		if err := a.newton(ctx, t, e, prior, theta, 1); err != nil {
 			return nil, nil, fmt.Errorf("model: MultilevelCenter: round %d: %w", round, err)
 		}
 		var moved float64
@@ -76,7 +79,7 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 			break
 		}
 	}
-	if err := a.newton(ctx, t, e, prior, theta); err != nil {
+	if err := a.newton(ctx, t, e, prior, theta, 100); err != nil {
 		return nil, nil, fmt.Errorf("model: MultilevelCenter: %w", err)
 	}
 	sd = make([]float64, d)
@@ -289,8 +292,9 @@ func (a *arrow) variance(j int) float64 {
 }
 
 // newton runs damped Newton steps on (β, u) at fixed log scales until the
-// step is below 10⁻⁸ (at most 100), leaving a factorised at the mode.
-func (a *arrow) newton(ctx context.Context, t *exactmh.Target, e centerEnergy, prior *MultilevelPrior, theta []float64) error {
+// step is below 10⁻⁸ (at most maxSteps), leaving a factorised at the last
+// point.
+func (a *arrow) newton(ctx context.Context, t *exactmh.Target, e centerEnergy, prior *MultilevelPrior, theta []float64, maxSteps int) error {
 	d := len(theta)
 	obj := func(th []float64) (float64, error) {
 		u, err := t.TotalEnergy(th)
@@ -302,7 +306,7 @@ func (a *arrow) newton(ctx context.Context, t *exactmh.Target, e centerEnergy, p
 	}
 	grad := make([]float64, d)
 	trial := make([]float64, d)
-	for range 100 {
+	for range maxSteps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -74,6 +74,7 @@ func main() {
 	thin := flag.Int("thin", 1, "transitions per kept draw")
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
+	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
 	flag.Parse()
 	log.SetFlags(0)
@@ -124,7 +125,10 @@ func main() {
 	}
 	say("proposal %s in %.1fs", *proposal, time.Since(t0).Seconds())
 	prior := post.Prior.(*model.MultilevelPrior)
-	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, Free: sd}
+	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q}
+	if *free {
+		k.Free = sd
+	}
 	res, err := exactmh.Sample(context.Background(), post, k, &exactmh.Settings{
 		Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: *accept})
 	if err != nil {
@@ -140,7 +144,7 @@ func main() {
 	tot := res.Sampling()
 	fmt.Printf("GroupSMH (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
 		*proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
-	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f\n", minBulk, minTail, maxRhat)
+	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g\n", minBulk, minTail, maxRhat, scales(res))
 	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
 		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
 	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
@@ -157,6 +161,15 @@ func main() {
 	if err := cf.SaveStanCSV(res, "multilevel_GroupSMH", post.Names); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// scales returns the chains' adapted step scales.
+func scales(res *exactmh.Result) []float64 {
+	var s []float64
+	for _, c := range res.Chains {
+		s = append(s, c.Scale)
+	}
+	return s
 }
 
 // data is the simulated data set and its truth.
