@@ -106,6 +106,16 @@ type GroupSMH struct {
 	Free []float64
 	// FreeSteps is the number of those updates per transition (0: 5).
 	FreeSteps int
+	// ExactBelow, if positive, takes the data of every block with fewer
+	// than ExactBelow data (a multilevel model's small groups) out of the
+	// thinning: their remainders join the control-variate factor, computed
+	// exactly at every step (their energies read every step). A small
+	// group's effects move by a large posterior standard deviation, where
+	// its data's remainders are large and of both signs: factorised one
+	// by one, each positive one may reject, while in the one factor they
+	// largely cancel. Any choice is exact; this one trades data read per
+	// step for acceptance.
+	ExactBelow int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre
 	// of the control-variate sums g and H (nil: Center), and the bound φ_i
@@ -131,6 +141,7 @@ type groupTerms struct {
 	e       SparseRowGLM
 	center  []float64
 	nBlock  int
+	exact   []int32        // the data evaluated at every step (ExactBelow)
 	gradSum []float64      // Σ∇U_i(θ̂)
 	hess    *sparse.SymCSC // Σ∇²U_i(θ̂), lower triangle
 	exp     []glmTaylor    // per datum: ẑ_i, f′, f″ (b unused)
@@ -307,15 +318,44 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	if err := finiteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
 	}
+	// The data of the small blocks, evaluated exactly, leave the blocks.
+	if k.ExactBelow > 0 {
+		small := make([]bool, nb)
+		for b, c := range count {
+			small[b] = c < k.ExactBelow
+		}
+		for i := range n {
+			for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
+				if small[g.dBlock[q]] {
+					g.exact = append(g.exact, int32(i))
+					break
+				}
+			}
+		}
+		clear(count)
+		for i, e := 0, 0; i < n; i++ {
+			if e < len(g.exact) && int(g.exact[e]) == i {
+				e++
+				continue
+			}
+			for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
+				count[g.dBlock[q]]++
+			}
+		}
+	}
 	// The blocks' data and alias tables.
 	g.bPtr = make([]int, nb+1)
 	for b := range nb {
 		g.bPtr[b+1] = g.bPtr[b] + count[b]
 	}
-	g.bRec = make([]groupRec, len(g.dBlock))
-	wb := make([]float64, len(g.dBlock))
+	g.bRec = make([]groupRec, g.bPtr[nb])
+	wb := make([]float64, g.bPtr[nb])
 	next := slices.Clone(g.bPtr[:nb])
-	for i := range n {
+	for i, e := 0, 0; i < n; i++ {
+		if e < len(g.exact) && int(g.exact[e]) == i {
+			e++
+			continue
+		}
 		for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
 			b := g.dBlock[q]
 			g.bRec[next[b]].datum = int32(i)
@@ -482,7 +522,18 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 
 	// 1. The control-variate factor from the sparse sums.
 	log1 := logExact - beta*c.cvDiff()
+	c.seen.next()
+	for _, i := range c.exact {
+		c.seen.add(int(i))
+		r, _, err := c.remainderDiff(int(i), beta)
+		if err != nil {
+			return Info{}, err
+		}
+		log1 -= r
+	}
+	exact := len(c.exact)
 	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
+		info.Batch, info.Distinct = exact, c.seen.count
 		return info, nil
 	}
 
@@ -492,7 +543,6 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 		return Info{}, err
 	}
 	draws := poisson.Draw(rng, rate)
-	c.seen.next()
 	total := c.cum[len(c.cum)-1]
 	for k := range draws {
 		// x ∈ (0, total]: the first b with cum[b] ≥ x has cum[b−1] < x, a
@@ -517,11 +567,11 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 			}
 		}
 		if coin*bound < r {
-			info.Batch, info.Distinct = k+1, c.seen.count
+			info.Batch, info.Distinct = exact+k+1, c.seen.count
 			return info, nil
 		}
 	}
-	info.Batch, info.Distinct = draws, c.seen.count
+	info.Batch, info.Distinct = exact+draws, c.seen.count
 	copy(c.theta, c.next)
 	info.Accepted = true
 	return info, nil

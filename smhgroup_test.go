@@ -21,7 +21,8 @@ var _ exactmh.SparseRowGLM = (*model.SparseGLM[float64])(nil)
 
 // mlKit is the multilevel logistic regression GroupSMH's kit proof runs
 // on: N data, an intercept and a covariate x with β ~ N(0, 1), one factor
-// of G groups with a random intercept and a random slope on x, τ ~
+// of G groups (group 0 holding half the data and a share of the other
+// half, the others N/(2G) each) with a random intercept and a random slope on x, τ ~
 // half-normal(1) each, log τ sampled. Its Problem's Mode is the mean of a
 // short full-batch NUTS pilot from 0 (data only: the centre of the
 // control variates must not depend on the θ that SBC starts its chain
@@ -69,7 +70,10 @@ func (m mlKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error
 	ml.Factors[0].Slopes[0].Values = x
 	for i := range m.n {
 		x[i] = rng.NormFloat64()
-		g := i % m.groups
+		g := i % m.groups // the first half round robin, the second half in group 0
+		if i >= m.n/2 {
+			g = 0
+		}
 		ml.Factors[0].Index[i] = int32(g)
 		if theta != nil {
 			z := theta[0] + theta[1]*x[i] + theta[2+2*g] + theta[3+2*g]*x[i]
@@ -130,9 +134,13 @@ func pilotProblem(p *exactmh.Posterior, seed uint64) (mcmctest.Problem, error) {
 // problem's proposal or, by default, a random walk scaled by its SD and
 // the prior-only updates of the log scales (Free), which the pairwise
 // checks, confined to two points, leave out.
-func groupKernel(pb mcmctest.Problem) exactmh.GroupSMH {
+func groupKernel(pb mcmctest.Problem) exactmh.GroupSMH { return groupKernelExact(pb, 0) }
+
+// groupKernelExact is groupKernel with ExactBelow set: the data of the
+// groups with fewer than exactBelow data evaluated at every step.
+func groupKernelExact(pb mcmctest.Problem, exactBelow int) exactmh.GroupSMH {
 	k := exactmh.GroupSMH{Center: pb.Mode, Blocks: pb.Posterior.Prior.(interface{ Blocks() []int32 }).Blocks(),
-		Proposal: pb.Proposal, Scale: pb.Scale}
+		Proposal: pb.Proposal, Scale: pb.Scale, ExactBelow: exactBelow}
 	if k.Proposal == nil {
 		k.Proposal = exactmh.RandomWalk{Sigma: pb.SD}
 		k.Free = pb.SD
@@ -156,7 +164,7 @@ func kitProblem(t *testing.T) mcmctest.Problem {
 // results independent of the number of workers.
 func TestGroupSMHStructural(t *testing.T) {
 	pb := kitProblem(t)
-	k := groupKernel(pb)
+	k := groupKernelExact(pb, 100)
 	a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
 	if err != nil {
 		t.Fatal(err)
@@ -212,12 +220,14 @@ func TestGroupSMHPairwise(t *testing.T) {
 	if testing.Short() {
 		steps = 12000
 	}
-	for _, logQ := range []float64{0, 0.7} {
-		res := groupPairwise(t, pb, func(pb mcmctest.Problem) exactmh.Kernel { return groupKernel(pb) }, logQ, steps)
-		if !(math.Abs(res.Z) <= 4) {
-			t.Errorf("detailed balance fails, log q ratio %v: %v", logQ, res)
-		} else {
-			t.Logf("log q ratio %v: %v", logQ, res)
+	for _, eb := range []int{0, 100} {
+		for _, logQ := range []float64{0, 0.7} {
+			res := groupPairwise(t, pb, func(pb mcmctest.Problem) exactmh.Kernel { return groupKernelExact(pb, eb) }, logQ, steps)
+			if !(math.Abs(res.Z) <= 4) {
+				t.Errorf("ExactBelow %d: detailed balance fails, log q ratio %v: %v", eb, logQ, res)
+			} else {
+				t.Logf("ExactBelow %d, log q ratio %v: %v", eb, logQ, res)
+			}
 		}
 	}
 }
@@ -256,8 +266,10 @@ func TestGroupSMHMutantsPairwise(t *testing.T) {
 }
 
 // TestGroupSMHSBC runs simulation-based calibration with τ unknown on the
-// multilevel logistic regression (every coordinate: β, u, log τ), and
-// checks that it rejects the mutants, the dropped prior term among them.
+// multilevel logistic regression (every coordinate: β, u, log τ), with
+// the four small groups' data evaluated exactly (ExactBelow) and group
+// 0's and the fixed effects' thinned, and checks that it rejects the
+// log-τ Jacobian dropped (a prior term).
 func TestGroupSMHSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
@@ -266,7 +278,7 @@ func TestGroupSMHSBC(t *testing.T) {
 	opt := func() *mcmctest.SBCOptions {
 		return &mcmctest.SBCOptions{Replicates: 100, Seed: 3, MaxThin: 4000}
 	}
-	mk := func(pb mcmctest.Problem) exactmh.Kernel { return groupKernel(pb) }
+	mk := func(pb mcmctest.Problem) exactmh.Kernel { return groupKernelExact(pb, 100) }
 	res, err := mcmctest.SBC(kit, mk, opt())
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,8 @@ func main() {
 	thin := flag.Int("thin", 1, "transitions per kept draw")
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
+	exactBelow := flag.Int("exact-below", 100, "groups with fewer data are evaluated exactly at every step (GroupSMH.ExactBelow)")
+	kernel := flag.String("kernel", "groupsmh", "groupsmh, or mh (full-batch MH with the same proposal, for comparison)")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
 	flag.Parse()
@@ -115,21 +117,25 @@ func main() {
 		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
 
 	t0 = time.Now()
+	prior := post.Prior.(*model.MultilevelPrior)
 	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
 	if *proposal == "cn" {
-		cn, err := laplaceCN(post, center)
+		cn, err := laplaceCN(post, center, prior.NumTerms())
 		if err != nil {
 			log.Fatal(err)
 		}
 		q = cn
 	}
 	say("proposal %s in %.1fs", *proposal, time.Since(t0).Seconds())
-	prior := post.Prior.(*model.MultilevelPrior)
-	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q}
+	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: *exactBelow}
 	if *free {
 		k.Free = sd
 	}
-	res, err := exactmh.Sample(context.Background(), post, k, &exactmh.Settings{
+	var kern exactmh.Kernel = k
+	if *kernel == "mh" {
+		kern = exactmh.MH{Proposal: q}
+	}
+	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
 		Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: *accept})
 	if err != nil {
 		log.Fatal(err)
@@ -275,13 +281,17 @@ func (d *data) posterior(f32 bool) (*exactmh.Posterior, error) {
 	return model.NewMultilevel(m)
 }
 
-// laplaceCN returns the Crank–Nicolson proposal around N(θ̂, H⁻¹), H the
-// Hessian of −log π at the centre without the coupling of the effects to
-// their log scales (the funnel's, which makes H indefinite there); any
-// Gaussian leaves the kernel exact, this one only sets its efficiency.
-// It is dense: O(d²) memory and per step, O(d³) to build.
-func laplaceCN(post *exactmh.Posterior, center []float64) (*exactmh.CrankNicolson, error) {
-	dim := len(center)
+// laplaceCN returns the Crank–Nicolson proposal around N(θ̂, H⁻¹) on the
+// effects (β, u), H the Hessian of −log π in them at the centre given τ̂,
+// which leaves the log scales, the last free coordinates of θ, where they
+// are: GroupSMH's Free updates move those given the effects. A proposal
+// that moved them with the effects from a fixed Gaussian would be
+// rejected (the funnel: the scales and the spread of the small groups'
+// effects move together). Any Gaussian leaves the kernel exact; this one
+// sets its efficiency. It is dense: O(m²) memory and per step, O(m³) to
+// build, m = d − free.
+func laplaceCN(post *exactmh.Posterior, center []float64, free int) (exactmh.Proposal, error) {
+	m := len(center) - free
 	he, err := post.Energy.(interface {
 		SparseHessian([]float64) (*sparse.SymCSC, error)
 	}).SparseHessian(center)
@@ -292,20 +302,15 @@ func laplaceCN(post *exactmh.Posterior, center []float64) (*exactmh.CrankNicolso
 	if err != nil {
 		return nil, err
 	}
-	h := mat.NewSymDense(dim, nil)
-	for _, m := range []*sparse.SymCSC{he, hp} {
-		for j := range m.N {
-			for q := m.ColPtr[j]; q < m.ColPtr[j+1]; q++ {
-				r := m.RowIdx[q]
-				if m == hp && r != j {
-					continue // the effects' coupling to log τ
+	h := mat.NewSymDense(m, nil)
+	for _, s := range []*sparse.SymCSC{he, hp} {
+		for j := range min(s.N, m) {
+			for q := s.ColPtr[j]; q < s.ColPtr[j+1]; q++ {
+				if r := s.RowIdx[q]; r < m {
+					h.SetSym(r, j, h.At(r, j)+s.Val[q])
 				}
-				h.SetSym(r, j, h.At(r, j)+m.Val[q])
 			}
 		}
-	}
-	for j := dim - 2; j < dim; j++ {
-		h.SetSym(j, j, math.Max(h.At(j, j), 1))
 	}
 	var ch mat.Cholesky
 	if !ch.Factorize(h) {
@@ -315,7 +320,24 @@ func laplaceCN(post *exactmh.Posterior, center []float64) (*exactmh.CrankNicolso
 	if err := ch.InverseTo(&cov); err != nil {
 		return nil, err
 	}
-	return exactmh.NewCrankNicolson(center, &cov)
+	cn, err := exactmh.NewCrankNicolson(center[:m], &cov)
+	if err != nil {
+		return nil, err
+	}
+	return headProposal{cn, m}, nil
+}
+
+// headProposal applies a proposal to the first m coordinates of θ and
+// keeps the others.
+type headProposal struct {
+	q exactmh.Proposal
+	m int
+}
+
+// Propose implements exactmh.Proposal.
+func (h headProposal) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	copy(dst[h.m:], theta[h.m:])
+	return h.q.Propose(rng, dst[:h.m], theta[:h.m], scale)
 }
 
 // export writes the data for stan/run.R.
