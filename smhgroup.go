@@ -13,6 +13,7 @@ import (
 
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/poisson"
+	"github.com/exactmh/exactmh/internal/vec"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -177,7 +178,7 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}
-	if err := finiteVec(name+": Center", k.Center); err != nil {
+	if err := vec.FiniteVec(name+": Center", k.Center); err != nil {
 		return nil, err
 	}
 	if math.IsInf(t.LogPrior(k.Center), -1) {
@@ -264,7 +265,7 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	if g.hess.N != d || len(g.hess.ColPtr) != d+1 || g.hess.ColPtr[d] != len(g.hess.RowIdx) || len(g.hess.RowIdx) != len(g.hess.Val) {
 		return nil, fmt.Errorf("%s: SparseHessian returned a malformed %d×%d matrix", name, g.hess.N, g.hess.N)
 	}
-	if err := finiteVec(name+": Hessian at Center", g.hess.Val); err != nil {
+	if err := vec.FiniteVec(name+": Hessian at Center", g.hess.Val); err != nil {
 		return nil, err
 	}
 	var cols []int32
@@ -315,7 +316,7 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 		}
 		g.dPtr[i+1] = len(g.dBlock)
 	}
-	if err := finiteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
+	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
 	}
 	// The data of the small blocks, evaluated exactly, leave the blocks.

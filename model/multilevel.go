@@ -37,10 +37,10 @@ import (
 // factor k and term j. The scales are sampled on the log scale, the prior
 // including the Jacobian τ of τ = e^{log τ}.
 type Multilevel struct {
-	// Family is the response's family: LogisticFamily, exactmh.ProbitFamily,
-	// exactmh.PoissonFamily (Offset the log exposure) or
-	// exactmh.GaussianFamily (σ known). Required.
-	Family exactmh.GLMFamily
+	// Family is the response's family: LogisticFamily, ProbitFamily,
+	// PoissonFamily (Offset the log exposure) or
+	// GaussianFamily (σ known). Required.
+	Family GLMFamily
 	// Y holds the N responses. Required.
 	Y []float64
 	// Offset, if not nil, holds o_i (N values).
@@ -359,7 +359,7 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 		return nil, errors.New("model: NewMultilevel: nil Family")
 	}
 	if len(m.Factors) == 0 {
-		return nil, errors.New("model: NewMultilevel: no grouping factor (a model without random effects is a GLM: use exactmh.NewGLM)")
+		return nil, errors.New("model: NewMultilevel: no grouping factor (a model without random effects is a GLM: use NewGLM)")
 	}
 	var names []string
 	seen := map[string]string{}

@@ -26,7 +26,7 @@ var (
 // factor "school" (4 levels, intercept and slope on x1, half-t prior) and
 // a crossed factor "rater" (3 unnamed levels, intercept only, exponential
 // prior), with normal priors on two of the three fixed effects.
-func smallMultilevel(rng *rand.Rand, n int, fam exactmh.GLMFamily, f32 bool) *Multilevel {
+func smallMultilevel(rng *rand.Rand, n int, fam GLMFamily, f32 bool) *Multilevel {
 	m := &Multilevel{
 		Family:    fam,
 		Y:         make([]float64, n),
@@ -277,7 +277,7 @@ func TestMultilevelNUTSRecovers(t *testing.T) {
 		u[g] = [2]float64{tau[0] * rng.NormFloat64(), tau[1] * rng.NormFloat64()}
 	}
 	m := &Multilevel{
-		Family:    exactmh.GaussianFamily{Sigma: 1},
+		Family:    GaussianFamily{Sigma: 1},
 		Y:         make([]float64, n),
 		Intercept: true,
 		Fixed:     []Covariate{{"x1", make([]float64, n)}, {"x2", make([]float64, n)}},

@@ -152,15 +152,15 @@ func (r *SparseRows[T]) Validate() error {
 // (SparseHessian, in O(Σ_i nnz(x_i)²)), and the GLM bounds of
 // TunaMH/TFMH (DiffBound: c_i = sup|f′|·‖x_i‖₂) and SMH (TaylorBound:
 // b_i = sup|f^{(k+1)}|·max_j|x_ij|^{k+1}), the suprema over the z-range of
-// the prior's support: the whole line unless the prior is an *exactmh.Box
-// or *exactmh.Ball. It does not implement exactmh.GLM, whose Row returns a
+// the prior's support: the whole line unless the prior is a *Box
+// or *Ball. It does not implement exactmh.GLM, whose Row returns a
 // dense x_i. A SparseGLM is read-only after construction and safe for
 // concurrent use.
 type SparseGLM[T float32 | float64] struct {
 	rows   SparseRows[T]
 	y      []float64
 	offset []float64 // nil: no offset
-	family exactmh.GLMFamily
+	family GLMFamily
 
 	hessOnce sync.Once
 	hess     *hessPattern
@@ -170,8 +170,8 @@ type SparseGLM[T float32 | float64] struct {
 // sparse rows x, responses y, offsets (nil for none) and family. The
 // slices are kept, not copied. It checks the rows (SparseRows.Validate),
 // that y and the offsets are finite and of length N and, if the family
-// implements exactmh.GLMValidator, that it accepts y.
-func NewSparseGLM[T float32 | float64](x SparseRows[T], y, offset []float64, family exactmh.GLMFamily) (*SparseGLM[T], error) {
+// implements GLMValidator, that it accepts y.
+func NewSparseGLM[T float32 | float64](x SparseRows[T], y, offset []float64, family GLMFamily) (*SparseGLM[T], error) {
 	if family == nil {
 		return nil, errors.New("model: NewSparseGLM: nil family")
 	}
@@ -194,7 +194,7 @@ func NewSparseGLM[T float32 | float64](x SparseRows[T], y, offset []float64, fam
 			}
 		}
 	}
-	if v, ok := family.(exactmh.GLMValidator); ok {
+	if v, ok := family.(GLMValidator); ok {
 		if err := v.Validate(y); err != nil {
 			return nil, fmt.Errorf("model: NewSparseGLM (%T): %w", family, err)
 		}
@@ -209,7 +209,7 @@ func (e *SparseGLM[T]) Len() int { return e.rows.N }
 func (e *SparseGLM[T]) Dim() int { return e.rows.D }
 
 // Family returns the family the energy was built with.
-func (e *SparseGLM[T]) Family() exactmh.GLMFamily { return e.family }
+func (e *SparseGLM[T]) Family() GLMFamily { return e.family }
 
 // Rows returns the sparse rows (not a copy: the caller must not modify
 // them).
@@ -333,13 +333,13 @@ func (e *SparseGLM[T]) EnergiesAndGradient(dst, grad, theta []float64, idx []int
 }
 
 // zRange returns the range of x_iᵀθ + o_i over the prior's support: finite
-// on an *exactmh.Box or *exactmh.Ball, the whole line otherwise.
+// on a *Box or *Ball, the whole line otherwise.
 func (e *SparseGLM[T]) zRange(i int, prior exactmh.Prior) (lo, hi float64) {
 	r := &e.rows
 	o := e.Offset(i)
 	a, b := r.RowPtr[i], r.RowPtr[i+1]
 	switch p := prior.(type) {
-	case *exactmh.Box:
+	case *Box:
 		lo, hi = o, o
 		for k := a; k < b; k++ {
 			v, c := float64(r.Val[k]), r.Col[k]
@@ -347,7 +347,7 @@ func (e *SparseGLM[T]) zRange(i int, prior exactmh.Prior) (lo, hi float64) {
 			hi += math.Max(v*p.Lo[c], v*p.Hi[c])
 		}
 		return lo, hi
-	case *exactmh.Ball:
+	case *Ball:
 		m := o
 		var s float64
 		for k := a; k < b; k++ {
@@ -368,11 +368,11 @@ func (e *SparseGLM[T]) zRange(i int, prior exactmh.Prior) (lo, hi float64) {
 func (e *SparseGLM[T]) checkPrior(who string, prior exactmh.Prior) error {
 	d := e.rows.D
 	switch p := prior.(type) {
-	case *exactmh.Box:
+	case *Box:
 		if len(p.Lo) != d || len(p.Hi) != d {
 			return fmt.Errorf("model: SparseGLM.%s: Box of dimension %d, want %d", who, len(p.Lo), d)
 		}
-	case *exactmh.Ball:
+	case *Ball:
 		if p.Center != nil && len(p.Center) != d {
 			return fmt.Errorf("model: SparseGLM.%s: Ball centre of dimension %d, want %d", who, len(p.Center), d)
 		}

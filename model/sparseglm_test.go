@@ -35,9 +35,9 @@ var (
 	_ sparseHessianer          = (*SparseGLM[float32])(nil)
 	_ exactmh.SparseRowGLM     = (*SparseGLM[float64])(nil)
 	_ exactmh.SparseRowGLM     = (*SparseGLM[float32])(nil)
-	_ exactmh.GLMFamily        = LogisticFamily{}
-	_ exactmh.GLMValidator     = LogisticFamily{}
-	_ exactmh.GLMLossRanger    = LogisticFamily{}
+	_ GLMFamily                = LogisticFamily{}
+	_ GLMValidator             = LogisticFamily{}
+	_ GLMLossRanger            = LogisticFamily{}
 )
 
 // randomRows returns n sparse rows of dimension d with the structure of a
@@ -83,7 +83,7 @@ func sortInts(a []int) {
 // familyCase is a family with responses drawn for linear predictors z.
 type familyCase struct {
 	name   string
-	family exactmh.GLMFamily
+	family GLMFamily
 	draw   func(rng *rand.Rand, z float64) float64
 }
 
@@ -96,9 +96,9 @@ func familyCases() []familyCase {
 	}
 	return []familyCase{
 		{"logistic", LogisticFamily{}, func(rng *rand.Rand, z float64) float64 { return bern(sigmoid(z), rng) }},
-		{"probit", exactmh.ProbitFamily{}, func(rng *rand.Rand, z float64) float64 { return bern(0.5*math.Erfc(-z/math.Sqrt2), rng) }},
-		{"poisson", exactmh.PoissonFamily{}, func(rng *rand.Rand, z float64) float64 { return float64(poissonDraw(rng, math.Exp(z))) }},
-		{"gaussian", exactmh.GaussianFamily{Sigma: 0.8}, func(rng *rand.Rand, z float64) float64 { return z + 0.8*rng.NormFloat64() }},
+		{"probit", ProbitFamily{}, func(rng *rand.Rand, z float64) float64 { return bern(0.5*math.Erfc(-z/math.Sqrt2), rng) }},
+		{"poisson", PoissonFamily{}, func(rng *rand.Rand, z float64) float64 { return float64(poissonDraw(rng, math.Exp(z))) }},
+		{"gaussian", GaussianFamily{Sigma: 0.8}, func(rng *rand.Rand, z float64) float64 { return z + 0.8*rng.NormFloat64() }},
 	}
 }
 
@@ -116,7 +116,7 @@ func poissonDraw(rng *rand.Rand, mu float64) int {
 // sparseAndDense returns a SparseGLM with offsets and the dense GLM of the
 // same data, whose last column holds the offsets (its coefficient is held
 // at 1 by denseTheta).
-func sparseAndDense(t *testing.T, rng *rand.Rand, fc familyCase, n, d, p int) (*SparseGLM[float64], *exactmh.GLMEnergy, []float64) {
+func sparseAndDense(t *testing.T, rng *rand.Rand, fc familyCase, n, d, p int) (*SparseGLM[float64], *GLMEnergy, []float64) {
 	t.Helper()
 	rows, dense := randomRows(rng, n, d, p)
 	off := make([]float64, n)
@@ -138,7 +138,7 @@ func sparseAndDense(t *testing.T, rng *rand.Rand, fc familyCase, n, d, p int) (*
 	if _, err := NewSparseGLM(rows, y, off, fc.family); err != nil {
 		t.Fatal(err)
 	}
-	g, err := exactmh.NewGLM(x1, y, d+1, fc.family)
+	g, err := NewGLM(x1, y, d+1, fc.family)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,26 +431,26 @@ func TestSparseGLMBounds(t *testing.T) {
 	for i := range y {
 		y[i] = float64(rng.IntN(2))
 	}
-	box, err := exactmh.NewBox(fill(d, -2), fill(d, 3))
+	box, err := NewBox(fill(d, -2), fill(d, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ball, err := exactmh.NewBall(d, 2.5, fill(d, 0.1))
+	ball, err := NewBall(d, 2.5, fill(d, 0.1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fam := range []exactmh.GLMFamily{LogisticFamily{}, exactmh.ProbitFamily{}} {
+	for _, fam := range []GLMFamily{LogisticFamily{}, ProbitFamily{}} {
 		e, err := NewSparseGLM(rows, y, nil, fam)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := exactmh.NewGLM(dense, y, d, fam)
+		g, err := NewGLM(dense, y, d, fam)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, prior := range []exactmh.Prior{box, ball, exactmh.Flat{}} {
+		for _, prior := range []exactmh.Prior{box, ball, Flat{}} {
 			name := fmt.Sprintf("%T/%T", fam, prior)
-			if _, isFlat := prior.(exactmh.Flat); !isFlat || fam == exactmh.GLMFamily(LogisticFamily{}) {
+			if _, isFlat := prior.(Flat); !isFlat || fam == GLMFamily(LogisticFamily{}) {
 				got, err := e.DiffBound(prior)
 				if err != nil {
 					t.Fatalf("%s: DiffBound: %v", name, err)
@@ -483,11 +483,11 @@ func TestSparseGLMBounds(t *testing.T) {
 		}
 	}
 	counts := make([]float64, n)
-	e, err := NewSparseGLM(rows, counts, nil, exactmh.PoissonFamily{})
+	e, err := NewSparseGLM(rows, counts, nil, PoissonFamily{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.DiffBound(exactmh.Flat{}); err == nil || !strings.Contains(err.Error(), "datum 0") {
+	if _, err := e.DiffBound(Flat{}); err == nil || !strings.Contains(err.Error(), "datum 0") {
 		t.Fatalf("Poisson DiffBound on a flat prior: err = %v, want an error naming datum 0", err)
 	}
 	if _, err := e.DiffBound(box); err != nil {
@@ -552,7 +552,7 @@ func TestLogisticFamily(t *testing.T) {
 	// The loss is the root's logistic regression energy.
 	zs := []float64{-800, -3, 0, 0.25, 5, 800}
 	for _, y := range []float64{0, 1} {
-		lr, err := exactmh.NewLogisticRegression(zs, fill(len(zs), y), 1)
+		lr, err := NewLogisticRegression(zs, fill(len(zs), y), 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
 func TestRow(t *testing.T) {
-	e, err := exactmh.NewGaussianMean([]float64{1, 2, 3, 4, 0.5, 1.5}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	e, err := model.NewGaussianMean([]float64{1, 2, 3, 4, 0.5, 1.5}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +26,16 @@ func TestRow(t *testing.T) {
 	if err := Write(&buf, Row(res, map[string]any{"tv": 0.5, "kernel": "renamed"})); err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+	// The first row a process writes is its Header.
+	var hdr, got map[string]any
+	dec := json.NewDecoder(&buf)
+	if err := dec.Decode(&hdr); err != nil {
+		t.Fatal(err)
+	}
+	if !IsHeader(hdr) || hdr["machine"] == "" || hdr["date"] == "" || hdr["commit"] == "" || hdr["command"] == "" {
+		t.Errorf("header %v", hdr)
+	}
+	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"kernel", "exact", "accept_rate", "mean_batch", "evals_per_step", "ess_bulk_min", "ess_per_sec", "seconds", "tv"} {
