@@ -80,6 +80,10 @@ type groupHessianer interface {
 // a row's entry in such a coordinate is an error at Start. The package
 // model's MultilevelPrior.Blocks gives the blocks of a multilevel model.
 //
+// The bound needs sup|f‴| finite on the whole line: the logistic and
+// probit families (and the Gaussian, whose remainders vanish); a Poisson
+// energy is refused at Start with ErrNoBound.
+//
 // It is exact for every centre and every partition into blocks; the
 // centre only sets the cost. Memory is O(N·blocks per row) for the bounds
 // and per-datum expansions, O(nnz(H)) for the Hessian.
@@ -190,7 +194,7 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
 		return nil, fmt.Errorf("%s: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", name, k.MaxRate)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("smhgroup/%p/%p", &k.Center[0], &k.Blocks[0]), func() (*groupTerms, error) {
+	terms, err := shared(t.cache, fmt.Sprintf("smhgroup/%p/%p/%d", &k.Center[0], &k.Blocks[0], k.ExactBelow), func() (*groupTerms, error) {
 		return newGroupTerms(name, t, k)
 	})
 	if err != nil {
