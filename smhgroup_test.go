@@ -6,10 +6,12 @@ package exactmh_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -424,5 +426,78 @@ func BenchmarkGroupSMHStep(b *testing.B) {
 			}
 			b.ReportMetric(float64(batch)/float64(b.N), "data/step")
 		})
+	}
+}
+
+// TestGroupSMHErrors checks that GroupSMH refuses what it cannot sample
+// exactly, with errors that say why: a Poisson energy (no bound on f‴ over
+// the line), blocks of the wrong length or none, a row's entry in a
+// coordinate Blocks leaves out, an energy without sparse rows.
+func TestGroupSMHErrors(t *testing.T) {
+	pb := kitProblem(t)
+	start := func(p *exactmh.Posterior, k exactmh.GroupSMH) error {
+		tg, err := exactmh.NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = k.Start(tg, k.Center)
+		return err
+	}
+	good := groupKernel(pb)
+	d := len(good.Center)
+	for _, c := range []struct {
+		name string
+		edit func(k *exactmh.GroupSMH)
+		want string
+	}{
+		{"short blocks", func(k *exactmh.GroupSMH) { k.Blocks = k.Blocks[:3] }, "len(Blocks) = 3"},
+		{"no block", func(k *exactmh.GroupSMH) {
+			k.Blocks = make([]int32, d)
+			for j := range k.Blocks {
+				k.Blocks[j] = -1
+			}
+		}, "no block"},
+		{"row in a left-out coordinate", func(k *exactmh.GroupSMH) {
+			k.Blocks = slices.Clone(k.Blocks)
+			k.Blocks[0] = -1
+		}, "column 0, which Blocks leaves out"},
+		{"bad block", func(k *exactmh.GroupSMH) { k.Blocks = slices.Clone(k.Blocks); k.Blocks[1] = -2 }, "Blocks[1] = -2"},
+		{"short centre", func(k *exactmh.GroupSMH) { k.Center = k.Center[:2] }, "len(Center) = 2"},
+		{"short Free", func(k *exactmh.GroupSMH) { k.Free = []float64{1} }, "len(Free) = 1"},
+	} {
+		k := good
+		c.edit(&k)
+		tg, err := exactmh.NewTarget(pb.Posterior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = k.Start(tg, good.Center)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	// A Poisson multilevel model: no bound on f‴ over the line.
+	n := 50
+	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true,
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Levels: []string{"a", "b"}, Tau: model.HalfNormal(1)}}}
+	for i := range n {
+		ml.Factors[0].Index[i] = int32(i % 2)
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := exactmh.GroupSMH{Center: make([]float64, p.Energy.Dim()), Blocks: p.Prior.(*model.MultilevelPrior).Blocks()}
+	if err := start(p, k); !errors.Is(err, exactmh.ErrNoBound) {
+		t.Errorf("Poisson: err = %v, want ErrNoBound", err)
+	}
+	// An energy without sparse rows.
+	lr, err := model.NewLogisticRegression([]float64{1, 0, 0, 1}, []float64{0, 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = exactmh.GroupSMH{Center: []float64{0, 0}, Blocks: []int32{0, 0}}
+	if err := start(&exactmh.Posterior{Energy: lr}, k); err == nil || !strings.Contains(err.Error(), "SparseRowGLM") {
+		t.Errorf("dense logistic regression: err = %v, want one naming SparseRowGLM", err)
 	}
 }
