@@ -39,7 +39,12 @@ import (
 type Multilevel struct {
 	// Family is the response's family: LogisticFamily, ProbitFamily,
 	// PoissonFamily (Offset the log exposure) or
-	// GaussianFamily (σ known). Required.
+	// GaussianFamily (σ known). Required. A Gaussian response with σ
+	// unknown is not offered: log σ would enter every datum's energy
+	// outside its linear predictor, so the energy would no longer be a
+	// GLM in θ, and neither the sparse Hessian's pattern nor GroupSMH's
+	// per-block bounds (which need U_i to depend on θ through x_iᵀθ alone)
+	// would hold.
 	Family GLMFamily
 	// Y holds the N responses. Required.
 	Y []float64
