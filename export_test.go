@@ -338,3 +338,6 @@ func SetCVRecordLimit(n int) (restore func()) {
 	cvRecordLimit = n
 	return func() { cvRecordLimit = old }
 }
+
+// CNQuad returns (v − μ)ᵀΣ⁻¹(v − μ) for c's Gaussian N(μ, Σ).
+func CNQuad(c *CrankNicolson, v []float64) float64 { return c.quad(v) }
