@@ -14,6 +14,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 )
 
 var sweep = flag.String("sweep", "", "kernels (comma-separated names, or all) whose efficiency TestTargetAcceptSweep measures against the target acceptance rate")
@@ -37,13 +38,13 @@ func TestTargetAcceptSweep(t *testing.T) {
 		t.Skip("run with -sweep all (or -sweep NAME,NAME)")
 	}
 	lx, ly := simulateLogistic(1000, []float64{1, -1, 0.5}, 5)
-	le, err := exactmh.NewLogisticRegression(lx, ly, 3)
+	le, err := model.NewLogisticRegression(lx, ly, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gp, _ := exactmh.NewIsoGaussian(3, 10)
+	gp, _ := model.NewIsoGaussian(3, 10)
 	logistic := &exactmh.Posterior{Energy: le, Prior: gp}
-	ball, _ := exactmh.NewBall(3, 3, nil)
+	ball, _ := model.NewBall(3, 3, nil)
 	boxed := &exactmh.Posterior{Energy: le, Prior: ball, Beta: 0.01}
 	mode := func(p *exactmh.Posterior) []float64 {
 		m, err := exactmh.FindMAP(context.Background(), p, make([]float64, 3), nil)

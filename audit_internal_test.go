@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/testgen"
 )
 
 // TestAuditSharedPerRun: the chains of a run (Targets sharing a run
@@ -74,7 +76,7 @@ func TestAuditSharedPerRun(t *testing.T) {
 // passes where the bound holds.
 func TestDiffAuditBlocks(t *testing.T) {
 	const n, d = 5000, 3
-	x, _, y := binaryRows(rand.New(rand.NewPCG(8, 8)), n, d)
+	x, _, y := testgen.BinaryRows(rand.New(rand.NewPCG(8, 8)), n, d)
 	lr, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +134,7 @@ func TestEnergyDiffsFromBitForBit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, d := range []int{3, 40} {
 		const n = 3000
-		x, x32, y := binaryRows(rng, n, d)
+		x, x32, y := testgen.BinaryRows(rng, n, d)
 		l64, _ := NewLogisticRegression(x, y, d)
 		l32, _ := NewLogisticRegression32(x32, y, d)
 		prior, _ := NewIsoGaussian(d, 3)
@@ -199,7 +201,7 @@ func TestEnergyDiffsFromBitForBit(t *testing.T) {
 		}
 	}
 	// Without the fused form (a plain logistic regression): pair by pair.
-	x, _, y := binaryRows(rng, 100, 3)
+	x, _, y := testgen.BinaryRows(rng, 100, 3)
 	lr, _ := NewLogisticRegression(x, y, 3)
 	tg, _ := NewTarget(&Posterior{Energy: lr})
 	theta, next := []float64{0.1, 0.2, 0.3}, []float64{0.3, -0.1, 0}
@@ -218,7 +220,7 @@ func TestEnergyDiffsFromBitForBit(t *testing.T) {
 // pair fails too — whether in one block or several.
 func TestDiffAuditPairsInOrder(t *testing.T) {
 	const n, d = 5000, 3
-	x, _, y := binaryRows(rand.New(rand.NewPCG(9, 9)), n, d)
+	x, _, y := testgen.BinaryRows(rand.New(rand.NewPCG(9, 9)), n, d)
 	lr, _ := NewLogisticRegression(x, y, d)
 	p := &Posterior{Energy: lr}
 	theta := []float64{0.1, -0.2, 0.3}
@@ -282,7 +284,7 @@ func TestAuditWhileBuilding(t *testing.T) {
 		}()
 		auditWhileBuilding(n, func() error { return nil }, func() error { panic("boom") })
 	}()
-	x, _, y := binaryRows(rand.New(rand.NewPCG(3, 3)), n, 3)
+	x, _, y := testgen.BinaryRows(rand.New(rand.NewPCG(3, 3)), n, 3)
 	lr, _ := NewLogisticRegression(x, y, 3)
 	ball, _ := NewBall(3, 2, nil)
 	p := &Posterior{Energy: lr, Prior: ball, Beta: 0.01}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // rare returns the indices of every tenth datum: the data a wrong bound
@@ -101,7 +102,7 @@ func TestStartAuditCatchesRarelyDrawnBounds(t *testing.T) {
 	}
 
 	// SMH's Taylor bounds, through an energy whose TaylorBounder is wrong.
-	e := p.Energy.(*exactmh.LogisticRegression)
+	e := p.Energy.(*model.LogisticRegression)
 	sp := &exactmh.Posterior{Energy: wrongTaylor{e, bad}, Prior: p.Prior}
 	for _, order := range []int{1, 2} {
 		k := exactmh.SMH{Order: order, Center: theta0}
@@ -181,11 +182,11 @@ func TestStartAuditAllowsConstantData(t *testing.T) {
 	for _, i := range []int{5, 50} {
 		x[2*i], x[2*i+1] = 0, 0
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, 2)
+	e, err := model.NewLogisticRegression(x, y, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ball, _ := exactmh.NewBall(2, 3, nil)
+	ball, _ := model.NewBall(2, 3, nil)
 	p := &exactmh.Posterior{Energy: e, Prior: ball, Beta: 0.5}
 	db, _ := p.DiffBound()
 	r, _ := p.EnergyRange()
@@ -210,12 +211,12 @@ func TestStartAuditHighDimensionalSupports(t *testing.T) {
 		w[j] = math.Sin(float64(j + 1))
 	}
 	x, y := simulateLogistic(200, w, 9)
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, _ := exactmh.NewCube(d, -1, 1)
-	ball, _ := exactmh.NewBall(d, 1, nil)
+	box, _ := model.NewCube(d, -1, 1)
+	ball, _ := model.NewBall(d, 1, nil)
 	corner := make([]float64, d)
 	corner[0], corner[1] = 1, -1
 	for _, c := range []struct {
@@ -237,7 +238,7 @@ func TestStartAuditHighDimensionalSupports(t *testing.T) {
 // wrongTaylor is a logistic regression whose Taylor bounds are 10⁹ times
 // too small on the data bad.
 type wrongTaylor struct {
-	*exactmh.LogisticRegression
+	*model.LogisticRegression
 	bad []int
 }
 
@@ -313,7 +314,7 @@ func TestTemperedBoundCaughtAtStart(t *testing.T) {
 // the audit's cost.
 func BenchmarkStartAudit(b *testing.B) {
 	p := mnistLike(b, 1_000_000, 10)
-	ball, err := exactmh.NewBall(10, 1, nil)
+	ball, err := model.NewBall(10, 1, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -161,7 +161,7 @@ func (c *austereChain) critical(j, n int) float64 {
 	return v
 }
 
-// AustereTestError returns, for AustereMH's sequential test, the
+// TestError returns, for AustereMH's sequential test, the
 // probability of a wrong decision and the expected fraction of the data
 // read (Appendix A of the austerity paper, eqs. 18–19),
 // for the standardised mean μ_std = (μ − μ0)√(N−1)/σ_l, first-batch
@@ -171,16 +171,16 @@ func (c *austereChain) critical(j, n int) float64 {
 // dynamic programming on a grid of L = 400 points in [−G, G], O(L²J) for
 // J = ⌈1/π1⌉ tests. The last test, with all the data, is exact. At
 // μ_std = 0 the error is (1 − P(all data read))/2, the worst case.
-func AustereTestError(muStd, pi1, eps float64) (errProb, dataFraction float64, err error) {
+func (AustereMH) TestError(muStd, pi1, eps float64) (errProb, dataFraction float64, err error) {
 	if math.IsNaN(muStd) || math.IsInf(muStd, 0) {
-		return 0, 0, fmt.Errorf("exactmh: AustereTestError: μ_std = %v, want finite", muStd)
+		return 0, 0, fmt.Errorf("exactmh: AustereMH.TestError: μ_std = %v, want finite", muStd)
 	}
 	if !(pi1 > 0 && pi1 <= 1) || !(eps > 0 && eps < 0.5) {
-		return 0, 0, fmt.Errorf("exactmh: AustereTestError: π1 = %v, ε = %v, want π1 in (0, 1] and ε in (0, 0.5)", pi1, eps)
+		return 0, 0, fmt.Errorf("exactmh: AustereMH.TestError: π1 = %v, ε = %v, want π1 in (0, 1] and ε in (0, 0.5)", pi1, eps)
 	}
 	jMax := int(math.Ceil(1/pi1 - 1e-12))
 	if jMax > 100000 {
-		return 0, 0, fmt.Errorf("exactmh: AustereTestError: π1 = %v means %d tests, want at most 10⁵", pi1, jMax)
+		return 0, 0, fmt.Errorf("exactmh: AustereMH.TestError: π1 = %v means %d tests, want at most 10⁵", pi1, jMax)
 	}
 	if jMax == 1 {
 		return 0, 1, nil // one test with all the data: exact

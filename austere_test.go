@@ -111,7 +111,7 @@ func TestAustereTestError(t *testing.T) {
 		ft := float64(trials)
 		gotErr, gotUse := float64(wrong)/ft, float64(used)/ft/bigN
 		seUse := math.Sqrt((usedSq/ft - gotUse*gotUse) / ft)
-		wantErr, wantUse, err := exactmh.AustereTestError(muStd, float64(m)/bigN, eps)
+		wantErr, wantUse, err := exactmh.AustereMH{}.TestError(muStd, float64(m)/bigN, eps)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,10 +123,10 @@ func TestAustereTestError(t *testing.T) {
 		}
 		t.Logf("μ_std = %v: error %.4f (DP %.4f), data fraction %.4f (DP %.4f)", muStd, gotErr, wantErr, gotUse, wantUse)
 	}
-	if _, _, err := exactmh.AustereTestError(0, 0, 0.01); err == nil {
+	if _, _, err := (exactmh.AustereMH{}).TestError(0, 0, 0.01); err == nil {
 		t.Error("π1 = 0: no error")
 	}
-	if e, f, _ := exactmh.AustereTestError(0.3, 1, 0.01); e != 0 || f != 1 {
+	if e, f, _ := (exactmh.AustereMH{}).TestError(0.3, 1, 0.01); e != 0 || f != 1 {
 		t.Errorf("π1 = 1: error %v, data %v; want 0, 1", e, f)
 	}
 }

@@ -458,6 +458,12 @@ func (g *pilotGuard) Record(e *Event) error {
 // mode of a non-GLM posterior.
 const autoModeSearches = 4
 
+// uniformDrawer is a prior whose support can be sampled uniformly
+// (model.Box): otherMode starts its searches from such draws.
+type uniformDrawer interface {
+	Uniform(rng *rand.Rand, dst []float64)
+}
+
 // otherMode returns a mode of p other than la's, found by FindMAP from
 // dispersed starts (uniform on a Box prior, θ̂ + 3·L·z otherwise), or nil.
 // Modes count as distinct when ‖θ₁ − θ₂‖_H > 3 and the other's log
@@ -469,10 +475,8 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 	start := make([]float64, d)
 	z := make([]float64, d)
 	for range autoModeSearches {
-		if box, ok := supportOf(prior).(*Box); ok {
-			for j := range start {
-				start[j] = box.Lo[j] + rng.Float64()*(box.Hi[j]-box.Lo[j])
-			}
+		if u, ok := supportOf(prior).(uniformDrawer); ok {
+			u.Uniform(rng, start)
 		} else {
 			for j := range z {
 				z[j] = 3 * rng.NormFloat64()

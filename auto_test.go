@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exactmh/exactmh/internal/logit"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -230,7 +231,7 @@ func autoBallProblem(t *testing.T, n, d int, k float64) (p *Posterior, center []
 			x[i*d+j] = v
 			z += v * float64(1-2*(j%2))
 		}
-		if rng.Float64() < sigmoid(z) {
+		if rng.Float64() < logit.Sigmoid(z) {
 			y[i] = 1
 		}
 	}

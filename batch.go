@@ -119,9 +119,8 @@ func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.
 // (docs/scaling.md, "Per-datum records and prefetch instructions"). The
 // bound kernels (TunaMH, TFMH, the Poisson kernels) keep the table and
 // their arrays instead: their records would be 32 bytes a datum where the
-// table's columns are 16, and building them cost the flights quickstart's
-// choice more than its steps gained (0.2–0.3 s of 1.7 when first tried;
-// with prefaulted pages, TFMH's pilot still went from 0.07 to 0.13–0.35 s).
+// table's columns are 16, and building them costs the automatic default's
+// pilots more than the steps gain (docs/scaling.md).
 type datumRecord[T any] struct {
 	prob  float64
 	alias int32

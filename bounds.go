@@ -12,12 +12,8 @@ import (
 	"slices"
 )
 
-// Distance is the symmetric M(θ, θ') of a DiffBound (the papers call it a
-// metric; exactmh's Metric is the gradient kernels' inverse mass matrix).
-type Distance func(theta, thetaNew []float64) float64
-
-// Euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
-func Euclidean(theta, thetaNew []float64) float64 {
+// euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
+func euclidean(theta, thetaNew []float64) float64 {
 	var s float64
 	for j, v := range theta {
 		d := v - thetaNew[j]
@@ -43,14 +39,17 @@ func Euclidean(theta, thetaNew []float64) float64 {
 type DiffBound struct {
 	// C holds c_i ≥ 0 for every datum, untempered.
 	C []float64
-	// Metric is M(θ, θ'); nil means Euclidean.
-	Metric Distance
+	// Metric is the symmetric M(θ, θ′) (the papers call it a metric;
+	// exactmh's Metric type is the gradient kernels' inverse mass matrix);
+	// nil means the Euclidean distance ‖θ − θ′‖₂, the M of every bound in
+	// the papers.
+	Metric func(theta, thetaNew []float64) float64
 }
 
 // M returns M(θ, θ').
 func (b *DiffBound) M(theta, thetaNew []float64) float64 {
 	if b.Metric == nil {
-		return Euclidean(theta, thetaNew)
+		return euclidean(theta, thetaNew)
 	}
 	return b.Metric(theta, thetaNew)
 }
@@ -188,8 +187,6 @@ func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	return out, out.check(p.Len())
 }
 
-func norm2(x []float64) float64 { return math.Sqrt(dot(x, x)) }
-
 // supportWrapper is a prior of the package that multiplies another by a
 // density positive and finite everywhere (ControlVariates' surrogate,
 // cvPrior): its support is the other's, which supportPrior returns.
@@ -212,50 +209,45 @@ func supportOf(p Prior) Prior {
 	}
 }
 
-// linearRange returns the range of xᵀθ over the support of a bounded prior
-// (a Box or Ball, or one wrapped, see supportOf).
-func linearRange(x []float64, prior Prior) (lo, hi float64, err error) {
-	switch s := supportOf(prior).(type) {
-	case *Box:
-		for j, v := range x {
-			a, b := v*s.Lo[j], v*s.Hi[j]
-			lo += math.Min(a, b)
-			hi += math.Max(a, b)
-		}
-		return lo, hi, nil
-	case *Ball:
-		var c float64
-		if len(s.Center) > 0 {
-			c = dot(x, s.Center)
-		}
-		r := norm2(x) * s.Radius
-		return c - r, c + r, nil
-	}
-	return 0, 0, fmt.Errorf("exactmh: an energy range needs a bounded support (Box or Ball prior), have %s", supportName(prior))
+// BoundedSupport is implemented by a Prior whose support is a bounded
+// convex set (model.Box, model.Ball, or a user's). Whatever needs a finite
+// range reads it through these methods: GLMEnergyRange (PoissonMH, FlyMC's
+// range bound) and the GLM derivative bounds on a compact support
+// (linearRange), the bounds that grow with the distance between two points
+// (maxDist), CheckBound's and the audits' sampling of the support
+// (intoSupport), FindMAP's projected steps and the default initial point.
+type BoundedSupport interface {
+	Prior
+	// LinearRange returns the smallest and largest xᵀθ over the support.
+	LinearRange(x []float64) (lo, hi float64)
+	// MaxDist returns the largest ‖θ − y‖₂ over the support.
+	MaxDist(y []float64) float64
+	// Reflect folds x into the support by reflection at its boundary.
+	Reflect(x []float64)
+	// Project replaces x by its Euclidean projection onto the support, a
+	// point inside it despite rounding.
+	Project(x []float64)
+	// Middle sets x to the support's centre.
+	Middle(x []float64)
 }
 
-// maxDist returns max ‖θ − y‖₂ over the support of a bounded prior (a Box
-// or Ball, or one wrapped, see supportOf).
-func maxDist(y []float64, prior Prior) (float64, error) {
-	switch s := supportOf(prior).(type) {
-	case *Box:
-		var q float64
-		for j, v := range y {
-			m := math.Max(math.Abs(v-s.Lo[j]), math.Abs(s.Hi[j]-v))
-			q += m * m
-		}
-		return math.Sqrt(q), nil
-	case *Ball:
-		var q float64
-		for j, v := range y {
-			if len(s.Center) > 0 {
-				v -= s.Center[j]
-			}
-			q += v * v
-		}
-		return math.Sqrt(q) + s.Radius, nil
+// linearRange returns the range of xᵀθ over the support of a bounded prior
+// (a BoundedSupport, or one wrapped, see supportOf).
+func linearRange(x []float64, prior Prior) (lo, hi float64, err error) {
+	if s, ok := supportOf(prior).(BoundedSupport); ok {
+		lo, hi = s.LinearRange(x)
+		return lo, hi, nil
 	}
-	return 0, fmt.Errorf("exactmh: this bound needs a bounded support (Box or Ball prior), have %s", supportName(prior))
+	return 0, 0, fmt.Errorf("exactmh: an energy range needs a bounded support (a BoundedSupport prior such as model.Box or model.Ball), have %s", supportName(prior))
+}
+
+// maxDist returns max ‖θ − y‖₂ over the support of a bounded prior (a
+// BoundedSupport, or one wrapped, see supportOf).
+func maxDist(y []float64, prior Prior) (float64, error) {
+	if s, ok := supportOf(prior).(BoundedSupport); ok {
+		return s.MaxDist(y), nil
+	}
+	return 0, fmt.Errorf("exactmh: this bound needs a bounded support (a BoundedSupport prior such as model.Box or model.Ball), have %s", supportName(prior))
 }
 
 // supportName names the prior whose support an error is about: its type,
@@ -477,11 +469,11 @@ func inSupport(p Prior, theta []float64) bool {
 }
 
 // intoSupport moves x into the prior's support if it lies outside and
-// reports whether it is inside afterwards. In a Box each coordinate is
-// reflected at the faces into [Lo_j, Hi_j]; in a Ball the distance from the
-// centre is reflected into [0, Radius], the direction kept: both sample
-// these supports (or a prior wrapping one, see supportOf) directly in any
-// dimension, where redrawing whole vectors
+// reports whether it is inside afterwards. A BoundedSupport (or a prior
+// wrapping one, see supportOf) folds it in by reflection (model.Box each
+// coordinate at its faces, model.Ball the distance from its centre), which
+// samples these supports directly in any dimension, where redrawing whole
+// vectors
 // until one lands inside fails (a standard normal vector lies in [−1, 1]⁵⁰
 // with probability 5·10⁻⁹). For any other prior, and against rounding, x is
 // pulled halfway toward base, up to 60 times, which succeeds if base lies
@@ -490,29 +482,8 @@ func intoSupport(p Prior, x, base []float64) bool {
 	if inSupport(p, x) {
 		return true
 	}
-	switch s := supportOf(p).(type) {
-	case *Box:
-		for j, v := range x {
-			x[j] = reflect(v, s.Lo[j], s.Hi[j])
-		}
-	case *Ball:
-		var r2 float64
-		for j, v := range x {
-			if len(s.Center) > 0 {
-				v -= s.Center[j]
-			}
-			r2 += v * v
-		}
-		if r := math.Sqrt(r2); r > 0 && !math.IsInf(r, 0) {
-			f := reflect(r, 0, s.Radius) / r
-			for j := range x {
-				var c float64
-				if len(s.Center) > 0 {
-					c = s.Center[j]
-				}
-				x[j] = c + (x[j]-c)*f
-			}
-		}
+	if s, ok := supportOf(p).(BoundedSupport); ok {
+		s.Reflect(x)
 	}
 	for range 60 {
 		if inSupport(p, x) {
@@ -523,24 +494,4 @@ func intoSupport(p Prior, x, base []float64) bool {
 		}
 	}
 	return inSupport(p, x)
-}
-
-// reflect folds v into [lo, hi] by reflection at both ends (lo for a
-// degenerate interval or a non-finite v).
-func reflect(v, lo, hi float64) float64 {
-	w := hi - lo
-	if !(w > 0) || math.IsInf(w, 0) || math.IsNaN(v) || math.IsInf(v, 0) {
-		if v >= lo && v <= hi {
-			return v
-		}
-		return lo
-	}
-	y := math.Mod(v-lo, 2*w)
-	if y < 0 {
-		y += 2 * w
-	}
-	if y > w {
-		y = 2*w - y
-	}
-	return min(max(lo+y, lo), hi)
 }

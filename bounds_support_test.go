@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // CheckBound, CheckRange and CheckFlyBound sample a Box or Ball prior's
@@ -23,12 +24,12 @@ func TestCheckersSampleHighDimensionalSupports(t *testing.T) {
 		w[j] = math.Sin(float64(j + 1))
 	}
 	x, y := simulateLogistic(200, w, 9)
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, _ := exactmh.NewCube(d, -1, 1)
-	ball, _ := exactmh.NewBall(d, 1, nil)
+	box, _ := model.NewCube(d, -1, 1)
+	ball, _ := model.NewBall(d, 1, nil)
 	for _, prior := range []exactmh.Prior{box, ball} {
 		p := &exactmh.Posterior{Energy: e, Prior: prior}
 		opt := &exactmh.CheckOptions{Points: 20, Seed: 3}

@@ -185,8 +185,8 @@ type ResumeRecorder interface {
 	InitResume(run RunInfo, res *Result) error
 }
 
-// Sentinel errors for a capability a kernel needs and the posterior lacks;
-// test for them with errors.Is.
+// Sentinel errors for a capability a kernel needs and the posterior lacks,
+// or a posterior it cannot sample; test for them with errors.Is.
 var (
 	// ErrNoGradient: the kernel needs ∇U_i and ∇log prior, but the energy
 	// does not implement Gradienter or the prior PriorGradienter.
@@ -195,6 +195,9 @@ var (
 	// FlyBound or Taylor remainder bounds) that neither the kernel's
 	// configuration nor the energy provides.
 	ErrNoBound = errors.New("no bound")
+	// ErrIntractable: a kernel other than Exchange was given a posterior
+	// whose Energy is an IntractableLikelihood.
+	ErrIntractable = errors.New("the likelihood is doubly intractable (f_θ(x)/Z(θ), Z(θ) unknown)")
 )
 
 // requireGradient returns an error wrapping ErrNoGradient, naming what is
@@ -248,7 +251,7 @@ func (e *innerError) Unwrap() error { return e.err }
 var (
 	_, _, _, _, _, _, _ Kernel = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}, PoissonMALA{}
 	_, _, _, _, _, _, _ Kernel = TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, AustereMH{}, MHBT{}, Aux[struct{}, struct{}]{}
-	_, _                Kernel = NUTS{}, Exchange[*IsingData]{}
+	_, _                Kernel = NUTS{}, Exchange[[]float64]{}
 
 	_, _, _, _, _, _, _, _ driverChain = (*mhChain)(nil), (*malaChain)(nil), (*hmcChain)(nil), (*flyChain)(nil),
 		(*tfmhChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
@@ -272,17 +275,17 @@ var (
 	_          AuxChain[*poissonCounts, *poissonCounts] = (*poissonGradChain)(nil)
 	_          AuxChain[[]int, *tunaOmega2]             = (*tunaSGLDChain)(nil)
 	_, _, _, _ schemeChain                              = (*tunaChain)(nil), (*poissonChain)(nil), (*poissonGradChain)(nil), (*tunaSGLDChain)(nil)
-	_          AuxChain[struct{}, *IsingData]           = (*exchangeChain[*IsingData])(nil)
-	_          schemeChain                              = (*exchangeChain[*IsingData])(nil)
-	_          AuxScheme[struct{}, *IsingData]          = exchangeScheme[*IsingData]{}
-	_          intractableScheme                        = exchangeScheme[*IsingData]{}
+	_          AuxChain[struct{}, []float64]            = (*exchangeChain[[]float64])(nil)
+	_          schemeChain                              = (*exchangeChain[[]float64])(nil)
+	_          AuxScheme[struct{}, []float64]           = exchangeScheme[[]float64]{}
+	_          intractableScheme                        = exchangeScheme[[]float64]{}
 
 	_ RunFinisher    = (*Progress)(nil)
 	_ ResumeRecorder = (*Progress)(nil)
 
 	_, _, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, NUTS{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
 	_, _, _, _, _, _    AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
-	_                   AcceptTarget = Exchange[*IsingData]{}
+	_                   AcceptTarget = Exchange[[]float64]{}
 )
 
 // The inexact comparators of sgld.go and mhminibatch.go. SGLD's chain is

@@ -9,71 +9,37 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // ControlVariates returns a posterior with exactly the target of p,
 // rewritten around the second-order Taylor expansion of the energies at
-// θ̂ = la.Mean (Cornish et al. 2019, §3): each energy is split as
-// U_i = Û_i + R_i, Û_i(θ) = U_i(θ̂) + ∇U_i(θ̂)ᵀΔ + ½Δᵀ∇²U_i(θ̂)Δ with
-// Δ = θ − θ̂, and
+// θ̂ = la.Mean (Cornish et al. 2019, §3): U_i = Û_i + R_i with Û_i the
+// expansion, so that
 //
 //	π(θ) ∝ p(θ)·e^{−βΣ_iÛ_i(θ)} · Π_i e^{−βR_i(θ)}.
 //
-// The returned Prior is the first factor: p times the summed surrogate,
-// computed in O(d²) from Σ_i∇U_i(θ̂) and Σ_i∇²U_i(θ̂) without touching the
-// data (the constant Σ_iU_i(θ̂) dropped). Its Energy holds the remainders
-// R_i, which vanish to third order at θ̂, with a DiffBound that is tight
-// near the posterior mass:
+// The returned Prior is the first factor, O(d²) per evaluation and no
+// data; its Energy holds the remainders R_i, which vanish to third order
+// at θ̂, with the DiffBound
 //
-//	|R_i(θ) − R_i(θ′)| ≤ c_i·M(θ, θ′),  c_i = K_i·s_i³,  s_i = ‖x_i‖_{H⁻¹},
+//	|R_i(θ) − R_i(θ′)| ≤ c_i·M(θ, θ′),  c_i = K_i·‖x_i‖³_{H⁻¹},
 //	M = min((a³ + b³)/6, max(a, b)²·δ/2),
 //
-// where K_i bounds |f_i‴| on the prior's support (GLM.LossBound),
-// a = ‖θ − θ̂‖_H, b = ‖θ′ − θ̂‖_H, δ = ‖θ − θ′‖_H and H = la.Precision.
-// The first term is Taylor's remainder at each end, the second the mean
-// value theorem on |R_i′| ≤ K_i(z − ẑ_i)²/2 along the segment; both follow
-// from |x_iᵀv| ≤ ‖x_i‖_{H⁻¹}‖v‖_H (Cauchy–Schwarz in H's inner product).
-// Unlike SMH's bound, which uses ‖·‖₁ and max_j|x_ij| and grows like
-// d^{3/2} faster, it is a Euclidean bound in the posterior's own shape:
-// Σ_i f_i″s_i² = d, so C = Σc_i ~ d^{3/2}/√N and a, b ~ √d.
+// K_i ≥ |f_i‴| on the prior's support, a = ‖θ − θ̂‖_H, b = ‖θ′ − θ̂‖_H,
+// δ = ‖θ − θ′‖_H, H = la.Precision. The target is unchanged, so every
+// kernel stays exact on it; those that take a DiffBound (TFMH: SMH-2 with
+// these bounds; TunaMH with control variates) read C·M data a step
+// instead of a number growing with N, and on a Box or Ball prior the
+// remainders have an EnergyRange for the PoissonMH family.
 //
-// Every kernel that takes a DiffBound then works on the remainders: TFMH on
-// this posterior is SMH-2 with these bounds, TunaMH on it is TunaMH with
-// control variates, and its expected batch is C·M instead of growing with
-// N. The target is unchanged, so any kernel stays exact on it (only the
-// split differs); MH and the gradient kernels simply gain nothing. The
-// energy is a GLM (its loss is the remainder r_i(z) = f_i(z) − f_i(ẑ_i) −
-// f_i′(ẑ_i)(z − ẑ_i) − ½f_i″(ẑ_i)(z − ẑ_i)²), so gradients, ranges and
-// the other derived bounds follow from the contract.
-//
-// When p's prior is a Box or Ball the rewritten prior has the same support
-// (the surrogate factor is positive everywhere), and the remainders have
-// an EnergyRange on it (Posterior.EnergyRange: the exact extremes of r_i
-// on eight pieces of each datum's interval of x_iᵀθ, each widened by
-// Taylor's K·h³/6): PoissonMH, Poisson-MALA and Poisson-Barker then run on
-// the remainders. Under any other prior there is no range, and they refuse
-// the posterior. A range holds over the whole support, not only near θ̂,
-// and r_i grows like f_i″(ẑ_i)(z − ẑ_i)²/2 where U_i grows like
-// |z − ẑ_i|: the remainders' widths sum to an L far below the energies'
-// only when the support reaches a few tens of posterior sds from θ̂ at
-// most. On a logistic regression with N = 10⁵, d = 10 (posterior sds
-// 0.022), L falls from 4.9·10⁵ to 1.2·10⁵ on a ball of radius 5 about the
-// origin, where λ + L is still 1400·N and PoissonMH runs as full-batch MH
-// either way; on a ball of radius 0.2 about θ̂ it falls from 1.6·10⁴ to
-// 18, a batch of 22 data a step, and PoissonMH on the remainders made
-// about 1300 bulk ESS a second against MH's 1.8 (see
-// TestPoissonMHControlVariatesMeasure).
-//
-// p.Energy must be a GLM (for O(N) memory: x_iᵀθ̂, f_i′ and f_i″ per datum)
-// whose |f‴| is bounded on the prior's support. Building costs one pass over
-// the data and O(N·d²) arithmetic; about half of it, the sums Σ_i∇U_i(θ̂)
-// and Σ_i∇²U_i(θ̂), is skipped when la is FindLaplace's after a Newton
-// search on p's energy under β = 1 with float64 rows, whose last pass
-// summed them at θ̂ in the same order, bit for bit (and la.Mean is still
-// that θ̂). θ̂ need not be the mode (exactness never
-// depends on it), only near the posterior mass for the bound to be small;
-// H must be positive definite.
+// p.Energy must be a GLM whose |f‴| is bounded on the prior's support;
+// θ̂ need not be the mode (exactness never depends on it), only near the
+// posterior mass for the bound to be small, and H must be positive
+// definite. Building costs one pass over the data.
 func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error) {
 	err = guard("ControlVariates", func() (err error) {
 		cv, err = controlVariates(p, la, nil)
@@ -82,8 +48,34 @@ func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error)
 	return cv, err
 }
 
-// controlVariates is ControlVariates; mutate, nil in real use, lets
-// export_test.go build deliberately wrong splits for the exactness tests.
+// controlVariates builds ControlVariates' rewrite; mutate, nil in real
+// use, lets the tests spoil the surrogate.
+//
+// The bound: both terms of M follow from |x_iᵀv| ≤ ‖x_i‖_{H⁻¹}‖v‖_H
+// (Cauchy–Schwarz in H's inner product), the first from Taylor's
+// remainder at each end, the second from the mean value theorem on
+// |R_i′| ≤ K_i(z − ẑ_i)²/2 along the segment. Unlike SMH's bound, which
+// uses ‖·‖₁ and max_j|x_ij| and grows like d^{3/2} faster, it is
+// Euclidean in the posterior's own shape: Σ_i f_i″s_i² = d, so
+// C = Σc_i ~ d^{3/2}/√N and a, b ~ √d. The energy is itself a GLM (its
+// loss is r_i(z) = f_i(z) − f_i(ẑ_i) − f_i′(ẑ_i)(z − ẑ_i) −
+// ½f_i″(ẑ_i)(z − ẑ_i)²), so gradients, ranges and the other derived
+// bounds follow from the contract.
+//
+// When p's prior is a BoundedSupport the rewritten prior has the same
+// support (the surrogate factor is positive everywhere), and the
+// remainders' EnergyRange takes the exact extremes of r_i on eight pieces
+// of each datum's interval of x_iᵀθ, each widened by Taylor's K·h³/6. A
+// range holds over the whole support, and r_i grows like
+// f_i″(ẑ_i)(z − ẑ_i)²/2 where U_i grows like |z − ẑ_i|, so the range pays
+// only on a support within a few tens of posterior sds of θ̂
+// (TestPoissonMHControlVariatesMeasure).
+//
+// Memory is O(N): x_iᵀθ̂, f_i′ and f_i″ per datum. The sums Σ_i∇U_i(θ̂)
+// and Σ_i∇²U_i(θ̂), about half of the build, are skipped when la is
+// FindLaplace's after a Newton search on p's energy under β = 1 with
+// float64 rows, whose last pass summed them at θ̂ in the same order, bit
+// for bit (and la.Mean is still that θ̂).
 func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*Posterior, error) {
 	const who = "ControlVariates"
 	if err := p.Validate(); err != nil {
@@ -100,7 +92,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	if len(la.Mean) != d || la.Precision.SymmetricDim() != d {
 		return nil, fmt.Errorf("exactmh: %s: Laplace approximation of dimension %d, posterior %d", who, len(la.Mean), d)
 	}
-	if err := finiteVec(who+": θ̂", la.Mean); err != nil {
+	if err := vec.FiniteVec(who+": θ̂", la.Mean); err != nil {
 		return nil, err
 	}
 	prior := p.prior()
@@ -122,7 +114,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	}
 	cp := &cvPrior{base: prior, beta: p.beta(), d: d, center: e.center,
 		grad: make([]float64, d), hess: make([]float64, d*d)}
-	e.conv, _ = g.(rowConverter)
+	e.conv = rowConverterOf(g)
+	if r, ok := denseLogistic(g); ok {
+		e.ly = r.Y
+	}
 	e.mem = memRows(g)
 	e.k3.n = n
 	if n <= cvRecordLimit {
@@ -177,7 +172,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 			pt.k3.set(i-lo, k3)
 			e.c[i] = k3 * s2 * math.Sqrt(s2)
 			if sums == nil {
-				axpy(pt.grad, f1, x)
+				vec.Axpy(pt.grad, f1, x)
 				acc.add(x, f2)
 			}
 		}
@@ -193,7 +188,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 			e.k3.set(i, pt.k3.at(i-lo))
 		}
 		if nb > 1 && sums == nil {
-			axpy(cp.grad, 1, pt.grad)
+			vec.Axpy(cp.grad, 1, pt.grad)
 			addUpper(cp.hess, pt.hess, d)
 		}
 	}
@@ -204,10 +199,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		}
 	}
 	symmetrize(cp.hess, d)
-	if err := finiteVec(who+": Σ∇U_i(θ̂)", cp.grad); err != nil {
+	if err := vec.FiniteVec(who+": Σ∇U_i(θ̂)", cp.grad); err != nil {
 		return nil, err
 	}
-	if err := finiteVec(who+": Σ∇²U_i(θ̂)", cp.hess); err != nil {
+	if err := vec.FiniteVec(who+": Σ∇²U_i(θ̂)", cp.hess); err != nil {
 		return nil, err
 	}
 	if mutate != nil {
@@ -264,7 +259,7 @@ func ltNormSq(lt, x []float64, d int) float64 {
 	}
 	var s2 float64
 	for a := range d {
-		v := dot(lt[a*d+a:a*d+d], x[a:])
+		v := vec.Dot(lt[a*d+a:a*d+d], x[a:])
 		s2 += v * v
 	}
 	return s2
@@ -285,6 +280,7 @@ type cvEnergy struct {
 	k3     mostlyOne  // K_i
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
+	ly     []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
 
 	mem rowStore // the GLM's rows when the package keeps them (memRows), for warm
 }
@@ -296,11 +292,8 @@ type cvTaylor struct{ zHat, f1, f2 float64 }
 // datum's expansion (24 bytes a datum: 6 MB at this N, within the caches).
 // Beyond, the record is one more cache miss per datum drawn and tens of
 // megabytes to fault in at construction, where recomputing is a dot
-// product on a row already in cache: on the flights (N = 3·10⁶, d = 32)
-// without it ControlVariates took 0.22–0.27 s instead of 0.39–0.48 and
-// 4000 draws of TFMH-CV-CN 99–104 ms instead of 111–134 (quiet, same
-// draws). A variable for the tests, which check that both ways give the
-// same draws.
+// product on a row already in cache. A variable for the tests, which check
+// that both ways give the same draws.
 var cvRecordLimit = 1 << 18
 
 // taylor returns datum i's expansion, stored or recomputed.
@@ -374,14 +367,14 @@ func (e *cvEnergy) rowDot(i int, theta []float64) float64 {
 	if e.conv != nil {
 		return e.conv.rowDot(i, theta)
 	}
-	return dot(e.g.Row(i), theta)
+	return vec.Dot(e.g.Row(i), theta)
 }
 
 func (e *cvEnergy) rowDot2(i int, a, b []float64) (float64, float64) {
 	if e.conv != nil {
 		return e.conv.rowDot2(i, a, b)
 	}
-	return dot2(e.g.Row(i), a, b)
+	return vec.Dot2(e.g.Row(i), a, b)
 }
 
 func (e *cvEnergy) rowAxpy(grad []float64, alpha float64, i int) {
@@ -389,7 +382,7 @@ func (e *cvEnergy) rowAxpy(grad []float64, alpha float64, i int) {
 		e.conv.rowAxpy(grad, alpha, i)
 		return
 	}
-	axpy(grad, alpha, e.g.Row(i))
+	vec.Axpy(grad, alpha, e.g.Row(i))
 }
 
 func (e *cvEnergy) readRow(dst []float64, i int) []float64 {
@@ -575,9 +568,9 @@ func (e *cvEnergy) Energies(dst, theta []float64, idx []int) {
 // The data go 64 at a time: their linear predictors, then their losses
 // (losses), then the remainders.
 func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	var zs, zns, fzs, fzns [logisticGroup]float64
-	for lo := 0; lo < len(idx); lo += logisticGroup {
-		group := idx[lo:min(lo+logisticGroup, len(idx))]
+	var zs, zns, fzs, fzns [logit.Group]float64
+	for lo := 0; lo < len(idx); lo += logit.Group {
+		group := idx[lo:min(lo+logit.Group, len(idx))]
 		dst[lo] = e.warm(group) // overwritten below: the loads are not dead
 		for k, i := range group {
 			zs[k], zns[k] = e.rowDot2(i, theta, thetaNew)
@@ -598,7 +591,7 @@ func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 // which the caller stores where it is overwritten (the energy is shared by
 // the chains: it keeps no state).
 func (e *cvEnergy) warm(idx []int) float64 {
-	if len(idx) < 2 || consecutive(idx) {
+	if len(idx) < 2 || prefetch.Consecutive(idx) {
 		return 0
 	}
 	return e.mem.warm(e.d, idx)
@@ -608,10 +601,10 @@ func (e *cvEnergy) warm(idx []int) float64 {
 // bit for bit, computing x_iᵀθ, f_i(x_iᵀθ) and datum i's expansion once for
 // all the points (the bound audit's pairs share their first point).
 func (e *cvEnergy) energyDiffsFrom(dst [][]float64, theta []float64, nexts [][]float64, idx []int) {
-	var zs, fzs, zns, fzns [logisticGroup]float64
-	var ts [logisticGroup]cvTaylor
-	for lo := 0; lo < len(idx); lo += logisticGroup {
-		group := idx[lo:min(lo+logisticGroup, len(idx))]
+	var zs, fzs, zns, fzns [logit.Group]float64
+	var ts [logit.Group]cvTaylor
+	for lo := 0; lo < len(idx); lo += logit.Group {
+		group := idx[lo:min(lo+logit.Group, len(idx))]
 		for k, i := range group {
 			zs[k] = e.rowDot(i, theta) // as rowDot2 computes its first
 			ts[k] = e.taylor(i)
@@ -645,23 +638,19 @@ func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) floa
 	return r
 }
 
-// losses sets dst[k] = f_i(z[k]) for i = idx[k]: for the package's own
-// logistic regressions a group at a time (logisticLosses, bit for bit their
-// Loss), for any other GLM by its Loss. The match is on the concrete type,
-// so a user's type that embeds a logistic regression and overrides Loss
-// keeps its Loss.
+// losses sets dst[k] = f_i(z[k]) for i = idx[k]: for a logistic DenseGLM
+// a group at a time (logit.Losses, bit for bit model.LogisticRegression's
+// Loss), for any other GLM by its Loss. denseLogistic checks the GLM's Loss
+// against the inlined one, so a type that embeds a logistic regression and
+// overrides Loss keeps its Loss.
 func (e *cvEnergy) losses(dst, z []float64, idx []int) {
-	switch g := e.g.(type) {
-	case *LogisticRegression:
+	if e.ly != nil {
 		copy(dst, z)
-		logisticLosses(dst, g.y, idx)
-	case *LogisticRegression32:
-		copy(dst, z)
-		logisticLosses(dst, g.base.y, idx)
-	default:
-		for k, i := range idx {
-			dst[k] = e.g.Loss(i, z[k])
-		}
+		logit.Losses(dst, e.ly, idx)
+		return
+	}
+	for k, i := range idx {
+		dst[k] = e.g.Loss(i, z[k])
 	}
 }
 
@@ -746,7 +735,7 @@ func (q *cvPrior) checkDim(d int) error {
 		return fmt.Errorf("exactmh: control-variate prior of dimension %d, energy %d", q.d, d)
 	}
 	if dc, ok := q.base.(dimChecker); ok {
-		return dc.checkDim(d)
+		return dc.CheckDim(d)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 )
 
 var (
@@ -78,12 +79,12 @@ func TestPoissonMHControlVariatesMeasure(t *testing.T) {
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	wide, _ := exactmh.NewBall(d, 5, nil)
+	wide, _ := model.NewBall(d, 5, nil)
 	la0, err := exactmh.FindLaplace(ctx, &exactmh.Posterior{Energy: e, Prior: wide}, make([]float64, d), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestPoissonMHControlVariatesMeasure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := exactmh.NewBall(d, r, la0.Mean)
+		b, err := model.NewBall(d, r, la0.Mean)
 		if err != nil {
 			t.Fatal(err)
 		}

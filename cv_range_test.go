@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // cvBoundedProblem returns a GLM posterior of N data in d dimensions on a
@@ -32,7 +35,7 @@ func cvBoundedProblem(t *testing.T, model, support string, n, d int, recompute b
 		}
 		switch model {
 		case "logistic":
-			if rng.Float64() < sigmoid(z) {
+			if rng.Float64() < logit.Sigmoid(z) {
 				y[i] = 1
 			}
 		case "poisson":
@@ -96,21 +99,21 @@ func poissonDraw(rng *rand.Rand, mu float64) int {
 // sweeping [lo_i, hi_i] of linearRange: the segment between the corners of
 // a Box that minimise and maximise xᵀθ, or the diameter of a Ball along x.
 func extremeLine(x []float64, prior Prior) func(dst []float64, s float64) {
-	switch b := prior.(type) {
-	case *Box:
+	if lo, hi, ok := BoxBounds(prior); ok {
 		return func(dst []float64, s float64) {
 			for j, v := range x {
-				a, c := b.Lo[j], b.Hi[j]
+				a, c := lo[j], hi[j]
 				if v < 0 {
 					a, c = c, a
 				}
 				dst[j] = a + s*(c-a)
 			}
 		}
-	case *Ball:
-		nx := norm2(x)
+	}
+	if r, ok := BallRadius(prior); ok {
+		nx := vec.Norm2(x)
 		return func(dst []float64, s float64) {
-			f := (2*s - 1) * b.Radius * (1 - 1e-12) / nx
+			f := (2*s - 1) * r * (1 - 1e-12) / nx
 			for j, v := range x {
 				dst[j] = f * v
 			}
@@ -225,7 +228,7 @@ func TestControlVariatesEnergyRangeErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("a control-variate posterior on a Gaussian prior has an energy range")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "bounded support") || !strings.Contains(msg, "*exactmh.Gaussian (the base prior") {
+	if msg := err.Error(); !strings.Contains(msg, "bounded support") || !strings.Contains(msg, "*model.Gaussian (the base prior") {
 		t.Errorf("error %q names neither the need nor the base prior", msg)
 	}
 	tg, err := NewTarget(cv)
@@ -276,9 +279,11 @@ func TestSupportOfWrappedPrior(t *testing.T) {
 		}
 		edge := slices.Clone(far)
 		if support == "box" {
-			edge[0] = p.Prior.(*Box).Hi[0]
+			_, hi, _ := BoxBounds(p.Prior)
+			edge[0] = hi[0]
 		} else {
-			s := p.Prior.(*Ball).Radius / norm2(edge)
+			r, _ := BallRadius(p.Prior)
+			s := r / vec.Norm2(edge)
 			for j := range edge {
 				edge[j] *= s
 			}

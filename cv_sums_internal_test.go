@@ -10,6 +10,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/testgen"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // cvSumsGLMs returns float64-row GLMs of n data in d dimensions: logistic,
@@ -27,7 +31,7 @@ func cvSumsGLMs(t *testing.T, n, d int) map[string]GLM {
 		for j := range d {
 			z += x[i*d+j] * float64(j%3-1)
 		}
-		if rng.Float64() < sigmoid(z) {
+		if rng.Float64() < logit.Sigmoid(z) {
 			yb[i] = 1
 		}
 		yr[i] = z + rng.NormFloat64()
@@ -129,7 +133,7 @@ func TestControlVariatesReusesNewtonSums(t *testing.T) {
 			wantG, wantH := make([]float64, d), make([]float64, d*d)
 			for i := range n {
 				x := g.Row(i)
-				f1, f2 := g.LossDerivs(i, dot(x, la.Mean))
+				f1, f2 := g.LossDerivs(i, vec.Dot(x, la.Mean))
 				for a := range d {
 					wantG[a] += f1 * x[a]
 					for b := range d {
@@ -156,7 +160,7 @@ func TestControlVariatesReusesNewtonSums(t *testing.T) {
 // sums for another energy or another θ̂ than they were summed at.
 func TestControlVariatesSumsOnlyWhereExact(t *testing.T) {
 	const n, d = 600, 3
-	x, x32, y := binaryRows(rand.New(rand.NewPCG(5, 5)), n, d)
+	x, x32, y := testgen.BinaryRows(rand.New(rand.NewPCG(5, 5)), n, d)
 	lr, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/exactmh/exactmh/internal/logit"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -31,7 +32,7 @@ func cvProblem(t *testing.T, model string, n, d int, beta float64) (p, cv *Poste
 		}
 		switch model {
 		case "logistic":
-			if rng.Float64() < sigmoid(z) {
+			if rng.Float64() < logit.Sigmoid(z) {
 				y[i] = 1
 			}
 		default:

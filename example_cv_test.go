@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // ExampleControlVariates samples a logistic regression of 20,000 data with
@@ -30,7 +31,7 @@ func ExampleControlVariates() {
 			y[i] = 1
 		}
 	}
-	e, _ := exactmh.NewLogisticRegression(x, y, d)
+	e, _ := model.NewLogisticRegression(x, y, d)
 	post := &exactmh.Posterior{Energy: e}
 	ctx := context.Background()
 	la, err := exactmh.FindLaplace(ctx, post, make([]float64, d), nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 )
 
 // The exchange algorithm on a doubly-intractable posterior: the coupling J
@@ -23,7 +24,7 @@ import (
 func ExampleExchange() {
 	// Observed data: three lattices simulated exactly (coupling from the
 	// past) at J = 0.35.
-	gen, err := exactmh.NewIsing(4, slices.Repeat([]int8{1}, 3*16))
+	gen, err := model.NewIsing(4, slices.Repeat([]int8{1}, 3*16))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -31,22 +32,22 @@ func ExampleExchange() {
 	if err := gen.Simulate(rand.New(rand.NewPCG(1, 1)), []float64{0.35}, data); err != nil {
 		log.Fatal(err)
 	}
-	model, err := exactmh.NewIsing(4, data.Spins)
+	ising, err := model.NewIsing(4, data.Spins)
 	if err != nil {
 		log.Fatal(err)
 	}
-	prior, err := exactmh.NewBox([]float64{0}, []float64{1})
+	prior, err := model.NewBox([]float64{0}, []float64{1})
 	if err != nil {
 		log.Fatal(err)
 	}
-	post := &exactmh.Posterior{Energy: exactmh.IntractableLikelihood[*exactmh.IsingData]{Model: model}, Prior: prior}
+	post := &exactmh.Posterior{Energy: exactmh.IntractableLikelihood[*model.IsingData]{Model: ising}, Prior: prior}
 
-	res, err := exactmh.Sample(context.Background(), post, exactmh.Exchange[*exactmh.IsingData]{},
+	res, err := exactmh.Sample(context.Background(), post, exactmh.Exchange[*model.IsingData]{},
 		&exactmh.Settings{Chains: 4, Warmup: 300, Draws: 2000, Init: []float64{0.3}, Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
-	mean, _, err := model.ExactMoments(0, 1)
+	mean, _, err := ising.ExactMoments(0, 1)
 	if err != nil {
 		log.Fatal(err)
 	}

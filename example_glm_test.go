@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // Poisson regression through NewGLM: the family supplies the loss, its
@@ -29,13 +30,13 @@ func ExampleNewGLM() {
 			y[i]++ // Knuth's Poisson sampler
 		}
 	}
-	e, err := exactmh.NewGLM(x, y, d, exactmh.PoissonFamily{})
+	e, err := model.NewGLM(x, y, d, model.PoissonFamily{})
 	if err != nil {
 		panic(err)
 	}
 	// The Poisson loss's derivatives are unbounded on ℝᵈ: its bounds need a
 	// bounded support.
-	ball, _ := exactmh.NewBall(d, 2, nil)
+	ball, _ := model.NewBall(d, 2, nil)
 	post := &exactmh.Posterior{Energy: e, Prior: ball}
 
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // The examples below sample two small simulated posteriors.
@@ -82,11 +83,11 @@ func simulateGaussian(n int, mu []float64, sd float64, seed uint64) []float64 {
 // examples.
 func logisticPosterior() *exactmh.Posterior {
 	x, y := simulateLogistic(400, []float64{1, -1}, 41)
-	e, err := exactmh.NewLogisticRegression(x, y, 2)
+	e, err := model.NewLogisticRegression(x, y, 2)
 	if err != nil {
 		panic(err)
 	}
-	prior, _ := exactmh.NewIsoGaussian(2, 10)
+	prior, _ := model.NewIsoGaussian(2, 10)
 	return &exactmh.Posterior{Energy: e, Prior: prior}
 }
 
@@ -95,11 +96,11 @@ func logisticPosterior() *exactmh.Posterior {
 func boxedGaussianPosterior() *exactmh.Posterior {
 	const n = 1000
 	y := simulateGaussian(n, []float64{1, -1}, 0.25, 1)
-	e, err := exactmh.NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{0.0625, 0, 0, 0.0625}))
+	e, err := model.NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{0.0625, 0, 0, 0.0625}))
 	if err != nil {
 		panic(err)
 	}
-	box, _ := exactmh.NewBox([]float64{0, -2}, []float64{2, 0})
+	box, _ := model.NewBox([]float64{0, -2}, []float64{2, 0})
 	return &exactmh.Posterior{Energy: e, Prior: box, Beta: 1.0 / n}
 }
 
@@ -108,11 +109,11 @@ func boxedGaussianPosterior() *exactmh.Posterior {
 func ExampleMH() {
 	// The logistic-regression posterior (logisticPosterior builds the same).
 	x, y := simulateLogistic(400, []float64{1, -1}, 41)
-	e, err := exactmh.NewLogisticRegression(x, y, 2)
+	e, err := model.NewLogisticRegression(x, y, 2)
 	if err != nil {
 		panic(err)
 	}
-	prior, _ := exactmh.NewIsoGaussian(2, 10)
+	prior, _ := model.NewIsoGaussian(2, 10)
 	post := &exactmh.Posterior{Energy: e, Prior: prior}
 
 	// MH{} is a Gaussian random walk whose step scale warmup adapts toward
@@ -247,11 +248,11 @@ func ExamplePoissonMH() {
 	// 1000 points with covariance 0.25²·I, a uniform prior on a box, and β = 1/N.
 	const n = 1000
 	y := simulateGaussian(n, []float64{1, -1}, 0.25, 1)
-	e, err := exactmh.NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{0.0625, 0, 0, 0.0625}))
+	e, err := model.NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{0.0625, 0, 0, 0.0625}))
 	if err != nil {
 		panic(err)
 	}
-	box, _ := exactmh.NewBox([]float64{0, -2}, []float64{2, 0})
+	box, _ := model.NewBox([]float64{0, -2}, []float64{2, 0})
 	post := &exactmh.Posterior{Energy: e, Prior: box, Beta: 1.0 / n}
 
 	r, err := post.EnergyRange() // what PoissonMH uses, untempered
@@ -462,7 +463,7 @@ func ExampleAustereMH() {
 func ExampleMHBT() {
 	const n, cn = 1000, 4.0
 	y := simulateGaussian(n, []float64{1, -1}, 1, 2)
-	e, err := exactmh.NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	e, err := model.NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // Sample a logistic-regression posterior with full-batch MH and read the
@@ -24,11 +25,11 @@ func ExampleSample() {
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		panic(err)
 	}
-	prior, _ := exactmh.NewIsoGaussian(d, 10)
+	prior, _ := model.NewIsoGaussian(d, 10)
 	post := &exactmh.Posterior{Energy: e, Prior: prior}
 
 	res, err := exactmh.Sample(context.Background(), post, exactmh.MH{}, &exactmh.Settings{Draws: 4000, Seed: 7})
@@ -51,7 +52,7 @@ func ExampleSample() {
 func ExampleCheckBound() {
 	x := []float64{1, 2, -1, 0.5, 3, -2}
 	y := []float64{1, 0, 1}
-	e, _ := exactmh.NewLogisticRegression(x, y, 2)
+	e, _ := model.NewLogisticRegression(x, y, 2)
 	post := &exactmh.Posterior{Energy: e}
 	b, _ := post.DiffBound()
 	for i := range b.C {

@@ -5,7 +5,6 @@
 package exactmh
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -88,10 +87,6 @@ func (e IntractableLikelihood[D]) intractable() string {
 
 // intractableEnergy is implemented by IntractableLikelihood of every D.
 type intractableEnergy interface{ intractable() string }
-
-// ErrIntractable is wrapped by the error with which a kernel other than
-// Exchange refuses a posterior whose Energy is an IntractableLikelihood.
-var ErrIntractable = errors.New("the likelihood is doubly intractable (f_θ(x)/Z(θ), Z(θ) unknown)")
 
 // refuseIntractable returns an error wrapping ErrIntractable if t's energy
 // is an IntractableLikelihood: the kernel name would compute a ratio

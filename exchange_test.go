@@ -17,13 +17,14 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 )
 
 // isingData simulates m replicates of an l×l Ising lattice at coupling j
 // by coupling from the past and returns the model observing them.
-func isingData(t testing.TB, l, m int, j float64, seed uint64) *exactmh.Ising {
+func isingData(t testing.TB, l, m int, j float64, seed uint64) *model.Ising {
 	t.Helper()
-	placeholder, err := exactmh.NewIsing(l, slices.Repeat([]int8{1}, m*l*l))
+	placeholder, err := model.NewIsing(l, slices.Repeat([]int8{1}, m*l*l))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,29 +32,29 @@ func isingData(t testing.TB, l, m int, j float64, seed uint64) *exactmh.Ising {
 	if err := placeholder.Simulate(rand.New(rand.NewPCG(seed, 1)), []float64{j}, d); err != nil {
 		t.Fatal(err)
 	}
-	model, err := exactmh.NewIsing(l, d.Spins)
+	ising, err := model.NewIsing(l, d.Spins)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return model
+	return ising
 }
 
 // isingPosterior is the exchange algorithm's posterior: the Ising model
 // under a uniform prior on J ∈ [0, hi].
-func isingPosterior(t testing.TB, model *exactmh.Ising, hi float64) *exactmh.Posterior {
+func isingPosterior(t testing.TB, ising *model.Ising, hi float64) *exactmh.Posterior {
 	t.Helper()
-	box, err := exactmh.NewBox([]float64{0}, []float64{hi})
+	box, err := model.NewBox([]float64{0}, []float64{hi})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &exactmh.Posterior{Energy: exactmh.IntractableLikelihood[*exactmh.IsingData]{Model: model}, Prior: box}
+	return &exactmh.Posterior{Energy: exactmh.IntractableLikelihood[*model.IsingData]{Model: ising}, Prior: box}
 }
 
 // stateStats enumerates the 2^{l²} states of one l×l lattice and returns
 // S(x) of each (the state's index is its spins' bits, site k up if bit k
 // is set).
 func stateStats(t testing.TB, l int) []float64 {
-	one, err := exactmh.NewIsing(l, slices.Repeat([]int8{1}, l*l))
+	one, err := model.NewIsing(l, slices.Repeat([]int8{1}, l*l))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,12 +82,12 @@ func TestIsingCFTP(t *testing.T) {
 		draws = 15000
 	}
 	for _, j := range []float64{0, 0.4, 0.9} {
-		model := isingData(t, l, 1, j, 7)
+		ising := isingData(t, l, 1, j, 7)
 		var z float64
 		for _, s := range stats {
 			z += math.Exp(j * s)
 		}
-		lz, err := model.LogPartition(j)
+		lz, err := ising.LogPartition(j)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,10 +95,10 @@ func TestIsingCFTP(t *testing.T) {
 			t.Errorf("J = %v: LogPartition = %v, enumeration %v", j, lz, math.Log(z))
 		}
 		counts := make([]float64, len(stats))
-		d := model.NewData()
+		d := ising.NewData()
 		rng := rand.New(rand.NewPCG(11, uint64(100*j)))
 		for range draws {
-			if err := model.Simulate(rng, []float64{j}, d); err != nil {
+			if err := ising.Simulate(rng, []float64{j}, d); err != nil {
 				t.Fatal(err)
 			}
 			var code int
@@ -180,12 +181,12 @@ func exactAccept(stats []float64, m int, sObs, a, b, simAt float64, acc exactmh.
 func TestExchangePairwise(t *testing.T) {
 	const l, m = 3, 2
 	stats := stateStats(t, l)
-	model := isingData(t, l, m, 0.35, 3)
-	sObs := model.UnnormLogLik([]float64{1}, model.Observed())
-	post := isingPosterior(t, model, 1)
+	ising := isingData(t, l, m, 0.35, 3)
+	sObs := ising.UnnormLogLik([]float64{1}, ising.Observed())
+	post := isingPosterior(t, ising, 1)
 	a, b := []float64{0.3}, []float64{0.55}
 	logPost := func(j float64) float64 {
-		lz, err := model.LogPartition(j)
+		lz, err := ising.LogPartition(j)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +237,7 @@ func TestExchangePairwise(t *testing.T) {
 		if math.Abs(lhs-rhs) > 1e-12*math.Abs(lhs) {
 			t.Errorf("%v: log π(A)α(A→B) = %.15g, log π(B)α(B→A) = %.15g", acc, lhs, rhs)
 		}
-		fromA, accA, fromB, accB := run(exactmh.Exchange[*exactmh.IsingData]{Proposal: swap, Accept: acc})
+		fromA, accA, fromB, accB := run(exactmh.Exchange[*model.IsingData]{Proposal: swap, Accept: acc})
 		za, zb := zOf(accA, fromA, alphaAB), zOf(accB, fromB, alphaBA)
 		t.Logf("%v: α(A→B) = %.5f exact, %d/%d (z = %.2f); α(B→A) = %.5f exact, %d/%d (z = %.2f)",
 			acc, alphaAB, accA, fromA, za, alphaBA, accB, fromB, zb)
@@ -247,7 +248,7 @@ func TestExchangePairwise(t *testing.T) {
 		// E_{ω ~ p_θ}[a(r)], which break detailed balance.
 		mutAB := exactAccept(stats, m, sObs, a[0], b[0], a[0], acc)
 		mutBA := exactAccept(stats, m, sObs, b[0], a[0], b[0], acc)
-		fromA, accA, fromB, accB = run(exactmh.ExchangeSimulateAtCurrent(exactmh.Exchange[*exactmh.IsingData]{Proposal: swap, Accept: acc}))
+		fromA, accA, fromB, accB = run(exactmh.ExchangeSimulateAtCurrent(exactmh.Exchange[*model.IsingData]{Proposal: swap, Accept: acc}))
 		za, zb = zOf(accA, fromA, alphaAB), zOf(accB, fromB, alphaBA)
 		t.Logf("%v mutant: α(A→B) = %.5f (%d/%d), α(B→A) = %.5f (%d/%d): z = %.1f, %.1f against the exact kernel; log π(A)α(A→B) − log π(B)α(B→A) = %.3f",
 			acc, mutAB, accA, fromA, mutBA, accB, fromB, za, zb, logPost(a[0])+math.Log(mutAB)-logPost(b[0])-math.Log(mutBA))
@@ -265,9 +266,9 @@ func TestExchangePairwise(t *testing.T) {
 func TestExchangeIsingPosterior(t *testing.T) {
 	t.Parallel()
 	const hi = 1.0
-	model := isingData(t, 4, 3, 0.35, 1)
-	post := isingPosterior(t, model, hi)
-	mean, variance, err := model.ExactMoments(0, hi)
+	ising := isingData(t, 4, 3, 0.35, 1)
+	post := isingPosterior(t, ising, hi)
+	mean, variance, err := ising.ExactMoments(0, hi)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,11 +303,11 @@ func TestExchangeIsingPosterior(t *testing.T) {
 		return []float64{(m - mean) / mv, (v - variance) / vv}
 	}
 	for _, acc := range []exactmh.Acceptance{exactmh.AcceptMetropolis, exactmh.AcceptBarker} {
-		if z := run(exactmh.Exchange[*exactmh.IsingData]{Accept: acc}); math.Abs(z[0]) > 4.5 || math.Abs(z[1]) > 4.5 {
+		if z := run(exactmh.Exchange[*model.IsingData]{Accept: acc}); math.Abs(z[0]) > 4.5 || math.Abs(z[1]) > 4.5 {
 			t.Errorf("%v: posterior moments differ from the exact ones by z = %.2f (mean), %.2f (variance)", acc, z[0], z[1])
 		}
 	}
-	if z := run(exactmh.ExchangeSimulateAtCurrent(exactmh.Exchange[*exactmh.IsingData]{})); math.Abs(z[0]) < 6 && math.Abs(z[1]) < 6 {
+	if z := run(exactmh.ExchangeSimulateAtCurrent(exactmh.Exchange[*model.IsingData]{})); math.Abs(z[0]) < 6 && math.Abs(z[1]) < 6 {
 		t.Errorf("the mutant that simulates at θ was not caught: z = %.2f (mean), %.2f (variance)", z[0], z[1])
 	}
 }
@@ -315,8 +316,8 @@ func TestExchangeIsingPosterior(t *testing.T) {
 // doubly-intractable posterior — each refuses it at Start with an error
 // wrapping ErrIntractable — and that Exchange refuses an ordinary one.
 func TestIntractableRefused(t *testing.T) {
-	model := isingData(t, 3, 1, 0.3, 1)
-	post := isingPosterior(t, model, 1)
+	ising := isingData(t, 3, 1, 0.3, 1)
+	post := isingPosterior(t, ising, 1)
 	aux := exactmh.Aux[struct{}, struct{}]{Scheme: refusedScheme{}}
 	for _, k := range []exactmh.Kernel{
 		exactmh.MH{}, exactmh.MALA{}, exactmh.HMC{}, exactmh.NUTS{}, exactmh.TunaMH{Chi: 1},
@@ -341,13 +342,13 @@ func TestIntractableRefused(t *testing.T) {
 		t.Error("LogDensity evaluated a doubly-intractable posterior")
 	}
 	g := boxed(t, 20, 1)
-	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.Exchange[*exactmh.IsingData]{},
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.Exchange[*model.IsingData]{},
 		&exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10, Init: g.Mean}); err == nil {
 		t.Error("Exchange sampled a posterior with an ordinary Energy")
 	}
 	tempered := *post
 	tempered.Beta = 0.5
-	if _, err := exactmh.Sample(context.Background(), &tempered, exactmh.Exchange[*exactmh.IsingData]{},
+	if _, err := exactmh.Sample(context.Background(), &tempered, exactmh.Exchange[*model.IsingData]{},
 		&exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10, Init: []float64{0.3}}); err == nil {
 		t.Error("Exchange sampled a tempered doubly-intractable posterior")
 	}
@@ -367,10 +368,10 @@ func (refusedScheme) Start(*exactmh.Target, []float64) (exactmh.AuxChain[struct{
 // synthetic data set), checkpoints that resume bit for bit, draws
 // independent of the workers, honest Info.
 func TestExchangeStructural(t *testing.T) {
-	model := isingData(t, 3, 2, 0.35, 1)
-	post := isingPosterior(t, model, 1)
+	ising := isingData(t, 3, 2, 0.35, 1)
+	post := isingPosterior(t, ising, 1)
 	for _, acc := range []exactmh.Acceptance{exactmh.AcceptMetropolis, exactmh.AcceptBarker} {
-		k := exactmh.Exchange[*exactmh.IsingData]{Accept: acc}
+		k := exactmh.Exchange[*model.IsingData]{Accept: acc}
 		a, err := mcmctest.AllocsPerStep(k, post, []float64{0.3}, 500)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/logit"
 )
 
 // Test hooks. Each mutant below is a kernel with one small function
@@ -105,7 +107,7 @@ func PoissonBarkerFlipped(k PoissonBarker) PoissonBarker {
 		var r float64
 		for j := range theta {
 			dj := theta[j] - next[j] // the wrong way round
-			r += softplus(-dj*c.g[j]) - softplus(dj*gRev[j])
+			r += logit.Softplus(-dj*c.g[j]) - logit.Softplus(dj*gRev[j])
 		}
 		return r
 	}
@@ -164,7 +166,7 @@ func rsgldNoNormaliserShift(r RSGLDProposal, to, from, g []float64) float64 {
 	}
 	lf := -fwd/(2*s*s) - d*math.Log(s)
 	lb := -bwd/(2*r.Beta*r.Beta*s*s) - d*math.Log(r.Beta*s)
-	return logAddExp(lf, lb+d*math.Log(r.Beta)) - logAddExp(lf, lb)
+	return logit.LogAddExp(lf, lb+d*math.Log(r.Beta)) - logit.LogAddExp(lf, lb)
 }
 
 // SMHNoControlVariate returns an SMH that skips the control-variate factor.

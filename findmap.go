@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/optimize"
 )
 
@@ -23,9 +24,7 @@ const (
 	// prior with one (PriorHessianer) that is neither Box, Ball nor
 	// Laplace — and L-BFGS elsewhere. A Newton pass costs O(d²) per datum,
 	// an L-BFGS pass O(d): on well-scaled data with d in the hundreds
-	// L-BFGS can be several times faster (a Student-t regression with
-	// N = 10⁵, d = 100: 22 passes in 0.3 s against 12 passes in 1.5 s),
-	// but on badly scaled or correlated covariates it needs hundreds of
+	// L-BFGS can be several times faster, but on badly scaled or correlated covariates it needs hundreds of
 	// passes or does not converge, while Newton's handful of passes does
 	// not depend on the conditioning; Auto takes the bounded loss.
 	MAPAuto MAPMethod = iota
@@ -301,7 +300,7 @@ func lbfgsSearch(ctx context.Context, t *Target, best *MAP, set MAPSettings, flo
 		return fmt.Errorf("exactmh: FindMAP: %w", evalErr)
 	}
 	// The gradient's size at the start sets the scale of its rounding floor.
-	startNorm := math.Sqrt(dot(g0, g0))
+	startNorm := math.Sqrt(vec.Dot(g0, g0))
 	res, err := optimize.Minimize(optimize.Problem{Func: f, Grad: grad},
 		init,
 		&optimize.Settings{
@@ -321,9 +320,9 @@ func lbfgsSearch(ctx context.Context, t *Target, best *MAP, set MAPSettings, flo
 		for j := range g { // g is ∇f = −∇log π: flip to the log posterior's
 			g[j] = -g[j]
 		}
-		k.minNormSubgradient(best.Theta, g)
+		k.MinNormSubgradient(best.Theta, g)
 	}
-	best.GradNorm = math.Sqrt(dot(g, g))
+	best.GradNorm = math.Sqrt(vec.Dot(g, g))
 	best.Decrement = conv.dec
 	if res != nil {
 		best.Iterations = res.Stats.MajorIterations
@@ -353,8 +352,7 @@ func lbfgsSearch(ctx context.Context, t *Target, best *MAP, set MAPSettings, flo
 
 // logDensityNoise is the rounding error allowed in a log density v summed
 // over many data: 10⁻¹²·(1 + |v|). A sum of N terms in float64 is exact to
-// about √N·ε relative (10⁻¹³ for N = 10⁶; 3·10⁻¹⁵ measured on a logistic
-// regression with N = 10⁶), so 10⁻¹² covers N up to 10⁸ with margin; a gain
+// about √N·ε relative (10⁻¹³ for N = 10⁶), so 10⁻¹² covers N up to 10⁸ with margin; a gain
 // below it cannot be resolved by comparing log densities.
 func logDensityNoise(v float64) float64 { return 1e-12 * (1 + math.Abs(v)) }
 
@@ -391,7 +389,7 @@ func (c *qnConverger) Converged(loc *optimize.Location) optimize.Status {
 		for j := range s {
 			s[j], y[j] = loc.X[j]-c.x[j], loc.Gradient[j]-c.g[j]
 		}
-		if dot(s, y) > 0 { // curvature along s: a usable pair
+		if vec.Dot(s, y) > 0 { // curvature along s: a usable pair
 			c.s, c.y = append(c.s, s), append(c.y, y)
 			if len(c.s) > qnMemory {
 				c.s, c.y = c.s[1:], c.y[1:]
@@ -400,7 +398,7 @@ func (c *qnConverger) Converged(loc *optimize.Location) optimize.Status {
 	}
 	c.x, c.g = slices.Clone(loc.X), slices.Clone(loc.Gradient)
 	if len(c.s) > 0 {
-		c.dec = 0.5 * dot(loc.Gradient, lbfgsTwoLoop(c.s, c.y, loc.Gradient))
+		c.dec = 0.5 * vec.Dot(loc.Gradient, lbfgsTwoLoop(c.s, c.y, loc.Gradient))
 		tol := c.tol
 		if c.floor {
 			tol = max(tol, logDensityNoise(c.logDensity))
@@ -423,18 +421,18 @@ func lbfgsTwoLoop(s, y [][]float64, g []float64) []float64 {
 	q := slices.Clone(g)
 	a := make([]float64, len(s))
 	for i := len(s) - 1; i >= 0; i-- {
-		a[i] = dot(s[i], q) / dot(s[i], y[i])
+		a[i] = vec.Dot(s[i], q) / vec.Dot(s[i], y[i])
 		for j := range q {
 			q[j] -= a[i] * y[i][j]
 		}
 	}
 	k := len(s) - 1
-	gamma := dot(s[k], y[k]) / dot(y[k], y[k])
+	gamma := vec.Dot(s[k], y[k]) / vec.Dot(y[k], y[k])
 	for j := range q {
 		q[j] *= gamma
 	}
 	for i := range s {
-		b := dot(y[i], q) / dot(s[i], y[i])
+		b := vec.Dot(y[i], q) / vec.Dot(s[i], y[i])
 		for j := range q {
 			q[j] += (a[i] - b) * s[i][j]
 		}
@@ -442,57 +440,23 @@ func lbfgsTwoLoop(s, y [][]float64, g []float64) []float64 {
 	return q
 }
 
-// kinked is a prior with points of non-differentiability (Laplace): at a
-// kink, optimality is a zero subgradient, not a zero gradient.
+// kinked is a prior with points of non-differentiability (model.Laplace):
+// at a kink, optimality is a zero subgradient, not a zero gradient.
 type kinked interface {
-	// minNormSubgradient replaces g, a gradient of the log posterior at θ,
+	// MinNormSubgradient replaces g, a gradient of the log posterior at θ,
 	// by the smallest-norm element of its subdifferential.
-	minNormSubgradient(theta, g []float64)
+	MinNormSubgradient(theta, g []float64)
 }
 
-// projector is a prior whose support has a cheap Euclidean projection.
-type projector interface {
-	project(theta []float64)
-}
-
-func isProjectable(p Prior) bool { _, ok := p.(projector); return ok }
-
-// project clamps θ into the box.
-func (b *Box) project(theta []float64) {
-	for j := range theta {
-		theta[j] = min(max(theta[j], b.Lo[j]), b.Hi[j])
-	}
-}
-
-// project scales θ − centre back onto the ball (shrunk by a few ulps so the
-// result is inside despite rounding).
-func (b *Ball) project(theta []float64) {
-	var s float64
-	for j, v := range theta {
-		if len(b.Center) > 0 {
-			v -= b.Center[j]
-		}
-		s += v * v
-	}
-	r := math.Sqrt(s)
-	if r <= b.Radius {
-		return
-	}
-	f := b.Radius / r * (1 - 1e-12)
-	for j := range theta {
-		c := 0.0
-		if len(b.Center) > 0 {
-			c = b.Center[j]
-		}
-		theta[j] = c + (theta[j]-c)*f
-	}
-}
+// isProjectable reports whether the prior's support has a Euclidean
+// projection (BoundedSupport.Project).
+func isProjectable(p Prior) bool { _, ok := p.(BoundedSupport); return ok }
 
 // projectedAscent improves best by projected gradient ascent with
 // backtracking (Armijo) until a step changes θ by less than 10⁻¹⁰
 // relative: the way to a mode on the boundary of a box or ball.
 func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings) error {
-	proj := t.Prior().(projector)
+	proj := t.Prior().(BoundedSupport)
 	d := len(best.Theta)
 	g, trial := make([]float64, d), make([]float64, d)
 	idx := allIndices(t.N())
@@ -525,7 +489,7 @@ func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings)
 		if err := grad(theta); err != nil {
 			return err
 		}
-		norm := math.Sqrt(dot(g, g))
+		norm := math.Sqrt(vec.Dot(g, g))
 		if norm == 0 {
 			break
 		}
@@ -537,7 +501,7 @@ func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings)
 			for j := range trial {
 				trial[j] = theta[j] + step*g[j]
 			}
-			proj.project(trial)
+			proj.Project(trial)
 			lt, err := logPi(trial)
 			if err != nil {
 				return err
@@ -568,7 +532,7 @@ func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings)
 	if err := grad(theta); err != nil {
 		return err
 	}
-	best.GradNorm = math.Sqrt(dot(g, g))
+	best.GradNorm = math.Sqrt(vec.Dot(g, g))
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -42,7 +43,7 @@ func checkMAPResult(t *testing.T, name string, p *exactmh.Posterior, m *exactmh.
 // in the box.
 func TestMAPTemperedMixture(t *testing.T) {
 	p := boxedMixture(t, rand.New(rand.NewPCG(1, 0)), 20000, 1e-4)
-	box := p.Prior.(*exactmh.Box)
+	box := p.Prior.(*model.Box)
 	m, err := exactmh.FindMAP(context.Background(), p, []float64{0.5, 0}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +66,8 @@ func TestMAPTemperedMixture(t *testing.T) {
 func TestMAPTemperingVersusPriorScale(t *testing.T) {
 	lr := simLogistic(t, 2000, 5, 11)
 	const beta, sd = 0.01, 2.0
-	wide, _ := exactmh.NewIsoGaussian(5, sd)
-	narrow, _ := exactmh.NewIsoGaussian(5, sd*math.Sqrt(beta))
+	wide, _ := model.NewIsoGaussian(5, sd)
+	narrow, _ := model.NewIsoGaussian(5, sd*math.Sqrt(beta))
 	set := &exactmh.MAPSettings{GradTol: 1e-9}
 	a, err := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: lr, Prior: wide, Beta: beta}, make([]float64, 5), set)
 	if err != nil {
@@ -100,11 +101,11 @@ func TestMAPTemperingVersusPriorScale(t *testing.T) {
 // (three data, ν = 4, scale 2.2), whose MAP is away from the kinks, and a
 // Gaussian mean whose MAP is the soft-thresholded data mean.
 func TestMAPLaplacePrior(t *testing.T) {
-	e, err := exactmh.NewStudentTRegression([]float64{-0.7, -0.8, -1.1, 1.5, -0.2, -0.2}, []float64{0.5, 1.6, -3}, 2, 4)
+	e, err := model.NewStudentTRegression([]float64{-0.7, -0.8, -1.1, 1.5, -0.2, -0.2}, []float64{0.5, 1.6, -3}, 2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior, _ := exactmh.NewIsoLaplace(2, 2.2)
+	prior, _ := model.NewIsoLaplace(2, 2.2)
 	p := &exactmh.Posterior{Energy: e, Prior: prior}
 	var first []float64
 	for _, init := range [][]float64{{0, 0}, {1, 1}, {-1, 2}} {
@@ -123,9 +124,9 @@ func TestMAPLaplacePrior(t *testing.T) {
 	}
 
 	// y_i ~ N(θ, 1), θ ~ Laplace(0, b): the MAP is sign(ȳ)·max(|ȳ| − 1/(Nb), 0).
-	lap, _ := exactmh.NewIsoLaplace(1, 1)
+	lap, _ := model.NewIsoLaplace(1, 1)
 	one := mat.NewSymDense(1, []float64{1})
-	g, _ := exactmh.NewGaussianMean([]float64{1, 2, 3}, 1, one)
+	g, _ := model.NewGaussianMean([]float64{1, 2, 3}, 1, one)
 	for _, init := range []float64{-1, 0, 4} {
 		m, err := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: g, Prior: lap}, []float64{init}, nil)
 		if err != nil {
@@ -137,7 +138,7 @@ func TestMAPLaplacePrior(t *testing.T) {
 	}
 	// With ȳ = 0.1 the MAP is the kink θ = 0 itself, where no gradient
 	// vanishes: FindMAP measures optimality by the smallest subgradient.
-	g0, _ := exactmh.NewGaussianMean([]float64{0.1, -0.5, 0.7}, 1, one)
+	g0, _ := model.NewGaussianMean([]float64{0.1, -0.5, 0.7}, 1, one)
 	m, err := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: g0, Prior: lap}, []float64{1}, nil)
 	if err != nil || m == nil || math.Abs(m.Theta[0]) > 1e-9 || m.GradNorm > 1e-9 {
 		t.Fatalf("MAP at the kink: %+v (err %v), want θ = 0 with a zero subgradient", m, err)
@@ -189,7 +190,7 @@ func TestMAPMoreErrors(t *testing.T) {
 		t.Logf("NaN energy and gradient: %v", err)
 	}
 
-	bad, _ := exactmh.NewGaussian([]float64{0, 0}, []float64{1, 1})
+	bad, _ := model.NewGaussian([]float64{0, 0}, []float64{1, 1})
 	if _, err := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: lr, Prior: bad, Beta: math.Inf(1)}, []float64{0, 0}, nil); err == nil {
 		t.Error("β = +Inf: no error")
 	}
@@ -203,11 +204,16 @@ func TestMAPMoreErrors(t *testing.T) {
 // with its gradient), or, with derivs set, of LossDerivs (the Newton search
 // reads a GLM through Loss and LossDerivs).
 type cancellingLogistic struct {
-	*exactmh.LogisticRegression
+	*model.LogisticRegression
 	calls, after int
 	derivs       bool
 	cancel       context.CancelFunc
 }
+
+// DenseRows returns no rows: cancellingLogistic is no DenseGLM, so every
+// evaluation goes through its methods, which count them (a DenseGLM's may
+// be inlined).
+func (*cancellingLogistic) DenseRows() exactmh.DenseRows { return exactmh.DenseRows{} }
 
 func (c *cancellingLogistic) Energies(dst, theta []float64, idx []int) {
 	if c.calls++; !c.derivs && c.calls == c.after {
@@ -278,7 +284,7 @@ func TestMAPBallBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ball, _ := exactmh.NewBall(3, 3, nil)
+	ball, _ := model.NewBall(3, 3, nil)
 	if !ball.Contains(free.Theta) {
 		t.Fatalf("unconstrained MAP %v is outside the ball", free.Theta)
 	}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -22,7 +23,7 @@ func newtonParts(t *Target) (Hessianer, PriorHessianer, string) {
 		return nil, nil, fmt.Sprintf("energy %T implements neither Hessianer nor GLM", t.Energy())
 	}
 	switch t.Prior().(type) {
-	case projector:
+	case BoundedSupport:
 		return nil, nil, fmt.Sprintf("prior %T: the mode may lie on its boundary", t.Prior())
 	case kinked:
 		return nil, nil, fmt.Sprintf("prior %T: the mode may lie on a kink", t.Prior())
@@ -109,7 +110,7 @@ func (pt *newtonPoint) direction() error {
 	for j := range pt.step {
 		pt.step[j] = -pt.step[j]
 	}
-	pt.dec = -dot(pt.g, pt.step)
+	pt.dec = -vec.Dot(pt.g, pt.step)
 	return nil
 }
 
@@ -198,7 +199,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 	report := func() {
 		copy(best.Theta, cur.theta)
 		best.LogDensity = -cur.f
-		best.GradNorm = math.Sqrt(dot(cur.g, cur.g))
+		best.GradNorm = math.Sqrt(vec.Dot(cur.g, cur.g))
 		best.Decrement = math.NaN()
 		if cur.shift == 0 {
 			best.Decrement = cur.dec / 2
@@ -291,7 +292,7 @@ type stridedGLM struct {
 
 func newStridedGLM(g GLM, stride int) *stridedGLM {
 	s := &stridedGLM{g: g, stride: stride, n: (g.Len() + stride - 1) / stride}
-	s.conv, _ = g.(rowConverter)
+	s.conv = rowConverterOf(g)
 	return s
 }
 
@@ -314,7 +315,7 @@ func (s *stridedGLM) Energies(dst, theta []float64, idx []int) {
 		if s.conv != nil {
 			dst[k] = s.g.Loss(j, s.conv.rowDot(j, theta))
 		} else {
-			dst[k] = s.g.Loss(j, dot(s.g.Row(j), theta))
+			dst[k] = s.g.Loss(j, vec.Dot(s.g.Row(j), theta))
 		}
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/testgen"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // TestStridedGLM: the subsample view of FindMAP's presearch is datum
@@ -19,7 +22,7 @@ import (
 // the stride.
 func TestStridedGLM(t *testing.T) {
 	const n, d, stride = 103, 3, 5
-	x, x32, y := binaryRows(rand.New(rand.NewPCG(7, 7)), n, d)
+	x, x32, y := testgen.BinaryRows(rand.New(rand.NewPCG(7, 7)), n, d)
 	lr, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +75,7 @@ func TestStridedGLM(t *testing.T) {
 		wantG, wantH := make([]float64, d), make([]float64, d*d)
 		for i := 0; i < n; i += stride {
 			xi := g.Row(i)
-			z := dot(xi, theta)
+			z := vec.Dot(xi, theta)
 			f1, f2 := g.LossDerivs(i, z)
 			wantF += stride * g.Loss(i, z)
 			for a := range d {
@@ -178,7 +181,7 @@ func TestBlockedPasses(t *testing.T) {
 // the other, reaching the same mode at the cost of one more pass.
 func TestNewtonSearchFallback(t *testing.T) {
 	const n, d = 400, 3
-	x, _, y := binaryRows(rand.New(rand.NewPCG(4, 4)), n, d)
+	x, _, y := testgen.BinaryRows(rand.New(rand.NewPCG(4, 4)), n, d)
 	lr, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +232,7 @@ func TestNewtonSearchFallback(t *testing.T) {
 // tempered, with the evaluations counted.
 func TestGLMStartEnergy(t *testing.T) {
 	const n, d = 1300, 3
-	x, _, y := binaryRows(rand.New(rand.NewPCG(6, 6)), n, d)
+	x, _, y := testgen.BinaryRows(rand.New(rand.NewPCG(6, 6)), n, d)
 	for _, g := range cvSumsGLMs(t, n, d) {
 		for _, e := range []GLM{g, mustLogistic(t, x, y, d)} {
 			tg, err := NewTarget(&Posterior{Energy: e, Beta: 0.7})

@@ -11,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
 // On a well-conditioned GLM Newton finds L-BFGS's mode to 10⁻⁸ relative
 // in at most 10 passes over the data, and reports its cost.
 func TestFindMAPNewtonVersusLBFGS(t *testing.T) {
-	prior, _ := exactmh.NewIsoGaussian(5, 3)
+	prior, _ := model.NewIsoGaussian(5, 3)
 	for _, c := range []struct {
 		name string
 		p    *exactmh.Posterior
@@ -80,16 +81,16 @@ func TestFindMAPNewtonHard(t *testing.T) {
 			y[i] += 30 // outliers
 		}
 	}
-	st, _ := exactmh.NewStudentTRegression(x, y, 3, 3)
+	st, _ := model.NewStudentTRegression(x, y, 3, 3)
 	pc := simGLM("poisson", 3000, 8)
 	pois := pc.energy(t)
-	wide, _ := exactmh.NewIsoGaussian(2, 10)
+	wide, _ := model.NewIsoGaussian(2, 10)
 	sigma := mat.NewSymDense(2, []float64{1, 0.5, 0.5, 2})
 	ym := make([]float64, 2*300)
 	for k := range ym {
 		ym[k] = rng.NormFloat64() + 3
 	}
-	gm, _ := exactmh.NewGaussianMean(ym, 2, sigma)
+	gm, _ := model.NewGaussianMean(ym, 2, sigma)
 	for _, c := range []struct {
 		name      string
 		p         *exactmh.Posterior
@@ -123,8 +124,8 @@ func TestFindMAPNewtonHard(t *testing.T) {
 // MAPAuto runs L-BFGS where Newton does not apply; MAPNewton fails there.
 func TestFindMAPMethodChoice(t *testing.T) {
 	lr := simLogistic(t, 300, 2, 4)
-	box, _ := exactmh.NewCube(2, -5, 5)
-	lap, _ := exactmh.NewIsoLaplace(2, 1)
+	box, _ := model.NewCube(2, -5, 5)
+	lap, _ := model.NewIsoLaplace(2, 1)
 	for _, c := range []struct {
 		name string
 		p    *exactmh.Posterior
@@ -134,7 +135,7 @@ func TestFindMAPMethodChoice(t *testing.T) {
 		{"GLM, box", &exactmh.Posterior{Energy: lr, Prior: box}, exactmh.MAPLBFGS},
 		{"GLM, Laplace prior", &exactmh.Posterior{Energy: lr, Prior: lap}, exactmh.MAPLBFGS},
 		{"no Hessian", &exactmh.Posterior{Energy: gradOnly{lr, lr}}, exactmh.MAPLBFGS},
-		{"prior without a Hessian", &exactmh.Posterior{Energy: lr, Prior: gradPrior{func() *exactmh.Gaussian { g, _ := exactmh.NewIsoGaussian(2, 1); return g }()}}, exactmh.MAPLBFGS},
+		{"prior without a Hessian", &exactmh.Posterior{Energy: lr, Prior: gradPrior{func() *model.Gaussian { g, _ := model.NewIsoGaussian(2, 1); return g }()}}, exactmh.MAPLBFGS},
 	} {
 		// (L-BFGS stalls at the Laplace prior's kink here, as it did
 		// before Newton: the error is not this test's concern.)

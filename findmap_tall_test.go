@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // simTallLogistic simulates a logistic regression with n data in d
@@ -22,7 +23,7 @@ import (
 // instead 10^{3(j−1)/(d−2)}·(u_j + 0.7u_0), u standard normal — scales from
 // 1 to 1000 and correlations of 1/3, as raw covariates (miles, minutes,
 // counts) have — and its coefficient is divided by its scale.
-func simTallLogistic(t testing.TB, n, d int, seed uint64, skew bool) *exactmh.LogisticRegression {
+func simTallLogistic(t testing.TB, n, d int, seed uint64, skew bool) *model.LogisticRegression {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 3))
 	beta, scale := make([]float64, d), make([]float64, d)
@@ -52,7 +53,7 @@ func simTallLogistic(t testing.TB, n, d int, seed uint64, skew bool) *exactmh.Lo
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,11 +145,11 @@ func TestFindLaplacePresearch(t *testing.T) {
 			x[i*d+d-1], y[i] = 1, 1
 		}
 	}
-	rare, err := exactmh.NewLogisticRegression(x, y, d)
+	rare, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior, _ := exactmh.NewIsoGaussian(d, 2.5)
+	prior, _ := model.NewIsoGaussian(d, 2.5)
 	p := &exactmh.Posterior{Energy: rare, Prior: prior}
 	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, d), nil)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -35,7 +36,7 @@ func TestFindMAPConjugate(t *testing.T) {
 }
 
 // simLogistic simulates a logistic regression with n data in d dimensions.
-func simLogistic(t *testing.T, n, d int, seed uint64) *exactmh.LogisticRegression {
+func simLogistic(t *testing.T, n, d int, seed uint64) *model.LogisticRegression {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	x, y := make([]float64, n*d), make([]float64, n)
@@ -49,7 +50,7 @@ func simLogistic(t *testing.T, n, d int, seed uint64) *exactmh.LogisticRegressio
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func checkStationary(t *testing.T, name string, p *exactmh.Posterior, theta []fl
 
 func TestFindMAPRegressions(t *testing.T) {
 	lr := simLogistic(t, 2000, 5, 7)
-	prior, _ := exactmh.NewIsoGaussian(5, 2)
+	prior, _ := model.NewIsoGaussian(5, 2)
 	rng := rand.New(rand.NewPCG(8, 8))
 	x, y := make([]float64, 3000*4), make([]float64, 3000)
 	for i := range y {
@@ -97,7 +98,7 @@ func TestFindMAPRegressions(t *testing.T) {
 		}
 		y[i] = s + rng.NormFloat64()
 	}
-	st, _ := exactmh.NewStudentTRegression(x, y, 4, 4)
+	st, _ := model.NewStudentTRegression(x, y, 4, 4)
 	for _, c := range []struct {
 		name string
 		p    *exactmh.Posterior
@@ -132,8 +133,8 @@ func TestFindMAPMixture(t *testing.T) {
 	for i := range x {
 		x[i] = math.Sqrt2*rng.NormFloat64() + float64(rng.IntN(2))
 	}
-	e, _ := exactmh.NewGaussianMixture(x, 2)
-	box, _ := exactmh.NewCube(2, -3, 3)
+	e, _ := model.NewGaussianMixture(x, 2)
+	box, _ := model.NewCube(2, -3, 3)
 	p := &exactmh.Posterior{Energy: e, Prior: box, Beta: 1e-2}
 	m, err := exactmh.FindMAP(context.Background(), p, []float64{0.5, 0}, nil)
 	if err != nil {
@@ -158,7 +159,7 @@ func TestFindMAPMixture(t *testing.T) {
 func TestFindMAPErrors(t *testing.T) {
 	lr := simLogistic(t, 100, 2, 1)
 	p := &exactmh.Posterior{Energy: lr}
-	ball, _ := exactmh.NewBall(2, 1, nil)
+	ball, _ := model.NewBall(2, 1, nil)
 	for name, f := range map[string]func() (*exactmh.MAP, error){
 		"nil posterior": func() (*exactmh.MAP, error) { return exactmh.FindMAP(context.Background(), nil, []float64{0, 0}, nil) },
 		"wrong length":  func() (*exactmh.MAP, error) { return exactmh.FindMAP(context.Background(), p, []float64{0}, nil) },
@@ -196,7 +197,7 @@ func (noGradPrior) LogPrior([]float64) float64 { return 0 }
 
 func ExampleFindMAP() {
 	// Three data, y_i ~ N(θ, 1): with a flat prior the MAP is their mean.
-	e, err := exactmh.NewGaussianMean([]float64{1, 2, 6}, 1, mat.NewSymDense(1, []float64{1}))
+	e, err := model.NewGaussianMean([]float64{1, 2, 6}, 1, mat.NewSymDense(1, []float64{1}))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -214,7 +215,7 @@ func ExampleFindMAP() {
 // sphere and FindMAP returns it without error.
 func TestFindMAPOnBoundary(t *testing.T) {
 	e := simLogistic(t, 2000, 3, 9)
-	ball, _ := exactmh.NewBall(3, 0.2, nil)
+	ball, _ := model.NewBall(3, 0.2, nil)
 	m, err := exactmh.FindMAP(context.Background(), &exactmh.Posterior{Energy: e, Prior: ball}, []float64{0, 0, 0}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -38,11 +39,12 @@ type FlyBounder interface {
 	FlyBound(at []float64, prior Prior) (FlyBound, error)
 }
 
-// flyMargin is subtracted from every log B_i so that the gaps stay strictly
-// positive even where a bound is tight (log ρ_i = log(e^gap − 1) is then
-// finite), as in the FlyMC reference code (EPS = 1e-6). It shifts Σ log B_i
-// by a constant and changes nothing else.
-const flyMargin = 1e-6
+// FlyMargin is subtracted from every log B_i of the package's FlyMC bounds
+// (and model's) so that the gaps stay strictly positive even where a bound
+// is tight (log ρ_i = log(e^gap − 1) is then finite), as in the FlyMC
+// reference code (EPS = 1e-6). It shifts Σ log B_i by a constant and
+// changes nothing else.
+const FlyMargin = 1e-6
 
 // glmBound is the quadratic bound shared by the GLM energies: with
 // z_i = x_iᵀθ, log B_i(θ) = a_i z_i² + b_i z_i + c_i, so
@@ -58,11 +60,19 @@ type glmBound struct {
 	d       int
 }
 
+// GLMQuadraticFlyBound returns the FlyBound log B_i(θ) = a_i z_i² + b_i z_i
+// + c_i, z_i = x_iᵀθ, of the GLM e, its sum collapsed to O(d²) per
+// evaluation after one pass over the data: the form of GLMFlyBound and of
+// model's Jaakkola–Jordan (logistic) and tangent (Student-t) bounds. The
+// caller guarantees log B_i ≤ −U_i on the prior's support (subtracting
+// FlyMargin); CheckFlyBound tests it.
+func GLMQuadraticFlyBound(e GLM, a, b, c []float64) FlyBound { return newGLMBound(e, a, b, c) }
+
 // newGLMBound collapses the per-datum coefficients.
 func newGLMBound(e GLM, a, b, c []float64) *glmBound {
 	d := e.Dim()
 	g := &glmBound{e: e, a: a, b: b, c: c, quad: mat.NewSymDense(d, nil), lin: make([]float64, d), d: d}
-	g.conv, _ = e.(rowConverter)
+	g.conv = rowConverterOf(e)
 	rows := newRowCursor(e)
 	for i := range a {
 		row := rows.row(i)
@@ -77,7 +87,7 @@ func newGLMBound(e GLM, a, b, c []float64) *glmBound {
 
 // LogBoundSum returns θᵀAθ + vᵀθ + Σc_i.
 func (g *glmBound) LogBoundSum(theta []float64) float64 {
-	s := g.sumC + dot(g.lin, theta)
+	s := g.sumC + vec.Dot(g.lin, theta)
 	for j := range g.d {
 		var r float64
 		for k := range g.d {
@@ -95,7 +105,7 @@ func (g *glmBound) Gaps(dst, theta []float64, idx []int) {
 		if g.conv != nil {
 			z = g.conv.rowDot(i, theta)
 		} else {
-			z = dot(g.e.Row(i), theta)
+			z = vec.Dot(g.e.Row(i), theta)
 		}
 		dst[k] = -g.e.Loss(i, z) - (g.a[i]*z*z + g.b[i]*z + g.c[i])
 	}
@@ -114,7 +124,7 @@ func NewRangeFlyBound(p *Posterior) (FlyBound, error) {
 	}
 	b := &rangeBound{e: p.Energy, top: make([]float64, len(r.Lo))}
 	for i := range b.top {
-		b.top[i] = r.Lo[i] + r.Width[i] + flyMargin
+		b.top[i] = r.Lo[i] + r.Width[i] + FlyMargin
 		b.sum += b.top[i]
 	}
 	return b, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 )
 
 // quadMoments integrates the 2-d posterior on a grid: E θ, E θθᵀ and, for
@@ -148,11 +149,11 @@ func flySteps(full int) int {
 // tight at |s| = 2.
 func hipsLogistic(t *testing.T) (*exactmh.Posterior, exactmh.FlyBound) {
 	t.Helper()
-	e, err := exactmh.NewLogisticRegression([]float64{2.2, 1.7, -1.5, 2.9, 1.4, -1.2}, []float64{1, 0, 1}, 2)
+	e, err := model.NewLogisticRegression([]float64{2.2, 1.7, -1.5, 2.9, 1.4, -1.2}, []float64{1, 0, 1}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior, err := exactmh.NewIsoGaussian(2, 1.2)
+	prior, err := model.NewIsoGaussian(2, 1.2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +213,11 @@ func TestFlyBounds(t *testing.T) {
 		}
 		yr[i] = z + rng.NormFloat64()
 	}
-	lr, err := exactmh.NewLogisticRegression(x, y, d)
+	lr, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := exactmh.NewStudentTRegression(x, yr, d, 4)
+	st, err := model.NewStudentTRegression(x, yr, d, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,11 +225,11 @@ func TestFlyBounds(t *testing.T) {
 	for i := range xs {
 		xs[i] = math.Sqrt2*rng.NormFloat64() + float64(rng.IntN(2))
 	}
-	gm, err := exactmh.NewGaussianMixture(xs, 2)
+	gm, err := model.NewGaussianMixture(xs, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := exactmh.NewCube(2, -3, 3)
+	box, err := model.NewCube(2, -3, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,11 +427,11 @@ func BenchmarkFlyMCStepLogistic(b *testing.B) {
 // Laplace prior of scale 2.2, tangent bounds at |r| = 0.5.
 func TestFlyMCHIPSRobust(t *testing.T) {
 	t.Parallel()
-	e, err := exactmh.NewStudentTRegression([]float64{-0.7, -0.8, -1.1, 1.5, -0.2, -0.2}, []float64{0.5, 1.6, -3}, 2, 4)
+	e, err := model.NewStudentTRegression([]float64{-0.7, -0.8, -1.1, 1.5, -0.2, -0.2}, []float64{0.5, 1.6, -3}, 2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior, err := exactmh.NewIsoLaplace(2, 2.2)
+	prior, err := model.NewIsoLaplace(2, 2.2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // FuzzLoadCheckpoint feeds LoadCheckpoint arbitrary files, seeded with
@@ -225,17 +226,17 @@ func FuzzEnergyConstructors(f *testing.F) {
 					y[i] = 1
 				}
 			}
-			e, err = exactmh.NewLogisticRegression(x, y, d)
+			e, err = model.NewLogisticRegression(x, y, d)
 		case 1:
-			e, err = exactmh.NewStudentTRegression(x, y, d, param)
+			e, err = model.NewStudentTRegression(x, y, d, param)
 		case 2:
-			e, err = exactmh.NewGLM(x, y, d, exactmh.GaussianFamily{Sigma: param})
+			e, err = model.NewGLM(x, y, d, model.GaussianFamily{Sigma: param})
 		case 3:
-			e, err = exactmh.NewGLM(x, y, d, exactmh.PoissonFamily{})
+			e, err = model.NewGLM(x, y, d, model.PoissonFamily{})
 		case 4:
-			e, err = exactmh.NewGLM(x, y, d, exactmh.ProbitFamily{})
+			e, err = model.NewGLM(x, y, d, model.ProbitFamily{})
 		case 5:
-			e, err = exactmh.NewGaussianMixture(v, param)
+			e, err = model.NewGaussianMixture(v, param)
 		case 6:
 			var sigma *mat.SymDense
 			if d > 0 && d <= 8 {
@@ -244,7 +245,7 @@ func FuzzEnergyConstructors(f *testing.F) {
 					sigma.SetSym(j, j, param)
 				}
 			}
-			e, err = exactmh.NewGaussianMean(v, d, sigma)
+			e, err = model.NewGaussianMean(v, d, sigma)
 		}
 		if err != nil {
 			return
@@ -312,13 +313,13 @@ func FuzzPriorConstructors(f *testing.F) {
 		var err error
 		switch kind % 7 {
 		case 0:
-			var box *exactmh.Box
-			if box, err = exactmh.NewBox(half, rest); err == nil {
+			var box *model.Box
+			if box, err = model.NewBox(half, rest); err == nil {
 				pr, center, d = box, mid(box.Lo, box.Hi), len(half)
 			}
 		case 1:
-			var box *exactmh.Box
-			if box, err = exactmh.NewCube(d, a, b); err == nil {
+			var box *model.Box
+			if box, err = model.NewCube(d, a, b); err == nil {
 				pr, center = box, mid(box.Lo, box.Hi)
 			}
 		case 2:
@@ -326,28 +327,28 @@ func FuzzPriorConstructors(f *testing.F) {
 			if len(v) > 0 {
 				c = v
 			}
-			var ball *exactmh.Ball
-			if ball, err = exactmh.NewBall(d, a, c); err == nil {
+			var ball *model.Ball
+			if ball, err = model.NewBall(d, a, c); err == nil {
 				pr, center = ball, ball.Center
 			}
 		case 3:
-			var g *exactmh.Gaussian
-			if g, err = exactmh.NewGaussian(half, rest); err == nil {
+			var g *model.Gaussian
+			if g, err = model.NewGaussian(half, rest); err == nil {
 				pr, center, d = g, g.Mean, len(half)
 			}
 		case 4:
-			var g *exactmh.Gaussian
-			if g, err = exactmh.NewIsoGaussian(d, a); err == nil {
+			var g *model.Gaussian
+			if g, err = model.NewIsoGaussian(d, a); err == nil {
 				pr, center = g, g.Mean
 			}
 		case 5:
-			var l *exactmh.Laplace
-			if l, err = exactmh.NewLaplace(half, rest); err == nil {
+			var l *model.Laplace
+			if l, err = model.NewLaplace(half, rest); err == nil {
 				pr, center, d = l, l.Mean, len(half)
 			}
 		case 6:
-			var l *exactmh.Laplace
-			if l, err = exactmh.NewIsoLaplace(d, a); err == nil {
+			var l *model.Laplace
+			if l, err = model.NewIsoLaplace(d, a); err == nil {
 				pr, center = l, l.Mean
 			}
 		}
@@ -467,13 +468,13 @@ func FuzzKernels(f *testing.F) {
 		for i := range y {
 			y[i] = float64(raw[(i*7)%len(raw)] % 2)
 		}
-		e, err := exactmh.NewLogisticRegression(x, y, d)
+		e, err := model.NewLogisticRegression(x, y, d)
 		if err != nil {
 			return
 		}
 		post := &exactmh.Posterior{Energy: e, Beta: beta}
 		if boxed {
-			box, err := exactmh.NewCube(d, -2, 2)
+			box, err := model.NewCube(d, -2, 2)
 			if err != nil {
 				t.Fatal(err)
 			}

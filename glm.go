@@ -5,11 +5,11 @@
 package exactmh
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // GLM is the contract of a generalised linear model: every datum's energy
@@ -65,203 +65,11 @@ type GLM interface {
 	LossBound(i, k int, lo, hi float64) float64
 }
 
-// GLMFamily is the per-datum loss of a generalised linear model, all a user
-// writes to get a full GLM energy from NewGLM: f(y, z) is the negative
-// log-likelihood of response y at linear predictor z (constants in z may be
-// dropped). Ready-made families: GaussianFamily, PoissonFamily,
-// ProbitFamily. A family must be safe for concurrent use (a value type with
-// no mutable state is).
-//
-// A family may also implement GLMValidator (NewGLM checks the responses and
-// parameters with it) and GLMLossRanger (an exact range of f for
-// EnergyRange; without it the range is the looser Lipschitz one of
-// GLMEnergyRange).
-type GLMFamily interface {
-	// Loss returns f(y, z).
-	Loss(y, z float64) float64
-	// LossDerivs returns ∂f/∂z and ∂²f/∂z² at (y, z).
-	LossDerivs(y, z float64) (f1, f2 float64)
-	// LossBound returns an upper bound on sup |∂^k f(y, z)/∂z^k| over
-	// lo ≤ z ≤ hi for k ∈ {1, 2, 3}, or +Inf if there is none; lo may be
-	// −Inf and hi +Inf.
-	LossBound(y float64, k int, lo, hi float64) float64
-}
-
-// GLMValidator is an optional method of a GLMFamily: NewGLM calls it once
-// with all responses, and fails with its error (which should name the index
-// and value of a bad response, or the bad parameter).
-type GLMValidator interface {
-	Validate(y []float64) error
-}
-
-// GLMLossRanger is an optional method of a GLMFamily: the exact range of
-// f(y, ·) over a finite interval of z, for EnergyRange (PoissonMH,
-// Poisson-Barker, Poisson-MALA).
-type GLMLossRanger interface {
-	// LossRange returns min and max of f(y, z) over lo ≤ z ≤ hi (finite).
-	LossRange(y, lo, hi float64) (min, max float64)
-}
-
-// GLMEnergy is the energy of a generalised linear model with a
-// user-supplied loss: U_i(θ) = f(y_i, x_iᵀθ), f from a GLMFamily. It
-// implements GLM, EnergyDiffer, Gradienter (∇U_i = f′(y_i, x_iᵀθ)·x_i),
-// EnergyGradienter and, through the generic GLM bounds, DiffBounder,
-// EnergyRanger, TaylorBounder and FlyBounder, so every kernel of the
-// package can run on it. Build one with NewGLM.
-type GLMEnergy struct {
-	x      []float64 // N×d row-major covariates
-	y      []float64 // responses
-	d      int
-	family GLMFamily
-	ranger GLMLossRanger // nil when the family has no exact range
-}
-
-// NewGLM returns the GLM energy U_i(θ) = f(y_i, x_iᵀθ) of the covariates x
-// (row-major, N rows of d columns), responses y and the family's loss f.
-// The slices are kept, not copied. It checks that x and y are finite and,
-// if the family implements GLMValidator, that the family accepts y.
-func NewGLM(x, y []float64, d int, family GLMFamily) (*GLMEnergy, error) {
-	if family == nil {
-		return nil, errors.New("exactmh: NewGLM: nil family")
-	}
-	if err := dataRows("NewGLM", x, len(y), d); err != nil {
-		return nil, err
-	}
-	if err := finiteVec("NewGLM: y", y); err != nil {
-		return nil, err
-	}
-	if v, ok := family.(GLMValidator); ok {
-		if err := v.Validate(y); err != nil {
-			return nil, fmt.Errorf("exactmh: NewGLM (%T): %w", family, err)
-		}
-	}
-	e := &GLMEnergy{x: x, y: y, d: d, family: family}
-	e.ranger, _ = family.(GLMLossRanger)
-	return e, nil
-}
-
-// Len returns the number of data.
-func (e *GLMEnergy) Len() int { return len(e.y) }
-
-// Dim returns the number of covariates d.
-func (e *GLMEnergy) Dim() int { return e.d }
-
-// Row returns x_i (not a copy).
-func (e *GLMEnergy) Row(i int) []float64 { return e.x[i*e.d : (i+1)*e.d] }
-
-// Response returns y_i.
-func (e *GLMEnergy) Response(i int) float64 { return e.y[i] }
-
-// Family returns the family the energy was built with.
-func (e *GLMEnergy) Family() GLMFamily { return e.family }
-
-// Loss returns f(y_i, z).
-func (e *GLMEnergy) Loss(i int, z float64) float64 { return e.family.Loss(e.y[i], z) }
-
-// LossDerivs returns f′(y_i, z) and f″(y_i, z).
-func (e *GLMEnergy) LossDerivs(i int, z float64) (f1, f2 float64) {
-	return e.family.LossDerivs(e.y[i], z)
-}
-
-// LossBound returns the family's bound on sup |f^{(k)}(y_i, z)| over
-// lo ≤ z ≤ hi.
-func (e *GLMEnergy) LossBound(i, k int, lo, hi float64) float64 {
-	return e.family.LossBound(e.y[i], k, lo, hi)
-}
-
-// Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
-func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
-	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
-		for k, i := range idx[lo:hi] {
-			dst[lo+k] = e.family.Loss(e.y[i], dot(e.Row(i), theta))
-		}
-	}
-}
-
-// EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
-func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
-		for k, i := range idx[lo:hi] {
-			z, zn := dot2(e.Row(i), theta, thetaNew)
-			dst[lo+k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)
-		}
-	}
-}
-
-// EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·f′(y_i, z_i)·x_i
-// to grad for i = idx[k], computing z_i = x_iᵀθ once per datum.
-func (e *GLMEnergy) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
-	for k, i := range idx {
-		row := e.Row(i)
-		z := dot(row, theta)
-		dst[k] = e.family.Loss(e.y[i], z)
-		f1, _ := e.family.LossDerivs(e.y[i], z)
-		g := w[k] * f1
-		axpy(grad, g, row)
-	}
-}
-
-// AddGradient adds Σ_k w[k]·f′(y_i, x_iᵀθ)·x_i to grad.
-func (e *GLMEnergy) AddGradient(grad, theta []float64, idx []int, w []float64) {
-	for k, i := range idx {
-		row := e.Row(i)
-		f1, _ := e.family.LossDerivs(e.y[i], dot(row, theta))
-		g := w[k] * f1
-		axpy(grad, g, row)
-	}
-}
-
-// DiffBound returns GLMDiffBound(e, prior).
-func (e *GLMEnergy) DiffBound(prior Prior) (*DiffBound, error) { return GLMDiffBound(e, prior) }
-
-// EnergyRange returns the family's exact range of f(y_i, ·) over the
-// z-range of each datum on a Box or Ball support if the family implements
-// GLMLossRanger, and GLMEnergyRange(e, prior) otherwise.
-func (e *GLMEnergy) EnergyRange(prior Prior) (*EnergyRange, error) {
-	return e.energyRange(e, prior)
-}
-
-// energyRange is EnergyRange of g, which is e or the float32 twin holding
-// e's responses and family.
-func (e *GLMEnergy) energyRange(g GLM, prior Prior) (*EnergyRange, error) {
-	if e.ranger == nil {
-		return GLMEnergyRange(g, prior)
-	}
-	if err := checkPriorDim(prior, e.d); err != nil {
-		return nil, err
-	}
-	r := &EnergyRange{Lo: prefault.Make[float64](g.Len()), Width: prefault.Make[float64](g.Len())}
-	rows := newRowCursor(g)
-	for i := range r.Lo {
-		a, b, err := linearRange(rows.row(i), prior)
-		if err != nil {
-			return nil, err
-		}
-		lo, hi := e.ranger.LossRange(e.y[i], a, b)
-		if !(hi >= lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-			return nil, fmt.Errorf("exactmh: GLMEnergy.EnergyRange: %T.LossRange(y = %v, %v, %v) = [%v, %v] for datum %d, want finite min ≤ max",
-				e.family, e.y[i], a, b, lo, hi, i)
-		}
-		r.Lo[i], r.Width[i] = lo, hi-lo
-	}
-	return r, nil
-}
-
-// TaylorBound returns GLMTaylorBound(e, order, prior).
-func (e *GLMEnergy) TaylorBound(order int, prior Prior) ([]float64, error) {
-	return GLMTaylorBound(e, order, prior)
-}
-
-// FlyBound returns GLMFlyBound(e, at, prior).
-func (e *GLMEnergy) FlyBound(at []float64, prior Prior) (FlyBound, error) {
-	return GLMFlyBound(e, at, prior)
-}
-
 // checkPriorDim returns an error if a prior that knows its dimension has
 // another than d.
 func checkPriorDim(prior Prior, d int) error {
 	if dc, ok := prior.(dimChecker); ok {
-		return dc.checkDim(d)
+		return dc.CheckDim(d)
 	}
 	return nil
 }
@@ -269,10 +77,8 @@ func checkPriorDim(prior Prior, d int) error {
 // glmZRange returns the range of z = xᵀθ over the prior's support: finite
 // on a Box or Ball (or one wrapped, see supportOf), (−Inf, +Inf) otherwise.
 func glmZRange(x []float64, prior Prior) (lo, hi float64) {
-	switch supportOf(prior).(type) {
-	case *Box, *Ball:
-		lo, hi, _ = linearRange(x, prior)
-		return lo, hi
+	if s, ok := supportOf(prior).(BoundedSupport); ok {
+		return s.LinearRange(x)
 	}
 	return math.Inf(-1), math.Inf(1)
 }
@@ -285,15 +91,12 @@ func glmLossBound(who string, g GLM, i, k int, lo, hi float64) (float64, error) 
 		return s, nil
 	}
 	model := fmt.Sprintf("%T", g)
-	switch e := g.(type) {
-	case *GLMEnergy:
-		model = fmt.Sprintf("%T", e.family)
-	case *GLMEnergy32:
-		model = fmt.Sprintf("%T", e.base.family)
+	if s, ok := g.(fmt.Stringer); ok { // model.GLMEnergy names its family
+		model = s.String()
 	}
 	if math.IsInf(s, 1) {
 		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
-			return 0, fmt.Errorf("exactmh: %s: %s has no bound on |f^(%d)| of datum %d over z ∈ (%v, %v): use a bounded prior support (Box or Ball)", who, model, k, i, lo, hi)
+			return 0, fmt.Errorf("exactmh: %s: %s has no bound on |f^(%d)| of datum %d over z ∈ (%v, %v): use a bounded prior support (a BoundedSupport such as model.Box or model.Ball)", who, model, k, i, lo, hi)
 		}
 		return 0, fmt.Errorf("exactmh: %s: %s bounds |f^(%d)| of datum %d over z ∈ [%v, %v] by +Inf: shrink the prior's support", who, model, k, i, lo, hi)
 	}
@@ -319,7 +122,7 @@ func GLMDiffBound(g GLM, prior Prior) (*DiffBound, error) {
 		if err != nil {
 			return nil, err
 		}
-		c[i] = s * norm2(row)
+		c[i] = s * vec.Norm2(row)
 	}
 	return &DiffBound{C: c}, nil
 }
@@ -378,33 +181,9 @@ func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		b[i] = rowTaylorBound(row, order, s)
+		b[i] = vec.RowTaylorBound(row, order, s)
 	}
 	return b, nil
-}
-
-// glmTaylorBound is s·m_i^{k+1} for every row.
-func glmTaylorBound[T float32 | float64](x []T, d, order int, s float64) []float64 {
-	n := len(x) / d
-	b := prefault.Make[float64](n)
-	for i := range n {
-		b[i] = rowTaylorBound(x[i*d:(i+1)*d], order, s)
-	}
-	return b
-}
-
-// rowTaylorBound is s·(max_j |x_j|)^{k+1}, or the smallest positive float64
-// where that is 0.
-func rowTaylorBound[T float32 | float64](row []T, order int, s float64) float64 {
-	var m float64
-	for _, v := range row {
-		m = math.Max(m, math.Abs(float64(v)))
-	}
-	b := s * math.Pow(m, float64(order+1))
-	if b == 0 {
-		b = math.SmallestNonzeroFloat64 // an all-zero row never changes U_i
-	}
-	return b
 }
 
 // GLMFlyBound returns FlyMC's quadratic lower bound for any GLM, tight at
@@ -427,7 +206,7 @@ func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
 		if len(at) != d {
 			return nil, fmt.Errorf("exactmh: GLMFlyBound: len(at) = %d, want %d", len(at), d)
 		}
-		if err := finiteVec("GLMFlyBound: at", at); err != nil {
+		if err := vec.FiniteVec("GLMFlyBound: at", at); err != nil {
 			return nil, err
 		}
 	}
@@ -438,7 +217,7 @@ func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
 		row := rows.row(i)
 		var zh float64
 		if at != nil {
-			zh = dot(row, at)
+			zh = vec.Dot(row, at)
 		}
 		lo, hi := glmZRange(row, prior)
 		k, err := glmLossBound("GLMFlyBound", g, i, 2, math.Min(lo, zh), math.Max(hi, zh))
@@ -453,7 +232,7 @@ func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
 		// −f − f1(z − zh) − ½k(z − zh)² = a z² + b z + c.
 		a[i] = -k / 2
 		b[i] = -f1 + k*zh
-		c[i] = -f + f1*zh - k*zh*zh/2 - flyMargin
+		c[i] = -f + f1*zh - k*zh*zh/2 - FlyMargin
 	}
 	return newGLMBound(g, a, b, c), nil
 }
@@ -472,7 +251,7 @@ func (a glmDiffer) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	}
 	for k, i := range idx {
 		row := a.g.Row(i)
-		z, zn := dot2(row, theta, thetaNew)
+		z, zn := vec.Dot2(row, theta, thetaNew)
 		dst[k] = a.g.Loss(i, z) - a.g.Loss(i, zn)
 	}
 }
@@ -490,9 +269,9 @@ func (a glmGradient) AddGradient(grad, theta []float64, idx []int, w []float64) 
 	}
 	for k, i := range idx {
 		row := a.g.Row(i)
-		f1, _ := a.g.LossDerivs(i, dot(row, theta))
+		f1, _ := a.g.LossDerivs(i, vec.Dot(row, theta))
 		c := w[k] * f1
-		axpy(grad, c, row)
+		vec.Axpy(grad, c, row)
 	}
 }
 

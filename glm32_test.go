@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // float32Data returns simulateLogistic's data with the features rounded to
@@ -146,13 +147,13 @@ func TestGLM32MatchesFloat64(t *testing.T) {
 			w[j] = 1 / float64(j+1)
 		}
 		x64, x32, y, counts := float32Data(500, w, 11)
-		box, _ := exactmh.NewBox(filled(d, -2), filled(d, 2))
+		box, _ := model.NewBox(filled(d, -2), filled(d, 2))
 
-		l64, err := exactmh.NewLogisticRegression(x64, y, d)
+		l64, err := model.NewLogisticRegression(x64, y, d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l32, err := exactmh.NewLogisticRegression32(x32, y, d)
+		l32, err := model.NewLogisticRegression32(x32, y, d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,16 +162,16 @@ func TestGLM32MatchesFloat64(t *testing.T) {
 			t.Error("Label")
 		}
 
-		for _, fam := range []exactmh.GLMFamily{exactmh.PoissonFamily{}, exactmh.GaussianFamily{Sigma: 0.7}} {
+		for _, fam := range []model.GLMFamily{model.PoissonFamily{}, model.GaussianFamily{Sigma: 0.7}} {
 			resp := counts
-			if _, ok := fam.(exactmh.GaussianFamily); ok {
+			if _, ok := fam.(model.GaussianFamily); ok {
 				resp = y
 			}
-			g64, err := exactmh.NewGLM(x64, resp, d, fam)
+			g64, err := model.NewGLM(x64, resp, d, fam)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g32, err := exactmh.NewGLM32(x32, resp, d, fam)
+			g32, err := model.NewGLM32(x32, resp, d, fam)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,18 +197,18 @@ func TestGLM32Errors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{errOf(exactmh.NewLogisticRegression32(x, []float64{0, 1}, 2)), "X[3] (row 1, column 1) = NaN"},
-		{errOf(exactmh.NewLogisticRegression32(x[:2], []float64{0, 2}, 1)), "label y[1] = 2"},
-		{errOf(exactmh.NewLogisticRegression32(x[:3], []float64{0, 1}, 2)), "len(X) = 3, want N·d = 2·2 = 4"},
-		{errOf(exactmh.NewGLM32(x[:2], []float64{0, 1}, 1, nil)), "nil family"},
-		{errOf(exactmh.NewGLM32(x[:2], []float64{0, math.Inf(1)}, 1, exactmh.GaussianFamily{Sigma: 1})), "y[1] = +Inf"},
-		{errOf(exactmh.NewGLM32(x[:2], []float64{0, -1}, 1, exactmh.PoissonFamily{})), "PoissonFamily"},
+		{errOf(model.NewLogisticRegression32(x, []float64{0, 1}, 2)), "X[3] (row 1, column 1) = NaN"},
+		{errOf(model.NewLogisticRegression32(x[:2], []float64{0, 2}, 1)), "label y[1] = 2"},
+		{errOf(model.NewLogisticRegression32(x[:3], []float64{0, 1}, 2)), "len(X) = 3, want N·d = 2·2 = 4"},
+		{errOf(model.NewGLM32(x[:2], []float64{0, 1}, 1, nil)), "nil family"},
+		{errOf(model.NewGLM32(x[:2], []float64{0, math.Inf(1)}, 1, model.GaussianFamily{Sigma: 1})), "y[1] = +Inf"},
+		{errOf(model.NewGLM32(x[:2], []float64{0, -1}, 1, model.PoissonFamily{})), "PoissonFamily"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("error %v, want one with %q", c.err, c.want)
 		}
 	}
-	l, _ := exactmh.NewLogisticRegression32(x[:2], []float64{0, 1}, 1)
+	l, _ := model.NewLogisticRegression32(x[:2], []float64{0, 1}, 1)
 	if _, err := l.TaylorBound(3, nil); err == nil {
 		t.Error("TaylorBound(3): no error")
 	}
@@ -226,15 +227,15 @@ func errOf[T any](_ T, err error) error { return err }
 
 // logisticTwins returns a logistic regression on 2000 simulated rows of
 // d = 3 covariates, in float64 and float32 storage.
-func logisticTwins(t *testing.T, seed uint64) (*exactmh.LogisticRegression, *exactmh.LogisticRegression32) {
+func logisticTwins(t *testing.T, seed uint64) (*model.LogisticRegression, *model.LogisticRegression32) {
 	t.Helper()
 	const d = 3
 	x64, x32, y, _ := float32Data(2000, []float64{1, -1, 0.5}, seed)
-	l64, err := exactmh.NewLogisticRegression(x64, y, d)
+	l64, err := model.NewLogisticRegression(x64, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l32, err := exactmh.NewLogisticRegression32(x32, y, d)
+	l32, err := model.NewLogisticRegression32(x32, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func logisticTwins(t *testing.T, seed uint64) (*exactmh.LogisticRegression, *exa
 func TestGLM32Draws(t *testing.T) {
 	const d = 3
 	l64, l32 := logisticTwins(t, 12)
-	prior, _ := exactmh.NewIsoGaussian(d, 10)
+	prior, _ := model.NewIsoGaussian(d, 10)
 	p64 := &exactmh.Posterior{Energy: l64, Prior: prior}
 	p32 := &exactmh.Posterior{Energy: l32, Prior: prior}
 	ctx := context.Background()
@@ -305,8 +306,8 @@ func TestGLM32StepsAllocateNothing(t *testing.T) {
 	const d = 20
 	x64, x32, y, _ := float32Data(300, filled(d, 0.1), 13)
 	_ = x64
-	l32, _ := exactmh.NewLogisticRegression32(x32, y, d)
-	prior, _ := exactmh.NewIsoGaussian(d, 10)
+	l32, _ := model.NewLogisticRegression32(x32, y, d)
+	prior, _ := model.NewIsoGaussian(d, 10)
 	p := &exactmh.Posterior{Energy: l32, Prior: prior}
 	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, d), nil)
 	if err != nil {
@@ -346,11 +347,11 @@ func TestGLM32StepsAllocateNothing(t *testing.T) {
 func TestControlVariatesRecomputed(t *testing.T) {
 	const d = 3
 	l64, l32 := logisticTwins(t, 13)
-	gauss, _ := exactmh.NewIsoGaussian(d, 10)
-	box, _ := exactmh.NewBox([]float64{-3, -3, -3}, []float64{3, 3, 3})
+	gauss, _ := model.NewIsoGaussian(d, 10)
+	box, _ := model.NewBox([]float64{-3, -3, -3}, []float64{3, 3, 3})
 	// A box about the posterior (θ = (1, −1, 0.5), sds about 0.06), where
 	// the remainders' ranges are small enough for the Poisson kernels.
-	tight, _ := exactmh.NewBox([]float64{0.6, -1.4, 0.1}, []float64{1.4, -0.6, 0.9})
+	tight, _ := model.NewBox([]float64{0.6, -1.4, 0.1}, []float64{1.4, -0.6, 0.9})
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string

@@ -15,13 +15,14 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 )
 
 // glmCase is a simulated GLM with d = 2 covariates x_ij ~ N(0, 0.5²) and
 // true coefficients (0.5, −0.3), so that z_i stays moderate.
 type glmCase struct {
 	name   string
-	family exactmh.GLMFamily
+	family model.GLMFamily
 	x, y   []float64
 	// direct is f(y, z) written out independently of the family's code.
 	direct func(y, z float64) float64
@@ -61,13 +62,13 @@ func simGLM(name string, n int, seed uint64) glmCase {
 	}
 	switch name {
 	case "gaussian":
-		c.family = exactmh.GaussianFamily{Sigma: 0.5}
+		c.family = model.GaussianFamily{Sigma: 0.5}
 		c.direct = func(y, z float64) float64 { return (y - z) * (y - z) / (2 * 0.25) }
 	case "poisson":
-		c.family = exactmh.PoissonFamily{}
+		c.family = model.PoissonFamily{}
 		c.direct = func(y, z float64) float64 { return math.Exp(z) - y*z }
 	case "probit":
-		c.family = exactmh.ProbitFamily{}
+		c.family = model.ProbitFamily{}
 		c.direct = func(y, z float64) float64 {
 			if y == 0 {
 				z = -z
@@ -86,9 +87,9 @@ func simGLM(name string, n int, seed uint64) glmCase {
 	return c
 }
 
-func (c glmCase) energy(t testing.TB) *exactmh.GLMEnergy {
+func (c glmCase) energy(t testing.TB) *model.GLMEnergy {
 	t.Helper()
-	e, err := exactmh.NewGLM(c.x, c.y, 2, c.family)
+	e, err := model.NewGLM(c.x, c.y, 2, c.family)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +171,9 @@ func TestGLMFamilyEnergies(t *testing.T) {
 // over a wide range of z, including the probit's far tails, and stay below
 // the family's global bounds.
 func TestGLMFamilyDerivatives(t *testing.T) {
-	fams := map[string]exactmh.GLMFamily{
-		"gaussian": exactmh.GaussianFamily{Sigma: 0.7}, "poisson": exactmh.PoissonFamily{},
-		"probit": exactmh.ProbitFamily{}, "cloglog": cloglogFamily{},
+	fams := map[string]model.GLMFamily{
+		"gaussian": model.GaussianFamily{Sigma: 0.7}, "poisson": model.PoissonFamily{},
+		"probit": model.ProbitFamily{}, "cloglog": cloglogFamily{},
 	}
 	for name, f := range fams {
 		for _, y := range []float64{0, 1, 3} {
@@ -220,7 +221,7 @@ func TestGLMFamilyDerivatives(t *testing.T) {
 		}
 	}
 	// Extreme arguments: finite losses (or +Inf where e^z overflows), never NaN.
-	p := exactmh.ProbitFamily{}
+	p := model.ProbitFamily{}
 	if v := p.Loss(1, -40); math.Abs(v-804.60844201375378817) > 1e-12*804 {
 		t.Errorf("probit −log Φ(−40) = %.17g, want 804.60844201375378817", v)
 	}
@@ -233,7 +234,7 @@ func TestGLMFamilyDerivatives(t *testing.T) {
 	if f1, f2 := p.LossDerivs(1, -1e3); math.Abs(f1+1000.001) > 1e-2 || !(f2 > 0.99999 && f2 <= 1) {
 		t.Errorf("probit derivatives at −1000: %v, %v, want ≈ −1000, 1", f1, f2)
 	}
-	q := exactmh.PoissonFamily{}
+	q := model.PoissonFamily{}
 	if v := q.Loss(2, 800); !math.IsInf(v, 1) {
 		t.Errorf("Poisson loss at z = 800 is %v, want +Inf", v)
 	}
@@ -249,9 +250,9 @@ func TestGLMFamilyDerivatives(t *testing.T) {
 // CheckFlyBound) on bounded supports, and the unbounded cases fail with an
 // error naming the datum.
 func TestGLMFamilyBounds(t *testing.T) {
-	ball, _ := exactmh.NewBall(2, 2, nil)
-	box, _ := exactmh.NewBox([]float64{-1, -2}, []float64{2, 1})
-	gp, _ := exactmh.NewIsoGaussian(2, 3)
+	ball, _ := model.NewBall(2, 2, nil)
+	box, _ := model.NewBox([]float64{-1, -2}, []float64{2, 1})
+	gp, _ := model.NewIsoGaussian(2, 3)
 	for _, name := range readyFamilies {
 		c := simGLM(name, 200, 4)
 		e := c.energy(t)
@@ -320,7 +321,7 @@ func TestGLMFamilyBounds(t *testing.T) {
 				t.Errorf("poisson: Taylor or FlyMC bound on ℝ² without error")
 			}
 		}
-		if errD == nil || !strings.Contains(errD.Error(), "datum 0") || !strings.Contains(errD.Error(), "Box or Ball") {
+		if errD == nil || !strings.Contains(errD.Error(), "datum 0") || !strings.Contains(errD.Error(), "BoundedSupport") {
 			t.Errorf("%s: DiffBound on ℝ²: %v, want an error naming datum 0 and the bounded support it needs", name, errD)
 		}
 		t.Logf("%s on ℝ²: %v", name, errD)
@@ -340,7 +341,7 @@ func TestGLMFamilyBounds(t *testing.T) {
 // TestTaylorBounds does.
 func TestGLMTaylorBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
-	ball, _ := exactmh.NewBall(2, 1.5, nil)
+	ball, _ := model.NewBall(2, 1.5, nil)
 	for _, name := range append(readyFamilies, "cloglog") {
 		c := simGLM(name, 100, 5)
 		e := c.energy(t)
@@ -422,8 +423,8 @@ func mean(x []float64) float64 {
 // on the Gaussian (conjugate) family both match the exact posterior.
 func TestGLMFamilySampling(t *testing.T) {
 	ctx := context.Background()
-	gp, _ := exactmh.NewIsoGaussian(2, 3)
-	ball, _ := exactmh.NewBall(2, 3, nil)
+	gp, _ := model.NewIsoGaussian(2, 3)
+	ball, _ := model.NewBall(2, 3, nil)
 	for _, name := range readyFamilies {
 		c := simGLM(name, 300, 7)
 		e := c.energy(t)
@@ -490,32 +491,32 @@ func TestNewGLMErrors(t *testing.T) {
 	x := []float64{1, 2, 3, 4}
 	for name, tc := range map[string]struct {
 		x, y []float64
-		f    exactmh.GLMFamily
+		f    model.GLMFamily
 		want string
 	}{
 		"nil family":   {x, []float64{0, 1}, nil, "nil family"},
-		"short x":      {x[:3], []float64{0, 1}, exactmh.ProbitFamily{}, "len(X) = 3"},
-		"NaN y":        {x, []float64{0, math.NaN()}, exactmh.ProbitFamily{}, "y[1]"},
-		"probit label": {x, []float64{0, 2}, exactmh.ProbitFamily{}, "y[1] = 2"},
-		"count":        {x, []float64{1.5, 2}, exactmh.PoissonFamily{}, "y[0] = 1.5"},
-		"negative":     {x, []float64{1, -1}, exactmh.PoissonFamily{}, "y[1] = -1"},
-		"σ = 0":        {x, []float64{1, -1}, exactmh.GaussianFamily{}, "σ = 0"},
-		"σ = NaN":      {x, []float64{1, -1}, exactmh.GaussianFamily{Sigma: math.NaN()}, "σ = NaN"},
+		"short x":      {x[:3], []float64{0, 1}, model.ProbitFamily{}, "len(X) = 3"},
+		"NaN y":        {x, []float64{0, math.NaN()}, model.ProbitFamily{}, "y[1]"},
+		"probit label": {x, []float64{0, 2}, model.ProbitFamily{}, "y[1] = 2"},
+		"count":        {x, []float64{1.5, 2}, model.PoissonFamily{}, "y[0] = 1.5"},
+		"negative":     {x, []float64{1, -1}, model.PoissonFamily{}, "y[1] = -1"},
+		"σ = 0":        {x, []float64{1, -1}, model.GaussianFamily{}, "σ = 0"},
+		"σ = NaN":      {x, []float64{1, -1}, model.GaussianFamily{Sigma: math.NaN()}, "σ = NaN"},
 	} {
-		_, err := exactmh.NewGLM(tc.x, tc.y, 2, tc.f)
+		_, err := model.NewGLM(tc.x, tc.y, 2, tc.f)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
 	}
 	// Generic bounds fail clearly on bad input.
-	e, _ := exactmh.NewGLM(x, []float64{0, 1}, 2, exactmh.ProbitFamily{})
+	e, _ := model.NewGLM(x, []float64{0, 1}, 2, model.ProbitFamily{})
 	if _, err := exactmh.GLMTaylorBound(e, 3, nil); err == nil {
 		t.Error("GLMTaylorBound order 3: no error")
 	}
 	if _, err := exactmh.GLMFlyBound(e, []float64{1}, nil); err == nil {
 		t.Error("GLMFlyBound with a short at: no error")
 	}
-	b3, _ := exactmh.NewBall(3, 1, nil)
+	b3, _ := model.NewBall(3, 1, nil)
 	if _, err := exactmh.GLMDiffBound(e, b3); err == nil {
 		t.Error("GLMDiffBound with a 3-d ball for a 2-d model: no error")
 	}
@@ -538,7 +539,7 @@ func TestReadyMadeGLMContract(t *testing.T) {
 	for i := range 100 {
 		x = append(x, lr.Row(i)...)
 	}
-	st, err := exactmh.NewStudentTRegression(x, ty, 2, 4)
+	st, err := model.NewStudentTRegression(x, ty, 2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,13 +589,13 @@ func TestGLMUnboundedError(t *testing.T) {
 // under the probit family through NewGLM.
 func tallProbit(b *testing.B) *exactmh.Posterior {
 	p := tallLogistic(b)
-	lr := p.Energy.(*exactmh.LogisticRegression)
+	lr := p.Energy.(*model.LogisticRegression)
 	x, y := make([]float64, 0, lr.Len()*lr.Dim()), make([]float64, lr.Len())
 	for i := range lr.Len() {
 		x = append(x, lr.Row(i)...)
 		y[i] = lr.Label(i)
 	}
-	e, err := exactmh.NewGLM(x, y, lr.Dim(), exactmh.ProbitFamily{})
+	e, err := model.NewGLM(x, y, lr.Dim(), model.ProbitFamily{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,9 +7,11 @@ package exactmh_test
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // This file is what a user writes for a model the package does not offer:
@@ -106,7 +108,7 @@ func TestUserGLM(t *testing.T) {
 		}
 	}
 	fam := c.energy(t)
-	ball, _ := exactmh.NewBall(2, 3, nil)
+	ball, _ := model.NewBall(2, 3, nil)
 	p := &exactmh.Posterior{Energy: raw, Prior: ball}
 	pf := &exactmh.Posterior{Energy: fam, Prior: ball}
 	m, err := exactmh.FindMAP(ctx, p, []float64{0, 0}, nil)
@@ -186,4 +188,134 @@ func TestUserGLM(t *testing.T) {
 func is[T any](v any) bool {
 	_, ok := v.(T)
 	return ok
+}
+
+// userLogistic is a user's own logistic regression: the GLM contract plus
+// the fast-path contract (exactmh.DenseGLM), written with nothing from the
+// package but its exported interfaces.
+type userLogistic struct {
+	x, y []float64
+	d    int
+}
+
+func (u *userLogistic) Len() int            { return len(u.y) }
+func (u *userLogistic) Dim() int            { return u.d }
+func (u *userLogistic) Row(i int) []float64 { return u.x[i*u.d : (i+1)*u.d] }
+func (u *userLogistic) softplus(z float64) float64 {
+	return max(z, 0) + math.Log1p(math.Exp(-math.Abs(z)))
+}
+
+func (u *userLogistic) Loss(i int, z float64) float64 { return u.softplus(z) - u.y[i]*z }
+
+func (u *userLogistic) LossDerivs(i int, z float64) (f1, f2 float64) {
+	s := 1 / (1 + math.Exp(-z))
+	if z < 0 {
+		e := math.Exp(z)
+		s = e / (1 + e)
+	}
+	return s - u.y[i], s * (1 - s)
+}
+
+func (u *userLogistic) LossBound(_, k int, _, _ float64) float64 {
+	if k < 1 || k > 3 {
+		return math.Inf(1)
+	}
+	return [...]float64{1, 0.25, 1 / (6 * math.Sqrt(3))}[k-1] // |σ(1−σ)(1−2σ)| ≤ 1/(6√3)
+}
+
+func (u *userLogistic) Energies(dst, theta []float64, idx []int) {
+	for k, i := range idx {
+		var z float64
+		for j, v := range u.Row(i) {
+			z += v * theta[j]
+		}
+		dst[k] = u.Loss(i, z)
+	}
+}
+
+func (u *userLogistic) DenseRows() exactmh.DenseRows {
+	return exactmh.DenseRows{X: u.x, Y: u.y, Logistic: true}
+}
+
+// userGLMPair returns the same logistic data as the package's
+// LogisticRegression and as userLogistic, each in a posterior with the
+// prior N(0, 2.5²), and the Laplace approximation of the first.
+func userGLMPair(tb testing.TB, n, d int) (pkg, user *exactmh.Posterior, la *exactmh.LaplaceApprox) {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(11, 12))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range y {
+		var z float64
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()
+			z += 0.3 * x[i*d+j]
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+	}
+	lr, err := model.NewLogisticRegression(x, y, d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prior, err := model.NewIsoGaussian(d, 2.5)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pkg = &exactmh.Posterior{Energy: lr, Prior: prior}
+	user = &exactmh.Posterior{Energy: &userLogistic{x: x, y: y, d: d}, Prior: prior}
+	la, err = exactmh.FindLaplace(context.Background(), pkg, make([]float64, d), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pkg, user, la
+}
+
+// TestUserDenseGLMAsLogisticRegression checks that a user's logistic
+// DenseGLM takes the package's fast paths: TFMH-CV-CN and SMH-2-CN draw
+// from it what they draw from LogisticRegression on the same data, bit for
+// bit, at the same seed (the inlined loss is the package's expression).
+func TestUserDenseGLMAsLogisticRegression(t *testing.T) {
+	pkg, user, la := userGLMPair(t, 4000, 5)
+	for _, k := range []exactmh.Kernel{exactmh.TFMH{}, exactmh.SMH{Order: 2, Center: la.Mean}} {
+		var draws [2][]float64
+		for j, p := range []*exactmh.Posterior{pkg, user} {
+			kk, pp, name, err := exactmh.WithLaplace(p, la, k, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := exactmh.Sample(context.Background(), pp, kk, &exactmh.Settings{Chains: 1, Warmup: 100, Draws: 200, Seed: 3, Init: la.Mean})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			draws[j] = res.Chains[0].Draws
+		}
+		if len(draws[0]) == 0 || len(draws[0]) != len(draws[1]) {
+			t.Fatalf("%T: %d and %d draws", k, len(draws[0]), len(draws[1]))
+		}
+		for j := range draws[0] {
+			if draws[0][j] != draws[1][j] {
+				t.Fatalf("%T: draw %d, θ[%d]: LogisticRegression %v, user's DenseGLM %v", k, j/5, j%5, draws[0][j], draws[1][j])
+			}
+		}
+	}
+}
+
+// BenchmarkUserGLM times TFMH-CV-CN's step on LogisticRegression and on a
+// user's logistic DenseGLM over the same data (N = 10⁵, d = 20), at the
+// MAP with the step scale 1: the per-datum cost must be the same.
+func BenchmarkUserGLM(b *testing.B) {
+	pkg, user, la := userGLMPair(b, 100_000, 20)
+	for _, c := range []struct {
+		name string
+		p    *exactmh.Posterior
+	}{{"LogisticRegression", pkg}, {"user", user}} {
+		b.Run(c.name, func(b *testing.B) {
+			k, p, _, err := exactmh.WithLaplace(c.p, la, exactmh.TFMH{KeepMinibatch: true}, true, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchmarkKernelAt(b, p, k, la.Mean)
+		})
+	}
 }

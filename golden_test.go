@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden from the current kernels")
@@ -35,11 +36,11 @@ func goldenCases(t *testing.T) []goldenCase {
 	t.Helper()
 	// A logistic regression (N = 200, d = 2, N(0, 10²) prior).
 	lx, ly := simulateLogistic(200, []float64{1, -1}, 5)
-	le, err := exactmh.NewLogisticRegression(lx, ly, 2)
+	le, err := model.NewLogisticRegression(lx, ly, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gp, _ := exactmh.NewIsoGaussian(2, 10)
+	gp, _ := model.NewIsoGaussian(2, 10)
 	logistic := &exactmh.Posterior{Energy: le, Prior: gp}
 
 	// A Student-t regression (N = 200, d = 2, ν = 4, flat prior).
@@ -48,7 +49,7 @@ func goldenCases(t *testing.T) []goldenCase {
 	for i := range ty {
 		ty[i] = tx[2*i] - tx[2*i+1] + 0.3*math.Sin(float64(7*i))
 	}
-	te, err := exactmh.NewStudentTRegression(tx, ty, 2, 4)
+	te, err := model.NewStudentTRegression(tx, ty, 2, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func goldenCases(t *testing.T) []goldenCase {
 
 	// The logistic regression on a ball of radius 3, tempered by β = 0.01:
 	// the bounded support PoissonMH and its gradient relatives need.
-	ball, _ := exactmh.NewBall(2, 3, nil)
+	ball, _ := model.NewBall(2, 3, nil)
 	boxed := &exactmh.Posterior{Energy: le, Prior: ball, Beta: 0.01}
 
 	// The MAPs (start and centre of the MAP-based kernels) are pinned to

@@ -10,6 +10,8 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -49,7 +51,7 @@ func (a glmHessian) AddHessian(h, theta []float64, idx []int, w []float64) {
 	rows := newRowCursor(a.g)
 	for k, i := range idx {
 		row := rows.row(i)
-		_, f2 := a.g.LossDerivs(i, dot(row, theta))
+		_, f2 := a.g.LossDerivs(i, vec.Dot(row, theta))
 		acc.add(row, w[k]*f2)
 	}
 	acc.flush()
@@ -84,7 +86,7 @@ func (a *rankAcc) flush() {
 // addUpper adds the upper triangle of the d×d row-major src to dst's.
 func addUpper(dst, src []float64, d int) {
 	for a := range d {
-		axpy(dst[a*d+a:a*d+d], 1, src[a*d+a:a*d+d])
+		vec.Axpy(dst[a*d+a:a*d+d], 1, src[a*d+a:a*d+d])
 	}
 }
 
@@ -258,7 +260,7 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 		}
 		sum += pt.sum
 		if nb > 1 {
-			axpy(g, 1, pt.g)
+			vec.Axpy(g, 1, pt.g)
 			addUpper(h, pt.h, d)
 		}
 	}
@@ -288,8 +290,7 @@ func (t *Target) cvSums() bool {
 	if _, own := gl.(Hessianer); own {
 		return false
 	}
-	_, conv := gl.(rowConverter)
-	return !conv
+	return rowConverterOf(gl) == nil
 }
 
 // glmSweep is newtonSweep of a GLM over data lo … hi−1: it returns
@@ -301,32 +302,34 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 	acc := rankAcc{h: h, d: t.d}
 	rows := newRowCursor(gl)
 	// The logistic loss and its derivatives from one exponential, bit for
-	// bit as Loss and LossDerivs. Only for the type itself: a user's type
-	// embedding it, which may override Loss or LossDerivs, would still
-	// have the unexported method.
-	fused, _ := gl.(*LogisticRegression)
+	// bit as Loss and LossDerivs, for a DenseGLM with float64 rows that
+	// declares the logistic loss (denseLogistic).
+	fused, ok := denseLogistic(gl)
+	if ok && fused.X == nil {
+		ok = false
+	}
 	var zs, f1s, f2s []float64
-	if fused != nil {
+	if ok {
 		zs, f1s, f2s = make([]float64, chunk), make([]float64, chunk), make([]float64, chunk)
 	}
 	for start := lo; start < hi; start += chunk {
 		m := min(chunk, hi-start)
 		idx, val := idx[:m], val[:m]
-		if fused != nil {
+		if ok {
 			// In three loops, so that the exponentials and logarithms of
 			// consecutive data overlap (in one loop each datum's waits on
 			// its dot product and feeds its rank update); every value and
 			// every sum is the one loop's, in the same order.
 			for k := range idx {
 				idx[k] = start + k
-				zs[k] = dot(fused.Row(start+k), theta)
+				zs[k] = vec.Dot(fused.X[(start+k)*t.d:(start+k+1)*t.d], theta)
 			}
 			for k := range idx {
-				val[k], f1s[k], f2s[k] = fused.lossAndDerivs(start+k, zs[k])
+				val[k], f1s[k], f2s[k] = logit.LossAndDerivs(fused.Y[start+k], zs[k])
 			}
 			for k := range idx {
-				row := fused.Row(start + k)
-				axpy(g, t.beta*f1s[k], row[:t.d])
+				row := fused.X[(start+k)*t.d : (start+k+1)*t.d]
+				vec.Axpy(g, t.beta*f1s[k], row[:t.d])
 				acc.add(row, t.beta*f2s[k])
 			}
 		} else {
@@ -334,10 +337,10 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 				i := start + k
 				idx[k] = i
 				row := rows.row(i)
-				z := dot(row, theta)
+				z := vec.Dot(row, theta)
 				val[k] = gl.Loss(i, z)
 				f1, f2 := gl.LossDerivs(i, z)
-				axpy(g, t.beta*f1, row[:t.d])
+				vec.Axpy(g, t.beta*f1, row[:t.d])
 				acc.add(row, t.beta*f2)
 			}
 		}

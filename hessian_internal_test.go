@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // denseRankFour is addRankFour's dense loop, the reference its sparse path
@@ -114,7 +116,7 @@ func TestLtNormSqSparse(t *testing.T) {
 		dense := func(x []float64) float64 {
 			var s2 float64
 			for a := range d {
-				v := dot(lt[a*d+a:a*d+d], x[a:])
+				v := vec.Dot(lt[a*d+a:a*d+d], x[a:])
 				s2 += v * v
 			}
 			return s2

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -85,7 +86,7 @@ func hessianCases(t *testing.T) []struct {
 	theta []float64
 } {
 	lr := simLogistic(t, 500, 4, 3)
-	gauss4, _ := exactmh.NewIsoGaussian(4, 1.5)
+	gauss4, _ := model.NewIsoGaussian(4, 1.5)
 	rng := rand.New(rand.NewPCG(4, 4))
 	x, y := make([]float64, 400*3), make([]float64, 400)
 	for i := range y {
@@ -94,21 +95,21 @@ func hessianCases(t *testing.T) []struct {
 		}
 		y[i] = x[i*3] - x[i*3+2] + 2*rng.NormFloat64()
 	}
-	st, _ := exactmh.NewStudentTRegression(x, y, 3, 3)
+	st, _ := model.NewStudentTRegression(x, y, 3, 3)
 	sigma := mat.NewSymDense(3, []float64{1, 0.3, 0, 0.3, 2, 0.4, 0, 0.4, 1.5})
 	ym := make([]float64, 50*3)
 	for k := range ym {
 		ym[k] = rng.NormFloat64() + 1
 	}
-	gm, _ := exactmh.NewGaussianMean(ym, 3, sigma)
-	prior3, _ := exactmh.NewGaussian([]float64{0, 1, -1}, []float64{0.5, 2, 1})
+	gm, _ := model.NewGaussianMean(ym, 3, sigma)
+	prior3, _ := model.NewGaussian([]float64{0, 1, -1}, []float64{0.5, 2, 1})
 	mx := make([]float64, 300)
 	for i := range mx {
 		mx[i] = math.Sqrt2*rng.NormFloat64() + float64(rng.IntN(2))
 	}
-	mix, _ := exactmh.NewGaussianMixture(mx, 2)
-	box, _ := exactmh.NewCube(2, -3, 3)
-	lap, _ := exactmh.NewIsoLaplace(2, 1)
+	mix, _ := model.NewGaussianMixture(mx, 2)
+	box, _ := model.NewCube(2, -3, 3)
+	lap, _ := model.NewIsoLaplace(2, 1)
 	cases := []struct {
 		name  string
 		p     *exactmh.Posterior
@@ -128,7 +129,7 @@ func hessianCases(t *testing.T) []struct {
 			name  string
 			p     *exactmh.Posterior
 			theta []float64
-		}{"NewGLM " + fam, &exactmh.Posterior{Energy: c.energy(t), Prior: func() exactmh.Prior { g, _ := exactmh.NewIsoGaussian(2, 3); return g }()}, []float64{0.4, -0.5}})
+		}{"NewGLM " + fam, &exactmh.Posterior{Energy: c.energy(t), Prior: func() exactmh.Prior { g, _ := model.NewIsoGaussian(2, 3); return g }()}, []float64{0.4, -0.5}})
 	}
 	return cases
 }
@@ -172,7 +173,7 @@ func (e gradOnly) AddGradient(grad, theta []float64, idx []int, w []float64) {
 }
 
 // gradPrior is a prior with a gradient and no Hessian.
-type gradPrior struct{ g *exactmh.Gaussian }
+type gradPrior struct{ g *model.Gaussian }
 
 func (p gradPrior) LogPrior(theta []float64) float64 { return p.g.LogPrior(theta) }
 func (p gradPrior) AddLogPriorGradient(g, theta []float64) {
@@ -182,11 +183,11 @@ func (p gradPrior) AddLogPriorGradient(g, theta []float64) {
 // The priors' Hessians: Gaussian −diag(1/SD²), the others 0; a prior
 // without one is differentiated numerically.
 func TestPriorHessians(t *testing.T) {
-	e, _ := exactmh.NewGaussianMean([]float64{0.5, -0.5}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
-	g, _ := exactmh.NewGaussian([]float64{0, 1}, []float64{0.5, 2})
-	box, _ := exactmh.NewCube(2, -1, 1)
-	ball, _ := exactmh.NewBall(2, 1, nil)
-	lap, _ := exactmh.NewIsoLaplace(2, 1)
+	e, _ := model.NewGaussianMean([]float64{0.5, -0.5}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	g, _ := model.NewGaussian([]float64{0, 1}, []float64{0.5, 2})
+	box, _ := model.NewCube(2, -1, 1)
+	ball, _ := model.NewBall(2, 1, nil)
+	lap, _ := model.NewIsoLaplace(2, 1)
 	theta := []float64{0.2, 0.3}
 	// One datum: the energy's Hessian is the identity.
 	for _, c := range []struct {
@@ -213,7 +214,7 @@ func TestPriorHessians(t *testing.T) {
 
 func TestHessianErrors(t *testing.T) {
 	lr := simLogistic(t, 50, 2, 1)
-	ball, _ := exactmh.NewBall(2, 1, nil)
+	ball, _ := model.NewBall(2, 1, nil)
 	_, err := (&exactmh.Posterior{Energy: noGradEnergy{lr}}).Hessian([]float64{0, 0})
 	if !errors.Is(err, exactmh.ErrNoGradient) {
 		t.Errorf("energy without gradient or Hessian: err = %v, want ErrNoGradient", err)

@@ -243,37 +243,20 @@ func (la *LaplaceApprox) factor(t *Target, h []float64, who string) error {
 	return nil
 }
 
-// supportWarnings describes where θ is on the boundary of a Box or Ball
-// prior's support or on a kink of a Laplace prior.
+// modeWarner is a prior that can say why a Gaussian approximation at θ
+// is poor: θ on the boundary of its support (model.Box, model.Ball) or on
+// a kink of its density (model.Laplace).
+type modeWarner interface {
+	ModeWarnings(theta []float64) []string
+}
+
+// supportWarnings returns the prior's ModeWarnings at θ, through any
+// wrapper (supportOf), or none.
 func supportWarnings(prior Prior, theta []float64) []string {
-	var w []string
-	switch p := supportOf(prior).(type) {
-	case *Box:
-		for j, v := range theta {
-			tol := 1e-8 * (p.Hi[j] - p.Lo[j])
-			if v-p.Lo[j] <= tol || p.Hi[j]-v <= tol {
-				w = append(w, fmt.Sprintf("θ̂[%d] = %.6g is on the edge of the Box prior's [%v, %v]: the mode is on the boundary of the support, where the gradient does not vanish, and the Gaussian approximation, which ignores the truncation, is poor", j, v, p.Lo[j], p.Hi[j]))
-			}
-		}
-	case *Ball:
-		var s float64
-		for j, v := range theta {
-			if len(p.Center) > 0 {
-				v -= p.Center[j]
-			}
-			s += v * v
-		}
-		if r := math.Sqrt(s); p.Radius-r <= 1e-8*p.Radius {
-			w = append(w, fmt.Sprintf("‖θ̂ − centre‖ = %.6g is the Ball prior's radius %v: the mode is on the boundary of the support, where the gradient does not vanish, and the Gaussian approximation, which ignores the truncation, is poor", r, p.Radius))
-		}
-	case *Laplace:
-		for j, v := range theta {
-			if math.Abs(v-p.Mean[j]) <= 1e-9*(1+math.Abs(p.Mean[j])) {
-				w = append(w, fmt.Sprintf("θ̂[%d] = %.3g is on the Laplace prior's kink at %v: the log density is not differentiable there, and the Gaussian approximation is poor", j, v, p.Mean[j]))
-			}
-		}
+	if w, ok := supportOf(prior).(modeWarner); ok {
+		return w.ModeWarnings(theta)
 	}
-	return w
+	return nil
 }
 
 // Covariance returns H⁻¹ = LLᵀ.

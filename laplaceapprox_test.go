@@ -15,6 +15,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -110,7 +111,7 @@ func TestLaplaceKnownCases(t *testing.T) {
 	for i := range ones {
 		ones[i] = 1
 	}
-	pois, _ := exactmh.NewGLM(ones, counts, 1, exactmh.PoissonFamily{})
+	pois, _ := model.NewGLM(ones, counts, 1, model.PoissonFamily{})
 	la, err := exactmh.FindLaplace(context.Background(), &exactmh.Posterior{Energy: pois}, []float64{0}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestLaplaceKnownCases(t *testing.T) {
 	for i := range x {
 		x[i] = 1
 	}
-	lr, _ := exactmh.NewLogisticRegression(x, labels, 1)
+	lr, _ := model.NewLogisticRegression(x, labels, 1)
 	la, err = exactmh.FindLaplace(context.Background(), &exactmh.Posterior{Energy: lr}, []float64{0}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -141,8 +142,8 @@ func TestLaplaceKnownCases(t *testing.T) {
 	// y_i ~ N(θ, 1), θ ~ N(0, 2²), tempered by β = 0.5: log ∫ π by the
 	// trapezoid rule on ±12 standard deviations.
 	one := mat.NewSymDense(1, []float64{1})
-	gm, _ := exactmh.NewGaussianMean([]float64{0.3, 1.7, 2.2, 0.9}, 1, one)
-	prior, _ := exactmh.NewGaussian([]float64{0}, []float64{2})
+	gm, _ := model.NewGaussianMean([]float64{0.3, 1.7, 2.2, 0.9}, 1, one)
+	prior, _ := model.NewGaussian([]float64{0}, []float64{2})
 	p := &exactmh.Posterior{Energy: gm, Prior: prior, Beta: 0.5}
 	la, err = exactmh.FindLaplace(context.Background(), p, []float64{0}, nil)
 	if err != nil {
@@ -172,7 +173,7 @@ func TestLaplaceKnownCases(t *testing.T) {
 
 // Draws from Rand have the approximation's moments.
 func TestLaplaceRand(t *testing.T) {
-	prior, _ := exactmh.NewIsoGaussian(3, 2)
+	prior, _ := model.NewIsoGaussian(3, 2)
 	p := &exactmh.Posterior{Energy: simLogistic(t, 300, 3, 12), Prior: prior}
 	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, 3), nil)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestLaplaceNotPositiveDefinite(t *testing.T) {
 		x[i*3], x[i*3+1], x[i*3+2] = row[0], row[0], row[1]
 		y[i] = base.Label(i)
 	}
-	lr, _ := exactmh.NewLogisticRegression(x, y, 3)
+	lr, _ := model.NewLogisticRegression(x, y, 3)
 	la, err := exactmh.FindLaplace(context.Background(), &exactmh.Posterior{Energy: lr}, make([]float64, 3), nil)
 	var ih *exactmh.IndefiniteHessianError
 	if !errors.As(err, &ih) {
@@ -241,7 +242,7 @@ func TestLaplaceNotPositiveDefinite(t *testing.T) {
 	for i := range mx {
 		mx[i] = math.Sqrt2*rng.NormFloat64() + float64(rng.IntN(2))
 	}
-	mix, _ := exactmh.NewGaussianMixture(mx, 2)
+	mix, _ := model.NewGaussianMixture(mx, 2)
 	_, err = exactmh.LaplaceAt(&exactmh.Posterior{Energy: mix}, []float64{0.5, 0})
 	if !errors.As(err, &ih) || ih.MinEigenvalue >= 0 {
 		t.Errorf("mixture at (0.5, 0): err = %v, want a negative eigenvalue", err)
@@ -253,7 +254,7 @@ func TestLaplaceNotPositiveDefinite(t *testing.T) {
 // missing gradient is ErrNoGradient.
 func TestLaplaceWarningsAndErrors(t *testing.T) {
 	e := simLogistic(t, 2000, 3, 9)
-	ball, _ := exactmh.NewBall(3, 0.2, nil)
+	ball, _ := model.NewBall(3, 0.2, nil)
 	la, err := exactmh.FindLaplace(context.Background(), &exactmh.Posterior{Energy: e, Prior: ball}, []float64{0, 0, 0}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +264,7 @@ func TestLaplaceWarningsAndErrors(t *testing.T) {
 	}
 	t.Logf("ball: %s", la.Warnings)
 
-	box, _ := exactmh.NewCube(3, -0.1, 0.5)
+	box, _ := model.NewCube(3, -0.1, 0.5)
 	la, err = exactmh.FindLaplace(context.Background(), &exactmh.Posterior{Energy: e, Prior: box}, []float64{0, 0, 0}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -273,8 +274,8 @@ func TestLaplaceWarningsAndErrors(t *testing.T) {
 	}
 	t.Logf("box: mode %.4f, %s", la.Mean, la.Warnings)
 
-	lap, _ := exactmh.NewIsoLaplace(1, 1)
-	g0, _ := exactmh.NewGaussianMean([]float64{0.1, -0.5, 0.7}, 1, mat.NewSymDense(1, []float64{1}))
+	lap, _ := model.NewIsoLaplace(1, 1)
+	g0, _ := model.NewGaussianMean([]float64{0.1, -0.5, 0.7}, 1, mat.NewSymDense(1, []float64{1}))
 	la, err = exactmh.FindLaplace(context.Background(), &exactmh.Posterior{Energy: g0, Prior: lap}, []float64{1}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -303,12 +304,12 @@ func TestLaplaceWarningsAndErrors(t *testing.T) {
 func ExampleFindLaplace() {
 	// y_i ~ N(θ, 1) with the prior θ ~ N(0, 10²): the posterior is
 	// N(Σy/(N + 0.01), 1/(N + 0.01)), and the Laplace approximation is it.
-	e, err := exactmh.NewGaussianMean([]float64{1, 2, 6}, 1, mat.NewSymDense(1, []float64{1}))
+	e, err := model.NewGaussianMean([]float64{1, 2, 6}, 1, mat.NewSymDense(1, []float64{1}))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	prior, _ := exactmh.NewGaussian([]float64{0}, []float64{10})
+	prior, _ := model.NewGaussian([]float64{0}, []float64{10})
 	la, err := exactmh.FindLaplace(context.Background(), &exactmh.Posterior{Energy: e, Prior: prior}, []float64{0}, nil)
 	if err != nil {
 		fmt.Println(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -14,7 +15,7 @@ import (
 // has determinant 1), on a non-Gaussian target.
 func TestHMCIntegrator(t *testing.T) {
 	e := simLogistic(t, 200, 2, 5)
-	prior, _ := exactmh.NewIsoGaussian(2, 3)
+	prior, _ := model.NewIsoGaussian(2, 3)
 	p := &exactmh.Posterior{Energy: e, Prior: prior}
 	tg, _ := exactmh.NewTarget(p)
 	ch, err := exactmh.HMC{Steps: 12}.Start(tg, []float64{0.1, -0.2})
@@ -87,7 +88,7 @@ func BenchmarkHMCStepLogistic(b *testing.B) {
 // prior).
 func mnistLikeGauss(b testing.TB) *exactmh.Posterior {
 	p := mnistLike(b, 1000, 50)
-	prior, err := exactmh.NewIsoGaussian(50, 10)
+	prior, err := model.NewIsoGaussian(50, 10)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 )
 
 // tgmRidgeCov is the covariance of the tempered Gaussian mixture's
@@ -122,11 +123,11 @@ func boxedMixture(t testing.TB, rng *rand.Rand, n int, beta float64) *exactmh.Po
 			x[i]++
 		}
 	}
-	e, err := exactmh.NewGaussianMixture(x, 2)
+	e, err := model.NewGaussianMixture(x, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := exactmh.NewCube(2, -3, 3)
+	box, err := model.NewCube(2, -3, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -176,8 +177,8 @@ func mustDiag(t *testing.T, v ...float64) exactmh.Metric {
 
 // startWithMetric starts k on a 2-d Gaussian target.
 func startWithMetric(k exactmh.Kernel) error {
-	prior, _ := exactmh.NewIsoGaussian(2, 1)
-	e, _ := exactmh.NewLogisticRegression([]float64{1, 0, 0, 1}, []float64{1, 0}, 2)
+	prior, _ := model.NewIsoGaussian(2, 1)
+	e, _ := model.NewLogisticRegression([]float64{1, 0, 0, 1}, []float64{1, 0}, 2)
 	tg, err := exactmh.NewTarget(&exactmh.Posterior{Energy: e, Prior: prior})
 	if err != nil {
 		return err

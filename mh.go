@@ -25,10 +25,9 @@ func (MH) Name() string { return "MH" }
 func (MH) Exact() bool { return true }
 
 // DefaultTargetAccept returns 0.234, the optimal acceptance rate of
-// random-walk Metropolis in high dimension (Roberts, Gelman and Gilks
-// 1997). On TestTargetAcceptSweep's logistic posteriors (d = 3) the bulk
-// ESS per datum evaluation is within 10% of its best anywhere in
-// 0.234–0.35.
+// random-walk Metropolis in high dimension (Roberts, Gelman and Gilks 1997);
+// TestTargetAcceptSweep (go test -run TestTargetAcceptSweep -sweep MH -v .)
+// measures bulk ESS per datum evaluation across target rates.
 func (MH) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start evaluates the energy at θ0 and returns the chain.

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/logit"
 )
 
 // MHBT is Metropolis–Hastings with batch tempering (Wu, Wang and Wong,
@@ -190,7 +192,7 @@ func (r RSGLDProposal) LogDensity(to, from, g []float64) float64 {
 	}
 	lf := -fwd/(2*s*s) - d*math.Log(s) - d/2*math.Log(2*math.Pi)
 	lb := -bwd/(2*r.Beta*r.Beta*s*s) - d*math.Log(r.Beta*s) - d/2*math.Log(2*math.Pi)
-	return math.Log(0.5) + logAddExp(lf, lb)
+	return math.Log(0.5) + logit.LogAddExp(lf, lb)
 }
 
 // Start checks the configuration and evaluates the first batch.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -29,11 +30,11 @@ func mhbtGaussian(t *testing.T, d, n int) (*exactmh.Posterior, []float64) {
 	for j := range d {
 		id.SetSym(j, j, 1)
 	}
-	e, err := exactmh.NewGaussianMean(x, d, id)
+	e, err := model.NewGaussianMean(x, d, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior, _ := exactmh.NewIsoGaussian(d, 1)
+	prior, _ := model.NewIsoGaussian(d, 1)
 	return &exactmh.Posterior{Energy: e, Prior: prior}, xbar
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 )
 
 // skewedWalk is the App. J.1 walk on K = 200 states with more skewed
@@ -24,7 +25,7 @@ func skewedWalk(t *testing.T) *exactmh.Posterior {
 			x[i] = 59
 		}
 	}
-	box, err := exactmh.NewCube(1, 0, 199)
+	box, err := model.NewCube(1, 0, 199)
 	if err != nil {
 		t.Fatal(err)
 	}

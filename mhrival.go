@@ -58,9 +58,9 @@ func newMHRival(d int) *mhRival {
 
 // The cost of a minibatch step in units of one datum's energy in a full
 // pass: a datum drawn at random costs about 8 (alias draw, bound, a row
-// out of cache, the ejection test; examples/tall, rlr d = 10: TunaMH 109 ns
-// per datum drawn, MH 10 ns per datum of a pass) and a step about 50 more
-// (proposal, prior, Poisson draw).
+// out of cache, the ejection test, against a streamed row in a pass) and a
+// step about 50 more (proposal, prior, Poisson draw); BenchmarkStepAcrossN
+// and BenchmarkGatherAcrossN measure both.
 const (
 	minibatchDatumCost = 8
 	minibatchStepCost  = 50

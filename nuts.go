@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // NUTS is the No-U-Turn sampler (Hoffman and Gelman 2014, "The No-U-Turn
@@ -415,7 +417,7 @@ func (c *nutsChain) leapfrog(z *nutsState, eps float64) (bool, error) {
 // momenta p♯₋ and p♯₊ has not turned back while both ends still move along
 // rho.
 func noUTurn(pSharpMinus, pSharpPlus, rho []float64) bool {
-	return dot(pSharpPlus, rho) > 0 && dot(pSharpMinus, rho) > 0
+	return vec.Dot(pSharpPlus, rho) > 0 && vec.Dot(pSharpMinus, rho) > 0
 }
 
 // take reports whether the draw moves to a new part of the trajectory of

@@ -13,6 +13,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -24,7 +25,7 @@ func isoGaussian(t testing.TB, d int) *exactmh.Posterior {
 	for j := range d {
 		eye.SetSym(j, j, 1)
 	}
-	e, err := exactmh.NewGaussianMean(make([]float64, d), d, eye)
+	e, err := model.NewGaussianMean(make([]float64, d), d, eye)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,8 +79,8 @@ func forBlocks(nb int, f func(b int)) {
 }
 
 // auditWhileBuilding runs audit (a bound's audit, itself in concurrent
-// blocks) and build (the alias table over the same bound, one goroutine:
-// 0.2 s at N = 3·10⁶) at the same time, and returns audit's error, else
+// blocks) and build (the alias table over the same bound, one goroutine)
+// at the same time, and returns audit's error, else
 // build's, as running them in that order would. Only when N is large
 // enough for the audit to run in blocks: below that both are quick.
 func auditWhileBuilding(n int, audit, build func() error) error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // The mean Poisson count is λ + L, and a step evaluates each draw at θ
@@ -89,11 +90,11 @@ func BenchmarkPoissonMHStepLogistic(b *testing.B) {
 // ball of radius 5, untempered: λ + L ≈ 10¹⁰ ≫ N (issue 14).
 func untemperedLogistic(t testing.TB) *exactmh.Posterior {
 	x, y := simulateLogistic(100000, []float64{1, -1, 0.5, 0, 2}, 14)
-	e, err := exactmh.NewLogisticRegression(x, y, 5)
+	e, err := model.NewLogisticRegression(x, y, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ball, err := exactmh.NewBall(5, 5, nil)
+	ball, err := model.NewBall(5, 5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

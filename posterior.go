@@ -22,6 +22,13 @@ type Prior interface {
 	LogPrior(theta []float64) float64
 }
 
+// flat is the prior of a Posterior whose Prior is nil: log p(θ) = 0.
+type flat struct{}
+
+func (flat) LogPrior([]float64) float64         { return 0 }
+func (flat) AddLogPriorGradient(_, _ []float64) {}
+func (flat) AddLogPriorHessian(_, _ []float64)  {}
+
 // PriorGradienter is an optional capability of a Prior, needed by gradient
 // kernels.
 type PriorGradienter interface {
@@ -29,267 +36,11 @@ type PriorGradienter interface {
 	AddLogPriorGradient(grad, theta []float64)
 }
 
-// dimChecker is implemented by the ready-made priors so that a Posterior can
-// check them against the energy's dimension when a run starts.
+// dimChecker is a Prior that knows its dimension (package model's priors
+// do): Posterior.Validate and the bounds call CheckDim, so that a prior
+// built for another d is an error, not an index out of range.
 type dimChecker interface {
-	checkDim(d int) error
-}
-
-// Flat is the improper flat prior p(θ) = 1 on R^d.
-type Flat struct{}
-
-// LogPrior returns 0.
-func (Flat) LogPrior([]float64) float64 { return 0 }
-
-// AddLogPriorGradient adds nothing.
-func (Flat) AddLogPriorGradient(_, _ []float64) {}
-
-// AddLogPriorHessian adds nothing.
-func (Flat) AddLogPriorHessian(_, _ []float64) {}
-
-// Box is the uniform prior on the box Lo[j] ≤ θ_j ≤ Hi[j].
-type Box struct {
-	Lo, Hi  []float64
-	logNorm float64
-}
-
-// NewBox returns the uniform prior on the box [lo_1, hi_1]×…×[lo_d, hi_d].
-func NewBox(lo, hi []float64) (*Box, error) {
-	if len(lo) == 0 || len(lo) != len(hi) {
-		return nil, fmt.Errorf("exactmh: NewBox: len(lo) = %d, len(hi) = %d, want equal and > 0", len(lo), len(hi))
-	}
-	b := &Box{Lo: append([]float64(nil), lo...), Hi: append([]float64(nil), hi...)}
-	for j := range lo {
-		w := hi[j] - lo[j]
-		if !(w > 0) || math.IsInf(w, 0) {
-			return nil, fmt.Errorf("exactmh: NewBox: side %d is [%v, %v], want finite lo < hi", j, lo[j], hi[j])
-		}
-		b.logNorm -= math.Log(w)
-	}
-	return b, nil
-}
-
-// NewCube returns the uniform prior on [lo, hi]^d.
-func NewCube(d int, lo, hi float64) (*Box, error) {
-	if err := checkDim("NewCube", d); err != nil {
-		return nil, err
-	}
-	l, h := make([]float64, d), make([]float64, d)
-	for j := range l {
-		l[j], h[j] = lo, hi
-	}
-	return NewBox(l, h)
-}
-
-// Contains reports whether θ lies in the box.
-func (b *Box) Contains(theta []float64) bool {
-	for j, v := range theta {
-		if !(v >= b.Lo[j] && v <= b.Hi[j]) {
-			return false
-		}
-	}
-	return true
-}
-
-// LogPrior returns −log(volume) inside the box and −Inf outside.
-func (b *Box) LogPrior(theta []float64) float64 {
-	if !b.Contains(theta) {
-		return math.Inf(-1)
-	}
-	return b.logNorm
-}
-
-// AddLogPriorGradient adds nothing: the density is constant on the box.
-func (b *Box) AddLogPriorGradient(_, _ []float64) {}
-
-// AddLogPriorHessian adds nothing: the density is constant on the box. (A
-// posterior mode on the box's boundary is not a stationary point, and a
-// Laplace approximation there is poor: FindLaplace says so.)
-func (b *Box) AddLogPriorHessian(_, _ []float64) {}
-
-func (b *Box) checkDim(d int) error {
-	if len(b.Lo) != d || len(b.Hi) != d {
-		return fmt.Errorf("exactmh: Box prior has dimension %d (Hi %d), energy has %d", len(b.Lo), len(b.Hi), d)
-	}
-	return nil
-}
-
-// Ball is the uniform prior on the Euclidean ball ‖θ − Center‖₂ ≤ Radius
-// (Center nil means the origin). NewBall checks its arguments; a literal
-// Ball{Radius: r} is as good, of the energy's dimension, and is checked
-// when a run starts (Posterior.Validate): Radius finite > 0, Center nil or
-// of the energy's dimension and finite.
-type Ball struct {
-	Center  []float64
-	Radius  float64
-	d       int
-	logNorm float64
-}
-
-// NewBall returns the uniform prior on the d-dimensional ball of the given
-// radius about center (nil: the origin).
-func NewBall(d int, radius float64, center []float64) (*Ball, error) {
-	if err := checkDim("NewBall", d); err != nil {
-		return nil, err
-	}
-	if !(radius > 0) || math.IsInf(radius, 0) {
-		return nil, fmt.Errorf("exactmh: NewBall: radius %v, want finite > 0", radius)
-	}
-	if center != nil && len(center) != d {
-		return nil, fmt.Errorf("exactmh: NewBall: len(center) = %d, want %d", len(center), d)
-	}
-	if err := finiteVec("NewBall: center", center); err != nil {
-		return nil, err
-	}
-	// log volume = (d/2) log π + d log R − lgamma(d/2 + 1).
-	return &Ball{Center: append([]float64(nil), center...), Radius: radius, d: d, logNorm: -logBallVolume(d, radius)}, nil
-}
-
-// logBallVolume returns the log volume of the d-ball of radius r,
-// (d/2) log π + d log r − lgamma(d/2 + 1).
-func logBallVolume(d int, r float64) float64 {
-	lg, _ := math.Lgamma(float64(d)/2 + 1)
-	return float64(d)/2*math.Log(math.Pi) + float64(d)*math.Log(r) - lg
-}
-
-// Contains reports whether θ lies in the ball.
-func (b *Ball) Contains(theta []float64) bool {
-	var s float64
-	for j, v := range theta {
-		if len(b.Center) > 0 {
-			v -= b.Center[j]
-		}
-		s += v * v
-	}
-	return s <= b.Radius*b.Radius
-}
-
-// LogPrior returns −log(volume) inside the ball and −Inf outside.
-func (b *Ball) LogPrior(theta []float64) float64 {
-	if !b.Contains(theta) {
-		return math.Inf(-1)
-	}
-	if b.d == 0 { // a literal Ball: normalised for θ's dimension
-		return -logBallVolume(len(theta), b.Radius)
-	}
-	return b.logNorm
-}
-
-// AddLogPriorGradient adds nothing: the density is constant on the ball.
-func (b *Ball) AddLogPriorGradient(_, _ []float64) {}
-
-// AddLogPriorHessian adds nothing: the density is constant on the ball (see
-// Box.AddLogPriorHessian for modes on the boundary).
-func (b *Ball) AddLogPriorHessian(_, _ []float64) {}
-
-// centerNorm returns ‖Center‖₂.
-func (b *Ball) centerNorm() float64 {
-	var s float64
-	for _, v := range b.Center {
-		s += v * v
-	}
-	return math.Sqrt(s)
-}
-
-func (b *Ball) checkDim(d int) error {
-	if b.d == 0 { // a literal Ball, of the energy's dimension
-		if !(b.Radius > 0) || math.IsInf(b.Radius, 0) {
-			return fmt.Errorf("exactmh: Ball prior: Radius = %v, want finite > 0", b.Radius)
-		}
-		if b.Center != nil && len(b.Center) != d {
-			return fmt.Errorf("exactmh: Ball prior: len(Center) = %d, energy has dimension %d", len(b.Center), d)
-		}
-		return finiteVec("Ball prior: Center", b.Center)
-	}
-	if b.d != d {
-		return fmt.Errorf("exactmh: Ball prior has dimension %d, energy has %d", b.d, d)
-	}
-	return nil
-}
-
-// Gaussian is the independent normal prior θ_j ~ N(Mean[j], SD[j]²).
-type Gaussian struct {
-	Mean, SD []float64
-	logNorm  float64
-}
-
-// minGaussianSD is the smallest standard deviation NewGaussian accepts: the
-// smallest s with 1/s² finite.
-var minGaussianSD = func() float64 {
-	s := math.Sqrt(1 / math.MaxFloat64)
-	for math.IsInf(1/(s*s), 0) {
-		s = math.Nextafter(s, 1)
-	}
-	return s
-}()
-
-// NewGaussian returns the prior θ_j ~ N(mean[j], sd[j]²) independently.
-// Every sd[j] must be finite and large enough (about 1.5e−154) for 1/sd[j]²,
-// which its gradient and Hessian use, to be finite.
-func NewGaussian(mean, sd []float64) (*Gaussian, error) {
-	if len(mean) == 0 || len(mean) != len(sd) {
-		return nil, fmt.Errorf("exactmh: NewGaussian: len(mean) = %d, len(sd) = %d, want equal and > 0", len(mean), len(sd))
-	}
-	if err := finiteVec("NewGaussian: mean", mean); err != nil {
-		return nil, err
-	}
-	g := &Gaussian{Mean: append([]float64(nil), mean...), SD: append([]float64(nil), sd...)}
-	for j, s := range sd {
-		if !(s > 0) || math.IsInf(s, 0) {
-			return nil, fmt.Errorf("exactmh: NewGaussian: sd[%d] = %v, want finite > 0", j, s)
-		}
-		if math.IsInf(1/(s*s), 0) {
-			// The gradient and Hessian divide by sd²: at the mean they
-			// would be 0/0.
-			return nil, fmt.Errorf("exactmh: NewGaussian: sd[%d] = %v is so small that 1/sd² overflows, want sd ≥ %.3g", j, s, minGaussianSD)
-		}
-		g.logNorm -= math.Log(s) + 0.5*math.Log(2*math.Pi)
-	}
-	return g, nil
-}
-
-// NewIsoGaussian returns the prior θ ~ N(0, sd²·I_d).
-func NewIsoGaussian(d int, sd float64) (*Gaussian, error) {
-	if err := checkDim("NewIsoGaussian", d); err != nil {
-		return nil, err
-	}
-	s := make([]float64, d)
-	for j := range s {
-		s[j] = sd
-	}
-	return NewGaussian(make([]float64, d), s)
-}
-
-// LogPrior returns the normalised log density.
-func (g *Gaussian) LogPrior(theta []float64) float64 {
-	lp := g.logNorm
-	for j, v := range theta {
-		z := (v - g.Mean[j]) / g.SD[j]
-		lp -= 0.5 * z * z
-	}
-	return lp
-}
-
-// AddLogPriorGradient adds −(θ_j − Mean_j)/SD_j² to grad.
-func (g *Gaussian) AddLogPriorGradient(grad, theta []float64) {
-	for j, v := range theta {
-		grad[j] -= (v - g.Mean[j]) / (g.SD[j] * g.SD[j])
-	}
-}
-
-// AddLogPriorHessian adds −1/SD_j² to the diagonal of h (d×d row-major).
-func (g *Gaussian) AddLogPriorHessian(h, theta []float64) {
-	d := len(theta)
-	for j, s := range g.SD {
-		h[j*d+j] -= 1 / (s * s)
-	}
-}
-
-func (g *Gaussian) checkDim(d int) error {
-	if len(g.Mean) != d || len(g.SD) != d {
-		return fmt.Errorf("exactmh: Gaussian prior has dimension %d (SD %d), energy has %d", len(g.Mean), len(g.SD), d)
-	}
-	return nil
+	CheckDim(d int) error
 }
 
 // Posterior is the target of a run: π(θ) ∝ prior(θ)·exp(−β Σ_i U_i(θ)).
@@ -332,7 +83,7 @@ func (p *Posterior) Validate() error {
 		return fmt.Errorf("exactmh: Posterior.Beta = %v, want finite ≥ 0 (0 means 1)", p.Beta)
 	}
 	if c, ok := p.Prior.(dimChecker); ok {
-		if err := c.checkDim(d); err != nil {
+		if err := c.CheckDim(d); err != nil {
 			return err
 		}
 	}
@@ -377,7 +128,7 @@ func (p *Posterior) beta() float64 {
 // prior returns the effective prior.
 func (p *Posterior) prior() Prior {
 	if p.Prior == nil {
-		return Flat{}
+		return flat{}
 	}
 	return p.Prior
 }

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
 func TestLaplacePrior(t *testing.T) {
-	l, err := exactmh.NewLaplace([]float64{0.5}, []float64{2.2})
+	l, err := model.NewLaplace([]float64{0.5}, []float64{2.2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,17 +38,17 @@ func TestLaplacePrior(t *testing.T) {
 		t.Errorf("subgradient at the kink %v, want 0", g[0])
 	}
 	for name, f := range map[string]func() error{
-		"zero scale": func() error { _, err := exactmh.NewLaplace([]float64{0}, []float64{0}); return err },
-		"lengths":    func() error { _, err := exactmh.NewLaplace([]float64{0, 1}, []float64{1}); return err },
-		"nan mean":   func() error { _, err := exactmh.NewLaplace([]float64{math.NaN()}, []float64{1}); return err },
-		"dimension":  func() error { _, err := exactmh.NewIsoLaplace(0, 1); return err },
+		"zero scale": func() error { _, err := model.NewLaplace([]float64{0}, []float64{0}); return err },
+		"lengths":    func() error { _, err := model.NewLaplace([]float64{0, 1}, []float64{1}); return err },
+		"nan mean":   func() error { _, err := model.NewLaplace([]float64{math.NaN()}, []float64{1}); return err },
+		"dimension":  func() error { _, err := model.NewIsoLaplace(0, 1); return err },
 	} {
 		if f() == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	e, _ := exactmh.NewGaussianMean([]float64{1, 2}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
-	iso, _ := exactmh.NewIsoLaplace(3, 1)
+	e, _ := model.NewGaussianMean([]float64{1, 2}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	iso, _ := model.NewIsoLaplace(3, 1)
 	if err := (&exactmh.Posterior{Energy: e, Prior: iso}).Validate(); err == nil {
 		t.Error("a 3-d Laplace prior on a 2-d energy validated")
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // normalData is the energy of N(θ, 1) data: U_i(θ) = ½Σ_j(θ_j − y_i)², one
@@ -392,16 +393,16 @@ func TestTargetChecksArguments(t *testing.T) {
 // Gaussian SD whose square underflows (a 0/0 gradient at the mean).
 func TestConstructorsRefuseHugeAndDegenerate(t *testing.T) {
 	const huge = 1 << 40
-	_, e1 := exactmh.NewCube(huge, 0, 1)
-	_, e2 := exactmh.NewIsoGaussian(huge, 1)
-	_, e3 := exactmh.NewIsoLaplace(huge, 1)
-	_, e4 := exactmh.NewBall(huge, 1, nil)
+	_, e1 := model.NewCube(huge, 0, 1)
+	_, e2 := model.NewIsoGaussian(huge, 1)
+	_, e3 := model.NewIsoLaplace(huge, 1)
+	_, e4 := model.NewBall(huge, 1, nil)
 	// N·d = 4·2⁶² wraps to 0 = len(x).
-	_, e5 := exactmh.NewLogisticRegression(nil, make([]float64, 4), 1<<62)
-	_, e6 := exactmh.NewStudentTRegression(nil, make([]float64, 4), 1<<62, 3)
-	_, e7 := exactmh.NewGLM(nil, make([]float64, 4), 1<<62, exactmh.GaussianFamily{Sigma: 1})
-	_, e8 := exactmh.NewGaussian([]float64{0}, []float64{1e-160})
-	_, e9 := exactmh.NewIsoGaussian(2, 1e-170)
+	_, e5 := model.NewLogisticRegression(nil, make([]float64, 4), 1<<62)
+	_, e6 := model.NewStudentTRegression(nil, make([]float64, 4), 1<<62, 3)
+	_, e7 := model.NewGLM(nil, make([]float64, 4), 1<<62, model.GaussianFamily{Sigma: 1})
+	_, e8 := model.NewGaussian([]float64{0}, []float64{1e-160})
+	_, e9 := model.NewIsoGaussian(2, 1e-170)
 	for i, c := range []struct {
 		err  error
 		want string
@@ -414,7 +415,7 @@ func TestConstructorsRefuseHugeAndDegenerate(t *testing.T) {
 			t.Errorf("case %d: err = %v, want it to mention %q", i+1, c.err, c.want)
 		}
 	}
-	g, err := exactmh.NewGaussian([]float64{0}, []float64{1e-150})
+	g, err := model.NewGaussian([]float64{0}, []float64{1e-150})
 	if err != nil {
 		t.Fatalf("sd 1e-150 refused: %v", err)
 	}
@@ -430,21 +431,21 @@ func TestConstructorsRefuseHugeAndDegenerate(t *testing.T) {
 // radius is refused with an error saying so.
 func TestBallLiteral(t *testing.T) {
 	p, _ := normalPosterior(20, 3)
-	p.Prior = &exactmh.Ball{Radius: 2}
+	p.Prior = &model.Ball{Radius: 2}
 	if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, &exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10}); err != nil {
 		t.Fatalf("Ball{Radius: 2}: %v", err)
 	}
-	made, _ := exactmh.NewBall(3, 2, nil)
-	lit := &exactmh.Ball{Radius: 2}
+	made, _ := model.NewBall(3, 2, nil)
+	lit := &model.Ball{Radius: 2}
 	if a, b := lit.LogPrior([]float64{0.5, 0, 0}), made.LogPrior([]float64{0.5, 0, 0}); a != b {
 		t.Errorf("literal Ball log prior %v, NewBall's %v", a, b)
 	}
 	for _, c := range []struct {
-		b    *exactmh.Ball
+		b    *model.Ball
 		want string
 	}{
-		{&exactmh.Ball{}, "Radius = 0"},
-		{&exactmh.Ball{Radius: 1, Center: []float64{0}}, "len(Center) = 1"},
+		{&model.Ball{}, "Radius = 0"},
+		{&model.Ball{Radius: 1, Center: []float64{0}}, "len(Center) = 1"},
 	} {
 		p.Prior = c.b
 		if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, nil); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -543,7 +544,11 @@ func TestSizeLimits(t *testing.T) {
 
 // panickyLogistic is a logistic regression whose LossDerivs panics at its
 // datum 4321 (in a parallel pass of a large enough GLM: a block's panic).
-type panickyLogistic struct{ *exactmh.LogisticRegression }
+type panickyLogistic struct{ *model.LogisticRegression }
+
+// DenseRows returns no rows: panickyLogistic is no DenseGLM, so every
+// datum goes through its LossDerivs (a DenseGLM's may be inlined).
+func (panickyLogistic) DenseRows() exactmh.DenseRows { return exactmh.DenseRows{} }
 
 func (e panickyLogistic) LossDerivs(i int, z float64) (float64, float64) {
 	if i == 4321 {
@@ -567,11 +572,11 @@ func TestPanicsOutsideSampleAreErrors(t *testing.T) {
 		}
 		y[i] = float64(rng.IntN(2))
 	}
-	lr, err := exactmh.NewLogisticRegression(x, y, d)
+	lr, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior, _ := exactmh.NewIsoGaussian(d, 3)
+	prior, _ := model.NewIsoGaussian(d, 3)
 	good := &exactmh.Posterior{Energy: lr, Prior: prior}
 	bad := &exactmh.Posterior{Energy: panickyLogistic{lr}, Prior: prior}
 	la, err := exactmh.FindLaplace(context.Background(), good, make([]float64, d), nil)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -124,17 +125,24 @@ type Settings struct {
 	DiscardDraws bool
 }
 
-// NoWarmup as Settings.Warmup runs no warmup transitions.
-const NoWarmup = -1
-
 // maxDenseDim is the largest dimension with a dense metric of at most
 // MaxDim entries.
 const maxDenseDim = 1 << 13
 
-// MaxChains is the largest Settings.Chains: each chain is started, with
-// its scratch memory, before any runs, so a mistyped count must be an
-// error, not an allocation that kills the process.
-const MaxChains = 1 << 16
+// Limits and special values of a run's sizes.
+const (
+	// MaxDim is the largest dimension of θ the package accepts (2²⁶, 512
+	// MiB per vector of θ): constructors and Posterior.Validate refuse a
+	// larger one with an error, rather than let an allocation of that size
+	// kill the process.
+	MaxDim = 1 << 26
+	// MaxChains is the largest Settings.Chains: each chain is started,
+	// with its scratch memory, before any runs, so a mistyped count must
+	// be an error, not an allocation that kills the process.
+	MaxChains = 1 << 16
+	// NoWarmup as Settings.Warmup runs no warmup transitions.
+	NoWarmup = -1
+)
 
 // defaultChains is the number of chains when Settings.Chains is 0.
 const defaultChains = 4
@@ -227,21 +235,16 @@ func (s *Settings) init(c int, p *Posterior) []float64 {
 }
 
 // defaultInit returns θ0 when Settings give none: the origin, or, where the
-// origin lies outside the support of a Box or Ball prior (or one wrapping
-// them), the support's centre — a uniform prior on [1, 2]ᵈ should not need
+// origin lies outside the support of a BoundedSupport prior (or one wrapping
+// it), the support's centre — a uniform prior on [1, 2]ᵈ should not need
 // an Init to start.
 func defaultInit(prior Prior, d int) []float64 {
 	x := make([]float64, d)
 	if inSupport(prior, x) {
 		return x
 	}
-	switch s := supportOf(prior).(type) {
-	case *Box:
-		for j := range x {
-			x[j] = s.Lo[j] + (s.Hi[j]-s.Lo[j])/2
-		}
-	case *Ball:
-		copy(x, s.Center)
+	if s, ok := supportOf(prior).(BoundedSupport); ok {
+		s.Middle(x)
 	}
 	return x
 }
@@ -634,7 +637,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 			}
 		}()
 		theta0 := set.init(c, p)
-		if err := finiteVec(fmt.Sprintf("Sample: initial point of chain %d", c), theta0); err != nil {
+		if err := vec.FiniteVec(fmt.Sprintf("Sample: initial point of chain %d", c), theta0); err != nil {
 			return err
 		}
 		t, err := NewTarget(p)

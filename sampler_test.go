@@ -17,6 +17,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -61,7 +62,7 @@ func mnistLike(t testing.TB, n, d int) *exactmh.Posterior {
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func (nanEnergy) Energies(dst, theta []float64, idx []int) {
 func TestErrors(t *testing.T) {
 	ctx := context.Background()
 	good := mnistLike(t, 20, 2)
-	box, _ := exactmh.NewCube(2, 1, 2)
+	box, _ := model.NewCube(2, 1, 2)
 	cases := []struct {
 		name string
 		p    *exactmh.Posterior
@@ -246,15 +247,15 @@ func TestDefaultInitInsideSupport(t *testing.T) {
 	for i := range y {
 		y[i] = 1.5 + 0.3*rng.NormFloat64()
 	}
-	e, err := exactmh.NewGaussianMean(y, d, mat.NewSymDense(d, []float64{1, 0, 0, 1}))
+	e, err := model.NewGaussianMean(y, d, mat.NewSymDense(d, []float64{1, 0, 0, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := exactmh.NewBox([]float64{1, 1}, []float64{2, 2})
+	box, err := model.NewBox([]float64{1, 1}, []float64{2, 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ball, err := exactmh.NewBall(d, 0.5, []float64{1.5, 1.5})
+	ball, err := model.NewBall(d, 0.5, []float64{1.5, 1.5})
 	if err != nil {
 		t.Fatal(err)
 	}

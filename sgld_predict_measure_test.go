@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/poisson"
 )
 
@@ -41,7 +42,7 @@ func sgldTargets(t *testing.T) []struct {
 			x[i*d+j] = rng.NormFloat64()
 			z += b * x[i*d+j]
 		}
-		if rng.Float64() < sigmoid(z) {
+		if rng.Float64() < logit.Sigmoid(z) {
 			y[i] = 1
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // sgldGaussian is a 1-D conjugate Gaussian: N = 1000 data y_i ~ N(0.5, 1),
@@ -38,11 +39,11 @@ func sgldGaussian(t *testing.T, eps float64, m int) (p *exactmh.Posterior, mean,
 	for _, v := range y {
 		s2 += (v - ybar) * (v - ybar) / n
 	}
-	e, err := exactmh.NewGaussianMean(y, 1, mat.NewSymDense(1, []float64{1}))
+	e, err := model.NewGaussianMean(y, 1, mat.NewSymDense(1, []float64{1}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prior, err := exactmh.NewIsoGaussian(1, 10)
+	prior, err := model.NewIsoGaussian(1, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // SMH is Scalable Metropolis–Hastings (Cornish et al. 2019): TFMH with
@@ -91,14 +92,11 @@ func (k SMH) Name() string { return fmt.Sprintf("SMH-%d", k.Order) }
 func (SMH) Exact() bool { return true }
 
 // DefaultTargetAccept returns 0.234, random-walk Metropolis's optimal rate
-// (Roberts, Gelman and Gilks 1997), which a quick measurement does not
-// clearly beat for SMH: on the logistic posterior SMH-1 gives 2653 at
-// 0.15, 3033 at 0.234, 2602 at 0.3, 2073 at 0.4; SMH-2, whose steps read
-// less than a datum, 148919 at 0.15, 124526 at 0.234, 105614 at 0.3 —
-// but its ESS per second, dominated by the step's fixed cost, is
-// highest at 0.234
-// (go test -run TestTargetAcceptSweep -sweep SMH-1 -v ., bulk ESS per 10⁶
-// datum evaluations, 4 chains of 10⁴ draws; see accept_sweep_test.go).
+// (Roberts, Gelman and Gilks 1997), which no other rate clearly beats for
+// SMH-1, nor, in ESS per second (its steps read less than a datum, so the
+// step's fixed cost dominates), for SMH-2; TestTargetAcceptSweep (go test
+// -run TestTargetAcceptSweep -sweep SMH-1 -v .) measures bulk ESS per datum
+// evaluation across target rates.
 func (SMH) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start precomputes the control variates at the centre and the alias
@@ -117,7 +115,7 @@ func (k SMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}
-	if err := finiteVec(name+": Center", k.Center); err != nil {
+	if err := vec.FiniteVec(name+": Center", k.Center); err != nil {
 		return nil, err
 	}
 	if math.IsInf(t.LogPrior(k.Center), -1) {
@@ -168,13 +166,14 @@ type smhTerms struct {
 	conv  rowConverter // glm's, if its rows are not float64
 	grads []float64
 
-	// The package's own logistic regressions, matched on the concrete
-	// type (at most one set): remainderDiff computes their loss difference
-	// inline, bit for bit their Loss, instead of two calls through the GLM
-	// interface that the compiler cannot inline. A user's type that embeds
-	// one and overrides Loss is another concrete type and keeps its Loss.
-	logit   *LogisticRegression
-	logit32 *LogisticRegression32
+	// The rows (lx or lx32) of a logistic DenseGLM (denseLogistic):
+	// remainderDiff computes their loss difference inline, bit for bit
+	// model.LogisticRegression's Loss, instead of two calls through the GLM
+	// interface that the compiler cannot inline. A type that embeds a
+	// logistic regression and overrides Loss fails denseLogistic's check
+	// and keeps its Loss.
+	lx   []float64
+	lx32 []float32
 
 	// The rows and responses of the package's GLMs that keep them in
 	// memory, for smhChain.warm, which only reads them: a user's type
@@ -238,31 +237,26 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			c.hess = make([]float64, d*d)
 		}
 		acc := rankAcc{h: c.hess, d: d}
-		c.conv, _ = glm.(rowConverter)
-		c.logit, _ = glm.(*LogisticRegression)
-		c.logit32, _ = glm.(*LogisticRegression32)
-		c.mem = memRows(glm)
+		c.conv = rowConverterOf(glm)
 		var y []float64 // the logistic regressions' responses, kept in the records
-		switch {
-		case c.logit != nil:
-			y = c.logit.y
-		case c.logit32 != nil:
-			y = c.logit32.base.y
+		if r, ok := denseLogistic(glm); ok {
+			c.lx, c.lx32, y = r.X, r.X32, r.Y
 		}
+		c.mem = memRows(glm)
 		if y != nil {
 			c.mem.resp = nil
 		}
 		rows := newRowCursor(glm)
 		for i := range n {
 			row := rows.row(i)
-			z := dot(row, c.center)
+			z := vec.Dot(row, c.center)
 			f1, f2 := glm.LossDerivs(i, z)
 			g := &c.rec[i].data
 			g.zHat, g.f1 = z, f1
 			if y != nil {
 				g.y = y[i]
 			}
-			axpy(c.gradSum, f1, row)
+			vec.Axpy(c.gradSum, f1, row)
 			if order == 2 {
 				g.f2 = f2
 				acc.add(row, f2)
@@ -290,7 +284,7 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			c.gradSum[j] += c.grads[i*d+j]
 		}
 	}
-	if err := finiteVec(name+": per-datum gradients at Center", c.gradSum); err != nil {
+	if err := vec.FiniteVec(name+": per-datum gradients at Center", c.gradSum); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -515,19 +509,21 @@ func (c *smhChain) remainderDiff(i int, beta float64) (r, du, b float64, err err
 }
 
 // lossDiff returns z = x_iᵀθ, z′ = x_iᵀθ′ and f_i(z′) − f_i(z) of a GLM
-// datum, reading x_i once. For the package's logistic regressions it is
-// their Loss inlined (softplus(z) − y_i·z, the same expression, so the
+// datum, reading x_i once. For a logistic DenseGLM it is
+// its Loss inlined (softplus(z) − y_i·z, the same expression, so the
 // same bits), with y, datum i's response from its record: the two calls
 // through the interface, which the compiler cannot inline, and softplus's
-// unpredictable branch were about 6% of SMH-2's time per datum
+// unpredictable branch are a measurable part of SMH-2's time per datum
 // (docs/scaling.md).
 func (c *smhChain) lossDiff(i int, y float64) (z, zn, df float64) {
 	switch {
-	case c.logit != nil:
-		z, zn = dot2(c.logit.Row(i), c.theta, c.next)
+	case c.lx != nil:
+		d := len(c.theta)
+		z, zn = vec.Dot2(c.lx[i*d:(i+1)*d], c.theta, c.next)
 		return z, zn, logisticLossDiff(z, zn, y)
-	case c.logit32 != nil:
-		z, zn = dot2Conv(c.logit32.at(i), c.theta, c.next)
+	case c.lx32 != nil:
+		d := len(c.theta)
+		z, zn = vec.Dot2Conv(c.lx32[i*d:(i+1)*d], c.theta, c.next)
 		return z, zn, logisticLossDiff(z, zn, y)
 	}
 	z, zn = c.rowDot2(i)
@@ -550,7 +546,7 @@ func (c *smhChain) rowDot2(i int) (z, zn float64) {
 	if c.conv != nil {
 		return c.conv.rowDot2(i, c.theta, c.next)
 	}
-	return dot2(c.glm.Row(i), c.theta, c.next)
+	return vec.Dot2(c.glm.Row(i), c.theta, c.next)
 }
 
 // taylorDiff returns Û_i(θ′) − Û_i(θ) (untempered).

@@ -16,13 +16,18 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/testgen"
 )
 
 // embeddedLogistic embeds a logistic regression without overriding
-// anything: another concrete type, so SMH takes the GLM interface's path
-// for it, which must give the bits of the inlined path for the embedded
-// type.
-type embeddedLogistic struct{ *LogisticRegression }
+// anything: another concrete type, still a logistic DenseGLM, which the
+// kernels inline.
+type embeddedLogistic struct{ ReadyGLM }
+
+// glmOnly has only the GLM contract of the GLM it wraps (no DenseRows), so
+// the kernels take the interface path, which must give the bits of the
+// inlined one.
+type glmOnly struct{ GLM }
 
 // TestSMHLossDiffBitForBit checks SMH's per-datum remainder difference on
 // the package's logistic regressions, whose loss difference is inlined
@@ -34,7 +39,7 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 	for _, d := range []int{3, 20} { // dot2's scalar loop and gonum's kernel
 		const n = 500
 		rng := rand.New(rand.NewPCG(uint64(d), 14))
-		x, x32, y := binaryRows(rng, n, d)
+		x, x32, y := testgen.BinaryRows(rng, n, d)
 		l64, err := NewLogisticRegression(x, y, d)
 		if err != nil {
 			t.Fatal(err)
@@ -69,12 +74,12 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 			return c
 		}
 		c64, c32 := chain(l64), chain(l32)
-		cEmb, cOver := chain(embeddedLogistic{l64}), chain(overriddenLogistic{l64})
-		if c64.logit == nil || c32.logit32 == nil {
-			t.Fatalf("d = %d: the package's logistic regressions not matched", d)
+		cEmb, cOver, cIface := chain(embeddedLogistic{l64}), chain(overriddenLogistic{l64}), chain(glmOnly{l64})
+		if c64.lx == nil || c32.lx32 == nil || cEmb.lx == nil {
+			t.Fatalf("d = %d: a logistic DenseGLM not inlined", d)
 		}
-		if cEmb.logit != nil || cOver.logit != nil {
-			t.Fatalf("d = %d: a user type embedding LogisticRegression matched as one", d)
+		if cOver.lx != nil || cIface.lx != nil {
+			t.Fatalf("d = %d: inlined a GLM that overrides Loss or is no DenseGLM", d)
 		}
 		for i := range n {
 			for name, c := range map[string]*smhChain{"float64": c64, "float32": c32, "overridden": cOver} {
@@ -87,7 +92,7 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 				}
 			}
 			r, du, b, err := c64.remainderDiff(i, 0.5)
-			re, due, be, erre := cEmb.remainderDiff(i, 0.5)
+			re, due, be, erre := cIface.remainderDiff(i, 0.5)
 			if err != nil || erre != nil || r != re || du != due || b != be {
 				t.Fatalf("d = %d, datum %d: inlined remainder %v, %v, %v (%v); interface %v, %v, %v (%v)",
 					d, i, r, du, b, err, re, due, be, erre)
@@ -97,12 +102,12 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 }
 
 // TestSMHStepWarmsNoAllocs checks that SMH's step finds the rows to warm
-// of the package's row-backed GLMs (and not of a user's type embedding
-// one) and that, warming included, its steps allocate nothing.
+// of every DenseGLM (a type embedding one included; not of a GLM that is
+// no DenseGLM) and that, warming included, its steps allocate nothing.
 func TestSMHStepWarmsNoAllocs(t *testing.T) {
 	const n, d = 2000, 4
 	rng := rand.New(rand.NewPCG(3, 15))
-	x, x32, y := binaryRows(rng, n, d)
+	x, x32, y := testgen.BinaryRows(rng, n, d)
 	prior, err := NewIsoGaussian(d, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +130,8 @@ func TestSMHStepWarmsNoAllocs(t *testing.T) {
 		{"GLMEnergy", g64, true, false},
 		{"GLMEnergy32", g32, false, true},
 		{"StudentTRegression", st, true, false},
-		{"embedded", embeddedLogistic{l64}, false, false},
+		{"embedded", embeddedLogistic{l64}, true, false},
+		{"interface", glmOnly{l64}, false, false},
 	} {
 		p := &Posterior{Energy: c.e, Prior: prior, Beta: 0.5}
 		tg, err := NewTarget(p)
@@ -182,7 +188,7 @@ func TestSMHStepWarmsNoAllocs(t *testing.T) {
 func TestSMHDrawsProportionalToBounds(t *testing.T) {
 	const n, d = 40, 3
 	rng := rand.New(rand.NewPCG(21, 22))
-	x, _, y := binaryRows(rng, n, d)
+	x, _, y := testgen.BinaryRows(rng, n, d)
 	for i := range n {
 		for j := range d {
 			x[i*d+j] *= float64(1 + i%5)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 )
 
 // The remainder bounds hold: |U_i(θ) − Û_i(θ)| ≤ b_i‖θ − θ̂‖₁^{k+1}/(k+1)!
@@ -25,14 +26,14 @@ func TestTaylorBounds(t *testing.T) {
 		y[i] = float64(rng.IntN(2))
 		yr[i] = z + rng.NormFloat64()
 	}
-	lr, _ := exactmh.NewLogisticRegression(x, y, d)
-	st, _ := exactmh.NewStudentTRegression(x, yr, d, 4)
+	lr, _ := model.NewLogisticRegression(x, y, d)
+	st, _ := model.NewStudentTRegression(x, yr, d, 4)
 	xs := make([]float64, n)
 	for i := range xs {
 		xs[i] = 2 * rng.NormFloat64()
 	}
-	gm, _ := exactmh.NewGaussianMixture(xs, 2)
-	box, _ := exactmh.NewCube(2, -3, 3)
+	gm, _ := model.NewGaussianMixture(xs, 2)
+	box, _ := model.NewCube(2, -3, 3)
 	g := boxed(t, n, 1)
 	cases := []struct {
 		name  string
@@ -58,7 +59,7 @@ func TestTaylorBounds(t *testing.T) {
 				th[j] = center[j] + 0.5*rng.NormFloat64()
 			}
 			if c.prior != nil {
-				if b, ok := c.prior.(*exactmh.Box); ok {
+				if b, ok := c.prior.(*model.Box); ok {
 					for j := range dim {
 						center[j] = b.Lo[j] + (b.Hi[j]-b.Lo[j])*rng.Float64()
 						th[j] = b.Lo[j] + (b.Hi[j]-b.Lo[j])*rng.Float64()

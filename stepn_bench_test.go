@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // BenchmarkStepAcrossN measures the time of a minibatch step at a fixed
@@ -31,7 +32,7 @@ func BenchmarkStepAcrossN(b *testing.B) {
 	}
 	for _, n := range sizes {
 		e := acrossNData(b, n, d)
-		ball, err := exactmh.NewBall(d, 1, nil)
+		ball, err := model.NewBall(d, 1, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func BenchmarkStepAcrossN(b *testing.B) {
 
 // acrossNData is BenchmarkStepAcrossN's logistic regression of n rows of d
 // features.
-func acrossNData(b *testing.B, n, d int) *exactmh.LogisticRegression {
+func acrossNData(b *testing.B, n, d int) *model.LogisticRegression {
 	rng := rand.New(rand.NewPCG(7, uint64(n)))
 	x, y := make([]float64, n*d), make([]float64, n)
 	for i := range n {
@@ -73,7 +74,7 @@ func acrossNData(b *testing.B, n, d int) *exactmh.LogisticRegression {
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		b.Fatal(err)
 	}

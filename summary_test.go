@@ -13,6 +13,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 )
 
 func TestSummaryOfRun(t *testing.T) {
@@ -166,7 +167,7 @@ func TestSummaryFallbackWarning(t *testing.T) {
 
 // Posterior.Names must fit the dimension and be usable as CSV columns.
 func TestPosteriorNamesValidate(t *testing.T) {
-	e, err := exactmh.NewLogisticRegression([]float64{1, 2, 3, 4}, []float64{0, 1}, 2)
+	e, err := model.NewLogisticRegression([]float64{1, 2, 3, 4}, []float64{0, 1}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

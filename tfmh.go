@@ -10,8 +10,10 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // TFMH is truncated factorised Metropolis–Hastings (Cornish et al. 2019,
@@ -68,12 +70,10 @@ func (TFMH) Name() string { return "TFMH" }
 func (TFMH) Exact() bool { return true }
 
 // DefaultTargetAccept returns 0.234, random-walk Metropolis's optimal rate
-// (Roberts, Gelman and Gilks 1997), which a quick measurement does not
-// clearly beat for TFMH: on the tempered logistic on a ball it gives 3184
-// at 0.234, 4063 at 0.3, 3455 at 0.35, 3608 at 0.4, 2719 at 0.5 (from
-// bulk ESSs of 500–950, which vary by 10–20% from run to run)
-// (go test -run TestTargetAcceptSweep -sweep TFMH -v ., bulk ESS per 10⁶
-// datum evaluations, 4 chains of 10⁴ draws; see accept_sweep_test.go).
+// (Roberts, Gelman and Gilks 1997), which no other rate clearly beats for
+// TFMH within the ESS estimates' noise; TestTargetAcceptSweep (go test -run
+// TestTargetAcceptSweep -sweep TFMH -v .) measures bulk ESS per datum
+// evaluation across target rates.
 func (TFMH) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start checks the bound and builds the chain's alias table.
@@ -101,8 +101,9 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	c := &tfmhChain{walk: w, bound: b, table: table, sumC: table.Total(), maxRate: k.MaxRate,
 		seen: newDistinct(), increase: k.increase, priorFactor: k.priorFactor}
-	c.logit, _ = t.Energy().(*LogisticRegression)
-	c.logit32, _ = t.Energy().(*LogisticRegression32)
+	if r, ok := denseLogistic(t.Energy()); ok {
+		c.lx, c.lx32, c.ly = r.X, r.X32, r.Y
+	}
 	c.mem = memRows(t.Energy())
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
@@ -133,12 +134,13 @@ type tfmhChain struct {
 	increase    func(diff float64) float64 // nil: −diff
 	priorFactor func(logExact float64) float64
 
-	// The package's own logistic regressions, matched on the concrete
-	// type (at most one): energyDiff computes their difference inline, bit
-	// for bit their EnergyDiffs, without the call through the interface
-	// and its batch machinery for a batch of one.
-	logit   *LogisticRegression
-	logit32 *LogisticRegression32
+	// The rows (lx or lx32) and labels of a logistic DenseGLM
+	// (denseLogistic): energyDiff computes their difference inline, bit for
+	// bit model.LogisticRegression's EnergyDiffs, without the call through
+	// the interface and its batch machinery for a batch of one.
+	lx   []float64
+	lx32 []float32
+	ly   []float64
 	// The rows and responses of the package's GLMs that keep them in
 	// memory (memRows), which warm reads.
 	mem rowStore
@@ -160,22 +162,24 @@ func (c *tfmhChain) warm(idx []int) {
 
 // energyDiff returns β(U_i(θ) − U_i(θ′)) of datum i for the step's θ, θ′,
 // bit for bit Target.EnergyDiffs on the one datum, counted as it counts
-// it and with its error for a value that is not finite. The package's
-// logistic regressions are computed inline (logisticEnergyDiff, their
+// it and with its error for a value that is not finite. A logistic
+// DenseGLM is computed inline (logit.EnergyDiff, model.LogisticRegression's
 // EnergyDiffs' expression); other energies go through the Target without
 // its check of the arguments, which hold by construction (θ, θ′ are the
 // chain's, i is drawn from the alias table over [0, N)).
 func (c *tfmhChain) energyDiff(i int) (float64, error) {
 	var v float64
 	switch {
-	case c.logit != nil:
+	case c.lx != nil:
 		c.t.evals++
-		z, zn := dot2(c.logit.Row(i), c.theta, c.next)
-		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.logit.y[i])
-	case c.logit32 != nil:
+		d := len(c.theta)
+		z, zn := vec.Dot2(c.lx[i*d:(i+1)*d], c.theta, c.next)
+		v = logit.EnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.ly[i])
+	case c.lx32 != nil:
 		c.t.evals++
-		z, zn := dot2Conv(c.logit32.at(i), c.theta, c.next)
-		v = logisticEnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.logit32.base.y[i])
+		d := len(c.theta)
+		z, zn := vec.Dot2Conv(c.lx32[i*d:(i+1)*d], c.theta, c.next)
+		v = logit.EnergyDiff(z, zn, math.Exp(-math.Abs(z)), math.Exp(-math.Abs(zn)), c.ly[i])
 	default:
 		c.idx[0] = i
 		err := c.t.energyDiffs(c.diff[:1], c.theta, c.next, c.idx[:1])

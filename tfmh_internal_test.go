@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh/internal/poisson"
+	"github.com/exactmh/exactmh/internal/testgen"
 )
 
 // energiesOnly hides every method of an energy but Energy's: no fused
@@ -26,13 +27,13 @@ type tfmhFixture struct {
 
 // tfmhFixtures returns starters of TFMH chains on logistic data of
 // dimension d, for every path of tfmhChain.energyDiff and
-// warm: the package's logistic regressions (inlined, rows warmed), a GLM
-// (through its EnergyDiffs, rows warmed), a type embedding a logistic
-// regression (through the interface, not warmed) and an energy without a
-// fused difference (two evaluations per datum).
+// warm: the logistic DenseGLMs (inlined, rows warmed) — the package's and a
+// type embedding one —, a GLM (through its EnergyDiffs, rows warmed), a GLM
+// that is no DenseGLM (through the interface, not warmed) and an energy
+// without a fused difference (two evaluations per datum).
 func tfmhFixtures(t *testing.T, rng *rand.Rand, n, d int, beta, scale float64) []tfmhFixture {
 	t.Helper()
-	x, x32, y := binaryRows(rng, n, d)
+	x, x32, y := testgen.BinaryRows(rng, n, d)
 	for i := range x { // small features: batches of a few groups
 		x32[i] /= 4
 		x[i] = float64(x32[i])
@@ -60,7 +61,8 @@ func tfmhFixtures(t *testing.T, rng *rand.Rand, n, d int, beta, scale float64) [
 		{"LogisticRegression32", l32, nil, false, true},
 		{"GLMEnergy", g64, nil, true, false},
 		{"StudentTRegression", st, nil, true, false},
-		{"embedded", embeddedLogistic{l64}, nil, false, false},
+		{"embedded", embeddedLogistic{l64}, nil, true, false},
+		{"interface", glmOnly{l64}, nil, false, false},
 		{"energiesOnly", energiesOnly{l64}, bound, false, false},
 	} {
 		start := func(t *testing.T) *tfmhChain {

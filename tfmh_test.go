@@ -9,6 +9,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 )
 
 // statementOne is the energy of the TunaMH paper's App. C: U_i(θ) = −θx_i
@@ -44,7 +45,7 @@ func TestTFMHStatementOne(t *testing.T) {
 			x[i] = -x[i]
 		}
 	}
-	box, _ := exactmh.NewCube(1, -1e6, 1e6)
+	box, _ := model.NewCube(1, -1e6, 1e6)
 	p := &exactmh.Posterior{Energy: &statementOne{x}, Prior: box}
 	tg, err := exactmh.NewTarget(p)
 	if err != nil {

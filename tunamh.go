@@ -23,10 +23,39 @@ import (
 // B ~ Poisson(χC²M² + CM) data proportional to c_i, ejects each with a
 // probability that depends on its energy difference, and accepts from the
 // data kept. The chain is exact for every χ > 0; χ trades batch size
-// (expected χC²M² + CM) against a spectral gap within TunaMHGapBound(χ)
+// (expected χC²M² + CM) against a spectral gap within GapBound(χ)
 // of full-batch MH's: exp(−1/χ − 2√(log 2/χ)) (the TunaMH paper's
 // Theorem 2) or e^{−1/e}·exp(−1/(2χ)) (the auxiliary-variable framework
 // paper's Prop. 6), whichever is larger.
+//
+// # Choosing χ
+//
+// TunaMH's χ trades its batch, expected χC²M² + CM, against the noise of
+// its ratio estimate. The paper's rule (χC²M² < 1 in most steps,
+// ChiHeuristic) collapses on concentrated posteriors, where C·M grows like
+// √N: it picks χ ≈ 10⁻⁷ and a chain 100× slower than full-batch MH. So
+// halfway through an adapted warmup of at least 200 transitions a chain
+// whose χ is chosen (TunaMH.Chi = 0, NoChiSearch false) searches χ on a
+// grid of 10^(k/4) at the adapted step scale for the largest predicted
+// α·‖θ′ − θ‖² per unit of cost; the second half of warmup then adapts the
+// step with χ fixed. The prediction reads 128 data per proposal, 24
+// proposals, drawn from the search's own generator (the chain's stream is
+// untouched), and more data — up to 4096, or N if fewer — for a proposal
+// whose 128 cannot resolve its log ratio to ±0.5: each datum's count in
+// TunaMH's minibatch is Poisson, so the log-ratio estimate's mean and
+// variance follow for every χ from the same sampled energy differences,
+// and the acceptance is that of a normal log ratio with those moments.
+// When even that cannot resolve most proposals' log ratios the search
+// does not judge (TunaMH would there need batches of order (C·M·sd u)²).
+// Its choice is then compared with full-batch MH (the chain runs as MH if
+// MH is predicted 1.25× faster), so untempered TunaMH and TunaMH-CN
+// without control variates run as MH; the README's examples/tall table
+// shows what the search does with them. TunaMH-SGLD with Chi = 0 does the
+// same on its Langevin proposals, each from a gradient minibatch drawn as
+// the chain draws its own (without replacement), after a start from the
+// heuristic on the proposal's noise alone; where the search predicts an
+// acceptance below 0.15 at the adapted step, warmup does not hold the
+// step there but adapts it toward the kernel's own target.
 type TunaMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -88,7 +117,7 @@ const (
 	ChiOptimal
 )
 
-// TunaMHGapBound returns the best proven lower bound on the ratio of
+// GapBound returns the best proven lower bound on the ratio of
 // TunaMH's spectral gap to that of full-batch MH with the same proposal,
 // for χ > 0: the larger of
 //
@@ -100,7 +129,7 @@ const (
 // which covers every χ the heuristic picks in practice; Theorem 2's
 // constant 1 beats Prop. 6's e^{−1/e} ≈ 0.69 as χ → ∞. It returns NaN for
 // χ ≤ 0 or NaN.
-func TunaMHGapBound(chi float64) float64 {
+func (TunaMH) GapBound(chi float64) float64 {
 	if !(chi > 0) {
 		return math.NaN()
 	}
@@ -109,15 +138,14 @@ func TunaMHGapBound(chi float64) float64 {
 	return max(thm2, prop6)
 }
 
-// ChiForKappa returns the smallest χ for which TunaMHGapBound guarantees a
+// ChiForKappa returns the smallest χ for which GapBound guarantees a
 // spectral-gap ratio of at least κ ∈ (0, 1) to full-batch MH, the smaller
 // of the two χ:
 //
 //   - from the TunaMH paper's Theorem 2, exp(−1/χ − 2√(log 2/χ)) = κ,
 //     solved exactly (its App. F): χ = (2 log 2 − log κ +
-//     2√(log 2·(log 2 − log κ)))/log²κ — at most the closed form of its
-//     eq. 2, 4/((1 − κ) log(1/κ)), which this function returned before
-//     Prop. 6 was used;
+//     2√(log 2·(log 2 − log κ)))/log²κ, at most the closed form of its
+//     eq. 2, 4/((1 − κ) log(1/κ));
 //   - from the framework paper's Prop. 6, e^{−1/e}·exp(−1/(2χ)) = κ:
 //     χ = 1/(2(log(1/κ) − 1/e)), for κ < e^{−1/e} ≈ 0.692 only.
 //
@@ -125,7 +153,7 @@ func TunaMHGapBound(chi float64) float64 {
 // 1.54 against Theorem 2's 8.41 and eq. 2's 11.5), and so about that many
 // times smaller a batch χC²M² + CM for the same guarantee when C·M ≫ 1.
 // It returns NaN for κ outside (0, 1).
-func ChiForKappa(kappa float64) float64 {
+func (TunaMH) ChiForKappa(kappa float64) float64 {
 	if !(kappa > 0 && kappa < 1) {
 		return math.NaN()
 	}
@@ -144,12 +172,10 @@ func (k TunaMH) Name() string { return k.Accept.nameWith("TunaMH") }
 func (TunaMH) Exact() bool { return true }
 
 // DefaultTargetAccept returns 0.234, random-walk Metropolis's optimal rate
-// (Roberts, Gelman and Gilks 1997), which a quick measurement does not
-// clearly beat for TunaMH: on the tempered logistic on a ball it gives 2834
-// at 0.234, 2978 at 0.3, 3228 at 0.35, 3090 at 0.4, 2811 at 0.5, 2326 at
-// 0.574 — flat within the ESS estimates' noise from 0.234 to 0.45
-// (go test -run TestTargetAcceptSweep -sweep TunaMH -v ., bulk ESS per 10⁶
-// datum evaluations, 4 chains of 10⁴ draws; see accept_sweep_test.go).
+// (Roberts, Gelman and Gilks 1997): TunaMH's efficiency is flat within the
+// ESS estimates' noise from 0.234 to 0.45; TestTargetAcceptSweep (go test
+// -run TestTargetAcceptSweep -sweep TunaMH -v .) measures bulk ESS per datum
+// evaluation across target rates.
 func (TunaMH) DefaultTargetAccept() float64 { return 0.234 }
 
 // Start checks the bound and builds the chain's alias table and scratch.

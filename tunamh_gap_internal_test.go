@@ -180,7 +180,7 @@ func gap(t *testing.T, P *mat.Dense, logPi []float64) (g, imb float64) {
 //   - gap ratio ≥ the TunaMH paper's Theorem 2 bound
 //     exp(−1/χ − 2√(log 2/χ)) and ≥ the framework paper's Prop. 6 bound
 //     e^{−1/e}·exp(−1/(2χ)), over χ from 10⁻² to 30;
-//   - gap ratio ≥ κ at χ = ChiForKappa(κ).
+//   - gap ratio ≥ κ at χ = TunaMH{}.ChiForKappa(κ).
 //
 // It logs each χ's expected batch χC²M² + CM beside C²M² + CM, the
 // quantity that Theorem 3's lower bound ζκ(C²M² + CM) on any exact
@@ -226,8 +226,8 @@ func checkGap(t *testing.T, p gapProblem, mutantToo bool) {
 		if ratio < thm2*(1-1e-9) || ratio < prop6*(1-1e-9) {
 			t.Errorf("χ = %v: gap ratio %v below a proven bound (Theorem 2 %v, Prop. 6 %v)", chi, ratio, thm2, prop6)
 		}
-		if b := TunaMHGapBound(chi); b != max(thm2, prop6) {
-			t.Errorf("TunaMHGapBound(%v) = %v, want %v", chi, b, max(thm2, prop6))
+		if b := (TunaMH{}).GapBound(chi); b != max(thm2, prop6) {
+			t.Errorf("TunaMH{}.GapBound(%v) = %v, want %v", chi, b, max(thm2, prop6))
 		}
 		_, imb = gap(t, tuna(chi, tunaTerm, AcceptBarker), logPi)
 		if imb > 1e-12 {
@@ -235,7 +235,7 @@ func checkGap(t *testing.T, p gapProblem, mutantToo bool) {
 		}
 	}
 	for _, kappa := range []float64{0.2, 0.5, 0.7} {
-		chi := ChiForKappa(kappa)
+		chi := TunaMH{}.ChiForKappa(kappa)
 		g, _ := gap(t, tuna(chi, tunaTerm, AcceptMetropolis), logPi)
 		t.Logf("κ = %.1f: ChiForKappa = %.4g (eq. 2: %.4g), gap ratio %.4f", kappa, chi, 4/((1-kappa)*math.Log(1/kappa)), g/gMH)
 		if g/gMH < kappa {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -134,7 +135,7 @@ func TestChiRules(t *testing.T) {
 		{0.5, 1 / (2 * (math.Ln2 - 1/math.E))},
 		{0.9, (2*math.Ln2 - l9 + 2*math.Sqrt(math.Ln2*(math.Ln2-l9))) / (l9 * l9)},
 	} {
-		got := exactmh.ChiForKappa(c.kappa)
+		got := exactmh.TunaMH{}.ChiForKappa(c.kappa)
 		if math.Abs(got-c.want) > 1e-12*c.want {
 			t.Errorf("ChiForKappa(%v) = %v, want %v", c.kappa, got, c.want)
 		}
@@ -144,11 +145,11 @@ func TestChiRules(t *testing.T) {
 	}
 	// ChiForKappa inverts TunaMHGapBound.
 	for _, kappa := range []float64{1e-3, 0.1, 0.5, 0.67, 0.68, 0.69, 0.7, 0.9, 0.999} {
-		if got := exactmh.TunaMHGapBound(exactmh.ChiForKappa(kappa)); math.Abs(got-kappa) > 1e-9*kappa {
+		if got := (exactmh.TunaMH{}).GapBound((exactmh.TunaMH{}).ChiForKappa(kappa)); math.Abs(got-kappa) > 1e-9*kappa {
 			t.Errorf("TunaMHGapBound(ChiForKappa(%v)) = %v", kappa, got)
 		}
 	}
-	if !math.IsNaN(exactmh.ChiForKappa(1)) || !math.IsNaN(exactmh.ChiForKappa(0)) {
+	if !math.IsNaN((exactmh.TunaMH{}).ChiForKappa(1)) || !math.IsNaN((exactmh.TunaMH{}).ChiForKappa(0)) {
 		t.Error("ChiForKappa outside (0, 1) is not NaN")
 	}
 	// Heuristic: with an isotropic random walk of scale s in d dimensions,
@@ -208,7 +209,7 @@ func TestTunaMHErrors(t *testing.T) {
 // tempering and ball prior that make both TunaMH and PoissonMH practical.
 func tallLogistic(b *testing.B) *exactmh.Posterior {
 	p := mnistLike(b, 100000, 50)
-	ball, err := exactmh.NewBall(50, 1, nil)
+	ball, err := model.NewBall(50, 1, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

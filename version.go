@@ -6,4 +6,4 @@ package exactmh
 
 // Version is the library version written into output files (checkpoints
 // and the stancsv package's Stan CSV files).
-const Version = "0.10.0"
+const Version = "0.11.0"

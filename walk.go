@@ -155,3 +155,59 @@ func (noState) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// Walk is the shared loop of the built-in proposal-driven kernels, for a
+// kernel written outside the package: it holds θ and the proposal buffer
+// θ′, the Proposal and its step scale (a Walk's chain is Tunable through
+// Position, StepScale and SetStepScale), draws θ′ and returns the exact
+// prior-and-proposal part of the log acceptance ratio — rejecting outside
+// the prior's support before a datum is read —, and accepts. A kernel's
+// chain embeds a *Walk and adds its own estimate of the data part of the
+// ratio, as TunaMH, TFMH and the others do (mcmctest's example kernel is
+// written so).
+type Walk struct{ w walk }
+
+// NewWalk starts a walk at θ0 on t for the kernel named name (for errors):
+// a nil prop is the isotropic RandomWalk and a zero scale is 0.1; θ0's
+// dimension, the scale and the proposal's fit to the dimension are
+// checked, as every built-in kernel's Start checks them.
+func NewWalk(name string, t *Target, prop Proposal, scale float64, theta0 []float64) (*Walk, error) {
+	w, err := newWalk(name, t, prop, true, scale, theta0)
+	if err != nil {
+		return nil, err
+	}
+	return &Walk{w}, nil
+}
+
+// Position returns θ.
+func (w *Walk) Position() []float64 { return w.w.theta }
+
+// StepScale returns the proposal's step scale.
+func (w *Walk) StepScale() float64 { return w.w.scale }
+
+// SetStepScale sets the proposal's step scale (the driver adapts it
+// during warmup).
+func (w *Walk) SetStepScale(s float64) { w.w.scale = s }
+
+// Next returns θ′, the last proposal.
+func (w *Walk) Next() []float64 { return w.w.next }
+
+// Propose draws θ′ and returns the exact part of the log acceptance
+// ratio, log p(θ′) − log p(θ) + log q(θ|θ′) − log q(θ′|θ). ok is false,
+// and logR −Inf, when θ′ lies outside the prior's support: the step then
+// rejects without reading a datum.
+func (w *Walk) Propose(rng *rand.Rand) (logR float64, ok bool) { return w.w.propose(rng) }
+
+// Parts returns the parts of the last proposal's exact log ratio: log p(θ′),
+// log p(θ) and log q(θ|θ′) − log q(θ′|θ).
+func (w *Walk) Parts() (logPriorNext, logPrior, logQ float64) {
+	return w.w.logPriorNext, w.w.t.LogPrior(w.w.theta), w.w.logQ
+}
+
+// Accept accepts θ′ with probability min(1, e^{logR}), logR the whole log
+// ratio (Propose's exact part plus the chain's estimate of the data
+// part): it sets info.AcceptProb and info.Accepted and, on acceptance,
+// moves θ to θ′. A NaN logR is an error naming θ and θ′.
+func (w *Walk) Accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
+	return w.w.accept(rng, logR, info)
+}

@@ -7,6 +7,8 @@ package exactmh
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/exactmh/exactmh/internal/testgen"
 )
 
 // warmEnergy is a GLM with its own warmed gather loops.
@@ -21,20 +23,6 @@ type namedWarmEnergy struct {
 	e    warmEnergy
 }
 
-// binaryRows draws n×d standard normal covariates, rounded to float32 and
-// held in both precisions, and n binary responses.
-func binaryRows(rng *rand.Rand, n, d int) (x []float64, x32 []float32, y []float64) {
-	x, x32, y = make([]float64, n*d), make([]float32, n*d), make([]float64, n)
-	for i := range x {
-		x32[i] = float32(rng.NormFloat64())
-		x[i] = float64(x32[i])
-	}
-	for i := range y {
-		y[i] = float64(rng.IntN(2))
-	}
-	return x, x32, y
-}
-
 // warmFixture draws from rng n standard normal rows of d features (the
 // float32 rows rounded first, so that both precisions hold the same
 // numbers) and n binary responses, and returns every GLM with its own
@@ -42,7 +30,7 @@ func binaryRows(rng *rand.Rand, n, d int) (x []float64, x32 []float32, y []float
 // rows) and two parameter points theta and next drawn from N(0, 0.1²).
 func warmFixture(tb testing.TB, rng *rand.Rand, n, d int) (es []namedWarmEnergy, theta, next []float64) {
 	tb.Helper()
-	x, x32, y := binaryRows(rng, n, d)
+	x, x32, y := testgen.BinaryRows(rng, n, d)
 	lr, err := NewLogisticRegression(x, y, d)
 	if err != nil {
 		tb.Fatal(err)

@@ -41,7 +41,7 @@ type Spec struct {
 }
 
 // Design is a design matrix and response, ready for
-// exactmh.NewLogisticRegression(d.X, d.Y, d.D), exactmh.NewGLM and the
+// model.NewLogisticRegression(d.X, d.Y, d.D), model.NewGLM and the
 // other energies.
 type Design struct {
 	// X is the N×D design, row-major.

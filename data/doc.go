@@ -4,8 +4,8 @@
 
 // Package data turns tabular files — Parquet, Arrow IPC (Feather version
 // 2) and CSV — into the design matrix and response the exactmh energies
-// take: x, N×d row-major, and y, for exactmh.NewLogisticRegression(x, y,
-// d), exactmh.NewGLM(x, y, d, family), exactmh.NewStudentTRegression and
+// take: x, N×d row-major, and y, for model.NewLogisticRegression(x, y,
+// d), model.NewGLM(x, y, d, family), model.NewStudentTRegression and
 // the rest.
 //
 // # Your own file in a few lines
@@ -27,7 +27,7 @@
 //	if err != nil {
 //		return err // names the file, row, column and value at fault
 //	}
-//	e, err := exactmh.NewLogisticRegression(d.X, d.Y, d.D)
+//	e, err := model.NewLogisticRegression(d.X, d.Y, d.D)
 //	post := &exactmh.Posterior{Energy: e, Names: d.Names} // names in Summary and Stan CSV
 //	res, err := exactmh.Sample(ctx, post, nil, nil)        // the automatic exact kernel
 //	fmt.Print(res.Summary())

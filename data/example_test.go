@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/model"
 )
 
 // Read a CSV file, build the design of a logistic regression of
@@ -30,7 +30,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	e, err := exactmh.NewLogisticRegression(d.X, d.Y, d.D)
+	e, err := model.NewLogisticRegression(d.X, d.Y, d.D)
 	if err != nil {
 		log.Fatal(err)
 	}

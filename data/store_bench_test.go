@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // BenchmarkStoreDatum measures ns per datum of a logistic regression's
@@ -56,15 +57,15 @@ func BenchmarkStoreDatum(b *testing.B) {
 			}
 			stores[dt] = s
 		}
-		mem, err := exactmh.NewLogisticRegression(x, y, d)
+		mem, err := model.NewLogisticRegression(x, y, d)
 		if err != nil {
 			b.Fatal(err)
 		}
-		map64, err := exactmh.NewLogisticRegression(stores[Float64].X64(), stores[Float64].Y(), d)
+		map64, err := model.NewLogisticRegression(stores[Float64].X64(), stores[Float64].Y(), d)
 		if err != nil {
 			b.Fatal(err)
 		}
-		map32, err := exactmh.NewLogisticRegression32(stores[Float32].X32(), stores[Float32].Y(), d)
+		map32, err := model.NewLogisticRegression32(stores[Float32].X32(), stores[Float32].Y(), d)
 		if err != nil {
 			b.Fatal(err)
 		}

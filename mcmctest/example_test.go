@@ -15,7 +15,9 @@ import (
 )
 
 // walker is a kernel written outside exactmh: random-walk Metropolis with
-// a pluggable proposal, as a user would write it against exactmh.Kernel.
+// a pluggable proposal, as a user would write it against exactmh.Kernel on
+// the package's shared loop, exactmh.Walk (the proposal, its step scale,
+// the exact prior-and-proposal part of the log ratio, the accept step).
 // bug, when set, makes it deliberately wrong in one way — the mutants its
 // checks must catch.
 type walker struct {
@@ -27,35 +29,26 @@ type walker struct {
 func (walker) Name() string { return "walker" }
 func (walker) Exact() bool  { return true }
 
-// Start checks nothing the driver does not, and allocates the chain's
-// scratch memory: a step allocates nothing.
+// Start starts the walk (which checks θ0, the scale and the proposal) and
+// computes the energy at θ0: a step allocates nothing.
 func (k walker) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
-	c := &walkerChain{k: k, t: t, prop: k.prop, scale: k.scale, theta: slices.Clone(theta0), next: make([]float64, len(theta0))}
-	if c.prop == nil {
-		c.prop = exactmh.RandomWalk{}
+	w, err := exactmh.NewWalk("walker", t, k.prop, k.scale, theta0)
+	if err != nil {
+		return nil, err
 	}
-	if c.scale == 0 {
-		c.scale = 0.1
-	}
-	c.logPrior = t.LogPrior(theta0)
-	u, err := t.TotalEnergy(theta0)
-	c.energy = u
+	c := &walkerChain{Walk: w, k: k, t: t}
+	c.energy, err = t.TotalEnergy(theta0)
 	return c, err
 }
 
 type walkerChain struct {
-	k                walker
-	t                *exactmh.Target
-	prop             exactmh.Proposal
-	scale            float64
-	theta, next      []float64
-	logPrior, energy float64 // log p(θ) and βΣU_i(θ)
-	steps            int     // transitions made (the "hidden state" bug uses it)
+	*exactmh.Walk // Position, StepScale, SetStepScale
+	k             walker
+	t             *exactmh.Target
+	energy        float64 // βΣU_i(θ)
+	steps         int     // transitions made (the "hidden state" bug uses it)
+	sink          []float64
 }
-
-func (c *walkerChain) Position() []float64    { return c.theta }
-func (c *walkerChain) StepScale() float64     { return c.scale }
-func (c *walkerChain) SetStepScale(s float64) { c.scale = s }
 
 // MarshalState and UnmarshalState: the chain's state is its position,
 // which the driver saves, and what Start recomputes from it.
@@ -64,44 +57,46 @@ func (c *walkerChain) UnmarshalState([]byte) error   { return nil }
 
 func (c *walkerChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	c.steps++
-	scale := c.scale
+	scale := c.StepScale()
 	if c.k.bug == "hidden state" && c.steps%2 == 1 {
-		scale *= 2 // state that MarshalState does not save
+		c.SetStepScale(2 * scale) // state that MarshalState does not save
 	}
-	logQ := c.prop.Propose(rng, c.next, c.theta, scale)
+	logR, ok := c.Propose(rng)
+	c.SetStepScale(scale)
+	lpNext, lp, logQ := c.Parts()
 	if c.k.bug == "shifts the posterior" {
 		return c.shiftedStep(rng, logQ)
 	}
-	lp := c.t.LogPrior(c.next)
-	if math.IsInf(lp, -1) && c.k.bug != "ignores the support" {
-		return exactmh.Info{AcceptProb: 0, LogDensity: c.logPrior - c.energy}, nil
+	if !ok && c.k.bug != "ignores the support" {
+		return exactmh.Info{AcceptProb: 0, LogDensity: lp - c.energy}, nil
 	}
-	u, err := c.t.TotalEnergy(c.next)
+	u, err := c.t.TotalEnergy(c.Next())
 	if err != nil {
 		return exactmh.Info{}, err
 	}
-	logA := (lp - u) - (c.logPrior - c.energy) + logQ
+	logA := logR - (u - c.energy)
 	switch c.k.bug {
 	case "drops the prior ratio":
-		logA -= lp - c.logPrior
+		logA -= lpNext - lp
 	case "ignores the proposal ratio":
 		logA -= logQ
 	case "sharpens the likelihood":
 		logA -= 3 * (u - c.energy) // the likelihood to the power 4
 	case "ignores the support":
-		if math.IsInf(lp, -1) {
-			logA, lp = 0, c.logPrior
+		if !ok {
+			logA, lpNext = 0, lp
 		}
 	case "allocates":
-		c.theta = slices.Clone(c.theta)
+		c.sink = slices.Clone(c.Position())
 	}
-	info := exactmh.Info{AcceptProb: math.Exp(min(logA, 0)), Batch: c.t.N()}
-	if logA >= 0 || rng.Float64() < info.AcceptProb {
-		copy(c.theta, c.next)
-		c.logPrior, c.energy = lp, u
-		info.Accepted = true
+	info, err := c.Accept(rng, logA, exactmh.Info{Batch: c.t.N()})
+	if err != nil {
+		return info, err
 	}
-	info.LogDensity = c.logPrior - c.energy
+	if info.Accepted {
+		c.energy, lp = u, lpNext
+	}
+	info.LogDensity = lp - c.energy
 	if c.k.bug == "misreports the density" {
 		info.LogDensity = -c.energy
 	}
@@ -123,21 +118,15 @@ func (c *walkerChain) shiftedStep(rng *rand.Rand, logQ float64) (exactmh.Info, e
 		u, err := c.t.TotalEnergy(theta)
 		return lp - u, err
 	}
-	lNew, err := logPi(c.next)
+	lNew, err := logPi(c.Next())
 	if err != nil {
 		return exactmh.Info{}, err
 	}
-	lOld, err := logPi(c.theta)
+	lOld, err := logPi(c.Position())
 	if err != nil {
 		return exactmh.Info{}, err
 	}
-	logA := lNew - lOld + logQ
-	info := exactmh.Info{AcceptProb: math.Exp(min(logA, 0)), LogDensity: math.NaN()}
-	if logA >= 0 || rng.Float64() < info.AcceptProb {
-		copy(c.theta, c.next)
-		info.Accepted = true
-	}
-	return info, nil
+	return c.Accept(rng, lNew-lOld+logQ, exactmh.Info{LogDensity: math.NaN()})
 }
 
 // To prove a kernel of your own exact, describe it in a Case — how to build

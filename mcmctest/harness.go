@@ -13,6 +13,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -162,9 +163,9 @@ func (e *Linear) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
 // EnergyRange implements exactmh.EnergyRanger on a box prior: U_i ranges
 // between the energies at the box's ends.
 func (e *Linear) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
-	box, ok := prior.(*exactmh.Box)
+	box, ok := prior.(*model.Box)
 	if !ok {
-		return nil, fmt.Errorf("mcmctest: Linear needs a *exactmh.Box prior for its range, got %T", prior)
+		return nil, fmt.Errorf("mcmctest: Linear needs a *model.Box prior for its range, got %T", prior)
 	}
 	n := float64(len(e.X))
 	r := &exactmh.EnergyRange{Lo: make([]float64, len(e.X)), Width: make([]float64, len(e.X))}
@@ -200,7 +201,7 @@ func randomWalk(k, m int) (*exactmh.Posterior, *Linear, error) {
 			x[i] = 5
 		}
 	}
-	box, err := exactmh.NewCube(1, 0, float64(k-1))
+	box, err := model.NewCube(1, 0, float64(k-1))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,7 +279,7 @@ func HistogramTV(draws [][]float64, k int) float64 {
 // with Mean and Cov.
 type Gaussian struct {
 	Posterior *exactmh.Posterior
-	Energy    *exactmh.GaussianMean
+	Energy    *model.GaussianMean
 	Mean      []float64
 	Cov       *mat.SymDense
 }
@@ -320,11 +321,11 @@ func ConjugateGaussian(n int, trueMean []float64, sigma *mat.SymDense, priorMean
 			sum[a] += v
 		}
 	}
-	e, err := exactmh.NewGaussianMean(y, d, sigma)
+	e, err := model.NewGaussianMean(y, d, sigma)
 	if err != nil {
 		return nil, err
 	}
-	prior, err := exactmh.NewGaussian(priorMean, priorSD)
+	prior, err := model.NewGaussian(priorMean, priorSD)
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +463,7 @@ func BoxedGaussian(n int, trueMean []float64, sigma *mat.SymDense, beta, width f
 	for j, sd := range g.SD() {
 		lo[j], hi[j] = g.Mean[j]-width*sd, g.Mean[j]+width*sd
 	}
-	box, err := exactmh.NewBox(lo, hi)
+	box, err := model.NewBox(lo, hi)
 	if err != nil {
 		return nil, err
 	}

@@ -63,12 +63,12 @@ type sharedChain struct {
 }
 
 func (c *sharedChain) Step(rng *rand.Rand) (exactmh.Info, error) {
-	s := c.scale
+	s := c.StepScale()
 	if c.shared.Add(1)%3 == 0 {
-		c.scale *= 2
+		c.SetStepScale(2 * s)
 	}
 	info, err := c.walkerChain.Step(rng)
-	c.scale = s
+	c.SetStepScale(s)
 	return info, err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -78,7 +79,7 @@ func (m BoxModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 	if err != nil {
 		return nil, Problem{}, err
 	}
-	box, err := exactmh.NewBox(m.Lo, m.Hi)
+	box, err := model.NewBox(m.Lo, m.Hi)
 	if err != nil {
 		return nil, Problem{}, err
 	}
@@ -91,7 +92,7 @@ func (m BoxModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 
 // LogisticModel is Bayesian logistic regression: θ ~ N(0, PriorSD²·I) in
 // Dim dimensions — or, if Box > 0, θ uniform on the cube [−Box, Box]^Dim
-// (an exactmh.Box prior) — N features x_i ~ N(0, I) and labels
+// (an model.Box prior) — N features x_i ~ N(0, I) and labels
 // y_i ∈ {0, 1} with P(y_i = 1) = σ(x_iᵀθ). The Problem's Mode is the MAP
 // (exactmh.FindMAP, which may lie on the cube's boundary), its SD the
 // standard deviations of the Laplace approximation there. Its energy has
@@ -126,19 +127,19 @@ func (m LogisticModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		return nil, Problem{}, err
 	}
 	if m.Box > 0 {
-		box, err := exactmh.NewCube(d, -m.Box, m.Box)
+		box, err := model.NewCube(d, -m.Box, m.Box)
 		if err != nil {
 			return nil, Problem{}, err
 		}
 		pb, err := laplaceBoxProblem(&exactmh.Posterior{Energy: e, Prior: box})
 		return theta, pb, err
 	}
-	prior, err := exactmh.NewIsoGaussian(d, m.PriorSD)
+	prior, err := model.NewIsoGaussian(d, m.PriorSD)
 	if err != nil {
 		return nil, Problem{}, err
 	}

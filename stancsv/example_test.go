@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/stancsv"
 )
 
@@ -29,11 +30,11 @@ func logistic(n int) *exactmh.Posterior {
 			y[i] = 1
 		}
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, 2)
+	e, err := model.NewLogisticRegression(x, y, 2)
 	if err != nil {
 		panic(err)
 	}
-	prior, _ := exactmh.NewIsoGaussian(2, 10)
+	prior, _ := model.NewIsoGaussian(2, 10)
 	return &exactmh.Posterior{Energy: e, Prior: prior}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/model"
 )
 
 // modelFlags are the flags that say which posterior to sample: the data,
@@ -50,7 +51,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 }
 
 // model is a posterior built from modelFlags, with the design it came from.
-type model struct {
+type fitted struct {
 	post   *exactmh.Posterior
 	design *data.Design
 	fp     fingerprint
@@ -200,31 +201,31 @@ func parsePrior(s string, d int) (exactmh.Prior, error) {
 		if hasArg {
 			return nil, fmt.Errorf("--prior %s: flat takes no argument", s)
 		}
-		return exactmh.Flat{}, nil
+		return model.Flat{}, nil
 	case "normal":
 		sd, err := num()
 		if err != nil {
 			return nil, err
 		}
-		return exactmh.NewIsoGaussian(d, sd)
+		return model.NewIsoGaussian(d, sd)
 	case "box":
 		r, err := num()
 		if err != nil {
 			return nil, err
 		}
-		return exactmh.NewCube(d, -r, r)
+		return model.NewCube(d, -r, r)
 	case "ball":
 		r, err := num()
 		if err != nil {
 			return nil, err
 		}
-		return exactmh.NewBall(d, r, nil)
+		return model.NewBall(d, r, nil)
 	}
 	return nil, fmt.Errorf("--prior %s: unknown prior %q (want flat, normal:SD, box:R or ball:R)", s, kind)
 }
 
 // build reads the data and builds the posterior.
-func (m *modelFlags) build() (*model, error) {
+func (m *modelFlags) build() (*fitted, error) {
 	if m.data == "" {
 		return nil, usageErr("--data FILE is required")
 	}
@@ -268,15 +269,15 @@ func (m *modelFlags) build() (*model, error) {
 				return nil, inputErr(fmt.Errorf("--family logistic needs a 0/1 response; %s is %v in data row %d (use --response 'col>T')", d.YName, y, dataRow(d, i)))
 			}
 		}
-		e, err = exactmh.NewLogisticRegression(d.X, d.Y, d.D)
+		e, err = model.NewLogisticRegression(d.X, d.Y, d.D)
 	case "probit":
-		e, err = exactmh.NewGLM(d.X, d.Y, d.D, exactmh.ProbitFamily{})
+		e, err = model.NewGLM(d.X, d.Y, d.D, model.ProbitFamily{})
 	case "poisson":
-		e, err = exactmh.NewGLM(d.X, d.Y, d.D, exactmh.PoissonFamily{})
+		e, err = model.NewGLM(d.X, d.Y, d.D, model.PoissonFamily{})
 	case "gaussian":
-		e, err = exactmh.NewGLM(d.X, d.Y, d.D, exactmh.GaussianFamily{Sigma: m.sigma})
+		e, err = model.NewGLM(d.X, d.Y, d.D, model.GaussianFamily{Sigma: m.sigma})
 	case "studentt":
-		e, err = exactmh.NewStudentTRegression(d.X, d.Y, d.D, m.nu)
+		e, err = model.NewStudentTRegression(d.X, d.Y, d.D, m.nu)
 	}
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--family %s: %w", fam, err))
@@ -305,7 +306,7 @@ func (m *modelFlags) build() (*model, error) {
 	case "studentt":
 		fp.Nu = m.nu
 	}
-	return &model{post: post, design: d, fp: fp}, nil
+	return &fitted{post: post, design: d, fp: fp}, nil
 }
 
 // dataRow returns the 1-based data row of design row i.

@@ -24,7 +24,7 @@ import (
 
 const sampleUsage = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
 
-Samples the posterior of a generalised linear model of the data and writes
+Samples the posterior of a generalised linear fitted of the data and writes
 one Stan CSV file per chain, PREFIX_1.csv … PREFIX_<chains>.csv (--out),
 with the design's column names as parameter names; a summary table goes to
 stdout, progress to stderr.
@@ -64,10 +64,10 @@ SCALE-OUT: --chain-id k runs chain k (0-based) of a --chains run alone,
   bit. The automatic kernel is chosen by timed pilots, which may differ
   between processes, so --chain-id needs an explicit --kernel or
   --choice FILE, written once by
-    exactmh sample [model flags] --choose-only --choice FILE
+    exactmh sample [fitted flags] --choose-only --choice FILE
 
 CHECKPOINTS: with --checkpoint FILE, SIGINT or SIGTERM stops the chains,
-  writes the checkpoint (FILE, with the model's fingerprint in FILE.json)
+  writes the checkpoint (FILE, with the fitted's fingerprint in FILE.json)
   and the CSV rows so far, and exits with code 4; the same command with
   --resume continues it to the end, the files equal to those of an
   uninterrupted run. A finished run writes its checkpoint too; --resume
@@ -324,7 +324,7 @@ func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
 
 // finish writes the checkpoint if asked, prints the summary and says how
 // the run ended.
-func finish(res *exactmh.Result, err error, sf *sampleFlags, m *model, desc, chosen string, chainID int, stdout io.Writer) error {
+func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, chosen string, chainID int, stdout io.Writer) error {
 	saved := false
 	if sf.checkpoint != "" && (res.Status == exactmh.Completed || res.Status == exactmh.Canceled) {
 		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Chosen: chosen,
@@ -525,7 +525,7 @@ func chosenScale(c *exactmh.Choice) float64 {
 }
 
 // chooseOnly runs the automatic default's choice and writes it.
-func chooseOnly(ctx context.Context, m *model, sf *sampleFlags, stdout io.Writer) error {
+func chooseOnly(ctx context.Context, m *fitted, sf *sampleFlags, stdout io.Writer) error {
 	c, err := exactmh.Choose(ctx, m.post, &exactmh.Settings{Chains: 1, Seed: sf.seed})
 	if err != nil {
 		return interrupted(ctx, sf, inputErr(err))

@@ -52,6 +52,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -99,7 +100,7 @@ func main() {
 	}
 	trueMean, trueVar := truncatedMoments(ybar, *n)
 	if *refcost {
-		post = &exactmh.Posterior{Energy: newRefCost(post.Energy.(*exactmh.GaussianMean)), Prior: post.Prior, Beta: post.Beta}
+		post = &exactmh.Posterior{Energy: newRefCost(post.Energy.(*model.GaussianMean)), Prior: post.Prior, Beta: post.Beta}
 	}
 	rng := rand.New(rand.NewPCG(*seed, 7))
 	init := make([]float64, d)
@@ -238,11 +239,11 @@ func problem(n int, seed uint64) (*exactmh.Posterior, []float64, error) {
 			ybar[j] += v / float64(n)
 		}
 	}
-	e, err := exactmh.NewGaussianMean(y, d, sigma)
+	e, err := model.NewGaussianMean(y, d, sigma)
 	if err != nil {
 		return nil, nil, err
 	}
-	prior, err := exactmh.NewCube(d, -box, box)
+	prior, err := model.NewCube(d, -box, box)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/exactmh/exactmh"
+import (
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
+)
 
 // refCost is the htg energy at the reference implementation's cost per
 // datum (the auxiliary-variable paper's TruncGaussian.jl): every energy
@@ -11,12 +14,12 @@ import "github.com/exactmh/exactmh"
 // only the cost per datum changes. (The reference code also allocates per
 // datum, which this does not.)
 type refCost struct {
-	inner *exactmh.GaussianMean
+	inner *model.GaussianMean
 	y     []float64 // row-major N×d
 	prec  []float64 // row-major d×d
 }
 
-func newRefCost(g *exactmh.GaussianMean) *refCost {
+func newRefCost(g *model.GaussianMean) *refCost {
 	e := &refCost{inner: g, y: make([]float64, 0, g.Len()*d), prec: make([]float64, d*d)}
 	for i := range g.Len() {
 		e.y = append(e.y, g.Row(i)...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -91,7 +92,7 @@ func fig1Target(d int, seed uint64, full bool) *exactmh.Posterior {
 	for i := range x {
 		x[i] = rng.NormFloat64()
 	}
-	prior, err := exactmh.NewIsoGaussian(d, 1)
+	prior, err := model.NewIsoGaussian(d, 1)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func fig1Target(d int, seed uint64, full bool) *exactmh.Posterior {
 	for j := range d {
 		id.SetSym(j, j, 1)
 	}
-	e, err := exactmh.NewGaussianMean(x, d, id)
+	e, err := model.NewGaussianMean(x, d, id)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -53,6 +53,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot/vg"
 )
@@ -196,11 +197,11 @@ func gaussian(d, n int, seed uint64) (*exactmh.Posterior, []float64) {
 	for j := range d {
 		id.SetSym(j, j, 1)
 	}
-	e, err := exactmh.NewGaussianMean(x, d, id)
+	e, err := model.NewGaussianMean(x, d, id)
 	if err != nil {
 		log.Fatal(err)
 	}
-	prior, err := exactmh.NewIsoGaussian(d, 1)
+	prior, err := model.NewIsoGaussian(d, 1)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -218,11 +219,11 @@ func mixture(n int, theta2 float64, seed uint64) (*exactmh.Posterior, []float64)
 			x[i] += theta2
 		}
 	}
-	e, err := exactmh.NewGaussianMixture(x, 2)
+	e, err := model.NewGaussianMixture(x, 2)
 	if err != nil {
 		log.Fatal(err)
 	}
-	prior, err := exactmh.NewGaussian([]float64{0, 0}, []float64{math.Sqrt(10), 1})
+	prior, err := model.NewGaussian([]float64{0, 0}, []float64{math.Sqrt(10), 1})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -48,6 +48,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/internal/mnist"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -88,7 +89,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		energy, err := exactmh.NewLogisticRegression(data.TrainX, data.TrainY, data.D)
+		energy, err := model.NewLogisticRegression(data.TrainX, data.TrainY, data.D)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -46,6 +46,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
 )
 
 func main() {
@@ -138,15 +139,15 @@ func (r *run) main(dir string) error {
 	t0 := time.Now()
 	var e exactmh.Energy
 	if r.dtype == data.Float32 {
-		e, err = exactmh.NewLogisticRegression32(s.X32(), s.Y(), r.d)
+		e, err = model.NewLogisticRegression32(s.X32(), s.Y(), r.d)
 	} else {
-		e, err = exactmh.NewLogisticRegression(s.X64(), s.Y(), r.d)
+		e, err = model.NewLogisticRegression(s.X64(), s.Y(), r.d)
 	}
 	if err != nil {
 		return err
 	}
 	check := time.Since(t0)
-	prior, _ := exactmh.NewIsoGaussian(r.d, 10)
+	prior, _ := model.NewIsoGaussian(r.d, 10)
 	post := &exactmh.Posterior{Energy: e, Prior: prior}
 	r.say("energy    %T, values checked in %.1fs", e, check.Seconds())
 

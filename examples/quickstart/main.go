@@ -42,6 +42,7 @@ import (
 	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
 )
 
 func main() {
@@ -114,11 +115,11 @@ func run(ctx context.Context, out io.Writer, cf *report.Common, path string, row
 		return err
 	}
 	loaded := time.Since(t0)
-	energy, err := exactmh.NewLogisticRegression(design.X, design.Y, design.D)
+	energy, err := model.NewLogisticRegression(design.X, design.Y, design.D)
 	if err != nil {
 		return err
 	}
-	prior, err := exactmh.NewIsoGaussian(design.D, 2.5)
+	prior, err := model.NewIsoGaussian(design.D, 2.5)
 	if err != nil {
 		return err
 	}

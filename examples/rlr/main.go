@@ -59,6 +59,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/examples/internal/sim"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -312,7 +313,7 @@ func auxSetting(ds []int, n int, accepts []float64, want map[string]bool, budget
 		if err != nil {
 			log.Fatal(err)
 		}
-		ball, err := exactmh.NewBall(d, radius, nil)
+		ball, err := model.NewBall(d, radius, nil)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -387,7 +388,7 @@ func floats(s string) ([]float64, error) {
 // problem simulates the data and returns the posterior.
 func problem(n, d int, seed uint64) (*exactmh.Posterior, error) {
 	x, y := sim.RegressionData(rand.New(rand.NewPCG(seed, uint64(n*1000+d))), n, d)
-	e, err := exactmh.NewStudentTRegression(x, y, d, nu)
+	e, err := model.NewStudentTRegression(x, y, d, nu)
 	if err != nil {
 		return nil, err
 	}

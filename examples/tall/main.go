@@ -71,6 +71,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/examples/internal/sim"
+	"github.com/exactmh/exactmh/model"
 )
 
 func main() {
@@ -442,7 +443,7 @@ func simulate(name string, n int, seed uint64) (exactmh.Energy, int, error) {
 			d = 100
 		}
 		x, y := sim.RegressionData(rng, n, d)
-		t, err := exactmh.NewStudentTRegression(x, y, d, 4)
+		t, err := model.NewStudentTRegression(x, y, d, 4)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -465,7 +466,7 @@ func simulate(name string, n int, seed uint64) (exactmh.Energy, int, error) {
 				y[i] = 1
 			}
 		}
-		l, err := exactmh.NewLogisticRegression(x, y, d)
+		l, err := model.NewLogisticRegression(x, y, d)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -492,7 +493,7 @@ func export(dir, name string, n int, seed uint64, quick bool) error {
 		if err != nil {
 			return err
 		}
-		g, box := p.post.Energy.(*exactmh.GaussianMixture), p.post.Prior.(*exactmh.Box)
+		g, box := p.post.Energy.(*model.GaussianMixture), p.post.Prior.(*model.Box)
 		n, cols = g.Len(), []string{"x"}
 		row = func(b []byte, i int) []byte { return num(b, g.X(i)) }
 		consts = []string{"sigma2", hex(g.Sigma2()), "beta", hex(p.post.Beta), "lo", hex(box.Lo[0]), "hi", hex(box.Hi[0])}
@@ -503,10 +504,10 @@ func export(dir, name string, n int, seed uint64, quick bool) error {
 		}
 		var resp func(int) float64
 		switch e := e.(type) {
-		case *exactmh.StudentTRegression:
+		case *model.StudentTRegression:
 			resp = e.Response
 			consts = []string{"nu", hex(e.Nu())}
-		case *exactmh.LogisticRegression:
+		case *model.LogisticRegression:
 			resp = e.Label
 		}
 		x := e.(interface{ Row(int) []float64 })
@@ -562,11 +563,11 @@ func tgm(seed uint64, quick bool) (*posterior, error) {
 		n = 10000
 	}
 	x := sim.MixtureData(rand.New(rand.NewPCG(seed, 0)), n)
-	e, err := exactmh.NewGaussianMixture(x, sigma2)
+	e, err := model.NewGaussianMixture(x, sigma2)
 	if err != nil {
 		return nil, err
 	}
-	box, err := exactmh.NewCube(2, lo, hi)
+	box, err := model.NewCube(2, lo, hi)
 	if err != nil {
 		return nil, err
 	}

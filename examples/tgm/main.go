@@ -67,6 +67,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/examples/internal/sim"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -256,11 +257,11 @@ const paperPoissonBatch = 3969.67
 // problem returns the posterior of the experiment and its data.
 func problem(seed uint64) (*exactmh.Posterior, []float64, error) {
 	x := sim.MixtureData(rand.New(rand.NewPCG(seed, 0)), n)
-	energy, err := exactmh.NewGaussianMixture(x, sigma2)
+	energy, err := model.NewGaussianMixture(x, sigma2)
 	if err != nil {
 		return nil, nil, err
 	}
-	box, err := exactmh.NewCube(2, lo, hi)
+	box, err := model.NewCube(2, lo, hi)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
 func TestRow(t *testing.T) {
-	e, err := exactmh.NewGaussianMean([]float64{1, 2, 3, 4, 0.5, 1.5}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	e, err := model.NewGaussianMean([]float64{1, 2, 3, 4, 0.5, 1.5}, 2, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}

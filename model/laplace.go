@@ -2,11 +2,13 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // Laplace is the independent double-exponential prior
@@ -23,7 +25,7 @@ func NewLaplace(mean, scale []float64) (*Laplace, error) {
 	if len(mean) == 0 || len(mean) != len(scale) {
 		return nil, fmt.Errorf("exactmh: NewLaplace: len(mean) = %d, len(scale) = %d, want equal and > 0", len(mean), len(scale))
 	}
-	if err := finiteVec("NewLaplace: mean", mean); err != nil {
+	if err := vec.FiniteVec("NewLaplace: mean", mean); err != nil {
 		return nil, err
 	}
 	l := &Laplace{Mean: append([]float64(nil), mean...), Scale: append([]float64(nil), scale...)}
@@ -42,7 +44,7 @@ func NewLaplace(mean, scale []float64) (*Laplace, error) {
 
 // NewIsoLaplace returns the prior θ_j ~ Laplace(0, scale) for j < d.
 func NewIsoLaplace(d int, scale float64) (*Laplace, error) {
-	if err := checkDim("NewIsoLaplace", d); err != nil {
+	if err := vec.CheckDim("NewIsoLaplace", d); err != nil {
 		return nil, err
 	}
 	s := make([]float64, d)
@@ -80,18 +82,18 @@ func (l *Laplace) AddLogPriorGradient(grad, theta []float64) {
 // approximation there is poor; FindLaplace says so).
 func (l *Laplace) AddLogPriorHessian(_, _ []float64) {}
 
-func (l *Laplace) checkDim(d int) error {
+func (l *Laplace) CheckDim(d int) error {
 	if len(l.Mean) != d || len(l.Scale) != d {
 		return fmt.Errorf("exactmh: Laplace prior has dimension %d (Scale %d), energy has %d", len(l.Mean), len(l.Scale), d)
 	}
 	return nil
 }
 
-// minNormSubgradient implements the optimiser's kinked: at a coordinate on
+// MinNormSubgradient is what FindMAP asks of a prior with kinks: at a coordinate on
 // its kink (|θ_j − μ_j| ≤ 10⁻⁹(1 + |μ_j|)) the log prior's subdifferential is
 // [−1/b_j, 1/b_j], so the smallest subgradient shrinks the likelihood's
 // gradient toward zero by 1/b_j.
-func (l *Laplace) minNormSubgradient(theta, g []float64) {
+func (l *Laplace) MinNormSubgradient(theta, g []float64) {
 	for j, v := range theta {
 		if math.Abs(v-l.Mean[j]) > 1e-9*(1+math.Abs(l.Mean[j])) {
 			continue
@@ -106,4 +108,17 @@ func (l *Laplace) minNormSubgradient(theta, g []float64) {
 		}
 		g[j] = math.Copysign(math.Max(math.Abs(gl)-a, 0), gl)
 	}
+}
+
+// ModeWarnings says where θ is on a kink of the density, where it is not
+// differentiable and a Gaussian approximation is poor (FindLaplace
+// reports it).
+func (l *Laplace) ModeWarnings(theta []float64) []string {
+	var w []string
+	for j, v := range theta {
+		if math.Abs(v-l.Mean[j]) <= 1e-9*(1+math.Abs(l.Mean[j])) {
+			w = append(w, fmt.Sprintf("θ̂[%d] = %.3g is on the Laplace prior's kink at %v: the log density is not differentiable there, and the Gaussian approximation is poor", j, v, l.Mean[j]))
+		}
+	}
+	return w
 }

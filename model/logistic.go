@@ -2,13 +2,17 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // LogisticRegression is the energy of Bayesian logistic regression:
@@ -25,7 +29,7 @@ type LogisticRegression struct {
 // features x (row-major, N rows of d columns) and labels y ∈ {0, 1}.
 // The slices are kept, not copied.
 func NewLogisticRegression(x, y []float64, d int) (*LogisticRegression, error) {
-	if err := dataRows("NewLogisticRegression", x, len(y), d); err != nil {
+	if err := vec.DataRows("NewLogisticRegression", x, len(y), d); err != nil {
 		return nil, err
 	}
 	for i, v := range y {
@@ -50,24 +54,24 @@ func (e *LogisticRegression) Label(i int) float64 { return e.y[i] }
 
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
-	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
+	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
 		for k, i := range idx[lo:hi] {
-			dst[lo+k] = dot(e.Row(i), theta)
+			dst[lo+k] = vec.Dot(e.Row(i), theta)
 		}
-		logisticLosses(dst[lo:hi], e.y, idx[lo:hi])
+		logit.Losses(dst[lo:hi], e.y, idx[lo:hi])
 	}
 }
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	var zn [logisticGroup]float64
-	for lo, hi := range warmBlocks(dst, e.x, e.d, e.y, idx) {
-		for g := lo; g < hi; g += logisticGroup {
-			group := idx[g:min(g+logisticGroup, hi)]
+	var zn [logit.Group]float64
+	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
+		for g := lo; g < hi; g += logit.Group {
+			group := idx[g:min(g+logit.Group, hi)]
 			for k, i := range group {
-				dst[g+k], zn[k] = dot2(e.Row(i), theta, thetaNew)
+				dst[g+k], zn[k] = vec.Dot2(e.Row(i), theta, thetaNew)
 			}
-			logisticLossDiffs(dst[g:g+len(group)], zn[:len(group)], e.y, group)
+			logit.LossDiffs(dst[g:g+len(group)], zn[:len(group)], e.y, group)
 		}
 	}
 }
@@ -75,15 +79,15 @@ func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []i
 // EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
 // for i = idx[k], computing x_iᵀθ once per datum.
 func (e *LogisticRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
-	var slope [logisticGroup]float64
-	for g := 0; g < len(idx); g += logisticGroup {
-		group := idx[g:min(g+logisticGroup, len(idx))]
+	var slope [logit.Group]float64
+	for g := 0; g < len(idx); g += logit.Group {
+		group := idx[g:min(g+logit.Group, len(idx))]
 		for k, i := range group {
-			dst[g+k] = dot(e.Row(i), theta)
+			dst[g+k] = vec.Dot(e.Row(i), theta)
 		}
-		logisticLossSlopes(dst[g:g+len(group)], slope[:len(group)], e.y, group, w[g:])
+		logit.LossSlopes(dst[g:g+len(group)], slope[:len(group)], e.y, group, w[g:])
 		for k, i := range group {
-			axpy(grad, slope[k], e.Row(i))
+			vec.Axpy(grad, slope[k], e.Row(i))
 		}
 	}
 }
@@ -92,25 +96,24 @@ func (e *LogisticRegression) EnergiesAndGradient(dst, grad, theta []float64, idx
 func (e *LogisticRegression) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		row := e.Row(i)
-		g := w[k] * (sigmoid(dot(row, theta)) - e.y[i])
-		axpy(grad, g, row)
+		g := w[k] * (logit.Sigmoid(vec.Dot(row, theta)) - e.y[i])
+		vec.Axpy(grad, g, row)
 	}
 }
 
 // Loss returns f_i(z) = softplus(z) − y_i z, U_i at x_iᵀθ = z (GLM).
-func (e *LogisticRegression) Loss(i int, z float64) float64 { return softplus(z) - e.y[i]*z }
+func (e *LogisticRegression) Loss(i int, z float64) float64 { return logit.Softplus(z) - e.y[i]*z }
 
 // LossDerivs returns f_i′(z) = σ(z) − y_i and f_i″(z) = σ(z)(1 − σ(z)).
 func (e *LogisticRegression) LossDerivs(i int, z float64) (f1, f2 float64) {
-	s := sigmoid(z)
+	s := logit.Sigmoid(z)
 	return s - e.y[i], s * (1 - s)
 }
 
 // lossAndDerivs returns Loss(i, z) and LossDerivs(i, z), bit for bit,
 // from one exponential (softplusSigmoid).
 func (e *LogisticRegression) lossAndDerivs(i int, z float64) (f, f1, f2 float64) {
-	sp, s := softplusSigmoid(z)
-	return sp - e.y[i]*z, s - e.y[i], s * (1 - s)
+	return logit.LossAndDerivs(e.y[i], z)
 }
 
 // LossBound returns global bounds on the logistic loss's derivatives, for
@@ -131,24 +134,24 @@ func (e *LogisticRegression) LossBound(_, k int, _, _ float64) float64 {
 
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂, valid on all of R^d since
 // |σ(z) − y| ≤ 1 (TunaMH paper App. J.4; auxiliary-variable paper App. D.3).
-func (e *LogisticRegression) DiffBound(Prior) (*DiffBound, error) {
+func (e *LogisticRegression) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	for i := range c {
-		c[i] = norm2(e.Row(i))
+		c[i] = vec.Norm2(e.Row(i))
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns the exact range of U_i on a Box or Ball support: with
 // z = x_iᵀθ ∈ [a, b], U_i = softplus(z) − y_i z is monotone in z.
-func (e *LogisticRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+func (e *LogisticRegression) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(e.Row(i), prior)
 		if err != nil {
 			return nil, err
 		}
-		ua, ub := softplus(a)-e.y[i]*a, softplus(b)-e.y[i]*b
+		ua, ub := logit.Softplus(a)-e.y[i]*a, logit.Softplus(b)-e.y[i]*b
 		r.Lo[i], r.Width[i] = math.Min(ua, ub), math.Abs(ua-ub)
 	}
 	return r, nil
@@ -172,22 +175,22 @@ func jjCurvature(xi float64) float64 {
 // tight at s = ±ξ. For a nil at every datum uses the untuned ξ = 1.5 of the
 // FlyMC and TunaMH experiments; otherwise ξ_i = x_iᵀat, so every bound is
 // tight at θ = at (MAP-tuned FlyMC). The prior is not needed.
-func (e *LogisticRegression) FlyBound(at []float64, _ Prior) (FlyBound, error) {
+func (e *LogisticRegression) FlyBound(at []float64, _ exactmh.Prior) (exactmh.FlyBound, error) {
 	if at == nil {
 		return e.FlyBoundXi(1.5)
 	}
 	if len(at) != e.d {
 		return nil, fmt.Errorf("exactmh: LogisticRegression.FlyBound: len(at) = %d, want %d", len(at), e.d)
 	}
-	if err := finiteVec("LogisticRegression.FlyBound: at", at); err != nil {
+	if err := vec.FiniteVec("LogisticRegression.FlyBound: at", at); err != nil {
 		return nil, err
 	}
-	return e.jjBound(func(i int) float64 { return dot(e.Row(i), at) }), nil
+	return e.jjBound(func(i int) float64 { return vec.Dot(e.Row(i), at) }), nil
 }
 
 // FlyBoundXi returns the Jaakkola–Jordan bound tight at |s| = ξ for every
 // datum (see FlyBound).
-func (e *LogisticRegression) FlyBoundXi(xi float64) (FlyBound, error) {
+func (e *LogisticRegression) FlyBoundXi(xi float64) (exactmh.FlyBound, error) {
 	if math.IsNaN(xi) || math.IsInf(xi, 0) {
 		return nil, fmt.Errorf("exactmh: LogisticRegression.FlyBoundXi: ξ = %v, want finite", xi)
 	}
@@ -196,30 +199,36 @@ func (e *LogisticRegression) FlyBoundXi(xi float64) (FlyBound, error) {
 
 // jjBound writes the bound of datum i, in s, as a polynomial in z = x_iᵀθ:
 // s = σ_i z with σ_i = 2y_i − 1, so a s² + s/2 + c = a z² + (σ_i/2) z + c.
-func (e *LogisticRegression) jjBound(xi func(i int) float64) *glmBound {
+func (e *LogisticRegression) jjBound(xi func(i int) float64) exactmh.FlyBound {
 	return logisticJJBound(e, e.y, xi)
 }
 
 // logisticJJBound is jjBound of the logistic GLM g with labels y (the
 // float64 and float32 types share it).
-func logisticJJBound(g GLM, y []float64, xi func(i int) float64) *glmBound {
+func logisticJJBound(g exactmh.GLM, y []float64, xi func(i int) float64) exactmh.FlyBound {
 	n := len(y)
 	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
 	for i := range n {
 		x := xi(i)
 		a[i] = jjCurvature(x)
 		b[i] = y[i] - 0.5
-		c[i] = -softplus(-x) - x/2 - a[i]*x*x - flyMargin
+		c[i] = -logit.Softplus(-x) - x/2 - a[i]*x*x - exactmh.FlyMargin
 	}
-	return newGLMBound(g, a, b, c)
+	return exactmh.GLMQuadraticFlyBound(g, a, b, c)
 }
 
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|:
 // the logistic loss has |f″| ≤ 1/4 and |f‴| = |σ(1−σ)(1−2σ)| ≤ 1/(6√3)
 // (LossBound).
-func (e *LogisticRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
+func (e *LogisticRegression) TaylorBound(order int, _ exactmh.Prior) ([]float64, error) {
 	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: LogisticRegression.TaylorBound: order %d, want 1 or 2", order)
 	}
-	return glmTaylorBound(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
+	return vec.TaylorBounds(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
+}
+
+// DenseRows returns the features and labels as stored, with the logistic
+// loss declared (DenseGLM): the kernels inline it.
+func (e *LogisticRegression) DenseRows() exactmh.DenseRows {
+	return exactmh.DenseRows{X: e.x, Y: e.y, Logistic: true}
 }

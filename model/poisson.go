@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 //
 // (the constant log y! is dropped). Use it through NewGLM:
 //
-//	e, err := exactmh.NewGLM(x, counts, d, exactmh.PoissonFamily{})
+//	e, err := model.NewGLM(x, counts, d, model.PoissonFamily{})
 //
 // Where e^z overflows (z > 709.78, a rate above 10³⁰⁸) the loss is +Inf,
 // never NaN, and the Target stops the chain with an EnergyError naming the

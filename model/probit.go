@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 // accurate for every finite z (f ≈ t²/2 in the far tail). Use it through
 // NewGLM:
 //
-//	e, err := exactmh.NewGLM(x, y, d, exactmh.ProbitFamily{})
+//	e, err := model.NewGLM(x, y, d, model.ProbitFamily{})
 //
 // Bounds: f″ = 1 − Var(N(0, 1) truncated to (−t, ∞)) ∈ (0, 1) decreases in t,
 // λ decreases in t and grows like |t| as t → −∞, so sup|f′| = λ(t_min) is

@@ -2,13 +2,16 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // GaussianMixture is the energy of the two-component mixture of the TunaMH
@@ -26,7 +29,7 @@ type GaussianMixture struct {
 // NewGaussianMixture returns the mixture energy of the scalar data x with
 // component variance sigma2 > 0 (the paper uses σ² = 2). x is kept.
 func NewGaussianMixture(x []float64, sigma2 float64) (*GaussianMixture, error) {
-	if err := dataRows("NewGaussianMixture", x, len(x), 1); err != nil {
+	if err := vec.DataRows("NewGaussianMixture", x, len(x), 1); err != nil {
 		return nil, err
 	}
 	if !(sigma2 > 0) || math.IsInf(sigma2, 0) {
@@ -49,7 +52,7 @@ func (e *GaussianMixture) X(i int) float64 { return e.x[i] }
 
 func (e *GaussianMixture) u(x, t1, t2 float64) float64 {
 	r1, r2 := x-t1, x-t1-t2
-	return e.logC - logAddExp(-r1*r1/(2*e.sigma2), -r2*r2/(2*e.sigma2))
+	return e.logC - logit.LogAddExp(-r1*r1/(2*e.sigma2), -r2*r2/(2*e.sigma2))
 }
 
 // mixtureGroup is how many data the mixture's batch methods transform at
@@ -104,7 +107,7 @@ func (e *GaussianMixture) AddGradient(grad, theta []float64, idx []int, w []floa
 		r1, r2 := x-theta[0], x-theta[0]-theta[1]
 		a1, a2 := -r1*r1/(2*e.sigma2), -r2*r2/(2*e.sigma2)
 		// Responsibility of component 2, computed stably.
-		p1, p2 := sigmoid(a1-a2), sigmoid(a2-a1)
+		p1, p2 := logit.Sigmoid(a1-a2), logit.Sigmoid(a2-a1)
 		grad[0] -= w[k] * (p1*r1 + p2*r2) / e.sigma2
 		grad[1] -= w[k] * p2 * r2 / e.sigma2
 	}
@@ -157,7 +160,7 @@ func (e *GaussianMixture) AddHessian(h, theta []float64, idx []int, w []float64)
 		x := e.x[i]
 		r1, r2 := x-theta[0], x-theta[0]-theta[1]
 		a1, a2 := -r1*r1/(2*e.sigma2), -r2*r2/(2*e.sigma2)
-		p1, p2 := sigmoid(a1-a2), sigmoid(a2-a1)
+		p1, p2 := logit.Sigmoid(a1-a2), logit.Sigmoid(a2-a1)
 		v0, v1 := theta[1]/e.sigma2, -r2/e.sigma2
 		c := w[k]
 		h[0] += c * (1/e.sigma2 - p1*p2*v0*v0)
@@ -168,8 +171,8 @@ func (e *GaussianMixture) AddHessian(h, theta []float64, idx []int, w []float64)
 
 // mixtureReach returns, for datum x on a Box support, A = max|x − θ1| and
 // B = max|x − θ1 − θ2|.
-func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, err error) {
-	box, ok := supportOf(prior).(*Box)
+func (e *GaussianMixture) mixtureReach(x float64, prior exactmh.Prior) (a, b float64, err error) {
+	box, ok := prior.(*Box)
 	if !ok {
 		return 0, 0, fmt.Errorf("exactmh: GaussianMixture bounds need a Box prior (the paper's [−3, 3]²), have %T", prior)
 	}
@@ -181,7 +184,7 @@ func (e *GaussianMixture) mixtureReach(x float64, prior Prior) (a, b float64, er
 // DiffBound returns the TunaMH paper's bound (App. J.3), generalised from
 // [−3, 3]² to any box: |∂U_i/∂θ1| ≤ (A + B)/σ², |∂U_i/∂θ2| ≤ B/σ², so
 // c_i = √(((A+B)/σ²)² + (B/σ²)²); on [−3, 3]², A = |x_i| + 3, B = |x_i| + 6.
-func (e *GaussianMixture) DiffBound(prior Prior) (*DiffBound, error) {
+func (e *GaussianMixture) DiffBound(prior exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		a, b, err := e.mixtureReach(e.x[i], prior)
@@ -190,20 +193,20 @@ func (e *GaussianMixture) DiffBound(prior Prior) (*DiffBound, error) {
 		}
 		c[i] = math.Hypot((a+b)/e.sigma2, b/e.sigma2)
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns Lo = log(2√(2π)σ) − log 2 (both exponentials ≤ 1) and
 // the upper end log(2√(2π)σ) − log(e^{−A²/2σ²} + e^{−B²/2σ²}) on a Box.
-func (e *GaussianMixture) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+func (e *GaussianMixture) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := e.mixtureReach(e.x[i], prior)
 		if err != nil {
 			return nil, err
 		}
 		r.Lo[i] = e.logC - math.Ln2
-		r.Width[i] = math.Ln2 - logAddExp(-a*a/(2*e.sigma2), -b*b/(2*e.sigma2))
+		r.Width[i] = math.Ln2 - logit.LogAddExp(-a*a/(2*e.sigma2), -b*b/(2*e.sigma2))
 	}
 	return r, nil
 }
@@ -219,8 +222,8 @@ func (e *GaussianMixture) EnergyRange(prior Prior) (*EnergyRange, error) {
 // r = max_j max(|Lo_j|, |Hi_j|) (r = 3 in the paper). It is looser than
 // necessary, but a tighter one would not reproduce the paper's batch sizes.
 // Σ_i log B_i needs only Σ_i U_i(θ⁰), Σ_i ∇U_i(θ⁰) and Σ_i Ū_{2,i}.
-func (e *GaussianMixture) FlyBound(at []float64, prior Prior) (FlyBound, error) {
-	box, ok := supportOf(prior).(*Box)
+func (e *GaussianMixture) FlyBound(at []float64, prior exactmh.Prior) (exactmh.FlyBound, error) {
+	box, ok := prior.(*Box)
 	if !ok {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.FlyBound needs a *Box prior, have %T", prior)
 	}
@@ -274,7 +277,7 @@ type mixtureBound struct {
 func (b *mixtureBound) LogBoundSum(theta []float64) float64 {
 	d0, d1 := theta[0]-b.theta0[0], theta[1]-b.theta0[1]
 	l1 := math.Abs(d0) + math.Abs(d1)
-	return -b.sumU0 - b.sumG0[0]*d0 - b.sumG0[1]*d1 - 0.5*b.sumU2*l1*l1 - flyMargin*float64(len(b.u0))
+	return -b.sumU0 - b.sumG0[0]*d0 - b.sumG0[1]*d1 - 0.5*b.sumU2*l1*l1 - exactmh.FlyMargin*float64(len(b.u0))
 }
 
 // Gaps sets dst[k] = −U_i(θ) − log B_i(θ).
@@ -282,18 +285,18 @@ func (b *mixtureBound) Gaps(dst, theta []float64, idx []int) {
 	d0, d1 := theta[0]-b.theta0[0], theta[1]-b.theta0[1]
 	l1 := math.Abs(d0) + math.Abs(d1)
 	for k, i := range idx {
-		logB := -b.u0[i] - b.g0[2*i]*d0 - b.g0[2*i+1]*d1 - 0.5*b.u2[i]*l1*l1 - flyMargin
+		logB := -b.u0[i] - b.g0[2*i]*d0 - b.g0[2*i+1]*d1 - 0.5*b.u2[i]*l1*l1 - exactmh.FlyMargin
 		dst[k] = -b.e.u(b.e.x[i], theta[0], theta[1]) - logB
 	}
 }
 
 // TaylorBound returns App. J.3's Ū_{2,i} for order 1 (see FlyBound); the
 // mixture supports order 1 only, on a Box prior.
-func (e *GaussianMixture) TaylorBound(order int, prior Prior) ([]float64, error) {
+func (e *GaussianMixture) TaylorBound(order int, prior exactmh.Prior) ([]float64, error) {
 	if order != 1 {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound: order %d, want 1", order)
 	}
-	box, ok := supportOf(prior).(*Box)
+	box, ok := prior.(*Box)
 	if !ok {
 		return nil, fmt.Errorf("exactmh: GaussianMixture.TaylorBound needs a *Box prior, have %T", prior)
 	}

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/exactmh/exactmh"
 )
 
 // Ising is the ferromagnetic Ising model on an L×L square lattice with free
@@ -302,4 +304,4 @@ func (m *Ising) ExactMoments(lo, hi float64) (mean, variance float64, err error)
 	return mean, s2/z - mean*mean, nil
 }
 
-var _ DoublyIntractable[*IsingData] = (*Ising)(nil)
+var _ exactmh.DoublyIntractable[*IsingData] = (*Ising)(nil)

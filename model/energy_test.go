@@ -2,21 +2,23 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
-	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
 // testEnergies returns one posterior per ready-made energy, each on a bounded
 // support so that every bound applies.
-func testEnergies(t *testing.T) map[string]*Posterior {
+func testEnergies(t *testing.T) map[string]*exactmh.Posterior {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, d = 60, 3
@@ -57,7 +59,7 @@ func testEnergies(t *testing.T) map[string]*Posterior {
 	must(err)
 	square, err := NewCube(2, -3, 3)
 	must(err)
-	return map[string]*Posterior{
+	return map[string]*exactmh.Posterior{
 		"logistic/ball":  {Energy: lr, Prior: ball, Beta: 0.5},
 		"logistic/cube":  {Energy: lr, Prior: cube},
 		"studentt/ball":  {Energy: st, Prior: ball},
@@ -81,7 +83,7 @@ func TestEnergyDiffsMatchEnergies(t *testing.T) {
 		ua, ub, diff := make([]float64, len(idx)), make([]float64, len(idx)), make([]float64, len(idx))
 		e.Energies(ua, a, idx)
 		e.Energies(ub, b, idx)
-		e.(EnergyDiffer).EnergyDiffs(diff, a, b, idx)
+		e.(exactmh.EnergyDiffer).EnergyDiffs(diff, a, b, idx)
 		for k := range idx {
 			if want := ua[k] - ub[k]; math.Abs(diff[k]-want) > 1e-10*(1+math.Abs(want)) {
 				t.Errorf("%s: EnergyDiffs[%d] = %v, want %v", name, k, diff[k], want)
@@ -98,7 +100,7 @@ func TestFusedEnergiesAndGradient(t *testing.T) {
 	fused := 0
 	for name, p := range testEnergies(t) {
 		e := p.Energy
-		eg, ok := e.(EnergyGradienter)
+		eg, ok := e.(exactmh.EnergyGradienter)
 		if !ok {
 			continue
 		}
@@ -120,7 +122,7 @@ func TestFusedEnergiesAndGradient(t *testing.T) {
 				wantGrad[j], gotGrad[j] = float64(j), float64(j) // both add to what is there
 			}
 			e.Energies(want, theta, idx)
-			e.(Gradienter).AddGradient(wantGrad, theta, idx, w)
+			e.(exactmh.Gradienter).AddGradient(wantGrad, theta, idx, w)
 			eg.EnergiesAndGradient(got, gotGrad, theta, idx, w)
 			for k := range idx {
 				if math.Abs(got[k]-want[k]) > 1e-12*(1+math.Abs(want[k])) {
@@ -151,7 +153,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			theta[j] = rng.NormFloat64()
 		}
 		grad := make([]float64, d)
-		e.(Gradienter).AddGradient(grad, theta, idx, w)
+		e.(exactmh.Gradienter).AddGradient(grad, theta, idx, w)
 		f := func(th []float64) float64 {
 			u := make([]float64, len(idx))
 			e.Energies(u, th, idx)
@@ -183,14 +185,14 @@ func TestLogisticNumericallyStable(t *testing.T) {
 		u := make([]float64, 2)
 		e.Energies(u, []float64{th}, []int{0, 1})
 		// Both data have margin th: U = softplus(−th).
-		want := softplus(-th)
+		want := logit.Softplus(-th)
 		for k, v := range u {
 			if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v-want) > 1e-12*(1+want) {
 				t.Errorf("θ = %v: U_%d = %v, want %v", th, k, v, want)
 			}
 		}
 	}
-	if got := softplus(-1000); got != 0 && !(got > 0 && got < 1e-300) {
+	if got := logit.Softplus(-1000); got != 0 && !(got > 0 && got < 1e-300) {
 		t.Errorf("softplus(−1000) = %v", got)
 	}
 }
@@ -201,8 +203,8 @@ func TestReadyMadeBoundsHold(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: DiffBound: %v", name, err)
 		}
-		opt := &CheckOptions{Points: 100, Spread: 2, Seed: 7}
-		if w, err := CheckBound(p, b, opt); err != nil {
+		opt := &exactmh.CheckOptions{Points: 100, Spread: 2, Seed: 7}
+		if w, err := exactmh.CheckBound(p, b, opt); err != nil {
 			t.Errorf("%s: %v", name, err)
 		} else if w.Ratio > 1 || w.Ratio < 0.05 {
 			t.Errorf("%s: worst |ΔU|/(c·M) = %v, want in (0.05, 1]: bound should be valid and not absurdly loose", name, w.Ratio)
@@ -211,7 +213,7 @@ func TestReadyMadeBoundsHold(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: EnergyRange: %v", name, err)
 		}
-		if _, err := CheckRange(p, r, opt); err != nil {
+		if _, err := exactmh.CheckRange(p, r, opt); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -226,8 +228,8 @@ func TestCheckBoundCatchesWrongBound(t *testing.T) {
 	for i := range b.C {
 		b.C[i] *= 0.2
 	}
-	w, err := CheckBound(p, b, &CheckOptions{Points: 100, Spread: 2})
-	var v *BoundViolation
+	w, err := exactmh.CheckBound(p, b, &exactmh.CheckOptions{Points: 100, Spread: 2})
+	var v *exactmh.BoundViolation
 	if !errors.As(err, &v) || v.Datum < 0 || v.Ratio <= 1 || v.Theta == nil || v.ThetaNew == nil {
 		t.Fatalf("CheckBound with c_i/5: err = %v, worst = %+v; want a BoundViolation naming datum and pair", err, w)
 	}
@@ -238,7 +240,7 @@ func TestCheckBoundCatchesWrongBound(t *testing.T) {
 	for i := range r.Width {
 		r.Width[i] *= 0.01
 	}
-	if _, err := CheckRange(p, r, &CheckOptions{Points: 100, Spread: 2}); !errors.As(err, &v) {
+	if _, err := exactmh.CheckRange(p, r, &exactmh.CheckOptions{Points: 100, Spread: 2}); !errors.As(err, &v) {
 		t.Fatalf("CheckRange with Width/100: err = %v, want a BoundViolation", err)
 	}
 }
@@ -248,7 +250,7 @@ func TestPaperBounds(t *testing.T) {
 	// whatever β (bounds are untempered; the kernels apply β).
 	mix, _ := NewGaussianMixture([]float64{-1.5, 0, 2}, 2)
 	sq, _ := NewCube(2, -3, 3)
-	b, err := (&Posterior{Energy: mix, Prior: sq, Beta: 1e-4}).DiffBound()
+	b, err := (&exactmh.Posterior{Energy: mix, Prior: sq, Beta: 1e-4}).DiffBound()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestPaperBounds(t *testing.T) {
 	// Auxiliary-variable paper App. D.2: on ‖θ‖ ≤ R, M_i = (ν+1)/2·log(1 + (|y|+‖x‖R)²/ν).
 	st, _ := NewStudentTRegression([]float64{3, 4}, []float64{2}, 2, 4)
 	ball, _ := NewBall(2, 15, nil)
-	r, err := (&Posterior{Energy: st, Prior: ball}).EnergyRange()
+	r, err := (&exactmh.Posterior{Energy: st, Prior: ball}).EnergyRange()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,15 +297,15 @@ func TestConstructorErrors(t *testing.T) {
 		{"box", func() error { _, err := NewBox([]float64{1}, []float64{0}); return err }()},
 		{"ball", func() error { _, err := NewBall(2, 0, nil); return err }()},
 		{"gaussian prior", func() error { _, err := NewGaussian([]float64{0}, []float64{0}); return err }()},
-		{"nil energy", (&Posterior{}).Validate()},
-		{"beta", (&Posterior{Energy: &GaussianMixture{x: []float64{1}, sigma2: 1}, Beta: -1}).Validate()},
+		{"nil energy", (&exactmh.Posterior{}).Validate()},
+		{"beta", (&exactmh.Posterior{Energy: &GaussianMixture{x: []float64{1}, sigma2: 1}, Beta: -1}).Validate()},
 		{"prior dim", func() error {
 			b, _ := NewCube(3, 0, 1)
-			return (&Posterior{Energy: &GaussianMixture{x: []float64{1}, sigma2: 1}, Prior: b}).Validate()
+			return (&exactmh.Posterior{Energy: &GaussianMixture{x: []float64{1}, sigma2: 1}, Prior: b}).Validate()
 		}()},
 		{"unbounded range", func() error {
 			e, _ := NewLogisticRegression([]float64{1}, []float64{1}, 1)
-			_, err := (&Posterior{Energy: e}).EnergyRange()
+			_, err := (&exactmh.Posterior{Energy: e}).EnergyRange()
 			return err
 		}()},
 	}
@@ -352,17 +354,17 @@ func TestDotKernels(t *testing.T) {
 			scale += math.Abs(a[j] * b[j])
 		}
 		tol := 1e-14 * scale
-		if got := dot(a, b); math.Abs(got-ab) > tol {
+		if got := vec.Dot(a, b); math.Abs(got-ab) > tol {
 			t.Errorf("d=%d: dot = %v, loop %v", d, got, ab)
 		}
-		if g1, g2 := dot2(a, b, c); math.Abs(g1-ab) > tol || math.Abs(g2-ac) > 1e-14*(scale+math.Abs(ac))*10 {
+		if g1, g2 := vec.Dot2(a, b, c); math.Abs(g1-ab) > tol || math.Abs(g2-ac) > 1e-14*(scale+math.Abs(ac))*10 {
 			t.Errorf("d=%d: dot2 = %v, %v, loops %v, %v", d, g1, g2, ab, ac)
 		}
 		want := append([]float64(nil), y...)
 		for j := range want {
 			want[j] += 0.7 * a[j]
 		}
-		axpy(y, 0.7, a)
+		vec.Axpy(y, 0.7, a)
 		for j := range y {
 			if math.Abs(y[j]-want[j]) > 1e-15*(1+math.Abs(want[j])) {
 				t.Errorf("d=%d: axpy[%d] = %v, loop %v", d, j, y[j], want[j])
@@ -370,9 +372,9 @@ func TestDotKernels(t *testing.T) {
 		}
 	}
 	for _, z := range []float64{-800, -40, -1, -1e-300, 0, 1e-300, 0.5, 3, 40, 800} {
-		sp, s := softplusSigmoid(z)
-		if sp != softplus(z) || s != sigmoid(z) {
-			t.Errorf("softplusSigmoid(%v) = %v, %v; softplus, sigmoid = %v, %v", z, sp, s, softplus(z), sigmoid(z))
+		sp, s := logit.SoftplusSigmoid(z)
+		if sp != logit.Softplus(z) || s != logit.Sigmoid(z) {
+			t.Errorf("softplusSigmoid(%v) = %v, %v; softplus, sigmoid = %v, %v", z, sp, s, logit.Softplus(z), logit.Sigmoid(z))
 		}
 	}
 }
@@ -427,11 +429,11 @@ func TestLogisticGroupsBitForBit(t *testing.T) {
 			e.EnergiesAndGradient(withGrad, grad, theta, idx, w)
 			for k, i := range idx {
 				row := x[i*d : (i+1)*d]
-				z, zn := dot(row, theta), dot(row, next)
-				want := softplus(z) - y[i]*z
-				wantDiff := softplus(z) - softplus(zn) - y[i]*(z-zn)
-				sp, s := softplusSigmoid(z)
-				axpy(wantGrad, w[k]*(s-y[i]), row)
+				z, zn := vec.Dot(row, theta), vec.Dot(row, next)
+				want := logit.Softplus(z) - y[i]*z
+				wantDiff := logit.Softplus(z) - logit.Softplus(zn) - y[i]*(z-zn)
+				sp, s := logit.SoftplusSigmoid(z)
+				vec.Axpy(wantGrad, w[k]*(s-y[i]), row)
 				if got[k] != want || withGrad[k] != sp-y[i]*z || diffs[k] != wantDiff {
 					t.Errorf("%s, %d data, datum %d (z = %g): energy %v, %v with the gradient, want %v; difference %v, want %v",
 						name, size, i, z, got[k], withGrad[k], want, diffs[k], wantDiff)
@@ -550,91 +552,6 @@ func TestLossAndDerivs(t *testing.T) {
 			if f != lr.Loss(i, z) || f1 != g1 || f2 != g2 {
 				t.Errorf("y = %v, z = %v: fused %v, %v, %v; Loss, LossDerivs %v, %v, %v",
 					y[i], z, f, f1, f2, lr.Loss(i, z), g1, g2)
-			}
-		}
-	}
-}
-
-// overriddenLogistic embeds a logistic regression and changes its loss:
-// the control variates must use its Loss, not the embedded type's grouped
-// losses.
-type overriddenLogistic struct{ *LogisticRegression }
-
-func (o overriddenLogistic) Loss(i int, z float64) float64 {
-	return 2 * o.LogisticRegression.Loss(i, z)
-}
-
-func (o overriddenLogistic) LossDerivs(i int, z float64) (f1, f2 float64) {
-	f1, f2 = o.LogisticRegression.LossDerivs(i, z)
-	return 2 * f1, 2 * f2
-}
-
-func (o overriddenLogistic) LossBound(i, k int, lo, hi float64) float64 {
-	return 2 * o.LogisticRegression.LossBound(i, k, lo, hi)
-}
-
-// TestControlVariateGroupsBitForBit checks the control-variate energy's
-// EnergyDiffs, which computes its losses a group at a time, against the
-// remainder difference datum by datum through the GLM's Loss, bit for bit:
-// float64 and float32 logistic regressions, and a type that embeds one
-// and overrides its loss (which must be used).
-func TestControlVariateGroupsBitForBit(t *testing.T) {
-	const n, d = 3000, 3
-	rng := rand.New(rand.NewPCG(12, 13))
-	x, x32, y := binaryRows(rng, n, d)
-	l64, err := NewLogisticRegression(x, y, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l32, err := NewLogisticRegression32(x32, y, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prior, err := NewIsoGaussian(d, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, e := range map[string]Energy{"float64": l64, "float32": l32, "overridden": overriddenLogistic{l64}} {
-		p := &Posterior{Energy: e, Prior: prior}
-		la, err := FindLaplace(context.Background(), p, make([]float64, d), nil)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		cvp, err := ControlVariates(p, la)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		cv := cvp.Energy.(*cvEnergy)
-		theta, next := make([]float64, d), make([]float64, d)
-		for j := range theta {
-			theta[j], next[j] = la.Mean[j]+0.05*rng.NormFloat64(), la.Mean[j]+0.05*rng.NormFloat64()
-		}
-		for _, size := range []int{1, 64, 150} {
-			idx := make([]int, size)
-			for k := range idx {
-				idx[k] = rng.IntN(n)
-			}
-			got := make([]float64, size)
-			cv.EnergyDiffs(got, theta, next, idx)
-			for k, i := range idx {
-				z, zn := cv.rowDot2(i, theta, next)
-				tay := cv.taylor(i)
-				a, b := z-tay.zHat, zn-tay.zHat
-				fz, fzn := cv.g.Loss(i, z), cv.g.Loss(i, zn)
-				want := (fz - fzn) - tay.f1*(z-zn) - 0.5*tay.f2*(a-b)*(a+b)
-				aa, ab := math.Abs(a), math.Abs(b)
-				lim := cv.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
-				if ar := math.Abs(want); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
-					want = math.Copysign(lim, want)
-				}
-				if got[k] != want {
-					t.Errorf("%s, %d data, datum %d: remainder difference %v, want %v", name, size, i, got[k], want)
-				}
-			}
-			// The per-datum work of the control-variate kernels' steps
-			// allocates nothing.
-			if a := testing.AllocsPerRun(20, func() { cv.EnergyDiffs(got, theta, next, idx) }); a != 0 {
-				t.Errorf("%s, %d data: EnergyDiffs allocates %v times", name, size, a)
 			}
 		}
 	}

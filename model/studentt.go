@@ -2,13 +2,15 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // StudentTRegression is the energy of robust linear regression with Student-t
@@ -24,10 +26,10 @@ type StudentTRegression struct {
 // NewStudentTRegression returns the robust-regression energy of x (row-major,
 // N×d), responses y and ν > 0 degrees of freedom. The slices are kept.
 func NewStudentTRegression(x, y []float64, d int, nu float64) (*StudentTRegression, error) {
-	if err := dataRows("NewStudentTRegression", x, len(y), d); err != nil {
+	if err := vec.DataRows("NewStudentTRegression", x, len(y), d); err != nil {
 		return nil, err
 	}
-	if err := finiteVec("NewStudentTRegression: y", y); err != nil {
+	if err := vec.FiniteVec("NewStudentTRegression: y", y); err != nil {
 		return nil, err
 	}
 	if !(nu > 0) || math.IsInf(nu, 0) {
@@ -58,7 +60,7 @@ func (e *StudentTRegression) u(r float64) float64 {
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *StudentTRegression) Energies(dst, theta []float64, idx []int) {
 	for k, i := range idx {
-		dst[k] = e.u(e.y[i] - dot(e.Row(i), theta))
+		dst[k] = e.u(e.y[i] - vec.Dot(e.Row(i), theta))
 	}
 }
 
@@ -66,7 +68,7 @@ func (e *StudentTRegression) Energies(dst, theta []float64, idx []int) {
 func (e *StudentTRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
 		row := e.Row(i)
-		z, zn := dot2(row, theta, thetaNew)
+		z, zn := vec.Dot2(row, theta, thetaNew)
 		r, rn := e.y[i]-z, e.y[i]-zn
 		// log1p(a) − log1p(b) = log1p((a − b)/(1 + b)) keeps precision for close θ, θ'.
 		a, b := r*r/e.nu, rn*rn/e.nu
@@ -79,10 +81,10 @@ func (e *StudentTRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []i
 func (e *StudentTRegression) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		row := e.Row(i)
-		r := e.y[i] - dot(row, theta)
+		r := e.y[i] - vec.Dot(row, theta)
 		dst[k] = e.u(r)
 		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
-		axpy(grad, g, row)
+		vec.Axpy(grad, g, row)
 	}
 }
 
@@ -90,9 +92,9 @@ func (e *StudentTRegression) EnergiesAndGradient(dst, grad, theta []float64, idx
 func (e *StudentTRegression) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		row := e.Row(i)
-		r := e.y[i] - dot(row, theta)
+		r := e.y[i] - vec.Dot(row, theta)
 		g := -w[k] * (e.nu + 1) * r / (e.nu + r*r)
-		axpy(grad, g, row)
+		vec.Axpy(grad, g, row)
 	}
 }
 
@@ -126,21 +128,21 @@ func (e *StudentTRegression) LossBound(_, k int, _, _ float64) float64 {
 
 // DiffBound returns c_i = (ν+1)/(2√ν)·‖x_i‖₂ = sup ‖∇U_i‖₂, M = ‖θ − θ'‖₂,
 // valid on all of R^d (TunaMH paper App. J.2).
-func (e *StudentTRegression) DiffBound(Prior) (*DiffBound, error) {
+func (e *StudentTRegression) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	k := (e.nu + 1) / (2 * math.Sqrt(e.nu))
 	for i := range c {
-		c[i] = k * norm2(e.Row(i))
+		c[i] = k * vec.Norm2(e.Row(i))
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns the range of U_i on a Box or Ball support from the
 // range of the residual y_i − x_iᵀθ; on the ball ‖θ‖ ≤ R its width is the
 // auxiliary-variable paper's M_i = (ν+1)/2·log(1 + (|y_i| + ‖x_i‖R)²/ν)
 // (App. D.2) whenever |y_i| ≤ ‖x_i‖R.
-func (e *StudentTRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+func (e *StudentTRegression) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(e.Row(i), prior)
 		if err != nil {
@@ -167,22 +169,22 @@ func (e *StudentTRegression) EnergyRange(prior Prior) (*EnergyRange, error) {
 // with r_i = y_i − x_iᵀθ. For a nil at every datum uses r₀ = 0 (the FlyMC
 // reference's default); otherwise r₀ is datum i's residual at θ = at, so
 // every bound is tight there. The prior is not needed.
-func (e *StudentTRegression) FlyBound(at []float64, _ Prior) (FlyBound, error) {
+func (e *StudentTRegression) FlyBound(at []float64, _ exactmh.Prior) (exactmh.FlyBound, error) {
 	if at == nil {
 		return e.FlyBoundR0(0)
 	}
 	if len(at) != e.d {
 		return nil, fmt.Errorf("exactmh: StudentTRegression.FlyBound: len(at) = %d, want %d", len(at), e.d)
 	}
-	if err := finiteVec("StudentTRegression.FlyBound: at", at); err != nil {
+	if err := vec.FiniteVec("StudentTRegression.FlyBound: at", at); err != nil {
 		return nil, err
 	}
-	return e.tangentBound(func(i int) float64 { return e.y[i] - dot(e.Row(i), at) }), nil
+	return e.tangentBound(func(i int) float64 { return e.y[i] - vec.Dot(e.Row(i), at) }), nil
 }
 
 // FlyBoundR0 returns the tangent bound tight at |r_i| = r₀ for every datum
 // (see FlyBound).
-func (e *StudentTRegression) FlyBoundR0(r0 float64) (FlyBound, error) {
+func (e *StudentTRegression) FlyBoundR0(r0 float64) (exactmh.FlyBound, error) {
 	if math.IsNaN(r0) || math.IsInf(r0, 0) {
 		return nil, fmt.Errorf("exactmh: StudentTRegression.FlyBoundR0: r₀ = %v, want finite", r0)
 	}
@@ -190,7 +192,7 @@ func (e *StudentTRegression) FlyBoundR0(r0 float64) (FlyBound, error) {
 }
 
 // tangentBound writes a(y − z)² + c as a z² − 2a y z + (a y² + c).
-func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
+func (e *StudentTRegression) tangentBound(r0 func(i int) float64) exactmh.FlyBound {
 	n := e.Len()
 	a, b, c := prefault.Make[float64](n), prefault.Make[float64](n), prefault.Make[float64](n)
 	for i := range n {
@@ -198,9 +200,9 @@ func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
 		ai := -(e.nu + 1) / (2 * (e.nu + t0))
 		ci := -e.u(r0(i)) - ai*t0
 		y := e.y[i]
-		a[i], b[i], c[i] = ai, -2*ai*y, ai*y*y+ci-flyMargin
+		a[i], b[i], c[i] = ai, -2*ai*y, ai*y*y+ci-exactmh.FlyMargin
 	}
-	return newGLMBound(e, a, b, c)
+	return exactmh.GLMQuadraticFlyBound(e, a, b, c)
 }
 
 // TaylorBound returns b_i = sup|f^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|,
@@ -208,9 +210,15 @@ func (e *StudentTRegression) tangentBound(r0 func(i int) float64) *glmBound {
 // at r = 0, (ν+1)/ν; f‴(r) = −2(ν+1)r(3ν − r²)/(ν + r²)³, whose largest
 // magnitude, at r = (√2 − 1)√ν, is 2(ν+1)(3 + 2√2)/(8ν^{3/2}) (the
 // reference code's constant, checked; LossBound).
-func (e *StudentTRegression) TaylorBound(order int, _ Prior) ([]float64, error) {
+func (e *StudentTRegression) TaylorBound(order int, _ exactmh.Prior) ([]float64, error) {
 	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: StudentTRegression.TaylorBound: order %d, want 1 or 2", order)
 	}
-	return glmTaylorBound(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
+	return vec.TaylorBounds(e.x, e.d, order, e.LossBound(0, order+1, 0, 0)), nil
+}
+
+// DenseRows returns the covariates and responses as stored
+// (DenseGLM).
+func (e *StudentTRegression) DenseRows() exactmh.DenseRows {
+	return exactmh.DenseRows{X: e.x, Y: e.y}
 }

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 //
 // (the constant log(σ√(2π)) is dropped). Use it through NewGLM:
 //
-//	e, err := exactmh.NewGLM(x, y, d, exactmh.GaussianFamily{Sigma: 0.5})
+//	e, err := model.NewGLM(x, y, d, model.GaussianFamily{Sigma: 0.5})
 //
 // f′ is unbounded on an unbounded support, so DiffBound and EnergyRange need
 // a Box or Ball prior (they fail with an error naming the datum otherwise);

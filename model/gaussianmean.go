@@ -2,14 +2,16 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package model
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -30,14 +32,14 @@ type GaussianMean struct {
 // NewGaussianMean returns the energy of data y (row-major, N×d) with
 // covariance sigma (d×d, symmetric positive definite). y is kept, not copied.
 func NewGaussianMean(y []float64, d int, sigma *mat.SymDense) (*GaussianMean, error) {
-	if err := checkDim("NewGaussianMean", d); err != nil {
+	if err := vec.CheckDim("NewGaussianMean", d); err != nil {
 		return nil, err
 	}
 	if len(y)%d != 0 {
 		return nil, fmt.Errorf("exactmh: NewGaussianMean: len(y) = %d is not a multiple of d = %d", len(y), d)
 	}
 	n := len(y) / d
-	if err := dataRows("NewGaussianMean", y, n, d); err != nil {
+	if err := vec.DataRows("NewGaussianMean", y, n, d); err != nil {
 		return nil, err
 	}
 	if sigma == nil || sigma.SymmetricDim() != d {
@@ -68,7 +70,7 @@ func NewGaussianMean(y []float64, d int, sigma *mat.SymDense) (*GaussianMean, er
 			}
 			pyi[a] = s
 		}
-		e.half[i] = 0.5 * dot(yi, pyi)
+		e.half[i] = 0.5 * vec.Dot(yi, pyi)
 	}
 	return e, nil
 }
@@ -111,7 +113,7 @@ func (e *GaussianMean) quad(theta []float64) float64 {
 func (e *GaussianMean) Energies(dst, theta []float64, idx []int) {
 	q := e.quad(theta)
 	for k, i := range idx {
-		dst[k] = q - dot(theta, e.py[i*e.d:(i+1)*e.d]) + e.half[i]
+		dst[k] = q - vec.Dot(theta, e.py[i*e.d:(i+1)*e.d]) + e.half[i]
 	}
 }
 
@@ -162,7 +164,7 @@ func (e *GaussianMean) AddHessian(h, _ []float64, idx []int, w []float64) {
 
 // DiffBound returns c_i = λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂ over a Box or Ball
 // support: ∇U_i = Σ⁻¹(θ − y_i) and the support is convex.
-func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {
+func (e *GaussianMean) DiffBound(prior exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())
 	for i := range c {
 		m, err := maxDist(e.Row(i), prior)
@@ -171,14 +173,14 @@ func (e *GaussianMean) DiffBound(prior Prior) (*DiffBound, error) {
 		}
 		c[i] = e.lmax * m
 	}
-	return &DiffBound{C: c}, nil
+	return &exactmh.DiffBound{C: c}, nil
 }
 
 // EnergyRange returns Lo = 0, Width = ½λ_max(Σ⁻¹)·max_θ‖θ − y_i‖₂² over a Box
 // or Ball support; on the cube [−K, K]^d this is the auxiliary-variable
 // paper's M_i = ½λ_max(Σ⁻¹)Σ_j(|y_ij| + K)² (App. D.1).
-func (e *GaussianMean) EnergyRange(prior Prior) (*EnergyRange, error) {
-	r := &EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
+func (e *GaussianMean) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		m, err := maxDist(e.Row(i), prior)
 		if err != nil {
@@ -192,7 +194,7 @@ func (e *GaussianMean) EnergyRange(prior Prior) (*EnergyRange, error) {
 // TaylorBound returns, for order 1, the largest entry of Σ⁻¹ in magnitude
 // for every datum (the Hessian of every U_i). Order 2 is not offered: the
 // remainder of order 2 is identically zero.
-func (e *GaussianMean) TaylorBound(order int, _ Prior) ([]float64, error) {
+func (e *GaussianMean) TaylorBound(order int, _ exactmh.Prior) ([]float64, error) {
 	if order != 1 {
 		return nil, fmt.Errorf("exactmh: GaussianMean.TaylorBound: order %d, want 1", order)
 	}

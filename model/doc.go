@@ -1,0 +1,34 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Package model holds the ready-made models and priors of package exactmh:
+// implementations of its contracts (exactmh.Energy, exactmh.GLM,
+// exactmh.DenseGLM, exactmh.Prior, exactmh.BoundedSupport), as
+// hash/crc32 implements hash. Package exactmh never imports this one; a
+// user's own model implements the same contracts and gets the same
+// kernels, bounds and fast paths.
+//
+// # Energies
+//
+// [LogisticRegression] and [LogisticRegression32] (float32 features, half
+// the memory), [StudentTRegression] (robust regression), and any
+// generalised linear model through [NewGLM] and [NewGLM32] with a
+// [GLMFamily]: [GaussianFamily] (known σ), [PoissonFamily] (log link),
+// [ProbitFamily], or the user's own. Each GLM
+// keeps its rows in memory and implements exactmh.DenseGLM, so the
+// kernels read them directly; the logistic regressions have the
+// Jaakkola–Jordan FlyMC bound and Student-t the tangent bound
+// (exactmh.FlyBounder), the rest derive theirs from the GLM contract.
+// [GaussianMean] and [GaussianMixture] are the papers' toy targets, with
+// exact Hessians and bounds; [Ising] is a doubly intractable likelihood
+// for the exchange algorithm.
+//
+// # Priors
+//
+// [Flat], [Gaussian] (independent normals), [Laplace] (independent
+// double-exponentials, with kinks FindMAP handles), and the uniform priors
+// on a bounded support, [Box] and [Ball], which implement
+// exactmh.BoundedSupport: the PoissonMH-family bounds and the GLM
+// derivative bounds of unbounded losses need one.
+package model
