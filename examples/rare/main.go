@@ -45,6 +45,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
 )
 
 func main() {
@@ -76,11 +77,11 @@ func main() {
 		}
 		return
 	}
-	e, err := exactmh.NewLogisticRegression(x, y, d)
+	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		log.Fatal(err)
 	}
-	prior, err := exactmh.NewIsoGaussian(d, 2.5)
+	prior, err := model.NewIsoGaussian(d, 2.5)
 	if err != nil {
 		log.Fatal(err)
 	}
