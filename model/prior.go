@@ -132,14 +132,7 @@ func logBallVolume(d int, r float64) float64 {
 
 // Contains reports whether θ lies in the ball.
 func (b *Ball) Contains(theta []float64) bool {
-	var s float64
-	for j, v := range theta {
-		if len(b.Center) > 0 {
-			v -= b.Center[j]
-		}
-		s += v * v
-	}
-	return s <= b.Radius*b.Radius
+	return b.dist2(theta) <= b.Radius*b.Radius
 }
 
 // LogPrior returns −log(volume) inside the ball and −Inf outside.
@@ -377,7 +370,10 @@ func (b *Ball) MaxDist(y []float64) float64 {
 }
 
 // dist returns ‖y − c‖₂.
-func (b *Ball) dist(y []float64) float64 {
+func (b *Ball) dist(y []float64) float64 { return math.Sqrt(b.dist2(y)) }
+
+// dist2 returns ‖y − c‖₂².
+func (b *Ball) dist2(y []float64) float64 {
 	var q float64
 	for j, v := range y {
 		if len(b.Center) > 0 {
@@ -385,7 +381,7 @@ func (b *Ball) dist(y []float64) float64 {
 		}
 		q += v * v
 	}
-	return math.Sqrt(q)
+	return q
 }
 
 // Reflect folds the distance from the centre into [0, Radius] by

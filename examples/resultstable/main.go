@@ -19,6 +19,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/exactmh/exactmh/examples/internal/report"
 )
 
 var shared = []string{"kernel", "exact", "accept_rate", "mean_batch", "evals_per_step", "ess_bulk_min", "ess_per_sec", "seconds"}
@@ -54,6 +56,10 @@ func table(r io.Reader, w io.Writer, cols []string) error {
 		var row map[string]any
 		if err := json.Unmarshal([]byte(text), &row); err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
+		}
+		if report.IsHeader(row) {
+			defer fmt.Fprintf(w, "\nMeasured on %v (%v), %v, commit %v: `%v`.\n", row["machine"], row["go"], row["date"], row["commit"], row["command"])
+			continue
 		}
 		cells := make([]string, len(cols))
 		for j, c := range cols {

@@ -692,6 +692,9 @@ func replot(path, dir string) error {
 		} else if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		if report.IsHeader(r) {
+			continue
+		}
 		rows = append(rows, r)
 	}
 	return figures(dir, rows)

@@ -13,8 +13,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -51,10 +54,19 @@ func RowOf(res *exactmh.Result, s *exactmh.Summary, extra map[string]any) map[st
 	return row
 }
 
-// Write prints row as one line of JSON.
+// Write prints row as one line of JSON, the first time after a Header
+// line.
 func Write(w io.Writer, row map[string]any) error {
+	var err error
+	headerOnce.Do(func() { err = json.NewEncoder(w).Encode(Header()) })
+	if err != nil {
+		return err
+	}
 	return json.NewEncoder(w).Encode(row)
 }
+
+// headerOnce writes the Header before a process's first row.
+var headerOnce sync.Once
 
 // OrNull turns NaN and ±Inf, which JSON cannot carry, into null.
 func OrNull(v float64) any {
@@ -150,4 +162,49 @@ func fileName(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// Header returns the row that opens a file of -json rows: the machine (CPU
+// model, cores, GOOS/GOARCH), the Go version, the date, the module's
+// commit (from the build's VCS stamp; "unknown" under go run without
+// one) and the command, so that every measured figure says where it came
+// from. Readers skip it by its "header" field.
+func Header() map[string]any {
+	commit, modified := "unknown", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	return map[string]any{
+		"header":   true,
+		"machine":  fmt.Sprintf("%s, %d cores, %s/%s", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH),
+		"go":       runtime.Version(),
+		"date":     time.Now().UTC().Format(time.RFC3339),
+		"commit":   commit,
+		"modified": modified,
+		"command":  strings.Join(os.Args, " "),
+	}
+}
+
+// IsHeader reports whether a row read back from JSON is a Header.
+func IsHeader(row map[string]any) bool { return row["header"] == true }
+
+// cpuModel returns the CPU's model name from /proc/cpuinfo, or "unknown".
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }

@@ -26,8 +26,16 @@ func TestRow(t *testing.T) {
 	if err := Write(&buf, Row(res, map[string]any{"tv": 0.5, "kernel": "renamed"})); err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+	// The first row a process writes is its Header.
+	var hdr, got map[string]any
+	dec := json.NewDecoder(&buf)
+	if err := dec.Decode(&hdr); err != nil {
+		t.Fatal(err)
+	}
+	if !IsHeader(hdr) || hdr["machine"] == "" || hdr["date"] == "" || hdr["commit"] == "" || hdr["command"] == "" {
+		t.Errorf("header %v", hdr)
+	}
+	if err := dec.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"kernel", "exact", "accept_rate", "mean_batch", "evals_per_step", "ess_bulk_min", "ess_per_sec", "seconds", "tv"} {
