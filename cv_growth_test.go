@@ -151,3 +151,32 @@ func TestAutoPoissonGaussianPrior(t *testing.T) {
 	}
 	t.Logf("%.4g data per transition, min bulk ESS %.0f, R-hat %.3f", s.EvalsPerStep, s.MinESSBulk(), s.MaxRHat())
 }
+
+// Far from θ̂ the pair-wise bound's factor e^{s·max(a, b)} overflows to
+// +Inf: TFMH and TunaMH on the rewrite then take full-batch steps (or
+// reject), never hang or crash, and report no bound violation.
+func TestPoissonGrowthFarSteps(t *testing.T) {
+	p := poissonGaussian(t, 2000, 3)
+	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, 3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err := exactmh.ControlVariates(p, la)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []exactmh.Kernel{
+		exactmh.TFMH{Proposal: exactmh.RandomWalk{}, Scale: 50, KeepMinibatch: true},
+		exactmh.TunaMH{Proposal: exactmh.RandomWalk{}, Scale: 50, Chi: 1e-3},
+	} {
+		res, err := exactmh.Sample(context.Background(), cv, k, &exactmh.Settings{Chains: 1, Warmup: 0, NoAdapt: true, Draws: 200, Seed: 4, Init: la.Mean})
+		if err != nil {
+			t.Fatalf("%T with steps of 50: %v", k, err)
+		}
+		tot := res.Sampling()
+		t.Logf("%s: acceptance %.3f, %.4g data per step, %d full steps of %d", res.Kernel, tot.AcceptRate(), tot.EvalsPerStep(), tot.Fallbacks, tot.Steps)
+		if tot.Fallbacks == 0 {
+			t.Errorf("%s with steps of 50 posterior-scale units: no full-batch step", res.Kernel)
+		}
+	}
+}
