@@ -135,7 +135,10 @@ const (
 //     posterior has gradients (a full pass is cheap there, and NUTS is the
 //     best full-batch sampler), else MH.
 //   - Otherwise it finds the MAP and the Laplace approximation N(θ̂, H⁻¹)
-//     (FindLaplace), rewrites a GLM posterior with ControlVariates, and
+//     (FindLaplace), rewrites a GLM posterior with ControlVariates (also
+//     where f‴ is unbounded on the support but grows at most
+//     exponentially, LossGrowther: a Poisson regression under a Gaussian
+//     prior, TestAutoPoissonGaussianPrior), and
 //     measures with a short pilot each applicable candidate — TunaMH and
 //     TFMH (SMH-2) on the control variates, MH, all with the Crank–Nicolson
 //     proposal around the approximation; PoissonMH with that proposal too

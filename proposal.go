@@ -159,7 +159,12 @@ type CrankNicolson struct {
 	// reversible with respect to a product of Student-t distributions t_ν
 	// in the coordinates whitened by N(μ, Σ), instead of N(μ, Σ) itself:
 	// a scale mixture of the Gaussian move with a latent scale per
-	// coordinate (see Propose). 0 is the Gaussian proposal.
+	// coordinate (see Propose). 0 is the Gaussian proposal. The automatic
+	// default keeps 0: on the rare-event logistic regression of
+	// examples/rare, ν = 4 shortened the longest stays (at most 47
+	// transitions against 72) and raised tail ESS to two thirds of bulk
+	// ESS, but halved bulk ESS per transition, and ν = 10 stuck longer
+	// (examples/README, "rare").
 	Nu float64
 
 	mean []float64
