@@ -249,3 +249,10 @@ func (c *austereChain) MarshalState() ([]byte, error) { return gobState(c.perm) 
 
 // UnmarshalState restores it.
 func (c *austereChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = AustereMH{}
+	_ driverChain   = (*austereChain)(nil)
+	_ ParamReporter = (*austereChain)(nil)
+)

@@ -271,31 +271,37 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	if err == nil {
 		cv, err = ControlVariates(p, la)
 		if err == nil {
-			cands = append(cands,
-				autoCand{"TunaMH-CV-CN", cv, TunaMH{Proposal: cn, Scale: 1}, 0, ""},
-				autoCand{"TFMH-CV-CN", cv, TFMH{Proposal: cn, Scale: 1}, 0, ""})
+			for _, ki := range withRole(autoCVCN) {
+				cands = append(cands, cnCand(ki, "-CV-CN", cv, cn))
+			}
 		} else {
 			cv, cvErr = nil, err
 		}
-		cands = append(cands, autoCand{"MH-CN", p, MH{Proposal: cn, Scale: 1}, 1, ""})
+		for _, ki := range withRole(autoCN) {
+			cands = append(cands, cnCand(ki, "-CN", p, cn))
+		}
 	}
 	if c, ok := poissonCand(p, cv, cn, choice.cache); ok {
 		cands = append(cands, c)
 	}
-	if cvErr == nil && cn != nil && p.beta() == 1 {
-		// On an untempered unimodal posterior C·M grows like √N: plain
-		// TunaMH cannot approach the control-variate kernels, and its
-		// pilot's first transition alone can take a full pass. Whether the
-		// energy has a bound is then told by its type: building one (a
-		// GLM's ‖x_i‖, 0.2 s at N = 3·10⁶) is not worth it.
-		if hasDiffBound(p.Energy) {
-			cands = append(cands, autoCand{name: "TunaMH", post: p, k: TunaMH{},
-				skip: "not piloted: the posterior is untempered and unimodal, where plain TunaMH's bound C·M grows like √N and the control-variate kernels above read a few data per step"})
+	for _, ki := range withRole(autoBounded) {
+		if cvErr == nil && cn != nil && p.beta() == 1 {
+			// On an untempered unimodal posterior C·M grows like √N: plain
+			// TunaMH cannot approach the control-variate kernels, and its
+			// pilot's first transition alone can take a full pass. Whether
+			// the energy has a bound is then told by its type: building one
+			// (a GLM's ‖x_i‖, 0.2 s at N = 3·10⁶) is not worth it.
+			if hasDiffBound(p.Energy) {
+				cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil),
+					skip: "not piloted: the posterior is untempered and unimodal, where plain " + ki.Name + "'s bound C·M grows like √N and the control-variate kernels above read a few data per step"})
+			}
+		} else if _, err := p.diffBound(); err == nil { // (no copy: only whether there is one)
+			cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil)})
 		}
-	} else if _, err := p.diffBound(); err == nil { // (no copy: only whether there is one)
-		cands = append(cands, autoCand{name: "TunaMH", post: p, k: TunaMH{}})
 	}
-	cands = append(cands, autoCand{"NUTS", p, NUTS{}, autoNUTSPasses, ""})
+	for _, ki := range withRole(autoFull) {
+		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
+	}
 
 	best, err := runPilots(ctx, choice, cands, la.Mean, set.Seed, timeout, pass)
 	if err != nil {
@@ -521,11 +527,22 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 // approximation — TunaMH (where the energy has a DiffBound), MH, NUTS —
 // and picks the fastest.
 func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, other []float64, seed uint64, timeout, pass time.Duration) (*Choice, error) {
+	// The minibatch kernels first, then the full-batch ones, ending with
+	// NUTS, the fallback runPilots takes when no pilot measured anything.
 	var cands []autoCand
-	if _, err := p.diffBound(); err == nil { // (no copy: only whether there is one)
-		cands = append(cands, autoCand{"TunaMH", p, TunaMH{}, 0, ""})
+	for _, fullBatch := range []bool{false, true} {
+		for _, ki := range withRole(autoMultimodal) {
+			if (ki.passes > 0) != fullBatch {
+				continue
+			}
+			if ki.NeedsDiffBound {
+				if _, err := p.diffBound(); err != nil { // (no copy: only whether there is one)
+					continue
+				}
+			}
+			cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
+		}
 	}
-	cands = append(cands, autoCand{"MH", p, MH{}, 1, ""}, autoCand{"NUTS", p, NUTS{}, autoNUTSPasses, ""})
 	choice := &Choice{Laplace: la, Posterior: p}
 	best, err := runPilots(ctx, choice, cands, la.Mean, seed, timeout, pass)
 	if err != nil {
@@ -535,6 +552,14 @@ func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, othe
 	choice.Reason = fmt.Sprintf("the posterior has at least two modes (%v and %v): no Laplace approximation, no control variates; %s of %d pilots",
 		roundVec(la.Mean), roundVec(other), choice.Reason, len(cands))
 	return choice, nil
+}
+
+// cnCand is the candidate of registered kernel ki on post with the
+// Crank–Nicolson proposal cn and initial step scale 1, named ki.Name +
+// suffix, as WithLaplace builds it.
+func cnCand(ki KernelInfo, suffix string, post *Posterior, cn *CrankNicolson) autoCand {
+	k, _ := withStep(ki.New(nil), cn, func(float64) float64 { return 1 })
+	return autoCand{ki.Name + suffix, post, k, ki.passes, ""}
 }
 
 // autoCand is a candidate of the automatic default: a kernel on a
@@ -670,11 +695,23 @@ func sortCandidates(cs []Candidate) {
 // autoRangeMargin·N or more skips the candidate without building the whole
 // range, the reason saying "≈".
 func poissonCand(p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *runCache) (autoCand, bool) {
+	// The registry's Poisson candidates: with cn, the kernel that takes
+	// the proposal (autoPoissonCN, PoissonMH), else the gradient one
+	// (autoPoisson, Poisson-MALA).
+	role := autoPoisson
+	if cn != nil {
+		role = autoPoissonCN
+	}
+	kis := withRole(role)
+	if len(kis) == 0 {
+		return autoCand{}, false
+	}
+	ki := kis[0]
 	name := func(suffix string) string {
 		if cn != nil {
-			return "PoissonMH" + suffix + "-CN"
+			return ki.Name + suffix + "-CN"
 		}
-		return "Poisson-MALA" + suffix
+		return ki.Name + suffix
 	}
 	post, suffix := cv, "-CV"
 	var r *EnergyRange
@@ -701,9 +738,9 @@ func poissonCand(p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *ru
 	}
 	lambda := poissonLambdaScale * sumM * sumM
 	n := float64(post.Len())
-	c := autoCand{name: name(suffix), post: post, k: PoissonMALA{}, passes: (lambda + sumM) / n}
+	c := autoCand{name: name(suffix), post: post, k: ki.New(nil), passes: (lambda + sumM) / n}
 	if cn != nil {
-		c.k = PoissonMH{Proposal: cn, Scale: 1}
+		c.k, _ = withStep(c.k, cn, func(float64) float64 { return 1 })
 	}
 	if lambda+sumM >= n {
 		c.skip = fmt.Sprintf("not piloted: λ + L = %.3g ≥ N = %.3g (L = %.3g, λ = 0.01·L²): a step would read more than full-batch MH", lambda+sumM, n, sumM)

@@ -247,9 +247,9 @@ func (c *auxChain[W1, W2]) SetWarmup(on bool) {
 }
 
 // midWarmup passes the mid-warmup decision on to schemes that make one.
-func (c *auxChain[W1, W2]) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
+func (c *auxChain[W1, W2]) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error) {
 	if w, ok := c.scheme.(midWarmuper); ok {
-		return w.midWarmup(warm, ownTarget)
+		return w.midWarmup(warmup, ownTarget)
 	}
 	return warmupTurn{}, nil
 }
@@ -341,3 +341,13 @@ func (w *walk) acceptBy(rng *rand.Rand, a Acceptance, logR float64, info Info) (
 	}
 	return info, nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = Aux[struct{}, struct{}]{}
+	_ AcceptTarget  = Aux[struct{}, struct{}]{}
+	_ driverChain   = (*auxChain[struct{}, struct{}])(nil)
+	_ ParamReporter = (*auxChain[struct{}, struct{}])(nil)
+	_ WarmupAware   = (*auxChain[struct{}, struct{}])(nil)
+	_ midWarmuper   = (*auxChain[struct{}, struct{}])(nil)
+)

@@ -96,7 +96,7 @@ func (r *Result) Checkpoint(w io.Writer) error {
 		res.Err = nil
 		cc := chainCheckpoint{Result: res, Theta: cr.ch.Position(), State: state, RNG: rng, Scale: res.Scale,
 			Adapt: cr.adapt,
-			Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warm != nil}
+			Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warmupAware != nil}
 		if m, ok := cr.ch.(fullMemoer); ok {
 			cc.FullMemo = m.fullMemo().save()
 		}
@@ -261,13 +261,13 @@ func (cc *chainCheckpoint) check(c int, set *Settings, d int) error {
 	if cc.Next < 0 || cc.Next > total {
 		return fmt.Errorf("next transition %d outside [0, %d] (Warmup %d + Draws %d × Thin %d)", cc.Next, total, set.Warmup, set.Draws, set.Thin)
 	}
-	warm := min(cc.Next, set.Warmup)
-	kept := (cc.Next - warm) / set.Thin
+	warmup := min(cc.Next, set.Warmup)
+	kept := (cc.Next - warmup) / set.Thin
 	if len(r.Infos) != kept || len(r.Times) != kept || len(r.Draws) != kept*d {
 		return fmt.Errorf("%d infos, %d times and %d draw values; %d transitions (Warmup %d, Thin %d) keep %d draws of dimension %d",
 			len(r.Infos), len(r.Times), len(r.Draws), cc.Next, set.Warmup, set.Thin, kept, d)
 	}
-	if r.Warmup.Steps != warm || r.Sampling.Steps != cc.Next-warm {
+	if r.Warmup.Steps != warmup || r.Sampling.Steps != cc.Next-warmup {
 		return fmt.Errorf("%d warmup and %d sampling steps counted; the next transition is %d with Warmup %d", r.Warmup.Steps, r.Sampling.Steps, cc.Next, set.Warmup)
 	}
 	for _, t := range []struct {
@@ -377,15 +377,15 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 		}
 		cr.tune.SetStepScale(cc.Scale)
 	}
-	warm, isWarm := ch.(WarmupAware)
-	if want := isWarm && !set.NoAdapt && set.Warmup > 0; cc.WarmupAware != want {
+	wa, isAware := ch.(WarmupAware)
+	if want := isAware && !set.NoAdapt && set.Warmup > 0; cc.WarmupAware != want {
 		return nil, fmt.Errorf("the checkpoint says the chain is told about warmup = %v; a %T with NoAdapt = %v, Warmup = %d is told %v",
 			cc.WarmupAware, ch, set.NoAdapt, set.Warmup, want)
 	}
 	if cc.WarmupAware {
-		cr.warm = warm
+		cr.warmupAware = wa
 	}
-	if wr, ok := ch.(warmupReporter); ok && wr.inWarmup() && !(cr.warm != nil && cc.Next < set.Warmup) {
+	if wr, ok := ch.(warmupReporter); ok && wr.inWarmup() && !(cr.warmupAware != nil && cc.Next < set.Warmup) {
 		return nil, fmt.Errorf("the %s state is in warmup mode at transition %d (Warmup %d): sampling would not be exact", kernel, cc.Next, set.Warmup)
 	}
 	if cr.met, _ = ch.(MetricAdapter); cr.met != nil {
@@ -404,7 +404,7 @@ func (cc *chainCheckpoint) adaptsMetric() bool { return cc.Windows != nil }
 // checkAdaptation checks a Tunable chain's step scale and dual-averaging
 // state: finite, positive scales, the run's target, one update per warmup
 // transition unless NoAdapt.
-func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int, defaultTarget float64) error {
+func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmupSteps int, defaultTarget float64) error {
 	if s := cc.Scale; !(s > 0) || math.IsInf(s, 0) {
 		return fmt.Errorf("step scale %v, want finite > 0", s)
 	}
@@ -412,7 +412,7 @@ func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmSteps int, default
 		return fmt.Errorf("ChainResult.Scale = %v, want finite > 0", s)
 	}
 	a := &cc.Adapt
-	updates := warmSteps
+	updates := warmupSteps
 	if set.NoAdapt {
 		updates = 0
 	}

@@ -258,38 +258,6 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 	}
 }
 
-// tee is a Recorder passing everything on to several.
-type tee []exactmh.Recorder
-
-func (t tee) Init(run exactmh.RunInfo) error {
-	for _, r := range t {
-		if err := r.Init(run); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Record(e *exactmh.Event) error {
-	for _, r := range t {
-		if err := r.Record(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Finish(res *exactmh.Result) error {
-	for _, r := range t {
-		if f, ok := r.(exactmh.RunFinisher); ok {
-			if err := f.Finish(res); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // lastLine returns the last line Progress printed, without the kernel
 // name and elapsed time that start it.
 func lastLine(t *testing.T, out string) string {
@@ -320,7 +288,7 @@ func TestProgressAcrossCheckpoint(t *testing.T) {
 
 		ctx, cancel := context.WithCancel(context.Background())
 		s = set
-		s.Recorder = tee{exactmh.NewProgress(io.Discard, time.Hour), &cancelAt{n: 70, cancel: cancel}}
+		s.Recorder = exactmh.MultiRecorder(exactmh.NewProgress(io.Discard, time.Hour), &cancelAt{n: 70, cancel: cancel})
 		res, _ := exactmh.Sample(ctx, p, k, &s)
 		cancel()
 		var file bytes.Buffer

@@ -7,6 +7,7 @@ package exactmh
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // WithLaplace returns kernel k in the forms the automatic default's
@@ -54,7 +55,7 @@ func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel
 		}
 		var ok bool
 		if k, ok = withStep(k, prop, scale); !ok {
-			return nil, nil, "", fmt.Errorf("exactmh: WithLaplace: kernel %s takes no proposal, so it has no Crank–Nicolson form (-CN): only MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH do", k.Name())
+			return nil, nil, "", fmt.Errorf("exactmh: WithLaplace: kernel %s takes no proposal, so it has no Crank–Nicolson form (-CN): only %s do", k.Name(), strings.Join(proposalKernels(), ", "))
 		}
 		name += "-CN"
 	}
@@ -62,52 +63,29 @@ func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel
 }
 
 // withStep returns k with its Proposal set to prop (left as it is when
-// prop is nil) and its initial step scale to scale(k's Scale), and true,
-// for MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH, and for NUTS,
-// Poisson-MALA and Poisson-Barker (no Proposal field) when prop is nil; any
-// other kernel (or one of these three with a prop) is returned as it is,
-// with false.
+// prop is nil) and its initial step scale to scale(k's Scale), and true:
+// for any kernel with a Scale field when prop is nil, and for the kernels
+// that take a Proposal (KernelInfo.TakesProposal: MH, TunaMH, TFMH, SMH,
+// FlyMC, PoissonMH) when it is not. Any other kernel is returned as it
+// is, with false.
 func withStep(k Kernel, prop Proposal, scale func(float64) float64) (Kernel, bool) {
-	set := func(p *Proposal, s *float64) {
-		if prop != nil {
-			*p = prop
-		}
-		*s = scale(*s)
+	if !hasField(k, "Scale") || prop != nil && !(k.Exact() && hasField(k, "Proposal")) {
+		return k, false
 	}
-	switch kk := k.(type) {
-	case MH:
-		set(&kk.Proposal, &kk.Scale)
-		return kk, true
-	case TunaMH:
-		set(&kk.Proposal, &kk.Scale)
-		return kk, true
-	case TFMH:
-		set(&kk.Proposal, &kk.Scale)
-		return kk, true
-	case SMH:
-		set(&kk.Proposal, &kk.Scale)
-		return kk, true
-	case FlyMC:
-		set(&kk.Proposal, &kk.Scale)
-		return kk, true
-	case PoissonMH:
-		set(&kk.Proposal, &kk.Scale)
-		return kk, true
-	case NUTS:
-		if prop == nil {
-			kk.Scale = scale(kk.Scale)
-			return kk, true
-		}
-	case PoissonMALA:
-		if prop == nil {
-			kk.Scale = scale(kk.Scale)
-			return kk, true
-		}
-	case PoissonBarker:
-		if prop == nil {
-			kk.Scale = scale(kk.Scale)
-			return kk, true
+	if prop != nil {
+		k, _ = setField(k, "Proposal", prop)
+	}
+	return setField(k, "Scale", scale(fieldFloat(k, "Scale")))
+}
+
+// proposalKernels returns the names of the registered kernels that take a
+// Proposal.
+func proposalKernels() []string {
+	var names []string
+	for _, ki := range registry {
+		if ki.TakesProposal() {
+			names = append(names, ki.Name)
 		}
 	}
-	return k, false
+	return names
 }

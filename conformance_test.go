@@ -30,6 +30,21 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// TestConformanceCoversRegistry fails when a registered kernel
+// (exactmh.Kernels) has no conformance row named as it is: a new kernel is
+// one registry entry and one row.
+func TestConformanceCoversRegistry(t *testing.T) {
+	rows := map[string]bool{}
+	for _, c := range conformanceCases() {
+		rows[c.Name] = true
+	}
+	for _, ki := range exactmh.Kernels() {
+		if !rows[ki.Name] {
+			t.Errorf("registered kernel %s has no conformance row named %q", ki.Name, ki.Name)
+		}
+	}
+}
+
 type (
 	problem = mcmctest.Problem
 	mutants = map[string]func(mcmctest.Problem) exactmh.Kernel

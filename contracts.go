@@ -16,8 +16,8 @@ import (
 // implement Step and Position and may implement the optional interfaces
 // below, which the driver discovers by type assertion. The schemes of the
 // auxiliary-variable framework have their own contract, AuxScheme and
-// AuxChain, in auxmcmc.go. The assertions at the end check every built-in
-// chain at compile time.
+// AuxChain, in auxmcmc.go. Each kernel's file asserts at compile time the
+// contracts its kernel and chain satisfy.
 
 // Kernel is a Markov transition kernel: a configuration (step sizes, bounds,
 // hyperparameters) that starts per-chain state. The same Kernel value starts
@@ -66,7 +66,7 @@ type WarmupAware interface {
 // ownTarget says the run's target acceptance is the kernel's default, so
 // the chain may choose the acceptance its new parameters are best at.
 type midWarmuper interface {
-	midWarmup(warm Totals, ownTarget bool) (warmupTurn, error)
+	midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 }
 
 // finalScaler is a chain that checks the step scale warmup ends with
@@ -246,57 +246,3 @@ func (e *innerError) Error() string {
 	return e.who + ": " + strings.TrimPrefix(e.err.Error(), "exactmh: ")
 }
 func (e *innerError) Unwrap() error { return e.err }
-
-// Every built-in kernel and chain satisfies the contracts it claims.
-var (
-	_, _, _, _, _, _, _ Kernel = MH{}, MALA{}, HMC{}, TunaMH{}, PoissonMH{}, PoissonBarker{}, PoissonMALA{}
-	_, _, _, _, _, _, _ Kernel = TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, AustereMH{}, MHBT{}, Aux[struct{}, struct{}]{}
-	_, _                Kernel = NUTS{}, Exchange[[]float64]{}
-
-	_, _, _, _, _, _, _, _ driverChain = (*mhChain)(nil), (*malaChain)(nil), (*hmcChain)(nil), (*flyChain)(nil),
-		(*tfmhChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
-	_ driverChain = (*nutsChain)(nil)
-	_ driverChain = (*auxChain[struct{}, struct{}])(nil)
-
-	_, _, _, _, _ ParamReporter = (*hmcChain)(nil), (*flyChain)(nil), (*smhChain)(nil), (*austereChain)(nil), (*mhbtChain)(nil)
-	_             ParamReporter = (*nutsChain)(nil)
-	_, _, _       WarmupAware   = (*mhbtChain)(nil), (*tunaChain)(nil), (*auxChain[struct{}, struct{}])(nil)
-	_, _, _       MetricAdapter = (*malaChain)(nil), (*hmcChain)(nil), (*nutsChain)(nil)
-	_, _          MetricAdapter = (*metricAux[*poissonCounts, *poissonCounts])(nil), (*metricAux[[]int, *tunaOmega2])(nil)
-	_, _          driverChain   = (*metricAux[*poissonCounts, *poissonCounts])(nil), (*metricAux[[]int, *tunaOmega2])(nil)
-	_             ParamReporter = (*auxChain[struct{}, struct{}])(nil)
-	_             ParamReporter = (*tfmhChain)(nil)
-	_, _, _, _, _ midWarmuper   = (*tfmhChain)(nil), (*smhChain)(nil), (*tunaChain)(nil), (*poissonChain)(nil), (*auxChain[struct{}, struct{}])(nil)
-	_, _, _, _    fullMemoer    = (*tfmhChain)(nil), (*smhChain)(nil), (*tunaChain)(nil), (*poissonChain)(nil)
-	_, _, _       fullMemoer    = (*poissonGradChain)(nil), (*tunaSGLDChain)(nil), (*metricAux[[]int, *tunaOmega2])(nil)
-
-	_          AuxChain[struct{}, *tunaBatch]           = (*tunaChain)(nil)
-	_          AuxChain[struct{}, *poissonCounts]       = (*poissonChain)(nil)
-	_          AuxChain[*poissonCounts, *poissonCounts] = (*poissonGradChain)(nil)
-	_          AuxChain[[]int, *tunaOmega2]             = (*tunaSGLDChain)(nil)
-	_, _, _, _ schemeChain                              = (*tunaChain)(nil), (*poissonChain)(nil), (*poissonGradChain)(nil), (*tunaSGLDChain)(nil)
-	_          AuxChain[struct{}, []float64]            = (*exchangeChain[[]float64])(nil)
-	_          schemeChain                              = (*exchangeChain[[]float64])(nil)
-	_          AuxScheme[struct{}, []float64]           = exchangeScheme[[]float64]{}
-	_          intractableScheme                        = exchangeScheme[[]float64]{}
-
-	_ RunFinisher    = (*Progress)(nil)
-	_ ResumeRecorder = (*Progress)(nil)
-
-	_, _, _, _, _, _, _ AcceptTarget = MH{}, MALA{}, HMC{}, NUTS{}, TunaMH{}, PoissonMH{}, PoissonBarker{}
-	_, _, _, _, _, _    AcceptTarget = PoissonMALA{}, TunaMHSGLD{}, FlyMC{}, TFMH{}, SMH{}, Aux[struct{}, struct{}]{}
-	_                   AcceptTarget = Exchange[[]float64]{}
-)
-
-// The inexact comparators of sgld.go and mhminibatch.go. SGLD's chain is
-// deliberately not Tunable (it has no acceptance to adapt to).
-var (
-	_, _ Kernel        = SGLD{}, MHminibatch{}
-	_    driverChain   = (*mhmbChain)(nil)
-	_    ParamReporter = (*mhmbChain)(nil)
-	_    interface {
-		Chain
-		Checkpointer
-		ParamReporter
-	} = (*sgldChain)(nil)
-)

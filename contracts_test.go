@@ -71,21 +71,43 @@ func TestErrorPrefixOnce(t *testing.T) {
 	}
 }
 
-// A kernel whose bound the energy cannot supply fails with ErrNoBound, and
-// a bound error from inside the library is prefixed once.
+// Every registered kernel that needs a bound (KernelInfo.NeedsBound)
+// fails with ErrNoBound on an energy with gradients and no bound, and one
+// that needs gradients with ErrNoGradient on an energy without; the error
+// from inside the library is prefixed once.
 func TestErrNoBound(t *testing.T) {
-	bare := &exactmh.Posterior{Energy: energiesOnly{logisticPosterior().Energy}}
-	for _, k := range []exactmh.Kernel{exactmh.TunaMH{Chi: 1}, exactmh.TFMH{}, exactmh.PoissonMH{},
-		exactmh.FlyMC{}, exactmh.SMH{Order: 1, Center: []float64{0, 0}}} {
-		_, err := exactmh.Sample(context.Background(), bare, k, &exactmh.Settings{Chains: 1, Draws: 1})
-		if !errors.Is(err, exactmh.ErrNoBound) {
-			t.Errorf("%s: error %v, want ErrNoBound", k.Name(), err)
-			continue
-		}
-		if msg := err.Error(); strings.Count(msg, "exactmh:") != 1 {
-			t.Errorf("%s: error %q names the package more than once", k.Name(), msg)
+	e := logisticPosterior().Energy
+	noBound := &exactmh.Posterior{Energy: gradientOnly{energiesOnly{e}, e.(exactmh.Gradienter)}}
+	noGradient := &exactmh.Posterior{Energy: energiesOnly{e}}
+	for _, ki := range exactmh.Kernels() {
+		for _, c := range []struct {
+			needs bool
+			p     *exactmh.Posterior
+			want  error
+		}{{ki.NeedsBound, noBound, exactmh.ErrNoBound}, {ki.NeedsGradient, noGradient, exactmh.ErrNoGradient}} {
+			if !c.needs {
+				continue
+			}
+			_, err := exactmh.Sample(context.Background(), c.p, ki.New([]float64{0, 0}), &exactmh.Settings{Chains: 1, Draws: 1})
+			if !errors.Is(err, c.want) {
+				t.Errorf("%s: error %v, want %v", ki.Name, err, c.want)
+				continue
+			}
+			if msg := err.Error(); strings.Count(msg, "exactmh:") != 1 {
+				t.Errorf("%s: error %q names the package more than once", ki.Name, msg)
+			}
 		}
 	}
+}
+
+// gradientOnly is an energy with gradients and no bound of any kind.
+type gradientOnly struct {
+	energiesOnly
+	g exactmh.Gradienter
+}
+
+func (e gradientOnly) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	e.g.AddGradient(grad, theta, idx, w)
 }
 
 // energiesOnly hides every method of an energy but Len, Dim and Energies.

@@ -304,7 +304,7 @@ type cvEnergy struct {
 	// M(θ, θ′) is growthDistance's, valid pair by pair.
 	sGrow float64
 
-	mem rowStore // the GLM's rows when the package keeps them (memRows), for warm
+	mem rowStore // the GLM's rows when the package keeps them (memRows), for prefetch
 }
 
 // cvTaylor is datum i's expansion point and Taylor coefficients.
@@ -593,7 +593,7 @@ func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	var zs, zns, fzs, fzns [logit.Group]float64
 	for lo := 0; lo < len(idx); lo += logit.Group {
 		group := idx[lo:min(lo+logit.Group, len(idx))]
-		dst[lo] = e.warm(group) // overwritten below: the loads are not dead
+		dst[lo] = e.prefetch(group) // overwritten below: the loads are not dead
 		for k, i := range group {
 			zs[k], zns[k] = e.rowDot2(i, theta, thetaNew)
 		}
@@ -605,18 +605,18 @@ func (e *cvEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	}
 }
 
-// warm reads the rows and responses of the data idx, when the GLM keeps
+// prefetch reads the rows and responses of the data idx, when the GLM keeps
 // them in memory (memRows) and idx are not consecutive (a pass, which the
 // prefetcher streams), in a loop of independent loads, so that a
 // minibatch's random rows miss the cache together rather than one at a
-// time inside the arithmetic (see warmRows). It returns warmRows' sum,
+// time inside the arithmetic (see prefetch.Data). It returns prefetch.Data's sum,
 // which the caller stores where it is overwritten (the energy is shared by
 // the chains: it keeps no state).
-func (e *cvEnergy) warm(idx []int) float64 {
+func (e *cvEnergy) prefetch(idx []int) float64 {
 	if len(idx) < 2 || prefetch.Consecutive(idx) {
 		return 0
 	}
-	return e.mem.warm(e.d, idx)
+	return e.mem.prefetch(e.d, idx)
 }
 
 // energyDiffsFrom sets dst[m] to EnergyDiffs(dst[m], theta, nexts[m], idx),

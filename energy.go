@@ -51,8 +51,8 @@ type EnergyGradienter interface {
 }
 
 // rowStore is the rows (at most one of rows, rows32 non-nil) and
-// responses of a DenseGLM, for the steps that warm
-// the rows of the data they draw (warm) and only read them.
+// responses of a DenseGLM, for the steps that prefetch
+// the rows of the data they draw (prefetch) and only read them.
 type rowStore struct {
 	rows   []float64
 	rows32 []float32
@@ -72,14 +72,14 @@ func memRows(e Energy) rowStore {
 	return rowStore{}
 }
 
-// warm is warmRows over the rows idx (d columns) of the store, 0 for an
-// empty one.
-func (r rowStore) warm(d int, idx []int) float64 {
+// prefetch is prefetch.Data over the rows idx (d columns) of the store,
+// 0 for an empty one.
+func (r rowStore) prefetch(d int, idx []int) float64 {
 	switch {
 	case r.rows != nil:
-		return prefetch.WarmRows(r.rows, d, r.resp, idx)
+		return prefetch.Data(r.rows, d, r.resp, idx)
 	case r.rows32 != nil:
-		return prefetch.WarmRows(r.rows32, d, r.resp, idx)
+		return prefetch.Data(r.rows32, d, r.resp, idx)
 	}
 	return 0
 }

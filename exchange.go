@@ -267,3 +267,13 @@ func (c *exchangeChain[D]) Report(info Info) Info {
 	info.Batch, c.sims = c.sims, 0
 	return info
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel                     = Exchange[struct{}]{}
+	_ AcceptTarget               = Exchange[struct{}]{}
+	_ AuxScheme[struct{}, []int] = exchangeScheme[[]int]{}
+	_ intractableScheme          = exchangeScheme[[]int]{}
+	_ AuxChain[struct{}, []int]  = (*exchangeChain[[]int])(nil)
+	_ schemeChain                = (*exchangeChain[[]int])(nil)
+)

@@ -39,12 +39,12 @@ type FlyBounder interface {
 	FlyBound(at []float64, prior Prior) (FlyBound, error)
 }
 
-// FlyMargin is subtracted from every log B_i of the package's FlyMC bounds
+// flyMargin is subtracted from every log B_i of the package's FlyMC bounds
 // (and model's) so that the gaps stay strictly positive even where a bound
 // is tight (log ρ_i = log(e^gap − 1) is then finite), as in the FlyMC
 // reference code (EPS = 1e-6). It shifts Σ log B_i by a constant and
 // changes nothing else.
-const FlyMargin = 1e-6
+const flyMargin = 1e-6
 
 // glmBound is the quadratic bound shared by the GLM energies: with
 // z_i = x_iᵀθ, log B_i(θ) = a_i z_i² + b_i z_i + c_i, so
@@ -61,12 +61,19 @@ type glmBound struct {
 }
 
 // GLMQuadraticFlyBound returns the FlyBound log B_i(θ) = a_i z_i² + b_i z_i
-// + c_i, z_i = x_iᵀθ, of the GLM e, its sum collapsed to O(d²) per
+// + c_i − 10⁻⁶, z_i = x_iᵀθ, of the GLM e, its sum collapsed to O(d²) per
 // evaluation after one pass over the data: the form of GLMFlyBound and of
 // model's Jaakkola–Jordan (logistic) and tangent (Student-t) bounds. The
-// caller guarantees log B_i ≤ −U_i on the prior's support (subtracting
-// FlyMargin); CheckFlyBound tests it.
-func GLMQuadraticFlyBound(e GLM, a, b, c []float64) FlyBound { return newGLMBound(e, a, b, c) }
+// caller guarantees a_i z² + b_i z + c_i ≤ −U_i on the prior's support
+// (CheckFlyBound tests it); the margin of 10⁻⁶ keeps the gaps strictly
+// positive where that bound is tight.
+func GLMQuadraticFlyBound(e GLM, a, b, c []float64) FlyBound {
+	c = slices.Clone(c)
+	for i := range c {
+		c[i] -= flyMargin
+	}
+	return newGLMBound(e, a, b, c)
+}
 
 // newGLMBound collapses the per-datum coefficients.
 func newGLMBound(e GLM, a, b, c []float64) *glmBound {
@@ -124,7 +131,7 @@ func NewRangeFlyBound(p *Posterior) (FlyBound, error) {
 	}
 	b := &rangeBound{e: p.Energy, top: make([]float64, len(r.Lo))}
 	for i := range b.top {
-		b.top[i] = r.Lo[i] + r.Width[i] + FlyMargin
+		b.top[i] = r.Lo[i] + r.Width[i] + flyMargin
 		b.sum += b.top[i]
 	}
 	return b, nil

@@ -330,3 +330,11 @@ func (c *flyChain) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = FlyMC{}
+	_ AcceptTarget  = FlyMC{}
+	_ driverChain   = (*flyChain)(nil)
+	_ ParamReporter = (*flyChain)(nil)
+)

@@ -409,7 +409,7 @@ func FuzzSettings(f *testing.F) {
 		}
 		set := &exactmh.Settings{Chains: int(chains), Workers: int(workers), Warmup: int(warmup), Draws: int(draws), Thin: int(thin),
 			Duration: time.Duration(dur), Seed: seed, TargetAccept: target, NoAdapt: noAdapt,
-			Metric: []string{"", exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit, exactmh.MetricAuto, "bogus"}[int(metric)%6]}
+			Metric: []exactmh.MetricKind{"", exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit, exactmh.MetricAuto, "bogus"}[int(metric)%6]}
 		if !(math.IsNaN(x0) && math.IsNaN(x1)) { // both NaN: the origin
 			set.Init = []float64{x0, x1}
 		}
@@ -445,7 +445,7 @@ func FuzzSettings(f *testing.F) {
 	})
 }
 
-// FuzzKernels runs every kernel — and the automatic default, and TFMH on the
+// FuzzKernels runs every registered kernel — and the automatic default, and TFMH on the
 // control-variate rewrite — for a few transitions on a fuzzed small
 // logistic regression (up to 24 data in up to 3 dimensions, a box or no
 // prior, any β), asserting no panic and either an error or draws that are
@@ -484,24 +484,26 @@ func FuzzKernels(f *testing.F) {
 			return
 		}
 		center := make([]float64, d)
-		kernels := []func() exactmh.Kernel{
-			func() exactmh.Kernel { return exactmh.MH{} },
-			func() exactmh.Kernel { return exactmh.MALA{} },
-			func() exactmh.Kernel { return exactmh.HMC{} },
-			func() exactmh.Kernel { return exactmh.NUTS{MaxDepth: 5} },
-			func() exactmh.Kernel { return exactmh.TunaMH{} },
-			func() exactmh.Kernel { return exactmh.PoissonMH{} },
-			func() exactmh.Kernel { return exactmh.PoissonMALA{} },
-			func() exactmh.Kernel { return exactmh.PoissonBarker{} },
-			func() exactmh.Kernel { return exactmh.TunaMHSGLD{Chi: 0.1, GradBatch: 3} },
-			func() exactmh.Kernel { return exactmh.TFMH{} },
-			func() exactmh.Kernel { return exactmh.SMH{Order: 2, Center: center} },
-			func() exactmh.Kernel { return exactmh.FlyMC{TightAt: center} },
-			func() exactmh.Kernel { return exactmh.AustereMH{} },
-			func() exactmh.Kernel { return exactmh.MHBT{} },
-			func() exactmh.Kernel { return nil }, // the automatic default
-			nil,                                  // TFMH on ControlVariates
+		// Every registered kernel, NUTS with shallower trees and
+		// TunaMH-SGLD with a small gradient batch (the runs are cut at
+		// 300 ms); then the automatic default (nil) and TFMH on
+		// ControlVariates (a nil func).
+		var kernels []func() exactmh.Kernel
+		for _, ki := range exactmh.Kernels() {
+			kernels = append(kernels, func() exactmh.Kernel {
+				switch k := ki.New(center).(type) {
+				case exactmh.NUTS:
+					k.MaxDepth = 5
+					return k
+				case exactmh.TunaMHSGLD:
+					k.Chi, k.GradBatch = 0.1, 3
+					return k
+				default:
+					return k
+				}
+			})
 		}
+		kernels = append(kernels, func() exactmh.Kernel { return nil }, nil)
 		var k exactmh.Kernel
 		if f := kernels[int(ki)%len(kernels)]; f != nil {
 			k = f()

@@ -232,7 +232,7 @@ func GLMFlyBound(g GLM, at []float64, prior Prior) (FlyBound, error) {
 		// −f − f1(z − zh) − ½k(z − zh)² = a z² + b z + c.
 		a[i] = -k / 2
 		b[i] = -f1 + k*zh
-		c[i] = -f + f1*zh - k*zh*zh/2 - FlyMargin
+		c[i] = -f + f1*zh - k*zh*zh/2 - flyMargin
 	}
 	return newGLMBound(g, a, b, c), nil
 }

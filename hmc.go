@@ -155,3 +155,12 @@ func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
 	logA := (c.logPiNext - k1) - (c.logPi - k0)
 	return c.accept(rng, logA, info)
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = HMC{}
+	_ AcceptTarget  = HMC{}
+	_ driverChain   = (*hmcChain)(nil)
+	_ MetricAdapter = (*hmcChain)(nil)
+	_ ParamReporter = (*hmcChain)(nil)
+)

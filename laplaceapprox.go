@@ -319,7 +319,7 @@ func (la *LaplaceApprox) LogProb(theta []float64) float64 {
 // CrankNicolson returns the Crank–Nicolson proposal around the
 // approximation, N(θ̂, H⁻¹): the proposal under which a posterior close to
 // its Laplace approximation keeps a high acceptance for large moves in any
-// dimension. A fraction DefaultWalk of its steps are a random walk shaped
+// dimension. A tenth of its steps are a random walk shaped
 // by H⁻¹, for tails the approximation misses (CrankNicolson.Walk).
 func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
 	if la.CovChol == nil {

@@ -218,3 +218,11 @@ func (c *malaChain) Step(rng *rand.Rand) (Info, error) {
 	logA := lp - c.logPi + c.logProposal(c.theta, c.next, reverse) - c.logProposal(c.next, c.theta, c.grad)
 	return c.accept(rng, logA, info)
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = MALA{}
+	_ AcceptTarget  = MALA{}
+	_ driverChain   = (*malaChain)(nil)
+	_ MetricAdapter = (*malaChain)(nil)
+)

@@ -178,7 +178,7 @@ func TestMALATemperedMixture(t *testing.T) {
 		draws = 1500
 	}
 	p := tgmPosterior(t, 1000, 1)
-	run := func(k exactmh.Kernel, metric string, warmup int) (float64, float64, *exactmh.Result) {
+	run := func(k exactmh.Kernel, metric exactmh.MetricKind, warmup int) (float64, float64, *exactmh.Result) {
 		t.Helper()
 		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{
 			Chains: 2, Warmup: warmup, Draws: draws, Seed: 1, Init: []float64{0.5, 0.5}, Metric: metric})

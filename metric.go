@@ -105,7 +105,7 @@ func NewDenseMetric(invMass mat.Symmetric) (Metric, error) {
 }
 
 // Kind returns "unit", "diag" or "dense".
-func (m Metric) Kind() string {
+func (m Metric) Kind() MetricKind {
 	switch m.kind {
 	case diagMetric:
 		return MetricDiag
@@ -297,7 +297,7 @@ type metricWire struct {
 // saved in checkpoints.
 func (m Metric) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
-	err := gob.NewEncoder(&b).Encode(metricWire{Kind: m.Kind(), Inv: m.inv})
+	err := gob.NewEncoder(&b).Encode(metricWire{Kind: string(m.Kind()), Inv: m.inv})
 	return b.Bytes(), err
 }
 
@@ -308,7 +308,7 @@ func (m *Metric) UnmarshalBinary(b []byte) error {
 		return err
 	}
 	var err error
-	switch w.Kind {
+	switch MetricKind(w.Kind) {
 	case MetricUnit:
 		*m = Metric{}
 	case MetricDiag:
@@ -325,23 +325,28 @@ func (m *Metric) UnmarshalBinary(b []byte) error {
 	return err
 }
 
-// The values of Settings.Metric, which are also the Kinds of a Metric.
+// MetricKind is what warmup estimates for chains with an inverse mass
+// matrix (Settings.Metric), and the kind of a Metric (Metric.Kind).
+type MetricKind string
+
+// The values of Settings.Metric; the first three are also the Kinds of a
+// Metric.
 const (
 	// MetricDiag: warmup estimates a diagonal M⁻¹ (Stan's diag_e, its
 	// default).
-	MetricDiag = "diag"
+	MetricDiag MetricKind = "diag"
 	// MetricDense: warmup estimates a dense M⁻¹ (dense_e).
-	MetricDense = "dense"
+	MetricDense MetricKind = "dense"
 	// MetricUnit: warmup leaves the metric alone; chains keep their
 	// kernel's Metric, the identity (unit_e) unless set.
-	MetricUnit = "unit"
+	MetricUnit MetricKind = "unit"
 	// MetricAuto (the default, as ""): each window estimates a dense M⁻¹
 	// when its draws' correlations would leave a diagonal one badly
 	// conditioned and it holds at least 10d draws (d ≤ 100), else a
 	// diagonal one. A gradient kernel's step is capped by the narrowest
 	// whitened direction; a dense M⁻¹ costs O(d²) per step, nothing beside
 	// a full-batch gradient's O(Nd).
-	MetricAuto = "auto"
+	MetricAuto MetricKind = "auto"
 )
 
 // The factor L of M⁻¹ = LLᵀ (√M⁻¹ᵢᵢ for a diagonal metric, the identity

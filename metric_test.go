@@ -44,7 +44,7 @@ func TestMetricAlgebra(t *testing.T) {
 		inv  *mat.SymDense
 	}{{"unit", exactmh.Metric{}, eye}, {"diag", diag, diagInv}, {"dense", dense, inv}} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.m.Kind() != c.name {
+			if string(c.m.Kind()) != c.name {
 				t.Errorf("Kind %q", c.m.Kind())
 			}
 			var minvV mat.VecDense

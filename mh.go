@@ -73,3 +73,10 @@ func (c *mhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	return info, err
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel       = MH{}
+	_ AcceptTarget = MH{}
+	_ driverChain  = (*mhChain)(nil)
+)

@@ -282,7 +282,7 @@ type mhbtChain struct {
 	batchNew []int
 
 	// β adaptation (warmup only).
-	warm     bool
+	warmup   bool
 	epoch    int
 	steps    int
 	sumAccP  float64
@@ -305,7 +305,7 @@ func (c *mhbtChain) Params() map[string]float64 {
 
 // SetWarmup implements WarmupAware: β adapts during warmup only.
 func (c *mhbtChain) SetWarmup(on bool) {
-	c.warm = on && c.k.AdaptBeta && c.k.RSGLD
+	c.warmup = on && c.k.AdaptBeta && c.k.RSGLD
 	c.steps, c.sumAccP = 0, 0
 }
 
@@ -433,7 +433,7 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 
 // adapt runs the §3.2 β schedule during warmup.
 func (c *mhbtChain) adapt(p float64) {
-	if !c.warm {
+	if !c.warmup {
 		return
 	}
 	c.steps++
@@ -491,7 +491,7 @@ func (c *mhbtChain) forwardAcceptance() float64 {
 type mhbtState struct {
 	Perm, Batch []int
 	Beta        float64
-	Warm        bool
+	Warm        bool // the chain's warmup, under the name saved checkpoints carry
 	Steps       int
 	SumAccP     float64
 	TestRNG     []byte
@@ -504,7 +504,7 @@ func (c *mhbtChain) MarshalState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gobState(mhbtState{Perm: c.perm, Batch: c.batch, Beta: c.beta, Warm: c.warm, Steps: c.steps,
+	return gobState(mhbtState{Perm: c.perm, Batch: c.batch, Beta: c.beta, Warm: c.warmup, Steps: c.steps,
 		SumAccP: c.sumAccP, TestRNG: rng})
 }
 
@@ -539,7 +539,7 @@ func (c *mhbtChain) checkState(s *mhbtState) error {
 }
 
 // inWarmup reports whether β is being adapted.
-func (c *mhbtChain) inWarmup() bool { return c.warm }
+func (c *mhbtChain) inWarmup() bool { return c.warmup }
 
 // UnmarshalState restores them and recomputes the batch's mean
 // log-likelihood (and gradient) at θ.
@@ -553,7 +553,7 @@ func (c *mhbtChain) UnmarshalState(b []byte) error {
 	}
 	copy(c.perm, s.Perm)
 	copy(c.batch, s.Batch)
-	c.beta, c.warm, c.steps, c.sumAccP = s.Beta, s.Warm, s.Steps, s.SumAccP
+	c.beta, c.warmup, c.steps, c.sumAccP = s.Beta, s.Warm, s.Steps, s.SumAccP
 	if err := c.testSrc.UnmarshalBinary(s.TestRNG); err != nil {
 		return err
 	}
@@ -566,3 +566,11 @@ func (c *mhbtChain) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = MHBT{}
+	_ driverChain   = (*mhbtChain)(nil)
+	_ ParamReporter = (*mhbtChain)(nil)
+	_ WarmupAware   = (*mhbtChain)(nil)
+)

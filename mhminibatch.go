@@ -258,3 +258,10 @@ func fitCorrection(sigma, h, yMax, xMax, lambda float64) (*correction, error) {
 	}
 	return &correction{y: y, cum: cum, h: h}, nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = MHminibatch{}
+	_ driverChain   = (*mhmbChain)(nil)
+	_ ParamReporter = (*mhmbChain)(nil)
+)

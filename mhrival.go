@@ -10,6 +10,11 @@ import (
 	"math/rand/v2"
 )
 
+// asMHRate is the truncation threshold (TFMH's and SMH's maxRate) of a
+// chain that runs as full-batch MH: every expected batch, ≥ 0, exceeds it,
+// so every step is a full MH step (fullMHStep with asMH).
+const asMHRate = -1.0
+
 // mhRival is the comparison with full-batch MH that a minibatch chain
 // makes halfway through warmup (midWarmuper), and the switch it leaves:
 // on a concentrated posterior the data a minibatch step must read can cost
@@ -79,18 +84,18 @@ const (
 )
 
 // compare measures MH against the chain walking w on t, whose warmup so
-// far is warm and whose steps cost stepCost beyond their data. If MH wins
+// far totals warmup and whose steps cost stepCost beyond their data. If MH wins
 // it returns MH's best scale and true, and records the switch.
-func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (float64, bool, error) {
-	if r.asMH || warm.Steps == 0 {
+func (r *mhRival) compare(w *walk, t *Target, warmup Totals, stepCost float64) (float64, bool, error) {
+	if r.asMH || warmup.Steps == 0 {
 		return 0, false, nil
 	}
-	own, jc, cost := r.ownEfficiency(w, nil, warm, stepCost)
+	own, jc, cost := r.ownEfficiency(w, nil, warmup, stepCost)
 	// The chain's acceptance at s_c: its warmup average a_c is over the
 	// scales adaptation moved through, and a minibatch kernel accepts
 	// about what MH does at the same scale, so once MH's ā(s_c) is probed
 	// a_c is averaged with it (each alone is noisy or biased).
-	refine := func(a0 float64) float64 { return (warm.AcceptRate() + a0) / 2 * jc / cost }
+	refine := func(a0 float64) float64 { return (warmup.AcceptRate() + a0) / 2 * jc / cost }
 	return r.against(walkProposer(w), t, w.theta, w.scale, own, refine)
 }
 
@@ -98,14 +103,14 @@ func (r *mhRival) compare(w *walk, t *Target, warm Totals, stepCost float64) (fl
 // so far and ownJumpProposals of its proposals (propose; nil: the walk's
 // Proposal) at its scale (no datum read): ā·J_q(s_c)/(8·B̄_c + stepCost),
 // with J_q(s_c) = jump and the denominator cost.
-func (r *mhRival) ownEfficiency(w *walk, propose proposer, warm Totals, stepCost float64) (own, jump, cost float64) {
+func (r *mhRival) ownEfficiency(w *walk, propose proposer, warmup Totals, stepCost float64) (own, jump, cost float64) {
 	if propose == nil {
 		propose = walkProposer(w)
 	}
 	r.src.Seed(0x6a756d70, 0x626f756e64)
-	cost = minibatchDatumCost*warm.MeanBatch() + stepCost
+	cost = minibatchDatumCost*warmup.MeanBatch() + stepCost
 	jump = r.proposalJump(propose, w.theta, w.scale, ownJumpProposals)
-	return warm.AcceptRate() * jump / cost, jump, cost
+	return warmup.AcceptRate() * jump / cost, jump, cost
 }
 
 // proposer draws a proposal θ′ from the chain's position at a step scale

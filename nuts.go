@@ -439,3 +439,12 @@ func logSumExp(a, b float64) float64 {
 	}
 	return a + math.Log1p(math.Exp(b-a))
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = NUTS{}
+	_ AcceptTarget  = NUTS{}
+	_ driverChain   = (*nutsChain)(nil)
+	_ MetricAdapter = (*nutsChain)(nil)
+	_ ParamReporter = (*nutsChain)(nil)
+)

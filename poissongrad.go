@@ -375,3 +375,14 @@ func (c *poissonGradChain) Report(info Info) Info {
 	info.Batch, info.Distinct, info.Fallback = c.counts.batch, c.counts.seen.count, c.counts.fallback
 	return info
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_, _ Kernel                                   = PoissonBarker{}, PoissonMALA{}
+	_, _ AcceptTarget                             = PoissonBarker{}, PoissonMALA{}
+	_    AuxChain[*poissonCounts, *poissonCounts] = (*poissonGradChain)(nil)
+	_    schemeChain                              = (*poissonGradChain)(nil)
+	_    fullMemoer                               = (*poissonGradChain)(nil)
+	_    driverChain                              = (*metricAux[*poissonCounts, *poissonCounts])(nil)
+	_    MetricAdapter                            = (*metricAux[*poissonCounts, *poissonCounts])(nil)
+)

@@ -156,11 +156,11 @@ func (c *poissonChain) Params() map[string]float64 {
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
 // if MH is predicted faster (mhRival): the same honesty for the default λ
 // as for TunaMH's χ.
-func (c *poissonChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
+func (c *poissonChain) midWarmup(warmup Totals, _ bool) (warmupTurn, error) {
 	if c.rival == nil {
 		return warmupTurn{}, nil
 	}
-	scale, switched, err := c.rival.compare(c.walk, c.t, warm, minibatchStepCost)
+	scale, switched, err := c.rival.compare(c.walk, c.t, warmup, minibatchStepCost)
 	if switched {
 		c.counts.fallback = true
 	}
@@ -447,3 +447,13 @@ func (p *poissonCounts) phiOf(i int, lo, width, u float64, theta []float64) (flo
 	}
 	return min(max(phi, 0), width), nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel                             = PoissonMH{}
+	_ AcceptTarget                       = PoissonMH{}
+	_ AuxChain[struct{}, *poissonCounts] = (*poissonChain)(nil)
+	_ schemeChain                        = (*poissonChain)(nil)
+	_ midWarmuper                        = (*poissonChain)(nil)
+	_ fullMemoer                         = (*poissonChain)(nil)
+)

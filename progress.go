@@ -172,3 +172,9 @@ func (p *Progress) timeLeft(cp *chainProgress, steps int64, now time.Time) time.
 }
 
 var _ ResumeRecorder = (*Progress)(nil)
+
+// Progress satisfies the recorder contracts it claims (contracts.go).
+var (
+	_ RunFinisher    = (*Progress)(nil)
+	_ ResumeRecorder = (*Progress)(nil)
+)

@@ -136,7 +136,7 @@ func (w *GaussianWalk) checkDim(d int) error {
 // approach the independence sampler from N(μ, Σ). The driver adapts scale
 // like any step scale. A step costs O(d²).
 //
-// A fraction Walk of the steps (DefaultWalk unless changed) are instead the
+// A fraction Walk of the steps (defaultWalk unless changed) are instead the
 // Gaussian random walk θ′ = θ + (2.38/√d)·Lz, whose log proposal ratio is 0:
 // the random walk shaped by Σ at its optimal step for a target near
 // N(μ, Σ). Which move a step makes is drawn independently of θ, so the
@@ -172,12 +172,12 @@ type CrankNicolson struct {
 	prec []float64 // Σ⁻¹, row-major d×d
 }
 
-// DefaultWalk is the fraction of random-walk steps NewCrankNicolson sets
+// defaultWalk is the fraction of random-walk steps NewCrankNicolson sets
 // (CrankNicolson.Walk).
-const DefaultWalk = 0.1
+const defaultWalk = 0.1
 
 // NewCrankNicolson returns the Crank–Nicolson proposal around N(mean, cov),
-// with a fraction DefaultWalk of random-walk steps. cov must be symmetric
+// with a fraction defaultWalk of random-walk steps. cov must be symmetric
 // positive definite.
 func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error) {
 	if cov.SymmetricDim() != len(mean) {
@@ -203,7 +203,7 @@ func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error)
 			prec[j*d+k] = p.At(j, k)
 		}
 	}
-	return &CrankNicolson{Walk: DefaultWalk, mean: slices.Clone(mean), l: l, prec: prec}, nil
+	return &CrankNicolson{Walk: defaultWalk, mean: slices.Clone(mean), l: l, prec: prec}, nil
 }
 
 // Propose draws θ′ and returns its log proposal ratio: for a Crank–Nicolson

@@ -86,8 +86,8 @@ func TestPreconditionedProposalMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cn.Walk != exactmh.DefaultWalk {
-		t.Errorf("NewCrankNicolson: Walk = %v, want DefaultWalk %v", cn.Walk, exactmh.DefaultWalk)
+	if cn.Walk != 0.1 {
+		t.Errorf("NewCrankNicolson: Walk = %v, want 0.1", cn.Walk)
 	}
 	cn.Walk = 0
 	walker := *cn
@@ -329,7 +329,7 @@ func TestCrankNicolsonWalkHeavyTail(t *testing.T) {
 	if !(aloneStay > 4*mixedStay) {
 		t.Errorf("longest stay %d steps with Walk = %v and %d without: want the Crank–Nicolson moves alone to stay at least 4× longer", mixedStay, cn.Walk, aloneStay)
 	}
-	bad, _ := run(cnMutantWalk{&pure, 0.75, exactmh.DefaultWalk})
+	bad, _ := run(cnMutantWalk{&pure, 0.75, 0.1})
 	t.Logf("mutant: P(|θ| > t975) = %.4f ± %.4f", bad.Mean, bad.MCSE)
 	// The mutant's walk targets π/N(0, v), which is not integrable: its
 	// chains leave for good (the indicator is then constant, MCSE NaN).

@@ -107,9 +107,9 @@ func (panicStart) Start(*exactmh.Target, []float64) (exactmh.Chain, error) {
 // are kept, and it can be neither resumed nor checkpointed.
 func TestPanicBecomesChainError(t *testing.T) {
 	ctx := context.Background()
-	const warm, draws = 20, 50
+	const warmup, draws = 20, 50
 	set := func(rec exactmh.Recorder) *exactmh.Settings {
-		return &exactmh.Settings{Chains: 1, Warmup: warm, Draws: draws, Recorder: rec}
+		return &exactmh.Settings{Chains: 1, Warmup: warmup, Draws: draws, Recorder: rec}
 	}
 	var walkCalls atomic.Int64
 	cases := []struct {
@@ -120,23 +120,23 @@ func TestPanicBecomesChainError(t *testing.T) {
 	}{
 		{"Energy", func() (*exactmh.Result, error) {
 			p, e := normalPosterior(30, 2)
-			e.panicAt = warm + 32 // transition it makes call it+2 (call 1 is Start's)
+			e.panicAt = warmup + 32 // transition it makes call it+2 (call 1 is Start's)
 			return exactmh.Sample(ctx, p, exactmh.MH{}, set(nil))
-		}, "Step", warm + 30},
+		}, "Step", warmup + 30},
 		{"Proposal", func() (*exactmh.Result, error) {
 			p, _ := normalPosterior(30, 2)
-			return exactmh.Sample(ctx, p, exactmh.MH{Proposal: panickyWalk{&walkCalls, warm + 31}}, set(nil))
-		}, "Step", warm + 30},
+			return exactmh.Sample(ctx, p, exactmh.MH{Proposal: panickyWalk{&walkCalls, warmup + 31}}, set(nil))
+		}, "Step", warmup + 30},
 		{"Recorder", func() (*exactmh.Result, error) {
 			p, _ := normalPosterior(30, 2)
 			rec := &hookRecorder{f: func(e *exactmh.Event) error {
-				if e.Iteration == warm+30 {
+				if e.Iteration == warmup+30 {
 					panic(errors.New("recorder panics"))
 				}
 				return nil
 			}}
 			return exactmh.Sample(ctx, p, exactmh.MH{}, set(rec))
-		}, "Recorder.Record", warm + 30},
+		}, "Recorder.Record", warmup + 30},
 	}
 	for _, c := range cases {
 		res, err := c.run()

@@ -110,7 +110,7 @@ type Settings struct {
 	// MetricDense, a dense one from their covariance; MetricUnit, nothing —
 	// the chains keep their kernel's Metric. See Sample for the windows.
 	// Other chains ignore it.
-	Metric string
+	Metric MetricKind
 	// NoAdapt keeps the kernel's step scale (and metric) fixed during
 	// warmup.
 	NoAdapt bool
@@ -916,19 +916,19 @@ var errStopped = errors.New("stopped because another chain failed")
 // chain, its random stream, the warmup adaptation, the next transition's
 // index and the clocks — so that a run can stop and continue bit-identically.
 type chainRunner struct {
-	ch    Chain
-	t     *Target
-	src   *rand.PCG
-	rng   *rand.Rand
-	tune  Tunable
-	warm  WarmupAware // nil if the chain is not told about warmup
-	adapt dualAveraging
-	met   MetricAdapter  // nil if the chain has no metric
-	win   *metricWindows // nil if warmup does not estimate the metric
-	it    int            // index of the next transition
-	clock time.Duration  // chain time before the current segment
-	r     *ChainResult
-	where string // the call in progress, named if it panics
+	ch          Chain
+	t           *Target
+	src         *rand.PCG
+	rng         *rand.Rand
+	tune        Tunable
+	warmupAware WarmupAware // nil if the chain is not told about warmup
+	adapt       dualAveraging
+	met         MetricAdapter  // nil if the chain has no metric
+	win         *metricWindows // nil if warmup does not estimate the metric
+	it          int            // index of the next transition
+	clock       time.Duration  // chain time before the current segment
+	r           *ChainResult
+	where       string // the call in progress, named if it panics
 	// defaultTarget is the kernel's default acceptance target: a run at it
 	// lets a chain choose its own at mid-warmup (midWarmuper).
 	defaultTarget float64
@@ -950,9 +950,9 @@ func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, rese
 		cr.r.Scale = cr.tune.StepScale()
 		cr.adapt.init(cr.r.Scale, set.TargetAccept)
 	}
-	cr.warm, _ = ch.(WarmupAware)
+	cr.warmupAware, _ = ch.(WarmupAware)
 	if set.NoAdapt || set.Warmup == 0 {
-		cr.warm = nil
+		cr.warmupAware = nil
 	}
 	cr.met, _ = ch.(MetricAdapter)
 	if cr.met != nil && !set.NoAdapt && set.Metric != MetricUnit {
@@ -1008,8 +1008,8 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			r.Err = newPanicError(r.Chain, cr.it, cr.where, v)
 		}
 	}()
-	if cr.it == 0 && cr.warm != nil {
-		cr.warm.SetWarmup(true)
+	if cr.it == 0 && cr.warmupAware != nil {
+		cr.warmupAware.SetWarmup(true)
 	}
 	total := set.Warmup + set.Draws*set.Thin
 	done := ctx.Done()
@@ -1029,7 +1029,7 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 		if !(it < set.Warmup) && set.Duration > 0 && r.Sampling.Time+time.Since(*phaseStart) >= set.Duration {
 			break
 		}
-		warm := it < set.Warmup
+		inWarmup := it < set.Warmup
 		e0, g0 := t.evals, t.gradEvals
 		cr.where = "Step"
 		info, err := ch.Step(cr.rng)
@@ -1039,8 +1039,8 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			break
 		}
 		now := time.Now()
-		ev = Event{Chain: r.Chain, Iteration: it, Warmup: warm, Draw: -1, Info: info, Elapsed: cr.clock + now.Sub(start)}
-		if warm {
+		ev = Event{Chain: r.Chain, Iteration: it, Warmup: inWarmup, Draw: -1, Info: info, Elapsed: cr.clock + now.Sub(start)}
+		if inWarmup {
 			r.Warmup.add(&info)
 			if !set.NoAdapt {
 				cr.where = "warmup adaptation"
@@ -1049,9 +1049,9 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 					break
 				}
 			}
-			if it == set.Warmup-1 && cr.warm != nil {
+			if it == set.Warmup-1 && cr.warmupAware != nil {
 				cr.where = "SetWarmup"
-				cr.warm.SetWarmup(false)
+				cr.warmupAware.SetWarmup(false)
 			}
 			if it == set.Warmup-1 {
 				r.Warmup.Time += now.Sub(*phaseStart)

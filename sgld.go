@@ -146,3 +146,14 @@ func (c *sgldChain) UnmarshalState(b []byte) error {
 	copy(c.perm, perm)
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel = SGLD{}
+	// Deliberately not Tunable: SGLD has no acceptance to adapt to.
+	_ interface {
+		Chain
+		Checkpointer
+		ParamReporter
+	} = (*sgldChain)(nil)
+)

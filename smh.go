@@ -176,9 +176,9 @@ type smhTerms struct {
 	lx32 []float32
 
 	// The rows and responses of the package's GLMs that keep them in
-	// memory, for smhChain.warm, which only reads them: a user's type
+	// memory, for smhChain.prefetch, which only reads them: a user's type
 	// embedding one reads its rows through the embedded type as well, but
-	// is not matched, and is not warmed. Without the responses for the
+	// is not matched, and is not prefetched. Without the responses for the
 	// logistic regressions, whose y_i the records hold.
 	mem rowStore
 }
@@ -295,12 +295,12 @@ type smhChain struct {
 	walk
 	rival     *mhRival // nil with KeepMinibatch
 	*smhTerms          // shared by the run's chains
-	maxRate   float64
-	fact      float64 // (k+1)!
+	maxRate   float64  // the expected batch above which a step is full MH (asMHRate: every step)
+	fact      float64  // (k+1)!
 	idx       [1]int
 	ahead     [smhAhead]int     // a group of data drawn ahead (Step)
 	coins     [smhAhead]float64 // and their thinning uniforms
-	sink      float64           // warm's sum of what it read (see warmRows)
+	sink      float64           // prefetch's sum of what it read (see prefetch.Data)
 	diff      [batchChunk]float64
 	fullIdx   [batchChunk]int
 	seen      distinct
@@ -310,22 +310,22 @@ type smhChain struct {
 	remainder      func(r float64) float64
 }
 
-// smhAhead is how many data SMH's step draws, and warms, before computing
+// smhAhead is how many data SMH's step draws, and prefetches, before computing
 // their remainders: enough misses in flight to cover most of a row's
 // latency, few enough that a rejection early in the group wastes little.
 const smhAhead = 16
 
-// warm starts loading the records of the data idx (those of the data a
+// prefetch starts loading the records of the data idx (those of the data a
 // draw kept are already in cache: drawRecords read them) and, for the
 // package's GLMs with rows in memory (which it reaches without a call),
 // their rows and the responses not in the records (internal/prefetch), so
-// that their cache misses overlap, as warmBlocks does for the batch
+// that their cache misses overlap, as prefetch.Blocks does for the batch
 // gathers. What prefetch returns is stored in c.sink.
-func (c *smhChain) warm(idx []int) {
+func (c *smhChain) prefetch(idx []int) {
 	if c.glm == nil {
 		return
 	}
-	c.sink = c.mem.warm(len(c.center), idx) + float64(prefetch.Rows(c.rec, 1, 1, idx))
+	c.sink = c.mem.prefetch(len(c.center), idx) + float64(prefetch.Rows(c.rec, 1, 1, idx))
 }
 
 // Params reports the order, Σb_i and, when warmup switched the chain to
@@ -341,7 +341,7 @@ func (c *smhChain) Params() map[string]float64 {
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
 // if MH is predicted faster (mhRival). SMH-2's steps also cost two
 // quadratic forms in the summed Hessian, O(d²): d data's worth each.
-func (c *smhChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
+func (c *smhChain) midWarmup(warmup Totals, _ bool) (warmupTurn, error) {
 	if c.rival == nil {
 		return warmupTurn{}, nil
 	}
@@ -349,9 +349,9 @@ func (c *smhChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
 	if c.k.Order == 2 {
 		cost += 2 * float64(len(c.theta))
 	}
-	scale, switched, err := c.rival.compare(&c.walk, c.t, warm, cost)
+	scale, switched, err := c.rival.compare(&c.walk, c.t, warmup, cost)
 	if switched {
-		c.maxRate = -1 // every step a full MH step
+		c.maxRate = asMHRate // every step a full MH step
 	}
 	return restartAt(scale, switched), err
 }
@@ -373,7 +373,7 @@ func (c *smhChain) UnmarshalState(b []byte) error {
 		return err
 	}
 	if c.rival.asMH {
-		c.maxRate = -1
+		c.maxRate = asMHRate
 	}
 	return nil
 }
@@ -418,7 +418,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, fmt.Errorf("expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", rate, kappa, c.theta, c.next)
 	}
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.fullIdx, &c.diff)
+		return c.fullMHStep(rng, logExact, c.maxRate == asMHRate, &c.fullIdx, &c.diff)
 	}
 
 	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.
@@ -449,14 +449,14 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	// independent draws whichever order they come in, so this is the same
 	// kernel; stopping at the first rejection saves the remaining data's
 	// evaluations, not their draws, and at most a group's worth of draws
-	// and warming is spent past it.
+	// and prefetching is spent past it.
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
 	for lo := 0; lo < draws; lo += smhAhead {
 		group := c.ahead[:min(smhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
 		drawRecords(rng, c.rec, group, coins)
-		c.warm(group)
+		c.prefetch(group)
 		for k, i := range group {
 			c.seen.add(i)
 			r, du, b, err := c.remainderDiff(i, beta)
@@ -562,3 +562,13 @@ func (c *smhChain) taylorDiff(i int) float64 {
 	}
 	return t
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = SMH{}
+	_ AcceptTarget  = SMH{}
+	_ driverChain   = (*smhChain)(nil)
+	_ ParamReporter = (*smhChain)(nil)
+	_ midWarmuper   = (*smhChain)(nil)
+	_ fullMemoer    = (*smhChain)(nil)
+)

@@ -101,10 +101,10 @@ func TestSMHLossDiffBitForBit(t *testing.T) {
 	}
 }
 
-// TestSMHStepWarmsNoAllocs checks that SMH's step finds the rows to warm
+// TestSMHStepPrefetchesNoAllocs checks that SMH's step finds the rows to prefetch
 // of every DenseGLM (a type embedding one included; not of a GLM that is
-// no DenseGLM) and that, warming included, its steps allocate nothing.
-func TestSMHStepWarmsNoAllocs(t *testing.T) {
+// no DenseGLM) and that, prefetching included, its steps allocate nothing.
+func TestSMHStepPrefetchesNoAllocs(t *testing.T) {
 	const n, d = 2000, 4
 	rng := rand.New(rand.NewPCG(3, 15))
 	x, x32, y := testgen.BinaryRows(rng, n, d)
@@ -154,7 +154,7 @@ func TestSMHStepWarmsNoAllocs(t *testing.T) {
 		}
 		sc := ch.(*smhChain)
 		if (sc.mem.rows != nil) != c.rows || (sc.mem.rows32 != nil) != c.rows32 {
-			t.Errorf("%s: rows to warm %t (float64), %t (float32); want %t, %t",
+			t.Errorf("%s: rows to prefetch %t (float64), %t (float32); want %t, %t",
 				c.name, sc.mem.rows != nil, sc.mem.rows32 != nil, c.rows, c.rows32)
 		}
 		var batch int

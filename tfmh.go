@@ -123,13 +123,13 @@ type tfmhChain struct {
 	bound   *DiffBound
 	table   *alias.Table
 	sumC    float64
-	maxRate float64
+	maxRate float64 // the expected batch above which a step is full MH (asMHRate: every step)
 
 	idx         [batchChunk]int
 	diff        [batchChunk]float64
 	ahead       [tfmhAhead]int     // a group of data drawn ahead (Step)
 	coins       [tfmhAhead]float64 // and their thinning uniforms
-	sink        float64            // warm's sum of what it read (see warmRows)
+	sink        float64            // prefetch's sum of what it read (see prefetch.Data)
 	seen        distinct
 	increase    func(diff float64) float64 // nil: −diff
 	priorFactor func(logExact float64) float64
@@ -142,22 +142,22 @@ type tfmhChain struct {
 	lx32 []float32
 	ly   []float64
 	// The rows and responses of the package's GLMs that keep them in
-	// memory (memRows), which warm reads.
+	// memory (memRows), which prefetch reads.
 	mem rowStore
 }
 
-// tfmhAhead is how many data TFMH's step draws, and warms, before
+// tfmhAhead is how many data TFMH's step draws, and prefetches, before
 // evaluating them, as smhAhead for SMH: enough misses in flight to cover
 // most of a row's latency, few enough that a rejection early in the group
 // wastes little.
 const tfmhAhead = 16
 
-// warm starts loading the bound constants c_i of the data idx and, for
+// prefetch starts loading the bound constants c_i of the data idx and, for
 // the package's GLMs with rows in memory, their rows and responses
 // (internal/prefetch), so that their cache misses overlap instead of being
 // met one datum at a time. What prefetch returns is stored in c.sink.
-func (c *tfmhChain) warm(idx []int) {
-	c.sink = c.mem.warm(len(c.theta), idx) + float64(prefetch.Rows(c.bound.C, 1, 1, idx))
+func (c *tfmhChain) prefetch(idx []int) {
+	c.sink = c.mem.prefetch(len(c.theta), idx) + float64(prefetch.Rows(c.bound.C, 1, 1, idx))
 }
 
 // energyDiff returns β(U_i(θ) − U_i(θ′)) of datum i for the step's θ, θ′,
@@ -195,13 +195,13 @@ func (c *tfmhChain) energyDiff(i int) (float64, error) {
 
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
 // if MH is predicted faster (mhRival).
-func (c *tfmhChain) midWarmup(warm Totals, _ bool) (warmupTurn, error) {
+func (c *tfmhChain) midWarmup(warmup Totals, _ bool) (warmupTurn, error) {
 	if c.rival == nil {
 		return warmupTurn{}, nil
 	}
-	scale, switched, err := c.rival.compare(&c.walk, c.t, warm, minibatchStepCost)
+	scale, switched, err := c.rival.compare(&c.walk, c.t, warmup, minibatchStepCost)
 	if switched {
-		c.maxRate = -1 // every step a full MH step
+		c.maxRate = asMHRate // every step a full MH step
 	}
 	return restartAt(scale, switched), err
 }
@@ -233,7 +233,7 @@ func (c *tfmhChain) UnmarshalState(b []byte) error {
 		return err
 	}
 	if c.rival.asMH {
-		c.maxRate = -1
+		c.maxRate = asMHRate
 	}
 	return nil
 }
@@ -256,7 +256,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	// +Inf, as a pair-wise bound's can be far from its centre
 	// (growthDistance), whatever MaxRate (TestPoissonGrowthFarSteps).
 	if rate > c.maxRate || math.IsInf(rate, 1) {
-		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.idx, &c.diff)
+		return c.fullMHStep(rng, logExact, c.maxRate == asMHRate, &c.idx, &c.diff)
 	}
 
 	// The prior-and-proposal factor.
@@ -270,14 +270,14 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	// The data are drawn tfmhAhead at a time, each with its thinning
 	// uniform (drawn for every datum, used only where ΔU_i > 0), and their
-	// rows and c_i warmed before any is evaluated, so that the group's
+	// rows and c_i prefetched before any is evaluated, so that the group's
 	// cache misses (the alias columns', the rows', the c_i's) are
 	// outstanding together rather than met one datum at a time, each
 	// behind the last. The indices and uniforms are independent draws
 	// whichever order they come in, so this is the same kernel (as SMH's
 	// step); stopping at the first rejection saves the remaining data's
 	// evaluations, not their draws, and at most a group's worth of draws
-	// and warming is spent past it.
+	// and prefetching is spent past it.
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
 	for lo := 0; lo < draws; lo += tfmhAhead {
@@ -287,7 +287,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 		for k := range coins {
 			coins[k] = rng.Float64()
 		}
-		c.warm(group)
+		c.prefetch(group)
 		for k, i := range group {
 			c.seen.add(i)
 			diff, err := c.energyDiff(i) // βU_i(θ) − βU_i(θ′)
@@ -317,3 +317,13 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	info.Accepted = true
 	return info, nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel        = TFMH{}
+	_ AcceptTarget  = TFMH{}
+	_ driverChain   = (*tfmhChain)(nil)
+	_ ParamReporter = (*tfmhChain)(nil)
+	_ midWarmuper   = (*tfmhChain)(nil)
+	_ fullMemoer    = (*tfmhChain)(nil)
+)

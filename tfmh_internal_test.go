@@ -22,14 +22,14 @@ type energiesOnly struct{ Energy }
 type tfmhFixture struct {
 	name         string
 	start        func(t *testing.T) *tfmhChain
-	rows, rows32 bool // the rows the chain must warm
+	rows, rows32 bool // the rows the chain must prefetch
 }
 
 // tfmhFixtures returns starters of TFMH chains on logistic data of
 // dimension d, for every path of tfmhChain.energyDiff and
-// warm: the logistic DenseGLMs (inlined, rows warmed) — the package's and a
-// type embedding one —, a GLM (through its EnergyDiffs, rows warmed), a GLM
-// that is no DenseGLM (through the interface, not warmed) and an energy
+// prefetch: the logistic DenseGLMs (inlined, rows prefetched) — the package's and a
+// type embedding one —, a GLM (through its EnergyDiffs, rows prefetched), a GLM
+// that is no DenseGLM (through the interface, not prefetched) and an energy
 // without a fused difference (two evaluations per datum).
 func tfmhFixtures(t *testing.T, rng *rand.Rand, n, d int, beta, scale float64) []tfmhFixture {
 	t.Helper()
@@ -168,7 +168,7 @@ func refTFMHStep(t *testing.T, c *tfmhChain, rng *rand.Rand) Info {
 // decisions, states, batches, distinct counts and evaluations counted,
 // step by step — early exit evaluates no datum past the decision, and the
 // branch-free test decides as the original one. It also checks that the
-// step finds the rows to warm and allocates nothing, warming included.
+// step finds the rows to prefetch and allocates nothing, prefetching included.
 func TestTFMHStepAgainstReference(t *testing.T) {
 	const n, d, steps = 2000, 4, 400
 	for _, f := range tfmhFixtures(t, rand.New(rand.NewPCG(5, 17)), n, d, 0.5, 0.02) {
@@ -176,7 +176,7 @@ func TestTFMHStepAgainstReference(t *testing.T) {
 			c, twin := f.start(t), f.start(t)
 			tg := twin.t
 			if (c.mem.rows != nil) != f.rows || (c.mem.rows32 != nil) != f.rows32 {
-				t.Errorf("rows to warm %t (float64), %t (float32); want %t, %t",
+				t.Errorf("rows to prefetch %t (float64), %t (float32); want %t, %t",
 					c.mem.rows != nil, c.mem.rows32 != nil, f.rows, f.rows32)
 			}
 			src := rand.NewPCG(9, 18)

@@ -237,8 +237,8 @@ type tunaChain struct {
 	k    TunaMH
 	walk *walk // the auxChain's: θ, the Proposal and the scale, for the χ pilot
 	*tunaBatch
-	warm      bool // in warmup: χ follows the adapting scale
-	warmSteps int
+	warmup      bool // χ follows the adapting scale
+	warmupSteps int
 	// rival is the mid-warmup comparison with full-batch MH; when it
 	// found MH faster every step is a full MH step (maxBatch −1).
 	rival *mhRival
@@ -304,10 +304,10 @@ func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
 		maxBatch: maxBatch, seen: newDistinct(), term: term, full: newFullEnergies(t.Dim())}, nil
 }
 
-// SetWarmup implements WarmupAware: while warming up, a chosen χ follows
+// SetWarmup implements WarmupAware: during warmup, a chosen χ follows
 // the adapting scale; at the end it is fixed at the final scale.
 func (c *tunaChain) SetWarmup(on bool) {
-	c.warm = on
+	c.warmup = on
 	if !on && c.k.Chi == 0 && !c.tuned {
 		c.chooseChi()
 	}
@@ -341,12 +341,12 @@ func (c *tunaChain) Params() map[string]float64 {
 // chain then runs as MH. Only when χ is chosen (Chi = 0): a χ the user set
 // is theirs. From here χ stays fixed. With NoChiSearch only the comparison
 // runs, on the chain's efficiency so far.
-func (c *tunaChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
-	if c.k.Chi != 0 || warm.Steps == 0 {
+func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error) {
+	if c.k.Chi != 0 || warmup.Steps == 0 {
 		return warmupTurn{}, nil
 	}
 	propose := walkProposer(c.walk)
-	own, _, _ := c.rival.ownEfficiency(c.walk, nil, warm, minibatchStepCost)
+	own, _, _ := c.rival.ownEfficiency(c.walk, nil, warmup, minibatchStepCost)
 	if c.k.NoChiSearch {
 		scale, switched, err := c.rival.against(propose, c.t, c.walk.theta, c.walk.scale, own, nil)
 		if switched {
@@ -391,8 +391,8 @@ func (c *tunaChain) chooseChi() {
 // DrawOmega1 draws nothing (Case 1). During warmup it lets a chosen χ
 // follow the adapting scale; sampling keeps χ fixed.
 func (c *tunaChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) {
-	if c.warm && c.k.Chi == 0 && !c.tuned {
-		if c.warmSteps++; c.warmSteps%50 == 0 {
+	if c.warmup && c.k.Chi == 0 && !c.tuned {
+		if c.warmupSteps++; c.warmupSteps%50 == 0 {
 			c.chooseChi()
 		}
 	}
@@ -409,7 +409,7 @@ func (c *tunaChain) Propose(rng *rand.Rand, next, theta []float64, _ struct{}, s
 func (c *tunaChain) DrawOmega2(rng *rand.Rand, theta, next []float64, _ struct{}) (*tunaBatch, error) {
 	var err error
 	c.data, c.info, err = c.logRatio(rng, theta, next)
-	if err == nil && !c.warm {
+	if err == nil && !c.warmup {
 		c.steps++
 		c.sumB += float64(c.info.Batch)
 		if !math.IsInf(c.cm, 1) { // an unbounded step (a full one) adds nothing to mean_C2M2_CM
@@ -511,12 +511,14 @@ func tunaTerm(d, mi, a float64) (keep, term float64) {
 }
 
 // inWarmup reports whether χ follows the adapting scale.
-func (c *tunaChain) inWarmup() bool { return c.warm && c.k.Chi == 0 }
+func (c *tunaChain) inWarmup() bool { return c.warmup && c.k.Chi == 0 }
 
 // tunaState is what a TunaMH chain saves: χ, its warmup record and
 // whether warmup switched it to MH.
 type tunaState struct {
-	Chi       float64
+	Chi float64
+	// Warm and WarmSteps are the chain's warmup and warmupSteps, under
+	// the names saved checkpoints carry (gob matches fields by name).
 	Warm      bool
 	WarmSteps int
 	AsMH      bool
@@ -534,7 +536,7 @@ func (b *tunaBatch) fullMemo() *fullEnergies { return &b.full }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warm, c.warmSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept})
+	return gobState(tunaState{c.chi, c.warmup, c.warmupSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept})
 }
 
 // UnmarshalState restores them.
@@ -560,7 +562,7 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 		s.Steps == 0 && (s.SumB != 0 || s.SumT != 0):
 		return fmt.Errorf("saved batch record: %d steps, ΣB = %v, Σ(C²M² + CM) = %v", s.Steps, s.SumB, s.SumT)
 	}
-	c.chi, c.warm, c.warmSteps = s.Chi, s.Warm, s.WarmSteps
+	c.chi, c.warmup, c.warmupSteps = s.Chi, s.Warm, s.WarmSteps
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
 	c.steps, c.sumB, c.sumT = s.Steps, s.SumB, s.SumT
 	c.tuned, c.tunedAccept = s.Tuned, s.TunedAccept
@@ -569,3 +571,14 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel                         = TunaMH{}
+	_ AcceptTarget                   = TunaMH{}
+	_ AuxChain[struct{}, *tunaBatch] = (*tunaChain)(nil)
+	_ schemeChain                    = (*tunaChain)(nil)
+	_ WarmupAware                    = (*tunaChain)(nil)
+	_ midWarmuper                    = (*tunaChain)(nil)
+	_ fullMemoer                     = (*tunaChain)(nil)
+)

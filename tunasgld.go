@@ -120,7 +120,7 @@ func (c *tunaSGLDChain) chooseChi() {
 
 // midWarmup chooses χ at the adapted ε (chiSearch) and compares the result
 // with full-batch MH (mhRival), as TunaMH does, when χ is chosen.
-func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, error) {
+func (c *tunaSGLDChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 || c.rival.asMH {
 		return warmupTurn{}, nil
 	}
@@ -130,7 +130,7 @@ func (c *tunaSGLDChain) midWarmup(warm Totals, ownTarget bool) (warmupTurn, erro
 	// Where the search cannot judge χ, MH is compared with the chain's own
 	// warmup so far, as TunaMH's is, not with an efficiency of 0 (which
 	// switched every such chain to MH).
-	own, _, _ := c.rival.ownEfficiency(c.walk, propose, warm, stepCost)
+	own, _, _ := c.rival.ownEfficiency(c.walk, propose, warmup, stepCost)
 	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, propose, stepCost, own, ownTarget)
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
@@ -508,3 +508,15 @@ func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
 	}
 	return nil
 }
+
+// The contracts (contracts.go) this file's kernel and chain satisfy.
+var (
+	_ Kernel                       = TunaMHSGLD{}
+	_ AcceptTarget                 = TunaMHSGLD{}
+	_ AuxChain[[]int, *tunaOmega2] = (*tunaSGLDChain)(nil)
+	_ schemeChain                  = (*tunaSGLDChain)(nil)
+	_ fullMemoer                   = (*tunaSGLDChain)(nil)
+	_ driverChain                  = (*metricAux[[]int, *tunaOmega2])(nil)
+	_ MetricAdapter                = (*metricAux[[]int, *tunaOmega2])(nil)
+	_ fullMemoer                   = (*metricAux[[]int, *tunaOmega2])(nil)
+)

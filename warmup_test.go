@@ -44,7 +44,7 @@ func TestMetricWindows(t *testing.T) {
 func TestMetricAdaptation(t *testing.T) {
 	g := conjugate(t, 300)
 	sd := g.SD()
-	for _, kind := range []string{exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit} {
+	for _, kind := range []exactmh.MetricKind{exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit} {
 		for _, k := range []exactmh.Kernel{exactmh.MALA{}, exactmh.HMC{Steps: 5}} {
 			res, err := exactmh.Sample(context.Background(), g.Posterior, k, &exactmh.Settings{
 				Chains: 2, Warmup: 1000, Draws: 10, Seed: 3, Init: g.Mean, Metric: kind, TargetAccept: 0.6})
@@ -122,7 +122,7 @@ func TestMetricAuto(t *testing.T) {
 	}
 	g := conjugate(t, 300)
 	var runs [2]*exactmh.Result
-	for i, kind := range []string{"", exactmh.MetricDiag} {
+	for i, kind := range []exactmh.MetricKind{"", exactmh.MetricDiag} {
 		runs[i], err = exactmh.Sample(context.Background(), g.Posterior, exactmh.MALA{}, &exactmh.Settings{
 			Chains: 2, Warmup: 1000, Draws: 200, Seed: 3, Init: g.Mean, Metric: kind})
 		if err != nil {

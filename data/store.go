@@ -376,8 +376,8 @@ func (w *StoreWriter) Abort() error {
 // Measured (examples/outofcore): RssFile drops at once to a few MB, but
 // grows again faster than the rows drawn, because on every page fault
 // Linux also maps up to 15 neighbouring pages that are in the page cache
-// (fault-around; MADV_RANDOM does not turn it off), so with a warm cache a
-// long run maps most of the file again. Those pages are clean page cache
+// (fault-around; MADV_RANDOM does not turn it off), so once the file is in
+// the page cache a long run maps most of the file again. Those pages are clean page cache
 // that the kernel reclaims under memory pressure, not the process's own
 // memory (RssAnon); with a cold cache (a file larger than RAM, or
 // EvictCache), MADV_RANDOM keeps the disk reads to the pages drawn.

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkStoreDatum measures ns per datum of a logistic regression's
 // EnergyDiffs over random batches of 64 rows of N = 10⁶, for X in memory
-// (float64), memory-mapped from a store (float64, page cache warm:
+// (float64), memory-mapped from a store (float64, pages cached:
 // Validate reads every page first) and mapped float32
 // (LogisticRegression32), at d = 10 and 100. Building the stores writes
 // 1.2 GB to the temp directory at d = 100; -short skips d = 100.
@@ -52,7 +52,7 @@ func BenchmarkStoreDatum(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			if err := s.Validate(); err != nil { // warm: every page read once
+			if err := s.Validate(); err != nil { // every page read once, into the page cache
 				b.Fatal(err)
 			}
 			stores[dt] = s

@@ -90,7 +90,7 @@ type Case struct {
 	// kernels with an inverse mass matrix (exactmh.MetricAdapter): "" is
 	// exactmh's default, a diagonal metric. SBC's chains get the metric
 	// its pilot run estimated.
-	Metric string
+	Metric exactmh.MetricKind
 	// Target, if not nil, rewrites each problem's posterior into the one
 	// the kernel samples, which must have the same target distribution
 	// (exactmh.ControlVariates): every check, SBC included, then runs on

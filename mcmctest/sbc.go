@@ -249,7 +249,7 @@ type SBCOptions struct {
 	// inverse mass matrix (exactmh.MetricAdapter): the chains of the
 	// replicates get the metric the pilot's first chain estimated along
 	// with its step scale.
-	Metric string
+	Metric exactmh.MetricKind
 	// Seed seeds everything: replicate r draws its θ, its data and its
 	// chain from the PCG stream (Seed, r).
 	Seed uint64

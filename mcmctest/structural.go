@@ -61,10 +61,10 @@ func AllocsPerStep(k exactmh.Kernel, p *exactmh.Posterior, theta0 []float64, ste
 	}
 	var total float64
 	phases := 1
-	if warm, ok := ch.(exactmh.WarmupAware); ok {
-		warm.SetWarmup(true)
+	if wa, ok := ch.(exactmh.WarmupAware); ok {
+		wa.SetWarmup(true)
 		total += count()
-		warm.SetWarmup(false)
+		wa.SetWarmup(false)
 		phases++
 	}
 	total += count()

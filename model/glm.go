@@ -140,7 +140,7 @@ func (e *GLMEnergy) LossGrowth(i int, z0 float64) (float64, bool) {
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
-	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.x, e.d, e.y, idx) {
 		for k, i := range idx[lo:hi] {
 			dst[lo+k] = e.family.Loss(e.y[i], vec.Dot(e.Row(i), theta))
 		}
@@ -149,7 +149,7 @@ func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
 
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.x, e.d, e.y, idx) {
 		for k, i := range idx[lo:hi] {
 			z, zn := vec.Dot2(e.Row(i), theta, thetaNew)
 			dst[lo+k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)

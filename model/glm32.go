@@ -95,7 +95,7 @@ func (e *LogisticRegression32) Label(i int) float64 { return e.base.y[i] }
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 	y := e.base.y
-	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.rows.X, e.rows.D, y, idx) {
 		for k, i := range idx[lo:hi] {
 			dst[lo+k] = vec.DotConv(e.rows.At(i), theta)
 		}
@@ -107,7 +107,7 @@ func (e *LogisticRegression32) Energies(dst, theta []float64, idx []int) {
 func (e *LogisticRegression32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	y := e.base.y
 	var zn [logit.Group]float64
-	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.rows.X, e.rows.D, y, idx) {
 		for g := lo; g < hi; g += logit.Group {
 			group := idx[g:min(g+logit.Group, hi)]
 			for k, i := range group {
@@ -287,7 +287,7 @@ func (e *GLMEnergy32) LossBound(i, k int, lo, hi float64) float64 {
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.rows.X, e.rows.D, y, idx) {
 		for k, i := range idx[lo:hi] {
 			dst[lo+k] = f.Loss(y[i], vec.DotConv(e.rows.At(i), theta))
 		}
@@ -297,7 +297,7 @@ func (e *GLMEnergy32) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′), reading x_i once.
 func (e *GLMEnergy32) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	f, y := e.base.family, e.base.y
-	for lo, hi := range prefetch.WarmBlocks(dst, e.rows.X, e.rows.D, y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.rows.X, e.rows.D, y, idx) {
 		for k, i := range idx[lo:hi] {
 			z, zn := vec.Dot2Conv(e.rows.At(i), theta, thetaNew)
 			dst[lo+k] = f.Loss(y[i], z) - f.Loss(y[i], zn)

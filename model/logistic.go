@@ -54,7 +54,7 @@ func (e *LogisticRegression) Label(i int) float64 { return e.y[i] }
 
 // Energies sets dst[k] = U_{idx[k]}(θ).
 func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
-	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.x, e.d, e.y, idx) {
 		for k, i := range idx[lo:hi] {
 			dst[lo+k] = vec.Dot(e.Row(i), theta)
 		}
@@ -65,7 +65,7 @@ func (e *LogisticRegression) Energies(dst, theta []float64, idx []int) {
 // EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ'), reading x_i once.
 func (e *LogisticRegression) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	var zn [logit.Group]float64
-	for lo, hi := range prefetch.WarmBlocks(dst, e.x, e.d, e.y, idx) {
+	for lo, hi := range prefetch.Blocks(dst, e.x, e.d, e.y, idx) {
 		for g := lo; g < hi; g += logit.Group {
 			group := idx[g:min(g+logit.Group, hi)]
 			for k, i := range group {
@@ -212,7 +212,7 @@ func logisticJJBound(g exactmh.GLM, y []float64, xi func(i int) float64) exactmh
 		x := xi(i)
 		a[i] = jjCurvature(x)
 		b[i] = y[i] - 0.5
-		c[i] = -logit.Softplus(-x) - x/2 - a[i]*x*x - exactmh.FlyMargin
+		c[i] = -logit.Softplus(-x) - x/2 - a[i]*x*x
 	}
 	return exactmh.GLMQuadraticFlyBound(g, a, b, c)
 }

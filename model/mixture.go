@@ -273,11 +273,15 @@ type mixtureBound struct {
 	sumG0        [2]float64
 }
 
+// flyMargin is exactmh.GLMQuadraticFlyBound's margin, subtracted from
+// every log B_i so the gaps stay positive where the bound is tight.
+const flyMargin = 1e-6
+
 // LogBoundSum returns −ΣU_i(θ⁰) − (Σ∇U_i(θ⁰))ᵀ(θ − θ⁰) − ½ΣŪ_{2,i}‖θ − θ⁰‖₁².
 func (b *mixtureBound) LogBoundSum(theta []float64) float64 {
 	d0, d1 := theta[0]-b.theta0[0], theta[1]-b.theta0[1]
 	l1 := math.Abs(d0) + math.Abs(d1)
-	return -b.sumU0 - b.sumG0[0]*d0 - b.sumG0[1]*d1 - 0.5*b.sumU2*l1*l1 - exactmh.FlyMargin*float64(len(b.u0))
+	return -b.sumU0 - b.sumG0[0]*d0 - b.sumG0[1]*d1 - 0.5*b.sumU2*l1*l1 - flyMargin*float64(len(b.u0))
 }
 
 // Gaps sets dst[k] = −U_i(θ) − log B_i(θ).
@@ -285,7 +289,7 @@ func (b *mixtureBound) Gaps(dst, theta []float64, idx []int) {
 	d0, d1 := theta[0]-b.theta0[0], theta[1]-b.theta0[1]
 	l1 := math.Abs(d0) + math.Abs(d1)
 	for k, i := range idx {
-		logB := -b.u0[i] - b.g0[2*i]*d0 - b.g0[2*i+1]*d1 - 0.5*b.u2[i]*l1*l1 - exactmh.FlyMargin
+		logB := -b.u0[i] - b.g0[2*i]*d0 - b.g0[2*i+1]*d1 - 0.5*b.u2[i]*l1*l1 - flyMargin
 		dst[k] = -b.e.u(b.e.x[i], theta[0], theta[1]) - logB
 	}
 }

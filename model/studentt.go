@@ -200,7 +200,7 @@ func (e *StudentTRegression) tangentBound(r0 func(i int) float64) exactmh.FlyBou
 		ai := -(e.nu + 1) / (2 * (e.nu + t0))
 		ci := -e.u(r0(i)) - ai*t0
 		y := e.y[i]
-		a[i], b[i], c[i] = ai, -2*ai*y, ai*y*y+ci-exactmh.FlyMargin
+		a[i], b[i], c[i] = ai, -2*ai*y, ai*y*y+ci
 	}
 	return exactmh.GLMQuadraticFlyBound(e, a, b, c)
 }

@@ -20,38 +20,6 @@ import (
 	"github.com/exactmh/exactmh/stancsv"
 )
 
-// tee is a Recorder passing everything on to several.
-type tee []exactmh.Recorder
-
-func (t tee) Init(run exactmh.RunInfo) error {
-	for _, r := range t {
-		if err := r.Init(run); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Record(e *exactmh.Event) error {
-	for _, r := range t {
-		if err := r.Record(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t tee) Finish(res *exactmh.Result) error {
-	for _, r := range t {
-		if f, ok := r.(exactmh.RunFinisher); ok {
-			if err := f.Finish(res); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // cancelAt cancels the run at its n-th recorded transition.
 type cancelAt struct {
 	n      int64
@@ -103,7 +71,7 @@ func TestRecorderAcrossCheckpoint(t *testing.T) {
 			// Cancelled mid-sampling in chain 0 (chain 1 never starts).
 			ctx, cancel := context.WithCancel(context.Background())
 			part := set
-			part.Recorder = tee{stancsv.NewFiles(filepath.Join(dir, "part"), opt), &cancelAt{n: 101, cancel: cancel}}
+			part.Recorder = exactmh.MultiRecorder(stancsv.NewFiles(filepath.Join(dir, "part"), opt), &cancelAt{n: 101, cancel: cancel})
 			res, err := exactmh.Sample(ctx, g.Posterior, k, &part)
 			cancel()
 			if res.Status != exactmh.Canceled || res.Chains[0].Len() != 25 {

@@ -232,10 +232,10 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 }
 
 // trailer writes the timing comments.
-func (s *stanWriter) trailer(warm, samp time.Duration) {
+func (s *stanWriter) trailer(warmup, samp time.Duration) {
 	fmt.Fprintf(s.w, "# \n#  Elapsed Time: %s seconds (Warm-up)\n#                %s seconds (Sampling)\n#                %s seconds (Total)\n# \n",
-		strconv.FormatFloat(warm.Seconds(), 'g', 6, 64), strconv.FormatFloat(samp.Seconds(), 'g', 6, 64),
-		strconv.FormatFloat((warm+samp).Seconds(), 'g', 6, 64))
+		strconv.FormatFloat(warmup.Seconds(), 'g', 6, 64), strconv.FormatFloat(samp.Seconds(), 'g', 6, 64),
+		strconv.FormatFloat((warmup+samp).Seconds(), 'g', 6, 64))
 }
 
 func (s *stanWriter) format(v float64) string { return string(s.appendFloat(nil, v)) }
@@ -825,11 +825,11 @@ func (s *File) splitWarmup(adapted bool, rows [][]float64) {
 		}
 		return
 	}
-	warm, ok := s.ConfigValue("num_warmup") // CmdStan
+	warmup, ok := s.ConfigValue("num_warmup") // CmdStan
 	if !ok {
-		warm, _ = s.ConfigValue("warmup") // rstan
+		warmup, _ = s.ConfigValue("warmup") // rstan
 	}
-	nw, err := strconv.Atoi(warm)
+	nw, err := strconv.Atoi(warmup)
 	if err != nil || nw < 0 {
 		nw = 0
 	}

@@ -326,7 +326,7 @@ func TestNUTSColumns(t *testing.T) {
 // returns it; CmdStan's and rstan's files read the same way.
 func TestInverseMetric(t *testing.T) {
 	g := boxed(t, 100, 1)
-	for _, kind := range []string{exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit} {
+	for _, kind := range []exactmh.MetricKind{exactmh.MetricDiag, exactmh.MetricDense, exactmh.MetricUnit} {
 		dir := t.TempDir()
 		set := exactmh.Settings{Chains: 1, Warmup: 300, Draws: 20, Seed: 3, Init: g.Mean, Metric: kind,
 			Recorder: stancsv.NewFiles(filepath.Join(dir, "run"), &stancsv.Options{SigFigs: 17})}
@@ -357,7 +357,7 @@ func TestInverseMetric(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := f.ConfigValue("metric"); got != kind+"_e" {
+			if got, _ := f.ConfigValue("metric"); got != string(kind)+"_e" {
 				t.Errorf("%s, %s: metric = %q", kind, name, got)
 			}
 			if fmt.Sprint(f.InvMetric) != fmt.Sprint(want) || len(f.Draws) != 20 {

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -35,14 +36,53 @@ func (k *kernelFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&k.lambda, "lambda", 0, "λ of PoissonMH, Poisson-Barker, Poisson-MALA (0: LambdaScale·L²)")
 }
 
-// baseKernels lists the kernel names --kernel takes, without -cv/-cn.
-var baseKernels = []string{"mh", "mala", "hmc", "nuts", "tunamh", "tfmh", "smh1", "smh2", "flymc",
-	"poissonmh", "poisson-barker", "poisson-mala", "tunamh-sgld"}
+// cliKernels are the registered kernels --kernel takes (exactmh.Kernels
+// with a CLI name), by that name.
+var cliKernels = func() map[string]exactmh.KernelInfo {
+	m := map[string]exactmh.KernelInfo{}
+	for _, ki := range exactmh.Kernels() {
+		if ki.CLI != "" {
+			m[ki.CLI] = ki
+		}
+	}
+	return m
+}()
 
-// aliases maps other spellings (the library's names, lower-cased) onto
-// baseKernels.
-var aliases = map[string]string{"smh-1": "smh1", "smh-2": "smh2", "poissonbarker": "poisson-barker",
-	"poissonmala": "poisson-mala", "tunamhsgld": "tunamh-sgld"}
+// baseKernels lists the kernel names --kernel takes, without -cv/-cn, in
+// the registry's order.
+func baseKernels() []string {
+	var names []string
+	for _, ki := range exactmh.Kernels() {
+		if ki.CLI != "" {
+			names = append(names, ki.CLI)
+		}
+	}
+	return names
+}
+
+// proposalKernels lists the kernels with a -cn form (KernelInfo.TakesProposal).
+func proposalKernels() []string {
+	var names []string
+	for _, name := range baseKernels() {
+		if cliKernels[name].TakesProposal() {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// alias returns the --kernel name for another spelling of it: the
+// library's name lower-cased ("smh-1", "poisson-barker") or without its
+// hyphens ("poissonbarker", "tunamhsgld"); s itself if none.
+func alias(s string) string {
+	for _, ki := range exactmh.Kernels() {
+		lower := strings.ToLower(ki.Name)
+		if ki.CLI != "" && (s == lower || s == strings.ReplaceAll(lower, "-", "")) {
+			return ki.CLI
+		}
+	}
+	return s
+}
 
 // kernelSpec is a parsed --kernel.
 type kernelSpec struct {
@@ -63,11 +103,9 @@ func parseKernel(name string) (*kernelSpec, error) {
 	if b, ok := strings.CutSuffix(s, "-cv"); ok {
 		s, ks.cv = b, true
 	}
-	if a, ok := aliases[s]; ok {
-		s = a
-	}
-	if !slices.Contains(baseKernels, s) {
-		return nil, usageErr("--kernel %s: unknown kernel (want auto or one of %s, optionally with -cv and/or -cn: e.g. tunamh-cv-cn)", name, strings.Join(baseKernels, ", "))
+	s = alias(s)
+	if _, ok := cliKernels[s]; !ok {
+		return nil, usageErr("--kernel %s: unknown kernel (want auto or one of %s, optionally with -cv and/or -cn: e.g. tunamh-cv-cn)", name, strings.Join(baseKernels(), ", "))
 	}
 	ks.base = s
 	ks.canon = s
@@ -80,18 +118,50 @@ func parseKernel(name string) (*kernelSpec, error) {
 	return ks, nil
 }
 
-// hyperOwners says which kernels each hyperparameter flag applies to.
-var hyperOwners = map[string][]string{
-	"chi":    {"tunamh", "tunamh-sgld"},
-	"steps":  {"hmc"},
-	"q":      {"flymc"},
-	"lambda": {"poissonmh", "poisson-barker", "poisson-mala"},
+// hyperFields maps each hyperparameter flag onto the kernel field it sets;
+// a flag applies to the kernels with that field.
+var hyperFields = map[string]string{"chi": "Chi", "steps": "Steps", "q": "Q", "lambda": "Lambda"}
+
+// hyperOwners returns the --kernel names a hyperparameter flag applies to.
+func hyperOwners(flagName string) []string {
+	var owners []string
+	for _, name := range baseKernels() {
+		if hasField(cliKernels[name].New(nil), hyperFields[flagName]) {
+			owners = append(owners, name)
+		}
+	}
+	return owners
+}
+
+// hasField reports whether kernel k is a struct with an exported field of
+// that name.
+func hasField(k exactmh.Kernel, name string) bool {
+	t := reflect.TypeOf(k)
+	if t == nil || t.Kind() != reflect.Struct {
+		return false
+	}
+	f, ok := t.FieldByName(name)
+	return ok && f.IsExported()
+}
+
+// setField returns k with its field name set to v where k has that field
+// of v's type (the hyperparameters' float64 and int), else k as it is.
+func setField(k exactmh.Kernel, name string, v any) exactmh.Kernel {
+	if !hasField(k, name) {
+		return k
+	}
+	c := reflect.New(reflect.TypeOf(k)).Elem()
+	c.Set(reflect.ValueOf(k))
+	if f := c.FieldByName(name); f.Type() == reflect.TypeOf(v) {
+		f.Set(reflect.ValueOf(v))
+	}
+	return c.Interface().(exactmh.Kernel)
 }
 
 // check refuses hyperparameters the kernel does not take.
 func (k *kernelFlags) check(ks *kernelSpec) error {
-	for flagName, owners := range hyperOwners {
-		if k.set[flagName] && !slices.Contains(owners, ks.base) {
+	for flagName := range hyperFields {
+		if owners := hyperOwners(flagName); k.set[flagName] && !slices.Contains(owners, ks.base) {
 			return usageErr("--%s applies to %s, not to --kernel %s", flagName, strings.Join(owners, ", "), ks.canon)
 		}
 	}
@@ -113,7 +183,7 @@ func (k *kernelFlags) check(ks *kernelSpec) error {
 // needsLaplace reports whether building the kernel needs the Laplace
 // approximation (the MAP and H⁻¹).
 func (ks *kernelSpec) needsLaplace() bool {
-	return ks.cv || ks.cn || ks.base == "smh1" || ks.base == "smh2" || ks.base == "flymc"
+	return ks.cv || ks.cn || cliKernels[ks.base].NeedsCenter
 }
 
 // build returns the kernel, the posterior it samples (p, or its
@@ -124,8 +194,9 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	if err := k.check(ks); err != nil {
 		return nil, nil, nil, err
 	}
-	if ks.cn && !slices.Contains([]string{"mh", "tunamh", "tfmh", "smh1", "smh2", "flymc", "poissonmh"}, ks.base) {
-		return nil, nil, nil, usageErr("--kernel %s: %s takes no proposal, so it has no -cn form (only mh, tunamh, tfmh, smh1, smh2, flymc and poissonmh do)", ks.canon, ks.base)
+	ki := cliKernels[ks.base]
+	if ks.cn && !ki.TakesProposal() {
+		return nil, nil, nil, usageErr("--kernel %s: %s takes no proposal, so it has no -cn form (only %s do)", ks.canon, ks.base, strings.Join(proposalKernels(), ", "))
 	}
 	var la *exactmh.LaplaceApprox
 	if ks.needsLaplace() {
@@ -135,49 +206,27 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 			return nil, nil, nil, inputErr(fmt.Errorf("--kernel %s needs the MAP and Laplace approximation: %w", ks.canon, err))
 		}
 	}
-	var kern exactmh.Kernel
-	switch ks.base {
-	case "mh":
-		kern = exactmh.MH{Scale: k.scale}
-	case "mala":
-		kern = exactmh.MALA{Scale: k.scale}
-	case "hmc":
-		kern = exactmh.HMC{Scale: k.scale, Steps: k.steps}
-	case "nuts":
-		kern = exactmh.NUTS{Scale: k.scale}
-	case "tunamh":
-		kern = exactmh.TunaMH{Scale: k.scale, Chi: k.chi}
-	case "tfmh":
-		kern = exactmh.TFMH{Scale: k.scale}
-	case "smh1", "smh2":
-		order := 1
-		if ks.base == "smh2" {
-			order = 2
-		}
-		kern = exactmh.SMH{Order: order, Center: la.Mean, Scale: k.scale}
-	case "flymc":
-		kern = exactmh.FlyMC{Scale: k.scale, Q: k.q, TightAt: la.Mean}
-	case "poissonmh":
-		kern = exactmh.PoissonMH{Scale: k.scale, Lambda: k.lambda}
-	case "poisson-barker":
-		kern = exactmh.PoissonBarker{Scale: k.scale, Lambda: k.lambda}
-	case "poisson-mala":
-		kern = exactmh.PoissonMALA{Scale: k.scale, Lambda: k.lambda}
-	case "tunamh-sgld":
-		kern = exactmh.TunaMHSGLD{Scale: k.scale, Chi: k.chi}
+	var center []float64
+	if ki.NeedsCenter {
+		center = la.Mean
 	}
+	kern := setField(ki.New(center), "Scale", k.scale)
+	kern = setField(kern, "Chi", k.chi)
+	kern = setField(kern, "Steps", k.steps)
+	kern = setField(kern, "Q", k.q)
+	kern = setField(kern, "Lambda", k.lambda)
 	kern, post, _, err := exactmh.WithLaplace(p, la, kern, ks.cv, ks.cn)
 	if err != nil {
 		return nil, nil, nil, inputErr(fmt.Errorf("--kernel %s: %w", ks.canon, err))
 	}
 	// The bounds the exact minibatch kernels need, asked for before any
 	// chain starts, so that a missing one is said in the user's terms.
-	switch ks.base {
-	case "poissonmh", "poisson-barker", "poisson-mala":
+	switch {
+	case ki.NeedsRange:
 		if _, err := post.EnergyRange(); err != nil {
 			return nil, nil, nil, usageErr("--kernel %s needs a bounded energy range, which needs a bounded prior (--prior box:R or ball:R): %v", ks.canon, err)
 		}
-	case "tunamh", "tfmh", "tunamh-sgld":
+	case ki.NeedsDiffBound:
 		if _, err := post.DiffBound(); err != nil {
 			return nil, nil, nil, usageErr("--kernel %s needs a difference bound on the prior's support (try --prior box:R or ball:R, or the -cv form): %v", ks.canon, err)
 		}
@@ -198,4 +247,28 @@ func (k *kernelFlags) describe(ks *kernelSpec) string {
 		}
 	}
 	return s
+}
+
+// wrapList joins names with ", " for the help text, which starts the list
+// at column 2, breaking lines before column 72 and indenting continuation
+// lines by two spaces.
+func wrapList(names []string) string {
+	var b strings.Builder
+	col := 2
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(",")
+			col++
+			if col+1+len(name) > 72 {
+				b.WriteString("\n  ")
+				col = 2
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString(name)
+		col += len(name)
+	}
+	return b.String()
 }

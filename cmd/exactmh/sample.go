@@ -22,7 +22,12 @@ import (
 	"github.com/exactmh/exactmh/stancsv"
 )
 
-const sampleUsage = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
+// sampleUsage is the help of exactmh sample; the kernel lists come from the
+// registry (exactmh.Kernels).
+var sampleUsage = strings.NewReplacer("{kernels}", wrapList(baseKernels()),
+	"{cnkernels}", wrapList(proposalKernels())).Replace(sampleUsageText)
+
+const sampleUsageText = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
 
 Samples the posterior of a generalised linear fitted of the data and writes
 one Stan CSV file per chain, PREFIX_1.csv … PREFIX_<chains>.csv (--out),
@@ -46,14 +51,14 @@ TERMS (--response and --terms; --terms is a comma-separated list):
     'log(distance),hour(date),dow(date),month(date),cat(origin;top=8),num(x1)'
 
 KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
-  variates, timed pilots of the candidates, the fastest kept), mh, mala,
-  hmc, nuts, tunamh, tfmh, smh1, smh2, flymc, poissonmh, poisson-barker,
-  poisson-mala, tunamh-sgld. Suffixes as the automatic default names its
-  candidates: -cv samples the control-variate rewrite of the posterior
-  around the MAP, -cn moves with the Crank–Nicolson proposal around the
-  Laplace approximation (mh, tunamh, tfmh, smh1, smh2, flymc, poissonmh):
-  tunamh-cv-cn, tfmh-cv-cn, mh-cn, … The Poisson kernels need a bounded
-  prior (--prior box:R or ball:R). The chains of a kernel built on the
+  variates, timed pilots of the candidates, the fastest kept), or one of
+  {kernels}.
+  Suffixes as the automatic default names its candidates: -cv samples the
+  control-variate rewrite of the posterior around the MAP, -cn moves with
+  the Crank–Nicolson proposal around the Laplace approximation, for
+  {cnkernels}.
+  Examples: tunamh-cv-cn, tfmh-cv-cn, mh-cn. The Poisson kernels need a
+  bounded prior (--prior box:R or ball:R). The chains of a kernel built on the
   Laplace approximation (any -cv or -cn form, smh1, smh2, flymc; auto when
   it chooses one) start at draws of it, one per chain (chain k's the same
   under --chain-id); other kernels' chains start at the origin.
@@ -259,10 +264,11 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--out %s: directory %s does not exist", sf.out, dir)
 		}
 	}
-	rec := &multiRecorder{recs: []exactmh.Recorder{files}}
+	var progress exactmh.Recorder
 	if !sf.quiet && sf.progress > 0 {
-		rec.recs = append(rec.recs, exactmh.NewProgress(stderr, sf.progress))
+		progress = exactmh.NewProgress(stderr, sf.progress)
 	}
+	rec := exactmh.MultiRecorder(files, progress)
 	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec}
 	if sf.warmup == 0 {
 		set0.Warmup = exactmh.NoWarmup
@@ -352,52 +358,6 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, ch
 		return failure(fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed", sf.out))
 	}
 	return failure(err)
-}
-
-// multiRecorder passes every event to several recorders.
-type multiRecorder struct{ recs []exactmh.Recorder }
-
-func (m *multiRecorder) Init(run exactmh.RunInfo) error {
-	for _, r := range m.recs {
-		if err := r.Init(run); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *multiRecorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
-	for _, r := range m.recs {
-		var err error
-		if rr, ok := r.(exactmh.ResumeRecorder); ok {
-			err = rr.InitResume(run, res)
-		} else {
-			err = r.Init(run)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *multiRecorder) Record(e *exactmh.Event) error {
-	for _, r := range m.recs {
-		if err := r.Record(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *multiRecorder) Finish(res *exactmh.Result) error {
-	var errs []error
-	for _, r := range m.recs {
-		if f, ok := r.(exactmh.RunFinisher); ok {
-			errs = append(errs, f.Finish(res))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // metaFormat and choiceFormat mark the JSON files the command writes.

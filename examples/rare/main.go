@@ -59,7 +59,7 @@ func main() {
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
 	kernel := flag.String("kernel", "auto", "auto (the automatic default) or a -CN kernel on the Laplace approximation: MH-CN, TFMH-CV-CN, TunaMH-CV-CN")
 	nu := flag.Float64("nu", 0, "with -kernel other than auto: the Crank–Nicolson proposal's Student-t degrees of freedom (0: Gaussian)")
-	walk := flag.Float64("walk", exactmh.DefaultWalk, "with -kernel other than auto: the Crank–Nicolson proposal's random-walk fraction")
+	walk := flag.Float64("walk", 0.1, "with -kernel other than auto: the Crank–Nicolson proposal's random-walk fraction")
 	scale := flag.Float64("scale", 1, "with -kernel other than auto: the initial step scale (ρ = e^{−scale})")
 	noAdapt := flag.Bool("noadapt", false, "with -kernel other than auto: keep -scale through warmup")
 	fit := flag.Bool("fit", false, "with -kernel other than auto: centre the Crank–Nicolson proposal on the mean and covariance of a pilot run's draws instead of the Laplace approximation")

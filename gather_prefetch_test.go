@@ -11,24 +11,24 @@ import (
 	"github.com/exactmh/exactmh/internal/testgen"
 )
 
-// warmEnergy is a GLM with its own warmed gather loops.
-type warmEnergy interface {
+// prefetchEnergy is a GLM with its own prefetching gather loops.
+type prefetchEnergy interface {
 	Energy
 	EnergyDiffer
 }
 
-// namedWarmEnergy names one of warmFixture's energies.
-type namedWarmEnergy struct {
+// namedPrefetchEnergy names one of prefetchFixture's energies.
+type namedPrefetchEnergy struct {
 	name string
-	e    warmEnergy
+	e    prefetchEnergy
 }
 
-// warmFixture draws from rng n standard normal rows of d features (the
+// prefetchFixture draws from rng n standard normal rows of d features (the
 // float32 rows rounded first, so that both precisions hold the same
 // numbers) and n binary responses, and returns every GLM with its own
 // loops over them (logistic and a Gaussian family, float64 and float32
 // rows) and two parameter points theta and next drawn from N(0, 0.1²).
-func warmFixture(tb testing.TB, rng *rand.Rand, n, d int) (es []namedWarmEnergy, theta, next []float64) {
+func prefetchFixture(tb testing.TB, rng *rand.Rand, n, d int) (es []namedPrefetchEnergy, theta, next []float64) {
 	tb.Helper()
 	x, x32, y := testgen.BinaryRows(rng, n, d)
 	lr, err := NewLogisticRegression(x, y, d)
@@ -51,16 +51,16 @@ func warmFixture(tb testing.TB, rng *rand.Rand, n, d int) (es []namedWarmEnergy,
 	for j := range theta {
 		theta[j], next[j] = 0.1*rng.NormFloat64(), 0.1*rng.NormFloat64()
 	}
-	return []namedWarmEnergy{{"logistic", lr}, {"logistic32", lr32}, {"glm", glm}, {"glm32", glm32}}, theta, next
+	return []namedPrefetchEnergy{{"logistic", lr}, {"logistic32", lr32}, {"glm", glm}, {"glm32", glm32}}, theta, next
 }
 
-// The warmed gathers (several blocks of rows per call at large d) give
+// The prefetching gathers (several blocks of rows per call at large d) give
 // exactly what one call per datum gives, for every GLM with its own loops.
-func TestWarmedGathersMatchOneByOne(t *testing.T) {
+func TestPrefetchedGathersMatchOneByOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, d := range []int{3, 50, 1000} {
 		n := 300
-		es, theta, next := warmFixture(t, rng, n, d)
+		es, theta, next := prefetchFixture(t, rng, n, d)
 		idx := make([]int, 257)
 		for k := range idx {
 			idx[k] = rng.IntN(n)

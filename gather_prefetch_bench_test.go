@@ -11,15 +11,15 @@ import (
 	"testing"
 )
 
-// BenchmarkGatherWarmed measures the warmed gathers of every GLM with its
+// BenchmarkGatherPrefetched measures the prefetching gathers of every GLM with its
 // own loops (float64 and float32 rows, logistic and a generic family):
 // Energies and EnergyDiffs over a batch of rows drawn uniformly from
 // N = 10⁵ rows of d = 50 (40 MB of float64 rows, out of cache), at a
-// batch of 64 (about TunaMH's) and of 4096 (several warm blocks), in ns
+// batch of 64 (about TunaMH's) and of 4096 (several prefetch blocks), in ns
 // per datum.
-func BenchmarkGatherWarmed(b *testing.B) {
+func BenchmarkGatherPrefetched(b *testing.B) {
 	const n, d = 100000, 50
-	es, theta, next := warmFixture(b, rand.New(rand.NewPCG(5, 6)), n, d)
+	es, theta, next := prefetchFixture(b, rand.New(rand.NewPCG(5, 6)), n, d)
 	for _, e := range es {
 		for _, batch := range []int{64, 4096} {
 			idx, dst := make([]int, batch), make([]float64, batch)

@@ -1,0 +1,70 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+)
+
+// The command's kernel names, spellings, hyperparameter owners and -cn
+// forms come from the registry (exactmh.Kernels): every registered kernel
+// with a CLI name parses, under that name, the library's and its -cv-cn
+// form; and the derived lists are the command's documented ones.
+func TestKernelNamesFromRegistry(t *testing.T) {
+	for _, ki := range exactmh.Kernels() {
+		if ki.CLI == "" {
+			if _, err := parseKernel(ki.Name); err == nil {
+				t.Errorf("%s (no CLI name) parses", ki.Name)
+			}
+			continue
+		}
+		for _, name := range []string{ki.CLI, ki.Name, ki.CLI + "-cv-cn"} {
+			ks, err := parseKernel(name)
+			if err != nil || ks.base != ki.CLI {
+				t.Errorf("parseKernel(%q) = %+v, %v; want base %s", name, ks, err, ki.CLI)
+			}
+		}
+	}
+	for _, c := range []struct {
+		got, want []string
+	}{
+		{baseKernels(), []string{"mh", "mala", "hmc", "nuts", "tunamh", "tfmh", "smh1", "smh2", "flymc",
+			"poissonmh", "poisson-barker", "poisson-mala", "tunamh-sgld"}},
+		{proposalKernels(), []string{"mh", "tunamh", "tfmh", "smh1", "smh2", "flymc", "poissonmh"}},
+		{hyperOwners("chi"), []string{"tunamh", "tunamh-sgld"}},
+		{hyperOwners("steps"), []string{"hmc"}},
+		{hyperOwners("q"), []string{"flymc"}},
+		{hyperOwners("lambda"), []string{"poissonmh", "poisson-barker", "poisson-mala"}},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+	for _, s := range []string{"smh-1", "poissonbarker", "poissonmala", "tunamhsgld"} {
+		if _, err := parseKernel(s); err != nil {
+			t.Errorf("alias %s: %v", s, err)
+		}
+	}
+}
+
+// setField sets a hyperparameter on the kernels with that field, of that
+// type, and leaves the others as they are.
+func TestSetField(t *testing.T) {
+	if k := setField(exactmh.TunaMH{}, "Chi", 0.5); k.(exactmh.TunaMH).Chi != 0.5 {
+		t.Errorf("TunaMH Chi: %+v", k)
+	}
+	if k := setField(exactmh.HMC{}, "Steps", 7); k.(exactmh.HMC).Steps != 7 {
+		t.Errorf("HMC Steps: %+v", k)
+	}
+	if k := setField(exactmh.MH{}, "Chi", 0.5); k != (exactmh.MH{}) {
+		t.Errorf("MH has no Chi: %+v", k)
+	}
+	if k := setField(exactmh.HMC{}, "Steps", 7.0); k.(exactmh.HMC).Steps != 0 {
+		t.Errorf("HMC Steps set from a float64: %+v", k)
+	}
+}

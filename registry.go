@@ -1,0 +1,210 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	refl "reflect" // as in laplaceapprox.go: bounds.go has a func reflect
+	"slices"
+)
+
+// KernelFamily says how a kernel reads the data.
+type KernelFamily int
+
+const (
+	// FullBatch kernels evaluate every datum's energy each step (MH).
+	FullBatch KernelFamily = iota
+	// Gradient kernels evaluate every datum's energy and gradient each
+	// step (MALA, HMC, NUTS).
+	Gradient
+	// Minibatch kernels read a random subset of the data each step,
+	// exactly (TunaMH, TFMH, FlyMC, the Poisson kernels, TunaMH-SGLD) or
+	// not (the inexact comparators).
+	Minibatch
+	// ControlVariate kernels read a minibatch of Taylor remainders about
+	// a centre, the MAP by default (SMH).
+	ControlVariate
+)
+
+// String returns the family's name as Kernels' table prints it.
+func (f KernelFamily) String() string {
+	switch f {
+	case FullBatch:
+		return "full-batch"
+	case Gradient:
+		return "gradient"
+	case Minibatch:
+		return "minibatch"
+	case ControlVariate:
+		return "control-variate"
+	}
+	return "KernelFamily(?)"
+}
+
+// KernelInfo describes one built-in kernel: the one list of kernels the
+// exactmh command's --kernel names, the automatic default's candidates and
+// the golden, fuzz, ErrNoBound and conformance tests range over
+// (TestRegistryComplete fails on an exported kernel missing from it).
+// Generic kernels (Aux, Exchange) are frameworks whose instances the
+// caller builds from a scheme or a model, so they have no default
+// configuration and no entry.
+type KernelInfo struct {
+	// Name is the kernel's name as Kernel.Name returns it for New(nil),
+	// which Stan CSV files record: "TunaMH", "SMH-2".
+	Name string
+	// CLI is its name for the exactmh command's --kernel ("tunamh",
+	// "smh2"), or "" for the inexact comparators the command does not
+	// offer.
+	CLI string
+	// Family says how it reads the data, Exact whether it leaves the
+	// posterior exactly invariant (Kernel.Exact).
+	Family KernelFamily
+	Exact  bool
+	// What Start needs of the posterior: the energy's and prior's
+	// gradients (ErrNoGradient otherwise); a bound (ErrNoBound otherwise),
+	// a DiffBound, an EnergyRange (a bounded support: a Box or Ball
+	// prior), a FlyBound or Taylor remainder bounds; a centre (New's
+	// argument, the MAP), which the command finds with FindLaplace.
+	NeedsGradient, NeedsBound, NeedsDiffBound, NeedsRange, NeedsCenter bool
+	// New returns the kernel's default configuration, built around center
+	// where NeedsCenter (SMH's Center, FlyMC's TightAt; nil elsewhere).
+	New func(center []float64) Kernel
+
+	// auto is the kernel's role among the automatic default's candidates
+	// (auto.go); passes, for a full-batch kernel, the passes over the
+	// data a transition takes at least (autoCand.passes).
+	auto   autoRole
+	passes float64
+}
+
+// TakesProposal reports whether the kernel moves by a Proposal field, and
+// so has a Crank–Nicolson form (WithLaplace's -CN): the exact kernels with
+// a Proposal field.
+func (ki KernelInfo) TakesProposal() bool {
+	return ki.Exact && hasField(ki.New(nil), "Proposal")
+}
+
+// autoRole is a set of the ways the automatic default (Choose) pilots a
+// kernel.
+type autoRole uint8
+
+const (
+	// autoCVCN: on the control-variate rewrite with the Crank–Nicolson
+	// proposal ("TunaMH-CV-CN").
+	autoCVCN autoRole = 1 << iota
+	// autoCN: on the posterior with the Crank–Nicolson proposal ("MH-CN").
+	autoCN
+	// autoPoissonCN, autoPoisson: the Poisson candidate (poissonCand) with
+	// the Crank–Nicolson proposal, and without one.
+	autoPoissonCN
+	autoPoisson
+	// autoBounded: as it is, where the energy has a DiffBound.
+	autoBounded
+	// autoFull: as it is, the full-batch candidates every choice pilots.
+	autoFull
+	// autoMultimodal: as it is, on a posterior with two modes, where no
+	// Laplace approximation serves (multimodalChoice).
+	autoMultimodal
+)
+
+// registry is the built-in kernels, in the order the command's help and
+// the automatic default list them.
+var registry = []KernelInfo{
+	{Name: "MH", CLI: "mh", Family: FullBatch, Exact: true,
+		New: func([]float64) Kernel { return MH{} }, auto: autoCN | autoMultimodal, passes: 1},
+	{Name: "MALA", CLI: "mala", Family: Gradient, Exact: true, NeedsGradient: true,
+		New: func([]float64) Kernel { return MALA{} }},
+	{Name: "HMC", CLI: "hmc", Family: Gradient, Exact: true, NeedsGradient: true,
+		New: func([]float64) Kernel { return HMC{} }},
+	{Name: "NUTS", CLI: "nuts", Family: Gradient, Exact: true, NeedsGradient: true,
+		New: func([]float64) Kernel { return NUTS{} }, auto: autoFull | autoMultimodal, passes: autoNUTSPasses},
+	{Name: "TunaMH", CLI: "tunamh", Family: Minibatch, Exact: true, NeedsBound: true, NeedsDiffBound: true,
+		New: func([]float64) Kernel { return TunaMH{} }, auto: autoCVCN | autoBounded | autoMultimodal},
+	{Name: "TFMH", CLI: "tfmh", Family: Minibatch, Exact: true, NeedsBound: true, NeedsDiffBound: true,
+		New: func([]float64) Kernel { return TFMH{} }, auto: autoCVCN},
+	{Name: "SMH-1", CLI: "smh1", Family: ControlVariate, Exact: true, NeedsBound: true, NeedsCenter: true,
+		New: func(c []float64) Kernel { return SMH{Order: 1, Center: c} }},
+	{Name: "SMH-2", CLI: "smh2", Family: ControlVariate, Exact: true, NeedsBound: true, NeedsCenter: true,
+		New: func(c []float64) Kernel { return SMH{Order: 2, Center: c} }},
+	{Name: "FlyMC", CLI: "flymc", Family: Minibatch, Exact: true, NeedsBound: true, NeedsCenter: true,
+		New: func(c []float64) Kernel { return FlyMC{TightAt: c} }},
+	{Name: "PoissonMH", CLI: "poissonmh", Family: Minibatch, Exact: true, NeedsBound: true, NeedsRange: true,
+		New: func([]float64) Kernel { return PoissonMH{} }, auto: autoPoissonCN},
+	{Name: "Poisson-Barker", CLI: "poisson-barker", Family: Minibatch, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsRange: true,
+		New: func([]float64) Kernel { return PoissonBarker{} }},
+	{Name: "Poisson-MALA", CLI: "poisson-mala", Family: Minibatch, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsRange: true,
+		New: func([]float64) Kernel { return PoissonMALA{} }, auto: autoPoisson},
+	{Name: "TunaMH-SGLD", CLI: "tunamh-sgld", Family: Minibatch, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsDiffBound: true,
+		New: func([]float64) Kernel { return TunaMHSGLD{} }},
+	{Name: "AustereMH", Family: Minibatch,
+		New: func([]float64) Kernel { return AustereMH{} }},
+	{Name: "MHBT", Family: Minibatch,
+		New: func([]float64) Kernel { return MHBT{} }},
+	{Name: "MHminibatch", Family: Minibatch,
+		New: func([]float64) Kernel { return MHminibatch{} }},
+	{Name: "SGLD", Family: Minibatch, NeedsGradient: true,
+		New: func([]float64) Kernel { return SGLD{} }},
+}
+
+// Kernels returns the built-in kernels (a copy of the registry), exact
+// full-batch ones first, then the exact minibatch ones, then the inexact
+// comparators.
+func Kernels() []KernelInfo { return slices.Clone(registry) }
+
+// withRole returns the registered kernels that play role in the automatic
+// default, in the registry's order.
+func withRole(role autoRole) []KernelInfo {
+	var ks []KernelInfo
+	for _, ki := range registry {
+		if ki.auto&role != 0 {
+			ks = append(ks, ki)
+		}
+	}
+	return ks
+}
+
+// hasField reports whether k is a struct with an exported field of that
+// name.
+func hasField(k Kernel, name string) bool {
+	v := refl.ValueOf(k)
+	if v.Kind() != refl.Struct {
+		return false
+	}
+	f, ok := v.Type().FieldByName(name)
+	return ok && f.IsExported()
+}
+
+// setField returns a copy of kernel k (a struct value, as every registered
+// kernel is) with its exported field name set to v (nil: the zero value),
+// and true; or k and false when k has no such field or v does not fit it.
+func setField(k Kernel, name string, v any) (Kernel, bool) {
+	if !hasField(k, name) {
+		return k, false
+	}
+	c := refl.New(refl.TypeOf(k)).Elem()
+	c.Set(refl.ValueOf(k))
+	f := c.FieldByName(name)
+	switch val := refl.ValueOf(v); {
+	case !val.IsValid():
+		f.SetZero()
+	case val.Type().AssignableTo(f.Type()):
+		f.Set(val)
+	default:
+		return k, false
+	}
+	nk, ok := c.Interface().(Kernel)
+	return nk, ok
+}
+
+// fieldFloat returns k's float64 field name (0 if it has none).
+func fieldFloat(k Kernel, name string) float64 {
+	if !hasField(k, name) {
+		return 0
+	}
+	f := refl.ValueOf(k).FieldByName(name)
+	if f.Kind() != refl.Float64 {
+		return 0
+	}
+	return f.Float()
+}

@@ -1,0 +1,223 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+)
+
+// TestRegistryComplete fails when an exported kernel of the package is
+// missing from the registry (exactmh.Kernels), which the golden, fuzz,
+// ErrNoBound and conformance tests, the exactmh command and the automatic
+// default range over: a kernel left out of it would be tested by none of
+// them.
+func TestRegistryComplete(t *testing.T) {
+	registered := map[string]bool{}
+	for _, ki := range exactmh.Kernels() {
+		registered[reflect.TypeOf(ki.New(nil)).Name()] = true
+	}
+	missing, err := unregisteredKernels(".", registered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range missing {
+		t.Errorf("kernel %s is not in the registry (registry.go): add its entry", name)
+	}
+}
+
+// TestRegistryCheckerCatchesOmission holds the checker of
+// TestRegistryComplete to its word: in a package with a registered, an
+// unregistered, an unexported and a generic kernel it reports the
+// unregistered one, and only it.
+func TestRegistryCheckerCatchesOmission(t *testing.T) {
+	dir := t.TempDir()
+	src := `package exactmh
+
+type Registered struct{}
+
+func (Registered) Name() string { return "Registered" }
+func (Registered) Exact() bool  { return true }
+func (Registered) Start(t *Target, theta0 []float64) (Chain, error) { return nil, nil }
+
+type Forgotten struct{ Scale float64 }
+
+func (Forgotten) Name() string { return "Forgotten" }
+func (Forgotten) Exact() bool  { return true }
+func (k *Forgotten) Start(t *Target, theta0 []float64) (Chain, error) { return nil, nil }
+
+type private struct{}
+
+func (private) Name() string { return "private" }
+func (private) Exact() bool  { return true }
+func (private) Start(t *Target, theta0 []float64) (Chain, error) { return nil, nil }
+
+type Framework[S any] struct{ Scheme S }
+
+func (Framework[S]) Name() string { return "Framework" }
+func (Framework[S]) Exact() bool  { return true }
+func (Framework[S]) Start(t *Target, theta0 []float64) (Chain, error) { return nil, nil }
+
+// NotAKernel has Name and Exact but starts no Chain.
+type NotAKernel struct{}
+
+func (NotAKernel) Name() string { return "" }
+func (NotAKernel) Exact() bool  { return true }
+func (NotAKernel) Start() error { return nil }
+`
+	if err := os.WriteFile(filepath.Join(dir, "kernels.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A test file's kernels are not the package's.
+	if err := os.WriteFile(filepath.Join(dir, "kernels_test.go"), []byte(strings.ReplaceAll(src, "Forgotten", "TestOnly")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing, err := unregisteredKernels(dir, map[string]bool{"Registered": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(missing, []string{"Forgotten"}) {
+		t.Errorf("unregistered kernels %q, want [Forgotten]", missing)
+	}
+	missing, err = unregisteredKernels(dir, map[string]bool{"Registered": true, "Forgotten": true})
+	if err != nil || len(missing) > 0 {
+		t.Errorf("all registered: %q, %v; want none", missing, err)
+	}
+}
+
+// unregisteredKernels parses the package's non-test Go files in dir and
+// returns, sorted, the exported non-generic types with the methods of
+// exactmh.Kernel (Name() string, Exact() bool and a Start returning a
+// Chain and an error, on the value or the pointer) that registered lacks.
+// Generic kernels (Aux, Exchange) are frameworks built from the caller's
+// scheme or model, with no default configuration to register.
+func unregisteredKernels(dir string, registered map[string]bool) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	methods := map[string]map[string]bool{}
+	generic := map[string]bool{}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					if ts, ok := spec.(*ast.TypeSpec); ok && ts.TypeParams != nil {
+						generic[ts.Name.Name] = true
+					}
+				}
+			case *ast.FuncDecl:
+				if d.Recv == nil || len(d.Recv.List) != 1 || !kernelMethod(d) {
+					continue
+				}
+				recv := receiverName(d.Recv.List[0].Type)
+				if methods[recv] == nil {
+					methods[recv] = map[string]bool{}
+				}
+				methods[recv][d.Name.Name] = true
+			}
+		}
+	}
+	var missing []string
+	for name, m := range methods {
+		if ast.IsExported(name) && !generic[name] && len(m) == 3 && !registered[name] {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	return missing, nil
+}
+
+// kernelMethod reports whether d has the signature of one of Kernel's
+// methods.
+func kernelMethod(d *ast.FuncDecl) bool {
+	results := func(names ...string) bool {
+		r := d.Type.Results
+		if r == nil || len(r.List) != len(names) {
+			return false
+		}
+		for i, f := range r.List {
+			if id, ok := f.Type.(*ast.Ident); !ok || id.Name != names[i] || len(f.Names) > 1 {
+				return false
+			}
+		}
+		return true
+	}
+	switch d.Name.Name {
+	case "Name":
+		return d.Type.Params.NumFields() == 0 && results("string")
+	case "Exact":
+		return d.Type.Params.NumFields() == 0 && results("bool")
+	case "Start":
+		return d.Type.Params.NumFields() == 2 && results("Chain", "error")
+	}
+	return false
+}
+
+// receiverName returns the type name of a method's receiver: T for T, *T,
+// T[P] and *T[P].
+func receiverName(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// TestRegistryEntries checks each entry against its kernel: the name it
+// records is the kernel's (Kernel.Name of New(nil)), Exact is the
+// kernel's, a CLI name is unique, and what it needs is said consistently.
+func TestRegistryEntries(t *testing.T) {
+	names, cli := map[string]bool{}, map[string]bool{}
+	for _, ki := range exactmh.Kernels() {
+		k := ki.New(nil)
+		if k.Name() != ki.Name {
+			t.Errorf("registry entry %s: New(nil).Name() = %q", ki.Name, k.Name())
+		}
+		if k.Exact() != ki.Exact {
+			t.Errorf("registry entry %s: Exact %t, the kernel's %t", ki.Name, ki.Exact, k.Exact())
+		}
+		if names[ki.Name] || ki.CLI != "" && cli[ki.CLI] {
+			t.Errorf("registry entry %s (CLI %q) twice", ki.Name, ki.CLI)
+		}
+		names[ki.Name], cli[ki.CLI] = true, ki.CLI != ""
+		if (ki.NeedsDiffBound || ki.NeedsRange) && !ki.NeedsBound {
+			t.Errorf("registry entry %s needs a DiffBound or EnergyRange but not a bound", ki.Name)
+		}
+		if ki.CLI != "" && !ki.Exact {
+			t.Errorf("registry entry %s: the command offers only exact kernels", ki.Name)
+		}
+		if ki.Family.String() == "KernelFamily(?)" {
+			t.Errorf("registry entry %s: family %d has no name", ki.Name, ki.Family)
+		}
+	}
+}
