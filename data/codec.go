@@ -1,0 +1,66 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package data
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/parquet/compress"
+)
+
+// guardedSnappy is arrow-go's Snappy codec with the block's declared
+// length checked first. A Snappy block starts with its decoded length (a
+// varint, up to 4 GiB); klauspost/compress allocates a buffer of that
+// length, outside any allocator arrow-go is given, whenever the page's
+// own buffer is smaller, so a few corrupted bytes in a page asked for
+// gigabytes (FuzzReadParquet's allocation cap found a 3,956-byte file
+// allocating 256 MiB this way; kept in testdata/fuzz). A block declaring
+// more than the page's uncompressed size is corrupt: it is an error
+// instead, before anything is allocated.
+type guardedSnappy struct{ compress.Codec }
+
+func (g guardedSnappy) check(dst, src []byte) error {
+	n, k := binary.Uvarint(src)
+	if k <= 0 {
+		return fmt.Errorf("snappy: corrupt block length")
+	}
+	if n > uint64(len(dst)) {
+		return fmt.Errorf("snappy: a block decoding to %d bytes in a page of %d", n, len(dst))
+	}
+	return nil
+}
+
+func (g guardedSnappy) Decode(dst, src []byte) []byte {
+	if err := g.check(dst, src); err != nil {
+		panic(err) // recovered by the readers
+	}
+	return g.Codec.Decode(dst, src)
+}
+
+func (g guardedSnappy) DecodeWithError(dst, src []byte) ([]byte, error) {
+	if err := g.check(dst, src); err != nil {
+		return nil, err
+	}
+	return g.Codec.(interface {
+		DecodeWithError(dst, src []byte) ([]byte, error)
+	}).DecodeWithError(dst, src)
+}
+
+// init replaces arrow-go's Snappy codec, process-wide, by the guarded one:
+// arrow-go looks codecs up in one registry. The guard changes nothing for
+// a valid page.
+func init() {
+	c, err := compress.GetCodec(compress.Codecs.Snappy)
+	if err != nil {
+		return
+	}
+	if _, ok := c.(interface {
+		DecodeWithError(dst, src []byte) ([]byte, error)
+	}); !ok {
+		return
+	}
+	compress.RegisterCodec(compress.Codecs.Snappy, guardedSnappy{c})
+}
