@@ -7,8 +7,11 @@ package data
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/klauspost/compress/zstd"
 )
 
 // guardedSnappy is arrow-go's Snappy codec with the block's declared
@@ -49,9 +52,9 @@ func (g guardedSnappy) DecodeWithError(dst, src []byte) ([]byte, error) {
 	}).DecodeWithError(dst, src)
 }
 
-// init replaces arrow-go's Snappy codec, process-wide, by the guarded one:
-// arrow-go looks codecs up in one registry. The guard changes nothing for
-// a valid page.
+// init replaces arrow-go's Snappy and zstd codecs, process-wide, by the
+// guarded ones: arrow-go looks codecs up in one registry. The guards
+// change nothing for a valid page (TestParquetCodecs).
 func init() {
 	c, err := compress.GetCodec(compress.Codecs.Snappy)
 	if err != nil {
@@ -63,4 +66,42 @@ func init() {
 		return
 	}
 	compress.RegisterCodec(compress.Codecs.Snappy, guardedSnappy{c})
+	if z, err := compress.GetCodec(compress.Codecs.Zstd); err == nil {
+		compress.RegisterCodec(compress.Codecs.Zstd, guardedZstd{z})
+	}
+}
+
+// guardedZstd decodes zstd pages with a decoder whose output is capped at
+// arrow-go's own largest page (256 MiB): arrow-go's decoder has
+// klauspost/compress's default cap of 64 GiB, so a frame declaring, or a
+// few bytes of zstd expanding to, gigabytes would be allocated outside any
+// allocator. A page decoding to more than its declared size is corrupt.
+type guardedZstd struct{ compress.Codec }
+
+var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+	d, _ := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(uint64(parquet.DefaultMaxUncompressedPageSize)))
+	return d
+})
+
+func (g guardedZstd) Decode(dst, src []byte) []byte {
+	out, err := g.DecodeWithError(dst, src)
+	if err != nil {
+		panic(err) // recovered by the readers
+	}
+	return out
+}
+
+func (g guardedZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
+	d := zstdDecoder()
+	if d == nil {
+		return nil, fmt.Errorf("zstd: no decoder")
+	}
+	out, err := d.DecodeAll(src, dst[:0])
+	if err != nil {
+		return nil, fmt.Errorf("zstd: %w", err)
+	}
+	if len(out) > len(dst) {
+		return nil, fmt.Errorf("zstd: a block decoding to %d bytes in a page of %d", len(out), len(dst))
+	}
+	return out, nil
 }
