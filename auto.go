@@ -65,8 +65,9 @@ func (c *Choice) cache(p *Posterior) *runCache {
 // Candidate is one pilot of the automatic default.
 type Candidate struct {
 	Name string
-	// ESSPerSecond is the pilot's minimum bulk ESS per second of sampling
-	// (one chain), 0 if it failed or made too few draws to say.
+	// ESSPerSecond is the pilot's minimum over the coordinates of bulk and
+	// tail ESS per second of sampling (one chain; minESS), 0 if it failed
+	// or made too few draws to say.
 	ESSPerSecond float64
 	// EvalsPerStep is datum energy and gradient evaluations per transition.
 	EvalsPerStep float64
@@ -134,7 +135,10 @@ const (
 //     posterior has gradients (a full pass is cheap there, and NUTS is the
 //     best full-batch sampler), else MH.
 //   - Otherwise it finds the MAP and the Laplace approximation N(θ̂, H⁻¹)
-//     (FindLaplace), rewrites a GLM posterior with ControlVariates, and
+//     (FindLaplace), rewrites a GLM posterior with ControlVariates (also
+//     where f‴ is unbounded on the support but grows at most
+//     exponentially, LossGrowther: a Poisson regression under a Gaussian
+//     prior, TestAutoPoissonGaussianPrior), and
 //     measures with a short pilot each applicable candidate — TunaMH and
 //     TFMH (SMH-2) on the control variates, MH, all with the Crank–Nicolson
 //     proposal around the approximation; PoissonMH with that proposal too
@@ -142,7 +146,9 @@ const (
 //     or Ball prior), on the rewrite when it has one ("PoissonMH-CV-CN");
 //     TunaMH with its default random walk where the energy has a DiffBound
 //     (tempered or multimodal targets, where the Laplace approximation is
-//     poor); NUTS — and picks the highest ESS per second.
+//     poor); NUTS — and picks the highest ESS per second, the smaller of
+//     bulk and tail ESS (minESS), so that a kernel that sticks in a tail
+//     loses to one that does not.
 //   - Of the three Poisson kernels one is piloted: PoissonMH-CN, or
 //     Poisson-MALA where there is no Crank–Nicolson proposal (on logistic
 //     regressions on balls about the MAP PoissonMH-CV-CN's pilots made 4.6
@@ -160,6 +166,12 @@ const (
 //     PoissonMH-CV-CN is piloted, and 2.4·10⁵ on a ball of radius 5 about
 //     the origin, where it is not (TestAutoPoissonTightBall,
 //     TestAutoPoissonWideBall).
+//   - Where the energy and the prior implement SparseHessianer (a
+//     multilevel model), FindLaplace's approximation is sparse
+//     (FindSparseLaplace) and the candidates are MH with the sparse
+//     Crank–Nicolson proposal around it ("MH-CN"), TunaMH on a tempered
+//     posterior with a DiffBound, and NUTS; the posterior is taken as
+//     unimodal and no control variates are built (sparseChoice).
 //   - For an energy that is not a GLM it first runs FindMAP from four
 //     dispersed starts (uniform on a Box, θ̂ + 3·L·z otherwise); a second
 //     mode within 20 nats of the first rules out every Laplace-based
@@ -229,10 +241,12 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			Reason: "the energy has no gradient: no Laplace approximation, no NUTS; full-batch random-walk MH"})
 	}
 	theta0 := set.init(0, p)
+	choiceProgress(ctx, "finding the MAP and the Laplace approximation (N = %d, d = %d)", n, p.Dim())
 	la, err := FindLaplace(ctx, p, theta0, &MAPSettings{Tol: AutoMAPTol})
 	if err != nil {
 		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
 	}
+	choiceProgress(ctx, "MAP and Laplace approximation after %d passes over the data (%v)", la.Passes, time.Since(start).Round(10*time.Millisecond))
 	// A GLM's posterior is taken as unimodal (log-concave for log-concave
 	// losses and priors; Student-t regression concentrates on one mode as
 	// N grows). Other energies are searched from dispersed starts: a second
@@ -244,6 +258,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
 	}
 	timeout := autoPilotTimeout + autoPilotPasses*pass
+	if la.Sparse != nil {
+		c, err := sparseChoice(ctx, p, la, set.Seed, timeout, pass)
+		if err != nil {
+			return nil, err
+		}
+		return done(c)
+	}
 	if _, isGLM := p.Energy.(GLM); !isGLM {
 		other, err := otherMode(ctx, p, la, set.Seed)
 		if err != nil {
@@ -359,7 +380,7 @@ func passTime(t *Target, theta []float64) (time.Duration, error) {
 
 // pilot runs k on p for one chain — autoPilotWarmup transitions, then
 // autoPilotDraws draws or autoPilotTime of sampling — and returns its
-// minimum bulk ESS per second of sampling and datum evaluations per
+// minimum bulk or tail ESS per second of sampling and datum evaluations per
 // transition; or, if its warmup does not finish within timeout, an error
 // and the bound atMost on its ESS per second (two per transition).
 //
@@ -395,21 +416,27 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 	if c.Len() < 20 || tot.Steps == 0 || c.Sampling.Time <= 0 {
 		return 0, tot.EvalsPerStep(), 0, scale, nil
 	}
-	ess := minESSBulk(res)
+	ess := minESS(res)
 	if math.IsNaN(ess) {
 		return 0, tot.EvalsPerStep(), 0, scale, nil
 	}
 	return ess / c.Sampling.Time.Seconds(), float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, scale, nil
 }
 
-// minESSBulk is Summary().MinESSBulk() of a one-chain pilot without the
-// rest of the summary (tail ESS, R-hat, MCSE, quantiles: twice the work,
-// a second of the choice at N = 3·10⁶, d = 32, where the pilots are few
-// seconds in all).
-func minESSBulk(r *Result) float64 {
+// minESS is the smallest of the bulk and tail ESS over the coordinates of
+// a one-chain pilot (Summary's ESSBulk and ESSTail without the rest of the
+// summary: R-hat, MCSE and quantiles would double the work, a second of
+// the choice at N = 3·10⁶, d = 32). The tail ESS, of the 5 % and 95 %
+// quantiles' indicators, is what a chain that sticks in a tail its
+// proposal reaches too rarely loses first: on the rare-event logistic
+// regression of examples/rare the independence-like Crank–Nicolson chain
+// had a third of its bulk ESS there, and a choice by bulk ESS alone does
+// not see it.
+func minESS(r *Result) float64 {
 	m := math.Inf(1)
 	for j := range r.Dim {
-		e := diagnostics.ESSBulk(r.Samples(j))
+		x := r.Samples(j)
+		e := math.Min(diagnostics.ESSBulk(x), diagnostics.ESSTail(x))
 		if math.IsNaN(e) {
 			return math.NaN()
 		}
@@ -592,8 +619,14 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		if best >= 0 {
 			beat = choice.Candidates[best].ESSPerSecond
 		}
+		choiceProgress(ctx, "pilot %d of %d: %s", i+1, len(cands), c.name)
 		rate, evals, atMost, scale, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat, choice.cache(c.post))
 		m.Time, m.Scale = time.Since(t0), scale
+		if err == nil {
+			choiceProgress(ctx, "pilot %d of %d: %s: %.4g ESS/s (%v)", i+1, len(cands), c.name, rate, m.Time.Round(10*time.Millisecond))
+		} else if ctx.Err() == nil {
+			choiceProgress(ctx, "pilot %d of %d: %s: %v", i+1, len(cands), c.name, err)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return 0, ctx.Err()

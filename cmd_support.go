@@ -43,7 +43,7 @@ func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel
 		name += "-CV"
 	}
 	if cn {
-		prop, err := la.CrankNicolson()
+		prop, err := la.Proposal()
 		if err != nil {
 			return nil, nil, "", err
 		}

@@ -6,6 +6,7 @@ package exactmh_test
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -24,10 +25,32 @@ import (
 // honest Info — and each deliberately wrong variant (the test hooks of the
 // export_*_test.go files) must fail one of the statistical checks. A new
 // kernel is one more row.
+//
+// With -short each row keeps one statistical check of its law — the
+// moments on the kit's Gaussian targets, SBC on the logistic regression
+// (NeedsGLM), which has no closed form — and runs without its mutants,
+// whose checks run on until the mutant is caught: the full run has every
+// check and catches every mutant.
 func TestConformance(t *testing.T) {
 	for _, c := range conformanceCases() {
+		if testing.Short() {
+			c = shortCase(c)
+		}
 		t.Run(c.Name, func(t *testing.T) { mcmctest.Check(t, c) })
 	}
+}
+
+// shortCase is c as TestConformance runs it with -short.
+func shortCase(c mcmctest.Case) mcmctest.Case {
+	c.Mutants, c.TargetMutants = nil, nil
+	if !c.NeedsGLM {
+		c.Skip = maps.Clone(c.Skip)
+		if c.Skip == nil {
+			c.Skip = map[string]string{}
+		}
+		c.Skip["sbc"] = "-short: the moments check holds this row's law; SBC runs without -short"
+	}
+	return c
 }
 
 // TestConformanceCoversRegistry fails when a registered kernel
@@ -263,6 +286,16 @@ func conformanceCases() []mcmctest.Case {
 			Mutants: mutants{"flipped proposal ratio": func(pb problem) exactmh.Kernel {
 				return exactmh.MH{Proposal: flipRatio{crankNicolson(pb)}, Scale: pb.Scale}
 			}}},
+		{Name: "MH Student-t Crank–Nicolson", Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: studentCN(pb), Scale: pb.Scale} },
+			Mutants: mutants{
+				"flipped proposal ratio": func(pb problem) exactmh.Kernel {
+					return exactmh.MH{Proposal: flipRatio{studentCN(pb)}, Scale: pb.Scale}
+				},
+				"ratio of the Gaussian reference": func(pb problem) exactmh.Kernel {
+					return exactmh.MH{Proposal: gaussianRatio{studentCN(pb), crankNicolson(pb).(*exactmh.CrankNicolson)}, Scale: pb.Scale}
+				},
+			}},
 		{Name: "SMH-2 Crank–Nicolson", NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.SMH{KeepMinibatch: true, Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}

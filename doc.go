@@ -80,7 +80,8 @@
 // math/rand/v2, so a seed gives the same draws whatever the number of
 // workers; recorders never draw random numbers.
 //
-// Sub-packages: model (the ready-made models and priors), diagnostics
+// Sub-packages: model (the ready-made models and priors), sparse (the
+// sparse Cholesky factorisation behind SparseLaplace), diagnostics
 // (ESS, R-hat, MCSE, identical to the R package posterior's), stancsv
 // (CmdStan's CSV files), data (CSV, Parquet and Arrow readers, designs and
 // the memory-mapped Store), mcmctest (the conformance kit). ARCHITECTURE.md
@@ -91,8 +92,20 @@
 // gonum (mat for the Gaussian models, Newton steps, Laplace approximations
 // and the dense metric, optimize for FindMAP's L-BFGS fallback,
 // stat/distuv for AustereMH's t quantiles, dsp/fourier for the
-// autocorrelations behind ESS; plot for the examples' figures) and the
+// autocorrelations behind ESS; plot for package stanplot, whose trace,
+// rank and interval plots the command draws, and for the examples'
+// figures: the library itself does not link it) and the
 // standard library; package data adds apache/arrow-go for Parquet and
 // Arrow IPC. golang.org/x/exp/rand is not used: it is deprecated, and
 // math/rand/v2's sources serve.
+//
+// Sparse Hessians (multilevel models: SparseHessianer, FindSparseLaplace,
+// SparseCrankNicolson) are factored by exactmh's own package sparse — a
+// minimum degree ordering, the elimination tree and an up-looking Cholesky
+// factorisation after Davis's CSparse — because gonum has none,
+// konstantin8105/sparse (a CSparse port) is LGPL and unmaintained, and
+// go-sparse/sparse (AMD and an LDLᵀ port of QDLDL) is a pre-1.0 module;
+// what the proposals need besides a factor (a draw from N(0, H⁻¹) with no
+// scratch memory, safe across chains; refactoring without allocation; the
+// diagonal of H⁻¹) would be a few dozen lines on top of either.
 package exactmh

@@ -265,6 +265,9 @@ func TestExchangePairwise(t *testing.T) {
 // functions; the mutant that simulates at θ is biased by more than 6.
 func TestExchangeIsingPosterior(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow statistical check (4×20,000 exchange draws per acceptance function and mutant against the exact posterior): runs without -short")
+	}
 	const hi = 1.0
 	ising := isingData(t, 4, 3, 0.35, 1)
 	post := isingPosterior(t, ising, hi)
@@ -273,9 +276,6 @@ func TestExchangeIsingPosterior(t *testing.T) {
 		t.Fatal(err)
 	}
 	draws := 20000
-	if testing.Short() {
-		draws = 6000
-	}
 	run := func(k exactmh.Kernel) (z []float64) {
 		res, err := exactmh.Sample(context.Background(), post, k,
 			&exactmh.Settings{Chains: 4, Warmup: 500, Draws: draws, Init: []float64{mean}, Seed: 2})

@@ -67,7 +67,7 @@ func simTallLogistic(t testing.TB, n, d int, seed uint64, skew bool) *model.Logi
 // machine being shared; one run for L-BFGS on the badly scaled data, where
 // it needs hundreds of passes or fails). It allocates about 150 MB and runs
 // for minutes, so it runs only with EXACTMH_MAPBENCH=1 (=newton: Newton
-// alone, in seconds — the README's Newton column):
+// alone, in seconds — docs/go-api.md's Newton column):
 //
 //	EXACTMH_MAPBENCH=1 go test -run TestFindMAPTallTiming -v .
 func TestFindMAPTallTiming(t *testing.T) {
@@ -83,7 +83,7 @@ func TestFindMAPTallTiming(t *testing.T) {
 		var thetas [][]float64
 		methods := []exactmh.MAPMethod{exactmh.MAPNewton, exactmh.MAPLBFGS}
 		if os.Getenv("EXACTMH_MAPBENCH") == "newton" {
-			methods = methods[:1] // the README's Newton column alone
+			methods = methods[:1] // docs/go-api.md's Newton column alone
 		}
 		for _, method := range methods {
 			var m *exactmh.MAP

@@ -91,6 +91,9 @@ func (e *cloglogGLM) Energies(dst, theta []float64, idx []int) {
 // family through NewGLM gives the same chains bit for bit.
 func TestUserGLM(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow statistical check (five kernels on a user's GLM against MH): runs without -short")
+	}
 	ctx := context.Background()
 	c := simGLM("cloglog", 300, 11)
 	raw := &cloglogGLM{x: c.x, y: c.y, d: 2}

@@ -57,6 +57,13 @@ type LaplaceApprox struct {
 	// approximation is poor; empty otherwise.
 	Warnings []string
 
+	// Sparse, when set, is the sparse Laplace approximation this one is
+	// (FindLaplace takes it where the energy and the prior implement
+	// SparseHessianer): H is Sparse.Precision and its factor
+	// Sparse.Factor, Precision and CovChol are nil, and the methods below
+	// work through the sparse factor.
+	Sparse *SparseLaplace
+
 	// data, when the Newton search could record them (Target.cvSums), are
 	// the data's sums at Mean from its last pass, which ControlVariates
 	// takes instead of summing them again.
@@ -131,6 +138,12 @@ const laplaceCond = 1e14
 // gradient, and FindMAP's error if the search fails. On an error the result
 // holds what was found, if anything: the MAP, and the Precision when it is
 // not positive definite.
+//
+// Where the energy and the prior (unless flat) implement SparseHessianer,
+// and the search is MAPAuto or MAPNewton, it is FindSparseLaplace's sparse
+// approximation instead, with Sparse set and no dense matrix of d×d (for
+// an energy that is also a GLM, from d = 200 only: below, the dense one
+// gives the GLM control variates). LaplaceAt does the same.
 func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (la *LaplaceApprox, err error) {
 	err = guard("FindLaplace", func() (err error) {
 		la, err = findLaplace(ctx, p, init, s)
@@ -141,6 +154,9 @@ func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 
 // findLaplace is FindLaplace without its guard.
 func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*LaplaceApprox, error) {
+	if la, ok, err := findLaplaceSparse(ctx, p, init, s); ok {
+		return la, err
+	}
 	m, h, sums, err := findMAP(ctx, p, init, s)
 	if err != nil {
 		if m == nil {
@@ -170,6 +186,9 @@ func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 // log density, two reads of the data for an exact Hessian. It fails as
 // FindLaplace does; θ is not checked to be a mode.
 func LaplaceAt(p *Posterior, theta []float64) (*LaplaceApprox, error) {
+	if sparsePath(p) {
+		return laplaceAtSparse(p, theta)
+	}
 	t, err := p.targetAt("LaplaceAt", theta)
 	if err != nil {
 		return nil, err
@@ -259,8 +278,12 @@ func supportWarnings(prior Prior, theta []float64) []string {
 	return nil
 }
 
-// Covariance returns H⁻¹ = LLᵀ.
+// Covariance returns H⁻¹ = LLᵀ (for a sparse approximation, d solves
+// with its factor: O(d·nnz(L)) time and d² memory).
 func (la *LaplaceApprox) Covariance() *mat.SymDense {
+	if la.Sparse != nil {
+		return la.Sparse.covariance()
+	}
 	d := len(la.Mean)
 	c := mat.NewSymDense(d, nil)
 	c.SymOuterK(1, la.CovChol)
@@ -269,6 +292,9 @@ func (la *LaplaceApprox) Covariance() *mat.SymDense {
 
 // SD returns the approximation's marginal standard deviations, √(H⁻¹)_jj.
 func (la *LaplaceApprox) SD() []float64 {
+	if la.Sparse != nil {
+		return la.Sparse.SD()
+	}
 	d := len(la.Mean)
 	sd := make([]float64, d)
 	for a := range d {
@@ -285,6 +311,9 @@ func (la *LaplaceApprox) SD() []float64 {
 // Rand sets dst (allocated if nil) to a draw θ̂ + Lz, z standard normal from
 // rng, and returns it.
 func (la *LaplaceApprox) Rand(rng *rand.Rand, dst []float64) []float64 {
+	if la.Sparse != nil {
+		return la.Sparse.Rand(rng, dst)
+	}
 	d := len(la.Mean)
 	if dst == nil {
 		dst = make([]float64, d)
@@ -306,6 +335,9 @@ func (la *LaplaceApprox) Rand(rng *rand.Rand, dst []float64) []float64 {
 // LogProb returns the normalised log density of the approximation at θ:
 // −(d/2)·log 2π − ½·LogDetCov − ½(θ − θ̂)ᵀH(θ − θ̂).
 func (la *LaplaceApprox) LogProb(theta []float64) float64 {
+	if la.Sparse != nil {
+		return la.Sparse.LogProb(theta)
+	}
 	d := len(la.Mean)
 	diff := make([]float64, d)
 	for j := range diff {
@@ -320,8 +352,13 @@ func (la *LaplaceApprox) LogProb(theta []float64) float64 {
 // approximation, N(θ̂, H⁻¹): the proposal under which a posterior close to
 // its Laplace approximation keeps a high acceptance for large moves in any
 // dimension. A tenth of its steps are a random walk shaped
-// by H⁻¹, for tails the approximation misses (CrankNicolson.Walk).
+// by H⁻¹, for tails the approximation misses (CrankNicolson.Walk). A
+// sparse approximation has none (it would be O(d²) per step): Proposal
+// returns its SparseCrankNicolson.
 func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
+	if la.Sparse != nil {
+		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: the approximation is sparse (d = %d): use Proposal, the sparse Crank–Nicolson proposal", len(la.Mean))
+	}
 	if la.CovChol == nil {
 		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: no covariance (the Hessian was not positive definite)")
 	}
@@ -330,6 +367,9 @@ func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
 
 // GaussianWalk returns the random walk with increments shaped like H⁻¹.
 func (la *LaplaceApprox) GaussianWalk() (*GaussianWalk, error) {
+	if la.Sparse != nil {
+		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: the approximation is sparse (d = %d): use Sparse.GaussianWalk, the sparse walk", len(la.Mean))
+	}
 	if la.CovChol == nil {
 		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: no covariance (the Hessian was not positive definite)")
 	}

@@ -83,14 +83,14 @@ func TestMHminibatchPairwiseBias(t *testing.T) {
 // version fails.
 func TestMHminibatchFullBatchExact(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow statistical check (a pairwise check of 20,000 full-batch decisions): runs without -short")
+	}
 	p, _, err := mcmctest.RandomWalk(200)
 	if err != nil {
 		t.Fatal(err)
 	}
 	decisions := 20000
-	if testing.Short() {
-		decisions = 8000
-	}
 	res, err := mcmctest.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
 		return exactmh.MHminibatch{Proposal: q, Scale: 1, BatchSize: p.Len()}
 	}, []float64{100}, []float64{101}, 0.7, decisions, 9)

@@ -36,7 +36,8 @@ type chainProgress struct {
 	steps, accepted, batch atomic.Int64
 	draws                  atomic.Int64
 	sampleStart            atomic.Int64 // UnixNano of the first sampling transition
-	_                      [24]byte     // keep chains on separate cache lines
+	start                  atomic.Int64 // UnixNano of the chain's first transition (0: queued)
+	_                      [16]byte     // keep chains on separate cache lines
 }
 
 // NewProgress returns a Progress printing to w at most once per every.
@@ -81,6 +82,9 @@ func (p *Progress) Record(e *Event) error {
 		return fmt.Errorf("Progress: event of chain %d, but Init was told of %d chains", e.Chain, len(p.chains))
 	}
 	cp := &p.chains[e.Chain]
+	if cp.start.Load() == 0 {
+		cp.start.CompareAndSwap(0, time.Now().UnixNano()-1) // the chain's first transition ends now
+	}
 	cp.steps.Store(int64(e.Iteration + 1))
 	if e.Info.Accepted {
 		cp.accepted.Add(1)
@@ -115,8 +119,12 @@ func (p *Progress) print(now time.Time, res *Result) error {
 	}
 	var b strings.Builder
 	elapsed := now.Sub(p.run.StartTime)
-	fmt.Fprintf(&b, "%s %s:", p.run.Kernel, elapsed.Round(100*time.Millisecond))
-	var left time.Duration
+	kernel := p.run.Kernel
+	if p.run.Choice != nil && p.run.Choice.Name != "" {
+		kernel = p.run.Choice.Name // the automatic default's name for it: TunaMH-CV-CN, not TunaMH
+	}
+	fmt.Fprintf(&b, "%s %s:", kernel, elapsed.Round(100*time.Millisecond))
+	left := p.timeLeft(now)
 	for c := range p.chains {
 		cp := &p.chains[c]
 		steps := cp.steps.Load()
@@ -127,7 +135,16 @@ func (p *Progress) print(now time.Time, res *Result) error {
 		if c > 0 {
 			b.WriteString(" |")
 		}
-		fmt.Fprintf(&b, " chain %d %s", c+1, phase)
+		if steps == 0 && cp.start.Load() == 0 {
+			phase = "queued"
+		}
+		// Chains are numbered from 1 as in the files' names and ids:
+		// chain c of a run that starts at Settings.FirstChain is chain
+		// FirstChain+c+1 of the whole.
+		fmt.Fprintf(&b, " chain %d %s", p.run.Settings.FirstChain+c+1, phase)
+		if phase == "queued" {
+			continue
+		}
 		if phase == "warmup" {
 			fmt.Fprintf(&b, " %d/%d", steps, p.run.Warmup)
 		} else if p.run.Settings.Duration > 0 {
@@ -138,7 +155,6 @@ func (p *Progress) print(now time.Time, res *Result) error {
 		if steps > 0 {
 			fmt.Fprintf(&b, " acc %.3f batch %.4g", float64(cp.accepted.Load())/float64(steps), float64(cp.batch.Load())/float64(steps))
 		}
-		left = max(left, p.timeLeft(cp, steps, now))
 	}
 	if res != nil {
 		fmt.Fprintf(&b, " — %s", res.Status)
@@ -151,24 +167,57 @@ func (p *Progress) print(now time.Time, res *Result) error {
 	return err
 }
 
-// timeLeft estimates a chain's remaining time: its sampling Duration less
-// the time spent, or its steps left at its rate so far.
-func (p *Progress) timeLeft(cp *chainProgress, steps int64, now time.Time) time.Duration {
-	if steps == 0 {
+// timeLeft estimates the time left in the run. Each started chain's pace
+// (time per transition since its first) gives its own time left; the
+// transitions still to make — the started chains' and those of chains
+// queued for a worker — are shared among the chains running, so queued
+// chains count from the start rather than appearing when they begin.
+// With Settings.Duration, a chain's sampling lasts that long.
+func (p *Progress) timeLeft(now time.Time) time.Duration {
+	var own, work time.Duration // the longest started chain's time left; all work left
+	var pace float64            // mean time per transition of the started chains
+	running, started, queued := 0, 0, 0
+	for c := range p.chains {
+		cp := &p.chains[c]
+		steps, st := cp.steps.Load(), cp.start.Load()
+		if st == 0 || steps == 0 {
+			queued++
+			continue
+		}
+		started++
+		rate := float64(now.UnixNano()-st) / float64(steps)
+		pace += rate
+		var left time.Duration
+		if d := p.run.Settings.Duration; d > 0 {
+			left = d
+			if s := cp.sampleStart.Load(); s != 0 {
+				left -= now.Sub(time.Unix(0, s))
+			} else {
+				left += time.Duration(rate * float64(int64(p.run.Warmup)-steps))
+			}
+			left = max(left, 0)
+		} else {
+			left = time.Duration(rate * float64(max(int64(p.run.Steps)-steps, 0)))
+		}
+		if left > 0 {
+			running++
+		}
+		own = max(own, left)
+		work += left
+	}
+	if started == 0 {
 		return 0
 	}
-	elapsed := now.Sub(p.run.StartTime)
-	rate := float64(elapsed) / float64(steps) // per transition
+	pace /= float64(started)
+	perChain := time.Duration(pace * float64(p.run.Steps))
 	if d := p.run.Settings.Duration; d > 0 {
-		left := d
-		if s := cp.sampleStart.Load(); s != 0 {
-			left -= now.Sub(time.Unix(0, s))
-		} else {
-			left += time.Duration(rate * float64(int64(p.run.Warmup)-steps))
-		}
-		return max(left, 0)
+		perChain = d + time.Duration(pace*float64(p.run.Warmup))
 	}
-	return time.Duration(rate * float64(int64(p.run.Steps)-steps))
+	work += time.Duration(queued) * perChain
+	if queued == 0 {
+		return own
+	}
+	return max(own, work/time.Duration(max(running, 1)))
 }
 
 var _ ResumeRecorder = (*Progress)(nil)

@@ -280,6 +280,9 @@ func (m cnMutantWalk) Propose(rng *rand.Rand, dst, theta []float64, scale float6
 // a random-walk
 // step with the wrong log ratio (a mutant) is shown biased.
 func TestCrankNicolsonWalkHeavyTail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow statistical check (tail probabilities of long MH runs, with a mutant): runs without -short")
+	}
 	post := &exactmh.Posterior{Energy: tDist3{}}
 	cn, err := exactmh.NewCrankNicolson([]float64{0}, mat.NewSymDense(1, []float64{0.75}))
 	if err != nil {

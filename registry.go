@@ -13,30 +13,31 @@ import (
 type KernelFamily int
 
 const (
-	// FullBatch kernels evaluate every datum's energy each step (MH).
-	FullBatch KernelFamily = iota
-	// Gradient kernels evaluate every datum's energy and gradient each
-	// step (MALA, HMC, NUTS).
-	Gradient
-	// Minibatch kernels read a random subset of the data each step,
-	// exactly (TunaMH, TFMH, FlyMC, the Poisson kernels, TunaMH-SGLD) or
-	// not (the inexact comparators).
-	Minibatch
-	// ControlVariate kernels read a minibatch of Taylor remainders about
-	// a centre, the MAP by default (SMH).
-	ControlVariate
+	// FullBatchFamily: every datum's energy each step (MH).
+	FullBatchFamily KernelFamily = iota
+	// GradientFamily: every datum's energy and gradient each step (MALA,
+	// HMC, NUTS).
+	GradientFamily
+	// MinibatchFamily: a random subset of the data each step, exactly
+	// (TunaMH, TFMH, FlyMC, the Poisson kernels, TunaMH-SGLD) or not (the
+	// inexact comparators).
+	MinibatchFamily
+	// ControlVariateFamily: a minibatch of Taylor remainders about a
+	// centre, the MAP by default (SMH).
+	ControlVariateFamily
 )
 
-// String returns the family's name as Kernels' table prints it.
+// String returns the family's name: "full-batch", "gradient", "minibatch"
+// or "control-variate".
 func (f KernelFamily) String() string {
 	switch f {
-	case FullBatch:
+	case FullBatchFamily:
 		return "full-batch"
-	case Gradient:
+	case GradientFamily:
 		return "gradient"
-	case Minibatch:
+	case MinibatchFamily:
 		return "minibatch"
-	case ControlVariate:
+	case ControlVariateFamily:
 		return "control-variate"
 	}
 	return "KernelFamily(?)"
@@ -111,39 +112,39 @@ const (
 // registry is the built-in kernels, in the order the command's help and
 // the automatic default list them.
 var registry = []KernelInfo{
-	{Name: "MH", CLI: "mh", Family: FullBatch, Exact: true,
+	{Name: "MH", CLI: "mh", Family: FullBatchFamily, Exact: true,
 		New: func([]float64) Kernel { return MH{} }, auto: autoCN | autoMultimodal, passes: 1},
-	{Name: "MALA", CLI: "mala", Family: Gradient, Exact: true, NeedsGradient: true,
+	{Name: "MALA", CLI: "mala", Family: GradientFamily, Exact: true, NeedsGradient: true,
 		New: func([]float64) Kernel { return MALA{} }},
-	{Name: "HMC", CLI: "hmc", Family: Gradient, Exact: true, NeedsGradient: true,
+	{Name: "HMC", CLI: "hmc", Family: GradientFamily, Exact: true, NeedsGradient: true,
 		New: func([]float64) Kernel { return HMC{} }},
-	{Name: "NUTS", CLI: "nuts", Family: Gradient, Exact: true, NeedsGradient: true,
+	{Name: "NUTS", CLI: "nuts", Family: GradientFamily, Exact: true, NeedsGradient: true,
 		New: func([]float64) Kernel { return NUTS{} }, auto: autoFull | autoMultimodal, passes: autoNUTSPasses},
-	{Name: "TunaMH", CLI: "tunamh", Family: Minibatch, Exact: true, NeedsBound: true, NeedsDiffBound: true,
+	{Name: "TunaMH", CLI: "tunamh", Family: MinibatchFamily, Exact: true, NeedsBound: true, NeedsDiffBound: true,
 		New: func([]float64) Kernel { return TunaMH{} }, auto: autoCVCN | autoBounded | autoMultimodal},
-	{Name: "TFMH", CLI: "tfmh", Family: Minibatch, Exact: true, NeedsBound: true, NeedsDiffBound: true,
+	{Name: "TFMH", CLI: "tfmh", Family: MinibatchFamily, Exact: true, NeedsBound: true, NeedsDiffBound: true,
 		New: func([]float64) Kernel { return TFMH{} }, auto: autoCVCN},
-	{Name: "SMH-1", CLI: "smh1", Family: ControlVariate, Exact: true, NeedsBound: true, NeedsCenter: true,
+	{Name: "SMH-1", CLI: "smh1", Family: ControlVariateFamily, Exact: true, NeedsBound: true, NeedsCenter: true,
 		New: func(c []float64) Kernel { return SMH{Order: 1, Center: c} }},
-	{Name: "SMH-2", CLI: "smh2", Family: ControlVariate, Exact: true, NeedsBound: true, NeedsCenter: true,
+	{Name: "SMH-2", CLI: "smh2", Family: ControlVariateFamily, Exact: true, NeedsBound: true, NeedsCenter: true,
 		New: func(c []float64) Kernel { return SMH{Order: 2, Center: c} }},
-	{Name: "FlyMC", CLI: "flymc", Family: Minibatch, Exact: true, NeedsBound: true, NeedsCenter: true,
+	{Name: "FlyMC", CLI: "flymc", Family: MinibatchFamily, Exact: true, NeedsBound: true, NeedsCenter: true,
 		New: func(c []float64) Kernel { return FlyMC{TightAt: c} }},
-	{Name: "PoissonMH", CLI: "poissonmh", Family: Minibatch, Exact: true, NeedsBound: true, NeedsRange: true,
+	{Name: "PoissonMH", CLI: "poissonmh", Family: MinibatchFamily, Exact: true, NeedsBound: true, NeedsRange: true,
 		New: func([]float64) Kernel { return PoissonMH{} }, auto: autoPoissonCN},
-	{Name: "Poisson-Barker", CLI: "poisson-barker", Family: Minibatch, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsRange: true,
+	{Name: "Poisson-Barker", CLI: "poisson-barker", Family: MinibatchFamily, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsRange: true,
 		New: func([]float64) Kernel { return PoissonBarker{} }},
-	{Name: "Poisson-MALA", CLI: "poisson-mala", Family: Minibatch, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsRange: true,
+	{Name: "Poisson-MALA", CLI: "poisson-mala", Family: MinibatchFamily, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsRange: true,
 		New: func([]float64) Kernel { return PoissonMALA{} }, auto: autoPoisson},
-	{Name: "TunaMH-SGLD", CLI: "tunamh-sgld", Family: Minibatch, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsDiffBound: true,
+	{Name: "TunaMH-SGLD", CLI: "tunamh-sgld", Family: MinibatchFamily, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsDiffBound: true,
 		New: func([]float64) Kernel { return TunaMHSGLD{} }},
-	{Name: "AustereMH", Family: Minibatch,
+	{Name: "AustereMH", Family: MinibatchFamily,
 		New: func([]float64) Kernel { return AustereMH{} }},
-	{Name: "MHBT", Family: Minibatch,
+	{Name: "MHBT", Family: MinibatchFamily,
 		New: func([]float64) Kernel { return MHBT{} }},
-	{Name: "MHminibatch", Family: Minibatch,
+	{Name: "MHminibatch", Family: MinibatchFamily,
 		New: func([]float64) Kernel { return MHminibatch{} }},
-	{Name: "SGLD", Family: Minibatch, NeedsGradient: true,
+	{Name: "SGLD", Family: MinibatchFamily, NeedsGradient: true,
 		New: func([]float64) Kernel { return SGLD{} }},
 }
 

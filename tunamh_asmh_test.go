@@ -18,6 +18,9 @@ import (
 // not switch.
 func TestTunaMHRunsAsMH(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow statistical check (warmups on N = 2·10⁴ data, then MH-like mixing): runs without -short")
+	}
 	p, _, la := cvProblem(t, "logistic", 20000, 3, 1)
 	p.Prior = nil
 	set := &Settings{Chains: 2, Warmup: 600, Draws: 1500, Seed: 1, Init: la.Mean}
@@ -55,6 +58,9 @@ func TestTunaMHRunsAsMH(t *testing.T) {
 // per step, does not switch.
 func TestTruncatedRunAsMH(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow statistical check (warmups of TFMH and SMH on N = 2·10⁴ data in d = 10): runs without -short")
+	}
 	p, _, la := cvProblem(t, "logistic", 20000, 10, 1)
 	p.Prior = nil
 	set := &Settings{Chains: 2, Warmup: 400, Draws: 300, Seed: 1, Init: la.Mean}
@@ -144,6 +150,9 @@ func TestRivalSkipsProbes(t *testing.T) {
 // (never fall back) it does not.
 func TestPoissonMHRunsAsMH(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("slow statistical check (warmups on N = 2·10⁴ data, then MH-like mixing): runs without -short")
+	}
 	p, _, la := cvProblem(t, "logistic", 20000, 3, 1)
 	ball, err := NewBall(3, 4, nil)
 	if err != nil {

@@ -301,6 +301,9 @@ func BenchmarkMHStepTallLogistic(b *testing.B) {
 // mean_C2M2_CM, the mean C²M² + CM of the same steps. TunaMH's expected
 // batch is χC²M² + CM, within max(χ, 1) of C²M² + CM.
 func TestTunaMHTheorem3Params(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow statistical check (mean batch against Theorem 3's scale over three χ on N = 1000): runs without -short")
+	}
 	g := boxed(t, 1000, 1e-3)
 	for _, chi := range []float64{0, 1e-2, 3} {
 		res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.TunaMH{Chi: chi, MaxBatch: math.Inf(1)},

@@ -3,6 +3,8 @@
 # task k, then one `exactmh summary` of all the files. See docs/scale-out.md.
 #
 #   docs/slurm.sh submit      # on the login node: submits the array and the summary
+#   CHOICE=run/choice.json docs/slurm.sh choose   # optional, first: the automatic
+#                             # default's choice, made once for every task
 #
 # Slurm then runs this script as "slurm.sh chain" in every array task
 # (SLURM_ARRAY_TASK_ID = k runs `exactmh sample --chain-id k`) and as
@@ -13,12 +15,20 @@
 # Pre-emption: Slurm sends SIGTERM (here 120 s before the time limit too,
 # --signal); exactmh writes its checkpoint and exits with code 4, and the
 # task requeues itself; the requeued task finds the checkpoint and resumes.
+# A requeued task does not start again at once: Slurm holds it for about
+# two minutes (squeue shows it pending with reason BeginTime), so expect
+# that gap in its log, which the requeued task appends to
+# (--open-mode=append) rather than truncating.
 #
 # Settings (environment variables, with these defaults):
-#   EXACTMH  the exactmh binary (go install github.com/exactmh/exactmh/cmd/exactmh)
+#   EXACTMH  the exactmh binary (in a clone of the repository: go install ./cmd/exactmh;
+#            the first build takes minutes)
 #   DATA     the data file; OUT the output prefix (on a shared file system)
 #   CHAINS   chains in all (the array is 0..CHAINS-1); SEED, WARMUP, DRAWS
-#   KERNEL   an explicit kernel: --chain-id needs one (or a --choice file)
+#   KERNEL   an explicit kernel: --chain-id needs one, or a choice file:
+#   CHOICE   the automatic default's choice file, written once by "choose"
+#            (exactmh sample --choose-only); when set, the tasks sample
+#            with --choice "$CHOICE" instead of --kernel "$KERNEL"
 #   MODEL    the model flags (split on spaces; no globbing)
 #SBATCH --job-name=exactmh
 #SBATCH --cpus-per-task=1
@@ -27,6 +37,7 @@
 #SBATCH --requeue
 #SBATCH --signal=B:TERM@120
 #SBATCH --output=exactmh-%A_%a.log
+#SBATCH --open-mode=append
 set -euo pipefail
 set -f # MODEL holds parentheses and '>', never glob it
 
@@ -38,16 +49,35 @@ SEED=${SEED:-2026}
 WARMUP=${WARMUP:-1000}
 DRAWS=${DRAWS:-1000}
 KERNEL=${KERNEL:-tunamh-cv-cn}
+CHOICE=${CHOICE:-}
 MODEL=${MODEL:---response delay>15 --terms log(distance),hour(date),dow(date),month(date),cat(origin;top=8),cat(destination;top=8)}
 # shellcheck disable=SC2206 # split on purpose
 model=($MODEL)
 
+kernel=(--kernel "$KERNEL")
+if [ -n "$CHOICE" ]; then
+	kernel=(--choice "$CHOICE")
+fi
+
 mode=${1:-chain}
 case "$mode" in
+choose)
+	# The automatic default's choice (MAP, Laplace approximation, timed
+	# pilots: seconds to minutes), once, for every task to read. It reads
+	# the whole data file: run it in a job (sbatch docs/slurm.sh choose) on
+	# a small login node.
+	: "${CHOICE:?set CHOICE to the choice file to write}"
+	mkdir -p "$(dirname "$CHOICE")"
+	"$EXACTMH" sample --data "$DATA" "${model[@]}" --seed "$SEED" --choose-only --choice "$CHOICE"
+	;;
 submit)
 	# The array, then the summary once every task has succeeded. The
 	# settings travel in the environment (sbatch exports it by default).
 	mkdir -p "$(dirname "$OUT")"
+	if [ -n "$CHOICE" ] && [ ! -f "$CHOICE" ]; then
+		echo "CHOICE=$CHOICE does not exist: write it first with \"CHOICE=$CHOICE $0 choose\"" >&2
+		exit 2
+	fi
 	script=$(readlink -f "$0")
 	job=$(sbatch --parsable --array=0-$((CHAINS - 1)) "$script" chain)
 	job=${job%%;*}
@@ -64,7 +94,7 @@ chain)
 	fi
 	# exactmh runs in the background so that this shell, which Slurm
 	# signals (--signal=B:TERM), can pass SIGTERM on to it.
-	"$EXACTMH" sample --data "$DATA" "${model[@]}" --kernel "$KERNEL" \
+	"$EXACTMH" sample --data "$DATA" "${model[@]}" "${kernel[@]}" \
 		--chains "$CHAINS" --chain-id "$k" --seed "$SEED" \
 		--warmup "$WARMUP" --draws "$DRAWS" \
 		--out "$OUT" --checkpoint "$ckpt" "${resume[@]}" --progress 30s &
@@ -77,7 +107,7 @@ chain)
 		wait "$pid" || rc=$?
 	fi
 	if [ "$rc" -eq 4 ]; then # interrupted, checkpoint written: run again
-		echo "chain $k interrupted; checkpoint $ckpt written; requeueing" >&2
+		echo "task $k (chain $((k + 1)), ${OUT}_$((k + 1)).csv) interrupted; checkpoint $ckpt written; requeueing" >&2
 		scontrol requeue "${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_$k"
 		exit 0
 	fi
@@ -91,7 +121,7 @@ summary)
 	"$EXACTMH" summary "${files[@]}" | tee "$OUT-summary.txt"
 	;;
 *)
-	echo "usage: $0 submit|chain|summary" >&2
+	echo "usage: $0 submit|choose|chain|summary" >&2
 	exit 2
 	;;
 esac

@@ -58,18 +58,21 @@ func ExampleWrite() {
 	fmt.Println(len(f.Draws), "draws of", f.ParamNames())
 	fmt.Println("algorithm", f.Config["method.sample.algorithm"], "chain", f.Config["id"], "seed", f.Config["random.seed"])
 	// Output:
-	// lp__,accept_stat__,stepsize__,treedepth__,divergent__,accepted__,batch_size__,n_energy__,n_grad__,w1,w2
+	// lp__,accept_stat__,stepsize__,treedepth__,divergent__,w1,w2
 	// 500 draws of [w1 w2]
 	// algorithm MH chain 2 seed 1
 }
 
 // A Recorder streams each chain to its own writer during the run (NewFiles
 // opens prefix_1.csv, prefix_2.csv, …). TunaMH never evaluates the log
-// posterior, so there is no lp__ column; batch_size__ holds the size of
-// each transition's minibatch.
+// posterior, so its lp__ column holds 0 (and the configuration key
+// output.lp__ says so). With Options.DiagnosticColumns, batch_size__
+// holds the size of each transition's minibatch (without, the trailer
+// holds its mean, File.Diagnostics["batch_size"]).
 func ExampleRecorder() {
 	var buf bytes.Buffer
-	rec := &stancsv.Recorder{Open: func(int) (io.Writer, error) { return &buf, nil }}
+	rec := &stancsv.Recorder{Open: func(int) (io.Writer, error) { return &buf, nil },
+		Options: stancsv.Options{DiagnosticColumns: true}}
 	res, err := exactmh.Sample(context.Background(), logistic(200), exactmh.TunaMH{},
 		&exactmh.Settings{Chains: 1, Warmup: 100, Draws: 300, Seed: 1, Recorder: rec})
 	if err != nil {
@@ -86,9 +89,11 @@ func ExampleRecorder() {
 	}
 	fmt.Println(strings.Join(f.Columns, ","))
 	fmt.Println(len(f.Draws), "draws; batch_size__ is Info.Batch:", same)
+	fmt.Println("mean batch:", math.Abs(f.Diagnostics["batch_size"]-res.Summary().MeanBatch) < 1e-5*res.Summary().MeanBatch)
 	// Output:
-	// accept_stat__,stepsize__,treedepth__,divergent__,accepted__,batch_size__,n_energy__,n_grad__,theta.1,theta.2
+	// lp__,accept_stat__,stepsize__,treedepth__,divergent__,accepted__,batch_size__,n_energy__,n_grad__,theta.1,theta.2
 	// 300 draws; batch_size__ is Info.Batch: true
+	// mean batch: true
 }
 
 // Read also reads CmdStan's own files: nested configuration comments,

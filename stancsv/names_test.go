@@ -18,7 +18,8 @@ import (
 )
 
 // Posterior.Names become the files' column names, streamed or written,
-// and Summary's row labels; Options.Names still win when set.
+// made Stan-safe (SafeNames), and Summary's row labels; Options.Names
+// still win when set.
 func TestPosteriorNamesFlow(t *testing.T) {
 	g := boxed(t, 100, 1)
 	post := *g.Posterior
@@ -38,8 +39,9 @@ func TestPosteriorNamesFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.ParamNames(); !slices.Equal(got, post.Names) {
-		t.Errorf("streamed columns %v, want %v", got, post.Names)
+	safe := []string{"Intercept", "origin_ATL"}
+	if got := f.ParamNames(); !slices.Equal(got, safe) {
+		t.Errorf("streamed columns %v, want %v", got, safe)
 	}
 	var buf bytes.Buffer
 	if err := stancsv.Write(&buf, res, 0, &stancsv.Options{SigFigs: 9}); err != nil {
@@ -49,8 +51,8 @@ func TestPosteriorNamesFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := w.ParamNames(); !slices.Equal(got, post.Names) {
-		t.Errorf("written columns %v, want %v", got, post.Names)
+	if got := w.ParamNames(); !slices.Equal(got, safe) {
+		t.Errorf("written columns %v, want %v", got, safe)
 	}
 	buf.Reset()
 	if err := stancsv.Write(&buf, res, 0, &stancsv.Options{Names: []string{"a", "b"}}); err != nil {
@@ -62,5 +64,33 @@ func TestPosteriorNamesFlow(t *testing.T) {
 	s := res.Summary().String()
 	if !strings.Contains(s, "(Intercept)") || !strings.Contains(s, "origin=ATL") {
 		t.Errorf("summary does not use the posterior's names:\n%s", s)
+	}
+}
+
+// SafeNames keeps Stan's names, turns brackets into CmdStan's dots and
+// everything else into identifiers that R's make.names leaves alone, each
+// distinct.
+func TestSafeNames(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"(Intercept)", "log(distance)", "date.hour.sin", "origin=ATL", "x1"},
+			[]string{"Intercept", "log_distance", "date_hour_sin", "origin_ATL", "x1"}},
+		{[]string{"theta.1", "theta.2", "beta[1,2]", "beta[ 2 , 1 ]", "mu"},
+			[]string{"theta.1", "theta.2", "beta.1.2", "beta.2.1", "mu"}},
+		{[]string{"a b", "a-b", "a_b", "", "()", "2x", "if", "TRUE.1", "w__", "_z_"},
+			[]string{"a_b", "a_b_2", "a_b_3", "x", "x_2", "x_2x", "if_", "TRUE_.1", "w", "z"}},
+		{[]string{"dow=Tue", "month=Feb", "log1p(n)", "delay>15"},
+			[]string{"dow_Tue", "month_Feb", "log1p_n", "delay_15"}},
+	} {
+		got := stancsv.SafeNames(c.in)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("SafeNames(%q) = %q, want %q", c.in, got, c.want)
+		}
+		seen := map[string]bool{}
+		for _, n := range got {
+			if seen[n] || strings.HasSuffix(n, "__") {
+				t.Errorf("SafeNames(%q): %q repeated or a sampler name", c.in, n)
+			}
+			seen[n] = true
+		}
 	}
 }

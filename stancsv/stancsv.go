@@ -25,21 +25,36 @@
 // "Elements of inverse mass matrix:" and d rows, and Read returns it in
 // File.InvMetric.
 //
-// Sampler columns end in "__": lp__ (the exact log posterior, written only
-// when the kernel reports it for every draw — full-batch MH, MALA, HMC; the
-// minibatch kernels never evaluate it, and rather than fake it the column is
-// left out), accept_stat__ ([exactmh.Info].AcceptProb: for minibatch kernels
-// the acceptance probability given the auxiliary minibatch, nan where
-// unknown), stepsize__, treedepth__ (and for NUTS n_leapfrog__) and
-// divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N and Info.Divergent,
-// 0 for the kernels that build no trajectory tree (cmdstanpy requires both
-// columns) — accepted__, batch_size__ (Info.Batch), n_energy__ and
-// n_grad__ (datum evaluations of the transition).
+// The sampler columns are Stan's own, which every reader (rstan's
+// read_stan_csv, cmdstanpy, ArviZ, stansummary) files as sampler
+// diagnostics, never as parameters: lp__, always first as the readers
+// require (the exact log posterior up to a constant where the kernel
+// reports it for every draw — full-batch MH, MALA, HMC, NUTS; the
+// minibatch kernels never evaluate it, and the column then holds 0, as
+// CmdStan's fixed_param sampler writes, with the configuration key
+// output.lp__ saying which), accept_stat__ ([exactmh.Info].AcceptProb: for
+// minibatch kernels the acceptance probability given the auxiliary
+// minibatch, nan where unknown), stepsize__, treedepth__ (and for NUTS
+// n_leapfrog__) and divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N
+// and Info.Divergent, 0 for the kernels that build no trajectory tree
+// (cmdstanpy requires both columns). exactmh's own per-draw diagnostics —
+// accepted, batch_size (Info.Batch), n_energy and n_grad (datum
+// evaluations of the transition) — are averaged over the kept draws in a
+// comment after the timing trailer (File.Diagnostics), or written as the
+// columns accepted__ … n_grad__ with Options.DiagnosticColumns, which
+// rstan then reads as parameters (it knows only Stan's sampler columns).
 //
 // Parameters follow as theta.1 … theta.d unless named: CmdStan's CSV
 // flattening of theta[1] … theta[d], the names [exactmh.Result.Summary]
 // gives them. Both count from 1, as Stan does: coordinate j of θ (0-based
 // in Go) is theta[j+1] in the summary and the column theta.(j+1) here.
+// Given names are written as [SafeNames] makes them, which the readers'
+// name parsers take ("(Intercept)" is written "Intercept").
+//
+// [Options].Model adds a "# model_info" section to the configuration
+// comments (what was sampled: the command line writes its family, prior,
+// response, terms, data file and fingerprint), and Options.Choice the
+// automatic default's choice for a run that was given it.
 //
 // [Read] refuses a file whose last line is not terminated — the stream of
 // a killed process, cut perhaps inside a number, whose value would be read
@@ -74,6 +89,25 @@ type Options struct {
 	// 17 round-trips float64 exactly, and more is 17). Negative is an
 	// error.
 	SigFigs int
+	// Model describes what was sampled, as key = value pairs written in
+	// order under the configuration comment "# model_info" (the command
+	// line's family, prior and its scale, response, terms, data file and
+	// the data's fingerprint). A key is one word of letters, digits and
+	// '_'; other characters are replaced by '_', and line breaks in a
+	// value by spaces.
+	Model [][2]string
+	// DiagnosticColumns adds exactmh's per-draw diagnostics as the columns
+	// accepted__, batch_size__, n_energy__ and n_grad__. rstan's
+	// read_stan_csv knows only Stan's own sampler columns and reads any
+	// other column, these too, as a parameter, so by default they are left
+	// out and only their means over the kept draws are written, in the
+	// trailer's "Diagnostics" comment (File.Diagnostics).
+	DiagnosticColumns bool
+	// Choice is the automatic default's choice and its reason, written as
+	// the "auto" configuration key when the run itself made no choice (a
+	// run given the kernel an earlier choice named: exactmh sample
+	// --choice FILE). A run's own exactmh.Choice is written otherwise.
+	Choice string
 }
 
 func (o *Options) sigFigs() int {
@@ -98,19 +132,15 @@ func (o *Options) names(d int) ([]string, error) {
 	if len(o.Names) != d {
 		return nil, fmt.Errorf("stancsv: Options.Names has %d names for %d parameters", len(o.Names), d)
 	}
-	for j, n := range o.Names {
-		if n == "" || strings.ContainsAny(n, ",\n#") || strings.HasSuffix(n, "__") {
-			return nil, fmt.Errorf("stancsv: Options.Names[%d] = %q: want a non-empty name without ',', '#', newlines or a trailing \"__\"", j, n)
-		}
-	}
-	return o.Names, nil
+	return SafeNames(o.Names), nil
 }
 
 // stanWriter writes one chain's file.
 type stanWriter struct {
 	w       *bufio.Writer
 	sig     int
-	lp      bool // whether the lp__ column is written
+	lp      bool // whether the lp__ column holds the log posterior (else 0)
+	opt     *Options
 	tree    bool // whether NUTS's treedepth__, n_leapfrog__ and divergent__ are
 	n       int  // N, the data per leapfrog step
 	adapted bool // whether the adaptation comment is written
@@ -118,7 +148,19 @@ type stanWriter struct {
 	// metric and after the step size.
 	metric exactmh.Metric
 	buf    []byte
+	// diag sums the per-draw diagnostics of the rows written, for the
+	// trailer: accepted, batch, datum and gradient evaluations; rows
+	// counts them.
+	diag [4]float64
+	rows int
 }
+
+// diagNames are the diagnostics, as the trailer and the optional columns
+// (with "__") name them.
+var diagNames = [4]string{"accepted", "batch_size", "n_energy", "n_grad"}
+
+// columns reports whether the per-draw diagnostics are columns.
+func (s *stanWriter) columns() bool { return s.opt != nil && s.opt.DiagnosticColumns }
 
 // header writes the configuration comments and the header row.
 func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exactmh.Settings, n, chain int, names []string, choice *exactmh.Choice) {
@@ -140,23 +182,40 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	for _, kv := range kernelFields(k) {
 		fmt.Fprintf(w, "#         %s = %s\n", kv[0], kv[1])
 	}
-	if choice != nil {
+	switch {
+	case choice != nil:
 		// The automatic default: what it chose and why, on one line.
-		fmt.Fprintf(w, "#         auto = %s\n", strings.ReplaceAll(choice.String(), "\n", " "))
+		fmt.Fprintf(w, "#         auto = %s\n", oneLine(choice.String()))
+	case s.opt != nil && s.opt.Choice != "":
+		fmt.Fprintf(w, "#         auto = %s\n", oneLine(s.opt.Choice))
 	}
 	fmt.Fprintf(w, "#     num_chains = %d\n# id = %d\n# data\n#   N = %d\n#   dim = %d\n# random\n#   seed = %d\n",
 		set.Chains, set.FirstChain+chain+1, n, len(names), set.Seed)
+	if s.opt != nil && len(s.opt.Model) > 0 {
+		fmt.Fprintf(w, "# model_info\n")
+		for _, kv := range s.opt.Model {
+			fmt.Fprintf(w, "#   %s = %s\n", nonAlnum.ReplaceAllString(kv[0], "_"), oneLine(kv[1]))
+		}
+	}
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
-	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__", "accepted__", "batch_size__", "n_energy__", "n_grad__"}
+	if s.lp {
+		fmt.Fprintf(w, "#   lp__ = %s\n", lpExact)
+	} else {
+		fmt.Fprintf(w, "#   lp__ = %s\n", lpZero)
+	}
+	cols := []string{"accept_stat__", "stepsize__", "treedepth__", "divergent__"}
+	if s.columns() {
+		for _, n := range diagNames {
+			cols = append(cols, n+"__")
+		}
+	}
 	s.n = n
 	switch k.(type) {
 	case exactmh.NUTS, *exactmh.NUTS:
 		s.tree = true
 		cols = slices.Insert(cols, 3, "n_leapfrog__") // treedepth__, n_leapfrog__, divergent__ as CmdStan
 	}
-	if s.lp {
-		cols = append([]string{"lp__"}, cols...)
-	}
+	cols = append([]string{"lp__"}, cols...)
 	w.WriteString(strings.Join(append(cols, names...), ","))
 	w.WriteByte('\n')
 }
@@ -208,6 +267,8 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	}
 	if s.lp {
 		add(info.LogDensity)
+	} else {
+		add(0)
 	}
 	add(info.AcceptProb)
 	add(scale)
@@ -218,10 +279,14 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	} else {
 		b = append(b, ",0,0"...) // treedepth__, divergent__
 	}
-	add(float64(boolInt(info.Accepted)))
-	add(float64(info.Batch))
-	add(float64(info.Evals))
-	add(float64(info.GradEvals))
+	d := [4]float64{float64(boolInt(info.Accepted)), float64(info.Batch), float64(info.Evals), float64(info.GradEvals)}
+	for i, v := range d {
+		s.diag[i] += v
+		if s.columns() {
+			add(v)
+		}
+	}
+	s.rows++
 	for _, v := range theta {
 		add(v)
 	}
@@ -230,12 +295,32 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	s.buf = b
 }
 
-// trailer writes the timing comments.
+// trailer writes the timing comments, in CmdStan's layout, and the means
+// of the per-draw diagnostics over the kept draws, one line after them
+// (rstan reads the first two timing lines and no further).
 func (s *stanWriter) trailer(warmup, samp time.Duration) {
 	fmt.Fprintf(s.w, "# \n#  Elapsed Time: %s seconds (Warm-up)\n#                %s seconds (Sampling)\n#                %s seconds (Total)\n# \n",
 		strconv.FormatFloat(warmup.Seconds(), 'g', 6, 64), strconv.FormatFloat(samp.Seconds(), 'g', 6, 64),
 		strconv.FormatFloat((warmup+samp).Seconds(), 'g', 6, 64))
+	if s.rows == 0 {
+		return
+	}
+	b := append(s.buf[:0], diagPrefix...)
+	for i, n := range diagNames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, ' ')
+		b = append(b, n...)
+		b = append(b, " = "...)
+		b = strconv.AppendFloat(b, s.diag[i]/float64(s.rows), 'g', 6, 64)
+	}
+	s.buf = append(b, '\n')
+	s.w.Write(s.buf)
 }
+
+// diagPrefix starts the trailer's diagnostics comment.
+const diagPrefix = "# Diagnostics (means over the kept draws):"
 
 func (s *stanWriter) format(v float64) string { return string(s.appendFloat(nil, v)) }
 
@@ -251,6 +336,22 @@ func (s *stanWriter) appendFloat(b []byte, v float64) []byte {
 		return append(b, "-inf"...)
 	}
 	return strconv.AppendFloat(b, v, 'g', s.sig, 64)
+}
+
+// The values of the "lp__" configuration key (under "output"): the lp__
+// column holds the exact log posterior, up to a constant, or 0 — the value
+// CmdStan's fixed_param sampler writes, which rstan, posterior, cmdstanpy
+// and ArviZ read as a constant column — because the kernel never
+// evaluates the log posterior (the minibatch kernels: evaluating it would
+// cost a pass over all N data per draw). Summarize leaves a zero lp__ out.
+const (
+	lpExact = "log_posterior"
+	lpZero  = "0 (not evaluated by this kernel)"
+)
+
+// oneLine joins the lines of s with spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
 }
 
 func boolInt(b bool) int {
@@ -328,7 +429,8 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 	if res.Names != nil && (opt == nil || opt.Names == nil) {
 		o := Options{Names: res.Names}
 		if opt != nil {
-			o.SigFigs = opt.SigFigs
+			o = *opt
+			o.Names = res.Names
 		}
 		opt = &o
 	}
@@ -337,7 +439,7 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 		return err
 	}
 	ch := res.Chains[c]
-	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0, metric: ch.Metric}
+	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0, metric: ch.Metric, opt: opt}
 	for k := range ch.Infos {
 		if math.IsNaN(ch.Infos[k].LogDensity) {
 			s.lp = false
@@ -508,7 +610,7 @@ func (r *Recorder) open(run exactmh.RunInfo) error {
 		if err != nil {
 			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
 		}
-		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs()},
+		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options},
 			run: run, names: names, chain: c}
 	}
 	return nil
@@ -605,6 +707,10 @@ type File struct {
 	// WarmupSeconds and SamplingSeconds are from the timing trailer (NaN if
 	// absent).
 	WarmupSeconds, SamplingSeconds float64
+	// Diagnostics are the means over the kept draws of exactmh's per-draw
+	// diagnostics — "accepted", "batch_size", "n_energy", "n_grad" — from
+	// the trailer's "Diagnostics" comment (nil if absent).
+	Diagnostics map[string]float64
 	// Warnings says what the reader let pass: with
 	// ReadOptions.DropPartial, the unterminated last line it dropped.
 	Warnings []string
@@ -783,6 +889,15 @@ func (o ReadOptions) Read(r io.Reader) (*File, error) {
 					out.InvMetric, metricRows = nil, 1
 				case "Elements of inverse mass matrix:":
 					out.InvMetric, metricRows = nil, -1
+				}
+				if v, ok := strings.CutPrefix("# "+trimmed, diagPrefix); ok {
+					out.Diagnostics = map[string]float64{}
+					for _, kv := range strings.Split(v, ",") {
+						k, x, _ := strings.Cut(kv, "=")
+						if f, err := parseStanFloat(x); err == nil {
+							out.Diagnostics[strings.TrimSpace(k)] = f
+						}
+					}
 				}
 				if v, ok := strings.CutPrefix(trimmed, "Step size ="); ok {
 					out.StepSize, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)

@@ -60,7 +60,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	for _, sig := range []int{6, 17} {
 		var buf bytes.Buffer
-		if err := stancsv.Write(&buf, res, 1, &stancsv.Options{SigFigs: sig, Names: []string{"mu.1", "mu.2"}}); err != nil {
+		if err := stancsv.Write(&buf, res, 1, &stancsv.Options{SigFigs: sig, Names: []string{"mu.1", "mu.2"}, DiagnosticColumns: true}); err != nil {
 			t.Fatal(err)
 		}
 		f, err := stancsv.Read(&buf)
@@ -73,8 +73,8 @@ func TestRoundTrip(t *testing.T) {
 		if got := f.ParamNames(); len(got) != 2 || got[0] != "mu.1" {
 			t.Errorf("parameters %v", got)
 		}
-		if _, err := f.Column("lp__"); err == nil {
-			t.Error("TunaMH does not know lp__, yet the column was written")
+		if lp, err := f.Column("lp__"); err != nil || slices.ContainsFunc(lp, func(v float64) bool { return v != 0 }) || f.Config["output.lp__"] == "log_posterior" {
+			t.Errorf("TunaMH does not know lp__: want a column of zeros, marked so in output.lp__ (%q); %v", f.Config["output.lp__"], err)
 		}
 		for j, name := range []string{"mu.1", "mu.2"} {
 			col, err := f.Column(name)
@@ -89,11 +89,19 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 		}
-		batch, _ := f.Column("batch_size__")
+		batch, err := f.Column("batch_size__")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
 		for i, b := range batch {
+			sum += b
 			if int(b) != res.Chains[1].Infos[i].Batch {
 				t.Fatalf("batch_size__ row %d = %v, want %d", i, b, res.Chains[1].Infos[i].Batch)
 			}
+		}
+		if m := f.Diagnostics["batch_size"]; math.Abs(m-sum/float64(len(batch))) > 1e-5*m {
+			t.Errorf("trailer's mean batch %v, columns' %v", m, sum/float64(len(batch)))
 		}
 		for key, want := range map[string]string{
 			"random.seed": "9", "id": "2", "method.sample.algorithm": "TunaMH", "method.sample.num_samples": "300",
@@ -266,8 +274,11 @@ func TestErrors(t *testing.T) {
 	if err := stancsv.Write(io.Discard, res, 0, &stancsv.Options{Names: []string{"a"}}); err == nil {
 		t.Error("wrong number of names: no error")
 	}
-	if err := stancsv.Write(io.Discard, res, 0, &stancsv.Options{Names: []string{"a,b", "c"}}); err == nil {
-		t.Error("comma in a name: no error")
+	var named bytes.Buffer
+	if err := stancsv.Write(&named, res, 0, &stancsv.Options{Names: []string{"a,b", "c__"}}); err != nil {
+		t.Errorf("names the writer makes safe: %v", err)
+	} else if f, err := stancsv.Read(&named); err != nil || !slices.Equal(f.ParamNames(), []string{"a_b", "c"}) {
+		t.Errorf("names a,b and c__ written as %v (%v), want a_b and c", f.ParamNames(), err)
 	}
 	if err := stancsv.Write(io.Discard, res, 0, &stancsv.Options{SigFigs: -1}); err == nil || !strings.Contains(err.Error(), "SigFigs = -1") {
 		t.Errorf("negative SigFigs: err = %v, want an error naming it", err)
@@ -279,7 +290,8 @@ func TestErrors(t *testing.T) {
 }
 
 // The recorder decides the lp__ column from the draws: a minibatch kernel,
-// which does not know the log posterior, gets none.
+// which does not know the log posterior, gets zeros, marked so in the
+// configuration, and Summarize leaves them out.
 func TestRecorderNoLP(t *testing.T) {
 	g := boxed(t, 200, 1)
 	var buf bytes.Buffer
@@ -292,8 +304,16 @@ func TestRecorderNoLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Column("lp__"); err == nil || len(f.Draws) != 20 {
-		t.Errorf("TunaMH stream: columns %v, %d draws", f.Columns, len(f.Draws))
+	lp, err := f.Column("lp__")
+	if err != nil || len(f.Draws) != 20 || f.Columns[0] != "lp__" || slices.ContainsFunc(lp, func(v float64) bool { return v != 0 }) {
+		t.Errorf("TunaMH stream: columns %v, %d draws, lp__ %v", f.Columns, len(f.Draws), lp)
+	}
+	if v := f.Config["output.lp__"]; !strings.HasPrefix(v, "0 ") {
+		t.Errorf("output.lp__ = %q, want it to say the column is 0", v)
+	}
+	s, err := stancsv.Summarize([]*stancsv.File{f})
+	if err != nil || s.Params[0].Name == "lp__" {
+		t.Errorf("Summarize kept TunaMH's zero lp__: %v", err)
 	}
 }
 
@@ -307,7 +327,7 @@ func TestNUTSColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := writeRead(t, res)
-	want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "accepted__"}
+	want := []string{"lp__", "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "theta.1"}
 	if !slices.Equal(f.Columns[:len(want)], want) {
 		t.Fatalf("columns %v, want %v first", f.Columns, want)
 	}

@@ -17,7 +17,8 @@ import (
 
 // Summarize summarises Stan CSV files as the chains of one run — the job
 // of CmdStan's stansummary — in the table of [exactmh.Result.Summary]:
-// for lp__ (when every file has it) and each parameter column, mean, sd,
+// for lp__ (when every file has it, and holds the log posterior rather
+// than the zeros of a kernel that does not evaluate it) and each parameter column, mean, sd,
 // MCSE, 5%, 50% and 95% quantiles, bulk and tail ESS, ESS per second of
 // sampling and R-hat across the files ([exactmh.SummarizeParam]), with
 // the same warnings (R-hat above 1.01, ESS below 100 per chain). Files
@@ -27,9 +28,10 @@ import (
 // The header line takes the kernel from the files' configuration
 // (algorithm, and engine for CmdStan's NUTS; rstan's sampler_t), exactness from exactmh's
 // "exact" key (files without it count as exact: Stan's samplers are),
-// the acceptance rate from accepted__ (exactmh) or else accept_stat__,
-// evaluations per step from n_energy__ and n_grad__, the batch from
-// batch_size__ (NaN or 0 where absent), and the sampling time from the
+// the acceptance rate, evaluations per step and batch from exactmh's
+// diagnostics (the trailer's means, or the accepted__, n_energy__,
+// n_grad__ and batch_size__ columns of Options.DiagnosticColumns), the
+// acceptance rate else from accept_stat__ (NaN or 0 where absent), and the sampling time from the
 // timing trailers (ESS per second is NaN if a file has none). Warnings
 // the reader recorded in File.Warnings are passed on.
 func Summarize(files []*File) (*exactmh.Summary, error) {
@@ -57,6 +59,9 @@ func Summarize(files []*File) (*exactmh.Summary, error) {
 		}
 		if !slices.Contains(f.Columns, "lp__") {
 			lp = false
+		}
+		if v, ok := f.Config["output.lp__"]; ok && v != lpExact {
+			lp = false // the zeros of a kernel that does not evaluate it
 		}
 		k, _ := f.ConfigValue("algorithm")
 		if e, ok := f.ConfigValue("engine"); ok {
@@ -125,13 +130,30 @@ func Summarize(files []*File) (*exactmh.Summary, error) {
 		}
 		return sum / float64(len(x)*n)
 	}
-	s.AcceptRate = mean("accepted__")
+	// A diagnostic's mean: from its column, or else from the trailers'
+	// means (each file's weighted by its draws).
+	diag := func(name string) float64 {
+		if m := mean(name + "__"); !math.IsNaN(m) {
+			return m
+		}
+		var sum, rows float64
+		for _, f := range files {
+			v, ok := f.Diagnostics[name]
+			if !ok {
+				return math.NaN()
+			}
+			sum += v * float64(len(f.Draws))
+			rows += float64(len(f.Draws))
+		}
+		return sum / rows
+	}
+	s.AcceptRate = diag("accepted")
 	if math.IsNaN(s.AcceptRate) {
 		s.AcceptRate = mean("accept_stat__")
 	}
-	s.EvalsPerStep = mean("n_energy__")
-	s.GradPerStep = mean("n_grad__")
-	s.MeanBatch = mean("batch_size__")
+	s.EvalsPerStep = diag("n_energy")
+	s.GradPerStep = diag("n_grad")
+	s.MeanBatch = diag("batch_size")
 	names := params
 	if lp {
 		names = append([]string{"lp__"}, params...)

@@ -126,7 +126,7 @@ func TestSlurmScript(t *testing.T) {
 
 	// summary.
 	r = script(t, dir, "bash", []string{slurm, "summary"}, env...)
-	if r.code != 0 || !strings.Contains(r.stdout, "4 chains × 300 draws") || !strings.Contains(r.stdout, "log(distance)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "4 chains × 300 draws") || !strings.Contains(r.stdout, "log_distance") {
 		t.Fatalf("summary: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if b, err := os.ReadFile(out + "-summary.txt"); err != nil || string(b) != r.stdout {

@@ -9,6 +9,7 @@
 //
 //	exactmh sample  --data FILE --response SPEC [--terms LIST] [flags]
 //	exactmh summary FILE...
+//	exactmh plot    [--kind trace,rank,intervals] [--out PREFIX] FILE...
 //	exactmh check   --data FILE --response SPEC [--terms LIST] [flags]
 //
 // Run "exactmh help" or "exactmh sample -h" for the flags, the TERMS
@@ -95,6 +96,7 @@ const topUsage = `exactmh: exact minibatch MCMC for Bayesian GLMs on tall data f
 Usage:
   exactmh sample  --data FILE --response SPEC [--terms LIST] [flags]
   exactmh summary FILE...
+  exactmh plot    [--kind trace,rank,intervals] [--out PREFIX] FILE...
   exactmh check   --data FILE --response SPEC [--terms LIST] [flags]
   exactmh version
 
@@ -129,6 +131,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		err = cmdSample(args[1:], stdout, stderr)
 	case "summary":
 		err = cmdSummary(args[1:], stdout, stderr)
+	case "plot":
+		err = cmdPlot(args[1:], stdout, stderr)
 	case "check":
 		err = cmdCheck(args[1:], stdout, stderr)
 	case "version":
@@ -136,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, topUsage)
 	default:
-		err = usageErr("unknown command %q (want sample, summary, check, version or help)", args[0])
+		err = usageErr("unknown command %q (want sample, summary, plot, check, version or help)", args[0])
 	}
 	if err == nil {
 		return exitOK

@@ -15,6 +15,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/stancsv"
 )
 
 // modelFlags are the flags that say which posterior to sample: the data,
@@ -37,7 +38,7 @@ type modelFlags struct {
 func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.data, "data", "", "the data `file` (.parquet, .arrow/.feather/.ipc, .csv)")
 	fs.StringVar(&m.response, "response", "", "the response: `y`, y>T, log(y) or log1p(y) (see TERMS)")
-	fs.StringVar(&m.terms, "terms", "", "the features, comma-separated (see TERMS); none: the intercept alone")
+	fs.StringVar(&m.terms, "terms", "", "the features, comma-separated (see TERMS; \".\" is every other column); none: the intercept alone")
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
@@ -235,7 +236,7 @@ func (m *modelFlags) build() (*fitted, error) {
 	if err != nil {
 		return nil, usageErr("--response: %v", err)
 	}
-	terms, cols, err := parseTerms(m.terms)
+	terms, cols, dot, err := splitDot(m.terms)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -254,9 +255,16 @@ func (m *modelFlags) build() (*fitted, error) {
 	if m.maxRows < 0 {
 		return nil, usageErr("--max-rows %d: want ≥ 0 (0: all rows)", m.maxRows)
 	}
-	f, err := data.ReadFile(m.data, &data.ReadOptions{Columns: cols, Limit: m.maxRows})
+	read := cols
+	if dot {
+		read = nil // "." needs every column
+	}
+	f, err := data.ReadFile(m.data, &data.ReadOptions{Columns: read, Limit: m.maxRows})
 	if err != nil {
 		return nil, inputErr(err)
+	}
+	if dot {
+		terms = append(terms, dotTerms(f, cols)...)
 	}
 	d, err := data.Spec{Response: resp, Terms: terms, NoIntercept: m.noIntercept,
 		DropMissing: m.dropMissing, NoStandardize: m.noStandardize}.Build(f)
@@ -288,7 +296,8 @@ func (m *modelFlags) build() (*fitted, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: d.Names}
+	// The names every Stan CSV reader takes, in the files and the tables.
+	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: stancsv.SafeNames(d.Names)}
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}

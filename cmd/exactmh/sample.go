@@ -45,6 +45,9 @@ TERMS (--response and --terms; --terms is a comma-separated list):
   hour(t)           sin and cos of the hour of day of time column t
   dow(t), month(t)  one-hot day of week (Monday the reference) and month
                     (January the reference) of time column t
+  .                 every column not used by the response or another term:
+                    numbers as num(c), text as cat(c;top=20), times as
+                    hour(c), dow(c), month(c) (R's y ~ .)
   Functions are case-insensitive. Column names are used as written; a
   name containing ( ) , ; or > cannot be used (rename the column).
   Example: --response 'delay>15' --terms
@@ -98,6 +101,9 @@ type sampleFlags struct {
 	progress                    time.Duration
 	quiet                       bool
 	discardDraws                bool
+	report                      reportFlags
+	choiceNote                  string // what --choice FILE chose and why
+	choiceName                  string // and its name
 }
 
 // parseFlags parses args into fs; -h prints the usage to stdout.
@@ -139,6 +145,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&sf.progress, "progress", time.Second, "time between progress lines on stderr")
 	fs.BoolVar(&sf.quiet, "quiet", false, "no progress lines and no summary table")
 	fs.BoolVar(&sf.discardDraws, "discard-draws", false, "keep no draws in memory, only in the CSV files (for runs whose draws exceed memory; the summary is read back from the files; not with --checkpoint)")
+	sf.report.register(fs, false)
 	set, err := parseFlags(fs, args, sampleUsage, stdout)
 	if err != nil {
 		return err
@@ -191,10 +198,17 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	// second one must not kill the process while it writes its checkpoint.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if !sf.quiet && sf.progress > 0 {
+		ctx = exactmh.WithChoiceProgress(ctx, choiceLogger(stderr))
+	}
 
+	t0 := time.Now()
 	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
 	if err != nil {
 		return err
+	}
+	if !sf.quiet && sf.progress > 0 {
+		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d coefficients, in %v\n", mf.data, m.design.N, m.design.Dropped, m.design.D, time.Since(t0).Round(10*time.Millisecond))
 	}
 	warnIdentifiability(stderr, m, &mf)
 	if ctx.Err() != nil {
@@ -217,6 +231,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	kernelName := kf.kernel
+	choiceReason := ""
 	if sf.choice != "" {
 		c, err := readChoice(sf.choice)
 		if err != nil {
@@ -225,7 +240,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		if d := m.fp.diff(&c.Fingerprint); d != "" {
 			return usageErr("--choice %s was made for a different model or data: %s", sf.choice, d)
 		}
-		kernelName = c.Name
+		kernelName, choiceReason = c.Name, c.Reason
+		sf.choiceNote = fmt.Sprintf("%s, as chosen in %s: %s", c.Name, sf.choice, c.Reason)
+		sf.choiceName = c.Name
 		if !set["scale"] && c.Scale > 0 {
 			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
 		}
@@ -263,7 +280,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs})
+	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs, Model: m.info(mf.data), Choice: choiceReason})
 	if dir := filepath.Dir(sf.out); dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return usageErr("--out %s: directory %s does not exist", sf.out, dir)
@@ -373,7 +390,7 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, ch
 			return summaryFromFiles(sf, chainID, stdout)
 		}
 		if !sf.quiet {
-			res.Summary().WriteTo(stdout)
+			return printReport(res, m, sf, stdout)
 		}
 		return nil
 	case exactmh.Canceled:

@@ -21,11 +21,23 @@ tail ESS, ESS per second of sampling and R-hat across the files, then
 warnings. Files of different lengths are cut to the shortest; a last line
 cut mid-row (a killed writer) is dropped with a warning.
 
+The coefficients of exactmh sample's files are reported on the original
+scale of each feature (the files' model_info says how the features were
+standardised; --standardized reports them as sampled), with the prior and
+the scale it is on. --format csv or json writes the same figures for
+programs; --percentiles and --sig-figs choose the quantiles and digits.
+
 `
 
 func cmdSummary(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
+	var rf reportFlags
+	rf.register(fs, true)
 	if _, err := parseFlags(fs, args, summaryUsage, stdout); err != nil {
+		return err
+	}
+	ps, err := rf.check()
+	if err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
@@ -51,6 +63,9 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr("summary: %v", err)
 	}
-	_, err = s.WriteTo(stdout)
-	return err
+	rp, err := filesReport(files, s, &rf, ps)
+	if err != nil {
+		return usageErr("summary: %v", err)
+	}
+	return rp.write(stdout, rf.format, rf.sigFigs)
 }

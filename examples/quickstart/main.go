@@ -17,7 +17,7 @@
 // Stan users run, for comparison.
 //
 //	go run ./examples/quickstart
-//	go run ./examples/quickstart -out out   # Stan CSV files and the odds-ratio figure
+//	go run ./examples/quickstart -out out   # Stan CSV files, a trace plot and the odds-ratio figure
 //	go run ./examples/quickstart -json      # one JSON object per run
 package main
 
@@ -43,6 +43,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/stanplot"
 )
 
 func main() {
@@ -237,12 +238,32 @@ func compareNUTS(ctx context.Context, out io.Writer, cf *report.Common, post *ex
 }
 
 // saveOutputs writes, with -out DIR, each chain's Stan CSV (columns named
-// after the design's features) and the odds-ratio figure.
+// after the design's features), a trace plot of a few coefficients
+// (package stanplot, as exactmh plot draws them) and the odds-ratio
+// figure.
 func saveOutputs(cf *report.Common, res *exactmh.Result, design *data.Design) error {
 	if cf.Out == "" {
 		return nil
 	}
 	if err := cf.SaveStanCSV(res, "quickstart", nil); err != nil {
+		return err
+	}
+	draws, err := stanplot.FromResult(res)
+	if err != nil {
+		return err
+	}
+	// The coefficients as sampled: the intercept, log distance, the daily
+	// cycle and July, whose posterior has the longest tail.
+	var shownTrace []string
+	for _, n := range draws.Names {
+		if n == "(Intercept)" || n == "log(distance)" || n == "date.hour.sin" || n == "date.month=Jul" {
+			shownTrace = append(shownTrace, n)
+		}
+	}
+	if draws, err = draws.Select(shownTrace...); err != nil {
+		return err
+	}
+	if err := stanplot.Trace(filepath.Join(cf.Out, "quickstart_trace.png"), draws, &stanplot.Options{Columns: 2}); err != nil {
 		return err
 	}
 	rows := oddsRatios(res, design)

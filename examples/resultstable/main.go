@@ -1,5 +1,5 @@
 // Resultstable turns the examples' -json rows into a Markdown table, the
-// way the README's results tables are made:
+// way the results tables of docs/figures.md are made:
 //
 //	go run ./examples/tgm -json -quiet | go run ./examples/resultstable
 //	go run ./examples/rlr -json -quiet -setting aux | go run ./examples/resultstable -extra d,target_accept,ess_per_sec_median

@@ -1,0 +1,58 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// sparseChoice is the automatic default on a posterior whose Laplace
+// approximation is sparse (la.Sparse: the energy and prior implement
+// SparseHessianer, a multilevel model): it pilots the registered
+// Crank–Nicolson candidates with the sparse proposal around the
+// approximation ("MH-CN": full-batch MH, O(nnz) per step besides the pass
+// over the data), the bounded ones (TunaMH) where the energy has a
+// DiffBound and the posterior is tempered (as Choose does), and the
+// full-batch ones (NUTS), and takes the fastest. The posterior is taken as unimodal, as a GLM's is,
+// without Choose's search from dispersed starts: each of those searches
+// would be an L-BFGS run over all the data in d dimensions. The GLM
+// control variates (ControlVariates) need a dense approximation and are
+// not built.
+func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64, timeout, pass time.Duration) (*Choice, error) {
+	cn, err := la.Sparse.CrankNicolson()
+	if err != nil {
+		return nil, err
+	}
+	var cands []autoCand
+	for _, ki := range withRole(autoCN) {
+		k, _ := withStep(ki.New(nil), cn, func(float64) float64 { return 1 })
+		cands = append(cands, autoCand{ki.Name + "-CN", p, k, ki.passes, ""})
+	}
+	if p.beta() != 1 {
+		if _, err := p.diffBound(); err == nil {
+			for _, ki := range withRole(autoBounded) {
+				cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil)})
+			}
+		}
+	}
+	for _, ki := range withRole(autoFull) {
+		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
+	}
+	choice := &Choice{Laplace: la}
+	best, err := runPilots(ctx, choice, cands, la.Mean, seed, timeout, pass)
+	if err != nil {
+		return nil, err
+	}
+	c := cands[best]
+	choice.Name, choice.Kernel, choice.Posterior = c.name, c.k, c.post
+	choice.fromLaplace = strings.HasSuffix(c.name, "-CN")
+	choice.Reason = fmt.Sprintf("%s of %d pilots (sparse MAP and Laplace approximation, d = %d, nnz(L) = %d, after %d passes over the data; no control variates: they need the dense approximation)",
+		choice.Reason, len(cands), len(la.Mean), la.Sparse.Factor.Symbolic().FactorNNZ(), la.Passes)
+	sortCandidates(choice.Candidates)
+	return choice, nil
+}

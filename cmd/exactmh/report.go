@@ -1,0 +1,478 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/stancsv"
+)
+
+// reportFlags say how a summary is reported: sample's table and
+// summary's table, CSV or JSON.
+type reportFlags struct {
+	format       string
+	percentiles  string
+	sigFigs      int
+	standardized bool
+}
+
+// register adds the flags; withFormat adds --format, --percentiles and
+// --sig-figs too (summary's; sample's --sig-figs is the files' digits).
+func (r *reportFlags) register(fs *flag.FlagSet, withFormat bool) {
+	fs.BoolVar(&r.standardized, "standardized", false, "report the coefficients of the standardised features, as sampled (default: on the original scale of each feature)")
+	r.format, r.percentiles = "table", "5,50,95"
+	if withFormat {
+		fs.StringVar(&r.format, "format", "table", "output `format`: table, csv or json")
+		fs.StringVar(&r.percentiles, "percentiles", "5,50,95", "the `list` of percentiles reported, comma-separated, each in [0, 100]")
+		fs.IntVar(&r.sigFigs, "sig-figs", 0, "significant `digits` of the numbers, 1–17 (default: 4 in the table, 6 in csv and json)")
+	}
+}
+
+// check checks the flags and returns the percentiles.
+func (r *reportFlags) check() ([]float64, error) {
+	switch r.format {
+	case "table", "csv", "json":
+	default:
+		return nil, usageErr("--format %s: want table, csv or json", r.format)
+	}
+	if r.sigFigs == 0 {
+		r.sigFigs = 4
+		if r.format != "table" {
+			r.sigFigs = 6
+		}
+	}
+	if r.sigFigs < 1 || r.sigFigs > 17 {
+		return nil, usageErr("--sig-figs %d: want in [1, 17]", r.sigFigs)
+	}
+	var ps []float64
+	for _, f := range strings.Split(r.percentiles, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(p >= 0 && p <= 100) {
+			return nil, usageErr("--percentiles %s: %q is not a number in [0, 100]", r.percentiles, f)
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// draws are a run's draws to report: x[j][c] is variable j's draws in
+// chain c, all chains cut to the same length.
+type draws struct {
+	names []string
+	x     [][][]float64
+}
+
+// resultDraws are the draws of res's chains with draws, cut to the
+// summary's length.
+func resultDraws(res *exactmh.Result, s *exactmh.Summary) *draws {
+	d := &draws{}
+	for j := range res.Dim {
+		all := res.Samples(j)
+		var x [][]float64
+		for _, c := range all {
+			if len(c) >= s.Draws && len(c) > 0 {
+				x = append(x, c[:s.Draws])
+			}
+		}
+		d.names = append(d.names, s.Params[j].Name)
+		d.x = append(d.x, x)
+	}
+	return d
+}
+
+// fileDraws are the draws of the variables s summarised, from the files.
+func fileDraws(files []*stancsv.File, s *exactmh.Summary) (*draws, error) {
+	d := &draws{}
+	for _, p := range s.Params {
+		var x [][]float64
+		for _, f := range files {
+			c, err := f.Column(p.Name)
+			if err != nil {
+				return nil, err
+			}
+			x = append(x, c[:s.Draws])
+		}
+		d.names = append(d.names, p.Name)
+		d.x = append(d.x, x)
+	}
+	return d, nil
+}
+
+// scaling is how the sampled coefficients map onto the original scale of
+// the features (data.Design.Unstandardize): b_j = θ_j/scale_j, and the
+// intercept θ_0 − Σ_j θ_j·center_j/scale_j.
+type scaling struct {
+	center, scale []float64
+	intercept     bool
+}
+
+// fileScaling reads the scaling from a file's model_info comments (nil if
+// the file has none, or the features were not standardised).
+func fileScaling(f *stancsv.File) *scaling {
+	if f.Config["model_info.standardize"] != "true" {
+		return nil
+	}
+	nums := func(key string) []float64 {
+		var out []float64
+		for _, s := range strings.Split(f.Config["model_info."+key], ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || v == 0 && key == "design_scale" {
+				return nil
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	sc := &scaling{center: nums("design_center"), scale: nums("design_scale"), intercept: f.Config["model_info.intercept"] == "true"}
+	if sc.center == nil || len(sc.center) != len(sc.scale) || len(sc.center) != len(f.ParamNames()) {
+		return nil
+	}
+	return sc
+}
+
+// apply maps the draws of the coefficients (the variables after lp__, if
+// it is first) onto the original scale, in place.
+func (sc *scaling) apply(d *draws) error {
+	off := 0
+	if len(d.names) > 0 && d.names[0] == "lp__" {
+		off = 1
+	}
+	coef := d.x[off:]
+	if len(coef) != len(sc.scale) {
+		return fmt.Errorf("%d coefficients, but the design's standardisation has %d", len(coef), len(sc.scale))
+	}
+	for c := range coef[0] {
+		for i := range coef[0][c] {
+			var shift, th0 float64
+			th0 = coef[0][c][i]
+			for j := range coef {
+				b := coef[j][c][i] / sc.scale[j]
+				coef[j][c][i] = b
+				shift += b * sc.center[j]
+			}
+			if sc.intercept {
+				coef[0][c][i] = th0 - (shift - coef[0][c][i]*sc.center[0])
+			}
+		}
+	}
+	return nil
+}
+
+// row is one variable's line of the report.
+type row struct {
+	Name               string
+	Mean, SD, MCSE     float64
+	Percentiles        []float64
+	ESSBulk, ESSTail   float64
+	ESSPerSecond, RHat float64
+}
+
+// rows computes the report's rows: the summary's figures of each
+// variable's draws and the percentiles (type-7 quantiles, as R's default
+// and Summary's 5%, 50%, 95%).
+func rows(d *draws, ps []float64, secs float64) []row {
+	out := make([]row, len(d.names))
+	for j, name := range d.names {
+		p := exactmh.SummarizeParam(name, d.x[j], secs)
+		r := row{Name: name, Mean: p.Mean, SD: p.SD, MCSE: p.MCSE, ESSBulk: p.ESSBulk, ESSTail: p.ESSTail,
+			ESSPerSecond: p.ESSPerSecond, RHat: p.RHat}
+		var pool []float64
+		for _, c := range d.x[j] {
+			pool = append(pool, c...)
+		}
+		sort.Float64s(pool)
+		for _, q := range ps {
+			r.Percentiles = append(r.Percentiles, quantile7(pool, q/100))
+		}
+		out[j] = r
+	}
+	return out
+}
+
+// quantile7 is the type-7 quantile of sorted x (NaN if x is empty).
+func quantile7(x []float64, p float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	h := p * float64(len(x)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(x)-1 {
+		return x[len(x)-1]
+	}
+	return x[lo] + (h-float64(lo))*(x[lo+1]-x[lo])
+}
+
+// percentName labels percentile p as the table's column ("5%", "97.5%").
+func percentName(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) + "%" }
+
+// report is a summary to print: the header line, the rows, the notes on
+// scale and prior, and the warnings.
+type report struct {
+	s           *exactmh.Summary
+	percentiles []float64
+	rows        []row
+	scale       string // which scale the coefficients are on ("" if not a GLM)
+	prior       string // the prior and its scale
+}
+
+// write prints the report in the format.
+func (rp *report) write(w io.Writer, format string, sig int) error {
+	switch format {
+	case "csv":
+		return rp.writeCSV(w, sig)
+	case "json":
+		return rp.writeJSON(w, sig)
+	}
+	return rp.writeTable(w, sig)
+}
+
+func (rp *report) header() string {
+	s := rp.s
+	exact := "exact"
+	if !s.Exact {
+		exact = "INEXACT"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s), %d chains × %d draws, %s: accept %.3f, %.1f evals/step", s.Kernel, exact, s.Chains, s.Draws, s.Status, s.AcceptRate, s.EvalsPerStep)
+	if s.GradPerStep > 0 {
+		fmt.Fprintf(&b, ", %.1f grads/step", s.GradPerStep)
+	}
+	if s.MeanBatch > 0 {
+		fmt.Fprintf(&b, ", mean batch %.1f", s.MeanBatch)
+	}
+	fmt.Fprintf(&b, ", sampling %.3gs (summed over chains)", s.SamplingTime.Seconds())
+	return b.String()
+}
+
+func (rp *report) writeTable(w io.Writer, sig int) error {
+	fmt.Fprintln(w, rp.header())
+	if rp.scale != "" {
+		fmt.Fprintf(w, "coefficients %s\n", rp.scale)
+	}
+	if rp.prior != "" {
+		fmt.Fprintf(w, "prior: %s\n", rp.prior)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"", "mean", "sd", "mcse"}
+	for _, p := range rp.percentiles {
+		head = append(head, percentName(p))
+	}
+	head = append(head, "ess_bulk", "ess_tail", "ess/s", "rhat")
+	fmt.Fprint(tw, strings.Join(head, "\t")+"\t\n")
+	width := 0
+	for _, r := range rp.rows {
+		width = max(width, len(r.Name))
+	}
+	g := func(v float64) string {
+		if math.IsNaN(v) {
+			return "NA"
+		}
+		return strconv.FormatFloat(v, 'g', sig, 64)
+	}
+	n := func(v float64) string {
+		if math.IsNaN(v) {
+			return "NA"
+		}
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	for _, r := range rp.rows {
+		f := []string{fmt.Sprintf("%-*s", width, r.Name), g(r.Mean), g(r.SD), g(r.MCSE)}
+		for _, q := range r.Percentiles {
+			f = append(f, g(q))
+		}
+		rh := "NA"
+		if !math.IsNaN(r.RHat) {
+			rh = strconv.FormatFloat(r.RHat, 'f', 3, 64)
+		}
+		f = append(f, n(r.ESSBulk), n(r.ESSTail), n(r.ESSPerSecond), rh)
+		fmt.Fprint(tw, strings.Join(f, "\t")+"\t\n")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, msg := range rp.s.Warnings {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rp *report) writeCSV(w io.Writer, sig int) error {
+	cw := csv.NewWriter(w)
+	head := []string{"variable", "mean", "sd", "mcse"}
+	for _, p := range rp.percentiles {
+		head = append(head, percentName(p))
+	}
+	head = append(head, "ess_bulk", "ess_tail", "ess_per_second", "rhat")
+	cw.Write(head)
+	g := func(v float64) string {
+		if math.IsNaN(v) {
+			return "NA" // as R's write.csv
+		}
+		return strconv.FormatFloat(v, 'g', sig, 64)
+	}
+	for _, r := range rp.rows {
+		f := []string{r.Name, g(r.Mean), g(r.SD), g(r.MCSE)}
+		for _, q := range r.Percentiles {
+			f = append(f, g(q))
+		}
+		f = append(f, g(r.ESSBulk), g(r.ESSTail), g(r.ESSPerSecond), g(r.RHat))
+		cw.Write(f)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// jsonNum is a number JSON can hold: NaN becomes null.
+type jsonNum struct {
+	v   float64
+	sig int
+}
+
+func (n jsonNum) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(n.v) || math.IsInf(n.v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, n.v, 'g', n.sig, 64), nil
+}
+
+func (rp *report) writeJSON(w io.Writer, sig int) error {
+	type jrow struct {
+		Variable     string             `json:"variable"`
+		Mean         jsonNum            `json:"mean"`
+		SD           jsonNum            `json:"sd"`
+		MCSE         jsonNum            `json:"mcse"`
+		Percentiles  map[string]jsonNum `json:"percentiles"`
+		ESSBulk      jsonNum            `json:"ess_bulk"`
+		ESSTail      jsonNum            `json:"ess_tail"`
+		ESSPerSecond jsonNum            `json:"ess_per_second"`
+		RHat         jsonNum            `json:"rhat"`
+	}
+	out := struct {
+		Kernel       string   `json:"kernel"`
+		Exact        bool     `json:"exact"`
+		Chains       int      `json:"chains"`
+		Draws        int      `json:"draws"`
+		AcceptRate   jsonNum  `json:"accept_rate"`
+		EvalsPerStep jsonNum  `json:"evals_per_step"`
+		MeanBatch    jsonNum  `json:"mean_batch"`
+		Seconds      jsonNum  `json:"sampling_seconds"`
+		Scale        string   `json:"scale,omitempty"`
+		Prior        string   `json:"prior,omitempty"`
+		Variables    []jrow   `json:"variables"`
+		Warnings     []string `json:"warnings"`
+	}{Kernel: rp.s.Kernel, Exact: rp.s.Exact, Chains: rp.s.Chains, Draws: rp.s.Draws,
+		AcceptRate: jsonNum{rp.s.AcceptRate, sig}, EvalsPerStep: jsonNum{rp.s.EvalsPerStep, sig},
+		MeanBatch: jsonNum{rp.s.MeanBatch, sig}, Seconds: jsonNum{rp.s.SamplingTime.Seconds(), sig},
+		Scale: rp.scale, Prior: rp.prior, Warnings: slices.Clip(append([]string{}, rp.s.Warnings...))}
+	for _, r := range rp.rows {
+		j := jrow{Variable: r.Name, Mean: jsonNum{r.Mean, sig}, SD: jsonNum{r.SD, sig}, MCSE: jsonNum{r.MCSE, sig},
+			Percentiles: map[string]jsonNum{}, ESSBulk: jsonNum{r.ESSBulk, sig}, ESSTail: jsonNum{r.ESSTail, sig},
+			ESSPerSecond: jsonNum{r.ESSPerSecond, sig}, RHat: jsonNum{r.RHat, sig}}
+		for i, p := range rp.percentiles {
+			j.Percentiles[percentName(p)] = jsonNum{r.Percentiles[i], sig}
+		}
+		out.Variables = append(out.Variables, j)
+	}
+	b, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// scaleNote says which scale the coefficients are reported on.
+func scaleNote(original bool) string {
+	if original {
+		return "on the original scale of each feature (per unit of the feature; --standardized: per sd, as sampled)"
+	}
+	return "of the standardised features (per sd of each numeric feature), as sampled"
+}
+
+// filesReport is exactmh summary's report of the files: on the original
+// scale when their model_info says how the features were standardised
+// (and not --standardized).
+func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps []float64) (*report, error) {
+	d, err := fileDraws(files, s)
+	if err != nil {
+		return nil, err
+	}
+	rp := &report{s: s, percentiles: ps, prior: files[0].Config["model_info.prior"]}
+	if sc := fileScaling(files[0]); sc != nil {
+		if !rf.standardized {
+			if err := sc.apply(d); err != nil {
+				return nil, err
+			}
+		}
+		rp.scale = scaleNote(!rf.standardized)
+	}
+	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
+	return rp, nil
+}
+
+// resultReport is exactmh sample's report of its run, on the original
+// scale unless --standardized or the features were not standardised.
+func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, error) {
+	ps, err := rf.check()
+	if err != nil {
+		return nil, err
+	}
+	s := res.Summary()
+	d := resultDraws(res, s)
+	prior := m.fp.Prior
+	if ps := m.priorScale(); ps != "" {
+		prior += " " + ps
+	}
+	rp := &report{s: s, percentiles: ps, prior: prior}
+	if m.fp.Standardize && len(d.x) == m.design.D && len(d.x) > 0 && len(d.x[0]) > 0 {
+		if !rf.standardized {
+			sc := &scaling{center: m.design.Center, scale: m.design.Scale, intercept: m.design.Intercept}
+			if err := sc.apply(d); err != nil {
+				return nil, err
+			}
+		}
+		rp.scale = scaleNote(!rf.standardized)
+	}
+	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
+	return rp, nil
+}
+
+// printReport prints sample's account of its run: the kernel (and, for
+// the automatic default, its choice and reason), then the summary table.
+func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writer) error {
+	rp, err := resultReport(res, m, &sf.report)
+	if err != nil {
+		return failure(err)
+	}
+	switch {
+	case res.Choice != nil:
+		fmt.Fprintf(stdout, "exactmh chose %s\n\n", res.Choice)
+		rp.s.Kernel = res.Choice.Name // TunaMH-CV-CN, not the TunaMH it runs
+	case sf.choiceNote != "":
+		fmt.Fprintf(stdout, "kernel %s\n\n", sf.choiceNote)
+		rp.s.Kernel = sf.choiceName
+	}
+	return rp.write(stdout, "table", 4)
+}
+
+// choiceLogger prints the automatic default's steps (MAP, Laplace
+// approximation, pilots) to w as they happen.
+func choiceLogger(w io.Writer) func(string) {
+	return func(step string) { fmt.Fprintf(w, "choosing the kernel: %s\n", step) }
+}

@@ -1,0 +1,370 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Command multilevel samples a synthetic multilevel logistic regression on
+// tall data exactly from minibatches (exactmh.GroupSMH) and reports min
+// bulk ESS per CPU-second including everything before the draws (the
+// centre, the proposal, warmup).
+//
+// The model (issue 30's synthetic row): N = 10⁶ data in 1,000 groups whose
+// sizes follow a rank-size (Zipf-like) law from 10 to 10⁴,
+// 10 fixed effects (an intercept and x1 … x9 ~ N(0, 1)), a random
+// intercept and a random slope on x1 per group, τ unknown:
+//
+//	y_i ~ Bernoulli(σ(x_iᵀβ + u_{g(i)} + v_{g(i)}·x1_i)),
+//	u_g ~ N(0, τ_u²), v_g ~ N(0, τ_v²), τ ~ half-normal(1), β ~ N(0, 5²).
+//
+// The centre of GroupSMH's control variates is model.MultilevelCenter's
+// (Laplace-EM: the joint posterior has no mode). The proposal is the
+// Crank–Nicolson proposal around N(θ̂, H⁻¹) at the centre (-proposal cn;
+// the dense exactmh.CrankNicolson, O(d²) per step, until the sparse one
+// lands) or a random walk scaled by the centre's standard deviations
+// (-proposal rw).
+//
+//	go run ./examples/multilevel                 # N = 10⁶, 1,000 groups
+//	go run ./examples/multilevel -quick          # N = 2·10⁴, 50 groups
+//	go run ./examples/multilevel -export DIR     # the data for stan/run.R
+//
+// -export writes DIR/multilevel.csv (y, g (1-based), x1 … x9, reals in
+// hexadecimal as examples/tall writes them) and exits; stan/ holds the
+// non-centred Stan program and the R script that runs rstan's NUTS on it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/sparse"
+)
+
+// cpuTime returns the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func main() {
+	cf := report.RegisterCommon(runtime.GOMAXPROCS(0), 1000)
+	n := flag.Int("n", 1000000, "data")
+	groups := flag.Int("groups", 1000, "groups")
+	minSize := flag.Int("min", 10, "size of the smallest group")
+	maxSize := flag.Int("max", 10000, "size of the largest group")
+	proposal := flag.String("proposal", "cn", "cn (Crank–Nicolson around the Laplace approximation) or rw (random walk)")
+	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
+	thin := flag.Int("thin", 1, "transitions per kept draw")
+	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
+	f32 := flag.Bool("float32", false, "store the rows in float32")
+	exactBelow := flag.Int("exact-below", 100, "groups with fewer data are evaluated exactly at every step (GroupSMH.ExactBelow)")
+	kernel := flag.String("kernel", "groupsmh", "groupsmh, or mh (full-batch MH with the same proposal, for comparison)")
+	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
+	export := flag.String("export", "", "write the data to this directory and exit")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("multilevel: ")
+	if cf.Quick {
+		*n, *groups, *maxSize, *warmup = 20000, 50, 2000, 300
+		if cf.Draws > 300 {
+			cf.Draws = 300
+		}
+	}
+	start := time.Now()
+	cpu0 := cpuTime()
+	d := simulate(*n, *groups, *minSize, *maxSize, cf.Seed)
+	if *export != "" {
+		if err := d.export(*export); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	post, err := d.posterior(*f32)
+	if err != nil {
+		log.Fatal(err)
+	}
+	say := func(format string, a ...any) {
+		if !cf.Quiet {
+			fmt.Fprintf(os.Stderr, format+"\n", a...)
+		}
+	}
+	dim := post.Energy.Dim()
+	say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], dim, time.Since(start).Seconds())
+
+	t0 := time.Now()
+	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
+		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
+
+	t0 = time.Now()
+	prior := post.Prior.(*model.MultilevelPrior)
+	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
+	if *proposal == "cn" {
+		cn, err := laplaceCN(post, center, prior.NumTerms())
+		if err != nil {
+			log.Fatal(err)
+		}
+		q = cn
+	}
+	say("proposal %s in %.1fs", *proposal, time.Since(t0).Seconds())
+	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: *exactBelow}
+	if *free {
+		k.Free = sd
+	}
+	var kern exactmh.Kernel = k
+	if *kernel == "mh" {
+		kern = exactmh.MH{Proposal: q}
+	}
+	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
+		Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: *accept})
+	if err != nil {
+		log.Fatal(err)
+	}
+	wall := time.Since(start)
+	cpu := cpuTime() - cpu0
+	s := res.Summary()
+	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
+	for _, p := range s.Params {
+		minBulk, minTail, maxRhat = math.Min(minBulk, p.ESSBulk), math.Min(minTail, p.ESSTail), math.Max(maxRhat, p.RHat)
+	}
+	tot := res.Sampling()
+	fmt.Printf("GroupSMH (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
+		*proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
+	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g\n", minBulk, minTail, maxRhat, scales(res))
+	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
+		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
+	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
+		"log_tau_g": math.Log(d.tau[0]), "log_tau_g_x1": math.Log(d.tau[1])}
+	for _, g := range []int{0, *groups / 2, *groups - 1} {
+		show[fmt.Sprintf("u_g[%d]", g+1)] = d.u[g][0]
+	}
+	fmt.Printf("%-14s %8s %8s %8s %7s %7s %6s\n", "parameter", "true", "mean", "sd", "bulk", "tail", "R-hat")
+	for _, p := range s.Params {
+		if v, ok := show[p.Name]; ok {
+			fmt.Printf("%-14s %8.3f %8.3f %8.4f %7.0f %7.0f %6.3f\n", p.Name, v, p.Mean, p.SD, p.ESSBulk, p.ESSTail, p.RHat)
+		}
+	}
+	if err := cf.SaveStanCSV(res, "multilevel_GroupSMH", post.Names); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// scales returns the chains' adapted step scales.
+func scales(res *exactmh.Result) []float64 {
+	var s []float64
+	for _, c := range res.Chains {
+		s = append(s, c.Scale)
+	}
+	return s
+}
+
+// data is the simulated data set and its truth.
+type data struct {
+	y     []float64
+	x     [][]float64 // x1 … x9
+	g     []int32
+	sizes []int // group sizes, largest first
+	beta  []float64
+	tau   [2]float64
+	u     [][2]float64
+}
+
+// groupSizes returns sizes n_g = 10^{log10(max) − (log10(max) −
+// log10(min))·(g/(G−1))^a} for g = 0 … G−1, a rank-size law from max to
+// min, with a found by bisection so that they sum to n (the largest group
+// absorbs the rounding).
+func groupSizes(n, groups, lo, hi int) []int {
+	sizes := make([]int, groups)
+	fill := func(a float64) int {
+		var s int
+		for g := range sizes {
+			r := 0.0
+			if groups > 1 {
+				r = float64(g) / float64(groups-1)
+			}
+			sizes[g] = int(math.Round(math.Pow(10, math.Log10(float64(hi))-math.Log10(float64(hi)/float64(lo))*math.Pow(r, a))))
+			s += sizes[g]
+		}
+		return s
+	}
+	alo, ahi := 0.01, 100.0
+	for range 100 {
+		a := math.Sqrt(alo * ahi)
+		if fill(a) > n { // a larger a keeps more groups near max
+			ahi = a
+		} else {
+			alo = a
+		}
+	}
+	s := fill(math.Sqrt(alo * ahi))
+	sizes[0] = max(1, sizes[0]+n-s)
+	return sizes
+}
+
+func simulate(n, groups, lo, hi int, seed uint64) *data {
+	rng := rand.New(rand.NewPCG(seed, 30))
+	d := &data{sizes: groupSizes(n, groups, lo, hi), tau: [2]float64{0.5, 0.25}}
+	n = 0
+	for _, s := range d.sizes {
+		n += s
+	}
+	d.beta = make([]float64, 10)
+	d.beta[0] = -1
+	for j := 1; j < 10; j++ {
+		d.beta[j] = 0.3 * rng.NormFloat64()
+	}
+	d.u = make([][2]float64, groups)
+	for g := range d.u {
+		d.u[g] = [2]float64{d.tau[0] * rng.NormFloat64(), d.tau[1] * rng.NormFloat64()}
+	}
+	d.y, d.g = make([]float64, n), make([]int32, n)
+	d.x = make([][]float64, 9)
+	for j := range d.x {
+		d.x[j] = make([]float64, n)
+	}
+	i := 0
+	for g, s := range d.sizes {
+		for range s {
+			z := d.beta[0]
+			for j := range 9 {
+				v := rng.NormFloat64()
+				d.x[j][i] = v
+				z += d.beta[j+1] * v
+			}
+			z += d.u[g][0] + d.u[g][1]*d.x[0][i]
+			if rng.Float64() < 1/(1+math.Exp(-z)) {
+				d.y[i] = 1
+			}
+			d.g[i] = int32(g)
+			i++
+		}
+	}
+	return d
+}
+
+func (d *data) posterior(f32 bool) (*exactmh.Posterior, error) {
+	m := &model.Multilevel{
+		Family:    model.LogisticFamily{},
+		Y:         d.y,
+		Intercept: true,
+		FixedSD:   make([]float64, 10),
+		Factors: []model.Factor{{Name: "g", Index: d.g, Slopes: []model.Covariate{{Name: "x1", Values: d.x[0]}},
+			Tau: model.HalfNormal(1)}},
+		Float32: f32,
+	}
+	for j := range 9 {
+		m.Fixed = append(m.Fixed, model.Covariate{Name: fmt.Sprintf("x%d", j+1), Values: d.x[j]})
+	}
+	for j := range m.FixedSD {
+		m.FixedSD[j] = 5
+	}
+	return model.NewMultilevel(m)
+}
+
+// laplaceCN returns the Crank–Nicolson proposal around N(θ̂, H⁻¹) on the
+// effects (β, u), H the Hessian of −log π in them at the centre given τ̂,
+// which leaves the log scales, the last free coordinates of θ, where they
+// are: GroupSMH's Free updates move those given the effects. A proposal
+// that moved them with the effects from a fixed Gaussian would be
+// rejected (the funnel: the scales and the spread of the small groups'
+// effects move together). Any Gaussian leaves the kernel exact; this one
+// sets its efficiency. It is dense: O(m²) memory and per step, O(m³) to
+// build, m = d − free.
+func laplaceCN(post *exactmh.Posterior, center []float64, free int) (exactmh.Proposal, error) {
+	m := len(center) - free
+	he, err := post.Energy.(interface {
+		SparseHessian([]float64) (*sparse.SymCSC, error)
+	}).SparseHessian(center)
+	if err != nil {
+		return nil, err
+	}
+	hp, err := post.Prior.(*model.MultilevelPrior).SparseHessian(center)
+	if err != nil {
+		return nil, err
+	}
+	h := mat.NewSymDense(m, nil)
+	for _, s := range []*sparse.SymCSC{he, hp} {
+		for j := range min(s.N, m) {
+			for q := s.ColPtr[j]; q < s.ColPtr[j+1]; q++ {
+				if r := s.RowIdx[q]; r < m {
+					h.SetSym(r, j, h.At(r, j)+s.Val[q])
+				}
+			}
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(h) {
+		return nil, fmt.Errorf("the Hessian at the centre is not positive definite")
+	}
+	var cov mat.SymDense
+	if err := ch.InverseTo(&cov); err != nil {
+		return nil, err
+	}
+	cn, err := exactmh.NewCrankNicolson(center[:m], &cov)
+	if err != nil {
+		return nil, err
+	}
+	return headProposal{cn, m}, nil
+}
+
+// headProposal applies a proposal to the first m coordinates of θ and
+// keeps the others.
+type headProposal struct {
+	q exactmh.Proposal
+	m int
+}
+
+// Propose implements exactmh.Proposal.
+func (h headProposal) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	copy(dst[h.m:], theta[h.m:])
+	return h.q.Propose(rng, dst[:h.m], theta[:h.m], scale)
+}
+
+// export writes the data for stan/run.R.
+func (d *data) export(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "multilevel.csv"))
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprint(w, "y,g")
+	for j := range d.x {
+		fmt.Fprintf(w, ",x%d", j+1)
+	}
+	fmt.Fprintln(w)
+	for i := range d.y {
+		fmt.Fprintf(w, "%d,%d", int(d.y[i]), d.g[i]+1)
+		for j := range d.x {
+			fmt.Fprintf(w, ",%s", strconv.FormatFloat(d.x[j][i], 'x', -1, 64))
+		}
+		fmt.Fprintln(w)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

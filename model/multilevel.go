@@ -1,0 +1,579 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/sparse"
+)
+
+// Multilevel describes a generalised linear mixed model (GLMM),
+//
+//	η_i = o_i + x_iᵀβ + Σ_k z_{ik}ᵀ u_{k, g_k(i)},   y_i ~ Family(η_i),
+//	u_{k,g,j} ~ N(0, τ_{kj}²) independently,   τ_{kj} ~ Factors[k].Tau,
+//	β_j ~ N(FixedMean_j, FixedSD_j²) or flat,
+//
+// with one grouping factor k per entry of Factors (any number of them,
+// nested or crossed: a nested factor is one whose levels are the
+// combinations of its parents', such as school:class), a random intercept
+// (unless NoIntercept) and random slopes on the factor's Slopes. NewMultilevel
+// turns it into an *exactmh.Posterior whose Energy is a SparseGLM (one
+// sparse row per datum: the fixed effects and one block per factor, never
+// an N × G matrix) and whose Prior is a *MultilevelPrior holding every
+// non-data term exactly.
+//
+// θ is laid out as β (the fixed effects, in the order Intercept, Fixed),
+// then for each factor its effects level by level (u_{k,g,0}, …,
+// u_{k,g,q−1} for g = 0, 1, …, intercept first), then log τ_{kj} for each
+// factor k and term j. The scales are sampled on the log scale, the prior
+// including the Jacobian τ of τ = e^{log τ}.
+type Multilevel struct {
+	// Family is the response's family: LogisticFamily, ProbitFamily,
+	// PoissonFamily (Offset the log exposure) or
+	// GaussianFamily (σ known). Required. A Gaussian response with σ
+	// unknown is not offered: log σ would enter every datum's energy
+	// outside its linear predictor, so the energy would no longer be a
+	// GLM in θ, and neither the sparse Hessian's pattern nor GroupSMH's
+	// per-block bounds (which need U_i to depend on θ through x_iᵀθ alone)
+	// would hold.
+	Family GLMFamily
+	// Y holds the N responses. Required.
+	Y []float64
+	// Offset, if not nil, holds o_i (N values).
+	Offset []float64
+	// Intercept adds a fixed intercept, named "(Intercept)", as the first
+	// coefficient.
+	Intercept bool
+	// Fixed are the fixed-effect covariates (N values each).
+	Fixed []Covariate
+	// FixedSD, if not nil, holds the prior standard deviation of each fixed
+	// effect (intercept first): β_j ~ N(FixedMean_j, FixedSD_j²); an SD of
+	// 0 (or a nil FixedSD) means a flat prior on that coefficient.
+	FixedSD []float64
+	// FixedMean, if not nil, holds the prior means (nil: 0).
+	FixedMean []float64
+	// Factors are the grouping factors. At least one.
+	Factors []Factor
+	// Float32 stores the sparse rows' values in float32 (half the memory;
+	// exact for 0/1 indicators).
+	Float32 bool
+}
+
+// Covariate is one named column of N values.
+type Covariate struct {
+	Name   string
+	Values []float64
+}
+
+// Factor is a grouping factor with its random effects.
+type Factor struct {
+	// Name names the factor in the parameters: "u_origin[ATL]",
+	// "log_tau_origin". Required.
+	Name string
+	// Index holds the level of each datum, in [0, G). Required (N values).
+	Index []int32
+	// Levels names the G levels; nil names them "1" … "G" with G one more
+	// than the largest index. A level without data is allowed (its effects
+	// are drawn from their prior).
+	Levels []string
+	// NoIntercept leaves out the random intercept.
+	NoIntercept bool
+	// Slopes are the covariates with a random slope per level.
+	Slopes []Covariate
+	// Tau is the prior on each of the factor's scales τ. Required.
+	Tau ScalePrior
+}
+
+// scaleKind says which law a ScalePrior is.
+type scaleKind int
+
+// The scale priors.
+const (
+	noScalePrior scaleKind = iota
+	halfNormalKind
+	halfStudentTKind
+	exponentialKind
+)
+
+// ScalePrior is a prior on a random effect's scale τ > 0. Build one with
+// HalfNormal, HalfStudentT or Exponential.
+type ScalePrior struct {
+	kind  scaleKind
+	scale float64 // half-normal σ, half-t scale, exponential rate λ
+	df    float64 // half-t ν
+}
+
+// HalfNormal is the prior p(τ) ∝ exp(−τ²/(2s²)), τ > 0.
+func HalfNormal(s float64) ScalePrior { return ScalePrior{kind: halfNormalKind, scale: s} }
+
+// HalfStudentT is the prior p(τ) ∝ (1 + τ²/(νs²))^{−(ν+1)/2}, τ > 0
+// (a half-Cauchy for ν = 1).
+func HalfStudentT(nu, s float64) ScalePrior {
+	return ScalePrior{kind: halfStudentTKind, scale: s, df: nu}
+}
+
+// Exponential is the prior p(τ) ∝ exp(−λτ), τ > 0.
+func Exponential(rate float64) ScalePrior { return ScalePrior{kind: exponentialKind, scale: rate} }
+
+// String returns the prior in Stan's notation.
+func (s ScalePrior) String() string {
+	switch s.kind {
+	case halfNormalKind:
+		return fmt.Sprintf("normal(0, %v) on τ > 0", s.scale)
+	case halfStudentTKind:
+		return fmt.Sprintf("student_t(%v, 0, %v) on τ > 0", s.df, s.scale)
+	case exponentialKind:
+		return fmt.Sprintf("exponential(%v)", s.scale)
+	}
+	return "no prior"
+}
+
+func (s ScalePrior) check() error {
+	ok := s.scale > 0 && !math.IsInf(s.scale, 0)
+	switch s.kind {
+	case noScalePrior:
+		return errors.New("no prior on τ: set Tau to HalfNormal, HalfStudentT or Exponential")
+	case halfStudentTKind:
+		if !(s.df > 0) || math.IsInf(s.df, 0) {
+			return fmt.Errorf("half-Student-t prior with ν = %v, want finite > 0", s.df)
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%s: scale or rate %v, want finite > 0", s, s.scale)
+	}
+	return nil
+}
+
+// logDensity returns log p(τ) + log τ at τ = e^ℓ (the Jacobian of the log
+// transform included), up to a constant, and its first two derivatives
+// in ℓ. With a = τ²/(νs²) for the half-t:
+//
+//	half-normal:   −τ²/(2s²) + ℓ,            1 − τ²/s²,          −2τ²/s²
+//	half-t:        −(ν+1)/2·log1p(a) + ℓ,    1 − (ν+1)a/(1+a),   −2(ν+1)a/(1+a)²
+//	exponential:   −λτ + ℓ,                  1 − λτ,             −λτ
+func (s ScalePrior) logDensity(l float64) (f, d1, d2 float64) {
+	tau := math.Exp(l)
+	switch s.kind {
+	case halfNormalKind:
+		r := tau / s.scale
+		return -r*r/2 + l, 1 - r*r, -2 * r * r
+	case halfStudentTKind:
+		r := tau / s.scale
+		a := r * r / s.df
+		return -(s.df+1)/2*math.Log1p(a) + l, 1 - (s.df+1)*a/(1+a), -2 * (s.df + 1) * a / ((1 + a) * (1 + a))
+	case exponentialKind:
+		return -s.scale*tau + l, 1 - s.scale*tau, -s.scale * tau
+	}
+	return math.NaN(), math.NaN(), math.NaN()
+}
+
+// reTerm is one random-effect term: the effects u_{k,g,j} of term j of
+// factor k for every level g, at θ[start + g·stride], with scale
+// e^{θ[logTau]}.
+type reTerm struct {
+	factor, term     string // "origin", "log_distance" ("" for the intercept)
+	start, stride, g int
+	logTau           int
+	prior            ScalePrior
+}
+
+// MultilevelPrior is the exact non-data part of a multilevel model's
+// posterior density over θ = (β, u, log τ):
+//
+//	log p(θ) = Σ_j log N(β_j | m_j, s_j²) + Σ_{k,j} [ Σ_g log N(u_{k,g,j} | 0, τ_{kj}²)
+//	           + log p(τ_{kj}) + log τ_{kj} ],
+//
+// up to a constant, the normal terms of β only where an SD is set. It
+// implements exactmh.Prior, exactmh.PriorGradienter and SparseHessian (∇²
+// of −log p, diagonal but for the coupling of each u to its log τ). Every
+// evaluation costs O(d). It is read-only and safe for concurrent use.
+type MultilevelPrior struct {
+	d        int
+	nBeta    int
+	betaMean []float64
+	betaPrec []float64 // 1/s_j², 0 for a flat coefficient
+	terms    []reTerm
+}
+
+// NumFixed returns the number of fixed effects, θ[0:NumFixed()].
+func (p *MultilevelPrior) NumFixed() int { return p.nBeta }
+
+// NumTerms returns the number of random-effect terms Σ_k q_k.
+func (p *MultilevelPrior) NumTerms() int { return len(p.terms) }
+
+// Term returns where term t's effects are: θ[start + g·stride] is the
+// effect of level g (g < levels), θ[logTau] is log τ of the term.
+func (p *MultilevelPrior) Term(t int) (factor, term string, start, stride, levels, logTau int) {
+	r := p.terms[t]
+	return r.factor, r.term, r.start, r.stride, r.g, r.logTau
+}
+
+// Blocks returns the partition of θ that exactmh.GroupSMH bounds each
+// datum by: block 0 the fixed effects, then one block per level of each
+// factor (its q effects), and −1 for the log scales, which no row holds.
+func (p *MultilevelPrior) Blocks() []int32 {
+	b := make([]int32, p.d)
+	for j := range b {
+		b[j] = -1
+	}
+	for j := range p.nBeta {
+		b[j] = 0
+	}
+	next := int32(1)
+	for k := 0; k < len(p.terms); {
+		// The terms of one factor share start/stride: a level's block is
+		// its q = stride effects.
+		t := p.terms[k]
+		base := t.start
+		for g := range t.g {
+			for j := range t.stride {
+				b[base+g*t.stride+j] = next
+			}
+			next++
+		}
+		k += t.stride
+	}
+	return b
+}
+
+// LogPrior returns log p(θ) up to a constant.
+func (p *MultilevelPrior) LogPrior(theta []float64) float64 {
+	var s float64
+	for j, prec := range p.betaPrec[:p.nBeta] {
+		if prec != 0 {
+			r := theta[j] - p.betaMean[j]
+			s -= prec * r * r / 2
+		}
+	}
+	for _, t := range p.terms {
+		l := theta[t.logTau]
+		var ss float64
+		for g := range t.g {
+			u := theta[t.start+g*t.stride]
+			ss += u * u
+		}
+		f, _, _ := t.prior.logDensity(l)
+		s += -ss*math.Exp(-2*l)/2 - float64(t.g)*l + f
+	}
+	if math.IsNaN(s) {
+		return math.Inf(-1)
+	}
+	return s
+}
+
+// AddLogPriorGradient adds ∇log p(θ) to grad:
+// ∂/∂u_g = −u_g/τ², ∂/∂log τ = Σ_g u_g²/τ² − G + (log p(τ) + log τ)′.
+func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
+	for j, prec := range p.betaPrec[:p.nBeta] {
+		grad[j] -= prec * (theta[j] - p.betaMean[j])
+	}
+	for _, t := range p.terms {
+		l := theta[t.logTau]
+		w := math.Exp(-2 * l)
+		var ss float64
+		for g := range t.g {
+			k := t.start + g*t.stride
+			u := theta[k]
+			ss += u * u
+			grad[k] -= u * w
+		}
+		_, d1, _ := t.prior.logDensity(l)
+		grad[t.logTau] += ss*w - float64(t.g) + d1
+	}
+}
+
+// SparseHessian returns ∇²(−log p)(θ), lower triangle: 1/s_j² on β's
+// diagonal (0 for a flat coefficient, stored), and for each term
+//
+//	∂²/∂u_g² = 1/τ²,  ∂²/∂u_g∂log τ = −2u_g/τ²,
+//	∂²/∂log τ² = 2Σ_g u_g²/τ² − (log p(τ) + log τ)″.
+//
+// It is not positive definite everywhere (the funnel of a centred
+// parametrisation): a Newton search must damp it.
+func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
+	if len(theta) != p.d {
+		return nil, fmt.Errorf("model: MultilevelPrior.SparseHessian: len(θ) = %d, want the dimension %d", len(theta), p.d)
+	}
+	// Column j holds j itself and, for an effect u, the row of its log τ
+	// (which comes after every effect).
+	tau := make([]int, p.d) // log τ index of column j's effect, or −1
+	for j := range tau {
+		tau[j] = -1
+	}
+	for _, t := range p.terms {
+		for g := range t.g {
+			tau[t.start+g*t.stride] = t.logTau
+		}
+	}
+	h := &sparse.SymCSC{N: p.d, ColPtr: make([]int, p.d+1)}
+	for j := range p.d {
+		h.RowIdx = append(h.RowIdx, j)
+		h.Val = append(h.Val, 0)
+		if tau[j] >= 0 {
+			h.RowIdx = append(h.RowIdx, tau[j])
+			h.Val = append(h.Val, 0)
+		}
+		h.ColPtr[j+1] = len(h.RowIdx)
+	}
+	for j, prec := range p.betaPrec[:p.nBeta] {
+		h.Val[h.ColPtr[j]] = prec
+	}
+	for _, t := range p.terms {
+		l := theta[t.logTau]
+		w := math.Exp(-2 * l)
+		var ss float64
+		for g := range t.g {
+			k := t.start + g*t.stride
+			u := theta[k]
+			ss += u * u
+			h.Val[h.ColPtr[k]] = w
+			h.Val[h.ColPtr[k]+1] = -2 * u * w
+		}
+		_, _, d2 := t.prior.logDensity(l)
+		h.Val[h.ColPtr[t.logTau]] = 2*ss*w - d2
+	}
+	return h, nil
+}
+
+// NewMultilevel returns the posterior of the multilevel model m, with
+// parameter names that say what each coordinate is: the fixed effects by
+// their covariates' names, "u_origin[ATL]" (the random intercept of level
+// ATL of factor origin), "u_origin_log_distance[ATL]" (its random slope on
+// log_distance), "log_tau_origin" and "log_tau_origin_log_distance" (the
+// log scales). It checks every input and names the first bad one. The
+// energy keeps Y and Offset; the sparse rows are built in one pass, N·(p +
+// Σ_k q_k) entries at most (zeros are not stored).
+func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
+	if m == nil {
+		return nil, errors.New("model: NewMultilevel: nil model")
+	}
+	n := len(m.Y)
+	if n == 0 {
+		return nil, errors.New("model: NewMultilevel: no data (len(Y) = 0)")
+	}
+	if m.Family == nil {
+		return nil, errors.New("model: NewMultilevel: nil Family")
+	}
+	if len(m.Factors) == 0 {
+		return nil, errors.New("model: NewMultilevel: no grouping factor (a model without random effects is a GLM: use NewGLM)")
+	}
+	var names []string
+	seen := map[string]string{}
+	addName := func(name, what string) error {
+		if prev, ok := seen[name]; ok {
+			return fmt.Errorf("model: NewMultilevel: %s and %s both give the parameter name %q", prev, what, name)
+		}
+		if name == "" || strings.ContainsAny(name, ",#\n\r") || strings.HasSuffix(name, "__") {
+			return fmt.Errorf("model: NewMultilevel: %s gives the parameter name %q, want non-empty, without ',', '#', newlines or a trailing \"__\"", what, name)
+		}
+		seen[name] = what
+		names = append(names, name)
+		return nil
+	}
+	var fixed []Covariate
+	if m.Intercept {
+		fixed = append(fixed, Covariate{Name: "(Intercept)"})
+	}
+	fixed = append(fixed, m.Fixed...)
+	for j, c := range fixed {
+		if !(m.Intercept && j == 0) {
+			if err := checkColumn(fmt.Sprintf("fixed effect %d (%q)", j, c.Name), c.Values, n); err != nil {
+				return nil, err
+			}
+		}
+		if err := addName(c.Name, fmt.Sprintf("fixed effect %d", j)); err != nil {
+			return nil, err
+		}
+	}
+	nb := len(fixed)
+	prior := &MultilevelPrior{nBeta: nb, betaMean: make([]float64, nb), betaPrec: make([]float64, nb)}
+	if m.FixedSD != nil {
+		if len(m.FixedSD) != nb {
+			return nil, fmt.Errorf("model: NewMultilevel: len(FixedSD) = %d, want the number of fixed effects %d", len(m.FixedSD), nb)
+		}
+		for j, s := range m.FixedSD {
+			if !(s >= 0) || math.IsInf(s, 0) {
+				return nil, fmt.Errorf("model: NewMultilevel: FixedSD[%d] (%s) = %v, want finite ≥ 0 (0: flat)", j, fixed[j].Name, s)
+			}
+			if s > 0 {
+				prior.betaPrec[j] = 1 / (s * s)
+			}
+		}
+	}
+	if m.FixedMean != nil {
+		if len(m.FixedMean) != nb {
+			return nil, fmt.Errorf("model: NewMultilevel: len(FixedMean) = %d, want the number of fixed effects %d", len(m.FixedMean), nb)
+		}
+		for j, v := range m.FixedMean {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("model: NewMultilevel: FixedMean[%d] (%s) = %v is not finite", j, fixed[j].Name, v)
+			}
+		}
+		copy(prior.betaMean, m.FixedMean)
+	}
+	// The effects of each factor, level-major, then the log scales.
+	blocks := make([]factorBlock, len(m.Factors))
+	d := nb
+	for k := range m.Factors {
+		f := &m.Factors[k]
+		what := fmt.Sprintf("factor %d (%q)", k, f.Name)
+		if f.Name == "" {
+			return nil, fmt.Errorf("model: NewMultilevel: factor %d has no name", k)
+		}
+		if err := f.Tau.check(); err != nil {
+			return nil, fmt.Errorf("model: NewMultilevel: %s: %w", what, err)
+		}
+		if len(f.Index) != n {
+			return nil, fmt.Errorf("model: NewMultilevel: %s: len(Index) = %d, want N = %d", what, len(f.Index), n)
+		}
+		g := len(f.Levels)
+		if f.Levels == nil {
+			for _, v := range f.Index {
+				g = max(g, int(v)+1)
+			}
+		}
+		for i, v := range f.Index {
+			if v < 0 || int(v) >= g {
+				return nil, fmt.Errorf("model: NewMultilevel: %s: Index[%d] = %d, want a level in [0, %d)", what, i, v, g)
+			}
+		}
+		levels := f.Levels
+		if levels == nil {
+			levels = make([]string, g)
+			for l := range levels {
+				levels[l] = strconv.Itoa(l + 1)
+			}
+		}
+		var terms []Covariate
+		if !f.NoIntercept {
+			terms = append(terms, Covariate{})
+		}
+		for j, c := range f.Slopes {
+			if c.Name == "" {
+				return nil, fmt.Errorf("model: NewMultilevel: %s: slope %d has no name", what, j)
+			}
+			if err := checkColumn(fmt.Sprintf("%s: slope %q", what, c.Name), c.Values, n); err != nil {
+				return nil, err
+			}
+		}
+		terms = append(terms, f.Slopes...)
+		if len(terms) == 0 {
+			return nil, fmt.Errorf("model: NewMultilevel: %s has neither an intercept nor a slope", what)
+		}
+		q := len(terms)
+		if d > exactmh.MaxDim-g*q {
+			return nil, fmt.Errorf("model: NewMultilevel: %s: %d levels × %d terms take the dimension past MaxDim = %d", what, g, q, exactmh.MaxDim)
+		}
+		blocks[k] = factorBlock{f: f, start: d, q: q, levels: levels, slopes: terms}
+		for l, lv := range levels {
+			for _, c := range terms {
+				name := "u_" + f.Name
+				if c.Name != "" {
+					name += "_" + c.Name
+				}
+				if err := addName(name+"["+lv+"]", fmt.Sprintf("%s, level %d", what, l)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		d += g * q
+	}
+	for k, b := range blocks {
+		for j, c := range b.slopes {
+			prior.terms = append(prior.terms, reTerm{
+				factor: b.f.Name, term: c.Name, start: b.start + j, stride: b.q, g: len(b.levels),
+				logTau: d, prior: b.f.Tau,
+			})
+			name := "log_tau_" + b.f.Name
+			if c.Name != "" {
+				name += "_" + c.Name
+			}
+			if err := addName(name, fmt.Sprintf("factor %d (%q), scale of term %d", k, b.f.Name, j)); err != nil {
+				return nil, err
+			}
+			d++
+		}
+	}
+	prior.d = d
+	post := &exactmh.Posterior{Prior: prior, Names: names}
+	var err error
+	if m.Float32 {
+		post.Energy, err = NewSparseGLM(multilevelRows[float32](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+	} else {
+		post.Energy, err = NewSparseGLM(multilevelRows[float64](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model: NewMultilevel: %w", err)
+	}
+	return post, post.Validate()
+}
+
+// factorBlock is where a factor's effects are in θ: level g's q effects
+// (the terms, intercept first) at start + g·q.
+type factorBlock struct {
+	f      *Factor
+	start  int
+	q      int
+	levels []string
+	slopes []Covariate // the terms; an intercept has nil Values
+}
+
+// multilevelRows returns one sparse row per datum, columns ascending: the
+// fixed effects, then each factor's block at the datum's level. Zeros are
+// not stored.
+func multilevelRows[T float32 | float64](m *Multilevel, fixed []Covariate, blocks []factorBlock, d int) SparseRows[T] {
+	n := len(m.Y)
+	perRow := len(fixed)
+	for _, b := range blocks {
+		perRow += b.q
+	}
+	r := SparseRows[T]{N: n, D: d, RowPtr: make([]int, n+1), Col: make([]int32, 0, n*perRow), Val: make([]T, 0, n*perRow)}
+	for i := range n {
+		for j, c := range fixed {
+			v := 1.0
+			if !(m.Intercept && j == 0) {
+				v = c.Values[i]
+			}
+			if v != 0 {
+				r.Col, r.Val = append(r.Col, int32(j)), append(r.Val, T(v))
+			}
+		}
+		for _, b := range blocks {
+			base := b.start + int(b.f.Index[i])*b.q
+			for j, c := range b.slopes {
+				v := 1.0
+				if c.Values != nil {
+					v = c.Values[i]
+				}
+				if v != 0 {
+					r.Col, r.Val = append(r.Col, int32(base+j)), append(r.Val, T(v))
+				}
+			}
+		}
+		r.RowPtr[i+1] = len(r.Col)
+	}
+	r.Col, r.Val = slices.Clip(r.Col), slices.Clip(r.Val)
+	return r
+}
+
+// checkColumn checks that a covariate has N finite values.
+func checkColumn(what string, v []float64, n int) error {
+	if len(v) != n {
+		return fmt.Errorf("model: NewMultilevel: %s: %d values, want N = %d", what, len(v), n)
+	}
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("model: NewMultilevel: %s: value %d = %v is not finite", what, i, x)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,557 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/sparse"
+)
+
+// LogisticFamily is the GLMFamily of logistic regression: labels
+// y ∈ {0, 1} with P(y = 1) = σ(z),
+//
+//	f(y, z) = softplus(z) − y·z,  f′ = σ(z) − y,  f″ = σ(1 − σ),
+//	f‴ = σ(1 − σ)(1 − 2σ),
+//
+// computed through a softplus that never overflows. |f′| < 1, f″ ≤ ¼ and
+// |f‴| ≤ 1/(6√3) on the whole line (the maximum of s(1 − s)(1 − 2s) over
+// s ∈ [0, 1], at s = ½ ± 1/(2√3)), so every bound the kernels need is
+// finite on an unbounded support.
+type LogisticFamily struct{}
+
+// logisticF3 is sup_z |f‴| of the logistic loss, 1/(6√3).
+var logisticF3 = 1 / (6 * math.Sqrt(3))
+
+// Validate checks that every response is 0 or 1.
+func (LogisticFamily) Validate(y []float64) error {
+	for i, v := range y {
+		if v != 0 && v != 1 {
+			return fmt.Errorf("LogisticFamily: label y[%d] = %v, want 0 or 1", i, v)
+		}
+	}
+	return nil
+}
+
+// Loss returns softplus(z) − y·z.
+func (LogisticFamily) Loss(y, z float64) float64 {
+	return max(z, 0) + math.Log1p(math.Exp(-math.Abs(z))) - y*z
+}
+
+// LossDerivs returns σ(z) − y and σ(z)(1 − σ(z)).
+func (LogisticFamily) LossDerivs(y, z float64) (f1, f2 float64) {
+	s := sigmoid(z)
+	return s - y, s * (1 - s)
+}
+
+// LossBound returns sup |f^{(k)}| over lo ≤ z ≤ hi: for k = 1 the larger
+// of |σ − y| at the two ends (σ is monotone), for k = 2 σ(1 − σ) at the
+// point of the interval nearest 0, for k = 3 the global 1/(6√3).
+func (LogisticFamily) LossBound(y float64, k int, lo, hi float64) float64 {
+	switch k {
+	case 1:
+		return math.Max(math.Abs(sigmoid(lo)-y), math.Abs(sigmoid(hi)-y))
+	case 2:
+		z := math.Min(math.Max(0, lo), hi)
+		s := sigmoid(z)
+		return s * (1 - s)
+	case 3:
+		return logisticF3
+	}
+	return math.Inf(1)
+}
+
+// LossRange returns the range of f(y, ·) over [lo, hi]: f is monotone in z
+// for y ∈ {0, 1}.
+func (f LogisticFamily) LossRange(y, lo, hi float64) (lower, upper float64) {
+	a, b := f.Loss(y, lo), f.Loss(y, hi)
+	return math.Min(a, b), math.Max(a, b)
+}
+
+// sigmoid returns 1/(1 + e^−z) without overflow.
+func sigmoid(z float64) float64 {
+	if z >= 0 {
+		return 1 / (1 + math.Exp(-z))
+	}
+	e := math.Exp(z)
+	return e / (1 + e)
+}
+
+// SparseRows is an N×D matrix stored by rows in compressed sparse row form:
+// the entries of row i are Val[RowPtr[i]:RowPtr[i+1]] in the columns
+// Col[RowPtr[i]:RowPtr[i+1]], strictly ascending. The column indices are
+// int32 (D ≤ exactmh.MaxDim < 2³¹), the values float64 or float32: a
+// multilevel row of p fixed effects and one block per grouping factor costs
+// (p + Σq_k)·(4 + sizeof(T)) bytes, against D·sizeof(T) dense.
+type SparseRows[T float32 | float64] struct {
+	N, D   int
+	RowPtr []int
+	Col    []int32
+	Val    []T
+}
+
+// Validate checks the shape, the row pointers, that the columns of each
+// row are strictly ascending in [0, D), and that every value is finite,
+// naming the first row and entry that is not.
+func (r *SparseRows[T]) Validate() error {
+	switch {
+	case r == nil:
+		return errors.New("model: nil SparseRows")
+	case r.N <= 0:
+		return fmt.Errorf("model: SparseRows: N = %d, want > 0", r.N)
+	case r.D <= 0 || r.D > exactmh.MaxDim:
+		return fmt.Errorf("model: SparseRows: D = %d, want in [1, MaxDim = %d]", r.D, exactmh.MaxDim)
+	case len(r.RowPtr) != r.N+1:
+		return fmt.Errorf("model: SparseRows: len(RowPtr) = %d, want N + 1 = %d", len(r.RowPtr), r.N+1)
+	case r.RowPtr[0] != 0:
+		return fmt.Errorf("model: SparseRows: RowPtr[0] = %d, want 0", r.RowPtr[0])
+	case r.RowPtr[r.N] != len(r.Col) || len(r.Col) != len(r.Val):
+		return fmt.Errorf("model: SparseRows: RowPtr[N] = %d, len(Col) = %d, len(Val) = %d, want all equal", r.RowPtr[r.N], len(r.Col), len(r.Val))
+	}
+	for i := range r.N {
+		lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+		if hi < lo || hi > len(r.Col) {
+			return fmt.Errorf("model: SparseRows: row %d spans [%d, %d), want ascending within [0, %d]", i, lo, hi, len(r.Col))
+		}
+		prev := int32(-1)
+		for k := lo; k < hi; k++ {
+			c := r.Col[k]
+			if c <= prev || int(c) >= r.D {
+				return fmt.Errorf("model: SparseRows: row %d, entry %d: column %d after %d, want strictly ascending in [0, D = %d)", i, k-lo, c, prev, r.D)
+			}
+			prev = c
+			if v := float64(r.Val[k]); math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("model: SparseRows: row %d, column %d: value %v is not finite", i, c, v)
+			}
+		}
+	}
+	return nil
+}
+
+// SparseGLM is the energy of a generalised linear model whose rows are
+// sparse,
+//
+//	U_i(θ) = f(y_i, x_iᵀθ + o_i),
+//
+// f from a GLMFamily, x_i the i-th row of a SparseRows and o_i an offset
+// (the log exposure of a Poisson rate). It is the data term of a
+// multilevel model (NewMultilevel), whose rows hold the fixed effects and
+// one block per grouping factor, and of any GLM with a high-cardinality
+// categorical covariate. Every evaluation reads only the row's stored
+// entries: O(nnz(x_i)) per datum whatever the dimension.
+//
+// It implements exactmh.Energy, EnergyDiffer, Gradienter (∇U_i =
+// f′·x_i), EnergyGradienter, the sparse Hessian Σ_i f″·x_ix_iᵀ
+// (SparseHessian, in O(Σ_i nnz(x_i)²)), and the GLM bounds of
+// TunaMH/TFMH (DiffBound: c_i = sup|f′|·‖x_i‖₂) and SMH (TaylorBound:
+// b_i = sup|f^{(k+1)}|·max_j|x_ij|^{k+1}), the suprema over the z-range of
+// the prior's support: the whole line unless the prior is a *Box
+// or *Ball. It does not implement exactmh.GLM, whose Row returns a
+// dense x_i. A SparseGLM is read-only after construction and safe for
+// concurrent use.
+type SparseGLM[T float32 | float64] struct {
+	rows   SparseRows[T]
+	y      []float64
+	offset []float64 // nil: no offset
+	family GLMFamily
+
+	hessOnce sync.Once
+	hess     *hessPattern
+}
+
+// NewSparseGLM returns the GLM energy U_i(θ) = f(y_i, x_iᵀθ + o_i) of the
+// sparse rows x, responses y, offsets (nil for none) and family. The
+// slices are kept, not copied. It checks the rows (SparseRows.Validate),
+// that y and the offsets are finite and of length N and, if the family
+// implements GLMValidator, that it accepts y.
+func NewSparseGLM[T float32 | float64](x SparseRows[T], y, offset []float64, family GLMFamily) (*SparseGLM[T], error) {
+	if family == nil {
+		return nil, errors.New("model: NewSparseGLM: nil family")
+	}
+	if err := x.Validate(); err != nil {
+		return nil, fmt.Errorf("model: NewSparseGLM: %w", err)
+	}
+	if len(y) != x.N {
+		return nil, fmt.Errorf("model: NewSparseGLM: len(y) = %d, want N = %d", len(y), x.N)
+	}
+	if offset != nil && len(offset) != x.N {
+		return nil, fmt.Errorf("model: NewSparseGLM: len(offset) = %d, want N = %d (or nil)", len(offset), x.N)
+	}
+	for _, v := range [2]struct {
+		name string
+		s    []float64
+	}{{"y", y}, {"offset", offset}} {
+		for i, f := range v.s {
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("model: NewSparseGLM: %s[%d] = %v is not finite", v.name, i, f)
+			}
+		}
+	}
+	if v, ok := family.(GLMValidator); ok {
+		if err := v.Validate(y); err != nil {
+			return nil, fmt.Errorf("model: NewSparseGLM (%T): %w", family, err)
+		}
+	}
+	return &SparseGLM[T]{rows: x, y: y, offset: offset, family: family}, nil
+}
+
+// Len returns the number of data N.
+func (e *SparseGLM[T]) Len() int { return e.rows.N }
+
+// Dim returns the dimension of θ.
+func (e *SparseGLM[T]) Dim() int { return e.rows.D }
+
+// Family returns the family the energy was built with.
+func (e *SparseGLM[T]) Family() GLMFamily { return e.family }
+
+// Rows returns the sparse rows (not a copy: the caller must not modify
+// them).
+func (e *SparseGLM[T]) Rows() *SparseRows[T] { return &e.rows }
+
+// Response returns y_i.
+func (e *SparseGLM[T]) Response(i int) float64 { return e.y[i] }
+
+// Offset returns o_i (0 without offsets).
+func (e *SparseGLM[T]) Offset(i int) float64 {
+	if e.offset == nil {
+		return 0
+	}
+	return e.offset[i]
+}
+
+// Eta returns the linear predictor x_iᵀθ + o_i.
+func (e *SparseGLM[T]) Eta(i int, theta []float64) float64 {
+	z := e.Offset(i)
+	r := &e.rows
+	lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+	col, val := r.Col[lo:hi], r.Val[lo:hi]
+	for k, c := range col {
+		z += float64(val[k]) * theta[c]
+	}
+	return z
+}
+
+// eta2 returns the linear predictors of datum i at θ and θ′, reading the
+// row once.
+func (e *SparseGLM[T]) eta2(i int, theta, thetaNew []float64) (z, zn float64) {
+	z = e.Offset(i)
+	zn = z
+	r := &e.rows
+	lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+	col, val := r.Col[lo:hi], r.Val[lo:hi]
+	for k, c := range col {
+		v := float64(val[k])
+		z += v * theta[c]
+		zn += v * thetaNew[c]
+	}
+	return z, zn
+}
+
+// addRow adds a·x_i to grad.
+func (e *SparseGLM[T]) addRow(grad []float64, a float64, i int) {
+	r := &e.rows
+	lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+	col, val := r.Col[lo:hi], r.Val[lo:hi]
+	for k, c := range col {
+		grad[c] += a * float64(val[k])
+	}
+}
+
+// SparseRow appends the columns and values of row i to cols and vals
+// (exactmh.SparseRowGLM).
+func (e *SparseGLM[T]) SparseRow(i int, cols []int32, vals []float64) ([]int32, []float64) {
+	r := &e.rows
+	lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+	cols = append(cols, r.Col[lo:hi]...)
+	for _, v := range r.Val[lo:hi] {
+		vals = append(vals, float64(v))
+	}
+	return cols, vals
+}
+
+// LinearPredictors returns x_iᵀθ + o_i and x_iᵀθ′ + o_i, reading the row
+// once (exactmh.SparseRowGLM).
+func (e *SparseGLM[T]) LinearPredictors(i int, theta, thetaNew []float64) (z, zn float64) {
+	return e.eta2(i, theta, thetaNew)
+}
+
+// Loss returns f(y_i, z), z the linear predictor with the offset: U_i(θ) =
+// Loss(i, Eta(i, θ)).
+func (e *SparseGLM[T]) Loss(i int, z float64) float64 { return e.family.Loss(e.y[i], z) }
+
+// LossDerivs returns f′(y_i, z) and f″(y_i, z).
+func (e *SparseGLM[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
+	return e.family.LossDerivs(e.y[i], z)
+}
+
+// LossBound returns the family's bound on sup |f^{(k)}(y_i, z)| over
+// lo ≤ z ≤ hi.
+func (e *SparseGLM[T]) LossBound(i, k int, lo, hi float64) float64 {
+	return e.family.LossBound(e.y[i], k, lo, hi)
+}
+
+// Energies sets dst[k] = f(y_i, x_iᵀθ + o_i) for i = idx[k].
+func (e *SparseGLM[T]) Energies(dst, theta []float64, idx []int) {
+	for k, i := range idx {
+		dst[k] = e.family.Loss(e.y[i], e.Eta(i, theta))
+	}
+}
+
+// EnergyDiffs sets dst[k] = U_i(θ) − U_i(θ′) for i = idx[k], reading x_i
+// once.
+func (e *SparseGLM[T]) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	for k, i := range idx {
+		z, zn := e.eta2(i, theta, thetaNew)
+		dst[k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)
+	}
+}
+
+// AddGradient adds Σ_k w[k]·f′(y_i, x_iᵀθ + o_i)·x_i to grad.
+func (e *SparseGLM[T]) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		f1, _ := e.family.LossDerivs(e.y[i], e.Eta(i, theta))
+		e.addRow(grad, w[k]*f1, i)
+	}
+}
+
+// EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
+// for i = idx[k], computing the linear predictor once per datum.
+func (e *SparseGLM[T]) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		z := e.Eta(i, theta)
+		dst[k] = e.family.Loss(e.y[i], z)
+		f1, _ := e.family.LossDerivs(e.y[i], z)
+		e.addRow(grad, w[k]*f1, i)
+	}
+}
+
+// zRange returns the range of x_iᵀθ + o_i over the prior's support: finite
+// on a *Box or *Ball, the whole line otherwise.
+func (e *SparseGLM[T]) zRange(i int, prior exactmh.Prior) (lo, hi float64) {
+	r := &e.rows
+	o := e.Offset(i)
+	a, b := r.RowPtr[i], r.RowPtr[i+1]
+	switch p := prior.(type) {
+	case *Box:
+		lo, hi = o, o
+		for k := a; k < b; k++ {
+			v, c := float64(r.Val[k]), r.Col[k]
+			lo += math.Min(v*p.Lo[c], v*p.Hi[c])
+			hi += math.Max(v*p.Lo[c], v*p.Hi[c])
+		}
+		return lo, hi
+	case *Ball:
+		m := o
+		var s float64
+		for k := a; k < b; k++ {
+			v := float64(r.Val[k])
+			if p.Center != nil {
+				m += v * p.Center[r.Col[k]]
+			}
+			s += v * v
+		}
+		w := p.Radius * math.Sqrt(s)
+		return m - w, m + w
+	}
+	return math.Inf(-1), math.Inf(1)
+}
+
+// checkPrior returns an error if a Box or Ball prior is not of the
+// energy's dimension.
+func (e *SparseGLM[T]) checkPrior(who string, prior exactmh.Prior) error {
+	d := e.rows.D
+	switch p := prior.(type) {
+	case *Box:
+		if len(p.Lo) != d || len(p.Hi) != d {
+			return fmt.Errorf("model: SparseGLM.%s: Box of dimension %d, want %d", who, len(p.Lo), d)
+		}
+	case *Ball:
+		if p.Center != nil && len(p.Center) != d {
+			return fmt.Errorf("model: SparseGLM.%s: Ball centre of dimension %d, want %d", who, len(p.Center), d)
+		}
+	}
+	return nil
+}
+
+// lossBound returns the family's bound on sup|f^{(k)}(y_i, ·)| over the
+// z-range of datum i, or an error naming the datum when it is not finite.
+func (e *SparseGLM[T]) lossBound(who string, i, k int, prior exactmh.Prior) (float64, error) {
+	lo, hi := e.zRange(i, prior)
+	s := e.family.LossBound(e.y[i], k, lo, hi)
+	if s >= 0 && !math.IsInf(s, 1) {
+		return s, nil
+	}
+	return 0, fmt.Errorf("model: SparseGLM.%s: %T bounds |f^(%d)| of datum %d over z ∈ [%v, %v] by %v: use a family with bounded derivatives or a bounded prior support (Box or Ball)",
+		who, e.family, k, i, lo, hi, s)
+}
+
+// DiffBound returns TunaMH's and TFMH's bound |U_i(θ) − U_i(θ′)| ≤
+// c_i·‖θ − θ′‖₂ with c_i = sup|f′|·‖x_i‖₂ (mean-value theorem and
+// Cauchy–Schwarz), the supremum over the z-range of datum i on the prior's
+// support. It fails, naming the datum, where that supremum is infinite
+// (the Gaussian and Poisson losses on an unbounded support).
+func (e *SparseGLM[T]) DiffBound(prior exactmh.Prior) (*exactmh.DiffBound, error) {
+	if err := e.checkPrior("DiffBound", prior); err != nil {
+		return nil, err
+	}
+	c := make([]float64, e.rows.N)
+	for i := range c {
+		s, err := e.lossBound("DiffBound", i, 1, prior)
+		if err != nil {
+			return nil, err
+		}
+		c[i] = s * e.rowNorm(i)
+	}
+	return &exactmh.DiffBound{C: c}, nil
+}
+
+// rowNorm returns ‖x_i‖₂.
+func (e *SparseGLM[T]) rowNorm(i int) float64 {
+	var s float64
+	for _, v := range e.rows.Val[e.rows.RowPtr[i]:e.rows.RowPtr[i+1]] {
+		s += float64(v) * float64(v)
+	}
+	return math.Sqrt(s)
+}
+
+// TaylorBound returns SMH's remainder bounds b_i = sup|f^{(k+1)}|·
+// (max_j |x_ij|)^{k+1} for order k ∈ {1, 2} (every (k+1)-th partial
+// derivative of U_i is f^{(k+1)}·x_{ij1}⋯x_{ij(k+1)}), the supremum over
+// the z-range of datum i on the prior's support. A zero bound is replaced
+// by the smallest positive float64, since SMH draws data in proportion to
+// b_i.
+func (e *SparseGLM[T]) TaylorBound(order int, prior exactmh.Prior) ([]float64, error) {
+	if order != 1 && order != 2 {
+		return nil, fmt.Errorf("model: SparseGLM.TaylorBound: order %d, want 1 or 2", order)
+	}
+	if err := e.checkPrior("TaylorBound", prior); err != nil {
+		return nil, err
+	}
+	b := make([]float64, e.rows.N)
+	for i := range b {
+		s, err := e.lossBound("TaylorBound", i, order+1, prior)
+		if err != nil {
+			return nil, err
+		}
+		var m float64
+		for _, v := range e.rows.Val[e.rows.RowPtr[i]:e.rows.RowPtr[i+1]] {
+			m = math.Max(m, math.Abs(float64(v)))
+		}
+		b[i] = s * math.Pow(m, float64(order+1))
+		if b[i] == 0 {
+			b[i] = math.SmallestNonzeroFloat64
+		}
+	}
+	return b, nil
+}
+
+// hessPattern is the lower-triangle pattern of Σ_i x_ix_iᵀ and the
+// transpose of the rows that SparseHessian fills it through.
+type hessPattern struct {
+	colPtr []int
+	rowIdx []int
+	// The rows that have an entry in column j are tRow[tPtr[j]:tPtr[j+1]],
+	// the entry's position in Col/Val tPos[tPtr[j]:tPtr[j+1]].
+	tPtr []int
+	tRow []int32
+	tPos []int
+}
+
+// pattern builds (once) the Hessian's pattern: column j holds row c ≥ j
+// when some datum has entries in both columns j and c. With the rows'
+// transpose, column j is the union of the tails (columns ≥ j) of the rows
+// that have an entry in j, found with a marker array: O(Σ_i nnz(x_i)²)
+// time, O(nnz(H) + nnz(X)) memory.
+func (e *SparseGLM[T]) pattern() *hessPattern {
+	e.hessOnce.Do(func() {
+		r := &e.rows
+		d := r.D
+		p := &hessPattern{tPtr: make([]int, d+1)}
+		for _, c := range r.Col {
+			p.tPtr[c+1]++
+		}
+		for j := range d {
+			p.tPtr[j+1] += p.tPtr[j]
+		}
+		p.tRow = make([]int32, len(r.Col))
+		p.tPos = make([]int, len(r.Col))
+		next := make([]int, d)
+		copy(next, p.tPtr[:d])
+		for i := range r.N {
+			for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
+				c := r.Col[k]
+				p.tRow[next[c]] = int32(i)
+				p.tPos[next[c]] = k
+				next[c]++
+			}
+		}
+		mark := make([]int, d)
+		for j := range mark {
+			mark[j] = -1
+		}
+		p.colPtr = make([]int, d+1)
+		for j := range d {
+			start := len(p.rowIdx)
+			for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
+				i := int(p.tRow[t])
+				for k := p.tPos[t]; k < r.RowPtr[i+1]; k++ {
+					if c := int(r.Col[k]); mark[c] != j {
+						mark[c] = j
+						p.rowIdx = append(p.rowIdx, c)
+					}
+				}
+			}
+			slices.Sort(p.rowIdx[start:])
+			p.colPtr[j+1] = len(p.rowIdx)
+		}
+		e.hess = p
+	})
+	return e.hess
+}
+
+// SparseHessian returns ∇²Σ_i U_i(θ) = Σ_i f″(y_i, z_i)·x_ix_iᵀ, lower
+// triangle in compressed sparse columns. Its pattern, the union of the
+// rows' outer products, is the same at every θ (a zero f″ is stored). It
+// fills column j from the data with an entry in j, each adding
+// f″·x_ij·x_ic to a dense accumulator at the columns c ≥ j of its row:
+// O(Σ_i nnz(x_i)²) time with the f″ of every datum computed once,
+// O(N + d) scratch. The matrix is the caller's: every call returns new
+// slices. A non-finite f″ is an error naming the datum.
+func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
+	r := &e.rows
+	if len(theta) != r.D {
+		return nil, fmt.Errorf("model: SparseGLM.SparseHessian: len(θ) = %d, want the dimension %d", len(theta), r.D)
+	}
+	p := e.pattern()
+	f2 := make([]float64, r.N)
+	for i := range f2 {
+		_, f2[i] = e.family.LossDerivs(e.y[i], e.Eta(i, theta))
+		if math.IsNaN(f2[i]) || math.IsInf(f2[i], 0) {
+			return nil, fmt.Errorf("model: SparseGLM.SparseHessian: f″ of datum %d at z = %v is %v", i, e.Eta(i, theta), f2[i])
+		}
+	}
+	h := &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
+	acc := make([]float64, r.D)
+	for j := range r.D {
+		for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
+			i, k0 := int(p.tRow[t]), p.tPos[t]
+			a := f2[i] * float64(r.Val[k0])
+			for k := k0; k < r.RowPtr[i+1]; k++ {
+				acc[r.Col[k]] += a * float64(r.Val[k])
+			}
+		}
+		for q := p.colPtr[j]; q < p.colPtr[j+1]; q++ {
+			c := p.rowIdx[q]
+			h.Val[q] = acc[c]
+			acc[c] = 0
+		}
+	}
+	return h, nil
+}

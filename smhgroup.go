@@ -1,0 +1,609 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/poisson"
+	"github.com/exactmh/exactmh/internal/vec"
+	"github.com/exactmh/exactmh/sparse"
+)
+
+// SparseRowGLM is the contract of a generalised linear model whose rows
+// are sparse (the data term of a multilevel model: the fixed effects and
+// one block of effects per grouping factor),
+//
+//	U_i(θ) = f_i(x_iᵀθ + o_i),
+//
+// with everything GroupSMH needs: the row's entries (read once, at Start,
+// to bound each datum by its own blocks), the linear predictors at two
+// points reading the row once, and f_i with its derivatives and bounds as
+// in GLM. The package model's SparseGLM implements it.
+type SparseRowGLM interface {
+	Energy
+	// SparseRow appends the columns and values of row i to cols and vals
+	// and returns them.
+	SparseRow(i int, cols []int32, vals []float64) ([]int32, []float64)
+	// LinearPredictors returns x_iᵀθ + o_i and x_iᵀθ′ + o_i.
+	LinearPredictors(i int, theta, thetaNew []float64) (z, zn float64)
+	// Loss returns f_i(z).
+	Loss(i int, z float64) float64
+	// LossDerivs returns f_i′(z) and f_i″(z).
+	LossDerivs(i int, z float64) (f1, f2 float64)
+	// LossBound returns an upper bound on sup |f_i^{(k)}(z)| over
+	// lo ≤ z ≤ hi for k ∈ {1, 2, 3}, or +Inf.
+	LossBound(i, k int, lo, hi float64) float64
+}
+
+// groupHessianer is the energy's sparse Hessian ∇²Σ_iU_i, as the root's
+// SparseHessianer contract has it.
+type groupHessianer interface {
+	SparseHessian(theta []float64) (*sparse.SymCSC, error)
+}
+
+// GroupSMH is SMH-2 (see SMH) for GLMs with sparse rows whose columns fall
+// into blocks — a multilevel model's fixed effects, and each group's
+// effects — with both halves of the step made sparse:
+//
+//  1. The control-variate factor min(1, e^{−βΣ_i(Û_i(θ′) − Û_i(θ))}·prior
+//     and proposal ratio) comes from g = Σ_i∇U_i(θ̂) and the energy's sparse
+//     Hessian H = Σ_i∇²U_i(θ̂) (SparseHessian), as
+//     gᵀ(θ′ − θ) + ½(θ′ − θ)ᵀH(θ′ + θ − 2θ̂): O(nnz(H)) per step, not O(d²).
+//
+//  2. Each datum's remainder R_i = U_i − Û_i is bounded by how far its own
+//     blocks moved. With Δ = θ − θ̂, δ_b = ‖Δ_b‖₂ for block b, a_ib =
+//     ‖x_i,b‖₂ and B_i the number of blocks row i touches, Taylor's theorem,
+//     Cauchy–Schwarz and the power mean (Σ_{b≤B} y_b)³ ≤ B²Σ_b y_b³ give
+//
+//     |R_i(θ)| ≤ sup|f_i‴|/6·|x_iᵀΔ|³ ≤ Σ_b w_ib·δ_b³,  w_ib = sup|f_i‴|·B_i²·a_ib³/6,
+//
+//     so |R_i(θ′) − R_i(θ)| ≤ φ_i = Σ_b w_ib(δ_b³ + δ′_b³), symmetric in
+//     θ, θ′. A datum of group g is bounded by how far β and u_g moved, not
+//     by the largest move of any group. The Poisson thinning of TFMH draws
+//     K ~ Poisson(βΣ_iφ_i) data in two stages — a block b with probability
+//     ∝ S_b(δ_b³ + δ′_b³), S_b = Σ_i w_ib, then a datum of the block ∝ w_ib
+//     from the block's alias table — which draws datum i with probability
+//     φ_i/Σφ; each rejects with probability max(0, βr_i)/(βφ_i). A step
+//     costs O(d + #blocks) for the δ's and the block weights, O(log
+//     #blocks) per datum drawn.
+//
+// Blocks assigns each coordinate of θ its block (0, 1, …) or −1 for a
+// coordinate that no row holds (a log scale τ, read only by the prior);
+// a row's entry in such a coordinate is an error at Start. The package
+// model's MultilevelPrior.Blocks gives the blocks of a multilevel model.
+//
+// The bound needs sup|f‴| finite on the whole line: the logistic and
+// probit families (and the Gaussian, whose remainders vanish); a Poisson
+// energy is refused at Start with ErrNoBound.
+//
+// It is exact for every centre and every partition into blocks; the
+// centre only sets the cost. Memory is O(N·blocks per row) for the bounds
+// and per-datum expansions, O(nnz(H)) for the Hessian.
+type GroupSMH struct {
+	// Center is θ̂, the expansion point. Required.
+	Center []float64
+	// Blocks maps each coordinate of θ to its block, or −1. Required.
+	Blocks []int32
+	// Proposal draws θ′ (nil: the isotropic RandomWalk).
+	Proposal Proposal
+	// Scale is the initial step scale (0: 0.1).
+	Scale float64
+	// MaxRate is the expected batch above which the step is full MH (0: N;
+	// +Inf: never).
+	MaxRate float64
+	// Free, if not nil (len d), adds after every transition FreeSteps
+	// random-walk Metropolis updates of the coordinates that no row holds
+	// (Blocks −1: a multilevel model's log scales), jointly, with step
+	// (2.38/√k)·Free_j for the k such coordinates. Their full conditional
+	// involves the prior alone, so each update reads no datum and costs two
+	// prior evaluations; the composition of the two π-invariant kernels is
+	// π-invariant. It lets the scales follow the effects, which a proposal
+	// around a fixed Gaussian does poorly (the funnel of a centred
+	// multilevel model).
+	Free []float64
+	// FreeSteps is the number of those updates per transition (0: 5).
+	FreeSteps int
+	// ExactBelow, if positive, takes the data of every block with fewer
+	// than ExactBelow data (a multilevel model's small groups) out of the
+	// thinning: their remainders join the control-variate factor, computed
+	// exactly at every step (their energies read every step). A small
+	// group's effects move by a large posterior standard deviation, where
+	// its data's remainders are large and of both signs: factorised one
+	// by one, each positive one may reject, while in the one factor they
+	// largely cancel. Any choice is exact; this one trades data read per
+	// step for acceptance.
+	ExactBelow int
+
+	// Test hooks (export_test.go), nil in every real kernel: the centre
+	// of the control-variate sums g and H (nil: Center), and the bound φ_i
+	// the thinning uses from datum i's blocks (nil: all of them) — a hook
+	// set also clips the thinning probability to 1 and skips the check of
+	// |r_i| ≤ φ_i, as a silently wrong kernel would.
+	sumCenter func(center []float64) []float64
+	blockMask func(b int32) bool
+}
+
+// Name returns "GroupSMH".
+func (GroupSMH) Name() string { return "GroupSMH" }
+
+// Exact returns true.
+func (GroupSMH) Exact() bool { return true }
+
+// DefaultTargetAccept is SMH's 0.234.
+func (GroupSMH) DefaultTargetAccept() float64 { return 0.234 }
+
+// groupTerms is what GroupSMH precomputes at the centre, shared by the
+// run's chains.
+type groupTerms struct {
+	e       SparseRowGLM
+	center  []float64
+	nBlock  int
+	exact   []int32        // the data evaluated at every step (ExactBelow)
+	gradSum []float64      // Σ∇U_i(θ̂)
+	hess    *sparse.SymCSC // Σ∇²U_i(θ̂), lower triangle
+	exp     []glmTaylor    // per datum: ẑ_i, f′, f″ (b unused)
+	// Datum i's blocks and weights w_ib: dBlock, dW[dPtr[i]:dPtr[i+1]].
+	dPtr   []int
+	dBlock []int32
+	dW     []float64
+	// Block b's data and their alias columns:
+	// bRec[bPtr[b]:bPtr[b+1]], and S_b = Σ_i w_ib.
+	bPtr []int
+	bRec []groupRec
+	sumW []float64
+}
+
+// groupRec is one column of a block's alias table: its datum, the
+// probability of keeping it and its alias (an offset within the block).
+type groupRec struct {
+	prob  float64
+	datum int32
+	alias int32
+}
+
+// Start checks the configuration and precomputes the terms at the centre
+// (one pass over the data, the energy's sparse Hessian there).
+func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
+	name := k.Name()
+	w, err := newWalk(name, t, k.Proposal, true, k.Scale, theta0)
+	if err != nil {
+		return nil, err
+	}
+	w.full = newFullEnergies(t.Dim())
+	d := t.Dim()
+	if len(k.Center) != d {
+		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
+	}
+	if err := vec.FiniteVec(name+": Center", k.Center); err != nil {
+		return nil, err
+	}
+	if math.IsInf(t.LogPrior(k.Center), -1) {
+		return nil, fmt.Errorf("%s: Center = %v outside the prior's support", name, k.Center)
+	}
+	if len(k.Blocks) != d {
+		return nil, fmt.Errorf("%s: len(Blocks) = %d, want the dimension %d", name, len(k.Blocks), d)
+	}
+	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
+		return nil, fmt.Errorf("%s: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", name, k.MaxRate)
+	}
+	terms, err := shared(t.cache, fmt.Sprintf("smhgroup/%p/%p/%d", &k.Center[0], &k.Blocks[0], k.ExactBelow), func() (*groupTerms, error) {
+		return newGroupTerms(name, t, k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if k.Free != nil && len(k.Free) != d {
+		return nil, fmt.Errorf("%s: len(Free) = %d, want the dimension %d", name, len(k.Free), d)
+	}
+	var free []int
+	var freeSD []float64
+	for j, v := range k.Free {
+		if k.Blocks[j] == -1 && v != 0 {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s: Free[%d] = %v, want finite ≥ 0", name, j, v)
+			}
+			free = append(free, j)
+			freeSD = append(freeSD, v)
+		}
+	}
+	for q := range freeSD {
+		freeSD[q] *= 2.38 / math.Sqrt(float64(len(free)))
+	}
+	steps := k.FreeSteps
+	if steps == 0 {
+		steps = 5
+	}
+	if steps < 0 {
+		return nil, fmt.Errorf("%s: FreeSteps = %d, want ≥ 0", name, steps)
+	}
+	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: newDistinct(),
+		free: free, freeSD: freeSD, freeSteps: steps,
+		blocks: k.Blocks, mask: k.blockMask,
+		delta: make([]float64, terms.nBlock), deltaNew: make([]float64, terms.nBlock),
+		cum: make([]float64, terms.nBlock)}
+	if c.maxRate == 0 {
+		c.maxRate = float64(t.N())
+	}
+	return c, nil
+}
+
+// newGroupTerms computes GroupSMH's terms at the centre.
+func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
+	e, ok := t.Energy().(SparseRowGLM)
+	if !ok {
+		return nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM)", name, t.Energy())
+	}
+	hs, ok := t.Energy().(groupHessianer)
+	if !ok {
+		return nil, fmt.Errorf("%s: energy %T has no sparse Hessian (implement SparseHessian)", name, t.Energy())
+	}
+	d, n := t.Dim(), t.N()
+	nb := int32(0)
+	for j, b := range k.Blocks {
+		if b < -1 {
+			return nil, fmt.Errorf("%s: Blocks[%d] = %d, want a block ≥ 0 or −1", name, j, b)
+		}
+		nb = max(nb, b+1)
+	}
+	if nb == 0 {
+		return nil, fmt.Errorf("%s: Blocks has no block (every coordinate −1)", name)
+	}
+	sc := k.Center
+	if k.sumCenter != nil {
+		sc = k.sumCenter(k.Center)
+	}
+	g := &groupTerms{e: e, center: slices.Clone(k.Center), nBlock: int(nb), gradSum: make([]float64, d),
+		exp: make([]glmTaylor, n), dPtr: make([]int, n+1), sumW: make([]float64, nb)}
+	var err error
+	if g.hess, err = hs.SparseHessian(sc); err != nil {
+		return nil, within(name, err)
+	}
+	if g.hess.N != d || len(g.hess.ColPtr) != d+1 || g.hess.ColPtr[d] != len(g.hess.RowIdx) || len(g.hess.RowIdx) != len(g.hess.Val) {
+		return nil, fmt.Errorf("%s: SparseHessian returned a malformed %d×%d matrix", name, g.hess.N, g.hess.N)
+	}
+	if err := vec.FiniteVec(name+": Hessian at Center", g.hess.Val); err != nil {
+		return nil, err
+	}
+	var cols []int32
+	var vals []float64
+	norm := make([]float64, nb) // a_ib² of the current row, by block
+	var touched []int32
+	count := make([]int, nb)
+	for i := range n {
+		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
+		z, _ := e.LinearPredictors(i, g.center, g.center)
+		f1, f2 := e.LossDerivs(i, z)
+		g.exp[i] = glmTaylor{zHat: z, f1: f1, f2: f2}
+		if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
+			return nil, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
+		}
+		zs, _ := e.LinearPredictors(i, sc, sc)
+		fs1, _ := e.LossDerivs(i, zs)
+		touched = touched[:0]
+		for q, c := range cols {
+			if int(c) >= d || c < 0 {
+				return nil, fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
+			}
+			b := k.Blocks[c]
+			if b < 0 {
+				return nil, fmt.Errorf("%s: row %d has an entry in column %d, which Blocks leaves out (−1)", name, i, c)
+			}
+			if norm[b] == 0 {
+				touched = append(touched, b)
+			}
+			norm[b] += vals[q] * vals[q]
+			g.gradSum[c] += fs1 * vals[q]
+		}
+		k3 := e.LossBound(i, 3, math.Inf(-1), math.Inf(1))
+		if !(k3 >= 0) || math.IsInf(k3, 0) {
+			return nil, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0", name, ErrNoBound, i, k3)
+		}
+		nbi := float64(len(touched))
+		for _, b := range touched {
+			a := math.Sqrt(norm[b])
+			norm[b] = 0
+			w := k3 * nbi * nbi * a * a * a / 6
+			if w == 0 {
+				continue // an all-zero block never moves z
+			}
+			g.dBlock = append(g.dBlock, b)
+			g.dW = append(g.dW, w)
+			count[b]++
+		}
+		g.dPtr[i+1] = len(g.dBlock)
+	}
+	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
+		return nil, err
+	}
+	// The data of the small blocks, evaluated exactly, leave the blocks.
+	if k.ExactBelow > 0 {
+		small := make([]bool, nb)
+		for b, c := range count {
+			small[b] = c < k.ExactBelow
+		}
+		for i := range n {
+			for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
+				if small[g.dBlock[q]] {
+					g.exact = append(g.exact, int32(i))
+					break
+				}
+			}
+		}
+		clear(count)
+		for i, e := 0, 0; i < n; i++ {
+			if e < len(g.exact) && int(g.exact[e]) == i {
+				e++
+				continue
+			}
+			for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
+				count[g.dBlock[q]]++
+			}
+		}
+	}
+	// The blocks' data and alias tables.
+	g.bPtr = make([]int, nb+1)
+	for b := range nb {
+		g.bPtr[b+1] = g.bPtr[b] + count[b]
+	}
+	g.bRec = make([]groupRec, g.bPtr[nb])
+	wb := make([]float64, g.bPtr[nb])
+	next := slices.Clone(g.bPtr[:nb])
+	for i, e := 0, 0; i < n; i++ {
+		if e < len(g.exact) && int(g.exact[e]) == i {
+			e++
+			continue
+		}
+		for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
+			b := g.dBlock[q]
+			g.bRec[next[b]].datum = int32(i)
+			wb[next[b]] = g.dW[q]
+			next[b]++
+		}
+	}
+	for b := range int(nb) {
+		lo, hi := g.bPtr[b], g.bPtr[b+1]
+		if lo == hi {
+			continue
+		}
+		tab, err := alias.New(wb[lo:hi])
+		if err != nil {
+			return nil, fmt.Errorf("%s: block %d: %w", name, b, err)
+		}
+		g.sumW[b] = tab.Total()
+		for q := range hi - lo {
+			p, a := tab.Column(q)
+			g.bRec[lo+q].prob, g.bRec[lo+q].alias = p, int32(a)
+		}
+	}
+	return g, nil
+}
+
+type groupChain struct {
+	walk
+	noState
+	*groupTerms
+	maxRate   float64
+	blocks    []int32
+	mask      func(b int32) bool
+	seen      distinct
+	delta     []float64 // δ_b³ at θ
+	deltaNew  []float64 // δ′_b³ at θ′
+	cum       []float64 // cumulative block weights S_b(δ_b³ + δ′_b³)
+	free      []int     // the coordinates no row holds that Free updates
+	freeSD    []float64 // and their steps
+	freeSteps int
+	diff      [batchChunk]float64
+	fullIdx   [batchChunk]int
+}
+
+// Params reports Σ_b S_b.
+func (c *groupChain) Params() map[string]float64 {
+	var s float64
+	for _, v := range c.sumW {
+		s += v
+	}
+	return map[string]float64{"sum_w": s, "blocks": float64(c.nBlock)}
+}
+
+// cubes sets dst[b] = ‖(v − θ̂)_b‖₂³ for every block.
+func (c *groupChain) cubes(dst, v []float64) {
+	clear(dst)
+	for j, x := range v {
+		if b := c.blocks[j]; b >= 0 {
+			r := x - c.center[j]
+			dst[b] += r * r
+		}
+	}
+	for b, s := range dst {
+		dst[b] = s * math.Sqrt(s)
+	}
+}
+
+// cvDiff returns Σ_i(Û_i(θ′) − Û_i(θ)) = gᵀs + ½sᵀH(θ′ + θ − 2θ̂), s =
+// θ′ − θ, from the lower triangle of H: O(nnz(H)).
+func (c *groupChain) cvDiff() float64 {
+	h := c.hess
+	var lin, quad float64
+	for j := range h.N {
+		sj := c.next[j] - c.theta[j]
+		pj := c.next[j] + c.theta[j] - 2*c.center[j]
+		lin += c.gradSum[j] * sj
+		for q := h.ColPtr[j]; q < h.ColPtr[j+1]; q++ {
+			r := h.RowIdx[q]
+			v := h.Val[q]
+			if r == j {
+				quad += v * sj * pj
+				continue
+			}
+			// H_rj = H_jr: both sᵀ and (θ′ + θ − 2θ̂) sides.
+			sr := c.next[r] - c.theta[r]
+			pr := c.next[r] + c.theta[r] - 2*c.center[r]
+			quad += v * (sj*pr + sr*pj)
+		}
+	}
+	return lin + quad/2
+}
+
+// Step makes one transition, then the updates of the free coordinates.
+// With those, Info.Accepted says that θ moved (by either), and
+// Info.AcceptProb, which warmup adapts the proposal's scale to, is the
+// indicator of the GroupSMH step's acceptance (its probability for a full
+// MH step), with the smallest positive float64 for 0 where the free
+// updates moved θ (an accepted transition has a positive probability).
+// The probability given the data drawn would overstate it: a step stops
+// at its first rejecting datum, and the CV factor's rejection draws none.
+func (c *groupChain) Step(rng *rand.Rand) (Info, error) {
+	info, err := c.step(rng)
+	if err != nil || c.free == nil {
+		return info, err
+	}
+	if !(info.AcceptProb >= 0 && info.AcceptProb <= 1) {
+		info.AcceptProb = 0
+		if info.Accepted {
+			info.AcceptProb = 1
+		}
+	}
+	if c.freeUpdates(rng) {
+		info.Accepted = true
+		info.AcceptProb = max(info.AcceptProb, math.SmallestNonzeroFloat64)
+	}
+	return info, nil
+}
+
+// freeUpdates makes freeSteps random-walk Metropolis updates of the free
+// coordinates, accepted on the prior ratio alone (no row holds them: every
+// energy is unchanged), and reports whether one was accepted.
+func (c *groupChain) freeUpdates(rng *rand.Rand) (moved bool) {
+	lp := c.t.LogPrior(c.theta)
+	for range c.freeSteps {
+		copy(c.next, c.theta)
+		for q, j := range c.free {
+			c.next[j] += c.freeSD[q] * rng.NormFloat64()
+		}
+		lpn := c.t.LogPrior(c.next)
+		if r := lpn - lp; r >= 0 || rng.Float64() < math.Exp(r) {
+			copy(c.theta, c.next)
+			lp = lpn
+			moved = true
+		}
+	}
+	return moved
+}
+
+// step makes the GroupSMH transition.
+func (c *groupChain) step(rng *rand.Rand) (Info, error) {
+	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
+	logExact, ok := c.propose(rng)
+	if !ok {
+		info.AcceptProb = 0
+		return info, nil
+	}
+	beta := c.t.Beta()
+	c.cubes(c.delta, c.theta)
+	c.cubes(c.deltaNew, c.next)
+	var rate float64
+	for b, s := range c.sumW {
+		if c.mask != nil && !c.mask(int32(b)) {
+			s = 0
+		}
+		rate += s * (c.delta[b] + c.deltaNew[b])
+		c.cum[b] = rate
+	}
+	rate *= beta
+	if !(rate >= 0) || math.IsInf(rate, 0) {
+		return Info{}, fmt.Errorf("expected batch βΣφ = %v at θ = %v, θ′ = %v", rate, c.theta, c.next)
+	}
+	if rate > c.maxRate {
+		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.fullIdx, &c.diff)
+	}
+
+	// 1. The control-variate factor from the sparse sums.
+	log1 := logExact - beta*c.cvDiff()
+	c.seen.next()
+	for _, i := range c.exact {
+		c.seen.add(int(i))
+		r, _, err := c.remainderDiff(int(i), beta)
+		if err != nil {
+			return Info{}, err
+		}
+		log1 -= r
+	}
+	exact := len(c.exact)
+	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
+		info.Batch, info.Distinct = exact, c.seen.count
+		return info, nil
+	}
+
+	// 2. One factor per datum, by Poisson thinning: a block, then a datum
+	// of the block.
+	if err := poisson.Check(rate); err != nil {
+		return Info{}, err
+	}
+	draws := poisson.Draw(rng, rate)
+	total := c.cum[len(c.cum)-1]
+	for k := range draws {
+		// x ∈ (0, total]: the first b with cum[b] ≥ x has cum[b−1] < x, a
+		// block of positive weight.
+		b := sort.SearchFloat64s(c.cum, (1-rng.Float64())*total)
+		lo, hi := c.bPtr[b], c.bPtr[b+1]
+		q := lo + rng.IntN(hi-lo)
+		if rng.Float64() >= c.bRec[q].prob {
+			q = lo + int(c.bRec[q].alias)
+		}
+		i := int(c.bRec[q].datum)
+		c.seen.add(i)
+		r, du, err := c.remainderDiff(i, beta)
+		if err != nil {
+			return Info{}, err
+		}
+		bound := beta * c.phi(i)
+		coin := rng.Float64()
+		if c.mask == nil {
+			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+				return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
+			}
+		}
+		if coin*bound < r {
+			info.Batch, info.Distinct = exact+k+1, c.seen.count
+			return info, nil
+		}
+	}
+	info.Batch, info.Distinct = exact+draws, c.seen.count
+	copy(c.theta, c.next)
+	info.Accepted = true
+	return info, nil
+}
+
+// phi returns φ_i = Σ_b w_ib(δ_b³ + δ′_b³) over datum i's blocks (those
+// the test hook keeps).
+func (c *groupChain) phi(i int) float64 {
+	var s float64
+	for q := c.dPtr[i]; q < c.dPtr[i+1]; q++ {
+		b := c.dBlock[q]
+		if c.mask != nil && !c.mask(b) {
+			continue
+		}
+		s += c.dW[q] * (c.delta[b] + c.deltaNew[b])
+	}
+	return s
+}
+
+// remainderDiff returns βR_i(θ′) − βR_i(θ) and βΔU_i = β(U_i(θ′) − U_i(θ)),
+// reading row i once.
+func (c *groupChain) remainderDiff(i int, beta float64) (r, du float64, err error) {
+	c.t.evals++
+	z, zn := c.e.LinearPredictors(i, c.theta, c.next)
+	du = beta * (c.e.Loss(i, zn) - c.e.Loss(i, z))
+	if math.IsNaN(du) || math.IsInf(du, 0) {
+		return 0, 0, newEnergyError(i, c.theta, c.next, -du)
+	}
+	return du - beta*c.exp[i].diff(z, zn), du, nil
+}
