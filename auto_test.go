@@ -198,15 +198,21 @@ func TestAutoMultimodal(t *testing.T) {
 	}
 }
 
-// TestMinESSBulk checks the pilots' shortcut against the full summary.
-func TestMinESSBulk(t *testing.T) {
+// TestMinESS checks the pilots' shortcut against the full summary: the
+// smallest bulk or tail ESS over the coordinates.
+func TestMinESS(t *testing.T) {
 	p, _, _ := cvProblem(t, "logistic", 500, 3, 1)
 	res, err := Sample(context.Background(), p, MH{}, &Settings{Chains: 1, Warmup: 200, Draws: 500, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := minESSBulk(res), res.Summary().MinESSBulk(); got != want || !(got > 0) {
-		t.Errorf("minESSBulk %v, Summary().MinESSBulk() %v", got, want)
+	s := res.Summary()
+	want := math.Inf(1)
+	for _, q := range s.Params {
+		want = math.Min(want, math.Min(q.ESSBulk, q.ESSTail))
+	}
+	if got := minESS(res); got != want || !(got > 0) {
+		t.Errorf("minESS %v, the summary's smallest bulk or tail ESS %v", got, want)
 	}
 }
 

@@ -286,6 +286,16 @@ func conformanceCases() []mcmctest.Case {
 			Mutants: mutants{"flipped proposal ratio": func(pb problem) exactmh.Kernel {
 				return exactmh.MH{Proposal: flipRatio{crankNicolson(pb)}, Scale: pb.Scale}
 			}}},
+		{Name: "MH Student-t Crank–Nicolson", Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: studentCN(pb), Scale: pb.Scale} },
+			Mutants: mutants{
+				"flipped proposal ratio": func(pb problem) exactmh.Kernel {
+					return exactmh.MH{Proposal: flipRatio{studentCN(pb)}, Scale: pb.Scale}
+				},
+				"ratio of the Gaussian reference": func(pb problem) exactmh.Kernel {
+					return exactmh.MH{Proposal: gaussianRatio{studentCN(pb), crankNicolson(pb).(*exactmh.CrankNicolson)}, Scale: pb.Scale}
+				},
+			}},
 		{Name: "SMH-2 Crank–Nicolson", NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.SMH{KeepMinibatch: true, Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}

@@ -36,7 +36,10 @@ import (
 // instead of a number growing with N, and on a Box or Ball prior the
 // remainders have an EnergyRange for the PoissonMH family.
 //
-// p.Energy must be a GLM whose |f‴| is bounded on the prior's support;
+// p.Energy must be a GLM whose |f‴| is bounded on the prior's support, or
+// grows at most exponentially where it is not (LossGrowther: the Poisson
+// regression's log link under a Gaussian prior), when the bound's M(θ, θ′)
+// carries a factor e^{s·max(a, b)}, s = max_i s_i (growthDistance);
 // θ̂ need not be the mode (exactness never depends on it), only near the
 // posterior mass for the bound to be small, and H must be positive
 // definite. Building costs one pass over the data.
@@ -137,9 +140,11 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	if !sums.matches(p.Energy, la.Mean) {
 		sums = nil
 	}
+	grower, growth := growthMode(g, prior)
 	type part struct {
 		grad, hess []float64
 		k3         mostlyOne
+		sMax       float64
 		err        error
 	}
 	nb := passBlocks(n, d*d+d)
@@ -162,13 +167,24 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 				pt.err = fmt.Errorf("exactmh: %s: datum %d: f′ = %v, f″ = %v at x_iᵀθ̂ = %v", who, i, f1, f2, z)
 				return
 			}
-			zlo, zhi := glmZRange(x, prior)
-			k3, err := glmLossBound(who, g, i, 3, zlo, zhi)
-			if err != nil {
-				pt.err = err
-				return
+			var k3 float64
+			if growth {
+				a, ok := grower.LossGrowth(i, z)
+				if !ok || !(a >= 0) || math.IsInf(a, 1) {
+					pt.err = fmt.Errorf("exactmh: %s: datum %d: LossGrowth at x_iᵀθ̂ = %v is %v, want finite ≥ 0", who, i, z, a)
+					return
+				}
+				k3 = a
+			} else {
+				zlo, zhi := glmZRange(x, prior)
+				var err error
+				if k3, err = glmLossBound(who, g, i, 3, zlo, zhi); err != nil {
+					pt.err = err
+					return
+				}
 			}
 			s2 := ltNormSq(lt, x, d)
+			pt.sMax = max(pt.sMax, math.Sqrt(s2))
 			if e.at != nil {
 				e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2}
 			}
@@ -189,6 +205,9 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		lo, hi := blockRange(b, nb, n)
 		for i := lo; i < hi; i++ {
 			e.k3.set(i, pt.k3.at(i-lo))
+		}
+		if growth {
+			e.sGrow = max(e.sGrow, pt.sMax)
 		}
 		if nb > 1 && sums == nil {
 			vec.Axpy(cp.grad, 1, pt.grad)
@@ -284,6 +303,9 @@ type cvEnergy struct {
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
 	ly     []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
+	// sGrow, when positive, is max_i s_i, and K_i is A_i of LossGrowther:
+	// M(θ, θ′) is growthDistance's, valid pair by pair.
+	sGrow float64
 
 	mem rowStore // the GLM's rows when the package keeps them (memRows), for prefetch
 }
@@ -634,7 +656,11 @@ func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) floa
 	a, b := z-t.zHat, zn-t.zHat
 	r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)
 	aa, ab := math.Abs(a), math.Abs(b)
-	lim := e.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
+	k := e.bound3(i)
+	if e.sGrow > 0 {
+		k *= math.Exp(max(aa, ab)) // LossGrowther: |f‴| ≤ A_i·e^{|z − ẑ_i|}
+	}
+	lim := k * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
 	if ar := math.Abs(r); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
 		r = math.Copysign(lim, r)
 	}
@@ -678,6 +704,9 @@ func (e *cvEnergy) sharedDiffBound() *DiffBound {
 func (e *cvEnergy) distance(theta, thetaNew []float64) float64 {
 	a, b := e.norm(theta, e.center), e.norm(thetaNew, e.center)
 	delta := e.norm(theta, thetaNew)
+	if e.sGrow > 0 {
+		return e.growthDistance(a, b, delta)
+	}
 	hi := max(a, b)
 	return min((a*a*a+b*b*b)/6, hi*hi*delta/2)
 }

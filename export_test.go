@@ -340,3 +340,16 @@ func SetCVRecordLimit(n int) (restore func()) {
 	cvRecordLimit = n
 	return func() { cvRecordLimit = old }
 }
+
+// CNQuad returns (v − μ)ᵀΣ⁻¹(v − μ) for c's Gaussian N(μ, Σ).
+func CNQuad(c *CrankNicolson, v []float64) float64 { return c.quad(v) }
+
+// CVGrowthFactor returns e^{s·max(a, b)}, the factor growthDistance puts
+// on a control-variate bound with LossGrowther (1 without).
+func CVGrowthFactor(p *Posterior, theta, thetaNew []float64) float64 {
+	e := p.Energy.(*cvEnergy)
+	if e.sGrow == 0 {
+		return 1
+	}
+	return math.Exp(e.sGrow * max(e.norm(theta, e.center), e.norm(thetaNew, e.center)))
+}

@@ -155,6 +155,17 @@ type CrankNicolson struct {
 	// Walk is the probability, in [0, 1], that a step is the random walk
 	// rather than the Crank–Nicolson move.
 	Walk float64
+	// Nu, when positive (at least 1), makes the Crank–Nicolson moves
+	// reversible with respect to a product of Student-t distributions t_ν
+	// in the coordinates whitened by N(μ, Σ), instead of N(μ, Σ) itself:
+	// a scale mixture of the Gaussian move with a latent scale per
+	// coordinate (see Propose). 0 is the Gaussian proposal. The automatic
+	// default keeps 0: on the rare-event logistic regression of
+	// examples/rare, ν = 4 shortened the longest stays (at most 47
+	// transitions against 72) and raised tail ESS to two thirds of bulk
+	// ESS, but halved bulk ESS per transition, and ν = 10 stuck longer
+	// (examples/README, "rare").
+	Nu float64
 
 	mean []float64
 	l    []float64 // L, row-major lower triangular d×d
@@ -197,6 +208,29 @@ func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error)
 
 // Propose draws θ′ and returns its log proposal ratio: for a Crank–Nicolson
 // move log N(θ; μ, Σ) − log N(θ′; μ, Σ), for a random-walk step 0.
+//
+// With Nu = ν > 0 the Crank–Nicolson moves are made in the whitened
+// coordinates u = L⁻¹(θ − μ), each coordinate around its own Student-t
+// t_ν(0, 1): u_j's latent precision is drawn from its conditional
+// w_j ~ Gamma((ν + 1)/2, rate (ν + u_j²)/2), and then
+//
+//	u′_j = ρ·u_j + √(1 − ρ²)·z_j/√w_j,  θ′ = μ + Lu′.
+//
+// t_ν is the scale mixture ∫ N(0, 1/w) Gamma(w; ν/2, ν/2) dw, and the
+// Gaussian move is reversible with respect to N(0, 1/w), so
+// t_ν(u_j)·q(u′_j|u_j) = ∫ p(w)·N(u_j; 0, 1/w)·k_w(u_j, u′_j) dw is
+// symmetric: each coordinate's move, and so the whole move, is reversible
+// with respect to the product Π_j t_ν(u_j), and the log ratio is
+// Σ_j (ν + 1)/2·(log(1 + u′_j²/ν) − log(1 + u_j²/ν)) (the Jacobian of
+// θ ↦ u cancels). This is a mixed preconditioned Crank–Nicolson move
+// (Kamatani's MpCN family) with a latent scale per whitened coordinate. A
+// chain far out in one coordinate's tail has a large u_j², hence a small
+// w_j, and proposes on the scale of its distance in that coordinate only:
+// unlike the Gaussian moves, which pull it into the bulk against a
+// reference ratio that grows like e^{u_j²/2}, it can move about the tail.
+// A multivariate t (one latent scale for all coordinates) does not do
+// this in many dimensions: one coordinate's excursion barely changes
+// ‖u‖², which the other d − 1 coordinates dominate.
 func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
 	if c.Walk > 0 && rng.Float64() < c.Walk {
 		walkStep(rng, dst, theta, c.l, 2.38/math.Sqrt(float64(len(dst))))
@@ -204,6 +238,9 @@ func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale floa
 	}
 	rho := math.Exp(-scale)
 	s := math.Sqrt(-math.Expm1(-2 * scale)) // √(1 − ρ²), accurate for small scales
+	if c.Nu > 0 {
+		return c.proposeT(rng, dst, theta, rho, s)
+	}
 	lowerTimesNormal(rng, dst, c.l)
 	for j, m := range c.mean {
 		dst[j] = m + rho*(theta[j]-m) + s*dst[j]
@@ -211,9 +248,66 @@ func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale floa
 	return (c.quad(dst) - c.quad(theta)) / 2
 }
 
+// proposeT is Propose's Crank–Nicolson move around the product of
+// Student-t distributions t_ν in the whitened coordinates, ν = c.Nu. It
+// works in dst without scratch memory: u = L⁻¹(θ − μ) by forward
+// substitution, then u′ in place, then θ′ = μ + Lu′ from the last row up.
+func (c *CrankNicolson) proposeT(rng *rand.Rand, dst, theta []float64, rho, s float64) float64 {
+	d := len(dst)
+	for j := range d {
+		row := c.l[j*d : j*d+j+1]
+		v := theta[j] - c.mean[j]
+		for k, l := range row[:j] {
+			v -= l * dst[k]
+		}
+		dst[j] = v / row[j]
+	}
+	nu := c.Nu
+	half := (nu + 1) / 2
+	var logQ float64
+	for j, u := range dst {
+		w := gammaRand(rng, half) * 2 / (nu + u*u)
+		un := rho*u + s*rng.NormFloat64()/math.Sqrt(w)
+		logQ += math.Log1p(un*un/nu) - math.Log1p(u*u/nu)
+		dst[j] = un
+	}
+	for j := d - 1; j >= 0; j-- {
+		var v float64
+		for k, l := range c.l[j*d : j*d+j+1] {
+			v += l * dst[k]
+		}
+		dst[j] = c.mean[j] + v
+	}
+	return half * logQ
+}
+
+// gammaRand draws from Gamma(a, 1), a ≥ 1, by Marsaglia and Tsang's
+// method (ACM TOMS 26(3), 2000): a squeeze and a log test on a cubed
+// normal, accepting more than 95% of the time for every a ≥ 1.
+func gammaRand(rng *rand.Rand, a float64) float64 {
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v *= v * v
+		u := rng.Float64()
+		x2 := x * x
+		if u < 1-0.0331*x2*x2 || math.Log(u) < x2/2+d*(1-v+math.Log(v)) {
+			return d * v
+		}
+	}
+}
+
 // String describes the proposal's configuration, as the Stan CSV files'
 // configuration comments record it: "CrankNicolson(d=32, walk=0.1)".
 func (c *CrankNicolson) String() string {
+	if c.Nu > 0 {
+		return fmt.Sprintf("CrankNicolson(d=%d, walk=%g, nu=%g)", len(c.mean), c.Walk, c.Nu)
+	}
 	return fmt.Sprintf("CrankNicolson(d=%d, walk=%g)", len(c.mean), c.Walk)
 }
 
@@ -237,6 +331,9 @@ func (c *CrankNicolson) quad(v []float64) float64 {
 func (c *CrankNicolson) checkDim(d int) error {
 	if !(c.Walk >= 0 && c.Walk <= 1) {
 		return fmt.Errorf("CrankNicolson.Walk = %g, want a probability in [0, 1]", c.Walk)
+	}
+	if !(c.Nu == 0 || c.Nu >= 1 && !math.IsInf(c.Nu, 1)) {
+		return fmt.Errorf("CrankNicolson.Nu = %g, want 0 (Gaussian) or finite ≥ 1 (Student-t)", c.Nu)
 	}
 	if len(c.mean) != d {
 		return fmt.Errorf("CrankNicolson has dimension %d, want %d", len(c.mean), d)

@@ -51,7 +51,9 @@ type Summary struct {
 	SamplingTime time.Duration
 
 	// Warnings lists what makes the figures untrustworthy: R-hat above 1.01,
-	// bulk or tail ESS below 100 per chain, an incomplete run.
+	// bulk or tail ESS below 100 per chain, tail ESS below half the bulk
+	// ESS or a chain staying more than 50 transitions at one point
+	// (TailRatioWarn, StayWarn), an incomplete run.
 	Warnings []string
 }
 
@@ -152,6 +154,7 @@ func (r *Result) Summary(names ...string) *Summary {
 	if minTail < limit {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
 	}
+	s.Warnings = append(s.Warnings, tailWarnings(r, s)...)
 	var asMH []string
 	var speedup float64
 	for _, c := range r.Chains {

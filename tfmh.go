@@ -249,11 +249,13 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	}
 	m := c.bound.M(c.theta, c.next)
 	rate := c.sumC * m // E[K] = CM
-	if !(rate >= 0) || math.IsInf(rate, 0) {
+	if !(rate >= 0) {
 		return Info{}, fmt.Errorf("expected batch CM = %v (C = %v, M = %v) at θ = %v, θ′ = %v", rate, c.sumC, m, c.theta, c.next)
 	}
-	// Truncation: a full MH step, decided from M alone.
-	if rate > c.maxRate {
+	// Truncation: a full MH step, decided from M alone; also where M is
+	// +Inf, as a pair-wise bound's can be far from its centre
+	// (growthDistance), whatever MaxRate (TestPoissonGrowthFarSteps).
+	if rate > c.maxRate || math.IsInf(rate, 1) {
 		return c.fullMHStep(rng, logExact, c.maxRate == asMHRate, &c.idx, &c.diff)
 	}
 

@@ -119,6 +119,25 @@ func (e *GLMEnergy) LossBound(i, k int, lo, hi float64) float64 {
 	return e.family.LossBound(e.y[i], k, lo, hi)
 }
 
+// GLMLossGrower is an optional method of a GLMFamily whose third
+// derivative is unbounded but grows at most exponentially:
+// |∂³f(y, z)/∂z³| ≤ LossGrowth(y, z₀)·e^{|z − z₀|} for every real z. It
+// gives ControlVariates its pair-wise bound on an unbounded support
+// (exactmh.LossGrowther).
+type GLMLossGrower interface {
+	LossGrowth(y, z0 float64) float64
+}
+
+// LossGrowth returns the family's A(y_i, z₀) of GLMLossGrower, or ok false
+// if the family has none (exactmh.LossGrowther).
+func (e *GLMEnergy) LossGrowth(i int, z0 float64) (float64, bool) {
+	g, ok := e.family.(GLMLossGrower)
+	if !ok {
+		return 0, false
+	}
+	return g.LossGrowth(e.y[i], z0), true
+}
+
 // Energies sets dst[k] = f(y_i, x_iᵀθ) for i = idx[k].
 func (e *GLMEnergy) Energies(dst, theta []float64, idx []int) {
 	for lo, hi := range prefetch.Blocks(dst, e.x, e.d, e.y, idx) {

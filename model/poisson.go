@@ -24,7 +24,10 @@ import (
 // EnergyRange, the SMH Taylor bounds and the FlyMC bound GLMFlyBound all
 // need a Box or Ball prior, on which z_i ∈ [lo_i, hi_i] and the bounds are
 // max(|e^{lo_i} − y_i|, |e^{hi_i} − y_i|) for f′ and e^{hi_i} for f″ and f‴;
-// on an unbounded support they fail with an error naming the datum.
+// on an unbounded support they fail with an error naming the datum. The
+// control-variate rewrite (exactmh.ControlVariates) works on any support:
+// f‴ grows at most like e^{|z − ẑ|} (LossGrowth), which bounds the
+// remainders pair by pair.
 type PoissonFamily struct{}
 
 // poissonMaxZ is the largest z with e^z finite.
@@ -71,6 +74,12 @@ func (PoissonFamily) LossBound(y float64, k int, lo, hi float64) float64 {
 	}
 	return math.Inf(1)
 }
+
+// LossGrowth returns e^{z₀}: f‴(z) = e^z ≤ e^{z₀}·e^{|z − z₀|} for every
+// z (GLMLossGrower), the bound that lets ControlVariates, and so TFMH and
+// TunaMH on its rewrite, sample a Poisson regression under a Gaussian or
+// flat prior (TestPoissonGaussianPriorCV).
+func (PoissonFamily) LossGrowth(_, z0 float64) float64 { return math.Exp(z0) }
 
 // LossRange returns the range of the convex f(y, ·) over [lo, hi]: its
 // minimum at z = log y clamped to the interval (at lo for y = 0), its
