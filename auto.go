@@ -150,10 +150,9 @@ const (
 //     bulk and tail ESS (minESS), so that a kernel that sticks in a tail
 //     loses to one that does not.
 //   - Of the three Poisson kernels one is piloted: PoissonMH-CN, or
-//     Poisson-MALA where there is no Crank–Nicolson proposal (on logistic
-//     regressions on balls about the MAP PoissonMH-CV-CN's pilots made 4.6
-//     to 22 times the ESS per second of Poisson-MALA's and Poisson-Barker's
-//     on the rewrite; TestAutoPoissonKernelsMeasure). It is listed but not
+//     Poisson-MALA where there is no Crank–Nicolson proposal
+//     (TestAutoPoissonKernelsMeasure compares the three on the rewrite).
+//     It is listed but not
 //     piloted when its expected batch λ + L (λ = 0.01·L², the kernels'
 //     default, L the range's total width) is at least N, where a step
 //     reads more data than a full-batch MH step; the Candidate's Err gives
@@ -305,7 +304,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			// TunaMH cannot approach the control-variate kernels, and its
 			// pilot's first transition alone can take a full pass. Whether
 			// the energy has a bound is then told by its type: building one
-			// (a GLM's ‖x_i‖, 0.2 s at N = 3·10⁶) is not worth it.
+			// (a pass over the data for a GLM's ‖x_i‖) is not worth it.
 			if hasDiffBound(p.Energy) {
 				cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil),
 					skip: "not piloted: the posterior is untempered and unimodal, where plain " + ki.Name + "'s bound C·M grows like √N and the control-variate kernels above read a few data per step"})
@@ -351,9 +350,9 @@ func hasDiffBound(e Energy) bool {
 // the search stops: √(2·10⁻⁶) ≈ 0.0014 standard deviations of the Laplace
 // approximation from the mode, far closer than its kernels need (the
 // control variates are exact at any expansion point, and the proposals
-// move by whole sds). FindMAP's default, 10⁻¹⁶, takes one more pass over
-// the data to get there: on the flights quickstart the decrement went
-// 0.27, 10⁻³, 1.4·10⁻⁸, 2.9·10⁻¹⁸ in passes of 0.19 s each.
+// move by whole sds). FindMAP's default, 10⁻¹⁶, typically takes one more
+// pass over the data to get there: Newton's decrement falls
+// quadratically.
 const AutoMAPTol = 1e-6
 
 // autoPassSample is how many data passTime reads.
@@ -425,13 +424,11 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 
 // minESS is the smallest of the bulk and tail ESS over the coordinates of
 // a one-chain pilot (Summary's ESSBulk and ESSTail without the rest of the
-// summary: R-hat, MCSE and quantiles would double the work, a second of
-// the choice at N = 3·10⁶, d = 32). The tail ESS, of the 5 % and 95 %
-// quantiles' indicators, is what a chain that sticks in a tail its
-// proposal reaches too rarely loses first: on the rare-event logistic
-// regression of examples/rare the independence-like Crank–Nicolson chain
-// had a third of its bulk ESS there, and a choice by bulk ESS alone does
-// not see it.
+// summary: R-hat, MCSE and quantiles would double the work). The tail
+// ESS, of the 5 % and 95 % quantiles' indicators, is what a chain that
+// sticks in a tail its proposal reaches too rarely loses first (the
+// rare-event logistic regression of examples/rare shows it), and a choice
+// by bulk ESS alone does not see it.
 func minESS(r *Result) float64 {
 	m := math.Inf(1)
 	for j := range r.Dim {
@@ -693,16 +690,13 @@ func sortCandidates(cs []Candidate) {
 //
 // One of the three is piloted: PoissonMH with the Crank–Nicolson proposal
 // cn around the Laplace approximation, or, without cn, Poisson-MALA (the
-// automatic default pilots only posteriors with gradients). On a logistic
-// regression with N = 10⁴, d = 5, on balls of 3, 9 and 20 posterior sds
-// about θ̂ (λ + L = 0.95, 31 and 955), the median of three pilots of
-// PoissonMH-CV-CN made 4.6 to 22 times the ESS per second of each of
-// Poisson-MALA-CV (identity or Laplace metric) and Poisson-Barker-CV
-// (TestAutoPoissonKernelsMeasure): all three read the counts' λ + L data a
-// step, the gradient kernels their gradients too, and the Crank–Nicolson
-// proposal moves as far as the approximation is good where the gradient
-// kernels' local moves take several steps. A pilot apiece would add the time of two more pilots that
-// lose (0.5 s each where the range is wide) to every choice.
+// automatic default pilots only posteriors with gradients). All three read
+// the counts' λ + L data a step, the gradient kernels their gradients too,
+// and the Crank–Nicolson proposal moves as far as the approximation is
+// good where the gradient kernels' local moves take several steps, so
+// PoissonMH-CV-CN wins on balls of a few to tens of posterior sds about θ̂
+// (TestAutoPoissonKernelsMeasure); a pilot apiece would add two pilots
+// that lose to every choice.
 //
 // Its passes are its expected read per step, λ + L, over N: runPilots skips
 // it, as it does a full-batch candidate, when two effective draws a step at
@@ -788,8 +782,8 @@ const (
 // estimated from the remainders' ranges of m = autoRangeSample evenly
 // spaced data, and ok (not ok for any other energy, or N ≤ m, where the
 // whole range is as cheap). The
-// whole range costs tens of passes over the data (eight pieces a datum;
-// 0.07 to 0.18 s at N = 10⁵, d = 10, where a pass took 3 ms): where the
+// whole range costs tens of passes over the data (eight pieces a datum):
+// where the
 // estimate alone rules the Poisson kernels out, the choice does not pay
 // for it.
 func estimateRange(p *Posterior) (sumM float64, m int, ok bool) {

@@ -43,12 +43,6 @@ type SparseRowGLM interface {
 	LossBound(i, k int, lo, hi float64) float64
 }
 
-// groupHessianer is the energy's sparse Hessian ∇²Σ_iU_i, as the root's
-// SparseHessianer contract has it.
-type groupHessianer interface {
-	SparseHessian(theta []float64) (*sparse.SymCSC, error)
-}
-
 // GroupSMH is SMH-2 (see SMH) for GLMs with sparse rows whose columns fall
 // into blocks — a multilevel model's fixed effects, and each group's
 // effects — with both halves of the step made sparse:
@@ -241,7 +235,7 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM)", name, t.Energy())
 	}
-	hs, ok := t.Energy().(groupHessianer)
+	hs, ok := t.Energy().(SparseHessianer)
 	if !ok {
 		return nil, fmt.Errorf("%s: energy %T has no sparse Hessian (implement SparseHessian)", name, t.Energy())
 	}

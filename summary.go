@@ -57,11 +57,23 @@ type Summary struct {
 	Warnings []string
 }
 
-// RHatThreshold and MinESSPerChain are the limits behind Summary warnings
-// (Vehtari et al. 2021 recommend R-hat < 1.01 and ESS > 100 per chain).
+// The limits behind Summary's warnings.
 const (
+	// RHatThreshold and MinESSPerChain: Vehtari et al. 2021 recommend
+	// R-hat < 1.01 and ESS > 100 per chain.
 	RHatThreshold  = 1.01
 	MinESSPerChain = 100
+	// TailRatioWarn is the ratio of tail to bulk ESS below which Summary
+	// warns that a chain may stick in a tail: a kernel whose proposal
+	// reaches part of a tail too rarely (an independence-like
+	// Crank–Nicolson proposal whose Gaussian tails are lighter than a
+	// skewed posterior's) stays there for many transitions once it gets
+	// in, which costs the tail quantiles' indicators far more effective
+	// draws than the mean.
+	TailRatioWarn = 0.5
+	// StayWarn is the number of consecutive transitions at one point
+	// beyond which Summary reports a chain's longest stay.
+	StayWarn = 50
 )
 
 // Summary computes the summary of a run. names label the coordinates

@@ -9,18 +9,6 @@ import (
 	"math"
 )
 
-// TailRatioWarn is the ratio of tail to bulk ESS below which Summary warns
-// that a chain may stick in a tail: a kernel whose proposal reaches part
-// of a tail too rarely (an independence-like Crank–Nicolson proposal
-// whose Gaussian tails are lighter than a skewed posterior's) stays there
-// for many transitions once it gets in, which costs the tail quantiles'
-// indicators far more effective draws than the mean.
-const TailRatioWarn = 0.5
-
-// StayWarn is the number of consecutive transitions at one point beyond
-// which Summary reports a chain's longest stay.
-const StayWarn = 50
-
 // tailWarnings returns Summary's warnings on tails: a coordinate whose tail
 // ESS is below TailRatioWarn times the smallest bulk ESS, and the longest
 // stay of any chain when it exceeds StayWarn transitions.

@@ -165,6 +165,12 @@
 // are most of the download, and would be a second dependency beside
 // arrow-go, still needed for Arrow IPC.
 //
+// github.com/klauspost/compress, which arrow-go uses for its Snappy and
+// zstd codecs, is imported directly for one reason: the package replaces
+// those two codecs in arrow-go's registry by guarded ones (codec.go) whose
+// output is capped by the page's size, since the library allocates what a
+// block's header declares outside the allocator arrow-go is given.
+//
 // The version is v18.8.0, the latest release, the one the flights
 // data's README was checked with, and one whose IPC reader already
 // checks block offsets against the file size and has limits on message

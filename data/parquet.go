@@ -176,7 +176,13 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	props.BufferedStreamEnabled = true
 	props.BufferSize = 1 << 20
 	props.MaxCompressedPageSize = max(1, min(size, parquet.DefaultMaxCompressedPageSize))
-	props.MaxUncompressedPageSize = max(1, min(int64(mem.max), parquet.DefaultMaxUncompressedPageSize))
+	// A page decompresses to at most about a thousand times its size
+	// (gzip's limit is 1,032:1), and no page is larger than the file, so
+	// a page declaring more than 1,024 times the file's size (at least
+	// 1 MiB) is refused before its buffer is allocated: a few kilobytes of
+	// pages each declaring 64 MiB would otherwise allocate gigabytes in
+	// all.
+	props.MaxUncompressedPageSize = min(max(1<<20, 1024*size), int64(mem.max), parquet.DefaultMaxUncompressedPageSize)
 	pf, err := file.NewParquetReader(r, file.WithReadProps(props))
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: not a readable Parquet file: %v", src, err)

@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"math"
 	"path/filepath"
@@ -127,6 +129,41 @@ func TestParquetTypes(t *testing.T) {
 			if err != nil || !slices.Equal(got, w) {
 				t.Errorf("Arrow schema stored %v: %s = %q, %v; want %q", stored, name, got, err, w)
 			}
+		}
+	}
+}
+
+// TestParquetCodecs reads testdata's small table written with each
+// compression codec: the same Frame as uncompressed, through the guarded
+// Snappy and zstd codecs too (codec.go).
+func TestParquetCodecs(t *testing.T) {
+	for _, c := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Zstd} {
+		codec, err := compress.GetCodec(c)
+		_, snappy := codec.(guardedSnappy)
+		_, zstd := codec.(guardedZstd)
+		if err != nil || !snappy && !zstd {
+			t.Errorf("%v: codec %T, %v: not the guarded one", c, codec, err)
+		}
+	}
+	rec := smallRecord(t, nil)
+	defer rec.Release()
+	var want string
+	for _, c := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Gzip} {
+		var buf bytes.Buffer
+		tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+		props := parquet.NewWriterProperties(parquet.WithCompression(c), parquet.WithDictionaryDefault(true))
+		if err := pqarrow.WriteTable(tbl, &buf, 5, props, pqarrow.DefaultWriterProps()); err != nil {
+			t.Fatal(err)
+		}
+		tbl.Release()
+		f, err := readParquet(bytes.NewReader(buf.Bytes()), "codec.parquet", nil)
+		if err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		if got := frameDigest(f); want == "" {
+			want = got
+		} else if got != want {
+			t.Errorf("%v: digest %s, uncompressed %s", c, got, want)
 		}
 	}
 }

@@ -15,11 +15,8 @@ import (
 	"github.com/exactmh/exactmh/sparse"
 )
 
-// sparseHessianer is the root package's SparseHessianer contract, declared
-// here so that the method sets are checked before it lands in the root.
-type sparseHessianer interface {
-	SparseHessian(theta []float64) (*sparse.SymCSC, error)
-}
+// sparseHessianer is the root package's SparseHessianer contract.
+type sparseHessianer = exactmh.SparseHessianer
 
 var (
 	_ exactmh.Energy           = (*SparseGLM[float64])(nil)
