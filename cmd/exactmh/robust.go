@@ -165,8 +165,17 @@ func summaryFromFiles(sf *sampleFlags, chainID int, stdout io.Writer) error {
 	if err != nil {
 		return failure(fmt.Errorf("the summary from the output files: %v", err))
 	}
-	_, err = s.WriteTo(stdout)
-	return err
+	// The same report as a run that kept its draws: coefficients on the
+	// original scale (the files' model_info), the prior and its scale.
+	ps, err := sf.report.check()
+	if err != nil {
+		return err
+	}
+	rp, err := filesReport(files, s, &sf.report, ps)
+	if err != nil {
+		return failure(fmt.Errorf("the summary from the output files: %v", err))
+	}
+	return rp.write(stdout, "table", 4)
 }
 
 // dataHash is a SHA-256 of every row of the design and the response, in

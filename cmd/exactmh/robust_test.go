@@ -121,7 +121,8 @@ func TestDiscardDraws(t *testing.T) {
 	a := append([]string{"sample", "--data", flights}, flightsModel...)
 	a = append(a, "--kernel", "mh", "--chains", "2", "--warmup", "20", "--draws", "30", "--seed", "3", "--progress", "0", "--out", "d", "--discard-draws")
 	r := mustRun(t, dir, a...)
-	if !strings.Contains(r.stdout, "log_distance") || !strings.Contains(r.stdout, "rhat") || !strings.Contains(r.stdout, "2 chains × 30 draws") {
+	if !strings.Contains(r.stdout, "log_distance") || !strings.Contains(r.stdout, "rhat") || !strings.Contains(r.stdout, "2 chains × 30 draws") ||
+		!strings.Contains(r.stdout, "coefficients on the original scale") {
 		t.Errorf("no summary from the files:\n%s", r.stdout)
 	}
 	if f := readCSV(t, filepath.Join(dir, "d_2.csv")); len(f.Draws) != 30 {
