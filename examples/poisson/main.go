@@ -30,11 +30,8 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/report"
@@ -193,42 +190,16 @@ func poisson(rng *rand.Rand, lam float64) float64 {
 // export writes DIR/poisson.csv (y,offset,x1,…,xd, reals in hexadecimal,
 // which R reads exactly) and DIR/poisson_constants.csv (n, d).
 func export(dir string, e *offsetPoisson) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "poisson.csv"))
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	b.WriteString("y,offset")
+	cols := []string{"y", "offset"}
 	for j := range e.d {
-		fmt.Fprintf(&b, ",x%d", j+1)
+		cols = append(cols, fmt.Sprintf("x%d", j+1))
 	}
-	b.WriteString("\n")
-	for i := range e.Len() {
-		b.WriteString(strconv.FormatFloat(e.y[i], 'g', -1, 64))
-		b.WriteByte(',')
-		b.WriteString(strconv.FormatFloat(e.o[i], 'x', -1, 64))
+	return report.ExportCSV(dir, "poisson", cols, e.Len(), func(b []byte, i int) []byte {
+		b = strconv.AppendFloat(b, e.y[i], 'g', -1, 64)
+		b = report.HexFloat(append(b, ','), e.o[i])
 		for _, v := range e.Row(i) {
-			b.WriteByte(',')
-			b.WriteString(strconv.FormatFloat(v, 'x', -1, 64))
+			b = report.HexFloat(append(b, ','), v)
 		}
-		b.WriteByte('\n')
-		if b.Len() > 1<<20 {
-			if _, err := f.WriteString(b.String()); err != nil {
-				f.Close()
-				return err
-			}
-			b.Reset()
-		}
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "poisson_constants.csv"), fmt.Appendf(nil, "key,value\nn,%d\nd,%d\n", e.Len(), e.d), 0o644)
+		return b
+	}, "d", strconv.Itoa(e.d))
 }

@@ -33,8 +33,6 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -235,42 +233,17 @@ func simulate(rng *rand.Rand, n, nCont, nRare int, lo, hi, intercept float64) (x
 // export writes DIR/rare.csv (y,x1,…,xd, reals in hexadecimal, which R
 // reads exactly) and DIR/rare_constants.csv (n, d).
 func export(dir string, x, y []float64, n, d int) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(dir, "rare.csv"))
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	b.WriteString("y")
+	cols := []string{"y"}
 	for j := range d {
-		fmt.Fprintf(&b, ",x%d", j+1)
+		cols = append(cols, fmt.Sprintf("x%d", j+1))
 	}
-	b.WriteString("\n")
-	for i := range n {
-		b.WriteString(strconv.FormatFloat(y[i], 'g', -1, 64))
+	return report.ExportCSV(dir, "rare", cols, n, func(b []byte, i int) []byte {
+		b = strconv.AppendFloat(b, y[i], 'g', -1, 64)
 		for _, v := range x[i*d : (i+1)*d] {
-			b.WriteByte(',')
-			b.WriteString(strconv.FormatFloat(v, 'x', -1, 64))
+			b = report.HexFloat(append(b, ','), v)
 		}
-		b.WriteByte('\n')
-		if b.Len() > 1<<20 {
-			if _, err := f.WriteString(b.String()); err != nil {
-				f.Close()
-				return err
-			}
-			b.Reset()
-		}
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "rare_constants.csv"), fmt.Appendf(nil, "key,value\nn,%d\nd,%d\n", n, d), 0o644)
+		return b
+	}, "d", strconv.Itoa(d))
 }
 
 // moments returns the mean and covariance of a run's draws.

@@ -47,7 +47,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -60,7 +59,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -486,7 +484,7 @@ func export(dir, name string, n int, seed uint64, quick bool) error {
 	var cols []string
 	var row func(b []byte, i int) []byte
 	var consts []string
-	num := func(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'x', -1, 64) }
+	num := report.HexFloat
 	hex := func(v float64) string { return string(num(nil, v)) }
 	if name == "tgm" {
 		p, err := tgm(seed, quick)
@@ -524,33 +522,7 @@ func export(dir, name string, n int, seed uint64, quick bool) error {
 		}
 		consts = append([]string{"d", fmt.Sprint(d)}, consts...)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(dir, name+".csv")
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	w.WriteString(strings.Join(cols, ",") + "\n")
-	var b []byte
-	for i := range n {
-		b = append(row(b[:0], i), '\n')
-		w.Write(b)
-	}
-	err = w.Flush()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	c := fmt.Sprintf("key,value\nn,%d\n", n)
-	for k := 0; k < len(consts); k += 2 {
-		c += consts[k] + "," + consts[k+1] + "\n"
-	}
-	return os.WriteFile(filepath.Join(dir, name+"_constants.csv"), []byte(c), 0o644)
+	return report.ExportCSV(dir, name, cols, n, row, consts...)
 }
 
 // tgm is the TunaMH paper's tempered Gaussian mixture (examples/tgm): N =

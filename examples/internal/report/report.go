@@ -6,6 +6,7 @@
 package report
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -208,3 +210,39 @@ func cpuModel() string {
 	}
 	return "unknown"
 }
+
+// ExportCSV writes the data of an example for its Stan program: dir/name.csv,
+// the header cols and n rows that row appends (without the newline), and
+// dir/name_constants.csv, rows "key,value": n, then the key–value pairs of
+// consts. HexFloat appends a float64 exactly, as R reads it.
+func ExportCSV(dir, name string, cols []string, n int, row func(b []byte, i int) []byte, consts ...string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, name+".csv"))
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(strings.Join(cols, ",") + "\n")
+	var b []byte
+	for i := range n {
+		b = append(row(b[:0], i), '\n')
+		w.Write(b)
+	}
+	err = w.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	c := fmt.Sprintf("key,value\nn,%d\n", n)
+	for k := 0; k+1 < len(consts); k += 2 {
+		c += consts[k] + "," + consts[k+1] + "\n"
+	}
+	return os.WriteFile(filepath.Join(dir, name+"_constants.csv"), []byte(c), 0o644)
+}
+
+// HexFloat appends v in hexadecimal (strconv's 'x' format), exact.
+func HexFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'x', -1, 64) }
