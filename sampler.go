@@ -534,7 +534,14 @@ type Event struct {
 // do that job.) The estimated metric is in ChainResult.Metric.
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
-// Canceled and ctx's error. If a chain fails (violated bound, non-finite
+// Canceled and ctx's error. MH, MALA, HMC and NUTS chains notice it
+// within a chunk of 512 data, in the middle of a transition's passes over
+// the data (a transition of many leapfrog steps on tall data would
+// otherwise finish first), and abandon that transition, leaving the
+// chain and its random stream as they were before it, so that Resume or
+// a checkpoint continues bit-identically (TestInterruptMidTransition);
+// the other kernels, whose transitions read minibatches, stop between
+// transitions. If a chain fails (violated bound, non-finite
 // energy, a panic in user code — a *PanicError) or the Recorder does (a
 // *RecorderError), the run stops and Sample returns the draws made so far,
 // Status Failed and the error. Errors in p, k or s are returned before any
