@@ -7,6 +7,7 @@ package exactmh_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,5 +147,50 @@ func TestInterruptLongTransition(t *testing.T) {
 	}
 	if res.Chains[0].Len() != 0 {
 		t.Errorf("%d draws from a transition that could not finish", res.Chains[0].Len())
+	}
+}
+
+// slowEnergy is U_i(θ) = (θ − 1)²/2 for N data, each chunk of evaluations
+// taking a millisecond: a pass over its data takes N/512 ms.
+type slowEnergy struct{ n int }
+
+func (s slowEnergy) Len() int { return s.n }
+func (s slowEnergy) Dim() int { return 1 }
+func (s slowEnergy) Energies(dst, theta []float64, idx []int) {
+	time.Sleep(time.Millisecond)
+	for k := range idx {
+		dst[k] = (theta[0] - 1) * (theta[0] - 1) / 2
+	}
+}
+func (s slowEnergy) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	time.Sleep(time.Millisecond)
+	for k := range idx {
+		wk := 1.0
+		if w != nil {
+			wk = w[k]
+		}
+		grad[0] += wk * (theta[0] - 1)
+	}
+}
+
+// TestFindMAPInterrupted: FindMAP on data whose every pass takes seconds
+// stops within a second of the cancellation, inside the pass, with the
+// context's error.
+func TestFindMAPInterrupted(t *testing.T) {
+	p := &exactmh.Posterior{Energy: slowEnergy{n: 512 * 5000}, Prior: model.Flat{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled atomic.Int64
+	time.AfterFunc(300*time.Millisecond, func() {
+		cancelled.Store(time.Now().UnixNano())
+		cancel()
+	})
+	_, err := exactmh.FindMAP(ctx, p, []float64{0}, nil)
+	took := time.Duration(time.Now().UnixNano() - cancelled.Load())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want the context's", err)
+	}
+	t.Logf("stopped %v after the cancellation: %v", took, err)
+	if took > time.Second {
+		t.Errorf("stopped %v after the cancellation (a pass takes 5 s)", took)
 	}
 }

@@ -42,9 +42,10 @@ type Target struct {
 	hessEvals int64 // datum Hessian evaluations (FindMAP's Newton steps, Laplace approximations)
 
 	// interrupt, when not nil, is polled once per chunk of the whole-data
-	// passes (TotalEnergy, TotalEnergyAndGradient and the full gradient);
-	// once set they return errInterrupted. The driver sets it only for a
-	// chain that can abandon a transition (stepInterrupter).
+	// passes (TotalEnergy, TotalEnergyAndGradient, AddGradient, the full
+	// gradient and Hessian, FindMAP's Newton sweeps); once set they return
+	// errInterrupted. The driver sets it only for a chain that can abandon
+	// a transition (stepInterrupter), FindMAP for its search.
 	interrupt *atomic.Bool
 
 	idxBuf [chunk]int
@@ -406,6 +407,9 @@ func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) erro
 	}
 	t.gradEvals += int64(len(idx))
 	for lo := 0; lo < len(idx); lo += chunk {
+		if t.interrupted() {
+			return errInterrupted
+		}
 		m := min(chunk, len(idx)-lo)
 		wb := t.wBuf[:m]
 		for k := range wb {
