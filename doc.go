@@ -55,7 +55,7 @@
 // energy's units: [DiffBound] (TunaMH, TFMH, TunaMH-SGLD), [EnergyRange]
 // (PoissonMH, Poisson-Barker, Poisson-MALA), [FlyBound] (FlyMC) and
 // [TaylorBounder] (SMH), from the energy ([DiffBounder], [EnergyRanger],
-// [FlyBounder]) or derived from the GLM contract ([GLMTaylorBound],
+// [FlyBounder]) or derived from the GLM contract ([GLMTaylorBounder],
 // [GLMQuadraticFlyBound]). Every datum a step reads is checked against its
 // bound ([BoundViolation]), and each kernel's Start audits the bound over
 // all data; [CheckBound], [CheckRange] and [CheckFlyBound] search the
@@ -100,7 +100,7 @@
 // math/rand/v2's sources serve.
 //
 // Sparse Hessians (multilevel models: SparseHessianer, FindSparseLaplace,
-// SparseCrankNicolson) are factored by exactmh's own package sparse — a
+// NewCrankNicolsonSparse) are factored by exactmh's own package sparse — a
 // minimum degree ordering, the elimination tree and an up-looking Cholesky
 // factorisation after Davis's CSparse — because gonum has none,
 // konstantin8105/sparse (a CSparse port) is LGPL and unmaintained, and
