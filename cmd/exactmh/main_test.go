@@ -309,16 +309,9 @@ func TestResumeAfterSIGTERM(t *testing.T) {
 
 	cmd := exec.Command(bin, args("--out", "int", "--checkpoint", "int.ckpt")...)
 	cmd.Dir = dir
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(done) }()
+	errb, done, waitErr := startBackground(t, cmd)
 	if !waitForRows(filepath.Join(dir, "int_1.csv"), 50, done) {
-		t.Fatalf("the run ended before it could be interrupted: %v: %s", waitErr, errb.String())
+		t.Fatalf("the run ended before it could be interrupted: %v: %s", *waitErr, errb.String())
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	<-done
@@ -375,13 +368,7 @@ func TestSIGINTMidTransition(t *testing.T) {
 		ckpt := out + ".ckpt"
 		cmd := exec.Command(bin, args("--out", out, "--checkpoint", ckpt)...)
 		cmd.Dir = dir
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		errb, done, _ := startBackground(t, cmd)
 		time.Sleep(wait)
 		cmd.Process.Signal(syscall.SIGINT)
 		sent := time.Now()
@@ -397,6 +384,20 @@ func TestSIGINTMidTransition(t *testing.T) {
 		mustRun(t, dir, args("--out", out, "--checkpoint", ckpt, "--resume")...)
 		sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, out), 1)
 	}
+}
+
+// startBackground starts cmd with its stderr kept; done is closed when it
+// has ended, and *waitErr is then its Wait's error.
+func startBackground(t *testing.T, cmd *exec.Cmd) (errb *bytes.Buffer, done <-chan struct{}, waitErr *error) {
+	t.Helper()
+	errb, waitErr = new(bytes.Buffer), new(error)
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{})
+	go func() { *waitErr = cmd.Wait(); close(ch) }()
+	return errb, ch, waitErr
 }
 
 // readCSVPartial reads a file that may end mid-row.
