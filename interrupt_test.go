@@ -30,6 +30,9 @@ type cancelEnergy struct {
 func (c *cancelEnergy) tick() {
 	if n := c.calls.Add(1); n == c.at && c.cancel != nil {
 		c.cancel()
+		// Leave the goroutine that context.AfterFunc starts time to set
+		// the flag, on a loaded machine too, before the next chunk.
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 func (c *cancelEnergy) Len() int { return c.e.Len() }
