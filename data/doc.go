@@ -90,7 +90,8 @@
 //     length or 8 MiB (arrow-go's decoder allocates twice the window:
 //     ten bytes asked for 1 GiB). gzip and LZ4 decode into the page and
 //     allocate at most a 32 KiB window and 64 KiB header, and Arrow's LZ4
-//     frames at most a pooled 4 MiB block (TestPageCodecsBounded).
+//     frames at most a pooled block of 8 MiB, the largest block size of
+//     pierrec/lz4 (TestPageCodecsBounded covers the Parquet codecs).
 //   - Memory grows with the rows a file holds, not with its size: a few
 //     kilobytes of Parquet run-length encoding can declare billions of
 //     rows. Before reading, the declared rows × columns are checked
