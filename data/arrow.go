@@ -5,13 +5,19 @@
 package data
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/exactmh/exactmh/internal/prefault"
 )
 
@@ -274,4 +280,151 @@ func scaleMicros(v, mul, div int64) int64 {
 		return q
 	}
 	return v * mul
+}
+
+// finishArrow stores the builders' columns in the Frame.
+func finishArrow(f *Frame, builders []*arrowBuilder, n int) *Frame {
+	f.n = n
+	for _, b := range builders {
+		f.cols = append(f.cols, b.finish())
+	}
+	return f
+}
+
+// ReadArrow reads an Arrow IPC file: the file format (what .arrow and
+// Feather version 2 files are, starting with "ARROW1") or the stream
+// format, told apart by the magic bytes. Nulls are missing values. Columns
+// of types the package does not read are left out unless named in
+// opt.Columns (then an error). A truncated or corrupted file is an error,
+// never a panic.
+func ReadArrow(path string, opt *ReadOptions) (*Frame, error) {
+	src := filepath.Base(path)
+	if err := opt.check(src); err != nil {
+		return nil, err
+	}
+	f, err := openRegular(path, src, false)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readArrow(f, src, opt)
+}
+
+var arrowMagic = []byte("ARROW1")
+
+// readArrow reads the IPC file or stream format from r.
+func readArrow(r readSource, src string, opt *ReadOptions) (fr *Frame, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fr, err = nil, fmt.Errorf("data: %s: not a readable Arrow IPC file (arrow-go: %v)", src, p)
+		}
+	}()
+	head := make([]byte, 8)
+	k, _ := r.ReadAt(head, 0)
+	head = head[:k]
+	if bytes.HasPrefix(head, []byte("FEA1")) {
+		return nil, fmt.Errorf("data: %s: a Feather version 1 file; only Feather version 2 (Arrow IPC) is read: rewrite it with pyarrow.feather.write_feather(…, version=2)", src)
+	}
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %v", src, err)
+	}
+	isFile := bytes.HasPrefix(head, arrowMagic)
+	if err := checkIPC(r, size, isFile); err != nil {
+		return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file: %v", src, err)
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	mem := newCappedAllocator(size)
+	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(size), ipc.WithBodySizeLimit(size)}
+	var (
+		schema *arrow.Schema
+		next   func() (arrow.RecordBatch, error) // nil, io.EOF at the end
+	)
+	if isFile {
+		fr, err := ipc.NewFileReader(r, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file: %v", src, err)
+		}
+		defer fr.Close()
+		schema = fr.Schema()
+		i := 0
+		next = func() (arrow.RecordBatch, error) {
+			if i >= fr.NumRecords() {
+				return nil, io.EOF
+			}
+			rec, err := fr.RecordBatch(i)
+			i++
+			return rec, err // owned by the reader
+		}
+	} else {
+		sr, err := ipc.NewReader(bufio.NewReader(r), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file or stream: %v", src, err)
+		}
+		defer sr.Release()
+		schema = sr.Schema()
+		next = func() (arrow.RecordBatch, error) {
+			if sr.Next() {
+				return sr.RecordBatch(), nil
+			}
+			if err := sr.Err(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		}
+	}
+	fields := schema.Fields()
+	names := make([]string, len(fields))
+	for j, fd := range fields {
+		names[j] = fd.Name
+	}
+	sel, err := selectColumns(src, names, opt.columns())
+	if err != nil {
+		return nil, err
+	}
+	var idx []int
+	var builders []*arrowBuilder
+	for _, j := range sel {
+		if k := duplicate(names, j); k >= 0 {
+			return nil, fmt.Errorf("data: %s: columns %d and %d are both named %q: which one a term means is ambiguous", src, min(j, k)+1, max(j, k)+1, names[j])
+		}
+		if _, ok := arrowColumnType(fields[j].Type); !ok && opt.columns() == nil {
+			continue
+		}
+		b, err := newArrowBuilder(src, fields[j], 0)
+		if err != nil {
+			return nil, err
+		}
+		idx = append(idx, j)
+		builders = append(builders, b)
+	}
+	out := &Frame{source: src}
+	limit := opt.limit()
+	n := 0
+	for n < limit {
+		rec, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("data: %s: record batch after row %d: %v", src, n, err)
+		}
+		if rec.NumCols() != int64(len(fields)) {
+			return nil, fmt.Errorf("data: %s: a record batch after row %d has %d columns, the schema %d", src, n, rec.NumCols(), len(fields))
+		}
+		m := int(min(rec.NumRows(), int64(limit-n)))
+		for k, b := range builders {
+			col := rec.Column(idx[k])
+			if col.Len() < m {
+				return nil, fmt.Errorf("data: %s: column %q has %d values in a record batch of %d rows after row %d", src, b.col.name, col.Len(), m, n)
+			}
+			if err := b.appendArray(col, m); err != nil {
+				return nil, err
+			}
+		}
+		n += m
+	}
+	return finishArrow(out, builders, n), nil
 }
