@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/exactmh/exactmh/data/internal/colbuf"
 	"github.com/exactmh/exactmh/internal/prefault"
 )
 
@@ -232,8 +233,10 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	// A page decompresses to at most about a thousand times its size
 	// (gzip's limit is 1,032:1), and no page is larger than the file, so
 	// a page declaring more than 1,024 times the file's size (at least
-	// 1 MiB) is refused before its buffer is allocated.
-	pageCap := min(max(1<<20, 1024*size), maxPageSize)
+	// 1 MiB) is refused before its buffer is allocated; nor may a page
+	// be larger than 64 MiB plus 64 times the file's size, the cap on
+	// any single allocation the package's readers make.
+	pageCap := min(max(1<<20, 1024*size), 64<<20+64*size, maxPageSize)
 	// Each column is read on its own, the columns in parallel.
 	errs := make([]error, len(builders))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -409,7 +412,7 @@ func (b *parquetBuilder) append(rows, vals int, defs []uint8, v *values, dict *p
 			}
 			c.i = append(c.i, v.i64[k])
 		case pqTimestamp:
-			c.i = append(c.i, scaleMicros(v.i64[k], b.mul, b.div))
+			c.i = append(c.i, colbuf.ScaleMicros(v.i64[k], b.mul, b.div))
 		case pqInt96:
 			us, err := int96Micros(v.i96[k])
 			if err != nil {
