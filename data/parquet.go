@@ -358,11 +358,13 @@ type values struct {
 	f64 []float64
 	bl  []bool
 	ba  [][]byte // BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
-	idx []uint32 // dictionary indices of a string column
+	idx []uint32 // dictionary indices
 }
 
 // append appends rows rows, of which vals are present, from v: defs
-// (maxDef > 0) say which rows have a value.
+// (maxDef > 0) say which rows have a value. dict is the dictionary of a
+// dictionary-encoded page (nil for PLAIN), whose string entries are
+// coded through v.idx.
 func (b *parquetBuilder) append(rows, vals int, defs []uint8, v *values, dict *pqDict) error {
 	c := b.col
 	start := b.n
@@ -429,7 +431,7 @@ func (b *parquetBuilder) append(rows, vals int, defs []uint8, v *values, dict *p
 			}
 			c.f = append(c.f, float64(float16To32(binary.LittleEndian.Uint16(v.ba[k]))))
 		case pqString:
-			if v.idx != nil {
+			if dict != nil {
 				c.codes = append(c.codes, b.dictCode(dict, v.idx[k]))
 			} else {
 				c.codes = append(c.codes, b.code(v.ba[k]))

@@ -322,6 +322,7 @@ func (cr *chunkReader) readData(h *pageHeader, body []byte, most int) (int, erro
 		body = body[h.repLen+h.defLen:]
 	}
 	var next func(v *values, n int) error
+	dictEncoded := h.encoding == encPlainDict || h.encoding == encRLEDict
 	switch h.encoding {
 	case encPlain:
 		pd := &plainDecoder{b: body, e: b.elem}
@@ -379,7 +380,11 @@ func (cr *chunkReader) readData(h *pageHeader, body []byte, most int) (int, erro
 		if err := next(&cr.v, vals); err != nil {
 			return 0, fmt.Errorf("%s values: %v", encodingName(h.encoding), err)
 		}
-		if err := b.append(n, vals, cr.defs, &cr.v, cr.dict); err != nil {
+		dict := cr.dict
+		if !dictEncoded {
+			dict = nil
+		}
+		if err := b.append(n, vals, cr.defs, &cr.v, dict); err != nil {
 			return 0, err
 		}
 		done += n
@@ -396,56 +401,48 @@ func grow[T any](s []T, n int) []T {
 }
 
 // gather sets v to n values of the dictionary at the indices idx
-// decodes; a string column keeps the indices.
+// decodes; a string column keeps the indices (v.idx), the others the
+// values.
 func (v *values) gather(d *pqDict, idx *hybridDecoder, n int, str bool) error {
-	if str {
-		v.idx = grow(v.idx, n)
-		for i := range n {
-			k, err := idx.next()
-			if err != nil {
-				return err
-			}
-			if int(k) >= d.n {
-				return fmt.Errorf("index %d into a dictionary of %d", k, d.n)
-			}
-			v.idx[i] = uint32(k)
-		}
-		return nil
-	}
-	v.idx = nil
+	v.idx = grow(v.idx, n)
 	for i := range n {
 		k, err := idx.next()
 		if err != nil {
 			return err
 		}
-		if int(k) >= d.n {
+		if k >= uint64(d.n) {
 			return fmt.Errorf("index %d into a dictionary of %d", k, d.n)
 		}
-		switch {
-		case d.v.i32 != nil:
-			v.i32 = grow(v.i32, n)
-			v.i32[i] = d.v.i32[k]
-		case d.v.i64 != nil:
-			v.i64 = grow(v.i64, n)
-			v.i64[i] = d.v.i64[k]
-		case d.v.i96 != nil:
-			v.i96 = grow(v.i96, n)
-			v.i96[i] = d.v.i96[k]
-		case d.v.f32 != nil:
-			v.f32 = grow(v.f32, n)
-			v.f32[i] = d.v.f32[k]
-		case d.v.f64 != nil:
-			v.f64 = grow(v.f64, n)
-			v.f64[i] = d.v.f64[k]
-		case d.v.bl != nil:
-			v.bl = grow(v.bl, n)
-			v.bl[i] = d.v.bl[k]
-		default:
-			v.ba = grow(v.ba, n)
-			v.ba[i] = d.v.ba[k]
-		}
+		v.idx[i] = uint32(k)
+	}
+	if str {
+		return nil
+	}
+	switch {
+	case d.v.i32 != nil:
+		pick(&v.i32, d.v.i32, v.idx)
+	case d.v.i64 != nil:
+		pick(&v.i64, d.v.i64, v.idx)
+	case d.v.i96 != nil:
+		pick(&v.i96, d.v.i96, v.idx)
+	case d.v.f32 != nil:
+		pick(&v.f32, d.v.f32, v.idx)
+	case d.v.f64 != nil:
+		pick(&v.f64, d.v.f64, v.idx)
+	case d.v.bl != nil:
+		pick(&v.bl, d.v.bl, v.idx)
+	default:
+		pick(&v.ba, d.v.ba, v.idx)
 	}
 	return nil
+}
+
+// pick sets *dst to the dictionary's entries at idx.
+func pick[T any](dst *[]T, dict []T, idx []uint32) {
+	*dst = grow(*dst, len(idx))
+	for i, k := range idx {
+		(*dst)[i] = dict[k]
+	}
 }
 
 // plainMaxValues is the most PLAIN values of element e that n bytes can
@@ -482,12 +479,6 @@ type plainDecoder struct {
 // allocates a slice of its own (a dictionary, kept), and makes the slice
 // non-nil even when n is 0.
 func (p *plainDecoder) decode(v *values, n int, dict bool) error {
-	alloc := func(size int) error {
-		if n > len(p.b)/size {
-			return fmt.Errorf("%d values of %d bytes in %d bytes", n, size, len(p.b))
-		}
-		return nil
-	}
 	switch p.e.typ {
 	case pqTypeBoolean:
 		if uint64(n) > 8*uint64(len(p.b))-uint64(p.bit) {
@@ -501,53 +492,18 @@ func (p *plainDecoder) decode(v *values, n int, dict bool) error {
 			}
 		}
 	case pqTypeInt32:
-		if err := alloc(4); err != nil {
-			return err
-		}
-		v.i32 = growKeep(v.i32, n, dict)
-		for i := range n {
-			v.i32[i] = int32(binary.LittleEndian.Uint32(p.b[4*i:]))
-		}
-		p.b = p.b[4*n:]
+		return plainFixed(p, &v.i32, n, 4, dict, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
 	case pqTypeFloat:
-		if err := alloc(4); err != nil {
-			return err
-		}
-		v.f32 = growKeep(v.f32, n, dict)
-		for i := range n {
-			v.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(p.b[4*i:]))
-		}
-		p.b = p.b[4*n:]
+		return plainFixed(p, &v.f32, n, 4, dict, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
 	case pqTypeInt64:
-		if err := alloc(8); err != nil {
-			return err
-		}
-		v.i64 = growKeep(v.i64, n, dict)
-		for i := range n {
-			v.i64[i] = int64(binary.LittleEndian.Uint64(p.b[8*i:]))
-		}
-		p.b = p.b[8*n:]
+		return plainFixed(p, &v.i64, n, 8, dict, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
 	case pqTypeDouble:
-		if err := alloc(8); err != nil {
-			return err
-		}
-		v.f64 = growKeep(v.f64, n, dict)
-		for i := range n {
-			v.f64[i] = math.Float64frombits(binary.LittleEndian.Uint64(p.b[8*i:]))
-		}
-		p.b = p.b[8*n:]
+		return plainFixed(p, &v.f64, n, 8, dict, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
 	case pqTypeInt96:
-		if err := alloc(12); err != nil {
-			return err
-		}
-		v.i96 = growKeep(v.i96, n, dict)
-		for i := range n {
-			v.i96[i] = [12]byte(p.b[12*i:])
-		}
-		p.b = p.b[12*n:]
+		return plainFixed(p, &v.i96, n, 12, dict, func(b []byte) [12]byte { return [12]byte(b) })
 	case pqTypeByteArray:
-		if err := alloc(4); err != nil {
-			return err
+		if n > len(p.b)/4 {
+			return fmt.Errorf("%d values of at least 4 bytes in %d bytes", n, len(p.b))
 		}
 		v.ba = growKeep(v.ba, n, dict)
 		for i := range n {
@@ -565,17 +521,24 @@ func (p *plainDecoder) decode(v *values, n int, dict bool) error {
 		if w <= 0 {
 			return fmt.Errorf("fixed-length values of %d bytes", w)
 		}
-		if err := alloc(w); err != nil {
-			return err
-		}
-		v.ba = growKeep(v.ba, n, dict)
-		for i := range n {
-			v.ba[i] = p.b[w*i : w*(i+1) : w*(i+1)]
-		}
-		p.b = p.b[w*n:]
+		return plainFixed(p, &v.ba, n, w, dict, func(b []byte) []byte { return b[:w:w] })
 	default:
 		return fmt.Errorf("physical type %s", pqTypeName(p.e.typ))
 	}
+	return nil
+}
+
+// plainFixed sets *dst to the next n values of size bytes each, decoded
+// by conv.
+func plainFixed[T any](p *plainDecoder, dst *[]T, n, size int, dict bool, conv func([]byte) T) error {
+	if n > len(p.b)/size {
+		return fmt.Errorf("%d values of %d bytes in %d bytes", n, size, len(p.b))
+	}
+	*dst = growKeep(*dst, n, dict)
+	for i := range n {
+		(*dst)[i] = conv(p.b[size*i:])
+	}
+	p.b = p.b[size*n:]
 	return nil
 }
 
