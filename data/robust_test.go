@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/exactmh/exactmh/data/internal/colbuf"
 )
 
 // Hostile inputs: each test is a reproducer of a crash or a silent
@@ -292,5 +293,18 @@ func TestStoreTruncatedWhileOpen(t *testing.T) {
 	err = s.Validate()
 	if err == nil || !strings.Contains(err.Error(), "faulted") || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("Validate of a truncated mapping: %v", err)
+	}
+}
+
+// TestArrowUnregistered reads an Arrow file without data/arrowipc's
+// reader registered: an error naming the import, before the file is
+// opened.
+func TestArrowUnregistered(t *testing.T) {
+	saved := colbuf.ReadArrow
+	colbuf.ReadArrow = nil
+	defer func() { colbuf.ReadArrow = saved }()
+	_, err := ReadFile(filepath.Join("testdata", "small.arrow"), nil)
+	if err == nil || !strings.Contains(err.Error(), "small.arrow") || !strings.Contains(err.Error(), `import _ "github.com/exactmh/exactmh/data/arrowipc"`) {
+		t.Errorf("ReadFile of an Arrow file without the reader: %v", err)
 	}
 }
