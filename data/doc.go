@@ -148,7 +148,8 @@
 // footer and page headers (thrift.go), data pages of versions 1 and 2,
 // dictionary pages, the PLAIN encoding and the RLE/bit-packed hybrid of
 // dictionary indices and definition levels (flat columns, required or
-// optional), the physical types BOOLEAN, INT32, INT64, INT96, FLOAT,
+// optional), DELTA_BINARY_PACKED and BYTE_STREAM_SPLIT numbers (which
+// version 2 writers use when asked: parquet_delta.go), the physical types BOOLEAN, INT32, INT64, INT96, FLOAT,
 // DOUBLE, BYTE_ARRAY (strings) and FIXED_LEN_BYTE_ARRAY(2) (Float16),
 // and the codecs Snappy (parquet_codec.go, a page-sized decoder of the
 // simple block format), gzip (compress/gzip) and zstd (internal/zstd, a
@@ -157,8 +158,8 @@
 // once package data/parquetcodecs is imported (RegisterParquetCodec), and
 // Arrow IPC and Feather files once package data/arrowipc is: both use
 // github.com/apache/arrow-go/v18's libraries, and the exactmh command
-// imports both. The DELTA encodings and BYTE_STREAM_SPLIT, which writers
-// use only when asked, are an error naming the encoding.
+// imports both. DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY strings,
+// which writers use only when asked, are an error naming the encoding.
 //
 // The reason is the first build. Through arrow-go, a program reading the
 // bundled flights file downloaded arrow-go, Thrift, Flatbuffers,

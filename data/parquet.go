@@ -32,7 +32,8 @@ const batchRows = 1 << 16
 // (parquet.go, parquet_meta.go, parquet_page.go): flat columns of the
 // physical types BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY
 // (strings) and FIXED_LEN_BYTE_ARRAY(2) (Float16), in data pages of
-// version 1 and 2, PLAIN or dictionary encoded, compressed with Snappy,
+// version 1 and 2, PLAIN or dictionary encoded (numbers also
+// DELTA_BINARY_PACKED or BYTE_STREAM_SPLIT), compressed with Snappy,
 // gzip or zstd or not at all. Other codecs (Brotli, LZ4) are read once
 // registered with RegisterParquetCodec (the exactmh command registers
 // them); a file using one that is not registered is an error naming the

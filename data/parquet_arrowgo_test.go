@@ -517,7 +517,8 @@ func agInt96Micros(v parquet.Int96) (int64, error) {
 // TestParquetOracle reads Parquet files written by arrow-go in every way
 // the package's reader decodes (both data page versions, without a
 // dictionary, with one, and with one that overflows so that later pages
-// fall back to PLAIN, every built-in codec, optional and required
+// fall back to PLAIN, DELTA_BINARY_PACKED and BYTE_STREAM_SPLIT, every
+// built-in codec, optional and required
 // columns, small pages and row groups) with the package's reader and
 // with arrow-go's column chunk readers, the reader the package used
 // before its own: the Frames must be identical.
@@ -572,6 +573,31 @@ func TestParquetOracle(t *testing.T) {
 		}
 		tbl.Release()
 		files[fmt.Sprintf("dictionary fallback v2=%v", v2)] = buf.Bytes()
+	}
+	// The encodings of version 2 writers for numbers: DELTA_BINARY_PACKED
+	// (blocks of 128 values in 4 miniblocks, negative deltas) and
+	// BYTE_STREAM_SPLIT.
+	for _, v2 := range []bool{false, true} {
+		version := parquet.DataPageV1
+		if v2 {
+			version = parquet.DataPageV2
+		}
+		for _, rec := range []arrow.RecordBatch{fb, smallRecord(t, map[int]bool{2: true})} {
+			props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(version),
+				parquet.WithDataPageSize(512), parquet.WithBatchSize(100),
+				parquet.WithEncodingFor("i", parquet.Encodings.DeltaBinaryPacked),
+				parquet.WithEncodingFor("delay", parquet.Encodings.DeltaBinaryPacked),
+				parquet.WithEncodingFor("date", parquet.Encodings.DeltaBinaryPacked),
+				parquet.WithEncodingFor("distance", parquet.Encodings.ByteStreamSplit),
+				parquet.WithEncodingFor("load", parquet.Encodings.ByteStreamSplit))
+			var buf bytes.Buffer
+			tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+			if err := pqarrow.WriteTable(tbl, &buf, 2000, props, pqarrow.DefaultWriterProps()); err != nil {
+				t.Fatal(err)
+			}
+			tbl.Release()
+			files[fmt.Sprintf("delta and split, %d rows, v2=%v", rec.NumRows(), v2)] = buf.Bytes()
+		}
 	}
 	for name, b := range files {
 		for _, opt := range []*ReadOptions{nil, {Limit: 7}, {Columns: []string{"late", "load"}}} {

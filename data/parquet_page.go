@@ -356,8 +356,17 @@ func (cr *chunkReader) readData(h *pageHeader, body []byte, most int) (int, erro
 			}
 			return nil
 		}
+	case encDeltaBinary:
+		dd := newDeltaDecoder(body)
+		next = func(v *values, n int) error { return dd.decode(b.elem, v, n) }
+	case encByteStreamSp:
+		sd, err := newSplitDecoder(b.elem, body)
+		if err != nil {
+			return 0, err
+		}
+		next = func(v *values, n int) error { return sd.decode(b.elem, v, n) }
 	default:
-		return 0, fmt.Errorf("values in %s, which this reader does not decode (write the file with PLAIN or dictionary encoding, the defaults of pyarrow, Polars, DuckDB and arrow-go)", encodingName(h.encoding))
+		return 0, fmt.Errorf("values in %s, which this reader does not decode (write the file with PLAIN or dictionary encoding, the defaults of pyarrow, Polars, DuckDB, Spark and arrow-go)", encodingName(h.encoding))
 	}
 	for done := 0; done < rows; {
 		n := min(batchRows, rows-done)
