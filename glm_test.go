@@ -514,7 +514,7 @@ func TestNewGLMErrors(t *testing.T) {
 	}
 	// Generic bounds fail clearly on bad input.
 	e, _ := model.NewGLM(x, []float64{0, 1}, 2, model.ProbitFamily{})
-	if _, err := exactmh.GLMTaylorBound(e, 3, nil); err == nil {
+	if _, err := exactmh.GLMTaylorBounder(e).TaylorBound(3, nil); err == nil {
 		t.Error("GLMTaylorBound order 3: no error")
 	}
 	if _, err := exactmh.GLMFlyBound(e, []float64{1}, nil); err == nil {
