@@ -175,6 +175,11 @@ type pqFile struct {
 
 var parquetMagic = []byte("PAR1")
 
+// maxSchemaDepth bounds the nesting of the schema's groups, which the
+// reader walks recursively: a corrupted footer could otherwise nest
+// millions deep and overflow the stack.
+const maxSchemaDepth = 1000
+
 // readParquetFooter reads and decodes the footer of a Parquet file of
 // size bytes.
 func readParquetFooter(r io.ReaderAt, size int64) (*pqFile, error) {
@@ -227,10 +232,13 @@ func decodeFileMetaData(b []byte) (*pqFile, error) {
 	f := &pqFile{groups: groups}
 	// The schema is the tree flattened depth first; the root's children
 	// are the columns, and the leaves number the column chunks.
-	var walk func(i int) (next int, err error)
-	walk = func(i int) (int, error) {
+	var walk func(i, depth int) (next int, err error)
+	walk = func(i, depth int) (int, error) {
 		if i >= len(schema) {
 			return 0, fmt.Errorf("footer: the schema's children run past its %d elements", len(schema))
+		}
+		if depth > maxSchemaDepth {
+			return 0, fmt.Errorf("footer: the schema nests groups more than %d deep", maxSchemaDepth)
 		}
 		e := schema[i]
 		if e.children < 0 {
@@ -242,7 +250,7 @@ func decodeFileMetaData(b []byte) (*pqFile, error) {
 		next := i + 1
 		for range e.children {
 			var err error
-			if next, err = walk(next); err != nil {
+			if next, err = walk(next, depth+1); err != nil {
 				return 0, err
 			}
 		}
@@ -256,7 +264,7 @@ func decodeFileMetaData(b []byte) (*pqFile, error) {
 	for range root.children {
 		j := next
 		var err error
-		if next, err = walk(next); err != nil {
+		if next, err = walk(next, 1); err != nil {
 			return nil, err
 		}
 		f.fields = append(f.fields, schema[j])

@@ -308,3 +308,27 @@ func TestArrowUnregistered(t *testing.T) {
 		t.Errorf("ReadFile of an Arrow file without the reader: %v", err)
 	}
 }
+
+// TestParquetDeepSchema reads a footer whose schema nests a million
+// groups, each the only child of the one before: an error, not a stack
+// overflow.
+func TestParquetDeepSchema(t *testing.T) {
+	var footer []byte
+	// FileMetaData: field 2 (schema), a list of n structures, each a
+	// SchemaElement with field 4 (name "g") and field 5 (num_children 1).
+	const n = 1 << 20
+	footer = append(footer, 0x29)            // field 2 (delta 2), type list
+	footer = append(footer, 0xfc)            // size 15 (more follows), element type struct
+	footer = binary.AppendUvarint(footer, n) // the list's size
+	for range n {
+		footer = append(footer, 0x48, 1, 'g', 0x15, 2, 0) // name "g", num_children 1 (zigzag 2), stop
+	}
+	footer = append(footer, 0) // stop
+	file := append([]byte("PAR1"), footer...)
+	file = binary.LittleEndian.AppendUint32(file, uint32(len(footer)))
+	file = append(file, "PAR1"...)
+	_, err := readParquet(bytes.NewReader(file), "deep.parquet", nil)
+	if err == nil || !strings.Contains(err.Error(), "more than 1000 deep") {
+		t.Errorf("a schema nested %d deep: %v", n, err)
+	}
+}
