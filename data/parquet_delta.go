@@ -7,7 +7,6 @@ package data
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 )
 
 // The encodings Parquet's version 2 writers use for numbers when asked
@@ -82,19 +81,9 @@ func (d *deltaDecoder) next() (uint64, error) {
 		}
 	}
 	d.left--
-	var v uint64
-	if d.width > 0 {
-		end := d.bit + uint64(d.width)
-		if end > 8*uint64(len(d.b)) {
-			return 0, fmt.Errorf("a DELTA_BINARY_PACKED miniblock cut short")
-		}
-		for got := uint(0); got < d.width; {
-			off := uint(d.bit % 8)
-			take := min(8-off, d.width-got)
-			v |= uint64(d.b[d.bit/8]>>off&(1<<take-1)) << got
-			got += take
-			d.bit += uint64(take)
-		}
+	v, ok := readBits(d.b, &d.bit, d.width)
+	if !ok {
+		return 0, fmt.Errorf("a DELTA_BINARY_PACKED miniblock cut short")
 	}
 	d.prev += d.minDelta + v
 	return d.prev, nil
@@ -154,12 +143,15 @@ func (d *deltaDecoder) decode(e *pqElement, v *values, n int) error {
 
 // splitDecoder decodes BYTE_STREAM_SPLIT: the k bytes of each of the
 // page's values are spread over k streams, byte j of value i at
-// j·count + i, where count is the page's values.
+// j·count + i, where count is the page's values. A batch is gathered
+// into PLAIN order and decoded as PLAIN.
 type splitDecoder struct {
 	b     []byte
+	e     *pqElement
 	size  int // bytes a value
 	count int // values in the page
 	i     int // the next value
+	plain []byte
 }
 
 func newSplitDecoder(e *pqElement, b []byte) (*splitDecoder, error) {
@@ -175,43 +167,21 @@ func newSplitDecoder(e *pqElement, b []byte) (*splitDecoder, error) {
 	if len(b)%size != 0 {
 		return nil, fmt.Errorf("BYTE_STREAM_SPLIT values of %d bytes in %d bytes", size, len(b))
 	}
-	return &splitDecoder{b: b, size: size, count: len(b) / size}, nil
+	return &splitDecoder{b: b, e: e, size: size, count: len(b) / size}, nil
 }
 
 // decode sets v's slice of the element's type to the next n values.
-func (s *splitDecoder) decode(e *pqElement, v *values, n int) error {
+func (s *splitDecoder) decode(v *values, n int) error {
 	if n > s.count-s.i {
 		return fmt.Errorf("%d values asked for, %d left in the page", n, s.count-s.i)
 	}
-	var buf [8]byte
-	value := func() []byte {
+	s.plain = grow(s.plain, n*s.size)
+	for k := range n {
 		for j := range s.size {
-			buf[j] = s.b[j*s.count+s.i]
-		}
-		s.i++
-		return buf[:s.size]
-	}
-	switch e.typ {
-	case pqTypeInt32:
-		v.i32 = grow(v.i32, n)
-		for i := range n {
-			v.i32[i] = int32(binary.LittleEndian.Uint32(value()))
-		}
-	case pqTypeFloat:
-		v.f32 = grow(v.f32, n)
-		for i := range n {
-			v.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(value()))
-		}
-	case pqTypeInt64:
-		v.i64 = grow(v.i64, n)
-		for i := range n {
-			v.i64[i] = int64(binary.LittleEndian.Uint64(value()))
-		}
-	case pqTypeDouble:
-		v.f64 = grow(v.f64, n)
-		for i := range n {
-			v.f64[i] = math.Float64frombits(binary.LittleEndian.Uint64(value()))
+			s.plain[k*s.size+j] = s.b[j*s.count+s.i+k]
 		}
 	}
-	return nil
+	s.i += n
+	p := plainDecoder{b: s.plain, e: s.e}
+	return p.decode(v, n, false)
 }

@@ -364,7 +364,7 @@ func (cr *chunkReader) readData(h *pageHeader, body []byte, most int) (int, erro
 		if err != nil {
 			return 0, err
 		}
-		next = func(v *values, n int) error { return sd.decode(b.elem, v, n) }
+		next = sd.decode
 	default:
 		return 0, fmt.Errorf("values in %s, which this reader does not decode (write the file with PLAIN or dictionary encoding, the defaults of pyarrow, Polars, DuckDB, Spark and arrow-go)", encodingName(h.encoding))
 	}
@@ -586,24 +586,31 @@ func (d *hybridDecoder) next() (uint64, error) {
 	if d.width == 0 {
 		return 0, nil
 	}
-	end := d.bit + uint64(d.width)
-	if end > 8*uint64(len(d.b)) {
+	v, ok := readBits(d.b, &d.bit, d.width)
+	if !ok {
 		return 0, fmt.Errorf("a bit-packed run cut short")
-	}
-	var v uint64
-	for got := uint(0); got < d.width; {
-		byt := d.bit / 8
-		off := uint(d.bit % 8)
-		take := min(8-off, d.width-got)
-		v |= uint64(d.b[byt]>>off&(1<<take-1)) << got
-		got += take
-		d.bit += uint64(take)
 	}
 	if d.packed == 0 {
 		d.b = d.b[(d.bit+7)/8:]
 		d.bit = 0
 	}
 	return v, nil
+}
+
+// readBits reads width bits of b at bit offset *bit, least significant
+// first, and advances *bit; ok is false if b ends first.
+func readBits(b []byte, bit *uint64, width uint) (v uint64, ok bool) {
+	if *bit+uint64(width) > 8*uint64(len(b)) {
+		return 0, false
+	}
+	for got := uint(0); got < width; {
+		off := uint(*bit % 8)
+		take := min(8-off, width-got)
+		v |= uint64(b[*bit/8]>>off&(1<<take-1)) << got
+		got += take
+		*bit += uint64(take)
+	}
+	return v, true
 }
 
 // header reads the next run's header.
