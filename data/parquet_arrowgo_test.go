@@ -599,6 +599,41 @@ func TestParquetOracle(t *testing.T) {
 			files[fmt.Sprintf("delta and split, %d rows, v2=%v", rec.NumRows(), v2)] = buf.Bytes()
 		}
 	}
+	// The other types: TestArrowTypes' (timestamps of every unit and with
+	// a zone, dates, 32-bit integers and floats, unsigned integers), as
+	// INT64 timestamps and as the deprecated INT96, and Float16.
+	types := typesRecord()
+	defer types.Release()
+	six := array.NewRecordBatch(arrow.NewSchema(types.Schema().Fields()[:6], nil), types.Columns()[:6], types.NumRows())
+	defer six.Release()
+	for _, int96 := range []bool{false, true} {
+		var buf bytes.Buffer
+		tbl := array.NewTableFromRecords(six.Schema(), []arrow.RecordBatch{six})
+		if err := pqarrow.WriteTable(tbl, &buf, 10, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(int96))); err != nil {
+			t.Fatal(err)
+		}
+		tbl.Release()
+		files[fmt.Sprintf("types int96=%v", int96)] = buf.Bytes()
+	}
+	hb := array.NewFloat16Builder(memory.DefaultAllocator)
+	for _, x := range []float32{1.5, -0.25, 65504, 6e-8, float32(math.Inf(1))} {
+		hb.Append(float16.New(x))
+	}
+	hb.AppendNull()
+	half := hb.NewArray()
+	hb.Release()
+	hrec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "h", Type: arrow.FixedWidthTypes.Float16, Nullable: true}}, nil), []arrow.Array{half}, int64(half.Len()))
+	half.Release()
+	defer hrec.Release()
+	{
+		var buf bytes.Buffer
+		tbl := array.NewTableFromRecords(hrec.Schema(), []arrow.RecordBatch{hrec})
+		if err := pqarrow.WriteTable(tbl, &buf, 10, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+			t.Fatal(err)
+		}
+		tbl.Release()
+		files["float16"] = buf.Bytes()
+	}
 	for name, b := range files {
 		for _, opt := range []*ReadOptions{nil, {Limit: 7}, {Columns: []string{"late", "load"}}} {
 			want, err := readParquetArrowGo(bytes.NewReader(b), "oracle.parquet", opt)
