@@ -11,14 +11,16 @@ import (
 )
 
 // heavyModules are the modules a first build of the quickstart must not
-// download: arrow-go and what it brings (Thrift, Flatbuffers, the
-// compression modules, Arrow Flight's gRPC and protobuf) and gonum/plot
-// with its fonts and image modules. Package data reads Parquet itself and
-// registers Arrow IPC and the rarer codecs from sub-packages (see the
-// package documentation on dependencies).
+// download: arrow-go and what it brings (Thrift, Flatbuffers, the LZ4
+// and Brotli modules, Arrow Flight's gRPC and protobuf) and gonum/plot
+// with its fonts and image modules. Package data reads Parquet itself,
+// with klauspost/compress's zstd decoder (zstd is the codec of the
+// bundled flights and of most writers' defaults), and registers Arrow IPC
+// and the rarer codecs from sub-packages (see the package documentation
+// on dependencies).
 var heavyModules = []string{
 	"github.com/apache/arrow-go", "github.com/apache/thrift", "github.com/google/flatbuffers",
-	"github.com/klauspost/compress", "github.com/pierrec/lz4", "github.com/andybalholm/brotli",
+	"github.com/pierrec/lz4", "github.com/andybalholm/brotli",
 	"google.golang.org/grpc", "google.golang.org/protobuf",
 	"gonum.org/v1/plot", "golang.org/x/image", "codeberg.org/go-fonts", "codeberg.org/go-latex",
 }
@@ -26,7 +28,7 @@ var heavyModules = []string{
 // TestLightDependencies checks that package data and the quickstart
 // (go run ./examples/quickstart) build without the heavy modules: a
 // first build from an empty module cache downloads the module itself,
-// gonum and golang.org/x/tools only (the figures are in
+// gonum, klauspost/compress and golang.org/x/tools only (the figures are in
 // figures/bench/firstbuild.txt).
 func TestLightDependencies(t *testing.T) {
 	gobin, err := exec.LookPath("go")

@@ -152,9 +152,9 @@
 // version 2 writers use when asked: parquet_delta.go), the physical types BOOLEAN, INT32, INT64, INT96, FLOAT,
 // DOUBLE, BYTE_ARRAY (strings) and FIXED_LEN_BYTE_ARRAY(2) (Float16),
 // and the codecs Snappy (parquet_codec.go, a page-sized decoder of the
-// simple block format), gzip (compress/gzip) and zstd (internal/zstd, a
-// copy of the Go distribution's own decoder, BSD-licensed, which the
-// standard library keeps internal). Brotli and LZ4_RAW pages are read
+// simple block format), gzip (compress/gzip) and zstd
+// (github.com/klauspost/compress/zstd's decoder, limited to each page's
+// declared size: the standard library has no public zstd decoder). Brotli and LZ4_RAW pages are read
 // once package data/parquetcodecs is imported (RegisterParquetCodec), and
 // Arrow IPC and Feather files once package data/arrowipc is: both use
 // github.com/apache/arrow-go/v18's libraries, and the exactmh command
@@ -166,8 +166,8 @@
 // klauspost/compress, pierrec/lz4, andybalholm/brotli and their
 // dependencies (412 MB of module cache) before compiling them; go run
 // ./examples/quickstart now downloads exactmh's own dependencies only,
-// gonum and golang.org/x/tools (figures/bench/firstbuild.txt;
-// TestLightDependencies keeps it so). The values read are identical to
+// gonum, klauspost/compress (for zstd) and golang.org/x/tools
+// (figures/bench/firstbuild.txt; TestLightDependencies keeps it so). The values read are identical to
 // arrow-go's: TestParquetDigests pins the digests of every value of
 // testdata's files and of the 3-million-row flights file taken with
 // arrow-go's pqarrow, TestParquetOracle compares the two readers on

@@ -13,7 +13,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/exactmh/exactmh/internal/zstd"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Parquet's compression codecs (parquet.thrift's CompressionCodec).
@@ -66,11 +66,49 @@ func RegisterParquetCodec(name string, decode func(dst, src []byte) error) {
 	registered.Store(c, decode)
 }
 
-// decompressor decompresses pages, keeping a gzip and a zstd reader.
+// decompressor decompresses pages, keeping a gzip reader and a zstd
+// decoder for pages of the size of the last one.
 type decompressor struct {
-	zr *zstd.Reader
-	gz *gzip.Reader
-	br bytes.Reader
+	zd   *zstd.Decoder
+	zcap int // the page size zd is limited to
+	gz   *gzip.Reader
+	br   bytes.Reader
+}
+
+// zstdMinWindow is the largest zstd window accepted for any page: the
+// windows of zstd's levels up to 19 are at most 8 MiB, and a writer that
+// does not know a page's size declares its level's window.
+const zstdMinWindow = 8 << 20
+
+// zstdDecode decodes the zstd frames of src into dst, which must be
+// filled exactly. The decoder (klauspost/compress) is limited to the
+// page: it decodes straight into dst (DecodeAll uses its output as the
+// window, so a frame's declared window allocates nothing), refuses output
+// beyond len(dst) as it goes (WithDecoderMaxMemory), and refuses a frame
+// declaring a window larger than the page or zstdMinWindow, whichever is
+// larger — so a few corrupted bytes cannot make it allocate more than
+// the page the file declares, which the reader has already checked
+// against the file's size.
+func (d *decompressor) zstdDecode(dst, src []byte) error {
+	if d.zd == nil || d.zcap != len(dst) {
+		if d.zd != nil {
+			d.zd.Close()
+		}
+		zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(uint64(max(len(dst), zstdMinWindow))), zstd.WithDecoderMaxWindow(uint64(max(len(dst), zstdMinWindow))))
+		if err != nil {
+			return fmt.Errorf("zstd: %v", err)
+		}
+		d.zd, d.zcap = zd, len(dst)
+	}
+	out, err := d.zd.DecodeAll(src, dst[:0])
+	switch {
+	case err != nil:
+		return fmt.Errorf("zstd: %v", err)
+	case len(out) != len(dst) || len(out) > 0 && &out[0] != &dst[0]:
+		return fmt.Errorf("zstd: the page decodes to %d bytes, not the %d it declares", len(out), len(dst))
+	}
+	return nil
 }
 
 // decompress decompresses src into dst, which must be filled exactly.
@@ -91,13 +129,7 @@ func (d *decompressor) decompress(codec int32, dst, src []byte) error {
 		}
 		return readExactly("gzip", d.gz, dst)
 	case codecZstd:
-		d.br.Reset(src)
-		if d.zr == nil {
-			d.zr = zstd.NewReader(&d.br)
-		} else {
-			d.zr.Reset(&d.br)
-		}
-		return readExactly("zstd", d.zr, dst)
+		return d.zstdDecode(dst, src)
 	}
 	if f, ok := registered.Load(codec); ok {
 		return f.(func(dst, src []byte) error)(dst, src)
