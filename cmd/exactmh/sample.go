@@ -208,7 +208,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sf.quiet && sf.progress > 0 {
-		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d coefficients, in %v\n", mf.data, m.design.N, m.design.Dropped, m.design.D, time.Since(t0).Round(10*time.Millisecond))
+		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d parameters, in %v\n", mf.data, m.design.N, m.design.Dropped, m.post.Dim(), time.Since(t0).Round(10*time.Millisecond))
 	}
 	warnIdentifiability(stderr, m, &mf)
 	if ctx.Err() != nil {
