@@ -37,6 +37,12 @@ import (
 // inverse's diagonal (Takahashi's recurrence, InverseDiag): O(nnz(L))
 // memory, no d×d matrix either.
 func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int) (center, sd []float64, err error) {
+	return multilevelCenter(ctx, post, maxIter, false)
+}
+
+// multilevelCenter is MultilevelCenter, with the sparse factorisation for
+// one factor too if forceSparse (TestMultilevelCenterSparseArrow).
+func multilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int, forceSparse bool) (center, sd []float64, err error) {
 	prior, ok := post.Prior.(*MultilevelPrior)
 	if !ok {
 		return nil, nil, fmt.Errorf("model: MultilevelCenter: prior %T, want the *MultilevelPrior of NewMultilevel", post.Prior)
@@ -51,6 +57,9 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 	a, err := newCenterSys(prior)
 	if err != nil {
 		return nil, nil, err
+	}
+	if forceSparse {
+		a = &sparseSys{m: prior.d - len(prior.terms)}
 	}
 	d := prior.d
 	theta := make([]float64, d)
