@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/exactmh/exactmh/data"
 )
 
 // TestParseRandom parses random-effect terms in lme4's notation into
@@ -106,4 +108,38 @@ func TestSampleRandomEffects(t *testing.T) {
 	} {
 		wantError(t, cli(t, dir, append(slices.Clone(base), c.extra...)...), exitBadInput, c.want)
 	}
+}
+
+// FuzzParseTerms parses any --terms text and builds the design of what
+// parses on the synthetic flights file: an error is fine, a panic or a
+// hang is not, and a random term that builds gives every row a level.
+func FuzzParseTerms(f *testing.F) {
+	for _, s := range []string{"(1|origin)", "(1 + log(distance)|origin),(1|destination)", "(0 + x1||origin:destination)",
+		"(1|origin/destination)", "((1|origin)", "(1|)", "(1 + (x1)|origin)", "log(distance),cat(origin;top=3)", "(1|a:b:c)"} {
+		f.Add(s)
+	}
+	frame, err := data.ReadFile(flights, &data.ReadOptions{Limit: 200})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		terms, _, err := parseTerms(s)
+		if err != nil {
+			return
+		}
+		d, err := data.Spec{Response: data.Above("delay", 15), Terms: terms}.Build(frame)
+		if err != nil {
+			return
+		}
+		for _, g := range d.Groups {
+			if len(g.Index) != d.N {
+				t.Fatalf("%q: group %s has %d levels for %d rows", s, g.Name, len(g.Index), d.N)
+			}
+			for i, l := range g.Index {
+				if l < 0 || int(l) >= len(g.Levels) {
+					t.Fatalf("%q: group %s: row %d has level %d of %d", s, g.Name, i, l, len(g.Levels))
+				}
+			}
+		}
+	})
 }
