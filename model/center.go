@@ -423,12 +423,27 @@ func newton(ctx context.Context, a centerSys, t *exactmh.Target, e centerEnergy,
 			return err
 		}
 		step := a.solve(grad)
-		var size float64
-		for _, s := range step {
+		var size, dec float64
+		for j, s := range step {
 			size = math.Max(size, math.Abs(s))
+			dec += grad[j] * s
 		}
 		if size < 1e-8 {
 			return nil
+		}
+		// Near the mode the decrease the step predicts (half the Newton
+		// decrement ∇FᵀH⁻¹∇F) is below the rounding of F, a sum of N
+		// terms: no step can be seen to descend, and the line search would
+		// halve λ some 30 times, each a pass over the data. There Newton's
+		// full step is taken (it converges quadratically).
+		if dec/2 <= 1e-12*math.Abs(f) {
+			for j := range theta {
+				theta[j] += step[j]
+			}
+			if f, err = obj(theta); err != nil {
+				return err
+			}
+			continue
 		}
 		lambda := 1.0
 		for {
