@@ -25,16 +25,6 @@
 //	go run ./examples/multilevel                 # N = 10⁶, 1,000 groups
 //	go run ./examples/multilevel -quick          # N = 2·10⁴, 50 groups
 //	go run ./examples/multilevel -export DIR     # the data for stan/run.R
-//	go run ./examples/multilevel -flights -out DIR  # the flights model below
-//	go run ./examples/multilevel -plot airports.png DIR/flights_*.csv
-//
-// -flights samples issue 30's flights model instead: on the bundled
-// 3 million flights, a delay of more than 15 minutes ~ log distance + hour
-// of day + weekday + month + (1 | origin) + (1 | destination), every
-// airport a level (data.Random terms; model.MultilevelCenter's centre by
-// the sparse Cholesky factorisation, the factors being crossed). -kernel
-// auto samples it with the automatic default. -plot draws the busiest
-// origin airports' effects from a run's Stan CSV files.
 //
 // -export writes DIR/multilevel.csv (y, g (1-based), x1 … x9, reals in
 // hexadecimal as examples/tall writes them) and exits; stan/ holds the
@@ -85,21 +75,10 @@ func main() {
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
 	exactBelow := flag.Int("exact-below", 100, "groups with fewer data are evaluated exactly at every step (GroupSMH.ExactBelow)")
-	kernel := flag.String("kernel", "groupsmh", "groupsmh, mh (full-batch MH with the same proposal, for comparison) or auto (the automatic default: Sample with a nil kernel)")
+	kernel := flag.String("kernel", "groupsmh", "groupsmh, or mh (full-batch MH with the same proposal, for comparison)")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
-	flights := flag.Bool("flights", false, "the flights model instead of the synthetic one: delay > 15 ~ log(distance) + hour + weekday + month + (1|origin) + (1|destination)")
-	dataFile := flag.String("data", "", "the flights file of -flights (default: the bundled examples/data/flights-3m.parquet)")
-	rows := flag.Int("rows", 0, "read at most this many rows of the flights file (0: all)")
-	plot := flag.String("plot", "", "draw the origin airports' effects of a -flights run from its Stan CSV files (the arguments) to this .png or .svg file, and exit")
-	top := flag.Int("top", 30, "the number of airports -plot draws (the busiest)")
 	flag.Parse()
-	if *plot != "" {
-		if err := plotAirports(*plot, flag.Args(), *dataFile, *top); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
 	if cf.Quick {
@@ -110,61 +89,32 @@ func main() {
 	}
 	start := time.Now()
 	cpu0 := cpuTime()
+	d := simulate(*n, *groups, *minSize, *maxSize, cf.Seed)
+	if *export != "" {
+		if err := d.export(*export); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	post, err := d.posterior(*f32)
+	if err != nil {
+		log.Fatal(err)
+	}
 	say := func(format string, a ...any) {
 		if !cf.Quiet {
 			fmt.Fprintf(os.Stderr, format+"\n", a...)
 		}
 	}
-	var d *synthetic
-	var post *exactmh.Posterior
-	var err error
-	run := "multilevel"
-	if *flights {
-		run = "flights"
-		post, err = flightsPosterior(*dataFile, *rows, *f32)
-		if err != nil {
-			log.Fatal(err)
-		}
-		*n = post.Energy.Len()
-		say("flights: N = %d, d = %d; read and built in %.1fs", *n, post.Dim(), time.Since(start).Seconds())
-	} else {
-		d = simulate(*n, *groups, *minSize, *maxSize, cf.Seed)
-		if *export != "" {
-			if err := d.export(*export); err != nil {
-				log.Fatal(err)
-			}
-			return
-		}
-		post, err = d.posterior(*f32)
-		if err != nil {
-			log.Fatal(err)
-		}
-		say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], post.Dim(), time.Since(start).Seconds())
-	}
-	dim := post.Dim()
-	if *kernel == "auto" {
-		// The automatic default: Sample with a nil kernel chooses it.
-		res, err := exactmh.Sample(context.Background(), post, nil, &exactmh.Settings{
-			Chains: cf.Chains, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: cf.Progress()})
-		if err != nil {
-			log.Fatal(err)
-		}
-		finish(res, post, cf, run+"_auto", start, cpu0, *n)
-		return
-	}
+	dim := post.Energy.Dim()
+	say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], dim, time.Since(start).Seconds())
 
 	t0 := time.Now()
 	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if d != nil {
-		say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
-			math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
-	} else {
-		say("centre (Laplace-EM) in %.1fs: τ_origin = %.3f, τ_destination = %.3f", time.Since(t0).Seconds(),
-			math.Exp(center[dim-2]), math.Exp(center[dim-1]))
-	}
+	say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
+		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
 
 	t0 = time.Now()
 	prior := post.Prior.(*model.MultilevelPrior)
@@ -190,11 +140,19 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s (%s), ", kern.Name(), *proposal)
-	s := finish(res, post, cf, run+"_"+kern.Name(), start, cpu0, *n)
-	if d == nil {
-		return
+	wall := time.Since(start)
+	cpu := cpuTime() - cpu0
+	s := res.Summary()
+	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
+	for _, p := range s.Params {
+		minBulk, minTail, maxRhat = math.Min(minBulk, p.ESSBulk), math.Min(minTail, p.ESSTail), math.Max(maxRhat, p.RHat)
 	}
+	tot := res.Sampling()
+	fmt.Printf("GroupSMH (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
+		*proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
+	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g\n", minBulk, minTail, maxRhat, scales(res))
+	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
+		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
 	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
 		"log_tau_g": math.Log(d.tau[0]), "log_tau_g_x1": math.Log(d.tau[1])}
 	for _, g := range []int{0, *groups / 2, *groups - 1} {
@@ -206,32 +164,9 @@ func main() {
 			fmt.Printf("%-14s %8.3f %8.3f %8.4f %7.0f %7.0f %6.3f\n", p.Name, v, p.Mean, p.SD, p.ESSBulk, p.ESSTail, p.RHat)
 		}
 	}
-}
-
-// finish prints the run's line (draws, acceptance, data read per step,
-// ESS, R-hat, wall and CPU time from the start) and writes its Stan CSV
-// files under -out, named <run>_<chain>.csv.
-func finish(res *exactmh.Result, post *exactmh.Posterior, cf *report.Common, run string, start time.Time, cpu0 time.Duration, n int) *exactmh.Summary {
-	wall := time.Since(start)
-	cpu := cpuTime() - cpu0
-	s := res.Summary()
-	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
-	for _, p := range s.Params {
-		minBulk, minTail, maxRhat = math.Min(minBulk, p.ESSBulk), math.Min(minTail, p.ESSTail), math.Max(maxRhat, p.RHat)
-	}
-	tot := res.Sampling()
-	if res.Choice != nil {
-		fmt.Printf("automatic default: %s\n", res.Choice)
-	}
-	fmt.Printf("%d chains × %d draws, accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
-		len(res.Chains), s.Draws, tot.AcceptRate(), tot.MeanBatch(), n, tot.EvalsPerStep())
-	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g\n", minBulk, minTail, maxRhat, scales(res))
-	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
-		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
-	if err := cf.SaveStanCSV(res, run, post.Names); err != nil {
+	if err := cf.SaveStanCSV(res, "multilevel_GroupSMH", post.Names); err != nil {
 		log.Fatal(err)
 	}
-	return s
 }
 
 // scales returns the chains' adapted step scales.
@@ -244,7 +179,7 @@ func scales(res *exactmh.Result) []float64 {
 }
 
 // data is the simulated data set and its truth.
-type synthetic struct {
+type data struct {
 	y     []float64
 	x     [][]float64 // x1 … x9
 	g     []int32
@@ -286,9 +221,9 @@ func groupSizes(n, groups, lo, hi int) []int {
 	return sizes
 }
 
-func simulate(n, groups, lo, hi int, seed uint64) *synthetic {
+func simulate(n, groups, lo, hi int, seed uint64) *data {
 	rng := rand.New(rand.NewPCG(seed, 30))
-	d := &synthetic{sizes: groupSizes(n, groups, lo, hi), tau: [2]float64{0.5, 0.25}}
+	d := &data{sizes: groupSizes(n, groups, lo, hi), tau: [2]float64{0.5, 0.25}}
 	n = 0
 	for _, s := range d.sizes {
 		n += s
@@ -327,7 +262,7 @@ func simulate(n, groups, lo, hi int, seed uint64) *synthetic {
 	return d
 }
 
-func (d *synthetic) posterior(f32 bool) (*exactmh.Posterior, error) {
+func (d *data) posterior(f32 bool) (*exactmh.Posterior, error) {
 	m := &model.Multilevel{
 		Family:    model.LogisticFamily{},
 		Y:         d.y,
@@ -406,7 +341,7 @@ func (h headProposal) Propose(rng *rand.Rand, dst, theta []float64, scale float6
 }
 
 // export writes the data for stan/run.R.
-func (d *synthetic) export(dir string) error {
+func (d *data) export(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

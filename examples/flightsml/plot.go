@@ -17,8 +17,8 @@ import (
 	"github.com/exactmh/exactmh/stanplot"
 )
 
-// plotAirports draws the origin airports' effects u_origin[…] of a
-// -flights run from its Stan CSV files (one per chain) to out (.png or
+// plotAirports draws the origin airports' effects u_origin[…] of a run
+// of the flights model from its Stan CSV files (one per chain) to out (.png or
 // .svg): the top busiest origins of the flights file (by flights), sorted
 // by their posterior median, each with its median, 50% and 90% intervals
 // (stanplot.Intervals). A forest of every airport (hundreds of rows) is
@@ -58,18 +58,24 @@ func plotAirports(out string, csvFiles []string, dataPath string, top int) error
 	for _, o := range origins {
 		count[o]++
 	}
-	// The busiest airports that the files have a column for.
+	// The busiest airports that the files have a column for: u_origin[ATL]
+	// as this program writes it, u_origin_ATL as exactmh sample does.
 	var names []string
 	for _, c := range files[0].Columns {
-		if level, ok := strings.CutPrefix(c, "u_origin["); ok && strings.HasSuffix(level, "]") {
+		if strings.HasPrefix(c, "u_origin[") && strings.HasSuffix(c, "]") || strings.HasPrefix(c, "u_origin_") {
 			names = append(names, c)
 		}
 	}
 	total := len(names)
 	if total == 0 {
-		return fmt.Errorf("%s: no column u_origin[…]: not a -flights run's file", csvFiles[0])
+		return fmt.Errorf("%s: no column u_origin[…] or u_origin_…: not a run of the flights model", csvFiles[0])
 	}
-	level := func(name string) string { return strings.TrimSuffix(strings.TrimPrefix(name, "u_origin["), "]") }
+	level := func(name string) string {
+		if l, ok := strings.CutPrefix(name, "u_origin_"); ok {
+			return l
+		}
+		return strings.TrimSuffix(strings.TrimPrefix(name, "u_origin["), "]")
+	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(count[level(b)], count[level(a)]) })
 	names = names[:min(top, len(names))]
 	d, err := stanplot.FromFiles(files, names...)

@@ -14,7 +14,7 @@ import (
 	"github.com/exactmh/exactmh/model"
 )
 
-// flightsSpec is -flights' model, issue 30's: a flight arrives more than
+// flightsSpec is the model, issue 30's: a flight arrives more than
 // 15 minutes late ~ log distance + hour of day + weekday + month, with a
 // random intercept per origin and per destination airport (crossed),
 // every airport a level: lme4's
@@ -67,6 +67,7 @@ func findFlights(path string) (string, error) {
 	for _, p := range []string{
 		filepath.Join("examples", "data", "flights-3m.parquet"),
 		filepath.Join("..", "data", "flights-3m.parquet"),
+		filepath.Join("data", "flights-3m.parquet"),
 	} {
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
