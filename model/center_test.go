@@ -57,19 +57,7 @@ func TestMultilevelCenter(t *testing.T) {
 	}
 	d := post.Energy.Dim()
 	e := post.Energy.(*SparseGLM[float64])
-	all, w := make([]int, n), make([]float64, n)
-	for i := range all {
-		all[i], w[i] = i, 1
-	}
-	grad := make([]float64, d)
-	e.AddGradient(grad, c, all, w)
-	pg := make([]float64, d)
-	post.Prior.(*MultilevelPrior).AddLogPriorGradient(pg, c)
-	for j := range d - 2 {
-		if g := grad[j] - pg[j]; math.Abs(g) > 1e-5 {
-			t.Errorf("∂(−log π)/∂%s = %v at the centre, want 0", post.Names[j], g)
-		}
-	}
+	checkConditionalMode(t, post, c)
 	truth := map[int]float64{0: beta[0], 1: beta[1], d - 2: math.Log(tau[0]), d - 1: math.Log(tau[1])}
 	for j, v := range truth {
 		if !(sd[j] > 0) || math.Abs(c[j]-v) > 4*sd[j] {
@@ -160,7 +148,22 @@ func TestMultilevelCenterCrossed(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := post.Dim()
+	checkConditionalMode(t, post, c)
+	for j, v := range map[int]float64{1: 0.8, d - 2: math.Log(tau[0]), d - 1: math.Log(tau[1])} {
+		if !(sd[j] > 0) || math.Abs(c[j]-v) > 4*sd[j] {
+			t.Errorf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
+		}
+		t.Logf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
+	}
+}
+
+// checkConditionalMode checks that the gradient of −log π in the effects
+// (every coordinate but the log scales, the last NumTerms) vanishes at c.
+func checkConditionalMode(t *testing.T, post *exactmh.Posterior, c []float64) {
+	t.Helper()
 	e := post.Energy.(*SparseGLM[float64])
+	prior := post.Prior.(*MultilevelPrior)
+	n, d := e.Len(), post.Dim()
 	all, w := make([]int, n), make([]float64, n)
 	for i := range all {
 		all[i], w[i] = i, 1
@@ -168,16 +171,10 @@ func TestMultilevelCenterCrossed(t *testing.T) {
 	grad := make([]float64, d)
 	e.AddGradient(grad, c, all, w)
 	pg := make([]float64, d)
-	post.Prior.(*MultilevelPrior).AddLogPriorGradient(pg, c)
-	for j := range d - 2 {
+	prior.AddLogPriorGradient(pg, c)
+	for j := range d - prior.NumTerms() {
 		if g := grad[j] - pg[j]; math.Abs(g) > 1e-5 {
 			t.Errorf("∂(−log π)/∂%s = %v at the centre, want 0", post.Names[j], g)
 		}
-	}
-	for j, v := range map[int]float64{1: 0.8, d - 2: math.Log(tau[0]), d - 1: math.Log(tau[1])} {
-		if !(sd[j] > 0) || math.Abs(c[j]-v) > 4*sd[j] {
-			t.Errorf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
-		}
-		t.Logf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
 	}
 }

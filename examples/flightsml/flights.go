@@ -5,12 +5,9 @@
 package main
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -34,7 +31,7 @@ var flightsSpec = data.Spec{
 // design holds the fixed effects; the random effects go from
 // Design.Groups into model.Factor as they are (no N × G matrix).
 func flightsPosterior(path string, rows int, f32 bool) (*exactmh.Posterior, error) {
-	path, err := findFlights(path)
+	path, err := report.FindFlights(path)
 	if err != nil {
 		return nil, err
 	}
@@ -55,23 +52,4 @@ func flightsPosterior(path string, rows int, f32 bool) (*exactmh.Posterior, erro
 		m.Factors = append(m.Factors, model.Factor{Name: g.Name, Index: g.Index, Levels: g.Levels, Tau: model.HalfNormal(1)})
 	}
 	return model.NewMultilevel(m)
-}
-
-// findFlights returns the flights file: the flag's, or the bundled one
-// found from the working directory (the repository root or this
-// directory).
-func findFlights(path string) (string, error) {
-	if path != "" {
-		return path, nil
-	}
-	for _, p := range []string{
-		filepath.Join("examples", "data", "flights-3m.parquet"),
-		filepath.Join("..", "data", "flights-3m.parquet"),
-		filepath.Join("data", "flights-3m.parquet"),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("examples/data/flights-3m.parquet not found: run from the repository's root, or pass -data FILE")
 }

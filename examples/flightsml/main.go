@@ -32,7 +32,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -60,7 +59,7 @@ func main() {
 		*rows, *warmup, cf.Draws = 100000, 200, 200
 	}
 	start := time.Now()
-	cpu0 := cpuTime()
+	cpu0 := report.CPUTime()
 	post, err := flightsPosterior(*dataFile, *rows, *f32)
 	if err != nil {
 		log.Fatal(err)
@@ -74,7 +73,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	wall, cpu := time.Since(start), cpuTime()-cpu0
+	wall, cpu := time.Since(start), report.CPUTime()-cpu0
 	s := res.Summary()
 	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
 	for _, p := range s.Params {
@@ -96,13 +95,4 @@ func main() {
 	if err := cf.SaveStanCSV(res, "flights", post.Names); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// cpuTime returns the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/stancsv"
 	"github.com/exactmh/exactmh/stanplot"
 )
@@ -42,7 +43,7 @@ func plotAirports(out string, csvFiles []string, dataPath string, top int) error
 	if len(files) == 0 {
 		return fmt.Errorf("no Stan CSV files")
 	}
-	path, err := findFlights(dataPath)
+	path, err := report.FindFlights(dataPath)
 	if err != nil {
 		return err
 	}
