@@ -59,8 +59,22 @@ func plotAirports(out string, csvFiles []string, dataPath string, top int) error
 	for _, o := range origins {
 		count[o]++
 	}
-	// The busiest airports that the files have a column for: u_origin[ATL]
-	// as this program writes it, u_origin_ATL as exactmh sample does.
+	d, title, err := airports(files, count, top)
+	if err != nil {
+		return fmt.Errorf("%s: %w", csvFiles[0], err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	return stanplot.Intervals(out, d, &stanplot.Options{Title: title})
+}
+
+// airports selects the top busiest origin airports (count holds each
+// airport's flights) that the files have a column for — u_origin[ATL] as
+// flightsml writes it, u_origin_ATL as exactmh sample does — sorted by
+// their posterior median, highest first, and names each row by its
+// airport and flights; it returns them with the plot's title.
+func airports(files []*stancsv.File, count map[string]int, top int) (*stanplot.Draws, string, error) {
 	var names []string
 	for _, c := range files[0].Columns {
 		if strings.HasPrefix(c, "u_origin[") && strings.HasSuffix(c, "]") || strings.HasPrefix(c, "u_origin_") {
@@ -69,7 +83,7 @@ func plotAirports(out string, csvFiles []string, dataPath string, top int) error
 	}
 	total := len(names)
 	if total == 0 {
-		return fmt.Errorf("%s: no column u_origin[…] or u_origin_…: not a run of the flights model", csvFiles[0])
+		return nil, "", fmt.Errorf("no column u_origin[…] or u_origin_…: not a run of the flights model")
 	}
 	level := func(name string) string {
 		if l, ok := strings.CutPrefix(name, "u_origin_"); ok {
@@ -81,7 +95,7 @@ func plotAirports(out string, csvFiles []string, dataPath string, top int) error
 	names = names[:min(top, len(names))]
 	d, err := stanplot.FromFiles(files, names...)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	med := make(map[string]float64, len(names))
 	for j, name := range d.Names {
@@ -94,14 +108,11 @@ func plotAirports(out string, csvFiles []string, dataPath string, top int) error
 	}
 	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(med[b], med[a]) })
 	if d, err = d.Select(names...); err != nil {
-		return err
+		return nil, "", err
 	}
 	for j, name := range d.Names {
 		d.Names[j] = fmt.Sprintf("%s (%dk flights)", level(name), (count[level(name)]+500)/1000)
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
 	title := fmt.Sprintf("Origin airport effects: log-odds of arriving > 15 min late (the %d busiest of %d airports; %d chains)", len(names), total, len(files))
-	return stanplot.Intervals(out, d, &stanplot.Options{Title: title})
+	return d, title, nil
 }
