@@ -42,7 +42,7 @@ func main() {
 	cf := report.RegisterCommon(4, 1000)
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
 	dataFile := flag.String("data", "", "the flights file (default: the bundled examples/data/flights-3m.parquet)")
-	rows := flag.Int("rows", 0, "read at most this many rows (0: all)")
+	rows := flag.Int("rows", 0, "read at most this many rows (0: all; with -plot, the rows of the run)")
 	f32 := flag.Bool("float32", false, "store the sparse rows in float32")
 	plot := flag.String("plot", "", "draw the origin airports' effects of a run from its Stan CSV files (the arguments) to this .png or .svg file, and exit")
 	top := flag.Int("top", 30, "the number of airports -plot draws (the busiest)")
@@ -50,7 +50,7 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("flightsml: ")
 	if *plot != "" {
-		if err := plotAirports(*plot, flag.Args(), *dataFile, *top); err != nil {
+		if err := plotAirports(*plot, flag.Args(), *dataFile, *rows, *top); err != nil {
 			log.Fatal(err)
 		}
 		return

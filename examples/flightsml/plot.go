@@ -26,7 +26,7 @@ import (
 // unreadable at any size, and the largest or smallest medians are those
 // of the smallest airports, whose intervals are widest; the busiest
 // airports are the ones a reader looks for.
-func plotAirports(out string, csvFiles []string, dataPath string, top int) error {
+func plotAirports(out string, csvFiles []string, dataPath string, rows, top int) error {
 	var files []*stancsv.File
 	for _, p := range csvFiles {
 		f, err := os.Open(p)
@@ -47,7 +47,7 @@ func plotAirports(out string, csvFiles []string, dataPath string, top int) error
 	if err != nil {
 		return err
 	}
-	fr, err := data.ReadFile(path, &data.ReadOptions{Columns: []string{"origin"}})
+	fr, err := data.ReadFile(path, &data.ReadOptions{Columns: []string{"origin"}, Limit: rows})
 	if err != nil {
 		return err
 	}
@@ -113,6 +113,6 @@ func airports(files []*stancsv.File, count map[string]int, top int) (*stanplot.D
 	for j, name := range d.Names {
 		d.Names[j] = fmt.Sprintf("%s (%dk flights)", level(name), (count[level(name)]+500)/1000)
 	}
-	title := fmt.Sprintf("Origin airport effects: log-odds of arriving > 15 min late (the %d busiest of %d airports; %d chains)", len(names), total, len(files))
+	title := fmt.Sprintf("Origin airports: log-odds of a delay > 15 min (%d busiest of %d)", len(names), total)
 	return d, title, nil
 }
