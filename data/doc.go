@@ -49,6 +49,13 @@
 // deviation 1 unless Spec.NoStandardize; one-hot, indicator and
 // hour-of-day columns are left as they are).
 //
+// Random and RandomSlopes are random-effect terms in lme4's notation —
+// Random("origin") is (1 | origin), Random("origin", Log("distance")) is
+// (1 + log(distance) | origin), "a:b" the interaction — which Build puts
+// into Design.Groups (each row's level, every level present, the slopes'
+// values), not into X: model.NewMultilevel takes them as they are, so no
+// N × G matrix is built for a factor with thousands of levels.
+//
 // Type rules: Num, Log, Log1p and Above take Float, Int and Bool columns
 // (a String column is an error saying which row is not a number);
 // Categorical takes String, Int and Bool columns — a Float column is an

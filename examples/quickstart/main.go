@@ -24,7 +24,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,7 +58,7 @@ func main() {
 			*rows = 50000
 		}
 	}
-	path, err := findData(*file)
+	path, err := report.FindFlights(*file)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,24 +68,6 @@ func main() {
 	if err := run(ctx, out, cf, path, *rows, *warmup, *compare); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// findData returns the flights file: the flag's, or the bundled one found
-// from the working directory (the repository root or this directory).
-func findData(flagPath string) (string, error) {
-	if flagPath != "" {
-		return flagPath, nil
-	}
-	for _, p := range []string{
-		filepath.Join("examples", "data", "flights-3m.parquet"),
-		filepath.Join("..", "data", "flights-3m.parquet"),
-		filepath.Join("data", "flights-3m.parquet"),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("examples/data/flights-3m.parquet not found: run from the repository's root, or pass -data FILE")
 }
 
 // spec is the model: y = delay > 15 minutes on the features below.
