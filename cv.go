@@ -158,7 +158,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 	// Third order (cv_cubic.go) is weighed for a lossCuber, under no
 	// LossGrowther bound: the pass keeps K_i of both orders, s_i² and f_i‴.
 	cuber, cubic := g.(lossCuber)
-	cubic = cubic && !growth && order != cvCubicNever && d <= cvCubicMaxDim
+	cubic = cubic && !growth && order != cvCubicNever && d <= cvCubicMaxDim && cuberAgrees(g, cuber)
 	var s2s []float64
 	if cubic {
 		s2s = prefault.Make[float64](n)

@@ -243,6 +243,28 @@ func cubicDistance(a, b, delta float64) float64 {
 	return min((a*a*a*a+b*b*b*b)/24, hi*hi*hi*delta/6)
 }
 
+// cuberAgrees reports whether c's LossDeriv3 is the derivative of g's f″ on
+// a few data and points (a central difference, to 10⁻⁶), so that a type that
+// embeds a model and overrides its loss without LossDeriv3 (which it then
+// inherits) keeps the second-order expansion, whose bound holds for its own
+// LossBound.
+func cuberAgrees(g GLM, c lossCuber) bool {
+	const h = 1e-4
+	n := g.Len()
+	for k := range min(n, 8) {
+		i := k * n / min(n, 8)
+		for _, z := range [...]float64{-2, -0.3, 0.7, 2.5} {
+			_, lo := g.LossDerivs(i, z-h)
+			_, hi := g.LossDerivs(i, z+h)
+			f3 := c.LossDeriv3(i, z)
+			if !(math.Abs((hi-lo)/(2*h)-f3) <= 1e-6*(1+math.Abs(f3))) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // cubicDeriv3 returns f_i‴(z) from g, or an error naming the datum when it
 // is not finite.
 func cubicDeriv3(who string, g lossCuber, i int, z float64) (float64, error) {

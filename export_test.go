@@ -380,3 +380,11 @@ func cvOrderMode(order int) cvCubicMode {
 	}
 	return cvCubicNever
 }
+
+// CVOrder returns the expansion order of a ControlVariates rewrite: 3 or 2.
+func CVOrder(p *Posterior) int {
+	if p.Energy.(*cvEnergy).cuber != nil {
+		return 3
+	}
+	return 2
+}
