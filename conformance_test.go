@@ -742,8 +742,8 @@ func cvTarget(order int) func(problem) (*exactmh.Posterior, error) {
 
 // cvMutants are control-variate rewrites that change the target: the
 // surrogate with half the Hessian (twice the posterior variance),
-// cvShiftMutant's, and at third order the surrogate with half the cubic
-// term (a skew of the target).
+// cvShiftMutant's, and at third order the surrogate with the cubic term
+// negated (a skew of the target).
 func cvMutants(order int) map[string]func(problem) (*exactmh.Posterior, error) {
 	m := cvShiftMutant(order)
 	m["surrogate with half the Hessian"] = func(pb problem) (*exactmh.Posterior, error) {
@@ -754,12 +754,12 @@ func cvMutants(order int) map[string]func(problem) (*exactmh.Posterior, error) {
 		return exactmh.ControlVariatesHalfQuadratic(pb.Posterior, la, order)
 	}
 	if order == 3 {
-		m["surrogate with half the cubic term"] = func(pb problem) (*exactmh.Posterior, error) {
+		m["surrogate with the cubic term negated"] = func(pb problem) (*exactmh.Posterior, error) {
 			la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
 			if err != nil {
 				return nil, err
 			}
-			return exactmh.ControlVariatesOrderHalfCube(pb.Posterior, la)
+			return exactmh.ControlVariatesOrderNegatedCube(pb.Posterior, la)
 		}
 	}
 	return m

@@ -361,14 +361,14 @@ func ControlVariatesOrder(p *Posterior, la *LaplaceApprox, order int) (*Posterio
 	return controlVariates(p, la, cvOrderMode(order), nil)
 }
 
-// ControlVariatesOrderHalfCube is ControlVariatesOrder(p, la, 3) with half
-// the summed third-derivative tensor in the surrogate prior while the
-// remainders subtract all of it: the target gains e^{β·T(Δ,Δ,Δ)/12} (a
-// mutant).
-func ControlVariatesOrderHalfCube(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
+// ControlVariatesOrderNegatedCube is ControlVariatesOrder(p, la, 3) with
+// the summed third-derivative tensor negated in the surrogate prior while
+// the remainders subtract it with its sign: the target gains
+// e^{β·T(Δ,Δ,Δ)/3}, a skew (a mutant: a sign error).
+func ControlVariatesOrderNegatedCube(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 	return controlVariates(p, la, cvCubicAlways, func(q *cvPrior) {
 		for i := range q.cube.w {
-			q.cube.w[i] /= 2
+			q.cube.w[i] = -q.cube.w[i]
 		}
 	})
 }
