@@ -56,7 +56,13 @@ read_data <- function(name) {
     data$y <- D$y
     data$nu <- k[["nu"]]
     model <- "rlr"
-  } else if (startsWith(name, "logreg") || startsWith(name, "wide")) {
+  } else if (startsWith(name, "fashion")) {
+    # examples/fashion: normal prior, sd sigma; the intercept is X's last column.
+    stopifnot(all(D$y == 0 | D$y == 1))
+    data$y <- as.integer(D$y)
+    data$sigma <- k[["sigma"]]
+    model <- "logreg_normal"
+  } else if (startsWith(name, "logreg")) {
     stopifnot(all(D$y == 0 | D$y == 1))
     data$y <- as.integer(D$y)
     model <- "logreg"
