@@ -6,8 +6,6 @@ package exactmh_test
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -43,33 +41,13 @@ func (e doubledLogistic) Energies(dst, theta []float64, idx []int) {
 // second order at d = 200 > cvCubicMaxDim.
 func TestControlVariatesOrderChoice(t *testing.T) {
 	build := func(n, d int, wrap bool) *exactmh.Posterior {
-		rng := rand.New(rand.NewPCG(uint64(n), uint64(d)))
-		x, y := make([]float64, n*d), make([]float64, n)
-		for i := range y {
-			var z float64
-			for j := range d {
-				x[i*d+j] = rng.NormFloat64() / math.Sqrt(float64(d))
-				z += x[i*d+j]
-			}
-			if rng.Float64() < 1/(1+math.Exp(-z)) {
-				y[i] = 1
-			}
-		}
-		lr, err := model.NewLogisticRegression(x, y, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prior, err := model.NewIsoGaussian(d, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := &exactmh.Posterior{Energy: lr, Prior: prior}
+		p, _, la := userGLMPair(t, n, d)
 		if wrap {
-			p.Energy = doubledLogistic{lr}
-		}
-		la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, d), nil)
-		if err != nil {
-			t.Fatal(err)
+			p = &exactmh.Posterior{Energy: doubledLogistic{p.Energy.(*model.LogisticRegression)}, Prior: p.Prior}
+			var err error
+			if la, err = exactmh.FindLaplace(context.Background(), p, make([]float64, d), nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 		cv, err := exactmh.ControlVariates(p, la)
 		if err != nil {
