@@ -53,7 +53,8 @@ import (
 // factor ~ s_i·max(a, b) ~ d/√N, so near a concentrated posterior the
 // batches shrink (examples/tall: TunaMH-CV-CN's data per step at logistic
 // d = 50 and Student-t d = 100, TestConformance's "third order" rows); it
-// is taken where the estimated batch falls by half or more and d ≤ 128,
+// is taken where the estimated batch is at least d data and falls by half
+// or more, and d ≤ 128,
 // and costs one more pass, O(Nd³/6) flops, and O(d³/6) flops but no data
 // per evaluation of the prior.
 func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error) {

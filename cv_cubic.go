@@ -40,7 +40,8 @@ type lossCuber interface {
 // ratio of the derivative bounds, so near a concentrated posterior (d ≪ √N)
 // the batches shrink: ControlVariates takes the third order where its
 // estimate of C·M falls by cvCubicGain or more at a = b = √d (the typical
-// distance of a draw from θ̂), and d ≤ cvCubicMaxDim. The surrogate prior
+// distance of a draw from θ̂), that C·M is at least d data, and
+// d ≤ cvCubicMaxDim (cvCubicChoose). The surrogate prior
 // then holds the tensor T = Σ_i f_i‴(ẑ_i)·x_i⊗x_i⊗x_i, d(d+1)(d+2)/6
 // numbers built in one more pass over the data (O(Nd³/6) flops), and each
 // evaluation of it costs O(d³/6) flops and no data.
@@ -69,7 +70,11 @@ const (
 // the sums of the second- and third-order bound constants C₃ = ΣK₃s_i³ and
 // C₄ = ΣK₄s_i⁴: by the gain, the smaller of the two terms' ratios at
 // a = b = √d, 4C₃/(C₄√d) for the a³ and 3C₃/(C₄√d) for the δ term, must
-// reach cvCubicGain.
+// reach cvCubicGain, and the second-order batch there, C₃·d^{3/2}/3, must
+// be at least d data: below, a step's O(d²) proposal and prior cost more
+// than its data, and the cubic form's O(d³/6) would cost more than the
+// data it saves (examples/tall's rlr d = 10, 1.5 data a step, keeps the
+// second order).
 func cvCubicChoose(mode cvCubicMode, c3, c4 float64, d int) bool {
 	switch {
 	case mode == cvCubicNever || d > cvCubicMaxDim || !(c4 >= 0) || math.IsInf(c4, 1):
@@ -77,7 +82,8 @@ func cvCubicChoose(mode cvCubicMode, c3, c4 float64, d int) bool {
 	case mode == cvCubicAlways:
 		return true
 	}
-	return 3*c3 >= cvCubicGain*c4*math.Sqrt(float64(d))
+	sd := math.Sqrt(float64(d))
+	return 3*c3 >= cvCubicGain*c4*sd && c3*sd*sd*sd/3 >= float64(d)
 }
 
 // cubeTensor is the symmetric d×d×d tensor Σ_i w_i·x_i⊗x_i⊗x_i, packed: for

@@ -35,10 +35,11 @@ func (e doubledLogistic) Energies(dst, theta []float64, idx []int) {
 }
 
 // TestControlVariatesOrderChoice checks which expansion ControlVariates
-// takes: third order on a logistic regression with N = 20,000 and d = 5
-// (the estimated batch falls far more than cvCubicGain), second order on a
-// type whose inherited LossDeriv3 is not its loss's third derivative, and
-// second order at d = 200 > cvCubicMaxDim.
+// takes: third order on a logistic regression with N = 4,000 and d = 20
+// (the estimated batch, tens of data, falls by more than cvCubicGain);
+// second order on a type whose inherited LossDeriv3 is not its loss's third
+// derivative, at N = 20,000 and d = 5 (a batch under d data), and at
+// d = 200 > cvCubicMaxDim.
 func TestControlVariatesOrderChoice(t *testing.T) {
 	build := func(n, d int, wrap bool) *exactmh.Posterior {
 		p, _, la := userGLMPair(t, n, d)
@@ -59,7 +60,7 @@ func TestControlVariatesOrderChoice(t *testing.T) {
 		n, d  int
 		wrap  bool
 		order int
-	}{{20000, 5, false, 3}, {20000, 5, true, 2}, {4000, 200, false, 2}} {
+	}{{4000, 20, false, 3}, {4000, 20, true, 2}, {20000, 5, false, 2}, {4000, 200, false, 2}} {
 		if got := exactmh.CVOrder(build(c.n, c.d, c.wrap)); got != c.order {
 			t.Errorf("N = %d, d = %d, doubled loss %v: order %d, want %d", c.n, c.d, c.wrap, got, c.order)
 		}
