@@ -243,7 +243,11 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 		}
 		c3, c4 = c3+pt.c3, c4+pt.c4
 	}
-	cubic = cubic && cvCubicChoose(order, c3, c4, d)
+	if cubic = cubic && cvCubicChoose(order, c3, c4, d); !cubic && e.at != nil {
+		for i := range e.at {
+			e.at[i].f3 = 0 // as taylor recomputes it at second order
+		}
+	}
 	for b := range parts {
 		pt := &parts[b]
 		lo, hi := blockRange(b, nb, n)
@@ -646,8 +650,11 @@ func (e *cvEnergy) remainderRange(i int, lo, hi float64) (rlo, width float64, er
 		r1Max = max(r1Max, math.Abs(r1)+math.Abs(r2)*h+k3*h*h/2)
 	}
 	m := max(math.Abs(lo-t.zHat), math.Abs(hi-t.zHat))
-	mag := 1 + math.Abs(f0) + fMax + math.Abs(t.f1)*m + 0.5*math.Abs(t.f2)*m*m + math.Abs(t.f3)*m*m*m/6 +
+	mag := 1 + math.Abs(f0) + fMax + math.Abs(t.f1)*m + 0.5*math.Abs(t.f2)*m*m +
 		max(math.Abs(lo), math.Abs(hi))*r1Max
+	if e.cuber != nil {
+		mag += math.Abs(t.f3) * m * m * m / 6
+	}
 	pad := roundingSlack * mag
 	rlo, rhi = rlo-pad, rhi+pad
 	if math.IsNaN(rlo) || math.IsNaN(rhi) || math.IsInf(rlo, 0) || math.IsInf(rhi, 0) {
