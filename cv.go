@@ -243,7 +243,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 		}
 		c3, c4 = c3+pt.c3, c4+pt.c4
 	}
-	if cubic = cubic && cvCubicChoose(order, c3, c4, d); !cubic && e.at != nil {
+	if cubic = cubic && cvCubicChoose(order, c3, c4, d, n); !cubic && e.at != nil {
 		for i := range e.at {
 			e.at[i].f3 = 0 // as taylor recomputes it at second order
 		}

@@ -75,7 +75,16 @@ const (
 // than its data, and the cubic form's O(d³/6) would cost more than the
 // data it saves (examples/tall's rlr d = 10, 1.5 data a step, keeps the
 // second order).
-func cvCubicChoose(mode cvCubicMode, c3, c4 float64, d int) bool {
+//
+// And the third order must pay for itself over a run of the default length
+// (cvCubicRunSteps transitions): its tensor costs N·d³/6 flops to build
+// and d³/6 more per step, against the data it saves at about 2d + 40
+// flops each (a row's dot product and its loss). On examples/tall's
+// logistic d = 50 and Student-t d = 100 rows (N = 10⁵) the build outweighed
+// the data saved over 2 × 5,000 draws (whole-run ESS per second 509 vs
+// 1,000 and 43 vs 93, examples/README), which this rule declines; a
+// mid-size set read thousands of rows a step pays it back.
+func cvCubicChoose(mode cvCubicMode, c3, c4 float64, d, n int) bool {
 	switch {
 	case mode == cvCubicNever || d > cvCubicMaxDim || !(c4 >= 0) || math.IsInf(c4, 1):
 		return false
@@ -83,8 +92,20 @@ func cvCubicChoose(mode cvCubicMode, c3, c4 float64, d int) bool {
 		return true
 	}
 	sd := math.Sqrt(float64(d))
-	return 3*c3 >= cvCubicGain*c4*sd && c3*sd*sd*sd/3 >= float64(d)
+	if !(3*c3 >= cvCubicGain*c4*sd && c3*sd*sd*sd/3 >= float64(d)) {
+		return false
+	}
+	fd := float64(d)
+	batch2 := c3 * sd * sd * sd / 3
+	batch3 := batch2 * min(1, c4*sd/(3*c3))
+	cube := fd * fd * fd / 6
+	saved := (batch2-batch3)*(2*fd+40) - cube
+	return cvCubicRunSteps*saved >= float64(n)*cube
 }
+
+// cvCubicRunSteps is the run over which the third order must repay its
+// build: 4 chains × (1,000 warmup + 1,000 draws), Sample's defaults.
+const cvCubicRunSteps = 8000
 
 // cubeTensor is the symmetric d×d×d tensor Σ_i w_i·x_i⊗x_i⊗x_i, packed: for
 // a ≤ b the entries c = b … d−1 are w[off[a·d+b]:], each multiplied by the

@@ -60,7 +60,7 @@ func TestControlVariatesOrderChoice(t *testing.T) {
 		n, d  int
 		wrap  bool
 		order int
-	}{{4000, 20, false, 3}, {4000, 20, true, 2}, {20000, 5, false, 2}, {4000, 200, false, 2}} {
+	}{{4000, 20, false, 3}, {4000, 20, true, 2}, {20000, 5, false, 2}, {4000, 200, false, 2}, {100000, 50, false, 2}} {
 		if got := exactmh.CVOrder(build(c.n, c.d, c.wrap)); got != c.order {
 			t.Errorf("N = %d, d = %d, doubled loss %v: order %d, want %d", c.n, c.d, c.wrap, got, c.order)
 		}
