@@ -1,0 +1,37 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+// GroupGibbsStale returns k with its control-variate sums g and H taken
+// at Center shifted by shift in every coordinate while the per-datum
+// expansions stay at Center: a stale expansion, which the kit must catch.
+func GroupGibbsStale(k GroupGibbs, shift float64) GroupGibbs {
+	k.sumCenter = func(c []float64) []float64 {
+		s := append([]float64(nil), c...)
+		for j := range s {
+			s[j] += shift
+		}
+		return s
+	}
+	return k
+}
+
+// GroupGibbsOwnBlockOnly returns k with every thinning bound counting
+// only how far the moved block is from the centre — a bound that ignores
+// the other blocks of the datum's row — thinning probabilities clipped to
+// 1 and the bound check skipped, which the kit must catch.
+func GroupGibbsOwnBlockOnly(k GroupGibbs, block int32) GroupGibbs {
+	k.blockMask = func(b int32) bool { return b != block }
+	return k
+}
+
+// GroupGibbsWrongLocation returns k with each location move paired with
+// the next fixed effect instead of the one whose column it matches: a move
+// that changes the linear predictors, accepted on the prior ratio alone,
+// which the kit must catch.
+func GroupGibbsWrongLocation(k GroupGibbs) GroupGibbs {
+	k.locOffset = 1
+	return k
+}
