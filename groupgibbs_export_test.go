@@ -18,12 +18,12 @@ func GroupGibbsStale(k GroupGibbs, shift float64) GroupGibbs {
 	return k
 }
 
-// GroupGibbsOwnBlockOnly returns k with every thinning bound counting
-// only how far the moved block is from the centre — a bound that ignores
-// the other blocks of the datum's row — thinning probabilities clipped to
-// 1 and the bound check skipped, which the kit must catch.
-func GroupGibbsOwnBlockOnly(k GroupGibbs, block int32) GroupGibbs {
-	k.blockMask = func(b int32) bool { return b != block }
+// GroupGibbsFixedBlockOnly returns k with every thinning bound counting
+// only how far the fixed effects (block 0) are from the centre — a bound
+// that ignores the groups' blocks — thinning probabilities clipped to 1
+// and the bound check skipped, which the kit must catch.
+func GroupGibbsFixedBlockOnly(k GroupGibbs) GroupGibbs {
+	k.blockMask = func(b int32) bool { return b == 0 }
 	return k
 }
 

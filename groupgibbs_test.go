@@ -224,7 +224,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 		}
 		mutants := map[string]exactmh.Kernel{
 			"stale expansion":            exactmh.GroupGibbsStale(gibbsKernel(pb, 0), 0.05),
-			"bound ignores a block":      exactmh.GroupGibbsOwnBlockOnly(gibbsKernel(pb, -1), 0),
+			"bound ignores a block":      exactmh.GroupGibbsFixedBlockOnly(gibbsKernel(pb, -1)),
 			"location move wrong column": exactmh.GroupGibbsWrongLocation(gibbsKernel(pb, 0)),
 		}
 		for name, k := range mutants {
@@ -235,5 +235,26 @@ func TestGroupGibbsMoments(t *testing.T) {
 				t.Errorf("%s: mutant %q passes: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, name, z, zn, lr, ln)
 			}
 		}
+	}
+}
+
+// TestGroupGibbsSBC runs simulation-based calibration with τ unknown on
+// the crossed multilevel logistic regression (N = 300, 4 × 3 levels,
+// every coordinate: β, u, log τ), with ExactBelow −1: each block's data
+// thinned unless thinning would draw more than the block holds.
+func TestGroupGibbsSBC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
+	}
+	kit := mlCrossed{n: 300, ga: 4, gb: 3}
+	res, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel { return gibbsKernel(pb, -1) },
+		&mcmctest.SBCOptions{Replicates: 100, Seed: 4, MaxThin: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reject(1e-3) {
+		t.Errorf("ranks not uniform: %v", res)
+	} else {
+		t.Logf("%v", res)
 	}
 }

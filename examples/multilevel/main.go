@@ -75,7 +75,7 @@ func main() {
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
 	exactBelow := flag.Int("exact-below", 100, "groups with fewer data are evaluated exactly at every step (GroupSMH.ExactBelow)")
-	kernel := flag.String("kernel", "groupsmh", "groupsmh, or mh (full-batch MH with the same proposal, for comparison)")
+	kernel := flag.String("kernel", "gibbs", "gibbs (exactmh.GroupGibbs), groupsmh, or mh (full-batch MH with the same proposal, for comparison)")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
 	flag.Parse()
@@ -119,7 +119,9 @@ func main() {
 	t0 = time.Now()
 	prior := post.Prior.(*model.MultilevelPrior)
 	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
-	if *proposal == "cn" {
+	if *kernel == "gibbs" {
+		*proposal = "blocks"
+	} else if *proposal == "cn" {
 		cn, err := laplaceCN(post, center, prior.NumTerms())
 		if err != nil {
 			log.Fatal(err)
@@ -132,8 +134,11 @@ func main() {
 		k.Free = sd
 	}
 	var kern exactmh.Kernel = k
-	if *kernel == "mh" {
+	switch *kernel {
+	case "mh":
 		kern = exactmh.MH{Proposal: q}
+	case "gibbs":
+		kern = exactmh.GroupGibbs{Center: center, ExactBelow: *exactBelow}
 	}
 	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
 		Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: *accept})
@@ -148,9 +153,9 @@ func main() {
 		minBulk, minTail, maxRhat = math.Min(minBulk, p.ESSBulk), math.Min(minTail, p.ESSTail), math.Max(maxRhat, p.RHat)
 	}
 	tot := res.Sampling()
-	fmt.Printf("GroupSMH (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
-		*proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
-	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g\n", minBulk, minTail, maxRhat, scales(res))
+	fmt.Printf("%s (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
+		kern.Name(), *proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
+	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g, chain 0: %v\n", minBulk, minTail, maxRhat, scales(res), res.Chains[0].Params)
 	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
 		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
 	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
