@@ -75,7 +75,7 @@ func main() {
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
 	exactBelow := flag.Int("exact-below", 100, "groups with fewer data are evaluated exactly at every step (GroupSMH.ExactBelow)")
-	kernel := flag.String("kernel", "gibbs", "gibbs (exactmh.GroupGibbs), groupsmh, or mh (full-batch MH with the same proposal, for comparison)")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (exactmh.GroupGibbs), groupsmh, or mh (full-batch MH with the CN proposal, for comparison)")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
 	flag.Parse()
@@ -108,42 +108,20 @@ func main() {
 	dim := post.Energy.Dim()
 	say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], dim, time.Since(start).Seconds())
 
-	t0 := time.Now()
-	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
-	if err != nil {
-		log.Fatal(err)
-	}
-	say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
-		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
-
-	t0 = time.Now()
-	prior := post.Prior.(*model.MultilevelPrior)
-	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
-	if *kernel == "gibbs" {
-		*proposal = "blocks"
-	} else if *proposal == "cn" {
-		cn, err := laplaceCN(post, center, prior.NumTerms())
+	var res *exactmh.Result
+	var kern exactmh.Kernel
+	if *kernel == "auto" {
+		// The automatic default: Choose finds the centre and pilots.
+		*proposal = "auto"
+		res, err = exactmh.Sample(context.Background(), post, nil, &exactmh.Settings{
+			Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: cf.Progress(), TargetAccept: *accept})
 		if err != nil {
 			log.Fatal(err)
 		}
-		q = cn
-	}
-	say("proposal %s in %.1fs", *proposal, time.Since(t0).Seconds())
-	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: *exactBelow}
-	if *free {
-		k.Free = sd
-	}
-	var kern exactmh.Kernel = k
-	switch *kernel {
-	case "mh":
-		kern = exactmh.MH{Proposal: q}
-	case "gibbs":
-		kern = exactmh.GroupGibbs{Center: center, ExactBelow: *exactBelow}
-	}
-	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
-		Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: *accept})
-	if err != nil {
-		log.Fatal(err)
+		kern = res.Choice.Kernel
+		fmt.Printf("automatic default: %s\n", res.Choice)
+	} else {
+		res, kern = sampleWith(post, d, cf, *kernel, *proposal, *exactBelow, *free, *warmup, *thin, *accept, say)
 	}
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0
@@ -172,6 +150,50 @@ func main() {
 	if err := cf.SaveStanCSV(res, "multilevel_GroupSMH", post.Names); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// sampleWith runs the kernel named by kernel around model.MultilevelCenter's
+// centre.
+func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, kernel, proposal string, exactBelow int, free bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
+	dim := post.Energy.Dim()
+	t0 := time.Now()
+	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
+		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
+
+	t0 = time.Now()
+	prior := post.Prior.(*model.MultilevelPrior)
+	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
+	if kernel == "gibbs" {
+		proposal = "blocks"
+	} else if proposal == "cn" {
+		cn, err := laplaceCN(post, center, prior.NumTerms())
+		if err != nil {
+			log.Fatal(err)
+		}
+		q = cn
+	}
+	say("proposal %s in %.1fs", proposal, time.Since(t0).Seconds())
+	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: exactBelow}
+	if free {
+		k.Free = sd
+	}
+	var kern exactmh.Kernel = k
+	switch kernel {
+	case "mh":
+		kern = exactmh.MH{Proposal: q}
+	case "gibbs":
+		kern = exactmh.GroupGibbs{Center: center, ExactBelow: exactBelow}
+	}
+	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
+		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: accept})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return res, kern
 }
 
 // scales returns the chains' adapted step scales.
