@@ -4,6 +4,11 @@
 
 package exactmh
 
+import (
+	"context"
+	"errors"
+)
+
 // GroupGibbsStale returns k with its control-variate sums g and H taken
 // at Center shifted by shift in every coordinate while the per-datum
 // expansions stay at Center: a stale expansion, which the kit must catch.
@@ -35,3 +40,19 @@ func GroupGibbsWrongLocation(k GroupGibbs) GroupGibbs {
 	k.locOffset = 1
 	return k
 }
+
+// MultilevelCenterOf is the centre the automatic default finds on a
+// multilevel posterior, and its standard deviations.
+func MultilevelCenterOf(p *Posterior) (center, sd []float64, err error) {
+	lay, ok := multilevelOf(p)
+	if !ok {
+		return nil, nil, errNotMultilevel
+	}
+	t, err := NewTarget(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return multilevelCenter(context.Background(), t, lay)
+}
+
+var errNotMultilevel = errors.New("not a multilevel posterior")

@@ -6,6 +6,7 @@ package exactmh_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -273,5 +274,157 @@ func TestGroupGibbsSBC(t *testing.T) {
 		t.Errorf("ranks not uniform: %v", res)
 	} else {
 		t.Logf("%v", res)
+	}
+}
+
+// TestMultilevelCenter checks the automatic default's Laplace-EM centre:
+// on one factor it agrees with model.MultilevelCenter (which solves the
+// arrow system by its Schur complement) within half a standard deviation,
+// its standard deviations at least as large (the E-step differs: here the
+// effects' variances are the inverse Hessian's diagonal, their coupling
+// to the fixed effects included; there the group blocks' alone), and on
+// two crossed factors,
+// which model.MultilevelCenter refuses, it finds scales near the truth.
+func TestMultilevelCenter(t *testing.T) {
+	kit := mlKit{n: 3000, groups: 12}
+	rng := rand.New(rand.NewPCG(9, 10))
+	d := 2 + 2*kit.groups + 2
+	theta := make([]float64, d)
+	theta[0], theta[1] = -0.5, 1
+	for g := range kit.groups {
+		theta[2+2*g], theta[3+2*g] = 0.7*rng.NormFloat64(), 0.3*rng.NormFloat64()
+	}
+	theta[d-2], theta[d-1] = math.Log(0.7), math.Log(0.3)
+	p, err := kit.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gsd, err := exactmh.MultilevelCenterOf(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wsd, err := model.MultilevelCenter(context.Background(), p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range got {
+		if math.Abs(got[j]-want[j]) > 0.5*wsd[j] || gsd[j] < 0.9*wsd[j] {
+			t.Errorf("θ[%d] (%s): centre %.5f sd %.5f, model.MultilevelCenter %.5f sd %.5f", j, p.Names[j], got[j], gsd[j], want[j], wsd[j])
+		}
+	}
+	cr := mlCrossed{n: 6000, ga: 20, gb: 15}
+	rng = rand.New(rand.NewPCG(11, 12))
+	d = cr.dim()
+	theta = make([]float64, d)
+	tau := []float64{0.6, 0.3, 0.5}
+	for j := 2; j < d-3; j++ {
+		k := 2 // factor b's intercepts
+		if j < 2+2*cr.ga {
+			k = j % 2 // factor a: intercept (even), slope (odd)
+		}
+		theta[j] = tau[k] * rng.NormFloat64()
+	}
+	p, err = cr.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := model.MultilevelCenter(context.Background(), p, 0); err == nil {
+		t.Log("model.MultilevelCenter now handles crossed factors")
+	}
+	got, _, err = exactmh.MultilevelCenterOf(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, tr := range tau {
+		if l := got[d-3+k]; math.Abs(l-math.Log(tr)) > 0.7 {
+			t.Errorf("crossed: %s = %.3f, truth log %.2f = %.3f", p.Names[d-3+k], l, tr, math.Log(tr))
+		} else {
+			t.Logf("crossed: %s = %.3f, truth %.3f", p.Names[d-3+k], l, math.Log(tr))
+		}
+	}
+}
+
+// TestChooseMultilevel checks that the automatic default recognises a
+// multilevel posterior (two crossed factors, N = 3000), which has no
+// joint mode: no error, the Laplace-EM centre, GroupGibbs and NUTS
+// piloted, the reason saying so, and a run that converges.
+func TestChooseMultilevel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pilots")
+	}
+	cr := mlCrossed{n: 3000, ga: 10, gb: 8}
+	rng := rand.New(rand.NewPCG(13, 14))
+	theta := make([]float64, cr.dim())
+	for j := 2; j < len(theta)-3; j++ {
+		theta[j] = 0.4 * rng.NormFloat64()
+	}
+	p, err := cr.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := exactmh.Sample(context.Background(), p, nil, &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 1000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Choice
+	t.Logf("%v", c)
+	if !strings.Contains(c.Reason, "multilevel model") || c.Laplace != nil {
+		t.Errorf("Reason %q: want the multilevel path", c.Reason)
+	}
+	names := map[string]bool{}
+	for _, k := range c.Candidates {
+		names[k.Name] = true
+	}
+	if !names["GroupGibbs"] || !names["NUTS"] {
+		t.Errorf("candidates %v, want GroupGibbs and NUTS", c.Candidates)
+	}
+	for _, ps := range res.Summary().Params {
+		if ps.RHat > 1.05 {
+			t.Errorf("%s: R-hat %.3f", ps.Name, ps.RHat)
+		}
+	}
+}
+
+// TestGroupGibbsErrors checks that GroupGibbs refuses what it cannot
+// sample exactly, saying why: a Poisson energy (no bound on f‴ over the
+// line), an energy without sparse rows, a prior that does not describe a
+// multilevel model, a centre of the wrong length.
+func TestGroupGibbsErrors(t *testing.T) {
+	start := func(p *exactmh.Posterior, k exactmh.GroupGibbs) error {
+		tg, err := exactmh.NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = k.Start(tg, make([]float64, p.Energy.Dim()))
+		return err
+	}
+	n := 50
+	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true,
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Levels: []string{"a", "b"}, Tau: model.HalfNormal(1)}}}
+	for i := range n {
+		ml.Factors[0].Index[i] = int32(i % 2)
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, p.Energy.Dim())}); !errors.Is(err, exactmh.ErrNoBound) {
+		t.Errorf("Poisson: err = %v, want ErrNoBound", err)
+	}
+	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, 2)}); err == nil || !strings.Contains(err.Error(), "len(Center) = 2") {
+		t.Errorf("short centre: err = %v", err)
+	}
+	pb := kitProblem(t)
+	flat := *pb.Posterior
+	flat.Prior = nil
+	if err := start(&flat, exactmh.GroupGibbs{Center: pb.Mode}); err == nil || !strings.Contains(err.Error(), "multilevel model") {
+		t.Errorf("no multilevel prior: err = %v", err)
+	}
+	lr, err := model.NewLogisticRegression([]float64{1, 0, 0, 1}, []float64{0, 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := start(&exactmh.Posterior{Energy: lr}, exactmh.GroupGibbs{Center: []float64{0, 0}}); err == nil || !strings.Contains(err.Error(), "SparseRowGLM") {
+		t.Errorf("dense logistic regression: err = %v, want one naming SparseRowGLM", err)
 	}
 }
