@@ -53,7 +53,8 @@ type multilevelLayout interface {
 //
 //     The data term is decided exactly (all the block's data read) for a
 //     block with fewer than ExactBelow data or whose expected thinning
-//     batch exceeds its data; otherwise by Poisson thinning (TFMH's
+//     batch exceeds its data; otherwise the data that touch a small block
+//     are one exact factor and the others' by Poisson thinning (TFMH's
 //     factorised test) with the bound, for a move of block m by s = ‖θ′_m
 //     − θ_m‖₂, a = x_iᵀ(θ − θ̂),
 //
@@ -89,9 +90,14 @@ type multilevelLayout interface {
 type GroupGibbs struct {
 	// Center is θ̂, the expansion point. Required.
 	Center []float64
-	// ExactBelow: the data of a block with fewer data are read exactly at
-	// each of its updates (0: 64; negative: only where thinning would
-	// draw more than the block's data).
+	// ExactBelow: a block with fewer data is small: its data are read
+	// exactly at each update that moves a block they touch (its own, and
+	// the fixed effects'), out of every thinning (0: 64; negative: no
+	// block is small, data are read exactly only where thinning would draw
+	// more). A small group's effects move by their prior's scale, far
+	// from the centre, where its data's remainders are large and of both
+	// signs: thinned one by one, each positive one may reject (the
+	// factorised test pays Σ max(0, r_i), the exact one |Σ r_i|).
 	ExactBelow int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
@@ -146,9 +152,15 @@ type gibbsTerms struct {
 	dBlock []int32
 	dNorm  []float64
 	dK     []float64
-	// Block m's data: mData[mPtr[m]:mPtr[m+1]].
+	// Block m's data: mData[mPtr[m]:mPtr[m+1]]; small[m]: fewer than
+	// ExactBelow, read exactly at its updates; the data of a larger block
+	// that touch a small one, read exactly at its updates too (out of the
+	// thinning): eData[ePtr[m]:ePtr[m+1]].
 	mPtr  []int
 	mData []int32
+	small []bool
+	ePtr  []int
+	eData []int32
 	// Block m's pairs pPtr[m]:pPtr[m+1]: the other block pBlock, S = Σ_i
 	// K_i·a_im·a_ib², and the alias records rec[rPtr[p]:rPtr[p+1]].
 	pPtr   []int
@@ -192,13 +204,9 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	exactBelow := k.ExactBelow
-	if exactBelow == 0 {
-		exactBelow = 64
-	}
 	q := terms.qMax
 	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
-		exactBelow: exactBelow, mask: k.blockMask, seen: newDistinct(),
+		mask: k.blockMask, seen: newDistinct(),
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q)}
@@ -440,7 +448,49 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			mNext[b]++
 		}
 	}
-	// The pairs, sorted by (m, b), and their records.
+	// The small blocks, and the data that touch one.
+	exactBelow := k.ExactBelow
+	if exactBelow == 0 {
+		exactBelow = 64
+	}
+	g.small = make([]bool, nb)
+	for b := range nb {
+		g.small[b] = g.mPtr[b+1]-g.mPtr[b] < exactBelow
+	}
+	isExact := make([]bool, n)
+	for i := range n {
+		for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
+			if g.small[g.dBlock[q]] {
+				isExact[i] = true
+			}
+		}
+	}
+	g.ePtr = make([]int, nb+1)
+	for b := range nb {
+		g.ePtr[b+1] = g.ePtr[b]
+		if g.small[b] {
+			continue
+		}
+		for _, i := range g.mData[g.mPtr[b]:g.mPtr[b+1]] {
+			if isExact[i] {
+				g.eData = append(g.eData, i)
+				g.ePtr[b+1]++
+			}
+		}
+	}
+	for i := range n {
+		if !isExact[i] {
+			continue
+		}
+		for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
+			m := g.dBlock[q]
+			for r := g.dPtr[i]; r < g.dPtr[i+1]; r++ {
+				pairCount[pairID[uint64(m)<<32|uint64(g.dBlock[r])]]--
+			}
+		}
+	}
+	// The pairs, sorted by (m, b), and their records (the data read
+	// exactly left out).
 	order := make([]int32, len(pairKeys))
 	for p := range order {
 		order[p] = int32(p)
@@ -474,6 +524,9 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	wrec := make([]float64, len(g.rec))
 	rNext := slices.Clone(g.rPtr[:len(order)])
 	for i := range n {
+		if isExact[i] {
+			continue
+		}
 		lo, hi := g.dPtr[i], g.dPtr[i+1]
 		for q := lo; q < hi; q++ {
 			m := g.dBlock[q]
@@ -587,7 +640,6 @@ type gibbsChain struct {
 	t          *Target
 	theta      []float64
 	next       []float64 // equal to theta but in the block being updated
-	exactBelow int
 	mask       func(b int32) bool
 	seen       distinct
 	dsq        []float64 // ‖(θ − θ̂)_b‖² per block
@@ -595,12 +647,12 @@ type gibbsChain struct {
 	hp         []float64 // the block's precision, then its Cholesky factor
 	rhs, z, pg []float64
 	// Counts for Params.
-	tried, accepted, thinned, exactN, locTried, locAcc float64
+	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 }
 
 // counts returns the counters Params reports, which MarshalState saves.
 func (c *gibbsChain) counts() []*float64 {
-	return []*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc}
+	return []*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}
 }
 
 // MarshalState saves the counters Params reports (the rest of the
@@ -633,6 +685,7 @@ func (c *gibbsChain) Position() []float64 { return c.theta }
 func (c *gibbsChain) Params() map[string]float64 {
 	return map[string]float64{
 		"block_accept": c.accepted / max(c.tried, 1), "thinned": c.thinned / max(c.tried, 1),
+		"block0_accept": c.fixedAcc / max(c.tried/float64(c.nb), 1),
 		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb)}
 }
 
@@ -770,33 +823,38 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		return false, 0, fmt.Errorf("GroupGibbs: block %d: expected batch %v at θ = %v", m, rate, c.theta)
 	}
 	nm := c.mPtr[m+1] - c.mPtr[m]
-	if nm < c.exactBelow || rate >= float64(nm) {
+	ne := c.ePtr[m+1] - c.ePtr[m]
+	if c.small[m] || rate >= float64(nm-ne) {
 		// The block's data, exactly.
-		var sum float64
-		for _, i := range c.mData[c.mPtr[m]:c.mPtr[m+1]] {
-			c.seen.add(int(i))
-			r, _, err := c.remainderDiff(int(i), beta)
-			if err != nil {
-				return false, 0, err
-			}
-			sum += r
+		sum, err := c.exactSum(c.mData[c.mPtr[m]:c.mPtr[m+1]], beta)
+		if err != nil {
+			return false, 0, err
 		}
 		c.exactN++
-		logR := logExact - sum
-		if math.IsNaN(logR) {
-			return false, 0, fmt.Errorf("GroupGibbs: block %d: log acceptance ratio NaN at θ = %v", m, c.theta)
-		}
-		if logR >= 0 || rng.Float64() < math.Exp(logR) {
+		if c.decide(rng, logExact-sum) {
 			return c.acceptBlock(m, coords, dn), nm, nil
 		}
 		c.revert(coords)
 		return false, nm, nil
 	}
+	if ne > 0 {
+		// The data that touch a small block, exactly, with the prior
+		// factor: one factor of the acceptance.
+		sum, err := c.exactSum(c.eData[c.ePtr[m]:c.ePtr[m+1]], beta)
+		if err != nil {
+			return false, 0, err
+		}
+		if !c.decide(rng, logExact-sum) {
+			c.revert(coords)
+			return false, ne, nil
+		}
+		logExact = 0
+	}
 	// The prior factor, then one factor per datum by Poisson thinning.
 	c.thinned++
 	if logExact < 0 && rng.Float64() >= math.Exp(logExact) {
 		c.revert(coords)
-		return false, 0, nil
+		return false, ne, nil
 	}
 	if err := poisson.Check(rate); err != nil {
 		return false, 0, err
@@ -828,10 +886,32 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		}
 		if rng.Float64()*bound < rd {
 			c.revert(coords)
-			return false, k + 1, nil
+			return false, ne + k + 1, nil
 		}
 	}
-	return c.acceptBlock(m, coords, dn), draws, nil
+	return c.acceptBlock(m, coords, dn), ne + draws, nil
+}
+
+// exactSum returns Σ βR_i(θ′) − βR_i(θ) over the data idx.
+func (c *gibbsChain) exactSum(idx []int32, beta float64) (float64, error) {
+	var sum float64
+	for _, i := range idx {
+		c.seen.add(int(i))
+		r, _, err := c.remainderDiff(int(i), beta)
+		if err != nil {
+			return 0, err
+		}
+		sum += r
+	}
+	if math.IsNaN(sum) {
+		return 0, fmt.Errorf("GroupGibbs: remainder difference NaN at θ = %v, θ′ = %v", c.theta, c.next)
+	}
+	return sum, nil
+}
+
+// decide accepts with probability min(1, e^{logR}).
+func (c *gibbsChain) decide(rng *rand.Rand, logR float64) bool {
+	return logR >= 0 || rng.Float64() < math.Exp(logR)
 }
 
 // phi returns K_i·a_im·Σ_b a_ib²M_b² over datum i's blocks, M_m² = mMax.
@@ -872,6 +952,9 @@ func (c *gibbsChain) acceptBlock(m int, coords []int32, dn float64) bool {
 	}
 	c.dsq[m] = dn
 	c.accepted++
+	if m == 0 {
+		c.fixedAcc++
+	}
 	return true
 }
 

@@ -216,6 +216,13 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 // (multilevelOf): GroupGibbs around the Laplace-EM centre, piloted against
 // full-batch NUTS from the same centre; the faster wins. A centre that
 // cannot be found leaves NUTS alone, with the reason.
+//
+// A GroupGibbs transition is a sweep over every block, so its pilot is
+// sized by the sweep: a probe of a few sweeps measures one, then one chain
+// runs 50 warmup sweeps and samples for max(0.4 s, 100 sweeps) (at most
+// 4000 draws). NUTS is piloted (as Choose pilots it) only where its best
+// possible ESS per second, two per transition of autoNUTSPasses passes
+// over the data, beats GroupGibbs's measured rate.
 func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout, seed uint64, pass time.Duration) (*Choice, error) {
 	t0 := time.Now()
 	choiceProgress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
@@ -229,19 +236,66 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	}
 	centerTime := time.Since(t0)
 	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
-	cands := []autoCand{{name: "GroupGibbs", post: p, k: GroupGibbs{Center: center}}}
-	for _, ki := range withRole(autoFull) {
-		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
-	}
 	choice := &Choice{center: center, centerSD: sd}
-	best, err := runPilots(ctx, choice, cands, center, seed, autoPilotTimeout+autoPilotPasses*pass, pass)
+	gg := GroupGibbs{Center: center}
+	cache := choice.cache(p)
+	m := Candidate{Name: "GroupGibbs"}
+	t1 := time.Now()
+	choiceProgress(ctx, "pilot: GroupGibbs")
+	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("exactmh: automatic default: GroupGibbs: %w", err)
 	}
-	c := cands[best]
-	choice.Name, choice.Kernel, choice.Posterior = c.name, c.k, c.post
-	choice.Reason = fmt.Sprintf("%s of %d pilots on a multilevel model (%d random-effect terms, d = %d; Laplace-EM centre in %v: the joint posterior has no mode)",
-		choice.Reason, len(cands), lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
+	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
+	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
+		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
+	if err != nil {
+		return nil, fmt.Errorf("exactmh: automatic default: GroupGibbs: %w", err)
+	}
+	c0 := res.Chains[0]
+	m.Time = time.Since(t1)
+	if ess := minESS(res); c0.Len() >= 20 && c0.Sampling.Time > 0 && !math.IsNaN(ess) {
+		m.ESSPerSecond = ess / c0.Sampling.Time.Seconds()
+		m.EvalsPerStep = c0.Sampling.EvalsPerStep()
+	} else {
+		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
+	}
+	choiceProgress(ctx, "pilot: GroupGibbs: %.4g ESS/s (%v)", m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	choice.Candidates = append(choice.Candidates, m)
+	choice.Name, choice.Kernel, choice.Posterior = "GroupGibbs", gg, p
+	choice.Reason = fmt.Sprintf("GroupGibbs (%.4g ESS/s, %.3g data per sweep of N = %d)", m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	for _, ki := range withRole(autoFull) {
+		n := Candidate{Name: ki.Name}
+		if bound := 2 / (ki.passes * pass.Seconds()); pass > 0 && bound < m.ESSPerSecond {
+			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", ki.passes, pass.Round(time.Microsecond), bound)
+			choice.Candidates = append(choice.Candidates, n)
+			continue
+		}
+		t2 := time.Now()
+		choiceProgress(ctx, "pilot: %s", ki.Name)
+		k := ki.New(nil)
+		rate, evals, atMost, scale, err := pilot(ctx, p, k, center, seed, autoPilotTimeout+autoPilotPasses*pass, m.ESSPerSecond, choice.cache(p))
+		n.Time, n.Scale = time.Since(t2), scale
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			n.Err, n.AtMost = err.Error(), atMost
+		default:
+			n.ESSPerSecond, n.EvalsPerStep = rate, evals
+			if rate > m.ESSPerSecond && rate > 0 {
+				if scale > 0 {
+					k, _ = withStep(k, nil, func(float64) float64 { return scale })
+				}
+				choice.Name, choice.Kernel = ki.Name, k
+				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", ki.Name, rate)
+			}
+		}
+		choice.Candidates = append(choice.Candidates, n)
+	}
+	choice.Reason = fmt.Sprintf("%s, the highest ESS per second of the pilots on a multilevel model (%d random-effect terms, d = %d; Laplace-EM centre in %v: the joint posterior has no mode)",
+		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
+	sortCandidates(choice.Candidates)
 	return choice, nil
 }
 

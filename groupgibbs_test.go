@@ -152,13 +152,13 @@ func gibbsMoments(t *testing.T, p *exactmh.Posterior, k exactmh.Kernel, ref *exa
 	return zmax, zname, lrmax, lrname, res
 }
 
-// nutsReference returns full-batch NUTS's summary on p (4 chains × 1000
+// nutsReference returns full-batch NUTS's summary on p (4 chains × 750
 // draws) and its means and sds.
 func nutsReference(t *testing.T, p *exactmh.Posterior) (*exactmh.Summary, []float64, []float64) {
 	t.Helper()
 	d := p.Energy.Dim()
 	ref, err := exactmh.Sample(context.Background(), p, &exactmh.NUTS{},
-		&exactmh.Settings{Chains: 4, Warmup: 500, Draws: 1000, Seed: 1, Init: make([]float64, d)})
+		&exactmh.Settings{Chains: 4, Warmup: 300, Draws: 750, Seed: 1, Init: make([]float64, d)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,9 +172,9 @@ func nutsReference(t *testing.T, p *exactmh.Posterior) (*exactmh.Summary, []floa
 
 // TestGroupGibbsMoments compares GroupGibbs's posterior means and
 // standard deviations with full-batch NUTS's on two multilevel logistic
-// regressions with τ unknown — one factor (N = 4000, 10 groups, one
+// regressions with τ unknown — one factor (N = 2000, 10 groups, one
 // holding half the data: its updates thinned, the small groups' exact)
-// and two crossed factors (N = 2000, 8 × 6 levels) — every mean within
+// and two crossed factors (N = 1500, 8 × 6 levels) — every mean within
 // 4.5 combined Monte Carlo standard errors, every SD ratio in [0.85,
 // 1.18] ([0.7, 1.4] for the log scales); and that each mutant is caught
 // (some |z| > 6 or SD ratio outside [0.7, 1.4], [0.5, 2] for the log
@@ -192,7 +192,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 	}
 	var probs []problem
 	{
-		kit := mlKit{n: 4000, groups: 10}
+		kit := mlKit{n: 2000, groups: 10}
 		rng := rand.New(rand.NewPCG(5, 6))
 		d := 2 + 2*kit.groups + 2
 		theta := make([]float64, d)
@@ -208,7 +208,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 		probs = append(probs, problem{"one factor", p})
 	}
 	{
-		kit := mlCrossed{n: 2000, ga: 8, gb: 6}
+		kit := mlCrossed{n: 1500, ga: 8, gb: 6}
 		rng := rand.New(rand.NewPCG(7, 8))
 		d := kit.dim()
 		theta := make([]float64, d)
@@ -226,7 +226,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 	for _, pr := range probs {
 		rs, mode, sd := nutsReference(t, pr.p)
 		pb := mcmctest.Problem{Posterior: pr.p, Mode: mode, SD: sd}
-		z, zn, lr, ln, res := gibbsMoments(t, pr.p, gibbsKernel(pb, 0), rs, mode, 4000)
+		z, zn, lr, ln, res := gibbsMoments(t, pr.p, gibbsKernel(pb, 0), rs, mode, 3000)
 		tot := res.Sampling()
 		t.Logf("%s: GroupGibbs: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f, %v",
 			pr.name, z, zn, lr, ln, tot.MeanBatch(), pr.p.Len(), minESS(res.Summary()), res.Chains[0].Params)
@@ -246,7 +246,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 			if name == "log-τ Jacobian dropped" {
 				p = &dropped
 			}
-			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 2000)
+			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 1000)
 			if math.Abs(z) > 6 || lr > math.Log(1.4) {
 				t.Logf("%s: mutant %q caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", pr.name, name, z, zn, lr, ln)
 			} else {

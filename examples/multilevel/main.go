@@ -127,13 +127,17 @@ func main() {
 	cpu := cpuTime() - cpu0
 	s := res.Summary()
 	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
+	var worst string
 	for _, p := range s.Params {
+		if p.ESSBulk < minBulk {
+			worst = p.Name
+		}
 		minBulk, minTail, maxRhat = math.Min(minBulk, p.ESSBulk), math.Min(minTail, p.ESSTail), math.Max(maxRhat, p.RHat)
 	}
 	tot := res.Sampling()
 	fmt.Printf("%s (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
 		kern.Name(), *proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
-	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g, chain 0: %v\n", minBulk, minTail, maxRhat, scales(res), res.Chains[0].Params)
+	fmt.Printf("min bulk ESS %.0f (%s), min tail ESS %.0f, max R-hat %.3f, step scales %.3g, chain 0: %v\n", minBulk, worst, minTail, maxRhat, scales(res), res.Chains[0].Params)
 	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
 		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
 	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
