@@ -244,7 +244,14 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	choiceProgress(ctx, "pilot: GroupGibbs")
 	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
 	if err != nil {
-		return nil, fmt.Errorf("exactmh: automatic default: GroupGibbs: %w", err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		m.Err = err.Error()
+		choice.Candidates = append(choice.Candidates, m)
+		choice.Name, choice.Kernel, choice.Posterior = "NUTS", NUTS{}, p
+		choice.Reason = fmt.Sprintf("a multilevel model GroupGibbs cannot sample (%v): full-batch NUTS from the Laplace-EM centre", err)
+		return choice, nil
 	}
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
 	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,

@@ -428,3 +428,29 @@ func TestGroupGibbsErrors(t *testing.T) {
 		t.Errorf("dense logistic regression: err = %v, want one naming SparseRowGLM", err)
 	}
 }
+
+// TestChooseMultilevelPoisson checks that the automatic default on a
+// multilevel model GroupGibbs refuses (Poisson: no bound on f‴ over the
+// line) falls back to NUTS from the centre and says why.
+func TestChooseMultilevelPoisson(t *testing.T) {
+	n := 2500
+	rng := rand.New(rand.NewPCG(15, 16))
+	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true, FixedSD: []float64{2},
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}}}
+	for i := range n {
+		g := rng.IntN(5)
+		ml.Factors[0].Index[i] = int32(g)
+		ml.Y[i] = float64(rng.IntN(3) + g%2)
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "NUTS" || !strings.Contains(c.Reason, "GroupGibbs cannot sample") {
+		t.Errorf("choice %v: want NUTS, GroupGibbs refused", c)
+	}
+}
