@@ -221,6 +221,9 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if s != nil {
+		ctx = withChoiceProgress(ctx, s.ChoiceProgress)
+	}
 	start := time.Now()
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -364,18 +367,6 @@ func hasDiffBound(e Energy) bool {
 	}
 	return false
 }
-
-// AutoMAPTol is the MAPSettings.Tol with which the automatic default
-// (Choose) finds the MAP and the Laplace approximation; a program that
-// rebuilds a Choice's kernel from its name (WithLaplace) passes it to
-// FindLaplace to build the same one. It is the Newton decrement at which
-// the search stops: √(2·10⁻⁶) ≈ 0.0014 standard deviations of the Laplace
-// approximation from the mode, far closer than its kernels need (the
-// control variates are exact at any expansion point, and the proposals
-// move by whole sds). FindMAP's default, 10⁻¹⁶, typically takes one more
-// pass over the data to get there: Newton's decrement falls
-// quadratically.
-const AutoMAPTol = 1e-6
 
 // autoPassSample is how many data passTime reads.
 const autoPassSample = 1 << 18

@@ -64,13 +64,13 @@ func TestFindLaplaceSparsePath(t *testing.T) {
 	} else if at.Sparse == nil || at.LogDetCov != la.LogDetCov || at.LogEvidence != la.LogEvidence {
 		t.Errorf("LaplaceAt at the mode: sparse %v, LogDetCov %v, LogEvidence %v; want %v, %v", at.Sparse != nil, at.LogDetCov, at.LogEvidence, la.LogDetCov, la.LogEvidence)
 	}
-	if _, err := la.CrankNicolson(); err == nil || !strings.Contains(err.Error(), "Proposal") {
-		t.Errorf("sparse CrankNicolson(): err = %v, want one pointing to Proposal", err)
+	if cn, err := la.CrankNicolson(); err != nil || !strings.Contains(cn.String(), "nnzL=") {
+		t.Errorf("sparse CrankNicolson(): %v, %v; want the proposal through the sparse factor", cn, err)
 	}
 	if prop, err := la.Proposal(); err != nil {
 		t.Error(err)
-	} else if _, ok := prop.(*exactmh.SparseCrankNicolson); !ok {
-		t.Errorf("Proposal() is %T, want *SparseCrankNicolson", prop)
+	} else if cn, ok := prop.(*exactmh.CrankNicolson); !ok || !strings.Contains(cn.String(), "nnzL=") {
+		t.Errorf("Proposal() is %v, want a sparse *CrankNicolson", prop)
 	}
 	if prop, err := dense.Proposal(); err != nil {
 		t.Error(err)
@@ -84,8 +84,8 @@ func TestFindLaplaceSparsePath(t *testing.T) {
 	if err != nil || name != "MH-CN" {
 		t.Fatalf("WithLaplace: %v, name %q", err, name)
 	}
-	if _, ok := k.(exactmh.MH).Proposal.(*exactmh.SparseCrankNicolson); !ok {
-		t.Errorf("WithLaplace's MH-CN proposal is %T", k.(exactmh.MH).Proposal)
+	if cn, ok := k.(exactmh.MH).Proposal.(*exactmh.CrankNicolson); !ok || !strings.Contains(cn.String(), "nnzL=") {
+		t.Errorf("WithLaplace's MH-CN proposal is %v", k.(exactmh.MH).Proposal)
 	}
 	s := exactmh.LaplaceInits(&exactmh.Settings{Chains: 3, Seed: 4}, la, post)
 	if len(s.Inits) != 3 {

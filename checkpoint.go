@@ -64,6 +64,7 @@ func (r *Result) Checkpoint(w io.Writer) error {
 	}
 	set := r.Settings
 	set.Recorder = nil // not serialisable; give LoadCheckpoint's result a new one if needed
+	set.ChoiceProgress = nil
 	status := r.Status
 	if status == Failed { // only the recorder failed
 		status = Completed
@@ -369,7 +370,7 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	}
 	r := cc.Result
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-		adapt: cc.Adapt, defaultTarget: DefaultTargetAccept(k)}
+		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k)}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
 		if err := cc.checkAdaptation(set, r.Warmup.Steps, cr.defaultTarget); err != nil {

@@ -9,23 +9,19 @@ import (
 	"fmt"
 )
 
-// choiceProgressKey is the context key of WithChoiceProgress.
+// choiceProgressKey is the context key under which choose passes
+// Settings.ChoiceProgress down to the pilots.
 type choiceProgressKey struct{}
 
-// WithChoiceProgress returns a context under which the automatic default's
-// choice ([Choose], and [Sample] with a nil kernel) tells report each step
-// as it starts or ends: finding the MAP and the Laplace approximation,
-// then each pilot ("pilot 2 of 5: TFMH-CV-CN") and its outcome. The
-// choice takes seconds (the MAP's passes over the data, then a second or
-// so a pilot) before any chain starts, and a command line shows this
-// rather than nothing. report is called from the choosing goroutine, one
-// call at a time; it must not block for long. The steps are for people:
-// their wording may change.
-func WithChoiceProgress(ctx context.Context, report func(step string)) context.Context {
+// withChoiceProgress returns ctx carrying report for choiceProgress.
+func withChoiceProgress(ctx context.Context, report func(step string)) context.Context {
+	if report == nil {
+		return ctx
+	}
 	return context.WithValue(ctx, choiceProgressKey{}, report)
 }
 
-// choiceProgress tells ctx's WithChoiceProgress function of a step.
+// choiceProgress tells ctx's Settings.ChoiceProgress function of a step.
 func choiceProgress(ctx context.Context, format string, args ...any) {
 	if ctx == nil {
 		return

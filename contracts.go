@@ -126,11 +126,11 @@ type AcceptTarget interface {
 	DefaultTargetAccept() float64
 }
 
-// DefaultTargetAccept returns the acceptance rate Sample adapts k's step
+// defaultTargetAccept returns the acceptance rate Sample adapts k's step
 // scale toward when Settings.TargetAccept is 0: k's own (AcceptTarget) or
 // else 0.234, the optimal rate of random-walk Metropolis in high
 // dimension (Roberts, Gelman and Gilks 1997).
-func DefaultTargetAccept(k Kernel) float64 {
+func defaultTargetAccept(k Kernel) float64 {
 	if a, ok := k.(AcceptTarget); ok {
 		if r := a.DefaultTargetAccept(); r > 0 && r < 1 {
 			return r

@@ -30,24 +30,32 @@
 //
 // Exact minibatch: [TunaMH], [PoissonMH], [FlyMC], [TFMH], [SMH],
 // [PoissonBarker], [PoissonMALA], [TunaMHSGLD], all instances of the
-// auxiliary-variable framework [Aux] (with Metropolis or Barker
-// [Acceptance]), and [Exchange] for likelihoods with an intractable
+// auxiliary-variable framework [Aux] (an [AuxScheme] and its [AuxChain],
+// with Metropolis or Barker [Acceptance]), and [Exchange] for likelihoods with an intractable
 // normaliser ([IntractableLikelihood], [DoublyIntractable]).
-// Full batch: [MH], [MALA], [HMC], [NUTS] (with a [Metric] and Stan's
+// For multilevel models (grouped data): [GroupSMH]. Full batch: [MH],
+// [MALA], [HMC], [NUTS] (with a [Metric] of a [MetricKind] and Stan's
 // warmup). Inexact, for comparison: [AustereMH], [MHminibatch], [MHBT],
 // [SGLD]. Proposals: [RandomWalk], [GaussianWalk], [CrankNicolson],
-// [SGLDProposal], [RSGLDProposal]; a user's kernel implements [Kernel] and
-// [Chain] and is proven exact with package mcmctest.
+// [SGLDProposal], [RSGLDProposal], all of them a [Proposal]. [Kernels]
+// lists the built-in kernels ([KernelInfo], [KernelFamily]). A user's
+// kernel implements [Kernel] and [Chain] (optionally [Tunable],
+// [WarmupAware], [AcceptTarget], [MetricAdapter], [ParamReporter],
+// [Checkpointer]), reuses the built-in kernels' loop through [Walk], and
+// is proven exact with package mcmctest.
 //
 // # Models
 //
 // [Energy] is the per-datum energy, with optional fast paths
 // ([EnergyDiffer], [Gradienter], [EnergyGradienter], [Hessianer]); [GLM]
 // is the contract of a generalised linear model, from which every bound
-// and the control variates follow; [DenseGLM] lets the kernels read a
-// GLM's rows directly. [Prior] (with [PriorGradienter], [PriorHessianer];
+// and the control variates follow; [DenseGLM] ([DenseRows]) lets the
+// kernels read a GLM's rows directly, and [SparseRowGLM] gives sparse rows
+// (a multilevel model's fixed and group effects) whose Hessian
+// ([SparseHessianer]) makes a [SparseLaplace]. [Prior] (with [PriorGradienter], [PriorHessianer];
 // [BoundedSupport] for a compact support) is evaluated exactly at every
-// step. [Posterior] puts them together.
+// step. [Posterior] puts them together, and [Target] is the tempered
+// posterior a chain evaluates. Dimensions above [MaxDim] are refused.
 //
 // # Bounds
 //
@@ -55,30 +63,38 @@
 // energy's units: [DiffBound] (TunaMH, TFMH, TunaMH-SGLD), [EnergyRange]
 // (PoissonMH, Poisson-Barker, Poisson-MALA), [FlyBound] (FlyMC) and
 // [TaylorBounder] (SMH), from the energy ([DiffBounder], [EnergyRanger],
-// [FlyBounder]) or derived from the GLM contract ([GLMTaylorBound],
-// [GLMQuadraticFlyBound]). Every datum a step reads is checked against its
-// bound ([BoundViolation]), and each kernel's Start audits the bound over
-// all data; [CheckBound], [CheckRange] and [CheckFlyBound] search the
-// support for violations more thoroughly. docs/bounds.md has the details.
+// [FlyBounder]) or derived from the GLM contract ([GLMTaylorBounder],
+// [GLMQuadraticFlyBound]; [LossGrowther] for losses whose derivatives grow
+// without bound, as Poisson's). TunaMH's minibatch size follows a
+// [ChiRule]. Every datum a step reads is checked against its bound
+// ([BoundViolation], [LowerBoundViolation]), and each kernel's Start audits
+// the bound over all data; [CheckBound], [CheckRange] and [CheckFlyBound]
+// search the support for violations more thoroughly ([CheckOptions]). docs/bounds.md has the details.
 //
 // # Running
 //
 // [Sample] runs chains in parallel under [Settings] and returns a
-// [Result] ([ChainResult] per chain, [Result.Summary] with Stan's
-// diagnostics); [Resume] and [LoadCheckpoint] continue a run
-// bit-identically; a [Recorder] ([Progress], package stancsv) sees every
-// draw. With a nil Kernel, [Choose] picks one: it finds the MAP and the
-// Laplace approximation ([FindMAP], [FindLaplace], [LaplaceApprox]),
-// rewrites a GLM posterior with [ControlVariates], measures short pilots of
-// the kernels that apply and reports its [Choice]; [WithLaplace] rebuilds
-// a named choice. Errors say what, where and which numbers: a panic in user
-// code is a [PanicError], a failing recorder a [RecorderError], a
+// [Result] ([ChainResult] per chain with each transition's [Info],
+// [Totals] per phase and a [Status]; [Result.Summary], a [Summary] of
+// [ParamSummary] rows with Stan's diagnostics); [Resume] and
+// [LoadCheckpoint] continue a run bit-identically; a [Recorder]
+// ([Progress], package stancsv; optionally a [RunFinisher] or
+// [ResumeRecorder]) sees the [RunInfo] and every transition's [Event]. With a nil Kernel, [Choose] picks one: it finds the MAP and the
+// Laplace approximation ([FindMAP] under [MAPSettings] and a [MAPMethod],
+// giving a [MAP]; [FindLaplace], [LaplaceApprox]; an
+// [IndefiniteHessianError] where there is none), rewrites a GLM posterior
+// with [ControlVariates], measures short pilots of the kernels that apply
+// and reports its [Choice] (a [Candidate] per pilot); [WithLaplace] rebuilds
+// a named choice. Errors say what, where and which numbers: a kernel that
+// needs gradients says [ErrNoGradient], a panic in user code is a
+// [PanicError], a failing recorder a [RecorderError], a
 // non-finite energy an [EnergyError]; a cancelled or failed run keeps its
 // draws.
 //
 // Chain c of a run draws from rand.New(rand.NewPCG(Settings.Seed, c)) of
 // math/rand/v2, so a seed gives the same draws whatever the number of
-// workers; recorders never draw random numbers.
+// workers; recorders never draw random numbers. [Version] is the
+// package's version, which Stan CSV files and checkpoints record.
 //
 // Sub-packages: model (the ready-made models and priors), sparse (the
 // sparse Cholesky factorisation behind SparseLaplace), diagnostics
@@ -100,7 +116,7 @@
 // math/rand/v2's sources serve.
 //
 // Sparse Hessians (multilevel models: SparseHessianer, FindSparseLaplace,
-// SparseCrankNicolson) are factored by exactmh's own package sparse — a
+// NewCrankNicolsonSparse) are factored by exactmh's own package sparse — a
 // minimum degree ordering, the elimination tree and an up-looking Cholesky
 // factorisation after Davis's CSparse — because gonum has none,
 // konstantin8105/sparse (a CSparse port) is LGPL and unmaintained, and

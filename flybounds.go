@@ -154,12 +154,15 @@ func (b *rangeBound) Gaps(dst, theta []float64, idx []int) {
 	}
 }
 
-// LowerBoundViolation reports a datum whose FlyMC lower bound exceeds its
-// likelihood: log B_i(θ) > log L_i(θ) = −U_i(θ), in tempered units.
+// LowerBoundViolation describes the datum with the smallest gap between
+// its likelihood and its FlyMC lower bound found by CheckFlyBound, and is
+// the error, with a negative gap, of CheckFlyBound and of a FlyMC chain
+// whose bound fails: log B_i(θ) > log L_i(θ) = −U_i(θ).
 type LowerBoundViolation struct {
 	Datum int
 	Theta []float64
-	// Gap is β(log L_i(θ) − log B_i(θ)) < 0.
+	// Gap is log L_i(θ) − log B_i(θ): untempered from CheckFlyBound, β
+	// times it in a chain's error; negative in an error.
 	Gap float64
 }
 
@@ -171,13 +174,14 @@ func (v *LowerBoundViolation) Error() string {
 // CheckFlyBound samples points θ in the prior's support (as CheckRange does)
 // and checks a FlyMC bound there: every gap log L_i − log B_i is ≥ 0, and
 // LogBoundSum(θ) equals Σ_i (−U_i(θ) − gap_i(θ)), the sum of the per-datum
-// bounds it stands for. It returns the smallest gap found (untempered), and
-// an error if a gap is negative or the sum disagrees beyond rounding. Use it
-// on every hand-made FlyBound.
-func CheckFlyBound(p *Posterior, b FlyBound, opt *CheckOptions) (minGap float64, err error) {
+// bounds it stands for. It returns the datum with the smallest gap found
+// (untempered; how tight the bound is), and an error if a gap is negative
+// (wrapping that datum's LowerBoundViolation) or the sum disagrees beyond
+// rounding. Use it on every hand-made FlyBound.
+func CheckFlyBound(p *Posterior, b FlyBound, opt *CheckOptions) (*LowerBoundViolation, error) {
 	s, points, err := newPointSampler(p, opt)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	n, d := s.t.N(), s.t.Dim()
 	theta := make([]float64, d)
@@ -185,25 +189,28 @@ func CheckFlyBound(p *Posterior, b FlyBound, opt *CheckOptions) (minGap float64,
 	for i := range idx {
 		idx[i] = i
 	}
-	minGap = math.Inf(1)
+	var worst *LowerBoundViolation
 	for range points {
 		if err := s.draw(theta, s.center, s.spread); err != nil {
-			return 0, err
+			return worst, err
 		}
 		b.Gaps(gaps, theta, idx)
 		s.t.energy.Energies(u, theta, idx)
 		var sum, scale float64
 		for i, g := range gaps {
 			if math.IsNaN(g) || g < 0 {
-				return g, fmt.Errorf("exactmh: CheckFlyBound: %w", &LowerBoundViolation{Datum: i, Theta: slices.Clone(theta), Gap: g})
+				v := &LowerBoundViolation{Datum: i, Theta: slices.Clone(theta), Gap: g}
+				return v, fmt.Errorf("exactmh: CheckFlyBound: %w", v)
 			}
-			minGap = math.Min(minGap, g)
+			if worst == nil || g < worst.Gap {
+				worst = &LowerBoundViolation{Datum: i, Theta: slices.Clone(theta), Gap: g}
+			}
 			sum += -u[i] - g
 			scale += math.Abs(u[i]) + g
 		}
 		if got := b.LogBoundSum(theta); !(math.Abs(got-sum) <= 1e-9*(scale+1)) {
-			return minGap, fmt.Errorf("exactmh: FlyBound.LogBoundSum(θ) = %.12g but the per-datum bounds sum to %.12g at θ = %v", got, sum, theta)
+			return worst, fmt.Errorf("exactmh: FlyBound.LogBoundSum(θ) = %.12g but the per-datum bounds sum to %.12g at θ = %v", got, sum, theta)
 		}
 	}
-	return minGap, nil
+	return worst, nil
 }

@@ -255,10 +255,11 @@ func TestFlyBounds(t *testing.T) {
 		if c.p.Prior != nil {
 			spread = 1.5
 		}
-		minGap, err := exactmh.CheckFlyBound(c.p, b, &exactmh.CheckOptions{Points: 100, Spread: spread, Seed: 7})
+		v, err := exactmh.CheckFlyBound(c.p, b, &exactmh.CheckOptions{Points: 100, Spread: spread, Seed: 7})
 		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
+			t.Fatalf("%s: %v", c.name, err)
 		}
+		minGap := v.Gap
 		// Tight at the tuning point (the mixture's untuned point is 0).
 		tight := c.at
 		if tight == nil && c.p.Prior != nil {

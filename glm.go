@@ -25,7 +25,7 @@ import (
 //     Cauchy–Schwarz, |U_i(θ) − U_i(θ′)| ≤ sup|f_i′|·‖x_i‖₂·‖θ − θ′‖₂, so
 //     c_i = sup|f_i′|·‖x_i‖₂ with M the Euclidean distance (TunaMH paper,
 //     Assumption 1), the supremum over the z-range of the prior's support.
-//   - SMH-1/SMH-2 (GLMTaylorBound): every (k+1)-th partial derivative of U_i
+//   - SMH-1/SMH-2 (GLMTaylorBounder): every (k+1)-th partial derivative of U_i
 //     is f_i^{(k+1)}(z)·x_{ij1}⋯x_{ij(k+1)}, so
 //     b_i = sup|f_i^{(k+1)}|·(max_j |x_ij|)^{k+1}; the kernel stores only the
 //     scalars f_i′ and f_i″ at ẑ_i = x_iᵀθ̂ (O(N) memory, not N Hessians).
@@ -157,15 +157,19 @@ func GLMEnergyRange(g GLM, prior Prior) (*EnergyRange, error) {
 	return r, nil
 }
 
-// GLMTaylorBound returns SMH's remainder bounds for any GLM (see
-// TaylorBounder): b_i = sup|f_i^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|, the
+// GLMTaylorBounder returns the generic TaylorBounder of any GLM, the one
+// SMH uses for a GLM that has none of its own: its TaylorBound(order,
+// prior) returns SMH's remainder bounds b_i = sup|f_i^{(k+1)}|·m_i^{k+1}, m_i = max_j |x_ij|, the
 // supremum over the z-range of datum i on the prior's support (SMH's θ̂ and
 // θ both lie in the support, which is convex, so the Taylor segment does
 // too). It fails, naming the datum, where the supremum is infinite (the
 // Poisson loss on an unbounded support). A zero bound (a datum whose
 // remainder vanishes, as the Gaussian loss's of order 2) is replaced by the
 // smallest positive float64, since SMH draws data in proportion to b_i.
-func GLMTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
+func GLMTaylorBounder(g GLM) TaylorBounder { return glmBounds{g} }
+
+// glmTaylorBound is the TaylorBound of GLMTaylorBounder(g).
+func glmTaylorBound(g GLM, order int, prior Prior) ([]float64, error) {
 	if order != 1 && order != 2 {
 		return nil, fmt.Errorf("exactmh: GLMTaylorBound: order %d, want 1 or 2", order)
 	}
@@ -276,7 +280,7 @@ func (a glmGradient) AddGradient(grad, theta []float64, idx []int, w []float64) 
 }
 
 // taylorBounderOf returns e's own TaylorBounder or, for a GLM without one,
-// the generic GLMTaylorBound.
+// the generic GLMTaylorBounder.
 func taylorBounderOf(e Energy) (TaylorBounder, bool) {
 	if tb, ok := e.(TaylorBounder); ok {
 		return tb, true
@@ -303,7 +307,7 @@ func flyBounderOf(e Energy) (FlyBounder, bool) {
 type glmBounds struct{ g GLM }
 
 func (b glmBounds) TaylorBound(order int, prior Prior) ([]float64, error) {
-	return GLMTaylorBound(b.g, order, prior)
+	return glmTaylorBound(b.g, order, prior)
 }
 
 func (b glmBounds) FlyBound(at []float64, prior Prior) (FlyBound, error) {

@@ -295,7 +295,11 @@ func TestGLMFamilyBounds(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s, %T: %v", name, prior, err)
 				}
-				gap, err := exactmh.CheckFlyBound(p, fb, opt)
+				v, err := exactmh.CheckFlyBound(p, fb, opt)
+				var gap float64
+				if v != nil {
+					gap = v.Gap
+				}
 				if err != nil {
 					t.Errorf("%s, %T, at %v: %v", name, prior, at, err)
 				}
@@ -330,9 +334,9 @@ func TestGLMFamilyBounds(t *testing.T) {
 	c := simGLM("gaussian", 200, 4)
 	e := c.energy(t)
 	fb, _ := e.FlyBound([]float64{0.5, -0.3}, nil)
-	gap, err := exactmh.CheckFlyBound(&exactmh.Posterior{Energy: e}, fb, &exactmh.CheckOptions{Center: []float64{0.5, -0.3}, Spread: 0.2})
-	if err != nil || gap > 1.1e-6 {
-		t.Errorf("Gaussian FlyMC bound: smallest gap %v (%v), want the margin 1e-6", gap, err)
+	v, err := exactmh.CheckFlyBound(&exactmh.Posterior{Energy: e}, fb, &exactmh.CheckOptions{Center: []float64{0.5, -0.3}, Spread: 0.2})
+	if err != nil || v.Gap > 1.1e-6 {
+		t.Fatalf("Gaussian FlyMC bound: smallest gap %v (%v), want the margin 1e-6", v, err)
 	}
 }
 
@@ -510,7 +514,7 @@ func TestNewGLMErrors(t *testing.T) {
 	}
 	// Generic bounds fail clearly on bad input.
 	e, _ := model.NewGLM(x, []float64{0, 1}, 2, model.ProbitFamily{})
-	if _, err := exactmh.GLMTaylorBound(e, 3, nil); err == nil {
+	if _, err := exactmh.GLMTaylorBounder(e).TaylorBound(3, nil); err == nil {
 		t.Error("GLMTaylorBound order 3: no error")
 	}
 	if _, err := exactmh.GLMFlyBound(e, []float64{1}, nil); err == nil {

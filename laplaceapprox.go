@@ -352,12 +352,11 @@ func (la *LaplaceApprox) LogProb(theta []float64) float64 {
 // approximation, N(θ̂, H⁻¹): the proposal under which a posterior close to
 // its Laplace approximation keeps a high acceptance for large moves in any
 // dimension. A tenth of its steps are a random walk shaped
-// by H⁻¹, for tails the approximation misses (CrankNicolson.Walk). A
-// sparse approximation has none (it would be O(d²) per step): Proposal
-// returns its SparseCrankNicolson.
+// by H⁻¹, for tails the approximation misses (CrankNicolson.Walk). For a
+// sparse approximation it is Sparse.CrankNicolson, O(nnz) per step.
 func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
 	if la.Sparse != nil {
-		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: the approximation is sparse (d = %d): use Proposal, the sparse Crank–Nicolson proposal", len(la.Mean))
+		return la.Sparse.CrankNicolson()
 	}
 	if la.CovChol == nil {
 		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: no covariance (the Hessian was not positive definite)")
@@ -365,10 +364,11 @@ func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
 	return NewCrankNicolson(la.Mean, la.Covariance())
 }
 
-// GaussianWalk returns the random walk with increments shaped like H⁻¹.
+// GaussianWalk returns the random walk with increments shaped like H⁻¹
+// (through the sparse factor for a sparse approximation).
 func (la *LaplaceApprox) GaussianWalk() (*GaussianWalk, error) {
 	if la.Sparse != nil {
-		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: the approximation is sparse (d = %d): use Sparse.GaussianWalk, the sparse walk", len(la.Mean))
+		return la.Sparse.GaussianWalk()
 	}
 	if la.CovChol == nil {
 		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: no covariance (the Hessian was not positive definite)")

@@ -11,14 +11,16 @@ import (
 	"github.com/exactmh/exactmh/internal/memavail"
 )
 
-// DrawBytes is the memory a Result holds per kept draw of a d-dimensional
-// posterior: θ (8·d bytes), the transition's Info and its time — 896
-// bytes at d = 100. Sample reserves the room for every draw before the
-// chains start, so a run's draws take Chains·Draws·DrawBytes(d) bytes and
-// no more (no append growth), and it refuses a run whose draws would not
-// fit in the memory available (see Settings.DiscardDraws for runs that
-// keep more draws than memory holds).
-func DrawBytes(d int) int { return 8*d + int(unsafe.Sizeof(Info{})) + 8 }
+// DrawBytes is the memory r holds per kept draw: θ (8·d bytes), the
+// transition's Info and its time — 896 bytes at d = 100. Sample reserves
+// the room for every draw before the chains start, so a run's draws take
+// Chains·Draws·DrawBytes bytes and no more (no append growth), and it
+// refuses a run whose draws would not fit in the memory available (see
+// Settings.DiscardDraws for runs that keep more draws than memory holds).
+func (r *Result) DrawBytes() int { return drawBytes(r.Dim) }
+
+// drawBytes is Result.DrawBytes at dimension d.
+func drawBytes(d int) int { return 8*d + int(unsafe.Sizeof(Info{})) + 8 }
 
 // memoryHeadroom is the share of the available memory the kept draws may
 // take: the rest is for the data, the kernels and the garbage collector.
@@ -33,14 +35,14 @@ var availableMemory = memavail.Available
 // memory available; fits says whether the check ran and passed (Sample
 // then reserves room for every draw at once).
 func checkDrawsFit(chains, draws, d int) (fits bool, err error) {
-	need := float64(chains) * float64(draws) * float64(DrawBytes(d))
+	need := float64(chains) * float64(draws) * float64(drawBytes(d))
 	avail, ok := availableMemory()
 	if !ok {
 		return false, nil
 	}
 	if need > memoryHeadroom*avail {
-		return false, fmt.Errorf("exactmh: keeping %d draws × %d chains at d = %d takes %s (%d bytes per draw: DrawBytes), more than %.0f%% of the %s of memory available: thin the chain (Settings.Thin), keep fewer draws, or stream them to a file without keeping them (Settings.DiscardDraws with a stancsv.Recorder)",
-			draws, chains, d, byteSize(need), DrawBytes(d), 100*memoryHeadroom, byteSize(avail))
+		return false, fmt.Errorf("exactmh: keeping %d draws × %d chains at d = %d takes %s (%d bytes per draw: Result.DrawBytes), more than %.0f%% of the %s of memory available: thin the chain (Settings.Thin), keep fewer draws, or stream them to a file without keeping them (Settings.DiscardDraws with a stancsv.Recorder)",
+			draws, chains, d, byteSize(need), drawBytes(d), 100*memoryHeadroom, byteSize(avail))
 	}
 	return true, nil
 }

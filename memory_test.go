@@ -14,7 +14,7 @@ import (
 
 // 8 bytes per coordinate, the Info and the time: the figure the docs quote.
 func TestDrawBytes(t *testing.T) {
-	if got := exactmh.DrawBytes(100); got != 896 {
+	if got := (&exactmh.Result{Dim: 100}).DrawBytes(); got != 896 {
 		t.Errorf("DrawBytes(100) = %d, want 896 (θ 800, Info 88, time 8)", got)
 	}
 }
@@ -45,7 +45,7 @@ func TestDrawsMustFit(t *testing.T) {
 		}
 	}
 	// Resume checks the extended run too.
-	exactmh.SetAvailableMemory(float64(4000*2*exactmh.DrawBytes(res.Dim)), true)
+	exactmh.SetAvailableMemory(float64(4000*2*res.DrawBytes()), true)
 	if _, err := exactmh.Resume(context.Background(), res, 100000); err == nil || !strings.Contains(err.Error(), "Resume") {
 		t.Errorf("Resume past memory: error %v", err)
 	}

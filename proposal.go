@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh/internal/vec"
+	"github.com/exactmh/exactmh/sparse"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -83,9 +84,11 @@ func checkScale(who string, s float64) error {
 // covariance H⁻¹. On a posterior close to N(θ̂, Σ) its optimal scale is
 // about 2.38/√d and its acceptance about 0.234 in any orientation, where the
 // isotropic walk's step must shrink to the posterior's narrowest direction.
-// It is symmetric: its log proposal ratio is 0. A step costs O(d²).
+// It is symmetric: its log proposal ratio is 0. A step costs O(d²), or
+// O(nnz(L)) for a sparse precision (NewGaussianWalkSparse).
 type GaussianWalk struct {
-	l []float64 // L, row-major lower triangular d×d
+	l    []float64        // L, row-major lower triangular d×d
+	chol *sparse.Cholesky // instead of l, from NewGaussianWalkSparse
 }
 
 // NewGaussianWalk returns the random walk with increment covariance
@@ -100,6 +103,9 @@ func NewGaussianWalk(cov mat.Symmetric) (*GaussianWalk, error) {
 
 // Propose draws θ′ = θ + scale·Lz and returns 0.
 func (w *GaussianWalk) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	if w.chol != nil {
+		return w.proposeSparse(rng, dst, theta, scale)
+	}
 	walkStep(rng, dst, theta, w.l, scale)
 	return 0
 }
@@ -115,7 +121,11 @@ func walkStep(rng *rand.Rand, dst, theta, l []float64, scale float64) {
 }
 
 func (w *GaussianWalk) checkDim(d int) error {
-	if n := sqrtLen(w.l); n != d {
+	n := sqrtLen(w.l)
+	if w.chol != nil {
+		n = w.chol.N()
+	}
+	if n != d {
 		return fmt.Errorf("GaussianWalk has dimension %d, want %d", n, d)
 	}
 	return nil
@@ -134,7 +144,8 @@ func (w *GaussianWalk) checkDim(d int) error {
 // N(μ, Σ) (Bernstein–von Mises), so acceptance stays high even for large
 // moves in any dimension. scale → 0 makes small moves (ρ → 1); large scales
 // approach the independence sampler from N(μ, Σ). The driver adapts scale
-// like any step scale. A step costs O(d²).
+// like any step scale. A step costs O(d²); for a sparse precision
+// (NewCrankNicolsonSparse) O(nnz) of its factor.
 //
 // A fraction Walk of the steps (defaultWalk unless changed) are instead the
 // Gaussian random walk θ′ = θ + (2.38/√d)·Lz, whose log proposal ratio is 0:
@@ -170,6 +181,10 @@ type CrankNicolson struct {
 	mean []float64
 	l    []float64 // L, row-major lower triangular d×d
 	prec []float64 // Σ⁻¹, row-major d×d
+
+	// sparse holds H = Σ⁻¹ and its sparse factor instead of l and prec
+	// for a proposal from NewCrankNicolsonSparse.
+	sparse *sparsePrecision
 }
 
 // defaultWalk is the fraction of random-walk steps NewCrankNicolson sets
@@ -232,6 +247,9 @@ func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error)
 // this in many dimensions: one coordinate's excursion barely changes
 // ‖u‖², which the other d − 1 coordinates dominate.
 func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	if c.sparse != nil {
+		return c.proposeSparse(rng, dst, theta, scale)
+	}
 	if c.Walk > 0 && rng.Float64() < c.Walk {
 		walkStep(rng, dst, theta, c.l, 2.38/math.Sqrt(float64(len(dst))))
 		return 0
@@ -305,6 +323,9 @@ func gammaRand(rng *rand.Rand, a float64) float64 {
 // String describes the proposal's configuration, as the Stan CSV files'
 // configuration comments record it: "CrankNicolson(d=32, walk=0.1)".
 func (c *CrankNicolson) String() string {
+	if c.sparse != nil {
+		return fmt.Sprintf("CrankNicolson(d=%d, nnzL=%d, walk=%g)", len(c.mean), c.sparse.chol.Symbolic().FactorNNZ(), c.Walk)
+	}
 	if c.Nu > 0 {
 		return fmt.Sprintf("CrankNicolson(d=%d, walk=%g, nu=%g)", len(c.mean), c.Walk, c.Nu)
 	}
@@ -313,6 +334,9 @@ func (c *CrankNicolson) String() string {
 
 // quad returns (v − μ)ᵀΣ⁻¹(v − μ), without scratch memory.
 func (c *CrankNicolson) quad(v []float64) float64 {
+	if c.sparse != nil {
+		return c.sparse.prec.Quad(v, c.mean)
+	}
 	d := len(c.mean)
 	var q float64
 	for j := range d {
@@ -334,6 +358,9 @@ func (c *CrankNicolson) checkDim(d int) error {
 	}
 	if !(c.Nu == 0 || c.Nu >= 1 && !math.IsInf(c.Nu, 1)) {
 		return fmt.Errorf("CrankNicolson.Nu = %g, want 0 (Gaussian) or finite ≥ 1 (Student-t)", c.Nu)
+	}
+	if c.Nu > 0 && c.sparse != nil {
+		return fmt.Errorf("CrankNicolson.Nu = %g with a sparse precision (NewCrankNicolsonSparse): the Student-t moves need the dense factor; want 0", c.Nu)
 	}
 	if len(c.mean) != d {
 		return fmt.Errorf("CrankNicolson has dimension %d, want %d", len(c.mean), d)

@@ -61,7 +61,7 @@ func TestSparseCrankNicolsonProposalRatio(t *testing.T) {
 	mean := []float64{1, -2, 0.5, 3}
 	prec := tridiagPrecision([]float64{2, 1, 0.2, 0.7})
 	cov := denseInverse(t, prec)
-	cn, err := exactmh.NewSparseCrankNicolson(mean, prec)
+	cn, err := exactmh.NewCrankNicolsonSparse(mean, prec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestSparseCrankNicolsonProposalRatio(t *testing.T) {
 			t.Fatalf("random-walk step: log ratio %v, want 0", r)
 		}
 	}
-	if s := cn.String(); !strings.HasPrefix(s, "SparseCrankNicolson(d=4, nnzL=") {
+	if s := cn.String(); !strings.HasPrefix(s, "CrankNicolson(d=4, nnzL=") {
 		t.Errorf("String() = %q", s)
 	}
 }
@@ -100,7 +100,7 @@ func TestSparseCrankNicolsonMoments(t *testing.T) {
 	mean := []float64{1, -2, 0.5}
 	prec := tridiagPrecision([]float64{2, 1, 0.2})
 	cov := denseInverse(t, prec)
-	cn, err := exactmh.NewSparseCrankNicolson(mean, prec)
+	cn, err := exactmh.NewCrankNicolsonSparse(mean, prec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +144,8 @@ func TestSparseCrankNicolsonMoments(t *testing.T) {
 
 // sparseCN is the sparse Crank–Nicolson proposal around the problem's mode
 // with the precision tridiagPrecision(pb.SD).
-func sparseCN(pb problem) *exactmh.SparseCrankNicolson {
-	cn, err := exactmh.NewSparseCrankNicolson(pb.Mode, tridiagPrecision(pb.SD))
+func sparseCN(pb problem) *exactmh.CrankNicolson {
+	cn, err := exactmh.NewCrankNicolsonSparse(pb.Mode, tridiagPrecision(pb.SD))
 	if err != nil {
 		panic(err)
 	}
@@ -153,8 +153,8 @@ func sparseCN(pb problem) *exactmh.SparseCrankNicolson {
 }
 
 // sparseWalk is the random walk shaped by tridiagPrecision(pb.SD)⁻¹.
-func sparseWalk(pb problem) *exactmh.SparseGaussianWalk {
-	w, err := exactmh.NewSparseGaussianWalk(tridiagPrecision(pb.SD))
+func sparseWalk(pb problem) *exactmh.GaussianWalk {
+	w, err := exactmh.NewGaussianWalkSparse(tridiagPrecision(pb.SD))
 	if err != nil {
 		panic(err)
 	}
@@ -166,7 +166,7 @@ func sparseWalk(pb problem) *exactmh.SparseGaussianWalk {
 func TestSparseGaussianWalkMoments(t *testing.T) {
 	prec := tridiagPrecision([]float64{2, 1, 0.2})
 	cov := denseInverse(t, prec)
-	w, err := exactmh.NewSparseGaussianWalk(prec)
+	w, err := exactmh.NewGaussianWalkSparse(prec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,10 +194,7 @@ func TestSparseGaussianWalkMoments(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { w.Propose(rng, next, theta, 0.5) }); a != 0 {
 		t.Errorf("Propose allocates %v times per call, want 0", a)
 	}
-	if s := w.String(); !strings.HasPrefix(s, "SparseGaussianWalk(d=3, nnzL=") {
-		t.Errorf("String() = %q", s)
-	}
-	if _, err := exactmh.NewSparseGaussianWalk(&sparse.SymCSC{N: 1}); err == nil {
+	if _, err := exactmh.NewGaussianWalkSparse(&sparse.SymCSC{N: 1}); err == nil {
 		t.Error("a malformed precision was accepted")
 	}
 }
@@ -298,23 +295,23 @@ func TestSparseCrankNicolsonMatchesDense(t *testing.T) {
 
 func TestSparseCrankNicolsonErrors(t *testing.T) {
 	prec := tridiagPrecision([]float64{1, 1})
-	if _, err := exactmh.NewSparseCrankNicolson([]float64{0}, prec); err == nil {
+	if _, err := exactmh.NewCrankNicolsonSparse([]float64{0}, prec); err == nil {
 		t.Error("a mean of the wrong length was accepted")
 	}
-	if _, err := exactmh.NewSparseCrankNicolson([]float64{math.NaN(), 0}, prec); err == nil {
+	if _, err := exactmh.NewCrankNicolsonSparse([]float64{math.NaN(), 0}, prec); err == nil {
 		t.Error("a NaN mean was accepted")
 	}
 	neg := prec.Clone()
 	neg.Scale(-1)
-	if _, err := exactmh.NewSparseCrankNicolson([]float64{0, 0}, neg); err == nil || !strings.Contains(err.Error(), "not positive definite") {
+	if _, err := exactmh.NewCrankNicolsonSparse([]float64{0, 0}, neg); err == nil || !strings.Contains(err.Error(), "not positive definite") {
 		t.Errorf("a negative definite precision: err = %v", err)
 	}
-	if _, err := exactmh.NewSparseCrankNicolson([]float64{0, 0}, &sparse.SymCSC{N: 2}); err == nil {
+	if _, err := exactmh.NewCrankNicolsonSparse([]float64{0, 0}, &sparse.SymCSC{N: 2}); err == nil {
 		t.Error("a malformed precision was accepted")
 	}
 	p := logisticPosterior() // d = 2
 	for _, walk := range []float64{-0.1, 1.5, math.NaN()} {
-		cn, err := exactmh.NewSparseCrankNicolson([]float64{0, 0}, prec)
+		cn, err := exactmh.NewCrankNicolsonSparse([]float64{0, 0}, prec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,12 +321,21 @@ func TestSparseCrankNicolsonErrors(t *testing.T) {
 			t.Errorf("Walk = %v: error %v, want one naming Walk", walk, err)
 		}
 	}
-	three, err := exactmh.NewSparseCrankNicolson([]float64{0, 0, 0}, tridiagPrecision([]float64{1, 1, 1}))
+	three, err := exactmh.NewCrankNicolsonSparse([]float64{0, 0, 0}, tridiagPrecision([]float64{1, 1, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: three}, &exactmh.Settings{Chains: 1, Draws: 1}); err == nil {
-		t.Error("a 3-d SparseCrankNicolson was accepted for a 2-d posterior")
+		t.Error("a 3-d sparse CrankNicolson was accepted for a 2-d posterior")
+	}
+	// The Student-t moves need the dense factor: Nu > 0 is refused, naming Nu.
+	tcn, err := exactmh.NewCrankNicolsonSparse([]float64{0, 0}, prec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcn.Nu = 4
+	if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: tcn}, &exactmh.Settings{Chains: 1, Draws: 1}); err == nil || !strings.Contains(err.Error(), "Nu") {
+		t.Errorf("sparse CrankNicolson with Nu = 4: error %v, want one naming Nu", err)
 	}
 }
 
@@ -350,7 +356,7 @@ func BenchmarkSparseCrankNicolson(b *testing.B) {
 			theta[j] = 0.1 * rng.NormFloat64()
 		}
 		dst := make([]float64, d)
-		scn, err := exactmh.NewSparseCrankNicolson(mean, prec)
+		scn, err := exactmh.NewCrankNicolsonSparse(mean, prec)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -98,7 +98,7 @@ type Settings struct {
 	Init  []float64
 	Inits [][]float64
 	// TargetAccept is the acceptance rate warmup adapts the step scale
-	// toward (0: the kernel's default, DefaultTargetAccept: 0.234 for
+	// toward (0: the kernel's default, AcceptTarget: 0.234 for
 	// random-walk kernels, 0.574 for MALA, 0.65 for HMC, 0.8 for NUTS). For
 	// NUTS it is the mean acceptance statistic (Stan's adapt_delta).
 	TargetAccept float64
@@ -119,17 +119,28 @@ type Settings struct {
 	// DiscardDraws passes the kept draws to the Recorder (a
 	// stancsv.Recorder streams them to files) without keeping them in the
 	// Result, whose chains then count them in ChainResult.Streamed: a run
-	// may keep more draws than memory holds (DrawBytes). It needs a
+	// may keep more draws than memory holds (Result.DrawBytes). It needs a
 	// Recorder. Such a run can be resumed in this process (Resume) but not
 	// checkpointed (the checkpoint could not restore the draws).
 	DiscardDraws bool
+	// ChoiceProgress, if not nil, is told each step of the automatic
+	// default's choice ([Choose], and [Sample] with a nil kernel) as it
+	// starts or ends: finding the MAP and the Laplace approximation, then
+	// each pilot ("pilot 2 of 5: TFMH-CV-CN") and its outcome. The choice
+	// takes seconds (the MAP's passes over the data, then a second or so a
+	// pilot) before any chain starts, and a command line shows this rather
+	// than nothing. It is called from the choosing goroutine, one call at a
+	// time, and must not block for long. The steps are for people: their
+	// wording may change.
+	ChoiceProgress func(step string)
 }
 
 // maxDenseDim is the largest dimension with a dense metric of at most
 // MaxDim entries.
 const maxDenseDim = 1 << 13
 
-// Limits and special values of a run's sizes.
+// Limits and special values of a run's sizes, and the automatic
+// default's MAP tolerance.
 const (
 	// MaxDim is the largest dimension of θ the package accepts (2²⁶, 512
 	// MiB per vector of θ): constructors and Posterior.Validate refuse a
@@ -142,6 +153,17 @@ const (
 	MaxChains = 1 << 16
 	// NoWarmup as Settings.Warmup runs no warmup transitions.
 	NoWarmup = -1
+	// AutoMAPTol is the MAPSettings.Tol with which the automatic default
+	// (Choose) finds the MAP and the Laplace approximation; a program that
+	// rebuilds a Choice's kernel from its name (WithLaplace) passes it to
+	// FindLaplace to build the same one. It is the Newton decrement at which
+	// the search stops: √(2·10⁻⁶) ≈ 0.0014 standard deviations of the Laplace
+	// approximation from the mode, far closer than its kernels need (the
+	// control variates are exact at any expansion point, and the proposals
+	// move by whole sds). FindMAP's default, 10⁻¹⁶, typically takes one more
+	// pass over the data to get there: Newton's decrement falls
+	// quadratically.
+	AutoMAPTol = 1e-6
 )
 
 // defaultChains is the number of chains when Settings.Chains is 0.
@@ -205,7 +227,7 @@ func (s *Settings) resolve(d int, k Kernel) (Settings, error) {
 		return r, fmt.Errorf("exactmh: Settings: Warmup + Draws·Thin = %d + %d·%d transitions per chain overflows int", r.Warmup, r.Draws, r.Thin)
 	}
 	if r.TargetAccept == 0 {
-		r.TargetAccept = DefaultTargetAccept(k)
+		r.TargetAccept = defaultTargetAccept(k)
 	}
 	if r.Init != nil && len(r.Init) != d {
 		return r, fmt.Errorf("exactmh: Settings.Init has length %d, want dimension %d", len(r.Init), d)
@@ -939,7 +961,7 @@ type chainRunner struct {
 // newChainRunner returns chain c's runner with room for reserve draws.
 func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
 	src := rand.NewPCG(set.Seed, uint64(set.FirstChain+c))
-	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: DefaultTargetAccept(k),
+	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: defaultTargetAccept(k),
 		r: &ChainResult{
 			Chain: c,
 			Draws: make([]float64, 0, reserve*d),

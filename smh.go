@@ -77,7 +77,7 @@ type SMH struct {
 }
 
 // TaylorBounder is implemented by energies usable by SMH. A GLM that does
-// not implement it gets GLMTaylorBound.
+// not implement it gets GLMTaylorBounder.
 type TaylorBounder interface {
 	// TaylorBound returns b_i ≥ sup |∂^{k+1}U_i(θ)/∂θ_{j1}⋯∂θ_{j(k+1)}| over
 	// the prior's support and all index tuples, for order k ∈ {1, 2}, in

@@ -202,7 +202,7 @@ func TestSMHDrawsProportionalToBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := GLMTaylorBound(e, 2, nil)
+	b, err := glmTaylorBound(e, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -475,11 +475,11 @@ func (la *SparseLaplace) LogProb(theta []float64) float64 {
 // approximation, N(θ̂, H⁻¹), with a tenth of its steps random-walk
 // steps. It shares the approximation's Mean, Precision and Factor, which
 // must not be modified (or refactored) while it is in use.
-func (la *SparseLaplace) CrankNicolson() (*SparseCrankNicolson, error) {
+func (la *SparseLaplace) CrankNicolson() (*CrankNicolson, error) {
 	if la.Factor == nil {
 		return nil, fmt.Errorf("exactmh: SparseLaplace.CrankNicolson: no factor (the Hessian was not positive definite)")
 	}
-	return &SparseCrankNicolson{Walk: defaultWalk, mean: la.Mean, prec: la.Precision, chol: la.Factor}, nil
+	return &CrankNicolson{Walk: defaultWalk, mean: la.Mean, sparse: &sparsePrecision{prec: la.Precision, chol: la.Factor}}, nil
 }
 
 // sparseGLMMinDim is the dimension from which FindLaplace takes the sparse
@@ -577,10 +577,9 @@ func (la *SparseLaplace) covariance() *mat.SymDense {
 }
 
 // Proposal returns the Crank–Nicolson proposal around the approximation,
-// N(θ̂, H⁻¹), with a tenth of its steps random-walk steps: a
-// *SparseCrankNicolson for a sparse approximation (Sparse set), a
-// *CrankNicolson otherwise. It is the proposal of the automatic default's
-// "-CN" candidates and of WithLaplace.
+// N(θ̂, H⁻¹), with a tenth of its steps random-walk steps (CrankNicolson,
+// through the sparse factor for a sparse approximation). It is the
+// proposal of the automatic default's "-CN" candidates and of WithLaplace.
 func (la *LaplaceApprox) Proposal() (Proposal, error) {
 	if la.Sparse != nil {
 		return la.Sparse.CrankNicolson()
@@ -590,9 +589,9 @@ func (la *LaplaceApprox) Proposal() (Proposal, error) {
 
 // GaussianWalk returns the random walk with increments shaped like H⁻¹
 // through the approximation's factor, which it shares (see CrankNicolson).
-func (la *SparseLaplace) GaussianWalk() (*SparseGaussianWalk, error) {
+func (la *SparseLaplace) GaussianWalk() (*GaussianWalk, error) {
 	if la.Factor == nil {
 		return nil, fmt.Errorf("exactmh: SparseLaplace.GaussianWalk: no factor (the Hessian was not positive definite)")
 	}
-	return &SparseGaussianWalk{chol: la.Factor}, nil
+	return &GaussianWalk{chol: la.Factor}, nil
 }

@@ -53,28 +53,9 @@ type Summary struct {
 	// Warnings lists what makes the figures untrustworthy: R-hat above 1.01,
 	// bulk or tail ESS below 100 per chain, tail ESS below half the bulk
 	// ESS or a chain staying more than 50 transitions at one point
-	// (TailRatioWarn, StayWarn), an incomplete run.
+	// (diagnostics.TailRatioWarn, diagnostics.StayWarn), an incomplete run.
 	Warnings []string
 }
-
-// The limits behind Summary's warnings.
-const (
-	// RHatThreshold and MinESSPerChain: Vehtari et al. 2021 recommend
-	// R-hat < 1.01 and ESS > 100 per chain.
-	RHatThreshold  = 1.01
-	MinESSPerChain = 100
-	// TailRatioWarn is the ratio of tail to bulk ESS below which Summary
-	// warns that a chain may stick in a tail: a kernel whose proposal
-	// reaches part of a tail too rarely (an independence-like
-	// Crank–Nicolson proposal whose Gaussian tails are lighter than a
-	// skewed posterior's) stays there for many transitions once it gets
-	// in, which costs the tail quantiles' indicators far more effective
-	// draws than the mean.
-	TailRatioWarn = 0.5
-	// StayWarn is the number of consecutive transitions at one point
-	// beyond which Summary reports a chain's longest stay.
-	StayWarn = 50
-)
 
 // Summary computes the summary of a run. names label the coordinates
 // (none given: Result.Names, the Posterior's); with
@@ -156,10 +137,10 @@ func (r *Result) Summary(names ...string) *Summary {
 	case len(s.NoDraws) > 0:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("chains %s have no draws and are left out: the table is of the other %d", chainList(s.NoDraws), len(used)))
 	}
-	if maxRHat > RHatThreshold {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, RHatThreshold))
+	if maxRHat > diagnostics.RHatThreshold {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, diagnostics.RHatThreshold))
 	}
-	limit := float64(MinESSPerChain * s.Chains)
+	limit := float64(diagnostics.MinESSPerChain * s.Chains)
 	if minBulk < limit {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("bulk ESS down to %.0f (%s) < %.0f (100 per chain): means and R-hat are unreliable", minBulk, worstBulk, limit))
 	}

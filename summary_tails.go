@@ -7,11 +7,13 @@ package exactmh
 import (
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh/diagnostics"
 )
 
 // tailWarnings returns Summary's warnings on tails: a coordinate whose tail
-// ESS is below TailRatioWarn times the smallest bulk ESS, and the longest
-// stay of any chain when it exceeds StayWarn transitions.
+// ESS is below diagnostics.TailRatioWarn times the smallest bulk ESS, and the longest
+// stay of any chain when it exceeds diagnostics.StayWarn transitions.
 func tailWarnings(r *Result, s *Summary) []string {
 	var out []string
 	minBulk := s.MinESSBulk()
@@ -21,12 +23,12 @@ func tailWarnings(r *Result, s *Summary) []string {
 			worst, name = p.ESSTail, p.Name
 		}
 	}
-	if minBulk > 0 && worst < TailRatioWarn*minBulk {
+	if minBulk > 0 && worst < diagnostics.TailRatioWarn*minBulk {
 		out = append(out, fmt.Sprintf("tail ESS of %s (%.0f) is below %.2g × the smallest bulk ESS (%.0f): a chain may stick in a tail its proposal reaches too rarely, and the 5%% and 95%% quantiles are less certain than the means",
-			name, worst, TailRatioWarn, minBulk))
+			name, worst, diagnostics.TailRatioWarn, minBulk))
 	}
 	stay, chain := longestStay(r, s.Draws)
-	if stay > StayWarn {
+	if stay > diagnostics.StayWarn {
 		out = append(out, fmt.Sprintf("chain %d stayed %d transitions at one point: the proposal rarely leaves part of the posterior (a tail heavier than the proposal's?)", chain, stay))
 	}
 	return out

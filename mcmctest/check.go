@@ -84,7 +84,7 @@ type Case struct {
 	// and is tested beside them, against what it is documented to be.
 	Exact bool
 	// TargetAccept is the acceptance rate warmup adapts the step scale
-	// toward (0: the kernel's default, exactmh.DefaultTargetAccept).
+	// toward (0: the kernel's default: its DefaultTargetAccept method, see exactmh.AcceptTarget).
 	TargetAccept float64
 	// Metric is Settings.Metric of the runs whose warmup adapts, for
 	// kernels with an inverse mass matrix (exactmh.MetricAdapter): "" is

@@ -243,7 +243,7 @@ type SBCOptions struct {
 	// chains are not Tunable).
 	Scale float64
 	// TargetAccept is the pilot warmup's target acceptance rate (0: the
-	// kernel's default, exactmh.DefaultTargetAccept).
+	// kernel's default: its DefaultTargetAccept method, see exactmh.AcceptTarget).
 	TargetAccept float64
 	// Metric is the pilot warmup's Settings.Metric, for kernels with an
 	// inverse mass matrix (exactmh.MetricAdapter): the chains of the

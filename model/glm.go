@@ -218,9 +218,9 @@ func (e *GLMEnergy) energyRange(g exactmh.GLM, prior exactmh.Prior) (*exactmh.En
 	return r, nil
 }
 
-// TaylorBound returns GLMTaylorBound(e, order, prior).
+// TaylorBound returns the generic GLM bounds, exactmh.GLMTaylorBounder(e).TaylorBound.
 func (e *GLMEnergy) TaylorBound(order int, prior exactmh.Prior) ([]float64, error) {
-	return exactmh.GLMTaylorBound(e, order, prior)
+	return exactmh.GLMTaylorBounder(e).TaylorBound(order, prior)
 }
 
 // FlyBound returns GLMFlyBound(e, at, prior).

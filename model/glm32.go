@@ -339,9 +339,9 @@ func (e *GLMEnergy32) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, er
 	return e.base.energyRange(e, prior)
 }
 
-// TaylorBound returns GLMTaylorBound(e, order, prior).
+// TaylorBound returns the generic GLM bounds, exactmh.GLMTaylorBounder(e).TaylorBound.
 func (e *GLMEnergy32) TaylorBound(order int, prior exactmh.Prior) ([]float64, error) {
-	return exactmh.GLMTaylorBound(e, order, prior)
+	return exactmh.GLMTaylorBounder(e).TaylorBound(order, prior)
 }
 
 // FlyBound returns GLMFlyBound(e, at, prior).

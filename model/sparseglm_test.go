@@ -467,7 +467,7 @@ func TestSparseGLMBounds(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: TaylorBound(%d): %v", name, order, err)
 				}
-				want, err := exactmh.GLMTaylorBound(g, order, prior)
+				want, err := exactmh.GLMTaylorBounder(g).TaylorBound(order, prior)
 				if err != nil {
 					t.Fatalf("%s: GLMTaylorBound(%d): %v", name, order, err)
 				}

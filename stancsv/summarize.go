@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 )
 
 // Summarize summarises Stan CSV files as the chains of one run — the job
@@ -177,10 +178,10 @@ func Summarize(files []*File) (*exactmh.Summary, error) {
 			maxRHat, worstRHat = p.RHat, name
 		}
 	}
-	if maxRHat > exactmh.RHatThreshold {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, exactmh.RHatThreshold))
+	if maxRHat > diagnostics.RHatThreshold {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, diagnostics.RHatThreshold))
 	}
-	limit := float64(exactmh.MinESSPerChain * len(files))
+	limit := float64(diagnostics.MinESSPerChain * len(files))
 	if minBulk < limit {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("bulk ESS down to %.0f (%s) < %.0f (100 per chain): means and R-hat are unreliable", minBulk, worstBulk, limit))
 	}

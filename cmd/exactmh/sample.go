@@ -198,8 +198,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	// second one must not kill the process while it writes its checkpoint.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	var choiceReport func(string)
 	if !sf.quiet && sf.progress > 0 {
-		ctx = exactmh.WithChoiceProgress(ctx, choiceLogger(stderr))
+		choiceReport = choiceLogger(stderr)
 	}
 
 	t0 := time.Now()
@@ -216,7 +217,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	}
 
 	if sf.chooseOnly {
-		return chooseOnly(ctx, m, &sf, stdout)
+		return chooseOnly(ctx, m, &sf, choiceReport, stdout)
 	}
 
 	// The kernel: explicit, from a choice file, from the checkpoint's
@@ -304,7 +305,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		progress = exactmh.NewProgress(stderr, sf.progress)
 	}
 	rec := exactmh.MultiRecorder(files, progress)
-	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec, DiscardDraws: sf.discardDraws}
+	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec, DiscardDraws: sf.discardDraws, ChoiceProgress: choiceReport}
 	if sf.warmup == 0 {
 		set0.Warmup = exactmh.NoWarmup
 	}
@@ -513,8 +514,8 @@ func chosenScale(c *exactmh.Choice) float64 {
 }
 
 // chooseOnly runs the automatic default's choice and writes it.
-func chooseOnly(ctx context.Context, m *fitted, sf *sampleFlags, stdout io.Writer) error {
-	c, err := exactmh.Choose(ctx, m.post, &exactmh.Settings{Chains: 1, Seed: sf.seed})
+func chooseOnly(ctx context.Context, m *fitted, sf *sampleFlags, report func(string), stdout io.Writer) error {
+	c, err := exactmh.Choose(ctx, m.post, &exactmh.Settings{Chains: 1, Seed: sf.seed, ChoiceProgress: report})
 	if err != nil {
 		return interrupted(ctx, sf, inputErr(err))
 	}

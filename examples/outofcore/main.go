@@ -55,7 +55,7 @@ func main() {
 	d := flag.Int("d", 10, "covariates per row")
 	dtypeName := flag.String("dtype", "float64", "storage of X: float32 or float64")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "exactmh-outofcore"), "directory of the store file")
-	budget := flag.Duration("budget", 30*time.Second, "sampling time per chain with -draws 0 (the draws kept then grow with the run: DrawBytes(d) each, plus slice growth)")
+	budget := flag.Duration("budget", 30*time.Second, "sampling time per chain with -draws 0 (the draws kept then grow with the run: Result.DrawBytes each, plus slice growth)")
 	advise := flag.Bool("advise", true, "madvise(DONTNEED, RANDOM) the mapping when the full passes are over")
 	cold := flag.Bool("cold", false, "also drop the file from the page cache when sampling starts, so rows come from the disk (as for a file larger than RAM)")
 	rm := flag.Bool("rm", false, "remove the store file at the end")
@@ -216,7 +216,7 @@ func (r *run) main(dir string) error {
 	for _, ch := range res.Chains {
 		kept += ch.Len()
 	}
-	r.say("draws     %d kept, %s (exactmh.DrawBytes(%d) = %d B each)", kept, gb(int64(kept*exactmh.DrawBytes(r.d))), r.d, exactmh.DrawBytes(r.d))
+	r.say("draws     %d kept, %s (Result.DrawBytes = %d B each)", kept, gb(int64(kept*res.DrawBytes())), res.DrawBytes())
 	if err := r.cf.SaveStanCSV(res, "outofcore", nil); err != nil {
 		return err
 	}
