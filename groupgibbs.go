@@ -685,7 +685,7 @@ func (c *gibbsChain) Position() []float64 { return c.theta }
 func (c *gibbsChain) Params() map[string]float64 {
 	return map[string]float64{
 		"block_accept": c.accepted / max(c.tried, 1), "thinned": c.thinned / max(c.tried, 1),
-		"block0_accept": c.fixedAcc / max(c.tried/float64(c.nb), 1),
+		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.nb), 1),
 		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb)}
 }
 

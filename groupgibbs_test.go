@@ -174,7 +174,8 @@ func nutsReference(t *testing.T, p *exactmh.Posterior) (*exactmh.Summary, []floa
 // standard deviations with full-batch NUTS's on two multilevel logistic
 // regressions with τ unknown — one factor (N = 2000, 10 groups, one
 // holding half the data: its updates thinned, the small groups' exact)
-// and two crossed factors (N = 1500, 8 × 6 levels) — every mean within
+// two crossed factors (N = 1500, 8 × 6 levels), and one factor of 20
+// small groups (N = 400) with every update thinned — every mean within
 // 4.5 combined Monte Carlo standard errors, every SD ratio in [0.85,
 // 1.18] ([0.7, 1.4] for the log scales); and that each mutant is caught
 // (some |z| > 6 or SD ratio outside [0.7, 1.4], [0.5, 2] for the log
@@ -223,10 +224,32 @@ func TestGroupGibbsMoments(t *testing.T) {
 		}
 		probs = append(probs, problem{"crossed", p})
 	}
+	{
+		// Small groups (about 20 data each), every update thinned: the
+		// remainders of a logistic likelihood far from Gaussian.
+		kit := mlKit{n: 400, groups: 20}
+		rng := rand.New(rand.NewPCG(17, 18))
+		d := 2 + 2*kit.groups + 2
+		theta := make([]float64, d)
+		theta[0], theta[1] = 0.5, 1
+		for g := range kit.groups {
+			theta[2+2*g], theta[3+2*g] = 1.2*rng.NormFloat64(), 0.5*rng.NormFloat64()
+		}
+		theta[d-2], theta[d-1] = math.Log(1.2), math.Log(0.5)
+		p, err := kit.build(rng, theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs = append(probs, problem{"small groups, all thinned", p})
+	}
 	for _, pr := range probs {
 		rs, mode, sd := nutsReference(t, pr.p)
 		pb := mcmctest.Problem{Posterior: pr.p, Mode: mode, SD: sd}
-		z, zn, lr, ln, res := gibbsMoments(t, pr.p, gibbsKernel(pb, 0), rs, mode, 3000)
+		eb := 0
+		if strings.Contains(pr.name, "all thinned") {
+			eb = -1
+		}
+		z, zn, lr, ln, res := gibbsMoments(t, pr.p, gibbsKernel(pb, eb), rs, mode, 3000)
 		tot := res.Sampling()
 		t.Logf("%s: GroupGibbs: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f, %v",
 			pr.name, z, zn, lr, ln, tot.MeanBatch(), pr.p.Len(), minESS(res.Summary()), res.Chains[0].Params)
@@ -234,10 +257,10 @@ func TestGroupGibbsMoments(t *testing.T) {
 			t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, z, zn, lr, ln)
 		}
 		mutants := map[string]exactmh.Kernel{
-			"stale expansion":            exactmh.GroupGibbsStale(gibbsKernel(pb, 0), 0.05),
+			"stale expansion":            exactmh.GroupGibbsStale(gibbsKernel(pb, eb), 0.05),
 			"bound ignores a block":      exactmh.GroupGibbsFixedBlockOnly(gibbsKernel(pb, -1)),
-			"location move wrong column": exactmh.GroupGibbsWrongLocation(gibbsKernel(pb, 0)),
-			"log-τ Jacobian dropped":     gibbsKernel(pb, 0),
+			"location move wrong column": exactmh.GroupGibbsWrongLocation(gibbsKernel(pb, eb)),
+			"log-τ Jacobian dropped":     gibbsKernel(pb, eb),
 		}
 		dropped := *pr.p
 		dropped.Prior = jacobianDropped{pr.p.Prior.(*model.MultilevelPrior)}
