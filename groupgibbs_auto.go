@@ -78,6 +78,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 		return u - t.LogPrior(th), err
 	}
 	var chol *sparse.Cholesky
+	var pattern *sparse.SymCSC // the pattern chol was analysed for
 	// hessian factorises the Hessian of −log π in the effects at θ.
 	hessian := func() error {
 		he, err := eh.SparseHessian(theta)
@@ -105,9 +106,15 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 		if err != nil {
 			return err
 		}
+		if chol != nil && chol.L() != nil && pattern != nil && pattern.SamePattern(a) {
+			if err := chol.Refactor(a); err == nil {
+				return nil
+			}
+		}
 		if chol, err = sparse.Factorize(a); err != nil {
 			return fmt.Errorf("the Hessian of the effects given τ: %w", err)
 		}
+		pattern = a
 		return nil
 	}
 	// newton makes at most steps damped Newton steps on the effects.
