@@ -174,7 +174,7 @@ func nutsReference(t *testing.T, p *exactmh.Posterior) (*exactmh.Summary, []floa
 // standard deviations with full-batch NUTS's on two multilevel logistic
 // regressions with τ unknown — one factor (N = 2000, 10 groups, one
 // holding half the data: its updates thinned, the small groups' exact)
-// two crossed factors (N = 1500, 8 × 6 levels), and one factor of 20
+// two crossed factors (N = 1500, 8 × 6 levels), and one factor of 30
 // small groups (N = 400) with every update thinned — every mean within
 // 4.5 combined Monte Carlo standard errors, every SD ratio in [0.85,
 // 1.18] ([0.7, 1.4] for the log scales); and that each mutant is caught
@@ -225,17 +225,18 @@ func TestGroupGibbsMoments(t *testing.T) {
 		probs = append(probs, problem{"crossed", p})
 	}
 	{
-		// Small groups (about 20 data each), every update thinned: the
+		// Small groups (about 7 data each, but group 0's 200), every
+		// update thinned: the
 		// remainders of a logistic likelihood far from Gaussian.
-		kit := mlKit{n: 400, groups: 20}
+		kit := mlKit{n: 400, groups: 30}
 		rng := rand.New(rand.NewPCG(17, 18))
 		d := 2 + 2*kit.groups + 2
 		theta := make([]float64, d)
 		theta[0], theta[1] = 0.5, 1
 		for g := range kit.groups {
-			theta[2+2*g], theta[3+2*g] = 1.2*rng.NormFloat64(), 0.5*rng.NormFloat64()
+			theta[2+2*g], theta[3+2*g] = 1.5*rng.NormFloat64(), 0.7*rng.NormFloat64()
 		}
-		theta[d-2], theta[d-1] = math.Log(1.2), math.Log(0.5)
+		theta[d-2], theta[d-1] = math.Log(1.5), math.Log(0.7)
 		p, err := kit.build(rng, theta)
 		if err != nil {
 			t.Fatal(err)
@@ -269,7 +270,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 			if name == "log-τ Jacobian dropped" {
 				p = &dropped
 			}
-			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 1000)
+			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 2000)
 			if math.Abs(z) > 6 || lr > math.Log(1.4) {
 				t.Logf("%s: mutant %q caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", pr.name, name, z, zn, lr, ln)
 			} else {
