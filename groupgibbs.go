@@ -220,13 +220,9 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 
 // newGibbsTerms computes GroupGibbs's terms at the centre.
 func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
-	e, ok := t.Energy().(SparseRowGLM)
-	if !ok {
-		return nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM)", name, t.Energy())
-	}
-	hs, ok := t.Energy().(SparseHessianer)
-	if !ok {
-		return nil, fmt.Errorf("%s: energy %T has no sparse Hessian (implement SparseHessian)", name, t.Energy())
+	e, hs, err := sparseRowParts(name, t)
+	if err != nil {
+		return nil, err
 	}
 	lay, ok := t.Prior().(multilevelLayout)
 	if !ok {
@@ -238,15 +234,9 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if len(g.blocks) != d {
 		return nil, fmt.Errorf("%s: the prior's Blocks has %d entries, want the dimension %d", name, len(g.blocks), d)
 	}
-	nb := int32(0)
-	for j, b := range g.blocks {
-		if b < -1 {
-			return nil, fmt.Errorf("%s: Blocks[%d] = %d, want a block ≥ 0 or −1", name, j, b)
-		}
-		nb = max(nb, b+1)
-	}
-	if nb == 0 {
-		return nil, fmt.Errorf("%s: Blocks has no block (every coordinate −1)", name)
+	nb, err := countBlocks(name, g.blocks)
+	if err != nil {
+		return nil, err
 	}
 	g.nb = int(nb)
 	// The blocks' coordinates.
@@ -338,14 +328,8 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if k.sumCenter != nil {
 		sc = k.sumCenter(k.Center)
 	}
-	hess, err := hs.SparseHessian(sc)
+	hess, err := hessianAt(name, hs, sc, d)
 	if err != nil {
-		return nil, within(name, err)
-	}
-	if hess.N != d || len(hess.ColPtr) != d+1 || hess.ColPtr[d] != len(hess.RowIdx) || len(hess.RowIdx) != len(hess.Val) {
-		return nil, fmt.Errorf("%s: SparseHessian returned a malformed %d×%d matrix", name, hess.N, hess.N)
-	}
-	if err := vec.FiniteVec(name+": Hessian at Center", hess.Val); err != nil {
 		return nil, err
 	}
 	g.hPtr = make([]int, d+1)
@@ -386,12 +370,10 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	mCount := make([]int, nb+1)
 	for i := range n {
 		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		z, _ := e.LinearPredictors(i, g.center, g.center)
-		f1, f2 := e.LossDerivs(i, z)
-		if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
-			return nil, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
+		var k3 float64
+		if g.exp[i], k3, err = datumExpansion(name, e, i, g.center); err != nil {
+			return nil, err
 		}
-		g.exp[i] = glmTaylor{zHat: z, f1: f1, f2: f2}
 		zs, _ := e.LinearPredictors(i, sc, sc)
 		fs1, _ := e.LossDerivs(i, zs)
 		touched = touched[:0]
@@ -408,10 +390,6 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			}
 			norm[b] += vals[q] * vals[q]
 			g.gradSum[c] += fs1 * vals[q]
-		}
-		k3 := e.LossBound(i, 3, math.Inf(-1), math.Inf(1))
-		if !(k3 >= 0) || math.IsInf(k3, 0) {
-			return nil, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0", name, ErrNoBound, i, k3)
 		}
 		g.dK[i] = k3 * float64(len(touched)) / 2
 		for _, b := range touched {

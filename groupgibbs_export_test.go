@@ -13,13 +13,7 @@ import (
 // at Center shifted by shift in every coordinate while the per-datum
 // expansions stay at Center: a stale expansion, which the kit must catch.
 func GroupGibbsStale(k GroupGibbs, shift float64) GroupGibbs {
-	k.sumCenter = func(c []float64) []float64 {
-		s := append([]float64(nil), c...)
-		for j := range s {
-			s[j] += shift
-		}
-		return s
-	}
+	k.sumCenter = GroupSMHStale(GroupSMH{}, shift).sumCenter
 	return k
 }
 
