@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/optimize"
@@ -166,6 +167,16 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 	if len(init) != d {
 		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// A pass over tall data (a Newton sweep reads every row's Hessian) is
+	// abandoned within a chunk of data once ctx is cancelled: the search
+	// returns the best point found before it (TestFindMAPInterrupted).
+	flag := new(atomic.Bool)
+	stop := context.AfterFunc(ctx, func() { flag.Store(true) })
+	defer stop()
+	t.interrupt = flag
 	if err := t.requireGradient(); err != nil {
 		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP %w", err)
 	}
@@ -215,6 +226,9 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		err = lbfgsSearch(ctx, t, best, set, floor)
 	}
 	best.Evals, best.GradEvals, best.HessEvals = t.Evals(), t.GradEvals(), t.hessEvals
+	if err != nil && errors.Is(err, errInterrupted) {
+		err = fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, ctx.Err())
+	}
 	return best, hess, sums, err
 }
 

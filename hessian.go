@@ -208,6 +208,9 @@ func (t *Target) hessianer() Hessianer {
 // h. It costs N Hessian evaluations.
 func (t *Target) addFullHessian(hs Hessianer, h, theta []float64) error {
 	for lo := 0; lo < t.n; lo += chunk {
+		if t.interrupted() {
+			return errInterrupted
+		}
 		idx, w := t.block(lo)
 		t.hessEvals += int64(len(idx))
 		hs.AddHessian(h, theta, idx, w)
@@ -313,6 +316,9 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 		zs, f1s, f2s = make([]float64, chunk), make([]float64, chunk), make([]float64, chunk)
 	}
 	for start := lo; start < hi; start += chunk {
+		if t.interrupted() {
+			return 0, errInterrupted
+		}
 		m := min(chunk, hi-start)
 		idx, val := idx[:m], val[:m]
 		if ok {

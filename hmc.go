@@ -156,6 +156,10 @@ func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
 	return c.accept(rng, logA, info)
 }
 
+// An HMC transition changes the chain only after its last leapfrog step.
+func (c *hmcChain) interruptible() bool { return true }
+func (c *hmcChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
 	_ Kernel        = HMC{}
@@ -163,4 +167,6 @@ var (
 	_ driverChain   = (*hmcChain)(nil)
 	_ MetricAdapter = (*hmcChain)(nil)
 	_ ParamReporter = (*hmcChain)(nil)
+
+	_ stepInterrupter = (*hmcChain)(nil)
 )

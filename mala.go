@@ -219,10 +219,17 @@ func (c *malaChain) Step(rng *rand.Rand) (Info, error) {
 	return c.accept(rng, logA, info)
 }
 
+// A MALA transition changes the chain only after its one pass over the
+// data.
+func (c *malaChain) interruptible() bool { return true }
+func (c *malaChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
 	_ Kernel        = MALA{}
 	_ AcceptTarget  = MALA{}
 	_ driverChain   = (*malaChain)(nil)
 	_ MetricAdapter = (*malaChain)(nil)
+
+	_ stepInterrupter = (*malaChain)(nil)
 )

@@ -74,9 +74,15 @@ func (c *mhChain) Step(rng *rand.Rand) (Info, error) {
 	return info, err
 }
 
+// An MH transition changes the chain only after its one pass over the data.
+func (c *mhChain) interruptible() bool { return true }
+func (c *mhChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
 	_ Kernel       = MH{}
 	_ AcceptTarget = MH{}
 	_ driverChain  = (*mhChain)(nil)
+
+	_ stepInterrupter = (*mhChain)(nil)
 )

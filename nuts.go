@@ -210,6 +210,25 @@ type nutsChain struct {
 	sumMetroProb float64 // Σ min(1, e^{H(z₀)−H}) over the integrated states
 	divergent    bool
 	moved        bool // the draw left z₀
+
+	// The draw before the transition, kept while the run may interrupt a
+	// transition (Target.interrupt): progressive sampling moves θ between
+	// doublings, and an abandoned transition puts it back.
+	savedTheta, savedGrad []float64
+	savedLogPi            float64
+}
+
+// A NUTS transition may be abandoned between any two data chunks; it
+// restores the draw it started from.
+func (c *nutsChain) interruptible() bool { return true }
+
+func (c *nutsChain) abandonStep() {
+	if c.savedTheta == nil {
+		return
+	}
+	copy(c.theta, c.savedTheta)
+	copy(c.grad, c.savedGrad)
+	c.logPi = c.savedLogPi
 }
 
 // Params reports the tree's limits.
@@ -222,6 +241,14 @@ func (c *nutsChain) Params() map[string]float64 {
 func (c *nutsChain) Step(rng *rand.Rand) (Info, error) {
 	// 1. Momentum p ~ N(0, M); both ends of the trajectory are z₀.
 	z0 := &c.fwd
+	if c.t.interrupt != nil {
+		if c.savedTheta == nil {
+			c.savedTheta, c.savedGrad = make([]float64, len(c.theta)), make([]float64, len(c.grad))
+		}
+		copy(c.savedTheta, c.theta)
+		copy(c.savedGrad, c.grad)
+		c.savedLogPi = c.logPi
+	}
 	c.metric.DrawMomentum(rng, z0.p)
 	copy(z0.theta, c.theta)
 	copy(z0.grad, c.grad)
@@ -442,9 +469,11 @@ func logSumExp(a, b float64) float64 {
 
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
-	_ Kernel        = NUTS{}
-	_ AcceptTarget  = NUTS{}
-	_ driverChain   = (*nutsChain)(nil)
-	_ MetricAdapter = (*nutsChain)(nil)
-	_ ParamReporter = (*nutsChain)(nil)
+	_ Kernel       = NUTS{}
+	_ AcceptTarget = NUTS{}
+	_ driverChain  = (*nutsChain)(nil)
+
+	_ stepInterrupter = (*nutsChain)(nil)
+	_ MetricAdapter   = (*nutsChain)(nil)
+	_ ParamReporter   = (*nutsChain)(nil)
 )

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exactmh/exactmh/internal/vec"
@@ -555,7 +556,14 @@ type Event struct {
 // do that job.) The estimated metric is in ChainResult.Metric.
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
-// Canceled and ctx's error. If a chain fails (violated bound, non-finite
+// Canceled and ctx's error. MH, MALA, HMC and NUTS chains notice it
+// within a chunk of 512 data, in the middle of a transition's passes over
+// the data (a transition of many leapfrog steps on tall data would
+// otherwise finish first), and abandon that transition, leaving the
+// chain and its random stream as they were before it, so that Resume or
+// a checkpoint continues bit-identically (TestInterruptMidTransition);
+// the other kernels, whose transitions read minibatches, stop between
+// transitions. If a chain fails (violated bound, non-finite
 // energy, a panic in user code — a *PanicError) or the Recorder does (a
 // *RecorderError), the run stops and Sample returns the draws made so far,
 // Status Failed and the error. Errors in p, k or s are returned before any
@@ -933,6 +941,22 @@ func reserveDraws(set *Settings, d int) (int, error) {
 	return min(set.Draws, maxPrealloc), nil
 }
 
+// stepInterrupter is a chain whose transitions may be abandoned midway:
+// when the run is cancelled, the Target's whole-data passes return
+// errInterrupted, the chain's Step returns it, and abandonStep restores
+// whatever the Step changed of the chain's state (the driver restores
+// the random stream). A chain that changes its state only after its last
+// whole-data pass (MH, MALA, HMC) has nothing to restore; NUTS, whose
+// progressive sampling moves θ between doublings, restores θ, its
+// gradient and log π. interruptible is false where the chain's Step
+// could swallow the error (a user's Proposal or Energy is not a reason:
+// their calls are not interrupted, only the Target's passes between
+// them).
+type stepInterrupter interface {
+	interruptible() bool
+	abandonStep()
+}
+
 // errStopped marks a chain stopped because another chain failed.
 var errStopped = errors.New("stopped because another chain failed")
 
@@ -992,6 +1016,18 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	r := cr.r
 	start := time.Now()
 	phaseStart := start
+	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() {
+		// The whole-data passes of a long transition poll this flag, set
+		// when ctx is cancelled, so that the run stops within a chunk of
+		// data rather than at the end of the transition.
+		flag := new(atomic.Bool)
+		cancel := context.AfterFunc(ctx, func() { flag.Store(true) })
+		cr.t.interrupt = flag
+		defer func() {
+			cancel()
+			cr.t.interrupt = nil
+		}()
+	}
 	cr.steps(ctx, stop, set, start, &phaseStart)
 	// The phase still running when the loop ended gets the remaining time.
 	now := time.Now()
@@ -1055,9 +1091,22 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 		}
 		inWarmup := it < set.Warmup
 		e0, g0 := t.evals, t.gradEvals
+		src0 := *cr.src
 		cr.where = "Step"
 		info, err := ch.Step(cr.rng)
 		info.Evals, info.GradEvals = int(t.evals-e0), int(t.gradEvals-g0)
+		if err != nil && errors.Is(err, errInterrupted) {
+			// Cancelled mid-transition: the chain, its random stream and
+			// its counts are put back as they were before it, so that a
+			// checkpoint taken now resumes bit-identically
+			// (TestInterruptMidTransition).
+			*cr.src = src0
+			t.evals, t.gradEvals = e0, g0
+			cr.where = "abandonStep"
+			ch.(stepInterrupter).abandonStep()
+			r.Err = ctx.Err()
+			break
+		}
 		if err != nil {
 			r.Err = fmt.Errorf("transition %d: %w", it, err)
 			break

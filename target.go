@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 )
 
 // chunk is the number of data a Target processes per call to the user's
@@ -39,6 +40,13 @@ type Target struct {
 	evals     int64 // datum energy evaluations
 	gradEvals int64 // datum gradient evaluations
 	hessEvals int64 // datum Hessian evaluations (FindMAP's Newton steps, Laplace approximations)
+
+	// interrupt, when not nil, is polled once per chunk of the whole-data
+	// passes (TotalEnergy, TotalEnergyAndGradient, AddGradient, the full
+	// gradient and Hessian, FindMAP's Newton sweeps); once set they return
+	// errInterrupted. The driver sets it only for a chain that can abandon
+	// a transition (stepInterrupter), FindMAP for its search.
+	interrupt *atomic.Bool
 
 	idxBuf [chunk]int
 	valBuf [chunk]float64
@@ -249,6 +257,9 @@ func (t *Target) TotalEnergy(theta []float64) (float64, error) {
 func (t *Target) totalEnergies(theta, next []float64) (u, uNext float64, err error) {
 	var sum [2]float64
 	for lo := 0; lo < t.n; lo += chunk {
+		if t.interrupted() {
+			return 0, 0, errInterrupted
+		}
 		idx, _ := t.block(lo)
 		val := t.valBuf[:len(idx)]
 		for p, at := range [2][]float64{theta, next} {
@@ -311,6 +322,9 @@ func (t *Target) TotalEnergyAndGradient(grad, theta []float64) (float64, error) 
 	}
 	var sum float64
 	for lo := 0; lo < t.n; lo += chunk {
+		if t.interrupted() {
+			return 0, errInterrupted
+		}
 		idx, w := t.block(lo)
 		val := t.valBuf[:len(idx)]
 		t.evals += int64(len(idx))
@@ -331,6 +345,9 @@ func (t *Target) addFullGradient(grad, theta []float64) error {
 		return t.errNoGradient()
 	}
 	for lo := 0; lo < t.n; lo += chunk {
+		if t.interrupted() {
+			return errInterrupted
+		}
 		idx, w := t.block(lo)
 		t.gradEvals += int64(len(idx))
 		t.grad.AddGradient(grad, theta, idx, w)
@@ -390,6 +407,9 @@ func (t *Target) AddGradient(grad, theta []float64, idx []int, w []float64) erro
 	}
 	t.gradEvals += int64(len(idx))
 	for lo := 0; lo < len(idx); lo += chunk {
+		if t.interrupted() {
+			return errInterrupted
+		}
 		m := min(chunk, len(idx)-lo)
 		wb := t.wBuf[:m]
 		for k := range wb {
@@ -443,6 +463,14 @@ func (e *EnergyError) Error() string {
 	}
 	return fmt.Sprintf("energy of datum %d at θ = %v is %v", e.Datum, e.Theta, e.Value)
 }
+
+// errInterrupted is returned by a whole-data pass abandoned because the
+// run was cancelled (Target.interrupt); the driver then rolls the
+// transition back (chainRunner.steps).
+var errInterrupted = errors.New("transition interrupted by cancellation")
+
+// interrupted reports whether the pass in progress is to be abandoned.
+func (t *Target) interrupted() bool { return t.interrupt != nil && t.interrupt.Load() }
 
 // block returns, in the target's scratch, the indices lo … lo+m−1 of the
 // chunk of data starting at lo (m = min(chunk, N − lo)) and the weight β

@@ -69,6 +69,71 @@ func init() {
 	if z, err := compress.GetCodec(compress.Codecs.Zstd); err == nil {
 		compress.RegisterCodec(compress.Codecs.Zstd, guardedZstd{z})
 	}
+	if b, err := compress.GetCodec(compress.Codecs.Brotli); err == nil {
+		if _, ok := b.(interface {
+			DecodeWithError(dst, src []byte) ([]byte, error)
+		}); ok {
+			compress.RegisterCodec(compress.Codecs.Brotli, guardedBrotli{b})
+		}
+	}
+}
+
+// guardedBrotli decodes Brotli pages with the stream's window cut to what
+// the page can need. andybalholm/brotli allocates its ring buffer, up to
+// the 16 MiB window the stream header declares, from a meta-block's
+// declared length before decoding it, outside any allocator: four bytes
+// (a 16 MiB window, an uncompressed meta-block declaring 16 MiB) made a
+// 40-byte page allocate 16 MiB, so a few kilobytes of such pages
+// allocated gigabytes (TestBrotliWindow). Writers declare their default
+// window (4 MiB) whatever the page's size.
+//
+// A window W decodes a stream exactly as any larger one while the output
+// stays within W − 16 bytes (RFC 7932, section 9.2: a backward distance
+// beyond min(W − 16, output so far) is a static-dictionary reference, and
+// that minimum is the output so far either way), and a page's output may
+// not exceed the page. So the window bits (WBITS, section 9.1) are
+// lowered to the smallest in the same 4-bit code (18 to 24) with
+// W − 16 above the page's size plus the one byte arrow-go reads past it;
+// the code's length is kept so that no later bit moves. The ring buffer
+// is then at most the larger of 256 KiB and twice the page.
+type guardedBrotli struct{ compress.Codec }
+
+// brotliLowerWindow returns src with its window lowered for a page of n
+// bytes (a copy if changed; src itself otherwise).
+func brotliLowerWindow(src []byte, n int) []byte {
+	// WBITS 18 to 24 is coded in the first 4 bits: bit 0 is 1 and bits
+	// 1 to 3 are WBITS − 17 (1 to 7).
+	if len(src) == 0 || src[0]&1 == 0 || src[0]&0xe == 0 {
+		return src // WBITS 16 (1 bit) or 10–17 / large window (7 bits): at most 128 KiB
+	}
+	wbits := 17 + int(src[0]>>1&7)
+	w := 18
+	for w < wbits && 1<<w-16 < n+1 {
+		w++
+	}
+	if w >= wbits {
+		return src
+	}
+	out := append([]byte(nil), src...)
+	out[0] = out[0]&^0xe | byte(w-17)<<1
+	return out
+}
+
+func (g guardedBrotli) Decode(dst, src []byte) []byte {
+	out, err := g.DecodeWithError(dst, src)
+	if err != nil {
+		panic(err) // recovered by the readers
+	}
+	return out
+}
+
+func (g guardedBrotli) DecodeWithError(dst, src []byte) ([]byte, error) {
+	if dst == nil {
+		return nil, fmt.Errorf("brotli: a page of unknown size")
+	}
+	return g.Codec.(interface {
+		DecodeWithError(dst, src []byte) ([]byte, error)
+	}).DecodeWithError(dst, brotliLowerWindow(src, len(dst)))
 }
 
 // guardedZstd decodes zstd pages with a decoder whose output is capped at

@@ -80,6 +80,18 @@
 //     slice of the size the footer claims; and arrow-go allocates through
 //     an allocator that refuses any single allocation larger than a file
 //     of that size could need (64 MiB plus 64 times its size).
+//   - Compressed pages and buffers decode into the size their header
+//     declares (itself capped as above), and no codec may allocate more
+//     on the compressed stream's word: Snappy blocks declaring more than
+//     the page are refused, zstd pages decode with their output capped,
+//     Brotli pages with the stream's window lowered to what the page needs
+//     (a stream header declares up to 16 MiB), and the zstd frames of
+//     Arrow IPC buffers may declare windows of at most the buffer's
+//     length or 8 MiB (arrow-go's decoder allocates twice the window:
+//     ten bytes asked for 1 GiB). gzip and LZ4 decode into the page and
+//     allocate at most a 32 KiB window and 64 KiB header, and Arrow's LZ4
+//     frames at most a pooled block of 8 MiB, the largest block size of
+//     pierrec/lz4 (TestPageCodecsBounded covers the Parquet codecs).
 //   - Memory grows with the rows a file holds, not with its size: a few
 //     kilobytes of Parquet run-length encoding can declare billions of
 //     rows. Before reading, the declared rows × columns are checked
@@ -167,9 +179,12 @@
 //
 // github.com/klauspost/compress, which arrow-go uses for its Snappy and
 // zstd codecs, is imported directly for one reason: the package replaces
-// those two codecs in arrow-go's registry by guarded ones (codec.go) whose
-// output is capped by the page's size, since the library allocates what a
-// block's header declares outside the allocator arrow-go is given.
+// those codecs, and Brotli's, in arrow-go's registry by guarded ones
+// (codec.go) whose allocations are bounded by the page's size, since the
+// libraries allocate what a block's or stream's header declares outside
+// the allocator arrow-go is given (github.com/andybalholm/brotli, Brotli's
+// library, is imported by the tests only, to write streams with every
+// window).
 //
 // The version is v18.8.0, the latest release, the one the flights
 // data's README was checked with, and one whose IPC reader already

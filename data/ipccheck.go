@@ -194,36 +194,61 @@ func (b fb) fieldTable(f, depth int) error {
 
 // recordBatch checks RecordBatch{length, nodes: [FieldNode], buffers:
 // [Buffer], compression, variadicBufferCounts: [long]}.
-func (b fb) recordBatch(r int) error {
+// If the batch's buffers are compressed with zstd it returns them
+// (Buffer{offset: long, length: long} is a 16-byte struct) for
+// checkZstdBuffers.
+func (b fb) recordBatch(r int) (zstdBufs []ipcBuffer, err error) {
 	if _, _, err := b.vector(r, 1, 16); err != nil {
-		return err
+		return nil, err
 	}
-	if _, _, err := b.vector(r, 2, 16); err != nil {
-		return err
+	start, n, err := b.vector(r, 2, 16)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := b.table(r, 3); err != nil {
-		return err
+	// BodyCompression{codec: CompressionType (LZ4_FRAME = 0, ZSTD = 1),
+	// method}.
+	c, err := b.table(r, 3)
+	if err != nil {
+		return nil, err
 	}
-	_, _, err := b.vector(r, 4, 8)
-	return err
+	if c != 0 {
+		p, err := b.field(c, 0)
+		if err != nil {
+			return nil, err
+		}
+		if p != 0 && b[p] == 1 {
+			zstdBufs = make([]ipcBuffer, n)
+			for i := range zstdBufs {
+				q := start + 16*i
+				zstdBufs[i] = ipcBuffer{int64(binary.LittleEndian.Uint64(b[q:])), int64(binary.LittleEndian.Uint64(b[q+8:]))}
+			}
+		}
+	}
+	_, _, err = b.vector(r, 4, 8)
+	return zstdBufs, err
 }
 
+// ipcBuffer is a buffer's place in a message body.
+type ipcBuffer struct{ off, n int64 }
+
 // message checks Message{version, header_type, header, bodyLength,
-// custom_metadata} and returns its body length.
-func (b fb) message() (int64, error) {
+// custom_metadata} and returns its body length and, for a batch whose
+// buffers are compressed with zstd, the buffers.
+func (b fb) message() (int64, []ipcBuffer, error) {
 	m, err := b.root()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	var zbufs []ipcBuffer
 	var kind byte
 	if p, err := b.field(m, 1); err != nil {
-		return 0, err
+		return 0, nil, err
 	} else if p != 0 {
 		kind = b[p]
 	}
 	h, err := b.table(m, 2)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if h != 0 {
 		switch kind {
@@ -232,25 +257,25 @@ func (b fb) message() (int64, error) {
 		case 2: // DictionaryBatch{id, data: RecordBatch, isDelta}
 			var r int
 			if r, err = b.table(h, 1); err == nil && r != 0 {
-				err = b.recordBatch(r)
+				zbufs, err = b.recordBatch(r)
 			}
 		case 3: // RecordBatch
-			err = b.recordBatch(h)
+			zbufs, err = b.recordBatch(h)
 		}
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 	}
 	var body int64
 	if p, err := b.field(m, 3); err != nil {
-		return 0, err
+		return 0, nil, err
 	} else if p != 0 {
 		if p+8 > len(b) {
-			return 0, errFlatbuffer
+			return 0, nil, errFlatbuffer
 		}
 		body = int64(binary.LittleEndian.Uint64(b[p:]))
 	}
-	return body, b.keyValues(m, 4)
+	return body, zbufs, b.keyValues(m, 4)
 }
 
 // readMessage reads the message framed at off (continuation marker,
@@ -289,13 +314,16 @@ func readMessage(r io.ReaderAt, off, size int64) (next int64, end bool, err erro
 	if _, err := r.ReadAt(b, off); err != nil {
 		return 0, false, err
 	}
-	body, err := b.message()
+	body, zbufs, err := b.message()
 	if err != nil {
 		return 0, false, fmt.Errorf("message at byte %d: %v", off, err)
 	}
 	off += n
 	if body < 0 || body > size-off {
 		return 0, false, fmt.Errorf("message at byte %d: body length %d, but %d bytes remain", off-n, body, size-off)
+	}
+	if err := checkZstdBuffers(r, off, body, zbufs); err != nil {
+		return 0, false, fmt.Errorf("message at byte %d: %v", off-n, err)
 	}
 	return off + body, false, nil
 }
@@ -359,6 +387,145 @@ func checkIPC(r io.ReaderAt, size int64, file bool) error {
 			if _, _, err := readMessage(r, off, size); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// zstdMaxWindow is the largest zstd window accepted whatever the size of
+// the buffer it decodes to: zstd's levels up to 19 use windows of at most
+// 8 MiB, and a writer that does not know the content's size beforehand
+// (a streaming encoder) declares its level's window.
+const zstdMaxWindow = 8 << 20
+
+// checkZstdBuffers checks the zstd frames of a batch's compressed buffers
+// before arrow-go decodes them. arrow-go decodes them with
+// klauspost/compress's streaming decoder, which allows windows up to
+// 512 MiB and allocates twice the window a frame's header declares as
+// its history, outside the reader's allocator: ten bytes of a corrupted
+// frame asked for 1 GiB (TestArrowZstdWindow). Each buffer is its
+// uncompressed length (int64, -1 if stored uncompressed) followed by zstd
+// frames; every frame's window must be at most the larger of
+// zstdMaxWindow and that length, which a frame decoding to that length
+// never needs to exceed. The body starts at byte body0 of r and has n
+// bytes.
+func checkZstdBuffers(r io.ReaderAt, body0, n int64, bufs []ipcBuffer) error {
+	var w [8]byte
+	for i, buf := range bufs {
+		if buf.n == 0 {
+			continue
+		}
+		if buf.off < 0 || buf.n < 8 || buf.off > n || buf.n > n-buf.off {
+			return fmt.Errorf("compressed buffer %d at %d of %d bytes in a body of %d", i, buf.off, buf.n, n)
+		}
+		if _, err := r.ReadAt(w[:], body0+buf.off); err != nil {
+			return err
+		}
+		size := int64(binary.LittleEndian.Uint64(w[:]))
+		if size == -1 {
+			continue
+		}
+		if size < 0 {
+			return fmt.Errorf("compressed buffer %d: uncompressed length %d", i, size)
+		}
+		if err := checkZstdFrames(r, body0+buf.off+8, buf.n-8, max(size, zstdMaxWindow)); err != nil {
+			return fmt.Errorf("compressed buffer %d (%d bytes uncompressed): %v", i, size, err)
+		}
+	}
+	return nil
+}
+
+// checkZstdFrames walks the zstd frames in the n bytes at off (RFC 8878,
+// section 3.1) and refuses a frame declaring a window larger than
+// maxWindow. Skippable frames are stepped over; blocks are stepped over
+// by their headers, so frames after the first are checked too (the
+// streaming decoder reads ahead of what arrow-go asks for).
+func checkZstdFrames(r io.ReaderAt, off, n, maxWindow int64) error {
+	end := off + n
+	var h [14]byte
+	read := func(p []byte, at int64) error {
+		if at+int64(len(p)) > end {
+			return fmt.Errorf("zstd frame cut short at byte %d of %d", at-(end-n), n)
+		}
+		_, err := r.ReadAt(p, at)
+		return err
+	}
+	for off < end {
+		if err := read(h[:4], off); err != nil {
+			return err
+		}
+		magic := binary.LittleEndian.Uint32(h[:4])
+		if magic&^0xf == 0x184d2a50 { // skippable frame: magic, length, data
+			if err := read(h[:8], off); err != nil {
+				return err
+			}
+			off += 8 + int64(binary.LittleEndian.Uint32(h[4:8]))
+			continue
+		}
+		if magic != 0xfd2fb528 {
+			return nil // not a frame: the decoder refuses it
+		}
+		off += 4
+		if err := read(h[:1], off); err != nil {
+			return err
+		}
+		fhd := h[0]
+		single := fhd&0x20 != 0
+		fcsBytes := [4]int{0, 2, 4, 8}[fhd>>6]
+		if single && fcsBytes == 0 {
+			fcsBytes = 1
+		}
+		didBytes := [4]int{0, 1, 2, 4}[fhd&3]
+		hlen := 1 + didBytes + fcsBytes
+		if !single {
+			hlen++
+		}
+		if err := read(h[:hlen], off); err != nil {
+			return err
+		}
+		var window uint64
+		if single {
+			p := h[1+didBytes:]
+			switch fcsBytes {
+			case 1:
+				window = uint64(p[0])
+			case 2:
+				window = uint64(binary.LittleEndian.Uint16(p)) + 256
+			case 4:
+				window = uint64(binary.LittleEndian.Uint32(p))
+			case 8:
+				window = binary.LittleEndian.Uint64(p)
+			}
+		} else {
+			wd := h[1]
+			log := 10 + uint(wd>>3)
+			window = 1<<log + (1<<log)/8*uint64(wd&7)
+		}
+		if window > uint64(maxWindow) {
+			return fmt.Errorf("a zstd frame declaring a window of %d bytes, more than the %d its buffer can need", window, maxWindow)
+		}
+		off += int64(hlen)
+		for {
+			if err := read(h[:3], off); err != nil {
+				return err
+			}
+			bh := uint32(h[0]) | uint32(h[1])<<8 | uint32(h[2])<<16
+			off += 3
+			switch (bh >> 1) & 3 {
+			case 1: // RLE: one byte
+				off++
+			default:
+				off += int64(bh >> 3)
+			}
+			if bh&1 != 0 {
+				break
+			}
+			if off > end {
+				return fmt.Errorf("zstd block beyond its buffer")
+			}
+		}
+		if fhd&4 != 0 { // content checksum
+			off += 4
 		}
 	}
 	return nil

@@ -135,7 +135,7 @@ func TestParquetTypes(t *testing.T) {
 
 // TestParquetCodecs reads testdata's small table written with each
 // compression codec: the same Frame as uncompressed, through the guarded
-// Snappy and zstd codecs too (codec.go).
+// Snappy, zstd and Brotli codecs too (codec.go).
 func TestParquetCodecs(t *testing.T) {
 	for _, c := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Zstd} {
 		codec, err := compress.GetCodec(c)
@@ -148,7 +148,7 @@ func TestParquetCodecs(t *testing.T) {
 	rec := smallRecord(t, nil)
 	defer rec.Release()
 	var want string
-	for _, c := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Gzip} {
+	for _, c := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Lz4Raw} {
 		var buf bytes.Buffer
 		tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
 		props := parquet.NewWriterProperties(parquet.WithCompression(c), parquet.WithDictionaryDefault(true))

@@ -142,13 +142,7 @@ func TestSlurmScript(t *testing.T) {
 	cmd := exec.Command("bash", slurm, "chain")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), ienv...)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	errb, done, _ := startBackground(t, cmd)
 	if !waitForRows(intOut+"_2.csv", 50, done) {
 		t.Fatalf("the task ended before it could be interrupted: %s", errb.String())
 	}

@@ -309,16 +309,9 @@ func TestResumeAfterSIGTERM(t *testing.T) {
 
 	cmd := exec.Command(bin, args("--out", "int", "--checkpoint", "int.ckpt")...)
 	cmd.Dir = dir
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(done) }()
+	errb, done, waitErr := startBackground(t, cmd)
 	if !waitForRows(filepath.Join(dir, "int_1.csv"), 50, done) {
-		t.Fatalf("the run ended before it could be interrupted: %v: %s", waitErr, errb.String())
+		t.Fatalf("the run ended before it could be interrupted: %v: %s", *waitErr, errb.String())
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	<-done
@@ -349,6 +342,62 @@ func TestResumeAfterSIGTERM(t *testing.T) {
 
 	mustRun(t, dir, args("--out", "int", "--checkpoint", "int.ckpt", "--resume")...)
 	sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, "int"), 2)
+}
+
+// TestSIGINTMidTransition interrupts HMC runs whose transitions each
+// take a few hundred thousand data-chunk reads (3,000 leapfrog steps over
+// the design): SIGINT stops the process within a chunk of data, not at
+// the end of the transition, with exit code 4 and a checkpoint, and
+// --resume then gives the files of an uninterrupted run, byte for byte.
+func TestSIGINTMidTransition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds of HMC transitions")
+	}
+	dir := t.TempDir()
+	args := func(extra ...string) []string {
+		a := append([]string{"sample", "--data", flights}, flightsModel...)
+		a = append(a, "--kernel", "hmc", "--steps", "3000", "--chains", "1", "--warmup", "0", "--draws", "6",
+			"--seed", "5", "--sig-figs", "17", "--quiet")
+		return append(a, extra...)
+	}
+	start := time.Now()
+	mustRun(t, dir, args("--out", "ref")...)
+	perDraw := time.Since(start) / 6
+	for _, wait := range []time.Duration{perDraw / 2, 2*perDraw + perDraw/3} {
+		out := fmt.Sprintf("int%d", wait.Milliseconds())
+		ckpt := out + ".ckpt"
+		cmd := exec.Command(bin, args("--out", out, "--checkpoint", ckpt)...)
+		cmd.Dir = dir
+		errb, done, _ := startBackground(t, cmd)
+		time.Sleep(wait)
+		cmd.Process.Signal(syscall.SIGINT)
+		sent := time.Now()
+		<-done
+		took := time.Since(sent)
+		t.Logf("a transition takes about %v; SIGINT after %v stopped the process in %v", perDraw, wait, took)
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+			t.Fatalf("exit code %d after SIGINT, want %d: %s", code, exitInterrupted, errb.String())
+		}
+		if took > perDraw/3 {
+			t.Errorf("SIGINT stopped the process %v later; a transition takes %v", took, perDraw)
+		}
+		mustRun(t, dir, args("--out", out, "--checkpoint", ckpt, "--resume")...)
+		sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, out), 1)
+	}
+}
+
+// startBackground starts cmd with its stderr kept; done is closed when it
+// has ended, and *waitErr is then its Wait's error.
+func startBackground(t *testing.T, cmd *exec.Cmd) (errb *bytes.Buffer, done <-chan struct{}, waitErr *error) {
+	t.Helper()
+	errb, waitErr = new(bytes.Buffer), new(error)
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{})
+	go func() { *waitErr = cmd.Wait(); close(ch) }()
+	return errb, ch, waitErr
 }
 
 // readCSVPartial reads a file that may end mid-row.
