@@ -14,6 +14,8 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	_ "github.com/exactmh/exactmh/data/arrowipc"      // Arrow IPC and Feather files
+	_ "github.com/exactmh/exactmh/data/parquetcodecs" // Parquet with Brotli and LZ4_RAW
 	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/stancsv"
 )
