@@ -44,6 +44,10 @@ type Choice struct {
 	// fromLaplace: the chosen kernel is built on Laplace (a -CN name), so
 	// Sample starts its chains from draws of it (LaplaceInits).
 	fromLaplace bool
+	// center and centerSD: the chosen kernel is built on a multilevel
+	// model's Laplace-EM centre, so Sample starts its chains about it
+	// (centerInits).
+	center, centerSD []float64
 	// caches are the run caches of the pilots, one per posterior they
 	// sampled, which Sample's run of the choice continues: the bounds, the
 	// alias tables over them and the bound audits (walk.audit) are built
@@ -137,7 +141,7 @@ const (
 //   - Otherwise it finds the MAP and the Laplace approximation N(θ̂, H⁻¹)
 //     (FindLaplace), rewrites a GLM posterior with ControlVariates (also
 //     where f‴ is unbounded on the support but grows at most
-//     exponentially, LossGrowther: a Poisson regression under a Gaussian
+//     exponentially, lossGrowther: a Poisson regression under a Gaussian
 //     prior, TestAutoPoissonGaussianPrior), and
 //     measures with a short pilot each applicable candidate — TunaMH and
 //     TFMH (SMH-2) on the control variates, MH, all with the Crank–Nicolson
@@ -165,8 +169,15 @@ const (
 //     PoissonMH-CV-CN is piloted, and 2.4·10⁵ on a ball of radius 5 about
 //     the origin, where it is not (TestAutoPoissonTightBall,
 //     TestAutoPoissonWideBall).
-//   - Where the energy and the prior implement SparseHessianer (a
-//     multilevel model), FindLaplace's approximation is sparse
+//   - On a multilevel model (the prior describes its blocks and scales, as
+//     model.NewMultilevel's MultilevelPrior does; sparse rows and sparse
+//     Hessians), whose joint posterior has no mode, the centre is a
+//     Laplace-EM iteration's (multilevelCenter, any number of nested or
+//     crossed factors), and GroupGibbs around it is piloted against
+//     full-batch NUTS from it; the chains start about the centre
+//     (multilevelChoice).
+//   - Where the energy and the prior implement SparseHessianer otherwise,
+//     FindLaplace's approximation is sparse
 //     (FindSparseLaplace) and the candidates are MH with the sparse
 //     Crank–Nicolson proposal around it ("MH-CN"), TunaMH on a tempered
 //     posterior with a DiffBound, and NUTS; the posterior is taken as
@@ -241,6 +252,17 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		}
 		return done(&Choice{Name: "MH", Kernel: MH{}, Posterior: p,
 			Reason: "the energy has no gradient: no Laplace approximation, no NUTS; full-batch random-walk MH"})
+	}
+	if lay, ok := multilevelOf(p); ok {
+		pass, err := passTime(t, set.init(0, p))
+		if err != nil {
+			return nil, fmt.Errorf("exactmh: automatic default: %w", err)
+		}
+		c, err := multilevelChoice(ctx, p, t, lay, set.Seed, pass)
+		if err != nil {
+			return nil, err
+		}
+		return done(c)
 	}
 	theta0 := set.init(0, p)
 	choiceProgress(ctx, "finding the MAP and the Laplace approximation (N = %d, d = %d)", n, p.Dim())

@@ -33,7 +33,8 @@
 // auxiliary-variable framework [Aux] (an [AuxScheme] and its [AuxChain],
 // with Metropolis or Barker [Acceptance]), and [Exchange] for likelihoods with an intractable
 // normaliser ([IntractableLikelihood], [DoublyIntractable]).
-// For multilevel models (grouped data): [GroupSMH]. Full batch: [MH],
+// For multilevel models (grouped data): [GroupGibbs] (the automatic
+// default's, block by block) and [GroupSMH] (joint moves). Full batch: [MH],
 // [MALA], [HMC], [NUTS] (with a [Metric] of a [MetricKind] and Stan's
 // warmup). Inexact, for comparison: [AustereMH], [MHminibatch], [MHBT],
 // [SGLD]. Proposals: [RandomWalk], [GaussianWalk], [CrankNicolson],
@@ -64,7 +65,7 @@
 // (PoissonMH, Poisson-Barker, Poisson-MALA), [FlyBound] (FlyMC) and
 // [TaylorBounder] (SMH), from the energy ([DiffBounder], [EnergyRanger],
 // [FlyBounder]) or derived from the GLM contract ([GLMTaylorBounder],
-// [GLMQuadraticFlyBound]; [LossGrowther] for losses whose derivatives grow
+// [GLMQuadraticFlyBound]; [GLM]'s optional LossGrowth for losses whose derivatives grow
 // without bound, as Poisson's). TunaMH's minibatch size follows a
 // [ChiRule]. Every datum a step reads is checked against its bound
 // ([BoundViolation], [LowerBoundViolation]), and each kernel's Start audits

@@ -49,6 +49,19 @@ import (
 // when the GLM does not implement EnergyDiffer or Gradienter. LogisticRegression,
 // StudentTRegression and GLMEnergy (NewGLM) implement GLM. A GLM must be
 // safe for concurrent use, as every Energy.
+//
+// Two optional method sets widen what the control variates do for a GLM:
+//
+//   - LossGrowth(i int, z0 float64) (a float64, ok bool), for a loss whose
+//     f_i‴ is unbounded on ℝ but grows at most exponentially,
+//     |f_i‴(z)| ≤ A_i(z₀)·e^{|z − z₀|} with A_i(z₀) = a (ok false where the
+//     GLM has none): ControlVariates then bounds the remainders pair by pair
+//     rather than globally, so that TFMH and TunaMH run on a Poisson
+//     regression (f‴ = e^z, a = e^{z₀}) under a Gaussian prior
+//     (bounds_pairwise.go).
+//   - LossDeriv3(i int, z float64) float64 and LossBound4(i int, lo, hi
+//     float64) float64, f_i‴(z) and a bound on sup|f_i⁗| over [lo, hi]: the
+//     third-order expansion of ControlVariates (cv_cubic.go).
 type GLM interface {
 	Energy
 	// Row returns x_i, the d covariates of datum i. The caller must not

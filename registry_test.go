@@ -31,8 +31,11 @@ func TestRegistryComplete(t *testing.T) {
 	// GroupSMH is built from the caller's multilevel model (its Blocks,
 	// a SparseRowGLM energy), as the generic frameworks are: it has no
 	// default configuration around a centre for the registry's dense
-	// kits, and its own kit proof (smhgroup_test.go).
+	// kits, and its own kit proof (smhgroup_test.go). GroupGibbs likewise
+	// (a multilevel prior's layout; groupgibbs_test.go), and the automatic
+	// default builds it on a multilevel posterior.
 	registered["GroupSMH"] = true
+	registered["GroupGibbs"] = true
 	missing, err := unregisteredKernels(".", registered)
 	if err != nil {
 		t.Fatal(err)

@@ -579,6 +579,8 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	}
 	if choice.fromLaplace {
 		s = LaplaceInits(s, choice.Laplace, choice.Posterior)
+	} else if choice.center != nil {
+		s = centerInits(s, choice.center, choice.centerSD, choice.Posterior)
 	}
 	return sample(ctx, choice.Posterior, choice.Kernel, s, choice, choice.cache(choice.Posterior))
 }

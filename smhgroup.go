@@ -231,24 +231,14 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 
 // newGroupTerms computes GroupSMH's terms at the centre.
 func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
-	e, ok := t.Energy().(SparseRowGLM)
-	if !ok {
-		return nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM)", name, t.Energy())
-	}
-	hs, ok := t.Energy().(SparseHessianer)
-	if !ok {
-		return nil, fmt.Errorf("%s: energy %T has no sparse Hessian (implement SparseHessian)", name, t.Energy())
+	e, hs, err := sparseRowParts(name, t)
+	if err != nil {
+		return nil, err
 	}
 	d, n := t.Dim(), t.N()
-	nb := int32(0)
-	for j, b := range k.Blocks {
-		if b < -1 {
-			return nil, fmt.Errorf("%s: Blocks[%d] = %d, want a block ≥ 0 or −1", name, j, b)
-		}
-		nb = max(nb, b+1)
-	}
-	if nb == 0 {
-		return nil, fmt.Errorf("%s: Blocks has no block (every coordinate −1)", name)
+	nb, err := countBlocks(name, k.Blocks)
+	if err != nil {
+		return nil, err
 	}
 	sc := k.Center
 	if k.sumCenter != nil {
@@ -256,14 +246,7 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	}
 	g := &groupTerms{e: e, center: slices.Clone(k.Center), nBlock: int(nb), gradSum: make([]float64, d),
 		exp: make([]glmTaylor, n), dPtr: make([]int, n+1), sumW: make([]float64, nb)}
-	var err error
-	if g.hess, err = hs.SparseHessian(sc); err != nil {
-		return nil, within(name, err)
-	}
-	if g.hess.N != d || len(g.hess.ColPtr) != d+1 || g.hess.ColPtr[d] != len(g.hess.RowIdx) || len(g.hess.RowIdx) != len(g.hess.Val) {
-		return nil, fmt.Errorf("%s: SparseHessian returned a malformed %d×%d matrix", name, g.hess.N, g.hess.N)
-	}
-	if err := vec.FiniteVec(name+": Hessian at Center", g.hess.Val); err != nil {
+	if g.hess, err = hessianAt(name, hs, sc, d); err != nil {
 		return nil, err
 	}
 	var cols []int32
@@ -273,11 +256,9 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	count := make([]int, nb)
 	for i := range n {
 		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		z, _ := e.LinearPredictors(i, g.center, g.center)
-		f1, f2 := e.LossDerivs(i, z)
-		g.exp[i] = glmTaylor{zHat: z, f1: f1, f2: f2}
-		if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
-			return nil, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
+		var k3 float64
+		if g.exp[i], k3, err = datumExpansion(name, e, i, g.center); err != nil {
+			return nil, err
 		}
 		zs, _ := e.LinearPredictors(i, sc, sc)
 		fs1, _ := e.LossDerivs(i, zs)
@@ -295,10 +276,6 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 			}
 			norm[b] += vals[q] * vals[q]
 			g.gradSum[c] += fs1 * vals[q]
-		}
-		k3 := e.LossBound(i, 3, math.Inf(-1), math.Inf(1))
-		if !(k3 >= 0) || math.IsInf(k3, 0) {
-			return nil, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0", name, ErrNoBound, i, k3)
 		}
 		nbi := float64(len(touched))
 		for _, b := range touched {
@@ -600,4 +577,66 @@ func (c *groupChain) remainderDiff(i int, beta float64) (r, du float64, err erro
 		return 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
 	return du - beta*c.exp[i].diff(z, zn), du, nil
+}
+
+// sparseRowParts returns t's energy as a GLM with sparse rows and its
+// sparse Hessian, or an error naming what is missing.
+func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, error) {
+	e, ok := t.Energy().(SparseRowGLM)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM)", name, t.Energy())
+	}
+	hs, ok := t.Energy().(SparseHessianer)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: energy %T has no sparse Hessian (implement SparseHessian)", name, t.Energy())
+	}
+	return e, hs, nil
+}
+
+// countBlocks checks a partition into blocks (each entry ≥ −1, some ≥ 0)
+// and returns the number of blocks.
+func countBlocks(name string, blocks []int32) (int32, error) {
+	nb := int32(0)
+	for j, b := range blocks {
+		if b < -1 {
+			return 0, fmt.Errorf("%s: Blocks[%d] = %d, want a block ≥ 0 or −1", name, j, b)
+		}
+		nb = max(nb, b+1)
+	}
+	if nb == 0 {
+		return 0, fmt.Errorf("%s: Blocks has no block (every coordinate −1)", name)
+	}
+	return nb, nil
+}
+
+// hessianAt returns the energy's sparse Hessian at θ, checked to be a
+// well-formed finite d×d matrix.
+func hessianAt(name string, hs SparseHessianer, theta []float64, d int) (*sparse.SymCSC, error) {
+	h, err := hs.SparseHessian(theta)
+	if err != nil {
+		return nil, within(name, err)
+	}
+	if h.N != d || len(h.ColPtr) != d+1 || h.ColPtr[d] != len(h.RowIdx) || len(h.RowIdx) != len(h.Val) {
+		return nil, fmt.Errorf("%s: SparseHessian returned a malformed %d×%d matrix", name, h.N, h.N)
+	}
+	if err := vec.FiniteVec(name+": Hessian at Center", h.Val); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// datumExpansion returns datum i's second-order expansion at center and
+// sup|f‴_i| over the line, or an error: non-finite derivatives, or no
+// finite bound (ErrNoBound).
+func datumExpansion(name string, e SparseRowGLM, i int, center []float64) (glmTaylor, float64, error) {
+	z, _ := e.LinearPredictors(i, center, center)
+	f1, f2 := e.LossDerivs(i, z)
+	if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
+		return glmTaylor{}, 0, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
+	}
+	k3 := e.LossBound(i, 3, math.Inf(-1), math.Inf(1))
+	if !(k3 >= 0) || math.IsInf(k3, 0) {
+		return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0", name, ErrNoBound, i, k3)
+	}
+	return glmTaylor{zHat: z, f1: f1, f2: f2}, k3, nil
 }

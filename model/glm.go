@@ -123,13 +123,13 @@ func (e *GLMEnergy) LossBound(i, k int, lo, hi float64) float64 {
 // derivative is unbounded but grows at most exponentially:
 // |∂³f(y, z)/∂z³| ≤ LossGrowth(y, z₀)·e^{|z − z₀|} for every real z. It
 // gives ControlVariates its pair-wise bound on an unbounded support
-// (exactmh.LossGrowther).
+// (the GLM's optional LossGrowth method, see exactmh.GLM).
 type GLMLossGrower interface {
 	LossGrowth(y, z0 float64) float64
 }
 
 // LossGrowth returns the family's A(y_i, z₀) of GLMLossGrower, or ok false
-// if the family has none (exactmh.LossGrowther).
+// if the family has none (the GLM's optional LossGrowth method, see exactmh.GLM).
 func (e *GLMEnergy) LossGrowth(i int, z0 float64) (float64, bool) {
 	g, ok := e.family.(GLMLossGrower)
 	if !ok {

@@ -3,9 +3,10 @@
 // license that can be found in the LICENSE file.
 
 // Command multilevel samples a synthetic multilevel logistic regression on
-// tall data exactly from minibatches (exactmh.GroupSMH) and reports min
-// bulk ESS per CPU-second including everything before the draws (the
-// centre, the proposal, warmup).
+// tall data exactly from minibatches — by default with the automatic
+// default (exactmh.Sample with a nil Kernel, which chooses
+// exactmh.GroupGibbs) — and reports min bulk ESS per CPU-second including
+// everything (data, centre, pilots, warmup, draws).
 //
 // The model (issue 30's synthetic row): N = 10⁶ data in 1,000 groups whose
 // sizes follow a rank-size (Zipf-like) law from 10 to 10⁴,
@@ -15,12 +16,12 @@
 //	y_i ~ Bernoulli(σ(x_iᵀβ + u_{g(i)} + v_{g(i)}·x1_i)),
 //	u_g ~ N(0, τ_u²), v_g ~ N(0, τ_v²), τ ~ half-normal(1), β ~ N(0, 5²).
 //
-// The centre of GroupSMH's control variates is model.MultilevelCenter's
-// (Laplace-EM: the joint posterior has no mode). The proposal is the
-// Crank–Nicolson proposal around N(θ̂, H⁻¹) at the centre (-proposal cn;
-// the dense exactmh.CrankNicolson, O(d²) per step, until the sparse one
-// lands) or a random walk scaled by the centre's standard deviations
-// (-proposal rw).
+// -kernel gibbs runs GroupGibbs around model.MultilevelCenter's centre
+// (Laplace-EM: the joint posterior has no mode) with -exact-below;
+// -kernel groupsmh runs GroupSMH there with the Crank–Nicolson proposal
+// around N(θ̂, H⁻¹) (-proposal cn, dense) or a random walk (-proposal
+// rw), and -kernel mh full-batch MH with it: the joint proposals that do
+// not mix in d ≈ 2,000.
 //
 //	go run ./examples/multilevel                 # N = 10⁶, 1,000 groups
 //	go run ./examples/multilevel -quick          # N = 2·10⁴, 50 groups
@@ -43,6 +44,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +54,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/sparse"
+	"github.com/exactmh/exactmh/stancsv"
 )
 
 // cpuTime returns the process's user and system CPU time so far.
@@ -74,10 +77,11 @@ func main() {
 	thin := flag.Int("thin", 1, "transitions per kept draw")
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
-	exactBelow := flag.Int("exact-below", 100, "groups with fewer data are evaluated exactly at every step (GroupSMH.ExactBelow)")
-	kernel := flag.String("kernel", "groupsmh", "groupsmh, or mh (full-batch MH with the same proposal, for comparison)")
+	exactBelow := flag.Int("exact-below", 0, "groups with fewer data are read exactly (GroupGibbs.ExactBelow, GroupSMH.ExactBelow; 0: none)")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (exactmh.GroupGibbs), groupsmh, or mh (full-batch MH with the CN proposal, for comparison)")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
+	stanCSV := flag.String("stan", "", "rstan's sample file of stan/run.R on the same data (comma-separated for several chains): compare the posteriors")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
@@ -108,49 +112,36 @@ func main() {
 	dim := post.Energy.Dim()
 	say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], dim, time.Since(start).Seconds())
 
-	t0 := time.Now()
-	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
-	if err != nil {
-		log.Fatal(err)
-	}
-	say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
-		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
-
-	t0 = time.Now()
-	prior := post.Prior.(*model.MultilevelPrior)
-	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
-	if *proposal == "cn" {
-		cn, err := laplaceCN(post, center, prior.NumTerms())
+	var res *exactmh.Result
+	var kern exactmh.Kernel
+	if *kernel == "auto" {
+		// The automatic default: Choose finds the centre and pilots.
+		*proposal = "auto"
+		res, err = exactmh.Sample(context.Background(), post, nil, &exactmh.Settings{
+			Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: cf.Progress(), TargetAccept: *accept})
 		if err != nil {
 			log.Fatal(err)
 		}
-		q = cn
-	}
-	say("proposal %s in %.1fs", *proposal, time.Since(t0).Seconds())
-	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: *exactBelow}
-	if *free {
-		k.Free = sd
-	}
-	var kern exactmh.Kernel = k
-	if *kernel == "mh" {
-		kern = exactmh.MH{Proposal: q}
-	}
-	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
-		Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: *accept})
-	if err != nil {
-		log.Fatal(err)
+		kern = res.Choice.Kernel
+		fmt.Printf("automatic default: %s\n", res.Choice)
+	} else {
+		res, kern = sampleWith(post, d, cf, *kernel, *proposal, *exactBelow, *free, *warmup, *thin, *accept, say)
 	}
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0
 	s := res.Summary()
 	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
+	var worst string
 	for _, p := range s.Params {
+		if p.ESSBulk < minBulk {
+			worst = p.Name
+		}
 		minBulk, minTail, maxRhat = math.Min(minBulk, p.ESSBulk), math.Min(minTail, p.ESSTail), math.Max(maxRhat, p.RHat)
 	}
 	tot := res.Sampling()
-	fmt.Printf("GroupSMH (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
-		*proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
-	fmt.Printf("min bulk ESS %.0f, min tail ESS %.0f, max R-hat %.3f, step scales %.3g\n", minBulk, minTail, maxRhat, scales(res))
+	fmt.Printf("%s (%s): %d chains × %d draws (thin %d), accept %.3f, mean batch %.1f of N = %d, evals/step %.1f\n",
+		kern.Name(), *proposal, cf.Chains, cf.Draws, *thin, tot.AcceptRate(), tot.MeanBatch(), *n, tot.EvalsPerStep())
+	fmt.Printf("min bulk ESS %.0f (%s), min tail ESS %.0f, max R-hat %.3f, step scales %.3g, chain 0: %v\n", minBulk, worst, minTail, maxRhat, scales(res), res.Chains[0].Params)
 	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
 		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
 	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
@@ -164,9 +155,128 @@ func main() {
 			fmt.Printf("%-14s %8.3f %8.3f %8.4f %7.0f %7.0f %6.3f\n", p.Name, v, p.Mean, p.SD, p.ESSBulk, p.ESSTail, p.RHat)
 		}
 	}
-	if err := cf.SaveStanCSV(res, "multilevel_GroupSMH", post.Names); err != nil {
+	if *stanCSV != "" {
+		if err := compareStan(s, strings.Split(*stanCSV, ","), *groups); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := cf.SaveStanCSV(res, "multilevel_"+kern.Name(), post.Names); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// sampleWith runs the kernel named by kernel around model.MultilevelCenter's
+// centre.
+func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, kernel, proposal string, exactBelow int, free bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
+	dim := post.Energy.Dim()
+	t0 := time.Now()
+	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
+		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
+
+	t0 = time.Now()
+	prior := post.Prior.(*model.MultilevelPrior)
+	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
+	if kernel == "gibbs" {
+		proposal = "blocks"
+	} else if proposal == "cn" {
+		cn, err := laplaceCN(post, center, prior.NumTerms())
+		if err != nil {
+			log.Fatal(err)
+		}
+		q = cn
+	}
+	say("proposal %s in %.1fs", proposal, time.Since(t0).Seconds())
+	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: exactBelow}
+	if free {
+		k.Free = sd
+	}
+	var kern exactmh.Kernel = k
+	switch kernel {
+	case "mh":
+		kern = exactmh.MH{Proposal: q}
+	case "gibbs":
+		kern = exactmh.GroupGibbs{Center: center, ExactBelow: exactBelow}
+	}
+	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
+		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: accept})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return res, kern
+}
+
+// compareStan compares the summary s with rstan's draws in files (the
+// non-centred stan/multilevel.stan: alpha, beta, u, v, log_tau_u,
+// log_tau_v) on every fixed effect, both log scales and 50 random
+// intercepts and slopes (25 each, evenly spaced over the groups): the
+// difference of means in Stan's posterior sds, and the ratio of sds.
+func compareStan(s *exactmh.Summary, files []string, groups int) error {
+	var cols []string
+	var draws [][]float64
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		sf, err := stancsv.Read(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		cols = sf.Columns
+		draws = append(draws, sf.Draws...)
+	}
+	col := map[string]int{}
+	for j, c := range cols {
+		col[c] = j
+	}
+	pairs := [][2]string{{"(Intercept)", "alpha"}, {"log_tau_g", "log_tau_u"}, {"log_tau_g_x1", "log_tau_v"}}
+	for j := 1; j <= 9; j++ {
+		pairs = append(pairs, [2]string{fmt.Sprintf("x%d", j), fmt.Sprintf("beta.%d", j)})
+	}
+	for q := range 25 {
+		g := 1 + q*(groups-1)/24
+		pairs = append(pairs, [2]string{fmt.Sprintf("u_g[%d]", g), fmt.Sprintf("u.%d", g)},
+			[2]string{fmt.Sprintf("u_g_x1[%d]", g), fmt.Sprintf("v.%d", g)})
+	}
+	ours := map[string]exactmh.ParamSummary{}
+	for _, p := range s.Params {
+		ours[p.Name] = p
+	}
+	var maxZ, minR, maxR float64 = 0, math.Inf(1), 0
+	var worstZ string
+	fmt.Printf("against rstan's NUTS (%d draws): %-14s %9s %9s %9s %9s %7s %6s\n", len(draws), "parameter", "mean", "Stan", "sd", "Stan sd", "Δ/sd", "sd ×")
+	for _, pr := range pairs {
+		o, ok := ours[pr[0]]
+		j, ok2 := col[pr[1]]
+		if !ok || !ok2 {
+			return fmt.Errorf("compare: no %s or Stan column %s", pr[0], pr[1])
+		}
+		var m, v float64
+		for _, r := range draws {
+			m += r[j]
+		}
+		m /= float64(len(draws))
+		for _, r := range draws {
+			v += (r[j] - m) * (r[j] - m)
+		}
+		sd := math.Sqrt(v / float64(len(draws)-1))
+		z, ratio := (o.Mean-m)/sd, o.SD/sd
+		if math.Abs(z) > maxZ {
+			maxZ, worstZ = math.Abs(z), pr[0]
+		}
+		minR, maxR = math.Min(minR, ratio), math.Max(maxR, ratio)
+		if !strings.HasPrefix(pr[0], "u_g") || pr[0] == "u_g[1]" {
+			fmt.Printf("%-14s %9.4f %9.4f %9.4f %9.4f %7.3f %6.3f\n", pr[0], o.Mean, m, o.SD, sd, z, ratio)
+		}
+	}
+	fmt.Printf("%d parameters (10 fixed, 2 log scales, 50 group effects): max |Δmean|/sd %.3f (%s), sd ratios in [%.3f, %.3f]\n",
+		len(pairs), maxZ, worstZ, minR, maxR)
+	return nil
 }
 
 // scales returns the chains' adapted step scales.

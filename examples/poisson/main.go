@@ -5,7 +5,7 @@
 // Command poisson measures the automatic default on a Poisson regression
 // with an offset (log exposure) under a Gaussian prior: f‴ = e^z has no
 // bound on ℝ, so the control variates bound their remainders pair by pair
-// (exactmh.LossGrowther), and the default runs a minibatch kernel.
+// (the GLM's optional LossGrowth method, see exactmh.GLM), and the default runs a minibatch kernel.
 //
 // The data (simulated from -seed): N rows (-n, 10⁶), an intercept and
 // d − 1 features x ~ N(0, 0.5²) (-d, 10), exposures t_i ~ U(0.5, 2),
@@ -97,7 +97,7 @@ func main() {
 // offsetPoisson is the Poisson regression's energy with an offset o_i:
 // U_i(θ) = e^{z + o_i} − y_i(z + o_i), z = x_iᵀθ. It implements
 // exactmh.GLM, from which the package derives the energy differences,
-// gradients and Hessian, and exactmh.LossGrowther (f‴ = e^{z + o_i} ≤
+// gradients and Hessian, and the optional LossGrowth method of exactmh.GLM (f‴ = e^{z + o_i} ≤
 // e^{z₀ + o_i}·e^{|z − z₀|}), which gives ControlVariates its bound under
 // the Gaussian prior.
 type offsetPoisson struct {

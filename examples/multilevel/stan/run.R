@@ -3,8 +3,9 @@
 # multilevel.stan, from the data `go run ./examples/multilevel -export DIR`
 # writes. See README.md.
 #
-# Usage: Rscript run.R DATADIR OUTDIR [CHAINS] [SEED]
+# Usage: Rscript run.R DATADIR OUTDIR [CHAINS] [SEED] [WARMUP] [DRAWS]
 #   CHAINS  chains, run in parallel with cores = CHAINS (default 1)
+#   WARMUP, DRAWS  iterations per chain (default rstan's 1000 and 1000)
 #
 # Writes OUTDIR/multilevel_stan_C.csv (rstan's sample_file) and prints the
 # wall and CPU times of compilation, warmup and sampling.
@@ -16,6 +17,8 @@ datadir <- args[1]
 outdir <- args[2]
 chains <- if (length(args) >= 3) as.integer(args[3]) else 1L
 seed <- if (length(args) >= 4) as.integer(args[4]) else 1L
+warmup <- if (length(args) >= 5) as.integer(args[5]) else 1000L
+draws <- if (length(args) >= 6) as.integer(args[6]) else 1000L
 dir.create(outdir, showWarnings = FALSE, recursive = TRUE)
 
 file_arg <- grep("^--file=", commandArgs(FALSE), value = TRUE)
@@ -37,6 +40,7 @@ model <- stan_model(file.path(here, "multilevel.stan"))
 cat(sprintf("compiled in %.1f s\n", (proc.time() - t0)[["elapsed"]]))
 t0 <- proc.time()
 fit <- sampling(model, data = data, chains = chains, cores = chains, seed = seed,
+                warmup = warmup, iter = warmup + draws,
                 sample_file = file.path(outdir, "multilevel_stan.csv"))
 t1 <- proc.time() - t0
 cat(sprintf("sampling() wall %.1f s, CPU (R and children) %.1f s\n", t1[["elapsed"]], t1[["user.self"]] + t1[["user.child"]]))

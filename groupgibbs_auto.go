@@ -1,0 +1,349 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/exactmh/exactmh/sparse"
+)
+
+// multilevelOf returns p's layout if p is a multilevel GLM GroupGibbs can
+// sample: sparse rows, sparse Hessians of energy and prior, and a prior
+// that describes its blocks and scales (model.NewMultilevel's).
+func multilevelOf(p *Posterior) (multilevelLayout, bool) {
+	lay, ok := p.Prior.(multilevelLayout)
+	if !ok || lay.NumTerms() == 0 {
+		return nil, false
+	}
+	if _, ok := p.Energy.(SparseRowGLM); !ok {
+		return nil, false
+	}
+	if _, ok := p.Energy.(SparseHessianer); !ok {
+		return nil, false
+	}
+	_, ok = p.Prior.(SparseHessianer)
+	return lay, ok
+}
+
+// multilevelCenter returns a centre for GroupGibbs on a multilevel
+// posterior and the standard deviations of a Gaussian approximation
+// there. The joint posterior of (β, u, log τ) has no mode (its density
+// grows without bound as τ → 0 with u = 0), so the centre is that of a
+// Laplace-EM iteration, as lme4's fits: the mode of the effects given the
+// log scales by damped Newton steps on the sparse Hessian (package
+// sparse's Cholesky factorisation with a fill-reducing order: any number
+// of nested or crossed factors), then for each term τ² = Σ_g(û_g² +
+// v_g)/G, v_g the conditional variance of u_g (the inverse Hessian's
+// diagonal), until log τ moves less than 0.01 (at most 50 rounds), then
+// Newton to the mode given that τ. The standard deviations are the
+// conditional ones of the effects and, for a log scale, 1/√(−∂² log p).
+// It costs a few dozen passes over the data and sparse factorisations.
+func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (center, sd []float64, err error) {
+	d := t.Dim()
+	blocks := lay.Blocks()
+	if len(blocks) != d {
+		return nil, nil, fmt.Errorf("the prior's Blocks has %d entries, want the dimension %d", len(blocks), d)
+	}
+	eh := t.Energy().(SparseHessianer)
+	ph, ok := t.Prior().(SparseHessianer)
+	if !ok {
+		return nil, nil, fmt.Errorf("prior %T has no sparse Hessian", t.Prior())
+	}
+	// The effects E (every coordinate a row holds) and their index in the
+	// Newton system.
+	idx := make([]int, d)
+	var eff []int
+	for j, b := range blocks {
+		idx[j] = -1
+		if b >= 0 {
+			idx[j] = len(eff)
+			eff = append(eff, j)
+		}
+	}
+	m := len(eff)
+	theta := make([]float64, d)
+	grad := make([]float64, d)
+	trial := make([]float64, d)
+	rhs, step, work := make([]float64, m), make([]float64, m), make([]float64, m)
+	obj := func(th []float64) (float64, error) {
+		u, err := t.TotalEnergy(th)
+		return u - t.LogPrior(th), err
+	}
+	var chol *sparse.Cholesky
+	var pattern *sparse.SymCSC // the pattern chol was analysed for
+	// hessian factorises the Hessian of −log π in the effects at θ.
+	hessian := func() error {
+		he, err := eh.SparseHessian(theta)
+		if err != nil {
+			return err
+		}
+		hp, err := ph.SparseHessian(theta)
+		if err != nil {
+			return err
+		}
+		tr := sparse.NewTriplet(m)
+		for _, h := range []*sparse.SymCSC{he, hp} {
+			for j := range h.N {
+				if idx[j] < 0 {
+					continue
+				}
+				for q := h.ColPtr[j]; q < h.ColPtr[j+1]; q++ {
+					if r := h.RowIdx[q]; idx[r] >= 0 {
+						tr.Add(idx[r], idx[j], h.Val[q])
+					}
+				}
+			}
+		}
+		a, err := tr.SymCSC()
+		if err != nil {
+			return err
+		}
+		if chol != nil && chol.L() != nil && pattern != nil && pattern.SamePattern(a) {
+			if err := chol.Refactor(a); err == nil {
+				return nil
+			}
+		}
+		if chol, err = sparse.Factorize(a); err != nil {
+			return fmt.Errorf("the Hessian of the effects given τ: %w", err)
+		}
+		pattern = a
+		return nil
+	}
+	// newton makes at most steps damped Newton steps on the effects.
+	newton := func(steps int) error {
+		f, err := obj(theta)
+		if err != nil {
+			return err
+		}
+		for range steps {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			clear(grad)
+			if _, err := t.TotalEnergyAndGradient(grad, theta); err != nil {
+				return err
+			}
+			pg := trial
+			clear(pg)
+			if err := t.AddLogPriorGradient(pg, theta); err != nil {
+				return err
+			}
+			for a, j := range eff {
+				rhs[a] = pg[j] - grad[j] // −∇F
+			}
+			if err := hessian(); err != nil {
+				return err
+			}
+			chol.Solve(step, rhs, work)
+			var size float64
+			for _, s := range step {
+				size = math.Max(size, math.Abs(s))
+			}
+			if size < 1e-8 {
+				return nil
+			}
+			for lambda := 1.0; ; lambda /= 2 {
+				if lambda < 1e-10 {
+					return nil // no descent along the Newton step: at the mode to rounding
+				}
+				copy(trial, theta)
+				for a, j := range eff {
+					trial[j] += lambda * step[a]
+				}
+				if ft, err := obj(trial); err == nil && ft <= f {
+					copy(theta, trial)
+					f = ft
+					break
+				}
+			}
+		}
+		return nil
+	}
+	variance := make([]float64, m)
+	for round := range 50 {
+		if err := newton(1); err != nil {
+			return nil, nil, fmt.Errorf("Laplace-EM round %d: %w", round, err)
+		}
+		if err := hessian(); err != nil {
+			return nil, nil, fmt.Errorf("Laplace-EM round %d: %w", round, err)
+		}
+		chol.InverseDiag(variance)
+		var moved float64
+		for tm := range lay.NumTerms() {
+			_, _, start, stride, levels, lt := lay.Term(tm)
+			if levels == 0 {
+				continue
+			}
+			var s float64
+			for g := range levels {
+				j := start + g*stride
+				s += theta[j]*theta[j] + variance[idx[j]]
+			}
+			l := math.Max(math.Log(s/float64(levels))/2, -10) // a scale collapsing to 0: keep the centre finite
+			moved = math.Max(moved, math.Abs(l-theta[lt]))
+			theta[lt] = l
+		}
+		if moved < 1e-2 {
+			break
+		}
+	}
+	if err := newton(100); err != nil {
+		return nil, nil, err
+	}
+	if err := hessian(); err != nil {
+		return nil, nil, err
+	}
+	chol.InverseDiag(variance)
+	sd = make([]float64, d)
+	for a, j := range eff {
+		sd[j] = math.Sqrt(variance[a])
+	}
+	hp, err := ph.SparseHessian(theta)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, b := range blocks {
+		if b < 0 {
+			h := hp.At(j, j)
+			sd[j] = 1 / math.Sqrt(math.Max(h, 1e-12))
+		}
+	}
+	return theta, sd, nil
+}
+
+// multilevelChoice is the automatic default on a multilevel posterior
+// (multilevelOf): GroupGibbs around the Laplace-EM centre, piloted against
+// full-batch NUTS from the same centre; the faster wins. A centre that
+// cannot be found leaves NUTS alone, with the reason.
+//
+// A GroupGibbs transition is a sweep over every block, so its pilot is
+// sized by the sweep: a probe of a few sweeps measures one, then one chain
+// runs 50 warmup sweeps and samples for max(0.4 s, 100 sweeps) (at most
+// 4000 draws). NUTS is piloted (as Choose pilots it) only where its best
+// possible ESS per second, two per transition of autoNUTSPasses passes
+// over the data, beats GroupGibbs's measured rate.
+func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout, seed uint64, pass time.Duration) (*Choice, error) {
+	t0 := time.Now()
+	choiceProgress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
+	center, sd, err := multilevelCenter(ctx, t, lay)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return &Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
+			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler"}, nil
+	}
+	centerTime := time.Since(t0)
+	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
+	choice := &Choice{center: center, centerSD: sd}
+	gg := GroupGibbs{Center: center}
+	cache := choice.cache(p)
+	m := Candidate{Name: "GroupGibbs"}
+	t1 := time.Now()
+	choiceProgress(ctx, "pilot: GroupGibbs")
+	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		m.Err = err.Error()
+		choice.Candidates = append(choice.Candidates, m)
+		choice.Name, choice.Kernel, choice.Posterior = "NUTS", NUTS{}, p
+		choice.Reason = fmt.Sprintf("a multilevel model GroupGibbs cannot sample (%v): full-batch NUTS from the Laplace-EM centre", err)
+		return choice, nil
+	}
+	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
+	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
+		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
+	if err != nil {
+		return nil, fmt.Errorf("exactmh: automatic default: GroupGibbs: %w", err)
+	}
+	c0 := res.Chains[0]
+	m.Time = time.Since(t1)
+	if ess := minESS(res); c0.Len() >= 20 && c0.Sampling.Time > 0 && !math.IsNaN(ess) {
+		m.ESSPerSecond = ess / c0.Sampling.Time.Seconds()
+		m.EvalsPerStep = c0.Sampling.EvalsPerStep()
+	} else {
+		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
+	}
+	choiceProgress(ctx, "pilot: GroupGibbs: %.4g ESS/s (%v)", m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	choice.Candidates = append(choice.Candidates, m)
+	choice.Name, choice.Kernel, choice.Posterior = "GroupGibbs", gg, p
+	choice.Reason = fmt.Sprintf("GroupGibbs (%.4g ESS/s, %.3g data per sweep of N = %d)", m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	for _, ki := range withRole(autoFull) {
+		n := Candidate{Name: ki.Name}
+		if bound := 2 / (ki.passes * pass.Seconds()); pass > 0 && bound < m.ESSPerSecond {
+			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", ki.passes, pass.Round(time.Microsecond), bound)
+			choice.Candidates = append(choice.Candidates, n)
+			continue
+		}
+		t2 := time.Now()
+		choiceProgress(ctx, "pilot: %s", ki.Name)
+		k := ki.New(nil)
+		rate, evals, atMost, scale, err := pilot(ctx, p, k, center, seed, autoPilotTimeout+autoPilotPasses*pass, m.ESSPerSecond, choice.cache(p))
+		n.Time, n.Scale = time.Since(t2), scale
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			n.Err, n.AtMost = err.Error(), atMost
+		default:
+			n.ESSPerSecond, n.EvalsPerStep = rate, evals
+			if rate > m.ESSPerSecond && rate > 0 {
+				if scale > 0 {
+					k, _ = withStep(k, nil, func(float64) float64 { return scale })
+				}
+				choice.Name, choice.Kernel = ki.Name, k
+				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", ki.Name, rate)
+			}
+		}
+		choice.Candidates = append(choice.Candidates, n)
+	}
+	choice.Reason = fmt.Sprintf("%s, the highest ESS per second of the pilots on a multilevel model (%d random-effect terms, d = %d; Laplace-EM centre in %v: the joint posterior has no mode)",
+		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
+	sortCandidates(choice.Candidates)
+	return choice, nil
+}
+
+// centerInits returns a copy of s with one θ0 per chain, the centre plus
+// its standard deviations times standard normal draws (dispersed at the
+// posterior's scale, as R-hat needs), when s sets neither Init nor Inits;
+// a draw outside the prior's support is replaced by the centre.
+func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
+	if center == nil || s != nil && (s.Init != nil || s.Inits != nil) {
+		return s
+	}
+	var r Settings
+	if s != nil {
+		r = *s
+	}
+	chains := r.Chains
+	if chains == 0 {
+		chains = defaultChains
+	}
+	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
+		return s // resolve reports it
+	}
+	prior := p.prior()
+	r.Inits = make([][]float64, chains)
+	for k := range r.Inits {
+		rng := rand.New(rand.NewPCG(r.Seed, 0x6d6c63656e746572^uint64(r.FirstChain+k)))
+		x := slices.Clone(center)
+		for j := range x {
+			x[j] += sd[j] * rng.NormFloat64()
+		}
+		if lp := prior.LogPrior(x); math.IsInf(lp, -1) || math.IsNaN(lp) {
+			x = slices.Clone(center)
+		}
+		r.Inits[k] = x
+	}
+	return &r
+}

@@ -1,0 +1,52 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"errors"
+)
+
+// GroupGibbsStale returns k with its control-variate sums g and H taken
+// at Center shifted by shift in every coordinate while the per-datum
+// expansions stay at Center: a stale expansion, which the kit must catch.
+func GroupGibbsStale(k GroupGibbs, shift float64) GroupGibbs {
+	k.sumCenter = GroupSMHStale(GroupSMH{}, shift).sumCenter
+	return k
+}
+
+// GroupGibbsFixedBlockOnly returns k with every thinning bound counting
+// only how far the fixed effects (block 0) are from the centre — a bound
+// that ignores the groups' blocks — thinning probabilities clipped to 1
+// and the bound check skipped, which the kit must catch.
+func GroupGibbsFixedBlockOnly(k GroupGibbs) GroupGibbs {
+	k.blockMask = func(b int32) bool { return b == 0 }
+	return k
+}
+
+// GroupGibbsWrongLocation returns k with each location move paired with
+// the next fixed effect instead of the one whose column it matches: a move
+// that changes the linear predictors, accepted on the prior ratio alone,
+// which the kit must catch.
+func GroupGibbsWrongLocation(k GroupGibbs) GroupGibbs {
+	k.locOffset = 1
+	return k
+}
+
+// MultilevelCenterOf is the centre the automatic default finds on a
+// multilevel posterior, and its standard deviations.
+func MultilevelCenterOf(p *Posterior) (center, sd []float64, err error) {
+	lay, ok := multilevelOf(p)
+	if !ok {
+		return nil, nil, errNotMultilevel
+	}
+	t, err := NewTarget(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return multilevelCenter(context.Background(), t, lay)
+}
+
+var errNotMultilevel = errors.New("not a multilevel posterior")
