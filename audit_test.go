@@ -168,7 +168,7 @@ func TestStartAuditCatchesRarelyDrawnBounds(t *testing.T) {
 
 	// Through Sample the error names the package and chain once.
 	_, err = exactmh.Sample(context.Background(), p, exactmh.TunaMH{Bound: tiny}, &exactmh.Settings{Chains: 1, Draws: 10, Init: theta0})
-	if msg := err.Error(); !strings.HasPrefix(msg, "exactmh: chain 0: TunaMH: bound audit") {
+	if msg := err.Error(); !strings.HasPrefix(msg, "exactmh: chain 1: TunaMH: bound audit") {
 		t.Errorf("Sample: %q", msg)
 	}
 }

@@ -82,12 +82,12 @@ func (r *Result) Checkpoint(w io.Writer) error {
 			return fmt.Errorf("exactmh: Checkpoint: %s chains (%T) do not implement Checkpointer", r.Kernel, cr.ch)
 		}
 		var state []byte
-		err := protect(c, "Checkpointer.MarshalState", func() (err error) {
+		err := protect(set.FirstChain, c, "Checkpointer.MarshalState", func() (err error) {
 			state, err = k.MarshalState()
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("exactmh: Checkpoint: chain %d: %w", c, err)
+			return fmt.Errorf("exactmh: Checkpoint: chain %d: %w", chainNumber(set.FirstChain, c), err)
 		}
 		rng, err := cr.src.MarshalBinary()
 		if err != nil {
@@ -134,7 +134,7 @@ func (r *Result) Checkpoint(w io.Writer) error {
 func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Result, err error) {
 	defer func() { // in the posterior's, the kernel's or the recorder's code
 		if v := recover(); v != nil {
-			res, err = nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", newPanicError(-1, -1, "LoadCheckpoint", v))
+			res, err = nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", newPanicError(0, -1, -1, "LoadCheckpoint", v))
 		}
 	}()
 	if rd == nil {
@@ -172,12 +172,12 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Re
 	res.Settings.Recorder = rec
 	for c := range cp.Chains {
 		var cr *chainRunner
-		err := protect(c, "restoring the chain (Kernel.Start, UnmarshalState, SetMetric)", func() (err error) {
+		err := protect(set.FirstChain, c, "restoring the chain (Kernel.Start, UnmarshalState, SetMetric)", func() (err error) {
 			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel)
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", c, err)
+			return nil, fmt.Errorf("exactmh: LoadCheckpoint: chain %d: %w", chainNumber(set.FirstChain, c), err)
 		}
 		res.runners = append(res.runners, cr)
 		res.Chains = append(res.Chains, cr.r)
@@ -213,7 +213,7 @@ func (cp *checkpoint) check(k Kernel) error {
 		total := cp.Settings.transitions()
 		for c := range cp.Chains {
 			if n := cp.Chains[c].Next; n != total {
-				return fmt.Errorf("chain %d: the run completed, but its next transition is %d of %d", c, n, total)
+				return fmt.Errorf("chain %d: the run completed, but its next transition is %d of %d", chainNumber(cp.Settings.FirstChain, c), n, total)
 			}
 		}
 	}

@@ -137,15 +137,15 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		{"no chains", "MH", nil, run(func(cp *exactmh.CheckpointFile) { cp.Settings.Chains, cp.Settings.Workers, cp.Chains = 0, 0, nil }), "Settings.Chains = 0"},
 		{"status failed", "MH", nil, run(func(cp *exactmh.CheckpointFile) { cp.Status = exactmh.Failed }), "status failed"},
 		{"status 7", "MH", nil, run(func(cp *exactmh.CheckpointFile) { cp.Status = 7 }), "status Status(7)"},
-		{"completed but short", "MH", nil, run(func(cp *exactmh.CheckpointFile) { cp.Settings.Draws++ }), "chain 0: the run completed, but its next transition is 100 of 102"},
+		{"completed but short", "MH", nil, run(func(cp *exactmh.CheckpointFile) { cp.Settings.Draws++ }), "chain 1: the run completed, but its next transition is 100 of 102"},
 		{"exactness flipped", "MH", nil, run(func(cp *exactmh.CheckpointFile) { cp.Exact = false }), "exact = false"},
 		{"negative elapsed", "MH", nil, run(func(cp *exactmh.CheckpointFile) { cp.Elapsed = -1 }), "elapsed time"},
 
 		// A chain's record.
-		{"chain index", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Chain = 5 }), "chain 0: ChainResult.Chain = 5, want 0"},
-		{"negative Next", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Next = -3 }), "chain 0: next transition -3 outside [0, 100]"},
+		{"chain index", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Chain = 5 }), "chain 1: ChainResult.Chain = 5, want 0"},
+		{"negative Next", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Next = -3 }), "chain 1: next transition -3 outside [0, 100]"},
 		{"Next past the end", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Next = 101 }), "next transition 101 outside"},
-		{"Draws shorter than Infos·d", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Draws = cc.Result.Draws[:10] }), "chain 0: 30 infos, 30 times and 10 draw values"},
+		{"Draws shorter than Infos·d", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Draws = cc.Result.Draws[:10] }), "chain 1: 30 infos, 30 times and 10 draw values"},
 		{"Times short", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Times = cc.Result.Times[1:] }), "29 times"},
 		{"draws without transitions", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.Result.Infos = append(cc.Result.Infos, exactmh.Info{})
@@ -157,16 +157,16 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		{"negative evaluations", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Sampling.Evals = -1 }), "sampling totals: evaluations -1"},
 		{"negative batch", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Infos[3].Batch = -1 }), "Infos[3]: batch -1"},
 		{"NaN draw", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Draws[5] = math.NaN() }), "draw 2: θ[1] = NaN"},
-		{"θ NaN", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Theta[1] = math.NaN() }), "chain 0: θ[1] = NaN is not finite"},
+		{"θ NaN", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Theta[1] = math.NaN() }), "chain 1: θ[1] = NaN is not finite"},
 		{"θ short", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Theta = cc.Theta[:1] }), "θ has length 1"},
 		{"θ outside the prior", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Theta[0] = 1e6 }), "outside the prior's support"},
-		{"scale NaN", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Scale = math.NaN() }), "chain 0: step scale NaN"},
+		{"scale NaN", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Scale = math.NaN() }), "chain 1: step scale NaN"},
 		{"scale 0", "TunaMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Scale = 0 }), "step scale 0"},
 		{"result scale −1", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Scale = -1 }), "ChainResult.Scale = -1"},
 		{"adaptation NaN", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Adapt.Hbar = math.NaN() }), "adaptation state"},
 		{"adaptation target", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Adapt.Target = 0.9 }), "adaptation at target 0.9"},
 		{"adaptation count", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Adapt.T = 3 }), "after 3 updates"},
-		{"random stream", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.RNG = cc.RNG[:5] }), "chain 0: random stream"},
+		{"random stream", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.RNG = cc.RNG[:5] }), "chain 1: random stream"},
 		{"negative clock", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Clock = -1 }), "chain clock"},
 		{"warmup flag", "TunaMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.WarmupAware = false }), "told about warmup = false"},
 		{"no-state kernel with state", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.State = []byte{1} }), "MH state: the chain has no state"},
@@ -174,7 +174,7 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		// Kernel states.
 		{"TunaMH χ NaN", "TunaMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *tunaState) { s.Chi = math.NaN() })
-		}), "chain 0: TunaMH state: saved χ = NaN"},
+		}), "chain 1: TunaMH state: saved χ = NaN"},
 		{"TunaMH χ −1", "TunaMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *tunaState) { s.Chi = -1 })
 		}), "saved χ = -1"},
@@ -189,7 +189,7 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		}), "saved batch record"},
 		{"FlyMC order index", "FlyMC", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *flyState) { s.Order[7] = 1 << 20 })
-		}), "chain 0: FlyMC state: saved order[7] = 1048576, want in [0, 120)"},
+		}), "chain 1: FlyMC state: saved order[7] = 1048576, want in [0, 120)"},
 		{"FlyMC order duplicate", "FlyMC", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *flyState) { s.Order[7] = s.Order[0] })
 		}), "saved order[7]"},
@@ -198,7 +198,7 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		}), "bright count 121"},
 		{"MHBT batch index", "MHBT", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *mhbtState) { s.Batch[3] = 500 })
-		}), "chain 0: MHBT state: saved batch[3] = 500, want in [0, 120)"},
+		}), "chain 1: MHBT state: saved batch[3] = 500, want in [0, 120)"},
 		{"MHBT batch duplicate", "MHBT", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *mhbtState) { s.Batch[3] = s.Batch[4] })
 		}), "saved batch[4]"},
@@ -207,7 +207,7 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		}), "saved permutation[10]"},
 		{"MHBT β NaN", "MHBT-RSGLD", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *mhbtState) { s.Beta = math.NaN() })
-		}), "chain 0: MHBT-RSGLD state: saved β = NaN"},
+		}), "chain 1: MHBT-RSGLD state: saved β = NaN"},
 		{"MHBT β changed", "MHBT", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *mhbtState) { s.Beta = 3 })
 		}), "saved β = 3, but β is not adapted"},
@@ -219,13 +219,13 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		}), "MHBT state"},
 		{"AustereMH permutation index", "AustereMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *[]int) { (*s)[2] = -1 })
-		}), "chain 0: AustereMH state: saved permutation[2] = -1"},
+		}), "chain 1: AustereMH state: saved permutation[2] = -1"},
 		{"AustereMH permutation duplicate", "AustereMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *[]int) { (*s)[2] = (*s)[1] })
 		}), "saved permutation[2]"},
 		{"TunaMH-SGLD permutation short", "TunaMH-SGLD", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *[]int) { *s = (*s)[1:] })
-		}), "chain 0: TunaMH-SGLD state: saved permutation of 119 data"},
+		}), "chain 1: TunaMH-SGLD state: saved permutation of 119 data"},
 		{"TunaMH-SGLD permutation index", "TunaMH-SGLD", nil, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.State = editState(cc.State, func(s *[]int) { (*s)[0] = 120 })
 		}), "saved permutation[0] = 120"},

@@ -231,32 +231,50 @@ func conformanceCases() []mcmctest.Case {
 		// SMH-2 with Euclidean bounds in the Laplace approximation's
 		// shape, TunaMH on them TunaMH with control variates. The
 		// posterior is rewritten, the target is not.
-		{Name: "TFMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget,
+		{Name: "TFMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget(2),
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale}
 			},
-			TargetMutants: cvMutants()},
-		{Name: "TunaMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget,
+			TargetMutants: cvMutants(2)},
+		{Name: "TunaMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget(2),
 			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
-			TargetMutants: cvMutants()},
+			TargetMutants: cvMutants(2)},
 		// The Poisson kernels on the remainders need their EnergyRange,
 		// which exists on a bounded support only: NeedsRange with NeedsGLM
 		// runs them on the logistic regression with a uniform prior on a
 		// box (the base prior ControlVariates wraps).
-		{Name: "PoissonMH control variates", UsesProposal: true, NeedsGLM: true, NeedsRange: true, Exact: true, Target: cvTarget,
+		{Name: "PoissonMH control variates", UsesProposal: true, NeedsGLM: true, NeedsRange: true, Exact: true, Target: cvTarget(2),
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale, MaxBatch: math.Inf(1)}
 			},
 			// The kernel's own mutants are the PoissonMH row's: here, near
 			// θ̂, each φ_i barely moves within its range, and keeping a draw
 			// with M_i − φ_i for φ_i ("flipped thinning") passes unseen.
-			TargetMutants: cvMutants()},
-		{Name: "Poisson-MALA control variates", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Metric: exactmh.MetricDense, Target: cvTarget,
+			TargetMutants: cvMutants(2)},
+		{Name: "Poisson-MALA control variates", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Metric: exactmh.MetricDense, Target: cvTarget(2),
 			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.PoissonMALA{Scale: pb.Scale, MaxBatch: math.Inf(1)} },
-			TargetMutants: cvShiftMutant()},
-		{Name: "Poisson-Barker control variates", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Target: cvTarget,
+			TargetMutants: cvShiftMutant(2)},
+		{Name: "Poisson-Barker control variates", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Target: cvTarget(2),
 			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.PoissonBarker{Scale: pb.Scale, MaxBatch: math.Inf(1)} },
-			TargetMutants: cvShiftMutant()},
+			TargetMutants: cvShiftMutant(2)},
+		// The same kernels on the third-order expansion (cv_cubic.go),
+		// forced, which ControlVariates takes where it reads fewer data.
+		{Name: "TFMH control variates, third order", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget(3),
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale}
+			},
+			TargetMutants: cvMutants(3)},
+		{Name: "TunaMH control variates, third order", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget(3),
+			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			TargetMutants: cvMutants(3)},
+		{Name: "PoissonMH control variates, third order", UsesProposal: true, NeedsGLM: true, NeedsRange: true, Exact: true, Target: cvTarget(3),
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.PoissonMH{Proposal: pb.Proposal, Scale: pb.Scale, MaxBatch: math.Inf(1)}
+			},
+			TargetMutants: cvMutants(3)},
+		{Name: "Poisson-MALA control variates, third order", NeedsGLM: true, NeedsRange: true, NeedsGradient: true, Exact: true, TargetAccept: 0.55, Metric: exactmh.MetricDense, Target: cvTarget(3),
+			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.PoissonMALA{Scale: pb.Scale, MaxBatch: math.Inf(1)} },
+			TargetMutants: cvShiftMutant(3)},
 		{Name: "TFMH", UsesProposal: true, NeedsRange: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale}
@@ -710,26 +728,39 @@ func offDenseMetric(pb problem) exactmh.Metric {
 	return m
 }
 
-// cvTarget rewrites a problem with control variates at its mode.
-func cvTarget(pb problem) (*exactmh.Posterior, error) {
-	la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
-	if err != nil {
-		return nil, err
+// cvTarget rewrites a problem with control variates at its mode, expanded
+// to the given order (2 or 3).
+func cvTarget(order int) func(problem) (*exactmh.Posterior, error) {
+	return func(pb problem) (*exactmh.Posterior, error) {
+		la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
+		if err != nil {
+			return nil, err
+		}
+		return exactmh.ControlVariatesOrder(pb.Posterior, la, order)
 	}
-	return exactmh.ControlVariates(pb.Posterior, la)
 }
 
 // cvMutants are control-variate rewrites that change the target: the
-// surrogate with half the Hessian (twice the posterior variance) and
-// cvShiftMutant's.
-func cvMutants() map[string]func(problem) (*exactmh.Posterior, error) {
-	m := cvShiftMutant()
+// surrogate with half the Hessian (twice the posterior variance),
+// cvShiftMutant's, and at third order the surrogate with the cubic term
+// negated (a skew of the target).
+func cvMutants(order int) map[string]func(problem) (*exactmh.Posterior, error) {
+	m := cvShiftMutant(order)
 	m["surrogate with half the Hessian"] = func(pb problem) (*exactmh.Posterior, error) {
 		la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
 		if err != nil {
 			return nil, err
 		}
-		return exactmh.ControlVariatesHalfQuadratic(pb.Posterior, la)
+		return exactmh.ControlVariatesHalfQuadratic(pb.Posterior, la, order)
+	}
+	if order == 3 {
+		m["surrogate with the cubic term negated"] = func(pb problem) (*exactmh.Posterior, error) {
+			la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
+			if err != nil {
+				return nil, err
+			}
+			return exactmh.ControlVariatesOrderNegatedCube(pb.Posterior, la)
+		}
 	}
 	return m
 }
@@ -740,7 +771,7 @@ func cvMutants() map[string]func(problem) (*exactmh.Posterior, error) {
 // wrong target. Its rank histograms (100 replicates of 9 draws with
 // -short) see a mean off by an sd at p ~ 10⁻⁶ but not reliably a variance
 // off by a factor of two, the half-Hessian mutant, which passes them.
-func cvShiftMutant() map[string]func(problem) (*exactmh.Posterior, error) {
+func cvShiftMutant(order int) map[string]func(problem) (*exactmh.Posterior, error) {
 	return map[string]func(problem) (*exactmh.Posterior, error){
 		"surrogate centred a posterior sd off θ̂": func(pb problem) (*exactmh.Posterior, error) {
 			la, err := exactmh.LaplaceAt(pb.Posterior, pb.Mode)
@@ -749,7 +780,7 @@ func cvShiftMutant() map[string]func(problem) (*exactmh.Posterior, error) {
 			}
 			shift := make([]float64, len(pb.Mode))
 			shift[0] = pb.SD[0]
-			return exactmh.ControlVariatesShiftedSurrogate(pb.Posterior, la, shift)
+			return exactmh.ControlVariatesShiftedSurrogate(pb.Posterior, la, order, shift)
 		},
 	}
 }

@@ -53,9 +53,9 @@ func TestErrorPrefixOnce(t *testing.T) {
 		t.Fatalf("error %v, want a BoundViolation", err)
 	}
 	msg := err.Error()
-	if !strings.HasPrefix(msg, "exactmh: TunaMH: chain 0: transition ") || strings.Count(msg, "exactmh") != 1 ||
+	if !strings.HasPrefix(msg, "exactmh: TunaMH: chain 1: transition ") || strings.Count(msg, "exactmh") != 1 ||
 		strings.Count(msg, "TunaMH") != 1 || !strings.Contains(msg, "bound violated by datum") {
-		t.Errorf("run error %q: want one \"exactmh: TunaMH: chain 0: transition k: \" prefix, then the violation", msg)
+		t.Errorf("run error %q: want one \"exactmh: TunaMH: chain 1: transition k: \" prefix, then the violation", msg)
 	}
 	// A configuration error names the package and the kernel once each.
 	_, err = exactmh.Sample(context.Background(), p, exactmh.TunaMH{Chi: -1}, &exactmh.Settings{Chains: 1})
@@ -65,9 +65,9 @@ func TestErrorPrefixOnce(t *testing.T) {
 	// So does the audit's, which still wraps the violation.
 	_, err = exactmh.Sample(context.Background(), p, exactmh.TunaMH{Bound: &exactmh.DiffBound{C: tiny}, Chi: 1e17},
 		&exactmh.Settings{Chains: 1, Draws: 10, Init: []float64{1, -1}})
-	if msg := fmt.Sprint(err); !errors.As(err, &v) || !strings.HasPrefix(msg, "exactmh: chain 0: TunaMH: bound audit") ||
+	if msg := fmt.Sprint(err); !errors.As(err, &v) || !strings.HasPrefix(msg, "exactmh: chain 1: TunaMH: bound audit") ||
 		strings.Count(msg, "exactmh") != 1 || strings.Count(msg, "TunaMH") != 1 {
-		t.Errorf("audit error %q: want \"exactmh: chain 0: TunaMH: bound audit\" once, wrapping a BoundViolation", msg)
+		t.Errorf("audit error %q: want \"exactmh: chain 1: TunaMH: bound audit\" once, wrapping a BoundViolation", msg)
 	}
 }
 

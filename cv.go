@@ -43,16 +43,31 @@ import (
 // θ̂ need not be the mode (exactness never depends on it), only near the
 // posterior mass for the bound to be small, and H must be positive
 // definite. Building costs one pass over the data.
+//
+// Where the GLM also has the methods LossDeriv3(i int, z float64) float64
+// (f_i‴) and LossBound4(i int, lo, hi float64) float64 (a bound on |f_i⁗|
+// over [lo, hi]), as model.LogisticRegression and model.StudentTRegression
+// do, the expansion may go to third order: the surrogate prior then holds
+// ⅙Σ_if_i‴(ẑ_i)(x_iᵀΔ)³ as well, and the bound becomes c_i = K_i·s_i⁴ with
+// M = min((a⁴ + b⁴)/24, max(a, b)³·δ/6), K_i ≥ |f_i⁗|. Each order trades a
+// factor ~ s_i·max(a, b) ~ d/√N, so near a concentrated posterior the
+// batches shrink (examples/tall: TunaMH-CV-CN's data per step at logistic
+// d = 50 and Student-t d = 100, TestConformance's "third order" rows); it
+// is taken where the estimated batch is at least d data and falls by half
+// or more, and d ≤ 128,
+// and costs one more pass, O(Nd³/6) flops, and O(d³/6) flops but no data
+// per evaluation of the prior.
 func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error) {
 	err = guard("ControlVariates", func() (err error) {
-		cv, err = controlVariates(p, la, nil)
+		cv, err = controlVariates(p, la, cvCubicAuto, nil)
 		return err
 	})
 	return cv, err
 }
 
-// controlVariates builds ControlVariates' rewrite; mutate, nil in real
-// use, lets the tests spoil the surrogate.
+// controlVariates builds ControlVariates' rewrite, of the order the mode
+// selects (cvCubicAuto in real use); mutate, nil in real use, lets the
+// tests spoil the surrogate.
 //
 // The bound: both terms of M follow from |x_iᵀv| ≤ ‖x_i‖_{H⁻¹}‖v‖_H
 // (Cauchy–Schwarz in H's inner product), the first from Taylor's
@@ -79,7 +94,7 @@ func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error)
 // FindLaplace's after a Newton search on p's energy under β = 1 with
 // float64 rows, whose last pass summed them at θ̂ in the same order, bit
 // for bit (and la.Mean is still that θ̂).
-func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*Posterior, error) {
+func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate func(*cvPrior)) (*Posterior, error) {
 	const who = "ControlVariates"
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -141,10 +156,19 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		sums = nil
 	}
 	grower, growth := growthMode(g, prior)
+	// Third order (cv_cubic.go) is weighed for a lossCuber, under no
+	// LossGrowther bound: the pass keeps K_i of both orders, s_i² and f_i‴.
+	cuber, cubic := g.(lossCuber)
+	cubic = cubic && !growth && order != cvCubicNever && d <= cvCubicMaxDim && cuberAgrees(g, cuber)
+	var s2s []float64
+	if cubic {
+		s2s = prefault.Make[float64](n)
+	}
 	type part struct {
 		grad, hess []float64
-		k3         mostlyOne
+		k3, k4     mostlyOne
 		sMax       float64
+		c3, c4     float64
 		err        error
 	}
 	nb := passBlocks(n, d*d+d)
@@ -152,7 +176,7 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	forBlocks(nb, func(b int) {
 		pt := &parts[b]
 		lo, hi := blockRange(b, nb, n)
-		pt.grad, pt.hess, pt.k3.n = cp.grad, cp.hess, hi-lo
+		pt.grad, pt.hess, pt.k3.n, pt.k4.n = cp.grad, cp.hess, hi-lo, hi-lo
 		if nb > 1 && sums == nil {
 			pt.grad, pt.hess = make([]float64, d), make([]float64, d*d)
 		}
@@ -185,11 +209,25 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 			}
 			s2 := ltNormSq(lt, x, d)
 			pt.sMax = max(pt.sMax, math.Sqrt(s2))
+			var f3 float64
+			if cubic {
+				var err error
+				if f3, err = cubicDeriv3(who, cuber, i, z); err != nil {
+					pt.err = err
+					return
+				}
+				zlo, zhi := glmZRange(x, prior)
+				k4 := cuber.LossBound4(i, zlo, zhi)
+				pt.k4.set(i-lo, k4)
+				pt.c4 += k4 * s2 * s2 // +Inf or NaN: cvCubicChoose declines
+				s2s[i] = s2
+			}
 			if e.at != nil {
-				e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2}
+				e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2, f3: f3}
 			}
 			pt.k3.set(i-lo, k3)
 			e.c[i] = k3 * s2 * math.Sqrt(s2)
+			pt.c3 += e.c[i]
 			if sums == nil {
 				vec.Axpy(pt.grad, f1, x)
 				acc.add(x, f2)
@@ -197,14 +235,30 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 		}
 		acc.flush()
 	})
+	var c3, c4 float64
 	for b := range parts {
 		pt := &parts[b]
 		if pt.err != nil {
 			return nil, pt.err
 		}
+		c3, c4 = c3+pt.c3, c4+pt.c4
+	}
+	if cubic = cubic && cvCubicChoose(order, c3, c4, d, n); !cubic && e.at != nil {
+		for i := range e.at {
+			e.at[i].f3 = 0 // as taylor recomputes it at second order
+		}
+	}
+	for b := range parts {
+		pt := &parts[b]
 		lo, hi := blockRange(b, nb, n)
 		for i := lo; i < hi; i++ {
-			e.k3.set(i, pt.k3.at(i-lo))
+			if cubic {
+				k4 := pt.k4.at(i - lo)
+				e.k3.set(i, k4)
+				e.c[i] = k4 * s2s[i] * s2s[i]
+			} else {
+				e.k3.set(i, pt.k3.at(i-lo))
+			}
 		}
 		if growth {
 			e.sGrow = max(e.sGrow, pt.sMax)
@@ -226,6 +280,13 @@ func controlVariates(p *Posterior, la *LaplaceApprox, mutate func(*cvPrior)) (*P
 	}
 	if err := vec.FiniteVec(who+": Σ∇²U_i(θ̂)", cp.hess); err != nil {
 		return nil, err
+	}
+	if cubic {
+		e.cuber = cuber
+		cp.cube = e.cubicTensor()
+		if err := vec.FiniteVec(who+": Σf_i‴x_i⊗x_i⊗x_i", cp.cube.w); err != nil {
+			return nil, err
+		}
 	}
 	if mutate != nil {
 		mutate(cp)
@@ -287,7 +348,7 @@ func ltNormSq(lt, x []float64, d int) float64 {
 	return s2
 }
 
-// Up to cvRecordLimit data the expansion is stored, 24 bytes a datum read
+// Up to cvRecordLimit data the expansion is stored, 32 bytes a datum read
 // with one cache miss; beyond, it is recomputed from the row the kernel
 // reads anyway (one more dot product and f_i′, f_i″: an exp for the
 // logistic loss), bit for bit as at construction, so that only c_i — 8
@@ -306,15 +367,20 @@ type cvEnergy struct {
 	// sGrow, when positive, is max_i s_i, and K_i is A_i of LossGrowther:
 	// M(θ, θ′) is growthDistance's, valid pair by pair.
 	sGrow float64
+	// cuber, when not nil, is g expanded to third order (cv_cubic.go):
+	// the expansion holds f_i‴(ẑ_i), K_i ≥ sup|f_i⁗|, c_i = K_i·s_i⁴ and
+	// M = M₄.
+	cuber lossCuber
 
 	mem rowStore // the GLM's rows when the package keeps them (memRows), for prefetch
 }
 
-// cvTaylor is datum i's expansion point and Taylor coefficients.
-type cvTaylor struct{ zHat, f1, f2 float64 }
+// cvTaylor is datum i's expansion point and Taylor coefficients (f3 is
+// f_i‴(ẑ_i) for a lossCuber GLM, used in the third-order expansion only).
+type cvTaylor struct{ zHat, f1, f2, f3 float64 }
 
 // cvRecordLimit is the largest N for which ControlVariates stores each
-// datum's expansion (24 bytes a datum: 6 MB at this N, within the caches).
+// datum's expansion (32 bytes a datum: 8 MB at this N, within the caches).
 // Beyond, the record is one more cache miss per datum drawn and tens of
 // megabytes to fault in at construction, where recomputing is a dot
 // product on a row already in cache. A variable for the tests, which check
@@ -328,10 +394,14 @@ func (e *cvEnergy) taylor(i int) cvTaylor {
 	}
 	z := e.rowDot(i, e.center)
 	f1, f2 := e.g.LossDerivs(i, z)
-	return cvTaylor{zHat: z, f1: f1, f2: f2}
+	t := cvTaylor{zHat: z, f1: f1, f2: f2}
+	if e.cuber != nil {
+		t.f3 = e.cuber.LossDeriv3(i, z)
+	}
+	return t
 }
 
-// bound3 returns K_i.
+// bound3 returns K_i (of f_i⁗ in the third-order expansion).
 func (e *cvEnergy) bound3(i int) float64 { return e.k3.at(i) }
 
 // mostlyOne holds n numbers set in order of index: one number until one
@@ -422,6 +492,9 @@ func (e *cvEnergy) readRow(dst []float64, i int) []float64 {
 func (e *cvEnergy) Loss(i int, z float64) float64 {
 	t := e.taylor(i)
 	a := z - t.zHat
+	if e.cuber != nil {
+		return e.g.Loss(i, z) - e.g.Loss(i, t.zHat) - t.f1*a - 0.5*t.f2*a*a - t.f3*a*a*a/6
+	}
 	return e.g.Loss(i, z) - e.g.Loss(i, t.zHat) - t.f1*a - 0.5*t.f2*a*a
 }
 
@@ -429,16 +502,39 @@ func (e *cvEnergy) Loss(i int, z float64) float64 {
 func (e *cvEnergy) LossDerivs(i int, z float64) (f1, f2 float64) {
 	g1, g2 := e.g.LossDerivs(i, z)
 	t := e.taylor(i)
+	if e.cuber != nil {
+		a := z - t.zHat
+		return g1 - t.f1 - t.f2*a - 0.5*t.f3*a*a, g2 - t.f2 - t.f3*a
+	}
 	return g1 - t.f1 - t.f2*(z-t.zHat), g2 - t.f2
 }
 
 // LossBound bounds |r_i^{(k)}| on [lo, hi] from K = sup|f_i‴| on the hull of
 // [lo, hi] and ẑ_i: |r‴| ≤ K, |r″| ≤ K·m, |r′| ≤ K·m²/2 with m the largest
 // distance from ẑ_i (r′ and r″ vanish at ẑ_i).
+//
+// In the third-order expansion r‴ = f_i‴(z) − f_i‴(ẑ_i) vanishes at ẑ_i
+// too, and the bounds are one order higher from K₄ = sup|f_i⁗|: |r‴| ≤
+// K₄·m, |r″| ≤ K₄·m²/2, |r′| ≤ K₄·m³/6; or, from |r‴| ≤ K + |f_i‴(ẑ_i)|
+// (finite where m is not), the lesser of those and the same chain from
+// that bound.
 func (e *cvEnergy) LossBound(i, k int, lo, hi float64) float64 {
 	zh := e.taylor(i).zHat
-	k3 := e.g.LossBound(i, 3, min(lo, zh), max(hi, zh))
 	m := max(math.Abs(lo-zh), math.Abs(hi-zh))
+	if e.cuber != nil {
+		k4 := e.cuber.LossBound4(i, min(lo, zh), max(hi, zh))
+		k3 := e.g.LossBound(i, 3, min(lo, zh), max(hi, zh)) + math.Abs(e.taylor(i).f3)
+		switch k {
+		case 3:
+			return min(k4*m, k3)
+		case 2:
+			return min(k4*m*m/2, k3*m)
+		case 1:
+			return min(k4*m*m*m/6, k3*m*m/2)
+		}
+		return math.Inf(1)
+	}
+	k3 := e.g.LossBound(i, 3, min(lo, zh), max(hi, zh))
 	switch k {
 	case 3:
 		return k3
@@ -538,6 +634,13 @@ func (e *cvEnergy) remainderRange(i int, lo, hi float64) (rlo, width float64, er
 		r0 := fc - f0 - t.f1*dz - 0.5*t.f2*dz*dz
 		r1 := g1 - t.f1 - t.f2*dz
 		r2 := g2 - t.f2
+		if e.cuber != nil {
+			// r‴ = f_i‴ − f_i‴(ẑ_i): |r‴| ≤ K + |f_i‴(ẑ_i)| on the piece.
+			r0 -= t.f3 * dz * dz * dz / 6
+			r1 -= 0.5 * t.f3 * dz * dz
+			r2 -= t.f3 * dz
+			k3 += math.Abs(t.f3)
+		}
 		qlo, qhi := quadRange(r0, r1, r2, h)
 		tail := k3 * h * h * h / 6
 		rlo, rhi = min(rlo, qlo-tail), max(rhi, qhi+tail)
@@ -549,6 +652,9 @@ func (e *cvEnergy) remainderRange(i int, lo, hi float64) (rlo, width float64, er
 	m := max(math.Abs(lo-t.zHat), math.Abs(hi-t.zHat))
 	mag := 1 + math.Abs(f0) + fMax + math.Abs(t.f1)*m + 0.5*math.Abs(t.f2)*m*m +
 		max(math.Abs(lo), math.Abs(hi))*r1Max
+	if e.cuber != nil {
+		mag += math.Abs(t.f3) * m * m * m / 6
+	}
 	pad := roundingSlack * mag
 	rlo, rhi = rlo-pad, rhi+pad
 	if math.IsNaN(rlo) || math.IsNaN(rhi) || math.IsInf(rlo, 0) || math.IsInf(rhi, 0) {
@@ -655,12 +761,18 @@ func (e *cvEnergy) energyDiffsFrom(dst [][]float64, theta []float64, nexts [][]f
 func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) float64 {
 	a, b := z-t.zHat, zn-t.zHat
 	r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)
-	aa, ab := math.Abs(a), math.Abs(b)
-	k := e.bound3(i)
-	if e.sGrow > 0 {
-		k *= math.Exp(max(aa, ab)) // LossGrowther: |f‴| ≤ A_i·e^{|z − ẑ_i|}
+	var lim float64
+	if e.cuber != nil {
+		r -= t.f3 * (a - b) * (a*a + a*b + b*b) / 6
+		lim = cubicLimit(e.bound3(i), a, b)
+	} else {
+		aa, ab := math.Abs(a), math.Abs(b)
+		k := e.bound3(i)
+		if e.sGrow > 0 {
+			k *= math.Exp(max(aa, ab)) // LossGrowther: |f‴| ≤ A_i·e^{|z − ẑ_i|}
+		}
+		lim = k * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
 	}
-	lim := k * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
 	if ar := math.Abs(r); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
 		r = math.Copysign(lim, r)
 	}
@@ -688,7 +800,8 @@ func (e *cvEnergy) losses(dst, z []float64, idx []int) {
 const roundingSlack = 1e-13
 
 // DiffBound returns c_i = K_i·s_i³ and M(θ, θ′) = min((a³ + b³)/6,
-// max(a, b)²·δ/2) in H's norm (see ControlVariates). prior is the
+// max(a, b)²·δ/2) in H's norm, or at third order c_i = K_i·s_i⁴ and M₄
+// (see ControlVariates). prior is the
 // posterior's; the bound was computed at construction on the original
 // prior's support.
 func (e *cvEnergy) DiffBound(Prior) (*DiffBound, error) {
@@ -706,6 +819,9 @@ func (e *cvEnergy) distance(theta, thetaNew []float64) float64 {
 	delta := e.norm(theta, thetaNew)
 	if e.sGrow > 0 {
 		return e.growthDistance(a, b, delta)
+	}
+	if e.cuber != nil {
+		return cubicDistance(a, b, delta)
 	}
 	hi := max(a, b)
 	return min((a*a*a+b*b*b)/6, hi*hi*delta/2)
@@ -733,11 +849,13 @@ type cvPrior struct {
 	beta   float64
 	d      int
 	center []float64
-	grad   []float64 // Σ_i∇U_i(θ̂), untempered
-	hess   []float64 // Σ_i∇²U_i(θ̂), d×d row-major (symmetric)
+	grad   []float64   // Σ_i∇U_i(θ̂), untempered
+	hess   []float64   // Σ_i∇²U_i(θ̂), d×d row-major (symmetric)
+	cube   *cubeTensor // Σ_i f_i‴(ẑ_i)·x_i⊗x_i⊗x_i in the third-order expansion, else nil
 }
 
-// LogPrior returns log p(θ) − β(gᵀΔ + ½ΔᵀHΔ), Δ = θ − θ̂.
+// LogPrior returns log p(θ) − β(gᵀΔ + ½ΔᵀHΔ), Δ = θ − θ̂, less β·⅙T(Δ, Δ, Δ)
+// at third order.
 func (q *cvPrior) LogPrior(theta []float64) float64 {
 	lp := q.base.LogPrior(theta)
 	if math.IsInf(lp, -1) || len(theta) != q.d {
@@ -753,6 +871,14 @@ func (q *cvPrior) LogPrior(theta []float64) float64 {
 			r += row[b] * (theta[b] - q.center[b])
 		}
 		s += da * r
+	}
+	if q.cube != nil {
+		var buf [cvCubicMaxDim]float64
+		delta := buf[:d]
+		for a := range d {
+			delta[a] = theta[a] - q.center[a]
+		}
+		s += q.cube.form(delta) / 6
 	}
 	return lp - q.beta*s
 }
@@ -778,7 +904,8 @@ type cvGradPrior struct {
 	pg PriorGradienter
 }
 
-// AddLogPriorGradient adds ∇log p(θ) − β(g + HΔ) to grad.
+// AddLogPriorGradient adds ∇log p(θ) − β(g + HΔ) to grad, less β·½T(Δ, Δ, ·)
+// at third order.
 func (q *cvGradPrior) AddLogPriorGradient(grad, theta []float64) {
 	q.pg.AddLogPriorGradient(grad, theta)
 	d := q.d
@@ -789,5 +916,13 @@ func (q *cvGradPrior) AddLogPriorGradient(grad, theta []float64) {
 			r += h * (theta[b] - q.center[b])
 		}
 		grad[a] -= q.beta * r
+	}
+	if q.cube != nil {
+		var buf [cvCubicMaxDim]float64
+		delta := buf[:d]
+		for a := range d {
+			delta[a] = theta[a] - q.center[a]
+		}
+		q.cube.addGrad(grad, -q.beta/6, delta)
 	}
 }

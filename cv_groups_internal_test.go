@@ -64,6 +64,10 @@ func TestControlVariateGroupsBitForBit(t *testing.T) {
 				want := (fz - fzn) - tay.f1*(z-zn) - 0.5*tay.f2*(a-b)*(a+b)
 				aa, ab := math.Abs(a), math.Abs(b)
 				lim := cv.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
+				if cv.cuber != nil { // the third-order expansion (cv_cubic.go)
+					want -= tay.f3 * (a - b) * (a*a + a*b + b*b) / 6
+					lim = cv.bound3(i) * min((aa*aa*aa*aa+ab*ab*ab*ab)/24, max(aa, ab)*max(aa, ab)*max(aa, ab)*math.Abs(a-b)/6)
+				}
 				if ar := math.Abs(want); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
 					want = math.Copysign(lim, want)
 				}

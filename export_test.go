@@ -293,23 +293,23 @@ func PoissonBuffers(ch Chain) (fallback bool, capacity int) {
 	return p.fallback, max(cap(p.kept), cap(p.phiOld), cap(p.phiNew))
 }
 
-// ControlVariatesHalfQuadratic is ControlVariates with half the summed
+// ControlVariatesHalfQuadratic is ControlVariatesOrder with half the summed
 // Hessian in the surrogate prior while the remainders subtract all of it:
 // the target gains e^{β¼ΔᵀHΔ} (a mutant).
-func ControlVariatesHalfQuadratic(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
-	return controlVariates(p, la, func(q *cvPrior) {
+func ControlVariatesHalfQuadratic(p *Posterior, la *LaplaceApprox, order int) (*Posterior, error) {
+	return controlVariates(p, la, cvOrderMode(order), func(q *cvPrior) {
 		for i := range q.hess {
 			q.hess[i] /= 2
 		}
 	})
 }
 
-// ControlVariatesShiftedSurrogate is ControlVariates with the surrogate
+// ControlVariatesShiftedSurrogate is ControlVariatesOrder with the surrogate
 // prior expanded about θ̂ + shift (with θ̂'s gradient and Hessian) while the
 // remainders subtract the expansion about θ̂: the target gains
 // e^{β·shiftᵀH(θ − θ̂)}, which moves its mean by about shift (a mutant).
-func ControlVariatesShiftedSurrogate(p *Posterior, la *LaplaceApprox, shift []float64) (*Posterior, error) {
-	return controlVariates(p, la, func(q *cvPrior) {
+func ControlVariatesShiftedSurrogate(p *Posterior, la *LaplaceApprox, order int, shift []float64) (*Posterior, error) {
+	return controlVariates(p, la, cvOrderMode(order), func(q *cvPrior) {
 		c := make([]float64, len(q.center)) // the energy keeps θ̂
 		for j, v := range q.center {
 			c[j] = v + shift[j]
@@ -352,4 +352,39 @@ func CVGrowthFactor(p *Posterior, theta, thetaNew []float64) float64 {
 		return 1
 	}
 	return math.Exp(e.sGrow * max(e.norm(theta, e.center), e.norm(thetaNew, e.center)))
+}
+
+// ControlVariatesOrder is ControlVariates expanded to the given order, 2 or
+// 3 (3 needs a GLM with LossDeriv3 and LossBound4), instead of the order
+// it chooses.
+func ControlVariatesOrder(p *Posterior, la *LaplaceApprox, order int) (*Posterior, error) {
+	return controlVariates(p, la, cvOrderMode(order), nil)
+}
+
+// ControlVariatesOrderNegatedCube is ControlVariatesOrder(p, la, 3) with
+// the summed third-derivative tensor negated in the surrogate prior while
+// the remainders subtract it with its sign: the target gains
+// e^{β·T(Δ,Δ,Δ)/3}, a skew (a mutant: a sign error).
+func ControlVariatesOrderNegatedCube(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
+	return controlVariates(p, la, cvCubicAlways, func(q *cvPrior) {
+		for i := range q.cube.w {
+			q.cube.w[i] = -q.cube.w[i]
+		}
+	})
+}
+
+// cvOrderMode returns the mode that forces order 2 or 3.
+func cvOrderMode(order int) cvCubicMode {
+	if order == 3 {
+		return cvCubicAlways
+	}
+	return cvCubicNever
+}
+
+// CVOrder returns the expansion order of a ControlVariates rewrite: 3 or 2.
+func CVOrder(p *Posterior) int {
+	if p.Energy.(*cvEnergy).cuber != nil {
+		return 3
+	}
+	return 2
 }

@@ -210,14 +210,27 @@ func (u *userLogistic) softplus(z float64) float64 {
 
 func (u *userLogistic) Loss(i int, z float64) float64 { return u.softplus(z) - u.y[i]*z }
 
-func (u *userLogistic) LossDerivs(i int, z float64) (f1, f2 float64) {
-	s := 1 / (1 + math.Exp(-z))
+func (u *userLogistic) sigmoid(z float64) float64 {
 	if z < 0 {
 		e := math.Exp(z)
-		s = e / (1 + e)
+		return e / (1 + e)
 	}
+	return 1 / (1 + math.Exp(-z))
+}
+
+func (u *userLogistic) LossDerivs(i int, z float64) (f1, f2 float64) {
+	s := u.sigmoid(z)
 	return s - u.y[i], s * (1 - s)
 }
+
+// LossDeriv3 and LossBound4 let ControlVariates expand to third order, as
+// it does LogisticRegression: f‴ = σ(1 − σ)(1 − 2σ), |f⁗| ≤ 1/8.
+func (u *userLogistic) LossDeriv3(_ int, z float64) float64 {
+	s := u.sigmoid(z)
+	return s * (1 - s) * (1 - 2*s)
+}
+
+func (u *userLogistic) LossBound4(int, float64, float64) float64 { return 0.125 }
 
 func (u *userLogistic) LossBound(_, k int, _, _ float64) float64 {
 	if k < 1 || k > 3 {

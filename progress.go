@@ -79,7 +79,7 @@ func (p *Progress) InitResume(run RunInfo, res *Result) error {
 // Record implements Recorder.
 func (p *Progress) Record(e *Event) error {
 	if e.Chain < 0 || e.Chain >= len(p.chains) {
-		return fmt.Errorf("Progress: event of chain %d, but Init was told of %d chains", e.Chain, len(p.chains))
+		return fmt.Errorf("Progress: event of chain %d, but Init was told of %d chains", chainNumber(p.run.Settings.FirstChain, e.Chain), len(p.chains))
 	}
 	cp := &p.chains[e.Chain]
 	if cp.start.Load() == 0 {

@@ -149,7 +149,7 @@ func TestPanicBecomesChainError(t *testing.T) {
 				c.name, pe.Chain, pe.Transition, pe.Where, len(pe.Stack), c.trans, c.where)
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, "chain 0") || !strings.Contains(msg, "transition") || !strings.Contains(msg, "panic") {
+		if !strings.Contains(msg, "chain 1,") || !strings.Contains(msg, "transition") || !strings.Contains(msg, "panic") {
 			t.Errorf("%s: message %q does not say which chain and transition panicked", c.name, msg)
 		}
 		if res == nil || res.Status != exactmh.Failed {

@@ -16,8 +16,11 @@ import (
 // draws made before it are kept. A panic leaves the chain in an unknown
 // state, so such a run cannot be resumed or checkpointed.
 type PanicError struct {
-	// Chain is the chain the panic happened in, −1 if in none (a
-	// Recorder's Init or Finish).
+	// Chain is the chain the panic happened in, its 0-based index in the
+	// run (Result.Chains[Chain]), −1 if in none (a Recorder's Init or
+	// Finish). The message numbers it from 1 among the chains of the
+	// whole run (chainNumber), as Progress, the Stan CSV files and the
+	// command do.
 	Chain int
 	// Transition is the 0-based transition (warmup included) during which
 	// it happened, −1 if outside a transition (Kernel.Start, a Recorder's
@@ -31,6 +34,8 @@ type PanicError struct {
 	// when it was recovered, which shows the panicking function.
 	Value any
 	Stack []byte
+
+	first int // Settings.FirstChain, for the message's number
 }
 
 // Error says which chain and transition panicked, in what, and with what
@@ -38,9 +43,9 @@ type PanicError struct {
 func (e *PanicError) Error() string {
 	switch {
 	case e.Chain >= 0 && e.Transition >= 0:
-		return fmt.Sprintf("chain %d, transition %d: panic in %s: %v", e.Chain, e.Transition, e.Where, e.Value)
+		return fmt.Sprintf("chain %d, transition %d: panic in %s: %v", chainNumber(e.first, e.Chain), e.Transition, e.Where, e.Value)
 	case e.Chain >= 0:
-		return fmt.Sprintf("chain %d: panic in %s: %v", e.Chain, e.Where, e.Value)
+		return fmt.Sprintf("chain %d: panic in %s: %v", chainNumber(e.first, e.Chain), e.Where, e.Value)
 	}
 	return fmt.Sprintf("panic in %s: %v", e.Where, e.Value)
 }
@@ -53,16 +58,25 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// newPanicError records a recovered panic value v with the current stack.
-func newPanicError(chain, transition int, where string, v any) *PanicError {
-	return &PanicError{Chain: chain, Transition: transition, Where: where, Value: v, Stack: debug.Stack()}
+// chainNumber is how messages number chain c (0-based) of a run whose
+// first chain is chain first of the whole (Settings.FirstChain): from 1,
+// counting the whole run's chains, as Progress prints them, stancsv names
+// their files (run_1.csv) and the command logs them, so that one chain
+// has one number everywhere.
+func chainNumber(first, c int) int { return first + c + 1 }
+
+// newPanicError records a recovered panic value v with the current stack;
+// first is Settings.FirstChain.
+func newPanicError(first, chain, transition int, where string, v any) *PanicError {
+	return &PanicError{Chain: chain, Transition: transition, Where: where, Value: v, Stack: debug.Stack(), first: first}
 }
 
-// protect calls f and turns a panic in it into a *PanicError.
-func protect(chain int, where string, f func() error) (err error) {
+// protect calls f and turns a panic in it into a *PanicError; first is
+// Settings.FirstChain.
+func protect(first, chain int, where string, f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = newPanicError(chain, -1, where, v)
+			err = newPanicError(first, chain, -1, where, v)
 		}
 	}()
 	return f()
@@ -77,7 +91,7 @@ func protect(chain int, where string, f func() error) (err error) {
 func guard(where string, f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("exactmh: %w", newPanicError(-1, -1, where, v))
+			err = fmt.Errorf("exactmh: %w", newPanicError(0, -1, -1, where, v))
 		}
 	}()
 	return f()
@@ -96,17 +110,20 @@ type RecorderError struct {
 	// Op is the Recorder method that failed: "Record", "InitResume" or
 	// "Finish".
 	Op string
-	// Chain and Transition locate a failed Record; −1 for the other
-	// methods.
+	// Chain and Transition locate a failed Record (Chain is the 0-based
+	// index in the run, numbered from 1 in the message as in PanicError);
+	// −1 for the other methods.
 	Chain, Transition int
 	// Err is what the Recorder returned.
 	Err error
+
+	first int // Settings.FirstChain, for the message's number
 }
 
 // Error names the method, where it failed, and the recorder's error.
 func (e *RecorderError) Error() string {
 	if e.Chain >= 0 {
-		return fmt.Sprintf("chain %d: recorder: %s at transition %d: %v", e.Chain, e.Op, e.Transition, e.Err)
+		return fmt.Sprintf("chain %d: recorder: %s at transition %d: %v", chainNumber(e.first, e.Chain), e.Op, e.Transition, e.Err)
 	}
 	return fmt.Sprintf("recorder: %s: %v", e.Op, e.Err)
 }

@@ -630,10 +630,10 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	// User code called while setting up (the energy's Len and Dim, the
 	// kernel's Name and Start, the prior, the recorder's Init) may panic:
 	// that is an error, not the end of the process.
-	where, chain := "Kernel.Name", -1
+	where, chain, first := "Kernel.Name", -1, 0
 	defer func() {
 		if v := recover(); v != nil {
-			res, err = nil, fmt.Errorf("exactmh: Sample: %w", newPanicError(chain, -1, where, v))
+			res, err = nil, fmt.Errorf("exactmh: Sample: %w", newPanicError(first, chain, -1, where, v))
 		}
 	}()
 	name, exact := k.Name(), k.Exact()
@@ -647,6 +647,7 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 	if err != nil {
 		return nil, err
 	}
+	first = set.FirstChain
 	res = &Result{Kernel: name, Exact: exact, Config: k, Dim: d, N: p.Len(), Settings: set, Choice: choice, Names: p.Names}
 
 	// Start every chain before any sampling so configuration errors surface
@@ -663,11 +664,11 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		where := "Sample"
 		defer func() {
 			if v := recover(); v != nil {
-				err = fmt.Errorf("exactmh: Sample: %w", newPanicError(c, -1, where, v))
+				err = fmt.Errorf("exactmh: Sample: %w", newPanicError(set.FirstChain, c, -1, where, v))
 			}
 		}()
 		theta0 := set.init(c, p)
-		if err := vec.FiniteVec(fmt.Sprintf("Sample: initial point of chain %d", c), theta0); err != nil {
+		if err := vec.FiniteVec(fmt.Sprintf("Sample: initial point of chain %d", chainNumber(set.FirstChain, c)), theta0); err != nil {
 			return err
 		}
 		t, err := NewTarget(p)
@@ -678,12 +679,12 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		targets[c] = t
 		where = "Prior.LogPrior"
 		if lp := t.LogPrior(theta0); math.IsInf(lp, -1) || math.IsNaN(lp) {
-			return fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, c, lp)
+			return fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, chainNumber(set.FirstChain, c), lp)
 		}
 		where = "Kernel.Start"
 		ch, err := k.Start(t, theta0)
 		if err != nil {
-			return fmt.Errorf("exactmh: chain %d: %w", c, err) // Start errors name the kernel
+			return fmt.Errorf("exactmh: chain %d: %w", chainNumber(set.FirstChain, c), err) // Start errors name the kernel
 		}
 		if _, ok := ch.(MetricAdapter); ok && set.Metric == MetricDense && !set.NoAdapt && d > maxDenseDim {
 			return fmt.Errorf("exactmh: Sample: Settings.Metric = %q in dimension %d: a d×d metric has more than MaxDim = %d entries; use %q", MetricDense, d, MaxDim, MetricDiag)
@@ -843,7 +844,7 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 		r.r.Err = nil
 	}
 	if rr, ok := set.Recorder.(ResumeRecorder); ok {
-		err := protect(-1, "Recorder.InitResume", func() error { return rr.InitResume(res.runInfo(time.Now()), res) })
+		err := protect(set.FirstChain, -1, "Recorder.InitResume", func() error { return rr.InitResume(res.runInfo(time.Now()), res) })
 		if err != nil {
 			set.Draws -= more
 			return res, fmt.Errorf("exactmh: Resume: %w", &RecorderError{Op: "InitResume", Chain: -1, Transition: -1, Err: err})
@@ -885,7 +886,7 @@ func finishRun(ctx context.Context, res *Result) (*Result, error) {
 			errs = append(errs, r.Err)
 		default:
 			intact = false
-			errs = append(errs, fmt.Errorf("chain %d: %w", r.Chain, r.Err))
+			errs = append(errs, fmt.Errorf("chain %d: %w", chainNumber(res.Settings.FirstChain, r.Chain), r.Err))
 		}
 	}
 	switch {
@@ -898,7 +899,7 @@ func finishRun(ctx context.Context, res *Result) (*Result, error) {
 	}
 	res.broken = res.broken || !intact
 	if f, ok := res.Settings.Recorder.(RunFinisher); ok {
-		if ferr := protect(-1, "Recorder.Finish", func() error { return f.Finish(res) }); ferr != nil {
+		if ferr := protect(res.Settings.FirstChain, -1, "Recorder.Finish", func() error { return f.Finish(res) }); ferr != nil {
 			res.Status = Failed
 			errs = append(errs, &RecorderError{Op: "Finish", Chain: -1, Transition: -1, Err: ferr})
 		}
@@ -1035,7 +1036,7 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		r.Warmup.Time += now.Sub(phaseStart)
 	}
 	cr.clock += now.Sub(start)
-	if err := protect(r.Chain, "the chain's StepScale, Metric or Params", cr.report); err != nil && r.Err == nil {
+	if err := protect(set.FirstChain, r.Chain, "the chain's StepScale, Metric or Params", cr.report); err != nil && r.Err == nil {
 		r.Err = err
 	}
 }
@@ -1063,7 +1064,7 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 	cr.where = "SetWarmup"
 	defer func() {
 		if v := recover(); v != nil {
-			r.Err = newPanicError(r.Chain, cr.it, cr.where, v)
+			r.Err = newPanicError(set.FirstChain, r.Chain, cr.it, cr.where, v)
 		}
 	}()
 	if cr.it == 0 && cr.warmupAware != nil {
@@ -1155,7 +1156,7 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			}
 			cr.where = "Recorder.Record"
 			if err := set.Recorder.Record(&ev); err != nil {
-				r.Err = &RecorderError{Op: "Record", Chain: r.Chain, Transition: it, Err: err}
+				r.Err = &RecorderError{Op: "Record", Chain: r.Chain, Transition: it, Err: err, first: set.FirstChain}
 				cr.it++
 				break
 			}

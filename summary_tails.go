@@ -29,7 +29,7 @@ func tailWarnings(r *Result, s *Summary) []string {
 	}
 	stay, chain := longestStay(r, s.Draws)
 	if stay > diagnostics.StayWarn {
-		out = append(out, fmt.Sprintf("chain %d stayed %d transitions at one point: the proposal rarely leaves part of the posterior (a tail heavier than the proposal's?)", chain, stay))
+		out = append(out, fmt.Sprintf("chain %d stayed %d transitions at one point: the proposal rarely leaves part of the posterior (a tail heavier than the proposal's?)", chainNumber(r.Settings.FirstChain, chain), stay))
 	}
 	return out
 }

@@ -6,272 +6,59 @@ package data
 
 import (
 	"fmt"
-	"math"
-	"strings"
-	"time"
+	"path/filepath"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/data/internal/colbuf"
 )
 
-// arrowColumnType maps an Arrow type onto a column type; ok is false for
-// types the package does not read (nested, binary, decimal, intervals…).
-func arrowColumnType(dt arrow.DataType) (ColumnType, bool) {
-	switch dt.ID() {
-	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
-		return Int, true
-	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
-		return Float, true
-	case arrow.BOOL:
-		return Bool, true
-	case arrow.TIMESTAMP, arrow.DATE32, arrow.DATE64:
-		return Time, true
-	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-		return String, true
-	case arrow.DICTIONARY:
-		switch dt.(*arrow.DictionaryType).ValueType.ID() {
-		case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
-			return String, true
-		}
+// ReadArrow reads an Arrow IPC file: the file format (what .arrow and
+// Feather version 2 files are, starting with "ARROW1") or the stream
+// format, told apart by the magic bytes. Nulls are missing values. Columns
+// of types the package does not read are left out unless named in
+// opt.Columns (then an error). A truncated or corrupted file is an error,
+// never a panic.
+//
+// The reader is registered by importing the package
+// github.com/exactmh/exactmh/data/arrowipc for its side effect (the
+// exactmh command does); without it ReadArrow returns an error saying so.
+// It lives there so that programs that read Parquet or CSV do not build
+// arrow-go (see Dependencies in the package documentation).
+func ReadArrow(path string, opt *ReadOptions) (*Frame, error) {
+	src := filepath.Base(path)
+	if err := opt.check(src); err != nil {
+		return nil, err
 	}
-	return 0, false
+	if colbuf.ReadArrow == nil {
+		return nil, errNoArrow(src)
+	}
+	f, err := openRegular(path, src, false)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readArrow(f, src, opt)
 }
 
-// arrowBuilder accumulates one column from Arrow arrays (record batches or
-// chunks).
-type arrowBuilder struct {
-	src   string // file name, for messages
-	col   *column
-	dt    arrow.DataType
-	n     int              // rows so far
-	index map[string]int32 // String: level → code
-	remap []int32          // String, dictionary arrays: dictionary index → code
-	loc   *time.Location   // Time: the zone whose wall clock is kept (nil: UTC)
+func errNoArrow(src string) error {
+	return fmt.Errorf("data: %s: reading Arrow IPC files needs the reader registered: import _ \"github.com/exactmh/exactmh/data/arrowipc\" (the exactmh command does), or write the file as Parquet or CSV", src)
 }
 
-// newArrowBuilder starts a column of the given field; capacity is a hint.
-func newArrowBuilder(src string, field arrow.Field, capacity int) (*arrowBuilder, error) {
-	typ, ok := arrowColumnType(field.Type)
-	if !ok {
-		return nil, fmt.Errorf("data: %s: column %q has Arrow type %s, which this package does not read (want integers, floats, booleans, timestamps, dates or strings)", src, field.Name, field.Type)
+// readArrow reads Arrow IPC from r with the registered reader.
+func readArrow(r readSource, src string, opt *ReadOptions) (*Frame, error) {
+	if colbuf.ReadArrow == nil {
+		return nil, errNoArrow(src)
 	}
-	b := &arrowBuilder{src: src, col: &column{name: field.Name, typ: typ}, dt: field.Type}
-	capacity = max(0, min(capacity, 1<<26)) // a hint from the file: do not trust it with memory
-	switch typ {
-	case Float:
-		b.col.f = make([]float64, 0, capacity)
-		prefault.Populate(b.col.f[:capacity])
-	case Int, Bool, Time:
-		b.col.i = make([]int64, 0, capacity)
-		prefault.Populate(b.col.i[:capacity])
-	case String:
-		b.col.codes = make([]int32, 0, capacity)
-		prefault.Populate(b.col.codes[:capacity])
-		b.index = make(map[string]int32)
+	cols, n, err := colbuf.ReadArrow(&colbuf.Request{
+		R: r, Src: src, Columns: opt.columns(), Limit: opt.limit(),
+		Select:    func(names []string) ([]int, error) { return selectColumns(src, names, opt.columns()) },
+		Duplicate: duplicate,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if ts, ok := field.Type.(*arrow.TimestampType); ok && ts.TimeZone != "" {
-		loc, err := ts.GetZone()
-		if err != nil {
-			return nil, fmt.Errorf("data: %s: column %q: time zone %q: %v", src, field.Name, ts.TimeZone, err)
-		}
-		if loc != time.UTC {
-			b.loc = loc
-		}
+	f := &Frame{source: src, n: n}
+	for _, c := range cols {
+		f.cols = append(f.cols, &column{name: c.Name, typ: ColumnType(c.Type), f: c.F, i: c.I, codes: c.Codes, levels: c.Levels, miss: c.Miss})
 	}
-	return b, nil
-}
-
-// appendArray appends arr's first m values.
-func (b *arrowBuilder) appendArray(arr arrow.Array, m int) error {
-	if !arrow.TypeEqual(arr.DataType(), b.dt) {
-		return fmt.Errorf("data: %s: column %q changes type from %s to %s at row %d", b.src, b.col.name, b.dt, arr.DataType(), b.n+1)
-	}
-	m = min(m, arr.Len())
-	c := b.col
-	start := b.n
-	switch a := arr.(type) {
-	case *array.Int8:
-		appendInts(&c.i, a.Int8Values()[:m])
-	case *array.Int16:
-		appendInts(&c.i, a.Int16Values()[:m])
-	case *array.Int32:
-		appendInts(&c.i, a.Int32Values()[:m])
-	case *array.Int64:
-		c.i = append(c.i, a.Int64Values()[:m]...)
-	case *array.Uint8:
-		appendInts(&c.i, a.Uint8Values()[:m])
-	case *array.Uint16:
-		appendInts(&c.i, a.Uint16Values()[:m])
-	case *array.Uint32:
-		appendInts(&c.i, a.Uint32Values()[:m])
-	case *array.Uint64:
-		for r, v := range a.Uint64Values()[:m] {
-			if v > math.MaxInt64 && a.IsValid(r) {
-				return fmt.Errorf("data: %s: row %d, column %q: %d does not fit in an int64", b.src, start+r+1, c.name, v)
-			}
-			c.i = append(c.i, int64(v))
-		}
-	case *array.Float16:
-		for r := 0; r < m; r++ {
-			c.f = append(c.f, float64(a.Value(r).Float32()))
-		}
-	case *array.Float32:
-		for _, v := range a.Float32Values()[:m] {
-			c.f = append(c.f, float64(v))
-		}
-	case *array.Float64:
-		c.f = append(c.f, a.Float64Values()[:m]...)
-	case *array.Boolean:
-		for r := 0; r < m; r++ {
-			var v int64
-			if a.Value(r) {
-				v = 1
-			}
-			c.i = append(c.i, v)
-		}
-	case *array.Timestamp:
-		mul, div := unitToMicros(b.dt.(*arrow.TimestampType).Unit)
-		for _, v := range a.TimestampValues()[:m] {
-			c.i = append(c.i, scaleMicros(int64(v), mul, div))
-		}
-		if b.loc != nil {
-			for r := start; r < start+m; r++ {
-				_, off := time.UnixMicro(c.i[r]).In(b.loc).Zone()
-				c.i[r] += int64(off) * 1e6
-			}
-		}
-	case *array.Date32:
-		for _, v := range a.Date32Values()[:m] {
-			c.i = append(c.i, int64(v)*86400e6)
-		}
-	case *array.Date64:
-		for _, v := range a.Date64Values()[:m] {
-			c.i = append(c.i, int64(v)*1000)
-		}
-	case *array.String:
-		for r := 0; r < m; r++ {
-			c.codes = append(c.codes, b.code(a.Value(r)))
-		}
-	case *array.LargeString:
-		for r := 0; r < m; r++ {
-			c.codes = append(c.codes, b.code(a.Value(r)))
-		}
-	case *array.StringView:
-		for r := 0; r < m; r++ {
-			c.codes = append(c.codes, b.code(a.Value(r)))
-		}
-	case *array.Dictionary:
-		if err := b.appendDictionary(a, m); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("data: %s: column %q: unexpected Arrow array %T for type %s", b.src, c.name, arr, b.dt)
-	}
-	if c.miss != nil || arr.NullN() > 0 {
-		if c.miss == nil {
-			c.miss = make([]bool, start, start+m)
-		}
-		c.miss = append(c.miss, make([]bool, m)...)
-		if arr.NullN() > 0 {
-			for r := 0; r < m; r++ {
-				if arr.IsNull(r) {
-					c.miss[start+r] = true
-				}
-			}
-		}
-	}
-	b.n = start + m
-	return nil
-}
-
-// appendDictionary appends a dictionary-encoded string array's codes.
-func (b *arrowBuilder) appendDictionary(a *array.Dictionary, m int) error {
-	dict := a.Dictionary()
-	b.remap = b.remap[:0]
-	for k := 0; k < dict.Len(); k++ {
-		var s string
-		switch d := dict.(type) {
-		case *array.String:
-			s = d.Value(k)
-		case *array.LargeString:
-			s = d.Value(k)
-		case *array.StringView:
-			s = d.Value(k)
-		default:
-			return fmt.Errorf("data: %s: column %q: unexpected dictionary %T", b.src, b.col.name, dict)
-		}
-		b.remap = append(b.remap, b.code(s))
-	}
-	for r := 0; r < m; r++ {
-		if a.IsNull(r) {
-			b.col.codes = append(b.col.codes, 0)
-			continue
-		}
-		k := a.GetValueIndex(r)
-		if k < 0 || k >= len(b.remap) {
-			return fmt.Errorf("data: %s: row %d, column %q: dictionary index %d out of range [0, %d)", b.src, b.n+r+1, b.col.name, k, len(b.remap))
-		}
-		b.col.codes = append(b.col.codes, b.remap[k])
-	}
-	return nil
-}
-
-// code returns the code of level s, adding it if new. s may alias Arrow
-// memory; a new level is copied.
-func (b *arrowBuilder) code(s string) int32 {
-	if k, ok := b.index[s]; ok {
-		return k
-	}
-	s = strings.Clone(s)
-	k := int32(len(b.col.levels))
-	b.col.levels = append(b.col.levels, s)
-	b.index[s] = k
-	return k
-}
-
-// finish returns the column; a String column without values gets one
-// level so that codes of missing rows (0) stay in range.
-func (b *arrowBuilder) finish() *column {
-	c := b.col
-	if c.typ == String && len(c.levels) == 0 && len(c.codes) > 0 {
-		c.levels = []string{""}
-	}
-	return c
-}
-
-type integer interface {
-	~int8 | ~int16 | ~int32 | ~uint8 | ~uint16 | ~uint32
-}
-
-func appendInts[T integer](dst *[]int64, src []T) {
-	for _, v := range src {
-		*dst = append(*dst, int64(v))
-	}
-}
-
-// unitToMicros returns v·mul/div converting the unit to microseconds.
-func unitToMicros(u arrow.TimeUnit) (mul, div int64) {
-	switch u {
-	case arrow.Second:
-		return 1e6, 1
-	case arrow.Millisecond:
-		return 1e3, 1
-	case arrow.Nanosecond:
-		return 1, 1e3
-	}
-	return 1, 1
-}
-
-// scaleMicros converts, flooring nanoseconds toward −∞.
-func scaleMicros(v, mul, div int64) int64 {
-	if div != 1 {
-		q := v / div
-		if v%div < 0 {
-			q--
-		}
-		return q
-	}
-	return v * mul
+	return f, nil
 }

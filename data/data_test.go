@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/exactmh/exactmh/data/arrowipc" // registers ReadArrow
+
 	"gonum.org/v1/gonum/mat"
 )
 

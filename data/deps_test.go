@@ -10,27 +10,45 @@ import (
 	"testing"
 )
 
-// TestLightDependencies checks that the package builds without Arrow
-// Flight, gRPC and protobuf, which arrow-go's pqarrow would pull in: the
-// Parquet reader uses the column chunk readers of parquet/file instead
-// (see the package documentation).
+// heavyModules are the modules a first build of the quickstart must not
+// download: arrow-go and what it brings (Thrift, Flatbuffers, the LZ4
+// and Brotli modules, Arrow Flight's gRPC and protobuf) and gonum/plot
+// with its fonts and image modules. Package data reads Parquet itself,
+// with klauspost/compress's zstd decoder (zstd is the codec of the
+// bundled flights and of most writers' defaults), and registers Arrow IPC
+// and the rarer codecs from sub-packages (see the package documentation
+// on dependencies).
+var heavyModules = []string{
+	"github.com/apache/arrow-go", "github.com/apache/thrift", "github.com/google/flatbuffers",
+	"github.com/pierrec/lz4", "github.com/andybalholm/brotli",
+	"google.golang.org/grpc", "google.golang.org/protobuf",
+	"gonum.org/v1/plot", "golang.org/x/image", "codeberg.org/go-fonts", "codeberg.org/go-latex",
+}
+
+// TestLightDependencies checks that package data and the quickstart
+// (go run ./examples/quickstart) build without the heavy modules: a
+// first build from an empty module cache downloads the module itself,
+// gonum, klauspost/compress and golang.org/x/tools only (the figures are in
+// figures/bench/firstbuild.txt).
 func TestLightDependencies(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command to list the dependencies: %v", err)
 	}
-	out, err := exec.Command(gobin, "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 10 {
-		t.Fatalf("go list -deps listed %d packages: %q", len(deps), deps)
-	}
-	for _, p := range deps {
-		for _, banned := range []string{"google.golang.org/grpc", "google.golang.org/protobuf", "arrow-go/v18/arrow/flight", "arrow-go/v18/parquet/pqarrow"} {
-			if strings.HasPrefix(p, banned) || strings.Contains(p, banned) {
-				t.Errorf("package data depends on %s", p)
+	for _, pkg := range []string{".", "../examples/quickstart"} {
+		out, err := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) < 10 {
+			t.Fatalf("go list -deps %s listed %d packages: %q", pkg, len(lines), lines)
+		}
+		for _, line := range lines {
+			for _, heavy := range heavyModules {
+				if strings.Contains(line, heavy) {
+					t.Errorf("%s depends on %s", pkg, line)
+				}
 			}
 		}
 	}

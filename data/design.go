@@ -69,6 +69,50 @@ type Design struct {
 	Source string
 	// Intercept reports whether column 0 is the intercept.
 	Intercept bool
+	// Groups are the random-effect terms (Random, RandomSlopes), in the
+	// order of Spec.Terms; X holds the fixed effects alone.
+	Groups []Group
+}
+
+// Group is a random-effect term of a Design: a grouping factor, every
+// row's level, and the columns whose effects vary by level (the
+// intercept, the slopes). It holds O(N) values, never an N × G matrix:
+// model.Multilevel's Factor takes Index, Levels and the slopes as they
+// are.
+type Group struct {
+	// Name names the factor: its column, or the columns joined by ':'
+	// for an interaction ("origin:destination").
+	Name string
+	// Term is the term as written, in lme4's notation.
+	Term string
+	// Index holds each row's level, in [0, len(Levels)).
+	Index []int32
+	// Levels names the levels present in the rows used, in the order of
+	// their names (integers in numeric order, false before true; an
+	// interaction's by its columns' orders in turn).
+	Levels []string
+	// Counts holds the number of rows of each level.
+	Counts []int
+	// Intercept reports whether the term has a random intercept.
+	Intercept bool
+	// SlopeNames name the slopes' columns ("log(distance)"); Slopes hold
+	// their N values each, standardised as features are, the transform
+	// in SlopeCenter and SlopeScale (0 and 1 when not standardised).
+	SlopeNames              []string
+	Slopes                  [][]float64
+	SlopeCenter, SlopeScale []float64
+}
+
+// Column returns a copy of column j of X (N values).
+func (d *Design) Column(j int) []float64 {
+	if d == nil || j < 0 || j >= d.D {
+		return nil
+	}
+	out := make([]float64, d.N)
+	for i := range out {
+		out[i] = d.X[i*d.D+j]
+	}
+	return out
 }
 
 // Unstandardize maps coefficients θ of the standardised design onto the
@@ -139,12 +183,36 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	where := make([]string, 0, 1+len(s.Terms))
 	terms = append(terms, s.Response.spec())
 	where = append(where, "Spec.Response "+s.Response.String())
+	// The random-effect terms' columns (grouping columns and slopes) are
+	// checked and filtered with the others but planned apart, after nFixed.
+	var randoms []randomTerm
 	for j, t := range s.Terms {
 		if t == nil {
 			return nil, fmt.Errorf("data: %s: Spec.Terms[%d] is nil", b.src, j)
 		}
+		if t.spec().kind == kindRandom {
+			r, err := b.randomTerm(t.spec(), fmt.Sprintf("Spec.Terms[%d] %s", j, t), randoms)
+			if err != nil {
+				return nil, err
+			}
+			randoms = append(randoms, r)
+			continue
+		}
 		terms = append(terms, t.spec())
 		where = append(where, fmt.Sprintf("Spec.Terms[%d] %s", j, t))
+	}
+	nFixed := len(terms)
+	for k := range randoms {
+		r := &randoms[k]
+		r.first = len(terms)
+		for _, by := range r.t.by {
+			terms = append(terms, &term{kind: kindCat, col: by})
+			where = append(where, fmt.Sprintf("%s, grouping column %q", r.where, by))
+		}
+		for _, sl := range r.t.slopes {
+			terms = append(terms, sl.spec())
+			where = append(where, fmt.Sprintf("%s, slope %s", r.where, sl))
+		}
 	}
 	if !terms[0].numeric() {
 		return nil, fmt.Errorf("data: %s: %s: the response must be Num, Log, Log1p or Above (one column)", b.src, where[0])
@@ -184,7 +252,7 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 		return nil, err
 	}
 	widest, width := "", 0 // the term with the most columns, for the memory error
-	for k := 1; k < len(terms); k++ {
+	for k := 1; k < nFixed; k++ {
 		p, err := b.plan(terms[k], cols[k], where[k])
 		if err != nil {
 			return nil, err
@@ -206,7 +274,14 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 		d.Scale = append(d.Scale, p.scale...)
 	}
 	d.D = len(d.Names)
-	if d.D == 0 {
+	for _, r := range randoms {
+		g, err := b.group(r, terms, cols, where)
+		if err != nil {
+			return nil, err
+		}
+		d.Groups = append(d.Groups, g)
+	}
+	if d.D == 0 && len(d.Groups) == 0 {
 		return nil, fmt.Errorf("data: %s: the design has no columns: Spec.NoIntercept and no Spec.Terms", b.src)
 	}
 	// X is allocated in one request, which the runtime cannot refuse
@@ -578,7 +653,17 @@ type level struct {
 
 // catPlan is the one-hot encoding of a categorical column.
 func (b *builder) catPlan(t *term, c *column, where string) (plan, error) {
-	// codes in the rows used, into levels.
+	codes, levels := b.levelCodes(c)
+	if len(levels) == 1 {
+		return plan{}, fmt.Errorf("data: %s: column %q has the single level %q in all %d rows used, in %s: its one-hot columns would be constant", b.src, c.name, levels[0].name, b.n, where)
+	}
+	return b.catColumns(t, c, where, codes, levels)
+}
+
+// levelCodes returns the level of each row used of a String, Int or Bool
+// column and the levels present, String levels in the column's order of
+// codes and Int and Bool levels in order of first appearance.
+func (b *builder) levelCodes(c *column) ([]int32, []level) {
 	codes := make([]int32, b.n)
 	var levels []level
 	switch c.typ {
@@ -627,9 +712,11 @@ func (b *builder) catPlan(t *term, c *column, where string) (plan, error) {
 			codes[i] = k
 		}
 	}
-	if len(levels) == 1 {
-		return plan{}, fmt.Errorf("data: %s: column %q has the single level %q in all %d rows used, in %s: its one-hot columns would be constant", b.src, c.name, levels[0].name, b.n, where)
-	}
+	return codes, levels
+}
+
+// catColumns is catPlan's columns for the rows' codes into levels.
+func (b *builder) catColumns(t *term, c *column, where string, codes []int32, levels []level) (plan, error) {
 	// By frequency, ties by name: for TopK and the default reference.
 	byFreq := make([]int, len(levels))
 	for k := range byFreq {

@@ -3,7 +3,7 @@
 // license that can be found in the LICENSE file.
 
 // Package data turns tabular files — Parquet, Arrow IPC (Feather version
-// 2) and CSV — into the design matrix and response the exactmh energies
+// 2, with package data/arrowipc imported) and CSV — into the design matrix and response the exactmh energies
 // take: x, N×d row-major, and y, for model.NewLogisticRegression(x, y,
 // d), model.NewGLM(x, y, d, family), model.NewStudentTRegression and
 // the rest.
@@ -49,6 +49,13 @@
 // deviation 1 unless Spec.NoStandardize; one-hot, indicator and
 // hour-of-day columns are left as they are).
 //
+// Random and RandomSlopes are random-effect terms in lme4's notation —
+// Random("origin") is (1 | origin), Random("origin", Log("distance")) is
+// (1 + log(distance) | origin), "a:b" the interaction — which Build puts
+// into Design.Groups (each row's level, every level present, the slopes'
+// values), not into X: model.NewMultilevel takes them as they are, so no
+// N × G matrix is built for a factor with thousands of levels.
+//
 // Type rules: Num, Log, Log1p and Above take Float, Int and Bool columns
 // (a String column is an error saying which row is not a number);
 // Categorical takes String, Int and Bool columns — a Float column is an
@@ -71,27 +78,35 @@
 // memory; each gets a Frame or an error. Concretely:
 //
 //   - A truncated or corrupted Parquet or Arrow file is an error, never a
-//     panic: the calls into arrow-go are guarded by recover; the
-//     flatbuffers of Arrow files are checked before arrow-go reads them
-//     (ipccheck.go: every vector that arrow-go sizes a slice by must fit
-//     in its buffer, every slot read as flatbuffers reads it); every
-//     Parquet column chunk's offset and size are checked against the
-//     file's size and chunks are read through a buffer, not into one
-//     slice of the size the footer claims; and arrow-go allocates through
-//     an allocator that refuses any single allocation larger than a file
-//     of that size could need (64 MiB plus 64 times its size).
+//     panic. The Parquet reader is the package's own (parquet*.go,
+//     thrift.go): every length, count and offset in the footer and the
+//     page headers is checked against the bytes that hold it before
+//     anything is allocated for it; every column chunk must lie inside
+//     the file; a page may declare at most 1,024 times the file's size
+//     uncompressed and no more than 64 MiB plus 64 times the file's size;
+//     a page decompressing to more or fewer bytes than it declares is an
+//     error; and pages are decoded in batches of 65,536 rows, so a page
+//     of a few bytes declaring billions of values allocates nothing. For
+//     Arrow files (package data/arrowipc) the calls into arrow-go are
+//     guarded by recover, the flatbuffers are checked before arrow-go
+//     reads them (every vector that arrow-go sizes a slice by must fit in
+//     its buffer, every slot read as flatbuffers reads it), and arrow-go
+//     allocates through an allocator that refuses any single allocation
+//     larger than a file of that size could need.
 //   - Compressed pages and buffers decode into the size their header
 //     declares (itself capped as above), and no codec may allocate more
 //     on the compressed stream's word: Snappy blocks declaring more than
-//     the page are refused, zstd pages decode with their output capped,
-//     Brotli pages with the stream's window lowered to what the page needs
-//     (a stream header declares up to 16 MiB), and the zstd frames of
-//     Arrow IPC buffers may declare windows of at most the buffer's
-//     length or 8 MiB (arrow-go's decoder allocates twice the window:
-//     ten bytes asked for 1 GiB). gzip and LZ4 decode into the page and
-//     allocate at most a 32 KiB window and 64 KiB header, and Arrow's LZ4
-//     frames at most a pooled block of 8 MiB, the largest block size of
-//     pierrec/lz4 (TestPageCodecsBounded covers the Parquet codecs).
+//     the page are refused; zstd pages decode straight into the page,
+//     their output and declared window limited to the larger of the page
+//     and 8 MiB; Brotli pages (data/parquetcodecs) with the stream's
+//     window lowered to what the page needs (a stream header declares up
+//     to 16 MiB); and the zstd frames of Arrow IPC buffers may declare
+//     windows of at most the buffer's length or 8 MiB (arrow-go's decoder
+//     allocates twice the window: ten bytes asked for 1 GiB). gzip and
+//     LZ4 decode into the page and allocate at most a 32 KiB window and
+//     64 KiB header, and Arrow's LZ4 frames at most a pooled block of
+//     8 MiB, the largest block size of pierrec/lz4 (TestPageCodecsBounded
+//     and parquetcodecs' TestCodecsBounded cover the Parquet codecs).
 //   - Memory grows with the rows a file holds, not with its size: a few
 //     kilobytes of Parquet run-length encoding can declare billions of
 //     rows. Before reading, the declared rows × columns are checked
@@ -120,7 +135,7 @@
 //
 // What is not detected: a bit flipped in a Parquet or Arrow value (a
 // number changed, a string's byte) reads as another valid value. Neither
-// format carries checksums that arrow-go verifies (Parquet's optional
+// format carries checksums that the readers verify (Parquet's optional
 // page CRCs are not checked), so such a file is read silently with the
 // wrong value; only the file's own integrity (a checksum of the whole
 // file from its producer) can tell. The same holds for a CSV file
@@ -134,8 +149,8 @@
 // other jobs kept its load average at 6 to 9 (TestFlights logs the two
 // phases: reading 0.8–1.7 s, Build 1.3–2.3 s; BenchmarkFlightsLoad
 // repeats both, 5–7 s per load there, as each repetition maps another
-// 1.4 GB). Parquet columns are read with arrow-go's column chunk
-// readers in parallel, in batches of 65,536 rows, into typed slices,
+// 1.4 GB). Parquet columns are read in parallel, a column per core, in
+// batches of 65,536 rows, into typed slices,
 // strings as codes into their distinct values; Build fills X in blocks of rows that stay in
 // cache, one pass per term, on all cores, with no per-cell interface
 // call or per-row allocation. Most of Build's time is the kernel mapping
@@ -145,53 +160,48 @@
 // root package's set-up arrays use too), which cut that cost by a factor
 // of two to four on the development machine's virtual machine.
 //
-// # Why Apache Arrow, and why v18.8.0
+// # Dependencies: Parquet without arrow-go
 //
 // Parquet is how tall data are shipped (the flights, most public data
-// sets of millions of rows), and reading it means decoding its encodings
-// (dictionary, run-length, delta, byte-stream split), its compression
-// codecs (Snappy, gzip, Brotli, LZ4, zstd) and its Thrift metadata: far
-// too much to write again. github.com/apache/arrow-go/v18 is the Apache
-// project's own Go implementation of Parquet and of the Arrow IPC format,
-// pure Go (no cgo), maintained with the C++ and Java implementations and
-// tested against their files; it also reads Arrow IPC and Feather, so one
-// dependency covers the two binary formats. Only this package imports it:
-// programs that use exactmh without package data do not compile it.
+// sets of millions of rows). The package reads it with its own reader of
+// the parts of the format that writers use by default (pyarrow, Polars,
+// DuckDB, pandas, Spark, arrow-go): the Thrift compact protocol of the
+// footer and page headers (thrift.go), data pages of versions 1 and 2,
+// dictionary pages, the PLAIN encoding and the RLE/bit-packed hybrid of
+// dictionary indices and definition levels (flat columns, required or
+// optional), DELTA_BINARY_PACKED and BYTE_STREAM_SPLIT numbers (which
+// version 2 writers use when asked: parquet_delta.go), the physical types BOOLEAN, INT32, INT64, INT96, FLOAT,
+// DOUBLE, BYTE_ARRAY (strings) and FIXED_LEN_BYTE_ARRAY(2) (Float16),
+// and the codecs Snappy (parquet_codec.go, a page-sized decoder of the
+// simple block format), gzip (compress/gzip) and zstd
+// (github.com/klauspost/compress/zstd's decoder, limited to each page's
+// declared size: the standard library has no public zstd decoder). Brotli and LZ4_RAW pages are read
+// once package data/parquetcodecs is imported (RegisterParquetCodec), and
+// Arrow IPC and Feather files once package data/arrowipc is: both use
+// github.com/apache/arrow-go/v18's libraries, and the exactmh command
+// imports both. DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY strings,
+// which writers use only when asked, are an error naming the encoding.
 //
-// Of arrow-go, the package uses parquet/file (the column chunk readers:
-// pages decoded into typed slices of int32, int64, float64, byte arrays…
-// with definition levels for nulls) and arrow/ipc, not pqarrow, the
-// Parquet-to-Arrow layer: pqarrow imports Arrow Flight and with it gRPC
-// and protobuf, which a reader of local files has no use for, and it
-// builds Arrow arrays that would be copied into the Frame's slices
-// anyway. Without it go list -deps ./data lists no gRPC, protobuf or
-// Flight package (TestLightDependencies), and a first build of a program
-// using the package downloads neither module. The types read match
-// pqarrow's mapping (TestParquetDigests: every value of testdata's files
-// and of the 3-million-row flights file identical), with one rule to
-// know: a Parquet timestamp is read on the UTC clock, as Parquet records
-// only whether it is UTC, even where a writer kept a time zone in the
-// Arrow schema of the file's metadata. The other well-kept pure-Go
-// reader, github.com/parquet-go/parquet-go, needs the same compression
-// modules (klauspost/compress, pierrec/lz4, andybalholm/brotli), which
-// are most of the download, and would be a second dependency beside
-// arrow-go, still needed for Arrow IPC.
+// The reason is the first build. Through arrow-go, a program reading the
+// bundled flights file downloaded arrow-go, Thrift, Flatbuffers,
+// klauspost/compress, pierrec/lz4, andybalholm/brotli and their
+// dependencies (412 MB of module cache) before compiling them; go run
+// ./examples/quickstart now downloads exactmh's own dependencies only,
+// gonum, klauspost/compress (for zstd) and golang.org/x/tools
+// (figures/bench/firstbuild.txt; TestLightDependencies keeps it so). The values read are identical to
+// arrow-go's: TestParquetDigests pins the digests of every value of
+// testdata's files and of the 3-million-row flights file taken with
+// arrow-go's pqarrow, TestParquetOracle compares the two readers on
+// files arrow-go writes in every combination of page version,
+// dictionary, codec and nulls, and FuzzParquetOracle on fuzzed files.
+// One rule to know: a Parquet timestamp is read on the UTC clock, as
+// Parquet records only whether it is UTC, even where a writer kept a time
+// zone in the Arrow schema of the file's metadata.
 //
-// github.com/klauspost/compress, which arrow-go uses for its Snappy and
-// zstd codecs, is imported directly for one reason: the package replaces
-// those codecs, and Brotli's, in arrow-go's registry by guarded ones
-// (codec.go) whose allocations are bounded by the page's size, since the
-// libraries allocate what a block's or stream's header declares outside
-// the allocator arrow-go is given (github.com/andybalholm/brotli, Brotli's
-// library, is imported by the tests only, to write streams with every
-// window).
-//
-// The version is v18.8.0, the latest release, the one the flights
-// data's README was checked with, and one whose IPC reader already
-// checks block offsets against the file size and has limits on message
-// sizes (WithMetadataSizeLimit, WithBodySizeLimit), which this package
-// sets to the file's size. It requires Go 1.25, which is therefore the
-// module's go directive: the lowest arrow-go v18.8.0
-// permits. gonum (gonum.org/v1/gonum, already a dependency of exactmh) is
-// used for mat.Matrix in FromMatrix.
+// arrow-go is v18.8.0, whose IPC reader checks block offsets against the
+// file size and has limits on message sizes (WithMetadataSizeLimit,
+// WithBodySizeLimit), which data/arrowipc sets to the file's size. It
+// requires Go 1.25, which is therefore the module's go directive. gonum
+// (gonum.org/v1/gonum, already a dependency of exactmh) is used for
+// mat.Matrix in FromMatrix.
 package data

@@ -5,10 +5,7 @@
 package data
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,13 +13,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/float16"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/schema"
+	"github.com/exactmh/exactmh/data/internal/colbuf"
 	"github.com/exactmh/exactmh/internal/prefault"
 )
 
@@ -37,12 +28,19 @@ type readSource interface {
 // batchRows is how many rows a Parquet read decodes at a time.
 const batchRows = 1 << 16
 
-// ReadParquet reads a Parquet file (any compression arrow-go supports:
-// Snappy, gzip, Brotli, LZ4, zstd) with arrow-go's column chunk readers,
-// column by column in batches of 65,536 rows. Nulls are missing values.
-// With opt.Columns nil, columns of types the package does not read
-// (lists, structs, binary, decimals…) are left out; named in opt.Columns
-// they are an error saying why. Two columns of one name are an error. A
+// ReadParquet reads a Parquet file with the package's own reader
+// (parquet.go, parquet_meta.go, parquet_page.go): flat columns of the
+// physical types BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY
+// (strings) and FIXED_LEN_BYTE_ARRAY(2) (Float16), in data pages of
+// version 1 and 2, PLAIN or dictionary encoded (numbers also
+// DELTA_BINARY_PACKED or BYTE_STREAM_SPLIT), compressed with Snappy,
+// gzip or zstd or not at all. Other codecs (Brotli, LZ4) are read once
+// registered with RegisterParquetCodec (the exactmh command registers
+// them); a file using one that is not registered is an error naming the
+// codec and the import that reads it. Nulls are missing values. With
+// opt.Columns nil, columns of types the package does not read (lists,
+// structs, binary, decimals…) are left out; named in opt.Columns they
+// are an error saying why. Two columns of one name are an error. A
 // truncated or corrupted file is an error, never a panic; a file that
 // declares more rows than memory holds is refused before any is read.
 func ReadParquet(path string, opt *ReadOptions) (*Frame, error) {
@@ -78,122 +76,89 @@ const (
 
 // parquetColumnKind maps a leaf column onto a column type and a kind; ok
 // is false for what the package does not read (times of day, decimals,
-// binary, JSON, intervals…), the types arrow-go's pqarrow reads as Arrow
-// types arrowColumnType refuses.
-func parquetColumnKind(c *schema.Column) (typ ColumnType, kind parquetKind, mul, div int64, ok bool) {
-	lt := c.LogicalType()
-	switch c.PhysicalType() {
-	case parquet.Types.Boolean:
-		return Bool, pqBool, 0, 0, isPlain(lt)
-	case parquet.Types.Int32:
-		switch t := lt.(type) {
-		case schema.IntLogicalType:
-			if t.IsSigned() {
+// binary, JSON, intervals…). A logical type in the schema wins over a
+// converted type, as in arrow-go's reading of the same schema.
+func parquetColumnKind(e *pqElement) (typ ColumnType, kind parquetKind, mul, div int64, ok bool) {
+	lt := e.logical()
+	switch e.typ {
+	case pqTypeBoolean:
+		return Bool, pqBool, 0, 0, lt.kind == ltNone
+	case pqTypeInt32:
+		switch lt.kind {
+		case ltInteger:
+			if lt.signed {
 				return Int, pqInt32, 0, 0, true
 			}
 			return Int, pqUint32, 0, 0, true
-		case schema.DateLogicalType:
+		case ltDate:
 			return Time, pqDate, 0, 0, true
 		}
-		return Int, pqInt32, 0, 0, isPlain(lt)
-	case parquet.Types.Int64:
-		switch t := lt.(type) {
-		case schema.IntLogicalType:
-			if t.IsSigned() {
+		return Int, pqInt32, 0, 0, lt.kind == ltNone
+	case pqTypeInt64:
+		switch lt.kind {
+		case ltInteger:
+			if lt.signed {
 				return Int, pqInt64, 0, 0, true
 			}
 			return Int, pqUint64, 0, 0, true
-		case schema.TimestampLogicalType:
-			switch t.TimeUnit() {
-			case schema.TimeUnitMillis:
+		case ltTimestamp:
+			switch lt.unit {
+			case unitMillis:
 				return Time, pqTimestamp, 1e3, 1, true
-			case schema.TimeUnitMicros:
+			case unitMicros:
 				return Time, pqTimestamp, 1, 1, true
-			case schema.TimeUnitNanos:
+			case unitNanos:
 				return Time, pqTimestamp, 1, 1e3, true
 			}
 			return 0, 0, 0, 0, false
 		}
-		return Int, pqInt64, 0, 0, isPlain(lt)
-	case parquet.Types.Int96:
-		return Time, pqInt96, 0, 0, isPlain(lt)
-	case parquet.Types.Float:
-		return Float, pqFloat32, 0, 0, isPlain(lt)
-	case parquet.Types.Double:
-		return Float, pqFloat64, 0, 0, isPlain(lt)
-	case parquet.Types.FixedLenByteArray:
-		if _, ok := lt.(schema.Float16LogicalType); ok && c.TypeLength() == 2 {
+		return Int, pqInt64, 0, 0, lt.kind == ltNone
+	case pqTypeInt96:
+		return Time, pqInt96, 0, 0, lt.kind == ltNone
+	case pqTypeFloat:
+		return Float, pqFloat32, 0, 0, lt.kind == ltNone
+	case pqTypeDouble:
+		return Float, pqFloat64, 0, 0, lt.kind == ltNone
+	case pqTypeFixed:
+		if lt.kind == ltFloat16 && e.typeLength == 2 {
 			return Float, pqFloat16, 0, 0, true
 		}
-	case parquet.Types.ByteArray:
-		if _, ok := lt.(schema.StringLogicalType); ok {
+	case pqTypeByteArray:
+		if lt.kind == ltString {
 			return String, pqString, 0, 0, true
 		}
 	}
 	return 0, 0, 0, 0, false
 }
 
-// isPlain reports a logical type that leaves the physical type's meaning
-// alone.
-func isPlain(lt schema.LogicalType) bool {
-	switch lt.(type) {
-	case nil, schema.NoLogicalType:
-		return true
-	}
-	return false
-}
-
 // parquetBuilder accumulates one column from a Parquet leaf column.
 type parquetBuilder struct {
 	src      string
 	col      *column
+	elem     *pqElement
 	leaf     int // the leaf column's index in the file's schema
 	kind     parquetKind
 	mul, div int64 // pqTimestamp: to microseconds
-	maxDef   int16
-	n        int              // rows so far
-	total    int              // rows reserved (more may come)
-	index    map[string]int32 // String: level → code
+	maxDef   int   // 0 (required) or 1 (optional)
+	n        int   // rows so far
+	total    int   // rows reserved (more may come)
+	index    map[string]int32
 }
 
-// readParquet reads Parquet from r; src names it in messages. Every call
-// into arrow-go is guarded: a panic on malformed input becomes an error.
+// readParquet reads Parquet from r; src names it in messages.
 func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			fr, err = nil, fmt.Errorf("data: %s: not a readable Parquet file (arrow-go: %v)", src, p)
-		}
-	}()
 	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: %v", src, err)
 	}
-	mem := newCappedAllocator(size)
-	props := parquet.NewReaderProperties(mem)
-	// Column chunks are read through a buffer rather than into one slice
-	// of the size the footer declares (which a corrupted footer sets to
-	// gigabytes), and no page may be larger than the file or the cap.
-	props.BufferedStreamEnabled = true
-	props.BufferSize = 1 << 20
-	props.MaxCompressedPageSize = max(1, min(size, parquet.DefaultMaxCompressedPageSize))
-	// A page decompresses to at most about a thousand times its size
-	// (gzip's limit is 1,032:1), and no page is larger than the file, so
-	// a page declaring more than 1,024 times the file's size (at least
-	// 1 MiB) is refused before its buffer is allocated: a few kilobytes of
-	// pages each declaring 64 MiB would otherwise allocate gigabytes in
-	// all.
-	props.MaxUncompressedPageSize = min(max(1<<20, 1024*size), int64(mem.max), parquet.DefaultMaxUncompressedPageSize)
-	pf, err := file.NewParquetReader(r, file.WithReadProps(props))
+	md, err := readParquetFooter(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: not a readable Parquet file: %v", src, err)
 	}
-	defer pf.Close()
-	md := pf.MetaData()
-	sch := md.Schema
-	root := sch.Root()
-	names := make([]string, root.NumFields())
-	for j := range names {
-		names[j] = root.Field(j).Name()
+	fields := md.fields
+	names := make([]string, len(fields))
+	for j, f := range fields {
+		names[j] = f.name
 	}
 	sel, err := selectColumns(src, names, opt.columns())
 	if err != nil {
@@ -202,13 +167,9 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	// Leave out what cannot be read unless it was asked for by name.
 	var builders []*parquetBuilder
 	for _, j := range sel {
-		node := root.Field(j)
+		e := fields[j]
 		if k := duplicate(names, j); k >= 0 {
 			return nil, fmt.Errorf("data: %s: columns %d and %d are both named %q: which one a term means is ambiguous", src, min(j, k)+1, max(j, k)+1, names[j])
-		}
-		leaf := -1
-		if _, prim := node.(*schema.PrimitiveNode); prim && node.RepetitionType() != parquet.Repetitions.Repeated {
-			leaf = sch.ColumnIndexByNode(node)
 		}
 		var (
 			typ      ColumnType
@@ -216,20 +177,24 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 			mul, div int64
 			ok       bool
 		)
-		if leaf >= 0 {
-			typ, kind, mul, div, ok = parquetColumnKind(sch.Column(leaf))
+		flat := e.leaf >= 0 && e.rep != repRepeated
+		if flat {
+			typ, kind, mul, div, ok = parquetColumnKind(e)
 		}
 		if !ok {
 			if opt.columns() == nil {
 				continue
 			}
 			what := "a nested column"
-			if leaf >= 0 {
-				what = sch.Column(leaf).String()
+			if flat {
+				what = e.describe()
 			}
-			return nil, fmt.Errorf("data: %s: column %q is %s, which this package does not read (want integers, floats, booleans, timestamps, dates or strings)", src, node.Name(), what)
+			return nil, fmt.Errorf("data: %s: column %q is %s, which this package does not read (want integers, floats, booleans, timestamps, dates or strings)", src, e.name, what)
 		}
-		b := &parquetBuilder{src: src, col: &column{name: node.Name(), typ: typ}, leaf: leaf, kind: kind, mul: mul, div: div, maxDef: sch.Column(leaf).MaxDefinitionLevel()}
+		b := &parquetBuilder{src: src, col: &column{name: e.name, typ: typ}, elem: e, leaf: e.leaf, kind: kind, mul: mul, div: div}
+		if e.rep == repOptional {
+			b.maxDef = 1
+		}
 		if typ == String {
 			b.index = make(map[string]int32)
 		}
@@ -242,17 +207,18 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	// The rows the file declares, checked against its row groups and
 	// against memory before anything is allocated for them.
 	limit := opt.limit()
-	var groups []int
+	var groups []*pqRowGroup
 	var declared int64
-	for g := 0; g < pf.NumRowGroups() && declared < int64(limit); g++ {
-		rows := md.RowGroup(g).NumRows()
+	for g := 0; g < len(md.groups) && declared < int64(limit); g++ {
+		rg := &md.groups[g]
+		rows := rg.rows
 		if rows < 0 || rows > math.MaxInt64-declared {
 			return nil, fmt.Errorf("data: %s: row group %d declares %d rows", src, g, rows)
 		}
-		if err := checkChunks(md.RowGroup(g), builders, size); err != nil {
+		if err := checkChunks(rg, builders, size, md.leaves); err != nil {
 			return nil, fmt.Errorf("data: %s: row group %d: %v", src, g, err)
 		}
-		groups = append(groups, g)
+		groups = append(groups, rg)
 		declared += rows
 	}
 	total := int(min(declared, int64(limit)))
@@ -265,8 +231,14 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	for _, b := range builders {
 		b.reserve(hint)
 	}
-	// Each column is read on its own, the columns in parallel, each
-	// goroutine with its own recover.
+	// A page decompresses to at most about a thousand times its size
+	// (gzip's limit is 1,032:1), and no page is larger than the file, so
+	// a page declaring more than 1,024 times the file's size (at least
+	// 1 MiB) is refused before its buffer is allocated; nor may a page
+	// be larger than 64 MiB plus 64 times the file's size, the cap on
+	// any single allocation the package's readers make.
+	pageCap := min(max(1<<20, 1024*size), 64<<20+64*size, maxPageSize)
+	// Each column is read on its own, the columns in parallel.
 	errs := make([]error, len(builders))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -276,7 +248,8 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[k] = builders[k].read(pf, groups, total)
+			pr := &pageReader{r: r, pageCap: pageCap}
+			errs[k] = builders[k].read(pr, groups, total)
 		}()
 	}
 	wg.Wait()
@@ -299,6 +272,10 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 	return out, nil
 }
 
+// maxPageSize is the largest uncompressed page the reader accepts: 1 GiB,
+// the largest a page can be in arrow-go and parquet-mr.
+const maxPageSize = 1 << 30
+
 // duplicate returns the index of another column named as names[j], or -1.
 func duplicate(names []string, j int) int {
 	for k, name := range names {
@@ -310,24 +287,25 @@ func duplicate(names []string, j int) int {
 }
 
 // checkChunks checks the column chunks of the builders' leaves in one row
-// group against the file: their pages must lie inside it. arrow-go would
-// otherwise seek to, and size buffers by, whatever the footer says.
-func checkChunks(rg *metadata.RowGroupMetaData, builders []*parquetBuilder, size int64) error {
+// group against the file: their pages must lie inside it.
+func checkChunks(rg *pqRowGroup, builders []*parquetBuilder, size int64, leaves int) error {
+	if len(rg.chunks) != leaves {
+		return fmt.Errorf("%d column chunks for %d columns", len(rg.chunks), leaves)
+	}
 	for _, b := range builders {
-		cc, err := rg.ColumnChunk(b.leaf)
-		if err != nil {
-			return err
+		cc := &rg.chunks[b.leaf]
+		if !cc.hasMeta {
+			return fmt.Errorf("column %q: a chunk without metadata", b.col.name)
 		}
-		start := cc.DataPageOffset()
-		if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-			start = cc.DictionaryPageOffset()
-		}
-		n := cc.TotalCompressedSize()
+		start, n := cc.span()
 		if start < 0 || n < 0 || start > size || n > size-start {
 			return fmt.Errorf("column %q: a chunk of %d bytes at byte %d of a %d-byte file", b.col.name, n, start, size)
 		}
-		if cc.NumValues() < 0 {
-			return fmt.Errorf("column %q: %d values", b.col.name, cc.NumValues())
+		if cc.numValues < 0 {
+			return fmt.Errorf("column %q: %d values", b.col.name, cc.numValues)
+		}
+		if cc.typ != b.elem.typ {
+			return fmt.Errorf("column %q: a chunk of physical type %s in a column of type %s", b.col.name, pqTypeName(cc.typ), pqTypeName(b.elem.typ))
 		}
 	}
 	return nil
@@ -351,116 +329,60 @@ func (b *parquetBuilder) reserve(n int) {
 }
 
 // read reads the builder's column from the row groups, up to limit rows.
-func (b *parquetBuilder) read(pf *file.Reader, groups []int, limit int) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("data: %s: column %q near row %d: not a readable Parquet file (arrow-go: %v)", b.src, b.col.name, b.n+1, p)
-		}
-	}()
-	batch := min(batchRows, max(limit, 1))
-	var defs []int16
-	if b.maxDef > 0 {
-		defs = make([]int16, batch)
-	}
-	var (
-		i32 []int32
-		i64 []int64
-		i96 []parquet.Int96
-		f32 []float32
-		f64 []float64
-		bl  []bool
-		ba  []parquet.ByteArray
-		fl  []parquet.FixedLenByteArray
-	)
-	switch b.kind {
-	case pqBool:
-		bl = make([]bool, batch)
-	case pqInt32, pqUint32, pqDate:
-		i32 = make([]int32, batch)
-	case pqInt64, pqUint64, pqTimestamp:
-		i64 = make([]int64, batch)
-	case pqInt96:
-		i96 = make([]parquet.Int96, batch)
-	case pqFloat32:
-		f32 = make([]float32, batch)
-	case pqFloat64:
-		f64 = make([]float64, batch)
-	case pqFloat16:
-		fl = make([]parquet.FixedLenByteArray, batch)
-	case pqString:
-		ba = make([]parquet.ByteArray, batch)
-	}
-	for _, g := range groups {
+func (b *parquetBuilder) read(pr *pageReader, groups []*pqRowGroup, limit int) error {
+	cr := newChunkReader(b, pr)
+	for g, rg := range groups {
 		if b.n >= limit {
 			break
 		}
-		cr, err := pf.RowGroup(g).Column(b.leaf)
+		cc := &rg.chunks[b.leaf]
+		want := int(min(rg.rows, int64(limit-b.n)))
+		short, err := cr.readChunk(cc, rg.rows, want)
 		if err != nil {
-			return fmt.Errorf("data: %s: column %q, row group %d: %v", b.src, b.col.name, g, err)
+			return fmt.Errorf("data: %s: column %q, row group %d, near row %d: %v", b.src, b.col.name, g, b.n+1, err)
 		}
-		for b.n < limit {
-			want := int64(min(batch, limit-b.n))
-			var rows int64
-			var vals int
-			switch cr := cr.(type) {
-			case *file.BooleanColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, bl, defs, nil)
-			case *file.Int32ColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, i32, defs, nil)
-			case *file.Int64ColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, i64, defs, nil)
-			case *file.Int96ColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, i96, defs, nil)
-			case *file.Float32ColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, f32, defs, nil)
-			case *file.Float64ColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, f64, defs, nil)
-			case *file.FixedLenByteArrayColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, fl, defs, nil)
-			case *file.ByteArrayColumnChunkReader:
-				rows, vals, err = cr.ReadBatch(want, ba, defs, nil)
-			default:
-				return fmt.Errorf("data: %s: column %q: unexpected column reader %T", b.src, b.col.name, cr)
-			}
-			if err != nil {
-				return fmt.Errorf("data: %s: column %q near row %d: %v", b.src, b.col.name, b.n+1, err)
-			}
-			if rows == 0 {
-				break
-			}
-			if rows > want || vals < 0 || int64(vals) > rows {
-				return fmt.Errorf("data: %s: column %q near row %d: %d values in %d rows, %d asked for", b.src, b.col.name, b.n+1, vals, rows, want)
-			}
-			if err := b.append(int(rows), vals, defs, i32, i64, i96, f32, f64, bl, ba, fl); err != nil {
-				return err
-			}
+		if short {
+			break // the rows missing are reported by readParquet
 		}
 	}
 	return nil
 }
 
-// append appends rows rows, of which vals are present: the values are
-// dense (nulls take no slot), the definition levels say which rows have
-// one.
-func (b *parquetBuilder) append(rows, vals int, defs []int16, i32 []int32, i64 []int64, i96 []parquet.Int96, f32 []float32, f64 []float64, bl []bool, ba []parquet.ByteArray, fl []parquet.FixedLenByteArray) error {
+// values is one batch of a column's values as stored, dense (nulls take
+// no slot): the slice of the column's physical type is used, or, for a
+// dictionary-encoded string column, idx into the dictionary.
+type values struct {
+	i32 []int32
+	i64 []int64
+	i96 [][12]byte
+	f32 []float32
+	f64 []float64
+	bl  []bool
+	ba  [][]byte // BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
+	idx []uint32 // dictionary indices
+}
+
+// append appends rows rows, of which vals are present, from v: defs
+// (maxDef > 0) say which rows have a value. dict is the dictionary of a
+// dictionary-encoded page (nil for PLAIN), whose string entries are
+// coded through v.idx.
+func (b *parquetBuilder) append(rows, vals int, defs []uint8, v *values, dict *pqDict) error {
 	c := b.col
 	start := b.n
 	if b.maxDef > 0 {
 		present := 0
 		for _, d := range defs[:rows] {
-			if d == b.maxDef {
-				present++
-			}
+			present += int(d)
 		}
 		if present != vals {
-			return fmt.Errorf("data: %s: column %q near row %d: %d values for %d present rows", b.src, c.name, start+1, vals, present)
+			return fmt.Errorf("%d values for %d present rows", vals, present)
 		}
 	} else if vals != rows {
-		return fmt.Errorf("data: %s: column %q near row %d: %d values for %d rows of a required column", b.src, c.name, start+1, vals, rows)
+		return fmt.Errorf("%d values for %d rows of a required column", vals, rows)
 	}
-	v, nulls := 0, 0 // the next value; the rows without one
+	k, nulls := 0, 0 // the next value; the rows without one
 	for r := 0; r < rows; r++ {
-		if b.maxDef > 0 && defs[r] != b.maxDef {
+		if b.maxDef > 0 && defs[r] == 0 {
 			switch c.typ {
 			case Float:
 				c.f = append(c.f, 0)
@@ -475,51 +397,55 @@ func (b *parquetBuilder) append(rows, vals int, defs []int16, i32 []int32, i64 [
 		switch b.kind {
 		case pqBool:
 			var x int64
-			if bl[v] {
+			if v.bl[k] {
 				x = 1
 			}
 			c.i = append(c.i, x)
 		case pqInt32:
-			c.i = append(c.i, int64(i32[v]))
+			c.i = append(c.i, int64(v.i32[k]))
 		case pqUint32:
-			c.i = append(c.i, int64(uint32(i32[v])))
+			c.i = append(c.i, int64(uint32(v.i32[k])))
 		case pqDate:
-			c.i = append(c.i, int64(i32[v])*86400e6)
+			c.i = append(c.i, int64(v.i32[k])*86400e6)
 		case pqInt64:
-			c.i = append(c.i, i64[v])
+			c.i = append(c.i, v.i64[k])
 		case pqUint64:
-			if i64[v] < 0 {
-				return fmt.Errorf("data: %s: row %d, column %q: %d does not fit in an int64", b.src, start+r+1, c.name, uint64(i64[v]))
+			if v.i64[k] < 0 {
+				return fmt.Errorf("row %d: %d does not fit in an int64", start+r+1, uint64(v.i64[k]))
 			}
-			c.i = append(c.i, i64[v])
+			c.i = append(c.i, v.i64[k])
 		case pqTimestamp:
-			c.i = append(c.i, scaleMicros(i64[v], b.mul, b.div))
+			c.i = append(c.i, colbuf.ScaleMicros(v.i64[k], b.mul, b.div))
 		case pqInt96:
-			us, err := int96Micros(i96[v])
+			us, err := int96Micros(v.i96[k])
 			if err != nil {
-				return fmt.Errorf("data: %s: row %d, column %q: %v", b.src, start+r+1, c.name, err)
+				return fmt.Errorf("row %d: %v", start+r+1, err)
 			}
 			c.i = append(c.i, us)
 		case pqFloat32:
-			c.f = append(c.f, float64(f32[v]))
+			c.f = append(c.f, float64(v.f32[k]))
 		case pqFloat64:
-			c.f = append(c.f, f64[v])
+			c.f = append(c.f, v.f64[k])
 		case pqFloat16:
-			if len(fl[v]) != 2 {
-				return fmt.Errorf("data: %s: row %d, column %q: a float16 of %d bytes", b.src, start+r+1, c.name, len(fl[v]))
+			if len(v.ba[k]) != 2 {
+				return fmt.Errorf("row %d: a float16 of %d bytes", start+r+1, len(v.ba[k]))
 			}
-			c.f = append(c.f, float64(float16.FromBits(binary.LittleEndian.Uint16(fl[v])).Float32()))
+			c.f = append(c.f, float64(float16To32(binary.LittleEndian.Uint16(v.ba[k]))))
 		case pqString:
-			c.codes = append(c.codes, b.code(ba[v]))
+			if dict != nil {
+				c.codes = append(c.codes, b.dictCode(dict, v.idx[k]))
+			} else {
+				c.codes = append(c.codes, b.code(v.ba[k]))
+			}
 		}
-		v++
+		k++
 	}
 	if nulls > 0 || c.miss != nil {
 		if c.miss == nil {
 			c.miss = make([]bool, start, max(b.total, start+rows))
 		}
 		for _, d := range defs[:rows] {
-			c.miss = append(c.miss, d != b.maxDef)
+			c.miss = append(c.miss, d == 0)
 		}
 	}
 	b.n = start + rows
@@ -539,13 +465,25 @@ func (b *parquetBuilder) code(s []byte) int32 {
 	return k
 }
 
+// dictCode returns the code of dictionary entry i, looking it up on its
+// first use, so that levels are numbered in order of first appearance in
+// the rows, as without a dictionary.
+func (b *parquetBuilder) dictCode(d *pqDict, i uint32) int32 {
+	if k := d.codes[i]; k >= 0 {
+		return k
+	}
+	k := b.code(d.v.ba[i])
+	d.codes[i] = k
+	return k
+}
+
 // julianUnixEpoch is the Julian day of 1970-01-01.
 const julianUnixEpoch = 2440588
 
 // int96Micros converts an INT96 timestamp (nanoseconds of the day, then
 // the Julian day, little-endian) to microseconds since the epoch, as
 // arrow-go's conversion to a nanosecond timestamp would, floored.
-func int96Micros(v parquet.Int96) (int64, error) {
+func int96Micros(v [12]byte) (int64, error) {
 	nanos := binary.LittleEndian.Uint64(v[:8])
 	if nanos >= 86400e9 {
 		return 0, fmt.Errorf("INT96 timestamp with %d nanoseconds in its day", nanos)
@@ -554,149 +492,20 @@ func int96Micros(v parquet.Int96) (int64, error) {
 	return days*86400e6 + int64(nanos/1000), nil
 }
 
-// finishArrow stores the builders' columns in the Frame.
-func finishArrow(f *Frame, builders []*arrowBuilder, n int) *Frame {
-	f.n = n
-	for _, b := range builders {
-		f.cols = append(f.cols, b.finish())
+// float16To32 converts IEEE half-precision bits to a float32 bit for bit
+// as arrow-go's float16.Num.Float32 does (which is what the Arrow readers
+// give): sign, exponent rebiased, fraction shifted; a zero exponent gives
+// a zero exponent, so a subnormal half keeps its fraction bits.
+func float16To32(h uint16) float32 {
+	sign := uint32(h>>15) & 1
+	exp := uint32(h>>10) & 0x1f
+	res := exp + 127 - 15
+	frac := uint32(h & 0x3ff)
+	switch exp {
+	case 0:
+		res = 0
+	case 0x1f:
+		res = 0xff
 	}
-	return f
-}
-
-// ReadArrow reads an Arrow IPC file: the file format (what .arrow and
-// Feather version 2 files are, starting with "ARROW1") or the stream
-// format, told apart by the magic bytes. Nulls are missing values. Columns
-// of types the package does not read are left out unless named in
-// opt.Columns (then an error). A truncated or corrupted file is an error,
-// never a panic.
-func ReadArrow(path string, opt *ReadOptions) (*Frame, error) {
-	src := filepath.Base(path)
-	if err := opt.check(src); err != nil {
-		return nil, err
-	}
-	f, err := openRegular(path, src, false)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readArrow(f, src, opt)
-}
-
-var arrowMagic = []byte("ARROW1")
-
-// readArrow reads the IPC file or stream format from r.
-func readArrow(r readSource, src string, opt *ReadOptions) (fr *Frame, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			fr, err = nil, fmt.Errorf("data: %s: not a readable Arrow IPC file (arrow-go: %v)", src, p)
-		}
-	}()
-	head := make([]byte, 8)
-	k, _ := r.ReadAt(head, 0)
-	head = head[:k]
-	if bytes.HasPrefix(head, []byte("FEA1")) {
-		return nil, fmt.Errorf("data: %s: a Feather version 1 file; only Feather version 2 (Arrow IPC) is read: rewrite it with pyarrow.feather.write_feather(…, version=2)", src)
-	}
-	size, err := r.Seek(0, io.SeekEnd)
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: %v", src, err)
-	}
-	isFile := bytes.HasPrefix(head, arrowMagic)
-	if err := checkIPC(r, size, isFile); err != nil {
-		return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file: %v", src, err)
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
-	mem := newCappedAllocator(size)
-	opts := []ipc.Option{ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(size), ipc.WithBodySizeLimit(size)}
-	var (
-		schema *arrow.Schema
-		next   func() (arrow.RecordBatch, error) // nil, io.EOF at the end
-	)
-	if isFile {
-		fr, err := ipc.NewFileReader(r, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file: %v", src, err)
-		}
-		defer fr.Close()
-		schema = fr.Schema()
-		i := 0
-		next = func() (arrow.RecordBatch, error) {
-			if i >= fr.NumRecords() {
-				return nil, io.EOF
-			}
-			rec, err := fr.RecordBatch(i)
-			i++
-			return rec, err // owned by the reader
-		}
-	} else {
-		sr, err := ipc.NewReader(bufio.NewReader(r), opts...)
-		if err != nil {
-			return nil, fmt.Errorf("data: %s: not a readable Arrow IPC file or stream: %v", src, err)
-		}
-		defer sr.Release()
-		schema = sr.Schema()
-		next = func() (arrow.RecordBatch, error) {
-			if sr.Next() {
-				return sr.RecordBatch(), nil
-			}
-			if err := sr.Err(); err != nil {
-				return nil, err
-			}
-			return nil, io.EOF
-		}
-	}
-	fields := schema.Fields()
-	names := make([]string, len(fields))
-	for j, fd := range fields {
-		names[j] = fd.Name
-	}
-	sel, err := selectColumns(src, names, opt.columns())
-	if err != nil {
-		return nil, err
-	}
-	var idx []int
-	var builders []*arrowBuilder
-	for _, j := range sel {
-		if k := duplicate(names, j); k >= 0 {
-			return nil, fmt.Errorf("data: %s: columns %d and %d are both named %q: which one a term means is ambiguous", src, min(j, k)+1, max(j, k)+1, names[j])
-		}
-		if _, ok := arrowColumnType(fields[j].Type); !ok && opt.columns() == nil {
-			continue
-		}
-		b, err := newArrowBuilder(src, fields[j], 0)
-		if err != nil {
-			return nil, err
-		}
-		idx = append(idx, j)
-		builders = append(builders, b)
-	}
-	out := &Frame{source: src}
-	limit := opt.limit()
-	n := 0
-	for n < limit {
-		rec, err := next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("data: %s: record batch after row %d: %v", src, n, err)
-		}
-		if rec.NumCols() != int64(len(fields)) {
-			return nil, fmt.Errorf("data: %s: a record batch after row %d has %d columns, the schema %d", src, n, rec.NumCols(), len(fields))
-		}
-		m := int(min(rec.NumRows(), int64(limit-n)))
-		for k, b := range builders {
-			col := rec.Column(idx[k])
-			if col.Len() < m {
-				return nil, fmt.Errorf("data: %s: column %q has %d values in a record batch of %d rows after row %d", src, b.col.name, col.Len(), m, n)
-			}
-			if err := b.appendArray(col, m); err != nil {
-				return nil, err
-			}
-		}
-		n += m
-	}
-	return finishArrow(out, builders, n), nil
+	return math.Float32frombits(sign<<31 | res<<23 | frac<<13)
 }

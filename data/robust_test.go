@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/exactmh/exactmh/data/internal/colbuf"
 )
 
 // Hostile inputs: each test is a reproducer of a crash or a silent
@@ -292,5 +293,42 @@ func TestStoreTruncatedWhileOpen(t *testing.T) {
 	err = s.Validate()
 	if err == nil || !strings.Contains(err.Error(), "faulted") || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("Validate of a truncated mapping: %v", err)
+	}
+}
+
+// TestArrowUnregistered reads an Arrow file without data/arrowipc's
+// reader registered: an error naming the import, before the file is
+// opened.
+func TestArrowUnregistered(t *testing.T) {
+	saved := colbuf.ReadArrow
+	colbuf.ReadArrow = nil
+	defer func() { colbuf.ReadArrow = saved }()
+	_, err := ReadFile(filepath.Join("testdata", "small.arrow"), nil)
+	if err == nil || !strings.Contains(err.Error(), "small.arrow") || !strings.Contains(err.Error(), `import _ "github.com/exactmh/exactmh/data/arrowipc"`) {
+		t.Errorf("ReadFile of an Arrow file without the reader: %v", err)
+	}
+}
+
+// TestParquetDeepSchema reads a footer whose schema nests a million
+// groups, each the only child of the one before: an error, not a stack
+// overflow.
+func TestParquetDeepSchema(t *testing.T) {
+	var footer []byte
+	// FileMetaData: field 2 (schema), a list of n structures, each a
+	// SchemaElement with field 4 (name "g") and field 5 (num_children 1).
+	const n = 1 << 20
+	footer = append(footer, 0x29)            // field 2 (delta 2), type list
+	footer = append(footer, 0xfc)            // size 15 (more follows), element type struct
+	footer = binary.AppendUvarint(footer, n) // the list's size
+	for range n {
+		footer = append(footer, 0x48, 1, 'g', 0x15, 2, 0) // name "g", num_children 1 (zigzag 2), stop
+	}
+	footer = append(footer, 0) // stop
+	file := append([]byte("PAR1"), footer...)
+	file = binary.LittleEndian.AppendUint32(file, uint32(len(footer)))
+	file = append(file, "PAR1"...)
+	_, err := readParquet(bytes.NewReader(file), "deep.parquet", nil)
+	if err == nil || !strings.Contains(err.Error(), "more than 1000 deep") {
+		t.Errorf("a schema nested %d deep: %v", n, err)
 	}
 }

@@ -7,12 +7,13 @@ package data
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
-// Term is one piece of a design: the response or a group of feature
-// columns computed from one column of a Frame. Terms are built by Num,
-// Log, Log1p, Above, Categorical, HourOfDay, DayOfWeek and Month; the
-// interface is sealed.
+// Term is one piece of a design: the response, a group of feature
+// columns computed from one column of a Frame, or a random-effect term.
+// Terms are built by Num, Log, Log1p, Above, Categorical, HourOfDay,
+// DayOfWeek, Month, Random and RandomSlopes; the interface is sealed.
 type Term interface {
 	// String describes the term as written, e.g. `Log("distance")`.
 	String() string
@@ -30,6 +31,7 @@ const (
 	kindHour
 	kindDow
 	kindMonth
+	kindRandom
 )
 
 // term is every Term.
@@ -41,6 +43,11 @@ type term struct {
 	hasRef bool
 	topK   int    // Categorical: 0 for all levels
 	optErr string // an invalid option, reported by Build
+	// Random: the grouping columns (their interaction if several), the
+	// slope terms and whether the term has a random intercept.
+	by     []string
+	slopes []Term
+	noInt  bool
 }
 
 func (t *term) spec() *term { return t }
@@ -71,6 +78,8 @@ func (t *term) String() string {
 		return "DayOfWeek(" + q + ")"
 	case kindMonth:
 		return "Month(" + q + ")"
+	case kindRandom:
+		return t.lme4()
 	}
 	return "Term(" + q + ")"
 }
@@ -158,6 +167,60 @@ func DayOfWeek(col string) Term { return &term{kind: kindDow, col: col} }
 // DayOfWeek, only months present get a column, and without a January the
 // first month present is the reference.
 func Month(col string) Term { return &term{kind: kindMonth, col: col} }
+
+// Random is a random-effect term in lme4's notation (1 + x | g): a random
+// intercept and a random slope on each of slopes per level of the
+// grouping factor by, the effects of a factor's levels drawn from one
+// normal law per term whose scale τ is a parameter of the model. by is
+// one column (String, Int or Bool), or several joined by ':' for their
+// interaction, lme4's (1 | a:b), whose levels are the combinations
+// present, named "ATL:JFK"; a nested factor (1 | a/b) is the two terms
+// Random("a") and Random("a:b"). Every level present in the rows used
+// is a level (no pooling, no reference level). The slopes are numeric
+// terms (Num, Log, Log1p, Above), standardised as features are.
+//
+// Build puts the term into Design.Groups, never into X: a datum's row
+// of the model holds one block per term at its level, so no N × G matrix
+// is built. String writes the term as lme4 does, e.g.
+// "(1 + log(distance) | origin)".
+func Random(by string, slopes ...Term) Term {
+	return &term{kind: kindRandom, col: by, by: splitBy(by), slopes: slopes}
+}
+
+// RandomSlopes is Random without the random intercept, lme4's
+// (0 + x | g).
+func RandomSlopes(by string, slopes ...Term) Term {
+	t := Random(by, slopes...).spec()
+	t.noInt = true
+	return t
+}
+
+// splitBy splits a grouping factor "a:b" into its columns, trimmed.
+func splitBy(by string) []string {
+	parts := strings.Split(by, ":")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts
+}
+
+// lme4 writes a random-effect term in lme4's notation.
+func (t *term) lme4() string {
+	var parts []string
+	if t.noInt {
+		parts = append(parts, "0")
+	} else {
+		parts = append(parts, "1")
+	}
+	for _, s := range t.slopes {
+		if s == nil {
+			parts = append(parts, "<nil>")
+			continue
+		}
+		parts = append(parts, numName(s.spec()))
+	}
+	return "(" + strings.Join(parts, " + ") + " | " + strings.Join(t.by, ":") + ")"
+}
 
 // formatFloat formats a threshold for names and messages.
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -27,13 +27,22 @@ import (
 // Newton step and one update of τ each; 0: 50), then Newton to the mode
 // given that τ.
 //
-// Each Newton step solves the arrow-shaped system of one grouping factor
-// (the fixed effects coupled to every group, the groups to nothing else)
-// through the Schur complement on the fixed effects: O(N·nnz per row² +
-// G·q³ + G·q²·p + p³), no d×d matrix. A model with several factors, whose
-// groups are coupled through the data, is an error here: its centre
-// needs the sparse Cholesky factorisation (package sparse).
+// With one grouping factor each Newton step solves the arrow-shaped
+// system (the fixed effects coupled to every group, the groups to nothing
+// else) through the Schur complement on the fixed effects: O(N·nnz per
+// row² + G·q³ + G·q²·p + p³), no d×d matrix. With several factors (crossed
+// or nested), whose groups are coupled through the data, it factorises
+// the sparse Hessian of (β, u) (sparse.Factorize, a minimum-degree order;
+// Refactor on later steps) and takes the variances v_gj from its
+// inverse's diagonal (Takahashi's recurrence, InverseDiag): O(nnz(L))
+// memory, no d×d matrix either.
 func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int) (center, sd []float64, err error) {
+	return multilevelCenter(ctx, post, maxIter, false)
+}
+
+// multilevelCenter is MultilevelCenter, with the sparse factorisation for
+// one factor too if forceSparse (TestMultilevelCenterSparseArrow).
+func multilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int, forceSparse bool) (center, sd []float64, err error) {
 	prior, ok := post.Prior.(*MultilevelPrior)
 	if !ok {
 		return nil, nil, fmt.Errorf("model: MultilevelCenter: prior %T, want the *MultilevelPrior of NewMultilevel", post.Prior)
@@ -45,9 +54,12 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 	if maxIter == 0 {
 		maxIter = 50
 	}
-	a, err := newArrow(prior)
+	a, err := newCenterSys(prior)
 	if err != nil {
 		return nil, nil, err
+	}
+	if forceSparse {
+		a = &sparseSys{m: prior.d - len(prior.terms)}
 	}
 	d := prior.d
 	theta := make([]float64, d)
@@ -60,7 +72,7 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 			return nil, nil, err
 		}
 		// One Newton step per round: (β, u) and τ converge together.
-		if err := a.newton(ctx, t, e, prior, theta, 1); err != nil {
+		if err := newton(ctx, a, t, e, prior, theta, 1); err != nil {
 			return nil, nil, fmt.Errorf("model: MultilevelCenter: round %d: %w", round, err)
 		}
 		var moved float64
@@ -79,7 +91,7 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 			break
 		}
 	}
-	if err := a.newton(ctx, t, e, prior, theta, 100); err != nil {
+	if err := newton(ctx, a, t, e, prior, theta, 100); err != nil {
 		return nil, nil, fmt.Errorf("model: MultilevelCenter: %w", err)
 	}
 	sd = make([]float64, d)
@@ -119,7 +131,19 @@ type arrow struct {
 	sInv                mat.SymDense
 }
 
-func newArrow(prior *MultilevelPrior) (*arrow, error) {
+// centerSys is the Newton system of (β, u) given τ: assemble the Hessian
+// at θ, factorise it, solve with it, and the conditional variance of a
+// coordinate (0 for a log scale).
+type centerSys interface {
+	assemble(e centerEnergy, prior *MultilevelPrior, theta []float64) error
+	factor() error
+	solve(r []float64) []float64
+	variance(j int) float64
+}
+
+// newCenterSys returns the arrow for one grouping factor, else the sparse
+// factorisation.
+func newCenterSys(prior *MultilevelPrior) (centerSys, error) {
 	if len(prior.terms) == 0 {
 		return nil, errors.New("model: MultilevelCenter: no random effects")
 	}
@@ -127,11 +151,84 @@ func newArrow(prior *MultilevelPrior) (*arrow, error) {
 	for _, t := range prior.terms {
 		// The terms of one factor share its block: starts t0.start … t0.start + q − 1.
 		if t.start < t0.start || t.start >= t0.start+t0.stride || t.stride != t0.stride || t.g != t0.g {
-			return nil, errors.New("model: MultilevelCenter: more than one grouping factor: the centre needs the sparse Cholesky factorisation")
+			return &sparseSys{m: prior.d - len(prior.terms)}, nil
 		}
 	}
 	a := &arrow{p: prior.nBeta, q: t0.stride, groups: t0.g, start: t0.start}
 	return a, nil
+}
+
+// sparseSys is the Newton system of (β, u), the first m coordinates of θ
+// (the log scales come last), by the sparse Cholesky factorisation.
+type sparseSys struct {
+	m    int
+	h    *sparse.SymCSC // the assembled Hessian
+	pat  *sparse.SymCSC // the one chol was analysed for
+	chol *sparse.Cholesky
+	vars []float64
+}
+
+// assemble sums the energy's and the prior's sparse Hessians and keeps
+// the rows and columns of (β, u).
+func (s *sparseSys) assemble(e centerEnergy, prior *MultilevelPrior, theta []float64) error {
+	he, err := e.SparseHessian(theta)
+	if err != nil {
+		return err
+	}
+	hp, err := prior.SparseHessian(theta)
+	if err != nil {
+		return err
+	}
+	sum, err := sparse.Add(1, he, 1, hp)
+	if err != nil {
+		return err
+	}
+	h := &sparse.SymCSC{N: s.m, ColPtr: make([]int, s.m+1)}
+	for j := range s.m {
+		for q := sum.ColPtr[j]; q < sum.ColPtr[j+1]; q++ {
+			if r := sum.RowIdx[q]; r < s.m {
+				h.RowIdx = append(h.RowIdx, r)
+				h.Val = append(h.Val, sum.Val[q])
+			}
+		}
+		h.ColPtr[j+1] = len(h.RowIdx)
+	}
+	s.h = h
+	return nil
+}
+
+// factor factorises the assembled Hessian (Refactor when its pattern is
+// the factorised one's: the data's pattern does not change with θ) and
+// computes the diagonal of its inverse.
+func (s *sparseSys) factor() error {
+	var err error
+	if s.chol != nil && s.pat.SamePattern(s.h) {
+		err = s.chol.Refactor(s.h)
+	} else {
+		s.chol, err = sparse.Factorize(s.h)
+		s.pat = s.h
+	}
+	if err != nil {
+		return fmt.Errorf("the Hessian of the fixed and random effects: %w", err)
+	}
+	s.vars = make([]float64, s.m)
+	s.chol.InverseDiag(s.vars)
+	return nil
+}
+
+// solve returns x with H x = r over (β, u) (log scales: 0).
+func (s *sparseSys) solve(r []float64) []float64 {
+	x := make([]float64, len(r))
+	s.chol.Solve(x[:s.m], r[:s.m], make([]float64, s.m))
+	return x
+}
+
+// variance returns (H⁻¹)_jj for an effect, 0 for a log scale.
+func (s *sparseSys) variance(j int) float64 {
+	if j >= s.m {
+		return 0
+	}
+	return s.vars[j]
 }
 
 // block returns the group and offset of coordinate j, or −1 for a fixed
@@ -294,7 +391,7 @@ func (a *arrow) variance(j int) float64 {
 // newton runs damped Newton steps on (β, u) at fixed log scales until the
 // step is below 10⁻⁸ (at most maxSteps), leaving a factorised at the last
 // point.
-func (a *arrow) newton(ctx context.Context, t *exactmh.Target, e centerEnergy, prior *MultilevelPrior, theta []float64, maxSteps int) error {
+func newton(ctx context.Context, a centerSys, t *exactmh.Target, e centerEnergy, prior *MultilevelPrior, theta []float64, maxSteps int) error {
 	d := len(theta)
 	obj := func(th []float64) (float64, error) {
 		u, err := t.TotalEnergy(th)
@@ -326,12 +423,27 @@ func (a *arrow) newton(ctx context.Context, t *exactmh.Target, e centerEnergy, p
 			return err
 		}
 		step := a.solve(grad)
-		var size float64
-		for _, s := range step {
+		var size, dec float64
+		for j, s := range step {
 			size = math.Max(size, math.Abs(s))
+			dec += grad[j] * s
 		}
 		if size < 1e-8 {
 			return nil
+		}
+		// Near the mode the decrease the step predicts (half the Newton
+		// decrement ∇FᵀH⁻¹∇F) is below the rounding of F, a sum of N
+		// terms: no step can be seen to descend, and the line search would
+		// halve λ some 30 times, each a pass over the data. There Newton's
+		// full step is taken (it converges quadratically).
+		if dec/2 <= 1e-12*math.Abs(f) {
+			for j := range theta {
+				theta[j] += step[j]
+			}
+			if f, err = obj(theta); err != nil {
+				return err
+			}
+			continue
 		}
 		lambda := 1.0
 		for {

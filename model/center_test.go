@@ -8,16 +8,17 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
+
+	"github.com/exactmh/exactmh"
 )
 
 // TestMultilevelCenter simulates a logistic random-intercept and
 // random-slope model (N = 5000, 25 groups) and checks MultilevelCenter's
 // centre: the gradient of the log posterior in (β, u) vanishes there
 // (the conditional mode given τ), the fixed effects and scales lie within
-// four of its standard deviations of the truth, and a model with two
-// factors is an error.
+// four of its standard deviations of the truth, and the sparse
+// factorisation (which several factors use) agrees with the arrow.
 func TestMultilevelCenter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	const n, groups = 5000, 25
@@ -56,19 +57,7 @@ func TestMultilevelCenter(t *testing.T) {
 	}
 	d := post.Energy.Dim()
 	e := post.Energy.(*SparseGLM[float64])
-	all, w := make([]int, n), make([]float64, n)
-	for i := range all {
-		all[i], w[i] = i, 1
-	}
-	grad := make([]float64, d)
-	e.AddGradient(grad, c, all, w)
-	pg := make([]float64, d)
-	post.Prior.(*MultilevelPrior).AddLogPriorGradient(pg, c)
-	for j := range d - 2 {
-		if g := grad[j] - pg[j]; math.Abs(g) > 1e-5 {
-			t.Errorf("∂(−log π)/∂%s = %v at the centre, want 0", post.Names[j], g)
-		}
-	}
+	checkConditionalMode(t, post, c)
 	truth := map[int]float64{0: beta[0], 1: beta[1], d - 2: math.Log(tau[0]), d - 1: math.Log(tau[1])}
 	for j, v := range truth {
 		if !(sd[j] > 0) || math.Abs(c[j]-v) > 4*sd[j] {
@@ -76,15 +65,116 @@ func TestMultilevelCenter(t *testing.T) {
 		}
 		t.Logf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
 	}
-	m.Factors = append(m.Factors, Factor{Name: "h", Index: make([]int32, n), Levels: []string{"a", "b"}, Tau: HalfNormal(1)})
-	for i := range n {
-		m.Factors[1].Index[i] = int32(i % 2)
-	}
-	post2, err := NewMultilevel(m)
+	// Given the centre's τ, the sparse factorisation finds the same mode
+	// of (β, u) as the arrow, and the same variances of β (the Schur
+	// complement's inverse is the marginal); the arrow's group variances
+	// leave out the coupling to β (conditional), the sparse ones do not.
+	prior := post.Prior.(*MultilevelPrior)
+	tg, err := exactmh.NewTarget(post)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := MultilevelCenter(context.Background(), post2, 0); err == nil || !strings.Contains(err.Error(), "more than one grouping factor") {
-		t.Errorf("two factors: err = %v, want one naming the second factor", err)
+	arrowSys, err := newCenterSys(prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := arrowSys.(*arrow); !ok {
+		t.Fatalf("one factor: %T, want the arrow", arrowSys)
+	}
+	var modes [2][]float64
+	for k, sys := range []centerSys{arrowSys, &sparseSys{m: d - 2}} {
+		th := make([]float64, d)
+		th[d-2], th[d-1] = c[d-2], c[d-1]
+		if err := newton(context.Background(), sys, tg, e, prior, th, 100); err != nil {
+			t.Fatal(err)
+		}
+		modes[k] = th
+	}
+	for j := range d - 2 {
+		if math.Abs(modes[0][j]-modes[1][j]) > 1e-7 {
+			t.Errorf("%s: mode %v by the sparse factorisation, %v by the arrow", post.Names[j], modes[1][j], modes[0][j])
+		}
+	}
+	cs, sds, err := multilevelCenter(context.Background(), post, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 2 {
+		if math.Abs(sds[j]-sd[j]) > 0.05*sd[j] || math.Abs(cs[j]-c[j]) > 0.1*sd[j] {
+			t.Errorf("%s: sparse centre %v sd %v, arrow %v sd %v", post.Names[j], cs[j], sds[j], c[j], sd[j])
+		}
+	}
+}
+
+// TestMultilevelCenterCrossed simulates a logistic model with two crossed
+// random intercepts (N = 20000, 30 × 20 levels) and checks that the
+// centre (the sparse factorisation) is the conditional mode given τ and
+// that the fixed effect and both scales lie within four standard
+// deviations of the truth.
+func TestMultilevelCenterCrossed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n = 20000
+	levels := []int{30, 20}
+	tau := []float64{0.7, 0.4}
+	m := &Multilevel{Family: LogisticFamily{}, Y: make([]float64, n), Intercept: true,
+		Fixed: []Covariate{{"x", make([]float64, n)}}}
+	u := make([][]float64, 2)
+	for k, g := range levels {
+		m.Factors = append(m.Factors, Factor{Name: string(rune('a' + k)), Index: make([]int32, n), Tau: HalfNormal(1)})
+		u[k] = make([]float64, g)
+		for l := range u[k] {
+			u[k][l] = tau[k] * rng.NormFloat64()
+		}
+	}
+	x := m.Fixed[0].Values
+	for i := range n {
+		x[i] = rng.NormFloat64()
+		z := -0.5 + 0.8*x[i]
+		for k, g := range levels {
+			l := rng.IntN(g)
+			m.Factors[k].Index[i] = int32(l)
+			z += u[k][l]
+		}
+		if rng.Float64() < sigmoid(z) {
+			m.Y[i] = 1
+		}
+	}
+	post, err := NewMultilevel(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, sd, err := MultilevelCenter(context.Background(), post, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := post.Dim()
+	checkConditionalMode(t, post, c)
+	for j, v := range map[int]float64{1: 0.8, d - 2: math.Log(tau[0]), d - 1: math.Log(tau[1])} {
+		if !(sd[j] > 0) || math.Abs(c[j]-v) > 4*sd[j] {
+			t.Errorf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
+		}
+		t.Logf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
+	}
+}
+
+// checkConditionalMode checks that the gradient of −log π in the effects
+// (every coordinate but the log scales, the last NumTerms) vanishes at c.
+func checkConditionalMode(t *testing.T, post *exactmh.Posterior, c []float64) {
+	t.Helper()
+	e := post.Energy.(*SparseGLM[float64])
+	prior := post.Prior.(*MultilevelPrior)
+	n, d := e.Len(), post.Dim()
+	all, w := make([]int, n), make([]float64, n)
+	for i := range all {
+		all[i], w[i] = i, 1
+	}
+	grad := make([]float64, d)
+	e.AddGradient(grad, c, all, w)
+	pg := make([]float64, d)
+	prior.AddLogPriorGradient(pg, c)
+	for j := range d - prior.NumTerms() {
+		if g := grad[j] - pg[j]; math.Abs(g) > 1e-5 {
+			t.Errorf("∂(−log π)/∂%s = %v at the centre, want 0", post.Names[j], g)
+		}
 	}
 }

@@ -159,6 +159,14 @@ func (e *LogisticRegression32) LossBound(i, k int, lo, hi float64) float64 {
 	return e.base.LossBound(i, k, lo, hi)
 }
 
+// LossDeriv3 returns f_i‴(z), as LogisticRegression.
+func (e *LogisticRegression32) LossDeriv3(i int, z float64) float64 { return e.base.LossDeriv3(i, z) }
+
+// LossBound4 returns LogisticRegression's bound 1/8 on |f_i⁗|.
+func (e *LogisticRegression32) LossBound4(i int, lo, hi float64) float64 {
+	return e.base.LossBound4(i, lo, hi)
+}
+
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂ (as LogisticRegression).
 func (e *LogisticRegression32) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
 	c := prefault.Make[float64](e.Len())

@@ -132,6 +132,18 @@ func (e *LogisticRegression) LossBound(_, k int, _, _ float64) float64 {
 	return math.Inf(1)
 }
 
+// LossDeriv3 returns f_i‴(z) = σ(z)(1 − σ(z))(1 − 2σ(z)), for the
+// third-order control variates of exactmh.ControlVariates.
+func (e *LogisticRegression) LossDeriv3(_ int, z float64) float64 {
+	s := logit.Sigmoid(z)
+	return s * (1 - s) * (1 - 2*s)
+}
+
+// LossBound4 returns 1/8 ≥ |f_i⁗(z)| for every z: f⁗ = p(1 − 6p) with
+// p = σ(1 − σ) ∈ (0, ¼], whose extremes are −⅛ at p = ¼ and 1/24 at
+// p = 1/12 (TestLossCubers checks it on a grid).
+func (e *LogisticRegression) LossBound4(_ int, _, _ float64) float64 { return 0.125 }
+
 // DiffBound returns c_i = ‖x_i‖₂, M = ‖θ − θ'‖₂, valid on all of R^d since
 // |σ(z) − y| ≤ 1 (TunaMH paper App. J.4; auxiliary-variable paper App. D.3).
 func (e *LogisticRegression) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {

@@ -126,6 +126,22 @@ func (e *StudentTRegression) LossBound(_, k int, _, _ float64) float64 {
 	return math.Inf(1)
 }
 
+// LossDeriv3 returns f_i‴(z) = −2(ν+1)·r(r² − 3ν)/(ν + r²)³, r = y_i − z,
+// for the third-order control variates of exactmh.ControlVariates.
+func (e *StudentTRegression) LossDeriv3(i int, z float64) float64 {
+	r := e.y[i] - z
+	q := e.nu + r*r
+	return -2 * (e.nu + 1) * r * (r*r - 3*e.nu) / (q * q * q)
+}
+
+// LossBound4 returns 6(ν+1)/ν² ≥ |f_i⁗(z)| for every y_i and z:
+// f⁗ = −6(ν+1)/ν²·h(r²/ν) with h(t) = (t² − 6t + 1)/(1 + t)⁴, whose
+// extremes on t ≥ 0 are h(0) = 1, h(5 − 2√5) ≈ −0.347 and
+// h(5 + 2√5) ≈ 0.003 (TestLossCubers checks it on a grid).
+func (e *StudentTRegression) LossBound4(_ int, _, _ float64) float64 {
+	return 6 * (e.nu + 1) / (e.nu * e.nu)
+}
+
 // DiffBound returns c_i = (ν+1)/(2√ν)·‖x_i‖₂ = sup ‖∇U_i‖₂, M = ‖θ − θ'‖₂,
 // valid on all of R^d (TunaMH paper App. J.2).
 func (e *StudentTRegression) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {

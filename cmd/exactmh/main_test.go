@@ -671,3 +671,25 @@ func TestResumeExtends(t *testing.T) {
 		t.Errorf("num_samples = %s after the extension", n)
 	}
 }
+
+// TestFileFormats checks that the command reads every format package data
+// reads, the Arrow IPC file and stream formats (registered by
+// data/arrowipc, which the command imports) and Parquet with the codecs
+// data/parquetcodecs adds, by checking the same model on each.
+func TestFileFormats(t *testing.T) {
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, f := range []string{"small.parquet", "small.arrow", "small.arrows", "small.csv"} {
+		path := filepath.Join(wd, "..", "..", "data", "testdata", f)
+		r := mustRun(t, dir, "check", "--data", path, "--response", "delay>15", "--terms", "log(distance)", "--points", "5")
+		if want == "" {
+			want = r.stdout
+		} else if r.stdout != want {
+			t.Errorf("check on %s:\n%s\nwant as on small.parquet:\n%s", f, r.stdout, want)
+		}
+	}
+}

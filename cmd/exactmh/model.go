@@ -14,6 +14,8 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	_ "github.com/exactmh/exactmh/data/arrowipc"      // Arrow IPC and Feather files
+	_ "github.com/exactmh/exactmh/data/parquetcodecs" // Parquet with Brotli and LZ4_RAW
 	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/stancsv"
 )
@@ -31,6 +33,7 @@ type modelFlags struct {
 	sigma         float64
 	nu            float64
 	prior         string
+	tauPrior      string
 	beta          float64
 	maxRows       int
 }
@@ -46,6 +49,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&m.sigma, "sigma", 1, "noise sd σ of --family gaussian")
 	fs.Float64Var(&m.nu, "nu", 4, "degrees of freedom ν of --family studentt")
 	fs.StringVar(&m.prior, "prior", "flat", "the prior: flat, normal:SD, box:R (the cube [−R, R]^d) or ball:R")
+	fs.StringVar(&m.tauPrior, "tau-prior", "", "the prior on each random-effect scale τ: half-normal:S, half-t:NU:S or exponential:RATE (default half-normal:1 on the link scale; half-normal:sd(y) for --family gaussian)")
 	fs.Float64Var(&m.beta, "beta", 1, "tempering β > 0 of the likelihood")
 	fs.IntVar(&m.maxRows, "max-rows", 0, "read at most `n` rows of --data, from the start (0: all; a file declaring more rows than memory holds is refused either way)")
 }
@@ -55,6 +59,9 @@ type fitted struct {
 	post   *exactmh.Posterior
 	design *data.Design
 	fp     fingerprint
+	// tau is the prior on the random effects' scales, as written in the
+	// report ("" without random effects).
+	tau string
 }
 
 // parseTerm parses one term of the TERMS syntax (see usage): name,
@@ -173,6 +180,19 @@ func parseTerms(s string) ([]data.Term, []string, error) {
 	var terms []data.Term
 	var cols []string
 	for _, part := range strings.Split(s, ",") {
+		if isRandom(part) {
+			ts, cs, err := parseRandom(part)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--terms: %w", err)
+			}
+			terms = append(terms, ts...)
+			for _, col := range cs {
+				if !slices.Contains(cols, col) {
+					cols = append(cols, col)
+				}
+			}
+			continue
+		}
 		t, col, err := parseTerm(part)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--terms: %w", err)
@@ -183,6 +203,102 @@ func parseTerms(s string) ([]data.Term, []string, error) {
 		}
 	}
 	return terms, cols, nil
+}
+
+// isRandom reports whether a term is written as a random-effect term,
+// (… | g).
+func isRandom(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "(") && strings.Contains(s, "|")
+}
+
+// parseRandom parses a random-effect term in lme4's notation: (1 | g), (1
+// + x + log(z) | g), (0 + x | g) without the intercept, (1 | a:b) for the
+// interaction of a and b, and (1 | a/b) for b nested in a, which is (1 |
+// a) + (1 | a:b). The effects are independent (lme4's || is accepted as
+// the same). It returns the terms and every column they read.
+func parseRandom(s string) ([]data.Term, []string, error) {
+	s = strings.TrimSpace(s)
+	if !strings.HasSuffix(s, ")") {
+		return nil, nil, fmt.Errorf("random-effect term %q: want (1 + x | group) with the closing parenthesis last", s)
+	}
+	body := s[1 : len(s)-1]
+	lhs, rhs, _ := strings.Cut(body, "|")
+	rhs = strings.TrimPrefix(rhs, "|") // lme4's ||: independent effects, as every term here
+	if strings.Contains(rhs, "|") {
+		return nil, nil, fmt.Errorf("random-effect term %q: more than one '|'", s)
+	}
+	rhs = strings.TrimSpace(rhs)
+	if rhs == "" || strings.ContainsAny(rhs, "()+;>") {
+		return nil, nil, fmt.Errorf("random-effect term %q: the grouping factor %q is not a column, a:b (their interaction) or a/b (b nested in a)", s, rhs)
+	}
+	intercept, seen := true, false
+	var slopes []data.Term
+	var cols []string
+	for _, part := range splitPlus(lhs) {
+		part = strings.TrimSpace(part)
+		switch part {
+		case "1", "0", "-1":
+			if seen {
+				return nil, nil, fmt.Errorf("random-effect term %q: the intercept (1 or 0) is given twice", s)
+			}
+			seen, intercept = true, part == "1"
+			continue
+		case "":
+			return nil, nil, fmt.Errorf("random-effect term %q: an empty term before '|' (want 1 + x + …)", s)
+		}
+		t, err := parseTerm1(part)
+		if err != nil {
+			return nil, nil, fmt.Errorf("random-effect term %q: slope %w", s, err)
+		}
+		slopes = append(slopes, t.term)
+		cols = append(cols, t.col)
+	}
+	if !intercept && len(slopes) == 0 {
+		return nil, nil, fmt.Errorf("random-effect term %q: neither an intercept nor a slope", s)
+	}
+	mk := func(by string) data.Term {
+		if intercept {
+			return data.Random(by, slopes...)
+		}
+		return data.RandomSlopes(by, slopes...)
+	}
+	nest := strings.Split(rhs, "/")
+	var terms []data.Term
+	for k := range nest {
+		for _, c := range strings.Split(nest[k], ":") {
+			c = strings.TrimSpace(c)
+			if c == "" {
+				return nil, nil, fmt.Errorf("random-effect term %q: an empty column in the grouping factor %q", s, rhs)
+			}
+			if !slices.Contains(cols, c) {
+				cols = append(cols, c)
+			}
+		}
+		terms = append(terms, mk(strings.Join(nest[:k+1], ":")))
+	}
+	return terms, cols, nil
+}
+
+// splitPlus splits the left of a random-effect term on the '+' outside
+// parentheses.
+func splitPlus(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '+':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 // parsePrior parses --prior for dimension d.
@@ -271,6 +387,12 @@ func (m *modelFlags) build() (*fitted, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
+	if len(d.Groups) > 0 {
+		return m.buildMultilevel(d, fam, resp, terms)
+	}
+	if m.tauPrior != "" {
+		return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group)", m.tauPrior)
+	}
 	var e exactmh.Energy
 	switch fam {
 	case "logistic":
@@ -301,15 +423,19 @@ func (m *modelFlags) build() (*fitted, error) {
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
-	respStr := resp.String()
+	return &fitted{post: post, design: d, fp: m.fingerprint(d, fam, resp, terms)}, nil
+}
+
+// fingerprint is the fingerprint of the model m builds on design d.
+func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, terms []data.Term) fingerprint {
 	var termStrs []string
 	for _, t := range terms {
 		termStrs = append(termStrs, t.String())
 	}
 	fp := fingerprint{
-		N: d.N, D: d.D, Dropped: d.Dropped, Names: d.Names, Response: respStr, Terms: termStrs,
+		N: d.N, D: d.D, Dropped: d.Dropped, Names: d.Names, Response: resp.String(), Terms: termStrs,
 		Intercept: !m.noIntercept, DropMissing: m.dropMissing, Standardize: !m.noStandardize,
-		Family: fam, Prior: m.prior, Beta: m.beta, DataHash: dataHash(d),
+		Family: fam, Prior: m.prior, TauPrior: m.tauPrior, Beta: m.beta, DataHash: dataHash(d),
 	}
 	switch fam {
 	case "gaussian":
@@ -317,7 +443,122 @@ func (m *modelFlags) build() (*fitted, error) {
 	case "studentt":
 		fp.Nu = m.nu
 	}
-	return &fitted{post: post, design: d, fp: fp}, nil
+	return fp
+}
+
+// buildMultilevel builds the multilevel posterior (model.NewMultilevel)
+// of a design with random-effect terms: the fixed effects are X's
+// columns, with --prior flat or normal:SD; each Group is a factor with
+// --tau-prior on its scales. Parameter names are the fixed effects'
+// names made safe for Stan CSV readers, then u_FACTOR[LEVEL],
+// u_FACTOR_SLOPE[LEVEL] and log_tau_FACTOR(_SLOPE).
+func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term) (*fitted, error) {
+	ml := &model.Multilevel{Y: d.Y}
+	switch fam {
+	case "logistic", "probit":
+		for i, y := range d.Y {
+			if y != 0 && y != 1 {
+				return nil, inputErr(fmt.Errorf("--family %s needs a 0/1 response; %s is %v in data row %d (use --response 'col>T')", fam, d.YName, y, dataRow(d, i)))
+			}
+		}
+		ml.Family = model.LogisticFamily{}
+		if fam == "probit" {
+			ml.Family = model.ProbitFamily{}
+		}
+	case "poisson":
+		ml.Family = model.PoissonFamily{}
+	case "gaussian":
+		ml.Family = model.GaussianFamily{Sigma: m.sigma}
+	default:
+		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson and gaussian (known --sigma)", fam)
+	}
+	tau, err := parseTauPrior(m.tauPrior, fam, d.Y)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	kind, arg, _ := strings.Cut(strings.TrimSpace(m.prior), ":")
+	switch strings.ToLower(kind) {
+	case "flat":
+	case "normal":
+		if _, err := parsePrior(m.prior, 1); err != nil {
+			return nil, usageErr("%v", err)
+		}
+		sd, _ := strconv.ParseFloat(arg, 64)
+		ml.FixedSD = make([]float64, d.D)
+		for j := range ml.FixedSD {
+			ml.FixedSD[j] = sd
+		}
+	default:
+		return nil, usageErr("--prior %s: with random effects the fixed effects' prior is flat or normal:SD", m.prior)
+	}
+	names := stancsv.SafeNames(d.Names)
+	for j := range d.D {
+		ml.Fixed = append(ml.Fixed, model.Covariate{Name: names[j], Values: d.Column(j)})
+	}
+	for _, g := range d.Groups {
+		f := model.Factor{Name: stancsv.SafeNames([]string{g.Name})[0], Index: g.Index, Levels: g.Levels, NoIntercept: !g.Intercept, Tau: tau}
+		slopeNames := stancsv.SafeNames(g.SlopeNames)
+		for j, v := range g.Slopes {
+			f.Slopes = append(f.Slopes, model.Covariate{Name: slopeNames[j], Values: v})
+		}
+		ml.Factors = append(ml.Factors, f)
+	}
+	post, err := model.NewMultilevel(ml)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	post.Beta = m.beta
+	if err := post.Validate(); err != nil {
+		return nil, inputErr(err)
+	}
+	fp := m.fingerprint(d, fam, resp, terms)
+	fp.Names = post.Names
+	fp.D = len(post.Names)
+	fp.DataHash = groupsHash(fp.DataHash, d.Groups)
+	return &fitted{post: post, design: d, fp: fp, tau: tau.String()}, nil
+}
+
+// parseTauPrior parses --tau-prior: half-normal:S, half-t:NU:S or
+// exponential:RATE; "" is half-normal:1, or half-normal with the sample
+// standard deviation of y for the gaussian family (whose effects are in
+// y's units).
+func parseTauPrior(s, fam string, y []float64) (model.ScalePrior, error) {
+	if strings.TrimSpace(s) == "" {
+		if fam != "gaussian" {
+			return model.HalfNormal(1), nil
+		}
+		var mean, ss float64
+		for _, v := range y {
+			mean += v
+		}
+		mean /= float64(len(y))
+		for _, v := range y {
+			ss += (v - mean) * (v - mean)
+		}
+		sd := math.Sqrt(ss / float64(max(1, len(y)-1)))
+		if !(sd > 0) || math.IsInf(sd, 0) {
+			sd = 1
+		}
+		return model.HalfNormal(sd), nil
+	}
+	parts := strings.Split(strings.TrimSpace(s), ":")
+	var nums []float64
+	for _, p := range parts[1:] {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return model.ScalePrior{}, fmt.Errorf("--tau-prior %s: %q is not a finite number > 0", s, p)
+		}
+		nums = append(nums, v)
+	}
+	switch kind := strings.ToLower(strings.TrimSpace(parts[0])); {
+	case (kind == "half-normal" || kind == "halfnormal") && len(nums) == 1:
+		return model.HalfNormal(nums[0]), nil
+	case (kind == "half-t" || kind == "halft" || kind == "half-student-t") && len(nums) == 2:
+		return model.HalfStudentT(nums[0], nums[1]), nil
+	case kind == "exponential" && len(nums) == 1:
+		return model.Exponential(nums[0]), nil
+	}
+	return model.ScalePrior{}, fmt.Errorf("--tau-prior %s: want half-normal:S, half-t:NU:S or exponential:RATE", s)
 }
 
 // dataRow returns the 1-based data row of design row i.
@@ -344,6 +585,7 @@ type fingerprint struct {
 	Sigma       float64 `json:",omitempty"`
 	Nu          float64 `json:",omitempty"`
 	Prior       string
+	TauPrior    string `json:",omitempty"`
 	Beta        float64
 	// DataHash is a SHA-256 of every row of the design and the response
 	// (their float64 bits, in order; dataHash).
@@ -368,6 +610,9 @@ func (f *fingerprint) diff(o *fingerprint) string {
 	}
 	if f.Prior != o.Prior {
 		add("--prior", f.Prior, o.Prior)
+	}
+	if f.TauPrior != o.TauPrior {
+		add("--tau-prior", f.TauPrior, o.TauPrior)
 	}
 	if f.Beta != o.Beta {
 		add("--beta", f.Beta, o.Beta)

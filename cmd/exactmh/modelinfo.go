@@ -40,6 +40,9 @@ func (m *fitted) info(dataPath string) [][2]string {
 	if s := m.priorScale(); s != "" {
 		prior += " " + s
 	}
+	if m.tau != "" {
+		prior += "; each random-effect scale tau: " + m.tau
+	}
 	d := m.design
 	num := func(v []float64) string {
 		s := make([]string, len(v))

@@ -439,6 +439,9 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 	if ps := m.priorScale(); ps != "" {
 		prior += " " + ps
 	}
+	if m.tau != "" {
+		prior += "; each random-effect scale τ: " + m.tau
+	}
 	rp := &report{s: s, percentiles: ps, prior: prior}
 	if m.fp.Standardize && len(d.x) == m.design.D && len(d.x) > 0 && len(d.x[0]) > 0 {
 		if !rf.standardized {

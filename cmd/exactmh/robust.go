@@ -203,6 +203,36 @@ func dataHash(d *data.Design) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// groupsHash extends a design's hash with its random-effect terms:
+// every row's level and slope values, and the levels' names, so that a
+// resume refuses data whose grouping changed.
+func groupsHash(base string, groups []data.Group) string {
+	if len(groups) == 0 {
+		return base
+	}
+	h := sha256.New()
+	h.Write([]byte(base))
+	var buf []byte
+	for _, g := range groups {
+		buf = append(buf[:0], g.Term...)
+		for _, l := range g.Levels {
+			buf = append(append(buf, 0), l...)
+		}
+		h.Write(buf)
+		buf = buf[:0]
+		for _, k := range g.Index {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(k))
+		}
+		for _, s := range g.Slopes {
+			for _, v := range s {
+				buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+			}
+		}
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // checkStanFile refuses a file read as Stan CSV that is not one: a plain
 // data CSV has neither the "#" configuration comments of CmdStan's,
 // rstan's and exactmh's files nor a sampler column (lp__, accept_stat__,

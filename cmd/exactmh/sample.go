@@ -48,6 +48,10 @@ TERMS (--response and --terms; --terms is a comma-separated list):
   .                 every column not used by the response or another term:
                     numbers as num(c), text as cat(c;top=20), times as
                     hour(c), dow(c), month(c) (R's y ~ .)
+  (1|g)             a random intercept per level of column g; (1 + x|g)
+                    with a random slope on x, (0 + x|g) the slope alone;
+                    (1|a:b) the interaction, (1|a/b) b nested in a;
+                    effects N(0, τ²) per term, --tau-prior on τ
   Functions are case-insensitive. Column names are used as written; a
   name containing ( ) , ; or > cannot be used (rename the column).
   Example: --response 'delay>15' --terms
@@ -209,7 +213,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !sf.quiet && sf.progress > 0 {
-		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d coefficients, in %v\n", mf.data, m.design.N, m.design.Dropped, m.design.D, time.Since(t0).Round(10*time.Millisecond))
+		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d parameters, in %v\n", mf.data, m.design.N, m.design.Dropped, m.post.Dim(), time.Since(t0).Round(10*time.Millisecond))
 	}
 	warnIdentifiability(stderr, m, &mf)
 	if ctx.Err() != nil {

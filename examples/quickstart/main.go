@@ -17,13 +17,13 @@
 // Stan users run, for comparison.
 //
 //	go run ./examples/quickstart
-//	go run ./examples/quickstart -out out   # Stan CSV files, a trace plot and the odds-ratio figure
+//	go run ./examples/quickstart -out out   # Stan CSV files, and the command that plots them
+//	go run -tags plot ./examples/quickstart -out out   # also a trace plot and the odds-ratio figure
 //	go run ./examples/quickstart -json      # one JSON object per run
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,17 +33,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
 	"github.com/exactmh/exactmh/diagnostics"
-	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
-	"github.com/exactmh/exactmh/stanplot"
 )
 
 func main() {
@@ -61,7 +58,7 @@ func main() {
 			*rows = 50000
 		}
 	}
-	path, err := findData(*file)
+	path, err := report.FindFlights(*file)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,24 +68,6 @@ func main() {
 	if err := run(ctx, out, cf, path, *rows, *warmup, *compare); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// findData returns the flights file: the flag's, or the bundled one found
-// from the working directory (the repository root or this directory).
-func findData(flagPath string) (string, error) {
-	if flagPath != "" {
-		return flagPath, nil
-	}
-	for _, p := range []string{
-		filepath.Join("examples", "data", "flights-3m.parquet"),
-		filepath.Join("..", "data", "flights-3m.parquet"),
-		filepath.Join("data", "flights-3m.parquet"),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("examples/data/flights-3m.parquet not found: run from the repository's root, or pass -data FILE")
 }
 
 // spec is the model: y = delay > 15 minutes on the features below.
@@ -158,7 +137,7 @@ func run(ctx context.Context, out io.Writer, cf *report.Common, path string, row
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
 	}
-	if err := saveOutputs(cf, res, design); err != nil {
+	if err := saveOutputs(out, cf, res, design); err != nil {
 		return err
 	}
 	if !compare {
@@ -181,16 +160,23 @@ func printOddsRatios(out io.Writer, res *exactmh.Result, design *data.Design, s 
 	fmt.Fprintln(out, "(odds of arriving > 15 min late, each feature alone changed by one unit of its column — hour.sin/cos are the daily cycle, others vs their reference level; the intercept's is the odds at the reference levels)")
 }
 
+// interval is a feature's odds ratio: the posterior median and 90%
+// interval.
+type interval struct {
+	Name           string
+	Mid, Low, High float64
+}
+
 // oddsRatios returns exp of each coefficient on the original scale: the
 // median and 90% interval over all draws.
-func oddsRatios(res *exactmh.Result, design *data.Design) []figure.Interval {
+func oddsRatios(res *exactmh.Result, design *data.Design) []interval {
 	var draws [][]float64
 	for c, ch := range res.Chains {
 		for k := range ch.Len() {
 			draws = append(draws, design.Unstandardize(res.Draw(c, k)))
 		}
 	}
-	rows := make([]figure.Interval, design.D)
+	rows := make([]interval, design.D)
 	col := make([]float64, len(draws))
 	for j := range rows {
 		for k, d := range draws {
@@ -198,7 +184,7 @@ func oddsRatios(res *exactmh.Result, design *data.Design) []figure.Interval {
 		}
 		slices.Sort(col)
 		q := func(p float64) float64 { return math.Exp(diagnostics.Quantile(col, p)) }
-		rows[j] = figure.Interval{Name: design.Names[j], Mid: q(0.5), Low: q(0.05), High: q(0.95)}
+		rows[j] = interval{Name: design.Names[j], Mid: q(0.5), Low: q(0.05), High: q(0.95)}
 	}
 	return rows
 }
@@ -238,42 +224,27 @@ func compareNUTS(ctx context.Context, out io.Writer, cf *report.Common, post *ex
 }
 
 // saveOutputs writes, with -out DIR, each chain's Stan CSV (columns named
-// after the design's features), a trace plot of a few coefficients
-// (package stanplot, as exactmh plot draws them) and the odds-ratio
-// figure.
-func saveOutputs(cf *report.Common, res *exactmh.Result, design *data.Design) error {
+// after the design's features) and prints the command that plots them.
+// Built with -tags plot, it also draws a trace plot of a few coefficients
+// and the odds-ratio figure (figures.go): the plots are left out of the
+// default build so that the first go run does not download and compile
+// gonum/plot and its fonts (TestLightDependencies).
+func saveOutputs(out io.Writer, cf *report.Common, res *exactmh.Result, design *data.Design) error {
 	if cf.Out == "" {
 		return nil
 	}
 	if err := cf.SaveStanCSV(res, "quickstart", nil); err != nil {
 		return err
 	}
-	draws, err := stanplot.FromResult(res)
-	if err != nil {
-		return err
+	if saveFigures != nil {
+		return saveFigures(cf, res, design)
 	}
-	// The coefficients as sampled: the intercept, log distance, the daily
-	// cycle and July, whose posterior has the longest tail.
-	var shownTrace []string
-	for _, n := range draws.Names {
-		if n == "(Intercept)" || n == "log(distance)" || n == "date.hour.sin" || n == "date.month=Jul" {
-			shownTrace = append(shownTrace, n)
-		}
+	if !cf.JSON {
+		fmt.Fprintf(out, "\nStan CSV files in %s; to plot them: exactmh plot --out %s %s (or go run -tags plot ./examples/quickstart -out %s for the odds-ratio figure)\n",
+			cf.Out, filepath.Join(cf.Out, "quickstart"), filepath.Join(cf.Out, "quickstart_*.csv"), cf.Out)
 	}
-	if draws, err = draws.Select(shownTrace...); err != nil {
-		return err
-	}
-	if err := stanplot.Trace(filepath.Join(cf.Out, "quickstart_trace.png"), draws, &stanplot.Options{Columns: 2}); err != nil {
-		return err
-	}
-	rows := oddsRatios(res, design)
-	var shown []figure.Interval
-	for _, r := range rows {
-		if !strings.HasPrefix(r.Name, "(Intercept)") {
-			shown = append(shown, r)
-		}
-	}
-	return figure.Intervals(filepath.Join(cf.Out, "quickstart_odds.png"),
-		fmt.Sprintf("Odds of a flight arriving > 15 min late (%d flights, 2001): posterior median and 90%% interval", design.N),
-		"odds ratio", shown, 1, true)
+	return nil
 }
+
+// saveFigures draws the figures; set by figures.go under -tags plot.
+var saveFigures func(cf *report.Common, res *exactmh.Result, design *data.Design) error

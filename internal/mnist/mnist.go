@@ -16,6 +16,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -36,8 +37,10 @@ const Pixels = 28 * 28
 // of range).
 type Options struct {
 	// Positive and Negative are the digits labelled 1 and 0; they must
-	// differ.
+	// differ. With Rest, Negative is ignored and every other class is
+	// labelled 0 (one class against the rest).
 	Positive, Negative int
+	Rest               bool
 	// Components is the number of principal components kept (1 … 784).
 	Components int
 	// TestFraction is the share of the images held out for testing, in (0, 1).
@@ -98,7 +101,7 @@ func (o *Options) validate() error {
 		return fmt.Errorf("mnist: Options.Positive = %d, want a digit 0…9", o.Positive)
 	case o.Negative < 0 || o.Negative > 9:
 		return fmt.Errorf("mnist: Options.Negative = %d, want a digit 0…9", o.Negative)
-	case o.Positive == o.Negative:
+	case o.Positive == o.Negative && !o.Rest:
 		return fmt.Errorf("mnist: Options.Positive and Negative are both %d, want two different digits", o.Positive)
 	case o.Components < 1 || o.Components > Pixels:
 		return fmt.Errorf("mnist: Options.Components = %d, want 1…%d", o.Components, Pixels)
@@ -164,16 +167,40 @@ func gunzip(b []byte) ([]byte, error) {
 // loading is positive) and projects both sets on the first Components
 // directions. It takes about half a second.
 func Load(opt Options) (*Split, error) {
-	if err := opt.validate(); err != nil {
-		return nil, err
-	}
 	img, lab, err := Digits()
 	if err != nil {
 		return nil, err
 	}
+	return LoadImages(img, lab, opt)
+}
+
+// ReadIDX reads gzip-compressed IDX image and label files (the layout of
+// MNIST and of Debian's dataset-fashion-mnist, 28×28 images), checking their
+// headers, for LoadImages.
+func ReadIDX(imagesPath, labelsPath string) (images []byte, labels []byte, err error) {
+	img, err := os.ReadFile(imagesPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	lab, err := os.ReadFile(labelsPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return parseIDX(img, lab)
+}
+
+// LoadImages is Load on the given images (n×784 bytes) and labels (0 … 9)
+// instead of the bundled digits.
+func LoadImages(img, lab []byte, opt Options) (*Split, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	if len(img) != len(lab)*Pixels {
+		return nil, fmt.Errorf("mnist: %d image bytes for %d labels, want %d", len(img), len(lab), len(lab)*Pixels)
+	}
 	var pick []int
 	for i, l := range lab {
-		if int(l) == opt.Positive || int(l) == opt.Negative {
+		if int(l) == opt.Positive || int(l) == opt.Negative || opt.Rest {
 			pick = append(pick, i)
 		}
 	}

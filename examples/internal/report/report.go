@@ -8,6 +8,7 @@ package report
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -246,3 +248,32 @@ func ExportCSV(dir, name string, cols []string, n int, row func(b []byte, i int)
 
 // HexFloat appends v in hexadecimal (strconv's 'x' format), exact.
 func HexFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'x', -1, 64) }
+
+// CPUTime returns the process's user and system CPU time so far (every
+// thread's), for figures that must not depend on the machine's load.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// FindFlights returns the flights file: flagPath if set, else the bundled
+// examples/data/flights-3m.parquet found from the working directory (the
+// repository root, an example's directory or examples/).
+func FindFlights(flagPath string) (string, error) {
+	if flagPath != "" {
+		return flagPath, nil
+	}
+	for _, p := range []string{
+		filepath.Join("examples", "data", "flights-3m.parquet"),
+		filepath.Join("..", "data", "flights-3m.parquet"),
+		filepath.Join("data", "flights-3m.parquet"),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("examples/data/flights-3m.parquet not found: run from the repository's root, or pass -data FILE")
+}

@@ -3,10 +3,12 @@
 # posteriors of examples/tall, from the data that `go run ./examples/tall
 # -export DATADIR` writes. See README.md.
 #
-# Usage: Rscript run.R DATADIR OUTDIR [POSTERIORS] [CHAINS] [SEED]
+# Usage: Rscript run.R DATADIR OUTDIR [POSTERIORS] [CHAINS] [SEED] [WARMUP] [DRAWS]
 #   POSTERIORS  comma-separated (default rlr_d10,logreg_d50,rlr_d100)
 #   CHAINS      chains, run in parallel with cores = CHAINS (default 1)
 #   SEED        Stan's seed (default 1)
+#   WARMUP      warmup iterations per chain (default 1000, rstan's)
+#   DRAWS       post-warmup draws per chain (default 1000, rstan's)
 #
 # For each posterior it writes to OUTDIR:
 #   NAME_stan[_C].csv       rstan's sample_file (warmup included, 6 digits)
@@ -23,6 +25,8 @@ outdir <- args[2]
 posteriors <- if (length(args) >= 3) strsplit(args[3], ",")[[1]] else c("rlr_d10", "logreg_d50", "rlr_d100")
 chains <- if (length(args) >= 4) as.integer(args[4]) else 1L
 seed <- if (length(args) >= 5) as.integer(args[5]) else 1L
+warmup <- if (length(args) >= 6) as.integer(args[6]) else 1000L
+draws <- if (length(args) >= 7) as.integer(args[7]) else 1000L
 dir.create(outdir, showWarnings = FALSE, recursive = TRUE)
 
 # The .stan files sit next to this script.
@@ -52,6 +56,12 @@ read_data <- function(name) {
     data$y <- D$y
     data$nu <- k[["nu"]]
     model <- "rlr"
+  } else if (startsWith(name, "fashion")) {
+    # examples/fashion: normal prior, sd sigma; the intercept is X's last column.
+    stopifnot(all(D$y == 0 | D$y == 1))
+    data$y <- as.integer(D$y)
+    data$sigma <- k[["sigma"]]
+    model <- "logreg_normal"
   } else if (startsWith(name, "logreg")) {
     stopifnot(all(D$y == 0 | D$y == 1))
     data$y <- as.integer(D$y)
@@ -96,7 +106,8 @@ for (name in posteriors) {
   sample_file <- file.path(outdir, paste0(name, "_stan.csv"))
   t0 <- proc.time()[["elapsed"]]
   fit <- sampling(model, data = dm$data, chains = chains, cores = chains, seed = seed,
-                  sample_file = sample_file, refresh = 200)
+                  warmup = warmup, iter = warmup + draws,
+                  sample_file = sample_file, refresh = 20)
   wall <- proc.time()[["elapsed"]] - t0
   # rstan appends _C to the file name of chain C when there are several.
   files <- if (chains == 1) sample_file else paste0(sub("\\.csv$", "", sample_file), "_", seq_len(chains), ".csv")
