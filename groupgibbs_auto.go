@@ -143,12 +143,28 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 				return err
 			}
 			chol.Solve(step, rhs, work)
-			var size float64
-			for _, s := range step {
+			var size, dec float64
+			for a, s := range step {
 				size = math.Max(size, math.Abs(s))
+				dec += rhs[a] * s
 			}
 			if size < 1e-8 {
 				return nil
+			}
+			// Near the mode the decrease the step predicts (half the
+			// Newton decrement −∇FᵀH⁻¹∇F) is below the rounding of F, a
+			// sum of N terms: no step can be seen to descend, and the line
+			// search would halve λ some 34 times, a pass over the data
+			// each. There Newton's full step is taken (it converges
+			// quadratically), as model.MultilevelCenter does.
+			if dec/2 <= 1e-12*math.Abs(f) {
+				for a, j := range eff {
+					theta[j] += step[a]
+				}
+				if f, err = obj(theta); err != nil {
+					return err
+				}
+				continue
 			}
 			for lambda := 1.0; ; lambda /= 2 {
 				if lambda < 1e-10 {
