@@ -112,12 +112,14 @@
 // autocorrelations behind ESS; plot for package stanplot, whose trace,
 // rank and interval plots the command draws, and for the examples'
 // figures: the library itself does not link it) and the
-// standard library. Package data reads Parquet with its own reader; its
-// sub-packages data/arrowipc (Arrow IPC and Feather) and
-// data/parquetcodecs (Brotli and LZ4_RAW pages), which the command
+// standard library. Package data reads Parquet with its own reader and
+// klauspost/compress's zstd decoder (zstd is the codec of the bundled
+// flights and of most writers' defaults, and the standard library has no
+// public decoder); its sub-packages data/arrowipc (Arrow IPC and Feather)
+// and data/parquetcodecs (Brotli and LZ4_RAW pages), which the command
 // imports, add apache/arrow-go and its codecs, so that go run
-// ./examples/quickstart downloads gonum and golang.org/x/tools only
-// (TestLightDependencies). golang.org/x/exp/rand is not used: it is deprecated, and
+// ./examples/quickstart downloads gonum, klauspost/compress and
+// golang.org/x/tools only (TestLightDependencies). golang.org/x/exp/rand is not used: it is deprecated, and
 // math/rand/v2's sources serve.
 //
 // Sparse Hessians (multilevel models: SparseHessianer, FindSparseLaplace,
