@@ -80,10 +80,11 @@ const (
 // (cvCubicRunSteps transitions): its tensor costs N·d³/6 flops to build
 // and d³/6 more per step, against the data it saves at about 2d + 40
 // flops each (a row's dot product and its loss). On examples/tall's
-// logistic d = 50 and Student-t d = 100 rows (N = 10⁵) the build outweighed
-// the data saved over 2 × 5,000 draws (whole-run ESS per second 509 vs
-// 1,000 and 43 vs 93, examples/README), which this rule declines; a
-// mid-size set read thousands of rows a step pays it back.
+// logistic d = 50 and Student-t d = 100 rows (N = 10⁵) the build
+// outweighed the data saved over a whole run (examples/README, "Third-order
+// control variates"), which this rule declines
+// (TestControlVariatesOrderChoice); a set read thousands of rows a step at
+// second order pays it back.
 func cvCubicChoose(mode cvCubicMode, c3, c4 float64, d, n int) bool {
 	switch {
 	case mode == cvCubicNever || d > cvCubicMaxDim || !(c4 >= 0) || math.IsInf(c4, 1):

@@ -98,10 +98,9 @@ type GroupGibbs struct {
 	// by one, each positive one may reject (the factorised test pays
 	// Σ max(0, r_i), the exact one |Σ r_i|). At 0, the default, no block
 	// is small, and a block's data are read exactly only where thinning
-	// would draw more: on examples/multilevel (N = 10⁶, groups of 10 to
-	// 10⁴) ExactBelow 64 raised the fixed effects' acceptance from 0.25 to
-	// 0.30 but read 16 times the data per sweep, for 0.66 times the min
-	// ESS per CPU-second (examples/README.md).
+	// would draw more: on examples/multilevel a positive ExactBelow raised
+	// the fixed effects' acceptance but read far more data per sweep, for
+	// less ESS per CPU-second (examples/README.md, "multilevel").
 	ExactBelow int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of

@@ -172,10 +172,9 @@ type CrankNicolson struct {
 	// a scale mixture of the Gaussian move with a latent scale per
 	// coordinate (see Propose). 0 is the Gaussian proposal. The automatic
 	// default keeps 0: on the rare-event logistic regression of
-	// examples/rare, ν = 4 shortened the longest stays (at most 47
-	// transitions against 72) and raised tail ESS to two thirds of bulk
-	// ESS, but halved bulk ESS per transition, and ν = 10 stuck longer
-	// (examples/README, "rare").
+	// examples/rare, small ν shortened the longest stays and raised tail
+	// ESS relative to bulk ESS but cost bulk ESS per transition, and larger
+	// ν stuck longer (the measurements: examples/README, "rare").
 	Nu float64
 
 	mean []float64
