@@ -560,15 +560,19 @@ func (s *Store) Close() error {
 // its page again) and turns off read-ahead (MADV_RANDOM), so the resident
 // set grows only by the pages of rows drawn. It does nothing where the
 // store is not mapped.
-func (s *Store) EndFullPasses() error {
-	if !s.mmap || s.mem == nil {
+func (s *Store) EndFullPasses() error { return endFullPasses("store "+s.path, s.mem, s.mmap) }
+
+// endFullPasses advises the kernel that the passes over the mapping mem
+// of the file what are over (see Store.EndFullPasses).
+func endFullPasses(what string, mem []byte, mapped bool) error {
+	if !mapped || mem == nil {
 		return nil
 	}
-	if err := advise(s.mem, adviceDontNeed); err != nil {
-		return fmt.Errorf("data: store %s: madvise(MADV_DONTNEED): %w", s.path, err)
+	if err := advise(mem, adviceDontNeed); err != nil {
+		return fmt.Errorf("data: %s: madvise(MADV_DONTNEED): %w", what, err)
 	}
-	if err := advise(s.mem, adviceRandom); err != nil {
-		return fmt.Errorf("data: store %s: madvise(MADV_RANDOM): %w", s.path, err)
+	if err := advise(mem, adviceRandom); err != nil {
+		return fmt.Errorf("data: %s: madvise(MADV_RANDOM): %w", what, err)
 	}
 	return nil
 }
