@@ -353,18 +353,66 @@ func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error)
 // energy keeps Y and Offset; the sparse rows are built in one pass, N·(p +
 // Σ_k q_k) entries at most (zeros are not stored).
 func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
+	post, fixed, blocks, err := newMultilevel(m, false)
+	if err != nil {
+		return nil, err
+	}
+	d := post.Prior.(*MultilevelPrior).d
+	if m.Float32 {
+		post.Energy, err = NewSparseGLM(multilevelRows[float32](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+	} else {
+		post.Energy, err = NewSparseGLM(multilevelRows[float64](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model: NewMultilevel: %w", err)
+	}
+	return post, post.Validate()
+}
+
+// NewMultilevelRows returns the posterior of the multilevel model m whose
+// design is given as sparse rows already laid out as NewMultilevel lays
+// them out — the fixed effects (the intercept first if m.Intercept) in
+// columns 0 … p−1, then each factor's effects level by level, terms
+// (intercept first) within a level — such as the rows of a mapped
+// data.SparseStore. The rows, m.Y and m.Offset are kept, not copied, so a
+// design larger than memory is sampled from its mapping. m describes the
+// model without its data: the fixed effects' Names (Values nil), each
+// factor's Name, Levels (required: they set G), NoIntercept, Slopes'
+// Names and Tau; Index and Values are not read, and Float32 is implied by
+// T. The parameters are named as NewMultilevel names them. It checks that
+// the rows have the layout's width and (NewSparseGLM) that every row
+// pointer, column and value is valid, in one pass over the rows.
+func NewMultilevelRows[T float32 | float64](m *Multilevel, rows SparseRows[T]) (*exactmh.Posterior, error) {
+	post, _, _, err := newMultilevel(m, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w (NewMultilevelRows)", err)
+	}
+	if d := post.Prior.(*MultilevelPrior).d; rows.D != d || rows.N != len(m.Y) {
+		return nil, fmt.Errorf("model: NewMultilevelRows: rows of %d×%d, want N = len(Y) = %d rows of the layout's %d columns", rows.N, rows.D, len(m.Y), d)
+	}
+	if post.Energy, err = NewSparseGLM(rows, m.Y, m.Offset, m.Family); err != nil {
+		return nil, fmt.Errorf("model: NewMultilevelRows: %w", err)
+	}
+	return post, post.Validate()
+}
+
+// newMultilevel checks m and returns its posterior without an energy, the
+// fixed effects and the factors' places in θ. With described, m has no
+// data but Y and Offset: the factors' Index and the covariates' Values are
+// not read.
+func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covariate, []factorBlock, error) {
 	if m == nil {
-		return nil, errors.New("model: NewMultilevel: nil model")
+		return nil, nil, nil, errors.New("model: NewMultilevel: nil model")
 	}
 	n := len(m.Y)
 	if n == 0 {
-		return nil, errors.New("model: NewMultilevel: no data (len(Y) = 0)")
+		return nil, nil, nil, errors.New("model: NewMultilevel: no data (len(Y) = 0)")
 	}
 	if m.Family == nil {
-		return nil, errors.New("model: NewMultilevel: nil Family")
+		return nil, nil, nil, errors.New("model: NewMultilevel: nil Family")
 	}
 	if len(m.Factors) == 0 {
-		return nil, errors.New("model: NewMultilevel: no grouping factor (a model without random effects is a GLM: use NewGLM)")
+		return nil, nil, nil, errors.New("model: NewMultilevel: no grouping factor (a model without random effects is a GLM: use NewGLM)")
 	}
 	var names []string
 	seen := map[string]string{}
@@ -385,24 +433,24 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 	}
 	fixed = append(fixed, m.Fixed...)
 	for j, c := range fixed {
-		if !(m.Intercept && j == 0) {
+		if !(m.Intercept && j == 0) && !described {
 			if err := checkColumn(fmt.Sprintf("fixed effect %d (%q)", j, c.Name), c.Values, n); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 		}
 		if err := addName(c.Name, fmt.Sprintf("fixed effect %d", j)); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	nb := len(fixed)
 	prior := &MultilevelPrior{nBeta: nb, betaMean: make([]float64, nb), betaPrec: make([]float64, nb)}
 	if m.FixedSD != nil {
 		if len(m.FixedSD) != nb {
-			return nil, fmt.Errorf("model: NewMultilevel: len(FixedSD) = %d, want the number of fixed effects %d", len(m.FixedSD), nb)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: len(FixedSD) = %d, want the number of fixed effects %d", len(m.FixedSD), nb)
 		}
 		for j, s := range m.FixedSD {
 			if !(s >= 0) || math.IsInf(s, 0) {
-				return nil, fmt.Errorf("model: NewMultilevel: FixedSD[%d] (%s) = %v, want finite ≥ 0 (0: flat)", j, fixed[j].Name, s)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: FixedSD[%d] (%s) = %v, want finite ≥ 0 (0: flat)", j, fixed[j].Name, s)
 			}
 			if s > 0 {
 				prior.betaPrec[j] = 1 / (s * s)
@@ -411,11 +459,11 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 	}
 	if m.FixedMean != nil {
 		if len(m.FixedMean) != nb {
-			return nil, fmt.Errorf("model: NewMultilevel: len(FixedMean) = %d, want the number of fixed effects %d", len(m.FixedMean), nb)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: len(FixedMean) = %d, want the number of fixed effects %d", len(m.FixedMean), nb)
 		}
 		for j, v := range m.FixedMean {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("model: NewMultilevel: FixedMean[%d] (%s) = %v is not finite", j, fixed[j].Name, v)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: FixedMean[%d] (%s) = %v is not finite", j, fixed[j].Name, v)
 			}
 		}
 		copy(prior.betaMean, m.FixedMean)
@@ -427,13 +475,18 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 		f := &m.Factors[k]
 		what := fmt.Sprintf("factor %d (%q)", k, f.Name)
 		if f.Name == "" {
-			return nil, fmt.Errorf("model: NewMultilevel: factor %d has no name", k)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: factor %d has no name", k)
 		}
 		if err := f.Tau.check(); err != nil {
-			return nil, fmt.Errorf("model: NewMultilevel: %s: %w", what, err)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %w", what, err)
 		}
-		if len(f.Index) != n {
-			return nil, fmt.Errorf("model: NewMultilevel: %s: len(Index) = %d, want N = %d", what, len(f.Index), n)
+		if described {
+			if f.Levels == nil {
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: no Levels (the rows do not say how many levels there are)", what)
+			}
+			f = &Factor{Name: f.Name, Levels: f.Levels, NoIntercept: f.NoIntercept, Slopes: f.Slopes, Tau: f.Tau}
+		} else if len(f.Index) != n {
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: len(Index) = %d, want N = %d", what, len(f.Index), n)
 		}
 		g := len(f.Levels)
 		if f.Levels == nil {
@@ -441,9 +494,9 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 				g = max(g, int(v)+1)
 			}
 		}
-		for i, v := range f.Index {
+		for i, v := range f.Index { // nil when described
 			if v < 0 || int(v) >= g {
-				return nil, fmt.Errorf("model: NewMultilevel: %s: Index[%d] = %d, want a level in [0, %d)", what, i, v, g)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: Index[%d] = %d, want a level in [0, %d)", what, i, v, g)
 			}
 		}
 		levels := f.Levels
@@ -459,19 +512,22 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 		}
 		for j, c := range f.Slopes {
 			if c.Name == "" {
-				return nil, fmt.Errorf("model: NewMultilevel: %s: slope %d has no name", what, j)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: slope %d has no name", what, j)
+			}
+			if described {
+				continue
 			}
 			if err := checkColumn(fmt.Sprintf("%s: slope %q", what, c.Name), c.Values, n); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 		}
 		terms = append(terms, f.Slopes...)
 		if len(terms) == 0 {
-			return nil, fmt.Errorf("model: NewMultilevel: %s has neither an intercept nor a slope", what)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s has neither an intercept nor a slope", what)
 		}
 		q := len(terms)
 		if d > exactmh.MaxDim-g*q {
-			return nil, fmt.Errorf("model: NewMultilevel: %s: %d levels × %d terms take the dimension past MaxDim = %d", what, g, q, exactmh.MaxDim)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %d levels × %d terms take the dimension past MaxDim = %d", what, g, q, exactmh.MaxDim)
 		}
 		blocks[k] = factorBlock{f: f, start: d, q: q, levels: levels, slopes: terms}
 		for l, lv := range levels {
@@ -481,7 +537,7 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 					name += "_" + c.Name
 				}
 				if err := addName(name+"["+lv+"]", fmt.Sprintf("%s, level %d", what, l)); err != nil {
-					return nil, err
+					return nil, nil, nil, err
 				}
 			}
 		}
@@ -498,23 +554,13 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 				name += "_" + c.Name
 			}
 			if err := addName(name, fmt.Sprintf("factor %d (%q), scale of term %d", k, b.f.Name, j)); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			d++
 		}
 	}
 	prior.d = d
-	post := &exactmh.Posterior{Prior: prior, Names: names}
-	var err error
-	if m.Float32 {
-		post.Energy, err = NewSparseGLM(multilevelRows[float32](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
-	} else {
-		post.Energy, err = NewSparseGLM(multilevelRows[float64](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("model: NewMultilevel: %w", err)
-	}
-	return post, post.Validate()
+	return &exactmh.Posterior{Prior: prior, Names: names}, fixed, blocks, nil
 }
 
 // factorBlock is where a factor's effects are in θ: level g's q effects
