@@ -380,16 +380,19 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 // factor's Name, Levels (required: they set G), NoIntercept, Slopes'
 // Names and Tau; Index and Values are not read, and Float32 is implied by
 // T. The parameters are named as NewMultilevel names them. It checks that
-// the rows have the layout's width and (NewSparseGLM) that every row
+// the rows have the layout's width (its columns, or the dimension of θ
+// with the log scales, which no row holds) and (NewSparseGLM) that every row
 // pointer, column and value is valid, in one pass over the rows.
 func NewMultilevelRows[T float32 | float64](m *Multilevel, rows SparseRows[T]) (*exactmh.Posterior, error) {
 	post, _, _, err := newMultilevel(m, true)
 	if err != nil {
 		return nil, fmt.Errorf("%w (NewMultilevelRows)", err)
 	}
-	if d := post.Prior.(*MultilevelPrior).d; rows.D != d || rows.N != len(m.Y) {
-		return nil, fmt.Errorf("model: NewMultilevelRows: rows of %d×%d, want N = len(Y) = %d rows of the layout's %d columns", rows.N, rows.D, len(m.Y), d)
+	p := post.Prior.(*MultilevelPrior)
+	if cols := p.d - len(p.terms); rows.D != cols && rows.D != p.d || rows.N != len(m.Y) {
+		return nil, fmt.Errorf("model: NewMultilevelRows: rows of %d×%d, want N = len(Y) = %d rows of the layout's %d columns (or the dimension %d)", rows.N, rows.D, len(m.Y), cols, p.d)
 	}
+	rows.D = p.d // the log scales' columns, which no row holds
 	if post.Energy, err = NewSparseGLM(rows, m.Y, m.Offset, m.Family); err != nil {
 		return nil, fmt.Errorf("model: NewMultilevelRows: %w", err)
 	}
