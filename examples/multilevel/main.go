@@ -85,6 +85,7 @@ func main() {
 	export := flag.String("export", "", "write the data to this directory and exit")
 	stanCSV := flag.String("stan", "", "rstan's sample file of stan/run.R on the same data (comma-separated for several chains): compare the posteriors")
 	storeDir := flag.String("store", "", "the scale mode: write the data once to a mapped sparse store in this directory (reused when present), sample the posterior over the mapped rows (model.NewMultilevelRows) and report the memory against the file's size")
+	memProfile := flag.String("memprofile", "", "with -store: write a heap profile (the memory in use when sampling begins, by allocation site) to this file")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
@@ -113,9 +114,19 @@ func main() {
 			log.Fatal(err)
 		}
 		defer st.Close()
-		adv = &memstat.Adviser{Do: st.EndFullPasses, Inner: rec}
+		var heap runtime.MemStats
+		adv = &memstat.Adviser{Inner: rec, Do: func() error {
+			// The kernel's tables are built: what the heap holds now is
+			// what sampling needs.
+			runtime.GC()
+			runtime.ReadMemStats(&heap)
+			if *memProfile != "" {
+				writeHeapProfile(*memProfile)
+			}
+			return st.EndFullPasses()
+		}}
 		rec = adv
-		defer memReport(st, adv)
+		defer memReport(st, adv, &heap)
 	} else {
 		d = simulate(*n, *groups, *minSize, *maxSize, cf.Seed)
 		if *export != "" {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -130,21 +131,35 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 // memReport prints the memory of a run from a store: the peak resident
 // set (getrusage's maxrss, which counts the mapped file's pages the
 // process touched as well as its heap), the anonymous (heap) and
-// file-backed parts when sampling began and at the end, and the Go heap.
-func memReport(st *store.SparseStore, adv *memstat.Adviser) {
+// file-backed parts when sampling began and at the end, and the Go heap
+// in use when sampling began (after a collection: the kernel's tables).
+func memReport(st *store.SparseStore, adv *memstat.Adviser, heap *runtime.MemStats) {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	maxrss := ru.Maxrss << 10 // kB on Linux
 	end := memstat.ProcStatus()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	size := st.Size()
+	size, n := st.Size(), float64(st.N())
 	fmt.Printf("memory: data file %s (%.1f B a row); peak RSS (getrusage maxrss) %s = %.2f× the file\n",
-		memstat.GB(size), float64(size)/float64(st.N()), memstat.GB(maxrss), float64(maxrss)/float64(size))
+		memstat.GB(size), float64(size)/n, memstat.GB(maxrss), float64(maxrss)/float64(size))
 	if adv.Before != nil {
-		fmt.Printf("memory: when sampling began RssAnon %s, RssFile %s (%s after EndFullPasses); at the end RssAnon %s, RssFile %s\n",
-			memstat.GB(adv.Before["RssAnon"]), memstat.GB(adv.Before["RssFile"]), memstat.GB(adv.After["RssFile"]), memstat.GB(end["RssAnon"]), memstat.GB(end["RssFile"]))
+		fmt.Printf("memory: when sampling began RssAnon %s, RssFile %s (%s after EndFullPasses), Go heap in use %s (%.1f B a row); at the end RssAnon %s, RssFile %s\n",
+			memstat.GB(adv.Before["RssAnon"]), memstat.GB(adv.Before["RssFile"]), memstat.GB(adv.After["RssFile"]),
+			memstat.GB(int64(heap.HeapInuse)), float64(heap.HeapInuse)/n, memstat.GB(end["RssAnon"]), memstat.GB(end["RssFile"]))
 	}
-	fmt.Printf("memory: Go heap in use %s at the end (%.1f B a row), heap obtained from the OS %s, GC runs %d\n",
-		memstat.GB(int64(ms.HeapInuse)), float64(ms.HeapInuse)/float64(st.N()), memstat.GB(int64(ms.HeapSys)), ms.NumGC)
+}
+
+// writeHeapProfile writes the heap profile to path (go tool pprof
+// -sample_index=inuse_space shows what holds the memory).
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		runtime.GC()
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "multilevel: -memprofile:", err)
+	}
 }
