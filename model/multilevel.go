@@ -89,8 +89,17 @@ type Factor struct {
 	NoIntercept bool
 	// Slopes are the covariates with a random slope per level.
 	Slopes []Covariate
-	// Tau is the prior on each of the factor's scales τ. Required.
+	// Tau is the prior on each of the factor's scales τ. Required unless
+	// FixedTau is set.
 	Tau ScalePrior
+	// FixedTau, if positive, fixes the factor's scales at FixedTau: its
+	// effects are fixed effects with the normal prior N(0, FixedTau²) — a
+	// high-cardinality categorical covariate with every level, no
+	// reference level, in a sparse design — sampled with the random
+	// effects' machinery (a block per level) but with no scale in θ. They
+	// are named "b_origin[ATL]" and "b_origin_log_distance[ATL]" (not
+	// "u_…"), and Tau must be left unset.
+	FixedTau float64
 }
 
 // scaleKind says which law a ScalePrior is.
@@ -192,7 +201,9 @@ type reTerm struct {
 //	log p(θ) = Σ_j log N(β_j | m_j, s_j²) + Σ_{k,j} [ Σ_g log N(u_{k,g,j} | 0, τ_{kj}²)
 //	           + log p(τ_{kj}) + log τ_{kj} ],
 //
-// up to a constant, the normal terms of β only where an SD is set. It
+// up to a constant, the normal terms of β only where an SD is set, and
+// τ_kj the constant Factor.FixedTau (no density, no log τ in θ) for a
+// factor of fixed scale. It
 // implements exactmh.Prior, exactmh.PriorGradienter and SparseHessian (∇²
 // of −log p, diagonal but for the coupling of each u to its log τ). Every
 // evaluation costs O(d). It is read-only and safe for concurrent use.
@@ -202,6 +213,18 @@ type MultilevelPrior struct {
 	betaMean []float64
 	betaPrec []float64 // 1/s_j², 0 for a flat coefficient
 	terms    []reTerm
+	// Every factor's effects, in θ's order: level g's q effects at
+	// start + g·q, and for a factor of fixed scale (Factor.FixedTau) the
+	// precision 1/τ² of each (0 for a random factor, whose terms hold
+	// it).
+	factors []priorFactor
+}
+
+// priorFactor is where a factor's effects are in θ and, for a fixed
+// scale, their prior precision.
+type priorFactor struct {
+	start, q, g int
+	prec        float64
 }
 
 // NumFixed returns the number of fixed effects, θ[0:NumFixed()].
@@ -229,18 +252,13 @@ func (p *MultilevelPrior) Blocks() []int32 {
 		b[j] = 0
 	}
 	next := int32(1)
-	for k := 0; k < len(p.terms); {
-		// The terms of one factor share start/stride: a level's block is
-		// its q = stride effects.
-		t := p.terms[k]
-		base := t.start
-		for g := range t.g {
-			for j := range t.stride {
-				b[base+g*t.stride+j] = next
+	for _, f := range p.factors {
+		for g := range f.g {
+			for j := range f.q {
+				b[f.start+g*f.q+j] = next
 			}
 			next++
 		}
-		k += t.stride
 	}
 	return b
 }
@@ -263,6 +281,15 @@ func (p *MultilevelPrior) LogPrior(theta []float64) float64 {
 		}
 		f, _, _ := t.prior.logDensity(l)
 		s += -ss*math.Exp(-2*l)/2 - float64(t.g)*l + f
+	}
+	for _, f := range p.factors {
+		if f.prec != 0 {
+			var ss float64
+			for _, u := range theta[f.start : f.start+f.g*f.q] {
+				ss += u * u
+			}
+			s -= f.prec * ss / 2
+		}
 	}
 	if math.IsNaN(s) {
 		return math.Inf(-1)
@@ -288,6 +315,11 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 		}
 		_, d1, _ := t.prior.logDensity(l)
 		grad[t.logTau] += ss*w - float64(t.g) + d1
+	}
+	for _, f := range p.factors {
+		for j := f.start; j < f.start+f.g*f.q && f.prec != 0; j++ {
+			grad[j] -= f.prec * theta[j]
+		}
 	}
 }
 
@@ -326,6 +358,11 @@ func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error)
 	}
 	for j, prec := range p.betaPrec[:p.nBeta] {
 		h.Val[h.ColPtr[j]] = prec
+	}
+	for _, f := range p.factors {
+		for j := f.start; j < f.start+f.g*f.q && f.prec != 0; j++ {
+			h.Val[h.ColPtr[j]] = f.prec
+		}
 	}
 	for _, t := range p.terms {
 		l := theta[t.logTau]
@@ -480,14 +517,21 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 		if f.Name == "" {
 			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: factor %d has no name", k)
 		}
-		if err := f.Tau.check(); err != nil {
-			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %w", what, err)
+		switch {
+		case f.FixedTau != 0 && (!(f.FixedTau > 0) || math.IsInf(f.FixedTau, 0)):
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: FixedTau = %v, want finite > 0 (or 0: τ sampled)", what, f.FixedTau)
+		case f.FixedTau > 0 && f.Tau.kind != noScalePrior:
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: both Tau (%s) and FixedTau = %v: set one", what, f.Tau, f.FixedTau)
+		case f.FixedTau == 0:
+			if err := f.Tau.check(); err != nil {
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %w", what, err)
+			}
 		}
 		if described {
 			if f.Levels == nil {
 				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: no Levels (the rows do not say how many levels there are)", what)
 			}
-			f = &Factor{Name: f.Name, Levels: f.Levels, NoIntercept: f.NoIntercept, Slopes: f.Slopes, Tau: f.Tau}
+			f = &Factor{Name: f.Name, Levels: f.Levels, NoIntercept: f.NoIntercept, Slopes: f.Slopes, Tau: f.Tau, FixedTau: f.FixedTau}
 		} else if len(f.Index) != n {
 			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: len(Index) = %d, want N = %d", what, len(f.Index), n)
 		}
@@ -533,9 +577,15 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %d levels × %d terms take the dimension past MaxDim = %d", what, g, q, exactmh.MaxDim)
 		}
 		blocks[k] = factorBlock{f: f, start: d, q: q, levels: levels, slopes: terms}
+		pf := priorFactor{start: d, q: q, g: g}
+		prefix := "u_"
+		if f.FixedTau > 0 {
+			pf.prec, prefix = 1/(f.FixedTau*f.FixedTau), "b_"
+		}
+		prior.factors = append(prior.factors, pf)
 		for l, lv := range levels {
 			for _, c := range terms {
-				name := "u_" + f.Name
+				name := prefix + f.Name
 				if c.Name != "" {
 					name += "_" + c.Name
 				}
@@ -547,6 +597,9 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 		d += g * q
 	}
 	for k, b := range blocks {
+		if b.f.FixedTau > 0 {
+			continue
+		}
 		for j, c := range b.slopes {
 			prior.terms = append(prior.terms, reTerm{
 				factor: b.f.Name, term: c.Name, start: b.start + j, stride: b.q, g: len(b.levels),
