@@ -110,22 +110,10 @@ func (l sparseLayout) header() []byte {
 
 // parseSparseHeader checks the header b of a file of fileSize bytes.
 func parseSparseHeader(path string, b []byte, fileSize int64) (sparseLayout, error) {
-	if len(b) < headerSize {
-		return sparseLayout{}, fmt.Errorf("data: sparse store %s: %d bytes, shorter than the %d-byte header (truncated, or not a store)", path, len(b), headerSize)
-	}
-	if !bytes.Equal(b[:8], []byte(SparseStoreMagic)) {
-		return sparseLayout{}, fmt.Errorf("data: sparse store %s: magic %q, want %q (not a sparse store, or a build that did not finish)", path, b[:8], SparseStoreMagic)
+	if err := checkHeaderStart("sparse store", path, b, SparseStoreMagic, SparseStoreVersion); err != nil {
+		return sparseLayout{}, err
 	}
 	ne := binary.NativeEndian
-	if e := ne.Uint32(b[12:]); e != endianCheck {
-		if bits.ReverseBytes32(e) == endianCheck {
-			return sparseLayout{}, fmt.Errorf("data: sparse store %s: written on a machine of the other byte order (endianness field %#08x); rewrite it here", path, e)
-		}
-		return sparseLayout{}, fmt.Errorf("data: sparse store %s: endianness field %#08x, want %#08x", path, e, endianCheck)
-	}
-	if v := ne.Uint32(b[8:]); v != SparseStoreVersion {
-		return sparseLayout{}, fmt.Errorf("data: sparse store %s: version %d, this reader knows %d", path, v, SparseStoreVersion)
-	}
 	flags := ne.Uint32(b[20:])
 	if flags&^sparseFlagOffset != 0 {
 		return sparseLayout{}, fmt.Errorf("data: sparse store %s: flags %#x, want 0 or 1 (an offset section)", path, flags)

@@ -126,24 +126,34 @@ func (l storeLayout) header() []byte {
 	return h
 }
 
-// parseHeader checks the header b of a file of fileSize bytes.
-func parseHeader(path string, b []byte, fileSize int64) (storeLayout, error) {
+// checkHeaderStart checks what the headers of a store and a sparse store
+// (what) share: the length, the magic, the byte order and the version.
+func checkHeaderStart(what, path string, b []byte, magic string, version uint32) error {
 	if len(b) < headerSize {
-		return storeLayout{}, fmt.Errorf("data: store %s: %d bytes, shorter than the %d-byte header (truncated, or not a store)", path, len(b), headerSize)
+		return fmt.Errorf("data: %s %s: %d bytes, shorter than the %d-byte header (truncated, or not a store)", what, path, len(b), headerSize)
 	}
-	if !bytes.Equal(b[:8], []byte(StoreMagic)) {
-		return storeLayout{}, fmt.Errorf("data: store %s: magic %q, want %q (not a store, or a build that did not finish)", path, b[:8], StoreMagic)
+	if !bytes.Equal(b[:8], []byte(magic)) {
+		return fmt.Errorf("data: %s %s: magic %q, want %q (not a %s, or a build that did not finish)", what, path, b[:8], magic, what)
 	}
 	ne := binary.NativeEndian
 	if e := ne.Uint32(b[12:]); e != endianCheck {
 		if bits.ReverseBytes32(e) == endianCheck {
-			return storeLayout{}, fmt.Errorf("data: store %s: written on a machine of the other byte order (endianness field %#08x); rewrite it here", path, e)
+			return fmt.Errorf("data: %s %s: written on a machine of the other byte order (endianness field %#08x); rewrite it here", what, path, e)
 		}
-		return storeLayout{}, fmt.Errorf("data: store %s: endianness field %#08x, want %#08x", path, e, endianCheck)
+		return fmt.Errorf("data: %s %s: endianness field %#08x, want %#08x", what, path, e, endianCheck)
 	}
-	if v := ne.Uint32(b[8:]); v != StoreVersion {
-		return storeLayout{}, fmt.Errorf("data: store %s: version %d, this reader knows %d", path, v, StoreVersion)
+	if v := ne.Uint32(b[8:]); v != version {
+		return fmt.Errorf("data: %s %s: version %d, this reader knows %d", what, path, v, version)
 	}
+	return nil
+}
+
+// parseHeader checks the header b of a file of fileSize bytes.
+func parseHeader(path string, b []byte, fileSize int64) (storeLayout, error) {
+	if err := checkHeaderStart("store", path, b, StoreMagic, StoreVersion); err != nil {
+		return storeLayout{}, err
+	}
+	ne := binary.NativeEndian
 	if r := ne.Uint32(b[20:]); r != 0 {
 		return storeLayout{}, fmt.Errorf("data: store %s: reserved field %d, want 0", path, r)
 	}
