@@ -360,14 +360,7 @@ func (w *SparseStoreWriter) Close() error {
 	if w.err == nil && err != nil {
 		w.err = fmt.Errorf("data: sparse store %s: %w", w.path, err)
 	}
-	if w.err == nil {
-		if err := os.Rename(w.tmp, w.path); err != nil {
-			w.err = fmt.Errorf("data: sparse store %s: %w", w.path, err)
-		}
-	}
-	if w.err != nil {
-		os.Remove(w.tmp)
-	}
+	w.err = renameOrRemove("sparse store", w.tmp, w.path, w.err)
 	return w.err
 }
 

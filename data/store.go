@@ -305,15 +305,23 @@ func (w *StoreWriter) Close() error {
 	if err := w.f.Close(); err != nil && w.err == nil {
 		w.err = fmt.Errorf("data: store %s: %w", w.path, err)
 	}
-	if w.err == nil {
-		if err := os.Rename(w.tmp, w.path); err != nil {
-			w.err = fmt.Errorf("data: store %s: %w", w.path, err)
+	w.err = renameOrRemove("store", w.tmp, w.path, w.err)
+	return w.err
+}
+
+// renameOrRemove ends the build of a file (what) written under tmp: it
+// renames tmp to path if the build's error err is nil, and removes tmp
+// if err or the rename's error is not.
+func renameOrRemove(what, tmp, path string, err error) error {
+	if err == nil {
+		if rerr := os.Rename(tmp, path); rerr != nil {
+			err = fmt.Errorf("data: %s %s: %w", what, path, rerr)
 		}
 	}
-	if w.err != nil {
-		os.Remove(w.tmp)
+	if err != nil {
+		os.Remove(tmp)
 	}
-	return w.err
+	return err
 }
 
 // Abort abandons the store and removes its partial file.
