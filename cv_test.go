@@ -259,3 +259,52 @@ func TestControlVariatesErrors(t *testing.T) {
 		t.Error("θ̂ outside the support accepted")
 	}
 }
+
+// TestControlVariatesSegmentBound checks M's segment term against the mean
+// value theorem's max(a, b)²δ/2 (max(a, b)³δ/6 at third order) it
+// replaces: never larger, equal where a = b, and smaller on the pairs
+// CheckBound draws; and that the same term with |a − b| in place of δ
+// (the triangle inequality the wrong way round: the mutant of
+// ControlVariatesSegmentMutant) is caught both by CheckBound and by
+// TunaMH's audit of the bound at Start.
+func TestControlVariatesSegmentBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for range 1000 {
+		a, b, delta := 3*rng.Float64(), 3*rng.Float64(), 3*rng.Float64()
+		hi := max(a, b)
+		if q, old := quadDistance(a, b, delta), min((a*a*a+b*b*b)/6, hi*hi*delta/2); q > old*(1+1e-15) {
+			t.Fatalf("quadDistance(%v, %v, %v) = %v > %v", a, b, delta, q, old)
+		}
+		if c, old := cubicDistance(a, b, delta), min((a*a*a*a+b*b*b*b)/24, hi*hi*hi*delta/6); c > old*(1+1e-15) {
+			t.Fatalf("cubicDistance(%v, %v, %v) = %v > %v", a, b, delta, c, old)
+		}
+	}
+	if q, want := quadDistance(2, 2, 0.1), 2*2*0.1/2; math.Abs(q-want) > 1e-15 {
+		t.Errorf("quadDistance(2, 2, 0.1) = %v, want %v", q, want)
+	}
+	for _, order := range []int{2, 3} {
+		p, _, la := cvProblemOrder(t, "logistic", 500, 4, 1, cvOrderMode(order))
+		mut, err := ControlVariatesSegmentMutant(p, la, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := mut.DiffBound()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sd := la.CovChol.At(0, 0)
+		var viol *BoundViolation
+		if _, err := CheckBound(mut, mb, &CheckOptions{Points: 60, Center: la.Mean, Spread: sd, Seed: 4}); !errors.As(err, &viol) {
+			t.Errorf("order %d: CheckBound passes the segment mutant (%v)", order, err)
+		} else {
+			t.Logf("order %d: CheckBound: %v", order, err)
+		}
+		_, err = Sample(context.Background(), mut, TunaMH{Chi: 1e-3},
+			&Settings{Chains: 1, Warmup: 200, Draws: 5000, Init: la.Mean})
+		if !errors.As(err, &viol) {
+			t.Errorf("order %d: TunaMH samples with the segment mutant (%v)", order, err)
+		} else {
+			t.Logf("order %d: TunaMH: %v", order, err)
+		}
+	}
+}
