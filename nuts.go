@@ -64,6 +64,18 @@ type NUTS struct {
 	// one estimated from the warmup draws unless Settings.Metric is
 	// MetricUnit (or NoAdapt).
 	Metric Metric
+	// NonCentred makes the chain move in the non-centred parametrisation
+	// of a multilevel posterior (the prior of model.NewMultilevel; any
+	// other is refused at Start): each random effect u = τ·z with z
+	// sampled in its place, and the Jacobian Σ_t G_t·log τ_t added to log
+	// π (noncentred.go). The target is the same, exactly; where groups
+	// have few data the centred posterior is a funnel in (u, log τ) that
+	// one step size cannot cross (divergences, a stuck lower tail of τ),
+	// while the non-centred one is nearly Gaussian. Draws, Stan CSV and
+	// Summary keep the centred names and values (u_…); the metric adapts
+	// in the non-centred coordinates, and Info.LogDensity is log π_φ.
+	// TestNonCentredFunnel measures both on a funnel.
+	NonCentred bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the log
 	// weight of a state from H(z₀) and its H (nil: H(z₀) − H); the choices
@@ -76,6 +88,8 @@ type NUTS struct {
 	top, within func(rng *rand.Rand, logNew, logRef float64) bool
 	subtreeTurn func(pSharpMinus, pSharpPlus, rho []float64) bool
 	discard     func(valid bool) bool
+	// With NonCentred: leave the Jacobian out (false: keep it).
+	ncNoJacobian bool
 }
 
 // DefaultTargetAccept returns 0.8, Stan's adapt_delta.
@@ -104,7 +118,7 @@ func (k NUTS) Start(t *Target, theta0 []float64) (Chain, error) {
 	if !(maxDeltaH > 0) {
 		return nil, fmt.Errorf("NUTS: MaxDeltaH = %v, want > 0 (0 means 1000)", k.MaxDeltaH)
 	}
-	g, err := newGradWalk("NUTS", t, k.Scale, k.Metric, theta0)
+	g, err := newGradWalkOn("NUTS", t, k.Scale, k.Metric, theta0, k.NonCentred, k.ncNoJacobian)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +196,6 @@ type nutsLevel struct {
 // of every level of the tree, all allocated by Start for the largest tree.
 type nutsChain struct {
 	gradWalk // θ, log π and ∇log π: the chain's draw
-	noState
 	maxDepth  int
 	maxDeltaH float64
 
@@ -230,6 +243,13 @@ func (c *nutsChain) abandonStep() {
 	copy(c.grad, c.savedGrad)
 	c.logPi = c.savedLogPi
 }
+
+// MarshalState saves nothing for a centred chain; a non-centred one saves
+// its position in φ (gradWalk.marshalState).
+func (c *nutsChain) MarshalState() ([]byte, error) { return c.marshalState() }
+
+// UnmarshalState restores what MarshalState saved.
+func (c *nutsChain) UnmarshalState(b []byte) error { return c.unmarshalState(b) }
 
 // Params reports the tree's limits.
 func (c *nutsChain) Params() map[string]float64 {

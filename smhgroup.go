@@ -82,9 +82,11 @@ type SparseRowGLM interface {
 // centre only sets the cost. Memory is O(N·blocks per row) for the bounds
 // and per-datum expansions, O(nnz(H)) for the Hessian.
 type GroupSMH struct {
-	// Center is θ̂, the expansion point. Required.
+	// Center is θ̂, the expansion point (nil: the Laplace-EM centre of a
+	// multilevel posterior, as GroupGibbs's).
 	Center []float64
-	// Blocks maps each coordinate of θ to its block, or −1. Required.
+	// Blocks maps each coordinate of θ to its block, or −1 (nil: the
+	// multilevel prior's Blocks).
 	Blocks []int32
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -173,6 +175,22 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	w.full = newFullEnergies(t.Dim())
 	d := t.Dim()
+	if k.Center == nil || k.Blocks == nil {
+		lay, err := targetMultilevel(name, t)
+		if err != nil {
+			return nil, err
+		}
+		if k.Blocks == nil {
+			if k.Blocks, err = shared(t.cache, "multilevel/blocks", func() ([]int32, error) { return lay.Blocks(), nil }); err != nil {
+				return nil, err
+			}
+		}
+		if k.Center == nil {
+			if k.Center, err = defaultMultilevelCenter(name, t); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}

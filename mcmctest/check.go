@@ -75,6 +75,15 @@ type Case struct {
 	// uniform prior on a box instead of a Gaussian one (LogisticModel's
 	// Box).
 	NeedsGLM bool
+	// NeedsMultilevel says that the kernel samples only a multilevel
+	// model's posterior (exactmh.KernelInfo.NeedsMultilevel; a non-centred
+	// NUTS): its checks then run on a random-intercept logistic
+	// regression with τ unknown and few data per group (MultilevelModel,
+	// N = 60 in 12 groups), a funnel, whose moments have no closed form:
+	// pairwise (for a kernel with a Proposal) and SBC carry the proof, SBC
+	// on every coordinate, log τ included. The App. J.1 walk does not
+	// apply.
+	NeedsMultilevel bool
 	// NeedsGradient says that the kernel evaluates gradients; otherwise
 	// the info check requires that it evaluates none.
 	NeedsGradient bool
@@ -119,6 +128,8 @@ func (c *Case) validate() error {
 	switch {
 	case c.Name == "":
 		return errors.New("mcmctest: Case.Name is empty")
+	case c.NeedsMultilevel && (c.NeedsGLM || c.NeedsRange):
+		return fmt.Errorf("mcmctest: %s: NeedsMultilevel with NeedsGLM or NeedsRange: the multilevel target is neither", c.Name)
 	case c.Kernel == nil:
 		return fmt.Errorf("mcmctest: %s: Case.Kernel is nil", c.Name)
 	case !c.Exact && len(c.Mutants) > 0:
@@ -243,6 +254,13 @@ func (m rewritten) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 func problemTarget(c *Case) (*target, error) {
 	sigma := kitSigma()
 	switch {
+	case c.NeedsMultilevel:
+		ml := MultilevelModel{N: 60, Groups: 12}
+		_, pb, err := ml.Draw(rand.New(rand.NewPCG(37, 0)))
+		if err != nil {
+			return nil, err
+		}
+		return &target{kind: "multilevel logistic regression", pb: pb, model: ml}, nil
 	case c.NeedsGLM && c.NeedsRange:
 		// The box is wide enough that the mode, [0.17, −0.90] with SDs
 		// [0.16, 0.18], and the pairwise points about it are well inside;
@@ -529,6 +547,9 @@ func (r *run) checks() []check {
 			case c.NeedsGLM:
 				rp.Skip("the walk's energy is not a GLM")
 				return
+			case c.NeedsMultilevel:
+				rp.Skip("the walk's energy is not a multilevel model")
+				return
 			}
 			res, err := r.walkPairwise(c.Kernel, r.b.walkSteps)
 			if err != nil {
@@ -813,7 +834,7 @@ func (r *run) catch(mk func(Problem) exactmh.Kernel) (by string, tried []string,
 			tried = append(tried, s)
 		}
 	}
-	if c.UsesProposal && !c.NeedsGLM && c.Skip["walk"] == "" {
+	if c.UsesProposal && !c.NeedsGLM && !c.NeedsMultilevel && c.Skip["walk"] == "" {
 		res, err := escalate(func(steps int) (PairResult, error) { return r.walkPairwise(mk, steps) }, r.b.walkSteps)
 		if err != nil {
 			return "", tried, err
