@@ -195,7 +195,7 @@ type nutsLevel struct {
 // momentum sums and end momenta of the U-turn criterion, and the scratch
 // of every level of the tree, all allocated by Start for the largest tree.
 type nutsChain struct {
-	gradWalk // θ, log π and ∇log π: the chain's draw
+	gradWalk  // θ, log π and ∇log π: the chain's draw
 	maxDepth  int
 	maxDeltaH float64
 
