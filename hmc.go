@@ -146,7 +146,7 @@ func (c *hmcChain) leapfrog(eps float64) (bool, error) {
 
 // Step makes one HMC transition.
 func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{LogDensity: c.logPi, Batch: c.t.N()}
+	info := Info{LogDensity: c.logDensity(), Batch: c.t.N()}
 	c.metric.DrawMomentum(rng, c.momentum)
 	k0 := c.metric.KineticEnergy(c.momentum)
 	copy(c.next, c.theta)

@@ -205,7 +205,7 @@ func (g *gradWalk) accept(rng *rand.Rand, logR float64, info Info) (Info, error)
 	if info.Accepted {
 		copy(g.grad, g.gradNext)
 		g.logPi = g.logPiNext
-		info.LogDensity = g.logPi
+		info.LogDensity = g.logDensity()
 	}
 	return info, err
 }

@@ -207,6 +207,15 @@ func (g *gradWalk) Position() []float64 {
 	return g.nc.pos
 }
 
+// logDensity returns log π at Position: logPi, less the Jacobian for a
+// non-centred chain (whose logPi is log π_φ).
+func (g *gradWalk) logDensity() float64 {
+	if g.nc == nil {
+		return g.logPi
+	}
+	return g.logPi - g.nc.logJacobian(g.theta)
+}
+
 // workingPosition returns the coordinates the chain moves in (φ when
 // non-centred), where warmup estimates the metric.
 func (g *gradWalk) workingPosition() []float64 { return g.theta }

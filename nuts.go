@@ -73,7 +73,8 @@ type NUTS struct {
 	// one step size cannot cross (divergences, a stuck lower tail of τ),
 	// while the non-centred one is nearly Gaussian. Draws, Stan CSV and
 	// Summary keep the centred names and values (u_…); the metric adapts
-	// in the non-centred coordinates, and Info.LogDensity is log π_φ.
+	// in the non-centred coordinates; Info.LogDensity is log π at the
+	// centred draw.
 	// TestNonCentredFunnel measures both on a funnel.
 	NonCentred bool
 
@@ -346,7 +347,7 @@ func (c *nutsChain) Step(rng *rand.Rand) (Info, error) {
 
 	// 3. The draw is in place; report the tree.
 	n := c.t.N()
-	return Info{Accepted: c.moved, AcceptProb: c.sumMetroProb / float64(c.nLeapfrog), LogDensity: c.logPi,
+	return Info{Accepted: c.moved, AcceptProb: c.sumMetroProb / float64(c.nLeapfrog), LogDensity: c.logDensity(),
 		Batch: n, TreeDepth: depth, Divergent: c.divergent}, nil
 }
 

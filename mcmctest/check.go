@@ -78,12 +78,16 @@ type Case struct {
 	// NeedsMultilevel says that the kernel samples only a multilevel
 	// model's posterior (exactmh.KernelInfo.NeedsMultilevel; a non-centred
 	// NUTS): its checks then run on a random-intercept logistic
-	// regression with τ unknown and few data per group (MultilevelModel,
-	// N = 60 in 12 groups), a funnel, whose moments have no closed form:
+	// regression with τ unknown (MultilevelModel, N = 120 in 12 groups:
+	// one of 65 data, whose updates the minibatch kernels thin, and 11 of
+	// 5, a funnel), whose moments have no closed form:
 	// pairwise (for a kernel with a Proposal) and SBC carry the proof, SBC
 	// on every coordinate, log τ included. The App. J.1 walk does not
 	// apply.
 	NeedsMultilevel bool
+	// Multilevel is that target (zero: MultilevelModel{N: 120, Groups:
+	// 12}); the pairwise checks start from the first problem it draws.
+	Multilevel MultilevelModel
 	// NeedsGradient says that the kernel evaluates gradients; otherwise
 	// the info check requires that it evaluates none.
 	NeedsGradient bool
@@ -202,6 +206,11 @@ const (
 	mutantESS = 1000
 )
 
+// maxThin is the most thinning SBC takes: a random walk through the
+// multilevel funnel (GroupSMH) needs some 10³ transitions per
+// independent draw, the others at most a few dozen.
+const maxThin = 4000
+
 // kitSigma is the data covariance of the kit's Gaussian-mean targets.
 func kitSigma() *mat.SymDense { return mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2}) }
 
@@ -255,7 +264,10 @@ func problemTarget(c *Case) (*target, error) {
 	sigma := kitSigma()
 	switch {
 	case c.NeedsMultilevel:
-		ml := MultilevelModel{N: 60, Groups: 12}
+		ml := c.Multilevel
+		if ml == (MultilevelModel{}) {
+			ml = MultilevelModel{N: 120, Groups: 12}
+		}
 		_, pb, err := ml.Draw(rand.New(rand.NewPCG(37, 0)))
 		if err != nil {
 			return nil, err
@@ -299,9 +311,20 @@ func problemTarget(c *Case) (*target, error) {
 }
 
 // pairOf returns the pair of points of the pairwise checks: about one
-// posterior standard deviation apart, around the mode.
+// posterior standard deviation apart, around the mode. On the multilevel
+// target (more than two coordinates) they are ∓½ sd apart in the
+// intercept, group 0's effects (θ[2], θ[3]: its intercept and slope) and
+// a log scale (θ[d−2]), so that a bound that ignores how far a group's
+// block moved is put to the test.
 func pairOf(pb Problem) (a, b []float64) {
 	a, b = slices.Clone(pb.Mode), slices.Clone(pb.Mode)
+	if d := len(b); d > 3 {
+		for _, j := range []int{0, 2, 3, d - 2} {
+			a[j] -= 0.5 * pb.SD[j]
+			b[j] += 0.5 * pb.SD[j]
+		}
+		return a, b
+	}
 	a[0] -= 0.4 * pb.SD[0]
 	b[0] += 0.5 * pb.SD[0]
 	if len(b) > 1 {
@@ -442,7 +465,7 @@ func (r *run) sbcPilot() (float64, int, error) {
 }
 
 func (r *run) sbcOptions() *SBCOptions {
-	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Metric: r.c.Metric, Seed: 13, MaxThin: 200}
+	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Metric: r.c.Metric, Seed: 13, MaxThin: maxThin}
 }
 
 // reporter is what a check reports through: *testing.T in Check, an
