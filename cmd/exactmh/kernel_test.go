@@ -34,7 +34,8 @@ func TestKernelNamesFromRegistry(t *testing.T) {
 		got, want []string
 	}{
 		{baseKernels(), []string{"mh", "mala", "hmc", "nuts", "tunamh", "tfmh", "smh1", "smh2", "flymc",
-			"poissonmh", "poisson-barker", "poisson-mala", "tunamh-sgld"}},
+			"poissonmh", "poisson-barker", "poisson-mala", "tunamh-sgld", "groupsmh", "groupgibbs"}},
+		{ncKernels(), []string{"hmc", "nuts"}},
 		{proposalKernels(), []string{"mh", "tunamh", "tfmh", "smh1", "smh2", "flymc", "poissonmh"}},
 		{hyperOwners("chi"), []string{"tunamh", "tunamh-sgld"}},
 		{hyperOwners("steps"), []string{"hmc"}},
