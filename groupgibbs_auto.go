@@ -261,11 +261,12 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	centerTime := time.Since(t0)
 	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice := &Choice{center: center, centerSD: sd}
-	gg := GroupGibbs{Center: center}
+	ki := withRole(autoMultilevel)[0] // the registry's multilevel candidate, GroupGibbs
+	gg := ki.New(center)
 	cache := choice.cache(p)
-	m := Candidate{Name: "GroupGibbs"}
+	m := Candidate{Name: ki.Name}
 	t1 := time.Now()
-	choiceProgress(ctx, "pilot: GroupGibbs")
+	choiceProgress(ctx, "pilot: %s", ki.Name)
 	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -275,14 +276,14 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		choice.Candidates = append(choice.Candidates, m)
 		name, k, why := multilevelNUTS(lay, center, sd)
 		choice.Name, choice.Kernel, choice.Posterior = name, k, p
-		choice.Reason = fmt.Sprintf("a multilevel model GroupGibbs cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", err, why)
+		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", ki.Name, err, why)
 		return choice, nil
 	}
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
 	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
 		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
 	if err != nil {
-		return nil, fmt.Errorf("exactmh: automatic default: GroupGibbs: %w", err)
+		return nil, fmt.Errorf("exactmh: automatic default: %s: %w", ki.Name, err)
 	}
 	c0 := res.Chains[0]
 	m.Time = time.Since(t1)
@@ -292,10 +293,10 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	} else {
 		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
 	}
-	choiceProgress(ctx, "pilot: GroupGibbs: %.4g ESS/s (%v)", m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
 	choice.Candidates = append(choice.Candidates, m)
-	choice.Name, choice.Kernel, choice.Posterior = "GroupGibbs", gg, p
-	choice.Reason = fmt.Sprintf("GroupGibbs (%.4g ESS/s, %.3g data per sweep of N = %d)", m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
+	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len())
 	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
 	for _, ki := range withRole(autoFull) {
 		k := ki.New(nil)

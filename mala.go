@@ -124,6 +124,8 @@ func newGradWalkOn(who string, t *Target, scale float64, m Metric, theta0 []floa
 			return gradWalk{}, err
 		}
 		g.nc.working(g.theta, theta0)
+		copy(g.nc.pos, theta0)
+		copy(g.nc.posPhi, g.theta)
 	}
 	lp, err := g.eval(g.grad, g.theta)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // nonCentring is the non-centred parametrisation of a multilevel
@@ -31,9 +32,10 @@ import (
 // names, u_…); the metric adapts in φ (workingPosition).
 type nonCentring struct {
 	terms []ncTerm
-	// θ = T(φ) and ∇log π(θ) while evaluating, and the centred position
-	// Position reports.
-	theta, grad, pos []float64
+	// θ = T(φ) and ∇log π(θ) while evaluating; the centred position
+	// Position reports and the φ it is of: pos is θ0 itself until the
+	// chain moves, as T(T⁻¹(θ0)) need not be θ0 to the last bit.
+	theta, grad, pos, posPhi []float64
 	// noJacobian leaves Σ_t G_t·log τ_t out of log π_φ and its gradient: a
 	// test hook (NUTSNonCentredNoJacobian), false in every real kernel.
 	noJacobian bool
@@ -54,7 +56,7 @@ func newNonCentring(who string, t *Target, noJacobian bool) (*nonCentring, error
 	d := t.Dim()
 	const effect, scale = 1, 2
 	role := make([]uint8, d)
-	nc := &nonCentring{theta: make([]float64, d), grad: make([]float64, d), pos: make([]float64, d), noJacobian: noJacobian}
+	nc := &nonCentring{theta: make([]float64, d), grad: make([]float64, d), pos: make([]float64, d), posPhi: make([]float64, d), noJacobian: noJacobian}
 	for tm := range lay.NumTerms() {
 		_, _, start, stride, levels, lt := lay.Term(tm)
 		if stride < 1 || levels < 0 || start < 0 || levels > 0 && start+(levels-1)*stride >= d || lt < 0 || lt >= d {
@@ -184,8 +186,7 @@ func (nc *nonCentring) unmarshal(g *gradWalk, b []byte) error {
 	}
 	phi := vals[:d]
 	nc.centred(nc.theta, phi)
-	start := nc.pos
-	nc.centred(start, g.theta)
+	start := g.Position()
 	for j := range d {
 		if math.Abs(nc.theta[j]-start[j]) > 1e-9*math.Max(1, math.Abs(start[j])) {
 			return fmt.Errorf("non-centred state: φ maps to θ[%d] = %v, but the checkpoint's θ[%d] = %v", j, nc.theta[j], j, start[j])
@@ -203,7 +204,10 @@ func (g *gradWalk) Position() []float64 {
 	if g.nc == nil {
 		return g.theta
 	}
-	g.nc.centred(g.nc.pos, g.theta)
+	if !slices.Equal(g.nc.posPhi, g.theta) {
+		g.nc.centred(g.nc.pos, g.theta)
+		copy(g.nc.posPhi, g.theta)
+	}
 	return g.nc.pos
 }
 

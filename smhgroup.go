@@ -236,7 +236,14 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if steps < 0 {
 		return nil, fmt.Errorf("%s: FreeSteps = %d, want ≥ 0", name, steps)
 	}
-	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: newDistinct(),
+	// The set of a step's distinct data, sized for min(N, 2048) of them so
+	// that the first steps' batches do not grow it (allocating) while
+	// they exceed the 32 of newDistinct.
+	seen := newDistinct()
+	for 2*min(t.N(), 2048) > len(seen.slot) {
+		seen.slot = make([]uint64, 2*len(seen.slot))
+	}
+	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: seen,
 		free: free, freeSD: freeSD, freeSteps: steps,
 		blocks: k.Blocks, mask: k.blockMask,
 		delta: make([]float64, terms.nBlock), deltaNew: make([]float64, terms.nBlock),
