@@ -191,7 +191,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	d := t.Dim()
 	if k.Center == nil {
-		c, err := defaultMultilevelCenter(name, t)
+		c, _, err := defaultMultilevelCenter(name, t)
 		if err != nil {
 			return nil, err
 		}

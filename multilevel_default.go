@@ -10,24 +10,26 @@ import (
 )
 
 // defaultMultilevelCenter returns the centre GroupGibbs and GroupSMH take
-// when their Center is nil: the Laplace-EM centre the automatic default
-// finds (multilevelCenter), computed once per run and shared by its chains
+// when their Center is nil, and the standard deviations there: the
+// Laplace-EM centre the automatic default finds (multilevelCenter),
+// computed once per run and shared by its chains
 // (the run cache), so that the registry's default configuration
 // (KernelInfo.New(nil), the exactmh command's --kernel groupgibbs) needs
 // nothing but a multilevel posterior. A posterior that is not one is an
 // error saying what is missing.
-func defaultMultilevelCenter(name string, t *Target) ([]float64, error) {
+func defaultMultilevelCenter(name string, t *Target) (center, sd []float64, err error) {
 	lay, err := targetMultilevel(name, t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return shared(t.cache, "multilevel/center", func() ([]float64, error) {
-		c, _, err := multilevelCenter(context.Background(), t, lay)
+	c, err := shared(t.cache, "multilevel/center", func() ([2][]float64, error) {
+		c, sd, err := multilevelCenter(context.Background(), t, lay)
 		if err != nil {
-			return nil, fmt.Errorf("%s: the Laplace-EM centre (Center nil): %w", name, err)
+			return [2][]float64{}, fmt.Errorf("%s: the Laplace-EM centre (Center nil): %w", name, err)
 		}
-		return c, nil
+		return [2][]float64{c, sd}, nil
 	})
+	return c[0], c[1], err
 }
 
 // targetMultilevel returns t's multilevel layout, or an error naming what

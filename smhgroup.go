@@ -83,7 +83,9 @@ type SparseRowGLM interface {
 // and per-datum expansions, O(nnz(H)) for the Hessian.
 type GroupSMH struct {
 	// Center is θ̂, the expansion point (nil: the Laplace-EM centre of a
-	// multilevel posterior, as GroupGibbs's).
+	// multilevel posterior, as GroupGibbs's; then a nil Proposal is the
+	// RandomWalk scaled by the standard deviations there, and a nil Free
+	// those standard deviations).
 	Center []float64
 	// Blocks maps each coordinate of θ to its block, or −1 (nil: the
 	// multilevel prior's Blocks).
@@ -169,26 +171,32 @@ type groupRec struct {
 // (one pass over the data, the energy's sparse Hessian there).
 func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	name := k.Name()
+	if k.Center == nil {
+		c, sd, err := defaultMultilevelCenter(name, t)
+		if err != nil {
+			return nil, err
+		}
+		k.Center = c
+		if k.Proposal == nil {
+			k.Proposal = RandomWalk{Sigma: sd}
+			if k.Free == nil {
+				k.Free = sd
+			}
+		}
+	}
 	w, err := newWalk(name, t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
 	w.full = newFullEnergies(t.Dim())
 	d := t.Dim()
-	if k.Center == nil || k.Blocks == nil {
+	if k.Blocks == nil {
 		lay, err := targetMultilevel(name, t)
 		if err != nil {
 			return nil, err
 		}
-		if k.Blocks == nil {
-			if k.Blocks, err = shared(t.cache, "multilevel/blocks", func() ([]int32, error) { return lay.Blocks(), nil }); err != nil {
-				return nil, err
-			}
-		}
-		if k.Center == nil {
-			if k.Center, err = defaultMultilevelCenter(name, t); err != nil {
-				return nil, err
-			}
+		if k.Blocks, err = shared(t.cache, "multilevel/blocks", func() ([]int32, error) { return lay.Blocks(), nil }); err != nil {
+			return nil, err
 		}
 	}
 	if len(k.Center) != d {
