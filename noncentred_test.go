@@ -6,10 +6,12 @@ package exactmh_test
 
 import (
 	"context"
+	"flag"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
@@ -137,5 +139,32 @@ func TestChooseMultilevelNonCentred(t *testing.T) {
 		t.Errorf("groups of 300 or more: choice %s (%+v): %s; want the centred NUTS, saying why", c.Name, c.Kernel, c.Reason)
 	} else {
 		t.Logf("large groups: %s: %s", c.Name, c.Reason)
+	}
+}
+
+var funnelMeasure = flag.Bool("funnel", false, "run TestNonCentredFunnelMeasure, which compares centred and non-centred NUTS on two multilevel funnels (figures/bench/noncentred_funnel.txt)")
+
+// TestNonCentredFunnelMeasure logs, for NUTS centred and non-centred on
+// the funnels mcmctest.MultilevelModel{N: 60, Groups: 12} and {N: 1000,
+// Groups: 200} (a group of half the data, the others of 2 or 3), 4 chains
+// × 1000 draws after 1000 of warmup: divergences, min bulk and tail ESS,
+// gradient passes per draw, log τ's mean and sd, and the time. Run with
+// -funnel; figures/bench/noncentred_funnel.txt holds its output.
+func TestNonCentredFunnelMeasure(t *testing.T) {
+	if !*funnelMeasure {
+		t.Skip("a measurement: run with -funnel")
+	}
+	for _, m := range []mcmctest.MultilevelModel{{N: 60, Groups: 12}, {N: 1000, Groups: 200}} {
+		_, pb, err := m.Draw(rand.New(rand.NewPCG(37, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nc := range []bool{false, true} {
+			t0 := time.Now()
+			r := runFunnel(t, pb.Posterior, exactmh.NUTS{NonCentred: nc}, pb.Mode, 1000)
+			lt := r.sum.Params[len(r.sum.Params)-1]
+			t.Logf("N = %d, G = %d, non-centred %t: divergent %d of 4000, min bulk ESS %.0f, min tail ESS %.0f, %.1f gradient passes per draw, %s %.3f ± %.3f (sd %.3f), %v",
+				m.N, m.Groups, nc, r.divergent, r.minBulk, r.minTail, r.passes, lt.Name, lt.Mean, lt.MCSE, lt.SD, time.Since(t0).Round(time.Millisecond))
+		}
 	}
 }
