@@ -299,10 +299,9 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len())
 	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
 	for _, ki := range withRole(autoFull) {
-		k := ki.New(nil)
-		name := ki.Name
-		if nk, ok := setField(k, "NonCentred", ncKernel.NonCentred); ok && ki.Name == ncKernel.Name() {
-			k, name = nk, ncName
+		k, name := ki.New(nil), ki.Name
+		if ki.Name == ncKernel.Name() {
+			k, name = ncKernel, ncName // centred or not, as multilevelNUTS decides
 		}
 		n := Candidate{Name: name}
 		if bound := 2 / (ki.passes * pass.Seconds()); pass > 0 && bound < m.ESSPerSecond {
