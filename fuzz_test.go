@@ -523,36 +523,45 @@ func FuzzKernels(f *testing.F) {
 			}
 			k = exactmh.TFMH{}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		res, err := exactmh.Sample(ctx, post, k, &exactmh.Settings{Chains: 1, Warmup: 20, Draws: 20, Seed: seed})
-		if refuses[pick] && (err == nil || !strings.Contains(err.Error(), "multilevel model")) {
+		if err := fuzzSample(t, post, k, seed); refuses[pick] && (err == nil || !strings.Contains(err.Error(), "multilevel model")) {
 			t.Fatalf("%s on a flat logistic regression: error %v, want one saying it needs a multilevel model", k.Name(), err)
 		}
-		if res == nil {
-			if err == nil {
-				t.Fatal("no result and no error")
-			}
-			return
-		}
-		if res.Status == exactmh.Failed && err == nil {
-			t.Fatal("Failed without an error")
-		}
-		for c, ch := range res.Chains {
-			for j := range ch.Len() {
-				th := res.Draw(c, j)
-				if lp := post.Prior; lp != nil && math.IsInf(lp.LogPrior(th), -1) {
-					t.Fatalf("draw %v outside the support", th)
-				}
-				for _, v := range th {
-					if math.IsNaN(v) || math.IsInf(v, 0) {
-						t.Fatalf("draw %v not finite", th)
-					}
-				}
-			}
-		}
-		_ = res.Summary().String()
 	})
+}
+
+// fuzzSample runs k on post for one chain of 20 + 20 transitions, cut at
+// 300 ms, and fails t on a missing result or a failed one without an
+// error, or a draw that is not finite or lies outside the prior's
+// support; it returns Sample's error.
+func fuzzSample(t *testing.T, post *exactmh.Posterior, k exactmh.Kernel, seed uint64) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := exactmh.Sample(ctx, post, k, &exactmh.Settings{Chains: 1, Warmup: 20, Draws: 20, Seed: seed})
+	if res == nil {
+		if err == nil {
+			t.Fatal("no result and no error")
+		}
+		return err
+	}
+	if res.Status == exactmh.Failed && err == nil {
+		t.Fatal("Failed without an error")
+	}
+	for c, ch := range res.Chains {
+		for j := range ch.Len() {
+			th := res.Draw(c, j)
+			if lp := post.Prior; lp != nil && math.IsInf(lp.LogPrior(th), -1) {
+				t.Fatalf("draw %v outside the support", th)
+			}
+			for _, v := range th {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("draw %v not finite", th)
+				}
+			}
+		}
+	}
+	_ = res.Summary().String()
+	return err
 }
 
 // FuzzMultilevelKernels runs the multilevel kernels of the registry
@@ -561,7 +570,8 @@ func FuzzKernels(f *testing.F) {
 // default for a few transitions on a fuzzed small multilevel model (up to
 // 30 data in up to 6 groups, logistic, probit or Poisson, a random
 // intercept and optionally a random slope, any y and x), asserting no
-// panic and either an error or finite draws. Runs are cut at 300 ms.
+// panic and either an error or finite draws inside the support
+// (fuzzSample). Runs are cut at 300 ms.
 //
 //	go test -run '^$' -fuzz FuzzMultilevelKernels -fuzztime 60s .
 func FuzzMultilevelKernels(f *testing.F) {
@@ -600,28 +610,6 @@ func FuzzMultilevelKernels(f *testing.F) {
 				kernels = append(kernels, k.New(nil))
 			}
 		}
-		k := kernels[int(ki)%len(kernels)]
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		res, err := exactmh.Sample(ctx, post, k, &exactmh.Settings{Chains: 1, Warmup: 20, Draws: 20, Seed: seed})
-		if res == nil {
-			if err == nil {
-				t.Fatal("no result and no error")
-			}
-			return
-		}
-		if res.Status == exactmh.Failed && err == nil {
-			t.Fatal("Failed without an error")
-		}
-		for c, ch := range res.Chains {
-			for j := range ch.Len() {
-				for _, v := range res.Draw(c, j) {
-					if math.IsNaN(v) || math.IsInf(v, 0) {
-						t.Fatalf("draw %v not finite", res.Draw(c, j))
-					}
-				}
-			}
-		}
-		_ = res.Summary().String()
+		_ = fuzzSample(t, post, kernels[int(ki)%len(kernels)], seed)
 	})
 }

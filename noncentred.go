@@ -79,25 +79,25 @@ func newNonCentring(who string, t *Target, noJacobian bool) (*nonCentring, error
 }
 
 // centred sets dst = T(phi): u = τ·z.
-func (nc *nonCentring) centred(dst, phi []float64) {
-	copy(dst, phi)
-	for _, tm := range nc.terms {
-		tau := math.Exp(phi[tm.logTau])
-		for g := range tm.levels {
-			j := tm.start + g*tm.stride
-			dst[j] = tau * phi[j]
-		}
-	}
-}
+func (nc *nonCentring) centred(dst, phi []float64) { nc.scale(dst, phi, false) }
 
 // working sets dst = T⁻¹(theta): z = u/τ.
-func (nc *nonCentring) working(dst, theta []float64) {
-	copy(dst, theta)
+func (nc *nonCentring) working(dst, theta []float64) { nc.scale(dst, theta, true) }
+
+// scale sets dst = src with every effect multiplied by its τ =
+// e^{src[logTau]}, or divided by it if inverse (the log scales are the
+// same coordinates in θ and φ).
+func (nc *nonCentring) scale(dst, src []float64, inverse bool) {
+	copy(dst, src)
 	for _, tm := range nc.terms {
-		tau := math.Exp(theta[tm.logTau])
+		tau := math.Exp(src[tm.logTau])
 		for g := range tm.levels {
 			j := tm.start + g*tm.stride
-			dst[j] = theta[j] / tau
+			if inverse {
+				dst[j] = src[j] / tau
+			} else {
+				dst[j] = tau * src[j]
+			}
 		}
 	}
 }
