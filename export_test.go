@@ -393,8 +393,9 @@ func CVOrder(p *Posterior) int {
 // takes the segment term of M with |a − b| in place of δ = ‖θ − θ′‖_H
 // (quadDistance's |t_a − t_b| read in the norms, a triangle inequality
 // the wrong way round): too small wherever θ and θ′ are about as far from
-// θ̂, so the kernels that trust it clamp their per-datum factors (a
-// mutant of the bound, not of the target).
+// θ̂: a mutant of the bound, not of the target, which CheckBound and the
+// kernels' check of every datum they draw must catch
+// (TestControlVariatesSegmentBound).
 func ControlVariatesSegmentMutant(p *Posterior, la *LaplaceApprox, order int) (*Posterior, error) {
 	q, err := controlVariates(p, la, cvOrderMode(order), nil)
 	if err != nil {
@@ -421,4 +422,18 @@ func (e segmentMutant) DiffBound(Prior) (*DiffBound, error) {
 
 func (e segmentMutant) sharedDiffBound() *DiffBound {
 	return &DiffBound{C: e.c, Metric: e.distance}
+}
+
+// NUTSNonCentredNoJacobian returns a non-centred NUTS without the
+// Jacobian Σ_t G_t·log τ_t of u = τ·z: the mutant "a prior term dropped"
+// of the non-centred parametrisation.
+func NUTSNonCentredNoJacobian(k NUTS) NUTS {
+	k.NonCentred, k.ncNoJacobian = true, true
+	return k
+}
+
+// HMCNonCentredNoJacobian is NUTSNonCentredNoJacobian for HMC.
+func HMCNonCentredNoJacobian(k HMC) HMC {
+	k.NonCentred, k.ncNoJacobian = true, true
+	return k
 }
