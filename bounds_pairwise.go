@@ -53,11 +53,12 @@ func growthMode(g GLM, prior Prior) (lossGrowther, bool) {
 // |f_i‴| ≤ A_i·e^{s_i·max(a, b)} ≤ A_i·e^{s·max(a, b)}, s = max_i s_i.
 // Taylor's remainder at each end and the mean value theorem along the
 // segment then give |R_i(θ) − R_i(θ′)| ≤ A_i·s_i³ · e^{s·max(a, b)}·
-// quadDistance(a, b, δ): c_i = A_i·s_i³, a per-datum constant,
+// min((a³ + b³)/6, max(a, b)²·δ/2): c_i = A_i·s_i³, a per-datum constant,
 // times this per-pair scalar, so the kernels' sums and draws ∝ c_i are
 // unchanged. Near a concentrated posterior s·max(a, b) is small (s ~
 // √(d/N)/f″, max(a, b) ~ √d) and the factor is close to 1; far from θ̂ it
 // grows as the derivatives do, and so do the batches.
 func (e *cvEnergy) growthDistance(a, b, delta float64) float64 {
-	return math.Exp(e.sGrow*max(a, b)) * quadDistance(a, b, delta)
+	hi := max(a, b)
+	return math.Exp(e.sGrow*hi) * min((a*a*a+b*b*b)/6, hi*hi*delta/2)
 }

@@ -27,7 +27,7 @@ import (
 // at θ̂, with the DiffBound
 //
 //	|R_i(θ) − R_i(θ′)| ≤ c_i·M(θ, θ′),  c_i = K_i·‖x_i‖³_{H⁻¹},
-//	M = min((a³ + b³)/6, δ·(a² + ab + b²)/6),
+//	M = min((a³ + b³)/6, max(a, b)²·δ/2),
 //
 // K_i ≥ |f_i‴| on the prior's support, a = ‖θ − θ̂‖_H, b = ‖θ′ − θ̂‖_H,
 // δ = ‖θ − θ′‖_H, H = la.Precision. The target is unchanged, so every
@@ -49,7 +49,7 @@ import (
 // over [lo, hi]), as model.LogisticRegression and model.StudentTRegression
 // do, the expansion may go to third order: the surrogate prior then holds
 // ⅙Σ_if_i‴(ẑ_i)(x_iᵀΔ)³ as well, and the bound becomes c_i = K_i·s_i⁴ with
-// M = min((a⁴ + b⁴)/24, δ·(a³ + a²b + ab² + b³)/24), K_i ≥ |f_i⁗|. Each order trades a
+// M = min((a⁴ + b⁴)/24, max(a, b)³·δ/6), K_i ≥ |f_i⁗|. Each order trades a
 // factor ~ s_i·max(a, b) ~ d/√N, so near a concentrated posterior the
 // batches shrink (examples/tall: TunaMH-CV-CN's data per step at logistic
 // d = 50 and Student-t d = 100, TestConformance's "third order" rows); it
@@ -756,8 +756,8 @@ func (e *cvEnergy) energyDiffsFrom(dst [][]float64, theta []float64, nexts [][]f
 // remainderDiff returns datum i's remainder difference R_i(θ) − R_i(θ′)
 // from its expansion t, z = x_iᵀθ, z′ = x_iᵀθ′ and the losses f_i(z),
 // f_i(z′): the loss difference less the expansion's, held to its
-// third-derivative bound K_i·quadDistance(|a|, |b|, |a − b|) (at most
-// c_i·M(θ, θ′)) where it exceeds it only by rounding.
+// third-derivative bound K_i·min((a³ + b³)/6, max(a, b)²|a − b|/2) where
+// it exceeds it only by rounding.
 func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) float64 {
 	a, b := z-t.zHat, zn-t.zHat
 	r := (fz - fzn) - t.f1*(z-zn) - 0.5*t.f2*(a-b)*(a+b)
@@ -771,7 +771,7 @@ func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) floa
 		if e.sGrow > 0 {
 			k *= math.Exp(max(aa, ab)) // lossGrowther: |f‴| ≤ A_i·e^{|z − ẑ_i|}
 		}
-		lim = k * quadDistance(aa, ab, math.Abs(a-b))
+		lim = k * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
 	}
 	if ar := math.Abs(r); ar > lim && ar-lim <= roundingSlack*(1+math.Abs(fz)+math.Abs(fzn)+math.Abs(z)+math.Abs(zn)) {
 		r = math.Copysign(lim, r)
@@ -800,7 +800,7 @@ func (e *cvEnergy) losses(dst, z []float64, idx []int) {
 const roundingSlack = 1e-13
 
 // DiffBound returns c_i = K_i·s_i³ and M(θ, θ′) = min((a³ + b³)/6,
-// δ·(a² + ab + b²)/6) in H's norm (quadDistance), or at third order c_i = K_i·s_i⁴ and M₄
+// max(a, b)²·δ/2) in H's norm, or at third order c_i = K_i·s_i⁴ and M₄
 // (see ControlVariates). prior is the
 // posterior's; the bound was computed at construction on the original
 // prior's support.
@@ -823,25 +823,8 @@ func (e *cvEnergy) distance(theta, thetaNew []float64) float64 {
 	if e.cuber != nil {
 		return cubicDistance(a, b, delta)
 	}
-	return quadDistance(a, b, delta)
-}
-
-// quadDistance is the second-order remainders' M(θ, θ′) =
-// min((a³ + b³)/6, δ(a² + ab + b²)/6) from a = ‖θ − θ̂‖_H,
-// b = ‖θ′ − θ̂‖_H and δ = ‖θ − θ′‖_H.
-//
-// Both terms bound ½∫|t|²dt between t_a = x_iᵀθ − ẑ_i and t_b = x_iᵀθ′ − ẑ_i,
-// which |R_i′(z)| ≤ K_i(z − ẑ_i)²/2 makes a bound on |R_i(θ) − R_i(θ′)|/K_i:
-// the integral is (|t_a|³ + |t_b|³)/3 when t_a and t_b differ in sign and
-// |t_a³ − t_b³|/3 = |t_a − t_b|(t_a² + t_at_b + t_b²)/3 when they do not,
-// both at most (|t_a|³ + |t_b|³)/3 and at most |t_a − t_b|(t_a² + |t_at_b| +
-// t_b²)/3, and |t_a| ≤ s_ia, |t_b| ≤ s_ib, |t_a − t_b| ≤ s_iδ
-// (Cauchy–Schwarz in H's inner product). The δ term is the mean value
-// theorem's max(a, b)²δ/2 with the square's mean over the segment in place
-// of its maximum: the same when a = b, smaller by the spread of a and b
-// (TestControlVariatesSegmentBound).
-func quadDistance(a, b, delta float64) float64 {
-	return min((a*a*a+b*b*b)/6, delta*(a*a+a*b+b*b)/6)
+	hi := max(a, b)
+	return min((a*a*a+b*b*b)/6, hi*hi*delta/2)
 }
 
 // norm returns ‖u − v‖_H = √((u − v)ᵀH(u − v)), from H's upper triangle.

@@ -33,7 +33,7 @@ type lossCuber interface {
 // theorem with |R_i′(z)| ≤ K_i|z − ẑ_i|³/6 along the segment),
 //
 //	|R_i(θ) − R_i(θ′)| ≤ c_i·M₄(θ, θ′),  c_i = K_i·s_i⁴,
-//	M₄ = min((a⁴ + b⁴)/24, δ·(a³ + a²b + ab² + b³)/24),
+//	M₄ = min((a⁴ + b⁴)/24, max(a, b)³·δ/6),
 //
 // now with K_i ≥ sup|f_i⁗| on the prior's support and a, b, δ, s_i as in
 // ControlVariates. Each order trades a factor s_i·max(a, b) ~ d/√N for the
@@ -255,21 +255,20 @@ func (e *cvEnergy) cubicTensor() *cubeTensor {
 	return t
 }
 
-// cubicLimit is datum i's fourth-order bound K_i·cubicDistance(|a|, |b|,
-// |a − b|) on |R_i(θ) − R_i(θ′)|, a = x_iᵀθ − ẑ_i and b = x_iᵀθ′ − ẑ_i (at
-// most c_i·M₄(θ, θ′)).
+// cubicLimit is datum i's fourth-order bound K_i·min((|a|⁴ + |b|⁴)/24,
+// max(|a|, |b|)³·|a − b|/6) on |R_i(θ) − R_i(θ′)|, a = x_iᵀθ − ẑ_i and
+// b = x_iᵀθ′ − ẑ_i.
 func cubicLimit(k, a, b float64) float64 {
-	return k * cubicDistance(math.Abs(a), math.Abs(b), math.Abs(a-b))
+	aa, ab := math.Abs(a), math.Abs(b)
+	hi := max(aa, ab)
+	return k * min((aa*aa*aa*aa+ab*ab*ab*ab)/24, hi*hi*hi*math.Abs(a-b)/6)
 }
 
 // cubicDistance is M₄(θ, θ′) from a = ‖θ − θ̂‖_H, b = ‖θ′ − θ̂‖_H and
-// δ = ‖θ − θ′‖_H. As quadDistance's, both terms bound ⅙∫|t|³dt between
-// t_a and t_b (|R_i′(z)| ≤ K_i|z − ẑ_i|³/6): (|t_a|⁴ + |t_b|⁴)/4 when they
-// differ in sign, |t_a⁴ − t_b⁴|/4 = |t_a − t_b|·|t_a + t_b|(t_a² + t_b²)/4
-// when not, both at most |t_a − t_b|(|t_a| + |t_b|)(t_a² + t_b²)/4, whose
-// last two factors expand to |t_a|³ + |t_a|²|t_b| + |t_a||t_b|² + |t_b|³.
+// δ = ‖θ − θ′‖_H.
 func cubicDistance(a, b, delta float64) float64 {
-	return min((a*a*a*a+b*b*b*b)/24, delta*(a+b)*(a*a+b*b)/24)
+	hi := max(a, b)
+	return min((a*a*a*a+b*b*b*b)/24, hi*hi*hi*delta/6)
 }
 
 // cuberAgrees reports whether c's LossDeriv3 is the derivative of g's f″ on

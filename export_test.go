@@ -389,41 +389,6 @@ func CVOrder(p *Posterior) int {
 	return 2
 }
 
-// ControlVariatesSegmentMutant is ControlVariatesOrder whose DiffBound
-// takes the segment term of M with |a − b| in place of δ = ‖θ − θ′‖_H
-// (quadDistance's |t_a − t_b| read in the norms, a triangle inequality
-// the wrong way round): too small wherever θ and θ′ are about as far from
-// θ̂: a mutant of the bound, not of the target, which CheckBound and the
-// kernels' check of every datum they draw must catch
-// (TestControlVariatesSegmentBound).
-func ControlVariatesSegmentMutant(p *Posterior, la *LaplaceApprox, order int) (*Posterior, error) {
-	q, err := controlVariates(p, la, cvOrderMode(order), nil)
-	if err != nil {
-		return nil, err
-	}
-	q.Energy = segmentMutant{q.Energy.(*cvEnergy)}
-	return q, nil
-}
-
-// segmentMutant is a cvEnergy with ControlVariatesSegmentMutant's M.
-type segmentMutant struct{ *cvEnergy }
-
-func (e segmentMutant) distance(theta, thetaNew []float64) float64 {
-	a, b := e.norm(theta, e.center), e.norm(thetaNew, e.center)
-	if e.cuber != nil {
-		return cubicDistance(a, b, math.Abs(a-b))
-	}
-	return quadDistance(a, b, math.Abs(a-b))
-}
-
-func (e segmentMutant) DiffBound(Prior) (*DiffBound, error) {
-	return &DiffBound{C: e.c, Metric: e.distance}, nil
-}
-
-func (e segmentMutant) sharedDiffBound() *DiffBound {
-	return &DiffBound{C: e.c, Metric: e.distance}
-}
-
 // NUTSNonCentredNoJacobian returns a non-centred NUTS without the
 // Jacobian Σ_t G_t·log τ_t of u = τ·z: the mutant "a prior term dropped"
 // of the non-centred parametrisation.
