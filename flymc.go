@@ -198,6 +198,9 @@ func (c *flyChain) zStep(rng *rand.Rand) error {
 	c.brighten = c.brighten[:0]
 	n := len(c.order)
 	for p := nBright0 + c.skip(rng); p < n; {
+		if c.t.interrupted() {
+			return errInterrupted
+		}
 		m := 0
 		for ; m < batchChunk && p < n; m++ {
 			c.idx[m] = int(c.order[p])
@@ -264,6 +267,9 @@ func (c *flyChain) thetaStep(rng *rand.Rand) (Info, error) {
 	logBoundNew := c.logBoundSum(c.next)
 	logR = logR + logBoundNew - c.logBound // in this order: bit-identical draws
 	for lo := 0; lo < c.nBright; lo += batchChunk {
+		if c.t.interrupted() {
+			return Info{}, errInterrupted
+		}
 		m := min(batchChunk, c.nBright-lo)
 		for j := range m {
 			c.idx[j] = int(c.order[lo+j])
@@ -331,8 +337,17 @@ func (c *flyChain) UnmarshalState(b []byte) error {
 	return nil
 }
 
+// A FlyMC transition may be abandoned within a chunk of its z-step's
+// proposals or its θ-step's bright data: both change the chain only after
+// their reads (the z-step's cached ρ_i of data it was brightening are
+// read only once they are bright, and written then).
+func (c *flyChain) interruptible() bool { return true }
+func (c *flyChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
+	_ stepInterrupter = (*flyChain)(nil)
+
 	_ Kernel        = FlyMC{}
 	_ AcceptTarget  = FlyMC{}
 	_ driverChain   = (*flyChain)(nil)

@@ -230,6 +230,11 @@ func (c *poissonChain) Report(info Info) Info {
 	return info
 }
 
+// A PoissonMH transition changes the chain only once decided: an
+// abandoned one leaves only the batch it recorded for Report.
+func (c *poissonChain) interruptible() bool { return true }
+func (c *poissonChain) abandonStep()        { c.counts.batch, c.counts.seen.count = 0, 0 }
+
 // poissonCounts holds the Poisson auxiliary variables shared by PoissonMH,
 // Poisson-Barker and Poisson-MALA: the counts s_i ~ Poisson(λM_i/L + φ_i(θ))
 // drawn at θ by thinning, kept as the multiset of kept draws with φ_i(θ),
@@ -456,4 +461,5 @@ var (
 	_ schemeChain                        = (*poissonChain)(nil)
 	_ midWarmuper                        = (*poissonChain)(nil)
 	_ fullMemoer                         = (*poissonChain)(nil)
+	_ stepInterrupter                    = (*poissonChain)(nil)
 )

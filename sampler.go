@@ -1017,7 +1017,7 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	r := cr.r
 	start := time.Now()
 	phaseStart := start
-	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() {
+	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() && ctx.Done() != nil {
 		// The whole-data passes of a long transition poll this flag, set
 		// when ctx is cancelled, so that the run stops within a chunk of
 		// data rather than at the end of the transition.
@@ -1189,7 +1189,12 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 	}
 	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
 		e0 := cr.t.evals
+		// The decision's passes (mhRival's probes, χ's search) are not
+		// abandoned: transition it is already counted, and the decision
+		// changes the chain as it goes. They take tens of passes, once.
+		resume := cr.t.suspendInterrupt()
 		turn, err := mw.midWarmup(cr.r.Warmup, set.TargetAccept == cr.defaultTarget)
+		resume()
 		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
 		if err != nil {
 			return err
@@ -1207,7 +1212,9 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		if fs, ok := cr.ch.(finalScaler); ok {
 			e0 := cr.t.evals
 			var err error
+			resume := cr.t.suspendInterrupt()
 			scale, err = fs.finalScale(scale)
+			resume()
 			cr.r.Warmup.Evals += cr.t.evals - e0
 			if err != nil {
 				return err

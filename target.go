@@ -472,6 +472,15 @@ var errInterrupted = errors.New("transition interrupted by cancellation")
 // interrupted reports whether the pass in progress is to be abandoned.
 func (t *Target) interrupted() bool { return t.interrupt != nil && t.interrupt.Load() }
 
+// suspendInterrupt stops the passes from polling the cancellation, for
+// work the driver cannot roll back, until the function it returns is
+// called.
+func (t *Target) suspendInterrupt() (resume func()) {
+	flag := t.interrupt
+	t.interrupt = nil
+	return func() { t.interrupt = flag }
+}
+
 // block returns, in the target's scratch, the indices lo … lo+m−1 of the
 // chunk of data starting at lo (m = min(chunk, N − lo)) and the weight β
 // for each: one pass over all the data is a loop over blocks.
