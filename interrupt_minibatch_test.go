@@ -8,6 +8,9 @@ import (
 	"bytes"
 	"context"
 	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,11 +107,9 @@ func (r *ticksAt) Record(*exactmh.Event) error {
 }
 
 // checkInterruptResume runs k uninterrupted, then cancels it from inside
-// each transition of cuts — 3 chunks into it, a transition reading more —
-// checks that the transition was abandoned (it read less than half of its
-// chunks after the cancellation), checkpoints the run, resumes it and
-// compares the draws, the counts and the chain's parameters with the
-// uninterrupted run's.
+// each transition of cuts (or the next that reads 8 ticks or more) — 3
+// ticks into it, and two thirds of the way through — and checks each
+// cut (checkCut).
 func checkInterruptResume(t *testing.T, name string, k exactmh.Kernel, post func() (*ticker, *exactmh.Posterior), base exactmh.Settings, cuts []int) {
 	t.Helper()
 	tk, p := post()
@@ -130,46 +131,61 @@ func checkInterruptResume(t *testing.T, name string, k exactmh.Kernel, post func
 		if hi-lo < 8 {
 			t.Fatalf("%s: transition %d reads %d chunks, want ≥ 8 (a full-batch step)", name, it, hi-lo)
 		}
-		tk, p := post()
-		ctx, cancel := context.WithCancel(context.Background())
-		tk.at, tk.cancel = lo+3, cancel
-		set := base
-		part, err := exactmh.Sample(ctx, p, k, &set)
-		cancel()
-		if part == nil || part.Status != exactmh.Canceled || err == nil {
-			t.Fatalf("%s: cut in transition %d: %v", name, it, err)
+		for _, at := range []int64{lo + 3, lo + (hi-lo)*2/3} {
+			checkCut(t, name, k, post, base, whole, it, at, hi)
 		}
-		after := tk.calls.Load() - tk.at
-		t.Logf("%s: cancelled 3 chunks into transition %d (of %d chunks): %d read after", name, it, hi-lo, after)
-		if after >= (hi-lo)/2 {
-			t.Errorf("%s: %d chunks read after the cancellation in transition %d (of %d): not abandoned", name, after, it, hi-lo)
-		}
-		if got := part.Chains[0].Len() + part.Warmup().Steps; got != it {
-			t.Errorf("%s: cut in transition %d kept %d transitions", name, it, got)
-		}
-		var buf bytes.Buffer
-		if err := part.Checkpoint(&buf); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		_, p2 := post()
-		loaded, err := exactmh.LoadCheckpoint(&buf, p2, k, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		res, err := exactmh.Resume(context.Background(), loaded, 0)
-		if err != nil {
-			t.Fatalf("%s: resume: %v", name, err)
-		}
-		sameDraws(t, name, whole, res)
-		if a, b := whole.Warmup(), res.Warmup(); a.Evals != b.Evals || a.Accepted != b.Accepted || a.Batch != b.Batch {
-			t.Errorf("%s: cut in transition %d: warmup totals %+v vs %+v", name, it, b, a)
-		}
-		if a, b := whole.Sampling(), res.Sampling(); a.Evals != b.Evals || a.GradEvals != b.GradEvals || a.Batch != b.Batch {
-			t.Errorf("%s: cut in transition %d: sampling totals %+v vs %+v", name, it, b, a)
-		}
-		if a, b := whole.Chains[0].Params, res.Chains[0].Params; !maps.Equal(a, b) {
-			t.Errorf("%s: cut in transition %d: parameters %v vs %v", name, it, b, a)
-		}
+	}
+}
+
+// checkCut cancels k's run at tick at, inside transition it (which ends
+// at tick hi in the uninterrupted run whole), checks that the transition
+// was abandoned (it read less than half of what was left of it after the
+// cancellation) and not counted, checkpoints the run, resumes it and
+// compares the draws, the counts and the chain's parameters with the
+// uninterrupted run's.
+func checkCut(t *testing.T, name string, k exactmh.Kernel, post func() (*ticker, *exactmh.Posterior), base exactmh.Settings, whole *exactmh.Result, it int, at, hi int64) {
+	t.Helper()
+	tk, p := post()
+	ctx, cancel := context.WithCancel(context.Background())
+	tk.at, tk.cancel = at, cancel
+	set := base
+	part, err := exactmh.Sample(ctx, p, k, &set)
+	cancel()
+	if part == nil || part.Status != exactmh.Canceled || err == nil {
+		t.Fatalf("%s: cut in transition %d: %v", name, it, err)
+	}
+	after := tk.calls.Load() - tk.at
+	t.Logf("%s: cancelled at tick %d of transition %d (%d ticks left): %d ticks after", name, at, it, hi-at, after)
+	if after >= (hi-at)/2 {
+		t.Errorf("%s: %d ticks read after the cancellation in transition %d (of %d left): not abandoned", name, after, it, hi-at)
+	}
+	if got := part.Chains[0].Len() + part.Warmup().Steps; got != it {
+		t.Errorf("%s: cut in transition %d kept %d transitions", name, it, got)
+	}
+	var buf bytes.Buffer
+	if err := part.Checkpoint(&buf); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	_, p2 := post()
+	loaded, err := exactmh.LoadCheckpoint(&buf, p2, k, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	res, err := exactmh.Resume(context.Background(), loaded, 0)
+	if err != nil {
+		t.Fatalf("%s: resume: %v", name, err)
+	}
+	if a, b := whole.Chains[0], res.Chains[0]; !slices.Equal(a.Draws, b.Draws) || a.Scale != b.Scale && !(math.IsNaN(a.Scale) && math.IsNaN(b.Scale)) {
+		t.Fatalf("%s: cut in transition %d: %d draws vs %d, or different values, scale %v vs %v", name, it, b.Len(), a.Len(), b.Scale, a.Scale)
+	}
+	if a, b := whole.Warmup(), res.Warmup(); a.Evals != b.Evals || a.Accepted != b.Accepted || a.Batch != b.Batch {
+		t.Errorf("%s: cut in transition %d: warmup totals %+v vs %+v", name, it, b, a)
+	}
+	if a, b := whole.Sampling(), res.Sampling(); a.Evals != b.Evals || a.GradEvals != b.GradEvals || a.Batch != b.Batch {
+		t.Errorf("%s: cut in transition %d: sampling totals %+v vs %+v", name, it, b, a)
+	}
+	if a, b := whole.Chains[0].Params, res.Chains[0].Params; !maps.Equal(a, b) {
+		t.Errorf("%s: cut in transition %d: parameters %v vs %v", name, it, b, a)
 	}
 }
 
@@ -201,7 +217,53 @@ func TestInterruptFullBatchFallback(t *testing.T) {
 		{exactmh.PoissonBarker{MaxBatch: 1}, ball},
 		{exactmh.PoissonMALA{MaxBatch: 1}, ball},
 	}
+	cuts := []int{49, 140} // mid-warmup, mid-sampling
+	if testing.Short() {
+		cuts = cuts[:1]
+	}
 	for _, c := range cases {
-		checkInterruptResume(t, c.k.Name(), c.k, c.post, base, []int{49, 100, 140})
+		checkInterruptResume(t, c.k.Name(), c.k, c.post, base, cuts)
+	}
+}
+
+// tickSparse is a multilevel model's sparse-row GLM whose every datum's
+// linear predictors tick (GroupGibbs and GroupSMH read their data so).
+type tickSparse struct {
+	*model.SparseGLM[float64]
+	*ticker
+}
+
+func (e tickSparse) LinearPredictors(i int, theta, next []float64) (z, zn float64) {
+	e.tick()
+	return e.SparseGLM.LinearPredictors(i, theta, next)
+}
+
+// TestInterruptGroupExactReads is issue 31 item 13 for the multilevel
+// kernels: GroupGibbs, whose sweep reads the data of each block whose
+// groups are below ExactBelow exactly, and GroupSMH, which reads such
+// data every step (and falls back to a full-batch MH step above
+// MaxRate), cancelled inside a transition (a datum read counts as a
+// tick here), stop within a chunk of the reads in progress, and resume
+// through a checkpoint to the uninterrupted run's draws and counts — for
+// GroupGibbs with the blocks its abandoned sweep had already updated
+// put back.
+func TestInterruptGroupExactReads(t *testing.T) {
+	kit := mlKit{n: 1500, groups: 8}
+	rng := rand.New(rand.NewPCG(3, 4))
+	_, pb, err := kit.Draw(rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func() (*ticker, *exactmh.Posterior) {
+		tk := &ticker{}
+		p := *pb.Posterior
+		p.Energy = tickSparse{pb.Posterior.Energy.(*model.SparseGLM[float64]), tk}
+		return tk, &p
+	}
+	base := exactmh.Settings{Chains: 1, Warmup: 30, Draws: 20, Seed: 5, Init: pb.Mode}
+	gs := groupKernelExact(pb, 1<<30) // every group's data read exactly
+	cases := []exactmh.Kernel{gibbsKernel(pb, 1<<30), gs}
+	for _, k := range cases {
+		checkInterruptResume(t, k.Name(), k, post, base, []int{20, 40})
 	}
 }
