@@ -7,10 +7,12 @@ package exactmh_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,5 +267,97 @@ func TestInterruptGroupExactReads(t *testing.T) {
 	cases := []exactmh.Kernel{gibbsKernel(pb, 1<<30), gs}
 	for _, k := range cases {
 		checkInterruptResume(t, k.Name(), k, post, base, []int{20, 40})
+	}
+}
+
+// stageTicker ticks only once armed, by a ChoiceProgress step that
+// contains its stage's words, and cancels at its at'th tick after that.
+type stageTicker struct {
+	ticker
+	stage string
+	armed atomic.Bool
+}
+
+func (s *stageTicker) progress(step string) {
+	if strings.Contains(step, s.stage) {
+		s.armed.Store(true)
+	}
+}
+
+func (s *stageTicker) tickArmed() {
+	if s.armed.Load() {
+		s.tick()
+	}
+}
+
+// cvTickGLM is a logistic regression whose LossDerivs tick: the control
+// variates' pass reads each datum's f′ and f″ through it.
+type cvTickGLM struct {
+	*model.LogisticRegression
+	*stageTicker
+}
+
+func (e cvTickGLM) LossDerivs(i int, z float64) (f1, f2 float64) {
+	e.tickArmed()
+	return e.LogisticRegression.LossDerivs(i, z)
+}
+
+// mlTickGLM is a multilevel model's sparse-row GLM whose energies tick:
+// the Laplace-EM centre's passes read them.
+type mlTickGLM struct {
+	*model.SparseGLM[float64]
+	*stageTicker
+}
+
+func (e mlTickGLM) Energies(dst, theta []float64, idx []int) {
+	e.tickArmed()
+	e.SparseGLM.Energies(dst, theta, idx)
+}
+func (e mlTickGLM) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	e.tickArmed()
+	e.SparseGLM.EnergiesAndGradient(dst, grad, theta, idx, w)
+}
+
+// TestChooseInterrupted is issue 31 item 13 for the automatic default's
+// passes over the data before its pilots: Choose cancelled halfway
+// through the control variates' pass (counted in data) or within the
+// Laplace-EM centre of a multilevel model (counted in chunks) returns
+// the context's error having read at most a chunk more of that pass.
+func TestChooseInterrupted(t *testing.T) {
+	const n = 40_000 // one block (parallel.go): the pass is sequential
+	x, y := simulateLogistic(n, []float64{1, -1, 0.5}, 9)
+	e, err := model.NewLogisticRegression(x, y, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, _ := model.NewIsoGaussian(3, 10)
+	st := &stageTicker{stage: "MAP and Laplace approximation after", ticker: ticker{at: n / 2}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st.cancel = cancel
+	p := &exactmh.Posterior{Energy: cvTickGLM{e, st}, Prior: prior}
+	_, err = exactmh.Choose(ctx, p, &exactmh.Settings{ChoiceProgress: st.progress})
+	after := st.calls.Load() - st.at
+	t.Logf("control variates: cancelled at datum %d of %d: %d read after: %v", st.at, n, after, err)
+	if !errors.Is(err, context.Canceled) || after > 512 {
+		t.Errorf("control variates: err %v, %d data read after the cancellation, want context.Canceled and at most a chunk", err, after)
+	}
+
+	cr := mlCrossed{n: 4000, ga: 10, gb: 8}
+	rng := rand.New(rand.NewPCG(13, 14))
+	mp, err := cr.build(rng, make([]float64, cr.dim()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = &stageTicker{stage: "finding the multilevel centre", ticker: ticker{at: 20}}
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	st.cancel = cancel
+	mp.Energy = mlTickGLM{mp.Energy.(*model.SparseGLM[float64]), st}
+	_, err = exactmh.Choose(ctx, mp, &exactmh.Settings{ChoiceProgress: st.progress})
+	after = st.calls.Load() - st.at
+	t.Logf("multilevel centre: cancelled at chunk %d: %d read after: %v", st.at, after, err)
+	if !errors.Is(err, context.Canceled) || after > 1 {
+		t.Errorf("multilevel centre: err %v, %d chunks read after the cancellation, want context.Canceled and at most 1", err, after)
 	}
 }

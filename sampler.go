@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/exactmh/exactmh/internal/vec"
@@ -1017,17 +1016,11 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	r := cr.r
 	start := time.Now()
 	phaseStart := start
-	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() && ctx.Done() != nil {
-		// The whole-data passes of a long transition poll this flag, set
-		// when ctx is cancelled, so that the run stops within a chunk of
-		// data rather than at the end of the transition.
-		flag := new(atomic.Bool)
-		cancel := context.AfterFunc(ctx, func() { flag.Store(true) })
-		cr.t.interrupt = flag
-		defer func() {
-			cancel()
-			cr.t.interrupt = nil
-		}()
+	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() {
+		// The whole-data passes of a long transition poll a flag set when
+		// ctx is cancelled, so that the run stops within a chunk of data
+		// rather than at the end of the transition.
+		defer cr.t.watch(ctx)()
 	}
 	cr.steps(ctx, stop, set, start, &phaseStart)
 	// The phase still running when the loop ended gets the remaining time.
