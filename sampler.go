@@ -555,14 +555,20 @@ type Event struct {
 // do that job.) The estimated metric is in ChainResult.Metric.
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
-// Canceled and ctx's error. MH, MALA, HMC and NUTS chains notice it
-// within a chunk of 512 data, in the middle of a transition's passes over
-// the data (a transition of many leapfrog steps on tall data would
-// otherwise finish first), and abandon that transition, leaving the
-// chain and its random stream as they were before it, so that Resume or
-// a checkpoint continues bit-identically (TestInterruptMidTransition);
-// the other kernels, whose transitions read minibatches, stop between
-// transitions. If a chain fails (violated bound, non-finite
+// Canceled and ctx's error. The built-in kernels' chains notice it within
+// a chunk of data (512, or 256 in a minibatch kernel's full-batch step)
+// wherever a transition reads O(N) data — MH, MALA, HMC and NUTS's passes,
+// the full-batch MH steps the minibatch kernels fall back to, FlyMC's
+// sweeps, GroupGibbs's and GroupSMH's exact reads — and abandon that
+// transition, leaving the chain and its random stream as they were before
+// it, so that Resume or a checkpoint continues bit-identically
+// (TestInterruptMidTransition, TestInterruptFullBatchFallback,
+// TestInterruptGroupExactReads, TestAbandonStepRestoresState). A
+// minibatch transition, an [Aux] scheme of the user's and the mid-warmup
+// comparison with full-batch MH (tens of passes, once) finish first. With
+// a nil Kernel, the automatic default's passes (the MAP, the Laplace
+// Hessian, the control variates, the multilevel centre) stop within a
+// chunk too (TestChooseInterrupted). If a chain fails (violated bound, non-finite
 // energy, a panic in user code — a *PanicError) or the Recorder does (a
 // *RecorderError), the run stops and Sample returns the draws made so far,
 // Status Failed and the error. Errors in p, k or s are returned before any
