@@ -32,7 +32,8 @@ type ticker struct {
 func (c *ticker) tick() {
 	if n := c.calls.Add(1); n == c.at && c.cancel != nil {
 		c.cancel()
-		// Leave context.AfterFunc's goroutine time to set the flag.
+		// Leave the goroutine that context.AfterFunc starts time to set
+		// the flag, on a loaded machine too, before the next chunk.
 		time.Sleep(100 * time.Millisecond)
 	}
 }
