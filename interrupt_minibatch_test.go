@@ -21,20 +21,27 @@ import (
 	"github.com/exactmh/exactmh/model"
 )
 
-// ticker counts the calls of a whole-data pass's chunks and cancels the
-// run at its at'th, as cancelEnergy does.
+// ticker counts the calls of a pass's chunks (or data) and cancels the
+// run at its at'th.
 type ticker struct {
 	at     int64
 	calls  atomic.Int64
 	cancel context.CancelFunc
+	slow   atomic.Int64 // the ticks after the cancellation slowed down
 }
 
 func (c *ticker) tick() {
-	if n := c.calls.Add(1); n == c.at && c.cancel != nil {
+	n := c.calls.Add(1)
+	switch {
+	case n == c.at && c.cancel != nil:
 		c.cancel()
 		// Leave the goroutine that context.AfterFunc starts time to set
-		// the flag, on a loaded machine too, before the next chunk.
+		// the flag before the next chunk.
 		time.Sleep(100 * time.Millisecond)
+	case c.at > 0 && n > c.at && c.slow.Add(1) <= 50:
+		// On a loaded machine (load 25 on 2 cores) that goroutine can
+		// wait longer: the next 50 ticks give it 4 ms each.
+		time.Sleep(4 * time.Millisecond)
 	}
 }
 
