@@ -125,6 +125,7 @@ func TestAbandonStepRestoresState(t *testing.T) {
 		{SMH{Order: 2, Center: make([]float64, d), MaxRate: 1}, gauss, 1},
 		{FlyMC{Q: 0.5}, gauss, 1},
 		{PoissonMH{MaxBatch: 1}, ball, 0.05},
+		{PoissonMH{Lambda: 2000}, ball, 0.05}, // minibatches of about 2,000 data
 		{PoissonBarker{MaxBatch: 1}, ball, 0.05},
 		{PoissonMALA{MaxBatch: 1}, ball, 0.05},
 	}

@@ -357,6 +357,11 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 	p.kept, p.phiOld = p.kept[:0], p.phiOld[:0]
 	p.seen.next()
 	for done := 0; done < p.batch; {
+		// A batch can be as large as MaxBatch (N by default): a cancelled
+		// run stops within a chunk of it.
+		if p.t.interrupted() {
+			return errInterrupted
+		}
 		n := min(p.batch-done, batchChunk)
 		idx := p.idx[:n]
 		p.table.DrawInto(rng, idx, p.u[:n]) // u as scratch
@@ -390,6 +395,9 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 func (p *poissonCounts) evalAt(next []float64) error {
 	p.phiNew = p.phiNew[:0]
 	for lo := 0; lo < len(p.kept); lo += batchChunk {
+		if p.t.interrupted() {
+			return errInterrupted
+		}
 		hi := min(lo+batchChunk, len(p.kept))
 		if err := p.t.Energies(p.u[:hi-lo], next, p.kept[lo:hi]); err != nil {
 			return err

@@ -558,13 +558,15 @@ type Event struct {
 // Canceled and ctx's error. The built-in kernels' chains notice it within
 // a chunk of data (512, or 256 in a minibatch kernel's full-batch step)
 // wherever a transition reads O(N) data — MH, MALA, HMC and NUTS's passes,
-// the full-batch MH steps the minibatch kernels fall back to, FlyMC's
-// sweeps, GroupGibbs's and GroupSMH's exact reads — and abandon that
+// the full-batch MH steps the minibatch kernels fall back to, TunaMH's
+// and the Poisson kernels' minibatches (as large as MaxBatch, N by
+// default), FlyMC's sweeps, GroupGibbs's and GroupSMH's exact reads — and
+// abandon that
 // transition, leaving the chain and its random stream as they were before
 // it, so that Resume or a checkpoint continues bit-identically
 // (TestInterruptMidTransition, TestInterruptFullBatchFallback,
-// TestInterruptGroupExactReads, TestAbandonStepRestoresState). A
-// minibatch transition, an [Aux] scheme of the user's and the mid-warmup
+// TestInterruptGroupExactReads, TestAbandonStepRestoresState). TFMH's and
+// SMH's minibatches, an [Aux] scheme of the user's and the mid-warmup
 // comparison with full-batch MH (tens of passes, once) finish first. With
 // a nil Kernel, the automatic default's passes (the MAP, the Laplace
 // Hessian, the control variates, the multilevel centre) stop within a

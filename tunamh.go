@@ -481,6 +481,11 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 	c.seen.next()
 	var logR float64
 	for done := 0; done < batch; {
+		// A batch can be as large as MaxBatch (N by default): a cancelled
+		// run stops within a chunk of it.
+		if c.t.interrupted() {
+			return 0, Info{}, errInterrupted
+		}
 		n := min(batch-done, batchChunk)
 		idx, ci := c.idx[:n], c.ci[:n]
 		c.table.DrawInto(rng, idx, ci) // ci as scratch
