@@ -246,6 +246,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return c, nil
 	}
 	if n < autoSmallN || !hasGrad {
+		if lay, ok := multilevelOf(p); ok && hasGrad {
+			c, err := smallMultilevelChoice(ctx, p, t, lay)
+			if err != nil {
+				return nil, err
+			}
+			return done(c)
+		}
 		if hasGrad {
 			return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
 				Reason: fmt.Sprintf("N = %d < %d: a full pass over the data is cheap, and NUTS is the best full-batch sampler", n, autoSmallN)})

@@ -388,3 +388,17 @@ func CVOrder(p *Posterior) int {
 	}
 	return 2
 }
+
+// NUTSNonCentredNoJacobian returns a non-centred NUTS without the
+// Jacobian Σ_t G_t·log τ_t of u = τ·z: the mutant "a prior term dropped"
+// of the non-centred parametrisation.
+func NUTSNonCentredNoJacobian(k NUTS) NUTS {
+	k.NonCentred, k.ncNoJacobian = true, true
+	return k
+}
+
+// HMCNonCentredNoJacobian is NUTSNonCentredNoJacobian for HMC.
+func HMCNonCentredNoJacobian(k HMC) HMC {
+	k.NonCentred, k.ncNoJacobian = true, true
+	return k
+}

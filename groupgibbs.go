@@ -88,7 +88,8 @@ type multilevelLayout interface {
 // pairs' alias tables and O(nnz(H)). Proven by TestGroupGibbsMoments and
 // TestGroupGibbsSBC with their mutants.
 type GroupGibbs struct {
-	// Center is θ̂, the expansion point. Required.
+	// Center is θ̂, the expansion point (nil: the Laplace-EM centre the
+	// automatic default finds, once per run).
 	Center []float64
 	// ExactBelow, if positive, makes a block with fewer data small: its
 	// data are read exactly at each update that moves a block they touch
@@ -189,6 +190,13 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	d := t.Dim()
+	if k.Center == nil {
+		c, _, err := defaultMultilevelCenter(name, t)
+		if err != nil {
+			return nil, err
+		}
+		k.Center = c
+	}
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}

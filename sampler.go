@@ -1175,7 +1175,11 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		cr.tune.SetStepScale(cr.adapt.update(acceptStat(info)))
 	}
 	if cr.win != nil {
-		m, ok, err := cr.win.learn(cr.ch.Position())
+		pos := cr.ch.Position()
+		if w, ok := cr.ch.(workingPositioner); ok {
+			pos = w.workingPosition() // the coordinates the metric acts on
+		}
+		m, ok, err := cr.win.learn(pos)
 		if err != nil {
 			return err
 		}

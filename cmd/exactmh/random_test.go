@@ -110,6 +110,37 @@ func TestSampleRandomEffects(t *testing.T) {
 	}
 }
 
+// TestSampleMultilevelKernels runs the registry's multilevel kernels and
+// the non-centred NUTS by name (--kernel groupgibbs, groupsmh, nuts-nc) on
+// a random-intercept model of the flights file, checking that the draws
+// carry the centred names (u_origin_…), and checks that a flat model, a
+// kernel without a non-centred form and a -cv form are refused, saying
+// why.
+func TestSampleMultilevelKernels(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sample", "--data", flights, "--response", "delay>15", "--chains", "2",
+		"--warmup", "50", "--draws", "50", "--seed", "3", "--quiet"}
+	for _, k := range []string{"groupgibbs", "groupsmh", "nuts-nc", "GroupGibbs", "NUTS-NC"} {
+		out := filepath.Join(dir, strings.ToLower(k))
+		mustRun(t, dir, append(slices.Clone(base), "--terms", "log(distance),(1|origin)", "--kernel", k, "--out", out)...)
+		if names := readCSV(t, out+"_1.csv").ParamNames(); !slices.Contains(names, "u_origin_ATL") || !slices.Contains(names, "log_tau_origin") {
+			t.Errorf("--kernel %s: columns %q, want u_origin_ATL and log_tau_origin", k, names)
+		}
+	}
+	for _, c := range []struct {
+		terms, kernel, want string
+	}{
+		{"log(distance)", "groupgibbs", "needs a model with random-effect terms"},
+		{"log(distance)", "groupsmh", "needs a model with random-effect terms"},
+		{"log(distance)", "nuts-nc", "needs a model with random-effect terms"},
+		{"(1|origin)", "mh-nc", "no non-centred form"},
+		{"(1|origin)", "groupgibbs-cv", "takes no -cv or -cn form"},
+	} {
+		args := append(slices.Clone(base), "--terms", c.terms, "--kernel", c.kernel, "--out", filepath.Join(dir, "bad"))
+		wantError(t, cli(t, dir, args...), exitBadInput, c.want)
+	}
+}
+
 // FuzzParseTerms parses any --terms text and builds the design of what
 // parses on the synthetic flights file: an error is fine, a panic or a
 // hang is not, and a random term that builds gives every row a level.
@@ -142,4 +173,40 @@ func FuzzParseTerms(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSampleNormalLevels samples a model with a random intercept and a
+// categorical of every level with a normal prior, cat(origin;sd=1),
+// through the CLI: the categorical's effects are named b_origin[LEVEL],
+// with no scale of their own, and malformed uses are refused.
+func TestSampleNormalLevels(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "sample", "--data", flights, "--response", "delay>15", "--terms",
+		"log(distance),(1|destination),cat(origin;sd=1)", "--kernel", "nuts", "--chains", "2",
+		"--warmup", "100", "--draws", "100", "--seed", "3", "--out", filepath.Join(dir, "nl"))
+	names := readCSV(t, filepath.Join(dir, "nl_1.csv")).ParamNames()
+	for _, want := range [][2]string{{"b_origin[ATL]", "b_origin_ATL"}, {"u_destination[BOS]", "u_destination_BOS"}, {"log_tau_destination", "log_tau_destination"}} {
+		if !strings.Contains(r.stdout, want[0]+" ") {
+			t.Errorf("the summary has no row %q:\n%s", want[0], r.stdout)
+		}
+		if !slices.Contains(names, want[1]) {
+			t.Errorf("the Stan CSV has no column %q: %q", want[1], names)
+		}
+	}
+	// 2 fixed effects, 12 origins, 12 destinations, 1 scale.
+	if len(names) != 2+12+12+1 || slices.Contains(names, "log_tau_origin") {
+		t.Errorf("%d parameters, want 27 and no log_tau_origin: %q", len(names), names)
+	}
+	base := []string{"sample", "--data", flights, "--response", "delay>15", "--warmup", "20", "--draws", "20", "--quiet"}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--terms", "cat(origin;sd=0)"}, "want sd=S with S a finite number > 0"},
+		{[]string{"--terms", "cat(origin;sd=1;top=3)"}, "TopK and Reference do not apply"},
+		{[]string{"--terms", "cat(origin;sd=1)", "--tau-prior", "half-normal:1"}, "no random effect"},
+		{[]string{"--terms", "cat(origin;sd=1),(1|origin)"}, `both group by "origin"`},
+	} {
+		wantError(t, cli(t, dir, append(slices.Clone(base), c.extra...)...), exitBadInput, c.want)
+	}
 }

@@ -25,7 +25,7 @@ import (
 // sampleUsage is the help of exactmh sample; the kernel lists come from the
 // registry (exactmh.Kernels).
 var sampleUsage = strings.NewReplacer("{kernels}", wrapList(baseKernels()),
-	"{cnkernels}", wrapList(proposalKernels())).Replace(sampleUsageText)
+	"{cnkernels}", wrapList(proposalKernels()), "{nckernels}", strings.Join(ncKernels(), " and ")).Replace(sampleUsageText)
 
 const sampleUsageText = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
 
@@ -42,6 +42,9 @@ TERMS (--response and --terms; --terms is a comma-separated list):
   cat(c)            one-hot levels of c, the most frequent the reference
   cat(c;top=K;ref=L)  keep the K most frequent levels (the rest "other");
                     reference level L (both optional, ';'-separated)
+  cat(c;sd=S)       every level of c its own effect, no reference, each
+                    with the prior normal(0, S) (b_c[LEVEL]): sampled in a
+                    sparse design, like (1|c) with tau fixed at S
   hour(t)           sin and cos of the hour of day of time column t
   dow(t), month(t)  one-hot day of week (Monday the reference) and month
                     (January the reference) of time column t
@@ -64,7 +67,11 @@ KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
   control-variate rewrite of the posterior around the MAP, -cn moves with
   the Crank–Nicolson proposal around the Laplace approximation, for
   {cnkernels}.
-  Examples: tunamh-cv-cn, tfmh-cv-cn, mh-cn. The Poisson kernels need a
+  Examples: tunamh-cv-cn, tfmh-cv-cn, mh-cn. On a model with random-effect
+  terms ((1|g) in --terms): groupgibbs and groupsmh, which need one, and
+  -nc for {nckernels}, moving in the non-centred parametrisation (each
+  effect u = τ·z, z sampled; draws reported as u), which groups with few
+  data need (their centred posterior is a funnel). The Poisson kernels need a
   bounded prior (--prior box:R or ball:R). The chains of a kernel built on the
   Laplace approximation (any -cv or -cn form, smh1, smh2, flymc; auto when
   it chooses one) start at draws of it, one per chain (chain k's the same
