@@ -587,8 +587,15 @@ func (c *smhChain) taylorDiff(i int) float64 {
 	return t
 }
 
+// An SMH transition changes the chain only once decided: a cancelled
+// full-batch step (fullMHStep) or minibatch leaves it as it was.
+func (c *smhChain) interruptible() bool { return true }
+func (c *smhChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
+	_ stepInterrupter = (*smhChain)(nil)
+
 	_ Kernel        = SMH{}
 	_ AcceptTarget  = SMH{}
 	_ driverChain   = (*smhChain)(nil)

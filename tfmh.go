@@ -318,8 +318,15 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	return info, nil
 }
 
+// A TFMH transition changes the chain only once decided: a cancelled
+// full-batch step (fullMHStep) or minibatch leaves it as it was.
+func (c *tfmhChain) interruptible() bool { return true }
+func (c *tfmhChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
+	_ stepInterrupter = (*tfmhChain)(nil)
+
 	_ Kernel        = TFMH{}
 	_ AcceptTarget  = TFMH{}
 	_ driverChain   = (*tfmhChain)(nil)
