@@ -104,6 +104,39 @@ func tickPosterior(t testing.TB, n int, beta float64) (*ticker, *exactmh.Posteri
 	return tk, p
 }
 
+// tickEnergy is a logistic regression seen only through the Energy and
+// EnergyDiffer methods, so that every kernel reads it one call (one tick)
+// per datum or chunk rather than through the GLM fast paths.
+type tickEnergy struct {
+	e *model.LogisticRegression
+	*ticker
+}
+
+func (e tickEnergy) Len() int { return e.e.Len() }
+func (e tickEnergy) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	e.tick()
+	e.e.AddGradient(grad, theta, idx, w)
+}
+func (e tickEnergy) Dim() int { return e.e.Dim() }
+func (e tickEnergy) Energies(dst, theta []float64, idx []int) {
+	e.tick()
+	e.e.Energies(dst, theta, idx)
+}
+
+// TaylorBound returns the logistic regression's bounds 3 times looser
+// (still bounds), so that SMH's minibatches run to several chunks.
+func (e tickEnergy) TaylorBound(order int, prior exactmh.Prior) ([]float64, error) {
+	b, err := e.e.TaylorBound(order, prior)
+	for i := range b {
+		b[i] *= 3
+	}
+	return b, err
+}
+func (e tickEnergy) EnergyDiffs(dst, theta, next []float64, idx []int) {
+	e.tick()
+	e.e.EnergyDiffs(dst, theta, next, idx)
+}
+
 // ticksAt records the ticks counted at the end of each transition.
 type ticksAt struct {
 	tk   *ticker
@@ -214,6 +247,19 @@ func TestInterruptFullBatchFallback(t *testing.T) {
 	plain := func() (*ticker, *exactmh.Posterior) { return tickPosterior(t, n, 0) }
 	ball := func() (*ticker, *exactmh.Posterior) { return tickPosterior(t, n, 0.05) }
 	base := exactmh.Settings{Chains: 1, Warmup: 120, Draws: 40, Seed: 7}
+	perDatum := func() (*ticker, *exactmh.Posterior) {
+		tk, p := plain()
+		p.Energy = tickEnergy{p.Energy.(tickGLM).LogisticRegression, tk}
+		return tk, p
+	}
+	_, p0 := plain()
+	loose, err := p0.DiffBound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range loose.C {
+		loose.C[i] *= 300
+	}
 	cases := []struct {
 		k    exactmh.Kernel
 		post func() (*ticker, *exactmh.Posterior)
@@ -222,6 +268,11 @@ func TestInterruptFullBatchFallback(t *testing.T) {
 		{exactmh.TunaMHSGLD{Chi: 1e-4, MaxBatch: 1}, plain},
 		{exactmh.TFMH{MaxRate: 1}, plain},
 		{exactmh.SMH{Order: 1, Center: []float64{1, -1, 0.5}, MaxRate: 1}, plain},
+		// No fallback, and a bound 300 times looser than the posterior's
+		// (still a bound) on an energy without the logistic fast path (a
+		// tick per datum): minibatches of several chunks, cut inside them.
+		{exactmh.TFMH{MaxRate: math.Inf(1), Bound: loose}, perDatum},
+		{exactmh.SMH{Order: 1, Center: []float64{1, -1, 0.5}, MaxRate: math.Inf(1)}, perDatum},
 		{exactmh.FlyMC{Q: 0.5}, plain},
 		{exactmh.PoissonMH{MaxBatch: 1}, ball},
 		{exactmh.PoissonBarker{MaxBatch: 1}, ball},

@@ -281,6 +281,12 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
 	for lo := 0; lo < draws; lo += tfmhAhead {
+		// A minibatch can be as long as a pass over the data (the
+		// expected batch is at most maxRate, the draw itself unbounded):
+		// a cancelled run stops within a chunk of it, the chain as it was.
+		if lo%batchChunk == 0 && lo > 0 && c.t.interrupted() {
+			return Info{}, errInterrupted
+		}
 		group := c.ahead[:min(tfmhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
 		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
