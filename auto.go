@@ -315,7 +315,10 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	var cv *Posterior
 	cn, err := la.CrankNicolson()
 	if err == nil {
-		cv, err = ControlVariates(p, la)
+		cv, err = controlVariatesCtx(ctx, p, la)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err == nil {
 			for _, ki := range withRole(autoCVCN) {
 				cands = append(cands, cnCand(ki, "-CV-CN", cv, cn))

@@ -52,6 +52,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	if len(blocks) != d {
 		return nil, nil, fmt.Errorf("the prior's Blocks has %d entries, want the dimension %d", len(blocks), d)
 	}
+	defer t.watch(ctx)() // its passes stop within a chunk once ctx is cancelled
 	eh := t.Energy().(SparseHessianer)
 	ph, ok := t.Prior().(SparseHessianer)
 	if !ok {

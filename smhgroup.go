@@ -532,13 +532,20 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 	// 1. The control-variate factor from the sparse sums.
 	log1 := logExact - beta*c.cvDiff()
 	c.seen.next()
-	for _, i := range c.exact {
-		c.seen.add(int(i))
-		r, _, err := c.remainderDiff(int(i), beta)
-		if err != nil {
-			return Info{}, err
+	for lo := 0; lo < len(c.exact); lo += chunk {
+		// The exact data may be most of N: a cancelled run stops within
+		// a chunk of them.
+		if c.t.interrupted() {
+			return Info{}, errInterrupted
 		}
-		log1 -= r
+		for _, i := range c.exact[lo:min(lo+chunk, len(c.exact))] {
+			c.seen.add(int(i))
+			r, _, err := c.remainderDiff(int(i), beta)
+			if err != nil {
+				return Info{}, err
+			}
+			log1 -= r
+		}
 	}
 	exact := len(c.exact)
 	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
@@ -673,3 +680,11 @@ func datumExpansion(name string, e SparseRowGLM, i int, center []float64) (glmTa
 	}
 	return glmTaylor{zHat: z, f1: f1, f2: f2}, k3, nil
 }
+
+// A GroupSMH transition changes the chain only once decided (its free
+// updates come after): a cancelled full-batch step, exact reads or
+// minibatch leave it as it was.
+func (c *groupChain) interruptible() bool { return true }
+func (c *groupChain) abandonStep()        {}
+
+var _ stepInterrupter = (*groupChain)(nil)
