@@ -59,7 +59,7 @@ func TestControlVariatesLoosenessMeasure(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, mode := range []cvCubicMode{cvCubicNever, cvCubicAlways} {
-			cv, err := controlVariates(p, la, mode, nil)
+			cv, err := controlVariates(p, la, mode, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
