@@ -115,37 +115,54 @@ func TestChiSearchTunes(t *testing.T) {
 }
 
 // TunaMH-SGLD with χ chosen (Chi = 0): the heuristic at Start, the search
-// at mid-warmup (Params chi_tuned or as_mh), χ fixed in sampling, the
-// posterior mean where the Laplace approximation puts it, and a
-// checkpoint's state restoring χ and the decision.
+// at mid-warmup (Params chi_tuned, or as_mh with the switch's reason),
+// χ fixed in sampling, the posterior mean where the Laplace approximation
+// puts it, and a checkpoint's state restoring χ and the decision. Dual
+// averaging leaves some chains' mid-warmup step far past the acceptance
+// cliff (ε 4–13 where the useful steps are 1–2.5), where the search
+// could not judge χ: over seeds 1–16, 9 chains of 32 then sampled at
+// acceptance 0.002–0.05 with Start's χ, untuned and unswitched, or
+// switched to MH on a prediction of acceptance 10⁻³⁵ and sampled at 0.01
+// as MH. The test runs the seeds that failed (16 chains; 8 in short mode),
+// every chain of which must be tuned or switched with a reason and sample
+// at an acceptance in [0.1, 0.99].
 func TestTunaMHSGLDChiChosen(t *testing.T) {
 	t.Parallel()
 	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
-	set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: 3, Init: la.Mean}
-	res, err := Sample(context.Background(), cv, TunaMHSGLD{}, set)
-	if err != nil {
-		t.Fatal(err)
+	seeds := []uint64{3, 5, 6, 14, 1, 2, 7, 16}
+	if testing.Short() {
+		seeds = seeds[:4]
 	}
-	for _, c := range res.Chains {
-		t.Logf("chain %d: %v, accept %.3f", c.Chain, c.Params, c.Sampling.AcceptRate())
-		if c.Params["chi_tuned"] != 1 && c.Params["as_mh"] != 1 {
-			t.Errorf("chain %d: neither tuned nor switched: %v", c.Chain, c.Params)
+	for _, seed := range seeds {
+		set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean}
+		res, err := Sample(context.Background(), cv, TunaMHSGLD{}, set)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !(c.Params["chi"] > 0) {
-			t.Errorf("chain %d: χ = %v", c.Chain, c.Params["chi"])
+		for _, c := range res.Chains {
+			p := c.Params
+			t.Logf("seed %d chain %d: %v, accept %.3f", seed, c.Chain, p, c.Sampling.AcceptRate())
+			switch {
+			case p["chi_tuned"] == 1 && p["chi_unjudged"] == 0:
+			case p["as_mh"] == 1 && (p["mh_speedup"] > 1 || p["chi_unjudged"] == 1):
+			default:
+				t.Errorf("seed %d chain %d: neither tuned nor switched with a reason: %v", seed, c.Chain, p)
+			}
+			if !(p["chi"] > 0) {
+				t.Errorf("seed %d chain %d: χ = %v", seed, c.Chain, p["chi"])
+			}
+			// finalScale cuts a final step on the acceptance cliff (seed 3's
+			// chain 0 sampled at 0.017 without it, predicted 0.004 there).
+			if a := c.Sampling.AcceptRate(); !(a >= 0.1 && a <= 0.99) {
+				t.Errorf("seed %d chain %d samples at acceptance %.3f (scale cut %v), want in [0.1, 0.99]", seed, c.Chain, a, p["scale_cut"])
+			}
 		}
-		// Seed 3's chain 0 ended warmup on the acceptance cliff and sampled
-		// at 0.017 before finalScale (predicted 0.004 there); cut by 0.49,
-		// it samples at 0.57.
-		if a := c.Sampling.AcceptRate(); a < 0.1 {
-			t.Errorf("chain %d samples at acceptance %.3f (scale cut %v): warmup ended on the cliff", c.Chain, a, c.Params["scale_cut"])
-		}
-	}
-	m, cov := res.Mean(), la.Covariance()
-	for j, v := range m {
-		sd := math.Sqrt(cov.At(j, j))
-		if math.Abs(v-la.Mean[j]) > 0.5*sd {
-			t.Errorf("θ%d: mean %v, Laplace %v ± %v", j, v, la.Mean[j], sd)
+		m, cov := res.Mean(), la.Covariance()
+		for j, v := range m {
+			sd := math.Sqrt(cov.At(j, j))
+			if math.Abs(v-la.Mean[j]) > 0.5*sd {
+				t.Errorf("seed %d θ%d: mean %v, Laplace %v ± %v", seed, j, v, la.Mean[j], sd)
+			}
 		}
 	}
 	ch, err := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)
