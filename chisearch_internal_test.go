@@ -180,6 +180,54 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 	if err := sc2.UnmarshalState(b); err != nil || sc2.batch.chi != 0.125 || !sc2.tuned || sc2.scaleCut != 0.49 {
 		t.Errorf("state round trip: χ %v tuned %v scale cut %v, err %v", sc2.batch.chi, sc2.tuned, sc2.scaleCut, err)
 	}
+	// A chain switched to MH because the search judged χ at no step
+	// (midWarmup's forced comparison: MH's speed-up over 0 is MaxFloat64)
+	// says so in Params and keeps it across a checkpoint.
+	sc.tuned, sc.unjudged, sc.rival.asMH, sc.rival.speedup = false, true, true, math.MaxFloat64
+	if b, err = sc.MarshalState(); err != nil {
+		t.Fatal(err)
+	}
+	ch3, _ := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)
+	sc3 := ch3.(*metricAux[[]int, *tunaOmega2]).auxChain.scheme.(*tunaSGLDChain)
+	if err := sc3.UnmarshalState(b); err != nil {
+		t.Fatal(err)
+	}
+	if p := sc3.Params(); p["chi_unjudged"] != 1 || p["as_mh"] != 1 || p["chi_tuned"] != 0 || sc3.batch.maxBatch != -1 {
+		t.Errorf("unjudged switch after a round trip: %v, max batch %v", p, sc3.batch.maxBatch)
+	}
+}
+
+// cutScale stops at the first step predicted to reach sgldMinTurnTarget
+// (plus more), returns the most efficient step tried, cuts at most
+// sgldFinalCuts times, and reports eff −1 at the given step when the
+// search judged none.
+func TestCutScale(t *testing.T) {
+	// Acceptance rises as the step falls; efficiency peaks at step 2.
+	pred := func(tried *[]float64) func(eps float64) (chiChoice, error) {
+		return func(eps float64) (chiChoice, error) {
+			*tried = append(*tried, eps)
+			return chiChoice{accept: math.Exp(-eps * eps / 8), eff: eps * eps * math.Exp(-eps*eps/8)}, nil
+		}
+	}
+	var tried []float64
+	eps, at, err := cutScale(10, 0, pred(&tried))
+	// 10·0.7^k: acceptance first ≥ 0.15 at 3.43 (k = 3).
+	if err != nil || len(tried) != 4 || math.Abs(eps-3.43) > 1e-9 || at.accept < sgldMinTurnTarget {
+		t.Errorf("more 0: step %v (%+v), tried %v, err %v; want 3.43 after 4", eps, at, tried, err)
+	}
+	tried = nil
+	if eps, _, _ := cutScale(10, 2, pred(&tried)); len(tried) != 6 || math.Abs(eps-2.401) > 1e-9 {
+		t.Errorf("more 2: step %v, tried %v; want 2.401 after 6", eps, tried)
+	}
+	tried = nil
+	if eps, _, _ := cutScale(1, 1, pred(&tried)); len(tried) != 2 || eps != 1 {
+		t.Errorf("at the target: step %v, tried %v; want 1 after 2", eps, tried)
+	}
+	n := 0
+	eps, at, err = cutScale(5, 1, func(float64) (chiChoice, error) { n++; return chiChoice{eff: -1}, nil })
+	if err != nil || eps != 5 || at.eff != -1 || n != sgldFinalCuts+1 {
+		t.Errorf("never judged: step %v (%+v) after %d, err %v; want 5, eff −1, after %d", eps, at, n, err, sgldFinalCuts+1)
+	}
 }
 
 func mustTarget(t *testing.T, p *Posterior) *Target {
