@@ -112,6 +112,9 @@ type GroupGibbs struct {
 	sumCenter func(center []float64) []float64
 	blockMask func(b int32) bool
 	locOffset int
+	// Test hooks: splitFixedOff leaves block 0 whole; maskSplit makes the
+	// thinning bound ignore the blocks splitFixed added (as blockMask).
+	splitFixedOff, maskSplit bool
 }
 
 // Name returns "GroupGibbs".
@@ -172,6 +175,9 @@ type gibbsTerms struct {
 	rPtr   []int
 	rec    []groupRec
 	maxP   int
+	// The updates per sweep (fixedRepeats for each explicit block), and
+	// the first block splitFixed added (nb if none).
+	updates, firstSplit int
 	// The coordinates no row holds, and their slice widths.
 	free  []int
 	freeW []float64
@@ -201,7 +207,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d", &k.Center[0], k.ExactBelow, k.locOffset), func() (*gibbsTerms, error) {
+	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -213,6 +219,9 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q)}
+	if k.maskSplit {
+		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
+	}
 	c.deltas()
 	return c, nil
 }
@@ -233,31 +242,15 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if len(g.blocks) != d {
 		return nil, fmt.Errorf("%s: the prior's Blocks has %d entries, want the dimension %d", name, len(g.blocks), d)
 	}
+	g.blocks = slices.Clone(g.blocks)
 	nb, err := countBlocks(name, g.blocks)
 	if err != nil {
 		return nil, err
 	}
 	g.nb = int(nb)
-	// The blocks' coordinates.
-	g.bcPtr = make([]int, nb+1)
-	for _, b := range g.blocks {
-		if b >= 0 {
-			g.bcPtr[b+1]++
-		}
-	}
-	for b := range nb {
-		g.bcPtr[b+1] += g.bcPtr[b]
-		g.qMax = max(g.qMax, g.bcPtr[b+1]-g.bcPtr[b])
-	}
-	g.bc = make([]int32, g.bcPtr[nb])
-	g.local = make([]int32, d)
-	next := slices.Clone(g.bcPtr[:nb])
+	g.index()
 	for j, b := range g.blocks {
-		if b >= 0 {
-			g.local[j] = int32(next[b] - g.bcPtr[b])
-			g.bc[next[b]] = int32(j)
-			next[b]++
-		} else {
+		if b < 0 {
 			g.free = append(g.free, j)
 		}
 	}
@@ -284,12 +277,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		terms = append(terms, termPos{start, stride, levels, lt})
 		width[lt] = math.Sqrt(2 / float64(max(levels, 1)))
 	}
-	g.expl = make([]bool, nb)
-	for j, b := range g.blocks {
-		if b >= 0 && g.logTau[j] < 0 {
-			g.expl[b] = true
-		}
-	}
+	g.setExpl()
 	for _, j := range g.free {
 		w, ok := width[j]
 		if !ok {
@@ -357,6 +345,14 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			}
 		}
 	}
+
+	// The fixed effects the data determine poorly, each a block of its own.
+	fixedAll := slices.Clone(g.bc[g.bcPtr[0]:g.bcPtr[1]])
+	if g.splitFixed(e, t.Beta(), k.splitFixedOff) {
+		g.index()
+		g.setExpl()
+	}
+	nb = int32(g.nb)
 
 	// One pass over the data: expansions, blocks, norms, pair counts.
 	var cols []int32
@@ -539,7 +535,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	// Location moves: a term whose effect column equals a fixed effect's
 	// column on every row.
 	for _, tp := range terms {
-		fixed := g.bc[g.bcPtr[0]:g.bcPtr[1]]
+		fixed := fixedAll
 		if !g.expl[0] || len(fixed) == 0 {
 			break
 		}
@@ -584,6 +580,117 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 	return g, nil
+}
+
+// index sets the blocks' coordinates (bcPtr, bc), each coordinate's
+// position in its block (local) and the largest block (qMax) from blocks
+// and nb.
+func (g *gibbsTerms) index() {
+	nb := g.nb
+	g.bcPtr = make([]int, nb+1)
+	for _, b := range g.blocks {
+		if b >= 0 {
+			g.bcPtr[b+1]++
+		}
+	}
+	g.qMax = 0
+	for b := range nb {
+		g.bcPtr[b+1] += g.bcPtr[b]
+		g.qMax = max(g.qMax, g.bcPtr[b+1]-g.bcPtr[b])
+	}
+	g.bc = make([]int32, g.bcPtr[nb])
+	g.local = make([]int32, len(g.blocks))
+	next := slices.Clone(g.bcPtr[:nb])
+	for j, b := range g.blocks {
+		if b >= 0 {
+			g.local[j] = int32(next[b] - g.bcPtr[b])
+			g.bc[next[b]] = int32(j)
+			next[b]++
+		}
+	}
+}
+
+// setExpl marks the blocks whose prior is evaluated (expl): those with a
+// coordinate that is not a term's effect.
+func (g *gibbsTerms) setExpl() {
+	g.expl = make([]bool, g.nb)
+	g.updates = g.nb
+	for j, b := range g.blocks {
+		if b >= 0 && g.logTau[j] < 0 && !g.expl[b] {
+			g.expl[b] = true
+			g.updates += fixedRepeats - 1
+		}
+	}
+}
+
+// splitVariance is how many times the median conditional variance of the
+// fixed effects one must exceed to be split off (an sd 4 times the
+// median's).
+const splitVariance = 16
+
+// splitFixed moves each fixed effect that the data determine poorly —
+// its conditional variance 1/(βH_jj + prior precision) at the centre above
+// splitVariance times the fixed effects' median — and that at most half
+// the data hold (a rare level of a categorical covariate) out of block 0
+// into a block of its own, appended after the prior's blocks (firstSplit
+// is the first), and reports whether it moved one. Left in block 0, such
+// a coordinate's large moves would enter every datum's thinning bound
+// through ‖Δβ‖ (the bound is by blocks, Cauchy–Schwarz within a block):
+// the fixed effects' updates would read the data exactly, several passes
+// per sweep. On its own block it enters the bounds of its own data alone.
+// Any partition leaves each update π-invariant, so this changes the cost,
+// not the target. off (a test hook) disables it.
+func (g *gibbsTerms) splitFixed(e SparseRowGLM, beta float64, off bool) bool {
+	g.firstSplit = g.nb
+	fixed := g.bc[g.bcPtr[0]:g.bcPtr[1]]
+	if off || !g.expl[0] || len(fixed) < 2 {
+		return false
+	}
+	v := make([]float64, len(fixed))
+	for a, j := range fixed {
+		var hjj float64
+		for p := g.hPtr[j]; p < g.hPtr[j+1]; p++ {
+			if g.hCol[p] == j {
+				hjj = g.hVal[p]
+			}
+		}
+		v[a] = math.Inf(1)
+		if prec := beta*hjj + g.pPrec[j]; prec > 0 {
+			v[a] = 1 / prec
+		}
+	}
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	med := sorted[(len(sorted)-1)/2]
+	count := make(map[int32]int)
+	for a, j := range fixed {
+		if v[a] > splitVariance*med {
+			count[j] = 0
+		}
+	}
+	if len(count) == 0 {
+		return false
+	}
+	n := e.Len()
+	var cols []int32
+	var vals []float64
+	for i := range n {
+		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
+		for q, c := range cols {
+			if _, ok := count[c]; ok && vals[q] != 0 {
+				count[c]++
+			}
+		}
+	}
+	split := false
+	for _, j := range fixed {
+		if c, ok := count[j]; ok && 2*c <= n {
+			g.blocks[j] = int32(g.nb)
+			g.nb++
+			split = true
+		}
+	}
+	return split
 }
 
 // checkEffectPrior checks on the centre that the prior makes each
@@ -670,8 +777,9 @@ func (c *gibbsChain) Position() []float64 { return c.theta }
 func (c *gibbsChain) Params() map[string]float64 {
 	return map[string]float64{
 		"block_accept": c.accepted / max(c.tried, 1), "thinned": c.thinned / max(c.tried, 1),
-		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.nb+fixedRepeats-1), 1) / fixedRepeats,
-		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb)}
+		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats,
+		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb),
+		"split_fixed": float64(c.nb - c.firstSplit)}
 }
 
 // deltas sets dsq from θ.
