@@ -277,6 +277,10 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		return choice, nil
 	}
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
+	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
+		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
+		return choice.grinds(p, m), nil
+	}
 	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
 		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
 	if err != nil {
@@ -291,6 +295,10 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
 	}
 	choiceProgress(ctx, "pilot: GroupGibbs: %.4g ESS/s (%v)", m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
+		m.Err = why
+		return choice.grinds(p, m), nil
+	}
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = "GroupGibbs", gg, p
 	choice.Reason = fmt.Sprintf("GroupGibbs (%.4g ESS/s, %.3g data per sweep of N = %d)", m.ESSPerSecond, m.EvalsPerStep, p.Len())
@@ -327,6 +335,33 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
 	sortCandidates(choice.Candidates)
 	return choice, nil
+}
+
+// gibbsGrind is the data a GroupGibbs sweep may read, as a multiple of N,
+// before the automatic default calls it grinding (a test hook lowers it).
+var gibbsGrind = 1.0
+
+// grind says why GroupGibbs grinds if its sweeps in tot (of the probe or
+// the pilot: stage) read more than gibbsGrind·N data on average — its
+// blocks decided exactly, every sweep at least a pass over the data,
+// which full-batch NUTS spends on a gradient step — and "" if they do
+// not.
+func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) string {
+	n := p.Len()
+	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%v per sweep; a pass over the data takes %v)",
+		stage, tot.MeanBatch(), n, sweep.Round(time.Microsecond), pass.Round(time.Microsecond))
+}
+
+// grinds makes c the fallback from a grinding GroupGibbs (its candidate
+// m, Err saying why): full-batch NUTS from the centre, unpiloted.
+func (c *Choice) grinds(p *Posterior, m Candidate) *Choice {
+	c.Candidates = append(c.Candidates, m)
+	c.Name, c.Kernel, c.Posterior = "NUTS", NUTS{}, p
+	c.Reason = fmt.Sprintf("a multilevel model on which GroupGibbs %s: full-batch NUTS from the Laplace-EM centre, the safe sampler", m.Err)
+	return c
 }
 
 // centerInits returns a copy of s with one θ0 per chain, the centre plus
