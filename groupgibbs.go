@@ -49,7 +49,13 @@ type multilevelLayout interface {
 //     = U_i − Û_i. For the fixed effects, whose prior is arbitrary, the
 //     proposal uses the prior's second-order expansion at the centre
 //     (finite differences at Start) and the ratio adds log p(θ′) − log p(θ)
-//     minus that expansion's difference, exactly.
+//     minus that expansion's difference, exactly. A fixed effect the data
+//     determine poorly (a rare level of a categorical covariate: its
+//     conditional variance at the centre over splitVariance times the
+//     fixed effects' median, at most half the data holding it) is a block
+//     of its own (splitFixed): in block 0 its wide moves would enter every
+//     datum's bound below through ‖Δ_0‖, on its own only its data's
+//     (TestGroupGibbsSplit).
 //
 //     The data term is decided exactly (all the block's data read) for a
 //     block with fewer than ExactBelow data or whose expected thinning

@@ -73,17 +73,49 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	grad := make([]float64, d)
 	trial := make([]float64, d)
 	rhs, step, work := make([]float64, m), make([]float64, m), make([]float64, m)
+	// obj returns −log π(θ); the energy, a pass over the data, is that of
+	// the last call when the effects are the same (each round's Newton
+	// step starts where the last line search ended).
+	uAt, uLast := make([]float64, m), math.NaN()
 	obj := func(th []float64) (float64, error) {
-		u, err := t.TotalEnergy(th)
-		return u - t.LogPrior(th), err
+		same := !math.IsNaN(uLast)
+		for a, j := range eff {
+			same = same && uAt[a] == th[j]
+		}
+		if !same {
+			u, err := t.TotalEnergy(th)
+			if err != nil {
+				return u, err
+			}
+			for a, j := range eff {
+				uAt[a] = th[j]
+			}
+			uLast = u
+		}
+		return uLast - t.LogPrior(th), nil
 	}
 	var chol *sparse.Cholesky
 	var pattern *sparse.SymCSC // the pattern chol was analysed for
-	// hessian factorises the Hessian of −log π in the effects at θ.
+	// hessian factorises the Hessian of −log π in the effects at θ. The
+	// energy's part, a pass over the data, depends on the effects alone
+	// (no row holds a log scale): each Laplace-EM round asks for it twice
+	// at the same effects, once for the variances after its Newton step
+	// and once for the next round's step (the scales changed, the effects
+	// not), and the second is the first's.
+	var he *sparse.SymCSC
+	heAt := make([]float64, m)
 	hessian := func() error {
-		he, err := eh.SparseHessian(theta)
-		if err != nil {
-			return err
+		same := he != nil
+		for a, j := range eff {
+			same = same && heAt[a] == theta[j]
+			heAt[a] = theta[j]
+		}
+		if !same {
+			var err error
+			if he, err = eh.SparseHessian(theta); err != nil {
+				he = nil
+				return err
+			}
 		}
 		hp, err := ph.SparseHessian(theta)
 		if err != nil {
