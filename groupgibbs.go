@@ -361,42 +361,15 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	nb = int32(g.nb)
 
 	// One pass over the data: expansions, blocks, norms, pair counts.
-	var cols []int32
-	var vals []float64
-	norm := make([]float64, nb)
-	var touched []int32
 	pairID := make(map[uint64]int32)
 	var pairKeys []uint64
 	var pairCount []int
 	mCount := make([]int, nb+1)
-	for i := range n {
-		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		var k3 float64
-		if g.exp[i], k3, err = datumExpansion(name, e, i, g.center); err != nil {
-			return nil, err
-		}
-		zs, _ := e.LinearPredictors(i, sc, sc)
-		fs1, _ := e.LossDerivs(i, zs)
-		touched = touched[:0]
-		for q, c := range cols {
-			if int(c) >= d || c < 0 {
-				return nil, fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
-			}
-			b := g.blocks[c]
-			if b < 0 {
-				return nil, fmt.Errorf("%s: row %d has an entry in column %d, which the prior's Blocks leaves out (−1)", name, i, c)
-			}
-			if norm[b] == 0 && vals[q] != 0 {
-				touched = append(touched, b)
-			}
-			norm[b] += vals[q] * vals[q]
-			g.gradSum[c] += fs1 * vals[q]
-		}
+	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, g.exp, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
 		g.dK[i] = k3 * float64(len(touched)) / 2
+		g.dBlock = append(g.dBlock, touched...)
+		g.dNorm = append(g.dNorm, norms...)
 		for _, b := range touched {
-			g.dBlock = append(g.dBlock, b)
-			g.dNorm = append(g.dNorm, math.Sqrt(norm[b]))
-			norm[b] = 0
 			mCount[b+1]++
 		}
 		g.dPtr[i+1] = len(g.dBlock)
@@ -413,6 +386,9 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 				pairCount[id]++
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
@@ -540,6 +516,8 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	}
 	// Location moves: a term whose effect column equals a fixed effect's
 	// column on every row.
+	var cols []int32
+	var vals []float64
 	for _, tp := range terms {
 		fixed := fixedAll
 		if !g.expl[0] || len(fixed) == 0 {
