@@ -595,3 +595,83 @@ func TestChooseMultilevelGrind(t *testing.T) {
 		t.Errorf("GroupGibbs candidate %+v: want its grind and data per sweep", gg)
 	}
 }
+
+// mlRareKit is mlRare's model for SBC: N data, 4 groups, the rare level
+// on every 100th row, β ~ N(0, 1), τ ~ half-normal(1), the data drawn at
+// θ = (β_0, β_x, β_rare, u_0…u_3, log τ).
+type mlRareKit struct{ n int }
+
+const mlRareGroups = 4
+
+// Draw implements mcmctest.Model: θ from the prior, data, and the
+// problem with a short NUTS pilot's mean and sd as Mode and SD.
+func (m mlRareKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
+	theta := make([]float64, 3+mlRareGroups+1)
+	for j := range 3 {
+		theta[j] = rng.NormFloat64()
+	}
+	tau := math.Abs(rng.NormFloat64())
+	for g := range mlRareGroups {
+		theta[3+g] = tau * rng.NormFloat64()
+	}
+	theta[3+mlRareGroups] = math.Log(tau)
+	ml := &model.Multilevel{
+		Family: model.LogisticFamily{}, Y: make([]float64, m.n), Intercept: true,
+		Fixed:   []model.Covariate{{Name: "x", Values: make([]float64, m.n)}, {Name: "rare", Values: make([]float64, m.n)}},
+		FixedSD: []float64{1, 1, 1},
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, m.n), Tau: model.HalfNormal(1)}},
+	}
+	x, rare := ml.Fixed[0].Values, ml.Fixed[1].Values
+	for i := range m.n {
+		x[i] = rng.NormFloat64()
+		if i%100 == 7 {
+			rare[i] = 1
+		}
+		g := i % mlRareGroups
+		ml.Factors[0].Index[i] = int32(g)
+		z := theta[0] + theta[1]*x[i] + theta[2]*rare[i] + theta[3+g]
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			ml.Y[i] = 1
+		}
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		return nil, mcmctest.Problem{}, err
+	}
+	pb, err := pilotProblem(p, rng.Uint64())
+	return theta, pb, err
+}
+
+// TestGroupGibbsSplitSBC runs simulation-based calibration with τ
+// unknown on mlRareKit (N = 300: the rare level on 3 rows, its
+// coefficient split into a block of its own — checked on the first 5
+// replicates' draws), every coordinate.
+func TestGroupGibbsSplitSBC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for r := range 5 {
+		_, pb, err := mlRareKit{n: 300}.Draw(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := exactmh.Sample(context.Background(), pb.Posterior, gibbsKernel(pb, 0), &exactmh.Settings{Chains: 1, Warmup: 1, Draws: 1, Init: pb.Mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := res.Chains[0].Params["split_fixed"]; s != 1 {
+			t.Errorf("replicate %d: %v fixed effects split off, want 1 (the rare level's)", r, s)
+		}
+	}
+	res, err := mcmctest.SBC(mlRareKit{n: 300}, func(pb mcmctest.Problem) exactmh.Kernel { return gibbsKernel(pb, 0) },
+		&mcmctest.SBCOptions{Replicates: 100, Seed: 5, MaxThin: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reject(1e-3) {
+		t.Errorf("ranks not uniform: %v", res)
+	} else {
+		t.Logf("%v", res)
+	}
+}
