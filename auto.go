@@ -249,6 +249,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return c, nil
 	}
 	if n < autoSmallN || !hasGrad {
+		if lay, ok := multilevelOf(p); ok && hasGrad {
+			c, err := smallMultilevelChoice(ctx, p, t, lay)
+			if err != nil {
+				return nil, err
+			}
+			return done(c)
+		}
 		if hasGrad {
 			return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
 				Reason: fmt.Sprintf("N = %d < %d: a full pass over the data is cheap, and NUTS is the best full-batch sampler", n, autoSmallN)})
@@ -311,7 +318,10 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	var cv *Posterior
 	cn, err := la.CrankNicolson()
 	if err == nil {
-		cv, err = ControlVariates(p, la)
+		cv, err = controlVariatesCtx(ctx, p, la)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err == nil {
 			for _, ki := range withRole(autoCVCN) {
 				cands = append(cands, cnCand(ki, "-CV-CN", cv, cn))

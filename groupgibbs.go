@@ -94,7 +94,8 @@ type multilevelLayout interface {
 // pairs' alias tables and O(nnz(H)). Proven by TestGroupGibbsMoments and
 // TestGroupGibbsSBC with their mutants.
 type GroupGibbs struct {
-	// Center is θ̂, the expansion point. Required.
+	// Center is θ̂, the expansion point (nil: the Laplace-EM centre the
+	// automatic default finds, once per run).
 	Center []float64
 	// ExactBelow, if positive, makes a block with fewer data small: its
 	// data are read exactly at each update that moves a block they touch
@@ -201,6 +202,13 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	d := t.Dim()
+	if k.Center == nil {
+		c, _, err := defaultMultilevelCenter(name, t)
+		if err != nil {
+			return nil, err
+		}
+		k.Center = c
+	}
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}
@@ -724,6 +732,7 @@ type gibbsChain struct {
 	rhs, z, pg []float64
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
+	undo                                                         gibbsUndo
 }
 
 // counts returns the counters Params reports, which MarshalState saves.
@@ -781,6 +790,7 @@ func (c *gibbsChain) deltas() {
 func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	c.seen.next()
+	c.undo.save(c)
 	for m := range c.nb {
 		reps := 1
 		if c.expl[m] {
@@ -975,16 +985,22 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	return c.acceptBlock(m, coords, dn), ne + draws, nil
 }
 
-// exactSum returns Σ βR_i(θ′) − βR_i(θ) over the data idx.
+// exactSum returns Σ βR_i(θ′) − βR_i(θ) over the data idx, or
+// errInterrupted within a chunk of them once the run is cancelled.
 func (c *gibbsChain) exactSum(idx []int32, beta float64) (float64, error) {
 	var sum float64
-	for _, i := range idx {
-		c.seen.add(int(i))
-		r, _, err := c.remainderDiff(int(i), beta)
-		if err != nil {
-			return 0, err
+	for lo := 0; lo < len(idx); lo += chunk {
+		if c.t.interrupted() {
+			return 0, errInterrupted
 		}
-		sum += r
+		for _, i := range idx[lo:min(lo+chunk, len(idx))] {
+			c.seen.add(int(i))
+			r, _, err := c.remainderDiff(int(i), beta)
+			if err != nil {
+				return 0, err
+			}
+			sum += r
+		}
 	}
 	if math.IsNaN(sum) {
 		return 0, fmt.Errorf("GroupGibbs: remainder difference NaN at θ = %v, θ′ = %v", c.theta, c.next)
@@ -1197,3 +1213,38 @@ func backSub(l []float64, q int, b []float64) {
 		b[i] = s / l[i*q+i]
 	}
 }
+
+// gibbsUndo is a sweep's starting point — θ, the blocks' ‖Δ‖² and the
+// counters — kept while the run may interrupt a transition
+// (Target.interrupt): a sweep is abandoned in a block's exact reads
+// (exactSum), after the blocks before it have moved θ, and abandonStep
+// puts it back.
+type gibbsUndo struct {
+	theta, dsq []float64
+	counts     [7]float64
+}
+
+// save keeps c's state at the start of a sweep (nothing if the run
+// cannot be interrupted).
+func (u *gibbsUndo) save(c *gibbsChain) {
+	if c.t.interrupt == nil {
+		return
+	}
+	u.theta = append(u.theta[:0], c.theta...)
+	u.dsq = append(u.dsq[:0], c.dsq...)
+	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc}
+}
+
+// A GroupGibbs sweep may be abandoned between any two chunks of its exact
+// reads; abandonStep restores the state save kept.
+func (c *gibbsChain) interruptible() bool { return true }
+
+func (c *gibbsChain) abandonStep() {
+	copy(c.theta, c.undo.theta)
+	copy(c.next, c.undo.theta)
+	copy(c.dsq, c.undo.dsq)
+	u := &c.undo.counts
+	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
+}
+
+var _ stepInterrupter = (*gibbsChain)(nil)

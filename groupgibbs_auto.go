@@ -52,6 +52,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	if len(blocks) != d {
 		return nil, nil, fmt.Errorf("the prior's Blocks has %d entries, want the dimension %d", len(blocks), d)
 	}
+	defer t.watch(ctx)() // its passes stop within a chunk once ctx is cancelled
 	eh := t.Energy().(SparseHessianer)
 	ph, ok := t.Prior().(SparseHessianer)
 	if !ok {
@@ -286,17 +287,19 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return &Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
-			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler"}, nil
+		name, k, why := multilevelNUTS(lay, nil, nil)
+		return &Choice{Name: name, Kernel: k, Posterior: p,
+			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why}, nil
 	}
 	centerTime := time.Since(t0)
 	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice := &Choice{center: center, centerSD: sd}
-	gg := GroupGibbs{Center: center}
+	ki := withRole(autoMultilevel)[0] // the registry's multilevel candidate, GroupGibbs
+	gg := ki.New(center)
 	cache := choice.cache(p)
-	m := Candidate{Name: "GroupGibbs"}
+	m := Candidate{Name: ki.Name}
 	t1 := time.Now()
-	choiceProgress(ctx, "pilot: GroupGibbs")
+	choiceProgress(ctx, "pilot: %s", ki.Name)
 	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -304,19 +307,20 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		}
 		m.Err = err.Error()
 		choice.Candidates = append(choice.Candidates, m)
-		choice.Name, choice.Kernel, choice.Posterior = "NUTS", NUTS{}, p
-		choice.Reason = fmt.Sprintf("a multilevel model GroupGibbs cannot sample (%v): full-batch NUTS from the Laplace-EM centre", err)
+		name, k, why := multilevelNUTS(lay, center, sd)
+		choice.Name, choice.Kernel, choice.Posterior = name, k, p
+		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", ki.Name, err, why)
 		return choice, nil
 	}
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
 	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
-		return choice.grinds(p, m), nil
+		return choice.grinds(p, m, lay), nil
 	}
 	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
 		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
 	if err != nil {
-		return nil, fmt.Errorf("exactmh: automatic default: GroupGibbs: %w", err)
+		return nil, fmt.Errorf("exactmh: automatic default: %s: %w", ki.Name, err)
 	}
 	c0 := res.Chains[0]
 	m.Time = time.Since(t1)
@@ -326,24 +330,28 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	} else {
 		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
 	}
-	choiceProgress(ctx, "pilot: GroupGibbs: %.4g ESS/s (%v)", m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
 	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
 		m.Err = why
-		return choice.grinds(p, m), nil
+		return choice.grinds(p, m, lay), nil
 	}
 	choice.Candidates = append(choice.Candidates, m)
-	choice.Name, choice.Kernel, choice.Posterior = "GroupGibbs", gg, p
-	choice.Reason = fmt.Sprintf("GroupGibbs (%.4g ESS/s, %.3g data per sweep of N = %d)", m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
+	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
 	for _, ki := range withRole(autoFull) {
-		n := Candidate{Name: ki.Name}
+		k, name := ki.New(nil), ki.Name
+		if ki.Name == ncKernel.Name() {
+			k, name = ncKernel, ncName // centred or not, as multilevelNUTS decides
+		}
+		n := Candidate{Name: name}
 		if bound := 2 / (ki.passes * pass.Seconds()); pass > 0 && bound < m.ESSPerSecond {
 			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", ki.passes, pass.Round(time.Microsecond), bound)
 			choice.Candidates = append(choice.Candidates, n)
 			continue
 		}
 		t2 := time.Now()
-		choiceProgress(ctx, "pilot: %s", ki.Name)
-		k := ki.New(nil)
+		choiceProgress(ctx, "pilot: %s", name)
 		rate, evals, atMost, scale, err := pilot(ctx, p, k, center, seed, autoPilotTimeout+autoPilotPasses*pass, m.ESSPerSecond, choice.cache(p))
 		n.Time, n.Scale = time.Since(t2), scale
 		switch {
@@ -357,8 +365,11 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 				if scale > 0 {
 					k, _ = withStep(k, nil, func(float64) float64 { return scale })
 				}
-				choice.Name, choice.Kernel = ki.Name, k
-				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", ki.Name, rate)
+				choice.Name, choice.Kernel = name, k
+				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", name, rate)
+				if name == ncName {
+					choice.Reason += ", " + ncWhy
+				}
 			}
 		}
 		choice.Candidates = append(choice.Candidates, n)
@@ -388,11 +399,13 @@ func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) st
 }
 
 // grinds makes c the fallback from a grinding GroupGibbs (its candidate
-// m, Err saying why): full-batch NUTS from the centre, unpiloted.
-func (c *Choice) grinds(p *Posterior, m Candidate) *Choice {
+// m, Err saying why): full-batch NUTS from the centre (c.center),
+// centred or not as multilevelNUTS decides, unpiloted.
+func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout) *Choice {
 	c.Candidates = append(c.Candidates, m)
-	c.Name, c.Kernel, c.Posterior = "NUTS", NUTS{}, p
-	c.Reason = fmt.Sprintf("a multilevel model on which GroupGibbs %s: full-batch NUTS from the Laplace-EM centre, the safe sampler", m.Err)
+	name, k, why := multilevelNUTS(lay, c.center, c.centerSD)
+	c.Name, c.Kernel, c.Posterior = name, k, p
+	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
 	return c
 }
 
@@ -429,4 +442,59 @@ func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
 		r.Inits[k] = x
 	}
 	return &r
+}
+
+// multilevelNUTS returns full-batch NUTS for a multilevel posterior, its
+// name and why it is centred or not. It is non-centred (NUTS.NonCentred,
+// "NUTS-NC") where the data leave the random effects most of their prior
+// variance: with the conditional standard deviations sd_j of the effects
+// at the Laplace-EM centre and τ_t = e^{log τ_t} there, where the mean of
+// (sd_j/τ_t)² over the effects is at least ½. A group with few data has
+// u_g close to its prior N(0, τ²), and the centred posterior is a funnel
+// in (u_g, log τ) whose neck one step size cannot enter; a group with many
+// data pins u_g, and the non-centred z_g = u_g/τ would then be the funnel.
+// Without a centre (center nil) it is non-centred: the centre fails most
+// often where τ collapses toward 0, the funnel's neck. TestNonCentredFunnel
+// measures both forms on a funnel.
+func multilevelNUTS(lay multilevelLayout, center, sd []float64) (name string, k NUTS, why string) {
+	nc := NUTS{NonCentred: true}
+	if center == nil || sd == nil {
+		return "NUTS-NC", nc, "non-centred (u = τ·z; no centre to tell whether the groups' data pin their effects)"
+	}
+	var sum float64
+	var count int
+	for tm := range lay.NumTerms() {
+		_, _, start, stride, levels, lt := lay.Term(tm)
+		tau := math.Exp(center[lt])
+		for g := range levels {
+			r := sd[start+g*stride] / tau
+			sum += math.Min(r*r, 1e6)
+			count++
+		}
+	}
+	if count == 0 {
+		return "NUTS", NUTS{}, "centred (no random effects)"
+	}
+	ratio := sum / float64(count)
+	if ratio >= 0.5 {
+		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
+	}
+	return "NUTS", NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
+}
+
+// smallMultilevelChoice is the automatic default on a multilevel posterior
+// with N < autoSmallN, where a full pass is cheap: full-batch NUTS, centred
+// or not as multilevelNUTS decides at the Laplace-EM centre, the chains
+// started about that centre.
+func smallMultilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout) (*Choice, error) {
+	center, sd, err := multilevelCenter(ctx, t, lay)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		center, sd = nil, nil
+	}
+	name, k, why := multilevelNUTS(lay, center, sd)
+	return &Choice{Name: name, Kernel: k, Posterior: p, center: center, centerSD: sd,
+		Reason: fmt.Sprintf("N = %d < %d on a multilevel model: a full pass over the data is cheap, and NUTS is the best full-batch sampler, %s", p.Len(), autoSmallN, why)}, nil
 }

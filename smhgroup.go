@@ -82,9 +82,13 @@ type SparseRowGLM interface {
 // centre only sets the cost. Memory is O(N·blocks per row) for the bounds
 // and per-datum expansions, O(nnz(H)) for the Hessian.
 type GroupSMH struct {
-	// Center is θ̂, the expansion point. Required.
+	// Center is θ̂, the expansion point (nil: the Laplace-EM centre of a
+	// multilevel posterior, as GroupGibbs's; then a nil Proposal is the
+	// RandomWalk scaled by the standard deviations there, and a nil Free
+	// those standard deviations).
 	Center []float64
-	// Blocks maps each coordinate of θ to its block, or −1. Required.
+	// Blocks maps each coordinate of θ to its block, or −1 (nil: the
+	// multilevel prior's Blocks).
 	Blocks []int32
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -167,12 +171,34 @@ type groupRec struct {
 // (one pass over the data, the energy's sparse Hessian there).
 func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	name := k.Name()
+	if k.Center == nil {
+		c, sd, err := defaultMultilevelCenter(name, t)
+		if err != nil {
+			return nil, err
+		}
+		k.Center = c
+		if k.Proposal == nil {
+			k.Proposal = RandomWalk{Sigma: sd}
+			if k.Free == nil {
+				k.Free = sd
+			}
+		}
+	}
 	w, err := newWalk(name, t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
 	w.full = newFullEnergies(t.Dim())
 	d := t.Dim()
+	if k.Blocks == nil {
+		lay, err := targetMultilevel(name, t)
+		if err != nil {
+			return nil, err
+		}
+		if k.Blocks, err = shared(t.cache, "multilevel/blocks", func() ([]int32, error) { return lay.Blocks(), nil }); err != nil {
+			return nil, err
+		}
+	}
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}
@@ -218,7 +244,14 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if steps < 0 {
 		return nil, fmt.Errorf("%s: FreeSteps = %d, want ≥ 0", name, steps)
 	}
-	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: newDistinct(),
+	// The set of a step's distinct data, sized for min(N, 2048) of them so
+	// that the first steps' batches do not grow it (allocating) while
+	// they exceed the 32 of newDistinct.
+	seen := newDistinct()
+	for 2*min(t.N(), 2048) > len(seen.slot) {
+		seen.slot = make([]uint64, 2*len(seen.slot))
+	}
+	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: seen,
 		free: free, freeSD: freeSD, freeSteps: steps,
 		blocks: k.Blocks, mask: k.blockMask,
 		delta: make([]float64, terms.nBlock), deltaNew: make([]float64, terms.nBlock),
@@ -475,13 +508,20 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 	// 1. The control-variate factor from the sparse sums.
 	log1 := logExact - beta*c.cvDiff()
 	c.seen.next()
-	for _, i := range c.exact {
-		c.seen.add(int(i))
-		r, _, err := c.remainderDiff(int(i), beta)
-		if err != nil {
-			return Info{}, err
+	for lo := 0; lo < len(c.exact); lo += chunk {
+		// The exact data may be most of N: a cancelled run stops within
+		// a chunk of them.
+		if c.t.interrupted() {
+			return Info{}, errInterrupted
 		}
-		log1 -= r
+		for _, i := range c.exact[lo:min(lo+chunk, len(c.exact))] {
+			c.seen.add(int(i))
+			r, _, err := c.remainderDiff(int(i), beta)
+			if err != nil {
+				return Info{}, err
+			}
+			log1 -= r
+		}
 	}
 	exact := len(c.exact)
 	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
@@ -674,3 +714,11 @@ func datumExpansion(name string, e SparseRowGLM, i int, center []float64) (glmTa
 	}
 	return glmTaylor{zHat: z, f1: f1, f2: f2}, k3, nil
 }
+
+// A GroupSMH transition changes the chain only once decided (its free
+// updates come after): a cancelled full-batch step, exact reads or
+// minibatch leave it as it was.
+func (c *groupChain) interruptible() bool { return true }
+func (c *groupChain) abandonStep()        {}
+
+var _ stepInterrupter = (*groupChain)(nil)
