@@ -138,7 +138,7 @@ func (c *tunaSGLDChain) chooseChi() {
 // proposals the search cannot judge at any of those steps runs as MH
 // (Params "chi_unjudged" = 1 beside "as_mh"): TunaMH would need batches of
 // order (C·M·sd(u))² at every step tried.
-func (c *tunaSGLDChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error) {
+func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 || c.rival.asMH {
 		return warmupTurn{}, nil
 	}
@@ -146,18 +146,15 @@ func (c *tunaSGLDChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, er
 	propose := c.searchProposer(theta)
 	stepCost := c.searchStepCost()
 	s := newChiSearch(len(theta))
-	eps, at, err := cutScale(c.walk.scale, 0, func(eps float64) (chiChoice, error) {
+	eps, ch, err := cutScale(c.walk.scale, 0, func(eps float64) (chiChoice, error) {
 		return s.run(c.batch, AcceptMetropolis, theta, eps, propose, stepCost)
 	})
 	if err != nil {
 		return warmupTurn{}, err
 	}
-	var own float64 // unjudged at every step: MH, unless it cannot move either
-	if at.eff > 0 {
-		// Used only if tuneChi's search, at eps, could not judge χ.
-		own, _, _ = c.rival.ownEfficiency(c.walk, propose, warmup, stepCost)
-	}
-	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, eps, propose, stepCost, own, ownTarget)
+	// Judged at no step, the chain is compared with MH as if it could not
+	// move (own efficiency 0): it runs as MH unless MH cannot move either.
+	turn, err := applyChi(ch, c.batch, c.rival, theta, eps, propose, 0, ownTarget)
 	if err != nil {
 		return warmupTurn{}, err
 	}
