@@ -238,3 +238,76 @@ func mustTarget(t *testing.T, p *Posterior) *Target {
 	}
 	return tg
 }
+
+// TestTunaMHChiChosen runs TunaMH{} with χ chosen on TestTunaMHSGLDChiChosen's
+// problem (CV logistic regression, N = 20000, d = 3; 2 chains, Warmup 400,
+// Draws 2000) over seeds whose chains sampled at acceptance 0.015–0.09
+// when warmup's search ran only at the adapted step (TestTunaMHSeedSweep,
+// figures/bench/tunamh_chi_seeds.txt): every chain must be tuned or
+// switched to MH with a predicted speed-up, sample at an acceptance in
+// [0.1, 0.99], and the means must agree with the Laplace approximation. A
+// checkpoint keeps finalScale's cut.
+func TestTunaMHChiChosen(t *testing.T) {
+	t.Parallel()
+	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
+	seeds := []uint64{3, 11, 7, 12, 2, 5, 8, 9}
+	if testing.Short() {
+		seeds = seeds[:3]
+	}
+	cut := 0
+	for _, seed := range seeds {
+		set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean}
+		res, err := Sample(context.Background(), cv, TunaMH{}, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Chains {
+			p := c.Params
+			t.Logf("seed %d chain %d: %v, accept %.3f", seed, c.Chain, p, c.Sampling.AcceptRate())
+			if !(p["chi_tuned"] == 1 || p["as_mh"] == 1 && p["mh_speedup"] > 1) {
+				t.Errorf("seed %d chain %d: neither tuned nor switched with a reason: %v", seed, c.Chain, p)
+			}
+			if !(p["chi"] > 0) {
+				t.Errorf("seed %d chain %d: χ = %v", seed, c.Chain, p["chi"])
+			}
+			if a := c.Sampling.AcceptRate(); !(a >= 0.1 && a <= 0.99) {
+				t.Errorf("seed %d chain %d samples at acceptance %.3f (scale cut %v), want in [0.1, 0.99]", seed, c.Chain, a, p["scale_cut"])
+			}
+			if p["scale_cut"] > 0 {
+				cut++
+			}
+		}
+		m, cov := res.Mean(), la.Covariance()
+		for j, v := range m {
+			sd := math.Sqrt(cov.At(j, j))
+			if math.Abs(v-la.Mean[j]) > 0.5*sd {
+				t.Errorf("seed %d θ%d: mean %v, Laplace %v ± %v", seed, j, v, la.Mean[j], sd)
+			}
+		}
+	}
+	if cut == 0 {
+		t.Errorf("finalScale cut no chain's final step on seeds %v", seeds)
+	}
+	ch, err := TunaMH{}.Start(mustTarget(t, cv), la.Mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := ch.(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain)
+	tc.chi, tc.tuned, tc.tunedAccept, tc.scaleCut = 0.125, true, 0.4, 0.49
+	b, err := tc.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch2, _ := TunaMH{}.Start(mustTarget(t, cv), la.Mean)
+	tc2 := ch2.(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain)
+	if err := tc2.UnmarshalState(b); err != nil || tc2.chi != 0.125 || !tc2.tuned || tc2.Params()["scale_cut"] != 0.49 {
+		t.Errorf("state round trip: χ %v tuned %v params %v, err %v", tc2.chi, tc2.tuned, tc2.Params(), err)
+	}
+	tc.scaleCut = 1.5
+	if b, err = tc.MarshalState(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc2.UnmarshalState(b); err == nil {
+		t.Error("a saved final step cut of 1.5 was accepted")
+	}
+}
