@@ -38,7 +38,12 @@ import (
 // whose χ is chosen (TunaMH.Chi = 0, NoChiSearch false) searches χ on a
 // grid of 10^(k/4) at the adapted step scale for the largest predicted
 // α·‖θ′ − θ‖² per unit of cost; the second half of warmup then adapts the
-// step with χ fixed. The prediction reads 128 data per proposal, 24
+// step with χ fixed. Where the search predicts an acceptance below 0.15
+// there (a step past the acceptance cliff, which dual averaging can
+// overshoot), it searches steps smaller by 0.7 at a time, up to 8, and
+// takes the most efficient, from which the second half restarts; at the
+// end of warmup the final step is checked the same way (Params
+// "scale_cut": TestTunaMHChiChosen, figures/bench/tunamh_chi_seeds.txt). The prediction reads 128 data per proposal, 24
 // proposals, drawn from the search's own generator (the chain's stream is
 // untouched), and more data — up to 4096, or N if fewer — for a proposal
 // whose 128 cannot resolve its log ratio to ±0.5: each datum's count in
@@ -53,9 +58,10 @@ import (
 // shows what the search does with them. TunaMH-SGLD with Chi = 0 does the
 // same on its Langevin proposals, each from a gradient minibatch drawn as
 // the chain draws its own (without replacement), after a start from the
-// heuristic on the proposal's noise alone; where the search predicts an
-// acceptance below 0.15 at the adapted step, warmup does not hold the
-// step there but adapts it toward the kernel's own target.
+// heuristic on the proposal's noise alone. For either kernel, where the
+// search predicts an acceptance below 0.15 even at the smallest step
+// tried, warmup does not hold the step there but adapts it toward the
+// kernel's own target.
 type TunaMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -339,7 +345,7 @@ func (c *tunaChain) Params() map[string]float64 {
 	return p
 }
 
-// midWarmup chooses χ at the adapted step scale (tuneChi), halfway
+// midWarmup chooses χ at the adapted step scale (chiSearch), halfway
 // through warmup, to maximise the predicted jump per unit of cost, and
 // compares the result with full-batch MH (mhRival): on concentrated
 // posteriors C·M grows like √N and no χ makes a minibatch pay, and the
