@@ -71,8 +71,14 @@ func (c *Choice) cache(p *Posterior) *runCache {
 type Candidate struct {
 	Name string
 	// ESSPerSecond is the pilot's minimum over the coordinates of bulk and
-	// tail ESS per second of sampling (one chain; minESS), 0 if it failed
-	// or made too few draws to say.
+	// tail ESS per second of sampling (one chain; minESS), cut by
+	// StayWarn/stay for a stay of more than diagnostics.StayWarn
+	// transitions, 0 if it failed or made too few draws to say. Its
+	// seconds are CPU seconds of the process where the platform reports
+	// them (getrusage on Linux, macOS and the BSDs), else wall seconds.
+	// Its name is a kernel's (Choice.Name) or, for a pilot of tailPilots,
+	// one with ", ρ ≥ …" added: the kernel with a capped Crank–Nicolson
+	// step scale.
 	ESSPerSecond float64
 	// EvalsPerStep is datum energy and gradient evaluations per transition.
 	EvalsPerStep float64
@@ -197,8 +203,22 @@ const (
 // piloted at all, nor is a Poisson candidate, counted as (λ + L)/N
 // passes. Candidates that fail (no bound, a bound violated) are listed
 // with their error. The choice takes a few seconds, which
-// Choice.Time reports. Pilots are timed, so the choice can differ between
-// runs when two candidates are close; the Choice says which was taken.
+// Choice.Time reports. Pilots, their time limits and the pass over the
+// data that sizes them are timed in the process's CPU time where the
+// platform reports it (pilot), so that other processes' load, which
+// stretches wall time, does not change the choice
+// (TestPilotsIgnoreWallStalls); timings still vary a little, so the choice
+// can differ between runs when two candidates are close; the Choice says
+// which was taken.
+//
+// When the winner moves by the Gaussian Crank–Nicolson proposal without a
+// cap on its step scale, it is piloted again with the scale capped at 1.5
+// and at 0.3 (CrankNicolson.MaxScale; ρ ≥ 0.22 and ρ ≥ 0.74), and the
+// uncapped kernel is kept only when its ESS per second is at least 1.25
+// times the best capped one's: an uncapped scale runs off during warmup
+// and the chain becomes an independence sampler, which sticks in tails
+// heavier than the Laplace approximation's, rarely enough that a pilot
+// seldom sees it (tailPilots).
 //
 // For N ≥ 10⁶ it ends with runtime/debug.FreeOSMemory: the pilots' per-datum
 // tables (tens of bytes a datum, gigabytes at N = 10⁸) are garbage by then,
@@ -375,7 +395,8 @@ func hasDiffBound(e Energy) bool {
 // autoPassSample is how many data passTime reads.
 const autoPassSample = 1 << 18
 
-// passTime returns the time of a pass over the data's energies at θ,
+// passTime returns the time of a pass over the data's energies at θ by the
+// pilot clock (CPU time where the platform reports it),
 // measured on the first autoPassSample data (all of them when N is
 // smaller) and scaled to N: the pilots' time limit and the bound on a
 // full-batch candidate need its order of magnitude, not a second pass
@@ -383,7 +404,8 @@ const autoPassSample = 1 << 18
 func passTime(t *Target, theta []float64) (time.Duration, error) {
 	m := min(t.N(), autoPassSample)
 	val := make([]float64, chunk)
-	t0 := time.Now()
+	clock := newPilotClock()
+	t0 := clock.now()
 	for lo := 0; lo < m; lo += chunk {
 		idx, _ := t.block(lo)
 		idx = idx[:min(len(idx), m-lo)]
@@ -391,7 +413,7 @@ func passTime(t *Target, theta []float64) (time.Duration, error) {
 			return 0, err
 		}
 	}
-	return time.Duration(float64(time.Since(t0)) * float64(t.N()) / float64(m)), nil
+	return time.Duration(float64(clock.now()-t0) * float64(t.N()) / float64(m)), nil
 }
 
 // autoTailCaps are the caps on the Crank–Nicolson step scale
@@ -498,21 +520,39 @@ func cnProposal(k Kernel) (*CrankNicolson, bool) {
 // autoPilotDraws draws or autoPilotTime of sampling — and returns its
 // minimum bulk or tail ESS per second of sampling and datum evaluations per
 // transition; or, if its warmup does not finish within timeout, an error
-// and the bound atMost on its ESS per second (two per transition).
+// and the bound atMost on its ESS per second (two per transition). A
+// longest stay of more than diagnostics.StayWarn transitions at one point
+// cuts the ESS by StayWarn/stay: a chain that sticks that long in a pilot
+// of a few thousand draws sticks longer in a run.
+//
+// Seconds are the pilot clock's (pilotClock): the process's CPU time where
+// the platform reports it, so that the load of other processes, which
+// stretches wall time and not CPU time, does not change which pilot wins.
+// The warmup's time limit is then CPU time too, with autoPilotWallSlack
+// times it of wall time as the last resort.
 //
 // A pilot that cannot beat the best so far, beat ESS/s, is stopped as soon
 // as its warmup shows it: after a few transitions, two effective draws per
 // transition at its pace is below beat (pilotGuard).
 func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration, beat float64, cache *runCache) (rate, evals, atMost, scale float64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	clock := newPilotClock()
+	wall := timeout
+	if clock.cpu {
+		wall = autoPilotWallSlack * timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, wall)
 	defer cancel()
-	guard := &pilotGuard{beat: beat, cancel: cancel}
+	guard := &pilotGuard{beat: beat, cancel: cancel, clock: clock, start: clock.now(), timeout: timeout}
+	if pilotStallHook != nil {
+		guard.stall = pilotStallHook()
+	}
 	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init, Recorder: guard}, nil, cache)
+	end := clock.now()
 	if guard.stopped > 0 {
 		return 0, 0, guard.stopped, 0, fmt.Errorf("stopped after %d warmup transitions, %.3gs each: at most ≈ %.3g ESS/s, below the best pilot's %.4g",
 			guard.steps, 2/guard.stopped, guard.stopped, beat)
 	}
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !(guard.timedOut && errors.Is(err, context.Canceled)) {
 		return 0, 0, 0, 0, err
 	}
 	if res == nil || res.Status != Completed {
@@ -520,7 +560,7 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 			return 0, 0, 0, 0, fmt.Errorf("no transition in %v", timeout.Round(time.Millisecond))
 		}
 		w := res.Chains[0].Warmup
-		per := w.Time.Seconds() / float64(w.Steps)
+		per := (end - guard.start).Seconds() / float64(w.Steps)
 		return 0, 0, 2 / per, 0, fmt.Errorf("too slow: %d of %d warmup transitions in %v, %.3gs each (at most ≈ %.3g ESS/s)",
 			w.Steps, autoPilotWarmup, timeout.Round(time.Millisecond), per, 2/per)
 	}
@@ -529,7 +569,11 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 		scale = 0
 	}
 	tot := c.Sampling
-	if c.Len() < 20 || tot.Steps == 0 || c.Sampling.Time <= 0 {
+	secs := c.Sampling.Time.Seconds()
+	if clock.cpu && guard.sampling {
+		secs = (end - guard.samplingStart).Seconds()
+	}
+	if c.Len() < 20 || tot.Steps == 0 || !(secs > 0) {
 		return 0, tot.EvalsPerStep(), 0, scale, nil
 	}
 	ess := minESS(res)
@@ -539,7 +583,38 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 	if stay, _ := longestStay(res, c.Len()); stay > diagnostics.StayWarn {
 		ess *= diagnostics.StayWarn / float64(stay)
 	}
-	return ess / c.Sampling.Time.Seconds(), float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, scale, nil
+	return ess / secs, float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, scale, nil
+}
+
+// autoPilotWallSlack is how many times its time limit in CPU time a pilot
+// may take in wall time: the limit for a transition that never ends.
+const autoPilotWallSlack = 10
+
+// pilotStallHook, when set (by tests), is called at the start of each
+// pilot and returns a function its recorder calls after each transition:
+// TestPilotsIgnoreWallStalls stalls some pilots so.
+var pilotStallHook func() func(*Event)
+
+// pilotClock times the automatic default's pilots: the process's CPU
+// time where cpuTime reads it, else wall time since the clock was made.
+type pilotClock struct {
+	cpu  bool
+	wall time.Time
+}
+
+func newPilotClock() pilotClock {
+	_, ok := cpuTime()
+	return pilotClock{cpu: ok, wall: time.Now()}
+}
+
+// now returns the clock's time.
+func (c pilotClock) now() time.Duration {
+	if c.cpu {
+		if d, ok := cpuTime(); ok {
+			return d
+		}
+	}
+	return time.Since(c.wall)
 }
 
 // minESS is the smallest of the bulk and tail ESS over the coordinates of
@@ -565,14 +640,26 @@ func minESS(r *Result) float64 {
 // pilotGuard stops a pilot that cannot beat the best pilot so far: once
 // pilotGuardSteps warmup transitions and pilotGuardTime have passed, the
 // pilot's best possible ESS per second, two effective draws per transition
-// at the pace so far, must reach beat. (A fast pilot's first transitions,
-// at a step not yet adapted, are unrepresentative; it is never judged on
-// them, as it finishes its warmup before pilotGuardTime.)
+// at the pace so far by the pilot clock, must reach beat. (A fast pilot's
+// first transitions, at a step not yet adapted, are unrepresentative; it
+// is never judged on them, as it finishes its warmup before
+// pilotGuardTime.) It also ends a warmup that has taken timeout by the
+// pilot clock, and notes when sampling starts.
 type pilotGuard struct {
 	beat    float64 // ESS/s to beat (0: none)
 	cancel  context.CancelFunc
-	steps   int     // transitions when stopped
-	stopped float64 // the bound that stopped it (0: not stopped)
+	clock   pilotClock
+	start   time.Duration // the clock at the start
+	timeout time.Duration // the warmup's limit by the clock
+	steps   int           // transitions when stopped
+	stopped float64       // the bound that stopped it (0: not stopped)
+	// timedOut: the warmup took longer than timeout.
+	timedOut bool
+	// sampling: a sampling transition was recorded, samplingStart the
+	// clock then.
+	sampling      bool
+	samplingStart time.Duration
+	stall         func(*Event) // pilotStallHook's
 }
 
 // pilotGuardSteps and pilotGuardTime are how many transitions and how long
@@ -585,10 +672,28 @@ const (
 func (g *pilotGuard) Init(RunInfo) error { return nil }
 
 func (g *pilotGuard) Record(e *Event) error {
-	if g.beat <= 0 || g.stopped > 0 || !e.Warmup || e.Iteration+1 < pilotGuardSteps || e.Elapsed < pilotGuardTime {
+	if g.stall != nil {
+		g.stall(e)
+	}
+	if !e.Warmup {
+		if !g.sampling {
+			g.sampling, g.samplingStart = true, g.clock.now()
+		}
 		return nil
 	}
-	if bound := 2 * float64(e.Iteration+1) / e.Elapsed.Seconds(); bound < g.beat {
+	if g.stopped > 0 || g.timedOut || e.Iteration+1 < pilotGuardSteps || e.Elapsed < pilotGuardTime {
+		return nil
+	}
+	used := g.clock.now() - g.start
+	if used > g.timeout {
+		g.timedOut = true
+		g.cancel()
+		return nil
+	}
+	if g.beat <= 0 {
+		return nil
+	}
+	if bound := 2 * float64(e.Iteration+1) / used.Seconds(); bound < g.beat {
 		g.steps, g.stopped = e.Iteration+1, bound
 		g.cancel()
 	}
