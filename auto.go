@@ -367,7 +367,8 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := tailPilots(ctx, choice, &cands[best], la.Mean, set.Seed, timeout); err != nil {
+	tailNote, err := tailPilots(ctx, choice, &cands[best], la.Mean, set.Seed, timeout)
+	if err != nil {
 		return nil, err
 	}
 	c := cands[best]
@@ -375,6 +376,9 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	choice.fromLaplace = strings.HasSuffix(c.name, "-CN") // every candidate built on la moves by its Crank–Nicolson proposal
 	choice.Reason = fmt.Sprintf("%s of %d pilots (MAP and Laplace approximation after %d passes over the data)",
 		choice.Reason, len(cands), la.Passes)
+	if tailNote != "" {
+		choice.Reason += "; " + tailNote
+	}
 	if cvErr != nil {
 		choice.Reason += "; no control variates: " + cvErr.Error()
 	}
@@ -430,7 +434,8 @@ const autoUncappedMargin = 1.25
 // Crank–Nicolson proposal without one, records the pilots in
 // choice.Candidates (named "c.name, ρ ≥ …") and keeps the best capped
 // kernel in c unless the uncapped one's ESS per second is at least
-// autoUncappedMargin times its.
+// autoUncappedMargin times its. It returns a note for the Choice's Reason
+// ("" when it piloted nothing).
 //
 // Warmup adapts an uncapped scale without bound where the posterior is
 // close to the Laplace approximation (the acceptance rate stays above its
@@ -446,10 +451,10 @@ const autoUncappedMargin = 1.25
 // 3 of 5 data sets (4 × 10,000 draws each), the capped one at most 34; on
 // a near-Gaussian logistic regression of the same size the uncapped one's
 // is about 1.5 times the capped one's (examples/README, "rare").
-func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64, timeout time.Duration) error {
+func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64, timeout time.Duration) (string, error) {
 	cn, ok := cnProposal(c.k)
 	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || cn.sparse != nil {
-		return nil
+		return "", nil
 	}
 	var base float64
 	for _, m := range choice.Candidates {
@@ -458,7 +463,7 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 		}
 	}
 	if !(base > 0) {
-		return nil
+		return "", nil
 	}
 	bestRate, bestScale, bestCap := base/autoUncappedMargin, 0.0, 0.0
 	var bestK Kernel
@@ -471,7 +476,7 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 		t0 := time.Now()
 		rate, evals, _, scale, err := pilot(ctx, c.post, k, init, seed, timeout, bestRate, choice.cache(c.post))
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return "", ctx.Err()
 		}
 		m := Candidate{Name: name, Time: time.Since(t0), Scale: scale}
 		if err != nil {
@@ -486,16 +491,15 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 	}
 	sortCandidates(choice.Candidates)
 	if bestK == nil {
-		choice.Reason += fmt.Sprintf("; its Crank–Nicolson step scale uncapped: %.3g times the best capped pilot's ESS per second or more", autoUncappedMargin)
-		return nil
+		return fmt.Sprintf("its Crank–Nicolson step scale uncapped, at least %.3g times as fast as with a cap", autoUncappedMargin), nil
 	}
 	if bestScale > 0 {
 		bestK, _ = withStep(bestK, nil, func(float64) float64 { return bestScale })
 	}
 	c.k = bestK
-	choice.Reason = fmt.Sprintf("the highest ESS per second (%.4g) with its Crank–Nicolson step scale capped at %g (ρ ≥ %.2g; the uncapped pilot's %.4g is less than %.3g times it)",
-		bestRate, bestCap, math.Exp(-bestCap), base, autoUncappedMargin)
-	return nil
+	choice.Reason = fmt.Sprintf("the highest ESS per second (%.4g)", bestRate)
+	return fmt.Sprintf("its Crank–Nicolson step scale capped at %g (ρ ≥ %.2g): uncapped it was less than %.3g times as fast (%.4g ESS/s)",
+		bestCap, math.Exp(-bestCap), autoUncappedMargin, base), nil
 }
 
 // cnProposal returns kernel k's proposal (its Proposal field) if it is a

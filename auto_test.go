@@ -371,7 +371,9 @@ func TestAutoPoissonNoRange(t *testing.T) {
 	t.Logf("%v (%.2fs)", c, c.Time.Seconds())
 	var names []string
 	for _, k := range c.Candidates {
-		names = append(names, k.Name)
+		if !strings.Contains(k.Name, ", ρ ≥ ") { // tailPilots' capped variants of the winner
+			names = append(names, k.Name)
+		}
 	}
 	slices.Sort(names)
 	if want := []string{"MH-CN", "NUTS", "TFMH-CV-CN", "TunaMH", "TunaMH-CV-CN"}; !slices.Equal(names, want) {
@@ -615,5 +617,37 @@ func TestPilotsIgnoreWallStalls(t *testing.T) {
 		if r := rates[m.Name]; r > 0 && m.ESSPerSecond > 0 && (m.ESSPerSecond > 1.6*r || r > 1.6*m.ESSPerSecond) {
 			t.Errorf("%s: %.4g ESS/s, and %.4g with stalls", m.Name, r, m.ESSPerSecond)
 		}
+	}
+}
+
+// TestAutoTailPilots checks tailPilots' part of the choice on a tall
+// logistic regression, whose winner moves by the uncapped Crank–Nicolson
+// proposal: it is piloted again with each cap of autoTailCaps, listed as
+// "NAME, ρ ≥ e^{−cap}" with an adapted scale within the cap; the chosen
+// kernel carries a cap exactly when the reason says so, and then starts
+// at its capped pilot's scale.
+func TestAutoTailPilots(t *testing.T) {
+	p, _, _ := cvProblem(t, "logistic", 3000, 3, 1)
+	c, err := Choose(context.Background(), p, &Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", c)
+	for _, limit := range autoTailCaps {
+		name := fmt.Sprintf("%s, ρ ≥ %.2g", c.Name, math.Exp(-limit))
+		m := candidate(t, c, name)
+		if m.Err != "" || !(m.ESSPerSecond > 0) || !(m.Scale > 0 && m.Scale <= limit) {
+			t.Errorf("%s: %+v, want measured with a scale in (0, %g]", name, m, limit)
+		}
+	}
+	cn, ok := cnProposal(c.Kernel)
+	if !ok {
+		t.Fatalf("chose %s: %T, want a Crank–Nicolson kernel", c.Name, c.Kernel)
+	}
+	if capped := strings.Contains(c.Reason, "capped at"); capped != (cn.MaxScale > 0) {
+		t.Errorf("reason %q, chosen MaxScale %v", c.Reason, cn.MaxScale)
+	}
+	if s := fieldFloat(c.Kernel, "Scale"); cn.MaxScale > 0 && !(s > 0 && s <= cn.MaxScale) {
+		t.Errorf("chosen kernel starts at scale %v, its cap is %v", s, cn.MaxScale)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -251,6 +252,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		if !set["scale"] && c.Scale > 0 {
 			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
 		}
+		kf.maxScale = c.MaxScale
 	}
 	if auto && meta != nil {
 		if meta.Chosen == "" {
@@ -489,6 +491,7 @@ type choiceFile struct {
 	Format      string
 	Name        string  // the kernel, as --kernel takes it (case-insensitively)
 	Scale       float64 `json:",omitempty"` // the step scale its pilot adapted (exactmh.Candidate.Scale)
+	MaxScale    float64 `json:",omitempty"` // the cap on its Crank–Nicolson step scale (exactmh.CrankNicolson.MaxScale), if the choice set one
 	Reason      string
 	Seed        uint64
 	Fingerprint fingerprint
@@ -507,8 +510,14 @@ func readChoice(path string) (*choiceFile, error) {
 }
 
 // chosenScale is the step scale the chosen kernel's pilot adapted, where
-// Sample starts it (0 if none).
+// Sample starts it (0 if none): the chosen kernel's Scale, which Choose
+// sets to it, else its candidate's.
 func chosenScale(c *exactmh.Choice) float64 {
+	if v := reflect.ValueOf(c.Kernel); v.Kind() == reflect.Struct {
+		if f := v.FieldByName("Scale"); f.IsValid() && f.Kind() == reflect.Float64 && f.Float() > 0 {
+			return f.Float()
+		}
+	}
 	for _, k := range c.Candidates {
 		if k.Name == c.Name {
 			return k.Scale
@@ -524,6 +533,9 @@ func chooseOnly(ctx context.Context, m *fitted, sf *sampleFlags, report func(str
 		return interrupted(ctx, sf, inputErr(err))
 	}
 	cf := choiceFile{Format: choiceFormat, Name: c.Name, Scale: chosenScale(c), Reason: c.String(), Seed: sf.seed, Fingerprint: m.fp}
+	if cn := cnProposal(c.Kernel); cn != nil {
+		cf.MaxScale = cn.MaxScale
+	}
 	b, err := json.MarshalIndent(&cf, "", "  ")
 	if err != nil {
 		return failure(err)
