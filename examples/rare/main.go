@@ -108,6 +108,7 @@ func main() {
 	}
 	post := &exactmh.Posterior{Energy: e, Prior: prior, Names: names}
 	ctx := context.Background()
+	cpu0 := report.CPUTime() // after the simulation: MAP, Laplace, pilots, warmup and sampling count
 	set := &exactmh.Settings{Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: uint64(cf.Seed)}
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
@@ -181,6 +182,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	cpu := report.CPUTime() - cpu0
 	s := res.Summary()
 	fmt.Printf("N = %d, d = %d, rare prevalences %v, %d chains × (%d + %d)\n", *n, d, prev, cf.Chains, *warmup, cf.Draws)
 	fmt.Printf("chose: %s\n", chose)
@@ -198,6 +200,7 @@ func main() {
 	for _, ch := range res.Chains {
 		scales = append(scales, fmt.Sprintf("%.3g", ch.Scale))
 	}
+	fmt.Printf("CPU time after the simulation %.2fs (MAP, Laplace, pilots, warmup, sampling): min bulk ESS per CPU-second %.4g\n", cpu.Seconds(), s.MinESSBulk()/cpu.Seconds())
 	fmt.Printf("step scales %s\n", strings.Join(scales, " "))
 	for _, w := range s.Warnings {
 		fmt.Printf("warning: %s\n", w)
