@@ -546,7 +546,7 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 	}
 	ctx, cancel := context.WithTimeout(ctx, wall)
 	defer cancel()
-	guard := &pilotGuard{beat: beat, cancel: cancel, clock: clock, start: clock.now(), timeout: timeout}
+	guard := &pilotGuard{beat: beat, cancel: cancel, now: clock.now, start: clock.now(), timeout: timeout}
 	if pilotStallHook != nil {
 		guard.stall = pilotStallHook()
 	}
@@ -650,13 +650,15 @@ func minESS(r *Result) float64 {
 // pilotGuardTime.) It also ends a warmup that has taken timeout by the
 // pilot clock, and notes when sampling starts.
 type pilotGuard struct {
-	beat    float64 // ESS/s to beat (0: none)
-	cancel  context.CancelFunc
-	clock   pilotClock
-	start   time.Duration // the clock at the start
-	timeout time.Duration // the warmup's limit by the clock
-	steps   int           // transitions when stopped
-	stopped float64       // the bound that stopped it (0: not stopped)
+	beat   float64 // ESS/s to beat (0: none)
+	cancel context.CancelFunc
+	// now is the pilot clock (nil: the events' wall Elapsed), start its
+	// time at the start, timeout the warmup's limit by it (0: none).
+	now     func() time.Duration
+	start   time.Duration
+	timeout time.Duration
+	steps   int     // transitions when stopped
+	stopped float64 // the bound that stopped it (0: not stopped)
 	// timedOut: the warmup took longer than timeout.
 	timedOut bool
 	// sampling: a sampling transition was recorded, samplingStart the
@@ -680,16 +682,19 @@ func (g *pilotGuard) Record(e *Event) error {
 		g.stall(e)
 	}
 	if !e.Warmup {
-		if !g.sampling {
-			g.sampling, g.samplingStart = true, g.clock.now()
+		if !g.sampling && g.now != nil {
+			g.sampling, g.samplingStart = true, g.now()
 		}
 		return nil
 	}
 	if g.stopped > 0 || g.timedOut || e.Iteration+1 < pilotGuardSteps || e.Elapsed < pilotGuardTime {
 		return nil
 	}
-	used := g.clock.now() - g.start
-	if used > g.timeout {
+	used := e.Elapsed
+	if g.now != nil {
+		used = g.now() - g.start
+	}
+	if g.timeout > 0 && used > g.timeout {
 		g.timedOut = true
 		g.cancel()
 		return nil
