@@ -101,6 +101,11 @@ type Group struct {
 	SlopeNames              []string
 	Slopes                  [][]float64
 	SlopeCenter, SlopeScale []float64
+	// FixedSD, if positive, makes the term a categorical fixed effect
+	// (Categorical with NormalLevels) rather than a random effect: each
+	// level's effect has the prior N(0, FixedSD²) and no scale is sampled
+	// (model.Factor.FixedTau). Term is then its Categorical(…) form.
+	FixedSD float64
 }
 
 // Column returns a copy of column j of X (N values).

@@ -121,11 +121,11 @@
 //     newline (cut mid-row, perhaps mid-number) is refused, and a file
 //     that is not a regular file (a device such as /dev/zero, a pipe) is
 //     refused unless ReadOptions.Special.
-//   - A mapped Store whose file another process truncates faults on the
-//     next read of the missing pages (SIGBUS). Store.Validate's reads are
-//     guarded (an error); the reads the energies make while sampling are
-//     not, and kill the process: do not modify a store file while it is
-//     open.
+//   - A mapped Store or SparseStore whose file another process truncates
+//     faults on the next read of the missing pages (SIGBUS). Their
+//     Validate's reads are guarded (an error); the reads the energies
+//     make while sampling are not, and kill the process: do not modify a
+//     store file while it is open.
 //
 // FuzzReadParquet, FuzzReadArrow and FuzzReadCSV hold the readers to
 // this, with a cap on what each input may allocate in all

@@ -18,4 +18,10 @@ func (s *Store) load(f *os.File) error {
 	return nil
 }
 
+// mapFile maps the first size bytes of f read-only.
+func mapFile(f *os.File, size int) (mem []byte, mapped bool, err error) {
+	b, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	return b, err == nil, err
+}
+
 func unmap(b []byte) error { return syscall.Munmap(b) }

@@ -25,6 +25,9 @@ type randomTerm struct {
 // no second term on the same factor (their parameters would share
 // names: put the slopes into one term).
 func (b *builder) randomTerm(t *term, where string, prev []randomTerm) (randomTerm, error) {
+	if t.optErr != "" {
+		return randomTerm{}, fmt.Errorf("data: %s: %s: %s", b.src, where, t.optErr)
+	}
 	for _, by := range t.by {
 		if by == "" {
 			return randomTerm{}, fmt.Errorf("data: %s: %s: an empty grouping column in %q (want a column, or columns joined by ':')", b.src, where, t.col)
@@ -60,7 +63,7 @@ func (b *builder) randomTerm(t *term, where string, prev []randomTerm) (randomTe
 // name, and the slopes' values.
 func (b *builder) group(r randomTerm, terms []*term, cols []*column, where []string) (Group, error) {
 	t := r.t
-	g := Group{Name: strings.Join(t.by, ":"), Term: t.lme4(), Intercept: !t.noInt}
+	g := Group{Name: strings.Join(t.by, ":"), Term: t.String(), Intercept: !t.noInt, FixedSD: t.fixedSD}
 	var index []int32
 	var levels []level // names and counts; num orders Int and Bool levels
 	var keys [][]int   // an interaction level's rank in each column

@@ -123,3 +123,43 @@ func TestRandomTermErrors(t *testing.T) {
 		wantErr(t, err, c.parts...)
 	}
 }
+
+// TestNormalLevels builds a categorical of every level with a normal
+// prior (Categorical with NormalLevels): a Group with FixedSD and every
+// level, no column in X, written as the Categorical it is; and refuses a
+// non-positive sd, TopK and Reference with it.
+func TestNormalLevels(t *testing.T) {
+	f := read(t, "small.parquet", nil)
+	d, err := Spec{Response: Above("delay", 15), Terms: []Term{Log("distance"), Categorical("origin", NormalLevels(1.5))}}.Build(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.D != 2 || len(d.Groups) != 1 {
+		t.Fatalf("D = %d (%v), %d groups: want the intercept and log(distance) in X and one group", d.D, d.Names, len(d.Groups))
+	}
+	g := d.Groups[0]
+	if g.FixedSD != 1.5 || !g.Intercept || g.Name != "origin" || g.Term != `Categorical("origin", NormalLevels(1.5))` || len(g.Slopes) != 0 {
+		t.Errorf("group %+v", g)
+	}
+	if !slices.Equal(g.Levels, []string{"ATL", "BOS", "DFW", "ORD", "SEA"}) {
+		t.Errorf("levels %v, want every origin", g.Levels)
+	}
+	for i, r := range small {
+		if got := g.Levels[g.Index[i]]; got != r.origin {
+			t.Errorf("row %d: origin %s, want %s", i+1, got, r.origin)
+		}
+	}
+	for _, c := range []struct {
+		term  Term
+		parts []string
+	}{
+		{Categorical("origin", NormalLevels(0)), []string{"NormalLevels(0): want a finite sd > 0"}},
+		{Categorical("origin", NormalLevels(math.Inf(1))), []string{"NormalLevels(+Inf)"}},
+		{Categorical("origin", NormalLevels(1), TopK(2)), []string{"TopK and Reference do not apply", `Categorical("origin"`}},
+		{Categorical("origin", Reference("ATL"), NormalLevels(1)), []string{"TopK and Reference do not apply"}},
+		{Categorical("load", NormalLevels(1)), []string{`column "load" is float`}},
+	} {
+		_, err := Spec{Response: Above("delay", 15), Terms: []Term{c.term}}.Build(f)
+		wantErr(t, err, c.parts...)
+	}
+}

@@ -126,24 +126,34 @@ func (l storeLayout) header() []byte {
 	return h
 }
 
-// parseHeader checks the header b of a file of fileSize bytes.
-func parseHeader(path string, b []byte, fileSize int64) (storeLayout, error) {
+// checkHeaderStart checks what the headers of a store and a sparse store
+// (what) share: the length, the magic, the byte order and the version.
+func checkHeaderStart(what, path string, b []byte, magic string, version uint32) error {
 	if len(b) < headerSize {
-		return storeLayout{}, fmt.Errorf("data: store %s: %d bytes, shorter than the %d-byte header (truncated, or not a store)", path, len(b), headerSize)
+		return fmt.Errorf("data: %s %s: %d bytes, shorter than the %d-byte header (truncated, or not a store)", what, path, len(b), headerSize)
 	}
-	if !bytes.Equal(b[:8], []byte(StoreMagic)) {
-		return storeLayout{}, fmt.Errorf("data: store %s: magic %q, want %q (not a store, or a build that did not finish)", path, b[:8], StoreMagic)
+	if !bytes.Equal(b[:8], []byte(magic)) {
+		return fmt.Errorf("data: %s %s: magic %q, want %q (not a %s, or a build that did not finish)", what, path, b[:8], magic, what)
 	}
 	ne := binary.NativeEndian
 	if e := ne.Uint32(b[12:]); e != endianCheck {
 		if bits.ReverseBytes32(e) == endianCheck {
-			return storeLayout{}, fmt.Errorf("data: store %s: written on a machine of the other byte order (endianness field %#08x); rewrite it here", path, e)
+			return fmt.Errorf("data: %s %s: written on a machine of the other byte order (endianness field %#08x); rewrite it here", what, path, e)
 		}
-		return storeLayout{}, fmt.Errorf("data: store %s: endianness field %#08x, want %#08x", path, e, endianCheck)
+		return fmt.Errorf("data: %s %s: endianness field %#08x, want %#08x", what, path, e, endianCheck)
 	}
-	if v := ne.Uint32(b[8:]); v != StoreVersion {
-		return storeLayout{}, fmt.Errorf("data: store %s: version %d, this reader knows %d", path, v, StoreVersion)
+	if v := ne.Uint32(b[8:]); v != version {
+		return fmt.Errorf("data: %s %s: version %d, this reader knows %d", what, path, v, version)
 	}
+	return nil
+}
+
+// parseHeader checks the header b of a file of fileSize bytes.
+func parseHeader(path string, b []byte, fileSize int64) (storeLayout, error) {
+	if err := checkHeaderStart("store", path, b, StoreMagic, StoreVersion); err != nil {
+		return storeLayout{}, err
+	}
+	ne := binary.NativeEndian
 	if r := ne.Uint32(b[20:]); r != 0 {
 		return storeLayout{}, fmt.Errorf("data: store %s: reserved field %d, want 0", path, r)
 	}
@@ -295,15 +305,23 @@ func (w *StoreWriter) Close() error {
 	if err := w.f.Close(); err != nil && w.err == nil {
 		w.err = fmt.Errorf("data: store %s: %w", w.path, err)
 	}
-	if w.err == nil {
-		if err := os.Rename(w.tmp, w.path); err != nil {
-			w.err = fmt.Errorf("data: store %s: %w", w.path, err)
+	w.err = renameOrRemove("store", w.tmp, w.path, w.err)
+	return w.err
+}
+
+// renameOrRemove ends the build of a file (what) written under tmp: it
+// renames tmp to path if the build's error err is nil, and removes tmp
+// if err or the rename's error is not.
+func renameOrRemove(what, tmp, path string, err error) error {
+	if err == nil {
+		if rerr := os.Rename(tmp, path); rerr != nil {
+			err = fmt.Errorf("data: %s %s: %w", what, path, rerr)
 		}
 	}
-	if w.err != nil {
-		os.Remove(w.tmp)
+	if err != nil {
+		os.Remove(tmp)
 	}
-	return w.err
+	return err
 }
 
 // Abort abandons the store and removes its partial file.
@@ -560,15 +578,19 @@ func (s *Store) Close() error {
 // its page again) and turns off read-ahead (MADV_RANDOM), so the resident
 // set grows only by the pages of rows drawn. It does nothing where the
 // store is not mapped.
-func (s *Store) EndFullPasses() error {
-	if !s.mmap || s.mem == nil {
+func (s *Store) EndFullPasses() error { return endFullPasses("store "+s.path, s.mem, s.mmap) }
+
+// endFullPasses advises the kernel that the passes over the mapping mem
+// of the file what are over (see Store.EndFullPasses).
+func endFullPasses(what string, mem []byte, mapped bool) error {
+	if !mapped || mem == nil {
 		return nil
 	}
-	if err := advise(s.mem, adviceDontNeed); err != nil {
-		return fmt.Errorf("data: store %s: madvise(MADV_DONTNEED): %w", s.path, err)
+	if err := advise(mem, adviceDontNeed); err != nil {
+		return fmt.Errorf("data: %s: madvise(MADV_DONTNEED): %w", what, err)
 	}
-	if err := advise(s.mem, adviceRandom); err != nil {
-		return fmt.Errorf("data: store %s: madvise(MADV_RANDOM): %w", s.path, err)
+	if err := advise(mem, adviceRandom); err != nil {
+		return fmt.Errorf("data: %s: madvise(MADV_RANDOM): %w", what, err)
 	}
 	return nil
 }

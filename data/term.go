@@ -6,6 +6,7 @@ package data
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -48,6 +49,9 @@ type term struct {
 	by     []string
 	slopes []Term
 	noInt  bool
+	// Categorical with NormalLevels: the prior sd of each level's effect
+	// (the term is then built as a Group, as Random's are).
+	fixedSD float64
 }
 
 func (t *term) spec() *term { return t }
@@ -79,6 +83,9 @@ func (t *term) String() string {
 	case kindMonth:
 		return "Month(" + q + ")"
 	case kindRandom:
+		if t.fixedSD != 0 {
+			return "Categorical(" + q + ", NormalLevels(" + formatFloat(t.fixedSD) + "))"
+		}
 		return t.lme4()
 	}
 	return "Term(" + q + ")"
@@ -147,7 +154,30 @@ func Categorical(col string, opts ...CatOption) Term {
 			o.apply(t)
 		}
 	}
+	if t.fixedSD != 0 {
+		if t.hasRef || t.topK != 0 {
+			t.optErr = "NormalLevels keeps every level, without a reference: TopK and Reference do not apply"
+		}
+		t.kind, t.by = kindRandom, []string{strings.TrimSpace(col)}
+	}
 	return t
+}
+
+// NormalLevels makes a Categorical term a fixed effect of every level —
+// no reference level, no TopK — each level's effect with the normal prior
+// N(0, sd²): a high-cardinality categorical (every airport) without a
+// dense column per level. Build puts it into Design.Groups with
+// Group.FixedSD = sd, as it does a random intercept, never into X; the
+// model samples it with the random effects' machinery, its scale fixed
+// at sd (model.Factor.FixedTau). sd must be finite and > 0.
+func NormalLevels(sd float64) CatOption {
+	return CatOption{func(t *term) {
+		if !(sd > 0) || math.IsInf(sd, 0) {
+			t.optErr = fmt.Sprintf("NormalLevels(%v): want a finite sd > 0", sd)
+			sd = math.NaN() // still a Group, to report the error
+		}
+		t.fixedSD = sd
+	}}
 }
 
 // HourOfDay is the time of day of a Time column on the circle: two

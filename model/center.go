@@ -148,6 +148,11 @@ func newCenterSys(prior *MultilevelPrior) (centerSys, error) {
 		return nil, errors.New("model: MultilevelCenter: no random effects")
 	}
 	t0 := prior.terms[0]
+	if len(prior.factors) > 1 {
+		// Several factors (random or of fixed scale) are coupled through
+		// the data.
+		return &sparseSys{m: prior.d - len(prior.terms)}, nil
+	}
 	for _, t := range prior.terms {
 		// The terms of one factor share its block: starts t0.start … t0.start + q − 1.
 		if t.start < t0.start || t.start >= t0.start+t0.stride || t.stride != t0.stride || t.g != t0.g {

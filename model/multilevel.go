@@ -89,8 +89,17 @@ type Factor struct {
 	NoIntercept bool
 	// Slopes are the covariates with a random slope per level.
 	Slopes []Covariate
-	// Tau is the prior on each of the factor's scales τ. Required.
+	// Tau is the prior on each of the factor's scales τ. Required unless
+	// FixedTau is set.
 	Tau ScalePrior
+	// FixedTau, if positive, fixes the factor's scales at FixedTau: its
+	// effects are fixed effects with the normal prior N(0, FixedTau²) — a
+	// high-cardinality categorical covariate with every level, no
+	// reference level, in a sparse design — sampled with the random
+	// effects' machinery (a block per level) but with no scale in θ. They
+	// are named "b_origin[ATL]" and "b_origin_log_distance[ATL]" (not
+	// "u_…"), and Tau must be left unset.
+	FixedTau float64
 }
 
 // scaleKind says which law a ScalePrior is.
@@ -192,7 +201,9 @@ type reTerm struct {
 //	log p(θ) = Σ_j log N(β_j | m_j, s_j²) + Σ_{k,j} [ Σ_g log N(u_{k,g,j} | 0, τ_{kj}²)
 //	           + log p(τ_{kj}) + log τ_{kj} ],
 //
-// up to a constant, the normal terms of β only where an SD is set. It
+// up to a constant, the normal terms of β only where an SD is set, and
+// τ_kj the constant Factor.FixedTau (no density, no log τ in θ) for a
+// factor of fixed scale. It
 // implements exactmh.Prior, exactmh.PriorGradienter and SparseHessian (∇²
 // of −log p, diagonal but for the coupling of each u to its log τ). Every
 // evaluation costs O(d). It is read-only and safe for concurrent use.
@@ -202,6 +213,18 @@ type MultilevelPrior struct {
 	betaMean []float64
 	betaPrec []float64 // 1/s_j², 0 for a flat coefficient
 	terms    []reTerm
+	// Every factor's effects, in θ's order: level g's q effects at
+	// start + g·q, and for a factor of fixed scale (Factor.FixedTau) the
+	// precision 1/τ² of each (0 for a random factor, whose terms hold
+	// it).
+	factors []priorFactor
+}
+
+// priorFactor is where a factor's effects are in θ and, for a fixed
+// scale, their prior precision.
+type priorFactor struct {
+	start, q, g int
+	prec        float64
 }
 
 // NumFixed returns the number of fixed effects, θ[0:NumFixed()].
@@ -229,18 +252,13 @@ func (p *MultilevelPrior) Blocks() []int32 {
 		b[j] = 0
 	}
 	next := int32(1)
-	for k := 0; k < len(p.terms); {
-		// The terms of one factor share start/stride: a level's block is
-		// its q = stride effects.
-		t := p.terms[k]
-		base := t.start
-		for g := range t.g {
-			for j := range t.stride {
-				b[base+g*t.stride+j] = next
+	for _, f := range p.factors {
+		for g := range f.g {
+			for j := range f.q {
+				b[f.start+g*f.q+j] = next
 			}
 			next++
 		}
-		k += t.stride
 	}
 	return b
 }
@@ -263,6 +281,15 @@ func (p *MultilevelPrior) LogPrior(theta []float64) float64 {
 		}
 		f, _, _ := t.prior.logDensity(l)
 		s += -ss*math.Exp(-2*l)/2 - float64(t.g)*l + f
+	}
+	for _, f := range p.factors {
+		if f.prec != 0 {
+			var ss float64
+			for _, u := range theta[f.start : f.start+f.g*f.q] {
+				ss += u * u
+			}
+			s -= f.prec * ss / 2
+		}
 	}
 	if math.IsNaN(s) {
 		return math.Inf(-1)
@@ -288,6 +315,11 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 		}
 		_, d1, _ := t.prior.logDensity(l)
 		grad[t.logTau] += ss*w - float64(t.g) + d1
+	}
+	for _, f := range p.factors {
+		for j := f.start; j < f.start+f.g*f.q && f.prec != 0; j++ {
+			grad[j] -= f.prec * theta[j]
+		}
 	}
 }
 
@@ -327,6 +359,11 @@ func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error)
 	for j, prec := range p.betaPrec[:p.nBeta] {
 		h.Val[h.ColPtr[j]] = prec
 	}
+	for _, f := range p.factors {
+		for j := f.start; j < f.start+f.g*f.q && f.prec != 0; j++ {
+			h.Val[h.ColPtr[j]] = f.prec
+		}
+	}
 	for _, t := range p.terms {
 		l := theta[t.logTau]
 		w := math.Exp(-2 * l)
@@ -353,18 +390,69 @@ func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error)
 // energy keeps Y and Offset; the sparse rows are built in one pass, N·(p +
 // Σ_k q_k) entries at most (zeros are not stored).
 func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
+	post, fixed, blocks, err := newMultilevel(m, false)
+	if err != nil {
+		return nil, err
+	}
+	d := post.Prior.(*MultilevelPrior).d
+	if m.Float32 {
+		post.Energy, err = NewSparseGLM(multilevelRows[float32](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+	} else {
+		post.Energy, err = NewSparseGLM(multilevelRows[float64](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model: NewMultilevel: %w", err)
+	}
+	return post, post.Validate()
+}
+
+// NewMultilevelRows returns the posterior of the multilevel model m whose
+// design is given as sparse rows already laid out as NewMultilevel lays
+// them out — the fixed effects (the intercept first if m.Intercept) in
+// columns 0 … p−1, then each factor's effects level by level, terms
+// (intercept first) within a level — such as the rows of a mapped
+// data.SparseStore. The rows, m.Y and m.Offset are kept, not copied, so a
+// design larger than memory is sampled from its mapping. m describes the
+// model without its data: the fixed effects' Names (Values nil), each
+// factor's Name, Levels (required: they set G), NoIntercept, Slopes'
+// Names and Tau; Index and Values are not read, and Float32 is implied by
+// T. The parameters are named as NewMultilevel names them. It checks that
+// the rows have the layout's width (its columns, or the dimension of θ
+// with the log scales, which no row holds) and (NewSparseGLM) that every row
+// pointer, column and value is valid, in one pass over the rows.
+func NewMultilevelRows[T float32 | float64](m *Multilevel, rows SparseRows[T]) (*exactmh.Posterior, error) {
+	post, _, _, err := newMultilevel(m, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w (NewMultilevelRows)", err)
+	}
+	p := post.Prior.(*MultilevelPrior)
+	if cols := p.d - len(p.terms); rows.D != cols && rows.D != p.d || rows.N != len(m.Y) {
+		return nil, fmt.Errorf("model: NewMultilevelRows: rows of %d×%d, want N = len(Y) = %d rows of the layout's %d columns (or the dimension %d)", rows.N, rows.D, len(m.Y), cols, p.d)
+	}
+	rows.D = p.d // the log scales' columns, which no row holds
+	if post.Energy, err = NewSparseGLM(rows, m.Y, m.Offset, m.Family); err != nil {
+		return nil, fmt.Errorf("model: NewMultilevelRows: %w", err)
+	}
+	return post, post.Validate()
+}
+
+// newMultilevel checks m and returns its posterior without an energy, the
+// fixed effects and the factors' places in θ. With described, m has no
+// data but Y and Offset: the factors' Index and the covariates' Values are
+// not read.
+func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covariate, []factorBlock, error) {
 	if m == nil {
-		return nil, errors.New("model: NewMultilevel: nil model")
+		return nil, nil, nil, errors.New("model: NewMultilevel: nil model")
 	}
 	n := len(m.Y)
 	if n == 0 {
-		return nil, errors.New("model: NewMultilevel: no data (len(Y) = 0)")
+		return nil, nil, nil, errors.New("model: NewMultilevel: no data (len(Y) = 0)")
 	}
 	if m.Family == nil {
-		return nil, errors.New("model: NewMultilevel: nil Family")
+		return nil, nil, nil, errors.New("model: NewMultilevel: nil Family")
 	}
 	if len(m.Factors) == 0 {
-		return nil, errors.New("model: NewMultilevel: no grouping factor (a model without random effects is a GLM: use NewGLM)")
+		return nil, nil, nil, errors.New("model: NewMultilevel: no grouping factor (a model without random effects is a GLM: use NewGLM)")
 	}
 	var names []string
 	seen := map[string]string{}
@@ -385,24 +473,24 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 	}
 	fixed = append(fixed, m.Fixed...)
 	for j, c := range fixed {
-		if !(m.Intercept && j == 0) {
+		if !(m.Intercept && j == 0) && !described {
 			if err := checkColumn(fmt.Sprintf("fixed effect %d (%q)", j, c.Name), c.Values, n); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 		}
 		if err := addName(c.Name, fmt.Sprintf("fixed effect %d", j)); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	nb := len(fixed)
 	prior := &MultilevelPrior{nBeta: nb, betaMean: make([]float64, nb), betaPrec: make([]float64, nb)}
 	if m.FixedSD != nil {
 		if len(m.FixedSD) != nb {
-			return nil, fmt.Errorf("model: NewMultilevel: len(FixedSD) = %d, want the number of fixed effects %d", len(m.FixedSD), nb)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: len(FixedSD) = %d, want the number of fixed effects %d", len(m.FixedSD), nb)
 		}
 		for j, s := range m.FixedSD {
 			if !(s >= 0) || math.IsInf(s, 0) {
-				return nil, fmt.Errorf("model: NewMultilevel: FixedSD[%d] (%s) = %v, want finite ≥ 0 (0: flat)", j, fixed[j].Name, s)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: FixedSD[%d] (%s) = %v, want finite ≥ 0 (0: flat)", j, fixed[j].Name, s)
 			}
 			if s > 0 {
 				prior.betaPrec[j] = 1 / (s * s)
@@ -411,11 +499,11 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 	}
 	if m.FixedMean != nil {
 		if len(m.FixedMean) != nb {
-			return nil, fmt.Errorf("model: NewMultilevel: len(FixedMean) = %d, want the number of fixed effects %d", len(m.FixedMean), nb)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: len(FixedMean) = %d, want the number of fixed effects %d", len(m.FixedMean), nb)
 		}
 		for j, v := range m.FixedMean {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("model: NewMultilevel: FixedMean[%d] (%s) = %v is not finite", j, fixed[j].Name, v)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: FixedMean[%d] (%s) = %v is not finite", j, fixed[j].Name, v)
 			}
 		}
 		copy(prior.betaMean, m.FixedMean)
@@ -427,13 +515,25 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 		f := &m.Factors[k]
 		what := fmt.Sprintf("factor %d (%q)", k, f.Name)
 		if f.Name == "" {
-			return nil, fmt.Errorf("model: NewMultilevel: factor %d has no name", k)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: factor %d has no name", k)
 		}
-		if err := f.Tau.check(); err != nil {
-			return nil, fmt.Errorf("model: NewMultilevel: %s: %w", what, err)
+		switch {
+		case f.FixedTau != 0 && (!(f.FixedTau > 0) || math.IsInf(f.FixedTau, 0)):
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: FixedTau = %v, want finite > 0 (or 0: τ sampled)", what, f.FixedTau)
+		case f.FixedTau > 0 && f.Tau.kind != noScalePrior:
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: both Tau (%s) and FixedTau = %v: set one", what, f.Tau, f.FixedTau)
+		case f.FixedTau == 0:
+			if err := f.Tau.check(); err != nil {
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %w", what, err)
+			}
 		}
-		if len(f.Index) != n {
-			return nil, fmt.Errorf("model: NewMultilevel: %s: len(Index) = %d, want N = %d", what, len(f.Index), n)
+		if described {
+			if f.Levels == nil {
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: no Levels (the rows do not say how many levels there are)", what)
+			}
+			f = &Factor{Name: f.Name, Levels: f.Levels, NoIntercept: f.NoIntercept, Slopes: f.Slopes, Tau: f.Tau, FixedTau: f.FixedTau}
+		} else if len(f.Index) != n {
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: len(Index) = %d, want N = %d", what, len(f.Index), n)
 		}
 		g := len(f.Levels)
 		if f.Levels == nil {
@@ -441,9 +541,9 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 				g = max(g, int(v)+1)
 			}
 		}
-		for i, v := range f.Index {
+		for i, v := range f.Index { // nil when described
 			if v < 0 || int(v) >= g {
-				return nil, fmt.Errorf("model: NewMultilevel: %s: Index[%d] = %d, want a level in [0, %d)", what, i, v, g)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: Index[%d] = %d, want a level in [0, %d)", what, i, v, g)
 			}
 		}
 		levels := f.Levels
@@ -459,35 +559,47 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 		}
 		for j, c := range f.Slopes {
 			if c.Name == "" {
-				return nil, fmt.Errorf("model: NewMultilevel: %s: slope %d has no name", what, j)
+				return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: slope %d has no name", what, j)
+			}
+			if described {
+				continue
 			}
 			if err := checkColumn(fmt.Sprintf("%s: slope %q", what, c.Name), c.Values, n); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 		}
 		terms = append(terms, f.Slopes...)
 		if len(terms) == 0 {
-			return nil, fmt.Errorf("model: NewMultilevel: %s has neither an intercept nor a slope", what)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s has neither an intercept nor a slope", what)
 		}
 		q := len(terms)
 		if d > exactmh.MaxDim-g*q {
-			return nil, fmt.Errorf("model: NewMultilevel: %s: %d levels × %d terms take the dimension past MaxDim = %d", what, g, q, exactmh.MaxDim)
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %d levels × %d terms take the dimension past MaxDim = %d", what, g, q, exactmh.MaxDim)
 		}
 		blocks[k] = factorBlock{f: f, start: d, q: q, levels: levels, slopes: terms}
+		pf := priorFactor{start: d, q: q, g: g}
+		prefix := "u_"
+		if f.FixedTau > 0 {
+			pf.prec, prefix = 1/(f.FixedTau*f.FixedTau), "b_"
+		}
+		prior.factors = append(prior.factors, pf)
 		for l, lv := range levels {
 			for _, c := range terms {
-				name := "u_" + f.Name
+				name := prefix + f.Name
 				if c.Name != "" {
 					name += "_" + c.Name
 				}
 				if err := addName(name+"["+lv+"]", fmt.Sprintf("%s, level %d", what, l)); err != nil {
-					return nil, err
+					return nil, nil, nil, err
 				}
 			}
 		}
 		d += g * q
 	}
 	for k, b := range blocks {
+		if b.f.FixedTau > 0 {
+			continue
+		}
 		for j, c := range b.slopes {
 			prior.terms = append(prior.terms, reTerm{
 				factor: b.f.Name, term: c.Name, start: b.start + j, stride: b.q, g: len(b.levels),
@@ -498,23 +610,13 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 				name += "_" + c.Name
 			}
 			if err := addName(name, fmt.Sprintf("factor %d (%q), scale of term %d", k, b.f.Name, j)); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			d++
 		}
 	}
 	prior.d = d
-	post := &exactmh.Posterior{Prior: prior, Names: names}
-	var err error
-	if m.Float32 {
-		post.Energy, err = NewSparseGLM(multilevelRows[float32](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
-	} else {
-		post.Energy, err = NewSparseGLM(multilevelRows[float64](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("model: NewMultilevel: %w", err)
-	}
-	return post, post.Validate()
+	return &exactmh.Posterior{Prior: prior, Names: names}, fixed, blocks, nil
 }
 
 // factorBlock is where a factor's effects are in θ: level g's q effects

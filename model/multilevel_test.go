@@ -163,6 +163,45 @@ func refLogPrior(m *Multilevel, p *MultilevelPrior, theta []float64) float64 {
 	return s
 }
 
+// checkPriorDerivs checks the multilevel prior's gradient against central
+// differences of LogPrior and its sparse Hessian against central
+// differences of the gradient at th0.
+func checkPriorDerivs(t *testing.T, post *exactmh.Posterior, th0 []float64) {
+	t.Helper()
+	p := post.Prior.(*MultilevelPrior)
+	d := len(th0)
+	grad := make([]float64, d)
+	p.AddLogPriorGradient(grad, th0)
+	const h = 1e-6
+	for j := range d {
+		tp, tm := slices.Clone(th0), slices.Clone(th0)
+		tp[j] += h
+		tm[j] -= h
+		if fd := (p.LogPrior(tp) - p.LogPrior(tm)) / (2 * h); !near(grad[j], fd, 1e-6) {
+			t.Errorf("∂log p/∂θ_%d (%s) = %v, central difference %v", j, post.Names[j], grad[j], fd)
+		}
+	}
+	hs, err := p.SparseHessian(th0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm := denseOf(t, hs)
+	for b := range d {
+		tp, tm := slices.Clone(th0), slices.Clone(th0)
+		tp[b] += h
+		tm[b] -= h
+		gp, gm := make([]float64, d), make([]float64, d)
+		p.AddLogPriorGradient(gp, tp)
+		p.AddLogPriorGradient(gm, tm)
+		for a := range d {
+			fd := -(gp[a] - gm[a]) / (2 * h)
+			if !near(hm[a][b], fd, 1e-6) {
+				t.Errorf("∇²(−log p)[%s][%s] = %v, central difference %v", post.Names[a], post.Names[b], hm[a][b], fd)
+			}
+		}
+	}
+}
+
 // TestMultilevelPrior checks the prior against gonum's densities (up to
 // the constant, through differences), its gradient against central
 // differences of LogPrior and its sparse Hessian against central
@@ -187,36 +226,7 @@ func TestMultilevelPrior(t *testing.T) {
 					t.Fatalf("log p(θ) − log p(θ₀) = %v, gonum's densities %v", got, want)
 				}
 			}
-			grad := make([]float64, d)
-			p.AddLogPriorGradient(grad, th0)
-			const h = 1e-6
-			for j := range d {
-				tp, tm := slices.Clone(th0), slices.Clone(th0)
-				tp[j] += h
-				tm[j] -= h
-				if fd := (p.LogPrior(tp) - p.LogPrior(tm)) / (2 * h); !near(grad[j], fd, 1e-6) {
-					t.Errorf("∂log p/∂θ_%d (%s) = %v, central difference %v", j, post.Names[j], grad[j], fd)
-				}
-			}
-			hs, err := p.SparseHessian(th0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hm := denseOf(t, hs)
-			for b := range d {
-				tp, tm := slices.Clone(th0), slices.Clone(th0)
-				tp[b] += h
-				tm[b] -= h
-				gp, gm := make([]float64, d), make([]float64, d)
-				p.AddLogPriorGradient(gp, tp)
-				p.AddLogPriorGradient(gm, tm)
-				for a := range d {
-					fd := -(gp[a] - gm[a]) / (2 * h)
-					if !near(hm[a][b], fd, 1e-6) {
-						t.Errorf("∇²(−log p)[%s][%s] = %v, central difference %v", post.Names[a], post.Names[b], hm[a][b], fd)
-					}
-				}
-			}
+			checkPriorDerivs(t, post, th0)
 		})
 	}
 }

@@ -457,18 +457,43 @@ func (e *SparseGLM[T]) TaylorBound(order int, prior exactmh.Prior) ([]float64, e
 type hessPattern struct {
 	colPtr []int
 	rowIdx []int
-	// The rows that have an entry in column j are tRow[tPtr[j]:tPtr[j+1]],
-	// the entry's position in Col/Val tPos[tPtr[j]:tPtr[j+1]].
+	// The rows that have an entry in column j are tRow[tPtr[j]:tPtr[j+1]]
+	// (transpose), built at each use and dropped after
+	// it, the entry's position in Col/Val found by entry: the energy
+	// keeps O(nnz(H) + d), not O(nnz(X)), between Hessians, which matters
+	// for rows in a mapped store larger than the heap should be.
 	tPtr []int
-	tRow []int32
-	tPos []int
+}
+
+// transpose returns, for each column j, the rows of r that have an entry
+// in it, ascending: tRow[p.tPtr[j]:p.tPtr[j+1]]. O(nnz(X)) time and
+// memory.
+func transpose[T float32 | float64](p *hessPattern, r *SparseRows[T]) []int32 {
+	tRow := make([]int32, len(r.Col))
+	next := make([]int, r.D)
+	copy(next, p.tPtr[:r.D])
+	for i := range r.N {
+		for _, c := range r.Col[r.RowPtr[i]:r.RowPtr[i+1]] {
+			tRow[next[c]] = int32(i)
+			next[c]++
+		}
+	}
+	return tRow
+}
+
+// entry returns the position in Col/Val of row i's entry in column j,
+// which it has: a binary search of the row's columns.
+func (r *SparseRows[T]) entry(i int, j int32) int {
+	lo := r.RowPtr[i]
+	k, _ := slices.BinarySearch(r.Col[lo:r.RowPtr[i+1]], j)
+	return lo + k
 }
 
 // pattern builds (once) the Hessian's pattern: column j holds row c ≥ j
 // when some datum has entries in both columns j and c. With the rows'
 // transpose, column j is the union of the tails (columns ≥ j) of the rows
 // that have an entry in j, found with a marker array: O(Σ_i nnz(x_i)²)
-// time, O(nnz(H) + nnz(X)) memory.
+// time, O(nnz(H) + nnz(X)) memory (4 bytes per entry of X).
 func (e *SparseGLM[T]) pattern() *hessPattern {
 	e.hessOnce.Do(func() {
 		r := &e.rows
@@ -480,18 +505,7 @@ func (e *SparseGLM[T]) pattern() *hessPattern {
 		for j := range d {
 			p.tPtr[j+1] += p.tPtr[j]
 		}
-		p.tRow = make([]int32, len(r.Col))
-		p.tPos = make([]int, len(r.Col))
-		next := make([]int, d)
-		copy(next, p.tPtr[:d])
-		for i := range r.N {
-			for k := r.RowPtr[i]; k < r.RowPtr[i+1]; k++ {
-				c := r.Col[k]
-				p.tRow[next[c]] = int32(i)
-				p.tPos[next[c]] = k
-				next[c]++
-			}
-		}
+		tRow := transpose(p, r)
 		mark := make([]int, d)
 		for j := range mark {
 			mark[j] = -1
@@ -500,8 +514,8 @@ func (e *SparseGLM[T]) pattern() *hessPattern {
 		for j := range d {
 			start := len(p.rowIdx)
 			for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
-				i := int(p.tRow[t])
-				for k := p.tPos[t]; k < r.RowPtr[i+1]; k++ {
+				i := int(tRow[t])
+				for k := r.entry(i, int32(j)); k < r.RowPtr[i+1]; k++ {
 					if c := int(r.Col[k]); mark[c] != j {
 						mark[c] = j
 						p.rowIdx = append(p.rowIdx, c)
@@ -522,7 +536,8 @@ func (e *SparseGLM[T]) pattern() *hessPattern {
 // fills column j from the data with an entry in j, each adding
 // f″·x_ij·x_ic to a dense accumulator at the columns c ≥ j of its row:
 // O(Σ_i nnz(x_i)²) time with the f″ of every datum computed once,
-// O(N + d) scratch. The matrix is the caller's: every call returns new
+// O(N + nnz(X) + d) scratch (f″, the rows by column), none kept. The
+// matrix is the caller's: every call returns new
 // slices. A non-finite f″ is an error naming the datum.
 func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
 	r := &e.rows
@@ -530,6 +545,7 @@ func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
 		return nil, fmt.Errorf("model: SparseGLM.SparseHessian: len(θ) = %d, want the dimension %d", len(theta), r.D)
 	}
 	p := e.pattern()
+	tRow := transpose(p, r)
 	f2 := make([]float64, r.N)
 	for i := range f2 {
 		_, f2[i] = e.family.LossDerivs(e.y[i], e.Eta(i, theta))
@@ -541,7 +557,8 @@ func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
 	acc := make([]float64, r.D)
 	for j := range r.D {
 		for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
-			i, k0 := int(p.tRow[t]), p.tPos[t]
+			i := int(tRow[t])
+			k0 := r.entry(i, int32(j))
 			a := f2[i] * float64(r.Val[k0])
 			for k := k0; k < r.RowPtr[i+1]; k++ {
 				acc[r.Col[k]] += a * float64(r.Val[k])

@@ -161,8 +161,14 @@ func parseTerm1(s string) (termCol, error) {
 					return termCol{}, fmt.Errorf("term %q: want ref=LEVEL", s)
 				}
 				co = append(co, data.Reference(v))
+			case "sd":
+				sd, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if !ok || err != nil || !(sd > 0) || math.IsInf(sd, 0) {
+					return termCol{}, fmt.Errorf("term %q: want sd=S with S a finite number > 0", s)
+				}
+				co = append(co, data.NormalLevels(sd))
 			default:
-				return termCol{}, fmt.Errorf("term %q: unknown option %q (cat takes top=K and ref=LEVEL)", s, o)
+				return termCol{}, fmt.Errorf("term %q: unknown option %q (cat takes top=K, ref=LEVEL and sd=S)", s, o)
 			}
 		}
 		return termCol{data.Categorical(col, co...), col}, nil
@@ -388,6 +394,10 @@ func (m *modelFlags) build() (*fitted, error) {
 		return nil, inputErr(err)
 	}
 	if len(d.Groups) > 0 {
+		random := slices.ContainsFunc(d.Groups, func(g data.Group) bool { return g.FixedSD == 0 })
+		if m.tauPrior != "" && !random {
+			return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group) (cat(c;sd=S) fixes its scale at S)", m.tauPrior)
+		}
 		return m.buildMultilevel(d, fam, resp, terms)
 	}
 	if m.tauPrior != "" {
@@ -497,6 +507,9 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	}
 	for _, g := range d.Groups {
 		f := model.Factor{Name: stancsv.SafeNames([]string{g.Name})[0], Index: g.Index, Levels: g.Levels, NoIntercept: !g.Intercept, Tau: tau}
+		if g.FixedSD > 0 { // cat(c;sd=S): every level a fixed effect, τ = S
+			f.Tau, f.FixedTau = model.ScalePrior{}, g.FixedSD
+		}
 		slopeNames := stancsv.SafeNames(g.SlopeNames)
 		for j, v := range g.Slopes {
 			f.Slopes = append(f.Slopes, model.Covariate{Name: slopeNames[j], Values: v})

@@ -143,3 +143,39 @@ func FuzzParseTerms(f *testing.F) {
 		}
 	})
 }
+
+// TestSampleNormalLevels samples a model with a random intercept and a
+// categorical of every level with a normal prior, cat(origin;sd=1),
+// through the CLI: the categorical's effects are named b_origin[LEVEL],
+// with no scale of their own, and malformed uses are refused.
+func TestSampleNormalLevels(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "sample", "--data", flights, "--response", "delay>15", "--terms",
+		"log(distance),(1|destination),cat(origin;sd=1)", "--kernel", "nuts", "--chains", "2",
+		"--warmup", "100", "--draws", "100", "--seed", "3", "--out", filepath.Join(dir, "nl"))
+	names := readCSV(t, filepath.Join(dir, "nl_1.csv")).ParamNames()
+	for _, want := range [][2]string{{"b_origin[ATL]", "b_origin_ATL"}, {"u_destination[BOS]", "u_destination_BOS"}, {"log_tau_destination", "log_tau_destination"}} {
+		if !strings.Contains(r.stdout, want[0]+" ") {
+			t.Errorf("the summary has no row %q:\n%s", want[0], r.stdout)
+		}
+		if !slices.Contains(names, want[1]) {
+			t.Errorf("the Stan CSV has no column %q: %q", want[1], names)
+		}
+	}
+	// 2 fixed effects, 12 origins, 12 destinations, 1 scale.
+	if len(names) != 2+12+12+1 || slices.Contains(names, "log_tau_origin") {
+		t.Errorf("%d parameters, want 27 and no log_tau_origin: %q", len(names), names)
+	}
+	base := []string{"sample", "--data", flights, "--response", "delay>15", "--warmup", "20", "--draws", "20", "--quiet"}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--terms", "cat(origin;sd=0)"}, "want sd=S with S a finite number > 0"},
+		{[]string{"--terms", "cat(origin;sd=1;top=3)"}, "TopK and Reference do not apply"},
+		{[]string{"--terms", "cat(origin;sd=1)", "--tau-prior", "half-normal:1"}, "no random effect"},
+		{[]string{"--terms", "cat(origin;sd=1),(1|origin)"}, `both group by "origin"`},
+	} {
+		wantError(t, cli(t, dir, append(slices.Clone(base), c.extra...)...), exitBadInput, c.want)
+	}
+}

@@ -43,6 +43,9 @@ TERMS (--response and --terms; --terms is a comma-separated list):
   cat(c)            one-hot levels of c, the most frequent the reference
   cat(c;top=K;ref=L)  keep the K most frequent levels (the rest "other");
                     reference level L (both optional, ';'-separated)
+  cat(c;sd=S)       every level of c its own effect, no reference, each
+                    with the prior normal(0, S) (b_c[LEVEL]): sampled in a
+                    sparse design, like (1|c) with tau fixed at S
   hour(t)           sin and cos of the hour of day of time column t
   dow(t), month(t)  one-hot day of week (Monday the reference) and month
                     (January the reference) of time column t

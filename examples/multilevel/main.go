@@ -51,6 +51,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+	store "github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/examples/internal/memstat"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/sparse"
@@ -82,6 +84,8 @@ func main() {
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
 	stanCSV := flag.String("stan", "", "rstan's sample file of stan/run.R on the same data (comma-separated for several chains): compare the posteriors")
+	storeDir := flag.String("store", "", "the scale mode: write the data once to a mapped sparse store in this directory (reused when present), sample the posterior over the mapped rows (model.NewMultilevelRows) and report the memory against the file's size")
+	memProfile := flag.String("memprofile", "", "with -store: write a heap profile (the memory in use when sampling begins, by allocation site) to this file")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
@@ -93,20 +97,46 @@ func main() {
 	}
 	start := time.Now()
 	cpu0 := cpuTime()
-	d := simulate(*n, *groups, *minSize, *maxSize, cf.Seed)
-	if *export != "" {
-		if err := d.export(*export); err != nil {
-			log.Fatal(err)
-		}
-		return
-	}
-	post, err := d.posterior(*f32)
-	if err != nil {
-		log.Fatal(err)
-	}
 	say := func(format string, a ...any) {
 		if !cf.Quiet {
 			fmt.Fprintf(os.Stderr, format+"\n", a...)
+		}
+	}
+	var d *data
+	var post *exactmh.Posterior
+	var err error
+	rec := cf.Progress()
+	var adv *memstat.Adviser
+	if *storeDir != "" {
+		var st *store.SparseStore
+		d, post, st, err = fromStore(*storeDir, *n, *groups, *minSize, *maxSize, cf.Seed, *f32, say)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer st.Close()
+		var heap runtime.MemStats
+		adv = &memstat.Adviser{Inner: rec, Do: func() error {
+			// The kernel's tables are built: what the heap holds now is
+			// what sampling needs.
+			runtime.GC()
+			runtime.ReadMemStats(&heap)
+			if *memProfile != "" {
+				writeHeapProfile(*memProfile)
+			}
+			return st.EndFullPasses()
+		}}
+		rec = adv
+		defer memReport(st, adv, &heap)
+	} else {
+		d = simulate(*n, *groups, *minSize, *maxSize, cf.Seed)
+		if *export != "" {
+			if err := d.export(*export); err != nil {
+				log.Fatal(err)
+			}
+			return
+		}
+		if post, err = d.posterior(*f32); err != nil {
+			log.Fatal(err)
 		}
 	}
 	dim := post.Energy.Dim()
@@ -118,14 +148,14 @@ func main() {
 		// The automatic default: Choose finds the centre and pilots.
 		*proposal = "auto"
 		res, err = exactmh.Sample(context.Background(), post, nil, &exactmh.Settings{
-			Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: cf.Progress(), TargetAccept: *accept})
+			Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: rec, TargetAccept: *accept})
 		if err != nil {
 			log.Fatal(err)
 		}
 		kern = res.Choice.Kernel
 		fmt.Printf("automatic default: %s\n", res.Choice)
 	} else {
-		res, kern = sampleWith(post, d, cf, *kernel, *proposal, *exactBelow, *free, *warmup, *thin, *accept, say)
+		res, kern = sampleWith(post, d, cf, rec, *kernel, *proposal, *exactBelow, *free, *warmup, *thin, *accept, say)
 	}
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0
@@ -167,7 +197,7 @@ func main() {
 
 // sampleWith runs the kernel named by kernel around model.MultilevelCenter's
 // centre.
-func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, kernel, proposal string, exactBelow int, free bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
+func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh.Recorder, kernel, proposal string, exactBelow int, free bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
 	dim := post.Energy.Dim()
 	t0 := time.Now()
 	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
@@ -202,7 +232,7 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, kernel, pro
 		kern = exactmh.GroupGibbs{Center: center, ExactBelow: exactBelow}
 	}
 	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
-		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: cf.Progress(), TargetAccept: accept})
+		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: rec, TargetAccept: accept})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -331,13 +361,53 @@ func groupSizes(n, groups, lo, hi int) []int {
 	return sizes
 }
 
+// simulate returns the data set of n data in groups groups of sizes from
+// lo to hi, held in memory.
 func simulate(n, groups, lo, hi int, seed uint64) *data {
-	rng := rand.New(rand.NewPCG(seed, 30))
-	d := &data{sizes: groupSizes(n, groups, lo, hi), tau: [2]float64{0.5, 0.25}}
-	n = 0
-	for _, s := range d.sizes {
-		n += s
+	d := &data{}
+	d.x = make([][]float64, 9)
+	simulateRows(d, n, groups, lo, hi, seed, func(g int32, x []float64, y float64) error {
+		d.y, d.g = append(d.y, y), append(d.g, g)
+		for j, v := range x {
+			d.x[j] = append(d.x[j], v)
+		}
+		return nil
+	})
+	return d
+}
+
+// simulateRows draws the truth into d (sizes, β, τ, u) and then the data,
+// group by group, handing each datum's group, x1 … x9 (a buffer reused
+// for the next) and label to row: the rows of any N are drawn without
+// being held.
+func simulateRows(d *data, n, groups, lo, hi int, seed uint64, row func(g int32, x []float64, y float64) error) error {
+	rng := d.truth(n, groups, lo, hi, seed)
+	x := make([]float64, 9)
+	for g, s := range d.sizes {
+		for range s {
+			z := d.beta[0]
+			for j := range x {
+				x[j] = rng.NormFloat64()
+				z += d.beta[j+1] * x[j]
+			}
+			z += d.u[g][0] + d.u[g][1]*x[0]
+			var y float64
+			if rng.Float64() < 1/(1+math.Exp(-z)) {
+				y = 1
+			}
+			if err := row(int32(g), x, y); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// truth draws the group sizes, β, τ and the effects u into d and
+// returns the random stream the data are drawn from next.
+func (d *data) truth(n, groups, lo, hi int, seed uint64) *rand.Rand {
+	rng := rand.New(rand.NewPCG(seed, 30))
+	d.sizes, d.tau = groupSizes(n, groups, lo, hi), [2]float64{0.5, 0.25}
 	d.beta = make([]float64, 10)
 	d.beta[0] = -1
 	for j := 1; j < 10; j++ {
@@ -347,46 +417,32 @@ func simulate(n, groups, lo, hi int, seed uint64) *data {
 	for g := range d.u {
 		d.u[g] = [2]float64{d.tau[0] * rng.NormFloat64(), d.tau[1] * rng.NormFloat64()}
 	}
-	d.y, d.g = make([]float64, n), make([]int32, n)
-	d.x = make([][]float64, 9)
-	for j := range d.x {
-		d.x[j] = make([]float64, n)
-	}
-	i := 0
-	for g, s := range d.sizes {
-		for range s {
-			z := d.beta[0]
-			for j := range 9 {
-				v := rng.NormFloat64()
-				d.x[j][i] = v
-				z += d.beta[j+1] * v
-			}
-			z += d.u[g][0] + d.u[g][1]*d.x[0][i]
-			if rng.Float64() < 1/(1+math.Exp(-z)) {
-				d.y[i] = 1
-			}
-			d.g[i] = int32(g)
-			i++
-		}
-	}
-	return d
+	return rng
 }
 
-func (d *data) posterior(f32 bool) (*exactmh.Posterior, error) {
+// spec returns the model without its data: logistic, an intercept and
+// β ~ N(0, 5²) on the 10 fixed effects, a random intercept and slope on
+// x1 per group g with τ ~ half-normal(1).
+func spec() *model.Multilevel {
 	m := &model.Multilevel{
 		Family:    model.LogisticFamily{},
-		Y:         d.y,
 		Intercept: true,
 		FixedSD:   make([]float64, 10),
-		Factors: []model.Factor{{Name: "g", Index: d.g, Slopes: []model.Covariate{{Name: "x1", Values: d.x[0]}},
+		Factors: []model.Factor{{Name: "g", Slopes: []model.Covariate{{Name: "x1"}},
 			Tau: model.HalfNormal(1)}},
-		Float32: f32,
-	}
-	for j := range 9 {
-		m.Fixed = append(m.Fixed, model.Covariate{Name: fmt.Sprintf("x%d", j+1), Values: d.x[j]})
 	}
 	for j := range m.FixedSD {
 		m.FixedSD[j] = 5
+	}
+	return m
+}
+
+func (d *data) posterior(f32 bool) (*exactmh.Posterior, error) {
+	m := spec()
+	m.Y, m.Float32 = d.y, f32
+	m.Factors[0].Index, m.Factors[0].Slopes[0].Values = d.g, d.x[0]
+	for j := range 9 {
+		m.Fixed = append(m.Fixed, model.Covariate{Name: fmt.Sprintf("x%d", j+1), Values: d.x[j]})
 	}
 	return model.NewMultilevel(m)
 }

@@ -29,7 +29,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -40,11 +39,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/examples/internal/memstat"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
 )
@@ -128,9 +127,9 @@ func (r *run) main(dir string) error {
 	defer s.Close()
 	size := s.Size()
 	if build > 0 {
-		r.say("store     %s: %s, built in %.1fs", r.path, gb(size), build.Seconds())
+		r.say("store     %s: %s, built in %.1fs", r.path, memstat.GB(size), build.Seconds())
 	} else {
-		r.say("store     %s: %s, reused", r.path, gb(size))
+		r.say("store     %s: %s, reused", r.path, memstat.GB(size))
 	}
 	r.mem("opened")
 
@@ -174,7 +173,17 @@ func (r *run) main(dir string) error {
 	// The kernel's start and warmup may still pass over the data (TunaMH
 	// compares itself with MH during warmup); the advice is given when the
 	// first chain begins sampling.
-	adv := &adviser{store: s, on: r.advise, cold: r.cold, inner: r.cf.Progress()}
+	adv := &memstat.Adviser{Inner: r.cf.Progress()}
+	var advReadBytes int64
+	if r.advise || r.cold {
+		adv.Do = func() error {
+			defer func() { advReadBytes = readBytes() }()
+			if r.cold {
+				return s.EvictCache()
+			}
+			return s.EndFullPasses()
+		}
+	}
 	set.Recorder = adv
 	set.Draws, set.Warmup = r.cf.Draws, r.warmup
 	if set.Draws == 0 {
@@ -185,8 +194,8 @@ func (r *run) main(dir string) error {
 		return err
 	}
 	res.Choice = choice
-	if adv.err != nil {
-		return adv.err
+	if adv.Err != nil {
+		return adv.Err
 	}
 	m := r.mem("sampled") // before the summary's FFTs add their own
 	sum := res.Summary()
@@ -197,26 +206,26 @@ func (r *run) main(dir string) error {
 		res.Kernel, tot.Steps, sum.SamplingTime.Seconds(), len(res.Chains), sum.MinESSBulk(), sum.MinESSPerSecond(), tot.AcceptRate())
 	r.say("reads     %.1f rows per step: %.0f bytes of x_i and y_i (%.0f B a row), %.2g of the file",
 		perStep, perStep*rowBytes, rowBytes, perStep*rowBytes/float64(size))
-	diskRead := readBytes() - adv.readBytes
-	if adv.before != nil {
+	diskRead := readBytes() - advReadBytes
+	if adv.Before != nil {
 		r.say("disk      %s read from storage while sampling (/proc/self/io read_bytes), %.0f B a step",
-			gb(diskRead), float64(diskRead)/float64(tot.Steps))
+			memstat.GB(diskRead), float64(diskRead)/float64(tot.Steps))
 	}
-	if adv.before != nil {
+	if adv.Before != nil {
 		what := "EndFullPasses"
 		if r.cold {
 			what = "EvictCache"
 		}
 		r.say("advice    RssFile %s before %s, %s just after, %s at the end",
-			gb(adv.before["RssFile"]), what, gb(adv.after["RssFile"]), gb(m["RssFile"]))
+			memstat.GB(adv.Before["RssFile"]), what, memstat.GB(adv.After["RssFile"]), memstat.GB(m["RssFile"]))
 		r.say("resident  RssAnon %s when sampling began (the kernel's per-datum state), %s when it ended (with the draws); file %s",
-			gb(adv.after["RssAnon"]), gb(m["RssAnon"]), gb(size))
+			memstat.GB(adv.After["RssAnon"]), memstat.GB(m["RssAnon"]), memstat.GB(size))
 	}
 	var kept int
 	for _, ch := range res.Chains {
 		kept += ch.Len()
 	}
-	r.say("draws     %d kept, %s (Result.DrawBytes = %d B each)", kept, gb(int64(kept*res.DrawBytes())), res.DrawBytes())
+	r.say("draws     %d kept, %s (Result.DrawBytes = %d B each)", kept, memstat.GB(int64(kept*res.DrawBytes())), res.DrawBytes())
 	if err := r.cf.SaveStanCSV(res, "outofcore", nil); err != nil {
 		return err
 	}
@@ -294,44 +303,10 @@ func (r *run) build() error {
 
 // mem prints and returns VmHWM, VmRSS, RssAnon and RssFile in bytes.
 func (r *run) mem(stage string) map[string]int64 {
-	m := procStatus()
+	m := memstat.ProcStatus()
 	r.say("memory    %-17s VmHWM %s, VmRSS %s, RssAnon %s, RssFile %s", stage+":",
-		gb(m["VmHWM"]), gb(m["VmRSS"]), gb(m["RssAnon"]), gb(m["RssFile"]))
+		memstat.GB(m["VmHWM"]), memstat.GB(m["VmRSS"]), memstat.GB(m["RssAnon"]), memstat.GB(m["RssFile"]))
 	return m
-}
-
-// procStatus reads the memory fields of /proc/self/status (Linux; empty
-// elsewhere).
-func procStatus() map[string]int64 {
-	m := map[string]int64{}
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return m
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		var kb int64
-		if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err == nil {
-			m[k] = kb << 10
-		}
-	}
-	return m
-}
-
-// gb formats bytes.
-func gb(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%.0f kB", float64(b)/(1<<10))
 }
 
 // readBytes returns read_bytes of /proc/self/io: bytes this process
@@ -349,51 +324,4 @@ func readBytes() int64 {
 		}
 	}
 	return 0
-}
-
-// adviser is a Recorder that calls EndFullPasses (EvictCache if cold) when
-// the first chain begins its sampling phase, recording RssFile around it
-// and read_bytes after it, and passes every event on to inner.
-type adviser struct {
-	store         *data.Store
-	on, cold      bool
-	inner         exactmh.Recorder
-	once          sync.Once
-	before, after map[string]int64
-	readBytes     int64
-	err           error
-}
-
-func (a *adviser) Init(run exactmh.RunInfo) error {
-	if a.inner != nil {
-		return a.inner.Init(run)
-	}
-	return nil
-}
-
-func (a *adviser) Record(e *exactmh.Event) error {
-	if !e.Warmup && (a.on || a.cold) {
-		a.once.Do(func() {
-			a.before = procStatus()
-			if a.cold {
-				a.err = a.store.EvictCache()
-			} else {
-				a.err = a.store.EndFullPasses()
-			}
-			a.after = procStatus()
-			a.readBytes = readBytes()
-		})
-	}
-	if a.inner != nil {
-		return a.inner.Record(e)
-	}
-	return nil
-}
-
-// Finish passes the end of the run on to inner.
-func (a *adviser) Finish(res *exactmh.Result) error {
-	if f, ok := a.inner.(exactmh.RunFinisher); ok {
-		return f.Finish(res)
-	}
-	return nil
 }

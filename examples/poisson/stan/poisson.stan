@@ -13,5 +13,8 @@ parameters {
 }
 model {
   theta ~ normal(0, 2.5);
-  y ~ poisson_log_glm(X, log_exposure, theta);
+  // target += rather than ~: the ~ form (propto) of poisson_log_glm in
+  // Stan 2.21 drops the likelihood's value but keeps its gradient, so NUTS
+  // sees an inconsistent Hamiltonian (step size collapsing to 1e-9).
+  target += poisson_log_glm_lpmf(y | X, log_exposure, theta);
 }

@@ -37,7 +37,7 @@ fit <- sampling(m, data = data, chains = 1, seed = seed, refresh = 200,
 wall <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
 cat(sprintf("optimizing() %.1fs\n", t_opt))
 times <- get_elapsed_time(fit)
-s <- summary(fit)$summary
+s <- summary(fit, probs = c(0.05, 0.95))$summary
 ess <- sapply(seq_len(ncol(X)), function(j) {
   ess_bulk(as.array(fit)[, 1, paste0("theta[", j, "]")])
 })

@@ -1,17 +1,18 @@
-// Logistic regression with a N(0, 2.5²) prior on each coefficient:
-// examples/rare's posterior. The design's first column is the intercept's
-// ones, as in the exported data; bernoulli_logit_glm's density is
-// exactmh's energy log(1 + e^{x'θ}) − y·x'θ.
+// The rare-event logistic regression of examples/rare: y_i ~
+// Bernoulli(logistic(x_i'theta)), x_i's first column the intercept, a
+// N(0, 2.5²) prior on each coefficient. bernoulli_logit_glm's density is
+// exactmh's energy softplus(x'theta) − y·x'theta exactly. Stan 2.21
+// (Debian's r-cran-rstan) syntax.
 data {
-  int<lower=0> N;
+  int<lower=1> N;
   int<lower=1> d;
   matrix[N, d] X;
-  int<lower=0, upper=1> y[N]; // Stan 2.21 (Debian's rstan) syntax
+  int<lower=0, upper=1> y[N];
 }
 parameters {
   vector[d] theta;
 }
 model {
   theta ~ normal(0, 2.5);
-  y ~ bernoulli_logit_glm(X, 0, theta);
+  y ~ bernoulli_logit_glm(X, 0.0, theta);
 }

@@ -1,0 +1,317 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package data
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sparseTestLayout has 2 fixed effects and a factor of 3 levels with an
+// intercept and a slope: D = 2 + 3·2 = 8.
+var sparseTestLayout = &SparseLayout{Fixed: []string{"(Intercept)", "x"},
+	Factors: []SparseFactor{{Name: "g", Levels: []string{"a", "b", "c"}, Intercept: true, Slopes: []string{"x"}}}}
+
+// sparseRow returns row i of the test store: the intercept, x_i = i/4 − 1
+// (absent when 0), and the block of level i mod 3 (intercept, slope x_i).
+func sparseRow(i int) ([]int32, []float64) {
+	x := float64(i)/4 - 1
+	cols, vals := []int32{0}, []float64{1}
+	if x != 0 {
+		cols, vals = append(cols, 1), append(vals, x)
+	}
+	g := int32(2 + 2*(i%3))
+	cols, vals = append(cols, g), append(vals, 1)
+	if x != 0 {
+		cols, vals = append(cols, g+1), append(vals, x)
+	}
+	return cols, vals
+}
+
+// writeSparse writes the test store of n rows.
+func writeSparse(t testing.TB, path string, n int, dtype DType, offset bool) {
+	t.Helper()
+	w, err := CreateSparseStore(path, n, 8, dtype, offset, sparseTestLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		cols, vals := sparseRow(i)
+		if err := w.WriteRow(cols, vals, float64(i%2), float64(i)/10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSparseStoreRoundTrip writes and maps sparse stores (both dtypes,
+// with and without offsets, across the writer's buffers) and reads every
+// row, response, offset and the layout back.
+func TestSparseStoreRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, dtype := range []DType{Float32, Float64} {
+		for _, n := range []int{1, 7, 300000} {
+			for _, offset := range []bool{false, true} {
+				path := filepath.Join(dir, dtype.String())
+				writeSparse(t, path, n, dtype, offset)
+				s, err := OpenSparseStore(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fi, _ := os.Stat(path)
+				if s.N() != n || s.D() != 8 || s.DType() != dtype || s.Size() != fi.Size() || s.Path() != path {
+					t.Fatalf("%v N=%d: N %d, D %d, dtype %v, size %d of %d", dtype, n, s.N(), s.D(), s.DType(), s.Size(), fi.Size())
+				}
+				if err := s.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				if l := s.Layout(); l == nil || len(l.Factors) != 1 || l.Factors[0].Levels[2] != "c" || l.Fixed[1] != "x" {
+					t.Fatalf("layout %+v", l)
+				}
+				if (s.Offset() != nil) != offset {
+					t.Fatalf("offset section %v, want %v", s.Offset() != nil, offset)
+				}
+				p := s.RowPtr()
+				for i := range n {
+					cols, vals := sparseRow(i)
+					if s.Y()[i] != float64(i%2) || offset && s.Offset()[i] != float64(i)/10 {
+						t.Fatalf("row %d: y %v", i, s.Y()[i])
+					}
+					if p[i+1]-p[i] != len(cols) {
+						t.Fatalf("row %d: %d entries, want %d", i, p[i+1]-p[i], len(cols))
+					}
+					for k := range cols {
+						q := p[i] + k
+						v := 0.0
+						if dtype == Float32 {
+							v = float64(s.Val32()[q])
+						} else {
+							v = s.Val64()[q]
+						}
+						if s.Col()[q] != cols[k] || v != vals[k] {
+							t.Fatalf("row %d entry %d: (%d, %v), want (%d, %v)", i, k, s.Col()[q], v, cols[k], vals[k])
+						}
+					}
+				}
+				if err := s.EndFullPasses(); err != nil {
+					t.Error(err)
+				}
+				if err := s.Close(); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+}
+
+// TestSparseStoreWriterErrors: every bad row or layout is an error naming
+// the row and the value, and a store closed early leaves no file.
+func TestSparseStoreWriterErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	if _, err := CreateSparseStore(path, 3, 9, Float32, false, sparseTestLayout); err == nil || !strings.Contains(err.Error(), "describes 8 columns, want D = 9") {
+		t.Errorf("layout of the wrong width: %v", err)
+	}
+	bad := &SparseLayout{Factors: []SparseFactor{{Name: "g", Levels: []string{"a"}}}}
+	if _, err := CreateSparseStore(path, 3, 1, Float32, false, bad); err == nil || !strings.Contains(err.Error(), "neither an intercept nor a slope") {
+		t.Errorf("factor without terms: %v", err)
+	}
+	if _, err := CreateSparseStore(path, 0, 8, Float32, false, nil); err == nil || !strings.Contains(err.Error(), "N = 0") {
+		t.Errorf("N = 0: %v", err)
+	}
+	w, err := CreateSparseStore(path, 2, 8, Float32, true, sparseTestLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cols []int32
+		vals []float64
+		y, o float64
+		want string
+	}{
+		{[]int32{0, 0}, []float64{1, 2}, 0, 0, "column 0 after 0"},
+		{[]int32{8}, []float64{1}, 0, 0, "column 8 after -1, want strictly ascending in [0, D = 8)"},
+		{[]int32{1}, []float64{math.NaN()}, 0, 0, "column 1: value NaN"},
+		{[]int32{1}, []float64{1e300}, 0, 0, "overflows float32"},
+		{[]int32{1}, []float64{1, 2}, 0, 0, "1 columns and 2 values"},
+		{nil, nil, math.Inf(1), 0, "y = +Inf"},
+		{nil, nil, 0, math.NaN(), "offset NaN"},
+	} {
+		if err := w.WriteRow(c.cols, c.vals, c.y, c.o); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "row 0") {
+			t.Errorf("WriteRow(%v, %v, %v, %v) = %v, want %q", c.cols, c.vals, c.y, c.o, err, c.want)
+		}
+	}
+	if err := w.WriteRow([]int32{0}, []float64{1}, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "1 rows written, header declares N = 2") {
+		t.Errorf("Close after 1 of 2 rows: %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a failed Close left %s: %v", path, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a failed Close left %d files", len(ents))
+	}
+	w, err = CreateSparseStore(path, 2, 8, Float64, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Error(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("Abort left %d files", len(ents))
+	}
+}
+
+// TestOpenSparseStoreRejects: a corrupted header, size or layout
+// description is an error naming the file and the field; corrupted rows
+// are found by Validate, not by a crash.
+func TestOpenSparseStoreRejects(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	writeSparse(t, good, 10, Float64, false)
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, err := OpenSparseStore(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s0.l
+	s0.Close()
+	ne := binary.NativeEndian
+	edit := func(f func(b []byte)) []byte { c := append([]byte(nil), b...); f(c); return c }
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"empty", nil, "0 bytes, shorter than the 64-byte header"},
+		{"truncated", b[:len(b)-1], "truncated"},
+		{"appended", append(append([]byte(nil), b...), 0), "longer than its layout"},
+		{"magic", edit(func(b []byte) { b[0] = 'X' }), "magic"},
+		{"endian", edit(func(b []byte) { ne.PutUint32(b[12:], 0x04030201) }), "other byte order"},
+		{"version", edit(func(b []byte) { ne.PutUint32(b[8:], 9) }), "version 9"},
+		{"dtype", edit(func(b []byte) { ne.PutUint32(b[16:], 3) }), "dtype 3"},
+		{"flags", edit(func(b []byte) { ne.PutUint32(b[20:], 2) }), "flags 0x2"},
+		{"N", edit(func(b []byte) { ne.PutUint64(b[24:], 20) }), "declared size"},
+		{"N huge", edit(func(b []byte) { ne.PutUint64(b[24:], 1<<62) }), "N = 4611686018427387904"},
+		{"N·D huge", edit(func(b []byte) { ne.PutUint64(b[24:], 1<<60); ne.PutUint64(b[40:], 1<<61) }), "overflow"},
+		{"D", edit(func(b []byte) { ne.PutUint64(b[32:], 0) }), "D = 0"},
+		{"nnz", edit(func(b []byte) { ne.PutUint64(b[40:], 1<<40) }), "more than N·D"},
+		{"meta length", edit(func(b []byte) { ne.PutUint64(b[48:], 1<<40) }), "more than 67108864"},
+		{"meta json", edit(func(b []byte) { b[l.mOff] = '[' }), "layout description"},
+		{"meta columns", edit(func(b []byte) { copy(b[l.mOff:], `{"fixed":["a"]   `) }), "layout description"},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, c.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenSparseStore(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: OpenSparseStore = %v, want an error naming %s and %q", c.name, err, path, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"rowptr", edit(func(b []byte) { ne.PutUint64(b[l.pOff+8*3:], 1<<50) }), "row 2 spans"},
+		{"rowptr0", edit(func(b []byte) { ne.PutUint64(b[l.pOff:], 1) }), "RowPtr[0] = 1"},
+		{"col", edit(func(b []byte) { ne.PutUint32(b[l.cOff+4*2:], 1000) }), "column 1000"},
+		{"value", edit(func(b []byte) { ne.PutUint64(b[l.vOff+8*5:], math.Float64bits(math.Inf(-1))) }), "value -Inf"},
+		{"y", edit(func(b []byte) { ne.PutUint64(b[l.yOff+8*4:], math.Float64bits(math.NaN())) }), "y[4] = NaN"},
+	} {
+		path := filepath.Join(dir, c.name)
+		os.WriteFile(path, c.b, 0o644)
+		s, err := OpenSparseStore(path)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Validate = %v, want %q", c.name, err, c.want)
+		}
+		s.Close()
+	}
+	if _, err := OpenSparseStore(filepath.Join(dir, "absent")); err == nil {
+		t.Error("OpenSparseStore of a missing file: no error")
+	}
+}
+
+// FuzzOpenSparseStore feeds arbitrary bytes to the header, layout and row
+// checks: never a panic, and an accepted file's slices lie inside it.
+func FuzzOpenSparseStore(f *testing.F) {
+	dir := f.TempDir()
+	for _, dt := range []DType{Float32, Float64} {
+		path := filepath.Join(dir, dt.String())
+		writeSparse(f, path, 5, dt, dt == Float64)
+		b, _ := os.ReadFile(path)
+		f.Add(b)
+	}
+	f.Add([]byte(SparseStoreMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := openSparseBytes("fuzz", b)
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			return
+		}
+		n, nnz := s.N(), s.NNZ()
+		if len(s.Y()) != n || len(s.RowPtr()) != n+1 || len(s.Col()) != nnz || len(s.Val32())+len(s.Val64()) != nnz || s.Size() != int64(len(b)) {
+			t.Fatalf("N %d, nnz %d: slices of %d, %d, %d, %d; size %d of %d bytes", n, nnz, len(s.Y()), len(s.RowPtr()), len(s.Col()), len(s.Val32())+len(s.Val64()), s.Size(), len(b))
+		}
+		_ = s.Validate()
+		s.Close()
+	})
+}
+
+// TestSparseStoreMutations opens a small store with every header byte and
+// 2,000 random bytes of the rest changed in turn (FuzzOpenSparseStore's
+// check without the fuzzing engine): every one is accepted or refused with
+// an error naming the file, and Validate of an accepted one returns.
+func TestSparseStoreMutations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	writeSparse(t, path, 6, Float32, true)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(c []byte) {
+		s, err := openSparseBytes("mutant", c)
+		if err != nil {
+			if !strings.Contains(err.Error(), "mutant") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+			return
+		}
+		_ = s.Validate()
+		s.Close()
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for k := range headerSize {
+		for _, v := range []byte{0, 1, 0x80, 0xff, b[k] ^ 1} {
+			c := append([]byte(nil), b...)
+			c[k] = v
+			try(c)
+		}
+	}
+	for range 2000 {
+		c := append([]byte(nil), b...)
+		c[headerSize+rng.IntN(len(c)-headerSize)] = byte(rng.Uint32())
+		try(c)
+	}
+}

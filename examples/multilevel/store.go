@@ -1,0 +1,165 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/exactmh/exactmh"
+	store "github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/examples/internal/memstat"
+	"github.com/exactmh/exactmh/model"
+)
+
+// The scale mode (-store DIR): the data are written once, row by row, to a
+// mapped sparse store (data.SparseStore: one CSR row per datum, the 10
+// fixed effects and the datum's group's intercept and slope columns,
+// float32 values with -float32), and the posterior is built over the
+// mapping (model.NewMultilevelRows): no row is copied to the heap, so the
+// resident memory is the kernel's own tables plus the pages of the file
+// being read.
+
+// storePath returns the file of the data set of n data in groups groups.
+func storePath(dir string, n, groups, lo, hi int, seed uint64, dtype store.DType) string {
+	return filepath.Join(dir, fmt.Sprintf("multilevel_n%d_g%d_%d-%d_seed%d.%v.sparse", n, groups, lo, hi, seed, dtype))
+}
+
+// layout returns the columns of the model: the 10 fixed effects, then
+// each group's intercept and slope on x1.
+func layout(groups int) *store.SparseLayout {
+	l := &store.SparseLayout{Fixed: []string{"(Intercept)"}}
+	for j := range 9 {
+		l.Fixed = append(l.Fixed, fmt.Sprintf("x%d", j+1))
+	}
+	f := store.SparseFactor{Name: "g", Intercept: true, Slopes: []string{"x1"}}
+	for g := range groups {
+		f.Levels = append(f.Levels, strconv.Itoa(g+1))
+	}
+	l.Factors = []store.SparseFactor{f}
+	return l
+}
+
+// writeStore draws the data set and writes it to path, row by row.
+func writeStore(path string, d *data, n, groups, lo, hi int, seed uint64, dtype store.DType) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	var total int
+	for _, s := range groupSizes(n, groups, lo, hi) {
+		total += s
+	}
+	w, err := store.CreateSparseStore(path, total, 10+2*groups, dtype, false, layout(groups))
+	if err != nil {
+		return err
+	}
+	cols := make([]int32, 12)
+	vals := make([]float64, 12)
+	for j := range 10 {
+		cols[j] = int32(j)
+	}
+	vals[0], vals[10] = 1, 1
+	err = simulateRows(d, n, groups, lo, hi, seed, func(g int32, x []float64, y float64) error {
+		copy(vals[1:10], x)
+		cols[10], cols[11] = 10+2*g, 11+2*g
+		vals[11] = x[0]
+		return w.WriteRow(cols, vals, y, 0)
+	})
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Close()
+}
+
+// fromStore opens (writing it first if absent) the store of the data set
+// and returns its truth, the posterior over the mapped rows and the store.
+func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say func(string, ...any)) (*data, *exactmh.Posterior, *store.SparseStore, error) {
+	dtype := store.Float64
+	if f32 {
+		dtype = store.Float32
+	}
+	path := storePath(dir, n, groups, lo, hi, seed, dtype)
+	d := &data{}
+	if _, err := os.Stat(path); err != nil {
+		t0 := time.Now()
+		if err := writeStore(path, d, n, groups, lo, hi, seed, dtype); err != nil {
+			return nil, nil, nil, err
+		}
+		say("store %s written in %.1fs", path, time.Since(t0).Seconds())
+	} else {
+		d.truth(n, groups, lo, hi, seed)
+	}
+	st, err := store.OpenSparseStore(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	l := st.Layout()
+	if l == nil || len(l.Factors) != 1 || len(l.Fixed) != 10 || l.Fixed[0] != "(Intercept)" {
+		st.Close()
+		return nil, nil, nil, fmt.Errorf("store %s: not a data set of this example (layout %+v)", path, l)
+	}
+	m := spec()
+	m.Y = st.Y()
+	for _, name := range l.Fixed[1:] {
+		m.Fixed = append(m.Fixed, model.Covariate{Name: name})
+	}
+	f := &m.Factors[0]
+	f.Levels = l.Factors[0].Levels
+	var post *exactmh.Posterior
+	if f32 {
+		post, err = model.NewMultilevelRows(m, model.SparseRows[float32]{N: st.N(), D: st.D(), RowPtr: st.RowPtr(), Col: st.Col(), Val: st.Val32()})
+	} else {
+		post, err = model.NewMultilevelRows(m, model.SparseRows[float64]{N: st.N(), D: st.D(), RowPtr: st.RowPtr(), Col: st.Col(), Val: st.Val64()})
+	}
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	say("store %s: %s (N = %d, %d entries, %.1f bytes a row), mapped %v", path, memstat.GB(st.Size()), st.N(), st.NNZ(), float64(st.Size())/float64(st.N()), st.Mapped())
+	return d, post, st, nil
+}
+
+// memReport prints the memory of a run from a store: the peak resident
+// set (getrusage's maxrss, which counts the mapped file's pages the
+// process touched as well as its heap), the anonymous (heap) and
+// file-backed parts when sampling began and at the end, and the Go heap
+// in use when sampling began (after a collection: the kernel's tables).
+func memReport(st *store.SparseStore, adv *memstat.Adviser, heap *runtime.MemStats) {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	maxrss := ru.Maxrss << 10 // kB on Linux
+	end := memstat.ProcStatus()
+	size, n := st.Size(), float64(st.N())
+	fmt.Printf("memory: data file %s (%.1f B a row); peak RSS (getrusage maxrss) %s = %.2f× the file\n",
+		memstat.GB(size), float64(size)/n, memstat.GB(maxrss), float64(maxrss)/float64(size))
+	if adv.Before != nil {
+		fmt.Printf("memory: when sampling began RssAnon %s, RssFile %s (%s after EndFullPasses), Go heap in use %s (%.1f B a row); at the end RssAnon %s, RssFile %s\n",
+			memstat.GB(adv.Before["RssAnon"]), memstat.GB(adv.Before["RssFile"]), memstat.GB(adv.After["RssFile"]),
+			memstat.GB(int64(heap.HeapInuse)), float64(heap.HeapInuse)/n, memstat.GB(end["RssAnon"]), memstat.GB(end["RssFile"]))
+	}
+}
+
+// writeHeapProfile writes the heap profile to path (go tool pprof
+// -sample_index=inuse_space shows what holds the memory).
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		runtime.GC()
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "multilevel: -memprofile:", err)
+	}
+}
