@@ -570,9 +570,12 @@ func TestAutoPoissonKernelsMeasure(t *testing.T) {
 // what other processes' load does to a pilot — do not change their ESS
 // per second or the choice: Choose on a tall logistic regression, then
 // again with every other pilot stalled 50 ms after every 2000 sampling
-// transitions (twice its sampling time and more), gives each candidate's
-// ESS per second within a factor 1.6 (CPU timing noise; the draws are the
-// same) and the same choice when the winner led by a factor 2.
+// transitions (twice its sampling time and more), gives the candidates'
+// ESS per second within a factor 1.6 in geometric mean (CPU timing noise,
+// which on a machine at load 25 reached a factor 3 for one short pilot)
+// and the same choice when the winner led by a factor 2. Timed by the
+// wall clock (mutant: pilotClock without the CPU clock), the stalled
+// pilots' ESS per second fell 10–40 times, and the test fails.
 func TestPilotsIgnoreWallStalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two choices on N = 2·10⁴")
@@ -613,10 +616,20 @@ func TestPilotsIgnoreWallStalls(t *testing.T) {
 	for _, m := range calm.Candidates {
 		rates[m.Name] = m.ESSPerSecond
 	}
+	var sumLog float64
+	var n int
 	for _, m := range stalled.Candidates {
-		if r := rates[m.Name]; r > 0 && m.ESSPerSecond > 0 && (m.ESSPerSecond > 1.6*r || r > 1.6*m.ESSPerSecond) {
-			t.Errorf("%s: %.4g ESS/s, and %.4g with stalls", m.Name, r, m.ESSPerSecond)
+		if r := rates[m.Name]; r > 0 && m.ESSPerSecond > 0 {
+			sumLog += math.Log(r / m.ESSPerSecond)
+			n++
+			t.Logf("%s: %.4g ESS/s, and %.4g with stalls", m.Name, r, m.ESSPerSecond)
 		}
+	}
+	if n < 4 {
+		t.Fatalf("%d candidates measured in both choices, want at least 4", n)
+	}
+	if gm := math.Exp(sumLog / float64(n)); gm > 1.6 || gm < 1/1.6 {
+		t.Errorf("the pilots' ESS per second without stalls is %.3g times that with stalls (geometric mean over %d), want within a factor 1.6", gm, n)
 	}
 }
 
