@@ -550,8 +550,18 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 	if pilotStallHook != nil {
 		guard.stall = pilotStallHook()
 	}
-	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: autoPilotTime, Seed: seed, Init: init, Recorder: guard}, nil, cache)
+	dur := autoPilotTime
+	if clock.cpu {
+		// The guard ends sampling after autoPilotTime by the CPU clock; a
+		// wall limit of that much would leave a pilot on a loaded machine
+		// too few draws to measure (tens, and an ESS of NaN: 0 ESS/s).
+		guard.sampleTime, dur = autoPilotTime, autoPilotWallSlack*autoPilotTime
+	}
+	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: dur, Seed: seed, Init: init, Recorder: guard}, nil, cache)
 	end := clock.now()
+	if guard.sampled && res != nil && res.Status == Canceled && errors.Is(err, context.Canceled) {
+		res.Status, err = Completed, nil // the guard ended sampling: the draws so far are the pilot's
+	}
 	if guard.stopped > 0 {
 		return 0, 0, guard.stopped, 0, fmt.Errorf("stopped after %d warmup transitions, %.3gs each: at most ≈ %.3g ESS/s, below the best pilot's %.4g",
 			guard.steps, 2/guard.stopped, guard.stopped, beat)
@@ -665,8 +675,17 @@ type pilotGuard struct {
 	// clock then.
 	sampling      bool
 	samplingStart time.Duration
-	stall         func(*Event) // pilotStallHook's
+	// sampleTime, if positive, is how long sampling runs by the clock,
+	// checked every pilotClockEvery transitions; sampled says the guard
+	// ended it so.
+	sampleTime time.Duration
+	sampled    bool
+	stall      func(*Event) // pilotStallHook's
 }
+
+// pilotClockEvery is how often, in sampling transitions, the guard reads
+// the CPU clock (a system call of about a microsecond).
+const pilotClockEvery = 32
 
 // pilotGuardSteps and pilotGuardTime are how many transitions and how long
 // a pilot runs before its pace is trusted.
@@ -682,8 +701,13 @@ func (g *pilotGuard) Record(e *Event) error {
 		g.stall(e)
 	}
 	if !e.Warmup {
-		if !g.sampling && g.now != nil {
+		switch {
+		case g.now == nil:
+		case !g.sampling:
 			g.sampling, g.samplingStart = true, g.now()
+		case g.sampleTime > 0 && !g.sampled && e.Iteration%pilotClockEvery == 0 && g.now()-g.samplingStart > g.sampleTime:
+			g.sampled = true
+			g.cancel()
 		}
 		return nil
 	}
