@@ -196,8 +196,9 @@ const (
 //
 // The pilots use s's Seed and start at the MAP; each runs one chain for 150
 // warmup transitions and then 4000 draws or 0.4 s of sampling (CPU time
-// where the platform reports it), whichever comes first. A pilot that cannot finish its warmup within 1.5 s plus 20
-// passes over the data is reported too slow, with the best ESS per second
+// where the platform reports it), whichever comes first. A pilot that
+// cannot finish its warmup within 1.5 s plus 20 passes over the data (CPU
+// time too) is reported too slow, with the best ESS per second
 // it could reach; a full-batch candidate whose best possible ESS per
 // second (two draws per transition) is below the fastest pilot's is not
 // piloted at all, nor is a Poisson candidate, counted as (λ + L)/N
