@@ -182,7 +182,10 @@ const (
 //     Laplace-EM iteration's (multilevelCenter, any number of nested or
 //     crossed factors), and GroupGibbs around it is piloted against
 //     full-batch NUTS from it; the chains start about the centre
-//     (multilevelChoice).
+//     (multilevelChoice). If GroupGibbs's probe or pilot reads more than
+//     N data per sweep (its blocks decided exactly, a pass over the data
+//     each sweep) it is not run: full-batch NUTS from the centre is
+//     chosen, the numbers in the reason (TestChooseMultilevelGrind).
 //   - Where the energy and the prior implement SparseHessianer otherwise,
 //     FindLaplace's approximation is sparse
 //     (FindSparseLaplace) and the candidates are MH with the sparse
@@ -268,6 +271,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return c, nil
 	}
 	if n < autoSmallN || !hasGrad {
+		if lay, ok := multilevelOf(p); ok && hasGrad {
+			c, err := smallMultilevelChoice(ctx, p, t, lay)
+			if err != nil {
+				return nil, err
+			}
+			return done(c)
+		}
 		if hasGrad {
 			return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
 				Reason: fmt.Sprintf("N = %d < %d: a full pass over the data is cheap, and NUTS is the best full-batch sampler", n, autoSmallN)})
@@ -330,7 +340,10 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	var cv *Posterior
 	cn, err := la.CrankNicolson()
 	if err == nil {
-		cv, err = ControlVariates(p, la)
+		cv, err = controlVariatesCtx(ctx, p, la)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err == nil {
 			for _, ki := range withRole(autoCVCN) {
 				cands = append(cands, cnCand(ki, "-CV-CN", cv, cn))

@@ -327,6 +327,19 @@ func (c *auxChain[W1, W2]) Step(rng *rand.Rand) (Info, error) {
 	return c.acceptBy(rng, c.acc, logExact+logR, c.scheme.Report(info))
 }
 
+// interruptible reports whether the scheme's transitions may be abandoned
+// midway (a built-in scheme that implements stepInterrupter: its
+// whole-data passes, as a fallback step's, return errInterrupted once the
+// run is cancelled); a user's scheme may not be.
+func (c *auxChain[W1, W2]) interruptible() bool {
+	si, ok := c.scheme.(stepInterrupter)
+	return ok && si.interruptible()
+}
+
+// abandonStep puts back what the scheme changed in an abandoned
+// transition; the walk's θ changes only on acceptance, after every pass.
+func (c *auxChain[W1, W2]) abandonStep() { c.scheme.(stepInterrupter).abandonStep() }
+
 // acceptBy is walk.accept with the acceptance function a: it accepts θ′
 // with probability a(e^{logR}). (Metropolis chains call walk.accept
 // itself, whose draws are pinned by the golden tests.)
@@ -350,4 +363,6 @@ var (
 	_ ParamReporter = (*auxChain[struct{}, struct{}])(nil)
 	_ WarmupAware   = (*auxChain[struct{}, struct{}])(nil)
 	_ midWarmuper   = (*auxChain[struct{}, struct{}])(nil)
+
+	_ stepInterrupter = (*auxChain[struct{}, struct{}])(nil)
 )

@@ -204,6 +204,26 @@ func shuffleRange(rng *rand.Rand, perm []int, lo, hi int) {
 	}
 }
 
+// shuffleLogged is shuffleRange(rng, perm, 0, len(swaps)), the same draws,
+// that also records each swap's partner in swaps so that unshuffle can
+// undo it.
+func shuffleLogged(rng *rand.Rand, perm, swaps []int) {
+	n := len(perm)
+	for k := range swaps {
+		r := k + rng.IntN(n-k)
+		swaps[k] = r
+		perm[k], perm[r] = perm[r], perm[k]
+	}
+}
+
+// unshuffle undoes shuffleLogged's swaps, replaying them in reverse.
+func unshuffle(perm, swaps []int) {
+	for k := len(swaps) - 1; k >= 0; k-- {
+		r := swaps[k]
+		perm[k], perm[r] = perm[r], perm[k]
+	}
+}
+
 // diffBound returns the kernel's DiffBound in tempered units, β·c_i: b (in
 // the untempered energy's units, as every user-supplied bound) checked
 // against the data, or the posterior's own when b is nil. The caller's b is
@@ -268,11 +288,16 @@ func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, erro
 
 // fullEnergyDiff returns β Σ_i (U_i(θ) − U_i(θ′)) over all N data, in chunks
 // through the caller's scratch: the exact log-likelihood ratio of a
-// full-batch MH step, which the truncated kernels fall back to.
+// full-batch MH step, which the truncated kernels fall back to. Like the
+// Target's own passes it returns errInterrupted, within a chunk, once the
+// run is cancelled (Target.interrupt).
 func fullEnergyDiff(t *Target, theta, next []float64, idx *[batchChunk]int, diff *[batchChunk]float64) (float64, error) {
 	n := t.N()
 	var sum float64
 	for lo := 0; lo < n; lo += batchChunk {
+		if t.interrupted() {
+			return 0, errInterrupted
+		}
 		m := min(batchChunk, n-lo)
 		for j := range m {
 			idx[j] = lo + j

@@ -16,6 +16,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 )
 
 // TestConformance runs every built-in kernel through the conformance kit
@@ -28,9 +29,10 @@ import (
 //
 // With -short each row keeps one statistical check of its law — the
 // moments on the kit's Gaussian targets, SBC on the logistic regression
-// (NeedsGLM), which has no closed form — and runs without its mutants,
-// whose checks run on until the mutant is caught: the full run has every
-// check and catches every mutant.
+// (NeedsGLM) and on the multilevel model (NeedsMultilevel), which have no
+// closed form; pairwise for GroupSMH, whose SBC thins by some 10³ — and
+// runs without its mutants, whose checks run on until the mutant is
+// caught: the full run has every check and catches every mutant.
 func TestConformance(t *testing.T) {
 	for _, c := range conformanceCases() {
 		if testing.Short() {
@@ -43,12 +45,16 @@ func TestConformance(t *testing.T) {
 // shortCase is c as TestConformance runs it with -short.
 func shortCase(c mcmctest.Case) mcmctest.Case {
 	c.Mutants, c.TargetMutants = nil, nil
-	if !c.NeedsGLM {
-		c.Skip = maps.Clone(c.Skip)
-		if c.Skip == nil {
-			c.Skip = map[string]string{}
-		}
-		c.Skip["sbc"] = "-short: the moments check holds this row's law; SBC runs without -short"
+	if c.NeedsGLM || c.NeedsMultilevel && !c.UsesProposal {
+		return c
+	}
+	c.Skip = maps.Clone(c.Skip)
+	if c.Skip == nil {
+		c.Skip = map[string]string{}
+	}
+	c.Skip["sbc"] = "-short: the moments check holds this row's law; SBC runs without -short"
+	if c.NeedsMultilevel {
+		c.Skip["sbc"] = "-short: the pairwise check holds this row's law; SBC runs without -short"
 	}
 	return c
 }
@@ -57,15 +63,34 @@ func shortCase(c mcmctest.Case) mcmctest.Case {
 // (exactmh.Kernels) has no conformance row named as it is: a new kernel is
 // one registry entry and one row.
 func TestConformanceCoversRegistry(t *testing.T) {
-	rows := map[string]bool{}
+	rows := map[string]mcmctest.Case{}
 	for _, c := range conformanceCases() {
-		rows[c.Name] = true
+		rows[c.Name] = c
 	}
 	for _, ki := range exactmh.Kernels() {
-		if !rows[ki.Name] {
+		c, ok := rows[ki.Name]
+		switch {
+		case !ok:
 			t.Errorf("registered kernel %s has no conformance row named %q", ki.Name, ki.Name)
+		case c.NeedsMultilevel != ki.NeedsMultilevel:
+			t.Errorf("registered kernel %s: NeedsMultilevel %t, its conformance row's %t", ki.Name, ki.NeedsMultilevel, c.NeedsMultilevel)
 		}
 	}
+}
+
+// mlSlopes is the multilevel kernels' kit target: N = 300 in 6 groups
+// (one of 175 data, 5 of 25) with a random intercept and slope each.
+var mlSlopes = mcmctest.MultilevelModel{N: 300, Groups: 6, Slope: true}
+
+// multilevelTargetMutants are the multilevel rows' target mutants: the
+// posterior without the Jacobian log τ of each scale (a prior term
+// dropped).
+var multilevelTargetMutants = map[string]func(mcmctest.Problem) (*exactmh.Posterior, error){
+	"log-τ Jacobian dropped": func(pb mcmctest.Problem) (*exactmh.Posterior, error) {
+		p := *pb.Posterior
+		p.Prior = jacobianDropped{pb.Posterior.Prior.(*model.MultilevelPrior)}
+		return &p, nil
+	},
 }
 
 type (
@@ -327,6 +352,47 @@ func conformanceCases() []mcmctest.Case {
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.TunaMH{Proposal: gaussianWalk(pb), Scale: pb.Scale}
 			}},
+		// The multilevel kernels (KernelInfo.NeedsMultilevel) and the
+		// non-centred NUTS and HMC, on the kit's funnel: a random-intercept
+		// logistic regression with 5 data in each of 12 groups, τ unknown
+		// (mcmctest.MultilevelModel). Their target mutant drops the
+		// Jacobian log τ of the scale prior (a prior term dropped).
+		// (Its mutant "bound ignores the group blocks" is caught by the
+		// pairwise check on points a marginal posterior sd apart,
+		// TestGroupSMHMutantsPairwise; here, a conditional sd apart
+		// (MultilevelModel's SD), the moves are too small to show it.)
+		{Name: "GroupSMH", UsesProposal: true, NeedsMultilevel: true, Exact: true, Multilevel: mlSlopes,
+			Kernel: func(pb problem) exactmh.Kernel { return groupKernel(pb) },
+			Mutants: mutants{
+				"stale expansion": func(pb problem) exactmh.Kernel { return exactmh.GroupSMHStale(groupKernel(pb), 0.05) },
+			},
+			TargetMutants: multilevelTargetMutants},
+		// (Its mutant "bound ignores a block" shows only where groups of
+		// a few data are thinned, in long runs: TestGroupGibbsMoments
+		// catches it, SBC's 200 replicates here do not.)
+		{Name: "GroupGibbs", NeedsMultilevel: true, Exact: true, Multilevel: mlSlopes,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.GroupGibbs{Center: pb.Mode} },
+			Mutants: mutants{
+				"stale expansion": func(pb problem) exactmh.Kernel {
+					return exactmh.GroupGibbsStale(exactmh.GroupGibbs{Center: pb.Mode}, 0.3)
+				},
+				"location move wrong column": func(pb problem) exactmh.Kernel {
+					return exactmh.GroupGibbsWrongLocation(exactmh.GroupGibbs{Center: pb.Mode})
+				},
+			},
+			TargetMutants: multilevelTargetMutants},
+		{Name: "NUTS non-centred", NeedsMultilevel: true, NeedsGradient: true, Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.NUTS{Scale: pb.Scale, NonCentred: true} },
+			Mutants: mutants{"Jacobian of u = τ·z dropped": func(pb problem) exactmh.Kernel {
+				return exactmh.NUTSNonCentredNoJacobian(exactmh.NUTS{Scale: pb.Scale})
+			}}},
+		{Name: "HMC non-centred", NeedsMultilevel: true, NeedsGradient: true, Exact: true, TargetAccept: 0.8,
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.HMC{Scale: pb.Scale, Steps: 8, Jitter: 0.5, NonCentred: true}
+			},
+			Mutants: mutants{"Jacobian of u = τ·z dropped": func(pb problem) exactmh.Kernel {
+				return exactmh.HMCNonCentredNoJacobian(exactmh.HMC{Scale: pb.Scale, Steps: 8, Jitter: 0.5})
+			}}},
 		{Name: "AustereMH", UsesProposal: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.AustereMH{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}

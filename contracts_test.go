@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // hiddenGradient hides the gradient of an energy.
@@ -74,12 +75,29 @@ func TestErrorPrefixOnce(t *testing.T) {
 // Every registered kernel that needs a bound (KernelInfo.NeedsBound)
 // fails with ErrNoBound on an energy with gradients and no bound, and one
 // that needs gradients with ErrNoGradient on an energy without; the error
-// from inside the library is prefixed once.
+// from inside the library is prefixed once. A multilevel kernel
+// (NeedsMultilevel) is given a multilevel model without the bound it
+// needs: a Poisson one, whose f‴ is unbounded on the line.
 func TestErrNoBound(t *testing.T) {
 	e := logisticPosterior().Energy
 	noBound := &exactmh.Posterior{Energy: gradientOnly{energiesOnly{e}, e.(exactmh.Gradienter)}}
 	noGradient := &exactmh.Posterior{Energy: energiesOnly{e}}
+	n := 40
+	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true,
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}}}
+	for i := range n {
+		ml.Factors[0].Index[i] = int32(i % 4)
+		ml.Y[i] = float64(i % 3)
+	}
+	mlNoBound, err := model.NewMultilevel(ml)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, ki := range exactmh.Kernels() {
+		noBound := noBound
+		if ki.NeedsMultilevel {
+			noBound = mlNoBound
+		}
 		for _, c := range []struct {
 			needs bool
 			p     *exactmh.Posterior
@@ -88,7 +106,11 @@ func TestErrNoBound(t *testing.T) {
 			if !c.needs {
 				continue
 			}
-			_, err := exactmh.Sample(context.Background(), c.p, ki.New([]float64{0, 0}), &exactmh.Settings{Chains: 1, Draws: 1})
+			center := []float64{0, 0}
+			if ki.NeedsMultilevel {
+				center = nil // the Laplace-EM centre, found at Start
+			}
+			_, err := exactmh.Sample(context.Background(), c.p, ki.New(center), &exactmh.Settings{Chains: 1, Draws: 1})
 			if !errors.Is(err, c.want) {
 				t.Errorf("%s: error %v, want %v", ki.Name, err, c.want)
 				continue

@@ -5,9 +5,12 @@
 package exactmh
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
@@ -59,15 +62,32 @@ import (
 // per evaluation of the prior.
 func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error) {
 	err = guard("ControlVariates", func() (err error) {
-		cv, err = controlVariates(p, la, cvCubicAuto, nil)
+		cv, err = controlVariates(p, la, cvCubicAuto, nil, nil)
 		return err
 	})
 	return cv, err
 }
 
+// controlVariatesCtx is ControlVariates for the automatic default: its
+// passes over the data stop within a chunk of data once ctx is cancelled,
+// returning ctx's error (TestChooseInterrupted).
+func controlVariatesCtx(ctx context.Context, p *Posterior, la *LaplaceApprox) (cv *Posterior, err error) {
+	stop, release := watchContext(ctx)
+	defer release()
+	err = guard("ControlVariates", func() (err error) {
+		cv, err = controlVariates(p, la, cvCubicAuto, nil, stop)
+		return err
+	})
+	if errors.Is(err, errInterrupted) {
+		return nil, fmt.Errorf("exactmh: ControlVariates: %w", ctx.Err())
+	}
+	return cv, err
+}
+
 // controlVariates builds ControlVariates' rewrite, of the order the mode
 // selects (cvCubicAuto in real use); mutate, nil in real use, lets the
-// tests spoil the surrogate.
+// tests spoil the surrogate. Its passes return errInterrupted within a
+// chunk of data once stop (nil: never) is set.
 //
 // The bound: both terms of M follow from |x_iᵀv| ≤ ‖x_i‖_{H⁻¹}‖v‖_H
 // (Cauchy–Schwarz in H's inner product), the first from Taylor's
@@ -94,7 +114,7 @@ func ControlVariates(p *Posterior, la *LaplaceApprox) (cv *Posterior, err error)
 // FindLaplace's after a Newton search on p's energy under β = 1 with
 // float64 rows, whose last pass summed them at θ̂ in the same order, bit
 // for bit (and la.Mean is still that θ̂).
-func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate func(*cvPrior)) (*Posterior, error) {
+func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate func(*cvPrior), stop *atomic.Bool) (*Posterior, error) {
 	const who = "ControlVariates"
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -183,6 +203,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 		acc := rankAcc{h: pt.hess, d: d}
 		rows := newRowCursor(g)
 		for i := lo; i < hi; i++ {
+			if (i-lo)%chunk == 0 && stopped(stop) {
+				pt.err = errInterrupted
+				return
+			}
 			x := rows.row(i)
 			// ẑ_i exactly as taylor computes it when it does not store it.
 			z := e.rowDot(i, e.center)
@@ -283,7 +307,10 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 	}
 	if cubic {
 		e.cuber = cuber
-		cp.cube = e.cubicTensor()
+		var err error
+		if cp.cube, err = e.cubicTensor(stop); err != nil {
+			return nil, err
+		}
 		if err := vec.FiniteVec(who+": Σf_i‴x_i⊗x_i⊗x_i", cp.cube.w); err != nil {
 			return nil, err
 		}

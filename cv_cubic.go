@@ -7,6 +7,7 @@ package exactmh
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/exactmh/exactmh/internal/vec"
 )
@@ -228,8 +229,9 @@ func dotLocal(a, b []float64) float64 {
 }
 
 // cubicTensor sums T = Σ_i f_i‴(ẑ_i)·x_i⊗x_i⊗x_i over e's data in blocks,
-// added in block order.
-func (e *cvEnergy) cubicTensor() *cubeTensor {
+// added in block order, or returns errInterrupted within a chunk of data
+// once stop (nil: never) is set.
+func (e *cvEnergy) cubicTensor(stop *atomic.Bool) (*cubeTensor, error) {
 	n, d := e.n, e.d
 	t := newCubeTensor(d)
 	nb := passBlocks(n, len(t.w))
@@ -243,16 +245,22 @@ func (e *cvEnergy) cubicTensor() *cubeTensor {
 		lo, hi := blockRange(b, nb, n)
 		rows := newRowCursor(e.g)
 		for i := lo; i < hi; i++ {
+			if (i-lo)%chunk == 0 && stopped(stop) {
+				return
+			}
 			pt.add(e.taylor(i).f3, rows.row(i))
 		}
 	})
+	if stopped(stop) {
+		return nil, errInterrupted
+	}
 	if nb > 1 {
 		for _, pt := range parts {
 			vec.Axpy(t.w, 1, pt.w)
 		}
 	}
 	t.weigh()
-	return t
+	return t, nil
 }
 
 // cubicLimit is datum i's fourth-order bound K_i·min((|a|⁴ + |b|⁴)/24,

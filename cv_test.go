@@ -65,7 +65,7 @@ func cvProblemOrder(t *testing.T, model string, n, d int, beta float64, mode cvC
 	if err != nil {
 		t.Fatal(err)
 	}
-	cv, err = controlVariates(p, la, mode, nil)
+	cv, err = controlVariates(p, la, mode, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,10 @@
 // with Metropolis or Barker [Acceptance]), and [Exchange] for likelihoods with an intractable
 // normaliser ([IntractableLikelihood], [DoublyIntractable]).
 // For multilevel models (grouped data): [GroupGibbs] (the automatic
-// default's, block by block) and [GroupSMH] (joint moves). Full batch: [MH],
-// [MALA], [HMC], [NUTS] (with a [Metric] of a [MetricKind] and Stan's
-// warmup). Inexact, for comparison: [AustereMH], [MHminibatch], [MHBT],
+// default's, block by block) and [GroupSMH] (joint moves), and [NUTS] and
+// [HMC] non-centred (NonCentred: u = τ·z, for groups with few data).
+// Full batch: [MH], [MALA], [HMC], [NUTS] (with a [Metric] of a
+// [MetricKind] and Stan's warmup). Inexact, for comparison: [AustereMH], [MHminibatch], [MHBT],
 // [SGLD]. Proposals: [RandomWalk], [GaussianWalk], [CrankNicolson],
 // [SGLDProposal], [RSGLDProposal], all of them a [Proposal]. [Kernels]
 // lists the built-in kernels ([KernelInfo], [KernelFamily]). A user's

@@ -301,7 +301,7 @@ func ControlVariatesHalfQuadratic(p *Posterior, la *LaplaceApprox, order int) (*
 		for i := range q.hess {
 			q.hess[i] /= 2
 		}
-	})
+	}, nil)
 }
 
 // ControlVariatesShiftedSurrogate is ControlVariatesOrder with the surrogate
@@ -315,7 +315,7 @@ func ControlVariatesShiftedSurrogate(p *Posterior, la *LaplaceApprox, order int,
 			c[j] = v + shift[j]
 		}
 		q.center = c
-	})
+	}, nil)
 }
 
 // SetAvailableMemory makes the memory check see bytes available (ok
@@ -358,7 +358,7 @@ func CVGrowthFactor(p *Posterior, theta, thetaNew []float64) float64 {
 // 3 (3 needs a GLM with LossDeriv3 and LossBound4), instead of the order
 // it chooses.
 func ControlVariatesOrder(p *Posterior, la *LaplaceApprox, order int) (*Posterior, error) {
-	return controlVariates(p, la, cvOrderMode(order), nil)
+	return controlVariates(p, la, cvOrderMode(order), nil, nil)
 }
 
 // ControlVariatesOrderNegatedCube is ControlVariatesOrder(p, la, 3) with
@@ -370,7 +370,7 @@ func ControlVariatesOrderNegatedCube(p *Posterior, la *LaplaceApprox) (*Posterio
 		for i := range q.cube.w {
 			q.cube.w[i] = -q.cube.w[i]
 		}
-	})
+	}, nil)
 }
 
 // cvOrderMode returns the mode that forces order 2 or 3.
@@ -387,4 +387,18 @@ func CVOrder(p *Posterior) int {
 		return 3
 	}
 	return 2
+}
+
+// NUTSNonCentredNoJacobian returns a non-centred NUTS without the
+// Jacobian Σ_t G_t·log τ_t of u = τ·z: the mutant "a prior term dropped"
+// of the non-centred parametrisation.
+func NUTSNonCentredNoJacobian(k NUTS) NUTS {
+	k.NonCentred, k.ncNoJacobian = true, true
+	return k
+}
+
+// HMCNonCentredNoJacobian is NUTSNonCentredNoJacobian for HMC.
+func HMCNonCentredNoJacobian(k HMC) HMC {
+	k.NonCentred, k.ncNoJacobian = true, true
+	return k
 }

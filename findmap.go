@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync/atomic"
 
 	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/optimize"
@@ -173,10 +172,7 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 	// A pass over tall data (a Newton sweep reads every row's Hessian) is
 	// abandoned within a chunk of data once ctx is cancelled: the search
 	// returns the best point found before it (TestFindMAPInterrupted).
-	flag := new(atomic.Bool)
-	stop := context.AfterFunc(ctx, func() { flag.Store(true) })
-	defer stop()
-	t.interrupt = flag
+	defer t.watch(ctx)()
 	if err := t.requireGradient(); err != nil {
 		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP %w", err)
 	}

@@ -159,6 +159,13 @@ type flyChain struct {
 	logRho, logRhoNew []float64
 	brighten          []int32
 
+	// The last z-step's swaps of order (position pairs) and the bright
+	// count before it, kept while the run may interrupt a transition
+	// (Target.interrupt), so that abandonStep can undo a z-step whose
+	// θ-step was abandoned.
+	swaps    []int32
+	nBright0 int
+
 	idx  [batchChunk]int
 	gaps [batchChunk]float64
 }
@@ -192,12 +199,16 @@ func (c *flyChain) Step(rng *rand.Rand) (Info, error) {
 // zStep is the implicit MH sweep over the brightness variables.
 func (c *flyChain) zStep(rng *rand.Rand) error {
 	nBright0 := c.nBright
+	c.swaps, c.nBright0 = c.swaps[:0], nBright0
 	// Propose to brighten the data dark at the start of the sweep: skip
 	// Geometric(q) dark positions between proposals. Decisions are
 	// collected first, so that no datum is updated twice in one sweep.
 	c.brighten = c.brighten[:0]
 	n := len(c.order)
 	for p := nBright0 + c.skip(rng); p < n; {
+		if c.t.interrupted() {
+			return errInterrupted
+		}
 		m := 0
 		for ; m < batchChunk && p < n; m++ {
 			c.idx[m] = int(c.order[p])
@@ -220,14 +231,21 @@ func (c *flyChain) zStep(rng *rand.Rand) error {
 	// min(1, q/ρ_i(θ)) from its cached ρ. Going down the bright block, a
 	// darkened datum swaps with the last bright one, which was already
 	// visited.
+	keep := c.t.interrupt != nil
 	for k := nBright0 - 1; k >= 0; k-- {
 		i := c.order[k]
 		if ld := c.logDarken(c.logQDB, c.logRho[i]); ld >= 0 || math.Log(rng.Float64()) < ld {
+			if keep {
+				c.swaps = append(c.swaps, int32(k), int32(c.nBright-1))
+			}
 			c.swap(k, c.nBright-1)
 			c.nBright--
 		}
 	}
 	for _, i := range c.brighten {
+		if keep {
+			c.swaps = append(c.swaps, c.pos[i], int32(c.nBright))
+		}
 		c.swap(int(c.pos[i]), c.nBright)
 		c.nBright++
 	}
@@ -264,6 +282,9 @@ func (c *flyChain) thetaStep(rng *rand.Rand) (Info, error) {
 	logBoundNew := c.logBoundSum(c.next)
 	logR = logR + logBoundNew - c.logBound // in this order: bit-identical draws
 	for lo := 0; lo < c.nBright; lo += batchChunk {
+		if c.t.interrupted() {
+			return Info{}, errInterrupted
+		}
 		m := min(batchChunk, c.nBright-lo)
 		for j := range m {
 			c.idx[j] = int(c.order[lo+j])
@@ -331,8 +352,25 @@ func (c *flyChain) UnmarshalState(b []byte) error {
 	return nil
 }
 
+// A FlyMC transition may be abandoned within a chunk of its z-step's
+// proposals or its θ-step's bright data. The z-step changes the
+// brightness only after its reads (the cached ρ_i it writes of data it
+// was brightening are read only once they are bright); the θ-step
+// changes θ only after its reads, and abandonStep undoes the z-step
+// before it, its swaps replayed in reverse.
+func (c *flyChain) interruptible() bool { return true }
+
+func (c *flyChain) abandonStep() {
+	for k := len(c.swaps) - 2; k >= 0; k -= 2 {
+		c.swap(int(c.swaps[k]), int(c.swaps[k+1]))
+	}
+	c.swaps, c.nBright = c.swaps[:0], c.nBright0
+}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
+	_ stepInterrupter = (*flyChain)(nil)
+
 	_ Kernel        = FlyMC{}
 	_ AcceptTarget  = FlyMC{}
 	_ driverChain   = (*flyChain)(nil)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -489,7 +490,11 @@ func FuzzKernels(f *testing.F) {
 		// 300 ms); then the automatic default (nil) and TFMH on
 		// ControlVariates (a nil func).
 		var kernels []func() exactmh.Kernel
+		refuses := map[int]bool{} // the multilevel kernels: a flat model is refused
 		for _, ki := range exactmh.Kernels() {
+			if ki.NeedsMultilevel {
+				refuses[len(kernels)] = true
+			}
 			kernels = append(kernels, func() exactmh.Kernel {
 				switch k := ki.New(center).(type) {
 				case exactmh.NUTS:
@@ -505,7 +510,8 @@ func FuzzKernels(f *testing.F) {
 		}
 		kernels = append(kernels, func() exactmh.Kernel { return nil }, nil)
 		var k exactmh.Kernel
-		if f := kernels[int(ki)%len(kernels)]; f != nil {
+		pick := int(ki) % len(kernels)
+		if f := kernels[pick]; f != nil {
 			k = f()
 		} else {
 			la, err := exactmh.LaplaceAt(post, center)
@@ -517,31 +523,93 @@ func FuzzKernels(f *testing.F) {
 			}
 			k = exactmh.TFMH{}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		res, err := exactmh.Sample(ctx, post, k, &exactmh.Settings{Chains: 1, Warmup: 20, Draws: 20, Seed: seed})
-		if res == nil {
-			if err == nil {
-				t.Fatal("no result and no error")
+		if err := fuzzSample(t, post, k, seed); refuses[pick] && (err == nil || !strings.Contains(err.Error(), "multilevel model")) {
+			t.Fatalf("%s on a flat logistic regression: error %v, want one saying it needs a multilevel model", k.Name(), err)
+		}
+	})
+}
+
+// fuzzSample runs k on post for one chain of 20 + 20 transitions, cut at
+// 300 ms, and fails t on a missing result or a failed one without an
+// error, or a draw that is not finite or lies outside the prior's
+// support; it returns Sample's error.
+func fuzzSample(t *testing.T, post *exactmh.Posterior, k exactmh.Kernel, seed uint64) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := exactmh.Sample(ctx, post, k, &exactmh.Settings{Chains: 1, Warmup: 20, Draws: 20, Seed: seed})
+	if res == nil {
+		if err == nil {
+			t.Fatal("no result and no error")
+		}
+		return err
+	}
+	if res.Status == exactmh.Failed && err == nil {
+		t.Fatal("Failed without an error")
+	}
+	for c, ch := range res.Chains {
+		for j := range ch.Len() {
+			th := res.Draw(c, j)
+			if lp := post.Prior; lp != nil && math.IsInf(lp.LogPrior(th), -1) {
+				t.Fatalf("draw %v outside the support", th)
 			}
+			for _, v := range th {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("draw %v not finite", th)
+				}
+			}
+		}
+	}
+	_ = res.Summary().String()
+	return err
+}
+
+// FuzzMultilevelKernels runs the multilevel kernels of the registry
+// (KernelInfo.NeedsMultilevel, in their default configuration, which finds
+// the Laplace-EM centre), the non-centred NUTS and HMC and the automatic
+// default for a few transitions on a fuzzed small multilevel model (up to
+// 30 data in up to 6 groups, logistic, probit or Poisson, a random
+// intercept and optionally a random slope, any y and x), asserting no
+// panic and either an error or finite draws inside the support
+// (fuzzSample). Runs are cut at 300 ms.
+//
+//	go test -run '^$' -fuzz FuzzMultilevelKernels -fuzztime 60s .
+func FuzzMultilevelKernels(f *testing.F) {
+	f.Add(uint8(0), uint8(20), uint8(4), uint8(0), false, uint64(1), []byte{1, 2, 3, 200, 17, 90})
+	f.Add(uint8(1), uint8(7), uint8(6), uint8(1), true, uint64(2), []byte{0, 0, 0})
+	f.Add(uint8(3), uint8(30), uint8(1), uint8(2), true, uint64(3), []byte{255, 1, 128})
+	f.Fuzz(func(t *testing.T, ki, n8, g8, fam uint8, slope bool, seed uint64, raw []byte) {
+		n, groups := 1+int(n8)%30, 1+int(g8)%6
+		if len(raw) == 0 {
+			raw = []byte{0}
+		}
+		families := []model.GLMFamily{model.LogisticFamily{}, model.ProbitFamily{}, model.PoissonFamily{}}
+		ml := &model.Multilevel{Family: families[int(fam)%len(families)], Y: make([]float64, n), Intercept: true,
+			Fixed:   []model.Covariate{{Name: "x", Values: make([]float64, n)}},
+			Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}}}
+		x := ml.Fixed[0].Values
+		for i := range n {
+			b := raw[i%len(raw)]
+			x[i] = (float64(b) - 128) / 32
+			ml.Y[i] = float64(raw[(i*7)%len(raw)] % 2)
+			if fam%3 == 2 {
+				ml.Y[i] = float64(raw[(i*5)%len(raw)] % 4)
+			}
+			ml.Factors[0].Index[i] = int32((int(b) + i) % groups)
+		}
+		if slope {
+			ml.Factors[0].Slopes = []model.Covariate{{Name: "x", Values: x}}
+		}
+		post, err := model.NewMultilevel(ml)
+		if err != nil {
 			return
 		}
-		if res.Status == exactmh.Failed && err == nil {
-			t.Fatal("Failed without an error")
-		}
-		for c, ch := range res.Chains {
-			for j := range ch.Len() {
-				th := res.Draw(c, j)
-				if lp := post.Prior; lp != nil && math.IsInf(lp.LogPrior(th), -1) {
-					t.Fatalf("draw %v outside the support", th)
-				}
-				for _, v := range th {
-					if math.IsNaN(v) || math.IsInf(v, 0) {
-						t.Fatalf("draw %v not finite", th)
-					}
-				}
+		kernels := []exactmh.Kernel{nil, exactmh.NUTS{NonCentred: true, MaxDepth: 5}, exactmh.HMC{NonCentred: true, Steps: 5}}
+		for _, k := range exactmh.Kernels() {
+			if k.NeedsMultilevel {
+				kernels = append(kernels, k.New(nil))
 			}
 		}
-		_ = res.Summary().String()
+		_ = fuzzSample(t, post, kernels[int(ki)%len(kernels)], seed)
 	})
 }

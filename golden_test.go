@@ -10,12 +10,14 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -89,8 +91,8 @@ func goldenCases(t *testing.T) []goldenCase {
 		mode []float64
 	}{{"logistic", logistic, lmap}, {"studentt", studentT, tmap}} {
 		for _, ki := range exactmh.Kernels() {
-			if ki.NeedsRange {
-				continue // on the ball below
+			if ki.NeedsRange || ki.NeedsMultilevel {
+				continue // on the ball, or the multilevel model, below
 			}
 			for _, v := range goldenVariants(ki, tg.mode) {
 				cases = append(cases, goldenCase{name: tg.name + "_" + v.name, post: tg.post, kernel: v.k, init: tg.mode, accept: v.accept})
@@ -104,6 +106,20 @@ func goldenCases(t *testing.T) []goldenCase {
 			cases = append(cases, goldenCase{name: "ball_" + k.Name(), post: boxed, kernel: k, init: []float64{0.5, -0.5}})
 		}
 	}
+	// The multilevel kernels (KernelInfo.NeedsMultilevel) in their default
+	// configuration, which finds the Laplace-EM centre itself, and the
+	// non-centred NUTS, on the kit's multilevel funnel (mcmctest's
+	// MultilevelModel: N = 60 in 12 groups, τ unknown), from its centre.
+	_, mpb, err := mcmctest.MultilevelModel{N: 60, Groups: 12}.Draw(rand.New(rand.NewPCG(37, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ki := range exactmh.Kernels() {
+		if ki.NeedsMultilevel {
+			cases = append(cases, goldenCase{name: "multilevel_" + ki.Name, post: mpb.Posterior, kernel: ki.New(nil), init: mpb.Mode})
+		}
+	}
+	cases = append(cases, goldenCase{name: "multilevel_NUTS-NC", post: mpb.Posterior, kernel: exactmh.NUTS{NonCentred: true}, init: mpb.Mode})
 	return cases
 }
 

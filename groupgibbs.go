@@ -30,6 +30,15 @@ type multilevelLayout interface {
 	Term(t int) (factor, term string, start, stride, levels, logTau int)
 }
 
+// fixedScaleLayout is a multilevelLayout with terms of fixed scale (the
+// package model's Factor.FixedTau): effects N(0, sd²) with no log scale in
+// θ, which GroupGibbs pairs with a fixed effect for location moves as it
+// pairs the random terms.
+type fixedScaleLayout interface {
+	NumFixedScale() int
+	FixedScale(t int) (start, stride, levels int, sd float64)
+}
+
 // GroupGibbs is an exact minibatch Metropolis-within-Gibbs kernel for
 // multilevel GLMs (the posteriors of model.NewMultilevel): a joint proposal
 // in d ≈ 2,000 dimensions is rejected by the product of ~1,000 groups'
@@ -49,7 +58,13 @@ type multilevelLayout interface {
 //     = U_i − Û_i. For the fixed effects, whose prior is arbitrary, the
 //     proposal uses the prior's second-order expansion at the centre
 //     (finite differences at Start) and the ratio adds log p(θ′) − log p(θ)
-//     minus that expansion's difference, exactly.
+//     minus that expansion's difference, exactly. A fixed effect the data
+//     determine poorly (a rare level of a categorical covariate: its
+//     conditional variance at the centre over splitVariance times the
+//     fixed effects' median, at most half the data holding it) is a block
+//     of its own (splitFixed): in block 0 its wide moves would enter every
+//     datum's bound below through ‖Δ_0‖, on its own only its data's
+//     (TestGroupGibbsSplit).
 //
 //     The data term is decided exactly (all the block's data read) for a
 //     block with fewer than ExactBelow data or whose expected thinning
@@ -88,7 +103,8 @@ type multilevelLayout interface {
 // pairs' alias tables and O(nnz(H)). Proven by TestGroupGibbsMoments and
 // TestGroupGibbsSBC with their mutants.
 type GroupGibbs struct {
-	// Center is θ̂, the expansion point. Required.
+	// Center is θ̂, the expansion point (nil: the Laplace-EM centre the
+	// automatic default finds, once per run).
 	Center []float64
 	// ExactBelow, if positive, makes a block with fewer data small: its
 	// data are read exactly at each update that moves a block they touch
@@ -112,6 +128,9 @@ type GroupGibbs struct {
 	sumCenter func(center []float64) []float64
 	blockMask func(b int32) bool
 	locOffset int
+	// Test hooks: splitFixedOff leaves block 0 whole; maskSplit makes the
+	// thinning bound ignore the blocks splitFixed added (as blockMask).
+	splitFixedOff, maskSplit bool
 }
 
 // Name returns "GroupGibbs".
@@ -120,9 +139,12 @@ func (GroupGibbs) Name() string { return "GroupGibbs" }
 // Exact returns true.
 func (GroupGibbs) Exact() bool { return true }
 
-// gibbsLoc is a location move: θ[fixed] + c, θ[start + g·stride] − c.
+// gibbsLoc is a location move: θ[fixed] + c, θ[start + g·stride] − c,
+// c ~ N(0, τ²/levels) with τ = e^{θ[logTau]}, or sd for a term of fixed
+// scale (logTau < 0).
 type gibbsLoc struct {
 	fixed, start, stride, levels, logTau int
+	sd                                   float64
 }
 
 // gibbsTerms is what GroupGibbs precomputes at the centre, shared by the
@@ -172,6 +194,9 @@ type gibbsTerms struct {
 	rPtr   []int
 	rec    []groupRec
 	maxP   int
+	// The updates per sweep (fixedRepeats for each explicit block), and
+	// the first block splitFixed added (nb if none).
+	updates, firstSplit int
 	// The coordinates no row holds, and their slice widths.
 	free  []int
 	freeW []float64
@@ -189,6 +214,13 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	d := t.Dim()
+	if k.Center == nil {
+		c, _, err := defaultMultilevelCenter(name, t)
+		if err != nil {
+			return nil, err
+		}
+		k.Center = c
+	}
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}
@@ -201,7 +233,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d", &k.Center[0], k.ExactBelow, k.locOffset), func() (*gibbsTerms, error) {
+	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -213,6 +245,9 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q)}
+	if k.maskSplit {
+		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
+	}
 	c.deltas()
 	return c, nil
 }
@@ -233,31 +268,15 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if len(g.blocks) != d {
 		return nil, fmt.Errorf("%s: the prior's Blocks has %d entries, want the dimension %d", name, len(g.blocks), d)
 	}
+	g.blocks = slices.Clone(g.blocks)
 	nb, err := countBlocks(name, g.blocks)
 	if err != nil {
 		return nil, err
 	}
 	g.nb = int(nb)
-	// The blocks' coordinates.
-	g.bcPtr = make([]int, nb+1)
-	for _, b := range g.blocks {
-		if b >= 0 {
-			g.bcPtr[b+1]++
-		}
-	}
-	for b := range nb {
-		g.bcPtr[b+1] += g.bcPtr[b]
-		g.qMax = max(g.qMax, g.bcPtr[b+1]-g.bcPtr[b])
-	}
-	g.bc = make([]int32, g.bcPtr[nb])
-	g.local = make([]int32, d)
-	next := slices.Clone(g.bcPtr[:nb])
+	g.index()
 	for j, b := range g.blocks {
-		if b >= 0 {
-			g.local[j] = int32(next[b] - g.bcPtr[b])
-			g.bc[next[b]] = int32(j)
-			next[b]++
-		} else {
+		if b < 0 {
 			g.free = append(g.free, j)
 		}
 	}
@@ -266,7 +285,10 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	for j := range g.logTau {
 		g.logTau[j] = -1
 	}
-	type termPos struct{ start, stride, levels, logTau int }
+	type termPos struct {
+		start, stride, levels, logTau int
+		sd                            float64 // of a fixed-scale term (logTau −1)
+	}
 	var terms []termPos
 	width := make(map[int]float64)
 	for tm := range lay.NumTerms() {
@@ -281,15 +303,10 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			}
 			g.logTau[j] = int32(lt)
 		}
-		terms = append(terms, termPos{start, stride, levels, lt})
+		terms = append(terms, termPos{start, stride, levels, lt, 0})
 		width[lt] = math.Sqrt(2 / float64(max(levels, 1)))
 	}
-	g.expl = make([]bool, nb)
-	for j, b := range g.blocks {
-		if b >= 0 && g.logTau[j] < 0 {
-			g.expl[b] = true
-		}
-	}
+	g.setExpl()
 	for _, j := range g.free {
 		w, ok := width[j]
 		if !ok {
@@ -358,43 +375,24 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 
+	// The fixed effects the data determine poorly, each a block of its own.
+	fixedAll := slices.Clone(g.bc[g.bcPtr[0]:g.bcPtr[1]])
+	if g.splitFixed(e, t.Beta(), k.splitFixedOff) {
+		g.index()
+		g.setExpl()
+	}
+	nb = int32(g.nb)
+
 	// One pass over the data: expansions, blocks, norms, pair counts.
-	var cols []int32
-	var vals []float64
-	norm := make([]float64, nb)
-	var touched []int32
 	pairID := make(map[uint64]int32)
 	var pairKeys []uint64
 	var pairCount []int
 	mCount := make([]int, nb+1)
-	for i := range n {
-		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		var k3 float64
-		if g.exp[i], k3, err = datumExpansion(name, e, i, g.center); err != nil {
-			return nil, err
-		}
-		zs, _ := e.LinearPredictors(i, sc, sc)
-		fs1, _ := e.LossDerivs(i, zs)
-		touched = touched[:0]
-		for q, c := range cols {
-			if int(c) >= d || c < 0 {
-				return nil, fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
-			}
-			b := g.blocks[c]
-			if b < 0 {
-				return nil, fmt.Errorf("%s: row %d has an entry in column %d, which the prior's Blocks leaves out (−1)", name, i, c)
-			}
-			if norm[b] == 0 && vals[q] != 0 {
-				touched = append(touched, b)
-			}
-			norm[b] += vals[q] * vals[q]
-			g.gradSum[c] += fs1 * vals[q]
-		}
+	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, g.exp, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
 		g.dK[i] = k3 * float64(len(touched)) / 2
+		g.dBlock = append(g.dBlock, touched...)
+		g.dNorm = append(g.dNorm, norms...)
 		for _, b := range touched {
-			g.dBlock = append(g.dBlock, b)
-			g.dNorm = append(g.dNorm, math.Sqrt(norm[b]))
-			norm[b] = 0
 			mCount[b+1]++
 		}
 		g.dPtr[i+1] = len(g.dBlock)
@@ -411,6 +409,9 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 				pairCount[id]++
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
@@ -537,9 +538,23 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 	// Location moves: a term whose effect column equals a fixed effect's
-	// column on every row.
-	for _, tp := range terms {
-		fixed := g.bc[g.bcPtr[0]:g.bcPtr[1]]
+	// column on every row — a random term, or one of fixed scale, whose
+	// location the prior alone identifies against the fixed effect's.
+	locTerms := terms
+	if fs, ok := lay.(fixedScaleLayout); ok {
+		locTerms = slices.Clone(terms)
+		for t := range fs.NumFixedScale() {
+			start, stride, levels, sd := fs.FixedScale(t)
+			if stride < 1 || levels < 0 || start < 0 || start+(levels-1)*stride >= d || !(sd > 0) {
+				return nil, fmt.Errorf("%s: the prior's fixed-scale term %d (start %d, stride %d, %d levels, sd %v) does not fit θ of dimension %d", name, t, start, stride, levels, sd, d)
+			}
+			locTerms = append(locTerms, termPos{start, stride, levels, -1, sd})
+		}
+	}
+	var cols []int32
+	var vals []float64
+	for _, tp := range locTerms {
+		fixed := fixedAll
 		if !g.expl[0] || len(fixed) == 0 {
 			break
 		}
@@ -578,12 +593,123 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 				if k.locOffset != 0 {
 					j = fixed[fj]
 				}
-				g.locs = append(g.locs, gibbsLoc{fixed: int(j), start: tp.start, stride: tp.stride, levels: tp.levels, logTau: tp.logTau})
+				g.locs = append(g.locs, gibbsLoc{fixed: int(j), start: tp.start, stride: tp.stride, levels: tp.levels, logTau: tp.logTau, sd: tp.sd})
 				break
 			}
 		}
 	}
 	return g, nil
+}
+
+// index sets the blocks' coordinates (bcPtr, bc), each coordinate's
+// position in its block (local) and the largest block (qMax) from blocks
+// and nb.
+func (g *gibbsTerms) index() {
+	nb := g.nb
+	g.bcPtr = make([]int, nb+1)
+	for _, b := range g.blocks {
+		if b >= 0 {
+			g.bcPtr[b+1]++
+		}
+	}
+	g.qMax = 0
+	for b := range nb {
+		g.bcPtr[b+1] += g.bcPtr[b]
+		g.qMax = max(g.qMax, g.bcPtr[b+1]-g.bcPtr[b])
+	}
+	g.bc = make([]int32, g.bcPtr[nb])
+	g.local = make([]int32, len(g.blocks))
+	next := slices.Clone(g.bcPtr[:nb])
+	for j, b := range g.blocks {
+		if b >= 0 {
+			g.local[j] = int32(next[b] - g.bcPtr[b])
+			g.bc[next[b]] = int32(j)
+			next[b]++
+		}
+	}
+}
+
+// setExpl marks the blocks whose prior is evaluated (expl): those with a
+// coordinate that is not a term's effect.
+func (g *gibbsTerms) setExpl() {
+	g.expl = make([]bool, g.nb)
+	g.updates = g.nb
+	for j, b := range g.blocks {
+		if b >= 0 && g.logTau[j] < 0 && !g.expl[b] {
+			g.expl[b] = true
+			g.updates += fixedRepeats - 1
+		}
+	}
+}
+
+// splitVariance is how many times the median conditional variance of the
+// fixed effects one must exceed to be split off (an sd 4 times the
+// median's).
+const splitVariance = 16
+
+// splitFixed moves each fixed effect that the data determine poorly —
+// its conditional variance 1/(βH_jj + prior precision) at the centre above
+// splitVariance times the fixed effects' median — and that at most half
+// the data hold (a rare level of a categorical covariate) out of block 0
+// into a block of its own, appended after the prior's blocks (firstSplit
+// is the first), and reports whether it moved one. Left in block 0, such
+// a coordinate's large moves would enter every datum's thinning bound
+// through ‖Δβ‖ (the bound is by blocks, Cauchy–Schwarz within a block):
+// the fixed effects' updates would read the data exactly, several passes
+// per sweep. On its own block it enters the bounds of its own data alone.
+// Any partition leaves each update π-invariant, so this changes the cost,
+// not the target. off (a test hook) disables it.
+func (g *gibbsTerms) splitFixed(e SparseRowGLM, beta float64, off bool) bool {
+	g.firstSplit = g.nb
+	fixed := g.bc[g.bcPtr[0]:g.bcPtr[1]]
+	if off || !g.expl[0] || len(fixed) < 2 {
+		return false
+	}
+	v := make([]float64, len(fixed))
+	for a, j := range fixed {
+		var hjj float64
+		for p := g.hPtr[j]; p < g.hPtr[j+1]; p++ {
+			if g.hCol[p] == j {
+				hjj = g.hVal[p]
+			}
+		}
+		v[a] = math.Inf(1)
+		if prec := beta*hjj + g.pPrec[j]; prec > 0 {
+			v[a] = 1 / prec
+		}
+	}
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	med := sorted[(len(sorted)-1)/2]
+	count := make(map[int32]int)
+	for a, j := range fixed {
+		if v[a] > splitVariance*med {
+			count[j] = 0
+		}
+	}
+	if len(count) == 0 {
+		return false
+	}
+	n := e.Len()
+	var cols []int32
+	var vals []float64
+	for i := range n {
+		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
+		for q, c := range cols {
+			if _, ok := count[c]; ok && vals[q] != 0 {
+				count[c]++
+			}
+		}
+	}
+	split := false
+	for _, j := range fixed {
+		if c, ok := count[j]; ok && 2*c <= n {
+			g.blocks[j] = int32(g.nb)
+			g.nb++
+			split = true
+		}
+	}
+	return split
 }
 
 // checkEffectPrior checks on the centre that the prior makes each
@@ -633,6 +759,7 @@ type gibbsChain struct {
 	rhs, z, pg []float64
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
+	undo                                                         gibbsUndo
 }
 
 // counts returns the counters Params reports, which MarshalState saves.
@@ -670,8 +797,9 @@ func (c *gibbsChain) Position() []float64 { return c.theta }
 func (c *gibbsChain) Params() map[string]float64 {
 	return map[string]float64{
 		"block_accept": c.accepted / max(c.tried, 1), "thinned": c.thinned / max(c.tried, 1),
-		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.nb+fixedRepeats-1), 1) / fixedRepeats,
-		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb)}
+		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats,
+		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb),
+		"split_fixed": float64(c.nb - c.firstSplit)}
 }
 
 // deltas sets dsq from θ.
@@ -689,6 +817,7 @@ func (c *gibbsChain) deltas() {
 func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	c.seen.next()
+	c.undo.save(c)
 	for m := range c.nb {
 		reps := 1
 		if c.expl[m] {
@@ -883,16 +1012,22 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	return c.acceptBlock(m, coords, dn), ne + draws, nil
 }
 
-// exactSum returns Σ βR_i(θ′) − βR_i(θ) over the data idx.
+// exactSum returns Σ βR_i(θ′) − βR_i(θ) over the data idx, or
+// errInterrupted within a chunk of them once the run is cancelled.
 func (c *gibbsChain) exactSum(idx []int32, beta float64) (float64, error) {
 	var sum float64
-	for _, i := range idx {
-		c.seen.add(int(i))
-		r, _, err := c.remainderDiff(int(i), beta)
-		if err != nil {
-			return 0, err
+	for lo := 0; lo < len(idx); lo += chunk {
+		if c.t.interrupted() {
+			return 0, errInterrupted
 		}
-		sum += r
+		for _, i := range idx[lo:min(lo+chunk, len(idx))] {
+			c.seen.add(int(i))
+			r, _, err := c.remainderDiff(int(i), beta)
+			if err != nil {
+				return 0, err
+			}
+			sum += r
+		}
 	}
 	if math.IsNaN(sum) {
 		return 0, fmt.Errorf("GroupGibbs: remainder difference NaN at θ = %v, θ′ = %v", c.theta, c.next)
@@ -980,7 +1115,11 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 	}
 	lp := c.t.LogPrior(c.theta)
 	for _, l := range c.locs {
-		sd := math.Exp(c.theta[l.logTau]) / math.Sqrt(float64(max(l.levels, 1)))
+		sd := l.sd
+		if l.logTau >= 0 {
+			sd = math.Exp(c.theta[l.logTau])
+		}
+		sd /= math.Sqrt(float64(max(l.levels, 1)))
 		for range locationRepeats {
 			d := sd * rng.NormFloat64()
 			c.next[l.fixed] += d
@@ -1105,3 +1244,38 @@ func backSub(l []float64, q int, b []float64) {
 		b[i] = s / l[i*q+i]
 	}
 }
+
+// gibbsUndo is a sweep's starting point — θ, the blocks' ‖Δ‖² and the
+// counters — kept while the run may interrupt a transition
+// (Target.interrupt): a sweep is abandoned in a block's exact reads
+// (exactSum), after the blocks before it have moved θ, and abandonStep
+// puts it back.
+type gibbsUndo struct {
+	theta, dsq []float64
+	counts     [7]float64
+}
+
+// save keeps c's state at the start of a sweep (nothing if the run
+// cannot be interrupted).
+func (u *gibbsUndo) save(c *gibbsChain) {
+	if c.t.interrupt == nil {
+		return
+	}
+	u.theta = append(u.theta[:0], c.theta...)
+	u.dsq = append(u.dsq[:0], c.dsq...)
+	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc}
+}
+
+// A GroupGibbs sweep may be abandoned between any two chunks of its exact
+// reads; abandonStep restores the state save kept.
+func (c *gibbsChain) interruptible() bool { return true }
+
+func (c *gibbsChain) abandonStep() {
+	copy(c.theta, c.undo.theta)
+	copy(c.next, c.undo.theta)
+	copy(c.dsq, c.undo.dsq)
+	u := &c.undo.counts
+	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
+}
+
+var _ stepInterrupter = (*gibbsChain)(nil)

@@ -52,6 +52,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	if len(blocks) != d {
 		return nil, nil, fmt.Errorf("the prior's Blocks has %d entries, want the dimension %d", len(blocks), d)
 	}
+	defer t.watch(ctx)() // its passes stop within a chunk once ctx is cancelled
 	eh := t.Energy().(SparseHessianer)
 	ph, ok := t.Prior().(SparseHessianer)
 	if !ok {
@@ -73,17 +74,49 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	grad := make([]float64, d)
 	trial := make([]float64, d)
 	rhs, step, work := make([]float64, m), make([]float64, m), make([]float64, m)
+	// obj returns −log π(θ); the energy, a pass over the data, is that of
+	// the last call when the effects are the same (each round's Newton
+	// step starts where the last line search ended).
+	uAt, uLast := make([]float64, m), math.NaN()
 	obj := func(th []float64) (float64, error) {
-		u, err := t.TotalEnergy(th)
-		return u - t.LogPrior(th), err
+		same := !math.IsNaN(uLast)
+		for a, j := range eff {
+			same = same && uAt[a] == th[j]
+		}
+		if !same {
+			u, err := t.TotalEnergy(th)
+			if err != nil {
+				return u, err
+			}
+			for a, j := range eff {
+				uAt[a] = th[j]
+			}
+			uLast = u
+		}
+		return uLast - t.LogPrior(th), nil
 	}
 	var chol *sparse.Cholesky
 	var pattern *sparse.SymCSC // the pattern chol was analysed for
-	// hessian factorises the Hessian of −log π in the effects at θ.
+	// hessian factorises the Hessian of −log π in the effects at θ. The
+	// energy's part, a pass over the data, depends on the effects alone
+	// (no row holds a log scale): each Laplace-EM round asks for it twice
+	// at the same effects, once for the variances after its Newton step
+	// and once for the next round's step (the scales changed, the effects
+	// not), and the second is the first's.
+	var he *sparse.SymCSC
+	heAt := make([]float64, m)
 	hessian := func() error {
-		he, err := eh.SparseHessian(theta)
-		if err != nil {
-			return err
+		same := he != nil
+		for a, j := range eff {
+			same = same && heAt[a] == theta[j]
+			heAt[a] = theta[j]
+		}
+		if !same {
+			var err error
+			if he, err = eh.SparseHessian(theta); err != nil {
+				he = nil
+				return err
+			}
 		}
 		hp, err := ph.SparseHessian(theta)
 		if err != nil {
@@ -254,17 +287,19 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return &Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
-			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler"}, nil
+		name, k, why := multilevelNUTS(lay, nil, nil)
+		return &Choice{Name: name, Kernel: k, Posterior: p,
+			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why}, nil
 	}
 	centerTime := time.Since(t0)
 	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice := &Choice{center: center, centerSD: sd}
-	gg := GroupGibbs{Center: center}
+	ki := withRole(autoMultilevel)[0] // the registry's multilevel candidate, GroupGibbs
+	gg := ki.New(center)
 	cache := choice.cache(p)
-	m := Candidate{Name: "GroupGibbs"}
+	m := Candidate{Name: ki.Name}
 	t1 := time.Now()
-	choiceProgress(ctx, "pilot: GroupGibbs")
+	choiceProgress(ctx, "pilot: %s", ki.Name)
 	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -272,15 +307,20 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		}
 		m.Err = err.Error()
 		choice.Candidates = append(choice.Candidates, m)
-		choice.Name, choice.Kernel, choice.Posterior = "NUTS", NUTS{}, p
-		choice.Reason = fmt.Sprintf("a multilevel model GroupGibbs cannot sample (%v): full-batch NUTS from the Laplace-EM centre", err)
+		name, k, why := multilevelNUTS(lay, center, sd)
+		choice.Name, choice.Kernel, choice.Posterior = name, k, p
+		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", ki.Name, err, why)
 		return choice, nil
 	}
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
+	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
+		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
+		return choice.grinds(p, m, lay), nil
+	}
 	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
 		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
 	if err != nil {
-		return nil, fmt.Errorf("exactmh: automatic default: GroupGibbs: %w", err)
+		return nil, fmt.Errorf("exactmh: automatic default: %s: %w", ki.Name, err)
 	}
 	c0 := res.Chains[0]
 	m.Time = time.Since(t1)
@@ -290,20 +330,28 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	} else {
 		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
 	}
-	choiceProgress(ctx, "pilot: GroupGibbs: %.4g ESS/s (%v)", m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
+		m.Err = why
+		return choice.grinds(p, m, lay), nil
+	}
 	choice.Candidates = append(choice.Candidates, m)
-	choice.Name, choice.Kernel, choice.Posterior = "GroupGibbs", gg, p
-	choice.Reason = fmt.Sprintf("GroupGibbs (%.4g ESS/s, %.3g data per sweep of N = %d)", m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
+	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
 	for _, ki := range withRole(autoFull) {
-		n := Candidate{Name: ki.Name}
+		k, name := ki.New(nil), ki.Name
+		if ki.Name == ncKernel.Name() {
+			k, name = ncKernel, ncName // centred or not, as multilevelNUTS decides
+		}
+		n := Candidate{Name: name}
 		if bound := 2 / (ki.passes * pass.Seconds()); pass > 0 && bound < m.ESSPerSecond {
 			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", ki.passes, pass.Round(time.Microsecond), bound)
 			choice.Candidates = append(choice.Candidates, n)
 			continue
 		}
 		t2 := time.Now()
-		choiceProgress(ctx, "pilot: %s", ki.Name)
-		k := ki.New(nil)
+		choiceProgress(ctx, "pilot: %s", name)
 		rate, evals, atMost, scale, err := pilot(ctx, p, k, center, seed, autoPilotTimeout+autoPilotPasses*pass, m.ESSPerSecond, choice.cache(p))
 		n.Time, n.Scale = time.Since(t2), scale
 		switch {
@@ -317,8 +365,11 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 				if scale > 0 {
 					k, _ = withStep(k, nil, func(float64) float64 { return scale })
 				}
-				choice.Name, choice.Kernel = ki.Name, k
-				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", ki.Name, rate)
+				choice.Name, choice.Kernel = name, k
+				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", name, rate)
+				if name == ncName {
+					choice.Reason += ", " + ncWhy
+				}
 			}
 		}
 		choice.Candidates = append(choice.Candidates, n)
@@ -327,6 +378,35 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
 	sortCandidates(choice.Candidates)
 	return choice, nil
+}
+
+// gibbsGrind is the data a GroupGibbs sweep may read, as a multiple of N,
+// before the automatic default calls it grinding (a test hook lowers it).
+var gibbsGrind = 1.0
+
+// grind says why GroupGibbs grinds if its sweeps in tot (of the probe or
+// the pilot: stage) read more than gibbsGrind·N data on average — its
+// blocks decided exactly, every sweep at least a pass over the data,
+// which full-batch NUTS spends on a gradient step — and "" if they do
+// not.
+func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) string {
+	n := p.Len()
+	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%v per sweep; a pass over the data takes %v)",
+		stage, tot.MeanBatch(), n, sweep.Round(time.Microsecond), pass.Round(time.Microsecond))
+}
+
+// grinds makes c the fallback from a grinding GroupGibbs (its candidate
+// m, Err saying why): full-batch NUTS from the centre (c.center),
+// centred or not as multilevelNUTS decides, unpiloted.
+func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout) *Choice {
+	c.Candidates = append(c.Candidates, m)
+	name, k, why := multilevelNUTS(lay, c.center, c.centerSD)
+	c.Name, c.Kernel, c.Posterior = name, k, p
+	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
+	return c
 }
 
 // centerInits returns a copy of s with one θ0 per chain, the centre plus
@@ -362,4 +442,59 @@ func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
 		r.Inits[k] = x
 	}
 	return &r
+}
+
+// multilevelNUTS returns full-batch NUTS for a multilevel posterior, its
+// name and why it is centred or not. It is non-centred (NUTS.NonCentred,
+// "NUTS-NC") where the data leave the random effects most of their prior
+// variance: with the conditional standard deviations sd_j of the effects
+// at the Laplace-EM centre and τ_t = e^{log τ_t} there, where the mean of
+// (sd_j/τ_t)² over the effects is at least ½. A group with few data has
+// u_g close to its prior N(0, τ²), and the centred posterior is a funnel
+// in (u_g, log τ) whose neck one step size cannot enter; a group with many
+// data pins u_g, and the non-centred z_g = u_g/τ would then be the funnel.
+// Without a centre (center nil) it is non-centred: the centre fails most
+// often where τ collapses toward 0, the funnel's neck. TestNonCentredFunnel
+// measures both forms on a funnel.
+func multilevelNUTS(lay multilevelLayout, center, sd []float64) (name string, k NUTS, why string) {
+	nc := NUTS{NonCentred: true}
+	if center == nil || sd == nil {
+		return "NUTS-NC", nc, "non-centred (u = τ·z; no centre to tell whether the groups' data pin their effects)"
+	}
+	var sum float64
+	var count int
+	for tm := range lay.NumTerms() {
+		_, _, start, stride, levels, lt := lay.Term(tm)
+		tau := math.Exp(center[lt])
+		for g := range levels {
+			r := sd[start+g*stride] / tau
+			sum += math.Min(r*r, 1e6)
+			count++
+		}
+	}
+	if count == 0 {
+		return "NUTS", NUTS{}, "centred (no random effects)"
+	}
+	ratio := sum / float64(count)
+	if ratio >= 0.5 {
+		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
+	}
+	return "NUTS", NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
+}
+
+// smallMultilevelChoice is the automatic default on a multilevel posterior
+// with N < autoSmallN, where a full pass is cheap: full-batch NUTS, centred
+// or not as multilevelNUTS decides at the Laplace-EM centre, the chains
+// started about that centre.
+func smallMultilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout) (*Choice, error) {
+	center, sd, err := multilevelCenter(ctx, t, lay)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		center, sd = nil, nil
+	}
+	name, k, why := multilevelNUTS(lay, center, sd)
+	return &Choice{Name: name, Kernel: k, Posterior: p, center: center, centerSD: sd,
+		Reason: fmt.Sprintf("N = %d < %d on a multilevel model: a full pass over the data is cheap, and NUTS is the best full-batch sampler, %s", p.Len(), autoSmallN, why)}, nil
 }

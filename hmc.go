@@ -40,10 +40,15 @@ type HMC struct {
 	// bring trajectories back near their start and stall the chain, which
 	// jitter breaks (0: no jitter, the reference code's behaviour).
 	Jitter float64
+	// NonCentred makes the chain move in the non-centred parametrisation
+	// of a multilevel posterior, as NUTS.NonCentred.
+	NonCentred bool
 
-	// Test hook (export_test.go), nil in every real kernel: sets g to the
-	// gradient at an inner leapfrog position (nil: gradWalk.gradient).
-	refresh func(c *hmcChain, g, theta []float64) error
+	// Test hooks (export_test.go), nil in every real kernel: sets g to the
+	// gradient at an inner leapfrog position (nil: gradWalk.gradient);
+	// with NonCentred, leave the Jacobian out.
+	refresh      func(c *hmcChain, g, theta []float64) error
+	ncNoJacobian bool
 }
 
 // Name returns "HMC".
@@ -69,7 +74,7 @@ func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	if !(k.Jitter >= 0 && k.Jitter < 1) {
 		return nil, fmt.Errorf("HMC: Jitter = %v, want in [0, 1)", k.Jitter)
 	}
-	g, err := newGradWalk("HMC", t, k.Scale, k.Metric, theta0)
+	g, err := newGradWalkOn("HMC", t, k.Scale, k.Metric, theta0, k.NonCentred, k.ncNoJacobian)
 	if err != nil {
 		return nil, err
 	}
@@ -83,11 +88,17 @@ func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 type hmcChain struct {
 	k HMC
 	gradWalk
-	noState
 	steps    int
 	refresh  func(c *hmcChain, g, theta []float64) error
 	velocity []float64 // M⁻¹p
 }
+
+// MarshalState saves nothing for a centred chain; a non-centred one saves
+// its position in φ (gradWalk.marshalState).
+func (c *hmcChain) MarshalState() ([]byte, error) { return c.marshalState() }
+
+// UnmarshalState restores what MarshalState saved.
+func (c *hmcChain) UnmarshalState(b []byte) error { return c.unmarshalState(b) }
 
 // Params reports the number of leapfrog steps.
 func (c *hmcChain) Params() map[string]float64 { return map[string]float64{"steps": float64(c.steps)} }
@@ -107,7 +118,7 @@ func (c *hmcChain) leapfrog(eps float64) (bool, error) {
 		for j := range th {
 			th[j] += eps * c.velocity[j]
 		}
-		if math.IsInf(c.t.LogPrior(th), -1) {
+		if math.IsInf(c.logPrior(th), -1) {
 			return false, nil
 		}
 		switch {
@@ -135,7 +146,7 @@ func (c *hmcChain) leapfrog(eps float64) (bool, error) {
 
 // Step makes one HMC transition.
 func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{LogDensity: c.logPi, Batch: c.t.N()}
+	info := Info{LogDensity: c.logDensity(), Batch: c.t.N()}
 	c.metric.DrawMomentum(rng, c.momentum)
 	k0 := c.metric.KineticEnergy(c.momentum)
 	copy(c.next, c.theta)

@@ -21,20 +21,10 @@ import (
 // EnergiesAndGradient), inside a transition, and counts the chunks read
 // after that.
 type cancelEnergy struct {
-	e      *model.LogisticRegression
-	at     int64
-	calls  atomic.Int64
-	cancel context.CancelFunc
+	e *model.LogisticRegression
+	ticker
 }
 
-func (c *cancelEnergy) tick() {
-	if n := c.calls.Add(1); n == c.at && c.cancel != nil {
-		c.cancel()
-		// Leave the goroutine that context.AfterFunc starts time to set
-		// the flag, on a loaded machine too, before the next chunk.
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 func (c *cancelEnergy) Len() int { return c.e.Len() }
 func (c *cancelEnergy) Dim() int { return c.e.Dim() }
 func (c *cancelEnergy) Energies(dst, theta []float64, idx []int) {

@@ -170,12 +170,15 @@ func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 	}
 	la := &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity, Passes: m.Passes, ExactHessian: true, data: sums}
 	if h == nil {
+		// The Hessian's pass stops within a chunk of data once ctx is
+		// cancelled (TestChooseInterrupted).
+		defer t.watch(ctx)()
 		la.data = nil
 		var passes int
 		h, la.ExactHessian, passes, err = t.negLogPosteriorHessian(m.Theta)
 		la.Passes += passes
 		if err != nil {
-			return la, within("exactmh: FindLaplace", err)
+			return la, within("exactmh: FindLaplace", cancelled(ctx, err))
 		}
 	}
 	return la, la.factor(t, h, "exactmh: FindLaplace")

@@ -91,11 +91,22 @@ type gradWalk struct {
 	grad, gradNext   []float64
 	momentum         []float64 // HMC's p
 	metric           Metric
+	// nc, if not nil, makes the chain move in the non-centred φ of a
+	// multilevel posterior (noncentred.go): θ, next, grad and logPi are
+	// then φ's, log π_φ's and its gradient's.
+	nc *nonCentring
 }
 
 // newGradWalk checks that the target has gradients and that the metric
 // fits, and evaluates log π and its gradient at θ0.
 func newGradWalk(who string, t *Target, scale float64, m Metric, theta0 []float64) (gradWalk, error) {
+	return newGradWalkOn(who, t, scale, m, theta0, false, false)
+}
+
+// newGradWalkOn is newGradWalk, in the non-centred parametrisation of a
+// multilevel posterior if nonCentred (noJacobian: the test mutant that
+// drops its Jacobian); θ0 is centred.
+func newGradWalkOn(who string, t *Target, scale float64, m Metric, theta0 []float64, nonCentred, noJacobian bool) (gradWalk, error) {
 	w, err := newWalk(who, t, nil, false, scale, theta0)
 	if err != nil {
 		return gradWalk{}, err
@@ -108,7 +119,15 @@ func newGradWalk(who string, t *Target, scale float64, m Metric, theta0 []float6
 		return gradWalk{}, fmt.Errorf("%s: %w", who, err)
 	}
 	g := gradWalk{walk: w, grad: make([]float64, d), gradNext: make([]float64, d), momentum: make([]float64, d), metric: m}
-	lp, err := g.eval(g.grad, theta0)
+	if nonCentred {
+		if g.nc, err = newNonCentring(who, t, noJacobian); err != nil {
+			return gradWalk{}, err
+		}
+		g.nc.working(g.theta, theta0)
+		copy(g.nc.pos, theta0)
+		copy(g.nc.posPhi, g.theta)
+	}
+	lp, err := g.eval(g.grad, g.theta)
 	if err != nil {
 		return gradWalk{}, err
 	}
@@ -121,8 +140,17 @@ func newGradWalk(who string, t *Target, scale float64, m Metric, theta0 []float6
 
 // eval returns log π(θ) = log prior(θ) − βΣU_i(θ) and sets grad = ∇log π(θ),
 // reading every datum once (EnergyGradienter) or twice; outside the support
-// it returns −Inf and touches no data.
+// it returns −Inf and touches no data. For a non-centred chain θ is φ and
+// π is π_φ (nonCentring.eval).
 func (g *gradWalk) eval(grad, theta []float64) (float64, error) {
+	if g.nc != nil {
+		return g.nc.eval(g, grad, theta)
+	}
+	return g.evalAt(grad, theta)
+}
+
+// evalAt is eval in the centred θ.
+func (g *gradWalk) evalAt(grad, theta []float64) (float64, error) {
 	lp := g.t.LogPrior(theta)
 	if math.IsInf(lp, -1) {
 		return lp, nil
@@ -138,8 +166,17 @@ func (g *gradWalk) eval(grad, theta []float64) (float64, error) {
 	return lp - u, g.t.AddLogPriorGradient(grad, theta)
 }
 
-// gradient sets grad = ∇log prior(θ) − β Σ_i ∇U_i(θ).
+// gradient sets grad = ∇log prior(θ) − β Σ_i ∇U_i(θ) (for a non-centred
+// chain, ∇log π_φ(φ)).
 func (g *gradWalk) gradient(grad, theta []float64) error {
+	if g.nc != nil {
+		return g.nc.gradient(g, grad, theta)
+	}
+	return g.gradientAt(grad, theta)
+}
+
+// gradientAt is gradient in the centred θ.
+func (g *gradWalk) gradientAt(grad, theta []float64) error {
 	clear(grad)
 	if err := g.t.addFullGradient(grad, theta); err != nil {
 		return err
@@ -170,7 +207,7 @@ func (g *gradWalk) accept(rng *rand.Rand, logR float64, info Info) (Info, error)
 	if info.Accepted {
 		copy(g.grad, g.gradNext)
 		g.logPi = g.logPiNext
-		info.LogDensity = g.logPi
+		info.LogDensity = g.logDensity()
 	}
 	return info, err
 }

@@ -64,6 +64,19 @@ type NUTS struct {
 	// one estimated from the warmup draws unless Settings.Metric is
 	// MetricUnit (or NoAdapt).
 	Metric Metric
+	// NonCentred makes the chain move in the non-centred parametrisation
+	// of a multilevel posterior (the prior of model.NewMultilevel; any
+	// other is refused at Start): each random effect u = τ·z with z
+	// sampled in its place, and the Jacobian Σ_t G_t·log τ_t added to log
+	// π (noncentred.go). The target is the same, exactly; where groups
+	// have few data the centred posterior is a funnel in (u, log τ) that
+	// one step size cannot cross (divergences, a stuck lower tail of τ),
+	// while the non-centred one is nearly Gaussian. Draws, Stan CSV and
+	// Summary keep the centred names and values (u_…); the metric adapts
+	// in the non-centred coordinates; Info.LogDensity is log π at the
+	// centred draw.
+	// TestNonCentredFunnel measures both on a funnel.
+	NonCentred bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the log
 	// weight of a state from H(z₀) and its H (nil: H(z₀) − H); the choices
@@ -76,6 +89,8 @@ type NUTS struct {
 	top, within func(rng *rand.Rand, logNew, logRef float64) bool
 	subtreeTurn func(pSharpMinus, pSharpPlus, rho []float64) bool
 	discard     func(valid bool) bool
+	// With NonCentred: leave the Jacobian out (false: keep it).
+	ncNoJacobian bool
 }
 
 // DefaultTargetAccept returns 0.8, Stan's adapt_delta.
@@ -104,7 +119,7 @@ func (k NUTS) Start(t *Target, theta0 []float64) (Chain, error) {
 	if !(maxDeltaH > 0) {
 		return nil, fmt.Errorf("NUTS: MaxDeltaH = %v, want > 0 (0 means 1000)", k.MaxDeltaH)
 	}
-	g, err := newGradWalk("NUTS", t, k.Scale, k.Metric, theta0)
+	g, err := newGradWalkOn("NUTS", t, k.Scale, k.Metric, theta0, k.NonCentred, k.ncNoJacobian)
 	if err != nil {
 		return nil, err
 	}
@@ -181,8 +196,7 @@ type nutsLevel struct {
 // momentum sums and end momenta of the U-turn criterion, and the scratch
 // of every level of the tree, all allocated by Start for the largest tree.
 type nutsChain struct {
-	gradWalk // θ, log π and ∇log π: the chain's draw
-	noState
+	gradWalk  // θ, log π and ∇log π: the chain's draw
 	maxDepth  int
 	maxDeltaH float64
 
@@ -230,6 +244,13 @@ func (c *nutsChain) abandonStep() {
 	copy(c.grad, c.savedGrad)
 	c.logPi = c.savedLogPi
 }
+
+// MarshalState saves nothing for a centred chain; a non-centred one saves
+// its position in φ (gradWalk.marshalState).
+func (c *nutsChain) MarshalState() ([]byte, error) { return c.marshalState() }
+
+// UnmarshalState restores what MarshalState saved.
+func (c *nutsChain) UnmarshalState(b []byte) error { return c.unmarshalState(b) }
 
 // Params reports the tree's limits.
 func (c *nutsChain) Params() map[string]float64 {
@@ -326,7 +347,7 @@ func (c *nutsChain) Step(rng *rand.Rand) (Info, error) {
 
 	// 3. The draw is in place; report the tree.
 	n := c.t.N()
-	return Info{Accepted: c.moved, AcceptProb: c.sumMetroProb / float64(c.nLeapfrog), LogDensity: c.logPi,
+	return Info{Accepted: c.moved, AcceptProb: c.sumMetroProb / float64(c.nLeapfrog), LogDensity: c.logDensity(),
 		Batch: n, TreeDepth: depth, Divergent: c.divergent}, nil
 }
 

@@ -376,8 +376,14 @@ func (c *poissonGradChain) Report(info Info) Info {
 	return info
 }
 
+// A Poisson-Barker or Poisson-MALA transition changes the chain only
+// once decided (its gradients and energy at θ are recomputed each step).
+func (c *poissonGradChain) interruptible() bool { return true }
+func (c *poissonGradChain) abandonStep()        { c.counts.batch, c.counts.seen.count = 0, 0 }
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
+	_    stepInterrupter                          = (*poissonGradChain)(nil)
 	_, _ Kernel                                   = PoissonBarker{}, PoissonMALA{}
 	_, _ AcceptTarget                             = PoissonBarker{}, PoissonMALA{}
 	_    AuxChain[*poissonCounts, *poissonCounts] = (*poissonGradChain)(nil)

@@ -230,6 +230,11 @@ func (c *poissonChain) Report(info Info) Info {
 	return info
 }
 
+// A PoissonMH transition changes the chain only once decided: an
+// abandoned one leaves only the batch it recorded for Report.
+func (c *poissonChain) interruptible() bool { return true }
+func (c *poissonChain) abandonStep()        { c.counts.batch, c.counts.seen.count = 0, 0 }
+
 // poissonCounts holds the Poisson auxiliary variables shared by PoissonMH,
 // Poisson-Barker and Poisson-MALA: the counts s_i ~ Poisson(λM_i/L + φ_i(θ))
 // drawn at θ by thinning, kept as the multiset of kept draws with φ_i(θ),
@@ -352,6 +357,11 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 	p.kept, p.phiOld = p.kept[:0], p.phiOld[:0]
 	p.seen.next()
 	for done := 0; done < p.batch; {
+		// A batch can be as large as MaxBatch (N by default): a cancelled
+		// run stops within a chunk of it.
+		if p.t.interrupted() {
+			return errInterrupted
+		}
 		n := min(p.batch-done, batchChunk)
 		idx := p.idx[:n]
 		p.table.DrawInto(rng, idx, p.u[:n]) // u as scratch
@@ -385,6 +395,9 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 func (p *poissonCounts) evalAt(next []float64) error {
 	p.phiNew = p.phiNew[:0]
 	for lo := 0; lo < len(p.kept); lo += batchChunk {
+		if p.t.interrupted() {
+			return errInterrupted
+		}
 		hi := min(lo+batchChunk, len(p.kept))
 		if err := p.t.Energies(p.u[:hi-lo], next, p.kept[lo:hi]); err != nil {
 			return err
@@ -456,4 +469,5 @@ var (
 	_ schemeChain                        = (*poissonChain)(nil)
 	_ midWarmuper                        = (*poissonChain)(nil)
 	_ fullMemoer                         = (*poissonChain)(nil)
+	_ stepInterrupter                    = (*poissonChain)(nil)
 )

@@ -68,8 +68,21 @@ type KernelInfo struct {
 	// prior), a FlyBound or Taylor remainder bounds; a centre (New's
 	// argument, the MAP), which the command finds with FindLaplace.
 	NeedsGradient, NeedsBound, NeedsDiffBound, NeedsRange, NeedsCenter bool
+	// NeedsMultilevel says that the kernel samples only a multilevel
+	// model's posterior: random-effect terms in the prior (Blocks,
+	// NumTerms, Term: the MultilevelPrior of model.NewMultilevel) over a
+	// SparseRowGLM energy with sparse Hessians; any other is refused at
+	// Start, saying so. Its centre is the Laplace-EM one, which its
+	// Start finds when New's center is nil (there is no joint mode for
+	// FindLaplace), so NeedsCenter is false. Every consumer of the
+	// registry runs such a kernel on a multilevel target: the conformance
+	// rows (mcmctest.Case.NeedsMultilevel), the golden draws, the fuzz
+	// targets, the ErrNoBound check (a Poisson multilevel model) and the
+	// exactmh command (a model with (1|group) terms).
+	NeedsMultilevel bool
 	// New returns the kernel's default configuration, built around center
-	// where NeedsCenter (SMH's Center, FlyMC's TightAt; nil elsewhere).
+	// where NeedsCenter (SMH's Center, FlyMC's TightAt; nil elsewhere) or,
+	// if not nil, NeedsMultilevel.
 	New func(center []float64) Kernel
 
 	// auto is the kernel's role among the automatic default's candidates
@@ -81,9 +94,10 @@ type KernelInfo struct {
 
 // TakesProposal reports whether the kernel moves by a Proposal field, and
 // so has a Crank–Nicolson form (WithLaplace's -CN): the exact kernels with
-// a Proposal field.
+// a Proposal field, but not the multilevel ones (NeedsMultilevel), whose
+// posterior has no joint mode for the dense Laplace approximation.
 func (ki KernelInfo) TakesProposal() bool {
-	return ki.Exact && hasField(ki.New(nil), "Proposal")
+	return ki.Exact && !ki.NeedsMultilevel && hasField(ki.New(nil), "Proposal")
 }
 
 // autoRole is a set of the ways the automatic default (Choose) pilots a
@@ -107,6 +121,9 @@ const (
 	// autoMultimodal: as it is, on a posterior with two modes, where no
 	// Laplace approximation serves (multimodalChoice).
 	autoMultimodal
+	// autoMultilevel: around the Laplace-EM centre, on a multilevel
+	// posterior (multilevelChoice).
+	autoMultilevel
 )
 
 // registry is the built-in kernels, in the order the command's help and
@@ -138,6 +155,10 @@ var registry = []KernelInfo{
 		New: func([]float64) Kernel { return PoissonMALA{} }, auto: autoPoisson},
 	{Name: "TunaMH-SGLD", CLI: "tunamh-sgld", Family: MinibatchFamily, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsDiffBound: true,
 		New: func([]float64) Kernel { return TunaMHSGLD{} }},
+	{Name: "GroupSMH", CLI: "groupsmh", Family: ControlVariateFamily, Exact: true, NeedsBound: true, NeedsMultilevel: true,
+		New: func(c []float64) Kernel { return GroupSMH{Center: c} }},
+	{Name: "GroupGibbs", CLI: "groupgibbs", Family: ControlVariateFamily, Exact: true, NeedsBound: true, NeedsMultilevel: true,
+		New: func(c []float64) Kernel { return GroupGibbs{Center: c} }, auto: autoMultilevel},
 	{Name: "AustereMH", Family: MinibatchFamily,
 		New: func([]float64) Kernel { return AustereMH{} }},
 	{Name: "MHBT", Family: MinibatchFamily,

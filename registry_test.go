@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
 )
 
 // TestRegistryComplete fails when an exported kernel of the package is
@@ -28,14 +30,6 @@ func TestRegistryComplete(t *testing.T) {
 	for _, ki := range exactmh.Kernels() {
 		registered[reflect.TypeOf(ki.New(nil)).Name()] = true
 	}
-	// GroupSMH is built from the caller's multilevel model (its Blocks,
-	// a SparseRowGLM energy), as the generic frameworks are: it has no
-	// default configuration around a centre for the registry's dense
-	// kits, and its own kit proof (smhgroup_test.go). GroupGibbs likewise
-	// (a multilevel prior's layout; groupgibbs_test.go), and the automatic
-	// default builds it on a multilevel posterior.
-	registered["GroupSMH"] = true
-	registered["GroupGibbs"] = true
 	missing, err := unregisteredKernels(".", registered)
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +220,49 @@ func TestRegistryEntries(t *testing.T) {
 		}
 		if ki.Family.String() == "KernelFamily(?)" {
 			t.Errorf("registry entry %s: family %d has no name", ki.Name, ki.Family)
+		}
+	}
+}
+
+// TestRegistryMultilevel holds the registry's NeedsMultilevel to its
+// word: a multilevel kernel's default configuration (New(nil), which
+// finds the Laplace-EM centre) starts on a multilevel posterior and is
+// refused on a flat one with an error saying it needs a multilevel model;
+// every other kernel's default starts on the flat one.
+func TestRegistryMultilevel(t *testing.T) {
+	_, ml, err := mcmctest.MultilevelModel{N: 60, Groups: 6}.Draw(rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := logisticPosterior()
+	start := func(p *exactmh.Posterior, k exactmh.Kernel, theta0 []float64) error {
+		tg, err := exactmh.NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = k.Start(tg, theta0)
+		return err
+	}
+	for _, ki := range exactmh.Kernels() {
+		if !ki.NeedsMultilevel {
+			continue
+		}
+		if err := start(ml.Posterior, ki.New(nil), ml.Mode); err != nil {
+			t.Errorf("%s: New(nil) on a multilevel model: %v", ki.Name, err)
+		}
+		if err := start(flat, ki.New(nil), []float64{0, 0}); err == nil || !strings.Contains(err.Error(), "multilevel model") {
+			t.Errorf("%s on a flat model: error %v, want one saying it needs a multilevel model", ki.Name, err)
+		}
+		if ki.TakesProposal() || ki.NeedsCenter {
+			t.Errorf("%s: a multilevel kernel has no dense Laplace approximation: TakesProposal %t, NeedsCenter %t", ki.Name, ki.TakesProposal(), ki.NeedsCenter)
+		}
+	}
+	for _, k := range []exactmh.Kernel{exactmh.NUTS{NonCentred: true}, exactmh.HMC{NonCentred: true}} {
+		if err := start(ml.Posterior, k, ml.Mode); err != nil {
+			t.Errorf("%s non-centred on a multilevel model: %v", k.Name(), err)
+		}
+		if err := start(flat, k, []float64{0, 0}); err == nil || !strings.Contains(err.Error(), "multilevel model") {
+			t.Errorf("%s non-centred on a flat model: error %v, want one saying it needs a multilevel model", k.Name(), err)
 		}
 	}
 }

@@ -269,12 +269,19 @@ func TestResumeFixedDuration(t *testing.T) {
 	if res.Chains[0].Len() != before {
 		t.Fatalf("a refused Resume changed the draws")
 	}
-	res.Settings.Duration *= 2
+	// Raise Duration past the longest chain's sampling time so far (a
+	// loaded machine can overshoot the first 20 ms by any amount): every
+	// chain then has time left and must sample more.
+	var longest time.Duration
+	for _, c := range res.Chains {
+		longest = max(longest, c.Sampling.Time)
+	}
+	res.Settings.Duration = longest + 20*time.Millisecond
 	if res, err = exactmh.Resume(ctx, res, 0); err != nil {
 		t.Fatal(err)
 	}
 	for k, c := range res.Chains {
-		if c.Len() <= lens[k] || c.Sampling.Time < 40*time.Millisecond {
+		if c.Len() <= lens[k] || c.Sampling.Time < res.Settings.Duration {
 			t.Errorf("chain %d after raising Duration: %d draws (had %d), sampled %v", c.Chain, c.Len(), lens[k], c.Sampling.Time)
 		}
 	}

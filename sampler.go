@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/exactmh/exactmh/internal/vec"
@@ -556,14 +555,22 @@ type Event struct {
 // do that job.) The estimated metric is in ChainResult.Metric.
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
-// Canceled and ctx's error. MH, MALA, HMC and NUTS chains notice it
-// within a chunk of 512 data, in the middle of a transition's passes over
-// the data (a transition of many leapfrog steps on tall data would
-// otherwise finish first), and abandon that transition, leaving the
-// chain and its random stream as they were before it, so that Resume or
-// a checkpoint continues bit-identically (TestInterruptMidTransition);
-// the other kernels, whose transitions read minibatches, stop between
-// transitions. If a chain fails (violated bound, non-finite
+// Canceled and ctx's error. The built-in kernels' chains notice it within
+// a chunk of data (512, or 256 in a minibatch kernel's full-batch step)
+// wherever a transition reads O(N) data — MH, MALA, HMC and NUTS's passes,
+// the full-batch MH steps the minibatch kernels fall back to, TunaMH's
+// and the Poisson kernels' minibatches (as large as MaxBatch, N by
+// default), FlyMC's sweeps, GroupGibbs's and GroupSMH's exact reads — and
+// abandon that
+// transition, leaving the chain and its random stream as they were before
+// it, so that Resume or a checkpoint continues bit-identically
+// (TestInterruptMidTransition, TestInterruptFullBatchFallback,
+// TestInterruptGroupExactReads, TestAbandonStepRestoresState). TFMH's and
+// SMH's minibatches, an [Aux] scheme of the user's and the mid-warmup
+// comparison with full-batch MH (tens of passes, once) finish first. With
+// a nil Kernel, the automatic default's passes (the MAP, the Laplace
+// Hessian, the control variates, the multilevel centre) stop within a
+// chunk too (TestChooseInterrupted). If a chain fails (violated bound, non-finite
 // energy, a panic in user code — a *PanicError) or the Recorder does (a
 // *RecorderError), the run stops and Sample returns the draws made so far,
 // Status Failed and the error. Errors in p, k or s are returned before any
@@ -1034,16 +1041,10 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	start := time.Now()
 	phaseStart := start
 	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() {
-		// The whole-data passes of a long transition poll this flag, set
-		// when ctx is cancelled, so that the run stops within a chunk of
-		// data rather than at the end of the transition.
-		flag := new(atomic.Bool)
-		cancel := context.AfterFunc(ctx, func() { flag.Store(true) })
-		cr.t.interrupt = flag
-		defer func() {
-			cancel()
-			cr.t.interrupt = nil
-		}()
+		// The whole-data passes of a long transition poll a flag set when
+		// ctx is cancelled, so that the run stops within a chunk of data
+		// rather than at the end of the transition.
+		defer cr.t.watch(ctx)()
 	}
 	cr.steps(ctx, stop, set, start, &phaseStart)
 	// The phase still running when the loop ended gets the remaining time.
@@ -1190,7 +1191,11 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		cr.tune.SetStepScale(cr.capped(cr.adapt.update(acceptStat(info))))
 	}
 	if cr.win != nil {
-		m, ok, err := cr.win.learn(cr.ch.Position())
+		pos := cr.ch.Position()
+		if w, ok := cr.ch.(workingPositioner); ok {
+			pos = w.workingPosition() // the coordinates the metric acts on
+		}
+		m, ok, err := cr.win.learn(pos)
 		if err != nil {
 			return err
 		}
@@ -1205,7 +1210,12 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 	}
 	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
 		e0 := cr.t.evals
+		// The decision's passes (mhRival's probes, χ's search) are not
+		// abandoned: transition it is already counted, and the decision
+		// changes the chain as it goes. They take tens of passes, once.
+		resume := cr.t.suspendInterrupt()
 		turn, err := mw.midWarmup(cr.r.Warmup, set.TargetAccept == cr.defaultTarget)
+		resume()
 		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
 		if err != nil {
 			return err
@@ -1228,7 +1238,9 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		if fs, ok := cr.ch.(finalScaler); ok {
 			e0 := cr.t.evals
 			var err error
+			resume := cr.t.suspendInterrupt()
 			scale, err = fs.finalScale(scale)
+			resume()
 			cr.r.Warmup.Evals += cr.t.evals - e0
 			if err != nil {
 				return err

@@ -453,6 +453,12 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
 	for lo := 0; lo < draws; lo += smhAhead {
+		// A minibatch can be as long as a pass over the data (the
+		// expected batch is at most maxRate, the draw itself unbounded):
+		// a cancelled run stops within a chunk of it, the chain as it was.
+		if lo%batchChunk == 0 && lo > 0 && c.t.interrupted() {
+			return Info{}, errInterrupted
+		}
 		group := c.ahead[:min(smhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
 		drawRecords(rng, c.rec, group, coins)
@@ -587,8 +593,15 @@ func (c *smhChain) taylorDiff(i int) float64 {
 	return t
 }
 
+// An SMH transition changes the chain only once decided: a cancelled
+// full-batch step (fullMHStep) or minibatch leaves it as it was.
+func (c *smhChain) interruptible() bool { return true }
+func (c *smhChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
+	_ stepInterrupter = (*smhChain)(nil)
+
 	_ Kernel        = SMH{}
 	_ AcceptTarget  = SMH{}
 	_ driverChain   = (*smhChain)(nil)

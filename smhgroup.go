@@ -82,9 +82,13 @@ type SparseRowGLM interface {
 // centre only sets the cost. Memory is O(N·blocks per row) for the bounds
 // and per-datum expansions, O(nnz(H)) for the Hessian.
 type GroupSMH struct {
-	// Center is θ̂, the expansion point. Required.
+	// Center is θ̂, the expansion point (nil: the Laplace-EM centre of a
+	// multilevel posterior, as GroupGibbs's; then a nil Proposal is the
+	// RandomWalk scaled by the standard deviations there, and a nil Free
+	// those standard deviations).
 	Center []float64
-	// Blocks maps each coordinate of θ to its block, or −1. Required.
+	// Blocks maps each coordinate of θ to its block, or −1 (nil: the
+	// multilevel prior's Blocks).
 	Blocks []int32
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -167,12 +171,34 @@ type groupRec struct {
 // (one pass over the data, the energy's sparse Hessian there).
 func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	name := k.Name()
+	if k.Center == nil {
+		c, sd, err := defaultMultilevelCenter(name, t)
+		if err != nil {
+			return nil, err
+		}
+		k.Center = c
+		if k.Proposal == nil {
+			k.Proposal = RandomWalk{Sigma: sd}
+			if k.Free == nil {
+				k.Free = sd
+			}
+		}
+	}
 	w, err := newWalk(name, t, k.Proposal, true, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
 	w.full = newFullEnergies(t.Dim())
 	d := t.Dim()
+	if k.Blocks == nil {
+		lay, err := targetMultilevel(name, t)
+		if err != nil {
+			return nil, err
+		}
+		if k.Blocks, err = shared(t.cache, "multilevel/blocks", func() ([]int32, error) { return lay.Blocks(), nil }); err != nil {
+			return nil, err
+		}
+	}
 	if len(k.Center) != d {
 		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(k.Center), d)
 	}
@@ -218,7 +244,14 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if steps < 0 {
 		return nil, fmt.Errorf("%s: FreeSteps = %d, want ≥ 0", name, steps)
 	}
-	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: newDistinct(),
+	// The set of a step's distinct data, sized for min(N, 2048) of them so
+	// that the first steps' batches do not grow it (allocating) while
+	// they exceed the 32 of newDistinct.
+	seen := newDistinct()
+	for 2*min(t.N(), 2048) > len(seen.slot) {
+		seen.slot = make([]uint64, 2*len(seen.slot))
+	}
+	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: seen,
 		free: free, freeSD: freeSD, freeSteps: steps,
 		blocks: k.Blocks, mask: k.blockMask,
 		delta: make([]float64, terms.nBlock), deltaNew: make([]float64, terms.nBlock),
@@ -249,47 +282,23 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	if g.hess, err = hessianAt(name, hs, sc, d); err != nil {
 		return nil, err
 	}
-	var cols []int32
-	var vals []float64
-	norm := make([]float64, nb) // a_ib² of the current row, by block
-	var touched []int32
 	count := make([]int, nb)
-	for i := range n {
-		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		var k3 float64
-		if g.exp[i], k3, err = datumExpansion(name, e, i, g.center); err != nil {
-			return nil, err
-		}
-		zs, _ := e.LinearPredictors(i, sc, sc)
-		fs1, _ := e.LossDerivs(i, zs)
-		touched = touched[:0]
-		for q, c := range cols {
-			if int(c) >= d || c < 0 {
-				return nil, fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
-			}
-			b := k.Blocks[c]
-			if b < 0 {
-				return nil, fmt.Errorf("%s: row %d has an entry in column %d, which Blocks leaves out (−1)", name, i, c)
-			}
-			if norm[b] == 0 {
-				touched = append(touched, b)
-			}
-			norm[b] += vals[q] * vals[q]
-			g.gradSum[c] += fs1 * vals[q]
-		}
+	err = blockRows(name, e, k.Blocks, "Blocks", g.center, sc, g.exp, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
 		nbi := float64(len(touched))
-		for _, b := range touched {
-			a := math.Sqrt(norm[b])
-			norm[b] = 0
+		for q, b := range touched {
+			a := norms[q]
 			w := k3 * nbi * nbi * a * a * a / 6
 			if w == 0 {
-				continue // an all-zero block never moves z
+				continue // no remainder (a Gaussian family)
 			}
 			g.dBlock = append(g.dBlock, b)
 			g.dW = append(g.dW, w)
 			count[b]++
 		}
 		g.dPtr[i+1] = len(g.dBlock)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
@@ -499,13 +508,20 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 	// 1. The control-variate factor from the sparse sums.
 	log1 := logExact - beta*c.cvDiff()
 	c.seen.next()
-	for _, i := range c.exact {
-		c.seen.add(int(i))
-		r, _, err := c.remainderDiff(int(i), beta)
-		if err != nil {
-			return Info{}, err
+	for lo := 0; lo < len(c.exact); lo += chunk {
+		// The exact data may be most of N: a cancelled run stops within
+		// a chunk of them.
+		if c.t.interrupted() {
+			return Info{}, errInterrupted
 		}
-		log1 -= r
+		for _, i := range c.exact[lo:min(lo+chunk, len(c.exact))] {
+			c.seen.add(int(i))
+			r, _, err := c.remainderDiff(int(i), beta)
+			if err != nil {
+				return Info{}, err
+			}
+			log1 -= r
+		}
 	}
 	exact := len(c.exact)
 	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
@@ -593,6 +609,64 @@ func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, erro
 	return e, hs, nil
 }
 
+// blockRows makes the pass over the data GroupSMH and GroupGibbs start
+// with: for each datum i, its second-order expansion at center (exp[i]),
+// ∇U_i at sc added into gradSum, and visit(i, sup|f‴_i|, touched, norms)
+// with the blocks its row has a nonzero entry in and their norms a_ib =
+// ‖x_i,b‖₂ (touched[q], norms[q]; the slices are reused). A column out of
+// range or in no block (blocksName, −1) is an error naming the row.
+func blockRows(name string, e SparseRowGLM, blocks []int32, blocksName string, center, sc []float64, exp []glmTaylor, gradSum []float64,
+	visit func(i int, k3 float64, touched []int32, norms []float64)) error {
+	d := len(blocks)
+	var cols []int32
+	var vals []float64
+	var touched []int32
+	var norms []float64
+	sq := make([]float64, countMax(blocks)) // a_ib² of the current row, by block
+	for i := range e.Len() {
+		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
+		var k3 float64
+		var err error
+		if exp[i], k3, err = datumExpansion(name, e, i, center); err != nil {
+			return err
+		}
+		zs, _ := e.LinearPredictors(i, sc, sc)
+		fs1, _ := e.LossDerivs(i, zs)
+		touched = touched[:0]
+		for q, c := range cols {
+			if int(c) >= d || c < 0 {
+				return fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
+			}
+			b := blocks[c]
+			if b < 0 {
+				return fmt.Errorf("%s: row %d has an entry in column %d, which %s leaves out (−1)", name, i, c, blocksName)
+			}
+			if sq[b] == 0 && vals[q] != 0 {
+				touched = append(touched, b)
+			}
+			sq[b] += vals[q] * vals[q]
+			gradSum[c] += fs1 * vals[q]
+		}
+		norms = norms[:0]
+		for _, b := range touched {
+			norms = append(norms, math.Sqrt(sq[b]))
+			sq[b] = 0
+		}
+		visit(i, k3, touched, norms)
+	}
+	return nil
+}
+
+// countMax returns the number of blocks of a partition countBlocks has
+// checked (the largest entry plus one).
+func countMax(blocks []int32) int {
+	var nb int32
+	for _, b := range blocks {
+		nb = max(nb, b+1)
+	}
+	return int(nb)
+}
+
 // countBlocks checks a partition into blocks (each entry ≥ −1, some ≥ 0)
 // and returns the number of blocks.
 func countBlocks(name string, blocks []int32) (int32, error) {
@@ -640,3 +714,11 @@ func datumExpansion(name string, e SparseRowGLM, i int, center []float64) (glmTa
 	}
 	return glmTaylor{zHat: z, f1: f1, f2: f2}, k3, nil
 }
+
+// A GroupSMH transition changes the chain only once decided (its free
+// updates come after): a cancelled full-batch step, exact reads or
+// minibatch leave it as it was.
+func (c *groupChain) interruptible() bool { return true }
+func (c *groupChain) abandonStep()        {}
+
+var _ stepInterrupter = (*groupChain)(nil)

@@ -284,6 +284,9 @@ func findSparseLaplace(ctx context.Context, p *Posterior, init []float64, s *MAP
 	if err := t.requireGradient(); err != nil {
 		return nil, fmt.Errorf("%s %w", who, err)
 	}
+	// Its passes over the data stop within a chunk once ctx is cancelled
+	// (the sparse Hessians are the energy's and prior's own calls).
+	defer t.watch(ctx)()
 	eh, ph, why := sparseParts(t)
 	if why != "" {
 		return nil, fmt.Errorf("%s: %s", who, why)
@@ -314,9 +317,10 @@ func findSparseLaplace(ctx context.Context, p *Posterior, init []float64, s *MAP
 	best := &MAP{Theta: theta, Method: MAPNewton, Decrement: math.NaN()}
 	f, err := sn.gradient(theta)
 	if err != nil {
-		return nil, within(who, err)
+		return nil, within(who, cancelled(ctx, err))
 	}
 	result := func(err error) (*SparseLaplace, error) {
+		err = cancelled(ctx, err)
 		best.LogDensity = -f
 		best.GradNorm = math.Sqrt(vec.Dot(sn.g, sn.g))
 		best.Passes = sn.passes

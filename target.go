@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -470,7 +471,50 @@ func (e *EnergyError) Error() string {
 var errInterrupted = errors.New("transition interrupted by cancellation")
 
 // interrupted reports whether the pass in progress is to be abandoned.
-func (t *Target) interrupted() bool { return t.interrupt != nil && t.interrupt.Load() }
+func (t *Target) interrupted() bool { return stopped(t.interrupt) }
+
+// watchContext returns a flag set once ctx is cancelled, for passes over
+// the data to poll once per chunk, and the function that stops watching;
+// the flag is nil for a context that cannot be cancelled.
+func watchContext(ctx context.Context) (flag *atomic.Bool, release func() bool) {
+	if ctx == nil || ctx.Done() == nil {
+		return nil, func() bool { return false }
+	}
+	flag = new(atomic.Bool)
+	return flag, context.AfterFunc(ctx, func() { flag.Store(true) })
+}
+
+// watch makes t's whole-data passes return errInterrupted within a chunk
+// once ctx is cancelled, until the function it returns is called.
+func (t *Target) watch(ctx context.Context) (release func()) {
+	flag, stop := watchContext(ctx)
+	t.interrupt = flag
+	return func() {
+		stop()
+		t.interrupt = nil
+	}
+}
+
+// stopped reports whether flag (from watchContext; nil: never) is set.
+func stopped(flag *atomic.Bool) bool { return flag != nil && flag.Load() }
+
+// cancelled returns ctx's error in place of errInterrupted, which a pass
+// abandoned because ctx was cancelled returns, and err otherwise.
+func cancelled(ctx context.Context, err error) error {
+	if ctx != nil && errors.Is(err, errInterrupted) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// suspendInterrupt stops the passes from polling the cancellation, for
+// work the driver cannot roll back, until the function it returns is
+// called.
+func (t *Target) suspendInterrupt() (resume func()) {
+	flag := t.interrupt
+	t.interrupt = nil
+	return func() { t.interrupt = flag }
+}
 
 // block returns, in the target's scratch, the indices lo … lo+m−1 of the
 // chunk of data starting at lo (m = min(chunk, N − lo)) and the weight β

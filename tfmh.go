@@ -281,6 +281,12 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	draws := poisson.Draw(rng, rate)
 	c.seen.next()
 	for lo := 0; lo < draws; lo += tfmhAhead {
+		// A minibatch can be as long as a pass over the data (the
+		// expected batch is at most maxRate, the draw itself unbounded):
+		// a cancelled run stops within a chunk of it, the chain as it was.
+		if lo%batchChunk == 0 && lo > 0 && c.t.interrupted() {
+			return Info{}, errInterrupted
+		}
 		group := c.ahead[:min(tfmhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
 		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
@@ -318,8 +324,15 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	return info, nil
 }
 
+// A TFMH transition changes the chain only once decided: a cancelled
+// full-batch step (fullMHStep) or minibatch leaves it as it was.
+func (c *tfmhChain) interruptible() bool { return true }
+func (c *tfmhChain) abandonStep()        {}
+
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
+	_ stepInterrupter = (*tfmhChain)(nil)
+
 	_ Kernel        = TFMH{}
 	_ AcceptTarget  = TFMH{}
 	_ driverChain   = (*tfmhChain)(nil)

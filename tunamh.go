@@ -239,6 +239,7 @@ type tunaChain struct {
 	*tunaBatch
 	warmup      bool // χ follows the adapting scale
 	warmupSteps int
+	chiBefore   float64 // χ before DrawOmega1's last choice, for abandonStep
 	// rival is the mid-warmup comparison with full-batch MH; when it
 	// found MH faster every step is a full MH step (maxBatch −1).
 	rival *mhRival
@@ -393,10 +394,27 @@ func (c *tunaChain) chooseChi() {
 func (c *tunaChain) DrawOmega1(*rand.Rand, []float64) (struct{}, error) {
 	if c.warmup && c.k.Chi == 0 && !c.tuned {
 		if c.warmupSteps++; c.warmupSteps%50 == 0 {
+			c.chiBefore = c.chi
 			c.chooseChi()
 		}
 	}
 	return struct{}{}, nil
+}
+
+// A TunaMH transition is abandoned only in its minibatch or full-batch
+// pass, after DrawOmega1: abandonStep takes back DrawOmega1's count of
+// warmup steps and the χ it chose, so that the checkpoint holds the state
+// before the transition.
+func (c *tunaChain) interruptible() bool { return true }
+
+func (c *tunaChain) abandonStep() {
+	if c.warmup && c.k.Chi == 0 && !c.tuned {
+		if c.warmupSteps%50 == 0 {
+			c.chi = c.chiBefore
+		}
+		c.warmupSteps--
+	}
+	c.info = Info{}
 }
 
 // Propose draws θ′ from the Proposal (Algorithm 2, step 1).
@@ -463,6 +481,11 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 	c.seen.next()
 	var logR float64
 	for done := 0; done < batch; {
+		// A batch can be as large as MaxBatch (N by default): a cancelled
+		// run stops within a chunk of it.
+		if c.t.interrupted() {
+			return 0, Info{}, errInterrupted
+		}
 		n := min(batch-done, batchChunk)
 		idx, ci := c.idx[:n], c.ci[:n]
 		c.table.DrawInto(rng, idx, ci) // ci as scratch
@@ -576,6 +599,7 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 var (
 	_ Kernel                         = TunaMH{}
 	_ AcceptTarget                   = TunaMH{}
+	_ stepInterrupter                = (*tunaChain)(nil)
 	_ AuxChain[struct{}, *tunaBatch] = (*tunaChain)(nil)
 	_ schemeChain                    = (*tunaChain)(nil)
 	_ WarmupAware                    = (*tunaChain)(nil)

@@ -214,18 +214,10 @@ const sgldMinTurnTarget = 0.15
 // on the search; it allocates its K indices and swaps once.
 func (c *tunaSGLDChain) searchProposer(theta []float64) proposer {
 	w1, swaps := make([]int, c.kGrad), make([]int, c.kGrad)
-	n := len(c.perm)
 	return func(rng *rand.Rand, next []float64, eps float64) (float64, error) {
-		for k := range swaps {
-			r := k + rng.IntN(n-k)
-			swaps[k] = r
-			c.perm[k], c.perm[r] = c.perm[r], c.perm[k]
-		}
+		shuffleLogged(rng, c.perm, swaps)
 		copy(w1, c.perm)
-		for k := len(swaps) - 1; k >= 0; k-- {
-			r := swaps[k]
-			c.perm[k], c.perm[r] = c.perm[r], c.perm[k]
-		}
+		unshuffle(c.perm, swaps)
 		if err := c.mean(c.mu, theta, w1, eps); err != nil {
 			return 0, err
 		}
@@ -266,6 +258,7 @@ type tunaSGLDChain struct {
 	t      *Target
 	batch  *tunaBatch
 	perm   []int // a permutation of the data; its first K are ω1
+	swaps  []int // the last DrawOmega1's swaps (shuffleLogged), for abandonStep
 	kGrad  int
 	w2     tunaOmega2
 	mu     []float64 // the forward mean μ(θ)
@@ -321,7 +314,7 @@ func (k TunaMHSGLD) startScheme(t *Target) (*tunaSGLDChain, error) {
 		kg = min(20, t.N())
 	}
 	d := t.Dim()
-	c := &tunaSGLDChain{k: k, t: t, batch: batch, perm: make([]int, t.N()), kGrad: kg, kFloat: float64(kg),
+	c := &tunaSGLDChain{k: k, t: t, batch: batch, perm: make([]int, t.N()), swaps: make([]int, kg), kGrad: kg, kFloat: float64(kg),
 		mu: make([]float64, d), muRev: make([]float64, d), grad: make([]float64, d), drift: make([]float64, d),
 		r1: make([]float64, d), r2: make([]float64, d), metric: k.Metric, rival: newMHRival(d)}
 	for i := range c.perm {
@@ -368,8 +361,19 @@ func (c *tunaSGLDChain) Params() map[string]float64 {
 // DrawOmega1 draws K indices uniformly without replacement by a partial
 // Fisher–Yates shuffle of the chain's permutation (O(K), no allocation).
 func (c *tunaSGLDChain) DrawOmega1(rng *rand.Rand, _ []float64) ([]int, error) {
-	shuffleRange(rng, c.perm, 0, c.kGrad)
+	shuffleLogged(rng, c.perm, c.swaps)
 	return c.perm[:c.kGrad], nil
+}
+
+// A TunaMH-SGLD transition is abandoned after DrawOmega1 (in the
+// minibatch gradient, TunaMH's batch or its full-batch fallback):
+// abandonStep undoes DrawOmega1's swaps of the permutation, which
+// checkpoints save.
+func (c *tunaSGLDChain) interruptible() bool { return true }
+
+func (c *tunaSGLDChain) abandonStep() {
+	unshuffle(c.perm, c.swaps)
+	c.w2 = tunaOmega2{}
 }
 
 // mean sets mu = θ − (ε²/2)(N/K)M⁻¹clip(Σ_{i∈ω1}∇βU_i(θ)) + (ε²/2)M⁻¹∇log prior(θ).
@@ -516,6 +520,7 @@ var (
 	_ AuxChain[[]int, *tunaOmega2] = (*tunaSGLDChain)(nil)
 	_ schemeChain                  = (*tunaSGLDChain)(nil)
 	_ fullMemoer                   = (*tunaSGLDChain)(nil)
+	_ stepInterrupter              = (*tunaSGLDChain)(nil)
 	_ driverChain                  = (*metricAux[[]int, *tunaOmega2])(nil)
 	_ MetricAdapter                = (*metricAux[[]int, *tunaOmega2])(nil)
 	_ fullMemoer                   = (*metricAux[[]int, *tunaOmega2])(nil)

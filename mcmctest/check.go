@@ -75,6 +75,19 @@ type Case struct {
 	// uniform prior on a box instead of a Gaussian one (LogisticModel's
 	// Box).
 	NeedsGLM bool
+	// NeedsMultilevel says that the kernel samples only a multilevel
+	// model's posterior (exactmh.KernelInfo.NeedsMultilevel; a non-centred
+	// NUTS): its checks then run on a random-intercept logistic
+	// regression with τ unknown (MultilevelModel, N = 120 in 12 groups:
+	// one of 65 data, whose updates the minibatch kernels thin, and 11 of
+	// 5, a funnel), whose moments have no closed form:
+	// pairwise (for a kernel with a Proposal) and SBC carry the proof, SBC
+	// on every coordinate, log τ included. The App. J.1 walk does not
+	// apply.
+	NeedsMultilevel bool
+	// Multilevel is that target (zero: MultilevelModel{N: 120, Groups:
+	// 12}); the pairwise checks start from the first problem it draws.
+	Multilevel MultilevelModel
 	// NeedsGradient says that the kernel evaluates gradients; otherwise
 	// the info check requires that it evaluates none.
 	NeedsGradient bool
@@ -119,6 +132,8 @@ func (c *Case) validate() error {
 	switch {
 	case c.Name == "":
 		return errors.New("mcmctest: Case.Name is empty")
+	case c.NeedsMultilevel && (c.NeedsGLM || c.NeedsRange):
+		return fmt.Errorf("mcmctest: %s: NeedsMultilevel with NeedsGLM or NeedsRange: the multilevel target is neither", c.Name)
 	case c.Kernel == nil:
 		return fmt.Errorf("mcmctest: %s: Case.Kernel is nil", c.Name)
 	case !c.Exact && len(c.Mutants) > 0:
@@ -191,6 +206,11 @@ const (
 	mutantESS = 1000
 )
 
+// maxThin is the most thinning SBC takes: a random walk through the
+// multilevel funnel (GroupSMH) needs some 10³ transitions per
+// independent draw, the others at most a few dozen.
+const maxThin = 4000
+
 // kitSigma is the data covariance of the kit's Gaussian-mean targets.
 func kitSigma() *mat.SymDense { return mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2}) }
 
@@ -243,6 +263,16 @@ func (m rewritten) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 func problemTarget(c *Case) (*target, error) {
 	sigma := kitSigma()
 	switch {
+	case c.NeedsMultilevel:
+		ml := c.Multilevel
+		if ml == (MultilevelModel{}) {
+			ml = MultilevelModel{N: 120, Groups: 12}
+		}
+		_, pb, err := ml.Draw(rand.New(rand.NewPCG(37, 0)))
+		if err != nil {
+			return nil, err
+		}
+		return &target{kind: "multilevel logistic regression", pb: pb, model: ml}, nil
 	case c.NeedsGLM && c.NeedsRange:
 		// The box is wide enough that the mode, [0.17, −0.90] with SDs
 		// [0.16, 0.18], and the pairwise points about it are well inside;
@@ -281,9 +311,20 @@ func problemTarget(c *Case) (*target, error) {
 }
 
 // pairOf returns the pair of points of the pairwise checks: about one
-// posterior standard deviation apart, around the mode.
+// posterior standard deviation apart, around the mode. On the multilevel
+// target (more than two coordinates) they are ∓½ sd apart in the
+// intercept, group 0's effects (θ[2], θ[3]: its intercept and slope) and
+// a log scale (θ[d−2]), so that a bound that ignores how far a group's
+// block moved is put to the test.
 func pairOf(pb Problem) (a, b []float64) {
 	a, b = slices.Clone(pb.Mode), slices.Clone(pb.Mode)
+	if d := len(b); d > 3 {
+		for _, j := range []int{0, 2, 3, d - 2} {
+			a[j] -= 0.5 * pb.SD[j]
+			b[j] += 0.5 * pb.SD[j]
+		}
+		return a, b
+	}
 	a[0] -= 0.4 * pb.SD[0]
 	b[0] += 0.5 * pb.SD[0]
 	if len(b) > 1 {
@@ -424,7 +465,7 @@ func (r *run) sbcPilot() (float64, int, error) {
 }
 
 func (r *run) sbcOptions() *SBCOptions {
-	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Metric: r.c.Metric, Seed: 13, MaxThin: 200}
+	return &SBCOptions{Replicates: r.b.sbcReplicates, Draws: 9, Bins: r.b.sbcBins, TargetAccept: r.c.TargetAccept, Metric: r.c.Metric, Seed: 13, MaxThin: maxThin}
 }
 
 // reporter is what a check reports through: *testing.T in Check, an
@@ -528,6 +569,9 @@ func (r *run) checks() []check {
 				return
 			case c.NeedsGLM:
 				rp.Skip("the walk's energy is not a GLM")
+				return
+			case c.NeedsMultilevel:
+				rp.Skip("the walk's energy is not a multilevel model")
 				return
 			}
 			res, err := r.walkPairwise(c.Kernel, r.b.walkSteps)
@@ -813,7 +857,7 @@ func (r *run) catch(mk func(Problem) exactmh.Kernel) (by string, tried []string,
 			tried = append(tried, s)
 		}
 	}
-	if c.UsesProposal && !c.NeedsGLM && c.Skip["walk"] == "" {
+	if c.UsesProposal && !c.NeedsGLM && !c.NeedsMultilevel && c.Skip["walk"] == "" {
 		res, err := escalate(func(steps int) (PairResult, error) { return r.walkPairwise(mk, steps) }, r.b.walkSteps)
 		if err != nil {
 			return "", tried, err

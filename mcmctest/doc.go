@@ -39,8 +39,10 @@
 // conjugate Gaussian-mean posterior with an informative Gaussian prior; for
 // kernels that need bounded energies (NeedsRange) the Gaussian mean with a
 // flat prior on a box; for kernels that need a GLM (NeedsGLM) a logistic
-// regression, with a uniform prior on a box if they need both — and runs,
-// as subtests:
+// regression, with a uniform prior on a box if they need both; for kernels
+// that sample only multilevel models (NeedsMultilevel) a random-intercept
+// logistic regression with τ unknown (MultilevelModel) — and runs, as
+// subtests:
 //
 //   - pairwise: detailed balance on a fixed pair of points about a
 //     posterior sd apart (Pairwise). A chain whose proposal swaps A and B
@@ -112,6 +114,7 @@
 // Pairwise with SwapProposal; RandomWalk, LatticeProposal, StationaryTV and
 // HistogramTV for App. J.1; ConjugateGaussian and BoxedGaussian (Gaussian
 // targets with closed-form moments) with CheckMoments and ShowsBias; SBC
-// with the models GaussianModel, BoxModel and LogisticModel, or a Model of
+// with the models GaussianModel, BoxModel, LogisticModel and
+// MultilevelModel, or a Model of
 // your own; AllocsPerStep, CheckCheckpoint, CheckWorkers and CheckInfo.
 package mcmctest

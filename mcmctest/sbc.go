@@ -148,6 +148,83 @@ func (m LogisticModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
 	return theta, pb, err
 }
 
+// MultilevelModel is a random-intercept logistic regression with τ
+// unknown, the target of Case.NeedsMultilevel: fixed effects β (an
+// intercept and a slope on x_i ~ N(0, 1)) ~ N(0, 1), Groups groups — the
+// first half of the data round robin, the second half in group 0, so
+// that group 0 holds more than half the data and every other group
+// N/(2·Groups) — effects u_g ~
+// N(0, τ²), τ ~ half-normal(1) with log τ sampled, y_i ~
+// Bernoulli(σ(β₀ + β₁x_i + u_g)) — model.NewMultilevel's posterior over
+// θ = (β₀, β₁, u_0, …, u_{G−1}, log τ). With few data per group the
+// centred posterior is a funnel in (u, log τ) for the small groups. It has no mode, so the
+// Problem's Mode is model.MultilevelCenter's Laplace-EM centre (the data's
+// alone: it does not depend on the drawn θ), its SD the conditional
+// standard deviations there.
+//
+// With Slope, each group has a random slope on x too, u′_g ~ N(0, τ′²)
+// with its own scale: θ = (β₀, β₁, u_0, u′_0, …, u_{G−1}, u′_{G−1}, log τ,
+// log τ′).
+type MultilevelModel struct {
+	N, Groups int
+	Slope     bool
+}
+
+// Draw implements Model.
+func (m MultilevelModel) Draw(rng *rand.Rand) ([]float64, Problem, error) {
+	if m.N < 1 || m.Groups < 1 {
+		return nil, Problem{}, fmt.Errorf("mcmctest: MultilevelModel N = %d, Groups = %d: want ≥ 1", m.N, m.Groups)
+	}
+	q := 1 // effects per group
+	if m.Slope {
+		q = 2
+	}
+	d := 2 + q*m.Groups + q
+	theta := make([]float64, d)
+	theta[0], theta[1] = rng.NormFloat64(), rng.NormFloat64()
+	tau := make([]float64, q)
+	for k := range q {
+		tau[k] = math.Abs(rng.NormFloat64())
+		theta[d-q+k] = math.Log(tau[k])
+	}
+	for g := range m.Groups {
+		for k := range q {
+			theta[2+q*g+k] = tau[k] * rng.NormFloat64()
+		}
+	}
+	ml := &model.Multilevel{Family: model.LogisticFamily{}, Y: make([]float64, m.N), Intercept: true,
+		Fixed: []model.Covariate{{Name: "x", Values: make([]float64, m.N)}}, FixedSD: []float64{1, 1},
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, m.N), Tau: model.HalfNormal(1)}}}
+	x := ml.Fixed[0].Values
+	if m.Slope {
+		ml.Factors[0].Slopes = []model.Covariate{{Name: "x", Values: x}}
+	}
+	for i := range m.N {
+		g := i % m.Groups
+		if i >= m.N/2 {
+			g = 0
+		}
+		x[i] = rng.NormFloat64()
+		ml.Factors[0].Index[i] = int32(g)
+		z := theta[0] + theta[1]*x[i] + theta[2+q*g]
+		if m.Slope {
+			z += theta[3+q*g] * x[i]
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			ml.Y[i] = 1
+		}
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		return nil, Problem{}, err
+	}
+	center, sd, err := model.MultilevelCenter(context.Background(), p, 0)
+	if err != nil {
+		return nil, Problem{}, err
+	}
+	return theta, Problem{Posterior: p, Mode: center, SD: sd}, nil
+}
+
 // laplaceBoxProblem is laplaceProblem for a posterior on a Box, whose MAP
 // may lie on the boundary, where central differences of the log density
 // would step outside the support: the SDs come from exactmh.LaplaceAt,

@@ -87,19 +87,35 @@ func alias(s string) string {
 	return s
 }
 
-// kernelSpec is a parsed --kernel.
-type kernelSpec struct {
-	base    string
-	cv, cn  bool
-	canon   string // base[-cv][-cn]
-	applies map[string]bool
+// ncKernels lists the kernels with a non-centred form (-nc: a
+// NonCentred field), in the registry's order.
+func ncKernels() []string {
+	var names []string
+	for _, name := range baseKernels() {
+		if hasField(cliKernels[name].New(nil), "NonCentred") {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
-// parseKernel parses a kernel name with optional -cv and -cn suffixes (in
-// that order, as the automatic default names them: TunaMH-CV-CN).
+// kernelSpec is a parsed --kernel.
+type kernelSpec struct {
+	base       string
+	cv, cn, nc bool
+	canon      string // base[-cv][-cn][-nc]
+	applies    map[string]bool
+}
+
+// parseKernel parses a kernel name with optional -cv, -cn and -nc
+// suffixes (in that order, as the automatic default names them:
+// TunaMH-CV-CN, NUTS-NC).
 func parseKernel(name string) (*kernelSpec, error) {
 	s := strings.ToLower(strings.TrimSpace(name))
 	ks := &kernelSpec{}
+	if b, ok := strings.CutSuffix(s, "-nc"); ok {
+		s, ks.nc = b, true
+	}
 	if b, ok := strings.CutSuffix(s, "-cn"); ok {
 		s, ks.cn = b, true
 	}
@@ -108,7 +124,7 @@ func parseKernel(name string) (*kernelSpec, error) {
 	}
 	s = alias(s)
 	if _, ok := cliKernels[s]; !ok {
-		return nil, usageErr("--kernel %s: unknown kernel (want auto or one of %s, optionally with -cv and/or -cn: e.g. tunamh-cv-cn)", name, strings.Join(baseKernels(), ", "))
+		return nil, usageErr("--kernel %s: unknown kernel (want auto or one of %s, optionally with -cv and/or -cn: e.g. tunamh-cv-cn; or -nc: nuts-nc)", name, strings.Join(baseKernels(), ", "))
 	}
 	ks.base = s
 	ks.canon = s
@@ -118,7 +134,18 @@ func parseKernel(name string) (*kernelSpec, error) {
 	if ks.cn {
 		ks.canon += "-cn"
 	}
+	if ks.nc {
+		ks.canon += "-nc"
+	}
 	return ks, nil
+}
+
+// multilevel reports whether p is a multilevel model's posterior: a prior
+// with random-effect terms (model.NewMultilevel's, from --terms with
+// (1|g) terms).
+func multilevel(p *exactmh.Posterior) bool {
+	lay, ok := p.Prior.(interface{ NumTerms() int })
+	return ok && lay.NumTerms() > 0
 }
 
 // hyperFields maps each hyperparameter flag onto the kernel field it sets;
@@ -198,6 +225,18 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 		return nil, nil, nil, err
 	}
 	ki := cliKernels[ks.base]
+	switch {
+	case ks.nc && !slices.Contains(ncKernels(), ks.base):
+		return nil, nil, nil, usageErr("--kernel %s: %s has no non-centred form (-nc; only %s do)", ks.canon, ks.base, strings.Join(ncKernels(), ", "))
+	case (ki.NeedsMultilevel || ks.nc) && !multilevel(p):
+		what := ks.base + " samples only multilevel models"
+		if ks.nc {
+			what = "-nc non-centres the random effects (u = τ·z)"
+		}
+		return nil, nil, nil, usageErr("--kernel %s needs a model with random-effect terms, e.g. --terms 'x,(1|group)': %s, and this model has none", ks.canon, what)
+	case ki.NeedsMultilevel && (ks.cv || ks.cn):
+		return nil, nil, nil, usageErr("--kernel %s: %s takes no -cv or -cn form: it builds its own control variates around the Laplace-EM centre (a multilevel posterior has no joint mode)", ks.canon, ks.base)
+	}
 	if ks.cn && !ki.TakesProposal() {
 		return nil, nil, nil, usageErr("--kernel %s: %s takes no proposal, so it has no -cn form (only %s do)", ks.canon, ks.base, strings.Join(proposalKernels(), ", "))
 	}
@@ -218,6 +257,9 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	kern = setField(kern, "Steps", k.steps)
 	kern = setField(kern, "Q", k.q)
 	kern = setField(kern, "Lambda", k.lambda)
+	if ks.nc {
+		kern = setField(kern, "NonCentred", true)
+	}
 	kern, post, _, err := exactmh.WithLaplace(p, la, kern, ks.cv, ks.cn)
 	if err != nil {
 		return nil, nil, nil, inputErr(fmt.Errorf("--kernel %s: %w", ks.canon, err))

@@ -5,7 +5,9 @@
 package main
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -35,7 +37,8 @@ func TestKernelNamesFromRegistry(t *testing.T) {
 		got, want []string
 	}{
 		{baseKernels(), []string{"mh", "mala", "hmc", "nuts", "tunamh", "tfmh", "smh1", "smh2", "flymc",
-			"poissonmh", "poisson-barker", "poisson-mala", "tunamh-sgld"}},
+			"poissonmh", "poisson-barker", "poisson-mala", "tunamh-sgld", "groupsmh", "groupgibbs"}},
+		{ncKernels(), []string{"hmc", "nuts"}},
 		{proposalKernels(), []string{"mh", "tunamh", "tfmh", "smh1", "smh2", "flymc", "poissonmh"}},
 		{hyperOwners("chi"), []string{"tunamh", "tunamh-sgld"}},
 		{hyperOwners("steps"), []string{"hmc"}},
@@ -90,5 +93,22 @@ func TestChoiceCap(t *testing.T) {
 	}
 	if got := cnProposal(exactmh.NUTS{}); got != nil {
 		t.Errorf("cnProposal(NUTS) = %v, want nil", got)
+	}
+}
+
+// TestREADMEKernels checks that cmd/exactmh/README.md names every kernel
+// --kernel takes (the registry's CLI names) and the -nc suffix.
+func TestREADMEKernels(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range baseKernels() {
+		if !strings.Contains(string(b), "`"+name+"`") {
+			t.Errorf("README.md does not name --kernel %s", name)
+		}
+	}
+	if len(ncKernels()) > 0 && !strings.Contains(string(b), "`-nc`") {
+		t.Errorf("README.md does not name the -nc suffix of %s", strings.Join(ncKernels(), ", "))
 	}
 }

@@ -110,6 +110,37 @@ func TestSampleRandomEffects(t *testing.T) {
 	}
 }
 
+// TestSampleMultilevelKernels runs the registry's multilevel kernels and
+// the non-centred NUTS by name (--kernel groupgibbs, groupsmh, nuts-nc) on
+// a random-intercept model of the flights file, checking that the draws
+// carry the centred names (u_origin_…), and checks that a flat model, a
+// kernel without a non-centred form and a -cv form are refused, saying
+// why.
+func TestSampleMultilevelKernels(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sample", "--data", flights, "--response", "delay>15", "--chains", "2",
+		"--warmup", "50", "--draws", "50", "--seed", "3", "--quiet"}
+	for _, k := range []string{"groupgibbs", "groupsmh", "nuts-nc", "GroupGibbs", "NUTS-NC"} {
+		out := filepath.Join(dir, strings.ToLower(k))
+		mustRun(t, dir, append(slices.Clone(base), "--terms", "log(distance),(1|origin)", "--kernel", k, "--out", out)...)
+		if names := readCSV(t, out+"_1.csv").ParamNames(); !slices.Contains(names, "u_origin_ATL") || !slices.Contains(names, "log_tau_origin") {
+			t.Errorf("--kernel %s: columns %q, want u_origin_ATL and log_tau_origin", k, names)
+		}
+	}
+	for _, c := range []struct {
+		terms, kernel, want string
+	}{
+		{"log(distance)", "groupgibbs", "needs a model with random-effect terms"},
+		{"log(distance)", "groupsmh", "needs a model with random-effect terms"},
+		{"log(distance)", "nuts-nc", "needs a model with random-effect terms"},
+		{"(1|origin)", "mh-nc", "no non-centred form"},
+		{"(1|origin)", "groupgibbs-cv", "takes no -cv or -cn form"},
+	} {
+		args := append(slices.Clone(base), "--terms", c.terms, "--kernel", c.kernel, "--out", filepath.Join(dir, "bad"))
+		wantError(t, cli(t, dir, args...), exitBadInput, c.want)
+	}
+}
+
 // FuzzParseTerms parses any --terms text and builds the design of what
 // parses on the synthetic flights file: an error is fine, a panic or a
 // hang is not, and a random term that builds gives every row a level.

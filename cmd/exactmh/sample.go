@@ -26,7 +26,7 @@ import (
 // sampleUsage is the help of exactmh sample; the kernel lists come from the
 // registry (exactmh.Kernels).
 var sampleUsage = strings.NewReplacer("{kernels}", wrapList(baseKernels()),
-	"{cnkernels}", wrapList(proposalKernels())).Replace(sampleUsageText)
+	"{cnkernels}", wrapList(proposalKernels()), "{nckernels}", strings.Join(ncKernels(), " and ")).Replace(sampleUsageText)
 
 const sampleUsageText = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
 
@@ -68,7 +68,11 @@ KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
   control-variate rewrite of the posterior around the MAP, -cn moves with
   the Crank–Nicolson proposal around the Laplace approximation, for
   {cnkernels}.
-  Examples: tunamh-cv-cn, tfmh-cv-cn, mh-cn. The Poisson kernels need a
+  Examples: tunamh-cv-cn, tfmh-cv-cn, mh-cn. On a model with random-effect
+  terms ((1|g) in --terms): groupgibbs and groupsmh, which need one, and
+  -nc for {nckernels}, moving in the non-centred parametrisation (each
+  effect u = τ·z, z sampled; draws reported as u), which groups with few
+  data need (their centred posterior is a funnel). The Poisson kernels need a
   bounded prior (--prior box:R or ball:R). The chains of a kernel built on the
   Laplace approximation (any -cv or -cn form, smh1, smh2, flymc; auto when
   it chooses one) start at draws of it, one per chain (chain k's the same

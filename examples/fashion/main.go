@@ -31,7 +31,6 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -83,7 +82,7 @@ func main() {
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
 	}
-	cpu0, wall0 := cpuTime(), time.Now()
+	cpu0, wall0 := report.CPUTime(), time.Now()
 	run, k := post, exactmh.Kernel(nil)
 	if *kernel != "auto" {
 		run, k, err = fixedKernel(post, *kernel)
@@ -95,7 +94,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cpu, wall := cpuTime()-cpu0, time.Since(wall0)
+	cpu, wall := report.CPUTime()-cpu0, time.Since(wall0)
 	s := res.Summary()
 	minTail := math.Inf(1)
 	for _, p := range s.Params {
@@ -174,13 +173,4 @@ func export(dir, name string, e *model.LogisticRegression, d int) error {
 		}
 		return b
 	}, "d", fmt.Sprint(d), "sigma", fmt.Sprint(priorSD))
-}
-
-// cpuTime returns the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

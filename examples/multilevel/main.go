@@ -45,7 +45,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -58,15 +57,6 @@ import (
 	"github.com/exactmh/exactmh/sparse"
 	"github.com/exactmh/exactmh/stancsv"
 )
-
-// cpuTime returns the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func main() {
 	cf := report.RegisterCommon(runtime.GOMAXPROCS(0), 1000)
@@ -96,7 +86,7 @@ func main() {
 		}
 	}
 	start := time.Now()
-	cpu0 := cpuTime()
+	cpu0 := report.CPUTime()
 	say := func(format string, a ...any) {
 		if !cf.Quiet {
 			fmt.Fprintf(os.Stderr, format+"\n", a...)
@@ -158,7 +148,7 @@ func main() {
 		res, kern = sampleWith(post, d, cf, rec, *kernel, *proposal, *exactBelow, *free, *warmup, *thin, *accept, say)
 	}
 	wall := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu := report.CPUTime() - cpu0
 	s := res.Summary()
 	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
 	var worst string

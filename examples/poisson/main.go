@@ -65,10 +65,12 @@ func main() {
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
 	}
+	cpu0 := report.CPUTime()
 	res, err := exactmh.Sample(context.Background(), post, nil, set)
 	if err != nil {
 		log.Fatal(err)
 	}
+	cpu := report.CPUTime() - cpu0
 	s := res.Summary()
 	minTail := math.Inf(1)
 	for _, p := range s.Params {
@@ -81,6 +83,7 @@ func main() {
 		s.EvalsPerStep, 100*s.EvalsPerStep/float64(*n), s.AcceptRate, s.MinESSBulk(), minTail, s.MaxRHat())
 	fmt.Printf("choice %.2fs + run %.2fs (wall): min bulk ESS per second including everything %.4g; per second of sampling (chain-seconds) %.4g\n",
 		res.Choice.Time.Seconds(), res.Elapsed.Seconds(), s.MinESSBulk()/total.Seconds(), s.MinESSPerSecond())
+	fmt.Printf("CPU %.2fs (choice, warmup and draws): min bulk ESS per CPU-second including everything %.4g\n", cpu.Seconds(), s.MinESSBulk()/cpu.Seconds())
 	for _, w := range s.Warnings {
 		fmt.Printf("warning: %s\n", w)
 	}

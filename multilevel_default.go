@@ -1,0 +1,45 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"fmt"
+)
+
+// defaultMultilevelCenter returns the centre GroupGibbs and GroupSMH take
+// when their Center is nil, and the standard deviations there: the
+// Laplace-EM centre the automatic default finds (multilevelCenter),
+// computed once per run and shared by its chains
+// (the run cache), so that the registry's default configuration
+// (KernelInfo.New(nil), the exactmh command's --kernel groupgibbs) needs
+// nothing but a multilevel posterior. A posterior that is not one is an
+// error saying what is missing.
+func defaultMultilevelCenter(name string, t *Target) (center, sd []float64, err error) {
+	lay, err := targetMultilevel(name, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := shared(t.cache, "multilevel/center", func() ([2][]float64, error) {
+		c, sd, err := multilevelCenter(context.Background(), t, lay)
+		if err != nil {
+			return [2][]float64{}, fmt.Errorf("%s: the Laplace-EM centre (Center nil): %w", name, err)
+		}
+		return [2][]float64{c, sd}, nil
+	})
+	return c[0], c[1], err
+}
+
+// targetMultilevel returns t's multilevel layout, or an error naming what
+// a multilevel kernel (KernelInfo.NeedsMultilevel) misses: random-effect
+// terms in the prior, sparse rows and Hessians.
+func targetMultilevel(name string, t *Target) (multilevelLayout, error) {
+	p := &Posterior{Energy: t.Energy(), Prior: t.Prior()}
+	lay, ok := multilevelOf(p)
+	if !ok {
+		return nil, fmt.Errorf("%s needs a multilevel model: random-effect terms in the prior (model.NewMultilevel's, e.g. (1|group) in the exactmh command) over a SparseRowGLM energy with sparse Hessians; got energy %T, prior %T", name, t.Energy(), t.Prior())
+	}
+	return lay, nil
+}
