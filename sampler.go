@@ -988,12 +988,25 @@ type chainRunner struct {
 	// defaultTarget is the kernel's default acceptance target: a run at it
 	// lets a chain choose its own at mid-warmup (midWarmuper).
 	defaultTarget float64
+	// maxScale, when positive, is the highest step scale warmup sets: the
+	// cap of the kernel's Crank–Nicolson proposal (CrankNicolson.MaxScale),
+	// above which a larger scale would change nothing.
+	maxScale float64
+}
+
+// capped returns s, or the runner's maxScale when that is positive and
+// smaller.
+func (cr *chainRunner) capped(s float64) float64 {
+	if cr.maxScale > 0 {
+		return min(s, cr.maxScale)
+	}
+	return s
 }
 
 // newChainRunner returns chain c's runner with room for reserve draws.
 func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
 	src := rand.NewPCG(set.Seed, uint64(set.FirstChain+c))
-	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: defaultTargetAccept(k),
+	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k),
 		r: &ChainResult{
 			Chain: c,
 			Draws: make([]float64, 0, reserve*d),
@@ -1003,6 +1016,9 @@ func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, rese
 		}}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
+		if s := cr.tune.StepScale(); cr.capped(s) < s {
+			cr.tune.SetStepScale(cr.capped(s))
+		}
 		cr.r.Scale = cr.tune.StepScale()
 		cr.adapt.init(cr.r.Scale, set.TargetAccept)
 	}
@@ -1172,7 +1188,7 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 // then restarts), and at the last warmup transition the final step scale.
 func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 	if cr.tune != nil {
-		cr.tune.SetStepScale(cr.adapt.update(acceptStat(info)))
+		cr.tune.SetStepScale(cr.capped(cr.adapt.update(acceptStat(info))))
 	}
 	if cr.win != nil {
 		pos := cr.ch.Position()
@@ -1205,9 +1221,14 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 			return err
 		}
 		if turn.Scale > 0 && cr.tune != nil {
-			cr.tune.SetStepScale(turn.Scale)
-			cr.adapt.restart(turn.Scale)
-			if turn.Target > 0 {
+			cr.tune.SetStepScale(cr.capped(turn.Scale))
+			cr.adapt.restart(cr.capped(turn.Scale))
+			// A capped Crank–Nicolson chain keeps its target: the turn's
+			// target is the acceptance predicted at a scale the cap may
+			// hold below the one warmup sought, and dual averaging toward
+			// it from the cap drove TunaMH-CV-CN's scale on examples/rare
+			// to 10⁻³, where the chain barely moves.
+			if turn.Target > 0 && cr.maxScale == 0 {
 				cr.adapt.Target = turn.Target
 			}
 		}
@@ -1225,7 +1246,7 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 				return err
 			}
 		}
-		cr.tune.SetStepScale(scale)
+		cr.tune.SetStepScale(cr.capped(scale))
 	}
 	return nil
 }
