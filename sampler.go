@@ -691,8 +691,17 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 			return fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, chainNumber(set.FirstChain, c), lp)
 		}
 		where = "Kernel.Start"
+		// Start's passes over the data (the bound audit, the range, a
+		// Laplace centre's gradient) stop within a chunk once ctx is
+		// cancelled: nothing has been drawn, so nothing is rolled back
+		// (TestInterruptStartAudit).
+		release := t.watch(ctx)
 		ch, err := k.Start(t, theta0)
+		release()
 		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, errInterrupted) {
+				return ctx.Err()
+			}
 			return fmt.Errorf("exactmh: chain %d: %w", chainNumber(set.FirstChain, c), err) // Start errors name the kernel
 		}
 		if _, ok := ch.(MetricAdapter); ok && set.Metric == MetricDense && !set.NoAdapt && d > maxDenseDim {
