@@ -1,0 +1,163 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
+)
+
+// startTicks records the ticks counted when the run's recorder is
+// initialised: after every chain's Start, before the first transition.
+type startTicks struct {
+	tk *ticker
+	at int64
+}
+
+func (r *startTicks) Init(exactmh.RunInfo) error {
+	r.at = r.tk.calls.Load()
+	return nil
+}
+func (r *startTicks) Record(*exactmh.Event) error { return nil }
+
+// TestInterruptStartAudit is issue 31 item 13 for the minibatch kernels'
+// Start: the bound audit reads every datum at θ0 and at three proposals
+// from it (PoissonMH's range, SMH's Taylor remainders, FlyMC's gaps,
+// TunaMH's and TFMH's C·M), several passes over all N data before the
+// first transition. A run cancelled halfway through them returns the
+// context's error, no Result, having read at most a chunk more of them
+// (one block: the audit is sequential below parallel.go's minBlockData);
+// a run started afterwards on the same data gives the draws of a run
+// never interrupted.
+func TestInterruptStartAudit(t *testing.T) {
+	const n = 40_000
+	plain := func() (*ticker, *exactmh.Posterior) { return tickPosterior(t, n, 0) }
+	ball := func() (*ticker, *exactmh.Posterior) { return tickPosterior(t, n, 0.05) }
+	cases := []struct {
+		k    exactmh.Kernel
+		post func() (*ticker, *exactmh.Posterior)
+	}{
+		{exactmh.PoissonMH{}, ball},
+		{exactmh.SMH{Order: 1, Center: []float64{1, -1, 0.5}}, plain},
+		{exactmh.FlyMC{Q: 0.5}, plain},
+		{exactmh.TunaMH{}, plain},
+		{exactmh.TFMH{}, plain},
+	}
+	base := exactmh.Settings{Chains: 1, Warmup: 20, Draws: 20, Seed: 3}
+	for _, c := range cases {
+		name := c.k.Name()
+		tk, p := c.post()
+		rec := &startTicks{tk: tk}
+		set := base
+		set.Recorder = rec
+		whole, err := exactmh.Sample(context.Background(), p, c.k, &set)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if rec.at < 8 {
+			t.Fatalf("%s: Start reads %d chunks, want ≥ 8 (the audit's passes)", name, rec.at)
+		}
+
+		tk, p = c.post()
+		ctx, cancel := context.WithCancel(context.Background())
+		tk.at, tk.cancel = rec.at/2, cancel
+		set = base
+		res, err := exactmh.Sample(ctx, p, c.k, &set)
+		cancel()
+		after := tk.calls.Load() - tk.at
+		t.Logf("%s: Start reads %d chunks; cancelled at %d: %d read after: %v", name, rec.at, tk.at, after, err)
+		if res != nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: cancelled in Start: result %v, err %v; want no result and context.Canceled", name, res != nil, err)
+		}
+		if after > 2 {
+			t.Errorf("%s: %d chunks read after the cancellation (of %d left in Start): want at most 2", name, after, rec.at-tk.at)
+		}
+
+		_, p = c.post()
+		set = base
+		again, err := exactmh.Sample(context.Background(), p, c.k, &set)
+		if err != nil {
+			t.Fatalf("%s: after the cancelled Start: %v", name, err)
+		}
+		if a, b := whole.Chains[0], again.Chains[0]; !slices.Equal(a.Draws, b.Draws) {
+			t.Errorf("%s: the run after the cancelled Start differs from the uninterrupted run", name)
+		}
+	}
+}
+
+// lossTickGLM is a logistic regression whose per-datum losses tick once
+// armed: the range of the control-variate remainders, which the automatic
+// default builds for its Poisson candidate, reads them.
+type lossTickGLM struct {
+	*model.LogisticRegression
+	*stageTicker
+}
+
+func (e lossTickGLM) Loss(i int, z float64) float64 {
+	e.tickArmed()
+	return e.LogisticRegression.Loss(i, z)
+}
+
+// TestInterruptRange is issue 31 item 13 for the Poisson candidate of
+// the automatic default: Choose builds the control-variate remainders'
+// range over all N data (eight pieces a datum) before its pilots.
+// Cancelled three quarters of the way through the losses read between
+// the Laplace approximation and the first pilot — inside that range —
+// it returns the context's error having read at most a chunk of data's
+// losses more.
+func TestInterruptRange(t *testing.T) {
+	const n = 40_000
+	x, y := simulateLogistic(n, []float64{1, -1, 0.5}, 9)
+	e, err := model.NewLogisticRegression(x, y, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, _ := model.NewBall(3, 3, nil) // a bounded support: the ranges are finite
+	// Tempered so that λ + L stays below N: the candidate is built, not
+	// ruled out by the estimate from a sample of the data.
+	const beta = 0.01
+	const stage = "MAP and Laplace approximation after"
+
+	// The losses read from the Laplace approximation to the first pilot.
+	st := &stageTicker{stage: stage}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var upTo int64 = -1
+	progress := func(step string) {
+		st.progress(step)
+		if strings.HasPrefix(step, "pilot 1 of") && upTo < 0 {
+			upTo = st.calls.Load()
+			cancel()
+		}
+	}
+	p := &exactmh.Posterior{Energy: lossTickGLM{e, st}, Prior: prior, Beta: beta}
+	if _, err := exactmh.Choose(ctx, p, &exactmh.Settings{ChoiceProgress: progress}); !errors.Is(err, context.Canceled) || upTo < 0 {
+		t.Fatalf("cancelled at the first pilot: %v (ticks %d)", err, upTo)
+	}
+	perDatum := float64(upTo) / n
+	if perDatum < 4 {
+		t.Fatalf("%d losses read before the first pilot (%.3g a datum): no range pass to cut", upTo, perDatum)
+	}
+
+	st = &stageTicker{stage: stage, ticker: ticker{at: upTo * 3 / 4}}
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	st.cancel = cancel
+	p = &exactmh.Posterior{Energy: lossTickGLM{e, st}, Prior: prior, Beta: beta}
+	_, err = exactmh.Choose(ctx, p, &exactmh.Settings{ChoiceProgress: st.progress})
+	after := st.calls.Load() - st.at
+	chunk := int64(math.Ceil(512 * perDatum))
+	t.Logf("range: %d losses before the first pilot (%.3g a datum); cancelled at %d: %d read after: %v", upTo, perDatum, st.at, after, err)
+	if !errors.Is(err, context.Canceled) || after > chunk {
+		t.Errorf("range: err %v, %d losses read after the cancellation (of %d left), want context.Canceled and at most a chunk's, %d", err, after, upTo-st.at, chunk)
+	}
+}
