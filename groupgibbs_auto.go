@@ -82,11 +82,11 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	var pattern *sparse.SymCSC // the pattern chol was analysed for
 	// hessian factorises the Hessian of −log π in the effects at θ.
 	hessian := func() error {
-		he, err := eh.SparseHessian(theta)
+		he, err := t.sparseHessian(eh, theta)
 		if err != nil {
 			return err
 		}
-		hp, err := ph.SparseHessian(theta)
+		hp, err := t.sparseHessian(ph, theta)
 		if err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	for a, j := range eff {
 		sd[j] = math.Sqrt(variance[a])
 	}
-	hp, err := ph.SparseHessian(theta)
+	hp, err := t.sparseHessian(ph, theta)
 	if err != nil {
 		return nil, nil, err
 	}
