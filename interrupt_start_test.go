@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/sparse"
 )
 
 // startTicks records the ticks counted when the run's recorder is
@@ -159,5 +161,72 @@ func TestInterruptRange(t *testing.T) {
 	t.Logf("range: %d losses before the first pilot (%.3g a datum); cancelled at %d: %d read after: %v", upTo, perDatum, st.at, after, err)
 	if !errors.Is(err, context.Canceled) || after > chunk {
 		t.Errorf("range: err %v, %d losses read after the cancellation (of %d left), want context.Canceled and at most a chunk's, %d", err, after, upTo-st.at, chunk)
+	}
+}
+
+// hessTickGLM is a multilevel model's sparse-row GLM whose sparse Hessian
+// ticks, once armed, at each of its polls (one per 512 data read).
+type hessTickGLM struct {
+	*model.SparseGLM[float64]
+	*stageTicker
+}
+
+func (e hessTickGLM) SparseHessianStop(theta []float64, stop func() bool) (*sparse.SymCSC, error) {
+	return e.SparseGLM.SparseHessianStop(theta, func() bool {
+		e.tickArmed()
+		return stop != nil && stop()
+	})
+}
+
+// TestInterruptSparseHessian is issue 31 item 13 for the sparse Hessians
+// of a multilevel model, one pass over the data each, which the sparse
+// Laplace approximation's Newton steps (FindSparseLaplace) and the
+// automatic default's multilevel centre call: cancelled halfway through
+// the second Hessian, each returns the context's error having read at
+// most a chunk (one poll, 512 data) more of it.
+func TestInterruptSparseHessian(t *testing.T) {
+	cr := mlCrossed{n: 40_000, ga: 10, gb: 8}
+	rng := rand.New(rand.NewPCG(13, 14))
+	mp, err := cr.build(rng, make([]float64, cr.dim()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mp.Energy.(*model.SparseGLM[float64])
+	var polls int64
+	if _, err := e.SparseHessianStop(make([]float64, cr.dim()), func() bool { polls++; return false }); err != nil {
+		t.Fatal(err)
+	}
+	// One poll before the pass, then one per 512 data read: the N data's
+	// f″, then the rows by column, nnz(X) entries.
+	nnz := int64(e.Rows().RowPtr[cr.n])
+	if want := 1 + int64(cr.n)/512 + nnz/512; polls != want {
+		t.Fatalf("a sparse Hessian of %d data (%d entries) polls %d times, want %d", cr.n, nnz, polls, want)
+	}
+	for _, c := range []struct {
+		name, stage string
+		run         func(ctx context.Context, p *exactmh.Posterior, st *stageTicker) error
+	}{
+		{"FindSparseLaplace", "", func(ctx context.Context, p *exactmh.Posterior, _ *stageTicker) error {
+			_, err := exactmh.FindSparseLaplace(ctx, p, make([]float64, cr.dim()), nil)
+			return err
+		}},
+		{"multilevel centre", "finding the multilevel centre", func(ctx context.Context, p *exactmh.Posterior, st *stageTicker) error {
+			_, err := exactmh.Choose(ctx, p, &exactmh.Settings{ChoiceProgress: st.progress})
+			return err
+		}},
+	} {
+		st := &stageTicker{stage: c.stage, ticker: ticker{at: polls + polls/2}}
+		st.armed.Store(c.stage == "")
+		ctx, cancel := context.WithCancel(context.Background())
+		st.cancel = cancel
+		p := *mp
+		p.Energy = hessTickGLM{e, st}
+		err := c.run(ctx, &p, st)
+		cancel()
+		after := st.calls.Load() - st.at
+		t.Logf("%s: %d polls a Hessian; cancelled at poll %d: %d after: %v", c.name, polls, st.at, after, err)
+		if !errors.Is(err, context.Canceled) || after > 1 {
+			t.Errorf("%s: err %v, %d polls (of 512 data) after the cancellation, want context.Canceled and at most 1", c.name, err, after)
+		}
 	}
 }
