@@ -230,3 +230,53 @@ func TestInterruptSparseHessian(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptWarmupDecision is issue 31 item 13 for the warmup
+// decisions: the comparison with full-batch MH halfway through warmup
+// (TunaMH, with its χ search, PoissonMH, SMH, TFMH, TunaMH-SGLD) and
+// TunaMH-SGLD's check of the final step scale, tens of passes over the
+// data each. Cancelled halfway through the reads of the transition a
+// decision follows (the decision's, mostly), a run stops within a chunk,
+// keeps the transitions before it, and resumes through a checkpoint to
+// the uninterrupted run's draws, counts and parameters (checkCut): the
+// transition and its decision are made again.
+func TestInterruptWarmupDecision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("five kernels, 200 warmup transitions each, run three times per cut")
+	}
+	const n = 8 * 512
+	plain := func() (*ticker, *exactmh.Posterior) { return tickPosterior(t, n, 0) }
+	ball := func() (*ticker, *exactmh.Posterior) { return tickPosterior(t, n, 0.05) }
+	base := exactmh.Settings{Chains: 1, Warmup: 200, Draws: 20, Seed: 11}
+	cases := []struct {
+		k    exactmh.Kernel
+		post func() (*ticker, *exactmh.Posterior)
+		cuts []int
+	}{
+		{exactmh.TunaMH{}, plain, []int{100}},
+		{exactmh.PoissonMH{}, ball, []int{100}},
+		{exactmh.SMH{Order: 1, Center: []float64{1, -1, 0.5}}, plain, []int{100}},
+		{exactmh.TFMH{}, plain, []int{100}},
+		{exactmh.TunaMHSGLD{}, plain, []int{100, 199}},
+	}
+	for _, c := range cases {
+		name := c.k.Name()
+		tk, p := c.post()
+		rec := &ticksAt{tk: tk}
+		set := base
+		set.Recorder = rec
+		whole, err := exactmh.Sample(context.Background(), p, c.k, &set)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, it := range c.cuts {
+			lo, hi := rec.ends[it-1], rec.ends[it]
+			t.Logf("%s: transition %d and its decision read %d chunks (the one before %d)", name, it, hi-lo, lo-rec.ends[it-2])
+			if hi-lo < 8 {
+				t.Errorf("%s: transition %d and its decision read %d chunks, want ≥ 8", name, it, hi-lo)
+				continue
+			}
+			checkCut(t, name, c.k, c.post, base, whole, it, lo+(hi-lo)/2, hi)
+		}
+	}
+}

@@ -857,6 +857,13 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 			return res, fmt.Errorf("exactmh: Resume: %w", err)
 		}
 	}
+	for c, cr := range res.runners {
+		if cr.saved != nil {
+			if err := cr.rebuild(c, res); err != nil {
+				return res, fmt.Errorf("exactmh: Resume: chain %d: %w", chainNumber(set.FirstChain, c), err)
+			}
+		}
+	}
 	set.Draws += more
 	for _, r := range res.runners {
 		r.r.Err = nil
@@ -997,6 +1004,10 @@ type chainRunner struct {
 	// defaultTarget is the kernel's default acceptance target: a run at it
 	// lets a chain choose its own at mid-warmup (midWarmuper).
 	defaultTarget float64
+	// saved, when not nil, is the chain's state: a warmup decision was
+	// cut by a cancellation, and the live chain is to be rebuilt from
+	// the checkpoint before it (warmupdecision.go).
+	saved *chainCheckpoint
 }
 
 // newChainRunner returns chain c's runner with room for reserve draws.
@@ -1048,6 +1059,9 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		r.Warmup.Time += now.Sub(phaseStart)
 	}
 	cr.clock += now.Sub(start)
+	if cr.saved != nil {
+		return // the result is the checkpoint's, before the cut decision
+	}
 	if err := protect(set.FirstChain, r.Chain, "the chain's StepScale, Metric or Params", cr.report); err != nil && r.Err == nil {
 		r.Err = err
 	}
@@ -1101,6 +1115,12 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			break
 		}
 		inWarmup := it < set.Warmup
+		cr.where = "MarshalState"
+		before, err := cr.beforeDecision(it, set)
+		if err != nil {
+			r.Err = fmt.Errorf("transition %d: %w", it, err)
+			break
+		}
 		e0, g0 := t.evals, t.gradEvals
 		src0 := *cr.src
 		cr.where = "Step"
@@ -1128,7 +1148,16 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			r.Warmup.add(&info)
 			if !set.NoAdapt {
 				cr.where = "warmup adaptation"
-				if err := cr.adaptWarmup(it, set, &info); err != nil {
+				if err := cr.adaptWarmup(it, set, &info, before != nil); err != nil {
+					if before != nil && errors.Is(err, errInterrupted) {
+						// A warmup decision cut by the cancellation:
+						// the chain's state is the checkpoint before
+						// transition it, made again on resuming.
+						cr.saved = before
+						*r = before.Result
+						r.Err = ctx.Err()
+						break
+					}
 					r.Err = fmt.Errorf("transition %d: %w", it, err)
 					break
 				}
@@ -1179,7 +1208,12 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 // adaptWarmup adapts the chain after warmup transition it: the step scale
 // by dual averaging, the metric at the end of each window (dual averaging
 // then restarts), and at the last warmup transition the final step scale.
-func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
+//
+// With abandon, a decision that follows it (chainRunner.decides) returns
+// errInterrupted once the run is cancelled, the caller keeping the
+// checkpoint before transition it as the chain's state; without, it runs
+// to its end.
+func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bool) error {
 	if cr.tune != nil {
 		cr.tune.SetStepScale(cr.adapt.update(acceptStat(info)))
 	}
@@ -1203,10 +1237,13 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 	}
 	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
 		e0 := cr.t.evals
-		// The decision's passes (mhRival's probes, χ's search) are not
-		// abandoned: transition it is already counted, and the decision
-		// changes the chain as it goes. They take tens of passes, once.
-		resume := cr.t.suspendInterrupt()
+		// The decision's passes (mhRival's probes, χ's search) change the
+		// chain as they go: they are abandoned only where the caller can
+		// restore the chain from before transition it (abandon).
+		resume := func() {}
+		if !abandon {
+			resume = cr.t.suspendInterrupt()
+		}
 		turn, err := mw.midWarmup(cr.r.Warmup, set.TargetAccept == cr.defaultTarget)
 		resume()
 		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
@@ -1226,7 +1263,10 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		if fs, ok := cr.ch.(finalScaler); ok {
 			e0 := cr.t.evals
 			var err error
-			resume := cr.t.suspendInterrupt()
+			resume := func() {}
+			if !abandon {
+				resume = cr.t.suspendInterrupt()
+			}
 			scale, err = fs.finalScale(scale)
 			resume()
 			cr.r.Warmup.Evals += cr.t.evals - e0
