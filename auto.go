@@ -175,7 +175,10 @@ const (
 //     Laplace-EM iteration's (multilevelCenter, any number of nested or
 //     crossed factors), and GroupGibbs around it is piloted against
 //     full-batch NUTS from it; the chains start about the centre
-//     (multilevelChoice).
+//     (multilevelChoice). If GroupGibbs's probe or pilot reads more than
+//     N data per sweep (its blocks decided exactly, a pass over the data
+//     each sweep) it is not run: full-batch NUTS from the centre is
+//     chosen, the numbers in the reason (TestChooseMultilevelGrind).
 //   - Where the energy and the prior implement SparseHessianer otherwise,
 //     FindLaplace's approximation is sparse
 //     (FindSparseLaplace) and the candidates are MH with the sparse

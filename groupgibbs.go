@@ -49,7 +49,13 @@ type multilevelLayout interface {
 //     = U_i − Û_i. For the fixed effects, whose prior is arbitrary, the
 //     proposal uses the prior's second-order expansion at the centre
 //     (finite differences at Start) and the ratio adds log p(θ′) − log p(θ)
-//     minus that expansion's difference, exactly.
+//     minus that expansion's difference, exactly. A fixed effect the data
+//     determine poorly (a rare level of a categorical covariate: its
+//     conditional variance at the centre over splitVariance times the
+//     fixed effects' median, at most half the data holding it) is a block
+//     of its own (splitFixed): in block 0 its wide moves would enter every
+//     datum's bound below through ‖Δ_0‖, on its own only its data's
+//     (TestGroupGibbsSplit).
 //
 //     The data term is decided exactly (all the block's data read) for a
 //     block with fewer than ExactBelow data or whose expected thinning
@@ -113,6 +119,9 @@ type GroupGibbs struct {
 	sumCenter func(center []float64) []float64
 	blockMask func(b int32) bool
 	locOffset int
+	// Test hooks: splitFixedOff leaves block 0 whole; maskSplit makes the
+	// thinning bound ignore the blocks splitFixed added (as blockMask).
+	splitFixedOff, maskSplit bool
 }
 
 // Name returns "GroupGibbs".
@@ -173,6 +182,9 @@ type gibbsTerms struct {
 	rPtr   []int
 	rec    []groupRec
 	maxP   int
+	// The updates per sweep (fixedRepeats for each explicit block), and
+	// the first block splitFixed added (nb if none).
+	updates, firstSplit int
 	// The coordinates no row holds, and their slice widths.
 	free  []int
 	freeW []float64
@@ -209,7 +221,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d", &k.Center[0], k.ExactBelow, k.locOffset), func() (*gibbsTerms, error) {
+	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -221,6 +233,9 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q)}
+	if k.maskSplit {
+		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
+	}
 	c.deltas()
 	return c, nil
 }
@@ -241,31 +256,15 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if len(g.blocks) != d {
 		return nil, fmt.Errorf("%s: the prior's Blocks has %d entries, want the dimension %d", name, len(g.blocks), d)
 	}
+	g.blocks = slices.Clone(g.blocks)
 	nb, err := countBlocks(name, g.blocks)
 	if err != nil {
 		return nil, err
 	}
 	g.nb = int(nb)
-	// The blocks' coordinates.
-	g.bcPtr = make([]int, nb+1)
-	for _, b := range g.blocks {
-		if b >= 0 {
-			g.bcPtr[b+1]++
-		}
-	}
-	for b := range nb {
-		g.bcPtr[b+1] += g.bcPtr[b]
-		g.qMax = max(g.qMax, g.bcPtr[b+1]-g.bcPtr[b])
-	}
-	g.bc = make([]int32, g.bcPtr[nb])
-	g.local = make([]int32, d)
-	next := slices.Clone(g.bcPtr[:nb])
+	g.index()
 	for j, b := range g.blocks {
-		if b >= 0 {
-			g.local[j] = int32(next[b] - g.bcPtr[b])
-			g.bc[next[b]] = int32(j)
-			next[b]++
-		} else {
+		if b < 0 {
 			g.free = append(g.free, j)
 		}
 	}
@@ -292,12 +291,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		terms = append(terms, termPos{start, stride, levels, lt})
 		width[lt] = math.Sqrt(2 / float64(max(levels, 1)))
 	}
-	g.expl = make([]bool, nb)
-	for j, b := range g.blocks {
-		if b >= 0 && g.logTau[j] < 0 {
-			g.expl[b] = true
-		}
-	}
+	g.setExpl()
 	for _, j := range g.free {
 		w, ok := width[j]
 		if !ok {
@@ -366,43 +360,24 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 
+	// The fixed effects the data determine poorly, each a block of its own.
+	fixedAll := slices.Clone(g.bc[g.bcPtr[0]:g.bcPtr[1]])
+	if g.splitFixed(e, t.Beta(), k.splitFixedOff) {
+		g.index()
+		g.setExpl()
+	}
+	nb = int32(g.nb)
+
 	// One pass over the data: expansions, blocks, norms, pair counts.
-	var cols []int32
-	var vals []float64
-	norm := make([]float64, nb)
-	var touched []int32
 	pairID := make(map[uint64]int32)
 	var pairKeys []uint64
 	var pairCount []int
 	mCount := make([]int, nb+1)
-	for i := range n {
-		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		var k3 float64
-		if g.exp[i], k3, err = datumExpansion(name, e, i, g.center); err != nil {
-			return nil, err
-		}
-		zs, _ := e.LinearPredictors(i, sc, sc)
-		fs1, _ := e.LossDerivs(i, zs)
-		touched = touched[:0]
-		for q, c := range cols {
-			if int(c) >= d || c < 0 {
-				return nil, fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
-			}
-			b := g.blocks[c]
-			if b < 0 {
-				return nil, fmt.Errorf("%s: row %d has an entry in column %d, which the prior's Blocks leaves out (−1)", name, i, c)
-			}
-			if norm[b] == 0 && vals[q] != 0 {
-				touched = append(touched, b)
-			}
-			norm[b] += vals[q] * vals[q]
-			g.gradSum[c] += fs1 * vals[q]
-		}
+	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, g.exp, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
 		g.dK[i] = k3 * float64(len(touched)) / 2
+		g.dBlock = append(g.dBlock, touched...)
+		g.dNorm = append(g.dNorm, norms...)
 		for _, b := range touched {
-			g.dBlock = append(g.dBlock, b)
-			g.dNorm = append(g.dNorm, math.Sqrt(norm[b]))
-			norm[b] = 0
 			mCount[b+1]++
 		}
 		g.dPtr[i+1] = len(g.dBlock)
@@ -419,6 +394,9 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 				pairCount[id]++
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
@@ -546,8 +524,10 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	}
 	// Location moves: a term whose effect column equals a fixed effect's
 	// column on every row.
+	var cols []int32
+	var vals []float64
 	for _, tp := range terms {
-		fixed := g.bc[g.bcPtr[0]:g.bcPtr[1]]
+		fixed := fixedAll
 		if !g.expl[0] || len(fixed) == 0 {
 			break
 		}
@@ -592,6 +572,117 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 	return g, nil
+}
+
+// index sets the blocks' coordinates (bcPtr, bc), each coordinate's
+// position in its block (local) and the largest block (qMax) from blocks
+// and nb.
+func (g *gibbsTerms) index() {
+	nb := g.nb
+	g.bcPtr = make([]int, nb+1)
+	for _, b := range g.blocks {
+		if b >= 0 {
+			g.bcPtr[b+1]++
+		}
+	}
+	g.qMax = 0
+	for b := range nb {
+		g.bcPtr[b+1] += g.bcPtr[b]
+		g.qMax = max(g.qMax, g.bcPtr[b+1]-g.bcPtr[b])
+	}
+	g.bc = make([]int32, g.bcPtr[nb])
+	g.local = make([]int32, len(g.blocks))
+	next := slices.Clone(g.bcPtr[:nb])
+	for j, b := range g.blocks {
+		if b >= 0 {
+			g.local[j] = int32(next[b] - g.bcPtr[b])
+			g.bc[next[b]] = int32(j)
+			next[b]++
+		}
+	}
+}
+
+// setExpl marks the blocks whose prior is evaluated (expl): those with a
+// coordinate that is not a term's effect.
+func (g *gibbsTerms) setExpl() {
+	g.expl = make([]bool, g.nb)
+	g.updates = g.nb
+	for j, b := range g.blocks {
+		if b >= 0 && g.logTau[j] < 0 && !g.expl[b] {
+			g.expl[b] = true
+			g.updates += fixedRepeats - 1
+		}
+	}
+}
+
+// splitVariance is how many times the median conditional variance of the
+// fixed effects one must exceed to be split off (an sd 4 times the
+// median's).
+const splitVariance = 16
+
+// splitFixed moves each fixed effect that the data determine poorly —
+// its conditional variance 1/(βH_jj + prior precision) at the centre above
+// splitVariance times the fixed effects' median — and that at most half
+// the data hold (a rare level of a categorical covariate) out of block 0
+// into a block of its own, appended after the prior's blocks (firstSplit
+// is the first), and reports whether it moved one. Left in block 0, such
+// a coordinate's large moves would enter every datum's thinning bound
+// through ‖Δβ‖ (the bound is by blocks, Cauchy–Schwarz within a block):
+// the fixed effects' updates would read the data exactly, several passes
+// per sweep. On its own block it enters the bounds of its own data alone.
+// Any partition leaves each update π-invariant, so this changes the cost,
+// not the target. off (a test hook) disables it.
+func (g *gibbsTerms) splitFixed(e SparseRowGLM, beta float64, off bool) bool {
+	g.firstSplit = g.nb
+	fixed := g.bc[g.bcPtr[0]:g.bcPtr[1]]
+	if off || !g.expl[0] || len(fixed) < 2 {
+		return false
+	}
+	v := make([]float64, len(fixed))
+	for a, j := range fixed {
+		var hjj float64
+		for p := g.hPtr[j]; p < g.hPtr[j+1]; p++ {
+			if g.hCol[p] == j {
+				hjj = g.hVal[p]
+			}
+		}
+		v[a] = math.Inf(1)
+		if prec := beta*hjj + g.pPrec[j]; prec > 0 {
+			v[a] = 1 / prec
+		}
+	}
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	med := sorted[(len(sorted)-1)/2]
+	count := make(map[int32]int)
+	for a, j := range fixed {
+		if v[a] > splitVariance*med {
+			count[j] = 0
+		}
+	}
+	if len(count) == 0 {
+		return false
+	}
+	n := e.Len()
+	var cols []int32
+	var vals []float64
+	for i := range n {
+		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
+		for q, c := range cols {
+			if _, ok := count[c]; ok && vals[q] != 0 {
+				count[c]++
+			}
+		}
+	}
+	split := false
+	for _, j := range fixed {
+		if c, ok := count[j]; ok && 2*c <= n {
+			g.blocks[j] = int32(g.nb)
+			g.nb++
+			split = true
+		}
+	}
+	return split
 }
 
 // checkEffectPrior checks on the centre that the prior makes each
@@ -679,8 +770,9 @@ func (c *gibbsChain) Position() []float64 { return c.theta }
 func (c *gibbsChain) Params() map[string]float64 {
 	return map[string]float64{
 		"block_accept": c.accepted / max(c.tried, 1), "thinned": c.thinned / max(c.tried, 1),
-		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.nb+fixedRepeats-1), 1) / fixedRepeats,
-		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb)}
+		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats,
+		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb),
+		"split_fixed": float64(c.nb - c.firstSplit)}
 }
 
 // deltas sets dsq from θ.

@@ -74,17 +74,49 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	grad := make([]float64, d)
 	trial := make([]float64, d)
 	rhs, step, work := make([]float64, m), make([]float64, m), make([]float64, m)
+	// obj returns −log π(θ); the energy, a pass over the data, is that of
+	// the last call when the effects are the same (each round's Newton
+	// step starts where the last line search ended).
+	uAt, uLast := make([]float64, m), math.NaN()
 	obj := func(th []float64) (float64, error) {
-		u, err := t.TotalEnergy(th)
-		return u - t.LogPrior(th), err
+		same := !math.IsNaN(uLast)
+		for a, j := range eff {
+			same = same && uAt[a] == th[j]
+		}
+		if !same {
+			u, err := t.TotalEnergy(th)
+			if err != nil {
+				return u, err
+			}
+			for a, j := range eff {
+				uAt[a] = th[j]
+			}
+			uLast = u
+		}
+		return uLast - t.LogPrior(th), nil
 	}
 	var chol *sparse.Cholesky
 	var pattern *sparse.SymCSC // the pattern chol was analysed for
-	// hessian factorises the Hessian of −log π in the effects at θ.
+	// hessian factorises the Hessian of −log π in the effects at θ. The
+	// energy's part, a pass over the data, depends on the effects alone
+	// (no row holds a log scale): each Laplace-EM round asks for it twice
+	// at the same effects, once for the variances after its Newton step
+	// and once for the next round's step (the scales changed, the effects
+	// not), and the second is the first's.
+	var he *sparse.SymCSC
+	heAt := make([]float64, m)
 	hessian := func() error {
-		he, err := t.sparseHessian(eh, theta)
-		if err != nil {
-			return err
+		same := he != nil
+		for a, j := range eff {
+			same = same && heAt[a] == theta[j]
+			heAt[a] = theta[j]
+		}
+		if !same {
+			var err error
+			if he, err = t.sparseHessian(eh, theta); err != nil {
+				he = nil
+				return err
+			}
 		}
 		hp, err := t.sparseHessian(ph, theta)
 		if err != nil {
@@ -281,6 +313,10 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		return choice, nil
 	}
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
+	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
+		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
+		return choice.grinds(p, m, lay), nil
+	}
 	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
 		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
 	if err != nil {
@@ -295,6 +331,10 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
 	}
 	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
+		m.Err = why
+		return choice.grinds(p, m, lay), nil
+	}
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
 	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len())
@@ -338,6 +378,35 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
 	sortCandidates(choice.Candidates)
 	return choice, nil
+}
+
+// gibbsGrind is the data a GroupGibbs sweep may read, as a multiple of N,
+// before the automatic default calls it grinding (a test hook lowers it).
+var gibbsGrind = 1.0
+
+// grind says why GroupGibbs grinds if its sweeps in tot (of the probe or
+// the pilot: stage) read more than gibbsGrind·N data on average — its
+// blocks decided exactly, every sweep at least a pass over the data,
+// which full-batch NUTS spends on a gradient step — and "" if they do
+// not.
+func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) string {
+	n := p.Len()
+	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%v per sweep; a pass over the data takes %v)",
+		stage, tot.MeanBatch(), n, sweep.Round(time.Microsecond), pass.Round(time.Microsecond))
+}
+
+// grinds makes c the fallback from a grinding GroupGibbs (its candidate
+// m, Err saying why): full-batch NUTS from the centre (c.center),
+// centred or not as multilevelNUTS decides, unpiloted.
+func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout) *Choice {
+	c.Candidates = append(c.Candidates, m)
+	name, k, why := multilevelNUTS(lay, c.center, c.centerSD)
+	c.Name, c.Kernel, c.Posterior = name, k, p
+	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
+	return c
 }
 
 // centerInits returns a copy of s with one θ0 per chain, the centre plus

@@ -50,3 +50,28 @@ func MultilevelCenterOf(p *Posterior) (center, sd []float64, err error) {
 }
 
 var errNotMultilevel = errors.New("not a multilevel posterior")
+
+// GroupGibbsNoSplit returns k with the fixed effects kept in one block
+// however poorly the data determine some (splitFixed off).
+func GroupGibbsNoSplit(k GroupGibbs) GroupGibbs {
+	k.splitFixedOff = true
+	return k
+}
+
+// GroupGibbsSplitIgnored returns k with every thinning bound ignoring how
+// far the fixed effects split into blocks of their own are from the centre
+// — a sub-block bound that ignores a coordinate — thinning probabilities
+// clipped to 1 and the bound check skipped, which the kit must catch.
+func GroupGibbsSplitIgnored(k GroupGibbs) GroupGibbs {
+	k.maskSplit = true
+	return k
+}
+
+// SetGibbsGrind sets the data per sweep, as a multiple of N, above which
+// the automatic default calls GroupGibbs grinding, and returns a function
+// that restores it.
+func SetGibbsGrind(f float64) (restore func()) {
+	old := gibbsGrind
+	gibbsGrind = f
+	return func() { gibbsGrind = old }
+}

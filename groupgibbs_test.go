@@ -298,9 +298,15 @@ func TestGroupGibbsSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
 	}
-	kit := mlCrossed{n: 300, ga: 4, gb: 3}
-	res, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel { return gibbsKernel(pb, -1) },
-		&mcmctest.SBCOptions{Replicates: 100, Seed: 4, MaxThin: 400})
+	gibbsSBC(t, mlCrossed{n: 300, ga: 4, gb: 3}, -1, 4)
+}
+
+// gibbsSBC runs SBC of GroupGibbs (ExactBelow exactBelow) on kit: 100
+// replicates, ranks uniform at level 10⁻³.
+func gibbsSBC(t *testing.T, kit mcmctest.Model, exactBelow int, seed uint64) {
+	t.Helper()
+	res, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel { return gibbsKernel(pb, exactBelow) },
+		&mcmctest.SBCOptions{Replicates: 100, Seed: seed, MaxThin: 400})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,4 +493,183 @@ func TestChooseMultilevelPoisson(t *testing.T) {
 	if c.Name != "NUTS" || !strings.Contains(c.Reason, "GroupGibbs cannot sample") {
 		t.Errorf("choice %v: want NUTS, GroupGibbs refused", c)
 	}
+}
+
+// mlRare is a multilevel logistic regression with an intercept, a
+// covariate x, a binary covariate "rare" set on 6 of the N = 2000 rows,
+// all 6 delays (y = 1), β ~ N(0, 2.5²), and a random intercept for 10
+// groups (τ ~ half-normal(1)): the rare level's coefficient is poorly
+// determined (a conditional sd near 1 against the others' 0.05) and its
+// posterior skewed, as July's on all 3 M flights (examples/flightsml).
+func mlRare(t *testing.T) *exactmh.Posterior {
+	t.Helper()
+	const n, groups = 2000, 10
+	rng := rand.New(rand.NewPCG(21, 22))
+	ml := &model.Multilevel{
+		Family: model.LogisticFamily{}, Y: make([]float64, n), Intercept: true,
+		Fixed:   []model.Covariate{{Name: "x", Values: make([]float64, n)}, {Name: "rare", Values: make([]float64, n)}},
+		FixedSD: []float64{2.5, 2.5, 2.5},
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}},
+	}
+	u := make([]float64, groups)
+	for g := range u {
+		u[g] = 0.5 * rng.NormFloat64()
+	}
+	x, rare := ml.Fixed[0].Values, ml.Fixed[1].Values
+	for i := range n {
+		x[i] = rng.NormFloat64()
+		g := rng.IntN(groups)
+		ml.Factors[0].Index[i] = int32(g)
+		z := -0.5 + 0.8*x[i] + u[g]
+		if i%333 == 7 {
+			rare[i], ml.Y[i] = 1, 1
+			continue
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			ml.Y[i] = 1
+		}
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGroupGibbsSplit checks GroupGibbs's split of a poorly determined
+// fixed effect into a block of its own (mlRare's "rare"): it is split,
+// the sweeps read fewer data than with the fixed effects in one block,
+// the means and SDs agree with full-batch NUTS's (every mean within 4.5
+// combined Monte Carlo standard errors, every SD ratio in [0.85, 1.18],
+// [0.7, 1.4] for the log scale), and the mutant whose bound ignores the
+// split block (a sub-block bound that ignores a coordinate) is caught
+// (some |z| > 6 or SD ratio outside [0.7, 1.4]).
+func TestGroupGibbsSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a NUTS reference and GroupGibbs runs of 4 chains")
+	}
+	p := mlRare(t)
+	rs, mode, sd := nutsReference(t, p)
+	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
+	perSweep := map[string]float64{}
+	for name, k := range map[string]exactmh.GroupGibbs{"split": gibbsKernel(pb, 0), "one block": exactmh.GroupGibbsNoSplit(gibbsKernel(pb, 0))} {
+		z, zn, lr, ln, res := gibbsMoments(t, p, k, rs, mode, 3000)
+		perSweep[name] = res.Sampling().MeanBatch()
+		params := res.Chains[0].Params
+		t.Logf("%s: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f, %v",
+			name, z, zn, lr, ln, perSweep[name], p.Len(), minESS(res.Summary()), params)
+		if want := map[string]float64{"split": 1, "one block": 0}[name]; params["split_fixed"] != want {
+			t.Errorf("%s: %v fixed effects split off, want %v", name, params["split_fixed"], want)
+		}
+		if math.Abs(z) > 4.5 || lr > math.Log(1.18) {
+			t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", name, z, zn, lr, ln)
+		}
+	}
+	if perSweep["split"] >= perSweep["one block"] {
+		t.Errorf("data per sweep: %.1f split, %.1f in one block: want fewer split", perSweep["split"], perSweep["one block"])
+	}
+	z, zn, lr, ln, _ := gibbsMoments(t, p, exactmh.GroupGibbsSplitIgnored(gibbsKernel(pb, 0)), rs, mode, 3000)
+	if math.Abs(z) > 6 || lr > math.Log(1.4) {
+		t.Logf("mutant \"bound ignores the split block\" caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)
+	} else {
+		t.Errorf("mutant \"bound ignores the split block\" passes: z = %.2f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)
+	}
+}
+
+// TestChooseMultilevelGrind checks the automatic default's grind guard:
+// with the limit on GroupGibbs's data per sweep lowered below what its
+// probe reads, the choice falls back to full-batch NUTS from the centre
+// (centred or not), its reason and GroupGibbs's candidate saying so with
+// the numbers.
+func TestChooseMultilevelGrind(t *testing.T) {
+	defer exactmh.SetGibbsGrind(1e-9)()
+	p := mlRare(t)
+	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", c)
+	if !strings.HasPrefix(c.Name, "NUTS") || !strings.Contains(c.Reason, "GroupGibbs grinds") || !strings.Contains(c.Reason, "data per sweep of N = 2000") {
+		t.Errorf("choice %v: want NUTS, GroupGibbs grinding, with its data per sweep", c)
+	}
+	var gg *exactmh.Candidate
+	for q := range c.Candidates {
+		if c.Candidates[q].Name == "GroupGibbs" {
+			gg = &c.Candidates[q]
+		}
+	}
+	if gg == nil || !strings.Contains(gg.Err, "grinds") || !(gg.EvalsPerStep > 0) {
+		t.Errorf("GroupGibbs candidate %+v: want its grind and data per sweep", gg)
+	}
+}
+
+// mlRareKit is mlRare's model for SBC: N data, 4 groups, the rare level
+// on every 100th row, β ~ N(0, 1), τ ~ half-normal(1), the data drawn at
+// θ = (β_0, β_x, β_rare, u_0…u_3, log τ).
+type mlRareKit struct{ n int }
+
+const mlRareGroups = 4
+
+// Draw implements mcmctest.Model: θ from the prior, data, and the
+// problem with a short NUTS pilot's mean and sd as Mode and SD.
+func (m mlRareKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
+	theta := make([]float64, 3+mlRareGroups+1)
+	for j := range 3 {
+		theta[j] = rng.NormFloat64()
+	}
+	tau := math.Abs(rng.NormFloat64())
+	for g := range mlRareGroups {
+		theta[3+g] = tau * rng.NormFloat64()
+	}
+	theta[3+mlRareGroups] = math.Log(tau)
+	ml := &model.Multilevel{
+		Family: model.LogisticFamily{}, Y: make([]float64, m.n), Intercept: true,
+		Fixed:   []model.Covariate{{Name: "x", Values: make([]float64, m.n)}, {Name: "rare", Values: make([]float64, m.n)}},
+		FixedSD: []float64{1, 1, 1},
+		Factors: []model.Factor{{Name: "g", Index: make([]int32, m.n), Tau: model.HalfNormal(1)}},
+	}
+	x, rare := ml.Fixed[0].Values, ml.Fixed[1].Values
+	for i := range m.n {
+		x[i] = rng.NormFloat64()
+		if i%100 == 7 {
+			rare[i] = 1
+		}
+		g := i % mlRareGroups
+		ml.Factors[0].Index[i] = int32(g)
+		z := theta[0] + theta[1]*x[i] + theta[2]*rare[i] + theta[3+g]
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			ml.Y[i] = 1
+		}
+	}
+	p, err := model.NewMultilevel(ml)
+	if err != nil {
+		return nil, mcmctest.Problem{}, err
+	}
+	pb, err := pilotProblem(p, rng.Uint64())
+	return theta, pb, err
+}
+
+// TestGroupGibbsSplitSBC runs simulation-based calibration with τ
+// unknown on mlRareKit (N = 300: the rare level on 3 rows, its
+// coefficient split into a block of its own — checked on the first 5
+// replicates' draws), every coordinate.
+func TestGroupGibbsSplitSBC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for r := range 5 {
+		_, pb, err := mlRareKit{n: 300}.Draw(rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := exactmh.Sample(context.Background(), pb.Posterior, gibbsKernel(pb, 0), &exactmh.Settings{Chains: 1, Warmup: 1, Draws: 1, Init: pb.Mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := res.Chains[0].Params["split_fixed"]; s != 1 {
+			t.Errorf("replicate %d: %v fixed effects split off, want 1 (the rare level's)", r, s)
+		}
+	}
+	gibbsSBC(t, mlRareKit{n: 300}, 0, 5)
 }

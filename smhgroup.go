@@ -283,47 +283,23 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	if g.hess, err = hessianAt(t, name, hs, sc, d); err != nil {
 		return nil, err
 	}
-	var cols []int32
-	var vals []float64
-	norm := make([]float64, nb) // a_ib² of the current row, by block
-	var touched []int32
 	count := make([]int, nb)
-	for i := range n {
-		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		var k3 float64
-		if g.exp[i], k3, err = datumExpansion(name, e, i, g.center); err != nil {
-			return nil, err
-		}
-		zs, _ := e.LinearPredictors(i, sc, sc)
-		fs1, _ := e.LossDerivs(i, zs)
-		touched = touched[:0]
-		for q, c := range cols {
-			if int(c) >= d || c < 0 {
-				return nil, fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
-			}
-			b := k.Blocks[c]
-			if b < 0 {
-				return nil, fmt.Errorf("%s: row %d has an entry in column %d, which Blocks leaves out (−1)", name, i, c)
-			}
-			if norm[b] == 0 {
-				touched = append(touched, b)
-			}
-			norm[b] += vals[q] * vals[q]
-			g.gradSum[c] += fs1 * vals[q]
-		}
+	err = blockRows(name, e, k.Blocks, "Blocks", g.center, sc, g.exp, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
 		nbi := float64(len(touched))
-		for _, b := range touched {
-			a := math.Sqrt(norm[b])
-			norm[b] = 0
+		for q, b := range touched {
+			a := norms[q]
 			w := k3 * nbi * nbi * a * a * a / 6
 			if w == 0 {
-				continue // an all-zero block never moves z
+				continue // no remainder (a Gaussian family)
 			}
 			g.dBlock = append(g.dBlock, b)
 			g.dW = append(g.dW, w)
 			count[b]++
 		}
 		g.dPtr[i+1] = len(g.dBlock)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
@@ -632,6 +608,64 @@ func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, erro
 		return nil, nil, fmt.Errorf("%s: energy %T has no sparse Hessian (implement SparseHessian)", name, t.Energy())
 	}
 	return e, hs, nil
+}
+
+// blockRows makes the pass over the data GroupSMH and GroupGibbs start
+// with: for each datum i, its second-order expansion at center (exp[i]),
+// ∇U_i at sc added into gradSum, and visit(i, sup|f‴_i|, touched, norms)
+// with the blocks its row has a nonzero entry in and their norms a_ib =
+// ‖x_i,b‖₂ (touched[q], norms[q]; the slices are reused). A column out of
+// range or in no block (blocksName, −1) is an error naming the row.
+func blockRows(name string, e SparseRowGLM, blocks []int32, blocksName string, center, sc []float64, exp []glmTaylor, gradSum []float64,
+	visit func(i int, k3 float64, touched []int32, norms []float64)) error {
+	d := len(blocks)
+	var cols []int32
+	var vals []float64
+	var touched []int32
+	var norms []float64
+	sq := make([]float64, countMax(blocks)) // a_ib² of the current row, by block
+	for i := range e.Len() {
+		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
+		var k3 float64
+		var err error
+		if exp[i], k3, err = datumExpansion(name, e, i, center); err != nil {
+			return err
+		}
+		zs, _ := e.LinearPredictors(i, sc, sc)
+		fs1, _ := e.LossDerivs(i, zs)
+		touched = touched[:0]
+		for q, c := range cols {
+			if int(c) >= d || c < 0 {
+				return fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
+			}
+			b := blocks[c]
+			if b < 0 {
+				return fmt.Errorf("%s: row %d has an entry in column %d, which %s leaves out (−1)", name, i, c, blocksName)
+			}
+			if sq[b] == 0 && vals[q] != 0 {
+				touched = append(touched, b)
+			}
+			sq[b] += vals[q] * vals[q]
+			gradSum[c] += fs1 * vals[q]
+		}
+		norms = norms[:0]
+		for _, b := range touched {
+			norms = append(norms, math.Sqrt(sq[b]))
+			sq[b] = 0
+		}
+		visit(i, k3, touched, norms)
+	}
+	return nil
+}
+
+// countMax returns the number of blocks of a partition countBlocks has
+// checked (the largest entry plus one).
+func countMax(blocks []int32) int {
+	var nb int32
+	for _, b := range blocks {
+		nb = max(nb, b+1)
+	}
+	return int(nb)
 }
 
 // countBlocks checks a partition into blocks (each entry ≥ −1, some ≥ 0)

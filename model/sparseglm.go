@@ -536,7 +536,8 @@ func (e *SparseGLM[T]) pattern() *hessPattern {
 // fills column j from the data with an entry in j, each adding
 // f″·x_ij·x_ic to a dense accumulator at the columns c ≥ j of its row:
 // O(Σ_i nnz(x_i)²) time with the f″ of every datum computed once,
-// O(N + nnz(X) + d) scratch (f″, the rows by column), none kept. The
+// O(N + nnz(X) + d) scratch (f″, the rows by column, each row's next
+// entry), none kept. The
 // matrix is the caller's: every call returns new
 // slices. A non-finite f″ is an error naming the datum.
 func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
@@ -576,6 +577,10 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 	h := &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
 	acc := make([]float64, r.D)
 	read := 0 // data read since stop was last polled
+	// next[i] is row i's next entry: the columns are visited in ascending
+	// order, as each row holds them, so it is the entry in column j (a
+	// binary search where it is not), not a search per entry.
+	next := make([]int32, r.N)
 	for j := range r.D {
 		for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
 			if read++; stop != nil && read == every {
@@ -585,7 +590,11 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 				read = 0
 			}
 			i := int(tRow[t])
-			k0 := r.entry(i, int32(j))
+			k0 := r.RowPtr[i] + int(next[i])
+			if k0 >= r.RowPtr[i+1] || r.Col[k0] != int32(j) {
+				k0 = r.entry(i, int32(j))
+			}
+			next[i] = int32(k0 - r.RowPtr[i] + 1)
 			a := f2[i] * float64(r.Val[k0])
 			for k := k0; k < r.RowPtr[i+1]; k++ {
 				acc[r.Col[k]] += a * float64(r.Val[k])
