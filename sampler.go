@@ -566,11 +566,18 @@ type Event struct {
 // it, so that Resume or a checkpoint continues bit-identically
 // (TestInterruptMidTransition, TestInterruptFullBatchFallback,
 // TestInterruptGroupExactReads, TestAbandonStepRestoresState). TFMH's and
-// SMH's minibatches, an [Aux] scheme of the user's and the mid-warmup
-// comparison with full-batch MH (tens of passes, once) finish first. With
-// a nil Kernel, the automatic default's passes (the MAP, the Laplace
-// Hessian, the control variates, the multilevel centre) stop within a
-// chunk too (TestChooseInterrupted). If a chain fails (violated bound, non-finite
+// SMH's minibatches and an [Aux] scheme of the user's finish first. A
+// warmup decision (the mid-warmup comparison with full-batch MH, TunaMH's
+// χ search, TunaMH-SGLD's check of its final step: tens of passes, once)
+// is abandoned with the transition it follows, both made again on
+// resuming (TestInterruptWarmupDecision); the χ search's own passes
+// finish first. Cancelled while the chains start (the bound audits, a
+// Poisson kernel's range, a group kernel's Hessian), Sample returns ctx's
+// error and no Result (TestInterruptStartAudit). With a nil Kernel, the
+// automatic default's passes (the MAP, the Laplace Hessian, the control
+// variates, the Poisson candidate's range, the multilevel centre and its
+// sparse Hessians) stop within a chunk too (TestChooseInterrupted,
+// TestInterruptRange, TestInterruptSparseHessian). If a chain fails (violated bound, non-finite
 // energy, a panic in user code — a *PanicError) or the Recorder does (a
 // *RecorderError), the run stops and Sample returns the draws made so far,
 // Status Failed and the error. Errors in p, k or s are returned before any
