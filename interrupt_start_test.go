@@ -277,6 +277,25 @@ func TestInterruptWarmupDecision(t *testing.T) {
 				continue
 			}
 			checkCut(t, name, c.k, c.post, base, whole, it, lo+(hi-lo)/2, hi)
+
+			// Resumed in this process: the chain is rebuilt from the
+			// checkpoint before the cut decision.
+			tk, p := c.post()
+			ctx, cancel := context.WithCancel(context.Background())
+			tk.at, tk.cancel = lo+(hi-lo)/2, cancel
+			set := base
+			part, err := exactmh.Sample(ctx, p, c.k, &set)
+			cancel()
+			if part == nil || part.Status != exactmh.Canceled || err == nil {
+				t.Fatalf("%s: cut in transition %d: %v", name, it, err)
+			}
+			res, err := exactmh.Resume(context.Background(), part, 0)
+			if err != nil {
+				t.Fatalf("%s: resume in process: %v", name, err)
+			}
+			if a, b := whole.Chains[0], res.Chains[0]; !slices.Equal(a.Draws, b.Draws) || a.Scale != b.Scale {
+				t.Errorf("%s: cut in transition %d, resumed in process: %d draws vs %d, or different values, scale %v vs %v", name, it, b.Len(), a.Len(), b.Scale, a.Scale)
+			}
 		}
 	}
 }
