@@ -186,7 +186,7 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Re
 	for c := range cp.Chains {
 		var cr *chainRunner
 		err := protect(set.FirstChain, c, "restoring the chain (Kernel.Start, UnmarshalState, SetMetric)", func() (err error) {
-			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel)
+			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel, nil)
 			return err
 		})
 		if err != nil {
@@ -346,7 +346,7 @@ func (info *Info) check() error {
 // started at the saved θ (inside the prior's support), its state restored
 // by UnmarshalState, the random stream, the step scale, the adaptation and
 // the warmup signal, each checked against the run.
-func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings, kernel string) (*chainRunner, error) {
+func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings, kernel string, cache *runCache) (*chainRunner, error) {
 	if err := cc.check(c, set, p.Dim()); err != nil {
 		return nil, err
 	}
@@ -354,6 +354,7 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	if err != nil {
 		return nil, err
 	}
+	t.cache = cache // the run's, when Resume rebuilds a chain (chainRunner.rebuild)
 	if lp := t.LogPrior(cc.Theta); math.IsInf(lp, -1) || math.IsNaN(lp) {
 		return nil, fmt.Errorf("θ = %v is outside the prior's support (log prior %v)", cc.Theta, lp)
 	}

@@ -74,13 +74,12 @@ func (cr *chainRunner) rebuild(c int, res *Result) error {
 	p := posteriorOf(cr.t)
 	var nr *chainRunner
 	err := protect(res.Settings.FirstChain, c, "restoring the chain cut in a warmup decision (Kernel.Start, UnmarshalState, SetMetric)", func() (err error) {
-		nr, err = cc.restore(c, p, res.Config, &res.Settings, res.Kernel)
+		nr, err = cc.restore(c, p, res.Config, &res.Settings, res.Kernel, cr.t.cache)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	nr.t.cache = cr.t.cache
 	r := cr.r
 	*r = *nr.r
 	*cr = *nr
