@@ -328,6 +328,14 @@ func tuneChi(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scal
 	if err != nil {
 		return chiChoice{}, warmupTurn{}, err
 	}
+	turn, err := applyChi(ch, b, rival, theta, scale, propose, own, ownTarget)
+	return ch, turn, err
+}
+
+// applyChi is tuneChi after its search, given the search's choice ch at
+// scale.
+func applyChi(ch chiChoice, b *tunaBatch, rival *mhRival, theta []float64, scale float64, propose proposer,
+	own float64, ownTarget bool) (warmupTurn, error) {
 	var turn warmupTurn
 	if ch.eff > 0 {
 		b.chi, own = ch.chi, ch.eff
@@ -337,13 +345,13 @@ func tuneChi(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scal
 	}
 	mhScale, switched, err := rival.against(propose, b.t, theta, scale, own, nil)
 	if err != nil {
-		return chiChoice{}, warmupTurn{}, err
+		return warmupTurn{}, err
 	}
 	if switched {
 		b.maxBatch = -1 // every expected batch exceeds it: full MH steps
 		turn = warmupTurn{Scale: mhScale}
 	}
-	return ch, turn, nil
+	return turn, nil
 }
 
 // clampTarget keeps a predicted acceptance target where dual averaging
