@@ -355,7 +355,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			cands = append(cands, cnCand(ki, "-CN", p, cn))
 		}
 	}
-	if c, ok := poissonCand(p, cv, cn, choice.cache); ok {
+	if c, ok := poissonCand(ctx, p, cv, cn, choice.cache); ok {
 		cands = append(cands, c)
 	}
 	for _, ki := range withRole(autoBounded) {
@@ -981,7 +981,7 @@ func sortCandidates(cs []Candidate) {
 // estimated from that many (estimateRange), and an estimated λ + L of
 // autoRangeMargin·N or more skips the candidate without building the whole
 // range, the reason saying "≈".
-func poissonCand(p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *runCache) (autoCand, bool) {
+func poissonCand(ctx context.Context, p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *runCache) (autoCand, bool) {
 	// The registry's Poisson candidates: with cn, the kernel that takes
 	// the proposal (autoPoissonCN, PoissonMH), else the gradient one
 	// (autoPoisson, Poisson-MALA).
@@ -1011,11 +1011,11 @@ func poissonCand(p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *ru
 					lam+est, n, est, m)}, true
 			}
 		}
-		r, err = autoRange(cv, cache(cv))
+		r, err = autoRange(ctx, cv, cache(cv))
 	}
 	if err != nil {
 		post, suffix = p, ""
-		if r, err = autoRange(p, cache(p)); err != nil {
+		if r, err = autoRange(ctx, p, cache(p)); err != nil {
 			return autoCand{}, false
 		}
 	}
@@ -1082,12 +1082,14 @@ func estimateRange(p *Posterior) (sumM float64, m int, ok bool) {
 }
 
 // autoRange returns the tempered EnergyRange of p as the Poisson kernels'
-// Start finds it (energyRange with no Range given), built in cache.
-func autoRange(p *Posterior, cache *runCache) (*EnergyRange, error) {
+// Start finds it (energyRange with no Range given), built in cache, or
+// errInterrupted once ctx is cancelled.
+func autoRange(ctx context.Context, p *Posterior, cache *runCache) (*EnergyRange, error) {
 	t, err := NewTarget(p)
 	if err != nil {
 		return nil, err
 	}
 	t.cache = cache
+	defer t.watch(ctx)() // its pass stops within a chunk once ctx is cancelled (TestInterruptRange)
 	return energyRange("automatic default", t, nil)
 }

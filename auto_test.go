@@ -423,7 +423,7 @@ func TestPoissonCand(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		k, ok := poissonCand(p, nil, cn, caches)
+		k, ok := poissonCand(context.Background(), p, nil, cn, caches)
 		if !ok || k.name != c.name || k.post != p || (k.skip != "") != c.skip {
 			t.Errorf("β = %v, cn %v: candidate %+v, %v; want %s on p, skipped %v", c.beta, c.cn, k, ok, c.name, c.skip)
 		}
@@ -456,7 +456,7 @@ func TestPoissonCand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, ok := poissonCand(p, cv, cn, caches); !ok || k.name != "PoissonMH-CV-CN" || k.post != cv || k.skip != "" {
+	if k, ok := poissonCand(context.Background(), p, cv, cn, caches); !ok || k.name != "PoissonMH-CV-CN" || k.post != cv || k.skip != "" {
 		t.Errorf("GLM on a ball: %+v, %v", k, ok)
 	}
 	// A GLM on a wide ball, N > autoRangeSample: skipped on the estimate of
@@ -472,7 +472,7 @@ func TestPoissonCand(t *testing.T) {
 		t.Fatal(err)
 	}
 	choice := &Choice{}
-	k, ok := poissonCand(p, cv, cn, choice.cache)
+	k, ok := poissonCand(context.Background(), p, cv, cn, choice.cache)
 	if !ok || k.name != "PoissonMH-CV-CN" || !strings.HasPrefix(k.skip, "not piloted: λ + L ≈ ") || !strings.Contains(k.skip, "from the ranges of 4096 data") {
 		t.Errorf("GLM on a wide ball: %+v, %v", k, ok)
 	}
@@ -499,7 +499,7 @@ func TestPoissonCand(t *testing.T) {
 	}
 	// No range: no candidate.
 	g, _, _ := cvProblem(t, "logistic", 2000, 2, 1)
-	if k, ok := poissonCand(g, nil, nil, caches); ok {
+	if k, ok := poissonCand(context.Background(), g, nil, nil, caches); ok {
 		t.Errorf("Gaussian prior: candidate %+v", k)
 	}
 }

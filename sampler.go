@@ -566,11 +566,18 @@ type Event struct {
 // it, so that Resume or a checkpoint continues bit-identically
 // (TestInterruptMidTransition, TestInterruptFullBatchFallback,
 // TestInterruptGroupExactReads, TestAbandonStepRestoresState). TFMH's and
-// SMH's minibatches, an [Aux] scheme of the user's and the mid-warmup
-// comparison with full-batch MH (tens of passes, once) finish first. With
-// a nil Kernel, the automatic default's passes (the MAP, the Laplace
-// Hessian, the control variates, the multilevel centre) stop within a
-// chunk too (TestChooseInterrupted). If a chain fails (violated bound, non-finite
+// SMH's minibatches and an [Aux] scheme of the user's finish first. A
+// warmup decision (the mid-warmup comparison with full-batch MH, TunaMH's
+// χ search, TunaMH-SGLD's check of its final step: tens of passes, once)
+// is abandoned with the transition it follows, both made again on
+// resuming (TestInterruptWarmupDecision); the χ search's own passes
+// finish first. Cancelled while the chains start (the bound audits, a
+// Poisson kernel's range, a group kernel's Hessian), Sample returns ctx's
+// error and no Result (TestInterruptStartAudit). With a nil Kernel, the
+// automatic default's passes (the MAP, the Laplace Hessian, the control
+// variates, the Poisson candidate's range, the multilevel centre and its
+// sparse Hessians) stop within a chunk too (TestChooseInterrupted,
+// TestInterruptRange, TestInterruptSparseHessian). If a chain fails (violated bound, non-finite
 // energy, a panic in user code — a *PanicError) or the Recorder does (a
 // *RecorderError), the run stops and Sample returns the draws made so far,
 // Status Failed and the error. Errors in p, k or s are returned before any
@@ -691,8 +698,17 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 			return fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, chainNumber(set.FirstChain, c), lp)
 		}
 		where = "Kernel.Start"
+		// Start's passes over the data (the bound audit, the range, a
+		// Laplace centre's gradient) stop within a chunk once ctx is
+		// cancelled: nothing has been drawn, so nothing is rolled back
+		// (TestInterruptStartAudit).
+		release := t.watch(ctx)
 		ch, err := k.Start(t, theta0)
+		release()
 		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, errInterrupted) {
+				return ctx.Err()
+			}
 			return fmt.Errorf("exactmh: chain %d: %w", chainNumber(set.FirstChain, c), err) // Start errors name the kernel
 		}
 		if _, ok := ch.(MetricAdapter); ok && set.Metric == MetricDense && !set.NoAdapt && d > maxDenseDim {
@@ -848,6 +864,13 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 			return res, fmt.Errorf("exactmh: Resume: %w", err)
 		}
 	}
+	for c, cr := range res.runners {
+		if cr.saved != nil {
+			if err := cr.rebuild(c, res); err != nil {
+				return res, fmt.Errorf("exactmh: Resume: chain %d: %w", chainNumber(set.FirstChain, c), err)
+			}
+		}
+	}
 	set.Draws += more
 	for _, r := range res.runners {
 		r.r.Err = nil
@@ -992,6 +1015,10 @@ type chainRunner struct {
 	// cap of the kernel's Crank–Nicolson proposal (CrankNicolson.MaxScale),
 	// above which a larger scale would change nothing.
 	maxScale float64
+	// saved, when not nil, is the chain's state: a warmup decision was
+	// cut by a cancellation, and the live chain is to be rebuilt from
+	// the checkpoint before it (warmupdecision.go).
+	saved *chainCheckpoint
 }
 
 // capped returns s, or the runner's maxScale when that is positive and
@@ -1055,6 +1082,9 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		r.Warmup.Time += now.Sub(phaseStart)
 	}
 	cr.clock += now.Sub(start)
+	if cr.saved != nil {
+		return // the result is the checkpoint's, before the cut decision
+	}
 	if err := protect(set.FirstChain, r.Chain, "the chain's StepScale, Metric or Params", cr.report); err != nil && r.Err == nil {
 		r.Err = err
 	}
@@ -1108,6 +1138,12 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			break
 		}
 		inWarmup := it < set.Warmup
+		cr.where = "MarshalState"
+		before, err := cr.beforeDecision(it, set)
+		if err != nil {
+			r.Err = fmt.Errorf("transition %d: %w", it, err)
+			break
+		}
 		e0, g0 := t.evals, t.gradEvals
 		src0 := *cr.src
 		cr.where = "Step"
@@ -1135,7 +1171,16 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			r.Warmup.add(&info)
 			if !set.NoAdapt {
 				cr.where = "warmup adaptation"
-				if err := cr.adaptWarmup(it, set, &info); err != nil {
+				if err := cr.adaptWarmup(it, set, &info, before != nil); err != nil {
+					if before != nil && errors.Is(err, errInterrupted) {
+						// A warmup decision cut by the cancellation:
+						// the chain's state is the checkpoint before
+						// transition it, made again on resuming.
+						cr.saved = before
+						*r = before.Result
+						r.Err = ctx.Err()
+						break
+					}
 					r.Err = fmt.Errorf("transition %d: %w", it, err)
 					break
 				}
@@ -1186,7 +1231,12 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 // adaptWarmup adapts the chain after warmup transition it: the step scale
 // by dual averaging, the metric at the end of each window (dual averaging
 // then restarts), and at the last warmup transition the final step scale.
-func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
+//
+// With abandon, a decision that follows it (chainRunner.decides) returns
+// errInterrupted once the run is cancelled, the caller keeping the
+// checkpoint before transition it as the chain's state; without, it runs
+// to its end.
+func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bool) error {
 	if cr.tune != nil {
 		cr.tune.SetStepScale(cr.capped(cr.adapt.update(acceptStat(info))))
 	}
@@ -1210,10 +1260,13 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 	}
 	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
 		e0 := cr.t.evals
-		// The decision's passes (mhRival's probes, χ's search) are not
-		// abandoned: transition it is already counted, and the decision
-		// changes the chain as it goes. They take tens of passes, once.
-		resume := cr.t.suspendInterrupt()
+		// The decision's passes (mhRival's probes, χ's search) change the
+		// chain as they go: they are abandoned only where the caller can
+		// restore the chain from before transition it (abandon).
+		resume := func() {}
+		if !abandon {
+			resume = cr.t.suspendInterrupt()
+		}
 		turn, err := mw.midWarmup(cr.r.Warmup, set.TargetAccept == cr.defaultTarget)
 		resume()
 		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
@@ -1238,7 +1291,10 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		if fs, ok := cr.ch.(finalScaler); ok {
 			e0 := cr.t.evals
 			var err error
-			resume := cr.t.suspendInterrupt()
+			resume := func() {}
+			if !abandon {
+				resume = cr.t.suspendInterrupt()
+			}
 			scale, err = fs.finalScale(scale)
 			resume()
 			cr.r.Warmup.Evals += cr.t.evals - e0
