@@ -215,6 +215,12 @@ func (s *chiSearch) sample(b *tunaBatch, theta []float64, m float64, u []float64
 	limit := chiSampleCap(t.N())
 	for want := chiSample; ; {
 		for len(u) < want {
+			// A search inside a warmup decision the runner can abandon
+			// (warmupdecision.go) stops within a chunk of a cancellation;
+			// elsewhere the Target does not poll (suspendInterrupt).
+			if t.interrupted() {
+				return u, errInterrupted
+			}
 			idx, diff := s.idx[:min(want-len(u), len(s.idx))], s.diff[:min(want-len(u), len(s.diff))]
 			for j := range idx {
 				idx[j] = b.table.Draw(s.rng)

@@ -344,7 +344,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if k.sumCenter != nil {
 		sc = k.sumCenter(k.Center)
 	}
-	hess, err := hessianAt(name, hs, sc, d)
+	hess, err := hessianAt(t, name, hs, sc, d)
 	if err != nil {
 		return nil, err
 	}
