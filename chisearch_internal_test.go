@@ -133,38 +133,7 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 	if testing.Short() {
 		seeds = seeds[:4]
 	}
-	for _, seed := range seeds {
-		set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean}
-		res, err := Sample(context.Background(), cv, TunaMHSGLD{}, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range res.Chains {
-			p := c.Params
-			t.Logf("seed %d chain %d: %v, accept %.3f", seed, c.Chain, p, c.Sampling.AcceptRate())
-			switch {
-			case p["chi_tuned"] == 1 && p["chi_unjudged"] == 0:
-			case p["as_mh"] == 1 && (p["mh_speedup"] > 1 || p["chi_unjudged"] == 1):
-			default:
-				t.Errorf("seed %d chain %d: neither tuned nor switched with a reason: %v", seed, c.Chain, p)
-			}
-			if !(p["chi"] > 0) {
-				t.Errorf("seed %d chain %d: χ = %v", seed, c.Chain, p["chi"])
-			}
-			// finalScale cuts a final step on the acceptance cliff (seed 3's
-			// chain 0 sampled at 0.017 without it, predicted 0.004 there).
-			if a := c.Sampling.AcceptRate(); !(a >= 0.1 && a <= 0.99) {
-				t.Errorf("seed %d chain %d samples at acceptance %.3f (scale cut %v), want in [0.1, 0.99]", seed, c.Chain, a, p["scale_cut"])
-			}
-		}
-		m, cov := res.Mean(), la.Covariance()
-		for j, v := range m {
-			sd := math.Sqrt(cov.At(j, j))
-			if math.Abs(v-la.Mean[j]) > 0.5*sd {
-				t.Errorf("seed %d θ%d: mean %v, Laplace %v ± %v", seed, j, v, la.Mean[j], sd)
-			}
-		}
-	}
+	checkChiChosen(t, TunaMHSGLD{}, cv, la, seeds)
 	ch, err := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)
 	if err != nil {
 		t.Fatal(err)
@@ -254,37 +223,7 @@ func TestTunaMHChiChosen(t *testing.T) {
 	if testing.Short() {
 		seeds = seeds[:3]
 	}
-	cut := 0
-	for _, seed := range seeds {
-		set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean}
-		res, err := Sample(context.Background(), cv, TunaMH{}, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range res.Chains {
-			p := c.Params
-			t.Logf("seed %d chain %d: %v, accept %.3f", seed, c.Chain, p, c.Sampling.AcceptRate())
-			if !(p["chi_tuned"] == 1 || p["as_mh"] == 1 && p["mh_speedup"] > 1) {
-				t.Errorf("seed %d chain %d: neither tuned nor switched with a reason: %v", seed, c.Chain, p)
-			}
-			if !(p["chi"] > 0) {
-				t.Errorf("seed %d chain %d: χ = %v", seed, c.Chain, p["chi"])
-			}
-			if a := c.Sampling.AcceptRate(); !(a >= 0.1 && a <= 0.99) {
-				t.Errorf("seed %d chain %d samples at acceptance %.3f (scale cut %v), want in [0.1, 0.99]", seed, c.Chain, a, p["scale_cut"])
-			}
-			if p["scale_cut"] > 0 {
-				cut++
-			}
-		}
-		m, cov := res.Mean(), la.Covariance()
-		for j, v := range m {
-			sd := math.Sqrt(cov.At(j, j))
-			if math.Abs(v-la.Mean[j]) > 0.5*sd {
-				t.Errorf("seed %d θ%d: mean %v, Laplace %v ± %v", seed, j, v, la.Mean[j], sd)
-			}
-		}
-	}
+	cut := checkChiChosen(t, TunaMH{}, cv, la, seeds)
 	if cut == 0 {
 		t.Errorf("finalScale cut no chain's final step on seeds %v", seeds)
 	}
@@ -310,4 +249,49 @@ func TestTunaMHChiChosen(t *testing.T) {
 	if err := tc2.UnmarshalState(b); err == nil {
 		t.Error("a saved final step cut of 1.5 was accepted")
 	}
+}
+
+// checkChiChosen samples posterior p with kernel k (χ chosen) over seeds,
+// 2 chains, Warmup 400, Draws 2000 from the Laplace mean, and checks that
+// every chain is tuned or switched to MH with a reason (a predicted
+// speed-up, or a search that judged no step), samples at an acceptance in
+// [0.1, 0.99], and that the means agree with the Laplace approximation
+// la; it returns the number of chains whose final step finalScale cut.
+func checkChiChosen(t *testing.T, k Kernel, p *Posterior, la *LaplaceApprox, seeds []uint64) (cut int) {
+	t.Helper()
+	for _, seed := range seeds {
+		set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean}
+		res, err := Sample(context.Background(), p, k, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Chains {
+			p := c.Params
+			t.Logf("seed %d chain %d: %v, accept %.3f", seed, c.Chain, p, c.Sampling.AcceptRate())
+			switch {
+			case p["chi_tuned"] == 1 && p["chi_unjudged"] == 0:
+			case p["as_mh"] == 1 && (p["mh_speedup"] > 1 || p["chi_unjudged"] == 1):
+			default:
+				t.Errorf("seed %d chain %d: neither tuned nor switched with a reason: %v", seed, c.Chain, p)
+			}
+			if !(p["chi"] > 0) {
+				t.Errorf("seed %d chain %d: χ = %v", seed, c.Chain, p["chi"])
+			}
+			// finalScale cuts a final step on the acceptance cliff.
+			if a := c.Sampling.AcceptRate(); !(a >= 0.1 && a <= 0.99) {
+				t.Errorf("seed %d chain %d samples at acceptance %.3f (scale cut %v), want in [0.1, 0.99]", seed, c.Chain, a, p["scale_cut"])
+			}
+			if p["scale_cut"] > 0 {
+				cut++
+			}
+		}
+		m, cov := res.Mean(), la.Covariance()
+		for j, v := range m {
+			sd := math.Sqrt(cov.At(j, j))
+			if math.Abs(v-la.Mean[j]) > 0.5*sd {
+				t.Errorf("seed %d θ%d: mean %v, Laplace %v ± %v", seed, j, v, la.Mean[j], sd)
+			}
+		}
+	}
+	return cut
 }
