@@ -166,9 +166,9 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 	}
 }
 
-// cutScale stops at the first step predicted to reach sgldMinTurnTarget
+// cutScale stops at the first step predicted to reach chiMinTurnTarget
 // (plus more), returns the most efficient step tried, cuts at most
-// sgldFinalCuts times, and reports eff −1 at the given step when the
+// chiFinalCuts times, and reports eff −1 at the given step when the
 // search judged none.
 func TestCutScale(t *testing.T) {
 	// Acceptance rises as the step falls; efficiency peaks at step 2.
@@ -181,7 +181,7 @@ func TestCutScale(t *testing.T) {
 	var tried []float64
 	eps, at, err := cutScale(10, 0, pred(&tried))
 	// 10·0.7^k: acceptance first ≥ 0.15 at 3.43 (k = 3).
-	if err != nil || len(tried) != 4 || math.Abs(eps-3.43) > 1e-9 || at.accept < sgldMinTurnTarget {
+	if err != nil || len(tried) != 4 || math.Abs(eps-3.43) > 1e-9 || at.accept < chiMinTurnTarget {
 		t.Errorf("more 0: step %v (%+v), tried %v, err %v; want 3.43 after 4", eps, at, tried, err)
 	}
 	tried = nil
@@ -194,8 +194,8 @@ func TestCutScale(t *testing.T) {
 	}
 	n := 0
 	eps, at, err = cutScale(5, 1, func(float64) (chiChoice, error) { n++; return chiChoice{eff: -1}, nil })
-	if err != nil || eps != 5 || at.eff != -1 || n != sgldFinalCuts+1 {
-		t.Errorf("never judged: step %v (%+v) after %d, err %v; want 5, eff −1, after %d", eps, at, n, err, sgldFinalCuts+1)
+	if err != nil || eps != 5 || at.eff != -1 || n != chiFinalCuts+1 {
+		t.Errorf("never judged: step %v (%+v) after %d, err %v; want 5, eff −1, after %d", eps, at, n, err, chiFinalCuts+1)
 	}
 }
 

@@ -387,9 +387,9 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
 	}
-	// A target below sgldMinTurnTarget would hold the chain at a step
+	// A target below chiMinTurnTarget would hold the chain at a step
 	// near the cliff: the second half restarts toward the kernel's own.
-	if turn.Target > 0 && turn.Target < sgldMinTurnTarget {
+	if turn.Target > 0 && turn.Target < chiMinTurnTarget {
 		turn.Target = 0
 	}
 	if turn.Scale == 0 && eps != c.walk.scale {
@@ -401,7 +401,7 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 // finalScale checks the step warmup ends with, when the search chose χ or
 // the chain switched to MH: where the acceptance the search predicts
 // there (at the chosen χ, or from full-batch ratios as MH) is below
-// sgldMinTurnTarget, it lowers the step (cutScale), as TunaMH-SGLD's
+// chiMinTurnTarget, it lowers the step (cutScale), as TunaMH-SGLD's
 // does. Dual averaging across the acceptance cliff ends at the average of
 // iterates on both sides of it (TestTunaMHChiChosen).
 func (c *tunaChain) finalScale(scale float64) (float64, error) {
@@ -412,7 +412,7 @@ func (c *tunaChain) finalScale(scale float64) (float64, error) {
 	propose := walkProposer(c.walk)
 	s := newChiSearch(len(theta))
 	stepCost := chiStepCost(len(theta))
-	best, _, err := cutScale(scale, sgldFinalMore, func(eps float64) (chiChoice, error) {
+	best, _, err := cutScale(scale, chiFinalMore, func(eps float64) (chiChoice, error) {
 		return s.predict(c.tunaBatch, c.k.Accept, theta, eps, propose, c.chi, stepCost)
 	})
 	if err != nil {
