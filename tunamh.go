@@ -398,14 +398,16 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 	return turn, nil
 }
 
-// finalScale checks the step warmup ends with, when the search chose χ or
-// the chain switched to MH: where the acceptance the search predicts
-// there (at the chosen χ, or from full-batch ratios as MH) is below
+// finalScale checks the step warmup ends with, when the search chose χ:
+// where the acceptance the search predicts there at the chosen χ is below
 // chiMinTurnTarget, it lowers the step (cutScale), as TunaMH-SGLD's
 // does. Dual averaging across the acceptance cliff ends at the average of
-// iterates on both sides of it (TestTunaMHChiChosen).
+// iterates on both sides of it (TestTunaMHChiChosen). A chain that
+// switched to full-batch MH keeps warmup's step: its second half adapted
+// it to MH's own acceptance, which TunaMH's prediction does not describe
+// (cut, MH's ESS fell from hundreds to 61 in TestTunaMHRunsAsMH).
 func (c *tunaChain) finalScale(scale float64) (float64, error) {
-	if !c.tuned && !c.rival.asMH || c.k.Chi != 0 || c.k.NoChiSearch {
+	if !c.tuned || c.rival.asMH || c.k.Chi != 0 || c.k.NoChiSearch {
 		return scale, nil
 	}
 	theta := c.walk.theta
