@@ -89,11 +89,15 @@ func (w *walk) auditNow(check auditCheck) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.name, err)
 	}
+	t.interrupt = w.t.interrupt // Start's cancellation stops the audit within a chunk
 	prop := w.prop
 	if prop == nil {
 		prop = RandomWalk{}
 	}
 	fail := func(err error) error {
+		if errors.Is(err, errInterrupted) {
+			return err
+		}
 		var hint string
 		var v *BoundViolation
 		if b := t.Beta(); b < 1 && errors.As(err, &v) && holdsOverBeta(v, b) {
@@ -131,16 +135,22 @@ func holdsOverBeta(v *BoundViolation, beta float64) bool {
 	return v.Value >= v.Lo/beta-slack && v.Value <= (v.Lo+v.Width)/beta+slack
 }
 
-// auditAll runs f over all N data in chunks of batchChunk, f's index slice
-// and scratch allocated once for the audit.
-func auditAll(n int, f func(idx []int, val []float64) error) error {
-	return auditRange(0, n, f)
+// auditAll runs f over all N data of t in chunks of batchChunk, f's index
+// slice and scratch allocated once for the audit. Like the Target's own
+// passes it returns errInterrupted, within a chunk, once the run is
+// cancelled (Target.interrupt: Sample watches its context while the
+// chains start, TestInterruptStartAudit).
+func auditAll(t *Target, f func(idx []int, val []float64) error) error {
+	return auditRange(t, 0, t.N(), f)
 }
 
 // auditRange is auditAll over the data [lo, hi).
-func auditRange(lo, hi int, f func(idx []int, val []float64) error) error {
+func auditRange(t *Target, lo, hi int, f func(idx []int, val []float64) error) error {
 	idx, val := make([]int, batchChunk), make([]float64, batchChunk)
 	for start := lo; start < hi; start += batchChunk {
+		if t.interrupted() {
+			return errInterrupted
+		}
 		m := min(batchChunk, hi-start)
 		for j := range m {
 			idx[j] = start + j
@@ -174,9 +184,10 @@ func auditBlocks(t *Target, f func(bt *Target, idx []int, val []float64, worst *
 			if bt, pt.err = NewTarget(posteriorOf(t)); pt.err != nil {
 				return
 			}
+			bt.interrupt = t.interrupt
 		}
 		lo, hi := blockRange(b, nb, n)
-		pt.err = auditRange(lo, hi, func(idx []int, val []float64) error {
+		pt.err = auditRange(bt, lo, hi, func(idx []int, val []float64) error {
 			return f(bt, idx, val, &pt.worst)
 		})
 	})
@@ -266,6 +277,7 @@ func diffAudit(b *DiffBound) auditCheck {
 				if bt, pt.err = NewTarget(posteriorOf(t)); pt.err != nil {
 					return
 				}
+				bt.interrupt = t.interrupt
 			}
 			diffs := make([][]float64, np)
 			for k := range diffs {
@@ -273,7 +285,7 @@ func diffAudit(b *DiffBound) auditCheck {
 			}
 			errs := make([]error, np)
 			lo, hi := blockRange(bl, nb, n)
-			pt.err = auditRange(lo, hi, func(idx []int, _ []float64) error {
+			pt.err = auditRange(bt, lo, hi, func(idx []int, _ []float64) error {
 				for k := range diffs {
 					diffs[k] = diffs[k][:len(idx)]
 				}
@@ -326,7 +338,7 @@ func (p *poissonCounts) audit(t *Target, theta, next []float64) error {
 		at = theta
 	}
 	var worst worstViolation
-	err := auditAll(t.N(), func(idx []int, u []float64) error {
+	err := auditAll(t, func(idx []int, u []float64) error {
 		if err := t.Energies(u, at, idx); err != nil {
 			return err
 		}
@@ -368,7 +380,7 @@ func flyAudit(b FlyBound) auditCheck {
 		calls++
 		withSum := calls == 1 || calls == 1+len(auditScales) // θ0 and the last proposal
 		var sum, scale float64                               // Σβ log B_i(at) = Σ(−βU_i − gap_i), Σ(|βU_i| + gap_i)
-		err := auditAll(t.N(), func(idx []int, v []float64) error {
+		err := auditAll(t, func(idx []int, v []float64) error {
 			if err := t.Gaps(v, at, idx, b); err != nil {
 				return err
 			}
@@ -422,7 +434,7 @@ func (c *smhChain) audited(trust bool) (Chain, error) {
 		next = c.next
 		kappa := (math.Pow(c.l1(theta), order) + math.Pow(c.l1(next), order)) / c.fact
 		var worst worstViolation
-		err := auditAll(t.N(), func(idx []int, diff []float64) error {
+		err := auditAll(t, func(idx []int, diff []float64) error {
 			if err := t.EnergyDiffs(diff, theta, next, idx); err != nil {
 				return err
 			}

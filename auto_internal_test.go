@@ -37,6 +37,27 @@ func TestPilotGuard(t *testing.T) {
 	}
 	free := &pilotGuard{cancel: func() { t.Fatal("a first pilot (nothing to beat) was stopped") }}
 	free.Record(ev)
+	// By its clock, a warmup past the time limit is ended, and the start
+	// of sampling noted.
+	clock := time.Duration(0)
+	canceled = false
+	g = &pilotGuard{cancel: func() { canceled = true }, now: func() time.Duration { return clock }, timeout: time.Second}
+	ev.Iteration, ev.Elapsed = 99, time.Hour // wall time is not the clock
+	clock = 900 * time.Millisecond
+	g.Record(ev)
+	if canceled {
+		t.Fatal("ended a warmup within its limit by the clock")
+	}
+	clock = 1100 * time.Millisecond
+	g.Record(ev)
+	if !canceled || !g.timedOut {
+		t.Fatalf("did not end a warmup past its limit: canceled %v, timedOut %v", canceled, g.timedOut)
+	}
+	ev.Warmup = false
+	g.Record(ev)
+	if !g.sampling || g.samplingStart != clock {
+		t.Errorf("sampling %v from %v, want from %v", g.sampling, g.samplingStart, clock)
+	}
 }
 
 // TestPassTime: the automatic default times a pass over the data on at most

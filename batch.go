@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -270,7 +271,10 @@ func energyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
 func buildEnergyRange(who string, t *Target, r *EnergyRange) (*EnergyRange, error) {
 	if r == nil {
 		var err error
-		if r, err = posteriorOf(t).EnergyRange(); err != nil {
+		if r, err = posteriorOf(t).energyRange(t.interrupt); err != nil {
+			if errors.Is(err, errInterrupted) {
+				return nil, err
+			}
 			return nil, within(who, err)
 		}
 	} else if err := r.check(t.N()); err != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 )
 
 // euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
@@ -168,15 +169,26 @@ type sharedDiffBounder interface {
 // one, GLMEnergyRange. It is untempered, whatever β — what PoissonMH.Range
 // and CheckRange take; the kernels apply β.
 func (p *Posterior) EnergyRange() (*EnergyRange, error) {
+	return p.energyRange(nil)
+}
+
+// energyRange is EnergyRange, returning errInterrupted within a chunk of
+// data once stop is set where the pass is the package's own (a GLM's, the
+// control-variate rewrite's; stopRanger): the Poisson kernels' Start and
+// the automatic default's candidate build it over all N data
+// (TestInterruptRange).
+func (p *Posterior) energyRange(stop *atomic.Bool) (*EnergyRange, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var r *EnergyRange
 	var err error
-	if er, ok := p.Energy.(EnergyRanger); ok {
+	if sr, ok := p.Energy.(stopRanger); ok {
+		r, err = sr.energyRange(p.prior(), stop)
+	} else if er, ok := p.Energy.(EnergyRanger); ok {
 		r, err = er.EnergyRange(p.prior())
 	} else if g, ok := p.Energy.(GLM); ok {
-		r, err = GLMEnergyRange(g, p.prior())
+		r, err = glmEnergyRange(g, p.prior(), stop)
 	} else {
 		return nil, fmt.Errorf("exactmh: %w: energy %T has no ready-made EnergyRange (implement EnergyRanger or GLM); construct one and verify it with CheckRange", ErrNoBound, p.Energy)
 	}
@@ -185,6 +197,12 @@ func (p *Posterior) EnergyRange() (*EnergyRange, error) {
 	}
 	out := &EnergyRange{Lo: slices.Clone(r.Lo), Width: slices.Clone(r.Width)}
 	return out, out.check(p.Len())
+}
+
+// stopRanger is an EnergyRanger of the package whose pass over the data
+// polls a cancellation flag once per chunk (Posterior.energyRange).
+type stopRanger interface {
+	energyRange(prior Prior, stop *atomic.Bool) (*EnergyRange, error)
 }
 
 // supportWrapper is a prior of the package that multiplies another by a

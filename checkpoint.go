@@ -81,6 +81,10 @@ func (r *Result) Checkpoint(w io.Writer) error {
 		if !ok {
 			return fmt.Errorf("exactmh: Checkpoint: %s chains (%T) do not implement Checkpointer", r.Kernel, cr.ch)
 		}
+		if cr.saved != nil { // cut in a warmup decision: the state before it
+			cp.Chains = append(cp.Chains, *cr.saved)
+			continue
+		}
 		var state []byte
 		err := protect(set.FirstChain, c, "Checkpointer.MarshalState", func() (err error) {
 			state, err = k.MarshalState()
@@ -89,27 +93,36 @@ func (r *Result) Checkpoint(w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("exactmh: Checkpoint: chain %d: %w", chainNumber(set.FirstChain, c), err)
 		}
-		rng, err := cr.src.MarshalBinary()
+		cc, err := cr.save(state)
 		if err != nil {
 			return err
-		}
-		res := *cr.r
-		res.Err = nil
-		cc := chainCheckpoint{Result: res, Theta: cr.ch.Position(), State: state, RNG: rng, Scale: res.Scale,
-			Adapt: cr.adapt,
-			Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warmupAware != nil}
-		if m, ok := cr.ch.(fullMemoer); ok {
-			cc.FullMemo = m.fullMemo().save()
-		}
-		if cr.tune != nil {
-			cc.Scale = cr.tune.StepScale()
-		}
-		if cr.met != nil {
-			cc.Metric, cc.Windows = cr.met.Metric(), cr.win
 		}
 		cp.Chains = append(cp.Chains, cc)
 	}
 	return gob.NewEncoder(w).Encode(&cp)
+}
+
+// save returns the runner's checkpoint, given its chain's MarshalState.
+func (cr *chainRunner) save(state []byte) (chainCheckpoint, error) {
+	rng, err := cr.src.MarshalBinary()
+	if err != nil {
+		return chainCheckpoint{}, err
+	}
+	res := *cr.r
+	res.Err = nil
+	cc := chainCheckpoint{Result: res, Theta: cr.ch.Position(), State: state, RNG: rng, Scale: res.Scale,
+		Adapt: cr.adapt,
+		Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warmupAware != nil}
+	if m, ok := cr.ch.(fullMemoer); ok {
+		cc.FullMemo = m.fullMemo().save()
+	}
+	if cr.tune != nil {
+		cc.Scale = cr.tune.StepScale()
+	}
+	if cr.met != nil {
+		cc.Metric, cc.Windows = cr.met.Metric(), cr.win
+	}
+	return cc, nil
 }
 
 // LoadCheckpoint reads a checkpoint written by Result.Checkpoint and
@@ -173,7 +186,7 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Re
 	for c := range cp.Chains {
 		var cr *chainRunner
 		err := protect(set.FirstChain, c, "restoring the chain (Kernel.Start, UnmarshalState, SetMetric)", func() (err error) {
-			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel)
+			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel, nil)
 			return err
 		})
 		if err != nil {
@@ -333,7 +346,7 @@ func (info *Info) check() error {
 // started at the saved θ (inside the prior's support), its state restored
 // by UnmarshalState, the random stream, the step scale, the adaptation and
 // the warmup signal, each checked against the run.
-func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings, kernel string) (*chainRunner, error) {
+func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings, kernel string, cache *runCache) (*chainRunner, error) {
 	if err := cc.check(c, set, p.Dim()); err != nil {
 		return nil, err
 	}
@@ -341,6 +354,7 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	if err != nil {
 		return nil, err
 	}
+	t.cache = cache // the run's, when Resume rebuilds a chain (chainRunner.rebuild)
 	if lp := t.LogPrior(cc.Theta); math.IsInf(lp, -1) || math.IsNaN(lp) {
 		return nil, fmt.Errorf("θ = %v is outside the prior's support (log prior %v)", cc.Theta, lp)
 	}
@@ -370,7 +384,7 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	}
 	r := cc.Result
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k)}
+		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k)}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
 		if err := cc.checkAdaptation(set, r.Warmup.Steps, cr.defaultTarget); err != nil {

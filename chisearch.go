@@ -215,6 +215,12 @@ func (s *chiSearch) sample(b *tunaBatch, theta []float64, m float64, u []float64
 	limit := chiSampleCap(t.N())
 	for want := chiSample; ; {
 		for len(u) < want {
+			// A search inside a warmup decision the runner can abandon
+			// (warmupdecision.go) stops within a chunk of a cancellation;
+			// elsewhere the Target does not poll (suspendInterrupt).
+			if t.interrupted() {
+				return u, errInterrupted
+			}
 			idx, diff := s.idx[:min(want-len(u), len(s.idx))], s.diff[:min(want-len(u), len(s.diff))]
 			for j := range idx {
 				idx[j] = b.table.Draw(s.rng)
@@ -328,6 +334,14 @@ func tuneChi(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scal
 	if err != nil {
 		return chiChoice{}, warmupTurn{}, err
 	}
+	turn, err := applyChi(ch, b, rival, theta, scale, propose, own, ownTarget)
+	return ch, turn, err
+}
+
+// applyChi is tuneChi after its search, given the search's choice ch at
+// scale.
+func applyChi(ch chiChoice, b *tunaBatch, rival *mhRival, theta []float64, scale float64, propose proposer,
+	own float64, ownTarget bool) (warmupTurn, error) {
 	var turn warmupTurn
 	if ch.eff > 0 {
 		b.chi, own = ch.chi, ch.eff
@@ -337,13 +351,13 @@ func tuneChi(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scal
 	}
 	mhScale, switched, err := rival.against(propose, b.t, theta, scale, own, nil)
 	if err != nil {
-		return chiChoice{}, warmupTurn{}, err
+		return warmupTurn{}, err
 	}
 	if switched {
 		b.maxBatch = -1 // every expected batch exceeds it: full MH steps
 		turn = warmupTurn{Scale: mhScale}
 	}
-	return ch, turn, nil
+	return turn, nil
 }
 
 // clampTarget keeps a predicted acceptance target where dual averaging

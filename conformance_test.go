@@ -339,6 +339,11 @@ func conformanceCases() []mcmctest.Case {
 					return exactmh.MH{Proposal: gaussianRatio{studentCN(pb), crankNicolson(pb).(*exactmh.CrankNicolson)}, Scale: pb.Scale}
 				},
 			}},
+		{Name: "MH capped Crank–Nicolson", Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: cappedCN(pb), Scale: pb.Scale} },
+			Mutants: mutants{"capped contraction, uncapped noise": func(pb problem) exactmh.Kernel {
+				return exactmh.MH{Proposal: halfCapped(pb), Scale: pb.Scale}
+			}}},
 		{Name: "SMH-2 Crank–Nicolson", NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.SMH{KeepMinibatch: true, Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}
@@ -739,6 +744,56 @@ func crankNicolson(pb problem) exactmh.Proposal {
 		panic(err)
 	}
 	return cn
+}
+
+// cappedMaxScale is cappedCN's cap on the step scale: ρ ≥ 0.95, below
+// every scale the kit's checks adapt to or ask for, so that the cap binds.
+const cappedMaxScale = 0.05
+
+// cappedCN is crankNicolson's proposal with its step scale capped at
+// cappedMaxScale (CrankNicolson.MaxScale) and no random-walk steps.
+func cappedCN(pb problem) exactmh.Proposal {
+	cn := crankNicolson(pb).(*exactmh.CrankNicolson)
+	cn.MaxScale, cn.Walk = cappedMaxScale, 0
+	return cn
+}
+
+// halfCapped is a mutant of cappedCN: its move contracts toward μ by the
+// capped ρ but adds the noise √(1 − e^{−2·scale}) of the uncapped scale,
+// with the Crank–Nicolson log ratio; the move is then reversible with
+// respect to no N(μ, c·Σ) that ratio belongs to.
+func halfCapped(pb problem) exactmh.Proposal {
+	cn := cappedCN(pb).(*exactmh.CrankNicolson)
+	var ch mat.Cholesky
+	if !ch.Factorize(offCov(pb.SD)) {
+		panic("offCov not positive definite")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	return halfCappedCN{cn: cn, mean: pb.Mode, l: &l}
+}
+
+type halfCappedCN struct {
+	cn   *exactmh.CrankNicolson
+	mean []float64
+	l    *mat.TriDense
+}
+
+func (h halfCappedCN) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
+	d := len(dst)
+	z := make([]float64, d)
+	for j := range z {
+		z[j] = rng.NormFloat64()
+	}
+	rho, s := h.cn.Rho(scale), math.Sqrt(-math.Expm1(-2*scale))
+	for j := range d {
+		var lz float64
+		for k := 0; k <= j; k++ {
+			lz += h.l.At(j, k) * z[k]
+		}
+		dst[j] = h.mean[j] + rho*(theta[j]-h.mean[j]) + s*lz
+	}
+	return (exactmh.CNQuad(h.cn, dst) - exactmh.CNQuad(h.cn, theta)) / 2
 }
 
 // gaussianWalk is the random walk shaped by offCov.

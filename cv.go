@@ -589,12 +589,21 @@ const cvRangePieces = 8
 // expansion alike (they are equal bit for bit): eight pieces per datum,
 // each one evaluation of f_i, f_i′ and f_i″ and a bound on |f_i‴|.
 func (e *cvEnergy) EnergyRange(prior Prior) (*EnergyRange, error) {
+	return e.energyRange(prior, nil)
+}
+
+// energyRange is EnergyRange returning errInterrupted within a chunk of
+// data once stop is set (stopRanger).
+func (e *cvEnergy) energyRange(prior Prior, stop *atomic.Bool) (*EnergyRange, error) {
 	if err := checkPriorDim(prior, e.d); err != nil {
 		return nil, err
 	}
 	r := &EnergyRange{Lo: prefault.Make[float64](e.n), Width: prefault.Make[float64](e.n)}
 	rows := newRowCursor(e)
 	for i := range r.Lo {
+		if i%chunk == 0 && stopped(stop) {
+			return nil, errInterrupted
+		}
 		lo, hi, err := linearRange(rows.row(i), prior)
 		if err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ package exactmh
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/vec"
@@ -146,12 +147,21 @@ func GLMDiffBound(g GLM, prior Prior) (*DiffBound, error) {
 // is at most twice as wide as the exact range of a monotone loss; a family
 // with an exact range implements GLMLossRanger, a GLM type EnergyRanger.
 func GLMEnergyRange(g GLM, prior Prior) (*EnergyRange, error) {
+	return glmEnergyRange(g, prior, nil)
+}
+
+// glmEnergyRange is GLMEnergyRange returning errInterrupted within a chunk
+// of data once stop is set.
+func glmEnergyRange(g GLM, prior Prior, stop *atomic.Bool) (*EnergyRange, error) {
 	if err := checkPriorDim(prior, g.Dim()); err != nil {
 		return nil, err
 	}
 	r := &EnergyRange{Lo: prefault.Make[float64](g.Len()), Width: prefault.Make[float64](g.Len())}
 	rows := newRowCursor(g)
 	for i := range r.Lo {
+		if i%chunk == 0 && stopped(stop) {
+			return nil, errInterrupted
+		}
 		lo, hi, err := linearRange(rows.row(i), prior)
 		if err != nil {
 			return nil, err

@@ -30,6 +30,15 @@ type multilevelLayout interface {
 	Term(t int) (factor, term string, start, stride, levels, logTau int)
 }
 
+// fixedScaleLayout is a multilevelLayout with terms of fixed scale (the
+// package model's Factor.FixedTau): effects N(0, sd²) with no log scale in
+// θ, which GroupGibbs pairs with a fixed effect for location moves as it
+// pairs the random terms.
+type fixedScaleLayout interface {
+	NumFixedScale() int
+	FixedScale(t int) (start, stride, levels int, sd float64)
+}
+
 // GroupGibbs is an exact minibatch Metropolis-within-Gibbs kernel for
 // multilevel GLMs (the posteriors of model.NewMultilevel): a joint proposal
 // in d ≈ 2,000 dimensions is rejected by the product of ~1,000 groups'
@@ -133,9 +142,12 @@ func (GroupGibbs) Name() string { return "GroupGibbs" }
 // Exact returns true.
 func (GroupGibbs) Exact() bool { return true }
 
-// gibbsLoc is a location move: θ[fixed] + c, θ[start + g·stride] − c.
+// gibbsLoc is a location move: θ[fixed] + c, θ[start + g·stride] − c,
+// c ~ N(0, τ²/levels) with τ = e^{θ[logTau]}, or sd for a term of fixed
+// scale (logTau < 0).
 type gibbsLoc struct {
 	fixed, start, stride, levels, logTau int
+	sd                                   float64
 }
 
 // gibbsTerms is what GroupGibbs precomputes at the centre, shared by the
@@ -270,7 +282,10 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	for j := range g.logTau {
 		g.logTau[j] = -1
 	}
-	type termPos struct{ start, stride, levels, logTau int }
+	type termPos struct {
+		start, stride, levels, logTau int
+		sd                            float64 // of a fixed-scale term (logTau −1)
+	}
 	var terms []termPos
 	width := make(map[int]float64)
 	for tm := range lay.NumTerms() {
@@ -285,7 +300,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			}
 			g.logTau[j] = int32(lt)
 		}
-		terms = append(terms, termPos{start, stride, levels, lt})
+		terms = append(terms, termPos{start, stride, levels, lt, 0})
 		width[lt] = math.Sqrt(2 / float64(max(levels, 1)))
 	}
 	g.setExpl()
@@ -326,7 +341,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if k.sumCenter != nil {
 		sc = k.sumCenter(k.Center)
 	}
-	hess, err := hessianAt(name, hs, sc, d)
+	hess, err := hessianAt(t, name, hs, sc, d)
 	if err != nil {
 		return nil, err
 	}
@@ -527,10 +542,22 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 	// Location moves: a term whose effect column equals a fixed effect's
-	// column on every row.
+	// column on every row — a random term, or one of fixed scale, whose
+	// location the prior alone identifies against the fixed effect's.
+	locTerms := terms
+	if fs, ok := lay.(fixedScaleLayout); ok {
+		locTerms = slices.Clone(terms)
+		for t := range fs.NumFixedScale() {
+			start, stride, levels, sd := fs.FixedScale(t)
+			if stride < 1 || levels < 0 || start < 0 || start+(levels-1)*stride >= d || !(sd > 0) {
+				return nil, fmt.Errorf("%s: the prior's fixed-scale term %d (start %d, stride %d, %d levels, sd %v) does not fit θ of dimension %d", name, t, start, stride, levels, sd, d)
+			}
+			locTerms = append(locTerms, termPos{start, stride, levels, -1, sd})
+		}
+	}
 	var cols []int32
 	var vals []float64
-	for _, tp := range terms {
+	for _, tp := range locTerms {
 		fixed := fixedAll
 		if !g.expl[0] || len(fixed) == 0 {
 			break
@@ -570,7 +597,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 				if k.locOffset != 0 {
 					j = fixed[fj]
 				}
-				g.locs = append(g.locs, gibbsLoc{fixed: int(j), start: tp.start, stride: tp.stride, levels: tp.levels, logTau: tp.logTau})
+				g.locs = append(g.locs, gibbsLoc{fixed: int(j), start: tp.start, stride: tp.stride, levels: tp.levels, logTau: tp.logTau, sd: tp.sd})
 				break
 			}
 		}
@@ -1150,7 +1177,11 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 	}
 	lp := c.t.LogPrior(c.theta)
 	for _, l := range c.locs {
-		sd := math.Exp(c.theta[l.logTau]) / math.Sqrt(float64(max(l.levels, 1)))
+		sd := l.sd
+		if l.logTau >= 0 {
+			sd = math.Exp(c.theta[l.logTau])
+		}
+		sd /= math.Sqrt(float64(max(l.levels, 1)))
 		for range locationRepeats {
 			d := sd * rng.NormFloat64()
 			c.next[l.fixed] += d

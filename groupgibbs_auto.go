@@ -113,12 +113,12 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 		}
 		if !same {
 			var err error
-			if he, err = eh.SparseHessian(theta); err != nil {
+			if he, err = t.sparseHessian(eh, theta); err != nil {
 				he = nil
 				return err
 			}
 		}
-		hp, err := ph.SparseHessian(theta)
+		hp, err := t.sparseHessian(ph, theta)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	for a, j := range eff {
 		sd[j] = math.Sqrt(variance[a])
 	}
-	hp, err := ph.SparseHessian(theta)
+	hp, err := t.sparseHessian(ph, theta)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -176,6 +176,18 @@ type CrankNicolson struct {
 	// ESS relative to bulk ESS but cost bulk ESS per transition, and larger
 	// ν stuck longer (the measurements: examples/README, "rare").
 	Nu float64
+	// MaxScale, when positive, caps the step scale of the Crank–Nicolson
+	// moves: they use ρ = e^{−min(scale, MaxScale)}, so ρ ≥ e^{−MaxScale}
+	// whatever scale the chain passes, and the driver's warmup adapts the
+	// scale no higher (Sample). 0 is no cap. Without a cap, warmup on a
+	// posterior close to N(μ, Σ) drives the scale up without bound (the
+	// acceptance rate stays above its target as ρ → 0) and the moves become
+	// independent draws from N(μ, Σ), which stick where the posterior has a
+	// heavier or skewed tail; with ρ ≥ e^{−tailMaxScale} every move is also
+	// partly local (TestCrankNicolsonMaxScale). The automatic default
+	// pilots the chosen Crank–Nicolson kernel with and without that cap and
+	// keeps the better by its tail-aware ESS per second (Choose).
+	MaxScale float64
 
 	mean []float64
 	l    []float64 // L, row-major lower triangular d×d
@@ -253,6 +265,7 @@ func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale floa
 		walkStep(rng, dst, theta, c.l, 2.38/math.Sqrt(float64(len(dst))))
 		return 0
 	}
+	scale = c.capScale(scale)
 	rho := math.Exp(-scale)
 	s := math.Sqrt(-math.Expm1(-2 * scale)) // √(1 − ρ²), accurate for small scales
 	if c.Nu > 0 {
@@ -319,16 +332,43 @@ func gammaRand(rng *rand.Rand, a float64) float64 {
 	}
 }
 
+// proposalMaxScale returns the MaxScale of kernel k's Crank–Nicolson
+// proposal (its Proposal field), 0 when it has none or no cap.
+func proposalMaxScale(k Kernel) float64 {
+	if cn, ok := cnProposal(k); ok {
+		return cn.MaxScale
+	}
+	return 0
+}
+
+// capScale returns the step scale the Crank–Nicolson moves use:
+// min(scale, MaxScale) when MaxScale is positive.
+func (c *CrankNicolson) capScale(scale float64) float64 {
+	if c.MaxScale > 0 {
+		return min(scale, c.MaxScale)
+	}
+	return scale
+}
+
+// Rho returns the autoregression coefficient ρ = e^{−min(scale, MaxScale)}
+// of the Crank–Nicolson moves at step scale scale: 1 for no move, 0 for
+// independent draws from N(μ, Σ).
+func (c *CrankNicolson) Rho(scale float64) float64 { return math.Exp(-c.capScale(scale)) }
+
 // String describes the proposal's configuration, as the Stan CSV files'
 // configuration comments record it: "CrankNicolson(d=32, walk=0.1)".
 func (c *CrankNicolson) String() string {
+	var extra string
+	if c.MaxScale > 0 {
+		extra = fmt.Sprintf(", max_scale=%g", c.MaxScale)
+	}
 	if c.sparse != nil {
-		return fmt.Sprintf("CrankNicolson(d=%d, nnzL=%d, walk=%g)", len(c.mean), c.sparse.chol.Symbolic().FactorNNZ(), c.Walk)
+		return fmt.Sprintf("CrankNicolson(d=%d, nnzL=%d, walk=%g%s)", len(c.mean), c.sparse.chol.Symbolic().FactorNNZ(), c.Walk, extra)
 	}
 	if c.Nu > 0 {
-		return fmt.Sprintf("CrankNicolson(d=%d, walk=%g, nu=%g)", len(c.mean), c.Walk, c.Nu)
+		return fmt.Sprintf("CrankNicolson(d=%d, walk=%g, nu=%g%s)", len(c.mean), c.Walk, c.Nu, extra)
 	}
-	return fmt.Sprintf("CrankNicolson(d=%d, walk=%g)", len(c.mean), c.Walk)
+	return fmt.Sprintf("CrankNicolson(d=%d, walk=%g%s)", len(c.mean), c.Walk, extra)
 }
 
 // quad returns (v − μ)ᵀΣ⁻¹(v − μ), without scratch memory.
@@ -354,6 +394,9 @@ func (c *CrankNicolson) quad(v []float64) float64 {
 func (c *CrankNicolson) checkDim(d int) error {
 	if !(c.Walk >= 0 && c.Walk <= 1) {
 		return fmt.Errorf("CrankNicolson.Walk = %g, want a probability in [0, 1]", c.Walk)
+	}
+	if !(c.MaxScale >= 0) {
+		return fmt.Errorf("CrankNicolson.MaxScale = %g, want ≥ 0 (0: no cap)", c.MaxScale)
 	}
 	if !(c.Nu == 0 || c.Nu >= 1 && !math.IsInf(c.Nu, 1)) {
 		return fmt.Errorf("CrankNicolson.Nu = %g, want 0 (Gaussian) or finite ≥ 1 (Student-t)", c.Nu)

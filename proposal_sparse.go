@@ -63,6 +63,7 @@ func (c *CrankNicolson) proposeSparse(rng *rand.Rand, dst, theta []float64, scal
 		}
 		return 0
 	}
+	scale = c.capScale(scale)
 	rho := math.Exp(-scale)
 	s := math.Sqrt(-math.Expm1(-2 * scale)) // √(1 − ρ²), accurate for small scales
 	for j, m := range c.mean {

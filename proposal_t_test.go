@@ -191,3 +191,69 @@ func TestSummaryWarnsOfStays(t *testing.T) {
 		t.Errorf("random walk on t₃: %q", w)
 	}
 }
+
+// MaxScale caps the Crank–Nicolson moves' step scale: Propose uses
+// ρ = e^{−min(scale, MaxScale)} (Rho), warmup adapts the scale no higher
+// (on a logistic posterior close to its Laplace approximation, where the
+// uncapped scale runs off past 10), for MH and for TunaMH, whose
+// mid-warmup turn restarts the adaptation (mutant caught: no clamp in the
+// driver, chains at 10¹⁴²). A negative or NaN
+// MaxScale is an error naming it; String records it.
+func TestCrankNicolsonMaxScale(t *testing.T) {
+	p := logisticPosterior()
+	la, err := exactmh.FindLaplace(context.Background(), p, []float64{0, 0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err := exactmh.ControlVariates(p, la)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		max  float64
+		post *exactmh.Posterior
+		k    func(*exactmh.CrankNicolson) exactmh.Kernel
+	}{
+		{0, p, func(cn *exactmh.CrankNicolson) exactmh.Kernel { return exactmh.MH{Proposal: cn, Scale: 1} }},
+		{1.5, p, func(cn *exactmh.CrankNicolson) exactmh.Kernel { return exactmh.MH{Proposal: cn, Scale: 1} }},
+		{1.5, cv, func(cn *exactmh.CrankNicolson) exactmh.Kernel { return exactmh.TunaMH{Proposal: cn, Scale: 1} }},
+	} {
+		cn, err := la.CrankNicolson()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn.MaxScale = tc.max
+		k := tc.k(cn)
+		res, err := exactmh.Sample(context.Background(), tc.post, k, &exactmh.Settings{Chains: 4, Warmup: 400, Draws: 200, Seed: 11, Init: la.Mean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, ch := range res.Chains {
+			switch {
+			case tc.max == 0 && !(ch.Scale > 10):
+				t.Errorf("%s uncapped, chain %d: scale %v, want it run off past 10", k.Name(), c, ch.Scale)
+			case tc.max > 0 && !(ch.Scale <= tc.max && ch.Scale > tc.max/10):
+				t.Errorf("%s MaxScale %v, chain %d: scale %v, want in (MaxScale/10, MaxScale]", k.Name(), tc.max, c, ch.Scale)
+			}
+		}
+		want := math.Exp(-100)
+		if tc.max > 0 {
+			want = math.Exp(-tc.max)
+		}
+		if math.Abs(cn.Rho(100)-want) > 1e-15 {
+			t.Errorf("MaxScale %v: Rho(100) = %v, want %v", tc.max, cn.Rho(100), want)
+		}
+	}
+	cn, _ := exactmh.NewCrankNicolson([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	cn.MaxScale = 1.5
+	if got, want := cn.String(), "CrankNicolson(d=2, walk=0.1, max_scale=1.5)"; got != want {
+		t.Errorf("String %q, want %q", got, want)
+	}
+	for _, m := range []float64{-1, math.NaN()} {
+		cn.MaxScale = m
+		_, err = exactmh.Sample(context.Background(), p, exactmh.MH{Proposal: cn}, &exactmh.Settings{Chains: 1, Draws: 1})
+		if err == nil || !strings.Contains(err.Error(), "MaxScale") {
+			t.Errorf("CrankNicolson.MaxScale = %v: error %v, want one naming MaxScale", m, err)
+		}
+	}
+}

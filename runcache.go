@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -56,6 +57,16 @@ func shared[T any](c *runCache, key string, build func() (T, error)) (T, error) 
 	})
 	if panicked != nil {
 		panic(panicked)
+	}
+	if errors.Is(e.err, errInterrupted) {
+		// A build abandoned for a cancellation (a pilot's timeout in the
+		// automatic default) is not the value: the next caller builds it
+		// again rather than inherit the interruption.
+		c.mu.Lock()
+		if c.m[key] == e {
+			delete(c.m, key)
+		}
+		c.mu.Unlock()
 	}
 	v, _ := e.val.(T)
 	return v, e.err

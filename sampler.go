@@ -566,11 +566,18 @@ type Event struct {
 // it, so that Resume or a checkpoint continues bit-identically
 // (TestInterruptMidTransition, TestInterruptFullBatchFallback,
 // TestInterruptGroupExactReads, TestAbandonStepRestoresState). TFMH's and
-// SMH's minibatches, an [Aux] scheme of the user's and the mid-warmup
-// comparison with full-batch MH (tens of passes, once) finish first. With
-// a nil Kernel, the automatic default's passes (the MAP, the Laplace
-// Hessian, the control variates, the multilevel centre) stop within a
-// chunk too (TestChooseInterrupted). If a chain fails (violated bound, non-finite
+// SMH's minibatches and an [Aux] scheme of the user's finish first. A
+// warmup decision (the mid-warmup comparison with full-batch MH, TunaMH's
+// χ search, TunaMH-SGLD's check of its final step: tens of passes, once)
+// is abandoned with the transition it follows, both made again on
+// resuming (TestInterruptWarmupDecision); the χ search's own passes
+// finish first. Cancelled while the chains start (the bound audits, a
+// Poisson kernel's range, a group kernel's Hessian), Sample returns ctx's
+// error and no Result (TestInterruptStartAudit). With a nil Kernel, the
+// automatic default's passes (the MAP, the Laplace Hessian, the control
+// variates, the Poisson candidate's range, the multilevel centre and its
+// sparse Hessians) stop within a chunk too (TestChooseInterrupted,
+// TestInterruptRange, TestInterruptSparseHessian). If a chain fails (violated bound, non-finite
 // energy, a panic in user code — a *PanicError) or the Recorder does (a
 // *RecorderError), the run stops and Sample returns the draws made so far,
 // Status Failed and the error. Errors in p, k or s are returned before any
@@ -691,8 +698,17 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 			return fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, chainNumber(set.FirstChain, c), lp)
 		}
 		where = "Kernel.Start"
+		// Start's passes over the data (the bound audit, the range, a
+		// Laplace centre's gradient) stop within a chunk once ctx is
+		// cancelled: nothing has been drawn, so nothing is rolled back
+		// (TestInterruptStartAudit).
+		release := t.watch(ctx)
 		ch, err := k.Start(t, theta0)
+		release()
 		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, errInterrupted) {
+				return ctx.Err()
+			}
 			return fmt.Errorf("exactmh: chain %d: %w", chainNumber(set.FirstChain, c), err) // Start errors name the kernel
 		}
 		if _, ok := ch.(MetricAdapter); ok && set.Metric == MetricDense && !set.NoAdapt && d > maxDenseDim {
@@ -848,6 +864,13 @@ func Resume(ctx context.Context, res *Result, more int) (*Result, error) {
 			return res, fmt.Errorf("exactmh: Resume: %w", err)
 		}
 	}
+	for c, cr := range res.runners {
+		if cr.saved != nil {
+			if err := cr.rebuild(c, res); err != nil {
+				return res, fmt.Errorf("exactmh: Resume: chain %d: %w", chainNumber(set.FirstChain, c), err)
+			}
+		}
+	}
 	set.Draws += more
 	for _, r := range res.runners {
 		r.r.Err = nil
@@ -988,12 +1011,29 @@ type chainRunner struct {
 	// defaultTarget is the kernel's default acceptance target: a run at it
 	// lets a chain choose its own at mid-warmup (midWarmuper).
 	defaultTarget float64
+	// maxScale, when positive, is the highest step scale warmup sets: the
+	// cap of the kernel's Crank–Nicolson proposal (CrankNicolson.MaxScale),
+	// above which a larger scale would change nothing.
+	maxScale float64
+	// saved, when not nil, is the chain's state: a warmup decision was
+	// cut by a cancellation, and the live chain is to be rebuilt from
+	// the checkpoint before it (warmupdecision.go).
+	saved *chainCheckpoint
+}
+
+// capped returns s, or the runner's maxScale when that is positive and
+// smaller.
+func (cr *chainRunner) capped(s float64) float64 {
+	if cr.maxScale > 0 {
+		return min(s, cr.maxScale)
+	}
+	return s
 }
 
 // newChainRunner returns chain c's runner with room for reserve draws.
 func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
 	src := rand.NewPCG(set.Seed, uint64(set.FirstChain+c))
-	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: defaultTargetAccept(k),
+	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k),
 		r: &ChainResult{
 			Chain: c,
 			Draws: make([]float64, 0, reserve*d),
@@ -1003,6 +1043,9 @@ func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, rese
 		}}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
+		if s := cr.tune.StepScale(); cr.capped(s) < s {
+			cr.tune.SetStepScale(cr.capped(s))
+		}
 		cr.r.Scale = cr.tune.StepScale()
 		cr.adapt.init(cr.r.Scale, set.TargetAccept)
 	}
@@ -1039,6 +1082,9 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		r.Warmup.Time += now.Sub(phaseStart)
 	}
 	cr.clock += now.Sub(start)
+	if cr.saved != nil {
+		return // the result is the checkpoint's, before the cut decision
+	}
 	if err := protect(set.FirstChain, r.Chain, "the chain's StepScale, Metric or Params", cr.report); err != nil && r.Err == nil {
 		r.Err = err
 	}
@@ -1092,6 +1138,12 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			break
 		}
 		inWarmup := it < set.Warmup
+		cr.where = "MarshalState"
+		before, err := cr.beforeDecision(it, set)
+		if err != nil {
+			r.Err = fmt.Errorf("transition %d: %w", it, err)
+			break
+		}
 		e0, g0 := t.evals, t.gradEvals
 		src0 := *cr.src
 		cr.where = "Step"
@@ -1119,7 +1171,16 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			r.Warmup.add(&info)
 			if !set.NoAdapt {
 				cr.where = "warmup adaptation"
-				if err := cr.adaptWarmup(it, set, &info); err != nil {
+				if err := cr.adaptWarmup(it, set, &info, before != nil); err != nil {
+					if before != nil && errors.Is(err, errInterrupted) {
+						// A warmup decision cut by the cancellation:
+						// the chain's state is the checkpoint before
+						// transition it, made again on resuming.
+						cr.saved = before
+						*r = before.Result
+						r.Err = ctx.Err()
+						break
+					}
 					r.Err = fmt.Errorf("transition %d: %w", it, err)
 					break
 				}
@@ -1170,9 +1231,14 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 // adaptWarmup adapts the chain after warmup transition it: the step scale
 // by dual averaging, the metric at the end of each window (dual averaging
 // then restarts), and at the last warmup transition the final step scale.
-func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
+//
+// With abandon, a decision that follows it (chainRunner.decides) returns
+// errInterrupted once the run is cancelled, the caller keeping the
+// checkpoint before transition it as the chain's state; without, it runs
+// to its end.
+func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bool) error {
 	if cr.tune != nil {
-		cr.tune.SetStepScale(cr.adapt.update(acceptStat(info)))
+		cr.tune.SetStepScale(cr.capped(cr.adapt.update(acceptStat(info))))
 	}
 	if cr.win != nil {
 		pos := cr.ch.Position()
@@ -1194,10 +1260,13 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 	}
 	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
 		e0 := cr.t.evals
-		// The decision's passes (mhRival's probes, χ's search) are not
-		// abandoned: transition it is already counted, and the decision
-		// changes the chain as it goes. They take tens of passes, once.
-		resume := cr.t.suspendInterrupt()
+		// The decision's passes (mhRival's probes, χ's search) change the
+		// chain as they go: they are abandoned only where the caller can
+		// restore the chain from before transition it (abandon).
+		resume := func() {}
+		if !abandon {
+			resume = cr.t.suspendInterrupt()
+		}
 		turn, err := mw.midWarmup(cr.r.Warmup, set.TargetAccept == cr.defaultTarget)
 		resume()
 		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
@@ -1205,9 +1274,14 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 			return err
 		}
 		if turn.Scale > 0 && cr.tune != nil {
-			cr.tune.SetStepScale(turn.Scale)
-			cr.adapt.restart(turn.Scale)
-			if turn.Target > 0 {
+			cr.tune.SetStepScale(cr.capped(turn.Scale))
+			cr.adapt.restart(cr.capped(turn.Scale))
+			// A capped Crank–Nicolson chain keeps its target: the turn's
+			// target is the acceptance predicted at a scale the cap may
+			// hold below the one warmup sought, and dual averaging toward
+			// it from the cap drove TunaMH-CV-CN's scale on examples/rare
+			// to 10⁻³, where the chain barely moves.
+			if turn.Target > 0 && cr.maxScale == 0 {
 				cr.adapt.Target = turn.Target
 			}
 		}
@@ -1217,7 +1291,10 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 		if fs, ok := cr.ch.(finalScaler); ok {
 			e0 := cr.t.evals
 			var err error
-			resume := cr.t.suspendInterrupt()
+			resume := func() {}
+			if !abandon {
+				resume = cr.t.suspendInterrupt()
+			}
 			scale, err = fs.finalScale(scale)
 			resume()
 			cr.r.Warmup.Evals += cr.t.evals - e0
@@ -1225,7 +1302,7 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info) error {
 				return err
 			}
 		}
-		cr.tune.SetStepScale(scale)
+		cr.tune.SetStepScale(cr.capped(scale))
 	}
 	return nil
 }

@@ -21,7 +21,44 @@ var (
 	sgldPredictOnly   = flag.String("sgldpredict-target", "", "the one sgldTargets entry TestTunaMHSGLDPredictionMeasure runs, by index (empty: all)")
 	sgldPredictSeed   = flag.Uint64("sgldpredict-seed", 7, "TestTunaMHSGLDPredictionMeasure's Settings.Seed")
 	sgldPredictPoints = flag.Int("sgldpredict-points", 40, "the draws per chain at which TestTunaMHSGLDPredictionMeasure compares predictions (0: none)")
+	sgldSeeds         = flag.Int("sgldseeds", 0, "run TestTunaMHSGLDSeedSweep over seeds 1 to this (0: skip)")
 )
+
+// TestTunaMHSGLDSeedSweep runs TestTunaMHSGLDChiChosen's problem and
+// settings (2 chains, Warmup 400, Draws 2000) over seeds 1 … -sgldseeds
+// and prints, per seed, the min bulk ESS and warmup's data reads, and per
+// chain its Params and sampling acceptance, counting the chains that are
+// neither tuned nor switched with a reason or sample outside [0.1, 0.99]
+// (figures/bench/tunasgld_chi_seeds.txt). It is a measurement, not a test:
+//
+//	go test -run TestTunaMHSGLDSeedSweep -sgldseeds 16 -v .
+func TestTunaMHSGLDSeedSweep(t *testing.T) {
+	if *sgldSeeds == 0 {
+		t.Skip("run with -sgldseeds N")
+	}
+	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
+	bad, n := 0, 0
+	for seed := uint64(1); seed <= uint64(*sgldSeeds); seed++ {
+		res, err := Sample(context.Background(), cv, TunaMHSGLD{}, &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var warm int64
+		for _, c := range res.Chains {
+			warm += c.Warmup.Evals
+		}
+		t.Logf("seed %d: min bulk ESS %.0f, warmup data reads %d", seed, res.Summary().MinESSBulk(), warm)
+		for _, c := range res.Chains {
+			p, a := c.Params, c.Sampling.AcceptRate()
+			ok := (p["chi_tuned"] == 1 || p["as_mh"] == 1) && a >= 0.1 && a <= 0.99
+			if n++; !ok {
+				bad++
+			}
+			t.Logf("  chain %d: accept %.3f ok %v %v", c.Chain, a, ok, p)
+		}
+	}
+	t.Logf("%d of %d chains untuned, unswitched or sampling outside [0.1, 0.99]", bad, n)
+}
 
 // sgldTargets are TunaMH-SGLD's measurement targets: the control-variate
 // logistic regression of TestTunaMHSGLDChiChosen (N = 20000, d = 3) and

@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -279,7 +280,7 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	}
 	g := &groupTerms{e: e, center: slices.Clone(k.Center), nBlock: int(nb), gradSum: make([]float64, d),
 		exp: make([]glmTaylor, n), dPtr: make([]int, n+1), sumW: make([]float64, nb)}
-	if g.hess, err = hessianAt(name, hs, sc, d); err != nil {
+	if g.hess, err = hessianAt(t, name, hs, sc, d); err != nil {
 		return nil, err
 	}
 	count := make([]int, nb)
@@ -710,9 +711,13 @@ func countBlocks(name string, blocks []int32) (int32, error) {
 }
 
 // hessianAt returns the energy's sparse Hessian at θ, checked to be a
-// well-formed finite d×d matrix.
-func hessianAt(name string, hs SparseHessianer, theta []float64, d int) (*sparse.SymCSC, error) {
-	h, err := hs.SparseHessian(theta)
+// well-formed finite d×d matrix, or errInterrupted once t's run is
+// cancelled (Target.sparseHessian).
+func hessianAt(t *Target, name string, hs SparseHessianer, theta []float64, d int) (*sparse.SymCSC, error) {
+	h, err := t.sparseHessian(hs, theta)
+	if errors.Is(err, errInterrupted) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, within(name, err)
 	}

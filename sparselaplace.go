@@ -25,6 +25,32 @@ type SparseHessianer interface {
 	SparseHessian(theta []float64) (*sparse.SymCSC, error)
 }
 
+// stopSparseHessianer is a SparseHessianer whose pass over the data polls
+// a stop function (model.SparseGLM's SparseHessianStop), returning an
+// error once it reports true.
+type stopSparseHessianer interface {
+	SparseHessianStop(theta []float64, stop func() bool) (*sparse.SymCSC, error)
+}
+
+// sparseHessian returns h's SparseHessian at θ, or errInterrupted once
+// t's run is cancelled: before the call, and within a chunk of data
+// inside it where h polls (stopSparseHessianer); another SparseHessianer
+// is waited for (TestInterruptSparseHessian).
+func (t *Target) sparseHessian(h SparseHessianer, theta []float64) (*sparse.SymCSC, error) {
+	if t.interrupted() {
+		return nil, errInterrupted
+	}
+	sh, ok := h.(stopSparseHessianer)
+	if !ok || t.interrupt == nil {
+		return h.SparseHessian(theta)
+	}
+	m, err := sh.SparseHessianStop(theta, t.interrupted)
+	if err != nil && t.interrupted() {
+		return nil, errInterrupted
+	}
+	return m, err
+}
+
 // SparseLaplace is the Laplace approximation N(θ̂, H⁻¹) of a posterior
 // whose Hessian is sparse (a multilevel model: the fixed effects coupled
 // to every group's effects, each group's effects only to themselves), held
@@ -128,7 +154,7 @@ func (s *sparseNewton) gradient(theta []float64) (float64, error) {
 // two patterns and the diagonal, checking the pattern stays the one
 // analysed first.
 func (s *sparseNewton) hessian(theta []float64) error {
-	he, err := s.eh.SparseHessian(theta)
+	he, err := s.t.sparseHessian(s.eh, theta)
 	s.passes++
 	if err != nil {
 		return fmt.Errorf("the energy's SparseHessian: %w", err)
@@ -142,7 +168,7 @@ func (s *sparseNewton) hessian(theta []float64) error {
 		return fmt.Errorf("the energy's SparseHessian: %w", err)
 	}
 	if s.ph != nil {
-		hp, err := s.ph.SparseHessian(theta)
+		hp, err := s.t.sparseHessian(s.ph, theta)
 		if err != nil {
 			return fmt.Errorf("the prior's SparseHessian: %w", err)
 		}

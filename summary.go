@@ -148,18 +148,25 @@ func (r *Result) Summary(names ...string) *Summary {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
 	}
 	s.Warnings = append(s.Warnings, tailWarnings(r, s)...)
-	var asMH []string
+	var asMH, unjudged []string
 	var speedup float64
 	for _, c := range r.Chains {
-		if c.Params["as_mh"] == 1 {
+		switch {
+		case c.Params["chi_unjudged"] == 1:
+			unjudged = append(unjudged, fmt.Sprint(c.Chain))
+		case c.Params["as_mh"] == 1:
 			asMH = append(asMH, fmt.Sprint(c.Chain))
 			speedup = max(speedup, c.Params["mh_speedup"])
 		}
 	}
+	if len(unjudged) > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s could not judge χ at any step warmup tried in chain(s) %s (its minibatch estimate would need batches of order (C·M·sd)², Params chi_unjudged), so they ran as full-batch MH where MH could move; ControlVariates shrinks C·M near the mode",
+			r.Kernel, strings.Join(unjudged, ", ")))
+	}
 	if len(asMH) > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s ran as full-batch MH in chain(s) %s: warmup predicted MH up to %.3g× faster than any minibatch at this posterior (its bound's C·M grows like √N on a concentrated posterior); ControlVariates shrinks it near the mode, and Sample with a nil Kernel chooses for you",
 			r.Kernel, strings.Join(asMH, ", "), speedup))
-	} else if tot := r.Sampling(); tot.Steps > 0 && 4*tot.Fallbacks > tot.Steps {
+	} else if tot := r.Sampling(); len(unjudged) == 0 && tot.Steps > 0 && 4*tot.Fallbacks > tot.Steps {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s fell back to full-batch MH in %.0f%% of transitions: at this step size its expected minibatch exceeds N, so it costs as much as MH (the data are not tall enough, or the steps too long)",
 			r.Kernel, 100*float64(tot.Fallbacks)/float64(tot.Steps)))
 	}

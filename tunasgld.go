@@ -35,16 +35,21 @@ type TunaMHSGLD struct {
 	// Chi is TunaMH's χ > 0. Zero means: chosen — at Start by TunaMH's
 	// heuristic on the proposal's noise alone (no gradient read), then,
 	// halfway through an adapted warmup of at least 200 transitions,
-	// at the adapted ε by TunaMH's search (see the package documentation,
-	// "Choosing χ") on Langevin proposals whose gradient minibatches the
-	// search draws as the chain draws ω1, and compared with full-batch MH
-	// (a search predicting acceptance below 0.15 leaves the step to adapt
-	// toward the kernel's target, not held where χ was judged): a chain that
-	// MH would beat runs every step's test on the full batch and says so
-	// (Params "as_mh"). At the end of warmup the search also checks the
+	// by TunaMH's search (see the package documentation, "Choosing χ") on
+	// Langevin proposals whose gradient minibatches the search draws as the
+	// chain draws ω1, at the adapted ε or, where the search predicts
+	// acceptance below 0.15 there or cannot judge it, at the most
+	// efficient of steps smaller by 0.7 at a time (up to 8 of them), from
+	// which the second half of warmup restarts; then compared with
+	// full-batch MH (a search predicting acceptance below 0.15 even so
+	// leaves the step to adapt toward the kernel's target, not held where
+	// χ was judged): a chain that MH would beat runs every step's test on
+	// the full batch and says so (Params "as_mh"), as does one whose
+	// proposals the search could judge at none of those steps (with
+	// "chi_unjudged"). At the end of warmup the search also checks the
 	// final step: where it predicts acceptance below 0.15 there, the step
-	// is lowered (by 0.7 at a time, Params "scale_cut") to the one it
-	// predicts most efficient. The paper uses 10⁻⁵ on MNIST.
+	// is lowered in the same way (Params "scale_cut"). The paper uses
+	// 10⁻⁵ on MNIST.
 	Chi float64
 	// GradBatch is K, the gradient minibatch size (0: 20, the paper's).
 	GradBatch int
@@ -119,68 +124,106 @@ func (c *tunaSGLDChain) chooseChi() {
 }
 
 // midWarmup chooses χ at the adapted ε (chiSearch) and compares the result
-// with full-batch MH (mhRival), as TunaMH does, when χ is chosen.
-func (c *tunaSGLDChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error) {
+// with full-batch MH (mhRival), as TunaMH does, when χ is chosen. Dual
+// averaging across TunaMH-SGLD's cliff (acceptance near 0.9 below a step,
+// near 0 above, where the Langevin drift overshoots) can leave the first
+// half of warmup at a step far past it, where the search either predicts
+// acceptance near 0 (and MH, compared with that, wins by 10³⁰) or cannot
+// judge the proposals at all (chiResolve), which left χ at Start's
+// heuristic and the chain sampling at acceptance 0.002–0.05
+// (TestTunaMHSGLDChiChosen's seeds). So the search runs at smaller steps
+// too (cutScale) until one's predicted acceptance reaches
+// sgldMinTurnTarget, χ is chosen and compared with MH at the best of
+// them, and the second half of warmup restarts from it. A chain whose
+// proposals the search cannot judge at any of those steps runs as MH
+// (Params "chi_unjudged" = 1 beside "as_mh"): TunaMH would need batches of
+// order (C·M·sd(u))² at every step tried.
+func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 || c.rival.asMH {
 		return warmupTurn{}, nil
 	}
 	theta := c.walk.theta
 	propose := c.searchProposer(theta)
 	stepCost := c.searchStepCost()
-	// Where the search cannot judge χ, MH is compared with the chain's own
-	// warmup so far, as TunaMH's is, not with an efficiency of 0 (which
-	// switched every such chain to MH).
-	own, _, _ := c.rival.ownEfficiency(c.walk, propose, warmup, stepCost)
-	ch, turn, err := tuneChi(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, propose, stepCost, own, ownTarget)
+	s := newChiSearch(len(theta))
+	eps, ch, err := cutScale(c.walk.scale, 0, func(eps float64) (chiChoice, error) {
+		return s.run(c.batch, AcceptMetropolis, theta, eps, propose, stepCost)
+	})
+	if err != nil {
+		return warmupTurn{}, err
+	}
+	// Judged at no step, the chain is compared with MH as if it could not
+	// move (own efficiency 0): it runs as MH unless MH cannot move either.
+	turn, err := applyChi(ch, c.batch, c.rival, theta, eps, propose, 0, ownTarget)
+	if err != nil {
+		return warmupTurn{}, err
+	}
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
+	} else {
+		c.unjudged = true
 	}
-	// The search judges χ at the scale dual averaging has reached, an
-	// iterate that can overshoot well past the useful steps. Where it
-	// predicts an acceptance below sgldMinTurnTarget, holding the step there
-	// (the turn's target) would lock the chain to it: the second half of
-	// warmup restarts from that scale toward the kernel's own target
-	// instead (TestTunaMHSGLDPredictionMeasure shows the difference).
+	// Where the search predicts an acceptance below sgldMinTurnTarget even
+	// at the smallest step tried, holding the step there (the turn's target)
+	// would lock the chain to it: the second half of warmup restarts from
+	// that step toward the kernel's own target instead
+	// (TestTunaMHSGLDPredictionMeasure shows the difference).
 	if turn.Target > 0 && turn.Target < sgldMinTurnTarget {
 		turn.Target = 0
 	}
-	return turn, err
+	if turn.Scale == 0 && eps != c.walk.scale {
+		turn.Scale = eps // a user's target: restart from the step χ was chosen at
+	}
+	return turn, nil
 }
 
-// finalScale checks the step warmup ends with, when the search chose χ:
-// where the acceptance predicted there (chiSearch, at the chosen χ) is
-// below sgldMinTurnTarget, it tries steps smaller by sgldFinalCut, up to
-// sgldFinalCuts of them or until one's predicted acceptance reaches it,
-// and returns the one of those tried with the highest predicted
-// efficiency. Dual averaging toward a target across TunaMH-SGLD's cliff
-// (acceptance near 0.9 below a step, near 0 above, where the Langevin
-// drift overshoots) ends at the average of iterates on both sides:
+// cutScale tries the step scale, then steps smaller by sgldFinalCut, up to
+// sgldFinalCuts of them or until one's predicted acceptance (at) reaches
+// sgldMinTurnTarget and more steps after it, and returns the one of those
+// tried with the highest predicted efficiency and its prediction (eff −1
+// when the search could judge none).
+func cutScale(scale float64, more int, at func(eps float64) (chiChoice, error)) (float64, chiChoice, error) {
+	best, bestAt := scale, chiChoice{eff: -1}
+	reached := -1
+	for k, eps := 0, scale; k <= sgldFinalCuts && (reached < 0 || k <= reached+more); k, eps = k+1, eps*sgldFinalCut {
+		p, err := at(eps)
+		if err != nil {
+			return 0, chiChoice{}, err
+		}
+		if p.eff > bestAt.eff {
+			best, bestAt = eps, p
+		}
+		if reached < 0 && p.eff > 0 && p.accept >= sgldMinTurnTarget {
+			reached = k
+		}
+	}
+	return best, bestAt, nil
+}
+
+// finalScale checks the step warmup ends with, when the search chose χ or
+// the chain switched to MH: where the acceptance predicted there
+// (chiSearch, at the chosen χ, or from the probes' full-batch ratio
+// estimates as MH) is below sgldMinTurnTarget, it lowers the step
+// (cutScale). Dual averaging toward a target across TunaMH-SGLD's cliff
+// (see midWarmup) ends at the average of iterates on both sides:
 // TestTunaMHSGLDChiChosen's seed 3 sampled one chain of two at acceptance
 // 0.017 with the search predicting 0.004 at its final step.
 func (c *tunaSGLDChain) finalScale(scale float64) (float64, error) {
-	if !c.tuned || c.rival.asMH || c.k.Chi != 0 {
+	if !c.tuned && !c.rival.asMH || c.k.Chi != 0 {
 		return scale, nil
 	}
 	theta := c.walk.theta
 	propose := c.searchProposer(theta)
 	s := newChiSearch(len(theta))
-	best, bestEff := scale, math.Inf(-1)
-	for k, eps := 0, scale; k <= sgldFinalCuts; k, eps = k+1, eps*sgldFinalCut {
-		at, err := s.predict(c.batch, AcceptMetropolis, theta, eps, propose, c.batch.chi, c.searchStepCost())
-		if err != nil {
-			return 0, err
-		}
-		if k == 0 && at.accept >= sgldMinTurnTarget {
-			return scale, nil // the usual case: nothing to cut
-		}
-		if at.eff > bestEff {
-			best, bestEff = eps, at.eff
-		}
-		if at.accept >= sgldMinTurnTarget {
-			break
-		}
+	best, _, err := cutScale(scale, sgldFinalMore, func(eps float64) (chiChoice, error) {
+		return s.predict(c.batch, AcceptMetropolis, theta, eps, propose, c.batch.chi, c.searchStepCost())
+	})
+	if err != nil {
+		return 0, err
 	}
-	c.scaleCut = best / scale
+	if best != scale {
+		c.scaleCut = best / scale
+	}
 	return best, nil
 }
 
@@ -197,6 +240,13 @@ const (
 	sgldFinalCut  = 0.7
 	sgldFinalCuts = 8
 )
+
+// sgldFinalMore is how many steps below the first one predicted to reach
+// sgldMinTurnTarget finalScale also tries, picking the most efficient: one
+// point's prediction on the cliff's edge is noisy, and a final step
+// predicted at 0.155 sampled at 0.070 (TestTunaMHSGLDPredictionMeasure's
+// CV logistic, chain 2).
+const sgldFinalMore = 1
 
 // sgldMinTurnTarget is the lowest predicted acceptance at which
 // TunaMH-SGLD's warmup holds the step the search judged χ at: the lowest
@@ -277,6 +327,7 @@ type tunaSGLDChain struct {
 	walk        *walk
 	tuned       bool
 	tunedAccept float64
+	unjudged    bool    // no step tried let the search judge χ (midWarmup)
 	scaleCut    float64 // finalScale's factor on warmup's final step (0: none)
 	rival       *mhRival
 }
@@ -346,7 +397,9 @@ func (c *tunaSGLDChain) SetMetric(m Metric) error {
 // Params reports χ, C and K; "chi_tuned" = 1 with "chi_accept" when
 // warmup's search chose χ; "scale_cut", the factor by which finalScale
 // lowered warmup's final step, when it did; "as_mh" and "mh_speedup" when
-// the comparison with MH switched the chain to full-batch tests.
+// the comparison with MH switched the chain to full-batch tests, with
+// "chi_unjudged" = 1 when it did because the search could judge χ at no
+// step it tried.
 func (c *tunaSGLDChain) Params() map[string]float64 {
 	p := c.rival.params(map[string]float64{"chi": c.batch.chi, "C": c.batch.sumC, "K": c.kFloat})
 	if c.tuned {
@@ -354,6 +407,9 @@ func (c *tunaSGLDChain) Params() map[string]float64 {
 	}
 	if c.scaleCut > 0 {
 		p["scale_cut"] = c.scaleCut
+	}
+	if c.unjudged {
+		p["chi_unjudged"] = 1
 	}
 	return p
 }
@@ -469,6 +525,7 @@ type tunaSGLDState struct {
 	AsMH        bool
 	MHSpeedup   float64
 	ScaleCut    float64 // absent (0) in checkpoints from before finalScale
+	Unjudged    bool
 }
 
 // fullMemo is the memo of the fallback steps, saved with checkpoints.
@@ -480,7 +537,7 @@ func (c *tunaSGLDChain) MarshalState() ([]byte, error) {
 	if c.k.Chi != 0 {
 		return gobState(c.perm) // as before χ could be chosen
 	}
-	return gobState(tunaSGLDState{c.perm, c.batch.chi, c.tuned, c.tunedAccept, c.rival.asMH, c.rival.speedup, c.scaleCut})
+	return gobState(tunaSGLDState{c.perm, c.batch.chi, c.tuned, c.tunedAccept, c.rival.asMH, c.rival.speedup, c.scaleCut, c.unjudged})
 }
 
 // UnmarshalState restores it.
@@ -505,7 +562,7 @@ func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
 	if !(s.ScaleCut >= 0 && s.ScaleCut <= 1) {
 		return fmt.Errorf("saved scale cut %v, want in [0, 1]", s.ScaleCut)
 	}
-	c.batch.chi, c.tuned, c.tunedAccept, c.scaleCut = s.Chi, s.Tuned, s.TunedAccept, s.ScaleCut
+	c.batch.chi, c.tuned, c.tunedAccept, c.scaleCut, c.unjudged = s.Chi, s.Tuned, s.TunedAccept, s.ScaleCut, s.Unjudged
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
 	if s.AsMH {
 		c.batch.maxBatch = -1

@@ -233,6 +233,34 @@ func (p *MultilevelPrior) NumFixed() int { return p.nBeta }
 // NumTerms returns the number of random-effect terms Σ_k q_k.
 func (p *MultilevelPrior) NumTerms() int { return len(p.terms) }
 
+// NumFixedScale returns the number of fixed-scale terms: one per term of
+// each factor with Factor.FixedTau, whose effects are fixed effects with a
+// N(0, FixedTau²) prior.
+func (p *MultilevelPrior) NumFixedScale() int {
+	var n int
+	for _, f := range p.factors {
+		if f.prec > 0 {
+			n += f.q
+		}
+	}
+	return n
+}
+
+// FixedScale returns where fixed-scale term t's effects are — θ[start +
+// g·stride] for the levels g < levels — and their prior's sd.
+func (p *MultilevelPrior) FixedScale(t int) (start, stride, levels int, sd float64) {
+	for _, f := range p.factors {
+		if !(f.prec > 0) {
+			continue
+		}
+		if t < f.q {
+			return f.start + t, f.q, f.g, 1 / math.Sqrt(f.prec)
+		}
+		t -= f.q
+	}
+	panic(fmt.Sprintf("model: MultilevelPrior.FixedScale(%d) of %d terms", t, p.NumFixedScale()))
+}
+
 // Term returns where term t's effects are: θ[start + g·stride] is the
 // effect of level g (g < levels), θ[logTau] is log τ of the term.
 func (p *MultilevelPrior) Term(t int) (factor, term string, start, stride, levels, logTau int) {

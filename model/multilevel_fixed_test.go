@@ -125,23 +125,20 @@ func TestMultilevelFixedTauSample(t *testing.T) {
 		t.Errorf("the automatic default chose %s, want GroupGibbs (%s)", k, res.Choice)
 	}
 	// The intercept and the mean of the categorical's effects are
-	// identified through the prior alone, a direction GroupGibbs moves
-	// along slowly (its location moves pair a fixed column only with a
-	// term whose scale is sampled): their R-hat is logged, not checked,
-	// and the effects are compared through their contrasts with the first
-	// level's, which the data identify.
+	// identified through the prior alone; GroupGibbs moves along that
+	// direction by its location moves, which pair the intercept with the
+	// fixed-scale term as with the random one, so every coordinate mixes
+	// (without them the intercept's bulk ESS was 26 of 1,600, R-hat 1.11).
+	// The effects are compared with the truth through their contrasts with
+	// the first level's, which the data identify.
 	sum := res.Summary()
 	var seen int
 	for _, ps := range sum.Params {
 		if strings.HasPrefix(ps.Name, "b_cat[") || ps.Name == "(Intercept)" {
 			seen++
-			if ps.Name == "(Intercept)" || ps.Name == "b_cat[1]" {
-				t.Logf("%s: R-hat %.3f, bulk ESS %.0f", ps.Name, ps.RHat, ps.ESSBulk)
-			}
-			continue
 		}
-		if ps.RHat > 1.05 {
-			t.Errorf("%s: R-hat %.3f > 1.05", ps.Name, ps.RHat)
+		if ps.RHat > 1.05 || ps.ESSBulk < 100 {
+			t.Errorf("%s: R-hat %.3f, bulk ESS %.0f: want ≤ 1.05 and ≥ 100", ps.Name, ps.RHat, ps.ESSBulk)
 		}
 	}
 	if seen != cats+1 {

@@ -541,14 +541,34 @@ func (e *SparseGLM[T]) pattern() *hessPattern {
 // matrix is the caller's: every call returns new
 // slices. A non-finite f″ is an error naming the datum.
 func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
+	return e.SparseHessianStop(theta, nil)
+}
+
+// ErrStopped is returned by SparseHessianStop when its stop function
+// reports true.
+var ErrStopped = errors.New("model: stopped")
+
+// SparseHessianStop is SparseHessian polling stop (nil: never) once per
+// 512 data read, and returning ErrStopped as soon as it reports true: a
+// pass over 10⁷ rows that a cancelled run must not wait for (the sparse
+// Laplace approximation's and the multilevel centre's Newton steps call
+// it through exactmh, TestInterruptSparseHessian).
+func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sparse.SymCSC, error) {
 	r := &e.rows
 	if len(theta) != r.D {
 		return nil, fmt.Errorf("model: SparseGLM.SparseHessian: len(θ) = %d, want the dimension %d", len(theta), r.D)
+	}
+	const every = 512
+	if stop != nil && stop() {
+		return nil, ErrStopped
 	}
 	p := e.pattern()
 	tRow := transpose(p, r)
 	f2 := make([]float64, r.N)
 	for i := range f2 {
+		if stop != nil && i%every == every-1 && stop() {
+			return nil, ErrStopped
+		}
 		_, f2[i] = e.family.LossDerivs(e.y[i], e.Eta(i, theta))
 		if math.IsNaN(f2[i]) || math.IsInf(f2[i], 0) {
 			return nil, fmt.Errorf("model: SparseGLM.SparseHessian: f″ of datum %d at z = %v is %v", i, e.Eta(i, theta), f2[i])
@@ -556,12 +576,19 @@ func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
 	}
 	h := &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
 	acc := make([]float64, r.D)
+	read := 0 // data read since stop was last polled
 	// next[i] is row i's next entry: the columns are visited in ascending
 	// order, as each row holds them, so it is the entry in column j (a
 	// binary search where it is not), not a search per entry.
 	next := make([]int32, r.N)
 	for j := range r.D {
 		for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
+			if read++; stop != nil && read == every {
+				if stop() {
+					return nil, ErrStopped
+				}
+				read = 0
+			}
 			i := int(tRow[t])
 			k0 := r.RowPtr[i] + int(next[i])
 			if k0 >= r.RowPtr[i+1] || r.Col[k0] != int32(j) {

@@ -34,7 +34,13 @@
 // CmdStan's fixed_param sampler writes, with the configuration key
 // output.lp__ saying which), accept_stat__ ([exactmh.Info].AcceptProb: for
 // minibatch kernels the acceptance probability given the auxiliary
-// minibatch, nan where unknown), stepsize__, treedepth__ (and for NUTS
+// minibatch, nan where unknown), stepsize__ (the chain's step scale; for
+// a kernel whose proposal is [exactmh.CrankNicolson], whose scale is
+// ρ = e^{−scale} and can reach 10⁹⁷ where ρ = 0, the root-mean-square
+// move per whitened coordinate √(2(1 − ρ)) instead, which reads as a
+// random walk's step size in posterior sds: near 0 for small moves, √2 for
+// independent draws; the configuration key stepsize_is says so, and the
+// "Step size" comment after the header is the same), treedepth__ (and for NUTS
 // n_leapfrog__) and divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N
 // and Info.Divergent, 0 for the kernels that build no trajectory tree
 // (cmdstanpy requires both columns). exactmh's own per-draw diagnostics —
@@ -153,6 +159,42 @@ type stanWriter struct {
 	// counts them.
 	diag [4]float64
 	rows int
+	// cn is the kernel's Crank–Nicolson proposal, if it has one: the step
+	// scale is then written as stepSize makes it.
+	cn *exactmh.CrankNicolson
+}
+
+// stepSize returns what the stepsize__ column and the "Step size"
+// comment show for step scale scale: the scale itself, or for a
+// Crank–Nicolson proposal θ′ = μ + ρ(θ − μ) + √(1 − ρ²)·Lz,
+// ρ = CrankNicolson.Rho(scale), the root-mean-square move per whitened
+// coordinate from a draw of N(μ, Σ), √(2(1 − ρ)) — the step a Gaussian
+// random walk shaped by Σ would need to move as far: near 0 for small
+// moves, and at most √2, independent draws (a scale of 10⁹⁷, which
+// warmup can reach there, is ρ = 0 and the step size √2).
+func (s *stanWriter) stepSize(scale float64) float64 {
+	if s.cn == nil || !(scale > 0) {
+		return scale
+	}
+	return math.Sqrt(2 * (1 - s.cn.Rho(scale)))
+}
+
+// cnProposal returns kernel k's Proposal field if it is a Crank–Nicolson
+// proposal.
+func cnProposal(k exactmh.Kernel) *exactmh.CrankNicolson {
+	v := reflect.ValueOf(k)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.FieldByName("Proposal")
+	if !f.IsValid() || f.Kind() != reflect.Interface || f.IsNil() || !f.CanInterface() {
+		return nil
+	}
+	cn, _ := f.Interface().(*exactmh.CrankNicolson)
+	return cn
 }
 
 // diagNames are the diagnostics, as the trailer and the optional columns
@@ -181,6 +223,9 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	fmt.Fprintf(w, "#         metric = %s_e\n#         max_depth = 10\n", s.metric.Kind())
 	for _, kv := range kernelFields(k) {
 		fmt.Fprintf(w, "#         %s = %s\n", kv[0], kv[1])
+	}
+	if s.cn = cnProposal(k); s.cn != nil {
+		fmt.Fprintf(w, "#         stepsize_is = sqrt(2*(1-rho)) with rho = exp(-min(scale, max_scale)) of the Crank-Nicolson proposal: the rms move per whitened coordinate (0: none; sqrt(2): independent draws)\n")
 	}
 	switch {
 	case choice != nil:
@@ -228,7 +273,7 @@ func (s *stanWriter) adaptation(scale float64) {
 		return
 	}
 	s.adapted = true
-	fmt.Fprintf(s.w, "# Adaptation terminated\n# Step size = %s\n", s.format(scale))
+	fmt.Fprintf(s.w, "# Adaptation terminated\n# Step size = %s\n", s.format(s.stepSize(scale)))
 	d := s.metric.Dim()
 	switch s.metric.Kind() {
 	case exactmh.MetricDiag:
@@ -271,7 +316,7 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 		add(0)
 	}
 	add(info.AcceptProb)
-	add(scale)
+	add(s.stepSize(scale))
 	if s.tree {
 		add(float64(info.TreeDepth))
 		add(float64(info.GradEvals / max(s.n, 1)))

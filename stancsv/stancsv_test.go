@@ -421,3 +421,44 @@ func TestProposalConfig(t *testing.T) {
 		t.Errorf("config Proposal = %q, want %q", got, want)
 	}
 }
+
+// A Crank–Nicolson kernel's stepsize__ and "Step size" are √(2(1 − ρ)),
+// ρ = e^{−min(scale, MaxScale)}, at most √2, not the scale itself, which
+// warmup drives to 10⁹⁷ and beyond where the posterior is close to the
+// proposal's Gaussian; the configuration key stepsize_is says so. Other
+// kernels write their scale.
+func TestCrankNicolsonStepSize(t *testing.T) {
+	g := boxed(t, 300, 1)
+	cn, err := exactmh.NewCrankNicolson(g.Mean, mat.NewSymDense(2, []float64{0.01, 0, 0, 0.01}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		scale, max float64
+	}{{1e97, 0}, {0.3, 0}, {50, 1.5}} {
+		c := *cn
+		c.MaxScale = tc.max
+		res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{Proposal: &c, Scale: tc.scale},
+			&exactmh.Settings{Chains: 1, Warmup: 10, NoAdapt: true, Draws: 20, Seed: 3, Init: g.Mean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := writeRead(t, res)
+		want := math.Sqrt(2 * (1 - c.Rho(tc.scale)))
+		col := slices.Index(f.Columns, "stepsize__")
+		if got := f.Draws[0][col]; math.Abs(got-want) > 1e-5*want || got > math.Sqrt2 {
+			t.Errorf("scale %g, MaxScale %g: stepsize__ %v, want √(2(1 − ρ)) = %v", tc.scale, tc.max, got, want)
+		}
+		if !strings.HasPrefix(f.Config["method.sample.algorithm.MH.stepsize_is"], "sqrt(2*(1-rho))") {
+			t.Errorf("no stepsize_is configuration key: %v", f.Config)
+		}
+	}
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{Scale: 0.7}, &exactmh.Settings{Chains: 1, Warmup: 10, NoAdapt: true, Draws: 20, Seed: 3, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := writeRead(t, res)
+	if got := f.Draws[0][slices.Index(f.Columns, "stepsize__")]; got != 0.7 {
+		t.Errorf("random-walk MH: stepsize__ %v, want its scale 0.7", got)
+	}
+}

@@ -25,6 +25,9 @@ type kernelFlags struct {
 	q      float64
 	lambda float64
 	set    map[string]bool // hyperparameter flags given
+	// maxScale, from a choice file, caps the Crank–Nicolson proposal's
+	// step scale of a -cn kernel (exactmh.CrankNicolson.MaxScale; 0: none).
+	maxScale float64
 }
 
 func (k *kernelFlags) register(fs *flag.FlagSet) {
@@ -261,6 +264,9 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	if err != nil {
 		return nil, nil, nil, inputErr(fmt.Errorf("--kernel %s: %w", ks.canon, err))
 	}
+	if cn := cnProposal(kern); cn != nil && k.maxScale > 0 {
+		cn.MaxScale = k.maxScale // WithLaplace made cn for this kernel alone
+	}
 	// The bounds the exact minibatch kernels need, asked for before any
 	// chain starts, so that a missing one is said in the user's terms.
 	switch {
@@ -313,4 +319,19 @@ func wrapList(names []string) string {
 		col += len(name)
 	}
 	return b.String()
+}
+
+// cnProposal returns kernel k's Proposal field if it is a Crank–Nicolson
+// proposal, else nil.
+func cnProposal(k exactmh.Kernel) *exactmh.CrankNicolson {
+	v := reflect.ValueOf(k)
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.FieldByName("Proposal")
+	if !f.IsValid() || f.Kind() != reflect.Interface || f.IsNil() {
+		return nil
+	}
+	cn, _ := f.Interface().(*exactmh.CrankNicolson)
+	return cn
 }

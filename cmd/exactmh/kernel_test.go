@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"gonum.org/v1/gonum/mat"
 )
 
 // The command's kernel names, spellings, hyperparameter owners and -cn
@@ -69,6 +70,29 @@ func TestSetField(t *testing.T) {
 	}
 	if k := setField(exactmh.HMC{}, "Steps", 7.0); k.(exactmh.HMC).Steps != 0 {
 		t.Errorf("HMC Steps set from a float64: %+v", k)
+	}
+}
+
+// A choice file records the chosen kernel's own start scale and its
+// Crank–Nicolson cap (a capped winner's candidate is named "NAME, ρ ≥ …",
+// and the uncapped candidate of NAME has another scale): chosenScale and
+// cnProposal, which chooseOnly writes them from.
+func TestChoiceCap(t *testing.T) {
+	cn, err := exactmh.NewCrankNicolson([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn.MaxScale = 1.5
+	c := &exactmh.Choice{Name: "TFMH-CV-CN", Kernel: exactmh.TFMH{Proposal: cn, Scale: 1.2},
+		Candidates: []exactmh.Candidate{{Name: "TFMH-CV-CN", Scale: 1e150}, {Name: "TFMH-CV-CN, ρ ≥ 0.22", Scale: 1.2}}}
+	if s := chosenScale(c); s != 1.2 {
+		t.Errorf("chosenScale %v, want the chosen kernel's 1.2", s)
+	}
+	if got := cnProposal(c.Kernel); got != cn {
+		t.Errorf("cnProposal %v, want the chosen kernel's proposal", got)
+	}
+	if got := cnProposal(exactmh.NUTS{}); got != nil {
+		t.Errorf("cnProposal(NUTS) = %v, want nil", got)
 	}
 }
 

@@ -639,7 +639,12 @@ func TestChoiceNameRebuildsTheKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As a choice file carries them: the name, the start scale and the
+	// Crank–Nicolson cap of a capped winner (tailPilots).
 	kf := kernelFlags{set: map[string]bool{}, scale: chosenScale(auto.Choice)}
+	if cn := cnProposal(auto.Choice.Kernel); cn != nil {
+		kf.maxScale = cn.MaxScale
+	}
 	k, post, la, err := kf.build(ctx, ks, m.post)
 	if err != nil {
 		t.Fatal(err)
@@ -657,6 +662,18 @@ func TestChoiceNameRebuildsTheKernel(t *testing.T) {
 		}
 	}
 	t.Logf("choice %s rebuilt", auto.Choice.Name)
+}
+
+// TestResumeExtendsAuto is TestResumeExtends for the automatic default:
+// the resumed run rebuilds the chosen kernel from the checkpoint — its
+// name, and the cap on its Crank–Nicolson step scale that the name does
+// not carry — and the files equal those of one run of that length.
+func TestResumeExtendsAuto(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, sampleArgs("--chains", "2", "--draws", "200", "--out", "ext", "--checkpoint", "ext.ckpt")...)
+	mustRun(t, dir, sampleArgs("--chains", "2", "--draws", "450", "--out", "ext", "--checkpoint", "ext.ckpt", "--resume")...)
+	mustRun(t, dir, sampleArgs("--chains", "2", "--draws", "450", "--out", "ref")...)
+	sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, "ext"), 2)
 }
 
 // TestResumeExtends extends a finished run with --resume and a larger

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"time"
@@ -258,12 +259,14 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		if !set["scale"] && c.Scale > 0 {
 			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
 		}
+		kf.maxScale = c.MaxScale
 	}
 	if auto && meta != nil {
 		if meta.Chosen == "" {
 			return usageErr("--resume: checkpoint %s is of --kernel %s, not of the automatic default", sf.checkpoint, meta.Kernel)
 		}
 		kernelName = meta.Chosen
+		kf.maxScale = meta.ChosenMaxScale
 	}
 	var kern exactmh.Kernel
 	post := m.post
@@ -340,12 +343,15 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 		more := max(0, sf.draws-res.Settings.Draws)
 		res, err = exactmh.Resume(ctx, res, more)
-		return finish(res, err, &sf, m, desc, meta.Chosen, chainID, stdout)
+		return finish(res, err, &sf, m, desc, meta.Chosen, meta.ChosenMaxScale, chainID, stdout)
 	}
 	res, err = exactmh.Sample(ctx, post, kern, set0)
-	chosen := ""
+	chosen, chosenMax := "", 0.0
 	if res != nil && res.Choice != nil {
 		chosen = res.Choice.Name
+		if cn := cnProposal(res.Choice.Kernel); cn != nil {
+			chosenMax = cn.MaxScale
+		}
 	}
 	if res == nil {
 		// Refused before any chain ran: the configuration.
@@ -354,7 +360,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 		return inputErr(err)
 	}
-	return finish(res, err, &sf, m, desc, chosen, chainID, stdout)
+	return finish(res, err, &sf, m, desc, chosen, chosenMax, chainID, stdout)
 }
 
 // interrupted turns an error after a signal, before sampling started,
@@ -377,14 +383,14 @@ func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
 
 // finish writes the checkpoint if asked, prints the summary and says how
 // the run ended.
-func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, chosen string, chainID int, stdout io.Writer) error {
+func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, chosen string, chosenMax float64, chainID int, stdout io.Writer) error {
 	saved := false
 	// A run that failed only in its recorder (a full disk) has intact
 	// chains: it is checkpointed too.
 	var recErr *exactmh.RecorderError
 	recorderOnly := res.Status == exactmh.Failed && errors.As(err, &recErr)
 	if sf.checkpoint != "" && (res.Status == exactmh.Completed || res.Status == exactmh.Canceled || recorderOnly) {
-		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Chosen: chosen,
+		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Chosen: chosen, ChosenMaxScale: chosenMax,
 			Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}
 		if cerr := writeCheckpoint(sf.checkpoint, res, &meta); cerr != nil {
 			if err == nil {
@@ -430,11 +436,15 @@ type checkpointMeta struct {
 	Fingerprint fingerprint
 	Kernel      string // the --kernel flags, "auto" for the automatic default
 	Chosen      string `json:",omitempty"` // the automatic default's choice
-	Seed        uint64
-	Chains      int
-	ChainID     int // −1: all chains in this process
-	Warmup      int
-	Thin        int
+	// ChosenMaxScale is the cap on the choice's Crank–Nicolson step scale
+	// (exactmh.CrankNicolson.MaxScale, 0: none), which its name does not
+	// carry: a resumed automatic run rebuilds the kernel with it.
+	ChosenMaxScale float64 `json:",omitempty"`
+	Seed           uint64
+	Chains         int
+	ChainID        int // −1: all chains in this process
+	Warmup         int
+	Thin           int
 }
 
 // runDiff says how the run settings of o differ from m's.
@@ -496,6 +506,7 @@ type choiceFile struct {
 	Format      string
 	Name        string  // the kernel, as --kernel takes it (case-insensitively)
 	Scale       float64 `json:",omitempty"` // the step scale its pilot adapted (exactmh.Candidate.Scale)
+	MaxScale    float64 `json:",omitempty"` // the cap on its Crank–Nicolson step scale (exactmh.CrankNicolson.MaxScale), if the choice set one
 	Reason      string
 	Seed        uint64
 	Fingerprint fingerprint
@@ -514,8 +525,14 @@ func readChoice(path string) (*choiceFile, error) {
 }
 
 // chosenScale is the step scale the chosen kernel's pilot adapted, where
-// Sample starts it (0 if none).
+// Sample starts it (0 if none): the chosen kernel's Scale, which Choose
+// sets to it, else its candidate's.
 func chosenScale(c *exactmh.Choice) float64 {
+	if v := reflect.ValueOf(c.Kernel); v.Kind() == reflect.Struct {
+		if f := v.FieldByName("Scale"); f.IsValid() && f.Kind() == reflect.Float64 && f.Float() > 0 {
+			return f.Float()
+		}
+	}
 	for _, k := range c.Candidates {
 		if k.Name == c.Name {
 			return k.Scale
@@ -531,6 +548,9 @@ func chooseOnly(ctx context.Context, m *fitted, sf *sampleFlags, report func(str
 		return interrupted(ctx, sf, inputErr(err))
 	}
 	cf := choiceFile{Format: choiceFormat, Name: c.Name, Scale: chosenScale(c), Reason: c.String(), Seed: sf.seed, Fingerprint: m.fp}
+	if cn := cnProposal(c.Kernel); cn != nil {
+		cf.MaxScale = cn.MaxScale
+	}
 	b, err := json.MarshalIndent(&cf, "", "  ")
 	if err != nil {
 		return failure(err)

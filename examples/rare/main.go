@@ -24,6 +24,15 @@
 //	go run ./examples/rare                        # N = 10⁶, 4 chains × (1000 warmup + 10000 draws)
 //	go run ./examples/rare -kernel TFMH-CV-CN -nu 0   # the Gaussian Crank–Nicolson proposal for comparison
 //	go run ./examples/rare -export DIR            # only write the data for examples/rare/stan
+//
+// -check FILE compares the run with a reference summary that -save FILE
+// wrote (examples/rare/reference.txt: a long run of TFMH with the random
+// walk shaped by the Laplace approximation, -kernel TFMH-CV-RW, which has
+// no Crank–Nicolson move to stick with) by issue 33's rare-event
+// criteria: min tail ESS at least half the min bulk ESS, no chain staying
+// more than 50 transitions, and each rare coefficient's mean, 5 % and 95 %
+// quantiles within 0.1 reference sd of the reference's. It prints each
+// comparison and exits with status 1 if any fails.
 package main
 
 import (
@@ -33,7 +42,9 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,10 +66,14 @@ func main() {
 	prevHi := flag.Float64("prevhi", 0.002, "highest prevalence of a rare feature")
 	intercept := flag.Float64("intercept", -5, "the true intercept (−5: 0.7 % positive labels)")
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
-	kernel := flag.String("kernel", "auto", "auto (the automatic default) or a -CN kernel on the Laplace approximation: MH-CN, TFMH-CV-CN, TunaMH-CV-CN")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default), a -CN kernel on the Laplace approximation (MH-CN, TFMH-CV-CN, TunaMH-CV-CN), or TFMH-CV-RW (TFMH with the random walk shaped by it: the reference)")
+	thin := flag.Int("thin", 1, "keep every thin-th draw")
+	save := flag.String("save", "", "write the run's summary to this file, as a reference for -check")
+	check := flag.String("check", "", "compare the run with the reference summary in this file (written by -save); exit status 1 if issue 33's rare-event criteria fail")
 	nu := flag.Float64("nu", 0, "with -kernel other than auto: the Crank–Nicolson proposal's Student-t degrees of freedom (0: Gaussian)")
 	walk := flag.Float64("walk", 0.1, "with -kernel other than auto: the Crank–Nicolson proposal's random-walk fraction")
 	scale := flag.Float64("scale", 1, "with -kernel other than auto: the initial step scale (ρ = e^{−scale})")
+	maxScale := flag.Float64("maxscale", 0, "with -kernel other than auto: the Crank–Nicolson proposal's cap on the step scale (ρ ≥ e^{−maxscale}; 0: none)")
 	noAdapt := flag.Bool("noadapt", false, "with -kernel other than auto: keep -scale through warmup")
 	fit := flag.Bool("fit", false, "with -kernel other than auto: centre the Crank–Nicolson proposal on the mean and covariance of a pilot run's draws instead of the Laplace approximation")
 	exportTo := flag.String("export", "", "only write the data as CSV (hexadecimal reals) to this directory, for examples/rare/stan")
@@ -93,7 +108,8 @@ func main() {
 	}
 	post := &exactmh.Posterior{Energy: e, Prior: prior, Names: names}
 	ctx := context.Background()
-	set := &exactmh.Settings{Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Seed: uint64(cf.Seed)}
+	cpu0 := report.CPUTime() // after the simulation: MAP, Laplace, pilots, warmup and sampling count
+	set := &exactmh.Settings{Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: uint64(cf.Seed)}
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
 	}
@@ -116,7 +132,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		cn.Nu, cn.Walk = *nu, *walk
+		cn.Nu, cn.Walk, cn.MaxScale = *nu, *walk, *maxScale
 		if *fit {
 			pres, err := exactmh.Sample(ctx, post, exactmh.MH{Proposal: cn, Scale: 1}, exactmh.LaplaceInits(&exactmh.Settings{Chains: 2, Warmup: 300, Draws: 1000, Seed: uint64(cf.Seed) + 100}, la, post))
 			if err != nil {
@@ -126,11 +142,20 @@ func main() {
 			if cn, err = exactmh.NewCrankNicolson(mean, cov); err != nil {
 				log.Fatal(err)
 			}
-			cn.Nu, cn.Walk = *nu, *walk
+			cn.Nu, cn.Walk, cn.MaxScale = *nu, *walk, *maxScale
 		}
 		var k exactmh.Kernel
 		p := post
 		switch *kernel {
+		case "TFMH-CV-RW":
+			if p, err = exactmh.ControlVariates(post, la); err != nil {
+				log.Fatal(err)
+			}
+			gw, err := la.GaussianWalk()
+			if err != nil {
+				log.Fatal(err)
+			}
+			k = exactmh.TFMH{Proposal: gw, Scale: 2.38 / math.Sqrt(float64(d))}
 		case "MH-CN":
 			k = exactmh.MH{Proposal: cn, Scale: *scale}
 		case "TFMH-CV-CN", "TunaMH-CV-CN":
@@ -150,10 +175,14 @@ func main() {
 		fmt.Printf("Laplace sds %.3g\n", la.SD())
 		choiceTime = time.Since(t0)
 		chose = fmt.Sprintf("%s with %v", *kernel, cn)
+		if *kernel == "TFMH-CV-RW" {
+			chose = "TFMH-CV-RW: TFMH on the control variates with the random walk shaped by the Laplace approximation (GaussianWalk)"
+		}
 		if res, err = exactmh.Sample(ctx, p, k, set); err != nil {
 			log.Fatal(err)
 		}
 	}
+	cpu := report.CPUTime() - cpu0
 	s := res.Summary()
 	fmt.Printf("N = %d, d = %d, rare prevalences %v, %d chains × (%d + %d)\n", *n, d, prev, cf.Chains, *warmup, cf.Draws)
 	fmt.Printf("chose: %s\n", chose)
@@ -171,6 +200,7 @@ func main() {
 	for _, ch := range res.Chains {
 		scales = append(scales, fmt.Sprintf("%.3g", ch.Scale))
 	}
+	fmt.Printf("CPU time after the simulation %.2fs (MAP, Laplace, pilots, warmup, sampling): min bulk ESS per CPU-second %.4g\n", cpu.Seconds(), s.MinESSBulk()/cpu.Seconds())
 	fmt.Printf("step scales %s\n", strings.Join(scales, " "))
 	for _, w := range s.Warnings {
 		fmt.Printf("warning: %s\n", w)
@@ -181,6 +211,20 @@ func main() {
 			continue
 		}
 		fmt.Printf("%-10s %9.4f %9.4f %9.4f %9.4f %8.0f %8.0f\n", p.Name, p.Mean, p.SD, p.Q5, p.Q95, p.ESSBulk, p.ESSTail)
+	}
+	if *save != "" {
+		if err := saveSummary(*save, s); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *check != "" {
+		ok, err := checkReference(*check, s, stays, names[1+*nCont:])
+		if err != nil {
+			log.Fatal(err)
+		}
+		if !ok {
+			defer os.Exit(1)
+		}
 	}
 	if cf.Out != "" {
 		if err := cf.SaveStanCSV(res, "rare", names); err != nil {
@@ -291,4 +335,75 @@ func sameDraw(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// saveSummary writes the summary's mean, sd, 5 % and 95 % quantiles, bulk
+// and tail ESS per coordinate, one line each after a comment with the
+// command line, for checkReference.
+func saveSummary(path string, s *exactmh.Summary) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n# name mean sd q5 q95 ess_bulk ess_tail\n", strings.Join(os.Args[1:], " "))
+	for _, p := range s.Params {
+		fmt.Fprintf(&b, "%s %.6g %.6g %.6g %.6g %.0f %.0f\n", p.Name, p.Mean, p.SD, p.Q5, p.Q95, p.ESSBulk, p.ESSTail)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// refRow is one coordinate of a reference summary.
+type refRow struct{ mean, sd, q5, q95 float64 }
+
+// checkReference prints issue 33's rare-event criteria for the run and
+// reports whether all hold: min tail ESS ≥ ½ min bulk ESS, no stay over
+// diagnostics' 50 transitions, and the rare coefficients' means, 5 % and
+// 95 % quantiles within 0.1 reference sd of the reference's.
+func checkReference(path string, s *exactmh.Summary, stays []int, rare []string) (bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	ref := map[string]refRow{}
+	for i, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) < 5 {
+			return false, fmt.Errorf("%s:%d: want name mean sd q5 q95, got %q", path, i+1, line)
+		}
+		var v [4]float64
+		for j := range v {
+			if v[j], err = strconv.ParseFloat(f[1+j], 64); err != nil {
+				return false, fmt.Errorf("%s:%d: %v", path, i+1, err)
+			}
+		}
+		ref[f[0]] = refRow{v[0], v[1], v[2], v[3]}
+	}
+	ok := true
+	minTail := math.Inf(1)
+	for _, p := range s.Params {
+		minTail = math.Min(minTail, p.ESSTail)
+	}
+	pass := func(b bool) string {
+		if b {
+			return "pass"
+		}
+		ok = false
+		return "FAIL"
+	}
+	fmt.Printf("check: min tail ESS %.0f ≥ ½ min bulk ESS %.0f: %s\n", minTail, s.MinESSBulk(), pass(minTail >= s.MinESSBulk()/2))
+	longest := slices.Max(stays)
+	fmt.Printf("check: longest stay %d ≤ 50: %s\n", longest, pass(longest <= 50))
+	for _, p := range s.Params {
+		if !slices.Contains(rare, p.Name) {
+			continue
+		}
+		r, found := ref[p.Name]
+		if !found {
+			return false, fmt.Errorf("%s has no row for %s", path, p.Name)
+		}
+		dm, d5, d95 := (p.Mean-r.mean)/r.sd, (p.Q5-r.q5)/r.sd, (p.Q95-r.q95)/r.sd
+		worst := math.Max(math.Abs(dm), math.Max(math.Abs(d5), math.Abs(d95)))
+		fmt.Printf("check: %s: mean, q5, q95 off the reference's by %+.3f, %+.3f, %+.3f sd (≤ 0.1): %s\n", p.Name, dm, d5, d95, pass(worst <= 0.1))
+	}
+	return ok, nil
 }
