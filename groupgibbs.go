@@ -131,9 +131,6 @@ type GroupGibbs struct {
 	// Test hooks: splitFixedOff leaves block 0 whole; maskSplit makes the
 	// thinning bound ignore the blocks splitFixed added (as blockMask).
 	splitFixedOff, maskSplit bool
-	// Test hook: rwRatioOff leaves the expansion's ratio out of a
-	// random-walk step's acceptance.
-	rwRatioOff bool
 }
 
 // Name returns "GroupGibbs".
@@ -238,7 +235,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	q := terms.qMax
 	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
-		mask: k.blockMask, seen: newDistinct(), rwRatioOff: k.rwRatioOff,
+		mask: k.blockMask, seen: newDistinct(),
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q)}
@@ -746,33 +743,8 @@ func checkEffectPrior(name string, t *Target, g *gibbsTerms) error {
 // is evaluated (the fixed effects): its independence proposal accepts
 // less often than a group's (on examples/multilevel about a quarter of
 // the time against 0.97), and one update costs O(nnz(H) of its rows + d),
-// a small part of the sweep. The first is a Gibbs draw from the
-// expansion's conditional, the others random-walk steps on its covariance
-// (updateBlock), which still move where the Gibbs draw is far off.
+// a small part of the sweep.
 const fixedRepeats = 3
-
-// rwScale is the random-walk step of a block of q coordinates in units of
-// its conditional standard deviations, over √q (the optimal scale of a
-// Gaussian random walk, 2.38/√q).
-const rwScale = 2.38
-
-// quadL returns ‖Lᵀ(x_m − μ)‖² for the block's Cholesky factor L (lower
-// triangle of l), in c.pg.
-func (c *gibbsChain) quadL(l []float64, q int, coords []int32, x, mu []float64) float64 {
-	dv := c.pg[:q]
-	for a, j := range coords {
-		dv[a] = x[j] - mu[a]
-	}
-	var s float64
-	for a := range q {
-		var w float64
-		for b := a; b < q; b++ {
-			w += l[b*q+a] * dv[b]
-		}
-		s += w * w
-	}
-	return s
-}
 
 // gibbsChain is one chain of GroupGibbs.
 type gibbsChain struct {
@@ -787,7 +759,6 @@ type gibbsChain struct {
 	hp         []float64 // the block's precision, then its Cholesky factor
 	rhs, z, pg []float64
 	rb         rowBlocks // the drawn datum's blocks and norms
-	rwRatioOff bool
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -854,8 +825,8 @@ func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 		if c.expl[m] {
 			reps = fixedRepeats
 		}
-		for r := range reps {
-			acc, nread, err := c.updateBlock(rng, m, r > 0)
+		for range reps {
+			acc, nread, err := c.updateBlock(rng, m)
 			if err != nil {
 				return Info{}, err
 			}
@@ -875,17 +846,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 
 // updateBlock updates block m and returns whether it moved and the data
 // it read.
-//
-// With rw false the proposal is θ′_m ~ q̃, the Gaussian conditional of the
-// expansion (a Gibbs draw, whose ratio cancels q̃: only the remainders and
-// the prior's error enter the acceptance). With rw true it is the random
-// walk θ′_m = θ_m + (rwScale/√q)·L⁻ᵀz on q̃'s covariance, and q̃'s ratio
-// enters the acceptance: where q̃'s mean is many posterior standard
-// deviations off (the fixed effects at large N, whose conditional mean
-// moves with the groups' effects by third-order terms the expansion
-// lacks), the Gibbs draw is rejected almost always and the walk still
-// moves.
-func (c *gibbsChain) updateBlock(rng *rand.Rand, m int, rw bool) (bool, int, error) {
+func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	coords := c.bc[c.bcPtr[m]:c.bcPtr[m+1]]
 	q := len(coords)
 	if q == 0 {
@@ -940,30 +901,21 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int, rw bool) (bool, int, err
 	}
 	backSub(hp, q, z)
 	var s2 float64
-	h := rwScale / math.Sqrt(float64(q))
 	for a, j := range coords {
 		v := mu[a] + z[a]
-		if rw {
-			v = c.theta[j] + h*z[a]
-		}
 		c.next[j] = v
 		d := v - c.theta[j]
 		s2 += d * d
 	}
 	c.tried++
 	logExact := 0.0
-	if rw && !c.rwRatioOff {
-		// The symmetric proposal's ratio of the expansion's conditional
-		// q̃ = N(μ, P⁻¹): log q̃(θ′) − log q̃(θ) = −(‖Lᵀ(θ′−μ)‖² − ‖Lᵀ(θ−μ)‖²)/2.
-		logExact = (c.quadL(hp, q, coords, c.theta, mu) - c.quadL(hp, q, coords, c.next, mu)) / 2
-	}
 	if expl {
 		lpn := c.t.LogPrior(c.next)
 		if math.IsInf(lpn, -1) {
 			c.revert(coords)
 			return false, 0, nil
 		}
-		logExact += lpn - c.t.LogPrior(c.theta) - c.priorExpansionDiff(coords)
+		logExact = lpn - c.t.LogPrior(c.theta) - c.priorExpansionDiff(coords)
 	}
 	// |Δ′_m|² and the thinning rate.
 	var dn float64

@@ -75,12 +75,3 @@ func SetGibbsGrind(f float64) (restore func()) {
 	gibbsGrind = f
 	return func() { gibbsGrind = old }
 }
-
-// GroupGibbsRWRatioDropped returns k with the expansion's ratio left out
-// of the fixed effects' random-walk steps (a symmetric proposal accepted
-// on the remainders alone, as if it were the Gibbs draw), which the kit
-// must catch.
-func GroupGibbsRWRatioDropped(k GroupGibbs) GroupGibbs {
-	k.rwRatioOff = true
-	return k
-}
