@@ -318,28 +318,16 @@ func mean(x []float64) float64 {
 // Gaussian proposal, a control-variate prior).
 func chiStepCost(d int) float64 { return minibatchStepCost + float64(d) }
 
-// tuneChi is the mid-warmup turn of a TunaMH batch b whose χ is chosen
-// (TunaMH, TunaMH-SGLD): the search at the adapted scale, b's χ set to
-// its choice, then the comparison with full-batch MH (rival), which may
-// switch the chain to MH steps (b.maxBatch −1). own is the chain's
-// efficiency for that comparison when the search cannot judge (0: none).
-// When the search chose χ and the run's target acceptance is the kernel's
-// own, the driver restarts the step adaptation at the adapted scale toward
-// the acceptance predicted there, so that the second half of warmup keeps
-// the step at which χ was judged rather than chasing a target set for the
-// χ rule's noise.
-func tuneChi(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scale float64, propose proposer,
-	stepCost, own float64, ownTarget bool) (chiChoice, warmupTurn, error) {
-	ch, err := newChiSearch(len(theta)).run(b, acc, theta, scale, propose, stepCost)
-	if err != nil {
-		return chiChoice{}, warmupTurn{}, err
-	}
-	turn, err := applyChi(ch, b, rival, theta, scale, propose, own, ownTarget)
-	return ch, turn, err
-}
-
-// applyChi is tuneChi after its search, given the search's choice ch at
-// scale.
+// applyChi is the mid-warmup turn of a TunaMH batch b whose χ is chosen
+// (TunaMH, TunaMH-SGLD), given the search's choice ch at scale (see
+// cutScale for the steps searched): b's χ set to its choice, then the
+// comparison with full-batch MH (rival), which may switch the chain to MH
+// steps (b.maxBatch −1). own is the chain's efficiency for that
+// comparison when the search cannot judge (0: none). When the search
+// chose χ and the run's target acceptance is the kernel's own, the driver
+// restarts the step adaptation at scale toward the acceptance predicted
+// there, so that the second half of warmup keeps the step at which χ was
+// judged rather than chasing a target set for the χ rule's noise.
 func applyChi(ch chiChoice, b *tunaBatch, rival *mhRival, theta []float64, scale float64, propose proposer,
 	own float64, ownTarget bool) (warmupTurn, error) {
 	var turn warmupTurn

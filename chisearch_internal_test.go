@@ -133,38 +133,7 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 	if testing.Short() {
 		seeds = seeds[:4]
 	}
-	for _, seed := range seeds {
-		set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean}
-		res, err := Sample(context.Background(), cv, TunaMHSGLD{}, set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range res.Chains {
-			p := c.Params
-			t.Logf("seed %d chain %d: %v, accept %.3f", seed, c.Chain, p, c.Sampling.AcceptRate())
-			switch {
-			case p["chi_tuned"] == 1 && p["chi_unjudged"] == 0:
-			case p["as_mh"] == 1 && (p["mh_speedup"] > 1 || p["chi_unjudged"] == 1):
-			default:
-				t.Errorf("seed %d chain %d: neither tuned nor switched with a reason: %v", seed, c.Chain, p)
-			}
-			if !(p["chi"] > 0) {
-				t.Errorf("seed %d chain %d: χ = %v", seed, c.Chain, p["chi"])
-			}
-			// finalScale cuts a final step on the acceptance cliff (seed 3's
-			// chain 0 sampled at 0.017 without it, predicted 0.004 there).
-			if a := c.Sampling.AcceptRate(); !(a >= 0.1 && a <= 0.99) {
-				t.Errorf("seed %d chain %d samples at acceptance %.3f (scale cut %v), want in [0.1, 0.99]", seed, c.Chain, a, p["scale_cut"])
-			}
-		}
-		m, cov := res.Mean(), la.Covariance()
-		for j, v := range m {
-			sd := math.Sqrt(cov.At(j, j))
-			if math.Abs(v-la.Mean[j]) > 0.5*sd {
-				t.Errorf("seed %d θ%d: mean %v, Laplace %v ± %v", seed, j, v, la.Mean[j], sd)
-			}
-		}
-	}
+	checkChiChosen(t, TunaMHSGLD{}, cv, la, seeds)
 	ch, err := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)
 	if err != nil {
 		t.Fatal(err)
@@ -197,9 +166,9 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 	}
 }
 
-// cutScale stops at the first step predicted to reach sgldMinTurnTarget
+// cutScale stops at the first step predicted to reach chiMinTurnTarget
 // (plus more), returns the most efficient step tried, cuts at most
-// sgldFinalCuts times, and reports eff −1 at the given step when the
+// chiFinalCuts times, and reports eff −1 at the given step when the
 // search judged none.
 func TestCutScale(t *testing.T) {
 	// Acceptance rises as the step falls; efficiency peaks at step 2.
@@ -212,7 +181,7 @@ func TestCutScale(t *testing.T) {
 	var tried []float64
 	eps, at, err := cutScale(10, 0, pred(&tried))
 	// 10·0.7^k: acceptance first ≥ 0.15 at 3.43 (k = 3).
-	if err != nil || len(tried) != 4 || math.Abs(eps-3.43) > 1e-9 || at.accept < sgldMinTurnTarget {
+	if err != nil || len(tried) != 4 || math.Abs(eps-3.43) > 1e-9 || at.accept < chiMinTurnTarget {
 		t.Errorf("more 0: step %v (%+v), tried %v, err %v; want 3.43 after 4", eps, at, tried, err)
 	}
 	tried = nil
@@ -225,8 +194,8 @@ func TestCutScale(t *testing.T) {
 	}
 	n := 0
 	eps, at, err = cutScale(5, 1, func(float64) (chiChoice, error) { n++; return chiChoice{eff: -1}, nil })
-	if err != nil || eps != 5 || at.eff != -1 || n != sgldFinalCuts+1 {
-		t.Errorf("never judged: step %v (%+v) after %d, err %v; want 5, eff −1, after %d", eps, at, n, err, sgldFinalCuts+1)
+	if err != nil || eps != 5 || at.eff != -1 || n != chiFinalCuts+1 {
+		t.Errorf("never judged: step %v (%+v) after %d, err %v; want 5, eff −1, after %d", eps, at, n, err, chiFinalCuts+1)
 	}
 }
 
@@ -237,4 +206,92 @@ func mustTarget(t *testing.T, p *Posterior) *Target {
 		t.Fatal(err)
 	}
 	return tg
+}
+
+// TestTunaMHChiChosen runs TunaMH{} with χ chosen on TestTunaMHSGLDChiChosen's
+// problem (CV logistic regression, N = 20000, d = 3; 2 chains, Warmup 400,
+// Draws 2000) over seeds whose chains sampled at acceptance 0.015–0.09
+// when warmup's search ran only at the adapted step (TestTunaMHSeedSweep,
+// figures/bench/tunamh_chi_seeds.txt): every chain must be tuned or
+// switched to MH with a predicted speed-up, sample at an acceptance in
+// [0.1, 0.99], and the means must agree with the Laplace approximation. A
+// checkpoint keeps finalScale's cut.
+func TestTunaMHChiChosen(t *testing.T) {
+	t.Parallel()
+	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
+	seeds := []uint64{3, 11, 7, 12, 2, 5, 8, 9}
+	if testing.Short() {
+		seeds = seeds[:3]
+	}
+	cut := checkChiChosen(t, TunaMH{}, cv, la, seeds)
+	if cut == 0 {
+		t.Errorf("finalScale cut no chain's final step on seeds %v", seeds)
+	}
+	ch, err := TunaMH{}.Start(mustTarget(t, cv), la.Mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := ch.(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain)
+	tc.chi, tc.tuned, tc.tunedAccept, tc.scaleCut = 0.125, true, 0.4, 0.49
+	b, err := tc.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch2, _ := TunaMH{}.Start(mustTarget(t, cv), la.Mean)
+	tc2 := ch2.(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain)
+	if err := tc2.UnmarshalState(b); err != nil || tc2.chi != 0.125 || !tc2.tuned || tc2.Params()["scale_cut"] != 0.49 {
+		t.Errorf("state round trip: χ %v tuned %v params %v, err %v", tc2.chi, tc2.tuned, tc2.Params(), err)
+	}
+	tc.scaleCut = 1.5
+	if b, err = tc.MarshalState(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc2.UnmarshalState(b); err == nil {
+		t.Error("a saved final step cut of 1.5 was accepted")
+	}
+}
+
+// checkChiChosen samples posterior p with kernel k (χ chosen) over seeds,
+// 2 chains, Warmup 400, Draws 2000 from the Laplace mean, and checks that
+// every chain is tuned or switched to MH with a reason (a predicted
+// speed-up, or a search that judged no step), samples at an acceptance in
+// [0.1, 0.99], and that the means agree with the Laplace approximation
+// la; it returns the number of chains whose final step finalScale cut.
+func checkChiChosen(t *testing.T, k Kernel, p *Posterior, la *LaplaceApprox, seeds []uint64) (cut int) {
+	t.Helper()
+	for _, seed := range seeds {
+		set := &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean}
+		res, err := Sample(context.Background(), p, k, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Chains {
+			p := c.Params
+			t.Logf("seed %d chain %d: %v, accept %.3f", seed, c.Chain, p, c.Sampling.AcceptRate())
+			switch {
+			case p["chi_tuned"] == 1 && p["chi_unjudged"] == 0:
+			case p["as_mh"] == 1 && (p["mh_speedup"] > 1 || p["chi_unjudged"] == 1):
+			default:
+				t.Errorf("seed %d chain %d: neither tuned nor switched with a reason: %v", seed, c.Chain, p)
+			}
+			if !(p["chi"] > 0) {
+				t.Errorf("seed %d chain %d: χ = %v", seed, c.Chain, p["chi"])
+			}
+			// finalScale cuts a final step on the acceptance cliff.
+			if a := c.Sampling.AcceptRate(); !(a >= 0.1 && a <= 0.99) {
+				t.Errorf("seed %d chain %d samples at acceptance %.3f (scale cut %v), want in [0.1, 0.99]", seed, c.Chain, a, p["scale_cut"])
+			}
+			if p["scale_cut"] > 0 {
+				cut++
+			}
+		}
+		m, cov := res.Mean(), la.Covariance()
+		for j, v := range m {
+			sd := math.Sqrt(cov.At(j, j))
+			if math.Abs(v-la.Mean[j]) > 0.5*sd {
+				t.Errorf("seed %d θ%d: mean %v, Laplace %v ± %v", seed, j, v, la.Mean[j], sd)
+			}
+		}
+	}
+	return cut
 }

@@ -220,21 +220,34 @@ func ExampleNUTS() {
 // proposal's length, not N.
 func ExampleTunaMH() {
 	post := boxedGaussianPosterior() // as in ExamplePoissonMH
-	// Chi 0 chooses χ by the paper's heuristic during warmup and then fixes
-	// it. The origin lies outside the box, so the chains start at Init.
+	// Chi 0 starts χ at the paper's heuristic; halfway through warmup a
+	// search chooses it, or switches a chain to full-batch MH where MH is
+	// predicted faster (Params "as_mh"), and χ then stays fixed. The origin
+	// lies outside the box, so the chains start at Init.
 	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 6000, Thin: 5, Seed: 1, Init: []float64{1, -1}}
 	res, err := exactmh.Sample(context.Background(), post, exactmh.TunaMH{}, set)
 	if err != nil {
 		panic(err)
 	}
-	tot := res.Sampling()
 	m := res.Mean()
 	fmt.Printf("%s (exact %v): C = %.1f\n", res.Kernel, res.Exact, res.Chains[0].Params["C"])
-	fmt.Printf("mean batch below 5%% of N = %d: %v\n", res.N, tot.MeanBatch() < 0.05*float64(res.N))
+	var asMH, k int
+	var batch float64
+	for _, c := range res.Chains {
+		if c.Params["as_mh"] == 1 {
+			asMH++
+			continue
+		}
+		batch += c.Sampling.MeanBatch()
+		k++
+	}
+	fmt.Printf("chains switched to full-batch MH: %d of %d\n", asMH, len(res.Chains))
+	fmt.Printf("the others' mean batch below 5%% of N = %d: %v\n", res.N, batch/float64(k) < 0.05*float64(res.N))
 	fmt.Printf("posterior mean (%.1f, %.1f)\n", m[0], m[1])
 	// Output:
 	// TunaMH (exact true): C = 27.2
-	// mean batch below 5% of N = 1000: true
+	// chains switched to full-batch MH: 1 of 4
+	// the others' mean batch below 5% of N = 1000: true
 	// posterior mean (1.0, -1.0)
 }
 

@@ -36,10 +36,16 @@ func TestTunaMHSGLDSeedSweep(t *testing.T) {
 	if *sgldSeeds == 0 {
 		t.Skip("run with -sgldseeds N")
 	}
+	chiSeedSweep(t, TunaMHSGLD{}, *sgldSeeds)
+}
+
+// chiSeedSweep is TestTunaMHSGLDSeedSweep with kernel k over seeds 1 … n.
+func chiSeedSweep(t *testing.T, k Kernel, n int) {
+	t.Helper()
 	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
-	bad, n := 0, 0
-	for seed := uint64(1); seed <= uint64(*sgldSeeds); seed++ {
-		res, err := Sample(context.Background(), cv, TunaMHSGLD{}, &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean})
+	bad, chains := 0, 0
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		res, err := Sample(context.Background(), cv, k, &Settings{Chains: 2, Warmup: 400, Draws: 2000, Seed: seed, Init: la.Mean})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,13 +57,13 @@ func TestTunaMHSGLDSeedSweep(t *testing.T) {
 		for _, c := range res.Chains {
 			p, a := c.Params, c.Sampling.AcceptRate()
 			ok := (p["chi_tuned"] == 1 || p["as_mh"] == 1) && a >= 0.1 && a <= 0.99
-			if n++; !ok {
+			if chains++; !ok {
 				bad++
 			}
 			t.Logf("  chain %d: accept %.3f ok %v %v", c.Chain, a, ok, p)
 		}
 	}
-	t.Logf("%d of %d chains untuned, unswitched or sampling outside [0.1, 0.99]", bad, n)
+	t.Logf("%d of %d chains untuned, unswitched or sampling outside [0.1, 0.99]", bad, chains)
 }
 
 // sgldTargets are TunaMH-SGLD's measurement targets: the control-variate

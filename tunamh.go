@@ -38,7 +38,12 @@ import (
 // whose χ is chosen (TunaMH.Chi = 0, NoChiSearch false) searches χ on a
 // grid of 10^(k/4) at the adapted step scale for the largest predicted
 // α·‖θ′ − θ‖² per unit of cost; the second half of warmup then adapts the
-// step with χ fixed. The prediction reads 128 data per proposal, 24
+// step with χ fixed. Where the search predicts an acceptance below 0.15
+// there (a step past the acceptance cliff, which dual averaging can
+// overshoot), it searches steps smaller by 0.7 at a time, up to 8, and
+// takes the most efficient, from which the second half restarts; at the
+// end of warmup the final step is checked the same way (Params
+// "scale_cut": TestTunaMHChiChosen, figures/bench/tunamh_chi_seeds.txt). The prediction reads 128 data per proposal, 24
 // proposals, drawn from the search's own generator (the chain's stream is
 // untouched), and more data — up to 4096, or N if fewer — for a proposal
 // whose 128 cannot resolve its log ratio to ±0.5: each datum's count in
@@ -53,9 +58,10 @@ import (
 // shows what the search does with them. TunaMH-SGLD with Chi = 0 does the
 // same on its Langevin proposals, each from a gradient minibatch drawn as
 // the chain draws its own (without replacement), after a start from the
-// heuristic on the proposal's noise alone; where the search predicts an
-// acceptance below 0.15 at the adapted step, warmup does not hold the
-// step there but adapts it toward the kernel's own target.
+// heuristic on the proposal's noise alone. For either kernel, where the
+// search predicts an acceptance below 0.15 even at the smallest step
+// tried, warmup does not hold the step there but adapts it toward the
+// kernel's own target.
 type TunaMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
 	Proposal Proposal
@@ -247,6 +253,7 @@ type tunaChain struct {
 	// fixed from then on.
 	tuned       bool
 	tunedAccept float64 // the acceptance the search predicted at its choice
+	scaleCut    float64 // finalScale's factor on warmup's final step (0: none)
 	data        float64 // the last minibatch's log-ratio estimate
 	info        Info    // and its cost
 	// Since warmup: the steps that drew a minibatch, their batches B and
@@ -329,13 +336,16 @@ func (c *tunaChain) Params() map[string]float64 {
 	if c.tuned {
 		p["chi_tuned"], p["chi_accept"] = 1, c.tunedAccept
 	}
+	if c.scaleCut > 0 {
+		p["scale_cut"] = c.scaleCut
+	}
 	if c.steps > 0 {
 		p["mean_B"], p["mean_C2M2_CM"] = c.sumB/float64(c.steps), c.sumT/float64(c.steps)
 	}
 	return p
 }
 
-// midWarmup chooses χ at the adapted step scale (tuneChi), halfway
+// midWarmup chooses χ at the adapted step scale (chiSearch), halfway
 // through warmup, to maximise the predicted jump per unit of cost, and
 // compares the result with full-batch MH (mhRival): on concentrated
 // posteriors C·M grows like √N and no χ makes a minibatch pay, and the
@@ -355,12 +365,63 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 		}
 		return restartAt(scale, switched), err
 	}
-	ch, turn, err := tuneChi(c.tunaBatch, c.rival, c.k.Accept, c.walk.theta, c.walk.scale, propose,
-		chiStepCost(len(c.walk.theta)), own, ownTarget)
+	// The first half of warmup can end at a step past the acceptance
+	// cliff, where the search predicts acceptance near 0 and χ at the
+	// bottom of its grid (TestTunaMHChiChosen's seeds sampled at 0.015–0.09):
+	// the search runs at smaller steps too (cutScale), as TunaMH-SGLD's
+	// does, χ is chosen and compared with MH at the best of them, and the
+	// second half of warmup restarts from it.
+	theta := c.walk.theta
+	s := newChiSearch(len(theta))
+	stepCost := chiStepCost(len(theta))
+	eps, ch, err := cutScale(c.walk.scale, 0, func(eps float64) (chiChoice, error) {
+		return s.run(c.tunaBatch, c.k.Accept, theta, eps, propose, stepCost)
+	})
+	if err != nil {
+		return warmupTurn{}, err
+	}
+	turn, err := applyChi(ch, c.tunaBatch, c.rival, theta, eps, propose, own, ownTarget)
+	if err != nil {
+		return warmupTurn{}, err
+	}
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
 	}
-	return turn, err
+	// A target below chiMinTurnTarget would hold the chain at a step
+	// near the cliff: the second half restarts toward the kernel's own.
+	if turn.Target > 0 && turn.Target < chiMinTurnTarget {
+		turn.Target = 0
+	}
+	if turn.Scale == 0 && eps != c.walk.scale {
+		turn.Scale = eps // a user's target: restart from the step χ was chosen at
+	}
+	return turn, nil
+}
+
+// finalScale checks the step warmup ends with, when the search chose χ or
+// the chain switched to MH: where the acceptance the search predicts
+// there (at the chosen χ, or from full-batch ratios as MH) is below
+// chiMinTurnTarget, it lowers the step (cutScale), as TunaMH-SGLD's
+// does. Dual averaging across the acceptance cliff ends at the average of
+// iterates on both sides of it (TestTunaMHChiChosen).
+func (c *tunaChain) finalScale(scale float64) (float64, error) {
+	if !c.tuned && !c.rival.asMH || c.k.Chi != 0 || c.k.NoChiSearch {
+		return scale, nil
+	}
+	theta := c.walk.theta
+	propose := walkProposer(c.walk)
+	s := newChiSearch(len(theta))
+	stepCost := chiStepCost(len(theta))
+	best, _, err := cutScale(scale, chiFinalMore, func(eps float64) (chiChoice, error) {
+		return s.predict(c.tunaBatch, c.k.Accept, theta, eps, propose, c.chi, stepCost)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if best != scale {
+		c.scaleCut = best / scale
+	}
+	return best, nil
 }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
@@ -552,6 +613,9 @@ type tunaState struct {
 	// Tuned: the mid-warmup search chose χ (absent in older checkpoints).
 	Tuned       bool
 	TunedAccept float64
+	// ScaleCut: finalScale's factor on warmup's final step (absent, zero,
+	// in older checkpoints and when it cut nothing).
+	ScaleCut float64
 }
 
 // fullMemo is the memo of the fallback steps, saved with checkpoints.
@@ -559,7 +623,7 @@ func (b *tunaBatch) fullMemo() *fullEnergies { return &b.full }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warmup, c.warmupSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept})
+	return gobState(tunaState{c.chi, c.warmup, c.warmupSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept, c.scaleCut})
 }
 
 // UnmarshalState restores them.
@@ -584,11 +648,13 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 	case s.Steps < 0 || !(s.SumB >= 0) || !(s.SumT >= 0) || math.IsInf(s.SumB, 0) || math.IsInf(s.SumT, 0) ||
 		s.Steps == 0 && (s.SumB != 0 || s.SumT != 0):
 		return fmt.Errorf("saved batch record: %d steps, ΣB = %v, Σ(C²M² + CM) = %v", s.Steps, s.SumB, s.SumT)
+	case s.ScaleCut != 0 && !(s.ScaleCut > 0 && s.ScaleCut < 1):
+		return fmt.Errorf("saved final step cut %v, want 0 or in (0, 1)", s.ScaleCut)
 	}
 	c.chi, c.warmup, c.warmupSteps = s.Chi, s.Warm, s.WarmSteps
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
 	c.steps, c.sumB, c.sumT = s.Steps, s.SumB, s.SumT
-	c.tuned, c.tunedAccept = s.Tuned, s.TunedAccept
+	c.tuned, c.tunedAccept, c.scaleCut = s.Tuned, s.TunedAccept, s.ScaleCut
 	if c.rival.asMH {
 		c.maxBatch = -1
 	}
@@ -604,5 +670,6 @@ var (
 	_ schemeChain                    = (*tunaChain)(nil)
 	_ WarmupAware                    = (*tunaChain)(nil)
 	_ midWarmuper                    = (*tunaChain)(nil)
+	_ finalScaler                    = (*tunaChain)(nil)
 	_ fullMemoer                     = (*tunaChain)(nil)
 )

@@ -133,7 +133,7 @@ func (c *tunaSGLDChain) chooseChi() {
 // heuristic and the chain sampling at acceptance 0.002–0.05
 // (TestTunaMHSGLDChiChosen's seeds). So the search runs at smaller steps
 // too (cutScale) until one's predicted acceptance reaches
-// sgldMinTurnTarget, χ is chosen and compared with MH at the best of
+// chiMinTurnTarget, χ is chosen and compared with MH at the best of
 // them, and the second half of warmup restarts from it. A chain whose
 // proposals the search cannot judge at any of those steps runs as MH
 // (Params "chi_unjudged" = 1 beside "as_mh"): TunaMH would need batches of
@@ -163,12 +163,12 @@ func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) 
 	} else {
 		c.unjudged = true
 	}
-	// Where the search predicts an acceptance below sgldMinTurnTarget even
+	// Where the search predicts an acceptance below chiMinTurnTarget even
 	// at the smallest step tried, holding the step there (the turn's target)
 	// would lock the chain to it: the second half of warmup restarts from
 	// that step toward the kernel's own target instead
 	// (TestTunaMHSGLDPredictionMeasure shows the difference).
-	if turn.Target > 0 && turn.Target < sgldMinTurnTarget {
+	if turn.Target > 0 && turn.Target < chiMinTurnTarget {
 		turn.Target = 0
 	}
 	if turn.Scale == 0 && eps != c.walk.scale {
@@ -177,15 +177,15 @@ func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) 
 	return turn, nil
 }
 
-// cutScale tries the step scale, then steps smaller by sgldFinalCut, up to
-// sgldFinalCuts of them or until one's predicted acceptance (at) reaches
-// sgldMinTurnTarget and more steps after it, and returns the one of those
+// cutScale tries the step scale, then steps smaller by chiFinalCut, up to
+// chiFinalCuts of them or until one's predicted acceptance (at) reaches
+// chiMinTurnTarget and more steps after it, and returns the one of those
 // tried with the highest predicted efficiency and its prediction (eff −1
 // when the search could judge none).
 func cutScale(scale float64, more int, at func(eps float64) (chiChoice, error)) (float64, chiChoice, error) {
 	best, bestAt := scale, chiChoice{eff: -1}
 	reached := -1
-	for k, eps := 0, scale; k <= sgldFinalCuts && (reached < 0 || k <= reached+more); k, eps = k+1, eps*sgldFinalCut {
+	for k, eps := 0, scale; k <= chiFinalCuts && (reached < 0 || k <= reached+more); k, eps = k+1, eps*chiFinalCut {
 		p, err := at(eps)
 		if err != nil {
 			return 0, chiChoice{}, err
@@ -193,7 +193,7 @@ func cutScale(scale float64, more int, at func(eps float64) (chiChoice, error)) 
 		if p.eff > bestAt.eff {
 			best, bestAt = eps, p
 		}
-		if reached < 0 && p.eff > 0 && p.accept >= sgldMinTurnTarget {
+		if reached < 0 && p.eff > 0 && p.accept >= chiMinTurnTarget {
 			reached = k
 		}
 	}
@@ -203,7 +203,7 @@ func cutScale(scale float64, more int, at func(eps float64) (chiChoice, error)) 
 // finalScale checks the step warmup ends with, when the search chose χ or
 // the chain switched to MH: where the acceptance predicted there
 // (chiSearch, at the chosen χ, or from the probes' full-batch ratio
-// estimates as MH) is below sgldMinTurnTarget, it lowers the step
+// estimates as MH) is below chiMinTurnTarget, it lowers the step
 // (cutScale). Dual averaging toward a target across TunaMH-SGLD's cliff
 // (see midWarmup) ends at the average of iterates on both sides:
 // TestTunaMHSGLDChiChosen's seed 3 sampled one chain of two at acceptance
@@ -215,7 +215,7 @@ func (c *tunaSGLDChain) finalScale(scale float64) (float64, error) {
 	theta := c.walk.theta
 	propose := c.searchProposer(theta)
 	s := newChiSearch(len(theta))
-	best, _, err := cutScale(scale, sgldFinalMore, func(eps float64) (chiChoice, error) {
+	best, _, err := cutScale(scale, chiFinalMore, func(eps float64) (chiChoice, error) {
 		return s.predict(c.batch, AcceptMetropolis, theta, eps, propose, c.batch.chi, c.searchStepCost())
 	})
 	if err != nil {
@@ -234,25 +234,25 @@ func (c *tunaSGLDChain) searchStepCost() float64 {
 	return chiStepCost(len(c.walk.theta)) + 4*c.kFloat
 }
 
-// sgldFinalCut and sgldFinalCuts are the factor and the most steps by
+// chiFinalCut and chiFinalCuts are the factor and the most steps by
 // which finalScale lowers warmup's final step.
 const (
-	sgldFinalCut  = 0.7
-	sgldFinalCuts = 8
+	chiFinalCut  = 0.7
+	chiFinalCuts = 8
 )
 
-// sgldFinalMore is how many steps below the first one predicted to reach
-// sgldMinTurnTarget finalScale also tries, picking the most efficient: one
+// chiFinalMore is how many steps below the first one predicted to reach
+// chiMinTurnTarget finalScale also tries, picking the most efficient: one
 // point's prediction on the cliff's edge is noisy, and a final step
 // predicted at 0.155 sampled at 0.070 (TestTunaMHSGLDPredictionMeasure's
 // CV logistic, chain 2).
-const sgldFinalMore = 1
+const chiFinalMore = 1
 
-// sgldMinTurnTarget is the lowest predicted acceptance at which
+// chiMinTurnTarget is the lowest predicted acceptance at which
 // TunaMH-SGLD's warmup holds the step the search judged χ at: the lowest
 // target at which TestTargetAcceptSweep found it near its best (see
 // DefaultTargetAccept).
-const sgldMinTurnTarget = 0.15
+const chiMinTurnTarget = 0.15
 
 // searchProposer returns the proposer of the mid-warmup search and of the
 // comparison with MH: the chain's own transition from theta up to its
