@@ -157,7 +157,6 @@ type gibbsTerms struct {
 	hPtr []int
 	hCol []int32
 	hVal []float64
-	exp  []glmTaylor
 	// Blocks: coordinates bc[bcPtr[b]:bcPtr[b+1]], each coordinate's block
 	// and position in it; the prior kind of the block (explicit: the prior
 	// ratio is evaluated, with its expansion pGrad, pPrec at the centre);
@@ -172,11 +171,6 @@ type gibbsTerms struct {
 	pGrad  []float64
 	pPrec  []float64
 	qMax   int
-	// Datum i's blocks, a_ib and K_i = sup|f‴|·B_i/2: dBlock, dNorm[dPtr[i]:dPtr[i+1]].
-	dPtr   []int
-	dBlock []int32
-	dNorm  []float64
-	dK     []float64
 	// Block m's data: mData[mPtr[m]:mPtr[m+1]]; small[m]: fewer than
 	// ExactBelow, read exactly at its updates; the data of a larger block
 	// that touch a small one, read exactly at its updates too (out of the
@@ -248,6 +242,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.maskSplit {
 		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
 	}
+	c.rb.init(terms.blocks)
 	c.deltas()
 	return c, nil
 }
@@ -263,8 +258,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		return nil, fmt.Errorf("%s: prior %T does not describe a multilevel model (Blocks, NumTerms, Term: the MultilevelPrior of model.NewMultilevel)", name, t.Prior())
 	}
 	d, n := t.Dim(), t.N()
-	g := &gibbsTerms{e: e, center: slices.Clone(k.Center), blocks: lay.Blocks(), gradSum: make([]float64, d),
-		exp: make([]glmTaylor, n), dPtr: make([]int, n+1), dK: make([]float64, n)}
+	g := &gibbsTerms{e: e, center: slices.Clone(k.Center), blocks: lay.Blocks(), gradSum: make([]float64, d)}
 	if len(g.blocks) != d {
 		return nil, fmt.Errorf("%s: the prior's Blocks has %d entries, want the dimension %d", name, len(g.blocks), d)
 	}
@@ -383,19 +377,18 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	}
 	nb = int32(g.nb)
 
-	// One pass over the data: expansions, blocks, norms, pair counts.
+	// Three passes over the data, storing nothing per datum but the
+	// alias records (a datum's expansion, blocks and norms are recomputed
+	// from its row when drawn): the sums and pair counts; each block's
+	// data; the records.
 	pairID := make(map[uint64]int32)
 	var pairKeys []uint64
 	var pairCount []int
 	mCount := make([]int, nb+1)
-	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, g.exp, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
-		g.dK[i] = k3 * float64(len(touched)) / 2
-		g.dBlock = append(g.dBlock, touched...)
-		g.dNorm = append(g.dNorm, norms...)
+	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, nil, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
 		for _, b := range touched {
 			mCount[b+1]++
 		}
-		g.dPtr[i+1] = len(g.dBlock)
 		for _, m := range touched {
 			for _, b := range touched {
 				key := uint64(m)<<32 | uint64(b)
@@ -416,55 +409,55 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	if err := vec.FiniteVec(name+": Σ∇U_i at Center", g.gradSum); err != nil {
 		return nil, err
 	}
-	// Each block's data.
+	// Each block's data; the small blocks, and the data that touch one.
 	g.mPtr = make([]int, nb+1)
 	for b := range nb {
 		g.mPtr[b+1] = g.mPtr[b] + mCount[b+1]
 	}
-	g.mData = make([]int32, g.mPtr[nb])
-	mNext := slices.Clone(g.mPtr[:nb])
-	for i := range n {
-		for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
-			b := g.dBlock[q]
-			g.mData[mNext[b]] = int32(i)
-			mNext[b]++
-		}
-	}
-	// The small blocks, and the data that touch one.
 	exactBelow := k.ExactBelow
 	g.small = make([]bool, nb)
+	anySmall := false
 	for b := range nb {
 		g.small[b] = g.mPtr[b+1]-g.mPtr[b] < exactBelow
+		anySmall = anySmall || g.small[b]
 	}
-	isExact := make([]bool, n)
+	var isExact []bool
+	if anySmall {
+		isExact = make([]bool, n)
+	}
+	g.mData = make([]int32, g.mPtr[nb])
+	mNext := slices.Clone(g.mPtr[:nb])
+	var rb rowBlocks
+	rb.init(g.blocks)
 	for i := range n {
-		for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
-			if g.small[g.dBlock[q]] {
+		if err := rb.load(name, e, g.blocks, "the prior's Blocks", i); err != nil {
+			return nil, err
+		}
+		for _, b := range rb.touched {
+			g.mData[mNext[b]] = int32(i)
+			mNext[b]++
+			if g.small[b] {
 				isExact[i] = true
+			}
+		}
+		if isExact != nil && isExact[i] {
+			for _, m := range rb.touched {
+				for _, b := range rb.touched {
+					pairCount[pairID[uint64(m)<<32|uint64(b)]]--
+				}
 			}
 		}
 	}
 	g.ePtr = make([]int, nb+1)
 	for b := range nb {
 		g.ePtr[b+1] = g.ePtr[b]
-		if g.small[b] {
+		if g.small[b] || isExact == nil {
 			continue
 		}
 		for _, i := range g.mData[g.mPtr[b]:g.mPtr[b+1]] {
 			if isExact[i] {
 				g.eData = append(g.eData, i)
 				g.ePtr[b+1]++
-			}
-		}
-	}
-	for i := range n {
-		if !isExact[i] {
-			continue
-		}
-		for q := g.dPtr[i]; q < g.dPtr[i+1]; q++ {
-			m := g.dBlock[q]
-			for r := g.dPtr[i]; r < g.dPtr[i+1]; r++ {
-				pairCount[pairID[uint64(m)<<32|uint64(g.dBlock[r])]]--
 			}
 		}
 	}
@@ -499,35 +492,43 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		g.pPtr[b+1] += g.pPtr[b]
 		g.maxP = max(g.maxP, g.pPtr[b+1]-g.pPtr[b])
 	}
+	// The records, each weight K_i·a_im·a_ib² held in prob until its
+	// pair's alias table replaces it.
 	g.rec = make([]groupRec, g.rPtr[len(order)])
-	wrec := make([]float64, len(g.rec))
 	rNext := slices.Clone(g.rPtr[:len(order)])
+	maxPair := 0
 	for i := range n {
-		if isExact[i] {
+		if isExact != nil && isExact[i] {
 			continue
 		}
-		lo, hi := g.dPtr[i], g.dPtr[i+1]
-		for q := lo; q < hi; q++ {
-			m := g.dBlock[q]
-			for r := lo; r < hi; r++ {
-				b := g.dBlock[r]
+		if err := rb.load(name, e, g.blocks, "the prior's Blocks", i); err != nil {
+			return nil, err
+		}
+		dK := datumK3(e, i) * float64(len(rb.touched)) / 2
+		for q, m := range rb.touched {
+			for r, b := range rb.touched {
 				p := rank[pairID[uint64(m)<<32|uint64(b)]]
-				g.rec[rNext[p]].datum = int32(i)
-				wrec[rNext[p]] = g.dK[i] * g.dNorm[q] * g.dNorm[r] * g.dNorm[r]
+				g.rec[rNext[p]] = groupRec{prob: dK * rb.norms[q] * rb.norms[r] * rb.norms[r], datum: int32(i)}
 				rNext[p]++
 			}
 		}
 	}
 	for p := range order {
+		maxPair = max(maxPair, g.rPtr[p+1]-g.rPtr[p])
+	}
+	wrec := make([]float64, maxPair)
+	for p := range order {
 		lo, hi := g.rPtr[p], g.rPtr[p+1]
+		w := wrec[:hi-lo]
 		var s float64
-		for _, w := range wrec[lo:hi] {
-			s += w
+		for q := range w {
+			w[q] = g.rec[lo+q].prob
+			s += w[q]
 		}
 		if !(s > 0) {
 			continue // no remainder (a Gaussian family): never drawn
 		}
-		tab, err := alias.New(wrec[lo:hi])
+		tab, err := alias.New(w)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pair %d: %w", name, p, err)
 		}
@@ -757,6 +758,7 @@ type gibbsChain struct {
 	cum        []float64
 	hp         []float64 // the block's precision, then its Cholesky factor
 	rhs, z, pg []float64
+	rb         rowBlocks // the drawn datum's blocks and norms
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1000,7 +1002,11 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		if err != nil {
 			return false, 0, err
 		}
-		bound := beta * s * c.phi(i, m, mMax)
+		ph, err := c.phi(i, m, mMax)
+		if err != nil {
+			return false, 0, err
+		}
+		bound := beta * s * ph
 		if c.mask == nil && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 			return false, 0, fmt.Errorf("GroupGibbs: block %d: Taylor remainder: %w", m, diffViolation(i, rd, bound, c.theta, c.next))
 		}
@@ -1040,12 +1046,16 @@ func (c *gibbsChain) decide(rng *rand.Rand, logR float64) bool {
 	return logR >= 0 || rng.Float64() < math.Exp(logR)
 }
 
-// phi returns K_i·a_im·Σ_b a_ib²M_b² over datum i's blocks, M_m² = mMax.
-func (c *gibbsChain) phi(i, m int, mMax float64) float64 {
+// phi returns K_i·a_im·Σ_b a_ib²M_b² over datum i's blocks, M_m² = mMax,
+// with K_i = sup|f‴_i|·B_i/2 and a_ib from the row (as the set-up's
+// records weighed it).
+func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
+	if err := c.rb.load("GroupGibbs", c.e, c.blocks, "the prior's Blocks", i); err != nil {
+		return 0, err
+	}
 	var am, s float64
-	for q := c.dPtr[i]; q < c.dPtr[i+1]; q++ {
-		b := c.dBlock[q]
-		a := c.dNorm[q]
+	for q, b := range c.rb.touched {
+		a := c.rb.norms[q]
 		if int(b) == m {
 			am = a
 		}
@@ -1058,7 +1068,7 @@ func (c *gibbsChain) phi(i, m int, mMax float64) float64 {
 		}
 		s += a * a * mb
 	}
-	return c.dK[i] * am * s
+	return datumK3(c.e, i) * float64(len(c.rb.touched)) / 2 * am * s, nil
 }
 
 // priorExpansionDiff returns the prior expansion's log p̃(θ′) − log p̃(θ)
@@ -1098,7 +1108,11 @@ func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du float64, err erro
 	if math.IsNaN(du) || math.IsInf(du, 0) {
 		return 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
-	return du - beta*c.exp[i].diff(z, zn), du, nil
+	x, _, err := datumExpansion("GroupGibbs", c.e, i, c.center)
+	if err != nil {
+		return 0, 0, err
+	}
+	return du - beta*x.diff(z, zn), du, nil
 }
 
 // locationRepeats is the number of location moves of each pair per sweep:

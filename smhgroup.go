@@ -618,42 +618,68 @@ func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, erro
 // range or in no block (blocksName, −1) is an error naming the row.
 func blockRows(name string, e SparseRowGLM, blocks []int32, blocksName string, center, sc []float64, exp []glmTaylor, gradSum []float64,
 	visit func(i int, k3 float64, touched []int32, norms []float64)) error {
-	d := len(blocks)
-	var cols []int32
-	var vals []float64
-	var touched []int32
-	var norms []float64
-	sq := make([]float64, countMax(blocks)) // a_ib² of the current row, by block
+	var rb rowBlocks
+	rb.init(blocks)
 	for i := range e.Len() {
-		cols, vals = e.SparseRow(i, cols[:0], vals[:0])
-		var k3 float64
-		var err error
-		if exp[i], k3, err = datumExpansion(name, e, i, center); err != nil {
+		x, k3, err := datumExpansion(name, e, i, center)
+		if err != nil {
+			return err
+		}
+		if exp != nil {
+			exp[i] = x
+		}
+		if err := rb.load(name, e, blocks, blocksName, i); err != nil {
 			return err
 		}
 		zs, _ := e.LinearPredictors(i, sc, sc)
 		fs1, _ := e.LossDerivs(i, zs)
-		touched = touched[:0]
-		for q, c := range cols {
-			if int(c) >= d || c < 0 {
-				return fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
-			}
-			b := blocks[c]
-			if b < 0 {
-				return fmt.Errorf("%s: row %d has an entry in column %d, which %s leaves out (−1)", name, i, c, blocksName)
-			}
-			if sq[b] == 0 && vals[q] != 0 {
-				touched = append(touched, b)
-			}
-			sq[b] += vals[q] * vals[q]
-			gradSum[c] += fs1 * vals[q]
+		for q, c := range rb.cols {
+			gradSum[c] += fs1 * rb.vals[q]
 		}
-		norms = norms[:0]
-		for _, b := range touched {
-			norms = append(norms, math.Sqrt(sq[b]))
-			sq[b] = 0
+		visit(i, k3, rb.touched, rb.norms)
+	}
+	return nil
+}
+
+// datumK3 returns sup|f‴_i| over the line.
+func datumK3(e SparseRowGLM, i int) float64 { return e.LossBound(i, 3, math.Inf(-1), math.Inf(1)) }
+
+// rowBlocks is a row's blocks and their norms a_ib = ‖x_i restricted to
+// block b‖, in the order the row first touches them, computed in place
+// from the row (GroupGibbs recomputes them for each datum it draws rather
+// than storing them per datum).
+type rowBlocks struct {
+	cols    []int32
+	vals    []float64
+	touched []int32
+	norms   []float64
+	sq      []float64 // a_ib² of the current row, by block
+}
+
+func (rb *rowBlocks) init(blocks []int32) { rb.sq = make([]float64, countMax(blocks)) }
+
+// load reads row i and fills touched and norms.
+func (rb *rowBlocks) load(name string, e SparseRowGLM, blocks []int32, blocksName string, i int) error {
+	d := len(blocks)
+	rb.cols, rb.vals = e.SparseRow(i, rb.cols[:0], rb.vals[:0])
+	rb.touched = rb.touched[:0]
+	for q, c := range rb.cols {
+		if int(c) >= d || c < 0 {
+			return fmt.Errorf("%s: row %d has column %d, want < %d", name, i, c, d)
 		}
-		visit(i, k3, touched, norms)
+		b := blocks[c]
+		if b < 0 {
+			return fmt.Errorf("%s: row %d has an entry in column %d, which %s leaves out (−1)", name, i, c, blocksName)
+		}
+		if rb.sq[b] == 0 && rb.vals[q] != 0 {
+			rb.touched = append(rb.touched, b)
+		}
+		rb.sq[b] += rb.vals[q] * rb.vals[q]
+	}
+	rb.norms = rb.norms[:0]
+	for _, b := range rb.touched {
+		rb.norms = append(rb.norms, math.Sqrt(rb.sq[b]))
+		rb.sq[b] = 0
 	}
 	return nil
 }
@@ -713,7 +739,7 @@ func datumExpansion(name string, e SparseRowGLM, i int, center []float64) (glmTa
 	if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
 		return glmTaylor{}, 0, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
 	}
-	k3 := e.LossBound(i, 3, math.Inf(-1), math.Inf(1))
+	k3 := datumK3(e, i)
 	if !(k3 >= 0) || math.IsInf(k3, 0) {
 		return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0", name, ErrNoBound, i, k3)
 	}

@@ -659,6 +659,23 @@ func (s *SparseStore) Close() error {
 	return nil
 }
 
+// DropPages drops the mapping's pages from the process's resident set
+// (madvise MADV_DONTNEED) and leaves read-ahead on: called now and then
+// during the full passes of set-up, it keeps the resident set to the rows
+// read since the last call instead of the whole file (the pages stay in
+// the page cache, so nothing is re-read from disk while memory allows).
+// Safe while other goroutines read the rows: a dropped page is mapped
+// again on its next read.
+func (s *SparseStore) DropPages() error {
+	if !s.mmap || s.mem == nil {
+		return nil
+	}
+	if err := advise(s.mem, adviceDontNeed); err != nil {
+		return fmt.Errorf("data: sparse store %s: madvise(MADV_DONTNEED): %w", s.path, err)
+	}
+	return nil
+}
+
 // EndFullPasses drops the mapping's pages from the process's resident set
 // and turns off read-ahead, as Store.EndFullPasses does, once the passes
 // over every row (the centre, the Hessian, the kernel's tables) are over.
