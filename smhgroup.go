@@ -601,7 +601,7 @@ func (c *groupChain) remainderDiff(i int, beta float64) (r, du float64, err erro
 func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, error) {
 	e, ok := t.Energy().(SparseRowGLM)
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM)", name, t.Energy())
+		return nil, nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM): it needs a multilevel model (model.NewMultilevel, or (1|group) terms in the exactmh command)", name, t.Energy())
 	}
 	hs, ok := t.Energy().(SparseHessianer)
 	if !ok {
