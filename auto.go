@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/internal/fields"
 )
 
 // Choice is what the automatic default (Sample with a nil Kernel, or
@@ -519,18 +519,7 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 // cnProposal returns kernel k's proposal (its Proposal field) if it is a
 // *CrankNicolson.
 func cnProposal(k Kernel) (*CrankNicolson, bool) {
-	v := reflect.ValueOf(k)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return nil, false
-	}
-	f := v.FieldByName("Proposal")
-	if !f.IsValid() || f.Kind() != reflect.Interface || f.IsNil() || !f.CanInterface() {
-		return nil, false
-	}
-	cn, ok := f.Interface().(*CrankNicolson)
+	cn, ok := fields.Proposal(k).(*CrankNicolson)
 	return cn, ok && cn != nil
 }
 

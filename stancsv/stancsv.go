@@ -84,6 +84,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/fields"
 )
 
 // Options configure the Stan CSV writers. The zero value works.
@@ -182,18 +183,7 @@ func (s *stanWriter) stepSize(scale float64) float64 {
 // cnProposal returns kernel k's Proposal field if it is a Crank–Nicolson
 // proposal.
 func cnProposal(k exactmh.Kernel) *exactmh.CrankNicolson {
-	v := reflect.ValueOf(k)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.FieldByName("Proposal")
-	if !f.IsValid() || f.Kind() != reflect.Interface || f.IsNil() || !f.CanInterface() {
-		return nil
-	}
-	cn, _ := f.Interface().(*exactmh.CrankNicolson)
+	cn, _ := fields.Proposal(k).(*exactmh.CrankNicolson)
 	return cn
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/fields"
 )
 
 // kernelFlags are the kernel and its hyperparameters.
@@ -324,14 +325,6 @@ func wrapList(names []string) string {
 // cnProposal returns kernel k's Proposal field if it is a Crank–Nicolson
 // proposal, else nil.
 func cnProposal(k exactmh.Kernel) *exactmh.CrankNicolson {
-	v := reflect.ValueOf(k)
-	if v.Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.FieldByName("Proposal")
-	if !f.IsValid() || f.Kind() != reflect.Interface || f.IsNil() {
-		return nil
-	}
-	cn, _ := f.Interface().(*exactmh.CrankNicolson)
+	cn, _ := fields.Proposal(k).(*exactmh.CrankNicolson)
 	return cn
 }
