@@ -322,15 +322,22 @@ func chiStepCost(d int) float64 { return minibatchStepCost + float64(d) }
 // (TunaMH, TunaMH-SGLD), given the search's choice ch at scale (see
 // cutScale for the steps searched): b's χ set to its choice, then the
 // comparison with full-batch MH (rival), which may switch the chain to MH
-// steps (b.maxBatch −1). own is the chain's efficiency for that
-// comparison when the search cannot judge (0: none). When the search
-// chose χ and the run's target acceptance is the kernel's own, the driver
-// restarts the step adaptation at scale toward the acceptance predicted
-// there, so that the second half of warmup keeps the step at which χ was
-// judged rather than chasing a target set for the χ rule's noise.
+// steps (b.maxBatch −1). When the search chose χ and the run's target
+// acceptance is the kernel's own, the driver restarts the step adaptation
+// at scale toward the acceptance predicted there, so that the second half
+// of warmup keeps the step at which χ was judged rather than chasing a
+// target set for the χ rule's noise. When the search judged no step
+// (ch.eff ≤ 0) the chain always switches to MH: TunaMH would need batches
+// of order (C·M·sd(u))², and Start's heuristic χ samples at acceptance
+// near 0 (TestTunaMHSGLDChiChosen's seeds); MH from its best scale, or
+// from the shortest the rival probed if its probes all rejected
+// (mhRival.force), where the driver's step adaptation takes it on. The
+// chain says so (Params "chi_unjudged" beside "as_mh"; Summary warns):
+// TestTunaMHUnjudgedRunsAsMH.
 func applyChi(ch chiChoice, b *tunaBatch, rival *mhRival, theta []float64, scale float64, propose proposer,
-	own float64, ownTarget bool) (warmupTurn, error) {
+	ownTarget bool) (warmupTurn, error) {
 	var turn warmupTurn
+	var own float64 // judged at no step: compared as a chain that cannot move
 	if ch.eff > 0 {
 		b.chi, own = ch.chi, ch.eff
 		if ownTarget {
@@ -340,6 +347,9 @@ func applyChi(ch chiChoice, b *tunaBatch, rival *mhRival, theta []float64, scale
 	mhScale, switched, err := rival.against(propose, b.t, theta, scale, own, nil)
 	if err != nil {
 		return warmupTurn{}, err
+	}
+	if !switched && !(ch.eff > 0) && !rival.asMH {
+		mhScale, switched = rival.force(scale), true
 	}
 	if switched {
 		b.maxBatch = -1 // every expected batch exceeds it: full MH steps

@@ -204,6 +204,17 @@ func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, o
 	return bestScale, true, nil
 }
 
+// force records a switch to MH that no measured efficiency decided: a
+// chain whose χ search judged no step (applyChi) and whose MH probes all
+// rejected. It returns the shortest scale against probed, where MH's
+// acceptance is highest, for the driver's step adaptation to start from,
+// and records the speed-up as the largest finite one, as against does for
+// a chain of efficiency 0.
+func (r *mhRival) force(scale float64) float64 {
+	r.asMH, r.speedup = true, math.MaxFloat64
+	return scale / math.Pow(4, mhScales/2)
+}
+
 // proposalJump returns the mean ‖θ′ − θ‖² of n proposals at scale, from
 // the rival's generator; it reads no datum.
 func (r *mhRival) proposalJump(propose proposer, theta []float64, scale float64, n int) float64 {

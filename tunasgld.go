@@ -136,8 +136,8 @@ func (c *tunaSGLDChain) chooseChi() {
 // chiMinTurnTarget, χ is chosen and compared with MH at the best of
 // them, and the second half of warmup restarts from it. A chain whose
 // proposals the search cannot judge at any of those steps runs as MH
-// (Params "chi_unjudged" = 1 beside "as_mh"): TunaMH would need batches of
-// order (C·M·sd(u))² at every step tried.
+// (applyChi; Params "chi_unjudged" = 1 beside "as_mh"): TunaMH would need
+// batches of order (C·M·sd(u))² at every step tried.
 func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 || c.rival.asMH {
 		return warmupTurn{}, nil
@@ -152,9 +152,8 @@ func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) 
 	if err != nil {
 		return warmupTurn{}, err
 	}
-	// Judged at no step, the chain is compared with MH as if it could not
-	// move (own efficiency 0): it runs as MH unless MH cannot move either.
-	turn, err := applyChi(ch, c.batch, c.rival, theta, eps, propose, 0, ownTarget)
+	// Judged at no step, the chain runs as MH (applyChi).
+	turn, err := applyChi(ch, c.batch, c.rival, theta, eps, propose, ownTarget)
 	if err != nil {
 		return warmupTurn{}, err
 	}
@@ -399,7 +398,7 @@ func (c *tunaSGLDChain) SetMetric(m Metric) error {
 // lowered warmup's final step, when it did; "as_mh" and "mh_speedup" when
 // the comparison with MH switched the chain to full-batch tests, with
 // "chi_unjudged" = 1 when it did because the search could judge χ at no
-// step it tried.
+// step it tried (such a chain always switches: applyChi).
 func (c *tunaSGLDChain) Params() map[string]float64 {
 	p := c.rival.params(map[string]float64{"chi": c.batch.chi, "C": c.batch.sumC, "K": c.kFloat})
 	if c.tuned {
