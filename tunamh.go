@@ -326,7 +326,7 @@ func (c *tunaChain) SetWarmup(on bool) {
 // acceptance predicted at the choice, when warmup's search chose χ; "as_mh" = 1 with "mh_speedup", MH's predicted
 // advantage, when warmup switched the chain to full-batch MH, with
 // "chi_unjudged" = 1 when it did because the search could judge χ at no
-// step it tried (such a chain always switches: applyChi); and, over
+// step it tried (such a chain always switches: chiTurn); and, over
 // the steps since warmup (every step if warmup was not adapted) that drew
 // a minibatch, "mean_B", their mean batch (N in a fallback step), beside
 // "mean_C2M2_CM", their mean C²M² + CM: the TunaMH paper's Theorem 3 shows
@@ -373,35 +373,17 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 	}
 	// The first half of warmup can end at a step past the acceptance
 	// cliff, where the search predicts acceptance near 0 and χ at the
-	// bottom of its grid (TestTunaMHChiChosen's seeds sampled at 0.015–0.09):
-	// the search runs at smaller steps too (cutScale), as TunaMH-SGLD's
-	// does, χ is chosen and compared with MH at the best of them, and the
-	// second half of warmup restarts from it.
+	// bottom of its grid (TestTunaMHChiChosen's seeds sampled at
+	// 0.015–0.09): chiTurn searches smaller steps too.
 	theta := c.walk.theta
-	s := newChiSearch(len(theta))
-	stepCost := chiStepCost(len(theta))
-	eps, ch, err := cutScale(c.walk.scale, 0, func(eps float64) (chiChoice, error) {
-		return s.run(c.tunaBatch, c.k.Accept, theta, eps, propose, stepCost)
-	})
-	if err != nil {
-		return warmupTurn{}, err
-	}
-	turn, err := applyChi(ch, c.tunaBatch, c.rival, theta, eps, propose, ownTarget)
+	turn, ch, err := chiTurn(c.tunaBatch, c.rival, c.k.Accept, theta, c.walk.scale, propose, chiStepCost(len(theta)), ownTarget)
 	if err != nil {
 		return warmupTurn{}, err
 	}
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
 	} else {
-		c.unjudged = true // and the chain runs as MH (applyChi)
-	}
-	// A target below chiMinTurnTarget would hold the chain at a step
-	// near the cliff: the second half restarts toward the kernel's own.
-	if turn.Target > 0 && turn.Target < chiMinTurnTarget {
-		turn.Target = 0
-	}
-	if turn.Scale == 0 && eps != c.walk.scale {
-		turn.Scale = eps // a user's target: restart from the step χ was chosen at
+		c.unjudged = true // and the chain runs as MH (chiTurn)
 	}
 	return turn, nil
 }
@@ -419,19 +401,11 @@ func (c *tunaChain) finalScale(scale float64) (float64, error) {
 		return scale, nil
 	}
 	theta := c.walk.theta
-	propose := walkProposer(c.walk)
-	s := newChiSearch(len(theta))
-	stepCost := chiStepCost(len(theta))
-	best, _, err := cutScale(scale, chiFinalMore, func(eps float64) (chiChoice, error) {
-		return s.predict(c.tunaBatch, c.k.Accept, theta, eps, propose, c.chi, stepCost)
-	})
-	if err != nil {
-		return 0, err
+	best, cut, err := finalChiScale(c.tunaBatch, c.k.Accept, theta, scale, walkProposer(c.walk), c.chi, chiStepCost(len(theta)))
+	if cut > 0 {
+		c.scaleCut = cut
 	}
-	if best != scale {
-		c.scaleCut = best / scale
-	}
-	return best, nil
+	return best, err
 }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
