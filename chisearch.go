@@ -318,34 +318,85 @@ func mean(x []float64) float64 {
 // Gaussian proposal, a control-variate prior).
 func chiStepCost(d int) float64 { return minibatchStepCost + float64(d) }
 
-// applyChi is the mid-warmup turn of a TunaMH batch b whose χ is chosen
-// (TunaMH, TunaMH-SGLD), given the search's choice ch at scale (see
-// cutScale for the steps searched): b's χ set to its choice, then the
-// comparison with full-batch MH (rival), which may switch the chain to MH
-// steps (b.maxBatch −1). own is the chain's efficiency for that
-// comparison when the search cannot judge (0: none). When the search
-// chose χ and the run's target acceptance is the kernel's own, the driver
-// restarts the step adaptation at scale toward the acceptance predicted
-// there, so that the second half of warmup keeps the step at which χ was
-// judged rather than chasing a target set for the χ rule's noise.
-func applyChi(ch chiChoice, b *tunaBatch, rival *mhRival, theta []float64, scale float64, propose proposer,
-	own float64, ownTarget bool) (warmupTurn, error) {
+// chiTurn is the mid-warmup turn of a TunaMH batch b whose χ is chosen
+// (TunaMH, TunaMH-SGLD), at theta and the walk's scale, with proposals
+// from propose, acceptance acc and a step's cost stepCost beyond its data.
+// The search runs at scale and at smaller steps (cutScale) until one's
+// predicted acceptance reaches chiMinTurnTarget: the first half of warmup
+// can end at a step past the acceptance cliff, where the search predicts
+// acceptance near 0 or cannot judge the proposals at all (chiResolve).
+// b's χ is set to the best step's choice, then compared with full-batch MH
+// (rival), which may switch the chain to MH steps (b.maxBatch −1). When
+// the search chose χ and the run's target acceptance is the kernel's own
+// (ownTarget), the driver restarts the step adaptation at that step toward
+// the acceptance predicted there, so that the second half of warmup keeps
+// the step at which χ was judged rather than chasing a target set for the
+// χ rule's noise; a prediction below chiMinTurnTarget would lock the chain
+// to a step near the cliff, and the second half restarts from that step
+// toward the kernel's own target instead (TestTunaMHSGLDPredictionMeasure
+// shows the difference). When the search judged no step (the choice
+// returned has eff ≤ 0) the chain always switches to MH: TunaMH would need
+// batches of order (C·M·sd(u))², and Start's heuristic χ samples at
+// acceptance near 0 (TestTunaMHSGLDChiChosen's seeds); MH from its best
+// scale, or from the shortest the rival probed if its probes all rejected
+// (mhRival.force), where the driver's step adaptation takes it on. The
+// chain says so (Params "chi_unjudged" beside "as_mh"; Summary warns):
+// TestTunaMHUnjudgedRunsAsMH.
+func chiTurn(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scale float64, propose proposer,
+	stepCost float64, ownTarget bool) (warmupTurn, chiChoice, error) {
+	s := newChiSearch(len(theta))
+	eps, ch, err := cutScale(scale, 0, func(eps float64) (chiChoice, error) {
+		return s.run(b, acc, theta, eps, propose, stepCost)
+	})
+	if err != nil {
+		return warmupTurn{}, chiChoice{}, err
+	}
 	var turn warmupTurn
+	var own float64 // judged at no step: compared as a chain that cannot move
 	if ch.eff > 0 {
 		b.chi, own = ch.chi, ch.eff
 		if ownTarget {
-			turn = warmupTurn{Scale: scale, Target: clampTarget(ch.accept)}
+			turn = warmupTurn{Scale: eps}
+			if t := clampTarget(ch.accept); t >= chiMinTurnTarget {
+				turn.Target = t
+			}
 		}
 	}
-	mhScale, switched, err := rival.against(propose, b.t, theta, scale, own, nil)
+	mhScale, switched, err := rival.against(propose, b.t, theta, eps, own, nil)
 	if err != nil {
-		return warmupTurn{}, err
+		return warmupTurn{}, chiChoice{}, err
+	}
+	if !switched && !(ch.eff > 0) && !rival.asMH {
+		mhScale, switched = rival.force(eps), true
 	}
 	if switched {
 		b.maxBatch = -1 // every expected batch exceeds it: full MH steps
 		turn = warmupTurn{Scale: mhScale}
 	}
-	return turn, nil
+	if turn.Scale == 0 && eps != scale {
+		turn.Scale = eps // restart from the step χ was chosen at
+	}
+	return turn, ch, nil
+}
+
+// finalChiScale is TunaMH's and TunaMH-SGLD's finalScale: the most
+// efficient of warmup's final step and smaller ones (cutScale, up to
+// chiFinalMore past the first predicted to reach chiMinTurnTarget), as
+// the search predicts them at χ, and the factor cut by which it lowered
+// the step (0: none).
+func finalChiScale(b *tunaBatch, acc Acceptance, theta []float64, scale float64, propose proposer,
+	chi, stepCost float64) (best, cut float64, err error) {
+	s := newChiSearch(len(theta))
+	best, _, err = cutScale(scale, chiFinalMore, func(eps float64) (chiChoice, error) {
+		return s.predict(b, acc, theta, eps, propose, chi, stepCost)
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if best != scale {
+		cut = best / scale
+	}
+	return best, cut, nil
 }
 
 // clampTarget keeps a predicted acceptance target where dual averaging

@@ -131,6 +131,10 @@ type GroupGibbs struct {
 	// Test hooks: splitFixedOff leaves block 0 whole; maskSplit makes the
 	// thinning bound ignore the blocks splitFixed added (as blockMask).
 	splitFixedOff, maskSplit bool
+	// Test hook: if nonzero, the location moves' prior ratio takes the
+	// fixed-scale effects' prior at locSDMul times their sd (+Inf: drops
+	// it), a ratio that is not the posterior's.
+	locSDMul float64
 }
 
 // Name returns "GroupGibbs".
@@ -235,7 +239,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	q := terms.qMax
 	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
-		mask: k.blockMask, seen: newDistinct(),
+		mask: k.blockMask, locSDMul: k.locSDMul, seen: newDistinct(),
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q)}
@@ -753,6 +757,7 @@ type gibbsChain struct {
 	theta      []float64
 	next       []float64 // equal to theta but in the block being updated
 	mask       func(b int32) bool
+	locSDMul   float64 // GroupGibbs.locSDMul
 	seen       distinct
 	dsq        []float64 // ‖(θ − θ̂)_b‖² per block
 	cum        []float64
@@ -1127,7 +1132,7 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 	if len(c.locs) == 0 {
 		return false
 	}
-	lp := c.t.LogPrior(c.theta)
+	lp := c.locPrior(c.theta)
 	for _, l := range c.locs {
 		sd := l.sd
 		if l.logTau >= 0 {
@@ -1141,7 +1146,7 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 				c.next[l.start+g*l.stride] -= d
 			}
 			c.locTried++
-			lpn := c.t.LogPrior(c.next)
+			lpn := c.locPrior(c.next)
 			if r := lpn - lp; r >= 0 || rng.Float64() < math.Exp(r) {
 				c.theta[l.fixed] = c.next[l.fixed]
 				for g := range l.levels {
@@ -1164,6 +1169,25 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 		c.deltas()
 	}
 	return moved
+}
+
+// locPrior is the log prior at th that the location moves' ratio reads:
+// the posterior's, or with the locSDMul test hook set, one whose
+// fixed-scale effects have the wrong scale.
+func (c *gibbsChain) locPrior(th []float64) float64 {
+	lp := c.t.LogPrior(th)
+	if m := c.locSDMul; m != 0 {
+		for _, l := range c.locs {
+			if l.logTau >= 0 {
+				continue
+			}
+			for g := range l.levels {
+				v := th[l.start+g*l.stride] / l.sd
+				lp += v*v/2 - v*v/(2*m*m)
+			}
+		}
+	}
+	return lp
 }
 
 // sliceFree updates each coordinate no row holds by slice sampling with

@@ -35,6 +35,15 @@ func GroupGibbsWrongLocation(k GroupGibbs) GroupGibbs {
 	return k
 }
 
+// GroupGibbsLocationScale returns k with its location moves' prior ratio
+// taking the fixed-scale effects' prior N(0, (mul·sd)²) instead of N(0,
+// sd²) (mul +Inf: their prior dropped from the ratio), which the kit must
+// catch.
+func GroupGibbsLocationScale(k GroupGibbs, mul float64) GroupGibbs {
+	k.locSDMul = mul
+	return k
+}
+
 // MultilevelCenterOf is the centre the automatic default finds on a
 // multilevel posterior, and its standard deviations.
 func MultilevelCenterOf(p *Posterior) (center, sd []float64, err error) {

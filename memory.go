@@ -23,8 +23,9 @@ func (r *Result) DrawBytes() int { return drawBytes(r.Dim) }
 func drawBytes(d int) int { return 8*d + int(unsafe.Sizeof(Info{})) + 8 }
 
 // memoryHeadroom is the share of the available memory the kept draws may
-// take: the rest is for the data, the kernels and the garbage collector.
-const memoryHeadroom = 0.7
+// take (memavail.Headroom, which the data's loaders take too): the rest is
+// for the data, the kernels and the garbage collector.
+const memoryHeadroom = memavail.Headroom
 
 // availableMemory returns the bytes this process may still allocate
 // (memavail.Available); a variable so that tests can set it.
@@ -42,21 +43,7 @@ func checkDrawsFit(chains, draws, d int) (fits bool, err error) {
 	}
 	if need > memoryHeadroom*avail {
 		return false, fmt.Errorf("exactmh: keeping %d draws × %d chains at d = %d takes %s (%d bytes per draw: Result.DrawBytes), more than %.0f%% of the %s of memory available: thin the chain (Settings.Thin), keep fewer draws, or stream them to a file without keeping them (Settings.DiscardDraws with a stancsv.Recorder)",
-			draws, chains, d, byteSize(need), drawBytes(d), 100*memoryHeadroom, byteSize(avail))
+			draws, chains, d, memavail.ByteSize(need), drawBytes(d), 100*memoryHeadroom, memavail.ByteSize(avail))
 	}
 	return true, nil
-}
-
-// byteSize formats a number of bytes for a person.
-func byteSize(b float64) string {
-	const unit = 1024
-	switch {
-	case b >= unit*unit*unit:
-		return fmt.Sprintf("%.1f GiB", b/(unit*unit*unit))
-	case b >= unit*unit:
-		return fmt.Sprintf("%.1f MiB", b/(unit*unit))
-	case b >= unit:
-		return fmt.Sprintf("%.1f KiB", b/unit)
-	}
-	return fmt.Sprintf("%.0f B", b)
 }

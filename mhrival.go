@@ -204,6 +204,17 @@ func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, o
 	return bestScale, true, nil
 }
 
+// force records a switch to MH that no measured efficiency decided: a
+// chain whose χ search judged no step (chiTurn) and whose MH probes all
+// rejected. It returns the shortest scale against probed, where MH's
+// acceptance is highest, for the driver's step adaptation to start from,
+// and records the speed-up as the largest finite one, as against does for
+// a chain of efficiency 0.
+func (r *mhRival) force(scale float64) float64 {
+	r.asMH, r.speedup = true, math.MaxFloat64
+	return scale / math.Pow(4, mhScales/2)
+}
+
 // proposalJump returns the mean ‖θ′ − θ‖² of n proposals at scale, from
 // the rival's generator; it reads no datum.
 func (r *mhRival) proposalJump(propose proposer, theta []float64, scale float64, n int) float64 {
@@ -241,9 +252,10 @@ const (
 	rivalSwitchMargin = 1.25
 )
 
-// params adds the switch to a chain's Params.
+// params adds the switch to a chain's Params (none for a nil r, a chain
+// that never compares).
 func (r *mhRival) params(p map[string]float64) map[string]float64 {
-	if r.asMH {
+	if r != nil && r.asMH {
 		p["as_mh"], p["mh_speedup"] = 1, r.speedup
 	}
 	return p
@@ -281,6 +293,29 @@ func (r *mhRival) UnmarshalState(b []byte) error {
 	}
 	r.asMH, r.speedup = true, s.Speedup
 	return nil
+}
+
+// saveSwitch is MarshalState of a chain whose only state is r's switch
+// (TFMH, SMH, PoissonMH); a nil r, a chain that never compares, saves
+// nothing.
+func (r *mhRival) saveSwitch() ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	return r.MarshalState()
+}
+
+// restoreSwitch is UnmarshalState of such a chain: it restores r's switch
+// (a nil r takes only the empty state) and reports whether the chain runs
+// as MH.
+func (r *mhRival) restoreSwitch(b []byte) (asMH bool, err error) {
+	if r == nil {
+		return false, noState{}.UnmarshalState(b)
+	}
+	if err := r.UnmarshalState(b); err != nil {
+		return false, err
+	}
+	return r.asMH, nil
 }
 
 // checkSwitch checks a saved switch to MH: none (asMH false), or one with

@@ -146,11 +146,7 @@ type poissonChain struct {
 
 // Params reports λ and L, and the switch to MH if warmup made it.
 func (c *poissonChain) Params() map[string]float64 {
-	p := c.counts.params()
-	if c.rival != nil {
-		c.rival.params(p)
-	}
-	return p
+	return c.rival.params(c.counts.params())
 }
 
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
@@ -171,25 +167,15 @@ func (c *poissonChain) midWarmup(warmup Totals, _ bool) (warmupTurn, error) {
 func (c *poissonChain) fullMemo() *fullEnergies { return &c.counts.full }
 
 // MarshalState saves the switch to MH (nothing without one).
-func (c *poissonChain) MarshalState() ([]byte, error) {
-	if c.rival == nil {
-		return nil, nil
-	}
-	return c.rival.MarshalState()
-}
+func (c *poissonChain) MarshalState() ([]byte, error) { return c.rival.saveSwitch() }
 
 // UnmarshalState restores it.
 func (c *poissonChain) UnmarshalState(b []byte) error {
-	if c.rival == nil {
-		return noState{}.UnmarshalState(b)
-	}
-	if err := c.rival.UnmarshalState(b); err != nil {
-		return err
-	}
-	if c.rival.asMH {
+	asMH, err := c.rival.restoreSwitch(b)
+	if asMH {
 		c.counts.fallback = true
 	}
-	return nil
+	return err
 }
 
 // DrawOmega1 draws nothing (Case 1).

@@ -331,11 +331,7 @@ func (c *smhChain) prefetch(idx []int) {
 // Params reports the order, Σb_i and, when warmup switched the chain to
 // MH, the switch.
 func (c *smhChain) Params() map[string]float64 {
-	p := map[string]float64{"order": float64(c.k.Order), "sum_b": c.sumB}
-	if c.rival != nil {
-		c.rival.params(p)
-	}
-	return p
+	return c.rival.params(map[string]float64{"order": float64(c.k.Order), "sum_b": c.sumB})
 }
 
 // midWarmup switches the chain to full-batch MH, halfway through warmup,
@@ -357,25 +353,15 @@ func (c *smhChain) midWarmup(warmup Totals, _ bool) (warmupTurn, error) {
 }
 
 // MarshalState saves the switch to MH (nothing without one).
-func (c *smhChain) MarshalState() ([]byte, error) {
-	if c.rival == nil {
-		return nil, nil
-	}
-	return c.rival.MarshalState()
-}
+func (c *smhChain) MarshalState() ([]byte, error) { return c.rival.saveSwitch() }
 
 // UnmarshalState restores it.
 func (c *smhChain) UnmarshalState(b []byte) error {
-	if c.rival == nil {
-		return noState{}.UnmarshalState(b)
-	}
-	if err := c.rival.UnmarshalState(b); err != nil {
-		return err
-	}
-	if c.rival.asMH {
+	asMH, err := c.rival.restoreSwitch(b)
+	if asMH {
 		c.maxRate = asMHRate
 	}
-	return nil
+	return err
 }
 
 // quad returns (v − θ̂)ᵀH(v − θ̂) for the summed Hessian.

@@ -160,7 +160,7 @@ func (r *Result) Summary(names ...string) *Summary {
 		}
 	}
 	if len(unjudged) > 0 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s could not judge χ at any step warmup tried in chain(s) %s (its minibatch estimate would need batches of order (C·M·sd)², Params chi_unjudged), so they ran as full-batch MH where MH could move; ControlVariates shrinks C·M near the mode",
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s could not judge χ at any step warmup tried in chain(s) %s (its minibatch estimate would need batches of order (C·M·sd)², Params chi_unjudged), so they ran as full-batch MH; ControlVariates shrinks C·M near the mode",
 			r.Kernel, strings.Join(unjudged, ", ")))
 	}
 	if len(asMH) > 0 {

@@ -209,33 +209,19 @@ func (c *tfmhChain) midWarmup(warmup Totals, _ bool) (warmupTurn, error) {
 // Params reports C = Σc_i and, when warmup switched the chain to MH, the
 // switch.
 func (c *tfmhChain) Params() map[string]float64 {
-	p := map[string]float64{"C": c.sumC}
-	if c.rival != nil {
-		c.rival.params(p)
-	}
-	return p
+	return c.rival.params(map[string]float64{"C": c.sumC})
 }
 
 // MarshalState saves the switch to MH (nothing without one).
-func (c *tfmhChain) MarshalState() ([]byte, error) {
-	if c.rival == nil {
-		return nil, nil
-	}
-	return c.rival.MarshalState()
-}
+func (c *tfmhChain) MarshalState() ([]byte, error) { return c.rival.saveSwitch() }
 
 // UnmarshalState restores it.
 func (c *tfmhChain) UnmarshalState(b []byte) error {
-	if c.rival == nil {
-		return noState{}.UnmarshalState(b)
-	}
-	if err := c.rival.UnmarshalState(b); err != nil {
-		return err
-	}
-	if c.rival.asMH {
+	asMH, err := c.rival.restoreSwitch(b)
+	if asMH {
 		c.maxRate = asMHRate
 	}
-	return nil
+	return err
 }
 
 // Step makes one TFMH transition.

@@ -254,6 +254,7 @@ type tunaChain struct {
 	tuned       bool
 	tunedAccept float64 // the acceptance the search predicted at its choice
 	scaleCut    float64 // finalScale's factor on warmup's final step (0: none)
+	unjudged    bool    // the search judged no step tried, and the chain runs as MH
 	data        float64 // the last minibatch's log-ratio estimate
 	info        Info    // and its cost
 	// Since warmup: the steps that drew a minibatch, their batches B and
@@ -323,7 +324,9 @@ func (c *tunaChain) SetWarmup(on bool) {
 
 // Params reports χ and C; "chi_tuned" = 1 with "chi_accept", the
 // acceptance predicted at the choice, when warmup's search chose χ; "as_mh" = 1 with "mh_speedup", MH's predicted
-// advantage, when warmup switched the chain to full-batch MH; and, over
+// advantage, when warmup switched the chain to full-batch MH, with
+// "chi_unjudged" = 1 when it did because the search could judge χ at no
+// step it tried (such a chain always switches: chiTurn); and, over
 // the steps since warmup (every step if warmup was not adapted) that drew
 // a minibatch, "mean_B", their mean batch (N in a fallback step), beside
 // "mean_C2M2_CM", their mean C²M² + CM: the TunaMH paper's Theorem 3 shows
@@ -338,6 +341,9 @@ func (c *tunaChain) Params() map[string]float64 {
 	}
 	if c.scaleCut > 0 {
 		p["scale_cut"] = c.scaleCut
+	}
+	if c.unjudged {
+		p["chi_unjudged"] = 1
 	}
 	if c.steps > 0 {
 		p["mean_B"], p["mean_C2M2_CM"] = c.sumB/float64(c.steps), c.sumT/float64(c.steps)
@@ -357,8 +363,8 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 		return warmupTurn{}, nil
 	}
 	propose := walkProposer(c.walk)
-	own, _, _ := c.rival.ownEfficiency(c.walk, nil, warmup, minibatchStepCost)
 	if c.k.NoChiSearch {
+		own, _, _ := c.rival.ownEfficiency(c.walk, nil, warmup, minibatchStepCost)
 		scale, switched, err := c.rival.against(propose, c.t, c.walk.theta, c.walk.scale, own, nil)
 		if switched {
 			c.maxBatch = -1 // every expected batch exceeds it: full MH steps
@@ -367,33 +373,17 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 	}
 	// The first half of warmup can end at a step past the acceptance
 	// cliff, where the search predicts acceptance near 0 and χ at the
-	// bottom of its grid (TestTunaMHChiChosen's seeds sampled at 0.015–0.09):
-	// the search runs at smaller steps too (cutScale), as TunaMH-SGLD's
-	// does, χ is chosen and compared with MH at the best of them, and the
-	// second half of warmup restarts from it.
+	// bottom of its grid (TestTunaMHChiChosen's seeds sampled at
+	// 0.015–0.09): chiTurn searches smaller steps too.
 	theta := c.walk.theta
-	s := newChiSearch(len(theta))
-	stepCost := chiStepCost(len(theta))
-	eps, ch, err := cutScale(c.walk.scale, 0, func(eps float64) (chiChoice, error) {
-		return s.run(c.tunaBatch, c.k.Accept, theta, eps, propose, stepCost)
-	})
-	if err != nil {
-		return warmupTurn{}, err
-	}
-	turn, err := applyChi(ch, c.tunaBatch, c.rival, theta, eps, propose, own, ownTarget)
+	turn, ch, err := chiTurn(c.tunaBatch, c.rival, c.k.Accept, theta, c.walk.scale, propose, chiStepCost(len(theta)), ownTarget)
 	if err != nil {
 		return warmupTurn{}, err
 	}
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
-	}
-	// A target below chiMinTurnTarget would hold the chain at a step
-	// near the cliff: the second half restarts toward the kernel's own.
-	if turn.Target > 0 && turn.Target < chiMinTurnTarget {
-		turn.Target = 0
-	}
-	if turn.Scale == 0 && eps != c.walk.scale {
-		turn.Scale = eps // a user's target: restart from the step χ was chosen at
+	} else {
+		c.unjudged = true // and the chain runs as MH (chiTurn)
 	}
 	return turn, nil
 }
@@ -411,19 +401,11 @@ func (c *tunaChain) finalScale(scale float64) (float64, error) {
 		return scale, nil
 	}
 	theta := c.walk.theta
-	propose := walkProposer(c.walk)
-	s := newChiSearch(len(theta))
-	stepCost := chiStepCost(len(theta))
-	best, _, err := cutScale(scale, chiFinalMore, func(eps float64) (chiChoice, error) {
-		return s.predict(c.tunaBatch, c.k.Accept, theta, eps, propose, c.chi, stepCost)
-	})
-	if err != nil {
-		return 0, err
+	best, cut, err := finalChiScale(c.tunaBatch, c.k.Accept, theta, scale, walkProposer(c.walk), c.chi, chiStepCost(len(theta)))
+	if cut > 0 {
+		c.scaleCut = cut
 	}
-	if best != scale {
-		c.scaleCut = best / scale
-	}
-	return best, nil
+	return best, err
 }
 
 // chooseChi sets χ by the chain's ChiRule from pilot proposals at the
@@ -618,6 +600,9 @@ type tunaState struct {
 	// ScaleCut: finalScale's factor on warmup's final step (absent, zero,
 	// in older checkpoints and when it cut nothing).
 	ScaleCut float64
+	// Unjudged: the mid-warmup search judged no step, and the chain runs
+	// as MH (absent, false, in older checkpoints).
+	Unjudged bool
 }
 
 // fullMemo is the memo of the fallback steps, saved with checkpoints.
@@ -625,7 +610,7 @@ func (b *tunaBatch) fullMemo() *fullEnergies { return &b.full }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warmup, c.warmupSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept, c.scaleCut})
+	return gobState(tunaState{c.chi, c.warmup, c.warmupSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept, c.scaleCut, c.unjudged})
 }
 
 // UnmarshalState restores them.
@@ -652,11 +637,13 @@ func (c *tunaChain) UnmarshalState(b []byte) error {
 		return fmt.Errorf("saved batch record: %d steps, ΣB = %v, Σ(C²M² + CM) = %v", s.Steps, s.SumB, s.SumT)
 	case s.ScaleCut != 0 && !(s.ScaleCut > 0 && s.ScaleCut < 1):
 		return fmt.Errorf("saved final step cut %v, want 0 or in (0, 1)", s.ScaleCut)
+	case s.Unjudged && (!s.AsMH || s.Tuned):
+		return fmt.Errorf("saved χ judged at no step, with switch to MH %v and χ chosen %v: want switched, not chosen", s.AsMH, s.Tuned)
 	}
 	c.chi, c.warmup, c.warmupSteps = s.Chi, s.Warm, s.WarmSteps
 	c.rival.asMH, c.rival.speedup = s.AsMH, s.MHSpeedup
 	c.steps, c.sumB, c.sumT = s.Steps, s.SumB, s.SumT
-	c.tuned, c.tunedAccept, c.scaleCut = s.Tuned, s.TunedAccept, s.ScaleCut
+	c.tuned, c.tunedAccept, c.scaleCut, c.unjudged = s.Tuned, s.TunedAccept, s.ScaleCut, s.Unjudged
 	if c.rival.asMH {
 		c.maxBatch = -1
 	}

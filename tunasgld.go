@@ -136,43 +136,21 @@ func (c *tunaSGLDChain) chooseChi() {
 // chiMinTurnTarget, χ is chosen and compared with MH at the best of
 // them, and the second half of warmup restarts from it. A chain whose
 // proposals the search cannot judge at any of those steps runs as MH
-// (Params "chi_unjudged" = 1 beside "as_mh"): TunaMH would need batches of
-// order (C·M·sd(u))² at every step tried.
+// (chiTurn; Params "chi_unjudged" = 1 beside "as_mh"): TunaMH would need
+// batches of order (C·M·sd(u))² at every step tried.
 func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) {
 	if c.k.Chi != 0 || c.rival.asMH {
 		return warmupTurn{}, nil
 	}
 	theta := c.walk.theta
-	propose := c.searchProposer(theta)
-	stepCost := c.searchStepCost()
-	s := newChiSearch(len(theta))
-	eps, ch, err := cutScale(c.walk.scale, 0, func(eps float64) (chiChoice, error) {
-		return s.run(c.batch, AcceptMetropolis, theta, eps, propose, stepCost)
-	})
-	if err != nil {
-		return warmupTurn{}, err
-	}
-	// Judged at no step, the chain is compared with MH as if it could not
-	// move (own efficiency 0): it runs as MH unless MH cannot move either.
-	turn, err := applyChi(ch, c.batch, c.rival, theta, eps, propose, 0, ownTarget)
+	turn, ch, err := chiTurn(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, c.searchProposer(theta), c.searchStepCost(), ownTarget)
 	if err != nil {
 		return warmupTurn{}, err
 	}
 	if ch.eff > 0 {
 		c.tuned, c.tunedAccept = true, ch.accept
 	} else {
-		c.unjudged = true
-	}
-	// Where the search predicts an acceptance below chiMinTurnTarget even
-	// at the smallest step tried, holding the step there (the turn's target)
-	// would lock the chain to it: the second half of warmup restarts from
-	// that step toward the kernel's own target instead
-	// (TestTunaMHSGLDPredictionMeasure shows the difference).
-	if turn.Target > 0 && turn.Target < chiMinTurnTarget {
-		turn.Target = 0
-	}
-	if turn.Scale == 0 && eps != c.walk.scale {
-		turn.Scale = eps // a user's target: restart from the step χ was chosen at
+		c.unjudged = true // and the chain runs as MH (chiTurn)
 	}
 	return turn, nil
 }
@@ -213,18 +191,11 @@ func (c *tunaSGLDChain) finalScale(scale float64) (float64, error) {
 		return scale, nil
 	}
 	theta := c.walk.theta
-	propose := c.searchProposer(theta)
-	s := newChiSearch(len(theta))
-	best, _, err := cutScale(scale, chiFinalMore, func(eps float64) (chiChoice, error) {
-		return s.predict(c.batch, AcceptMetropolis, theta, eps, propose, c.batch.chi, c.searchStepCost())
-	})
-	if err != nil {
-		return 0, err
+	best, cut, err := finalChiScale(c.batch, AcceptMetropolis, theta, scale, c.searchProposer(theta), c.batch.chi, c.searchStepCost())
+	if cut > 0 {
+		c.scaleCut = cut
 	}
-	if best != scale {
-		c.scaleCut = best / scale
-	}
-	return best, nil
+	return best, err
 }
 
 // searchStepCost is a step's cost beyond its data for the χ search, in
@@ -399,7 +370,7 @@ func (c *tunaSGLDChain) SetMetric(m Metric) error {
 // lowered warmup's final step, when it did; "as_mh" and "mh_speedup" when
 // the comparison with MH switched the chain to full-batch tests, with
 // "chi_unjudged" = 1 when it did because the search could judge χ at no
-// step it tried.
+// step it tried (such a chain always switches: chiTurn).
 func (c *tunaSGLDChain) Params() map[string]float64 {
 	p := c.rival.params(map[string]float64{"chi": c.batch.chi, "C": c.batch.sumC, "K": c.kFloat})
 	if c.tuned {
