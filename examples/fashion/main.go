@@ -29,8 +29,10 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -50,6 +52,7 @@ func main() {
 	comps := flag.Int("components", 50, "principal components")
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
 	exportTo := flag.String("export", "", "only write the data as CSV (hexadecimal reals) to this directory")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the sampling (everything after the PCA) to this file")
 	kernel := flag.String("kernel", "auto", "auto (the automatic default), or TFMH-CV-CN or TunaMH-CV-CN on the same Laplace approximation, without pilots")
 	flag.Parse()
 	log.SetFlags(0)
@@ -82,6 +85,16 @@ func main() {
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+	}
 	cpu0, wall0 := report.CPUTime(), time.Now()
 	run, k := post, exactmh.Kernel(nil)
 	if *kernel != "auto" {
@@ -95,6 +108,7 @@ func main() {
 		log.Fatal(err)
 	}
 	cpu, wall := report.CPUTime()-cpu0, time.Since(wall0)
+	pprof.StopCPUProfile()
 	s := res.Summary()
 	minTail := math.Inf(1)
 	for _, p := range s.Params {
