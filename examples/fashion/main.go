@@ -53,6 +53,7 @@ func main() {
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
 	exportTo := flag.String("export", "", "only write the data as CSV (hexadecimal reals) to this directory")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the sampling (everything after the PCA) to this file")
+	phases := flag.Bool("phases", false, "print the process's CPU time at each step of the automatic default's choice")
 	kernel := flag.String("kernel", "auto", "auto (the automatic default), or TFMH-CV-CN or TunaMH-CV-CN on the same Laplace approximation, without pilots")
 	flag.Parse()
 	log.SetFlags(0)
@@ -96,6 +97,11 @@ func main() {
 		defer f.Close()
 	}
 	cpu0, wall0 := report.CPUTime(), time.Now()
+	if *phases {
+		set.ChoiceProgress = func(step string) {
+			fmt.Printf("%8.2f CPU-s %s\n", (report.CPUTime() - cpu0).Seconds(), step)
+		}
+	}
 	run, k := post, exactmh.Kernel(nil)
 	if *kernel != "auto" {
 		run, k, err = fixedKernel(post, *kernel)
@@ -108,6 +114,9 @@ func main() {
 		log.Fatal(err)
 	}
 	cpu, wall := report.CPUTime()-cpu0, time.Since(wall0)
+	if *phases {
+		fmt.Printf("%8.2f CPU-s done\n", cpu.Seconds())
+	}
 	pprof.StopCPUProfile()
 	s := res.Summary()
 	minTail := math.Inf(1)
