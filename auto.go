@@ -159,7 +159,11 @@ const (
 //     (tempered or multimodal targets, where the Laplace approximation is
 //     poor); NUTS — and picks the highest ESS per second, the smaller of
 //     bulk and tail ESS (minESS), so that a kernel that sticks in a tail
-//     loses to one that does not.
+//     loses to one that does not. TunaMH and TFMH on the control variates
+//     are listed but not piloted where minibatchDatumCost·C·M ≥ N at a
+//     short step from draws of the approximation (cvBatchFloor): a
+//     minibatch step would cost more than a full-batch MH step (a nearly
+//     separable logistic regression, examples/fashion; TestCVBatchFloor).
 //   - Of the three Poisson kernels one is piloted: PoissonMH-CN, or
 //     Poisson-MALA where there is no Crank–Nicolson proposal
 //     (TestAutoPoissonKernelsMeasure compares the three on the rewrite).
