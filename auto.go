@@ -159,7 +159,11 @@ const (
 //     (tempered or multimodal targets, where the Laplace approximation is
 //     poor); NUTS — and picks the highest ESS per second, the smaller of
 //     bulk and tail ESS (minESS), so that a kernel that sticks in a tail
-//     loses to one that does not.
+//     loses to one that does not. TunaMH and TFMH on the control variates
+//     are listed but not piloted where minibatchDatumCost·C·M ≥ N at a
+//     short step from draws of the approximation (cvBatchFloor): a
+//     minibatch step would cost more than a full-batch MH step (a nearly
+//     separable logistic regression, examples/fashion; TestCVBatchFloor).
 //   - Of the three Poisson kernels one is piloted: PoissonMH-CN, or
 //     Poisson-MALA where there is no Crank–Nicolson proposal
 //     (TestAutoPoissonKernelsMeasure compares the three on the rewrite).
@@ -345,8 +349,16 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			return nil, ctx.Err()
 		}
 		if err == nil {
+			floor, fok := cvBatchFloor(cv, la, set.Seed)
+			if fok {
+				choiceProgress(ctx, "control variates: C·M ≈ %.3g at the centre (N = %d)", floor, n)
+			}
 			for _, ki := range withRole(autoCVCN) {
-				cands = append(cands, cnCand(ki, "-CV-CN", cv, cn))
+				c := cnCand(ki, "-CV-CN", cv, cn)
+				if fok && minibatchDatumCost*floor >= float64(n) {
+					c.skip = fmt.Sprintf("not piloted: the control-variate bound's C·M ≈ %.3g at the centre, even for a random-walk step of Laplace-whitened length %.3g from a draw of the Laplace approximation, and a datum drawn at random costs about %d of a full pass's: %.3g ≥ N = %d, a step would cost more than full-batch MH's", floor, autoFloorStep, minibatchDatumCost, minibatchDatumCost*floor, n)
+				}
+				cands = append(cands, c)
 			}
 		} else {
 			cv, cvErr = nil, err
@@ -398,6 +410,66 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	}
 	sortCandidates(choice.Candidates)
 	return done(choice)
+}
+
+// autoFloorStep is the Laplace-whitened length ‖θ′ − θ‖_H of the step at
+// which cvBatchFloor evaluates the control-variate bound: 2.38, the length
+// of the optimal random-walk step on a d-dimensional standard Gaussian
+// (a scale of 2.38/√d per coordinate; Roberts, Gelman & Gilks 1997). The
+// Crank–Nicolson proposals that warmup tunes on a near-Gaussian posterior
+// step further (ρ → 0: a length of about √(2d)), where C·M is larger
+// still.
+const autoFloorStep = 2.38
+
+// autoFloorDraws is how many draws of the Laplace approximation
+// cvBatchFloor evaluates the bound at.
+const autoFloorDraws = 16
+
+// cvBatchFloor returns the median over autoFloorDraws draws θ of the
+// Laplace approximation of C·M(θ, θ′), θ′ = θ + a step of Laplace-whitened
+// length autoFloorStep in a random direction, for the control-variate
+// posterior cv: a floor on the expected batch of its exact minibatch
+// kernels, which read at least C·M data a transition (TFMH's Poisson mean
+// is C·M, TunaMH's χC²M² + C·M). Where minibatchDatumCost times it reaches
+// N — a nearly separable posterior, where data with large ‖x_i‖ far from
+// the decision boundary's curvature make C large (examples/fashion) — a
+// minibatch step costs more than a full-batch MH step even at that short
+// step, their pilots cannot beat full-batch MH, and choose does not run
+// them. ok is false when cv's energy is not the control variates' own.
+func cvBatchFloor(cv *Posterior, la *LaplaceApprox, seed uint64) (floor float64, ok bool) {
+	e, isCV := cv.Energy.(*cvEnergy)
+	if !isCV || la.Sparse != nil || la.CovChol == nil {
+		return 0, false
+	}
+	var sumC float64
+	for _, c := range e.c {
+		sumC += c
+	}
+	d := len(la.Mean)
+	rng := rand.New(rand.NewPCG(seed, 0xf1002))
+	theta, next, z, u := make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
+	ms := make([]float64, autoFloorDraws)
+	for k := range ms {
+		la.Rand(rng, theta)
+		// u = L z is a step whose H-norm is ‖z‖: scale z to autoFloorStep.
+		var zz float64
+		for j := range z {
+			z[j] = rng.NormFloat64()
+			zz += z[j] * z[j]
+		}
+		f := autoFloorStep / math.Sqrt(zz)
+		for a := range d {
+			var s float64
+			for b := 0; b <= a; b++ {
+				s += la.CovChol.At(a, b) * z[b]
+			}
+			u[a] = f * s
+			next[a] = theta[a] + u[a]
+		}
+		ms[k] = sumC * e.distance(theta, next)
+	}
+	slices.Sort(ms)
+	return ms[len(ms)/2], true
 }
 
 // hasDiffBound reports whether a DiffBound may be had for e without

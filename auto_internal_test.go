@@ -5,7 +5,10 @@
 package exactmh
 
 import (
+	"context"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,5 +90,73 @@ func TestPassTime(t *testing.T) {
 		if _, err := passTime(tg, []float64{math.NaN()}); err == nil {
 			t.Errorf("N = %d: no error for a NaN energy", n)
 		}
+	}
+}
+
+// TestCVBatchFloor checks the floor on the control-variate kernels' batch
+// that lets the automatic default skip their pilots: far below N on a tall
+// near-Gaussian logistic regression, at or above N/minibatchDatumCost on a
+// nearly separable one (labels the sign of a strong linear predictor plus
+// a little noise, as examples/fashion's nearly are), where Choose lists
+// the -CV-CN candidates as not piloted and says why.
+func TestCVBatchFloor(t *testing.T) {
+	_, cv, la := cvProblem(t, "logistic", 20000, 5, 1)
+	floor, ok := cvBatchFloor(cv, la, 1)
+	if !ok || !(floor > 0 && floor < 20000/20) {
+		t.Fatalf("near-Gaussian N = 20000, d = 5: floor %v (ok %v), want in (0, N/20)", floor, ok)
+	}
+
+	const n, d = 3000, 10
+	rng := rand.New(rand.NewPCG(3, 3))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		var z float64
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()
+			z += 3 * x[i*d+j]
+		}
+		if z+0.5*rng.NormFloat64() > 0 {
+			y[i] = 1
+		}
+	}
+	e, err := NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior, err := NewIsoGaussian(d, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Posterior{Energy: e, Prior: prior}
+	la, err = FindLaplace(context.Background(), p, make([]float64, d), &MAPSettings{Tol: AutoMAPTol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err = ControlVariates(p, la)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor, ok = cvBatchFloor(cv, la, 1)
+	if !ok || !(minibatchDatumCost*floor >= n) {
+		t.Fatalf("nearly separable N = %d, d = %d: floor %v (ok %v), want ≥ N/%d", n, d, floor, ok, minibatchDatumCost)
+	}
+	if testing.Short() {
+		t.Skip("Choose's pilots take seconds")
+	}
+	c, err := Choose(context.Background(), p, &Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skipped int
+	for _, cand := range c.Candidates {
+		if strings.HasSuffix(cand.Name, "-CV-CN") {
+			if !strings.HasPrefix(cand.Err, "not piloted: the control-variate bound's C·M") {
+				t.Errorf("%s: %q, want not piloted for its C·M", cand.Name, cand.Err)
+			}
+			skipped++
+		}
+	}
+	if skipped == 0 || strings.Contains(c.Name, "-CV") {
+		t.Fatalf("chose %s with %d -CV-CN candidates skipped: %s", c.Name, skipped, c)
 	}
 }

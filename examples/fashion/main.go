@@ -29,8 +29,10 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -50,6 +52,8 @@ func main() {
 	comps := flag.Int("components", 50, "principal components")
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
 	exportTo := flag.String("export", "", "only write the data as CSV (hexadecimal reals) to this directory")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the sampling (everything after the PCA) to this file")
+	phases := flag.Bool("phases", false, "print the process's CPU time at each step of the automatic default's choice")
 	kernel := flag.String("kernel", "auto", "auto (the automatic default), or TFMH-CV-CN or TunaMH-CV-CN on the same Laplace approximation, without pilots")
 	flag.Parse()
 	log.SetFlags(0)
@@ -82,7 +86,22 @@ func main() {
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+	}
 	cpu0, wall0 := report.CPUTime(), time.Now()
+	if *phases {
+		set.ChoiceProgress = func(step string) {
+			fmt.Printf("%8.2f CPU-s %s\n", (report.CPUTime() - cpu0).Seconds(), step)
+		}
+	}
 	run, k := post, exactmh.Kernel(nil)
 	if *kernel != "auto" {
 		run, k, err = fixedKernel(post, *kernel)
@@ -95,6 +114,10 @@ func main() {
 		log.Fatal(err)
 	}
 	cpu, wall := report.CPUTime()-cpu0, time.Since(wall0)
+	if *phases {
+		fmt.Printf("%8.2f CPU-s done\n", cpu.Seconds())
+	}
+	pprof.StopCPUProfile()
 	s := res.Summary()
 	minTail := math.Inf(1)
 	for _, p := range s.Params {
