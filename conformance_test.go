@@ -344,6 +344,16 @@ func conformanceCases() []mcmctest.Case {
 			Mutants: mutants{"capped contraction, uncapped noise": func(pb problem) exactmh.Kernel {
 				return exactmh.MH{Proposal: halfCapped(pb), Scale: pb.Scale}
 			}}},
+		{Name: "MH antithetic Crank–Nicolson", Exact: true,
+			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: antitheticCN(pb), Scale: pb.Scale} },
+			Mutants: mutants{
+				"flipped proposal ratio": func(pb problem) exactmh.Kernel {
+					return exactmh.MH{Proposal: flipRatio{antitheticCN(pb)}, Scale: pb.Scale}
+				},
+				"symmetric-move ratio": func(pb problem) exactmh.Kernel {
+					return exactmh.MH{Proposal: zeroRatio{antitheticCN(pb)}, Scale: pb.Scale}
+				},
+			}},
 		{Name: "SMH-2 Crank–Nicolson", NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.SMH{KeepMinibatch: true, Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}
@@ -756,6 +766,30 @@ func cappedCN(pb problem) exactmh.Proposal {
 	cn := crankNicolson(pb).(*exactmh.CrankNicolson)
 	cn.MaxScale, cn.Walk = cappedMaxScale, 0
 	return cn
+}
+
+// antitheticCN is crankNicolson's proposal with ρ < 0
+// (CrankNicolson.Antithetic), its step scale capped at antitheticMaxScale
+// so that ρ ≤ −½ whatever scale the kit asks for, and no random-walk
+// steps.
+func antitheticCN(pb problem) exactmh.Proposal {
+	cn := crankNicolson(pb).(*exactmh.CrankNicolson)
+	cn.Antithetic, cn.MaxScale, cn.Walk = true, antitheticMaxScale, 0
+	return cn
+}
+
+// antitheticMaxScale is antitheticCN's cap: ρ ≤ −e^{−0.7} ≈ −0.5.
+const antitheticMaxScale = 0.7
+
+// zeroRatio makes q's moves but reports the log proposal ratio 0 of a
+// symmetric move: for the antithetic Crank–Nicolson move, which is
+// reversible with respect to N(μ, Σ) and not symmetric, a wrong ratio
+// wherever the kit's target differs from N(μ, Σ).
+type zeroRatio struct{ q exactmh.Proposal }
+
+func (z zeroRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) float64 {
+	z.q.Propose(rng, dst, theta, s)
+	return 0
 }
 
 // halfCapped is a mutant of cappedCN: its move contracts toward μ by the
