@@ -335,10 +335,10 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 	if k.cv {
 		total += p.cvTime
 	}
-	chose := ""
+	chose, reason := "", ""
 	if res.Choice != nil {
 		total += res.Choice.Time
-		chose = res.Choice.Name
+		chose, reason = res.Choice.Name, res.Choice.Reason
 	}
 	keptSteps, keptEvals := keptCost(res)
 	errSD := math.NaN()
@@ -356,6 +356,7 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 		"d":                 p.d,
 		"auto":              k.auto,
 		"chose":             chose,
+		"choice_reason":     reason,
 		"ess_per_sec":       report.OrNull(ess / sampling.Seconds()),
 		"ess_per_sec_total": report.OrNull(ess / total.Seconds()),
 		"evals_per_ess":     report.OrNull(keptEvals / ess),
