@@ -439,14 +439,6 @@ func passTime(t *Target, theta []float64) (time.Duration, error) {
 // kernel again: ρ ≥ e^{−1.5} ≈ 0.22 and ρ ≥ e^{−0.3} ≈ 0.74.
 var autoTailCaps = [...]float64{1.5, 0.3}
 
-// autoAntitheticCap is the cap on the step scale of the antithetic
-// Crank–Nicolson kernel (CrankNicolson.Antithetic) that tailPilots pilots
-// after the capped ones: ρ ≤ −e^{−ln 2} = −½. Warmup raises the scale
-// while the acceptance rate is above its target, which on a near-Gaussian
-// posterior it is all the way to ρ → 0⁻; the cap keeps the
-// anticorrelation (examples/README, "Antithetic Crank–Nicolson moves").
-const autoAntitheticCap = math.Ln2
-
 // autoUncappedMargin is how many times the best capped pilot's ESS per
 // second the uncapped Crank–Nicolson kernel's pilot must reach to be kept.
 const autoUncappedMargin = 1.25
@@ -473,15 +465,6 @@ const autoUncappedMargin = 1.25
 // 3 of 5 data sets (4 × 10,000 draws each), the capped one at most 34; on
 // a near-Gaussian logistic regression of the same size the uncapped one's
 // is about 1.5 times the capped one's (examples/README, "rare").
-//
-// Last it pilots the antithetic kernel (ρ ≤ −½, autoAntitheticCap), named
-// "c.name, antithetic, ρ ≤ −0.5", and keeps it if it is faster than the
-// uncapped kernel and at least autoUncappedMargin times as fast as every
-// capped one: its moves are as long as the uncapped kernel's, so it may
-// stick where that one does. On a near-Gaussian posterior a mean's draws
-// are then anticorrelated, and bulk ESS per transition exceeds one
-// (examples/tall's rlr d = 100: 1.5 a transition where ρ ≈ 0 gives 0.4–0.65)
-// at the same data a step.
 func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64, timeout time.Duration) (string, error) {
 	cn, ok := cnProposal(c.k)
 	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || cn.sparse != nil {
@@ -498,28 +481,14 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 	}
 	bestRate, bestScale, bestCap := base/autoUncappedMargin, 0.0, 0.0
 	var bestK Kernel
-	var cappedRate float64 // the best capped pilot's
-	n := len(autoTailCaps) + 1
-	for i := range n {
+	for i, limit := range autoTailCaps {
 		v := *cn
-		v.MaxScale = autoAntitheticCap
-		v.Antithetic = i == len(autoTailCaps)
-		name := fmt.Sprintf("%s, antithetic, ρ ≤ %.2g", c.name, -math.Exp(-autoAntitheticCap))
-		floor := bestRate
-		if v.Antithetic {
-			// Its moves go as far as the uncapped kernel's, so it is held to
-			// the same margin over the capped ones, and must beat the
-			// uncapped kernel itself.
-			floor = max(base, autoUncappedMargin*cappedRate)
-		} else {
-			v.MaxScale = autoTailCaps[i]
-			name = fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-v.MaxScale))
-		}
-		limit := v.MaxScale
+		v.MaxScale = limit
 		k, _ := withStep(c.k, &v, func(s float64) float64 { return min(s, limit) })
-		choiceProgress(ctx, "tail pilot %d of %d: %s", i+1, n, name)
+		name := fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-limit))
+		choiceProgress(ctx, "tail pilot %d of %d: %s", i+1, len(autoTailCaps), name)
 		t0 := time.Now()
-		rate, evals, _, scale, err := pilot(ctx, c.post, k, init, seed, timeout, floor, choice.cache(c.post))
+		rate, evals, _, scale, err := pilot(ctx, c.post, k, init, seed, timeout, bestRate, choice.cache(c.post))
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -528,19 +497,8 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 			m.Err = err.Error()
 		} else {
 			m.ESSPerSecond, m.EvalsPerStep = rate, evals
-			if !v.Antithetic {
-				cappedRate = max(cappedRate, rate)
-			}
-			if rate > floor && (v.Antithetic || rate > bestRate) {
+			if rate > bestRate {
 				bestRate, bestK, bestScale, bestCap = rate, k, scale, limit
-				if v.Antithetic {
-					choice.Candidates = append(choice.Candidates, m)
-					sortCandidates(choice.Candidates)
-					c.k = withScale(bestK, bestScale)
-					choice.Reason = fmt.Sprintf("the highest ESS per second (%.4g)", bestRate)
-					return fmt.Sprintf("its Crank–Nicolson moves antithetic (ρ ≤ %.2g): at least %.3g times as fast as with a cap and faster than ρ > 0 uncapped (%.4g ESS/s)",
-						-math.Exp(-limit), autoUncappedMargin, base), nil
-				}
 			}
 		}
 		choice.Candidates = append(choice.Candidates, m)
@@ -549,19 +507,13 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 	if bestK == nil {
 		return fmt.Sprintf("its Crank–Nicolson step scale uncapped, at least %.3g times as fast as with a cap", autoUncappedMargin), nil
 	}
-	c.k = withScale(bestK, bestScale)
+	if bestScale > 0 {
+		bestK, _ = withStep(bestK, nil, func(float64) float64 { return bestScale })
+	}
+	c.k = bestK
 	choice.Reason = fmt.Sprintf("the highest ESS per second (%.4g)", bestRate)
 	return fmt.Sprintf("its Crank–Nicolson step scale capped at %g (ρ ≥ %.2g): uncapped it was less than %.3g times as fast (%.4g ESS/s)",
 		bestCap, math.Exp(-bestCap), autoUncappedMargin, base), nil
-}
-
-// withScale returns k with its step scale set to scale when scale is
-// positive (a pilot's adapted scale), else k.
-func withScale(k Kernel, scale float64) Kernel {
-	if scale > 0 {
-		k, _ = withStep(k, nil, func(float64) float64 { return scale })
-	}
-	return k
 }
 
 // cnProposal returns kernel k's proposal (its Proposal field) if it is a

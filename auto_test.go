@@ -371,7 +371,7 @@ func TestAutoPoissonNoRange(t *testing.T) {
 	t.Logf("%v (%.2fs)", c, c.Time.Seconds())
 	var names []string
 	for _, k := range c.Candidates {
-		if !strings.Contains(k.Name, ", ρ ≥ ") && !strings.Contains(k.Name, ", antithetic") { // tailPilots' variants of the winner
+		if !strings.Contains(k.Name, ", ρ ≥ ") { // tailPilots' capped variants of the winner
 			names = append(names, k.Name)
 		}
 	}
@@ -637,10 +637,9 @@ func TestPilotsIgnoreWallStalls(t *testing.T) {
 // TestAutoTailPilots checks tailPilots' part of the choice on a tall
 // logistic regression, whose winner moves by the uncapped Crank–Nicolson
 // proposal: it is piloted again with each cap of autoTailCaps, listed as
-// "NAME, ρ ≥ e^{−cap}" with an adapted scale within the cap, and with
-// antithetic moves (ρ ≤ −½); the chosen kernel carries a cap, or
-// antithetic moves, exactly when the reason says so, and then starts at
-// its pilot's scale.
+// "NAME, ρ ≥ e^{−cap}" with an adapted scale within the cap; the chosen
+// kernel carries a cap exactly when the reason says so, and then starts
+// at its capped pilot's scale.
 func TestAutoTailPilots(t *testing.T) {
 	p, _, _ := cvProblem(t, "logistic", 3000, 3, 1)
 	c, err := Choose(context.Background(), p, &Settings{Seed: 1})
@@ -655,19 +654,12 @@ func TestAutoTailPilots(t *testing.T) {
 			t.Errorf("%s: %+v, want measured with a scale in (0, %g]", name, m, limit)
 		}
 	}
-	anti := fmt.Sprintf("%s, antithetic, ρ ≤ %.2g", c.Name, -math.Exp(-autoAntitheticCap))
-	if m := candidate(t, c, anti); m.Err != "" || !(m.ESSPerSecond > 0) || !(m.Scale > 0 && m.Scale <= autoAntitheticCap) {
-		t.Errorf("%s: %+v, want measured with a scale in (0, %g]", anti, m, autoAntitheticCap)
-	}
 	cn, ok := cnProposal(c.Kernel)
 	if !ok {
 		t.Fatalf("chose %s: %T, want a Crank–Nicolson kernel", c.Name, c.Kernel)
 	}
-	if capped := strings.Contains(c.Reason, "capped at"); capped != (cn.MaxScale > 0 && !cn.Antithetic) {
+	if capped := strings.Contains(c.Reason, "capped at"); capped != (cn.MaxScale > 0) {
 		t.Errorf("reason %q, chosen MaxScale %v", c.Reason, cn.MaxScale)
-	}
-	if a := strings.Contains(c.Reason, "antithetic"); a != cn.Antithetic || a && cn.MaxScale != autoAntitheticCap {
-		t.Errorf("reason %q, chosen Antithetic %v, MaxScale %v", c.Reason, cn.Antithetic, cn.MaxScale)
 	}
 	if s := fieldFloat(c.Kernel, "Scale"); cn.MaxScale > 0 && !(s > 0 && s <= cn.MaxScale) {
 		t.Errorf("chosen kernel starts at scale %v, its cap is %v", s, cn.MaxScale)

@@ -29,9 +29,6 @@ type kernelFlags struct {
 	// maxScale, from a choice file, caps the Crank–Nicolson proposal's
 	// step scale of a -cn kernel (exactmh.CrankNicolson.MaxScale; 0: none).
 	maxScale float64
-	// antithetic, from a choice file, makes that proposal's moves
-	// antithetic (exactmh.CrankNicolson.Antithetic).
-	antithetic bool
 }
 
 func (k *kernelFlags) register(fs *flag.FlagSet) {
@@ -270,7 +267,6 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	}
 	if cn := cnProposal(kern); cn != nil && k.maxScale > 0 {
 		cn.MaxScale = k.maxScale // WithLaplace made cn for this kernel alone
-		cn.Antithetic = k.antithetic
 	}
 	// The bounds the exact minibatch kernels need, asked for before any
 	// chain starts, so that a missing one is said in the user's terms.

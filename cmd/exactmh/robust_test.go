@@ -224,7 +224,7 @@ func TestRecorderFailureCheckpointed(t *testing.T) {
 		t.Fatalf("the failing recorder did not fail the run: %v", err)
 	}
 	sf := &sampleFlags{checkpoint: filepath.Join(dir, "c.ckpt"), out: filepath.Join(dir, "o"), chains: 1, warmup: 10, thin: 1, seed: 1}
-	err = finish(res, err, sf, m, "mh", "", 0, false, -1, io.Discard)
+	err = finish(res, err, sf, m, "mh", "", 0, -1, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "the chains are intact and the checkpoint is written") || exitCode(err) != exitFailure {
 		t.Errorf("finish: %v (exit %d)", err, exitCode(err))
 	}

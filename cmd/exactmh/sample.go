@@ -259,14 +259,14 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		if !set["scale"] && c.Scale > 0 {
 			kf.scale = c.Scale // the step scale the choice's pilot adapted, where Sample starts it
 		}
-		kf.maxScale, kf.antithetic = c.MaxScale, c.Antithetic
+		kf.maxScale = c.MaxScale
 	}
 	if auto && meta != nil {
 		if meta.Chosen == "" {
 			return usageErr("--resume: checkpoint %s is of --kernel %s, not of the automatic default", sf.checkpoint, meta.Kernel)
 		}
 		kernelName = meta.Chosen
-		kf.maxScale, kf.antithetic = meta.ChosenMaxScale, meta.ChosenAntithetic
+		kf.maxScale = meta.ChosenMaxScale
 	}
 	var kern exactmh.Kernel
 	post := m.post
@@ -343,14 +343,14 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 		more := max(0, sf.draws-res.Settings.Draws)
 		res, err = exactmh.Resume(ctx, res, more)
-		return finish(res, err, &sf, m, desc, meta.Chosen, meta.ChosenMaxScale, meta.ChosenAntithetic, chainID, stdout)
+		return finish(res, err, &sf, m, desc, meta.Chosen, meta.ChosenMaxScale, chainID, stdout)
 	}
 	res, err = exactmh.Sample(ctx, post, kern, set0)
-	chosen, chosenMax, chosenAnti := "", 0.0, false
+	chosen, chosenMax := "", 0.0
 	if res != nil && res.Choice != nil {
 		chosen = res.Choice.Name
 		if cn := cnProposal(res.Choice.Kernel); cn != nil {
-			chosenMax, chosenAnti = cn.MaxScale, cn.Antithetic
+			chosenMax = cn.MaxScale
 		}
 	}
 	if res == nil {
@@ -360,7 +360,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 		return inputErr(err)
 	}
-	return finish(res, err, &sf, m, desc, chosen, chosenMax, chosenAnti, chainID, stdout)
+	return finish(res, err, &sf, m, desc, chosen, chosenMax, chainID, stdout)
 }
 
 // interrupted turns an error after a signal, before sampling started,
@@ -383,14 +383,14 @@ func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
 
 // finish writes the checkpoint if asked, prints the summary and says how
 // the run ended.
-func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, chosen string, chosenMax float64, chosenAnti bool, chainID int, stdout io.Writer) error {
+func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, chosen string, chosenMax float64, chainID int, stdout io.Writer) error {
 	saved := false
 	// A run that failed only in its recorder (a full disk) has intact
 	// chains: it is checkpointed too.
 	var recErr *exactmh.RecorderError
 	recorderOnly := res.Status == exactmh.Failed && errors.As(err, &recErr)
 	if sf.checkpoint != "" && (res.Status == exactmh.Completed || res.Status == exactmh.Canceled || recorderOnly) {
-		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Chosen: chosen, ChosenMaxScale: chosenMax, ChosenAntithetic: chosenAnti,
+		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Chosen: chosen, ChosenMaxScale: chosenMax,
 			Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}
 		if cerr := writeCheckpoint(sf.checkpoint, res, &meta); cerr != nil {
 			if err == nil {
@@ -440,15 +440,11 @@ type checkpointMeta struct {
 	// (exactmh.CrankNicolson.MaxScale, 0: none), which its name does not
 	// carry: a resumed automatic run rebuilds the kernel with it.
 	ChosenMaxScale float64 `json:",omitempty"`
-	// ChosenAntithetic is whether the choice's Crank–Nicolson moves are
-	// antithetic (exactmh.CrankNicolson.Antithetic), which its name does
-	// not say either.
-	ChosenAntithetic bool `json:",omitempty"`
-	Seed             uint64
-	Chains           int
-	ChainID          int // −1: all chains in this process
-	Warmup           int
-	Thin             int
+	Seed           uint64
+	Chains         int
+	ChainID        int // −1: all chains in this process
+	Warmup         int
+	Thin           int
 }
 
 // runDiff says how the run settings of o differ from m's.
@@ -511,7 +507,6 @@ type choiceFile struct {
 	Name        string  // the kernel, as --kernel takes it (case-insensitively)
 	Scale       float64 `json:",omitempty"` // the step scale its pilot adapted (exactmh.Candidate.Scale)
 	MaxScale    float64 `json:",omitempty"` // the cap on its Crank–Nicolson step scale (exactmh.CrankNicolson.MaxScale), if the choice set one
-	Antithetic  bool    `json:",omitempty"` // whether its Crank–Nicolson moves are antithetic (exactmh.CrankNicolson.Antithetic)
 	Reason      string
 	Seed        uint64
 	Fingerprint fingerprint
@@ -554,7 +549,7 @@ func chooseOnly(ctx context.Context, m *fitted, sf *sampleFlags, report func(str
 	}
 	cf := choiceFile{Format: choiceFormat, Name: c.Name, Scale: chosenScale(c), Reason: c.String(), Seed: sf.seed, Fingerprint: m.fp}
 	if cn := cnProposal(c.Kernel); cn != nil {
-		cf.MaxScale, cf.Antithetic = cn.MaxScale, cn.Antithetic
+		cf.MaxScale = cn.MaxScale
 	}
 	b, err := json.MarshalIndent(&cf, "", "  ")
 	if err != nil {
