@@ -324,26 +324,22 @@ func conformanceCases() []mcmctest.Case {
 			Mutants: smhMutants(2)},
 		// The preconditioned proposals, through the kernels that take a
 		// Proposal: moments, SBC and structural checks run with them.
-		{Name: "MH Crank–Nicolson", Exact: true,
-			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: crankNicolson(pb), Scale: pb.Scale} },
-			Mutants: mutants{"flipped proposal ratio": func(pb problem) exactmh.Kernel {
-				return exactmh.MH{Proposal: flipRatio{crankNicolson(pb)}, Scale: pb.Scale}
-			}}},
-		{Name: "MH Student-t Crank–Nicolson", Exact: true,
-			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: studentCN(pb), Scale: pb.Scale} },
-			Mutants: mutants{
-				"flipped proposal ratio": func(pb problem) exactmh.Kernel {
-					return exactmh.MH{Proposal: flipRatio{studentCN(pb)}, Scale: pb.Scale}
-				},
-				"ratio of the Gaussian reference": func(pb problem) exactmh.Kernel {
-					return exactmh.MH{Proposal: gaussianRatio{studentCN(pb), crankNicolson(pb).(*exactmh.CrankNicolson)}, Scale: pb.Scale}
-				},
-			}},
-		{Name: "MH capped Crank–Nicolson", Exact: true,
-			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: cappedCN(pb), Scale: pb.Scale} },
-			Mutants: mutants{"capped contraction, uncapped noise": func(pb problem) exactmh.Kernel {
-				return exactmh.MH{Proposal: halfCapped(pb), Scale: pb.Scale}
-			}}},
+		mhProposalCase("MH Crank–Nicolson", crankNicolson, map[string]func(problem) exactmh.Proposal{
+			"flipped proposal ratio": func(pb problem) exactmh.Proposal { return flipRatio{crankNicolson(pb)} },
+		}),
+		mhProposalCase("MH Student-t Crank–Nicolson", studentCN, map[string]func(problem) exactmh.Proposal{
+			"flipped proposal ratio": func(pb problem) exactmh.Proposal { return flipRatio{studentCN(pb)} },
+			"ratio of the Gaussian reference": func(pb problem) exactmh.Proposal {
+				return gaussianRatio{studentCN(pb), crankNicolson(pb).(*exactmh.CrankNicolson)}
+			},
+		}),
+		mhProposalCase("MH capped Crank–Nicolson", cappedCN, map[string]func(problem) exactmh.Proposal{
+			"capped contraction, uncapped noise": halfCapped,
+		}),
+		mhProposalCase("MH antithetic Crank–Nicolson", antitheticCN, map[string]func(problem) exactmh.Proposal{
+			"flipped proposal ratio": func(pb problem) exactmh.Proposal { return flipRatio{antitheticCN(pb)} },
+			"symmetric-move ratio":   func(pb problem) exactmh.Proposal { return zeroRatio{antitheticCN(pb)} },
+		}),
 		{Name: "SMH-2 Crank–Nicolson", NeedsGLM: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.SMH{KeepMinibatch: true, Order: 2, Center: pb.Mode, Proposal: crankNicolson(pb), Scale: pb.Scale}
@@ -756,6 +752,41 @@ func cappedCN(pb problem) exactmh.Proposal {
 	cn := crankNicolson(pb).(*exactmh.CrankNicolson)
 	cn.MaxScale, cn.Walk = cappedMaxScale, 0
 	return cn
+}
+
+// mhProposalCase is the kit's row of MH with proposal q (exact), with a
+// mutant of MH with each proposal of wrong.
+func mhProposalCase(name string, q func(problem) exactmh.Proposal, wrong map[string]func(problem) exactmh.Proposal) mcmctest.Case {
+	m := mutants{}
+	for k, w := range wrong {
+		m[k] = func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: w(pb), Scale: pb.Scale} }
+	}
+	return mcmctest.Case{Name: name, Exact: true, Mutants: m,
+		Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: q(pb), Scale: pb.Scale} }}
+}
+
+// antitheticCN is crankNicolson's proposal with ρ < 0
+// (CrankNicolson.Antithetic), its step scale capped at antitheticMaxScale
+// so that ρ ≤ −½ whatever scale the kit asks for, and no random-walk
+// steps.
+func antitheticCN(pb problem) exactmh.Proposal {
+	cn := crankNicolson(pb).(*exactmh.CrankNicolson)
+	cn.Antithetic, cn.MaxScale, cn.Walk = true, antitheticMaxScale, 0
+	return cn
+}
+
+// antitheticMaxScale is antitheticCN's cap: ρ ≤ −e^{−0.7} ≈ −0.5.
+const antitheticMaxScale = 0.7
+
+// zeroRatio makes q's moves but reports the log proposal ratio 0 of a
+// symmetric move: for the antithetic Crank–Nicolson move, which is
+// reversible with respect to N(μ, Σ) and not symmetric, a wrong ratio
+// wherever the kit's target differs from N(μ, Σ).
+type zeroRatio struct{ q exactmh.Proposal }
+
+func (z zeroRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) float64 {
+	z.q.Propose(rng, dst, theta, s)
+	return 0
 }
 
 // halfCapped is a mutant of cappedCN: its move contracts toward μ by the

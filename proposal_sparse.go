@@ -63,9 +63,7 @@ func (c *CrankNicolson) proposeSparse(rng *rand.Rand, dst, theta []float64, scal
 		}
 		return 0
 	}
-	scale = c.capScale(scale)
-	rho := math.Exp(-scale)
-	s := math.Sqrt(-math.Expm1(-2 * scale)) // √(1 − ρ²), accurate for small scales
+	rho, s := c.coefficients(scale)
 	for j, m := range c.mean {
 		dst[j] = m + rho*(theta[j]-m) + s*dst[j]
 	}

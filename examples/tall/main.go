@@ -335,10 +335,10 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 	if k.cv {
 		total += p.cvTime
 	}
-	chose := ""
+	chose, reason := "", ""
 	if res.Choice != nil {
 		total += res.Choice.Time
-		chose = res.Choice.Name
+		chose, reason = res.Choice.Name, res.Choice.Reason
 	}
 	keptSteps, keptEvals := keptCost(res)
 	errSD := math.NaN()
@@ -356,14 +356,28 @@ func (st *study) row(p *posterior, k kernel, res *exactmh.Result, refMean, refSD
 		"d":                 p.d,
 		"auto":              k.auto,
 		"chose":             chose,
+		"choice_reason":     reason,
 		"ess_per_sec":       report.OrNull(ess / sampling.Seconds()),
 		"ess_per_sec_total": report.OrNull(ess / total.Seconds()),
 		"evals_per_ess":     report.OrNull(keptEvals / ess),
 		"ess_per_step":      report.OrNull(ess / keptSteps),
+		"ess_tail_min":      report.OrNull(minTailESS(sum)),
 		"mean_abs_err":      report.OrNull(errSD),
 		"warmup_seconds":    warmup.Seconds(),
 		"search_seconds":    p.search.Seconds(),
 	})
+}
+
+// minTailESS returns the smallest tail ESS over sum's coordinates: a
+// Crank–Nicolson chain with ρ < 0 (CrankNicolson.Antithetic) raises bulk
+// ESS of means above the number of draws but not tail ESS, so the rows
+// report both.
+func minTailESS(sum *exactmh.Summary) float64 {
+	m := math.Inf(1)
+	for _, p := range sum.Params {
+		m = math.Min(m, p.ESSTail)
+	}
+	return m
 }
 
 // scaling measures the best d = 10 kernel (SMH-2 with the Crank–Nicolson
