@@ -75,3 +75,16 @@ func SetGibbsGrind(f float64) (restore func()) {
 	gibbsGrind = f
 	return func() { gibbsGrind = old }
 }
+
+// SetMultilevelCenterPerturb makes the automatic default move its
+// multilevel centre by f before piloting GroupGibbs around it, and returns
+// a function that restores the default.
+func SetMultilevelCenterPerturb(f func(center, sd []float64)) (restore func()) {
+	old := perturbCenter
+	perturbCenter = f
+	return func() { perturbCenter = old }
+}
+
+// GibbsFixedFloor is the automatic default's floor on GroupGibbs's
+// fixed-effect acceptance.
+func GibbsFixedFloor() float64 { return gibbsFixedFloor }

@@ -7,6 +7,7 @@ package exactmh_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -600,6 +601,48 @@ func TestChooseMultilevelGrind(t *testing.T) {
 	}
 	if gg == nil || !strings.Contains(gg.Err, "grinds") || !(gg.EvalsPerStep > 0) {
 		t.Errorf("GroupGibbs candidate %+v: want its grind and data per sweep", gg)
+	}
+}
+
+// TestChooseMultilevelFixedStuck checks the automatic default's guard on
+// GroupGibbs's fixed effects: on mlRare its pilot's fixed-effect block
+// accepts above the floor and GroupGibbs is chosen; with the centre's
+// fixed effects moved by 4.5 of their conditional standard deviations (the
+// expansion's conditional then many posterior sd from the posterior's,
+// as a centre gone stale would leave it), the block accepts below the
+// floor and the choice falls back to full-batch NUTS, its reason and
+// GroupGibbs's candidate saying so with the acceptance and the floor.
+func TestChooseMultilevelFixedStuck(t *testing.T) {
+	p := mlRare(t)
+	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "GroupGibbs" {
+		t.Errorf("centre as found: choice %v, want GroupGibbs", c)
+	}
+	defer exactmh.SetMultilevelCenterPerturb(func(center, sd []float64) {
+		for j := range 3 { // (Intercept), x, rare
+			center[j] += 4.5 * sd[j]
+		}
+	})()
+	c, err = exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", c)
+	if !strings.HasPrefix(c.Name, "NUTS") || !strings.Contains(c.Reason, "GroupGibbs mixes its fixed effects too slowly") {
+		t.Errorf("perturbed centre: choice %v: want NUTS, GroupGibbs's fixed effects too slow", c)
+	}
+	floor := fmt.Sprintf("below the floor %.3g", exactmh.GibbsFixedFloor())
+	var gg *exactmh.Candidate
+	for q := range c.Candidates {
+		if c.Candidates[q].Name == "GroupGibbs" {
+			gg = &c.Candidates[q]
+		}
+	}
+	if gg == nil || !strings.Contains(gg.Err, "pilot proposals") || !strings.Contains(gg.Err, floor) {
+		t.Errorf("GroupGibbs candidate %+v: want its acceptance and %q", gg, floor)
 	}
 }
 
