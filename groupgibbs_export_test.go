@@ -6,7 +6,6 @@ package exactmh
 
 import (
 	"context"
-	"errors"
 )
 
 // GroupGibbsStale returns k with its control-variate sums g and H taken
@@ -38,18 +37,8 @@ func GroupGibbsWrongLocation(k GroupGibbs) GroupGibbs {
 // MultilevelCenterOf is the centre the automatic default finds on a
 // multilevel posterior, and its standard deviations.
 func MultilevelCenterOf(p *Posterior) (center, sd []float64, err error) {
-	lay, ok := multilevelOf(p)
-	if !ok {
-		return nil, nil, errNotMultilevel
-	}
-	t, err := NewTarget(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	return multilevelCenter(context.Background(), t, lay)
+	return p.MultilevelCenter(context.Background())
 }
-
-var errNotMultilevel = errors.New("not a multilevel posterior")
 
 // GroupGibbsNoSplit returns k with the fixed effects kept in one block
 // however poorly the data determine some (splitFixed off).
