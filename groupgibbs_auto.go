@@ -417,7 +417,7 @@ func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) st
 // R-hat), so α = 1 − (9/11)^(1/fixedRepeats) ≈ 0.065. Above it the
 // pilot's ESS per second decides as for any kernel; below it the fixed
 // effects (whose bulk ESS the pilot's few draws cannot measure) would
-// not mix in a default run. A test hook raises it.
+// not mix in a default run.
 var gibbsFixedFloor = 1 - math.Pow(9.0/11, 1.0/fixedRepeats)
 
 // perturbCenter, a test hook nil in every real run, moves the
@@ -427,7 +427,8 @@ var perturbCenter func(center, sd []float64)
 
 // fixedStuck says why a GroupGibbs pilot chain's fixed effects do not mix
 // — block 0 accepting below gibbsFixedFloor of its proposals — or "" if
-// they do (or the chain has no block 0 count: no fixed effects).
+// they do (or the chain reports no block0_accept: a model without fixed
+// effects).
 func fixedStuck(c *ChainResult) string {
 	acc, ok := c.Params["block0_accept"]
 	if !ok || math.IsNaN(acc) || acc >= gibbsFixedFloor {
