@@ -800,13 +800,17 @@ func (c *gibbsChain) UnmarshalState(b []byte) error {
 func (c *gibbsChain) Position() []float64 { return c.theta }
 
 // Params reports the acceptance rates of the block and location updates
-// and the share of block updates decided by thinning.
+// (block0_accept: the fixed effects', absent in a model without them) and
+// the share of block updates decided by thinning.
 func (c *gibbsChain) Params() map[string]float64 {
-	return map[string]float64{
+	ps := map[string]float64{
 		"block_accept": c.accepted / max(c.tried, 1), "thinned": c.thinned / max(c.tried, 1),
-		"block0_accept":   c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats,
 		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb),
 		"split_fixed": float64(c.nb - c.firstSplit)}
+	if c.nb > 0 && c.expl[0] && c.bcPtr[1] > c.bcPtr[0] {
+		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats
+	}
+	return ps
 }
 
 // deltas sets dsq from θ.

@@ -291,6 +291,9 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		return &Choice{Name: name, Kernel: k, Posterior: p,
 			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why}, nil
 	}
+	if perturbCenter != nil {
+		perturbCenter(center, sd)
+	}
 	centerTime := time.Since(t0)
 	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice := &Choice{center: center, centerSD: sd}
@@ -332,6 +335,10 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	}
 	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
 	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
+		m.Err = why
+		return choice.grinds(p, m, lay), nil
+	}
+	if why := fixedStuck(c0); why != "" {
 		m.Err = why
 		return choice.grinds(p, m, lay), nil
 	}
@@ -396,6 +403,48 @@ func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) st
 	}
 	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%v per sweep; a pass over the data takes %v)",
 		stage, tot.MeanBatch(), n, sweep.Round(time.Microsecond), pass.Round(time.Microsecond))
+}
+
+// gibbsFixedFloor is the acceptance of GroupGibbs's fixed-effect block
+// (its Params' block0_accept) below which the automatic default does not
+// hand its chains to the user. Block 0 makes fixedRepeats independence
+// updates a sweep; accepted with probability α each, it stays put for a
+// whole sweep with probability ρ = (1 − α)^fixedRepeats, and a chain of
+// such sweeps has lag-k autocorrelation ρ^k and integrated
+// autocorrelation time (1 + ρ)/(1 − ρ). The floor is the α at which that
+// time is 10: a chain of the default 1,000 draws then holds a bulk ESS of
+// about 100 per chain (Vehtari et al. 2021's minimum for a reliable
+// R-hat), so α = 1 − (9/11)^(1/fixedRepeats) ≈ 0.065. Above it the
+// pilot's ESS per second decides as for any kernel; below it the fixed
+// effects (whose bulk ESS the pilot's few draws cannot measure) would
+// not mix in a default run.
+var gibbsFixedFloor = 1 - math.Pow(9.0/11, 1.0/fixedRepeats)
+
+// perturbCenter, a test hook nil in every real run, moves the
+// automatic default's multilevel centre before GroupGibbs is piloted
+// around it (TestChooseMultilevelFixedStuck).
+var perturbCenter func(center, sd []float64)
+
+// fixedStuck says why a GroupGibbs pilot chain's fixed effects do not mix
+// — block 0 accepting below gibbsFixedFloor of its proposals — or "" if
+// they do (or the chain reports no block0_accept: a model without fixed
+// effects).
+func fixedStuck(c *ChainResult) string {
+	acc, ok := c.Params["block0_accept"]
+	if !ok || math.IsNaN(acc) || acc >= gibbsFixedFloor {
+		return ""
+	}
+	sweeps := c.Warmup.Steps + c.Sampling.Steps
+	return fmt.Sprintf("mixes its fixed effects too slowly: their block accepted %.3g of its %d pilot proposals (%d sweeps × %d), below the floor %.3g at which %d default draws hold a bulk ESS of about 100 (an integrated autocorrelation time of %.3g sweeps at this acceptance)",
+		acc, sweeps*fixedRepeats, sweeps, fixedRepeats, gibbsFixedFloor, 1000, fixedIACT(acc))
+}
+
+// fixedIACT is the integrated autocorrelation time in sweeps of block 0
+// accepting a fraction acc of its fixedRepeats updates a sweep (see
+// gibbsFixedFloor).
+func fixedIACT(acc float64) float64 {
+	rho := math.Pow(1-acc, fixedRepeats)
+	return (1 + rho) / (1 - rho)
 }
 
 // grinds makes c the fallback from a grinding GroupGibbs (its candidate

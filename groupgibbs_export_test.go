@@ -6,7 +6,6 @@ package exactmh
 
 import (
 	"context"
-	"errors"
 )
 
 // GroupGibbsStale returns k with its control-variate sums g and H taken
@@ -47,18 +46,8 @@ func GroupGibbsLocationScale(k GroupGibbs, mul float64) GroupGibbs {
 // MultilevelCenterOf is the centre the automatic default finds on a
 // multilevel posterior, and its standard deviations.
 func MultilevelCenterOf(p *Posterior) (center, sd []float64, err error) {
-	lay, ok := multilevelOf(p)
-	if !ok {
-		return nil, nil, errNotMultilevel
-	}
-	t, err := NewTarget(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	return multilevelCenter(context.Background(), t, lay)
+	return p.MultilevelCenter(context.Background())
 }
-
-var errNotMultilevel = errors.New("not a multilevel posterior")
 
 // GroupGibbsNoSplit returns k with the fixed effects kept in one block
 // however poorly the data determine some (splitFixed off).
@@ -84,3 +73,16 @@ func SetGibbsGrind(f float64) (restore func()) {
 	gibbsGrind = f
 	return func() { gibbsGrind = old }
 }
+
+// SetMultilevelCenterPerturb makes the automatic default move its
+// multilevel centre by f before piloting GroupGibbs around it, and returns
+// a function that restores the default.
+func SetMultilevelCenterPerturb(f func(center, sd []float64)) (restore func()) {
+	old := perturbCenter
+	perturbCenter = f
+	return func() { perturbCenter = old }
+}
+
+// GibbsFixedFloor is the automatic default's floor on GroupGibbs's
+// fixed-effect acceptance.
+func GibbsFixedFloor() float64 { return gibbsFixedFloor }

@@ -7,6 +7,7 @@ package exactmh_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -318,13 +319,9 @@ func gibbsSBC(t *testing.T, kit mcmctest.Model, exactBelow int, seed uint64) {
 }
 
 // TestMultilevelCenter checks the automatic default's Laplace-EM centre:
-// on one factor it agrees with model.MultilevelCenter (which solves the
-// arrow system by its Schur complement) within half a standard deviation,
-// its standard deviations at least as large (the E-step differs: here the
-// effects' variances are the inverse Hessian's diagonal, their coupling
-// to the fixed effects included; there the group blocks' alone), and on
-// two crossed factors,
-// which model.MultilevelCenter refuses, it finds scales near the truth.
+// model.MultilevelCenter is the same (one implementation: equal centres
+// and standard deviations), and on two crossed factors it finds scales
+// near the truth.
 func TestMultilevelCenter(t *testing.T) {
 	kit := mlKit{n: 3000, groups: 12}
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -348,7 +345,7 @@ func TestMultilevelCenter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for j := range got {
-		if math.Abs(got[j]-want[j]) > 0.5*wsd[j] || gsd[j] < 0.9*wsd[j] {
+		if got[j] != want[j] || gsd[j] != wsd[j] {
 			t.Errorf("θ[%d] (%s): centre %.5f sd %.5f, model.MultilevelCenter %.5f sd %.5f", j, p.Names[j], got[j], gsd[j], want[j], wsd[j])
 		}
 	}
@@ -368,8 +365,8 @@ func TestMultilevelCenter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := model.MultilevelCenter(context.Background(), p, 0); err == nil {
-		t.Log("model.MultilevelCenter now handles crossed factors")
+	if _, _, err := model.MultilevelCenter(context.Background(), p, 0); err != nil {
+		t.Errorf("model.MultilevelCenter on crossed factors: %v", err)
 	}
 	got, _, err = exactmh.MultilevelCenterOf(p)
 	if err != nil {
@@ -600,6 +597,48 @@ func TestChooseMultilevelGrind(t *testing.T) {
 	}
 	if gg == nil || !strings.Contains(gg.Err, "grinds") || !(gg.EvalsPerStep > 0) {
 		t.Errorf("GroupGibbs candidate %+v: want its grind and data per sweep", gg)
+	}
+}
+
+// TestChooseMultilevelFixedStuck checks the automatic default's guard on
+// GroupGibbs's fixed effects: on mlRare its pilot's fixed-effect block
+// accepts above the floor and GroupGibbs is chosen; with the centre's
+// fixed effects moved by 4.5 of their conditional standard deviations (the
+// expansion's conditional then many posterior sd from the posterior's,
+// as a centre gone stale would leave it), the block accepts below the
+// floor and the choice falls back to full-batch NUTS, its reason and
+// GroupGibbs's candidate saying so with the acceptance and the floor.
+func TestChooseMultilevelFixedStuck(t *testing.T) {
+	p := mlRare(t)
+	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "GroupGibbs" {
+		t.Errorf("centre as found: choice %v, want GroupGibbs", c)
+	}
+	defer exactmh.SetMultilevelCenterPerturb(func(center, sd []float64) {
+		for j := range 3 { // (Intercept), x, rare
+			center[j] += 4.5 * sd[j]
+		}
+	})()
+	c, err = exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v", c)
+	if !strings.HasPrefix(c.Name, "NUTS") || !strings.Contains(c.Reason, "GroupGibbs mixes its fixed effects too slowly") {
+		t.Errorf("perturbed centre: choice %v: want NUTS, GroupGibbs's fixed effects too slow", c)
+	}
+	floor := fmt.Sprintf("below the floor %.3g", exactmh.GibbsFixedFloor())
+	var gg *exactmh.Candidate
+	for q := range c.Candidates {
+		if c.Candidates[q].Name == "GroupGibbs" {
+			gg = &c.Candidates[q]
+		}
+	}
+	if gg == nil || !strings.Contains(gg.Err, "pilot proposals") || !strings.Contains(gg.Err, floor) {
+		t.Errorf("GroupGibbs candidate %+v: want its acceptance and %q", gg, floor)
 	}
 }
 

@@ -43,3 +43,25 @@ func targetMultilevel(name string, t *Target) (multilevelLayout, error) {
 	}
 	return lay, nil
 }
+
+// MultilevelCenter returns the centre the automatic default, GroupGibbs
+// and GroupSMH take on a multilevel posterior (random-effect terms in the
+// prior, model.NewMultilevel's, over a SparseRowGLM energy with sparse
+// Hessians), and the standard deviations of a Gaussian approximation
+// there: the Laplace-EM iteration of multilevelCenter (the mode of the
+// effects given the log scales by Newton's method on the sparse Hessian,
+// then each scale from its effects' second moments, until the log scales
+// move less than 0.01), the effects' standard deviations from the inverse
+// Hessian's diagonal given the scales, a log scale's 1/√(−∂² log p). It is
+// the one implementation; model.MultilevelCenter calls it.
+func (p *Posterior) MultilevelCenter(ctx context.Context) (center, sd []float64, err error) {
+	lay, ok := multilevelOf(p)
+	if !ok {
+		return nil, nil, fmt.Errorf("exactmh: MultilevelCenter needs a multilevel model: random-effect terms in the prior (model.NewMultilevel's) over a SparseRowGLM energy with sparse Hessians; got energy %T, prior %T", p.Energy, p.Prior)
+	}
+	t, err := NewTarget(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return multilevelCenter(ctx, t, lay)
+}

@@ -17,8 +17,7 @@ import (
 // random-slope model (N = 5000, 25 groups) and checks MultilevelCenter's
 // centre: the gradient of the log posterior in (β, u) vanishes there
 // (the conditional mode given τ), the fixed effects and scales lie within
-// four of its standard deviations of the truth, and the sparse
-// factorisation (which several factors use) agrees with the arrow.
+// four of its standard deviations of the truth.
 func TestMultilevelCenter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	const n, groups = 5000, 25
@@ -56,7 +55,6 @@ func TestMultilevelCenter(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := post.Energy.Dim()
-	e := post.Energy.(*SparseGLM[float64])
 	checkConditionalMode(t, post, c)
 	truth := map[int]float64{0: beta[0], 1: beta[1], d - 2: math.Log(tau[0]), d - 1: math.Log(tau[1])}
 	for j, v := range truth {
@@ -64,45 +62,6 @@ func TestMultilevelCenter(t *testing.T) {
 			t.Errorf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
 		}
 		t.Logf("%s: centre %.3f (sd %.3f), true %.3f", post.Names[j], c[j], sd[j], v)
-	}
-	// Given the centre's τ, the sparse factorisation finds the same mode
-	// of (β, u) as the arrow, and the same variances of β (the Schur
-	// complement's inverse is the marginal); the arrow's group variances
-	// leave out the coupling to β (conditional), the sparse ones do not.
-	prior := post.Prior.(*MultilevelPrior)
-	tg, err := exactmh.NewTarget(post)
-	if err != nil {
-		t.Fatal(err)
-	}
-	arrowSys, err := newCenterSys(prior)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := arrowSys.(*arrow); !ok {
-		t.Fatalf("one factor: %T, want the arrow", arrowSys)
-	}
-	var modes [2][]float64
-	for k, sys := range []centerSys{arrowSys, &sparseSys{m: d - 2}} {
-		th := make([]float64, d)
-		th[d-2], th[d-1] = c[d-2], c[d-1]
-		if err := newton(context.Background(), sys, tg, e, prior, th, 100); err != nil {
-			t.Fatal(err)
-		}
-		modes[k] = th
-	}
-	for j := range d - 2 {
-		if math.Abs(modes[0][j]-modes[1][j]) > 1e-7 {
-			t.Errorf("%s: mode %v by the sparse factorisation, %v by the arrow", post.Names[j], modes[1][j], modes[0][j])
-		}
-	}
-	cs, sds, err := multilevelCenter(context.Background(), post, 0, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for j := range 2 {
-		if math.Abs(sds[j]-sd[j]) > 0.05*sd[j] || math.Abs(cs[j]-c[j]) > 0.1*sd[j] {
-			t.Errorf("%s: sparse centre %v sd %v, arrow %v sd %v", post.Names[j], cs[j], sds[j], c[j], sd[j])
-		}
 	}
 }
 
