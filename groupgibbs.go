@@ -243,8 +243,36 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
 	}
 	c.rb.init(terms.blocks)
+	c.rows = terms.e
+	if v, ok := terms.e.(rowViewer); ok {
+		if view := v.RowView(); view != nil {
+			c.rows = view
+			if r, ok := view.(interface{ Err() error }); ok {
+				c.rowsErr = r.Err
+			}
+		}
+	}
 	c.deltas()
 	return c, nil
+}
+
+// rowViewer is an energy whose rows a chain can read through a view of
+// its own (model.SparseGLM after SetRowReaders: pread of a mapped
+// data.SparseStore's rows into the view's buffers), so that the rows
+// GroupGibbs draws at random places leave nothing in the resident set;
+// RowView returns nil where there is none. A view with an Err method
+// reports its first read error there (its methods return NaN then).
+type rowViewer interface{ RowView() SparseRowGLM }
+
+// rowErr returns the chain's row view's read error, if any.
+func (c *gibbsChain) rowErr() error {
+	if c.rowsErr == nil {
+		return nil
+	}
+	if err := c.rowsErr(); err != nil {
+		return fmt.Errorf("GroupGibbs: %w", err)
+	}
+	return nil
 }
 
 // newGibbsTerms computes GroupGibbs's terms at the centre.
@@ -759,6 +787,10 @@ type gibbsChain struct {
 	hp         []float64 // the block's precision, then its Cholesky factor
 	rhs, z, pg []float64
 	rb         rowBlocks // the drawn datum's blocks and norms
+	// The rows the chain reads at its updates: the energy's, or its own
+	// view of them (rowViewer) with the view's first read error.
+	rows    SparseRowGLM
+	rowsErr func() error
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1050,7 +1082,10 @@ func (c *gibbsChain) decide(rng *rand.Rand, logR float64) bool {
 // with K_i = sup|f‴_i|·B_i/2 and a_ib from the row (as the set-up's
 // records weighed it).
 func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
-	if err := c.rb.load("GroupGibbs", c.e, c.blocks, "the prior's Blocks", i); err != nil {
+	if err := c.rb.load("GroupGibbs", c.rows, c.blocks, "the prior's Blocks", i); err != nil {
+		return 0, err
+	}
+	if err := c.rowErr(); err != nil {
 		return 0, err
 	}
 	var am, s float64
@@ -1068,7 +1103,7 @@ func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
 		}
 		s += a * a * mb
 	}
-	return datumK3(c.e, i) * float64(len(c.rb.touched)) / 2 * am * s, nil
+	return datumK3(c.rows, i) * float64(len(c.rb.touched)) / 2 * am * s, nil
 }
 
 // priorExpansionDiff returns the prior expansion's log p̃(θ′) − log p̃(θ)
@@ -1103,12 +1138,15 @@ func (c *gibbsChain) revert(coords []int32) {
 // remainderDiff returns βR_i(θ′) − βR_i(θ) and β(U_i(θ′) − U_i(θ)).
 func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du float64, err error) {
 	c.t.evals++
-	z, zn := c.e.LinearPredictors(i, c.theta, c.next)
-	du = beta * (c.e.Loss(i, zn) - c.e.Loss(i, z))
+	z, zn := c.rows.LinearPredictors(i, c.theta, c.next)
+	du = beta * (c.rows.Loss(i, zn) - c.rows.Loss(i, z))
+	if err := c.rowErr(); err != nil {
+		return 0, 0, err
+	}
 	if math.IsNaN(du) || math.IsInf(du, 0) {
 		return 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
-	x, _, err := datumExpansion("GroupGibbs", c.e, i, c.center)
+	x, _, err := datumExpansion("GroupGibbs", c.rows, i, c.center)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -161,6 +161,7 @@ type SparseGLM[T float32 | float64] struct {
 	y      []float64
 	offset []float64 // nil: no offset
 	family GLMFamily
+	open   func() RowReader // SetRowReaders; nil: RowView returns nil
 
 	hessOnce sync.Once
 	hess     *hessPattern
@@ -295,6 +296,114 @@ func (e *SparseGLM[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
 // lo ≤ z ≤ hi.
 func (e *SparseGLM[T]) LossBound(i, k int, lo, hi float64) float64 {
 	return e.family.LossBound(e.y[i], k, lo, hi)
+}
+
+// RowReader reads single rows of the design behind a SparseGLM's rows
+// from their file (data.SparseRowReader, with pread): the columns and
+// values of row i appended to cols and vals, y_i and o_i, or an error
+// naming the row.
+type RowReader interface {
+	ReadRow(i int, cols []int32, vals []float64) ([]int32, []float64, float64, float64, error)
+}
+
+// SetRowReaders makes RowView read rows with a reader from open (one per
+// view): for rows in a mapped file (data.SparseStore.RowReader), whose
+// mapping a kernel drawing rows at random places would otherwise bring
+// into the process's resident set page by page. open's readers must read
+// the rows, responses and offsets the energy was built with. Call it
+// before sampling; it does not change any other method.
+func (e *SparseGLM[T]) SetRowReaders(open func() RowReader) { e.open = open }
+
+// RowView returns, after SetRowReaders, an energy for one goroutine whose
+// per-datum methods (SparseRow, LinearPredictors, Loss, LossDerivs,
+// LossBound) read row i with its own reader into its own buffers, once
+// for consecutive calls on the same row; the other methods are e's. A
+// read error makes those methods return NaN (SparseRow: no entries) and
+// is kept for the view's Err. Without SetRowReaders it returns nil. Used
+// by exactmh.GroupGibbs for the data it draws.
+func (e *SparseGLM[T]) RowView() exactmh.SparseRowGLM {
+	if e.open == nil {
+		return nil
+	}
+	return &rowView[T]{SparseGLM: e, r: e.open(), cur: -1}
+}
+
+// rowView is SparseGLM.RowView's energy.
+type rowView[T float32 | float64] struct {
+	*SparseGLM[T]
+	r      RowReader
+	cur    int // the row in cols, vals, y, off; −1 none
+	cols   []int32
+	vals   []float64
+	y, off float64
+	err    error
+}
+
+// load reads row i unless it is the current one and reports whether it
+// is there.
+func (v *rowView[T]) load(i int) bool {
+	if i == v.cur {
+		return true
+	}
+	v.cur = -1
+	var err error
+	v.cols, v.vals, v.y, v.off, err = v.r.ReadRow(i, v.cols[:0], v.vals[:0])
+	if err != nil {
+		if v.err == nil {
+			v.err = fmt.Errorf("model: SparseGLM: %w", err)
+		}
+		return false
+	}
+	v.cur = i
+	return true
+}
+
+// Err returns the first read error of the view, or nil.
+func (v *rowView[T]) Err() error { return v.err }
+
+// SparseRow appends row i's entries to cols and vals.
+func (v *rowView[T]) SparseRow(i int, cols []int32, vals []float64) ([]int32, []float64) {
+	if !v.load(i) {
+		return cols, vals
+	}
+	return append(cols, v.cols...), append(vals, v.vals...)
+}
+
+// LinearPredictors returns x_iᵀθ + o_i and x_iᵀθ′ + o_i.
+func (v *rowView[T]) LinearPredictors(i int, theta, thetaNew []float64) (z, zn float64) {
+	if !v.load(i) {
+		return math.NaN(), math.NaN()
+	}
+	z, zn = v.off, v.off
+	for k, c := range v.cols {
+		z += v.vals[k] * theta[c]
+		zn += v.vals[k] * thetaNew[c]
+	}
+	return z, zn
+}
+
+// Loss returns f(y_i, z).
+func (v *rowView[T]) Loss(i int, z float64) float64 {
+	if !v.load(i) {
+		return math.NaN()
+	}
+	return v.family.Loss(v.y, z)
+}
+
+// LossDerivs returns f′(y_i, z) and f″(y_i, z).
+func (v *rowView[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
+	if !v.load(i) {
+		return math.NaN(), math.NaN()
+	}
+	return v.family.LossDerivs(v.y, z)
+}
+
+// LossBound returns the family's bound on sup |f^{(k)}(y_i, z)|.
+func (v *rowView[T]) LossBound(i, k int, lo, hi float64) float64 {
+	if !v.load(i) {
+		return math.NaN()
+	}
+	return v.family.LossBound(v.y, k, lo, hi)
 }
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ + o_i) for i = idx[k].

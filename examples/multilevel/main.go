@@ -46,6 +46,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -106,12 +107,15 @@ func main() {
 		}
 		defer st.Close()
 		var heap runtime.MemStats
-		// Drop the mapping's pages now and then, in set-up's full passes
-		// and in sampling (where the kernel's fault-around maps 16 pages
-		// a row drawn), so the resident set holds the rows of the last
-		// interval, not the whole file.
+		// Drop the mapping's pages now and then in set-up's full passes
+		// (sequential: a dropped page is not read again), so the
+		// resident set holds the rows of the last interval, not the whole
+		// file. Sampling reads no page of the mapping (GroupGibbs reads
+		// its rows with pread): the drops end when it begins.
 		setUp := make(chan struct{})
-		defer close(setUp)
+		var endSetUp sync.Once
+		stopDrops := func() { endSetUp.Do(func() { close(setUp) }) }
+		defer stopDrops()
 		go func() {
 			tick := time.NewTicker(50 * time.Millisecond)
 			defer tick.Stop()
@@ -134,6 +138,7 @@ func main() {
 		adv = &memstat.Adviser{Inner: rec, Do: func() error {
 			// The kernel's tables are built: what the heap holds now is
 			// what sampling needs.
+			stopDrops()
 			runtime.GC()
 			runtime.ReadMemStats(&heap)
 			if *memProfile != "" {

@@ -24,9 +24,10 @@ import (
 // mapped sparse store (data.SparseStore: one CSR row per datum, the 10
 // fixed effects and the datum's group's intercept and slope columns,
 // float32 values with -float32), and the posterior is built over the
-// mapping (model.NewMultilevelRows): no row is copied to the heap, so the
-// resident memory is the kernel's own tables plus the pages of the file
-// being read.
+// mapping (model.NewMultilevelRows): no row is copied to the heap. The
+// set-up's full passes read the mapping (its pages dropped now and then);
+// GroupGibbs reads the rows it draws with pread (SetRowReaders), so while
+// sampling the resident memory is the kernel's own tables.
 
 // storePath returns the file of the data set of n data in groups groups.
 func storePath(dir string, n, groups, lo, hi int, seed uint64, dtype store.DType) string {
@@ -115,10 +116,19 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 	f := &m.Factors[0]
 	f.Levels = l.Factors[0].Levels
 	var post *exactmh.Posterior
+	// GroupGibbs reads the rows it draws with pread (SetRowReaders), not
+	// through the mapping, whose pages would fill the resident set.
+	readers := func() model.RowReader { return st.RowReader() }
 	if f32 {
 		post, err = model.NewMultilevelRows(m, model.SparseRows[float32]{N: st.N(), D: st.D(), RowPtr: st.RowPtr(), Col: st.Col(), Val: st.Val32()})
+		if err == nil {
+			post.Energy.(*model.SparseGLM[float32]).SetRowReaders(readers)
+		}
 	} else {
 		post, err = model.NewMultilevelRows(m, model.SparseRows[float64]{N: st.N(), D: st.D(), RowPtr: st.RowPtr(), Col: st.Col(), Val: st.Val64()})
+		if err == nil {
+			post.Energy.(*model.SparseGLM[float64]).SetRowReaders(readers)
+		}
 	}
 	if err != nil {
 		st.Close()
