@@ -181,12 +181,21 @@ type gibbsTerms struct {
 	ePtr  []int
 	eData []int32
 	// Block m's pairs pPtr[m]:pPtr[m+1]: the other block pBlock, S = Σ_i
-	// K_i·a_im·a_ib², and the alias records rec[rPtr[p]:rPtr[p+1]].
+	// K_i·a_im·a_ib², and the alias table of its data over
+	// rPtr[p]:rPtr[p+1] (column q: keep probability rProb, alias rAlias,
+	// both relative to rPtr[p]). The pair's data, ascending, are
+	// pList[p][q] — mostly one block's data list (mData: a group's data
+	// are its pairs' with the fixed effects), else their own list in
+	// xData — so a record is 12 bytes, not 16 with its datum.
 	pPtr   []int
 	pBlock []int32
 	pS     []float64
 	rPtr   []int
-	rec    []groupRec
+	rProb  []float64
+	rAlias []int32
+	pOff   []int  // the pair's data start at mData[pOff[p]] or, pX[p], xData[pOff[p]]
+	pX     []bool // the pair's data are listed in xData
+	xData  []int32
 	maxP   int
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
@@ -520,9 +529,25 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		g.pPtr[b+1] += g.pPtr[b]
 		g.maxP = max(g.maxP, g.pPtr[b+1]-g.pPtr[b])
 	}
-	// The records, each weight K_i·a_im·a_ib² held in prob until its
+	// Where each pair's data are listed: the data of (m, b) are those of
+	// b (or m) when as many (none read exactly), in the same ascending
+	// order; else in xData.
+	g.pOff, g.pX = make([]int, len(order)), make([]bool, len(order))
+	for p := range order {
+		m, b, k := int(g.pBlockOf(p)), int(g.pBlock[p]), g.rPtr[p+1]-g.rPtr[p]
+		switch {
+		case k == g.mPtr[b+1]-g.mPtr[b]:
+			g.pOff[p] = g.mPtr[b]
+		case k == g.mPtr[m+1]-g.mPtr[m]:
+			g.pOff[p] = g.mPtr[m]
+		default:
+			g.pOff[p], g.pX[p] = len(g.xData), true
+			g.xData = append(g.xData, make([]int32, k)...)
+		}
+	}
+	// The records, each weight K_i·a_im·a_ib² held in rProb until its
 	// pair's alias table replaces it.
-	g.rec = make([]groupRec, g.rPtr[len(order)])
+	g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
 	rNext := slices.Clone(g.rPtr[:len(order)])
 	maxPair := 0
 	for i := range n {
@@ -536,7 +561,12 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		for q, m := range rb.touched {
 			for r, b := range rb.touched {
 				p := rank[pairID[uint64(m)<<32|uint64(b)]]
-				g.rec[rNext[p]] = groupRec{prob: dK * rb.norms[q] * rb.norms[r] * rb.norms[r], datum: int32(i)}
+				g.rProb[rNext[p]] = dK * rb.norms[q] * rb.norms[r] * rb.norms[r]
+				if g.pX[p] {
+					g.xData[g.pOff[p]+rNext[p]-g.rPtr[p]] = int32(i)
+				} else if g.mData[g.pOff[p]+rNext[p]-g.rPtr[p]] != int32(i) {
+					return nil, fmt.Errorf("%s: internal error: pair (%d, %d)'s datum %d is not its block's", name, m, b, i)
+				}
 				rNext[p]++
 			}
 		}
@@ -550,7 +580,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		w := wrec[:hi-lo]
 		var s float64
 		for q := range w {
-			w[q] = g.rec[lo+q].prob
+			w[q] = g.rProb[lo+q]
 			s += w[q]
 		}
 		if !(s > 0) {
@@ -563,7 +593,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		g.pS[p] = tab.Total()
 		for q := range hi - lo {
 			pr, a := tab.Column(q)
-			g.rec[lo+q].prob, g.rec[lo+q].alias = pr, int32(a)
+			g.rProb[lo+q], g.rAlias[lo+q] = pr, int32(a)
 		}
 	}
 	// Location moves: a term whose effect column equals a fixed effect's
@@ -628,6 +658,12 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 	return g, nil
+}
+
+// pBlockOf returns the block m of pair p (the pairs are sorted by m).
+func (g *gibbsTerms) pBlockOf(p int) int32 {
+	m, _ := slices.BinarySearch(g.pPtr, p+1)
+	return int32(m - 1)
 }
 
 // index sets the blocks' coordinates (bcPtr, bc), each coordinate's
@@ -1024,11 +1060,16 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	for k := range draws {
 		p := pl + sort.SearchFloat64s(c.cum[:ph-pl], (1-rng.Float64())*total)
 		lo, hi := c.rPtr[p], c.rPtr[p+1]
-		r := lo + rng.IntN(hi-lo)
-		if rng.Float64() >= c.rec[r].prob {
-			r = lo + int(c.rec[r].alias)
+		r := rng.IntN(hi - lo)
+		if rng.Float64() >= c.rProb[lo+r] {
+			r = int(c.rAlias[lo+r])
 		}
-		i := int(c.rec[r].datum)
+		var i int
+		if c.pX[p] {
+			i = int(c.xData[c.pOff[p]+r])
+		} else {
+			i = int(c.mData[c.pOff[p]+r])
+		}
 		c.seen.add(i)
 		rd, du, err := c.remainderDiff(i, beta)
 		if err != nil {
