@@ -549,7 +549,6 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	// pair's alias table replaces it.
 	g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
 	rNext := slices.Clone(g.rPtr[:len(order)])
-	maxPair := 0
 	for i := range n {
 		if isExact != nil && isExact[i] {
 			continue
@@ -571,30 +570,22 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			}
 		}
 	}
-	for p := range order {
-		maxPair = max(maxPair, g.rPtr[p+1]-g.rPtr[p])
-	}
-	wrec := make([]float64, maxPair)
+	// Each pair's alias table in place of its weights (alias.Build: no
+	// copy of the largest pair's N weights).
 	for p := range order {
 		lo, hi := g.rPtr[p], g.rPtr[p+1]
-		w := wrec[:hi-lo]
 		var s float64
-		for q := range w {
-			w[q] = g.rProb[lo+q]
-			s += w[q]
+		for _, w := range g.rProb[lo:hi] {
+			s += w
 		}
 		if !(s > 0) {
 			continue // no remainder (a Gaussian family): never drawn
 		}
-		tab, err := alias.New(w)
+		total, err := alias.Build(g.rProb[lo:hi], g.rAlias[lo:hi])
 		if err != nil {
 			return nil, fmt.Errorf("%s: pair %d: %w", name, p, err)
 		}
-		g.pS[p] = tab.Total()
-		for q := range hi - lo {
-			pr, a := tab.Column(q)
-			g.rProb[lo+q], g.rAlias[lo+q] = pr, int32(a)
-		}
+		g.pS[p] = total
 	}
 	// Location moves: a term whose effect column equals a fixed effect's
 	// column on every row — a random term, or one of fixed scale, whose
