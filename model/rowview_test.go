@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +136,44 @@ func TestRowViewGroupGibbs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "row 399") || !strings.Contains(err.Error(), "unexpected EOF") {
 			t.Errorf("a row past the truncation: %v, want a short read of row 399", err)
 		}
+	}
+}
+
+// TestSparseHessianChunks checks that the sparse Hessian and its pattern
+// built with the rows' transpose in many column ranges (a budget of the
+// largest column: a range for each fixed effect) are bit for bit those
+// built in one, and that a stop during a range's transpose stops the
+// Hessian.
+func TestSparseHessianChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	m := smallMultilevel(rng, 500, LogisticFamily{}, false)
+	build := func() *SparseGLM[float64] {
+		post, err := NewMultilevel(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return post.Energy.(*SparseGLM[float64])
+	}
+	theta := randomTheta(rng, build().Dim())
+	want, err := build().SparseHessian(theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(a, b int) { transposeRows, minTransposeChunk = a, b }(transposeRows, minTransposeChunk)
+	transposeRows, minTransposeChunk = 0, 0
+	e := build()
+	if k := len(transposeChunks(e.pattern(), &e.rows)) - 1; k < 3 {
+		t.Fatalf("%d column ranges, want at least one for each fixed effect", k)
+	}
+	got, err := e.SparseHessian(theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.ColPtr, want.ColPtr) || !slices.Equal(got.RowIdx, want.RowIdx) || !slices.Equal(got.Val, want.Val) {
+		t.Fatal("the Hessian built by column ranges differs from the one built at once")
+	}
+	calls := 0
+	if _, err := e.SparseHessianStop(theta, func() bool { calls++; return calls > 1 }); err != ErrStopped {
+		t.Errorf("stopped: %v, want ErrStopped", err)
 	}
 }
