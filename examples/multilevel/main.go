@@ -46,7 +46,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -101,36 +100,14 @@ func main() {
 	var adv *memstat.Adviser
 	if *storeDir != "" {
 		var st *store.SparseStore
-		d, post, st, err = fromStore(*storeDir, *n, *groups, *minSize, *maxSize, cf.Seed, *f32, say)
+		var stopDrops func()
+		d, post, st, stopDrops, err = fromStore(*storeDir, *n, *groups, *minSize, *maxSize, cf.Seed, *f32, say)
 		if err != nil {
 			log.Fatal(err)
 		}
 		defer st.Close()
 		var heap runtime.MemStats
-		// Drop the mapping's pages now and then in set-up's full passes
-		// (sequential: a dropped page is not read again), so the
-		// resident set holds the rows of the last interval, not the whole
-		// file. Sampling reads no page of the mapping (GroupGibbs reads
-		// its rows with pread): the drops end when it begins.
-		setUp := make(chan struct{})
-		var endSetUp sync.Once
-		stopDrops := func() { endSetUp.Do(func() { close(setUp) }) }
 		defer stopDrops()
-		go func() {
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-setUp:
-					return
-				case <-tick.C:
-					if err := st.DropPages(); err != nil {
-						log.Print(err)
-						return
-					}
-				}
-			}
-		}()
 		// The heap is mostly GroupGibbs's alias records, live for the
 		// whole run: a smaller GC target keeps the garbage of sampling
 		// from doubling the resident heap (GOGC=100's headroom).

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -81,9 +82,37 @@ func writeStore(path string, d *data, n, groups, lo, hi int, seed uint64, dtype 
 	return w.Close()
 }
 
+// dropPages drops the store's mapped pages every 50 ms until stop is
+// called, in set-up's full passes (sequential: a dropped page is not read
+// again), so the resident set holds the rows of the last interval, not
+// the whole file. Sampling reads no page of the mapping (GroupGibbs reads
+// its rows with pread): stop is called when it begins.
+func dropPages(st *store.SparseStore) (stop func()) {
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := st.DropPages(); err != nil {
+					fmt.Fprintln(os.Stderr, "multilevel:", err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
 // fromStore opens (writing it first if absent) the store of the data set
-// and returns its truth, the posterior over the mapped rows and the store.
-func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say func(string, ...any)) (*data, *exactmh.Posterior, *store.SparseStore, error) {
+// and returns its truth, the posterior over the mapped rows, the store
+// and the stop of its page drops (dropPages, begun before the posterior's
+// first pass over the rows).
+func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say func(string, ...any)) (_ *data, _ *exactmh.Posterior, _ *store.SparseStore, stop func(), _ error) {
 	dtype := store.Float64
 	if f32 {
 		dtype = store.Float32
@@ -93,7 +122,7 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 	if _, err := os.Stat(path); err != nil {
 		t0 := time.Now()
 		if err := writeStore(path, d, n, groups, lo, hi, seed, dtype); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		say("store %s written in %.1fs", path, time.Since(t0).Seconds())
 	} else {
@@ -101,12 +130,14 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 	}
 	st, err := store.OpenSparseStore(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
+	stop = dropPages(st)
 	l := st.Layout()
 	if l == nil || len(l.Factors) != 1 || len(l.Fixed) != 10 || l.Fixed[0] != "(Intercept)" {
+		stop()
 		st.Close()
-		return nil, nil, nil, fmt.Errorf("store %s: not a data set of this example (layout %+v)", path, l)
+		return nil, nil, nil, nil, fmt.Errorf("store %s: not a data set of this example (layout %+v)", path, l)
 	}
 	m := spec()
 	m.Y = st.Y()
@@ -131,11 +162,12 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 		}
 	}
 	if err != nil {
+		stop()
 		st.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	say("store %s: %s (N = %d, %d entries, %.1f bytes a row), mapped %v", path, memstat.GB(st.Size()), st.N(), st.NNZ(), float64(st.Size())/float64(st.N()), st.Mapped())
-	return d, post, st, nil
+	return d, post, st, stop, nil
 }
 
 // memReport prints the memory of a run from a store: the peak resident
