@@ -100,7 +100,11 @@ type fixedScaleLayout interface {
 // finite on the whole line (logistic, probit; Gaussian remainders vanish):
 // a Poisson energy is refused at Start with ErrNoBound. A sweep costs
 // O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²) for the
-// pairs' alias tables and O(nnz(H)). Proven by TestGroupGibbsMoments and
+// pairs' alias tables (12 bytes a record: a datum of B blocks is in B²
+// pairs) and O(nnz(H)). Where the energy's rows are in a file
+// (model.SparseGLM.SetRowReaders over a data.SparseStore), each chain
+// reads the rows it draws with pread, so sampling adds no page of the
+// file to the resident set. Proven by TestGroupGibbsMoments and
 // TestGroupGibbsSBC with their mutants.
 type GroupGibbs struct {
 	// Center is θ̂, the expansion point (nil: the Laplace-EM centre the
@@ -185,12 +189,21 @@ type gibbsTerms struct {
 	ePtr  []int
 	eData []int32
 	// Block m's pairs pPtr[m]:pPtr[m+1]: the other block pBlock, S = Σ_i
-	// K_i·a_im·a_ib², and the alias records rec[rPtr[p]:rPtr[p+1]].
+	// K_i·a_im·a_ib², and the alias table of its data over
+	// rPtr[p]:rPtr[p+1] (column q: keep probability rProb, alias rAlias,
+	// both relative to rPtr[p]). The pair's data, ascending, are
+	// pList[p][q] — mostly one block's data list (mData: a group's data
+	// are its pairs' with the fixed effects), else their own list in
+	// xData — so a record is 12 bytes, not 16 with its datum.
 	pPtr   []int
 	pBlock []int32
 	pS     []float64
 	rPtr   []int
-	rec    []groupRec
+	rProb  []float64
+	rAlias []int32
+	pOff   []int  // the pair's data start at mData[pOff[p]] or, pX[p], xData[pOff[p]]
+	pX     []bool // the pair's data are listed in xData
+	xData  []int32
 	maxP   int
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
@@ -247,8 +260,36 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
 	}
 	c.rb.init(terms.blocks)
+	c.rows = terms.e
+	if v, ok := terms.e.(rowViewer); ok {
+		if view := v.RowView(); view != nil {
+			c.rows = view
+			if r, ok := view.(interface{ Err() error }); ok {
+				c.rowsErr = r.Err
+			}
+		}
+	}
 	c.deltas()
 	return c, nil
+}
+
+// rowViewer is an energy whose rows a chain can read through a view of
+// its own (model.SparseGLM after SetRowReaders: pread of a mapped
+// data.SparseStore's rows into the view's buffers), so that the rows
+// GroupGibbs draws at random places leave nothing in the resident set;
+// RowView returns nil where there is none. A view with an Err method
+// reports its first read error there (its methods return NaN then).
+type rowViewer interface{ RowView() SparseRowGLM }
+
+// rowErr returns the chain's row view's read error, if any.
+func (c *gibbsChain) rowErr() error {
+	if c.rowsErr == nil {
+		return nil
+	}
+	if err := c.rowsErr(); err != nil {
+		return fmt.Errorf("GroupGibbs: %w", err)
+	}
+	return nil
 }
 
 // newGibbsTerms computes GroupGibbs's terms at the centre.
@@ -496,11 +537,26 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		g.pPtr[b+1] += g.pPtr[b]
 		g.maxP = max(g.maxP, g.pPtr[b+1]-g.pPtr[b])
 	}
-	// The records, each weight K_i·a_im·a_ib² held in prob until its
+	// Where each pair's data are listed: the data of (m, b) are those of
+	// b (or m) when as many (none read exactly), in the same ascending
+	// order; else in xData.
+	g.pOff, g.pX = make([]int, len(order)), make([]bool, len(order))
+	for p := range order {
+		m, b, k := int(g.pBlockOf(p)), int(g.pBlock[p]), g.rPtr[p+1]-g.rPtr[p]
+		switch {
+		case k == g.mPtr[b+1]-g.mPtr[b]:
+			g.pOff[p] = g.mPtr[b]
+		case k == g.mPtr[m+1]-g.mPtr[m]:
+			g.pOff[p] = g.mPtr[m]
+		default:
+			g.pOff[p], g.pX[p] = len(g.xData), true
+			g.xData = append(g.xData, make([]int32, k)...)
+		}
+	}
+	// The records, each weight K_i·a_im·a_ib² held in rProb until its
 	// pair's alias table replaces it.
-	g.rec = make([]groupRec, g.rPtr[len(order)])
+	g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
 	rNext := slices.Clone(g.rPtr[:len(order)])
-	maxPair := 0
 	for i := range n {
 		if isExact != nil && isExact[i] {
 			continue
@@ -512,35 +568,32 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		for q, m := range rb.touched {
 			for r, b := range rb.touched {
 				p := rank[pairID[uint64(m)<<32|uint64(b)]]
-				g.rec[rNext[p]] = groupRec{prob: dK * rb.norms[q] * rb.norms[r] * rb.norms[r], datum: int32(i)}
+				g.rProb[rNext[p]] = dK * rb.norms[q] * rb.norms[r] * rb.norms[r]
+				if g.pX[p] {
+					g.xData[g.pOff[p]+rNext[p]-g.rPtr[p]] = int32(i)
+				} else if g.mData[g.pOff[p]+rNext[p]-g.rPtr[p]] != int32(i) {
+					return nil, fmt.Errorf("%s: internal error: pair (%d, %d)'s datum %d is not its block's", name, m, b, i)
+				}
 				rNext[p]++
 			}
 		}
 	}
-	for p := range order {
-		maxPair = max(maxPair, g.rPtr[p+1]-g.rPtr[p])
-	}
-	wrec := make([]float64, maxPair)
+	// Each pair's alias table in place of its weights (alias.Build: no
+	// copy of the largest pair's N weights).
 	for p := range order {
 		lo, hi := g.rPtr[p], g.rPtr[p+1]
-		w := wrec[:hi-lo]
 		var s float64
-		for q := range w {
-			w[q] = g.rec[lo+q].prob
-			s += w[q]
+		for _, w := range g.rProb[lo:hi] {
+			s += w
 		}
 		if !(s > 0) {
 			continue // no remainder (a Gaussian family): never drawn
 		}
-		tab, err := alias.New(w)
+		total, err := alias.Build(g.rProb[lo:hi], g.rAlias[lo:hi])
 		if err != nil {
 			return nil, fmt.Errorf("%s: pair %d: %w", name, p, err)
 		}
-		g.pS[p] = tab.Total()
-		for q := range hi - lo {
-			pr, a := tab.Column(q)
-			g.rec[lo+q].prob, g.rec[lo+q].alias = pr, int32(a)
-		}
+		g.pS[p] = total
 	}
 	// Location moves: a term whose effect column equals a fixed effect's
 	// column on every row — a random term, or one of fixed scale, whose
@@ -604,6 +657,12 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 	}
 	return g, nil
+}
+
+// pBlockOf returns the block m of pair p (the pairs are sorted by m).
+func (g *gibbsTerms) pBlockOf(p int) int32 {
+	m, _ := slices.BinarySearch(g.pPtr, p+1)
+	return int32(m - 1)
 }
 
 // index sets the blocks' coordinates (bcPtr, bc), each coordinate's
@@ -764,6 +823,10 @@ type gibbsChain struct {
 	hp         []float64 // the block's precision, then its Cholesky factor
 	rhs, z, pg []float64
 	rb         rowBlocks // the drawn datum's blocks and norms
+	// The rows the chain reads at its updates: the energy's, or its own
+	// view of them (rowViewer) with the view's first read error.
+	rows    SparseRowGLM
+	rowsErr func() error
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1001,11 +1064,16 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	for k := range draws {
 		p := pl + sort.SearchFloat64s(c.cum[:ph-pl], (1-rng.Float64())*total)
 		lo, hi := c.rPtr[p], c.rPtr[p+1]
-		r := lo + rng.IntN(hi-lo)
-		if rng.Float64() >= c.rec[r].prob {
-			r = lo + int(c.rec[r].alias)
+		r := rng.IntN(hi - lo)
+		if rng.Float64() >= c.rProb[lo+r] {
+			r = int(c.rAlias[lo+r])
 		}
-		i := int(c.rec[r].datum)
+		var i int
+		if c.pX[p] {
+			i = int(c.xData[c.pOff[p]+r])
+		} else {
+			i = int(c.mData[c.pOff[p]+r])
+		}
 		c.seen.add(i)
 		rd, du, err := c.remainderDiff(i, beta)
 		if err != nil {
@@ -1059,7 +1127,10 @@ func (c *gibbsChain) decide(rng *rand.Rand, logR float64) bool {
 // with K_i = sup|f‴_i|·B_i/2 and a_ib from the row (as the set-up's
 // records weighed it).
 func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
-	if err := c.rb.load("GroupGibbs", c.e, c.blocks, "the prior's Blocks", i); err != nil {
+	if err := c.rb.load("GroupGibbs", c.rows, c.blocks, "the prior's Blocks", i); err != nil {
+		return 0, err
+	}
+	if err := c.rowErr(); err != nil {
 		return 0, err
 	}
 	var am, s float64
@@ -1077,7 +1148,7 @@ func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
 		}
 		s += a * a * mb
 	}
-	return datumK3(c.e, i) * float64(len(c.rb.touched)) / 2 * am * s, nil
+	return datumK3(c.rows, i) * float64(len(c.rb.touched)) / 2 * am * s, nil
 }
 
 // priorExpansionDiff returns the prior expansion's log p̃(θ′) − log p̃(θ)
@@ -1112,12 +1183,15 @@ func (c *gibbsChain) revert(coords []int32) {
 // remainderDiff returns βR_i(θ′) − βR_i(θ) and β(U_i(θ′) − U_i(θ)).
 func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du float64, err error) {
 	c.t.evals++
-	z, zn := c.e.LinearPredictors(i, c.theta, c.next)
-	du = beta * (c.e.Loss(i, zn) - c.e.Loss(i, z))
+	z, zn := c.rows.LinearPredictors(i, c.theta, c.next)
+	du = beta * (c.rows.Loss(i, zn) - c.rows.Loss(i, z))
+	if err := c.rowErr(); err != nil {
+		return 0, 0, err
+	}
 	if math.IsNaN(du) || math.IsInf(du, 0) {
 		return 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
-	x, _, err := datumExpansion("GroupGibbs", c.e, i, c.center)
+	x, _, err := datumExpansion("GroupGibbs", c.rows, i, c.center)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -452,6 +452,8 @@ type SparseStore struct {
 	layout *SparseLayout
 	mem    []byte
 	mmap   bool
+	ra     io.ReaderAt // the file, for RowReader (nil once closed)
+	f      *os.File    // the file kept open, nil for an in-memory store
 	y, off []float64
 	rowPtr []int
 	col    []int32
@@ -467,7 +469,12 @@ func OpenSparseStore(path string) (*SparseStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data: OpenSparseStore: %w", err)
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("data: OpenSparseStore: %w", err)
@@ -488,6 +495,7 @@ func OpenSparseStore(path string) (*SparseStore, error) {
 		s.Close()
 		return nil, err
 	}
+	s.f, s.ra, keep = f, f, true
 	return s, nil
 }
 
@@ -508,6 +516,7 @@ func openSparseBytes(path string, b []byte) (*SparseStore, error) {
 	if err := s.slice(); err != nil {
 		return nil, err
 	}
+	s.ra = bytes.NewReader(s.mem)
 	return s, nil
 }
 
@@ -652,9 +661,15 @@ func (s *SparseStore) Close() error {
 	if s.mmap {
 		err = unmap(s.mem)
 	}
+	if s.f != nil {
+		if cerr := s.f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	s.f, s.ra = nil, nil
 	s.mem, s.y, s.off, s.rowPtr, s.col, s.v32, s.v64 = nil, nil, nil, nil, nil, nil, nil
 	if err != nil {
-		return fmt.Errorf("data: sparse store %s: munmap: %w", s.path, err)
+		return fmt.Errorf("data: sparse store %s: close: %w", s.path, err)
 	}
 	return nil
 }
@@ -681,4 +696,109 @@ func (s *SparseStore) DropPages() error {
 // over every row (the centre, the Hessian, the kernel's tables) are over.
 func (s *SparseStore) EndFullPasses() error {
 	return endFullPasses("sparse store "+s.path, s.mem, s.mmap)
+}
+
+// SparseRowReader reads single rows of a SparseStore with pread
+// (io.ReaderAt on the open file) into its own buffers, instead of through
+// the mapping: a row read this way leaves nothing in the process's
+// resident set (the file's pages stay in the page cache, which is not the
+// process's memory), where a read of the mapping keeps the pages the
+// kernel maps around it (its fault-around: 16 pages for each row at a
+// random place). A kernel that draws a few rows at random places per step
+// from a file larger than memory — GroupGibbs's thinned data — reads them
+// through one reader per chain (model.SparseGLM.SetRowReaders). It is not
+// safe for concurrent use (one per goroutine; the store's file is shared),
+// and reads nothing once the store is closed.
+type SparseRowReader struct {
+	s   *SparseStore
+	buf []uint64 // 8-byte aligned scratch for the entries
+}
+
+// RowReader returns a new reader of the store's rows.
+func (s *SparseStore) RowReader() *SparseRowReader { return &SparseRowReader{s: s} }
+
+// bytes returns the first n bytes of the reader's scratch, grown as needed.
+func (r *SparseRowReader) bytes(n int) []byte {
+	if w := (n + 7) / 8; w > len(r.buf) {
+		r.buf = make([]uint64, max(w, 2*len(r.buf)))
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(r.buf))), n)
+}
+
+// readAt reads len(b) bytes at off, naming the row and the section on a
+// short read or an I/O error.
+func (r *SparseRowReader) readAt(b []byte, off, i int, what string) error {
+	if r.s.ra == nil {
+		return fmt.Errorf("data: sparse store %s: row %d read after Close", r.s.path, i)
+	}
+	k, err := r.s.ra.ReadAt(b, int64(off))
+	if k == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("data: sparse store %s: row %d: %s: read %d of %d bytes at offset %d (file of %d bytes declared): %w", r.s.path, i, what, k, len(b), off, r.s.l.size, err)
+}
+
+// ReadRow appends the columns and values of row i to cols and vals and
+// returns them with y_i and the offset o_i (0 without an offset section).
+// A short read or an I/O error (the file truncated or replaced while
+// open), a row pointer out of order, or a column or value the layout does
+// not allow is an error naming the row and the numbers; cols and vals are
+// then returned as they were passed. It allocates only to grow its
+// buffers or cols and vals.
+func (r *SparseRowReader) ReadRow(i int, cols []int32, vals []float64) (_ []int32, _ []float64, y, off float64, err error) {
+	l := r.s.l
+	if i < 0 || i >= l.n {
+		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d out of [0, %d)", r.s.path, i, l.n)
+	}
+	b := r.bytes(16)
+	if err := r.readAt(b, l.pOff+8*i, i, "row pointers"); err != nil {
+		return cols, vals, 0, 0, err
+	}
+	ne := binary.NativeEndian
+	lo, hi := int64(ne.Uint64(b)), int64(ne.Uint64(b[8:]))
+	if lo < 0 || hi < lo || hi > int64(l.nnz) || hi-lo > int64(l.d) {
+		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d spans [%d, %d), want ascending within [0, nnz = %d], at most D = %d entries", r.s.path, i, lo, hi, l.nnz, l.d)
+	}
+	k := int(hi - lo)
+	b = r.bytes(8)
+	if err := r.readAt(b, l.yOff+8*i, i, "y"); err != nil {
+		return cols, vals, 0, 0, err
+	}
+	y = math.Float64frombits(ne.Uint64(b))
+	if l.offset {
+		if err := r.readAt(b, l.oOff+8*i, i, "offset"); err != nil {
+			return cols, vals, 0, 0, err
+		}
+		off = math.Float64frombits(ne.Uint64(b))
+	}
+	if math.IsNaN(y+off) || math.IsInf(y+off, 0) {
+		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d: y = %v, offset %v, want finite", r.s.path, i, y, off)
+	}
+	es := l.dtype.Size()
+	b = r.bytes(4*k + es*k)
+	if err := r.readAt(b[:4*k], l.cOff+4*int(lo), i, "columns"); err != nil {
+		return cols, vals, 0, 0, err
+	}
+	if err := r.readAt(b[4*k:], l.vOff+es*int(lo), i, "values"); err != nil {
+		return cols, vals, 0, 0, err
+	}
+	nc, nv, prev := len(cols), len(vals), int64(-1)
+	for q := range k {
+		c := int32(ne.Uint32(b[4*q:]))
+		var v float64
+		if es == 4 {
+			v = float64(math.Float32frombits(ne.Uint32(b[4*k+4*q:])))
+		} else {
+			v = math.Float64frombits(ne.Uint64(b[4*k+8*q:]))
+		}
+		if int64(c) <= prev || int(c) >= l.d || math.IsNaN(v) || math.IsInf(v, 0) {
+			return cols[:nc], vals[:nv], 0, 0, fmt.Errorf("data: sparse store %s: row %d, entry %d: column %d (after %d), value %v, want strictly ascending columns in [0, D = %d) and a finite value", r.s.path, i, q, c, prev, v, l.d)
+		}
+		prev = int64(c)
+		cols, vals = append(cols, c), append(vals, v)
+	}
+	return cols, vals, y, off, nil
 }

@@ -6,10 +6,12 @@ package data
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -298,7 +300,24 @@ func TestSparseStoreMutations(t *testing.T) {
 			}
 			return
 		}
-		_ = s.Validate()
+		verr := s.Validate()
+		// The row reader on the same bytes: an error or the mapped row,
+		// never a crash, and no error on a store Validate accepts.
+		r := s.RowReader()
+		for i := range s.N() {
+			cols, vals, y, _, err := r.ReadRow(i, nil, nil)
+			if err != nil {
+				if verr == nil {
+					t.Errorf("Validate accepts the store, ReadRow(%d): %v", i, err)
+				} else if !strings.Contains(err.Error(), "mutant") {
+					t.Errorf("error does not name the file: %v", err)
+				}
+				continue
+			}
+			if verr == nil && (len(cols) != s.RowPtr()[i+1]-s.RowPtr()[i] || y != s.Y()[i] || len(vals) != len(cols)) {
+				t.Errorf("row %d read back as %v %v y %v", i, cols, vals, y)
+			}
+		}
 		s.Close()
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -313,5 +332,65 @@ func TestSparseStoreMutations(t *testing.T) {
 		c := append([]byte(nil), b...)
 		c[headerSize+rng.IntN(len(c)-headerSize)] = byte(rng.Uint32())
 		try(c)
+	}
+}
+
+// TestSparseRowReader reads every row of stores of both dtypes, with and
+// without offsets, through RowReader and checks them against the
+// mapping; then that a row out of range, a read after Close and a file
+// truncated while open are errors naming the row and the numbers.
+func TestSparseRowReader(t *testing.T) {
+	dir := t.TempDir()
+	for _, dt := range []DType{Float32, Float64} {
+		for _, off := range []bool{false, true} {
+			path := filepath.Join(dir, fmt.Sprintf("%v%v", dt, off))
+			writeSparse(t, path, 100, dt, off)
+			s, err := OpenSparseStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.RowReader()
+			var cols []int32
+			var vals []float64
+			for i := range s.N() {
+				var y, o float64
+				cols, vals, y, o, err = r.ReadRow(i, cols[:0], vals[:0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				wc, wv := sparseRow(i)
+				if dt == Float32 {
+					for q := range wv {
+						wv[q] = float64(float32(wv[q]))
+					}
+				}
+				wo := 0.0
+				if off {
+					wo = float64(i) / 10
+				}
+				if !slices.Equal(cols, wc) || !slices.Equal(vals, wv) || y != float64(i%2) || o != wo {
+					t.Fatalf("%v offset %v: row %d read as %v %v y %v o %v, want %v %v %v %v", dt, off, i, cols, vals, y, o, wc, wv, float64(i%2), wo)
+				}
+			}
+			if a := testing.AllocsPerRun(100, func() { cols, vals, _, _, _ = r.ReadRow(7, cols[:0], vals[:0]) }); a != 0 {
+				t.Errorf("ReadRow allocates %v times", a)
+			}
+			if _, _, _, _, err := r.ReadRow(100, nil, nil); err == nil || !strings.Contains(err.Error(), "row 100 out of [0, 100)") {
+				t.Errorf("row 100: %v", err)
+			}
+			if !off {
+				if err := os.Truncate(path, int64(s.Size())-200); err != nil {
+					t.Fatal(err)
+				}
+				_, _, _, _, err := r.ReadRow(99, nil, nil)
+				if err == nil || !strings.Contains(err.Error(), "row 99") || !strings.Contains(err.Error(), "unexpected EOF") {
+					t.Errorf("truncated: %v", err)
+				}
+			}
+			s.Close()
+			if _, _, _, _, err := r.ReadRow(0, nil, nil); err == nil || !strings.Contains(err.Error(), "after Close") {
+				t.Errorf("after Close: %v", err)
+			}
+		}
 	}
 }

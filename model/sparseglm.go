@@ -161,6 +161,7 @@ type SparseGLM[T float32 | float64] struct {
 	y      []float64
 	offset []float64 // nil: no offset
 	family GLMFamily
+	open   func() RowReader // SetRowReaders; nil: RowView returns nil
 
 	hessOnce sync.Once
 	hess     *hessPattern
@@ -295,6 +296,114 @@ func (e *SparseGLM[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
 // lo ≤ z ≤ hi.
 func (e *SparseGLM[T]) LossBound(i, k int, lo, hi float64) float64 {
 	return e.family.LossBound(e.y[i], k, lo, hi)
+}
+
+// RowReader reads single rows of the design behind a SparseGLM's rows
+// from their file (data.SparseRowReader, with pread): the columns and
+// values of row i appended to cols and vals, y_i and o_i, or an error
+// naming the row.
+type RowReader interface {
+	ReadRow(i int, cols []int32, vals []float64) ([]int32, []float64, float64, float64, error)
+}
+
+// SetRowReaders makes RowView read rows with a reader from open (one per
+// view): for rows in a mapped file (data.SparseStore.RowReader), whose
+// mapping a kernel drawing rows at random places would otherwise bring
+// into the process's resident set page by page. open's readers must read
+// the rows, responses and offsets the energy was built with. Call it
+// before sampling; it does not change any other method.
+func (e *SparseGLM[T]) SetRowReaders(open func() RowReader) { e.open = open }
+
+// RowView returns, after SetRowReaders, an energy for one goroutine whose
+// per-datum methods (SparseRow, LinearPredictors, Loss, LossDerivs,
+// LossBound) read row i with its own reader into its own buffers, once
+// for consecutive calls on the same row; the other methods are e's. A
+// read error makes those methods return NaN (SparseRow: no entries) and
+// is kept for the view's Err. Without SetRowReaders it returns nil. Used
+// by exactmh.GroupGibbs for the data it draws.
+func (e *SparseGLM[T]) RowView() exactmh.SparseRowGLM {
+	if e.open == nil {
+		return nil
+	}
+	return &rowView[T]{SparseGLM: e, r: e.open(), cur: -1}
+}
+
+// rowView is SparseGLM.RowView's energy.
+type rowView[T float32 | float64] struct {
+	*SparseGLM[T]
+	r      RowReader
+	cur    int // the row in cols, vals, y, off; −1 none
+	cols   []int32
+	vals   []float64
+	y, off float64
+	err    error
+}
+
+// load reads row i unless it is the current one and reports whether it
+// is there.
+func (v *rowView[T]) load(i int) bool {
+	if i == v.cur {
+		return true
+	}
+	v.cur = -1
+	var err error
+	v.cols, v.vals, v.y, v.off, err = v.r.ReadRow(i, v.cols[:0], v.vals[:0])
+	if err != nil {
+		if v.err == nil {
+			v.err = fmt.Errorf("model: SparseGLM: %w", err)
+		}
+		return false
+	}
+	v.cur = i
+	return true
+}
+
+// Err returns the first read error of the view, or nil.
+func (v *rowView[T]) Err() error { return v.err }
+
+// SparseRow appends row i's entries to cols and vals.
+func (v *rowView[T]) SparseRow(i int, cols []int32, vals []float64) ([]int32, []float64) {
+	if !v.load(i) {
+		return cols, vals
+	}
+	return append(cols, v.cols...), append(vals, v.vals...)
+}
+
+// LinearPredictors returns x_iᵀθ + o_i and x_iᵀθ′ + o_i.
+func (v *rowView[T]) LinearPredictors(i int, theta, thetaNew []float64) (z, zn float64) {
+	if !v.load(i) {
+		return math.NaN(), math.NaN()
+	}
+	z, zn = v.off, v.off
+	for k, c := range v.cols {
+		z += v.vals[k] * theta[c]
+		zn += v.vals[k] * thetaNew[c]
+	}
+	return z, zn
+}
+
+// Loss returns f(y_i, z).
+func (v *rowView[T]) Loss(i int, z float64) float64 {
+	if !v.load(i) {
+		return math.NaN()
+	}
+	return v.family.Loss(v.y, z)
+}
+
+// LossDerivs returns f′(y_i, z) and f″(y_i, z).
+func (v *rowView[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
+	if !v.load(i) {
+		return math.NaN(), math.NaN()
+	}
+	return v.family.LossDerivs(v.y, z)
+}
+
+// LossBound returns the family's bound on sup |f^{(k)}(y_i, z)|.
+func (v *rowView[T]) LossBound(i, k int, lo, hi float64) float64 {
+	if !v.load(i) {
+		return math.NaN()
+	}
+	return v.family.LossBound(v.y, k, lo, hi)
 }
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ + o_i) for i = idx[k].
@@ -465,20 +574,58 @@ type hessPattern struct {
 	tPtr []int
 }
 
-// transpose returns, for each column j, the rows of r that have an entry
-// in it, ascending: tRow[p.tPtr[j]:p.tPtr[j+1]]. O(nnz(X)) time and
-// memory.
-func transpose[T float32 | float64](p *hessPattern, r *SparseRows[T]) []int32 {
-	tRow := make([]int32, len(r.Col))
-	next := make([]int, r.D)
-	copy(next, p.tPtr[:r.D])
-	for i := range r.N {
-		for _, c := range r.Col[r.RowPtr[i]:r.RowPtr[i+1]] {
-			tRow[next[c]] = int32(i)
-			next[c]++
+// transposeChunks's budget is max(transposeRows·N, minTransposeChunk, the
+// largest column's entries) (variables for TestSparseHessianChunks).
+var transposeRows, minTransposeChunk = 2, 1 << 16
+
+// transposeChunks returns the column ranges [c[k], c[k+1]) whose
+// transposes are built one at a time: each of at most max(2N, 2¹⁶, the
+// largest column's) entries, so a Hessian's scratch is O(N), not
+// O(nnz(X)) — at 10⁷ rows of 12 entries 80 MB, not 480 MB — for a pass
+// over the rows' columns per range.
+func transposeChunks[T float32 | float64](p *hessPattern, r *SparseRows[T]) []int {
+	budget := max(transposeRows*r.N, minTransposeChunk)
+	for j := range r.D {
+		budget = max(budget, p.tPtr[j+1]-p.tPtr[j])
+	}
+	c := []int{0}
+	for j := range r.D {
+		if p.tPtr[j+1]-p.tPtr[c[len(c)-1]] > budget {
+			c = append(c, j)
 		}
 	}
-	return tRow
+	return append(c, r.D)
+}
+
+// transpose returns, for each column j in [j0, j1), the rows of r that
+// have an entry in it, ascending: tRow[p.tPtr[j]−p.tPtr[j0] :
+// p.tPtr[j+1]−p.tPtr[j0]], in tRow's storage when large enough. O(nnz(X))
+// time; it polls stop (nil: never) once per 2¹⁶ rows and returns false
+// when it reports true.
+func transpose[T float32 | float64](p *hessPattern, r *SparseRows[T], j0, j1 int, tRow []int32, stop func() bool) ([]int32, bool) {
+	base := p.tPtr[j0]
+	if n := p.tPtr[j1] - base; cap(tRow) >= n {
+		tRow = tRow[:n]
+	} else {
+		tRow = make([]int32, n)
+	}
+	next := make([]int, j1-j0)
+	for j := range next {
+		next[j] = p.tPtr[j0+j] - base
+	}
+	lo, hi := int32(j0), int32(j1)
+	for i := range r.N {
+		if stop != nil && i%(1<<16) == 1<<16-1 && stop() {
+			return nil, false
+		}
+		for _, c := range r.Col[r.RowPtr[i]:r.RowPtr[i+1]] {
+			if c >= lo && c < hi {
+				tRow[next[c-lo]] = int32(i)
+				next[c-lo]++
+			}
+		}
+	}
+	return tRow, true
 }
 
 // entry returns the position in Col/Val of row i's entry in column j,
@@ -505,25 +652,30 @@ func (e *SparseGLM[T]) pattern() *hessPattern {
 		for j := range d {
 			p.tPtr[j+1] += p.tPtr[j]
 		}
-		tRow := transpose(p, r)
 		mark := make([]int, d)
 		for j := range mark {
 			mark[j] = -1
 		}
 		p.colPtr = make([]int, d+1)
-		for j := range d {
-			start := len(p.rowIdx)
-			for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
-				i := int(tRow[t])
-				for k := r.entry(i, int32(j)); k < r.RowPtr[i+1]; k++ {
-					if c := int(r.Col[k]); mark[c] != j {
-						mark[c] = j
-						p.rowIdx = append(p.rowIdx, c)
+		chunks := transposeChunks(p, r)
+		var tRow []int32
+		for k := range len(chunks) - 1 {
+			j0, j1 := chunks[k], chunks[k+1]
+			tRow, _ = transpose(p, r, j0, j1, tRow, nil)
+			for j := j0; j < j1; j++ {
+				start := len(p.rowIdx)
+				for t := p.tPtr[j] - p.tPtr[j0]; t < p.tPtr[j+1]-p.tPtr[j0]; t++ {
+					i := int(tRow[t])
+					for k := r.entry(i, int32(j)); k < r.RowPtr[i+1]; k++ {
+						if c := int(r.Col[k]); mark[c] != j {
+							mark[c] = j
+							p.rowIdx = append(p.rowIdx, c)
+						}
 					}
 				}
+				slices.Sort(p.rowIdx[start:])
+				p.colPtr[j+1] = len(p.rowIdx)
 			}
-			slices.Sort(p.rowIdx[start:])
-			p.colPtr[j+1] = len(p.rowIdx)
 		}
 		e.hess = p
 	})
@@ -563,7 +715,6 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 		return nil, ErrStopped
 	}
 	p := e.pattern()
-	tRow := transpose(p, r)
 	f2 := make([]float64, r.N)
 	for i := range f2 {
 		if stop != nil && i%every == every-1 && stop() {
@@ -581,29 +732,38 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 	// order, as each row holds them, so it is the entry in column j (a
 	// binary search where it is not), not a search per entry.
 	next := make([]int32, r.N)
-	for j := range r.D {
-		for t := p.tPtr[j]; t < p.tPtr[j+1]; t++ {
-			if read++; stop != nil && read == every {
-				if stop() {
-					return nil, ErrStopped
-				}
-				read = 0
-			}
-			i := int(tRow[t])
-			k0 := r.RowPtr[i] + int(next[i])
-			if k0 >= r.RowPtr[i+1] || r.Col[k0] != int32(j) {
-				k0 = r.entry(i, int32(j))
-			}
-			next[i] = int32(k0 - r.RowPtr[i] + 1)
-			a := f2[i] * float64(r.Val[k0])
-			for k := k0; k < r.RowPtr[i+1]; k++ {
-				acc[r.Col[k]] += a * float64(r.Val[k])
-			}
+	chunks := transposeChunks(p, r)
+	var tRow []int32
+	for ck := range len(chunks) - 1 {
+		j0, j1 := chunks[ck], chunks[ck+1]
+		var ok bool
+		if tRow, ok = transpose(p, r, j0, j1, tRow, stop); !ok {
+			return nil, ErrStopped
 		}
-		for q := p.colPtr[j]; q < p.colPtr[j+1]; q++ {
-			c := p.rowIdx[q]
-			h.Val[q] = acc[c]
-			acc[c] = 0
+		for j := j0; j < j1; j++ {
+			for t := p.tPtr[j] - p.tPtr[j0]; t < p.tPtr[j+1]-p.tPtr[j0]; t++ {
+				if read++; stop != nil && read == every {
+					if stop() {
+						return nil, ErrStopped
+					}
+					read = 0
+				}
+				i := int(tRow[t])
+				k0 := r.RowPtr[i] + int(next[i])
+				if k0 >= r.RowPtr[i+1] || r.Col[k0] != int32(j) {
+					k0 = r.entry(i, int32(j))
+				}
+				next[i] = int32(k0 - r.RowPtr[i] + 1)
+				a := f2[i] * float64(r.Val[k0])
+				for k := k0; k < r.RowPtr[i+1]; k++ {
+					acc[r.Col[k]] += a * float64(r.Val[k])
+				}
+			}
+			for q := p.colPtr[j]; q < p.colPtr[j+1]; q++ {
+				c := p.rowIdx[q]
+				h.Val[q] = acc[c]
+				acc[c] = 0
+			}
 		}
 	}
 	return h, nil

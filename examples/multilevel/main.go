@@ -100,33 +100,14 @@ func main() {
 	var adv *memstat.Adviser
 	if *storeDir != "" {
 		var st *store.SparseStore
-		d, post, st, err = fromStore(*storeDir, *n, *groups, *minSize, *maxSize, cf.Seed, *f32, say)
+		var stopDrops func()
+		d, post, st, stopDrops, err = fromStore(*storeDir, *n, *groups, *minSize, *maxSize, cf.Seed, *f32, say)
 		if err != nil {
 			log.Fatal(err)
 		}
 		defer st.Close()
 		var heap runtime.MemStats
-		// Drop the mapping's pages now and then, in set-up's full passes
-		// and in sampling (where the kernel's fault-around maps 16 pages
-		// a row drawn), so the resident set holds the rows of the last
-		// interval, not the whole file.
-		setUp := make(chan struct{})
-		defer close(setUp)
-		go func() {
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-setUp:
-					return
-				case <-tick.C:
-					if err := st.DropPages(); err != nil {
-						log.Print(err)
-						return
-					}
-				}
-			}
-		}()
+		defer stopDrops()
 		// The heap is mostly GroupGibbs's alias records, live for the
 		// whole run: a smaller GC target keeps the garbage of sampling
 		// from doubling the resident heap (GOGC=100's headroom).
@@ -134,6 +115,7 @@ func main() {
 		adv = &memstat.Adviser{Inner: rec, Do: func() error {
 			// The kernel's tables are built: what the heap holds now is
 			// what sampling needs.
+			stopDrops()
 			runtime.GC()
 			runtime.ReadMemStats(&heap)
 			if *memProfile != "" {

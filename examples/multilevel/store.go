@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,9 +25,10 @@ import (
 // mapped sparse store (data.SparseStore: one CSR row per datum, the 10
 // fixed effects and the datum's group's intercept and slope columns,
 // float32 values with -float32), and the posterior is built over the
-// mapping (model.NewMultilevelRows): no row is copied to the heap, so the
-// resident memory is the kernel's own tables plus the pages of the file
-// being read.
+// mapping (model.NewMultilevelRows): no row is copied to the heap. The
+// set-up's full passes read the mapping (its pages dropped now and then);
+// GroupGibbs reads the rows it draws with pread (SetRowReaders), so while
+// sampling the resident memory is the kernel's own tables.
 
 // storePath returns the file of the data set of n data in groups groups.
 func storePath(dir string, n, groups, lo, hi int, seed uint64, dtype store.DType) string {
@@ -80,9 +82,37 @@ func writeStore(path string, d *data, n, groups, lo, hi int, seed uint64, dtype 
 	return w.Close()
 }
 
+// dropPages drops the store's mapped pages every 50 ms until stop is
+// called, in set-up's full passes (sequential: a dropped page is not read
+// again), so the resident set holds the rows of the last interval, not
+// the whole file. Sampling reads no page of the mapping (GroupGibbs reads
+// its rows with pread): stop is called when it begins.
+func dropPages(st *store.SparseStore) (stop func()) {
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := st.DropPages(); err != nil {
+					fmt.Fprintln(os.Stderr, "multilevel:", err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
 // fromStore opens (writing it first if absent) the store of the data set
-// and returns its truth, the posterior over the mapped rows and the store.
-func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say func(string, ...any)) (*data, *exactmh.Posterior, *store.SparseStore, error) {
+// and returns its truth, the posterior over the mapped rows, the store
+// and the stop of its page drops (dropPages, begun before the posterior's
+// first pass over the rows).
+func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say func(string, ...any)) (_ *data, _ *exactmh.Posterior, _ *store.SparseStore, stop func(), _ error) {
 	dtype := store.Float64
 	if f32 {
 		dtype = store.Float32
@@ -92,7 +122,7 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 	if _, err := os.Stat(path); err != nil {
 		t0 := time.Now()
 		if err := writeStore(path, d, n, groups, lo, hi, seed, dtype); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		say("store %s written in %.1fs", path, time.Since(t0).Seconds())
 	} else {
@@ -100,12 +130,14 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 	}
 	st, err := store.OpenSparseStore(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
+	stop = dropPages(st)
 	l := st.Layout()
 	if l == nil || len(l.Factors) != 1 || len(l.Fixed) != 10 || l.Fixed[0] != "(Intercept)" {
+		stop()
 		st.Close()
-		return nil, nil, nil, fmt.Errorf("store %s: not a data set of this example (layout %+v)", path, l)
+		return nil, nil, nil, nil, fmt.Errorf("store %s: not a data set of this example (layout %+v)", path, l)
 	}
 	m := spec()
 	m.Y = st.Y()
@@ -115,17 +147,27 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 	f := &m.Factors[0]
 	f.Levels = l.Factors[0].Levels
 	var post *exactmh.Posterior
+	// GroupGibbs reads the rows it draws with pread (SetRowReaders), not
+	// through the mapping, whose pages would fill the resident set.
+	readers := func() model.RowReader { return st.RowReader() }
 	if f32 {
 		post, err = model.NewMultilevelRows(m, model.SparseRows[float32]{N: st.N(), D: st.D(), RowPtr: st.RowPtr(), Col: st.Col(), Val: st.Val32()})
+		if err == nil {
+			post.Energy.(*model.SparseGLM[float32]).SetRowReaders(readers)
+		}
 	} else {
 		post, err = model.NewMultilevelRows(m, model.SparseRows[float64]{N: st.N(), D: st.D(), RowPtr: st.RowPtr(), Col: st.Col(), Val: st.Val64()})
+		if err == nil {
+			post.Energy.(*model.SparseGLM[float64]).SetRowReaders(readers)
+		}
 	}
 	if err != nil {
+		stop()
 		st.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	say("store %s: %s (N = %d, %d entries, %.1f bytes a row), mapped %v", path, memstat.GB(st.Size()), st.N(), st.NNZ(), float64(st.Size())/float64(st.N()), st.Mapped())
-	return d, post, st, nil
+	return d, post, st, stop, nil
 }
 
 // memReport prints the memory of a run from a store: the peak resident

@@ -172,3 +172,76 @@ func (t *Table) Total() float64 { return t.total }
 // float64: a positive weight so small that w_i/Σw underflows to 0 gives 0,
 // and is never drawn).
 func (t *Table) Prob(i int) float64 { return t.w[i] / t.total }
+
+// Build turns the weights w into an alias table in place, for tables kept
+// as two flat arrays rather than Tables: on return w[k] is column k's keep
+// probability and alias[k] its alias (len(alias) = len(w)), exactly the
+// columns New(w) makes (Column), and total is Σw (Total). It needs 4
+// bytes of scratch per weight and a bit, against New's 16 bytes of
+// table, so the largest of many tables built one after another costs no
+// copy of its weights. Its errors are New's; on error w is unchanged.
+func Build(w []float64, alias []int32) (total float64, err error) {
+	n := len(w)
+	if n == 0 {
+		return 0, fmt.Errorf("alias: no weights")
+	}
+	if n > math.MaxInt32 {
+		return 0, fmt.Errorf("alias: %d weights, at most %d supported", n, math.MaxInt32)
+	}
+	if len(alias) != n {
+		return 0, fmt.Errorf("alias: %d aliases for %d weights", len(alias), n)
+	}
+	for i, v := range w {
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return 0, fmt.Errorf("alias: weight %d is %v, want finite and ≥ 0", i, v)
+		}
+		total += v
+	}
+	if !(total > 0) || math.IsInf(total, 1) {
+		return 0, fmt.Errorf("alias: weights sum to %v, want positive and finite", total)
+	}
+	// As New, with the scaled weights in w and which weights were positive
+	// in a bitset.
+	positive := make([]uint64, (n+63)/64)
+	anyPositive := int32(-1)
+	work := prefault.Make[int32](n)
+	ns, lt := 0, n
+	for i, v := range w {
+		if v > 0 {
+			positive[i/64] |= 1 << (i % 64)
+			if anyPositive < 0 {
+				anyPositive = int32(i)
+			}
+		}
+		p := v / total * float64(n)
+		w[i], alias[i] = p, 0
+		if p < 1 {
+			work[ns] = int32(i)
+			ns++
+		} else {
+			lt--
+			work[lt] = int32(i)
+		}
+	}
+	for ns > 0 && lt < n {
+		s, l := work[ns-1], work[lt]
+		ns--
+		alias[s] = l
+		w[l] -= 1 - w[s]
+		if w[l] < 1 {
+			lt++
+			work[ns] = l
+			ns++
+		}
+	}
+	for _, rest := range [2][]int32{work[lt:], work[:ns]} {
+		for _, i := range rest {
+			if positive[i/64]&(1<<(i%64)) != 0 {
+				w[i] = 1
+			} else {
+				w[i], alias[i] = 0, anyPositive
+			}
+		}
+	}
+	return total, nil
+}

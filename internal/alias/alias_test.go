@@ -3,6 +3,7 @@ package alias
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -358,6 +359,56 @@ func TestDrawIntoIsDraw(t *testing.T) {
 			if a.Uint64() != b.Uint64() {
 				t.Fatalf("%s, n = %d: the generators differ after the draws", name, n)
 			}
+		}
+	}
+}
+
+// TestBuild checks that Build makes New's columns and total bit for bit,
+// in place, for weights with zeros, ties and a wide range, and New's
+// errors.
+func TestBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{1, 2, 7, 64, 65, 1000} {
+		for trial := range 5 {
+			w := make([]float64, n)
+			for i := range w {
+				switch rng.IntN(4) {
+				case 0:
+					w[i] = 0
+				case 1:
+					w[i] = 1
+				default:
+					w[i] = math.Exp(10 * rng.NormFloat64())
+				}
+			}
+			if trial == 0 {
+				w[rng.IntN(n)] = 3
+			}
+			tab, err := New(slices.Clone(w))
+			if err != nil {
+				continue
+			}
+			a := make([]int32, n)
+			total, err := Build(w, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != tab.Total() {
+				t.Fatalf("n %d: total %v, want %v", n, total, tab.Total())
+			}
+			for k := range n {
+				if p, al := tab.Column(k); p != w[k] || int32(al) != a[k] {
+					t.Fatalf("n %d: column %d (%v, %d), want (%v, %d)", n, k, w[k], a[k], p, al)
+				}
+			}
+		}
+	}
+	for _, w := range [][]float64{nil, {0, 0}, {1, -1}, {math.NaN()}, {math.Inf(1)}} {
+		_, e1 := New(slices.Clone(w))
+		c := slices.Clone(w)
+		_, e2 := Build(c, make([]int32, len(w)))
+		if e1 == nil || e2 == nil || e1.Error() != e2.Error() || !slices.Equal(c, w) && len(w) > 0 && !math.IsNaN(w[0]) {
+			t.Errorf("weights %v: Build %v, New %v", w, e2, e1)
 		}
 	}
 }
