@@ -934,12 +934,14 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		m := Candidate{Name: c.name}
 		if c.skip != "" {
 			m.Err = c.skip
+			choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, c.skip)
 			choice.Candidates = append(choice.Candidates, m)
 			continue
 		}
 		if c.passes > 0 && best >= 0 && pass > 0 {
 			if bound := 2 / (c.passes * pass.Seconds()); bound < choice.Candidates[best].ESSPerSecond {
 				m.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", c.passes, pass.Round(time.Microsecond), bound)
+				choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, m.Err)
 				choice.Candidates = append(choice.Candidates, m)
 				continue
 			}

@@ -22,7 +22,7 @@ import (
 func TestSampleExplainsChoice(t *testing.T) {
 	dir := t.TempDir()
 	r := mustRun(t, dir, append(sampleArgs("--chains", "2", "--prior", "normal:2.5", "--out", "auto"), "--quiet=false")...)
-	for _, want := range []string{"choosing the kernel: finding the MAP and the Laplace approximation", "choosing the kernel: pilot 1 of"} {
+	for _, want := range []string{"choosing the kernel: finding the MAP and the Laplace approximation", "choosing the kernel: pilot 1 of", "not piloted"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
