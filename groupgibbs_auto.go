@@ -318,7 +318,7 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
 	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
-		return choice.grinds(p, m, lay), nil
+		return choice.grinds(p, m, lay, pass), nil
 	}
 	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
 		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
@@ -336,11 +336,11 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
 	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay), nil
+		return choice.grinds(p, m, lay, pass), nil
 	}
 	if why := fixedStuck(c0); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay), nil
+		return choice.grinds(p, m, lay, pass), nil
 	}
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
@@ -449,13 +449,30 @@ func fixedIACT(acc float64) float64 {
 
 // grinds makes c the fallback from a grinding GroupGibbs (its candidate
 // m, Err saying why): full-batch NUTS from the centre (c.center),
-// centred or not as multilevelNUTS decides, unpiloted.
-func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout) *Choice {
+// centred or not as multilevelNUTS decides, unpiloted. Where the time of
+// a pass over the data is known, the reason says what the fallback will
+// cost: every NUTS gradient is a pass, and a transition takes 2^depth − 1
+// of them (tree depth 3 to 10 under Stan's and NUTS's defaults), so a
+// user on tall data learns before the run that it is slow.
+func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout, pass time.Duration) *Choice {
 	c.Candidates = append(c.Candidates, m)
 	name, k, why := multilevelNUTS(lay, c.center, c.centerSD)
 	c.Name, c.Kernel, c.Posterior = name, k, p
 	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
+	if pass > 0 {
+		c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data (a pass takes %v), so 1,000 transitions of 7 to 1,023 gradients take %v to %v per chain",
+			p.Len(), pass.Round(time.Microsecond), roundTo3(7000*pass), roundTo3(1023000*pass))
+	}
 	return c
+}
+
+// roundTo3 rounds d to about three significant digits for a message.
+func roundTo3(d time.Duration) time.Duration {
+	unit := time.Nanosecond
+	for unit < time.Hour && d >= 1000*unit {
+		unit *= 10
+	}
+	return d.Round(unit)
 }
 
 // centerInits returns a copy of s with one θ0 per chain, the centre plus

@@ -589,6 +589,10 @@ func TestChooseMultilevelGrind(t *testing.T) {
 	if !strings.HasPrefix(c.Name, "NUTS") || !strings.Contains(c.Reason, "GroupGibbs grinds") || !strings.Contains(c.Reason, "data per sweep of N = 2000") {
 		t.Errorf("choice %v: want NUTS, GroupGibbs grinding, with its data per sweep", c)
 	}
+	// The fallback says what it will cost before the run.
+	if !strings.Contains(c.Reason, "each of its gradients reads all N = 2000 data (a pass takes") || !strings.Contains(c.Reason, "gradients take") {
+		t.Errorf("choice reason %q: want the fallback's cost per 1,000 transitions", c.Reason)
+	}
 	var gg *exactmh.Candidate
 	for q := range c.Candidates {
 		if c.Candidates[q].Name == "GroupGibbs" {
