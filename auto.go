@@ -447,7 +447,7 @@ func cvBatchFloor(cv *Posterior, la *LaplaceApprox, seed uint64) (floor float64,
 	}
 	d := len(la.Mean)
 	rng := rand.New(rand.NewPCG(seed, 0xf1002))
-	theta, next, z, u := make([]float64, d), make([]float64, d), make([]float64, d), make([]float64, d)
+	theta, next, z := make([]float64, d), make([]float64, d), make([]float64, d)
 	ms := make([]float64, autoFloorDraws)
 	for k := range ms {
 		la.Rand(rng, theta)
@@ -463,8 +463,7 @@ func cvBatchFloor(cv *Posterior, la *LaplaceApprox, seed uint64) (floor float64,
 			for b := 0; b <= a; b++ {
 				s += la.CovChol.At(a, b) * z[b]
 			}
-			u[a] = f * s
-			next[a] = theta[a] + u[a]
+			next[a] = theta[a] + f*s
 		}
 		ms[k] = sumC * e.distance(theta, next)
 	}
