@@ -324,7 +324,8 @@ func (e *SparseGLM[T]) LossBound4(i int, lo, hi float64) float64 {
 // GLMCuber is an optional method set of a GLMFamily: its third derivative
 // and a bound on its fourth, for the cross-cubic control variate of
 // exactmh.GroupGibbs's fixed-effect block (a SparseGLM of such a family
-// has LossDeriv3 and LossBound4). LogisticFamily implements it.
+// has LossDeriv3 and LossBound4). LogisticFamily and ProbitFamily
+// implement it.
 type GLMCuber interface {
 	// LossDeriv3 returns ∂³f/∂z³ at (y, z).
 	LossDeriv3(y, z float64) float64
