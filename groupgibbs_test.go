@@ -487,17 +487,21 @@ func TestGroupGibbsErrors(t *testing.T) {
 	}
 }
 
-// TestChooseMultilevelPoisson checks that the automatic default on a
-// multilevel model GroupGibbs refuses (Poisson: no bound on f‴ over the
-// line) falls back to NUTS from the centre and says why.
+// TestChooseMultilevelPoisson checks the automatic default on a
+// multilevel Poisson regression with an offset: GroupGibbs, with its
+// pair-wise bound (f‴ = e^z grows exponentially), piloted and chosen
+// over NUTS, the Choice saying so; and on the same model with a family
+// that has no bound at all (Poisson's loss without LossGrowth) the
+// fallback to NUTS from the centre, saying why.
 func TestChooseMultilevelPoisson(t *testing.T) {
 	n := 2500
 	rng := rand.New(rand.NewPCG(15, 16))
-	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true, FixedSD: []float64{2},
+	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Offset: make([]float64, n), Intercept: true, FixedSD: []float64{2},
 		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}}}
 	for i := range n {
 		g := rng.IntN(5)
 		ml.Factors[0].Index[i] = int32(g)
+		ml.Offset[i] = math.Log(0.5 + rng.Float64())
 		ml.Y[i] = float64(rng.IntN(3) + g%2)
 	}
 	p, err := model.NewMultilevel(ml)
@@ -506,6 +510,16 @@ func TestChooseMultilevelPoisson(t *testing.T) {
 	}
 	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 1})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "GroupGibbs" || !strings.Contains(c.Reason, "pair-wise") {
+		t.Errorf("choice %v: want GroupGibbs with its pair-wise bound", c)
+	}
+	ml.Family = noGrowthPoisson{}
+	if p, err = model.NewMultilevel(ml); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if c.Name != "NUTS" || !strings.Contains(c.Reason, "GroupGibbs cannot sample") {
