@@ -102,9 +102,16 @@ type fixedScaleLayout interface {
 //     the prior's: O(d) per evaluation, no datum read.
 //
 // It is exact for every centre; the centre sets the cost and the
-// acceptance (model.MultilevelCenter gives one). The bound needs sup|f‴|
-// finite on the whole line (logistic, probit; Gaussian remainders vanish):
-// a Poisson energy is refused at Start with ErrNoBound. A sweep costs
+// acceptance (model.MultilevelCenter gives one). The bound above needs
+// sup|f‴| finite on the whole line (logistic, probit; Gaussian remainders
+// vanish). Where f‴ is unbounded but grows at most exponentially (the
+// energy's LossGrowth: Poisson with its log link, offsets included,
+// |f‴(z)| ≤ e^{ẑ}·e^{|z − ẑ|}) the bound is valid pair by pair instead:
+// sup|f‴| becomes e^{ẑ_i} and each pair's factor M_b² gains the
+// exponential of the largest max(|a|, |a′|) its data can reach
+// (groupgibbs_growth.go); the cross-cubic control variate is left out
+// there (it needs sup|f⁗| finite). An energy with neither is refused at
+// Start with ErrNoBound. A sweep costs
 // O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²) for the
 // pairs' alias tables (12 bytes a record: a datum of B blocks is in B²
 // pairs) and O(nnz(H)). Where the energy's rows are in a file

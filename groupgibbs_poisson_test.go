@@ -245,11 +245,7 @@ func TestGroupGibbsPoissonMoments(t *testing.T) {
 		}
 		for name, k := range mutants {
 			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, pb.Mode, 3000)
-			if math.Abs(z) > 6 || lr > math.Log(1.4) && !c.kit.bare {
-				t.Logf("%s: mutant %q caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", c.name, name, z, zn, lr, ln)
-			} else {
-				t.Errorf("%s: mutant %q passes: z = %.2f (%s), sd ratio e^±%.3f (%s)", c.name, name, z, zn, lr, ln)
-			}
+			reportMutant(t, c.name, name, math.Abs(z) > 6 || lr > math.Log(1.4) && !c.kit.bare, z, zn, lr, ln)
 		}
 	}
 }
@@ -286,4 +282,15 @@ func poisNUTSReference(t *testing.T, p *exactmh.Posterior, k exactmh.NUTS, warmu
 		mode[j], sd[j] = ps.Mean, ps.SD
 	}
 	return rs, mode, sd
+}
+
+// reportMutant logs a caught mutant of problem with its largest |z| and
+// SD ratio (parameters zn, ln), and fails the test on one that passes.
+func reportMutant(t *testing.T, problem, name string, caught bool, z float64, zn string, lr float64, ln string) {
+	t.Helper()
+	if caught {
+		t.Logf("%s: mutant %q caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", problem, name, z, zn, lr, ln)
+	} else {
+		t.Errorf("%s: mutant %q passes: z = %.2f (%s), sd ratio e^±%.3f (%s)", problem, name, z, zn, lr, ln)
+	}
 }

@@ -303,11 +303,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 				p = &dropped
 			}
 			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 2000)
-			if math.Abs(z) > 6 || lr > math.Log(1.4) {
-				t.Logf("%s: mutant %q caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", pr.name, name, z, zn, lr, ln)
-			} else {
-				t.Errorf("%s: mutant %q passes: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, name, z, zn, lr, ln)
-			}
+			reportMutant(t, pr.name, name, math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
 		}
 	}
 }
