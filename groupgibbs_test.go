@@ -440,8 +440,8 @@ func TestChooseMultilevel(t *testing.T) {
 }
 
 // TestGroupGibbsErrors checks that GroupGibbs refuses what it cannot
-// sample exactly, saying why: a Poisson energy (no bound on f‴ over the
-// line), an energy without sparse rows, a prior that does not describe a
+// sample exactly, saying why: an energy of a family with no bound on f‴
+// over the line and no growth bound (noGrowthPoisson), an energy without sparse rows, a prior that does not describe a
 // multilevel model, a centre of the wrong length.
 func TestGroupGibbsErrors(t *testing.T) {
 	start := func(p *exactmh.Posterior, k exactmh.GroupGibbs) error {
@@ -453,7 +453,7 @@ func TestGroupGibbsErrors(t *testing.T) {
 		return err
 	}
 	n := 50
-	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true,
+	ml := &model.Multilevel{Family: noGrowthPoisson{}, Y: make([]float64, n), Intercept: true,
 		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Levels: []string{"a", "b"}, Tau: model.HalfNormal(1)}}}
 	for i := range n {
 		ml.Factors[0].Index[i] = int32(i % 2)
@@ -462,8 +462,8 @@ func TestGroupGibbsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, p.Energy.Dim())}); !errors.Is(err, exactmh.ErrNoBound) {
-		t.Errorf("Poisson: err = %v, want ErrNoBound", err)
+	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, p.Energy.Dim())}); !errors.Is(err, exactmh.ErrNoBound) || !strings.Contains(err.Error(), "LossGrowth") {
+		t.Errorf("no bound: err = %v, want ErrNoBound naming LossGrowth", err)
 	}
 	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, 2)}); err == nil || !strings.Contains(err.Error(), "len(Center) = 2") {
 		t.Errorf("short centre: err = %v", err)

@@ -753,7 +753,7 @@ func datumExpansion(name string, e SparseRowGLM, i int, center []float64, growth
 	}
 	k3 := datumK3(e, i)
 	if !(k3 >= 0) || math.IsInf(k3, 0) {
-		return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0", name, ErrNoBound, i, k3)
+		return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0 (GroupGibbs also takes a family whose f‴ grows at most exponentially, with LossGrowth)", name, ErrNoBound, i, k3)
 	}
 	return glmTaylor{zHat: z, f1: f1, f2: f2}, k3, nil
 }
