@@ -109,9 +109,9 @@ type fixedScaleLayout interface {
 // |f‴(z)| ≤ e^{ẑ}·e^{|z − ẑ|}) the bound is valid pair by pair instead:
 // sup|f‴| becomes e^{ẑ_i} and each pair's factor M_b² gains the
 // exponential of the largest max(|a|, |a′|) its data can reach
-// (groupgibbs_growth.go); the cross-cubic control variate is left out
-// there (it needs sup|f⁗| finite). An energy with neither is refused at
-// Start with ErrNoBound. A sweep costs
+// (groupgibbs_growth.go), and the cross-cubic control variate's bound
+// the same way where f⁗ grows exponentially too (LossGrowth4: Poisson).
+// An energy with neither is refused at Start with ErrNoBound. A sweep costs
 // O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²) for the
 // pairs' alias tables (12 bytes a record: a datum of B blocks is in B²
 // pairs) and O(nnz(H)). Where the energy's rows are in a file
@@ -650,7 +650,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 		g.pS[p] = total
 	}
-	if !k.cubicOff && !g.growth {
+	if !k.cubicOff {
 		if g.cub, err = g.buildCubic(name, e, sc, isExact); err != nil {
 			return nil, err
 		}
@@ -1088,8 +1088,8 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		if c.mask != nil && !c.mask(b) {
 			mb = 0
 		} else if c.cubOn {
-			mb = c.cubicFactor(b, mMax)
-		} else if c.growth && !c.growthLoose {
+			mb = c.cubicFactor(p, b, mMax, em)
+		} else if c.growth {
 			mb = c.growthFactor(p, m, mb, mMax, em)
 		}
 		c.fac[b] = mb

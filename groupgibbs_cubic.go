@@ -88,6 +88,15 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 	if !ok || g.nb < 2 {
 		return nil, nil
 	}
+	var g4 lossGrowther4
+	if g.growth {
+		if g4, ok = e.(lossGrowther4); !ok {
+			return nil, nil
+		}
+		if _, ok := g4.LossGrowth4(0, 0); !ok {
+			return nil, nil
+		}
+	}
 	p0 := g.bcPtr[1] - g.bcPtr[0]
 	if p0 == 0 {
 		return nil, nil
@@ -145,10 +154,16 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 			continue
 		}
 		a0, ab := rb.norms[t0], rb.norms[1-t0]
-		ki := datumK3(e, i)
+		x, ki, err := datumExpansion(name, e, i, g.center, g.growth)
+		if err != nil {
+			return nil, err
+		}
 		z, _ := e.LinearPredictors(i, sc, sc)
 		f3 := cub.LossDeriv3(i, z)
 		s4 := cub.LossBound4(i, math.Inf(-1), math.Inf(1))
+		if g.growth {
+			s4, _ = g4.LossGrowth4(i, x.zHat) // |f⁗| ≤ s4·e^{|z − ẑ_i|}
+		}
 		if !(ki > 0) || math.IsInf(ki, 0) || math.IsNaN(f3) || math.IsInf(f3, 0) || !(s4 >= 0) || math.IsInf(s4, 0) {
 			bad[ep] = true
 			continue
@@ -256,15 +271,28 @@ func (c *gibbsChain) cubicShift() bool {
 	return on
 }
 
-// cubicFactor returns pair (0, b)'s factor in block 0's thinning rate
-// with the cross-cubic control variate on: M_0² = mMax.
-func (c *gibbsChain) cubicFactor(b int32, mMax float64) float64 {
+// cubicFactor returns pair p = (0, b)'s factor in block 0's thinning
+// rate with the cross-cubic control variate on: M_0² = mMax. Under the
+// pair-wise bound (growth; em = E_0 of groupgibbs_growth.go) S₄ stands
+// for A₄·e^{W + B} with A₄ = LossGrowth4 at ẑ_i (|f⁗(z)| ≤ A₄e^{|z − ẑ_i|},
+// and |z − ẑ_i| ≤ W + B on the move), so each term in S₄ takes the
+// exponential of the pair's largest W + B — ā_pb·M_b + ā_p0·M_0 for a
+// group's pair (its data touch blocks 0 and b only), ā_p0·M_0 + E_0 for
+// (0, 0) — and a group left out, or a datum of no eligible pair, the
+// growth factor it has without the control variate.
+func (c *gibbsChain) cubicFactor(p int, b int32, mMax, em float64) float64 {
 	cb := c.cub
 	m0 := math.Sqrt(mMax)
 	if b == 0 {
+		if c.growth {
+			return math.Max(c.growthFactor(p, 0, mMax, mMax, em), cb.h*mMax+cb.r/6*mMax*m0*c.growthExp(c.pAm[p]*m0+em))
+		}
 		return math.Max(mMax, cb.h*mMax+cb.r/6*mMax*m0)
 	}
 	if !c.cubIncl[b] {
+		if c.growth {
+			return c.growthFactor(p, 0, c.dsq[b], mMax, em)
+		}
 		return c.dsq[b]
 	}
 	ep := cb.of0[b]
@@ -272,7 +300,11 @@ func (c *gibbsChain) cubicFactor(b int32, mMax float64) float64 {
 	if c.cubicLoose {
 		return 0
 	}
-	return cb.al[ep]/6*mb*mb*mb + cb.be[ep]/2*mb*mb*m0 + cb.ga[ep]*mb*m0 + cb.de[ep]/2*mb*mMax
+	e := 1.0
+	if c.growth {
+		e = c.growthExp(c.pAb[p]*mb + c.pAm[p]*m0)
+	}
+	return (cb.al[ep]/6*mb*mb*mb+cb.be[ep]/2*mb*mb*m0+cb.de[ep]/2*mb*mMax)*e + cb.ga[ep]*mb*m0
 }
 
 // cubicTerm returns β(V_i(θ′) − V_i(θ)) = βf‴_i/2·w_i²·(z′ − z) for datum
