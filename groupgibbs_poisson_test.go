@@ -163,7 +163,8 @@ func TestGroupGibbsPoissonStart(t *testing.T) {
 // TestGroupGibbsPoissonMoments compares GroupGibbs's posterior means and
 // standard deviations with full-batch NUTS's on three multilevel Poisson
 // regressions with an offset and τ unknown (its pair-wise bound,
-// groupgibbs_growth.go): one factor of 10 groups (N = 2000, group 0
+// groupgibbs_growth.go, with the fixed block's cross-cubic control
+// variate on the first two): one factor of 10 groups (N = 2000, group 0
 // holding half the data); 30 small groups (N = 400, about 7 data each but
 // group 0's 200) with every update thinned; and 200 groups of 10 data with
 // no fixed effects and low counts (offsets near −6, τ ≈ 2.5: most groups'
