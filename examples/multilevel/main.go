@@ -16,6 +16,12 @@
 //	y_i ~ Bernoulli(σ(x_iᵀβ + u_{g(i)} + v_{g(i)}·x1_i)),
 //	u_g ~ N(0, τ_u²), v_g ~ N(0, τ_v²), τ ~ half-normal(1), β ~ N(0, 5²).
 //
+// -family poisson makes it a multilevel Poisson regression with an offset
+// (the same design and effects; y_i ~ Poisson(e^{o_i + η_i}), o_i the log
+// of an exposure ~ U(0.5, 2)), which GroupGibbs samples with its
+// pair-wise bound; -kernel nuts runs full-batch NUTS from the centre for
+// comparison (-noncentred for NUTS.NonCentred).
+//
 // -kernel gibbs runs GroupGibbs around model.MultilevelCenter's centre
 // (Laplace-EM: the joint posterior has no mode) with -exact-below;
 // -kernel groupsmh runs GroupSMH there with the Crank–Nicolson proposal
