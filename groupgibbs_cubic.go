@@ -130,7 +130,7 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 	}
 	for p := g.pPtr[0]; p < g.pPtr[1]; p++ {
 		b := int(g.pBlock[p])
-		if b == 0 || g.small[b] {
+		if b == 0 || g.small[b] || !onlyWith0(g, b) {
 			continue
 		}
 		q := g.bcPtr[b+1] - g.bcPtr[b]
@@ -238,6 +238,18 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 		}
 	}
 	return cb, nil
+}
+
+// onlyWith0 reports whether block b's pairs are with block 0 and itself
+// only (no datum of b touches a third block: a one-factor design), read
+// from the pair index without a pass over the data.
+func onlyWith0(g *gibbsTerms, b int) bool {
+	for p := g.pPtr[b]; p < g.pPtr[b+1]; p++ {
+		if o := int(g.pBlock[p]); o != 0 && o != b {
+			return false
+		}
+	}
+	return true
 }
 
 // dense returns s resized to n zeros (its backing array reused).
