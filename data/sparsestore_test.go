@@ -7,6 +7,7 @@ package data
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -391,6 +392,93 @@ func TestSparseRowReader(t *testing.T) {
 			if _, _, _, _, err := r.ReadRow(0, nil, nil); err == nil || !strings.Contains(err.Error(), "after Close") {
 				t.Errorf("after Close: %v", err)
 			}
+		}
+	}
+}
+
+// countingReaderAt counts the ReadAt calls on a store's file.
+type countingReaderAt struct {
+	io.ReaderAt
+	n *int
+}
+
+func (c countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	*c.n++
+	return c.ReaderAt.ReadAt(b, off)
+}
+
+// TestSparseRowReaderCalls checks that a row costs two pread calls (its
+// columns and its values) once the store's row index is built, that the
+// index keeps y as float32 where every y is one (0/1) and the offsets as
+// float64 where they are not (i/10) with the values read back exactly,
+// that a row pointer out of range is an error naming the row and the
+// pointers, and that a file truncated before the index is built makes
+// every read fail naming the row and the numbers.
+func TestSparseRowReaderCalls(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	writeSparse(t, path, 1000, Float32, true)
+	s, err := OpenSparseStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var calls int
+	s.ra = countingReaderAt{s.ra, &calls}
+	r := s.RowReader()
+	if _, _, _, _, err := r.ReadRow(0, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	ix := s.idx
+	if ix.p32 == nil || ix.y.f32 == nil || ix.off.f64 == nil {
+		t.Errorf("index: pointers uint32 %v, y float32 %v, offsets float64 %v; want all three", ix.p32 != nil, ix.y.f32 != nil, ix.off.f64 != nil)
+	}
+	calls = 0
+	var cols []int32
+	var vals []float64
+	for i := range s.N() {
+		var y, o float64
+		cols, vals, y, o, err = r.ReadRow(i, cols[:0], vals[:0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if y != float64(i%2) || o != float64(i)/10 {
+			t.Fatalf("row %d: y %v, offset %v, want %v, %v", i, y, o, float64(i%2), float64(i)/10)
+		}
+	}
+	if calls != 2*s.N() {
+		t.Errorf("%d pread calls for %d rows, want 2 a row", calls, s.N())
+	}
+
+	// A row pointer out of range.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.NativeEndian.PutUint64(b[s.l.pOff+8*3:], 1<<40)
+	m, err := openSparseBytes("mutant", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, err = m.RowReader().ReadRow(2, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "row 2 spans [") || !strings.Contains(err.Error(), "1099511627776") {
+		t.Errorf("pointer out of range: %v", err)
+	}
+
+	// The file truncated in its y section (before the row pointers) before
+	// the index is built.
+	t2, err := OpenSparseStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer t2.Close()
+	if err := os.Truncate(path, int64(t2.l.yOff+8*100)); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{5, 7} {
+		_, _, _, _, err := t2.RowReader().ReadRow(i, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("row %d: the row index: row pointers: read 0 of", i)) || !strings.Contains(err.Error(), "unexpected EOF") {
+			t.Errorf("truncated before the index: %v", err)
 		}
 	}
 }
