@@ -80,7 +80,13 @@ type fixedScaleLayout interface {
 //     symmetric in θ, θ′, and drawn in two stages (a pair (m, b), then a
 //     datum from the pair's alias table) in O(pairs of m). Both tests and
 //     the choice between them (a symmetric function of θ, θ′) keep
-//     detailed balance.
+//     detailed balance. The fixed block's expansion also holds the cross
+//     term f‴_i/2·w_i²·x_i0ᵀ(β − β̂) of each datum of one group g (w_i its
+//     group effects' deviation from the centre) wherever the model allows
+//     it (groupgibbs_cubic.go): summed per group from p·q² tensors, it
+//     shifts the proposal's mean and lowers the remainders' order in w by
+//     one, so the block's acceptance no longer falls with G/√N as fast
+//     (TestGroupGibbsCubicAccept).
 //
 //  2. Data-invariant location moves: where a term's effect column equals
 //     a fixed effect's column on every row (a random intercept and the
@@ -139,6 +145,13 @@ type GroupGibbs struct {
 	// fixed-scale effects' prior at locSDMul times their sd (+Inf: drops
 	// it), a ratio that is not the posterior's.
 	locSDMul float64
+	// Test hooks of the cross-cubic control variate (groupgibbs_cubic.go):
+	// cubicOff builds none; cubicAll includes every eligible group at any
+	// distance; cubicLoose drops the bound's terms in the groups'
+	// deviations W (and, as blockMask, the check of |r_i| ≤ φ_i);
+	// cubicNoShift leaves it out of the proposal's mean but not out of the
+	// remainders.
+	cubicOff, cubicAll, cubicLoose, cubicNoShift bool
 }
 
 // Name returns "GroupGibbs".
@@ -208,6 +221,8 @@ type gibbsTerms struct {
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
 	updates, firstSplit int
+	// Block 0's cross-cubic control variate (nil: none).
+	cub *gibbsCubic
 	// The coordinates no row holds, and their slice widths.
 	free  []int
 	freeW []float64
@@ -244,7 +259,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff), func() (*gibbsTerms, error) {
+	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -258,6 +273,10 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		pg: make([]float64, q)}
 	if k.maskSplit {
 		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
+	}
+	if terms.cub != nil {
+		c.cvec, c.cubIncl, c.fac = make([]float64, terms.cub.p0), make([]bool, terms.nb), make([]float64, terms.nb)
+		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
 	}
 	c.rb.init(terms.blocks)
 	c.rows = terms.e
@@ -595,6 +614,11 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		}
 		g.pS[p] = total
 	}
+	if !k.cubicOff {
+		if g.cub, err = g.buildCubic(name, e, sc, isExact); err != nil {
+			return nil, err
+		}
+	}
 	// Location moves: a term whose effect column equals a fixed effect's
 	// column on every row — a random term, or one of fixed scale, whose
 	// location the prior alone identifies against the fixed effect's.
@@ -827,6 +851,13 @@ type gibbsChain struct {
 	// view of them (rowViewer) with the view's first read error.
 	rows    SparseRowGLM
 	rowsErr func() error
+	// The cross-cubic control variate at a block-0 update: on, the
+	// groups included, the proposal's shift c and each block's factor in
+	// the thinning rate; the test hooks.
+	cubOn                              bool
+	cubIncl                            []bool
+	cvec, fac                          []float64
+	cubicAll, cubicLoose, cubicNoShift bool
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -899,6 +930,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 		}
 		for range reps {
 			acc, nread, err := c.updateBlock(rng, m)
+			c.cubOn = false
 			if err != nil {
 				return Info{}, err
 			}
@@ -926,6 +958,9 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	beta := c.t.Beta()
 	expl := c.expl[m]
+	if m == 0 && c.cub != nil {
+		c.cubOn = c.cubicShift()
+	}
 	hp, rhs := c.hp[:q*q], c.rhs[:q]
 	clear(hp)
 	// rhs = βH_mmθ_m − β(g + HΔ)_m (+ the prior expansion's terms).
@@ -941,6 +976,9 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 			}
 		}
 		rhs[a] = -beta * (c.gradSum[j] + hd)
+		if c.cubOn && !c.cubicNoShift {
+			rhs[a] -= beta * c.cvec[a]
+		}
 		if expl {
 			hp[a*q+a] += c.pPrec[j]
 			rhs[a] += c.pGrad[j] + c.pPrec[j]*c.center[j]
@@ -1008,6 +1046,9 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		}
 		if c.mask != nil && !c.mask(b) {
 			mb = 0
+		} else if c.cubOn {
+			mb = c.cubicFactor(b, mMax)
+			c.fac[b] = mb
 		}
 		rate += c.pS[p] * mb
 		c.cum[p-pl] = rate
@@ -1084,7 +1125,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 			return false, 0, err
 		}
 		bound := beta * s * ph
-		if c.mask == nil && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+		if c.mask == nil && !c.cubicLoose && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 			return false, 0, fmt.Errorf("GroupGibbs: block %d: Taylor remainder: %w", m, diffViolation(i, rd, bound, c.theta, c.next))
 		}
 		if rng.Float64()*bound < rd {
@@ -1145,6 +1186,8 @@ func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
 		}
 		if c.mask != nil && !c.mask(b) {
 			mb = 0
+		} else if c.cubOn {
+			mb = c.fac[b]
 		}
 		s += a * a * mb
 	}
@@ -1195,7 +1238,15 @@ func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du float64, err erro
 	if err != nil {
 		return 0, 0, err
 	}
-	return du - beta*x.diff(z, zn), du, nil
+	r = du - beta*x.diff(z, zn)
+	if c.cubOn {
+		v, err := c.cubicTerm(i, beta, x.zHat, z, zn)
+		if err != nil {
+			return 0, 0, err
+		}
+		r -= v
+	}
+	return r, du, nil
 }
 
 // locationRepeats is the number of location moves of each pair per sweep:

@@ -104,3 +104,34 @@ func GibbsTablesBuilt(c *Choice) int {
 	}
 	return n
 }
+
+// GroupGibbsCubicOff returns k without the cross-cubic control variate
+// of its fixed-effect block.
+func GroupGibbsCubicOff(k GroupGibbs) GroupGibbs {
+	k.cubicOff = true
+	return k
+}
+
+// GroupGibbsCubicAll returns k with the cross-cubic control variate
+// including every eligible group however far from the centre.
+func GroupGibbsCubicAll(k GroupGibbs) GroupGibbs {
+	k.cubicAll = true
+	return k
+}
+
+// GroupGibbsCubicLoose returns k with the cross-cubic bound's terms in the
+// groups' deviations W dropped (a bound that ignores the groups' blocks),
+// thinning probabilities clipped to 1 and the bound check skipped, which
+// the kit must catch.
+func GroupGibbsCubicLoose(k GroupGibbs) GroupGibbs {
+	k.cubicLoose = true
+	return k
+}
+
+// GroupGibbsCubicNoShift returns k with the cross-cubic control variate
+// left out of the fixed block's proposal but kept in its remainders: a
+// ratio that is not the proposal's, which the kit must catch.
+func GroupGibbsCubicNoShift(k GroupGibbs) GroupGibbs {
+	k.cubicNoShift = true
+	return k
+}

@@ -68,6 +68,18 @@ func (LogisticFamily) LossBound(y float64, k int, lo, hi float64) float64 {
 	return math.Inf(1)
 }
 
+// LossDeriv3 returns f‴(y, z) = σ(1 − σ)(1 − 2σ), for GroupGibbs's
+// cross-cubic control variate (GLMCuber).
+func (LogisticFamily) LossDeriv3(_, z float64) float64 {
+	s := sigmoid(z)
+	return s * (1 - s) * (1 - 2*s)
+}
+
+// LossBound4 returns 1/8 ≥ |f⁗(y, z)| for every z: f⁗ = p(1 − 6p) with
+// p = σ(1 − σ) ∈ (0, ¼], whose extremes are −⅛ at p = ¼ and 1/24 at
+// p = 1/12 (TestLossCubers checks it on a grid).
+func (LogisticFamily) LossBound4(_, _, _ float64) float64 { return 0.125 }
+
 // LossRange returns the range of f(y, ·) over [lo, hi]: f is monotone in z
 // for y ∈ {0, 1}.
 func (f LogisticFamily) LossRange(y, lo, hi float64) (lower, upper float64) {
@@ -298,6 +310,44 @@ func (e *SparseGLM[T]) LossBound(i, k int, lo, hi float64) float64 {
 	return e.family.LossBound(e.y[i], k, lo, hi)
 }
 
+// LossDeriv3 returns f‴(y_i, z) where the family is a GLMCuber, else NaN.
+func (e *SparseGLM[T]) LossDeriv3(i int, z float64) float64 {
+	return familyDeriv3(e.family, e.y[i], z)
+}
+
+// LossBound4 returns the family's bound on sup |f⁗(y_i, z)| over
+// lo ≤ z ≤ hi where it is a GLMCuber, else +Inf.
+func (e *SparseGLM[T]) LossBound4(i int, lo, hi float64) float64 {
+	return familyBound4(e.family, e.y[i], lo, hi)
+}
+
+// GLMCuber is an optional method set of a GLMFamily: its third derivative
+// and a bound on its fourth, for the cross-cubic control variate of
+// exactmh.GroupGibbs's fixed-effect block (a SparseGLM of such a family
+// has LossDeriv3 and LossBound4). LogisticFamily and ProbitFamily
+// implement it.
+type GLMCuber interface {
+	// LossDeriv3 returns ∂³f/∂z³ at (y, z).
+	LossDeriv3(y, z float64) float64
+	// LossBound4 returns an upper bound on sup |∂⁴f(y, z)/∂z⁴| over
+	// lo ≤ z ≤ hi, or +Inf; lo may be −Inf and hi +Inf.
+	LossBound4(y, lo, hi float64) float64
+}
+
+func familyDeriv3(f GLMFamily, y, z float64) float64 {
+	if c, ok := f.(GLMCuber); ok {
+		return c.LossDeriv3(y, z)
+	}
+	return math.NaN()
+}
+
+func familyBound4(f GLMFamily, y, lo, hi float64) float64 {
+	if c, ok := f.(GLMCuber); ok {
+		return c.LossBound4(y, lo, hi)
+	}
+	return math.Inf(1)
+}
+
 // RowReader reads single rows of the design behind a SparseGLM's rows
 // from their file (data.SparseRowReader, with pread): the columns and
 // values of row i appended to cols and vals, y_i and o_i, or an error
@@ -404,6 +454,22 @@ func (v *rowView[T]) LossBound(i, k int, lo, hi float64) float64 {
 		return math.NaN()
 	}
 	return v.family.LossBound(v.y, k, lo, hi)
+}
+
+// LossDeriv3 returns f‴(y_i, z) where the family is a GLMCuber, else NaN.
+func (v *rowView[T]) LossDeriv3(i int, z float64) float64 {
+	if !v.load(i) {
+		return math.NaN()
+	}
+	return familyDeriv3(v.family, v.y, z)
+}
+
+// LossBound4 returns the family's bound on sup |f⁗(y_i, z)|, or +Inf.
+func (v *rowView[T]) LossBound4(i int, lo, hi float64) float64 {
+	if !v.load(i) {
+		return math.NaN()
+	}
+	return familyBound4(v.family, v.y, lo, hi)
 }
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ + o_i) for i = idx[k].

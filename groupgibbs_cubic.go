@@ -1,0 +1,303 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"fmt"
+	"math"
+)
+
+// The cross-cubic control variate of GroupGibbs's fixed-effect block.
+//
+// A move δβ of block 0 changes datum i's remainder R_i = U_i − Û_i by
+// about f‴_i/2·w_i²·x_i0ᵀδβ, with w_i = z_iᵀ(u_g − û_g) the datum's
+// random-effect deviation from the centre and x_i0 its block-0 entries.
+// These changes have both signs, and the factorised test pays the
+// positive ones, group after group: the block's acceptance falls as G/√N
+// grows (figures/bench/multilevel_scale.txt §4). For a datum whose row
+// touches block 0 and one other block g, GroupGibbs's block-0 update adds
+// the cross term of the Taylor expansion's cubic,
+//
+//	V_i(θ) = f‴_i/2·w_i²·b_i,  f‴_i = f‴(ẑ_i),  b_i = x_i0ᵀ(β − β̂),
+//
+// to the expansion the proposal and the remainders use. Its sum over a
+// group is linear in β and exact from a per-group tensor,
+//
+//	Σ_{i∈g} V_i = (β − β̂)ᵀc_g,  c_g = Σ_{k≤l} (2 − [k = l])·Δu_kΔu_l·T_g[k, l],
+//	T_g[k, l] = Σ_{i∈g} f‴_i/2·z_ikz_il·x_i0,
+//
+// so the block's conditional proposal stays Gaussian (its mean shifted
+// by −βP⁻¹c, c = Σ_g c_g over the groups it includes), and the log
+// ratio is −βΣ_i(R_i − V_i)(θ′) − (R_i − V_i)(θ), the same identity as
+// without it: exact for any choice of c_g as long as the proposal and
+// the remainders use the same one. What it buys is the remainder: with
+// h_i(a) = R_i at a = w + b, Taylor's theorem for f′ to second order
+// gives h′(w + t) − f‴/2·w² = f‴/2·(2wt + t²) + ρ(w + t), |ρ(s)| ≤
+// sup|f⁗|/6·|s|³, so for W ≥ |w|, B ≥ max(|b|, |b′|) and S₄ = sup|f⁗_i|,
+//
+//	|(R_i − V_i)(θ′) − (R_i − V_i)(θ)| ≤ |b′ − b|·(|f‴_i|(WB + B²/2)
+//	                                     + S₄/6·(W³ + 3W²B + 3WB² + B³)),
+//
+// whose leading term S₄/6·W³ replaces sup|f‴|/2·W² (the bound's, and the
+// actual change's, order in the deviation drops by one). With W = a_ig·M_g
+// and B = a_i0·M_0 (Cauchy–Schwarz on each block, M_b = ‖Δ_b‖, M_0 =
+// max(‖Δ_0‖, ‖Δ′_0‖)) the bound is covered by the pair tables GroupGibbs
+// already draws from — weights K_i·a_i0·a_ib² for its pairs (0, 0) and
+// (0, g), K_i = sup|f‴_i| — with the pair factors
+//
+//	F_0g = α_g/6·M_g³ + β_g/2·M_g²M_0 + γ_g·M_gM_0 + δ_g/2·M_gM_0²,
+//	F_00 = max(M_0², h·M_0² + r/6·M_0³),
+//
+// in place of M_g² and M_0², with α_g = max S₄a_ig/K_i, β_g = max
+// S₄a_i0/K_i, γ_g = max |f‴_i|a_i0/(K_ia_ig), δ_g = max S₄a_i0²/(K_ia_ig)
+// over the pair's data, h = max |f‴_i|/(2K_i) and r = max S₄a_i0/K_i over
+// every such datum (F_00 also covers the data of groups left out, at
+// the old M_0²). A group is included when α_g·M_g ≤ cubicReach, a
+// function of u alone (the proposal's density may not depend on β′):
+// far from the centre the cubic overshoots what it approximates and the
+// old bound is the smaller. Eligible are the pairs (0, g) all of whose
+// data touch exactly blocks 0 and g, none read exactly (ExactBelow), of
+// a family with f‴ and a finite sup|f⁗| (model.GLMCuber). Proven by
+// TestGroupGibbsMoments, TestGroupGibbsSBC and TestGroupGibbsCubic with
+// their mutants.
+type gibbsCubic struct {
+	p0 int // block 0's coordinates
+	// By eligible pair e of block 0 (pair pPtr[0] + pair[e]): its block,
+	// the offset of its tensor in tens (q(q+1)/2 rows of p0, q the
+	// block's size, row k ≤ l in order), and α, β, γ, δ.
+	pair, blk, tOff []int
+	al, be, ga, de  []float64
+	tens            []float64
+	h, r            float64
+	// of0[b]: the eligible pair of block b, or −1.
+	of0 []int
+}
+
+// cubicReach is the largest α_g·M_g at which a group is included: there
+// the bound's cubic term α_g/6·M_g³ is half the quadratic M_g² it
+// replaces.
+const cubicReach = 3.0
+
+// buildCubic returns block 0's cross-cubic control variate at the
+// centre sc of the sums (one pass over the data), or nil where no pair
+// is eligible. isExact marks the data read exactly (nil: none).
+func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExact []bool) (*gibbsCubic, error) {
+	cub, ok := e.(lossCuber)
+	if !ok || g.nb < 2 {
+		return nil, nil
+	}
+	p0 := g.bcPtr[1] - g.bcPtr[0]
+	if p0 == 0 {
+		return nil, nil
+	}
+	cb := &gibbsCubic{p0: p0, of0: make([]int, g.nb)}
+	for b := range cb.of0 {
+		cb.of0[b] = -1
+	}
+	for p := g.pPtr[0]; p < g.pPtr[1]; p++ {
+		b := int(g.pBlock[p])
+		if b == 0 || g.small[b] {
+			continue
+		}
+		q := g.bcPtr[b+1] - g.bcPtr[b]
+		cb.of0[b] = len(cb.pair)
+		cb.pair = append(cb.pair, p-g.pPtr[0])
+		cb.blk = append(cb.blk, b)
+		cb.tOff = append(cb.tOff, len(cb.tens))
+		cb.tens = append(cb.tens, make([]float64, q*(q+1)/2*p0)...)
+	}
+	np := len(cb.pair)
+	if np == 0 {
+		return nil, nil
+	}
+	cb.al, cb.be, cb.ga, cb.de = make([]float64, np), make([]float64, np), make([]float64, np), make([]float64, np)
+	bad := make([]bool, np)
+	var rb rowBlocks
+	rb.init(g.blocks)
+	var zs, xs [64]float64 // a row's entries of block g, of block 0 (dense by local position)
+	zb, xb := zs[:0], xs[:0]
+	for i := range e.Len() {
+		if err := rb.load(name, e, g.blocks, "the prior's Blocks", i); err != nil {
+			return nil, err
+		}
+		t0 := -1
+		for q, b := range rb.touched {
+			if b == 0 {
+				t0 = q
+			}
+		}
+		if t0 < 0 || len(rb.touched) == 1 {
+			continue
+		}
+		if len(rb.touched) != 2 || (isExact != nil && isExact[i]) {
+			for _, b := range rb.touched {
+				if b != 0 && cb.of0[b] >= 0 {
+					bad[cb.of0[b]] = true
+				}
+			}
+			continue
+		}
+		b := int(rb.touched[1-t0])
+		ep := cb.of0[b]
+		if ep < 0 || bad[ep] {
+			continue
+		}
+		a0, ab := rb.norms[t0], rb.norms[1-t0]
+		ki := datumK3(e, i)
+		z, _ := e.LinearPredictors(i, sc, sc)
+		f3 := cub.LossDeriv3(i, z)
+		s4 := cub.LossBound4(i, math.Inf(-1), math.Inf(1))
+		if !(ki > 0) || math.IsInf(ki, 0) || math.IsNaN(f3) || math.IsInf(f3, 0) || !(s4 >= 0) || math.IsInf(s4, 0) {
+			bad[ep] = true
+			continue
+		}
+		cb.al[ep] = math.Max(cb.al[ep], s4*ab/ki)
+		cb.be[ep] = math.Max(cb.be[ep], s4*a0/ki)
+		cb.ga[ep] = math.Max(cb.ga[ep], math.Abs(f3)*a0/(ki*ab))
+		cb.de[ep] = math.Max(cb.de[ep], s4*a0*a0/(ki*ab))
+		cb.h = math.Max(cb.h, math.Abs(f3)/(2*ki))
+		cb.r = math.Max(cb.r, s4*a0/ki)
+		// T_g[k, l] += f‴/2·z_kz_l·x_0.
+		q := g.bcPtr[b+1] - g.bcPtr[b]
+		zb, xb = dense(zb, q), dense(xb, p0)
+		for c, col := range rb.cols {
+			switch g.blocks[col] {
+			case 0:
+				xb[g.local[col]] += rb.vals[c]
+			case int32(b):
+				zb[g.local[col]] += rb.vals[c]
+			}
+		}
+		tens := cb.tens[cb.tOff[ep]:]
+		kl := 0
+		for k := range q {
+			for l := k; l < q; l++ {
+				w := f3 / 2 * zb[k] * zb[l]
+				row := tens[kl*p0 : (kl+1)*p0]
+				for j, x := range xb {
+					row[j] += w * x
+				}
+				kl++
+			}
+		}
+	}
+	// Keep the eligible pairs only.
+	keep := 0
+	for ep := range np {
+		if bad[ep] {
+			cb.of0[cb.blk[ep]] = -1
+			continue
+		}
+		cb.of0[cb.blk[ep]] = keep
+		cb.pair[keep], cb.blk[keep], cb.tOff[keep] = cb.pair[ep], cb.blk[ep], cb.tOff[ep]
+		cb.al[keep], cb.be[keep], cb.ga[keep], cb.de[keep] = cb.al[ep], cb.be[ep], cb.ga[ep], cb.de[ep]
+		keep++
+	}
+	if keep == 0 {
+		return nil, nil
+	}
+	cb.pair, cb.blk, cb.tOff = cb.pair[:keep], cb.blk[:keep], cb.tOff[:keep]
+	cb.al, cb.be, cb.ga, cb.de = cb.al[:keep], cb.be[:keep], cb.ga[:keep], cb.de[:keep]
+	for _, v := range cb.tens {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: cross-cubic tensor entry %v at the centre, want finite", name, v)
+		}
+	}
+	return cb, nil
+}
+
+// dense returns s resized to n zeros (its backing array reused).
+func dense(s []float64, n int) []float64 {
+	if cap(s) < n {
+		s = make([]float64, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// cubicShift decides, from the current u, which groups block 0's update
+// includes (cubIncl) and sets cvec = Σ_g c_g over them; it reports
+// whether any is included.
+func (c *gibbsChain) cubicShift() bool {
+	cb := c.cub
+	clear(c.cvec)
+	on := false
+	for ep, b := range cb.blk {
+		c.cubIncl[b] = false
+		if c.mask != nil && !c.mask(int32(b)) {
+			continue
+		}
+		if cb.al[ep]*math.Sqrt(c.dsq[b]) > cubicReach && !c.cubicAll {
+			continue
+		}
+		c.cubIncl[b] = true
+		on = true
+		coords := c.bc[c.bcPtr[b]:c.bcPtr[b+1]]
+		q := len(coords)
+		tens := cb.tens[cb.tOff[ep]:]
+		kl := 0
+		for k := range q {
+			dk := c.theta[coords[k]] - c.center[coords[k]]
+			for l := k; l < q; l++ {
+				w := dk * (c.theta[coords[l]] - c.center[coords[l]])
+				if l != k {
+					w *= 2
+				}
+				for j, t := range tens[kl*cb.p0 : (kl+1)*cb.p0] {
+					c.cvec[j] += w * t
+				}
+				kl++
+			}
+		}
+	}
+	return on
+}
+
+// cubicFactor returns pair (0, b)'s factor in block 0's thinning rate
+// with the cross-cubic control variate on: M_0² = mMax.
+func (c *gibbsChain) cubicFactor(b int32, mMax float64) float64 {
+	cb := c.cub
+	m0 := math.Sqrt(mMax)
+	if b == 0 {
+		return math.Max(mMax, cb.h*mMax+cb.r/6*mMax*m0)
+	}
+	if !c.cubIncl[b] {
+		return c.dsq[b]
+	}
+	ep := cb.of0[b]
+	mb := math.Sqrt(c.dsq[b])
+	if c.cubicLoose {
+		return 0
+	}
+	return cb.al[ep]/6*mb*mb*mb + cb.be[ep]/2*mb*mb*m0 + cb.ga[ep]*mb*m0 + cb.de[ep]/2*mb*mMax
+}
+
+// cubicTerm returns β(V_i(θ′) − V_i(θ)) = βf‴_i/2·w_i²·(z′ − z) for datum
+// i at a block-0 move from linear predictor z to zn, if its group is
+// included (0 otherwise); zHat is its linear predictor at the centre.
+func (c *gibbsChain) cubicTerm(i int, beta, zHat, z, zn float64) (float64, error) {
+	if err := c.rb.load("GroupGibbs", c.rows, c.blocks, "the prior's Blocks", i); err != nil {
+		return 0, err
+	}
+	if len(c.rb.touched) != 2 {
+		return 0, nil
+	}
+	g := c.rb.touched[0]
+	if g == 0 {
+		g = c.rb.touched[1]
+	}
+	if !c.cubIncl[g] {
+		return 0, nil
+	}
+	var w float64
+	for q, col := range c.rb.cols {
+		if c.blocks[col] == g {
+			w += c.rb.vals[q] * (c.theta[col] - c.center[col])
+		}
+	}
+	f3 := c.rows.(lossCuber).LossDeriv3(i, zHat)
+	return beta * f3 / 2 * w * w * (zn - z), nil
+}
