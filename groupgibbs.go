@@ -221,8 +221,10 @@ type gibbsTerms struct {
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
 	updates, firstSplit int
-	// Block 0's cross-cubic control variate (nil: none).
-	cub *gibbsCubic
+	// Block 0's cross-cubic control variate (nil: none), and each
+	// coordinate's location move (−1: none) for its frame.
+	cub   *gibbsCubic
+	locOf []int32
 	// The coordinates no row holds, and their slice widths.
 	free  []int
 	freeW []float64
@@ -276,6 +278,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	if terms.cub != nil {
 		c.cvec, c.cubIncl, c.fac = make([]float64, terms.cub.p0), make([]bool, terms.nb), make([]float64, terms.nb)
+		c.omg, c.mug, c.mloc = make([]float64, terms.nb), make([]float64, terms.nb), make([]float64, len(terms.locs))
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
 	}
 	c.rb.init(terms.blocks)
@@ -680,6 +683,15 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			}
 		}
 	}
+	g.locOf = make([]int32, d)
+	for j := range g.locOf {
+		g.locOf[j] = -1
+	}
+	for l, lc := range g.locs {
+		for lv := range lc.levels {
+			g.locOf[lc.start+lv*lc.stride] = int32(l)
+		}
+	}
 	return g, nil
 }
 
@@ -856,7 +868,7 @@ type gibbsChain struct {
 	// the thinning rate; the test hooks.
 	cubOn                              bool
 	cubIncl                            []bool
-	cvec, fac                          []float64
+	cvec, fac, omg, mug, mloc          []float64
 	cubicAll, cubicLoose, cubicNoShift bool
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
