@@ -232,11 +232,13 @@ type gibbsTerms struct {
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
 	updates, firstSplit int
-	// Block 0's cross-cubic control variate (nil: none).
-	cub *gibbsCubic
+	// Block 0's cross-cubic control variate (nil: none), and each
+	// coordinate's location move (−1: none) for its frame.
+	cub   *gibbsCubic
+	locOf []int32
 	// growth: the family's f‴ is unbounded but grows at most
 	// exponentially (lossGrowther), and the thinning bound is pair-wise
-	// (gibbsGrowthFactor): K_i holds A_i(ẑ_i) for sup|f‴_i|, and each
+	// (groupgibbs_growth.go): K_i holds A_i(ẑ_i) for sup|f‴_i|, and each
 	// pair p = (m, b) the largest a_im (pAm) and a_ib (pAb) of its data
 	// and the most blocks other than m and b any of them touches (pL).
 	growth   bool
@@ -295,6 +297,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	if terms.cub != nil {
 		c.cvec, c.cubIncl = make([]float64, terms.cub.p0), make([]bool, terms.nb)
+		c.omg, c.mug, c.mloc = make([]float64, terms.nb), make([]float64, terms.nb), make([]float64, len(terms.locs))
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
 	}
 	c.rb.init(terms.blocks)
@@ -716,6 +719,15 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			}
 		}
 	}
+	g.locOf = make([]int32, d)
+	for j := range g.locOf {
+		g.locOf[j] = -1
+	}
+	for l, lc := range g.locs {
+		for lv := range lc.levels {
+			g.locOf[lc.start+lv*lc.stride] = int32(l)
+		}
+	}
 	return g, nil
 }
 
@@ -892,9 +904,10 @@ type gibbsChain struct {
 	// the thinning rate; the test hooks.
 	cubOn                              bool
 	cubIncl                            []bool
-	cvec, fac                          []float64
+	cvec, fac, omg, mug, mloc          []float64
 	cubicAll, cubicLoose, cubicNoShift bool
-	growthLoose                        bool // GroupGibbs.growthLoose
+	growthLoose                        bool    // GroupGibbs.growthLoose
+	cubW                               float64 // the included groups' largest ā_(0,g)g·P_g (cubicShift)
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo

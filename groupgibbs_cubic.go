@@ -12,56 +12,59 @@ import (
 // The cross-cubic control variate of GroupGibbs's fixed-effect block.
 //
 // A move δβ of block 0 changes datum i's remainder R_i = U_i − Û_i by
-// about f‴_i/2·w_i²·x_i0ᵀδβ, with w_i = z_iᵀ(u_g − û_g) the datum's
-// random-effect deviation from the centre and x_i0 its block-0 entries.
-// These changes have both signs, and the factorised test pays the
-// positive ones, group after group: the block's acceptance falls as G/√N
-// grows (figures/bench/multilevel_scale.txt §4). For a datum whose row
-// touches block 0 and one other block g, GroupGibbs's block-0 update adds
-// the cross term of the Taylor expansion's cubic,
+// about f‴_i/2·a_i²·x_i0ᵀδβ, a_i = x_iᵀ(θ − θ̂). The part w_i = z_iᵀ(u_g −
+// û_g) of a_i that the group's effects contribute is of the order of the
+// group's posterior sd, and the changes have both signs: the factorised
+// test pays the positive ones group after group, so without this term the
+// block's acceptance falls as G/√N grows (figures/bench/multilevel_scale.txt
+// §4). For a datum whose row touches block 0 and one other block g,
+// GroupGibbs's block-0 update adds the cross term of the cubic,
 //
-//	V_i(θ) = f‴_i/2·w_i²·b_i,  f‴_i = f‴(ẑ_i),  b_i = x_i0ᵀ(β − β̂),
+//	V_i(θ) = f‴_i/2·ω_i²·b_i,  ω_i = z_iᵀ(u_g − û_g − m),  b_i = x_i0ᵀ(β − β̂),
 //
-// to the expansion the proposal and the remainders use. Its sum over a
+// f‴_i = f‴(ẑ_i), to the expansion the proposal and the remainders use;
+// m is the frame of cubicFrame (a function of u alone). Its sum over a
 // group is linear in β and exact from a per-group tensor,
 //
-//	Σ_{i∈g} V_i = (β − β̂)ᵀc_g,  c_g = Σ_{k≤l} (2 − [k = l])·Δu_kΔu_l·T_g[k, l],
-//	T_g[k, l] = Σ_{i∈g} f‴_i/2·z_ikz_il·x_i0,
+//	Σ_{i∈g} V_i = (β − β̂)ᵀc_g,  c_g = Σ_{k≤l} (2 − [k = l])·d_kd_l·T_g[k, l],
+//	T_g[k, l] = Σ_{i∈g} f‴_i/2·z_ikz_il·x_i0,  d = u_g − û_g − m,
 //
-// so the block's conditional proposal stays Gaussian (its mean shifted
-// by −βP⁻¹c, c = Σ_g c_g over the groups it includes), and the log
-// ratio is −βΣ_i(R_i − V_i)(θ′) − (R_i − V_i)(θ), the same identity as
-// without it: exact for any choice of c_g as long as the proposal and
-// the remainders use the same one. What it buys is the remainder: with
-// h_i(a) = R_i at a = w + b, Taylor's theorem for f′ to second order
-// gives h′(w + t) − f‴/2·w² = f‴/2·(2wt + t²) + ρ(w + t), |ρ(s)| ≤
-// sup|f⁗|/6·|s|³, so for W ≥ |w|, B ≥ max(|b|, |b′|) and S₄ = sup|f⁗_i|,
+// so the block's conditional proposal stays Gaussian (its mean shifted by
+// −βP⁻¹c, c = Σ_g c_g over the groups it includes), and the log ratio is
+// −βΣ_i((R_i − V_i)(θ′) − (R_i − V_i)(θ)), the same identity as without
+// it: exact for any c_g that depends on u alone, as long as the proposal
+// and the remainders use the same one. What it buys is the remainder.
+// With h_i(a) = R_i and a = ω + τ (τ = b + z_iᵀm), Taylor's theorem for
+// f′ to second order gives h′(ω + τ) − f‴/2·ω² = f‴/2·(2ωτ + τ²) + ρ,
+// |ρ| ≤ S₄/6·|ω + τ|³, S₄ = sup|f⁗_i|, so for W ≥ |ω|, B ≥ |τ| over the
+// move,
 //
-//	|(R_i − V_i)(θ′) − (R_i − V_i)(θ)| ≤ |b′ − b|·(|f‴_i|(WB + B²/2)
-//	                                     + S₄/6·(W³ + 3W²B + 3WB² + B³)),
+//	|(R_i − V_i)(θ′) − (R_i − V_i)(θ)| ≤ |b′ − b|·(|f‴_i|(WB + B²/2) + S₄/6·(W + B)³),
 //
-// whose leading term S₄/6·W³ replaces sup|f‴|/2·W² (the bound's, and the
-// actual change's, order in the deviation drops by one). With W = a_ig·M_g
-// and B = a_i0·M_0 (Cauchy–Schwarz on each block, M_b = ‖Δ_b‖, M_0 =
-// max(‖Δ_0‖, ‖Δ′_0‖)) the bound is covered by the pair tables GroupGibbs
-// already draws from — weights K_i·a_i0·a_ib² for its pairs (0, 0) and
-// (0, g), K_i = sup|f‴_i| — with the pair factors
+// whose leading term S₄/6·W³ replaces sup|f‴|/2·W² (the order in the
+// group's deviation drops by one). With W = a_ig·Ω_g, B = a_i0·M_0 +
+// a_ig·μ_g (Cauchy–Schwarz on each block: Ω_g = ‖u_g − û_g − m‖, μ_g =
+// ‖m_g‖, M_0 = max(‖Δ_0‖, ‖Δ′_0‖)) the bound is covered by the pair
+// tables GroupGibbs already draws from — weights K_i·a_i0·a_ib² for its
+// pairs (0, 0) and (0, g), K_i = sup|f‴_i| — with the pair factors
+// (P = Ω_g + μ_g)
 //
-//	F_0g = α_g/6·M_g³ + β_g/2·M_g²M_0 + γ_g·M_gM_0 + δ_g/2·M_gM_0²,
+//	F_0g = α_g/6·P³ + β_g/2·P²M_0 + δ_g/2·PM_0² + γ_g·PM_0 + 2h·Ω_gμ_g + h·μ_g²,
 //	F_00 = max(M_0², h·M_0² + r/6·M_0³),
 //
-// in place of M_g² and M_0², with α_g = max S₄a_ig/K_i, β_g = max
+// in place of Ω_g² and M_0², with α_g = max S₄a_ig/K_i, β_g = max
 // S₄a_i0/K_i, γ_g = max |f‴_i|a_i0/(K_ia_ig), δ_g = max S₄a_i0²/(K_ia_ig)
 // over the pair's data, h = max |f‴_i|/(2K_i) and r = max S₄a_i0/K_i over
-// every such datum (F_00 also covers the data of groups left out, at
-// the old M_0²). A group is included when α_g·M_g ≤ cubicReach, a
-// function of u alone (the proposal's density may not depend on β′):
-// far from the centre the cubic overshoots what it approximates and the
-// old bound is the smaller. Eligible are the pairs (0, g) all of whose
-// data touch exactly blocks 0 and g, none read exactly (ExactBelow), of
-// a family with f‴ and a finite sup|f⁗| (model.GLMCuber). Proven by
-// TestGroupGibbsMoments, TestGroupGibbsSBC and TestGroupGibbsCubic with
-// their mutants.
+// every such datum (F_00 also covers the data of groups left out, at the
+// old M_0²). A group is included when α_g·P ≤ cubicReach, a function of
+// u alone: far from the centre the cubic overshoots what it approximates
+// and the old bound is the smaller. Eligible are the pairs (0, g) all of
+// whose data touch exactly blocks 0 and g, none read exactly
+// (ExactBelow), of a family with f‴ and a finite sup|f⁗|
+// (model.GLMCuber), or, under the pair-wise bound, a fourth derivative
+// that grows at most exponentially (lossGrowther4, cubicFactor). Proven by TestGroupGibbsMoments (with its mutants),
+// TestGroupGibbsSBC, TestGroupGibbsCubicSBC; TestGroupGibbsCubicAccept
+// measures the gain.
 type gibbsCubic struct {
 	p0 int // block 0's coordinates
 	// By eligible pair e of block 0 (pair pPtr[0] + pair[e]): its block,
@@ -73,6 +76,36 @@ type gibbsCubic struct {
 	h, r            float64
 	// of0[b]: the eligible pair of block b, or −1.
 	of0 []int
+}
+
+// cubicFrame sets the chain's frame for the cross-cubic terms at the
+// current u: mloc[l] = the mean of (u − û) over the levels of the term of
+// location move l, and shift[j] = mloc of coordinate j's term (0 for a
+// term without a location move). Where the fixed effect a term's
+// location move pairs with is far from the centre, every group's effect
+// of that term is the same distance off the other way (the posterior's
+// long direction, along which no linear predictor moves), so w_i = z_iᵀ(u_g
+// − û_g) is large while a_i = w_i + b_i is not; measured from the shift,
+// ω_i = z_iᵀ(u_g − û_g − m) is not (m a function of u alone, like
+// everything the proposal's density depends on). For the bound, a_i =
+// ω_i + (b_i + z_iᵀm) with |z_iᵀm| ≤ a_ig·‖m_g‖.
+func (c *gibbsChain) cubicFrame() {
+	for l, lc := range c.locs {
+		var s float64
+		for g := range lc.levels {
+			j := lc.start + g*lc.stride
+			s += c.theta[j] - c.center[j]
+		}
+		c.mloc[l] = s / float64(max(lc.levels, 1))
+	}
+}
+
+// shiftOf returns coordinate j's shift in the cubic frame.
+func (c *gibbsChain) shiftOf(j int32) float64 {
+	if l := c.locOf[j]; l >= 0 {
+		return c.mloc[l]
+	}
+	return 0
 }
 
 // cubicReach is the largest α_g·M_g at which a group is included: there
@@ -107,7 +140,7 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 	}
 	for p := g.pPtr[0]; p < g.pPtr[1]; p++ {
 		b := int(g.pBlock[p])
-		if b == 0 || g.small[b] {
+		if b == 0 || g.small[b] || !onlyWith0(g, b) {
 			continue
 		}
 		q := g.bcPtr[b+1] - g.bcPtr[b]
@@ -223,6 +256,18 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 	return cb, nil
 }
 
+// onlyWith0 reports whether block b's pairs are with block 0 and itself
+// only (no datum of b touches a third block: a one-factor design), read
+// from the pair index without a pass over the data.
+func onlyWith0(g *gibbsTerms, b int) bool {
+	for p := g.pPtr[b]; p < g.pPtr[b+1]; p++ {
+		if o := int(g.pBlock[p]); o != 0 && o != b {
+			return false
+		}
+	}
+	return true
+}
+
 // dense returns s resized to n zeros (its backing array reused).
 func dense(s []float64, n int) []float64 {
 	if cap(s) < n {
@@ -239,25 +284,38 @@ func dense(s []float64, n int) []float64 {
 func (c *gibbsChain) cubicShift() bool {
 	cb := c.cub
 	clear(c.cvec)
+	c.cubicFrame()
+	c.cubW = 0
 	on := false
 	for ep, b := range cb.blk {
 		c.cubIncl[b] = false
 		if c.mask != nil && !c.mask(int32(b)) {
 			continue
 		}
-		if cb.al[ep]*math.Sqrt(c.dsq[b]) > cubicReach && !c.cubicAll {
+		coords := c.bc[c.bcPtr[b]:c.bcPtr[b+1]]
+		var om, mm float64 // ‖u_g − û_g − m‖², ‖m_g‖²
+		for _, j := range coords {
+			m := c.shiftOf(j)
+			o := c.theta[j] - c.center[j] - m
+			om += o * o
+			mm += m * m
+		}
+		c.omg[b], c.mug[b] = math.Sqrt(om), math.Sqrt(mm)
+		if cb.al[ep]*(c.omg[b]+c.mug[b]) > cubicReach && !c.cubicAll {
 			continue
 		}
 		c.cubIncl[b] = true
 		on = true
-		coords := c.bc[c.bcPtr[b]:c.bcPtr[b+1]]
+		if c.growth {
+			c.cubW = max(c.cubW, c.pAb[c.pPtr[0]+cb.pair[ep]]*(c.omg[b]+c.mug[b]))
+		}
 		q := len(coords)
 		tens := cb.tens[cb.tOff[ep]:]
 		kl := 0
 		for k := range q {
-			dk := c.theta[coords[k]] - c.center[coords[k]]
+			dk := c.theta[coords[k]] - c.center[coords[k]] - c.shiftOf(coords[k])
 			for l := k; l < q; l++ {
-				w := dk * (c.theta[coords[l]] - c.center[coords[l]])
+				w := dk * (c.theta[coords[l]] - c.center[coords[l]] - c.shiftOf(coords[l]))
 				if l != k {
 					w *= 2
 				}
@@ -275,17 +333,18 @@ func (c *gibbsChain) cubicShift() bool {
 // rate with the cross-cubic control variate on: M_0² = mMax. Under the
 // pair-wise bound (growth; em = E_0 of groupgibbs_growth.go) S₄ stands
 // for A₄·e^{W + B} with A₄ = LossGrowth4 at ẑ_i (|f⁗(z)| ≤ A₄e^{|z − ẑ_i|},
-// and |z − ẑ_i| ≤ W + B on the move), so each term in S₄ takes the
-// exponential of the pair's largest W + B — ā_pb·M_b + ā_p0·M_0 for a
-// group's pair (its data touch blocks 0 and b only), ā_p0·M_0 + E_0 for
-// (0, 0) — and a group left out, or a datum of no eligible pair, the
-// growth factor it has without the control variate.
+// and |z − ẑ_i| = |ω + τ| ≤ W + B ≤ a_ig·P_g + a_i0·M_0 on the move), so
+// each term in S₄ takes the exponential of the pair's largest W + B —
+// ā_pb·P_g + ā_p0·M_0 for a group's pair (its data touch blocks 0 and g
+// only), ā_p0·M_0 + max over the included groups of ā_(0,g)g·P_g (cubW,
+// set by cubicShift) for (0, 0) — and a group left out, or a datum of no
+// eligible pair, the growth factor it has without the control variate.
 func (c *gibbsChain) cubicFactor(p int, b int32, mMax, em float64) float64 {
 	cb := c.cub
 	m0 := math.Sqrt(mMax)
 	if b == 0 {
 		if c.growth {
-			return math.Max(c.growthFactor(p, 0, mMax, mMax, em), cb.h*mMax+cb.r/6*mMax*m0*c.growthExp(c.pAm[p]*m0+em))
+			return math.Max(c.growthFactor(p, 0, mMax, mMax, em), cb.h*mMax+cb.r/6*mMax*m0*c.growthExp(c.pAm[p]*m0+c.cubW))
 		}
 		return math.Max(mMax, cb.h*mMax+cb.r/6*mMax*m0)
 	}
@@ -296,15 +355,16 @@ func (c *gibbsChain) cubicFactor(p int, b int32, mMax, em float64) float64 {
 		return c.dsq[b]
 	}
 	ep := cb.of0[b]
-	mb := math.Sqrt(c.dsq[b])
 	if c.cubicLoose {
 		return 0
 	}
+	om, mu := c.omg[b], c.mug[b]
+	pg := om + mu
 	e := 1.0
 	if c.growth {
-		e = c.growthExp(c.pAb[p]*mb + c.pAm[p]*m0)
+		e = c.growthExp(c.pAb[p]*pg + c.pAm[p]*m0)
 	}
-	return (cb.al[ep]/6*mb*mb*mb+cb.be[ep]/2*mb*mb*m0+cb.de[ep]/2*mb*mMax)*e + cb.ga[ep]*mb*m0
+	return (cb.al[ep]/6*pg*pg*pg+cb.be[ep]/2*pg*pg*m0+cb.de[ep]/2*pg*mMax)*e + cb.ga[ep]*m0*pg + 2*cb.h*om*mu + cb.h*mu*mu
 }
 
 // cubicTerm returns β(V_i(θ′) − V_i(θ)) = βf‴_i/2·w_i²·(z′ − z) for datum
@@ -327,7 +387,7 @@ func (c *gibbsChain) cubicTerm(i int, beta, zHat, z, zn float64) (float64, error
 	var w float64
 	for q, col := range c.rb.cols {
 		if c.blocks[col] == g {
-			w += c.rb.vals[q] * (c.theta[col] - c.center[col])
+			w += c.rb.vals[q] * (c.theta[col] - c.center[col] - c.shiftOf(col))
 		}
 	}
 	f3 := c.rows.(lossCuber).LossDeriv3(i, zHat)

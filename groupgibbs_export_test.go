@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"context"
+	"strings"
 )
 
 // GroupGibbsStale returns k with its control-variate sums g and H taken
@@ -86,6 +87,23 @@ func SetMultilevelCenterPerturb(f func(center, sd []float64)) (restore func()) {
 // GibbsFixedFloor is the automatic default's floor on GroupGibbs's
 // fixed-effect acceptance.
 func GibbsFixedFloor() float64 { return gibbsFixedFloor }
+
+// GibbsTablesBuilt returns how many sets of GroupGibbs's tables the
+// automatic default's run caches (its pilots' and the run's) hold: one
+// per centre, ExactBelow and option the kernels asked for.
+func GibbsTablesBuilt(c *Choice) int {
+	var n int
+	for _, rc := range c.caches {
+		rc.mu.Lock()
+		for key := range rc.m {
+			if strings.HasPrefix(key, "groupgibbs/") {
+				n++
+			}
+		}
+		rc.mu.Unlock()
+	}
+	return n
+}
 
 // GroupGibbsCubicOff returns k without the cross-cubic control variate
 // of its fixed-effect block.

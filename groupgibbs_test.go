@@ -432,6 +432,13 @@ func TestChooseMultilevel(t *testing.T) {
 	if !names["GroupGibbs"] || !names["NUTS"] {
 		t.Errorf("candidates %v, want GroupGibbs and NUTS", c.Candidates)
 	}
+	// The run of the choice reuses the tables GroupGibbs's pilot built
+	// (one run cache, one centre): no second set of O(N) tables.
+	if c.Name == "GroupGibbs" {
+		if n := exactmh.GibbsTablesBuilt(c); n != 1 {
+			t.Errorf("%d sets of GroupGibbs tables built for the pilot and the run, want 1", n)
+		}
+	}
 	for _, ps := range res.Summary().Params {
 		if ps.RHat > 1.05 {
 			t.Errorf("%s: R-hat %.3f", ps.Name, ps.RHat)

@@ -165,7 +165,7 @@ func TestInterruptRange(t *testing.T) {
 }
 
 // hessTickGLM is a multilevel model's sparse-row GLM whose sparse Hessian
-// ticks, once armed, at each of its polls (one per 512 data read).
+// ticks, once armed, at each of its polls (one per 512 entries read).
 type hessTickGLM struct {
 	*model.SparseGLM[float64]
 	*stageTicker
@@ -183,7 +183,7 @@ func (e hessTickGLM) SparseHessianStop(theta []float64, stop func() bool) (*spar
 // Laplace approximation's Newton steps (FindSparseLaplace) and the
 // automatic default's multilevel centre call: cancelled halfway through
 // the second Hessian, each returns the context's error having read at
-// most a chunk (one poll, 512 data) more of it.
+// most a chunk (one poll, 512 entries) more of it.
 func TestInterruptSparseHessian(t *testing.T) {
 	cr := mlCrossed{n: 40_000, ga: 10, gb: 8}
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -196,10 +196,10 @@ func TestInterruptSparseHessian(t *testing.T) {
 	if _, err := e.SparseHessianStop(make([]float64, cr.dim()), func() bool { polls++; return false }); err != nil {
 		t.Fatal(err)
 	}
-	// One poll before the pass, then one per 512 data read: the N data's
-	// f″, then the rows by column, nnz(X) entries.
+	// One poll before the pass, then one per 512 of the rows' nnz(X)
+	// entries read.
 	nnz := int64(e.Rows().RowPtr[cr.n])
-	if want := 1 + int64(cr.n)/512 + nnz/512; polls != want {
+	if want := 1 + nnz/512; polls != want {
 		t.Fatalf("a sparse Hessian of %d data (%d entries) polls %d times, want %d", cr.n, nnz, polls, want)
 	}
 	for _, c := range []struct {
@@ -226,7 +226,7 @@ func TestInterruptSparseHessian(t *testing.T) {
 		after := st.calls.Load() - st.at
 		t.Logf("%s: %d polls a Hessian; cancelled at poll %d: %d after: %v", c.name, polls, st.at, after, err)
 		if !errors.Is(err, context.Canceled) || after > 1 {
-			t.Errorf("%s: err %v, %d polls (of 512 data) after the cancellation, want context.Canceled and at most 1", c.name, err, after)
+			t.Errorf("%s: err %v, %d polls (of 512 entries) after the cancellation, want context.Canceled and at most 1", c.name, err, after)
 		}
 	}
 }

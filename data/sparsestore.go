@@ -16,6 +16,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"unsafe"
 )
 
@@ -454,6 +455,8 @@ type SparseStore struct {
 	mmap   bool
 	ra     io.ReaderAt // the file, for RowReader (nil once closed)
 	f      *os.File    // the file kept open, nil for an in-memory store
+	idxMu  sync.Mutex
+	idx    *rowIndex // the row readers' index, built at the first read
 	y, off []float64
 	rowPtr []int
 	col    []int32
@@ -667,6 +670,9 @@ func (s *SparseStore) Close() error {
 		}
 	}
 	s.f, s.ra = nil, nil
+	s.idxMu.Lock()
+	s.idx = nil
+	s.idxMu.Unlock()
 	s.mem, s.y, s.off, s.rowPtr, s.col, s.v32, s.v64 = nil, nil, nil, nil, nil, nil, nil
 	if err != nil {
 		return fmt.Errorf("data: sparse store %s: close: %w", s.path, err)
@@ -706,16 +712,145 @@ func (s *SparseStore) EndFullPasses() error {
 // kernel maps around it (its fault-around: 16 pages for each row at a
 // random place). A kernel that draws a few rows at random places per step
 // from a file larger than memory — GroupGibbs's thinned data — reads them
-// through one reader per chain (model.SparseGLM.SetRowReaders). It is not
-// safe for concurrent use (one per goroutine; the store's file is shared),
-// and reads nothing once the store is closed.
+// through one reader per chain (model.SparseGLM.SetRowReaders). A row
+// costs two pread calls, its columns and its values: the row pointers, y
+// and the offsets are read from an index the store's readers share
+// (rowIndex, 8 B a row for a float32-exact response and fewer than 2³²
+// entries), built at the first read. It is not safe for concurrent use
+// (one per goroutine; the store's file and index are shared), and reads
+// nothing once the store is closed.
 type SparseRowReader struct {
 	s   *SparseStore
-	buf []uint64 // 8-byte aligned scratch for the entries
+	ix  *rowIndex // the store's, once read
+	buf []uint64  // 8-byte aligned scratch for the entries
 }
 
 // RowReader returns a new reader of the store's rows.
 func (s *SparseStore) RowReader() *SparseRowReader { return &SparseRowReader{s: s} }
+
+// rowIndex is what the row readers of a store keep in memory so that a row
+// costs two pread calls instead of four or five (row pointers, y, the
+// offset, columns, values: the sections are apart in the file): the row
+// pointers, as uint32 (p32) when every one is in [0, nnz] and nnz < 2³²,
+// else as stored (p64), and y and the offsets (indexColumn). A 0/1 or
+// count response takes 4 B a row, so with 10⁷ rows of 12 entries the
+// index holds 80 MB, 7 % of the 1.12 GB file. err is the read error of
+// its build, reported by every read.
+type rowIndex struct {
+	p32    []uint32
+	p64    []int64
+	y, off indexColumn
+	err    error
+}
+
+// indexColumn holds a float64 section of the store: as float32 when every
+// value is a float32 exactly (0/1 labels, counts below 2²⁴), else as
+// float64; empty for an absent section (0).
+type indexColumn struct {
+	f32 []float32
+	f64 []float64
+}
+
+// at returns the i-th value.
+func (c *indexColumn) at(i int) float64 {
+	if c.f64 != nil {
+		return c.f64[i]
+	}
+	if c.f32 != nil {
+		return float64(c.f32[i])
+	}
+	return 0
+}
+
+// put sets the i-th of n values, turning the column to float64 at the
+// first value that is not a float32 exactly.
+func (c *indexColumn) put(i, n int, v float64) {
+	if c.f64 == nil && float64(float32(v)) != v && v == v {
+		c.f64 = make([]float64, n)
+		for k, w := range c.f32[:i] {
+			c.f64[k] = float64(w)
+		}
+		c.f32 = nil
+	}
+	if c.f64 != nil {
+		c.f64[i] = v
+		return
+	}
+	c.f32[i] = float32(v)
+}
+
+// index returns the store's row index, building it at the first call
+// (safe for concurrent readers); nil once the store is closed.
+func (s *SparseStore) index() *rowIndex {
+	s.idxMu.Lock()
+	defer s.idxMu.Unlock()
+	if s.idx == nil && s.ra != nil {
+		s.idx = s.buildIndex()
+	}
+	return s.idx
+}
+
+// buildIndex reads the row pointers, y and the offsets with pread, a
+// chunk at a time: the mapping's pages are not touched.
+func (s *SparseStore) buildIndex() *rowIndex {
+	l := s.l
+	ix := &rowIndex{}
+	buf := make([]byte, 8<<16)
+	ne := binary.NativeEndian
+	// section calls put(i, raw) for the n 8-byte words at off.
+	section := func(off, n int, what string, put func(i int, w uint64)) error {
+		for i := 0; i < n; {
+			m := min(n-i, len(buf)/8)
+			b := buf[:8*m]
+			k, err := s.ra.ReadAt(b, int64(off+8*i))
+			if k < len(b) {
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("the row index: %s: read %d of %d bytes at offset %d (file of %d bytes declared): %w", what, k, len(b), off+8*i, l.size, err)
+			}
+			for q := range m {
+				put(i+q, ne.Uint64(b[8*q:]))
+			}
+			i += m
+		}
+		return nil
+	}
+	narrow := uint64(l.nnz) < math.MaxUint32
+	if narrow {
+		ix.p32 = make([]uint32, l.n+1)
+	} else {
+		ix.p64 = make([]int64, l.n+1)
+	}
+	err := section(l.pOff, l.n+1, "row pointers", func(i int, w uint64) {
+		if ix.p32 != nil && w > uint64(l.nnz) {
+			// A pointer out of range: keep them as stored, for ReadRow's
+			// error to name it.
+			ix.p64 = make([]int64, l.n+1)
+			for k, p := range ix.p32[:i] {
+				ix.p64[k] = int64(p)
+			}
+			ix.p32 = nil
+		}
+		if ix.p32 != nil {
+			ix.p32[i] = uint32(w)
+		} else {
+			ix.p64[i] = int64(w)
+		}
+	})
+	if err == nil {
+		ix.y.f32 = make([]float32, l.n)
+		err = section(l.yOff, l.n, "y", func(i int, w uint64) { ix.y.put(i, l.n, math.Float64frombits(w)) })
+	}
+	if err == nil && l.offset {
+		ix.off.f32 = make([]float32, l.n)
+		err = section(l.oOff, l.n, "offset", func(i int, w uint64) { ix.off.put(i, l.n, math.Float64frombits(w)) })
+	}
+	if err != nil {
+		return &rowIndex{err: err}
+	}
+	return ix
+}
 
 // bytes returns the first n bytes of the reader's scratch, grown as needed.
 func (r *SparseRowReader) bytes(n int) []byte {
@@ -728,9 +863,6 @@ func (r *SparseRowReader) bytes(n int) []byte {
 // readAt reads len(b) bytes at off, naming the row and the section on a
 // short read or an I/O error.
 func (r *SparseRowReader) readAt(b []byte, off, i int, what string) error {
-	if r.s.ra == nil {
-		return fmt.Errorf("data: sparse store %s: row %d read after Close", r.s.path, i)
-	}
 	k, err := r.s.ra.ReadAt(b, int64(off))
 	if k == len(b) {
 		return nil
@@ -747,44 +879,48 @@ func (r *SparseRowReader) readAt(b []byte, off, i int, what string) error {
 // open), a row pointer out of order, or a column or value the layout does
 // not allow is an error naming the row and the numbers; cols and vals are
 // then returned as they were passed. It allocates only to grow its
-// buffers or cols and vals.
+// buffers or cols and vals (and the store's index at the first read of
+// the store).
 func (r *SparseRowReader) ReadRow(i int, cols []int32, vals []float64) (_ []int32, _ []float64, y, off float64, err error) {
 	l := r.s.l
+	if r.s.ra == nil {
+		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d read after Close", r.s.path, i)
+	}
 	if i < 0 || i >= l.n {
 		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d out of [0, %d)", r.s.path, i, l.n)
 	}
-	b := r.bytes(16)
-	if err := r.readAt(b, l.pOff+8*i, i, "row pointers"); err != nil {
-		return cols, vals, 0, 0, err
+	if r.ix == nil {
+		if r.ix = r.s.index(); r.ix == nil {
+			return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d read after Close", r.s.path, i)
+		}
 	}
-	ne := binary.NativeEndian
-	lo, hi := int64(ne.Uint64(b)), int64(ne.Uint64(b[8:]))
+	ix := r.ix
+	if ix.err != nil {
+		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d: %w", r.s.path, i, ix.err)
+	}
+	var lo, hi int64
+	if ix.p32 != nil {
+		lo, hi = int64(ix.p32[i]), int64(ix.p32[i+1])
+	} else {
+		lo, hi = ix.p64[i], ix.p64[i+1]
+	}
 	if lo < 0 || hi < lo || hi > int64(l.nnz) || hi-lo > int64(l.d) {
 		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d spans [%d, %d), want ascending within [0, nnz = %d], at most D = %d entries", r.s.path, i, lo, hi, l.nnz, l.d)
 	}
 	k := int(hi - lo)
-	b = r.bytes(8)
-	if err := r.readAt(b, l.yOff+8*i, i, "y"); err != nil {
-		return cols, vals, 0, 0, err
-	}
-	y = math.Float64frombits(ne.Uint64(b))
-	if l.offset {
-		if err := r.readAt(b, l.oOff+8*i, i, "offset"); err != nil {
-			return cols, vals, 0, 0, err
-		}
-		off = math.Float64frombits(ne.Uint64(b))
-	}
+	y, off = ix.y.at(i), ix.off.at(i)
 	if math.IsNaN(y+off) || math.IsInf(y+off, 0) {
 		return cols, vals, 0, 0, fmt.Errorf("data: sparse store %s: row %d: y = %v, offset %v, want finite", r.s.path, i, y, off)
 	}
 	es := l.dtype.Size()
-	b = r.bytes(4*k + es*k)
+	b := r.bytes(4*k + es*k)
 	if err := r.readAt(b[:4*k], l.cOff+4*int(lo), i, "columns"); err != nil {
 		return cols, vals, 0, 0, err
 	}
 	if err := r.readAt(b[4*k:], l.vOff+es*int(lo), i, "values"); err != nil {
 		return cols, vals, 0, 0, err
 	}
+	ne := binary.NativeEndian
 	nc, nv, prev := len(cols), len(vals), int64(-1)
 	for q := range k {
 		c := int32(ne.Uint32(b[4*q:]))

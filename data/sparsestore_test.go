@@ -7,6 +7,7 @@ package data
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -349,6 +350,8 @@ func TestSparseRowReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var calls int
+			s.ra = countingReaderAt{s.ra, &calls}
 			r := s.RowReader()
 			var cols []int32
 			var vals []float64
@@ -357,6 +360,15 @@ func TestSparseRowReader(t *testing.T) {
 				cols, vals, y, o, err = r.ReadRow(i, cols[:0], vals[:0])
 				if err != nil {
 					t.Fatal(err)
+				}
+				if i == 0 {
+					// The index: the row pointers, y and the offsets read
+					// at the first row.
+					ix := s.idx
+					if ix.p32 == nil || ix.y.f32 == nil || off != (ix.off.f64 != nil) {
+						t.Errorf("index: pointers uint32 %v, y float32 %v, offsets float64 %v; want true, true, %v", ix.p32 != nil, ix.y.f32 != nil, ix.off.f64 != nil, off)
+					}
+					calls = 0
 				}
 				wc, wv := sparseRow(i)
 				if dt == Float32 {
@@ -371,6 +383,9 @@ func TestSparseRowReader(t *testing.T) {
 				if !slices.Equal(cols, wc) || !slices.Equal(vals, wv) || y != float64(i%2) || o != wo {
 					t.Fatalf("%v offset %v: row %d read as %v %v y %v o %v, want %v %v %v %v", dt, off, i, cols, vals, y, o, wc, wv, float64(i%2), wo)
 				}
+			}
+			if calls != 2*(s.N()-1) {
+				t.Errorf("%d pread calls for rows 1 … %d, want 2 a row (columns, values)", calls, s.N()-1)
 			}
 			if a := testing.AllocsPerRun(100, func() { cols, vals, _, _, _ = r.ReadRow(7, cols[:0], vals[:0]) }); a != 0 {
 				t.Errorf("ReadRow allocates %v times", a)
@@ -391,6 +406,63 @@ func TestSparseRowReader(t *testing.T) {
 			if _, _, _, _, err := r.ReadRow(0, nil, nil); err == nil || !strings.Contains(err.Error(), "after Close") {
 				t.Errorf("after Close: %v", err)
 			}
+		}
+	}
+}
+
+// countingReaderAt counts the ReadAt calls on a store's file.
+type countingReaderAt struct {
+	io.ReaderAt
+	n *int
+}
+
+func (c countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	*c.n++
+	return c.ReaderAt.ReadAt(b, off)
+}
+
+// TestSparseRowReaderIndex checks that a row pointer out of range is an
+// error naming the row and the pointers, and that a file truncated before
+// the store's row index is built makes every read fail naming the row and
+// the numbers.
+func TestSparseRowReaderIndex(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	writeSparse(t, path, 1000, Float32, true)
+	s, err := OpenSparseStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A row pointer out of range.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.NativeEndian.PutUint64(b[s.l.pOff+8*3:], 1<<40)
+	m, err := openSparseBytes("mutant", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, err = m.RowReader().ReadRow(2, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "row 2 spans [") || !strings.Contains(err.Error(), "1099511627776") {
+		t.Errorf("pointer out of range: %v", err)
+	}
+
+	// The file truncated in its y section (before the row pointers) before
+	// the index is built.
+	t2, err := OpenSparseStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer t2.Close()
+	if err := os.Truncate(path, int64(t2.l.yOff+8*100)); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{5, 7} {
+		_, _, _, _, err := t2.RowReader().ReadRow(i, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("row %d: the row index: row pointers: read 0 of", i)) || !strings.Contains(err.Error(), "unexpected EOF") {
+			t.Errorf("truncated before the index: %v", err)
 		}
 	}
 }

@@ -139,11 +139,11 @@ func TestRowViewGroupGibbs(t *testing.T) {
 	}
 }
 
-// TestSparseHessianChunks checks that the sparse Hessian and its pattern
-// built with the rows' transpose in many column ranges (a budget of the
-// largest column: a range for each fixed effect) are bit for bit those
-// built in one, and that a stop during a range's transpose stops the
-// Hessian.
+// TestSparseHessianChunks checks that the sparse Hessian's pattern built
+// with the rows' transpose in many column ranges (a budget of the largest
+// column: a range for each fixed effect) is the one built in one range,
+// the Hessian through it bit for bit the same, and that a stop polled
+// during the pass stops the Hessian.
 func TestSparseHessianChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	m := smallMultilevel(rng, 500, LogisticFamily{}, false)

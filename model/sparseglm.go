@@ -681,12 +681,24 @@ type hessPattern struct {
 	colPtr []int
 	rowIdx []int
 	// The rows that have an entry in column j are tRow[tPtr[j]:tPtr[j+1]]
-	// (transpose), built at each use and dropped after
-	// it, the entry's position in Col/Val found by entry: the energy
-	// keeps O(nnz(H) + d), not O(nnz(X)), between Hessians, which matters
-	// for rows in a mapped store larger than the heap should be.
+	// (transpose), built while the pattern is and dropped after it, the
+	// entry's position in Col/Val found by entry: the energy keeps
+	// O(nnz(H) + d), not O(nnz(X)), between Hessians, which matters for
+	// rows in a mapped store larger than the heap should be.
 	tPtr []int
+	// Where SparseHessian adds a row's products: for a column j of more
+	// than denseRows entries (a fixed effect's, which most rows share),
+	// entry (c, j) is at colPtr[j] + inv[dense[j]·D + c]; for the others
+	// (dense[j] = −1) a walk down the column, whose rows ascend as the
+	// row's columns do.
+	dense []int32
+	inv   []int32
 }
+
+// denseRows is the number of entries above which a column of the
+// Hessian's pattern gets an inverse map (D int32s), and maxInverse the
+// most inverse-map entries kept (the columns with the most entries first).
+const denseRows, maxInverse = 32, 1 << 24
 
 // transposeChunks's budget is max(transposeRows·N, minTransposeChunk, the
 // largest column's entries) (variables for TestSparseHessianChunks).
@@ -791,21 +803,43 @@ func (e *SparseGLM[T]) pattern() *hessPattern {
 				p.colPtr[j+1] = len(p.rowIdx)
 			}
 		}
+		p.index(d)
 		e.hess = p
 	})
 	return e.hess
 }
 
+// index sets the inverse maps of the pattern's longest columns.
+func (p *hessPattern) index(d int) {
+	p.dense = make([]int32, d)
+	var long []int
+	for j := range d {
+		p.dense[j] = -1
+		if p.colPtr[j+1]-p.colPtr[j] > denseRows {
+			long = append(long, j)
+		}
+	}
+	slices.SortStableFunc(long, func(a, b int) int { return (p.colPtr[b+1] - p.colPtr[b]) - (p.colPtr[a+1] - p.colPtr[a]) })
+	long = long[:min(len(long), maxInverse/max(d, 1))]
+	p.inv = make([]int32, len(long)*d)
+	for m, j := range long {
+		p.dense[j] = int32(m)
+		inv := p.inv[m*d : (m+1)*d]
+		for q := p.colPtr[j]; q < p.colPtr[j+1]; q++ {
+			inv[p.rowIdx[q]] = int32(q - p.colPtr[j])
+		}
+	}
+}
+
 // SparseHessian returns ∇²Σ_i U_i(θ) = Σ_i f″(y_i, z_i)·x_ix_iᵀ, lower
 // triangle in compressed sparse columns. Its pattern, the union of the
-// rows' outer products, is the same at every θ (a zero f″ is stored). It
-// fills column j from the data with an entry in j, each adding
-// f″·x_ij·x_ic to a dense accumulator at the columns c ≥ j of its row:
-// O(Σ_i nnz(x_i)²) time with the f″ of every datum computed once,
-// O(N + nnz(X) + d) scratch (f″, the rows by column, each row's next
-// entry), none kept. The
-// matrix is the caller's: every call returns new
-// slices. A non-finite f″ is an error naming the datum.
+// rows' outer products, is the same at every θ (a zero f″ is stored). One
+// pass over the rows, in order: row i adds f″_i·x_ij·x_ic to entry (c, j)
+// for each pair of its columns j ≤ c, found through the pattern's inverse
+// maps (hessPattern), so every entry sums its terms in the order of the
+// data — O(Σ_i nnz(x_i)²) time, no scratch beyond the matrix. The matrix
+// is the caller's: every call returns new slices. A non-finite f″ is an
+// error naming the datum.
 func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
 	return e.SparseHessianStop(theta, nil)
 }
@@ -815,7 +849,7 @@ func (e *SparseGLM[T]) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
 var ErrStopped = errors.New("model: stopped")
 
 // SparseHessianStop is SparseHessian polling stop (nil: never) once per
-// 512 data read, and returning ErrStopped as soon as it reports true: a
+// 512 entries read, and returning ErrStopped as soon as it reports true: a
 // pass over 10⁷ rows that a cancelled run must not wait for (the sparse
 // Laplace approximation's and the multilevel centre's Newton steps call
 // it through exactmh, TestInterruptSparseHessian).
@@ -829,54 +863,38 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 		return nil, ErrStopped
 	}
 	p := e.pattern()
-	f2 := make([]float64, r.N)
-	for i := range f2 {
-		if stop != nil && i%every == every-1 && stop() {
-			return nil, ErrStopped
-		}
-		_, f2[i] = e.family.LossDerivs(e.y[i], e.Eta(i, theta))
-		if math.IsNaN(f2[i]) || math.IsInf(f2[i], 0) {
-			return nil, fmt.Errorf("model: SparseGLM.SparseHessian: f″ of datum %d at z = %v is %v", i, e.Eta(i, theta), f2[i])
-		}
-	}
 	h := &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
-	acc := make([]float64, r.D)
-	read := 0 // data read since stop was last polled
-	// next[i] is row i's next entry: the columns are visited in ascending
-	// order, as each row holds them, so it is the entry in column j (a
-	// binary search where it is not), not a search per entry.
-	next := make([]int32, r.N)
-	chunks := transposeChunks(p, r)
-	var tRow []int32
-	for ck := range len(chunks) - 1 {
-		j0, j1 := chunks[ck], chunks[ck+1]
-		var ok bool
-		if tRow, ok = transpose(p, r, j0, j1, tRow, stop); !ok {
-			return nil, ErrStopped
-		}
-		for j := j0; j < j1; j++ {
-			for t := p.tPtr[j] - p.tPtr[j0]; t < p.tPtr[j+1]-p.tPtr[j0]; t++ {
-				if read++; stop != nil && read == every {
-					if stop() {
-						return nil, ErrStopped
-					}
-					read = 0
-				}
-				i := int(tRow[t])
-				k0 := r.RowPtr[i] + int(next[i])
-				if k0 >= r.RowPtr[i+1] || r.Col[k0] != int32(j) {
-					k0 = r.entry(i, int32(j))
-				}
-				next[i] = int32(k0 - r.RowPtr[i] + 1)
-				a := f2[i] * float64(r.Val[k0])
-				for k := k0; k < r.RowPtr[i+1]; k++ {
-					acc[r.Col[k]] += a * float64(r.Val[k])
-				}
+	read := 0 // entries read since stop was last polled
+	for i := range r.N {
+		for read += r.RowPtr[i+1] - r.RowPtr[i]; read >= every; read -= every {
+			if stop != nil && stop() {
+				return nil, ErrStopped
 			}
-			for q := p.colPtr[j]; q < p.colPtr[j+1]; q++ {
-				c := p.rowIdx[q]
-				h.Val[q] = acc[c]
-				acc[c] = 0
+		}
+		z := e.Eta(i, theta)
+		_, f2 := e.family.LossDerivs(e.y[i], z)
+		if math.IsNaN(f2) || math.IsInf(f2, 0) {
+			return nil, fmt.Errorf("model: SparseGLM.SparseHessian: f″ of datum %d at z = %v is %v", i, z, f2)
+		}
+		lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+		for k0 := lo; k0 < hi; k0++ {
+			j := r.Col[k0]
+			a := f2 * float64(r.Val[k0])
+			base := p.colPtr[j]
+			if m := p.dense[j]; m >= 0 {
+				pos := p.inv[int(m)*r.D:]
+				for k := k0; k < hi; k++ {
+					h.Val[base+int(pos[r.Col[k]])] += a * float64(r.Val[k])
+				}
+				continue
+			}
+			q := base
+			for k := k0; k < hi; k++ {
+				c := int(r.Col[k])
+				for p.rowIdx[q] != c {
+					q++
+				}
+				h.Val[q] += a * float64(r.Val[k])
 			}
 		}
 	}

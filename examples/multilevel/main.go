@@ -175,6 +175,13 @@ func main() {
 	}
 	wall := time.Since(start)
 	cpu := report.CPUTime() - cpu0
+	if *storeDir != "" {
+		// The summary's scratch (a few arrays of each coordinate's draws,
+		// d = 2·10⁴ coordinates at 10⁴ groups) is garbage that GOGC=25
+		// lets grow to a quarter of the live heap, GroupGibbs's tables:
+		// collect more often while it is made.
+		debug.SetGCPercent(5)
+	}
 	s := res.Summary()
 	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
 	var worst string
