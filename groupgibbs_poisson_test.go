@@ -251,6 +251,39 @@ func TestGroupGibbsPoissonMoments(t *testing.T) {
 	}
 }
 
+// TestGroupGibbsPoissonCrossed compares GroupGibbs's posterior means and
+// SDs with full-batch NUTS's on a multilevel Poisson regression with two
+// crossed factors (N = 1500, 8 × 6 levels, a random slope on the first):
+// its rows touch three blocks, so the pair-wise bound carries one E_m
+// per further factor (groupgibbs_growth.go) — valid, looser — with the
+// same tolerances as TestGroupGibbsPoissonMoments.
+func TestGroupGibbsPoissonCrossed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a NUTS reference and a GroupGibbs run of 4 chains")
+	}
+	kit := mlCrossed{n: 1500, ga: 8, gb: 6, poisson: true}
+	rng := rand.New(rand.NewPCG(7, 8))
+	d := kit.dim()
+	theta := make([]float64, d)
+	theta[0], theta[1] = 0.3, -0.5
+	for j := 2; j < d-3; j++ {
+		theta[j] = 0.4 * rng.NormFloat64()
+	}
+	theta[d-3], theta[d-2], theta[d-1] = math.Log(0.4), math.Log(0.3), math.Log(0.4)
+	p, err := kit.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, mode, sd := poisNUTSReference(t, p, exactmh.NUTS{}, 300, 750)
+	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
+	z, zn, lr, ln, res := gibbsMoments(t, p, gibbsKernel(pb, 0), rs, mode, 3000)
+	t.Logf("crossed: GroupGibbs: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, %v",
+		z, zn, lr, ln, res.Sampling().MeanBatch(), p.Len(), res.Chains[0].Params)
+	if math.Abs(z) > 4.5 || lr > math.Log(1.18) {
+		t.Errorf("crossed: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)
+	}
+}
+
 // TestGroupGibbsPoissonSBC runs simulation-based calibration with τ
 // unknown on the one-factor multilevel Poisson regression with an offset
 // (N = 200, 6 groups, every coordinate: β, u, log τ), with ExactBelow −1:

@@ -55,8 +55,12 @@ func TestGroupGibbsStructural(t *testing.T) {
 // factor "a" (ga levels, a random intercept and a random slope on x) and
 // factor "b" (gb levels, a random intercept), each datum's levels drawn
 // at random with level 0 of each factor holding about half the data, τ ~
-// half-normal(1), log τ sampled.
-type mlCrossed struct{ n, ga, gb int }
+// half-normal(1), log τ sampled. With poisson, the counts y ~
+// Poisson(e^{o + z}) with an offset o = log of an exposure in [0.5, 2].
+type mlCrossed struct {
+	n, ga, gb int
+	poisson   bool
+}
 
 func (m mlCrossed) dim() int { return 2 + 2*m.ga + m.gb + 3 }
 
@@ -73,6 +77,9 @@ func (m mlCrossed) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, e
 	}
 	x := ml.Fixed[0].Values
 	ml.Factors[0].Slopes[0].Values = x
+	if m.poisson {
+		ml.Family, ml.Offset = model.PoissonFamily{}, make([]float64, m.n)
+	}
 	level := func(g int) int32 {
 		if rng.IntN(2) == 0 {
 			return 0
@@ -90,7 +97,11 @@ func (m mlCrossed) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, e
 		}
 		ml.Factors[0].Index[i], ml.Factors[1].Index[i] = a, b
 		z := theta[0] + theta[1]*x[i] + theta[2+2*a] + theta[3+2*a]*x[i] + theta[2+2*m.ga+int(b)]
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
+		switch {
+		case m.poisson:
+			ml.Offset[i] = math.Log(0.5 + 1.5*rng.Float64())
+			ml.Y[i] = float64(poissonCount(rng, math.Exp(min(ml.Offset[i]+z, 8))))
+		case rng.Float64() < 1/(1+math.Exp(-z)):
 			ml.Y[i] = 1
 		}
 	}
