@@ -261,19 +261,7 @@ func TestGroupGibbsPoissonCrossed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a NUTS reference and a GroupGibbs run of 4 chains")
 	}
-	kit := mlCrossed{n: 1500, ga: 8, gb: 6, poisson: true}
-	rng := rand.New(rand.NewPCG(7, 8))
-	d := kit.dim()
-	theta := make([]float64, d)
-	theta[0], theta[1] = 0.3, -0.5
-	for j := 2; j < d-3; j++ {
-		theta[j] = 0.4 * rng.NormFloat64()
-	}
-	theta[d-3], theta[d-2], theta[d-1] = math.Log(0.4), math.Log(0.3), math.Log(0.4)
-	p, err := kit.build(rng, theta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mlCrossed{n: 1500, ga: 8, gb: 6, poisson: true}.posteriorAt(t, -0.5, 0.4, [3]float64{0.4, 0.3, 0.4})
 	rs, mode, sd := poisNUTSReference(t, p, exactmh.NUTS{}, 300, 750)
 	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
 	z, zn, lr, ln, res := gibbsMoments(t, p, gibbsKernel(pb, 0), rs, mode, 3000)

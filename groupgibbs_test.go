@@ -108,6 +108,28 @@ func (m mlCrossed) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, e
 	return model.NewMultilevel(ml)
 }
 
+// posteriorAt returns the posterior for data drawn (seeds 7, 8) at β =
+// (0.3, b1), every effect sd·N(0, 1) and the scales tau (of u_a, u_a_x,
+// u_b).
+func (m mlCrossed) posteriorAt(t *testing.T, b1, sd float64, tau [3]float64) *exactmh.Posterior {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	d := m.dim()
+	theta := make([]float64, d)
+	theta[0], theta[1] = 0.3, b1
+	for j := 2; j < d-3; j++ {
+		theta[j] = sd * rng.NormFloat64()
+	}
+	for k, v := range tau {
+		theta[d-3+k] = math.Log(v)
+	}
+	p, err := m.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // Draw implements mcmctest.Model: θ from the prior, data, and the
 // problem with a short NUTS pilot's mean and sd as Mode and SD.
 func (m mlCrossed) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
@@ -225,19 +247,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 		probs = append(probs, problem{"one factor", p})
 	}
 	{
-		kit := mlCrossed{n: 1500, ga: 8, gb: 6}
-		rng := rand.New(rand.NewPCG(7, 8))
-		d := kit.dim()
-		theta := make([]float64, d)
-		theta[0], theta[1] = 0.3, -0.8
-		for j := 2; j < d-3; j++ {
-			theta[j] = 0.5 * rng.NormFloat64()
-		}
-		theta[d-3], theta[d-2], theta[d-1] = math.Log(0.5), math.Log(0.3), math.Log(0.5)
-		p, err := kit.build(rng, theta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := mlCrossed{n: 1500, ga: 8, gb: 6}.posteriorAt(t, -0.8, 0.5, [3]float64{0.5, 0.3, 0.5})
 		probs = append(probs, problem{"crossed", p})
 	}
 	{
