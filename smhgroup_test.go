@@ -33,6 +33,7 @@ var _ exactmh.SparseRowGLM = (*model.SparseGLM[float64])(nil)
 type mlKit struct {
 	n, groups    int
 	dropJacobian bool
+	probit       bool // the probit family (the logistic otherwise)
 }
 
 // jacobianDropped is a MultilevelPrior without the Jacobian log τ of
@@ -56,6 +57,14 @@ func (p jacobianDropped) AddLogPriorGradient(grad, theta []float64) {
 	}
 }
 
+// family returns the model's GLM family.
+func (m mlKit) family() model.GLMFamily {
+	if m.probit {
+		return model.ProbitFamily{}
+	}
+	return model.LogisticFamily{}
+}
+
 // truth returns a θ for the model: fixed effects b0, b1, each group's
 // intercept and slope drawn from N(0, tau0²) and N(0, tau1²) with rng,
 // and the log scales.
@@ -74,7 +83,7 @@ func (m mlKit) truth(rng *rand.Rand, b0, b1, tau0, tau1 float64) []float64 {
 // layout, every y 0).
 func (m mlKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error) {
 	ml := &model.Multilevel{
-		Family:    model.LogisticFamily{},
+		Family:    m.family(),
 		Y:         make([]float64, m.n),
 		Intercept: true,
 		Fixed:     []model.Covariate{{Name: "x", Values: make([]float64, m.n)}},
@@ -93,7 +102,11 @@ func (m mlKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error
 		ml.Factors[0].Index[i] = int32(g)
 		if theta != nil {
 			z := theta[0] + theta[1]*x[i] + theta[2+2*g] + theta[3+2*g]*x[i]
-			if rng.Float64() < 1/(1+math.Exp(-z)) {
+			pr := 1 / (1 + math.Exp(-z))
+			if m.probit {
+				pr = math.Erfc(-z/math.Sqrt2) / 2
+			}
+			if rng.Float64() < pr {
 				ml.Y[i] = 1
 			}
 		}
