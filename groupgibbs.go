@@ -654,7 +654,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		g.pS[p] = total
 	}
 	if !k.cubicOff {
-		if g.cub, err = g.buildCubic(name, e, sc, isExact); err != nil {
+		if g.cub, err = g.buildCubic(name, e, sc, isExact, t.Beta()); err != nil {
 			return nil, err
 		}
 	}

@@ -42,38 +42,44 @@ import (
 //	|(R_i − V_i)(θ′) − (R_i − V_i)(θ)| ≤ |b′ − b|·(|f‴_i|(WB + B²/2) + S₄/6·(W + B)³),
 //
 // whose leading term S₄/6·W³ replaces sup|f‴|/2·W² (the order in the
-// group's deviation drops by one). With W = a_ig·Ω_g, B = a_i0·M_0 +
-// a_ig·μ_g (Cauchy–Schwarz on each block: Ω_g = ‖u_g − û_g − m‖, μ_g =
-// ‖m_g‖, M_0 = max(‖Δ_0‖, ‖Δ′_0‖)) the bound is covered by the pair
-// tables GroupGibbs already draws from — weights K_i·a_i0·a_ib² for its
-// pairs (0, 0) and (0, g), K_i = sup|f‴_i| — with the pair factors
-// (P = Ω_g + μ_g)
+// group's deviation drops by one). With W = a_ig·Ω_g, B = Q + R, Q =
+// a_i0·M_0, R = a_ig·μ_g (Cauchy–Schwarz on each block: Ω_g = ‖u_g − û_g
+// − m‖, μ_g = ‖m_g‖, M_0 = max(‖Δ_0‖, ‖Δ′_0‖)), and WQ ≤ W² + Q²/4, QR ≤
+// Q²/4 + R² in the quadratic part, the bound is at most
+// K_i·(a_i0²·F_00 + a_ig²·F_0g) with the pair factors (P = Ω_g + μ_g)
 //
-//	F_0g = α_g/6·P³ + β_g/2·P²M_0 + δ_g/2·PM_0² + γ_g·PM_0 + 2h·Ω_gμ_g + h·μ_g²,
-//	F_00 = max(M_0², h·M_0² + r/6·M_0³),
+//	F_0g = α_g/6·P³ + β_g/2·P²M_0 + δ_g/2·PM_0² + h·(2Ω_g² + 2Ω_gμ_g + 3μ_g²),
+//	F_00 = max(M_0², 2h·M_0² + r/6·M_0³),
 //
-// in place of Ω_g² and M_0², with α_g = max S₄a_ig/K_i, β_g = max
-// S₄a_i0/K_i, γ_g = max |f‴_i|a_i0/(K_ia_ig), δ_g = max S₄a_i0²/(K_ia_ig)
+// α_g = max S₄a_ig/K_i, β_g = max S₄a_i0/K_i, δ_g = max S₄a_i0²/(K_ia_ig)
 // over the pair's data, h = max |f‴_i|/(2K_i) and r = max S₄a_i0/K_i over
 // every such datum (F_00 also covers the data of groups left out, at the
-// old M_0²). A group is included when α_g·P ≤ cubicReach, a function of
-// u alone: far from the centre the cubic overshoots what it approximates
-// and the old bound is the smaller. Eligible are the pairs (0, g) all of
-// whose data touch exactly blocks 0 and g, none read exactly
+// old M_0²): the pair tables GroupGibbs already draws from — weights
+// K_i·a_i0·a_ib² for its pairs (0, 0) and (0, g), K_i = sup|f‴_i| — cover
+// it with these factors in place of ‖u_g − û_g‖² and M_0². A group is
+// included when α_g·P ≤ cubicReach (far from the centre the cubic
+// overshoots what it approximates) and its F_0g at a typical M_0 costs at
+// most cubicCost times its old factor — both functions of u alone, as the
+// proposal's density may not depend on β′. Eligible are the pairs (0, g)
+// all of whose data touch exactly blocks 0 and g, none read exactly
 // (ExactBelow), of a family with f‴ and a finite sup|f⁗|
 // (model.GLMCuber), or, under the pair-wise bound, a fourth derivative
-// that grows at most exponentially (lossGrowther4, cubicFactor). Proven by TestGroupGibbsMoments (with its mutants),
-// TestGroupGibbsSBC, TestGroupGibbsCubicSBC; TestGroupGibbsCubicAccept
-// measures the gain.
+// that grows at most exponentially (lossGrowther4, cubicFactor). Proven
+// by TestGroupGibbsMoments (with its mutants), TestGroupGibbsCubicSBC,
+// TestGroupGibbsPoissonMoments, TestGroupGibbsPoissonSBC;
+// TestGroupGibbsCubicAccept measures the gain.
 type gibbsCubic struct {
 	p0 int // block 0's coordinates
 	// By eligible pair e of block 0 (pair pPtr[0] + pair[e]): its block,
 	// the offset of its tensor in tens (q(q+1)/2 rows of p0, q the
-	// block's size, row k ≤ l in order), and α, β, γ, δ.
+	// block's size, row k ≤ l in order), and α, β, δ.
 	pair, blk, tOff []int
-	al, be, ga, de  []float64
+	al, be, de      []float64
 	tens            []float64
 	h, r            float64
+	// m0 is a typical M_0, 1.5·√tr(P⁻¹) of block 0's conditional
+	// precision P at the centre, for the inclusion rule (a constant).
+	m0 float64
 	// of0[b]: the eligible pair of block b, or −1.
 	of0 []int
 }
@@ -113,10 +119,21 @@ func (c *gibbsChain) shiftOf(j int32) float64 {
 // replaces.
 const cubicReach = 3.0
 
+// cubicCost is the most a group's pair factor may cost, at the typical
+// M_0 m0, against its factor without the control variate (‖u_g − û_g‖²):
+// a group the control variate would make much dearer to bound than it
+// helps the block's acceptance is left out (a function of u alone, as the
+// inclusion must be). At 3, examples/multilevel's fixed block accepts
+// 0.52 of its proposals at G/√N = 3.2 (0.53 with every group in reach,
+// 0.27 at 1.5) while at G/√N = 0.35 a sweep reads 349 data (441 with
+// every group, 272 without the control variate;
+// figures/bench/multilevel_scale.txt §7).
+const cubicCost = 3.0
+
 // buildCubic returns block 0's cross-cubic control variate at the
 // centre sc of the sums (one pass over the data), or nil where no pair
 // is eligible. isExact marks the data read exactly (nil: none).
-func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExact []bool) (*gibbsCubic, error) {
+func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExact []bool, beta float64) (*gibbsCubic, error) {
 	cub, ok := e.(lossCuber)
 	if !ok || g.nb < 2 {
 		return nil, nil
@@ -154,7 +171,7 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 	if np == 0 {
 		return nil, nil
 	}
-	cb.al, cb.be, cb.ga, cb.de = make([]float64, np), make([]float64, np), make([]float64, np), make([]float64, np)
+	cb.al, cb.be, cb.de = make([]float64, np), make([]float64, np), make([]float64, np)
 	bad := make([]bool, np)
 	var rb rowBlocks
 	rb.init(g.blocks)
@@ -203,7 +220,6 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 		}
 		cb.al[ep] = math.Max(cb.al[ep], s4*ab/ki)
 		cb.be[ep] = math.Max(cb.be[ep], s4*a0/ki)
-		cb.ga[ep] = math.Max(cb.ga[ep], math.Abs(f3)*a0/(ki*ab))
 		cb.de[ep] = math.Max(cb.de[ep], s4*a0*a0/(ki*ab))
 		cb.h = math.Max(cb.h, math.Abs(f3)/(2*ki))
 		cb.r = math.Max(cb.r, s4*a0/ki)
@@ -240,18 +256,41 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 		}
 		cb.of0[cb.blk[ep]] = keep
 		cb.pair[keep], cb.blk[keep], cb.tOff[keep] = cb.pair[ep], cb.blk[ep], cb.tOff[ep]
-		cb.al[keep], cb.be[keep], cb.ga[keep], cb.de[keep] = cb.al[ep], cb.be[ep], cb.ga[ep], cb.de[ep]
+		cb.al[keep], cb.be[keep], cb.de[keep] = cb.al[ep], cb.be[ep], cb.de[ep]
 		keep++
 	}
 	if keep == 0 {
 		return nil, nil
 	}
 	cb.pair, cb.blk, cb.tOff = cb.pair[:keep], cb.blk[:keep], cb.tOff[:keep]
-	cb.al, cb.be, cb.ga, cb.de = cb.al[:keep], cb.be[:keep], cb.ga[:keep], cb.de[:keep]
+	cb.al, cb.be, cb.de = cb.al[:keep], cb.be[:keep], cb.de[:keep]
 	for _, v := range cb.tens {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%s: cross-cubic tensor entry %v at the centre, want finite", name, v)
 		}
+	}
+	// M_0's scale: block 0's conditional precision at the centre.
+	prec := make([]float64, p0*p0)
+	for a, j := range g.bc[g.bcPtr[0]:g.bcPtr[1]] {
+		for q := g.hPtr[j]; q < g.hPtr[j+1]; q++ {
+			if col := g.hCol[q]; g.blocks[col] == 0 {
+				prec[a*p0+int(g.local[col])] += beta * g.hVal[q]
+			}
+		}
+		prec[a*p0+a] += g.pPrec[j]
+	}
+	if cholesky(prec, p0) {
+		var tr float64
+		e := make([]float64, p0)
+		for k := range p0 {
+			clear(e)
+			e[k] = 1
+			forwardSub(prec, p0, e)
+			for _, v := range e {
+				tr += v * v
+			}
+		}
+		cb.m0 = 1.5 * math.Sqrt(tr)
 	}
 	return cb, nil
 }
@@ -301,7 +340,7 @@ func (c *gibbsChain) cubicShift() bool {
 			mm += m * m
 		}
 		c.omg[b], c.mug[b] = math.Sqrt(om), math.Sqrt(mm)
-		if cb.al[ep]*(c.omg[b]+c.mug[b]) > cubicReach && !c.cubicAll {
+		if !c.cubicAll && (cb.al[ep]*(c.omg[b]+c.mug[b]) > cubicReach || c.pairFactor(ep, int32(b), cb.m0) > cubicCost*c.dsq[b]) {
 			continue
 		}
 		c.cubIncl[b] = true
@@ -344,9 +383,9 @@ func (c *gibbsChain) cubicFactor(p int, b int32, mMax, em float64) float64 {
 	m0 := math.Sqrt(mMax)
 	if b == 0 {
 		if c.growth {
-			return math.Max(c.growthFactor(p, 0, mMax, mMax, em), cb.h*mMax+cb.r/6*mMax*m0*c.growthExp(c.pAm[p]*m0+c.cubW))
+			return math.Max(c.growthFactor(p, 0, mMax, mMax, em), 2*cb.h*mMax+cb.r/6*mMax*m0*c.growthExp(c.pAm[p]*m0+c.cubW))
 		}
-		return math.Max(mMax, cb.h*mMax+cb.r/6*mMax*m0)
+		return math.Max(mMax, 2*cb.h*mMax+cb.r/6*mMax*m0)
 	}
 	if !c.cubIncl[b] {
 		if c.growth {
@@ -354,17 +393,22 @@ func (c *gibbsChain) cubicFactor(p int, b int32, mMax, em float64) float64 {
 		}
 		return c.dsq[b]
 	}
-	ep := cb.of0[b]
 	if c.cubicLoose {
 		return 0
 	}
+	return c.pairFactor(cb.of0[b], b, m0)
+}
+
+// pairFactor returns F_0b of eligible pair ep (block b) at M_0 = m0.
+func (c *gibbsChain) pairFactor(ep int, b int32, m0 float64) float64 {
+	cb := c.cub
 	om, mu := c.omg[b], c.mug[b]
-	pg := om + mu
+	p := om + mu
 	e := 1.0
 	if c.growth {
-		e = c.growthExp(c.pAb[p]*pg + c.pAm[p]*m0)
+		e = c.growthExp(c.pAb[c.pPtr[0]+cb.pair[ep]]*p + c.pAm[c.pPtr[0]+cb.pair[ep]]*m0)
 	}
-	return (cb.al[ep]/6*pg*pg*pg+cb.be[ep]/2*pg*pg*m0+cb.de[ep]/2*pg*mMax)*e + cb.ga[ep]*m0*pg + 2*cb.h*om*mu + cb.h*mu*mu
+	return (cb.al[ep]/6*p*p*p+cb.be[ep]/2*p*p*m0+cb.de[ep]/2*p*m0*m0)*e + cb.h*(2*om*om+2*om*mu+3*mu*mu)
 }
 
 // cubicTerm returns β(V_i(θ′) − V_i(θ)) = βf‴_i/2·w_i²·(z′ − z) for datum

@@ -344,8 +344,13 @@ func TestGroupGibbsSBC(t *testing.T) {
 // replicates, ranks uniform at level 10⁻³.
 func gibbsSBC(t *testing.T, kit mcmctest.Model, exactBelow int, seed uint64) {
 	t.Helper()
-	res, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel { return gibbsKernel(pb, exactBelow) },
-		&mcmctest.SBCOptions{Replicates: 100, Seed: seed, MaxThin: 400})
+	gibbsSBCOf(t, kit, func(pb mcmctest.Problem) exactmh.Kernel { return gibbsKernel(pb, exactBelow) }, seed)
+}
+
+// gibbsSBCOf is gibbsSBC for the kernel kern makes of each replicate.
+func gibbsSBCOf(t *testing.T, kit mcmctest.Model, kern func(mcmctest.Problem) exactmh.Kernel, seed uint64) {
+	t.Helper()
+	res, err := mcmctest.SBC(kit, kern, &mcmctest.SBCOptions{Replicates: 100, Seed: seed, MaxThin: 400})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,14 +368,7 @@ func gibbsSBC(t *testing.T, kit mcmctest.Model, exactBelow int, seed uint64) {
 func TestMultilevelCenter(t *testing.T) {
 	kit := mlKit{n: 3000, groups: 12}
 	rng := rand.New(rand.NewPCG(9, 10))
-	d := 2 + 2*kit.groups + 2
-	theta := make([]float64, d)
-	theta[0], theta[1] = -0.5, 1
-	for g := range kit.groups {
-		theta[2+2*g], theta[3+2*g] = 0.7*rng.NormFloat64(), 0.3*rng.NormFloat64()
-	}
-	theta[d-2], theta[d-1] = math.Log(0.7), math.Log(0.3)
-	p, err := kit.build(rng, theta)
+	p, err := kit.build(rng, kit.truth(rng, -0.5, 1, 0.7, 0.3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,8 +387,8 @@ func TestMultilevelCenter(t *testing.T) {
 	}
 	cr := mlCrossed{n: 6000, ga: 20, gb: 15}
 	rng = rand.New(rand.NewPCG(11, 12))
-	d = cr.dim()
-	theta = make([]float64, d)
+	d := cr.dim()
+	theta := make([]float64, d)
 	tau := []float64{0.6, 0.3, 0.5}
 	for j := 2; j < d-3; j++ {
 		k := 2 // factor b's intercepts

@@ -33,6 +33,7 @@ var _ exactmh.SparseRowGLM = (*model.SparseGLM[float64])(nil)
 type mlKit struct {
 	n, groups    int
 	dropJacobian bool
+	probit       bool // the probit family (the logistic otherwise)
 }
 
 // jacobianDropped is a MultilevelPrior without the Jacobian log τ of
@@ -56,11 +57,33 @@ func (p jacobianDropped) AddLogPriorGradient(grad, theta []float64) {
 	}
 }
 
+// family returns the model's GLM family.
+func (m mlKit) family() model.GLMFamily {
+	if m.probit {
+		return model.ProbitFamily{}
+	}
+	return model.LogisticFamily{}
+}
+
+// truth returns a θ for the model: fixed effects b0, b1, each group's
+// intercept and slope drawn from N(0, tau0²) and N(0, tau1²) with rng,
+// and the log scales.
+func (m mlKit) truth(rng *rand.Rand, b0, b1, tau0, tau1 float64) []float64 {
+	d := 2 + 2*m.groups + 2
+	theta := make([]float64, d)
+	theta[0], theta[1] = b0, b1
+	for g := range m.groups {
+		theta[2+2*g], theta[3+2*g] = tau0*rng.NormFloat64(), tau1*rng.NormFloat64()
+	}
+	theta[d-2], theta[d-1] = math.Log(tau0), math.Log(tau1)
+	return theta
+}
+
 // build returns the model's posterior for data drawn at θ (nil: only the
 // layout, every y 0).
 func (m mlKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error) {
 	ml := &model.Multilevel{
-		Family:    model.LogisticFamily{},
+		Family:    m.family(),
 		Y:         make([]float64, m.n),
 		Intercept: true,
 		Fixed:     []model.Covariate{{Name: "x", Values: make([]float64, m.n)}},
@@ -79,7 +102,11 @@ func (m mlKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error
 		ml.Factors[0].Index[i] = int32(g)
 		if theta != nil {
 			z := theta[0] + theta[1]*x[i] + theta[2+2*g] + theta[3+2*g]*x[i]
-			if rng.Float64() < 1/(1+math.Exp(-z)) {
+			pr := 1 / (1 + math.Exp(-z))
+			if m.probit {
+				pr = math.Erfc(-z/math.Sqrt2) / 2
+			}
+			if rng.Float64() < pr {
 				ml.Y[i] = 1
 			}
 		}
@@ -318,13 +345,7 @@ func TestGroupSMHMoments(t *testing.T) {
 	kit := mlKit{n: 4000, groups: 10}
 	rng := rand.New(rand.NewPCG(5, 6))
 	d := 2 + 2*kit.groups + 2
-	theta := make([]float64, d)
-	theta[0], theta[1] = -0.5, 1
-	for g := range kit.groups {
-		theta[2+2*g], theta[3+2*g] = 0.7*rng.NormFloat64(), 0.3*rng.NormFloat64()
-	}
-	theta[d-2], theta[d-1] = math.Log(0.7), math.Log(0.3)
-	p, err := kit.build(rng, theta)
+	p, err := kit.build(rng, kit.truth(rng, -0.5, 1, 0.7, 0.3))
 	if err != nil {
 		t.Fatal(err)
 	}

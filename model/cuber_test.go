@@ -30,24 +30,17 @@ func TestLossCubers(t *testing.T) {
 		g cuber
 		n int
 	}{"logistic": {lr, 2}}
-	sp, err := NewSparseGLM(SparseRows[float64]{N: 2, D: 1, RowPtr: []int{0, 1, 2}, Col: []int32{0, 0}, Val: []float64{1, 1}},
-		[]float64{0, 1}, nil, LogisticFamily{})
-	if err != nil {
-		t.Fatal(err)
+	for name, fam := range map[string]GLMFamily{"sparse logistic": LogisticFamily{}, "sparse probit": ProbitFamily{}} {
+		sp, err := NewSparseGLM(SparseRows[float64]{N: 2, D: 1, RowPtr: []int{0, 1, 2}, Col: []int32{0, 0}, Val: []float64{1, 1}},
+			[]float64{0, 1}, nil, fam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases[name] = struct {
+			g cuber
+			n int
+		}{sp, 2}
 	}
-	cases["sparse logistic"] = struct {
-		g cuber
-		n int
-	}{sp, 2}
-	pr, err := NewSparseGLM(SparseRows[float64]{N: 2, D: 1, RowPtr: []int{0, 1, 2}, Col: []int32{0, 0}, Val: []float64{1, 1}},
-		[]float64{0, 1}, nil, ProbitFamily{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases["sparse probit"] = struct {
-		g cuber
-		n int
-	}{pr, 2}
 	for _, nu := range []float64{1, 4, 30} {
 		st, err := NewStudentTRegression(make([]float64, len(ys)), ys, 1, nu)
 		if err != nil {
