@@ -48,11 +48,11 @@ import "math"
 // The cross-cubic control variate of block 0 (groupgibbs_cubic.go) needs
 // sup|f⁗|, which Poisson's f⁗ = e^z does not have on the line; its bound
 // takes the same pair-wise form (lossGrowther4, cubicFactor): without it
-// the fixed block's acceptance falls with G/√N as the logistic one's did
-// (0.005 on examples/multilevel -family poisson at N = 10⁵, 1,000
-// groups). Proven by TestGroupGibbsPoissonMoments and TestGroupGibbsPoissonSBC
-// with their mutants (the bound without its exponential factor, a stale
-// expansion, a bound that ignores the groups).
+// the fixed block's acceptance falls with G/√N as the logistic one's
+// (figures/bench/multilevel_poisson.txt). Proven by
+// TestGroupGibbsPoissonMoments (with its mutants: the bound without its
+// exponential factor, a stale expansion, a bound that ignores the groups),
+// TestGroupGibbsPoissonCrossed and TestGroupGibbsPoissonSBC.
 
 // gibbsGrowth reports whether GroupGibbs bounds e's remainders pair-wise
 // through LossGrowth: e has it, and the third derivative of datum 0 is
