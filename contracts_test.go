@@ -77,13 +77,14 @@ func TestErrorPrefixOnce(t *testing.T) {
 // that needs gradients with ErrNoGradient on an energy without; the error
 // from inside the library is prefixed once. A multilevel kernel
 // (NeedsMultilevel) is given a multilevel model without the bound it
-// needs: a Poisson one, whose f‴ is unbounded on the line.
+// needs: a family whose f‴ is unbounded on the line with no growth bound
+// (Poisson's loss without LossGrowth, noGrowthPoisson).
 func TestErrNoBound(t *testing.T) {
 	e := logisticPosterior().Energy
 	noBound := &exactmh.Posterior{Energy: gradientOnly{energiesOnly{e}, e.(exactmh.Gradienter)}}
 	noGradient := &exactmh.Posterior{Energy: energiesOnly{e}}
 	n := 40
-	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true,
+	ml := &model.Multilevel{Family: noGrowthPoisson{}, Y: make([]float64, n), Intercept: true,
 		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}}}
 	for i := range n {
 		ml.Factors[0].Index[i] = int32(i % 4)
@@ -120,6 +121,19 @@ func TestErrNoBound(t *testing.T) {
 			}
 		}
 	}
+}
+
+// noGrowthPoisson is Poisson regression's loss without the family's
+// LossGrowth: f‴ = e^z unbounded on the line and no pair-wise bound, so
+// no multilevel kernel has the bound it needs.
+type noGrowthPoisson struct{}
+
+func (noGrowthPoisson) Loss(y, z float64) float64 { return model.PoissonFamily{}.Loss(y, z) }
+func (noGrowthPoisson) LossDerivs(y, z float64) (f1, f2 float64) {
+	return model.PoissonFamily{}.LossDerivs(y, z)
+}
+func (noGrowthPoisson) LossBound(y float64, k int, lo, hi float64) float64 {
+	return model.PoissonFamily{}.LossBound(y, k, lo, hi)
 }
 
 // gradientOnly is an energy with gradients and no bound of any kind.

@@ -102,9 +102,16 @@ type fixedScaleLayout interface {
 //     the prior's: O(d) per evaluation, no datum read.
 //
 // It is exact for every centre; the centre sets the cost and the
-// acceptance (model.MultilevelCenter gives one). The bound needs sup|f‴|
-// finite on the whole line (logistic, probit; Gaussian remainders vanish):
-// a Poisson energy is refused at Start with ErrNoBound. A sweep costs
+// acceptance (model.MultilevelCenter gives one). The bound above needs
+// sup|f‴| finite on the whole line (logistic, probit; Gaussian remainders
+// vanish). Where f‴ is unbounded but grows at most exponentially (the
+// energy's LossGrowth: Poisson with its log link, offsets included,
+// |f‴(z)| ≤ e^{ẑ}·e^{|z − ẑ|}) the bound is valid pair by pair instead:
+// sup|f‴| becomes e^{ẑ_i} and each pair's factor M_b² gains the
+// exponential of the largest max(|a|, |a′|) its data can reach
+// (groupgibbs_growth.go), and the cross-cubic control variate's bound
+// the same way where f⁗ grows exponentially too (LossGrowth4: Poisson).
+// An energy with neither is refused at Start with ErrNoBound. A sweep costs
 // O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²) for the
 // pairs' alias tables (12 bytes a record: a datum of B blocks is in B²
 // pairs) and O(nnz(H)). Where the energy's rows are in a file
@@ -152,6 +159,10 @@ type GroupGibbs struct {
 	// cubicNoShift leaves it out of the proposal's mean but not out of the
 	// remainders.
 	cubicOff, cubicAll, cubicLoose, cubicNoShift bool
+	// Test hook of the pair-wise bound (a family whose f‴ grows
+	// exponentially): growthLoose drops its exponential factors (and, as
+	// blockMask, the check of |r_i| ≤ φ_i).
+	growthLoose bool
 }
 
 // Name returns "GroupGibbs".
@@ -225,6 +236,14 @@ type gibbsTerms struct {
 	// coordinate's location move (−1: none) for its frame.
 	cub   *gibbsCubic
 	locOf []int32
+	// growth: the family's f‴ is unbounded but grows at most
+	// exponentially (lossGrowther), and the thinning bound is pair-wise
+	// (groupgibbs_growth.go): K_i holds A_i(ẑ_i) for sup|f‴_i|, and each
+	// pair p = (m, b) the largest a_im (pAm) and a_ib (pAb) of its data
+	// and the most blocks other than m and b any of them touches (pL).
+	growth   bool
+	pAm, pAb []float64
+	pL       []int32
 	// The coordinates no row holds, and their slice widths.
 	free  []int
 	freeW []float64
@@ -270,14 +289,14 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	q := terms.qMax
 	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
 		mask: k.blockMask, locSDMul: k.locSDMul, seen: newDistinct(),
-		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP),
+		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP), fac: make([]float64, terms.nb),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
-		pg: make([]float64, q)}
+		pg: make([]float64, q), growthLoose: k.growthLoose}
 	if k.maskSplit {
 		c.mask = func(b int32) bool { return int(b) < terms.firstSplit }
 	}
 	if terms.cub != nil {
-		c.cvec, c.cubIncl, c.fac = make([]float64, terms.cub.p0), make([]bool, terms.nb), make([]float64, terms.nb)
+		c.cvec, c.cubIncl = make([]float64, terms.cub.p0), make([]bool, terms.nb)
 		c.omg, c.mug, c.mloc = make([]float64, terms.nb), make([]float64, terms.nb), make([]float64, len(terms.locs))
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
 	}
@@ -325,7 +344,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		return nil, fmt.Errorf("%s: prior %T does not describe a multilevel model (Blocks, NumTerms, Term: the MultilevelPrior of model.NewMultilevel)", name, t.Prior())
 	}
 	d, n := t.Dim(), t.N()
-	g := &gibbsTerms{e: e, center: slices.Clone(k.Center), blocks: lay.Blocks(), gradSum: make([]float64, d)}
+	g := &gibbsTerms{e: e, center: slices.Clone(k.Center), blocks: lay.Blocks(), gradSum: make([]float64, d), growth: gibbsGrowth(e)}
 	if len(g.blocks) != d {
 		return nil, fmt.Errorf("%s: the prior's Blocks has %d entries, want the dimension %d", name, len(g.blocks), d)
 	}
@@ -452,7 +471,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	var pairKeys []uint64
 	var pairCount []int
 	mCount := make([]int, nb+1)
-	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, nil, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
+	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, nil, g.gradSum, g.growth, func(i int, k3 float64, touched []int32, norms []float64) {
 		for _, b := range touched {
 			mCount[b+1]++
 		}
@@ -578,6 +597,9 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	// The records, each weight K_i·a_im·a_ib² held in rProb until its
 	// pair's alias table replaces it.
 	g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
+	if g.growth {
+		g.pAm, g.pAb, g.pL = make([]float64, len(order)), make([]float64, len(order)), make([]int32, len(order))
+	}
 	rNext := slices.Clone(g.rPtr[:len(order)])
 	for i := range n {
 		if isExact != nil && isExact[i] {
@@ -586,11 +608,25 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 		if err := rb.load(name, e, g.blocks, "the prior's Blocks", i); err != nil {
 			return nil, err
 		}
-		dK := datumK3(e, i) * float64(len(rb.touched)) / 2
+		_, kf, err := datumExpansion(name, e, i, g.center, g.growth)
+		if err != nil {
+			return nil, err
+		}
+		nt := len(rb.touched)
+		dK := kf * float64(nt) / 2
 		for q, m := range rb.touched {
 			for r, b := range rb.touched {
 				p := rank[pairID[uint64(m)<<32|uint64(b)]]
 				g.rProb[rNext[p]] = dK * rb.norms[q] * rb.norms[r] * rb.norms[r]
+				if g.growth {
+					g.pAm[p] = max(g.pAm[p], rb.norms[q])
+					g.pAb[p] = max(g.pAb[p], rb.norms[r])
+					other := int32(nt - 2)
+					if m == b {
+						other = int32(nt - 1)
+					}
+					g.pL[p] = max(g.pL[p], other)
+				}
 				if g.pX[p] {
 					g.xData[g.pOff[p]+rNext[p]-g.rPtr[p]] = int32(i)
 				} else if g.mData[g.pOff[p]+rNext[p]-g.rPtr[p]] != int32(i) {
@@ -870,6 +906,8 @@ type gibbsChain struct {
 	cubIncl                            []bool
 	cvec, fac, omg, mug, mloc          []float64
 	cubicAll, cubicLoose, cubicNoShift bool
+	growthLoose                        bool    // GroupGibbs.growthLoose
+	cubW                               float64 // the included groups' largest ā_(0,g)g·P_g (cubicShift)
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1050,6 +1088,10 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	s := math.Sqrt(s2)
 	var rate float64
 	pl, ph := c.pPtr[m], c.pPtr[m+1]
+	var em float64
+	if c.growth {
+		em = c.growthReach(m)
+	}
 	for p := pl; p < ph; p++ {
 		b := c.pBlock[p]
 		mb := c.dsq[b]
@@ -1059,14 +1101,18 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		if c.mask != nil && !c.mask(b) {
 			mb = 0
 		} else if c.cubOn {
-			mb = c.cubicFactor(b, mMax)
-			c.fac[b] = mb
+			mb = c.cubicFactor(p, b, mMax, em)
+		} else if c.growth {
+			mb = c.growthFactor(p, m, mb, mMax, em)
 		}
-		rate += c.pS[p] * mb
+		c.fac[b] = mb
+		if c.pS[p] > 0 {
+			rate += c.pS[p] * mb
+		}
 		c.cum[p-pl] = rate
 	}
 	rate *= beta * s
-	if !(rate >= 0) || math.IsInf(rate, 0) {
+	if !(rate >= 0) || (math.IsInf(rate, 1) && !c.growth) {
 		return false, 0, fmt.Errorf("GroupGibbs: block %d: expected batch %v at θ = %v", m, rate, c.theta)
 	}
 	nm := c.mPtr[m+1] - c.mPtr[m]
@@ -1128,16 +1174,16 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 			i = int(c.mData[c.pOff[p]+r])
 		}
 		c.seen.add(i)
-		rd, du, err := c.remainderDiff(i, beta)
+		rd, du, kf, err := c.remainderDiff(i, beta)
 		if err != nil {
 			return false, 0, err
 		}
-		ph, err := c.phi(i, m, mMax)
+		ph, err := c.phi(i, m, kf)
 		if err != nil {
 			return false, 0, err
 		}
 		bound := beta * s * ph
-		if c.mask == nil && !c.cubicLoose && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+		if c.mask == nil && !c.cubicLoose && !c.growthLoose && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 			return false, 0, fmt.Errorf("GroupGibbs: block %d: Taylor remainder: %w", m, diffViolation(i, rd, bound, c.theta, c.next))
 		}
 		if rng.Float64()*bound < rd {
@@ -1158,7 +1204,7 @@ func (c *gibbsChain) exactSum(idx []int32, beta float64) (float64, error) {
 		}
 		for _, i := range idx[lo:min(lo+chunk, len(idx))] {
 			c.seen.add(int(i))
-			r, _, err := c.remainderDiff(int(i), beta)
+			r, _, _, err := c.remainderDiff(int(i), beta)
 			if err != nil {
 				return 0, err
 			}
@@ -1176,10 +1222,13 @@ func (c *gibbsChain) decide(rng *rand.Rand, logR float64) bool {
 	return logR >= 0 || rng.Float64() < math.Exp(logR)
 }
 
-// phi returns K_i·a_im·Σ_b a_ib²M_b² over datum i's blocks, M_m² = mMax,
-// with K_i = sup|f‴_i|·B_i/2 and a_ib from the row (as the set-up's
-// records weighed it).
-func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
+// phi returns K_i·a_im·Σ_b a_ib²F_mb over datum i's blocks, with K_i =
+// kf·B_i/2 (kf = sup|f‴_i|, or A_i(ẑ_i) with growth) and a_ib from the
+// row, as the set-up's records weighed it, and F_mb the factor of pair
+// (m, b) in the thinning rate (fac, set by updateBlock: M_b², M_m² =
+// max(‖Δ_m‖², ‖Δ′_m‖²), or the cross-cubic's or the pair-wise bound's
+// factor).
+func (c *gibbsChain) phi(i, m int, kf float64) (float64, error) {
 	if err := c.rb.load("GroupGibbs", c.rows, c.blocks, "the prior's Blocks", i); err != nil {
 		return 0, err
 	}
@@ -1192,18 +1241,9 @@ func (c *gibbsChain) phi(i, m int, mMax float64) (float64, error) {
 		if int(b) == m {
 			am = a
 		}
-		mb := c.dsq[b]
-		if int(b) == m {
-			mb = mMax
-		}
-		if c.mask != nil && !c.mask(b) {
-			mb = 0
-		} else if c.cubOn {
-			mb = c.fac[b]
-		}
-		s += a * a * mb
+		s += a * a * c.fac[b]
 	}
-	return datumK3(c.rows, i) * float64(len(c.rb.touched)) / 2 * am * s, nil
+	return kf * float64(len(c.rb.touched)) / 2 * am * s, nil
 }
 
 // priorExpansionDiff returns the prior expansion's log p̃(θ′) − log p̃(θ)
@@ -1235,30 +1275,32 @@ func (c *gibbsChain) revert(coords []int32) {
 	}
 }
 
-// remainderDiff returns βR_i(θ′) − βR_i(θ) and β(U_i(θ′) − U_i(θ)).
-func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du float64, err error) {
+// remainderDiff returns βR_i(θ′) − βR_i(θ), β(U_i(θ′) − U_i(θ)) and the
+// datum's constant kf of the bound (datumExpansion: sup|f‴_i|, or A_i(ẑ_i)
+// with growth).
+func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du, kf float64, err error) {
 	c.t.evals++
 	z, zn := c.rows.LinearPredictors(i, c.theta, c.next)
 	du = beta * (c.rows.Loss(i, zn) - c.rows.Loss(i, z))
 	if err := c.rowErr(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if math.IsNaN(du) || math.IsInf(du, 0) {
-		return 0, 0, newEnergyError(i, c.theta, c.next, -du)
+		return 0, 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
-	x, _, err := datumExpansion("GroupGibbs", c.rows, i, c.center)
+	x, kf, err := datumExpansion("GroupGibbs", c.rows, i, c.center, c.growth)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	r = du - beta*x.diff(z, zn)
 	if c.cubOn {
 		v, err := c.cubicTerm(i, beta, x.zHat, z, zn)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		r -= v
 	}
-	return r, du, nil
+	return r, du, kf, nil
 }
 
 // locationRepeats is the number of location moves of each pair per sweep:

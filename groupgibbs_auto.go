@@ -344,7 +344,7 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	}
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
-	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len())
+	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d%s)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len(), growthNote(p))
 	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
 	for _, ki := range withRole(autoFull) {
 		k, name := ki.New(nil), ki.Name
@@ -385,6 +385,15 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
 	sortCandidates(choice.Candidates)
 	return choice, nil
+}
+
+// growthNote says, for a family whose f‴ is unbounded (Poisson), that
+// GroupGibbs's bound is pair-wise (groupgibbs_growth.go); "" otherwise.
+func growthNote(p *Posterior) string {
+	if e, ok := p.Energy.(SparseRowGLM); ok && gibbsGrowth(e) {
+		return "; its remainder bound pair-wise, f‴ growing exponentially"
+	}
+	return ""
 }
 
 // gibbsGrind is the data a GroupGibbs sweep may read, as a multiple of N,

@@ -63,8 +63,11 @@ import (
 // proposal's density may not depend on β′. Eligible are the pairs (0, g)
 // all of whose data touch exactly blocks 0 and g, none read exactly
 // (ExactBelow), of a family with f‴ and a finite sup|f⁗|
-// (model.GLMCuber). Proven by TestGroupGibbsMoments (with its mutants),
-// TestGroupGibbsCubicSBC; TestGroupGibbsCubicAccept measures the gain.
+// (model.GLMCuber), or, under the pair-wise bound, a fourth derivative
+// that grows at most exponentially (lossGrowther4, cubicFactor). Proven
+// by TestGroupGibbsMoments (with its mutants), TestGroupGibbsCubicSBC,
+// TestGroupGibbsPoissonMoments, TestGroupGibbsPoissonSBC;
+// TestGroupGibbsCubicAccept measures the gain.
 type gibbsCubic struct {
 	p0 int // block 0's coordinates
 	// By eligible pair e of block 0 (pair pPtr[0] + pair[e]): its block,
@@ -135,6 +138,15 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 	if !ok || g.nb < 2 {
 		return nil, nil
 	}
+	var g4 lossGrowther4
+	if g.growth {
+		if g4, ok = e.(lossGrowther4); !ok {
+			return nil, nil
+		}
+		if _, ok := g4.LossGrowth4(0, 0); !ok {
+			return nil, nil
+		}
+	}
 	p0 := g.bcPtr[1] - g.bcPtr[0]
 	if p0 == 0 {
 		return nil, nil
@@ -192,10 +204,16 @@ func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExa
 			continue
 		}
 		a0, ab := rb.norms[t0], rb.norms[1-t0]
-		ki := datumK3(e, i)
+		x, ki, err := datumExpansion(name, e, i, g.center, g.growth)
+		if err != nil {
+			return nil, err
+		}
 		z, _ := e.LinearPredictors(i, sc, sc)
 		f3 := cub.LossDeriv3(i, z)
 		s4 := cub.LossBound4(i, math.Inf(-1), math.Inf(1))
+		if g.growth {
+			s4, _ = g4.LossGrowth4(i, x.zHat) // |f⁗| ≤ s4·e^{|z − ẑ_i|}
+		}
 		if !(ki > 0) || math.IsInf(ki, 0) || math.IsNaN(f3) || math.IsInf(f3, 0) || !(s4 >= 0) || math.IsInf(s4, 0) {
 			bad[ep] = true
 			continue
@@ -306,6 +324,7 @@ func (c *gibbsChain) cubicShift() bool {
 	cb := c.cub
 	clear(c.cvec)
 	c.cubicFrame()
+	c.cubW = 0
 	on := false
 	for ep, b := range cb.blk {
 		c.cubIncl[b] = false
@@ -326,6 +345,9 @@ func (c *gibbsChain) cubicShift() bool {
 		}
 		c.cubIncl[b] = true
 		on = true
+		if c.growth {
+			c.cubW = max(c.cubW, c.pAb[c.pPtr[0]+cb.pair[ep]]*(c.omg[b]+c.mug[b]))
+		}
 		q := len(coords)
 		tens := cb.tens[cb.tOff[ep]:]
 		kl := 0
@@ -346,15 +368,29 @@ func (c *gibbsChain) cubicShift() bool {
 	return on
 }
 
-// cubicFactor returns pair (0, b)'s factor in block 0's thinning rate
-// with the cross-cubic control variate on: M_0² = mMax.
-func (c *gibbsChain) cubicFactor(b int32, mMax float64) float64 {
+// cubicFactor returns pair p = (0, b)'s factor in block 0's thinning
+// rate with the cross-cubic control variate on: M_0² = mMax. Under the
+// pair-wise bound (growth; em = E_0 of groupgibbs_growth.go) S₄ stands
+// for A₄·e^{W + B} with A₄ = LossGrowth4 at ẑ_i (|f⁗(z)| ≤ A₄e^{|z − ẑ_i|},
+// and |z − ẑ_i| = |ω + τ| ≤ W + B ≤ a_ig·P_g + a_i0·M_0 on the move), so
+// each term in S₄ takes the exponential of the pair's largest W + B —
+// ā_pb·P_g + ā_p0·M_0 for a group's pair (its data touch blocks 0 and g
+// only), ā_p0·M_0 + max over the included groups of ā_(0,g)g·P_g (cubW,
+// set by cubicShift) for (0, 0) — and a group left out, or a datum of no
+// eligible pair, the growth factor it has without the control variate.
+func (c *gibbsChain) cubicFactor(p int, b int32, mMax, em float64) float64 {
 	cb := c.cub
 	m0 := math.Sqrt(mMax)
 	if b == 0 {
+		if c.growth {
+			return math.Max(c.growthFactor(p, 0, mMax, mMax, em), 2*cb.h*mMax+cb.r/6*mMax*m0*c.growthExp(c.pAm[p]*m0+c.cubW))
+		}
 		return math.Max(mMax, 2*cb.h*mMax+cb.r/6*mMax*m0)
 	}
 	if !c.cubIncl[b] {
+		if c.growth {
+			return c.growthFactor(p, 0, c.dsq[b], mMax, em)
+		}
 		return c.dsq[b]
 	}
 	if c.cubicLoose {
@@ -368,7 +404,11 @@ func (c *gibbsChain) pairFactor(ep int, b int32, m0 float64) float64 {
 	cb := c.cub
 	om, mu := c.omg[b], c.mug[b]
 	p := om + mu
-	return cb.al[ep]/6*p*p*p + cb.be[ep]/2*p*p*m0 + cb.de[ep]/2*p*m0*m0 + cb.h*(2*om*om+2*om*mu+3*mu*mu)
+	e := 1.0
+	if c.growth {
+		e = c.growthExp(c.pAb[c.pPtr[0]+cb.pair[ep]]*p + c.pAm[c.pPtr[0]+cb.pair[ep]]*m0)
+	}
+	return (cb.al[ep]/6*p*p*p+cb.be[ep]/2*p*p*m0+cb.de[ep]/2*p*m0*m0)*e + cb.h*(2*om*om+2*om*mu+3*mu*mu)
 }
 
 // cubicTerm returns β(V_i(θ′) − V_i(θ)) = βf‴_i/2·w_i²·(z′ − z) for datum

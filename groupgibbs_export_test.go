@@ -135,3 +135,11 @@ func GroupGibbsCubicNoShift(k GroupGibbs) GroupGibbs {
 	k.cubicNoShift = true
 	return k
 }
+
+// GroupGibbsGrowthLoose returns k with its pair-wise bound (a Poisson
+// family) without its exponential factors, thinning probabilities clipped
+// to 1 and the bound check skipped, which the kit must catch.
+func GroupGibbsGrowthLoose(k GroupGibbs) GroupGibbs {
+	k.growthLoose = true
+	return k
+}

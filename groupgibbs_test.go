@@ -55,8 +55,12 @@ func TestGroupGibbsStructural(t *testing.T) {
 // factor "a" (ga levels, a random intercept and a random slope on x) and
 // factor "b" (gb levels, a random intercept), each datum's levels drawn
 // at random with level 0 of each factor holding about half the data, τ ~
-// half-normal(1), log τ sampled.
-type mlCrossed struct{ n, ga, gb int }
+// half-normal(1), log τ sampled. With poisson, the counts y ~
+// Poisson(e^{o + z}) with an offset o = log of an exposure in [0.5, 2].
+type mlCrossed struct {
+	n, ga, gb int
+	poisson   bool
+}
 
 func (m mlCrossed) dim() int { return 2 + 2*m.ga + m.gb + 3 }
 
@@ -73,6 +77,9 @@ func (m mlCrossed) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, e
 	}
 	x := ml.Fixed[0].Values
 	ml.Factors[0].Slopes[0].Values = x
+	if m.poisson {
+		ml.Family, ml.Offset = model.PoissonFamily{}, make([]float64, m.n)
+	}
 	level := func(g int) int32 {
 		if rng.IntN(2) == 0 {
 			return 0
@@ -90,11 +97,37 @@ func (m mlCrossed) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, e
 		}
 		ml.Factors[0].Index[i], ml.Factors[1].Index[i] = a, b
 		z := theta[0] + theta[1]*x[i] + theta[2+2*a] + theta[3+2*a]*x[i] + theta[2+2*m.ga+int(b)]
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
+		switch {
+		case m.poisson:
+			ml.Offset[i] = math.Log(0.5 + 1.5*rng.Float64())
+			ml.Y[i] = float64(poissonCount(rng, math.Exp(min(ml.Offset[i]+z, 8))))
+		case rng.Float64() < 1/(1+math.Exp(-z)):
 			ml.Y[i] = 1
 		}
 	}
 	return model.NewMultilevel(ml)
+}
+
+// posteriorAt returns the posterior for data drawn (seeds 7, 8) at β =
+// (0.3, b1), every effect sd·N(0, 1) and the scales tau (of u_a, u_a_x,
+// u_b).
+func (m mlCrossed) posteriorAt(t *testing.T, b1, sd float64, tau [3]float64) *exactmh.Posterior {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	d := m.dim()
+	theta := make([]float64, d)
+	theta[0], theta[1] = 0.3, b1
+	for j := 2; j < d-3; j++ {
+		theta[j] = sd * rng.NormFloat64()
+	}
+	for k, v := range tau {
+		theta[d-3+k] = math.Log(v)
+	}
+	p, err := m.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // Draw implements mcmctest.Model: θ from the prior, data, and the
@@ -214,19 +247,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 		probs = append(probs, problem{"one factor", p})
 	}
 	{
-		kit := mlCrossed{n: 1500, ga: 8, gb: 6}
-		rng := rand.New(rand.NewPCG(7, 8))
-		d := kit.dim()
-		theta := make([]float64, d)
-		theta[0], theta[1] = 0.3, -0.8
-		for j := 2; j < d-3; j++ {
-			theta[j] = 0.5 * rng.NormFloat64()
-		}
-		theta[d-3], theta[d-2], theta[d-1] = math.Log(0.5), math.Log(0.3), math.Log(0.5)
-		p, err := kit.build(rng, theta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := mlCrossed{n: 1500, ga: 8, gb: 6}.posteriorAt(t, -0.8, 0.5, [3]float64{0.5, 0.3, 0.5})
 		probs = append(probs, problem{"crossed", p})
 	}
 	{
@@ -303,11 +324,7 @@ func TestGroupGibbsMoments(t *testing.T) {
 				p = &dropped
 			}
 			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 2000)
-			if math.Abs(z) > 6 || lr > math.Log(1.4) {
-				t.Logf("%s: mutant %q caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", pr.name, name, z, zn, lr, ln)
-			} else {
-				t.Errorf("%s: mutant %q passes: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, name, z, zn, lr, ln)
-			}
+			reportMutant(t, pr.name, name, math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
 		}
 	}
 }
@@ -449,8 +466,8 @@ func TestChooseMultilevel(t *testing.T) {
 }
 
 // TestGroupGibbsErrors checks that GroupGibbs refuses what it cannot
-// sample exactly, saying why: a Poisson energy (no bound on f‴ over the
-// line), an energy without sparse rows, a prior that does not describe a
+// sample exactly, saying why: an energy of a family with no bound on f‴
+// over the line and no growth bound (noGrowthPoisson), an energy without sparse rows, a prior that does not describe a
 // multilevel model, a centre of the wrong length.
 func TestGroupGibbsErrors(t *testing.T) {
 	start := func(p *exactmh.Posterior, k exactmh.GroupGibbs) error {
@@ -462,7 +479,7 @@ func TestGroupGibbsErrors(t *testing.T) {
 		return err
 	}
 	n := 50
-	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true,
+	ml := &model.Multilevel{Family: noGrowthPoisson{}, Y: make([]float64, n), Intercept: true,
 		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Levels: []string{"a", "b"}, Tau: model.HalfNormal(1)}}}
 	for i := range n {
 		ml.Factors[0].Index[i] = int32(i % 2)
@@ -471,8 +488,8 @@ func TestGroupGibbsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, p.Energy.Dim())}); !errors.Is(err, exactmh.ErrNoBound) {
-		t.Errorf("Poisson: err = %v, want ErrNoBound", err)
+	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, p.Energy.Dim())}); !errors.Is(err, exactmh.ErrNoBound) || !strings.Contains(err.Error(), "LossGrowth") {
+		t.Errorf("no bound: err = %v, want ErrNoBound naming LossGrowth", err)
 	}
 	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, 2)}); err == nil || !strings.Contains(err.Error(), "len(Center) = 2") {
 		t.Errorf("short centre: err = %v", err)
@@ -492,17 +509,21 @@ func TestGroupGibbsErrors(t *testing.T) {
 	}
 }
 
-// TestChooseMultilevelPoisson checks that the automatic default on a
-// multilevel model GroupGibbs refuses (Poisson: no bound on f‴ over the
-// line) falls back to NUTS from the centre and says why.
+// TestChooseMultilevelPoisson checks the automatic default on a
+// multilevel Poisson regression with an offset: GroupGibbs, with its
+// pair-wise bound (f‴ = e^z grows exponentially), piloted and chosen
+// over NUTS, the Choice saying so; and on the same model with a family
+// that has no bound at all (Poisson's loss without LossGrowth) the
+// fallback to NUTS from the centre, saying why.
 func TestChooseMultilevelPoisson(t *testing.T) {
 	n := 2500
 	rng := rand.New(rand.NewPCG(15, 16))
-	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Intercept: true, FixedSD: []float64{2},
+	ml := &model.Multilevel{Family: model.PoissonFamily{}, Y: make([]float64, n), Offset: make([]float64, n), Intercept: true, FixedSD: []float64{2},
 		Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}}}
 	for i := range n {
 		g := rng.IntN(5)
 		ml.Factors[0].Index[i] = int32(g)
+		ml.Offset[i] = math.Log(0.5 + rng.Float64())
 		ml.Y[i] = float64(rng.IntN(3) + g%2)
 	}
 	p, err := model.NewMultilevel(ml)
@@ -511,6 +532,16 @@ func TestChooseMultilevelPoisson(t *testing.T) {
 	}
 	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 1})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "GroupGibbs" || !strings.Contains(c.Reason, "pair-wise") {
+		t.Errorf("choice %v: want GroupGibbs with its pair-wise bound", c)
+	}
+	ml.Family = noGrowthPoisson{}
+	if p, err = model.NewMultilevel(ml); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if c.Name != "NUTS" || !strings.Contains(c.Reason, "GroupGibbs cannot sample") {

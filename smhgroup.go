@@ -284,7 +284,7 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 		return nil, err
 	}
 	count := make([]int, nb)
-	err = blockRows(name, e, k.Blocks, "Blocks", g.center, sc, g.exp, g.gradSum, func(i int, k3 float64, touched []int32, norms []float64) {
+	err = blockRows(name, e, k.Blocks, "Blocks", g.center, sc, g.exp, g.gradSum, false, func(i int, k3 float64, touched []int32, norms []float64) {
 		nbi := float64(len(touched))
 		for q, b := range touched {
 			a := norms[q]
@@ -612,16 +612,17 @@ func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, erro
 
 // blockRows makes the pass over the data GroupSMH and GroupGibbs start
 // with: for each datum i, its second-order expansion at center (exp[i]),
-// ∇U_i at sc added into gradSum, and visit(i, sup|f‴_i|, touched, norms)
+// ∇U_i at sc added into gradSum, and visit(i, sup|f‴_i| (A_i(ẑ_i) with
+// growth, see datumExpansion), touched, norms)
 // with the blocks its row has a nonzero entry in and their norms a_ib =
 // ‖x_i,b‖₂ (touched[q], norms[q]; the slices are reused). A column out of
 // range or in no block (blocksName, −1) is an error naming the row.
-func blockRows(name string, e SparseRowGLM, blocks []int32, blocksName string, center, sc []float64, exp []glmTaylor, gradSum []float64,
+func blockRows(name string, e SparseRowGLM, blocks []int32, blocksName string, center, sc []float64, exp []glmTaylor, gradSum []float64, growth bool,
 	visit func(i int, k3 float64, touched []int32, norms []float64)) error {
 	var rb rowBlocks
 	rb.init(blocks)
 	for i := range e.Len() {
-		x, k3, err := datumExpansion(name, e, i, center)
+		x, k3, err := datumExpansion(name, e, i, center, growth)
 		if err != nil {
 			return err
 		}
@@ -733,15 +734,26 @@ func hessianAt(t *Target, name string, hs SparseHessianer, theta []float64, d in
 // datumExpansion returns datum i's second-order expansion at center and
 // sup|f‴_i| over the line, or an error: non-finite derivatives, or no
 // finite bound (ErrNoBound).
-func datumExpansion(name string, e SparseRowGLM, i int, center []float64) (glmTaylor, float64, error) {
+//
+// With growth (GroupGibbs on a family whose f‴ is unbounded but grows at
+// most exponentially, lossGrowther) the constant returned is A_i(ẑ_i) of
+// |f_i‴(z)| ≤ A_i(ẑ_i)·e^{|z − ẑ_i|} instead.
+func datumExpansion(name string, e SparseRowGLM, i int, center []float64, growth bool) (glmTaylor, float64, error) {
 	z, _ := e.LinearPredictors(i, center, center)
 	f1, f2 := e.LossDerivs(i, z)
 	if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
 		return glmTaylor{}, 0, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
 	}
+	if growth {
+		a, ok := e.(lossGrowther).LossGrowth(i, z)
+		if !ok || !(a >= 0) || math.IsInf(a, 0) {
+			return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: LossGrowth at ẑ = %v is %v, want finite ≥ 0", name, ErrNoBound, i, z, a)
+		}
+		return glmTaylor{zHat: z, f1: f1, f2: f2}, a, nil
+	}
 	k3 := datumK3(e, i)
 	if !(k3 >= 0) || math.IsInf(k3, 0) {
-		return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0", name, ErrNoBound, i, k3)
+		return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0 (GroupGibbs also takes a family whose f‴ grows at most exponentially, with LossGrowth)", name, ErrNoBound, i, k3)
 	}
 	return glmTaylor{zHat: z, f1: f1, f2: f2}, k3, nil
 }

@@ -81,6 +81,19 @@ func (PoissonFamily) LossBound(y float64, k int, lo, hi float64) float64 {
 // flat prior (TestPoissonGaussianPriorCV).
 func (PoissonFamily) LossGrowth(_, z0 float64) float64 { return math.Exp(z0) }
 
+// LossDeriv3 returns f‴ = e^z, for GroupGibbs's cross-cubic control
+// variate (GLMCuber).
+func (PoissonFamily) LossDeriv3(_, z float64) float64 { return math.Exp(z) }
+
+// LossBound4 returns sup f⁗ = e^hi over [lo, hi]: +Inf on an unbounded
+// interval, so the cross-cubic control variate takes LossGrowth4 instead.
+func (PoissonFamily) LossBound4(_, _, hi float64) float64 { return math.Exp(hi) }
+
+// LossGrowth4 returns e^{z₀}: f⁗(z) = e^z ≤ e^{z₀}·e^{|z − z₀|} for every
+// z, the growth bound of the fourth derivative that gives GroupGibbs's
+// cross-cubic control variate its pair-wise bound.
+func (PoissonFamily) LossGrowth4(_, z0 float64) float64 { return math.Exp(z0) }
+
 // LossRange returns the range of the convex f(y, ·) over [lo, hi]: its
 // minimum at z = log y clamped to the interval (at lo for y = 0), its
 // maximum at an end.

@@ -321,6 +321,38 @@ func (e *SparseGLM[T]) LossBound4(i int, lo, hi float64) float64 {
 	return familyBound4(e.family, e.y[i], lo, hi)
 }
 
+// LossGrowth returns the family's A(y_i, z₀) of GLMLossGrower, |f‴(y_i, z)|
+// ≤ A·e^{|z − z₀|}, or ok false if the family has none: it gives
+// exactmh.GroupGibbs its pair-wise bound for a family whose f‴ is
+// unbounded (PoissonFamily).
+func (e *SparseGLM[T]) LossGrowth(i int, z0 float64) (float64, bool) {
+	return familyGrowth(e.family, e.y[i], z0)
+}
+
+// LossGrowth4 returns the family's A₄(y_i, z₀), |f⁗(y_i, z)| ≤
+// A₄·e^{|z − z₀|} for every z (PoissonFamily's LossGrowth4 method), or ok
+// false if the family has none: GroupGibbs's cross-cubic control variate
+// under the pair-wise bound.
+func (e *SparseGLM[T]) LossGrowth4(i int, z0 float64) (float64, bool) {
+	return familyGrowth4(e.family, e.y[i], z0)
+}
+
+func familyGrowth4(f GLMFamily, y, z0 float64) (float64, bool) {
+	g, ok := f.(interface{ LossGrowth4(y, z0 float64) float64 })
+	if !ok {
+		return 0, false
+	}
+	return g.LossGrowth4(y, z0), true
+}
+
+func familyGrowth(f GLMFamily, y, z0 float64) (float64, bool) {
+	g, ok := f.(GLMLossGrower)
+	if !ok {
+		return 0, false
+	}
+	return g.LossGrowth(y, z0), true
+}
+
 // GLMCuber is an optional method set of a GLMFamily: its third derivative
 // and a bound on its fourth, for the cross-cubic control variate of
 // exactmh.GroupGibbs's fixed-effect block (a SparseGLM of such a family
@@ -462,6 +494,22 @@ func (v *rowView[T]) LossDeriv3(i int, z float64) float64 {
 		return math.NaN()
 	}
 	return familyDeriv3(v.family, v.y, z)
+}
+
+// LossGrowth returns the family's A(y_i, z₀) of GLMLossGrower, or ok false.
+func (v *rowView[T]) LossGrowth(i int, z0 float64) (float64, bool) {
+	if !v.load(i) {
+		return math.NaN(), true
+	}
+	return familyGrowth(v.family, v.y, z0)
+}
+
+// LossGrowth4 returns the family's A₄(y_i, z₀), or ok false.
+func (v *rowView[T]) LossGrowth4(i int, z0 float64) (float64, bool) {
+	if !v.load(i) {
+		return math.NaN(), true
+	}
+	return familyGrowth4(v.family, v.y, z0)
 }
 
 // LossBound4 returns the family's bound on sup |f⁗(y_i, z)|, or +Inf.

@@ -16,6 +16,12 @@
 //	y_i ~ Bernoulli(σ(x_iᵀβ + u_{g(i)} + v_{g(i)}·x1_i)),
 //	u_g ~ N(0, τ_u²), v_g ~ N(0, τ_v²), τ ~ half-normal(1), β ~ N(0, 5²).
 //
+// -family poisson makes it a multilevel Poisson regression with an offset
+// (the same design and effects; y_i ~ Poisson(e^{o_i + η_i}), o_i the log
+// of an exposure ~ U(0.5, 2)), which GroupGibbs samples with its
+// pair-wise bound; -kernel nuts runs full-batch NUTS from the centre for
+// comparison (-noncentred for NUTS.NonCentred).
+//
 // -kernel gibbs runs GroupGibbs around model.MultilevelCenter's centre
 // (Laplace-EM: the joint posterior has no mode) with -exact-below;
 // -kernel groupsmh runs GroupSMH there with the Crank–Nicolson proposal
@@ -71,7 +77,9 @@ func main() {
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
 	exactBelow := flag.Int("exact-below", 0, "groups with fewer data are read exactly (GroupGibbs.ExactBelow, GroupSMH.ExactBelow; 0: none)")
-	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (exactmh.GroupGibbs), groupsmh, or mh (full-batch MH with the CN proposal, for comparison)")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (exactmh.GroupGibbs), groupsmh, mh (full-batch MH with the CN proposal, for comparison) or nuts (full-batch NUTS from the centre)")
+	family := flag.String("family", "logistic", "logistic, or poisson: counts y ~ Poisson(e^{o_i + η_i}), o_i the log of an exposure ~ U(0.5, 2)")
+	nonCentred := flag.Bool("noncentred", false, "with -kernel nuts: NUTS.NonCentred")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
 	export := flag.String("export", "", "write the data to this directory and exit")
 	stanCSV := flag.String("stan", "", "rstan's sample file of stan/run.R on the same data (comma-separated for several chains): compare the posteriors")
@@ -80,6 +88,16 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
+	if *family != "logistic" && *family != "poisson" {
+		log.Fatalf("-family %q: want logistic or poisson", *family)
+	}
+	poisson := *family == "poisson"
+	if *kernel == "gibbs" || *kernel == "nuts" {
+		*proposal = *kernel // no proposal of their own to name
+	}
+	if poisson && (*storeDir != "" || *export != "" || *stanCSV != "") {
+		log.Fatal("-family poisson: not with -store, -export or -stan (their files and Stan program are the logistic model's)")
+	}
 	if cf.Quick {
 		*n, *groups, *maxSize, *warmup = 20000, 50, 2000, 300
 		if cf.Draws > 300 {
@@ -126,7 +144,7 @@ func main() {
 		rec = adv
 		defer memReport(st, adv, &heap)
 	} else {
-		d = simulate(*n, *groups, *minSize, *maxSize, cf.Seed)
+		d = simulate(*n, *groups, *minSize, *maxSize, cf.Seed, poisson)
 		if *export != "" {
 			if err := d.export(*export); err != nil {
 				log.Fatal(err)
@@ -153,7 +171,7 @@ func main() {
 		kern = res.Choice.Kernel
 		fmt.Printf("automatic default: %s\n", res.Choice)
 	} else {
-		res, kern = sampleWith(post, d, cf, rec, *kernel, *proposal, *exactBelow, *free, *warmup, *thin, *accept, say)
+		res, kern = sampleWith(post, d, cf, rec, *kernel, *proposal, *exactBelow, *free, *nonCentred, *warmup, *thin, *accept, say)
 	}
 	wall := time.Since(start)
 	cpu := report.CPUTime() - cpu0
@@ -202,7 +220,7 @@ func main() {
 
 // sampleWith runs the kernel named by kernel around model.MultilevelCenter's
 // centre.
-func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh.Recorder, kernel, proposal string, exactBelow int, free bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
+func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh.Recorder, kernel, proposal string, exactBelow int, free, nonCentred bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
 	dim := post.Energy.Dim()
 	t0 := time.Now()
 	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
@@ -215,8 +233,8 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 	t0 = time.Now()
 	prior := post.Prior.(*model.MultilevelPrior)
 	var q exactmh.Proposal = exactmh.RandomWalk{Sigma: sd}
-	if kernel == "gibbs" {
-		proposal = "blocks"
+	if kernel == "gibbs" || kernel == "nuts" {
+		proposal = kernel
 	} else if proposal == "cn" {
 		cn, err := laplaceCN(post, center, prior.NumTerms())
 		if err != nil {
@@ -235,6 +253,8 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 		kern = exactmh.MH{Proposal: q}
 	case "gibbs":
 		kern = exactmh.GroupGibbs{Center: center, ExactBelow: exactBelow}
+	case "nuts":
+		kern = exactmh.NUTS{NonCentred: nonCentred}
 	}
 	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
 		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: rec, TargetAccept: accept})
@@ -325,13 +345,15 @@ func scales(res *exactmh.Result) []float64 {
 
 // data is the simulated data set and its truth.
 type data struct {
-	y     []float64
-	x     [][]float64 // x1 … x9
-	g     []int32
-	sizes []int // group sizes, largest first
-	beta  []float64
-	tau   [2]float64
-	u     [][2]float64
+	y       []float64
+	offset  []float64 // -family poisson: log exposures
+	poisson bool
+	x       [][]float64 // x1 … x9
+	g       []int32
+	sizes   []int // group sizes, largest first
+	beta    []float64
+	tau     [2]float64
+	u       [][2]float64
 }
 
 // groupSizes returns sizes n_g = 10^{log10(max) − (log10(max) −
@@ -368,11 +390,14 @@ func groupSizes(n, groups, lo, hi int) []int {
 
 // simulate returns the data set of n data in groups groups of sizes from
 // lo to hi, held in memory.
-func simulate(n, groups, lo, hi int, seed uint64) *data {
-	d := &data{}
+func simulate(n, groups, lo, hi int, seed uint64, poisson bool) *data {
+	d := &data{poisson: poisson}
 	d.x = make([][]float64, 9)
-	simulateRows(d, n, groups, lo, hi, seed, func(g int32, x []float64, y float64) error {
+	simulateRows(d, n, groups, lo, hi, seed, func(g int32, x []float64, y, off float64) error {
 		d.y, d.g = append(d.y, y), append(d.g, g)
+		if poisson {
+			d.offset = append(d.offset, off)
+		}
 		for j, v := range x {
 			d.x[j] = append(d.x[j], v)
 		}
@@ -383,9 +408,9 @@ func simulate(n, groups, lo, hi int, seed uint64) *data {
 
 // simulateRows draws the truth into d (sizes, β, τ, u) and then the data,
 // group by group, handing each datum's group, x1 … x9 (a buffer reused
-// for the next) and label to row: the rows of any N are drawn without
-// being held.
-func simulateRows(d *data, n, groups, lo, hi int, seed uint64, row func(g int32, x []float64, y float64) error) error {
+// for the next), label (count, with d.poisson) and offset (0 but with
+// d.poisson) to row: the rows of any N are drawn without being held.
+func simulateRows(d *data, n, groups, lo, hi int, seed uint64, row func(g int32, x []float64, y, off float64) error) error {
 	rng := d.truth(n, groups, lo, hi, seed)
 	x := make([]float64, 9)
 	for g, s := range d.sizes {
@@ -396,11 +421,14 @@ func simulateRows(d *data, n, groups, lo, hi int, seed uint64, row func(g int32,
 				z += d.beta[j+1] * x[j]
 			}
 			z += d.u[g][0] + d.u[g][1]*x[0]
-			var y float64
-			if rng.Float64() < 1/(1+math.Exp(-z)) {
+			var y, off float64
+			if d.poisson {
+				off = math.Log(0.5 + 1.5*rng.Float64())
+				y = poissonCount(rng, math.Exp(off+z))
+			} else if rng.Float64() < 1/(1+math.Exp(-z)) {
 				y = 1
 			}
-			if err := row(int32(g), x, y); err != nil {
+			if err := row(int32(g), x, y, off); err != nil {
 				return err
 			}
 		}
@@ -425,6 +453,20 @@ func (d *data) truth(n, groups, lo, hi int, seed uint64) *rand.Rand {
 	return rng
 }
 
+// poissonCount draws a Poisson(mu) count: by inversion for mu ≤ 30, else
+// rounded from the normal approximation (the simulated means stay small).
+func poissonCount(rng *rand.Rand, mu float64) float64 {
+	if mu > 30 {
+		return math.Max(0, math.Round(mu+math.Sqrt(mu)*rng.NormFloat64()))
+	}
+	u, k, p := rng.Float64(), 0, math.Exp(-mu)
+	for s := p; u > s && k < 1000; s += p {
+		k++
+		p *= mu / float64(k)
+	}
+	return float64(k)
+}
+
 // spec returns the model without its data: logistic, an intercept and
 // β ~ N(0, 5²) on the 10 fixed effects, a random intercept and slope on
 // x1 per group g with τ ~ half-normal(1).
@@ -445,6 +487,9 @@ func spec() *model.Multilevel {
 func (d *data) posterior(f32 bool) (*exactmh.Posterior, error) {
 	m := spec()
 	m.Y, m.Float32 = d.y, f32
+	if d.poisson {
+		m.Family, m.Offset = model.PoissonFamily{}, d.offset
+	}
 	m.Factors[0].Index, m.Factors[0].Slopes[0].Values = d.g, d.x[0]
 	for j := range 9 {
 		m.Fixed = append(m.Fixed, model.Covariate{Name: fmt.Sprintf("x%d", j+1), Values: d.x[j]})

@@ -69,7 +69,7 @@ func writeStore(path string, d *data, n, groups, lo, hi int, seed uint64, dtype 
 		cols[j] = int32(j)
 	}
 	vals[0], vals[10] = 1, 1
-	err = simulateRows(d, n, groups, lo, hi, seed, func(g int32, x []float64, y float64) error {
+	err = simulateRows(d, n, groups, lo, hi, seed, func(g int32, x []float64, y, _ float64) error {
 		copy(vals[1:10], x)
 		cols[10], cols[11] = 10+2*g, 11+2*g
 		vals[11] = x[0]
