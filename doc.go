@@ -34,8 +34,10 @@
 // with Metropolis or Barker [Acceptance]), and [Exchange] for likelihoods with an intractable
 // normaliser ([IntractableLikelihood], [DoublyIntractable]).
 // For multilevel models (grouped data): [GroupGibbs] (the automatic
-// default's, block by block) and [GroupSMH] (joint moves), and [NUTS] and
-// [HMC] non-centred (NonCentred: u = τ·z, for groups with few data).
+// default's, block by block; logistic, probit and Poisson with its log
+// link, its fixed effects with a cross-cubic control variate so they mix
+// at many groups) and [GroupSMH] (joint moves), and [NUTS] and [HMC]
+// non-centred (NonCentred: u = τ·z, for groups with few data).
 // Full batch: [MH], [MALA], [HMC], [NUTS] (with a [Metric] of a
 // [MetricKind] and Stan's warmup). Inexact, for comparison: [AustereMH], [MHminibatch], [MHBT],
 // [SGLD]. Proposals: [RandomWalk], [GaussianWalk], [CrankNicolson],
