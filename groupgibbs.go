@@ -301,6 +301,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
 	}
 	c.rb.init(terms.blocks)
+	c.rbRow = -1
 	c.rows = terms.e
 	if v, ok := terms.e.(rowViewer); ok {
 		if view := v.RowView(); view != nil {
@@ -895,6 +896,7 @@ type gibbsChain struct {
 	hp         []float64 // the block's precision, then its Cholesky factor
 	rhs, z, pg []float64
 	rb         rowBlocks // the drawn datum's blocks and norms
+	rbRow      int       // the datum rb holds (−1: none)
 	// The rows the chain reads at its updates: the energy's, or its own
 	// view of them (rowViewer) with the view's first read error.
 	rows    SparseRowGLM
@@ -1222,6 +1224,22 @@ func (c *gibbsChain) decide(rng *rand.Rand, logR float64) bool {
 	return logR >= 0 || rng.Float64() < math.Exp(logR)
 }
 
+// loadRow loads datum i's row into rb unless rb holds it already (a
+// block-0 update reads a drawn datum's row for its cross-cubic term and
+// then for its bound; the chain reads one energy, c.rows, whose rows do
+// not change).
+func (c *gibbsChain) loadRow(i int) error {
+	if i == c.rbRow {
+		return nil
+	}
+	c.rbRow = -1
+	if err := c.rb.load("GroupGibbs", c.rows, c.blocks, "the prior's Blocks", i); err != nil {
+		return err
+	}
+	c.rbRow = i
+	return nil
+}
+
 // phi returns K_i·a_im·Σ_b a_ib²F_mb over datum i's blocks, with K_i =
 // kf·B_i/2 (kf = sup|f‴_i|, or A_i(ẑ_i) with growth) and a_ib from the
 // row, as the set-up's records weighed it, and F_mb the factor of pair
@@ -1229,7 +1247,7 @@ func (c *gibbsChain) decide(rng *rand.Rand, logR float64) bool {
 // max(‖Δ_m‖², ‖Δ′_m‖²), or the cross-cubic's or the pair-wise bound's
 // factor).
 func (c *gibbsChain) phi(i, m int, kf float64) (float64, error) {
-	if err := c.rb.load("GroupGibbs", c.rows, c.blocks, "the prior's Blocks", i); err != nil {
+	if err := c.loadRow(i); err != nil {
 		return 0, err
 	}
 	if err := c.rowErr(); err != nil {

@@ -415,7 +415,7 @@ func (c *gibbsChain) pairFactor(ep int, b int32, m0 float64) float64 {
 // i at a block-0 move from linear predictor z to zn, if its group is
 // included (0 otherwise); zHat is its linear predictor at the centre.
 func (c *gibbsChain) cubicTerm(i int, beta, zHat, z, zn float64) (float64, error) {
-	if err := c.rb.load("GroupGibbs", c.rows, c.blocks, "the prior's Blocks", i); err != nil {
+	if err := c.loadRow(i); err != nil {
 		return 0, err
 	}
 	if len(c.rb.touched) != 2 {
