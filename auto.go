@@ -142,6 +142,8 @@ const (
 // rewrite of p, samples p fastest, and says why. Sample with a nil Kernel
 // calls it and records the Choice in the Result.
 //
+//   - An energy of SufficientStatistics with a gradient: NUTS (a step
+//     reads no datum; model's TestGaussianRegressionMoments).
 //   - N < 2000, or no gradient for a Laplace approximation: NUTS if the
 //     posterior has gradients (a full pass is cheap there, and NUTS is the
 //     best full-batch sampler), else MH.
@@ -273,6 +275,10 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	done := func(c *Choice) (*Choice, error) {
 		c.Time = time.Since(start)
 		return c, nil
+	}
+	if ss, ok := p.Energy.(SufficientStatistics); ok && hasGrad {
+		return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
+			Reason: fmt.Sprintf("the energy holds sufficient statistics of N = %d data: a full-batch step costs O(d²) and reads no datum, and NUTS is the best full-batch sampler", ss.Observations())})
 	}
 	if n < autoSmallN || !hasGrad {
 		if lay, ok := multilevelOf(p); ok && hasGrad {

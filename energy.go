@@ -25,6 +25,18 @@ type Energy interface {
 	Energies(dst, theta []float64, idx []int)
 }
 
+// SufficientStatistics is an optional method of an Energy that holds
+// sufficient statistics of its data instead of the data (a Gaussian
+// linear model's XᵀX, Xᵀy and residual sum of squares,
+// model.GaussianRegression): its one term (Len is 1) is the whole
+// likelihood and costs O(d²) whatever the number of observations, so a
+// full-batch kernel is exact and reads no datum, and Choose takes NUTS on
+// it without pilots.
+type SufficientStatistics interface {
+	// Observations returns the number of data the statistics summarise.
+	Observations() int
+}
+
 // EnergyDiffer is an optional fast path of an Energy: it computes energy
 // differences reading each datum once (a GLM reads x_i once for both dot
 // products). Kernels use it when the Energy implements it.

@@ -20,6 +20,9 @@
 // kernels read them directly; the logistic regressions have the
 // Jaakkola–Jordan FlyMC bound and Student-t the tangent bound
 // (exactmh.FlyBounder), the rest derive theirs from the GLM contract.
+// [GaussianRegression] is linear regression with σ unknown held as its
+// sufficient statistics (a step costs O(d²) and reads no datum), with
+// its prior on σ through [WithScale].
 // [GaussianMean] and [GaussianMixture] are the papers' toy targets, with
 // exact Hessians and bounds; [Ising] is a doubly intractable likelihood
 // for the exchange algorithm.
@@ -30,5 +33,8 @@
 // double-exponentials, with kinks FindMAP handles), and the uniform priors
 // on a bounded support, [Box] and [Ball], which implement
 // exactmh.BoundedSupport: the PoissonMH-family bounds and the GLM
-// derivative bounds of unbounded losses need one.
+// derivative bounds of unbounded losses need one. [WithScale] adds a
+// [ScalePrior] ([HalfNormal], [HalfStudentT], [Exponential], [Gamma]) on
+// a last coordinate sampled on the log scale (σ, a shape), with its
+// Jacobian.
 package model

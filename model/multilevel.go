@@ -111,6 +111,7 @@ const (
 	halfNormalKind
 	halfStudentTKind
 	exponentialKind
+	gammaKind
 )
 
 // ScalePrior is a prior on a random effect's scale τ > 0. Build one with
@@ -133,6 +134,12 @@ func HalfStudentT(nu, s float64) ScalePrior {
 // Exponential is the prior p(τ) ∝ exp(−λτ), τ > 0.
 func Exponential(rate float64) ScalePrior { return ScalePrior{kind: exponentialKind, scale: rate} }
 
+// Gamma is the prior p(τ) ∝ τ^{α−1}·exp(−λτ), τ > 0, of shape α and rate
+// λ (brms's default on a negative binomial's shape: Gamma(0.01, 0.01)).
+func Gamma(shape, rate float64) ScalePrior {
+	return ScalePrior{kind: gammaKind, scale: rate, df: shape}
+}
+
 // String returns the prior in Stan's notation.
 func (s ScalePrior) String() string {
 	switch s.kind {
@@ -142,6 +149,8 @@ func (s ScalePrior) String() string {
 		return fmt.Sprintf("student_t(%v, 0, %v) on τ > 0", s.df, s.scale)
 	case exponentialKind:
 		return fmt.Sprintf("exponential(%v)", s.scale)
+	case gammaKind:
+		return fmt.Sprintf("gamma(%v, %v)", s.df, s.scale)
 	}
 	return "no prior"
 }
@@ -154,6 +163,10 @@ func (s ScalePrior) check() error {
 	case halfStudentTKind:
 		if !(s.df > 0) || math.IsInf(s.df, 0) {
 			return fmt.Errorf("half-Student-t prior with ν = %v, want finite > 0", s.df)
+		}
+	case gammaKind:
+		if !(s.df > 0) || math.IsInf(s.df, 0) {
+			return fmt.Errorf("gamma prior with shape %v, want finite > 0", s.df)
 		}
 	}
 	if !ok {
@@ -169,6 +182,7 @@ func (s ScalePrior) check() error {
 //	half-normal:   −τ²/(2s²) + ℓ,            1 − τ²/s²,          −2τ²/s²
 //	half-t:        −(ν+1)/2·log1p(a) + ℓ,    1 − (ν+1)a/(1+a),   −2(ν+1)a/(1+a)²
 //	exponential:   −λτ + ℓ,                  1 − λτ,             −λτ
+//	gamma(α, λ):   −λτ + αℓ,                 α − λτ,             −λτ
 func (s ScalePrior) logDensity(l float64) (f, d1, d2 float64) {
 	tau := math.Exp(l)
 	switch s.kind {
@@ -181,6 +195,8 @@ func (s ScalePrior) logDensity(l float64) (f, d1, d2 float64) {
 		return -(s.df+1)/2*math.Log1p(a) + l, 1 - (s.df+1)*a/(1+a), -2 * (s.df + 1) * a / ((1 + a) * (1 + a))
 	case exponentialKind:
 		return -s.scale*tau + l, 1 - s.scale*tau, -s.scale * tau
+	case gammaKind:
+		return -s.scale*tau + s.df*l, s.df - s.scale*tau, -s.scale * tau
 	}
 	return math.NaN(), math.NaN(), math.NaN()
 }

@@ -30,7 +30,8 @@ type modelFlags struct {
 	dropMissing   bool
 	noStandardize bool
 	family        string
-	sigma         float64
+	sigma         float64 // > 0: fixed (--sigma); 0: estimated
+	sigmaPrior    string
 	nu            float64
 	prior         string
 	tauPrior      string
@@ -45,8 +46,16 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
-	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (known --sigma) or studentt (--nu)")
-	fs.Float64Var(&m.sigma, "sigma", 1, "noise sd σ of --family gaussian")
+	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma) or studentt (--nu)")
+	fs.Func("sigma", "fix the noise sd σ of --family gaussian at `S` > 0 (default: σ estimated, with --sigma-prior)", func(v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return fmt.Errorf("want a finite number > 0 (leave --sigma out to estimate σ)")
+		}
+		m.sigma = f
+		return nil
+	})
+	fs.StringVar(&m.sigmaPrior, "sigma-prior", "", "the prior on σ of --family gaussian when estimated: half-normal:S, half-t:NU:S or exponential:RATE (default half-t:3:S with S = max(2.5, mad(y)), brms's)")
 	fs.Float64Var(&m.nu, "nu", 4, "degrees of freedom ν of --family studentt")
 	fs.StringVar(&m.prior, "prior", "flat", "the prior: flat, normal:SD, box:R (the cube [−R, R]^d) or ball:R")
 	fs.StringVar(&m.tauPrior, "tau-prior", "", "the prior on each random-effect scale τ: half-normal:S, half-t:NU:S or exponential:RATE (default half-normal:1 on the link scale; half-normal:sd(y) for --family gaussian)")
@@ -417,7 +426,11 @@ func (m *modelFlags) build() (*fitted, error) {
 	case "poisson":
 		e, err = model.NewGLM(d.X, d.Y, d.D, model.PoissonFamily{})
 	case "gaussian":
-		e, err = model.NewGLM(d.X, d.Y, d.D, model.GaussianFamily{Sigma: m.sigma})
+		if m.sigma > 0 {
+			e, err = model.NewGLM(d.X, d.Y, d.D, model.GaussianFamily{Sigma: m.sigma})
+		} else {
+			e, err = model.NewGaussianRegression(d.X, d.Y, d.D)
+		}
 	case "studentt":
 		e, err = model.NewStudentTRegression(d.X, d.Y, d.D, m.nu)
 	}
@@ -429,11 +442,26 @@ func (m *modelFlags) build() (*fitted, error) {
 		return nil, usageErr("%v", err)
 	}
 	// The names every Stan CSV reader takes, in the files and the tables.
-	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: stancsv.SafeNames(d.Names)}
+	names := stancsv.SafeNames(d.Names)
+	var scale string
+	if fam == "gaussian" && m.sigma == 0 {
+		sp, err := parseSigmaPrior(m.sigmaPrior, d.Y)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		prior = &model.WithScale{Base: prior, Scale: sp}
+		names = append(names, "log_sigma")
+		scale = strings.Replace(sp.String(), "τ", "sigma", 1)
+	} else if m.sigmaPrior != "" {
+		return nil, usageErr("--sigma-prior %s: only --family gaussian without --sigma has σ to estimate", m.sigmaPrior)
+	}
+	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: names}
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
-	return &fitted{post: post, design: d, fp: m.fingerprint(d, fam, resp, terms)}, nil
+	fp := m.fingerprint(d, fam, resp, terms)
+	fp.SigmaPrior = scale
+	return &fitted{post: post, design: d, fp: fp}, nil
 }
 
 // fingerprint is the fingerprint of the model m builds on design d.
@@ -478,6 +506,9 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	case "poisson":
 		ml.Family = model.PoissonFamily{}
 	case "gaussian":
+		if !(m.sigma > 0) {
+			return nil, usageErr("--family gaussian with random effects: σ must be fixed with --sigma S; estimating σ is offered for models without random effects (a multilevel model with σ fixed at a wrong value would be confidently wrong, so none is assumed)")
+		}
 		ml.Family = model.GaussianFamily{Sigma: m.sigma}
 	default:
 		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson and gaussian (known --sigma)", fam)
@@ -574,6 +605,45 @@ func parseTauPrior(s, fam string, y []float64) (model.ScalePrior, error) {
 	return model.ScalePrior{}, fmt.Errorf("--tau-prior %s: want half-normal:S, half-t:NU:S or exponential:RATE", s)
 }
 
+// parseSigmaPrior parses --sigma-prior (the syntax of --tau-prior); ""
+// is brms's default, half-t:3:S with S = max(2.5, mad(y)), mad the
+// median absolute deviation scaled by 1.4826.
+func parseSigmaPrior(s string, y []float64) (model.ScalePrior, error) {
+	if strings.TrimSpace(s) != "" {
+		p, err := parseTauPrior(s, "", y)
+		if err != nil {
+			return p, fmt.Errorf("--sigma-prior%s", strings.TrimPrefix(err.Error(), "--tau-prior"))
+		}
+		return p, nil
+	}
+	return model.HalfStudentT(3, max(2.5, mad(y))), nil
+}
+
+// mad returns 1.4826 times the median absolute deviation of y from its
+// median (R's mad).
+func mad(y []float64) float64 {
+	if len(y) == 0 {
+		return 0
+	}
+	v := slices.Clone(y)
+	slices.Sort(v)
+	med := median(v)
+	for i := range v {
+		v[i] = math.Abs(v[i] - med)
+	}
+	slices.Sort(v)
+	return 1.4826 * median(v)
+}
+
+// median returns the median of sorted v.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
 // dataRow returns the 1-based data row of design row i.
 func dataRow(d *data.Design, i int) int {
 	if d.Rows != nil {
@@ -595,7 +665,8 @@ type fingerprint struct {
 	DropMissing bool
 	Standardize bool
 	Family      string
-	Sigma       float64 `json:",omitempty"`
+	Sigma       float64 `json:",omitempty"` // 0: estimated
+	SigmaPrior  string  `json:",omitempty"` // σ's prior where estimated
 	Nu          float64 `json:",omitempty"`
 	Prior       string
 	TauPrior    string `json:",omitempty"`
@@ -617,6 +688,9 @@ func (f *fingerprint) diff(o *fingerprint) string {
 	}
 	if f.Sigma != o.Sigma {
 		add("--sigma", f.Sigma, o.Sigma)
+	}
+	if f.SigmaPrior != o.SigmaPrior {
+		add("--sigma-prior", f.SigmaPrior, o.SigmaPrior)
 	}
 	if f.Nu != o.Nu {
 		add("--nu", f.Nu, o.Nu)

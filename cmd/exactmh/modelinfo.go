@@ -32,7 +32,11 @@ func (m *fitted) info(dataPath string) [][2]string {
 	family := fp.Family
 	switch family {
 	case "gaussian":
-		family += " (sigma " + strconv.FormatFloat(fp.Sigma, 'g', -1, 64) + ")"
+		if fp.Sigma > 0 {
+			family += " (sigma " + strconv.FormatFloat(fp.Sigma, 'g', -1, 64) + ")"
+		} else {
+			family += " (sigma estimated: log_sigma sampled)"
+		}
 	case "studentt":
 		family += " (nu " + strconv.FormatFloat(fp.Nu, 'g', -1, 64) + ")"
 	}
@@ -42,6 +46,9 @@ func (m *fitted) info(dataPath string) [][2]string {
 	}
 	if m.tau != "" {
 		prior += "; each random-effect scale tau: " + m.tau
+	}
+	if fp.SigmaPrior != "" {
+		prior += "; sigma: " + fp.SigmaPrior
 	}
 	d := m.design
 	num := func(v []float64) string {

@@ -138,7 +138,7 @@ func fileScaling(f *stancsv.File) *scaling {
 		return out
 	}
 	sc := &scaling{center: nums("design_center"), scale: nums("design_scale"), intercept: f.Config["model_info.intercept"] == "true"}
-	if sc.center == nil || len(sc.center) != len(sc.scale) || len(sc.center) != len(f.ParamNames()) {
+	if sc.center == nil || len(sc.center) != len(sc.scale) || len(sc.center) != len(f.ParamNames())-familyParams(f.ParamNames()) {
 		return nil
 	}
 	return sc
@@ -151,7 +151,7 @@ func (sc *scaling) apply(d *draws) error {
 	if len(d.names) > 0 && d.names[0] == "lp__" {
 		off = 1
 	}
-	coef := d.x[off:]
+	coef := d.x[off : len(d.x)-familyParams(d.names)]
 	if len(coef) != len(sc.scale) {
 		return fmt.Errorf("%d coefficients, but the design's standardisation has %d", len(coef), len(sc.scale))
 	}
@@ -170,6 +170,38 @@ func (sc *scaling) apply(d *draws) error {
 		}
 	}
 	return nil
+}
+
+// familyParams returns how many of the names, at their end, are the
+// family's own parameters (log_sigma of --family gaussian with σ
+// estimated), which follow the coefficients and are not rescaled.
+func familyParams(names []string) int {
+	k := 0
+	for k < len(names) && names[len(names)-1-k] == "log_sigma" {
+		k++
+	}
+	return k
+}
+
+// naturalScale appends to d, for each family parameter sampled on the
+// log scale (log_sigma), its natural-scale row (sigma = e^{log_sigma}),
+// as brms reports it.
+func naturalScale(d *draws) {
+	for j, n := len(d.names)-familyParams(d.names), len(d.names); j < n; j++ {
+		name, ok := strings.CutPrefix(d.names[j], "log_")
+		if !ok {
+			continue
+		}
+		x := make([][]float64, len(d.x[j]))
+		for c, ch := range d.x[j] {
+			x[c] = make([]float64, len(ch))
+			for i, v := range ch {
+				x[c][i] = math.Exp(v)
+			}
+		}
+		d.names = append(d.names, name)
+		d.x = append(d.x, x)
+	}
 }
 
 // row is one variable's line of the report.
@@ -422,6 +454,7 @@ func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps 
 		}
 		rp.scale = scaleNote(!rf.standardized)
 	}
+	naturalScale(d)
 	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
 	return rp, nil
 }
@@ -442,8 +475,11 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 	if m.tau != "" {
 		prior += "; each random-effect scale τ: " + m.tau
 	}
+	if m.fp.SigmaPrior != "" {
+		prior += "; sigma: " + m.fp.SigmaPrior
+	}
 	rp := &report{s: s, percentiles: ps, prior: prior}
-	if m.fp.Standardize && len(d.x) == m.design.D && len(d.x) > 0 && len(d.x[0]) > 0 {
+	if m.fp.Standardize && len(d.x)-familyParams(d.names) == m.design.D && len(d.x) > 0 && len(d.x[0]) > 0 {
 		if !rf.standardized {
 			sc := &scaling{center: m.design.Center, scale: m.design.Scale, intercept: m.design.Intercept}
 			if err := sc.apply(d); err != nil {
@@ -452,6 +488,7 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 		}
 		rp.scale = scaleNote(!rf.standardized)
 	}
+	naturalScale(d)
 	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
 	return rp, nil
 }

@@ -1,0 +1,17 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package model
+
+// The mutants of the families' kit tests (families_test.go), set only
+// from here.
+
+// MutateGaussianN makes e's N·s term count n data instead of N.
+func MutateGaussianN(e *GaussianRegression, n float64) { e.mutantN = n }
+
+// MutateNoJacobian drops the log transform's Jacobian from p.
+func MutateNoJacobian(p *WithScale) { p.noJacobian = true }
+
+// ScaleLogDensity exposes ScalePrior.logDensity.
+func ScaleLogDensity(s ScalePrior, l float64) (f, d1, d2 float64) { return s.logDensity(l) }
