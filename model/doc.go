@@ -20,6 +20,9 @@
 // kernels read them directly; the logistic regressions have the
 // Jaakkola–Jordan FlyMC bound and Student-t the tangent bound
 // (exactmh.FlyBounder), the rest derive theirs from the GLM contract.
+// [BinomialRegression] is k of n trials with a logit or probit link (and
+// [BinomialFamily] the same with the trials as weights of a multilevel
+// model, [NewWeightedSparseGLM]).
 // [GaussianRegression] is linear regression with σ unknown held as its
 // sufficient statistics (a step costs O(d²) and reads no datum), with
 // its prior on σ through [WithScale].

@@ -15,3 +15,10 @@ func MutateNoJacobian(p *WithScale) { p.noJacobian = true }
 
 // ScaleLogDensity exposes ScalePrior.logDensity.
 func ScaleLogDensity(s ScalePrior, l float64) (f, d1, d2 float64) { return s.logDensity(l) }
+
+// MutateIgnoreTrials makes e take each datum as one trial with response
+// k_i/n_i.
+func MutateIgnoreTrials(e *BinomialRegression) { e.ignoreTrials = true }
+
+// MutateNoShapeLog drops the φ·log φ term of e's energy.
+func MutateNoShapeLog(e *NegBinomialRegression) { e.noShapeLog = true }

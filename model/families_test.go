@@ -308,3 +308,43 @@ func TestGaussianRegressionSBC(t *testing.T) {
 		t.Errorf("SBC misses the mutant counting 15 of 25 data: p = %.3g", mut.P)
 	}
 }
+
+// meanVar returns the mean and variance of coordinate j's draws and
+// their Monte Carlo standard errors.
+func meanVar(r *exactmh.Result, j int) (m, v, seM, seV float64) {
+	x := r.Samples(j)
+	var n int
+	for _, ch := range x {
+		for _, xi := range ch {
+			m += xi
+			n++
+		}
+	}
+	m /= float64(n)
+	sq := make([][]float64, len(x))
+	for c, ch := range x {
+		sq[c] = make([]float64, len(ch))
+		for i, xi := range ch {
+			sq[c][i] = (xi - m) * (xi - m)
+			v += sq[c][i]
+		}
+	}
+	v /= float64(n)
+	return m, v, diagnostics.MCSEMean(x), diagnostics.MCSEMean(sq)
+}
+
+// compareZ returns the largest two-sample |z| of the means and variances
+// of r's draws against ref's (both runs' Monte Carlo errors counted), and
+// its coordinate.
+func compareZ(r, ref *exactmh.Result) (zmax float64, at int) {
+	for j := range r.Dim {
+		m, v, sm, sv := meanVar(r, j)
+		m0, v0, sm0, sv0 := meanVar(ref, j)
+		for _, z := range []float64{(m - m0) / math.Hypot(sm, sm0), (v - v0) / math.Hypot(sv, sv0)} {
+			if !(math.Abs(z) <= math.Abs(zmax)) {
+				zmax, at = z, j
+			}
+		}
+	}
+	return zmax, at
+}

@@ -38,8 +38,8 @@ import (
 // including the Jacobian τ of τ = e^{log τ}.
 type Multilevel struct {
 	// Family is the response's family: LogisticFamily, ProbitFamily,
-	// PoissonFamily (Offset the log exposure) or
-	// GaussianFamily (σ known). Required. A Gaussian response with σ
+	// PoissonFamily (Offset the log exposure), BinomialFamily (Weights
+	// the trials) or GaussianFamily (σ known). Required. A Gaussian response with σ
 	// unknown is not offered: log σ would enter every datum's energy
 	// outside its linear predictor, so the energy would no longer be a
 	// GLM in θ, and neither the sparse Hessian's pattern nor GroupSMH's
@@ -50,6 +50,10 @@ type Multilevel struct {
 	Y []float64
 	// Offset, if not nil, holds o_i (N values).
 	Offset []float64
+	// Weights, if not nil, holds w_i > 0 (N values) multiplying datum
+	// i's energy (NewWeightedSparseGLM): a binomial response's trials,
+	// with Family BinomialFamily and Y the fractions of successes.
+	Weights []float64
 	// Intercept adds a fixed intercept, named "(Intercept)", as the first
 	// coefficient.
 	Intercept bool
@@ -440,9 +444,9 @@ func NewMultilevel(m *Multilevel) (*exactmh.Posterior, error) {
 	}
 	d := post.Prior.(*MultilevelPrior).d
 	if m.Float32 {
-		post.Energy, err = NewSparseGLM(multilevelRows[float32](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+		post.Energy, err = NewWeightedSparseGLM(multilevelRows[float32](m, fixed, blocks, d), m.Y, m.Offset, m.Weights, m.Family)
 	} else {
-		post.Energy, err = NewSparseGLM(multilevelRows[float64](m, fixed, blocks, d), m.Y, m.Offset, m.Family)
+		post.Energy, err = NewWeightedSparseGLM(multilevelRows[float64](m, fixed, blocks, d), m.Y, m.Offset, m.Weights, m.Family)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("model: NewMultilevel: %w", err)
@@ -474,7 +478,7 @@ func NewMultilevelRows[T float32 | float64](m *Multilevel, rows SparseRows[T]) (
 		return nil, fmt.Errorf("model: NewMultilevelRows: rows of %d×%d, want N = len(Y) = %d rows of the layout's %d columns (or the dimension %d)", rows.N, rows.D, len(m.Y), cols, p.d)
 	}
 	rows.D = p.d // the log scales' columns, which no row holds
-	if post.Energy, err = NewSparseGLM(rows, m.Y, m.Offset, m.Family); err != nil {
+	if post.Energy, err = NewWeightedSparseGLM(rows, m.Y, m.Offset, m.Weights, m.Family); err != nil {
 		return nil, fmt.Errorf("model: NewMultilevelRows: %w", err)
 	}
 	return post, post.Validate()

@@ -172,6 +172,7 @@ type SparseGLM[T float32 | float64] struct {
 	rows   SparseRows[T]
 	y      []float64
 	offset []float64 // nil: no offset
+	weight []float64 // nil: every datum's weight 1
 	family GLMFamily
 	open   func() RowReader // SetRowReaders; nil: RowView returns nil
 
@@ -185,6 +186,17 @@ type SparseGLM[T float32 | float64] struct {
 // that y and the offsets are finite and of length N and, if the family
 // implements GLMValidator, that it accepts y.
 func NewSparseGLM[T float32 | float64](x SparseRows[T], y, offset []float64, family GLMFamily) (*SparseGLM[T], error) {
+	return NewWeightedSparseGLM(x, y, offset, nil, family)
+}
+
+// NewWeightedSparseGLM is NewSparseGLM with a weight w_i > 0 on each
+// datum's energy, U_i(θ) = w_i·f(y_i, x_iᵀθ + o_i) (nil: every weight 1):
+// a binomial response's trials with BinomialFamily, whose y_i is the
+// fraction of successes. Every per-datum method (Loss, LossDerivs, the
+// bounds LossBound, LossBound4, LossGrowth, the Hessian) is the family's
+// times w_i, so GroupGibbs and the bounds built from them see the
+// weighted energy.
+func NewWeightedSparseGLM[T float32 | float64](x SparseRows[T], y, offset, weight []float64, family GLMFamily) (*SparseGLM[T], error) {
 	if family == nil {
 		return nil, errors.New("model: NewSparseGLM: nil family")
 	}
@@ -196,6 +208,14 @@ func NewSparseGLM[T float32 | float64](x SparseRows[T], y, offset []float64, fam
 	}
 	if offset != nil && len(offset) != x.N {
 		return nil, fmt.Errorf("model: NewSparseGLM: len(offset) = %d, want N = %d (or nil)", len(offset), x.N)
+	}
+	if weight != nil && len(weight) != x.N {
+		return nil, fmt.Errorf("model: NewSparseGLM: len(weight) = %d, want N = %d (or nil)", len(weight), x.N)
+	}
+	for i, w := range weight {
+		if !(w > 0) || math.IsInf(w, 0) {
+			return nil, fmt.Errorf("model: NewSparseGLM: weight[%d] = %v, want finite > 0", i, w)
+		}
 	}
 	for _, v := range [2]struct {
 		name string
@@ -212,8 +232,19 @@ func NewSparseGLM[T float32 | float64](x SparseRows[T], y, offset []float64, fam
 			return nil, fmt.Errorf("model: NewSparseGLM (%T): %w", family, err)
 		}
 	}
-	return &SparseGLM[T]{rows: x, y: y, offset: offset, family: family}, nil
+	return &SparseGLM[T]{rows: x, y: y, offset: offset, weight: weight, family: family}, nil
 }
+
+// wt returns datum i's weight w_i (1 without weights).
+func (e *SparseGLM[T]) wt(i int) float64 {
+	if e.weight == nil {
+		return 1
+	}
+	return e.weight[i]
+}
+
+// Weight returns w_i, datum i's weight (1 without weights).
+func (e *SparseGLM[T]) Weight(i int) float64 { return e.wt(i) }
 
 // Len returns the number of data N.
 func (e *SparseGLM[T]) Len() int { return e.rows.N }
@@ -297,28 +328,30 @@ func (e *SparseGLM[T]) LinearPredictors(i int, theta, thetaNew []float64) (z, zn
 
 // Loss returns f(y_i, z), z the linear predictor with the offset: U_i(θ) =
 // Loss(i, Eta(i, θ)).
-func (e *SparseGLM[T]) Loss(i int, z float64) float64 { return e.family.Loss(e.y[i], z) }
+func (e *SparseGLM[T]) Loss(i int, z float64) float64 { return e.wt(i) * e.family.Loss(e.y[i], z) }
 
 // LossDerivs returns f′(y_i, z) and f″(y_i, z).
 func (e *SparseGLM[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
-	return e.family.LossDerivs(e.y[i], z)
+	f1, f2 = e.family.LossDerivs(e.y[i], z)
+	w := e.wt(i)
+	return w * f1, w * f2
 }
 
 // LossBound returns the family's bound on sup |f^{(k)}(y_i, z)| over
 // lo ≤ z ≤ hi.
 func (e *SparseGLM[T]) LossBound(i, k int, lo, hi float64) float64 {
-	return e.family.LossBound(e.y[i], k, lo, hi)
+	return e.wt(i) * e.family.LossBound(e.y[i], k, lo, hi)
 }
 
 // LossDeriv3 returns f‴(y_i, z) where the family is a GLMCuber, else NaN.
 func (e *SparseGLM[T]) LossDeriv3(i int, z float64) float64 {
-	return familyDeriv3(e.family, e.y[i], z)
+	return e.wt(i) * familyDeriv3(e.family, e.y[i], z)
 }
 
 // LossBound4 returns the family's bound on sup |f⁗(y_i, z)| over
 // lo ≤ z ≤ hi where it is a GLMCuber, else +Inf.
 func (e *SparseGLM[T]) LossBound4(i int, lo, hi float64) float64 {
-	return familyBound4(e.family, e.y[i], lo, hi)
+	return e.wt(i) * familyBound4(e.family, e.y[i], lo, hi)
 }
 
 // LossGrowth returns the family's A(y_i, z₀) of GLMLossGrower, |f‴(y_i, z)|
@@ -326,7 +359,8 @@ func (e *SparseGLM[T]) LossBound4(i int, lo, hi float64) float64 {
 // exactmh.GroupGibbs its pair-wise bound for a family whose f‴ is
 // unbounded (PoissonFamily).
 func (e *SparseGLM[T]) LossGrowth(i int, z0 float64) (float64, bool) {
-	return familyGrowth(e.family, e.y[i], z0)
+	a, ok := familyGrowth(e.family, e.y[i], z0)
+	return e.wt(i) * a, ok
 }
 
 // LossGrowth4 returns the family's A₄(y_i, z₀), |f⁗(y_i, z)| ≤
@@ -334,7 +368,8 @@ func (e *SparseGLM[T]) LossGrowth(i int, z0 float64) (float64, bool) {
 // false if the family has none: GroupGibbs's cross-cubic control variate
 // under the pair-wise bound.
 func (e *SparseGLM[T]) LossGrowth4(i int, z0 float64) (float64, bool) {
-	return familyGrowth4(e.family, e.y[i], z0)
+	a, ok := familyGrowth4(e.family, e.y[i], z0)
+	return e.wt(i) * a, ok
 }
 
 func familyGrowth4(f GLMFamily, y, z0 float64) (float64, bool) {
@@ -469,7 +504,7 @@ func (v *rowView[T]) Loss(i int, z float64) float64 {
 	if !v.load(i) {
 		return math.NaN()
 	}
-	return v.family.Loss(v.y, z)
+	return v.wt(i) * v.family.Loss(v.y, z)
 }
 
 // LossDerivs returns f′(y_i, z) and f″(y_i, z).
@@ -477,7 +512,9 @@ func (v *rowView[T]) LossDerivs(i int, z float64) (f1, f2 float64) {
 	if !v.load(i) {
 		return math.NaN(), math.NaN()
 	}
-	return v.family.LossDerivs(v.y, z)
+	f1, f2 = v.family.LossDerivs(v.y, z)
+	w := v.wt(i)
+	return w * f1, w * f2
 }
 
 // LossBound returns the family's bound on sup |f^{(k)}(y_i, z)|.
@@ -485,7 +522,7 @@ func (v *rowView[T]) LossBound(i, k int, lo, hi float64) float64 {
 	if !v.load(i) {
 		return math.NaN()
 	}
-	return v.family.LossBound(v.y, k, lo, hi)
+	return v.wt(i) * v.family.LossBound(v.y, k, lo, hi)
 }
 
 // LossDeriv3 returns f‴(y_i, z) where the family is a GLMCuber, else NaN.
@@ -493,7 +530,7 @@ func (v *rowView[T]) LossDeriv3(i int, z float64) float64 {
 	if !v.load(i) {
 		return math.NaN()
 	}
-	return familyDeriv3(v.family, v.y, z)
+	return v.wt(i) * familyDeriv3(v.family, v.y, z)
 }
 
 // LossGrowth returns the family's A(y_i, z₀) of GLMLossGrower, or ok false.
@@ -501,7 +538,8 @@ func (v *rowView[T]) LossGrowth(i int, z0 float64) (float64, bool) {
 	if !v.load(i) {
 		return math.NaN(), true
 	}
-	return familyGrowth(v.family, v.y, z0)
+	a, ok := familyGrowth(v.family, v.y, z0)
+	return v.wt(i) * a, ok
 }
 
 // LossGrowth4 returns the family's A₄(y_i, z₀), or ok false.
@@ -509,7 +547,8 @@ func (v *rowView[T]) LossGrowth4(i int, z0 float64) (float64, bool) {
 	if !v.load(i) {
 		return math.NaN(), true
 	}
-	return familyGrowth4(v.family, v.y, z0)
+	a, ok := familyGrowth4(v.family, v.y, z0)
+	return v.wt(i) * a, ok
 }
 
 // LossBound4 returns the family's bound on sup |f⁗(y_i, z)|, or +Inf.
@@ -517,13 +556,13 @@ func (v *rowView[T]) LossBound4(i int, lo, hi float64) float64 {
 	if !v.load(i) {
 		return math.NaN()
 	}
-	return familyBound4(v.family, v.y, lo, hi)
+	return v.wt(i) * familyBound4(v.family, v.y, lo, hi)
 }
 
 // Energies sets dst[k] = f(y_i, x_iᵀθ + o_i) for i = idx[k].
 func (e *SparseGLM[T]) Energies(dst, theta []float64, idx []int) {
 	for k, i := range idx {
-		dst[k] = e.family.Loss(e.y[i], e.Eta(i, theta))
+		dst[k] = e.wt(i) * e.family.Loss(e.y[i], e.Eta(i, theta))
 	}
 }
 
@@ -532,7 +571,7 @@ func (e *SparseGLM[T]) Energies(dst, theta []float64, idx []int) {
 func (e *SparseGLM[T]) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 	for k, i := range idx {
 		z, zn := e.eta2(i, theta, thetaNew)
-		dst[k] = e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn)
+		dst[k] = e.wt(i) * (e.family.Loss(e.y[i], z) - e.family.Loss(e.y[i], zn))
 	}
 }
 
@@ -540,7 +579,7 @@ func (e *SparseGLM[T]) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
 func (e *SparseGLM[T]) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		f1, _ := e.family.LossDerivs(e.y[i], e.Eta(i, theta))
-		e.addRow(grad, w[k]*f1, i)
+		e.addRow(grad, w[k]*(e.wt(i)*f1), i)
 	}
 }
 
@@ -549,9 +588,9 @@ func (e *SparseGLM[T]) AddGradient(grad, theta []float64, idx []int, w []float64
 func (e *SparseGLM[T]) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
 	for k, i := range idx {
 		z := e.Eta(i, theta)
-		dst[k] = e.family.Loss(e.y[i], z)
+		dst[k] = e.wt(i) * e.family.Loss(e.y[i], z)
 		f1, _ := e.family.LossDerivs(e.y[i], z)
-		e.addRow(grad, w[k]*f1, i)
+		e.addRow(grad, w[k]*(e.wt(i)*f1), i)
 	}
 }
 
@@ -607,7 +646,7 @@ func (e *SparseGLM[T]) checkPrior(who string, prior exactmh.Prior) error {
 // z-range of datum i, or an error naming the datum when it is not finite.
 func (e *SparseGLM[T]) lossBound(who string, i, k int, prior exactmh.Prior) (float64, error) {
 	lo, hi := e.zRange(i, prior)
-	s := e.family.LossBound(e.y[i], k, lo, hi)
+	s := e.wt(i) * e.family.LossBound(e.y[i], k, lo, hi)
 	if s >= 0 && !math.IsInf(s, 1) {
 		return s, nil
 	}
@@ -873,6 +912,7 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 		}
 		z := e.Eta(i, theta)
 		_, f2 := e.family.LossDerivs(e.y[i], z)
+		f2 *= e.wt(i)
 		if math.IsNaN(f2) || math.IsInf(f2, 0) {
 			return nil, fmt.Errorf("model: SparseGLM.SparseHessian: f″ of datum %d at z = %v is %v", i, z, f2)
 		}

@@ -88,3 +88,66 @@ func TestGaussianSigmaEstimated(t *testing.T) {
 		t.Errorf("--sigma 0: exit %d, %q; want an error", r.code, r.stderr)
 	}
 }
+
+// TestBinomialTrials runs exactmh sample --family binomial --trials n on
+// k-of-n data (N = 3000, 1–15 trials, logit P = σ(−0.3 + 0.8·x)), flat
+// (the groups as fixed effects) and with a random intercept per group,
+// and checks that the slope's posterior mean is within 3.5 posterior sds
+// of 0.8; --family binomial without
+// --trials, and successes above the trials, are errors naming the flag
+// and the row.
+func TestBinomialTrials(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var b strings.Builder
+	b.WriteString("k,n,x,g\n")
+	for i := range 3000 {
+		x := rng.NormFloat64()
+		n := 1 + rng.IntN(15)
+		p := 1 / (1 + math.Exp(-(-0.3 + 0.8*x + 0.3*float64(i%3-1))))
+		k := 0
+		for range n {
+			if rng.Float64() < p {
+				k++
+			}
+		}
+		b.WriteString(strconv.Itoa(k) + "," + strconv.Itoa(n) + "," + strconv.FormatFloat(x, 'g', -1, 64) + ",g" + strconv.Itoa(i%3) + "\n")
+	}
+	path := filepath.Join(dir, "b.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, terms := range []string{"x,cat(g)", "x,(1|g)"} {
+		mustRun(t, dir, "sample", "--data", path, "--family", "binomial", "--trials", "n", "--response", "k", "--terms", terms,
+			"--no-standardize", "--chains", "2", "--warmup", "300", "--draws", "1000", "--seed", "3", "--quiet", "--out", "b")
+		var xs []float64
+		for k := 1; k <= 2; k++ {
+			col, err := readCSV(t, filepath.Join(dir, "b_"+strconv.Itoa(k)+".csv")).Column("x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs = append(xs, col...)
+		}
+		var m, v float64
+		for _, x := range xs {
+			m += x
+		}
+		m /= float64(len(xs))
+		for _, x := range xs {
+			v += (x - m) * (x - m)
+		}
+		sd := math.Sqrt(v / float64(len(xs)))
+		t.Logf("--terms %s: slope %.4f ± %.4f (posterior mean ± sd), truth 0.8: %.2f sd off", terms, m, sd, (m-0.8)/sd)
+		if !(math.Abs(m-0.8) < 3.5*sd) {
+			t.Errorf("--terms %s: slope %.4f ± %.4f, more than 3.5 sd from the truth 0.8", terms, m, sd)
+		}
+	}
+	r := cli(t, dir, "sample", "--data", path, "--family", "binomial", "--response", "k", "--terms", "x", "--out", "e")
+	if r.code == 0 || !strings.Contains(r.stderr, "--trials") {
+		t.Errorf("--family binomial without --trials: exit %d, %q", r.code, r.stderr)
+	}
+	r = cli(t, dir, "sample", "--data", path, "--family", "binomial", "--trials", "k", "--response", "n", "--terms", "x", "--out", "e")
+	if r.code == 0 || !strings.Contains(r.stderr, "data row") {
+		t.Errorf("successes above the trials: exit %d, %q", r.code, r.stderr)
+	}
+}

@@ -32,6 +32,8 @@ type modelFlags struct {
 	family        string
 	sigma         float64 // > 0: fixed (--sigma); 0: estimated
 	sigmaPrior    string
+	trials        string // --trials: the column of binomial trials
+	link          string // --link of --family binomial
 	nu            float64
 	prior         string
 	tauPrior      string
@@ -46,7 +48,9 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
-	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma) or studentt (--nu)")
+	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials) or studentt (--nu)")
+	fs.StringVar(&m.trials, "trials", "", "the `column` of each row's number of trials n for --family binomial (the response counts the successes k ≤ n)")
+	fs.StringVar(&m.link, "link", "", "the link of --family binomial: logit (default) or probit")
 	fs.Func("sigma", "fix the noise sd σ of --family gaussian at `S` > 0 (default: σ estimated, with --sigma-prior)", func(v string) error {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
@@ -373,15 +377,22 @@ func (m *modelFlags) build() (*fitted, error) {
 	}
 	fam := strings.ToLower(m.family)
 	switch fam {
-	case "logistic", "probit", "poisson", "gaussian", "studentt":
+	case "logistic", "probit", "poisson", "gaussian", "studentt", "binomial":
 	default:
-		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian or studentt)", m.family)
+		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian, binomial or studentt)", m.family)
+	}
+	link, err := m.binomialLink(fam)
+	if err != nil {
+		return nil, err
 	}
 	if !(m.beta > 0) || math.IsInf(m.beta, 0) {
 		return nil, usageErr("--beta %v: want a finite number > 0", m.beta)
 	}
 	if !slices.Contains(cols, respCol) {
 		cols = append(cols, respCol)
+	}
+	if m.trials != "" && !slices.Contains(cols, m.trials) {
+		cols = append(cols, m.trials)
 	}
 	if m.maxRows < 0 {
 		return nil, usageErr("--max-rows %d: want ≥ 0 (0: all rows)", m.maxRows)
@@ -395,19 +406,25 @@ func (m *modelFlags) build() (*fitted, error) {
 		return nil, inputErr(err)
 	}
 	if dot {
-		terms = append(terms, dotTerms(f, cols)...)
+		terms = append(terms, dotTerms(f, cols)...) // cols holds the trials: "." leaves them out
 	}
 	d, err := data.Spec{Response: resp, Terms: terms, NoIntercept: m.noIntercept,
 		DropMissing: m.dropMissing, NoStandardize: m.noStandardize}.Build(f)
 	if err != nil {
 		return nil, inputErr(err)
 	}
+	var trials []float64
+	if fam == "binomial" {
+		if trials, err = designTrials(f, d, m.trials); err != nil {
+			return nil, err
+		}
+	}
 	if len(d.Groups) > 0 {
 		random := slices.ContainsFunc(d.Groups, func(g data.Group) bool { return g.FixedSD == 0 })
 		if m.tauPrior != "" && !random {
 			return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group) (cat(c;sd=S) fixes its scale at S)", m.tauPrior)
 		}
-		return m.buildMultilevel(d, fam, resp, terms)
+		return m.buildMultilevel(d, fam, resp, terms, link, trials)
 	}
 	if m.tauPrior != "" {
 		return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group)", m.tauPrior)
@@ -433,6 +450,8 @@ func (m *modelFlags) build() (*fitted, error) {
 		}
 	case "studentt":
 		e, err = model.NewStudentTRegression(d.X, d.Y, d.D, m.nu)
+	case "binomial":
+		e, err = model.NewBinomialRegression(d.X, d.Y, trials, d.D, link)
 	}
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--family %s: %w", fam, err))
@@ -480,6 +499,11 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 		fp.Sigma = m.sigma
 	case "studentt":
 		fp.Nu = m.nu
+	case "binomial":
+		fp.Trials, fp.Link = m.trials, "logit"
+		if m.link != "" {
+			fp.Link = strings.ToLower(m.link)
+		}
 	}
 	return fp
 }
@@ -490,7 +514,7 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 // --tau-prior on its scales. Parameter names are the fixed effects'
 // names made safe for Stan CSV readers, then u_FACTOR[LEVEL],
 // u_FACTOR_SLOPE[LEVEL] and log_tau_FACTOR(_SLOPE).
-func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term) (*fitted, error) {
+func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term, link model.GLMFamily, trials []float64) (*fitted, error) {
 	ml := &model.Multilevel{Y: d.Y}
 	switch fam {
 	case "logistic", "probit":
@@ -505,13 +529,20 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		}
 	case "poisson":
 		ml.Family = model.PoissonFamily{}
+	case "binomial":
+		// The fraction of successes, weighted by the trials: n·f(k/n, η)
+		// is the binomial energy (model.BinomialFamily).
+		ml.Family, ml.Weights, ml.Y = model.BinomialFamily{Link: link}, trials, make([]float64, d.N)
+		for i, k := range d.Y {
+			ml.Y[i] = k / trials[i]
+		}
 	case "gaussian":
 		if !(m.sigma > 0) {
 			return nil, usageErr("--family gaussian with random effects: σ must be fixed with --sigma S; estimating σ is offered for models without random effects (a multilevel model with σ fixed at a wrong value would be confidently wrong, so none is assumed)")
 		}
 		ml.Family = model.GaussianFamily{Sigma: m.sigma}
 	default:
-		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson and gaussian (known --sigma)", fam)
+		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial and gaussian (known --sigma)", fam)
 	}
 	tau, err := parseTauPrior(m.tauPrior, fam, d.Y)
 	if err != nil {
@@ -605,6 +636,57 @@ func parseTauPrior(s, fam string, y []float64) (model.ScalePrior, error) {
 	return model.ScalePrior{}, fmt.Errorf("--tau-prior %s: want half-normal:S, half-t:NU:S or exponential:RATE", s)
 }
 
+// binomialLink checks --trials and --link against the family and returns
+// the binomial family's link (nil for another family).
+func (m *modelFlags) binomialLink(fam string) (model.GLMFamily, error) {
+	if fam != "binomial" {
+		if m.trials != "" {
+			return nil, usageErr("--trials %s: only --family binomial has trials", m.trials)
+		}
+		if m.link != "" {
+			return nil, usageErr("--link %s: only --family binomial takes a link (logistic and probit are families of their own)", m.link)
+		}
+		return nil, nil
+	}
+	if m.trials == "" {
+		return nil, usageErr("--family binomial needs --trials COLUMN, the number of trials of each row (the response is the successes)")
+	}
+	switch strings.ToLower(m.link) {
+	case "", "logit":
+		return model.LogisticFamily{}, nil
+	case "probit":
+		return model.ProbitFamily{}, nil
+	}
+	return nil, usageErr("--link %s: want logit or probit", m.link)
+}
+
+// designTrials returns the trials column of f for the rows of design d,
+// checked: an integer ≥ 1 at least the response's successes.
+func designTrials(f *data.Frame, d *data.Design, col string) ([]float64, error) {
+	all, err := f.Float64s(col)
+	if err != nil {
+		return nil, inputErr(fmt.Errorf("--trials: %w", err))
+	}
+	out := make([]float64, d.N)
+	for i := range out {
+		r := i
+		if d.Rows != nil {
+			r = d.Rows[i]
+		}
+		n, k := all[r], d.Y[i]
+		switch {
+		case math.IsNaN(n):
+			return nil, inputErr(fmt.Errorf("--trials %s is missing in data row %d", col, r+1))
+		case !(n >= 1) || n != math.Trunc(n) || math.IsInf(n, 0):
+			return nil, inputErr(fmt.Errorf("--trials %s is %v in data row %d, want an integer ≥ 1", col, n, r+1))
+		case !(k >= 0 && k <= n) || k != math.Trunc(k):
+			return nil, inputErr(fmt.Errorf("--family binomial: %s (successes) is %v in data row %d, want an integer in [0, %s = %v]", d.YName, k, r+1, col, n))
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
 // parseSigmaPrior parses --sigma-prior (the syntax of --tau-prior); ""
 // is brms's default, half-t:3:S with S = max(2.5, mad(y)), mad the
 // median absolute deviation scaled by 1.4826.
@@ -667,6 +749,8 @@ type fingerprint struct {
 	Family      string
 	Sigma       float64 `json:",omitempty"` // 0: estimated
 	SigmaPrior  string  `json:",omitempty"` // σ's prior where estimated
+	Trials      string  `json:",omitempty"` // binomial: the trials column
+	Link        string  `json:",omitempty"` // binomial: logit or probit
 	Nu          float64 `json:",omitempty"`
 	Prior       string
 	TauPrior    string `json:",omitempty"`
@@ -691,6 +775,9 @@ func (f *fingerprint) diff(o *fingerprint) string {
 	}
 	if f.SigmaPrior != o.SigmaPrior {
 		add("--sigma-prior", f.SigmaPrior, o.SigmaPrior)
+	}
+	if f.Trials != o.Trials || f.Link != o.Link {
+		add("--trials and --link", f.Trials+" "+f.Link, o.Trials+" "+o.Link)
 	}
 	if f.Nu != o.Nu {
 		add("--nu", f.Nu, o.Nu)

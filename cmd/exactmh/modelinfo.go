@@ -37,6 +37,8 @@ func (m *fitted) info(dataPath string) [][2]string {
 		} else {
 			family += " (sigma estimated: log_sigma sampled)"
 		}
+	case "binomial":
+		family += " (trials " + fp.Trials + ", link " + fp.Link + ")"
 	case "studentt":
 		family += " (nu " + strconv.FormatFloat(fp.Nu, 'g', -1, 64) + ")"
 	}
