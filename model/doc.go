@@ -23,6 +23,8 @@
 // [BinomialRegression] is k of n trials with a logit or probit link (and
 // [BinomialFamily] the same with the trials as weights of a multilevel
 // model, [NewWeightedSparseGLM]).
+// [NegBinomialRegression] is NB2 counts with offsets and the shape
+// unknown (not a GLM in θ: the full-batch kernels sample it).
 // [GaussianRegression] is linear regression with σ unknown held as its
 // sufficient statistics (a step costs O(d²) and reads no datum), with
 // its prior on σ through [WithScale].

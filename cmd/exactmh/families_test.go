@@ -151,3 +151,73 @@ func TestBinomialTrials(t *testing.T) {
 		t.Errorf("successes above the trials: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestNegBinomialShape runs exactmh sample --family negbinomial --offset
+// on NB2 counts (N = 1500, shape 2.5, log-exposure offsets) and checks
+// that the shape is estimated (log_shape in the files, shape in the
+// summary) and its posterior mean within 3.5 posterior sds of 2.5; a
+// negbinomial model with random effects is refused.
+func TestNegBinomialShape(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(8, 9))
+	var b strings.Builder
+	b.WriteString("y,x,expo,g\n")
+	const phi = 2.5
+	for i := range 1500 {
+		x, off := rng.NormFloat64(), math.Log(0.5+1.5*rng.Float64())
+		mu := math.Exp(off + 0.5 + 0.6*x)
+		// A Gamma(φ, φ/μ) rate by Marsaglia–Tsang, then a Poisson count.
+		d := phi - 1.0/3
+		c := 1 / math.Sqrt(9*d)
+		var lam float64
+		for {
+			z := rng.NormFloat64()
+			v := math.Pow(1+c*z, 3)
+			if v > 0 && math.Log(rng.Float64()) < z*z/2+d-d*v+d*math.Log(v) {
+				lam = d * v * mu / phi
+				break
+			}
+		}
+		k, p := 0, rng.Float64()
+		for l := math.Exp(-lam); p > l; p *= rng.Float64() {
+			k++
+		}
+		b.WriteString(strconv.Itoa(k) + "," + strconv.FormatFloat(x, 'g', -1, 64) + "," + strconv.FormatFloat(off, 'g', -1, 64) + ",g" + strconv.Itoa(i%4) + "\n")
+	}
+	path := filepath.Join(dir, "nb.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, dir, "sample", "--data", path, "--family", "negbinomial", "--offset", "expo", "--response", "y", "--terms", "x",
+		"--chains", "2", "--warmup", "300", "--draws", "1000", "--seed", "3", "--out", "nb")
+	if !slices.ContainsFunc(strings.Split(r.stdout, "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "shape ") }) {
+		t.Errorf("no shape row in the summary:\n%s", r.stdout)
+	}
+	var shape []float64
+	for k := 1; k <= 2; k++ {
+		col, err := readCSV(t, filepath.Join(dir, "nb_"+strconv.Itoa(k)+".csv")).Column("log_shape")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range col {
+			shape = append(shape, math.Exp(v))
+		}
+	}
+	var m, v float64
+	for _, s := range shape {
+		m += s
+	}
+	m /= float64(len(shape))
+	for _, s := range shape {
+		v += (s - m) * (s - m)
+	}
+	sd := math.Sqrt(v / float64(len(shape)))
+	t.Logf("shape %.3f ± %.3f (posterior mean ± sd), truth 2.5", m, sd)
+	if !(math.Abs(m-phi) < 3.5*sd) {
+		t.Errorf("shape %.3f ± %.3f, more than 3.5 sd from 2.5", m, sd)
+	}
+	r = cli(t, dir, "sample", "--data", path, "--family", "negbinomial", "--response", "y", "--terms", "x,(1|g)", "--out", "m")
+	if r.code == 0 || !strings.Contains(r.stderr, "random effects are not offered") {
+		t.Errorf("negbinomial with (1|g): exit %d, %q", r.code, r.stderr)
+	}
+}

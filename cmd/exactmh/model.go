@@ -33,6 +33,7 @@ type modelFlags struct {
 	sigma         float64 // > 0: fixed (--sigma); 0: estimated
 	sigmaPrior    string
 	trials        string // --trials: the column of binomial trials
+	offset        string // --offset: the column of negbinomial offsets
 	link          string // --link of --family binomial
 	nu            float64
 	prior         string
@@ -48,9 +49,10 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
-	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials) or studentt (--nu)")
+	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials), negbinomial (NB2, shape estimated; --offset) or studentt (--nu)")
 	fs.StringVar(&m.trials, "trials", "", "the `column` of each row's number of trials n for --family binomial (the response counts the successes k ≤ n)")
 	fs.StringVar(&m.link, "link", "", "the link of --family binomial: logit (default) or probit")
+	fs.StringVar(&m.offset, "offset", "", "the `column` of offsets o_i (the log of an exposure) added to the linear predictor of --family negbinomial")
 	fs.Func("sigma", "fix the noise sd σ of --family gaussian at `S` > 0 (default: σ estimated, with --sigma-prior)", func(v string) error {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
@@ -377,9 +379,12 @@ func (m *modelFlags) build() (*fitted, error) {
 	}
 	fam := strings.ToLower(m.family)
 	switch fam {
-	case "logistic", "probit", "poisson", "gaussian", "studentt", "binomial":
+	case "logistic", "probit", "poisson", "gaussian", "studentt", "binomial", "negbinomial":
 	default:
-		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian, binomial or studentt)", m.family)
+		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian, binomial, negbinomial or studentt)", m.family)
+	}
+	if m.offset != "" && fam != "negbinomial" {
+		return nil, usageErr("--offset %s: offsets are offered for --family negbinomial", m.offset)
 	}
 	link, err := m.binomialLink(fam)
 	if err != nil {
@@ -391,8 +396,10 @@ func (m *modelFlags) build() (*fitted, error) {
 	if !slices.Contains(cols, respCol) {
 		cols = append(cols, respCol)
 	}
-	if m.trials != "" && !slices.Contains(cols, m.trials) {
-		cols = append(cols, m.trials)
+	for _, c := range []string{m.trials, m.offset} {
+		if c != "" && !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
 	}
 	if m.maxRows < 0 {
 		return nil, usageErr("--max-rows %d: want ≥ 0 (0: all rows)", m.maxRows)
@@ -418,6 +425,9 @@ func (m *modelFlags) build() (*fitted, error) {
 		if trials, err = designTrials(f, d, m.trials); err != nil {
 			return nil, err
 		}
+	}
+	if len(d.Groups) > 0 && fam == "negbinomial" {
+		return nil, usageErr("--family negbinomial: random effects are not offered (the shape is not a GLM parameter, which GroupGibbs needs); fit the groups as fixed effects with cat(g), or use --family poisson")
 	}
 	if len(d.Groups) > 0 {
 		random := slices.ContainsFunc(d.Groups, func(g data.Group) bool { return g.FixedSD == 0 })
@@ -452,6 +462,14 @@ func (m *modelFlags) build() (*fitted, error) {
 		e, err = model.NewStudentTRegression(d.X, d.Y, d.D, m.nu)
 	case "binomial":
 		e, err = model.NewBinomialRegression(d.X, d.Y, trials, d.D, link)
+	case "negbinomial":
+		var off []float64
+		if m.offset != "" {
+			if off, err = designColumn(f, d, m.offset, "--offset"); err != nil {
+				return nil, err
+			}
+		}
+		e, err = model.NewNegBinomialRegression(d.X, d.Y, off, d.D)
 	}
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--family %s: %w", fam, err))
@@ -474,12 +492,18 @@ func (m *modelFlags) build() (*fitted, error) {
 	} else if m.sigmaPrior != "" {
 		return nil, usageErr("--sigma-prior %s: only --family gaussian without --sigma has σ to estimate", m.sigmaPrior)
 	}
+	if fam == "negbinomial" {
+		sp := model.Gamma(0.01, 0.01) // brms's default on the shape
+		prior = &model.WithScale{Base: prior, Scale: sp}
+		names = append(names, "log_shape")
+		scale = sp.String()
+	}
 	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: names}
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
 	fp := m.fingerprint(d, fam, resp, terms)
-	fp.SigmaPrior = scale
+	fp.SigmaPrior = scale // σ's or the shape's prior
 	return &fitted{post: post, design: d, fp: fp}, nil
 }
 
@@ -499,6 +523,8 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 		fp.Sigma = m.sigma
 	case "studentt":
 		fp.Nu = m.nu
+	case "negbinomial":
+		fp.Offset = m.offset
 	case "binomial":
 		fp.Trials, fp.Link = m.trials, "logit"
 		if m.link != "" {
@@ -660,6 +686,27 @@ func (m *modelFlags) binomialLink(fam string) (model.GLMFamily, error) {
 	return nil, usageErr("--link %s: want logit or probit", m.link)
 }
 
+// designColumn returns the numeric column col of f for the rows of
+// design d, every value finite (flag names the flag in errors).
+func designColumn(f *data.Frame, d *data.Design, col, flag string) ([]float64, error) {
+	all, err := f.Float64s(col)
+	if err != nil {
+		return nil, inputErr(fmt.Errorf("%s: %w", flag, err))
+	}
+	out := make([]float64, d.N)
+	for i := range out {
+		r := i
+		if d.Rows != nil {
+			r = d.Rows[i]
+		}
+		if math.IsNaN(all[r]) || math.IsInf(all[r], 0) {
+			return nil, inputErr(fmt.Errorf("%s %s is %v (missing or not finite) in data row %d", flag, col, all[r], r+1))
+		}
+		out[i] = all[r]
+	}
+	return out, nil
+}
+
 // designTrials returns the trials column of f for the rows of design d,
 // checked: an integer ≥ 1 at least the response's successes.
 func designTrials(f *data.Frame, d *data.Design, col string) ([]float64, error) {
@@ -751,6 +798,7 @@ type fingerprint struct {
 	SigmaPrior  string  `json:",omitempty"` // σ's prior where estimated
 	Trials      string  `json:",omitempty"` // binomial: the trials column
 	Link        string  `json:",omitempty"` // binomial: logit or probit
+	Offset      string  `json:",omitempty"` // negbinomial: the offset column
 	Nu          float64 `json:",omitempty"`
 	Prior       string
 	TauPrior    string `json:",omitempty"`
@@ -775,6 +823,9 @@ func (f *fingerprint) diff(o *fingerprint) string {
 	}
 	if f.SigmaPrior != o.SigmaPrior {
 		add("--sigma-prior", f.SigmaPrior, o.SigmaPrior)
+	}
+	if f.Offset != o.Offset {
+		add("--offset", f.Offset, o.Offset)
 	}
 	if f.Trials != o.Trials || f.Link != o.Link {
 		add("--trials and --link", f.Trials+" "+f.Link, o.Trials+" "+o.Link)

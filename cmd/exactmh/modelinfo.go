@@ -39,6 +39,12 @@ func (m *fitted) info(dataPath string) [][2]string {
 		}
 	case "binomial":
 		family += " (trials " + fp.Trials + ", link " + fp.Link + ")"
+	case "negbinomial":
+		family += " (NB2, log link, shape estimated: log_shape sampled"
+		if fp.Offset != "" {
+			family += "; offset " + fp.Offset
+		}
+		family += ")"
 	case "studentt":
 		family += " (nu " + strconv.FormatFloat(fp.Nu, 'g', -1, 64) + ")"
 	}
@@ -49,8 +55,10 @@ func (m *fitted) info(dataPath string) [][2]string {
 	if m.tau != "" {
 		prior += "; each random-effect scale tau: " + m.tau
 	}
-	if fp.SigmaPrior != "" {
+	if fp.SigmaPrior != "" && fp.Family == "gaussian" {
 		prior += "; sigma: " + fp.SigmaPrior
+	} else if fp.SigmaPrior != "" {
+		prior += "; shape: " + fp.SigmaPrior
 	}
 	d := m.design
 	num := func(v []float64) string {

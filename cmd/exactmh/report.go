@@ -174,10 +174,11 @@ func (sc *scaling) apply(d *draws) error {
 
 // familyParams returns how many of the names, at their end, are the
 // family's own parameters (log_sigma of --family gaussian with σ
-// estimated), which follow the coefficients and are not rescaled.
+// estimated, log_shape of negbinomial), which follow the coefficients
+// and are not rescaled.
 func familyParams(names []string) int {
 	k := 0
-	for k < len(names) && names[len(names)-1-k] == "log_sigma" {
+	for k < len(names) && (names[len(names)-1-k] == "log_sigma" || names[len(names)-1-k] == "log_shape") {
 		k++
 	}
 	return k
@@ -475,8 +476,10 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 	if m.tau != "" {
 		prior += "; each random-effect scale τ: " + m.tau
 	}
-	if m.fp.SigmaPrior != "" {
+	if m.fp.SigmaPrior != "" && m.fp.Family == "gaussian" {
 		prior += "; sigma: " + m.fp.SigmaPrior
+	} else if m.fp.SigmaPrior != "" {
+		prior += "; shape: " + m.fp.SigmaPrior
 	}
 	rp := &report{s: s, percentiles: ps, prior: prior}
 	if m.fp.Standardize && len(d.x)-familyParams(d.names) == m.design.D && len(d.x) > 0 && len(d.x[0]) > 0 {
