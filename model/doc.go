@@ -27,7 +27,8 @@
 // unknown (not a GLM in θ: the full-batch kernels sample it).
 // [GaussianRegression] is linear regression with σ unknown held as its
 // sufficient statistics (a step costs O(d²) and reads no datum), with
-// its prior on σ through [WithScale].
+// its prior on σ through [WithScale]; [SparseGaussianRegression] is the
+// same for sparse rows, the Gaussian multilevel model with σ unknown.
 // [GaussianMean] and [GaussianMixture] are the papers' toy targets, with
 // exact Hessians and bounds; [Ising] is a doubly intractable likelihood
 // for the exchange algorithm.

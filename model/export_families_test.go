@@ -22,3 +22,6 @@ func MutateIgnoreTrials(e *BinomialRegression) { e.ignoreTrials = true }
 
 // MutateNoShapeLog drops the φ·log φ term of e's energy.
 func MutateNoShapeLog(e *NegBinomialRegression) { e.noShapeLog = true }
+
+// MutateSparseGaussianN makes g's N·s term count n data instead of N.
+func MutateSparseGaussianN(g *SparseGaussianRegression, n float64) { g.mutantN = n }

@@ -39,12 +39,11 @@ import (
 type Multilevel struct {
 	// Family is the response's family: LogisticFamily, ProbitFamily,
 	// PoissonFamily (Offset the log exposure), BinomialFamily (Weights
-	// the trials) or GaussianFamily (σ known). Required. A Gaussian response with σ
-	// unknown is not offered: log σ would enter every datum's energy
-	// outside its linear predictor, so the energy would no longer be a
-	// GLM in θ, and neither the sparse Hessian's pattern nor GroupSMH's
-	// per-block bounds (which need U_i to depend on θ through x_iᵀθ alone)
-	// would hold.
+	// the trials) or GaussianFamily (σ known). Required. A Gaussian
+	// response with σ unknown is not a GLM in θ (log σ enters every
+	// datum's energy outside its linear predictor): build the model with
+	// GaussianFamily{Sigma: 1} and sample NewSparseGaussianRegression of
+	// its energy, with WithScale adding σ's prior to its prior.
 	Family GLMFamily
 	// Y holds the N responses. Required.
 	Y []float64

@@ -563,10 +563,12 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 			ml.Y[i] = k / trials[i]
 		}
 	case "gaussian":
-		if !(m.sigma > 0) {
-			return nil, usageErr("--family gaussian with random effects: σ must be fixed with --sigma S; estimating σ is offered for models without random effects (a multilevel model with σ fixed at a wrong value would be confidently wrong, so none is assumed)")
+		// σ estimated: the rows of σ = 1, then their sufficient
+		// statistics (below).
+		ml.Family = model.GaussianFamily{Sigma: max(m.sigma, 1)}
+		if m.sigma > 0 {
+			ml.Family = model.GaussianFamily{Sigma: m.sigma}
 		}
-		ml.Family = model.GaussianFamily{Sigma: m.sigma}
 	default:
 		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial and gaussian (known --sigma)", fam)
 	}
@@ -608,11 +610,31 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	if err != nil {
 		return nil, inputErr(err)
 	}
+	var scale string
+	if fam == "gaussian" && m.sigma == 0 {
+		// σ estimated: the model's sufficient statistics per group
+		// (model.SparseGaussianRegression) with σ's prior after the
+		// multilevel prior.
+		sp, err := parseSigmaPrior(m.sigmaPrior, d.Y)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		e, err := model.NewSparseGaussianRegression(post.Energy.(*model.SparseGLM[float64]))
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		post = &exactmh.Posterior{Energy: e, Prior: &model.WithScale{Base: post.Prior, Scale: sp},
+			Names: append(post.Names, "log_sigma")}
+		scale = strings.Replace(sp.String(), "τ", "sigma", 1)
+	} else if m.sigmaPrior != "" {
+		return nil, usageErr("--sigma-prior %s: only --family gaussian without --sigma has σ to estimate", m.sigmaPrior)
+	}
 	post.Beta = m.beta
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
 	fp := m.fingerprint(d, fam, resp, terms)
+	fp.SigmaPrior = scale
 	fp.Names = post.Names
 	fp.D = len(post.Names)
 	fp.DataHash = groupsHash(fp.DataHash, d.Groups)
