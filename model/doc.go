@@ -23,6 +23,7 @@
 // [BinomialRegression] is k of n trials with a logit or probit link (and
 // [BinomialFamily] the same with the trials as weights of a multilevel
 // model, [NewWeightedSparseGLM]).
+// [StudentTScaleRegression] is Student-t regression with σ unknown.
 // [NegBinomialRegression] is NB2 counts with offsets and the shape
 // unknown (not a GLM in θ: the full-batch kernels sample it).
 // [GaussianRegression] is linear regression with σ unknown held as its

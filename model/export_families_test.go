@@ -25,3 +25,6 @@ func MutateNoShapeLog(e *NegBinomialRegression) { e.noShapeLog = true }
 
 // MutateSparseGaussianN makes g's N·s term count n data instead of N.
 func MutateSparseGaussianN(g *SparseGaussianRegression, n float64) { g.mutantN = n }
+
+// MutateTNu makes e's loss use ν/2 for (ν+1)/2.
+func MutateTNu(e *StudentTScaleRegression) { e.mutantNu = true }

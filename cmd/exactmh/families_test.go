@@ -235,3 +235,53 @@ func TestNegBinomialShape(t *testing.T) {
 		t.Errorf("negbinomial with (1|g): exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestStudentTSigmaEstimated runs exactmh sample --family studentt
+// without --sigma on y = 1 + 2·x + 1.5·t₄ (N = 1500): σ is estimated
+// (log_sigma in the files) and its posterior mean lies within 3.5
+// posterior sds of 1.5.
+func TestStudentTSigmaEstimated(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(10, 11))
+	var b strings.Builder
+	b.WriteString("y,x\n")
+	for range 1500 {
+		x := rng.NormFloat64()
+		var chi2 float64
+		for range 4 {
+			z := rng.NormFloat64()
+			chi2 += z * z
+		}
+		y := 1 + 2*x + 1.5*rng.NormFloat64()/math.Sqrt(chi2/4)
+		b.WriteString(strconv.FormatFloat(y, 'g', -1, 64) + "," + strconv.FormatFloat(x, 'g', -1, 64) + "\n")
+	}
+	path := filepath.Join(dir, "t.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "sample", "--data", path, "--family", "studentt", "--nu", "4", "--response", "y", "--terms", "x",
+		"--chains", "2", "--warmup", "300", "--draws", "1000", "--seed", "3", "--quiet", "--out", "t")
+	var s []float64
+	for k := 1; k <= 2; k++ {
+		col, err := readCSV(t, filepath.Join(dir, "t_"+strconv.Itoa(k)+".csv")).Column("log_sigma")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range col {
+			s = append(s, math.Exp(v))
+		}
+	}
+	var m, v float64
+	for _, x := range s {
+		m += x
+	}
+	m /= float64(len(s))
+	for _, x := range s {
+		v += (x - m) * (x - m)
+	}
+	sd := math.Sqrt(v / float64(len(s)))
+	t.Logf("σ %.3f ± %.3f (posterior mean ± sd), truth 1.5", m, sd)
+	if !(math.Abs(m-1.5) < 3.5*sd) {
+		t.Errorf("σ %.3f ± %.3f, more than 3.5 sd from 1.5", m, sd)
+	}
+}

@@ -49,11 +49,11 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
-	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials), negbinomial (NB2, shape estimated; --offset) or studentt (--nu)")
+	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials), negbinomial (NB2, shape estimated; --offset) or studentt (--nu; σ estimated, or fixed by --sigma)")
 	fs.StringVar(&m.trials, "trials", "", "the `column` of each row's number of trials n for --family binomial (the response counts the successes k ≤ n)")
 	fs.StringVar(&m.link, "link", "", "the link of --family binomial: logit (default) or probit")
 	fs.StringVar(&m.offset, "offset", "", "the `column` of offsets o_i (the log of an exposure) added to the linear predictor of --family negbinomial")
-	fs.Func("sigma", "fix the noise sd σ of --family gaussian at `S` > 0 (default: σ estimated, with --sigma-prior)", func(v string) error {
+	fs.Func("sigma", "fix the noise scale σ of --family gaussian or studentt at `S` > 0 (default: σ estimated, with --sigma-prior)", func(v string) error {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
 			return fmt.Errorf("want a finite number > 0 (leave --sigma out to estimate σ)")
@@ -459,7 +459,20 @@ func (m *modelFlags) build() (*fitted, error) {
 			e, err = model.NewGaussianRegression(d.X, d.Y, d.D)
 		}
 	case "studentt":
-		e, err = model.NewStudentTRegression(d.X, d.Y, d.D, m.nu)
+		if m.sigma > 0 {
+			// σ fixed: the unit-scale energy of y/σ and x/σ, whose residual
+			// is (y − xᵀβ)/σ.
+			xs, ys := make([]float64, len(d.X)), make([]float64, len(d.Y))
+			for i, v := range d.X {
+				xs[i] = v / m.sigma
+			}
+			for i, v := range d.Y {
+				ys[i] = v / m.sigma
+			}
+			e, err = model.NewStudentTRegression(xs, ys, d.D, m.nu)
+		} else {
+			e, err = model.NewStudentTScaleRegression(d.X, d.Y, d.D, m.nu)
+		}
 	case "binomial":
 		e, err = model.NewBinomialRegression(d.X, d.Y, trials, d.D, link)
 	case "negbinomial":
@@ -481,7 +494,7 @@ func (m *modelFlags) build() (*fitted, error) {
 	// The names every Stan CSV reader takes, in the files and the tables.
 	names := stancsv.SafeNames(d.Names)
 	var scale string
-	if fam == "gaussian" && m.sigma == 0 {
+	if (fam == "gaussian" || fam == "studentt") && m.sigma == 0 {
 		sp, err := parseSigmaPrior(m.sigmaPrior, d.Y)
 		if err != nil {
 			return nil, usageErr("%v", err)
@@ -490,7 +503,7 @@ func (m *modelFlags) build() (*fitted, error) {
 		names = append(names, "log_sigma")
 		scale = strings.Replace(sp.String(), "τ", "sigma", 1)
 	} else if m.sigmaPrior != "" {
-		return nil, usageErr("--sigma-prior %s: only --family gaussian without --sigma has σ to estimate", m.sigmaPrior)
+		return nil, usageErr("--sigma-prior %s: only --family gaussian or studentt without --sigma has σ to estimate", m.sigmaPrior)
 	}
 	if fam == "negbinomial" {
 		sp := model.Gamma(0.01, 0.01) // brms's default on the shape
@@ -522,7 +535,7 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 	case "gaussian":
 		fp.Sigma = m.sigma
 	case "studentt":
-		fp.Nu = m.nu
+		fp.Nu, fp.Sigma = m.nu, m.sigma
 	case "negbinomial":
 		fp.Offset = m.offset
 	case "binomial":

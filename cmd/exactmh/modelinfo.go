@@ -46,7 +46,12 @@ func (m *fitted) info(dataPath string) [][2]string {
 		}
 		family += ")"
 	case "studentt":
-		family += " (nu " + strconv.FormatFloat(fp.Nu, 'g', -1, 64) + ")"
+		family += " (nu " + strconv.FormatFloat(fp.Nu, 'g', -1, 64)
+		if fp.Sigma > 0 {
+			family += ", sigma " + strconv.FormatFloat(fp.Sigma, 'g', -1, 64) + ")"
+		} else {
+			family += ", sigma estimated: log_sigma sampled)"
+		}
 	}
 	prior := fp.Prior
 	if s := m.priorScale(); s != "" {
@@ -55,7 +60,7 @@ func (m *fitted) info(dataPath string) [][2]string {
 	if m.tau != "" {
 		prior += "; each random-effect scale tau: " + m.tau
 	}
-	if fp.SigmaPrior != "" && fp.Family == "gaussian" {
+	if fp.SigmaPrior != "" && fp.Family != "negbinomial" {
 		prior += "; sigma: " + fp.SigmaPrior
 	} else if fp.SigmaPrior != "" {
 		prior += "; shape: " + fp.SigmaPrior

@@ -476,7 +476,7 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 	if m.tau != "" {
 		prior += "; each random-effect scale τ: " + m.tau
 	}
-	if m.fp.SigmaPrior != "" && m.fp.Family == "gaussian" {
+	if m.fp.SigmaPrior != "" && m.fp.Family != "negbinomial" {
 		prior += "; sigma: " + m.fp.SigmaPrior
 	} else if m.fp.SigmaPrior != "" {
 		prior += "; shape: " + m.fp.SigmaPrior
