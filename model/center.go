@@ -10,10 +10,11 @@ import (
 	"fmt"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
-// MultilevelCenter returns a centre for exactmh.GroupGibbs's and
-// exactmh.GroupSMH's control variates on a posterior built by
+// MultilevelCenter returns a centre for multilevel.GroupGibbs's and
+// multilevel.GroupSMH's control variates on a posterior built by
 // NewMultilevel, and the standard deviations of a Gaussian approximation
 // there (for a preconditioned proposal). The joint posterior of (β, u,
 // log τ) has no mode — its density grows without bound as τ → 0 with
@@ -36,7 +37,7 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 	if len(prior.terms) == 0 {
 		return nil, nil, errors.New("model: MultilevelCenter: no random effects")
 	}
-	c, sd, err := post.MultilevelCenter(ctx)
+	c, sd, err := multilevel.Center(ctx, post)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: %w", err)
 	}
