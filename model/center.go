@@ -26,7 +26,7 @@ import (
 // variance of u_gj (the inverse Hessian's diagonal), until log τ moves
 // less than 0.01, then Newton to the mode given that τ.
 //
-// It is exactmh.Posterior.MultilevelCenter, the centre the automatic
+// It is multilevel.Center, the centre the automatic
 // default finds (one implementation); maxIter is ignored (the iteration
 // makes at most 50 rounds) and kept for compatibility.
 func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int) (center, sd []float64, err error) {
