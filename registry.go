@@ -46,7 +46,8 @@ func (f KernelFamily) String() string {
 	return "KernelFamily(?)"
 }
 
-// KernelInfo describes one built-in kernel: the one list of kernels the
+// KernelInfo describes one registered kernel (the package's own, or one
+// another package added with Register): the one list of kernels the
 // exactmh command's --kernel names, the automatic default's candidates and
 // the golden, fuzz, ErrNoBound and conformance tests range over
 // (TestRegistryComplete fails on an exported kernel missing from it).
@@ -72,9 +73,9 @@ type KernelInfo struct {
 	// argument, the MAP), which the command finds with FindLaplace.
 	NeedsGradient, NeedsBound, NeedsDiffBound, NeedsRange, NeedsCenter bool
 	// NeedsMultilevel says that the kernel samples only a multilevel
-	// model's posterior: random-effect terms in the prior (Blocks,
-	// NumTerms, Term: the MultilevelPrior of model.NewMultilevel) over a
-	// SparseRowGLM energy with sparse Hessians; any other is refused at
+	// model's posterior: random-effect terms in the prior (package
+	// multilevel's Layout: the MultilevelPrior of model.NewMultilevel) over
+	// a multilevel.SparseRowGLM energy with sparse Hessians; any other is refused at
 	// Start, saying so. Its centre is the Laplace-EM one, which its
 	// Start finds when New's center is nil (there is no joint mode for
 	// FindLaplace), so NeedsCenter is false. Every consumer of the
