@@ -13,6 +13,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // mlBinomKit is a one-factor multilevel binomial regression: k_i of n_i
@@ -187,7 +188,7 @@ func TestGroupGibbsBinomialMoments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var kern exactmh.Kernel = exactmh.GroupGibbs{Center: center}
+		var kern exactmh.Kernel = multilevel.GroupGibbs{Center: center}
 		set := &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 4000, Seed: 3, Init: center}
 		if nuts {
 			kern, set.Seed = &exactmh.NUTS{}, 1
@@ -225,7 +226,7 @@ func TestGroupGibbsBinomialSBC(t *testing.T) {
 		t.Skip("SBC: 100 replicates per link")
 	}
 	for _, link := range []model.GLMFamily{model.LogisticFamily{}, model.ProbitFamily{}} {
-		kern := func(pb mcmctest.Problem) exactmh.Kernel { return exactmh.GroupGibbs{Center: pb.Mode} }
+		kern := func(pb mcmctest.Problem) exactmh.Kernel { return multilevel.GroupGibbs{Center: pb.Mode} }
 		r, err := mcmctest.SBC(mlBinomKit{n: 200, groups: 6, link: link}, kern, &mcmctest.SBCOptions{Replicates: 100, Seed: 9, MaxThin: 400})
 		if err != nil {
 			t.Fatal(err)
