@@ -73,7 +73,7 @@ FORMULA (--formula, instead of --response, --terms and --no-intercept):
   with the terms above joined by '+': a*b is a + b + a:b; "- x" removes a
   term; 0 or -1 drops the intercept; "." is every other column;
   offset(x) or offset(log(x)) adds x with coefficient 1 (with random
-  effects); `+"`name with spaces`"+` a column in backquotes. (1 + x | g), which
+  effects); ` + "`name with spaces`" + ` a column in backquotes. (1 + x | g), which
   lme4 and brms read as correlated effects, is refused: write (1 + x || g)
   for the independent effects exactmh fits. cbind(k, n - k) ~ … and
   k | trials(n) ~ … are read but refused until a binomial-with-trials
