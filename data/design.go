@@ -25,7 +25,7 @@ type Spec struct {
 	// Terms are the features, in the order of their columns.
 	Terms []Term
 	// NoIntercept leaves out the intercept; by default the first column
-	// is "(Intercept)", all ones.
+	// is "Intercept", all ones.
 	NoIntercept bool
 	// DropMissing drops the rows with a missing or non-finite value in
 	// any column the Spec uses (Design.Dropped counts them). By default
@@ -55,7 +55,7 @@ type Design struct {
 	Y []float64
 	// N is the number of rows (after dropping), D of columns.
 	N, D int
-	// Names are the D column names, e.g. "(Intercept)", "log(distance)",
+	// Names are the D column names, e.g. "Intercept", "log(distance)",
 	// "origin=ATL", "date.hour.sin": valid parameter names for
 	// stancsv.Options.Names.
 	Names []string
@@ -280,7 +280,7 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	var plans []plan
 	if !s.NoIntercept {
 		plans = append(plans, plan{
-			names: []string{"(Intercept)"}, center: []float64{0}, scale: []float64{1},
+			names: []string{"Intercept"}, center: []float64{0}, scale: []float64{1},
 			fill: func(x []float64, stride, off, lo, hi int) {
 				for i := lo; i < hi; i++ {
 					x[i*stride+off] = 1

@@ -194,7 +194,7 @@ func TestInteractionOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := []string{"(Intercept)", "x1", "log(x2)", "x1:log(x2)", "c=b:x1", "c=c:x1"}
+	wantNames := []string{"Intercept", "x1", "log(x2)", "x1:log(x2)", "c=b:x1", "c=c:x1"}
 	if !slices.Equal(d.Names, wantNames) {
 		t.Fatalf("names %q, want %q", d.Names, wantNames)
 	}
