@@ -13,7 +13,7 @@ import (
 // splitDot parses a term list that may hold ".", R's "all other columns",
 // and reports whether it did: "." is left out of the terms returned, to
 // be expanded by dotTerms once the file's columns are known.
-func splitDot(s string) (terms []data.Term, cols []string, dot bool, err error) {
+func splitDot(s string) (terms []data.Term, cols []string, dot bool, warnings []string, err error) {
 	var rest []string
 	for _, part := range strings.Split(s, ",") {
 		if strings.TrimSpace(part) == "." {
@@ -22,8 +22,8 @@ func splitDot(s string) (terms []data.Term, cols []string, dot bool, err error) 
 		}
 		rest = append(rest, part)
 	}
-	terms, cols, err = parseTerms(strings.Join(rest, ","))
-	return terms, cols, dot, err
+	terms, cols, warnings, err = parseTermsWarn(strings.Join(rest, ","))
+	return terms, cols, dot, warnings, err
 }
 
 // dotTerms are the terms "." stands for (data.DotTerms): every column

@@ -68,6 +68,26 @@ type fitted struct {
 	// tau is the prior on the random effects' scales, as written in the
 	// report ("" without random effects).
 	tau string
+	// natural are the natural-scale rows of a multilevel model, each
+	// random effect's sd beside its sampled log scale.
+	natural []naturalRow
+}
+
+// naturalRow is a row computed from a sampled one: sd_g__x = exp(θ[from])
+// for the sampled log_tau_g_x, brms's name for a random effect's sd.
+type naturalRow struct {
+	name string
+	from int
+}
+
+// generated are the natural-scale rows as Stan CSV columns.
+func (m *fitted) generated() []stancsv.Generated {
+	var out []stancsv.Generated
+	for _, r := range m.natural {
+		from := r.from
+		out = append(out, stancsv.Generated{Name: r.name, Of: func(theta []float64) float64 { return math.Exp(theta[from]) }})
+	}
+	return out
 }
 
 // parseTerm parses one term of the TERMS syntax (data.ParseTerm) and
@@ -81,18 +101,21 @@ func parseTerm(s string) (data.Term, string, error) {
 }
 
 // parseTerms parses a comma-separated term list (data.ParseTerms) and
-// returns the terms and the columns they read. A random-effect term
-// written with one '|' and several effects, which lme4 reads as
-// correlated, is warned of on stderr: exactmh fits independent effects.
+// returns the terms and the columns they read.
 func parseTerms(s string) ([]data.Term, []string, error) {
+	terms, cols, _, err := parseTermsWarn(s)
+	return terms, cols, err
+}
+
+// parseTermsWarn is parseTerms with data.ParseTerms' warnings: a
+// random-effect term written with one '|' and several effects, which
+// lme4 reads as correlated (exactmh fits independent effects).
+func parseTermsWarn(s string) ([]data.Term, []string, []string, error) {
 	terms, cols, warnings, err := data.ParseTerms(s)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--terms: %w", err)
+		return nil, nil, nil, fmt.Errorf("--terms: %w", err)
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "exactmh: warning: --terms %s\n", w)
-	}
-	return terms, cols, nil
+	return terms, cols, warnings, nil
 }
 
 // parsePrior parses --prior for dimension d.
@@ -135,7 +158,7 @@ func parsePrior(s string, d int) (exactmh.Prior, error) {
 }
 
 // build reads the data and builds the posterior.
-func (m *modelFlags) build() (*fitted, error) {
+func (m *modelFlags) build() (_ *fitted, rerr error) {
 	if m.data == "" {
 		return nil, usageErr("--data FILE is required")
 	}
@@ -161,9 +184,18 @@ func (m *modelFlags) build() (*fitted, error) {
 		if resp, respCol, err = parseTerm(m.response); err != nil {
 			return nil, usageErr("--response: %v", err)
 		}
-		if terms, cols, dot, err = splitDot(m.terms); err != nil {
+		var warnings []string
+		if terms, cols, dot, warnings, err = splitDot(m.terms); err != nil {
 			return nil, usageErr("%v", err)
 		}
+		// Said once the model is built (a refused one says only why).
+		defer func() {
+			if rerr == nil {
+				for _, w := range warnings {
+					fmt.Fprintf(os.Stderr, "exactmh: warning: --terms %s\n", w)
+				}
+			}
+		}()
 	}
 	fam := strings.ToLower(m.family)
 	switch fam {
@@ -359,6 +391,23 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
+	var natural []naturalRow
+	for _, f := range ml.Factors {
+		if f.FixedTau > 0 {
+			continue
+		}
+		add := func(logTau, effect string) {
+			if k := slices.Index(post.Names, logTau); k >= 0 {
+				natural = append(natural, naturalRow{name: "sd_" + f.Name + "__" + effect, from: k})
+			}
+		}
+		if !f.NoIntercept {
+			add("log_tau_"+f.Name, "Intercept")
+		}
+		for _, sl := range f.Slopes {
+			add("log_tau_"+f.Name+"_"+sl.Name, sl.Name)
+		}
+	}
 	fp := m.fingerprint(d, fam, resp, terms)
 	fp.Names = post.Names
 	fp.D = len(post.Names)
@@ -374,7 +423,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		fp.DataHash = hex.EncodeToString(h.Sum(nil))
 		fp.Terms = append(fp.Terms, "offset")
 	}
-	return &fitted{post: post, design: d, fp: fp, tau: tau.String()}, nil
+	return &fitted{post: post, design: d, fp: fp, tau: tau.String(), natural: natural}, nil
 }
 
 // parseTauPrior parses --tau-prior: half-normal:S, half-t:NU:S or

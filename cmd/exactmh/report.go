@@ -118,6 +118,9 @@ func fileDraws(files []*stancsv.File, s *exactmh.Summary) (*draws, error) {
 type scaling struct {
 	center, scale []float64
 	intercept     bool
+	// multilevel reports parameters after the design's columns (random
+	// effects and their scales), which stay as sampled.
+	multilevel bool
 }
 
 // fileScaling reads the scaling from a file's model_info comments (nil if
@@ -138,22 +141,28 @@ func fileScaling(f *stancsv.File) *scaling {
 		return out
 	}
 	sc := &scaling{center: nums("design_center"), scale: nums("design_scale"), intercept: f.Config["model_info.intercept"] == "true"}
-	if sc.center == nil || len(sc.center) != len(sc.scale) || len(sc.center) != len(f.ParamNames()) {
+	// The design's columns are the first parameters: all of them in a
+	// flat model, the fixed effects of a multilevel one.
+	if sc.center == nil || len(sc.center) != len(sc.scale) || len(sc.center) > len(f.ParamNames()) {
 		return nil
 	}
+	sc.multilevel = len(sc.center) < len(f.ParamNames())
 	return sc
 }
 
-// apply maps the draws of the coefficients (the variables after lp__, if
-// it is first) onto the original scale, in place.
+// apply maps the draws of the coefficients (the len(sc.scale) variables
+// after lp__, if it is first) onto the original scale, in place.
 func (sc *scaling) apply(d *draws) error {
 	off := 0
 	if len(d.names) > 0 && d.names[0] == "lp__" {
 		off = 1
 	}
-	coef := d.x[off:]
-	if len(coef) != len(sc.scale) {
-		return fmt.Errorf("%d coefficients, but the design's standardisation has %d", len(coef), len(sc.scale))
+	if len(d.x)-off < len(sc.scale) {
+		return fmt.Errorf("%d coefficients, but the design's standardisation has %d", len(d.x)-off, len(sc.scale))
+	}
+	coef := d.x[off : off+len(sc.scale)]
+	if len(coef) == 0 {
+		return nil
 	}
 	for c := range coef[0] {
 		for i := range coef[0][c] {
@@ -289,6 +298,14 @@ func (rp *report) writeTable(w io.Writer, sig int) error {
 		}
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
+	// ESS per second: whole numbers from 100 on, 2 significant digits
+	// below (0.39, not 0).
+	rate := func(v float64) string {
+		if math.IsNaN(v) || math.Abs(v) >= 100 {
+			return n(v)
+		}
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
 	for _, r := range rp.rows {
 		f := []string{fmt.Sprintf("%-*s", width, r.Name), g(r.Mean), g(r.SD), g(r.MCSE)}
 		for _, q := range r.Percentiles {
@@ -298,7 +315,7 @@ func (rp *report) writeTable(w io.Writer, sig int) error {
 		if !math.IsNaN(r.RHat) {
 			rh = strconv.FormatFloat(r.RHat, 'f', 3, 64)
 		}
-		f = append(f, n(r.ESSBulk), n(r.ESSTail), n(r.ESSPerSecond), rh)
+		f = append(f, n(r.ESSBulk), n(r.ESSTail), rate(r.ESSPerSecond), rh)
 		fmt.Fprint(tw, strings.Join(f, "\t")+"\t\n")
 	}
 	if err := tw.Flush(); err != nil {
@@ -397,12 +414,18 @@ func (rp *report) writeJSON(w io.Writer, sig int) error {
 	return err
 }
 
-// scaleNote says which scale the coefficients are reported on.
-func scaleNote(original bool) string {
+// scaleNote says which scale the coefficients are reported on; for a
+// multilevel model, the fixed effects' (the random effects stay as
+// sampled).
+func scaleNote(original, multilevel bool) string {
+	s := "of the standardised features (per sd of each numeric feature), as sampled"
 	if original {
-		return "on the original scale of each feature (per unit of the feature; --standardized: per sd, as sampled)"
+		s = "on the original scale of each feature (per unit of the feature; --standardized: per sd, as sampled)"
 	}
-	return "of the standardised features (per sd of each numeric feature), as sampled"
+	if multilevel {
+		s = "(fixed effects) " + s + "; random effects as sampled: a random slope per sd of its covariate, sd_g__x = exp(log_tau_g_x)"
+	}
+	return s
 }
 
 // filesReport is exactmh summary's report of the files: on the original
@@ -420,7 +443,7 @@ func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps 
 				return nil, err
 			}
 		}
-		rp.scale = scaleNote(!rf.standardized)
+		rp.scale = scaleNote(!rf.standardized, sc.multilevel)
 	}
 	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
 	return rp, nil
@@ -443,14 +466,30 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 		prior += "; each random-effect scale τ: " + m.tau
 	}
 	rp := &report{s: s, percentiles: ps, prior: prior}
-	if m.fp.Standardize && len(d.x) == m.design.D && len(d.x) > 0 && len(d.x[0]) > 0 {
+	// The natural-scale rows, as the files have them.
+	for _, r := range m.natural {
+		if r.from >= len(d.x) {
+			continue
+		}
+		x := make([][]float64, len(d.x[r.from]))
+		for c, ch := range d.x[r.from] {
+			x[c] = make([]float64, len(ch))
+			for i, v := range ch {
+				x[c][i] = math.Exp(v)
+			}
+		}
+		d.names = append(d.names, stancsv.SafeNames([]string{r.name})[0])
+		d.x = append(d.x, x)
+	}
+	if m.fp.Standardize && len(d.x) >= m.design.D && m.design.D > 0 && len(d.x[0]) > 0 {
+		multilevel := len(m.design.Groups) > 0
 		if !rf.standardized {
 			sc := &scaling{center: m.design.Center, scale: m.design.Scale, intercept: m.design.Intercept}
 			if err := sc.apply(d); err != nil {
 				return nil, err
 			}
 		}
-		rp.scale = scaleNote(!rf.standardized)
+		rp.scale = scaleNote(!rf.standardized, multilevel)
 	}
 	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
 	return rp, nil

@@ -314,7 +314,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs, Model: m.info(mf.data), Choice: choiceReason})
+	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs, Model: m.info(mf.data), Choice: choiceReason, Generated: m.generated()})
 	if dir := filepath.Dir(sf.out); dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return usageErr("--out %s: directory %s does not exist", sf.out, dir)
