@@ -514,7 +514,37 @@ func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writ
 }
 
 // choiceLogger prints the automatic default's steps (MAP, Laplace
-// approximation, pilots) to w as they happen.
+// approximation, pilots, then the choice and its reason, before warmup
+// starts) to w as they happen, a long step wrapped into short lines (the
+// whole reason is in the files' "auto" comment).
 func choiceLogger(w io.Writer) func(string) {
-	return func(step string) { fmt.Fprintf(w, "choosing the kernel: %s\n", step) }
+	return func(step string) {
+		for k, line := range wrapWords("choosing the kernel: "+step, 100) {
+			if k > 0 {
+				line = "    " + line
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// wrapWords splits s into lines of at most width bytes at spaces (a word
+// longer than width is a line of its own).
+func wrapWords(s string, width int) []string {
+	var out []string
+	var line strings.Builder
+	for _, word := range strings.Fields(s) {
+		if line.Len() > 0 && line.Len()+1+len(word) > width {
+			out = append(out, line.String())
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(word)
+	}
+	if line.Len() > 0 {
+		out = append(out, line.String())
+	}
+	return out
 }
