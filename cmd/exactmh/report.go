@@ -11,11 +11,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
+	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/stancsv"
@@ -28,6 +32,9 @@ type reportFlags struct {
 	percentiles  string
 	sigFigs      int
 	standardized bool
+	// sigFigsSet reports --sig-figs given on the command line: 0 is then
+	// an error, not the default.
+	sigFigsSet bool
 }
 
 // register adds the flags; withFormat adds --format, --percentiles and
@@ -49,6 +56,9 @@ func (r *reportFlags) check() ([]float64, error) {
 	default:
 		return nil, usageErr("--format %s: want table, csv or json", r.format)
 	}
+	if r.sigFigs == 0 && r.sigFigsSet {
+		return nil, usageErr("--sig-figs 0: want in [1, 17] (leave it out for the default: 4 in the table, 6 in csv and json)")
+	}
 	if r.sigFigs == 0 {
 		r.sigFigs = 4
 		if r.format != "table" {
@@ -63,6 +73,9 @@ func (r *reportFlags) check() ([]float64, error) {
 		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || !(p >= 0 && p <= 100) {
 			return nil, usageErr("--percentiles %s: %q is not a number in [0, 100]", r.percentiles, f)
+		}
+		if slices.Contains(ps, p) {
+			return nil, usageErr("--percentiles %s: %v twice (the columns would share a name)", r.percentiles, p)
 		}
 		ps = append(ps, p)
 	}
@@ -95,16 +108,29 @@ func resultDraws(res *exactmh.Result, s *exactmh.Summary) *draws {
 }
 
 // fileDraws are the draws of the variables s summarised, from the files.
+// Each file's columns are looked up in a map, once: linear in the
+// columns (File.Column's search per name made it quadratic).
 func fileDraws(files []*stancsv.File, s *exactmh.Summary) (*draws, error) {
-	d := &draws{}
+	d := &draws{names: make([]string, 0, len(s.Params)), x: make([][][]float64, 0, len(s.Params))}
+	index := make([]map[string]int, len(files))
+	for i, f := range files {
+		index[i] = make(map[string]int, len(f.Columns))
+		for j, c := range f.Columns {
+			index[i][c] = j
+		}
+	}
 	for _, p := range s.Params {
-		var x [][]float64
-		for _, f := range files {
-			c, err := f.Column(p.Name)
-			if err != nil {
-				return nil, err
+		x := make([][]float64, len(files))
+		for i, f := range files {
+			j, ok := index[i][p.Name]
+			if !ok {
+				return nil, fmt.Errorf("file %d has no column %q", i+1, p.Name)
 			}
-			x = append(x, c[:s.Draws])
+			c := make([]float64, s.Draws)
+			for k := range c {
+				c[k] = f.Draws[k][j]
+			}
+			x[i] = c
 		}
 		d.names = append(d.names, p.Name)
 		d.x = append(d.x, x)
@@ -192,14 +218,30 @@ type row struct {
 
 // rows computes the report's rows: the summary's figures of each
 // variable's draws and the percentiles (type-7 quantiles, as R's default
-// and Summary's 5%, 50%, 95%).
-func rows(d *draws, ps []float64, secs float64) []row {
+// and Summary's 5%, 50%, 95%). known, if not nil, gives the figures of
+// the variables whose draws are as summarised (known(j) false: compute
+// them), so that they are not computed twice. The variables are shared
+// among GOMAXPROCS goroutines; progress, if not nil, is told every few
+// seconds how many are done (a summary of 10⁵ variables takes a while).
+func rows(d *draws, ps []float64, secs float64, known func(j int) (exactmh.ParamSummary, bool), progress io.Writer) []row {
 	out := make([]row, len(d.names))
-	for j, name := range d.names {
-		p := exactmh.SummarizeParam(name, d.x[j], secs)
+	var done atomic.Int64
+	one := func(j int) {
+		name := d.names[j]
+		p, ok := exactmh.ParamSummary{}, false
+		if known != nil {
+			p, ok = known(j)
+		}
+		if !ok {
+			p = exactmh.SummarizeParam(name, d.x[j], secs)
+		}
 		r := row{Name: name, Mean: p.Mean, SD: p.SD, MCSE: p.MCSE, ESSBulk: p.ESSBulk, ESSTail: p.ESSTail,
 			ESSPerSecond: p.ESSPerSecond, RHat: p.RHat}
-		var pool []float64
+		n := 0
+		for _, c := range d.x[j] {
+			n += len(c)
+		}
+		pool := make([]float64, 0, n)
 		for _, c := range d.x[j] {
 			pool = append(pool, c...)
 		}
@@ -208,7 +250,35 @@ func rows(d *draws, ps []float64, secs float64) []row {
 			r.Percentiles = append(r.Percentiles, quantile7(pool, q/100))
 		}
 		out[j] = r
+		done.Add(1)
 	}
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(d.names)/64))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := w; j < len(d.names); j += workers {
+				one(j)
+			}
+		}()
+	}
+	if progress != nil {
+		finished := make(chan struct{})
+		go func() { wg.Wait(); close(finished) }()
+		tick := time.NewTicker(3 * time.Second)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case <-finished:
+				break wait
+			case <-tick.C:
+				fmt.Fprintf(progress, "summarising: %d of %d variables\n", done.Load(), len(d.names))
+			}
+		}
+	}
+	wg.Wait()
 	return out
 }
 
@@ -431,21 +501,41 @@ func scaleNote(original, multilevel bool) string {
 // filesReport is exactmh summary's report of the files: on the original
 // scale when their model_info says how the features were standardised
 // (and not --standardized).
-func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps []float64) (*report, error) {
+func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps []float64, progress io.Writer) (*report, error) {
 	d, err := fileDraws(files, s)
 	if err != nil {
 		return nil, err
 	}
+	rescaled := make([]bool, len(d.names))
 	rp := &report{s: s, percentiles: ps, prior: files[0].Config["model_info.prior"]}
 	if sc := fileScaling(files[0]); sc != nil {
 		if !rf.standardized {
 			if err := sc.apply(d); err != nil {
 				return nil, err
 			}
+			off := 0
+			if len(d.names) > 0 && d.names[0] == "lp__" {
+				off = 1
+			}
+			for j := off; j < off+len(sc.scale) && j < len(rescaled); j++ {
+				rescaled[j] = true
+			}
 		}
 		rp.scale = scaleNote(!rf.standardized, sc.multilevel)
 	}
-	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
+	// The figures Summarize computed serve the variables whose draws were
+	// not rescaled (all but the coefficients on the original scale).
+	known := func(j int) (exactmh.ParamSummary, bool) {
+		if j >= len(s.Params) || s.Params[j].Name != d.names[j] || rescaled[j] {
+			return exactmh.ParamSummary{}, false
+		}
+		return s.Params[j], true
+	}
+	secs := 0.0 // as Summarize sums it: NaN when a file has no timing
+	for _, f := range files {
+		secs += f.SamplingSeconds
+	}
+	rp.rows = rows(d, ps, secs, known, progress)
 	return rp, nil
 }
 
@@ -491,7 +581,7 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 		}
 		rp.scale = scaleNote(!rf.standardized, multilevel)
 	}
-	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
+	rp.rows = rows(d, ps, s.SamplingTime.Seconds(), nil, nil)
 	return rp, nil
 }
 
