@@ -142,7 +142,7 @@ func TestMultilevelFixedTauSample(t *testing.T) {
 		}
 	}
 	if seen != cats+1 {
-		t.Fatalf("%d parameters b_cat[…] and (Intercept), want %d", seen, cats+1)
+		t.Fatalf("%d parameters b_cat[…] and Intercept, want %d", seen, cats+1)
 	}
 	flat := func(j int) []float64 { return slices.Concat(res.Samples(j)...) }
 	base := 2 + groups // b_cat[1]
