@@ -244,9 +244,9 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 		if moved < 1e-2 {
 			break
 		}
-		if time.Since(lastSaid) >= 2*time.Second { // a long centre says where it is
+		if time.Since(lastSaid) >= 2*time.Second { // a long centre says where it is (Progress uses no Choice)
 			lastSaid = time.Now()
-			choiceProgress(ctx, "Laplace-EM round %d: the log scales moved up to %.3g (it stops below 0.01, at most 50 rounds)", round+1, moved)
+			(*exactmh.Choice)(nil).Progress(ctx, "Laplace-EM round %d: the log scales moved up to %.3g (it stops below 0.01, at most 50 rounds)", round+1, moved)
 		}
 	}
 	if err := newton(100); err != nil {
