@@ -53,7 +53,7 @@ type Multilevel struct {
 	// i's energy (NewWeightedSparseGLM): a binomial response's trials,
 	// with Family BinomialFamily and Y the fractions of successes.
 	Weights []float64
-	// Intercept adds a fixed intercept, named "(Intercept)", as the first
+	// Intercept adds a fixed intercept, named "Intercept", as the first
 	// coefficient.
 	Intercept bool
 	// Fixed are the fixed-effect covariates (N values each).
@@ -516,7 +516,7 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 	}
 	var fixed []Covariate
 	if m.Intercept {
-		fixed = append(fixed, Covariate{Name: "(Intercept)"})
+		fixed = append(fixed, Covariate{Name: "Intercept"})
 	}
 	fixed = append(fixed, m.Fixed...)
 	for j, c := range fixed {
