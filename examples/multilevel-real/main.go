@@ -32,6 +32,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -99,6 +100,7 @@ func main() {
 		bin      = flag.String("exactmh", "", "the exactmh binary (default: go build ./cmd/exactmh into a temporary directory)")
 		pin      = flag.String("pin", "", "run the command under taskset -c CPU with GOMAXPROCS=1")
 		cpuLimit = flag.Duration("cpu-limit", 15*time.Minute, "stop a run (SIGINT) past this CPU time (user + system)")
+		reuse    = flag.Bool("reuse", false, "do not run: read the runs kept in -keep DIR by an earlier run (tables against a newer glmer file)")
 		keep     = flag.String("keep", "", "write the command's CSV files and stderr here (default: a temporary directory, removed)")
 		write    = flag.Bool("write", false, "merge the rows into figures/bench/multilevel_real.txt and regenerate examples/README.md's section")
 		glmerF   = flag.String("glmer", "", "glmer's fits (default: figures/bench/multilevel_real_glmer.txt)")
@@ -123,6 +125,9 @@ func main() {
 			run = append(run, p...)
 		}
 	}
+	if *reuse && *keep == "" {
+		log.Fatal("-reuse needs -keep DIR, where the earlier run kept its files")
+	}
 	if *glmerF == "" {
 		*glmerF = filepath.Join(root, "figures", "bench", "multilevel_real_glmer.txt")
 	}
@@ -135,7 +140,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	if *bin == "" {
+	if *bin == "" && !*reuse {
 		*bin = filepath.Join(tmp, "exactmh")
 		if !*quiet {
 			log.Printf("building %s", *bin)
@@ -153,7 +158,7 @@ func main() {
 		log.Fatal(err)
 	}
 	cfg := runConfig{bin: *bin, root: root, out: outDir, chains: *chains, warmup: *warmup, draws: *draws,
-		seed: *seed, kernel: *kernel, pin: *pin, cpuLimit: *cpuLimit, quiet: *quiet}
+		seed: *seed, kernel: *kernel, pin: *pin, cpuLimit: *cpuLimit, quiet: *quiet, reuse: *reuse}
 	var blocks []block
 	for i := range run {
 		ds := &run[i]
@@ -219,22 +224,30 @@ type runConfig struct {
 	seed                  uint64
 	kernel, pin           string
 	cpuLimit              time.Duration
-	quiet                 bool
+	quiet, reuse          bool
 }
 
 // result is one run of the command.
 type result struct {
-	args      []string
-	cpu       time.Duration // user + system of the command
-	user, sys time.Duration
-	exit      string // "0", or the exit status and the command's last error line
-	stopped   bool   // stopped at -cpu-limit
-	kernel    string // the default's choice (the CSV's "auto" key), or the explicit kernel
-	reason    string
-	files     []*stancsv.File
-	loadStart string
-	loadEnd   string
-	when      time.Time
+	runInfo
+	kernel string // the default's choice (the CSV's "auto" key), or the explicit kernel
+	reason string
+	files  []*stancsv.File
+}
+
+// runInfo is what a run measured beyond its CSV files, kept beside them
+// as PREFIX.run.json, which -reuse reads instead of running again.
+type runInfo struct {
+	Args      []string      `json:"args"`
+	CPU       time.Duration `json:"cpu"` // user + system of the command
+	User      time.Duration `json:"user"`
+	Sys       time.Duration `json:"sys"`
+	Exit      string        `json:"exit"`    // "0", or the exit status and the command's last error line
+	Stopped   bool          `json:"stopped"` // stopped at -cpu-limit
+	LastLine  string        `json:"last_line"`
+	LoadStart string        `json:"load_start"`
+	LoadEnd   string        `json:"load_end"`
+	When      time.Time     `json:"when"`
 }
 
 // run runs the exactmh command on ds and reads its CSV files.
@@ -245,6 +258,17 @@ func (c *runConfig) run(ds *dataset) (*result, error) {
 		"--family", ds.family, "--response", ds.response, "--terms", ds.terms,
 		"--chains", strconv.Itoa(c.chains), "--warmup", strconv.Itoa(c.warmup), "--draws", strconv.Itoa(c.draws),
 		"--seed", strconv.FormatUint(c.seed, 10), "--kernel", c.kernel, "--out", prefix, "--progress", "30s"}
+	r := &result{runInfo: runInfo{Args: args, LoadStart: loadavg(), When: time.Now().UTC()}}
+	if c.reuse {
+		b, err := os.ReadFile(prefix + ".run.json")
+		if err != nil {
+			return nil, fmt.Errorf("-reuse: %v", err)
+		}
+		if err := json.Unmarshal(b, &r.runInfo); err != nil {
+			return nil, fmt.Errorf("-reuse: %s.run.json: %v", prefix, err)
+		}
+		return c.read(r, prefix)
+	}
 	name := c.bin
 	full := args
 	if c.pin != "" {
@@ -269,7 +293,7 @@ func (c *runConfig) run(ds *dataset) (*result, error) {
 	}
 	cmd.Stderr = errw
 	cmd.Stdout = logf
-	r := &result{args: args, loadStart: loadavg(), when: time.Now().UTC()}
+	r.LoadStart, r.When = loadavg(), time.Now().UTC()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -285,7 +309,7 @@ func (c *runConfig) run(ds *dataset) (*result, error) {
 				return
 			case <-t.C:
 				if cpu, ok := procCPU(cmd.Process.Pid); ok && cpu > c.cpuLimit {
-					r.stopped = true
+					r.Stopped = true
 					cmd.Process.Signal(os.Interrupt)
 					return
 				}
@@ -294,14 +318,25 @@ func (c *runConfig) run(ds *dataset) (*result, error) {
 	}()
 	werr := cmd.Wait()
 	close(done)
-	r.loadEnd = loadavg()
+	r.LoadEnd = loadavg()
 	st := cmd.ProcessState
-	r.user, r.sys = st.UserTime(), st.SystemTime()
-	r.cpu = r.user + r.sys
-	r.exit = strconv.Itoa(st.ExitCode())
+	r.User, r.Sys = st.UserTime(), st.SystemTime()
+	r.CPU = r.User + r.Sys
+	r.Exit = strconv.Itoa(st.ExitCode())
 	if werr != nil {
-		r.exit += ": " + tail.last()
+		r.Exit += ": " + tail.last()
 	}
+	r.LastLine = tail.last()
+	if b, err := json.MarshalIndent(&r.runInfo, "", "  "); err == nil {
+		if err := os.WriteFile(prefix+".run.json", b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return c.read(r, prefix)
+}
+
+// read reads the run's CSV files and the default's choice from them.
+func (c *runConfig) read(r *result, prefix string) (*result, error) {
 	for k := 1; k <= c.chains; k++ {
 		f, err := os.Open(fmt.Sprintf("%s_%d.csv", prefix, k))
 		if err != nil {
@@ -326,7 +361,7 @@ func (c *runConfig) run(ds *dataset) (*result, error) {
 	if r.reason == "" {
 		// No CSV (stopped or failed before sampling): the command's last
 		// words on its choice.
-		r.reason = tail.last()
+		r.reason = r.LastLine
 	}
 	return r, nil
 }
@@ -645,16 +680,16 @@ func (r *result) block(ds *dataset, g *glmerFit, c *runConfig) block {
 	add := func(k, v string) { b.kv = append(b.kv, [2]string{k, strings.ReplaceAll(v, " ", "_")}) }
 	status := "completed"
 	switch {
-	case r.stopped:
+	case r.Stopped:
 		status = "stopped"
-	case r.exit != "0":
+	case r.Exit != "0":
 		status = "failed"
 	}
 	add("kernel", r.kernel)
 	add("status", status)
-	add("cpu_s", fmt.Sprintf("%.1f", r.cpu.Seconds()))
-	add("user_s", fmt.Sprintf("%.1f", r.user.Seconds()))
-	add("sys_s", fmt.Sprintf("%.1f", r.sys.Seconds()))
+	add("cpu_s", fmt.Sprintf("%.1f", r.CPU.Seconds()))
+	add("user_s", fmt.Sprintf("%.1f", r.User.Seconds()))
+	add("sys_s", fmt.Sprintf("%.1f", r.Sys.Seconds()))
 	add("chains", strconv.Itoa(len(r.files)))
 	add("draws_per_chain", strconv.Itoa(n))
 	worst := map[string]*param{}
@@ -685,8 +720,8 @@ func (r *result) block(ds *dataset, g *glmerFit, c *runConfig) block {
 	add("params", strconv.Itoa(len(ps)))
 	add("params_nan", strconv.Itoa(nan))
 	essPerCPU := math.NaN()
-	if r.cpu > 0 && status == "completed" {
-		essPerCPU = bulkMin / r.cpu.Seconds()
+	if r.CPU > 0 && status == "completed" {
+		essPerCPU = bulkMin / r.CPU.Seconds()
 	}
 	add("ess_bulk_min_per_cpu_s", f3(essPerCPU))
 	gcpu := math.NaN()
@@ -715,9 +750,9 @@ func (r *result) block(ds *dataset, g *glmerFit, c *runConfig) block {
 	add("fixed_max_abs_z", f3(zMax))
 	add("fixed_sd_ratio_min", f3(sdrMin))
 	add("fixed_sd_ratio_max", f3(sdrMax))
-	add("load_start", r.loadStart)
-	add("load_end", r.loadEnd)
-	add("date", r.when.Format("2006-01-02T15:04Z"))
+	add("load_start", r.LoadStart)
+	add("load_end", r.LoadEnd)
+	add("date", r.When.Format("2006-01-02T15:04Z"))
 	add("commit", gitCommit(c.root))
 	pin := "none"
 	if c.pin != "" {
@@ -727,10 +762,10 @@ func (r *result) block(ds *dataset, g *glmerFit, c *runConfig) block {
 
 	b.lines = append(b.lines,
 		"# "+ds.covers,
-		"# command: exactmh "+quoteArgs(r.args),
-		"# exit: "+r.exit,
+		"# command: exactmh "+quoteArgs(r.Args),
+		"# exit: "+r.Exit,
 		"# choice: "+strings.ReplaceAll(r.reason, "\n", " "))
-	if r.stopped {
+	if r.Stopped {
 		b.lines = append(b.lines, fmt.Sprintf("# stopped by SIGINT at -cpu-limit %v; the figures below are of the draws made by then", c.cpuLimit))
 	}
 	b.lines = append(b.lines, fmt.Sprintf("# %-28s %12s %10s %12s %10s %8s %8s %8s %8s", "parameter", "glmer", "glmer_se", "post_mean", "post_sd", "z", "sd/se", "rhat", "ess_bulk"))
