@@ -100,9 +100,11 @@ func main() {
 		bin      = flag.String("exactmh", "", "the exactmh binary (default: go build ./cmd/exactmh into a temporary directory)")
 		pin      = flag.String("pin", "", "run the command under taskset -c CPU with GOMAXPROCS=1")
 		cpuLimit = flag.Duration("cpu-limit", 15*time.Minute, "stop a run (SIGINT) past this CPU time (user + system)")
+		commit   = flag.String("commit", "", "the commit -exactmh BINARY was built from, for the figures (default: the repository's HEAD)")
 		reuse    = flag.Bool("reuse", false, "do not run: read the runs kept in -keep DIR by an earlier run (tables against a newer glmer file)")
 		keep     = flag.String("keep", "", "write the command's CSV files and stderr here (default: a temporary directory, removed)")
 		write    = flag.Bool("write", false, "merge the rows into figures/bench/multilevel_real.txt and regenerate examples/README.md's section")
+		nutsF    = flag.String("nuts", "", "rstan NUTS references (default: figures/bench/multilevel_real_nuts.txt, where present)")
 		glmerF   = flag.String("glmer", "", "glmer's fits (default: figures/bench/multilevel_real_glmer.txt)")
 	)
 	flag.Parse()
@@ -135,6 +137,13 @@ func main() {
 	if err != nil {
 		log.Printf("no glmer reference: %v", err)
 	}
+	if *nutsF == "" {
+		*nutsF = filepath.Join(root, "figures", "bench", "multilevel_real_nuts.txt")
+	}
+	nuts, err := readNUTS(*nutsF)
+	if err != nil && !os.IsNotExist(err) {
+		log.Fatal(err)
+	}
 	tmp, err := os.MkdirTemp("", "multilevel-real")
 	if err != nil {
 		log.Fatal(err)
@@ -157,7 +166,10 @@ func main() {
 	} else if err := os.MkdirAll(outDir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	cfg := runConfig{bin: *bin, root: root, out: outDir, chains: *chains, warmup: *warmup, draws: *draws,
+	if *commit == "" {
+		*commit = gitCommit(root)
+	}
+	cfg := runConfig{commit: *commit, bin: *bin, root: root, out: outDir, chains: *chains, warmup: *warmup, draws: *draws,
 		seed: *seed, kernel: *kernel, pin: *pin, cpuLimit: *cpuLimit, quiet: *quiet, reuse: *reuse}
 	var blocks []block
 	for i := range run {
@@ -166,7 +178,7 @@ func main() {
 		if err != nil {
 			log.Fatalf("%s: %v", ds.name, err)
 		}
-		b := r.block(ds, ref[ds.name], &cfg)
+		b := r.block(ds, ref[ds.name], nuts[ds.name], &cfg)
 		fmt.Println(b.text())
 		blocks = append(blocks, b)
 	}
@@ -175,7 +187,7 @@ func main() {
 		if err := mergeFigures(fig, blocks, root); err != nil {
 			log.Fatal(err)
 		}
-		if err := writeReadme(filepath.Join(root, "examples", "README.md"), fig, ref); err != nil {
+		if err := writeReadme(filepath.Join(root, "examples", "README.md"), fig); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -225,6 +237,7 @@ type runConfig struct {
 	kernel, pin           string
 	cpuLimit              time.Duration
 	quiet, reuse          bool
+	commit                string
 }
 
 // result is one run of the command.
@@ -245,6 +258,7 @@ type runInfo struct {
 	Exit      string        `json:"exit"`    // "0", or the exit status and the command's last error line
 	Stopped   bool          `json:"stopped"` // stopped at -cpu-limit
 	LastLine  string        `json:"last_line"`
+	Commit    string        `json:"commit"` // of the exactmh source run
 	LoadStart string        `json:"load_start"`
 	LoadEnd   string        `json:"load_end"`
 	When      time.Time     `json:"when"`
@@ -293,7 +307,7 @@ func (c *runConfig) run(ds *dataset) (*result, error) {
 	}
 	cmd.Stderr = errw
 	cmd.Stdout = logf
-	r.LoadStart, r.When = loadavg(), time.Now().UTC()
+	r.LoadStart, r.When, r.Commit = loadavg(), time.Now().UTC(), c.commit
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -573,6 +587,101 @@ func meanSD(x [][]float64) (mean, sd float64) {
 	return mean, math.Sqrt(ss / float64(n-1))
 }
 
+// nutsRef is rstan's NUTS run on one set (stan/run.R): every parameter's
+// posterior mean, sd and ESS.
+type nutsRef struct {
+	header        string
+	mean, sd, ess map[string]float64
+	cpu, bulkMin  float64
+}
+
+// readNUTS reads stan/run.R's output: "## set: ..." lines, then rows
+// "set kind name mean sd rhat ess_bulk ess_tail" (tab-separated).
+func readNUTS(path string) (map[string]*nutsRef, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*nutsRef{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "## ") {
+			name, rest, _ := strings.Cut(strings.TrimPrefix(l, "## "), ":")
+			out[name] = &nutsRef{header: strings.TrimSpace(rest), mean: map[string]float64{}, sd: map[string]float64{}, ess: map[string]float64{},
+				cpu: math.NaN(), bulkMin: math.Inf(1)}
+			continue
+		}
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		c := strings.Split(l, "\t")
+		if len(c) != 8 || out[c[0]] == nil {
+			return nil, fmt.Errorf("%s: %q: want 8 tab-separated fields after the set's ## line", path, l)
+		}
+		r := out[c[0]]
+		v := make([]float64, 5)
+		for i := range v {
+			v[i], _ = strconv.ParseFloat(c[3+i], 64)
+		}
+		if c[1] == "cpu" {
+			r.cpu = v[0]
+			continue
+		}
+		r.mean[c[2]], r.sd[c[2]], r.ess[c[2]] = v[0], v[1], v[3]
+		r.bulkMin = min(r.bulkMin, v[3])
+	}
+	return out, nil
+}
+
+// agreement is the exactmh draws against NUTS's over every parameter.
+type agreement struct {
+	n, missing               int
+	maxZ, shareZ, maxMCSE    float64 // |Δmean|/sd_NUTS: max, share > 0.1; max |Δmean|/(combined MCSE)
+	sdrMin, sdrMax, shareSDR float64 // sd ratio exactmh/NUTS: range, share outside [0.9, 1.1]
+	worstZ, worstSDR         string
+	zm                       [4]float64
+	worstSDRv                float64
+}
+
+func compareNUTS(ps []param, nr *nutsRef) agreement {
+	a := agreement{sdrMin: math.Inf(1), sdrMax: math.Inf(-1)}
+	nz, nsd := 0, 0
+	for _, p := range ps {
+		m, ok := nr.mean[p.name]
+		if !ok {
+			a.missing++
+			continue
+		}
+		sd, ess := nr.sd[p.name], nr.ess[p.name]
+		if !(sd > 0) || math.IsNaN(p.mean) {
+			continue
+		}
+		a.n++
+		z := math.Abs(p.mean-m) / sd
+		if z > 0.1 {
+			nz++
+		}
+		if z > a.maxZ {
+			a.maxZ, a.worstZ, a.zm = z, p.name, [4]float64{p.mean, p.sd, m, sd}
+		}
+		mcse := math.Sqrt(p.sd*p.sd/p.bulk + sd*sd/ess)
+		a.maxMCSE = max(a.maxMCSE, math.Abs(p.mean-m)/mcse)
+		r := p.sd / sd
+		a.sdrMin, a.sdrMax = min(a.sdrMin, r), max(a.sdrMax, r)
+		if r < 0.9 || r > 1.1 {
+			nsd++
+		}
+		if math.Abs(math.Log(r)) > math.Abs(math.Log(a.worstSDRv)) || a.worstSDRv == 0 {
+			a.worstSDR, a.worstSDRv = p.name, r
+		}
+	}
+	if a.n > 0 {
+		a.shareZ, a.shareSDR = float64(nz)/float64(a.n), float64(nsd)/float64(a.n)
+	} else {
+		a.maxZ, a.maxMCSE, a.sdrMin, a.sdrMax, a.shareZ, a.shareSDR = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	return a
+}
+
 // glmerFit is one set's glmer fit.
 type glmerFit struct {
 	header string // the "## set: formula, ..." line
@@ -674,7 +783,7 @@ func f3(v float64) string {
 // block makes the set's rows: the run's summary line and, per parameter
 // of glmer's fit, the posterior mean and sd against glmer's estimate and
 // se; then the worst parameters of each kind.
-func (r *result) block(ds *dataset, g *glmerFit, c *runConfig) block {
+func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) block {
 	ps, n := summarize(r.files)
 	b := block{name: ds.name}
 	add := func(k, v string) { b.kv = append(b.kv, [2]string{k, strings.ReplaceAll(v, " ", "_")}) }
@@ -750,10 +859,30 @@ func (r *result) block(ds *dataset, g *glmerFit, c *runConfig) block {
 	add("fixed_max_abs_z", f3(zMax))
 	add("fixed_sd_ratio_min", f3(sdrMin))
 	add("fixed_sd_ratio_max", f3(sdrMax))
+	if nr != nil {
+		a := compareNUTS(ps, nr)
+		add("nuts_params", strconv.Itoa(a.n))
+		add("nuts_missing", strconv.Itoa(a.missing))
+		add("nuts_max_abs_dmean_over_sd", f3(a.maxZ))
+		add("nuts_share_dmean_over_0.1sd", f3(a.shareZ))
+		add("nuts_max_abs_dmean_over_mcse", f3(a.maxMCSE))
+		add("nuts_sd_ratio_min", f3(a.sdrMin))
+		add("nuts_sd_ratio_max", f3(a.sdrMax))
+		add("nuts_share_sd_ratio_outside_0.9_1.1", f3(a.shareSDR))
+		add("nuts_cpu_s", f3(nr.cpu))
+		add("nuts_ess_bulk_min", f3(nr.bulkMin))
+		ratio := math.NaN()
+		if nr.cpu > 0 && nr.bulkMin > 0 {
+			ratio = essPerCPU / (nr.bulkMin / nr.cpu)
+		}
+		add("ess_per_cpu_vs_nuts", f3(ratio))
+		b.lines = append(b.lines, "# against rstan NUTS ("+nr.header+"):",
+			fmt.Sprintf("# worst mean: %s (exactmh %.4g ± %.3g, NUTS %.4g ± %.3g); worst sd ratio: %s (%.3f)", a.worstZ, a.zm[0], a.zm[1], a.zm[2], a.zm[3], a.worstSDR, a.worstSDRv))
+	}
 	add("load_start", r.LoadStart)
 	add("load_end", r.LoadEnd)
 	add("date", r.When.Format("2006-01-02T15:04Z"))
-	add("commit", gitCommit(c.root))
+	add("commit", r.Commit)
 	pin := "none"
 	if c.pin != "" {
 		pin = "taskset_-c_" + c.pin + "_GOMAXPROCS=1"
@@ -872,15 +1001,15 @@ const (
 
 // writeReadme regenerates the summary table between readmeBegin and
 // readmeEnd in the examples' README from the figures file.
-func writeReadme(readme, fig string, ref map[string]*glmerFit) error {
+func writeReadme(readme, fig string) error {
 	fb, err := os.ReadFile(fig)
 	if err != nil {
 		return err
 	}
 	var rows []string
 	rows = append(rows,
-		"| data set | kernel chosen | status | CPU-s (user + sys) | glmer CPU-s | max R-hat | min bulk ESS | min tail ESS | max \\|z\\| fixed vs glmer | sd / glmer se | commit, load |",
-		"|---|---|---|---|---|---|---|---|---|---|---|")
+		"| data set | kernel chosen | status | CPU-s (user + sys) | glmer CPU-s | max R-hat | min bulk ESS | min tail ESS | max \\|z\\| fixed vs glmer | sd / glmer se | vs rstan NUTS: max \\|Δmean\\|/sd, sd ratio, ESS/CPU-s ratio | commit, load |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, l := range strings.Split(string(fb), "\n") {
 		if !strings.HasPrefix(l, "## ") {
 			continue
@@ -891,10 +1020,15 @@ func writeReadme(readme, fig string, ref map[string]*glmerFit) error {
 			k, v, _ := strings.Cut(kv, "=")
 			b.kv = append(b.kv, [2]string{k, v})
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s–%s | %s, %s |",
+		vsNUTS := "—"
+		if b.get("nuts_params") != "" {
+			vsNUTS = fmt.Sprintf("%s; %s–%s; %s×", b.get("nuts_max_abs_dmean_over_sd"), b.get("nuts_sd_ratio_min"),
+				b.get("nuts_sd_ratio_max"), b.get("ess_per_cpu_vs_nuts"))
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s–%s | %s | %s, %s |",
 			b.name, b.get("kernel"), b.get("status"), b.get("cpu_s"), b.get("glmer_cpu_s"), b.get("rhat_max"),
 			b.get("ess_bulk_min"), b.get("ess_tail_min"), b.get("fixed_max_abs_z"),
-			b.get("fixed_sd_ratio_min"), b.get("fixed_sd_ratio_max"), b.get("commit"), b.get("load_start")))
+			b.get("fixed_sd_ratio_min"), b.get("fixed_sd_ratio_max"), vsNUTS, b.get("commit"), strings.ReplaceAll(b.get("load_start"), "_", " ")))
 	}
 	section := readmeBegin + "\n\n" + strings.Join(rows, "\n") + "\n\n" + readmeEnd
 	rb, err := os.ReadFile(readme)
