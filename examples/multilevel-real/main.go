@@ -470,18 +470,30 @@ type param struct {
 }
 
 // summarize computes each parameter's mean, sd, R-hat and ESS from the
-// chains' draws, cut to the shortest chain (a stopped run's chains have
-// different lengths). Scales are reported as τ = exp(log τ).
-func summarize(files []*stancsv.File) ([]param, int) {
+// chains' draws. A stopped or failed run's chains have different lengths
+// (chains queued behind others may have none): the chains with at least
+// half the longest one's draws are used, cut to the shortest of them.
+// Scales are reported as τ = exp(log τ). It returns the parameters, the
+// draws per chain and the chains used.
+func summarize(files []*stancsv.File) ([]param, int, int) {
 	if len(files) == 0 {
-		return nil, 0
+		return nil, 0, 0
 	}
+	longest := 0
+	for _, f := range files {
+		longest = max(longest, len(f.Draws))
+	}
+	var used []*stancsv.File
 	n := math.MaxInt
 	for _, f := range files {
-		n = min(n, len(f.Draws))
+		if len(f.Draws) >= (longest+1)/2 {
+			used = append(used, f)
+			n = min(n, len(f.Draws))
+		}
 	}
+	files = used
 	if n < 4 {
-		return nil, n
+		return nil, n, len(files)
 	}
 	sc := fileScaling(files[0])
 	var ps []param
@@ -516,7 +528,7 @@ func summarize(files []*stancsv.File) ([]param, int) {
 		p.rhat, p.bulk, p.tail = st.RHat, st.ESSBulk, st.ESSTail
 		ps = append(ps, p)
 	}
-	return ps, n
+	return ps, n, len(files)
 }
 
 // scaling maps the sampled coefficients of the standardised features onto
@@ -784,7 +796,7 @@ func f3(v float64) string {
 // of glmer's fit, the posterior mean and sd against glmer's estimate and
 // se; then the worst parameters of each kind.
 func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) block {
-	ps, n := summarize(r.files)
+	ps, n, used := summarize(r.files)
 	b := block{name: ds.name}
 	add := func(k, v string) { b.kv = append(b.kv, [2]string{k, strings.ReplaceAll(v, " ", "_")}) }
 	status := "completed"
@@ -799,7 +811,7 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 	add("cpu_s", fmt.Sprintf("%.1f", r.CPU.Seconds()))
 	add("user_s", fmt.Sprintf("%.1f", r.User.Seconds()))
 	add("sys_s", fmt.Sprintf("%.1f", r.Sys.Seconds()))
-	add("chains", strconv.Itoa(len(r.files)))
+	add("chains", strconv.Itoa(used))
 	add("draws_per_chain", strconv.Itoa(n))
 	worst := map[string]*param{}
 	rhatMax, bulkMin, tailMin := math.Inf(-1), math.Inf(1), math.Inf(1)

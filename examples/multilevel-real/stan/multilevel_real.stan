@@ -19,8 +19,8 @@ data {
 transformed data {
   int off[J];
   int S = sum(L);
-  off[1] = 0;
   int gidx[N, J];
+  off[1] = 0;
   for (j in 2:J) off[j] = off[j - 1] + L[j - 1];
   for (n in 1:N) for (j in 1:J) gidx[n, j] = off[j] + idx[n, j];
 }
