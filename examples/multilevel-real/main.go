@@ -871,6 +871,7 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 	add("fixed_max_abs_z", f3(zMax))
 	add("fixed_sd_ratio_min", f3(sdrMin))
 	add("fixed_sd_ratio_max", f3(sdrMax))
+	var nutsLines []string
 	if nr != nil {
 		a := compareNUTS(ps, nr)
 		add("nuts_params", strconv.Itoa(a.n))
@@ -888,7 +889,7 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 			ratio = essPerCPU / (nr.bulkMin / nr.cpu)
 		}
 		add("ess_per_cpu_vs_nuts", f3(ratio))
-		b.lines = append(b.lines, "# against rstan NUTS ("+nr.header+"):",
+		nutsLines = append(nutsLines, "# against rstan NUTS ("+nr.header+"):",
 			fmt.Sprintf("# worst mean: %s (exactmh %.4g ± %.3g, NUTS %.4g ± %.3g); worst sd ratio: %s (%.3f)", a.worstZ, a.zm[0], a.zm[1], a.zm[2], a.zm[3], a.worstSDR, a.worstSDRv))
 	}
 	add("load_start", r.LoadStart)
@@ -935,6 +936,7 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 		b.lines = append(b.lines, fmt.Sprintf("# worst %-6s by %-4s: %-24s mean %.4g sd %.4g rhat %.3f ess_bulk %.0f ess_tail %.0f",
 			kind, what, p.name, p.mean, p.sd, p.rhat, p.bulk, p.tail))
 	}
+	b.lines = append(b.lines, nutsLines...)
 	b.lines = append(b.lines, "# The scales (tau_*) have no glmer se: their rows compare the posterior mean of τ with glmer's",
 		"# estimate (z and sd/se NaN); the group effects and scales need a NUTS reference for a calibrated check.")
 	return b

@@ -32,10 +32,10 @@ d <- ds$d
 X <- model.matrix(as.formula(paste("~", paste(ds$fixed, collapse = " + "))), d)
 xn <- colnames(X)
 X <- X[, -1, drop = FALSE]
-idx <- sapply(m$groups, function(g) as.integer(d[[g]]))
+idx <- matrix(sapply(m$groups, function(g) as.integer(d[[g]])), nrow = nrow(d))
 fam <- switch(paste(m$family$family, m$family$link), "binomial logit" = 0L, "binomial probit" = 1L, "poisson log" = 2L)
 data <- list(N = nrow(X), K = ncol(X), J = length(m$groups), family = fam, y = as.integer(d$yy),
-             X = unname(X), L = sapply(m$groups, function(g) nlevels(d[[g]])), idx = unname(idx))
+             X = unname(X), L = as.array(sapply(m$groups, function(g) nlevels(d[[g]]))), idx = idx)
 
 rstan_options(auto_write = TRUE)
 if (!nzchar(rstan_options("boost_lib")) && file.exists("/usr/include/boost/version.hpp")) {
