@@ -359,6 +359,9 @@ func (c *runConfig) read(r *result, prefix string) (*result, error) {
 		sf, err := stancsv.ReadOptions{DropPartial: true}.Read(f)
 		f.Close()
 		if err != nil {
+			if r.Exit != "0" || r.Stopped {
+				continue // a chain queued behind the others when the run ended: an empty file
+			}
 			return nil, fmt.Errorf("%s_%d.csv: %v", prefix, k, err)
 		}
 		r.files = append(r.files, sf)
