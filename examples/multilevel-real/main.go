@@ -257,6 +257,7 @@ type runInfo struct {
 	Sys       time.Duration `json:"sys"`
 	Exit      string        `json:"exit"`    // "0", or the exit status and the command's last error line
 	Stopped   bool          `json:"stopped"` // stopped at -cpu-limit
+	CPULimit  time.Duration `json:"cpu_limit"`
 	LastLine  string        `json:"last_line"`
 	Commit    string        `json:"commit"` // of the exactmh source run
 	LoadStart string        `json:"load_start"`
@@ -307,7 +308,7 @@ func (c *runConfig) run(ds *dataset) (*result, error) {
 	}
 	cmd.Stderr = errw
 	cmd.Stdout = logf
-	r.LoadStart, r.When, r.Commit = loadavg(), time.Now().UTC(), c.commit
+	r.LoadStart, r.When, r.Commit, r.CPULimit = loadavg(), time.Now().UTC(), c.commit, c.cpuLimit
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -911,7 +912,7 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 		"# exit: "+r.Exit,
 		"# choice: "+strings.ReplaceAll(r.reason, "\n", " "))
 	if r.Stopped {
-		b.lines = append(b.lines, fmt.Sprintf("# stopped by SIGINT at -cpu-limit %v; the figures below are of the draws made by then", c.cpuLimit))
+		b.lines = append(b.lines, fmt.Sprintf("# stopped by SIGINT at -cpu-limit %v; the figures below are of the draws made by then", r.CPULimit))
 	}
 	b.lines = append(b.lines, fmt.Sprintf("# %-28s %12s %10s %12s %10s %8s %8s %8s %8s", "parameter", "glmer", "glmer_se", "post_mean", "post_sd", "z", "sd/se", "rhat", "ess_bulk"))
 	if g != nil {
