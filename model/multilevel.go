@@ -50,7 +50,7 @@ type Multilevel struct {
 	Y []float64
 	// Offset, if not nil, holds o_i (N values).
 	Offset []float64
-	// Intercept adds a fixed intercept, named "(Intercept)", as the first
+	// Intercept adds a fixed intercept, named "Intercept", as the first
 	// coefficient.
 	Intercept bool
 	// Fixed are the fixed-effect covariates (N values each).
@@ -268,7 +268,7 @@ func (p *MultilevelPrior) Term(t int) (factor, term string, start, stride, level
 	return r.factor, r.term, r.start, r.stride, r.g, r.logTau
 }
 
-// Blocks returns the partition of θ that exactmh.GroupSMH bounds each
+// Blocks returns the partition of θ that multilevel.GroupSMH bounds each
 // datum by: block 0 the fixed effects, then one block per level of each
 // factor (its q effects), and −1 for the log scales, which no row holds.
 func (p *MultilevelPrior) Blocks() []int32 {
@@ -497,7 +497,7 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 	}
 	var fixed []Covariate
 	if m.Intercept {
-		fixed = append(fixed, Covariate{Name: "(Intercept)"})
+		fixed = append(fixed, Covariate{Name: "Intercept"})
 	}
 	fixed = append(fixed, m.Fixed...)
 	for j, c := range fixed {

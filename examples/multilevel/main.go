@@ -5,7 +5,7 @@
 // Command multilevel samples a synthetic multilevel logistic regression on
 // tall data exactly from minibatches — by default with the automatic
 // default (exactmh.Sample with a nil Kernel, which chooses
-// exactmh.GroupGibbs) — and reports min bulk ESS per CPU-second including
+// multilevel.GroupGibbs) — and reports min bulk ESS per CPU-second including
 // everything (data, centre, pilots, warmup, draws).
 //
 // The model (issue 30's synthetic row): N = 10⁶ data in 1,000 groups whose
@@ -61,6 +61,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/memstat"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 	"github.com/exactmh/exactmh/sparse"
 	"github.com/exactmh/exactmh/stancsv"
 )
@@ -77,7 +78,7 @@ func main() {
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
 	exactBelow := flag.Int("exact-below", 0, "groups with fewer data are read exactly (GroupGibbs.ExactBelow, GroupSMH.ExactBelow; 0: none)")
-	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (exactmh.GroupGibbs), groupsmh, mh (full-batch MH with the CN proposal, for comparison) or nuts (full-batch NUTS from the centre)")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (multilevel.GroupGibbs), groupsmh, mh (full-batch MH with the CN proposal, for comparison) or nuts (full-batch NUTS from the centre)")
 	family := flag.String("family", "logistic", "logistic, or poisson: counts y ~ Poisson(e^{o_i + η_i}), o_i the log of an exposure ~ U(0.5, 2)")
 	nonCentred := flag.Bool("noncentred", false, "with -kernel nuts: NUTS.NonCentred")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
@@ -197,7 +198,7 @@ func main() {
 	fmt.Printf("min bulk ESS %.0f (%s), min tail ESS %.0f, max R-hat %.3f, step scales %.3g, chain 0: %v\n", minBulk, worst, minTail, maxRhat, scales(res), res.Chains[0].Params)
 	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
 		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
-	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
+	show := map[string]float64{"Intercept": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
 		"log_tau_g": math.Log(d.tau[0]), "log_tau_g_x1": math.Log(d.tau[1])}
 	for _, g := range []int{0, *groups / 2, *groups - 1} {
 		show[fmt.Sprintf("u_g[%d]", g+1)] = d.u[g][0]
@@ -243,7 +244,7 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 		q = cn
 	}
 	say("proposal %s in %.1fs", proposal, time.Since(t0).Seconds())
-	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: exactBelow}
+	k := multilevel.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: exactBelow}
 	if free {
 		k.Free = sd
 	}
@@ -252,7 +253,7 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 	case "mh":
 		kern = exactmh.MH{Proposal: q}
 	case "gibbs":
-		kern = exactmh.GroupGibbs{Center: center, ExactBelow: exactBelow}
+		kern = multilevel.GroupGibbs{Center: center, ExactBelow: exactBelow}
 	case "nuts":
 		kern = exactmh.NUTS{NonCentred: nonCentred}
 	}
@@ -289,7 +290,7 @@ func compareStan(s *exactmh.Summary, files []string, groups int) error {
 	for j, c := range cols {
 		col[c] = j
 	}
-	pairs := [][2]string{{"(Intercept)", "alpha"}, {"log_tau_g", "log_tau_u"}, {"log_tau_g_x1", "log_tau_v"}}
+	pairs := [][2]string{{"Intercept", "alpha"}, {"log_tau_g", "log_tau_u"}, {"log_tau_g_x1", "log_tau_v"}}
 	for j := 1; j <= 9; j++ {
 		pairs = append(pairs, [2]string{fmt.Sprintf("x%d", j), fmt.Sprintf("beta.%d", j)})
 	}
