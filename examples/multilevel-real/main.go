@@ -477,7 +477,8 @@ type param struct {
 // chains' draws. A stopped or failed run's chains have different lengths
 // (chains queued behind others may have none): the chains with at least
 // half the longest one's draws are used, cut to the shortest of them.
-// Scales are reported as τ = exp(log τ). It returns the parameters, the
+// Scales are reported as τ (exp of a log_tau_ column, or the command's
+// sd_<factor>__Intercept column as it is). It returns the parameters, the
 // draws per chain and the chains used.
 func summarize(files []*stancsv.File) ([]param, int, int) {
 	if len(files) == 0 {
@@ -511,6 +512,9 @@ func summarize(files []*stancsv.File) ([]param, int, int) {
 		switch {
 		case strings.HasPrefix(col, "log_tau_"):
 			p.name, p.kind, scale = "tau_"+strings.TrimPrefix(col, "log_tau_"), "scale", true
+		case strings.HasPrefix(col, "sd_") && strings.HasSuffix(col, "__Intercept"):
+			// The command's natural-scale name of a random intercept's τ.
+			p.name, p.kind = "tau_"+strings.TrimSuffix(strings.TrimPrefix(col, "sd_"), "__Intercept"), "scale"
 		case strings.HasPrefix(col, "u_"):
 			p.kind = "effect"
 		}
