@@ -163,6 +163,8 @@ type GroupGibbs struct {
 	// exponentially): growthLoose drops its exponential factors (and, as
 	// blockMask, the check of |r_i| ≤ φ_i).
 	growthLoose bool
+	// Test hooks of the shifts and scale moves (groupgibbs_moves.go).
+	moveHooks moveHooks
 }
 
 // Name returns "GroupGibbs".
@@ -248,6 +250,8 @@ type gibbsTerms struct {
 	free  []int
 	freeW []float64
 	locs  []gibbsLoc
+	// The shifts and scale moves (groupgibbs_moves.go; nil: none).
+	mv *gibbsMoves
 }
 
 // Start checks the configuration and precomputes the terms at the centre
@@ -280,7 +284,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff), func() (*gibbsTerms, error) {
+	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -302,6 +306,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	c.rb.init(terms.blocks)
 	c.rbRow = -1
+	c.initMoves()
 	c.rows = terms.e
 	if v, ok := terms.e.(rowViewer); ok {
 		if view := v.RowView(); view != nil {
@@ -729,6 +734,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 			g.locOf[lc.start+lv*lc.stride] = int32(l)
 		}
 	}
+	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
 	return g, nil
 }
 
@@ -901,6 +907,9 @@ type gibbsChain struct {
 	// view of them (rowViewer) with the view's first read error.
 	rows    SparseRowGLM
 	rowsErr func() error
+
+	ms gibbsMoveState // the shifts' and scale moves' scratch and counters
+
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
 	// the thinning rate; the test hooks.
@@ -917,7 +926,7 @@ type gibbsChain struct {
 
 // counts returns the counters Params reports, which MarshalState saves.
 func (c *gibbsChain) counts() []*float64 {
-	return []*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}
+	return append([]*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}, c.moveCounts()...)
 }
 
 // MarshalState saves the counters Params reports (the rest of the
@@ -956,6 +965,7 @@ func (c *gibbsChain) Params() map[string]float64 {
 	if c.nb > 0 && c.expl[0] && c.bcPtr[1] > c.bcPtr[0] {
 		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats
 	}
+	c.moveParams(ps)
 	return ps
 }
 
@@ -996,6 +1006,12 @@ func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 	if c.sliceFree(rng) {
 		info.Accepted = true
 	}
+	acc, nread, err := c.moves(rng)
+	if err != nil {
+		return Info{}, err
+	}
+	info.Batch += nread
+	info.Accepted = info.Accepted || acc
 	info.Distinct = c.seen.count
 	return info, nil
 }
@@ -1503,6 +1519,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	u.theta = append(u.theta[:0], c.theta...)
 	u.dsq = append(u.dsq[:0], c.dsq...)
 	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc}
+	c.saveMoves()
 }
 
 // A GroupGibbs sweep may be abandoned between any two chunks of its exact
@@ -1515,6 +1532,7 @@ func (c *gibbsChain) abandonStep() {
 	copy(c.dsq, c.undo.dsq)
 	u := &c.undo.counts
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
+	c.restoreMoves()
 }
 
 var _ stepInterrupter = (*gibbsChain)(nil)
