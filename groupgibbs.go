@@ -101,6 +101,15 @@ type fixedScaleLayout interface {
 //     sampling (Neal 2003, stepping out) of its full conditional, which is
 //     the prior's: O(d) per evaluation, no datum read.
 //
+//  4. The moves along the directions blocks cannot take
+//     (groupgibbs_moves.go): data-free shifts along every direction the
+//     rows leave every linear predictor unchanged on (the intercept
+//     against any factor, a group-level covariate against its factor, a
+//     parent level against its nested children), drawn from their
+//     conditional; and for each scale τ the joint move (log τ + λ, e^λ·u),
+//     the non-centred update of τ interwoven with step 3's centred one,
+//     its data decided as in step 1.
+//
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (model.MultilevelCenter gives one). The bound above needs
 // sup|f‴| finite on the whole line (logistic, probit; Gaussian remainders

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -216,15 +217,17 @@ func movesKernel(pb mcmctest.Problem) exactmh.GroupGibbs {
 
 // TestGroupGibbsMovesMoments compares GroupGibbs's posterior means and
 // standard deviations (its shifts and scale moves on) with full-batch
-// NUTS's on two mlNested designs with τ unknown — departments of moderate
-// spread (N = 800, 3 departments, 12 lecturers; NUTS centred) and a
-// departments' scale near zero (τ_d = 0.02 in the data, prior
-// half-normal(0.5); NUTS non-centred) — every mean within 4.5 combined
+// non-centred NUTS's (4 × 1500 draws: the centred funnel's lower tails of
+// log τ are NUTS's weak spot) on two mlNested designs with τ unknown —
+// departments of moderate spread (N = 800, 3 departments, 12 lecturers)
+// and a departments' scale near zero (τ_d = 0.02 in the data, prior
+// half-normal(0.5)) — every mean within 4.5 combined
 // Monte Carlo standard errors, every SD ratio in [0.85, 1.18] ([0.7, 1.4]
 // for the log scales); and that each mutant is caught (some |z| > 6 or SD
 // ratio outside [0.7, 1.4], [0.5, 2] for the log scales): shifts that
-// change a linear predictor, scale moves without their Jacobian, scale
-// moves without their proposal ratio.
+// change a linear predictor, scale moves without their Jacobian, and (on
+// the moderate design, where σ varies with the effects) scale moves
+// without their proposal ratio.
 func TestGroupGibbsMovesMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("NUTS references and GroupGibbs runs of 4 chains")
@@ -234,7 +237,7 @@ func TestGroupGibbsMovesMoments(t *testing.T) {
 		tauD      float64
 		nonCentre bool
 	}{
-		{"nested", 0.6, false},
+		{"nested", 0.6, true},
 		{"nested, τ_d near 0", 0.02, true},
 	} {
 		m := mlNested{n: 800, k: 3, l: 12, sdD: 0.5}
@@ -274,7 +277,9 @@ func TestGroupGibbsMovesMoments(t *testing.T) {
 			"shift changes a linear predictor": exactmh.GroupGibbsShiftBreak(movesKernel(pb)),
 			"scale move without its Jacobian":  exactmh.GroupGibbsScaleNoJacobian(movesKernel(pb)),
 		}
-		if pr.nonCentre {
+		if !strings.Contains(pr.name, "near 0") {
+			// Near τ = 0 the effects are small and σ ≈ scaleStep both
+			// ways: the proposal ratio is ≈ 1 there.
 			mutants["scale move without its proposal ratio"] = exactmh.GroupGibbsScaleNoQ(movesKernel(pb))
 		}
 		for name, k := range mutants {
