@@ -115,7 +115,9 @@ type gibbsMoves struct {
 	exData   []int32
 	nThin    []int
 	maxPairs int
-	hooks    moveHooks
+	// The nested scale moves.
+	nested []nestedScale
+	hooks  moveHooks
 }
 
 // gibbsMoveState is a chain's scratch and counters for the moves.
@@ -135,16 +137,19 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay multilevelLayout, fixed []in
 	if hooks.movesOff {
 		return nil
 	}
-	type term struct{ start, stride, levels, logTau int }
+	type term struct {
+		start, stride, levels, logTau int
+		sd                            float64 // of a fixed-scale term
+	}
 	var terms []term
 	for t := range lay.NumTerms() {
 		_, _, start, stride, levels, lt := lay.Term(t)
-		terms = append(terms, term{start, stride, levels, lt})
+		terms = append(terms, term{start, stride, levels, lt, 0})
 	}
 	if fs, ok := lay.(fixedScaleLayout); ok {
 		for t := range fs.NumFixedScale() {
-			start, stride, levels, _ := fs.FixedScale(t)
-			terms = append(terms, term{start, stride, levels, -1})
+			start, stride, levels, sd := fs.FixedScale(t)
+			terms = append(terms, term{start, stride, levels, -1, sd})
 		}
 	}
 	d := len(g.blocks)
@@ -290,6 +295,7 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay multilevelLayout, fixed []in
 				if failTT[q] {
 					continue
 				}
+				sLo := len(mv.expl)
 				for k := range tp.levels {
 					lo := len(mv.idx)
 					mv.idx, mv.w = append(mv.idx, int32(tp.start+k*tp.stride)), append(mv.w, 1)
@@ -303,6 +309,9 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay multilevelLayout, fixed []in
 						continue
 					}
 					add(tp.logTau < 0 || tc.logTau < 0)
+				}
+				if tp.logTau >= 0 && !hooks.scalesOff && len(mv.expl) > sLo {
+					mv.nested = append(mv.nested, nestedScale{tp.start, tp.stride, tp.levels, tp.logTau, sLo, len(mv.expl), tc.logTau, tc.sd})
 				}
 			}
 		}
@@ -334,7 +343,7 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay multilevelLayout, fixed []in
 			mv.maxPairs = max(mv.maxPairs, pairs)
 		}
 	}
-	if len(mv.expl) == 0 && len(mv.scTau) == 0 {
+	if len(mv.expl) == 0 && len(mv.scTau) == 0 && len(mv.nested) == 0 {
 		return nil
 	}
 	return mv
@@ -359,6 +368,12 @@ func (c *gibbsChain) moves(rng *rand.Rand) (moved bool, nread int, err error) {
 	if c.shiftMoves(rng) {
 		moved = true
 		c.deltas()
+	}
+	for r := range c.mv.nested {
+		if c.nestedScaleMove(rng, &c.mv.nested[r]) {
+			moved = true
+			c.deltas()
+		}
 	}
 	for r := range c.mv.scTau {
 		acc, n, err := c.scaleMove(rng, r)
@@ -633,7 +648,7 @@ func (c *gibbsChain) moveParams(ps map[string]float64) {
 		ps["shifts"] = float64(len(c.mv.expl))
 		ps["shift_accept"] = c.ms.shiftAcc / max(c.ms.shiftTried, 1)
 	}
-	if len(c.mv.scTau) > 0 {
+	if len(c.mv.scTau) > 0 || len(c.mv.nested) > 0 {
 		ps["scale_accept"] = c.ms.scaleAcc / max(c.ms.scaleTried, 1)
 		ps["scale_capped"] = c.ms.scaleCapped / max(c.ms.scaleTried, 1)
 	}
@@ -655,4 +670,92 @@ func (c *gibbsChain) restoreMoves() {
 	s := &c.ms.saved
 	c.ms.shiftTried, c.ms.shiftAcc, c.ms.scaleTried, c.ms.scaleAcc, c.ms.scaleCapped = s[0], s[1], s[2], s[3], s[4]
 	c.ms.lpOK = false
+}
+
+// nestedScale is a data-free scale move of a random term P whose factor
+// has a factor nested in it with a term C of equal columns (the shifts
+// sLo…sHi−1 of the doc's (b), one per parent level k, v_k = e_{u_Pk} −
+// Σ_{j ⊂ k} e_{u_Cj}): log τ_P + λ, u_Pk·e^λ for every level, and each
+// child's u_Cj − (e^λ − 1)·u_Pk — the scale move of u_P composed with the
+// shift of each parent level by (e^λ − 1)·u_Pk, which leaves every linear
+// predictor unchanged, so no datum is read. The map is triangular (u_C
+// translated), so its Jacobian is e^{G_P·λ}, as the plain scale move's;
+// the ratio is the prior's (the children's priors now change) times the
+// proposal's, σ = scaleStep/√(1 + Σ_k n_k·u_Pk²/τ_C²) following the
+// children's prior curvature in λ (n_k children of level k, τ_C their
+// scale: e^{θ[cTau]}, or cSD for a term of fixed scale).
+type nestedScale struct {
+	start, stride, levels, logTau int
+	sLo, sHi                      int
+	cTau                          int
+	cSD                           float64
+}
+
+// nestedScaleMove makes the nested scale move ns and reports whether it
+// moved θ (dsq is left stale).
+func (c *gibbsChain) nestedScaleMove(rng *rand.Rand, ns *nestedScale) bool {
+	mv := c.mv
+	prec := 1 / (ns.cSD * ns.cSD)
+	if ns.cTau >= 0 {
+		prec = math.Exp(-2 * c.theta[ns.cTau])
+	}
+	var bq float64
+	for s := ns.sLo; s < ns.sHi; s++ {
+		u := c.theta[mv.idx[mv.ptr[s]]]
+		bq += float64(mv.ptr[s+1]-mv.ptr[s]-1) * u * u * prec
+	}
+	sigma := scaleStep / math.Sqrt(1+bq)
+	lambda := sigma * rng.NormFloat64()
+	f := math.Exp(lambda)
+	sigmaN := scaleStep / math.Sqrt(1+bq*f*f)
+	c.ms.scaleTried++
+	for g := range ns.levels {
+		j := ns.start + g*ns.stride
+		c.next[j] = f * c.theta[j]
+	}
+	for s := ns.sLo; s < ns.sHi; s++ {
+		idx, w := mv.idx[mv.ptr[s]:mv.ptr[s+1]], mv.w[mv.ptr[s]:mv.ptr[s+1]]
+		delta := (f - 1) * c.theta[idx[0]]
+		for q, j := range idx[1:] {
+			c.next[j] = c.theta[j] + delta*w[q+1]
+		}
+	}
+	c.next[ns.logTau] = c.theta[ns.logTau] + lambda
+	if !c.ms.lpOK {
+		c.ms.lp, c.ms.lpOK = c.locPrior(c.theta), true
+	}
+	lpn := c.locPrior(c.next)
+	logR := lpn - c.ms.lp
+	if !mv.hooks.scaleNoJacobian {
+		logR += float64(ns.levels) * lambda
+	}
+	if !mv.hooks.scaleNoQ {
+		logR += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)
+	}
+	accept := !math.IsNaN(logR) && c.decide(rng, logR)
+	for g := range ns.levels {
+		j := ns.start + g*ns.stride
+		if accept {
+			c.theta[j] = c.next[j]
+		} else {
+			c.next[j] = c.theta[j]
+		}
+	}
+	for s := ns.sLo; s < ns.sHi; s++ {
+		for _, j := range mv.idx[mv.ptr[s]+1 : mv.ptr[s+1]] {
+			if accept {
+				c.theta[j] = c.next[j]
+			} else {
+				c.next[j] = c.theta[j]
+			}
+		}
+	}
+	if accept {
+		c.theta[ns.logTau] = c.next[ns.logTau]
+		c.ms.lp = lpn
+		c.ms.scaleAcc++
+	} else {
+		c.next[ns.logTau] = c.theta[ns.logTau]
+	}
+	return accept
 }
