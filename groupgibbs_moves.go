@@ -80,10 +80,9 @@ import (
 // moveHooks are the moves' test hooks (groupgibbs_moves_export_test.go),
 // zero in every real kernel: movesOff drops both kinds; shiftBreak leaves
 // one level of each shift uncompensated (a shift that changes a linear
-// predictor); scaleNoJacobian drops the scale move's Jacobian e^{Gλ};
-// scaleNoQ drops its proposal ratio.
+// predictor); scaleNoJacobian drops the scale moves' Jacobian e^{Gλ}.
 type moveHooks struct {
-	movesOff, shiftsOff, scalesOff, shiftBreak, scaleNoJacobian, scaleNoQ bool
+	movesOff, shiftsOff, scalesOff, shiftBreak, scaleNoJacobian bool
 }
 
 // scaleStep is the scale move's step, σ = scaleStep/√(1 + β·uᵀHu): the
@@ -484,9 +483,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 	if !mv.hooks.scaleNoJacobian {
 		logExact += float64(len(coords)) * lambda
 	}
-	if !mv.hooks.scaleNoQ {
-		logExact += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)
-	}
+	logExact += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)
 	// −β(Û(θ′) − Û(θ)), e = θ′ − θ on the term's coordinates:
 	// Û(θ′) − Û(θ) = Σ_j e_j(g_j + Σ_col H_j,col(Δ_col + e_col/2)).
 	var du float64
@@ -729,9 +726,7 @@ func (c *gibbsChain) nestedScaleMove(rng *rand.Rand, ns *nestedScale) bool {
 	if !mv.hooks.scaleNoJacobian {
 		logR += float64(ns.levels) * lambda
 	}
-	if !mv.hooks.scaleNoQ {
-		logR += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)
-	}
+	logR += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)
 	accept := !math.IsNaN(logR) && c.decide(rng, logR)
 	for g := range ns.levels {
 		j := ns.start + g*ns.stride

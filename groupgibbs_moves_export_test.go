@@ -39,13 +39,6 @@ func GroupGibbsScaleNoJacobian(k GroupGibbs) GroupGibbs {
 	return k
 }
 
-// GroupGibbsScaleNoQ returns k with its scale moves' proposal ratio
-// dropped (σ depends on the effects), which the kit must catch.
-func GroupGibbsScaleNoQ(k GroupGibbs) GroupGibbs {
-	k.moveHooks.scaleNoQ = true
-	return k
-}
-
 // GibbsShifts returns the shifts k finds on the posterior p (k.Center
 // set): each as its coordinates and coefficients.
 func GibbsShifts(p *Posterior, k GroupGibbs) (idx [][]int32, w [][]float64, err error) {
