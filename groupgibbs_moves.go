@@ -80,9 +80,10 @@ import (
 // moveHooks are the moves' test hooks (groupgibbs_moves_export_test.go),
 // zero in every real kernel: movesOff drops both kinds; shiftBreak leaves
 // one level of each shift uncompensated (a shift that changes a linear
-// predictor); scaleNoJacobian drops the scale moves' Jacobian e^{Gλ}.
+// predictor); scaleNoJacobian drops the scale moves' Jacobian e^{Gλ},
+// nestedNoJacobian the nested scale moves'.
 type moveHooks struct {
-	movesOff, shiftsOff, scalesOff, shiftBreak, scaleNoJacobian bool
+	movesOff, shiftsOff, scalesOff, shiftBreak, scaleNoJacobian, nestedNoJacobian bool
 }
 
 // scaleStep is the scale move's step, σ = scaleStep/√(1 + β·uᵀHu): the
@@ -723,7 +724,7 @@ func (c *gibbsChain) nestedScaleMove(rng *rand.Rand, ns *nestedScale) bool {
 	}
 	lpn := c.locPrior(c.next)
 	logR := lpn - c.ms.lp
-	if !mv.hooks.scaleNoJacobian {
+	if !mv.hooks.nestedNoJacobian {
 		logR += float64(ns.levels) * lambda
 	}
 	logR += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)

@@ -33,9 +33,16 @@ func GroupGibbsShiftBreak(k GroupGibbs) GroupGibbs {
 }
 
 // GroupGibbsScaleNoJacobian returns k with its scale moves' Jacobian
-// e^{Gλ} dropped, which the kit must catch.
+// e^{Gλ} dropped (not the nested ones'), which the kit must catch.
 func GroupGibbsScaleNoJacobian(k GroupGibbs) GroupGibbs {
 	k.moveHooks.scaleNoJacobian = true
+	return k
+}
+
+// GroupGibbsNestedNoJacobian returns k with its nested scale moves'
+// Jacobian e^{G_P·λ} dropped, which the kit must catch.
+func GroupGibbsNestedNoJacobian(k GroupGibbs) GroupGibbs {
+	k.moveHooks.nestedNoJacobian = true
 	return k
 }
 

@@ -224,7 +224,8 @@ func movesKernel(pb mcmctest.Problem) exactmh.GroupGibbs {
 // Monte Carlo standard errors, every SD ratio in [0.85, 1.18] ([0.7, 1.4]
 // for the log scales); and that each mutant is caught (some |z| > 6 or SD
 // ratio outside [0.7, 1.4], [0.5, 2] for the log scales): shifts that
-// change a linear predictor, scale moves without their Jacobian. (Scale
+// change a linear predictor, scale moves without their Jacobian, nested
+// scale moves without theirs. (Scale
 // moves without their proposal ratio — σ varies with the effects — passed
 // at this size, |z| 1.5, and are not claimed caught.)
 func TestGroupGibbsMovesMoments(t *testing.T) {
@@ -273,8 +274,9 @@ func TestGroupGibbsMovesMoments(t *testing.T) {
 			t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, z, zn, lr, ln)
 		}
 		mutants := map[string]exactmh.Kernel{
-			"shift changes a linear predictor": exactmh.GroupGibbsShiftBreak(movesKernel(pb)),
-			"scale move without its Jacobian":  exactmh.GroupGibbsScaleNoJacobian(movesKernel(pb)),
+			"shift changes a linear predictor":       exactmh.GroupGibbsShiftBreak(movesKernel(pb)),
+			"scale move without its Jacobian":        exactmh.GroupGibbsScaleNoJacobian(movesKernel(pb)),
+			"nested scale move without its Jacobian": exactmh.GroupGibbsNestedNoJacobian(movesKernel(pb)),
 		}
 		for name, k := range mutants {
 			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 2000)
