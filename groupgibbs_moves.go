@@ -20,7 +20,7 @@ import (
 // item-level covariate against the items' effects, a scale τ against the
 // spread of its effects — relaxes only as fast as the blocks' conditional
 // variances let it (Papaspiliopoulos, Roberts & Zanella 2020; Yu & Meng
-// 2011). Two kinds of move are added to each sweep:
+// 2011). Three kinds of move are added to each sweep:
 //
 //  1. Shifts (data-free). A direction v with Xv = 0 on every row leaves
 //     every linear predictor, hence the likelihood, unchanged, and the
@@ -72,7 +72,16 @@ import (
 //     move whose expected batch exceeds scaleReadCap(N) is rejected
 //     unread (a symmetric function of θ, θ′: detailed balance holds).
 //     Families whose f‴ is unbounded (Poisson's pair-wise bound) have no
-//     scale moves.
+//     such scale moves.
+//
+//  3. Nested scale moves (data-free). Where a random term P has a nested
+//     child term C of equal columns (shifts (b) above), the scale move of
+//     P composed with each parent level's shift by (e^λ − 1)·u_Pk leaves
+//     every linear predictor unchanged: the parent's effects scale, its
+//     children absorb the change, and only the prior decides
+//     (nestedScale). A parent factor of few levels whose scale is near
+//     zero (the areas over schools) is what this move frees: its effects
+//     are pinned by the data only through their children's.
 //
 // TestGroupGibbsMovesMoments, TestGroupGibbsMovesSBC and their mutants
 // prove both (groupgibbs_moves_test.go).
