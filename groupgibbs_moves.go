@@ -7,6 +7,7 @@ package exactmh
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/exactmh/exactmh/internal/poisson"
@@ -210,7 +211,13 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay multilevelLayout, fixed []in
 		lev, val, xv := make([]int32, nt), make([]float64, nt), make([]float64, nf)
 		var cols []int32
 		var vals []float64
+		live := func() bool {
+			return slices.Contains(failFT, false) || slices.Contains(failTT, false)
+		}
 		for i := range e.Len() {
+			if i%4096 == 0 && !live() {
+				break // every candidate has failed: the rest cannot revive one
+			}
 			cols, vals = e.SparseRow(i, cols[:0], vals[:0])
 			for t := range lev {
 				lev[t], val[t] = -1, 0

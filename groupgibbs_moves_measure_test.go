@@ -17,7 +17,10 @@ import (
 	"github.com/exactmh/exactmh/model"
 )
 
-var movesMeasure = flag.Bool("movesmeasure", false, "run TestGroupGibbsMovesMeasure, which compares GroupGibbs with and without its shifts and scale moves (figures/bench/multilevel_moves.txt)")
+var (
+	movesMeasure   = flag.Bool("movesmeasure", false, "run TestGroupGibbsMovesMeasure, which compares GroupGibbs with and without its shifts and scale moves (figures/bench/multilevel_moves.txt)")
+	movesSynthetic = flag.Bool("movessynthetic", false, "TestGroupGibbsMovesMeasure: only the synthetic design of 1,000 groups (N = 10⁵), without and with the moves")
+)
 
 // movesDesigns are TestGroupGibbsMovesMeasure's synthetic designs, like
 // issue 41's cases:
@@ -109,6 +112,38 @@ func movesDesigns(rng *rand.Rand) (names []string, posts []*exactmh.Posterior, e
 		}
 		names, posts = append(names, "pupils in schools in areas, strong covariate, areas' τ = 0"), append(posts, p)
 	}
+	if *movesSynthetic {
+		// BenchmarkGroupGibbsAcrossG's model at G = 1,000 (N = 10⁵): the
+		// synthetic rows must not get slower.
+		groups, per := 1000, 100
+		n := groups * per
+		m := &model.Multilevel{
+			Family: model.LogisticFamily{}, Y: make([]float64, n), Intercept: true,
+			Fixed:   []model.Covariate{{Name: "x1", Values: make([]float64, n)}, {Name: "x2", Values: make([]float64, n)}},
+			FixedSD: []float64{5, 5, 5},
+			Factors: []model.Factor{{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}},
+			Float32: true,
+		}
+		m.Factors[0].Slopes = []model.Covariate{{Name: "x1", Values: m.Fixed[0].Values}}
+		for g := range groups {
+			u, v := 0.5*rng.NormFloat64(), 0.25*rng.NormFloat64()
+			for k := range per {
+				i := g*per + k
+				x1, x2 := rng.NormFloat64(), rng.NormFloat64()
+				m.Fixed[0].Values[i], m.Fixed[1].Values[i] = x1, x2
+				m.Factors[0].Index[i] = int32(g)
+				z := -1 + 0.5*x1 - 0.3*x2 + u + v*x1
+				if rng.Float64() < 1/(1+math.Exp(-z)) {
+					m.Y[i] = 1
+				}
+			}
+		}
+		p, err := model.NewMultilevel(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		names, posts = append(names, "synthetic: 1,000 groups × 100, random intercept and slope"), append(posts, p)
+	}
 	return names, posts, nil
 }
 
@@ -126,6 +161,9 @@ func TestGroupGibbsMovesMeasure(t *testing.T) {
 		t.Skip("a measurement: run with -movesmeasure")
 	}
 	names, posts, err := movesDesigns(rand.New(rand.NewPCG(41, 1)))
+	if *movesSynthetic {
+		names, posts = names[2:], posts[2:]
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +184,9 @@ func TestGroupGibbsMovesMeasure(t *testing.T) {
 			{"scale moves only", exactmh.GroupGibbsNoShifts(base)},
 			{"with the moves", base},
 		} {
+			if *movesSynthetic && v.name != "without the moves" && v.name != "with the moves" {
+				continue
+			}
 			cpu0 := processCPU()
 			res, err := exactmh.Sample(context.Background(), p, v.k,
 				&exactmh.Settings{Chains: 4, Warmup: 1000, Draws: 1000, Seed: 5, Init: center})
