@@ -156,6 +156,9 @@ func movesDesigns(rng *rand.Rand) (names []string, posts []*exactmh.Posterior, e
 // figures/bench/multilevel_moves.txt.
 //
 //	go test -run TestGroupGibbsMovesMeasure -movesmeasure -v -timeout 60m .
+//
+// With -movessynthetic it runs only BenchmarkGroupGibbsAcrossG's model at
+// G = 1,000 (N = 10⁵), without and with the moves.
 func TestGroupGibbsMovesMeasure(t *testing.T) {
 	if !*movesMeasure {
 		t.Skip("a measurement: run with -movesmeasure")
