@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // mlNested is a multilevel logistic regression with nested factors and a
@@ -114,7 +115,7 @@ func TestGroupGibbsShiftsFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, w, err := exactmh.GibbsShifts(p, exactmh.GroupGibbs{Center: theta})
+	idx, w, err := multilevel.GibbsShifts(p, multilevel.GroupGibbs{Center: theta})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestGroupGibbsShiftsFound(t *testing.T) {
 	}
 	checkShiftsInvariant(t, p, idx, w, true)
 	// The mutant's shifts change some linear predictor.
-	bi, bw, err := exactmh.GibbsShifts(p, exactmh.GroupGibbsShiftBreak(exactmh.GroupGibbs{Center: theta}))
+	bi, bw, err := multilevel.GibbsShifts(p, multilevel.GroupGibbsShiftBreak(multilevel.GroupGibbs{Center: theta}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestGroupGibbsShiftsFound(t *testing.T) {
 	c := mlCrossed{n: 300, ga: 4, gb: 3}
 	pc := c.posteriorAt(t, 0.5, 0.5, [3]float64{0.5, 0.3, 0.5})
 	th := make([]float64, c.dim())
-	idx, w, err = exactmh.GibbsShifts(pc, exactmh.GroupGibbs{Center: th})
+	idx, w, err = multilevel.GibbsShifts(pc, multilevel.GroupGibbs{Center: th})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +211,8 @@ func checkShiftsInvariant(t *testing.T, p *exactmh.Posterior, idx [][]int32, w [
 
 // movesKernel is GroupGibbs centred at the problem's Mode, every block's
 // data thinned unless thinning would draw more than it holds.
-func movesKernel(pb mcmctest.Problem) exactmh.GroupGibbs {
-	return exactmh.GroupGibbs{Center: pb.Mode, ExactBelow: -1}
+func movesKernel(pb mcmctest.Problem) multilevel.GroupGibbs {
+	return multilevel.GroupGibbs{Center: pb.Mode, ExactBelow: -1}
 }
 
 // TestGroupGibbsMovesMoments compares GroupGibbs's posterior means and
@@ -264,9 +265,9 @@ func TestGroupGibbsMovesMoments(t *testing.T) {
 			t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, z, zn, lr, ln)
 		}
 		mutants := map[string]exactmh.Kernel{
-			"shift changes a linear predictor":       exactmh.GroupGibbsShiftBreak(movesKernel(pb)),
-			"scale move without its Jacobian":        exactmh.GroupGibbsScaleNoJacobian(movesKernel(pb)),
-			"nested scale move without its Jacobian": exactmh.GroupGibbsNestedNoJacobian(movesKernel(pb)),
+			"shift changes a linear predictor":       multilevel.GroupGibbsShiftBreak(movesKernel(pb)),
+			"scale move without its Jacobian":        multilevel.GroupGibbsScaleNoJacobian(movesKernel(pb)),
+			"nested scale move without its Jacobian": multilevel.GroupGibbsNestedNoJacobian(movesKernel(pb)),
 		}
 		for name, k := range mutants {
 			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, mode, 2000)

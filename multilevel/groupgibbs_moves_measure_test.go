@@ -4,7 +4,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 var (
@@ -177,14 +178,14 @@ func TestGroupGibbsMovesMeasure(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: N = %d, d = %d; centre %.1f CPU-s", names[q], p.Len(), p.Energy.Dim(), float64(processCPU()-cpu0)/1e9)
-		base := exactmh.GroupGibbs{Center: center}
+		base := multilevel.GroupGibbs{Center: center}
 		for _, v := range []struct {
 			name string
-			k    exactmh.GroupGibbs
+			k    multilevel.GroupGibbs
 		}{
-			{"without the moves", exactmh.GroupGibbsNoMoves(base)},
-			{"shifts only", exactmh.GroupGibbsNoScaleMoves(base)},
-			{"scale moves only", exactmh.GroupGibbsNoShifts(base)},
+			{"without the moves", multilevel.GroupGibbsNoMoves(base)},
+			{"shifts only", multilevel.GroupGibbsNoScaleMoves(base)},
+			{"scale moves only", multilevel.GroupGibbsNoShifts(base)},
 			{"with the moves", base},
 		} {
 			if *movesSynthetic && v.name != "without the moves" && v.name != "with the moves" {

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"math"
@@ -143,7 +143,7 @@ type gibbsMoveState struct {
 
 // buildMoves finds the shifts and scale moves of the model on the rows
 // (one pass) and returns nil if there are none or hooks.movesOff.
-func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay multilevelLayout, fixed []int32, hooks moveHooks) *gibbsMoves {
+func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay Layout, fixed []int32, hooks moveHooks) *gibbsMoves {
 	if hooks.movesOff {
 		return nil
 	}
@@ -156,7 +156,7 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay multilevelLayout, fixed []in
 		_, _, start, stride, levels, lt := lay.Term(t)
 		terms = append(terms, term{start, stride, levels, lt, 0})
 	}
-	if fs, ok := lay.(fixedScaleLayout); ok {
+	if fs, ok := lay.(FixedScaleLayout); ok {
 		for t := range fs.NumFixedScale() {
 			start, stride, levels, sd := fs.FixedScale(t)
 			terms = append(terms, term{start, stride, levels, -1, sd})
@@ -617,7 +617,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 		} else {
 			i = int(c.mData[c.pOff[p]+rr])
 		}
-		c.seen.add(i)
+		c.seen.Add(i)
 		rd, du, kf, err := c.remainderDiff(i, beta)
 		if err != nil {
 			return false, 0, err

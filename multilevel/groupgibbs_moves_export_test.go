@@ -2,7 +2,9 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
+
+import "github.com/exactmh/exactmh"
 
 // GroupGibbsNoMoves returns k without its shifts and scale moves
 // (groupgibbs_moves.go): the sweep of blocks, location moves and log
@@ -48,8 +50,8 @@ func GroupGibbsNestedNoJacobian(k GroupGibbs) GroupGibbs {
 
 // GibbsShifts returns the shifts k finds on the posterior p (k.Center
 // set): each as its coordinates and coefficients.
-func GibbsShifts(p *Posterior, k GroupGibbs) (idx [][]int32, w [][]float64, err error) {
-	t, err := NewTarget(p)
+func GibbsShifts(p *exactmh.Posterior, k GroupGibbs) (idx [][]int32, w [][]float64, err error) {
+	t, err := exactmh.NewTarget(p)
 	if err != nil {
 		return nil, nil, err
 	}
