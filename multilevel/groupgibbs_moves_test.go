@@ -178,7 +178,7 @@ func TestGroupGibbsShiftsFound(t *testing.T) {
 // row (want true) or that some shift changes some row's (want false).
 func checkShiftsInvariant(t *testing.T, p *exactmh.Posterior, idx [][]int32, w [][]float64, want bool) {
 	t.Helper()
-	e := p.Energy.(exactmh.SparseRowGLM)
+	e := p.Energy.(multilevel.SparseRowGLM)
 	d := p.Energy.Dim()
 	v := make([]float64, d)
 	var cols []int32
