@@ -493,8 +493,8 @@ type cvEnergy struct {
 	// cvBuild's.
 	codes    []uint16
 	envelope func(block []uint16) uint16
-	prec   []float64 // H, d×d row-major (symmetric)
-	ly     []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
+	prec     []float64 // H, d×d row-major (symmetric)
+	ly       []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
 	// sGrow, when positive, is max_i s_i, and K_i is A_i of lossGrowther:
 	// M(θ, θ′) is growthDistance's, valid pair by pair.
 	sGrow float64
