@@ -161,7 +161,10 @@ var cvCompactLimit = 1 << 25
 // only on a support within a few tens of posterior sds of θ̂
 // (TestPoissonMHControlVariatesMeasure).
 //
-// Memory is O(N): x_iᵀθ̂, f_i′ and f_i″ per datum. The sums Σ_i∇U_i(θ̂)
+// Memory is O(N): c_i, 8 bytes a datum, or 2 beyond cvCompactLimit data
+// (the codes), and up to cvRecordLimit data the expansion (x_iᵀθ̂, f_i′,
+// f_i″, f_i‴) per datum; at third order the pass keeps s_i² (8 bytes a
+// datum) or, compact, both orders' codes until it chooses. The sums Σ_i∇U_i(θ̂)
 // and Σ_i∇²U_i(θ̂), about half of the build, are skipped when la is
 // FindLaplace's after a Newton search on p's energy under β = 1 with
 // float64 rows, whose last pass summed them at θ̂ in the same order, bit
@@ -477,9 +480,10 @@ func ltNormSq(lt, x []float64, d int) float64 {
 // Up to cvRecordLimit data the expansion is stored, 32 bytes a datum read
 // with one cache miss; beyond, it is recomputed from the row the kernel
 // reads anyway (one more dot product and f_i′, f_i″: an exp for the
-// logistic loss), bit for bit as at construction, so that only c_i — 8
-// bytes a datum, 0.8 GB at N = 10⁸ — is held: at large N the state, not
-// the arithmetic, is what a machine runs out of.
+// logistic loss), bit for bit as at construction, so that only c_i is
+// held — 8 bytes a datum, or beyond cvCompactLimit data 2 (codes rounded
+// up, compactConsts): at large N the state, not the arithmetic, is what a
+// machine runs out of.
 type cvEnergy struct {
 	g      GLM
 	conv   rowConverter // g's, if its rows are not float64
