@@ -135,8 +135,12 @@ type cvBuild struct {
 // trials. Rounding up keeps the bound valid, so the kernels stay exact
 // with it as with any bound: only C grows, by at most 2^−8 (0.2 % on
 // average), and with it the batches. Below the limit the float64 state
-// is kept, and every draw is as it was (TestGoldenDraws). A variable for
-// the tests.
+// is kept, and every draw is as it was (TestGoldenDraws): its 24 bytes a
+// datum are at most 0.8 GB there, and the examples' runs below 3.4·10⁷
+// data keep their draws. The step costs the same CPU with either state
+// (BenchmarkCVCompactStep, figures/bench/compact_state.txt), so the limit
+// is about memory and reproducibility, not speed. A variable for the
+// tests.
 var cvCompactLimit = 1 << 25
 
 // build is controlVariates with b's options.
