@@ -207,8 +207,8 @@ const (
 // warmup transitions and then 4000 draws or 0.4 s of sampling (CPU time
 // where the platform reports it), whichever comes first. A pilot that
 // cannot finish its warmup within 1.5 s plus 20 passes over the data (CPU
-// time too) is reported too slow, with the best ESS per second
-// it could reach; a full-batch candidate whose best possible ESS per
+// time too) is reported unmeasured, with the bound on the ESS per second
+// it could reach (labelled a bound); a full-batch candidate whose best possible ESS per
 // second (two draws per transition) is below the fastest pilot's is not
 // piloted at all, nor is a Poisson candidate, counted as (λ + L)/N
 // passes. Candidates that fail (no bound, a bound violated) are listed
@@ -650,7 +650,7 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 		}
 		w := res.Chains[0].Warmup
 		per := (end - guard.start).Seconds() / float64(w.Steps)
-		return 0, 0, 2 / per, 0, fmt.Errorf("too slow: %d of %d warmup transitions in %v, %.3gs each (at most ≈ %.3g ESS/s)",
+		return 0, 0, 2 / per, 0, fmt.Errorf("not measured: %d of %d warmup transitions in the pilot's %v, %.3gs each (an upper bound, not a rate: at most ≈ %.3g ESS/s, two draws a transition)",
 			w.Steps, autoPilotWarmup, timeout.Round(time.Millisecond), per, 2/per)
 	}
 	c := res.Chains[0]
