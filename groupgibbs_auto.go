@@ -273,13 +273,13 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 // full-batch NUTS from the same centre; the faster wins. A centre that
 // cannot be found leaves NUTS alone, with the reason.
 //
-// A GroupGibbs transition is a sweep over every block, so its pilot is
-// sized by the sweep: a probe of a few sweeps measures one, then one chain
-// runs 50 warmup sweeps and samples for max(0.4 s, 100 sweeps) (at most
-// 4000 draws). NUTS is piloted (as Choose pilots it) only where its best
-// possible ESS per second, two per transition of autoNUTSPasses passes
-// over the data, beats GroupGibbs's measured rate.
-func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout, seed uint64, pass time.Duration) (*Choice, error) {
+// A GroupGibbs transition is a sweep over every block: a probe of a few
+// sweeps checks that it does not grind, then one chain runs 50 warmup
+// sweeps and samples within the counted budget every pilot has (pilot,
+// auto_cost.go). NUTS is piloted (as Choose pilots it) only where its best
+// possible ESS per unit of cost, two per transition of autoNUTSPasses
+// passes over the data, beats GroupGibbs's rate.
+func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout, seed uint64) (*Choice, error) {
 	t0 := time.Now()
 	choiceProgress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
 	center, sd, err := multilevelCenter(ctx, t, lay)
@@ -315,36 +315,36 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", ki.Name, err, why)
 		return choice, nil
 	}
-	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
-	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
+	if why := grind(p, probe.Chains[0].Sampling, "probe"); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
-		return choice.grinds(p, m, lay, pass), nil
+		return choice.grinds(p, m, lay), nil
 	}
-	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
-		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
-	if err != nil {
+	out, err := pilot(ctx, p, gg, center, seed, 50, 0, cache)
+	if out.res == nil || len(out.res.Chains) == 0 || err != nil && out.atMost == 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("exactmh: automatic default: %s: %w", ki.Name, err)
 	}
-	c0 := res.Chains[0]
-	m.Time = time.Since(t1)
-	if ess := minESS(res); c0.Len() >= 20 && c0.Sampling.Time > 0 && !math.IsNaN(ess) {
-		m.ESSPerSecond = ess / c0.Sampling.Time.Seconds()
-		m.EvalsPerStep = c0.Sampling.EvalsPerStep()
+	c0 := out.res.Chains[0]
+	m.Time, m.Cost = out.cpu, out.cost
+	if err == nil {
+		m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, c0.Sampling.EvalsPerStep(), out.partial
 	} else {
-		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
+		m.Err, m.AtMost = err.Error(), out.atMost
 	}
-	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
-	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
+	choiceProgress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", ki.Name, m.ESSPerCost, m.Cost)
+	if why := grind(p, c0.Sampling, "pilot"); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay, pass), nil
+		return choice.grinds(p, m, lay), nil
 	}
 	if why := fixedStuck(c0); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay, pass), nil
+		return choice.grinds(p, m, lay), nil
 	}
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
-	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d%s)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len(), growthNote(p))
+	choice.Reason = fmt.Sprintf("%s (%s, %.3g data per sweep of N = %d%s)", ki.Name, rateReason(m), m.EvalsPerStep, p.Len(), growthNote(p))
 	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
 	for _, ki := range withRole(autoFull) {
 		k, name := ki.New(nil), ki.Name
@@ -352,28 +352,27 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 			k, name = ncKernel, ncName // centred or not, as multilevelNUTS decides
 		}
 		n := Candidate{Name: name}
-		if bound := 2 / (ki.passes * pass.Seconds()); pass > 0 && bound < m.ESSPerSecond {
-			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", ki.passes, pass.Round(time.Microsecond), bound)
+		if bound := fullBatchBound(p, k, ki.passes); bound < m.ESSPerCost {
+			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times, so at most ≈ %.4g ESS per 10⁶ evaluations (a bound)", ki.passes, bound)
 			choice.Candidates = append(choice.Candidates, n)
 			continue
 		}
-		t2 := time.Now()
 		choiceProgress(ctx, "pilot: %s", name)
-		rate, evals, atMost, scale, err := pilot(ctx, p, k, center, seed, autoPilotTimeout+autoPilotPasses*pass, m.ESSPerSecond, choice.cache(p))
-		n.Time, n.Scale = time.Since(t2), scale
+		out, err := pilot(ctx, p, k, center, seed, autoPilotWarmup, m.ESSPerCost, choice.cache(p))
+		n.Time, n.Scale, n.Cost = out.cpu, out.scale, out.cost
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err != nil:
-			n.Err, n.AtMost = err.Error(), atMost
+			n.Err, n.AtMost = err.Error(), out.atMost
 		default:
-			n.ESSPerSecond, n.EvalsPerStep = rate, evals
-			if rate > m.ESSPerSecond && rate > 0 {
-				if scale > 0 {
+			n.ESSPerCost, n.EvalsPerStep, n.Partial = out.rate, out.evals, out.partial
+			if out.rate > m.ESSPerCost && out.rate > 0 {
+				if scale := out.scale; scale > 0 {
 					k, _ = withStep(k, nil, func(float64) float64 { return scale })
 				}
 				choice.Name, choice.Kernel = name, k
-				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", name, rate)
+				choice.Reason = fmt.Sprintf("%s (%s)", name, rateReason(n))
 				if name == ncName {
 					choice.Reason += ", " + ncWhy
 				}
@@ -381,8 +380,8 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		}
 		choice.Candidates = append(choice.Candidates, n)
 	}
-	choice.Reason = fmt.Sprintf("%s, the highest ESS per second of the pilots on a multilevel model (%d random-effect terms, d = %d; Laplace-EM centre in %v: the joint posterior has no mode)",
-		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
+	choice.Reason = fmt.Sprintf("%s, the highest ESS per unit of counted cost of the pilots on a multilevel model (%d random-effect terms, d = %d; from the Laplace-EM centre: the joint posterior has no mode)",
+		choice.Reason, lay.NumTerms(), p.Dim())
 	sortCandidates(choice.Candidates)
 	return choice, nil
 }
@@ -405,13 +404,13 @@ var gibbsGrind = 1.0
 // blocks decided exactly, every sweep at least a pass over the data,
 // which full-batch NUTS spends on a gradient step — and "" if they do
 // not.
-func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) string {
+func grind(p *Posterior, tot Totals, stage string) string {
 	n := p.Len()
 	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
 		return ""
 	}
-	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%v per sweep; a pass over the data takes %v)",
-		stage, tot.MeanBatch(), n, sweep.Round(time.Microsecond), pass.Round(time.Microsecond))
+	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%.3g passes over the data)",
+		stage, tot.MeanBatch(), n, tot.MeanBatch()/float64(n))
 }
 
 // gibbsFixedFloor is the acceptance of GroupGibbs's fixed-effect block
@@ -458,30 +457,18 @@ func fixedIACT(acc float64) float64 {
 
 // grinds makes c the fallback from a grinding GroupGibbs (its candidate
 // m, Err saying why): full-batch NUTS from the centre (c.center),
-// centred or not as multilevelNUTS decides, unpiloted. Where the time of
-// a pass over the data is known, the reason says what the fallback will
-// cost: every NUTS gradient is a pass, and a transition takes 2^depth − 1
-// of them (tree depth 3 to 10 under Stan's and NUTS's defaults), so a
-// user on tall data learns before the run that it is slow.
-func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout, pass time.Duration) *Choice {
+// centred or not as multilevelNUTS decides, unpiloted. The reason says
+// what the fallback will cost: every NUTS gradient is a pass, and a
+// transition takes 2^depth − 1 of them (tree depth 3 to 10 under Stan's
+// and NUTS's defaults), so a user on tall data learns before the run that
+// it is slow.
+func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout) *Choice {
 	c.Candidates = append(c.Candidates, m)
 	name, k, why := multilevelNUTS(lay, c.center, c.centerSD)
 	c.Name, c.Kernel, c.Posterior = name, k, p
 	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
-	if pass > 0 {
-		c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data (a pass takes %v), so 1,000 transitions of 7 to 1,023 gradients take %v to %v per chain",
-			p.Len(), pass.Round(time.Microsecond), roundTo3(7000*pass), roundTo3(1023000*pass))
-	}
+	c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data, so 1,000 transitions of 7 to 1,023 gradients take 7,000 to 1,023,000 passes over the data per chain", p.Len())
 	return c
-}
-
-// roundTo3 rounds d to about three significant digits for a message.
-func roundTo3(d time.Duration) time.Duration {
-	unit := time.Nanosecond
-	for unit < time.Hour && d >= 1000*unit {
-		unit *= 10
-	}
-	return d.Round(unit)
 }
 
 // centerInits returns a copy of s with one θ0 per chain, the centre plus

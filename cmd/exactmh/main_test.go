@@ -261,7 +261,7 @@ func TestChainIDProcessesEqualInProcess(t *testing.T) {
 func TestChooseOnlyThenChainID(t *testing.T) {
 	dir := t.TempDir()
 	r := mustRun(t, dir, append(sampleArgs("--choose-only", "--choice", "choice.json"), "--quiet=false")...)
-	if !strings.Contains(r.stdout, "ESS/s") {
+	if !strings.Contains(r.stdout, "ESS per 10⁶ evaluations") {
 		t.Errorf("--choose-only printed %q", r.stdout)
 	}
 	mustRun(t, dir, sampleArgs("--choice", "choice.json", "--chains", "2", "--out", "whole")...)
