@@ -60,6 +60,17 @@ const (
 	costPerRate = 1e6
 )
 
+// pilotBudgetScale multiplies the warmup's and the sampling's budgets:
+// tests shrink them to put pilots in the regime of a far larger problem
+// (TestAutoUnfinishedPilotScored).
+var pilotBudgetScale = [2]float64{1, 1}
+
+// pilotNoPartial, set by tests, is a mutant: a pilot whose sampling made
+// too few draws scores 0, not its partial estimate — the scoring under
+// which a custom multilevel energy's MH-CN and TunaMH pilots lost to
+// NUTS's bound (TestAutoUnfinishedPilotScored).
+var pilotNoPartial bool
+
 // pricing converts a pilot's counts into datum energy evaluations.
 type pricing struct {
 	// step is a transition's work besides its data, in evaluations: its
@@ -171,8 +182,8 @@ const pilotGuardSteps = 5
 func newPilotGuard(p *Posterior, k Kernel, warmup int, beat float64) *pilotGuard {
 	n := float64(p.Len())
 	g := &pilotGuard{price: stepCost(p, k), beat: beat, warmup: warmup,
-		warmupBudget: autoPilotWarmupCost + autoPilotPasses*n,
-		sampleBudget: max(autoPilotSampleCost, autoPilotSamplePasses*n),
+		warmupBudget: pilotBudgetScale[0] * (autoPilotWarmupCost + autoPilotPasses*n),
+		sampleBudget: pilotBudgetScale[1] * max(autoPilotSampleCost, autoPilotSamplePasses*n),
 		keep:         min(p.Dim(), autoPartialKeep)}
 	if pilotStallHook != nil {
 		g.stall = pilotStallHook()
@@ -220,11 +231,11 @@ func (g *pilotGuard) Record(e *Event) error {
 // of the latter half of the draws the guard kept (of the first
 // autoPartialCap transitions: the late warmup, and the first sampling
 // draws), and how many there are, or 0, 0 when there are fewer than
-// autoPartialMin or their ESS is not defined. It scores a pilot
+// autoPartialMin (0, m when a coordinate never moved). It scores a pilot
 // that did not finish (its warmup ran past its budget, or its sampling
 // made too few draws) on the same footing as the others: its chain's ESS
-// per unit of counted cost, over draws still under adaptation (which the
-// ESS of a chain moving less than it will rather understates).
+// per unit of counted cost, over draws partly still under adaptation,
+// where a chain seldom mixes better than it will after.
 func (g *pilotGuard) partialScore() (rate float64, draws int) {
 	all := len(g.keptCosts)
 	from := all / 2
@@ -244,7 +255,7 @@ func (g *pilotGuard) partialScore() (rate float64, draws int) {
 		}
 		e := math.Min(diagnostics.ESSBulk([][]float64{x}), diagnostics.ESSTail([][]float64{x}))
 		if math.IsNaN(e) {
-			return 0, 0
+			return 0, m // a coordinate that never moved: 0, as pilot scores such a chain
 		}
 		ess = math.Min(ess, e)
 	}
@@ -324,6 +335,9 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 			ess *= diagnostics.StayWarn / float64(stay)
 		}
 		out.rate = ess / guard.sampleCost * costPerRate
+		return out, nil
+	}
+	if pilotNoPartial && !guard.overBudget {
 		return out, nil
 	}
 	if rate, m := guard.partialScore(); m > 0 {
