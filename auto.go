@@ -91,6 +91,10 @@ type Candidate struct {
 	// draws it made, per unit of their cost. Such an estimate ranks with
 	// the measured ones.
 	Partial int
+	// Moves, when positive, says that the pilot's chain moved too seldom
+	// for an ESS (its quantiles' indicators did not vary) and that its
+	// Moves moves stood for it, one effective draw each.
+	Moves int
 	// EvalsPerStep is datum energy and gradient evaluations per transition.
 	EvalsPerStep float64
 	// Err says why the candidate was not measured, if it was not.
@@ -128,6 +132,9 @@ func (c *Choice) String() string {
 			fmt.Fprintf(&b, "; %s %.4g ESS per 10⁶ evaluations", k.Name, k.ESSPerCost)
 			if k.Partial > 0 {
 				fmt.Fprintf(&b, " (estimated from %d draws of an unfinished pilot)", k.Partial)
+			}
+			if k.Moves > 0 {
+				fmt.Fprintf(&b, " (ESS undefined: its %d moves counted)", k.Moves)
 			}
 			fmt.Fprintf(&b, " (pilot %.3g evaluations)", k.Cost)
 		}
@@ -556,7 +563,7 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 		if err != nil {
 			m.Err, m.AtMost = err.Error(), out.atMost
 		} else {
-			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
+			m.ESSPerCost, m.EvalsPerStep, m.Partial, m.Moves = out.rate, out.evals, out.partial, out.moves
 			if out.rate > bestRate {
 				bestRate, bestK, bestScale, bestCap = out.rate, k, out.scale, limit
 			}
@@ -763,7 +770,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 				bestBound = i
 			}
 		default:
-			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
+			m.ESSPerCost, m.EvalsPerStep, m.Partial, m.Moves = out.rate, out.evals, out.partial, out.moves
 			if best < 0 || out.rate > choice.Candidates[best].ESSPerCost {
 				best = i
 			}
@@ -793,6 +800,9 @@ func rateReason(m Candidate) string {
 	r := fmt.Sprintf("the highest ESS per 10⁶ counted evaluations (%.4g", m.ESSPerCost)
 	if m.Partial > 0 {
 		r += fmt.Sprintf(", estimated from %d draws of a pilot that did not finish", m.Partial)
+	}
+	if m.Moves > 0 {
+		r += fmt.Sprintf(", its ESS undefined and its %d moves counted", m.Moves)
 	}
 	return r + ")"
 }
