@@ -91,10 +91,6 @@ type Candidate struct {
 	// draws it made, per unit of their cost. Such an estimate ranks with
 	// the measured ones.
 	Partial int
-	// Moves, when positive, says that the pilot's chain moved too seldom
-	// for an ESS (its quantiles' indicators did not vary) and that its
-	// Moves moves stood for it, one effective draw each.
-	Moves int
 	// EvalsPerStep is datum energy and gradient evaluations per transition.
 	EvalsPerStep float64
 	// Err says why the candidate was not measured, if it was not.
@@ -132,9 +128,6 @@ func (c *Choice) String() string {
 			fmt.Fprintf(&b, "; %s %.4g ESS per 10⁶ evaluations", k.Name, k.ESSPerCost)
 			if k.Partial > 0 {
 				fmt.Fprintf(&b, " (estimated from %d draws of an unfinished pilot)", k.Partial)
-			}
-			if k.Moves > 0 {
-				fmt.Fprintf(&b, " (ESS undefined: its %d moves counted)", k.Moves)
 			}
 			fmt.Fprintf(&b, " (pilot %.3g evaluations)", k.Cost)
 		}
@@ -563,7 +556,7 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 		if err != nil {
 			m.Err, m.AtMost = err.Error(), out.atMost
 		} else {
-			m.ESSPerCost, m.EvalsPerStep, m.Partial, m.Moves = out.rate, out.evals, out.partial, out.moves
+			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
 			if out.rate > bestRate {
 				bestRate, bestK, bestScale, bestCap = out.rate, k, out.scale, limit
 			}
@@ -597,15 +590,26 @@ func cnProposal(k Kernel) (*CrankNicolson, bool) {
 // sticks in a tail its proposal reaches too rarely loses first (the
 // rare-event logistic regression of examples/rare shows it), and a choice
 // by bulk ESS alone does not see it.
+//
+// An ESS that is not defined (a coordinate that never moved, or a tail
+// indicator constant over a short chain that moved seldom) is left out,
+// so that a slow chain of a pilot is scored by the ESS it has rather than
+// 0; NaN when none is defined (a chain that never moved).
 func minESS(r *Result) float64 {
-	m := math.Inf(1)
+	m := math.NaN()
 	for j := range r.Dim {
-		x := r.Samples(j)
-		e := math.Min(diagnostics.ESSBulk(x), diagnostics.ESSTail(x))
-		if math.IsNaN(e) {
-			return math.NaN()
+		m = minDefined(m, r.Samples(j))
+	}
+	return m
+}
+
+// minDefined returns the smallest of m and the defined ones of x's bulk
+// and tail ESS (NaN counts as not defined).
+func minDefined(m float64, x [][]float64) float64 {
+	for _, e := range [...]float64{diagnostics.ESSBulk(x), diagnostics.ESSTail(x)} {
+		if !math.IsNaN(e) && (math.IsNaN(m) || e < m) {
+			m = e
 		}
-		m = math.Min(m, e)
 	}
 	return m
 }
@@ -770,7 +774,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 				bestBound = i
 			}
 		default:
-			m.ESSPerCost, m.EvalsPerStep, m.Partial, m.Moves = out.rate, out.evals, out.partial, out.moves
+			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
 			if best < 0 || out.rate > choice.Candidates[best].ESSPerCost {
 				best = i
 			}
@@ -800,9 +804,6 @@ func rateReason(m Candidate) string {
 	r := fmt.Sprintf("the highest ESS per 10⁶ counted evaluations (%.4g", m.ESSPerCost)
 	if m.Partial > 0 {
 		r += fmt.Sprintf(", estimated from %d draws of a pilot that did not finish", m.Partial)
-	}
-	if m.Moves > 0 {
-		r += fmt.Sprintf(", its ESS undefined and its %d moves counted", m.Moves)
 	}
 	return r + ")"
 }

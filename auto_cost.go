@@ -231,14 +231,13 @@ func (g *pilotGuard) Record(e *Event) error {
 // of the latter half of the draws the guard kept (of the first
 // autoPartialCap transitions: the late warmup, and the first sampling
 // draws), and how many there are, or 0, 0 when there are fewer than
-// autoPartialMin. Where the ESS is not defined (a chain that moved too
-// seldom for its quantiles' indicators to vary), its moves stand for it
-// (moves > 0; 0 for a chain that never moved), as pilot does. It scores a pilot
+// autoPartialMin (0, m when no coordinate's ESS is defined: a chain that
+// never moved; undefined ones are left out, as minESS does). It scores a pilot
 // that did not finish (its warmup ran past its budget, or its sampling
 // made too few draws) on the same footing as the others: its chain's ESS
 // per unit of counted cost, over draws partly still under adaptation,
 // where a chain seldom mixes better than it will after.
-func (g *pilotGuard) partialScore() (rate float64, draws, moves int) {
+func (g *pilotGuard) partialScore() (rate float64, draws int) {
 	all := len(g.keptCosts)
 	from := all / 2
 	m := all - from
@@ -247,37 +246,20 @@ func (g *pilotGuard) partialScore() (rate float64, draws, moves int) {
 		cost += c
 	}
 	if m < autoPartialMin || !(cost > 0) {
-		return 0, 0, 0
+		return 0, 0
 	}
 	x := make([]float64, m)
-	ess := math.Inf(1)
+	ess := math.NaN()
 	for j := range g.keep {
 		for i := range m {
 			x[i] = g.kept[(from+i)*g.keep+j]
 		}
-		e := math.Min(diagnostics.ESSBulk([][]float64{x}), diagnostics.ESSTail([][]float64{x}))
-		if math.IsNaN(e) {
-			for i := 1; i < m; i++ {
-				if !equalDraws(g.kept[(from+i)*g.keep:(from+i+1)*g.keep], g.kept[(from+i-1)*g.keep:(from+i)*g.keep]) {
-					moves++
-				}
-			}
-			return float64(moves) / cost * costPerRate, m, moves
-		}
-		ess = math.Min(ess, e)
+		ess = minDefined(ess, [][]float64{x})
 	}
-	return ess / cost * costPerRate, m, 0
-}
-
-// chainMoves returns how many of chain 0's consecutive draws differ.
-func chainMoves(r *Result) int {
-	n, moves := r.Chains[0].Len(), 0
-	for k := 1; k < n; k++ {
-		if !equalDraws(r.Draw(0, k), r.Draw(0, k-1)) {
-			moves++
-		}
+	if math.IsNaN(ess) {
+		return 0, m // a chain that never moved: 0, as pilot scores one
 	}
-	return moves
+	return ess / cost * costPerRate, m
 }
 
 // pilotOut is what a pilot measured.
@@ -288,7 +270,6 @@ type pilotOut struct {
 	// (partialScore); atMost a bound on it for a pilot with no rate.
 	rate, atMost float64
 	partial      int
-	moves        int     // > 0: the chain's moves stood for its undefined ESS
 	evals        float64 // datum energy and gradient evaluations per sampling transition
 	scale        float64 // the step scale its warmup adapted (0: none)
 	cost         float64 // what the whole pilot cost, in evaluations
@@ -348,14 +329,7 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 		out.evals = float64(tot.Evals+tot.GradEvals) / float64(tot.Steps)
 		ess := minESS(res)
 		if math.IsNaN(ess) {
-			// Too few moves for the quantiles' indicators to vary: each
-			// move counts as one effective draw (an upper estimate for a
-			// local move, about right for the nearly independent moves
-			// of a Crank–Nicolson proposal near its independence limit);
-			// a chain that never moved scores 0.
-			out.moves = chainMoves(res)
-			out.rate = float64(out.moves) / guard.sampleCost * costPerRate
-			return out, nil
+			return out, nil // a chain that never moved: 0
 		}
 		if stay, _ := longestStay(res, c.Len()); stay > diagnostics.StayWarn {
 			ess *= diagnostics.StayWarn / float64(stay)
@@ -366,8 +340,8 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 	if pilotNoPartial && !guard.overBudget {
 		return out, nil
 	}
-	if rate, m, moves := guard.partialScore(); m > 0 {
-		out.rate, out.partial, out.moves = rate, m, moves
+	if rate, m := guard.partialScore(); m > 0 {
+		out.rate, out.partial = rate, m
 		return out, nil
 	}
 	out.atMost = 2 * float64(guard.steps) / guard.cost * costPerRate

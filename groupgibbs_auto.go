@@ -329,7 +329,7 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 	c0 := out.res.Chains[0]
 	m.Time, m.Cost = out.cpu, out.cost
 	if err == nil {
-		m.ESSPerCost, m.EvalsPerStep, m.Partial, m.Moves = out.rate, c0.Sampling.EvalsPerStep(), out.partial, out.moves
+		m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, c0.Sampling.EvalsPerStep(), out.partial
 	} else {
 		m.Err, m.AtMost = err.Error(), out.atMost
 	}
@@ -366,7 +366,7 @@ func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilev
 		case err != nil:
 			n.Err, n.AtMost = err.Error(), out.atMost
 		default:
-			n.ESSPerCost, n.EvalsPerStep, n.Partial, n.Moves = out.rate, out.evals, out.partial, out.moves
+			n.ESSPerCost, n.EvalsPerStep, n.Partial = out.rate, out.evals, out.partial
 			if out.rate > m.ESSPerCost && out.rate > 0 {
 				if scale := out.scale; scale > 0 {
 					k, _ = withStep(k, nil, func(float64) float64 { return scale })
