@@ -591,10 +591,12 @@ func cnProposal(k Kernel) (*CrankNicolson, bool) {
 // rare-event logistic regression of examples/rare shows it), and a choice
 // by bulk ESS alone does not see it.
 //
-// An ESS that is not defined (a coordinate that never moved, or a tail
-// indicator constant over a short chain that moved seldom) is left out,
-// so that a slow chain of a pilot is scored by the ESS it has rather than
-// 0; NaN when none is defined (a chain that never moved).
+// An ESS the diagnostics do not define (NaN: a coordinate that did not
+// vary over a short, slow pilot) is left out, so that such a pilot is
+// scored by the ESS it has rather than 0 — on issue 43's custom multilevel
+// energy (N = 10⁵, d = 505) MH-CN's pilot of 198 draws scored 0 so and
+// lost to TunaMH at a quarter of its rate (figures/bench/auto_choice.txt);
+// NaN when none is defined (a chain that never moved).
 func minESS(r *Result) float64 {
 	m := math.NaN()
 	for j := range r.Dim {
