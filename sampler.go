@@ -164,6 +164,10 @@ const (
 	// pass over the data to get there: Newton's decrement falls
 	// quadratically.
 	AutoMAPTol = 1e-6
+	// AutoSmallN is the number of data below which the automatic default
+	// takes a full-batch sampler (NUTS) without pilots: a pass over the
+	// data is cheap.
+	AutoSmallN = autoSmallN
 )
 
 // defaultChains is the number of chains when Settings.Chains is 0.
@@ -593,8 +597,8 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	}
 	if choice.fromLaplace {
 		s = LaplaceInits(s, choice.Laplace, choice.Posterior)
-	} else if choice.center != nil {
-		s = centerInits(s, choice.center, choice.centerSD, choice.Posterior)
+	} else if choice.Center != nil {
+		s = centerInits(s, choice.Center, choice.CenterSD, choice.Posterior)
 	}
 	return sample(ctx, choice.Posterior, choice.Kernel, s, choice, choice.cache(choice.Posterior))
 }
@@ -1067,7 +1071,7 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	r := cr.r
 	start := time.Now()
 	phaseStart := start
-	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() {
+	if _, ok := abandoner(cr.ch); ok {
 		// The whole-data passes of a long transition poll a flag set when
 		// ctx is cancelled, so that the run stops within a chunk of data
 		// rather than at the end of the transition.
@@ -1157,7 +1161,8 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			*cr.src = src0
 			t.evals, t.gradEvals = e0, g0
 			cr.where = "abandonStep"
-			ch.(stepInterrupter).abandonStep()
+			abandon, _ := abandoner(ch)
+			abandon()
 			r.Err = ctx.Err()
 			break
 		}
@@ -1546,4 +1551,40 @@ func (w *metricWindows) denseWorthIt() bool {
 	noise := (1 + q) / (1 - q)
 	noise *= noise
 	return !(lo > 0) || hi/lo > autoDenseFactor*noise
+}
+
+// centerInits returns a copy of s with one θ0 per chain, the centre plus
+// its standard deviations times standard normal draws (dispersed at the
+// posterior's scale, as R-hat needs), when s sets neither Init nor Inits;
+// a draw outside the prior's support is replaced by the centre. Sample
+// starts the chains of a Choice with a Center so.
+func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
+	if center == nil || s != nil && (s.Init != nil || s.Inits != nil) {
+		return s
+	}
+	var r Settings
+	if s != nil {
+		r = *s
+	}
+	chains := r.Chains
+	if chains == 0 {
+		chains = defaultChains
+	}
+	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
+		return s // resolve reports it
+	}
+	prior := p.prior()
+	r.Inits = make([][]float64, chains)
+	for k := range r.Inits {
+		rng := rand.New(rand.NewPCG(r.Seed, 0x6d6c63656e746572^uint64(r.FirstChain+k)))
+		x := slices.Clone(center)
+		for j := range x {
+			x[j] += sd[j] * rng.NormFloat64()
+		}
+		if lp := prior.LogPrior(x); math.IsInf(lp, -1) || math.IsNaN(lp) {
+			x = slices.Clone(center)
+		}
+		r.Inits[k] = x
+	}
+	return &r
 }

@@ -2,34 +2,34 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"time"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/sparse"
 )
 
-// multilevelOf returns p's layout if p is a multilevel GLM GroupGibbs can
-// sample: sparse rows, sparse Hessians of energy and prior, and a prior
-// that describes its blocks and scales (model.NewMultilevel's).
-func multilevelOf(p *Posterior) (multilevelLayout, bool) {
-	lay, ok := p.Prior.(multilevelLayout)
+// Of returns p's layout and true if p is a multilevel posterior the
+// package's kernels sample (see Layout): a prior with random-effect terms
+// that describes its blocks and scales (model.NewMultilevel's), sparse
+// rows (SparseRowGLM), and sparse Hessians of energy and prior.
+func Of(p *exactmh.Posterior) (Layout, bool) {
+	lay, ok := p.Prior.(Layout)
 	if !ok || lay.NumTerms() == 0 {
 		return nil, false
 	}
 	if _, ok := p.Energy.(SparseRowGLM); !ok {
 		return nil, false
 	}
-	if _, ok := p.Energy.(SparseHessianer); !ok {
+	if _, ok := p.Energy.(exactmh.SparseHessianer); !ok {
 		return nil, false
 	}
-	_, ok = p.Prior.(SparseHessianer)
+	_, ok = p.Prior.(exactmh.SparseHessianer)
 	return lay, ok
 }
 
@@ -46,15 +46,15 @@ func multilevelOf(p *Posterior) (multilevelLayout, bool) {
 // Newton to the mode given that τ. The standard deviations are the
 // conditional ones of the effects and, for a log scale, 1/√(−∂² log p).
 // It costs a few dozen passes over the data and sparse factorisations.
-func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (center, sd []float64, err error) {
+func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (center, sd []float64, err error) {
 	d := t.Dim()
 	blocks := lay.Blocks()
 	if len(blocks) != d {
 		return nil, nil, fmt.Errorf("the prior's Blocks has %d entries, want the dimension %d", len(blocks), d)
 	}
-	defer t.watch(ctx)() // its passes stop within a chunk once ctx is cancelled
-	eh := t.Energy().(SparseHessianer)
-	ph, ok := t.Prior().(SparseHessianer)
+	defer t.Watch(ctx)() // its passes stop within a chunk once ctx is cancelled
+	eh := t.Energy().(exactmh.SparseHessianer)
+	ph, ok := t.Prior().(exactmh.SparseHessianer)
 	if !ok {
 		return nil, nil, fmt.Errorf("prior %T has no sparse Hessian", t.Prior())
 	}
@@ -113,12 +113,12 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 		}
 		if !same {
 			var err error
-			if he, err = t.sparseHessian(eh, theta); err != nil {
+			if he, err = t.SparseHessianOf(eh, theta); err != nil {
 				he = nil
 				return err
 			}
 		}
-		hp, err := t.sparseHessian(ph, theta)
+		hp, err := t.SparseHessianOf(ph, theta)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	for a, j := range eff {
 		sd[j] = math.Sqrt(variance[a])
 	}
-	hp, err := t.sparseHessian(ph, theta)
+	hp, err := t.SparseHessianOf(ph, theta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,126 +269,100 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 }
 
 // multilevelChoice is the automatic default on a multilevel posterior
-// (multilevelOf): GroupGibbs around the Laplace-EM centre, piloted against
+// (Of): GroupGibbs around the Laplace-EM centre, piloted against
 // full-batch NUTS from the same centre; the faster wins. A centre that
 // cannot be found leaves NUTS alone, with the reason.
 //
 // A GroupGibbs transition is a sweep over every block: a probe of a few
 // sweeps checks that it does not grind, then one chain runs 50 warmup
-// sweeps and samples within the counted budget every pilot has (pilot,
-// auto_cost.go). NUTS is piloted (as Choose pilots it) only where its best
-// possible ESS per unit of cost, two per transition of autoNUTSPasses
-// passes over the data, beats GroupGibbs's rate.
-func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout, seed uint64) (*Choice, error) {
+// sweeps and samples within the counted budget every pilot of the
+// automatic default has (Choice.Pilot). NUTS is piloted (as Choose pilots
+// it) only where its best possible ESS per unit of counted cost, two per
+// transition of its passes over the data, beats GroupGibbs's rate.
+func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout, seed uint64) error {
 	t0 := time.Now()
-	choiceProgress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
+	choice.Progress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
 	center, sd, err := multilevelCenter(ctx, t, lay)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		name, k, why := multilevelNUTS(lay, nil, nil)
-		return &Choice{Name: name, Kernel: k, Posterior: p,
-			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why}, nil
+		choice.Name, choice.Kernel, choice.Posterior = name, k, p
+		choice.Reason = "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why
+		return nil
 	}
 	if perturbCenter != nil {
 		perturbCenter(center, sd)
 	}
 	centerTime := time.Since(t0)
-	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
-	choice := &Choice{center: center, centerSD: sd}
-	ki := withRole(autoMultilevel)[0] // the registry's multilevel candidate, GroupGibbs
-	gg := ki.New(center)
-	cache := choice.cache(p)
-	m := Candidate{Name: ki.Name}
+	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
+	choice.Center, choice.CenterSD = center, sd
+	var gg exactmh.Kernel = GroupGibbs{Center: center}
+	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
-	choiceProgress(ctx, "pilot: %s", ki.Name)
-	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
+	choice.Progress(ctx, "pilot: %s", m.Name)
+	probe, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		m.Err = err.Error()
 		choice.Candidates = append(choice.Candidates, m)
 		name, k, why := multilevelNUTS(lay, center, sd)
 		choice.Name, choice.Kernel, choice.Posterior = name, k, p
-		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", ki.Name, err, why)
-		return choice, nil
+		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", m.Name, err, why)
+		return nil
 	}
 	if why := grind(p, probe.Chains[0].Sampling, "probe"); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
-		return choice.grinds(p, m, lay), nil
+		grinds(choice, p, m, lay)
+		return nil
 	}
-	out, err := pilot(ctx, p, gg, center, seed, 50, 0, cache)
-	if out.res == nil || len(out.res.Chains) == 0 || err != nil && out.atMost == 0 {
+	m, res, err := choice.Pilot(ctx, p, gg, center, seed, 50, 0)
+	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-		return nil, fmt.Errorf("exactmh: automatic default: %s: %w", ki.Name, err)
+		return fmt.Errorf("exactmh: automatic default: %s: %w", gg.Name(), err)
 	}
-	c0 := out.res.Chains[0]
-	m.Time, m.Cost = out.cpu, out.cost
-	if err == nil {
-		m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, c0.Sampling.EvalsPerStep(), out.partial
-	} else {
-		m.Err, m.AtMost = err.Error(), out.atMost
-	}
-	choiceProgress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", ki.Name, m.ESSPerCost, m.Cost)
+	c0 := res.Chains[0]
+	m.EvalsPerStep = c0.Sampling.EvalsPerStep()
+	choice.Progress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", m.Name, m.ESSPerCost, m.Cost)
 	if why := grind(p, c0.Sampling, "pilot"); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay), nil
+		grinds(choice, p, m, lay)
+		return nil
 	}
 	if why := fixedStuck(c0); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay), nil
+		grinds(choice, p, m, lay)
+		return nil
 	}
 	choice.Candidates = append(choice.Candidates, m)
-	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
-	choice.Reason = fmt.Sprintf("%s (%s, %.3g data per sweep of N = %d%s)", ki.Name, rateReason(m), m.EvalsPerStep, p.Len(), growthNote(p))
+	choice.Name, choice.Kernel, choice.Posterior = m.Name, gg, p
+	choice.Reason = fmt.Sprintf("%s (%s, %.3g data per sweep of N = %d%s)", m.Name, m.RateReason(), m.EvalsPerStep, p.Len(), growthNote(p))
 	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
-	for _, ki := range withRole(autoFull) {
-		k, name := ki.New(nil), ki.Name
+	won, err := choice.PilotFullBatch(ctx, p, center, seed, m.ESSPerCost, func(ki exactmh.KernelInfo) (string, exactmh.Kernel) {
 		if ki.Name == ncKernel.Name() {
-			k, name = ncKernel, ncName // centred or not, as multilevelNUTS decides
+			return ncName, ncKernel // centred or not, as multilevelNUTS decides
 		}
-		n := Candidate{Name: name}
-		if bound := fullBatchBound(p, k, ki.passes); bound < m.ESSPerCost {
-			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times, so at most ≈ %.4g ESS per 10⁶ evaluations (a bound)", ki.passes, bound)
-			choice.Candidates = append(choice.Candidates, n)
-			continue
-		}
-		choiceProgress(ctx, "pilot: %s", name)
-		out, err := pilot(ctx, p, k, center, seed, autoPilotWarmup, m.ESSPerCost, choice.cache(p))
-		n.Time, n.Scale, n.Cost = out.cpu, out.scale, out.cost
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case err != nil:
-			n.Err, n.AtMost = err.Error(), out.atMost
-		default:
-			n.ESSPerCost, n.EvalsPerStep, n.Partial = out.rate, out.evals, out.partial
-			if out.rate > m.ESSPerCost && out.rate > 0 {
-				if scale := out.scale; scale > 0 {
-					k, _ = withStep(k, nil, func(float64) float64 { return scale })
-				}
-				choice.Name, choice.Kernel = name, k
-				choice.Reason = fmt.Sprintf("%s (%s)", name, rateReason(n))
-				if name == ncName {
-					choice.Reason += ", " + ncWhy
-				}
-			}
-		}
-		choice.Candidates = append(choice.Candidates, n)
+		return ki.Name, ki.New(nil)
+	})
+	if err != nil {
+		return err
+	}
+	if won != "" && won == ncName {
+		choice.Reason += ", " + ncWhy
 	}
 	choice.Reason = fmt.Sprintf("%s, the highest ESS per unit of counted cost of the pilots on a multilevel model (%d random-effect terms, d = %d; from the Laplace-EM centre: the joint posterior has no mode)",
 		choice.Reason, lay.NumTerms(), p.Dim())
-	sortCandidates(choice.Candidates)
-	return choice, nil
+	return nil
 }
 
 // growthNote says, for a family whose f‴ is unbounded (Poisson), that
 // GroupGibbs's bound is pair-wise (groupgibbs_growth.go); "" otherwise.
-func growthNote(p *Posterior) string {
+func growthNote(p *exactmh.Posterior) string {
 	if e, ok := p.Energy.(SparseRowGLM); ok && gibbsGrowth(e) {
 		return "; its remainder bound pair-wise, f‴ growing exponentially"
 	}
@@ -404,7 +378,7 @@ var gibbsGrind = 1.0
 // blocks decided exactly, every sweep at least a pass over the data,
 // which full-batch NUTS spends on a gradient step — and "" if they do
 // not.
-func grind(p *Posterior, tot Totals, stage string) string {
+func grind(p *exactmh.Posterior, tot exactmh.Totals, stage string) string {
 	n := p.Len()
 	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
 		return ""
@@ -437,7 +411,7 @@ var perturbCenter func(center, sd []float64)
 // — block 0 accepting below gibbsFixedFloor of its proposals — or "" if
 // they do (or the chain reports no block0_accept: a model without fixed
 // effects).
-func fixedStuck(c *ChainResult) string {
+func fixedStuck(c *exactmh.ChainResult) string {
 	acc, ok := c.Params["block0_accept"]
 	if !ok || math.IsNaN(acc) || acc >= gibbsFixedFloor {
 		return ""
@@ -462,48 +436,12 @@ func fixedIACT(acc float64) float64 {
 // transition takes 2^depth − 1 of them (tree depth 3 to 10 under Stan's
 // and NUTS's defaults), so a user on tall data learns before the run that
 // it is slow.
-func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout) *Choice {
+func grinds(c *exactmh.Choice, p *exactmh.Posterior, m exactmh.Candidate, lay Layout) {
 	c.Candidates = append(c.Candidates, m)
-	name, k, why := multilevelNUTS(lay, c.center, c.centerSD)
+	name, k, why := multilevelNUTS(lay, c.Center, c.CenterSD)
 	c.Name, c.Kernel, c.Posterior = name, k, p
 	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
 	c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data, so 1,000 transitions of 7 to 1,023 gradients take 7,000 to 1,023,000 passes over the data per chain", p.Len())
-	return c
-}
-
-// centerInits returns a copy of s with one θ0 per chain, the centre plus
-// its standard deviations times standard normal draws (dispersed at the
-// posterior's scale, as R-hat needs), when s sets neither Init nor Inits;
-// a draw outside the prior's support is replaced by the centre.
-func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
-	if center == nil || s != nil && (s.Init != nil || s.Inits != nil) {
-		return s
-	}
-	var r Settings
-	if s != nil {
-		r = *s
-	}
-	chains := r.Chains
-	if chains == 0 {
-		chains = defaultChains
-	}
-	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
-		return s // resolve reports it
-	}
-	prior := p.prior()
-	r.Inits = make([][]float64, chains)
-	for k := range r.Inits {
-		rng := rand.New(rand.NewPCG(r.Seed, 0x6d6c63656e746572^uint64(r.FirstChain+k)))
-		x := slices.Clone(center)
-		for j := range x {
-			x[j] += sd[j] * rng.NormFloat64()
-		}
-		if lp := prior.LogPrior(x); math.IsInf(lp, -1) || math.IsNaN(lp) {
-			x = slices.Clone(center)
-		}
-		r.Inits[k] = x
-	}
-	return &r
 }
 
 // multilevelNUTS returns full-batch NUTS for a multilevel posterior, its
@@ -518,8 +456,8 @@ func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
 // Without a centre (center nil) it is non-centred: the centre fails most
 // often where τ collapses toward 0, the funnel's neck. TestNonCentredFunnel
 // measures both forms on a funnel.
-func multilevelNUTS(lay multilevelLayout, center, sd []float64) (name string, k NUTS, why string) {
-	nc := NUTS{NonCentred: true}
+func multilevelNUTS(lay Layout, center, sd []float64) (name string, k exactmh.NUTS, why string) {
+	nc := exactmh.NUTS{NonCentred: true}
 	if center == nil || sd == nil {
 		return "NUTS-NC", nc, "non-centred (u = τ·z; no centre to tell whether the groups' data pin their effects)"
 	}
@@ -535,28 +473,49 @@ func multilevelNUTS(lay multilevelLayout, center, sd []float64) (name string, k 
 		}
 	}
 	if count == 0 {
-		return "NUTS", NUTS{}, "centred (no random effects)"
+		return "NUTS", exactmh.NUTS{}, "centred (no random effects)"
 	}
 	ratio := sum / float64(count)
 	if ratio >= 0.5 {
 		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
 	}
-	return "NUTS", NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
+	return "NUTS", exactmh.NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
 }
 
 // smallMultilevelChoice is the automatic default on a multilevel posterior
 // with N < autoSmallN, where a full pass is cheap: full-batch NUTS, centred
 // or not as multilevelNUTS decides at the Laplace-EM centre, the chains
 // started about that centre.
-func smallMultilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout) (*Choice, error) {
+func smallMultilevelChoice(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout) error {
 	center, sd, err := multilevelCenter(ctx, t, lay)
 	if err != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	if err != nil {
 		center, sd = nil, nil
 	}
 	name, k, why := multilevelNUTS(lay, center, sd)
-	return &Choice{Name: name, Kernel: k, Posterior: p, center: center, centerSD: sd,
-		Reason: fmt.Sprintf("N = %d < %d on a multilevel model: a full pass over the data is cheap, and NUTS is the best full-batch sampler, %s", p.Len(), autoSmallN, why)}, nil
+	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = name, k, p, center, sd
+	c.Reason = fmt.Sprintf("N = %d < %d on a multilevel model: a full pass over the data is cheap, and NUTS is the best full-batch sampler, %s", p.Len(), exactmh.AutoSmallN, why)
+	return nil
+}
+
+// choose is the automatic default's multilevel path, GroupGibbs's
+// KernelInfo.Choose: on a multilevel posterior (Of) with N below
+// exactmh.AutoSmallN, full-batch NUTS about the Laplace-EM centre
+// (smallMultilevelChoice); above it, GroupGibbs piloted against NUTS
+// (multilevelChoice). It returns false for any other posterior.
+func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed uint64) (bool, error) {
+	lay, ok := Of(p)
+	if !ok {
+		return false, nil
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return true, err
+	}
+	if p.Len() < exactmh.AutoSmallN {
+		return true, smallMultilevelChoice(ctx, c, p, t, lay)
+	}
+	return true, multilevelChoice(ctx, c, p, t, lay, seed)
 }
