@@ -392,3 +392,13 @@ var (
 	_    driverChain                              = (*metricAux[*poissonCounts, *poissonCounts])(nil)
 	_    MetricAdapter                            = (*metricAux[*poissonCounts, *poissonCounts])(nil)
 )
+
+// The contracts (contracts.go) this file's kernels satisfy; their chains
+// are the auxiliary-variable framework's (auxmcmc.go) over
+// poissonGradScheme, with its MetricAdapter passed on (startMetricAux).
+var (
+	_ Kernel       = PoissonBarker{}
+	_ Kernel       = PoissonMALA{}
+	_ AcceptTarget = PoissonBarker{}
+	_ AcceptTarget = PoissonMALA{}
+)
