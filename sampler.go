@@ -595,6 +595,9 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if s != nil && s.ChoiceProgress != nil { // before warmup starts, not only in the Result
+		s.ChoiceProgress("chose " + choice.Name + ": " + choice.Reason)
+	}
 	if choice.fromLaplace {
 		s = LaplaceInits(s, choice.Laplace, choice.Posterior)
 	} else if choice.Center != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -270,7 +271,7 @@ func (s *Summary) WriteTo(w io.Writer) (int64, error) {
 		// Names are padded so that they read left-aligned.
 		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, p.Name,
 			num(p.Mean), num(p.SD), num(p.MCSE), num(p.Q5), num(p.Q50), num(p.Q95),
-			count(p.ESSBulk), count(p.ESSTail), count(p.ESSPerSecond), fixed(p.RHat, 3))
+			count(p.ESSBulk), count(p.ESSTail), rate(p.ESSPerSecond), fixed(p.RHat, 3))
 	}
 	tw.Flush()
 	for _, msg := range s.Warnings {
@@ -313,6 +314,15 @@ func count(v float64) string {
 		return "NA"
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// rate formats an ESS per second: whole numbers from 100 on, two
+// significant digits below (0.39, not 0).
+func rate(v float64) string {
+	if math.IsNaN(v) || math.Abs(v) >= 100 {
+		return count(v)
+	}
+	return strconv.FormatFloat(v, 'g', 2, 64)
 }
 
 func fixed(v float64, prec int) string {

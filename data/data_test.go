@@ -97,7 +97,7 @@ var fullSpec = Spec{
 
 // reference computes fullSpec's design naively, row by row from small.
 func reference(t *testing.T) (x [][]float64, y []float64, names []string) {
-	names = []string{"(Intercept)", "log(distance)", "load", "date.hour.sin", "date.hour.cos",
+	names = []string{"Intercept", "log(distance)", "load", "date.hour.sin", "date.hour.cos",
 		"date.dow=Tue", "date.dow=Wed", "date.dow=Thu", "date.dow=Fri", "date.dow=Sat", "date.dow=Sun",
 		"date.month=Feb", "date.month=Mar",
 		// origin: ORD 4, ATL 3, DFW 3 kept, BOS and SEA pooled into other (2);

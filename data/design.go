@@ -25,7 +25,7 @@ type Spec struct {
 	// Terms are the features, in the order of their columns.
 	Terms []Term
 	// NoIntercept leaves out the intercept; by default the first column
-	// is "(Intercept)", all ones.
+	// is "Intercept", all ones.
 	NoIntercept bool
 	// DropMissing drops the rows with a missing or non-finite value in
 	// any column the Spec uses (Design.Dropped counts them). By default
@@ -38,6 +38,11 @@ type Spec struct {
 	// feature is only scaled (Center 0), so that the model stays the same
 	// and Unstandardize stays exact.
 	NoStandardize bool
+	// Offset, if not nil, is a numeric term (Num, Log, Log1p) whose
+	// values enter each row's linear predictor with coefficient 1, as
+	// R's offset(): Design.Offset, e.g. Log("exposure") for a Poisson
+	// rate. It is never standardised.
+	Offset Term
 }
 
 // Design is a design matrix and response, ready for
@@ -50,7 +55,7 @@ type Design struct {
 	Y []float64
 	// N is the number of rows (after dropping), D of columns.
 	N, D int
-	// Names are the D column names, e.g. "(Intercept)", "log(distance)",
+	// Names are the D column names, e.g. "Intercept", "log(distance)",
 	// "origin=ATL", "date.hour.sin": valid parameter names for
 	// stancsv.Options.Names.
 	Names []string
@@ -72,6 +77,8 @@ type Design struct {
 	// Groups are the random-effect terms (Random, RandomSlopes), in the
 	// order of Spec.Terms; X holds the fixed effects alone.
 	Groups []Group
+	// Offset holds Spec.Offset's value in each row (nil without one).
+	Offset []float64
 }
 
 // Group is a random-effect term of a Design: a grouping factor, every
@@ -191,9 +198,16 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	// The random-effect terms' columns (grouping columns and slopes) are
 	// checked and filtered with the others but planned apart, after nFixed.
 	var randoms []randomTerm
+	var inters []int // the indices into terms of the interactions
 	for j, t := range s.Terms {
 		if t == nil {
 			return nil, fmt.Errorf("data: %s: Spec.Terms[%d] is nil", b.src, j)
+		}
+		if t.spec().kind == kindInter {
+			if err := b.interTerm(t.spec(), fmt.Sprintf("Spec.Terms[%d] %s", j, t)); err != nil {
+				return nil, err
+			}
+			inters = append(inters, len(terms))
 		}
 		if t.spec().kind == kindRandom {
 			r, err := b.randomTerm(t.spec(), fmt.Sprintf("Spec.Terms[%d] %s", j, t), randoms)
@@ -219,6 +233,25 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 			where = append(where, fmt.Sprintf("%s, slope %s", r.where, sl))
 		}
 	}
+	// An interaction's parts, after the random terms' columns: interFirst
+	// maps the interaction's index in terms to its first part's.
+	interFirst := make(map[int]int, len(inters))
+	for _, k := range inters {
+		interFirst[k] = len(terms)
+		for _, p := range terms[k].parts {
+			terms = append(terms, p.spec())
+			where = append(where, fmt.Sprintf("%s, part %s", where[k], p))
+		}
+	}
+	offset := -1 // Spec.Offset's index in terms
+	if s.Offset != nil {
+		if !s.Offset.spec().numeric() || s.Offset.spec().kind == kindAbove {
+			return nil, fmt.Errorf("data: %s: Spec.Offset %s: want Num, Log or Log1p of a numeric column", b.src, s.Offset)
+		}
+		offset = len(terms)
+		terms = append(terms, s.Offset.spec())
+		where = append(where, "Spec.Offset "+s.Offset.String())
+	}
 	if !terms[0].numeric() {
 		return nil, fmt.Errorf("data: %s: %s: the response must be Num, Log, Log1p or Above (one column)", b.src, where[0])
 	}
@@ -226,6 +259,9 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	for k, t := range terms {
 		if t.optErr != "" {
 			return nil, fmt.Errorf("data: %s: %s: %s", b.src, where[k], t.optErr)
+		}
+		if t.kind == kindInter {
+			continue // its parts have their columns
 		}
 		c, err := f.column(t.col)
 		if err != nil {
@@ -244,7 +280,7 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	var plans []plan
 	if !s.NoIntercept {
 		plans = append(plans, plan{
-			names: []string{"(Intercept)"}, center: []float64{0}, scale: []float64{1},
+			names: []string{"Intercept"}, center: []float64{0}, scale: []float64{1},
 			fill: func(x []float64, stride, off, lo, hi int) {
 				for i := lo; i < hi; i++ {
 					x[i*stride+off] = 1
@@ -258,7 +294,14 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	}
 	widest, width := "", 0 // the term with the most columns, for the memory error
 	for k := 1; k < nFixed; k++ {
-		p, err := b.plan(terms[k], cols[k], where[k])
+		var p plan
+		var err error
+		if first, ok := interFirst[k]; ok {
+			n := len(terms[k].parts)
+			p, err = b.interPlan(terms[first:first+n], cols[first:first+n], where[k])
+		} else {
+			p, err = b.plan(terms[k], cols[k], where[k])
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -268,6 +311,11 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 		}
 	}
 	d := &Design{Y: y, N: b.n, YName: yname, Dropped: f.n - b.n, Rows: b.rows, Source: b.src, Intercept: !s.NoIntercept}
+	if offset >= 0 {
+		if d.Offset, err = b.values(terms[offset], cols[offset], where[offset]); err != nil {
+			return nil, err
+		}
+	}
 	for _, p := range plans {
 		for _, name := range p.names {
 			if k := slices.Index(d.Names, name); k >= 0 {
@@ -377,7 +425,7 @@ func (b *builder) filter(terms []*term, cols []*column, where []string) error {
 		return nil
 	}
 	for k, c := range cols {
-		if slices.Index(cols[:k], c) >= 0 {
+		if c == nil || slices.Index(cols[:k], c) >= 0 {
 			continue // checked already
 		}
 		for r, m := range c.miss {
@@ -423,7 +471,7 @@ func (b *builder) filter(terms []*term, cols []*column, where []string) error {
 func usedNames(cols []*column) string {
 	var names []string
 	for _, c := range cols {
-		if !slices.Contains(names, c.name) {
+		if c != nil && !slices.Contains(names, c.name) {
 			names = append(names, c.name)
 		}
 	}
@@ -854,4 +902,113 @@ func groupList(groups []catGroup, max int) string {
 		fmt.Fprintf(&sb, "%q (%d rows)", x.name, x.count)
 	}
 	return sb.String()
+}
+
+// interTerm checks an interaction's parts (before any column is read):
+// each a fixed-effect term of one column, none random, none itself an
+// interaction (write a:b:c as one Interaction of three).
+func (b *builder) interTerm(t *term, where string) error {
+	if t.optErr != "" {
+		return fmt.Errorf("data: %s: %s: %s", b.src, where, t.optErr)
+	}
+	for j, p := range t.parts {
+		if p == nil {
+			return fmt.Errorf("data: %s: %s: part %d is nil", b.src, where, j)
+		}
+		switch k := p.spec(); {
+		case k.kind == kindRandom:
+			return fmt.Errorf("data: %s: %s: part %s is a random-effect or NormalLevels term; an interaction multiplies fixed-effect terms", b.src, where, p)
+		case k.kind == kindInter:
+			return fmt.Errorf("data: %s: %s: part %s is an interaction: write one Interaction of all the parts", b.src, where, p)
+		}
+		for _, q := range t.parts[:j] {
+			if q != nil && q.String() == p.String() {
+				return fmt.Errorf("data: %s: %s: part %s appears twice", b.src, where, p)
+			}
+		}
+	}
+	return nil
+}
+
+// interPlan is an interaction's columns: the products of its parts'
+// columns, each part on its own scale, every combination in the order
+// of the parts' columns (the first part's slowest). A product column is
+// standardised as a Num feature is unless it holds only 0 and 1.
+func (b *builder) interPlan(parts []*term, cols []*column, where string) (plan, error) {
+	raw := *b.spec
+	raw.NoStandardize = true
+	rb := *b
+	rb.spec = &raw
+	names := []string{""}
+	vals := [][]float64{nil} // nil: all ones
+	for k, t := range parts {
+		p, err := rb.plan(t, cols[k], where)
+		if err != nil {
+			return plan{}, err
+		}
+		w := len(p.names)
+		m := make([]float64, b.n*w)
+		p.fill(m, w, 0, 0, b.n)
+		if err := fits(b.src, float64(len(names)*w)*float64(b.n)*8, fmt.Sprintf("the %d × %d columns of %s", len(names), w, where), "interact fewer levels (TopK)"); err != nil {
+			return plan{}, err
+		}
+		nn := make([]string, 0, len(names)*w)
+		nv := make([][]float64, 0, len(names)*w)
+		for a := range names {
+			for c := range w {
+				v := make([]float64, b.n)
+				for i := range v {
+					x := m[i*w+c]
+					if vals[a] != nil {
+						x *= vals[a][i]
+					}
+					v[i] = x
+				}
+				name := p.names[c]
+				if k > 0 {
+					name = names[a] + ":" + name
+				}
+				nn = append(nn, name)
+				nv = append(nv, v)
+			}
+		}
+		names, vals = nn, nv
+	}
+	out := plan{names: names, center: make([]float64, len(names)), scale: make([]float64, len(names))}
+	for j, v := range vals {
+		lo, hi := slices.Min(v), slices.Max(v)
+		if lo == hi {
+			return plan{}, fmt.Errorf("data: %s: column %q is constant (%s in all %d rows used), in %s: its coefficient is not identifiable (a pair of levels never seen together?)", b.src, names[j], formatFloat(lo), b.n, where)
+		}
+		out.scale[j] = 1
+		indicator := !slices.ContainsFunc(v, func(x float64) bool { return x != 0 && x != 1 })
+		if b.spec.NoStandardize || indicator {
+			continue
+		}
+		var mean, ss float64
+		for _, x := range v {
+			mean += x
+		}
+		mean /= float64(len(v))
+		for _, x := range v {
+			ss += (x - mean) * (x - mean)
+		}
+		scale := math.Sqrt(ss / float64(len(v)-1))
+		if !(scale > 0) || math.IsInf(scale, 0) || math.IsInf(mean, 0) {
+			return plan{}, fmt.Errorf("data: %s: column %q: cannot standardise (mean %g, standard deviation %g), in %s", b.src, names[j], mean, scale, where)
+		}
+		if !b.spec.NoIntercept {
+			out.center[j] = mean
+		}
+		out.scale[j] = scale
+	}
+	out.fill = func(x []float64, stride, off, lo, hi int) {
+		for j, v := range vals {
+			c, inv := out.center[j], 1/out.scale[j]
+			for i := lo; i < hi; i++ {
+				x[i*stride+off+j] = (v[i] - c) * inv
+			}
+		}
+	}
+	return out, nil
 }

@@ -43,7 +43,7 @@
 // (Parquet and Arrow nulls; in CSV an empty cell, NA, N/A, NaN, nan, null
 // or NULL). ReadOptions select columns and limit the rows. A Spec names
 // the response and the terms, and Build checks it against the Frame and
-// computes the Design: X, Y, the column names ("(Intercept)",
+// computes the Design: X, Y, the column names ("Intercept",
 // "log(distance)", "origin=ATL", "date.hour.sin", …) and the
 // standardisation of each column (numeric features to mean 0 and standard
 // deviation 1 unless Spec.NoStandardize; one-hot, indicator and

@@ -40,7 +40,7 @@ func Example() {
 	}
 	// Output:
 	// 12 rows, 6 coefficients:
-	// (Intercept)    center  0.000 scale 1.000
+	// Intercept      center  0.000 scale 1.000
 	// log(distance)  center  6.611 scale 0.705
 	// date.hour.sin  center  0.000 scale 1.000
 	// date.hour.cos  center  0.000 scale 1.000

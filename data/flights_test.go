@@ -75,7 +75,7 @@ func TestFlights(t *testing.T) {
 	if d.D != 35 && d.D != 36 {
 		t.Errorf("D = %d: %q", d.D, d.Names)
 	}
-	if d.Names[0] != "(Intercept)" || d.Names[1] != "log(distance)" || d.Names[2] != "date.hour.sin" {
+	if d.Names[0] != "Intercept" || d.Names[1] != "log(distance)" || d.Names[2] != "date.hour.sin" {
 		t.Errorf("Names %q", d.Names)
 	}
 }

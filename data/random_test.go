@@ -30,7 +30,7 @@ func TestRandomTerms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.D != 2 || !slices.Equal(d.Names, []string{"(Intercept)", "log(distance)"}) {
+			if d.D != 2 || !slices.Equal(d.Names, []string{"Intercept", "log(distance)"}) {
 				t.Fatalf("fixed columns %v, want the intercept and log(distance)", d.Names)
 			}
 			if len(d.Groups) != 3 {

@@ -19,7 +19,7 @@ import (
 
 // sparseTestLayout has 2 fixed effects and a factor of 3 levels with an
 // intercept and a slope: D = 2 + 3·2 = 8.
-var sparseTestLayout = &SparseLayout{Fixed: []string{"(Intercept)", "x"},
+var sparseTestLayout = &SparseLayout{Fixed: []string{"Intercept", "x"},
 	Factors: []SparseFactor{{Name: "g", Levels: []string{"a", "b", "c"}, Intercept: true, Slopes: []string{"x"}}}}
 
 // sparseRow returns row i of the test store: the intercept, x_i = i/4 − 1

@@ -33,6 +33,7 @@ const (
 	kindDow
 	kindMonth
 	kindRandom
+	kindInter
 )
 
 // term is every Term.
@@ -52,6 +53,8 @@ type term struct {
 	// Categorical with NormalLevels: the prior sd of each level's effect
 	// (the term is then built as a Group, as Random's are).
 	fixedSD float64
+	// Interaction: the terms multiplied, in order.
+	parts []Term
 }
 
 func (t *term) spec() *term { return t }
@@ -87,6 +90,15 @@ func (t *term) String() string {
 			return "Categorical(" + q + ", NormalLevels(" + formatFloat(t.fixedSD) + "))"
 		}
 		return t.lme4()
+	case kindInter:
+		ps := make([]string, len(t.parts))
+		for k, p := range t.parts {
+			ps[k] = "<nil>"
+			if p != nil {
+				ps[k] = p.String()
+			}
+		}
+		return "Interaction(" + strings.Join(ps, ", ") + ")"
 	}
 	return "Term(" + q + ")"
 }
@@ -222,6 +234,26 @@ func Random(by string, slopes ...Term) Term {
 func RandomSlopes(by string, slopes ...Term) Term {
 	t := Random(by, slopes...).spec()
 	t.noInt = true
+	return t
+}
+
+// Interaction is the product of terms, R's a:b: one column per
+// combination of the parts' columns, named by joining their names with
+// ':' — "x1:x2" for two numbers, "origin=ATL:x1" for a categorical and a
+// number (one column per level but the reference), "origin=ATL:month=Feb"
+// for two one-hot terms. Each part is any fixed-effect term (Num, Log,
+// Log1p, Above, Categorical without NormalLevels, HourOfDay, DayOfWeek,
+// Month), multiplied on its own scale (never standardised); the product
+// is then standardised as Num is, unless every value is 0 or 1 (an
+// indicator), as Above is not. Main effects are not implied (write them
+// as terms of their own: R's a*b is a, b and Interaction(a, b)). A
+// product column constant in the rows used — a pair of levels that never
+// occurs together — is an error naming it. At least two parts.
+func Interaction(parts ...Term) Term {
+	t := &term{kind: kindInter, parts: parts}
+	if len(parts) < 2 {
+		t.optErr = fmt.Sprintf("Interaction of %d terms: want at least two", len(parts))
+	}
 	return t
 }
 

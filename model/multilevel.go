@@ -50,7 +50,7 @@ type Multilevel struct {
 	Y []float64
 	// Offset, if not nil, holds o_i (N values).
 	Offset []float64
-	// Intercept adds a fixed intercept, named "(Intercept)", as the first
+	// Intercept adds a fixed intercept, named "Intercept", as the first
 	// coefficient.
 	Intercept bool
 	// Fixed are the fixed-effect covariates (N values each).
@@ -497,7 +497,7 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 	}
 	var fixed []Covariate
 	if m.Intercept {
-		fixed = append(fixed, Covariate{Name: "(Intercept)"})
+		fixed = append(fixed, Covariate{Name: "Intercept"})
 	}
 	fixed = append(fixed, m.Fixed...)
 	for j, c := range fixed {

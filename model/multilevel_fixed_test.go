@@ -30,7 +30,7 @@ func TestMultilevelFixedTau(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"(Intercept)", "x1", "x2",
+	want := []string{"Intercept", "x1", "x2",
 		"u_school[A]", "u_school_x1[A]", "u_school[B]", "u_school_x1[B]",
 		"u_school[C]", "u_school_x1[C]", "u_school[D]", "u_school_x1[D]",
 		"b_rater[1]", "b_rater[2]", "b_rater[3]",
@@ -134,7 +134,7 @@ func TestMultilevelFixedTauSample(t *testing.T) {
 	sum := res.Summary()
 	var seen int
 	for _, ps := range sum.Params {
-		if strings.HasPrefix(ps.Name, "b_cat[") || ps.Name == "(Intercept)" {
+		if strings.HasPrefix(ps.Name, "b_cat[") || ps.Name == "Intercept" {
 			seen++
 		}
 		if ps.RHat > 1.05 || ps.ESSBulk < 100 {
@@ -142,7 +142,7 @@ func TestMultilevelFixedTauSample(t *testing.T) {
 		}
 	}
 	if seen != cats+1 {
-		t.Fatalf("%d parameters b_cat[…] and (Intercept), want %d", seen, cats+1)
+		t.Fatalf("%d parameters b_cat[…] and Intercept, want %d", seen, cats+1)
 	}
 	flat := func(j int) []float64 { return slices.Concat(res.Samples(j)...) }
 	base := 2 + groups // b_cat[1]

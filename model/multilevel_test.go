@@ -59,7 +59,7 @@ func TestMultilevelNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"(Intercept)", "x1", "x2",
+	want := []string{"Intercept", "x1", "x2",
 		"u_school[A]", "u_school_x1[A]", "u_school[B]", "u_school_x1[B]",
 		"u_school[C]", "u_school_x1[C]", "u_school[D]", "u_school_x1[D]",
 		"u_rater[1]", "u_rater[2]", "u_rater[3]",
@@ -310,7 +310,7 @@ func TestMultilevelNUTSRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := res.Summary()
-	truth := map[string]float64{"(Intercept)": beta[0], "x1": beta[1], "x2": beta[2],
+	truth := map[string]float64{"Intercept": beta[0], "x1": beta[1], "x2": beta[2],
 		"log_tau_g": math.Log(tau[0]), "log_tau_g_x1": math.Log(tau[1])}
 	for g := range 5 {
 		truth[post.Names[3+2*g]] = u[g][0]

@@ -217,6 +217,7 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 		return nil
 	}
 	variance := make([]float64, m)
+	lastSaid := time.Now()
 	for round := range 50 {
 		if err := newton(1); err != nil {
 			return nil, nil, fmt.Errorf("Laplace-EM round %d: %w", round, err)
@@ -242,6 +243,10 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 		}
 		if moved < 1e-2 {
 			break
+		}
+		if time.Since(lastSaid) >= 2*time.Second { // a long centre says where it is (Progress uses no Choice)
+			lastSaid = time.Now()
+			(*exactmh.Choice)(nil).Progress(ctx, "Laplace-EM round %d: the log scales moved up to %.3g (it stops below 0.01, at most 50 rounds)", round+1, moved)
 		}
 	}
 	if err := newton(100); err != nil {

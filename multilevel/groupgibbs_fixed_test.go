@@ -97,7 +97,7 @@ func TestGroupGibbsFixedTauLocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"(Intercept)", "x", "u_g_x[1]", "u_g_x[2]", "u_g_x[3]", "b_c[1]", "b_c[2]", "b_c[3]", "b_c[4]", "log_tau_g_x"}
+	want := []string{"Intercept", "x", "u_g_x[1]", "u_g_x[2]", "u_g_x[3]", "b_c[1]", "b_c[2]", "b_c[3]", "b_c[4]", "log_tau_g_x"}
 	if len(p.Names) != len(want) {
 		t.Fatalf("names %q, want %q", p.Names, want)
 	}

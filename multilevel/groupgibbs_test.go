@@ -682,7 +682,7 @@ func TestChooseMultilevelFixedStuck(t *testing.T) {
 		t.Errorf("centre as found: choice %v, want GroupGibbs", c)
 	}
 	defer multilevel.SetMultilevelCenterPerturb(func(center, sd []float64) {
-		for j := range 3 { // (Intercept), x, rare
+		for j := range 3 { // Intercept, x, rare
 			center[j] += 4.5 * sd[j]
 		}
 	})()

@@ -12,7 +12,8 @@ import (
 
 // SafeNames returns parameter names every Stan CSV reader takes, one for
 // each of names, in order: a Stan identifier (a letter, then letters,
-// digits and single underscores), optionally followed by CmdStan's CSV
+// digits and underscores, not ending in '_': brms's "sd_g__Intercept" is
+// kept), optionally followed by CmdStan's CSV
 // indices ".1", ".2.3". Readers parse the names: rstan's read_stan_csv
 // passes the header through R's make.names and splits a name at its first
 // '.' into a parameter and its indices, so "(Intercept)" (which R makes
@@ -47,7 +48,7 @@ func SafeNames(names []string) []string {
 
 var (
 	// stanIndexed is a Stan identifier with CmdStan's CSV indices.
-	stanIndexed = regexp.MustCompile(`^[A-Za-z](?:[A-Za-z0-9]|_[A-Za-z0-9])*(?:\.[0-9]+)*$`)
+	stanIndexed = regexp.MustCompile(`^[A-Za-z](?:[A-Za-z0-9]|_+[A-Za-z0-9])*(?:\.[0-9]+)*$`)
 	// stanBracket is a Stan identifier with Stan's bracket indices.
 	stanBracket = regexp.MustCompile(`^([A-Za-z](?:[A-Za-z0-9]|_[A-Za-z0-9])*)\[\s*([0-9]+(?:\s*,\s*[0-9]+)*)\s*\]$`)
 	// nonAlnum is a run of characters that are not ASCII letters or digits.

@@ -80,6 +80,8 @@ func TestSafeNames(t *testing.T) {
 			[]string{"a_b", "a_b_2", "a_b_3", "x", "x_2", "x_2x", "if_", "TRUE_.1", "w", "z"}},
 		{[]string{"dow=Tue", "month=Feb", "log1p(n)", "delay>15"},
 			[]string{"dow_Tue", "month_Feb", "log1p_n", "delay_15"}},
+		{[]string{"sd_g__Intercept", "sd_g__log_x", "a___b.1"},
+			[]string{"sd_g__Intercept", "sd_g__log_x", "a___b.1"}},
 	} {
 		got := stancsv.SafeNames(c.in)
 		if !slices.Equal(got, c.want) {

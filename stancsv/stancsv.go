@@ -34,7 +34,11 @@
 // CmdStan's fixed_param sampler writes, with the configuration key
 // output.lp__ saying which), accept_stat__ ([exactmh.Info].AcceptProb: for
 // minibatch kernels the acceptance probability given the auxiliary
-// minibatch, nan where unknown), stepsize__ (the chain's step scale; for
+// minibatch; where the kernel's exact test gives none — SMH's and TFMH's
+// minibatch tests, a Gibbs sweep — whether the draw was accepted, 0 or 1,
+// whose mean is the acceptance rate: no sampler column holds nan, which
+// bayesplot refuses), stepsize__ (the chain's step scale, 0 for a kernel
+// without one; for
 // a kernel whose proposal is [exactmh.CrankNicolson], whose scale is
 // ρ = e^{−scale} and can reach 10⁹⁷ where ρ = 0, the root-mean-square
 // move per whitened coordinate √(2(1 − ρ)) instead, which reads as a
@@ -115,6 +119,19 @@ type Options struct {
 	// run given the kernel an earlier choice named: exactmh sample
 	// --choice FILE). A run's own exactmh.Choice is written otherwise.
 	Choice string
+	// Generated are columns computed from each draw and written after
+	// the parameters, as a Stan program's generated quantities: the
+	// natural-scale rows a reader looks for beside the sampled ones,
+	// such as a random effect's sd_g__Intercept = exp(log_tau_g). Their
+	// names are made safe as Names are.
+	Generated []Generated
+}
+
+// Generated is a column computed from each draw θ.
+type Generated struct {
+	Name string
+	// Of returns the column's value at θ; it must not keep or change θ.
+	Of func(theta []float64) float64
 }
 
 func (o *Options) sigFigs() int {
@@ -129,6 +146,9 @@ func (o *Options) names(d int) ([]string, error) {
 	if o != nil && o.SigFigs < 0 {
 		return nil, fmt.Errorf("stancsv: Options.SigFigs = %d, want ≥ 0 (0: 6)", o.SigFigs)
 	}
+	if o != nil && o.Names == nil && len(o.Generated) > 0 {
+		return nil, fmt.Errorf("stancsv: Options.Generated needs Options.Names (or the run's Posterior.Names)")
+	}
 	if o == nil || o.Names == nil {
 		names := make([]string, d)
 		for j := range names {
@@ -139,7 +159,14 @@ func (o *Options) names(d int) ([]string, error) {
 	if len(o.Names) != d {
 		return nil, fmt.Errorf("stancsv: Options.Names has %d names for %d parameters", len(o.Names), d)
 	}
-	return SafeNames(o.Names), nil
+	all := slices.Clone(o.Names)
+	for k, g := range o.Generated {
+		if g.Of == nil {
+			return nil, fmt.Errorf("stancsv: Options.Generated[%d] %q has no function", k, g.Name)
+		}
+		all = append(all, g.Name)
+	}
+	return SafeNames(all), nil
 }
 
 // stanWriter writes one chain's file.
@@ -174,6 +201,9 @@ type stanWriter struct {
 // moves, and at most √2, independent draws (a scale of 10⁹⁷, which
 // warmup can reach there, is ρ = 0 and the step size √2).
 func (s *stanWriter) stepSize(scale float64) float64 {
+	if math.IsNaN(scale) {
+		return 0 // a kernel without a step (a Gibbs sweep): no NaN in the file
+	}
 	if s.cn == nil || !(scale > 0) {
 		return scale
 	}
@@ -305,7 +335,16 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	} else {
 		add(0)
 	}
-	add(info.AcceptProb)
+	// No NaN in a sampler column (bayesplot refuses a draws object with
+	// one): where the kernel's exact test gives no acceptance probability
+	// (the minibatch tests of SMH and TFMH, Gibbs sweeps), accept_stat__
+	// is whether the draw was accepted, 0 or 1, whose mean is the
+	// acceptance rate.
+	if ap := info.AcceptProb; math.IsNaN(ap) {
+		add(float64(boolInt(info.Accepted)))
+	} else {
+		add(ap)
+	}
 	add(s.stepSize(scale))
 	if s.tree {
 		add(float64(info.TreeDepth))
@@ -324,6 +363,11 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 	s.rows++
 	for _, v := range theta {
 		add(v)
+	}
+	if s.opt != nil {
+		for _, g := range s.opt.Generated {
+			add(g.Of(theta))
+		}
 	}
 	b = append(b, '\n')
 	s.w.Write(b)

@@ -79,13 +79,22 @@ func FromFiles(files []*stancsv.File, names ...string) (*Draws, error) {
 	}
 	d := &Draws{Names: slices.Clone(names)}
 	for i, f := range files {
-		var ch [][]float64
-		for _, name := range names {
-			col, err := f.Column(name)
-			if err != nil {
-				return nil, fmt.Errorf("stanplot: file %d: %w", i+1, err)
+		// The columns by name, once: linear in the columns.
+		index := make(map[string]int, len(f.Columns))
+		for j, c := range f.Columns {
+			index[c] = j
+		}
+		ch := make([][]float64, len(names))
+		for k, name := range names {
+			j, ok := index[name]
+			if !ok {
+				return nil, fmt.Errorf("stanplot: file %d: no column %q (%d columns: %s)", i+1, name, len(f.Columns), nameSample(f.Columns, 6))
 			}
-			ch = append(ch, col[:n])
+			col := make([]float64, n)
+			for r := range col {
+				col[r] = f.Draws[r][j]
+			}
+			ch[k] = col
 		}
 		d.Chains = append(d.Chains, ch)
 	}
@@ -116,13 +125,28 @@ func FromResult(res *exactmh.Result) (*Draws, error) {
 	return d, d.check()
 }
 
+// nameSample lists at most k of names, saying how many more there are.
+func nameSample(names []string, k int) string {
+	if len(names) <= k {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:k], ", ") + fmt.Sprintf(", … (%d more)", len(names)-k)
+}
+
 // Select returns the draws of the named variables only, in that order.
+// An unknown name is an error listing a few of the names there are.
 func (d *Draws) Select(names ...string) (*Draws, error) {
 	out := &Draws{Names: slices.Clone(names), Chains: make([][][]float64, len(d.Chains))}
+	index := make(map[string]int, len(d.Names))
+	for j, n := range d.Names {
+		if _, ok := index[n]; !ok {
+			index[n] = j
+		}
+	}
 	for _, name := range names {
-		j := slices.Index(d.Names, name)
-		if j < 0 {
-			return nil, fmt.Errorf("stanplot: no variable %q (have %s)", name, strings.Join(d.Names, ", "))
+		j, ok := index[name]
+		if !ok {
+			return nil, fmt.Errorf("stanplot: no variable %q (%d variables: %s)", name, len(d.Names), nameSample(d.Names, 6))
 		}
 		for c := range d.Chains {
 			out.Chains[c] = append(out.Chains[c], d.Chains[c][j])
@@ -593,4 +617,110 @@ func saveWith(path string, plots [][]*plot.Plot, width, height vg.Length, legend
 		return fmt.Errorf("stanplot: writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// Caterpillar writes a caterpillar plot of d's variables to path (.png or
+// .svg): the effects of one factor's levels, sorted by their medians
+// left to right, each a point at the median over a thick bar for the
+// central 50% interval and a thin one for the 90%, with a dashed line at
+// 0 — thousands of levels in one picture, where Intervals would need a
+// row each. The x axis is the level's rank; the extreme levels are
+// named in the caption.
+func Caterpillar(path string, d *Draws, opt *Options) error {
+	if err := d.check(); err != nil {
+		return err
+	}
+	k := len(d.Names)
+	type lv struct {
+		name                  string
+		m, q05, q25, q75, q95 float64
+	}
+	levels := make([]lv, 0, k)
+	var pool []float64
+	for j, name := range d.Names {
+		pool = pool[:0]
+		for _, ch := range d.Chains {
+			for _, v := range ch[j] {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					pool = append(pool, v)
+				}
+			}
+		}
+		if len(pool) == 0 {
+			return fmt.Errorf("stanplot: Caterpillar: %s has no finite draws", name)
+		}
+		sort.Float64s(pool)
+		levels = append(levels, lv{name, quantile(pool, 0.5), quantile(pool, 0.05), quantile(pool, 0.25), quantile(pool, 0.75), quantile(pool, 0.95)})
+	}
+	sort.SliceStable(levels, func(a, b int) bool { return levels[a].m < levels[b].m })
+	mid := make(plotter.XYs, k)
+	inner := make(plotter.YErrors, k)
+	outer := make(plotter.YErrors, k)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, l := range levels {
+		mid[i] = plotter.XY{X: float64(i + 1), Y: l.m}
+		inner[i] = struct{ Low, High float64 }{l.m - l.q25, l.q75 - l.m}
+		outer[i] = struct{ Low, High float64 }{l.m - l.q05, l.q95 - l.m}
+		lo, hi = math.Min(lo, l.q05), math.Max(hi, l.q95)
+	}
+	p := plot.New()
+	if opt != nil {
+		p.Title.Text = opt.Title
+	}
+	// The levels' names without the prefix they share (u_origin_).
+	pre := d.Names[0]
+	for _, n := range d.Names[1:] {
+		for !strings.HasPrefix(n, pre) {
+			pre = pre[:len(pre)-1]
+		}
+	}
+	if i := strings.LastIndexAny(pre, "_.["); i >= 0 {
+		pre = pre[:i+1]
+	} else {
+		pre = ""
+	}
+	p.X.Label.Text = fmt.Sprintf("%d levels, sorted by median (lowest %s, highest %s)", k, levels[0].name[len(pre):], levels[k-1].name[len(pre):])
+	p.Y.Label.Text = "median, 50% and 90% intervals"
+	// Thinner marks the more levels there are, so that they stay apart.
+	w := vg.Length(math.Max(0.3, math.Min(3, 600/float64(k))))
+	bars := func(e plotter.YErrors, width vg.Length, c color.Color) (*plotter.YErrorBars, error) {
+		b, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{mid, e})
+		if err != nil {
+			return nil, err
+		}
+		b.LineStyle.Width = width
+		b.LineStyle.Color = c
+		b.CapWidth = 0
+		return b, nil
+	}
+	thin, err := bars(outer, w*0.5, color.RGBA{R: 0x9e, G: 0xb9, B: 0xd4, A: 0xff})
+	if err != nil {
+		return fmt.Errorf("stanplot: Caterpillar: %w", err)
+	}
+	thick, err := bars(inner, w, color.RGBA{R: 0x1f, G: 0x4e, B: 0x79, A: 0xff})
+	if err != nil {
+		return fmt.Errorf("stanplot: Caterpillar: %w", err)
+	}
+	dots, err := plotter.NewScatter(mid)
+	if err != nil {
+		return fmt.Errorf("stanplot: Caterpillar: %w", err)
+	}
+	dots.Shape = draw.CircleGlyph{}
+	dots.Radius = vg.Length(math.Max(0.4, math.Min(2.5, 400/float64(k))))
+	dots.Color = color.RGBA{R: 0xd9, G: 0x5f, B: 0x02, A: 0xff}
+	if lo <= 0 && hi >= 0 {
+		zero, err := plotter.NewLine(plotter.XYs{{X: 0.5, Y: 0}, {X: float64(k) + 0.5, Y: 0}})
+		if err != nil {
+			return err
+		}
+		zero.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		zero.Color = color.Gray{Y: 128}
+		p.Add(zero)
+	}
+	p.Add(plotter.NewGrid(), thin, thick, dots)
+	p.X.Min, p.X.Max = 0.5, float64(k)+0.5
+	return saveWith(path, [][]*plot.Plot{{p}}, 8*vg.Inch, 4.5*vg.Inch, nil)
 }

@@ -18,10 +18,10 @@ import (
 	"github.com/exactmh/exactmh"
 )
 
-const checkUsage = `Usage: exactmh check --data FILE --response SPEC [--terms LIST] [flags]
+const checkUsage = `Usage: exactmh check --data FILE (--response SPEC [--terms LIST] | --formula F) [flags]
 
 Checks, before a long run, the bounds the exact minibatch kernels rely on,
-for the fitted (the same fitted flags as exactmh sample) on all the data:
+for the model (the same model flags as exactmh sample) on all the data:
 
   difference bound   TunaMH, TFMH, TunaMH-SGLD: |U_i(θ) − U_i(θ')| ≤ c_i·M(θ, θ')
   remainder bound    the -cv kernels: the same bound on the control-variate

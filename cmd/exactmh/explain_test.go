@@ -33,6 +33,17 @@ func TestSampleExplainsChoice(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	// The choice and its reason are said before warmup starts (the
+	// first progress line of a chain), in short lines.
+	chose := strings.Index(r.stderr, "choosing the kernel: chose ")
+	if first := strings.Index(r.stderr, "chain 1 "); chose < 0 || first >= 0 && first < chose {
+		t.Errorf("the choice is not said before the chains start (at %d, first chain line at %d):\n%s", chose, first, r.stderr)
+	}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(line, "choosing the kernel") && len(line) > 100 {
+			t.Errorf("a choice line of %d bytes: %s", len(line), line)
+		}
+	}
 	// Progress lines name the kernel as the choice does and number the
 	// chains from 1, as the files.
 	if !strings.Contains(r.stderr, "chain 2 ") || strings.Contains(r.stderr, "chain 0 ") {

@@ -8,6 +8,7 @@
 // bound checks before a long run.
 //
 //	exactmh sample  --data FILE --response SPEC [--terms LIST] [flags]
+//	exactmh sample  --data FILE --formula 'y ~ x1 + (1|g)' [flags]
 //	exactmh summary FILE...
 //	exactmh plot    [--kind trace,rank,intervals] [--out PREFIX] FILE...
 //	exactmh check   --data FILE --response SPEC [--terms LIST] [flags]
@@ -95,6 +96,7 @@ const topUsage = `exactmh: exact minibatch MCMC for Bayesian GLMs on tall data f
 
 Usage:
   exactmh sample  --data FILE --response SPEC [--terms LIST] [flags]
+  exactmh sample  --data FILE --formula 'y ~ x1 + (1|g)' [flags]
   exactmh summary FILE...
   exactmh plot    [--kind trace,rank,intervals] [--out PREFIX] FILE...
   exactmh check   --data FILE --response SPEC [--terms LIST] [flags]

@@ -5,9 +5,13 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +31,7 @@ type modelFlags struct {
 	data          string
 	response      string
 	terms         string
+	formula       string
 	noIntercept   bool
 	dropMissing   bool
 	noStandardize bool
@@ -43,6 +48,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.data, "data", "", "the data `file` (.parquet, .arrow/.feather/.ipc, .csv)")
 	fs.StringVar(&m.response, "response", "", "the response: `y`, y>T, log(y) or log1p(y) (see TERMS)")
 	fs.StringVar(&m.terms, "terms", "", "the features, comma-separated (see TERMS; \".\" is every other column); none: the intercept alone")
+	fs.StringVar(&m.formula, "formula", "", "the model as R writes it, `'y ~ x1 + log(x2) + cat(c) + x1:x2 + (1 + x1 || g)'` (see FORMULA), instead of --response, --terms and --no-intercept")
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
@@ -63,249 +69,54 @@ type fitted struct {
 	// tau is the prior on the random effects' scales, as written in the
 	// report ("" without random effects).
 	tau string
+	// natural are the natural-scale rows of a multilevel model, each
+	// random effect's sd beside its sampled log scale.
+	natural []naturalRow
 }
 
-// parseTerm parses one term of the TERMS syntax (see usage): name,
-// name>T, num(name), log(name), log1p(name), above(name;T), hour(name),
-// dow(name), month(name), cat(name[;top=K][;ref=LEVEL]).
+// naturalRow is a row computed from a sampled one: sd_g__x = exp(θ[from])
+// for the sampled log_tau_g_x, brms's name for a random effect's sd.
+type naturalRow struct {
+	name string
+	from int
+}
+
+// generated are the natural-scale rows as Stan CSV columns.
+func (m *fitted) generated() []stancsv.Generated {
+	var out []stancsv.Generated
+	for _, r := range m.natural {
+		from := r.from
+		out = append(out, stancsv.Generated{Name: r.name, Of: func(theta []float64) float64 { return math.Exp(theta[from]) }})
+	}
+	return out
+}
+
+// parseTerm parses one term of the TERMS syntax (data.ParseTerm) and
+// returns it with the column it reads.
 func parseTerm(s string) (data.Term, string, error) {
-	t, err := parseTerm1(s)
+	t, err := data.ParseTerm(s)
 	if err != nil {
 		return nil, "", err
 	}
-	return t.term, t.col, nil
+	return t, strings.Join(data.Columns(t), ","), nil
 }
 
-// termCol is a term and the column it reads.
-type termCol struct {
-	term data.Term
-	col  string
-}
-
-// parseTerm1 is parseTerm.
-func parseTerm1(s string) (termCol, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return termCol{}, fmt.Errorf("empty term")
-	}
-	open := strings.IndexByte(s, '(')
-	if open < 0 {
-		if strings.ContainsAny(s, ");") {
-			return termCol{}, fmt.Errorf("term %q: unbalanced parentheses", s)
-		}
-		if col, thr, ok := strings.Cut(s, ">"); ok {
-			col = strings.TrimSpace(col)
-			t, err := strconv.ParseFloat(strings.TrimSpace(thr), 64)
-			if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || col == "" {
-				return termCol{}, fmt.Errorf("term %q: want column>number", s)
-			}
-			return termCol{data.Above(col, t), col}, nil
-		}
-		return termCol{data.Num(s), s}, nil
-	}
-	if !strings.HasSuffix(s, ")") || strings.Count(s, "(") != 1 || strings.Count(s, ")") != 1 {
-		return termCol{}, fmt.Errorf("term %q: want fn(column) with one pair of parentheses", s)
-	}
-	fn := strings.ToLower(strings.TrimSpace(s[:open]))
-	args := strings.Split(s[open+1:len(s)-1], ";")
-	col := strings.TrimSpace(args[0])
-	if col == "" {
-		return termCol{}, fmt.Errorf("term %q: no column", s)
-	}
-	opts := args[1:]
-	noOpts := func() error {
-		if len(opts) > 0 {
-			return fmt.Errorf("term %q: %s takes no options", s, fn)
-		}
-		return nil
-	}
-	switch fn {
-	case "num", "log", "log1p", "hour", "dow", "month":
-		if err := noOpts(); err != nil {
-			return termCol{}, err
-		}
-		switch fn {
-		case "num":
-			return termCol{data.Num(col), col}, nil
-		case "log":
-			return termCol{data.Log(col), col}, nil
-		case "log1p":
-			return termCol{data.Log1p(col), col}, nil
-		case "hour":
-			return termCol{data.HourOfDay(col), col}, nil
-		case "dow":
-			return termCol{data.DayOfWeek(col), col}, nil
-		}
-		return termCol{data.Month(col), col}, nil
-	case "above":
-		if len(opts) != 1 {
-			return termCol{}, fmt.Errorf("term %q: want above(column;threshold)", s)
-		}
-		t, err := strconv.ParseFloat(strings.TrimSpace(opts[0]), 64)
-		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
-			return termCol{}, fmt.Errorf("term %q: threshold %q is not a finite number", s, opts[0])
-		}
-		return termCol{data.Above(col, t), col}, nil
-	case "cat":
-		var co []data.CatOption
-		for _, o := range opts {
-			k, v, ok := strings.Cut(strings.TrimSpace(o), "=")
-			switch strings.TrimSpace(k) {
-			case "top":
-				n, err := strconv.Atoi(strings.TrimSpace(v))
-				if !ok || err != nil || n < 1 {
-					return termCol{}, fmt.Errorf("term %q: want top=K with K ≥ 1", s)
-				}
-				co = append(co, data.TopK(n))
-			case "ref":
-				if !ok || v == "" {
-					return termCol{}, fmt.Errorf("term %q: want ref=LEVEL", s)
-				}
-				co = append(co, data.Reference(v))
-			case "sd":
-				sd, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				if !ok || err != nil || !(sd > 0) || math.IsInf(sd, 0) {
-					return termCol{}, fmt.Errorf("term %q: want sd=S with S a finite number > 0", s)
-				}
-				co = append(co, data.NormalLevels(sd))
-			default:
-				return termCol{}, fmt.Errorf("term %q: unknown option %q (cat takes top=K, ref=LEVEL and sd=S)", s, o)
-			}
-		}
-		return termCol{data.Categorical(col, co...), col}, nil
-	}
-	return termCol{}, fmt.Errorf("term %q: unknown function %q (want num, log, log1p, above, cat, hour, dow or month)", s, fn)
-}
-
-// parseTerms splits a comma-separated term list (commas inside
-// parentheses are not allowed: options are separated by ';') and returns
-// the terms and the columns they read.
+// parseTerms parses a comma-separated term list (data.ParseTerms) and
+// returns the terms and the columns they read.
 func parseTerms(s string) ([]data.Term, []string, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil, nil
-	}
-	var terms []data.Term
-	var cols []string
-	for _, part := range strings.Split(s, ",") {
-		if isRandom(part) {
-			ts, cs, err := parseRandom(part)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--terms: %w", err)
-			}
-			terms = append(terms, ts...)
-			for _, col := range cs {
-				if !slices.Contains(cols, col) {
-					cols = append(cols, col)
-				}
-			}
-			continue
-		}
-		t, col, err := parseTerm(part)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--terms: %w", err)
-		}
-		terms = append(terms, t)
-		if !slices.Contains(cols, col) {
-			cols = append(cols, col)
-		}
-	}
-	return terms, cols, nil
+	terms, cols, _, err := parseTermsWarn(s)
+	return terms, cols, err
 }
 
-// isRandom reports whether a term is written as a random-effect term,
-// (… | g).
-func isRandom(s string) bool {
-	s = strings.TrimSpace(s)
-	return strings.HasPrefix(s, "(") && strings.Contains(s, "|")
-}
-
-// parseRandom parses a random-effect term in lme4's notation: (1 | g), (1
-// + x + log(z) | g), (0 + x | g) without the intercept, (1 | a:b) for the
-// interaction of a and b, and (1 | a/b) for b nested in a, which is (1 |
-// a) + (1 | a:b). The effects are independent (lme4's || is accepted as
-// the same). It returns the terms and every column they read.
-func parseRandom(s string) ([]data.Term, []string, error) {
-	s = strings.TrimSpace(s)
-	if !strings.HasSuffix(s, ")") {
-		return nil, nil, fmt.Errorf("random-effect term %q: want (1 + x | group) with the closing parenthesis last", s)
+// parseTermsWarn is parseTerms with data.ParseTerms' warnings: a
+// random-effect term written with one '|' and several effects, which
+// lme4 reads as correlated (exactmh fits independent effects).
+func parseTermsWarn(s string) ([]data.Term, []string, []string, error) {
+	terms, cols, warnings, err := data.ParseTerms(s)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--terms: %w", err)
 	}
-	body := s[1 : len(s)-1]
-	lhs, rhs, _ := strings.Cut(body, "|")
-	rhs = strings.TrimPrefix(rhs, "|") // lme4's ||: independent effects, as every term here
-	if strings.Contains(rhs, "|") {
-		return nil, nil, fmt.Errorf("random-effect term %q: more than one '|'", s)
-	}
-	rhs = strings.TrimSpace(rhs)
-	if rhs == "" || strings.ContainsAny(rhs, "()+;>") {
-		return nil, nil, fmt.Errorf("random-effect term %q: the grouping factor %q is not a column, a:b (their interaction) or a/b (b nested in a)", s, rhs)
-	}
-	intercept, seen := true, false
-	var slopes []data.Term
-	var cols []string
-	for _, part := range splitPlus(lhs) {
-		part = strings.TrimSpace(part)
-		switch part {
-		case "1", "0", "-1":
-			if seen {
-				return nil, nil, fmt.Errorf("random-effect term %q: the intercept (1 or 0) is given twice", s)
-			}
-			seen, intercept = true, part == "1"
-			continue
-		case "":
-			return nil, nil, fmt.Errorf("random-effect term %q: an empty term before '|' (want 1 + x + …)", s)
-		}
-		t, err := parseTerm1(part)
-		if err != nil {
-			return nil, nil, fmt.Errorf("random-effect term %q: slope %w", s, err)
-		}
-		slopes = append(slopes, t.term)
-		cols = append(cols, t.col)
-	}
-	if !intercept && len(slopes) == 0 {
-		return nil, nil, fmt.Errorf("random-effect term %q: neither an intercept nor a slope", s)
-	}
-	mk := func(by string) data.Term {
-		if intercept {
-			return data.Random(by, slopes...)
-		}
-		return data.RandomSlopes(by, slopes...)
-	}
-	nest := strings.Split(rhs, "/")
-	var terms []data.Term
-	for k := range nest {
-		for _, c := range strings.Split(nest[k], ":") {
-			c = strings.TrimSpace(c)
-			if c == "" {
-				return nil, nil, fmt.Errorf("random-effect term %q: an empty column in the grouping factor %q", s, rhs)
-			}
-			if !slices.Contains(cols, c) {
-				cols = append(cols, c)
-			}
-		}
-		terms = append(terms, mk(strings.Join(nest[:k+1], ":")))
-	}
-	return terms, cols, nil
-}
-
-// splitPlus splits the left of a random-effect term on the '+' outside
-// parentheses.
-func splitPlus(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case '+':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
+	return terms, cols, warnings, nil
 }
 
 // parsePrior parses --prior for dimension d.
@@ -348,20 +159,44 @@ func parsePrior(s string, d int) (exactmh.Prior, error) {
 }
 
 // build reads the data and builds the posterior.
-func (m *modelFlags) build() (*fitted, error) {
+func (m *modelFlags) build() (_ *fitted, rerr error) {
 	if m.data == "" {
 		return nil, usageErr("--data FILE is required")
 	}
-	if m.response == "" {
-		return nil, usageErr("--response is required (e.g. --response y, or --response 'delay>15')")
-	}
-	resp, respCol, err := parseTerm(m.response)
-	if err != nil {
-		return nil, usageErr("--response: %v", err)
-	}
-	terms, cols, dot, err := splitDot(m.terms)
-	if err != nil {
-		return nil, usageErr("%v", err)
+	var (
+		resp    data.Term
+		respCol string
+		terms   []data.Term
+		cols    []string
+		dot     bool
+		err     error
+		fm      *data.Formula
+	)
+	if m.formula != "" {
+		if fm, err = m.parseFormula(); err != nil {
+			return nil, err
+		}
+		resp, cols, dot = fm.Response, fm.Columns, fm.Dot
+		respCol = cols[0]
+	} else {
+		if m.response == "" {
+			return nil, usageErr("--response is required (e.g. --response y, or --response 'delay>15'), or --formula 'y ~ …'")
+		}
+		if resp, respCol, err = parseTerm(m.response); err != nil {
+			return nil, usageErr("--response: %v", err)
+		}
+		var warnings []string
+		if terms, cols, dot, warnings, err = splitDot(m.terms); err != nil {
+			return nil, usageErr("%v", err)
+		}
+		// Said once the model is built (a refused one says only why).
+		defer func() {
+			if rerr == nil {
+				for _, w := range warnings {
+					fmt.Fprintf(os.Stderr, "exactmh: warning: --terms %s\n", w)
+				}
+			}
+		}()
 	}
 	fam := strings.ToLower(m.family)
 	switch fam {
@@ -386,13 +221,21 @@ func (m *modelFlags) build() (*fitted, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	if dot {
-		terms = append(terms, dotTerms(f, cols)...)
+	spec := data.Spec{Response: resp, Terms: terms, NoIntercept: m.noIntercept}
+	if fm != nil {
+		spec = fm.Spec(f)
+		terms = spec.Terms
+	} else if dot {
+		spec.Terms = append(spec.Terms, dotTerms(f, cols)...)
+		terms = spec.Terms
 	}
-	d, err := data.Spec{Response: resp, Terms: terms, NoIntercept: m.noIntercept,
-		DropMissing: m.dropMissing, NoStandardize: m.noStandardize}.Build(f)
+	spec.DropMissing, spec.NoStandardize = m.dropMissing, m.noStandardize
+	d, err := spec.Build(f)
 	if err != nil {
 		return nil, inputErr(err)
+	}
+	if d.Offset != nil && len(d.Groups) == 0 {
+		return nil, usageErr("--formula: offset() is offered on models with random effects (model.Multilevel.Offset); this build's flat GLMs take none")
 	}
 	if len(d.Groups) > 0 {
 		random := slices.ContainsFunc(d.Groups, func(g data.Group) bool { return g.FixedSD == 0 })
@@ -437,6 +280,30 @@ func (m *modelFlags) build() (*fitted, error) {
 	return &fitted{post: post, design: d, fp: m.fingerprint(d, fam, resp, terms)}, nil
 }
 
+// parseFormula parses --formula, refusing the flags it replaces and
+// what this build cannot fit.
+func (m *modelFlags) parseFormula() (*data.Formula, error) {
+	for _, c := range []struct {
+		set  bool
+		name string
+	}{{m.response != "", "--response"}, {m.terms != "", "--terms"}, {m.noIntercept, "--no-intercept"}} {
+		if c.set {
+			return nil, usageErr("--formula and %s: give the model one way (the formula says the response, the terms and the intercept: ~ 0 + x drops it)", c.name)
+		}
+	}
+	fm, err := data.ParseFormula(m.formula)
+	if err != nil {
+		return nil, usageErr("--formula: %v", err)
+	}
+	if fm.Trials != nil || fm.Failures != nil {
+		return nil, usageErr("--formula %q: a binomial response with trials (cbind(k, n - k), k | trials(n)) needs a binomial-with-trials family, which this build has not: --family is logistic, probit, poisson, gaussian or studentt", m.formula)
+	}
+	for _, w := range fm.Warnings {
+		fmt.Fprintf(os.Stderr, "exactmh: warning: --formula: %s\n", w)
+	}
+	return fm, nil
+}
+
 // fingerprint is the fingerprint of the model m builds on design d.
 func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, terms []data.Term) fingerprint {
 	var termStrs []string
@@ -445,7 +312,7 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 	}
 	fp := fingerprint{
 		N: d.N, D: d.D, Dropped: d.Dropped, Names: d.Names, Response: resp.String(), Terms: termStrs,
-		Intercept: !m.noIntercept, DropMissing: m.dropMissing, Standardize: !m.noStandardize,
+		Intercept: d.Intercept, DropMissing: m.dropMissing, Standardize: !m.noStandardize,
 		Family: fam, Prior: m.prior, TauPrior: m.tauPrior, Beta: m.beta, DataHash: dataHash(d),
 	}
 	switch fam {
@@ -464,7 +331,7 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 // names made safe for Stan CSV readers, then u_FACTOR[LEVEL],
 // u_FACTOR_SLOPE[LEVEL] and log_tau_FACTOR(_SLOPE).
 func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term) (*fitted, error) {
-	ml := &model.Multilevel{Y: d.Y}
+	ml := &model.Multilevel{Y: d.Y, Offset: d.Offset}
 	switch fam {
 	case "logistic", "probit":
 		for i, y := range d.Y {
@@ -525,11 +392,39 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
+	var natural []naturalRow
+	for _, f := range ml.Factors {
+		if f.FixedTau > 0 {
+			continue
+		}
+		add := func(logTau, effect string) {
+			if k := slices.Index(post.Names, logTau); k >= 0 {
+				natural = append(natural, naturalRow{name: "sd_" + f.Name + "__" + effect, from: k})
+			}
+		}
+		if !f.NoIntercept {
+			add("log_tau_"+f.Name, "Intercept")
+		}
+		for _, sl := range f.Slopes {
+			add("log_tau_"+f.Name+"_"+sl.Name, sl.Name)
+		}
+	}
 	fp := m.fingerprint(d, fam, resp, terms)
 	fp.Names = post.Names
 	fp.D = len(post.Names)
 	fp.DataHash = groupsHash(fp.DataHash, d.Groups)
-	return &fitted{post: post, design: d, fp: fp, tau: tau.String()}, nil
+	if d.Offset != nil { // the offset's values are part of the model
+		h := sha256.New()
+		h.Write([]byte(fp.DataHash))
+		buf := make([]byte, 0, 8*len(d.Offset))
+		for _, v := range d.Offset {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		}
+		h.Write(buf)
+		fp.DataHash = hex.EncodeToString(h.Sum(nil))
+		fp.Terms = append(fp.Terms, "offset")
+	}
+	return &fitted{post: post, design: d, fp: fp, tau: tau.String(), natural: natural}, nil
 }
 
 // parseTauPrior parses --tau-prior: half-normal:S, half-t:NU:S or

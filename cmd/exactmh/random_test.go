@@ -84,9 +84,10 @@ func TestSampleRandomEffects(t *testing.T) {
 			t.Errorf("the Stan CSV has no column %q: %q", want[1], names)
 		}
 	}
-	// 2 fixed effects, 12 origins × 2, 12 destinations, 3 scales.
-	if len(names) != 2+24+12+3 {
-		t.Errorf("%d parameters, want 41: %q", len(names), names)
+	// 2 fixed effects, 12 origins × 2, 12 destinations, 3 scales, and
+	// the 3 scales' natural-scale columns sd_origin__Intercept, ….
+	if len(names) != 2+24+12+3+3 {
+		t.Errorf("%d parameters, want 44: %q", len(names), names)
 	}
 	if !strings.Contains(r.stdout, "student_t(3, 0, 1) on τ > 0") {
 		t.Errorf("the summary does not state the prior on τ:\n%s", r.stdout)
@@ -193,9 +194,10 @@ func TestSampleNormalLevels(t *testing.T) {
 			t.Errorf("the Stan CSV has no column %q: %q", want[1], names)
 		}
 	}
-	// 2 fixed effects, 12 origins, 12 destinations, 1 scale.
-	if len(names) != 2+12+12+1 || slices.Contains(names, "log_tau_origin") {
-		t.Errorf("%d parameters, want 27 and no log_tau_origin: %q", len(names), names)
+	// 2 fixed effects, 12 origins, 12 destinations, 1 scale and its
+	// natural-scale column sd_destination__Intercept (none for origin).
+	if len(names) != 2+12+12+1+1 || slices.Contains(names, "log_tau_origin") || slices.Contains(names, "sd_origin__Intercept") {
+		t.Errorf("%d parameters, want 28 and no log_tau_origin or sd_origin__Intercept: %q", len(names), names)
 	}
 	base := []string{"sample", "--data", flights, "--response", "delay>15", "--warmup", "20", "--draws", "20", "--quiet"}
 	for _, c := range []struct {

@@ -11,11 +11,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
+	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/stancsv"
@@ -28,6 +32,9 @@ type reportFlags struct {
 	percentiles  string
 	sigFigs      int
 	standardized bool
+	// sigFigsSet reports --sig-figs given on the command line: 0 is then
+	// an error, not the default.
+	sigFigsSet bool
 }
 
 // register adds the flags; withFormat adds --format, --percentiles and
@@ -49,6 +56,9 @@ func (r *reportFlags) check() ([]float64, error) {
 	default:
 		return nil, usageErr("--format %s: want table, csv or json", r.format)
 	}
+	if r.sigFigs == 0 && r.sigFigsSet {
+		return nil, usageErr("--sig-figs 0: want in [1, 17] (leave it out for the default: 4 in the table, 6 in csv and json)")
+	}
 	if r.sigFigs == 0 {
 		r.sigFigs = 4
 		if r.format != "table" {
@@ -63,6 +73,9 @@ func (r *reportFlags) check() ([]float64, error) {
 		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || !(p >= 0 && p <= 100) {
 			return nil, usageErr("--percentiles %s: %q is not a number in [0, 100]", r.percentiles, f)
+		}
+		if slices.Contains(ps, p) {
+			return nil, usageErr("--percentiles %s: %v twice (the columns would share a name)", r.percentiles, p)
 		}
 		ps = append(ps, p)
 	}
@@ -95,16 +108,29 @@ func resultDraws(res *exactmh.Result, s *exactmh.Summary) *draws {
 }
 
 // fileDraws are the draws of the variables s summarised, from the files.
+// Each file's columns are looked up in a map, once: linear in the
+// columns (File.Column's search per name made it quadratic).
 func fileDraws(files []*stancsv.File, s *exactmh.Summary) (*draws, error) {
-	d := &draws{}
+	d := &draws{names: make([]string, 0, len(s.Params)), x: make([][][]float64, 0, len(s.Params))}
+	index := make([]map[string]int, len(files))
+	for i, f := range files {
+		index[i] = make(map[string]int, len(f.Columns))
+		for j, c := range f.Columns {
+			index[i][c] = j
+		}
+	}
 	for _, p := range s.Params {
-		var x [][]float64
-		for _, f := range files {
-			c, err := f.Column(p.Name)
-			if err != nil {
-				return nil, err
+		x := make([][]float64, len(files))
+		for i, f := range files {
+			j, ok := index[i][p.Name]
+			if !ok {
+				return nil, fmt.Errorf("file %d has no column %q", i+1, p.Name)
 			}
-			x = append(x, c[:s.Draws])
+			c := make([]float64, s.Draws)
+			for k := range c {
+				c[k] = f.Draws[k][j]
+			}
+			x[i] = c
 		}
 		d.names = append(d.names, p.Name)
 		d.x = append(d.x, x)
@@ -118,6 +144,9 @@ func fileDraws(files []*stancsv.File, s *exactmh.Summary) (*draws, error) {
 type scaling struct {
 	center, scale []float64
 	intercept     bool
+	// multilevel reports parameters after the design's columns (random
+	// effects and their scales), which stay as sampled.
+	multilevel bool
 }
 
 // fileScaling reads the scaling from a file's model_info comments (nil if
@@ -138,22 +167,28 @@ func fileScaling(f *stancsv.File) *scaling {
 		return out
 	}
 	sc := &scaling{center: nums("design_center"), scale: nums("design_scale"), intercept: f.Config["model_info.intercept"] == "true"}
-	if sc.center == nil || len(sc.center) != len(sc.scale) || len(sc.center) != len(f.ParamNames()) {
+	// The design's columns are the first parameters: all of them in a
+	// flat model, the fixed effects of a multilevel one.
+	if sc.center == nil || len(sc.center) != len(sc.scale) || len(sc.center) > len(f.ParamNames()) {
 		return nil
 	}
+	sc.multilevel = len(sc.center) < len(f.ParamNames())
 	return sc
 }
 
-// apply maps the draws of the coefficients (the variables after lp__, if
-// it is first) onto the original scale, in place.
+// apply maps the draws of the coefficients (the len(sc.scale) variables
+// after lp__, if it is first) onto the original scale, in place.
 func (sc *scaling) apply(d *draws) error {
 	off := 0
 	if len(d.names) > 0 && d.names[0] == "lp__" {
 		off = 1
 	}
-	coef := d.x[off:]
-	if len(coef) != len(sc.scale) {
-		return fmt.Errorf("%d coefficients, but the design's standardisation has %d", len(coef), len(sc.scale))
+	if len(d.x)-off < len(sc.scale) {
+		return fmt.Errorf("%d coefficients, but the design's standardisation has %d", len(d.x)-off, len(sc.scale))
+	}
+	coef := d.x[off : off+len(sc.scale)]
+	if len(coef) == 0 {
+		return nil
 	}
 	for c := range coef[0] {
 		for i := range coef[0][c] {
@@ -183,14 +218,30 @@ type row struct {
 
 // rows computes the report's rows: the summary's figures of each
 // variable's draws and the percentiles (type-7 quantiles, as R's default
-// and Summary's 5%, 50%, 95%).
-func rows(d *draws, ps []float64, secs float64) []row {
+// and Summary's 5%, 50%, 95%). known, if not nil, gives the figures of
+// the variables whose draws are as summarised (known(j) false: compute
+// them), so that they are not computed twice. The variables are shared
+// among GOMAXPROCS goroutines; progress, if not nil, is told every few
+// seconds how many are done (a summary of 10⁵ variables takes a while).
+func rows(d *draws, ps []float64, secs float64, known func(j int) (exactmh.ParamSummary, bool), progress io.Writer) []row {
 	out := make([]row, len(d.names))
-	for j, name := range d.names {
-		p := exactmh.SummarizeParam(name, d.x[j], secs)
+	var done atomic.Int64
+	one := func(j int) {
+		name := d.names[j]
+		p, ok := exactmh.ParamSummary{}, false
+		if known != nil {
+			p, ok = known(j)
+		}
+		if !ok {
+			p = exactmh.SummarizeParam(name, d.x[j], secs)
+		}
 		r := row{Name: name, Mean: p.Mean, SD: p.SD, MCSE: p.MCSE, ESSBulk: p.ESSBulk, ESSTail: p.ESSTail,
 			ESSPerSecond: p.ESSPerSecond, RHat: p.RHat}
-		var pool []float64
+		n := 0
+		for _, c := range d.x[j] {
+			n += len(c)
+		}
+		pool := make([]float64, 0, n)
 		for _, c := range d.x[j] {
 			pool = append(pool, c...)
 		}
@@ -199,7 +250,35 @@ func rows(d *draws, ps []float64, secs float64) []row {
 			r.Percentiles = append(r.Percentiles, quantile7(pool, q/100))
 		}
 		out[j] = r
+		done.Add(1)
 	}
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(d.names)/64))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := w; j < len(d.names); j += workers {
+				one(j)
+			}
+		}()
+	}
+	if progress != nil {
+		finished := make(chan struct{})
+		go func() { wg.Wait(); close(finished) }()
+		tick := time.NewTicker(3 * time.Second)
+		defer tick.Stop()
+	wait:
+		for {
+			select {
+			case <-finished:
+				break wait
+			case <-tick.C:
+				fmt.Fprintf(progress, "summarising: %d of %d variables\n", done.Load(), len(d.names))
+			}
+		}
+	}
+	wg.Wait()
 	return out
 }
 
@@ -289,6 +368,14 @@ func (rp *report) writeTable(w io.Writer, sig int) error {
 		}
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
+	// ESS per second: whole numbers from 100 on, 2 significant digits
+	// below (0.39, not 0).
+	rate := func(v float64) string {
+		if math.IsNaN(v) || math.Abs(v) >= 100 {
+			return n(v)
+		}
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
 	for _, r := range rp.rows {
 		f := []string{fmt.Sprintf("%-*s", width, r.Name), g(r.Mean), g(r.SD), g(r.MCSE)}
 		for _, q := range r.Percentiles {
@@ -298,7 +385,7 @@ func (rp *report) writeTable(w io.Writer, sig int) error {
 		if !math.IsNaN(r.RHat) {
 			rh = strconv.FormatFloat(r.RHat, 'f', 3, 64)
 		}
-		f = append(f, n(r.ESSBulk), n(r.ESSTail), n(r.ESSPerSecond), rh)
+		f = append(f, n(r.ESSBulk), n(r.ESSTail), rate(r.ESSPerSecond), rh)
 		fmt.Fprint(tw, strings.Join(f, "\t")+"\t\n")
 	}
 	if err := tw.Flush(); err != nil {
@@ -397,32 +484,58 @@ func (rp *report) writeJSON(w io.Writer, sig int) error {
 	return err
 }
 
-// scaleNote says which scale the coefficients are reported on.
-func scaleNote(original bool) string {
+// scaleNote says which scale the coefficients are reported on; for a
+// multilevel model, the fixed effects' (the random effects stay as
+// sampled).
+func scaleNote(original, multilevel bool) string {
+	s := "of the standardised features (per sd of each numeric feature), as sampled"
 	if original {
-		return "on the original scale of each feature (per unit of the feature; --standardized: per sd, as sampled)"
+		s = "on the original scale of each feature (per unit of the feature; --standardized: per sd, as sampled)"
 	}
-	return "of the standardised features (per sd of each numeric feature), as sampled"
+	if multilevel {
+		s = "(fixed effects) " + s + "; random effects as sampled: a random slope per sd of its covariate, sd_g__x = exp(log_tau_g_x)"
+	}
+	return s
 }
 
 // filesReport is exactmh summary's report of the files: on the original
 // scale when their model_info says how the features were standardised
 // (and not --standardized).
-func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps []float64) (*report, error) {
+func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps []float64, progress io.Writer) (*report, error) {
 	d, err := fileDraws(files, s)
 	if err != nil {
 		return nil, err
 	}
+	rescaled := make([]bool, len(d.names))
 	rp := &report{s: s, percentiles: ps, prior: files[0].Config["model_info.prior"]}
 	if sc := fileScaling(files[0]); sc != nil {
 		if !rf.standardized {
 			if err := sc.apply(d); err != nil {
 				return nil, err
 			}
+			off := 0
+			if len(d.names) > 0 && d.names[0] == "lp__" {
+				off = 1
+			}
+			for j := off; j < off+len(sc.scale) && j < len(rescaled); j++ {
+				rescaled[j] = true
+			}
 		}
-		rp.scale = scaleNote(!rf.standardized)
+		rp.scale = scaleNote(!rf.standardized, sc.multilevel)
 	}
-	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
+	// The figures Summarize computed serve the variables whose draws were
+	// not rescaled (all but the coefficients on the original scale).
+	known := func(j int) (exactmh.ParamSummary, bool) {
+		if j >= len(s.Params) || s.Params[j].Name != d.names[j] || rescaled[j] {
+			return exactmh.ParamSummary{}, false
+		}
+		return s.Params[j], true
+	}
+	secs := 0.0 // as Summarize sums it: NaN when a file has no timing
+	for _, f := range files {
+		secs += f.SamplingSeconds
+	}
+	rp.rows = rows(d, ps, secs, known, progress)
 	return rp, nil
 }
 
@@ -443,16 +556,32 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 		prior += "; each random-effect scale τ: " + m.tau
 	}
 	rp := &report{s: s, percentiles: ps, prior: prior}
-	if m.fp.Standardize && len(d.x) == m.design.D && len(d.x) > 0 && len(d.x[0]) > 0 {
+	// The natural-scale rows, as the files have them.
+	for _, r := range m.natural {
+		if r.from >= len(d.x) {
+			continue
+		}
+		x := make([][]float64, len(d.x[r.from]))
+		for c, ch := range d.x[r.from] {
+			x[c] = make([]float64, len(ch))
+			for i, v := range ch {
+				x[c][i] = math.Exp(v)
+			}
+		}
+		d.names = append(d.names, stancsv.SafeNames([]string{r.name})[0])
+		d.x = append(d.x, x)
+	}
+	if m.fp.Standardize && len(d.x) >= m.design.D && m.design.D > 0 && len(d.x[0]) > 0 {
+		multilevel := len(m.design.Groups) > 0
 		if !rf.standardized {
 			sc := &scaling{center: m.design.Center, scale: m.design.Scale, intercept: m.design.Intercept}
 			if err := sc.apply(d); err != nil {
 				return nil, err
 			}
 		}
-		rp.scale = scaleNote(!rf.standardized)
+		rp.scale = scaleNote(!rf.standardized, multilevel)
 	}
-	rp.rows = rows(d, ps, s.SamplingTime.Seconds())
+	rp.rows = rows(d, ps, s.SamplingTime.Seconds(), nil, nil)
 	return rp, nil
 }
 
@@ -475,7 +604,37 @@ func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writ
 }
 
 // choiceLogger prints the automatic default's steps (MAP, Laplace
-// approximation, pilots) to w as they happen.
+// approximation, pilots, then the choice and its reason, before warmup
+// starts) to w as they happen, a long step wrapped into short lines (the
+// whole reason is in the files' "auto" comment).
 func choiceLogger(w io.Writer) func(string) {
-	return func(step string) { fmt.Fprintf(w, "choosing the kernel: %s\n", step) }
+	return func(step string) {
+		for k, line := range wrapWords("choosing the kernel: "+step, 100) {
+			if k > 0 {
+				line = "    " + line
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// wrapWords splits s into lines of at most width bytes at spaces (a word
+// longer than width is a line of its own).
+func wrapWords(s string, width int) []string {
+	var out []string
+	var line strings.Builder
+	for _, word := range strings.Fields(s) {
+		if line.Len() > 0 && line.Len()+1+len(word) > width {
+			out = append(out, line.String())
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(word)
+	}
+	if line.Len() > 0 {
+		out = append(out, line.String())
+	}
+	return out
 }

@@ -171,7 +171,7 @@ func summaryFromFiles(sf *sampleFlags, chainID int, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rp, err := filesReport(files, s, &sf.report, ps)
+	rp, err := filesReport(files, s, &sf.report, ps, nil)
 	if err != nil {
 		return failure(fmt.Errorf("the summary from the output files: %v", err))
 	}

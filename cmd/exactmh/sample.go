@@ -29,8 +29,9 @@ var sampleUsage = strings.NewReplacer("{kernels}", wrapList(baseKernels()),
 	"{cnkernels}", wrapList(proposalKernels()), "{nckernels}", strings.Join(ncKernels(), " and ")).Replace(sampleUsageText)
 
 const sampleUsageText = `Usage: exactmh sample --data FILE --response SPEC [--terms LIST] [flags]
+       exactmh sample --data FILE --formula 'y ~ TERM + TERM …' [flags]
 
-Samples the posterior of a generalised linear fitted of the data and writes
+Samples the posterior of a generalised linear model of the data and writes
 one Stan CSV file per chain, PREFIX_1.csv … PREFIX_<chains>.csv (--out),
 with the design's column names as parameter names; a summary table goes to
 stdout, progress to stderr.
@@ -52,14 +53,32 @@ TERMS (--response and --terms; --terms is a comma-separated list):
   .                 every column not used by the response or another term:
                     numbers as num(c), text as cat(c;top=20), times as
                     hour(c), dow(c), month(c) (R's y ~ .)
-  (1|g)             a random intercept per level of column g; (1 + x|g)
-                    with a random slope on x, (0 + x|g) the slope alone;
+  a:b               the interaction of two or more of the terms above:
+                    every product of their columns (x1:x2, cat(c):x,
+                    cat(a):cat(b)), standardised unless 0/1
+  (1|g)             a random intercept per level of column g; (1 + x||g)
+                    with a random slope on x, (0 + x||g) the slope alone;
                     (1|a:b) the interaction, (1|a/b) b nested in a;
-                    effects N(0, τ²) per term, --tau-prior on τ
+                    effects N(0, τ²) per term, --tau-prior on τ, the
+                    effects of one term independent (lme4's ||; a single
+                    '|' with a slope is read the same, with a warning:
+                    lme4 reads it as correlated effects)
   Functions are case-insensitive. Column names are used as written; a
   name containing ( ) , ; or > cannot be used (rename the column).
   Example: --response 'delay>15' --terms
     'log(distance),hour(date),dow(date),month(date),cat(origin;top=8),num(x1)'
+
+FORMULA (--formula, instead of --response, --terms and --no-intercept):
+  R's notation, y ~ x1 + log(x2) + cat(c) + x1:x2 + (1 + x1 || g) + (1|h),
+  with the terms above joined by '+': a*b is a + b + a:b; "- x" removes a
+  term; 0 or -1 drops the intercept; "." is every other column;
+  offset(x) or offset(log(x)) adds x with coefficient 1 (with random
+  effects); ` + "`name with spaces`" + ` a column in backquotes. (1 + x | g), which
+  lme4 and brms read as correlated effects, is refused: write (1 + x || g)
+  for the independent effects exactmh fits. cbind(k, n - k) ~ … and
+  k | trials(n) ~ … are read but refused until a binomial-with-trials
+  family exists. Errors name the column of the formula at fault.
+  Example: --formula 'delay>15 ~ log(distance) + hour(date) + (1|origin)'
 
 KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
   variates, pilots of the candidates priced by counted costs, never timed,
@@ -87,10 +106,10 @@ SCALE-OUT: --chain-id k runs chain k (0-based) of a --chains run alone,
   pay for again (and machines of other architectures may round
   differently), so --chain-id needs an explicit --kernel or
   --choice FILE, written once by
-    exactmh sample [fitted flags] --choose-only --choice FILE
+    exactmh sample [model flags] --choose-only --choice FILE
 
 CHECKPOINTS: with --checkpoint FILE, SIGINT or SIGTERM stops the chains,
-  writes the checkpoint (FILE, with the fitted's fingerprint in FILE.json)
+  writes the checkpoint (FILE, with the model's fingerprint in FILE.json)
   and the CSV rows so far, and exits with code 4; the same command with
   --resume continues it to the end, the files equal to those of an
   uninterrupted run. A finished run writes its checkpoint too; --resume
@@ -298,7 +317,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs, Model: m.info(mf.data), Choice: choiceReason})
+	files := stancsv.NewFiles(sf.out, &stancsv.Options{SigFigs: sf.sigFigs, Model: m.info(mf.data), Choice: choiceReason, Generated: m.generated()})
 	if dir := filepath.Dir(sf.out); dir != "" {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return usageErr("--out %s: directory %s does not exist", sf.out, dir)

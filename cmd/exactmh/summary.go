@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/exactmh/exactmh/stancsv"
 )
@@ -24,7 +25,9 @@ cut mid-row (a killed writer) is dropped with a warning.
 The coefficients of exactmh sample's files are reported on the original
 scale of each feature (the files' model_info says how the features were
 standardised; --standardized reports them as sampled), with the prior and
-the scale it is on. --format csv or json writes the same figures for
+the scale it is on; in a multilevel model the fixed effects are, and the
+random effects stay as sampled, each scale's sd (sd_g__Intercept,
+sd_g__x = exp(log_tau_…)) a row of its own, as in the files. --format csv or json writes the same figures for
 programs; --percentiles and --sig-figs choose the quantiles and digits.
 
 `
@@ -33,9 +36,12 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
 	var rf reportFlags
 	rf.register(fs, true)
-	if _, err := parseFlags(fs, args, summaryUsage, stdout); err != nil {
+	vars := fs.String("vars", "", "report only these variables, comma-separated (as the files spell them, u_g_L, or as sample's table, u_g[L])")
+	set, err := parseFlags(fs, args, summaryUsage, stdout)
+	if err != nil {
 		return err
 	}
+	rf.sigFigsSet = set["sig-figs"]
 	ps, err := rf.check()
 	if err != nil {
 		return err
@@ -63,9 +69,29 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr("summary: %v", err)
 	}
-	rp, err := filesReport(files, s, &rf, ps)
+	rp, err := filesReport(files, s, &rf, ps, stderr)
 	if err != nil {
 		return usageErr("summary: %v", err)
+	}
+	if *vars != "" {
+		have := make([]string, len(rp.rows))
+		at := make(map[string]int, len(rp.rows))
+		for j, r := range rp.rows {
+			have[j] = r.Name
+			at[r.Name] = j
+		}
+		var names []string
+		for _, v := range strings.Split(*vars, ",") {
+			names = append(names, strings.TrimSpace(v))
+		}
+		if names, err = resolveVars(names, have); err != nil {
+			return usageErr("--vars: %v", err)
+		}
+		keep := make([]row, len(names))
+		for k, n := range names {
+			keep[k] = rp.rows[at[n]]
+		}
+		rp.rows = keep
 	}
 	return rp.write(stdout, rf.format, rf.sigFigs)
 }

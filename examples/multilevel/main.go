@@ -198,7 +198,7 @@ func main() {
 	fmt.Printf("min bulk ESS %.0f (%s), min tail ESS %.0f, max R-hat %.3f, step scales %.3g, chain 0: %v\n", minBulk, worst, minTail, maxRhat, scales(res), res.Chains[0].Params)
 	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
 		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
-	show := map[string]float64{"(Intercept)": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
+	show := map[string]float64{"Intercept": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
 		"log_tau_g": math.Log(d.tau[0]), "log_tau_g_x1": math.Log(d.tau[1])}
 	for _, g := range []int{0, *groups / 2, *groups - 1} {
 		show[fmt.Sprintf("u_g[%d]", g+1)] = d.u[g][0]
@@ -290,7 +290,7 @@ func compareStan(s *exactmh.Summary, files []string, groups int) error {
 	for j, c := range cols {
 		col[c] = j
 	}
-	pairs := [][2]string{{"(Intercept)", "alpha"}, {"log_tau_g", "log_tau_u"}, {"log_tau_g_x1", "log_tau_v"}}
+	pairs := [][2]string{{"Intercept", "alpha"}, {"log_tau_g", "log_tau_u"}, {"log_tau_g_x1", "log_tau_v"}}
 	for j := 1; j <= 9; j++ {
 		pairs = append(pairs, [2]string{fmt.Sprintf("x%d", j), fmt.Sprintf("beta.%d", j)})
 	}

@@ -38,7 +38,7 @@ func storePath(dir string, n, groups, lo, hi int, seed uint64, dtype store.DType
 // layout returns the columns of the model: the 10 fixed effects, then
 // each group's intercept and slope on x1.
 func layout(groups int) *store.SparseLayout {
-	l := &store.SparseLayout{Fixed: []string{"(Intercept)"}}
+	l := &store.SparseLayout{Fixed: []string{"Intercept"}}
 	for j := range 9 {
 		l.Fixed = append(l.Fixed, fmt.Sprintf("x%d", j+1))
 	}
@@ -151,7 +151,7 @@ func fromStore(dir string, n, groups, lo, hi int, seed uint64, f32 bool, say fun
 	}
 	stop = dropPages(st)
 	l := st.Layout()
-	if l == nil || len(l.Factors) != 1 || len(l.Fixed) != 10 || l.Fixed[0] != "(Intercept)" {
+	if l == nil || len(l.Factors) != 1 || len(l.Fixed) != 10 || l.Fixed[0] != "Intercept" {
 		stop()
 		st.Close()
 		return nil, nil, nil, nil, fmt.Errorf("store %s: not a data set of this example (layout %+v)", path, l)

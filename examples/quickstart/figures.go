@@ -31,7 +31,7 @@ func figures(cf *report.Common, res *exactmh.Result, design *data.Design) error 
 	// cycle and July, whose posterior has the longest tail.
 	var shownTrace []string
 	for _, n := range draws.Names {
-		if n == "(Intercept)" || n == "log(distance)" || n == "date.hour.sin" || n == "date.month=Jul" {
+		if n == "Intercept" || n == "log(distance)" || n == "date.hour.sin" || n == "date.month=Jul" {
 			shownTrace = append(shownTrace, n)
 		}
 	}
@@ -43,7 +43,7 @@ func figures(cf *report.Common, res *exactmh.Result, design *data.Design) error 
 	}
 	var shown []figure.Interval
 	for _, r := range oddsRatios(res, design) {
-		if !strings.HasPrefix(r.Name, "(Intercept)") {
+		if !strings.HasPrefix(r.Name, "Intercept") {
 			shown = append(shown, figure.Interval{Name: r.Name, Mid: r.Mid, Low: r.Low, High: r.High})
 		}
 	}

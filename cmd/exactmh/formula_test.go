@@ -1,0 +1,118 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestFormulaEqualsTerms samples the same models written as --formula and
+// as --response/--terms and checks that the draws are identical, bit for
+// bit: a flat model with an interaction and a multilevel one with
+// independent random slopes, crossed factors, nesting and no intercept.
+func TestFormulaEqualsTerms(t *testing.T) {
+	dir := t.TempDir()
+	for k, c := range []struct {
+		formula        string
+		response, term string
+		extra          []string
+	}{
+		{"delay>15 ~ log(distance) + x1*cat(origin;top=3)", "delay>15",
+			"log(distance),x1,cat(origin;top=3),x1:cat(origin;top=3)", []string{"--kernel", "mh", "--warmup", "100", "--draws", "100"}},
+		{"delay > 15 ~ 0 + log(distance) + (1 + log(distance) || origin) + (1 | destination)", "delay>15",
+			"log(distance),(1 + log(distance)||origin),(1|destination)", []string{"--no-intercept", "--kernel", "nuts", "--warmup", "50", "--draws", "50"}},
+		{"count ~ x1 + (1 | origin/destination)", "count", "x1,(1|origin/destination)",
+			[]string{"--family", "poisson", "--kernel", "groupgibbs", "--warmup", "50", "--draws", "50"}},
+	} {
+		var extraNoInt []string
+		for _, e := range c.extra {
+			if e != "--no-intercept" {
+				extraNoInt = append(extraNoInt, e)
+			}
+		}
+		a := filepath.Join(dir, "f"+string(rune('0'+k)))
+		b := filepath.Join(dir, "t"+string(rune('0'+k)))
+		common := []string{"sample", "--data", flights, "--chains", "2", "--seed", "5", "--sig-figs", "17", "--quiet"}
+		mustRun(t, dir, append(append(slices.Clone(common), "--formula", c.formula, "--out", a), extraNoInt...)...)
+		mustRun(t, dir, append(append(slices.Clone(common), "--response", c.response, "--terms", c.term, "--out", b), c.extra...)...)
+		sameDraws(t, a, b, 2)
+	}
+}
+
+// TestFormulaRefusals checks the formulas the command refuses, each
+// error saying why and, for the formula's own faults, where.
+func TestFormulaRefusals(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"sample", "--data", flights, "--warmup", "20", "--draws", "20", "--quiet"}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--formula", "delay>15 ~ x1 + (1 + x1 | origin)"}, "write (1 + x1 || origin)"},
+		{[]string{"--formula", "delay>15 ~ x1 + sqrt(distance)"}, "at column 17"},
+		{[]string{"--formula", "delay>15 ~ service + (1|s"}, "without its ')'"},
+		{[]string{"--formula", "cbind(count, n - count) ~ x1"}, "binomial-with-trials family"},
+		{[]string{"--formula", "count | trials(n) ~ x1"}, "binomial-with-trials family"},
+		{[]string{"--formula", "y ~ x1", "--terms", "x1"}, "--formula and --terms"},
+		{[]string{"--formula", "y ~ x1", "--response", "y"}, "--formula and --response"},
+		{[]string{"--formula", "count ~ x1 + offset(log(distance))", "--family", "poisson"}, "offset() is offered on models with random effects"},
+	} {
+		wantError(t, cli(t, dir, append(slices.Clone(base), c.extra...)...), exitBadInput, c.want)
+	}
+	// The comma form reads (1 + x | g) as independent effects, and says so.
+	r := mustRun(t, dir, append(slices.Clone(base), "--response", "delay>15", "--terms", "(1 + x1|origin)", "--kernel", "nuts", "--out", filepath.Join(dir, "w"))...)
+	if !strings.Contains(r.stderr, "(1 + x1|| origin)") && !strings.Contains(r.stderr, "(1 + x1||origin)") {
+		t.Errorf("no warning that (1 + x1|origin) is fitted as independent effects:\n%s", r.stderr)
+	}
+}
+
+// TestFormulaOffset samples a Poisson multilevel model with and without
+// an offset and checks that the offset enters with coefficient 1:
+// offset(log(e)) with e = e^5 in every row lowers the intercept by 5.
+func TestFormulaOffset(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(flights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(src), "\n"), "\n")
+	for i := range lines {
+		if i == 0 {
+			lines[i] += ",e"
+		} else {
+			lines[i] += "," + strconv.FormatFloat(math.Exp(5), 'g', -1, 64)
+		}
+	}
+	file := filepath.Join(dir, "exposure.csv")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"sample", "--data", file, "--family", "poisson", "--kernel", "nuts", "--chains", "1",
+		"--warmup", "200", "--draws", "200", "--seed", "3", "--quiet"}
+	mustRun(t, dir, append(slices.Clone(args), "--formula", "count ~ x1 + (1 | origin)", "--out", filepath.Join(dir, "a"))...)
+	mustRun(t, dir, append(slices.Clone(args), "--formula", "count ~ x1 + offset(log(e)) + (1 | origin)", "--out", filepath.Join(dir, "b"))...)
+	mean := func(prefix string) float64 {
+		f := readCSV(t, prefix+"_1.csv")
+		col := slices.Index(f.Columns, "Intercept")
+		if col < 0 {
+			t.Fatalf("%s: no Intercept column: %q", prefix, f.Columns)
+		}
+		var s float64
+		for _, row := range f.Draws {
+			s += row[col]
+		}
+		return s / float64(len(f.Draws))
+	}
+	a, b := mean(filepath.Join(dir, "a")), mean(filepath.Join(dir, "b"))
+	if math.Abs(b-a+5) > 0.3 {
+		t.Errorf("intercept %v with the offset log(e^5), %v without: want 5 lower", b, a)
+	}
+}
