@@ -299,7 +299,7 @@ func diffAudit(b *DiffBound) auditCheck {
 						continue
 					}
 					for j, i := range idx {
-						if mi := b.C[i] * ms[k]; math.Abs(diff[j]) > mi*(1+boundTol) {
+						if mi := b.at(i) * ms[k]; math.Abs(diff[j]) > mi*(1+boundTol) {
 							pt.worst[k].add(diffViolation(i, diff[j], mi, theta, nexts[k]))
 						}
 					}

@@ -459,10 +459,7 @@ func cvBatchFloor(cv *Posterior, la *LaplaceApprox, seed uint64) (floor float64,
 	if !isCV || la.Sparse != nil || la.CovChol == nil {
 		return 0, false
 	}
-	var sumC float64
-	for _, c := range e.c {
-		sumC += c
-	}
+	sumC := e.boundSum()
 	d := len(la.Mean)
 	rng := rand.New(rand.NewPCG(seed, 0xf1002))
 	theta, next, z := make([]float64, d), make([]float64, d), make([]float64, d)

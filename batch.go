@@ -59,6 +59,97 @@ func boundTable(who, what string, w []float64, t *Target, squared bool) (*alias.
 	})
 }
 
+// compactConsts are the bound constants c_i = scale·alias.Value(codes[i])
+// of a DiffBound in 2 bytes a datum: the control variates' c_i rounded up
+// to alias's 16-bit grid (alias.Up), so that each is still a bound, at most
+// 2^−8 of itself looser (cvCompactLimit says when and why). Tempering
+// multiplies scale by β and shares the codes.
+type compactConsts struct {
+	codes []uint16
+	scale float64
+	// envelope, nil in real use, is the tests' wrong envelope for the
+	// blocks of the sampler drawn from the codes (alias.NewBlocked).
+	envelope func(block []uint16) uint16
+}
+
+// at returns c_i.
+func (c *compactConsts) at(i int) float64 { return c.scale * alias.Value(c.codes[i]) }
+
+// boundDraws draws data ∝ a tempered DiffBound's c_i and returns each
+// drawn datum's c_i: the bound kernels' (TFMH, TunaMH, TunaMH-SGLD)
+// sampler. For c_i in a float64 slice it is Walker's alias table over
+// them (16 bytes a datum beside the 8 of c_i); for compact c_i it is
+// alias.Blocked over their codes — a block of 32 data by an alias table
+// over the blocks, then a datum of the block by rejection against the
+// block's largest c_i — which draws with the same law from 2.5 bytes a
+// datum, codes included. Either way a draw costs O(1) expected time,
+// whatever N.
+type boundDraws struct {
+	table *alias.Table // float64 c_i
+	c     []float64
+	blk   *alias.Blocked // compact c_i = scale·Value(code_i)
+	scale float64
+	total float64 // C = Σ_i c_i
+}
+
+// at returns c_i of datum i.
+func (s *boundDraws) at(i int) float64 {
+	if s.blk != nil {
+		return s.scale * s.blk.Weight(i)
+	}
+	return s.c[i]
+}
+
+// draw returns a datum drawn ∝ c_i.
+func (s *boundDraws) draw(rng *rand.Rand) int {
+	if s.blk != nil {
+		return s.blk.Draw(rng)
+	}
+	return s.table.Draw(rng)
+}
+
+// drawInto sets idx to data drawn ∝ c_i, through the scratch u (at least
+// len(idx) long): alias.Table.DrawInto or alias.Blocked.DrawInto.
+func (s *boundDraws) drawInto(rng *rand.Rand, idx []int, u []float64) {
+	if s.blk != nil {
+		s.blk.DrawInto(rng, idx, u)
+		return
+	}
+	s.table.DrawInto(rng, idx, u)
+}
+
+// newBoundDraws returns the sampler ∝ the tempered bound constants of b
+// (diffBound's), with boundTable's errors. A compact bound's sampler is
+// shared by the run's chains and kernels, as boundTable's table is.
+func newBoundDraws(who, what string, b *DiffBound, t *Target, squared bool) (*boundDraws, error) {
+	if b.compact == nil {
+		table, err := boundTable(who, what, b.C, t, squared)
+		if err != nil {
+			return nil, err
+		}
+		return &boundDraws{table: table, c: b.C, total: table.Total()}, nil
+	}
+	cc := b.compact
+	blk, err := shared(t.cache, fmt.Sprintf("blocked/%s/%p", what, &cc.codes[0]), func() (*alias.Blocked, error) {
+		blk, err := alias.NewBlocked(cc.codes, cc.envelope)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", who, what, err)
+		}
+		return blk, nil
+	})
+	if err != nil {
+		if err := checkBoundSum(who, what, 0, t, squared); err != nil {
+			return nil, err // all zero: the error in the bound's terms
+		}
+		return nil, err
+	}
+	total := cc.scale * blk.Total()
+	if err := checkBoundSum(who, what, total, t, squared); err != nil {
+		return nil, err
+	}
+	return &boundDraws{blk: blk, scale: cc.scale, total: total}, nil
+}
+
 // datumRecord is what SMH's step reads of a datum it draws,
 // kept together: the datum's column of the alias table over the data's
 // weights (as alias.Table's: a draw of column k keeps k with probability
@@ -115,6 +206,11 @@ func checkBoundWeights(who, what string, w []float64, t *Target, squared bool) e
 		}
 		sum += v
 	}
+	return checkBoundSum(who, what, sum, t, squared)
+}
+
+// checkBoundSum checks the sum of boundTable's weights, with its errors.
+func checkBoundSum(who, what string, sum float64, t *Target, squared bool) error {
 	switch beta := t.Beta(); {
 	case sum == 0 && beta != 1:
 		return fmt.Errorf("%s: the %s are all 0 after tempering by β = %v: raise β, or check the bound", who, what, beta)
@@ -198,6 +294,9 @@ func buildDiffBound(who string, t *Target, b *DiffBound) (*DiffBound, error) {
 	}
 	if t.beta == 1 {
 		return b, nil
+	}
+	if cc := b.compact; cc != nil {
+		return &DiffBound{Metric: b.Metric, compact: &compactConsts{codes: cc.codes, scale: t.beta * cc.scale, envelope: cc.envelope}}, nil
 	}
 	out := &DiffBound{C: prefault.Make[float64](len(b.C)), Metric: b.Metric}
 	for i, c := range b.C {

@@ -45,6 +45,41 @@ type DiffBound struct {
 	// nil means the Euclidean distance ‖θ − θ′‖₂, the M of every bound in
 	// the papers.
 	Metric func(theta, thetaNew []float64) float64
+
+	// compact, when not nil, holds the c_i in place of C (nil then): the
+	// control variates' compact state beyond cvCompactLimit data
+	// (compactConsts). Only the package makes such bounds; Posterior's
+	// DiffBound returns them decoded into C.
+	compact *compactConsts
+}
+
+// at returns c_i.
+func (b *DiffBound) at(i int) float64 {
+	if b.compact != nil {
+		return b.compact.at(i)
+	}
+	return b.C[i]
+}
+
+// len returns the number of c_i.
+func (b *DiffBound) len() int {
+	if b.compact != nil {
+		return len(b.compact.codes)
+	}
+	return len(b.C)
+}
+
+// plain returns b with its c_i in C (decoded from the compact state, a
+// new slice of 8 bytes a datum), or b itself when it has no compact state.
+func (b *DiffBound) plain() *DiffBound {
+	if b.compact == nil {
+		return b
+	}
+	c := make([]float64, b.len())
+	for i := range c {
+		c[i] = b.at(i)
+	}
+	return &DiffBound{C: c, Metric: b.Metric}
 }
 
 // M returns M(θ, θ').
@@ -58,6 +93,12 @@ func (b *DiffBound) M(theta, thetaNew []float64) float64 {
 // Sum returns C = Σ_i c_i.
 func (b *DiffBound) Sum() float64 {
 	var s float64
+	if b.compact != nil {
+		for i := range b.compact.codes {
+			s += b.compact.at(i)
+		}
+		return s
+	}
 	for _, c := range b.C {
 		s += c
 	}
@@ -68,8 +109,15 @@ func (b *DiffBound) check(n int) error {
 	if b == nil {
 		return errors.New("exactmh: nil DiffBound")
 	}
-	if len(b.C) != n {
-		return fmt.Errorf("exactmh: DiffBound has %d c_i, want one per datum (N = %d)", len(b.C), n)
+	if b.len() != n {
+		return fmt.Errorf("exactmh: DiffBound has %d c_i, want one per datum (N = %d)", b.len(), n)
+	}
+	if b.compact != nil {
+		// Every code is a finite c_i ≥ 0 by construction (alias.Up).
+		if s := b.compact.scale; !(s > 0) || math.IsInf(s, 0) {
+			return fmt.Errorf("exactmh: DiffBound's compact c_i are scaled by %v, want finite > 0", s)
+		}
+		return nil
 	}
 	for i, c := range b.C {
 		if !(c >= 0) || math.IsInf(c, 0) {
@@ -123,6 +171,9 @@ func (p *Posterior) DiffBound() (*DiffBound, error) {
 	b, err := p.diffBound()
 	if b == nil || err != nil {
 		return b, err
+	}
+	if b.compact != nil {
+		return b.plain(), nil // a new slice: the caller may change it
 	}
 	return &DiffBound{C: slices.Clone(b.C), Metric: b.Metric}, nil // the caller may change it
 }
@@ -418,7 +469,7 @@ func CheckBound(p *Posterior, b *DiffBound, opt *CheckOptions) (*BoundViolation,
 		}
 		m := s.t.Beta() * b.M(theta, thetaNew)
 		for i, v := range diff {
-			bound := b.C[i] * m
+			bound := b.at(i) * m
 			ratio := math.Abs(v) / bound
 			if bound == 0 {
 				ratio = 0

@@ -223,13 +223,13 @@ func (s *chiSearch) sample(b *tunaBatch, theta []float64, m float64, u []float64
 			}
 			idx, diff := s.idx[:min(want-len(u), len(s.idx))], s.diff[:min(want-len(u), len(s.diff))]
 			for j := range idx {
-				idx[j] = b.table.Draw(s.rng)
+				idx[j] = b.draws.draw(s.rng)
 			}
 			if err := t.EnergyDiffs(diff, theta, s.next, idx); err != nil {
 				return u, err
 			}
 			for j, i := range idx {
-				mi := b.c[i] * m
+				mi := b.draws.at(i) * m
 				d := diff[j]
 				if math.Abs(d) > mi*(1+boundTol) {
 					return u, diffViolation(i, d, mi, theta, s.next)

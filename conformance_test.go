@@ -253,6 +253,22 @@ func conformanceCases() []mcmctest.Case {
 		{Name: "TunaMH control variates", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvTarget(2),
 			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
 			TargetMutants: cvMutants(2)},
+		// The compact state (cvCompactLimit: c_i rounded up to 16-bit
+		// codes, drawn by alias.Blocked), forced at the kit's N. Its
+		// mutants spoil the sampler; codes rounded down break the bound,
+		// which the kernels' checks report (TestCompactRoundedDownCaught).
+		{Name: "TFMH control variates, compact state", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvCompactTarget(2),
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale}
+			},
+			TargetMutants: cvCompactMutants(2)},
+		{Name: "TunaMH control variates, compact state", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvCompactTarget(2),
+			Kernel:        func(pb problem) exactmh.Kernel { return exactmh.TunaMH{Proposal: pb.Proposal, Scale: pb.Scale} },
+			TargetMutants: cvCompactMutants(2)},
+		{Name: "TFMH control variates, third order, compact state", UsesProposal: true, NeedsGLM: true, Exact: true, Target: cvCompactTarget(3),
+			Kernel: func(pb problem) exactmh.Kernel {
+				return exactmh.TFMH{KeepMinibatch: true, Proposal: pb.Proposal, Scale: pb.Scale}
+			}},
 		// The Poisson kernels on the remainders need their EnergyRange,
 		// which exists on a bounded support only: NeedsRange with NeedsGLM
 		// runs them on the logistic regression with a uniform prior on a
@@ -854,6 +870,49 @@ func cvTarget(order int) func(problem) (*exactmh.Posterior, error) {
 		}
 		return exactmh.ControlVariatesOrder(pb.Posterior, la, order)
 	}
+}
+
+// cvCompactTarget is cvTarget with the bound constants kept compact
+// (exactmh's cvCompactLimit) at the kit's N, and the expansion two
+// posterior sds off the mode along (1, −1) (cvCompactCentre).
+func cvCompactTarget(order int) func(problem) (*exactmh.Posterior, error) {
+	return func(pb problem) (*exactmh.Posterior, error) {
+		la, err := exactmh.LaplaceAt(pb.Posterior, cvCompactCentre(pb))
+		if err != nil {
+			return nil, err
+		}
+		return exactmh.ControlVariatesCompact(pb.Posterior, la, order)
+	}
+}
+
+// cvCompactCentre is the compact rows' expansion point: the mode moved
+// by (2, −2) posterior sds. The rewrite is exact about any point; about
+// the mode the remainders carry a few hundredths of the kit's pairwise log
+// ratio, and a sampler that draws the data with a wrong law moves TFMH's
+// ratio by about 0.01 (z ≈ 2 in the pairwise check), where two sds off
+// they carry about 0.5 and the mutants move it by 0.4–0.5.
+func cvCompactCentre(pb problem) []float64 {
+	c := slices.Clone(pb.Mode)
+	c[0] += 2 * pb.SD[0]
+	c[1] -= 2 * pb.SD[1]
+	return c
+}
+
+// cvCompactMutants are cvCompactTarget's rewrites with a wrong sampler:
+// the blocks' rejection skipped, or against an envelope below the block's
+// largest c_i. The target is right; the data are drawn with the wrong law.
+func cvCompactMutants(order int) map[string]func(problem) (*exactmh.Posterior, error) {
+	m := map[string]func(problem) (*exactmh.Posterior, error){}
+	for _, name := range exactmh.CompactMutants[1:] {
+		m[name] = func(pb problem) (*exactmh.Posterior, error) {
+			la, err := exactmh.LaplaceAt(pb.Posterior, cvCompactCentre(pb))
+			if err != nil {
+				return nil, err
+			}
+			return exactmh.ControlVariatesCompactMutant(pb.Posterior, la, order, name)
+		}
+	}
+	return m
 }
 
 // cvMutants are control-variate rewrites that change the target: the

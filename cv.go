@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
@@ -87,7 +88,63 @@ func controlVariatesCtx(ctx context.Context, p *Posterior, la *LaplaceApprox) (c
 // controlVariates builds ControlVariates' rewrite, of the order the mode
 // selects (cvCubicAuto in real use); mutate, nil in real use, lets the
 // tests spoil the surrogate. Its passes return errInterrupted within a
-// chunk of data once stop (nil: never) is set.
+// chunk of data once stop (nil: never) is set. The bound constants are
+// compact beyond cvCompactLimit data (cvBuild).
+func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate func(*cvPrior), stop *atomic.Bool) (*Posterior, error) {
+	return cvBuild{order: order, mutate: mutate, stop: stop}.build(p, la)
+}
+
+// cvBuild is how controlVariates builds: the expansion's order and the
+// hooks above, and whether the bound constants c_i are kept compact —
+// rounded up to alias's 16-bit grid (alias.Up), 2 bytes a datum, drawn
+// from by alias.Blocked — which they are beyond cvCompactLimit data, or
+// always with compact set (the tests, which check the compact state's
+// draws at small N). code and envelope, nil in real use, are the tests'
+// mutants of the compact state: a coding of c_i in place of alias.Up (one
+// that rounds down breaks the bound) and the blocks' envelopes of the
+// sampler (alias.NewBlocked).
+type cvBuild struct {
+	order    cvCubicMode
+	mutate   func(*cvPrior)
+	stop     *atomic.Bool
+	compact  bool
+	plain    bool // never compact: a c_i is beyond the grid
+	code     func(c float64) (uint16, bool)
+	envelope func(block []uint16) uint16
+}
+
+// cvCompactLimit is the N from which ControlVariates keeps its bound
+// constants compact: each c_i rounded up to a 16-bit code (alias.Up: a
+// float32's upper half, relative spacing at most 2^−8), drawn from by
+// alias.Blocked (an alias table over blocks of 32 data, 16 bytes a block,
+// and rejection inside the drawn block against its largest code). The
+// kernels' state beyond the rows is then 2.5 bytes a datum where it is 24
+// below (c_i, 8 bytes, and a column of the alias table over them, 16):
+// 250 MB at N = 10⁸, 2.5 GB at 10⁹, where 24 bytes would be 24 GB.
+//
+// Of the ways to keep less than 4 bytes a datum, this one keeps a step's
+// cost what it is: a draw reads one block record and one cache line of
+// codes (as the float64 state reads an alias column and c_i), and the
+// rejection inside a block takes Σ_B|B|·max_B c_i/C trials a draw on
+// average, at most 32 whatever the data — 2.97 on a logistic regression
+// with Gaussian features, d = 10 (TestCompactStateBytes logs it) — all
+// within that one line: O(1) in N.
+// Recomputing c_i = K_i·‖x_i‖³_{H⁻¹} from the row instead (no state at
+// all) would cost a row read and O(d²) flops for every trial of the
+// rejection, rejected trials included, and a block envelope bounding
+// every row's c_i in it — a pass to find, and a looser envelope, so more
+// trials. Rounding up keeps the bound valid, so the kernels stay exact
+// with it as with any bound: only C grows, by at most 2^−8 (0.2 % on
+// average), and with it the batches. Below the limit the float64 state
+// is kept, and every draw is as it was (TestGoldenDraws): its 24 bytes a
+// datum are at most 0.8 GB there, and the examples' runs below 3.4·10⁷
+// data keep their draws. The step costs the same CPU with either state
+// (BenchmarkCVCompactStep, figures/bench/compact_state.txt), so the limit
+// is about memory and reproducibility, not speed. A variable for the
+// tests.
+var cvCompactLimit = 1 << 25
+
+// build is controlVariates with b's options.
 //
 // The bound: both terms of M follow from |x_iᵀv| ≤ ‖x_i‖_{H⁻¹}‖v‖_H
 // (Cauchy–Schwarz in H's inner product), the first from Taylor's
@@ -109,13 +166,17 @@ func controlVariatesCtx(ctx context.Context, p *Posterior, la *LaplaceApprox) (c
 // only on a support within a few tens of posterior sds of θ̂
 // (TestPoissonMHControlVariatesMeasure).
 //
-// Memory is O(N): x_iᵀθ̂, f_i′ and f_i″ per datum. The sums Σ_i∇U_i(θ̂)
+// Memory is O(N): c_i, 8 bytes a datum, or 2 beyond cvCompactLimit data
+// (the codes), and up to cvRecordLimit data the expansion (x_iᵀθ̂, f_i′,
+// f_i″, f_i‴) per datum; at third order the pass keeps s_i² (8 bytes a
+// datum) or, compact, both orders' codes until it chooses. The sums Σ_i∇U_i(θ̂)
 // and Σ_i∇²U_i(θ̂), about half of the build, are skipped when la is
 // FindLaplace's after a Newton search on p's energy under β = 1 with
 // float64 rows, whose last pass summed them at θ̂ in the same order, bit
 // for bit (and la.Mean is still that θ̂).
-func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate func(*cvPrior), stop *atomic.Bool) (*Posterior, error) {
+func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 	const who = "ControlVariates"
+	order, mutate, stop := o.order, o.mutate, o.stop
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -140,7 +201,17 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 	if math.IsInf(prior.LogPrior(la.Mean), -1) {
 		return nil, fmt.Errorf("exactmh: %s: θ̂ = %v is outside the prior's support", who, la.Mean)
 	}
-	e := &cvEnergy{g: g, d: d, n: n, center: slices.Clone(la.Mean), c: prefault.Make[float64](n), prec: make([]float64, d*d)}
+	e := &cvEnergy{g: g, d: d, n: n, center: slices.Clone(la.Mean), prec: make([]float64, d*d)}
+	compact := !o.plain && (o.compact || n >= cvCompactLimit)
+	code := o.code
+	if code == nil {
+		code = alias.Up
+	}
+	if compact {
+		e.codes, e.envelope = prefault.Make[uint16](n), o.envelope
+	} else {
+		e.c = prefault.Make[float64](n)
+	}
 	for a := range d {
 		for b := range d {
 			e.prec[a*d+b] = la.Precision.At(a, b)
@@ -180,8 +251,13 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 	// LossGrowther bound: the pass keeps K_i of both orders, s_i² and f_i‴.
 	cuber, cubic := g.(LossCuber)
 	cubic = cubic && !growth && order != cvCubicNever && d <= cvCubicMaxDim && cuberAgrees(g, cuber)
+	// At third order the choice waits for both sums: the pass keeps s_i²
+	// (float64 state) or, compact, both orders' codes (2 bytes each).
 	var s2s []float64
-	if cubic {
+	var codes4 []uint16
+	if cubic && compact {
+		codes4 = prefault.Make[uint16](n)
+	} else if cubic {
 		s2s = prefault.Make[float64](n)
 	}
 	type part struct {
@@ -244,14 +320,34 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 				k4 := cuber.LossBound4(i, zlo, zhi)
 				pt.k4.set(i-lo, k4)
 				pt.c4 += k4 * s2 * s2 // +Inf or NaN: cvCubicChoose declines
-				s2s[i] = s2
+				if compact {
+					// A code that fails (c_i not finite or beyond the
+					// grid) makes C₄ +Inf: no third order.
+					q, ok := code(k4 * s2 * s2)
+					if !ok {
+						pt.c4 = math.Inf(1)
+					}
+					codes4[i] = q
+				} else {
+					s2s[i] = s2
+				}
 			}
 			if e.at != nil {
 				e.at[i] = cvTaylor{zHat: z, f1: f1, f2: f2, f3: f3}
 			}
 			pt.k3.set(i-lo, k3)
-			e.c[i] = k3 * s2 * math.Sqrt(s2)
-			pt.c3 += e.c[i]
+			if c := k3 * s2 * math.Sqrt(s2); compact {
+				q, ok := code(c)
+				if !ok {
+					pt.err = errCompactCode
+					return
+				}
+				e.codes[i] = q
+				pt.c3 += c
+			} else {
+				e.c[i] = c
+				pt.c3 += e.c[i]
+			}
 			if sums == nil {
 				vec.Axpy(pt.grad, f1, x)
 				acc.add(x, f2)
@@ -262,6 +358,12 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 	var c3, c4 float64
 	for b := range parts {
 		pt := &parts[b]
+		if errors.Is(pt.err, errCompactCode) && !o.compact {
+			// A c_i beyond the 16-bit grid (above about 6.8·10³⁸): the
+			// float64 state holds it.
+			o.plain = true
+			return o.build(p, la)
+		}
 		if pt.err != nil {
 			return nil, pt.err
 		}
@@ -272,6 +374,9 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 			e.at[i].f3 = 0 // as taylor recomputes it at second order
 		}
 	}
+	if cubic && compact {
+		e.codes = codes4 // the second order's codes are dropped
+	}
 	for b := range parts {
 		pt := &parts[b]
 		lo, hi := blockRange(b, nb, n)
@@ -279,7 +384,9 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 			if cubic {
 				k4 := pt.k4.at(i - lo)
 				e.k3.set(i, k4)
-				e.c[i] = k4 * s2s[i] * s2s[i]
+				if !compact {
+					e.c[i] = k4 * s2s[i] * s2s[i]
+				}
 			} else {
 				e.k3.set(i, pt.k3.at(i-lo))
 			}
@@ -378,9 +485,10 @@ func ltNormSq(lt, x []float64, d int) float64 {
 // Up to cvRecordLimit data the expansion is stored, 32 bytes a datum read
 // with one cache miss; beyond, it is recomputed from the row the kernel
 // reads anyway (one more dot product and f_i′, f_i″: an exp for the
-// logistic loss), bit for bit as at construction, so that only c_i — 8
-// bytes a datum, 0.8 GB at N = 10⁸ — is held: at large N the state, not
-// the arithmetic, is what a machine runs out of.
+// logistic loss), bit for bit as at construction, so that only c_i is
+// held — 8 bytes a datum, or beyond cvCompactLimit data 2 (codes rounded
+// up, compactConsts): at large N the state, not the arithmetic, is what a
+// machine runs out of.
 type cvEnergy struct {
 	g      GLM
 	conv   rowConverter // g's, if its rows are not float64
@@ -388,9 +496,14 @@ type cvEnergy struct {
 	center []float64
 	at     []cvTaylor // nil beyond cvRecordLimit data
 	k3     mostlyOne  // K_i
-	c      []float64
-	prec   []float64 // H, d×d row-major (symmetric)
-	ly     []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
+	c      []float64  // c_i, nil when compact
+	// codes, beyond cvCompactLimit data, holds c_i rounded up to alias's
+	// grid in place of c (c_i ≤ alias.Value(codes[i])); envelope is
+	// cvBuild's.
+	codes    []uint16
+	envelope func(block []uint16) uint16
+	prec     []float64 // H, d×d row-major (symmetric)
+	ly       []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
 	// sGrow, when positive, is max_i s_i, and K_i is A_i of LossGrowther:
 	// M(θ, θ′) is growthDistance's, valid pair by pair.
 	sGrow float64
@@ -401,6 +514,9 @@ type cvEnergy struct {
 
 	mem rowStore // the GLM's rows when the package keeps them (memRows), for prefetch
 }
+
+// errCompactCode is a c_i that alias.Up cannot code (beyond its grid).
+var errCompactCode = errors.New("a bound constant c_i beyond the compact state's grid")
 
 // cvTaylor is datum i's expansion point and Taylor coefficients (f3 is
 // f_i‴(ẑ_i) for a LossCuber GLM, used in the third-order expansion only).
@@ -840,13 +956,26 @@ const roundingSlack = 1e-13
 // (see ControlVariates). prior is the
 // posterior's; the bound was computed at construction on the original
 // prior's support.
+// Compact c_i are returned decoded, as float64s.
 func (e *cvEnergy) DiffBound(Prior) (*DiffBound, error) {
+	if e.codes != nil {
+		return e.sharedDiffBound().plain(), nil
+	}
 	return &DiffBound{C: slices.Clone(e.c), Metric: e.distance}, nil
 }
 
-// sharedDiffBound is DiffBound without the copy, for the kernels.
+// sharedDiffBound is DiffBound without the copy, for the kernels; compact
+// c_i stay compact.
 func (e *cvEnergy) sharedDiffBound() *DiffBound {
+	if e.codes != nil {
+		return &DiffBound{Metric: e.distance, compact: &compactConsts{codes: e.codes, scale: 1, envelope: e.envelope}}
+	}
 	return &DiffBound{C: e.c, Metric: e.distance}
+}
+
+// boundSum returns C = Σ_i c_i.
+func (e *cvEnergy) boundSum() float64 {
+	return e.sharedDiffBound().Sum()
 }
 
 // distance is M(θ, θ′); it allocates nothing and is safe for concurrent use.

@@ -232,8 +232,7 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 // if it stalls against the boundary of a Box or Ball, leaving the best
 // point seen in best.
 func lbfgsSearch(ctx context.Context, t *Target, best *MAP, set MAPSettings, floor bool) error {
-	d, n := t.Dim(), t.N()
-	idx := allIndices(n)
+	d := t.Dim()
 	init := slices.Clone(best.Theta)
 	conv := &qnConverger{tol: set.Tol, floor: floor, fc: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-12, Iterations: 50}}
 	var evalErr error
@@ -286,7 +285,7 @@ func lbfgsSearch(ctx context.Context, t *Target, best *MAP, set MAPSettings, flo
 			copy(g, cacheGrad)
 		} else {
 			best.Passes++
-			if err := t.AddGradient(g, theta, idx, nil); err != nil && evalErr == nil {
+			if err := t.addFullGradient(g, theta); err != nil && evalErr == nil {
 				evalErr = err
 			}
 		}
@@ -469,7 +468,6 @@ func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings)
 	proj := t.Prior().(BoundedSupport)
 	d := len(best.Theta)
 	g, trial := make([]float64, d), make([]float64, d)
-	idx := allIndices(t.N())
 	theta := best.Theta
 	logPi := func(v []float64) (float64, error) {
 		best.Passes++
@@ -479,7 +477,7 @@ func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings)
 	grad := func(v []float64) error {
 		clear(g)
 		best.Passes++
-		if err := t.AddGradient(g, v, idx, nil); err != nil {
+		if err := t.addFullGradient(g, v); err != nil {
 			return err
 		}
 		for j := range g {
@@ -544,15 +542,6 @@ func projectedAscent(ctx context.Context, t *Target, best *MAP, set MAPSettings)
 	}
 	best.GradNorm = math.Sqrt(vec.Dot(g, g))
 	return nil
-}
-
-// allIndices returns 0, …, n−1.
-func allIndices(n int) []int {
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
 }
 
 // stallGrad is the gradient norm below which a line search that cannot

@@ -32,9 +32,9 @@ func TestRunSharesBounds(t *testing.T) {
 		for _, r := range res.runners {
 			switch ch := r.ch.(type) {
 			case *auxChain[struct{}, *tunaBatch]:
-				tables[ch.scheme.(*tunaChain).table] = true
+				tables[ch.scheme.(*tunaChain).draws.table] = true
 			case *tfmhChain:
-				tables[ch.table] = true
+				tables[ch.draws.table] = true
 			case *smhChain:
 				tables[ch.smhTerms] = true
 			case *auxChain[struct{}, *poissonCounts]:
@@ -68,8 +68,8 @@ func TestTunaTFMHShareTable(t *testing.T) {
 		}
 		return ch
 	}
-	tuna := start(TunaMH{}).(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain).table
-	tf := start(TFMH{}).(*tfmhChain).table
+	tuna := start(TunaMH{}).(*auxChain[struct{}, *tunaBatch]).scheme.(*tunaChain).draws.table
+	tf := start(TFMH{}).(*tfmhChain).draws.table
 	if tuna != tf {
 		t.Error("TunaMH and TFMH on one run cache built two alias tables")
 	}

@@ -340,7 +340,12 @@ func (t *Target) TotalEnergyAndGradient(grad, theta []float64) (float64, error) 
 	return t.beta * sum, finiteGradient(grad, theta)
 }
 
-// addFullGradient adds β·Σ_i∇U_i(θ) over all data to grad.
+// addFullGradient adds β·Σ_i∇U_i(θ) over all data to grad, in chunks
+// through the target's scratch: bit for bit AddGradient over the indices
+// 0 … N−1 (the same chunks, in order, with the weights β), without their
+// O(N) index array (8 bytes a datum).
+//
+// FindMAP's L-BFGS and projected ascent use it.
 func (t *Target) addFullGradient(grad, theta []float64) error {
 	if t.grad == nil {
 		return t.errNoGradient()

@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/prefetch"
@@ -90,16 +89,16 @@ func (k TFMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	var table *alias.Table
+	var draws *boundDraws
 	if err := auditWhileBuilding(t.N(), func() error {
 		return w.audit(k.TrustBound, b.auditKey(), diffAudit(b))
 	}, func() (err error) {
-		table, err = boundTable("TFMH", "bound constants c_i (DiffBound.C)", b.C, t, false)
+		draws, err = newBoundDraws("TFMH", "bound constants c_i (DiffBound.C)", b, t, false)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	c := &tfmhChain{walk: w, bound: b, table: table, sumC: table.Total(), maxRate: k.MaxRate,
+	c := &tfmhChain{walk: w, bound: b, draws: draws, sumC: draws.total, maxRate: k.MaxRate,
 		seen: newDistinct(), increase: k.increase, priorFactor: k.priorFactor}
 	if r, ok := denseLogistic(t.Energy()); ok {
 		c.lx, c.lx32, c.ly = r.X, r.X32, r.Y
@@ -121,7 +120,7 @@ type tfmhChain struct {
 	walk
 	rival   *mhRival // nil with KeepMinibatch
 	bound   *DiffBound
-	table   *alias.Table
+	draws   *boundDraws // ∝ c_i, and c_i
 	sumC    float64
 	maxRate float64 // the expected batch above which a step is full MH (asMHRate: every step)
 
@@ -156,8 +155,12 @@ const tfmhAhead = 16
 // the package's GLMs with rows in memory, their rows and responses
 // (internal/prefetch), so that their cache misses overlap instead of being
 // met one datum at a time. What prefetch returns is stored in c.sink.
+// Compact c_i are not prefetched: drawing the data read them.
 func (c *tfmhChain) prefetch(idx []int) {
-	c.sink = c.mem.prefetch(len(c.theta), idx) + float64(prefetch.Rows(c.bound.C, 1, 1, idx))
+	c.sink = c.mem.prefetch(len(c.theta), idx)
+	if c.draws.c != nil {
+		c.sink += float64(prefetch.Rows(c.draws.c, 1, 1, idx))
+	}
 }
 
 // energyDiff returns β(U_i(θ) − U_i(θ′)) of datum i for the step's θ, θ′,
@@ -275,7 +278,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 		}
 		group := c.ahead[:min(tfmhAhead, draws-lo)]
 		coins := c.coins[:len(group)]
-		c.table.DrawInto(rng, group, coins) // coins as scratch, then drawn
+		c.draws.drawInto(rng, group, coins) // coins as scratch, then drawn
 		for k := range coins {
 			coins[k] = rng.Float64()
 		}
@@ -290,7 +293,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 			if c.increase != nil {
 				du = c.increase(diff)
 			}
-			mi := c.bound.C[i] * m
+			mi := c.draws.at(i) * m
 			if math.Abs(du) > mi*(1+boundTol) {
 				return Info{}, diffViolation(i, du, mi, c.theta, c.next)
 			}

@@ -141,7 +141,7 @@ func refTFMHStep(t *testing.T, c *tfmhChain, rng *rand.Rand) Info {
 	var diff [1]float64
 	for lo := 0; lo < draws; lo += tfmhAhead {
 		group := idx[:min(tfmhAhead, draws-lo)]
-		c.table.DrawInto(rng, group, u[:])
+		c.draws.drawInto(rng, group, u[:])
 		for k := range group {
 			u[k] = rng.Float64()
 		}

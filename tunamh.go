@@ -275,9 +275,8 @@ type tunaBatch struct {
 	who      string
 	t        *Target
 	bound    *DiffBound
-	c        []float64 // c_i
-	sumC     float64   // C = Σc_i
-	table    *alias.Table
+	draws    *boundDraws // ∝ c_i, and c_i
+	sumC     float64     // C = Σc_i
 	chi      float64
 	maxBatch float64
 	cm       float64      // C·M(θ, θ′) of the last minibatch
@@ -293,15 +292,18 @@ type tunaBatch struct {
 // hooks of TunaMH (nil: tunaTerm and c_i).
 func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
 	term func(d, mi, a float64) (keep, term float64), weights func([]float64) []float64) (*tunaBatch, error) {
-	table, err := boundTable(who, "bound constants c_i (DiffBound.C)", b.C, t, true)
+	draws, err := newBoundDraws(who, "bound constants c_i (DiffBound.C)", b, t, true)
 	if err != nil {
 		return nil, err
 	}
-	sumC := table.Total()
+	sumC := draws.total
 	if weights != nil {
-		if table, err = alias.New(weights(b.C)); err != nil {
+		plain := b.plain()
+		table, err := alias.New(weights(plain.C))
+		if err != nil {
 			return nil, err
 		}
+		draws = &boundDraws{table: table, c: plain.C, total: sumC}
 	}
 	if maxBatch == 0 {
 		maxBatch = float64(t.N())
@@ -309,7 +311,7 @@ func newTunaBatch(who string, t *Target, b *DiffBound, chi, maxBatch float64,
 	if term == nil {
 		term = tunaTerm
 	}
-	return &tunaBatch{who: who, t: t, bound: b, c: b.C, sumC: sumC, table: table, chi: chi,
+	return &tunaBatch{who: who, t: t, bound: b, draws: draws, sumC: sumC, chi: chi,
 		maxBatch: maxBatch, seen: newDistinct(), term: term, full: newFullEnergies(t.Dim())}, nil
 }
 
@@ -533,9 +535,9 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 		}
 		n := min(batch-done, batchChunk)
 		idx, ci := c.idx[:n], c.ci[:n]
-		c.table.DrawInto(rng, idx, ci) // ci as scratch
+		c.draws.drawInto(rng, idx, ci) // ci as scratch
 		for j, i := range idx {
-			ci[j] = c.c[i] // in a loop of their own, the c_i's misses overlap
+			ci[j] = c.draws.at(i) // in a loop of their own, the c_i's misses overlap
 		}
 		for _, i := range idx {
 			c.seen.Add(i)

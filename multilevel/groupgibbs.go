@@ -81,6 +81,15 @@ import (
 //     sampling (Neal 2003, stepping out) of its full conditional, which is
 //     the prior's: O(d) per evaluation, no datum read.
 //
+//  4. The moves along the directions blocks cannot take
+//     (groupgibbs_moves.go): data-free shifts along every direction the
+//     rows leave every linear predictor unchanged on (the intercept
+//     against any factor, a group-level covariate against its factor, a
+//     parent level against its nested children), drawn from their
+//     conditional; and for each scale τ the joint move (log τ + λ, e^λ·u),
+//     the non-centred update of τ interwoven with step 3's centred one,
+//     its data decided as in step 1.
+//
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (model.MultilevelCenter gives one). The bound above needs
 // sup|f‴| finite on the whole line (logistic, probit; Gaussian remainders
@@ -143,6 +152,8 @@ type GroupGibbs struct {
 	// exponentially): growthLoose drops its exponential factors (and, as
 	// blockMask, the check of |r_i| ≤ φ_i).
 	growthLoose bool
+	// Test hooks of the shifts and scale moves (groupgibbs_moves.go).
+	moveHooks moveHooks
 }
 
 // Name returns "GroupGibbs".
@@ -228,6 +239,8 @@ type gibbsTerms struct {
 	free  []int
 	freeW []float64
 	locs  []gibbsLoc
+	// The shifts and scale moves (groupgibbs_moves.go; nil: none).
+	mv *gibbsMoves
 }
 
 // onGibbsTerms, a test hook nil in every real run, is called for each set
@@ -261,7 +274,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -283,6 +296,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	}
 	c.rb.init(terms.blocks)
 	c.rbRow = -1
+	c.initMoves()
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
 		if view := v.RowView(); view != nil {
@@ -705,6 +719,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 			g.locOf[lc.start+lv*lc.stride] = int32(l)
 		}
 	}
+	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
 	return g, nil
 }
 
@@ -877,6 +892,9 @@ type gibbsChain struct {
 	// view of them (RowViewer) with the view's first read error.
 	rows    SparseRowGLM
 	rowsErr func() error
+
+	ms gibbsMoveState // the shifts' and scale moves' scratch and counters
+
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
 	// the thinning rate; the test hooks.
@@ -893,7 +911,7 @@ type gibbsChain struct {
 
 // counts returns the counters Params reports, which MarshalState saves.
 func (c *gibbsChain) counts() []*float64 {
-	return []*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}
+	return append([]*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}, c.moveCounts()...)
 }
 
 // MarshalState saves the counters Params reports (the rest of the
@@ -932,6 +950,7 @@ func (c *gibbsChain) Params() map[string]float64 {
 	if c.nb > 0 && c.expl[0] && c.bcPtr[1] > c.bcPtr[0] {
 		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats
 	}
+	c.moveParams(ps)
 	return ps
 }
 
@@ -972,6 +991,12 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if c.sliceFree(rng) {
 		info.Accepted = true
 	}
+	acc, nread, err := c.moves(rng)
+	if err != nil {
+		return exactmh.Info{}, err
+	}
+	info.Batch += nread
+	info.Accepted = info.Accepted || acc
 	info.Distinct = c.seen.Count
 	return info, nil
 }
@@ -1479,6 +1504,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	u.theta = append(u.theta[:0], c.theta...)
 	u.dsq = append(u.dsq[:0], c.dsq...)
 	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc}
+	c.saveMoves()
 }
 
 // A GroupGibbs sweep may be abandoned between any two chunks of its exact
@@ -1489,6 +1515,7 @@ func (c *gibbsChain) AbandonStep() {
 	copy(c.dsq, c.undo.dsq)
 	u := &c.undo.counts
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
+	c.restoreMoves()
 }
 
 var _ interface{ AbandonStep() } = (*gibbsChain)(nil)

@@ -1,0 +1,103 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestScalingOriginal checks the map of the sampled coefficients onto the
+// original scale against the model it inverts: the linear predictor of
+// the standardised features, θ_0 + Σ θ_j (x_j − c_j)/s_j, must equal
+// b_0 + Σ b_j x_j at every x.
+func TestScalingOriginal(t *testing.T) {
+	sc := &scaling{center: []float64{0, 3, -2}, scale: []float64{1, 0.5, 4}, intercept: true, first: 2}
+	row := []float64{7, 7, 0.3, -1.2, 2.5} // two sampler columns, then θ
+	b := []float64{sc.original(row, 2), sc.original(row, 3), sc.original(row, 4)}
+	for _, x := range [][2]float64{{0, 0}, {1, 2}, {-3, 5}} {
+		want := row[2] + row[3]*(x[0]-3)/0.5 + row[4]*(x[1]+2)/4
+		got := b[0] + b[1]*x[0] + b[2]*x[1]
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("x = %v: original-scale predictor %g, sampled %g", x, got, want)
+		}
+	}
+}
+
+// TestGlmerFileCoversSets checks that the committed glmer fits name every
+// fixed effect the way the exactmh command names its columns, for every
+// set of the suite: an Intercept, a tau_ per grouping factor of the terms,
+// and a CPU time.
+func TestGlmerFileCoversSets(t *testing.T) {
+	ref, err := readGlmer(filepath.Join("..", "..", "figures", "bench", "multilevel_real_glmer.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ds := range sets {
+		g := ref[ds.name]
+		if g == nil {
+			t.Errorf("%s: no glmer fit", ds.name)
+			continue
+		}
+		if _, ok := g.est["Intercept"]; !ok {
+			t.Errorf("%s: no Intercept in glmer's fit", ds.name)
+		}
+		for _, term := range strings.Split(ds.terms, ",") {
+			if strings.HasPrefix(term, "(1|") {
+				name := "tau_" + strings.TrimSuffix(strings.TrimPrefix(term, "(1|"), ")")
+				if _, ok := g.est[name]; !ok {
+					t.Errorf("%s: no %s in glmer's fit", ds.name, name)
+				}
+			}
+		}
+		if !(g.cpu > 0) {
+			t.Errorf("%s: glmer CPU %v", ds.name, g.cpu)
+		}
+	}
+}
+
+// TestMergeFigures checks that writing one set's block keeps the others
+// and the suite's order, and that the README's section is regenerated
+// from the file.
+func TestMergeFigures(t *testing.T) {
+	dir := t.TempDir()
+	fig := filepath.Join(dir, "fig.txt")
+	a := block{name: "verbagg", kv: [][2]string{{"kernel", "A"}, {"status", "completed"}}, lines: []string{"# a"}}
+	b := block{name: "insteval", kv: [][2]string{{"kernel", "B"}}, lines: []string{"# b"}}
+	if err := mergeFigures(fig, []block{a}, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := mergeFigures(fig, []block{b}, dir); err != nil {
+		t.Fatal(err)
+	}
+	a.kv[0][1] = "C"
+	if err := mergeFigures(fig, []block{a}, dir); err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.ReadFile(fig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(s)
+	i, j := strings.Index(got, "## insteval kernel=B"), strings.Index(got, "## verbagg kernel=C")
+	if i < 0 || j < 0 || j < i || strings.Contains(got, "kernel=A") {
+		t.Fatalf("merged file:\n%s", got)
+	}
+	readme := filepath.Join(dir, "README.md")
+	if err := os.WriteFile(readme, []byte("top\n"+readmeBegin+"\nold\n"+readmeEnd+"\nbottom\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReadme(readme, fig); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := os.ReadFile(readme)
+	if strings.Contains(string(r), "old") || !strings.Contains(string(r), "| verbagg | C | completed |") ||
+		!strings.HasPrefix(string(r), "top\n") || !strings.HasSuffix(string(r), "bottom\n") {
+		t.Fatalf("README:\n%s", r)
+	}
+}

@@ -1,0 +1,68 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package multilevel
+
+import "github.com/exactmh/exactmh"
+
+// GroupGibbsNoMoves returns k without its shifts and scale moves
+// (groupgibbs_moves.go): the sweep of blocks, location moves and log
+// scales alone.
+func GroupGibbsNoMoves(k GroupGibbs) GroupGibbs {
+	k.moveHooks.movesOff = true
+	return k
+}
+
+// GroupGibbsNoShifts returns k without its shifts (scale moves kept).
+func GroupGibbsNoShifts(k GroupGibbs) GroupGibbs {
+	k.moveHooks.shiftsOff = true
+	return k
+}
+
+// GroupGibbsNoScaleMoves returns k without its scale moves (shifts kept).
+func GroupGibbsNoScaleMoves(k GroupGibbs) GroupGibbs {
+	k.moveHooks.scalesOff = true
+	return k
+}
+
+// GroupGibbsShiftBreak returns k with one level of each shift of two or
+// more effects left uncompensated: a shift that changes a linear
+// predictor, accepted on the prior alone, which the kit must catch.
+func GroupGibbsShiftBreak(k GroupGibbs) GroupGibbs {
+	k.moveHooks.shiftBreak = true
+	return k
+}
+
+// GroupGibbsScaleNoJacobian returns k with its scale moves' Jacobian
+// e^{Gλ} dropped (not the nested ones'), which the kit must catch.
+func GroupGibbsScaleNoJacobian(k GroupGibbs) GroupGibbs {
+	k.moveHooks.scaleNoJacobian = true
+	return k
+}
+
+// GroupGibbsNestedNoJacobian returns k with its nested scale moves'
+// Jacobian e^{G_P·λ} dropped, which the kit must catch.
+func GroupGibbsNestedNoJacobian(k GroupGibbs) GroupGibbs {
+	k.moveHooks.nestedNoJacobian = true
+	return k
+}
+
+// GibbsShifts returns the shifts k finds on the posterior p (k.Center
+// set): each as its coordinates and coefficients.
+func GibbsShifts(p *exactmh.Posterior, k GroupGibbs) (idx [][]int32, w [][]float64, err error) {
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := newGibbsTerms("GroupGibbs", t, k)
+	if err != nil || g.mv == nil {
+		return nil, nil, err
+	}
+	mv := g.mv
+	for s := range mv.expl {
+		idx = append(idx, mv.idx[mv.ptr[s]:mv.ptr[s+1]])
+		w = append(w, mv.w[mv.ptr[s]:mv.ptr[s+1]])
+	}
+	return idx, w, nil
+}
