@@ -38,8 +38,13 @@ type Choice struct {
 	// Laplace is the approximation the choice was built on (nil when the
 	// posterior has no Laplace approximation: no gradient, or N small).
 	Laplace *LaplaceApprox
+	// Pricing says what the pilots counted and how the counts were priced
+	// (pricingNote): the choice depends on the data, the model, the
+	// settings and the seed alone, never on a clock.
+	Pricing string
 	// Time is the wall time of the whole choice: MAP, Laplace
-	// approximation, control variates and pilots.
+	// approximation, control variates and pilots. It is reported only:
+	// nothing is decided by it.
 	Time time.Duration
 
 	// Center and CenterSD, when set, are the centre the chosen kernel is
@@ -72,24 +77,37 @@ func (c *Choice) cache(p *Posterior) *runCache {
 // Candidate is one pilot of the automatic default.
 type Candidate struct {
 	Name string
-	// ESSPerSecond is the pilot's minimum over the coordinates of bulk and
-	// tail ESS per second of sampling (one chain; minESS), cut by
-	// StayWarn/stay for a stay of more than diagnostics.StayWarn
-	// transitions, 0 if it failed or made too few draws to say. Its
-	// seconds are CPU seconds of the process where the platform reports
-	// them (getrusage on Linux, macOS and the BSDs), else wall seconds.
-	// Its name is a kernel's (Choice.Name) or, for a pilot of tailPilots,
-	// one with ", ρ ≥ …" added: the kernel with a capped Crank–Nicolson
-	// step scale.
-	ESSPerSecond float64
+	// ESSPerCost is the pilot's minimum over the coordinates of bulk and
+	// tail ESS per 10⁶ units of counted cost of sampling (one chain;
+	// minESS), cut by StayWarn/stay for a stay of more than
+	// diagnostics.StayWarn transitions; 0 if it failed or its chain never
+	// moved. A unit is one datum energy evaluation; gradients and the
+	// proposal's arithmetic are priced in it by fixed ratios
+	// (Choice.Pricing). Its name is a kernel's (Choice.Name) or, for a
+	// pilot of tailPilots, one with ", ρ ≥ …" added: the kernel with a
+	// capped Crank–Nicolson step scale.
+	ESSPerCost float64
+	// Partial, when positive, says that ESSPerCost is estimated from this
+	// many draws of a pilot that did not finish (its warmup ran past its
+	// budget, or its sampling made too few draws): the latter half of the
+	// draws it made, per unit of their cost. Such an estimate ranks with
+	// the measured ones.
+	Partial int
 	// EvalsPerStep is datum energy and gradient evaluations per transition.
 	EvalsPerStep float64
 	// Err says why the candidate was not measured, if it was not.
 	Err string
-	// AtMost is, for a pilot that did not finish its warmup, the ESS per
-	// second it could at best reach: two effective draws per transition.
+	// AtMost is, for a pilot with no ESSPerCost (stopped as unable to win,
+	// or too few transitions to estimate one), a bound on it: two
+	// effective draws per transition. A bound decides only when no pilot
+	// has a measured or estimated ESSPerCost.
 	AtMost float64
-	// Time is the pilot's wall time, warmup included.
+	// Cost is the pilot's counted cost, warmup included, in datum energy
+	// evaluations.
+	Cost float64
+	// Time is the pilot's CPU time (of the process, where the platform
+	// reports it; else wall time), warmup included: reported, never used
+	// to decide.
 	Time time.Duration
 	// Scale is the step scale the pilot's warmup adapted (0 if it did not
 	// finish it). The chosen kernel starts its own warmup there, not at a
@@ -109,8 +127,15 @@ func (c *Choice) String() string {
 		if k.Err != "" {
 			fmt.Fprintf(&b, "; %s: %s", k.Name, k.Err)
 		} else {
-			fmt.Fprintf(&b, "; %s %.4g ESS/s (pilot %.2fs)", k.Name, k.ESSPerSecond, k.Time.Seconds())
+			fmt.Fprintf(&b, "; %s %.4g ESS per 10⁶ evaluations", k.Name, k.ESSPerCost)
+			if k.Partial > 0 {
+				fmt.Fprintf(&b, " (estimated from %d draws of an unfinished pilot)", k.Partial)
+			}
+			fmt.Fprintf(&b, " (pilot %.3g evaluations)", k.Cost)
 		}
+	}
+	if c.Pricing != "" {
+		fmt.Fprintf(&b, "; %s", c.Pricing)
 	}
 	return b.String()
 }
@@ -120,21 +145,12 @@ const (
 	// autoSmallN: below this many data a full pass is cheap and NUTS, the
 	// best full-batch sampler, is chosen without pilots.
 	autoSmallN = 2000
-	// autoPilotWarmup and autoPilotTime size each pilot: warmup
+	// autoPilotWarmup and autoPilotDraws size each pilot: warmup
 	// transitions (fewer than minMidWarmup, so that TunaMH's comparison
-	// with MH, 30 full passes, is left to the run itself), then this much
-	// sampling.
+	// with MH, 30 full passes, is left to the run itself), then at most
+	// this many draws, within the counted budgets of auto_cost.go.
 	autoPilotWarmup = 150
-	autoPilotTime   = 400 * time.Millisecond
 	autoPilotDraws  = 4000 // enough for the ESS, few enough to summarise fast
-	// autoPilotTimeout, plus the time of autoPilotPasses passes over the
-	// data (a minibatch kernel's Start reads them a few times), ends a
-	// pilot that has not finished its warmup: a kernel that slow cannot
-	// compete (its ESS per second is at most about two draws' worth per
-	// transition, which Candidate.Err reports, and which decides when no
-	// pilot finishes).
-	autoPilotTimeout = 1500 * time.Millisecond
-	autoPilotPasses  = 20
 	// autoNUTSPasses is the fewest passes a NUTS transition takes: a tree
 	// of depth 2 (3 gradients, each with its energy, about 1.5 passes).
 	autoNUTSPasses = 4.5
@@ -161,7 +177,7 @@ const (
 //     or Ball prior), on the rewrite when it has one ("PoissonMH-CV-CN");
 //     TunaMH with its default random walk where the energy has a DiffBound
 //     (tempered or multimodal targets, where the Laplace approximation is
-//     poor); NUTS — and picks the highest ESS per second, the smaller of
+//     poor); NUTS — and picks the highest ESS per unit of counted cost, the smaller of
 //     bulk and tail ESS (minESS), so that a kernel that sticks in a tail
 //     loses to one that does not. TunaMH and TFMH on the control variates
 //     are listed but not piloted where minibatchDatumCost·C·M ≥ N at a
@@ -206,27 +222,32 @@ const (
 //     candidate, and TunaMH, MH and NUTS are piloted instead.
 //
 // The pilots use s's Seed and start at the MAP; each runs one chain for 150
-// warmup transitions and then 4000 draws or 0.4 s of sampling (CPU time
-// where the platform reports it), whichever comes first. A pilot that
-// cannot finish its warmup within 1.5 s plus 20 passes over the data (CPU
-// time too) is reported unmeasured, with the bound on the ESS per second
-// it could reach (labelled a bound); a full-batch candidate whose best possible ESS per
-// second (two draws per transition) is below the fastest pilot's is not
-// piloted at all, nor is a Poisson candidate, counted as (λ + L)/N
-// passes. Candidates that fail (no bound, a bound violated) are listed
-// with their error. The choice takes a few seconds, which
-// Choice.Time reports. Pilots, their time limits and the pass over the
-// data that sizes them are timed in the process's CPU time where the
-// platform reports it (pilot), so that other processes' load, which
-// stretches wall time, does not change the choice
-// (TestPilotsIgnoreWallStalls); timings still vary a little, so the choice
-// can differ between runs when two candidates are close; the Choice says
-// which was taken.
+// warmup transitions and then 4000 draws or a sampling budget, whichever
+// comes first. Nothing is timed: a pilot's cost is counted — datum energy
+// evaluations, gradients at costGrad of one, a proposal's arithmetic in
+// the same unit (auto_cost.go; Choice.Pricing says so) — and its budgets
+// are counts: 5·10⁷ evaluations plus 20 passes over the data for the
+// warmup, max(2·10⁷, 50 passes) for the sampling. The choice, and so the
+// draws of Sample's automatic default, depend on the data, the model, the
+// settings and the seed alone, on any load
+// (TestAutoDeterministicUnderLoad, TestPilotsIgnoreWallStalls). A pilot
+// is scored by its minimum bulk or tail ESS per 10⁶ evaluations of its
+// sampling; one that did not finish (its warmup ran past its budget, or
+// its sampling made fewer than 20 draws) by that of the latter half of
+// the draws it made (Candidate.Partial), ranked with the others
+// (TestAutoUnfinishedPilotScored); one with too few draws even for that
+// gets a bound, two effective draws per transition, which decides only
+// when no pilot has a rate. A full-batch candidate whose bound is below
+// the fastest pilot's rate is not piloted at all, nor is a Poisson
+// candidate, counted as (λ + L)/N passes, and a pilot whose warmup shows
+// it cannot win is stopped. Candidates that fail (no bound, a bound
+// violated) are listed with their error. Choice.Time and Candidate.Time
+// report the time the choice took; they decide nothing.
 //
 // When the winner moves by the Gaussian Crank–Nicolson proposal without a
 // cap on its step scale, it is piloted again with the scale capped at 1.5
 // and at 0.3 (CrankNicolson.MaxScale; ρ ≥ 0.22 and ρ ≥ 0.74), and the
-// uncapped kernel is kept only when its ESS per second is at least 1.25
+// uncapped kernel is kept only when its ESS per unit of cost is at least 1.25
 // times the best capped one's: an uncapped scale runs off during warmup
 // and the chain becomes an independence sampler, which sticks in tails
 // heavier than the Laplace approximation's, rarely enough that a pilot
@@ -276,6 +297,9 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	n := p.Len()
 	done := func(c *Choice) (*Choice, error) {
 		c.Time = time.Since(start)
+		if len(c.Candidates) > 0 {
+			c.Pricing = pricingNote(p)
+		}
 		return c, nil
 	}
 	if ss, ok := p.Energy.(SufficientStatistics); ok && hasGrad {
@@ -284,17 +308,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	}
 	// A registered kernel's own path (package multilevel's, on a
 	// multilevel model) comes first (KernelInfo.Choose).
-	var passFn func() (time.Duration, error)
-	if n >= autoSmallN {
-		passFn = func() (time.Duration, error) { return passTime(t, set.init(0, p)) }
-	}
 	if hasGrad {
 		for _, ki := range Kernels() {
 			if ki.Choose == nil {
 				continue
 			}
 			c := &Choice{}
-			if ok, err := ki.Choose(ctx, p, c, set.Seed, passFn); err != nil {
+			if ok, err := ki.Choose(ctx, p, c, set.Seed); err != nil {
 				return nil, err
 			} else if ok {
 				sortCandidates(c.Candidates)
@@ -322,14 +342,8 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	// N grows). Other energies are searched from dispersed starts: a second
 	// mode makes the Laplace approximation, and everything built on it,
 	// the wrong tool.
-	// A pilot's time limit grows with the cost of a pass over the data.
-	pass, err := passTime(t, la.Mean)
-	if err != nil {
-		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
-	}
-	timeout := autoPilotTimeout + autoPilotPasses*pass
 	if la.Sparse != nil {
-		c, err := sparseChoice(ctx, p, la, set.Seed, timeout, pass)
+		c, err := sparseChoice(ctx, p, la, set.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +355,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			return nil, err
 		}
 		if other != nil {
-			c, err := multimodalChoice(ctx, p, la, other, set.Seed, timeout, pass)
+			c, err := multimodalChoice(ctx, p, la, other, set.Seed)
 			if err != nil {
 				return nil, err
 			}
@@ -399,11 +413,11 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
 	}
 
-	best, err := runPilots(ctx, choice, cands, la.Mean, set.Seed, timeout, pass)
+	best, err := runPilots(ctx, choice, cands, la.Mean, set.Seed)
 	if err != nil {
 		return nil, err
 	}
-	tailNote, err := tailPilots(ctx, choice, &cands[best], la.Mean, set.Seed, timeout)
+	tailNote, err := tailPilots(ctx, choice, &cands[best], la.Mean, set.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -488,30 +502,6 @@ func hasDiffBound(e Energy) bool {
 	return false
 }
 
-// autoPassSample is how many data passTime reads.
-const autoPassSample = 1 << 18
-
-// passTime returns the time of a pass over the data's energies at θ by the
-// pilot clock (CPU time where the platform reports it),
-// measured on the first autoPassSample data (all of them when N is
-// smaller) and scaled to N: the pilots' time limit and the bound on a
-// full-batch candidate need its order of magnitude, not a second pass
-// over all the data (FindLaplace has read the energies at θ̂ already).
-func passTime(t *Target, theta []float64) (time.Duration, error) {
-	m := min(t.N(), autoPassSample)
-	val := make([]float64, chunk)
-	clock := newPilotClock()
-	t0 := clock.now()
-	for lo := 0; lo < m; lo += chunk {
-		idx, _ := t.block(lo)
-		idx = idx[:min(len(idx), m-lo)]
-		if err := t.Energies(val[:len(idx)], theta, idx); err != nil {
-			return 0, err
-		}
-	}
-	return time.Duration(float64(clock.now()-t0) * float64(t.N()) / float64(m)), nil
-}
-
 // autoTailCaps are the caps on the Crank–Nicolson step scale
 // (CrankNicolson.MaxScale) with which tailPilots pilots the chosen -CN
 // kernel again: ρ ≥ e^{−1.5} ≈ 0.22 and ρ ≥ e^{−0.3} ≈ 0.74.
@@ -525,7 +515,7 @@ const autoUncappedMargin = 1.25
 // autoTailCaps on its step scale when it moves by the Gaussian
 // Crank–Nicolson proposal without one, records the pilots in
 // choice.Candidates (named "c.name, ρ ≥ …") and keeps the best capped
-// kernel in c unless the uncapped one's ESS per second is at least
+// kernel in c unless the uncapped one's ESS per unit of cost is at least
 // autoUncappedMargin times its. It returns a note for the Choice's Reason
 // ("" when it piloted nothing).
 //
@@ -543,7 +533,7 @@ const autoUncappedMargin = 1.25
 // 3 of 5 data sets (4 × 10,000 draws each), the capped one at most 34; on
 // a near-Gaussian logistic regression of the same size the uncapped one's
 // is about 1.5 times the capped one's (examples/README, "rare").
-func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64, timeout time.Duration) (string, error) {
+func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64) (string, error) {
 	cn, ok := cnProposal(c.k)
 	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || cn.sparse != nil {
 		return "", nil
@@ -551,7 +541,7 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 	var base float64
 	for _, m := range choice.Candidates {
 		if m.Name == c.name {
-			base = m.ESSPerSecond
+			base = m.ESSPerCost
 		}
 	}
 	if !(base > 0) {
@@ -565,18 +555,17 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 		k, _ := withStep(c.k, &v, func(s float64) float64 { return min(s, limit) })
 		name := fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-limit))
 		choiceProgress(ctx, "tail pilot %d of %d: %s", i+1, len(autoTailCaps), name)
-		t0 := time.Now()
-		rate, evals, _, scale, err := pilot(ctx, c.post, k, init, seed, timeout, bestRate, choice.cache(c.post))
+		out, err := pilot(ctx, c.post, k, init, seed, autoPilotWarmup, bestRate, choice.cache(c.post))
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		m := Candidate{Name: name, Time: time.Since(t0), Scale: scale}
+		m := Candidate{Name: name, Time: out.cpu, Scale: out.scale, Cost: out.cost}
 		if err != nil {
-			m.Err = err.Error()
+			m.Err, m.AtMost = err.Error(), out.atMost
 		} else {
-			m.ESSPerSecond, m.EvalsPerStep = rate, evals
-			if rate > bestRate {
-				bestRate, bestK, bestScale, bestCap = rate, k, scale, limit
+			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
+			if out.rate > bestRate {
+				bestRate, bestK, bestScale, bestCap = out.rate, k, out.scale, limit
 			}
 		}
 		choice.Candidates = append(choice.Candidates, m)
@@ -589,8 +578,8 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 		bestK, _ = withStep(bestK, nil, func(float64) float64 { return bestScale })
 	}
 	c.k = bestK
-	choice.Reason = fmt.Sprintf("the highest ESS per second (%.4g)", bestRate)
-	return fmt.Sprintf("its Crank–Nicolson step scale capped at %g (ρ ≥ %.2g): uncapped it was less than %.3g times as fast (%.4g ESS/s)",
+	choice.Reason = fmt.Sprintf("the highest ESS per 10⁶ counted evaluations (%.4g)", bestRate)
+	return fmt.Sprintf("its Crank–Nicolson step scale capped at %g (ρ ≥ %.2g): uncapped it was less than %.3g times as fast (%.4g ESS per 10⁶ evaluations)",
 		bestCap, math.Exp(-bestCap), autoUncappedMargin, base), nil
 }
 
@@ -601,117 +590,6 @@ func cnProposal(k Kernel) (*CrankNicolson, bool) {
 	return cn, ok && cn != nil
 }
 
-// pilot runs k on p for one chain — autoPilotWarmup transitions, then
-// autoPilotDraws draws or autoPilotTime of sampling — and returns its
-// minimum bulk or tail ESS per second of sampling and datum evaluations per
-// transition; or, if its warmup does not finish within timeout, an error
-// and the bound atMost on its ESS per second (two per transition). A
-// longest stay of more than diagnostics.StayWarn transitions at one point
-// cuts the ESS by StayWarn/stay: a chain that sticks that long in a pilot
-// of a few thousand draws sticks longer in a run.
-//
-// Seconds are the pilot clock's (pilotClock): the process's CPU time where
-// the platform reports it, so that the load of other processes, which
-// stretches wall time and not CPU time, does not change which pilot wins.
-// The warmup's time limit is then CPU time too, with autoPilotWallSlack
-// times it of wall time as the last resort.
-//
-// A pilot that cannot beat the best so far, beat ESS/s, is stopped as soon
-// as its warmup shows it: after a few transitions, two effective draws per
-// transition at its pace is below beat (pilotGuard).
-func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, timeout time.Duration, beat float64, cache *runCache) (rate, evals, atMost, scale float64, err error) {
-	clock := newPilotClock()
-	wall := timeout
-	if clock.cpu {
-		wall = autoPilotWallSlack * timeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, wall)
-	defer cancel()
-	guard := &pilotGuard{beat: beat, cancel: cancel, now: clock.now, start: clock.now(), timeout: timeout}
-	if pilotStallHook != nil {
-		guard.stall = pilotStallHook()
-	}
-	dur := autoPilotTime
-	if clock.cpu {
-		// The guard ends sampling after autoPilotTime by the CPU clock; a
-		// wall limit of that much would leave a pilot on a loaded machine
-		// too few draws to measure (tens, and an ESS of NaN: 0 ESS/s).
-		guard.sampleTime, dur = autoPilotTime, autoPilotWallSlack*autoPilotTime
-	}
-	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: autoPilotWarmup, Draws: autoPilotDraws, Duration: dur, Seed: seed, Init: init, Recorder: guard}, nil, cache)
-	end := clock.now()
-	if guard.sampled && res != nil && res.Status == Canceled && errors.Is(err, context.Canceled) {
-		res.Status, err = Completed, nil // the guard ended sampling: the draws so far are the pilot's
-	}
-	if guard.stopped > 0 {
-		return 0, 0, guard.stopped, 0, fmt.Errorf("stopped after %d warmup transitions, %.3gs each: at most ≈ %.3g ESS/s, below the best pilot's %.4g",
-			guard.steps, 2/guard.stopped, guard.stopped, beat)
-	}
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) && !(guard.timedOut && errors.Is(err, context.Canceled)) {
-		return 0, 0, 0, 0, err
-	}
-	if res == nil || res.Status != Completed {
-		if res == nil || len(res.Chains) == 0 || res.Chains[0].Warmup.Steps == 0 {
-			return 0, 0, 0, 0, fmt.Errorf("no transition in %v", timeout.Round(time.Millisecond))
-		}
-		w := res.Chains[0].Warmup
-		per := (end - guard.start).Seconds() / float64(w.Steps)
-		return 0, 0, 2 / per, 0, fmt.Errorf("not measured: %d of %d warmup transitions in the pilot's %v, %.3gs each (an upper bound, not a rate: at most ≈ %.3g ESS/s, two draws a transition)",
-			w.Steps, autoPilotWarmup, timeout.Round(time.Millisecond), per, 2/per)
-	}
-	c := res.Chains[0]
-	if scale = c.Scale; !(scale > 0) || math.IsInf(scale, 0) {
-		scale = 0
-	}
-	tot := c.Sampling
-	secs := c.Sampling.Time.Seconds()
-	if clock.cpu && guard.sampling {
-		secs = (end - guard.samplingStart).Seconds()
-	}
-	if c.Len() < 20 || tot.Steps == 0 || !(secs > 0) {
-		return 0, tot.EvalsPerStep(), 0, scale, nil
-	}
-	ess := minESS(res)
-	if math.IsNaN(ess) {
-		return 0, tot.EvalsPerStep(), 0, scale, nil
-	}
-	if stay, _ := longestStay(res, c.Len()); stay > diagnostics.StayWarn {
-		ess *= diagnostics.StayWarn / float64(stay)
-	}
-	return ess / secs, float64(tot.Evals+tot.GradEvals) / float64(tot.Steps), 0, scale, nil
-}
-
-// autoPilotWallSlack is how many times its time limit in CPU time a pilot
-// may take in wall time: the limit for a transition that never ends.
-const autoPilotWallSlack = 10
-
-// pilotStallHook, when set (by tests), is called at the start of each
-// pilot and returns a function its recorder calls after each transition:
-// TestPilotsIgnoreWallStalls stalls some pilots so.
-var pilotStallHook func() func(*Event)
-
-// pilotClock times the automatic default's pilots: the process's CPU
-// time where cpuTime reads it, else wall time since the clock was made.
-type pilotClock struct {
-	cpu  bool
-	wall time.Time
-}
-
-func newPilotClock() pilotClock {
-	_, ok := cpuTime()
-	return pilotClock{cpu: ok, wall: time.Now()}
-}
-
-// now returns the clock's time.
-func (c pilotClock) now() time.Duration {
-	if c.cpu {
-		if d, ok := cpuTime(); ok {
-			return d
-		}
-	}
-	return time.Since(c.wall)
-}
-
 // minESS is the smallest of the bulk and tail ESS over the coordinates of
 // a one-chain pilot (Summary's ESSBulk and ESSTail without the rest of the
 // summary: R-hat, MCSE and quantiles would double the work). The tail
@@ -719,99 +597,30 @@ func (c pilotClock) now() time.Duration {
 // sticks in a tail its proposal reaches too rarely loses first (the
 // rare-event logistic regression of examples/rare shows it), and a choice
 // by bulk ESS alone does not see it.
+//
+// An ESS the diagnostics do not define (NaN: a coordinate that did not
+// vary over a short, slow pilot) is left out, so that such a pilot is
+// scored by the ESS it has rather than 0 — on issue 43's custom multilevel
+// energy (N = 10⁵, d = 505) MH-CN's pilot of 198 draws scored 0 so and
+// lost to TunaMH at a quarter of its rate (figures/bench/auto_choice.txt);
+// NaN when none is defined (a chain that never moved).
 func minESS(r *Result) float64 {
-	m := math.Inf(1)
+	m := math.NaN()
 	for j := range r.Dim {
-		x := r.Samples(j)
-		e := math.Min(diagnostics.ESSBulk(x), diagnostics.ESSTail(x))
-		if math.IsNaN(e) {
-			return math.NaN()
-		}
-		m = math.Min(m, e)
+		m = minDefined(m, r.Samples(j))
 	}
 	return m
 }
 
-// pilotGuard stops a pilot that cannot beat the best pilot so far: once
-// pilotGuardSteps warmup transitions and pilotGuardTime have passed, the
-// pilot's best possible ESS per second, two effective draws per transition
-// at the pace so far by the pilot clock, must reach beat. (A fast pilot's
-// first transitions, at a step not yet adapted, are unrepresentative; it
-// is never judged on them, as it finishes its warmup before
-// pilotGuardTime.) It also ends a warmup that has taken timeout by the
-// pilot clock, and notes when sampling starts.
-type pilotGuard struct {
-	beat   float64 // ESS/s to beat (0: none)
-	cancel context.CancelFunc
-	// now is the pilot clock (nil: the events' wall Elapsed), start its
-	// time at the start, timeout the warmup's limit by it (0: none).
-	now     func() time.Duration
-	start   time.Duration
-	timeout time.Duration
-	steps   int     // transitions when stopped
-	stopped float64 // the bound that stopped it (0: not stopped)
-	// timedOut: the warmup took longer than timeout.
-	timedOut bool
-	// sampling: a sampling transition was recorded, samplingStart the
-	// clock then.
-	sampling      bool
-	samplingStart time.Duration
-	// sampleTime, if positive, is how long sampling runs by the clock,
-	// checked every pilotClockEvery transitions; sampled says the guard
-	// ended it so.
-	sampleTime time.Duration
-	sampled    bool
-	stall      func(*Event) // pilotStallHook's
-}
-
-// pilotClockEvery is how often, in sampling transitions, the guard reads
-// the CPU clock (a system call of about a microsecond).
-const pilotClockEvery = 32
-
-// pilotGuardSteps and pilotGuardTime are how many transitions and how long
-// a pilot runs before its pace is trusted.
-const (
-	pilotGuardSteps = 5
-	pilotGuardTime  = 500 * time.Millisecond
-)
-
-func (g *pilotGuard) Init(RunInfo) error { return nil }
-
-func (g *pilotGuard) Record(e *Event) error {
-	if g.stall != nil {
-		g.stall(e)
-	}
-	if !e.Warmup {
-		switch {
-		case g.now == nil:
-		case !g.sampling:
-			g.sampling, g.samplingStart = true, g.now()
-		case g.sampleTime > 0 && !g.sampled && e.Iteration%pilotClockEvery == 0 && g.now()-g.samplingStart > g.sampleTime:
-			g.sampled = true
-			g.cancel()
+// minDefined returns the smallest of m and the defined ones of x's bulk
+// and tail ESS (NaN counts as not defined).
+func minDefined(m float64, x [][]float64) float64 {
+	for _, e := range [...]float64{diagnostics.ESSBulk(x), diagnostics.ESSTail(x)} {
+		if !math.IsNaN(e) && (math.IsNaN(m) || e < m) {
+			m = e
 		}
-		return nil
 	}
-	if g.stopped > 0 || g.timedOut || e.Iteration+1 < pilotGuardSteps || e.Elapsed < pilotGuardTime {
-		return nil
-	}
-	used := e.Elapsed
-	if g.now != nil {
-		used = g.now() - g.start
-	}
-	if g.timeout > 0 && used > g.timeout {
-		g.timedOut = true
-		g.cancel()
-		return nil
-	}
-	if g.beat <= 0 {
-		return nil
-	}
-	if bound := 2 * float64(e.Iteration+1) / used.Seconds(); bound < g.beat {
-		g.steps, g.stopped = e.Iteration+1, bound
-		g.cancel()
-	}
-	return nil
+	return m
 }
 
 // autoModeSearches is how many dispersed MAP searches look for a second
@@ -877,7 +686,7 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 // multimodalChoice pilots the kernels that do not lean on one Laplace
 // approximation — TunaMH (where the energy has a DiffBound), MH, NUTS —
 // and picks the fastest.
-func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, other []float64, seed uint64, timeout, pass time.Duration) (*Choice, error) {
+func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, other []float64, seed uint64) (*Choice, error) {
 	// The minibatch kernels first, then the full-batch ones, ending with
 	// NUTS, the fallback runPilots takes when no pilot measured anything.
 	var cands []autoCand
@@ -895,7 +704,7 @@ func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, othe
 		}
 	}
 	choice := &Choice{Laplace: la, Posterior: p}
-	best, err := runPilots(ctx, choice, cands, la.Mean, seed, timeout, pass)
+	best, err := runPilots(ctx, choice, cands, la.Mean, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -920,9 +729,9 @@ type autoCand struct {
 	post *Posterior
 	k    Kernel
 	// passes, for a full-batch kernel, is how many passes over the data a
-	// transition takes at least: its ESS per second is at most
-	// 2/(passes × a pass's time), and a pilot that could not beat the best
-	// so far is skipped. For a Poisson kernel it is its expected batch
+	// transition takes at least, priced in datum evaluations: its ESS per
+	// unit of cost is at most 2/(passes·N) (fullBatchBound), and a pilot
+	// that could not beat the best so far is skipped. For a Poisson kernel it is its expected batch
 	// over N, (λ + L)/N, which does not depend on θ; 0 for the other
 	// minibatch kernels.
 	passes float64
@@ -932,9 +741,10 @@ type autoCand struct {
 
 // runPilots pilots every candidate, records them in choice.Candidates (best
 // first) and returns the index in cands of the fastest, with
-// choice.Reason saying how it won: the highest ESS per second, or, when no
-// pilot finished its warmup, the highest bound on it.
-func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []float64, seed uint64, timeout, pass time.Duration) (int, error) {
+// choice.Reason saying how it won: the highest ESS per unit of counted
+// cost, measured or estimated from an unfinished pilot's draws (the two
+// rank together), or, when no pilot has either, the highest bound on it.
+func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []float64, seed uint64) (int, error) {
 	best, bestBound := -1, -1
 	for i, c := range cands {
 		m := Candidate{Name: c.name}
@@ -944,24 +754,23 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 			choice.Candidates = append(choice.Candidates, m)
 			continue
 		}
-		if c.passes > 0 && best >= 0 && pass > 0 {
-			if bound := 2 / (c.passes * pass.Seconds()); bound < choice.Candidates[best].ESSPerSecond {
-				m.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", c.passes, pass.Round(time.Microsecond), bound)
+		if c.passes > 0 && best >= 0 {
+			if bound := fullBatchBound(c.post, c.k, c.passes); bound < choice.Candidates[best].ESSPerCost {
+				m.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times, so at most ≈ %.4g ESS per 10⁶ evaluations (a bound)", c.passes, bound)
 				choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, m.Err)
 				choice.Candidates = append(choice.Candidates, m)
 				continue
 			}
 		}
-		t0 := time.Now()
 		var beat float64
 		if best >= 0 {
-			beat = choice.Candidates[best].ESSPerSecond
+			beat = choice.Candidates[best].ESSPerCost
 		}
 		choiceProgress(ctx, "pilot %d of %d: %s", i+1, len(cands), c.name)
-		rate, evals, atMost, scale, err := pilot(ctx, c.post, c.k, init, seed, timeout, beat, choice.cache(c.post))
-		m.Time, m.Scale = time.Since(t0), scale
+		out, err := pilot(ctx, c.post, c.k, init, seed, autoPilotWarmup, beat, choice.cache(c.post))
+		m.Time, m.Scale, m.Cost = out.cpu, out.scale, out.cost
 		if err == nil {
-			choiceProgress(ctx, "pilot %d of %d: %s: %.4g ESS/s (%v)", i+1, len(cands), c.name, rate, m.Time.Round(10*time.Millisecond))
+			choiceProgress(ctx, "pilot %d of %d: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations, %v CPU)", i+1, len(cands), c.name, out.rate, out.cost, out.cpu.Round(10*time.Millisecond))
 		} else if ctx.Err() == nil {
 			choiceProgress(ctx, "pilot %d of %d: %s: %v", i+1, len(cands), c.name, err)
 		}
@@ -969,24 +778,24 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		case ctx.Err() != nil:
 			return 0, ctx.Err()
 		case err != nil:
-			m.Err, m.AtMost = err.Error(), atMost
-			if atMost > 0 && (bestBound < 0 || atMost > choice.Candidates[bestBound].AtMost) {
+			m.Err, m.AtMost = err.Error(), out.atMost
+			if out.atMost > 0 && (bestBound < 0 || out.atMost > choice.Candidates[bestBound].AtMost) {
 				bestBound = i
 			}
 		default:
-			m.ESSPerSecond, m.EvalsPerStep = rate, evals
-			if best < 0 || rate > choice.Candidates[best].ESSPerSecond {
+			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
+			if best < 0 || out.rate > choice.Candidates[best].ESSPerCost {
 				best = i
 			}
 		}
 		choice.Candidates = append(choice.Candidates, m)
 	}
 	switch {
-	case best >= 0 && choice.Candidates[best].ESSPerSecond > 0:
-		choice.Reason = fmt.Sprintf("the highest ESS per second (%.4g)", choice.Candidates[best].ESSPerSecond)
+	case best >= 0 && choice.Candidates[best].ESSPerCost > 0:
+		choice.Reason = rateReason(choice.Candidates[best])
 	case bestBound >= 0:
 		best = bestBound
-		choice.Reason = fmt.Sprintf("no pilot finished its warmup in time; the highest bound on ESS per second (%.4g)", choice.Candidates[best].AtMost)
+		choice.Reason = fmt.Sprintf("no pilot had draws enough to measure; the highest bound on ESS per 10⁶ evaluations (%.4g)", choice.Candidates[best].AtMost)
 	default:
 		best = len(cands) - 1 // NUTS, the safe full-batch sampler
 		choice.Reason = "no pilot measured anything; NUTS, the safe full-batch sampler"
@@ -996,6 +805,16 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	}
 	sortCandidates(choice.Candidates)
 	return best, nil
+}
+
+// rateReason says how candidate m won: its ESS per unit of counted cost,
+// and whether it was estimated from an unfinished pilot.
+func rateReason(m Candidate) string {
+	r := fmt.Sprintf("the highest ESS per 10⁶ counted evaluations (%.4g", m.ESSPerCost)
+	if m.Partial > 0 {
+		r += fmt.Sprintf(", estimated from %d draws of a pilot that did not finish", m.Partial)
+	}
+	return r + ")"
 }
 
 // roundVec returns v with 4 significant digits, for messages.
@@ -1011,9 +830,9 @@ func roundVec(v []float64) string {
 func sortCandidates(cs []Candidate) {
 	slices.SortStableFunc(cs, func(a, b Candidate) int {
 		switch {
-		case a.ESSPerSecond > b.ESSPerSecond:
+		case a.ESSPerCost > b.ESSPerCost:
 			return -1
-		case a.ESSPerSecond < b.ESSPerSecond:
+		case a.ESSPerCost < b.ESSPerCost:
 			return 1
 		}
 		return 0

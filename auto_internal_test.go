@@ -6,90 +6,88 @@ package exactmh
 
 import (
 	"context"
-	"math"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 )
 
-// A pilot whose pace cannot reach the best pilot's ESS per second is
-// stopped once pilotGuardSteps transitions show it, and not before.
+// TestPilotGuard: the pilot guard prices transitions by their counts, stops
+// a pilot whose bound (two draws per transition at its cost so far) cannot
+// reach the best pilot's rate once pilotGuardSteps transitions and a third
+// of the warmup budget show it, and not before; it ends a warmup past its
+// budget and a sampling past its own, each after a whole transition, and
+// scores the latter half of the draws it kept (partialScore).
 func TestPilotGuard(t *testing.T) {
-	canceled := false
-	g := &pilotGuard{beat: 100, cancel: func() { canceled = true }}
-	ev := &Event{Warmup: true, Iteration: pilotGuardSteps - 2, Elapsed: time.Second}
-	g.Record(ev) // too early to judge
-	if canceled {
-		t.Fatal("stopped before pilotGuardSteps transitions")
+	ev := func(it int, warmup bool, evals, grads int) *Event {
+		return &Event{Iteration: it, Warmup: warmup, Theta: []float64{float64(it)}, Info: Info{Evals: evals, GradEvals: grads}}
 	}
-	ev.Iteration, ev.Elapsed = 9, 100*time.Millisecond // 20 ESS/s at most, but too soon to judge
-	g.Record(ev)
-	if canceled {
-		t.Fatal("stopped before pilotGuardTime")
-	}
-	ev.Iteration, ev.Elapsed = 99, time.Second // 2·100/1 s = 200 ESS/s at most: may beat 100
-	g.Record(ev)
-	if canceled {
-		t.Fatal("stopped a pilot that could still win")
-	}
-	ev.Iteration = 9 // 2·10/1 s = 20 ESS/s at most
-	g.Record(ev)
-	if !canceled || g.stopped != 20 || g.steps != 10 {
-		t.Fatalf("not stopped at 20 ESS/s at most: canceled %v, bound %v after %d", canceled, g.stopped, g.steps)
-	}
-	free := &pilotGuard{cancel: func() { t.Fatal("a first pilot (nothing to beat) was stopped") }}
-	free.Record(ev)
-	// By its clock, a warmup past the time limit is ended, and the start
-	// of sampling noted.
-	clock := time.Duration(0)
-	canceled = false
-	g = &pilotGuard{cancel: func() { canceled = true }, now: func() time.Duration { return clock }, timeout: time.Second}
-	ev.Iteration, ev.Elapsed = 99, time.Hour // wall time is not the clock
-	clock = 900 * time.Millisecond
-	g.Record(ev)
-	if canceled {
-		t.Fatal("ended a warmup within its limit by the clock")
-	}
-	clock = 1100 * time.Millisecond
-	g.Record(ev)
-	if !canceled || !g.timedOut {
-		t.Fatalf("did not end a warmup past its limit: canceled %v, timedOut %v", canceled, g.timedOut)
-	}
-	ev.Warmup = false
-	g.Record(ev)
-	if !g.sampling || g.samplingStart != clock {
-		t.Errorf("sampling %v from %v, want from %v", g.sampling, g.samplingStart, clock)
-	}
-}
-
-// TestPassTime: the automatic default times a pass over the data on at most
-// autoPassSample of them, scaled to N — not a whole pass of its own on tall
-// data — and reports a non-finite energy there as an error.
-func TestPassTime(t *testing.T) {
-	for _, n := range []int{1000, autoPassSample + 5000} {
-		x, y := make([]float64, n), make([]float64, n)
-		for i := range x {
-			x[i], y[i] = 1, float64(i%2)
+	// 10⁵ units a transition (costGrad prices the gradients): two draws
+	// per transition are 20 ESS per 10⁶.
+	g := &pilotGuard{price: pricing{step: 0}, beat: 30, warmup: 100, warmupBudget: 3e6, sampleBudget: 1e9, keep: 1}
+	per := func() (int, int) { return 5e4, int(5e4 / costGrad) }
+	e, gr := per()
+	for it := range 9 {
+		if err := g.Record(ev(it, true, e, gr)); err != nil {
+			t.Fatalf("stopped after %d transitions (%.3g units), before a third of the budget: %v", it+1, g.warmCost, err)
 		}
-		lr, err := NewLogisticRegression(x, y, 1)
+	}
+	if err := g.Record(ev(9, true, e, gr)); !errors.Is(err, errPilotStop) || g.stopped != 20 || g.steps != 10 {
+		t.Fatalf("not stopped at 20 ESS per 10⁶ at most: %v, bound %v after %d", err, g.stopped, g.steps)
+	}
+	free := &pilotGuard{warmup: 100, warmupBudget: 3e6, sampleBudget: 1e9, keep: 1}
+	for it := range 20 {
+		if err := free.Record(ev(it, true, e, gr)); err != nil {
+			t.Fatalf("a first pilot (nothing to beat) was stopped at %d: %v", it, err)
+		}
+	}
+	// A warmup past its budget ends; so does a sampling.
+	g = &pilotGuard{warmup: 100, warmupBudget: 1e6, sampleBudget: 1e6, keep: 1}
+	for it := range 100 {
+		err := g.Record(ev(it, true, 1e5, 0))
+		if (it == 9) != (err != nil) || err != nil && !g.overBudget {
+			t.Fatalf("warmup transition %d (%.3g units of a budget of 10⁶): %v", it, g.warmCost, err)
+		}
 		if err != nil {
-			t.Fatal(err)
+			break
 		}
-		tg, err := NewTarget(&Posterior{Energy: lr})
-		if err != nil {
-			t.Fatal(err)
+	}
+	g = &pilotGuard{price: pricing{step: 10}, warmup: 2, warmupBudget: 1e6, sampleBudget: 1e3, keep: 1}
+	g.Record(ev(0, true, 1, 0))
+	g.Record(ev(1, true, 1, 0))
+	for it := 2; ; it++ {
+		if err := g.Record(ev(it, false, 90, 0)); err != nil {
+			if !g.sampled || g.sampleCost != 1000 {
+				t.Fatalf("sampling ended at %v units, sampled %v: %v", g.sampleCost, g.sampled, err)
+			}
+			break
 		}
-		pass, err := passTime(tg, []float64{0.5})
-		if err != nil || !(pass > 0) {
-			t.Fatalf("N = %d: %v, %v", n, pass, err)
-		}
-		if want := int64(min(n, autoPassSample)); tg.Evals() != want {
-			t.Errorf("N = %d: %d evaluations, want %d", n, tg.Evals(), want)
-		}
-		if _, err := passTime(tg, []float64{math.NaN()}); err == nil {
-			t.Errorf("N = %d: no error for a NaN energy", n)
-		}
+	}
+	// partialScore: iid draws score about their number per their cost.
+	rng := rand.New(rand.NewPCG(1, 2))
+	g = &pilotGuard{warmup: 1000, warmupBudget: 1e12, sampleBudget: 1e12, keep: 1}
+	for it := range 200 {
+		e := ev(it, true, 1000, 0)
+		e.Theta[0] = rng.NormFloat64()
+		g.Record(e)
+	}
+	rate, m := g.partialScore()
+	if m != 100 || !(rate > 0.5*100/1e5*costPerRate && rate < 2*100/1e5*costPerRate) {
+		t.Errorf("partial score %v from %d draws, want about %v from 100", rate, m, 100/1e5*costPerRate)
+	}
+	// A chain that never moved in the latter half: no ESS is defined, and
+	// it scores 0 on its 100 draws.
+	g = &pilotGuard{warmup: 1000, warmupBudget: 1e12, sampleBudget: 1e12, keep: 1}
+	for it := range 200 {
+		e := ev(it, true, 1000, 0)
+		e.Theta[0] = float64(min(it, 90))
+		g.Record(e)
+	}
+	if rate, m := g.partialScore(); m != 100 || rate != 0 {
+		t.Errorf("a chain that never moved: rate %v from %d draws, want 0 from 100", rate, m)
+	}
+	if _, m := (&pilotGuard{keep: 1, kept: make([]float64, 30), keptCosts: make([]float64, 30)}).partialScore(); m != 0 {
+		t.Errorf("scored %d draws, fewer than autoPartialMin", m)
 	}
 }
 

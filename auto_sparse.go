@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // sparseChoice is the automatic default on a posterior whose Laplace
@@ -23,7 +22,7 @@ import (
 // would be an L-BFGS run over all the data in d dimensions. The GLM
 // control variates (ControlVariates) need a dense approximation and are
 // not built.
-func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64, timeout, pass time.Duration) (*Choice, error) {
+func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64) (*Choice, error) {
 	cn, err := la.Sparse.CrankNicolson()
 	if err != nil {
 		return nil, err
@@ -44,7 +43,7 @@ func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uin
 		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
 	}
 	choice := &Choice{Laplace: la}
-	best, err := runPilots(ctx, choice, cands, la.Mean, seed, timeout, pass)
+	best, err := runPilots(ctx, choice, cands, la.Mean, seed)
 	if err != nil {
 		return nil, err
 	}

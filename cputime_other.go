@@ -9,5 +9,5 @@ package exactmh
 import "time"
 
 // cpuTime reports false: the platform's CPU time is not read here, and the
-// automatic default's pilots are timed by the wall clock (pilotClock).
+// automatic default reports its pilots' wall time instead (Candidate.Time).
 func cpuTime() (time.Duration, bool) { return 0, false }

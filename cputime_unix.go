@@ -12,7 +12,8 @@ import (
 )
 
 // cpuTime returns the CPU time, user and system, the process has used, and
-// true; the automatic default's pilots are timed by it (pilotClock).
+// true: the automatic default reports its pilots' CPU time by it
+// (Candidate.Time), and decides nothing by it.
 func cpuTime() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

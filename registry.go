@@ -9,7 +9,6 @@ import (
 	refl "reflect" // as in laplaceapprox.go: bounds.go has a func reflect
 	"slices"
 	"sync"
-	"time"
 )
 
 // KernelFamily says how a kernel reads the data.
@@ -94,12 +93,11 @@ type KernelInfo struct {
 	// before its own: it returns false, having done nothing, for another
 	// posterior; else it fills c (Name, Kernel, Posterior, Reason,
 	// Candidates, and Center where the chains are to start about a centre)
-	// or returns an error. pass measures the time of a pass over the data
-	// (the pilots' time limits grow with it); it is nil when p has fewer
-	// than AutoSmallN data, where Choose takes a full-batch sampler
-	// without pilots. c's Sample and PilotFullBatch run pilots that share
-	// the choice's run caches.
-	Choose func(ctx context.Context, p *Posterior, c *Choice, seed uint64, pass func() (time.Duration, error)) (bool, error)
+	// or returns an error. Below AutoSmallN data Choose takes a full-batch
+	// sampler without pilots. c's Pilot and PilotFullBatch run pilots that
+	// share the choice's run caches and price them by counted costs, as
+	// Choose's own (Choice.Pricing): nothing in a choice reads a clock.
+	Choose func(ctx context.Context, p *Posterior, c *Choice, seed uint64) (bool, error)
 
 	// auto is the kernel's role among the automatic default's candidates
 	// (auto.go); passes, for a full-batch kernel, the passes over the

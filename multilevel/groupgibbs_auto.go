@@ -278,13 +278,13 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 // full-batch NUTS from the same centre; the faster wins. A centre that
 // cannot be found leaves NUTS alone, with the reason.
 //
-// A GroupGibbs transition is a sweep over every block, so its pilot is
-// sized by the sweep: a probe of a few sweeps measures one, then one chain
-// runs 50 warmup sweeps and samples for max(0.4 s, 100 sweeps) (at most
-// 4000 draws). NUTS is piloted (as Choose pilots it) only where its best
-// possible ESS per second, two per transition of autoNUTSPasses passes
-// over the data, beats GroupGibbs's measured rate.
-func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout, seed uint64, pass time.Duration) error {
+// A GroupGibbs transition is a sweep over every block: a probe of a few
+// sweeps checks that it does not grind, then one chain runs 50 warmup
+// sweeps and samples within the counted budget every pilot of the
+// automatic default has (Choice.Pilot). NUTS is piloted (as Choose pilots
+// it) only where its best possible ESS per unit of counted cost, two per
+// transition of its passes over the data, beats GroupGibbs's rate.
+func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout, seed uint64) error {
 	t0 := time.Now()
 	choice.Progress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
 	center, sd, err := multilevelCenter(ctx, t, lay)
@@ -319,41 +319,36 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", m.Name, err, why)
 		return nil
 	}
-	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
-	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
+	if why := grind(p, probe.Chains[0].Sampling, "probe"); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
-		grinds(choice, p, m, lay, pass)
+		grinds(choice, p, m, lay)
 		return nil
 	}
-	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 50, Draws: pilotDraws,
-		Duration: max(pilotTime, 100*sweep), Seed: seed, Init: center})
+	m, res, err := choice.Pilot(ctx, p, gg, center, seed, 50, 0)
 	if err != nil {
-		return fmt.Errorf("exactmh: automatic default: %s: %w", m.Name, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("exactmh: automatic default: %s: %w", gg.Name(), err)
 	}
 	c0 := res.Chains[0]
-	m.Time = time.Since(t1)
-	if ess := res.MinESS(); c0.Len() >= 20 && c0.Sampling.Time > 0 && !math.IsNaN(ess) {
-		m.ESSPerSecond = ess / c0.Sampling.Time.Seconds()
-		m.EvalsPerStep = c0.Sampling.EvalsPerStep()
-	} else {
-		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
-	}
-	choice.Progress(ctx, "pilot: %s: %.4g ESS/s (%v)", m.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
-	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
+	m.EvalsPerStep = c0.Sampling.EvalsPerStep()
+	choice.Progress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", m.Name, m.ESSPerCost, m.Cost)
+	if why := grind(p, c0.Sampling, "pilot"); why != "" {
 		m.Err = why
-		grinds(choice, p, m, lay, pass)
+		grinds(choice, p, m, lay)
 		return nil
 	}
 	if why := fixedStuck(c0); why != "" {
 		m.Err = why
-		grinds(choice, p, m, lay, pass)
+		grinds(choice, p, m, lay)
 		return nil
 	}
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = m.Name, gg, p
-	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d%s)", m.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len(), growthNote(p))
+	choice.Reason = fmt.Sprintf("%s (%s, %.3g data per sweep of N = %d%s)", m.Name, m.RateReason(), m.EvalsPerStep, p.Len(), growthNote(p))
 	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
-	won, err := choice.PilotFullBatch(ctx, p, center, seed, pass, m.ESSPerSecond, func(ki exactmh.KernelInfo) (string, exactmh.Kernel) {
+	won, err := choice.PilotFullBatch(ctx, p, center, seed, m.ESSPerCost, func(ki exactmh.KernelInfo) (string, exactmh.Kernel) {
 		if ki.Name == ncKernel.Name() {
 			return ncName, ncKernel // centred or not, as multilevelNUTS decides
 		}
@@ -365,8 +360,8 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	if won != "" && won == ncName {
 		choice.Reason += ", " + ncWhy
 	}
-	choice.Reason = fmt.Sprintf("%s, the highest ESS per second of the pilots on a multilevel model (%d random-effect terms, d = %d; Laplace-EM centre in %v: the joint posterior has no mode)",
-		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
+	choice.Reason = fmt.Sprintf("%s, the highest ESS per unit of counted cost of the pilots on a multilevel model (%d random-effect terms, d = %d; from the Laplace-EM centre: the joint posterior has no mode)",
+		choice.Reason, lay.NumTerms(), p.Dim())
 	return nil
 }
 
@@ -388,13 +383,13 @@ var gibbsGrind = 1.0
 // blocks decided exactly, every sweep at least a pass over the data,
 // which full-batch NUTS spends on a gradient step — and "" if they do
 // not.
-func grind(p *exactmh.Posterior, tot exactmh.Totals, sweep, pass time.Duration, stage string) string {
+func grind(p *exactmh.Posterior, tot exactmh.Totals, stage string) string {
 	n := p.Len()
 	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
 		return ""
 	}
-	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%v per sweep; a pass over the data takes %v)",
-		stage, tot.MeanBatch(), n, sweep.Round(time.Microsecond), pass.Round(time.Microsecond))
+	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%.3g passes over the data)",
+		stage, tot.MeanBatch(), n, tot.MeanBatch()/float64(n))
 }
 
 // gibbsFixedFloor is the acceptance of GroupGibbs's fixed-effect block
@@ -441,29 +436,17 @@ func fixedIACT(acc float64) float64 {
 
 // grinds makes c the fallback from a grinding GroupGibbs (its candidate
 // m, Err saying why): full-batch NUTS from the centre (c.center),
-// centred or not as multilevelNUTS decides, unpiloted. Where the time of
-// a pass over the data is known, the reason says what the fallback will
-// cost: every NUTS gradient is a pass, and a transition takes 2^depth − 1
-// of them (tree depth 3 to 10 under Stan's and NUTS's defaults), so a
-// user on tall data learns before the run that it is slow.
-func grinds(c *exactmh.Choice, p *exactmh.Posterior, m exactmh.Candidate, lay Layout, pass time.Duration) {
+// centred or not as multilevelNUTS decides, unpiloted. The reason says
+// what the fallback will cost: every NUTS gradient is a pass, and a
+// transition takes 2^depth − 1 of them (tree depth 3 to 10 under Stan's
+// and NUTS's defaults), so a user on tall data learns before the run that
+// it is slow.
+func grinds(c *exactmh.Choice, p *exactmh.Posterior, m exactmh.Candidate, lay Layout) {
 	c.Candidates = append(c.Candidates, m)
 	name, k, why := multilevelNUTS(lay, c.Center, c.CenterSD)
 	c.Name, c.Kernel, c.Posterior = name, k, p
 	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
-	if pass > 0 {
-		c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data (a pass takes %v), so 1,000 transitions of 7 to 1,023 gradients take %v to %v per chain",
-			p.Len(), pass.Round(time.Microsecond), roundTo3(7000*pass), roundTo3(1023000*pass))
-	}
-}
-
-// roundTo3 rounds d to about three significant digits for a message.
-func roundTo3(d time.Duration) time.Duration {
-	unit := time.Nanosecond
-	for unit < time.Hour && d >= 1000*unit {
-		unit *= 10
-	}
-	return d.Round(unit)
+	c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data, so 1,000 transitions of 7 to 1,023 gradients take 7,000 to 1,023,000 passes over the data per chain", p.Len())
 }
 
 // multilevelNUTS returns full-batch NUTS for a multilevel posterior, its
@@ -522,20 +505,12 @@ func smallMultilevelChoice(ctx context.Context, c *exactmh.Choice, p *exactmh.Po
 	return nil
 }
 
-// pilotDraws and pilotTime size GroupGibbs's pilot as Choose sizes its
-// pilots' sampling: at most 4000 draws (enough for the ESS, few enough to
-// summarise fast), at least 0.4 s.
-const (
-	pilotDraws = 4000
-	pilotTime  = 400 * time.Millisecond
-)
-
 // choose is the automatic default's multilevel path, GroupGibbs's
 // KernelInfo.Choose: on a multilevel posterior (Of) with N below
-// exactmh.AutoSmallN (pass nil), full-batch NUTS about the Laplace-EM
-// centre (smallMultilevelChoice); above it, GroupGibbs piloted against
-// NUTS (multilevelChoice). It returns false for any other posterior.
-func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed uint64, pass func() (time.Duration, error)) (bool, error) {
+// exactmh.AutoSmallN, full-batch NUTS about the Laplace-EM centre
+// (smallMultilevelChoice); above it, GroupGibbs piloted against NUTS
+// (multilevelChoice). It returns false for any other posterior.
+func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed uint64) (bool, error) {
 	lay, ok := Of(p)
 	if !ok {
 		return false, nil
@@ -544,12 +519,8 @@ func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed u
 	if err != nil {
 		return true, err
 	}
-	if pass == nil {
+	if p.Len() < exactmh.AutoSmallN {
 		return true, smallMultilevelChoice(ctx, c, p, t, lay)
 	}
-	d, err := pass()
-	if err != nil {
-		return true, fmt.Errorf("exactmh: automatic default: %w", err)
-	}
-	return true, multilevelChoice(ctx, c, p, t, lay, seed, d)
+	return true, multilevelChoice(ctx, c, p, t, lay, seed)
 }

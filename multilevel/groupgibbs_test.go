@@ -653,7 +653,7 @@ func TestChooseMultilevelGrind(t *testing.T) {
 		t.Errorf("choice %v: want NUTS, GroupGibbs grinding, with its data per sweep", c)
 	}
 	// The fallback says what it will cost before the run.
-	if !strings.Contains(c.Reason, "each of its gradients reads all N = 2000 data (a pass takes") || !strings.Contains(c.Reason, "gradients take") {
+	if !strings.Contains(c.Reason, "each of its gradients reads all N = 2000 data") || !strings.Contains(c.Reason, "gradients take 7,000 to 1,023,000 passes") {
 		t.Errorf("choice reason %q: want the fallback's cost per 1,000 transitions", c.Reason)
 	}
 	var gg *exactmh.Candidate

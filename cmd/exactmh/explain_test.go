@@ -27,7 +27,7 @@ func TestSampleExplainsChoice(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	for _, want := range []string{"exactmh chose ", "highest ESS per second", "coefficients on the original scale of each feature",
+	for _, want := range []string{"exactmh chose ", "highest ESS per 10⁶ counted evaluations", "coefficients on the original scale of each feature",
 		"prior: normal:2.5 on the coefficients of the standardised features"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)

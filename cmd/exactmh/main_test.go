@@ -261,7 +261,7 @@ func TestChainIDProcessesEqualInProcess(t *testing.T) {
 func TestChooseOnlyThenChainID(t *testing.T) {
 	dir := t.TempDir()
 	r := mustRun(t, dir, append(sampleArgs("--choose-only", "--choice", "choice.json"), "--quiet=false")...)
-	if !strings.Contains(r.stdout, "ESS/s") {
+	if !strings.Contains(r.stdout, "ESS per 10⁶ evaluations") {
 		t.Errorf("--choose-only printed %q", r.stdout)
 	}
 	mustRun(t, dir, sampleArgs("--choice", "choice.json", "--chains", "2", "--out", "whole")...)
@@ -667,13 +667,73 @@ func TestChoiceNameRebuildsTheKernel(t *testing.T) {
 // TestResumeExtendsAuto is TestResumeExtends for the automatic default:
 // the resumed run rebuilds the chosen kernel from the checkpoint — its
 // name, and the cap on its Crank–Nicolson step scale that the name does
-// not carry — and the files equal those of one run of that length.
+// not carry — and the files equal those of one run of that length. The
+// reference run makes its own choice: equal to the first run's, since the
+// choice is counted, never timed (TestAutoSameFiles).
 func TestResumeExtendsAuto(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, dir, sampleArgs("--chains", "2", "--draws", "200", "--out", "ext", "--checkpoint", "ext.ckpt")...)
 	mustRun(t, dir, sampleArgs("--chains", "2", "--draws", "450", "--out", "ext", "--checkpoint", "ext.ckpt", "--resume")...)
 	mustRun(t, dir, sampleArgs("--chains", "2", "--draws", "450", "--out", "ref")...)
 	sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, "ext"), 2)
+}
+
+// TestAutoSameFiles runs `exactmh sample … --seed 1 --kernel auto` twice,
+// the second time with two goroutines of this process spinning beside the
+// command: the files are the same byte for byte, but for the three lines
+// of the timing trailer ("Elapsed Time: … seconds", wall times as
+// CmdStan's). The automatic default's choice is priced by counted costs,
+// never by a clock (exactmh.Choose), so this holds on any load; the test
+// does not depend on how much the loops slow the command. .ci/run checks
+// the same with two `yes` processes.
+func TestAutoSameFiles(t *testing.T) {
+	dir := t.TempDir()
+	args := func(out string) []string {
+		return sampleArgs("--kernel", "auto", "--seed", "1", "--chains", "2", "--warmup", "100", "--draws", "100", "--out", out)
+	}
+	mustRun(t, dir, args("alone")...)
+	stop := make(chan struct{})
+	for range 2 {
+		go func() {
+			x := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					x++
+				}
+			}
+		}()
+	}
+	mustRun(t, dir, args("loaded")...)
+	close(stop)
+	for k := 1; k <= 2; k++ {
+		a, b := untimed(t, filepath.Join(dir, fmt.Sprintf("alone_%d.csv", k))), untimed(t, filepath.Join(dir, fmt.Sprintf("loaded_%d.csv", k)))
+		if a != b {
+			t.Errorf("chain %d: the files differ under load:\n%s\n---\n%s", k, a, b)
+		}
+		if !strings.Contains(a, "auto = ") {
+			t.Errorf("chain %d: no automatic choice in the file", k)
+		}
+	}
+}
+
+// untimed returns the file at path without the lines of its timing
+// trailer, the only wall times a Stan CSV file holds.
+func untimed(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.Contains(l, " seconds (") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // TestResumeExtends extends a finished run with --resume and a larger

@@ -81,7 +81,9 @@ FORMULA (--formula, instead of --response, --terms and --no-intercept):
   Example: --formula 'delay>15 ~ log(distance) + hour(date) + (1|origin)'
 
 KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
-  variates, timed pilots of the candidates, the fastest kept), or one of
+  variates, pilots of the candidates priced by counted costs, never timed,
+  so a seed fixes the choice and the draws on any load; the fastest kept),
+  or one of
   {kernels}.
   Suffixes as the automatic default names its candidates: -cv samples the
   control-variate rewrite of the posterior around the MAP, -cn moves with
@@ -100,8 +102,9 @@ KERNELS (--kernel): auto (default: MAP, Laplace approximation, control
 SCALE-OUT: --chain-id k runs chain k (0-based) of a --chains run alone,
   drawing from the same random stream as chain k of one in-process run
   (file PREFIX_<k+1>.csv): separate processes make the same draws, bit for
-  bit. The automatic kernel is chosen by timed pilots, which may differ
-  between processes, so --chain-id needs an explicit --kernel or
+  bit. The automatic kernel is chosen by pilots that every process would
+  pay for again (and machines of other architectures may round
+  differently), so --chain-id needs an explicit --kernel or
   --choice FILE, written once by
     exactmh sample [model flags] --choose-only --choice FILE
 
@@ -222,7 +225,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if auto && !sf.chooseOnly && set["chain-id"] {
-		return usageErr("--chain-id needs --kernel or --choice FILE: the automatic kernel is chosen by timed pilots, which can differ between processes (write one choice for all with --choose-only --choice FILE)")
+		return usageErr("--chain-id needs --kernel or --choice FILE: the automatic kernel is chosen by pilots each process would run again, which other architectures may round differently (write one choice for all with --choose-only --choice FILE)")
 	}
 	// Signals stay caught until the command returns: a scheduler may send
 	// SIGTERM twice (to the process and through a wrapper script), and a

@@ -1,0 +1,54 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package exactmh
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestAutoChoiceCostMeasure measures the automatic default's choice — the
+// process's CPU time at each step it reports (Settings.ChoiceProgress), so
+// CPU per phase — on a tall logistic regression (N = 10⁶, d = 20) and on
+// issue 43's custom multilevel energy (N = 10⁵, 5 fixed effects, 500
+// groups: d = 505). It only logs; run with EXACTMH_MEASURE=1 and -v
+// (figures/bench/auto_choice.txt).
+func TestAutoChoiceCostMeasure(t *testing.T) {
+	if os.Getenv("EXACTMH_MEASURE") == "" {
+		t.Skip("a measurement: set EXACTMH_MEASURE=1")
+	}
+	rows := []struct {
+		name string
+		p    func() *Posterior
+	}{
+		{"logistic N=1e6 d=20", func() *Posterior { p, _, _ := cvProblem(t, "logistic", 1000000, 20, 1); return p }},
+		{"custom multilevel N=1e5 d=505", func() *Posterior { return customMultilevelPosterior(t, 100000, 5, 500) }},
+	}
+	for _, r := range rows {
+		if w := os.Getenv("EXACTMH_MEASURE_ROW"); w != "" && w != r.name[:6] {
+			continue
+		}
+		p := r.p()
+		last, _ := cpuTime()
+		start := last
+		report := func(step string) {
+			now, _ := cpuTime()
+			t.Logf("  %s: +%.2f CPU-s: %s", r.name, (now - last).Seconds(), step)
+			last = now
+		}
+		c, err := Choose(context.Background(), p, &Settings{Seed: 1, ChoiceProgress: report})
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, _ := cpuTime()
+		var passes int
+		if c.Laplace != nil {
+			passes = c.Laplace.Passes
+		}
+		t.Logf("%s: chose %s in %.2f CPU-s (%v wall); MAP and Laplace %d passes\n  %v", r.name, c.Name, (end - start).Seconds(), c.Time.Round(time.Millisecond), passes, c)
+	}
+}
