@@ -53,9 +53,9 @@ type Info struct {
 	// TreeDepth is the depth of NUTS's trajectory tree (it holds up to
 	// 2^TreeDepth states; Stan's treedepth__), 0 for other kernels.
 	TreeDepth int
-	// Divergent reports a divergent trajectory (NUTS: an energy error
-	// above MaxDeltaH, or a step out of the prior's support; Stan's
-	// divergent__).
+	// Divergent reports a divergent trajectory (NUTS and HMC: an energy
+	// error above MaxDeltaH, a step out of the prior's support or to a
+	// non-finite energy or gradient; Stan's divergent__).
 	Divergent bool
 }
 

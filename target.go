@@ -369,7 +369,7 @@ func sumEnergies(val []float64, idx []int, theta []float64) (float64, error) {
 				return 0, newEnergyError(idx[k], theta, nil, v)
 			}
 		}
-		return 0, fmt.Errorf("exactmh: energies of data %d…%d at θ = %v overflow when summed", idx[0], idx[len(idx)-1], theta)
+		return 0, &nonFiniteError{fmt.Sprintf("exactmh: energies of data %d…%d at θ = %v overflow when summed", idx[0], idx[len(idx)-1], theta)}
 	}
 	return s, nil
 }
@@ -378,10 +378,26 @@ func sumEnergies(val []float64, idx []int, theta []float64) (float64, error) {
 func finiteGradient(grad, theta []float64) error {
 	for j, g := range grad {
 		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
+			return &nonFiniteError{fmt.Sprintf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)}
 		}
 	}
 	return nil
+}
+
+// nonFiniteError is a gradient with a non-finite component, or finite
+// energies whose sum overflows.
+type nonFiniteError struct{ msg string }
+
+func (e *nonFiniteError) Error() string { return e.msg }
+
+// isNonFinite reports whether err is a non-finite energy, energy sum or
+// gradient (an *EnergyError or a nonFiniteError): at a leapfrog position
+// NUTS and HMC take it for zero density, a divergence (gradWalk.evalStep),
+// where it stops any other evaluation.
+func isNonFinite(err error) bool {
+	var ee *EnergyError
+	var ne *nonFiniteError
+	return errors.As(err, &ee) || errors.As(err, &ne)
 }
 
 func (t *Target) errNoGradient() error {

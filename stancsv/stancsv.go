@@ -41,9 +41,9 @@
 // random walk's step size in posterior sds: near 0 for small moves, √2 for
 // independent draws; the configuration key stepsize_is says so, and the
 // "Step size" comment after the header is the same), treedepth__ (and for NUTS
-// n_leapfrog__) and divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N
-// and Info.Divergent, 0 for the kernels that build no trajectory tree
-// (cmdstanpy requires both columns). exactmh's own per-draw diagnostics —
+// n_leapfrog__) and divergent__ — NUTS's Info.TreeDepth and Info.GradEvals/N,
+// 0 for the kernels that build no trajectory tree (cmdstanpy requires both
+// columns), and every kernel's Info.Divergent (NUTS's and HMC's). exactmh's own per-draw diagnostics —
 // accepted, batch_size (Info.Batch), n_energy and n_grad (datum
 // evaluations of the transition) — are averaged over the kept draws in a
 // comment after the timing trailer (File.Diagnostics), or written as the
@@ -312,7 +312,8 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 		add(float64(info.GradEvals / max(s.n, 1)))
 		add(float64(boolInt(info.Divergent)))
 	} else {
-		b = append(b, ",0,0"...) // treedepth__, divergent__
+		add(0) // treedepth__
+		add(float64(boolInt(info.Divergent)))
 	}
 	d := [4]float64{float64(boolInt(info.Accepted)), float64(info.Batch), float64(info.Evals), float64(info.GradEvals)}
 	for i, v := range d {
