@@ -106,8 +106,8 @@ type hmcChain struct {
 	gradWalk
 	steps     int
 	maxDeltaH float64
-	refresh  func(c *hmcChain, g, theta []float64) error
-	velocity []float64 // M⁻¹p
+	refresh   func(c *hmcChain, g, theta []float64) error
+	velocity  []float64 // M⁻¹p
 }
 
 // MarshalState saves nothing for a centred chain; a non-centred one saves
