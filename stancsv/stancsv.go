@@ -499,9 +499,14 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 // CSV file per chain as it is made, so a crash loses at most the draws
 // since the last flush. It opens the files at Init and writes the header and
 // the adaptation comment with the first kept draw — whose Info tells whether
-// the kernel reports the exact log posterior, and so whether there is an
-// lp__ column — and the timing trailer when the run finishes (it is an
+// the kernel reports the exact log posterior, and so what the lp__ column
+// holds — and the timing trailer when the run finishes (it is an
 // [exactmh.RunFinisher]); a cancelled run's files are flushed but left open.
+// A writer that can be rewound (an *os.File: Seek and Truncate) gets a
+// provisional header at Init, flushed at once — the configuration comments
+// and the columns, with lp__ marked not evaluated and a unit metric — which
+// the first kept draw replaces, so that a run interrupted or killed before
+// it leaves a file that parses (TestRecorderHeaderAtInit).
 //
 // It is an [exactmh.ResumeRecorder]: when a run is resumed — cancelled or
 // finished and extended in this process, or restored by
@@ -536,14 +541,52 @@ type recChain struct {
 	names   []string
 	chain   int
 	started bool // header written
+	// provisional: the file holds the header Init wrote, which start
+	// replaces (rewinding out, a rewinder).
+	provisional bool
+}
+
+// rewinder is a writer the Recorder can empty and write again from the
+// start: an *os.File.
+type rewinder interface {
+	io.Seeker
+	Truncate(size int64) error
+}
+
+// provisionalHeader writes and flushes the header Init can write before any
+// draw — lp__ not evaluated, a unit metric — if rc's writer can be rewound.
+func (rc *recChain) provisionalHeader() error {
+	if _, ok := rc.out.(rewinder); !ok {
+		return nil
+	}
+	rc.provisional = true
+	rc.s.lp, rc.s.metric = false, exactmh.Metric{}
+	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names, rc.run.Choice)
+	return rc.s.w.Flush()
 }
 
 // start writes the header, with an lp__ column if lp, for a chain whose
-// inverse mass matrix is m.
-func (rc *recChain) start(lp bool, m exactmh.Metric) {
+// inverse mass matrix is m, first emptying the file of a provisional
+// header.
+func (rc *recChain) start(lp bool, m exactmh.Metric) error {
 	rc.started = true
+	if rc.provisional {
+		rc.provisional = false
+		rw := rc.out.(rewinder)
+		if err := rc.s.w.Flush(); err != nil {
+			return err
+		}
+		if _, err := rw.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if err := rw.Truncate(0); err != nil {
+			return err
+		}
+		rc.s.w.Reset(rc.out)
+	}
 	rc.s.lp, rc.s.metric = lp, m
 	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names, rc.run.Choice)
+	return nil
 }
 
 // NewFiles returns a Recorder writing chain c to the file prefix_<c+1>.csv,
@@ -615,7 +658,9 @@ func (r *Recorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
 		if ch.Len() == 0 {
 			continue
 		}
-		rc.start(!math.IsNaN(ch.Infos[0].LogDensity), ch.Metric) // as Record decides from the first draw
+		if err := rc.start(!math.IsNaN(ch.Infos[0].LogDensity), ch.Metric); err != nil { // as Record decides from the first draw
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
+		}
 		rc.s.adaptation(ch.Scale)
 		for k := range ch.Infos {
 			rc.s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
@@ -646,8 +691,12 @@ func (r *Recorder) open(run exactmh.RunInfo) error {
 		if err != nil {
 			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
 		}
-		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options},
+		rc := &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options},
 			run: run, names: names, chain: c}
+		r.writers[c] = rc
+		if err := rc.provisionalHeader(); err != nil {
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
+		}
 	}
 	return nil
 }
@@ -665,7 +714,9 @@ func (r *Recorder) Record(e *exactmh.Event) error {
 		return fmt.Errorf("stancsv: Recorder: chain %d's file is closed", e.Chain)
 	}
 	if !rc.started {
-		rc.start(!math.IsNaN(e.Info.LogDensity), e.Metric)
+		if err := rc.start(!math.IsNaN(e.Info.LogDensity), e.Metric); err != nil {
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", e.Chain, err)
+		}
 	}
 	rc.s.adaptation(e.StepScale)
 	rc.s.row(&e.Info, e.StepScale, e.Theta)
@@ -689,7 +740,10 @@ func (r *Recorder) Finish(res *exactmh.Result) error {
 		}
 		if res.Status != exactmh.Canceled {
 			if !rc.started {
-				rc.start(false, res.Chains[c].Metric) // no draws: a header without lp__
+				if err := rc.start(false, res.Chains[c].Metric); err != nil { // no draws: a header without lp__
+					errs = append(errs, fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err))
+					continue
+				}
 			}
 			ch := res.Chains[c]
 			rc.s.adaptation(ch.Scale)

@@ -364,21 +364,21 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 }
 
 // interrupted turns an error after a signal, before sampling started,
-// into the exit the scheduler should see: with --checkpoint, code 4 (run
-// the same command again: a checkpoint from an earlier run is intact, and
-// without one the run starts afresh); without, a failure.
+// into the exit the scheduler should see: code 4 if the --checkpoint file
+// exists (an earlier run's, intact: continue it with --resume), else 5
+// (nothing to resume: run the same command again, without --resume).
+// TestInterruptedExitCodes.
 func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
 	if ctx.Err() == nil {
 		return err
 	}
 	if sf.checkpoint != "" {
-		state := "no checkpoint yet: the run will start afresh"
 		if _, serr := os.Stat(sf.checkpoint); serr == nil {
-			state = "the checkpoint " + sf.checkpoint + " is intact: continue it with --resume"
+			return &cliError{exitInterrupted, fmt.Errorf("interrupted before sampling started (the checkpoint %s is intact: continue it with --resume)", sf.checkpoint)}
 		}
-		return &cliError{exitInterrupted, fmt.Errorf("interrupted before sampling started (%s); run the command again", state)}
+		return &cliError{exitInterruptedAfresh, fmt.Errorf("interrupted before sampling started, before any checkpoint was written: run the same command again, without --resume")}
 	}
-	return failure(fmt.Errorf("interrupted before sampling started: %v", err))
+	return &cliError{exitInterruptedAfresh, fmt.Errorf("interrupted before sampling started (%v): run the same command again", err)}
 }
 
 // finish writes the checkpoint if asked, prints the summary and says how
@@ -415,7 +415,7 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, ch
 		if saved {
 			return &cliError{exitInterrupted, fmt.Errorf("interrupted: checkpoint written to %s and the rows so far to %s_*.csv; run the same command with --resume to continue", sf.checkpoint, sf.out)}
 		}
-		return failure(fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed", sf.out))
+		return &cliError{exitInterruptedAfresh, fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed: run the same command again", sf.out)}
 	}
 	if saved && recorderOnly {
 		return failure(fmt.Errorf("%v; the chains are intact and the checkpoint is written to %s: fix the output (free disk space) and run the same command with --resume", err, sf.checkpoint))
