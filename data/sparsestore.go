@@ -468,6 +468,9 @@ type SparseStore struct {
 // its header, size and layout description (not its rows: see
 // SparseStore).
 func OpenSparseStore(path string) (*SparseStore, error) {
+	if err := regularPath(path, "OpenSparseStore: "+path, ""); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: OpenSparseStore: %w", err)

@@ -419,6 +419,9 @@ type Store struct {
 // OpenStore maps the store at path read-only, after checking its header
 // and size (not its values: see Store).
 func OpenStore(path string) (*Store, error) {
+	if err := regularPath(path, "OpenStore: "+path, ""); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: OpenStore: %w", err)
