@@ -269,16 +269,31 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	}
 	d := &Design{Y: y, N: b.n, YName: yname, Dropped: f.n - b.n, Rows: b.rows, Source: b.src, Intercept: !s.NoIntercept}
 	for _, p := range plans {
+		d.D += len(p.names)
+	}
+	// X is allocated in one request, which the runtime cannot refuse
+	// gracefully: a categorical term on a per-row identifier asks for
+	// N × N × 8 bytes. Refuse it first, by the draws' headroom rule, and
+	// before anything that grows faster than the columns.
+	if err := fits(b.src, float64(d.N)*float64(d.D)*8, fmt.Sprintf("the design's %d rows × %d columns (%d of them from %s)", d.N, d.D, width, widest),
+		"pool a categorical term's levels (TopK), drop the term if it is an identifier, or model many levels as sparse random effects rather than one-hot columns"); err != nil {
+		return nil, err
+	}
+	// Repeated names, through a map: linear in the columns
+	// (TestBuildManyLevelsLinear).
+	d.Names = make([]string, 0, d.D)
+	seen := make(map[string]int, d.D)
+	for _, p := range plans {
 		for _, name := range p.names {
-			if k := slices.Index(d.Names, name); k >= 0 {
+			if k, ok := seen[name]; ok {
 				return nil, fmt.Errorf("data: %s: two columns are named %q (columns %d and %d): a term is repeated, and its coefficients would not be identifiable", b.src, name, k+1, len(d.Names)+1)
 			}
+			seen[name] = len(d.Names)
 			d.Names = append(d.Names, name)
 		}
 		d.Center = append(d.Center, p.center...)
 		d.Scale = append(d.Scale, p.scale...)
 	}
-	d.D = len(d.Names)
 	for _, r := range randoms {
 		g, err := b.group(r, terms, cols, where)
 		if err != nil {
@@ -288,13 +303,6 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	}
 	if d.D == 0 && len(d.Groups) == 0 {
 		return nil, fmt.Errorf("data: %s: the design has no columns: Spec.NoIntercept and no Spec.Terms", b.src)
-	}
-	// X is allocated in one request, which the runtime cannot refuse
-	// gracefully: a categorical term on a per-row identifier asks for
-	// N × N × 8 bytes. Refuse it first, by the draws' headroom rule.
-	if err := fits(b.src, float64(d.N)*float64(d.D)*8, fmt.Sprintf("the design's %d rows × %d columns (%d of them from %s)", d.N, d.D, width, widest),
-		"pool a categorical term's levels (TopK), drop the term if it is an identifier, or model many levels as sparse random effects rather than one-hot columns"); err != nil {
-		return nil, err
 	}
 	d.X = prefault.Make[float64](d.N * d.D)
 	fillParallel(d.X, d.N, d.D, plans)

@@ -7,11 +7,13 @@ package stancsv_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/stancsv"
@@ -92,5 +94,35 @@ func TestSafeNames(t *testing.T) {
 			}
 			seen[n] = true
 		}
+	}
+}
+
+// TestSafeNamesManyCollisions gives SafeNames 200,000 names that all
+// flatten to the same one (non-ASCII level names): every result is
+// distinct, in order, and the suffixes are found in linear time (each
+// name used to try every suffix below its own; the guard fails the test
+// after two minutes rather than hang it).
+func TestSafeNamesManyCollisions(t *testing.T) {
+	const n = 200000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "u_g[ü]"
+	}
+	done := make(chan []string, 1)
+	go func() { done <- stancsv.SafeNames(names) }()
+	select {
+	case out := <-done:
+		seen := make(map[string]bool, n)
+		for i, s := range out {
+			if seen[s] {
+				t.Fatalf("name %d: %q repeated", i, s)
+			}
+			seen[s] = true
+		}
+		if out[0] != "u_g" || out[1] != "u_g_2" || out[n-1] != fmt.Sprintf("u_g_%d", n) {
+			t.Errorf("names %q, %q … %q", out[0], out[1], out[n-1])
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("SafeNames still running after two minutes")
 	}
 }
