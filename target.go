@@ -48,6 +48,10 @@ type Target struct {
 	// errInterrupted. The driver sets it only for a chain that can abandon
 	// a transition (stepInterrupter), FindMAP for its search.
 	interrupt *atomic.Bool
+	// ctx is the context interrupt watches (watch), for a Start that runs
+	// a whole phase of its own — the multilevel kernels' Laplace-EM
+	// centre — to pass on (runContext).
+	ctx context.Context
 
 	idxBuf [chunk]int
 	valBuf [chunk]float64
@@ -497,18 +501,31 @@ func watchContext(ctx context.Context) (flag *atomic.Bool, release func() bool) 
 		return nil, func() bool { return false }
 	}
 	flag = new(atomic.Bool)
+	flag.Store(ctx.Err() != nil) // at once for a context already cancelled; AfterFunc's call is asynchronous
 	return flag, context.AfterFunc(ctx, func() { flag.Store(true) })
 }
 
 // watch makes t's whole-data passes return errInterrupted within a chunk
-// once ctx is cancelled, until the function it returns is called.
+// once ctx is cancelled, until the function it returns is called, which
+// restores the watch before it: a phase that watches its own context
+// inside a Start (multilevelCenter) leaves the Start's watch in place.
 func (t *Target) watch(ctx context.Context) (release func()) {
+	prevFlag, prevCtx := t.interrupt, t.ctx
 	flag, stop := watchContext(ctx)
-	t.interrupt = flag
+	t.interrupt, t.ctx = flag, ctx
 	return func() {
 		stop()
-		t.interrupt = nil
+		t.interrupt, t.ctx = prevFlag, prevCtx
 	}
+}
+
+// runContext returns the context t's passes watch (the run's, during a
+// chain's Start), or context.Background if none.
+func (t *Target) runContext() context.Context {
+	if t.ctx == nil {
+		return context.Background()
+	}
+	return t.ctx
 }
 
 // stopped reports whether flag (from watchContext; nil: never) is set.

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -347,7 +348,12 @@ func parsePrior(s string, d int) (exactmh.Prior, error) {
 }
 
 // build reads the data and builds the posterior.
-func (m *modelFlags) build() (*fitted, error) {
+func (m *modelFlags) build() (*fitted, error) { return m.buildContext(context.Background()) }
+
+// buildContext is build, stopped once ctx is cancelled (a signal): reading
+// the data and building the design poll it (data.ReadFileContext,
+// data.Spec.BuildContext).
+func (m *modelFlags) buildContext(ctx context.Context) (*fitted, error) {
 	if m.data == "" {
 		return nil, usageErr("--data FILE is required")
 	}
@@ -381,16 +387,22 @@ func (m *modelFlags) build() (*fitted, error) {
 	if dot {
 		read = nil // "." needs every column
 	}
-	f, err := data.ReadFile(m.data, &data.ReadOptions{Columns: read, Limit: m.maxRows})
+	f, err := data.ReadFileContext(ctx, m.data, &data.ReadOptions{Columns: read, Limit: m.maxRows})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, inputErr(err)
 	}
 	if dot {
 		terms = append(terms, dotTerms(f, cols)...)
 	}
 	d, err := data.Spec{Response: resp, Terms: terms, NoIntercept: m.noIntercept,
-		DropMissing: m.dropMissing, NoStandardize: m.noStandardize}.Build(f)
+		DropMissing: m.dropMissing, NoStandardize: m.noStandardize}.BuildContext(ctx, f)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, inputErr(err)
 	}
 	if len(d.Groups) > 0 {

@@ -216,9 +216,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	}
 
 	t0 := time.Now()
-	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
+	m, err := mf.buildContext(ctx) // reading the data and building the design stop on a signal
 	if err != nil {
-		return err
+		return interrupted(ctx, &sf, err)
 	}
 	if !sf.quiet && sf.progress > 0 {
 		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d parameters, in %v\n", mf.data, m.design.N, m.design.Dropped, m.post.Dim(), time.Since(t0).Round(10*time.Millisecond))
