@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh/data"
@@ -57,5 +58,25 @@ func TestBuildContextStops(t *testing.T) {
 	cancel()
 	if _, err := s.BuildContext(ctx, f); !errors.Is(err, context.Canceled) {
 		t.Errorf("BuildContext under a cancelled context: error %v, want context.Canceled", err)
+	}
+}
+
+// TestCategoricalRepeatedOption gives a Categorical term an option twice
+// (sd=1 then sd=2, which took sd = 2 without a word): Build refuses it,
+// naming the term and the option.
+func TestCategoricalRepeatedOption(t *testing.T) {
+	f, err := data.ReadFile(filepath.Join("testdata", "small.csv"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range [][]data.CatOption{
+		{data.NormalLevels(1), data.NormalLevels(2)},
+		{data.TopK(2), data.TopK(3)},
+		{data.Reference("ATL"), data.Reference("ORD")},
+	} {
+		_, err := data.Spec{Response: data.Num("delay"), Terms: []data.Term{data.Categorical("origin", opts...)}}.Build(f)
+		if err == nil || !strings.Contains(err.Error(), "given twice") || !strings.Contains(err.Error(), `Categorical("origin"`) {
+			t.Errorf("a repeated option: error %v, want one naming the term and the option", err)
+		}
 	}
 }

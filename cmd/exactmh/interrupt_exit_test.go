@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -100,6 +101,18 @@ func TestInterruptedExitCodes(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, c.out+".ckpt")); err != nil {
 				t.Errorf("%s: exit 4 without a checkpoint: %v", c.out, err)
 			}
+		}
+	}
+}
+
+// TestTermRepeatedOption checks that a term's option given twice
+// (cat(g;sd=1;sd=2), which took sd = 2 without a word) is an error naming
+// the term and the option.
+func TestTermRepeatedOption(t *testing.T) {
+	for _, s := range []string{"cat(g;sd=1;sd=2)", "cat(g;top=2;top=3)", "cat(g; ref=a; ref=b)"} {
+		_, _, err := parseTerms(s)
+		if err == nil || !strings.Contains(err.Error(), "given twice") || !strings.Contains(err.Error(), "cat(g") {
+			t.Errorf("--terms %s: error %v, want one naming the term and the repeated option", s, err)
 		}
 	}
 }

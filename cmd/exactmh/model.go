@@ -148,9 +148,15 @@ func parseTerm1(s string) (termCol, error) {
 		return termCol{data.Above(col, t), col}, nil
 	case "cat":
 		var co []data.CatOption
+		seen := map[string]bool{}
 		for _, o := range opts {
 			k, v, ok := strings.Cut(strings.TrimSpace(o), "=")
-			switch strings.TrimSpace(k) {
+			key := strings.TrimSpace(k)
+			if seen[key] {
+				return termCol{}, fmt.Errorf("term %q: option %s given twice: give it once", s, key)
+			}
+			seen[key] = true
+			switch key {
 			case "top":
 				n, err := strconv.Atoi(strings.TrimSpace(v))
 				if !ok || err != nil || n < 1 {
