@@ -91,10 +91,13 @@ CHECKPOINTS: with --checkpoint FILE, SIGINT or SIGTERM stops the chains,
   and the CSV rows so far, and exits with code 4; the same command with
   --resume continues it to the end, the files equal to those of an
   uninterrupted run. A finished run writes its checkpoint too; --resume
-  with a larger --draws extends it.
+  with a larger --draws extends it. --checkpoint-every DURATION writes it
+  periodically too, so that a process killed without warning resumes from
+  the last one.
 
 Exit codes: 0 done; 1 other failure; 2 bad input (refused before
-sampling); 3 bound violation; 4 interrupted with a checkpoint written.
+sampling); 3 bound violation; 4 interrupted with a checkpoint written;
+5 interrupted with no checkpoint (run the same command again).
 
 Flags:
 `
@@ -109,6 +112,7 @@ type sampleFlags struct {
 	out                         string
 	sigFigs                     int
 	checkpoint                  string
+	checkpointEvery             time.Duration
 	resume                      bool
 	progress                    time.Duration
 	quiet                       bool
@@ -153,6 +157,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&sf.out, "out", "output", "output `prefix`: chain k goes to PREFIX_<k+1>.csv")
 	fs.IntVar(&sf.sigFigs, "sig-figs", 6, "significant digits in the CSV files (17: exact)")
 	fs.StringVar(&sf.checkpoint, "checkpoint", "", "checkpoint `file`, written on SIGINT/SIGTERM and at the end")
+	fs.DurationVar(&sf.checkpointEvery, "checkpoint-every", 0, "also write the --checkpoint FILE every `duration` (atomically: a temporary file renamed), so that a process killed without warning (SIGKILL, a lost node) resumes from the last one; each rewrites the CSV files from the draws so far")
 	fs.BoolVar(&sf.resume, "resume", false, "continue the run saved in --checkpoint FILE")
 	fs.DurationVar(&sf.progress, "progress", time.Second, "time between progress lines on stderr")
 	fs.BoolVar(&sf.quiet, "quiet", false, "no progress lines and no summary table")
@@ -183,6 +188,10 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--chain-id %d: want in [0, --chains = %d)", sf.chainID, sf.chains)
 	case sf.resume && sf.checkpoint == "":
 		return usageErr("--resume needs --checkpoint FILE")
+	case sf.checkpointEvery < 0:
+		return usageErr("--checkpoint-every %v: want > 0", sf.checkpointEvery)
+	case sf.checkpointEvery > 0 && sf.checkpoint == "":
+		return usageErr("--checkpoint-every needs --checkpoint FILE")
 	case sf.chooseOnly && sf.choice == "":
 		return usageErr("--choose-only needs --choice FILE to write the choice to")
 	case sf.chooseOnly && (set["kernel"] && strings.ToLower(kf.kernel) != "auto"):
@@ -318,7 +327,27 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if !sf.quiet && sf.progress > 0 {
 		progress = exactmh.NewProgress(stderr, sf.progress)
 	}
-	rec := exactmh.MultiRecorder(files, progress)
+	var tick *checkpointTicker
+	var ticker exactmh.Recorder // nil unless --checkpoint-every (a nil *checkpointTicker is not a nil Recorder)
+	if sf.checkpointEvery > 0 {
+		tick = &checkpointTicker{every: sf.checkpointEvery}
+		ticker = tick
+	}
+	rec := exactmh.MultiRecorder(files, progress, ticker)
+	// save writes a periodic checkpoint, with the metadata finish writes.
+	save := func(res *exactmh.Result) error {
+		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}
+		if res.Choice != nil {
+			meta.Chosen = res.Choice.Name
+			if cn := cnProposal(res.Choice.Kernel); cn != nil {
+				meta.ChosenMaxScale = cn.MaxScale
+			}
+		}
+		if err := writeCheckpoint(sf.checkpoint, res, &meta); err != nil {
+			return failure(fmt.Errorf("periodic checkpoint: %v", err))
+		}
+		return nil
+	}
 	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec, DiscardDraws: sf.discardDraws, ChoiceProgress: choiceReport}
 	if sf.warmup == 0 {
 		set0.Warmup = exactmh.NoWarmup
@@ -342,10 +371,14 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--resume: %s: %v", sf.checkpoint, err)
 		}
 		more := max(0, sf.draws-res.Settings.Draws)
-		res, err = exactmh.Resume(ctx, res, more)
+		loaded := res
+		res, err = runSegments(ctx, tick, func(ctx context.Context) (*exactmh.Result, error) { return exactmh.Resume(ctx, loaded, more) }, save)
+		if res == nil {
+			return failure(err)
+		}
 		return finish(res, err, &sf, m, desc, meta.Chosen, meta.ChosenMaxScale, chainID, stdout)
 	}
-	res, err = exactmh.Sample(ctx, post, kern, set0)
+	res, err = runSegments(ctx, tick, func(ctx context.Context) (*exactmh.Result, error) { return exactmh.Sample(ctx, post, kern, set0) }, save)
 	chosen, chosenMax := "", 0.0
 	if res != nil && res.Choice != nil {
 		chosen = res.Choice.Name
