@@ -126,3 +126,34 @@ func TestSafeNamesManyCollisions(t *testing.T) {
 		t.Fatal("SafeNames still running after two minutes")
 	}
 }
+
+// TestNameMapVerbatim writes a run whose parameter names a Stan CSV
+// header cannot hold (levels with non-ASCII letters, which SafeNames
+// flattens to u_g, u_g_2, …): the file maps each changed column name to
+// the name verbatim in the "parameter_names" comments, which Read gives
+// back in Config; names kept as they are get no entry.
+func TestNameMapVerbatim(t *testing.T) {
+	g := boxed(t, 100, 1)
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Chains: 1, Draws: 20, Warmup: 20, Seed: 1, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"u_g[Zürich]", "beta"}
+	var buf bytes.Buffer
+	if err := stancsv.Write(&buf, res, 0, &stancsv.Options{Names: names}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := stancsv.Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.ParamNames(); !slices.Equal(got, []string{"u_g_Z_rich", "beta"}) {
+		t.Fatalf("columns %q", got)
+	}
+	if v, ok := f.ConfigValue("parameter_names.u_g_Z_rich"); !ok || v != names[0] {
+		t.Errorf("parameter_names.u_g_Z_rich = %q (%v), want %q", v, ok, names[0])
+	}
+	if _, ok := f.ConfigValue("parameter_names.beta"); ok {
+		t.Error("a name kept as it is has a parameter_names entry")
+	}
+}

@@ -151,6 +151,9 @@ type stanWriter struct {
 	tree    bool // whether NUTS's treedepth__, n_leapfrog__ and divergent__ are
 	n       int  // N, the data per leapfrog step
 	adapted bool // whether the adaptation comment is written
+	// orig are the run's parameter names, verbatim, for the
+	// parameter_names comment (nil: none written).
+	orig []string
 	// metric is the chain's inverse mass matrix, written as the header's
 	// metric and after the step size.
 	metric exactmh.Metric
@@ -232,6 +235,7 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 			fmt.Fprintf(w, "#   %s = %s\n", nonAlnum.ReplaceAllString(kv[0], "_"), oneLine(kv[1]))
 		}
 	}
+	s.nameMap(names)
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
 	if s.lp {
 		fmt.Fprintf(w, "#   lp__ = %s\n", lpExact)
@@ -253,6 +257,28 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	cols = append([]string{"lp__"}, cols...)
 	w.WriteString(strings.Join(append(cols, names...), ","))
 	w.WriteByte('\n')
+}
+
+// nameMap writes, as the comment block "parameter_names", each column
+// name that SafeNames changed with the run's name verbatim ("u_g_2 =
+// u_g[Zürich]"; File.Config's "parameter_names.u_g_2"), so that a reader
+// can restore the names a Stan CSV header cannot hold
+// (TestNameMapVerbatim). A name with a line break keeps it as a space.
+func (s *stanWriter) nameMap(names []string) {
+	if len(s.orig) != len(names) {
+		return
+	}
+	head := false
+	for j, n := range names {
+		if s.orig[j] == n {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(s.w, "# parameter_names\n")
+			head = true
+		}
+		fmt.Fprintf(s.w, "#   %s = %s\n", n, oneLine(s.orig[j]))
+	}
 }
 
 // adaptation writes the comment CmdStan puts between header and draws:
@@ -476,6 +502,9 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 	}
 	ch := res.Chains[c]
 	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0, metric: ch.Metric, opt: opt}
+	if opt != nil {
+		s.orig = opt.Names
+	}
 	for k := range ch.Infos {
 		if math.IsNaN(ch.Infos[k].LogDensity) {
 			s.lp = false
@@ -691,7 +720,7 @@ func (r *Recorder) open(run exactmh.RunInfo) error {
 		if err != nil {
 			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
 		}
-		rc := &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options},
+		rc := &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options, orig: opt.Names},
 			run: run, names: names, chain: c}
 		r.writers[c] = rc
 		if err := rc.provisionalHeader(); err != nil {
