@@ -7,6 +7,7 @@ package exactmh_test
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -46,6 +47,50 @@ func TestGroupStartHonoursCancel(t *testing.T) {
 				status = res.Status.String()
 			}
 			t.Errorf("%s, cancelled before Start: result %s, error %v; want context.Canceled from Start", k.Name(), status, err)
+		}
+	}
+}
+
+// TestMultilevelDefaultStart runs GroupSMH and GroupGibbs without an Init:
+// each chain starts from the Laplace-EM centre the kernel is built on, not
+// the origin, where every effect is exactly 0 and a log scale's
+// conditional is improper (GroupSMH's log-τ updates walked a chain to
+// log τ ≈ −354, where it stayed: mcmctest.MultilevelModel{N: 60, Groups:
+// 12}, 4 chains of 200 warmup and 200 draws). No log scale goes below −10.
+func TestMultilevelDefaultStart(t *testing.T) {
+	_, pb, err := mcmctest.MultilevelModel{N: 60, Groups: 12}.Draw(rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pb.Posterior
+	center, err := exactmh.DefaultMultilevelCenterUnder(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logTau []int
+	for j, n := range p.Names {
+		if strings.HasPrefix(n, "log_tau") {
+			logTau = append(logTau, j)
+		}
+	}
+	if len(logTau) == 0 {
+		t.Fatalf("no log scale among %q", p.Names)
+	}
+	for _, k := range []exactmh.Kernel{exactmh.GroupSMH{}, exactmh.GroupGibbs{}} {
+		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 200, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := range res.Chains {
+			for _, j := range logTau {
+				lo := math.Inf(1)
+				for i := range res.Chains[c].Len() {
+					lo = math.Min(lo, res.Draw(c, i)[j])
+				}
+				if !(lo > -10) {
+					t.Errorf("%s, chain %d: %s down to %v (the centre has %v)", k.Name(), c, p.Names[j], lo, center[j])
+				}
+			}
 		}
 	}
 }

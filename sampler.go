@@ -93,8 +93,10 @@ type Settings struct {
 	FirstChain int
 	// Init is θ0 for every chain (nil: the origin, or the centre of a Box
 	// or Ball prior's support that does not hold the origin; with a nil Kernel that chose a kernel built on
-	// the Laplace approximation, one draw of it per chain: LaplaceInits). Inits,
-	// if set, gives one θ0 per chain instead.
+	// the Laplace approximation, one draw of it per chain: LaplaceInits;
+	// for GroupGibbs and GroupSMH, the Laplace-EM centre, since at the
+	// origin a log scale's conditional is improper). Inits, if set, gives
+	// one θ0 per chain instead.
 	Init  []float64
 	Inits [][]float64
 	// TargetAccept is the acceptance rate warmup adapts the step scale
@@ -703,6 +705,21 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		// cancelled: nothing has been drawn, so nothing is rolled back
 		// (TestInterruptStartAudit).
 		release := t.watch(ctx)
+		if set.Init == nil && set.Inits == nil && needsMultilevel(k) {
+			// A multilevel kernel starts from the centre it is built on,
+			// not the origin: with every effect exactly 0 a log scale's
+			// conditional is improper, and GroupSMH's log-τ updates walk
+			// it to −∞ (TestMultilevelDefaultStart). An error is Start's
+			// to report.
+			where = "the multilevel centre"
+			if c0, _, err := defaultMultilevelCenter(k.Name(), t); err == nil {
+				theta0 = slices.Clone(c0)
+			} else if ctx.Err() != nil && errors.Is(err, errInterrupted) {
+				release()
+				return ctx.Err()
+			}
+			where = "Kernel.Start"
+		}
 		ch, err := k.Start(t, theta0)
 		release()
 		if err != nil {
@@ -1546,4 +1563,16 @@ func (w *metricWindows) denseWorthIt() bool {
 	noise := (1 + q) / (1 - q)
 	noise *= noise
 	return !(lo > 0) || hi/lo > autoDenseFactor*noise
+}
+
+// needsMultilevel reports whether k is a kernel of the registry that
+// samples only multilevel posteriors (KernelInfo.NeedsMultilevel).
+func needsMultilevel(k Kernel) bool {
+	name := k.Name()
+	for _, ki := range registry {
+		if ki.NeedsMultilevel && ki.Name == name {
+			return true
+		}
+	}
+	return false
 }
