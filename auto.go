@@ -42,13 +42,15 @@ type Choice struct {
 	// approximation, control variates and pilots.
 	Time time.Duration
 
+	// Center and CenterSD, when set, are the centre the chosen kernel is
+	// built on (a multilevel model's Laplace-EM centre) and the standard
+	// deviations of a Gaussian approximation there: Sample starts its
+	// chains about it (centerInits).
+	Center, CenterSD []float64
+
 	// fromLaplace: the chosen kernel is built on Laplace (a -CN name), so
 	// Sample starts its chains from draws of it (LaplaceInits).
 	fromLaplace bool
-	// center and centerSD: the chosen kernel is built on a multilevel
-	// model's Laplace-EM centre, so Sample starts its chains about it
-	// (centerInits).
-	center, centerSD []float64
 	// caches are the run caches of the pilots, one per posterior they
 	// sampled, which Sample's run of the choice continues: the bounds, the
 	// alias tables over them and the bound audits (walk.audit) are built
@@ -148,7 +150,7 @@ const (
 //   - Otherwise it finds the MAP and the Laplace approximation N(θ̂, H⁻¹)
 //     (FindLaplace), rewrites a GLM posterior with ControlVariates (also
 //     where f‴ is unbounded on the support but grows at most
-//     exponentially, lossGrowther: a Poisson regression under a Gaussian
+//     exponentially, LossGrowther: a Poisson regression under a Gaussian
 //     prior, TestAutoPoissonGaussianPrior), and
 //     measures with a short pilot each applicable candidate — TunaMH and
 //     TFMH (SMH-2) on the control variates, MH, all with the Crank–Nicolson
@@ -274,31 +276,33 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		c.Time = time.Since(start)
 		return c, nil
 	}
-	if n < autoSmallN || !hasGrad {
-		if lay, ok := multilevelOf(p); ok && hasGrad {
-			c, err := smallMultilevelChoice(ctx, p, t, lay)
-			if err != nil {
-				return nil, err
+	// A registered kernel's own path (package multilevel's, on a
+	// multilevel model) comes first (KernelInfo.Choose).
+	var passFn func() (time.Duration, error)
+	if n >= autoSmallN {
+		passFn = func() (time.Duration, error) { return passTime(t, set.init(0, p)) }
+	}
+	if hasGrad {
+		for _, ki := range Kernels() {
+			if ki.Choose == nil {
+				continue
 			}
-			return done(c)
+			c := &Choice{}
+			if ok, err := ki.Choose(ctx, p, c, set.Seed, passFn); err != nil {
+				return nil, err
+			} else if ok {
+				sortCandidates(c.Candidates)
+				return done(c)
+			}
 		}
+	}
+	if n < autoSmallN || !hasGrad {
 		if hasGrad {
 			return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
 				Reason: fmt.Sprintf("N = %d < %d: a full pass over the data is cheap, and NUTS is the best full-batch sampler", n, autoSmallN)})
 		}
 		return done(&Choice{Name: "MH", Kernel: MH{}, Posterior: p,
 			Reason: "the energy has no gradient: no Laplace approximation, no NUTS; full-batch random-walk MH"})
-	}
-	if lay, ok := multilevelOf(p); ok {
-		pass, err := passTime(t, set.init(0, p))
-		if err != nil {
-			return nil, fmt.Errorf("exactmh: automatic default: %w", err)
-		}
-		c, err := multilevelChoice(ctx, p, t, lay, set.Seed, pass)
-		if err != nil {
-			return nil, err
-		}
-		return done(c)
 	}
 	theta0 := set.init(0, p)
 	choiceProgress(ctx, "finding the MAP and the Laplace approximation (N = %d, d = %d)", n, p.Dim())

@@ -39,7 +39,7 @@ func (c *poissonMHAux) LogRatio(_, next []float64, _ struct{}, counts *poissonCo
 	return counts.logRatio(), nil
 }
 func (c *poissonMHAux) Report(info Info) Info {
-	info.Batch, info.Distinct = c.counts.batch, c.counts.seen.count
+	info.Batch, info.Distinct = c.counts.batch, c.counts.seen.Count
 	return info
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh/internal/alias"
+	idistinct "github.com/exactmh/exactmh/internal/distinct"
 	"github.com/exactmh/exactmh/internal/prefault"
 )
 
@@ -25,63 +26,11 @@ import (
 // scratch, so that a batch of any size needs no allocation.
 const batchChunk = 256
 
-// distinct counts the distinct data a step touches in an open-addressing
-// set of the step's indices, each slot tagged with the step that wrote
-// it: O(1) per draw, no clearing between steps, and memory (and cache
-// footprint) proportional to the largest batch seen, not to N — a stamp
-// per datum would cost 4 bytes per datum per chain (0.4 GB a chain at
-// N = 10⁸) and a cache miss per draw. The set grows, allocating, only
-// when a step touches more data than any before it, so steady-state steps
-// allocate nothing.
-type distinct struct {
-	slot  []uint64 // step<<32 | (i+1); a slot of another step is empty
-	step  uint32
-	count int
-}
+// distinct counts the distinct data a step touches (package
+// internal/distinct, shared with exactmh/multilevel's kernels).
+type distinct = idistinct.Set
 
-func newDistinct() distinct { return distinct{slot: make([]uint64, 64)} }
-
-// next starts a new step.
-func (d *distinct) next() {
-	d.step++
-	if d.step == 0 { // wrapped around: old tags could collide
-		clear(d.slot)
-		d.step = 1
-	}
-	d.count = 0
-}
-
-// add records datum i (0 ≤ i < 2³²−1).
-func (d *distinct) add(i int) {
-	if 2*(d.count+1) > len(d.slot) {
-		d.grow()
-	}
-	tag := uint64(d.step)<<32 | uint64(uint32(i+1))
-	mask := uint64(len(d.slot) - 1)
-	// Fibonacci hashing spreads consecutive indices over the table.
-	for h := (uint64(i) * 0x9e3779b97f4a7c15) >> 32 & mask; ; h = (h + 1) & mask {
-		switch s := d.slot[h]; {
-		case s == tag:
-			return
-		case uint32(s>>32) != d.step:
-			d.slot[h] = tag
-			d.count++
-			return
-		}
-	}
-}
-
-// grow doubles the set, keeping the current step's entries.
-func (d *distinct) grow() {
-	old := d.slot
-	d.slot = make([]uint64, 2*len(old))
-	d.count = 0
-	for _, s := range old {
-		if uint32(s>>32) == d.step && s != 0 {
-			d.add(int(uint32(s)) - 1)
-		}
-	}
-}
+func newDistinct() distinct { return idistinct.New() }
 
 // posteriorOf rebuilds the Posterior a Target views, to construct its bounds.
 func posteriorOf(t *Target) *Posterior {

@@ -8,7 +8,7 @@ import (
 	"math"
 )
 
-// lossGrowther is implemented by GLMs whose third loss derivative, though
+// LossGrowther is implemented by GLMs whose third loss derivative, though
 // unbounded on ℝ, grows at most exponentially (GLM's optional LossGrowth
 // method): for every real z,
 //
@@ -22,15 +22,15 @@ import (
 // infinite (any prior but a Box or Ball): the remainders' DiffBound is then
 // valid pair by pair rather than globally (growthDistance), so that TFMH
 // and TunaMH run on a Poisson regression with a Gaussian prior.
-type lossGrowther interface {
+type LossGrowther interface {
 	LossGrowth(i int, z0 float64) (a float64, ok bool)
 }
 
 // growthMode reports whether ControlVariates bounds g's remainders through
 // LossGrowth: g provides it and the third derivative of datum 0 is
 // unbounded on its interval of x_0ᵀθ over the prior's support.
-func growthMode(g GLM, prior Prior) (lossGrowther, bool) {
-	lg, ok := g.(lossGrowther)
+func growthMode(g GLM, prior Prior) (LossGrowther, bool) {
+	lg, ok := g.(LossGrowther)
 	if !ok || g.Len() == 0 {
 		return nil, false
 	}
@@ -46,7 +46,7 @@ func growthMode(g GLM, prior Prior) (lossGrowther, bool) {
 }
 
 // growthDistance is the control-variate remainders' M(θ, θ′) when their
-// third derivatives grow exponentially (lossGrowther): with a = ‖θ − θ̂‖_H,
+// third derivatives grow exponentially (LossGrowther): with a = ‖θ − θ̂‖_H,
 // b = ‖θ′ − θ̂‖_H, δ = ‖θ − θ′‖_H and s_i = ‖x_i‖_{H⁻¹}, every z on the
 // segments from ẑ_i to x_iᵀθ and x_iᵀθ′ and between them lies within
 // s_i·max(a, b) of ẑ_i (Cauchy–Schwarz in H's inner product), where

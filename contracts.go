@@ -49,6 +49,39 @@ type Chain interface {
 	Position() []float64
 }
 
+// A Chain may also implement
+//
+//	AbandonStep()
+//
+// to have long transitions cancelled midway: the driver then makes its
+// Target's passes over the data, and Target.Interrupted, return
+// ErrInterrupted once the run is cancelled; Step returns that error
+// unchanged, the driver restores the random stream and the Target's
+// counts, and AbandonStep restores whatever the Step changed of the
+// chain's state, so that a checkpoint taken then resumes bit for bit.
+// (The built-in kernels' chains do so through an unexported method.)
+
+// multilevelLayout is what the non-centred form (noncentred.go) reads of
+// a multilevel model's prior: its random-effect terms, θ[start + g·stride]
+// for the levels g < levels with log scale θ[logTau]. It is part of
+// package multilevel's Layout, the whole contract of a multilevel prior.
+type multilevelLayout interface {
+	NumTerms() int
+	Term(t int) (factor, term string, start, stride, levels, logTau int)
+}
+
+// abandoner returns ch's AbandonStep (the built-in chains' abandonStep)
+// and true if ch's transitions may be abandoned midway.
+func abandoner(ch Chain) (func(), bool) {
+	if si, ok := ch.(stepInterrupter); ok {
+		return si.abandonStep, si.interruptible()
+	}
+	if a, ok := ch.(interface{ AbandonStep() }); ok {
+		return a.AbandonStep, true
+	}
+	return nil, false
+}
+
 // WarmupAware is implemented by chains that tune their own parameters
 // during warmup (TunaMH's χ). Unless Settings.NoAdapt, the driver calls
 // SetWarmup(true) before the first warmup transition and SetWarmup(false)
@@ -198,6 +231,10 @@ var (
 	// ErrIntractable: a kernel other than Exchange was given a posterior
 	// whose Energy is an IntractableLikelihood.
 	ErrIntractable = errors.New("the likelihood is doubly intractable (f_θ(x)/Z(θ), Z(θ) unknown)")
+	// ErrInterrupted: a Target's pass over the data was abandoned because
+	// the run was cancelled mid-transition (Target.Interrupted); a chain's
+	// Step returns it and its AbandonStep undoes the transition (Chain).
+	ErrInterrupted = errInterrupted
 )
 
 // requireGradient returns an error wrapping ErrNoGradient, naming what is

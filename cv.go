@@ -40,7 +40,7 @@ import (
 // remainders have an EnergyRange for the PoissonMH family.
 //
 // p.Energy must be a GLM whose |f‴| is bounded on the prior's support, or
-// grows at most exponentially where it is not (lossGrowther: the Poisson
+// grows at most exponentially where it is not (LossGrowther: the Poisson
 // regression's log link under a Gaussian prior), when the bound's M(θ, θ′)
 // carries a factor e^{s·max(a, b)}, s = max_i s_i (growthDistance);
 // θ̂ need not be the mode (exactness never depends on it), only near the
@@ -176,9 +176,9 @@ func controlVariates(p *Posterior, la *LaplaceApprox, order cvCubicMode, mutate 
 		sums = nil
 	}
 	grower, growth := growthMode(g, prior)
-	// Third order (cv_cubic.go) is weighed for a lossCuber, under no
-	// lossGrowther bound: the pass keeps K_i of both orders, s_i² and f_i‴.
-	cuber, cubic := g.(lossCuber)
+	// Third order (cv_cubic.go) is weighed for a LossCuber, under no
+	// LossGrowther bound: the pass keeps K_i of both orders, s_i² and f_i‴.
+	cuber, cubic := g.(LossCuber)
 	cubic = cubic && !growth && order != cvCubicNever && d <= cvCubicMaxDim && cuberAgrees(g, cuber)
 	var s2s []float64
 	if cubic {
@@ -391,19 +391,19 @@ type cvEnergy struct {
 	c      []float64
 	prec   []float64 // H, d×d row-major (symmetric)
 	ly     []float64 // the labels of a logistic DenseGLM, whose loss losses inlines
-	// sGrow, when positive, is max_i s_i, and K_i is A_i of lossGrowther:
+	// sGrow, when positive, is max_i s_i, and K_i is A_i of LossGrowther:
 	// M(θ, θ′) is growthDistance's, valid pair by pair.
 	sGrow float64
 	// cuber, when not nil, is g expanded to third order (cv_cubic.go):
 	// the expansion holds f_i‴(ẑ_i), K_i ≥ sup|f_i⁗|, c_i = K_i·s_i⁴ and
 	// M = M₄.
-	cuber lossCuber
+	cuber LossCuber
 
 	mem rowStore // the GLM's rows when the package keeps them (memRows), for prefetch
 }
 
 // cvTaylor is datum i's expansion point and Taylor coefficients (f3 is
-// f_i‴(ẑ_i) for a lossCuber GLM, used in the third-order expansion only).
+// f_i‴(ẑ_i) for a LossCuber GLM, used in the third-order expansion only).
 type cvTaylor struct{ zHat, f1, f2, f3 float64 }
 
 // cvRecordLimit is the largest N for which ControlVariates stores each
@@ -805,7 +805,7 @@ func (e *cvEnergy) remainderDiff(i int, t cvTaylor, z, zn, fz, fzn float64) floa
 		aa, ab := math.Abs(a), math.Abs(b)
 		k := e.bound3(i)
 		if e.sGrow > 0 {
-			k *= math.Exp(max(aa, ab)) // lossGrowther: |f‴| ≤ A_i·e^{|z − ẑ_i|}
+			k *= math.Exp(max(aa, ab)) // LossGrowther: |f‴| ≤ A_i·e^{|z − ẑ_i|}
 		}
 		lim = k * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(a-b)/2)
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/exactmh/exactmh/internal/vec"
 )
 
-// lossCuber is implemented by GLMs whose loss has a third derivative and a
+// LossCuber is implemented by GLMs whose loss has a third derivative and a
 // bounded fourth (model.LogisticRegression, model.StudentTRegression):
 // ControlVariates may then expand each energy to third order (cvCubicGain).
 //
 // LossDeriv3 returns f_i‴(z). LossBound4 returns an upper bound on
 // sup |f_i⁗(z)| over lo ≤ z ≤ hi (lo may be −Inf and hi +Inf), +Inf if
 // there is none.
-type lossCuber interface {
+type LossCuber interface {
 	LossDeriv3(i int, z float64) float64
 	LossBound4(i int, lo, hi float64) float64
 }
@@ -57,7 +57,7 @@ const (
 )
 
 // cvCubicMode selects the expansion order: by the gain (auto, what
-// ControlVariates does), second, or third wherever the GLM is a lossCuber
+// ControlVariates does), second, or third wherever the GLM is a LossCuber
 // (the tests prove each order through the kit).
 type cvCubicMode int
 
@@ -284,7 +284,7 @@ func cubicDistance(a, b, delta float64) float64 {
 // embeds a model and overrides its loss without LossDeriv3 (which it then
 // inherits) keeps the second-order expansion, whose bound holds for its own
 // LossBound.
-func cuberAgrees(g GLM, c lossCuber) bool {
+func cuberAgrees(g GLM, c LossCuber) bool {
 	const h = 1e-4
 	n := g.Len()
 	for k := range min(n, 8) {
@@ -303,7 +303,7 @@ func cuberAgrees(g GLM, c lossCuber) bool {
 
 // cubicDeriv3 returns f_i‴(z) from g, or an error naming the datum when it
 // is not finite.
-func cubicDeriv3(who string, g lossCuber, i int, z float64) (float64, error) {
+func cubicDeriv3(who string, g LossCuber, i int, z float64) (float64, error) {
 	f3 := g.LossDeriv3(i, z)
 	if math.IsNaN(f3) || math.IsInf(f3, 0) {
 		return 0, fmt.Errorf("exactmh: %s: datum %d: f‴ = %v at x_iᵀθ̂ = %v", who, i, f3, z)

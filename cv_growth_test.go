@@ -55,7 +55,7 @@ func poissonGaussian(t *testing.T, n, d int) *exactmh.Posterior {
 }
 
 // TestPoissonGaussianPriorCV: a Poisson regression under a Gaussian prior
-// gets control variates through lossGrowther's pair-wise bound
+// gets control variates through LossGrowther's pair-wise bound
 // (growthDistance), which CheckBound finds valid on pairs tens of
 // posterior sds from θ̂; TFMH on the rewrite keeps detailed balance on a
 // pair of points 8 sds either side of θ̂ (mcmctest.Pairwise); and the
@@ -129,7 +129,7 @@ func TestPoissonGaussianPriorCV(t *testing.T) {
 }
 
 // The automatic default samples a Poisson regression under a Gaussian
-// prior with a control-variate kernel (pair-wise bound, lossGrowther)
+// prior with a control-variate kernel (pair-wise bound, LossGrowther)
 // where it had only full-batch candidates: a -CV- choice reading far less
 // than N data per transition.
 func TestAutoPoissonGaussianPrior(t *testing.T) {

@@ -33,16 +33,18 @@
 // auxiliary-variable framework [Aux] (an [AuxScheme] and its [AuxChain],
 // with Metropolis or Barker [Acceptance]), and [Exchange] for likelihoods with an intractable
 // normaliser ([IntractableLikelihood], [DoublyIntractable]).
-// For multilevel models (grouped data): [GroupGibbs] (the automatic
+// For multilevel models (grouped data), package
+// github.com/exactmh/exactmh/multilevel: GroupGibbs (the automatic
 // default's, block by block; logistic, probit and Poisson with its log
 // link, its fixed effects with a cross-cubic control variate so they mix
-// at many groups) and [GroupSMH] (joint moves), and [NUTS] and [HMC]
-// non-centred (NonCentred: u = τ·z, for groups with few data).
+// at many groups) and GroupSMH (joint moves), which it registers
+// ([Register]) when imported (package model imports it); here, [NUTS]
+// and [HMC] non-centred (NonCentred: u = τ·z, for groups with few data).
 // Full batch: [MH], [MALA], [HMC], [NUTS] (with a [Metric] of a
 // [MetricKind] and Stan's warmup). Inexact, for comparison: [AustereMH], [MHminibatch], [MHBT],
 // [SGLD]. Proposals: [RandomWalk], [GaussianWalk], [CrankNicolson],
 // [SGLDProposal], [RSGLDProposal], all of them a [Proposal]. [Kernels]
-// lists the built-in kernels ([KernelInfo], [KernelFamily]). A user's
+// lists the registered kernels ([KernelInfo], [KernelFamily]). A user's
 // kernel implements [Kernel] and [Chain] (optionally [Tunable],
 // [WarmupAware], [AcceptTarget], [MetricAdapter], [ParamReporter],
 // [Checkpointer]), reuses the built-in kernels' loop through [Walk], and
@@ -54,9 +56,10 @@
 // ([EnergyDiffer], [Gradienter], [EnergyGradienter], [Hessianer]); [GLM]
 // is the contract of a generalised linear model, from which every bound
 // and the control variates follow; [DenseGLM] ([DenseRows]) lets the
-// kernels read a GLM's rows directly, and [SparseRowGLM] gives sparse rows
-// (a multilevel model's fixed and group effects) whose Hessian
-// ([SparseHessianer]) makes a [SparseLaplace]. [Prior] (with [PriorGradienter], [PriorHessianer];
+// kernels read a GLM's rows directly; an energy and prior with sparse
+// Hessians ([SparseHessianer]) make a [SparseLaplace] (package
+// multilevel's SparseRowGLM and Layout are the contract of a multilevel
+// model: sparse rows, the fixed and group effects). [Prior] (with [PriorGradienter], [PriorHessianer];
 // [BoundedSupport] for a compact support) is evaluated exactly at every
 // step. [Posterior] puts them together, and [Target] is the tempered
 // posterior a chain evaluates. Dimensions above [MaxDim] are refused.

@@ -99,3 +99,44 @@ func TestDocLinks(t *testing.T) {
 		t.Errorf("README.md has %d lines, want at most 250: move reference material to docs/", n)
 	}
 }
+
+// TestLayoutDocNamesEveryFile holds docs/layout.md to the tree: every
+// non-test Go file of the root package, every package directory beside it
+// and every example is named there, so the page a newcomer reads first
+// lists what is in the repository.
+func TestLayoutDocNamesEveryFile(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("docs", "layout.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	root, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range root {
+		if !strings.HasSuffix(f, "_test.go") && !strings.Contains(doc, "`"+f+"`") {
+			t.Errorf("docs/layout.md does not name the root file `%s`", f)
+		}
+	}
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case !e.IsDir() || strings.HasPrefix(n, ".") || n == "testdata" || n == "figures":
+		case !strings.Contains(doc, "`"+n+"/"):
+			t.Errorf("docs/layout.md does not name the directory `%s/`", n)
+		}
+	}
+	examples, err := os.ReadDir("examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range examples {
+		if _, err := os.Stat(filepath.Join("examples", e.Name(), "main.go")); err == nil && !regexp.MustCompile(`\b`+regexp.QuoteMeta(e.Name())+`\b`).MatchString(doc) {
+			t.Errorf("docs/layout.md does not name the example %s", e.Name())
+		}
+	}
+}

@@ -345,7 +345,7 @@ func SetCVRecordLimit(n int) (restore func()) {
 func CNQuad(c *CrankNicolson, v []float64) float64 { return c.quad(v) }
 
 // CVGrowthFactor returns e^{s·max(a, b)}, the factor growthDistance puts
-// on a control-variate bound with lossGrowther (1 without).
+// on a control-variate bound with LossGrowther (1 without).
 func CVGrowthFactor(p *Posterior, theta, thetaNew []float64) float64 {
 	e := p.Energy.(*cvEnergy)
 	if e.sGrow == 0 {

@@ -18,8 +18,23 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
+
+// multilevelProblem is the conformance kit's multilevel logistic
+// regression (mcmctest.MultilevelModel) of n data in groups groups, a
+// random intercept and slope each, drawn from seed, with its Laplace-EM
+// centre as Mode.
+func multilevelProblem(t *testing.T, n, groups int, seed uint64) mcmctest.Problem {
+	t.Helper()
+	_, pb, err := mcmctest.MultilevelModel{N: n, Groups: groups, Slope: true}.Draw(rand.New(rand.NewPCG(seed, seed+1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pb
+}
 
 // ticker counts the calls of a pass's chunks (or data) and cancels the
 // run at its at'th.
@@ -309,12 +324,7 @@ func (e tickSparse) LinearPredictors(i int, theta, next []float64) (z, zn float6
 // GroupGibbs with the blocks its abandoned sweep had already updated
 // put back.
 func TestInterruptGroupExactReads(t *testing.T) {
-	kit := mlKit{n: 1500, groups: 8}
-	rng := rand.New(rand.NewPCG(3, 4))
-	_, pb, err := kit.Draw(rng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pb := multilevelProblem(t, 1500, 8, 3)
 	post := func() (*ticker, *exactmh.Posterior) {
 		tk := &ticker{}
 		p := *pb.Posterior
@@ -322,8 +332,9 @@ func TestInterruptGroupExactReads(t *testing.T) {
 		return tk, &p
 	}
 	base := exactmh.Settings{Chains: 1, Warmup: 30, Draws: 20, Seed: 5, Init: pb.Mode}
-	gs := groupKernelExact(pb, 1<<30) // every group's data read exactly
-	cases := []exactmh.Kernel{gibbsKernel(pb, 1<<30), gs}
+	// Every group's data read exactly.
+	gs := multilevel.GroupSMH{Center: pb.Mode, Proposal: exactmh.RandomWalk{Sigma: pb.SD}, Free: pb.SD, ExactBelow: 1 << 30}
+	cases := []exactmh.Kernel{multilevel.GroupGibbs{Center: pb.Mode, ExactBelow: 1 << 30}, gs}
 	for _, k := range cases {
 		checkInterruptResume(t, k.Name(), k, post, base, []int{20, 40})
 	}
@@ -402,12 +413,7 @@ func TestChooseInterrupted(t *testing.T) {
 		t.Errorf("control variates: err %v, %d data read after the cancellation, want context.Canceled and at most a chunk", err, after)
 	}
 
-	cr := mlCrossed{n: 4000, ga: 10, gb: 8}
-	rng := rand.New(rand.NewPCG(13, 14))
-	mp, err := cr.build(rng, make([]float64, cr.dim()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mp := multilevelProblem(t, 4000, 10, 13).Posterior
 	st = &stageTicker{stage: "finding the multilevel centre", ticker: ticker{at: 20}}
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()

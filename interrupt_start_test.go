@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -185,29 +184,25 @@ func (e hessTickGLM) SparseHessianStop(theta []float64, stop func() bool) (*spar
 // the second Hessian, each returns the context's error having read at
 // most a chunk (one poll, 512 entries) more of it.
 func TestInterruptSparseHessian(t *testing.T) {
-	cr := mlCrossed{n: 40_000, ga: 10, gb: 8}
-	rng := rand.New(rand.NewPCG(13, 14))
-	mp, err := cr.build(rng, make([]float64, cr.dim()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	const n = 40_000
+	mp := multilevelProblem(t, n, 10, 13).Posterior
 	e := mp.Energy.(*model.SparseGLM[float64])
 	var polls int64
-	if _, err := e.SparseHessianStop(make([]float64, cr.dim()), func() bool { polls++; return false }); err != nil {
+	if _, err := e.SparseHessianStop(make([]float64, mp.Dim()), func() bool { polls++; return false }); err != nil {
 		t.Fatal(err)
 	}
 	// One poll before the pass, then one per 512 of the rows' nnz(X)
 	// entries read.
-	nnz := int64(e.Rows().RowPtr[cr.n])
+	nnz := int64(e.Rows().RowPtr[n])
 	if want := 1 + nnz/512; polls != want {
-		t.Fatalf("a sparse Hessian of %d data (%d entries) polls %d times, want %d", cr.n, nnz, polls, want)
+		t.Fatalf("a sparse Hessian of %d data (%d entries) polls %d times, want %d", n, nnz, polls, want)
 	}
 	for _, c := range []struct {
 		name, stage string
 		run         func(ctx context.Context, p *exactmh.Posterior, st *stageTicker) error
 	}{
 		{"FindSparseLaplace", "", func(ctx context.Context, p *exactmh.Posterior, _ *stageTicker) error {
-			_, err := exactmh.FindSparseLaplace(ctx, p, make([]float64, cr.dim()), nil)
+			_, err := exactmh.FindSparseLaplace(ctx, p, make([]float64, mp.Dim()), nil)
 			return err
 		}},
 		{"multilevel centre", "finding the multilevel centre", func(ctx context.Context, p *exactmh.Posterior, st *stageTicker) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // funnelRun is what TestNonCentredFunnel measures of a run.
@@ -81,7 +82,7 @@ func TestNonCentredFunnel(t *testing.T) {
 	p := pb.Posterior
 	c := runFunnel(t, p, exactmh.NUTS{}, pb.Mode, 1000)
 	nc := runFunnel(t, p, exactmh.NUTS{NonCentred: true}, pb.Mode, 1000)
-	ref := runFunnel(t, p, exactmh.GroupGibbs{Center: pb.Mode}, pb.Mode, 10000)
+	ref := runFunnel(t, p, multilevel.GroupGibbs{Center: pb.Mode}, pb.Mode, 10000)
 	noJac := runFunnel(t, p, exactmh.NUTSNonCentredNoJacobian(exactmh.NUTS{}), pb.Mode, 1000)
 	for _, r := range []struct {
 		name string

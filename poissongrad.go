@@ -263,7 +263,7 @@ func (c *poissonGradChain) fullGradient(g, theta []float64) (float64, error) {
 func (c *poissonGradChain) DrawOmega1(rng *rand.Rand, theta []float64) (*poissonCounts, error) {
 	if c.counts.fallback {
 		n := c.t.N()
-		c.counts.batch, c.counts.seen.count = n, n
+		c.counts.batch, c.counts.seen.Count = n, n
 		var err error
 		c.energy, err = c.fullGradient(c.g, theta)
 		return c.counts, err
@@ -372,14 +372,14 @@ func (c *poissonGradChain) proposalRatioWith(m Metric, theta, next, gRev []float
 // Report gives the Poisson count and the distinct data (N and Fallback for
 // a full-batch step).
 func (c *poissonGradChain) Report(info Info) Info {
-	info.Batch, info.Distinct, info.Fallback = c.counts.batch, c.counts.seen.count, c.counts.fallback
+	info.Batch, info.Distinct, info.Fallback = c.counts.batch, c.counts.seen.Count, c.counts.fallback
 	return info
 }
 
 // A Poisson-Barker or Poisson-MALA transition changes the chain only
 // once decided (its gradients and energy at θ are recomputed each step).
 func (c *poissonGradChain) interruptible() bool { return true }
-func (c *poissonGradChain) abandonStep()        { c.counts.batch, c.counts.seen.count = 0, 0 }
+func (c *poissonGradChain) abandonStep()        { c.counts.batch, c.counts.seen.Count = 0, 0 }
 
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
@@ -391,4 +391,14 @@ var (
 	_    fullMemoer                               = (*poissonGradChain)(nil)
 	_    driverChain                              = (*metricAux[*poissonCounts, *poissonCounts])(nil)
 	_    MetricAdapter                            = (*metricAux[*poissonCounts, *poissonCounts])(nil)
+)
+
+// The contracts (contracts.go) this file's kernels satisfy; their chains
+// are the auxiliary-variable framework's (auxmcmc.go) over
+// poissonGradScheme, with its MetricAdapter passed on (startMetricAux).
+var (
+	_ Kernel       = PoissonBarker{}
+	_ Kernel       = PoissonMALA{}
+	_ AcceptTarget = PoissonBarker{}
+	_ AcceptTarget = PoissonMALA{}
 )

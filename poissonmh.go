@@ -211,15 +211,15 @@ func (c *poissonChain) LogRatio(theta, next []float64, _ struct{}, counts *poiss
 // Fallback for a full-batch step); nothing when θ′ left the support (the
 // counts were not drawn).
 func (c *poissonChain) Report(info Info) Info {
-	info.Batch, info.Distinct, info.Fallback = c.counts.batch, c.counts.seen.count, c.counts.batch > 0 && c.counts.fallback
-	c.counts.batch, c.counts.seen.count = 0, 0
+	info.Batch, info.Distinct, info.Fallback = c.counts.batch, c.counts.seen.Count, c.counts.batch > 0 && c.counts.fallback
+	c.counts.batch, c.counts.seen.Count = 0, 0
 	return info
 }
 
 // A PoissonMH transition changes the chain only once decided: an
 // abandoned one leaves only the batch it recorded for Report.
 func (c *poissonChain) interruptible() bool { return true }
-func (c *poissonChain) abandonStep()        { c.counts.batch, c.counts.seen.count = 0, 0 }
+func (c *poissonChain) abandonStep()        { c.counts.batch, c.counts.seen.Count = 0, 0 }
 
 // poissonCounts holds the Poisson auxiliary variables shared by PoissonMH,
 // Poisson-Barker and Poisson-MALA: the counts s_i ~ Poisson(λM_i/L + φ_i(θ))
@@ -321,7 +321,7 @@ func newPoissonCounts(who string, t *Target, r *EnergyRange, lambda, lambdaScale
 // fullDiff returns the exact log likelihood ratio Σ_i β(U_i(θ) − U_i(θ′))
 // of a fallback step, reading all N data, and records the batch.
 func (p *poissonCounts) fullDiff(theta, next []float64) (float64, error) {
-	p.batch, p.seen.count = p.t.N(), p.t.N()
+	p.batch, p.seen.Count = p.t.N(), p.t.N()
 	return p.full.fallback(p.t, theta, next, p.fallback, &p.idx, &p.u)
 }
 
@@ -341,7 +341,7 @@ func (p *poissonCounts) a(i int) float64 { return p.lambda * p.width[i] / p.sumM
 func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 	p.batch = poisson.Draw(rng, p.lambda+p.sumM)
 	p.kept, p.phiOld = p.kept[:0], p.phiOld[:0]
-	p.seen.next()
+	p.seen.Next()
 	for done := 0; done < p.batch; {
 		// A batch can be as large as MaxBatch (N by default): a cancelled
 		// run stops within a chunk of it.
@@ -357,7 +357,7 @@ func (p *poissonCounts) draw(rng *rand.Rand, theta []float64) error {
 			lo[j], width[j] = p.lo[i], p.width[i]
 		}
 		for _, i := range idx {
-			p.seen.add(i)
+			p.seen.Add(i)
 		}
 		if err := p.t.Energies(p.u[:n], theta, idx); err != nil {
 			return err

@@ -5,8 +5,11 @@
 package exactmh
 
 import (
+	"context"
 	refl "reflect" // as in laplaceapprox.go: bounds.go has a func reflect
 	"slices"
+	"sync"
+	"time"
 )
 
 // KernelFamily says how a kernel reads the data.
@@ -43,7 +46,8 @@ func (f KernelFamily) String() string {
 	return "KernelFamily(?)"
 }
 
-// KernelInfo describes one built-in kernel: the one list of kernels the
+// KernelInfo describes one registered kernel (the package's own, or one
+// another package added with Register): the one list of kernels the
 // exactmh command's --kernel names, the automatic default's candidates and
 // the golden, fuzz, ErrNoBound and conformance tests range over
 // (TestRegistryComplete fails on an exported kernel missing from it).
@@ -69,9 +73,9 @@ type KernelInfo struct {
 	// argument, the MAP), which the command finds with FindLaplace.
 	NeedsGradient, NeedsBound, NeedsDiffBound, NeedsRange, NeedsCenter bool
 	// NeedsMultilevel says that the kernel samples only a multilevel
-	// model's posterior: random-effect terms in the prior (Blocks,
-	// NumTerms, Term: the MultilevelPrior of model.NewMultilevel) over a
-	// SparseRowGLM energy with sparse Hessians; any other is refused at
+	// model's posterior: random-effect terms in the prior (package
+	// multilevel's Layout: the MultilevelPrior of model.NewMultilevel) over
+	// a multilevel.SparseRowGLM energy with sparse Hessians; any other is refused at
 	// Start, saying so. Its centre is the Laplace-EM one, which its
 	// Start finds when New's center is nil (there is no joint mode for
 	// FindLaplace), so NeedsCenter is false. Every consumer of the
@@ -84,6 +88,18 @@ type KernelInfo struct {
 	// where NeedsCenter (SMH's Center, FlyMC's TightAt; nil elsewhere) or,
 	// if not nil, NeedsMultilevel.
 	New func(center []float64) Kernel
+	// Choose, if not nil, is the automatic default's own path for the
+	// posteriors the kernel is made for (package multilevel's GroupGibbs:
+	// a multilevel model, with its Laplace-EM centre), which Choose tries
+	// before its own: it returns false, having done nothing, for another
+	// posterior; else it fills c (Name, Kernel, Posterior, Reason,
+	// Candidates, and Center where the chains are to start about a centre)
+	// or returns an error. pass measures the time of a pass over the data
+	// (the pilots' time limits grow with it); it is nil when p has fewer
+	// than AutoSmallN data, where Choose takes a full-batch sampler
+	// without pilots. c's Sample and PilotFullBatch run pilots that share
+	// the choice's run caches.
+	Choose func(ctx context.Context, p *Posterior, c *Choice, seed uint64, pass func() (time.Duration, error)) (bool, error)
 
 	// auto is the kernel's role among the automatic default's candidates
 	// (auto.go); passes, for a full-batch kernel, the passes over the
@@ -121,9 +137,6 @@ const (
 	// autoMultimodal: as it is, on a posterior with two modes, where no
 	// Laplace approximation serves (multimodalChoice).
 	autoMultimodal
-	// autoMultilevel: around the Laplace-EM centre, on a multilevel
-	// posterior (multilevelChoice).
-	autoMultilevel
 )
 
 // registry is the built-in kernels, in the order the command's help and
@@ -155,10 +168,6 @@ var registry = []KernelInfo{
 		New: func([]float64) Kernel { return PoissonMALA{} }, auto: autoPoisson},
 	{Name: "TunaMH-SGLD", CLI: "tunamh-sgld", Family: MinibatchFamily, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsDiffBound: true,
 		New: func([]float64) Kernel { return TunaMHSGLD{} }},
-	{Name: "GroupSMH", CLI: "groupsmh", Family: ControlVariateFamily, Exact: true, NeedsBound: true, NeedsMultilevel: true,
-		New: func(c []float64) Kernel { return GroupSMH{Center: c} }},
-	{Name: "GroupGibbs", CLI: "groupgibbs", Family: ControlVariateFamily, Exact: true, NeedsBound: true, NeedsMultilevel: true,
-		New: func(c []float64) Kernel { return GroupGibbs{Center: c} }, auto: autoMultilevel},
 	{Name: "AustereMH", Family: MinibatchFamily,
 		New: func([]float64) Kernel { return AustereMH{} }},
 	{Name: "MHBT", Family: MinibatchFamily,
@@ -169,10 +178,47 @@ var registry = []KernelInfo{
 		New: func([]float64) Kernel { return SGLD{} }},
 }
 
-// Kernels returns the built-in kernels (a copy of the registry), exact
-// full-batch ones first, then the exact minibatch ones, then the inexact
-// comparators.
-func Kernels() []KernelInfo { return slices.Clone(registry) }
+// Kernels returns the registered kernels (a copy of the registry): the
+// package's own and those other packages registered (multilevel's
+// GroupSMH and GroupGibbs, once it is imported), exact full-batch ones
+// first, then the exact minibatch ones, then the inexact comparators.
+func Kernels() []KernelInfo {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return slices.Clone(registry)
+}
+
+// regMu guards registry against Register.
+var regMu sync.RWMutex
+
+// Register adds a kernel to the registry, as image.RegisterFormat adds a
+// format: a package of kernels calls it from its init (package multilevel
+// registers GroupSMH and GroupGibbs), and everything that ranges over
+// Kernels — the exactmh command's --kernel, the automatic default (through
+// ki.Choose), the conformance, golden and fuzz tests — then sees it. An
+// exact kernel goes after the exact ones already registered, before the
+// inexact comparators. It panics, as sql.Register does, on an empty Name
+// or New, or a Name or CLI name already registered.
+func Register(ki KernelInfo) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if ki.Name == "" || ki.New == nil {
+		panic("exactmh: Register: a kernel needs a Name and a New")
+	}
+	for _, r := range registry {
+		if r.Name == ki.Name || ki.CLI != "" && r.CLI == ki.CLI {
+			panic("exactmh: Register: kernel " + ki.Name + " (--kernel " + ki.CLI + ") registered twice")
+		}
+	}
+	at := len(registry)
+	if ki.Exact {
+		at = slices.IndexFunc(registry, func(r KernelInfo) bool { return !r.Exact })
+		if at < 0 {
+			at = len(registry)
+		}
+	}
+	registry = slices.Insert(registry, at, ki)
+}
 
 // withRole returns the registered kernels that play role in the automatic
 // default, in the registry's order.

@@ -266,3 +266,44 @@ func TestRegistryMultilevel(t *testing.T) {
 		}
 	}
 }
+
+// TestRegisterOrderAndDuplicates checks the open registry: package
+// multilevel's kernels, registered at its init (imported here through
+// model), come after the root's exact kernels and before the inexact
+// comparators, as Kernels documents; registering a name or --kernel name
+// twice panics, as sql.Register does.
+func TestRegisterOrderAndDuplicates(t *testing.T) {
+	var names []string
+	firstInexact := -1
+	for i, ki := range exactmh.Kernels() {
+		names = append(names, ki.Name)
+		if !ki.Exact && firstInexact < 0 {
+			firstInexact = i
+		}
+		if ki.Exact && firstInexact >= 0 {
+			t.Errorf("exact kernel %s after the inexact %s: %v", ki.Name, names[firstInexact], names)
+		}
+	}
+	gs, gg := slices.Index(names, "GroupSMH"), slices.Index(names, "GroupGibbs")
+	if gs < 0 || gg != gs+1 || names[gs-1] != "TunaMH-SGLD" {
+		t.Errorf("registry %v: want GroupSMH and GroupGibbs, registered by package multilevel, right after TunaMH-SGLD", names)
+	}
+	for _, ki := range []exactmh.KernelInfo{
+		{Name: "GroupGibbs", New: func([]float64) exactmh.Kernel { return exactmh.MH{} }},
+		{Name: "MH2", CLI: "mh", New: func([]float64) exactmh.Kernel { return exactmh.MH{} }},
+		{Name: "", New: func([]float64) exactmh.Kernel { return exactmh.MH{} }},
+		{Name: "NoNew"},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%q, --kernel %q) did not panic", ki.Name, ki.CLI)
+				}
+			}()
+			exactmh.Register(ki)
+		}()
+	}
+	if n := len(exactmh.Kernels()); n != len(names) {
+		t.Errorf("%d kernels after the refused registrations, want %d", n, len(names))
+	}
+}

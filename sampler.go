@@ -166,6 +166,10 @@ const (
 	// pass over the data to get there: Newton's decrement falls
 	// quadratically.
 	AutoMAPTol = 1e-6
+	// AutoSmallN is the number of data below which the automatic default
+	// takes a full-batch sampler (NUTS) without pilots: a pass over the
+	// data is cheap.
+	AutoSmallN = autoSmallN
 )
 
 // defaultChains is the number of chains when Settings.Chains is 0.
@@ -595,8 +599,8 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 	}
 	if choice.fromLaplace {
 		s = LaplaceInits(s, choice.Laplace, choice.Posterior)
-	} else if choice.center != nil {
-		s = centerInits(s, choice.center, choice.centerSD, choice.Posterior)
+	} else if choice.Center != nil {
+		s = centerInits(s, choice.Center, choice.CenterSD, choice.Posterior)
 	}
 	return sample(ctx, choice.Posterior, choice.Kernel, s, choice, choice.cache(choice.Posterior))
 }
@@ -705,14 +709,13 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		// cancelled: nothing has been drawn, so nothing is rolled back
 		// (TestInterruptStartAudit).
 		release := t.watch(ctx)
-		if set.Init == nil && set.Inits == nil && needsMultilevel(k) {
-			// A multilevel kernel starts from the centre it is built on,
-			// not the origin: with every effect exactly 0 a log scale's
-			// conditional is improper, and GroupSMH's log-τ updates walk
-			// it to −∞ (TestMultilevelDefaultStart). An error is Start's
-			// to report.
-			where = "the multilevel centre"
-			if c0, _, err := defaultMultilevelCenter(k.Name(), t); err == nil {
+		if ds, ok := k.(DefaultStarter); ok && set.Init == nil && set.Inits == nil {
+			// A kernel that has its own start (the multilevel kernels: the
+			// centre they are built on, not the origin, where every effect
+			// is exactly 0 and a log scale's conditional is improper;
+			// TestMultilevelDefaultStart). An error is Start's to report.
+			where = "Kernel.DefaultStart"
+			if c0, err := ds.DefaultStart(t); err == nil && len(c0) == len(theta0) {
 				theta0 = slices.Clone(c0)
 			} else if ctx.Err() != nil && errors.Is(err, errInterrupted) {
 				release()
@@ -1084,7 +1087,7 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 	r := cr.r
 	start := time.Now()
 	phaseStart := start
-	if si, ok := cr.ch.(stepInterrupter); ok && si.interruptible() {
+	if _, ok := abandoner(cr.ch); ok {
 		// The whole-data passes of a long transition poll a flag set when
 		// ctx is cancelled, so that the run stops within a chunk of data
 		// rather than at the end of the transition.
@@ -1174,7 +1177,8 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			*cr.src = src0
 			t.evals, t.gradEvals = e0, g0
 			cr.where = "abandonStep"
-			ch.(stepInterrupter).abandonStep()
+			abandon, _ := abandoner(ch)
+			abandon()
 			r.Err = ctx.Err()
 			break
 		}
@@ -1565,14 +1569,47 @@ func (w *metricWindows) denseWorthIt() bool {
 	return !(lo > 0) || hi/lo > autoDenseFactor*noise
 }
 
-// needsMultilevel reports whether k is a kernel of the registry that
-// samples only multilevel posteriors (KernelInfo.NeedsMultilevel).
-func needsMultilevel(k Kernel) bool {
-	name := k.Name()
-	for _, ki := range registry {
-		if ki.NeedsMultilevel && ki.Name == name {
-			return true
-		}
+// centerInits returns a copy of s with one θ0 per chain, the centre plus
+// its standard deviations times standard normal draws (dispersed at the
+// posterior's scale, as R-hat needs), when s sets neither Init nor Inits;
+// a draw outside the prior's support is replaced by the centre. Sample
+// starts the chains of a Choice with a Center so.
+func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
+	if center == nil || s != nil && (s.Init != nil || s.Inits != nil) {
+		return s
 	}
-	return false
+	var r Settings
+	if s != nil {
+		r = *s
+	}
+	chains := r.Chains
+	if chains == 0 {
+		chains = defaultChains
+	}
+	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
+		return s // resolve reports it
+	}
+	prior := p.prior()
+	r.Inits = make([][]float64, chains)
+	for k := range r.Inits {
+		rng := rand.New(rand.NewPCG(r.Seed, 0x6d6c63656e746572^uint64(r.FirstChain+k)))
+		x := slices.Clone(center)
+		for j := range x {
+			x[j] += sd[j] * rng.NormFloat64()
+		}
+		if lp := prior.LogPrior(x); math.IsInf(lp, -1) || math.IsNaN(lp) {
+			x = slices.Clone(center)
+		}
+		r.Inits[k] = x
+	}
+	return &r
+}
+
+// DefaultStarter is a Kernel with its own θ0 for chains whose Settings
+// give none (Init and Inits nil), used in place of the origin: the
+// multilevel kernels start from the centre they are built on, since at
+// the origin a log scale's conditional is improper. DefaultStart is called
+// with the chain's Target, watching the run's context (Target.RunContext).
+type DefaultStarter interface {
+	DefaultStart(t *Target) ([]float64, error)
 }

@@ -437,7 +437,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	// evaluations, not their draws, and at most a group's worth of draws
 	// and prefetching is spent past it.
 	draws := poisson.Draw(rng, rate)
-	c.seen.next()
+	c.seen.Next()
 	for lo := 0; lo < draws; lo += smhAhead {
 		// A minibatch can be as long as a pass over the data (the
 		// expected batch is at most maxRate, the draw itself unbounded):
@@ -450,7 +450,7 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 		drawRecords(rng, c.rec, group, coins)
 		c.prefetch(group)
 		for k, i := range group {
-			c.seen.add(i)
+			c.seen.Add(i)
 			r, du, b, err := c.remainderDiff(i, beta)
 			if err != nil {
 				return Info{}, err
@@ -463,12 +463,12 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 			// factor min(1, e^{−r}) asks, without a branch on r's sign
 			// (positive about half the time: unpredictable).
 			if coins[k]*bound < r {
-				info.Batch, info.Distinct = lo+k+1, c.seen.count
+				info.Batch, info.Distinct = lo+k+1, c.seen.Count
 				return info, nil
 			}
 		}
 	}
-	info.Batch, info.Distinct = draws, c.seen.count
+	info.Batch, info.Distinct = draws, c.seen.Count
 	copy(c.theta, c.next)
 	info.Accepted = true
 	return info, nil

@@ -20,7 +20,14 @@ import (
 
 // SparseHessianer is an optional capability of an Energy (∇² of Σ_i U_i)
 // or a Prior (∇² of −log p) whose Hessian is sparse. The pattern is
-// the same at every θ.
+// the same at every θ. One whose pass over the data is long may also
+// implement
+//
+//	SparseHessianStop(theta []float64, stop func() bool) (*sparse.SymCSC, error)
+//
+// polling stop (once per chunk of data) and returning an error once it
+// reports true, so that a cancelled run or search stops within the pass
+// (model.SparseGLM does).
 type SparseHessianer interface {
 	SparseHessian(theta []float64) (*sparse.SymCSC, error)
 }
@@ -32,11 +39,12 @@ type stopSparseHessianer interface {
 	SparseHessianStop(theta []float64, stop func() bool) (*sparse.SymCSC, error)
 }
 
-// sparseHessian returns h's SparseHessian at θ, or errInterrupted once
-// t's run is cancelled: before the call, and within a chunk of data
-// inside it where h polls (stopSparseHessianer); another SparseHessianer
-// is waited for (TestInterruptSparseHessian).
-func (t *Target) sparseHessian(h SparseHessianer, theta []float64) (*sparse.SymCSC, error) {
+// SparseHessianOf returns h's SparseHessian at θ (h an energy's or a
+// prior's), or ErrInterrupted once t's run is cancelled: before the call,
+// and within a chunk of data inside it where h polls (a SparseHessianer
+// with SparseHessianStop); another SparseHessianer is waited for
+// (TestInterruptSparseHessian).
+func (t *Target) SparseHessianOf(h SparseHessianer, theta []float64) (*sparse.SymCSC, error) {
 	if t.interrupted() {
 		return nil, errInterrupted
 	}
@@ -154,7 +162,7 @@ func (s *sparseNewton) gradient(theta []float64) (float64, error) {
 // two patterns and the diagonal, checking the pattern stays the one
 // analysed first.
 func (s *sparseNewton) hessian(theta []float64) error {
-	he, err := s.t.sparseHessian(s.eh, theta)
+	he, err := s.t.SparseHessianOf(s.eh, theta)
 	s.passes++
 	if err != nil {
 		return fmt.Errorf("the energy's SparseHessian: %w", err)
@@ -168,7 +176,7 @@ func (s *sparseNewton) hessian(theta []float64) error {
 		return fmt.Errorf("the energy's SparseHessian: %w", err)
 	}
 	if s.ph != nil {
-		hp, err := s.t.sparseHessian(s.ph, theta)
+		hp, err := s.t.SparseHessianOf(s.ph, theta)
 		if err != nil {
 			return fmt.Errorf("the prior's SparseHessian: %w", err)
 		}

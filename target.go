@@ -519,9 +519,11 @@ func (t *Target) watch(ctx context.Context) (release func()) {
 	}
 }
 
-// runContext returns the context t's passes watch (the run's, during a
-// chain's Start), or context.Background if none.
-func (t *Target) runContext() context.Context {
+// RunContext returns the context t's passes watch (the run's, during a
+// chain's Start and DefaultStart), or context.Background if none: for a
+// phase a kernel runs in Start — the multilevel kernels' Laplace-EM
+// centre — to stop when the run is cancelled.
+func (t *Target) RunContext() context.Context {
 	if t.ctx == nil {
 		return context.Background()
 	}
@@ -560,4 +562,60 @@ func (t *Target) block(lo int) (idx []int, w []float64) {
 		w[k] = t.beta
 	}
 	return idx, w
+}
+
+// The methods below are the Target's surface for kernels written outside
+// the package (package multilevel's, a user's): what the built-in kernels
+// read of it directly.
+
+// Interrupted returns ErrInterrupted once the run t belongs to is
+// cancelled mid-transition, nil before. A chain's own loop over O(N) data
+// (reads the Target does not make for it) polls it once per chunk of data
+// and returns the error from Step, which its AbandonStep then undoes (see
+// Chain).
+func (t *Target) Interrupted() error {
+	if t.interrupted() {
+		return errInterrupted
+	}
+	return nil
+}
+
+// Interruptible reports whether t's passes can be interrupted (the driver
+// watches the run for a chain with AbandonStep, Watch for a search): only
+// then need a chain keep what AbandonStep would restore.
+func (t *Target) Interruptible() bool { return t.interrupt != nil }
+
+// Count adds n datum energy evaluations that a kernel made itself, through
+// its own reads of an energy's rows (a GLM's loss at a linear predictor),
+// to Evals: every datum a kernel reads is counted.
+func (t *Target) Count(n int) { t.evals += int64(n) }
+
+// Watch makes t's whole-data passes (and Interrupted) return
+// ErrInterrupted within a chunk of data once ctx is cancelled, until the
+// function it returns is called: for a search over the data outside a run
+// (a multilevel model's Laplace-EM centre).
+func (t *Target) Watch(ctx context.Context) (release func()) { return t.watch(ctx) }
+
+// CheckStart returns the error every built-in kernel's Start returns,
+// prefixed by name, for a θ0 whose dimension is not t's or a
+// doubly-intractable target (IntractableLikelihood, which only Exchange
+// samples); nil otherwise.
+func (t *Target) CheckStart(name string, theta0 []float64) error {
+	if err := refuseIntractable(name, t); err != nil {
+		return err
+	}
+	if err := checkStart(t, theta0); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// Shared returns what build returns, built once per run for key and shared
+// by the run's chains (and the automatic default's pilots and the run it
+// chooses): the tables a kernel's Start computes from the posterior and
+// its configuration alone. key names everything the value depends on. A
+// Target of NewTarget shares nothing: build runs every time. A panic in
+// build is the building chain's and an error for the others.
+func (t *Target) Shared(key string, build func() (any, error)) (any, error) {
+	return shared(t.cache, key, build)
 }

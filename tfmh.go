@@ -265,7 +265,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 	// evaluations, not their draws, and at most a group's worth of draws
 	// and prefetching is spent past it.
 	draws := poisson.Draw(rng, rate)
-	c.seen.next()
+	c.seen.Next()
 	for lo := 0; lo < draws; lo += tfmhAhead {
 		// A minibatch can be as long as a pass over the data (the
 		// expected batch is at most maxRate, the draw itself unbounded):
@@ -281,7 +281,7 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 		}
 		c.prefetch(group)
 		for k, i := range group {
-			c.seen.add(i)
+			c.seen.Add(i)
 			diff, err := c.energyDiff(i) // βU_i(θ) − βU_i(θ′)
 			if err != nil {
 				return Info{}, err
@@ -298,13 +298,13 @@ func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
 			// rejects only where ΔU_i > 0, as the factor min(1, e^{−ΔU_i})
 			// asks, without a branch on its sign (unpredictable).
 			if coins[k]*mi < du {
-				info.Batch, info.Distinct = lo+k+1, c.seen.count
+				info.Batch, info.Distinct = lo+k+1, c.seen.Count
 				return info, nil
 			}
 		}
 	}
 	// Every factor accepted.
-	info.Batch, info.Distinct = draws, c.seen.count
+	info.Batch, info.Distinct = draws, c.seen.Count
 	copy(c.theta, c.next)
 	info.Accepted = true
 	return info, nil

@@ -523,7 +523,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 		return 0, Info{}, fmt.Errorf("%w (χ = %v, C = %v, M = %v)", err, c.chi, c.sumC, m)
 	}
 	batch := poisson.Draw(rng, mean)
-	c.seen.next()
+	c.seen.Next()
 	var logR float64
 	for done := 0; done < batch; {
 		// A batch can be as large as MaxBatch (N by default): a cancelled
@@ -538,7 +538,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 			ci[j] = c.c[i] // in a loop of their own, the c_i's misses overlap
 		}
 		for _, i := range idx {
-			c.seen.add(i)
+			c.seen.Add(i)
 		}
 		if err := c.t.EnergyDiffs(c.diff[:n], theta, next, idx); err != nil {
 			return 0, Info{}, err
@@ -557,7 +557,7 @@ func (c *tunaBatch) logRatio(rng *rand.Rand, theta, next []float64) (float64, In
 		}
 		done += n
 	}
-	return logR, Info{Batch: batch, Distinct: c.seen.count}, nil
+	return logR, Info{Batch: batch, Distinct: c.seen.Count}, nil
 }
 
 // tunaTerm returns, for a datum with energy difference d = U_i(θ) − U_i(θ′)

@@ -165,7 +165,12 @@ func (noState) UnmarshalState(b []byte) error {
 // chain embeds a *Walk and adds its own estimate of the data part of the
 // ratio, as TunaMH, TFMH and the others do (mcmctest's example kernel is
 // written so).
-type Walk struct{ w walk }
+type Walk struct {
+	w walk
+	// FullMH's scratch: a chunk of indices and energy differences.
+	idx  [batchChunk]int
+	diff [batchChunk]float64
+}
 
 // NewWalk starts a walk at θ0 on t for the kernel named name (for errors):
 // a nil prop is the isotropic RandomWalk and a zero scale is 0.1; θ0's
@@ -176,7 +181,8 @@ func NewWalk(name string, t *Target, prop Proposal, scale float64, theta0 []floa
 	if err != nil {
 		return nil, err
 	}
-	return &Walk{w}, nil
+	w.full = newFullEnergies(t.Dim())
+	return &Walk{w: w}, nil
 }
 
 // Position returns θ.
@@ -211,3 +217,16 @@ func (w *Walk) Parts() (logPriorNext, logPrior, logQ float64) {
 func (w *Walk) Accept(rng *rand.Rand, logR float64, info Info) (Info, error) {
 	return w.w.accept(rng, logR, info)
 }
+
+// FullMH is the full-batch MH step a truncated kernel falls back to where
+// its expected batch exceeds N (TFMH's, SMH's, GroupSMH's): the exact log
+// ratio — logExact, Propose's part, plus all N energy differences — and
+// the decision, with Info's Fallback set. every says that every step is
+// such a step: the energies at θ are then remembered from step to step
+// (and saved with checkpoints), one pass a step instead of two.
+func (w *Walk) FullMH(rng *rand.Rand, logExact float64, every bool) (Info, error) {
+	return w.w.fullMHStep(rng, logExact, every, &w.idx, &w.diff)
+}
+
+// fullMemo is FullMH's memo, saved with checkpoints (fullMemoer).
+func (w *Walk) fullMemo() *fullEnergies { return w.w.fullMemo() }

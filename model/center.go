@@ -10,10 +10,11 @@ import (
 	"fmt"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
-// MultilevelCenter returns a centre for exactmh.GroupGibbs's and
-// exactmh.GroupSMH's control variates on a posterior built by
+// MultilevelCenter returns a centre for multilevel.GroupGibbs's and
+// multilevel.GroupSMH's control variates on a posterior built by
 // NewMultilevel, and the standard deviations of a Gaussian approximation
 // there (for a preconditioned proposal). The joint posterior of (β, u,
 // log τ) has no mode — its density grows without bound as τ → 0 with
@@ -25,7 +26,7 @@ import (
 // variance of u_gj (the inverse Hessian's diagonal), until log τ moves
 // less than 0.01, then Newton to the mode given that τ.
 //
-// It is exactmh.Posterior.MultilevelCenter, the centre the automatic
+// It is multilevel.Center, the centre the automatic
 // default finds (one implementation); maxIter is ignored (the iteration
 // makes at most 50 rounds) and kept for compatibility.
 func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int) (center, sd []float64, err error) {
@@ -36,7 +37,7 @@ func MultilevelCenter(ctx context.Context, post *exactmh.Posterior, maxIter int)
 	if len(prior.terms) == 0 {
 		return nil, nil, errors.New("model: MultilevelCenter: no random effects")
 	}
-	c, sd, err := post.MultilevelCenter(ctx)
+	c, sd, err := multilevel.Center(ctx, post)
 	if err != nil {
 		return nil, nil, fmt.Errorf("model: %w", err)
 	}

@@ -268,7 +268,7 @@ func (p *MultilevelPrior) Term(t int) (factor, term string, start, stride, level
 	return r.factor, r.term, r.start, r.stride, r.g, r.logTau
 }
 
-// Blocks returns the partition of θ that exactmh.GroupSMH bounds each
+// Blocks returns the partition of θ that multilevel.GroupSMH bounds each
 // datum by: block 0 the fixed effects, then one block per level of each
 // factor (its q effects), and −1 for the log scales, which no row holds.
 func (p *MultilevelPrior) Blocks() []int32 {

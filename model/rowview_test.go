@@ -15,6 +15,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // storeOf writes the rows of post's energy, m.Y and m.Offset to a sparse
@@ -100,11 +101,11 @@ func TestRowViewGroupGibbs(t *testing.T) {
 			return p
 		}
 		set := &exactmh.Settings{Chains: 2, Warmup: 50, Draws: 100, Seed: 9}
-		want, err := exactmh.Sample(context.Background(), build(false), exactmh.GroupGibbs{}, set)
+		want, err := exactmh.Sample(context.Background(), build(false), multilevel.GroupGibbs{}, set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := exactmh.Sample(context.Background(), build(true), exactmh.GroupGibbs{}, set)
+		got, err := exactmh.Sample(context.Background(), build(true), multilevel.GroupGibbs{}, set)
 		if err != nil {
 			t.Fatal(err)
 		}

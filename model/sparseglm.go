@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/multilevel"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -278,7 +279,7 @@ func (e *SparseGLM[T]) addRow(grad []float64, a float64, i int) {
 }
 
 // SparseRow appends the columns and values of row i to cols and vals
-// (exactmh.SparseRowGLM).
+// (multilevel.SparseRowGLM).
 func (e *SparseGLM[T]) SparseRow(i int, cols []int32, vals []float64) ([]int32, []float64) {
 	r := &e.rows
 	lo, hi := r.RowPtr[i], r.RowPtr[i+1]
@@ -290,7 +291,7 @@ func (e *SparseGLM[T]) SparseRow(i int, cols []int32, vals []float64) ([]int32, 
 }
 
 // LinearPredictors returns x_iᵀθ + o_i and x_iᵀθ′ + o_i, reading the row
-// once (exactmh.SparseRowGLM).
+// once (multilevel.SparseRowGLM).
 func (e *SparseGLM[T]) LinearPredictors(i int, theta, thetaNew []float64) (z, zn float64) {
 	return e.eta2(i, theta, thetaNew)
 }
@@ -323,7 +324,7 @@ func (e *SparseGLM[T]) LossBound4(i int, lo, hi float64) float64 {
 
 // LossGrowth returns the family's A(y_i, z₀) of GLMLossGrower, |f‴(y_i, z)|
 // ≤ A·e^{|z − z₀|}, or ok false if the family has none: it gives
-// exactmh.GroupGibbs its pair-wise bound for a family whose f‴ is
+// multilevel.GroupGibbs its pair-wise bound for a family whose f‴ is
 // unbounded (PoissonFamily).
 func (e *SparseGLM[T]) LossGrowth(i int, z0 float64) (float64, bool) {
 	return familyGrowth(e.family, e.y[i], z0)
@@ -355,7 +356,7 @@ func familyGrowth(f GLMFamily, y, z0 float64) (float64, bool) {
 
 // GLMCuber is an optional method set of a GLMFamily: its third derivative
 // and a bound on its fourth, for the cross-cubic control variate of
-// exactmh.GroupGibbs's fixed-effect block (a SparseGLM of such a family
+// multilevel.GroupGibbs's fixed-effect block (a SparseGLM of such a family
 // has LossDeriv3 and LossBound4). LogisticFamily and ProbitFamily
 // implement it.
 type GLMCuber interface {
@@ -402,8 +403,8 @@ func (e *SparseGLM[T]) SetRowReaders(open func() RowReader) { e.open = open }
 // for consecutive calls on the same row; the other methods are e's. A
 // read error makes those methods return NaN (SparseRow: no entries) and
 // is kept for the view's Err. Without SetRowReaders it returns nil. Used
-// by exactmh.GroupGibbs for the data it draws.
-func (e *SparseGLM[T]) RowView() exactmh.SparseRowGLM {
+// by multilevel.GroupGibbs for the data it draws.
+func (e *SparseGLM[T]) RowView() multilevel.SparseRowGLM {
 	if e.open == nil {
 		return nil
 	}

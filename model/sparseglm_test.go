@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/multilevel"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -30,8 +31,8 @@ var (
 	_ exactmh.EnergyDiffer     = (*SparseGLM[float32])(nil)
 	_ exactmh.Gradienter       = (*SparseGLM[float32])(nil)
 	_ sparseHessianer          = (*SparseGLM[float32])(nil)
-	_ exactmh.SparseRowGLM     = (*SparseGLM[float64])(nil)
-	_ exactmh.SparseRowGLM     = (*SparseGLM[float32])(nil)
+	_ multilevel.SparseRowGLM  = (*SparseGLM[float64])(nil)
+	_ multilevel.SparseRowGLM  = (*SparseGLM[float32])(nil)
 	_ GLMFamily                = LogisticFamily{}
 	_ GLMValidator             = LogisticFamily{}
 	_ GLMLossRanger            = LogisticFamily{}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/exactmh/exactmh"
 )
 
 // The scale-out recipes in docs/: run as the schedulers would run them,
@@ -268,5 +270,27 @@ func TestK8sIndexedJob(t *testing.T) {
 	r := script(t, dir, "sh", []string{"-c", sum}, env...)
 	if r.code != 0 || !strings.Contains(r.stdout, "4 chains × 1000 draws") {
 		t.Fatalf("summary: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestKernelsDocNamesEveryKernel holds docs/kernels.md to the registry:
+// every kernel the binary registers (the root's and the sub-packages' the
+// command imports) has its name, in backquotes, in a row of the kernels
+// table, so the page that says it lists every kernel does.
+func TestKernelsDocNamesEveryKernel(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "kernels.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "| `") {
+			table.WriteString(line)
+		}
+	}
+	for _, ki := range exactmh.Kernels() {
+		if !strings.Contains(table.String(), "`"+ki.Name+"`") {
+			t.Errorf("docs/kernels.md: no table row names the registered kernel `%s`", ki.Name)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	_ "github.com/exactmh/exactmh/data/arrowipc"      // Arrow IPC and Feather files
 	_ "github.com/exactmh/exactmh/data/parquetcodecs" // Parquet with Brotli and LZ4_RAW
 	"github.com/exactmh/exactmh/model"
+	_ "github.com/exactmh/exactmh/multilevel" // --kernel groupsmh, groupgibbs and the automatic default's multilevel path
 	"github.com/exactmh/exactmh/stancsv"
 )
 

@@ -134,8 +134,12 @@ func sameTo3(a, b float64) bool {
 // posterior's bulk and tail ESS and R-hat equal to those of exactmh
 // summary --standardized --format json (the coefficients as sampled, as
 // the files hold them) to 3 significant digits, and a bayesplot trace plot
-// drawn to a PNG. It skips, saying why, where R or a package is missing.
+// drawn to a PNG. It skips, saying why, where R or a package is missing,
+// and under -short (a dozen sampling runs and R: minutes on 2 cores).
 func TestRInterop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the R interop run (R, rstan and a dozen sampling runs) belongs to the full suite, go test ./...")
+	}
 	if why := rReady(); why != "" {
 		if os.Getenv("EXACTMH_REQUIRE_R") != "" { // CI, which installs R
 			t.Fatalf("EXACTMH_REQUIRE_R is set, but %s", why)
@@ -155,7 +159,7 @@ func TestRInterop(t *testing.T) {
 		mustRun(t, dir, sampleArgs("--prior", "normal:2.5", "--choice", "choice.json", "--chains", "3", "--chain-id", fmt.Sprint(k), "--out", "split")...)
 		runs["chain-id"] = append(runs["chain-id"], filepath.Join(dir, fmt.Sprintf("split_%d.csv", k+1)))
 	}
-	if !testing.Short() {
+	{
 		qs := filepath.Join(dir, "quickstart")
 		cmd := exec.Command("go", "run", "./examples/quickstart", "-quick", "-quiet", "-compare=false", "-rows", "50000", "-chains", "2", "-out", qs)
 		cmd.Dir = filepath.Join("..", "..")

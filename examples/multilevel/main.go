@@ -5,7 +5,7 @@
 // Command multilevel samples a synthetic multilevel logistic regression on
 // tall data exactly from minibatches — by default with the automatic
 // default (exactmh.Sample with a nil Kernel, which chooses
-// exactmh.GroupGibbs) — and reports min bulk ESS per CPU-second including
+// multilevel.GroupGibbs) — and reports min bulk ESS per CPU-second including
 // everything (data, centre, pilots, warmup, draws).
 //
 // The model (issue 30's synthetic row): N = 10⁶ data in 1,000 groups whose
@@ -61,6 +61,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/memstat"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 	"github.com/exactmh/exactmh/sparse"
 	"github.com/exactmh/exactmh/stancsv"
 )
@@ -77,7 +78,7 @@ func main() {
 	accept := flag.Float64("accept", 0, "target acceptance rate of warmup (0: the kernel's default)")
 	f32 := flag.Bool("float32", false, "store the rows in float32")
 	exactBelow := flag.Int("exact-below", 0, "groups with fewer data are read exactly (GroupGibbs.ExactBelow, GroupSMH.ExactBelow; 0: none)")
-	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (exactmh.GroupGibbs), groupsmh, mh (full-batch MH with the CN proposal, for comparison) or nuts (full-batch NUTS from the centre)")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default, exactmh.Sample with a nil Kernel), gibbs (multilevel.GroupGibbs), groupsmh, mh (full-batch MH with the CN proposal, for comparison) or nuts (full-batch NUTS from the centre)")
 	family := flag.String("family", "logistic", "logistic, or poisson: counts y ~ Poisson(e^{o_i + η_i}), o_i the log of an exposure ~ U(0.5, 2)")
 	nonCentred := flag.Bool("noncentred", false, "with -kernel nuts: NUTS.NonCentred")
 	free := flag.Bool("free", true, "prior-only updates of the log scales after every step (GroupSMH.Free)")
@@ -243,7 +244,7 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 		q = cn
 	}
 	say("proposal %s in %.1fs", proposal, time.Since(t0).Seconds())
-	k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: exactBelow}
+	k := multilevel.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: q, ExactBelow: exactBelow}
 	if free {
 		k.Free = sd
 	}
@@ -252,7 +253,7 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 	case "mh":
 		kern = exactmh.MH{Proposal: q}
 	case "gibbs":
-		kern = exactmh.GroupGibbs{Center: center, ExactBelow: exactBelow}
+		kern = multilevel.GroupGibbs{Center: center, ExactBelow: exactBelow}
 	case "nuts":
 		kern = exactmh.NUTS{NonCentred: nonCentred}
 	}

@@ -2,11 +2,13 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"context"
-	"strings"
+	"sync/atomic"
+
+	"github.com/exactmh/exactmh"
 )
 
 // GroupGibbsStale returns k with its control-variate sums g and H taken
@@ -44,10 +46,10 @@ func GroupGibbsLocationScale(k GroupGibbs, mul float64) GroupGibbs {
 	return k
 }
 
-// MultilevelCenterOf is the centre the automatic default finds on a
-// multilevel posterior, and its standard deviations.
-func MultilevelCenterOf(p *Posterior) (center, sd []float64, err error) {
-	return p.MultilevelCenter(context.Background())
+// CenterOf is the centre the automatic default finds on a multilevel
+// posterior, and its standard deviations.
+func CenterOf(p *exactmh.Posterior) (center, sd []float64, err error) {
+	return Center(context.Background(), p)
 }
 
 // GroupGibbsNoSplit returns k with the fixed effects kept in one block
@@ -88,21 +90,15 @@ func SetMultilevelCenterPerturb(f func(center, sd []float64)) (restore func()) {
 // fixed-effect acceptance.
 func GibbsFixedFloor() float64 { return gibbsFixedFloor }
 
-// GibbsTablesBuilt returns how many sets of GroupGibbs's tables the
-// automatic default's run caches (its pilots' and the run's) hold: one
-// per centre, ExactBelow and option the kernels asked for.
-func GibbsTablesBuilt(c *Choice) int {
-	var n int
-	for _, rc := range c.caches {
-		rc.mu.Lock()
-		for key := range rc.m {
-			if strings.HasPrefix(key, "groupgibbs/") {
-				n++
-			}
-		}
-		rc.mu.Unlock()
-	}
-	return n
+// CountGibbsTables counts the sets of GroupGibbs's tables built from now
+// on (one per centre, ExactBelow and option the kernels asked for, in any
+// run cache: the automatic default's pilots' and the run's), until
+// restore is called.
+func CountGibbsTables() (count func() int, restore func()) {
+	var n atomic.Int64
+	old := onGibbsTerms
+	onGibbsTerms = func() { n.Add(1) }
+	return func() int { return int(n.Load()) }, func() { onGibbsTerms = old }
 }
 
 // GroupGibbsCubicOff returns k without the cross-cubic control variate

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -16,11 +16,12 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // gibbsKernel is GroupGibbs centred at the problem's Mode.
-func gibbsKernel(pb mcmctest.Problem, exactBelow int) exactmh.GroupGibbs {
-	return exactmh.GroupGibbs{Center: pb.Mode, ExactBelow: exactBelow}
+func gibbsKernel(pb mcmctest.Problem, exactBelow int) multilevel.GroupGibbs {
+	return multilevel.GroupGibbs{Center: pb.Mode, ExactBelow: exactBelow}
 }
 
 // TestGroupGibbsStructural runs the kit's structural checks on
@@ -296,9 +297,9 @@ func TestGroupGibbsMoments(t *testing.T) {
 			t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, z, zn, lr, ln)
 		}
 		mutants := map[string]exactmh.Kernel{
-			"stale expansion":            exactmh.GroupGibbsStale(gibbsKernel(pb, eb), 0.05),
-			"bound ignores a block":      exactmh.GroupGibbsFixedBlockOnly(gibbsKernel(pb, -1)),
-			"location move wrong column": exactmh.GroupGibbsWrongLocation(gibbsKernel(pb, eb)),
+			"stale expansion":            multilevel.GroupGibbsStale(gibbsKernel(pb, eb), 0.05),
+			"bound ignores a block":      multilevel.GroupGibbsFixedBlockOnly(gibbsKernel(pb, -1)),
+			"location move wrong column": multilevel.GroupGibbsWrongLocation(gibbsKernel(pb, eb)),
 			"log-τ Jacobian dropped":     gibbsKernel(pb, eb),
 		}
 		dropped := *pr.p
@@ -315,8 +316,8 @@ func TestGroupGibbsMoments(t *testing.T) {
 			// the remainders), and a bound that ignores the groups'
 			// deviations W (on the other problems, whose groups hold
 			// tens to hundreds of data, the term is too small to show).
-			mutants["cross-cubic left out of the proposal"] = exactmh.GroupGibbsCubicNoShift(exactmh.GroupGibbsCubicAll(gibbsKernel(pb, eb)))
-			mutants["cross-cubic bound ignores the groups"] = exactmh.GroupGibbsCubicLoose(exactmh.GroupGibbsCubicAll(gibbsKernel(pb, eb)))
+			mutants["cross-cubic left out of the proposal"] = multilevel.GroupGibbsCubicNoShift(multilevel.GroupGibbsCubicAll(gibbsKernel(pb, eb)))
+			mutants["cross-cubic bound ignores the groups"] = multilevel.GroupGibbsCubicLoose(multilevel.GroupGibbsCubicAll(gibbsKernel(pb, eb)))
 		}
 		for name, k := range mutants {
 			p := pr.p
@@ -372,7 +373,7 @@ func TestMultilevelCenter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, gsd, err := exactmh.MultilevelCenterOf(p)
+	got, gsd, err := multilevel.CenterOf(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestMultilevelCenter(t *testing.T) {
 	if _, _, err := model.MultilevelCenter(context.Background(), p, 0); err != nil {
 		t.Errorf("model.MultilevelCenter on crossed factors: %v", err)
 	}
-	got, _, err = exactmh.MultilevelCenterOf(p)
+	got, _, err = multilevel.CenterOf(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,6 +436,8 @@ func TestChooseMultilevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	built, restore := multilevel.CountGibbsTables()
+	defer restore()
 	res, err := exactmh.Sample(context.Background(), p, nil, &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 1000, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +457,7 @@ func TestChooseMultilevel(t *testing.T) {
 	// The run of the choice reuses the tables GroupGibbs's pilot built
 	// (one run cache, one centre): no second set of O(N) tables.
 	if c.Name == "GroupGibbs" {
-		if n := exactmh.GibbsTablesBuilt(c); n != 1 {
+		if n := built(); n != 1 {
 			t.Errorf("%d sets of GroupGibbs tables built for the pilot and the run, want 1", n)
 		}
 	}
@@ -470,7 +473,7 @@ func TestChooseMultilevel(t *testing.T) {
 // over the line and no growth bound (noGrowthPoisson), an energy without sparse rows, a prior that does not describe a
 // multilevel model, a centre of the wrong length.
 func TestGroupGibbsErrors(t *testing.T) {
-	start := func(p *exactmh.Posterior, k exactmh.GroupGibbs) error {
+	start := func(p *exactmh.Posterior, k multilevel.GroupGibbs) error {
 		tg, err := exactmh.NewTarget(p)
 		if err != nil {
 			t.Fatal(err)
@@ -488,23 +491,23 @@ func TestGroupGibbsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, p.Energy.Dim())}); !errors.Is(err, exactmh.ErrNoBound) || !strings.Contains(err.Error(), "LossGrowth") {
+	if err := start(p, multilevel.GroupGibbs{Center: make([]float64, p.Energy.Dim())}); !errors.Is(err, exactmh.ErrNoBound) || !strings.Contains(err.Error(), "LossGrowth") {
 		t.Errorf("no bound: err = %v, want ErrNoBound naming LossGrowth", err)
 	}
-	if err := start(p, exactmh.GroupGibbs{Center: make([]float64, 2)}); err == nil || !strings.Contains(err.Error(), "len(Center) = 2") {
+	if err := start(p, multilevel.GroupGibbs{Center: make([]float64, 2)}); err == nil || !strings.Contains(err.Error(), "len(Center) = 2") {
 		t.Errorf("short centre: err = %v", err)
 	}
 	pb := kitProblem(t)
 	flat := *pb.Posterior
 	flat.Prior = nil
-	if err := start(&flat, exactmh.GroupGibbs{Center: pb.Mode}); err == nil || !strings.Contains(err.Error(), "multilevel model") {
+	if err := start(&flat, multilevel.GroupGibbs{Center: pb.Mode}); err == nil || !strings.Contains(err.Error(), "multilevel model") {
 		t.Errorf("no multilevel prior: err = %v", err)
 	}
 	lr, err := model.NewLogisticRegression([]float64{1, 0, 0, 1}, []float64{0, 1}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := start(&exactmh.Posterior{Energy: lr}, exactmh.GroupGibbs{Center: []float64{0, 0}}); err == nil || !strings.Contains(err.Error(), "SparseRowGLM") {
+	if err := start(&exactmh.Posterior{Energy: lr}, multilevel.GroupGibbs{Center: []float64{0, 0}}); err == nil || !strings.Contains(err.Error(), "SparseRowGLM") {
 		t.Errorf("dense logistic regression: err = %v, want one naming SparseRowGLM", err)
 	}
 }
@@ -606,7 +609,7 @@ func TestGroupGibbsSplit(t *testing.T) {
 	rs, mode, sd := nutsReference(t, p)
 	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
 	perSweep := map[string]float64{}
-	for name, k := range map[string]exactmh.GroupGibbs{"split": gibbsKernel(pb, 0), "one block": exactmh.GroupGibbsNoSplit(gibbsKernel(pb, 0))} {
+	for name, k := range map[string]multilevel.GroupGibbs{"split": gibbsKernel(pb, 0), "one block": multilevel.GroupGibbsNoSplit(gibbsKernel(pb, 0))} {
 		z, zn, lr, ln, res := gibbsMoments(t, p, k, rs, mode, 3000)
 		perSweep[name] = res.Sampling().MeanBatch()
 		params := res.Chains[0].Params
@@ -622,7 +625,7 @@ func TestGroupGibbsSplit(t *testing.T) {
 	if perSweep["split"] >= perSweep["one block"] {
 		t.Errorf("data per sweep: %.1f split, %.1f in one block: want fewer split", perSweep["split"], perSweep["one block"])
 	}
-	z, zn, lr, ln, _ := gibbsMoments(t, p, exactmh.GroupGibbsSplitIgnored(gibbsKernel(pb, 0)), rs, mode, 3000)
+	z, zn, lr, ln, _ := gibbsMoments(t, p, multilevel.GroupGibbsSplitIgnored(gibbsKernel(pb, 0)), rs, mode, 3000)
 	if math.Abs(z) > 6 || lr > math.Log(1.4) {
 		t.Logf("mutant \"bound ignores the split block\" caught: z = %.1f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)
 	} else {
@@ -636,7 +639,7 @@ func TestGroupGibbsSplit(t *testing.T) {
 // (centred or not), its reason and GroupGibbs's candidate saying so with
 // the numbers.
 func TestChooseMultilevelGrind(t *testing.T) {
-	defer exactmh.SetGibbsGrind(1e-9)()
+	defer multilevel.SetGibbsGrind(1e-9)()
 	p := mlRare(t)
 	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
 	if err != nil {
@@ -678,7 +681,7 @@ func TestChooseMultilevelFixedStuck(t *testing.T) {
 	if c.Name != "GroupGibbs" {
 		t.Errorf("centre as found: choice %v, want GroupGibbs", c)
 	}
-	defer exactmh.SetMultilevelCenterPerturb(func(center, sd []float64) {
+	defer multilevel.SetMultilevelCenterPerturb(func(center, sd []float64) {
 		for j := range 3 { // (Intercept), x, rare
 			center[j] += 4.5 * sd[j]
 		}
@@ -691,7 +694,7 @@ func TestChooseMultilevelFixedStuck(t *testing.T) {
 	if !strings.HasPrefix(c.Name, "NUTS") || !strings.Contains(c.Reason, "GroupGibbs mixes its fixed effects too slowly") {
 		t.Errorf("perturbed centre: choice %v: want NUTS, GroupGibbs's fixed effects too slow", c)
 	}
-	floor := fmt.Sprintf("below the floor %.3g", exactmh.GibbsFixedFloor())
+	floor := fmt.Sprintf("below the floor %.3g", multilevel.GibbsFixedFloor())
 	var gg *exactmh.Candidate
 	for q := range c.Candidates {
 		if c.Candidates[q].Name == "GroupGibbs" {

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // mlPoisKit is a one-factor multilevel Poisson regression with an offset:
@@ -145,11 +146,11 @@ func TestGroupGibbsPoissonStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	center, _, err := exactmh.MultilevelCenterOf(p)
+	center, _, err := multilevel.CenterOf(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.GroupGibbs{}, &exactmh.Settings{Chains: 1, Warmup: 200, Draws: 500, Seed: 1, Init: center})
+	res, err := exactmh.Sample(context.Background(), p, multilevel.GroupGibbs{}, &exactmh.Settings{Chains: 1, Warmup: 200, Draws: 500, Seed: 1, Init: center})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestGroupGibbsPoissonMoments(t *testing.T) {
 			// The weakly identified effects' reference means are far from
 			// their modes: centre at the Laplace-EM centre, as the
 			// automatic default does.
-			if pb.Mode, _, err = exactmh.MultilevelCenterOf(p); err != nil {
+			if pb.Mode, _, err = multilevel.CenterOf(p); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -238,11 +239,11 @@ func TestGroupGibbsPoissonMoments(t *testing.T) {
 		var mutants map[string]exactmh.Kernel
 		switch {
 		case c.kit.bare:
-			mutants = map[string]exactmh.Kernel{"bound without its exponential factor": exactmh.GroupGibbsGrowthLoose(gibbsKernel(pb, c.eb))}
+			mutants = map[string]exactmh.Kernel{"bound without its exponential factor": multilevel.GroupGibbsGrowthLoose(gibbsKernel(pb, c.eb))}
 		case c.eb == 0:
-			mutants = map[string]exactmh.Kernel{"stale expansion": exactmh.GroupGibbsStale(gibbsKernel(pb, c.eb), 0.05)}
+			mutants = map[string]exactmh.Kernel{"stale expansion": multilevel.GroupGibbsStale(gibbsKernel(pb, c.eb), 0.05)}
 		default:
-			mutants = map[string]exactmh.Kernel{"bound ignores a block": exactmh.GroupGibbsFixedBlockOnly(gibbsKernel(pb, c.eb))}
+			mutants = map[string]exactmh.Kernel{"bound ignores a block": multilevel.GroupGibbsFixedBlockOnly(gibbsKernel(pb, c.eb))}
 		}
 		for name, k := range mutants {
 			z, zn, lr, ln, _ := gibbsMoments(t, p, k, rs, pb.Mode, 3000)
@@ -288,7 +289,7 @@ func TestGroupGibbsPoissonSBC(t *testing.T) {
 // not) started at the multilevel centre.
 func poisNUTSReference(t *testing.T, p *exactmh.Posterior, k exactmh.NUTS, warmup, draws int) (*exactmh.Summary, []float64, []float64) {
 	t.Helper()
-	center, _, err := exactmh.MultilevelCenterOf(p)
+	center, _, err := multilevel.CenterOf(p)
 	if err != nil {
 		t.Fatal(err)
 	}

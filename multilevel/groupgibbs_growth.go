@@ -2,12 +2,16 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
-import "math"
+import (
+	"math"
+
+	"github.com/exactmh/exactmh"
+)
 
 // GroupGibbs's pair-wise bound for a family whose third derivative is
-// unbounded but grows at most exponentially (lossGrowther: Poisson with
+// unbounded but grows at most exponentially (exactmh.LossGrowther: Poisson with
 // its log link, |f‴(z)| = e^z ≤ e^{ẑ}·e^{|z − ẑ|}).
 //
 // With h(s) = R_i at a = s (a = x_iᵀ(θ − θ̂), ẑ_i = x_iᵀθ̂ + o_i),
@@ -47,7 +51,7 @@ import "math"
 //
 // The cross-cubic control variate of block 0 (groupgibbs_cubic.go) needs
 // sup|f⁗|, which Poisson's f⁗ = e^z does not have on the line; its bound
-// takes the same pair-wise form (lossGrowther4, cubicFactor): without it
+// takes the same pair-wise form (LossGrowther4, cubicFactor): without it
 // the fixed block's acceptance falls with G/√N as the logistic one's
 // (figures/bench/multilevel_poisson.txt). Proven by
 // TestGroupGibbsPoissonMoments (with its mutants: the bound without its
@@ -64,7 +68,7 @@ func gibbsGrowth(e SparseRowGLM) bool {
 	if k := datumK3(e, 0); !math.IsInf(k, 1) && !math.IsNaN(k) {
 		return false
 	}
-	lg, ok := e.(lossGrowther)
+	lg, ok := e.(exactmh.LossGrowther)
 	if !ok {
 		return false
 	}
@@ -107,13 +111,4 @@ func (c *gibbsChain) growthExp(x float64) float64 {
 		return 1
 	}
 	return math.Exp(x)
-}
-
-// lossGrowther4 is a GLM whose fourth loss derivative grows at most
-// exponentially, |f_i⁗(z)| ≤ A₄·e^{|z − z₀|}, A₄ = LossGrowth4(i, z₀)
-// (ok false where it has no such bound): model.SparseGLM of
-// model.PoissonFamily, A₄ = e^{z₀}. It gives GroupGibbs's cross-cubic
-// control variate its pair-wise bound (cubicFactor).
-type lossGrowther4 interface {
-	LossGrowth4(i int, z0 float64) (a float64, ok bool)
 }

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package distinct
 
 import (
 	"math/rand/v2"
@@ -14,12 +14,12 @@ import (
 // largest index it supports and the step counter's wrap-around.
 func TestDistinctCounts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	d := newDistinct()
+	d := New()
 	for step := range 300 {
 		if step == 150 {
 			d.step = ^uint32(0) // the next step wraps around
 		}
-		d.next()
+		d.Next()
 		want := map[int]bool{}
 		n := rng.IntN(2000)
 		if step%7 == 0 {
@@ -31,11 +31,11 @@ func TestDistinctCounts(t *testing.T) {
 			if rng.IntN(50) == 0 {
 				i = 1<<32 - 2
 			}
-			d.add(i)
+			d.Add(i)
 			want[i] = true
 		}
-		if d.count != len(want) {
-			t.Fatalf("step %d: %d distinct counted, want %d (of %d draws over %d indices)", step, d.count, len(want), n, span)
+		if d.Count != len(want) {
+			t.Fatalf("step %d: %d distinct counted, want %d (of %d draws over %d indices)", step, d.Count, len(want), n, span)
 		}
 	}
 	if len(d.slot) > 8192 {
@@ -46,11 +46,11 @@ func TestDistinctCounts(t *testing.T) {
 // TestDistinctNoAllocs checks that steps no larger than an earlier one
 // allocate nothing.
 func TestDistinctNoAllocs(t *testing.T) {
-	d := newDistinct()
+	d := New()
 	step := func() {
-		d.next()
+		d.Next()
 		for i := range 500 {
-			d.add(i * 7919 % 100003)
+			d.Add(i * 7919 % 100003)
 		}
 	}
 	step()

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"errors"
@@ -12,37 +12,13 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/distinct"
 	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/vec"
 	"github.com/exactmh/exactmh/sparse"
 )
-
-// SparseRowGLM is the contract of a generalised linear model whose rows
-// are sparse (the data term of a multilevel model: the fixed effects and
-// one block of effects per grouping factor),
-//
-//	U_i(θ) = f_i(x_iᵀθ + o_i),
-//
-// with everything GroupSMH needs: the row's entries (read once, at Start,
-// to bound each datum by its own blocks), the linear predictors at two
-// points reading the row once, and f_i with its derivatives and bounds as
-// in GLM. The package model's SparseGLM implements it.
-type SparseRowGLM interface {
-	Energy
-	// SparseRow appends the columns and values of row i to cols and vals
-	// and returns them.
-	SparseRow(i int, cols []int32, vals []float64) ([]int32, []float64)
-	// LinearPredictors returns x_iᵀθ + o_i and x_iᵀθ′ + o_i.
-	LinearPredictors(i int, theta, thetaNew []float64) (z, zn float64)
-	// Loss returns f_i(z).
-	Loss(i int, z float64) float64
-	// LossDerivs returns f_i′(z) and f_i″(z).
-	LossDerivs(i int, z float64) (f1, f2 float64)
-	// LossBound returns an upper bound on sup |f_i^{(k)}(z)| over
-	// lo ≤ z ≤ hi for k ∈ {1, 2, 3}, or +Inf.
-	LossBound(i, k int, lo, hi float64) float64
-}
 
 // GroupSMH is SMH-2 (see SMH) for GLMs with sparse rows whose columns fall
 // into blocks — a multilevel model's fixed effects, and each group's
@@ -92,7 +68,7 @@ type GroupSMH struct {
 	// multilevel prior's Blocks).
 	Blocks []int32
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
-	Proposal Proposal
+	Proposal exactmh.Proposal
 	// Scale is the initial step scale (0: 0.1).
 	Scale float64
 	// MaxRate is the expected batch above which the step is full MH (0: N;
@@ -148,7 +124,7 @@ type groupTerms struct {
 	exact   []int32        // the data evaluated at every step (ExactBelow)
 	gradSum []float64      // Σ∇U_i(θ̂)
 	hess    *sparse.SymCSC // Σ∇²U_i(θ̂), lower triangle
-	exp     []glmTaylor    // per datum: ẑ_i, f′, f″ (b unused)
+	exp     []taylor       // per datum: ẑ_i, f′, f″ (b unused)
 	// Datum i's blocks and weights w_ib: dBlock, dW[dPtr[i]:dPtr[i+1]].
 	dPtr   []int
 	dBlock []int32
@@ -170,7 +146,7 @@ type groupRec struct {
 
 // Start checks the configuration and precomputes the terms at the centre
 // (one pass over the data, the energy's sparse Hessian there).
-func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
+func (k GroupSMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
 	name := k.Name()
 	if k.Center == nil {
 		c, sd, err := defaultMultilevelCenter(name, t)
@@ -179,24 +155,23 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 		}
 		k.Center = c
 		if k.Proposal == nil {
-			k.Proposal = RandomWalk{Sigma: sd}
+			k.Proposal = exactmh.RandomWalk{Sigma: sd}
 			if k.Free == nil {
 				k.Free = sd
 			}
 		}
 	}
-	w, err := newWalk(name, t, k.Proposal, true, k.Scale, theta0)
+	w, err := exactmh.NewWalk(name, t, k.Proposal, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
-	w.full = newFullEnergies(t.Dim())
 	d := t.Dim()
 	if k.Blocks == nil {
 		lay, err := targetMultilevel(name, t)
 		if err != nil {
 			return nil, err
 		}
-		if k.Blocks, err = shared(t.cache, "multilevel/blocks", func() ([]int32, error) { return lay.Blocks(), nil }); err != nil {
+		if k.Blocks, err = shared(t, "multilevel/blocks", func() ([]int32, error) { return lay.Blocks(), nil }); err != nil {
 			return nil, err
 		}
 	}
@@ -215,7 +190,7 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	if k.MaxRate < 0 || math.IsNaN(k.MaxRate) {
 		return nil, fmt.Errorf("%s: MaxRate = %v, want ≥ 0 (0: N, +Inf: never fall back)", name, k.MaxRate)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("smhgroup/%p/%p/%d", &k.Center[0], &k.Blocks[0], k.ExactBelow), func() (*groupTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("smhgroup/%p/%p/%d", &k.Center[0], &k.Blocks[0], k.ExactBelow), func() (*groupTerms, error) {
 		return newGroupTerms(name, t, k)
 	})
 	if err != nil {
@@ -248,11 +223,8 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	// The set of a step's distinct data, sized for min(N, 2048) of them so
 	// that the first steps' batches do not grow it (allocating) while
 	// they exceed the 32 of newDistinct.
-	seen := newDistinct()
-	for 2*min(t.N(), 2048) > len(seen.slot) {
-		seen.slot = make([]uint64, 2*len(seen.slot))
-	}
-	c := &groupChain{walk: w, groupTerms: terms, maxRate: k.MaxRate, seen: seen,
+	seen := distinct.NewSized(min(t.N(), 2048))
+	c := &groupChain{Walk: w, t: t, theta: w.Position(), next: w.Next(), groupTerms: terms, maxRate: k.MaxRate, seen: seen,
 		free: free, freeSD: freeSD, freeSteps: steps,
 		blocks: k.Blocks, mask: k.blockMask,
 		delta: make([]float64, terms.nBlock), deltaNew: make([]float64, terms.nBlock),
@@ -264,7 +236,7 @@ func (k GroupSMH) Start(t *Target, theta0 []float64) (Chain, error) {
 }
 
 // newGroupTerms computes GroupSMH's terms at the centre.
-func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
+func newGroupTerms(name string, t *exactmh.Target, k GroupSMH) (*groupTerms, error) {
 	e, hs, err := sparseRowParts(name, t)
 	if err != nil {
 		return nil, err
@@ -279,7 +251,7 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 		sc = k.sumCenter(k.Center)
 	}
 	g := &groupTerms{e: e, center: slices.Clone(k.Center), nBlock: int(nb), gradSum: make([]float64, d),
-		exp: make([]glmTaylor, n), dPtr: make([]int, n+1), sumW: make([]float64, nb)}
+		exp: make([]taylor, n), dPtr: make([]int, n+1), sumW: make([]float64, nb)}
 	if g.hess, err = hessianAt(t, name, hs, sc, d); err != nil {
 		return nil, err
 	}
@@ -367,22 +339,35 @@ func newGroupTerms(name string, t *Target, k GroupSMH) (*groupTerms, error) {
 	return g, nil
 }
 
+// groupChain is a GroupSMH chain: the shared walk (θ, θ′, the proposal
+// and its scale, the full-batch fallback), its terms and scratch.
 type groupChain struct {
-	walk
-	noState
+	*exactmh.Walk
+	t           *exactmh.Target
+	theta, next []float64 // the Walk's θ and θ′
 	*groupTerms
 	maxRate   float64
 	blocks    []int32
 	mask      func(b int32) bool
-	seen      distinct
+	seen      distinct.Set
 	delta     []float64 // δ_b³ at θ
 	deltaNew  []float64 // δ′_b³ at θ′
 	cum       []float64 // cumulative block weights S_b(δ_b³ + δ′_b³)
 	free      []int     // the coordinates no row holds that Free updates
 	freeSD    []float64 // and their steps
 	freeSteps int
-	diff      [batchChunk]float64
-	fullIdx   [batchChunk]int
+}
+
+// MarshalState returns no state: the chain's whole state is θ, and Start
+// recomputes the rest.
+func (*groupChain) MarshalState() ([]byte, error) { return nil, nil }
+
+// UnmarshalState accepts only the empty state.
+func (*groupChain) UnmarshalState(b []byte) error {
+	if len(b) != 0 {
+		return fmt.Errorf("the chain has no state beyond θ, but the checkpoint holds %d bytes for it", len(b))
+	}
+	return nil
 }
 
 // Params reports Σ_b S_b.
@@ -441,7 +426,7 @@ func (c *groupChain) cvDiff() float64 {
 // updates moved θ (an accepted transition has a positive probability).
 // The probability given the data drawn would overstate it: a step stops
 // at its first rejecting datum, and the CV factor's rejection draws none.
-func (c *groupChain) Step(rng *rand.Rand) (Info, error) {
+func (c *groupChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	info, err := c.step(rng)
 	if err != nil || c.free == nil {
 		return info, err
@@ -480,9 +465,9 @@ func (c *groupChain) freeUpdates(rng *rand.Rand) (moved bool) {
 }
 
 // step makes the GroupSMH transition.
-func (c *groupChain) step(rng *rand.Rand) (Info, error) {
-	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
-	logExact, ok := c.propose(rng)
+func (c *groupChain) step(rng *rand.Rand) (exactmh.Info, error) {
+	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
+	logExact, ok := c.Propose(rng)
 	if !ok {
 		info.AcceptProb = 0
 		return info, nil
@@ -500,40 +485,40 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 	}
 	rate *= beta
 	if !(rate >= 0) || math.IsInf(rate, 0) {
-		return Info{}, fmt.Errorf("expected batch βΣφ = %v at θ = %v, θ′ = %v", rate, c.theta, c.next)
+		return exactmh.Info{}, fmt.Errorf("expected batch βΣφ = %v at θ = %v, θ′ = %v", rate, c.theta, c.next)
 	}
 	if rate > c.maxRate {
-		return c.fullMHStep(rng, logExact, c.maxRate < 0, &c.fullIdx, &c.diff)
+		return c.FullMH(rng, logExact, c.maxRate < 0)
 	}
 
 	// 1. The control-variate factor from the sparse sums.
 	log1 := logExact - beta*c.cvDiff()
-	c.seen.next()
+	c.seen.Next()
 	for lo := 0; lo < len(c.exact); lo += chunk {
 		// The exact data may be most of N: a cancelled run stops within
 		// a chunk of them.
-		if c.t.interrupted() {
-			return Info{}, errInterrupted
+		if err := c.t.Interrupted(); err != nil {
+			return exactmh.Info{}, err
 		}
 		for _, i := range c.exact[lo:min(lo+chunk, len(c.exact))] {
-			c.seen.add(int(i))
+			c.seen.Add(int(i))
 			r, _, err := c.remainderDiff(int(i), beta)
 			if err != nil {
-				return Info{}, err
+				return exactmh.Info{}, err
 			}
 			log1 -= r
 		}
 	}
 	exact := len(c.exact)
 	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
-		info.Batch, info.Distinct = exact, c.seen.count
+		info.Batch, info.Distinct = exact, c.seen.Count
 		return info, nil
 	}
 
 	// 2. One factor per datum, by Poisson thinning: a block, then a datum
 	// of the block.
 	if err := poisson.Check(rate); err != nil {
-		return Info{}, err
+		return exactmh.Info{}, err
 	}
 	draws := poisson.Draw(rng, rate)
 	total := c.cum[len(c.cum)-1]
@@ -547,24 +532,24 @@ func (c *groupChain) step(rng *rand.Rand) (Info, error) {
 			q = lo + int(c.bRec[q].alias)
 		}
 		i := int(c.bRec[q].datum)
-		c.seen.add(i)
+		c.seen.Add(i)
 		r, du, err := c.remainderDiff(i, beta)
 		if err != nil {
-			return Info{}, err
+			return exactmh.Info{}, err
 		}
 		bound := beta * c.phi(i)
 		coin := rng.Float64()
 		if c.mask == nil {
 			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
-				return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
+				return exactmh.Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
 			}
 		}
 		if coin*bound < r {
-			info.Batch, info.Distinct = exact+k+1, c.seen.count
+			info.Batch, info.Distinct = exact+k+1, c.seen.Count
 			return info, nil
 		}
 	}
-	info.Batch, info.Distinct = exact+draws, c.seen.count
+	info.Batch, info.Distinct = exact+draws, c.seen.Count
 	copy(c.theta, c.next)
 	info.Accepted = true
 	return info, nil
@@ -587,7 +572,7 @@ func (c *groupChain) phi(i int) float64 {
 // remainderDiff returns βR_i(θ′) − βR_i(θ) and βΔU_i = β(U_i(θ′) − U_i(θ)),
 // reading row i once.
 func (c *groupChain) remainderDiff(i int, beta float64) (r, du float64, err error) {
-	c.t.evals++
+	c.t.Count(1)
 	z, zn := c.e.LinearPredictors(i, c.theta, c.next)
 	du = beta * (c.e.Loss(i, zn) - c.e.Loss(i, z))
 	if math.IsNaN(du) || math.IsInf(du, 0) {
@@ -598,12 +583,12 @@ func (c *groupChain) remainderDiff(i int, beta float64) (r, du float64, err erro
 
 // sparseRowParts returns t's energy as a GLM with sparse rows and its
 // sparse Hessian, or an error naming what is missing.
-func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, error) {
+func sparseRowParts(name string, t *exactmh.Target) (SparseRowGLM, exactmh.SparseHessianer, error) {
 	e, ok := t.Energy().(SparseRowGLM)
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: energy %T is not a GLM with sparse rows (implement SparseRowGLM): it needs a multilevel model (model.NewMultilevel, or (1|group) terms in the exactmh command)", name, t.Energy())
 	}
-	hs, ok := t.Energy().(SparseHessianer)
+	hs, ok := t.Energy().(exactmh.SparseHessianer)
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: energy %T has no sparse Hessian (implement SparseHessian)", name, t.Energy())
 	}
@@ -617,7 +602,7 @@ func sparseRowParts(name string, t *Target) (SparseRowGLM, SparseHessianer, erro
 // with the blocks its row has a nonzero entry in and their norms a_ib =
 // ‖x_i,b‖₂ (touched[q], norms[q]; the slices are reused). A column out of
 // range or in no block (blocksName, −1) is an error naming the row.
-func blockRows(name string, e SparseRowGLM, blocks []int32, blocksName string, center, sc []float64, exp []glmTaylor, gradSum []float64, growth bool,
+func blockRows(name string, e SparseRowGLM, blocks []int32, blocksName string, center, sc []float64, exp []taylor, gradSum []float64, growth bool,
 	visit func(i int, k3 float64, touched []int32, norms []float64)) error {
 	var rb rowBlocks
 	rb.init(blocks)
@@ -714,9 +699,9 @@ func countBlocks(name string, blocks []int32) (int32, error) {
 // hessianAt returns the energy's sparse Hessian at θ, checked to be a
 // well-formed finite d×d matrix, or errInterrupted once t's run is
 // cancelled (Target.sparseHessian).
-func hessianAt(t *Target, name string, hs SparseHessianer, theta []float64, d int) (*sparse.SymCSC, error) {
-	h, err := t.sparseHessian(hs, theta)
-	if errors.Is(err, errInterrupted) {
+func hessianAt(t *exactmh.Target, name string, hs exactmh.SparseHessianer, theta []float64, d int) (*sparse.SymCSC, error) {
+	h, err := t.SparseHessianOf(hs, theta)
+	if errors.Is(err, exactmh.ErrInterrupted) {
 		return nil, err
 	}
 	if err != nil {
@@ -736,32 +721,32 @@ func hessianAt(t *Target, name string, hs SparseHessianer, theta []float64, d in
 // finite bound (ErrNoBound).
 //
 // With growth (GroupGibbs on a family whose f‴ is unbounded but grows at
-// most exponentially, lossGrowther) the constant returned is A_i(ẑ_i) of
+// most exponentially, exactmh.LossGrowther) the constant returned is A_i(ẑ_i) of
 // |f_i‴(z)| ≤ A_i(ẑ_i)·e^{|z − ẑ_i|} instead.
-func datumExpansion(name string, e SparseRowGLM, i int, center []float64, growth bool) (glmTaylor, float64, error) {
+func datumExpansion(name string, e SparseRowGLM, i int, center []float64, growth bool) (taylor, float64, error) {
 	z, _ := e.LinearPredictors(i, center, center)
 	f1, f2 := e.LossDerivs(i, z)
 	if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
-		return glmTaylor{}, 0, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
+		return taylor{}, 0, fmt.Errorf("%s: datum %d at Center: f′ = %v, f″ = %v, want finite", name, i, f1, f2)
 	}
 	if growth {
-		a, ok := e.(lossGrowther).LossGrowth(i, z)
+		a, ok := e.(exactmh.LossGrowther).LossGrowth(i, z)
 		if !ok || !(a >= 0) || math.IsInf(a, 0) {
-			return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: LossGrowth at ẑ = %v is %v, want finite ≥ 0", name, ErrNoBound, i, z, a)
+			return taylor{}, 0, fmt.Errorf("%s: %w: datum %d: LossGrowth at ẑ = %v is %v, want finite ≥ 0", name, exactmh.ErrNoBound, i, z, a)
 		}
-		return glmTaylor{zHat: z, f1: f1, f2: f2}, a, nil
+		return taylor{zHat: z, f1: f1, f2: f2}, a, nil
 	}
 	k3 := datumK3(e, i)
 	if !(k3 >= 0) || math.IsInf(k3, 0) {
-		return glmTaylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0 (GroupGibbs also takes a family whose f‴ grows at most exponentially, with LossGrowth)", name, ErrNoBound, i, k3)
+		return taylor{}, 0, fmt.Errorf("%s: %w: datum %d: sup|f‴| over the line is %v, want finite ≥ 0 (GroupGibbs also takes a family whose f‴ grows at most exponentially, with LossGrowth)", name, exactmh.ErrNoBound, i, k3)
 	}
-	return glmTaylor{zHat: z, f1: f1, f2: f2}, k3, nil
+	return taylor{zHat: z, f1: f1, f2: f2}, k3, nil
 }
 
 // A GroupSMH transition changes the chain only once decided (its free
 // updates come after): a cancelled full-batch step, exact reads or
 // minibatch leave it as it was.
-func (c *groupChain) interruptible() bool { return true }
-func (c *groupChain) abandonStep()        {}
+// AbandonStep undoes nothing: a step changes θ only after its last read.
+func (c *groupChain) AbandonStep() {}
 
-var _ stepInterrupter = (*groupChain)(nil)
+var _ interface{ AbandonStep() } = (*groupChain)(nil)

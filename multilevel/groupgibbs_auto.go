@@ -2,34 +2,34 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"time"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/sparse"
 )
 
-// multilevelOf returns p's layout if p is a multilevel GLM GroupGibbs can
-// sample: sparse rows, sparse Hessians of energy and prior, and a prior
-// that describes its blocks and scales (model.NewMultilevel's).
-func multilevelOf(p *Posterior) (multilevelLayout, bool) {
-	lay, ok := p.Prior.(multilevelLayout)
+// Of returns p's layout and true if p is a multilevel posterior the
+// package's kernels sample (see Layout): a prior with random-effect terms
+// that describes its blocks and scales (model.NewMultilevel's), sparse
+// rows (SparseRowGLM), and sparse Hessians of energy and prior.
+func Of(p *exactmh.Posterior) (Layout, bool) {
+	lay, ok := p.Prior.(Layout)
 	if !ok || lay.NumTerms() == 0 {
 		return nil, false
 	}
 	if _, ok := p.Energy.(SparseRowGLM); !ok {
 		return nil, false
 	}
-	if _, ok := p.Energy.(SparseHessianer); !ok {
+	if _, ok := p.Energy.(exactmh.SparseHessianer); !ok {
 		return nil, false
 	}
-	_, ok = p.Prior.(SparseHessianer)
+	_, ok = p.Prior.(exactmh.SparseHessianer)
 	return lay, ok
 }
 
@@ -46,15 +46,15 @@ func multilevelOf(p *Posterior) (multilevelLayout, bool) {
 // Newton to the mode given that τ. The standard deviations are the
 // conditional ones of the effects and, for a log scale, 1/√(−∂² log p).
 // It costs a few dozen passes over the data and sparse factorisations.
-func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (center, sd []float64, err error) {
+func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (center, sd []float64, err error) {
 	d := t.Dim()
 	blocks := lay.Blocks()
 	if len(blocks) != d {
 		return nil, nil, fmt.Errorf("the prior's Blocks has %d entries, want the dimension %d", len(blocks), d)
 	}
-	defer t.watch(ctx)() // its passes stop within a chunk once ctx is cancelled
-	eh := t.Energy().(SparseHessianer)
-	ph, ok := t.Prior().(SparseHessianer)
+	defer t.Watch(ctx)() // its passes stop within a chunk once ctx is cancelled
+	eh := t.Energy().(exactmh.SparseHessianer)
+	ph, ok := t.Prior().(exactmh.SparseHessianer)
 	if !ok {
 		return nil, nil, fmt.Errorf("prior %T has no sparse Hessian", t.Prior())
 	}
@@ -113,12 +113,12 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 		}
 		if !same {
 			var err error
-			if he, err = t.sparseHessian(eh, theta); err != nil {
+			if he, err = t.SparseHessianOf(eh, theta); err != nil {
 				he = nil
 				return err
 			}
 		}
-		hp, err := t.sparseHessian(ph, theta)
+		hp, err := t.SparseHessianOf(ph, theta)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 	for a, j := range eff {
 		sd[j] = math.Sqrt(variance[a])
 	}
-	hp, err := t.sparseHessian(ph, theta)
+	hp, err := t.SparseHessianOf(ph, theta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,7 +269,7 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 }
 
 // multilevelChoice is the automatic default on a multilevel posterior
-// (multilevelOf): GroupGibbs around the Laplace-EM centre, piloted against
+// (Of): GroupGibbs around the Laplace-EM centre, piloted against
 // full-batch NUTS from the same centre; the faster wins. A centre that
 // cannot be found leaves NUTS alone, with the reason.
 //
@@ -279,117 +279,95 @@ func multilevelCenter(ctx context.Context, t *Target, lay multilevelLayout) (cen
 // 4000 draws). NUTS is piloted (as Choose pilots it) only where its best
 // possible ESS per second, two per transition of autoNUTSPasses passes
 // over the data, beats GroupGibbs's measured rate.
-func multilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout, seed uint64, pass time.Duration) (*Choice, error) {
+func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout, seed uint64, pass time.Duration) error {
 	t0 := time.Now()
-	choiceProgress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
+	choice.Progress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
 	center, sd, err := multilevelCenter(ctx, t, lay)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		name, k, why := multilevelNUTS(lay, nil, nil)
-		return &Choice{Name: name, Kernel: k, Posterior: p,
-			Reason: "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why}, nil
+		choice.Name, choice.Kernel, choice.Posterior = name, k, p
+		choice.Reason = "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why
+		return nil
 	}
 	if perturbCenter != nil {
 		perturbCenter(center, sd)
 	}
 	centerTime := time.Since(t0)
-	choiceProgress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
-	choice := &Choice{center: center, centerSD: sd}
-	ki := withRole(autoMultilevel)[0] // the registry's multilevel candidate, GroupGibbs
-	gg := ki.New(center)
-	cache := choice.cache(p)
-	m := Candidate{Name: ki.Name}
+	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
+	choice.Center, choice.CenterSD = center, sd
+	var gg exactmh.Kernel = GroupGibbs{Center: center}
+	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
-	choiceProgress(ctx, "pilot: %s", ki.Name)
-	probe, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center}, nil, cache)
+	choice.Progress(ctx, "pilot: %s", m.Name)
+	probe, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		m.Err = err.Error()
 		choice.Candidates = append(choice.Candidates, m)
 		name, k, why := multilevelNUTS(lay, center, sd)
 		choice.Name, choice.Kernel, choice.Posterior = name, k, p
-		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", ki.Name, err, why)
-		return choice, nil
+		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", m.Name, err, why)
+		return nil
 	}
 	sweep := probe.Chains[0].Sampling.Time / time.Duration(max(probe.Chains[0].Sampling.Steps, 1))
 	if why := grind(p, probe.Chains[0].Sampling, sweep, pass, "probe"); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
-		return choice.grinds(p, m, lay, pass), nil
+		grinds(choice, p, m, lay, pass)
+		return nil
 	}
-	res, err := sample(ctx, p, gg, &Settings{Chains: 1, Warmup: 50, Draws: autoPilotDraws,
-		Duration: max(autoPilotTime, 100*sweep), Seed: seed, Init: center}, nil, cache)
+	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 50, Draws: pilotDraws,
+		Duration: max(pilotTime, 100*sweep), Seed: seed, Init: center})
 	if err != nil {
-		return nil, fmt.Errorf("exactmh: automatic default: %s: %w", ki.Name, err)
+		return fmt.Errorf("exactmh: automatic default: %s: %w", m.Name, err)
 	}
 	c0 := res.Chains[0]
 	m.Time = time.Since(t1)
-	if ess := minESS(res); c0.Len() >= 20 && c0.Sampling.Time > 0 && !math.IsNaN(ess) {
+	if ess := res.MinESS(); c0.Len() >= 20 && c0.Sampling.Time > 0 && !math.IsNaN(ess) {
 		m.ESSPerSecond = ess / c0.Sampling.Time.Seconds()
 		m.EvalsPerStep = c0.Sampling.EvalsPerStep()
 	} else {
 		m.Err = fmt.Sprintf("%d draws in the pilot: too few to say", c0.Len())
 	}
-	choiceProgress(ctx, "pilot: %s: %.4g ESS/s (%v)", ki.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
+	choice.Progress(ctx, "pilot: %s: %.4g ESS/s (%v)", m.Name, m.ESSPerSecond, m.Time.Round(10*time.Millisecond))
 	if why := grind(p, c0.Sampling, c0.Sampling.Time/time.Duration(max(c0.Sampling.Steps, 1)), pass, "pilot"); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay, pass), nil
+		grinds(choice, p, m, lay, pass)
+		return nil
 	}
 	if why := fixedStuck(c0); why != "" {
 		m.Err = why
-		return choice.grinds(p, m, lay, pass), nil
+		grinds(choice, p, m, lay, pass)
+		return nil
 	}
 	choice.Candidates = append(choice.Candidates, m)
-	choice.Name, choice.Kernel, choice.Posterior = ki.Name, gg, p
-	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d%s)", ki.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len(), growthNote(p))
+	choice.Name, choice.Kernel, choice.Posterior = m.Name, gg, p
+	choice.Reason = fmt.Sprintf("%s (%.4g ESS/s, %.3g data per sweep of N = %d%s)", m.Name, m.ESSPerSecond, m.EvalsPerStep, p.Len(), growthNote(p))
 	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
-	for _, ki := range withRole(autoFull) {
-		k, name := ki.New(nil), ki.Name
+	won, err := choice.PilotFullBatch(ctx, p, center, seed, pass, m.ESSPerSecond, func(ki exactmh.KernelInfo) (string, exactmh.Kernel) {
 		if ki.Name == ncKernel.Name() {
-			k, name = ncKernel, ncName // centred or not, as multilevelNUTS decides
+			return ncName, ncKernel // centred or not, as multilevelNUTS decides
 		}
-		n := Candidate{Name: name}
-		if bound := 2 / (ki.passes * pass.Seconds()); pass > 0 && bound < m.ESSPerSecond {
-			n.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times (%v each), so at most ≈ %.3g ESS/s", ki.passes, pass.Round(time.Microsecond), bound)
-			choice.Candidates = append(choice.Candidates, n)
-			continue
-		}
-		t2 := time.Now()
-		choiceProgress(ctx, "pilot: %s", name)
-		rate, evals, atMost, scale, err := pilot(ctx, p, k, center, seed, autoPilotTimeout+autoPilotPasses*pass, m.ESSPerSecond, choice.cache(p))
-		n.Time, n.Scale = time.Since(t2), scale
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case err != nil:
-			n.Err, n.AtMost = err.Error(), atMost
-		default:
-			n.ESSPerSecond, n.EvalsPerStep = rate, evals
-			if rate > m.ESSPerSecond && rate > 0 {
-				if scale > 0 {
-					k, _ = withStep(k, nil, func(float64) float64 { return scale })
-				}
-				choice.Name, choice.Kernel = name, k
-				choice.Reason = fmt.Sprintf("%s (%.4g ESS/s)", name, rate)
-				if name == ncName {
-					choice.Reason += ", " + ncWhy
-				}
-			}
-		}
-		choice.Candidates = append(choice.Candidates, n)
+		return ki.Name, ki.New(nil)
+	})
+	if err != nil {
+		return err
+	}
+	if won != "" && won == ncName {
+		choice.Reason += ", " + ncWhy
 	}
 	choice.Reason = fmt.Sprintf("%s, the highest ESS per second of the pilots on a multilevel model (%d random-effect terms, d = %d; Laplace-EM centre in %v: the joint posterior has no mode)",
 		choice.Reason, lay.NumTerms(), p.Dim(), centerTime.Round(10*time.Millisecond))
-	sortCandidates(choice.Candidates)
-	return choice, nil
+	return nil
 }
 
 // growthNote says, for a family whose f‴ is unbounded (Poisson), that
 // GroupGibbs's bound is pair-wise (groupgibbs_growth.go); "" otherwise.
-func growthNote(p *Posterior) string {
+func growthNote(p *exactmh.Posterior) string {
 	if e, ok := p.Energy.(SparseRowGLM); ok && gibbsGrowth(e) {
 		return "; its remainder bound pair-wise, f‴ growing exponentially"
 	}
@@ -405,7 +383,7 @@ var gibbsGrind = 1.0
 // blocks decided exactly, every sweep at least a pass over the data,
 // which full-batch NUTS spends on a gradient step — and "" if they do
 // not.
-func grind(p *Posterior, tot Totals, sweep, pass time.Duration, stage string) string {
+func grind(p *exactmh.Posterior, tot exactmh.Totals, sweep, pass time.Duration, stage string) string {
 	n := p.Len()
 	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
 		return ""
@@ -438,7 +416,7 @@ var perturbCenter func(center, sd []float64)
 // — block 0 accepting below gibbsFixedFloor of its proposals — or "" if
 // they do (or the chain reports no block0_accept: a model without fixed
 // effects).
-func fixedStuck(c *ChainResult) string {
+func fixedStuck(c *exactmh.ChainResult) string {
 	acc, ok := c.Params["block0_accept"]
 	if !ok || math.IsNaN(acc) || acc >= gibbsFixedFloor {
 		return ""
@@ -463,16 +441,15 @@ func fixedIACT(acc float64) float64 {
 // cost: every NUTS gradient is a pass, and a transition takes 2^depth − 1
 // of them (tree depth 3 to 10 under Stan's and NUTS's defaults), so a
 // user on tall data learns before the run that it is slow.
-func (c *Choice) grinds(p *Posterior, m Candidate, lay multilevelLayout, pass time.Duration) *Choice {
+func grinds(c *exactmh.Choice, p *exactmh.Posterior, m exactmh.Candidate, lay Layout, pass time.Duration) {
 	c.Candidates = append(c.Candidates, m)
-	name, k, why := multilevelNUTS(lay, c.center, c.centerSD)
+	name, k, why := multilevelNUTS(lay, c.Center, c.CenterSD)
 	c.Name, c.Kernel, c.Posterior = name, k, p
 	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
 	if pass > 0 {
 		c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data (a pass takes %v), so 1,000 transitions of 7 to 1,023 gradients take %v to %v per chain",
 			p.Len(), pass.Round(time.Microsecond), roundTo3(7000*pass), roundTo3(1023000*pass))
 	}
-	return c
 }
 
 // roundTo3 rounds d to about three significant digits for a message.
@@ -482,41 +459,6 @@ func roundTo3(d time.Duration) time.Duration {
 		unit *= 10
 	}
 	return d.Round(unit)
-}
-
-// centerInits returns a copy of s with one θ0 per chain, the centre plus
-// its standard deviations times standard normal draws (dispersed at the
-// posterior's scale, as R-hat needs), when s sets neither Init nor Inits;
-// a draw outside the prior's support is replaced by the centre.
-func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
-	if center == nil || s != nil && (s.Init != nil || s.Inits != nil) {
-		return s
-	}
-	var r Settings
-	if s != nil {
-		r = *s
-	}
-	chains := r.Chains
-	if chains == 0 {
-		chains = defaultChains
-	}
-	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
-		return s // resolve reports it
-	}
-	prior := p.prior()
-	r.Inits = make([][]float64, chains)
-	for k := range r.Inits {
-		rng := rand.New(rand.NewPCG(r.Seed, 0x6d6c63656e746572^uint64(r.FirstChain+k)))
-		x := slices.Clone(center)
-		for j := range x {
-			x[j] += sd[j] * rng.NormFloat64()
-		}
-		if lp := prior.LogPrior(x); math.IsInf(lp, -1) || math.IsNaN(lp) {
-			x = slices.Clone(center)
-		}
-		r.Inits[k] = x
-	}
-	return &r
 }
 
 // multilevelNUTS returns full-batch NUTS for a multilevel posterior, its
@@ -531,8 +473,8 @@ func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
 // Without a centre (center nil) it is non-centred: the centre fails most
 // often where τ collapses toward 0, the funnel's neck. TestNonCentredFunnel
 // measures both forms on a funnel.
-func multilevelNUTS(lay multilevelLayout, center, sd []float64) (name string, k NUTS, why string) {
-	nc := NUTS{NonCentred: true}
+func multilevelNUTS(lay Layout, center, sd []float64) (name string, k exactmh.NUTS, why string) {
+	nc := exactmh.NUTS{NonCentred: true}
 	if center == nil || sd == nil {
 		return "NUTS-NC", nc, "non-centred (u = τ·z; no centre to tell whether the groups' data pin their effects)"
 	}
@@ -548,28 +490,61 @@ func multilevelNUTS(lay multilevelLayout, center, sd []float64) (name string, k 
 		}
 	}
 	if count == 0 {
-		return "NUTS", NUTS{}, "centred (no random effects)"
+		return "NUTS", exactmh.NUTS{}, "centred (no random effects)"
 	}
 	ratio := sum / float64(count)
 	if ratio >= 0.5 {
 		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
 	}
-	return "NUTS", NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
+	return "NUTS", exactmh.NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
 }
 
 // smallMultilevelChoice is the automatic default on a multilevel posterior
 // with N < autoSmallN, where a full pass is cheap: full-batch NUTS, centred
 // or not as multilevelNUTS decides at the Laplace-EM centre, the chains
 // started about that centre.
-func smallMultilevelChoice(ctx context.Context, p *Posterior, t *Target, lay multilevelLayout) (*Choice, error) {
+func smallMultilevelChoice(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout) error {
 	center, sd, err := multilevelCenter(ctx, t, lay)
 	if err != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	if err != nil {
 		center, sd = nil, nil
 	}
 	name, k, why := multilevelNUTS(lay, center, sd)
-	return &Choice{Name: name, Kernel: k, Posterior: p, center: center, centerSD: sd,
-		Reason: fmt.Sprintf("N = %d < %d on a multilevel model: a full pass over the data is cheap, and NUTS is the best full-batch sampler, %s", p.Len(), autoSmallN, why)}, nil
+	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = name, k, p, center, sd
+	c.Reason = fmt.Sprintf("N = %d < %d on a multilevel model: a full pass over the data is cheap, and NUTS is the best full-batch sampler, %s", p.Len(), exactmh.AutoSmallN, why)
+	return nil
+}
+
+// pilotDraws and pilotTime size GroupGibbs's pilot as Choose sizes its
+// pilots' sampling: at most 4000 draws (enough for the ESS, few enough to
+// summarise fast), at least 0.4 s.
+const (
+	pilotDraws = 4000
+	pilotTime  = 400 * time.Millisecond
+)
+
+// choose is the automatic default's multilevel path, GroupGibbs's
+// KernelInfo.Choose: on a multilevel posterior (Of) with N below
+// exactmh.AutoSmallN (pass nil), full-batch NUTS about the Laplace-EM
+// centre (smallMultilevelChoice); above it, GroupGibbs piloted against
+// NUTS (multilevelChoice). It returns false for any other posterior.
+func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed uint64, pass func() (time.Duration, error)) (bool, error) {
+	lay, ok := Of(p)
+	if !ok {
+		return false, nil
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return true, err
+	}
+	if pass == nil {
+		return true, smallMultilevelChoice(ctx, c, p, t, lay)
+	}
+	d, err := pass()
+	if err != nil {
+		return true, fmt.Errorf("exactmh: automatic default: %w", err)
+	}
+	return true, multilevelChoice(ctx, c, p, t, lay, seed, d)
 }

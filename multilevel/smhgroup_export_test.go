@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 // GroupSMHStale returns k with its control-variate sums g and H taken at
 // Center shifted by shift in every coordinate while the per-datum

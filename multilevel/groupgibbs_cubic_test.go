@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // TestGroupGibbsCubicSBC runs simulation-based calibration with τ unknown
@@ -25,7 +26,7 @@ func TestGroupGibbsCubicSBC(t *testing.T) {
 		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
 	}
 	gibbsSBCOf(t, mlKit{n: 300, groups: 10}, func(pb mcmctest.Problem) exactmh.Kernel {
-		return exactmh.GroupGibbsCubicAll(gibbsKernel(pb, -1))
+		return multilevel.GroupGibbsCubicAll(gibbsKernel(pb, -1))
 	}, 6)
 }
 
@@ -40,11 +41,11 @@ func TestGroupGibbsCubicAccept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	center, _, err := exactmh.MultilevelCenterOf(p)
+	center, _, err := multilevel.CenterOf(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc := func(k exactmh.GroupGibbs) float64 {
+	acc := func(k multilevel.GroupGibbs) float64 {
 		res, err := exactmh.Sample(context.Background(), p, k,
 			&exactmh.Settings{Chains: 2, Warmup: 100, Draws: 300, Seed: 3, Init: center})
 		if err != nil {
@@ -56,8 +57,8 @@ func TestGroupGibbsCubicAccept(t *testing.T) {
 		}
 		return a
 	}
-	on := acc(exactmh.GroupGibbs{Center: center})
-	off := acc(exactmh.GroupGibbsCubicOff(exactmh.GroupGibbs{Center: center}))
+	on := acc(multilevel.GroupGibbs{Center: center})
+	off := acc(multilevel.GroupGibbsCubicOff(multilevel.GroupGibbs{Center: center}))
 	t.Logf("fixed block's acceptance: %.3f with the cross-cubic control variate, %.3f without", on, off)
 	if !(on > 2*off) {
 		t.Errorf("fixed block's acceptance %.3f with the cross-cubic control variate, %.3f without: want over twice", on, off)
@@ -84,7 +85,7 @@ func TestGroupGibbsCubicProbit(t *testing.T) {
 	}
 	rs, mode, sd := nutsReferenceLong(t, p, 1000, 4000)
 	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
-	z, zn, lr, ln, res := gibbsMoments(t, p, exactmh.GroupGibbsCubicAll(gibbsKernel(pb, -1)), rs, mode, 3000)
+	z, zn, lr, ln, res := gibbsMoments(t, p, multilevel.GroupGibbsCubicAll(gibbsKernel(pb, -1)), rs, mode, 3000)
 	t.Logf("probit: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); %v", z, zn, lr, ln, res.Chains[0].Params)
 	if math.Abs(z) > 4.5 || lr > math.Log(1.18) {
 		t.Errorf("GroupGibbs disagrees with NUTS on the probit model: z = %.2f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"encoding/binary"
@@ -12,32 +12,12 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/alias"
+	"github.com/exactmh/exactmh/internal/distinct"
 	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/vec"
 )
-
-// multilevelLayout is what GroupGibbs reads of a multilevel model's prior
-// (the package model's MultilevelPrior implements it): the blocks of θ
-// (see GroupSMH.Blocks) and, for each random-effect term t, where its
-// effects and its log scale are — θ[start + g·stride] for the levels g <
-// levels, θ[logTau]. The prior must make each effect N(0, e^{2θ[logTau]})
-// independently of everything but its log scale; Start checks that on the
-// centre.
-type multilevelLayout interface {
-	Blocks() []int32
-	NumTerms() int
-	Term(t int) (factor, term string, start, stride, levels, logTau int)
-}
-
-// fixedScaleLayout is a multilevelLayout with terms of fixed scale (the
-// package model's Factor.FixedTau): effects N(0, sd²) with no log scale in
-// θ, which GroupGibbs pairs with a fixed effect for location moves as it
-// pairs the random terms.
-type fixedScaleLayout interface {
-	NumFixedScale() int
-	FixedScale(t int) (start, stride, levels int, sd float64)
-}
 
 // GroupGibbs is an exact minibatch Metropolis-within-Gibbs kernel for
 // multilevel GLMs (the posteriors of model.NewMultilevel): a joint proposal
@@ -237,7 +217,7 @@ type gibbsTerms struct {
 	cub   *gibbsCubic
 	locOf []int32
 	// growth: the family's f‴ is unbounded but grows at most
-	// exponentially (lossGrowther), and the thinning bound is pair-wise
+	// exponentially (exactmh.LossGrowther), and the thinning bound is pair-wise
 	// (groupgibbs_growth.go): K_i holds A_i(ẑ_i) for sup|f‴_i|, and each
 	// pair p = (m, b) the largest a_im (pAm) and a_ib (pAb) of its data
 	// and the most blocks other than m and b any of them touches (pL).
@@ -250,15 +230,16 @@ type gibbsTerms struct {
 	locs  []gibbsLoc
 }
 
+// onGibbsTerms, a test hook nil in every real run, is called for each set
+// of tables newGibbsTerms builds (CountGibbsTables).
+var onGibbsTerms func()
+
 // Start checks the configuration and precomputes the terms at the centre
 // (one pass over the data, the energy's sparse Hessian there).
-func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
+func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
 	name := k.Name()
-	if err := refuseIntractable(name, t); err != nil {
+	if err := t.CheckStart(name, theta0); err != nil {
 		return nil, err
-	}
-	if err := checkStart(t, theta0); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	d := t.Dim()
 	if k.Center == nil {
@@ -280,7 +261,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t.cache, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -288,7 +269,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	q := terms.qMax
 	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
-		mask: k.blockMask, locSDMul: k.locSDMul, seen: newDistinct(),
+		mask: k.blockMask, locSDMul: k.locSDMul, seen: distinct.New(),
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP), fac: make([]float64, terms.nb),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q), growthLoose: k.growthLoose}
@@ -303,7 +284,7 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	c.rb.init(terms.blocks)
 	c.rbRow = -1
 	c.rows = terms.e
-	if v, ok := terms.e.(rowViewer); ok {
+	if v, ok := terms.e.(RowViewer); ok {
 		if view := v.RowView(); view != nil {
 			c.rows = view
 			if r, ok := view.(interface{ Err() error }); ok {
@@ -314,14 +295,6 @@ func (k GroupGibbs) Start(t *Target, theta0 []float64) (Chain, error) {
 	c.deltas()
 	return c, nil
 }
-
-// rowViewer is an energy whose rows a chain can read through a view of
-// its own (model.SparseGLM after SetRowReaders: pread of a mapped
-// data.SparseStore's rows into the view's buffers), so that the rows
-// GroupGibbs draws at random places leave nothing in the resident set;
-// RowView returns nil where there is none. A view with an Err method
-// reports its first read error there (its methods return NaN then).
-type rowViewer interface{ RowView() SparseRowGLM }
 
 // rowErr returns the chain's row view's read error, if any.
 func (c *gibbsChain) rowErr() error {
@@ -335,12 +308,15 @@ func (c *gibbsChain) rowErr() error {
 }
 
 // newGibbsTerms computes GroupGibbs's terms at the centre.
-func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
+func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, error) {
+	if onGibbsTerms != nil {
+		onGibbsTerms()
+	}
 	e, hs, err := sparseRowParts(name, t)
 	if err != nil {
 		return nil, err
 	}
-	lay, ok := t.Prior().(multilevelLayout)
+	lay, ok := t.Prior().(Layout)
 	if !ok {
 		return nil, fmt.Errorf("%s: prior %T does not describe a multilevel model (Blocks, NumTerms, Term: the MultilevelPrior of model.NewMultilevel)", name, t.Prior())
 	}
@@ -663,7 +639,7 @@ func newGibbsTerms(name string, t *Target, k GroupGibbs) (*gibbsTerms, error) {
 	// column on every row — a random term, or one of fixed scale, whose
 	// location the prior alone identifies against the fixed effect's.
 	locTerms := terms
-	if fs, ok := lay.(fixedScaleLayout); ok {
+	if fs, ok := lay.(FixedScaleLayout); ok {
 		locTerms = slices.Clone(terms)
 		for t := range fs.NumFixedScale() {
 			start, stride, levels, sd := fs.FixedScale(t)
@@ -852,7 +828,7 @@ func (g *gibbsTerms) splitFixed(e SparseRowGLM, beta float64, off bool) bool {
 // checkEffectPrior checks on the centre that the prior makes each
 // effect N(0, e^{2θ[logTau]}) — the form the group blocks' proposals
 // cancel — at the first two levels of every term.
-func checkEffectPrior(name string, t *Target, g *gibbsTerms) error {
+func checkEffectPrior(name string, t *exactmh.Target, g *gibbsTerms) error {
 	th := slices.Clone(g.center)
 	lp0 := t.LogPrior(th)
 	checked := map[int32]int{}
@@ -885,12 +861,12 @@ const fixedRepeats = 3
 // gibbsChain is one chain of GroupGibbs.
 type gibbsChain struct {
 	*gibbsTerms
-	t          *Target
+	t          *exactmh.Target
 	theta      []float64
 	next       []float64 // equal to theta but in the block being updated
 	mask       func(b int32) bool
 	locSDMul   float64 // GroupGibbs.locSDMul
-	seen       distinct
+	seen       distinct.Set
 	dsq        []float64 // ‖(θ − θ̂)_b‖² per block
 	cum        []float64
 	hp         []float64 // the block's precision, then its Cholesky factor
@@ -898,7 +874,7 @@ type gibbsChain struct {
 	rb         rowBlocks // the drawn datum's blocks and norms
 	rbRow      int       // the datum rb holds (−1: none)
 	// The rows the chain reads at its updates: the energy's, or its own
-	// view of them (rowViewer) with the view's first read error.
+	// view of them (RowViewer) with the view's first read error.
 	rows    SparseRowGLM
 	rowsErr func() error
 	// The cross-cubic control variate at a block-0 update: on, the
@@ -971,9 +947,9 @@ func (c *gibbsChain) deltas() {
 }
 
 // Step makes one sweep.
-func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
-	c.seen.next()
+func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
+	c.seen.Next()
 	c.undo.save(c)
 	for m := range c.nb {
 		reps := 1
@@ -984,7 +960,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 			acc, nread, err := c.updateBlock(rng, m)
 			c.cubOn = false
 			if err != nil {
-				return Info{}, err
+				return exactmh.Info{}, err
 			}
 			info.Batch += nread
 			info.Accepted = info.Accepted || acc
@@ -996,7 +972,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (Info, error) {
 	if c.sliceFree(rng) {
 		info.Accepted = true
 	}
-	info.Distinct = c.seen.count
+	info.Distinct = c.seen.Count
 	return info, nil
 }
 
@@ -1175,7 +1151,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		} else {
 			i = int(c.mData[c.pOff[p]+r])
 		}
-		c.seen.add(i)
+		c.seen.Add(i)
 		rd, du, kf, err := c.remainderDiff(i, beta)
 		if err != nil {
 			return false, 0, err
@@ -1201,11 +1177,11 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 func (c *gibbsChain) exactSum(idx []int32, beta float64) (float64, error) {
 	var sum float64
 	for lo := 0; lo < len(idx); lo += chunk {
-		if c.t.interrupted() {
-			return 0, errInterrupted
+		if err := c.t.Interrupted(); err != nil {
+			return 0, err
 		}
 		for _, i := range idx[lo:min(lo+chunk, len(idx))] {
-			c.seen.add(int(i))
+			c.seen.Add(int(i))
 			r, _, _, err := c.remainderDiff(int(i), beta)
 			if err != nil {
 				return 0, err
@@ -1297,7 +1273,7 @@ func (c *gibbsChain) revert(coords []int32) {
 // datum's constant kf of the bound (datumExpansion: sup|f‴_i|, or A_i(ẑ_i)
 // with growth).
 func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du, kf float64, err error) {
-	c.t.evals++
+	c.t.Count(1)
 	z, zn := c.rows.LinearPredictors(i, c.theta, c.next)
 	du = beta * (c.rows.Loss(i, zn) - c.rows.Loss(i, z))
 	if err := c.rowErr(); err != nil {
@@ -1487,7 +1463,7 @@ func backSub(l []float64, q int, b []float64) {
 // gibbsUndo is a sweep's starting point — θ, the blocks' ‖Δ‖² and the
 // counters — kept while the run may interrupt a transition
 // (Target.interrupt): a sweep is abandoned in a block's exact reads
-// (exactSum), after the blocks before it have moved θ, and abandonStep
+// (exactSum), after the blocks before it have moved θ, and AbandonStep
 // puts it back.
 type gibbsUndo struct {
 	theta, dsq []float64
@@ -1497,7 +1473,7 @@ type gibbsUndo struct {
 // save keeps c's state at the start of a sweep (nothing if the run
 // cannot be interrupted).
 func (u *gibbsUndo) save(c *gibbsChain) {
-	if c.t.interrupt == nil {
+	if !c.t.Interruptible() {
 		return
 	}
 	u.theta = append(u.theta[:0], c.theta...)
@@ -1506,10 +1482,8 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 }
 
 // A GroupGibbs sweep may be abandoned between any two chunks of its exact
-// reads; abandonStep restores the state save kept.
-func (c *gibbsChain) interruptible() bool { return true }
-
-func (c *gibbsChain) abandonStep() {
+// reads; AbandonStep restores the state save kept.
+func (c *gibbsChain) AbandonStep() {
 	copy(c.theta, c.undo.theta)
 	copy(c.next, c.undo.theta)
 	copy(c.dsq, c.undo.dsq)
@@ -1517,4 +1491,4 @@ func (c *gibbsChain) abandonStep() {
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
 }
 
-var _ stepInterrupter = (*gibbsChain)(nil)
+var _ interface{ AbandonStep() } = (*gibbsChain)(nil)

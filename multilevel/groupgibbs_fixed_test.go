@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // mlFixedTau is a multilevel logistic regression with a categorical
@@ -105,7 +106,7 @@ func TestGroupGibbsFixedTauLocation(t *testing.T) {
 			t.Fatalf("names %q, want %q", p.Names, want)
 		}
 	}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.GroupGibbs{Center: theta},
+	res, err := exactmh.Sample(context.Background(), p, multilevel.GroupGibbs{Center: theta},
 		&exactmh.Settings{Chains: 1, Warmup: 20, Draws: 50, Seed: 3, Init: theta})
 	if err != nil {
 		t.Fatal(err)
@@ -156,11 +157,11 @@ func TestGroupGibbsFixedTauMoments(t *testing.T) {
 	}
 	for _, mu := range []struct {
 		name string
-		k    exactmh.GroupGibbs
+		k    multilevel.GroupGibbs
 	}{
-		{"fixed-scale prior dropped from the location ratio", exactmh.GroupGibbsLocationScale(gibbsKernel(pb, 0), math.Inf(1))},
-		{"fixed-scale prior at twice its scale in the location ratio", exactmh.GroupGibbsLocationScale(gibbsKernel(pb, 0), 2)},
-		{"location move wrong column", exactmh.GroupGibbsWrongLocation(gibbsKernel(pb, 0))},
+		{"fixed-scale prior dropped from the location ratio", multilevel.GroupGibbsLocationScale(gibbsKernel(pb, 0), math.Inf(1))},
+		{"fixed-scale prior at twice its scale in the location ratio", multilevel.GroupGibbsLocationScale(gibbsKernel(pb, 0), 2)},
+		{"location move wrong column", multilevel.GroupGibbsWrongLocation(gibbsKernel(pb, 0))},
 	} {
 		z, zn, lr, ln, _ := gibbsMoments(t, p, mu.k, rs, mode, 2000)
 		if math.Abs(z) > 6 || lr > math.Log(1.4) {

@@ -4,7 +4,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // BenchmarkGroupGibbsAcrossG measures GroupGibbs's sweep as the number of
@@ -50,7 +51,7 @@ func BenchmarkGroupGibbsAcrossG(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ch, err := exactmh.GroupGibbs{Center: center}.Start(tgt, center)
+			ch, err := multilevel.GroupGibbs{Center: center}.Start(tgt, center)
 			if err != nil {
 				b.Fatal(err)
 			}

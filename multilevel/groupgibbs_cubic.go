@@ -2,11 +2,13 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/exactmh/exactmh"
 )
 
 // The cross-cubic control variate of GroupGibbs's fixed-effect block.
@@ -64,7 +66,7 @@ import (
 // all of whose data touch exactly blocks 0 and g, none read exactly
 // (ExactBelow), of a family with f‴ and a finite sup|f⁗|
 // (model.GLMCuber), or, under the pair-wise bound, a fourth derivative
-// that grows at most exponentially (lossGrowther4, cubicFactor). Proven
+// that grows at most exponentially (LossGrowther4, cubicFactor). Proven
 // by TestGroupGibbsMoments (with its mutants), TestGroupGibbsCubicSBC,
 // TestGroupGibbsPoissonMoments, TestGroupGibbsPoissonSBC;
 // TestGroupGibbsCubicAccept measures the gain.
@@ -134,13 +136,13 @@ const cubicCost = 3.0
 // centre sc of the sums (one pass over the data), or nil where no pair
 // is eligible. isExact marks the data read exactly (nil: none).
 func (g *gibbsTerms) buildCubic(name string, e SparseRowGLM, sc []float64, isExact []bool, beta float64) (*gibbsCubic, error) {
-	cub, ok := e.(lossCuber)
+	cub, ok := e.(exactmh.LossCuber)
 	if !ok || g.nb < 2 {
 		return nil, nil
 	}
-	var g4 lossGrowther4
+	var g4 LossGrowther4
 	if g.growth {
-		if g4, ok = e.(lossGrowther4); !ok {
+		if g4, ok = e.(LossGrowther4); !ok {
 			return nil, nil
 		}
 		if _, ok := g4.LossGrowth4(0, 0); !ok {
@@ -434,6 +436,6 @@ func (c *gibbsChain) cubicTerm(i int, beta, zHat, z, zn float64) (float64, error
 			w += c.rb.vals[q] * (c.theta[col] - c.center[col] - c.shiftOf(col))
 		}
 	}
-	f3 := c.rows.(lossCuber).LossDeriv3(i, zHat)
+	f3 := c.rows.(exactmh.LossCuber).LossDeriv3(i, zHat)
 	return beta * f3 / 2 * w * w * (zn - z), nil
 }

@@ -2,11 +2,13 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package multilevel
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/exactmh/exactmh"
 )
 
 // defaultMultilevelCenter returns the centre GroupGibbs and GroupSMH take
@@ -17,13 +19,13 @@ import (
 // (KernelInfo.New(nil), the exactmh command's --kernel groupgibbs) needs
 // nothing but a multilevel posterior. A posterior that is not one is an
 // error saying what is missing.
-func defaultMultilevelCenter(name string, t *Target) (center, sd []float64, err error) {
+func defaultMultilevelCenter(name string, t *exactmh.Target) (center, sd []float64, err error) {
 	lay, err := targetMultilevel(name, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := shared(t.cache, "multilevel/center", func() ([2][]float64, error) {
-		c, sd, err := multilevelCenter(t.runContext(), t, lay) // the run's context: Ctrl-C stops it (TestGroupStartHonoursCancel)
+	c, err := shared(t, "multilevel/center", func() ([2][]float64, error) {
+		c, sd, err := multilevelCenter(t.RunContext(), t, lay) // the run's context: Ctrl-C stops it (TestGroupStartHonoursCancel)
 		if err != nil {
 			return [2][]float64{}, fmt.Errorf("%s: the Laplace-EM centre (Center nil): %w", name, err)
 		}
@@ -35,17 +37,17 @@ func defaultMultilevelCenter(name string, t *Target) (center, sd []float64, err 
 // targetMultilevel returns t's multilevel layout, or an error naming what
 // a multilevel kernel (KernelInfo.NeedsMultilevel) misses: random-effect
 // terms in the prior, sparse rows and Hessians.
-func targetMultilevel(name string, t *Target) (multilevelLayout, error) {
-	p := &Posterior{Energy: t.Energy(), Prior: t.Prior()}
-	lay, ok := multilevelOf(p)
+func targetMultilevel(name string, t *exactmh.Target) (Layout, error) {
+	p := &exactmh.Posterior{Energy: t.Energy(), Prior: t.Prior()}
+	lay, ok := Of(p)
 	if !ok {
 		return nil, fmt.Errorf("%s needs a multilevel model: random-effect terms in the prior (model.NewMultilevel's, e.g. (1|group) in the exactmh command) over a SparseRowGLM energy with sparse Hessians; got energy %T, prior %T", name, t.Energy(), t.Prior())
 	}
 	return lay, nil
 }
 
-// MultilevelCenter returns the centre the automatic default, GroupGibbs
-// and GroupSMH take on a multilevel posterior (random-effect terms in the
+// Center returns the centre the automatic default, GroupGibbs and
+// GroupSMH take on a multilevel posterior (Of: random-effect terms in the
 // prior, model.NewMultilevel's, over a SparseRowGLM energy with sparse
 // Hessians), and the standard deviations of a Gaussian approximation
 // there: the Laplace-EM iteration of multilevelCenter (the mode of the
@@ -54,12 +56,12 @@ func targetMultilevel(name string, t *Target) (multilevelLayout, error) {
 // move less than 0.01), the effects' standard deviations from the inverse
 // Hessian's diagonal given the scales, a log scale's 1/√(−∂² log p). It is
 // the one implementation; model.MultilevelCenter calls it.
-func (p *Posterior) MultilevelCenter(ctx context.Context) (center, sd []float64, err error) {
-	lay, ok := multilevelOf(p)
+func Center(ctx context.Context, p *exactmh.Posterior) (center, sd []float64, err error) {
+	lay, ok := Of(p)
 	if !ok {
-		return nil, nil, fmt.Errorf("exactmh: MultilevelCenter needs a multilevel model: random-effect terms in the prior (model.NewMultilevel's) over a SparseRowGLM energy with sparse Hessians; got energy %T, prior %T", p.Energy, p.Prior)
+		return nil, nil, fmt.Errorf("multilevel: Center needs a multilevel model: random-effect terms in the prior (model.NewMultilevel's) over a SparseRowGLM energy with sparse Hessians; got energy %T, prior %T", p.Energy, p.Prior)
 	}
-	t, err := NewTarget(p)
+	t, err := exactmh.NewTarget(p)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -17,9 +17,10 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
-var _ exactmh.SparseRowGLM = (*model.SparseGLM[float64])(nil)
+var _ multilevel.SparseRowGLM = (*model.SparseGLM[float64])(nil)
 
 // mlKit is the multilevel logistic regression GroupSMH's kit proof runs
 // on: N data, an intercept and a covariate x with β ~ N(0, 1), one factor
@@ -163,12 +164,12 @@ func pilotProblem(p *exactmh.Posterior, seed uint64) (mcmctest.Problem, error) {
 // problem's proposal or, by default, a random walk scaled by its SD and
 // the prior-only updates of the log scales (Free), which the pairwise
 // checks, confined to two points, leave out.
-func groupKernel(pb mcmctest.Problem) exactmh.GroupSMH { return groupKernelExact(pb, 0) }
+func groupKernel(pb mcmctest.Problem) multilevel.GroupSMH { return groupKernelExact(pb, 0) }
 
 // groupKernelExact is groupKernel with ExactBelow set: the data of the
 // groups with fewer than exactBelow data evaluated at every step.
-func groupKernelExact(pb mcmctest.Problem, exactBelow int) exactmh.GroupSMH {
-	k := exactmh.GroupSMH{Center: pb.Mode, Blocks: pb.Posterior.Prior.(interface{ Blocks() []int32 }).Blocks(),
+func groupKernelExact(pb mcmctest.Problem, exactBelow int) multilevel.GroupSMH {
+	k := multilevel.GroupSMH{Center: pb.Mode, Blocks: pb.Posterior.Prior.(interface{ Blocks() []int32 }).Blocks(),
 		Proposal: pb.Proposal, Scale: pb.Scale, ExactBelow: exactBelow}
 	if k.Proposal == nil {
 		k.Proposal = exactmh.RandomWalk{Sigma: pb.SD}
@@ -265,10 +266,10 @@ func TestGroupSMHPairwise(t *testing.T) {
 // caught by the pairwise check or SBC.
 var groupMutants = map[string]func(pb mcmctest.Problem) exactmh.Kernel{
 	"stale expansion": func(pb mcmctest.Problem) exactmh.Kernel {
-		return exactmh.GroupSMHStale(groupKernel(pb), 0.02)
+		return multilevel.GroupSMHStale(groupKernel(pb), 0.02)
 	},
 	"bound ignores the group blocks": func(pb mcmctest.Problem) exactmh.Kernel {
-		return exactmh.GroupSMHFixedBlockOnly(groupKernel(pb))
+		return multilevel.GroupSMHFixedBlockOnly(groupKernel(pb))
 	},
 }
 
@@ -426,7 +427,7 @@ func BenchmarkGroupSMHStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			prior := p.Prior.(*model.MultilevelPrior)
-			k := exactmh.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: exactmh.RandomWalk{Sigma: sd}, Scale: 0.1}
+			k := multilevel.GroupSMH{Center: center, Blocks: prior.Blocks(), Proposal: exactmh.RandomWalk{Sigma: sd}, Scale: 0.1}
 			tg, err := exactmh.NewTarget(p)
 			if err != nil {
 				b.Fatal(err)
@@ -456,7 +457,7 @@ func BenchmarkGroupSMHStep(b *testing.B) {
 // coordinate Blocks leaves out, an energy without sparse rows.
 func TestGroupSMHErrors(t *testing.T) {
 	pb := kitProblem(t)
-	start := func(p *exactmh.Posterior, k exactmh.GroupSMH) error {
+	start := func(p *exactmh.Posterior, k multilevel.GroupSMH) error {
 		tg, err := exactmh.NewTarget(p)
 		if err != nil {
 			t.Fatal(err)
@@ -468,23 +469,23 @@ func TestGroupSMHErrors(t *testing.T) {
 	d := len(good.Center)
 	for _, c := range []struct {
 		name string
-		edit func(k *exactmh.GroupSMH)
+		edit func(k *multilevel.GroupSMH)
 		want string
 	}{
-		{"short blocks", func(k *exactmh.GroupSMH) { k.Blocks = k.Blocks[:3] }, "len(Blocks) = 3"},
-		{"no block", func(k *exactmh.GroupSMH) {
+		{"short blocks", func(k *multilevel.GroupSMH) { k.Blocks = k.Blocks[:3] }, "len(Blocks) = 3"},
+		{"no block", func(k *multilevel.GroupSMH) {
 			k.Blocks = make([]int32, d)
 			for j := range k.Blocks {
 				k.Blocks[j] = -1
 			}
 		}, "no block"},
-		{"row in a left-out coordinate", func(k *exactmh.GroupSMH) {
+		{"row in a left-out coordinate", func(k *multilevel.GroupSMH) {
 			k.Blocks = slices.Clone(k.Blocks)
 			k.Blocks[0] = -1
 		}, "column 0, which Blocks leaves out"},
-		{"bad block", func(k *exactmh.GroupSMH) { k.Blocks = slices.Clone(k.Blocks); k.Blocks[1] = -2 }, "Blocks[1] = -2"},
-		{"short centre", func(k *exactmh.GroupSMH) { k.Center = k.Center[:2] }, "len(Center) = 2"},
-		{"short Free", func(k *exactmh.GroupSMH) { k.Free = []float64{1} }, "len(Free) = 1"},
+		{"bad block", func(k *multilevel.GroupSMH) { k.Blocks = slices.Clone(k.Blocks); k.Blocks[1] = -2 }, "Blocks[1] = -2"},
+		{"short centre", func(k *multilevel.GroupSMH) { k.Center = k.Center[:2] }, "len(Center) = 2"},
+		{"short Free", func(k *multilevel.GroupSMH) { k.Free = []float64{1} }, "len(Free) = 1"},
 	} {
 		k := good
 		c.edit(&k)
@@ -508,7 +509,7 @@ func TestGroupSMHErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := exactmh.GroupSMH{Center: make([]float64, p.Energy.Dim()), Blocks: p.Prior.(*model.MultilevelPrior).Blocks()}
+	k := multilevel.GroupSMH{Center: make([]float64, p.Energy.Dim()), Blocks: p.Prior.(*model.MultilevelPrior).Blocks()}
 	if err := start(p, k); !errors.Is(err, exactmh.ErrNoBound) {
 		t.Errorf("Poisson: err = %v, want ErrNoBound", err)
 	}
@@ -517,7 +518,7 @@ func TestGroupSMHErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k = exactmh.GroupSMH{Center: []float64{0, 0}, Blocks: []int32{0, 0}}
+	k = multilevel.GroupSMH{Center: []float64{0, 0}, Blocks: []int32{0, 0}}
 	if err := start(&exactmh.Posterior{Energy: lr}, k); err == nil || !strings.Contains(err.Error(), "SparseRowGLM") {
 		t.Errorf("dense logistic regression: err = %v, want one naming SparseRowGLM", err)
 	}

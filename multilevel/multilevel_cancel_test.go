@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package multilevel_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/multilevel"
 )
 
 // TestGroupStartHonoursCancel starts GroupGibbs and GroupSMH with their
@@ -31,15 +32,15 @@ func TestGroupStartHonoursCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if c, err := exactmh.DefaultMultilevelCenterUnder(ctx, pb.Posterior); err == nil {
+	if c, err := multilevel.DefaultCenterUnder(ctx, pb.Posterior); err == nil {
 		t.Errorf("the default centre under a cancelled run: %d coordinates and no error; want it to stop", len(c))
 	} else if !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("the default centre under a cancelled run: error %v, want the interruption", err)
 	}
-	if _, err := exactmh.DefaultMultilevelCenterUnder(context.Background(), pb.Posterior); err != nil {
+	if _, err := multilevel.DefaultCenterUnder(context.Background(), pb.Posterior); err != nil {
 		t.Fatalf("the default centre: %v", err)
 	}
-	for _, k := range []exactmh.Kernel{exactmh.GroupGibbs{}, exactmh.GroupSMH{}} {
+	for _, k := range []exactmh.Kernel{multilevel.GroupGibbs{}, multilevel.GroupSMH{}} {
 		res, err := exactmh.Sample(ctx, pb.Posterior, k, &exactmh.Settings{Chains: 2, Warmup: 10, Draws: 10, Seed: 1})
 		if !errors.Is(err, context.Canceled) {
 			status := "none"
@@ -63,7 +64,7 @@ func TestMultilevelDefaultStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := pb.Posterior
-	center, err := exactmh.DefaultMultilevelCenterUnder(context.Background(), p)
+	center, err := multilevel.DefaultCenterUnder(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestMultilevelDefaultStart(t *testing.T) {
 	if len(logTau) == 0 {
 		t.Fatalf("no log scale among %q", p.Names)
 	}
-	for _, k := range []exactmh.Kernel{exactmh.GroupSMH{}, exactmh.GroupGibbs{}} {
+	for _, k := range []exactmh.Kernel{multilevel.GroupSMH{}, multilevel.GroupGibbs{}} {
 		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 200, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
