@@ -95,8 +95,9 @@
 // a named choice. Errors say what, where and which numbers: a kernel that
 // needs gradients says [ErrNoGradient], a panic in user code is a
 // [PanicError], a failing recorder a [RecorderError], a
-// non-finite energy an [EnergyError]; a cancelled or failed run keeps its
-// draws.
+// non-finite energy an [EnergyError] (except at a leapfrog position of
+// [NUTS] or [HMC], where it is zero density: a divergence); a cancelled or
+// failed run keeps its draws.
 //
 // Chain c of a run draws from rand.New(rand.NewPCG(Settings.Seed, c)) of
 // math/rand/v2, so a seed gives the same draws whatever the number of

@@ -16,8 +16,14 @@ import (
 // current position (fresh gradients: the integrator is then reversible and
 // volume-preserving, which the MH correction needs) and each drift
 // θ += ε·M⁻¹p, accepted with the exact change in the Hamiltonian
-// −log π(θ) + ½pᵀM⁻¹p. A trajectory that leaves the prior's support is
-// rejected there. A step costs Steps·N gradient and N energy evaluations.
+// −log π(θ) + ½pᵀM⁻¹p. A step costs Steps·N gradient and N energy
+// evaluations.
+//
+// A trajectory that leaves the prior's support, or reaches a position
+// whose energy or gradient is not finite (zero density there: a Poisson
+// rate e^η past η ≈ 709), is rejected there; it and a trajectory whose
+// energy error H − H(z₀) exceeds MaxDeltaH are divergent (Info.Divergent,
+// as NUTS's; TestLeapfrogOverflowDiverges).
 //
 // As for MALA, leapfrog is stable only for ε below twice the narrowest
 // posterior sd in the metric's units, which a diagonal metric leaves small
@@ -35,6 +41,9 @@ type HMC struct {
 	Metric Metric
 	// Steps is the number of leapfrog steps per transition (0: 10).
 	Steps int
+	// MaxDeltaH is the energy error beyond which a trajectory is reported
+	// divergent (0: 1000, as NUTS's); it changes no draw.
+	MaxDeltaH float64
 	// Jitter, in [0, 1), draws each transition's step size uniformly from
 	// ε·(1 ± Jitter): with a fixed trajectory length, periodic orbits can
 	// bring trajectories back near their start and stall the chain, which
@@ -71,6 +80,13 @@ func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	if steps < 0 {
 		return nil, fmt.Errorf("HMC: Steps = %d, want > 0", k.Steps)
 	}
+	maxDeltaH := k.MaxDeltaH
+	if maxDeltaH == 0 {
+		maxDeltaH = 1000
+	}
+	if !(maxDeltaH > 0) {
+		return nil, fmt.Errorf("HMC: MaxDeltaH = %v, want > 0 (0 means 1000)", k.MaxDeltaH)
+	}
 	if !(k.Jitter >= 0 && k.Jitter < 1) {
 		return nil, fmt.Errorf("HMC: Jitter = %v, want in [0, 1)", k.Jitter)
 	}
@@ -78,7 +94,7 @@ func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &hmcChain{k: k, gradWalk: g, steps: steps, refresh: k.refresh, velocity: make([]float64, t.Dim())}
+	c := &hmcChain{k: k, gradWalk: g, steps: steps, maxDeltaH: maxDeltaH, refresh: k.refresh, velocity: make([]float64, t.Dim())}
 	if c.refresh == nil {
 		c.refresh = func(c *hmcChain, g, theta []float64) error { return c.gradient(g, theta) }
 	}
@@ -88,9 +104,10 @@ func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 type hmcChain struct {
 	k HMC
 	gradWalk
-	steps    int
-	refresh  func(c *hmcChain, g, theta []float64) error
-	velocity []float64 // M⁻¹p
+	steps     int
+	maxDeltaH float64
+	refresh   func(c *hmcChain, g, theta []float64) error
+	velocity  []float64 // M⁻¹p
 }
 
 // MarshalState saves nothing for a centred chain; a non-centred one saves
@@ -100,14 +117,17 @@ func (c *hmcChain) MarshalState() ([]byte, error) { return c.marshalState() }
 // UnmarshalState restores what MarshalState saved.
 func (c *hmcChain) UnmarshalState(b []byte) error { return c.unmarshalState(b) }
 
-// Params reports the number of leapfrog steps.
-func (c *hmcChain) Params() map[string]float64 { return map[string]float64{"steps": float64(c.steps)} }
+// Params reports the number of leapfrog steps and the divergence threshold.
+func (c *hmcChain) Params() map[string]float64 {
+	return map[string]float64{"steps": float64(c.steps), "max_delta_h": c.maxDeltaH}
+}
 
 // leapfrog integrates (θ, p) = (c.next, c.momentum) for c.steps steps of
 // size eps from the gradient c.gradNext at c.next, leaving the gradient at
 // the end in c.gradNext and log π there in c.logPiNext (the last gradient
 // and the energy in one read of the data). It returns false if the path
-// left the support.
+// left the support or reached a non-finite energy or gradient (zero
+// density: evalStep).
 func (c *hmcChain) leapfrog(eps float64) (bool, error) {
 	p, th, g := c.momentum, c.next, c.gradNext
 	for j := range p {
@@ -123,13 +143,19 @@ func (c *hmcChain) leapfrog(eps float64) (bool, error) {
 		}
 		switch {
 		case l == c.steps-1:
-			lp, err := c.eval(g, th)
+			lp, err := c.evalStep(g, th)
 			if err != nil {
 				return false, err
+			}
+			if math.IsInf(lp, -1) {
+				return false, nil
 			}
 			c.logPiNext = lp
 		default:
 			if err := c.refresh(c, g, th); err != nil {
+				if isNonFinite(err) {
+					return false, nil
+				}
 				return false, err
 			}
 		}
@@ -160,10 +186,12 @@ func (c *hmcChain) Step(rng *rand.Rand) (Info, error) {
 		return Info{}, err
 	}
 	if !inside {
+		info.Divergent = true
 		return info, nil
 	}
 	k1 := c.metric.KineticEnergy(c.momentum)
 	logA := (c.logPiNext - k1) - (c.logPi - k0)
+	info.Divergent = !(-logA <= c.maxDeltaH)
 	return c.accept(rng, logA, info)
 }
 

@@ -149,6 +149,20 @@ func (g *gradWalk) eval(grad, theta []float64) (float64, error) {
 	return g.evalAt(grad, theta)
 }
 
+// evalStep is eval at a leapfrog position of NUTS or HMC: a non-finite
+// energy, energy sum or gradient there (isNonFinite — a Poisson rate e^η
+// past η ≈ 709, say) is zero density, −Inf, which the trajectory counts as
+// a divergence, not an error. The target is the same but for the points
+// where its density is not representable. Start's θ0 still uses eval, so a
+// non-finite start stays an error.
+func (g *gradWalk) evalStep(grad, theta []float64) (float64, error) {
+	lp, err := g.eval(grad, theta)
+	if err != nil && isNonFinite(err) {
+		return math.Inf(-1), nil
+	}
+	return lp, err
+}
+
 // evalAt is eval in the centred θ.
 func (g *gradWalk) evalAt(grad, theta []float64) (float64, error) {
 	lp := g.t.LogPrior(theta)

@@ -39,7 +39,9 @@ import (
 // divergence: the integrator has left the true trajectory). A new subtree
 // that U-turns within itself, or diverges, is discarded whole: sampling
 // from it would break detailed balance. A step that leaves the prior's
-// support is a divergence too.
+// support, or reaches a position whose energy or gradient is not finite
+// (a Poisson rate e^η past η ≈ 709), is a divergence too: zero density
+// there, not an error (TestLeapfrogOverflowDiverges).
 //
 // Info.AcceptProb is Stan's accept_stat__, the mean of min(1, e^{H(z₀)−H})
 // over every state the transition integrated (discarded subtrees
@@ -437,7 +439,8 @@ func (c *nutsChain) buildTree(rng *rand.Rand, z *nutsState, depth int, sign floa
 // eps < 0): a half kick with the gradient, a drift θ += eps·M⁻¹p, the
 // gradient and log π at the new θ in one read of the data, and another
 // half kick. It returns false, reading no data, if θ left the prior's
-// support.
+// support, and false if the energy or gradient at θ is not finite
+// (evalStep): both are zero density, a divergence.
 func (c *nutsChain) leapfrog(z *nutsState, eps float64) (bool, error) {
 	for j, g := range z.grad {
 		z.p[j] += eps / 2 * g
@@ -446,7 +449,7 @@ func (c *nutsChain) leapfrog(z *nutsState, eps float64) (bool, error) {
 	for j, v := range c.vel {
 		z.theta[j] += eps * v
 	}
-	lp, err := c.eval(z.grad, z.theta)
+	lp, err := c.evalStep(z.grad, z.theta)
 	if err != nil {
 		return false, err
 	}

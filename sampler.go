@@ -53,9 +53,9 @@ type Info struct {
 	// TreeDepth is the depth of NUTS's trajectory tree (it holds up to
 	// 2^TreeDepth states; Stan's treedepth__), 0 for other kernels.
 	TreeDepth int
-	// Divergent reports a divergent trajectory (NUTS: an energy error
-	// above MaxDeltaH, or a step out of the prior's support; Stan's
-	// divergent__).
+	// Divergent reports a divergent trajectory (NUTS and HMC: an energy
+	// error above MaxDeltaH, a step out of the prior's support or to a
+	// non-finite energy or gradient; Stan's divergent__).
 	Divergent bool
 }
 
@@ -93,8 +93,10 @@ type Settings struct {
 	FirstChain int
 	// Init is θ0 for every chain (nil: the origin, or the centre of a Box
 	// or Ball prior's support that does not hold the origin; with a nil Kernel that chose a kernel built on
-	// the Laplace approximation, one draw of it per chain: LaplaceInits). Inits,
-	// if set, gives one θ0 per chain instead.
+	// the Laplace approximation, one draw of it per chain: LaplaceInits;
+	// for GroupGibbs and GroupSMH, the Laplace-EM centre, since at the
+	// origin a log scale's conditional is improper). Inits, if set, gives
+	// one θ0 per chain instead.
 	Init  []float64
 	Inits [][]float64
 	// TargetAccept is the acceptance rate warmup adapts the step scale
@@ -710,6 +712,20 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		// cancelled: nothing has been drawn, so nothing is rolled back
 		// (TestInterruptStartAudit).
 		release := t.watch(ctx)
+		if ds, ok := k.(DefaultStarter); ok && set.Init == nil && set.Inits == nil {
+			// A kernel that has its own start (the multilevel kernels: the
+			// centre they are built on, not the origin, where every effect
+			// is exactly 0 and a log scale's conditional is improper;
+			// TestMultilevelDefaultStart). An error is Start's to report.
+			where = "Kernel.DefaultStart"
+			if c0, err := ds.DefaultStart(t); err == nil && len(c0) == len(theta0) {
+				theta0 = slices.Clone(c0)
+			} else if ctx.Err() != nil && errors.Is(err, errInterrupted) {
+				release()
+				return ctx.Err()
+			}
+			where = "Kernel.Start"
+		}
 		ch, err := k.Start(t, theta0)
 		release()
 		if err != nil {
@@ -1590,4 +1606,13 @@ func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
 		r.Inits[k] = x
 	}
 	return &r
+}
+
+// DefaultStarter is a Kernel with its own θ0 for chains whose Settings
+// give none (Init and Inits nil), used in place of the origin: the
+// multilevel kernels start from the centre they are built on, since at
+// the origin a log scale's conditional is improper. DefaultStart is called
+// with the chain's Target, watching the run's context (Target.RunContext).
+type DefaultStarter interface {
+	DefaultStart(t *Target) ([]float64, error)
 }

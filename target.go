@@ -48,6 +48,10 @@ type Target struct {
 	// errInterrupted. The driver sets it only for a chain that can abandon
 	// a transition (stepInterrupter), FindMAP for its search.
 	interrupt *atomic.Bool
+	// ctx is the context interrupt watches (watch), for a Start that runs
+	// a whole phase of its own — the multilevel kernels' Laplace-EM
+	// centre — to pass on (runContext).
+	ctx context.Context
 
 	idxBuf [chunk]int
 	valBuf [chunk]float64
@@ -374,7 +378,7 @@ func sumEnergies(val []float64, idx []int, theta []float64) (float64, error) {
 				return 0, newEnergyError(idx[k], theta, nil, v)
 			}
 		}
-		return 0, fmt.Errorf("exactmh: energies of data %d…%d at θ = %v overflow when summed", idx[0], idx[len(idx)-1], theta)
+		return 0, &nonFiniteError{fmt.Sprintf("exactmh: energies of data %d…%d at θ = %v overflow when summed", idx[0], idx[len(idx)-1], theta)}
 	}
 	return s, nil
 }
@@ -383,10 +387,26 @@ func sumEnergies(val []float64, idx []int, theta []float64) (float64, error) {
 func finiteGradient(grad, theta []float64) error {
 	for j, g := range grad {
 		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return fmt.Errorf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)
+			return &nonFiniteError{fmt.Sprintf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)}
 		}
 	}
 	return nil
+}
+
+// nonFiniteError is a gradient with a non-finite component, or finite
+// energies whose sum overflows.
+type nonFiniteError struct{ msg string }
+
+func (e *nonFiniteError) Error() string { return e.msg }
+
+// isNonFinite reports whether err is a non-finite energy, energy sum or
+// gradient (an *EnergyError or a nonFiniteError): at a leapfrog position
+// NUTS and HMC take it for zero density, a divergence (gradWalk.evalStep),
+// where it stops any other evaluation.
+func isNonFinite(err error) bool {
+	var ee *EnergyError
+	var ne *nonFiniteError
+	return errors.As(err, &ee) || errors.As(err, &ne)
 }
 
 func (t *Target) errNoGradient() error {
@@ -486,18 +506,33 @@ func watchContext(ctx context.Context) (flag *atomic.Bool, release func() bool) 
 		return nil, func() bool { return false }
 	}
 	flag = new(atomic.Bool)
+	flag.Store(ctx.Err() != nil) // at once for a context already cancelled; AfterFunc's call is asynchronous
 	return flag, context.AfterFunc(ctx, func() { flag.Store(true) })
 }
 
 // watch makes t's whole-data passes return errInterrupted within a chunk
-// once ctx is cancelled, until the function it returns is called.
+// once ctx is cancelled, until the function it returns is called, which
+// restores the watch before it: a phase that watches its own context
+// inside a Start (multilevelCenter) leaves the Start's watch in place.
 func (t *Target) watch(ctx context.Context) (release func()) {
+	prevFlag, prevCtx := t.interrupt, t.ctx
 	flag, stop := watchContext(ctx)
-	t.interrupt = flag
+	t.interrupt, t.ctx = flag, ctx
 	return func() {
 		stop()
-		t.interrupt = nil
+		t.interrupt, t.ctx = prevFlag, prevCtx
 	}
+}
+
+// RunContext returns the context t's passes watch (the run's, during a
+// chain's Start and DefaultStart), or context.Background if none: for a
+// phase a kernel runs in Start — the multilevel kernels' Laplace-EM
+// centre — to stop when the run is cancelled.
+func (t *Target) RunContext() context.Context {
+	if t.ctx == nil {
+		return context.Background()
+	}
+	return t.ctx
 }
 
 // stopped reports whether flag (from watchContext; nil: never) is set.

@@ -93,6 +93,11 @@ func readCSVLines(r io.Reader, src string, opt *ReadOptions, maxLine int) (*Fram
 	limit := opt.limit()
 	n := 0
 	for n < limit {
+		if n%1024 == 0 {
+			if err := opt.stopped(); err != nil {
+				return nil, fmt.Errorf("data: %s: stopped at row %d: %w", src, n+1, err)
+			}
+		}
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			if guard.last != '\n' {
@@ -118,6 +123,9 @@ func readCSVLines(r io.Reader, src string, opt *ReadOptions, maxLine int) (*Fram
 	}
 	out := &Frame{source: src, n: n}
 	for k, j := range sel {
+		if err := opt.stopped(); err != nil {
+			return nil, fmt.Errorf("data: %s: stopped at column %q: %w", src, names[j], err)
+		}
 		out.cols = append(out.cols, inferColumn(names[j], raw[k]))
 		raw[k] = nil
 	}

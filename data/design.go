@@ -6,6 +6,7 @@ package data
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -168,6 +169,16 @@ type builder struct {
 	src  string
 	rows []int // the Frame's rows used, nil: all
 	n    int
+	ctx  context.Context
+}
+
+// stopped returns an error wrapping the build's context's once it is
+// cancelled, else nil.
+func (b *builder) stopped(at string) error {
+	if err := b.ctx.Err(); err != nil {
+		return fmt.Errorf("data: %s: building the design stopped at %s: %w", b.src, at, err)
+	}
+	return nil
 }
 
 // row is the Frame's 1-based row of design row i, for messages.
@@ -184,10 +195,17 @@ func (b *builder) row(i int) int {
 // standardises them. Every error names the file and, where one is at
 // fault, the row (1-based, counting data rows) and column and the value.
 func (s Spec) Build(f *Frame) (*Design, error) {
+	return s.BuildContext(context.Background(), f)
+}
+
+// BuildContext is Build, stopped once ctx is cancelled with an error
+// wrapping ctx's: it polls ctx before each column it checks and each term
+// it plans, and every block of rows it fills (TestBuildContextStops).
+func (s Spec) BuildContext(ctx context.Context, f *Frame) (*Design, error) {
 	if f == nil {
 		return nil, fmt.Errorf("data: Build: nil Frame")
 	}
-	b := &builder{f: f, spec: &s, src: f.source}
+	b := &builder{f: f, spec: &s, src: f.source, ctx: ctx}
 	if s.Response == nil {
 		return nil, fmt.Errorf("data: %s: Spec.Response is nil: want Num, Log, Log1p or Above of the response column", b.src)
 	}
@@ -294,6 +312,9 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	}
 	widest, width := "", 0 // the term with the most columns, for the memory error
 	for k := 1; k < nFixed; k++ {
+		if err := b.stopped(where[k]); err != nil {
+			return nil, err
+		}
 		var p plan
 		var err error
 		if first, ok := interFirst[k]; ok {
@@ -317,17 +338,35 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 		}
 	}
 	for _, p := range plans {
+		d.D += len(p.names)
+	}
+	// X is allocated in one request, which the runtime cannot refuse
+	// gracefully: a categorical term on a per-row identifier asks for
+	// N × N × 8 bytes. Refuse it first, by the draws' headroom rule, and
+	// before anything that grows faster than the columns.
+	if err := fits(b.src, float64(d.N)*float64(d.D)*8, fmt.Sprintf("the design's %d rows × %d columns (%d of them from %s)", d.N, d.D, width, widest),
+		"pool a categorical term's levels (TopK), drop the term if it is an identifier, or model many levels as sparse random effects rather than one-hot columns"); err != nil {
+		return nil, err
+	}
+	// Repeated names, through a map: linear in the columns
+	// (TestBuildManyLevelsLinear).
+	d.Names = make([]string, 0, d.D)
+	seen := make(map[string]int, d.D)
+	for _, p := range plans {
 		for _, name := range p.names {
-			if k := slices.Index(d.Names, name); k >= 0 {
+			if k, ok := seen[name]; ok {
 				return nil, fmt.Errorf("data: %s: two columns are named %q (columns %d and %d): a term is repeated, and its coefficients would not be identifiable", b.src, name, k+1, len(d.Names)+1)
 			}
+			seen[name] = len(d.Names)
 			d.Names = append(d.Names, name)
 		}
 		d.Center = append(d.Center, p.center...)
 		d.Scale = append(d.Scale, p.scale...)
 	}
-	d.D = len(d.Names)
 	for _, r := range randoms {
+		if err := b.stopped(r.where); err != nil {
+			return nil, err
+		}
 		g, err := b.group(r, terms, cols, where)
 		if err != nil {
 			return nil, err
@@ -337,22 +376,18 @@ func (s Spec) Build(f *Frame) (*Design, error) {
 	if d.D == 0 && len(d.Groups) == 0 {
 		return nil, fmt.Errorf("data: %s: the design has no columns: Spec.NoIntercept and no Spec.Terms", b.src)
 	}
-	// X is allocated in one request, which the runtime cannot refuse
-	// gracefully: a categorical term on a per-row identifier asks for
-	// N × N × 8 bytes. Refuse it first, by the draws' headroom rule.
-	if err := fits(b.src, float64(d.N)*float64(d.D)*8, fmt.Sprintf("the design's %d rows × %d columns (%d of them from %s)", d.N, d.D, width, widest),
-		"pool a categorical term's levels (TopK), drop the term if it is an identifier, or model many levels as sparse random effects rather than one-hot columns"); err != nil {
-		return nil, err
-	}
 	d.X = prefault.Make[float64](d.N * d.D)
-	fillParallel(d.X, d.N, d.D, plans)
+	if !fillParallel(b.ctx, d.X, d.N, d.D, plans) {
+		return nil, b.stopped("filling the design's rows")
+	}
 	return d, nil
 }
 
 // fillParallel fills x block by block (blocks of rows small enough for
 // the cache, each term writing its columns in turn), on up to GOMAXPROCS
-// goroutines.
-func fillParallel(x []float64, n, stride int, plans []plan) {
+// goroutines. It returns false, leaving x part filled, if ctx was
+// cancelled.
+func fillParallel(ctx context.Context, x []float64, n, stride int, plans []plan) bool {
 	const block = 2048
 	blocks := (n + block - 1) / block
 	workers := min(runtime.GOMAXPROCS(0), blocks, 8)
@@ -365,6 +400,9 @@ func fillParallel(x []float64, n, stride int, plans []plan) {
 		go func() {
 			defer wg.Done()
 			for k := w; k < blocks; k += workers {
+				if ctx.Err() != nil {
+					return
+				}
 				lo, hi := k*block, min(n, (k+1)*block)
 				off := 0
 				for _, p := range plans {
@@ -375,6 +413,7 @@ func fillParallel(x []float64, n, stride int, plans []plan) {
 		}()
 	}
 	wg.Wait()
+	return ctx.Err() == nil
 }
 
 // checkType checks that term t can read column c.
@@ -427,6 +466,9 @@ func (b *builder) filter(terms []*term, cols []*column, where []string) error {
 	for k, c := range cols {
 		if c == nil || slices.Index(cols[:k], c) >= 0 {
 			continue // checked already
+		}
+		if err := b.stopped(where[k]); err != nil {
+			return err
 		}
 		for r, m := range c.miss {
 			if m {

@@ -5,6 +5,7 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -252,6 +253,35 @@ type ReadOptions struct {
 	// which has no size to check and may never end. Lines are capped at
 	// 64 MiB either way.
 	Special bool
+
+	// ctx, set by ReadFileContext, stops a read once cancelled.
+	ctx context.Context
+}
+
+// stopped returns the error of the read's context (ReadFileContext) once
+// it is cancelled, else nil.
+func (o *ReadOptions) stopped() error {
+	if o == nil || o.ctx == nil {
+		return nil
+	}
+	return o.ctx.Err()
+}
+
+// ReadFileContext is ReadFile, stopped once ctx is cancelled with an error
+// wrapping ctx's: the CSV reader polls ctx every 1,024 rows, the Parquet
+// reader before each row group of each column, the Arrow reader when it
+// has read (TestReadFileContextStops).
+func ReadFileContext(ctx context.Context, path string, opt *ReadOptions) (*Frame, error) {
+	var o ReadOptions
+	if opt != nil {
+		o = *opt
+	}
+	o.ctx = ctx
+	f, err := ReadFile(path, &o)
+	if err == nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("data: %s: %w", filepath.Base(path), ctx.Err())
+	}
+	return f, err
 }
 
 func (o *ReadOptions) special() bool { return o != nil && o.Special }

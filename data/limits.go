@@ -40,8 +40,16 @@ func checkRowsFit(src string, rows, cols int) error {
 
 // openRegular opens a file for reading, refusing what is not a regular
 // file (a device such as /dev/zero, a named pipe, a directory) unless
-// special: such a file has no size to check and may never end.
+// special: such a file has no size to check and may never end. The path is
+// checked before it is opened, since opening a named pipe blocks until a
+// writer opens it — for ever, if none does (TestReadRefusesFIFO) — and
+// the opened file again, in case the path changed in between.
 func openRegular(path, src string, special bool) (*os.File, error) {
+	if !special {
+		if err := regularPath(path, src, "; ReadOptions.Special reads a pipe or device as CSV"); err != nil {
+			return nil, err
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
@@ -103,3 +111,16 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 // the file may have been cut mid-row (a copy interrupted, a disk full),
 // and a number cut short ("2.246979" read as "2.246") is still a number.
 var errPartialLine = errors.New("the last line is not terminated by a newline, so the file may have been cut mid-row; if the line is complete, end it with a newline")
+
+// regularPath refuses a path that is not a regular file (following
+// symbolic links), without opening it; hint ends the message.
+func regularPath(path, src, hint string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("data: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("data: %s: not a regular file (%s): refused, since it may never end%s", src, st.Mode().Type(), hint)
+	}
+	return nil
+}

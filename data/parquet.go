@@ -249,7 +249,7 @@ func readParquet(r readSource, src string, opt *ReadOptions) (fr *Frame, err err
 			defer wg.Done()
 			defer func() { <-sem }()
 			pr := &pageReader{r: r, pageCap: pageCap}
-			errs[k] = builders[k].read(pr, groups, total)
+			errs[k] = builders[k].read(pr, groups, total, opt.stopped)
 		}()
 	}
 	wg.Wait()
@@ -329,11 +329,14 @@ func (b *parquetBuilder) reserve(n int) {
 }
 
 // read reads the builder's column from the row groups, up to limit rows.
-func (b *parquetBuilder) read(pr *pageReader, groups []*pqRowGroup, limit int) error {
+func (b *parquetBuilder) read(pr *pageReader, groups []*pqRowGroup, limit int, stopped func() error) error {
 	cr := newChunkReader(b, pr)
 	for g, rg := range groups {
 		if b.n >= limit {
 			break
+		}
+		if err := stopped(); err != nil {
+			return fmt.Errorf("data: %s: column %q: stopped at row group %d: %w", b.src, b.col.name, g, err)
 		}
 		cc := &rg.chunks[b.leaf]
 		want := int(min(rg.rows, int64(limit-b.n)))

@@ -213,9 +213,15 @@ func parseAtom(s string) (Term, error) {
 		return Above(col, t), nil
 	case "cat":
 		var co []CatOption
+		seen := map[string]bool{}
 		for _, o := range opts {
 			k, v, ok := strings.Cut(strings.TrimSpace(o), "=")
-			switch strings.TrimSpace(k) {
+			key := strings.TrimSpace(k)
+			if seen[key] {
+				return nil, fmt.Errorf("term %q: option %s given twice: give it once", s, key)
+			}
+			seen[key] = true
+			switch key {
 			case "top":
 				n, err := strconv.Atoi(strings.TrimSpace(v))
 				if !ok || err != nil || n < 1 {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -58,8 +60,10 @@ func ParseDType(s string) (DType, error) {
 // StoreMagic is the first eight bytes of a store file.
 const StoreMagic = "EXMHROWS"
 
-// StoreVersion is the layout version CreateStore writes and OpenStore reads.
-const StoreVersion = 1
+// StoreVersion is the layout version CreateStore writes and OpenStore
+// reads: 2, with CRC-32C checksums of y and X after X. Version 1 stores,
+// without them, are refused with an error saying to write them again.
+const StoreVersion = 2
 
 // MaxStoreDim is the largest d of a store, the exactmh.MaxDim of the
 // energies the store feeds.
@@ -102,12 +106,27 @@ func layoutFor(n, d uint64, dtype DType) (storeLayout, error) {
 		return storeLayout{}, fmt.Errorf("N = %d overflows (y alone more than %d bytes)", n, uint64(limit))
 	}
 	xOff := (headerSize + 8*n + sectionAlig - 1) / sectionAlig * sectionAlig
-	size := xOff + nd*es
+	size := xOff + nd*es + 8 // and the two checksums
 	if size > limit || size > uint64(math.MaxInt) {
 		return storeLayout{}, fmt.Errorf("N = %d, d = %d: file size %d bytes overflows", n, d, size)
 	}
 	return storeLayout{n: int(n), d: int(d), dtype: dtype, yOff: headerSize, xOff: int(xOff),
 		size: int(size), valuesBytes: int(nd * es)}, nil
+}
+
+// sumsOff returns the offset of the checksums of y and X: after X.
+func (l storeLayout) sumsOff() int { return l.xOff + l.valuesBytes }
+
+// sections returns the name, offset and length in bytes of y and X, in
+// the order of their checksums.
+func (l storeLayout) sections() [2]struct {
+	name     string
+	off, len int
+} {
+	return [2]struct {
+		name     string
+		off, len int
+	}{{"y", l.yOff, 8 * l.n}, {"X", l.xOff, l.valuesBytes}}
 }
 
 // header returns the 64 header bytes of l.
@@ -150,6 +169,9 @@ func checkHeaderStart(what, path string, b []byte, magic string, version uint32)
 
 // parseHeader checks the header b of a file of fileSize bytes.
 func parseHeader(path string, b []byte, fileSize int64) (storeLayout, error) {
+	if len(b) >= headerSize && bytes.Equal(b[:8], []byte(StoreMagic)) && binary.NativeEndian.Uint32(b[8:]) == 1 {
+		return storeLayout{}, fmt.Errorf("data: store %s: version 1, written without checksums: write it again with CreateStore (this reader knows version %d, whose y and X carry CRC-32C checksums)", path, StoreVersion)
+	}
 	if err := checkHeaderStart("store", path, b, StoreMagic, StoreVersion); err != nil {
 		return storeLayout{}, err
 	}
@@ -298,6 +320,21 @@ func (w *StoreWriter) Close() error {
 	w.flush(&w.ybuf, &w.yPos)
 	w.flush(&w.xbuf, &w.xPos)
 	if w.err == nil {
+		// The checksums, from the sections as written (read back: one more
+		// streaming pass over the file).
+		sums := make([]byte, 0, 8)
+		for _, sec := range w.l.sections() {
+			h := crc32.New(castagnoli)
+			if _, err := io.Copy(h, io.NewSectionReader(w.f, int64(sec.off), int64(sec.len))); err != nil && w.err == nil {
+				w.err = fmt.Errorf("data: store %s: checksum of %s: %w", w.path, sec.name, err)
+			}
+			sums = binary.NativeEndian.AppendUint32(sums, h.Sum32())
+		}
+		if _, err := w.f.WriteAt(sums, int64(w.l.sumsOff())); err != nil && w.err == nil {
+			w.err = fmt.Errorf("data: store %s: checksums: %w", w.path, err)
+		}
+	}
+	if w.err == nil {
 		if _, err := w.f.WriteAt(w.l.header(), 0); err != nil {
 			w.err = fmt.Errorf("data: store %s: header: %w", w.path, err)
 		}
@@ -355,7 +392,7 @@ func (w *StoreWriter) Abort() error {
 //
 //	offset size field
 //	0      8    magic "EXMHROWS"
-//	8      4    version, uint32 = 1
+//	8      4    version, uint32 = 2
 //	12     4    endianness check, uint32 0x01020304 in the writer's order
 //	16     4    dtype of X, uint32: 1 = float32, 2 = float64
 //	20     4    reserved, 0
@@ -363,9 +400,10 @@ func (w *StoreWriter) Abort() error {
 //	32     8    d, uint64, columns of X, 1 ≤ d ≤ MaxStoreDim
 //	40     8    offset of y, uint64 = 64
 //	48     8    offset of X, uint64 = 64 + 8N rounded up to a multiple of 64
-//	56     8    file size, uint64 = offset of X + N·d·sizeof(dtype)
+//	56     8    file size, uint64 = offset of X + N·d·sizeof(dtype) + 8
 //	64          y: N float64
 //	offX        X: N·d values of dtype, row-major (row i at offX + i·d·size)
+//	            checksums: 2 uint32, the CRC-32C (Castagnoli) of y and of X
 //
 // The gaps between sections are zero. Every field is checked on opening:
 // a file whose size differs from the declared one (truncated, or with bytes
@@ -419,6 +457,9 @@ type Store struct {
 // OpenStore maps the store at path read-only, after checking its header
 // and size (not its values: see Store).
 func OpenStore(path string) (*Store, error) {
+	if err := regularPath(path, "OpenStore: "+path, ""); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: OpenStore: %w", err)
@@ -515,7 +556,9 @@ func (s *Store) X64() []float64 { return s.x64 }
 func (s *Store) X32() []float32 { return s.x32 }
 
 // Validate reads every value and returns an error naming the first that is
-// not finite (its row and column), or nil. It reads the whole file. A file
+// not finite (its row and column), then checks the CRC-32C checksums of y
+// and X (a second streaming pass, at memory speed on amd64 and arm64),
+// or returns nil. It reads the whole file. A file
 // truncated by another process while mapped is an error too (a read past
 // its new end faults; guardFault), not a crash.
 func (s *Store) Validate() (err error) {
@@ -550,6 +593,14 @@ func (s *Store) validate() error {
 	for k, v := range s.x32 {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
 			return fmt.Errorf("data: store %s: X[%d] (row %d, column %d) = %v is not finite", s.path, k, k/d, k%d, v)
+		}
+	}
+	// Last, the checksums: a damaged byte the checks above let pass (a
+	// value still finite; TestStoreChecksums).
+	for k, sec := range s.l.sections() {
+		want := binary.NativeEndian.Uint32(s.mem[s.l.sumsOff()+4*k:])
+		if got := crc32.Checksum(s.mem[sec.off:sec.off+sec.len], castagnoli); got != want {
+			return fmt.Errorf("data: store %s: %s (%d bytes at offset %d) has checksum %#08x, the store recorded %#08x: the file was changed or damaged after it was written", s.path, sec.name, sec.len, sec.off, got, want)
 		}
 	}
 	return nil

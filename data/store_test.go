@@ -170,7 +170,7 @@ func TestOpenStoreRejects(t *testing.T) {
 	}{
 		{"empty", nil, "0 bytes, shorter than the 64-byte header"},
 		{"short", b[:20], "20 bytes"},
-		{"truncated", b[:len(b)-1], "file is 431 bytes, header declares 432"},
+		{"truncated", b[:len(b)-1], "file is 439 bytes, header declares 440"},
 		{"appended", append(append([]byte(nil), b...), 0), "longer than its layout"},
 		{"magic", edit(func(b []byte) []byte { b[0] = 'X'; return b }), `magic "XXMHROWS"`},
 		{"endian", edit(func(b []byte) []byte { ne.PutUint32(b[12:], 0x04030201); return b }), "other byte order"},
@@ -178,7 +178,7 @@ func TestOpenStoreRejects(t *testing.T) {
 		{"dtype", edit(func(b []byte) []byte { ne.PutUint32(b[16:], 3); return b }), "dtype 3"},
 		{"N·d", edit(func(b []byte) []byte { ne.PutUint64(b[24:], 1<<40); ne.PutUint64(b[32:], 1<<26); return b }), "N·d = 1099511627776·67108864 overflows"},
 		{"d", edit(func(b []byte) []byte { ne.PutUint64(b[32:], 0); return b }), "d = 0"},
-		{"N", edit(func(b []byte) []byte { ne.PutUint64(b[24:], 11); return b }), "declared size 432 bytes, want 456 for N = 11"},
+		{"N", edit(func(b []byte) []byte { ne.PutUint64(b[24:], 11); return b }), "declared size 440 bytes, want 464 for N = 11"},
 		{"xoff", edit(func(b []byte) []byte { ne.PutUint64(b[48:], 128); return b }), "offset of X 128"},
 		{"size", edit(func(b []byte) []byte { ne.PutUint64(b[56:], 1); return b }), "declared size 1 bytes"},
 	} {
@@ -249,4 +249,54 @@ func FuzzOpenStore(f *testing.F) {
 		_ = s.Validate()
 		s.Close()
 	})
+}
+
+// TestStoreChecksums flips the low mantissa bit of one y and one X value of
+// a store — finite values the finiteness check accepts — and checks that
+// Validate names the section whose checksum changed; a version 1 store is
+// refused saying to write it again; the store as written validates, in
+// float32 and float64.
+func TestStoreChecksums(t *testing.T) {
+	dir := t.TempDir()
+	for _, dt := range []DType{Float32, Float64} {
+		good := filepath.Join(dir, "good"+dt.String())
+		writeStore(t, good, 10, 3, dt)
+		b, err := os.ReadFile(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s0, err := OpenStore(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s0.Validate(); err != nil {
+			t.Fatalf("%v: the store as written: %v", dt, err)
+		}
+		l := s0.l
+		s0.Close()
+		for _, c := range []struct {
+			name string
+			off  int
+		}{{"y", l.yOff + 8*4}, {"X", l.xOff + dt.Size()*7}} {
+			path := filepath.Join(dir, c.name+dt.String())
+			bad := append([]byte(nil), b...)
+			bad[c.off] ^= 1
+			os.WriteFile(path, bad, 0o644)
+			s, err := OpenStore(path)
+			if err != nil {
+				t.Fatalf("%v, %s: %v", dt, c.name, err)
+			}
+			if err := s.Validate(); err == nil || !strings.Contains(err.Error(), ": "+c.name+" (") || !strings.Contains(err.Error(), "checksum") {
+				t.Errorf("%v: a bit of %s flipped: Validate = %v, want its checksum named", dt, c.name, err)
+			}
+			s.Close()
+		}
+		v1 := append([]byte(nil), b...)
+		binary.NativeEndian.PutUint32(v1[8:], 1)
+		path := filepath.Join(dir, "v1"+dt.String())
+		os.WriteFile(path, v1, 0o644)
+		if _, err := OpenStore(path); err == nil || !strings.Contains(err.Error(), "version 1, written without checksums") {
+			t.Errorf("a version 1 store: OpenStore = %v", err)
+		}
+	}
 }

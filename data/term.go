@@ -7,6 +7,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -127,8 +128,13 @@ func Above(col string, threshold float64) Term {
 	return &term{kind: kindAbove, col: col, thr: threshold}
 }
 
-// CatOption modifies a Categorical term.
-type CatOption struct{ apply func(*term) }
+// CatOption modifies a Categorical term. Each option may be given once: a
+// repeated one (TopK twice, say) is an error naming it, rather than the
+// last one silently winning.
+type CatOption struct {
+	name  string
+	apply func(*term)
+}
 
 // Reference sets the reference level of a Categorical term: the level
 // without a column of its own, which the intercept stands for. The
@@ -136,14 +142,14 @@ type CatOption struct{ apply func(*term) }
 // name), counting "other" as a level under TopK. A level the column does
 // not have in the rows used is an error listing the most frequent ones.
 func Reference(level string) CatOption {
-	return CatOption{func(t *term) { t.ref, t.hasRef = level, true }}
+	return CatOption{"Reference", func(t *term) { t.ref, t.hasRef = level, true }}
 }
 
 // TopK keeps the k most frequent levels of a Categorical term (ties broken
 // by name) and pools the rest into one level named "other" ("(other)" if
 // the column has a level called other among the k). k < 1 is an error.
 func TopK(k int) CatOption {
-	return CatOption{func(t *term) {
+	return CatOption{"TopK", func(t *term) {
 		if k < 1 {
 			t.optErr = fmt.Sprintf("TopK(%d): want k ≥ 1", k)
 		}
@@ -161,10 +167,14 @@ func TopK(k int) CatOption {
 // in the rows used is an error: its only column would be constant.
 func Categorical(col string, opts ...CatOption) Term {
 	t := &term{kind: kindCat, col: col}
-	for _, o := range opts {
-		if o.apply != nil {
-			o.apply(t)
+	for j, o := range opts {
+		if o.apply == nil {
+			continue
 		}
+		if k := slices.IndexFunc(opts[:j], func(p CatOption) bool { return p.name == o.name }); k >= 0 && t.optErr == "" {
+			t.optErr = fmt.Sprintf("option %s given twice (options %d and %d): give it once", o.name, k+1, j+1)
+		}
+		o.apply(t)
 	}
 	if t.fixedSD != 0 {
 		if t.hasRef || t.topK != 0 {
@@ -183,7 +193,7 @@ func Categorical(col string, opts ...CatOption) Term {
 // model samples it with the random effects' machinery, its scale fixed
 // at sd (model.Factor.FixedTau). sd must be finite and > 0.
 func NormalLevels(sd float64) CatOption {
-	return CatOption{func(t *term) {
+	return CatOption{"NormalLevels", func(t *term) {
 		if !(sd > 0) || math.IsInf(sd, 0) {
 			t.optErr = fmt.Sprintf("NormalLevels(%v): want a finite sd > 0", sd)
 			sd = math.NaN() // still a Group, to report the error

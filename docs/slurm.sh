@@ -106,8 +106,8 @@ chain)
 		rc=0
 		wait "$pid" || rc=$?
 	fi
-	if [ "$rc" -eq 4 ]; then # interrupted, checkpoint written: run again
-		echo "task $k (chain $((k + 1)), ${OUT}_$((k + 1)).csv) interrupted; checkpoint $ckpt written; requeueing" >&2
+	if [ "$rc" -eq 4 ] || [ "$rc" -eq 5 ]; then # interrupted (4: checkpoint written; 5: none yet): run again
+		echo "task $k (chain $((k + 1)), ${OUT}_$((k + 1)).csv) interrupted (exit $rc); requeueing" >&2
 		scontrol requeue "${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_$k"
 		exit 0
 	fi

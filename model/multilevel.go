@@ -476,6 +476,26 @@ func NewMultilevelRows[T float32 | float64](m *Multilevel, rows SparseRows[T]) (
 	if cols := p.d - len(p.terms); rows.D != cols && rows.D != p.d || rows.N != len(m.Y) {
 		return nil, fmt.Errorf("model: NewMultilevelRows: rows of %d×%d, want N = len(Y) = %d rows of the layout's %d columns (or the dimension %d)", rows.N, rows.D, len(m.Y), cols, p.d)
 	}
+	if rows.D == p.d {
+		// Rows as wide as θ: no row may hold a log scale's column, which
+		// would make the energy depend on τ and the sampled model another
+		// (TestMultilevelRowsLogScaleSlot). One pass over the columns.
+		scale := make([]bool, p.d)
+		for _, r := range p.terms {
+			if r.logTau >= 0 && r.logTau < p.d {
+				scale[r.logTau] = true
+			}
+		}
+		if len(rows.RowPtr) == rows.N+1 && rows.RowPtr[0] == 0 && rows.RowPtr[rows.N] == len(rows.Col) {
+			for i := range rows.N {
+				for q := rows.RowPtr[i]; q < rows.RowPtr[i+1] && q >= 0 && q < len(rows.Col); q++ {
+					if c := rows.Col[q]; c >= 0 && int(c) < p.d && scale[c] {
+						return nil, fmt.Errorf("model: NewMultilevelRows: row %d holds column %d, the log scale %s, which no row may hold (the layout's columns are the %d effects, then the log scales)", i, c, post.Names[c], p.d-len(p.terms))
+					}
+				}
+			}
+		}
+	}
 	rows.D = p.d // the log scales' columns, which no row holds
 	if post.Energy, err = NewWeightedSparseGLM(rows, m.Y, m.Offset, m.Weights, m.Family); err != nil {
 		return nil, fmt.Errorf("model: NewMultilevelRows: %w", err)

@@ -129,3 +129,32 @@ func TestMultilevelRowsFromStore(t *testing.T) {
 		}
 	}
 }
+
+// TestMultilevelRowsLogScaleSlot gives NewMultilevelRows rows as wide as θ
+// with an entry in a log scale's column, which the layout reserves for
+// the scale and no row may hold: an error naming the row and the scale,
+// where it was accepted (and NUTS then sampled another model).
+func TestMultilevelRowsLogScaleSlot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	m := smallMultilevel(rng, 50, LogisticFamily{}, false)
+	ref, err := NewMultilevel(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, _, lt := ref.Prior.(*MultilevelPrior).Term(0)
+	d, n := ref.Dim(), len(m.Y)
+	rows := SparseRows[float64]{N: n, D: d, RowPtr: make([]int, n+1)}
+	for i := range n {
+		rows.Col = append(rows.Col, 0)
+		rows.Val = append(rows.Val, 1)
+		if i == 7 {
+			rows.Col = append(rows.Col, int32(lt))
+			rows.Val = append(rows.Val, 0.5)
+		}
+		rows.RowPtr[i+1] = len(rows.Col)
+	}
+	_, err = NewMultilevelRows(describe(m), rows)
+	if err == nil || !strings.Contains(err.Error(), "row 7") || !strings.Contains(err.Error(), ref.Names[lt]) {
+		t.Fatalf("a row holding the log scale %s: error %v, want one naming row 7 and the scale", ref.Names[lt], err)
+	}
+}

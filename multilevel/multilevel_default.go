@@ -25,7 +25,7 @@ func defaultMultilevelCenter(name string, t *exactmh.Target) (center, sd []float
 		return nil, nil, err
 	}
 	c, err := shared(t, "multilevel/center", func() ([2][]float64, error) {
-		c, sd, err := multilevelCenter(context.Background(), t, lay)
+		c, sd, err := multilevelCenter(t.RunContext(), t, lay) // the run's context: Ctrl-C stops it (TestGroupStartHonoursCancel)
 		if err != nil {
 			return [2][]float64{}, fmt.Errorf("%s: the Laplace-EM centre (Center nil): %w", name, err)
 		}

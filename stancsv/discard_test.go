@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,4 +106,72 @@ func (r *cancelAfter) Record(e *exactmh.Event) error {
 		r.cancel()
 	}
 	return r.Recorder.Record(e)
+}
+
+// cancelInWarmup cancels the run at chain 0's warmup transition at.
+type cancelInWarmup struct {
+	*stancsv.Recorder
+	at     int
+	cancel context.CancelFunc
+}
+
+func (r *cancelInWarmup) Record(e *exactmh.Event) error {
+	if e.Chain == 0 && e.Warmup && e.Iteration == r.at {
+		r.cancel()
+	}
+	return r.Recorder.Record(e)
+}
+
+// TestRecorderHeaderAtInit checks that a run cancelled before its first
+// kept draw leaves files that parse — configuration comments and header
+// (lp__, the diagnostics, the parameters), no draws — and that the first
+// draw of the resumed run replaces that provisional header: the files end
+// as those of an uninterrupted run, with one header each.
+func TestRecorderHeaderAtInit(t *testing.T) {
+	g := boxed(t, 200, 1)
+	dir := t.TempDir()
+	opt := &stancsv.Options{SigFigs: 17}
+	set := exactmh.Settings{Chains: 2, Draws: 50, Warmup: 100, Seed: 9, Init: g.Mean,
+		Recorder: stancsv.NewFiles(filepath.Join(dir, "whole"), opt)}
+	if _, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.HMC{}, &set); err != nil {
+		t.Fatal(err)
+	}
+	want := readChains(t, filepath.Join(dir, "whole"), 2)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	set.Recorder = &cancelInWarmup{Recorder: stancsv.NewFiles(filepath.Join(dir, "cut"), opt), at: 10, cancel: cancel}
+	res, err := exactmh.Sample(ctx, g.Posterior, exactmh.HMC{}, &set)
+	if res == nil || res.Status != exactmh.Canceled {
+		t.Fatalf("cancelled run: %v, %v", res, err)
+	}
+	cut := readChains(t, filepath.Join(dir, "cut"), 2)
+	for c, f := range cut {
+		if len(f.Draws) != 0 || len(f.Columns) != len(want[c].Columns) || f.Columns[0] != "lp__" {
+			t.Fatalf("chain %d cancelled in warmup: %d draws, columns %q, want none and %q", c, len(f.Draws), f.Columns, want[c].Columns)
+		}
+		if v, _ := f.ConfigValue("num_samples"); v != "50" {
+			t.Errorf("chain %d cancelled in warmup: num_samples = %q, want 50", c, v)
+		}
+	}
+	if _, err := exactmh.Resume(context.Background(), res, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := readChains(t, filepath.Join(dir, "cut"), 2)
+	for c := range 2 {
+		if !slices.Equal(got[c].Columns, want[c].Columns) || len(got[c].Draws) != len(want[c].Draws) {
+			t.Fatalf("chain %d resumed: columns %q and %d draws, want %q and %d", c, got[c].Columns, len(got[c].Draws), want[c].Columns, len(want[c].Draws))
+		}
+		for k := range want[c].Draws {
+			if !slices.Equal(got[c].Draws[k], want[c].Draws[k]) {
+				t.Fatalf("chain %d resumed: draw %d differs from the uninterrupted run's", c, k)
+			}
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("cut_%d.csv", c+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(raw), "# exactmh_version"); n != 1 {
+			t.Errorf("chain %d resumed: %d headers in the file, want 1", c, n)
+		}
+	}
 }

@@ -32,13 +32,19 @@ import (
 func SafeNames(names []string) []string {
 	out := make([]string, len(names))
 	seen := make(map[string]bool, len(names))
+	// next[base] is the suffix to try next for base: the ones below it are
+	// taken, and stay taken, so many names made equal cost linear time.
+	next := make(map[string]int)
 	for j, n := range names {
 		s := safeName(n)
 		if seen[s] {
 			base := s
-			for k := 2; seen[s]; k++ {
+			k := max(next[base], 2)
+			for s = base + "_" + strconv.Itoa(k); seen[s]; {
+				k++
 				s = base + "_" + strconv.Itoa(k)
 			}
+			next[base] = k + 1
 		}
 		seen[s] = true
 		out[j] = s

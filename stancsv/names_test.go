@@ -7,11 +7,13 @@ package stancsv_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/stancsv"
@@ -94,5 +96,66 @@ func TestSafeNames(t *testing.T) {
 			}
 			seen[n] = true
 		}
+	}
+}
+
+// TestSafeNamesManyCollisions gives SafeNames 200,000 names that all
+// flatten to the same one (non-ASCII level names): every result is
+// distinct, in order, and the suffixes are found in linear time (each
+// name used to try every suffix below its own; the guard fails the test
+// after two minutes rather than hang it).
+func TestSafeNamesManyCollisions(t *testing.T) {
+	const n = 200000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "u_g[ü]"
+	}
+	done := make(chan []string, 1)
+	go func() { done <- stancsv.SafeNames(names) }()
+	select {
+	case out := <-done:
+		seen := make(map[string]bool, n)
+		for i, s := range out {
+			if seen[s] {
+				t.Fatalf("name %d: %q repeated", i, s)
+			}
+			seen[s] = true
+		}
+		if out[0] != "u_g" || out[1] != "u_g_2" || out[n-1] != fmt.Sprintf("u_g_%d", n) {
+			t.Errorf("names %q, %q … %q", out[0], out[1], out[n-1])
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("SafeNames still running after two minutes")
+	}
+}
+
+// TestNameMapVerbatim writes a run whose parameter names a Stan CSV
+// header cannot hold (levels with non-ASCII letters, which SafeNames
+// flattens to u_g, u_g_2, …): the file maps each changed column name to
+// the name verbatim in the "parameter_names" comments, which Read gives
+// back in Config; names kept as they are get no entry.
+func TestNameMapVerbatim(t *testing.T) {
+	g := boxed(t, 100, 1)
+	res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{}, &exactmh.Settings{Chains: 1, Draws: 20, Warmup: 20, Seed: 1, Init: g.Mean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"u_g[Zürich]", "beta"}
+	var buf bytes.Buffer
+	if err := stancsv.Write(&buf, res, 0, &stancsv.Options{Names: names}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := stancsv.Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.ParamNames(); !slices.Equal(got, []string{"u_g_Z_rich", "beta"}) {
+		t.Fatalf("columns %q", got)
+	}
+	if v, ok := f.ConfigValue("parameter_names.u_g_Z_rich"); !ok || v != names[0] {
+		t.Errorf("parameter_names.u_g_Z_rich = %q (%v), want %q", v, ok, names[0])
+	}
+	if _, ok := f.ConfigValue("parameter_names.beta"); ok {
+		t.Error("a name kept as it is has a parameter_names entry")
 	}
 }

@@ -45,9 +45,9 @@
 // random walk's step size in posterior sds: near 0 for small moves, √2 for
 // independent draws; the configuration key stepsize_is says so, and the
 // "Step size" comment after the header is the same), treedepth__ (and for NUTS
-// n_leapfrog__) and divergent__ — NUTS's Info.TreeDepth, Info.GradEvals/N
-// and Info.Divergent, 0 for the kernels that build no trajectory tree
-// (cmdstanpy requires both columns). exactmh's own per-draw diagnostics —
+// n_leapfrog__) and divergent__ — NUTS's Info.TreeDepth and Info.GradEvals/N,
+// 0 for the kernels that build no trajectory tree (cmdstanpy requires both
+// columns), and every kernel's Info.Divergent (NUTS's and HMC's). exactmh's own per-draw diagnostics —
 // accepted, batch_size (Info.Batch), n_energy and n_grad (datum
 // evaluations of the transition) — are averaged over the kept draws in a
 // comment after the timing trailer (File.Diagnostics), or written as the
@@ -178,6 +178,9 @@ type stanWriter struct {
 	tree    bool // whether NUTS's treedepth__, n_leapfrog__ and divergent__ are
 	n       int  // N, the data per leapfrog step
 	adapted bool // whether the adaptation comment is written
+	// orig are the run's parameter names, verbatim, for the
+	// parameter_names comment (nil: none written).
+	orig []string
 	// metric is the chain's inverse mass matrix, written as the header's
 	// metric and after the step size.
 	metric exactmh.Metric
@@ -262,6 +265,7 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 			fmt.Fprintf(w, "#   %s = %s\n", nonAlnum.ReplaceAllString(kv[0], "_"), oneLine(kv[1]))
 		}
 	}
+	s.nameMap(names)
 	fmt.Fprintf(w, "# output\n#   sig_figs = %d\n", s.sig)
 	if s.lp {
 		fmt.Fprintf(w, "#   lp__ = %s\n", lpExact)
@@ -283,6 +287,28 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 	cols = append([]string{"lp__"}, cols...)
 	w.WriteString(strings.Join(append(cols, names...), ","))
 	w.WriteByte('\n')
+}
+
+// nameMap writes, as the comment block "parameter_names", each column
+// name that SafeNames changed with the run's name verbatim ("u_g_2 =
+// u_g[Zürich]"; File.Config's "parameter_names.u_g_2"), so that a reader
+// can restore the names a Stan CSV header cannot hold
+// (TestNameMapVerbatim). A name with a line break keeps it as a space.
+func (s *stanWriter) nameMap(names []string) {
+	if len(s.orig) != len(names) {
+		return
+	}
+	head := false
+	for j, n := range names {
+		if s.orig[j] == n {
+			continue
+		}
+		if !head {
+			fmt.Fprintf(s.w, "# parameter_names\n")
+			head = true
+		}
+		fmt.Fprintf(s.w, "#   %s = %s\n", n, oneLine(s.orig[j]))
+	}
 }
 
 // adaptation writes the comment CmdStan puts between header and draws:
@@ -351,7 +377,8 @@ func (s *stanWriter) row(info *exactmh.Info, scale float64, theta []float64) {
 		add(float64(info.GradEvals / max(s.n, 1)))
 		add(float64(boolInt(info.Divergent)))
 	} else {
-		b = append(b, ",0,0"...) // treedepth__, divergent__
+		add(0) // treedepth__
+		add(float64(boolInt(info.Divergent)))
 	}
 	d := [4]float64{float64(boolInt(info.Accepted)), float64(info.Batch), float64(info.Evals), float64(info.GradEvals)}
 	for i, v := range d {
@@ -519,6 +546,9 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 	}
 	ch := res.Chains[c]
 	s := &stanWriter{w: bufio.NewWriter(w), sig: opt.sigFigs(), lp: len(ch.Infos) > 0, metric: ch.Metric, opt: opt}
+	if opt != nil {
+		s.orig = opt.Names
+	}
 	for k := range ch.Infos {
 		if math.IsNaN(ch.Infos[k].LogDensity) {
 			s.lp = false
@@ -542,9 +572,14 @@ func Write(w io.Writer, res *exactmh.Result, c int, opt *Options) error {
 // CSV file per chain as it is made, so a crash loses at most the draws
 // since the last flush. It opens the files at Init and writes the header and
 // the adaptation comment with the first kept draw — whose Info tells whether
-// the kernel reports the exact log posterior, and so whether there is an
-// lp__ column — and the timing trailer when the run finishes (it is an
+// the kernel reports the exact log posterior, and so what the lp__ column
+// holds — and the timing trailer when the run finishes (it is an
 // [exactmh.RunFinisher]); a cancelled run's files are flushed but left open.
+// A writer that can be rewound (an *os.File: Seek and Truncate) gets a
+// provisional header at Init, flushed at once — the configuration comments
+// and the columns, with lp__ marked not evaluated and a unit metric — which
+// the first kept draw replaces, so that a run interrupted or killed before
+// it leaves a file that parses (TestRecorderHeaderAtInit).
 //
 // It is an [exactmh.ResumeRecorder]: when a run is resumed — cancelled or
 // finished and extended in this process, or restored by
@@ -579,14 +614,52 @@ type recChain struct {
 	names   []string
 	chain   int
 	started bool // header written
+	// provisional: the file holds the header Init wrote, which start
+	// replaces (rewinding out, a rewinder).
+	provisional bool
+}
+
+// rewinder is a writer the Recorder can empty and write again from the
+// start: an *os.File.
+type rewinder interface {
+	io.Seeker
+	Truncate(size int64) error
+}
+
+// provisionalHeader writes and flushes the header Init can write before any
+// draw — lp__ not evaluated, a unit metric — if rc's writer can be rewound.
+func (rc *recChain) provisionalHeader() error {
+	if _, ok := rc.out.(rewinder); !ok {
+		return nil
+	}
+	rc.provisional = true
+	rc.s.lp, rc.s.metric = false, exactmh.Metric{}
+	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names, rc.run.Choice)
+	return rc.s.w.Flush()
 }
 
 // start writes the header, with an lp__ column if lp, for a chain whose
-// inverse mass matrix is m.
-func (rc *recChain) start(lp bool, m exactmh.Metric) {
+// inverse mass matrix is m, first emptying the file of a provisional
+// header.
+func (rc *recChain) start(lp bool, m exactmh.Metric) error {
 	rc.started = true
+	if rc.provisional {
+		rc.provisional = false
+		rw := rc.out.(rewinder)
+		if err := rc.s.w.Flush(); err != nil {
+			return err
+		}
+		if _, err := rw.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if err := rw.Truncate(0); err != nil {
+			return err
+		}
+		rc.s.w.Reset(rc.out)
+	}
 	rc.s.lp, rc.s.metric = lp, m
 	rc.s.header(rc.run.Config, rc.run.Kernel, rc.run.Exact, rc.run.Settings, rc.run.N, rc.chain, rc.names, rc.run.Choice)
+	return nil
 }
 
 // NewFiles returns a Recorder writing chain c to the file prefix_<c+1>.csv,
@@ -658,7 +731,9 @@ func (r *Recorder) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
 		if ch.Len() == 0 {
 			continue
 		}
-		rc.start(!math.IsNaN(ch.Infos[0].LogDensity), ch.Metric) // as Record decides from the first draw
+		if err := rc.start(!math.IsNaN(ch.Infos[0].LogDensity), ch.Metric); err != nil { // as Record decides from the first draw
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
+		}
 		rc.s.adaptation(ch.Scale)
 		for k := range ch.Infos {
 			rc.s.row(&ch.Infos[k], ch.Scale, res.Draw(c, k))
@@ -689,8 +764,12 @@ func (r *Recorder) open(run exactmh.RunInfo) error {
 		if err != nil {
 			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
 		}
-		r.writers[c] = &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options},
+		rc := &recChain{out: out, s: &stanWriter{w: bufio.NewWriter(out), sig: r.Options.sigFigs(), opt: &r.Options, orig: opt.Names},
 			run: run, names: names, chain: c}
+		r.writers[c] = rc
+		if err := rc.provisionalHeader(); err != nil {
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err)
+		}
 	}
 	return nil
 }
@@ -708,7 +787,9 @@ func (r *Recorder) Record(e *exactmh.Event) error {
 		return fmt.Errorf("stancsv: Recorder: chain %d's file is closed", e.Chain)
 	}
 	if !rc.started {
-		rc.start(!math.IsNaN(e.Info.LogDensity), e.Metric)
+		if err := rc.start(!math.IsNaN(e.Info.LogDensity), e.Metric); err != nil {
+			return fmt.Errorf("stancsv: Recorder: chain %d: %w", e.Chain, err)
+		}
 	}
 	rc.s.adaptation(e.StepScale)
 	rc.s.row(&e.Info, e.StepScale, e.Theta)
@@ -732,7 +813,10 @@ func (r *Recorder) Finish(res *exactmh.Result) error {
 		}
 		if res.Status != exactmh.Canceled {
 			if !rc.started {
-				rc.start(false, res.Chains[c].Metric) // no draws: a header without lp__
+				if err := rc.start(false, res.Chains[c].Metric); err != nil { // no draws: a header without lp__
+					errs = append(errs, fmt.Errorf("stancsv: Recorder: chain %d: %w", c, err))
+					continue
+				}
 			}
 			ch := res.Chains[c]
 			rc.s.adaptation(ch.Scale)

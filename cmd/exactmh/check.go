@@ -58,13 +58,16 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if *points < 1 {
 		return usageErr("--points %d: want ≥ 1", *points)
 	}
-	m, err := mf.build()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	m, err := mf.buildContext(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return failure(fmt.Errorf("interrupted while reading the data: %v", err))
+		}
 		return err
 	}
 	warnIdentifiability(stderr, m, &mf)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	p := m.post
 	n, d := p.Len(), p.Dim()
 	fmt.Fprintf(stdout, "model: %s, N = %d, d = %d, prior %s, β = %g\n", mf.family, n, d, mf.prior, mf.beta)

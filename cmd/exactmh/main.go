@@ -26,6 +26,9 @@
 //	3  a bound violation (exactmh check, or a chain that met one)
 //	4  interrupted (SIGINT, SIGTERM) with a checkpoint written: run the
 //	   same command with --resume
+//	5  interrupted with no checkpoint to resume (none asked for, or the
+//	   signal came before the first one): run the same command again,
+//	   without --resume
 //
 // A Go runtime crash ("fatal error: …" and a stack trace on stderr) also
 // exits with 2; no input is meant to cause one (the readers and the design
@@ -50,6 +53,9 @@ const (
 	exitBadInput    = 2
 	exitBound       = 3
 	exitInterrupted = 4
+	// exitInterruptedAfresh is an interruption that leaves nothing to
+	// resume: exit 4 promises a checkpoint, which --resume then needs.
+	exitInterruptedAfresh = 5
 )
 
 // cliError is an error with the exit code it ends the command with.
@@ -106,8 +112,9 @@ Usage:
 
 Exit codes: 0 done; 1 other failure; 2 bad input (refused before
 sampling); 3 bound violation; 4 interrupted with a checkpoint written
-(run the same command again with --resume). Exit code 2 with a Go stack
-trace is a crash, not bad input: report it.
+(run the same command again with --resume); 5 interrupted with no
+checkpoint (run the same command again, without --resume). Exit code 2
+with a Go stack trace is a crash, not bad input: report it.
 `
 
 func main() {

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -174,7 +175,12 @@ func parsePrior(s string, d int) (exactmh.Prior, error) {
 }
 
 // build reads the data and builds the posterior.
-func (m *modelFlags) build() (_ *fitted, rerr error) {
+func (m *modelFlags) build() (*fitted, error) { return m.buildContext(context.Background()) }
+
+// buildContext is build, stopped once ctx is cancelled (a signal): reading
+// the data and building the design poll it (data.ReadFileContext,
+// data.Spec.BuildContext).
+func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 	if m.data == "" {
 		return nil, usageErr("--data FILE is required")
 	}
@@ -244,8 +250,11 @@ func (m *modelFlags) build() (_ *fitted, rerr error) {
 	if dot {
 		read = nil // "." needs every column
 	}
-	f, err := data.ReadFile(m.data, &data.ReadOptions{Columns: read, Limit: m.maxRows})
+	f, err := data.ReadFileContext(ctx, m.data, &data.ReadOptions{Columns: read, Limit: m.maxRows})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, inputErr(err)
 	}
 	spec := data.Spec{Response: resp, Terms: terms, NoIntercept: m.noIntercept}
@@ -257,8 +266,11 @@ func (m *modelFlags) build() (_ *fitted, rerr error) {
 		terms = spec.Terms
 	}
 	spec.DropMissing, spec.NoStandardize = m.dropMissing, m.noStandardize
-	d, err := spec.Build(f)
+	d, err := spec.BuildContext(ctx, f)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, inputErr(err)
 	}
 	var trials []float64
@@ -360,7 +372,7 @@ func (m *modelFlags) build() (_ *fitted, rerr error) {
 		return nil, inputErr(err)
 	}
 	fp := m.fingerprint(d, fam, resp, terms)
-	fp.SigmaPrior = scale // σ's or the shape's prior
+	fp.SigmaPrior = scale    // σ's or the shape's prior
 	var natural []naturalRow // sigma and shape beside their logs
 	if k := len(names) - 1; names[k] == "log_sigma" || names[k] == "log_shape" {
 		natural = append(natural, naturalRow{name: names[k][len("log_"):], from: k})

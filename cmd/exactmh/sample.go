@@ -113,10 +113,13 @@ CHECKPOINTS: with --checkpoint FILE, SIGINT or SIGTERM stops the chains,
   and the CSV rows so far, and exits with code 4; the same command with
   --resume continues it to the end, the files equal to those of an
   uninterrupted run. A finished run writes its checkpoint too; --resume
-  with a larger --draws extends it.
+  with a larger --draws extends it. --checkpoint-every DURATION writes it
+  periodically too, so that a process killed without warning resumes from
+  the last one.
 
 Exit codes: 0 done; 1 other failure; 2 bad input (refused before
-sampling); 3 bound violation; 4 interrupted with a checkpoint written.
+sampling); 3 bound violation; 4 interrupted with a checkpoint written;
+5 interrupted with no checkpoint (run the same command again).
 
 Flags:
 `
@@ -131,6 +134,7 @@ type sampleFlags struct {
 	out                         string
 	sigFigs                     int
 	checkpoint                  string
+	checkpointEvery             time.Duration
 	resume                      bool
 	progress                    time.Duration
 	quiet                       bool
@@ -175,6 +179,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&sf.out, "out", "output", "output `prefix`: chain k goes to PREFIX_<k+1>.csv")
 	fs.IntVar(&sf.sigFigs, "sig-figs", 6, "significant digits in the CSV files (17: exact)")
 	fs.StringVar(&sf.checkpoint, "checkpoint", "", "checkpoint `file`, written on SIGINT/SIGTERM and at the end")
+	fs.DurationVar(&sf.checkpointEvery, "checkpoint-every", 0, "also write the --checkpoint FILE every `duration` (atomically: a temporary file renamed), so that a process killed without warning (SIGKILL, a lost node) resumes from the last one; each rewrites the CSV files from the draws so far")
 	fs.BoolVar(&sf.resume, "resume", false, "continue the run saved in --checkpoint FILE")
 	fs.DurationVar(&sf.progress, "progress", time.Second, "time between progress lines on stderr")
 	fs.BoolVar(&sf.quiet, "quiet", false, "no progress lines and no summary table")
@@ -205,6 +210,10 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--chain-id %d: want in [0, --chains = %d)", sf.chainID, sf.chains)
 	case sf.resume && sf.checkpoint == "":
 		return usageErr("--resume needs --checkpoint FILE")
+	case sf.checkpointEvery < 0:
+		return usageErr("--checkpoint-every %v: want > 0", sf.checkpointEvery)
+	case sf.checkpointEvery > 0 && sf.checkpoint == "":
+		return usageErr("--checkpoint-every needs --checkpoint FILE")
 	case sf.chooseOnly && sf.choice == "":
 		return usageErr("--choose-only needs --choice FILE to write the choice to")
 	case sf.chooseOnly && (set["kernel"] && strings.ToLower(kf.kernel) != "auto"):
@@ -238,9 +247,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	}
 
 	t0 := time.Now()
-	m, err := mf.build() // reading the data does not stop on a signal: it is checked after
+	m, err := mf.buildContext(ctx) // reading the data and building the design stop on a signal
 	if err != nil {
-		return err
+		return interrupted(ctx, &sf, err)
 	}
 	if !sf.quiet && sf.progress > 0 {
 		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d parameters, in %v\n", mf.data, m.design.N, m.design.Dropped, m.post.Dim(), time.Since(t0).Round(10*time.Millisecond))
@@ -340,7 +349,27 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if !sf.quiet && sf.progress > 0 {
 		progress = exactmh.NewProgress(stderr, sf.progress)
 	}
-	rec := exactmh.MultiRecorder(files, progress)
+	var tick *checkpointTicker
+	var ticker exactmh.Recorder // nil unless --checkpoint-every (a nil *checkpointTicker is not a nil Recorder)
+	if sf.checkpointEvery > 0 {
+		tick = &checkpointTicker{every: sf.checkpointEvery}
+		ticker = tick
+	}
+	rec := exactmh.MultiRecorder(files, progress, ticker)
+	// save writes a periodic checkpoint, with the metadata finish writes.
+	save := func(res *exactmh.Result) error {
+		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}
+		if res.Choice != nil {
+			meta.Chosen = res.Choice.Name
+			if cn := cnProposal(res.Choice.Kernel); cn != nil {
+				meta.ChosenMaxScale = cn.MaxScale
+			}
+		}
+		if err := writeCheckpoint(sf.checkpoint, res, &meta); err != nil {
+			return failure(fmt.Errorf("periodic checkpoint: %v", err))
+		}
+		return nil
+	}
 	set0 := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed, Recorder: rec, DiscardDraws: sf.discardDraws, ChoiceProgress: choiceReport}
 	if sf.warmup == 0 {
 		set0.Warmup = exactmh.NoWarmup
@@ -364,10 +393,14 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 			return usageErr("--resume: %s: %v", sf.checkpoint, err)
 		}
 		more := max(0, sf.draws-res.Settings.Draws)
-		res, err = exactmh.Resume(ctx, res, more)
+		loaded := res
+		res, err = runSegments(ctx, tick, func(ctx context.Context) (*exactmh.Result, error) { return exactmh.Resume(ctx, loaded, more) }, save)
+		if res == nil {
+			return failure(err)
+		}
 		return finish(res, err, &sf, m, desc, meta.Chosen, meta.ChosenMaxScale, chainID, stdout)
 	}
-	res, err = exactmh.Sample(ctx, post, kern, set0)
+	res, err = runSegments(ctx, tick, func(ctx context.Context) (*exactmh.Result, error) { return exactmh.Sample(ctx, post, kern, set0) }, save)
 	chosen, chosenMax := "", 0.0
 	if res != nil && res.Choice != nil {
 		chosen = res.Choice.Name
@@ -386,21 +419,21 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 }
 
 // interrupted turns an error after a signal, before sampling started,
-// into the exit the scheduler should see: with --checkpoint, code 4 (run
-// the same command again: a checkpoint from an earlier run is intact, and
-// without one the run starts afresh); without, a failure.
+// into the exit the scheduler should see: code 4 if the --checkpoint file
+// exists (an earlier run's, intact: continue it with --resume), else 5
+// (nothing to resume: run the same command again, without --resume).
+// TestInterruptedExitCodes.
 func interrupted(ctx context.Context, sf *sampleFlags, err error) error {
 	if ctx.Err() == nil {
 		return err
 	}
 	if sf.checkpoint != "" {
-		state := "no checkpoint yet: the run will start afresh"
 		if _, serr := os.Stat(sf.checkpoint); serr == nil {
-			state = "the checkpoint " + sf.checkpoint + " is intact: continue it with --resume"
+			return &cliError{exitInterrupted, fmt.Errorf("interrupted before sampling started (the checkpoint %s is intact: continue it with --resume)", sf.checkpoint)}
 		}
-		return &cliError{exitInterrupted, fmt.Errorf("interrupted before sampling started (%s); run the command again", state)}
+		return &cliError{exitInterruptedAfresh, fmt.Errorf("interrupted before sampling started, before any checkpoint was written: run the same command again, without --resume")}
 	}
-	return failure(fmt.Errorf("interrupted before sampling started: %v", err))
+	return &cliError{exitInterruptedAfresh, fmt.Errorf("interrupted before sampling started (%v): run the same command again", err)}
 }
 
 // finish writes the checkpoint if asked, prints the summary and says how
@@ -437,7 +470,7 @@ func finish(res *exactmh.Result, err error, sf *sampleFlags, m *fitted, desc, ch
 		if saved {
 			return &cliError{exitInterrupted, fmt.Errorf("interrupted: checkpoint written to %s and the rows so far to %s_*.csv; run the same command with --resume to continue", sf.checkpoint, sf.out)}
 		}
-		return failure(fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed", sf.out))
+		return &cliError{exitInterruptedAfresh, fmt.Errorf("interrupted: the rows so far are in %s_*.csv; without --checkpoint the run cannot be resumed: run the same command again", sf.out)}
 	}
 	if saved && recorderOnly {
 		return failure(fmt.Errorf("%v; the chains are intact and the checkpoint is written to %s: fix the output (free disk space) and run the same command with --resume", err, sf.checkpoint))

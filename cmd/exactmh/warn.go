@@ -414,7 +414,7 @@ func separationColumns(x []float64, n, p, stride int, u []float64, names []strin
 
 // warnIdentifiability prints the warnings on stderr, one line each.
 func warnIdentifiability(w io.Writer, m *fitted, mf *modelFlags) {
-	for _, s := range identifiability(m, strings.ToLower(mf.family), strings.ToLower(mf.prior)) {
+	for _, s := range append(identifiability(m, strings.ToLower(mf.family), strings.ToLower(mf.prior)), randomIdentifiability(m)...) {
 		fmt.Fprintf(w, "exactmh: warning: %s\n", s)
 	}
 }

@@ -1,0 +1,97 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package multilevel_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/multilevel"
+)
+
+// TestGroupStartHonoursCancel starts GroupGibbs and GroupSMH with their
+// default centre (Center nil: the Laplace-EM centre, a phase of whole-data
+// passes in Start, which at 10⁶ levels takes minutes) under a run whose
+// context is cancelled: the centre watches the run's context, so Sample
+// returns the cancellation from Start rather than finishing the centre
+// on a context of its own and sampling; the centre itself, computed as
+// Start does under a cancelled run, stops with the interruption (on a
+// context of its own it completed).
+func TestGroupStartHonoursCancel(t *testing.T) {
+	_, pb, err := mcmctest.MultilevelModel{N: 300, Groups: 12}.Draw(rand.New(rand.NewPCG(5, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if c, err := multilevel.DefaultCenterUnder(ctx, pb.Posterior); err == nil {
+		t.Errorf("the default centre under a cancelled run: %d coordinates and no error; want it to stop", len(c))
+	} else if !errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("the default centre under a cancelled run: error %v, want the interruption", err)
+	}
+	if _, err := multilevel.DefaultCenterUnder(context.Background(), pb.Posterior); err != nil {
+		t.Fatalf("the default centre: %v", err)
+	}
+	for _, k := range []exactmh.Kernel{multilevel.GroupGibbs{}, multilevel.GroupSMH{}} {
+		res, err := exactmh.Sample(ctx, pb.Posterior, k, &exactmh.Settings{Chains: 2, Warmup: 10, Draws: 10, Seed: 1})
+		if !errors.Is(err, context.Canceled) {
+			status := "none"
+			if res != nil {
+				status = res.Status.String()
+			}
+			t.Errorf("%s, cancelled before Start: result %s, error %v; want context.Canceled from Start", k.Name(), status, err)
+		}
+	}
+}
+
+// TestMultilevelDefaultStart runs GroupSMH and GroupGibbs without an Init:
+// each chain starts from the Laplace-EM centre the kernel is built on, not
+// the origin, where every effect is exactly 0 and a log scale's
+// conditional is improper (GroupSMH's log-τ updates walked a chain to
+// log τ ≈ −354, where it stayed: mcmctest.MultilevelModel{N: 60, Groups:
+// 12}, 4 chains of 200 warmup and 200 draws). No log scale goes below −10.
+func TestMultilevelDefaultStart(t *testing.T) {
+	_, pb, err := mcmctest.MultilevelModel{N: 60, Groups: 12}.Draw(rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pb.Posterior
+	center, err := multilevel.DefaultCenterUnder(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logTau []int
+	for j, n := range p.Names {
+		if strings.HasPrefix(n, "log_tau") {
+			logTau = append(logTau, j)
+		}
+	}
+	if len(logTau) == 0 {
+		t.Fatalf("no log scale among %q", p.Names)
+	}
+	for _, k := range []exactmh.Kernel{multilevel.GroupSMH{}, multilevel.GroupGibbs{}} {
+		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 200, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := range res.Chains {
+			for _, j := range logTau {
+				lo := math.Inf(1)
+				for i := range res.Chains[c].Len() {
+					lo = math.Min(lo, res.Draw(c, i)[j])
+				}
+				if !(lo > -10) {
+					t.Errorf("%s, chain %d: %s down to %v (the centre has %v)", k.Name(), c, p.Names[j], lo, center[j])
+				}
+			}
+		}
+	}
+}
