@@ -108,7 +108,11 @@ func (r *cancelAfter) Record(e *exactmh.Event) error {
 	return r.Recorder.Record(e)
 }
 
-// cancelInWarmup cancels the run at chain 0's warmup transition at.
+// cancelInWarmup cancels the run when the first chain to get there
+// records warmup transition at. Every chain polls the context before each
+// transition and records synchronously, so no chain passes transition
+// at+1 whatever the scheduling: keying on one chain's progress instead
+// would let another chain finish its whole run first on a loaded machine.
 type cancelInWarmup struct {
 	*stancsv.Recorder
 	at     int
@@ -116,7 +120,7 @@ type cancelInWarmup struct {
 }
 
 func (r *cancelInWarmup) Record(e *exactmh.Event) error {
-	if e.Chain == 0 && e.Warmup && e.Iteration == r.at {
+	if e.Warmup && e.Iteration == r.at {
 		r.cancel()
 	}
 	return r.Recorder.Record(e)
