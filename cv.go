@@ -184,7 +184,7 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 	if !ok {
 		return nil, fmt.Errorf("exactmh: %s: %w: energy %T is not a GLM (Row, Loss, LossDerivs, LossBound)", who, ErrNoBound, p.Energy)
 	}
-	if la != nil && la.Sparse != nil {
+	if la != nil && la.SparseFactor != nil {
 		return nil, fmt.Errorf("exactmh: %s: the Laplace approximation is sparse (d = %d); the GLM control variates need the dense one", who, len(la.Mean))
 	}
 	if la == nil || la.Precision == nil || la.CovChol == nil {
