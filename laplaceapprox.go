@@ -135,10 +135,6 @@ func (e *IndefiniteHessianError) Error() string {
 		e.Theta, what, e.MinEigenvalue, e.MaxEigenvalue, e.Direction)
 }
 
-// laplaceCond is the condition number of H beyond which it is treated as
-// singular: H⁻¹ would have no correct digit.
-const laplaceCond = 1e14
-
 // FindLaplace returns the Laplace approximation of p: FindMAP from init
 // with the settings s, then the Hessian at the mode (Posterior.Hessian; a
 // Newton search has it already and reads no more data). It returns an
@@ -268,7 +264,7 @@ func (la *LaplaceApprox) factorDense(t *Target, h []float64, who string) error {
 	la.Precision = mat.NewSymDense(d, h)
 	la.Warnings = supportWarnings(t.Prior(), la.Mean)
 	var chol mat.Cholesky
-	if !chol.Factorize(la.Precision) || chol.Cond() > laplaceCond {
+	if !chol.Factorize(la.Precision) || chol.Cond() > precision.Cond {
 		var eig mat.EigenSym
 		if !eig.Factorize(la.Precision, true) {
 			return fmt.Errorf("%s: the Hessian at θ̂ = %v is not positive definite, and its eigendecomposition failed", who, la.Mean)
@@ -284,32 +280,9 @@ func (la *LaplaceApprox) factorDense(t *Target, h []float64, who string) error {
 	}
 	la.LogDetCov = -chol.LogDet()
 	la.LogEvidence = la.LogDensity + float64(d)/2*math.Log(2*math.Pi) + la.LogDetCov/2
-	// A lower L with LLᵀ = H⁻¹: with J the reversal permutation, factor
-	// JHJ = RRᵀ (R lower); then H⁻¹ = (JR⁻ᵀJ)(JR⁻ᵀJ)ᵀ and JR⁻ᵀJ is lower
-	// triangular. No inverse of H is formed.
-	rev := mat.NewSymDense(d, nil)
-	for a := range d {
-		for b := a; b < d; b++ {
-			rev.SetSym(a, b, la.Precision.At(d-1-a, d-1-b))
-		}
-	}
-	var rc mat.Cholesky
-	if !rc.Factorize(rev) {
-		return fmt.Errorf("%s: the reversed Hessian at θ̂ = %v has no Cholesky factor", who, la.Mean)
-	}
-	var r, rinv mat.TriDense
-	rc.LTo(&r)
-	if err := rinv.InverseTri(&r); err != nil {
-		if _, ok := err.(mat.Condition); !ok {
-			return fmt.Errorf("%s: inverting the Cholesky factor: %v", who, err)
-		}
-	}
-	la.CovChol = mat.NewTriDense(d, mat.Lower, nil)
-	for a := range d {
-		for b := 0; b <= a; b++ {
-			// (JR⁻ᵀJ)_ab = (R⁻¹)_{d−1−b, d−1−a}.
-			la.CovChol.SetTri(a, b, rinv.At(d-1-b, d-1-a))
-		}
+	var err error
+	if la.CovChol, err = precision.CovChol(la.Precision); err != nil {
+		return fmt.Errorf("%s: at θ̂ = %v: %w", who, la.Mean, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/symm"
 	"github.com/exactmh/exactmh/internal/vec"
 )
 
@@ -235,7 +236,7 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		if order == 2 {
 			c.hess = make([]float64, d*d)
 		}
-		acc := rankAcc{h: c.hess, d: d}
+		acc := symm.RankAcc{H: c.hess, D: d}
 		c.conv = rowConverterOf(glm)
 		var y []float64 // the logistic regressions' responses, kept in the records
 		if r, ok := denseLogistic(glm); ok {
@@ -258,12 +259,12 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			vec.Axpy(c.gradSum, f1, row)
 			if order == 2 {
 				g.f2 = f2
-				acc.add(row, f2)
+				acc.Add(row, f2)
 			}
 		}
 		if order == 2 {
-			acc.flush()
-			symmetrize(c.hess, d)
+			acc.Flush()
+			symm.Symmetrize(c.hess, d)
 		}
 		return c, nil
 	}

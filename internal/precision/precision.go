@@ -12,6 +12,7 @@
 package precision
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -186,6 +187,41 @@ func (f *Sparse) FactorNNZ() int { return f.Chol.Symbolic().FactorNNZ() }
 
 // StepMadds returns nnz(L) + 2·nnz(H).
 func (f *Sparse) StepMadds() float64 { return float64(f.FactorNNZ() + 2*f.Prec.NNZ()) }
+
+// CovChol returns the lower triangular L with LLᵀ = H⁻¹ for a positive
+// definite H, without forming H⁻¹ (the dense Laplace approximation's
+// CovChol).
+func CovChol(h *mat.SymDense) (*mat.TriDense, error) {
+	d := h.SymmetricDim()
+	// A lower L with LLᵀ = H⁻¹: with J the reversal permutation, factor
+	// JHJ = RRᵀ (R lower); then H⁻¹ = (JR⁻ᵀJ)(JR⁻ᵀJ)ᵀ and JR⁻ᵀJ is lower
+	// triangular. No inverse of H is formed.
+	rev := mat.NewSymDense(d, nil)
+	for a := range d {
+		for b := a; b < d; b++ {
+			rev.SetSym(a, b, h.At(d-1-a, d-1-b))
+		}
+	}
+	var rc mat.Cholesky
+	if !rc.Factorize(rev) {
+		return nil, errors.New("the reversed Hessian has no Cholesky factor")
+	}
+	var r, rinv mat.TriDense
+	rc.LTo(&r)
+	if err := rinv.InverseTri(&r); err != nil {
+		if _, ok := err.(mat.Condition); !ok {
+			return nil, fmt.Errorf("inverting the Cholesky factor: %v", err)
+		}
+	}
+	l := mat.NewTriDense(d, mat.Lower, nil)
+	for a := range d {
+		for b := 0; b <= a; b++ {
+			// (JR⁻ᵀJ)_ab = (R⁻¹)_{d−1−b, d−1−a}.
+			l.SetTri(a, b, rinv.At(d-1-b, d-1-a))
+		}
+	}
+	return l, nil
+}
 
 // Covariance returns H⁻¹ densely, column by column through f.Solve: d
 // solves, d² memory.
