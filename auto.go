@@ -212,7 +212,7 @@ const (
 //     chosen, the numbers in the reason (TestChooseMultilevelGrind).
 //   - Where the energy and the prior implement SparseHessianer otherwise,
 //     FindLaplace's approximation is sparse
-//     (FindSparseLaplace) and the candidates are MH with the sparse
+//     (LaplaceApprox.SparseFactor) and the candidates are MH with the sparse
 //     Crank–Nicolson proposal around it ("MH-CN"), TunaMH on a tempered
 //     posterior with a DiffBound, and NUTS; the posterior is taken as
 //     unimodal and no control variates are built (sparseChoice).

@@ -145,8 +145,9 @@ func (e *IndefiniteHessianError) Error() string {
 // not positive definite.
 //
 // Where the energy and the prior (unless flat) implement SparseHessianer,
-// and the search is MAPAuto or MAPNewton, it is FindSparseLaplace's sparse
-// approximation instead, with Sparse set and no dense matrix of d×d (for
+// and the search is MAPAuto or MAPNewton, it is the sparse approximation
+// instead: the same Newton search over the sparse Hessian, with
+// SparsePrecision and SparseFactor set and no dense matrix of d×d (for
 // an energy that is also a GLM, from d = 200 only: below, the dense one
 // gives the GLM control variates). LaplaceAt does the same.
 func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (la *LaplaceApprox, err error) {
