@@ -154,6 +154,8 @@ type GroupGibbs struct {
 	growthLoose bool
 	// Test hooks of the shifts and scale moves (groupgibbs_moves.go).
 	moveHooks moveHooks
+	// Test hooks of the Gaussian sweep (gaussgibbs.go).
+	gauss gaussHooks
 }
 
 // Name returns "GroupGibbs".
@@ -253,6 +255,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	name := k.Name()
 	if err := t.CheckStart(name, theta0); err != nil {
 		return nil, err
+	}
+	if lay, gs, ok := gaussianOf(t.Energy(), t.Prior()); ok {
+		return startGauss(name, t, lay, gs, theta0, k.Center, k.gauss)
 	}
 	d := t.Dim()
 	if k.Center == nil {
