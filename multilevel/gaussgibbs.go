@@ -79,8 +79,8 @@ func IsGaussian(p *exactmh.Posterior) bool {
 // gaussHooks are the test hooks of the Gaussian sweep (mutants, set from
 // export tests; zero in every real kernel).
 type gaussHooks struct {
-	// sigmaShape adds to the shape N/2 of σ⁻²'s Gamma draw (the density
-	// of σ⁻² taken for that of log σ: +1).
+	// sigmaShape adds to the shape N/2 of σ⁻²'s Gamma draw (−D/2: the
+	// residual degrees of freedom of least squares).
 	sigmaShape float64
 	// precSigmaPow, if nonzero, scales M by σ^{−precSigmaPow} in the
 	// precision factored instead of σ⁻² (1: M/σ).

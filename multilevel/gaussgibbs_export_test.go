@@ -4,9 +4,9 @@
 
 package multilevel
 
-// GaussGibbsSigmaShape returns k with σ⁻²'s Gamma shape raised by add
-// (+1: the density of σ⁻² taken for that of log σ), which the kit must
-// catch.
+// GaussGibbsSigmaShape returns k with add added to σ⁻²'s Gamma shape N/2
+// (−D/2: the residual degrees of freedom of least squares), which the kit
+// must catch.
 func GaussGibbsSigmaShape(k GroupGibbs, add float64) GroupGibbs {
 	k.gauss.sigmaShape = add
 	return k

@@ -195,9 +195,9 @@ func TestGaussGibbsChosen(t *testing.T) {
 // per-datum energy by model's TestMultilevelGaussianMoments): two-sample
 // |z| < 4.5 on every coordinate's mean and variance, for a random
 // intercept (β ~ N(0, 1)), a random intercept with flat β and a random
-// intercept and slope. Mutants, caught: σ⁻²'s Gamma shape N/2 + 1 (the
-// density of σ⁻² taken for log σ's) and the effects' precision with M/σ
-// for M/σ².
+// intercept and slope. Mutants, caught: σ⁻²'s Gamma shape (N − D)/2 (the
+// residual degrees of freedom of least squares, D the rows' coefficients)
+// and the effects' precision with M/σ for M/σ².
 func TestGaussGibbsMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS references")
@@ -232,7 +232,7 @@ func TestGaussGibbsMoments(t *testing.T) {
 			name string
 			k    multilevel.GroupGibbs
 		}{
-			{"σ⁻² shape N/2 + 1", multilevel.GaussGibbsSigmaShape(multilevel.GroupGibbs{}, 1)},
+			{"σ⁻² shape (N − D)/2", multilevel.GaussGibbsSigmaShape(multilevel.GroupGibbs{}, -float64(2+kit.q()*kit.groups)/2)},
 			{"precision M/σ for M/σ²", multilevel.GaussGibbsPrecSigma(multilevel.GroupGibbs{}, 1)},
 		} {
 			if z, j := gaussZ(run(m.k, 20000, 2), ref); math.Abs(z) < 4.5 {
@@ -256,8 +256,8 @@ func minBulkESS(r *exactmh.Result) float64 {
 // TestGaussGibbsSBC is simulation-based calibration of GroupGibbs's
 // Gaussian sweep with every parameter unknown (β, each group's intercept
 // and slope, both log τ, log σ; 200 replicates of N = 100 rows in 5
-// groups): ranks uniform at Bonferroni level 10⁻³; the mutant of σ⁻²'s
-// shape and that of the precision rejected at 0.01.
+// groups): ranks uniform at Bonferroni level 10⁻³; the mutants of
+// TestGaussGibbsMoments rejected at 0.01.
 func TestGaussGibbsSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
@@ -277,7 +277,7 @@ func TestGaussGibbsSBC(t *testing.T) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
 	}
 	for name, k := range map[string]multilevel.GroupGibbs{
-		"σ⁻² shape N/2 + 1":      multilevel.GaussGibbsSigmaShape(multilevel.GroupGibbs{}, 1),
+		"σ⁻² shape (N − D)/2":    multilevel.GaussGibbsSigmaShape(multilevel.GroupGibbs{}, -float64(2+kit.q()*kit.groups)/2),
 		"precision M/σ for M/σ²": multilevel.GaussGibbsPrecSigma(multilevel.GroupGibbs{}, 1),
 	} {
 		m := run(k)
