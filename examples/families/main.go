@@ -103,12 +103,22 @@ func main() {
 	fmt.Printf("min bulk ESS %.0f (%s), min tail ESS %.0f, max R-hat %.4f\n", minBulk, at, minTail, maxRhat)
 	fmt.Printf("CPU all in %.2f s (the statistics %.2f s); data read while sampling: %d\n", cpu.Seconds(), cpuBuild.Seconds(), r.Sampling().Evals+r.Warmup().Evals)
 	fmt.Printf("min bulk ESS per CPU-second: %.1f\n", minBulk/cpu.Seconds())
-	for _, name := range []string{"Intercept", "x1", "x2", "log_tau_g", "log_sigma"} {
-		for _, q := range s.Params {
-			if q.Name == name {
-				fmt.Printf("  %-10s mean %8.4f sd %.4f  bulk ESS %.0f\n", name, q.Mean, q.SD, q.ESSBulk)
+	for j, name := range p.Names {
+		if j >= 3 && name != "log_tau_g" && name != "log_sigma" {
+			continue
+		}
+		f := func(v float64) float64 { return v }
+		if j >= 3 { // tau and sigma on their natural scale, as Stan reports them
+			f, name = math.Exp, name[4:]
+		}
+		var m, m2, k float64
+		for _, ch := range r.Samples(j) {
+			for _, v := range ch {
+				m, m2, k = m+f(v), m2+f(v)*f(v), k+1
 			}
 		}
+		m /= k
+		fmt.Printf("  %-10s mean %8.4f sd %.4f\n", name, m, math.Sqrt(m2/k-m*m))
 	}
 }
 
