@@ -13,10 +13,11 @@
 // ESS over every parameter and the process's CPU seconds "all in" (the
 // sufficient statistics from the rows, the choice, warmup and draws; the
 // rows' generation is not counted), and with -export writes the data for
-// stan/run.R instead. figures/bench/families_ml.txt has the measurements.
+// stan/run.R instead; -quick is N = 10⁴ with 200 + 200 sweeps.
+// figures/bench/families_ml.txt has the measurements.
 //
-//	go run ./examples/families -n 1000000 -groups 1000
-//	go run ./examples/families -n 10000 -groups 1000 -export /tmp/fam
+//	go run ./examples/families -n 1000000 -groups 1000 -seed 7
+//	go run ./examples/families -n 10000 -groups 1000 -seed 7 -export /tmp/fam
 //	Rscript examples/families/stan/run.R /tmp/fam /tmp/fam/out 4
 package main
 
@@ -34,19 +35,23 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/model"
 	_ "github.com/exactmh/exactmh/multilevel" // the automatic default's multilevel path
+	"github.com/exactmh/exactmh/stancsv"
 )
 
 func main() {
+	cf := report.RegisterCommon(4, 1000)
 	n := flag.Int("n", 1000000, "data")
 	groups := flag.Int("groups", 1000, "groups")
-	chains := flag.Int("chains", 4, "chains")
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
-	draws := flag.Int("draws", 1000, "draws per chain")
-	seed := flag.Uint64("seed", 7, "seed of the data and of the chains")
 	export := flag.String("export", "", "write the data to this directory (gaussian_ml.csv: y, x1, x2, g) and exit")
 	flag.Parse()
+	if cf.Quick {
+		*n, *warmup, cf.Draws = 10000, 200, 200
+	}
+	chains, draws, seed := &cf.Chains, &cf.Draws, &cf.Seed
 
 	rng := rand.New(rand.NewPCG(*seed, 42))
 	u := make([]float64, *groups)
@@ -84,12 +89,21 @@ func main() {
 	p := &exactmh.Posterior{Energy: e, Prior: &model.WithScale{Base: unit.Prior, Scale: model.HalfNormal(2)},
 		Names: append(unit.Names, "log_sigma")}
 	cpuBuild := cpuTime() - cpu0
-	r, err := exactmh.Sample(context.Background(), p, nil, &exactmh.Settings{Chains: *chains, Warmup: *warmup, Draws: *draws, Seed: *seed})
+	r, err := exactmh.Sample(context.Background(), p, nil, &exactmh.Settings{Chains: *chains, Warmup: *warmup, Draws: *draws, Seed: *seed, Recorder: cf.Progress()})
 	if err != nil {
 		log.Fatal(err)
 	}
 	cpu := cpuTime() - cpu0
+	if err := cf.SaveStanCSV(r, "gaussian_ml", stancsv.SafeNames(p.Names)); err != nil {
+		log.Fatal(err)
+	}
 	s := r.Summary()
+	if cf.JSON {
+		if err := report.Write(os.Stdout, report.RowOf(r, s, map[string]any{"model": "gaussian_ml", "n": *n, "groups": *groups, "cpu_seconds": cpu.Seconds()})); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	minBulk, minTail, maxRhat, at := math.Inf(1), math.Inf(1), 0.0, ""
 	for _, q := range s.Params {
 		if q.ESSBulk < minBulk {
