@@ -46,6 +46,7 @@ func main() {
 	n := flag.Int("n", 1000000, "data")
 	groups := flag.Int("groups", 1000, "groups")
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
+	nuts := flag.Bool("nuts", false, "sample with exactmh's NUTS on the sufficient statistics instead of the automatic default (a check of the posterior)")
 	export := flag.String("export", "", "write the data to this directory (gaussian_ml.csv: y, x1, x2, g) and exit")
 	flag.Parse()
 	if cf.Quick {
@@ -89,7 +90,11 @@ func main() {
 	p := &exactmh.Posterior{Energy: e, Prior: &model.WithScale{Base: unit.Prior, Scale: model.HalfNormal(2)},
 		Names: append(unit.Names, "log_sigma")}
 	cpuBuild := cpuTime() - cpu0
-	r, err := exactmh.Sample(context.Background(), p, nil, &exactmh.Settings{Chains: *chains, Warmup: *warmup, Draws: *draws, Seed: *seed, Recorder: cf.Progress()})
+	var k exactmh.Kernel // nil: the automatic default
+	if *nuts {
+		k = exactmh.NUTS{}
+	}
+	r, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: *chains, Warmup: *warmup, Draws: *draws, Seed: *seed, Recorder: cf.Progress()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -113,7 +118,9 @@ func main() {
 		maxRhat = math.Max(maxRhat, q.RHat)
 	}
 	fmt.Printf("N = %d, %d groups, d = %d; %d chains × (%d warmup + %d draws)\n", *n, *groups, p.Dim(), *chains, *warmup, *draws)
-	fmt.Printf("choice: %s (%s)\n", r.Choice.Name, r.Choice.Reason)
+	if r.Choice != nil {
+		fmt.Printf("choice: %s (%s)\n", r.Choice.Name, r.Choice.Reason)
+	}
 	fmt.Printf("min bulk ESS %.0f (%s), min tail ESS %.0f, max R-hat %.4f\n", minBulk, at, minTail, maxRhat)
 	fmt.Printf("CPU all in %.2f s (the statistics %.2f s); data read while sampling: %d\n", cpu.Seconds(), cpuBuild.Seconds(), r.Sampling().Evals+r.Warmup().Evals)
 	fmt.Printf("min bulk ESS per CPU-second: %.1f\n", minBulk/cpu.Seconds())
