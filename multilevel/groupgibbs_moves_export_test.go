@@ -66,3 +66,19 @@ func GibbsShifts(p *exactmh.Posterior, k GroupGibbs) (idx [][]int32, w [][]float
 	}
 	return idx, w, nil
 }
+
+// GroupGibbsJointNoQ returns k with its joint location move's log q ratio
+// log N(θ) − log N(θ′) dropped: a Crank–Nicolson proposal accepted as if
+// it were symmetric, which the kit must catch.
+func GroupGibbsJointNoQ(k GroupGibbs) GroupGibbs {
+	k.jointNoQ = true
+	return k
+}
+
+// GroupGibbsJointIgnoresBlock returns k with its joint move's thinning
+// bound ignoring the move of block b (its s_b taken as 0), which the kit
+// must catch.
+func GroupGibbsJointIgnoresBlock(k GroupGibbs, b int) GroupGibbs {
+	k.jointIgnore = b + 1
+	return k
+}
