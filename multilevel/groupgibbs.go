@@ -168,6 +168,9 @@ type GroupGibbs struct {
 	// of block jointIgnore − 1 (and skips the check of |r_i| ≤ φ_i).
 	jointNoQ    bool
 	jointIgnore int
+	// Test hook: jointThinAll thins the joint move's data wherever the
+	// expected batch is below N (not only below jointThinMax).
+	jointThinAll bool
 }
 
 // Name returns "GroupGibbs".
@@ -318,6 +321,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 			return nil, fmt.Errorf("%s: JointRho = %v, want it in [0, 1)", name, k.JointRho)
 		}
 		c.jt, c.joint, c.jointRho, c.jointNoQ, c.jointIgnore = terms.jt, k.Joint, k.JointRho, k.jointNoQ, int32(k.jointIgnore-1)
+		c.jointThinAll = k.jointThinAll
 		if err := c.initJoint(); err != nil {
 			return nil, err
 		}
@@ -927,12 +931,13 @@ type gibbsChain struct {
 
 	// The joint location move (nil jt: none): moves per sweep, ρ, the
 	// test hooks (jointIgnore −1: none), the chain's scratch.
-	jt          *gibbsJoint
-	joint       int
-	jointRho    float64
-	jointNoQ    bool
-	jointIgnore int32
-	js          jointState
+	jt           *gibbsJoint
+	joint        int
+	jointRho     float64
+	jointNoQ     bool
+	jointIgnore  int32
+	jointThinAll bool
+	js           jointState
 
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in

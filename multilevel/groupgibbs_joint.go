@@ -57,6 +57,17 @@ import (
 // cell): a precision at most e^{2·0.025} ≈ 5 % from the current one.
 const jointTauGrid = 0.05
 
+// jointThinMax is the expected batch above which the joint move reads
+// its data exactly rather than by thinning. The factorised test's
+// acceptance is about exp(−Σ_i max(0, r_i)) over every datum the move
+// changes — all of them — against the exact test's exp(−|Σ_i r_i|):
+// thinning pays only where the bound's total Σφ_i, which bounds
+// Σ max(0, r_i), is a few units (on lme4's VerbAgg, 7,584 data, the
+// joint move thinned at ρ = 0.97 accepted 0.05 of its proposals, read
+// exactly 0.70). The choice is a function of the rate, symmetric in θ
+// and θ′, so either test keeps detailed balance.
+const jointThinMax = 3.0
+
 // DefaultJointRho is the Crank–Nicolson autocorrelation ρ of the joint
 // location move the automatic default uses (GroupGibbs.JointRho).
 const DefaultJointRho = 0.5
@@ -347,7 +358,11 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 			return false, 0, fmt.Errorf("GroupGibbs: joint move: expected batch %v at θ = %v", rate, c.theta)
 		}
 	}
-	if j.exactOnly || rate >= float64(n) {
+	thinMax := float64(jointThinMax)
+	if c.jointThinAll {
+		thinMax = float64(n)
+	}
+	if j.exactOnly || rate >= thinMax {
 		var sum float64
 		for lo := 0; lo < n; lo += chunk {
 			if err := c.t.Interrupted(); err != nil {

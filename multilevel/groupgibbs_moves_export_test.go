@@ -82,3 +82,11 @@ func GroupGibbsJointIgnoresBlock(k GroupGibbs, b int) GroupGibbs {
 	k.jointIgnore = b + 1
 	return k
 }
+
+// GroupGibbsJointThinAll returns k with its joint move's data thinned
+// wherever thinning draws fewer than N (by default only where it draws a
+// few): the thinning path of the joint move, for the kit.
+func GroupGibbsJointThinAll(k GroupGibbs) GroupGibbs {
+	k.jointThinAll = true
+	return k
+}
