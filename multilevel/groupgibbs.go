@@ -133,6 +133,13 @@ type GroupGibbs struct {
 	// JointRho is the joint move's Crank–Nicolson autocorrelation ρ in
 	// [0, 1) (0: an independence proposal from the expansion's Gaussian).
 	JointRho float64
+	// JointFixed makes the joint move's proposal the marginal one: the
+	// fixed effects by Crank–Nicolson on their marginal under the
+	// expansion's Gaussian, every group effect shifted by its conditional
+	// mean's change (a shear): a move of dimension p, the number of fixed
+	// effects, along the directions they are confounded with the groups
+	// on, whose acceptance does not fall with the number of groups.
+	JointFixed bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -165,7 +172,8 @@ type GroupGibbs struct {
 	moveHooks moveHooks
 	// Test hooks of the joint move: jointNoQ drops its log q ratio;
 	// jointIgnore, if positive, makes its thinning bound ignore the move
-	// of block jointIgnore − 1 (and skips the check of |r_i| ≤ φ_i).
+	// of block jointIgnore − 1, if −1 the moves of every block but the
+	// fixed effects' (and skips the check of |r_i| ≤ φ_i).
 	jointNoQ    bool
 	jointIgnore int
 	// Test hook: jointThinAll thins the joint move's data wherever the
@@ -321,7 +329,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 			return nil, fmt.Errorf("%s: JointRho = %v, want it in [0, 1)", name, k.JointRho)
 		}
 		c.jt, c.joint, c.jointRho, c.jointNoQ, c.jointIgnore = terms.jt, k.Joint, k.JointRho, k.jointNoQ, int32(k.jointIgnore-1)
-		c.jointThinAll = k.jointThinAll
+		c.jointThinAll, c.jointFixed = k.jointThinAll, k.JointFixed
 		if err := c.initJoint(); err != nil {
 			return nil, err
 		}
@@ -937,6 +945,7 @@ type gibbsChain struct {
 	jointNoQ     bool
 	jointIgnore  int32
 	jointThinAll bool
+	jointFixed   bool
 	js           jointState
 
 	// The cross-cubic control variate at a block-0 update: on, the

@@ -85,6 +85,7 @@ type gibbsJoint struct {
 	// f‴ grows, or data the blocks read exactly, out of the pairs).
 	exactOnly bool
 	pM        []int32 // each pair's block m
+	fix       []int32 // the location indices of the fixed effects (blocks 0 and the split ones)
 }
 
 // newGibbsJoint builds the joint move's pattern and symbolic factor.
@@ -158,6 +159,11 @@ func newGibbsJoint(name string, g *gibbsTerms, exactData bool) (*gibbsJoint, err
 			j.taus = append(j.taus, lt)
 		}
 	}
+	for l, c := range j.loc {
+		if b := g.blocks[c]; b == 0 || int(b) >= g.firstSplit {
+			j.fix = append(j.fix, int32(l))
+		}
+	}
 	j.pM = make([]int32, len(g.pBlock))
 	for m := range g.nb {
 		for p := g.pPtr[m]; p < g.pPtr[m+1]; p++ {
@@ -179,6 +185,9 @@ type jointState struct {
 	u, v     []float64 // location vectors (the mutant's q ratio)
 	sBlk, dn []float64 // per block: s_m, ‖Δ′_b‖²
 	cum      []float64
+	// The marginal proposal's V = P⁻¹E_β (column-major), the Cholesky
+	// factor of Σ_ββ (row-major lower) and two p-vectors.
+	vm, sbb, zb, db []float64
 	// Counters for Params.
 	tried, acc, exact float64
 }
@@ -196,6 +205,10 @@ func (c *gibbsChain) initJoint() error {
 	s.mu, s.xi, s.u, s.v = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	s.sBlk, s.dn = make([]float64, c.nb), make([]float64, c.nb)
 	s.cum = make([]float64, len(c.pBlock))
+	if c.jointFixed {
+		p := len(j.fix)
+		s.vm, s.sbb, s.zb, s.db = make([]float64, p*n), make([]float64, p*p), make([]float64, p), make([]float64, p)
+	}
 	c.jointFill(c.t.Beta())
 	ch, err := j.sym.Factor(&s.a)
 	if err != nil {
@@ -281,6 +294,24 @@ func (c *gibbsChain) jointRefresh(beta float64) bool {
 		s.xi[l] = b
 	}
 	s.ch.Solve(s.mu, s.xi, s.u)
+	if c.jointFixed {
+		// V = P⁻¹E_β (a column per fixed effect), Σ_ββ = E_βᵀV and its
+		// Cholesky factor.
+		p := len(j.fix)
+		for k, l := range j.fix {
+			clear(s.xi)
+			s.xi[l] = 1
+			col := s.vm[k*len(j.loc) : (k+1)*len(j.loc)]
+			s.ch.Solve(col, s.xi, s.u)
+			for a, la := range j.fix {
+				s.sbb[a*p+k] = col[la]
+			}
+		}
+		if !cholesky(s.sbb, p) {
+			s.ok = false
+			return false
+		}
+	}
 	return true
 }
 
@@ -309,9 +340,13 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 	}
 	rho := c.jointRho
 	sq := math.Sqrt(1 - rho*rho)
-	s.ch.NormalInto(rng, s.xi)
-	for l, cc := range j.loc {
-		c.next[cc] = s.mu[l] + rho*(c.theta[cc]-s.mu[l]) + sq*s.xi[l]
+	if c.jointFixed {
+		c.jointShear(rng, rho, sq)
+	} else {
+		s.ch.NormalInto(rng, s.xi)
+		for l, cc := range j.loc {
+			c.next[cc] = s.mu[l] + rho*(c.theta[cc]-s.mu[l]) + sq*s.xi[l]
+		}
 	}
 	s.tried++
 	lpn := c.t.LogPrior(c.next)
@@ -340,7 +375,7 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 	for b := range s.sBlk {
 		s.sBlk[b] = math.Sqrt(s.sBlk[b])
 		c.fac[b] = math.Max(c.dsq[b], s.dn[b])
-		if c.jointIgnore >= 0 && int32(b) == c.jointIgnore {
+		if c.jointIgnore >= 0 && int32(b) == c.jointIgnore || c.jointIgnore == -2 && b > 0 {
 			s.sBlk[b] = 0 // mutant: a bound that ignores a block's move
 		}
 	}
@@ -431,7 +466,7 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 			af += a * a * c.fac[b]
 		}
 		bound := beta * kf * float64(len(c.rb.touched)) / 2 * as * af
-		if c.jointIgnore < 0 && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+		if c.jointIgnore == -1 && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 			return false, 0, fmt.Errorf("GroupGibbs: joint move: Taylor remainder: %w", diffViolation(i, rd, bound, c.theta, c.next))
 		}
 		if rng.Float64()*bound < rd {
@@ -440,6 +475,44 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 		}
 	}
 	return c.jointAccept(), draws, nil
+}
+
+// jointShear sets next to the marginal proposal: the fixed effects by
+// Crank–Nicolson on their marginal N(μ_β, Σ_ββ) under N, β′ = μ_β +
+// ρ(β − μ_β) + √(1 − ρ²)ξ_β, and every location coordinate shifted by
+// VΣ_ββ⁻¹(β′ − β), V = P⁻¹E_β: the group effects follow their
+// conditional mean under N, E[u | β′] − E[u | β], their deviation from
+// it unchanged (a shear, of unit Jacobian). The move is reversible with
+// respect to N, with the log q ratio log N(θ) − log N(θ′) as the joint
+// proposal's.
+func (c *gibbsChain) jointShear(rng *rand.Rand, rho, sq float64) {
+	j, s := c.jt, &c.js
+	p, n := len(j.fix), len(j.loc)
+	z := s.zb[:p]
+	for a := range z {
+		z[a] = rng.NormFloat64()
+	}
+	// ξ_β = L_ββz; δ = β′ − β.
+	d := s.db[:p]
+	for a := range p {
+		var v float64
+		for b := 0; b <= a; b++ {
+			v += s.sbb[a*p+b] * z[b]
+		}
+		l := j.fix[a]
+		beta := c.theta[j.loc[l]]
+		d[a] = s.mu[l] + rho*(beta-s.mu[l]) + sq*v - beta
+	}
+	// η = Σ_ββ⁻¹δ in place, then θ′ = θ + Vη.
+	forwardSub(s.sbb, p, d)
+	backSub(s.sbb, p, d)
+	for l, cc := range j.loc {
+		v := c.theta[cc]
+		for k := range p {
+			v += s.vm[k*n+l] * d[k]
+		}
+		c.next[cc] = v
+	}
 }
 
 func (c *gibbsChain) jointAccept() bool {

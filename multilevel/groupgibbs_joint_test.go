@@ -20,14 +20,23 @@ func jointKernel(pb mcmctest.Problem, joint int, rho float64) multilevel.GroupGi
 	return multilevel.GroupGibbs{Center: pb.Mode, ExactBelow: -1, Joint: joint, JointRho: rho}
 }
 
+// jointMarginal is jointKernel with the marginal proposal (JointFixed):
+// the fixed effects by Crank–Nicolson on their marginal, the group
+// effects shifted by their conditional mean's change.
+func jointMarginal(pb mcmctest.Problem, joint int, rho float64) multilevel.GroupGibbs {
+	k := jointKernel(pb, joint, rho)
+	k.JointFixed = true
+	return k
+}
+
 // TestGroupGibbsJointStructural runs the kit's structural checks on
 // GroupGibbs with joint location moves: no allocation per sweep (the
 // factor refreshed as the scales move between grid cells), Info's
 // counts, checkpoint and resume, and results independent of the workers.
 func TestGroupGibbsJointStructural(t *testing.T) {
 	pb := kitProblem(t)
-	for _, rho := range []float64{0, 0.5} {
-		k := jointKernel(pb, 2, rho)
+	for _, k := range []multilevel.GroupGibbs{jointKernel(pb, 2, 0), jointKernel(pb, 2, 0.5), jointMarginal(pb, 2, 0.5)} {
+		rho := k.JointRho
 		a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
 		if err != nil {
 			t.Fatal(err)
@@ -52,9 +61,9 @@ func TestGroupGibbsJointStructural(t *testing.T) {
 // location moves a sweep against non-centred NUTS on two designs — 30
 // small groups (about 7 data each, every move thinned: a logistic
 // likelihood far from its expansion) and two crossed factors — and
-// requires its mutants to be caught: the joint proposal with its log q
-// ratio dropped, and a thinning bound that ignores the fixed block's
-// move.
+// requires its mutants to be caught: the joint and the marginal
+// proposals with their log q ratio dropped, and a thinning bound that
+// ignores the group blocks' moves.
 func TestGroupGibbsJointMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("NUTS references and GroupGibbs runs of 4 chains")
@@ -90,6 +99,7 @@ func TestGroupGibbsJointMoments(t *testing.T) {
 		}{
 			{"ρ 0, exact", jointKernel(pb, 3, 0)},
 			{"ρ 0.5, thinned", multilevel.GroupGibbsJointThinAll(jointKernel(pb, 3, 0.5))},
+			{"marginal, ρ 0.5", jointMarginal(pb, 3, 0.5)},
 		} {
 			z, zn, lr, ln, res := gibbsMoments(t, pr.p, row.k, rs, mode, 3000)
 			t.Logf("%s, %s: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f (NUTS %.0f), %v",
@@ -101,8 +111,9 @@ func TestGroupGibbsJointMoments(t *testing.T) {
 		// The mutants make ten joint moves a sweep, so that the move's law
 		// and not the blocks' dominates the chain.
 		mutants := map[string]exactmh.Kernel{
-			"joint proposal without its log q ratio": multilevel.GroupGibbsJointNoQ(jointKernel(pb, 10, 0)),
-			"joint bound ignores the fixed block":    multilevel.GroupGibbsJointIgnoresBlock(multilevel.GroupGibbsJointThinAll(jointKernel(pb, 10, 0.5)), 0),
+			"joint proposal without its log q ratio":    multilevel.GroupGibbsJointNoQ(jointKernel(pb, 10, 0)),
+			"marginal proposal without its log q ratio": multilevel.GroupGibbsJointNoQ(jointMarginal(pb, 10, 0)),
+			"joint bound ignores the group blocks":      multilevel.GroupGibbsJointFixedBlockOnly(multilevel.GroupGibbsJointThinAll(jointKernel(pb, 10, 0.5))),
 		}
 		for name, k := range mutants {
 			z, zn, lr, ln, _ := gibbsMoments(t, pr.p, k, rs, mode, 2000)
@@ -119,4 +130,13 @@ func TestGroupGibbsJointSBC(t *testing.T) {
 		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
 	}
 	gibbsSBCOf(t, mlCrossed{n: 300, ga: 4, gb: 3}, func(pb mcmctest.Problem) exactmh.Kernel { return jointKernel(pb, 2, 0.5) }, 5)
+}
+
+// TestGroupGibbsJointMarginalSBC is TestGroupGibbsJointSBC with the
+// marginal proposal (JointFixed) the automatic default uses.
+func TestGroupGibbsJointMarginalSBC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
+	}
+	gibbsSBCOf(t, mlCrossed{n: 300, ga: 4, gb: 3}, func(pb mcmctest.Problem) exactmh.Kernel { return jointMarginal(pb, 2, 0.5) }, 6)
 }

@@ -90,3 +90,11 @@ func GroupGibbsJointThinAll(k GroupGibbs) GroupGibbs {
 	k.jointThinAll = true
 	return k
 }
+
+// GroupGibbsJointFixedBlockOnly returns k with its joint move's thinning
+// bound ignoring the moves of every block but the fixed effects' (the
+// group effects' s_m taken as 0), which the kit must catch.
+func GroupGibbsJointFixedBlockOnly(k GroupGibbs) GroupGibbs {
+	k.jointIgnore = -1
+	return k
+}
