@@ -54,8 +54,12 @@ import (
 
 // jointTauGrid is the grid in log τ to which the joint move's proposal
 // rounds each scale (its factor is refreshed when a scale leaves its
-// cell): a precision at most e^{2·0.025} ≈ 5 % from the current one.
-const jointTauGrid = 0.05
+// cell): a precision at most e^{2·0.005} ≈ 1 % from the current one.
+// The bracket of the log ratio carries the difference, ½Σ_j (τ_j⁻² −
+// τ̃_j⁻²)(θ′_j² − θ_j²) over the effects, whose spread grows as √G with the
+// number of effects moved: a fine grid keeps it small where the joint
+// proposal moves every effect.
+const jointTauGrid = 0.01
 
 // jointThinMax is the expected batch above which the joint move reads
 // its data exactly rather than by thinning. The factorised test's
@@ -70,7 +74,7 @@ const jointThinMax = 3.0
 
 // DefaultJointRho is the Crank–Nicolson autocorrelation ρ of the joint
 // location move the automatic default uses (GroupGibbs.JointRho).
-const DefaultJointRho = 0.5
+const DefaultJointRho = 0.9
 
 // gibbsJoint is what the joint move precomputes, shared by the chains.
 type gibbsJoint struct {
