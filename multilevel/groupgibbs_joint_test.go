@@ -104,7 +104,10 @@ func TestGroupGibbsJointMoments(t *testing.T) {
 			z, zn, lr, ln, res := gibbsMoments(t, pr.p, row.k, rs, mode, 3000)
 			t.Logf("%s, %s: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f (NUTS %.0f), %v",
 				pr.name, row.name, z, zn, lr, ln, res.Sampling().MeanBatch(), pr.p.Len(), minESS(res.Summary()), minESS(rs), res.Chains[0].Params)
-			if math.Abs(z) > 4.5 || lr > math.Log(1.18) {
+			// (On the small groups the centred posterior is a funnel in the
+			// scales of the slopes, where NUTS's own SDs are not a reference
+			// (TestGroupGibbsMoments): only the means are compared there.)
+			if math.Abs(z) > 4.5 || lr > math.Log(1.18) && pr.name != "small groups" {
 				t.Errorf("%s, %s: GroupGibbs with joint moves disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, row.name, z, zn, lr, ln)
 			}
 		}
@@ -139,4 +142,28 @@ func TestGroupGibbsJointMarginalSBC(t *testing.T) {
 		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
 	}
 	gibbsSBCOf(t, mlCrossed{n: 300, ga: 4, gb: 3}, func(pb mcmctest.Problem) exactmh.Kernel { return jointMarginal(pb, 2, 0.5) }, 6)
+}
+
+// TestGroupGibbsJointShearIdentity checks the identity the marginal
+// proposal's exactness rests on: shifting the group effects by their
+// conditional mean's change keeps their deviation from it, so the joint
+// Gaussian's log density changes by exactly its fixed-effect marginal's.
+func TestGroupGibbsJointShearIdentity(t *testing.T) {
+	pb := kitProblem(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 5 {
+		th := make([]float64, len(pb.Mode))
+		for j := range th {
+			th[j] = pb.Mode[j] + 0.5*pb.SD[j]*rng.NormFloat64()
+		}
+		for _, rho := range []float64{0, 0.9} {
+			joint, marg, err := multilevel.JointShearIdentity(pb.Posterior, jointMarginal(pb, 1, rho), th, uint64(trial))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(joint-marg) > 1e-8*math.Max(1, math.Abs(joint)) {
+				t.Errorf("trial %d, ρ %v: log N(θ′) − log N(θ) = %v, the marginal's %v", trial, rho, joint, marg)
+			}
+		}
+	}
 }
