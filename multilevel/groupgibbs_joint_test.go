@@ -116,7 +116,7 @@ func TestGroupGibbsJointMoments(t *testing.T) {
 		mutants := map[string]exactmh.Kernel{
 			"joint proposal without its log q ratio":    multilevel.GroupGibbsJointNoQ(jointKernel(pb, 10, 0)),
 			"marginal proposal without its log q ratio": multilevel.GroupGibbsJointNoQ(jointMarginal(pb, 10, 0)),
-			"joint bound ignores the group blocks":      multilevel.GroupGibbsJointFixedBlockOnly(multilevel.GroupGibbsJointThinAll(jointKernel(pb, 10, 0.5))),
+			"joint bound ignores the group blocks":      multilevel.GroupGibbsJointFixedBlockOnly(multilevel.GroupGibbsJointThinAll(jointKernel(pb, 10, 0))),
 		}
 		for name, k := range mutants {
 			z, zn, lr, ln, _ := gibbsMoments(t, pr.p, k, rs, mode, 2000)
