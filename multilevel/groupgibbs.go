@@ -90,6 +90,15 @@ import (
 //     the non-centred update of τ interwoven with step 3's centred one,
 //     its data decided as in step 1.
 //
+//  5. With Joint > 0, first in the sweep, joint location moves
+//     (groupgibbs_joint.go): every fixed and group effect at once given
+//     the scales, by Crank–Nicolson through the sparse Cholesky factor of
+//     the expansion's joint precision (or, JointFixed, on the fixed
+//     effects' marginal with the groups sheared along), the data decided
+//     as in step 1 with a bound summed over the blocks each row touches.
+//     The automatic default adds one where its pilot finds the fixed
+//     block stuck.
+//
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (model.MultilevelCenter gives one). The bound above needs
 // sup|f‴| finite on the whole line (logistic, probit; Gaussian remainders
