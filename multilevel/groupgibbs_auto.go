@@ -339,7 +339,11 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		grinds(choice, p, m, lay)
 		return nil
 	}
-	if why := fixedStuck(c0); why != "" {
+	if why := fixedStuck(c0); why != "" && noJointRepilot {
+		m.Err = why
+		grinds(choice, p, m, lay)
+		return nil
+	} else if why != "" {
 		// The fixed effects confounded with the groups: pilot again with
 		// the joint marginal move (groupgibbs_joint.go), which moves them
 		// with every group effect's conditional mean.
@@ -428,6 +432,11 @@ func grind(p *exactmh.Posterior, tot exactmh.Totals, stage string) string {
 // effects (whose bulk ESS the pilot's few draws cannot measure) would
 // not mix in a default run.
 var gibbsFixedFloor = 1 - math.Pow(9.0/11, 1.0/fixedRepeats)
+
+// noJointRepilot, a test hook false in every real run, makes the
+// automatic default fall back from a stuck fixed block without piloting
+// GroupGibbs again with a joint move (TestChooseMultilevelFixedStuck).
+var noJointRepilot bool
 
 // perturbCenter, a test hook nil in every real run, moves the
 // automatic default's multilevel centre before GroupGibbs is piloted
