@@ -111,6 +111,14 @@ func TestGroupGibbsJointMoments(t *testing.T) {
 				t.Errorf("%s, %s: GroupGibbs with joint moves disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", pr.name, row.name, z, zn, lr, ln)
 			}
 		}
+		if pr.name == "crossed" {
+			// With 100 to 250 data a group the expansion's Gaussian is
+			// close to the posterior and the blocks redraw each group
+			// every sweep: the mutants below came out within |z| 4.1
+			// and sd ratios e^±0.1 there, not caught; the small groups
+			// show them.
+			continue
+		}
 		// The mutants make ten joint moves a sweep, so that the move's law
 		// and not the blocks' dominates the chain.
 		mutants := map[string]exactmh.Kernel{
