@@ -90,6 +90,15 @@ import (
 //     the non-centred update of τ interwoven with step 3's centred one,
 //     its data decided as in step 1.
 //
+//  5. With Joint > 0, first in the sweep, joint location moves
+//     (groupgibbs_joint.go): every fixed and group effect at once given
+//     the scales, by Crank–Nicolson through the sparse Cholesky factor of
+//     the expansion's joint precision (or, JointFixed, on the fixed
+//     effects' marginal with the groups sheared along), the data decided
+//     as in step 1 with a bound summed over the blocks each row touches.
+//     The automatic default adds one where its pilot finds the fixed
+//     block stuck.
+//
 // On a Gaussian multilevel model with σ estimated — a GaussianStatistics
 // energy (model.SparseGaussianRegression) under a ScaledPrior over a
 // Layout (model.WithScale) — a sweep is instead exact Gibbs from the
@@ -132,6 +141,22 @@ type GroupGibbs struct {
 	// the fixed effects' acceptance but read far more data per sweep, for
 	// less ESS per CPU-second (examples/README.md, "multilevel").
 	ExactBelow int
+	// Joint is the number of joint location moves per sweep
+	// (groupgibbs_joint.go; docs/multilevel.md, "Joint location move"):
+	// every fixed and group effect moved at once given the scales, by a
+	// Crank–Nicolson proposal through the sparse Cholesky factor of the
+	// expansion's joint precision, made before the blocks. 0: none.
+	Joint int
+	// JointRho is the joint move's Crank–Nicolson autocorrelation ρ in
+	// [0, 1) (0: an independence proposal from the expansion's Gaussian).
+	JointRho float64
+	// JointFixed makes the joint move's proposal the marginal one: the
+	// fixed effects by Crank–Nicolson on their marginal under the
+	// expansion's Gaussian, every group effect shifted by its conditional
+	// mean's change (a shear): a move of dimension p, the number of fixed
+	// effects, along the directions they are confounded with the groups
+	// on, whose acceptance does not fall with the number of groups.
+	JointFixed bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -164,6 +189,15 @@ type GroupGibbs struct {
 	moveHooks moveHooks
 	// Test hooks of the Gaussian sweep (gaussgibbs.go).
 	gauss gaussHooks
+	// Test hooks of the joint move: jointNoQ drops its log q ratio;
+	// jointIgnore, if positive, makes its thinning bound ignore the move
+	// of block jointIgnore − 1, if −1 the moves of every block but the
+	// fixed effects' (and skips the check of |r_i| ≤ φ_i).
+	jointNoQ    bool
+	jointIgnore int
+	// Test hook: jointThinAll thins the joint move's data wherever the
+	// expected batch is below N (not only below jointThinMax).
+	jointThinAll bool
 }
 
 // Name returns "GroupGibbs".
@@ -251,6 +285,8 @@ type gibbsTerms struct {
 	locs  []gibbsLoc
 	// The shifts and scale moves (groupgibbs_moves.go; nil: none).
 	mv *gibbsMoves
+	// The joint location move (groupgibbs_joint.go; nil: none).
+	jt *gibbsJoint
 }
 
 // onGibbsTerms, a test hook nil in every real run, is called for each set
@@ -287,7 +323,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -310,6 +346,16 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	c.rb.init(terms.blocks)
 	c.rbRow = -1
 	c.initMoves()
+	if k.Joint > 0 {
+		if !(k.JointRho >= 0 && k.JointRho < 1) {
+			return nil, fmt.Errorf("%s: JointRho = %v, want it in [0, 1)", name, k.JointRho)
+		}
+		c.jt, c.joint, c.jointRho, c.jointNoQ, c.jointIgnore = terms.jt, k.Joint, k.JointRho, k.jointNoQ, int32(k.jointIgnore-1)
+		c.jointThinAll, c.jointFixed = k.jointThinAll, k.JointFixed
+		if err := c.initJoint(); err != nil {
+			return nil, err
+		}
+	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
 		if view := v.RowView(); view != nil {
@@ -733,6 +779,11 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
+	if k.Joint > 0 {
+		if g.jt, err = newGibbsJoint(name, g, isExact != nil); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
 }
 
@@ -908,6 +959,17 @@ type gibbsChain struct {
 
 	ms gibbsMoveState // the shifts' and scale moves' scratch and counters
 
+	// The joint location move (nil jt: none): moves per sweep, ρ, the
+	// test hooks (jointIgnore −1: none), the chain's scratch.
+	jt           *gibbsJoint
+	joint        int
+	jointRho     float64
+	jointNoQ     bool
+	jointIgnore  int32
+	jointThinAll bool
+	jointFixed   bool
+	js           jointState
+
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
 	// the thinning rate; the test hooks.
@@ -924,7 +986,11 @@ type gibbsChain struct {
 
 // counts returns the counters Params reports, which MarshalState saves.
 func (c *gibbsChain) counts() []*float64 {
-	return append([]*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}, c.moveCounts()...)
+	ps := append([]*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}, c.moveCounts()...)
+	if c.jt != nil {
+		ps = append(ps, &c.js.tried, &c.js.acc, &c.js.exact)
+	}
+	return ps
 }
 
 // MarshalState saves the counters Params reports (the rest of the
@@ -964,6 +1030,11 @@ func (c *gibbsChain) Params() map[string]float64 {
 		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats
 	}
 	c.moveParams(ps)
+	if c.jt != nil {
+		ps["joint_accept"] = c.js.acc / max(c.js.tried, 1)
+		ps["joint_exact"] = c.js.exact / max(c.js.tried, 1)
+		ps["joint_per_sweep"] = float64(c.joint)
+	}
 	return ps
 }
 
@@ -983,6 +1054,17 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	c.seen.Next()
 	c.undo.save(c)
+	for range c.joint {
+		if c.jt == nil {
+			break
+		}
+		acc, nread, err := c.jointMove(rng)
+		if err != nil {
+			return exactmh.Info{}, err
+		}
+		info.Batch += nread
+		info.Accepted = info.Accepted || acc
+	}
 	for m := range c.nb {
 		reps := 1
 		if c.expl[m] {
@@ -1505,7 +1587,7 @@ func backSub(l []float64, q int, b []float64) {
 // puts it back.
 type gibbsUndo struct {
 	theta, dsq []float64
-	counts     [7]float64
+	counts     [10]float64
 }
 
 // save keeps c's state at the start of a sweep (nothing if the run
@@ -1516,7 +1598,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	}
 	u.theta = append(u.theta[:0], c.theta...)
 	u.dsq = append(u.dsq[:0], c.dsq...)
-	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc}
+	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc, c.js.tried, c.js.acc, c.js.exact}
 	c.saveMoves()
 }
 
@@ -1528,6 +1610,7 @@ func (c *gibbsChain) AbandonStep() {
 	copy(c.dsq, c.undo.dsq)
 	u := &c.undo.counts
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
+	c.js.tried, c.js.acc, c.js.exact = u[7], u[8], u[9]
 	c.restoreMoves()
 }
 

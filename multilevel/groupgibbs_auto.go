@@ -339,10 +339,36 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		grinds(choice, p, m, lay)
 		return nil
 	}
-	if why := fixedStuck(c0); why != "" {
+	if why := fixedStuck(c0); why != "" && noJointRepilot {
 		m.Err = why
 		grinds(choice, p, m, lay)
 		return nil
+	} else if why != "" {
+		// The fixed effects confounded with the groups: pilot again with
+		// the joint marginal move (groupgibbs_joint.go), which moves them
+		// with every group effect's conditional mean.
+		jg := GroupGibbs{Center: center, Joint: 1, JointFixed: true, JointRho: DefaultJointRho}
+		choice.Progress(ctx, "pilot: %s %s; again with a joint move of the fixed effects and the groups", m.Name, why)
+		mj, rj, err := choice.Pilot(ctx, p, jg, center, seed, 50, 0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("exactmh: automatic default: %s with joint moves: %w", gg.Name(), err)
+		}
+		cj := rj.Chains[0]
+		mj.EvalsPerStep = cj.Sampling.EvalsPerStep()
+		whyJ := grindJoint(p, cj.Sampling, jg.Joint)
+		if whyJ == "" {
+			whyJ = fixedStuck(cj)
+		}
+		if whyJ != "" {
+			m.Err = why + "; with a joint move a sweep it " + whyJ
+			grinds(choice, p, m, lay)
+			return nil
+		}
+		m, c0, gg = mj, cj, jg
+		m.Name = gg.Name()
 	}
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = m.Name, gg, p
@@ -407,18 +433,47 @@ func grind(p *exactmh.Posterior, tot exactmh.Totals, stage string) string {
 // not mix in a default run.
 var gibbsFixedFloor = 1 - math.Pow(9.0/11, 1.0/fixedRepeats)
 
+// noJointRepilot, a test hook false in every real run, makes the
+// automatic default fall back from a stuck fixed block without piloting
+// GroupGibbs again with a joint move (TestChooseMultilevelFixedStuck).
+var noJointRepilot bool
+
 // perturbCenter, a test hook nil in every real run, moves the
 // automatic default's multilevel centre before GroupGibbs is piloted
 // around it (TestChooseMultilevelFixedStuck).
 var perturbCenter func(center, sd []float64)
 
+// grindJoint is grind for GroupGibbs with joint moves joint a sweep,
+// each of which may read every datum: the sweep may read (gibbsGrind +
+// joint)·N data.
+func grindJoint(p *exactmh.Posterior, tot exactmh.Totals, joint int) string {
+	n := p.Len()
+	if tot.Steps == 0 || tot.MeanBatch() <= (gibbsGrind+float64(joint))*float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("grinds: its pilot read %.3g data per sweep of N = %d (%.3g passes over the data)",
+		tot.MeanBatch(), n, tot.MeanBatch()/float64(n))
+}
+
 // fixedStuck says why a GroupGibbs pilot chain's fixed effects do not mix
 // — block 0 accepting below gibbsFixedFloor of its proposals — or "" if
 // they do (or the chain reports no block0_accept: a model without fixed
 // effects).
+//
+// With joint moves (GroupGibbs.Joint, joint_accept α_J, joint_per_sweep
+// J of them) a sweep leaves the fixed effects where they were with
+// probability (1 − α)^fixedRepeats·(1 − α_J)^J, and the floor applies to
+// the equivalent α of that product.
 func fixedStuck(c *exactmh.ChainResult) string {
 	acc, ok := c.Params["block0_accept"]
-	if !ok || math.IsNaN(acc) || acc >= gibbsFixedFloor {
+	if !ok || math.IsNaN(acc) {
+		return ""
+	}
+	if ja, ok := c.Params["joint_accept"]; ok && !math.IsNaN(ja) {
+		stay := math.Pow(1-acc, fixedRepeats) * math.Pow(1-ja, c.Params["joint_per_sweep"])
+		acc = 1 - math.Pow(stay, 1.0/fixedRepeats)
+	}
+	if acc >= gibbsFixedFloor {
 		return ""
 	}
 	sweeps := c.Warmup.Steps + c.Sampling.Steps

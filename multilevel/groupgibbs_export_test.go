@@ -139,3 +139,12 @@ func GroupGibbsGrowthLoose(k GroupGibbs) GroupGibbs {
 	k.growthLoose = true
 	return k
 }
+
+// SetNoJointRepilot sets whether the automatic default skips its second
+// GroupGibbs pilot with a joint move where the first finds the fixed
+// block stuck, and returns a function that restores it.
+func SetNoJointRepilot(off bool) func() {
+	old := noJointRepilot
+	noJointRepilot = off
+	return func() { noJointRepilot = old }
+}

@@ -4,7 +4,13 @@
 
 package multilevel
 
-import "github.com/exactmh/exactmh"
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/exactmh/exactmh"
+)
 
 // GroupGibbsNoMoves returns k without its shifts and scale moves
 // (groupgibbs_moves.go): the sweep of blocks, location moves and log
@@ -65,4 +71,77 @@ func GibbsShifts(p *exactmh.Posterior, k GroupGibbs) (idx [][]int32, w [][]float
 		w = append(w, mv.w[mv.ptr[s]:mv.ptr[s+1]])
 	}
 	return idx, w, nil
+}
+
+// GroupGibbsJointNoQ returns k with its joint location move's log q ratio
+// log N(θ) − log N(θ′) dropped: a Crank–Nicolson proposal accepted as if
+// it were symmetric, which the kit must catch.
+func GroupGibbsJointNoQ(k GroupGibbs) GroupGibbs {
+	k.jointNoQ = true
+	return k
+}
+
+// GroupGibbsJointIgnoresBlock returns k with its joint move's thinning
+// bound ignoring the move of block b (its s_b taken as 0), which the kit
+// must catch.
+func GroupGibbsJointIgnoresBlock(k GroupGibbs, b int) GroupGibbs {
+	k.jointIgnore = b + 1
+	return k
+}
+
+// GroupGibbsJointThinAll returns k with its joint move's data thinned
+// wherever thinning draws fewer than N (by default only where it draws a
+// few): the thinning path of the joint move, for the kit.
+func GroupGibbsJointThinAll(k GroupGibbs) GroupGibbs {
+	k.jointThinAll = true
+	return k
+}
+
+// GroupGibbsJointFixedBlockOnly returns k with its joint move's thinning
+// bound ignoring the moves of every block but the fixed effects' (the
+// group effects' s_m taken as 0), which the kit must catch.
+func GroupGibbsJointFixedBlockOnly(k GroupGibbs) GroupGibbs {
+	k.jointIgnore = -1
+	return k
+}
+
+// JointShearIdentity starts k (JointFixed) on p at theta, makes one
+// marginal proposal θ′ and returns log N(θ′) − log N(θ) under the joint
+// Gaussian of the move and log N_β(β′) − log N_β(β) under its fixed
+// effects' marginal, which the shear makes equal.
+func JointShearIdentity(p *exactmh.Posterior, k GroupGibbs, theta []float64, seed uint64) (joint, marginal float64, err error) {
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	ch, err := k.Start(t, theta)
+	if err != nil {
+		return 0, 0, err
+	}
+	c := ch.(*gibbsChain)
+	if !c.jointRefresh(t.Beta()) {
+		return 0, 0, fmt.Errorf("P not positive definite")
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	c.jointShear(rng, c.jointRho, math.Sqrt(1-c.jointRho*c.jointRho))
+	j, s := c.jt, &c.js
+	for l, cc := range j.loc {
+		s.u[l], s.v[l] = c.next[cc], c.theta[cc]
+	}
+	joint = -(s.a.Quad(s.u, s.mu) - s.a.Quad(s.v, s.mu)) / 2
+	// The marginal: Σ_ββ = L_ββL_ββᵀ; ½‖L⁻¹(β − μ_β)‖².
+	pn := len(j.fix)
+	q := func(th []float64) float64 {
+		d := make([]float64, pn)
+		for a, l := range j.fix {
+			d[a] = th[j.loc[l]] - s.mu[l]
+		}
+		forwardSub(s.sbb, pn, d)
+		var r float64
+		for _, v := range d {
+			r += v * v
+		}
+		return r / 2
+	}
+	return joint, -(q(c.next) - q(c.theta)), nil
 }

@@ -1,0 +1,93 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/exactmh/exactmh"
+	ml "github.com/exactmh/exactmh/multilevel"
+)
+
+var (
+	jointMeasure = flag.String("jointmeasure", "", "run TestGroupGibbsJointMeasure on this data set of examples/multilevel-real (chem97, insteval, verbagg): GroupGibbs with and without its joint location move (figures/bench/multilevel_joint.txt)")
+	jointN       = flag.Int("jointn", 1, "TestGroupGibbsJointMeasure: joint moves a sweep (0: none)")
+	jointRho     = flag.Float64("jointrho", ml.DefaultJointRho, "TestGroupGibbsJointMeasure: the joint move's ρ")
+	jointFull    = flag.Bool("jointfull", false, "TestGroupGibbsJointMeasure: the full joint proposal rather than the marginal one (JointFixed)")
+	jointWarmup  = flag.Int("jointwarmup", 150, "TestGroupGibbsJointMeasure: warmup sweeps per chain")
+	jointDraws   = flag.Int("jointdraws", 250, "TestGroupGibbsJointMeasure: draws per chain")
+)
+
+// TestGroupGibbsJointMeasure runs GroupGibbs (2 chains, from the
+// Laplace-EM centre) on a real data set of examples/multilevel-real with
+// the joint move as the flags say, and logs the CPU time, max R-hat, min
+// bulk ESS, the scales' and the first fixed effects' ESS and the chain's
+// acceptance rates. A measurement, not a check: run with -jointmeasure SET.
+func TestGroupGibbsJointMeasure(t *testing.T) {
+	if *jointMeasure == "" {
+		t.Skip("a measurement: run with -jointmeasure SET")
+	}
+	m := &modelFlags{family: "logistic", beta: 1, prior: "flat", nu: 4}
+	dir := "../../examples/multilevel-real/data/"
+	switch *jointMeasure {
+	case "chem97":
+		m.data, m.response, m.terms = dir+"chem97.csv", "score>5", "gcsecnt,(1|lea),(1|school)"
+	case "insteval":
+		m.data, m.response, m.terms = dir+"insteval.csv", "y>3", "cat(service;ref=0),(1|s),(1|d),(1|dept)"
+	case "verbagg":
+		m.data, m.response, m.terms = dir+"verbagg.csv", "r2", "Anger,cat(Gender;ref=F),cat(btype;ref=curse),cat(situ;ref=other),cat(mode;ref=do),(1|id),(1|item)"
+	default:
+		t.Fatalf("-jointmeasure %q: want chem97, insteval or verbagg", *jointMeasure)
+	}
+	f, err := m.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.post
+	c, _, err := ml.Center(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := ml.GroupGibbs{Center: c, Joint: *jointN, JointRho: *jointRho, JointFixed: !*jointFull}
+	cpu0 := processCPU()
+	res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 2, Warmup: *jointWarmup, Draws: *jointDraws, Seed: 1, Init: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := processCPU() - cpu0
+	s := res.Summary()
+	rh, es := 0.0, math.Inf(1)
+	rn, en := "", ""
+	var parts []string
+	for j, q := range s.Params {
+		if q.RHat > rh {
+			rh, rn = q.RHat, q.Name
+		}
+		if q.ESSBulk < es {
+			es, en = q.ESSBulk, q.Name
+		}
+		if j < 3 || strings.HasPrefix(q.Name, "log_tau") {
+			parts = append(parts, fmt.Sprintf("%s ess %.0f rhat %.3f", q.Name, q.ESSBulk, q.RHat))
+		}
+	}
+	t.Logf("%s joint=%d rho=%v full=%t: sampling CPU %.1fs, %.0f data per sweep of N = %d; max R-hat %.3f (%s), min bulk ESS %.0f (%s); %s; %v",
+		*jointMeasure, *jointN, *jointRho, *jointFull, cpu.Seconds(), res.Sampling().MeanBatch(), p.Len(), rh, rn, es, en, strings.Join(parts, "; "), res.Chains[0].Params)
+}
+
+// processCPU returns the process's user + system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
