@@ -397,14 +397,6 @@ func NUTSNonCentredNoJacobian(k NUTS) NUTS {
 	return k
 }
 
-// NUTSKeptJacobian returns a partly non-centred NUTS whose Jacobian
-// counts the effects kept centred (CentredEffects) as if they were
-// scaled: each adds a log τ that T does not.
-func NUTSKeptJacobian(k NUTS) NUTS {
-	k.NonCentred, k.ncKeptJacobian = true, true
-	return k
-}
-
 // HMCNonCentredNoJacobian is NUTSNonCentredNoJacobian for HMC.
 func HMCNonCentredNoJacobian(k HMC) HMC {
 	k.NonCentred, k.ncNoJacobian = true, true

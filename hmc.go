@@ -52,9 +52,6 @@ type HMC struct {
 	// NonCentred makes the chain move in the non-centred parametrisation
 	// of a multilevel posterior, as NUTS.NonCentred.
 	NonCentred bool
-	// CentredEffects, with NonCentred, lists the effects kept centred, as
-	// NUTS.CentredEffects.
-	CentredEffects []int
 
 	// Test hooks (export_test.go), nil in every real kernel: sets g to the
 	// gradient at an inner leapfrog position (nil: gradWalk.gradient);
@@ -93,7 +90,7 @@ func (k HMC) Start(t *Target, theta0 []float64) (Chain, error) {
 	if !(k.Jitter >= 0 && k.Jitter < 1) {
 		return nil, fmt.Errorf("HMC: Jitter = %v, want in [0, 1)", k.Jitter)
 	}
-	g, err := newGradWalkOn("HMC", t, k.Scale, k.Metric, theta0, k.NonCentred, k.CentredEffects, k.ncNoJacobian, false)
+	g, err := newGradWalkOn("HMC", t, k.Scale, k.Metric, theta0, k.NonCentred, k.ncNoJacobian)
 	if err != nil {
 		return nil, err
 	}

@@ -100,13 +100,13 @@ type gradWalk struct {
 // newGradWalk checks that the target has gradients and that the metric
 // fits, and evaluates log π and its gradient at θ0.
 func newGradWalk(who string, t *Target, scale float64, m Metric, theta0 []float64) (gradWalk, error) {
-	return newGradWalkOn(who, t, scale, m, theta0, false, nil, false, false)
+	return newGradWalkOn(who, t, scale, m, theta0, false, false)
 }
 
 // newGradWalkOn is newGradWalk, in the non-centred parametrisation of a
 // multilevel posterior if nonCentred (noJacobian: the test mutant that
 // drops its Jacobian); θ0 is centred.
-func newGradWalkOn(who string, t *Target, scale float64, m Metric, theta0 []float64, nonCentred bool, keep []int, noJacobian, keptJacobian bool) (gradWalk, error) {
+func newGradWalkOn(who string, t *Target, scale float64, m Metric, theta0 []float64, nonCentred, noJacobian bool) (gradWalk, error) {
 	w, err := newWalk(who, t, nil, false, scale, theta0)
 	if err != nil {
 		return gradWalk{}, err
@@ -120,7 +120,7 @@ func newGradWalkOn(who string, t *Target, scale float64, m Metric, theta0 []floa
 	}
 	g := gradWalk{walk: w, grad: make([]float64, d), gradNext: make([]float64, d), momentum: make([]float64, d), metric: m}
 	if nonCentred {
-		if g.nc, err = newNonCentring(who, t, keep, noJacobian, keptJacobian); err != nil {
+		if g.nc, err = newNonCentring(who, t, noJacobian); err != nil {
 			return gradWalk{}, err
 		}
 		g.nc.working(g.theta, theta0)

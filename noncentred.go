@@ -30,17 +30,8 @@ import (
 // parametrisation without the funnel that a group with few data leaves in
 // the centred one. Draws are reported in θ (Position: the centred
 // names, u_…); the metric adapts in φ (workingPosition).
-//
-// Effects listed in the kernel's CentredEffects stay centred: u itself is
-// sampled, T leaves it alone and it adds nothing to the Jacobian
-// (partial non-centring, the same paper's §4). A level whose data pin its
-// effect (a group of thousands of data) is best sampled so: its z = u/τ
-// would lie on the curve z·τ ≈ û across the range of τ the other levels
-// leave, a funnel of its own (TestNonCentredPinnedGroup).
 type nonCentring struct {
 	terms []ncTerm
-	// kept[j]: θ[j] is an effect kept centred (nil: none is).
-	kept []bool
 	// θ = T(φ) and ∇log π(θ) while evaluating; the centred position
 	// Position reports and the φ it is of: pos is θ0 itself until the
 	// chain moves, as T(T⁻¹(θ0)) need not be θ0 to the last bit.
@@ -48,23 +39,16 @@ type nonCentring struct {
 	// noJacobian leaves Σ_t G_t·log τ_t out of log π_φ and its gradient: a
 	// test hook (NUTSNonCentredNoJacobian), false in every real kernel.
 	noJacobian bool
-	// keptJacobian counts the kept effects' log τ in the Jacobian as if
-	// they were scaled: a test hook (NUTSKeptJacobian), false in every
-	// real kernel.
-	keptJacobian bool
 }
 
 // ncTerm is a random-effect term: effects θ[start + g·stride], g < levels,
-// scale e^{θ[logTau]}; scaled of its levels are non-centred (the others
-// kept centred).
-type ncTerm struct{ start, stride, levels, logTau, scaled int }
+// scale e^{θ[logTau]}.
+type ncTerm struct{ start, stride, levels, logTau int }
 
 // newNonCentring returns the non-centring of t's multilevel prior
 // (multilevelLayout), checking that every term fits θ and that no
-// coordinate is the effect of two terms or both an effect and a log scale,
-// and that every coordinate of keep (the effects kept centred) is an
-// effect.
-func newNonCentring(who string, t *Target, keep []int, noJacobian, keptJacobian bool) (*nonCentring, error) {
+// coordinate is the effect of two terms or both an effect and a log scale.
+func newNonCentring(who string, t *Target, noJacobian bool) (*nonCentring, error) {
 	lay, ok := t.Prior().(multilevelLayout)
 	if !ok || lay.NumTerms() == 0 {
 		return nil, fmt.Errorf("%s: NonCentred needs a multilevel model (the prior of model.NewMultilevel, with random-effect terms); prior %T has no random-effect terms", who, t.Prior())
@@ -72,7 +56,7 @@ func newNonCentring(who string, t *Target, keep []int, noJacobian, keptJacobian 
 	d := t.Dim()
 	const effect, scale = 1, 2
 	role := make([]uint8, d)
-	nc := &nonCentring{theta: make([]float64, d), grad: make([]float64, d), pos: make([]float64, d), posPhi: make([]float64, d), noJacobian: noJacobian, keptJacobian: keptJacobian}
+	nc := &nonCentring{theta: make([]float64, d), grad: make([]float64, d), pos: make([]float64, d), posPhi: make([]float64, d), noJacobian: noJacobian}
 	for tm := range lay.NumTerms() {
 		_, _, start, stride, levels, lt := lay.Term(tm)
 		if stride < 1 || levels < 0 || start < 0 || levels > 0 && start+(levels-1)*stride >= d || lt < 0 || lt >= d {
@@ -89,37 +73,10 @@ func newNonCentring(who string, t *Target, keep []int, noJacobian, keptJacobian 
 			}
 			role[j] = effect
 		}
-		nc.terms = append(nc.terms, ncTerm{start, stride, levels, lt, levels})
-	}
-	if len(keep) == 0 {
-		return nc, nil
-	}
-	nc.kept = make([]bool, d)
-	for _, j := range keep {
-		if j < 0 || j >= d || role[j] != effect {
-			return nil, fmt.Errorf("%s: CentredEffects holds %d, which is not the coordinate of a random effect in θ of dimension %d", who, j, d)
-		}
-		if nc.kept[j] {
-			return nil, fmt.Errorf("%s: CentredEffects holds %d twice", who, j)
-		}
-		nc.kept[j] = true
-	}
-	for i := range nc.terms {
-		tm := &nc.terms[i]
-		if keptJacobian {
-			continue
-		}
-		for g := range tm.levels {
-			if nc.kept[tm.start+g*tm.stride] {
-				tm.scaled--
-			}
-		}
+		nc.terms = append(nc.terms, ncTerm{start, stride, levels, lt})
 	}
 	return nc, nil
 }
-
-// isKept reports whether effect θ[j] stays centred.
-func (nc *nonCentring) isKept(j int) bool { return nc.kept != nil && nc.kept[j] }
 
 // centred sets dst = T(phi): u = τ·z.
 func (nc *nonCentring) centred(dst, phi []float64) { nc.scale(dst, phi, false) }
@@ -136,9 +93,6 @@ func (nc *nonCentring) scale(dst, src []float64, inverse bool) {
 		tau := math.Exp(src[tm.logTau])
 		for g := range tm.levels {
 			j := tm.start + g*tm.stride
-			if nc.isKept(j) {
-				continue
-			}
 			if inverse {
 				dst[j] = src[j] / tau
 			} else {
@@ -148,15 +102,14 @@ func (nc *nonCentring) scale(dst, src []float64, inverse bool) {
 	}
 }
 
-// logJacobian returns log|det ∂T/∂φ| = Σ_t G_t·log τ_t, G_t the term's
-// non-centred levels (0 in the mutant).
+// logJacobian returns log|det ∂T/∂φ| = Σ_t G_t·log τ_t (0 in the mutant).
 func (nc *nonCentring) logJacobian(phi []float64) float64 {
 	if nc.noJacobian {
 		return 0
 	}
 	var s float64
 	for _, tm := range nc.terms {
-		s += float64(tm.scaled) * phi[tm.logTau]
+		s += float64(tm.levels) * phi[tm.logTau]
 	}
 	return s
 }
@@ -170,14 +123,11 @@ func (nc *nonCentring) pullback(gphi, gtheta, theta, phi []float64) {
 		var s float64
 		for g := range tm.levels {
 			j := tm.start + g*tm.stride
-			if nc.isKept(j) {
-				continue
-			}
 			s += theta[j] * gtheta[j]
 			gphi[j] = tau * gtheta[j]
 		}
 		if !nc.noJacobian {
-			s += float64(tm.scaled)
+			s += float64(tm.levels)
 		}
 		gphi[tm.logTau] += s
 	}

@@ -79,15 +79,6 @@ type NUTS struct {
 	// centred draw.
 	// TestNonCentredFunnel measures both on a funnel.
 	NonCentred bool
-	// CentredEffects, with NonCentred, lists the coordinates of random
-	// effects kept centred (u sampled itself; partial non-centring): the
-	// levels whose data pin their effect, where z = u/τ would lie on the
-	// curve z·τ ≈ û across the range of τ the other levels leave, and
-	// NUTS at the default step under-explores it (TestNonCentredPinnedGroup).
-	// nil: every effect non-centred. The automatic default sets it from
-	// the Laplace-EM centre (each effect whose data leave it less than half
-	// its prior variance).
-	CentredEffects []int
 
 	// Test hooks (export_test.go), nil in every real kernel: the log
 	// weight of a state from H(z₀) and its H (nil: H(z₀) − H); the choices
@@ -100,9 +91,8 @@ type NUTS struct {
 	top, within func(rng *rand.Rand, logNew, logRef float64) bool
 	subtreeTurn func(pSharpMinus, pSharpPlus, rho []float64) bool
 	discard     func(valid bool) bool
-	// With NonCentred: leave the Jacobian out (false: keep it); count
-	// the CentredEffects in it as if non-centred.
-	ncNoJacobian, ncKeptJacobian bool
+	// With NonCentred: leave the Jacobian out (false: keep it).
+	ncNoJacobian bool
 }
 
 // DefaultTargetAccept returns 0.8, Stan's adapt_delta.
@@ -131,7 +121,7 @@ func (k NUTS) Start(t *Target, theta0 []float64) (Chain, error) {
 	if !(maxDeltaH > 0) {
 		return nil, fmt.Errorf("NUTS: MaxDeltaH = %v, want > 0 (0 means 1000)", k.MaxDeltaH)
 	}
-	g, err := newGradWalkOn("NUTS", t, k.Scale, k.Metric, theta0, k.NonCentred, k.CentredEffects, k.ncNoJacobian, k.ncKeptJacobian)
+	g, err := newGradWalkOn("NUTS", t, k.Scale, k.Metric, theta0, k.NonCentred, k.ncNoJacobian)
 	if err != nil {
 		return nil, err
 	}

@@ -450,39 +450,29 @@ func grinds(c *exactmh.Choice, p *exactmh.Posterior, m exactmh.Candidate, lay La
 }
 
 // multilevelNUTS returns full-batch NUTS for a multilevel posterior, its
-// name and why it is centred or not. With the conditional standard
-// deviations sd_j of the effects at the Laplace-EM centre and τ_t =
-// e^{log τ_t} there, an effect whose data leave it at least half its
-// prior variance ((sd_j/τ_t)² ≥ ½) is non-centred (NUTS.NonCentred,
-// "NUTS-NC") and one whose data pin it stays centred
-// (NUTS.CentredEffects): a group with few data has u_g close to its prior
-// N(0, τ²), and the centred posterior is a funnel in (u_g, log τ) whose
-// neck one step size cannot enter; a group with many data pins u_g, and
-// its non-centred z_g = u_g/τ would then be the funnel (with one group of
-// 2,200 data beside small ones, NUTS non-centred throughout
-// under-explored: TestNonCentredPinnedGroup). Every effect pinned: the
-// centred NUTS. Without a centre (center nil) it is non-centred
-// throughout: the centre fails most often where τ collapses toward 0, the
-// funnel's neck. TestNonCentredFunnel measures both forms on a funnel.
+// name and why it is centred or not. It is non-centred (NUTS.NonCentred,
+// "NUTS-NC") where the data leave the random effects most of their prior
+// variance: with the conditional standard deviations sd_j of the effects
+// at the Laplace-EM centre and τ_t = e^{log τ_t} there, where the mean of
+// (sd_j/τ_t)² over the effects is at least ½. A group with few data has
+// u_g close to its prior N(0, τ²), and the centred posterior is a funnel
+// in (u_g, log τ) whose neck one step size cannot enter; a group with many
+// data pins u_g, and the non-centred z_g = u_g/τ would then be the funnel.
+// Without a centre (center nil) it is non-centred: the centre fails most
+// often where τ collapses toward 0, the funnel's neck. TestNonCentredFunnel
+// measures both forms on a funnel.
 func multilevelNUTS(lay Layout, center, sd []float64) (name string, k exactmh.NUTS, why string) {
 	nc := exactmh.NUTS{NonCentred: true}
 	if center == nil || sd == nil {
 		return "NUTS-NC", nc, "non-centred (u = τ·z; no centre to tell whether the groups' data pin their effects)"
 	}
-	var sum, sumFree float64
+	var sum float64
 	var count int
-	var pinned []int
 	for tm := range lay.NumTerms() {
 		_, _, start, stride, levels, lt := lay.Term(tm)
 		tau := math.Exp(center[lt])
 		for g := range levels {
-			j := start + g*stride
-			r := sd[j] / tau
-			if !(r*r >= 0.5) {
-				pinned = append(pinned, j)
-			} else {
-				sumFree += math.Min(r*r, 1e6)
-			}
+			r := sd[start+g*stride] / tau
 			sum += math.Min(r*r, 1e6)
 			count++
 		}
@@ -491,14 +481,10 @@ func multilevelNUTS(lay Layout, center, sd []float64) (name string, k exactmh.NU
 		return "NUTS", exactmh.NUTS{}, "centred (no random effects)"
 	}
 	ratio := sum / float64(count)
-	switch {
-	case len(pinned) == count:
-		return "NUTS", exactmh.NUTS{}, fmt.Sprintf("centred: at the centre the data leave every effect less than half its prior variance (%.2g on average), so they pin the effects and the non-centred form would be the funnel", ratio)
-	case len(pinned) == 0:
-		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave every effect at least half its prior variance (%.2g on average), so groups with few data make the centred posterior a funnel", ratio)
+	if ratio >= 0.5 {
+		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
 	}
-	nc.CentredEffects = pinned
-	return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z) but for %d of the %d effects, whose data leave them less than half their prior variance at the centre (they stay centred: non-centred, a pinned effect is the funnel), while the others' few data leave them %.2g of it on average", len(pinned), count, sumFree/float64(count-len(pinned)))
+	return "NUTS", exactmh.NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
 }
 
 // smallMultilevelChoice is the automatic default on a multilevel posterior
