@@ -574,3 +574,25 @@ var (
 	_ ParamReporter = (*mhbtChain)(nil)
 	_ WarmupAware   = (*mhbtChain)(nil)
 )
+
+// The capabilities MHBT declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k MHBT) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k MHBT) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k MHBT) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k MHBT) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

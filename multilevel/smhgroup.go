@@ -750,3 +750,25 @@ func datumExpansion(name string, e SparseRowGLM, i int, center []float64, growth
 func (c *groupChain) AbandonStep() {}
 
 var _ interface{ AbandonStep() } = (*groupChain)(nil)
+
+// The capabilities GroupSMH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k GroupSMH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k GroupSMH) WithScale(s float64) exactmh.Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k GroupSMH) Proposer() exactmh.Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k GroupSMH) WithProposal(p exactmh.Proposal) exactmh.Kernel {
+	k.Proposal = p
+	return k
+}
