@@ -361,16 +361,16 @@ func capabilityErrors(k exactmh.Kernel) []string {
 	var errs []string
 	kv := reflect.ValueOf(k)
 	for _, c := range capabilities {
-		f, hasField := kv.Type().FieldByName(c.field)
-		hasField = hasField && f.IsExported() && reflect.TypeOf(c.v).AssignableTo(f.Type)
+		f, fieldOK := kv.Type().FieldByName(c.field)
+		fieldOK = fieldOK && f.IsExported() && reflect.TypeOf(c.v).AssignableTo(f.Type)
 		nk, ok := c.set(k, c.v)
 		switch {
-		case !ok && hasField:
+		case !ok && fieldOK:
 			errs = append(errs, fmt.Sprintf("%s has a field %s but declares no setter for it", k.Name(), c.field))
 			continue
 		case !ok:
 			continue
-		case !hasField:
+		case !fieldOK:
 			errs = append(errs, fmt.Sprintf("%s declares a setter of %s but has no such field", k.Name(), c.field))
 			continue
 		case reflect.TypeOf(nk) != kv.Type():
