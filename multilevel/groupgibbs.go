@@ -38,6 +38,14 @@ import (
 // tests and mutants that check it are in docs/multilevel.md (sections
 // "GroupGibbs: the sweep" through "Interweaving and nested scale moves").
 //
+// On a Gaussian multilevel model with σ estimated — a GaussianStatistics
+// energy (model.SparseGaussianRegression) under a ScaledPrior over a
+// Layout (model.WithScale) — a sweep is instead exact Gibbs from the
+// sufficient statistics, reading no datum (gaussgibbs.go, gaussChain):
+// the fixed and group effects jointly from their Gaussian conditional by
+// the sparse Cholesky factor of βM/σ² + the prior precision, then σ and
+// each τ from theirs (TestGaussGibbsMoments, TestGaussGibbsSBC).
+//
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (Center gives one). The bound needs sup|f‴| finite (logistic,
 // probit; Gaussian remainders vanish) or an exponentially growing one
@@ -95,6 +103,8 @@ type GroupGibbs struct {
 	growthLoose bool
 	// Test hooks of the shifts and scale moves (groupgibbs_moves.go).
 	moveHooks moveHooks
+	// Test hooks of the Gaussian sweep (gaussgibbs.go).
+	gauss gaussHooks
 }
 
 // Name returns "GroupGibbs".
@@ -194,6 +204,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	name := k.Name()
 	if err := t.CheckStart(name, theta0); err != nil {
 		return nil, err
+	}
+	if lay, gs, ok := gaussianOf(t.Energy(), t.Prior()); ok {
+		return startGauss(name, t, lay, gs, theta0, k.Center, k.gauss)
 	}
 	d := t.Dim()
 	if k.Center == nil {
