@@ -256,3 +256,25 @@ var (
 	_ driverChain   = (*austereChain)(nil)
 	_ ParamReporter = (*austereChain)(nil)
 )
+
+// The capabilities AustereMH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k AustereMH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k AustereMH) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k AustereMH) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k AustereMH) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

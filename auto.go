@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh/diagnostics"
-	"github.com/exactmh/exactmh/internal/fields"
 )
 
 // Choice is what the automatic default (Sample with a nil Kernel, or
@@ -587,10 +586,10 @@ func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64
 		bestCap, math.Exp(-bestCap), autoUncappedMargin, base), nil
 }
 
-// cnProposal returns kernel k's proposal (its Proposal field) if it is a
+// cnProposal returns kernel k's proposal (Proposer) if it is a
 // *CrankNicolson.
 func cnProposal(k Kernel) (*CrankNicolson, bool) {
-	cn, ok := fields.Proposal(k).(*CrankNicolson)
+	cn, ok := kernelProposal(k).(*CrankNicolson)
 	return cn, ok && cn != nil
 }
 

@@ -643,7 +643,7 @@ func TestAutoTailPilots(t *testing.T) {
 	if capped := strings.Contains(c.Reason, "capped at"); capped != (cn.MaxScale > 0) {
 		t.Errorf("reason %q, chosen MaxScale %v", c.Reason, cn.MaxScale)
 	}
-	if s := fieldFloat(c.Kernel, "Scale"); cn.MaxScale > 0 && !(s > 0 && s <= cn.MaxScale) {
+	if s := c.Kernel.(scaleTaker).InitialScale(); cn.MaxScale > 0 && !(s > 0 && s <= cn.MaxScale) {
 		t.Errorf("chosen kernel starts at scale %v, its cap is %v", s, cn.MaxScale)
 	}
 }

@@ -366,3 +366,16 @@ var (
 
 	_ stepInterrupter = (*auxChain[struct{}, struct{}])(nil)
 )
+
+// The capabilities Aux declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k Aux[W1, W2]) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k Aux[W1, W2]) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}

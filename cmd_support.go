@@ -23,9 +23,9 @@ import (
 // starts it at Settings.Init, the origin by default, with MAPSettings Tol
 // AutoMAPTol); it may be nil when neither cv nor cn is asked for.
 //
-// cn applies to the kernels with a Proposal field: MH, TunaMH, TFMH, SMH,
-// FlyMC and PoissonMH (as values, not pointers); another kernel is an
-// error, as is cv on an energy that is not a GLM (ControlVariates' error).
+// cn applies to the exact kernels that declare WithProposal and WithScale
+// (capabilities.go): MH, TunaMH, TFMH, SMH, FlyMC and PoissonMH; another
+// kernel is an error, as is cv on an energy that is not a GLM (ControlVariates' error).
 func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel, *Posterior, string, error) {
 	if k == nil {
 		return nil, nil, "", errors.New("exactmh: WithLaplace: nil Kernel")
@@ -63,19 +63,20 @@ func WithLaplace(p *Posterior, la *LaplaceApprox, k Kernel, cv, cn bool) (Kernel
 }
 
 // withStep returns k with its Proposal set to prop (left as it is when
-// prop is nil) and its initial step scale to scale(k's Scale), and true:
-// for any kernel with a Scale field when prop is nil, and for the kernels
-// that take a Proposal (KernelInfo.TakesProposal: MH, TunaMH, TFMH, SMH,
-// FlyMC, PoissonMH) when it is not. Any other kernel is returned as it
-// is, with false.
+// prop is nil) and its initial step scale to scale(k's InitialScale), and
+// true: for any kernel that declares a step scale (WithScale) when prop is
+// nil, and for the exact kernels that also declare WithProposal (MH,
+// TunaMH, TFMH, SMH, FlyMC, PoissonMH; capabilities.go) when it is not.
+// Any other kernel is returned as it is, with false.
 func withStep(k Kernel, prop Proposal, scale func(float64) float64) (Kernel, bool) {
-	if !hasField(k, "Scale") || prop != nil && !(k.Exact() && hasField(k, "Proposal")) {
+	if _, ok := k.(scaleTaker); !ok || prop != nil && !takesProposal(k) {
 		return k, false
 	}
 	if prop != nil {
-		k, _ = setField(k, "Proposal", prop)
+		k = k.(proposalTaker).WithProposal(prop)
 	}
-	return setField(k, "Scale", scale(fieldFloat(k, "Scale")))
+	s := k.(scaleTaker)
+	return s.WithScale(scale(s.InitialScale())), true
 }
 
 // proposalKernels returns the names of the registered kernels that take a

@@ -277,3 +277,25 @@ var (
 	_ AuxChain[struct{}, []int]  = (*exchangeChain[[]int])(nil)
 	_ schemeChain                = (*exchangeChain[[]int])(nil)
 )
+
+// The capabilities Exchange declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k Exchange[D]) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k Exchange[D]) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k Exchange[D]) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k Exchange[D]) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

@@ -148,7 +148,7 @@ func MHBTRefreshOnReject(k MHBT) MHBT {
 // MHBTNoNormaliser returns an MHBT whose RSGLD density omits the backward
 // component's β^{−d} normaliser (the reference code's bug G18).
 func MHBTNoNormaliser(k MHBT) MHBT {
-	k.logDensity = func(r RSGLDProposal, to, from, g []float64) float64 {
+	k.logDensity = func(r rsgldProposal, to, from, g []float64) float64 {
 		return r.LogDensity(to, from, g) + rsgldNoNormaliserShift(r, to, from, g)
 	}
 	return k
@@ -156,7 +156,7 @@ func MHBTNoNormaliser(k MHBT) MHBT {
 
 // rsgldNoNormaliserShift is the change in log q when the backward
 // component's log density gains d·log β (its normaliser left out).
-func rsgldNoNormaliserShift(r RSGLDProposal, to, from, g []float64) float64 {
+func rsgldNoNormaliserShift(r rsgldProposal, to, from, g []float64) float64 {
 	s := r.s()
 	d := float64(len(to))
 	var fwd, bwd float64
@@ -433,3 +433,10 @@ func HMCNonCentredNoJacobian(k HMC) HMC {
 	k.NonCentred, k.ncNoJacobian = true, true
 	return k
 }
+
+// SGLDProposal and RSGLDProposal are MHBT's proposals (mhbt.go), for
+// TestSGLDProposal and TestRSGLDProposal.
+type (
+	SGLDProposal  = sgldProposal
+	RSGLDProposal = rsgldProposal
+)

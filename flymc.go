@@ -376,3 +376,31 @@ var (
 	_ driverChain   = (*flyChain)(nil)
 	_ ParamReporter = (*flyChain)(nil)
 )
+
+// The capabilities FlyMC declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k FlyMC) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k FlyMC) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k FlyMC) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k FlyMC) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}
+
+// WithQ returns k with Q v (q).
+func (k FlyMC) WithQ(v float64) Kernel {
+	k.Q = v
+	return k
+}

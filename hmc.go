@@ -209,3 +209,28 @@ var (
 
 	_ stepInterrupter = (*hmcChain)(nil)
 )
+
+// The capabilities HMC declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k HMC) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k HMC) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// WithSteps returns k with Steps n (the leapfrog steps per transition).
+func (k HMC) WithSteps(n int) Kernel {
+	k.Steps = n
+	return k
+}
+
+// WithNonCentred returns k with NonCentred on.
+func (k HMC) WithNonCentred(on bool) Kernel {
+	k.NonCentred = on
+	return k
+}

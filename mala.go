@@ -284,3 +284,16 @@ var (
 
 	_ stepInterrupter = (*malaChain)(nil)
 )
+
+// The capabilities MALA declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k MALA) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k MALA) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}

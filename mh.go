@@ -86,3 +86,25 @@ var (
 
 	_ stepInterrupter = (*mhChain)(nil)
 )
+
+// The capabilities MH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k MH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k MH) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k MH) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k MH) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

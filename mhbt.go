@@ -34,7 +34,7 @@ import (
 //
 // The proposal is the random walk (Proposal, Scale), or, with RSGLD set, the
 // reversible SGLD proposal of eq. (6)–(7) with learning rate Scale, or, with
-// SGLD set, the plain SGLD proposal of eq. (5) (SGLDProposal), the
+// SGLD set, the plain SGLD proposal of eq. (5), the
 // baseline of the paper's Fig. 1.
 type MHBT struct {
 	// BatchSize is m (0: 1000, capped at N).
@@ -76,9 +76,9 @@ type MHBT struct {
 	AdaptBeta bool
 
 	// Test hooks (export_test.go), nil in every real kernel: RSGLD's log
-	// proposal density (nil: RSGLDProposal.LogDensity) and what a rejection
+	// proposal density (nil: rsgldProposal.LogDensity) and what a rejection
 	// does to the batch (nil: nothing, the batch and μ̂_I(θ) are kept).
-	logDensity func(q RSGLDProposal, to, from, g []float64) float64
+	logDensity func(q rsgldProposal, to, from, g []float64) float64
 	onReject   func(c *mhbtChain) error
 }
 
@@ -101,25 +101,25 @@ func (k MHBT) Name() string {
 // gradProposal reports whether the proposal uses the batch gradient.
 func (k MHBT) gradProposal() bool { return k.RSGLD || k.SGLD }
 
-// SGLDProposal is the plain SGLD proposal of the MHBT paper (eq. 5):
+// sgldProposal is the plain SGLD proposal of the MHBT paper (eq. 5):
 // θ′ = θ + εg + s·ξ, ξ ~ N(0, I), s = √(2ε)/N, g the minibatch mean
 // gradient of the log-likelihood, with density φ(θ′ − θ − εg; s²I) —
-// RSGLDProposal's forward move alone.
-type SGLDProposal struct {
+// rsgldProposal's forward move alone.
+type sgldProposal struct {
 	Epsilon float64 // learning rate ε > 0
 	N       int     // data size, in the noise scale s = √(2ε)/N
 }
 
 // Validate reports whether the proposal is usable: ε finite > 0, N > 0.
-func (q SGLDProposal) Validate() error {
+func (q sgldProposal) Validate() error {
 	if !(q.Epsilon > 0) || math.IsInf(q.Epsilon, 0) || q.N <= 0 {
-		return fmt.Errorf("exactmh: SGLDProposal{Epsilon: %v, N: %d}: want ε finite > 0, N > 0", q.Epsilon, q.N)
+		return fmt.Errorf("exactmh: MHBT's SGLD proposal (ε = %v, N = %d): want ε finite > 0, N > 0", q.Epsilon, q.N)
 	}
 	return nil
 }
 
 // Draw writes a proposal from theta with gradient g into dst.
-func (q SGLDProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
+func (q sgldProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
 	s := math.Sqrt(2*q.Epsilon) / float64(q.N)
 	for j, v := range theta {
 		dst[j] = v + q.Epsilon*g[j] + s*rng.NormFloat64()
@@ -127,7 +127,7 @@ func (q SGLDProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
 }
 
 // LogDensity returns log q(from → to) for the gradient g at from.
-func (q SGLDProposal) LogDensity(to, from, g []float64) float64 {
+func (q sgldProposal) LogDensity(to, from, g []float64) float64 {
 	s := math.Sqrt(2*q.Epsilon) / float64(q.N)
 	var r2 float64
 	for j := range to {
@@ -141,7 +141,7 @@ func (q SGLDProposal) LogDensity(to, from, g []float64) float64 {
 // Exact returns false: the chain targets a tempered, biased posterior.
 func (MHBT) Exact() bool { return false }
 
-// RSGLDProposal is the reversible SGLD proposal of the MHBT paper (eq. 6–7):
+// rsgldProposal is the reversible SGLD proposal of the MHBT paper (eq. 6–7):
 // with probability ½ a forward move θ′ = θ + εg + s·ξ, else a backward move
 // θ′ = θ − εg + β·s·ξ, ξ ~ N(0, I), s = √(2ε)/N, g the minibatch mean
 // gradient of the log-likelihood. Its density is the two-component Gaussian
@@ -150,7 +150,7 @@ func (MHBT) Exact() bool { return false }
 //	q(θ → θ′) = ½φ(θ′ − θ − εg; s²I) + ½φ(θ′ − θ + εg; β²s²I),
 //
 // normalising constants included (their ratio β^{−d} matters).
-type RSGLDProposal struct {
+type rsgldProposal struct {
 	Epsilon float64 // learning rate ε > 0
 	Beta    float64 // backward noise factor β ≥ 1
 	N       int     // data size, in the noise scale s = √(2ε)/N
@@ -159,17 +159,17 @@ type RSGLDProposal struct {
 
 // Validate reports whether the proposal is usable: ε finite > 0, β finite
 // ≥ 1, N > 0. Draw and LogDensity assume it (MHBT checks its own).
-func (r RSGLDProposal) Validate() error {
+func (r rsgldProposal) Validate() error {
 	if !(r.Epsilon > 0) || math.IsInf(r.Epsilon, 0) || !(r.Beta >= 1) || math.IsInf(r.Beta, 0) || r.N <= 0 {
-		return fmt.Errorf("exactmh: RSGLDProposal{Epsilon: %v, Beta: %v, N: %d}: want ε finite > 0, β finite ≥ 1, N > 0", r.Epsilon, r.Beta, r.N)
+		return fmt.Errorf("exactmh: MHBT's RSGLD proposal (ε = %v, β = %v, N = %d): want ε finite > 0, β finite ≥ 1, N > 0", r.Epsilon, r.Beta, r.N)
 	}
 	return nil
 }
 
-func (r RSGLDProposal) s() float64 { return math.Sqrt(2*r.Epsilon) / float64(r.N) }
+func (r rsgldProposal) s() float64 { return math.Sqrt(2*r.Epsilon) / float64(r.N) }
 
 // Draw writes a proposal from theta with gradient g into dst.
-func (r RSGLDProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
+func (r rsgldProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
 	s, sign := r.s(), 1.0
 	if rng.IntN(2) == 1 {
 		s, sign = r.Beta*s, -1
@@ -180,7 +180,7 @@ func (r RSGLDProposal) Draw(rng *rand.Rand, dst, theta, g []float64) {
 }
 
 // LogDensity returns log q(from → to) for the gradient g at from.
-func (r RSGLDProposal) LogDensity(to, from, g []float64) float64 {
+func (r rsgldProposal) LogDensity(to, from, g []float64) float64 {
 	s := r.s()
 	d := float64(len(to))
 	var fwd, bwd float64
@@ -241,7 +241,7 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 		testSrc: rand.NewPCG(0x6d686274, 1), epoch: max(50, (n+m-1)/m)}
 	c.testRNG = rand.New(c.testSrc)
 	if c.logDensity = k.logDensity; c.logDensity == nil {
-		c.logDensity = RSGLDProposal.LogDensity
+		c.logDensity = rsgldProposal.LogDensity
 	}
 	c.onReject = k.onReject
 	for i := range c.perm {
@@ -290,7 +290,7 @@ type mhbtChain struct {
 	testRNG  *rand.Rand
 	testNext []float64
 
-	logDensity func(q RSGLDProposal, to, from, g []float64) float64
+	logDensity func(q rsgldProposal, to, from, g []float64) float64
 	onReject   func(c *mhbtChain) error
 }
 
@@ -349,12 +349,12 @@ func (c *mhbtChain) gradient(g []float64, batch []int, theta []float64) error {
 	return nil
 }
 
-func (c *mhbtChain) sgld() SGLDProposal {
-	return SGLDProposal{Epsilon: c.scale, N: c.t.N()}
+func (c *mhbtChain) sgld() sgldProposal {
+	return sgldProposal{Epsilon: c.scale, N: c.t.N()}
 }
 
-func (c *mhbtChain) rsgld() RSGLDProposal {
-	return RSGLDProposal{Epsilon: c.scale, Beta: c.beta, N: c.t.N()}
+func (c *mhbtChain) rsgld() rsgldProposal {
+	return rsgldProposal{Epsilon: c.scale, Beta: c.beta, N: c.t.N()}
 }
 
 // Step makes one MHBT transition (Algorithm 1).
@@ -574,3 +574,25 @@ var (
 	_ ParamReporter = (*mhbtChain)(nil)
 	_ WarmupAware   = (*mhbtChain)(nil)
 )
+
+// The capabilities MHBT declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k MHBT) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k MHBT) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k MHBT) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k MHBT) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

@@ -265,3 +265,25 @@ var (
 	_ driverChain   = (*mhmbChain)(nil)
 	_ ParamReporter = (*mhmbChain)(nil)
 )
+
+// The capabilities MHminibatch declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k MHminibatch) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k MHminibatch) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k MHminibatch) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k MHminibatch) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

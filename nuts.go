@@ -501,3 +501,22 @@ var (
 	_ MetricAdapter   = (*nutsChain)(nil)
 	_ ParamReporter   = (*nutsChain)(nil)
 )
+
+// The capabilities NUTS declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k NUTS) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k NUTS) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// WithNonCentred returns k with NonCentred on.
+func (k NUTS) WithNonCentred(on bool) Kernel {
+	k.NonCentred = on
+	return k
+}

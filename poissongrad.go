@@ -402,3 +402,41 @@ var (
 	_ AcceptTarget = PoissonBarker{}
 	_ AcceptTarget = PoissonMALA{}
 )
+
+// The capabilities PoissonBarker declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k PoissonBarker) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k PoissonBarker) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// WithLambda returns k with Lambda v (λ).
+func (k PoissonBarker) WithLambda(v float64) Kernel {
+	k.Lambda = v
+	return k
+}
+
+// The capabilities PoissonMALA declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k PoissonMALA) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k PoissonMALA) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// WithLambda returns k with Lambda v (λ).
+func (k PoissonMALA) WithLambda(v float64) Kernel {
+	k.Lambda = v
+	return k
+}

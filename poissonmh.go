@@ -457,3 +457,31 @@ var (
 	_ fullMemoer                         = (*poissonChain)(nil)
 	_ stepInterrupter                    = (*poissonChain)(nil)
 )
+
+// The capabilities PoissonMH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k PoissonMH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k PoissonMH) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k PoissonMH) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k PoissonMH) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}
+
+// WithLambda returns k with Lambda v (λ).
+func (k PoissonMH) WithLambda(v float64) Kernel {
+	k.Lambda = v
+	return k
+}

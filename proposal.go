@@ -334,7 +334,7 @@ func gammaRand(rng *rand.Rand, a float64) float64 {
 }
 
 // proposalMaxScale returns the MaxScale of kernel k's Crank–Nicolson
-// proposal (its Proposal field), 0 when it has none or no cap.
+// proposal (the Proposer it declares), 0 when it has none or no cap.
 func proposalMaxScale(k Kernel) float64 {
 	if cn, ok := cnProposal(k); ok {
 		return cn.MaxScale

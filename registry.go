@@ -6,7 +6,6 @@ package exactmh
 
 import (
 	"context"
-	refl "reflect" // as in laplaceapprox.go: bounds.go has a func reflect
 	"slices"
 	"sync"
 )
@@ -106,12 +105,13 @@ type KernelInfo struct {
 	passes float64
 }
 
-// TakesProposal reports whether the kernel moves by a Proposal field, and
-// so has a Crank–Nicolson form (WithLaplace's -CN): the exact kernels with
-// a Proposal field, but not the multilevel ones (NeedsMultilevel), whose
-// posterior has no joint mode for the dense Laplace approximation.
+// TakesProposal reports whether the kernel moves by a Proposal, and so
+// has a Crank–Nicolson form (WithLaplace's -CN): the exact kernels that
+// declare WithProposal (capabilities.go), but not the multilevel ones
+// (NeedsMultilevel), whose posterior has no joint mode for the dense
+// Laplace approximation.
 func (ki KernelInfo) TakesProposal() bool {
-	return ki.Exact && !ki.NeedsMultilevel && hasField(ki.New(nil), "Proposal")
+	return ki.Exact && !ki.NeedsMultilevel && takesProposal(ki.New(nil))
 }
 
 // autoRole is a set of the ways the automatic default (Choose) pilots a
@@ -228,49 +228,4 @@ func withRole(role autoRole) []KernelInfo {
 		}
 	}
 	return ks
-}
-
-// hasField reports whether k is a struct with an exported field of that
-// name.
-func hasField(k Kernel, name string) bool {
-	v := refl.ValueOf(k)
-	if v.Kind() != refl.Struct {
-		return false
-	}
-	f, ok := v.Type().FieldByName(name)
-	return ok && f.IsExported()
-}
-
-// setField returns a copy of kernel k (a struct value, as every registered
-// kernel is) with its exported field name set to v (nil: the zero value),
-// and true; or k and false when k has no such field or v does not fit it.
-func setField(k Kernel, name string, v any) (Kernel, bool) {
-	if !hasField(k, name) {
-		return k, false
-	}
-	c := refl.New(refl.TypeOf(k)).Elem()
-	c.Set(refl.ValueOf(k))
-	f := c.FieldByName(name)
-	switch val := refl.ValueOf(v); {
-	case !val.IsValid():
-		f.SetZero()
-	case val.Type().AssignableTo(f.Type()):
-		f.Set(val)
-	default:
-		return k, false
-	}
-	nk, ok := c.Interface().(Kernel)
-	return nk, ok
-}
-
-// fieldFloat returns k's float64 field name (0 if it has none).
-func fieldFloat(k Kernel, name string) float64 {
-	if !hasField(k, name) {
-		return 0
-	}
-	f := refl.ValueOf(k).FieldByName(name)
-	if f.Kind() != refl.Float64 {
-		return 0
-	}
-	return f.Float()
 }

@@ -5,6 +5,7 @@
 package exactmh_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -307,3 +308,168 @@ func TestRegisterOrderAndDuplicates(t *testing.T) {
 		t.Errorf("%d kernels after the refused registrations, want %d", n, len(names))
 	}
 }
+
+// capability is one setter a kernel may declare (exactmh's capabilities.go):
+// the field it sets and a value to set it to, not the zero value.
+type capability struct {
+	field string
+	// set calls k's setter with v, reporting false if k does not declare it.
+	set func(k exactmh.Kernel, v any) (exactmh.Kernel, bool)
+	v   any
+}
+
+// setterOf is the capability of the kernels that implement I.
+func setterOf[I any, V any](field string, v V, with func(I, V) exactmh.Kernel) capability {
+	return capability{field: field, v: v, set: func(k exactmh.Kernel, v any) (exactmh.Kernel, bool) {
+		i, ok := k.(I)
+		if !ok {
+			return k, false
+		}
+		return with(i, v.(V)), true
+	}}
+}
+
+// capabilities are every setter a kernel can declare.
+var capabilities = []capability{
+	setterOf("Scale", 0.37, func(k interface{ WithScale(float64) exactmh.Kernel }, v float64) exactmh.Kernel {
+		return k.WithScale(v)
+	}),
+	setterOf[interface {
+		WithProposal(exactmh.Proposal) exactmh.Kernel
+	}, exactmh.Proposal]("Proposal", &exactmh.GaussianWalk{}, func(k interface {
+		WithProposal(exactmh.Proposal) exactmh.Kernel
+	}, v exactmh.Proposal) exactmh.Kernel {
+		return k.WithProposal(v)
+	}),
+	setterOf("Chi", 0.61, func(k interface{ WithChi(float64) exactmh.Kernel }, v float64) exactmh.Kernel { return k.WithChi(v) }),
+	setterOf("Steps", 7, func(k interface{ WithSteps(int) exactmh.Kernel }, v int) exactmh.Kernel { return k.WithSteps(v) }),
+	setterOf("Q", 0.23, func(k interface{ WithQ(float64) exactmh.Kernel }, v float64) exactmh.Kernel { return k.WithQ(v) }),
+	setterOf("Lambda", 3.5, func(k interface{ WithLambda(float64) exactmh.Kernel }, v float64) exactmh.Kernel {
+		return k.WithLambda(v)
+	}),
+	setterOf("NonCentred", true, func(k interface{ WithNonCentred(bool) exactmh.Kernel }, v bool) exactmh.Kernel {
+		return k.WithNonCentred(v)
+	}),
+}
+
+// capabilityErrors says where kernel k's declared capabilities disagree
+// with what they do: a setter that does not return k's type with exactly
+// its field set to the value (every other field as it was), a getter
+// (InitialScale, Proposer) that does not read that field back, or an
+// exported field of a capability's name and type without its setter.
+func capabilityErrors(k exactmh.Kernel) []string {
+	var errs []string
+	kv := reflect.ValueOf(k)
+	for _, c := range capabilities {
+		f, fieldOK := kv.Type().FieldByName(c.field)
+		fieldOK = fieldOK && f.IsExported() && reflect.TypeOf(c.v).AssignableTo(f.Type)
+		nk, ok := c.set(k, c.v)
+		switch {
+		case !ok && fieldOK:
+			errs = append(errs, fmt.Sprintf("%s has a field %s but declares no setter for it", k.Name(), c.field))
+			continue
+		case !ok:
+			continue
+		case !fieldOK:
+			errs = append(errs, fmt.Sprintf("%s declares a setter of %s but has no such field", k.Name(), c.field))
+			continue
+		case reflect.TypeOf(nk) != kv.Type():
+			errs = append(errs, fmt.Sprintf("%s's %s setter returns a %T", k.Name(), c.field, nk))
+			continue
+		}
+		want := reflect.New(kv.Type()).Elem()
+		want.Set(kv)
+		want.FieldByName(c.field).Set(reflect.ValueOf(c.v))
+		if got := reflect.ValueOf(nk).FieldByName(c.field).Interface(); !reflect.DeepEqual(got, c.v) {
+			errs = append(errs, fmt.Sprintf("%s: setting %s to %v left it %v", k.Name(), c.field, c.v, got))
+		} else if !reflect.DeepEqual(nk, want.Interface()) {
+			errs = append(errs, fmt.Sprintf("%s: setting %s changed other fields: %+v, want %+v", k.Name(), c.field, nk, want.Interface()))
+		}
+		if g, ok := nk.(interface{ InitialScale() float64 }); ok && c.field == "Scale" && g.InitialScale() != c.v {
+			errs = append(errs, fmt.Sprintf("%s: InitialScale %v after WithScale(%v)", k.Name(), g.InitialScale(), c.v))
+		}
+		if g, ok := nk.(interface{ Proposer() exactmh.Proposal }); ok && c.field == "Proposal" && g.Proposer() != c.v {
+			errs = append(errs, fmt.Sprintf("%s: Proposer %v after WithProposal(%v)", k.Name(), g.Proposer(), c.v))
+		}
+	}
+	if _, ok := k.(interface{ WithScale(float64) exactmh.Kernel }); ok {
+		if _, ok := k.(interface{ InitialScale() float64 }); !ok {
+			errs = append(errs, k.Name()+" declares WithScale without InitialScale")
+		}
+	}
+	if _, ok := k.(interface {
+		WithProposal(exactmh.Proposal) exactmh.Kernel
+	}); ok {
+		if _, ok := k.(interface{ Proposer() exactmh.Proposal }); !ok {
+			errs = append(errs, k.Name()+" declares WithProposal without Proposer")
+		}
+	}
+	return errs
+}
+
+// TestKernelCapabilities: every registered kernel's declared capabilities
+// (the setters WithLaplace, the automatic default and the exactmh
+// command's flags use) set exactly the field they name, the getters read
+// it back, and a kernel with a field of a capability's name declares its
+// setter; KernelInfo.TakesProposal and the registry agree with them.
+func TestKernelCapabilities(t *testing.T) {
+	seen := map[string]bool{}
+	for _, ki := range exactmh.Kernels() {
+		seen[ki.Name] = true
+		k := ki.New(nil)
+		for _, e := range capabilityErrors(k) {
+			t.Error(e)
+		}
+		_, prop := k.(interface {
+			WithProposal(exactmh.Proposal) exactmh.Kernel
+		})
+		if want := prop && ki.Exact && !ki.NeedsMultilevel; ki.TakesProposal() != want {
+			t.Errorf("%s: TakesProposal %t, want %t", ki.Name, ki.TakesProposal(), want)
+		}
+	}
+	if !seen["GroupSMH"] {
+		t.Error("GroupSMH (package multilevel) is not registered in this test binary: its capabilities go unchecked")
+	}
+}
+
+// TestKernelCapabilitiesChecker: capabilityErrors catches a setter that
+// sets nothing, one that sets another field, and a field without its
+// setter.
+func TestKernelCapabilitiesChecker(t *testing.T) {
+	for _, c := range []struct {
+		k    exactmh.Kernel
+		want string
+	}{
+		{noopScale{}, "left it"},
+		{wrongScale{}, "changed other fields"},
+		{fieldOnly{}, "declares no setter"},
+	} {
+		errs := capabilityErrors(c.k)
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, c.want) }) {
+			t.Errorf("%T: errors %q, want one saying %q", c.k, errs, c.want)
+		}
+	}
+}
+
+// Deliberately wrong kernels for TestKernelCapabilitiesChecker.
+type (
+	noopScale  struct{ exactmh.MALA }
+	wrongScale struct {
+		exactmh.HMC
+		Scale float64
+		Steps int
+	}
+	fieldOnly struct {
+		exactmh.MALA
+		Lambda float64
+	}
+)
+
+func (k noopScale) WithScale(float64) exactmh.Kernel { return k }
+func (k noopScale) InitialScale() float64            { return k.Scale }
+func (k wrongScale) WithScale(s float64) exactmh.Kernel {
+	k.Steps = int(s * 100)
+	k.Scale = s
+	return k
+}
+func (k wrongScale) InitialScale() float64 { return k.Scale }

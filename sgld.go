@@ -157,3 +157,16 @@ var (
 		ParamReporter
 	} = (*sgldChain)(nil)
 )
+
+// The capabilities SGLD declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k SGLD) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k SGLD) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}

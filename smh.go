@@ -563,3 +563,25 @@ var (
 	_ midWarmuper   = (*smhChain)(nil)
 	_ fullMemoer    = (*smhChain)(nil)
 )
+
+// The capabilities SMH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k SMH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k SMH) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k SMH) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k SMH) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

@@ -295,3 +295,25 @@ var (
 	_ midWarmuper   = (*tfmhChain)(nil)
 	_ fullMemoer    = (*tfmhChain)(nil)
 )
+
+// The capabilities TFMH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k TFMH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k TFMH) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k TFMH) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k TFMH) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}

@@ -664,3 +664,31 @@ var (
 	_ finalScaler                    = (*tunaChain)(nil)
 	_ fullMemoer                     = (*tunaChain)(nil)
 )
+
+// The capabilities TunaMH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k TunaMH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k TunaMH) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k TunaMH) Proposer() Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k TunaMH) WithProposal(p Proposal) Kernel {
+	k.Proposal = p
+	return k
+}
+
+// WithChi returns k with Chi v (χ).
+func (k TunaMH) WithChi(v float64) Kernel {
+	k.Chi = v
+	return k
+}

@@ -553,3 +553,22 @@ var (
 	_ MetricAdapter                = (*metricAux[[]int, *tunaOmega2])(nil)
 	_ fullMemoer                   = (*metricAux[[]int, *tunaOmega2])(nil)
 )
+
+// The capabilities TunaMHSGLD declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k TunaMHSGLD) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k TunaMHSGLD) WithScale(s float64) Kernel {
+	k.Scale = s
+	return k
+}
+
+// WithChi returns k with Chi v (χ).
+func (k TunaMHSGLD) WithChi(v float64) Kernel {
+	k.Chi = v
+	return k
+}

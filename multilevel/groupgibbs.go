@@ -20,75 +20,23 @@ import (
 )
 
 // GroupGibbs is an exact minibatch Metropolis-within-Gibbs kernel for
-// multilevel GLMs (the posteriors of model.NewMultilevel): a joint proposal
-// in d ≈ 2,000 dimensions is rejected by the product of ~1,000 groups'
-// remainders, so it updates one block at a time. One transition is a
-// deterministic sweep of π-invariant updates (their composition is
-// π-invariant):
+// multilevel GLMs (the posteriors of model.NewMultilevel). One transition
+// is a fixed sweep of π-invariant updates:
 //
-//  1. Each block m of effects (block 0 the fixed effects β, then each
-//     group's q effects u_g; Blocks of the prior) by an independence
-//     proposal from its conditional Gaussian under the control-variate
-//     expansion Û = gᵀΔ + ½ΔᵀHΔ at the centre (g, H the energy's gradient
-//     and sparse Hessian there, Δ = θ − θ̂) times the Gaussian prior
-//     N(0, τ²) of the effects at the current τ: precision P = βH_mm +
-//     diag(τ⁻²), mean P⁻¹(βH_mmθ_m − β(g + HΔ)_m), O(nnz of H's rows m).
-//     The Gaussian parts of target and proposal cancel, leaving the log
-//     ratio −βΣ_{i∈m}(R_i(θ′) − R_i(θ)) of the data of block m alone, R_i
-//     = U_i − Û_i. For the fixed effects, whose prior is arbitrary, the
-//     proposal uses the prior's second-order expansion at the centre
-//     (finite differences at Start) and the ratio adds log p(θ′) − log p(θ)
-//     minus that expansion's difference, exactly. A fixed effect the data
-//     determine poorly (a rare level of a categorical covariate: its
-//     conditional variance at the centre over splitVariance times the
-//     fixed effects' median, at most half the data holding it) is a block
-//     of its own (splitFixed): in block 0 its wide moves would enter every
-//     datum's bound below through ‖Δ_0‖, on its own only its data's
-//     (TestGroupGibbsSplit).
+//  1. each block of effects (the fixed effects, each group's effects) by
+//     an independence proposal from its conditional Gaussian under the
+//     control variate at Center, accepted on its own data's remainders,
+//     read exactly or by Poisson thinning with a bound pair by pair;
+//  2. data-invariant location moves (a fixed effect against the mean of a
+//     term's effects);
+//  3. each log scale by slice sampling of its full conditional;
+//  4. data-free shifts along the directions the rows leave every linear
+//     predictor unchanged on, and the interweaved (non-centred) and nested
+//     scale moves.
 //
-//     The data term is decided exactly (all the block's data read) for a
-//     block with fewer than ExactBelow data or whose expected thinning
-//     batch exceeds its data; otherwise the data that touch a small block
-//     are one exact factor and the others' by Poisson thinning (TFMH's
-//     factorised test) with the bound, for a move of block m by s = ‖θ′_m
-//     − θ_m‖₂, a = x_iᵀ(θ − θ̂),
-//
-//     |R_i(θ′) − R_i(θ)| ≤ sup|f‴|/2·|a′ − a|·max(|a|, |a′|)²
-//     ≤ sup|f‴|/2·B_i·a_im·s·Σ_b a_ib²M_b²,
-//
-//     a_ib = ‖x_i,b‖₂, B_i the blocks of row i, M_b = max(‖Δ_b‖, ‖Δ′_b‖):
-//     symmetric in θ, θ′, and drawn in two stages (a pair (m, b), then a
-//     datum from the pair's alias table) in O(pairs of m). Both tests and
-//     the choice between them (a symmetric function of θ, θ′) keep
-//     detailed balance. The fixed block's expansion also holds the cross
-//     term f‴_i/2·w_i²·x_i0ᵀ(β − β̂) of each datum of one group g (w_i its
-//     group effects' deviation from the centre) wherever the model allows
-//     it (groupgibbs_cubic.go): summed per group from p·q² tensors, it
-//     shifts the proposal's mean and lowers the remainders' order in w by
-//     one, so the block's acceptance no longer falls with G/√N as fast
-//     (TestGroupGibbsCubicAccept).
-//
-//  2. Data-invariant location moves: where a term's effect column equals
-//     a fixed effect's column on every row (a random intercept and the
-//     intercept; a random slope and the fixed slope on the same
-//     covariate — checked on the rows at Start, never assumed), β_j + c
-//     and u_{t,g} − c for every level g leave every linear predictor
-//     unchanged: a random-walk move c ~ N(0, τ_t²/G_t) accepted on the
-//     prior ratio alone, O(d), no datum read. Without it the intercept and
-//     the mean of the effects move together only through the data.
-//
-//  3. Each coordinate no row holds (the log scales log τ) by slice
-//     sampling (Neal 2003, stepping out) of its full conditional, which is
-//     the prior's: O(d) per evaluation, no datum read.
-//
-//  4. The moves along the directions blocks cannot take
-//     (groupgibbs_moves.go): data-free shifts along every direction the
-//     rows leave every linear predictor unchanged on (the intercept
-//     against any factor, a group-level covariate against its factor, a
-//     parent level against its nested children), drawn from their
-//     conditional; and for each scale τ the joint move (log τ + λ, e^λ·u),
-//     the non-centred update of τ interwoven with step 3's centred one,
-//     its data decided as in step 1.
+// The derivation of each update, its detailed-balance argument and the
+// tests and mutants that check it are in docs/multilevel.md (sections
+// "GroupGibbs: the sweep" through "Interweaving and nested scale moves").
 //
 //  5. With Joint > 0, first in the sweep, joint location moves
 //     (groupgibbs_joint.go): every fixed and group effect at once given
@@ -108,23 +56,16 @@ import (
 // each τ from theirs (TestGaussGibbsMoments, TestGaussGibbsSBC).
 //
 // It is exact for every centre; the centre sets the cost and the
-// acceptance (model.MultilevelCenter gives one). The bound above needs
-// sup|f‴| finite on the whole line (logistic, probit; Gaussian remainders
-// vanish). Where f‴ is unbounded but grows at most exponentially (the
-// energy's LossGrowth: Poisson with its log link, offsets included,
-// |f‴(z)| ≤ e^{ẑ}·e^{|z − ẑ|}) the bound is valid pair by pair instead:
-// sup|f‴| becomes e^{ẑ_i} and each pair's factor M_b² gains the
-// exponential of the largest max(|a|, |a′|) its data can reach
-// (groupgibbs_growth.go), and the cross-cubic control variate's bound
-// the same way where f⁗ grows exponentially too (LossGrowth4: Poisson).
-// An energy with neither is refused at Start with ErrNoBound. A sweep costs
-// O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²) for the
-// pairs' alias tables (12 bytes a record: a datum of B blocks is in B²
-// pairs) and O(nnz(H)). Where the energy's rows are in a file
-// (model.SparseGLM.SetRowReaders over a data.SparseStore), each chain
-// reads the rows it draws with pread, so sampling adds no page of the
-// file to the resident set. Proven by TestGroupGibbsMoments and
-// TestGroupGibbsSBC with their mutants.
+// acceptance (Center gives one). The bound needs sup|f‴| finite (logistic,
+// probit; Gaussian remainders vanish) or an exponentially growing one
+// (exactmh.LossGrowther: Poisson; docs/multilevel.md, "Growth bound"); an
+// energy with neither is refused at Start with exactmh.ErrNoBound. A sweep
+// costs O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²)
+// for the pairs' alias tables (B the blocks a row touches) and O(nnz(H)).
+// Where the energy's rows are in a file (model.SparseGLM.SetRowReaders
+// over a data.SparseStore), each chain reads the rows it draws with
+// pread, so sampling adds no page of the file to the resident set. Proven
+// by TestGroupGibbsMoments and TestGroupGibbsSBC with their mutants.
 type GroupGibbs struct {
 	// Center is θ̂, the expansion point (nil: the Laplace-EM centre the
 	// automatic default finds, once per run).

@@ -70,6 +70,8 @@ import (
 // by TestGroupGibbsMoments (with its mutants), TestGroupGibbsCubicSBC,
 // TestGroupGibbsPoissonMoments, TestGroupGibbsPoissonSBC;
 // TestGroupGibbsCubicAccept measures the gain.
+// docs/multilevel.md, section "Cross-cubic control variate", holds the derivation with
+// its detailed-balance argument.
 type gibbsCubic struct {
 	p0 int // block 0's coordinates
 	// By eligible pair e of block 0 (pair pPtr[0] + pair[e]): its block,

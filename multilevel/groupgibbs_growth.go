@@ -57,6 +57,8 @@ import (
 // TestGroupGibbsPoissonMoments (with its mutants: the bound without its
 // exponential factor, a stale expansion, a bound that ignores the groups),
 // TestGroupGibbsPoissonCrossed and TestGroupGibbsPoissonSBC.
+// docs/multilevel.md, section "Growth bound", holds the derivation with
+// its detailed-balance argument.
 
 // gibbsGrowth reports whether GroupGibbs bounds e's remainders pair-wise
 // through LossGrowth: e has it, and the third derivative of datum 0 is

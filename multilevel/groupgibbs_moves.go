@@ -86,6 +86,8 @@ import (
 //
 // TestGroupGibbsMovesMoments, TestGroupGibbsMovesSBC and their mutants
 // prove both (groupgibbs_moves_test.go).
+// docs/multilevel.md, section "Data-free shifts" and "Interweaving and nested scale moves", holds the derivation with
+// its detailed-balance argument.
 
 // moveHooks are the moves' test hooks (groupgibbs_moves_export_test.go),
 // zero in every real kernel: movesOff drops both kinds; shiftBreak leaves

@@ -55,7 +55,8 @@ func targetMultilevel(name string, t *exactmh.Target) (Layout, error) {
 // then each scale from its effects' second moments, until the log scales
 // move less than 0.01), the effects' standard deviations from the inverse
 // Hessian's diagonal given the scales, a log scale's 1/√(−∂² log p). It is
-// the one implementation; model.MultilevelCenter calls it.
+// the one implementation; model.MultilevelCenter calls it. Why any centre
+// keeps the kernels exact: docs/multilevel.md, section "Laplace-EM centre".
 func Center(ctx context.Context, p *exactmh.Posterior) (center, sd []float64, err error) {
 	lay, ok := Of(p)
 	if !ok {

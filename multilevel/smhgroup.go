@@ -19,31 +19,17 @@ import (
 	"github.com/exactmh/exactmh/sparse"
 )
 
-// GroupSMH is SMH-2 (see SMH) for GLMs with sparse rows whose columns fall
-// into blocks — a multilevel model's fixed effects, and each group's
-// effects — with both halves of the step made sparse:
-//
-//  1. The control-variate factor min(1, e^{−βΣ_i(Û_i(θ′) − Û_i(θ))}·prior
-//     and proposal ratio) comes from g = Σ_i∇U_i(θ̂) and the energy's sparse
-//     Hessian H = Σ_i∇²U_i(θ̂) (SparseHessian), as
-//     gᵀ(θ′ − θ) + ½(θ′ − θ)ᵀH(θ′ + θ − 2θ̂): O(nnz(H)) per step, not O(d²).
-//
-//  2. Each datum's remainder R_i = U_i − Û_i is bounded by how far its own
-//     blocks moved. With Δ = θ − θ̂, δ_b = ‖Δ_b‖₂ for block b, a_ib =
-//     ‖x_i,b‖₂ and B_i the number of blocks row i touches, Taylor's theorem,
-//     Cauchy–Schwarz and the power mean (Σ_{b≤B} y_b)³ ≤ B²Σ_b y_b³ give
-//
-//     |R_i(θ)| ≤ sup|f_i‴|/6·|x_iᵀΔ|³ ≤ Σ_b w_ib·δ_b³,  w_ib = sup|f_i‴|·B_i²·a_ib³/6,
-//
-//     so |R_i(θ′) − R_i(θ)| ≤ φ_i = Σ_b w_ib(δ_b³ + δ′_b³), symmetric in
-//     θ, θ′. A datum of group g is bounded by how far β and u_g moved, not
-//     by the largest move of any group. The Poisson thinning of TFMH draws
-//     K ~ Poisson(βΣ_iφ_i) data in two stages — a block b with probability
-//     ∝ S_b(δ_b³ + δ′_b³), S_b = Σ_i w_ib, then a datum of the block ∝ w_ib
-//     from the block's alias table — which draws datum i with probability
-//     φ_i/Σφ; each rejects with probability max(0, βr_i)/(βφ_i). A step
-//     costs O(d + #blocks) for the δ's and the block weights, O(log
-//     #blocks) per datum drawn.
+// GroupSMH is SMH-2 (see exactmh.SMH) for GLMs with sparse rows whose
+// columns fall into blocks — a multilevel model's fixed effects, and each
+// group's effects — with both halves of the step made sparse: the
+// control-variate factor from the energy's sparse Hessian at Center, in
+// O(nnz(H)) per step, and each datum's remainder bounded by how far its
+// own blocks moved (Σ_b w_ib(δ_b³ + δ′_b³)), so a datum of group g is
+// bounded by how far β and u_g moved, not by the largest move of any
+// group, and drawn by Poisson thinning in two stages (a block, then a
+// datum from its alias table). The derivation, the detailed-balance
+// argument and the tests and mutants that check it are in
+// docs/multilevel.md, section "GroupSMH".
 //
 // Blocks assigns each coordinate of θ its block (0, 1, …) or −1 for a
 // coordinate that no row holds (a log scale τ, read only by the prior);
@@ -55,7 +41,8 @@ import (
 // energy is refused at Start with ErrNoBound.
 //
 // It is exact for every centre and every partition into blocks; the
-// centre only sets the cost. Memory is O(N·blocks per row) for the bounds
+// centre only sets the cost. A step costs O(d + #blocks) plus O(log
+// #blocks) per datum drawn; memory is O(N·blocks per row) for the bounds
 // and per-datum expansions, O(nnz(H)) for the Hessian.
 type GroupSMH struct {
 	// Center is θ̂, the expansion point (nil: the Laplace-EM centre of a
@@ -745,3 +732,25 @@ func datumExpansion(name string, e SparseRowGLM, i int, center []float64, growth
 func (c *groupChain) AbandonStep() {}
 
 var _ interface{ AbandonStep() } = (*groupChain)(nil)
+
+// The capabilities GroupSMH declares (the setters WithLaplace, the automatic
+// default and the exactmh command use; TestKernelCapabilities checks each
+// against the field it sets).
+
+// InitialScale returns Scale, the initial step scale.
+func (k GroupSMH) InitialScale() float64 { return k.Scale }
+
+// WithScale returns k with Scale s.
+func (k GroupSMH) WithScale(s float64) exactmh.Kernel {
+	k.Scale = s
+	return k
+}
+
+// Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
+func (k GroupSMH) Proposer() exactmh.Proposal { return k.Proposal }
+
+// WithProposal returns k with Proposal p.
+func (k GroupSMH) WithProposal(p exactmh.Proposal) exactmh.Kernel {
+	k.Proposal = p
+	return k
+}

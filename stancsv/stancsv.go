@@ -88,7 +88,6 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/fields"
 )
 
 // Options configure the Stan CSV writers. The zero value works.
@@ -213,10 +212,14 @@ func (s *stanWriter) stepSize(scale float64) float64 {
 	return math.Sqrt(2 * (1 - s.cn.Rho(scale)))
 }
 
-// cnProposal returns kernel k's Proposal field if it is a Crank–Nicolson
-// proposal.
+// cnProposal returns kernel k's proposal (the Proposer it declares) if it
+// is a Crank–Nicolson proposal.
 func cnProposal(k exactmh.Kernel) *exactmh.CrankNicolson {
-	cn, _ := fields.Proposal(k).(*exactmh.CrankNicolson)
+	p, ok := k.(interface{ Proposer() exactmh.Proposal })
+	if !ok {
+		return nil
+	}
+	cn, _ := p.Proposer().(*exactmh.CrankNicolson)
 	return cn
 }
 

@@ -9,12 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/internal/fields"
 	mlpkg "github.com/exactmh/exactmh/multilevel"
 )
 
@@ -89,12 +87,12 @@ func alias(s string) string {
 	return s
 }
 
-// ncKernels lists the kernels with a non-centred form (-nc: a
-// NonCentred field), in the registry's order.
+// ncKernels lists the kernels with a non-centred form (-nc: they declare
+// WithNonCentred), in the registry's order.
 func ncKernels() []string {
 	var names []string
 	for _, name := range baseKernels() {
-		if hasField(cliKernels[name].New(nil), "NonCentred") {
+		if _, ok := cliKernels[name].New(nil).(ncTaker); ok {
 			names = append(names, name)
 		}
 	}
@@ -150,49 +148,65 @@ func multilevel(p *exactmh.Posterior) bool {
 	return ok && lay.NumTerms() > 0
 }
 
-// hyperFields maps each hyperparameter flag onto the kernel field it sets;
-// a flag applies to the kernels with that field.
-var hyperFields = map[string]string{"chi": "Chi", "steps": "Steps", "q": "Q", "lambda": "Lambda"}
+// The capabilities (typed setters, exactmh's capabilities.go) a kernel
+// declares for the command's kernel flags.
+type (
+	scaleTaker  interface{ WithScale(float64) exactmh.Kernel }
+	chiTaker    interface{ WithChi(float64) exactmh.Kernel }
+	stepsTaker  interface{ WithSteps(int) exactmh.Kernel }
+	qTaker      interface{ WithQ(float64) exactmh.Kernel }
+	lambdaTaker interface{ WithLambda(float64) exactmh.Kernel }
+	ncTaker     interface{ WithNonCentred(bool) exactmh.Kernel }
+)
+
+// flagSetter is a kernel flag: which kernels take it (those that declare
+// its setter) and how it sets one.
+type flagSetter struct {
+	takes func(exactmh.Kernel) bool
+	// set returns k with the flag's value set, or k as it is if k does
+	// not take the flag.
+	set func(k exactmh.Kernel, f *kernelFlags) exactmh.Kernel
+}
+
+// setterOf is the flagSetter of the kernels that implement I, set by set.
+func setterOf[I any](set func(I, *kernelFlags) exactmh.Kernel) flagSetter {
+	return flagSetter{
+		takes: func(k exactmh.Kernel) bool { _, ok := k.(I); return ok },
+		set: func(k exactmh.Kernel, f *kernelFlags) exactmh.Kernel {
+			if i, ok := k.(I); ok {
+				return set(i, f)
+			}
+			return k
+		},
+	}
+}
+
+// scaleFlag sets --scale on the kernels with an initial step scale.
+var scaleFlag = setterOf(func(k scaleTaker, f *kernelFlags) exactmh.Kernel { return k.WithScale(f.scale) })
+
+// hyperFlags are the hyperparameter flags, each applying to the kernels
+// that declare its setter.
+var hyperFlags = map[string]flagSetter{
+	"chi":    setterOf(func(k chiTaker, f *kernelFlags) exactmh.Kernel { return k.WithChi(f.chi) }),
+	"steps":  setterOf(func(k stepsTaker, f *kernelFlags) exactmh.Kernel { return k.WithSteps(f.steps) }),
+	"q":      setterOf(func(k qTaker, f *kernelFlags) exactmh.Kernel { return k.WithQ(f.q) }),
+	"lambda": setterOf(func(k lambdaTaker, f *kernelFlags) exactmh.Kernel { return k.WithLambda(f.lambda) }),
+}
 
 // hyperOwners returns the --kernel names a hyperparameter flag applies to.
 func hyperOwners(flagName string) []string {
 	var owners []string
 	for _, name := range baseKernels() {
-		if hasField(cliKernels[name].New(nil), hyperFields[flagName]) {
+		if hyperFlags[flagName].takes(cliKernels[name].New(nil)) {
 			owners = append(owners, name)
 		}
 	}
 	return owners
 }
 
-// hasField reports whether kernel k is a struct with an exported field of
-// that name.
-func hasField(k exactmh.Kernel, name string) bool {
-	t := reflect.TypeOf(k)
-	if t == nil || t.Kind() != reflect.Struct {
-		return false
-	}
-	f, ok := t.FieldByName(name)
-	return ok && f.IsExported()
-}
-
-// setField returns k with its field name set to v where k has that field
-// of v's type (the hyperparameters' float64 and int), else k as it is.
-func setField(k exactmh.Kernel, name string, v any) exactmh.Kernel {
-	if !hasField(k, name) {
-		return k
-	}
-	c := reflect.New(reflect.TypeOf(k)).Elem()
-	c.Set(reflect.ValueOf(k))
-	if f := c.FieldByName(name); f.Type() == reflect.TypeOf(v) {
-		f.Set(reflect.ValueOf(v))
-	}
-	return c.Interface().(exactmh.Kernel)
-}
-
 // check refuses hyperparameters the kernel does not take.
 func (k *kernelFlags) check(ks *kernelSpec) error {
-	for flagName := range hyperFields {
+	for flagName := range hyperFlags {
 		if owners := hyperOwners(flagName); k.set[flagName] && !slices.Contains(owners, ks.base) {
 			return usageErr("--%s applies to %s, not to --kernel %s", flagName, strings.Join(owners, ", "), ks.canon)
 		}
@@ -254,13 +268,12 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	if ki.NeedsCenter {
 		center = la.Mean
 	}
-	kern := setField(ki.New(center), "Scale", k.scale)
-	kern = setField(kern, "Chi", k.chi)
-	kern = setField(kern, "Steps", k.steps)
-	kern = setField(kern, "Q", k.q)
-	kern = setField(kern, "Lambda", k.lambda)
-	if ks.nc {
-		kern = setField(kern, "NonCentred", true)
+	kern := scaleFlag.set(ki.New(center), k)
+	for _, name := range []string{"chi", "steps", "q", "lambda"} {
+		kern = hyperFlags[name].set(kern, k)
+	}
+	if nc, ok := kern.(ncTaker); ok && ks.nc {
+		kern = nc.WithNonCentred(true)
 	}
 	kern, post, _, err := exactmh.WithLaplace(p, la, kern, ks.cv, ks.cn)
 	if err != nil {
@@ -323,9 +336,13 @@ func wrapList(names []string) string {
 	return b.String()
 }
 
-// cnProposal returns kernel k's Proposal field if it is a Crank–Nicolson
-// proposal, else nil.
+// cnProposal returns kernel k's proposal (the Proposer it declares) if it
+// is a Crank–Nicolson proposal, else nil.
 func cnProposal(k exactmh.Kernel) *exactmh.CrankNicolson {
-	cn, _ := fields.Proposal(k).(*exactmh.CrankNicolson)
+	p, ok := k.(interface{ Proposer() exactmh.Proposal })
+	if !ok {
+		return nil
+	}
+	cn, _ := p.Proposer().(*exactmh.CrankNicolson)
 	return cn
 }

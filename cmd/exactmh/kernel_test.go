@@ -56,20 +56,30 @@ func TestKernelNamesFromRegistry(t *testing.T) {
 	}
 }
 
-// setField sets a hyperparameter on the kernels with that field, of that
-// type, and leaves the others as they are.
-func TestSetField(t *testing.T) {
-	if k := setField(exactmh.TunaMH{}, "Chi", 0.5); k.(exactmh.TunaMH).Chi != 0.5 {
+// The kernel flags set the field they name on the kernels that declare
+// their setter, of that type, and leave the others as they are.
+func TestKernelFlagSetters(t *testing.T) {
+	f := &kernelFlags{scale: 0.3, chi: 0.5, steps: 7, q: 0.2, lambda: 3}
+	if k := hyperFlags["chi"].set(exactmh.TunaMH{}, f); k.(exactmh.TunaMH).Chi != 0.5 {
 		t.Errorf("TunaMH Chi: %+v", k)
 	}
-	if k := setField(exactmh.HMC{}, "Steps", 7); k.(exactmh.HMC).Steps != 7 {
+	if k := hyperFlags["steps"].set(exactmh.HMC{}, f); k.(exactmh.HMC).Steps != 7 {
 		t.Errorf("HMC Steps: %+v", k)
 	}
-	if k := setField(exactmh.MH{}, "Chi", 0.5); k != (exactmh.MH{}) {
+	if k := hyperFlags["q"].set(exactmh.FlyMC{}, f); k.(exactmh.FlyMC).Q != 0.2 {
+		t.Errorf("FlyMC Q: %+v", k)
+	}
+	if k := hyperFlags["lambda"].set(exactmh.PoissonMALA{}, f); k.(exactmh.PoissonMALA).Lambda != 3 {
+		t.Errorf("PoissonMALA Lambda: %+v", k)
+	}
+	if k := scaleFlag.set(exactmh.NUTS{}, f); k.(exactmh.NUTS).Scale != 0.3 {
+		t.Errorf("NUTS Scale: %+v", k)
+	}
+	if k := hyperFlags["chi"].set(exactmh.MH{}, f); k != (exactmh.MH{}) {
 		t.Errorf("MH has no Chi: %+v", k)
 	}
-	if k := setField(exactmh.HMC{}, "Steps", 7.0); k.(exactmh.HMC).Steps != 0 {
-		t.Errorf("HMC Steps set from a float64: %+v", k)
+	if hyperFlags["steps"].takes(exactmh.NUTS{}) {
+		t.Error("NUTS takes --steps")
 	}
 }
 
