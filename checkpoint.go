@@ -384,7 +384,7 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	}
 	r := cc.Result
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k)}
+		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k), cnLimit: uncappedCN(k)}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
 		if err := cc.checkAdaptation(set, r.Warmup.Steps, cr.defaultTarget); err != nil {

@@ -605,6 +605,13 @@ func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writ
 		fmt.Fprintf(stdout, "kernel %s\n\n", sf.choiceNote)
 		rp.s.Kernel = sf.choiceName
 	}
+	// A chain whose warmup had nothing left to adapt skipped the rest of
+	// it (exactmh.ChainResult.WarmupStop); the files' trailers say so too.
+	for _, ch := range res.Chains {
+		if ch.WarmupStop != "" {
+			fmt.Fprintf(stdout, "chain %d: warmup %s\n", res.Settings.FirstChain+ch.Chain+1, ch.WarmupStop)
+		}
+	}
 	return rp.write(stdout, "table", 4)
 }
 
