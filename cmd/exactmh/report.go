@@ -599,7 +599,11 @@ func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writ
 	}
 	switch {
 	case res.Choice != nil:
-		fmt.Fprintf(stdout, "exactmh chose %s\n\n", res.Choice)
+		fmt.Fprintf(stdout, "exactmh chose %s\n", res.Choice)
+		if ph := res.Choice.PhasesText(); ph != "" {
+			fmt.Fprintf(stdout, "%s\n", ph)
+		}
+		fmt.Fprintln(stdout)
 		rp.s.Kernel = res.Choice.Name // TunaMH-CV-CN, not the TunaMH it runs
 	case sf.choiceNote != "":
 		fmt.Fprintf(stdout, "kernel %s\n\n", sf.choiceNote)
