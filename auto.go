@@ -513,7 +513,11 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		phases.mark("control variates", 1)
+		cvPasses := 1.0 // the rewrite's pass over the data
+		if err != nil {
+			cvPasses = 0 // refused: its refusals (no GLM, no bound) come before the pass
+		}
+		phases.mark("control variates", cvPasses)
 		if err == nil {
 			floor, fok := cvBatchFloor(cv, la, set.Seed)
 			if fok {
