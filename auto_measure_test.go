@@ -83,3 +83,42 @@ func wideLogistic(t *testing.T, n, d int) *Posterior {
 	}
 	return &Posterior{Energy: e}
 }
+
+// TestWarmupStopWideMeasure measures the warmup that stops at the
+// Crank–Nicolson independence limit (chainRunner.independenceLimit) on the
+// wide logistic row (N = 10⁵, d = 200): full-batch MH-CN from the Laplace
+// approximation, 2 chains × (1000 warmup + 500 draws), uncapped (warmup
+// stops) and with MaxScale 10³⁰⁰ (the same moves, as no scale reaches it,
+// but a cap, so warmup runs to its end). It only logs; run with
+// EXACTMH_MEASURE=1 and -v (figures/bench/default_rows.txt).
+func TestWarmupStopWideMeasure(t *testing.T) {
+	if os.Getenv("EXACTMH_MEASURE") == "" {
+		t.Skip("a measurement: set EXACTMH_MEASURE=1")
+	}
+	p := wideLogistic(t, 100000, 200)
+	la, err := FindLaplace(context.Background(), p, make([]float64, 200), &MAPSettings{Tol: AutoMAPTol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, maxScale := range []float64{0, 1e300} {
+		cn, err := la.CrankNicolson()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn.MaxScale = maxScale
+		cpu0, _ := cpuTime()
+		res, err := Sample(context.Background(), p, MH{Proposal: cn}, &Settings{Chains: 2, Warmup: 1000, Draws: 500, Seed: 1, Init: la.Mean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu1, _ := cpuTime()
+		s := res.Summary()
+		var warm, samp int64
+		for _, ch := range res.Chains {
+			warm += ch.Warmup.Evals
+			samp += ch.Sampling.Evals
+		}
+		t.Logf("MaxScale %g: %.1f CPU-s; warmup %.4g passes, sampling %.4g passes; min bulk ESS %.0f; chain 0 scale %.3g, acceptance %.3f; stop: %q",
+			maxScale, (cpu1 - cpu0).Seconds(), float64(warm)/1e5, float64(samp)/1e5, s.MinESSBulk(), res.Chains[0].Scale, res.Chains[0].Sampling.AcceptRate(), res.Chains[0].WarmupStop)
+	}
+}
