@@ -566,6 +566,15 @@ type Event struct {
 // update, which needs the integrator; here dual averaging's first steps
 // do that job.) The estimated metric is in ChainResult.Metric.
 //
+// A chain that moves by a Crank–Nicolson proposal with no cap on its
+// scale stops its warmup when nothing is left to adapt: after at least 75
+// transitions, once the scale and its running average are past the
+// independence limit (ρ < 10⁻¹⁷) with the mean acceptance above its target
+// and no metric or mid-warmup decision pending. The remaining warmup
+// transitions are skipped, the draws are the fixed kernel's, and
+// ChainResult.WarmupStop says so (the CLI prints it and its files' trailer
+// carries it; TestWarmupStopsAtIndependenceLimit).
+//
 // On cancellation of ctx, Sample returns the draws made so far, Status
 // Canceled and ctx's error. The built-in kernels' chains notice it within
 // a chunk of data (512, or 256 in a minibatch kernel's full-batch step)
