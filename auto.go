@@ -45,6 +45,24 @@ type Choice struct {
 	// approximation, control variates and pilots. It is reported only:
 	// nothing is decided by it.
 	Time time.Duration
+	// Phases are the choice's steps in the order they ran — the MAP and
+	// Laplace approximation, second-mode searches, the control variates,
+	// each pilot (best first, as Candidates), and "other" (the bounds' tables a pilot's Start builds,
+	// the choice's own arithmetic) — with the passes over the data each
+	// read and the process's CPU time it took (where the platform reports
+	// it; else wall time). Passes are counted: the Newton or L-BFGS
+	// search's passes (MAPResult.Passes, LaplaceApprox.Passes), one for
+	// the control variates' rewrite, and a pilot's counted cost
+	// (Candidate.Cost) over N, gradients and proposal arithmetic priced in
+	// datum evaluations as Pricing says; "other" has no count. Passes and
+	// CPU are reported only (PhasesText prints them): nothing is decided
+	// by them, and only the passes, which do not depend on the load, are
+	// in String.
+	Phases []struct {
+		Name   string
+		Passes float64
+		CPU    time.Duration
+	}
 
 	// Center and CenterSD, when set, are the centre the chosen kernel is
 	// built on (a multilevel model's Laplace-EM centre) and the standard
@@ -136,7 +154,123 @@ func (c *Choice) String() string {
 	if c.Pricing != "" {
 		fmt.Fprintf(&b, "; %s", c.Pricing)
 	}
+	if len(c.Phases) > 0 {
+		fmt.Fprintf(&b, "; the choice read %.3g passes over the data (", c.Passes())
+		for i, ph := range c.Phases {
+			if ph.Name == choiceOther {
+				continue
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %.3g", ph.Name, ph.Passes)
+		}
+		b.WriteString(")")
+	}
 	return b.String()
+}
+
+// choiceOther names the phase of Choice.Phases that holds the CPU time no
+// other phase accounts for.
+const choiceOther = "other"
+
+// Passes returns the passes over the data the choice read, summed over
+// its Phases.
+func (c *Choice) Passes() float64 {
+	var sum float64
+	for _, ph := range c.Phases {
+		sum += ph.Passes
+	}
+	return sum
+}
+
+// PhasesText returns the choice's Phases on one line: for each, its
+// passes over the data and its CPU seconds, and the totals. Unlike
+// String, it depends on the machine's load (the CPU times).
+func (c *Choice) PhasesText() string {
+	if c == nil || len(c.Phases) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	var cpu time.Duration
+	for _, ph := range c.Phases {
+		cpu += ph.CPU
+	}
+	fmt.Fprintf(&b, "choice: %.3g passes over the data, %.3g CPU-s:", c.Passes(), cpu.Seconds())
+	for i, ph := range c.Phases {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		if ph.Name == choiceOther {
+			fmt.Fprintf(&b, " %s %.3g CPU-s", ph.Name, ph.CPU.Seconds())
+			continue
+		}
+		fmt.Fprintf(&b, " %s %.3g passes %.3g CPU-s", ph.Name, ph.Passes, ph.CPU.Seconds())
+	}
+	return b.String()
+}
+
+// phaseLog records Choice.Phases as the choice runs.
+type phaseLog struct {
+	c       *Choice
+	last    time.Duration // the process's CPU time at the last mark
+	startAt time.Time
+	ok      bool // cpuTime works here
+}
+
+// newPhaseLog starts the phase log of a choice.
+func newPhaseLog() *phaseLog {
+	l := &phaseLog{startAt: time.Now()}
+	l.last, l.ok = cpuTime()
+	return l
+}
+
+// now returns the process's CPU time, or the wall time since the log
+// started where the platform reports no CPU time.
+func (l *phaseLog) now() time.Duration {
+	if l.ok {
+		if t, ok := cpuTime(); ok {
+			return t
+		}
+	}
+	return time.Since(l.startAt)
+}
+
+// mark ends a phase that read passes passes over the data.
+func (l *phaseLog) mark(name string, passes float64) {
+	t := l.now()
+	l.add(name, passes, t-l.last)
+	l.last = t
+}
+
+// add appends a phase.
+func (l *phaseLog) add(name string, passes float64, cpu time.Duration) {
+	l.c.Phases = append(l.c.Phases, struct {
+		Name   string
+		Passes float64
+		CPU    time.Duration
+	}{name, passes, max(cpu, 0)})
+}
+
+// finish sets c.Phases to those marked so far and after them the pilots,
+// from their Candidates (best first, as Choice.Candidates are), and
+// "other", the CPU time since the last mark that the pilots do not
+// account for.
+func (l *phaseLog) finish(c *Choice, n int, pilots []Candidate) {
+	marked := l.c.Phases
+	c.Phases = marked
+	l.c = c
+	t := l.now()
+	rest := t - l.last
+	for _, k := range pilots {
+		if k.Time <= 0 && k.Cost <= 0 {
+			continue // not piloted
+		}
+		l.add("pilot "+k.Name, k.Cost/float64(n), k.Time)
+		rest -= k.Time
+	}
+	l.add(choiceOther, 0, rest)
+	l.last = t
 }
 
 // The automatic default's rules.
@@ -281,6 +415,8 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		ctx = withChoiceProgress(ctx, s.ChoiceProgress)
 	}
 	start := time.Now()
+	phases := newPhaseLog()
+	phases.c = &Choice{}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -298,10 +434,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	hasGrad := t.HasGradient()
 	n := p.Len()
 	done := func(c *Choice) (*Choice, error) {
-		c.Time = time.Since(start)
 		if len(c.Candidates) > 0 {
 			c.Pricing = pricingNote(p)
 		}
+		if len(phases.c.Phases) > 0 || len(c.Candidates) > 0 {
+			phases.finish(c, n, c.Candidates)
+		}
+		c.Time = time.Since(start)
 		return c, nil
 	}
 	// A registered kernel's own path (package multilevel's, on a
@@ -340,6 +479,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return nil, fmt.Errorf("exactmh: automatic default: %w", err)
 	}
 	choiceProgress(ctx, "MAP and Laplace approximation after %d passes over the data (%v)", la.Passes, time.Since(start).Round(10*time.Millisecond))
+	phases.mark("MAP and Laplace approximation", float64(la.Passes))
 	// A GLM's posterior is taken as unimodal (log-concave for log-concave
 	// losses and priors; Student-t regression concentrates on one mode as
 	// N grows). Other energies are searched from dispersed starts: a second
@@ -353,10 +493,11 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		return done(c)
 	}
 	if _, isGLM := p.Energy.(GLM); !isGLM {
-		other, err := otherMode(ctx, p, la, set.Seed)
+		other, passes, err := otherMode(ctx, p, la, set.Seed)
 		if err != nil {
 			return nil, err
 		}
+		phases.mark("second-mode searches", float64(passes))
 		if other != nil {
 			c, err := multimodalChoice(ctx, p, la, other, set.Seed)
 			if err != nil {
@@ -375,6 +516,11 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		cvPasses := 1.0 // the rewrite's pass over the data
+		if err != nil {
+			cvPasses = 0 // refused: its refusals (no GLM, no bound) come before the pass
+		}
+		phases.mark("control variates", cvPasses)
 		if err == nil {
 			floor, fok := cvBatchFloor(cv, la, set.Seed)
 			if fok {
@@ -640,7 +786,9 @@ type uniformDrawer interface {
 // dispersed starts (uniform on a Box prior, θ̂ + 3·L·z otherwise), or nil.
 // Modes count as distinct when ‖θ₁ − θ₂‖_H > 3 and the other's log
 // density is within 20 of the best.
-func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64) ([]float64, error) {
+//
+// It also returns the passes over the data its searches read.
+func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64) (theta []float64, passes int, err error) {
 	d := len(la.Mean)
 	rng := rand.New(rand.NewPCG(seed, 0x6d6f646573)) // not a chain's stream
 	prior := p.prior()
@@ -664,9 +812,12 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 			}
 		}
 		m, err := FindMAP(ctx, p, start, nil)
+		if m != nil {
+			passes += m.Passes
+		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, passes, ctx.Err()
 			}
 			continue // a search that fails proves nothing
 		}
@@ -680,10 +831,10 @@ func otherMode(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64
 			}
 		}
 		if q > 9 {
-			return m.Theta, nil
+			return m.Theta, passes, nil
 		}
 	}
-	return nil, nil
+	return nil, passes, nil
 }
 
 // multimodalChoice pilots the kernels that do not lean on one Laplace

@@ -7,6 +7,7 @@ package exactmh
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -156,5 +157,58 @@ func TestCVBatchFloor(t *testing.T) {
 	}
 	if skipped == 0 || strings.Contains(c.Name, "-CV") {
 		t.Fatalf("chose %s with %d -CV-CN candidates skipped: %s", c.Name, skipped, c)
+	}
+}
+
+// Choice.Phases counts the choice's passes over the data: the MAP and
+// Laplace approximation's own count first, one for the control variates,
+// then each piloted candidate's counted cost over N, and "other" last
+// with no passes; Passes sums them, String carries them (no CPU time, so
+// equal seeds give equal strings) and PhasesText adds the CPU seconds.
+func TestChoicePhasesCounted(t *testing.T) {
+	p, _, _ := cvProblem(t, "logistic", 4000, 3, 1)
+	c, err := Choose(context.Background(), p, &Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Phases) < 3 || c.Laplace == nil {
+		t.Fatalf("phases %+v, Laplace %v: want the MAP, the control variates, pilots and other", c.Phases, c.Laplace)
+	}
+	if ph := c.Phases[0]; ph.Name != "MAP and Laplace approximation" || ph.Passes != float64(c.Laplace.Passes) {
+		t.Errorf("first phase %+v, want the MAP and Laplace approximation's %d passes", ph, c.Laplace.Passes)
+	}
+	if ph := c.Phases[1]; ph.Name != "control variates" || ph.Passes != 1 {
+		t.Errorf("second phase %+v, want the control variates' one pass", ph)
+	}
+	if ph := c.Phases[len(c.Phases)-1]; ph.Name != choiceOther || ph.Passes != 0 {
+		t.Errorf("last phase %+v, want %q with no passes", ph, choiceOther)
+	}
+	sum, pilots := 0.0, 0
+	for _, ph := range c.Phases {
+		sum += ph.Passes
+		if strings.HasPrefix(ph.Name, "pilot ") {
+			pilots++
+			var cost float64
+			for _, k := range c.Candidates {
+				if "pilot "+k.Name == ph.Name {
+					cost = k.Cost
+				}
+			}
+			if want := cost / float64(p.Len()); ph.Passes != want || !(want > 0) {
+				t.Errorf("%s: %v passes, want its counted cost over N, %v", ph.Name, ph.Passes, want)
+			}
+		}
+	}
+	if pilots == 0 {
+		t.Errorf("no pilot phase in %+v", c.Phases)
+	}
+	if c.Passes() != sum {
+		t.Errorf("Passes() = %v, want the phases' sum %v", c.Passes(), sum)
+	}
+	if s := c.String(); !strings.Contains(s, fmt.Sprintf("the choice read %.3g passes over the data", sum)) || strings.Contains(s, "CPU") {
+		t.Errorf("String %q: want the passes and no CPU time", s)
+	}
+	if s := c.PhasesText(); !strings.Contains(s, "CPU-s") || !strings.Contains(s, "MAP and Laplace approximation") {
+		t.Errorf("PhasesText %q: want each phase with its CPU seconds", s)
 	}
 }

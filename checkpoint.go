@@ -281,7 +281,13 @@ func (cc *chainCheckpoint) check(c int, set *Settings, d int) error {
 		return fmt.Errorf("%d infos, %d times and %d draw values; %d transitions (Warmup %d, Thin %d) keep %d draws of dimension %d",
 			len(r.Infos), len(r.Times), len(r.Draws), cc.Next, set.Warmup, set.Thin, kept, d)
 	}
-	if r.Warmup.Steps != warmup || r.Sampling.Steps != cc.Next-warmup {
+	ranWarmup := warmup
+	if r.WarmupStop != "" && cc.Next >= set.Warmup && r.Warmup.Steps >= 1 && r.Warmup.Steps <= set.Warmup {
+		// Its warmup stopped early (ChainResult.WarmupStop): the rest of
+		// the warmup transitions were skipped, not made.
+		ranWarmup = r.Warmup.Steps
+	}
+	if r.Warmup.Steps != ranWarmup || r.Sampling.Steps != cc.Next-warmup {
 		return fmt.Errorf("%d warmup and %d sampling steps counted; the next transition is %d with Warmup %d", r.Warmup.Steps, r.Sampling.Steps, cc.Next, set.Warmup)
 	}
 	for _, t := range []struct {
@@ -384,7 +390,7 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	}
 	r := cc.Result
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k)}
+		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k), cnLimit: uncappedCN(k)}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
 		if err := cc.checkAdaptation(set, r.Warmup.Steps, cr.defaultTarget); err != nil {

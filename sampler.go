@@ -381,6 +381,12 @@ type ChainResult struct {
 	Warmup, Sampling Totals
 	// Scale is the step scale after warmup (NaN if the chain is not Tunable).
 	Scale float64
+	// WarmupStop, when not empty, says why the chain's warmup stopped
+	// before Settings.Warmup transitions (Warmup.Steps of them ran): it had
+	// nothing left to adapt — a Crank–Nicolson proposal at its
+	// independence limit — and the remaining warmup transitions were
+	// skipped. The draws are the fixed kernel's all the same.
+	WarmupStop string
 	// Metric is the chain's inverse mass matrix as the chain ended with it
 	// — warmup's estimate, unless Settings.Metric is MetricUnit — for
 	// chains that have one (MetricAdapter); the identity otherwise.
@@ -559,6 +565,15 @@ type Event struct {
 // adaptation. (Stan also searches for a step scale after each metric
 // update, which needs the integrator; here dual averaging's first steps
 // do that job.) The estimated metric is in ChainResult.Metric.
+//
+// A chain that moves by a Crank–Nicolson proposal with no cap on its
+// scale stops its warmup when nothing is left to adapt: after at least 75
+// transitions, once the scale and its running average are past the
+// independence limit (ρ < 10⁻¹⁷) with the mean acceptance above its target
+// and no metric or mid-warmup decision pending. The remaining warmup
+// transitions are skipped, the draws are the fixed kernel's, and
+// ChainResult.WarmupStop says so (the CLI prints it and its files' trailer
+// carries it; TestWarmupStopsAtIndependenceLimit).
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
 // Canceled and ctx's error. The built-in kernels' chains notice it within
@@ -1038,6 +1053,10 @@ type chainRunner struct {
 	// cap of the kernel's Crank–Nicolson proposal (CrankNicolson.MaxScale),
 	// above which a larger scale would change nothing.
 	maxScale float64
+	// cnLimit: the kernel moves by a Crank–Nicolson proposal without a cap
+	// on its step scale, whose warmup may reach the independence limit
+	// (independenceLimit) and stop there.
+	cnLimit bool
 	// saved, when not nil, is the chain's state: a warmup decision was
 	// cut by a cancellation, and the live chain is to be rebuilt from
 	// the checkpoint before it (warmupdecision.go).
@@ -1056,7 +1075,7 @@ func (cr *chainRunner) capped(s float64) float64 {
 // newChainRunner returns chain c's runner with room for reserve draws.
 func newChainRunner(c int, k Kernel, ch Chain, t *Target, set *Settings, d, reserve int) *chainRunner {
 	src := rand.NewPCG(set.Seed, uint64(set.FirstChain+c))
-	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k),
+	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k), cnLimit: uncappedCN(k),
 		r: &ChainResult{
 			Chain: c,
 			Draws: make([]float64, 0, reserve*d),
@@ -1195,7 +1214,8 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 			r.Warmup.add(&info)
 			if !set.NoAdapt {
 				cr.where = "warmup adaptation"
-				if err := cr.adaptWarmup(it, set, &info, before != nil); err != nil {
+				stopped, err := cr.adaptWarmup(it, set, &info, before != nil)
+				if err != nil {
 					if before != nil && errors.Is(err, errInterrupted) {
 						// A warmup decision cut by the cancellation:
 						// the chain's state is the checkpoint before
@@ -1208,12 +1228,19 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 					r.Err = fmt.Errorf("transition %d: %w", it, err)
 					break
 				}
+				if stopped != "" {
+					// Nothing is left to adapt: the remaining warmup
+					// transitions are skipped, and the draws come from the
+					// kernel as it is now, fixed (ChainResult.WarmupStop).
+					r.WarmupStop = stopped
+					cr.it = set.Warmup - 1
+				}
 			}
-			if it == set.Warmup-1 && cr.warmupAware != nil {
+			if cr.it == set.Warmup-1 && cr.warmupAware != nil {
 				cr.where = "SetWarmup"
 				cr.warmupAware.SetWarmup(false)
 			}
-			if it == set.Warmup-1 {
+			if cr.it == set.Warmup-1 {
 				r.Warmup.Time += now.Sub(*phaseStart)
 				*phaseStart = now
 			}
@@ -1256,11 +1283,15 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 // by dual averaging, the metric at the end of each window (dual averaging
 // then restarts), and at the last warmup transition the final step scale.
 //
+// It returns, when nothing is left to adapt after transition it
+// (independenceLimit), why: the chain's step scale is then final and the
+// caller skips the remaining warmup transitions.
+//
 // With abandon, a decision that follows it (chainRunner.decides) returns
 // errInterrupted once the run is cancelled, the caller keeping the
 // checkpoint before transition it as the chain's state; without, it runs
 // to its end.
-func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bool) error {
+func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bool) (stopped string, err error) {
 	if cr.tune != nil {
 		cr.tune.SetStepScale(cr.capped(cr.adapt.update(acceptStat(info))))
 	}
@@ -1271,11 +1302,11 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 		}
 		m, ok, err := cr.win.learn(pos)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if ok {
 			if err := cr.met.SetMetric(m); err != nil {
-				return err
+				return "", err
 			}
 			if cr.tune != nil {
 				cr.adapt.restart(cr.tune.StepScale())
@@ -1295,7 +1326,7 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 		resume()
 		cr.r.Warmup.Evals += cr.t.evals - e0 // the decision's data reads are warmup's cost
 		if err != nil {
-			return err
+			return "", err
 		}
 		if turn.Scale > 0 && cr.tune != nil {
 			cr.tune.SetStepScale(cr.capped(turn.Scale))
@@ -1310,8 +1341,14 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 			}
 		}
 	}
-	if it == set.Warmup-1 && cr.tune != nil {
+	if cr.tune != nil && it < set.Warmup-1 {
+		stopped = cr.independenceLimit(it, set)
+	}
+	if (it == set.Warmup-1 || stopped != "") && cr.tune != nil {
 		scale := cr.adapt.final()
+		if stopped != "" {
+			scale = max(scale, cr.tune.StepScale())
+		}
 		if fs, ok := cr.ch.(finalScaler); ok {
 			e0 := cr.t.evals
 			var err error
@@ -1323,12 +1360,63 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 			resume()
 			cr.r.Warmup.Evals += cr.t.evals - e0
 			if err != nil {
-				return err
+				return "", err
 			}
 		}
 		cr.tune.SetStepScale(cr.capped(scale))
 	}
-	return nil
+	return stopped, nil
+}
+
+// cnIndependentScale is the step scale from which an uncapped
+// Crank–Nicolson proposal is its independence limit: ρ = e^{−40} ≈ 4·10⁻¹⁸,
+// so the move θ′ = μ + ρ(θ − μ) + √(1 − ρ²)·Lz differs from an
+// independent draw μ + Lz by less than a double's rounding of θ′ (2⁻⁵³
+// relative) wherever ‖θ − μ‖ is within a factor 2·10³ of ‖θ′‖, and a
+// larger scale changes no move.
+const cnIndependentScale = 40
+
+// minStopWarmup is the fewest warmup transitions before warmup may stop
+// early (independenceLimit): Stan's initial buffer, in which the chain
+// leaves its start.
+const minStopWarmup = 75
+
+// independenceLimit returns why warmup has nothing left to adapt after
+// transition it, or "": the chain moves by a Crank–Nicolson proposal with
+// no cap on its scale, the scale warmup sets and its running average are
+// both at least cnIndependentScale (the proposal is an independence
+// sampler from N(μ, Σ) and a larger scale changes no move), the mean
+// acceptance statistic is above its target (so dual averaging would keep
+// raising the scale: Hbar < 0), and no metric is being estimated and no
+// mid-warmup decision is still to come. The kernel after it is then fixed,
+// and so is every transition that follows: the draws are those of one
+// Markov kernel that leaves the posterior invariant, started wherever
+// warmup left the chain, as after a warmup run to its end
+// (TestWarmupStopsAtIndependenceLimit checks the moments on a Gaussian
+// posterior). On the wide logistic regression of examples/tall
+// (logreg_d200, N = 10⁵) full-batch MH-CN ran its scale past 10¹⁰⁰ within
+// the first transitions and spent 1000 full passes a chain on a warmup
+// with nothing to adapt.
+func (cr *chainRunner) independenceLimit(it int, set *Settings) string {
+	if !cr.cnLimit || cr.win != nil || it+1 < minStopWarmup {
+		return ""
+	}
+	if _, ok := cr.ch.(midWarmuper); ok && set.Warmup >= minMidWarmup && it <= set.Warmup/2 {
+		return ""
+	}
+	a := &cr.adapt
+	if !(cr.tune.StepScale() >= cnIndependentScale && a.LogAvg >= math.Log(cnIndependentScale) && a.Hbar < 0) {
+		return ""
+	}
+	return fmt.Sprintf("stopped after %d of %d warmup transitions: the Crank–Nicolson step scale (%.3g, averaged %.3g) is past its independence limit %d (ρ < 10⁻¹⁷) with the mean acceptance above its target %.3g, nothing left to adapt",
+		it+1, set.Warmup, cr.tune.StepScale(), math.Exp(a.LogAvg), cnIndependentScale, a.Target)
+}
+
+// uncappedCN reports whether k moves by a Crank–Nicolson proposal with no
+// cap on its step scale (CrankNicolson.MaxScale 0).
+func uncappedCN(k Kernel) bool {
+	cn, ok := cnProposal(k)
+	return ok && !(cn.MaxScale > 0)
 }
 
 // minMidWarmup is the shortest warmup with a mid-warmup decision: half of

@@ -140,3 +140,61 @@ func TestMetricAuto(t *testing.T) {
 		}
 	}
 }
+
+// An uncapped Crank–Nicolson proposal whose warmup drives its scale past
+// the independence limit stops its warmup there (ChainResult.WarmupStop),
+// and the draws of the fixed kernel that follows have the posterior's
+// moments: a conjugate Gaussian posterior in d = 3, MH with the
+// Crank–Nicolson proposal around a Gaussian with the posterior's
+// covariance inflated by 1.5 and its mean shifted by half a standard
+// deviation (acceptance about 0.7, above MH's target, so the scale runs
+// off), 4 chains × 4000 draws, means and variances within 4 Monte Carlo
+// standard errors. The same proposal capped (MaxScale 1.5) runs its whole
+// warmup.
+func TestWarmupStopsAtIndependenceLimit(t *testing.T) {
+	sigma := mat.NewSymDense(3, []float64{1, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 1})
+	g, err := mcmctest.ConjugateGaussian(200, []float64{1, -2, 0.5}, sigma, []float64{0, 0, 0}, []float64{3, 3, 3}, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := g.SD()
+	mean := slices.Clone(g.Mean)
+	for j := range mean {
+		mean[j] += 0.5 * sd[j]
+	}
+	var cov mat.SymDense
+	cov.ScaleSym(1.5, g.Cov)
+	const warmup = 1000
+	for _, maxScale := range []float64{0, 1.5} {
+		cn, err := exactmh.NewCrankNicolson(mean, &cov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn.MaxScale = maxScale
+		res, err := exactmh.Sample(context.Background(), g.Posterior, exactmh.MH{Proposal: cn}, &exactmh.Settings{Chains: 4, Warmup: warmup, Draws: 4000, Seed: 7, Init: g.Mean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, ch := range res.Chains {
+			stopped := ch.WarmupStop != ""
+			if stopped != (maxScale == 0) {
+				t.Errorf("MaxScale %v, chain %d: WarmupStop %q after %d warmup transitions, want it stopped only uncapped", maxScale, c, ch.WarmupStop, ch.Warmup.Steps)
+			}
+			switch {
+			case stopped && !(ch.Warmup.Steps < warmup && ch.Scale >= 40):
+				t.Errorf("chain %d stopped its warmup (%s) but ran %d of %d warmup transitions at scale %v", c, ch.WarmupStop, ch.Warmup.Steps, warmup, ch.Scale)
+			case !stopped && ch.Warmup.Steps != warmup:
+				t.Errorf("MaxScale %v, chain %d: %d warmup transitions, want %d", maxScale, c, ch.Warmup.Steps, warmup)
+			}
+			if ch.Len() != 4000 {
+				t.Errorf("MaxScale %v, chain %d: %d draws, want 4000", maxScale, c, ch.Len())
+			}
+		}
+		if maxScale == 0 {
+			t.Logf("uncapped: chain 0 %s; acceptance %.3f", res.Chains[0].WarmupStop, res.Chains[0].Sampling.AcceptRate())
+		}
+		if err := mcmctest.CheckMoments(res, g.Mean, sd, 4); err != nil {
+			t.Errorf("MaxScale %v: %v", maxScale, err)
+		}
+	}
+}

@@ -823,6 +823,11 @@ func (r *Recorder) Finish(res *exactmh.Result) error {
 			}
 			ch := res.Chains[c]
 			rc.s.adaptation(ch.Scale)
+			if ch.WarmupStop != "" {
+				// The warmup transitions that ran, and why the rest were
+				// skipped (exactmh.ChainResult.WarmupStop).
+				fmt.Fprintf(rc.s.w, "# Warmup %s\n", oneLine(ch.WarmupStop))
+			}
 			rc.s.trailer(ch.Warmup.Time, ch.Sampling.Time)
 		}
 		if err := rc.s.w.Flush(); err != nil {

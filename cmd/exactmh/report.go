@@ -599,11 +599,22 @@ func printReport(res *exactmh.Result, m *fitted, sf *sampleFlags, stdout io.Writ
 	}
 	switch {
 	case res.Choice != nil:
-		fmt.Fprintf(stdout, "exactmh chose %s\n\n", res.Choice)
+		fmt.Fprintf(stdout, "exactmh chose %s\n", res.Choice)
+		if ph := res.Choice.PhasesText(); ph != "" {
+			fmt.Fprintf(stdout, "%s\n", ph)
+		}
+		fmt.Fprintln(stdout)
 		rp.s.Kernel = res.Choice.Name // TunaMH-CV-CN, not the TunaMH it runs
 	case sf.choiceNote != "":
 		fmt.Fprintf(stdout, "kernel %s\n\n", sf.choiceNote)
 		rp.s.Kernel = sf.choiceName
+	}
+	// A chain whose warmup had nothing left to adapt skipped the rest of
+	// it (exactmh.ChainResult.WarmupStop); the files' trailers say so too.
+	for _, ch := range res.Chains {
+		if ch.WarmupStop != "" {
+			fmt.Fprintf(stdout, "chain %d: warmup %s\n", res.Settings.FirstChain+ch.Chain+1, ch.WarmupStop)
+		}
 	}
 	return rp.write(stdout, "table", 4)
 }

@@ -16,6 +16,8 @@
 //	rlr_d10, rlr_d100  Student-t regression (ν = 4), x_i ~ N(0, I_d),
 //	                   y_i = Σ_j x_ij + ε_i, ε_i ~ N(0, 1) (examples/rlr's data)
 //	logreg_d50         logistic regression, x_i ~ N(0, I_d/d), θ* ~ N(0, I_d)
+//	logreg_d200        the same with d = 200 (not run unless named in
+//	                   -posteriors)
 //	logreg_d500        the same with d = 500, the wide row (not run unless
 //	                   named in -posteriors)
 //	tgm                the TunaMH paper's tempered Gaussian mixture, N = 10⁶
@@ -464,9 +466,12 @@ func simulate(name string, n int, seed uint64) (exactmh.Energy, int, error) {
 			return nil, 0, err
 		}
 		e = t
-	case "logreg_d50", "logreg_d500":
+	case "logreg_d50", "logreg_d200", "logreg_d500":
 		d = 50
-		if name == "logreg_d500" {
+		switch name {
+		case "logreg_d200":
+			d = 200
+		case "logreg_d500":
 			d = 500
 		}
 		w := make([]float64, d)
