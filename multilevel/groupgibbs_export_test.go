@@ -139,3 +139,12 @@ func GroupGibbsGrowthLoose(k GroupGibbs) GroupGibbs {
 	k.growthLoose = true
 	return k
 }
+
+// GroupGibbsCorrDiagonal returns k with each correlated factor's prior
+// precision Σ⁻¹ in its blocks' proposals replaced by diag(τ⁻²), the
+// independent effects' (the target keeps Σ): the Gaussian parts no longer
+// cancel, which the kit must catch.
+func GroupGibbsCorrDiagonal(k GroupGibbs) GroupGibbs {
+	k.corrDiag = true
+	return k
+}
