@@ -37,7 +37,7 @@ func TestRandomTerms(t *testing.T) {
 				t.Fatalf("%d groups, want 3", len(d.Groups))
 			}
 			origin, dest, inter := d.Groups[0], d.Groups[1], d.Groups[2]
-			if origin.Term != "(1 + log(distance) | origin)" || inter.Term != "(0 + load | origin:destination)" {
+			if origin.Term != "(1 + log(distance) || origin)" || origin.Correlated || inter.Term != "(0 + load | origin:destination)" {
 				t.Errorf("terms %q, %q", origin.Term, inter.Term)
 			}
 			if !slices.Equal(origin.Levels, []string{"ATL", "BOS", "DFW", "ORD", "SEA"}) {

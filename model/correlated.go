@@ -290,9 +290,12 @@ func (p *MultilevelPrior) EffectPrecision(c int, theta, prec []float64) bool {
 // strict lower triangle of Ω row by row (cor_{1,0}, cor_{2,0}, cor_{2,1},
 // …, the indices those of the factor's effects, intercept first), and
 // returns the pairs' names in brms's spelling, "cor_g__Intercept__x".
+// With theta nil it returns the names alone.
 func (p *MultilevelPrior) Correlations(c int, theta, cor []float64) []string {
 	f := &p.corrs[c]
-	f.correlations(theta, cor)
+	if theta != nil {
+		f.correlations(theta, cor)
+	}
 	var names []string
 	for i := 1; i < f.q; i++ {
 		for j := range i {
