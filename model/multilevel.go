@@ -21,6 +21,7 @@ import (
 //
 //	η_i = o_i + x_iᵀβ + Σ_k z_{ik}ᵀ u_{k, g_k(i)},   y_i ~ Family(η_i),
 //	u_{k,g,j} ~ N(0, τ_{kj}²) independently,   τ_{kj} ~ Factors[k].Tau,
+//	(or, Factor.Correlated, u_{k,g} ~ N(0, diag(τ_k)·Ω_k·diag(τ_k)), Ω_k ~ LKJ(η)),
 //	β_j ~ N(FixedMean_j, FixedSD_j²) or flat,
 //
 // with one grouping factor k per entry of Factors (any number of them,
@@ -35,8 +36,9 @@ import (
 // θ is laid out as β (the fixed effects, in the order Intercept, Fixed),
 // then for each factor its effects level by level (u_{k,g,0}, …,
 // u_{k,g,q−1} for g = 0, 1, …, intercept first), then log τ_{kj} for each
-// factor k and term j. The scales are sampled on the log scale, the prior
-// including the Jacobian τ of τ = e^{log τ}.
+// factor k and term j, then each correlated factor's correlation
+// coordinates (correlated.go). The scales are sampled on the log scale,
+// the prior including the Jacobian τ of τ = e^{log τ}.
 type Multilevel struct {
 	// Family is the response's family: LogisticFamily, ProbitFamily,
 	// PoissonFamily (Offset the log exposure), BinomialFamily (Weights
@@ -239,7 +241,9 @@ type reTerm struct {
 //
 // up to a constant, the normal terms of β only where an SD is set, and
 // τ_kj the constant Factor.FixedTau (no density, no log τ in θ) for a
-// factor of fixed scale. It
+// factor of fixed scale; a correlated factor's effects have instead the
+// multivariate normal density, its correlations the LKJ prior with the
+// transform's Jacobian (correlated.go). It
 // implements exactmh.Prior, exactmh.PriorGradienter and SparseHessian (∇²
 // of −log p, diagonal but for the coupling of each u to its log τ). Every
 // evaluation costs O(d). It is read-only and safe for concurrent use.
@@ -416,8 +420,11 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 // diagonal (0 for a flat coefficient, stored), and for each term
 //
 //	∂²/∂u_g² = 1/τ²,  ∂²/∂u_g∂log τ = −2u_g/τ²,
-//	∂²/∂log τ² = 2Σ_g u_g²/τ² − (log p(τ) + log τ)″.
+//	∂²/∂log τ² = 2Σ_g u_g²/τ² − (log p(τ) + log τ)″
 //
+// of an independent term; of a correlated factor, Σ⁻¹ on each level's
+// effects and the columns of its log scales and correlation coordinates
+// by central differences of the exact gradient (corrHessianValues).
 // It is not positive definite everywhere (the funnel of a centred
 // parametrisation): a Newton search must damp it.
 func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
