@@ -116,7 +116,6 @@ func effects(t Term) int {
 	return n
 }
 
-
 // splitTop splits s on sep outside parentheses.
 func splitTop(s string, sep byte) []string {
 	var out []string
