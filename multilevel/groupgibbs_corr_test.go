@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -264,4 +265,65 @@ func TestGroupGibbsCorrelatedSBC(t *testing.T) {
 	}
 	t.Run("q=2", func(t *testing.T) { gibbsSBC(t, mlCorr{n: 200, groups: 6, q: 2, eta: 1}, 0, 11) })
 	t.Run("q=3", func(t *testing.T) { gibbsSBC(t, mlCorr{n: 300, groups: 6, q: 3, eta: 2}, 0, 12) })
+}
+
+// TestGroupGibbsCorrelatedStructural runs the kit's structural checks on
+// GroupGibbs with correlated effects (q = 3): no allocation per sweep,
+// Info's counts, checkpoint and resume, results independent of the
+// number of workers; and Start's refusal of a prior whose correlated
+// effects are not the N(0, Σ) its EffectPrecision says.
+func TestGroupGibbsCorrelatedStructural(t *testing.T) {
+	kit := mlCorr{n: 300, groups: 6, q: 3, eta: 1}
+	rng := rand.New(rand.NewPCG(21, 22))
+	p, err := kit.build(rng, kit.truth(rng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := pilotProblem(p, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := gibbsKernel(pb, 0)
+	a, err := mcmctest.AllocsPerStep(k, p, pb.Mode, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 {
+		t.Errorf("GroupGibbs allocates %.3g times per sweep on correlated effects, want 0", a)
+	}
+	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
+	if err := mcmctest.CheckInfo(p, k, set, false); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckCheckpoint(p, k, set); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckWorkers(p, k, set); err != nil {
+		t.Error(err)
+	}
+	wrong := *p
+	wrong.Prior = wrongPrecision{p.Prior.(*model.MultilevelPrior)}
+	if _, err := exactmh.Sample(context.Background(), &wrong, k, &exactmh.Settings{Chains: 1, Draws: 1, Init: pb.Mode}); err == nil || !strings.Contains(err.Error(), "not N(0, Σ)") {
+		t.Errorf("a prior whose EffectPrecision is not its density's: error %v, want one saying the prior is not N(0, Σ)", err)
+	}
+}
+
+// wrongPrecision is a MultilevelPrior whose EffectPrecision reports
+// diag(τ⁻²), not its density's Σ⁻¹.
+type wrongPrecision struct{ *model.MultilevelPrior }
+
+func (p wrongPrecision) EffectPrecision(c int, theta, prec []float64) bool {
+	if !p.MultilevelPrior.EffectPrecision(c, theta, prec) {
+		return false
+	}
+	terms, _ := p.Correlated(c)
+	q := len(terms)
+	for a := range q {
+		_, _, _, _, _, lt := p.Term(terms[a])
+		for b := range q {
+			prec[a*q+b] = 0
+		}
+		prec[a*q+a] = math.Exp(-2 * theta[lt])
+	}
+	return true
 }
