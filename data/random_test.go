@@ -163,3 +163,26 @@ func TestNormalLevels(t *testing.T) {
 		wantErr(t, err, c.parts...)
 	}
 }
+
+// TestRandomCorrelated builds (1 + log(distance) | origin) from a formula
+// and from Correlated(Random(…)) and checks that its Group is Correlated
+// with the term written with one '|', and (1 + log(distance) || origin)
+// is not.
+func TestRandomCorrelated(t *testing.T) {
+	f := read(t, smallFiles[0], nil)
+	fm, err := ParseFormula("delay > 15 ~ (1 + log(distance) | origin) + (1 + log(distance) || destination)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []Spec{fm.Spec(f), {Response: Above("delay", 15),
+		Terms: []Term{Correlated(Random("origin", Log("distance"))), Random("destination", Log("distance"))}}} {
+		d, err := spec.Build(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, g := d.Groups[0], d.Groups[1]
+		if !o.Correlated || o.Term != "(1 + log(distance) | origin)" || g.Correlated || g.Term != "(1 + log(distance) || destination)" {
+			t.Errorf("groups %q (correlated %t), %q (%t): want the first correlated alone", o.Term, o.Correlated, g.Term, g.Correlated)
+		}
+	}
+}
