@@ -392,8 +392,8 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 	for _, t := range p.terms {
 		l := theta[t.logTau]
 		_, d1, _ := t.prior.logDensity(l)
-		grad[t.logTau] += d1 - float64(t.g)
 		if t.corr {
+			grad[t.logTau] += d1 - float64(t.g) // the quadratic's part: corrFactor.addGradient
 			continue
 		}
 		w := math.Exp(-2 * l)
@@ -404,7 +404,7 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 			ss += u * u
 			grad[k] -= u * w
 		}
-		grad[t.logTau] += ss * w
+		grad[t.logTau] += ss*w - float64(t.g) + d1
 	}
 	for c := range p.corrs {
 		p.corrs[c].addGradient(grad, theta, false)
