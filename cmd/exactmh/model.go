@@ -528,13 +528,13 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	for j := range d.D {
 		ml.Fixed = append(ml.Fixed, model.Covariate{Name: names[j], Values: d.Column(j)})
 	}
-	if !(m.lkj > 0) || math.IsInf(m.lkj, 0) {
-		return nil, usageErr("--lkj %v: want η finite > 0", m.lkj)
-	}
 	var corr bool
 	for _, g := range d.Groups {
 		f := model.Factor{Name: stancsv.SafeNames([]string{g.Name})[0], Index: g.Index, Levels: g.Levels, NoIntercept: !g.Intercept, Tau: tau}
 		if g.Correlated {
+			if !(m.lkj > 0) || math.IsInf(m.lkj, 0) {
+				return nil, usageErr("--lkj %v: want η finite > 0", m.lkj)
+			}
 			f.Correlated, f.LKJ = true, m.lkj
 			corr = true
 		}
