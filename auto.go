@@ -212,7 +212,7 @@ const (
 //     chosen, the numbers in the reason (TestChooseMultilevelGrind).
 //   - Where the energy and the prior implement SparseHessianer otherwise,
 //     FindLaplace's approximation is sparse
-//     (FindSparseLaplace) and the candidates are MH with the sparse
+//     (LaplaceApprox.SparseFactor) and the candidates are MH with the sparse
 //     Crank–Nicolson proposal around it ("MH-CN"), TunaMH on a tempered
 //     posterior with a DiffBound, and NUTS; the posterior is taken as
 //     unimodal and no control variates are built (sparseChoice).
@@ -342,7 +342,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	// N grows). Other energies are searched from dispersed starts: a second
 	// mode makes the Laplace approximation, and everything built on it,
 	// the wrong tool.
-	if la.Sparse != nil {
+	if la.SparseFactor != nil {
 		c, err := sparseChoice(ctx, p, la, set.Seed)
 		if err != nil {
 			return nil, err
@@ -462,7 +462,7 @@ const autoFloorDraws = 16
 // them. ok is false when cv's energy is not the control variates' own.
 func cvBatchFloor(cv *Posterior, la *LaplaceApprox, seed uint64) (floor float64, ok bool) {
 	e, isCV := cv.Energy.(*cvEnergy)
-	if !isCV || la.Sparse != nil || la.CovChol == nil {
+	if !isCV || la.SparseFactor != nil || la.CovChol == nil {
 		return 0, false
 	}
 	sumC := e.boundSum()
@@ -535,7 +535,7 @@ const autoUncappedMargin = 1.25
 // is about 1.5 times the capped one's (examples/README, "rare").
 func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64) (string, error) {
 	cn, ok := cnProposal(c.k)
-	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || cn.sparse != nil {
+	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || !cn.dense() {
 		return "", nil
 	}
 	var base float64
