@@ -160,6 +160,9 @@ const (
 // rewrite of p, samples p fastest, and says why. Sample with a nil Kernel
 // calls it and records the Choice in the Result.
 //
+//   - A registered kernel's own path first (KernelInfo.Choose: package
+//     multilevel's GroupGibbs on a multilevel model, and its exact Gibbs
+//     sweep on a Gaussian one with σ in sufficient statistics).
 //   - An energy of SufficientStatistics with a gradient: NUTS (a step
 //     reads no datum; model's TestGaussianRegressionMoments).
 //   - N < 2000, or no gradient for a Laplace approximation: NUTS if the
@@ -302,12 +305,9 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		}
 		return c, nil
 	}
-	if ss, ok := p.Energy.(SufficientStatistics); ok && hasGrad {
-		return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
-			Reason: fmt.Sprintf("the energy holds sufficient statistics of N = %d data: a full-batch step costs O(d²) and reads no datum, and NUTS is the best full-batch sampler", ss.Observations())})
-	}
 	// A registered kernel's own path (package multilevel's, on a
-	// multilevel model) comes first (KernelInfo.Choose).
+	// multilevel model, the Gaussian one with σ estimated in
+	// sufficient statistics included) comes first (KernelInfo.Choose).
 	if hasGrad {
 		for _, ki := range Kernels() {
 			if ki.Choose == nil {
@@ -321,6 +321,10 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 				return done(c)
 			}
 		}
+	}
+	if ss, ok := p.Energy.(SufficientStatistics); ok && hasGrad {
+		return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
+			Reason: fmt.Sprintf("the energy holds sufficient statistics of N = %d data: a full-batch step costs O(d²) and reads no datum, and NUTS is the best full-batch sampler", ss.Observations())})
 	}
 	if n < autoSmallN || !hasGrad {
 		if hasGrad {
