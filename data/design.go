@@ -103,6 +103,10 @@ type Group struct {
 	Counts []int
 	// Intercept reports whether the term has a random intercept.
 	Intercept bool
+	// Correlated reports whether the term's effects are correlated
+	// (Correlated, lme4's (1 + x | g)); they are independent otherwise
+	// (lme4's (1 + x || g)).
+	Correlated bool
 	// SlopeNames name the slopes' columns ("log(distance)"); Slopes hold
 	// their N values each, standardised as features are, the transform
 	// in SlopeCenter and SlopeScale (0 and 1 when not standardised).

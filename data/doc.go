@@ -51,6 +51,8 @@
 //
 // Random and RandomSlopes are random-effect terms in lme4's notation —
 // Random("origin") is (1 | origin), Random("origin", Log("distance")) is
+// (1 + log(distance) || origin) with independent effects and
+// Correlated(Random("origin", Log("distance"))) the correlated
 // (1 + log(distance) | origin), "a:b" the interaction — which Build puts
 // into Design.Groups (each row's level, every level present, the slopes'
 // values), not into X: model.NewMultilevel takes them as they are, so no

@@ -38,7 +38,7 @@ type Formula struct {
 	// Columns are the columns the formula names (not those "." adds).
 	Columns []string
 	// Warnings say what the formula is read as where lme4 would read it
-	// otherwise (none today: such formulas are refused).
+	// otherwise (none today).
 	Warnings []string
 }
 
@@ -57,10 +57,9 @@ type Formula struct {
 // it, (1 | g/h) nesting included. A term repeated is kept once, as R
 // does.
 //
-// (1 + x | g), with one '|' and more than one effect, means correlated
-// effects in lme4 and brms; the library fits independent ones, so it is
-// refused with an error that says to write (1 + x || g) for those. An
-// error names the column of the formula (1-based, in bytes) where the
+// (1 + x | g), with one '|' and more than one effect, has correlated
+// effects, as in lme4 and brms (Correlated); (1 + x || g) independent
+// ones. An error names the column of the formula (1-based, in bytes) where the
 // fault is, and the text there.
 func ParseFormula(s string) (*Formula, error) {
 	fp := &formulaParser{src: s}
@@ -508,12 +507,9 @@ func (p *formulaParser) random(lo, hi int) ([]Term, error) {
 	if !strings.Contains(text, "|") {
 		return nil, p.errAt(lo, hi, "parentheses group only random-effect terms, (1 + x || g)")
 	}
-	ts, single, err := parseRandom(text)
+	ts, _, err := parseRandom(text)
 	if err != nil {
 		return nil, p.errAt(lo, hi, "%v", err)
-	}
-	if single && effects(ts[0]) > 1 {
-		return nil, p.errAt(lo, hi, "lme4 and brms read one '|' as correlated effects, which exactmh does not fit yet; write %s for independent ones (what exactmh fits)", strings.Replace(text, "|", "||", 1))
 	}
 	return ts, nil
 }

@@ -112,8 +112,7 @@ func TestParseFormula(t *testing.T) {
 }
 
 // TestParseFormulaErrors checks that a formula's errors say what is
-// wrong and at which column, and that (1 + x | g) — correlated effects
-// in lme4 — is refused, not fitted as independent ones.
+// wrong and at which column.
 func TestParseFormulaErrors(t *testing.T) {
 	for _, c := range []struct {
 		formula string
@@ -122,8 +121,6 @@ func TestParseFormulaErrors(t *testing.T) {
 	}{
 		{"y x1", 0, "no '~'"},
 		{"y ~ x1 + sqrt(x2)", 10, `unknown function "sqrt"`},
-		{"y ~ x1 + (1 + x1 | g)", 10, "(1 + x1 || g)"},
-		{"y ~ x1 + (0 + x1 + x2 | g)", 10, "correlated"},
 		{"y ~ x1 + + x2", 10, "empty term"},
 		{"y ~ x1 +", 9, "empty term"},
 		{"y ~ log(x1", 5, "'(' without its ')'"},
@@ -155,12 +152,39 @@ func TestParseFormulaErrors(t *testing.T) {
 	}
 }
 
-// TestParseTermsWarnsCorrelated checks that the comma form, which reads
-// (1 + x | g) as independent effects, says so.
-func TestParseTermsWarnsCorrelated(t *testing.T) {
-	_, _, w, err := ParseTerms("(1 + x | g),(1|h),(1 + z || k)")
-	if err != nil || len(w) != 1 || !strings.Contains(w[0], "(1 + x || g)") {
-		t.Errorf("warnings %q (%v), want one naming (1 + x || g)", w, err)
+// TestParseCorrelated checks that the comma form and the formula read
+// (1 + x | g) as lme4 and brms do, correlated effects (Correlated), and
+// (1 + z || k) as independent ones, with no warning, the same terms
+// both ways; a single effect has no correlation either way, and a
+// nested (1 + x | a/b) is correlated at both levels.
+func TestParseCorrelated(t *testing.T) {
+	terms, _, w, err := ParseTerms("(1 + x | g),(1|h),(1 + z || k),(0 + x + z | m),(1 + x | a/b)")
+	if err != nil || len(w) != 0 {
+		t.Fatalf("warnings %q (%v), want none", w, err)
+	}
+	want := []string{"(1 + x | g)", "(1 | h)", "(1 + z || k)", "(0 + x + z | m)", "(1 + x | a)", "(1 + x | a:b)"}
+	corr := []bool{true, false, false, true, true, true}
+	if len(terms) != len(want) {
+		t.Fatalf("%d terms %v, want %d", len(terms), terms, len(want))
+	}
+	for k, tm := range terms {
+		if tm.String() != want[k] || tm.spec().corr != corr[k] {
+			t.Errorf("term %d: %s (correlated %t), want %s (%t)", k, tm, tm.spec().corr, want[k], corr[k])
+		}
+	}
+	fm, err := ParseFormula("y ~ (1 + x | g) + (1 | h) + (1 + z || k) + (0 + x + z | m) + (1 + x | a/b)")
+	if err != nil || len(fm.Warnings) != 0 {
+		t.Fatalf("ParseFormula: %v, warnings %q", err, fm.Warnings)
+	}
+	var got []string
+	for _, tm := range fm.Terms {
+		got = append(got, tm.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ParseFormula's terms %q, want %q", got, want)
+	}
+	if c := Correlated(Num("x")); !strings.Contains(c.spec().optErr, "not a random-effect term") {
+		t.Errorf("Correlated(Num) has no error: %q", c.spec().optErr)
 	}
 }
 

@@ -71,11 +71,11 @@ func Columns(t Term) []string {
 // term are separated by ';'): ParseTerm's terms and random-effect terms
 // in lme4's notation, (1 | g), (1 + x + log(z) | g), (0 + x | g) without
 // the intercept, (1 | a:b) for the interaction of a and b and (1 | a/b)
-// for b nested in a, which is (1 | a) + (1 | a:b). The effects of one
-// term are independent (lme4's ||): a term written with one '|' and
-// more than one effect — which lme4 and brms read as correlated effects —
-// is fitted with independent ones, and warnings says so. It returns the
-// terms and every column they read.
+// for b nested in a, which is (1 | a) + (1 | a:b). As in lme4 and brms,
+// a term written with one '|' and more than one effect has correlated
+// effects (Correlated), and one written with '||' independent ones. It
+// returns the terms and every column they read; warnings is for what
+// the syntax reads otherwise than lme4 (none today).
 func ParseTerms(s string) (terms []Term, cols []string, warnings []string, err error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil, nil, nil
@@ -83,13 +83,9 @@ func ParseTerms(s string) (terms []Term, cols []string, warnings []string, err e
 	for _, part := range strings.Split(s, ",") {
 		var ts []Term
 		if isRandom(part) {
-			var single bool
-			ts, single, err = parseRandom(part)
+			ts, _, err = parseRandom(part)
 			if err != nil {
 				return nil, nil, nil, err
-			}
-			if single && len(ts) > 0 && effects(ts[0]) > 1 {
-				warnings = append(warnings, correlatedNote(strings.TrimSpace(part)))
 			}
 		} else {
 			t, err := ParseTerm(part)
@@ -118,13 +114,6 @@ func effects(t Term) int {
 		n++
 	}
 	return n
-}
-
-// correlatedNote says what a single-bar random term with several
-// effects is fitted as.
-func correlatedNote(term string) string {
-	dbl := strings.Replace(term, "|", "||", 1)
-	return fmt.Sprintf("%s: lme4 and brms read one '|' as correlated effects; exactmh fits independent ones, %s (write that to say so)", term, dbl)
 }
 
 // splitTop splits s on sep outside parentheses.
@@ -256,7 +245,8 @@ func isRandom(s string) bool {
 }
 
 // parseRandom parses a random-effect term (see ParseTerms) and reports
-// whether it was written with a single '|'.
+// whether it was written with a single '|': its effects, if more than
+// one, are then Correlated.
 func parseRandom(s string) (terms []Term, single bool, err error) {
 	s = strings.TrimSpace(s)
 	if !strings.HasSuffix(s, ")") {
@@ -309,7 +299,11 @@ func parseRandom(s string) (terms []Term, single bool, err error) {
 				return nil, false, fmt.Errorf("random-effect term %q: an empty column in the grouping factor %q", s, rhs)
 			}
 		}
-		terms = append(terms, mk(strings.Join(nest[:k+1], ":")))
+		t := mk(strings.Join(nest[:k+1], ":"))
+		if single && effects(t) > 1 {
+			t = Correlated(t)
+		}
+		terms = append(terms, t)
 	}
 	return terms, single, nil
 }

@@ -63,7 +63,7 @@ func (b *builder) randomTerm(t *term, where string, prev []randomTerm) (randomTe
 // name, and the slopes' values.
 func (b *builder) group(r randomTerm, terms []*term, cols []*column, where []string) (Group, error) {
 	t := r.t
-	g := Group{Name: strings.Join(t.by, ":"), Term: t.String(), Intercept: !t.noInt, FixedSD: t.fixedSD}
+	g := Group{Name: strings.Join(t.by, ":"), Term: t.String(), Intercept: !t.noInt, FixedSD: t.fixedSD, Correlated: t.corr}
 	var index []int32
 	var levels []level // names and counts; num orders Int and Bool levels
 	var keys [][]int   // an interaction level's rank in each column

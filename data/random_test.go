@@ -37,7 +37,7 @@ func TestRandomTerms(t *testing.T) {
 				t.Fatalf("%d groups, want 3", len(d.Groups))
 			}
 			origin, dest, inter := d.Groups[0], d.Groups[1], d.Groups[2]
-			if origin.Term != "(1 + log(distance) | origin)" || inter.Term != "(0 + load | origin:destination)" {
+			if origin.Term != "(1 + log(distance) || origin)" || origin.Correlated || inter.Term != "(0 + load | origin:destination)" {
 				t.Errorf("terms %q, %q", origin.Term, inter.Term)
 			}
 			if !slices.Equal(origin.Levels, []string{"ATL", "BOS", "DFW", "ORD", "SEA"}) {
@@ -161,5 +161,28 @@ func TestNormalLevels(t *testing.T) {
 	} {
 		_, err := Spec{Response: Above("delay", 15), Terms: []Term{c.term}}.Build(f)
 		wantErr(t, err, c.parts...)
+	}
+}
+
+// TestRandomCorrelated builds (1 + log(distance) | origin) from a formula
+// and from Correlated(Random(…)) and checks that its Group is Correlated
+// with the term written with one '|', and (1 + log(distance) || origin)
+// is not.
+func TestRandomCorrelated(t *testing.T) {
+	f := read(t, smallFiles[0], nil)
+	fm, err := ParseFormula("delay > 15 ~ (1 + log(distance) | origin) + (1 + log(distance) || destination)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []Spec{fm.Spec(f), {Response: Above("delay", 15),
+		Terms: []Term{Correlated(Random("origin", Log("distance"))), Random("destination", Log("distance"))}}} {
+		d, err := spec.Build(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, g := d.Groups[0], d.Groups[1]
+		if !o.Correlated || o.Term != "(1 + log(distance) | origin)" || g.Correlated || g.Term != "(1 + log(distance) || destination)" {
+			t.Errorf("groups %q (correlated %t), %q (%t): want the first correlated alone", o.Term, o.Correlated, g.Term, g.Correlated)
+		}
 	}
 }

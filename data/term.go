@@ -51,6 +51,7 @@ type term struct {
 	by     []string
 	slopes []Term
 	noInt  bool
+	corr   bool // the term's effects correlated (Correlated)
 	// Categorical with NormalLevels: the prior sd of each level's effect
 	// (the term is then built as a Group, as Random's are).
 	fixedSD float64
@@ -247,6 +248,23 @@ func RandomSlopes(by string, slopes ...Term) Term {
 	return t
 }
 
+// Correlated returns the random-effect term t (Random or RandomSlopes)
+// with its effects at each level correlated, as lme4 and brms read
+// (1 + x | g): jointly normal with an LKJ prior on their correlation
+// matrix (model.Factor.Correlated), where Random's are independent,
+// lme4's (1 + x || g). Of another term it returns a term whose Build
+// fails with the reason.
+func Correlated(t Term) Term {
+	s, ok := t.(*term)
+	if !ok || s == nil || s.kind != kindRandom {
+		c := &term{kind: kindRandom, optErr: fmt.Sprintf("Correlated(%v): not a random-effect term (Random or RandomSlopes)", t)}
+		return c
+	}
+	c := *s
+	c.corr = true
+	return &c
+}
+
 // Interaction is the product of terms, R's a:b: one column per
 // combination of the parts' columns, named by joining their names with
 // ':' — "x1:x2" for two numbers, "origin=ATL:x1" for a categorical and a
@@ -291,7 +309,11 @@ func (t *term) lme4() string {
 		}
 		parts = append(parts, numName(s.spec()))
 	}
-	return "(" + strings.Join(parts, " + ") + " | " + strings.Join(t.by, ":") + ")"
+	bar := " | " // one effect, or correlated effects
+	if !t.corr && effects(t) > 1 {
+		bar = " || " // independent effects
+	}
+	return "(" + strings.Join(parts, " + ") + bar + strings.Join(t.by, ":") + ")"
 }
 
 // formatFloat formats a threshold for names and messages.

@@ -5,6 +5,7 @@
 package model
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -20,6 +21,7 @@ import (
 //
 //	η_i = o_i + x_iᵀβ + Σ_k z_{ik}ᵀ u_{k, g_k(i)},   y_i ~ Family(η_i),
 //	u_{k,g,j} ~ N(0, τ_{kj}²) independently,   τ_{kj} ~ Factors[k].Tau,
+//	(or, Factor.Correlated, u_{k,g} ~ N(0, diag(τ_k)·Ω_k·diag(τ_k)), Ω_k ~ LKJ(η)),
 //	β_j ~ N(FixedMean_j, FixedSD_j²) or flat,
 //
 // with one grouping factor k per entry of Factors (any number of them,
@@ -34,8 +36,9 @@ import (
 // θ is laid out as β (the fixed effects, in the order Intercept, Fixed),
 // then for each factor its effects level by level (u_{k,g,0}, …,
 // u_{k,g,q−1} for g = 0, 1, …, intercept first), then log τ_{kj} for each
-// factor k and term j. The scales are sampled on the log scale, the prior
-// including the Jacobian τ of τ = e^{log τ}.
+// factor k and term j, then each correlated factor's correlation
+// coordinates (correlated.go). The scales are sampled on the log scale,
+// the prior including the Jacobian τ of τ = e^{log τ}.
 type Multilevel struct {
 	// Family is the response's family: LogisticFamily, ProbitFamily,
 	// PoissonFamily (Offset the log exposure), BinomialFamily (Weights
@@ -103,6 +106,19 @@ type Factor struct {
 	// are named "b_origin[ATL]" and "b_origin_log_distance[ATL]" (not
 	// "u_…"), and Tau must be left unset.
 	FixedTau float64
+	// Correlated makes the factor's q ≥ 2 effects at each level jointly
+	// normal, u_g ~ N(0, Σ) with Σ = diag(τ)·Ω·diag(τ), each τ_k ~ Tau and
+	// the correlation matrix Ω ~ LKJ(η): lme4's and brms's (1 + x | g).
+	// Unset, the effects are independent (lme4's (1 + x || g)). θ then
+	// holds, after every log scale, the factor's q(q−1)/2 unconstrained
+	// correlation coordinates, named "atanh_cpc_g__Intercept__x" (the
+	// inverse hyperbolic tangents of Ω's canonical partial correlations,
+	// Stan's transform: for q = 2 the correlation's). At most 8 effects.
+	Correlated bool
+	// LKJ is η of the LKJ prior on a Correlated factor's Ω, p(Ω) ∝
+	// det(Ω)^{η−1} (0: η = 1, uniform over correlation matrices, brms's
+	// default).
+	LKJ float64
 }
 
 // scaleKind says which law a ScalePrior is.
@@ -212,6 +228,9 @@ type reTerm struct {
 	start, stride, g int
 	logTau           int
 	prior            ScalePrior
+	// corr: the term is one of a correlated factor's (corrs), whose
+	// effects' normal density is the factor's, not the term's.
+	corr bool
 }
 
 // MultilevelPrior is the exact non-data part of a multilevel model's
@@ -222,7 +241,9 @@ type reTerm struct {
 //
 // up to a constant, the normal terms of β only where an SD is set, and
 // τ_kj the constant Factor.FixedTau (no density, no log τ in θ) for a
-// factor of fixed scale. It
+// factor of fixed scale; a correlated factor's effects have instead the
+// multivariate normal density, its correlations the LKJ prior with the
+// transform's Jacobian (correlated.go). It
 // implements exactmh.Prior, exactmh.PriorGradienter and SparseHessian (∇²
 // of −log p, diagonal but for the coupling of each u to its log τ). Every
 // evaluation costs O(d). It is read-only and safe for concurrent use.
@@ -237,6 +258,8 @@ type MultilevelPrior struct {
 	// precision 1/τ² of each (0 for a random factor, whose terms hold
 	// it).
 	factors []priorFactor
+	// The correlated factors (correlated.go).
+	corrs []corrFactor
 }
 
 // priorFactor is where a factor's effects are in θ and, for a fixed
@@ -244,6 +267,16 @@ type MultilevelPrior struct {
 type priorFactor struct {
 	start, q, g int
 	prec        float64
+}
+
+// numFree returns the number of coordinates no row holds, the last of θ:
+// the log scales and the correlated factors' correlation coordinates.
+func (p *MultilevelPrior) numFree() int {
+	n := len(p.terms)
+	for _, c := range p.corrs {
+		n += c.nCor()
+	}
+	return n
 }
 
 // NumFixed returns the number of fixed effects, θ[0:NumFixed()].
@@ -327,7 +360,13 @@ func (p *MultilevelPrior) LogPrior(theta []float64) float64 {
 			ss += u * u
 		}
 		f, _, _ := t.prior.logDensity(l)
+		if t.corr {
+			ss = 0
+		}
 		s += -ss*math.Exp(-2*l)/2 - float64(t.g)*l + f
+	}
+	for c := range p.corrs {
+		s += p.corrs[c].logPrior(theta, false)
 	}
 	for _, f := range p.factors {
 		if f.prec != 0 {
@@ -352,6 +391,11 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 	}
 	for _, t := range p.terms {
 		l := theta[t.logTau]
+		_, d1, _ := t.prior.logDensity(l)
+		if t.corr {
+			grad[t.logTau] += d1 - float64(t.g) // the quadratic's part: corrFactor.addGradient
+			continue
+		}
 		w := math.Exp(-2 * l)
 		var ss float64
 		for g := range t.g {
@@ -360,8 +404,10 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 			ss += u * u
 			grad[k] -= u * w
 		}
-		_, d1, _ := t.prior.logDensity(l)
 		grad[t.logTau] += ss*w - float64(t.g) + d1
+	}
+	for c := range p.corrs {
+		p.corrs[c].addGradient(grad, theta, false)
 	}
 	for _, f := range p.factors {
 		for j := f.start; j < f.start+f.g*f.q && f.prec != 0; j++ {
@@ -374,35 +420,39 @@ func (p *MultilevelPrior) AddLogPriorGradient(grad, theta []float64) {
 // diagonal (0 for a flat coefficient, stored), and for each term
 //
 //	∂²/∂u_g² = 1/τ²,  ∂²/∂u_g∂log τ = −2u_g/τ²,
-//	∂²/∂log τ² = 2Σ_g u_g²/τ² − (log p(τ) + log τ)″.
+//	∂²/∂log τ² = 2Σ_g u_g²/τ² − (log p(τ) + log τ)″
 //
+// of an independent term; of a correlated factor, Σ⁻¹ on each level's
+// effects and the columns of its log scales and correlation coordinates
+// by central differences of the exact gradient (corrHessianValues).
 // It is not positive definite everywhere (the funnel of a centred
 // parametrisation): a Newton search must damp it.
 func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
 	if len(theta) != p.d {
 		return nil, fmt.Errorf("model: MultilevelPrior.SparseHessian: len(θ) = %d, want the dimension %d", len(theta), p.d)
 	}
-	// Column j holds j itself and, for an effect u, the row of its log τ
-	// (which comes after every effect).
-	tau := make([]int, p.d) // log τ index of column j's effect, or −1
-	for j := range tau {
-		tau[j] = -1
-	}
+	// Column j holds j itself and, for an effect u of an independent
+	// term, the row of its log τ (which comes after every effect); the
+	// correlated factors' entries as corrPattern lays them out.
+	rows := make([][]int, p.d)
 	for _, t := range p.terms {
+		if t.corr {
+			continue
+		}
 		for g := range t.g {
-			tau[t.start+g*t.stride] = t.logTau
+			k := t.start + g*t.stride
+			rows[k] = append(rows[k], t.logTau)
 		}
 	}
+	p.corrPattern(rows)
 	h := &sparse.SymCSC{N: p.d, ColPtr: make([]int, p.d+1)}
 	for j := range p.d {
 		h.RowIdx = append(h.RowIdx, j)
-		h.Val = append(h.Val, 0)
-		if tau[j] >= 0 {
-			h.RowIdx = append(h.RowIdx, tau[j])
-			h.Val = append(h.Val, 0)
-		}
+		slices.Sort(rows[j])
+		h.RowIdx = append(h.RowIdx, rows[j]...)
 		h.ColPtr[j+1] = len(h.RowIdx)
 	}
+	h.Val = make([]float64, len(h.RowIdx))
 	for j, prec := range p.betaPrec[:p.nBeta] {
 		h.Val[h.ColPtr[j]] = prec
 	}
@@ -413,6 +463,9 @@ func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error)
 	}
 	for _, t := range p.terms {
 		l := theta[t.logTau]
+		if t.corr {
+			continue
+		}
 		w := math.Exp(-2 * l)
 		var ss float64
 		for g := range t.g {
@@ -424,6 +477,9 @@ func (p *MultilevelPrior) SparseHessian(theta []float64) (*sparse.SymCSC, error)
 		}
 		_, _, d2 := t.prior.logDensity(l)
 		h.Val[h.ColPtr[t.logTau]] = 2*ss*w - d2
+	}
+	if err := p.corrHessianValues(h, theta); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
@@ -473,7 +529,7 @@ func NewMultilevelRows[T float32 | float64](m *Multilevel, rows SparseRows[T]) (
 		return nil, fmt.Errorf("%w (NewMultilevelRows)", err)
 	}
 	p := post.Prior.(*MultilevelPrior)
-	if cols := p.d - len(p.terms); rows.D != cols && rows.D != p.d || rows.N != len(m.Y) {
+	if cols := p.d - p.numFree(); rows.D != cols && rows.D != p.d || rows.N != len(m.Y) {
 		return nil, fmt.Errorf("model: NewMultilevelRows: rows of %d×%d, want N = len(Y) = %d rows of the layout's %d columns (or the dimension %d)", rows.N, rows.D, len(m.Y), cols, p.d)
 	}
 	if rows.D == p.d {
@@ -481,10 +537,8 @@ func NewMultilevelRows[T float32 | float64](m *Multilevel, rows SparseRows[T]) (
 		// would make the energy depend on τ and the sampled model another
 		// (TestMultilevelRowsLogScaleSlot). One pass over the columns.
 		scale := make([]bool, p.d)
-		for _, r := range p.terms {
-			if r.logTau >= 0 && r.logTau < p.d {
-				scale[r.logTau] = true
-			}
+		for j := p.d - p.numFree(); j < p.d; j++ {
+			scale[j] = true
 		}
 		if len(rows.RowPtr) == rows.N+1 && rows.RowPtr[0] == 0 && rows.RowPtr[rows.N] == len(rows.Col) {
 			for i := range rows.N {
@@ -640,6 +694,17 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s has neither an intercept nor a slope", what)
 		}
 		q := len(terms)
+		switch {
+		case !f.Correlated && f.LKJ != 0:
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: LKJ = %v without Correlated (independent effects have no correlation prior)", what, f.LKJ)
+		case !f.Correlated:
+		case q < 2 || q > maxCorrelated:
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: Correlated with %d effects, want 2 to %d", what, q, maxCorrelated)
+		case f.FixedTau > 0:
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: Correlated with FixedTau = %v: a fixed-scale factor's effects are independent", what, f.FixedTau)
+		case f.LKJ < 0 || math.IsNaN(f.LKJ) || math.IsInf(f.LKJ, 0):
+			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: LKJ = %v, want η finite > 0 (or 0: η = 1)", what, f.LKJ)
+		}
 		if d > exactmh.MaxDim-g*q {
 			return nil, nil, nil, fmt.Errorf("model: NewMultilevel: %s: %d levels × %d terms take the dimension past MaxDim = %d", what, g, q, exactmh.MaxDim)
 		}
@@ -667,11 +732,24 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 		if b.f.FixedTau > 0 {
 			continue
 		}
+		var cf *corrFactor
+		if b.f.Correlated {
+			eta := b.f.LKJ
+			if eta == 0 {
+				eta = 1
+			}
+			prior.corrs = append(prior.corrs, corrFactor{factor: b.f.Name, start: b.start, q: b.q, g: len(b.levels), first: len(prior.terms), eta: eta})
+			cf = &prior.corrs[len(prior.corrs)-1]
+		}
 		for j, c := range b.slopes {
 			prior.terms = append(prior.terms, reTerm{
 				factor: b.f.Name, term: c.Name, start: b.start + j, stride: b.q, g: len(b.levels),
-				logTau: d, prior: b.f.Tau,
+				logTau: d, prior: b.f.Tau, corr: cf != nil,
 			})
+			if cf != nil {
+				cf.logTau = append(cf.logTau, d)
+				cf.terms = append(cf.terms, cmp.Or(c.Name, "Intercept"))
+			}
 			name := "log_tau_" + b.f.Name
 			if c.Name != "" {
 				name += "_" + c.Name
@@ -681,6 +759,22 @@ func newMultilevel(m *Multilevel, described bool) (*exactmh.Posterior, []Covaria
 			}
 			d++
 		}
+	}
+	// Each correlated factor's y, after every log scale.
+	for c := range prior.corrs {
+		cf := &prior.corrs[c]
+		cf.cor = d
+		for i := 1; i < cf.q; i++ {
+			for j := range i {
+				if err := addName("atanh_cpc_"+cf.factor+"__"+cf.terms[j]+"__"+cf.terms[i], fmt.Sprintf("factor %q, correlation of terms %d and %d", cf.factor, j, i)); err != nil {
+					return nil, nil, nil, err
+				}
+				d++
+			}
+		}
+	}
+	if d > exactmh.MaxDim {
+		return nil, nil, nil, fmt.Errorf("model: NewMultilevel: dimension %d past MaxDim = %d", d, exactmh.MaxDim)
 	}
 	prior.d = d
 	return &exactmh.Posterior{Prior: prior, Names: names}, fixed, blocks, nil

@@ -109,3 +109,23 @@ type RowViewer interface{ RowView() SparseRowGLM }
 type LossGrowther4 interface {
 	LossGrowth4(i int, z0 float64) (a float64, ok bool)
 }
+
+// CorrelatedLayout is a Layout some of whose factors' terms are
+// correlated (the package model's Factor.Correlated, lme4's (1 + x | g)):
+// for correlated factor c, the terms Correlated(c) returns (indices for
+// Term, q of them, the factor's effects in their order at each level:
+// each level's q effects contiguous, stride q) are at each level jointly
+// N(0, Σ) under the prior, independent across levels and of every other
+// coordinate given the coordinates no row holds (the log scales and the
+// correlation coordinates θ[cor : cor + q(q−1)/2]). EffectPrecision sets
+// prec (q×q, row-major) to Σ⁻¹ at θ and reports whether Σ is positive
+// definite. A correlated term is exempt from Layout's promise of
+// independent N(0, e^{2θ[logTau]}) effects: GroupGibbs's block
+// proposals use Σ⁻¹ instead, and its Start checks that form at the
+// centre against the prior's LogPrior.
+type CorrelatedLayout interface {
+	Layout
+	NumCorrelated() int
+	Correlated(c int) (terms []int, cor int)
+	EffectPrecision(c int, theta, prec []float64) bool
+}

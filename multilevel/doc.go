@@ -4,7 +4,9 @@
 
 // Package multilevel samples multilevel (hierarchical) GLMs exactly by
 // minibatches: grouped data, a fixed effect β shared by all, effects u_g
-// per group of each grouping factor with u_g ~ N(0, τ²), τ sampled.
+// per group of each grouping factor with u_g ~ N(0, τ²), τ sampled, or a
+// factor's effects correlated, u_g ~ N(0, Σ) with Σ's scales and
+// correlations sampled (CorrelatedLayout, groupgibbs_corr.go).
 // It sits beside package exactmh as image/png sits beside image: it builds
 // on exactmh's contracts, driver and Target, and registers its kernels
 // with exactmh.Register when imported, so that exactmh.Kernels, the

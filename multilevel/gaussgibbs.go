@@ -57,6 +57,12 @@ func gaussianOf(e exactmh.Energy, p exactmh.Prior) (Layout, GaussianStatistics, 
 	if !ok || lay.NumTerms() == 0 {
 		return nil, nil, false
 	}
+	if cl, ok := lay.(CorrelatedLayout); ok && cl.NumCorrelated() > 0 {
+		// Correlated effects (groupgibbs_corr.go): the sweep's effect
+		// precision is diag(τ⁻²) and it updates no correlation
+		// coordinate, so it does not sample such a model.
+		return nil, nil, false
+	}
 	if _, ok := sp.Unwrap().(exactmh.SparseHessianer); !ok {
 		return nil, nil, false
 	}

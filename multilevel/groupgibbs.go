@@ -128,6 +128,9 @@ type GroupGibbs struct {
 	growthLoose bool
 	// Test hooks of the shifts and scale moves (groupgibbs_moves.go).
 	moveHooks moveHooks
+	// Test hook (groupgibbs_corr.go): corrDiag replaces a correlated
+	// factor's Σ⁻¹ in its blocks' proposals by diag(τ⁻²).
+	corrDiag bool
 	// Test hooks of the Gaussian sweep (gaussgibbs.go).
 	gauss gaussHooks
 	// Test hooks of the joint move: jointNoQ drops its log q ratio;
@@ -228,6 +231,8 @@ type gibbsTerms struct {
 	mv *gibbsMoves
 	// The joint location move (groupgibbs_joint.go; nil: none).
 	jt *gibbsJoint
+	// The correlated factors (groupgibbs_corr.go; nil: none).
+	cor *gibbsCorr
 }
 
 // onGibbsTerms, a test hook nil in every real run, is called for each set
@@ -287,6 +292,10 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	c.rb.init(terms.blocks)
 	c.rbRow = -1
 	c.initMoves()
+	c.corrDiag = k.corrDiag
+	if err := c.initCorr(); err != nil {
+		return nil, err
+	}
 	if k.Joint > 0 {
 		if !(k.JointRho >= 0 && k.JointRho < 1) {
 			return nil, fmt.Errorf("%s: JointRho = %v, want it in [0, 1)", name, k.JointRho)
@@ -385,8 +394,16 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 		g.freeW = append(g.freeW, w)
 	}
+	if g.cor, err = g.buildCorr(name, lay); err != nil {
+		return nil, err
+	}
 	if err := checkEffectPrior(name, t, g); err != nil {
 		return nil, err
+	}
+	if g.cor != nil {
+		if err := checkCorrPrior(name, t, g); err != nil {
+			return nil, err
+		}
 	}
 	// The prior's expansion at the centre on the explicit blocks' coordinates.
 	g.pGrad, g.pPrec = make([]float64, d), make([]float64, d)
@@ -853,8 +870,8 @@ func checkEffectPrior(name string, t *exactmh.Target, g *gibbsTerms) error {
 	lp0 := t.LogPrior(th)
 	checked := map[int32]int{}
 	for j, lt := range g.logTau {
-		if lt < 0 || checked[lt] >= 2 {
-			continue
+		if lt < 0 || checked[lt] >= 2 || g.cor != nil && g.cor.coord[j] {
+			continue // (a correlated effect: checkCorrPrior)
 		}
 		checked[lt]++
 		tau := math.Exp(th[lt])
@@ -920,6 +937,11 @@ type gibbsChain struct {
 	cubicAll, cubicLoose, cubicNoShift bool
 	growthLoose                        bool    // GroupGibbs.growthLoose
 	cubW                               float64 // the included groups' largest ā_(0,g)g·P_g (cubicShift)
+	// Each correlated factor's Σ⁻¹ at θ, set once per sweep, at
+	// corrPrec[corrOff[f]:] (groupgibbs_corr.go); the corrDiag hook.
+	corrPrec []float64
+	corrOff  []int
+	corrDiag bool
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -995,6 +1017,11 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	c.seen.Next()
 	c.undo.save(c)
+	if c.cor != nil {
+		if err := c.corrPrecisions(); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
 	for range c.joint {
 		if c.jt == nil {
 			break
@@ -1052,6 +1079,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	hp, rhs := c.hp[:q*q], c.rhs[:q]
 	clear(hp)
+	cp := c.corrBlock(m) // a correlated factor's Σ⁻¹, or nil
 	// rhs = βH_mmθ_m − β(g + HΔ)_m (+ the prior expansion's terms).
 	for a, j := range coords {
 		var hd float64
@@ -1068,10 +1096,15 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		if c.cubOn && !c.cubicNoShift {
 			rhs[a] -= beta * c.cvec[a]
 		}
-		if expl {
+		switch {
+		case expl:
 			hp[a*q+a] += c.pPrec[j]
 			rhs[a] += c.pGrad[j] + c.pPrec[j]*c.center[j]
-		} else {
+		case cp != nil:
+			for b := range q {
+				hp[a*q+b] += cp[a*q+b]
+			}
+		default:
 			hp[a*q+a] += math.Exp(-2 * c.theta[c.logTau[j]])
 		}
 	}
@@ -1080,9 +1113,14 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		for b, jb := range coords {
 			s += hp[a*q+b] * c.theta[jb]
 		}
-		if expl {
+		switch {
+		case expl:
 			s -= c.pPrec[j] * c.theta[j]
-		} else {
+		case cp != nil:
+			for b, jb := range coords {
+				s -= cp[a*q+b] * c.theta[jb]
+			}
+		default:
 			s -= math.Exp(-2*c.theta[c.logTau[j]]) * c.theta[j]
 		}
 		rhs[a] += s

@@ -148,3 +148,12 @@ func SetNoJointRepilot(off bool) func() {
 	noJointRepilot = off
 	return func() { noJointRepilot = old }
 }
+
+// GroupGibbsCorrDiagonal returns k with each correlated factor's prior
+// precision Σ⁻¹ in its blocks' proposals replaced by diag(τ⁻²), the
+// independent effects' (the target keeps Σ): the Gaussian parts no longer
+// cancel, which the kit must catch.
+func GroupGibbsCorrDiagonal(k GroupGibbs) GroupGibbs {
+	k.corrDiag = true
+	return k
+}

@@ -284,6 +284,7 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay Layout, fixed []int32, hooks
 				// predictors move with δ.
 				mv.idx, mv.w = mv.idx[:len(mv.idx)-1], mv.w[:len(mv.w)-1]
 			}
+			expl = expl || g.cor.holds(mv.idx[mv.ptr[len(mv.ptr)-1]:])
 			mv.ptr = append(mv.ptr, len(mv.idx))
 			mv.expl = append(mv.expl, expl)
 		}

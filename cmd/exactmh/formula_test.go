@@ -56,7 +56,7 @@ func TestFormulaRefusals(t *testing.T) {
 		extra []string
 		want  string
 	}{
-		{[]string{"--formula", "delay>15 ~ x1 + (1 + x1 | origin)"}, "write (1 + x1 || origin)"},
+		{[]string{"--formula", "delay>15 ~ x1 + (1 + x1 | origin)", "--lkj", "0"}, "--lkj 0"},
 		{[]string{"--formula", "delay>15 ~ x1 + sqrt(distance)"}, "at column 17"},
 		{[]string{"--formula", "delay>15 ~ service + (1|s"}, "without its ')'"},
 		{[]string{"--formula", "cbind(count, n - count) ~ x1"}, "binomial-with-trials family"},
@@ -67,10 +67,42 @@ func TestFormulaRefusals(t *testing.T) {
 	} {
 		wantError(t, cli(t, dir, append(slices.Clone(base), c.extra...)...), exitBadInput, c.want)
 	}
-	// The comma form reads (1 + x | g) as independent effects, and says so.
-	r := mustRun(t, dir, append(slices.Clone(base), "--response", "delay>15", "--terms", "(1 + x1|origin)", "--kernel", "nuts", "--out", filepath.Join(dir, "w"))...)
-	if !strings.Contains(r.stderr, "(1 + x1|| origin)") && !strings.Contains(r.stderr, "(1 + x1||origin)") {
-		t.Errorf("no warning that (1 + x1|origin) is fitted as independent effects:\n%s", r.stderr)
+}
+
+// TestFormulaCorrelated samples the correlated random effects (1 + x1 |
+// origin) written as --formula and as --terms with GroupGibbs and checks
+// that the draws are identical, bit for bit; that the CSV files and the
+// summary have the correlation cor_origin__Intercept__x1 beside the sds,
+// each draw's the tanh of its sampled atanh_cpc_origin__Intercept__x1
+// (q = 2: the canonical partial correlation is the correlation); and that
+// (1 + x1 || origin) has no correlation.
+func TestFormulaCorrelated(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"sample", "--data", flights, "--chains", "2", "--seed", "5", "--sig-figs", "17",
+		"--kernel", "groupgibbs", "--warmup", "100", "--draws", "100"}
+	a, b := filepath.Join(dir, "f"), filepath.Join(dir, "t")
+	r := mustRun(t, dir, append(slices.Clone(common), "--formula", "delay>15 ~ x1 + (1 + x1 | origin)", "--out", a)...)
+	mustRun(t, dir, append(slices.Clone(common), "--response", "delay>15", "--terms", "x1,(1 + x1|origin)", "--out", b, "--quiet")...)
+	sameDraws(t, a, b, 2)
+	for _, want := range []string{"cor_origin__Intercept__x1", "sd_origin__x1", "lkj_corr_cholesky(1)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the summary has no %s:\n%s", want, r.stdout)
+		}
+	}
+	f := readCSV(t, a+"_1.csv")
+	cor, y := slices.Index(f.Columns, "cor_origin__Intercept__x1"), slices.Index(f.Columns, "atanh_cpc_origin__Intercept__x1")
+	if cor < 0 || y < 0 || slices.Index(f.Columns, "sd_origin__Intercept") < 0 {
+		t.Fatalf("columns %q: want cor_origin__Intercept__x1, atanh_cpc_origin__Intercept__x1 and sd_origin__Intercept", f.Columns)
+	}
+	for i, row := range f.Draws {
+		if w := math.Tanh(row[y]); math.Abs(row[cor]-w) > 1e-12 || !(math.Abs(row[cor]) < 1) {
+			t.Fatalf("draw %d: cor %v, want tanh(%v) = %v", i, row[cor], row[y], w)
+		}
+	}
+	c := filepath.Join(dir, "i")
+	mustRun(t, dir, append(slices.Clone(common), "--formula", "delay>15 ~ x1 + (1 + x1 || origin)", "--out", c, "--quiet")...)
+	if g := readCSV(t, c+"_1.csv"); slices.ContainsFunc(g.Columns, func(s string) bool { return strings.Contains(s, "cor_") }) {
+		t.Errorf("(1 + x1 || origin) has a correlation column: %q", g.Columns)
 	}
 }
 

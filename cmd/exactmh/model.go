@@ -45,6 +45,7 @@ type modelFlags struct {
 	nu            float64
 	prior         string
 	tauPrior      string
+	lkj           float64
 	beta          float64
 	maxRows       int
 }
@@ -72,6 +73,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.sigmaPrior, "sigma-prior", "", "the prior on σ of --family gaussian when estimated: half-normal:S, half-t:NU:S or exponential:RATE (default half-t:3:S with S = max(2.5, mad(y)), brms's)")
 	fs.Float64Var(&m.nu, "nu", 4, "degrees of freedom ν of --family studentt")
 	fs.StringVar(&m.prior, "prior", "flat", "the prior: flat, normal:SD, box:R (the cube [−R, R]^d) or ball:R")
+	fs.Float64Var(&m.lkj, "lkj", 1, "η of the LKJ prior on the correlation matrix of each correlated random-effect term, (1 + x | g): p(Ω) ∝ det(Ω)^(η−1) (1: uniform, brms's default)")
 	fs.StringVar(&m.tauPrior, "tau-prior", "", "the prior on each random-effect scale τ: half-normal:S, half-t:NU:S or exponential:RATE (default half-normal:1 on the link scale; half-normal:sd(y) for --family gaussian)")
 	fs.Float64Var(&m.beta, "beta", 1, "tempering β > 0 of the likelihood")
 	fs.IntVar(&m.maxRows, "max-rows", 0, "read at most `n` rows of --data, from the start (0: all; a file declaring more rows than memory holds is refused either way)")
@@ -90,19 +92,53 @@ type fitted struct {
 	natural []naturalRow
 }
 
-// naturalRow is a row computed from a sampled one: sd_g__x = exp(θ[from])
-// for the sampled log_tau_g_x, brms's name for a random effect's sd.
+// naturalRow is a row computed from sampled ones: sd_g__x = exp(θ[from])
+// for the sampled log_tau_g_x, brms's name for a random effect's sd; or,
+// with of set, of(θ) — a correlation cor_g__Intercept__x of a correlated
+// term's Ω from its sampled atanh_cpc_… coordinates.
 type naturalRow struct {
 	name string
 	from int
+	of   func(theta []float64) float64
+	last int // the last coordinate of reads (with of)
+}
+
+// value returns the row at θ.
+func (r *naturalRow) value(theta []float64) float64 {
+	if r.of != nil {
+		return r.of(theta)
+	}
+	return math.Exp(theta[r.from])
 }
 
 // generated are the natural-scale rows as Stan CSV columns.
 func (m *fitted) generated() []stancsv.Generated {
 	var out []stancsv.Generated
 	for _, r := range m.natural {
-		from := r.from
-		out = append(out, stancsv.Generated{Name: r.name, Of: func(theta []float64) float64 { return math.Exp(theta[from]) }})
+		out = append(out, stancsv.Generated{Name: r.name, Of: r.value})
+	}
+	return out
+}
+
+// correlationRows returns the natural rows cor_g__a__b of the correlated
+// factors of a multilevel prior (nil without one): each a correlation of
+// Ω, computed from θ's correlation coordinates.
+func correlationRows(p exactmh.Prior) []naturalRow {
+	mp, ok := p.(*model.MultilevelPrior)
+	if !ok {
+		return nil
+	}
+	var out []naturalRow
+	for c := range mp.NumCorrelated() {
+		_, cor := mp.Correlated(c)
+		names := mp.Correlations(c, nil, nil)
+		for k, name := range names {
+			out = append(out, naturalRow{name: name, from: cor + k, last: cor + len(names) - 1, of: func(theta []float64) float64 {
+				v := make([]float64, len(names))
+				mp.Correlations(c, theta, v)
+				return v[k]
+			}})
+		}
 	}
 	return out
 }
@@ -492,8 +528,16 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	for j := range d.D {
 		ml.Fixed = append(ml.Fixed, model.Covariate{Name: names[j], Values: d.Column(j)})
 	}
+	var corr bool
 	for _, g := range d.Groups {
 		f := model.Factor{Name: stancsv.SafeNames([]string{g.Name})[0], Index: g.Index, Levels: g.Levels, NoIntercept: !g.Intercept, Tau: tau}
+		if g.Correlated {
+			if !(m.lkj > 0) || math.IsInf(m.lkj, 0) {
+				return nil, usageErr("--lkj %v: want η finite > 0", m.lkj)
+			}
+			f.Correlated, f.LKJ = true, m.lkj
+			corr = true
+		}
 		if g.FixedSD > 0 { // cat(c;sd=S): every level a fixed effect, τ = S
 			f.Tau, f.FixedTau = model.ScalePrior{}, g.FixedSD
 		}
@@ -507,6 +551,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	if err != nil {
 		return nil, inputErr(err)
 	}
+	ml0 := post // the multilevel posterior, before a scale's wrapping
 	var scale string
 	if fam == "gaussian" && m.sigma == 0 {
 		// σ estimated: the model's sufficient statistics per group
@@ -566,7 +611,13 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	if k := len(post.Names) - 1; post.Names[k] == "log_sigma" {
 		natural = append(natural, naturalRow{name: "sigma", from: k})
 	}
-	return &fitted{post: post, design: d, fp: fp, tau: tau.String(), natural: natural}, nil
+	tauText := tau.String()
+	if corr {
+		fp.LKJ = m.lkj
+		natural = append(natural, correlationRows(ml0.Prior)...)
+		tauText += fmt.Sprintf("; each correlated term's correlations: lkj_corr_cholesky(%v)", m.lkj)
+	}
+	return &fitted{post: post, design: d, fp: fp, tau: tauText, natural: natural}, nil
 }
 
 // parseTauPrior parses --tau-prior: half-normal:S, half-t:NU:S or
@@ -751,7 +802,8 @@ type fingerprint struct {
 	Offset      string  `json:",omitempty"` // negbinomial: the offset column
 	Nu          float64 `json:",omitempty"`
 	Prior       string
-	TauPrior    string `json:",omitempty"`
+	TauPrior    string  `json:",omitempty"`
+	LKJ         float64 `json:",omitempty"` // η, with correlated random effects
 	Beta        float64
 	// DataHash is a SHA-256 of every row of the design and the response
 	// (their float64 bits, in order; dataHash).
@@ -788,6 +840,9 @@ func (f *fingerprint) diff(o *fingerprint) string {
 	}
 	if f.TauPrior != o.TauPrior {
 		add("--tau-prior", f.TauPrior, o.TauPrior)
+	}
+	if f.LKJ != o.LKJ {
+		add("--lkj", f.LKJ, o.LKJ)
 	}
 	if f.Beta != o.Beta {
 		add("--beta", f.Beta, o.Beta)

@@ -23,7 +23,8 @@ func TestParseRandom(t *testing.T) {
 	}{
 		{"(1|origin)", []string{"(1 | origin)"}, []string{"origin"}},
 		{" ( 1 + log(distance) | origin ) ", []string{"(1 + log(distance) | origin)"}, []string{"distance", "origin"}},
-		{"(0 + x1 + delay>15 || origin)", []string{"(0 + x1 + delay>15 | origin)"}, []string{"x1", "delay", "origin"}},
+		{"(0 + x1 + delay>15 || origin)", []string{"(0 + x1 + delay>15 || origin)"}, []string{"x1", "delay", "origin"}},
+		{"(0 + x1 + delay>15 | origin)", []string{"(0 + x1 + delay>15 | origin)"}, []string{"x1", "delay", "origin"}},
 		{"(1|origin:destination)", []string{"(1 | origin:destination)"}, []string{"origin", "destination"}},
 		{"(1|origin/destination)", []string{"(1 | origin)", "(1 | origin:destination)"}, []string{"origin", "destination"}},
 	} {
@@ -84,10 +85,12 @@ func TestSampleRandomEffects(t *testing.T) {
 			t.Errorf("the Stan CSV has no column %q: %q", want[1], names)
 		}
 	}
-	// 2 fixed effects, 12 origins × 2, 12 destinations, 3 scales, and
-	// the 3 scales' natural-scale columns sd_origin__Intercept, ….
-	if len(names) != 2+24+12+3+3 {
-		t.Errorf("%d parameters, want 44: %q", len(names), names)
+	// 2 fixed effects, 12 origins × 2, 12 destinations, 3 scales, the
+	// origins' correlation coordinate ((1 + x|g): correlated), and the
+	// natural-scale columns sd_origin__Intercept, … (3) and
+	// cor_origin__Intercept__log_distance.
+	if len(names) != 2+24+12+3+1+3+1 {
+		t.Errorf("%d parameters, want 46: %q", len(names), names)
 	}
 	if !strings.Contains(r.stdout, "student_t(3, 0, 1) on τ > 0") {
 		t.Errorf("the summary does not state the prior on τ:\n%s", r.stdout)

@@ -562,15 +562,24 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 	}
 	rp := &report{s: s, percentiles: ps, prior: prior}
 	// The natural-scale rows, as the files have them.
+	nx := len(d.x)
+	th := make([]float64, nx)
 	for _, r := range m.natural {
-		if r.from >= len(d.x) {
+		if max(r.from, r.last) >= nx {
 			continue
 		}
 		x := make([][]float64, len(d.x[r.from]))
 		for c, ch := range d.x[r.from] {
 			x[c] = make([]float64, len(ch))
 			for i, v := range ch {
-				x[c][i] = math.Exp(v)
+				if r.of == nil {
+					x[c][i] = math.Exp(v)
+					continue
+				}
+				for j := range nx { // θ at this draw (a correlation reads several)
+					th[j] = d.x[j][c][i]
+				}
+				x[c][i] = r.value(th)
 			}
 		}
 		d.names = append(d.names, stancsv.SafeNames([]string{r.name})[0])

@@ -60,9 +60,9 @@ TERMS (--response and --terms; --terms is a comma-separated list):
                     with a random slope on x, (0 + x||g) the slope alone;
                     (1|a:b) the interaction, (1|a/b) b nested in a;
                     effects N(0, τ²) per term, --tau-prior on τ, the
-                    effects of one term independent (lme4's ||; a single
-                    '|' with a slope is read the same, with a warning:
-                    lme4 reads it as correlated effects)
+                    effects of one term independent (lme4's ||);
+                    (1 + x|g) with one '|' correlated as in lme4 and
+                    brms: N(0, Σ), Σ = diag(τ)·Ω·diag(τ), --lkj on Ω
   Functions are case-insensitive. Column names are used as written; a
   name containing ( ) , ; or > cannot be used (rename the column).
   Example: --response 'delay>15' --terms
@@ -73,9 +73,9 @@ FORMULA (--formula, instead of --response, --terms and --no-intercept):
   with the terms above joined by '+': a*b is a + b + a:b; "- x" removes a
   term; 0 or -1 drops the intercept; "." is every other column;
   offset(x) or offset(log(x)) adds x with coefficient 1 (with random
-  effects); ` + "`name with spaces`" + ` a column in backquotes. (1 + x | g), which
-  lme4 and brms read as correlated effects, is refused: write (1 + x || g)
-  for the independent effects exactmh fits. cbind(k, n - k) ~ … and
+  effects); ` + "`name with spaces`" + ` a column in backquotes. (1 + x | g) has
+  correlated effects, as in lme4 and brms, and (1 + x || g) independent
+  ones. cbind(k, n - k) ~ … and
   k | trials(n) ~ … are read but refused until a binomial-with-trials
   family exists. Errors name the column of the formula at fault.
   Example: --formula 'delay>15 ~ log(distance) + hour(date) + (1|origin)'

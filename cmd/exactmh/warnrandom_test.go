@@ -41,7 +41,7 @@ func TestRandomEffectWarnings(t *testing.T) {
 		{"x,(1|g/g)", "group the rows identically"},
 		{"x,(1|g)", ""},
 	} {
-		mf := modelFlags{data: path, response: "y", terms: c.terms, family: "logistic", prior: "flat", beta: 1, sigma: 1, nu: 4}
+		mf := modelFlags{data: path, response: "y", terms: c.terms, family: "logistic", prior: "flat", beta: 1, sigma: 1, nu: 4, lkj: 1}
 		m, err := mf.build()
 		if err != nil {
 			t.Errorf("--terms %s: %v", c.terms, err)
