@@ -278,10 +278,15 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 		}
 		acc := rankAcc{h: pt.hess, d: d}
 		rows := newRowCursor(g)
+		sp := e.mem.pass(d, lo, hi)
+		defer sp.End()
 		for i := lo; i < hi; i++ {
-			if (i-lo)%chunk == 0 && stopped(stop) {
-				pt.err = errInterrupted
-				return
+			if (i-lo)%chunk == 0 {
+				if stopped(stop) {
+					pt.err = errInterrupted
+					return
+				}
+				sp.At(i)
 			}
 			x := rows.row(i)
 			// ẑ_i exactly as taylor computes it when it does not store it.
