@@ -32,10 +32,15 @@ func NewLogisticRegression(x, y []float64, d int) (*LogisticRegression, error) {
 	if err := vec.DataRows("NewLogisticRegression", x, len(y), d); err != nil {
 		return nil, err
 	}
-	for i, v := range y {
-		if v != 0 && v != 1 {
-			return nil, fmt.Errorf("exactmh: NewLogisticRegression: label y[%d] = %v, want 0 or 1", i, v)
+	if err := vec.Streamed(y, 1, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if v := y[i]; v != 0 && v != 1 {
+				return fmt.Errorf("exactmh: NewLogisticRegression: label y[%d] = %v, want 0 or 1", i, v)
+			}
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return &LogisticRegression{x: x, y: y, d: d}, nil
 }
