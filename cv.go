@@ -719,6 +719,9 @@ func (e *cvEnergy) energyRange(prior Prior, stop *atomic.Bool) (*EnergyRange, er
 	if err := checkPriorDim(prior, e.d); err != nil {
 		return nil, err
 	}
+	if err := rangeSupport(prior); err != nil {
+		return nil, err
+	}
 	r := &EnergyRange{Lo: prefault.Make[float64](e.n), Width: prefault.Make[float64](e.n)}
 	rows := newRowCursor(e)
 	for i := range r.Lo {
