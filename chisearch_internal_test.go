@@ -131,7 +131,7 @@ func TestTunaMHSGLDChiChosen(t *testing.T) {
 	_, cv, la := cvProblem(t, "logistic", 20000, 3, 1)
 	seeds := []uint64{3, 5, 6, 14, 1, 2, 7, 16}
 	if testing.Short() {
-		seeds = seeds[:4]
+		seeds = seeds[:2]
 	}
 	checkChiChosen(t, TunaMHSGLD{}, cv, la, seeds)
 	ch, err := TunaMHSGLD{}.Start(mustTarget(t, cv), la.Mean)

@@ -59,6 +59,12 @@ func shortCase(c mcmctest.Case) mcmctest.Case {
 				c.Skip[k] = "-short: the row named as the kernel checks this; every row without -short"
 			}
 		}
+		// Its law: -short holds it by SBC where the row runs SBC (the
+		// Poisson kernels' pairwise runs on control variates read tens of
+		// thousands of data a decision); pairwise on every row without -short.
+		if c.NeedsGLM && c.Skip["sbc"] == "" && c.Skip["pairwise"] == "" {
+			c.Skip["pairwise"] = "-short: SBC holds a variant row's law; pairwise runs without -short"
+		}
 	}
 	if c.NeedsGLM || c.NeedsMultilevel && !c.UsesProposal {
 		return c

@@ -43,7 +43,7 @@ func ExampleExchange() {
 	post := &exactmh.Posterior{Energy: exactmh.IntractableLikelihood[*model.IsingData]{Model: ising}, Prior: prior}
 
 	res, err := exactmh.Sample(context.Background(), post, exactmh.Exchange[*model.IsingData]{},
-		&exactmh.Settings{Chains: 4, Warmup: 300, Draws: 2000, Init: []float64{0.3}, Seed: 1})
+		&exactmh.Settings{Chains: 2, Warmup: 200, Draws: 1000, Init: []float64{0.3}, Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,6 +57,6 @@ func ExampleExchange() {
 	_, err = exactmh.Sample(context.Background(), post, exactmh.MH{}, &exactmh.Settings{Init: []float64{0.3}})
 	fmt.Println(err != nil)
 	// Output:
-	// posterior mean of J: 0.309 ± 0.005 (exact 0.317)
+	// posterior mean of J: 0.314 ± 0.008 (exact 0.317)
 	// true
 }

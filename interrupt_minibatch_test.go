@@ -295,7 +295,9 @@ func TestInterruptFullBatchFallback(t *testing.T) {
 	}
 	cuts := []int{49, 140} // mid-warmup, mid-sampling
 	if testing.Short() {
+		// One cut, mid-warmup, in a run that ends soon after it.
 		cuts = cuts[:1]
+		base.Warmup, base.Draws = 60, 5
 	}
 	for _, c := range cases {
 		checkInterruptResume(t, c.k.Name(), c.k, c.post, base, cuts)
@@ -335,8 +337,12 @@ func TestInterruptGroupExactReads(t *testing.T) {
 	// Every group's data read exactly.
 	gs := multilevel.GroupSMH{Center: pb.Mode, Proposal: exactmh.RandomWalk{Sigma: pb.SD}, Free: pb.SD, ExactBelow: 1 << 30}
 	cases := []exactmh.Kernel{multilevel.GroupGibbs{Center: pb.Mode, ExactBelow: 1 << 30}, gs}
+	cuts := []int{20, 40} // mid-warmup, mid-sampling
+	if testing.Short() {
+		cuts, base.Draws = cuts[:1], 5
+	}
 	for _, k := range cases {
-		checkInterruptResume(t, k.Name(), k, post, base, []int{20, 40})
+		checkInterruptResume(t, k.Name(), k, post, base, cuts)
 	}
 }
 

@@ -7,7 +7,9 @@ package data
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Formula is a model formula as lme4 and brms write it, parsed by
@@ -146,7 +148,36 @@ func (p *formulaParser) errAt(lo, hi int, format string, args ...any) error {
 	for lo < hi && (p.src[lo] == ' ' || p.src[lo] == '\t') {
 		lo++
 	}
-	return fmt.Errorf("formula %q: at column %d (%q): %s", p.src, lo+1, text, fmt.Sprintf(format, args...))
+	return fmt.Errorf("formula %s: at column %d (%s): %s", quoteWindow(p.src, lo, hi), lo+1, quoteWindow(text, 0, len(text)), fmt.Sprintf(format, args...))
+}
+
+// formulaQuoteMax is how many bytes of a formula an error quotes: a
+// generated formula of thousands of terms would otherwise make a line of
+// tens of kilobytes.
+const formulaQuoteMax = 80
+
+// quoteWindow quotes s whole when it is short, else about formulaQuoteMax
+// bytes around s[lo:hi] with "…" where it was cut (at rune boundaries).
+func quoteWindow(s string, lo, hi int) string {
+	if len(s) <= formulaQuoteMax {
+		return strconv.Quote(s)
+	}
+	from := max(0, min(lo, hi-formulaQuoteMax/2)-formulaQuoteMax/4)
+	to := min(len(s), from+formulaQuoteMax)
+	for from > 0 && !utf8.RuneStart(s[from]) {
+		from--
+	}
+	for to < len(s) && !utf8.RuneStart(s[to]) {
+		to++
+	}
+	q := strconv.Quote(s[from:to])
+	if from > 0 {
+		q = "…" + q
+	}
+	if to < len(s) {
+		q += "…"
+	}
+	return q
 }
 
 // topIndex is the index of the first c in src[lo:hi] outside

@@ -249,3 +249,27 @@ func TestInteractionOffset(t *testing.T) {
 	_, err = Spec{Response: Num("y"), Terms: []Term{Interaction(Num("x1"), Random("c"))}}.Build(f)
 	wantErr(t, err, "random-effect")
 }
+
+// TestFormulaErrorQuotesWindow checks that an error in a generated formula
+// of thousands of terms quotes the text around the fault, not the whole
+// formula, and still names its column.
+func TestFormulaErrorQuotesWindow(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("y ~ ")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "x%d + ", i)
+	}
+	col := b.Len() + 1
+	b.WriteString("x1) + z")
+	_, err := ParseFormula(b.String())
+	if err == nil {
+		t.Fatal("no error for a ')' without its '('")
+	}
+	msg := err.Error()
+	if len(msg) > 400 || !strings.Contains(msg, "x1)") || !strings.Contains(msg, "…") {
+		t.Errorf("error of %d bytes, want the fault quoted in a short window: %.500s", len(msg), msg)
+	}
+	if !strings.Contains(msg, fmt.Sprintf("at column %d ", col+2)) {
+		t.Errorf("error %q, want column %d", msg, col+2)
+	}
+}
