@@ -15,15 +15,20 @@ import (
 )
 
 // TestEnergyRangeUnboundedAllocatesNothing checks that the EnergyRange of
-// a GLM and of its control-variate rewrite under an unbounded prior fails
+// a logistic regression (float64 and float32 rows) and of its
+// control-variate rewrite under an unbounded prior fails
 // before allocating its per-datum arrays: the automatic default asks for
 // both on every flat GLM (16 bytes a datum each, faulted in, 32 GB at
 // N = 10⁹). N = 2¹⁸: the arrays would be 4 MiB a range; less than 1 MiB
 // may be allocated in all.
 func TestEnergyRangeUnboundedAllocatesNothing(t *testing.T) {
 	const n, d = 1 << 18, 4
-	x, _, y := testgen.BinaryRows(rand.New(rand.NewPCG(1, 2)), n, d)
+	x, x32, y := testgen.BinaryRows(rand.New(rand.NewPCG(1, 2)), n, d)
 	e, err := model.NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e32, err := model.NewLogisticRegression32(x32, y, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +45,7 @@ func TestEnergyRangeUnboundedAllocatesNothing(t *testing.T) {
 	for _, q := range []struct {
 		name string
 		p    *exactmh.Posterior
-	}{{"GLM", p}, {"control variates", cv}} {
+	}{{"GLM", p}, {"float32 GLM", &exactmh.Posterior{Energy: e32, Prior: prior}}, {"control variates", cv}} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		_, err := q.p.EnergyRange()

@@ -186,8 +186,12 @@ func (e *LogisticRegression32) DiffBound(exactmh.Prior) (*exactmh.DiffBound, err
 // LogisticRegression).
 func (e *LogisticRegression32) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
 	y := e.base.y
-	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	rows := newRowReader(e)
+	// The support first, as LogisticRegression's.
+	if _, _, err := linearRange(rows(0), prior); err != nil {
+		return nil, err
+	}
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(rows(i), prior)
 		if err != nil {
