@@ -160,6 +160,9 @@ const (
 // rewrite of p, samples p fastest, and says why. Sample with a nil Kernel
 // calls it and records the Choice in the Result.
 //
+//   - A registered kernel's own path first (KernelInfo.Choose: package
+//     multilevel's GroupGibbs on a multilevel model, and its exact Gibbs
+//     sweep on a Gaussian one with σ in sufficient statistics).
 //   - An energy of SufficientStatistics with a gradient: NUTS (a step
 //     reads no datum; model's TestGaussianRegressionMoments).
 //   - N < 2000, or no gradient for a Laplace approximation: NUTS if the
@@ -212,7 +215,7 @@ const (
 //     chosen, the numbers in the reason (TestChooseMultilevelGrind).
 //   - Where the energy and the prior implement SparseHessianer otherwise,
 //     FindLaplace's approximation is sparse
-//     (FindSparseLaplace) and the candidates are MH with the sparse
+//     (LaplaceApprox.SparseFactor) and the candidates are MH with the sparse
 //     Crank–Nicolson proposal around it ("MH-CN"), TunaMH on a tempered
 //     posterior with a DiffBound, and NUTS; the posterior is taken as
 //     unimodal and no control variates are built (sparseChoice).
@@ -302,12 +305,9 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		}
 		return c, nil
 	}
-	if ss, ok := p.Energy.(SufficientStatistics); ok && hasGrad {
-		return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
-			Reason: fmt.Sprintf("the energy holds sufficient statistics of N = %d data: a full-batch step costs O(d²) and reads no datum, and NUTS is the best full-batch sampler", ss.Observations())})
-	}
 	// A registered kernel's own path (package multilevel's, on a
-	// multilevel model) comes first (KernelInfo.Choose).
+	// multilevel model, the Gaussian one with σ estimated in
+	// sufficient statistics included) comes first (KernelInfo.Choose).
 	if hasGrad {
 		for _, ki := range Kernels() {
 			if ki.Choose == nil {
@@ -321,6 +321,10 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 				return done(c)
 			}
 		}
+	}
+	if ss, ok := p.Energy.(SufficientStatistics); ok && hasGrad {
+		return done(&Choice{Name: "NUTS", Kernel: NUTS{}, Posterior: p,
+			Reason: fmt.Sprintf("the energy holds sufficient statistics of N = %d data: a full-batch step costs O(d²) and reads no datum, and NUTS is the best full-batch sampler", ss.Observations())})
 	}
 	if n < autoSmallN || !hasGrad {
 		if hasGrad {
@@ -342,7 +346,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	// N grows). Other energies are searched from dispersed starts: a second
 	// mode makes the Laplace approximation, and everything built on it,
 	// the wrong tool.
-	if la.Sparse != nil {
+	if la.SparseFactor != nil {
 		c, err := sparseChoice(ctx, p, la, set.Seed)
 		if err != nil {
 			return nil, err
@@ -462,7 +466,7 @@ const autoFloorDraws = 16
 // them. ok is false when cv's energy is not the control variates' own.
 func cvBatchFloor(cv *Posterior, la *LaplaceApprox, seed uint64) (floor float64, ok bool) {
 	e, isCV := cv.Energy.(*cvEnergy)
-	if !isCV || la.Sparse != nil || la.CovChol == nil {
+	if !isCV || la.SparseFactor != nil || la.CovChol == nil {
 		return 0, false
 	}
 	sumC := e.boundSum()
@@ -535,7 +539,7 @@ const autoUncappedMargin = 1.25
 // is about 1.5 times the capped one's (examples/README, "rare").
 func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64) (string, error) {
 	cn, ok := cnProposal(c.k)
-	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || cn.sparse != nil {
+	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || !cn.dense() {
 		return "", nil
 	}
 	var base float64

@@ -122,11 +122,7 @@ func stepCost(p *Posterior, k Kernel) pricing {
 	d := float64(p.Dim())
 	madds := 2 * d
 	if cn, ok := cnProposal(k); ok {
-		if cn.sparse != nil {
-			madds = float64(cn.sparse.chol.Symbolic().FactorNNZ() + 2*cn.sparse.prec.NNZ())
-		} else {
-			madds = 2.5 * d * d
-		}
+		madds = cn.fac.StepMadds()
 	}
 	return pricing{step: madds / datumMadds(p)}
 }

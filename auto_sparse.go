@@ -11,7 +11,7 @@ import (
 )
 
 // sparseChoice is the automatic default on a posterior whose Laplace
-// approximation is sparse (la.Sparse: the energy and prior implement
+// approximation is sparse (la.SparseFactor: the energy and prior implement
 // SparseHessianer, a multilevel model): it pilots the registered
 // Crank–Nicolson candidates with the sparse proposal around the
 // approximation ("MH-CN": full-batch MH, O(nnz) per step besides the pass
@@ -23,7 +23,7 @@ import (
 // control variates (ControlVariates) need a dense approximation and are
 // not built.
 func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64) (*Choice, error) {
-	cn, err := la.Sparse.CrankNicolson()
+	cn, err := la.CrankNicolson()
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uin
 	choice.Name, choice.Kernel, choice.Posterior = c.name, c.k, c.post
 	choice.fromLaplace = strings.HasSuffix(c.name, "-CN")
 	choice.Reason = fmt.Sprintf("%s of %d pilots (sparse MAP and Laplace approximation, d = %d, nnz(L) = %d, after %d passes over the data; no control variates: they need the dense approximation)",
-		choice.Reason, len(cands), len(la.Mean), la.Sparse.Factor.Symbolic().FactorNNZ(), la.Passes)
+		choice.Reason, len(cands), len(la.Mean), la.SparseFactor.Symbolic().FactorNNZ(), la.Passes)
 	sortCandidates(choice.Candidates)
 	return choice, nil
 }

@@ -27,14 +27,14 @@ func TestFindLaplaceSparsePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if la.Sparse == nil || la.Precision != nil || la.CovChol != nil || !la.ExactHessian {
-		t.Fatalf("FindLaplace: Sparse %v, Precision %v, CovChol %v, ExactHessian %v; want the sparse approximation alone", la.Sparse != nil, la.Precision != nil, la.CovChol != nil, la.ExactHessian)
+	if la.SparseFactor == nil || la.Precision != nil || la.CovChol != nil || !la.ExactHessian {
+		t.Fatalf("FindLaplace: SparseFactor %v, Precision %v, CovChol %v, ExactHessian %v; want the sparse approximation alone", la.SparseFactor != nil, la.Precision != nil, la.CovChol != nil, la.ExactHessian)
 	}
 	dense, err := exactmh.FindLaplace(ctx, post, make([]float64, d), &exactmh.MAPSettings{Method: exactmh.MAPLBFGS})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dense.Sparse != nil {
+	if dense.SparseFactor != nil {
 		t.Fatal("MAPLBFGS took the sparse path")
 	}
 	sd, dsd := la.SD(), dense.SD()
@@ -61,8 +61,8 @@ func TestFindLaplaceSparsePath(t *testing.T) {
 	}
 	if at, err := exactmh.LaplaceAt(post, la.Mean); err != nil {
 		t.Errorf("LaplaceAt at the mode: %v", err)
-	} else if at.Sparse == nil || at.LogDetCov != la.LogDetCov || at.LogEvidence != la.LogEvidence {
-		t.Errorf("LaplaceAt at the mode: sparse %v, LogDetCov %v, LogEvidence %v; want %v, %v", at.Sparse != nil, at.LogDetCov, at.LogEvidence, la.LogDetCov, la.LogEvidence)
+	} else if at.SparseFactor == nil || at.LogDetCov != la.LogDetCov || at.LogEvidence != la.LogEvidence {
+		t.Errorf("LaplaceAt at the mode: sparse %v, LogDetCov %v, LogEvidence %v; want %v, %v", at.SparseFactor != nil, at.LogDetCov, at.LogEvidence, la.LogDetCov, la.LogEvidence)
 	}
 	if cn, err := la.CrankNicolson(); err != nil || !strings.Contains(cn.String(), "nnzL=") {
 		t.Errorf("sparse CrankNicolson(): %v, %v; want the proposal through the sparse factor", cn, err)
@@ -117,7 +117,7 @@ func TestChooseSparse(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Choice
-	if c == nil || c.Laplace == nil || c.Laplace.Sparse == nil {
+	if c == nil || c.Laplace == nil || c.Laplace.SparseFactor == nil {
 		t.Fatalf("Choice %v: want one built on the sparse Laplace approximation", c)
 	}
 	if !strings.Contains(c.Reason, "sparse MAP and Laplace approximation, d = 103") {
@@ -161,7 +161,7 @@ func TestFindLaplaceSparseLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if la.Sparse == nil {
+	if la.SparseFactor == nil {
 		t.Fatal("FindLaplace did not take the sparse path")
 	}
 	sd := la.SD()
@@ -181,7 +181,7 @@ func TestFindLaplaceSparseLarge(t *testing.T) {
 	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	dense := int64(8 * d * d)
 	t.Logf("d = %d: nnz(H) = %d, nnz(L) = %d, %d passes; %.1f MB kept, %.0f MB allocated in all (a dense d×d: %.0f MB); sd[0] = %.3g",
-		d, la.Sparse.Precision.NNZ(), la.Sparse.Factor.Symbolic().FactorNNZ(), la.Passes, float64(kept)/1e6,
+		d, la.SparsePrecision.NNZ(), la.SparseFactor.Symbolic().FactorNNZ(), la.Passes, float64(kept)/1e6,
 		float64(after.TotalAlloc-before.TotalAlloc)/1e6, float64(dense)/1e6, sd[0])
 	if kept > dense/20 {
 		t.Errorf("%d bytes kept, want below a twentieth of a dense d×d matrix (%d bytes)", kept, dense)

@@ -16,6 +16,7 @@ import (
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/symm"
 	"github.com/exactmh/exactmh/internal/vec"
 )
 
@@ -184,7 +185,7 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 	if !ok {
 		return nil, fmt.Errorf("exactmh: %s: %w: energy %T is not a GLM (Row, Loss, LossDerivs, LossBound)", who, ErrNoBound, p.Energy)
 	}
-	if la != nil && la.Sparse != nil {
+	if la != nil && la.SparseFactor != nil {
 		return nil, fmt.Errorf("exactmh: %s: the Laplace approximation is sparse (d = %d); the GLM control variates need the dense one", who, len(la.Mean))
 	}
 	if la == nil || la.Precision == nil || la.CovChol == nil {
@@ -276,7 +277,7 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 		if nb > 1 && sums == nil {
 			pt.grad, pt.hess = make([]float64, d), make([]float64, d*d)
 		}
-		acc := rankAcc{h: pt.hess, d: d}
+		acc := symm.RankAcc{H: pt.hess, D: d}
 		rows := newRowCursor(g)
 		sp := e.mem.pass(d, lo, hi)
 		defer sp.End()
@@ -312,7 +313,7 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 					return
 				}
 			}
-			s2 := ltNormSq(lt, x, d)
+			s2 := symm.LtNormSq(lt, x, d)
 			pt.sMax = max(pt.sMax, math.Sqrt(s2))
 			var f3 float64
 			if cubic {
@@ -355,10 +356,10 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 			}
 			if sums == nil {
 				vec.Axpy(pt.grad, f1, x)
-				acc.add(x, f2)
+				acc.Add(x, f2)
 			}
 		}
-		acc.flush()
+		acc.Flush()
 	})
 	var c3, c4 float64
 	for b := range parts {
@@ -401,7 +402,7 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 		}
 		if nb > 1 && sums == nil {
 			vec.Axpy(cp.grad, 1, pt.grad)
-			addUpper(cp.hess, pt.hess, d)
+			symm.AddUpper(cp.hess, pt.hess, d)
 		}
 	}
 	if sums != nil {
@@ -410,7 +411,7 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 			copy(cp.hess[a*d+a:a*d+d], sums.hess[a*d+a:a*d+d])
 		}
 	}
-	symmetrize(cp.hess, d)
+	symm.Symmetrize(cp.hess, d)
 	if err := vec.FiniteVec(who+": Σ∇U_i(θ̂)", cp.grad); err != nil {
 		return nil, err
 	}
@@ -442,50 +443,6 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 // number when it is the same for all data, as it is under any unbounded
 // prior) and c_i = K_i·s_i³.
 //
-// ltNormSq returns ‖Lᵀx‖² for the upper-triangular row-major Lᵀ = lt.
-// Where at most half of x's d entries are non-zero (8 ≤ d ≤ 64: one-hot
-// designs, such as the flights' 6 non-zeros of 32) it sums over those
-// entries only, d·nnz products rather than d²/2: the same quantity, but
-// summed in another order than the dense dot products, so its last bits
-// may differ from theirs.
-func ltNormSq(lt, x []float64, d int) float64 {
-	x = x[:d]
-	if d >= 8 && d <= 64 {
-		var nz [64]int
-		k := 0
-		for j, v := range x {
-			if v != 0 {
-				nz[k] = j
-				k++
-			}
-		}
-		if k <= d/2 {
-			var s2 float64
-			first := 0 // nz[first:k] are the non-zeros at or after a
-			for a := range d {
-				for first < k && nz[first] < a {
-					first++
-				}
-				if first == k {
-					break // (Lᵀx)_a = 0 from here on
-				}
-				row := lt[a*d : a*d+d]
-				var v float64
-				for _, b := range nz[first:k] {
-					v += row[b] * x[b]
-				}
-				s2 += v * v
-			}
-			return s2
-		}
-	}
-	var s2 float64
-	for a := range d {
-		v := vec.Dot(lt[a*d+a:a*d+d], x[a:])
-		s2 += v * v
-	}
-	return s2
-}
 
 // Up to cvRecordLimit data the expansion is stored, 32 bytes a datum read
 // with one cache miss; beyond, it is recomputed from the row the kernel

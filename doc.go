@@ -57,7 +57,7 @@
 // is the contract of a generalised linear model, from which every bound
 // and the control variates follow; [DenseGLM] ([DenseRows]) lets the
 // kernels read a GLM's rows directly; an energy and prior with sparse
-// Hessians ([SparseHessianer]) make a [SparseLaplace] (package
+// Hessians ([SparseHessianer]) make a sparse [LaplaceApprox] (package
 // multilevel's SparseRowGLM and Layout are the contract of a multilevel
 // model: sparse rows, the fixed and group effects). [Prior] (with [PriorGradienter], [PriorHessianer];
 // [BoundedSupport] for a compact support) is evaluated exactly at every
@@ -105,7 +105,7 @@
 // package's version, which Stan CSV files and checkpoints record.
 //
 // Sub-packages: model (the ready-made models and priors), sparse (the
-// sparse Cholesky factorisation behind SparseLaplace), diagnostics
+// sparse Cholesky factorisation behind a sparse LaplaceApprox), diagnostics
 // (ESS, R-hat, MCSE, identical to the R package posterior's), stancsv
 // (CmdStan's CSV files), data (CSV, Parquet and Arrow readers, designs and
 // the memory-mapped Store), mcmctest (the conformance kit). ARCHITECTURE.md
@@ -129,8 +129,8 @@
 // golang.org/x/tools only (TestLightDependencies). golang.org/x/exp/rand is not used: it is deprecated, and
 // math/rand/v2's sources serve.
 //
-// Sparse Hessians (multilevel models: SparseHessianer, FindSparseLaplace,
-// NewCrankNicolsonSparse) are factored by exactmh's own package sparse — a
+// Sparse Hessians (multilevel models: SparseHessianer, FindLaplace's
+// sparse path, its CrankNicolson) are factored by exactmh's own package sparse — a
 // minimum degree ordering, the elimination tree and an up-looking Cholesky
 // factorisation after Davis's CSparse — because gonum has none,
 // konstantin8105/sparse (a CSparse port) is LGPL and unmaintained, and

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/precision"
+	"github.com/exactmh/exactmh/sparse"
 )
 
 // Test hooks. Each mutant below is a kernel with one small function
@@ -342,7 +344,36 @@ func SetCVRecordLimit(n int) (restore func()) {
 }
 
 // CNQuad returns (v − μ)ᵀΣ⁻¹(v − μ) for c's Gaussian N(μ, Σ).
-func CNQuad(c *CrankNicolson, v []float64) float64 { return c.quad(v) }
+func CNQuad(c *CrankNicolson, v []float64) float64 { return c.fac.Quad(v, c.mean) }
+
+// NewCrankNicolsonSparse returns the Crank–Nicolson proposal around
+// N(mean, prec⁻¹) for a sparse precision, factored under a minimum degree
+// ordering: the proposal a sparse Laplace approximation makes
+// (LaplaceApprox.CrankNicolson), from a given precision for the tests.
+func NewCrankNicolsonSparse(mean []float64, prec *sparse.SymCSC) (*CrankNicolson, error) {
+	if err := prec.Check(); err != nil {
+		return nil, fmt.Errorf("exactmh: NewCrankNicolsonSparse: precision: %w", err)
+	}
+	if prec.N != len(mean) {
+		return nil, fmt.Errorf("exactmh: NewCrankNicolsonSparse: len(mean) = %d, precision %d×%d", len(mean), prec.N, prec.N)
+	}
+	c, err := sparse.Factorize(prec)
+	if err != nil {
+		return nil, fmt.Errorf("exactmh: NewCrankNicolsonSparse: %w", err)
+	}
+	la := &LaplaceApprox{Mean: mean, SparsePrecision: prec.Clone(), SparseFactor: c}
+	return la.CrankNicolson()
+}
+
+// NewGaussianWalkSparse returns the random walk shaped by the sparse
+// precision prec (LaplaceApprox.GaussianWalk of a sparse approximation).
+func NewGaussianWalkSparse(prec *sparse.SymCSC) (*GaussianWalk, error) {
+	c, err := sparse.Factorize(prec)
+	if err != nil {
+		return nil, fmt.Errorf("exactmh: NewGaussianWalkSparse: %w", err)
+	}
+	return &GaussianWalk{fac: &precision.Sparse{Prec: prec, Chol: c}}, nil
+}
 
 // CVGrowthFactor returns e^{s·max(a, b)}, the factor growthDistance puts
 // on a control-variate bound with LossGrowther (1 without).

@@ -144,27 +144,28 @@ type MAP struct {
 // with an error saying why.
 func FindMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (m *MAP, err error) {
 	err = guard("FindMAP", func() (err error) {
-		m, _, _, err = findMAP(ctx, p, init, s)
+		m, _, err = findMAP(ctx, p, init, s, false)
 		return err
 	})
 	return m, err
 }
 
-// findMAP is FindMAP that also returns the upper triangle of the exact
-// Hessian of −log π at the result when the Newton search computed it
-// there, and the data's sums there for ControlVariates when the search
-// could record them (Target.cvSums); nil otherwise.
-func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*MAP, []float64, *dataSums, error) {
+// findMAP is FindMAP that also returns the Newton search's last point
+// when it converged (nil otherwise, and after L-BFGS): the exact Hessian
+// of −log π at the result, dense or, with sparse and where sparsePath
+// holds (FindLaplace's sparse path), sparse, and the data's sums there for
+// ControlVariates when the search could record them (Target.cvSums).
+func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings, sparse bool) (*MAP, *newtonPoint, error) {
 	if err := p.Validate(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	t, err := NewTarget(p)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	d := t.Dim()
 	if len(init) != d {
-		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
+		return nil, nil, fmt.Errorf("exactmh: FindMAP: len(init) = %d, want %d", len(init), d)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -174,17 +175,17 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 	// returns the best point found before it (TestFindMAPInterrupted).
 	defer t.watch(ctx)()
 	if err := t.requireGradient(); err != nil {
-		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP %w", err)
+		return nil, nil, fmt.Errorf("exactmh: FindMAP %w", err)
 	}
 	var set MAPSettings
 	if s != nil {
 		set = *s
 	}
 	if set.Tol < 0 || math.IsNaN(set.Tol) || set.GradTol < 0 || math.IsNaN(set.GradTol) || set.MaxIterations < 0 {
-		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: Tol = %v, GradTol = %v, MaxIterations = %d, want ≥ 0", set.Tol, set.GradTol, set.MaxIterations)
+		return nil, nil, fmt.Errorf("exactmh: FindMAP: Tol = %v, GradTol = %v, MaxIterations = %d, want ≥ 0", set.Tol, set.GradTol, set.MaxIterations)
 	}
 	if set.Method < MAPAuto || set.Method > MAPLBFGS {
-		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: unknown method %v", set.Method)
+		return nil, nil, fmt.Errorf("exactmh: FindMAP: unknown method %v", set.Method)
 	}
 	// With the default Tol, L-BFGS also stops at the rounding floor of the
 	// log density (see qnConverger); an explicit Tol is kept to the letter.
@@ -196,23 +197,31 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 		set.GradTol = 1e-6
 	}
 	if lp := t.LogPrior(init); math.IsInf(lp, -1) || math.IsNaN(lp) {
-		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: init = %v is outside the prior's support", init)
+		return nil, nil, fmt.Errorf("exactmh: FindMAP: init = %v is outside the prior's support", init)
 	}
+	sparse = sparse && set.Method != MAPLBFGS && sparsePath(p)
 	hs, ph, why := newtonParts(t)
-	if set.Method == MAPNewton && why != "" {
-		return nil, nil, nil, fmt.Errorf("exactmh: FindMAP: Newton needs an exact Hessian and a smooth prior with full support: %s", why)
+	if set.Method == MAPNewton && why != "" && !sparse {
+		return nil, nil, fmt.Errorf("exactmh: FindMAP: Newton needs an exact Hessian and a smooth prior with full support: %s", why)
 	}
 	best := &MAP{Theta: slices.Clone(init), LogDensity: math.Inf(-1), Decrement: math.NaN()}
-	var hess []float64
-	var sums *dataSums
-	if set.Method != MAPLBFGS && why == "" {
+	var pt *newtonPoint
+	if sparse {
+		// The sparse path: the same search over the sparse Hessian.
+		eh, sph, _ := sparseParts(t)
+		best.Method = MAPNewton
+		if set.MaxIterations == 0 {
+			set.MaxIterations = 100
+		}
+		pt, err = newtonSearch(ctx, &sparseNewton{t: t, eh: eh, ph: sph, best: best}, best, set, nil)
+	} else if set.Method != MAPLBFGS && why == "" {
 		best.Method = MAPNewton
 		if set.MaxIterations == 0 {
 			set.MaxIterations = 100
 		}
 		var alt *newtonStart
 		if alt, err = newtonPresearch(ctx, t, p, ph, best, set); err == nil {
-			hess, sums, err = newtonSearch(ctx, t, hs, ph, best, set, true, alt)
+			pt, err = newtonSearch(ctx, &denseNewton{t: t, hs: hs, ph: ph, best: best, record: t.cvSums()}, best, set, alt)
 		}
 	} else {
 		best.Method = MAPLBFGS
@@ -225,7 +234,7 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) 
 	if err != nil && errors.Is(err, errInterrupted) {
 		err = fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, ctx.Err())
 	}
-	return best, hess, sums, err
+	return best, pt, err
 }
 
 // lbfgsSearch runs L-BFGS from best.Theta, and projected ascent after it

@@ -11,8 +11,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/precision"
 	"github.com/exactmh/exactmh/internal/vec"
-	"gonum.org/v1/gonum/mat"
 )
 
 // newtonParts returns the exact Hessians of the energy and the prior, or
@@ -37,25 +37,20 @@ func newtonParts(t *Target) (Hessianer, PriorHessianer, string) {
 
 // newtonPoint is a point of the Newton search with everything computed
 // there: f = −log π, its gradient and Hessian, the Newton step and the
-// decrement gᵀ(H + τI)⁻¹g.
+// decrement gᵀ(H + τI)⁻¹g. The Hessian is dense or sparse
+// (precision.Hessian): the one axis the search differs on.
 type newtonPoint struct {
 	theta []float64
 	f     float64
-	g, h  []float64 // h: upper triangle of the d×d Hessian, row-major
+	g     []float64
+	h     []float64 // dense: upper triangle of the d×d Hessian, row-major (hess's)
+	hess  precision.Hessian
 	step  []float64 // −(H + τI)⁻¹g
 	dec   float64   // gᵀ(H + τI)⁻¹g = −gᵀ step (twice the decrement)
 	shift float64   // τ, 0 where H is positive definite
 	// dg and dh, when recorded (newtonSearch's record), are the data's
 	// parts of g and h as the sweep summed them, before the prior's.
 	dg, dh []float64
-}
-
-func newNewtonPoint(d int, record bool) *newtonPoint {
-	pt := &newtonPoint{theta: make([]float64, d), g: make([]float64, d), h: make([]float64, d*d), step: make([]float64, d)}
-	if record {
-		pt.dg, pt.dh = make([]float64, d), make([]float64, d*d)
-	}
-	return pt
 }
 
 // sums returns the data's sums recorded at pt for ControlVariates, or nil
@@ -68,44 +63,17 @@ func (pt *newtonPoint) sums(e Energy) *dataSums {
 	return &dataSums{energy: e, theta: slices.Clone(pt.theta), grad: pt.dg, hess: pt.dh}
 }
 
-// newtonCond is the condition number above which a Cholesky factor of the
-// Hessian is treated as singular and the Hessian shifted.
-const newtonCond = 1e14
-
-// direction sets the Newton step and decrement of pt. Where H is not
-// positive definite (or numerically singular) it factorises H + τI with τ
-// from 10⁻³·max|H_jj| up by factors of 10 (Nocedal & Wright, Algorithm
-// 3.3), which still gives a descent direction.
+// direction sets the Newton step and decrement of pt: through the factor
+// of H, or of H + τI where H is not positive definite (or numerically
+// singular), which still gives a descent direction (precision.Hessian).
 func (pt *newtonPoint) direction() error {
-	d := len(pt.g)
-	var chol mat.Cholesky
-	pt.shift = 0
-	if !chol.Factorize(mat.NewSymDense(d, pt.h)) || chol.Cond() > newtonCond {
-		var scale float64
-		for j := range d {
-			scale = math.Max(scale, math.Abs(pt.h[j*d+j]))
-		}
-		tau := 1e-3 * math.Max(scale, 1e-300)
-		shifted := make([]float64, d*d)
-		for ; ; tau *= 10 {
-			if math.IsInf(tau, 1) {
-				return fmt.Errorf("exactmh: no positive definite shift of the Hessian at θ = %v", pt.theta)
-			}
-			copy(shifted, pt.h)
-			for j := range d {
-				shifted[j*d+j] += tau
-			}
-			if chol.Factorize(mat.NewSymDense(d, shifted)) && chol.Cond() <= newtonCond {
-				break
-			}
-		}
-		pt.shift = tau
+	tau, err := pt.hess.Factor()
+	if err != nil {
+		return fmt.Errorf("exactmh: %w at θ = %v", err, pt.theta)
 	}
-	p := mat.NewVecDense(d, pt.step)
-	if err := chol.SolveVecTo(p, mat.NewVecDense(d, pt.g)); err != nil {
-		if _, ok := err.(mat.Condition); !ok {
-			return err
-		}
+	pt.shift = tau
+	if err := pt.hess.Solve(pt.step, pt.g); err != nil {
+		return err
 	}
 	for j := range pt.step {
 		pt.step[j] = -pt.step[j]
@@ -114,13 +82,102 @@ func (pt *newtonPoint) direction() error {
 	return nil
 }
 
-// newtonSearch runs damped Newton from best.Theta and leaves the best point
-// in best. It returns the exact Hessian of −log π at best.Theta (upper
-// triangle) when the search converged, and with record, when t.cvSums
-// holds, the data's sums there for ControlVariates (nil otherwise).
+// newtonModel is what the Newton search evaluates: f = −log π with its
+// gradient and Hessian at a point (eval, which also sets the step), and
+// f alone (energy, +Inf outside the prior's support), each adding the
+// passes over the data it made to the search's MAP. denseNewton and
+// sparseNewton are its two: the search itself is written once.
+type newtonModel interface {
+	point() *newtonPoint
+	eval(pt *newtonPoint) error
+	energy(theta []float64) (float64, error)
+}
+
+// denseNewton is the Newton model of an energy with an exact dense
+// Hessian (Hessianer, or a GLM's): f, g and H in one pass for a GLM
+// (Target.newtonSweep).
+type denseNewton struct {
+	t      *Target
+	hs     Hessianer
+	ph     PriorHessianer
+	best   *MAP
+	record bool // record the data's sums (newtonPoint.dg, dh)
+	prior  []float64
+}
+
+func (m *denseNewton) point() *newtonPoint {
+	d := m.t.Dim()
+	pt := &newtonPoint{theta: make([]float64, d), g: make([]float64, d), h: make([]float64, d*d), step: make([]float64, d)}
+	pt.hess = &precision.DenseHessian{D: d, H: pt.h}
+	if m.record {
+		pt.dg, pt.dh = make([]float64, d), make([]float64, d*d)
+	}
+	return pt
+}
+
+func (m *denseNewton) eval(pt *newtonPoint) error {
+	t, d := m.t, m.t.Dim()
+	clear(pt.g)
+	clear(pt.h)
+	lp := t.LogPrior(pt.theta)
+	if math.IsInf(lp, -1) {
+		return errOutside
+	}
+	u, passes, err := t.newtonSweep(m.hs, pt.h, pt.g, pt.theta)
+	m.best.Passes += passes
+	if err != nil {
+		return err
+	}
+	pt.f = u - lp
+	if pt.dg != nil {
+		copy(pt.dg, pt.g)
+		copy(pt.dh, pt.h)
+	}
+	// Subtract ∇log p and ∇²log p.
+	for j := range pt.g {
+		pt.g[j] = -pt.g[j]
+	}
+	if err := t.AddLogPriorGradient(pt.g, pt.theta); err != nil {
+		return err
+	}
+	for j := range pt.g {
+		pt.g[j] = -pt.g[j]
+	}
+	if m.prior == nil {
+		m.prior = make([]float64, d*d)
+	}
+	clear(m.prior)
+	m.ph.AddLogPriorHessian(m.prior, pt.theta)
+	for a := range d {
+		for b := a; b < d; b++ {
+			pt.h[a*d+b] -= m.prior[a*d+b]
+		}
+	}
+	if err := finiteHessian(pt.h, d, pt.theta); err != nil {
+		return err
+	}
+	return pt.direction()
+}
+
+func (m *denseNewton) energy(theta []float64) (float64, error) {
+	lp := m.t.LogPrior(theta)
+	if math.IsInf(lp, -1) {
+		return math.Inf(1), nil
+	}
+	m.best.Passes++
+	u, err := m.t.TotalEnergy(theta)
+	return u - lp, err
+}
+
+// newtonSearch runs damped Newton from best.Theta over the model m (dense
+// or sparse) and leaves the best point in best. It returns the last point
+// when the search converged: its Hessian is the exact Hessian of −log π
+// at best.Theta (not positive definite where pt.shift > 0, which is for
+// the caller), and, when m recorded them, the data's sums there for
+// ControlVariates.
 //
-// An iteration evaluates f, g and H at the full Newton step θ + p in one
-// pass (a GLM) and takes it if it satisfies the Armijo condition
+// An iteration evaluates f, g and H at the full Newton step θ + p (one
+// pass for a GLM) and takes it if it satisfies the Armijo condition
 // f(θ + p) ≤ f(θ) − 10⁻⁴·gᵀ(H + τI)⁻¹g, or if f rose by no more than the
 // rounding of a log density summed over many data while the decrement fell
 // (near the mode the change of f drowns in rounding, the decrement does
@@ -132,69 +189,18 @@ func (pt *newtonPoint) direction() error {
 // best.Theta (newtonPresearch): the first pass compares the log posterior
 // at best.Theta with alt's and, unless it is higher, the search starts
 // from alt instead.
-func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings, record bool, alt *newtonStart) ([]float64, *dataSums, error) {
-	d := t.Dim()
-	record = record && t.cvSums()
-	prior := make([]float64, d*d)
-	eval := func(pt *newtonPoint) error {
-		clear(pt.g)
-		clear(pt.h)
-		lp := t.LogPrior(pt.theta)
-		if math.IsInf(lp, -1) {
-			return errOutside
-		}
-		u, passes, err := t.newtonSweep(hs, pt.h, pt.g, pt.theta)
-		best.Passes += passes
-		if err != nil {
-			return err
-		}
-		pt.f = u - lp
-		if pt.dg != nil {
-			copy(pt.dg, pt.g)
-			copy(pt.dh, pt.h)
-		}
-		// Subtract ∇log p and ∇²log p.
-		for j := range pt.g {
-			pt.g[j] = -pt.g[j]
-		}
-		if err := t.AddLogPriorGradient(pt.g, pt.theta); err != nil {
-			return err
-		}
-		for j := range pt.g {
-			pt.g[j] = -pt.g[j]
-		}
-		clear(prior)
-		ph.AddLogPriorHessian(prior, pt.theta)
-		for a := range d {
-			for b := a; b < d; b++ {
-				pt.h[a*d+b] -= prior[a*d+b]
-			}
-		}
-		if err := finiteHessian(pt.h, d, pt.theta); err != nil {
-			return err
-		}
-		return pt.direction()
-	}
-	energy := func(theta []float64) (float64, error) {
-		lp := t.LogPrior(theta)
-		if math.IsInf(lp, -1) {
-			return math.Inf(1), nil
-		}
-		best.Passes++
-		u, err := t.TotalEnergy(theta)
-		return u - lp, err
-	}
-
-	cur, trial := newNewtonPoint(d, record), newNewtonPoint(d, record)
+func newtonSearch(ctx context.Context, m newtonModel, best *MAP, set MAPSettings, alt *newtonStart) (*newtonPoint, error) {
+	d := len(best.Theta)
+	cur, trial := m.point(), m.point()
 	copy(cur.theta, best.Theta)
-	err := eval(cur)
+	err := m.eval(cur)
 	if alt != nil && (err != nil || !(cur.f < alt.f)) {
 		copy(best.Theta, alt.theta)
 		copy(cur.theta, alt.theta)
-		err = eval(cur)
+		err = m.eval(cur)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("exactmh: FindMAP: %w", err)
+		return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 	}
 	report := func() {
 		copy(best.Theta, cur.theta)
@@ -209,13 +215,13 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 	for {
 		report()
 		if cur.shift == 0 && cur.dec/2 <= set.Tol || maxAbs(cur.g) < set.GradTol {
-			return cur.h, cur.sums(t.Energy()), nil // (H not positive definite is for the caller)
+			return cur, nil // (H not positive definite is for the caller)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
+			return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
 		}
 		if best.Iterations >= set.MaxIterations {
-			return nil, nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, cur.dec/2)
+			return nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, cur.dec/2)
 		}
 		best.Iterations++
 
@@ -225,7 +231,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 		}
 		var trialErr error
 		ft := math.Inf(1)
-		if err := eval(trial); err == nil {
+		if err := m.eval(trial); err == nil {
 			ft = trial.f
 		} else {
 			trialErr = err
@@ -236,7 +242,7 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 			// The gain left is below the rounding of f, and the full step
 			// did not reduce the decrement: the rounding floor. Backtracking
 			// could only waste passes.
-			return cur.h, cur.sums(t.Energy()), nil
+			return cur, nil
 		}
 		// Backtrack by energies alone.
 		floor := false
@@ -255,25 +261,25 @@ func newtonSearch(ctx context.Context, t *Target, hs Hessianer, ph PriorHessiane
 				if trialErr != nil {
 					err = fmt.Errorf("%w; the full step failed with: %w", err, trialErr)
 				}
-				return nil, nil, err
+				return nil, err
 			}
 			for j := range d {
 				trial.theta[j] = cur.theta[j] + step*cur.step[j]
 			}
-			f, err := energy(trial.theta)
+			f, err := m.energy(trial.theta)
 			if err != nil {
 				f = math.Inf(1)
 			}
 			last = f
 			if f <= cur.f-armijo*step*cur.dec {
-				if err := eval(trial); err != nil {
-					return nil, nil, fmt.Errorf("exactmh: FindMAP: %w", err)
+				if err := m.eval(trial); err != nil {
+					return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 				}
 				accept = true
 			}
 		}
 		if floor {
-			return cur.h, cur.sums(t.Energy()), nil
+			return cur, nil
 		}
 		cur, trial = trial, cur
 	}
@@ -371,7 +377,7 @@ func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessi
 	pre := &MAP{Theta: slices.Clone(best.Theta), LogDensity: math.Inf(-1), Decrement: math.NaN()}
 	preSet := set
 	preSet.Tol, preSet.GradTol, preSet.MaxIterations = newtonNear, 0, newtonPresearchIterations
-	_, _, err = newtonSearch(ctx, st, st.hessianer(), ph, pre, preSet, false, nil)
+	_, err = newtonSearch(ctx, &denseNewton{t: st, hs: st.hessianer(), ph: ph, best: pre}, pre, preSet, nil)
 	best.Iterations += pre.Iterations
 	best.Passes += (pre.Passes*st.N() + t.N() - 1) / t.N()
 	t.evals += st.Evals()

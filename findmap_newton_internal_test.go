@@ -200,7 +200,7 @@ func TestNewtonSearchFallback(t *testing.T) {
 	}
 	search := func(start []float64, alt *newtonStart) *MAP {
 		best := &MAP{Theta: slices.Clone(start), LogDensity: math.Inf(-1)}
-		if _, _, err := newtonSearch(context.Background(), tg, hs, ph, best, MAPSettings{Tol: 1e-16, GradTol: 1e-6, MaxIterations: 100}, false, alt); err != nil {
+		if _, err := newtonSearch(context.Background(), &denseNewton{t: tg, hs: hs, ph: ph, best: best}, best, MAPSettings{Tol: 1e-16, GradTol: 1e-6, MaxIterations: 100}, alt); err != nil {
 			t.Fatal(err)
 		}
 		return best

@@ -7,10 +7,10 @@ package exactmh
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/exactmh/exactmh/internal/logit"
+	"github.com/exactmh/exactmh/internal/symm"
 	"github.com/exactmh/exactmh/internal/vec"
 	"gonum.org/v1/gonum/mat"
 )
@@ -47,149 +47,14 @@ type PriorHessianer interface {
 type glmHessian struct{ g GLM }
 
 func (a glmHessian) AddHessian(h, theta []float64, idx []int, w []float64) {
-	acc := rankAcc{h: h, d: len(theta)}
+	acc := symm.RankAcc{H: h, D: len(theta)}
 	rows := newRowCursor(a.g)
 	for k, i := range idx {
 		row := rows.row(i)
 		_, f2 := a.g.LossDerivs(i, vec.Dot(row, theta))
-		acc.add(row, w[k]*f2)
+		acc.Add(row, w[k]*f2)
 	}
-	acc.flush()
-}
-
-// rankAcc adds Σ c·xxᵀ to the upper triangle of the d×d row-major h, four
-// rows at a time (addRankFour), the rest by flush.
-type rankAcc struct {
-	h    []float64
-	d, m int
-	rows [4][]float64
-	c    [4]float64
-}
-
-// add adds c·xxᵀ (x is kept until the next flush of four).
-func (a *rankAcc) add(x []float64, c float64) {
-	a.rows[a.m], a.c[a.m] = x, c
-	if a.m++; a.m == 4 {
-		addRankFour(a.h, &a.rows, &a.c, a.d)
-		a.m = 0
-	}
-}
-
-// flush adds the rows still held.
-func (a *rankAcc) flush() {
-	for r := range a.m {
-		addRankOne(a.h, a.rows[r], a.c[r], a.d)
-	}
-	a.m = 0
-}
-
-// addUpper adds the upper triangle of the d×d row-major src to dst's.
-func addUpper(dst, src []float64, d int) {
-	for a := range d {
-		vec.Axpy(dst[a*d+a:a*d+d], 1, src[a*d+a:a*d+d])
-	}
-}
-
-// symmetrize copies the upper triangle of the d×d row-major h below the
-// diagonal.
-func symmetrize(h []float64, d int) {
-	for a := range d {
-		for b := range a {
-			h[a*d+b] = h[b*d+a]
-		}
-	}
-}
-
-// addRankOne adds c·xxᵀ to the upper triangle of the d×d row-major h.
-func addRankOne(h, x []float64, c float64, d int) {
-	if c == 0 {
-		return
-	}
-	x = x[:d]
-	for a, xa := range x {
-		ca := c * xa
-		hr := h[a*d+a : a*d+d]
-		xs := x[a:]
-		xs = xs[:len(hr)]
-		for b, xb := range xs {
-			hr[b] += ca * xb
-		}
-	}
-}
-
-// addRankFour adds Σ_r c_r·x_rx_rᵀ over four rows x_r to the upper triangle
-// of the d×d row-major h: each entry of h is loaded and stored once for
-// four data, half again as fast as four calls of addRankOne.
-func addRankFour(h []float64, x *[4][]float64, c *[4]float64, d int) {
-	x0, x1, x2, x3 := x[0][:d], x[1][:d], x[2][:d], x[3][:d]
-	if d <= 64 && d >= sparseRankMinD {
-		var cols [64]int
-		if k := nonzeroUnion(&cols, x0, x1, x2, x3, c); k >= 0 && k <= d*3/4 {
-			addRankFourOn(h, x0, x1, x2, x3, c, d, cols[:k])
-			return
-		}
-	}
-	for a := range d {
-		a0, a1, a2, a3 := c[0]*x0[a], c[1]*x1[a], c[2]*x2[a], c[3]*x3[a]
-		hr := h[a*d+a : a*d+d]
-		n := len(hr)
-		y0, y1, y2, y3 := x0[a:a+n], x1[a:a+n], x2[a:a+n], x3[a:a+n]
-		for b := range hr {
-			hr[b] += a0*y0[b] + a1*y1[b] + a2*y2[b] + a3*y3[b]
-		}
-	}
-}
-
-// sparseRankMinD is the least d for which addRankFour looks for zeros: below
-// it the dense loop is as cheap as the scan.
-const sparseRankMinD = 8
-
-// nonzeroUnion stores in cols the columns, ascending, where any of the four
-// rows (d ≤ 64 entries each) is non-zero, and returns how many; it returns
-// −1 when a row entry or a c_r is not finite, where 0·∞ = NaN must reach h
-// as the dense loop puts it there. It reads the entries' bits without a
-// branch: in a one-hot design which columns are non-zero is random, and a
-// branch on it would mispredict.
-func nonzeroUnion(cols *[64]int, x0, x1, x2, x3 []float64, c *[4]float64) int {
-	for _, v := range c {
-		if v-v != 0 {
-			return -1
-		}
-	}
-	x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
-	var mask, inf uint64
-	for j, v := range x0 {
-		b0, b1 := math.Float64bits(v), math.Float64bits(x1[j])
-		b2, b3 := math.Float64bits(x2[j]), math.Float64bits(x3[j])
-		mask |= min((b0|b1|b2|b3)<<1, 1) << j // ±0 are zero
-		// An exponent of all ones (±Inf, NaN) carries into bit 11.
-		inf |= (b0>>52&0x7ff + 1) | (b1>>52&0x7ff + 1) | (b2>>52&0x7ff + 1) | (b3>>52&0x7ff + 1)
-	}
-	if inf&0x800 != 0 {
-		return -1
-	}
-	k := 0
-	for ; mask != 0; mask &= mask - 1 {
-		cols[k] = bits.TrailingZeros64(mask)
-		k++
-	}
-	return k
-}
-
-// addRankFourOn is addRankFour on rows that are zero outside cols (one-hot
-// and other sparse designs: the flights' rows have 6 non-zeros of 32). An
-// entry (a, b) of the update gets a non-zero term only where some row is
-// non-zero at both a and b; every other entry of the dense loop adds an exact
-// zero, which leaves h as it is. The entries it does touch it computes by
-// the dense loop's expression, so h ends bit for bit the same.
-func addRankFourOn(h, x0, x1, x2, x3 []float64, c *[4]float64, d int, cols []int) {
-	for i, a := range cols {
-		a0, a1, a2, a3 := c[0]*x0[a], c[1]*x1[a], c[2]*x2[a], c[3]*x3[a]
-		hr := h[a*d : a*d+d]
-		for _, b := range cols[i:] {
-			hr[b] += a0*x0[b] + a1*x1[b] + a2*x2[b] + a3*x3[b]
-		}
-	}
+	acc.Flush()
 }
 
 // hessianer returns the energy's own Hessianer, the contract's for a GLM
@@ -264,7 +129,7 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 		sum += pt.sum
 		if nb > 1 {
 			vec.Axpy(g, 1, pt.g)
-			addUpper(h, pt.h, d)
+			symm.AddUpper(h, pt.h, d)
 		}
 	}
 	t.evals += int64(t.n)
@@ -302,7 +167,7 @@ func (t *Target) cvSums() bool {
 // reads only the Target's β and N, so blocks run concurrently.
 func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, val []float64) (float64, error) {
 	var sum float64
-	acc := rankAcc{h: h, d: t.d}
+	acc := symm.RankAcc{H: h, D: t.d}
 	rows := newRowCursor(gl)
 	// The logistic loss and its derivatives from one exponential, bit for
 	// bit as Loss and LossDerivs, for a DenseGLM with float64 rows that
@@ -339,7 +204,7 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 			for k := range idx {
 				row := fused.X[(start+k)*t.d : (start+k+1)*t.d]
 				vec.Axpy(g, t.beta*f1s[k], row[:t.d])
-				acc.add(row, t.beta*f2s[k])
+				acc.Add(row, t.beta*f2s[k])
 			}
 		} else {
 			for k := range idx {
@@ -350,10 +215,10 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 				val[k] = gl.Loss(i, z)
 				f1, f2 := gl.LossDerivs(i, z)
 				vec.Axpy(g, t.beta*f1, row[:t.d])
-				acc.add(row, t.beta*f2)
+				acc.Add(row, t.beta*f2)
 			}
 		}
-		acc.flush()
+		acc.Flush()
 		s, err := sumEnergies(val, idx, theta)
 		if err != nil {
 			return 0, err

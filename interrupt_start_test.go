@@ -179,7 +179,7 @@ func (e hessTickGLM) SparseHessianStop(theta []float64, stop func() bool) (*spar
 
 // TestInterruptSparseHessian is issue 31 item 13 for the sparse Hessians
 // of a multilevel model, one pass over the data each, which the sparse
-// Laplace approximation's Newton steps (FindSparseLaplace) and the
+// Laplace approximation's Newton steps (FindLaplace's sparse path) and the
 // automatic default's multilevel centre call: cancelled halfway through
 // the second Hessian, each returns the context's error having read at
 // most a chunk (one poll, 512 entries) more of it.
@@ -201,8 +201,8 @@ func TestInterruptSparseHessian(t *testing.T) {
 		name, stage string
 		run         func(ctx context.Context, p *exactmh.Posterior, st *stageTicker) error
 	}{
-		{"FindSparseLaplace", "", func(ctx context.Context, p *exactmh.Posterior, _ *stageTicker) error {
-			_, err := exactmh.FindSparseLaplace(ctx, p, make([]float64, mp.Dim()), nil)
+		{"FindLaplace (sparse)", "", func(ctx context.Context, p *exactmh.Posterior, _ *stageTicker) error {
+			_, err := exactmh.FindLaplace(ctx, p, make([]float64, mp.Dim()), nil)
 			return err
 		}},
 		{"multilevel centre", "finding the multilevel centre", func(ctx context.Context, p *exactmh.Posterior, st *stageTicker) error {

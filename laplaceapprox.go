@@ -13,6 +13,10 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/exactmh/exactmh/internal/precision"
+	"github.com/exactmh/exactmh/internal/vec"
+	"github.com/exactmh/exactmh/sparse"
 )
 
 // LaplaceApprox is the Laplace approximation of a posterior: the Gaussian
@@ -57,12 +61,17 @@ type LaplaceApprox struct {
 	// approximation is poor; empty otherwise.
 	Warnings []string
 
-	// Sparse, when set, is the sparse Laplace approximation this one is
-	// (FindLaplace takes it where the energy and the prior implement
-	// SparseHessianer): H is Sparse.Precision and its factor
-	// Sparse.Factor, Precision and CovChol are nil, and the methods below
-	// work through the sparse factor.
-	Sparse *SparseLaplace
+	// SparsePrecision and SparseFactor, when set, are H (lower triangle)
+	// and its sparse Cholesky factorisation H = PᵀLLᵀP under a
+	// fill-reducing order: the sparse approximation FindLaplace and
+	// LaplaceAt make where the energy and the prior implement
+	// SparseHessianer (a multilevel model: the fixed effects coupled to
+	// every group's effects, each group's effects only to themselves),
+	// with memory O(nnz(L)). Precision and CovChol are then nil, and the
+	// methods below work through the sparse factor in O(nnz(L)) where the
+	// dense ones cost O(d²).
+	SparsePrecision *sparse.SymCSC
+	SparseFactor    *sparse.Cholesky
 
 	// data, when the Newton search could record them (Target.cvSums), are
 	// the data's sums at Mean from its last pass, which ControlVariates
@@ -126,10 +135,6 @@ func (e *IndefiniteHessianError) Error() string {
 		e.Theta, what, e.MinEigenvalue, e.MaxEigenvalue, e.Direction)
 }
 
-// laplaceCond is the condition number of H beyond which it is treated as
-// singular: H⁻¹ would have no correct digit.
-const laplaceCond = 1e14
-
 // FindLaplace returns the Laplace approximation of p: FindMAP from init
 // with the settings s, then the Hessian at the mode (Posterior.Hessian; a
 // Newton search has it already and reads no more data). It returns an
@@ -140,8 +145,9 @@ const laplaceCond = 1e14
 // not positive definite.
 //
 // Where the energy and the prior (unless flat) implement SparseHessianer,
-// and the search is MAPAuto or MAPNewton, it is FindSparseLaplace's sparse
-// approximation instead, with Sparse set and no dense matrix of d×d (for
+// and the search is MAPAuto or MAPNewton, it is the sparse approximation
+// instead: the same Newton search over the sparse Hessian, with
+// SparsePrecision and SparseFactor set and no dense matrix of d×d (for
 // an energy that is also a GLM, from d = 200 only: below, the dense one
 // gives the GLM control variates). LaplaceAt does the same.
 func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (la *LaplaceApprox, err error) {
@@ -154,21 +160,26 @@ func FindLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 
 // findLaplace is FindLaplace without its guard.
 func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettings) (*LaplaceApprox, error) {
-	if la, ok, err := findLaplaceSparse(ctx, p, init, s); ok {
-		return la, err
-	}
-	m, h, sums, err := findMAP(ctx, p, init, s)
+	const who = "exactmh: FindLaplace"
+	m, pt, err := findMAP(ctx, p, init, s, true)
 	if err != nil {
 		if m == nil {
-			return nil, within("exactmh: FindLaplace", err)
+			return nil, within(who, err)
 		}
-		return &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity}, within("exactmh: FindLaplace", err)
+		return &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity, Passes: m.Passes}, within(who, err)
 	}
 	t, err := NewTarget(p)
 	if err != nil {
 		return nil, err
 	}
-	la := &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity, Passes: m.Passes, ExactHessian: true, data: sums}
+	la := &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity, Passes: m.Passes, ExactHessian: true}
+	var h []float64
+	if pt != nil {
+		if sh, ok := pt.hess.(*precision.SparseHessian); ok {
+			return la, la.factorSparse(t, sh, pt.shift, who)
+		}
+		h, la.data = pt.h, pt.sums(t.Energy())
+	}
 	if h == nil {
 		// The Hessian's pass stops within a chunk of data once ctx is
 		// cancelled (TestChooseInterrupted).
@@ -178,48 +189,83 @@ func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 		h, la.ExactHessian, passes, err = t.negLogPosteriorHessian(m.Theta)
 		la.Passes += passes
 		if err != nil {
-			return la, within("exactmh: FindLaplace", cancelled(ctx, err))
+			return la, within(who, cancelled(ctx, err))
 		}
 	}
-	return la, la.factor(t, h, "exactmh: FindLaplace")
+	return la, la.factorDense(t, h, who)
 }
 
 // LaplaceAt returns the Gaussian approximation N(θ, H(θ)⁻¹) at a given θ,
 // meant to be a mode found before (by FindMAP): the Hessian there and the
 // log density, two reads of the data for an exact Hessian. It fails as
-// FindLaplace does; θ is not checked to be a mode.
+// FindLaplace does, and is sparse where FindLaplace's would be; θ is not
+// checked to be a mode.
 func LaplaceAt(p *Posterior, theta []float64) (*LaplaceApprox, error) {
-	if sparsePath(p) {
-		return laplaceAtSparse(p, theta)
-	}
+	const who = "exactmh: LaplaceAt"
 	t, err := p.targetAt("LaplaceAt", theta)
 	if err != nil {
 		return nil, err
 	}
-	la := &LaplaceApprox{Mean: slices.Clone(theta)}
-	h, exact, passes, err := t.negLogPosteriorHessian(la.Mean)
-	la.ExactHessian, la.Passes = exact, passes
-	if err != nil {
-		return nil, within("exactmh: LaplaceAt", err)
+	la := &LaplaceApprox{Mean: slices.Clone(theta), ExactHessian: true}
+	var h []float64
+	var sh *precision.SparseHessian
+	if sparsePath(p) {
+		eh, ph, _ := sparseParts(t)
+		m := &MAP{}
+		hs, err := (&sparseNewton{t: t, eh: eh, ph: ph, best: m}).hessian(la.Mean)
+		if err != nil {
+			return nil, within(who, err)
+		}
+		sh = &precision.SparseHessian{H: hs}
+		la.Passes = m.Passes
+	} else {
+		var passes int
+		h, la.ExactHessian, passes, err = t.negLogPosteriorHessian(la.Mean)
+		la.Passes = passes
+		if err != nil {
+			return nil, within(who, err)
+		}
 	}
 	u, err := t.TotalEnergy(la.Mean)
 	la.Passes++
 	if err != nil {
-		return nil, within("exactmh: LaplaceAt", err)
+		return nil, within(who, err)
 	}
 	la.LogDensity = t.LogPrior(la.Mean) - u
-	return la, la.factor(t, h, "exactmh: LaplaceAt")
+	if sh == nil {
+		return la, la.factorDense(t, h, who)
+	}
+	tau, err := sh.Factor()
+	if err != nil {
+		return nil, within(who, fmt.Errorf("the Hessian at θ: %w", err))
+	}
+	return la, la.factorSparse(t, sh, tau, who)
 }
 
-// factor fills Precision, CovChol, LogDetCov, LogEvidence and Warnings from
-// the upper triangle h of H, or returns an *IndefiniteHessianError (with
-// Precision set).
-func (la *LaplaceApprox) factor(t *Target, h []float64, who string) error {
+// factorSparse fills SparsePrecision, SparseFactor, LogDetCov,
+// LogEvidence and Warnings from the sparse Hessian sh at the mode,
+// factored with the shift tau, or says why H is not positive definite
+// (tau > 0: the factor is of H + τI, precision.SparseHessian).
+func (la *LaplaceApprox) factorSparse(t *Target, sh *precision.SparseHessian, tau float64, who string) error {
+	la.Warnings = supportWarnings(t.Prior(), la.Mean)
+	if tau != 0 {
+		return fmt.Errorf("%s: the Hessian at the mode is not positive definite (%v): the posterior is improper or flat along some direction (an unidentified parameter under a flat prior, collinear covariates), or θ̂ is a saddle point", who, sh.NotPD)
+	}
+	la.SparsePrecision, la.SparseFactor = sh.H, sh.Chol
+	la.LogDetCov = -sh.Chol.LogDet()
+	la.LogEvidence = la.LogDensity + float64(len(la.Mean))/2*math.Log(2*math.Pi) + la.LogDetCov/2
+	return nil
+}
+
+// factorDense fills Precision, CovChol, LogDetCov, LogEvidence and
+// Warnings from the upper triangle h of H, or returns an
+// *IndefiniteHessianError (with Precision set).
+func (la *LaplaceApprox) factorDense(t *Target, h []float64, who string) error {
 	d := t.d
 	la.Precision = mat.NewSymDense(d, h)
 	la.Warnings = supportWarnings(t.Prior(), la.Mean)
 	var chol mat.Cholesky
-	if !chol.Factorize(la.Precision) || chol.Cond() > laplaceCond {
+	if !chol.Factorize(la.Precision) || chol.Cond() > precision.Cond {
 		var eig mat.EigenSym
 		if !eig.Factorize(la.Precision, true) {
 			return fmt.Errorf("%s: the Hessian at θ̂ = %v is not positive definite, and its eigendecomposition failed", who, la.Mean)
@@ -235,32 +281,9 @@ func (la *LaplaceApprox) factor(t *Target, h []float64, who string) error {
 	}
 	la.LogDetCov = -chol.LogDet()
 	la.LogEvidence = la.LogDensity + float64(d)/2*math.Log(2*math.Pi) + la.LogDetCov/2
-	// A lower L with LLᵀ = H⁻¹: with J the reversal permutation, factor
-	// JHJ = RRᵀ (R lower); then H⁻¹ = (JR⁻ᵀJ)(JR⁻ᵀJ)ᵀ and JR⁻ᵀJ is lower
-	// triangular. No inverse of H is formed.
-	rev := mat.NewSymDense(d, nil)
-	for a := range d {
-		for b := a; b < d; b++ {
-			rev.SetSym(a, b, la.Precision.At(d-1-a, d-1-b))
-		}
-	}
-	var rc mat.Cholesky
-	if !rc.Factorize(rev) {
-		return fmt.Errorf("%s: the reversed Hessian at θ̂ = %v has no Cholesky factor", who, la.Mean)
-	}
-	var r, rinv mat.TriDense
-	rc.LTo(&r)
-	if err := rinv.InverseTri(&r); err != nil {
-		if _, ok := err.(mat.Condition); !ok {
-			return fmt.Errorf("%s: inverting the Cholesky factor: %v", who, err)
-		}
-	}
-	la.CovChol = mat.NewTriDense(d, mat.Lower, nil)
-	for a := range d {
-		for b := 0; b <= a; b++ {
-			// (JR⁻ᵀJ)_ab = (R⁻¹)_{d−1−b, d−1−a}.
-			la.CovChol.SetTri(a, b, rinv.At(d-1-b, d-1-a))
-		}
+	var err error
+	if la.CovChol, err = precision.CovChol(la.Precision); err != nil {
+		return fmt.Errorf("%s: at θ̂ = %v: %w", who, la.Mean, err)
 	}
 	return nil
 }
@@ -281,56 +304,64 @@ func supportWarnings(prior Prior, theta []float64) []string {
 	return nil
 }
 
-// Covariance returns H⁻¹ = LLᵀ (for a sparse approximation, d solves
-// with its factor: O(d·nnz(L)) time and d² memory).
-func (la *LaplaceApprox) Covariance() *mat.SymDense {
-	if la.Sparse != nil {
-		return la.Sparse.covariance()
+// precisionFactor returns the approximation's precision H with its
+// factor, dense (CovChol and Precision) or sparse (SparseFactor), or nil
+// where there is none (H was not positive definite): the methods below
+// are written once over it.
+func (la *LaplaceApprox) precisionFactor() precision.Factor {
+	if la.SparseFactor != nil {
+		return &precision.Sparse{Prec: la.SparsePrecision, Chol: la.SparseFactor}
+	}
+	if la.CovChol == nil {
+		return nil
 	}
 	d := len(la.Mean)
-	c := mat.NewSymDense(d, nil)
-	c.SymOuterK(1, la.CovChol)
-	return c
+	c := make([]float64, d*d)
+	for a := range d {
+		for b := 0; b <= a; b++ {
+			c[a*d+b] = la.CovChol.At(a, b)
+		}
+	}
+	var prec []float64
+	if la.Precision != nil {
+		prec = make([]float64, d*d)
+		for a := range d {
+			for b := range d {
+				prec[a*d+b] = la.Precision.At(a, b)
+			}
+		}
+	}
+	return precision.NewDense(c, prec)
 }
 
-// SD returns the approximation's marginal standard deviations, √(H⁻¹)_jj.
+// Covariance returns H⁻¹ (d solves with the factor: O(d·nnz(L)) time and
+// d² memory for a sparse approximation).
+func (la *LaplaceApprox) Covariance() *mat.SymDense {
+	return precision.Covariance(la.precisionFactor())
+}
+
+// SD returns the approximation's marginal standard deviations, √(H⁻¹)_jj
+// (for a sparse approximation from the diagonal of H⁻¹ on the factor's
+// pattern, sparse.Cholesky.InverseDiag, without forming H⁻¹).
 func (la *LaplaceApprox) SD() []float64 {
-	if la.Sparse != nil {
-		return la.Sparse.SD()
-	}
-	d := len(la.Mean)
-	sd := make([]float64, d)
-	for a := range d {
-		var s float64
-		for b := 0; b <= a; b++ {
-			v := la.CovChol.At(a, b)
-			s += v * v
-		}
-		sd[a] = math.Sqrt(s)
+	sd := make([]float64, len(la.Mean))
+	la.precisionFactor().InverseDiag(sd)
+	for j, v := range sd {
+		sd[j] = math.Sqrt(v)
 	}
 	return sd
 }
 
-// Rand sets dst (allocated if nil) to a draw θ̂ + Lz, z standard normal from
-// rng, and returns it.
+// Rand sets dst (allocated if nil) to a draw θ̂ + ξ, ξ ~ N(0, H⁻¹) from
+// standard normals of rng (Lz with LLᵀ = H⁻¹, or PᵀL⁻ᵀz for a sparse
+// approximation), and returns it.
 func (la *LaplaceApprox) Rand(rng *rand.Rand, dst []float64) []float64 {
-	if la.Sparse != nil {
-		return la.Sparse.Rand(rng, dst)
-	}
-	d := len(la.Mean)
 	if dst == nil {
-		dst = make([]float64, d)
+		dst = make([]float64, len(la.Mean))
 	}
-	z := make([]float64, d)
-	for j := range z {
-		z[j] = rng.NormFloat64()
-	}
-	for a := range d {
-		s := la.Mean[a]
-		for b := 0; b <= a; b++ {
-			s += la.CovChol.At(a, b) * z[b]
-		}
-		dst[a] = s
+	la.precisionFactor().Normal(rng, dst)
+	for j, m := range la.Mean {
+		dst[j] += m
 	}
 	return dst
 }
@@ -338,43 +369,39 @@ func (la *LaplaceApprox) Rand(rng *rand.Rand, dst []float64) []float64 {
 // LogProb returns the normalised log density of the approximation at θ:
 // −(d/2)·log 2π − ½·LogDetCov − ½(θ − θ̂)ᵀH(θ − θ̂).
 func (la *LaplaceApprox) LogProb(theta []float64) float64 {
-	if la.Sparse != nil {
-		return la.Sparse.LogProb(theta)
-	}
 	d := len(la.Mean)
-	diff := make([]float64, d)
-	for j := range diff {
-		diff[j] = theta[j] - la.Mean[j]
-	}
-	v := mat.NewVecDense(d, diff)
-	q := mat.Inner(v, la.Precision, v)
-	return -float64(d)/2*math.Log(2*math.Pi) - la.LogDetCov/2 - q/2
+	return -float64(d)/2*math.Log(2*math.Pi) - la.LogDetCov/2 - la.precisionFactor().Quad(theta, la.Mean)/2
 }
 
 // CrankNicolson returns the Crank–Nicolson proposal around the
-// approximation, N(θ̂, H⁻¹): the proposal under which a posterior close to
-// its Laplace approximation keeps a high acceptance for large moves in any
-// dimension. A tenth of its steps are a random walk shaped
-// by H⁻¹, for tails the approximation misses (CrankNicolson.Walk). For a
-// sparse approximation it is Sparse.CrankNicolson, O(nnz) per step.
+// approximation, N(θ̂, H⁻¹), through its factor (dense or sparse, shared
+// with it: the approximation must not be modified while the proposal is
+// in use): the proposal under which a posterior close to its Laplace
+// approximation keeps a high acceptance for large moves in any dimension.
+// A tenth of its steps are a random walk shaped by H⁻¹, for tails the
+// approximation misses (CrankNicolson.Walk).
 func (la *LaplaceApprox) CrankNicolson() (*CrankNicolson, error) {
-	if la.Sparse != nil {
-		return la.Sparse.CrankNicolson()
+	f := la.precisionFactor()
+	if f == nil || f.Dim() != len(la.Mean) {
+		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: no factor of the precision (the Hessian was not positive definite)")
 	}
-	if la.CovChol == nil {
-		return nil, fmt.Errorf("exactmh: LaplaceApprox.CrankNicolson: no covariance (the Hessian was not positive definite)")
+	if err := vec.FiniteVec("LaplaceApprox.CrankNicolson: mean", la.Mean); err != nil {
+		return nil, err
 	}
-	return NewCrankNicolson(la.Mean, la.Covariance())
+	return &CrankNicolson{Walk: defaultWalk, mean: slices.Clone(la.Mean), fac: f}, nil
 }
 
+// Proposal returns the Crank–Nicolson proposal around the approximation
+// (CrankNicolson) as a Proposal: the automatic default's "-CN"
+// candidates' and WithLaplace's.
+func (la *LaplaceApprox) Proposal() (Proposal, error) { return la.CrankNicolson() }
+
 // GaussianWalk returns the random walk with increments shaped like H⁻¹
-// (through the sparse factor for a sparse approximation).
+// through the approximation's factor, which it shares (see CrankNicolson).
 func (la *LaplaceApprox) GaussianWalk() (*GaussianWalk, error) {
-	if la.Sparse != nil {
-		return la.Sparse.GaussianWalk()
+	f := la.precisionFactor()
+	if f == nil {
+		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: no factor of the precision (the Hessian was not positive definite)")
 	}
-	if la.CovChol == nil {
-		return nil, fmt.Errorf("exactmh: LaplaceApprox.GaussianWalk: no covariance (the Hessian was not positive definite)")
-	}
-	return NewGaussianWalk(la.Covariance())
+	return &GaussianWalk{fac: f}, nil
 }

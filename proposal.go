@@ -10,8 +10,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/precision"
 	"github.com/exactmh/exactmh/internal/vec"
-	"github.com/exactmh/exactmh/sparse"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -78,54 +78,47 @@ func checkScale(who string, s float64) error {
 	return nil
 }
 
-// GaussianWalk is the random walk θ′ = θ + scale·Lz, z ~ N(0, I), whose
-// increments have covariance scale²·Σ for a given Σ = LLᵀ: a random walk
-// shaped like the posterior, for example by the Laplace approximation's
-// covariance H⁻¹. On a posterior close to N(θ̂, Σ) its optimal scale is
-// about 2.38/√d and its acceptance about 0.234 in any orientation, where the
-// isotropic walk's step must shrink to the posterior's narrowest direction.
-// It is symmetric: its log proposal ratio is 0. A step costs O(d²), or
-// O(nnz(L)) for a sparse precision (NewGaussianWalkSparse).
+// GaussianWalk is the random walk θ′ = θ + scale·ξ, ξ ~ N(0, Σ), for a
+// given Σ: a random walk shaped like the posterior, for example by the
+// Laplace approximation's covariance H⁻¹ (LaplaceApprox.GaussianWalk). On
+// a posterior close to N(θ̂, Σ) its optimal scale is about 2.38/√d and its
+// acceptance about 0.234 in any orientation, where the isotropic walk's
+// step must shrink to the posterior's narrowest direction. It is
+// symmetric: its log proposal ratio is 0. ξ is drawn through the
+// precision factor (internal/precision): Lz with LLᵀ = Σ, O(d²) a step,
+// or for a sparse Laplace approximation PᵀL⁻ᵀz with H = PᵀLLᵀP,
+// O(nnz(L)).
 type GaussianWalk struct {
-	l    []float64        // L, row-major lower triangular d×d
-	chol *sparse.Cholesky // instead of l, from NewGaussianWalkSparse
+	fac precision.Factor
 }
 
 // NewGaussianWalk returns the random walk with increment covariance
 // scale²·cov. cov must be symmetric positive definite.
 func NewGaussianWalk(cov mat.Symmetric) (*GaussianWalk, error) {
-	l, err := choleskyRows("NewGaussianWalk", cov)
+	l, err := precision.CholeskyRows("NewGaussianWalk", cov)
 	if err != nil {
 		return nil, err
 	}
-	return &GaussianWalk{l: l}, nil
+	return &GaussianWalk{fac: precision.NewDenseCovChol(l)}, nil
 }
 
-// Propose draws θ′ = θ + scale·Lz and returns 0.
+// Propose draws θ′ = θ + scale·ξ and returns 0.
 func (w *GaussianWalk) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
-	if w.chol != nil {
-		return w.proposeSparse(rng, dst, theta, scale)
-	}
-	walkStep(rng, dst, theta, w.l, scale)
+	walkStep(rng, dst, theta, w.fac, scale)
 	return 0
 }
 
-// walkStep sets dst = θ + scale·Lz, z ~ N(0, I), for a row-major lower
-// triangular L: the Gaussian walk's move and CrankNicolson's random-walk
-// steps.
-func walkStep(rng *rand.Rand, dst, theta, l []float64, scale float64) {
-	lowerTimesNormal(rng, dst, l)
+// walkStep sets dst = θ + scale·ξ, ξ ~ N(0, Σ) through the factor: the
+// Gaussian walk's move and CrankNicolson's random-walk steps.
+func walkStep(rng *rand.Rand, dst, theta []float64, fac precision.Factor, scale float64) {
+	fac.Normal(rng, dst)
 	for j, v := range theta {
 		dst[j] = v + scale*dst[j]
 	}
 }
 
 func (w *GaussianWalk) checkDim(d int) error {
-	n := sqrtLen(w.l)
-	if w.chol != nil {
-		n = w.chol.N()
-	}
-	if n != d {
+	if n := w.fac.Dim(); n != d {
 		return fmt.Errorf("GaussianWalk has dimension %d, want %d", n, d)
 	}
 	return nil
@@ -144,8 +137,10 @@ func (w *GaussianWalk) checkDim(d int) error {
 // N(μ, Σ) (Bernstein–von Mises), so acceptance stays high even for large
 // moves in any dimension. scale → 0 makes small moves (ρ → 1); large scales
 // approach the independence sampler from N(μ, Σ). The driver adapts scale
-// like any step scale. A step costs O(d²); for a sparse precision
-// (NewCrankNicolsonSparse) O(nnz) of its factor.
+// like any step scale. Σ is held as a precision factor
+// (internal/precision), the one axis between dense and sparse: a step
+// costs O(d²), and around a sparse Laplace approximation
+// (LaplaceApprox.CrankNicolson) O(nnz) of its factor.
 //
 // A fraction Walk of the steps (defaultWalk unless changed) are instead the
 // Gaussian random walk θ′ = θ + (2.38/√d)·Lz, whose log proposal ratio is 0:
@@ -217,12 +212,7 @@ type CrankNicolson struct {
 	Antithetic bool
 
 	mean []float64
-	l    []float64 // L, row-major lower triangular d×d
-	prec []float64 // Σ⁻¹, row-major d×d
-
-	// sparse holds H = Σ⁻¹ and its sparse factor instead of l and prec
-	// for a proposal from NewCrankNicolsonSparse.
-	sparse *sparsePrecision
+	fac  precision.Factor // Σ⁻¹ and its factor, dense or sparse
 }
 
 // defaultWalk is the fraction of random-walk steps NewCrankNicolson sets
@@ -239,24 +229,11 @@ func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error)
 	if err := vec.FiniteVec("NewCrankNicolson: mean", mean); err != nil {
 		return nil, err
 	}
-	l, err := choleskyRows("NewCrankNicolson", cov)
+	fac, err := precision.NewDenseCov("NewCrankNicolson", cov)
 	if err != nil {
 		return nil, err
 	}
-	d := len(mean)
-	var ch mat.Cholesky
-	ch.Factorize(cov) // succeeded in choleskyRows
-	var p mat.SymDense
-	if err := ch.InverseTo(&p); err != nil {
-		return nil, fmt.Errorf("exactmh: NewCrankNicolson: inverting the covariance: %w", err)
-	}
-	prec := make([]float64, d*d)
-	for j := range d {
-		for k := range d {
-			prec[j*d+k] = p.At(j, k)
-		}
-	}
-	return &CrankNicolson{Walk: defaultWalk, mean: slices.Clone(mean), l: l, prec: prec}, nil
+	return &CrankNicolson{Walk: defaultWalk, mean: slices.Clone(mean), fac: fac}, nil
 }
 
 // Propose draws θ′ and returns its log proposal ratio: for a Crank–Nicolson
@@ -285,32 +262,31 @@ func NewCrankNicolson(mean []float64, cov mat.Symmetric) (*CrankNicolson, error)
 // this in many dimensions: one coordinate's excursion barely changes
 // ‖u‖², which the other d − 1 coordinates dominate.
 func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale float64) float64 {
-	if c.sparse != nil {
-		return c.proposeSparse(rng, dst, theta, scale)
-	}
 	if c.Walk > 0 && rng.Float64() < c.Walk {
-		walkStep(rng, dst, theta, c.l, 2.38/math.Sqrt(float64(len(dst))))
+		walkStep(rng, dst, theta, c.fac, 2.38/math.Sqrt(float64(len(dst))))
 		return 0
 	}
 	rho, s := c.coefficients(scale)
 	if c.Nu > 0 {
 		return c.proposeT(rng, dst, theta, rho, s)
 	}
-	lowerTimesNormal(rng, dst, c.l)
+	c.fac.Normal(rng, dst)
 	for j, m := range c.mean {
 		dst[j] = m + rho*(theta[j]-m) + s*dst[j]
 	}
-	return (c.quad(dst) - c.quad(theta)) / 2
+	return (c.fac.Quad(dst, c.mean) - c.fac.Quad(theta, c.mean)) / 2
 }
 
 // proposeT is Propose's Crank–Nicolson move around the product of
 // Student-t distributions t_ν in the whitened coordinates, ν = c.Nu. It
 // works in dst without scratch memory: u = L⁻¹(θ − μ) by forward
 // substitution, then u′ in place, then θ′ = μ + Lu′ from the last row up.
+// It needs the dense factor (checkDim).
 func (c *CrankNicolson) proposeT(rng *rand.Rand, dst, theta []float64, rho, s float64) float64 {
 	d := len(dst)
+	l := c.fac.(*precision.Dense).C
 	for j := range d {
-		row := c.l[j*d : j*d+j+1]
+		row := l[j*d : j*d+j+1]
 		v := theta[j] - c.mean[j]
 		for k, l := range row[:j] {
 			v -= l * dst[k]
@@ -328,8 +304,8 @@ func (c *CrankNicolson) proposeT(rng *rand.Rand, dst, theta []float64, rho, s fl
 	}
 	for j := d - 1; j >= 0; j-- {
 		var v float64
-		for k, l := range c.l[j*d : j*d+j+1] {
-			v += l * dst[k]
+		for k, lk := range l[j*d : j*d+j+1] {
+			v += lk * dst[k]
 		}
 		dst[j] = c.mean[j] + v
 	}
@@ -406,8 +382,8 @@ func (c *CrankNicolson) String() string {
 	if c.Antithetic {
 		extra += ", antithetic"
 	}
-	if c.sparse != nil {
-		return fmt.Sprintf("CrankNicolson(d=%d, nnzL=%d, walk=%g%s)", len(c.mean), c.sparse.chol.Symbolic().FactorNNZ(), c.Walk, extra)
+	if !c.dense() {
+		return fmt.Sprintf("CrankNicolson(d=%d, nnzL=%d, walk=%g%s)", len(c.mean), c.fac.FactorNNZ(), c.Walk, extra)
 	}
 	if c.Nu > 0 {
 		return fmt.Sprintf("CrankNicolson(d=%d, walk=%g, nu=%g%s)", len(c.mean), c.Walk, c.Nu, extra)
@@ -415,22 +391,11 @@ func (c *CrankNicolson) String() string {
 	return fmt.Sprintf("CrankNicolson(d=%d, walk=%g%s)", len(c.mean), c.Walk, extra)
 }
 
-// quad returns (v − μ)ᵀΣ⁻¹(v − μ), without scratch memory.
-func (c *CrankNicolson) quad(v []float64) float64 {
-	if c.sparse != nil {
-		return c.sparse.prec.Quad(v, c.mean)
-	}
-	d := len(c.mean)
-	var q float64
-	for j := range d {
-		var r float64
-		row := c.prec[j*d : (j+1)*d]
-		for k, p := range row {
-			r += p * (v[k] - c.mean[k])
-		}
-		q += (v[j] - c.mean[j]) * r
-	}
-	return q
+// dense reports whether the proposal's factor is dense (the Student-t
+// moves need it).
+func (c *CrankNicolson) dense() bool {
+	_, ok := c.fac.(*precision.Dense)
+	return ok
 }
 
 // checkDim reports whether the proposal fits dimension d and its Walk is
@@ -445,60 +410,11 @@ func (c *CrankNicolson) checkDim(d int) error {
 	if !(c.Nu == 0 || c.Nu >= 1 && !math.IsInf(c.Nu, 1)) {
 		return fmt.Errorf("CrankNicolson.Nu = %g, want 0 (Gaussian) or finite ≥ 1 (Student-t)", c.Nu)
 	}
-	if c.Nu > 0 && c.sparse != nil {
-		return fmt.Errorf("CrankNicolson.Nu = %g with a sparse precision (NewCrankNicolsonSparse): the Student-t moves need the dense factor; want 0", c.Nu)
+	if c.Nu > 0 && !c.dense() {
+		return fmt.Errorf("CrankNicolson.Nu = %g with a sparse precision (a sparse Laplace approximation's): the Student-t moves need the dense factor; want 0", c.Nu)
 	}
 	if len(c.mean) != d {
 		return fmt.Errorf("CrankNicolson has dimension %d, want %d", len(c.mean), d)
 	}
 	return nil
 }
-
-// lowerTimesNormal sets dst = Lz for z ~ N(0, I) and a row-major lower
-// triangular L, in place: z is drawn into dst and multiplied from the last
-// row up, so that row j reads only entries k ≤ j still holding z.
-func lowerTimesNormal(rng *rand.Rand, dst, l []float64) {
-	d := len(dst)
-	for j := range dst {
-		dst[j] = rng.NormFloat64()
-	}
-	for j := d - 1; j >= 0; j-- {
-		var s float64
-		for k, v := range l[j*d : j*d+j+1] {
-			s += v * dst[k]
-		}
-		dst[j] = s
-	}
-}
-
-// choleskyRows returns the lower Cholesky factor of a symmetric positive
-// definite matrix, row-major.
-func choleskyRows(who string, cov mat.Symmetric) ([]float64, error) {
-	d := cov.SymmetricDim()
-	if d == 0 {
-		return nil, fmt.Errorf("exactmh: %s: empty covariance", who)
-	}
-	for j := range d {
-		for k := range d {
-			if v := cov.At(j, k); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("exactmh: %s: covariance[%d][%d] = %v, want finite", who, j, k, v)
-			}
-		}
-	}
-	var ch mat.Cholesky
-	if ok := ch.Factorize(cov); !ok {
-		return nil, fmt.Errorf("exactmh: %s: the covariance is not positive definite", who)
-	}
-	var lt mat.TriDense
-	ch.LTo(&lt)
-	l := make([]float64, d*d)
-	for j := range d {
-		for k := 0; k <= j; k++ {
-			l[j*d+k] = lt.At(j, k)
-		}
-	}
-	return l, nil
-}
-
-// sqrtLen returns n for a slice of n² elements.
-func sqrtLen(x []float64) int { return int(math.Round(math.Sqrt(float64(len(x))))) }

@@ -252,7 +252,7 @@ func TestSparseCrankNicolsonMatchesDense(t *testing.T) {
 	post := riPosterior(5, 2000, 3, 40)
 	d := post.Dim()
 	ctx := context.Background()
-	sl, err := exactmh.FindSparseLaplace(ctx, post, make([]float64, d), nil)
+	sl, err := exactmh.FindLaplace(ctx, post, make([]float64, d), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,7 +134,7 @@ type rowConverter interface {
 // rowCursor reads the rows of a GLM for a set-up pass without allocating
 // per row: a float64 GLM's own rows, or a rowConverter's converted into a
 // ring of four buffers, so that a row stays valid until four more have
-// been read (rankAcc holds up to four).
+// been read (symm.RankAcc holds up to four).
 type rowCursor struct {
 	g    GLM
 	conv rowConverter

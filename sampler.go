@@ -619,7 +619,7 @@ func Sample(ctx context.Context, p *Posterior, k Kernel, s *Settings) (*Result, 
 // p's prior support is replaced by θ̂. A program that runs a Choice in
 // another process (by its name, WithLaplace) starts it the same way.
 func LaplaceInits(s *Settings, la *LaplaceApprox, p *Posterior) *Settings {
-	if la == nil || la.CovChol == nil && la.Sparse == nil || p == nil || s != nil && (s.Init != nil || s.Inits != nil) {
+	if la == nil || la.CovChol == nil && la.SparseFactor == nil || p == nil || s != nil && (s.Init != nil || s.Inits != nil) {
 		return s
 	}
 	var r Settings

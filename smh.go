@@ -11,9 +11,9 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh/internal/alias"
-	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/symm"
 	"github.com/exactmh/exactmh/internal/vec"
 )
 
@@ -236,7 +236,7 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 		if order == 2 {
 			c.hess = make([]float64, d*d)
 		}
-		acc := rankAcc{h: c.hess, d: d}
+		acc := symm.RankAcc{H: c.hess, D: d}
 		c.conv = rowConverterOf(glm)
 		var y []float64 // the logistic regressions' responses, kept in the records
 		if r, ok := denseLogistic(glm); ok {
@@ -259,12 +259,12 @@ func newSMHTerms(name string, t *Target, order int, center []float64) (*smhTerms
 			vec.Axpy(c.gradSum, f1, row)
 			if order == 2 {
 				g.f2 = f2
-				acc.add(row, f2)
+				acc.Add(row, f2)
 			}
 		}
 		if order == 2 {
-			acc.flush()
-			symmetrize(c.hess, d)
+			acc.Flush()
+			symm.Symmetrize(c.hess, d)
 		}
 		return c, nil
 	}
@@ -300,6 +300,7 @@ type smhChain struct {
 	idx       [1]int
 	ahead     [smhAhead]int     // a group of data drawn ahead (Step)
 	coins     [smhAhead]float64 // and their thinning uniforms
+	kappa     float64           // the step's κ = (‖θ − θ̂‖₁^{k+1} + ‖θ′ − θ̂‖₁^{k+1})/(k+1)!
 	sink      float64           // prefetch's sum of what it read (see prefetch.Data)
 	diff      [batchChunk]float64
 	fullIdx   [batchChunk]int
@@ -388,26 +389,26 @@ func (c *smhChain) l1(v []float64) float64 {
 	return s
 }
 
-// Step makes one SMH transition.
+// Step makes one SMH transition: the factorised step (factorised) whose
+// first factor is the prior and proposal's with the control variates',
+// and whose per-datum factors are the Taylor remainders'.
 func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	logExact, ok := c.propose(rng)
 	if !ok {
-		info.AcceptProb = 0
-		return info, nil
+		return Info{LogDensity: math.NaN()}, nil
 	}
-	beta := c.t.Beta()
 	order := float64(c.k.Order + 1)
-	kappa := (math.Pow(c.l1(c.theta), order) + math.Pow(c.l1(c.next), order)) / c.fact
-	rate := beta * c.sumB * kappa
+	c.kappa = (math.Pow(c.l1(c.theta), order) + math.Pow(c.l1(c.next), order)) / c.fact
+	rate := c.t.Beta() * c.sumB * c.kappa
 	if !(rate >= 0) || math.IsInf(rate, 0) {
-		return Info{}, fmt.Errorf("expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", rate, kappa, c.theta, c.next)
+		return Info{}, fmt.Errorf("expected batch βΣb·κ = %v (κ = %v) at θ = %v, θ′ = %v", rate, c.kappa, c.theta, c.next)
 	}
-	if rate > c.maxRate {
-		return c.fullMHStep(rng, logExact, c.maxRate == asMHRate, &c.fullIdx, &c.diff)
-	}
+	return c.factorised(rng, c, logExact, rate, c.maxRate, &c.seen, c.ahead[:], c.coins[:], &c.fullIdx, &c.diff)
+}
 
-	// 1. The control-variate factor: βΣ(Û_i(θ′) − Û_i(θ)) from the sums.
+// firstFactor returns the log of the control-variate factor,
+// logExact − βΣ(Û_i(θ′) − Û_i(θ)) from the sums.
+func (c *smhChain) firstFactor(logExact float64) (float64, int, error) {
 	var dHat float64
 	for j := range c.theta {
 		dHat += c.gradSum[j] * (c.next[j] - c.theta[j])
@@ -415,63 +416,29 @@ func (c *smhChain) Step(rng *rand.Rand) (Info, error) {
 	if c.k.Order == 2 {
 		dHat += (c.quad(c.next) - c.quad(c.theta)) / 2
 	}
-	log1 := logExact - c.controlVariate(beta, dHat)
-	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
-		return info, nil
-	}
+	return logExact - c.controlVariate(c.t.Beta(), dHat), 0, nil
+}
 
-	// 2. One factor per datum for the remainders, by Poisson thinning,
-	// stopping at the first rejection.
-	if err := poisson.Check(rate); err != nil {
-		return Info{}, fmt.Errorf("%w (κ = %v)", err, kappa)
+// draw draws the data ∝ b_i and their thinning uniforms, their records'
+// alias columns read in a loop of their own (drawRecords).
+func (c *smhChain) draw(rng *rand.Rand, group []int, coins []float64) {
+	drawRecords(rng, c.rec, group, coins)
+}
+
+// datumFactor returns datum i's change of Taylor remainder βR_i(θ′) −
+// βR_i(θ) and its bound βb_iκ, checked against the rounding the
+// difference may carry.
+func (c *smhChain) datumFactor(i int) (float64, float64, error) {
+	beta := c.t.Beta()
+	r, du, b, err := c.remainderDiff(i, beta)
+	if err != nil {
+		return 0, 0, err
 	}
-	// The data are drawn smhAhead at a time (their records' alias columns
-	// read in a loop of their own: drawRecords), then a thinning uniform
-	// for each (drawn for every datum, used only where r > 0), and their
-	// rows and records prefetched before any is computed, so that the
-	// group's cache misses (the records', the rows') are outstanding
-	// together rather than met one datum at a time inside the dependent
-	// arithmetic of each remainder. The indices and uniforms are
-	// independent draws whichever order they come in, so this is the same
-	// kernel; stopping at the first rejection saves the remaining data's
-	// evaluations, not their draws, and at most a group's worth of draws
-	// and prefetching is spent past it.
-	draws := poisson.Draw(rng, rate)
-	c.seen.Next()
-	for lo := 0; lo < draws; lo += smhAhead {
-		// A minibatch can be as long as a pass over the data (the
-		// expected batch is at most maxRate, the draw itself unbounded):
-		// a cancelled run stops within a chunk of it, the chain as it was.
-		if lo%batchChunk == 0 && lo > 0 && c.t.interrupted() {
-			return Info{}, errInterrupted
-		}
-		group := c.ahead[:min(smhAhead, draws-lo)]
-		coins := c.coins[:len(group)]
-		drawRecords(rng, c.rec, group, coins)
-		c.prefetch(group)
-		for k, i := range group {
-			c.seen.Add(i)
-			r, du, b, err := c.remainderDiff(i, beta)
-			if err != nil {
-				return Info{}, err
-			}
-			bound := beta * b * kappa
-			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) && math.Abs(r) > bound*(1+boundTol)+c.roundingSlack(i, c.theta, c.next, beta) {
-				return Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
-			}
-			// u·bound ≥ 0, so this rejects only where r > 0, as the
-			// factor min(1, e^{−r}) asks, without a branch on r's sign
-			// (positive about half the time: unpredictable).
-			if coins[k]*bound < r {
-				info.Batch, info.Distinct = lo+k+1, c.seen.Count
-				return info, nil
-			}
-		}
+	bound := beta * b * c.kappa
+	if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) && math.Abs(r) > bound*(1+boundTol)+c.roundingSlack(i, c.theta, c.next, beta) {
+		return 0, 0, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
 	}
-	info.Batch, info.Distinct = draws, c.seen.Count
-	copy(c.theta, c.next)
-	info.Accepted = true
-	return info, nil
+	return r, bound, nil
 }
 
 // roundingSlack returns the rounding error that β(U_i(θ′) − U_i(θ)) and
@@ -587,6 +554,7 @@ func (c *smhChain) abandonStep()        {}
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
 	_ stepInterrupter = (*smhChain)(nil)
+	_ factorisedChain = (*smhChain)(nil)
 
 	_ Kernel        = SMH{}
 	_ AcceptTarget  = SMH{}

@@ -174,17 +174,17 @@ func riPosterior(seed uint64, n, p, g int) *exactmh.Posterior {
 	return &exactmh.Posterior{Energy: newRILogistic(rng, n, p, g), Prior: riPrior{p: p, g: g, tau: 0.8}}
 }
 
-// FindSparseLaplace agrees with the dense FindLaplace (exact Newton on the
-// same energy through Hessianer) on a random-intercept logistic
+// FindLaplace's sparse path agrees with its dense one (exact Newton on
+// the same energy through Hessianer) on a random-intercept logistic
 // regression: the mode, log det H, the log evidence, LogProb and the
 // precision entry by entry.
-func TestFindSparseLaplaceMatchesDense(t *testing.T) {
+func TestFindLaplaceSparseMatchesDense(t *testing.T) {
 	for _, beta := range []float64{1, 0.5} {
 		post := riPosterior(1, 3000, 3, 40)
 		post.Beta = beta
 		d := post.Dim()
 		ctx := context.Background()
-		sl, err := exactmh.FindSparseLaplace(ctx, post, make([]float64, d), nil)
+		sl, err := exactmh.FindLaplace(ctx, post, make([]float64, d), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestFindSparseLaplaceMatchesDense(t *testing.T) {
 				t.Errorf("β = %v: mode[%d] = %.10g, dense %.10g", beta, j, sl.Mean[j], dl.Mean[j])
 			}
 			for k := range d {
-				if a, b := sl.Precision.At(j, k), dl.Precision.At(j, k); math.Abs(a-b) > 1e-8*(1+math.Abs(b)) {
+				if a, b := sl.SparsePrecision.At(j, k), dl.Precision.At(j, k); math.Abs(a-b) > 1e-8*(1+math.Abs(b)) {
 					t.Fatalf("β = %v: H[%d][%d] = %v, dense %v", beta, j, k, a, b)
 				}
 			}
@@ -219,12 +219,12 @@ func TestFindSparseLaplaceMatchesDense(t *testing.T) {
 		if sl.MAP.Decrement > 1e-10 || sl.MAP.Iterations == 0 {
 			t.Errorf("β = %v: decrement %v after %d iterations", beta, sl.MAP.Decrement, sl.MAP.Iterations)
 		}
-		at, err := exactmh.SparseLaplaceAt(post, sl.Mean)
+		at, err := exactmh.LaplaceAt(post, sl.Mean)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if at.LogDetCov != sl.LogDetCov || at.LogDensity != sl.LogDensity {
-			t.Errorf("SparseLaplaceAt: LogDetCov %v, LogDensity %v, want %v, %v", at.LogDetCov, at.LogDensity, sl.LogDetCov, sl.LogDensity)
+			t.Errorf("LaplaceAt: LogDetCov %v, LogDensity %v, want %v, %v", at.LogDetCov, at.LogDensity, sl.LogDetCov, sl.LogDensity)
 		}
 	}
 }
@@ -241,7 +241,7 @@ func denseView(post *exactmh.Posterior) *exactmh.Posterior {
 }
 
 // patternFlip returns a sparse Hessian whose pattern depends on θ: a
-// contract violation FindSparseLaplace reports.
+// contract violation FindLaplace's sparse path reports.
 type patternFlip struct{ *riLogistic }
 
 func (p patternFlip) SparseHessian(theta []float64) (*sparse.SymCSC, error) {
@@ -284,7 +284,7 @@ func (p indefiniteHessian) SparseHessian(theta []float64) (*sparse.SymCSC, error
 	return h, err
 }
 
-func TestFindSparseLaplaceErrors(t *testing.T) {
+func TestFindLaplaceSparseErrors(t *testing.T) {
 	ctx := context.Background()
 	post := riPosterior(3, 500, 2, 10)
 	e := post.Energy.(*riLogistic)
@@ -294,14 +294,6 @@ func TestFindSparseLaplaceErrors(t *testing.T) {
 		init []float64
 		want string
 	}{
-		"no sparse energy": {&exactmh.Posterior{Energy: struct {
-			exactmh.Energy
-			exactmh.Gradienter
-		}{e, e}, Prior: post.Prior}, make([]float64, d), "SparseHessianer"},
-		"no sparse prior": {&exactmh.Posterior{Energy: e, Prior: struct {
-			exactmh.Prior
-			exactmh.PriorGradienter
-		}{post.Prior, post.Prior.(exactmh.PriorGradienter)}}, make([]float64, d), "SparseHessianer"},
 		"wrong init":            {post, make([]float64, d-1), "len(init)"},
 		"NaN init":              {post, append(make([]float64, d-1), math.NaN()), "NaN"},
 		"NaN Hessian":           {&exactmh.Posterior{Energy: nanHessian{e}, Prior: post.Prior}, make([]float64, d), "want finite"},
@@ -320,14 +312,14 @@ func TestFindSparseLaplaceErrors(t *testing.T) {
 		want string
 	}{&exactmh.Posterior{Energy: col}, make([]float64, col.Dim()), "not positive definite"}
 	for name, c := range cases {
-		_, err := exactmh.FindSparseLaplace(ctx, c.p, c.init, nil)
+		_, err := exactmh.FindLaplace(ctx, c.p, c.init, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one containing %q", name, err, c.want)
 		}
 	}
 	// Under a flat prior the intercept and the group intercepts are not
 	// identified (their sum is): the Hessian is singular at the mode.
-	if _, err := exactmh.FindSparseLaplace(ctx, &exactmh.Posterior{Energy: e}, make([]float64, d), nil); err == nil || !strings.Contains(err.Error(), "not positive definite") {
+	if _, err := exactmh.FindLaplace(ctx, &exactmh.Posterior{Energy: e}, make([]float64, d), nil); err == nil || !strings.Contains(err.Error(), "not positive definite") {
 		t.Errorf("random intercepts and an intercept under a flat prior: err = %v, want the singular Hessian reported", err)
 	}
 	// Without the fixed intercept the data identify every parameter: a
@@ -336,35 +328,35 @@ func TestFindSparseLaplaceErrors(t *testing.T) {
 	for i := range e.y {
 		e.x[i*e.p] = r.NormFloat64()
 	}
-	if _, err := exactmh.FindSparseLaplace(ctx, &exactmh.Posterior{Energy: e}, make([]float64, d), nil); err != nil {
+	if _, err := exactmh.FindLaplace(ctx, &exactmh.Posterior{Energy: e}, make([]float64, d), nil); err != nil {
 		t.Errorf("nil (flat) prior: %v", err)
 	}
-	if _, err := exactmh.FindSparseLaplace(ctx, &exactmh.Posterior{Energy: e, Prior: model.Flat{}}, make([]float64, d), nil); err != nil {
+	if _, err := exactmh.FindLaplace(ctx, &exactmh.Posterior{Energy: e, Prior: model.Flat{}}, make([]float64, d), nil); err != nil {
 		t.Errorf("model.Flat prior: %v", err)
 	}
-	if _, err := exactmh.SparseLaplaceAt(&exactmh.Posterior{Energy: indefiniteHessian{e}, Prior: post.Prior}, make([]float64, d)); err == nil || !strings.Contains(err.Error(), "not positive definite") {
-		t.Errorf("SparseLaplaceAt at an indefinite Hessian: err = %v", err)
+	if _, err := exactmh.LaplaceAt(&exactmh.Posterior{Energy: indefiniteHessian{e}, Prior: post.Prior}, make([]float64, d)); err == nil || !strings.Contains(err.Error(), "not positive definite") {
+		t.Errorf("LaplaceAt at an indefinite Hessian: err = %v", err)
 	}
 }
 
 // A search stopped by its iteration limit or a cancelled context returns
 // the best point found with an error saying why, and no factor.
-func TestFindSparseLaplaceStops(t *testing.T) {
+func TestFindLaplaceSparseStops(t *testing.T) {
 	post := riPosterior(4, 1000, 2, 20)
 	d := post.Dim()
-	la, err := exactmh.FindSparseLaplace(context.Background(), post, make([]float64, d), &exactmh.MAPSettings{MaxIterations: 1})
-	if err == nil || !strings.Contains(err.Error(), "no convergence in 1 Newton iterations") {
+	la, err := exactmh.FindLaplace(context.Background(), post, make([]float64, d), &exactmh.MAPSettings{MaxIterations: 1})
+	if err == nil || !strings.Contains(err.Error(), "did not converge in 1 Newton iterations") {
 		t.Errorf("MaxIterations 1: err = %v", err)
 	}
-	if la == nil || la.MAP == nil || la.Factor != nil || la.MAP.Iterations != 1 {
+	if la == nil || la.MAP == nil || la.SparseFactor != nil || la.MAP.Iterations != 1 {
 		t.Errorf("MaxIterations 1: result %+v, want the point after one iteration and no factor", la)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := exactmh.FindSparseLaplace(ctx, post, make([]float64, d), nil); !errors.Is(err, context.Canceled) {
+	if _, err := exactmh.FindLaplace(ctx, post, make([]float64, d), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v, want context.Canceled", err)
 	}
-	if _, err := exactmh.FindSparseLaplace(context.Background(), post, make([]float64, d), &exactmh.MAPSettings{Tol: -1}); err == nil {
+	if _, err := exactmh.FindLaplace(context.Background(), post, make([]float64, d), &exactmh.MAPSettings{Tol: -1}); err == nil {
 		t.Error("Tol = −1 accepted")
 	}
 }

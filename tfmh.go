@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh/internal/logit"
-	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/prefetch"
 	"github.com/exactmh/exactmh/internal/vec"
 )
@@ -128,6 +127,7 @@ type tfmhChain struct {
 	diff        [batchChunk]float64
 	ahead       [tfmhAhead]int     // a group of data drawn ahead (Step)
 	coins       [tfmhAhead]float64 // and their thinning uniforms
+	m           float64            // the step's M(θ, θ′)
 	sink        float64            // prefetch's sum of what it read (see prefetch.Data)
 	seen        distinct
 	increase    func(diff float64) float64 // nil: −diff
@@ -229,88 +229,53 @@ func (c *tfmhChain) UnmarshalState(b []byte) error {
 
 // Step makes one TFMH transition.
 func (c *tfmhChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	// Propose; the prior is exact and rejects outside its support first.
 	logExact, ok := c.propose(rng)
 	if !ok {
-		info.AcceptProb = 0
-		return info, nil
+		return Info{LogDensity: math.NaN()}, nil
 	}
 	m := c.bound.M(c.theta, c.next)
 	rate := c.sumC * m // E[K] = CM
 	if !(rate >= 0) {
 		return Info{}, fmt.Errorf("expected batch CM = %v (C = %v, M = %v) at θ = %v, θ′ = %v", rate, c.sumC, m, c.theta, c.next)
 	}
-	// Truncation: a full MH step, decided from M alone; also where M is
-	// +Inf, as a pair-wise bound's can be far from its centre
-	// (growthDistance), whatever MaxRate (TestPoissonGrowthFarSteps).
-	if rate > c.maxRate || math.IsInf(rate, 1) {
-		return c.fullMHStep(rng, logExact, c.maxRate == asMHRate, &c.idx, &c.diff)
-	}
+	// The factorised step, with a full MH step where CM exceeds MaxRate,
+	// and also where M is +Inf, as a pair-wise bound's can be far from its
+	// centre (growthDistance), whatever MaxRate
+	// (TestPoissonGrowthFarSteps).
+	c.m = m
+	return c.factorised(rng, c, logExact, rate, c.maxRate, &c.seen, c.ahead[:], c.coins[:], &c.idx, &c.diff)
+}
 
-	// The prior-and-proposal factor.
-	if lp := c.priorFactor(logExact); lp < 0 && rng.Float64() >= math.Exp(lp) {
-		return info, nil
+// firstFactor returns TFMH's first factor: the prior and proposal's.
+func (c *tfmhChain) firstFactor(logExact float64) (float64, int, error) {
+	return c.priorFactor(logExact), 0, nil
+}
+
+// draw draws the data ∝ c_i and their thinning uniforms.
+func (c *tfmhChain) draw(rng *rand.Rand, group []int, coins []float64) {
+	c.draws.drawInto(rng, group, coins) // coins as scratch, then drawn
+	for k := range coins {
+		coins[k] = rng.Float64()
 	}
-	// One factor per datum, by Poisson thinning: stop at the first
-	// rejection. No datum is evaluated after the step is decided.
-	if err := poisson.Check(rate); err != nil {
-		return Info{}, fmt.Errorf("%w (C = %v, M = %v)", err, c.sumC, m)
+}
+
+// datumFactor returns datum i's energy increase ΔU_i = βU_i(θ′) − βU_i(θ),
+// whose factor is min(1, e^{−ΔU_i}), and its bound m_i = c_i·M.
+func (c *tfmhChain) datumFactor(i int) (float64, float64, error) {
+	diff, err := c.energyDiff(i) // βU_i(θ) − βU_i(θ′)
+	if err != nil {
+		return 0, 0, err
 	}
-	// The data are drawn tfmhAhead at a time, each with its thinning
-	// uniform (drawn for every datum, used only where ΔU_i > 0), and their
-	// rows and c_i prefetched before any is evaluated, so that the group's
-	// cache misses (the alias columns', the rows', the c_i's) are
-	// outstanding together rather than met one datum at a time, each
-	// behind the last. The indices and uniforms are independent draws
-	// whichever order they come in, so this is the same kernel (as SMH's
-	// step); stopping at the first rejection saves the remaining data's
-	// evaluations, not their draws, and at most a group's worth of draws
-	// and prefetching is spent past it.
-	draws := poisson.Draw(rng, rate)
-	c.seen.Next()
-	for lo := 0; lo < draws; lo += tfmhAhead {
-		// A minibatch can be as long as a pass over the data (the
-		// expected batch is at most maxRate, the draw itself unbounded):
-		// a cancelled run stops within a chunk of it, the chain as it was.
-		if lo%batchChunk == 0 && lo > 0 && c.t.interrupted() {
-			return Info{}, errInterrupted
-		}
-		group := c.ahead[:min(tfmhAhead, draws-lo)]
-		coins := c.coins[:len(group)]
-		c.draws.drawInto(rng, group, coins) // coins as scratch, then drawn
-		for k := range coins {
-			coins[k] = rng.Float64()
-		}
-		c.prefetch(group)
-		for k, i := range group {
-			c.seen.Add(i)
-			diff, err := c.energyDiff(i) // βU_i(θ) − βU_i(θ′)
-			if err != nil {
-				return Info{}, err
-			}
-			du := -diff
-			if c.increase != nil {
-				du = c.increase(diff)
-			}
-			mi := c.draws.at(i) * m
-			if math.Abs(du) > mi*(1+boundTol) {
-				return Info{}, diffViolation(i, du, mi, c.theta, c.next)
-			}
-			// u·m_i ≥ 0 (m_i = c_i·M ≥ 0, finite as CM is), so this
-			// rejects only where ΔU_i > 0, as the factor min(1, e^{−ΔU_i})
-			// asks, without a branch on its sign (unpredictable).
-			if coins[k]*mi < du {
-				info.Batch, info.Distinct = lo+k+1, c.seen.Count
-				return info, nil
-			}
-		}
+	du := -diff
+	if c.increase != nil {
+		du = c.increase(diff)
 	}
-	// Every factor accepted.
-	info.Batch, info.Distinct = draws, c.seen.Count
-	copy(c.theta, c.next)
-	info.Accepted = true
-	return info, nil
+	mi := c.draws.at(i) * c.m
+	if math.Abs(du) > mi*(1+boundTol) {
+		return 0, 0, diffViolation(i, du, mi, c.theta, c.next)
+	}
+	return du, mi, nil
 }
 
 // A TFMH transition changes the chain only once decided: a cancelled
@@ -321,6 +286,7 @@ func (c *tfmhChain) abandonStep()        {}
 // The contracts (contracts.go) this file's kernel and chain satisfy.
 var (
 	_ stepInterrupter = (*tfmhChain)(nil)
+	_ factorisedChain = (*tfmhChain)(nil)
 
 	_ Kernel        = TFMH{}
 	_ AcceptTarget  = TFMH{}

@@ -170,6 +170,7 @@ type Walk struct {
 	// FullMH's scratch: a chunk of indices and energy differences.
 	idx  [batchChunk]int
 	diff [batchChunk]float64
+	fns  funcChain // Factorised's
 }
 
 // NewWalk starts a walk at θ0 on t for the kernel named name (for errors):

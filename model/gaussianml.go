@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/multilevel"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -30,12 +31,16 @@ import (
 // of r₀/RSS to cancellation (about 10⁻¹² relative for a mean 100 times
 // σ); its gradient and Hessian do not.
 //
-// Len is 1 and it implements exactmh.SufficientStatistics, so the
-// automatic default samples it with NUTS (the centred parametrisation:
-// with informative groups, the case of tall data, the effects' posterior
-// is close to Gaussian). The prior is the multilevel model's with WithScale
-// adding σ's (TestSparseGaussianRegressionSum, TestMultilevelGaussianMoments,
-// TestMultilevelGaussianSBC).
+// Len is 1 and it implements exactmh.SufficientStatistics and
+// multilevel.GaussianStatistics: with WithScale over a multilevel prior
+// (NewMultilevel's) the automatic default samples it with GroupGibbs's
+// exact Gibbs sweep (the location vector drawn jointly from its Gaussian
+// conditional by a sparse Cholesky factor, then σ and each τ; no datum
+// read), which also serves --kernel groupgibbs; NUTS samples it as any
+// posterior with a gradient. The prior is the multilevel model's with
+// WithScale adding σ's (TestSparseGaussianRegressionSum,
+// TestMultilevelGaussianMoments, TestMultilevelGaussianSBC, and
+// multilevel's TestGaussGibbsMoments and TestGaussGibbsSBC).
 type SparseGaussianRegression struct {
 	n   int
 	m   *sparse.SymCSC // M, lower triangle
@@ -74,6 +79,12 @@ func NewSparseGaussianRegression[T float32 | float64](e *SparseGLM[T]) (*SparseG
 		}
 	}
 	return g, nil
+}
+
+// GaussianStatistics returns M (lower triangle), b, r₀ and N, the
+// energy's own (read only): multilevel.GaussianStatistics.
+func (g *SparseGaussianRegression) GaussianStatistics() (m *sparse.SymCSC, b []float64, r0 float64, n int) {
+	return g.m, g.b, g.r0, g.n
 }
 
 // Len returns 1: the energy is one term, the whole likelihood.
@@ -171,4 +182,7 @@ var (
 	_ exactmh.EnergyGradienter     = (*SparseGaussianRegression)(nil)
 	_ exactmh.Gradienter           = (*SparseGaussianRegression)(nil)
 	_ exactmh.SufficientStatistics = (*SparseGaussianRegression)(nil)
+
+	_ multilevel.GaussianStatistics = (*SparseGaussianRegression)(nil)
+	_ multilevel.ScaledPrior        = (*WithScale)(nil)
 )

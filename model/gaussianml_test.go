@@ -162,7 +162,7 @@ func TestSparseGaussianRegressionSum(t *testing.T) {
 // TestMultilevelGaussianMoments compares NUTS on the sufficient
 // statistics of a Gaussian multilevel model with σ unknown (N = 60, 6
 // groups, so that the Jacobian moves log σ by a tenth of its sd; the
-// automatic default's route) with NUTS on the per-datum
+// automatic default takes GroupGibbs there, TestGaussGibbsMoments) with NUTS on the per-datum
 // energy: two-sample |z| < 4.5 on every coordinate (β, u, log τ, log σ).
 // Mutants, caught: the Jacobian of log σ dropped, N·log σ counting N/2.
 func TestMultilevelGaussianMoments(t *testing.T) {
@@ -193,8 +193,8 @@ func TestMultilevelGaussianMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name != "NUTS" {
-		t.Errorf("the automatic default chose %s (%s), want NUTS on the sufficient statistics", c.Name, c.Reason)
+	if c.Name != "GroupGibbs" {
+		t.Errorf("the automatic default chose %s (%s), want GroupGibbs's Gaussian sweep on the sufficient statistics", c.Name, c.Reason)
 	}
 	ref := run(&exactmh.Posterior{Energy: perDatum{sg}, Prior: p.Prior}, 1)
 	r := run(p, 2)

@@ -37,6 +37,11 @@ func (p *WithScale) jacobian() float64 {
 	return 1
 }
 
+// Unwrap returns Base, the prior of the other coordinates
+// (multilevel.ScaledPrior: a Gaussian multilevel model's layout is
+// Base's).
+func (p *WithScale) Unwrap() exactmh.Prior { return p.Base }
+
 // LogPrior returns log p(θ).
 func (p *WithScale) LogPrior(theta []float64) float64 {
 	d := len(theta) - 1

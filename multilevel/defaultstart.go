@@ -16,7 +16,13 @@ func (k GroupSMH) DefaultStart(t *exactmh.Target) ([]float64, error) {
 }
 
 // DefaultStart implements exactmh.DefaultStarter, as GroupSMH's.
+// On a Gaussian multilevel model with σ estimated (gaussgibbs.go) the
+// centre is gaussCentre's EM one.
 func (k GroupGibbs) DefaultStart(t *exactmh.Target) ([]float64, error) {
+	if lay, gs, ok := gaussianOf(t.Energy(), t.Prior()); ok && k.Center == nil {
+		c, _, err := sharedGaussCentre(t, lay, gs)
+		return c, err
+	}
 	return defaultStart(k.Name(), k.Center, t)
 }
 

@@ -90,6 +90,14 @@ import (
 //     the non-centred update of τ interwoven with step 3's centred one,
 //     its data decided as in step 1.
 //
+// On a Gaussian multilevel model with σ estimated — a GaussianStatistics
+// energy (model.SparseGaussianRegression) under a ScaledPrior over a
+// Layout (model.WithScale) — a sweep is instead exact Gibbs from the
+// sufficient statistics, reading no datum (gaussgibbs.go, gaussChain):
+// the fixed and group effects jointly from their Gaussian conditional by
+// the sparse Cholesky factor of βM/σ² + the prior precision, then σ and
+// each τ from theirs (TestGaussGibbsMoments, TestGaussGibbsSBC).
+//
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (model.MultilevelCenter gives one). The bound above needs
 // sup|f‴| finite on the whole line (logistic, probit; Gaussian remainders
@@ -154,6 +162,8 @@ type GroupGibbs struct {
 	growthLoose bool
 	// Test hooks of the shifts and scale moves (groupgibbs_moves.go).
 	moveHooks moveHooks
+	// Test hooks of the Gaussian sweep (gaussgibbs.go).
+	gauss gaussHooks
 }
 
 // Name returns "GroupGibbs".
@@ -253,6 +263,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	name := k.Name()
 	if err := t.CheckStart(name, theta0); err != nil {
 		return nil, err
+	}
+	if lay, gs, ok := gaussianOf(t.Energy(), t.Prior()); ok {
+		return startGauss(name, t, lay, gs, theta0, k.Center, k.gauss)
 	}
 	d := t.Dim()
 	if k.Center == nil {

@@ -509,8 +509,17 @@ func smallMultilevelChoice(ctx context.Context, c *exactmh.Choice, p *exactmh.Po
 // KernelInfo.Choose: on a multilevel posterior (Of) with N below
 // exactmh.AutoSmallN, full-batch NUTS about the Laplace-EM centre
 // (smallMultilevelChoice); above it, GroupGibbs piloted against NUTS
-// (multilevelChoice). It returns false for any other posterior.
+// (multilevelChoice); on a Gaussian multilevel model with σ estimated,
+// GroupGibbs's exact Gibbs sweep without pilots (chooseGauss). It returns
+// false for any other posterior.
 func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed uint64) (bool, error) {
+	if lay, gs, ok := gaussianOf(p.Energy, p.Prior); ok {
+		t, err := exactmh.NewTarget(p)
+		if err != nil {
+			return true, err
+		}
+		return true, chooseGauss(c, p, t, lay, gs)
+	}
 	lay, ok := Of(p)
 	if !ok {
 		return false, nil

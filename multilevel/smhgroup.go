@@ -15,7 +15,6 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/distinct"
-	"github.com/exactmh/exactmh/internal/poisson"
 	"github.com/exactmh/exactmh/internal/vec"
 	"github.com/exactmh/exactmh/sparse"
 )
@@ -232,6 +231,7 @@ func (k GroupSMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, err
 	if c.maxRate == 0 {
 		c.maxRate = float64(t.N())
 	}
+	c.firstFn, c.drawFn, c.factorFn = c.firstFactor, c.draw, c.datumFactor
 	return c, nil
 }
 
@@ -356,6 +356,11 @@ type groupChain struct {
 	free      []int     // the coordinates no row holds that Free updates
 	freeSD    []float64 // and their steps
 	freeSteps int
+	// The step's parts (firstFactor, draw, datumFactor) as functions for
+	// Walk.Factorised, made once at Start.
+	firstFn  func(float64) (float64, int, error)
+	drawFn   func(*rand.Rand, []int, []float64)
+	factorFn func(int) (float64, float64, error)
 }
 
 // MarshalState returns no state: the chain's whole state is θ, and Start
@@ -466,11 +471,9 @@ func (c *groupChain) freeUpdates(rng *rand.Rand) (moved bool) {
 
 // step makes the GroupSMH transition.
 func (c *groupChain) step(rng *rand.Rand) (exactmh.Info, error) {
-	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	logExact, ok := c.Propose(rng)
 	if !ok {
-		info.AcceptProb = 0
-		return info, nil
+		return exactmh.Info{LogDensity: math.NaN()}, nil
 	}
 	beta := c.t.Beta()
 	c.cubes(c.delta, c.theta)
@@ -487,72 +490,64 @@ func (c *groupChain) step(rng *rand.Rand) (exactmh.Info, error) {
 	if !(rate >= 0) || math.IsInf(rate, 0) {
 		return exactmh.Info{}, fmt.Errorf("expected batch βΣφ = %v at θ = %v, θ′ = %v", rate, c.theta, c.next)
 	}
-	if rate > c.maxRate {
-		return c.FullMH(rng, logExact, c.maxRate < 0)
-	}
+	// The factorised step (exactmh.Walk.Factorised), with a full MH step
+	// where the expected batch exceeds MaxRate.
+	return c.Factorised(rng, logExact, rate, c.maxRate, &c.seen, c.firstFn, c.drawFn, c.factorFn)
+}
 
-	// 1. The control-variate factor from the sparse sums.
+// firstFactor returns the log of the step's first factor, the
+// control-variate factor from the sparse sums with the remainders of the
+// data evaluated exactly (c.exact), and how many those are.
+func (c *groupChain) firstFactor(logExact float64) (float64, int, error) {
+	beta := c.t.Beta()
 	log1 := logExact - beta*c.cvDiff()
-	c.seen.Next()
 	for lo := 0; lo < len(c.exact); lo += chunk {
 		// The exact data may be most of N: a cancelled run stops within
 		// a chunk of them.
 		if err := c.t.Interrupted(); err != nil {
-			return exactmh.Info{}, err
+			return 0, 0, err
 		}
 		for _, i := range c.exact[lo:min(lo+chunk, len(c.exact))] {
 			c.seen.Add(int(i))
 			r, _, err := c.remainderDiff(int(i), beta)
 			if err != nil {
-				return exactmh.Info{}, err
+				return 0, 0, err
 			}
 			log1 -= r
 		}
 	}
-	exact := len(c.exact)
-	if log1 < 0 && rng.Float64() >= math.Exp(log1) {
-		info.Batch, info.Distinct = exact, c.seen.Count
-		return info, nil
-	}
+	return log1, len(c.exact), nil
+}
 
-	// 2. One factor per datum, by Poisson thinning: a block, then a datum
-	// of the block.
-	if err := poisson.Check(rate); err != nil {
-		return exactmh.Info{}, err
-	}
-	draws := poisson.Draw(rng, rate)
+// draw draws one datum ∝ φ_i, a block then a datum of the block, and its
+// thinning uniform.
+func (c *groupChain) draw(rng *rand.Rand, group []int, coins []float64) {
 	total := c.cum[len(c.cum)-1]
-	for k := range draws {
-		// x ∈ (0, total]: the first b with cum[b] ≥ x has cum[b−1] < x, a
-		// block of positive weight.
-		b := sort.SearchFloat64s(c.cum, (1-rng.Float64())*total)
-		lo, hi := c.bPtr[b], c.bPtr[b+1]
-		q := lo + rng.IntN(hi-lo)
-		if rng.Float64() >= c.bRec[q].prob {
-			q = lo + int(c.bRec[q].alias)
-		}
-		i := int(c.bRec[q].datum)
-		c.seen.Add(i)
-		r, du, err := c.remainderDiff(i, beta)
-		if err != nil {
-			return exactmh.Info{}, err
-		}
-		bound := beta * c.phi(i)
-		coin := rng.Float64()
-		if c.mask == nil {
-			if math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
-				return exactmh.Info{}, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
-			}
-		}
-		if coin*bound < r {
-			info.Batch, info.Distinct = exact+k+1, c.seen.Count
-			return info, nil
-		}
+	// x ∈ (0, total]: the first b with cum[b] ≥ x has cum[b−1] < x, a
+	// block of positive weight.
+	b := sort.SearchFloat64s(c.cum, (1-rng.Float64())*total)
+	lo, hi := c.bPtr[b], c.bPtr[b+1]
+	q := lo + rng.IntN(hi-lo)
+	if rng.Float64() >= c.bRec[q].prob {
+		q = lo + int(c.bRec[q].alias)
 	}
-	info.Batch, info.Distinct = exact+draws, c.seen.Count
-	copy(c.theta, c.next)
-	info.Accepted = true
-	return info, nil
+	group[0] = int(c.bRec[q].datum)
+	coins[0] = rng.Float64()
+}
+
+// datumFactor returns datum i's change of Taylor remainder βR_i(θ′) −
+// βR_i(θ) and its bound βφ_i, checked (unless a test hook masks blocks).
+func (c *groupChain) datumFactor(i int) (float64, float64, error) {
+	beta := c.t.Beta()
+	r, du, err := c.remainderDiff(i, beta)
+	if err != nil {
+		return 0, 0, err
+	}
+	bound := beta * c.phi(i)
+	if c.mask == nil && math.Abs(r) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+		return 0, 0, fmt.Errorf("Taylor remainder: %w", diffViolation(i, r, bound, c.theta, c.next))
+	}
+	return r, bound, nil
 }
 
 // phi returns φ_i = Σ_b w_ib(δ_b³ + δ′_b³) over datum i's blocks (those

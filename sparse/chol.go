@@ -372,7 +372,7 @@ func (c *Cholesky) L() *SymCSC {
 // S_j the rows below the diagonal of L's column j. Every Z_ik it needs lies
 // on L's pattern, so Z is computed there only: O(Σ_j |S_j|² log) time and
 // O(nnz(L)) memory, where the dense inverse takes O(d²) memory. It is the
-// marginal variances of N(θ̂, H⁻¹) (SparseLaplace.SD).
+// marginal variances of N(θ̂, H⁻¹) (exactmh.LaplaceApprox.SD of a sparse approximation).
 func (c *Cholesky) InverseDiag(dst []float64) {
 	s := c.sym
 	lp, li, lx := s.lp, c.li, c.lx
@@ -419,8 +419,8 @@ func (c *Cholesky) InverseDiag(dst []float64) {
 // PivotRange returns the smallest and largest diagonal entries of L. Their
 // squared ratio is a lower bound on the condition number of H (the
 // pivots L_kk² are Schur complements' diagonals, between H's extreme
-// eigenvalues), which FindSparseLaplace compares with its singularity
-// threshold as the dense path compares the condition number.
+// eigenvalues), which exactmh's sparse Newton search and Laplace
+// approximation compare with their singularity threshold as the dense path compares the condition number.
 func (c *Cholesky) PivotRange() (lo, hi float64) {
 	if c.sym.n == 0 {
 		return 1, 1

@@ -61,8 +61,8 @@ func sigmaInterval(t *testing.T, dir, prefix string) (lo, hi float64) {
 // 1.3 (with σ fixed at 1, as --family gaussian once silently did, the
 // coefficients' intervals are 1.3 times too narrow). --sigma 1 fixes σ
 // (no log_sigma); with a random intercept per group σ is estimated too
-// (per-group sufficient statistics, model.SparseGaussianRegression) and
-// its interval covers 1.3.
+// (per-group sufficient statistics, model.SparseGaussianRegression,
+// sampled by GroupGibbs's exact Gibbs sweep) and its interval covers 1.3.
 func TestGaussianSigmaEstimated(t *testing.T) {
 	dir := t.TempDir()
 	path := writeGaussianCSV(t, dir, "g.csv", 2000, 1.3, 0)
@@ -89,8 +89,8 @@ func TestGaussianSigmaEstimated(t *testing.T) {
 	ml := writeGaussianCSV(t, dir, "m.csv", 2000, 1.3, 0.7)
 	r = mustRun(t, dir, "sample", "--data", ml, "--family", "gaussian", "--response", "y", "--terms", "x1,x2,(1|g)",
 		"--chains", "2", "--warmup", "500", "--draws", "1000", "--seed", "3", "--out", "m")
-	if !strings.Contains(r.stdout, "sufficient statistics") {
-		t.Errorf("multilevel: the choice does not say it reads sufficient statistics:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "sufficient statistics") || !strings.Contains(r.stdout, "GroupGibbs") {
+		t.Errorf("multilevel: the choice is not GroupGibbs on the sufficient statistics:\n%s", r.stdout)
 	}
 	lo, hi = sigmaInterval(t, dir, "m")
 	t.Logf("multilevel σ: 95%% interval [%.4f, %.4f]", lo, hi)

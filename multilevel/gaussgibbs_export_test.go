@@ -1,0 +1,21 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package multilevel
+
+// GaussGibbsSigmaShape returns k with add added to σ⁻²'s Gamma shape N/2
+// (−D/2: the residual degrees of freedom of least squares), which the kit
+// must catch.
+func GaussGibbsSigmaShape(k GroupGibbs, add float64) GroupGibbs {
+	k.gauss.sigmaShape = add
+	return k
+}
+
+// GaussGibbsPrecSigma returns k factoring the effects' precision with M
+// scaled by σ^{−pow} rather than σ⁻² (pow 1: M/σ), the factor of a wrong
+// precision, which the kit must catch.
+func GaussGibbsPrecSigma(k GroupGibbs, pow float64) GroupGibbs {
+	k.gauss.precSigmaPow = pow
+	return k
+}
