@@ -147,10 +147,13 @@ func auditAll(t *Target, f func(idx []int, val []float64) error) error {
 // auditRange is auditAll over the data [lo, hi).
 func auditRange(t *Target, lo, hi int, f func(idx []int, val []float64) error) error {
 	idx, val := make([]int, batchChunk), make([]float64, batchChunk)
+	sp := memRows(t.energy).pass(t.d, lo, hi)
+	defer sp.End()
 	for start := lo; start < hi; start += batchChunk {
 		if t.interrupted() {
 			return errInterrupted
 		}
+		sp.At(start)
 		m := min(batchChunk, hi-start)
 		for j := range m {
 			idx[j] = start + j

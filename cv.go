@@ -279,10 +279,15 @@ func (o cvBuild) build(p *Posterior, la *LaplaceApprox) (*Posterior, error) {
 		}
 		acc := symm.RankAcc{H: pt.hess, D: d}
 		rows := newRowCursor(g)
+		sp := e.mem.pass(d, lo, hi)
+		defer sp.End()
 		for i := lo; i < hi; i++ {
-			if (i-lo)%chunk == 0 && stopped(stop) {
-				pt.err = errInterrupted
-				return
+			if (i-lo)%chunk == 0 {
+				if stopped(stop) {
+					pt.err = errInterrupted
+					return
+				}
+				sp.At(i)
 			}
 			x := rows.row(i)
 			// ẑ_i exactly as taylor computes it when it does not store it.
@@ -669,6 +674,9 @@ func (e *cvEnergy) EnergyRange(prior Prior) (*EnergyRange, error) {
 // data once stop is set (stopRanger).
 func (e *cvEnergy) energyRange(prior Prior, stop *atomic.Bool) (*EnergyRange, error) {
 	if err := checkPriorDim(prior, e.d); err != nil {
+		return nil, err
+	}
+	if err := rangeSupport(prior); err != nil {
 		return nil, err
 	}
 	r := &EnergyRange{Lo: prefault.Make[float64](e.n), Width: prefault.Make[float64](e.n)}

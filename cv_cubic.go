@@ -244,9 +244,14 @@ func (e *cvEnergy) cubicTensor(stop *atomic.Bool) (*cubeTensor, error) {
 		parts[b] = pt
 		lo, hi := blockRange(b, nb, n)
 		rows := newRowCursor(e.g)
+		sp := e.mem.pass(d, lo, hi)
+		defer sp.End()
 		for i := lo; i < hi; i++ {
-			if (i-lo)%chunk == 0 && stopped(stop) {
-				return
+			if (i-lo)%chunk == 0 {
+				if stopped(stop) {
+					return
+				}
+				sp.At(i)
 			}
 			pt.add(e.taylor(i).f3, rows.row(i))
 		}

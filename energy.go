@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"github.com/exactmh/exactmh/internal/prefetch"
+	"github.com/exactmh/exactmh/internal/stream"
 )
 
 // Energy is a target factorised over N data: π(θ) ∝ prior(θ)·exp(−Σ_i U_i(θ)),
@@ -82,6 +83,14 @@ func memRows(e Energy) rowStore {
 		return rowStore{rows: r.X, rows32: r.X32, resp: r.Y}
 	}
 	return rowStore{}
+}
+
+// pass returns the streaming advice (package stream) of a pass over data
+// lo … hi−1 of the store, d columns a row: read-ahead and drop-behind over
+// its rows and responses where they lie in a registered file mapping (a
+// data.Store's), nothing otherwise.
+func (r rowStore) pass(d, lo, hi int) stream.Pass {
+	return stream.NewPass(lo, hi, stream.Rows(r.rows, d), stream.Rows(r.rows32, d), stream.Rows(r.resp, 1))
 }
 
 // prefetch is prefetch.Data over the rows idx (d columns) of the store,

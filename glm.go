@@ -156,6 +156,9 @@ func glmEnergyRange(g GLM, prior Prior, stop *atomic.Bool) (*EnergyRange, error)
 	if err := checkPriorDim(prior, g.Dim()); err != nil {
 		return nil, err
 	}
+	if err := rangeSupport(prior); err != nil {
+		return nil, err
+	}
 	r := &EnergyRange{Lo: prefault.Make[float64](g.Len()), Width: prefault.Make[float64](g.Len())}
 	rows := newRowCursor(g)
 	for i := range r.Lo {

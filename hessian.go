@@ -180,10 +180,13 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 	if ok {
 		zs, f1s, f2s = make([]float64, chunk), make([]float64, chunk), make([]float64, chunk)
 	}
+	sp := memRows(gl).pass(t.d, lo, hi)
+	defer sp.End()
 	for start := lo; start < hi; start += chunk {
 		if t.interrupted() {
 			return 0, errInterrupted
 		}
+		sp.At(start)
 		m := min(chunk, hi-start)
 		idx, val := idx[:m], val[:m]
 		if ok {

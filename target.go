@@ -11,6 +11,8 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
+
+	"github.com/exactmh/exactmh/internal/stream"
 )
 
 // chunk is the number of data a Target processes per call to the user's
@@ -52,6 +54,10 @@ type Target struct {
 	// a whole phase of its own — the multilevel kernels' Laplace-EM
 	// centre — to pass on (runContext).
 	ctx context.Context
+
+	// pass streams the whole-data pass block is in (energy.go's
+	// rowStore.pass): started at row 0, ended at row N.
+	pass stream.Pass
 
 	idxBuf [chunk]int
 	valBuf [chunk]float64
@@ -558,9 +564,19 @@ func (t *Target) suspendInterrupt() (resume func()) {
 
 // block returns, in the target's scratch, the indices lo … lo+m−1 of the
 // chunk of data starting at lo (m = min(chunk, N − lo)) and the weight β
-// for each: one pass over all the data is a loop over blocks.
+// for each: one pass over all the data is a loop over blocks. Over a
+// store's mapping it reads ahead and lets go of what the pass has read
+// (rowStore.pass), so that the pass's resident share of the file stays a
+// few windows.
 func (t *Target) block(lo int) (idx []int, w []float64) {
 	m := min(chunk, t.n-lo)
+	if lo == 0 {
+		t.pass = memRows(t.energy).pass(t.d, 0, t.n)
+	}
+	t.pass.At(lo)
+	if lo+m == t.n {
+		t.pass.End() // the last chunk's few pages fault in again
+	}
 	idx, w = t.idxBuf[:m], t.wBuf[:m]
 	for k := range idx {
 		idx[k] = lo + k

@@ -69,10 +69,15 @@ func NewLogisticRegression32(x []float32, y []float64, d int) (*LogisticRegressi
 	if err := vec.DataRows("NewLogisticRegression32", x, len(y), d); err != nil {
 		return nil, err
 	}
-	for i, v := range y {
-		if v != 0 && v != 1 {
-			return nil, fmt.Errorf("exactmh: NewLogisticRegression32: label y[%d] = %v, want 0 or 1", i, v)
+	if err := vec.Streamed(y, 1, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if v := y[i]; v != 0 && v != 1 {
+				return fmt.Errorf("exactmh: NewLogisticRegression32: label y[%d] = %v, want 0 or 1", i, v)
+			}
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return &LogisticRegression32{rows: vec.Rows32{X: x, D: d}, base: LogisticRegression{y: y, d: d}}, nil
 }
@@ -181,8 +186,12 @@ func (e *LogisticRegression32) DiffBound(exactmh.Prior) (*exactmh.DiffBound, err
 // LogisticRegression).
 func (e *LogisticRegression32) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
 	y := e.base.y
-	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	rows := newRowReader(e)
+	// The support first, as LogisticRegression's.
+	if _, _, err := linearRange(rows(0), prior); err != nil {
+		return nil, err
+	}
+	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(rows(i), prior)
 		if err != nil {

@@ -32,10 +32,15 @@ func NewLogisticRegression(x, y []float64, d int) (*LogisticRegression, error) {
 	if err := vec.DataRows("NewLogisticRegression", x, len(y), d); err != nil {
 		return nil, err
 	}
-	for i, v := range y {
-		if v != 0 && v != 1 {
-			return nil, fmt.Errorf("exactmh: NewLogisticRegression: label y[%d] = %v, want 0 or 1", i, v)
+	if err := vec.Streamed(y, 1, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			if v := y[i]; v != 0 && v != 1 {
+				return fmt.Errorf("exactmh: NewLogisticRegression: label y[%d] = %v, want 0 or 1", i, v)
+			}
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return &LogisticRegression{x: x, y: y, d: d}, nil
 }
@@ -157,6 +162,11 @@ func (e *LogisticRegression) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error
 // EnergyRange returns the exact range of U_i on a Box or Ball support: with
 // z = x_iᵀθ ∈ [a, b], U_i = softplus(z) − y_i z is monotone in z.
 func (e *LogisticRegression) EnergyRange(prior exactmh.Prior) (*exactmh.EnergyRange, error) {
+	// The support first: under an unbounded prior there is no range, and
+	// its 16 bytes a datum are not allocated.
+	if _, _, err := linearRange(e.Row(0), prior); err != nil {
+		return nil, err
+	}
 	r := &exactmh.EnergyRange{Lo: prefault.Make[float64](e.Len()), Width: prefault.Make[float64](e.Len())}
 	for i := range r.Lo {
 		a, b, err := linearRange(e.Row(i), prior)

@@ -58,6 +58,9 @@ func main() {
 	advise := flag.Bool("advise", true, "madvise(DONTNEED, RANDOM) the mapping when the full passes are over")
 	cold := flag.Bool("cold", false, "also drop the file from the page cache when sampling starts, so rows come from the disk (as for a file larger than RAM)")
 	rm := flag.Bool("rm", false, "remove the store file at the end")
+	buildOnly := flag.Bool("build-only", false, "write the store (or find it) and stop")
+	rows := flag.Int("rows", 0, "sample from the first rows of the store only (0: all N): a smaller data set from the same generator, without a second file")
+	direct := flag.Bool("direct", false, "no separate FindLaplace: the automatic default from a cold start (its own MAP search from θ = 0), as exactmh.Sample with no kernel runs it")
 	warmup := flag.Int("warmup", 150, "warmup transitions per chain (below 200 TunaMH skips its mid-warmup comparison with MH, up to 30 full passes per chain; the automatic default's pilots have already measured MH)")
 	flag.Parse()
 	if cf.Quick {
@@ -69,7 +72,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r := &run{warmup: *warmup, cf: cf, n: *n, d: *d, dtype: dtype, budget: *budget, advise: *advise, cold: *cold}
+	r := &run{buildOnly: *buildOnly, rows: *rows, direct: *direct, warmup: *warmup, cf: cf, n: *n, d: *d, dtype: dtype, budget: *budget, advise: *advise, cold: *cold}
 	err = r.main(*dir)
 	if *rm && r.path != "" {
 		os.Remove(r.path)
@@ -91,6 +94,14 @@ type run struct {
 	cold   bool
 	warmup int
 	path   string
+	// buildOnly stops after the store is written or found (-build-only).
+	buildOnly bool
+	// rows, when positive, is how many of the store's first rows are
+	// sampled from (-rows).
+	rows int
+	// direct leaves the MAP search to Choose (-direct).
+	direct bool
+	start  time.Time
 }
 
 // say prints a line of the report on stdout unless -json.
@@ -132,15 +143,24 @@ func (r *run) main(dir string) error {
 		r.say("store     %s: %s, reused", r.path, memstat.GB(size))
 	}
 	r.mem("opened")
+	if r.buildOnly {
+		return nil
+	}
 
 	// The energy on the mapped slices: its constructor checks every value
-	// (one pass).
+	// (one pass). With -rows, on the first rows only.
+	n := r.n
+	if r.rows > 0 && r.rows < n {
+		n = r.rows
+		r.say("rows      the first %d of the store's %d rows", n, r.n)
+	}
+	r.start = time.Now()
 	t0 := time.Now()
 	var e exactmh.Energy
 	if r.dtype == data.Float32 {
-		e, err = model.NewLogisticRegression32(s.X32(), s.Y(), r.d)
+		e, err = model.NewLogisticRegression32(s.X32()[:n*r.d], s.Y()[:n], r.d)
 	} else {
-		e, err = model.NewLogisticRegression(s.X64(), s.Y(), r.d)
+		e, err = model.NewLogisticRegression(s.X64()[:n*r.d], s.Y()[:n], r.d)
 	}
 	if err != nil {
 		return err
@@ -149,20 +169,28 @@ func (r *run) main(dir string) error {
 	prior, _ := model.NewIsoGaussian(r.d, 10)
 	post := &exactmh.Posterior{Energy: e, Prior: prior}
 	r.say("energy    %T, values checked in %.1fs", e, check.Seconds())
+	r.mem("checked")
 
 	ctx := context.Background()
-	t0 = time.Now()
-	la, err := exactmh.FindLaplace(ctx, post, make([]float64, r.d), nil)
-	if err != nil {
-		return err
+	set := &exactmh.Settings{Chains: r.cf.Chains, Seed: r.cf.Seed}
+	var mapTime time.Duration
+	var mapPasses int
+	if !r.direct {
+		t0 = time.Now()
+		la, err := exactmh.FindLaplace(ctx, post, make([]float64, r.d), nil)
+		if err != nil {
+			return err
+		}
+		mapTime, mapPasses = time.Since(t0), la.Passes
+		r.say("MAP       %.1fs (MAP and Laplace approximation, %d passes over the data)", mapTime.Seconds(), la.Passes)
+		r.mem("after MAP")
+		// The automatic default, started at the MAP (so its own Laplace
+		// search converges at once): control variates, bounds and pilots.
+		set.Init = la.Mean
 	}
-	mapTime := time.Since(t0)
-	r.say("MAP       %.1fs (MAP and Laplace approximation, %d passes over the data)", mapTime.Seconds(), la.Passes)
-	r.mem("after MAP")
-
-	// The automatic default, started at the MAP (so its own Laplace
-	// search converges at once): control variates, bounds and pilots.
-	set := &exactmh.Settings{Chains: r.cf.Chains, Seed: r.cf.Seed, Init: la.Mean}
+	if !r.cf.Quiet {
+		set.ChoiceProgress = func(step string) { r.mem("choice: " + step) }
+	}
 	choice, err := exactmh.Choose(ctx, post, set)
 	if err != nil {
 		return err
@@ -201,9 +229,10 @@ func (r *run) main(dir string) error {
 	sum := res.Summary()
 	tot := res.Sampling()
 	rowBytes := float64(r.d*r.dtype.Size() + 8)
+	size = int64(float64(n) * rowBytes) // the bytes sampled from
 	perStep := tot.EvalsPerStep()
-	r.say("sampling  %s: %d steps in %.1fs (summed over %d chains), min bulk ESS %.0f, %.1f ESS/s, accept %.2f",
-		res.Kernel, tot.Steps, sum.SamplingTime.Seconds(), len(res.Chains), sum.MinESSBulk(), sum.MinESSPerSecond(), tot.AcceptRate())
+	r.say("sampling  %s: %d steps in %.1fs (summed over %d chains), min bulk ESS %.0f, %.1f ESS/s, max R-hat %.4f, accept %.2f",
+		res.Kernel, tot.Steps, sum.SamplingTime.Seconds(), len(res.Chains), sum.MinESSBulk(), sum.MinESSPerSecond(), sum.MaxRHat(), tot.AcceptRate())
 	r.say("reads     %.1f rows per step: %.0f bytes of x_i and y_i (%.0f B a row), %.2g of the file",
 		perStep, perStep*rowBytes, rowBytes, perStep*rowBytes/float64(size))
 	diskRead := readBytes() - advReadBytes
@@ -233,7 +262,7 @@ func (r *run) main(dir string) error {
 		return report.Write(os.Stdout, report.Row(res, map[string]any{
 			"n": r.n, "d": r.d, "dtype": r.dtype.String(), "file_bytes": size,
 			"build_seconds": build.Seconds(), "check_seconds": check.Seconds(),
-			"map_seconds": mapTime.Seconds(), "map_passes": la.Passes,
+			"map_seconds": mapTime.Seconds(), "map_passes": mapPasses, "rows": n,
 			"chose": choice.Name, "choice_seconds": choice.Time.Seconds(),
 			"bytes_per_step": perStep * rowBytes, "advise": r.advise, "cold": r.cold,
 			"disk_read_bytes": diskRead,
@@ -301,11 +330,17 @@ func (r *run) build() error {
 	return w.Close()
 }
 
-// mem prints and returns VmHWM, VmRSS, RssAnon and RssFile in bytes.
+// mem prints and returns VmHWM, VmRSS, RssAnon and RssFile in bytes, with
+// the wall time since the energy's construction began and the process's
+// CPU time (user + system, all threads) so far.
 func (r *run) mem(stage string) map[string]int64 {
 	m := memstat.ProcStatus()
-	r.say("memory    %-17s VmHWM %s, VmRSS %s, RssAnon %s, RssFile %s", stage+":",
-		memstat.GB(m["VmHWM"]), memstat.GB(m["VmRSS"]), memstat.GB(m["RssAnon"]), memstat.GB(m["RssFile"]))
+	var wall float64
+	if !r.start.IsZero() {
+		wall = time.Since(r.start).Seconds()
+	}
+	r.say("memory    %-17s wall %.1fs, CPU %.1fs, VmHWM %s, VmRSS %s, RssAnon %s, RssFile %s", stage+":",
+		wall, report.CPUTime().Seconds(), memstat.GB(m["VmHWM"]), memstat.GB(m["VmRSS"]), memstat.GB(m["RssAnon"]), memstat.GB(m["RssFile"]))
 	return m
 }
 

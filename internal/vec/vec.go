@@ -16,6 +16,7 @@ import (
 	"math"
 
 	"github.com/exactmh/exactmh/internal/prefault"
+	"github.com/exactmh/exactmh/internal/stream"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -40,9 +41,31 @@ func DataRows[T float32 | float64](name string, x []T, n, d int) error {
 	if len(x) != n*d {
 		return fmt.Errorf("exactmh: %s: len(X) = %d, want N·d = %d·%d = %d", name, len(x), n, d, n*d)
 	}
-	for k, v := range x {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("exactmh: %s: X[%d] (row %d, column %d) = %v is not finite", name, k, k/d, k%d, v)
+	return Streamed(x, d, func(lo, hi int) error {
+		for k := lo * d; k < hi*d; k++ {
+			if f := float64(x[k]); math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("exactmh: %s: X[%d] (row %d, column %d) = %v is not finite", name, k, k/d, k%d, x[k])
+			}
+		}
+		return nil
+	})
+}
+
+// Streamed calls f on the rows [lo, hi) of x (per values a row) in
+// order, a few thousand rows at a time, and returns its first error:
+// one sequential pass, which reads ahead and lets go of what it has read
+// where x lies in a store's file mapping (package stream), so that a
+// constructor's check of a file larger than memory keeps a few windows of
+// it resident rather than all of it.
+func Streamed[T float32 | float64](x []T, per int, f func(lo, hi int) error) error {
+	const rows = 1 << 12
+	n := len(x) / per
+	sp := stream.NewPass(0, n, stream.Rows(x, per))
+	defer sp.End()
+	for lo := 0; lo < n; lo += rows {
+		sp.At(lo)
+		if err := f(lo, min(n, lo+rows)); err != nil {
+			return err
 		}
 	}
 	return nil
