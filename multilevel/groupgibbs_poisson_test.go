@@ -60,7 +60,7 @@ func (m mlPoisKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, e
 		Offset:    make([]float64, m.n),
 		Intercept: true,
 		Fixed:     []model.Covariate{{Name: "x", Values: make([]float64, m.n)}},
-		FixedSD:   []float64{1, 1},
+		FixedSD:   []float64{1, 0.5}, // Draw's prior: SBC needs θ* from the model's own
 		Factors:   []model.Factor{{Name: "g", Index: make([]int32, m.n), Tau: model.HalfNormal(max(m.tauSD, 1))}},
 	}
 	x := ml.Fixed[0].Values
