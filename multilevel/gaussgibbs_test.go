@@ -24,6 +24,7 @@ import (
 type gaussKit struct {
 	n, groups   int
 	slope, flat bool
+	correlated  bool // the intercept and slope correlated (LKJ(1)), with slope
 }
 
 func (m gaussKit) q() int {
@@ -51,6 +52,7 @@ func (m gaussKit) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, er
 	}
 	if m.slope {
 		ml.Factors[0].Slopes = []model.Covariate{{Name: "x", Values: ml.Fixed[0].Values}}
+		ml.Factors[0].Correlated = m.correlated
 	}
 	q := m.q()
 	sigma := math.Exp(theta[len(theta)-1])
@@ -188,6 +190,35 @@ func TestGaussGibbsChosen(t *testing.T) {
 	if ev := tg.Evals(); ev != 0 {
 		t.Errorf("sweeps read %d data, want 0", ev)
 	}
+}
+
+// TestGaussGibbsRefusesCorrelated checks that a Gaussian multilevel model
+// with correlated effects is not given the Gaussian sweep, whose effect
+// precision is diag(τ⁻²) and which moves no correlation coordinate
+// (docs/multilevel.md, "Gaussian sweep"): IsGaussian is false and the
+// automatic default chooses another kernel.
+func TestGaussGibbsRefusesCorrelated(t *testing.T) {
+	kit := gaussKit{n: 300, groups: 6, slope: true, correlated: true}
+	rng := rand.New(rand.NewPCG(1, 2))
+	theta := kit.truth(rng)
+	p, err := kit.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Energy.Dim(); d != len(theta)+1 {
+		t.Fatalf("dimension %d, want %d: the correlation coordinate is missing", d, len(theta)+1)
+	}
+	if multilevel.IsGaussian(p) {
+		t.Fatal("IsGaussian true on a model with correlated effects")
+	}
+	c, err := exactmh.Choose(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name == "GroupGibbs" {
+		t.Errorf("the automatic default chose GroupGibbs (%s) on correlated effects", c.Reason)
+	}
+	t.Logf("chosen: %s", c.Name)
 }
 
 // TestGaussGibbsMoments compares GroupGibbs's Gaussian sweep with NUTS on
