@@ -1239,17 +1239,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	for k := range draws {
 		p := pl + sort.SearchFloat64s(c.cum[:ph-pl], (1-rng.Float64())*total)
-		lo, hi := c.rPtr[p], c.rPtr[p+1]
-		r := rng.IntN(hi - lo)
-		if rng.Float64() >= c.rProb[lo+r] {
-			r = int(c.rAlias[lo+r])
-		}
-		var i int
-		if c.pX[p] {
-			i = int(c.xData[c.pOff[p]+r])
-		} else {
-			i = int(c.mData[c.pOff[p]+r])
-		}
+		i := c.pairDatum(rng, p)
 		c.seen.Add(i)
 		rd, du, kf, err := c.remainderDiff(i, beta)
 		if err != nil {
@@ -1594,3 +1584,18 @@ func (c *gibbsChain) AbandonStep() {
 }
 
 var _ interface{ AbandonStep() } = (*gibbsChain)(nil)
+
+// pairDatum draws a datum of block pair p from the pair's alias table
+// (the second stage of the thinning bound's two-stage draw, docs/multilevel.md
+// "Thinning bound"), shared by the block updates and the joint move.
+func (c *gibbsChain) pairDatum(rng *rand.Rand, p int) int {
+	lo, hi := c.rPtr[p], c.rPtr[p+1]
+	r := rng.IntN(hi - lo)
+	if rng.Float64() >= c.rProb[lo+r] {
+		r = int(c.rAlias[lo+r])
+	}
+	if c.pX[p] {
+		return int(c.xData[c.pOff[p]+r])
+	}
+	return int(c.mData[c.pOff[p]+r])
+}

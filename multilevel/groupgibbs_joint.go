@@ -441,17 +441,7 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 	}
 	for k := range draws {
 		p := sort.SearchFloat64s(s.cum[:np], (1-rng.Float64())*total)
-		lo, hi := c.rPtr[p], c.rPtr[p+1]
-		r := rng.IntN(hi - lo)
-		if rng.Float64() >= c.rProb[lo+r] {
-			r = int(c.rAlias[lo+r])
-		}
-		var i int
-		if c.pX[p] {
-			i = int(c.xData[c.pOff[p]+r])
-		} else {
-			i = int(c.mData[c.pOff[p]+r])
-		}
+		i := c.pairDatum(rng, p)
 		c.seen.Add(i)
 		rd, du, kf, err := c.remainderDiff(i, beta)
 		if err != nil {
