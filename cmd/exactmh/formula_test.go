@@ -104,6 +104,12 @@ func TestFormulaCorrelated(t *testing.T) {
 	if g := readCSV(t, c+"_1.csv"); slices.ContainsFunc(g.Columns, func(s string) bool { return strings.Contains(s, "cor_") }) {
 		t.Errorf("(1 + x1 || origin) has a correlation column: %q", g.Columns)
 	}
+	// --lkj on a model without a correlated term is a usage error, not
+	// silently ignored.
+	r = cli(t, dir, append(slices.Clone(common), "--formula", "delay>15 ~ x1 + (1 + x1 || origin)", "--lkj", "2", "--out", filepath.Join(dir, "l"), "--quiet")...)
+	if r.code != 2 || !strings.Contains(r.stderr, "--lkj 2: the model has no correlated random-effect term") {
+		t.Errorf("--lkj without a correlated term: exit %d, stderr %q; want exit 2 naming --lkj", r.code, r.stderr)
+	}
 }
 
 // TestFormulaOffset samples a Poisson multilevel model with and without

@@ -254,6 +254,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if !sf.quiet && sf.progress > 0 {
 		fmt.Fprintf(stderr, "read %s: %d rows (%d dropped), %d parameters, in %v\n", mf.data, m.design.N, m.design.Dropped, m.post.Dim(), time.Since(t0).Round(10*time.Millisecond))
 	}
+	if set["lkj"] && m.fp.LKJ == 0 {
+		return usageErr("--lkj %v: the model has no correlated random-effect term, (1 + x | g), whose correlations an LKJ prior would be on", mf.lkj)
+	}
 	warnIdentifiability(stderr, m, &mf)
 	if ctx.Err() != nil {
 		return interrupted(ctx, &sf, ctx.Err())
