@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 )
 
 // checkpointKernels are kernels with every kind of saved state: none (MH),
@@ -30,9 +31,9 @@ func checkpointKernels(t testing.TB) (*exactmh.Posterior, map[string]exactmh.Ker
 		"MH":          exactmh.MH{},
 		"TunaMH":      exactmh.TunaMH{},
 		"FlyMC":       exactmh.FlyMC{Bound: b, Q: 0.1},
-		"MHBT":        exactmh.MHBT{BatchSize: 20},
-		"MHBT-RSGLD":  exactmh.MHBT{BatchSize: 20, RSGLD: true, AdaptBeta: true, Scale: 1e-3},
-		"AustereMH":   exactmh.AustereMH{BatchSize: 20},
+		"MHBT":        inexact.MHBT{BatchSize: 20},
+		"MHBT-RSGLD":  inexact.MHBT{BatchSize: 20, RSGLD: true, AdaptBeta: true, Scale: 1e-3},
+		"AustereMH":   inexact.AustereMH{BatchSize: 20},
 		"TunaMH-SGLD": exactmh.TunaMHSGLD{Chi: 1e-3, GradBatch: 10, Scale: 0.05},
 	}, g.Mean
 }
