@@ -98,6 +98,14 @@ type GroupGibbs struct {
 	// effects, along the directions they are confounded with the groups
 	// on, whose acceptance does not fall with the number of groups.
 	JointFixed bool
+	// FixedNewton updates each block of fixed effects (block 0 and those
+	// split off it) by an independence proposal from its conditional's
+	// Laplace approximation at the current group effects — one Newton
+	// step from the centre, two passes over the block's data
+	// (groupgibbs_newton.go) — instead of the expansion's conditional,
+	// once a sweep. For a strong covariate on many data, whose conditional
+	// moves with the group effects by more than its sd.
+	FixedNewton bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -142,6 +150,10 @@ type GroupGibbs struct {
 	// Test hook: jointThinAll thins the joint move's data wherever the
 	// expected batch is below N (not only below jointThinMax).
 	jointThinAll bool
+	// Test hooks of the Newton proposal: newtonNoQ drops its log q ratio;
+	// newtonFromState starts the Newton step at the current β_m, so the
+	// proposal depends on it while the ratio treats it as independent.
+	newtonNoQ, newtonFromState bool
 }
 
 // Name returns "GroupGibbs".
@@ -305,6 +317,10 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		if err := c.initJoint(); err != nil {
 			return nil, err
 		}
+	}
+	if k.FixedNewton {
+		c.fixedNewton, c.newtonNoQ, c.newtonFromState = true, k.newtonNoQ, k.newtonFromState
+		c.initNewton()
 	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
@@ -928,6 +944,11 @@ type gibbsChain struct {
 	jointFixed   bool
 	js           jointState
 
+	// The fixed blocks' Newton proposal (GroupGibbs.FixedNewton) and its
+	// test hooks.
+	fixedNewton, newtonNoQ, newtonFromState bool
+	nw                                      newtonState
+
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
 	// the thinning rate; the test hooks.
@@ -952,6 +973,9 @@ func (c *gibbsChain) counts() []*float64 {
 	ps := append([]*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}, c.moveCounts()...)
 	if c.jt != nil {
 		ps = append(ps, &c.js.tried, &c.js.acc, &c.js.exact)
+	}
+	if c.fixedNewton {
+		ps = append(ps, &c.nw.tried, &c.nw.acc)
 	}
 	return ps
 }
@@ -991,6 +1015,11 @@ func (c *gibbsChain) Params() map[string]float64 {
 		"split_fixed": float64(c.nb - c.firstSplit)}
 	if c.nb > 0 && c.expl[0] && c.bcPtr[1] > c.bcPtr[0] {
 		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats
+	}
+	if c.fixedNewton {
+		// The fixed blocks' updates are the Newton proposal's.
+		ps["block0_accept"] = c.nw.acc / max(c.nw.tried, 1)
+		ps["fixed_newton_accept"] = ps["block0_accept"]
 	}
 	c.moveParams(ps)
 	if c.jt != nil {
@@ -1034,6 +1063,15 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		info.Accepted = info.Accepted || acc
 	}
 	for m := range c.nb {
+		if c.fixedNewton && c.expl[m] {
+			acc, nread, err := c.newtonBlock(rng, m)
+			if err != nil {
+				return exactmh.Info{}, err
+			}
+			info.Batch += nread
+			info.Accepted = info.Accepted || acc
+			continue
+		}
 		reps := 1
 		if c.expl[m] {
 			reps = fixedRepeats
@@ -1569,6 +1607,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	u.dsq = append(u.dsq[:0], c.dsq...)
 	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc, c.js.tried, c.js.acc, c.js.exact}
 	c.saveMoves()
+	c.nw.saved = [2]float64{c.nw.tried, c.nw.acc}
 }
 
 // A GroupGibbs sweep may be abandoned between any two chunks of its exact
@@ -1581,6 +1620,7 @@ func (c *gibbsChain) AbandonStep() {
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
 	c.js.tried, c.js.acc, c.js.exact = u[7], u[8], u[9]
 	c.restoreMoves()
+	c.nw.tried, c.nw.acc = c.nw.saved[0], c.nw.saved[1]
 }
 
 var _ interface{ AbandonStep() } = (*gibbsChain)(nil)
