@@ -106,6 +106,17 @@ type GroupGibbs struct {
 	// once a sweep. For a strong covariate on many data, whose conditional
 	// moves with the group effects by more than its sd.
 	FixedNewton bool
+	// NewtonEvery, above 1, makes the Newton proposal the fixed blocks'
+	// update in a sweep with probability 1/NewtonEvery, drawn each sweep
+	// independently of the state, and the block update otherwise: its two
+	// passes over the data then cost 2N/NewtonEvery a sweep on average.
+	NewtonEvery int
+	// FreeRepeats, above 1, repeats the updates that read no datum — the
+	// location moves, the log scales' slice updates, the data-free
+	// shifts and nested scale moves — FreeRepeats times a sweep: a scale
+	// near zero and its effects move along the directions that keep every
+	// linear predictor, at O(d) a repeat.
+	FreeRepeats int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -302,6 +313,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
 	}
 	c.rb.init(terms.blocks)
+	c.freeRepeats = max(k.FreeRepeats, 1)
 	c.rbRow = -1
 	c.initMoves()
 	c.corrDiag = k.corrDiag
@@ -320,6 +332,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	}
 	if k.FixedNewton {
 		c.fixedNewton, c.newtonNoQ, c.newtonFromState = true, k.newtonNoQ, k.newtonFromState
+		c.newtonEvery = max(k.NewtonEvery, 1)
 		c.initNewton()
 	}
 	c.rows = terms.e
@@ -960,9 +973,11 @@ type gibbsChain struct {
 	cubW                               float64 // the included groups' largest ā_(0,g)g·P_g (cubicShift)
 	// Each correlated factor's Σ⁻¹ at θ, set once per sweep, at
 	// corrPrec[corrOff[f]:] (groupgibbs_corr.go); the corrDiag hook.
-	corrPrec []float64
-	corrOff  []int
-	corrDiag bool
+	corrPrec    []float64
+	corrOff     []int
+	corrDiag    bool
+	newtonEvery int
+	freeRepeats int // GroupGibbs.FreeRepeats, at least 1
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1020,6 +1035,7 @@ func (c *gibbsChain) Params() map[string]float64 {
 		// The fixed blocks' updates are the Newton proposal's.
 		ps["block0_accept"] = c.nw.acc / max(c.nw.tried, 1)
 		ps["fixed_newton_accept"] = ps["block0_accept"]
+		ps["newton_every"] = float64(c.newtonEvery)
 	}
 	c.moveParams(ps)
 	if c.jt != nil {
@@ -1062,8 +1078,9 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		info.Batch += nread
 		info.Accepted = info.Accepted || acc
 	}
+	newton := c.fixedNewton && (c.newtonEvery == 1 || rng.IntN(c.newtonEvery) == 0)
 	for m := range c.nb {
-		if c.fixedNewton && c.expl[m] {
+		if newton && c.expl[m] {
 			acc, nread, err := c.newtonBlock(rng, m)
 			if err != nil {
 				return exactmh.Info{}, err
@@ -1098,6 +1115,11 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	info.Batch += nread
 	info.Accepted = info.Accepted || acc
+	for range c.freeRepeats - 1 {
+		if c.dataFree(rng) {
+			info.Accepted = true
+		}
+	}
 	info.Distinct = c.seen.Count
 	return info, nil
 }

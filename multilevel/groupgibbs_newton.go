@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh"
 )
 
 // The fixed blocks' Newton proposal (GroupGibbs.FixedNewton;
@@ -201,4 +203,56 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	c.dsq[m] = dn
 	s.acc++
 	return true, n, nil
+}
+
+// dataFree makes one more round of the sweep's updates that read no
+// datum (GroupGibbs.FreeRepeats): the location moves, the log scales'
+// slice updates, the data-free shifts and the nested scale moves, each
+// π-invariant, and reports whether one moved θ.
+func (c *gibbsChain) dataFree(rng *rand.Rand) bool {
+	moved := c.locationMoves(rng)
+	if c.sliceFree(rng) {
+		moved = true
+	}
+	if c.mv == nil {
+		return moved
+	}
+	c.ms.lpOK = false
+	if c.shiftMoves(rng) {
+		moved = true
+		c.deltas()
+	}
+	for r := range c.mv.nested {
+		if c.nestedScaleMove(rng, &c.mv.nested[r]) {
+			moved = true
+			c.deltas()
+		}
+	}
+	return moved
+}
+
+// DefaultNewtonEvery and DefaultFreeRepeats are GroupGibbs's NewtonEvery
+// and FreeRepeats where the automatic default finds the fixed block stuck
+// (newtonDefault; figures/bench/multilevel_joint.txt, section 4).
+const (
+	DefaultNewtonEvery = 4
+	DefaultFreeRepeats = 5
+)
+
+// newtonDefault is the GroupGibbs the automatic default pilots where its
+// first pilot finds the fixed block stuck.
+func newtonDefault(center []float64) GroupGibbs {
+	return GroupGibbs{Center: center, FixedNewton: true, NewtonEvery: DefaultNewtonEvery, FreeRepeats: DefaultFreeRepeats}
+}
+
+// grindNewton is grind for GroupGibbs with the Newton proposal k, whose
+// sweeps may read 2N/NewtonEvery data more on average (its two passes).
+func grindNewton(p *exactmh.Posterior, tot exactmh.Totals, k GroupGibbs) string {
+	n := p.Len()
+	allow := gibbsGrind + 2/float64(max(k.NewtonEvery, 1))
+	if tot.Steps == 0 || tot.MeanBatch() <= allow*float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("grinds: its pilot read %.3g data per sweep of N = %d (%.3g passes over the data)",
+		tot.MeanBatch(), n, tot.MeanBatch()/float64(n))
 }
