@@ -44,7 +44,11 @@ import (
 //     the expansion's joint precision (or, JointFixed, on the fixed
 //     effects' marginal with the groups sheared along), the data decided
 //     as in step 1 with a bound summed over the blocks each row touches.
-//     The automatic default adds one where its pilot finds the fixed
+//  6. With FixedNewton, the fixed blocks by an independence proposal
+//     from their conditional's Laplace approximation at the current
+//     group effects (groupgibbs_newton.go), in a sweep with probability
+//     1/NewtonEvery; FreeRepeats repeats the updates that read no datum.
+//     The automatic default uses them where its pilot finds the fixed
 //     block stuck.
 //
 // On a Gaussian multilevel model with σ estimated — a GaussianStatistics
