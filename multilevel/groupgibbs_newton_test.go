@@ -22,19 +22,22 @@ func newtonKernel(pb mcmctest.Problem) multilevel.GroupGibbs {
 
 // TestGroupGibbsNewtonStructural runs the kit's structural checks on
 // GroupGibbs with the Newton proposal, alone and with the marginal joint
-// move: no allocation per sweep, Info's counts, checkpoint and resume,
-// results independent of the workers.
+// move, and as the automatic default uses it (NewtonEvery, FreeRepeats):
+// no allocation per sweep, Info's counts, checkpoint and resume, results
+// independent of the workers.
 func TestGroupGibbsNewtonStructural(t *testing.T) {
 	pb := kitProblem(t)
 	withJoint := newtonKernel(pb)
 	withJoint.Joint, withJoint.JointRho, withJoint.JointFixed = 1, 0.5, true
-	for _, k := range []multilevel.GroupGibbs{newtonKernel(pb), withJoint} {
+	asDefault := newtonKernel(pb) // the automatic default's re-pilot
+	asDefault.NewtonEvery, asDefault.FreeRepeats = multilevel.DefaultNewtonEvery, multilevel.DefaultFreeRepeats
+	for _, k := range []multilevel.GroupGibbs{newtonKernel(pb), withJoint, asDefault} {
 		a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a != 0 {
-			t.Errorf("joint %d: GroupGibbs with the Newton proposal allocates %.3g times per sweep, want 0", k.Joint, a)
+			t.Errorf("joint %d, every %d: GroupGibbs with the Newton proposal allocates %.3g times per sweep, want 0", k.Joint, k.NewtonEvery, a)
 		}
 		set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
 		if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
