@@ -44,7 +44,11 @@ import (
 //     the expansion's joint precision (or, JointFixed, on the fixed
 //     effects' marginal with the groups sheared along), the data decided
 //     as in step 1 with a bound summed over the blocks each row touches.
-//     The automatic default adds one where its pilot finds the fixed
+//  6. With FixedNewton, the fixed blocks by an independence proposal
+//     from their conditional's Laplace approximation at the current
+//     group effects (groupgibbs_newton.go), in a sweep with probability
+//     1/NewtonEvery; FreeRepeats repeats the updates that read no datum.
+//     The automatic default uses them where its pilot finds the fixed
 //     block stuck.
 //
 // On a Gaussian multilevel model with σ estimated — a GaussianStatistics
@@ -98,6 +102,25 @@ type GroupGibbs struct {
 	// effects, along the directions they are confounded with the groups
 	// on, whose acceptance does not fall with the number of groups.
 	JointFixed bool
+	// FixedNewton updates each block of fixed effects (block 0 and those
+	// split off it) by an independence proposal from its conditional's
+	// Laplace approximation at the current group effects — one Newton
+	// step from the centre, two passes over the block's data
+	// (groupgibbs_newton.go) — instead of the expansion's conditional,
+	// once a sweep. For a strong covariate on many data, whose conditional
+	// moves with the group effects by more than its sd.
+	FixedNewton bool
+	// NewtonEvery, above 1, makes the Newton proposal the fixed blocks'
+	// update in a sweep with probability 1/NewtonEvery, drawn each sweep
+	// independently of the state, and the block update otherwise: its two
+	// passes over the data then cost 2N/NewtonEvery a sweep on average.
+	NewtonEvery int
+	// FreeRepeats, above 1, repeats the updates that read no datum — the
+	// location moves, the log scales' slice updates, the data-free
+	// shifts and nested scale moves — FreeRepeats times a sweep: a scale
+	// near zero and its effects move along the directions that keep every
+	// linear predictor, at O(d) a repeat.
+	FreeRepeats int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -142,6 +165,10 @@ type GroupGibbs struct {
 	// Test hook: jointThinAll thins the joint move's data wherever the
 	// expected batch is below N (not only below jointThinMax).
 	jointThinAll bool
+	// Test hooks of the Newton proposal: newtonNoQ drops its log q ratio;
+	// newtonFromState starts the Newton step at the current β_m, so the
+	// proposal depends on it while the ratio treats it as independent.
+	newtonNoQ, newtonFromState bool
 }
 
 // Name returns "GroupGibbs".
@@ -290,6 +317,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
 	}
 	c.rb.init(terms.blocks)
+	c.freeRepeats = max(k.FreeRepeats, 1)
 	c.rbRow = -1
 	c.initMoves()
 	c.corrDiag = k.corrDiag
@@ -305,6 +333,11 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		if err := c.initJoint(); err != nil {
 			return nil, err
 		}
+	}
+	if k.FixedNewton {
+		c.fixedNewton, c.newtonNoQ, c.newtonFromState = true, k.newtonNoQ, k.newtonFromState
+		c.newtonEvery = max(k.NewtonEvery, 1)
+		c.initNewton()
 	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
@@ -928,6 +961,11 @@ type gibbsChain struct {
 	jointFixed   bool
 	js           jointState
 
+	// The fixed blocks' Newton proposal (GroupGibbs.FixedNewton) and its
+	// test hooks.
+	fixedNewton, newtonNoQ, newtonFromState bool
+	nw                                      newtonState
+
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
 	// the thinning rate; the test hooks.
@@ -939,9 +977,11 @@ type gibbsChain struct {
 	cubW                               float64 // the included groups' largest ā_(0,g)g·P_g (cubicShift)
 	// Each correlated factor's Σ⁻¹ at θ, set once per sweep, at
 	// corrPrec[corrOff[f]:] (groupgibbs_corr.go); the corrDiag hook.
-	corrPrec []float64
-	corrOff  []int
-	corrDiag bool
+	corrPrec    []float64
+	corrOff     []int
+	corrDiag    bool
+	newtonEvery int
+	freeRepeats int // GroupGibbs.FreeRepeats, at least 1
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -952,6 +992,9 @@ func (c *gibbsChain) counts() []*float64 {
 	ps := append([]*float64{&c.tried, &c.accepted, &c.thinned, &c.exactN, &c.locTried, &c.locAcc, &c.fixedAcc}, c.moveCounts()...)
 	if c.jt != nil {
 		ps = append(ps, &c.js.tried, &c.js.acc, &c.js.exact)
+	}
+	if c.fixedNewton {
+		ps = append(ps, &c.nw.tried, &c.nw.acc)
 	}
 	return ps
 }
@@ -991,6 +1034,12 @@ func (c *gibbsChain) Params() map[string]float64 {
 		"split_fixed": float64(c.nb - c.firstSplit)}
 	if c.nb > 0 && c.expl[0] && c.bcPtr[1] > c.bcPtr[0] {
 		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats
+	}
+	if c.fixedNewton {
+		// The fixed blocks' updates are the Newton proposal's.
+		ps["block0_accept"] = c.nw.acc / max(c.nw.tried, 1)
+		ps["fixed_newton_accept"] = ps["block0_accept"]
+		ps["newton_every"] = float64(c.newtonEvery)
 	}
 	c.moveParams(ps)
 	if c.jt != nil {
@@ -1033,7 +1082,17 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		info.Batch += nread
 		info.Accepted = info.Accepted || acc
 	}
+	newton := c.fixedNewton && (c.newtonEvery == 1 || rng.IntN(c.newtonEvery) == 0)
 	for m := range c.nb {
+		if newton && c.expl[m] {
+			acc, nread, err := c.newtonBlock(rng, m)
+			if err != nil {
+				return exactmh.Info{}, err
+			}
+			info.Batch += nread
+			info.Accepted = info.Accepted || acc
+			continue
+		}
 		reps := 1
 		if c.expl[m] {
 			reps = fixedRepeats
@@ -1060,6 +1119,11 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	info.Batch += nread
 	info.Accepted = info.Accepted || acc
+	for range c.freeRepeats - 1 {
+		if c.dataFree(rng) {
+			info.Accepted = true
+		}
+	}
 	info.Distinct = c.seen.Count
 	return info, nil
 }
@@ -1569,6 +1633,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	u.dsq = append(u.dsq[:0], c.dsq...)
 	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc, c.js.tried, c.js.acc, c.js.exact}
 	c.saveMoves()
+	c.nw.saved = [2]float64{c.nw.tried, c.nw.acc}
 }
 
 // A GroupGibbs sweep may be abandoned between any two chunks of its exact
@@ -1581,6 +1646,7 @@ func (c *gibbsChain) AbandonStep() {
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
 	c.js.tried, c.js.acc, c.js.exact = u[7], u[8], u[9]
 	c.restoreMoves()
+	c.nw.tried, c.nw.acc = c.nw.saved[0], c.nw.saved[1]
 }
 
 var _ interface{ AbandonStep() } = (*gibbsChain)(nil)

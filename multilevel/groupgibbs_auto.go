@@ -344,26 +344,26 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		grinds(choice, p, m, lay)
 		return nil
 	} else if why != "" {
-		// The fixed effects confounded with the groups: pilot again with
-		// the joint marginal move (groupgibbs_joint.go), which moves them
-		// with every group effect's conditional mean.
-		jg := GroupGibbs{Center: center, Joint: 1, JointFixed: true, JointRho: DefaultJointRho}
-		choice.Progress(ctx, "pilot: %s %s; again with a joint move of the fixed effects and the groups", m.Name, why)
+		// The expansion's proposal misfits the fixed effects' conditional:
+		// pilot again with the Newton proposal at the current group
+		// effects (groupgibbs_newton.go).
+		jg := newtonDefault(center)
+		choice.Progress(ctx, "pilot: %s %s; again with the fixed effects by a Newton proposal at the current group effects", m.Name, why)
 		mj, rj, err := choice.Pilot(ctx, p, jg, center, seed, 50, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("exactmh: automatic default: %s with joint moves: %w", gg.Name(), err)
+			return fmt.Errorf("exactmh: automatic default: %s with the Newton proposal: %w", gg.Name(), err)
 		}
 		cj := rj.Chains[0]
 		mj.EvalsPerStep = cj.Sampling.EvalsPerStep()
-		whyJ := grindJoint(p, cj.Sampling, jg.Joint)
+		whyJ := grindNewton(p, cj.Sampling, jg)
 		if whyJ == "" {
 			whyJ = fixedStuck(cj)
 		}
 		if whyJ != "" {
-			m.Err = why + "; with a joint move a sweep it " + whyJ
+			m.Err = why + "; with the Newton proposal it " + whyJ
 			grinds(choice, p, m, lay)
 			return nil
 		}
@@ -435,25 +435,13 @@ var gibbsFixedFloor = 1 - math.Pow(9.0/11, 1.0/fixedRepeats)
 
 // noJointRepilot, a test hook false in every real run, makes the
 // automatic default fall back from a stuck fixed block without piloting
-// GroupGibbs again with a joint move (TestChooseMultilevelFixedStuck).
+// GroupGibbs again with the Newton proposal (TestChooseMultilevelFixedStuck).
 var noJointRepilot bool
 
 // perturbCenter, a test hook nil in every real run, moves the
 // automatic default's multilevel centre before GroupGibbs is piloted
 // around it (TestChooseMultilevelFixedStuck).
 var perturbCenter func(center, sd []float64)
-
-// grindJoint is grind for GroupGibbs with joint moves joint a sweep,
-// each of which may read every datum: the sweep may read (gibbsGrind +
-// joint)·N data.
-func grindJoint(p *exactmh.Posterior, tot exactmh.Totals, joint int) string {
-	n := p.Len()
-	if tot.Steps == 0 || tot.MeanBatch() <= (gibbsGrind+float64(joint))*float64(n) {
-		return ""
-	}
-	return fmt.Sprintf("grinds: its pilot read %.3g data per sweep of N = %d (%.3g passes over the data)",
-		tot.MeanBatch(), n, tot.MeanBatch()/float64(n))
-}
 
 // fixedStuck says why a GroupGibbs pilot chain's fixed effects do not mix
 // — block 0 accepting below gibbsFixedFloor of its proposals — or "" if
@@ -469,7 +457,13 @@ func fixedStuck(c *exactmh.ChainResult) string {
 	if !ok || math.IsNaN(acc) {
 		return ""
 	}
-	if ja, ok := c.Params["joint_accept"]; ok && !math.IsNaN(ja) {
+	if na, ok := c.Params["fixed_newton_accept"]; ok && !math.IsNaN(na) {
+		// One Newton update in newton_every sweeps (the block's own
+		// updates, whose acceptance the pilot does not report apart,
+		// counted as never moving).
+		stay := 1 - na/math.Max(c.Params["newton_every"], 1)
+		acc = 1 - math.Pow(stay, 1.0/fixedRepeats)
+	} else if ja, ok := c.Params["joint_accept"]; ok && !math.IsNaN(ja) {
 		stay := math.Pow(1-acc, fixedRepeats) * math.Pow(1-ja, c.Params["joint_per_sweep"])
 		acc = 1 - math.Pow(stay, 1.0/fixedRepeats)
 	}

@@ -689,17 +689,17 @@ func TestChooseMultilevelFixedStuck(t *testing.T) {
 			center[j] += 4.5 * sd[j]
 		}
 	})()
-	// With its second pilot, one joint marginal move a sweep
-	// (groupgibbs_joint.go) moves the stuck fixed effects with the groups.
+	// With its second pilot, the fixed effects by the Newton proposal at
+	// the current group effects (groupgibbs_newton.go).
 	c, err = exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("with the joint re-pilot: %v", c)
-	if gk, ok := c.Kernel.(multilevel.GroupGibbs); c.Name == "GroupGibbs" && (!ok || gk.Joint == 0) {
-		t.Errorf("perturbed centre: choice %v: GroupGibbs without its joint move", c)
-	} else if c.Name != "GroupGibbs" && !strings.Contains(c.Reason, "with a joint move a sweep it") {
-		t.Errorf("perturbed centre: choice %v: want GroupGibbs with its joint move, or why it failed too", c)
+	t.Logf("with the Newton re-pilot: %v", c)
+	if gk, ok := c.Kernel.(multilevel.GroupGibbs); c.Name == "GroupGibbs" && (!ok || !gk.FixedNewton) {
+		t.Errorf("perturbed centre: choice %v: GroupGibbs without its Newton proposal", c)
+	} else if c.Name != "GroupGibbs" && !strings.Contains(c.Reason, "with the Newton proposal it") {
+		t.Errorf("perturbed centre: choice %v: want GroupGibbs with its Newton proposal, or why it failed too", c)
 	}
 	defer multilevel.SetNoJointRepilot(true)()
 	c, err = exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
