@@ -38,8 +38,12 @@ func (f *negBinShape) Loss(y, z float64) float64 {
 // LossDerivs returns f′ = (y + φ)μ/(φ + μ) − y and
 // f″ = (y + φ)φμ/(φ + μ)², μ = e^z.
 func (f *negBinShape) LossDerivs(y, z float64) (f1, f2 float64) {
-	ls := logSum(f.logPhi, z)
-	pm, pp := math.Exp(z-ls), math.Exp(f.logPhi-ls) // μ/(φ+μ), φ/(φ+μ)
+	// r = μ/φ: μ/(φ+μ) = r/(1+r), φ/(φ+μ) = 1/(1+r); one exponential.
+	r := math.Exp(z - f.logPhi)
+	pm, pp := r/(1+r), 1/(1+r)
+	if math.IsInf(r, 1) {
+		pm, pp = 1, 0
+	}
 	return (y+f.phi)*pm - y, (y + f.phi) * pm * pp
 }
 

@@ -122,13 +122,27 @@ type shapeVals struct{ v, d1, d2 float64 }
 //	∂²V/∂φ² = Σ_k c_k/(φ+k)² − N/φ + Σ_i [2p_i/φ − (y_i + φ)p_i²/φ²],
 //
 // and V′ = φ·∂V/∂φ, V″ = V′ + φ²·∂²V/∂φ².
-func (s *shapeCond) eval(l float64, eta []float64) shapeVals {
+//
+// mu holds μ_i = e^{η_i} (nil: computed here), read where η_i < 600.
+func (s *shapeCond) eval(l float64, eta, mu []float64) shapeVals {
 	f := math.Exp(l)
 	var sl, syl, sp, syp, syp2 float64
 	for i, z := range eta {
 		y := s.y[i]
-		L := logSum(l, z)
-		p := math.Exp(l - L)
+		var L, p float64
+		if z < 600 { // μ finite: one log
+			var m float64
+			if mu != nil {
+				m = mu[i]
+			} else {
+				m = math.Exp(z)
+			}
+			L = math.Log(f + m)
+			p = f / (f + m)
+		} else {
+			L = logSum(l, z)
+			p = math.Exp(l - L)
+		}
 		sl += L
 		syl += y * L
 		sp += p
@@ -166,7 +180,7 @@ func logSum(a, b float64) float64 {
 func (s *shapeCond) shapeNewton(l float64, eta []float64, logPrior func(l float64) float64) (float64, float64) {
 	sd := 1.0
 	for range 50 {
-		v := s.eval(l, eta)
+		v := s.eval(l, eta, nil)
 		g, h := priorDerivs(logPrior, l)
 		g, h = v.d1-g, v.d2-h
 		if !(h > 0) {
@@ -269,13 +283,14 @@ type negBinChain struct {
 	d       int       // D + 1
 	ref     float64   // φ̂, the centre's shape
 	theta   []float64 // (w, log φ)
-	eta     []float64 // η_i at the sweep's w
+	eta, mu []float64 // η_i at the sweep's w, and e^{η_i}
 	lpTheta []float64 // scratch for the prior in ℓ
 	// The control variate's sums at φ: H's values in the inner chain's
 	// order and the gradient, the chain's own.
 	hMap            []int // hess.Val index → hVal index (two for off-diagonals: hMap2)
 	hMap2           []int
-	sumsAt          float64 // the φ of the sums
+	sumsAt          float64   // the φ of the sums
+	zHat            []float64 // ẑ_i, the centre's linear predictors (shared)
 	rebuilt         int     // data read by the last rebuild
 	shapeTried, acc float64
 }
@@ -331,8 +346,18 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	terms.gradSum, terms.hVal = slices.Clone(terms.gradSum), slices.Clone(terms.hVal)
 	inner.gibbsTerms = &terms
 	c := &negBinChain{inner: inner, t: t, view: nb.ShapeView(ref), sc: sc, hooks: k.negBin, d: d, ref: ref,
-		theta: slices.Clone(theta0), eta: make([]float64, nb.Len()), lpTheta: slices.Clone(theta0)}
+		theta: slices.Clone(theta0), eta: make([]float64, nb.Len()), mu: make([]float64, nb.Len()), lpTheta: slices.Clone(theta0)}
 	inner.rows, inner.rowsErr = c.view, nil
+	c.zHat, err = shared(t, fmt.Sprintf("multilevel/negbinzhat/%p", &centre[0]), func() ([]float64, error) {
+		z := make([]float64, nb.Len())
+		for i := range z {
+			z[i], _ = c.view.LinearPredictors(i, centre[:d-1], centre[:d-1])
+		}
+		return z, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	c.sumsAt = ref // the shared terms' sums
 	if _, err := c.setShape(theta0[d-1]); err != nil {
 		return nil, err
@@ -387,8 +412,7 @@ func (c *negBinChain) setShape(l float64) (int, error) {
 	clear(g.gradSum)
 	var cols []int32
 	var vals []float64
-	for i := range c.view.Len() {
-		z, _ := c.view.LinearPredictors(i, g.center, g.center)
+	for i, z := range c.zHat {
 		f1, _ := c.view.LossDerivs(i, z)
 		cols, vals = c.view.SparseRow(i, cols[:0], vals[:0])
 		for q, col := range cols {
@@ -439,6 +463,7 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 		}
 		for i := lo; i < min(lo+chunk, len(c.eta)); i++ {
 			c.eta[i], _ = c.view.LinearPredictors(i, w, w)
+			c.mu[i] = math.Exp(c.eta[i])
 		}
 	}
 	c.t.Count(len(c.eta))
@@ -448,10 +473,10 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 		return c.t.LogPrior(c.lpTheta)
 	}
 	l := c.theta[D]
-	cur := c.sc.eval(l, c.eta)
+	cur := c.sc.eval(l, c.eta, c.mu)
 	m, v := newtonProposal(cur, l, logPrior)
 	lNew := m + math.Sqrt(v)*rng.NormFloat64()
-	nxt := c.sc.eval(lNew, c.eta)
+	nxt := c.sc.eval(lNew, c.eta, c.mu)
 	mr, vr := newtonProposal(nxt, lNew, logPrior)
 	lpNew, lpCur := logPrior(lNew), logPrior(l)
 	if math.IsInf(lpNew, -1) || math.IsNaN(nxt.v) {

@@ -27,6 +27,6 @@ func NegBinShapeCond(y, eta []float64, l float64) (v, d1, d2 float64, err error)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	r := s.eval(l, eta)
+	r := s.eval(l, eta, nil)
 	return r.v, r.d1, r.d2, nil
 }
