@@ -291,7 +291,7 @@ type negBinChain struct {
 	hMap2           []int
 	sumsAt          float64   // the φ of the sums
 	zHat            []float64 // ẑ_i, the centre's linear predictors (shared)
-	rebuilt         int     // data read by the last rebuild
+	rebuilt         int       // data read by the last rebuild
 	shapeTried, acc float64
 }
 
