@@ -203,7 +203,7 @@ func TestNegBinShapeCond(t *testing.T) {
 }
 
 // TestGroupGibbsNegBinMoments compares GroupGibbs's negative binomial
-// sweep on the kit (N = 2000, 10 groups, correlated intercept and slope,
+// sweep on the kit (N = 1000, 6 groups, correlated intercept and slope,
 // offsets) with full-batch NUTS's means and variances: two-sample
 // |z| < 4.5 on every coordinate, log φ included, and the automatic
 // default chooses the sweep. Mutants, each caught: the shape update
@@ -213,7 +213,7 @@ func TestGroupGibbsNegBinMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference and GroupGibbs")
 	}
-	kit := mlNegBin{n: 2000, groups: 10}
+	kit := mlNegBin{n: 1000, groups: 6}
 	rng := rand.New(rand.NewPCG(23, 24))
 	theta := kit.truth(rng)
 	d := kit.dim()
@@ -232,7 +232,7 @@ func TestGroupGibbsNegBinMoments(t *testing.T) {
 	}
 	ctx := context.Background()
 	run := func(p *exactmh.Posterior, k exactmh.Kernel, seed uint64) *exactmh.Result {
-		r, err := exactmh.Sample(ctx, p, k, &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 3000, Seed: seed, Init: pb.Mode})
+		r, err := exactmh.Sample(ctx, p, k, &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 1500, Seed: seed, Init: pb.Mode})
 		if err != nil {
 			t.Fatal(err)
 		}
