@@ -107,6 +107,10 @@ func negBinPosterior(d nbData) (*exactmh.Posterior, error) {
 	return model.NewNegBinomialMultilevel(ml, model.Gamma(0.01, 0.01))
 }
 
+// gradCost, if positive, makes runNegBin time that many full-batch
+// gradients instead of sampling (main's -gradcost).
+var gradCost int
+
 // runNegBin is main's -negbin: the row of the negative binomial model.
 func runNegBin(cf *report.Common, n, groups, warmup int, nuts bool, export string) error {
 	d := makeNegBin(n, groups, cf.Seed)
@@ -128,6 +132,25 @@ func runNegBin(cf *report.Common, n, groups, warmup int, nuts bool, export strin
 	p, err := negBinPosterior(d)
 	if err != nil {
 		return err
+	}
+	if n := gradCost; n > 0 {
+		// The cost of one full-batch gradient of this posterior (exactmh's,
+		// what every NUTS leapfrog step pays at least): n timed.
+		t, err := exactmh.NewTarget(p)
+		if err != nil {
+			return err
+		}
+		th := make([]float64, p.Dim())
+		g := make([]float64, p.Dim())
+		c0 := cpuTime()
+		for range n {
+			clear(g)
+			if _, err := t.TotalEnergyAndGradient(g, th); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("one full-batch gradient: %.4g CPU-s (%d timed)\n", (cpuTime() - c0).Seconds()/float64(n), n)
+		return nil
 	}
 	var k exactmh.Kernel // nil: the automatic default
 	if nuts {
