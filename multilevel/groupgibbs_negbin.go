@@ -563,6 +563,6 @@ func chooseNegBin(c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, nb
 		return err
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = "GroupGibbs", GroupGibbs{Center: centre}, p, centre, sd
-	c.Reason = fmt.Sprintf("a negative binomial multilevel model with its shape estimated (N = %d): GroupGibbs's sweep of the effects given the shape (minibatch, its control variate rebuilt when the shape moves), then the shape given them by a Newton–Metropolis step on one pass over the data; no full-batch sampler is cheaper per sweep, whose every gradient is a pass", p.Len())
+	c.Reason = fmt.Sprintf("a negative binomial multilevel model with its shape estimated (N = %d): GroupGibbs's sweep of the effects given the shape (minibatch, its control variate rebuilt when the shape moves), then the shape given them by a Newton–Metropolis step; a sweep costs about one full-batch gradient, NUTS one per leapfrog step", p.Len())
 	return nil
 }
