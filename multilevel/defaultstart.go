@@ -23,6 +23,10 @@ func (k GroupGibbs) DefaultStart(t *exactmh.Target) ([]float64, error) {
 		c, _, err := sharedGaussCentre(t, lay, gs)
 		return c, err
 	}
+	if nb, lay, base, ok := negBinOf(t.Energy(), t.Prior()); ok && k.Center == nil {
+		c, _, err := negBinCentre(k.Name(), t, nb, lay, base)
+		return c, err
+	}
 	return defaultStart(k.Name(), k.Center, t)
 }
 

@@ -156,6 +156,8 @@ type GroupGibbs struct {
 	corrDiag bool
 	// Test hooks of the Gaussian sweep (gaussgibbs.go).
 	gauss gaussHooks
+	// Test hooks of the negative binomial sweep (groupgibbs_negbin.go).
+	negBin negBinHooks
 	// Test hooks of the joint move: jointNoQ drops its log q ratio;
 	// jointIgnore, if positive, makes its thinning bound ignore the move
 	// of block jointIgnore − 1, if −1 the moves of every block but the
@@ -275,6 +277,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	}
 	if lay, gs, ok := gaussianOf(t.Energy(), t.Prior()); ok {
 		return startGauss(name, t, lay, gs, theta0, k.Center, k.gauss)
+	}
+	if nb, lay, base, ok := negBinOf(t.Energy(), t.Prior()); ok {
+		return startNegBin(name, t, k, nb, lay, base, theta0)
 	}
 	d := t.Dim()
 	if k.Center == nil {
@@ -982,6 +987,9 @@ type gibbsChain struct {
 	corrDiag    bool
 	newtonEvery int
 	freeRepeats int // GroupGibbs.FreeRepeats, at least 1
+	// k3Scale, if positive, scales every datum's sup|f‴| the pair weights
+	// were built with (the negative binomial sweep's max(1, φ/φ̂)).
+	k3Scale float64
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1253,6 +1261,9 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		c.cum[p-pl] = rate
 	}
 	rate *= beta * s
+	if c.k3Scale > 0 {
+		rate *= c.k3Scale
+	}
 	if !(rate >= 0) || (math.IsInf(rate, 1) && !c.growth) {
 		return false, 0, fmt.Errorf("GroupGibbs: block %d: expected batch %v at θ = %v", m, rate, c.theta)
 	}

@@ -569,6 +569,13 @@ func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed u
 		}
 		return true, chooseGauss(c, p, t, lay, gs)
 	}
+	if nb, lay, base, ok := negBinOf(p.Energy, p.Prior); ok {
+		t, err := exactmh.NewTarget(p)
+		if err != nil {
+			return true, err
+		}
+		return true, chooseNegBin(c, p, t, nb, lay, base)
+	}
 	lay, ok := Of(p)
 	if !ok {
 		return false, nil

@@ -169,8 +169,10 @@ func TestBinomialTrials(t *testing.T) {
 // TestNegBinomialShape runs exactmh sample --family negbinomial --offset
 // on NB2 counts (N = 1500, shape 2.5, log-exposure offsets) and checks
 // that the shape is estimated (log_shape in the files, shape in the
-// summary) and its posterior mean within 3.5 posterior sds of 2.5; a
-// negbinomial model with random effects is refused.
+// summary) and its posterior mean within 3.5 posterior sds of 2.5; then
+// the same with a correlated random intercept and slope, (1+x|g): the
+// default's GroupGibbs negative binomial sweep, shape, sd_ and cor_ rows
+// in the summary, log_shape in the files.
 func TestNegBinomialShape(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(8, 9))
@@ -230,9 +232,41 @@ func TestNegBinomialShape(t *testing.T) {
 	if !(math.Abs(m-phi) < 3.5*sd) {
 		t.Errorf("shape %.3f ± %.3f, more than 3.5 sd from 2.5", m, sd)
 	}
-	r = cli(t, dir, "sample", "--data", path, "--family", "negbinomial", "--response", "y", "--terms", "x,(1|g)", "--out", "m")
-	if r.code == 0 || !strings.Contains(r.stderr, "random effects are not offered") {
-		t.Errorf("negbinomial with (1|g): exit %d, %q", r.code, r.stderr)
+	// With a correlated random intercept and slope: the default's
+	// negative binomial sweep (GroupGibbs), shape and sd_ rows reported.
+	r = mustRun(t, dir, "sample", "--data", path, "--family", "negbinomial", "--offset", "expo", "--response", "y", "--terms", "x,(1+x|g)",
+		"--chains", "2", "--warmup", "200", "--draws", "500", "--seed", "3", "--out", "ml")
+	lines := strings.Split(r.stdout, "\n")
+	for _, row := range []string{"shape ", "sd_g__Intercept ", "cor_g__Intercept__x "} {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), row) }) {
+			t.Errorf("multilevel: no %q row in the summary:\n%s", row, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout+r.stderr, "GroupGibbs") {
+		t.Errorf("multilevel: the default did not choose GroupGibbs:\n%s\n%s", r.stdout, r.stderr)
+	}
+	shape = shape[:0]
+	for k := 1; k <= 2; k++ {
+		col, err := readCSV(t, filepath.Join(dir, "ml_"+strconv.Itoa(k)+".csv")).Column("log_shape")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range col {
+			shape = append(shape, math.Exp(v))
+		}
+	}
+	m, v = 0, 0
+	for _, s := range shape {
+		m += s
+	}
+	m /= float64(len(shape))
+	for _, s := range shape {
+		v += (s - m) * (s - m)
+	}
+	sd = math.Sqrt(v / float64(len(shape)))
+	t.Logf("multilevel: shape %.3f ± %.3f, truth 2.5", m, sd)
+	if !(math.Abs(m-phi) < 3.5*sd) {
+		t.Errorf("multilevel: shape %.3f ± %.3f, more than 3.5 sd from 2.5", m, sd)
 	}
 }
 

@@ -244,7 +244,7 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	switch {
 	case ks.nc && !slices.Contains(ncKernels(), ks.base):
 		return nil, nil, nil, usageErr("--kernel %s: %s has no non-centred form (-nc; only %s do)", ks.canon, ks.base, strings.Join(ncKernels(), ", "))
-	case ks.nc && !multilevel(p), ki.NeedsMultilevel && !multilevel(p) && !mlpkg.IsGaussian(p):
+	case ks.nc && !multilevel(p), ki.NeedsMultilevel && !multilevel(p) && !mlpkg.IsGaussian(p) && !mlpkg.IsNegBinomial(p):
 		what := ks.base + " samples only multilevel models"
 		if ks.nc {
 			what = "-nc non-centres the random effects (u = τ·z)"

@@ -315,8 +315,13 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 			return nil, err
 		}
 	}
-	if len(d.Groups) > 0 && fam == "negbinomial" {
-		return nil, usageErr("--family negbinomial: random effects are not offered (the shape is not a GLM parameter, which GroupGibbs needs); fit the groups as fixed effects with cat(g), or use --family poisson")
+	if len(d.Groups) > 0 && fam == "negbinomial" && m.offset != "" {
+		if d.Offset != nil {
+			return nil, usageErr("--offset %s and the formula's offset(): give the offset one way", m.offset)
+		}
+		if d.Offset, err = designColumn(f, d, m.offset, "--offset"); err != nil {
+			return nil, err
+		}
 	}
 	if d.Offset != nil && len(d.Groups) == 0 && fam != "negbinomial" {
 		return nil, usageErr("--formula: offset() is offered on models with random effects (model.Multilevel.Offset) and --family negbinomial; this build's other flat GLMs take none")
@@ -486,7 +491,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		if fam == "probit" {
 			ml.Family = model.ProbitFamily{}
 		}
-	case "poisson":
+	case "poisson", "negbinomial": // negbinomial: NewNegBinomialMultilevel's rows
 		ml.Family = model.PoissonFamily{}
 	case "binomial":
 		// The fraction of successes, weighted by the trials: n·f(k/n, η)
@@ -503,7 +508,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 			ml.Family = model.GaussianFamily{Sigma: m.sigma}
 		}
 	default:
-		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial and gaussian (known --sigma)", fam)
+		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial, negbinomial and gaussian", fam)
 	}
 	tau, err := parseTauPrior(m.tauPrior, fam, d.Y)
 	if err != nil {
@@ -547,12 +552,22 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		}
 		ml.Factors = append(ml.Factors, f)
 	}
-	post, err := model.NewMultilevel(ml)
+	var post *exactmh.Posterior
+	var scale string
+	if fam == "negbinomial" {
+		sp := model.Gamma(0.01, 0.01) // brms's default on the shape
+		post, err = model.NewNegBinomialMultilevel(ml, sp)
+		scale = sp.String()
+	} else {
+		post, err = model.NewMultilevel(ml)
+	}
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	ml0 := post // the multilevel posterior, before a scale's wrapping
-	var scale string
+	mlPrior := post.Prior // the multilevel prior, before a scale's wrapping
+	if ws, ok := mlPrior.(*model.WithScale); ok {
+		mlPrior = ws.Base
+	}
 	if fam == "gaussian" && m.sigma == 0 {
 		// σ estimated: the model's sufficient statistics per group
 		// (model.SparseGaussianRegression) with σ's prior after the
@@ -608,13 +623,13 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		fp.DataHash = hex.EncodeToString(h.Sum(nil))
 		fp.Terms = append(fp.Terms, "offset")
 	}
-	if k := len(post.Names) - 1; post.Names[k] == "log_sigma" {
-		natural = append(natural, naturalRow{name: "sigma", from: k})
+	if k := len(post.Names) - 1; post.Names[k] == "log_sigma" || post.Names[k] == "log_shape" {
+		natural = append(natural, naturalRow{name: post.Names[k][len("log_"):], from: k})
 	}
 	tauText := tau.String()
 	if corr {
 		fp.LKJ = m.lkj
-		natural = append(natural, correlationRows(ml0.Prior)...)
+		natural = append(natural, correlationRows(mlPrior)...)
 		tauText += fmt.Sprintf("; each correlated term's correlations: lkj_corr_cholesky(%v)", m.lkj)
 	}
 	return &fitted{post: post, design: d, fp: fp, tau: tauText, natural: natural}, nil

@@ -48,9 +48,17 @@ func main() {
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
 	nuts := flag.Bool("nuts", false, "sample with exactmh's NUTS on the sufficient statistics instead of the automatic default (a check of the posterior)")
 	export := flag.String("export", "", "write the data to this directory (gaussian_ml.csv: y, x1, x2, g) and exit")
+	negbin := flag.Bool("negbin", false, "the negative binomial row (negbin.go; -export writes negbin_ml.csv)")
+	flag.IntVar(&gradCost, "gradcost", 0, "with -negbin: time this many full-batch gradients of the posterior and exit")
 	flag.Parse()
 	if cf.Quick {
 		*n, *warmup, cf.Draws = 10000, 200, 200
+	}
+	if *negbin {
+		if err := runNegBin(cf, *n, *groups, *warmup, *nuts, *export); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	chains, draws, seed := &cf.Chains, &cf.Draws, &cf.Seed
 
