@@ -50,6 +50,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +87,7 @@ func main() {
 	stanCSV := flag.String("stan", "", "rstan's sample file of stan/run.R on the same data (comma-separated for several chains): compare the posteriors")
 	storeDir := flag.String("store", "", "the scale mode: write the data once to a mapped sparse store in this directory (reused when present), sample the posterior over the mapped rows (model.NewMultilevelRows) and report the memory against the file's size")
 	memProfile := flag.String("memprofile", "", "with -store: write a heap profile (the memory in use when sampling begins, by allocation site) to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	crossedFlag := flag.String("crossed", "", "with -store: G1,G2 — the crossed model instead (crossed.go): users × items, G1 and G2 levels, a random intercept each, logistic")
 	flag.Parse()
 	log.SetFlags(0)
@@ -99,6 +101,16 @@ func main() {
 	}
 	if poisson && (*storeDir != "" || *export != "" || *stanCSV != "") {
 		log.Fatal("-family poisson: not with -store, -export or -stan (their files and Stan program are the logistic model's)")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var g1, g2 int
 	if *crossedFlag != "" {
