@@ -53,6 +53,13 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 		return nil, nil, fmt.Errorf("the prior's Blocks has %d entries, want the dimension %d", len(blocks), d)
 	}
 	defer t.Watch(ctx)() // its passes stop within a chunk once ctx is cancelled
+	if e, ok := t.Energy().(SparseRowGLM); ok {
+		// Large crossed factors: backfitting, no factorisation (backfitLevels).
+		if pl := planBackfit(ctx, e, t.N(), lay, blocks, backfitLevels); pl != nil && pl.crossed {
+			center, sd, _, err = backfitCenter(ctx, t, pl, lay, e)
+			return center, sd, err
+		}
+	}
 	eh := t.Energy().(exactmh.SparseHessianer)
 	ph, ok := t.Prior().(exactmh.SparseHessianer)
 	if !ok {

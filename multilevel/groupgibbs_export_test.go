@@ -6,6 +6,7 @@ package multilevel
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/exactmh/exactmh"
@@ -156,4 +157,26 @@ func SetNoJointRepilot(off bool) func() {
 func GroupGibbsCorrDiagonal(k GroupGibbs) GroupGibbs {
 	k.corrDiag = true
 	return k
+}
+
+// BackfitCenterOf is the backfitting Laplace-EM centre (backfitCenter) on
+// a multilevel posterior whose factors of at least minLevels levels are
+// crossed (crossed false and no centre otherwise), with the passes over
+// the rows it made.
+func BackfitCenterOf(p *exactmh.Posterior, minLevels int) (center, sd []float64, passes int, crossed bool, err error) {
+	lay, ok := Of(p)
+	if !ok {
+		return nil, nil, 0, false, fmt.Errorf("not a multilevel posterior")
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return nil, nil, 0, false, err
+	}
+	e := p.Energy.(SparseRowGLM)
+	pl := planBackfit(context.Background(), e, t.N(), lay, lay.Blocks(), minLevels)
+	if pl == nil || !pl.crossed {
+		return nil, nil, 0, false, nil
+	}
+	center, sd, passes, err = backfitCenter(context.Background(), t, pl, lay, e)
+	return center, sd, passes, true, err
 }

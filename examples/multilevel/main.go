@@ -50,6 +50,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +87,8 @@ func main() {
 	stanCSV := flag.String("stan", "", "rstan's sample file of stan/run.R on the same data (comma-separated for several chains): compare the posteriors")
 	storeDir := flag.String("store", "", "the scale mode: write the data once to a mapped sparse store in this directory (reused when present), sample the posterior over the mapped rows (model.NewMultilevelRows) and report the memory against the file's size")
 	memProfile := flag.String("memprofile", "", "with -store: write a heap profile (the memory in use when sampling begins, by allocation site) to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	crossedFlag := flag.String("crossed", "", "with -store: G1,G2 — the crossed model instead (crossed.go): users × items, G1 and G2 levels, a random intercept each, logistic")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
@@ -98,6 +101,26 @@ func main() {
 	}
 	if poisson && (*storeDir != "" || *export != "" || *stanCSV != "") {
 		log.Fatal("-family poisson: not with -store, -export or -stan (their files and Stan program are the logistic model's)")
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var g1, g2 int
+	if *crossedFlag != "" {
+		var err error
+		if g1, g2, err = parseCrossed(*crossedFlag); err != nil {
+			log.Fatal(err)
+		}
+		if *storeDir == "" || poisson {
+			log.Fatal("-crossed: only with -store and -family logistic")
+		}
 	}
 	if cf.Quick {
 		*n, *groups, *maxSize, *warmup = 20000, 50, 2000, 300
@@ -113,6 +136,7 @@ func main() {
 		}
 	}
 	var d *data
+	var ct *crossedTruth
 	var post *exactmh.Posterior
 	var err error
 	rec := cf.Progress()
@@ -120,7 +144,11 @@ func main() {
 	if *storeDir != "" {
 		var st *store.SparseStore
 		var stopDrops func()
-		d, post, st, stopDrops, err = fromStore(*storeDir, *n, *groups, *minSize, *maxSize, cf.Seed, *f32, say)
+		if g1 > 0 {
+			ct, post, st, stopDrops, err = crossedFromStore(*storeDir, *n, g1, g2, cf.Seed, *f32, say)
+		} else {
+			d, post, st, stopDrops, err = fromStore(*storeDir, *n, *groups, *minSize, *maxSize, cf.Seed, *f32, say)
+		}
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -157,7 +185,11 @@ func main() {
 		}
 	}
 	dim := post.Energy.Dim()
-	say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], dim, time.Since(start).Seconds())
+	if ct != nil {
+		say("N = %d, crossed: %d users (sizes %d … %d) × %d items, d = %d; data built in %.1fs", *n, g1, ct.sizes1[len(ct.sizes1)-1], ct.sizes1[0], g2, dim, time.Since(start).Seconds())
+	} else {
+		say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], dim, time.Since(start).Seconds())
+	}
 
 	var res *exactmh.Result
 	var kern exactmh.Kernel
@@ -198,10 +230,15 @@ func main() {
 	fmt.Printf("min bulk ESS %.0f (%s), min tail ESS %.0f, max R-hat %.3f, step scales %.3g, chain 0: %v\n", minBulk, worst, minTail, maxRhat, scales(res), res.Chains[0].Params)
 	fmt.Printf("wall %.1fs, CPU %.1fs (everything: data, centre, proposal, warmup, draws): min bulk ESS per CPU-second %.2f\n",
 		wall.Seconds(), cpu.Seconds(), minBulk/cpu.Seconds())
-	show := map[string]float64{"Intercept": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
-		"log_tau_g": math.Log(d.tau[0]), "log_tau_g_x1": math.Log(d.tau[1])}
-	for _, g := range []int{0, *groups / 2, *groups - 1} {
-		show[fmt.Sprintf("u_g[%d]", g+1)] = d.u[g][0]
+	var show map[string]float64
+	if ct != nil {
+		show = ct.show()
+	} else {
+		show = map[string]float64{"Intercept": d.beta[0], "x1": d.beta[1], "x9": d.beta[9],
+			"log_tau_g": math.Log(d.tau[0]), "log_tau_g_x1": math.Log(d.tau[1])}
+		for _, g := range []int{0, *groups / 2, *groups - 1} {
+			show[fmt.Sprintf("u_g[%d]", g+1)] = d.u[g][0]
+		}
 	}
 	fmt.Printf("%-14s %8s %8s %8s %7s %7s %6s\n", "parameter", "true", "mean", "sd", "bulk", "tail", "R-hat")
 	for _, p := range s.Params {
@@ -228,8 +265,12 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 	if err != nil {
 		log.Fatal(err)
 	}
-	say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
-		math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
+	if d != nil {
+		say("centre (Laplace-EM) in %.1fs: τ_u = %.3f (true %.3f), τ_v = %.3f (true %.3f)", time.Since(t0).Seconds(),
+			math.Exp(center[dim-2]), d.tau[0], math.Exp(center[dim-1]), d.tau[1])
+	} else {
+		say("centre (Laplace-EM) in %.1fs: last two scales %.3f, %.3f", time.Since(t0).Seconds(), math.Exp(center[dim-2]), math.Exp(center[dim-1]))
+	}
 
 	t0 = time.Now()
 	prior := post.Prior.(*model.MultilevelPrior)
