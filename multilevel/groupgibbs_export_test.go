@@ -157,3 +157,11 @@ func GroupGibbsCorrDiagonal(k GroupGibbs) GroupGibbs {
 	k.corrDiag = true
 	return k
 }
+
+// GroupGibbsTailNoQ returns k with its block proposals' Student-t
+// component (TailMix) kept and its log q ratio dropped: the chain then
+// targets π·q/N, whose tails are too heavy, which the kit must catch.
+func GroupGibbsTailNoQ(k GroupGibbs) GroupGibbs {
+	k.tailNoQ = true
+	return k
+}
