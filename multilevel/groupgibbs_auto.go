@@ -303,7 +303,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	centerTime := time.Since(t0)
 	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice.Center, choice.CenterSD = center, sd
-	var gg exactmh.Kernel = GroupGibbs{Center: center}
+	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix}
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)
@@ -347,7 +347,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		// The fixed effects confounded with the groups: pilot again with
 		// the joint marginal move (groupgibbs_joint.go), which moves them
 		// with every group effect's conditional mean.
-		jg := GroupGibbs{Center: center, Joint: 1, JointFixed: true, JointRho: DefaultJointRho}
+		jg := GroupGibbs{Center: center, Joint: 1, JointFixed: true, JointRho: DefaultJointRho, TailMix: DefaultTailMix}
 		choice.Progress(ctx, "pilot: %s %s; again with a joint move of the fixed effects and the groups", m.Name, why)
 		mj, rj, err := choice.Pilot(ctx, p, jg, center, seed, 50, 0)
 		if err != nil {

@@ -43,6 +43,11 @@ import (
 // catches that and checks the mixture against the Gaussian proposal's
 // chain.
 
+// DefaultTailMix is the weight ε of the Student-t component the automatic
+// default's GroupGibbs uses (GroupGibbs.TailMix): a fifth of the group
+// blocks' proposals, which costs at most that share of their acceptance.
+const DefaultTailMix = 0.2
+
 // tailDF is the Student-t component's degrees of freedom ν.
 const tailDF = 4
 
