@@ -121,6 +121,13 @@ type GroupGibbs struct {
 	// near zero and its effects move along the directions that keep every
 	// linear predictor, at O(d) a repeat.
 	FreeRepeats int
+	// TailMix is the weight ε of a Student-t component (4 degrees of
+	// freedom, the Gaussian's centre and scale) in each group block's
+	// independence proposal (groupgibbs_tail.go): a group whose
+	// conditional has a longer tail than the expansion's Gaussian (a
+	// person who answered every item alike) is then still proposed from
+	// its tail. 0: the Gaussian alone. Must be in [0, 1).
+	TailMix float64
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -171,6 +178,8 @@ type GroupGibbs struct {
 	// newtonFromState starts the Newton step at the current β_m, so the
 	// proposal depends on it while the ratio treats it as independent.
 	newtonNoQ, newtonFromState bool
+	// Test hook: tailNoQ drops the tail mixture's log q ratio.
+	tailNoQ bool
 }
 
 // Name returns "GroupGibbs".
@@ -344,6 +353,10 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.newtonEvery = max(k.NewtonEvery, 1)
 		c.initNewton()
 	}
+	if !(k.TailMix >= 0 && k.TailMix < 1) {
+		return nil, fmt.Errorf("%s: TailMix = %v, want it in [0, 1)", name, k.TailMix)
+	}
+	c.tailMix, c.tailNoQ = k.TailMix, k.tailNoQ
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
 		if view := v.RowView(); view != nil {
@@ -970,6 +983,9 @@ type gibbsChain struct {
 	// test hooks.
 	fixedNewton, newtonNoQ, newtonFromState bool
 	nw                                      newtonState
+	// The block proposals' Student-t component (groupgibbs_tail.go).
+	tailMix float64
+	tailNoQ bool
 
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
@@ -1205,8 +1221,14 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	forwardSub(hp, q, mu)
 	backSub(hp, q, mu)
 	z := c.z[:q]
+	var zz float64
 	for a := range z {
 		z[a] = rng.NormFloat64()
+		zz += z[a] * z[a]
+	}
+	tail := c.tailMix > 0 && !expl && !c.cubOn
+	if tail {
+		zz *= c.tailDraw(rng, z)
 	}
 	backSub(hp, q, z)
 	var s2 float64
@@ -1225,6 +1247,9 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 			return false, 0, nil
 		}
 		logExact = lpn - c.t.LogPrior(c.theta) - c.priorExpansionDiff(coords)
+	}
+	if tail && !c.tailNoQ {
+		logExact = c.tailLogRatio(hp, q, coords, mu, zz)
 	}
 	// |Δ′_m|² and the thinning rate.
 	var dn float64

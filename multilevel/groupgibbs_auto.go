@@ -310,7 +310,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	centerTime := time.Since(t0)
 	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice.Center, choice.CenterSD = center, sd
-	var gg exactmh.Kernel = GroupGibbs{Center: center}
+	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix}
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)
@@ -355,6 +355,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		// pilot again with the Newton proposal at the current group
 		// effects (groupgibbs_newton.go).
 		jg := newtonDefault(center)
+		jg.TailMix = DefaultTailMix
 		choice.Progress(ctx, "pilot: %s %s; again with the fixed effects by a Newton proposal at the current group effects", m.Name, why)
 		mj, rj, err := choice.Pilot(ctx, p, jg, center, seed, 50, 0)
 		if err != nil {

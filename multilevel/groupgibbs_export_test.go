@@ -180,3 +180,11 @@ func BackfitCenterOf(p *exactmh.Posterior, minLevels int) (center, sd []float64,
 	center, sd, passes, err = backfitCenter(context.Background(), t, pl, lay, e)
 	return center, sd, passes, true, err
 }
+
+// GroupGibbsTailNoQ returns k with its block proposals' Student-t
+// component (TailMix) kept and its log q ratio dropped: the chain then
+// targets π·q/N, whose tails are too heavy, which the kit must catch.
+func GroupGibbsTailNoQ(k GroupGibbs) GroupGibbs {
+	k.tailNoQ = true
+	return k
+}

@@ -815,6 +815,7 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 		status = "failed"
 	}
 	add("kernel", r.kernel)
+	add("nuts_fallback", strconv.FormatBool(isFallback(r.kernel, r.reason)))
 	add("status", status)
 	add("cpu_s", fmt.Sprintf("%.1f", r.CPU.Seconds()))
 	add("user_s", fmt.Sprintf("%.1f", r.User.Seconds()))
@@ -950,6 +951,53 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 	return b
 }
 
+// isFallback says whether the default's choice is a fallback to
+// full-batch NUTS: a NUTS kernel chosen because GroupGibbs could not be
+// used (it grinds, its fixed effects are stuck, it or the centre failed),
+// not because N is below the automatic default's small-data threshold,
+// where NUTS is its first choice ("N = … < 2000 …").
+func isFallback(kernel, reason string) bool {
+	if !strings.HasPrefix(kernel, "NUTS") {
+		return false
+	}
+	_, why, _ := strings.Cut(reason, ":")
+	return !strings.HasPrefix(strings.TrimSpace(why), "N = ")
+}
+
+// doneWhen is the done-when on a figures line's keys: max R-hat ≤
+// 1.01, min bulk ESS ≥ 400 over every parameter, CPU no more than
+// max(glmer's, 30 s), a completed run and no fallback to full-batch NUTS
+// (nuts_fallback, where the line has it): "met", or "missed:" and what.
+func doneWhen(b *block) string {
+	num := func(k string) float64 {
+		v, err := strconv.ParseFloat(b.get(k), 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}
+	var miss []string
+	if b.get("status") != "completed" {
+		miss = append(miss, b.get("status"))
+	}
+	if !(num("rhat_max") <= 1.01) {
+		miss = append(miss, "R-hat")
+	}
+	if !(num("ess_bulk_min") >= 400) {
+		miss = append(miss, "ESS")
+	}
+	if budget := math.Max(30, num("glmer_cpu_s")); !(num("cpu_s") <= budget) {
+		miss = append(miss, "CPU")
+	}
+	if b.get("nuts_fallback") == "true" {
+		miss = append(miss, "NUTS fallback")
+	}
+	if len(miss) == 0 {
+		return "met"
+	}
+	return "missed: " + strings.Join(miss, ", ")
+}
+
 func gitCommit(root string) string {
 	out, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
@@ -1030,8 +1078,8 @@ func writeReadme(readme, fig string) error {
 	}
 	var rows []string
 	rows = append(rows,
-		"| data set | kernel chosen | status | CPU-s (user + sys) | glmer CPU-s | max R-hat | min bulk ESS | min tail ESS | max \\|z\\| fixed vs glmer | sd / glmer se | vs rstan NUTS: max \\|Δmean\\|/sd, sd ratio, ESS/CPU-s ratio | commit, load |",
-		"|---|---|---|---|---|---|---|---|---|---|---|---|")
+		"| data set | done when | kernel chosen | status | CPU-s (user + sys) | glmer CPU-s | max R-hat | min bulk ESS | min tail ESS | max \\|z\\| fixed vs glmer | sd / glmer se | vs rstan NUTS: max \\|Δmean\\|/sd, sd ratio, ESS/CPU-s ratio | commit, load |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, l := range strings.Split(string(fb), "\n") {
 		if !strings.HasPrefix(l, "## ") {
 			continue
@@ -1047,8 +1095,8 @@ func writeReadme(readme, fig string) error {
 			vsNUTS = fmt.Sprintf("%s; %s–%s; %s×", b.get("nuts_max_abs_dmean_over_sd"), b.get("nuts_sd_ratio_min"),
 				b.get("nuts_sd_ratio_max"), b.get("ess_per_cpu_vs_nuts"))
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s–%s | %s | %s, %s |",
-			b.name, b.get("kernel"), b.get("status"), b.get("cpu_s"), b.get("glmer_cpu_s"), b.get("rhat_max"),
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s–%s | %s | %s, %s |",
+			b.name, doneWhen(&b), b.get("kernel"), b.get("status"), b.get("cpu_s"), b.get("glmer_cpu_s"), b.get("rhat_max"),
 			b.get("ess_bulk_min"), b.get("ess_tail_min"), b.get("fixed_max_abs_z"),
 			b.get("fixed_sd_ratio_min"), b.get("fixed_sd_ratio_max"), vsNUTS, b.get("commit"), strings.ReplaceAll(b.get("load_start"), "_", " ")))
 	}

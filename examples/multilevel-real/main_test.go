@@ -96,8 +96,48 @@ func TestMergeFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := os.ReadFile(readme)
-	if strings.Contains(string(r), "old") || !strings.Contains(string(r), "| verbagg | C | completed |") ||
+	if strings.Contains(string(r), "old") || !strings.Contains(string(r), "| verbagg | missed: R-hat, ESS, CPU | C | completed |") ||
 		!strings.HasPrefix(string(r), "top\n") || !strings.HasSuffix(string(r), "bottom\n") {
 		t.Fatalf("README:\n%s", r)
+	}
+}
+
+// TestDoneWhen checks the README's done-when column on figures lines: the
+// issue's four limits, each reported where it is missed, and a NUTS chosen
+// for small N told from a fallback from GroupGibbs.
+func TestDoneWhen(t *testing.T) {
+	line := func(kv ...string) *block {
+		b := &block{name: "x"}
+		for i := 0; i < len(kv); i += 2 {
+			b.kv = append(b.kv, [2]string{kv[i], kv[i+1]})
+		}
+		return b
+	}
+	for _, c := range []struct {
+		b    *block
+		want string
+	}{
+		{line("status", "completed", "rhat_max", "1.004", "ess_bulk_min", "1188", "cpu_s", "23.8", "glmer_cpu_s", "0.79", "nuts_fallback", "false"), "met"},
+		{line("status", "completed", "rhat_max", "1.004", "ess_bulk_min", "1188", "cpu_s", "150", "glmer_cpu_s", "176", "nuts_fallback", "false"), "met"},
+		{line("status", "completed", "rhat_max", "1.081", "ess_bulk_min", "43.5", "cpu_s", "133", "glmer_cpu_s", "17.6"), "missed: R-hat, ESS, CPU"},
+		{line("status", "stopped", "rhat_max", "1.0", "ess_bulk_min", "500", "cpu_s", "20", "glmer_cpu_s", "5", "nuts_fallback", "true"), "missed: stopped, NUTS fallback"},
+		{line("status", "completed", "rhat_max", "NaN", "ess_bulk_min", "500", "cpu_s", "20", "glmer_cpu_s", "5"), "missed: R-hat"},
+	} {
+		if got := doneWhen(c.b); got != c.want {
+			t.Errorf("%v: doneWhen %q, want %q", c.b.kv, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		kernel, reason string
+		want           bool
+	}{
+		{"NUTS", "NUTS: N = 1934 < 2000 on a multilevel model: a full pass over the data is cheap", false},
+		{"NUTS-NC", "NUTS-NC: a multilevel model on which GroupGibbs grinds: its probe read 1.01e+04 data", true},
+		{"NUTS-NC", "exactmh: interrupted", true},
+		{"GroupGibbs", "GroupGibbs: GroupGibbs (0.36 ESS/s)", false},
+	} {
+		if got := isFallback(c.kernel, c.reason); got != c.want {
+			t.Errorf("isFallback(%q, %q) = %v, want %v", c.kernel, c.reason, got, c.want)
+		}
 	}
 }
