@@ -390,3 +390,26 @@ func HMCNonCentredNoJacobian(k HMC) HMC {
 	k.NonCentred, k.ncNoJacobian = true, true
 	return k
 }
+
+// WarmupStopMutant makes every chain's warmup stop by a mutant of
+// independenceLimit until restore is called: "early", a stop from the
+// first transition at step scale 1, before the Crank–Nicolson proposal
+// is its independence limit and inside Stan's initial buffer; "never",
+// no stop, warmup adapting on past the limit.
+func WarmupStopMutant(name string) (restore func()) {
+	old := warmupStop
+	switch name {
+	case "early":
+		warmupStop = func(cr *chainRunner, it int, set *Settings) string {
+			if !cr.cnLimit || !(cr.tune.StepScale() >= 1 && cr.adapt.Hbar < 0) {
+				return ""
+			}
+			return fmt.Sprintf("stopped after %d of %d warmup transitions (mutant: at scale %.3g)", it+1, set.Warmup, cr.tune.StepScale())
+		}
+	case "never":
+		warmupStop = func(*chainRunner, int, *Settings) string { return "" }
+	default:
+		panic("WarmupStopMutant: no mutant " + name)
+	}
+	return func() { warmupStop = old }
+}

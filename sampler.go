@@ -1342,7 +1342,7 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 		}
 	}
 	if cr.tune != nil && it < set.Warmup-1 {
-		stopped = cr.independenceLimit(it, set)
+		stopped = warmupStop(cr, it, set)
 	}
 	if (it == set.Warmup-1 || stopped != "") && cr.tune != nil {
 		scale := cr.adapt.final()
@@ -1411,6 +1411,9 @@ func (cr *chainRunner) independenceLimit(it int, set *Settings) string {
 	return fmt.Sprintf("stopped after %d of %d warmup transitions: the Crank–Nicolson step scale (%.3g, averaged %.3g) is past its independence limit %d (ρ < 10⁻¹⁷) with the mean acceptance above its target %.3g, nothing left to adapt",
 		it+1, set.Warmup, cr.tune.StepScale(), math.Exp(a.LogAvg), cnIndependentScale, a.Target)
 }
+
+// warmupStop is independenceLimit; WarmupStopMutant swaps in mutants.
+var warmupStop = (*chainRunner).independenceLimit
 
 // uncappedCN reports whether k moves by a Crank–Nicolson proposal with no
 // cap on its step scale (CrankNicolson.MaxScale 0).

@@ -6,6 +6,7 @@ package exactmh_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -150,8 +151,34 @@ func TestMetricAuto(t *testing.T) {
 // deviation (acceptance about 0.7, above MH's target, so the scale runs
 // off), 4 chains × 4000 draws, means and variances within 4 Monte Carlo
 // standard errors. The same proposal capped (MaxScale 1.5) runs its whole
-// warmup.
+// warmup. Two mutants of the stop (exactmh.WarmupStopMutant) must each
+// show: "early", a stop from the first transition at step scale 1, before
+// the limit and inside Stan's initial buffer of 75, and "never",
+// warmup adapting on past the limit.
 func TestWarmupStopsAtIndependenceLimit(t *testing.T) {
+	for _, f := range warmupStopFaults(t) {
+		t.Error(f)
+	}
+	// Mutants: a stop long before the limit (at scale 1), and none (warmup
+	// adapting on past the limit); each must show.
+	for _, m := range []string{"early", "never"} {
+		restore := exactmh.WarmupStopMutant(m)
+		faults := warmupStopFaults(t)
+		restore()
+		if len(faults) == 0 {
+			t.Errorf("mutant %q: not caught", m)
+		} else {
+			t.Logf("mutant %q caught: %s (%d faults)", m, faults[0], len(faults))
+		}
+	}
+}
+
+// warmupStopFaults runs TestWarmupStopsAtIndependenceLimit's chains
+// uncapped and capped and returns what is wrong with their warmup stops
+// and moments.
+func warmupStopFaults(t *testing.T) (faults []string) {
+	t.Helper()
+	fault := func(format string, a ...any) { faults = append(faults, fmt.Sprintf(format, a...)) }
 	sigma := mat.NewSymDense(3, []float64{1, 0.3, 0, 0.3, 1, 0.2, 0, 0.2, 1})
 	g, err := mcmctest.ConjugateGaussian(200, []float64{1, -2, 0.5}, sigma, []float64{0, 0, 0}, []float64{3, 3, 3}, 1, 5)
 	if err != nil {
@@ -178,23 +205,24 @@ func TestWarmupStopsAtIndependenceLimit(t *testing.T) {
 		for c, ch := range res.Chains {
 			stopped := ch.WarmupStop != ""
 			if stopped != (maxScale == 0) {
-				t.Errorf("MaxScale %v, chain %d: WarmupStop %q after %d warmup transitions, want it stopped only uncapped", maxScale, c, ch.WarmupStop, ch.Warmup.Steps)
+				fault("MaxScale %v, chain %d: WarmupStop %q after %d warmup transitions, want it stopped only uncapped", maxScale, c, ch.WarmupStop, ch.Warmup.Steps)
 			}
 			switch {
-			case stopped && !(ch.Warmup.Steps < warmup && ch.Scale >= 40):
-				t.Errorf("chain %d stopped its warmup (%s) but ran %d of %d warmup transitions at scale %v", c, ch.WarmupStop, ch.Warmup.Steps, warmup, ch.Scale)
+			case stopped && !(ch.Warmup.Steps >= 75 && ch.Warmup.Steps < warmup && ch.Scale >= 40):
+				fault("chain %d stopped its warmup (%s) after %d of %d warmup transitions (want 75, Stan's initial buffer, to %[4]d) at scale %v (want ≥ 40, the independence limit)", c, ch.WarmupStop, ch.Warmup.Steps, warmup, ch.Scale)
 			case !stopped && ch.Warmup.Steps != warmup:
-				t.Errorf("MaxScale %v, chain %d: %d warmup transitions, want %d", maxScale, c, ch.Warmup.Steps, warmup)
+				fault("MaxScale %v, chain %d: %d warmup transitions, want %d", maxScale, c, ch.Warmup.Steps, warmup)
 			}
 			if ch.Len() != 4000 {
-				t.Errorf("MaxScale %v, chain %d: %d draws, want 4000", maxScale, c, ch.Len())
+				fault("MaxScale %v, chain %d: %d draws, want 4000", maxScale, c, ch.Len())
 			}
 		}
 		if maxScale == 0 {
 			t.Logf("uncapped: chain 0 %s; acceptance %.3f", res.Chains[0].WarmupStop, res.Chains[0].Sampling.AcceptRate())
 		}
 		if err := mcmctest.CheckMoments(res, g.Mean, sd, 4); err != nil {
-			t.Errorf("MaxScale %v: %v", maxScale, err)
+			fault("MaxScale %v: %v", maxScale, err)
 		}
 	}
+	return faults
 }

@@ -179,10 +179,14 @@ func quoteWindow(s string, lo, hi int) string {
 	return q
 }
 
-// topIndex is the index of the first c in src[lo:hi] outside
-// parentheses and backquotes, or −1.
-func (p *formulaParser) topIndex(lo, hi int, c byte) int {
-	depth, quoted := 0, false
+// scan calls at(i) for each i in [lo, hi) whose byte src[i] lies
+// outside backquotes and parentheses (the parentheses themselves left
+// out), until at returns false. It returns the index of the first ')'
+// without its '(' (−1 if none) and whether a '(' or a '`' is still open
+// at hi: the one paren-depth scanner of topIndex, rhs's '+' and '-'
+// splitter and product's '*' and ':' splitter.
+func (p *formulaParser) scan(lo, hi int, at func(i int) bool) (stray int, open, quoted bool) {
+	depth, stray := 0, -1
 	for i := lo; i < hi; i++ {
 		switch b := p.src[i]; {
 		case b == '`':
@@ -191,12 +195,27 @@ func (p *formulaParser) topIndex(lo, hi int, c byte) int {
 		case b == '(':
 			depth++
 		case b == ')':
-			depth--
-		case b == c && depth == 0:
-			return i
+			if depth--; depth < 0 && stray < 0 {
+				stray = i
+			}
+		case depth == 0 && !at(i):
+			return stray, false, false
 		}
 	}
-	return -1
+	return stray, depth > 0, quoted
+}
+
+// topIndex is the index of the first c in src[lo:hi] outside
+// parentheses and backquotes, or −1.
+func (p *formulaParser) topIndex(lo, hi int, c byte) int {
+	found := -1
+	p.scan(lo, hi, func(i int) bool {
+		if p.src[i] == c {
+			found = i
+		}
+		return found < 0
+	})
+	return found
 }
 
 // lhs parses the response in src[lo:hi].
@@ -294,26 +313,18 @@ func (p *formulaParser) rhs(fm *Formula, lo, hi int) error {
 	// Split on '+' and '-' outside parentheses, backquotes and a
 	// number's sign (x>-1, 1e-3).
 	var spans []span
-	depth, quoted, start, minus := 0, false, lo, false
-	for i := lo; i < hi; i++ {
-		b := p.src[i]
-		switch {
-		case b == '`':
-			quoted = !quoted
-		case quoted:
-		case b == '(':
-			depth++
-		case b == ')':
-			depth--
-			if depth < 0 {
-				return p.errAt(i, i+1, "a ')' without its '('")
-			}
-		case (b == '+' || b == '-') && depth == 0 && !p.signOfNumber(start, i):
+	start, minus := lo, false
+	stray, open, quoted := p.scan(lo, hi, func(i int) bool {
+		if b := p.src[i]; (b == '+' || b == '-') && !p.signOfNumber(start, i) {
 			spans = append(spans, span{start, i, minus})
 			start, minus = i+1, b == '-'
 		}
+		return true
+	})
+	if stray >= 0 {
+		return p.errAt(stray, stray+1, "a ')' without its '('")
 	}
-	if depth > 0 {
+	if open {
 		return p.errAt(lo, hi, "a '(' without its ')'")
 	}
 	if quoted {
@@ -421,7 +432,7 @@ func (p *formulaParser) product(lo, hi int) ([]Term, error) {
 	// The factors, each its atoms' spans.
 	var factors [][][2]int
 	var atoms [][2]int
-	depth, quoted, start := 0, false, lo
+	start := lo
 	flush := func(i int) error {
 		if strings.TrimSpace(p.src[start:i]) == "" {
 			return p.errAt(start, min(hi, i+1), "an empty term beside '*' or ':'")
@@ -430,23 +441,21 @@ func (p *formulaParser) product(lo, hi int) ([]Term, error) {
 		start = i + 1
 		return nil
 	}
-	for i := lo; i < hi; i++ {
-		switch b := p.src[i]; {
-		case b == '`':
-			quoted = !quoted
-		case quoted:
-		case b == '(':
-			depth++
-		case b == ')':
-			depth--
-		case depth == 0 && (b == ':' || b == '*'):
-			if err := flush(i); err != nil {
-				return nil, err
+	var err error
+	p.scan(lo, hi, func(i int) bool {
+		switch b := p.src[i]; b {
+		case ':', '*':
+			if err = flush(i); err != nil {
+				return false
 			}
 			if b == '*' {
 				factors, atoms = append(factors, atoms), nil
 			}
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := flush(hi); err != nil {
 		return nil, err
