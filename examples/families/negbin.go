@@ -149,7 +149,7 @@ func runNegBin(cf *report.Common, n, groups, warmup int, nuts bool, export strin
 				return err
 			}
 		}
-		fmt.Printf("one full-batch gradient: %.4g CPU-s (%d timed)\n", (cpuTime() - c0).Seconds()/float64(n), n)
+		fmt.Printf("one full-batch gradient: %.4g CPU-s (%d timed)\n", (cpuTime()-c0).Seconds()/float64(n), n)
 		return nil
 	}
 	var k exactmh.Kernel // nil: the automatic default
