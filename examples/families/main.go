@@ -52,6 +52,9 @@ func main() {
 	if cf.Quick {
 		*n, *warmup, cf.Draws = 10000, 200, 200
 	}
+	if runCorrFlag(cf, *n, *groups, *warmup, *nuts, *export) {
+		return
+	}
 	chains, draws, seed := &cf.Chains, &cf.Draws, &cf.Seed
 
 	rng := rand.New(rand.NewPCG(*seed, 42))
