@@ -118,7 +118,10 @@ type gaussTerm struct{ start, stride, levels, logTau int }
 //     included), by Metropolis–Hastings;
 //  3. each log τ_t given its G_t effects: the proposal τ⁻² ~ Gamma(G_t/2,
 //     Σ_g u_g²/2), the effects' Gaussian factor exactly, accepted with the
-//     ratio of the rest of the prior (τ's own prior and Jacobian).
+//     ratio of the rest of the prior (τ's own prior and Jacobian); a
+//     correlated factor's log τ_k and correlation coordinates by slice
+//     sampling of the prior (gaussgibbs_corr.go, where update 1's
+//     diag(τ_t⁻²) is Σ⁻¹ per level block).
 //
 // A sweep costs the factorisation of P (its fill: O(nnz(M)) for one
 // factor of nested groups) and O(nnz(M) + d), flat in N. Proven by
