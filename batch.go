@@ -236,23 +236,10 @@ func betaNote(t *Target) string {
 	return fmt.Sprintf("; the bounds are tempered by β = %v, which may be too large or too small for this data", t.Beta())
 }
 
-// shuffleRange finishes positions lo … hi−1 of a partial Fisher–Yates
-// shuffle of perm: afterwards perm[lo:hi] holds hi − lo data drawn
-// uniformly without replacement from those not in perm[:lo]. With lo = 0
-// it draws a fresh subset whatever the permutation's previous order, in
-// O(hi − lo) and without allocation — the minibatches of AustereMH, MHBT
-// and TunaMH-SGLD.
-func shuffleRange(rng *rand.Rand, perm []int, lo, hi int) {
-	n := len(perm)
-	for k := lo; k < hi; k++ {
-		r := k + rng.IntN(n-k)
-		perm[k], perm[r] = perm[r], perm[k]
-	}
-}
-
-// shuffleLogged is shuffleRange(rng, perm, 0, len(swaps)), the same draws,
-// that also records each swap's partner in swaps so that unshuffle can
-// undo it.
+// shuffleLogged draws len(swaps) data uniformly without replacement into
+// perm[:len(swaps)] by a partial Fisher–Yates shuffle (TunaMH-SGLD's
+// minibatches) and records each swap's partner in swaps so that unshuffle
+// can undo it.
 func shuffleLogged(rng *rand.Rand, perm, swaps []int) {
 	n := len(perm)
 	for k := range swaps {

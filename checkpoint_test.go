@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
+	"github.com/exactmh/exactmh/progress"
 )
 
 // checkpointKernels are kernels with every kind of saved state: none (MH),
@@ -30,9 +32,9 @@ func checkpointKernels(t testing.TB) (*exactmh.Posterior, map[string]exactmh.Ker
 		"MH":          exactmh.MH{},
 		"TunaMH":      exactmh.TunaMH{},
 		"FlyMC":       exactmh.FlyMC{Bound: b, Q: 0.1},
-		"MHBT":        exactmh.MHBT{BatchSize: 20},
-		"MHBT-RSGLD":  exactmh.MHBT{BatchSize: 20, RSGLD: true, AdaptBeta: true, Scale: 1e-3},
-		"AustereMH":   exactmh.AustereMH{BatchSize: 20},
+		"MHBT":        inexact.MHBT{BatchSize: 20},
+		"MHBT-RSGLD":  inexact.MHBT{BatchSize: 20, RSGLD: true, AdaptBeta: true, Scale: 1e-3},
+		"AustereMH":   inexact.AustereMH{BatchSize: 20},
 		"TunaMH-SGLD": exactmh.TunaMHSGLD{Chi: 1e-3, GradBatch: 10, Scale: 0.05},
 	}, g.Mean
 }
@@ -281,14 +283,14 @@ func TestProgressAcrossCheckpoint(t *testing.T) {
 		set := exactmh.Settings{Chains: 2, Workers: 1, Warmup: 40, Draws: 30, Thin: 2, Seed: 3, Init: init}
 		var whole bytes.Buffer
 		s := set
-		s.Recorder = exactmh.NewProgress(&whole, time.Hour)
+		s.Recorder = progress.New(&whole, time.Hour)
 		if _, err := exactmh.Sample(context.Background(), p, k, &s); err != nil {
 			t.Fatal(err)
 		}
 
 		ctx, cancel := context.WithCancel(context.Background())
 		s = set
-		s.Recorder = exactmh.MultiRecorder(exactmh.NewProgress(io.Discard, time.Hour), &cancelAt{n: 70, cancel: cancel})
+		s.Recorder = exactmh.MultiRecorder(progress.New(io.Discard, time.Hour), &cancelAt{n: 70, cancel: cancel})
 		res, _ := exactmh.Sample(ctx, p, k, &s)
 		cancel()
 		var file bytes.Buffer
@@ -296,7 +298,7 @@ func TestProgressAcrossCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		var resumed bytes.Buffer
-		loaded, err := exactmh.LoadCheckpoint(&file, p, k, exactmh.NewProgress(&resumed, time.Hour))
+		loaded, err := exactmh.LoadCheckpoint(&file, p, k, progress.New(&resumed, time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}

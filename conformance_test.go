@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/mcmctest"
 )
 
@@ -392,26 +393,26 @@ func conformanceCases() []mcmctest.Case {
 			}}},
 		{Name: "AustereMH", UsesProposal: true,
 			Kernel: func(pb problem) exactmh.Kernel {
-				return exactmh.AustereMH{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
+				return inexact.AustereMH{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
 			}},
 		{Name: "MHBT", UsesProposal: true,
 			Kernel: func(pb problem) exactmh.Kernel {
-				return exactmh.MHBT{BatchSize: 50, Proposal: pb.Proposal, Scale: pb.Scale}
+				return inexact.MHBT{BatchSize: 50, Proposal: pb.Proposal, Scale: pb.Scale}
 			}},
 		{Name: "MHBT RSGLD", NeedsGradient: true,
-			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MHBT{BatchSize: 50, RSGLD: true, Scale: pb.Scale} }},
+			Kernel: func(pb problem) exactmh.Kernel { return inexact.MHBT{BatchSize: 50, RSGLD: true, Scale: pb.Scale} }},
 		{Name: "MHBT SGLD", NeedsGradient: true,
-			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MHBT{BatchSize: 50, SGLD: true, Scale: pb.Scale} }},
+			Kernel: func(pb problem) exactmh.Kernel { return inexact.MHBT{BatchSize: 50, SGLD: true, Scale: pb.Scale} }},
 		{Name: "MHBT refresh on rejection", UsesProposal: true,
 			Kernel: func(pb problem) exactmh.Kernel {
-				return exactmh.MHBT{BatchSize: 50, Proposal: pb.Proposal, Scale: pb.Scale, RefreshOnReject: true}
+				return inexact.MHBT{BatchSize: 50, Proposal: pb.Proposal, Scale: pb.Scale, RefreshOnReject: true}
 			}},
 		{Name: "MHminibatch", UsesProposal: true,
 			Kernel: func(pb problem) exactmh.Kernel {
-				return exactmh.MHminibatch{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
+				return inexact.MHminibatch{Proposal: pb.Proposal, Scale: pb.Scale, BatchSize: 30}
 			}},
 		{Name: "SGLD", NeedsGradient: true,
-			Kernel: func(pb problem) exactmh.Kernel { return exactmh.SGLD{BatchSize: 50, Scale: pb.Scale / 10} }},
+			Kernel: func(pb problem) exactmh.Kernel { return inexact.SGLD{BatchSize: 50, Scale: pb.Scale / 10} }},
 		{Name: "Aux", UsesProposal: true, NeedsRange: true, Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel {
 				return exactmh.Aux[struct{}, struct{}]{Scheme: auxPoisson{prop: pb.Proposal}, Scale: pb.Scale}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -24,7 +25,7 @@ type hiddenGradient struct{ exactmh.Energy }
 func TestErrNoGradient(t *testing.T) {
 	p := logisticPosterior()
 	bare := &exactmh.Posterior{Energy: hiddenGradient{p.Energy}, Prior: p.Prior}
-	for _, k := range []exactmh.Kernel{exactmh.MALA{}, exactmh.HMC{}, exactmh.MHBT{RSGLD: true},
+	for _, k := range []exactmh.Kernel{exactmh.MALA{}, exactmh.HMC{}, inexact.MHBT{RSGLD: true},
 		exactmh.TunaMHSGLD{Chi: 0.01}, exactmh.PoissonMALA{}} {
 		_, err := exactmh.Sample(context.Background(), bare, k, &exactmh.Settings{Chains: 1, Draws: 1})
 		if !errors.Is(err, exactmh.ErrNoGradient) {

@@ -41,9 +41,10 @@
 // ([Register]) when imported (package model imports it); here, [NUTS]
 // and [HMC] non-centred (NonCentred: u = τ·z, for groups with few data).
 // Full batch: [MH], [MALA], [HMC], [NUTS] (with a [Metric] of a
-// [MetricKind] and Stan's warmup). Inexact, for comparison: [AustereMH], [MHminibatch], [MHBT],
-// [SGLD]. Proposals: [RandomWalk], [GaussianWalk], [CrankNicolson],
-// [SGLDProposal], [RSGLDProposal], all of them a [Proposal]. [Kernels]
+// [MetricKind] and Stan's warmup). Inexact, for comparison: package
+// github.com/exactmh/exactmh/inexact (AustereMH, MHminibatch, MHBT, SGLD),
+// which registers them when imported. Proposals: [RandomWalk],
+// [GaussianWalk], [CrankNicolson], all of them a [Proposal]. [Kernels]
 // lists the registered kernels ([KernelInfo], [KernelFamily]). A user's
 // kernel implements [Kernel] and [Chain] (optionally [Tunable],
 // [WarmupAware], [AcceptTarget], [MetricAdapter], [ParamReporter],
@@ -85,8 +86,8 @@
 // [Totals] per phase and a [Status]; [Result.Summary], a [Summary] of
 // [ParamSummary] rows with Stan's diagnostics); [Resume] and
 // [LoadCheckpoint] continue a run bit-identically; a [Recorder]
-// ([Progress], package stancsv; optionally a [RunFinisher] or
-// [ResumeRecorder]) sees the [RunInfo] and every transition's [Event]. With a nil Kernel, [Choose] picks one: it finds the MAP and the
+// (package progress's Printer, package stancsv's; optionally a
+// [RunFinisher] or [ResumeRecorder]) sees the [RunInfo] and every transition's [Event]. With a nil Kernel, [Choose] picks one: it finds the MAP and the
 // Laplace approximation ([FindMAP] under [MAPSettings] and a [MAPMethod],
 // giving a [MAP]; [FindLaplace], [LaplaceApprox]; an
 // [IndefiniteHessianError] where there is none), rewrites a GLM posterior
@@ -104,7 +105,8 @@
 // workers; recorders never draw random numbers. [Version] is the
 // package's version, which Stan CSV files and checkpoints record.
 //
-// Sub-packages: model (the ready-made models and priors), sparse (the
+// Sub-packages: model (the ready-made models and priors), multilevel
+// (the multilevel kernels), inexact (the inexact comparators), sparse (the
 // sparse Cholesky factorisation behind a sparse LaplaceApprox), diagnostics
 // (ESS, R-hat, MCSE, identical to the R package posterior's), stancsv
 // (CmdStan's CSV files), data (CSV, Parquet and Arrow readers, designs and
@@ -115,7 +117,7 @@
 //
 // gonum (mat for the Gaussian models, Newton steps, Laplace approximations
 // and the dense metric, optimize for FindMAP's L-BFGS fallback,
-// stat/distuv for AustereMH's t quantiles, dsp/fourier for the
+// stat/distuv for package inexact's AustereMH, dsp/fourier for the
 // autocorrelations behind ESS; plot for package stanplot, whose trace,
 // rank and interval plots the command draws, and for the examples'
 // figures: the library itself does not link it) and the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
 )
@@ -322,8 +323,8 @@ func TestIntractableRefused(t *testing.T) {
 	for _, k := range []exactmh.Kernel{
 		exactmh.MH{}, exactmh.MALA{}, exactmh.HMC{}, exactmh.NUTS{}, exactmh.TunaMH{Chi: 1},
 		exactmh.PoissonMH{}, exactmh.PoissonBarker{}, exactmh.PoissonMALA{}, exactmh.TunaMHSGLD{Chi: 1},
-		exactmh.FlyMC{}, exactmh.TFMH{}, exactmh.SMH{Order: 1, Center: []float64{0.3}}, exactmh.AustereMH{},
-		exactmh.MHBT{}, aux,
+		exactmh.FlyMC{}, exactmh.TFMH{}, exactmh.SMH{Order: 1, Center: []float64{0.3}}, inexact.AustereMH{},
+		inexact.MHBT{}, aux,
 	} {
 		_, err := exactmh.Sample(context.Background(), post, k, &exactmh.Settings{Chains: 1, Warmup: 10, Draws: 10, Init: []float64{0.3}})
 		if !errors.Is(err, exactmh.ErrIntractable) {

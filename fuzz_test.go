@@ -19,6 +19,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/progress"
 )
 
 // FuzzLoadCheckpoint feeds LoadCheckpoint arbitrary files, seeded with
@@ -56,7 +57,7 @@ func FuzzLoadCheckpoint(f *testing.F) {
 func loadAndResume(t *testing.T, p *exactmh.Posterior, k exactmh.Kernel, file []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rec := &stoppingProgress{exactmh.NewProgress(io.Discard, time.Hour), &cancelAt{n: 20, cancel: cancel}}
+	rec := &stoppingProgress{progress.New(io.Discard, time.Hour), &cancelAt{n: 20, cancel: cancel}}
 	res, err := exactmh.LoadCheckpoint(bytes.NewReader(file), p, k, rec)
 	if err != nil {
 		return
@@ -82,16 +83,16 @@ func loadAndResume(t *testing.T, p *exactmh.Posterior, k exactmh.Kernel, file []
 	}
 }
 
-// stoppingProgress is a Progress (a ResumeRecorder: Resume initialises it
+// stoppingProgress is a progress.Printer (a ResumeRecorder: Resume initialises it
 // from the run so far) that cancels the run after a few transitions.
 type stoppingProgress struct {
-	*exactmh.Progress
+	*progress.Printer
 	stop *cancelAt
 }
 
 func (s *stoppingProgress) Record(e *exactmh.Event) error {
 	s.stop.Record(e)
-	return s.Progress.Record(e)
+	return s.Printer.Record(e)
 }
 
 // FuzzCheckpointFields edits one field of a valid checkpoint at a time —

@@ -14,9 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
 )
@@ -149,9 +152,9 @@ func goldenVariants(ki exactmh.KernelInfo, mode []float64) []goldenVariant {
 	case "FlyMC":
 		return []goldenVariant{{"FlyMC-MAP", exactmh.FlyMC{TightAt: mode, Q: 0.1}, 0}}
 	case "AustereMH":
-		return []goldenVariant{{"AustereMH", exactmh.AustereMH{Epsilon: 0.05, BatchSize: 20}, 0}}
+		return []goldenVariant{{"AustereMH", inexact.AustereMH{Epsilon: 0.05, BatchSize: 20}, 0}}
 	case "MHBT":
-		return []goldenVariant{{"MHBT", exactmh.MHBT{BatchSize: 50}, 0}, {"MHBT-RSGLD", exactmh.MHBT{BatchSize: 50, RSGLD: true}, 0}}
+		return []goldenVariant{{"MHBT", inexact.MHBT{BatchSize: 50}, 0}, {"MHBT-RSGLD", inexact.MHBT{BatchSize: 50, RSGLD: true}, 0}}
 	}
 	k := ki.New(mode)
 	return []goldenVariant{{k.Name(), k, 0}}
@@ -195,7 +198,21 @@ func TestGoldenDraws(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skipf("the golden draws pin amd64's arithmetic; %s fuses multiply-adds (see the test's doc)", runtime.GOARCH)
 	}
-	for _, gc := range goldenCases(t) {
+	cases := goldenCases(t)
+	// Every file has its case: a kernel of another package (multilevel's,
+	// inexact's) whose registration this test binary lost would otherwise
+	// drop out of the check silently.
+	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".txt")
+		if !slices.ContainsFunc(cases, func(gc goldenCase) bool { return gc.name == name }) {
+			t.Errorf("%s has no case: is its kernel registered (exactmh.Kernels) in this test binary?", f)
+		}
+	}
+	for _, gc := range cases {
 		t.Run(gc.name, func(t *testing.T) {
 			set := &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 7, Init: gc.init, Workers: 1, TargetAccept: gc.accept}
 			res, err := exactmh.Sample(context.Background(), gc.post, gc.kernel, set)

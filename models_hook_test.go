@@ -10,6 +10,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+	// Registered with the root (exactmh.Register) in this test binary, so
+	// that every test ranging over exactmh.Kernels — the golden draws, the
+	// conformance rows, the capability, fuzz and registry checks, internal
+	// ones too — sees the inexact comparators (model brings multilevel's).
+	_ "github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/model"
 )
 

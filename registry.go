@@ -21,7 +21,7 @@ const (
 	GradientFamily
 	// MinibatchFamily: a random subset of the data each step, exactly
 	// (TunaMH, TFMH, FlyMC, the Poisson kernels, TunaMH-SGLD) or not (the
-	// inexact comparators).
+	// inexact comparators of package inexact).
 	MinibatchFamily
 	// ControlVariateFamily: a minibatch of Taylor remainders about a
 	// centre, the MAP by default (SMH).
@@ -166,19 +166,12 @@ var registry = []KernelInfo{
 		New: func([]float64) Kernel { return PoissonMALA{} }, auto: autoPoisson},
 	{Name: "TunaMH-SGLD", CLI: "tunamh-sgld", Family: MinibatchFamily, Exact: true, NeedsGradient: true, NeedsBound: true, NeedsDiffBound: true,
 		New: func([]float64) Kernel { return TunaMHSGLD{} }},
-	{Name: "AustereMH", Family: MinibatchFamily,
-		New: func([]float64) Kernel { return AustereMH{} }},
-	{Name: "MHBT", Family: MinibatchFamily,
-		New: func([]float64) Kernel { return MHBT{} }},
-	{Name: "MHminibatch", Family: MinibatchFamily,
-		New: func([]float64) Kernel { return MHminibatch{} }},
-	{Name: "SGLD", Family: MinibatchFamily, NeedsGradient: true,
-		New: func([]float64) Kernel { return SGLD{} }},
 }
 
 // Kernels returns the registered kernels (a copy of the registry): the
 // package's own and those other packages registered (multilevel's
-// GroupSMH and GroupGibbs, once it is imported), exact full-batch ones
+// GroupSMH and GroupGibbs, inexact's AustereMH, MHBT, MHminibatch and
+// SGLD, once they are imported), exact full-batch ones
 // first, then the exact minibatch ones, then the inexact comparators.
 func Kernels() []KernelInfo {
 	regMu.RLock()

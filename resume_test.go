@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 )
 
 // cancelAt is a Recorder that cancels the run once the given number of
@@ -38,7 +39,7 @@ func resumeKernels(t *testing.T) (*exactmh.Posterior, map[string]exactmh.Kernel,
 		"MH":     exactmh.MH{},
 		"TunaMH": exactmh.TunaMH{},
 		"FlyMC":  exactmh.FlyMC{Bound: b, Q: 0.1},
-		"MHBT":   exactmh.MHBT{BatchSize: 50},
+		"MHBT":   inexact.MHBT{BatchSize: 50},
 	}, g.Mean
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/model"
+	"github.com/exactmh/exactmh/progress"
 )
 
 func TestSummaryOfRun(t *testing.T) {
@@ -110,7 +111,7 @@ func TestProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set.Recorder = exactmh.NewProgress(&buf, time.Nanosecond)
+	set.Recorder = progress.New(&buf, time.Nanosecond)
 	res, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, set)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestProgress(t *testing.T) {
 	}
 	// Throttled: with a long period only the final line appears.
 	buf.Reset()
-	set.Recorder = exactmh.NewProgress(&buf, time.Hour)
+	set.Recorder = progress.New(&buf, time.Hour)
 	if _, err := exactmh.Sample(context.Background(), p, exactmh.MH{}, set); err != nil {
 		t.Fatal(err)
 	}

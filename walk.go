@@ -205,6 +205,12 @@ func (w *Walk) Next() []float64 { return w.w.next }
 // rejects without reading a datum.
 func (w *Walk) Propose(rng *rand.Rand) (logR float64, ok bool) { return w.w.propose(rng) }
 
+// Finish is Propose for a chain that draws θ′ itself (into Next, as
+// MHBT's gradient proposals do) with log proposal ratio logQ: it
+// evaluates the prior at θ′ and returns the exact part of the log ratio,
+// ok false outside the prior's support.
+func (w *Walk) Finish(logQ float64) (logR float64, ok bool) { return w.w.exactPart(logQ) }
+
 // Parts returns the parts of the last proposal's exact log ratio: log p(θ′),
 // log p(θ) and log q(θ|θ′) − log q(θ′|θ).
 func (w *Walk) Parts() (logPriorNext, logPrior, logQ float64) {

@@ -93,7 +93,7 @@
 //     test.
 //
 // Inexact kernels (Exact false: a biased comparator such as
-// exactmh.AustereMH) run the structural checks only; Case.Skip turns off a
+// inexact.AustereMH) run the structural checks only; Case.Skip turns off a
 // check that cannot apply, with the reason. Verify runs the same checks
 // without a testing.T and returns their outcomes.
 //

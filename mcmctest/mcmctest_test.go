@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/mat"
 )
@@ -153,7 +154,7 @@ func TestInexactStructuralOnly(t *testing.T) {
 	out, err := mcmctest.Verify(mcmctest.Case{
 		Name: "AustereMH",
 		Kernel: func(pb mcmctest.Problem) exactmh.Kernel {
-			return exactmh.AustereMH{Proposal: pb.Proposal, Scale: pb.Scale}
+			return inexact.AustereMH{Proposal: pb.Proposal, Scale: pb.Scale}
 		},
 		UsesProposal: true,
 	})

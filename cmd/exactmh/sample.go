@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/progress"
 	"github.com/exactmh/exactmh/stancsv"
 )
 
@@ -348,9 +349,9 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	if sf.checkpoint != "" {
 		removeStaleTemps(sf.checkpoint) // with the lock held, no other process is writing them
 	}
-	var progress exactmh.Recorder
+	var printer exactmh.Recorder
 	if !sf.quiet && sf.progress > 0 {
-		progress = exactmh.NewProgress(stderr, sf.progress)
+		printer = progress.New(stderr, sf.progress)
 	}
 	var tick *checkpointTicker
 	var ticker exactmh.Recorder // nil unless --checkpoint-every (a nil *checkpointTicker is not a nil Recorder)
@@ -358,7 +359,7 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 		tick = &checkpointTicker{every: sf.checkpointEvery}
 		ticker = tick
 	}
-	rec := exactmh.MultiRecorder(files, progress, ticker)
+	rec := exactmh.MultiRecorder(files, printer, ticker)
 	// save writes a periodic checkpoint, with the metadata finish writes.
 	save := func(res *exactmh.Result) error {
 		meta := checkpointMeta{Format: metaFormat, Fingerprint: m.fp, Kernel: desc, Seed: sf.seed, Chains: sf.chains, ChainID: chainID, Warmup: sf.warmup, Thin: sf.thin}

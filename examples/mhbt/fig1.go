@@ -10,6 +10,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
@@ -112,7 +113,7 @@ func fig1Target(d int, seed uint64, full bool) *exactmh.Posterior {
 
 // fig1Accept returns the mean acceptance probability of iters MHBT
 // iterations of k from the origin at a fixed ε.
-func fig1Accept(post *exactmh.Posterior, k exactmh.MHBT, iters int, seed uint64) float64 {
+func fig1Accept(post *exactmh.Posterior, k inexact.MHBT, iters int, seed uint64) float64 {
 	res, err := exactmh.Sample(context.Background(), post, k, &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup,
 		NoAdapt: true, Draws: iters, Seed: seed, Init: make([]float64, post.Energy.Dim())})
 	if err != nil {
@@ -150,11 +151,11 @@ func fig1Largest(acc func(k int) float64, thr float64) int {
 func fig1(ds []int, iters int, seed uint64, full, asJSON, quiet bool) {
 	proposals := []struct {
 		name string
-		k    exactmh.MHBT
+		k    inexact.MHBT
 	}{
-		{"SGLD", exactmh.MHBT{BatchSize: fig1M, Cn: fig1Cn, SGLD: true}},
-		{"RSGLD β=1", exactmh.MHBT{BatchSize: fig1M, Cn: fig1Cn, RSGLD: true, Beta: 1}},
-		{"RSGLD β=2", exactmh.MHBT{BatchSize: fig1M, Cn: fig1Cn, RSGLD: true, Beta: 2}},
+		{"SGLD", inexact.MHBT{BatchSize: fig1M, Cn: fig1Cn, SGLD: true}},
+		{"RSGLD β=1", inexact.MHBT{BatchSize: fig1M, Cn: fig1Cn, RSGLD: true, Beta: 1}},
+		{"RSGLD β=2", inexact.MHBT{BatchSize: fig1M, Cn: fig1Cn, RSGLD: true, Beta: 2}},
 	}
 	if !asJSON {
 		fmt.Printf("MHBT paper Fig. 1(a): largest ε with mean acceptance ≥ 0.5 / ≥ 0.1 over %d iterations from 0\n", iters)

@@ -53,6 +53,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot/vg"
@@ -111,7 +112,7 @@ func main() {
 			break
 		}
 		post, xbar := gaussian(d, *n, *seed)
-		for _, k := range []exactmh.Kernel{exactmh.MHBT{BatchSize: m, Cn: cn}, exactmh.MH{}} {
+		for _, k := range []exactmh.Kernel{inexact.MHBT{BatchSize: m, Cn: cn}, exactmh.MH{}} {
 			init := make([]float64, d)
 			for j := range init {
 				init[j] = float64(*n) * xbar[j] / float64(*n+1)
@@ -156,7 +157,7 @@ func main() {
 				"tempered", theta2, "–", "–", "–", share, barrier)
 		}
 		var series []figure.Series
-		for _, k := range []exactmh.Kernel{exactmh.MHBT{BatchSize: m, Cn: cn}, exactmh.MHBT{BatchSize: m, Cn: cn, RefreshOnReject: true}, exactmh.MH{}} {
+		for _, k := range []exactmh.Kernel{inexact.MHBT{BatchSize: m, Cn: cn}, inexact.MHBT{BatchSize: m, Cn: cn, RefreshOnReject: true}, exactmh.MH{}} {
 			res := run(post, k, []float64{0, theta2}, 500, fmt.Sprintf("mhbt_mixture_%g_%s", theta2, k.Name()))
 			ch := res.Chains[0]
 			switches, share := modes(res, theta2)

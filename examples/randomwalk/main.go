@@ -44,6 +44,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/mcmctest"
 )
 
@@ -65,12 +66,12 @@ func main() {
 		func(q exactmh.Proposal) exactmh.Kernel { return exactmh.MH{Proposal: q, Scale: 1} },
 		func(q exactmh.Proposal) exactmh.Kernel { return exactmh.TunaMH{Proposal: q, Scale: 1} },
 		func(q exactmh.Proposal) exactmh.Kernel {
-			return exactmh.AustereMH{Proposal: q, Scale: 1, Epsilon: 0.01, BatchSize: 30}
+			return inexact.AustereMH{Proposal: q, Scale: 1, Epsilon: 0.01, BatchSize: 30}
 		},
 		// Seita et al.'s minibatch Barker test, the TunaMH paper's Fig. 1/5
 		// baseline (m = 30, δ = 5): inexact.
 		func(q exactmh.Proposal) exactmh.Kernel {
-			return exactmh.MHminibatch{Proposal: q, Scale: 1, BatchSize: 30, Delta: 5}
+			return inexact.MHminibatch{Proposal: q, Scale: 1, BatchSize: 30, Delta: 5}
 		},
 	}
 	if !*asJSON {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/progress"
 	"github.com/exactmh/exactmh/stancsv"
 )
 
@@ -128,7 +129,7 @@ func (c *Common) Progress() exactmh.Recorder {
 	if c.Quiet {
 		return nil
 	}
-	return exactmh.NewProgress(os.Stderr, 2*time.Second)
+	return progress.New(os.Stderr, 2*time.Second)
 }
 
 // SaveStanCSV writes every chain of res to DIR/<name>_<chain>.csv when -out

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package inexact_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
 )
@@ -44,7 +45,7 @@ func skewedWalk(t *testing.T) *exactmh.Posterior {
 func TestMHminibatchPairwiseBias(t *testing.T) {
 	t.Parallel()
 	mk := func(q exactmh.Proposal) exactmh.Kernel {
-		return exactmh.MHminibatch{Proposal: q, Scale: 1, BatchSize: 30, Delta: 5}
+		return inexact.MHminibatch{Proposal: q, Scale: 1, BatchSize: 30, Delta: 5}
 	}
 	decisions := 200000
 	if testing.Short() {
@@ -59,7 +60,7 @@ func TestMHminibatchPairwiseBias(t *testing.T) {
 	}
 	up, down := float64(res.AccA)/float64(res.FromA), float64(res.AccB)/float64(res.FromB)
 	t.Logf("skewed walk: %v\nα+ = %.4f, α− = %.4f: TV(ν, uniform) %.3f at K = 200", res, up, down, mcmctest.StationaryTV(up, down, 200))
-	if (exactmh.MHminibatch{}).Exact() {
+	if (inexact.MHminibatch{}).Exact() {
 		t.Error("MHminibatch claims to be exact")
 	}
 	if testing.Short() {
@@ -92,7 +93,7 @@ func TestMHminibatchFullBatchExact(t *testing.T) {
 	}
 	decisions := 20000
 	res, err := mcmctest.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
-		return exactmh.MHminibatch{Proposal: q, Scale: 1, BatchSize: p.Len()}
+		return inexact.MHminibatch{Proposal: q, Scale: 1, BatchSize: p.Len()}
 	}, []float64{100}, []float64{101}, 0.7, decisions, 9)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func TestMHminibatchErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []exactmh.MHminibatch{{BatchSize: 1}, {BatchSize: -3}, {Delta: -1}, {Delta: math.NaN()}, {Scale: -1}} {
+	for _, k := range []inexact.MHminibatch{{BatchSize: 1}, {BatchSize: -3}, {Delta: -1}, {Delta: math.NaN()}, {Scale: -1}} {
 		if _, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Draws: 10, Init: []float64{3}}); err == nil {
 			t.Errorf("%+v: no error", k)
 		}
@@ -117,5 +118,5 @@ func TestMHminibatchErrors(t *testing.T) {
 }
 
 func BenchmarkMHminibatchStepLogistic(b *testing.B) {
-	benchmarkKernel(b, tallLogistic(b), exactmh.MHminibatch{Scale: 0.02})
+	benchmarkKernel(b, tallLogistic(b), inexact.MHminibatch{Scale: 0.02})
 }

@@ -1,4 +1,14 @@
-package exactmh
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Package progress prints a run's progress: Printer is an
+// exactmh.Recorder that writes one line per interval with each chain's
+// phase, draws, acceptance and mean batch and the time left, as the
+// exactmh command does on stderr. It sits beside package exactmh as
+// stancsv does: a Recorder written on the driver's exported contract
+// (RunInfo, Event, Result).
+package progress
 
 import (
 	"fmt"
@@ -7,26 +17,28 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/exactmh/exactmh"
 )
 
-// Progress is a Recorder that prints one line of progress to an io.Writer
-// at most once per Every: for each chain its phase, draws made over the
-// total, acceptance and mean batch so far; the elapsed time and an
-// estimate of the time left; and, through Finish, a last line when the run
-// ends. Each chain updates its own atomic counters, so recording costs a
-// few nanoseconds per transition and the chains never wait for one another
-// except to print. It never draws random numbers: observing a run does not
-// change its draws.
+// Printer is an exactmh.Recorder that prints one line of progress to an
+// io.Writer at most once per Every: for each chain its phase, draws made
+// over the total, acceptance and mean batch so far; the elapsed time and
+// an estimate of the time left; and, through Finish, a last line when the
+// run ends. Each chain updates its own atomic counters, so recording
+// costs a few nanoseconds per transition and the chains never wait for
+// one another except to print. It never draws random numbers: observing a
+// run does not change its draws.
 //
-// A Progress serves one run at a time; Init resets it. It is a
-// ResumeRecorder: Resume, in this process or after LoadCheckpoint, starts
-// its counters from the run so far, so that acceptance, batch and draws
-// continue where they were.
-type Progress struct {
+// A Printer serves one run at a time; Init resets it. It is an
+// exactmh.ResumeRecorder: exactmh.Resume, in this process or after
+// exactmh.LoadCheckpoint, starts its counters from the run so far, so
+// that acceptance, batch and draws continue where they were.
+type Printer struct {
 	W     io.Writer     // where lines go; nil discards them
 	Every time.Duration // minimum time between lines; 0 means 1s
 
-	run    RunInfo
+	run    exactmh.RunInfo
 	chains []chainProgress
 	last   atomic.Int64 // UnixNano of the last line
 	mu     sync.Mutex   // serializes writes
@@ -40,13 +52,13 @@ type chainProgress struct {
 	_                      [16]byte     // keep chains on separate cache lines
 }
 
-// NewProgress returns a Progress printing to w at most once per every.
-func NewProgress(w io.Writer, every time.Duration) *Progress {
-	return &Progress{W: w, Every: every}
+// New returns a Printer printing to w at most once per every.
+func New(w io.Writer, every time.Duration) *Printer {
+	return &Printer{W: w, Every: every}
 }
 
 // Init implements Recorder.
-func (p *Progress) Init(run RunInfo) error {
+func (p *Printer) Init(run exactmh.RunInfo) error {
 	p.run = run
 	p.chains = make([]chainProgress, run.Chains)
 	p.last.Store(run.StartTime.UnixNano())
@@ -55,12 +67,12 @@ func (p *Progress) Init(run RunInfo) error {
 
 // InitResume implements ResumeRecorder: Init, then each chain's counters
 // set from its totals so far.
-func (p *Progress) InitResume(run RunInfo, res *Result) error {
+func (p *Printer) InitResume(run exactmh.RunInfo, res *exactmh.Result) error {
 	if err := p.Init(run); err != nil {
 		return err
 	}
 	if len(res.Chains) != len(p.chains) {
-		return fmt.Errorf("Progress: the result has %d chains, the run %d", len(res.Chains), len(p.chains))
+		return fmt.Errorf("progress: the result has %d chains, the run %d", len(res.Chains), len(p.chains))
 	}
 	now := time.Now()
 	for c, ch := range res.Chains {
@@ -77,9 +89,9 @@ func (p *Progress) InitResume(run RunInfo, res *Result) error {
 }
 
 // Record implements Recorder.
-func (p *Progress) Record(e *Event) error {
+func (p *Printer) Record(e *exactmh.Event) error {
 	if e.Chain < 0 || e.Chain >= len(p.chains) {
-		return fmt.Errorf("Progress: event of chain %d, but Init was told of %d chains", chainNumber(p.run.Settings.FirstChain, e.Chain), len(p.chains))
+		return fmt.Errorf("progress: event of chain %d, but Init was told of %d chains", p.run.Settings.FirstChain+e.Chain+1, len(p.chains))
 	}
 	cp := &p.chains[e.Chain]
 	if cp.start.Load() == 0 {
@@ -109,11 +121,11 @@ func (p *Progress) Record(e *Event) error {
 }
 
 // Finish implements RunFinisher: the last line.
-func (p *Progress) Finish(res *Result) error {
+func (p *Printer) Finish(res *exactmh.Result) error {
 	return p.print(time.Now(), res)
 }
 
-func (p *Progress) print(now time.Time, res *Result) error {
+func (p *Printer) print(now time.Time, res *exactmh.Result) error {
 	if p.W == nil {
 		return nil
 	}
@@ -173,7 +185,7 @@ func (p *Progress) print(now time.Time, res *Result) error {
 // queued for a worker — are shared among the chains running, so queued
 // chains count from the start rather than appearing when they begin.
 // With Settings.Duration, a chain's sampling lasts that long.
-func (p *Progress) timeLeft(now time.Time) time.Duration {
+func (p *Printer) timeLeft(now time.Time) time.Duration {
 	var own, work time.Duration // the longest started chain's time left; all work left
 	var pace float64            // mean time per transition of the started chains
 	running, started, queued := 0, 0, 0
@@ -220,10 +232,8 @@ func (p *Progress) timeLeft(now time.Time) time.Duration {
 	return max(own, work/time.Duration(max(running, 1)))
 }
 
-var _ ResumeRecorder = (*Progress)(nil)
-
-// Progress satisfies the recorder contracts it claims (contracts.go).
+// Printer satisfies the recorder contracts it claims.
 var (
-	_ RunFinisher    = (*Progress)(nil)
-	_ ResumeRecorder = (*Progress)(nil)
+	_ exactmh.RunFinisher    = (*Printer)(nil)
+	_ exactmh.ResumeRecorder = (*Printer)(nil)
 )

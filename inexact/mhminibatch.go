@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package inexact
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/exactmh/exactmh"
 )
 
 // MHminibatch is the minibatch acceptance test of Seita, Pan, Chen and
@@ -45,7 +47,7 @@ import (
 // 1/(1 + e^{−Δ*}) of the estimate (0 or 1 when the sign decides).
 type MHminibatch struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
-	Proposal Proposal
+	Proposal exactmh.Proposal
 	// Scale is the initial step scale (0: 0.1).
 	Scale float64
 	// BatchSize is m, the data added per round (0: 30, the TunaMH paper's
@@ -63,8 +65,8 @@ func (MHminibatch) Name() string { return "MHminibatch" }
 func (MHminibatch) Exact() bool { return false }
 
 // Start validates the test's parameters.
-func (k MHminibatch) Start(t *Target, theta0 []float64) (Chain, error) {
-	w, err := newWalk("MHminibatch", t, k.Proposal, true, k.Scale, theta0)
+func (k MHminibatch) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
+	w, err := exactmh.NewWalk("MHminibatch", t, k.Proposal, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
@@ -87,20 +89,18 @@ func (k MHminibatch) Start(t *Target, theta0 []float64) (Chain, error) {
 		return nil, fmt.Errorf("MHminibatch: %w", err)
 	}
 	n := t.N()
-	c := &mhmbChain{walk: w, m: min(m, n), delta: delta, perm: make([]int, n), corr: corr}
-	for i := range c.perm {
-		c.perm[i] = i
-	}
-	return c, nil
+	return &mhmbChain{Walk: w, t: t, theta: w.Position(), next: w.Next(), m: min(m, n), delta: delta, perm: identity(n), corr: corr}, nil
 }
 
 type mhmbChain struct {
-	walk
-	m     int
-	delta float64
-	perm  []int // the data, partially shuffled as they are drawn
-	corr  *correction
-	diff  [batchChunk]float64
+	*exactmh.Walk
+	t           *exactmh.Target
+	theta, next []float64 // θ and θ′, the Walk's
+	m           int
+	delta       float64
+	perm        []int // the data, partially shuffled as they are drawn
+	corr        *correction
+	diff        [chunk]float64
 }
 
 // MarshalState saves the permutation the minibatches are drawn from.
@@ -115,9 +115,9 @@ func (c *mhmbChain) Params() map[string]float64 {
 }
 
 // Step makes one MHminibatch transition.
-func (c *mhmbChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{AcceptProb: 0, LogDensity: math.NaN()}
-	logExact, ok := c.propose(rng)
+func (c *mhmbChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	info := exactmh.Info{AcceptProb: 0, LogDensity: math.NaN()}
+	logExact, ok := c.Propose(rng)
 	if !ok {
 		return info, nil
 	}
@@ -128,10 +128,10 @@ func (c *mhmbChain) Step(rng *rand.Rand) (Info, error) {
 	for {
 		hi := min(n+c.m, bigN)
 		shuffleRange(rng, c.perm, n, hi)
-		for lo := n; lo < hi; lo += batchChunk {
-			top := min(lo+batchChunk, hi)
+		for lo := n; lo < hi; lo += chunk {
+			top := min(lo+chunk, hi)
 			if err := c.t.EnergyDiffs(c.diff[:top-lo], c.theta, c.next, c.perm[lo:top]); err != nil {
-				return Info{}, err
+				return exactmh.Info{}, err
 			}
 			for _, l := range c.diff[:top-lo] {
 				n++
@@ -164,7 +164,7 @@ func (c *mhmbChain) Step(rng *rand.Rand) (Info, error) {
 	}
 }
 
-func (c *mhmbChain) decide(accept bool, info Info) Info {
+func (c *mhmbChain) decide(accept bool, info exactmh.Info) exactmh.Info {
 	if accept {
 		copy(c.theta, c.next)
 		info.Accepted = true
@@ -259,11 +259,11 @@ func fitCorrection(sigma, h, yMax, xMax, lambda float64) (*correction, error) {
 	return &correction{y: y, cum: cum, h: h}, nil
 }
 
-// The contracts (contracts.go) this file's kernel and chain satisfy.
+// The contracts this file's kernel and chain satisfy.
 var (
-	_ Kernel        = MHminibatch{}
-	_ driverChain   = (*mhmbChain)(nil)
-	_ ParamReporter = (*mhmbChain)(nil)
+	_ exactmh.Kernel        = MHminibatch{}
+	_ driverChain           = (*mhmbChain)(nil)
+	_ exactmh.ParamReporter = (*mhmbChain)(nil)
 )
 
 // The capabilities MHminibatch declares (the setters WithLaplace, the automatic
@@ -274,16 +274,16 @@ var (
 func (k MHminibatch) InitialScale() float64 { return k.Scale }
 
 // WithScale returns k with Scale s.
-func (k MHminibatch) WithScale(s float64) Kernel {
+func (k MHminibatch) WithScale(s float64) exactmh.Kernel {
 	k.Scale = s
 	return k
 }
 
 // Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
-func (k MHminibatch) Proposer() Proposal { return k.Proposal }
+func (k MHminibatch) Proposer() exactmh.Proposal { return k.Proposal }
 
 // WithProposal returns k with Proposal p.
-func (k MHminibatch) WithProposal(p Proposal) Kernel {
+func (k MHminibatch) WithProposal(p exactmh.Proposal) exactmh.Kernel {
 	k.Proposal = p
 	return k
 }

@@ -1,4 +1,4 @@
-package exactmh_test
+package inexact_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
@@ -71,7 +72,7 @@ func TestMHBTTemperedGaussian(t *testing.T) {
 	wantVar := temp / (n + 1)
 	draws := 15000
 	set := &exactmh.Settings{Chains: 4, Warmup: 1000, Draws: draws, Seed: 1, TargetAccept: 0.3, Init: xbar}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{BatchSize: 1000, Cn: cn}, set)
+	res, err := exactmh.Sample(context.Background(), p, inexact.MHBT{BatchSize: 1000, Cn: cn}, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestMHBTTemperedGaussian(t *testing.T) {
 	t.Logf("MHBT: accept %.3f, step %.3g", res.Sampling().AcceptRate(), res.Chains[0].Scale)
 	fixed := *set
 	fixed.NoAdapt = true
-	bad, err := exactmh.Sample(context.Background(), p, exactmh.MHBTRefreshOnReject(exactmh.MHBT{BatchSize: 1000, Cn: cn, Scale: res.Chains[0].Scale}), &fixed)
+	bad, err := exactmh.Sample(context.Background(), p, inexact.MHBTRefreshOnReject(inexact.MHBT{BatchSize: 1000, Cn: cn, Scale: res.Chains[0].Scale}), &fixed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +108,11 @@ func TestMHBTTemperedGaussian(t *testing.T) {
 // The RSGLD proposal's density integrates to 1 and matches its samples.
 func TestRSGLDProposal(t *testing.T) {
 	t.Parallel()
-	q := exactmh.RSGLDProposal{Epsilon: 2e-3, Beta: 2.5, N: 10}
+	q := inexact.RSGLDProposal{Epsilon: 2e-3, Beta: 2.5, N: 10}
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []exactmh.RSGLDProposal{{}, {Epsilon: 1, Beta: 0.5, N: 1}, {Epsilon: 1, Beta: 1}} {
+	for _, bad := range []inexact.RSGLDProposal{{}, {Epsilon: 1, Beta: 0.5, N: 1}, {Epsilon: 1, Beta: 1}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v validated", bad)
 		}
@@ -176,7 +177,7 @@ func TestMHBTRSGLDExactLimit(t *testing.T) {
 	const d, n = 2, 200
 	p, xbar := mhbtGaussian(t, d, n)
 	set := &exactmh.Settings{Chains: 4, Warmup: 1000, Draws: 8000, Seed: 3, TargetAccept: 0.5, Init: xbar}
-	k := exactmh.MHBT{BatchSize: n, Cn: n, RSGLD: true, Beta: 3, Scale: 0.1}
+	k := inexact.MHBT{BatchSize: n, Cn: n, RSGLD: true, Beta: 3, Scale: 0.1}
 	res, err := exactmh.Sample(context.Background(), p, k, set)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +194,7 @@ func TestMHBTRSGLDExactLimit(t *testing.T) {
 	fixed := *set
 	fixed.NoAdapt = true
 	k.Scale = res.Chains[0].Scale
-	bad, err := exactmh.Sample(context.Background(), p, exactmh.MHBTNoNormaliser(k), &fixed)
+	bad, err := exactmh.Sample(context.Background(), p, inexact.MHBTNoNormaliser(k), &fixed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestMHBTAdaptBeta(t *testing.T) {
 	t.Parallel()
 	p, xbar := mhbtGaussian(t, 2, 10000)
 	set := &exactmh.Settings{Chains: 1, Warmup: 1500, Draws: 10, Seed: 3, TargetAccept: 0.5, Init: xbar}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{BatchSize: 1000, RSGLD: true, Scale: 30, AdaptBeta: true}, set)
+	res, err := exactmh.Sample(context.Background(), p, inexact.MHBT{BatchSize: 1000, RSGLD: true, Scale: 30, AdaptBeta: true}, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestMHBTAdaptBeta(t *testing.T) {
 func TestMHBTErrors(t *testing.T) {
 	p, _ := mhbtGaussian(t, 2, 100)
 	tg, _ := exactmh.NewTarget(p)
-	for name, k := range map[string]exactmh.MHBT{
+	for name, k := range map[string]inexact.MHBT{
 		"batch":  {BatchSize: -1},
 		"cn":     {Cn: -1},
 		"beta":   {RSGLD: true, Beta: 0.5},
@@ -240,11 +241,11 @@ func TestMHBTErrors(t *testing.T) {
 		}
 	}
 	noGrad, _ := exactmh.NewTarget(&exactmh.Posterior{Energy: &statementOne{x: []float64{1, -1}}})
-	if _, err := (exactmh.MHBT{RSGLD: true}).Start(noGrad, []float64{0}); err == nil {
+	if _, err := (inexact.MHBT{RSGLD: true}).Start(noGrad, []float64{0}); err == nil {
 		t.Error("RSGLD without gradients: no error")
 	}
 }
 
 func BenchmarkMHBTStepLogistic(b *testing.B) {
-	benchmarkKernel(b, tallLogistic(b), exactmh.MHBT{Scale: 0.02})
+	benchmarkKernel(b, tallLogistic(b), inexact.MHBT{Scale: 0.02})
 }

@@ -2,13 +2,15 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package progress
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/exactmh/exactmh"
 )
 
 // The time left counts the chains still queued for a worker: 4 chains of
@@ -18,10 +20,10 @@ import (
 // numbers chains from Settings.FirstChain+1 and says which are queued.
 func TestProgressQueuedChains(t *testing.T) {
 	var buf bytes.Buffer
-	p := NewProgress(&buf, time.Hour)
+	p := New(&buf, time.Hour)
 	now := time.Now()
-	if err := p.Init(RunInfo{Kernel: "MH", Chains: 4, Warmup: 50, Draws: 50, Steps: 100, StartTime: now.Add(-time.Second),
-		Settings: Settings{FirstChain: 4}}); err != nil {
+	if err := p.Init(exactmh.RunInfo{Kernel: "MH", Chains: 4, Warmup: 50, Draws: 50, Steps: 100, StartTime: now.Add(-time.Second),
+		Settings: exactmh.Settings{FirstChain: 4}}); err != nil {
 		t.Fatal(err)
 	}
 	for c := range 2 {

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package inexact
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/logit"
 )
 
@@ -43,7 +44,7 @@ type MHBT struct {
 	// for m = 1000; it recommends a value close to but below √m).
 	Cn float64
 	// Proposal draws θ′ when RSGLD is false (nil: the isotropic RandomWalk).
-	Proposal Proposal
+	Proposal exactmh.Proposal
 	// Scale is the random walk's scale, or RSGLD's learning rate ε
 	// (0: 0.1); warmup adapts it unless Settings.NoAdapt.
 	Scale float64
@@ -113,7 +114,7 @@ type sgldProposal struct {
 // Validate reports whether the proposal is usable: ε finite > 0, N > 0.
 func (q sgldProposal) Validate() error {
 	if !(q.Epsilon > 0) || math.IsInf(q.Epsilon, 0) || q.N <= 0 {
-		return fmt.Errorf("exactmh: MHBT's SGLD proposal (ε = %v, N = %d): want ε finite > 0, N > 0", q.Epsilon, q.N)
+		return fmt.Errorf("inexact: MHBT's SGLD proposal (ε = %v, N = %d): want ε finite > 0, N > 0", q.Epsilon, q.N)
 	}
 	return nil
 }
@@ -161,7 +162,7 @@ type rsgldProposal struct {
 // ≥ 1, N > 0. Draw and LogDensity assume it (MHBT checks its own).
 func (r rsgldProposal) Validate() error {
 	if !(r.Epsilon > 0) || math.IsInf(r.Epsilon, 0) || !(r.Beta >= 1) || math.IsInf(r.Beta, 0) || r.N <= 0 {
-		return fmt.Errorf("exactmh: MHBT's RSGLD proposal (ε = %v, β = %v, N = %d): want ε finite > 0, β finite ≥ 1, N > 0", r.Epsilon, r.Beta, r.N)
+		return fmt.Errorf("inexact: MHBT's RSGLD proposal (ε = %v, β = %v, N = %d): want ε finite > 0, β finite ≥ 1, N > 0", r.Epsilon, r.Beta, r.N)
 	}
 	return nil
 }
@@ -196,16 +197,20 @@ func (r rsgldProposal) LogDensity(to, from, g []float64) float64 {
 }
 
 // Start checks the configuration and evaluates the first batch.
-func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
+func (k MHBT) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
 	name := k.Name()
-	w, err := newWalk(name, t, k.Proposal, !k.gradProposal(), k.Scale, theta0)
+	prop := k.Proposal
+	if k.gradProposal() {
+		prop = nil // unused: the gradient proposals draw θ′ themselves
+	}
+	w, err := exactmh.NewWalk(name, t, prop, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
 	if k.RSGLD && k.SGLD {
 		return nil, fmt.Errorf("%s: RSGLD and SGLD both set: choose one proposal", name)
 	}
-	if err := t.requireGradient(); k.gradProposal() && err != nil {
+	if err := requireGradient(t); k.gradProposal() && err != nil {
 		return nil, fmt.Errorf("%s %w", name, err)
 	}
 	n := t.N()
@@ -235,7 +240,7 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 		return nil, fmt.Errorf("%s: Beta = %v, want finite ≥ 1", name, k.Beta)
 	}
 	d := t.Dim()
-	c := &mhbtChain{k: k, walk: w, m: m, cn: cn, beta: beta, perm: make([]int, n),
+	c := &mhbtChain{k: k, Walk: w, t: t, theta: w.Position(), next: w.Next(), m: m, cn: cn, beta: beta, perm: identity(n),
 		batch: make([]int, m), batchNew: make([]int, m), u: make([]float64, m),
 		grad: make([]float64, d), gradNew: make([]float64, d), pgrad: make([]float64, d),
 		testSrc: rand.NewPCG(0x6d686274, 1), epoch: max(50, (n+m-1)/m)}
@@ -244,9 +249,6 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 		c.logDensity = rsgldProposal.LogDensity
 	}
 	c.onReject = k.onReject
-	for i := range c.perm {
-		c.perm[i] = i
-	}
 	lp := t.LogPrior(theta0)
 	if math.IsInf(lp, -1) || math.IsNaN(lp) {
 		return nil, fmt.Errorf("%s: θ0 = %v outside the prior's support", name, theta0)
@@ -267,17 +269,19 @@ func (k MHBT) Start(t *Target, theta0 []float64) (Chain, error) {
 
 type mhbtChain struct {
 	k MHBT
-	walk
-	m       int
-	cn      float64
-	beta    float64 // RSGLD's β
-	perm    []int
-	batch   []int   // I
-	mu      float64 // μ̂_I(θ)
-	grad    []float64
-	u       []float64
-	gradNew []float64
-	pgrad   []float64
+	*exactmh.Walk
+	t           *exactmh.Target
+	theta, next []float64 // θ and θ′, the Walk's
+	m           int
+	cn          float64
+	beta        float64 // RSGLD's β
+	perm        []int
+	batch       []int   // I
+	mu          float64 // μ̂_I(θ)
+	grad        []float64
+	u           []float64
+	gradNew     []float64
+	pgrad       []float64
 
 	batchNew []int
 
@@ -319,8 +323,8 @@ func (c *mhbtChain) drawBatch(rng *rand.Rand, dst []int) {
 // meanLogLik returns μ̂_I(θ) = −(1/m)Σ_{i∈I} βU_i(θ).
 func (c *mhbtChain) meanLogLik(batch []int, theta []float64) (float64, error) {
 	var s float64
-	for lo := 0; lo < len(batch); lo += batchChunk {
-		hi := min(lo+batchChunk, len(batch))
+	for lo := 0; lo < len(batch); lo += chunk {
+		hi := min(lo+chunk, len(batch))
 		if err := c.t.Energies(c.u[lo:hi], theta, batch[lo:hi]); err != nil {
 			return 0, err
 		}
@@ -350,16 +354,16 @@ func (c *mhbtChain) gradient(g []float64, batch []int, theta []float64) error {
 }
 
 func (c *mhbtChain) sgld() sgldProposal {
-	return sgldProposal{Epsilon: c.scale, N: c.t.N()}
+	return sgldProposal{Epsilon: c.StepScale(), N: c.t.N()}
 }
 
 func (c *mhbtChain) rsgld() rsgldProposal {
-	return rsgldProposal{Epsilon: c.scale, Beta: c.beta, N: c.t.N()}
+	return rsgldProposal{Epsilon: c.StepScale(), Beta: c.beta, N: c.t.N()}
 }
 
 // Step makes one MHBT transition (Algorithm 1).
-func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{AcceptProb: 0, LogDensity: math.NaN(), Batch: c.m, Distinct: c.m}
+func (c *mhbtChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	info := exactmh.Info{AcceptProb: 0, LogDensity: math.NaN(), Batch: c.m, Distinct: c.m}
 	c.drawBatch(rng, c.batchNew)
 	// 1. Propose θ′ (RSGLD from the batch gradient at θ, or the Proposal);
 	// the prior is exact and rejects outside its support first.
@@ -367,12 +371,12 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 	switch {
 	case c.k.RSGLD:
 		c.rsgld().Draw(rng, c.next, c.theta, c.grad)
-		_, ok = c.exactPart(0)
+		_, ok = c.Finish(0)
 	case c.k.SGLD:
 		c.sgld().Draw(rng, c.next, c.theta, c.grad)
-		_, ok = c.exactPart(0)
+		_, ok = c.Finish(0)
 	default:
-		_, ok = c.propose(rng)
+		_, ok = c.Propose(rng)
 	}
 	if !ok {
 		info.Batch, info.Distinct = 0, 0
@@ -382,12 +386,12 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 	// 2. The new batch's mean log-likelihood at θ′.
 	muNew, err := c.meanLogLik(c.batchNew, c.next)
 	if err != nil {
-		return Info{}, err
+		return exactmh.Info{}, err
 	}
-	logQ := c.logQ
+	logPriorNext, logPrior, logQ := c.Parts()
 	if c.k.gradProposal() {
 		if err := c.gradient(c.gradNew, c.batchNew, c.next); err != nil {
-			return Info{}, err
+			return exactmh.Info{}, err
 		}
 	}
 	switch {
@@ -401,10 +405,10 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 	// 3. The tempered ratio c_n(μ̂_I′(θ′) − μ̂_I(θ)) with the prior tempered
 	// alike, and the decision.
 	n := float64(c.t.N())
-	logR := c.cn*(muNew-c.mu) + c.cn/n*(c.logPriorNext-c.t.LogPrior(c.theta)) + logQ
-	info, err = c.accept(rng, logR, info)
+	logR := c.cn*(muNew-c.mu) + c.cn/n*(logPriorNext-logPrior) + logQ
+	info, err = c.Accept(rng, logR, info)
 	if err != nil {
-		return Info{}, err
+		return exactmh.Info{}, err
 	}
 	switch {
 	case info.Accepted:
@@ -413,16 +417,16 @@ func (c *mhbtChain) Step(rng *rand.Rand) (Info, error) {
 		c.grad, c.gradNew = c.gradNew, c.grad
 	case c.onReject != nil:
 		if err := c.onReject(c); err != nil {
-			return Info{}, err
+			return exactmh.Info{}, err
 		}
 	case c.k.RefreshOnReject:
 		c.batch, c.batchNew = c.batchNew, c.batch
 		if c.mu, err = c.meanLogLik(c.batch, c.theta); err != nil {
-			return Info{}, err
+			return exactmh.Info{}, err
 		}
 		if c.k.gradProposal() {
 			if err := c.gradient(c.grad, c.batch, c.theta); err != nil {
-				return Info{}, err
+				return exactmh.Info{}, err
 			}
 		}
 	}
@@ -567,12 +571,12 @@ func (c *mhbtChain) UnmarshalState(b []byte) error {
 	return nil
 }
 
-// The contracts (contracts.go) this file's kernel and chain satisfy.
+// The contracts this file's kernel and chain satisfy.
 var (
-	_ Kernel        = MHBT{}
-	_ driverChain   = (*mhbtChain)(nil)
-	_ ParamReporter = (*mhbtChain)(nil)
-	_ WarmupAware   = (*mhbtChain)(nil)
+	_ exactmh.Kernel        = MHBT{}
+	_ driverChain           = (*mhbtChain)(nil)
+	_ exactmh.ParamReporter = (*mhbtChain)(nil)
+	_ exactmh.WarmupAware   = (*mhbtChain)(nil)
 )
 
 // The capabilities MHBT declares (the setters WithLaplace, the automatic
@@ -583,16 +587,16 @@ var (
 func (k MHBT) InitialScale() float64 { return k.Scale }
 
 // WithScale returns k with Scale s.
-func (k MHBT) WithScale(s float64) Kernel {
+func (k MHBT) WithScale(s float64) exactmh.Kernel {
 	k.Scale = s
 	return k
 }
 
 // Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
-func (k MHBT) Proposer() Proposal { return k.Proposal }
+func (k MHBT) Proposer() exactmh.Proposal { return k.Proposal }
 
 // WithProposal returns k with Proposal p.
-func (k MHBT) WithProposal(p Proposal) Kernel {
+func (k MHBT) WithProposal(p exactmh.Proposal) exactmh.Kernel {
 	k.Proposal = p
 	return k
 }

@@ -2,12 +2,14 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package inexact
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh"
 )
 
 // SGLD is stochastic-gradient Langevin dynamics (Welling and Teh 2011)
@@ -52,12 +54,13 @@ func (SGLD) Name() string { return "SGLD" }
 func (SGLD) Exact() bool { return false }
 
 // Start checks the step and batch size and that the target has gradients.
-func (k SGLD) Start(t *Target, theta0 []float64) (Chain, error) {
-	w, err := newWalk("SGLD", t, nil, false, k.Scale, theta0)
+func (k SGLD) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
+	// The Walk checks θ0 and the scale, and holds θ and θ′.
+	w, err := exactmh.NewWalk("SGLD", t, nil, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.requireGradient(); err != nil {
+	if err := requireGradient(t); err != nil {
 		return nil, fmt.Errorf("SGLD %w", err)
 	}
 	m := k.BatchSize
@@ -69,16 +72,12 @@ func (k SGLD) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	n := t.N()
 	m = min(m, n)
-	c := &sgldChain{t: t, theta: w.theta, next: w.next, scale: w.scale, m: m, perm: make([]int, n), g: make([]float64, t.Dim())}
-	for i := range c.perm {
-		c.perm[i] = i
-	}
-	return c, nil
+	return &sgldChain{t: t, theta: w.Position(), next: w.Next(), scale: w.StepScale(), m: m, perm: identity(n), g: make([]float64, t.Dim())}, nil
 }
 
-// sgldChain does not embed walk: it must not be Tunable.
+// sgldChain does not embed the Walk: it must not be Tunable.
 type sgldChain struct {
-	t     *Target
+	t     *exactmh.Target
 	theta []float64
 	next  []float64
 	scale float64
@@ -96,32 +95,32 @@ func (c *sgldChain) Params() map[string]float64 {
 }
 
 // Step makes one SGLD move.
-func (c *sgldChain) Step(rng *rand.Rand) (Info, error) {
+func (c *sgldChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	shuffleRange(rng, c.perm, 0, c.m)
 	clear(c.g)
 	batch := c.perm[:c.m]
 	if err := c.t.AddGradient(c.g, c.theta, batch, nil); err != nil {
-		return Info{}, err
+		return exactmh.Info{}, err
 	}
 	w := -float64(c.t.N()) / float64(c.m)
 	for j := range c.g {
 		c.g[j] *= w
 	}
 	if err := c.t.AddLogPriorGradient(c.g, c.theta); err != nil {
-		return Info{}, err
+		return exactmh.Info{}, err
 	}
 	eps := c.scale
 	h := eps * eps / 2
 	for j, v := range c.theta {
 		c.next[j] = v + h*c.g[j] + eps*rng.NormFloat64()
 	}
-	info := Info{AcceptProb: 0, LogDensity: math.NaN(), Batch: c.m, Distinct: c.m}
+	info := exactmh.Info{AcceptProb: 0, LogDensity: math.NaN(), Batch: c.m, Distinct: c.m}
 	if math.IsInf(c.t.LogPrior(c.next), -1) {
 		return info, nil
 	}
 	for _, v := range c.next {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Info{}, fmt.Errorf("SGLD: the move from θ = %v is not finite (step %v too large?)", c.theta, eps)
+			return exactmh.Info{}, fmt.Errorf("SGLD: the move from θ = %v is not finite (step %v too large?)", c.theta, eps)
 		}
 	}
 	copy(c.theta, c.next)
@@ -147,14 +146,14 @@ func (c *sgldChain) UnmarshalState(b []byte) error {
 	return nil
 }
 
-// The contracts (contracts.go) this file's kernel and chain satisfy.
+// The contracts this file's kernel and chain satisfy.
 var (
-	_ Kernel = SGLD{}
+	_ exactmh.Kernel = SGLD{}
 	// Deliberately not Tunable: SGLD has no acceptance to adapt to.
 	_ interface {
-		Chain
-		Checkpointer
-		ParamReporter
+		exactmh.Chain
+		exactmh.Checkpointer
+		exactmh.ParamReporter
 	} = (*sgldChain)(nil)
 )
 
@@ -166,7 +165,7 @@ var (
 func (k SGLD) InitialScale() float64 { return k.Scale }
 
 // WithScale returns k with Scale s.
-func (k SGLD) WithScale(s float64) Kernel {
+func (k SGLD) WithScale(s float64) exactmh.Kernel {
 	k.Scale = s
 	return k
 }

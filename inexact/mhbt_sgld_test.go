@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package inexact_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 )
 
 // SGLDProposal's density is RSGLDProposal's when the two coincide (β = 1
@@ -19,17 +20,17 @@ import (
 // Gaussian its draws follow (mean θ + εg, variance (√(2ε)/N)² per
 // coordinate).
 func TestSGLDProposal(t *testing.T) {
-	q := exactmh.SGLDProposal{Epsilon: 2e-3, N: 10}
+	q := inexact.SGLDProposal{Epsilon: 2e-3, N: 10}
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []exactmh.SGLDProposal{{Epsilon: 0, N: 1}, {Epsilon: math.Inf(1), N: 1}, {Epsilon: 1, N: 0}} {
+	for _, bad := range []inexact.SGLDProposal{{Epsilon: 0, N: 1}, {Epsilon: math.Inf(1), N: 1}, {Epsilon: 1, N: 0}} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v validates", bad)
 		}
 	}
 	from, to, zero := []float64{0.1, -0.2}, []float64{0.12, -0.19}, []float64{0, 0}
-	r := exactmh.RSGLDProposal{Epsilon: q.Epsilon, Beta: 1, N: q.N}
+	r := inexact.RSGLDProposal{Epsilon: q.Epsilon, Beta: 1, N: q.N}
 	if a, b := q.LogDensity(to, from, zero), r.LogDensity(to, from, zero); math.Abs(a-b) > 1e-12 {
 		t.Errorf("log density %v, RSGLD's with β = 1, g = 0: %v", a, b)
 	}
@@ -62,7 +63,7 @@ func TestMHBTSGLDExactLimit(t *testing.T) {
 	if testing.Short() {
 		set.Draws = 4000
 	}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{BatchSize: n, Cn: n, SGLD: true, Scale: 0.1}, set)
+	res, err := exactmh.Sample(context.Background(), p, inexact.MHBT{BatchSize: n, Cn: n, SGLD: true, Scale: 0.1}, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,14 +88,14 @@ func TestMHBTRefreshOnRejectOption(t *testing.T) {
 	t.Parallel()
 	p, xbar := mhbtGaussian(t, 2, 2000)
 	set := &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 300, Seed: 4, Init: xbar}
-	for _, k := range []exactmh.MHBT{{BatchSize: 100, Scale: 0.05}, {BatchSize: 100, RSGLD: true, Beta: 2, Scale: 1e-3}} {
+	for _, k := range []inexact.MHBT{{BatchSize: 100, Scale: 0.05}, {BatchSize: 100, RSGLD: true, Beta: 2, Scale: 1e-3}} {
 		opt := k
 		opt.RefreshOnReject = true
 		a, err := exactmh.Sample(context.Background(), p, opt, set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := exactmh.Sample(context.Background(), p, exactmh.MHBTRefreshOnReject(k), set)
+		b, err := exactmh.Sample(context.Background(), p, inexact.MHBTRefreshOnReject(k), set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,11 +109,11 @@ func TestMHBTRefreshOnRejectOption(t *testing.T) {
 			t.Logf("evals %d vs %d", a.Sampling().Evals, b.Sampling().Evals)
 		}
 	}
-	if _, err := exactmh.Sample(context.Background(), p, exactmh.MHBT{RSGLD: true, SGLD: true}, set); err == nil {
+	if _, err := exactmh.Sample(context.Background(), p, inexact.MHBT{RSGLD: true, SGLD: true}, set); err == nil {
 		t.Error("RSGLD and SGLD together: no error")
 	}
 }
 
 func BenchmarkMHBTSGLDStepLogistic(b *testing.B) {
-	benchmarkKernel(b, tallLogistic(b), exactmh.MHBT{SGLD: true, Scale: 1e-9})
+	benchmarkKernel(b, tallLogistic(b), inexact.MHBT{SGLD: true, Scale: 1e-9})
 }

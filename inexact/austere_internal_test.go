@@ -1,4 +1,8 @@
-package exactmh
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package inexact
 
 import (
 	"math"
@@ -6,6 +10,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/model"
 )
 
 // With ε → 0 or m = N the sequential test reads all the data and makes the
@@ -17,11 +24,11 @@ func TestAustereExactLimits(t *testing.T) {
 	for i := range y {
 		y[i] = rng.NormFloat64()
 	}
-	e, err := NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{1, 0.2, 0.2, 1}))
+	e, err := model.NewGaussianMean(y, 2, mat.NewSymDense(2, []float64{1, 0.2, 0.2, 1}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := NewTarget(&Posterior{Energy: e, Beta: 0.3})
+	tg, err := exactmh.NewTarget(&exactmh.Posterior{Energy: e, Beta: 0.3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh
+package inexact
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/exactmh/exactmh"
 )
 
 // AustereMH is the approximate MH test of Korattikara, Chen and Welling
@@ -30,7 +32,7 @@ import (
 // N data (then exactly). Info.Batch is the number of data used.
 type AustereMH struct {
 	// Proposal draws θ′ (nil: the isotropic RandomWalk).
-	Proposal Proposal
+	Proposal exactmh.Proposal
 	// Scale is the initial step scale (0: 0.1).
 	Scale float64
 	// Epsilon is the single-test error level ε (0: 0.01, as in the TunaMH
@@ -48,8 +50,8 @@ func (AustereMH) Name() string { return "AustereMH" }
 func (AustereMH) Exact() bool { return false }
 
 // Start validates the test's parameters.
-func (k AustereMH) Start(t *Target, theta0 []float64) (Chain, error) {
-	w, err := newWalk("AustereMH", t, k.Proposal, true, k.Scale, theta0)
+func (k AustereMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error) {
+	w, err := exactmh.NewWalk("AustereMH", t, k.Proposal, k.Scale, theta0)
 	if err != nil {
 		return nil, err
 	}
@@ -69,10 +71,7 @@ func (k AustereMH) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	n := t.N()
 	m = min(m, n)
-	c := &austereChain{walk: w, eps: eps, m: m, perm: make([]int, n), crit: make([]float64, (n+m-1)/m+1)}
-	for i := range c.perm {
-		c.perm[i] = i
-	}
+	c := &austereChain{Walk: w, t: t, theta: w.Position(), next: w.Next(), eps: eps, m: m, perm: identity(n), crit: make([]float64, (n+m-1)/m+1)}
 	for j := range c.crit {
 		c.crit[j] = math.NaN()
 	}
@@ -80,12 +79,14 @@ func (k AustereMH) Start(t *Target, theta0 []float64) (Chain, error) {
 }
 
 type austereChain struct {
-	walk
-	eps  float64
-	m    int
-	perm []int     // the data, partially shuffled as they are drawn
-	crit []float64 // the critical t value of the j-th test (lazily)
-	diff [batchChunk]float64
+	*exactmh.Walk
+	t           *exactmh.Target
+	theta, next []float64 // θ and θ′, the Walk's
+	eps         float64
+	m           int
+	perm        []int     // the data, partially shuffled as they are drawn
+	crit        []float64 // the critical t value of the j-th test (lazily)
+	diff        [chunk]float64
 }
 
 // Params reports ε and m.
@@ -94,17 +95,18 @@ func (c *austereChain) Params() map[string]float64 {
 }
 
 // Step makes one AustereMH transition.
-func (c *austereChain) Step(rng *rand.Rand) (Info, error) {
-	info := Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
-	if _, ok := c.propose(rng); !ok {
+func (c *austereChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
+	if _, ok := c.Propose(rng); !ok {
 		info.AcceptProb = 0
 		return info, nil
 	}
 	// The test of (1/N)Σ l_i > μ0 replaces the MH decision.
 	logU := math.Log(rng.Float64())
-	accept, n, err := c.test(rng, logU-(c.logPriorNext-c.t.LogPrior(c.theta))-c.logQ)
+	logPriorNext, logPrior, logQ := c.Parts()
+	accept, n, err := c.test(rng, logU-(logPriorNext-logPrior)-logQ)
 	if err != nil {
-		return Info{}, err
+		return exactmh.Info{}, err
 	}
 	info.Batch, info.Distinct = n, n
 	if accept {
@@ -126,8 +128,8 @@ func (c *austereChain) test(rng *rand.Rand, threshold float64) (bool, int, error
 		// Draw the next m data without replacement.
 		hi := min(n+c.m, bigN)
 		shuffleRange(rng, c.perm, n, hi)
-		for lo := n; lo < hi; lo += batchChunk {
-			top := min(lo+batchChunk, hi)
+		for lo := n; lo < hi; lo += chunk {
+			top := min(lo+chunk, hi)
 			if err := c.t.EnergyDiffs(c.diff[:top-lo], c.theta, c.next, c.perm[lo:top]); err != nil {
 				return false, 0, err
 			}
@@ -173,14 +175,14 @@ func (c *austereChain) critical(j, n int) float64 {
 // μ_std = 0 the error is (1 − P(all data read))/2, the worst case.
 func (AustereMH) TestError(muStd, pi1, eps float64) (errProb, dataFraction float64, err error) {
 	if math.IsNaN(muStd) || math.IsInf(muStd, 0) {
-		return 0, 0, fmt.Errorf("exactmh: AustereMH.TestError: μ_std = %v, want finite", muStd)
+		return 0, 0, fmt.Errorf("inexact: AustereMH.TestError: μ_std = %v, want finite", muStd)
 	}
 	if !(pi1 > 0 && pi1 <= 1) || !(eps > 0 && eps < 0.5) {
-		return 0, 0, fmt.Errorf("exactmh: AustereMH.TestError: π1 = %v, ε = %v, want π1 in (0, 1] and ε in (0, 0.5)", pi1, eps)
+		return 0, 0, fmt.Errorf("inexact: AustereMH.TestError: π1 = %v, ε = %v, want π1 in (0, 1] and ε in (0, 0.5)", pi1, eps)
 	}
 	jMax := int(math.Ceil(1/pi1 - 1e-12))
 	if jMax > 100000 {
-		return 0, 0, fmt.Errorf("exactmh: AustereMH.TestError: π1 = %v means %d tests, want at most 10⁵", pi1, jMax)
+		return 0, 0, fmt.Errorf("inexact: AustereMH.TestError: π1 = %v means %d tests, want at most 10⁵", pi1, jMax)
 	}
 	if jMax == 1 {
 		return 0, 1, nil // one test with all the data: exact
@@ -250,11 +252,11 @@ func (c *austereChain) MarshalState() ([]byte, error) { return gobState(c.perm) 
 // UnmarshalState restores it.
 func (c *austereChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }
 
-// The contracts (contracts.go) this file's kernel and chain satisfy.
+// The contracts this file's kernel and chain satisfy.
 var (
-	_ Kernel        = AustereMH{}
-	_ driverChain   = (*austereChain)(nil)
-	_ ParamReporter = (*austereChain)(nil)
+	_ exactmh.Kernel        = AustereMH{}
+	_ driverChain           = (*austereChain)(nil)
+	_ exactmh.ParamReporter = (*austereChain)(nil)
 )
 
 // The capabilities AustereMH declares (the setters WithLaplace, the automatic
@@ -265,16 +267,16 @@ var (
 func (k AustereMH) InitialScale() float64 { return k.Scale }
 
 // WithScale returns k with Scale s.
-func (k AustereMH) WithScale(s float64) Kernel {
+func (k AustereMH) WithScale(s float64) exactmh.Kernel {
 	k.Scale = s
 	return k
 }
 
 // Proposer returns Proposal, what draws θ′ (nil: the kernel's default).
-func (k AustereMH) Proposer() Proposal { return k.Proposal }
+func (k AustereMH) Proposer() exactmh.Proposal { return k.Proposal }
 
 // WithProposal returns k with Proposal p.
-func (k AustereMH) WithProposal(p Proposal) Kernel {
+func (k AustereMH) WithProposal(p exactmh.Proposal) exactmh.Kernel {
 	k.Proposal = p
 	return k
 }

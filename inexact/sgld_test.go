@@ -2,7 +2,7 @@
 // Use of this source code is governed by a BSD-style
 // license that can be found in the LICENSE file.
 
-package exactmh_test
+package inexact_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -67,7 +68,7 @@ func TestSGLDGaussianBias(t *testing.T) {
 		draws = 10000
 	}
 	set := &exactmh.Settings{Chains: 4, Warmup: 200, Draws: draws, Seed: 3, Init: []float64{mean}}
-	res, err := exactmh.Sample(context.Background(), p, exactmh.SGLD{Scale: eps, BatchSize: m}, set)
+	res, err := exactmh.Sample(context.Background(), p, inexact.SGLD{Scale: eps, BatchSize: m}, set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestSGLDBiasPersists(t *testing.T) {
 	var errs, ses [2]float64
 	for r, draws := range []int{short, 8 * short} {
 		set := &exactmh.Settings{Chains: 4, Warmup: 200, Draws: draws, Seed: 5, Init: []float64{mean}}
-		res, err := exactmh.Sample(context.Background(), p, exactmh.SGLD{Scale: eps, BatchSize: m}, set)
+		res, err := exactmh.Sample(context.Background(), p, inexact.SGLD{Scale: eps, BatchSize: m}, set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,18 +135,18 @@ func TestSGLDBiasPersists(t *testing.T) {
 // SGLD refuses a target without gradients and bad settings.
 func TestSGLDErrors(t *testing.T) {
 	p, mean, _, _ := sgldGaussian(t, 0.01, 10)
-	for _, k := range []exactmh.SGLD{{BatchSize: -1}, {Scale: -1}, {Scale: math.Inf(1)}} {
+	for _, k := range []inexact.SGLD{{BatchSize: -1}, {Scale: -1}, {Scale: math.Inf(1)}} {
 		if _, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Draws: 10, Init: []float64{mean}}); err == nil {
 			t.Errorf("%+v: no error", k)
 		}
 	}
 	noGrad := &exactmh.Posterior{Energy: hiddenGradient{p.Energy}, Prior: p.Prior}
-	_, err := exactmh.Sample(context.Background(), noGrad, exactmh.SGLD{}, &exactmh.Settings{Draws: 10, Init: []float64{mean}})
+	_, err := exactmh.Sample(context.Background(), noGrad, inexact.SGLD{}, &exactmh.Settings{Draws: 10, Init: []float64{mean}})
 	if !errors.Is(err, exactmh.ErrNoGradient) {
 		t.Errorf("without gradients: %v, want ErrNoGradient", err)
 	}
 }
 
 func BenchmarkSGLDStepLogistic(b *testing.B) {
-	benchmarkKernel(b, tallLogistic(b), exactmh.SGLD{Scale: 1e-3})
+	benchmarkKernel(b, tallLogistic(b), inexact.SGLD{Scale: 1e-3})
 }

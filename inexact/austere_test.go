@@ -1,4 +1,4 @@
-package exactmh_test
+package inexact_test
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/inexact"
 	"github.com/exactmh/exactmh/mcmctest"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -25,7 +26,7 @@ func TestAustereMHPairwiseBias(t *testing.T) {
 		decisions = 40000 // AustereMH's z is about 14 then
 	}
 	austere, err := mcmctest.Pairwise(p, func(q exactmh.Proposal) exactmh.Kernel {
-		return exactmh.AustereMH{Proposal: q, Scale: 1, Epsilon: 0.01, BatchSize: 30}
+		return inexact.AustereMH{Proposal: q, Scale: 1, Epsilon: 0.01, BatchSize: 30}
 	}, a, b, 0, decisions, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestAustereMHPairwiseBias(t *testing.T) {
 		t.Errorf("AustereMH passes the pairwise check: %v", austere)
 	}
 	t.Logf("AustereMH: %v\nTunaMH:    %v", austere, tuna)
-	if (exactmh.AustereMH{}).Exact() {
+	if (inexact.AustereMH{}).Exact() {
 		t.Error("AustereMH claims to be exact")
 	}
 }
@@ -111,7 +112,7 @@ func TestAustereTestError(t *testing.T) {
 		ft := float64(trials)
 		gotErr, gotUse := float64(wrong)/ft, float64(used)/ft/bigN
 		seUse := math.Sqrt((usedSq/ft - gotUse*gotUse) / ft)
-		wantErr, wantUse, err := exactmh.AustereMH{}.TestError(muStd, float64(m)/bigN, eps)
+		wantErr, wantUse, err := inexact.AustereMH{}.TestError(muStd, float64(m)/bigN, eps)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,14 +124,14 @@ func TestAustereTestError(t *testing.T) {
 		}
 		t.Logf("μ_std = %v: error %.4f (DP %.4f), data fraction %.4f (DP %.4f)", muStd, gotErr, wantErr, gotUse, wantUse)
 	}
-	if _, _, err := (exactmh.AustereMH{}).TestError(0, 0, 0.01); err == nil {
+	if _, _, err := (inexact.AustereMH{}).TestError(0, 0, 0.01); err == nil {
 		t.Error("π1 = 0: no error")
 	}
-	if e, f, _ := (exactmh.AustereMH{}).TestError(0.3, 1, 0.01); e != 0 || f != 1 {
+	if e, f, _ := (inexact.AustereMH{}).TestError(0.3, 1, 0.01); e != 0 || f != 1 {
 		t.Errorf("π1 = 1: error %v, data %v; want 0, 1", e, f)
 	}
 }
 
 func BenchmarkAustereMHStepLogistic(b *testing.B) {
-	benchmarkKernel(b, tallLogistic(b), exactmh.AustereMH{Scale: 0.02})
+	benchmarkKernel(b, tallLogistic(b), inexact.AustereMH{Scale: 0.02})
 }
