@@ -57,12 +57,6 @@ func gaussianOf(e exactmh.Energy, p exactmh.Prior) (Layout, GaussianStatistics, 
 	if !ok || lay.NumTerms() == 0 {
 		return nil, nil, false
 	}
-	if cl, ok := lay.(CorrelatedLayout); ok && cl.NumCorrelated() > 0 {
-		// Correlated effects (groupgibbs_corr.go): the sweep's effect
-		// precision is diag(τ⁻²) and it updates no correlation
-		// coordinate, so it does not sample such a model.
-		return nil, nil, false
-	}
 	if _, ok := sp.Unwrap().(exactmh.SparseHessianer); !ok {
 		return nil, nil, false
 	}
@@ -91,6 +85,9 @@ type gaussHooks struct {
 	// precSigmaPow, if nonzero, scales M by σ^{−precSigmaPow} in the
 	// precision factored instead of σ⁻² (1: M/σ).
 	precSigmaPow float64
+	// corrDiag factors the effects' precision with a correlated factor's
+	// Σ⁻¹ replaced by diag(τ⁻²) (the acceptance still the true prior's).
+	corrDiag bool
 }
 
 // gaussTerm is one random-effect term: its effects θ[start + g·stride],
@@ -121,7 +118,10 @@ type gaussTerm struct{ start, stride, levels, logTau int }
 //     included), by Metropolis–Hastings;
 //  3. each log τ_t given its G_t effects: the proposal τ⁻² ~ Gamma(G_t/2,
 //     Σ_g u_g²/2), the effects' Gaussian factor exactly, accepted with the
-//     ratio of the rest of the prior (τ's own prior and Jacobian).
+//     ratio of the rest of the prior (τ's own prior and Jacobian); a
+//     correlated factor's log τ_k and correlation coordinates by slice
+//     sampling of the prior (gaussgibbs_corr.go, where update 1's
+//     diag(τ_t⁻²) is Σ⁻¹ per level block).
 //
 // A sweep costs the factorisation of P (its fill: O(nnz(M)) for one
 // factor of nested groups) and O(nnz(M) + d), flat in N. Proven by
@@ -155,6 +155,10 @@ type gaussChain struct {
 	work   []float64
 	mw     []float64 // M·w scratch (length D)
 	lp     float64   // log prior at θ
+	// The correlated factors (gaussgibbs_corr.go) and, per position of
+	// eff, whether it is one of their effects.
+	corr    []*gaussCorr
+	corrEff []bool
 }
 
 // startGauss returns GroupGibbs's chain on a Gaussian multilevel model
@@ -192,6 +196,10 @@ func startGauss(name string, t *exactmh.Target, lay Layout, gs GaussianStatistic
 		c.tauOf[a] = -1
 	}
 	isScale := make([]bool, D)
+	corrTerm, err := c.findCorr(name, lay, idx, isScale)
+	if err != nil {
+		return nil, err
+	}
 	for k := range lay.NumTerms() {
 		f, tn, start, stride, levels, logTau := lay.Term(k)
 		if logTau < 0 || logTau >= D || blocks[logTau] >= 0 {
@@ -205,11 +213,13 @@ func startGauss(name string, t *exactmh.Target, lay Layout, gs GaussianStatistic
 			}
 			c.tauOf[idx[j]] = logTau
 		}
-		c.terms = append(c.terms, gaussTerm{start, stride, levels, logTau})
+		if !corrTerm[k] {
+			c.terms = append(c.terms, gaussTerm{start, stride, levels, logTau})
+		}
 	}
 	for j, bl := range blocks {
 		if bl < 0 && !isScale[j] {
-			return nil, fmt.Errorf("%s: θ[%d] is held by no row and is no term's log scale: the Gaussian sweep has no update for it", name, j)
+			return nil, fmt.Errorf("%s: θ[%d] is held by no row and is no term's log scale or correlation coordinate: the Gaussian sweep has no update for it", name, j)
 		}
 	}
 	// The prior's expansion on F (every effect coordinate that is not a
@@ -229,11 +239,13 @@ func startGauss(name string, t *exactmh.Target, lay Layout, gs GaussianStatistic
 			c.gF[a] = -grad[j]
 		}
 	}
-	// P's pattern: M's, H_F's and the diagonal, over eff.
+	// P's pattern: M's, H_F's, the diagonal and each correlated level's
+	// q×q block, over eff.
 	tr := sparse.NewTriplet(ne)
 	for a := range ne {
 		tr.Add(a, a, 0)
 	}
+	c.corrPattern(idx, tr)
 	for j := range D {
 		for k := m.ColPtr[j]; k < m.ColPtr[j+1]; k++ {
 			if i := m.RowIdx[k]; idx[i] >= 0 && idx[j] >= 0 {
@@ -273,10 +285,11 @@ func startGauss(name string, t *exactmh.Target, lay Layout, gs GaussianStatistic
 			}
 		}
 	}
+	c.corrPositions(idx)
 	c.diagR = make([]int, ne)
 	for a := range ne {
 		c.diagR[a] = -1
-		if c.tauOf[a] >= 0 {
+		if c.tauOf[a] >= 0 && !c.corrEff[a] {
 			c.diagR[a] = entry(c.pv, a, a)
 		}
 	}
@@ -286,7 +299,9 @@ func startGauss(name string, t *exactmh.Target, lay Layout, gs GaussianStatistic
 	if err != nil {
 		return nil, fmt.Errorf("%s: the analysis of the effects' precision: %w", name, err)
 	}
-	c.fill()
+	if err := c.fill(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if c.chol, err = sym.Factor(c.pv); err != nil {
 		return nil, fmt.Errorf("%s: the effects' precision at θ0 (a fixed effect with a flat prior that no datum determines?): %w", name, err)
 	}
@@ -312,8 +327,8 @@ func entry(a *sparse.SymCSC, i, j int) int {
 	return lo + k
 }
 
-// fill sets P's values at the chain's σ and τ.
-func (c *gaussChain) fill() {
+// fill sets P's values at the chain's σ, τ and correlations.
+func (c *gaussChain) fill() error {
 	s := c.theta[c.dw]
 	ms := c.beta * math.Exp(-2*s)
 	if c.hooks.precSigmaPow != 0 {
@@ -328,6 +343,7 @@ func (c *gaussChain) fill() {
 			c.pv.Val[p] += math.Exp(-2 * c.theta[c.tauOf[a]])
 		}
 	}
+	return c.fillCorr()
 }
 
 // quad returns Q(w) = r₀ − 2bᵀw + wᵀMw at θ's w, in O(nnz(M)).
@@ -343,15 +359,18 @@ func (c *gaussChain) quad(theta []float64) float64 {
 // zeros clears x and returns it.
 func zeros(x []float64) []float64 { clear(x); return x }
 
-// gaussR returns −½Σ u²/τ² over the random terms' effects at θ.
+// gaussR returns the random effects' Gaussian log prior at θ's effects
+// (up to a constant) at the chain's scales and correlations: −½Σ u²/τ²
+// over the independent terms' effects and −½Σ_g u_gᵀΣ⁻¹u_g over each
+// correlated factor's levels (Σ⁻¹ as fill last set it).
 func (c *gaussChain) gaussR(theta []float64) float64 {
 	var f float64
 	for a, j := range c.eff {
-		if l := c.tauOf[a]; l >= 0 {
+		if l := c.tauOf[a]; l >= 0 && !c.corrEff[a] {
 			f -= 0.5 * theta[j] * theta[j] * math.Exp(-2*theta[l])
 		}
 	}
-	return f
+	return f + c.gaussCorrR(theta)
 }
 
 // expandF returns the second-order expansion of the log prior on F at the
@@ -385,6 +404,7 @@ func (c *gaussChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 			return exactmh.Info{}, err
 		}
 	}
+	c.drawCorr(rng)
 	s := c.theta[c.dw]
 	u := c.n*s + 0.5*c.quad(c.theta)*math.Exp(-2*s)
 	return exactmh.Info{Accepted: acc, AcceptProb: prob, LogDensity: c.lp - c.beta*u}, nil
@@ -392,7 +412,9 @@ func (c *gaussChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 
 // drawW is update 1: w given σ and τ.
 func (c *gaussChain) drawW(rng *rand.Rand) (bool, float64, error) {
-	c.fill()
+	if err := c.fill(); err != nil {
+		return false, 0, err
+	}
 	if err := c.chol.Refactor(c.pv); err != nil {
 		return false, 0, fmt.Errorf("GroupGibbs: the effects' precision at σ = %.4g: %w", math.Exp(c.theta[c.dw]), err)
 	}
@@ -540,7 +562,9 @@ func gaussCentre(t *exactmh.Target, lay Layout, gs GaussianStatistics) (centre, 
 		if err := t.RunContext().Err(); err != nil {
 			return nil, nil, err
 		}
-		c.fill()
+		if err := c.fill(); err != nil {
+			return nil, nil, err
+		}
 		if err := c.chol.Refactor(c.pv); err != nil {
 			return nil, nil, fmt.Errorf("the effects' precision: %w", err)
 		}
@@ -578,12 +602,15 @@ func gaussCentre(t *exactmh.Target, lay Layout, gs GaussianStatistics) (centre, 
 			moved = math.Max(moved, math.Abs(l-c.theta[tm.logTau]))
 			c.theta[tm.logTau] = l
 		}
+		moved = math.Max(moved, c.centreCorr(inv))
 		if moved < 1e-3 {
 			break
 		}
 	}
 	sd = make([]float64, D+1)
-	c.fill()
+	if err := c.fill(); err != nil {
+		return nil, nil, err
+	}
 	if err := c.chol.Refactor(c.pv); err != nil {
 		return nil, nil, fmt.Errorf("the effects' precision: %w", err)
 	}
@@ -594,6 +621,11 @@ func gaussCentre(t *exactmh.Target, lay Layout, gs GaussianStatistics) (centre, 
 	sd[D] = 1 / math.Sqrt(2*float64(n))
 	for _, tm := range c.terms {
 		sd[tm.logTau] = 1 / math.Sqrt(2*float64(tm.levels))
+	}
+	for _, cf := range c.corr {
+		for _, j := range cf.free {
+			sd[j] = 1 / math.Sqrt(2*float64(cf.levels))
+		}
 	}
 	for _, v := range c.theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -19,3 +19,11 @@ func GaussGibbsPrecSigma(k GroupGibbs, pow float64) GroupGibbs {
 	k.gauss.precSigmaPow = pow
 	return k
 }
+
+// GaussGibbsCorrDiagonal returns k factoring the effects' precision with
+// each correlated factor's Σ⁻¹ replaced by diag(τ⁻²) while its acceptance
+// takes the true prior's, which the kit must catch.
+func GaussGibbsCorrDiagonal(k GroupGibbs) GroupGibbs {
+	k.gauss.corrDiag = true
+	return k
+}

@@ -192,35 +192,6 @@ func TestGaussGibbsChosen(t *testing.T) {
 	}
 }
 
-// TestGaussGibbsRefusesCorrelated checks that a Gaussian multilevel model
-// with correlated effects is not given the Gaussian sweep, whose effect
-// precision is diag(τ⁻²) and which moves no correlation coordinate
-// (docs/multilevel.md, "Gaussian sweep"): IsGaussian is false and the
-// automatic default chooses another kernel.
-func TestGaussGibbsRefusesCorrelated(t *testing.T) {
-	kit := gaussKit{n: 300, groups: 6, slope: true, correlated: true}
-	rng := rand.New(rand.NewPCG(1, 2))
-	theta := kit.truth(rng)
-	p, err := kit.build(rng, theta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := p.Energy.Dim(); d != len(theta)+1 {
-		t.Fatalf("dimension %d, want %d: the correlation coordinate is missing", d, len(theta)+1)
-	}
-	if multilevel.IsGaussian(p) {
-		t.Fatal("IsGaussian true on a model with correlated effects")
-	}
-	c, err := exactmh.Choose(context.Background(), p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Name == "GroupGibbs" {
-		t.Errorf("the automatic default chose GroupGibbs (%s) on correlated effects", c.Reason)
-	}
-	t.Logf("chosen: %s", c.Name)
-}
-
 // TestGaussGibbsMoments compares GroupGibbs's Gaussian sweep with NUTS on
 // the same sufficient-statistic posterior (NUTS proven there against the
 // per-datum energy by model's TestMultilevelGaussianMoments): two-sample

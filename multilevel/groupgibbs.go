@@ -1556,28 +1556,37 @@ func (c *gibbsChain) locPrior(th []float64) float64 {
 	return lp
 }
 
-// sliceFree updates each coordinate no row holds by slice sampling with
-// stepping out (Neal 2003, §4: at most 32 widths, split at random), on
-// the prior, its full conditional. It reports whether one moved.
+// sliceFree updates each coordinate no row holds by slicePrior. It
+// reports whether one moved.
 func (c *gibbsChain) sliceFree(rng *rand.Rand) (moved bool) {
+	return slicePrior(rng, c.t, c.theta, c.next, c.free, c.freeW)
+}
+
+// slicePrior updates each θ[j], j in free, by slice sampling with
+// stepping out (Neal 2003, §4: at most 32 widths of widths[k], split at
+// random) on the target's log prior, θ[j]'s full conditional when no row
+// holds it (the log scales, the correlation coordinates), and sets next[j]
+// to the same value. It reports whether one moved. GroupGibbs's sweep and
+// its Gaussian sweep (gaussgibbs_corr.go) share it.
+func slicePrior(rng *rand.Rand, t *exactmh.Target, theta, next []float64, free []int, widths []float64) (moved bool) {
 	const maxWidths = 32
-	for q, j := range c.free {
-		w := c.freeW[q]
-		x0 := c.theta[j]
-		y := c.t.LogPrior(c.theta) + math.Log(1-rng.Float64()) // log(u·p(x0)), u ∈ (0, 1]
+	for q, j := range free {
+		w := widths[q]
+		x0 := theta[j]
+		y := t.LogPrior(theta) + math.Log(1-rng.Float64()) // log(u·p(x0)), u ∈ (0, 1]
 		lo := x0 - w*rng.Float64()
 		hi := lo + w
 		jl := int(maxWidths * rng.Float64())
 		kr := maxWidths - 1 - jl
-		for ; jl > 0 && c.freeLogPrior(j, x0, lo) >= y; jl-- {
+		for ; jl > 0 && freeLogPrior(t, theta, j, x0, lo) >= y; jl-- {
 			lo -= w
 		}
-		for ; kr > 0 && c.freeLogPrior(j, x0, hi) >= y; kr-- {
+		for ; kr > 0 && freeLogPrior(t, theta, j, x0, hi) >= y; kr-- {
 			hi += w
 		}
 		// Shrinkage: x0 is in the slice, so the interval closes on it.
 		x := lo + (hi-lo)*rng.Float64()
-		for c.freeLogPrior(j, x0, x) < y && x != x0 {
+		for freeLogPrior(t, theta, j, x0, x) < y && x != x0 {
 			if x < x0 {
 				lo = x
 			} else {
@@ -1585,7 +1594,7 @@ func (c *gibbsChain) sliceFree(rng *rand.Rand) (moved bool) {
 			}
 			x = lo + (hi-lo)*rng.Float64()
 		}
-		c.theta[j], c.next[j] = x, x
+		theta[j], next[j] = x, x
 		moved = moved || x != x0
 	}
 	return moved
@@ -1593,10 +1602,10 @@ func (c *gibbsChain) sliceFree(rng *rand.Rand) (moved bool) {
 
 // freeLogPrior returns log p(θ) with θ[j] = x, θ[j] = x0 on return (NaN:
 // −Inf).
-func (c *gibbsChain) freeLogPrior(j int, x0, x float64) float64 {
-	c.theta[j] = x
-	v := c.t.LogPrior(c.theta)
-	c.theta[j] = x0
+func freeLogPrior(t *exactmh.Target, theta []float64, j int, x0, x float64) float64 {
+	theta[j] = x
+	v := t.LogPrior(theta)
+	theta[j] = x0
 	if math.IsNaN(v) {
 		return math.Inf(-1)
 	}

@@ -60,6 +60,9 @@ func main() {
 		}
 		return
 	}
+	if runCorrFlag(cf, *n, *groups, *warmup, *nuts, *export) {
+		return
+	}
 	chains, draws, seed := &cf.Chains, &cf.Draws, &cf.Seed
 
 	rng := rand.New(rand.NewPCG(*seed, 42))
