@@ -465,45 +465,6 @@ func (f *fullEnergies) restore(s *savedMemo, d int) error {
 	return nil
 }
 
-// restorePerm restores a saved permutation of the data into perm, after
-// checking that it is one.
-func restorePerm(b []byte, perm []int) error {
-	var p []int
-	if err := ungobState(b, &p); err != nil {
-		return err
-	}
-	if err := checkPerm("permutation", p, len(perm)); err != nil {
-		return err
-	}
-	copy(perm, p)
-	return nil
-}
-
-// checkPerm checks that a saved p is a permutation of the data 0 … n−1.
-func checkPerm[T int | int32](what string, p []T, n int) error {
-	if len(p) != n {
-		return fmt.Errorf("saved %s of %d data, the posterior has %d", what, len(p), n)
-	}
-	return checkDistinct(what, p, n)
-}
-
-// checkDistinct checks that the saved indices idx are distinct data in
-// [0, n).
-func checkDistinct[T int | int32](what string, idx []T, n int) error {
-	seen := make([]bool, n)
-	for k, v := range idx {
-		i := int(v)
-		if i < 0 || i >= n {
-			return fmt.Errorf("saved %s[%d] = %d, want in [0, %d)", what, k, i, n)
-		}
-		if seen[i] {
-			return fmt.Errorf("saved %s[%d] = %d repeats an earlier entry", what, k, i)
-		}
-		seen[i] = true
-	}
-	return nil
-}
-
 // diffViolation reports datum i whose energy (or remainder) difference d
 // between θ and θ′ exceeds its bound: the kernel's probabilities would leave
 // [0, 1] and the chain be inexact, so the step fails with the numbers.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // FlyMC is Firefly Monte Carlo (Maclaurin & Adams 2014), an exact kernel
@@ -316,17 +318,17 @@ type flyState struct {
 // MarshalState saves the brightness: the bright-first order of the data
 // (its order fixes the order of floating-point sums) and the bright count.
 func (c *flyChain) MarshalState() ([]byte, error) {
-	return gobState(flyState{Order: c.order, NBright: c.nBright})
+	return chainstate.Encode(flyState{Order: c.order, NBright: c.nBright})
 }
 
 // UnmarshalState restores the brightness and recomputes log ρ_i of the
 // bright data at θ.
 func (c *flyChain) UnmarshalState(b []byte) error {
 	var s flyState
-	if err := ungobState(b, &s); err != nil {
+	if err := chainstate.Decode(b, &s); err != nil {
 		return err
 	}
-	if err := checkPerm("order", s.Order, len(c.order)); err != nil {
+	if err := chainstate.CheckPerm("order", s.Order, len(c.order)); err != nil {
 		return err
 	}
 	if s.NBright < 0 || s.NBright > len(c.order) {

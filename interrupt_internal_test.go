@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh/internal/testgen"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // tripGLM is a logistic regression whose chunked calls (energies,
@@ -76,13 +78,13 @@ func chainState(t *testing.T, ch Chain) []byte {
 		b = append(b, s...)
 	}
 	if m, ok := ch.(fullMemoer); ok && m.fullMemo().save() != nil {
-		s, err := gobState(m.fullMemo().save())
+		s, err := chainstate.Encode(m.fullMemo().save())
 		if err != nil {
 			t.Fatal(err)
 		}
 		b = append(b, s...)
 	}
-	s, err := gobState(ch.Position())
+	s, err := chainstate.Encode(ch.Position())
 	if err != nil {
 		t.Fatal(err)
 	}

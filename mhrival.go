@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // asMHRate is the truncation threshold (TFMH's and SMH's maxRate) of a
@@ -272,7 +274,7 @@ func (r *mhRival) MarshalState() ([]byte, error) {
 	if !r.asMH {
 		return nil, nil // as a chain without the switch always saved
 	}
-	return gobState(rivalState{r.asMH, r.speedup})
+	return chainstate.Encode(rivalState{r.asMH, r.speedup})
 }
 
 // UnmarshalState restores it; the empty state is a chain not switched.
@@ -282,7 +284,7 @@ func (r *mhRival) UnmarshalState(b []byte) error {
 		return nil
 	}
 	var s rivalState
-	if err := ungobState(b, &s); err != nil {
+	if err := chainstate.Decode(b, &s); err != nil {
 		return err
 	}
 	if !s.AsMH {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/exactmh/exactmh/internal/alias"
 	"github.com/exactmh/exactmh/internal/poisson"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // TunaMH is the exact minibatch Metropolis–Hastings kernel of Zhang, Cooper
@@ -612,13 +614,13 @@ func (b *tunaBatch) fullMemo() *fullEnergies { return &b.full }
 
 // MarshalState saves TunaMH's χ and its warmup state.
 func (c *tunaChain) MarshalState() ([]byte, error) {
-	return gobState(tunaState{c.chi, c.warmup, c.warmupSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept, c.scaleCut, c.unjudged})
+	return chainstate.Encode(tunaState{c.chi, c.warmup, c.warmupSteps, c.rival.asMH, c.rival.speedup, c.steps, c.sumB, c.sumT, c.tuned, c.tunedAccept, c.scaleCut, c.unjudged})
 }
 
 // UnmarshalState restores them.
 func (c *tunaChain) UnmarshalState(b []byte) error {
 	var s tunaState
-	if err := ungobState(b, &s); err != nil {
+	if err := chainstate.Decode(b, &s); err != nil {
 		return err
 	}
 	switch err := checkSwitch(s.AsMH, s.MHSpeedup); {

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh/internal/vec"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // TunaMHSGLD is TunaMH-SGLD, Algorithm 6 of the auxiliary-variable paper
@@ -506,18 +508,18 @@ func (c *tunaSGLDChain) fullMemo() *fullEnergies { return &c.batch.full }
 // when χ is chosen, χ and the mid-warmup decision.
 func (c *tunaSGLDChain) MarshalState() ([]byte, error) {
 	if c.k.Chi != 0 {
-		return gobState(c.perm) // as before χ could be chosen
+		return chainstate.Encode(c.perm) // as before χ could be chosen
 	}
-	return gobState(tunaSGLDState{c.perm, c.batch.chi, c.tuned, c.tunedAccept, c.rival.asMH, c.rival.speedup, c.scaleCut, c.unjudged})
+	return chainstate.Encode(tunaSGLDState{c.perm, c.batch.chi, c.tuned, c.tunedAccept, c.rival.asMH, c.rival.speedup, c.scaleCut, c.unjudged})
 }
 
 // UnmarshalState restores it.
 func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
 	if c.k.Chi != 0 {
-		return restorePerm(b, c.perm)
+		return chainstate.RestorePerm(b, c.perm)
 	}
 	var s tunaSGLDState
-	if err := ungobState(b, &s); err != nil {
+	if err := chainstate.Decode(b, &s); err != nil {
 		return err
 	}
 	switch err := checkSwitch(s.AsMH, s.MHSpeedup); {
@@ -526,7 +528,7 @@ func (c *tunaSGLDChain) UnmarshalState(b []byte) error {
 	case err != nil:
 		return err
 	}
-	if err := checkPerm("permutation", s.Perm, len(c.perm)); err != nil {
+	if err := chainstate.CheckPerm("permutation", s.Perm, len(c.perm)); err != nil {
 		return err
 	}
 	copy(c.perm, s.Perm)

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/exactmh/exactmh"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // AustereMH is the approximate MH test of Korattikara, Chen and Welling
@@ -247,10 +249,10 @@ func (AustereMH) TestError(muStd, pi1, eps float64) (errProb, dataFraction float
 }
 
 // MarshalState saves the permutation the minibatches are drawn from.
-func (c *austereChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+func (c *austereChain) MarshalState() ([]byte, error) { return chainstate.Encode(c.perm) }
 
 // UnmarshalState restores it.
-func (c *austereChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }
+func (c *austereChain) UnmarshalState(b []byte) error { return chainstate.RestorePerm(b, c.perm) }
 
 // The contracts this file's kernel and chain satisfy.
 var (

@@ -5,8 +5,6 @@
 package inexact
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 	"math/rand/v2"
 
@@ -54,58 +52,6 @@ func requireGradient(t *exactmh.Target) error {
 		return fmt.Errorf("%w: prior %T does not implement PriorGradienter", exactmh.ErrNoGradient, t.Prior())
 	}
 	return fmt.Errorf("%w: energy %T implements neither Gradienter nor GLM", exactmh.ErrNoGradient, t.Energy())
-}
-
-// gobState encodes a chain's state struct for its checkpoint.
-func gobState(v any) ([]byte, error) {
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// ungobState decodes a chain's state struct.
-func ungobState(b []byte, v any) error {
-	return gob.NewDecoder(bytes.NewReader(b)).Decode(v)
-}
-
-// restorePerm decodes a saved permutation of the data into perm, refusing
-// anything else.
-func restorePerm(b []byte, perm []int) error {
-	var p []int
-	if err := ungobState(b, &p); err != nil {
-		return err
-	}
-	if err := checkPerm("permutation", p, len(perm)); err != nil {
-		return err
-	}
-	copy(perm, p)
-	return nil
-}
-
-// checkPerm checks that a saved p is a permutation of the data 0 … n−1.
-func checkPerm(what string, p []int, n int) error {
-	if len(p) != n {
-		return fmt.Errorf("saved %s of %d data, the posterior has %d", what, len(p), n)
-	}
-	return checkDistinct(what, p, n)
-}
-
-// checkDistinct checks that the saved indices idx are distinct data in
-// [0, n).
-func checkDistinct(what string, idx []int, n int) error {
-	seen := make([]bool, n)
-	for k, i := range idx {
-		if i < 0 || i >= n {
-			return fmt.Errorf("saved %s[%d] = %d, want in [0, %d)", what, k, i, n)
-		}
-		if seen[i] {
-			return fmt.Errorf("saved %s[%d] = %d repeats an earlier entry", what, k, i)
-		}
-		seen[i] = true
-	}
-	return nil
 }
 
 // driverChain is what the driver needs of every chain here but SGLD's: a

@@ -12,6 +12,8 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/logit"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // MHBT is Metropolis–Hastings with batch tempering (Wu, Wang and Wong,
@@ -508,7 +510,7 @@ func (c *mhbtChain) MarshalState() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gobState(mhbtState{Perm: c.perm, Batch: c.batch, Beta: c.beta, Warm: c.warmup, Steps: c.steps,
+	return chainstate.Encode(mhbtState{Perm: c.perm, Batch: c.batch, Beta: c.beta, Warm: c.warmup, Steps: c.steps,
 		SumAccP: c.sumAccP, TestRNG: rng})
 }
 
@@ -517,13 +519,13 @@ func (c *mhbtChain) MarshalState() ([]byte, error) {
 // fixed unless RSGLD's β adapts, the β schedule's epoch counters (zero
 // outside warmup).
 func (c *mhbtChain) checkState(s *mhbtState) error {
-	if err := checkPerm("permutation", s.Perm, len(c.perm)); err != nil {
+	if err := chainstate.CheckPerm("permutation", s.Perm, len(c.perm)); err != nil {
 		return err
 	}
 	if len(s.Batch) != len(c.batch) {
 		return fmt.Errorf("saved batch of %d data, the chain's BatchSize makes %d", len(s.Batch), len(c.batch))
 	}
-	if err := checkDistinct("batch", s.Batch, len(c.perm)); err != nil {
+	if err := chainstate.CheckDistinct("batch", s.Batch, len(c.perm)); err != nil {
 		return err
 	}
 	adapts := c.k.AdaptBeta && c.k.RSGLD
@@ -549,7 +551,7 @@ func (c *mhbtChain) inWarmup() bool { return c.warmup }
 // log-likelihood (and gradient) at θ.
 func (c *mhbtChain) UnmarshalState(b []byte) error {
 	var s mhbtState
-	if err := ungobState(b, &s); err != nil {
+	if err := chainstate.Decode(b, &s); err != nil {
 		return err
 	}
 	if err := c.checkState(&s); err != nil {

@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/exactmh/exactmh"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // MHminibatch is the minibatch acceptance test of Seita, Pan, Chen and
@@ -104,10 +106,10 @@ type mhmbChain struct {
 }
 
 // MarshalState saves the permutation the minibatches are drawn from.
-func (c *mhmbChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+func (c *mhmbChain) MarshalState() ([]byte, error) { return chainstate.Encode(c.perm) }
 
 // UnmarshalState restores it.
-func (c *mhmbChain) UnmarshalState(b []byte) error { return restorePerm(b, c.perm) }
+func (c *mhmbChain) UnmarshalState(b []byte) error { return chainstate.RestorePerm(b, c.perm) }
 
 // Params reports m and Delta.
 func (c *mhmbChain) Params() map[string]float64 {

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh"
+
+	"github.com/exactmh/exactmh/internal/chainstate"
 )
 
 // SGLD is stochastic-gradient Langevin dynamics (Welling and Teh 2011)
@@ -130,16 +132,16 @@ func (c *sgldChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 
 // MarshalState saves the permutation the next minibatch is drawn from
 // (its order decides which data the chain's random stream picks).
-func (c *sgldChain) MarshalState() ([]byte, error) { return gobState(c.perm) }
+func (c *sgldChain) MarshalState() ([]byte, error) { return chainstate.Encode(c.perm) }
 
 // UnmarshalState restores it, refusing anything but a permutation of the
 // data.
 func (c *sgldChain) UnmarshalState(b []byte) error {
 	var perm []int
-	if err := ungobState(b, &perm); err != nil {
+	if err := chainstate.Decode(b, &perm); err != nil {
 		return err
 	}
-	if err := checkPerm("permutation", perm, len(c.perm)); err != nil {
+	if err := chainstate.CheckPerm("permutation", perm, len(c.perm)); err != nil {
 		return err
 	}
 	copy(c.perm, perm)

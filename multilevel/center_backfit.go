@@ -329,13 +329,14 @@ func backfitCenter(ctx context.Context, t *exactmh.Target, pl *backfitPlan, lay 
 				rhs = append(rhs, pg[s+a]-accs[0].grad[s+a]) // −∇F
 			}
 			l = append(l[:0], h...)
-			if !denseCholesky(l, m) {
+			if !cholesky(l, m) {
 				for a := range m { // not positive definite: a diagonal step
 					l[a*m+a] = math.Max(h[a*m+a], 1e-8)
 				}
-				denseCholesky(l, m)
+				cholesky(l, m)
 			}
-			denseSolve(l, m, rhs)
+			forwardSub(l, m, rhs)
+			backSub(l, m, rhs)
 			var size float64
 			for _, v := range rhs {
 				size = math.Max(size, math.Abs(v))
@@ -444,49 +445,6 @@ func backfitCenter(ctx context.Context, t *exactmh.Target, pl *backfitPlan, lay 
 		}
 	}
 	return theta, sd, passes, nil
-}
-
-// denseCholesky factorises the m×m symmetric positive definite a (row
-// major) in place into its lower Cholesky factor; false if it is not
-// positive definite.
-func denseCholesky(a []float64, m int) bool {
-	for j := range m {
-		s := a[j*m+j]
-		for k := range j {
-			s -= a[j*m+k] * a[j*m+k]
-		}
-		if !(s > 0) {
-			return false
-		}
-		ljj := math.Sqrt(s)
-		a[j*m+j] = ljj
-		for i := j + 1; i < m; i++ {
-			s := a[i*m+j]
-			for k := range j {
-				s -= a[i*m+k] * a[j*m+k]
-			}
-			a[i*m+j] = s / ljj
-		}
-	}
-	return true
-}
-
-// denseSolve overwrites b with (LLᵀ)⁻¹b, L the lower factor in l.
-func denseSolve(l []float64, m int, b []float64) {
-	for i := range m {
-		s := b[i]
-		for k := range i {
-			s -= l[i*m+k] * b[k]
-		}
-		b[i] = s / l[i*m+i]
-	}
-	for i := m - 1; i >= 0; i-- {
-		s := b[i]
-		for k := i + 1; k < m; k++ {
-			s -= l[k*m+i] * b[k]
-		}
-		b[i] = s / l[i*m+i]
-	}
 }
 
 // denseInvDiag returns ((LLᵀ)⁻¹)_aa = ‖L⁻¹e_a‖², L the lower factor in l.
