@@ -212,6 +212,14 @@ func (r *run) main(dir string) error {
 			return s.EndFullPasses()
 		}
 	}
+	// With -direct the chains start as Sample with a nil Kernel starts
+	// them: drawn from the Laplace approximation when the chosen kernel is
+	// built on it (a -CN name). From the origin instead, each chain's first
+	// step is a full MH step (C·M at the origin exceeds N): a pass over the
+	// data per chain, and with the advice given, a pass of random reads.
+	if r.direct && strings.HasSuffix(choice.Name, "-CN") {
+		set = exactmh.LaplaceInits(set, choice.Laplace, choice.Posterior)
+	}
 	set.Recorder = adv
 	set.Draws, set.Warmup = r.cf.Draws, r.warmup
 	if set.Draws == 0 {
