@@ -128,6 +128,19 @@ type GroupGibbs struct {
 	// person who answered every item alike) is then still proposed from
 	// its tail. 0: the Gaussian alone. Must be in [0, 1).
 	TailMix float64
+	// Shear makes, once a sweep after the blocks, a shear move for each
+	// fixed effect whose covariate varies within the levels of a factor
+	// with random intercepts and whose level means x̄ are not all 0
+	// (groupgibbs_shear.go; docs/multilevel.md, "Shear moves"): β_k + t
+	// and u_j − t·x̄_j, which keeps each linear predictor's between-level
+	// part and moves its within-level part, by a Newton step along the
+	// line, read exactly in two passes over the data whose covariate
+	// differs from its level's mean.
+	Shear bool
+	// ShearEvery, above 1, makes the shear moves in a sweep with
+	// probability 1/ShearEvery, drawn each sweep independently of the
+	// state.
+	ShearEvery int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -180,6 +193,8 @@ type GroupGibbs struct {
 	newtonNoQ, newtonFromState bool
 	// Test hook: tailNoQ drops the tail mixture's log q ratio.
 	tailNoQ bool
+	// Test hooks of the shear moves (groupgibbs_shear.go).
+	shearHooks shearHooks
 }
 
 // Name returns "GroupGibbs".
@@ -269,6 +284,8 @@ type gibbsTerms struct {
 	mv *gibbsMoves
 	// The joint location move (groupgibbs_joint.go; nil: none).
 	jt *gibbsJoint
+	// The shear moves (groupgibbs_shear.go; nil: none).
+	sh *gibbsShear
 	// The correlated factors (groupgibbs_corr.go; nil: none).
 	cor *gibbsCorr
 }
@@ -310,7 +327,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0)+fmt.Sprintf("/%t/%v", k.Shear, k.shearHooks), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -352,6 +369,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.fixedNewton, c.newtonNoQ, c.newtonFromState = true, k.newtonNoQ, k.newtonFromState
 		c.newtonEvery = max(k.NewtonEvery, 1)
 		c.initNewton()
+	}
+	if k.Shear && terms.sh != nil {
+		c.sh, c.shearEvery = terms.sh, max(k.ShearEvery, 1)
 	}
 	if !(k.TailMix >= 0 && k.TailMix < 1) {
 		return nil, fmt.Errorf("%s: TailMix = %v, want it in [0, 1)", name, k.TailMix)
@@ -788,6 +808,9 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
+	if k.Shear {
+		g.sh = g.buildShears(e, lay, fixedAll, k.shearHooks)
+	}
 	if k.Joint > 0 {
 		if g.jt, err = newGibbsJoint(name, g, isExact != nil); err != nil {
 			return nil, err
@@ -983,6 +1006,11 @@ type gibbsChain struct {
 	// test hooks.
 	fixedNewton, newtonNoQ, newtonFromState bool
 	nw                                      newtonState
+	// The shear moves (nil sh: none), made in a sweep with probability
+	// 1/shearEvery.
+	sh         *gibbsShear
+	shearEvery int
+	sst        shearState
 	// The block proposals' Student-t component (groupgibbs_tail.go).
 	tailMix float64
 	tailNoQ bool
@@ -1019,6 +1047,9 @@ func (c *gibbsChain) counts() []*float64 {
 	}
 	if c.fixedNewton {
 		ps = append(ps, &c.nw.tried, &c.nw.acc)
+	}
+	if c.sh != nil {
+		ps = append(ps, &c.sst.tried, &c.sst.acc)
 	}
 	return ps
 }
@@ -1066,6 +1097,11 @@ func (c *gibbsChain) Params() map[string]float64 {
 		ps["newton_every"] = float64(c.newtonEvery)
 	}
 	c.moveParams(ps)
+	if c.sh != nil {
+		ps["shears"] = float64(len(c.sh.fix))
+		ps["shear_accept"] = c.sst.acc / max(c.sst.tried, 1)
+		ps["shear_every"] = float64(c.shearEvery)
+	}
 	if c.jt != nil {
 		ps["joint_accept"] = c.js.acc / max(c.js.tried, 1)
 		ps["joint_exact"] = c.js.exact / max(c.js.tried, 1)
@@ -1130,6 +1166,14 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 			info.Batch += nread
 			info.Accepted = info.Accepted || acc
 		}
+	}
+	if c.sh != nil && (c.shearEvery == 1 || rng.IntN(c.shearEvery) == 0) {
+		acc, nread, err := c.shearMoves(rng)
+		if err != nil {
+			return exactmh.Info{}, err
+		}
+		info.Batch += nread
+		info.Accepted = info.Accepted || acc
 	}
 	if c.locationMoves(rng) {
 		info.Accepted = true
@@ -1679,6 +1723,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc, c.js.tried, c.js.acc, c.js.exact}
 	c.saveMoves()
 	c.nw.saved = [2]float64{c.nw.tried, c.nw.acc}
+	c.sst.saved = [2]float64{c.sst.tried, c.sst.acc}
 }
 
 // A GroupGibbs sweep may be abandoned between any two chunks of its exact
@@ -1692,6 +1737,7 @@ func (c *gibbsChain) AbandonStep() {
 	c.js.tried, c.js.acc, c.js.exact = u[7], u[8], u[9]
 	c.restoreMoves()
 	c.nw.tried, c.nw.acc = c.nw.saved[0], c.nw.saved[1]
+	c.sst.tried, c.sst.acc = c.sst.saved[0], c.sst.saved[1]
 }
 
 var _ interface{ AbandonStep() } = (*gibbsChain)(nil)
