@@ -50,6 +50,12 @@ import (
 //     1/NewtonEvery; FreeRepeats repeats the updates that read no datum.
 //     The automatic default uses them where its pilot finds the fixed
 //     block stuck.
+//  7. With Shear, after the blocks, shear moves (groupgibbs_shear.go):
+//     a fixed effect whose covariate varies within a factor's levels
+//     against that factor's intercepts, β_k + t and u_j − t·x̄_jk, which
+//     moves only the within-level part of each linear predictor; a Newton
+//     step along the line, read exactly on the data whose covariate
+//     differs from its level's mean.
 //
 // On a Gaussian multilevel model with σ estimated — a GaussianStatistics
 // energy (model.SparseGaussianRegression) under a ScaledPrior over a
@@ -128,7 +134,8 @@ type GroupGibbs struct {
 	// person who answered every item alike) is then still proposed from
 	// its tail. 0: the Gaussian alone. Must be in [0, 1).
 	TailMix float64
-	// Shear makes, once a sweep after the blocks, a shear move for each
+	// Shear is the number of rounds of shear moves per sweep, made after
+	// the blocks (0: none); a round makes a shear move for each
 	// fixed effect whose covariate varies within the levels of a factor
 	// with random intercepts and whose level means x̄ are not all 0
 	// (groupgibbs_shear.go; docs/multilevel.md, "Shear moves"): β_k + t
@@ -136,7 +143,7 @@ type GroupGibbs struct {
 	// part and moves its within-level part, by a Newton step along the
 	// line, read exactly in two passes over the data whose covariate
 	// differs from its level's mean.
-	Shear bool
+	Shear int
 	// ShearEvery, above 1, makes the shear moves in a sweep with
 	// probability 1/ShearEvery, drawn each sweep independently of the
 	// state.
@@ -327,7 +334,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0)+fmt.Sprintf("/%t/%v", k.Shear, k.shearHooks), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0)+fmt.Sprintf("/%t/%v", k.Shear > 0, k.shearHooks), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -370,8 +377,11 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.newtonEvery = max(k.NewtonEvery, 1)
 		c.initNewton()
 	}
-	if k.Shear && terms.sh != nil {
-		c.sh, c.shearEvery = terms.sh, max(k.ShearEvery, 1)
+	if k.Shear < 0 {
+		return nil, fmt.Errorf("%s: Shear = %d, want it ≥ 0", name, k.Shear)
+	}
+	if k.Shear > 0 && terms.sh != nil {
+		c.sh, c.shears, c.shearEvery = terms.sh, k.Shear, max(k.ShearEvery, 1)
 	}
 	if !(k.TailMix >= 0 && k.TailMix < 1) {
 		return nil, fmt.Errorf("%s: TailMix = %v, want it in [0, 1)", name, k.TailMix)
@@ -808,7 +818,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
-	if k.Shear {
+	if k.Shear > 0 {
 		g.sh = g.buildShears(e, lay, fixedAll, k.shearHooks)
 	}
 	if k.Joint > 0 {
@@ -1006,11 +1016,11 @@ type gibbsChain struct {
 	// test hooks.
 	fixedNewton, newtonNoQ, newtonFromState bool
 	nw                                      newtonState
-	// The shear moves (nil sh: none), made in a sweep with probability
-	// 1/shearEvery.
-	sh         *gibbsShear
-	shearEvery int
-	sst        shearState
+	// The shear moves (nil sh: none), shears rounds of them in a sweep
+	// with probability 1/shearEvery.
+	sh                 *gibbsShear
+	shears, shearEvery int
+	sst                shearState
 	// The block proposals' Student-t component (groupgibbs_tail.go).
 	tailMix float64
 	tailNoQ bool
@@ -1101,6 +1111,7 @@ func (c *gibbsChain) Params() map[string]float64 {
 		ps["shears"] = float64(len(c.sh.fix))
 		ps["shear_accept"] = c.sst.acc / max(c.sst.tried, 1)
 		ps["shear_every"] = float64(c.shearEvery)
+		ps["shear_rounds"] = float64(c.shears)
 	}
 	if c.jt != nil {
 		ps["joint_accept"] = c.js.acc / max(c.js.tried, 1)
@@ -1168,12 +1179,14 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 	}
 	if c.sh != nil && (c.shearEvery == 1 || rng.IntN(c.shearEvery) == 0) {
-		acc, nread, err := c.shearMoves(rng)
-		if err != nil {
-			return exactmh.Info{}, err
+		for range c.shears {
+			acc, nread, err := c.shearMoves(rng)
+			if err != nil {
+				return exactmh.Info{}, err
+			}
+			info.Batch += nread
+			info.Accepted = info.Accepted || acc
 		}
-		info.Batch += nread
-		info.Accepted = info.Accepted || acc
 	}
 	if c.locationMoves(rng) {
 		info.Accepted = true

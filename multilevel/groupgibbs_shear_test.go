@@ -107,7 +107,7 @@ func (m mlShear) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 
 // shearKernel is GroupGibbs around the problem's mode with the shear moves.
 func shearKernel(pb mcmctest.Problem) multilevel.GroupGibbs {
-	return multilevel.GroupGibbs{Center: pb.Mode, ExactBelow: -1, Shear: true}
+	return multilevel.GroupGibbs{Center: pb.Mode, ExactBelow: -1, Shear: 1}
 }
 
 // shearProblem is the kit's shear design, mode and sd from a short NUTS
@@ -194,12 +194,21 @@ func TestGroupGibbsShearMoments(t *testing.T) {
 	}
 	z, zn, lr, ln, res = gibbsMoments(t, p, multilevel.GroupGibbs{Center: mode, ExactBelow: -1}, rs, mode, 2000)
 	t.Logf("without the shear moves: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); min bulk ESS %.0f", z, zn, lr, ln, minESS(res.Summary()))
+	// The mutants at ten rounds a sweep, so that the shears' law
+	// dominates the blocks' (the kernel passes at one round above).
+	ten := shearKernel(pb)
+	ten.Shear = 10
+	z, zn, lr, ln, res = gibbsMoments(t, p, ten, rs, mode, 2000)
+	t.Logf("shear, ten rounds a sweep: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); min bulk ESS %.0f", z, zn, lr, ln, minESS(res.Summary()))
+	if math.Abs(z) > 4.5 || lr > math.Log(1.18) {
+		t.Errorf("GroupGibbs with ten rounds of shear moves disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)
+	}
 	for _, mt := range []struct {
 		name string
 		k    multilevel.GroupGibbs
 	}{
-		{"shear with wrong level means", multilevel.GroupGibbsShearWrongMean(shearKernel(pb), 0.5)},
-		{"shear without the effects' prior terms", multilevel.GroupGibbsShearNoEffectPrior(shearKernel(pb))},
+		{"shear with wrong level means", multilevel.GroupGibbsShearWrongMean(ten, 0.5)},
+		{"shear without the effects' prior terms", multilevel.GroupGibbsShearNoEffectPrior(ten)},
 	} {
 		z, zn, lr, ln, _ := gibbsMoments(t, p, mt.k, rs, mode, 2000)
 		reportMutant(t, "shear design", mt.name, math.Abs(z) > 4.5 || lr > math.Log(1.18), z, zn, lr, ln)
