@@ -148,6 +148,11 @@ type GroupGibbs struct {
 	// probability 1/ShearEvery, drawn each sweep independently of the
 	// state.
 	ShearEvery int
+	// ShearMaxRatio, if positive, keeps only the shears along which the
+	// posterior's precision at the centre is below ShearMaxRatio times
+	// the fixed effect's own (groupgibbs_shear.go): where a shear moves
+	// it at least 1/√ShearMaxRatio times as far as its block update.
+	ShearMaxRatio float64
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -334,7 +339,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0)+fmt.Sprintf("/%t/%v", k.Shear > 0, k.shearHooks), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0)+fmt.Sprintf("/%t/%v/%v", k.Shear > 0, k.ShearMaxRatio, k.shearHooks), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -819,7 +824,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	}
 	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
 	if k.Shear > 0 {
-		g.sh = g.buildShears(e, lay, fixedAll, k.shearHooks)
+		g.sh = g.buildShears(e, lay, fixedAll, t.Beta(), k.ShearMaxRatio, k.shearHooks)
 	}
 	if k.Joint > 0 {
 		if g.jt, err = newGibbsJoint(name, g, isExact != nil); err != nil {
@@ -1112,6 +1117,8 @@ func (c *gibbsChain) Params() map[string]float64 {
 		ps["shear_accept"] = c.sst.acc / max(c.sst.tried, 1)
 		ps["shear_every"] = float64(c.shearEvery)
 		ps["shear_rounds"] = float64(c.shears)
+		ps["shear_ratio_min"] = slices.Min(c.sh.ratio)
+		ps["shear_data"] = float64(len(c.sh.dat))
 	}
 	if c.jt != nil {
 		ps["joint_accept"] = c.js.acc / max(c.js.tried, 1)

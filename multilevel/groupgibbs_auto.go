@@ -310,7 +310,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	centerTime := time.Since(t0)
 	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice.Center, choice.CenterSD = center, sd
-	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix}
+	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix, Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio}
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)
@@ -326,7 +326,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", m.Name, err, why)
 		return nil
 	}
-	if why := grind(p, probe.Chains[0].Sampling, "probe"); why != "" {
+	if why := grind(p, probe.Chains[0].Sampling, "probe", shearPasses(p, probe.Chains[0])); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
 		grinds(choice, p, m, lay)
 		return nil
@@ -341,7 +341,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	c0 := res.Chains[0]
 	m.EvalsPerStep = c0.Sampling.EvalsPerStep()
 	choice.Progress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", m.Name, m.ESSPerCost, m.Cost)
-	if why := grind(p, c0.Sampling, "pilot"); why != "" {
+	if why := grind(p, c0.Sampling, "pilot", shearPasses(p, c0)); why != "" {
 		m.Err = why
 		grinds(choice, p, m, lay)
 		return nil
@@ -356,6 +356,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		// effects (groupgibbs_newton.go).
 		jg := newtonDefault(center)
 		jg.TailMix = DefaultTailMix
+		jg.Shear, jg.ShearEvery, jg.ShearMaxRatio = 1, DefaultShearEvery, DefaultShearMaxRatio
 		choice.Progress(ctx, "pilot: %s %s; again with the fixed effects by a Newton proposal at the current group effects", m.Name, why)
 		mj, rj, err := choice.Pilot(ctx, p, jg, center, seed, 50, 0)
 		if err != nil {
@@ -366,7 +367,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		}
 		cj := rj.Chains[0]
 		mj.EvalsPerStep = cj.Sampling.EvalsPerStep()
-		whyJ := grindNewton(p, cj.Sampling, jg)
+		whyJ := grindNewton(p, cj, jg)
 		if whyJ == "" {
 			whyJ = fixedStuck(cj)
 		}
@@ -417,9 +418,12 @@ var gibbsGrind = 1.0
 // blocks decided exactly, every sweep at least a pass over the data,
 // which full-batch NUTS spends on a gradient step — and "" if they do
 // not.
-func grind(p *exactmh.Posterior, tot exactmh.Totals, stage string) string {
+//
+// extra passes over the data a sweep are allowed on top of gibbsGrind:
+// the shear moves' exact reads (shearPasses).
+func grind(p *exactmh.Posterior, tot exactmh.Totals, stage string, extra float64) string {
 	n := p.Len()
-	if tot.Steps == 0 || tot.MeanBatch() <= gibbsGrind*float64(n) {
+	if tot.Steps == 0 || tot.MeanBatch() <= (gibbsGrind+extra)*float64(n) {
 		return ""
 	}
 	return fmt.Sprintf("grinds: its %s read %.3g data per sweep of N = %d (%.3g passes over the data)",

@@ -246,10 +246,12 @@ func newtonDefault(center []float64) GroupGibbs {
 }
 
 // grindNewton is grind for GroupGibbs with the Newton proposal k, whose
-// sweeps may read 2N/NewtonEvery data more on average (its two passes).
-func grindNewton(p *exactmh.Posterior, tot exactmh.Totals, k GroupGibbs) string {
+// sweeps may read 2N/NewtonEvery data more on average (its two passes),
+// and the shear moves' reads (shearPasses).
+func grindNewton(p *exactmh.Posterior, c *exactmh.ChainResult, k GroupGibbs) string {
 	n := p.Len()
-	allow := gibbsGrind + 2/float64(max(k.NewtonEvery, 1))
+	tot := c.Sampling
+	allow := gibbsGrind + 2/float64(max(k.NewtonEvery, 1)) + shearPasses(p, c)
 	if tot.Steps == 0 || tot.MeanBatch() <= allow*float64(n) {
 		return ""
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/exactmh/exactmh"
 )
 
 // Shear moves (GroupGibbs.Shear; docs/multilevel.md, "Shear moves"): a
@@ -69,6 +71,9 @@ type gibbsShear struct {
 	dPtr []int
 	dat  []int32
 	w    []float64
+	// ratio[s]: the line's precision over β_k's own at the centre (the
+	// doc above: how far a shear moves β_k against a block update).
+	ratio []float64
 	// Test hooks: meanOff is added to every x̄ the move shifts the effects
 	// by (not to the w_i the ratio reads: a shear that changes a linear
 	// predictor it does not charge for); noEffectPrior drops the effects'
@@ -91,7 +96,14 @@ type shearHooks struct {
 
 // buildShears finds the shears of the model on the rows (two passes) and
 // returns nil if there are none.
-func (g *gibbsTerms) buildShears(e SparseRowGLM, lay Layout, fixed []int32, hooks shearHooks) *gibbsShear {
+//
+// With maxRatio > 0 it keeps only the shears whose line precision at the
+// centre, v·(βH)·v + Σ_j x̄_j²/τ̂² + π_k, is below maxRatio times β_k's
+// own, βH_kk + π_k: those along which β_k moves at least 1/√maxRatio
+// times as far as a block update moves it (a datum lies in one level of
+// the factor, so H couples no two of its levels and the product is
+// O(levels)).
+func (g *gibbsTerms) buildShears(e SparseRowGLM, lay Layout, fixed []int32, beta, maxRatio float64, hooks shearHooks) *gibbsShear {
 	if len(g.expl) == 0 || !g.expl[0] || len(fixed) == 0 {
 		return nil
 	}
@@ -217,9 +229,54 @@ func (g *gibbsTerms) buildShears(e SparseRowGLM, lay Layout, fixed []int32, hook
 			}
 		}
 	}
+	// The line's precision against β_k's own, at the centre.
+	pos := make([]float64, d) // x̄ of the candidate's levels, by coordinate
+	ratios := make([]float64, 0, len(cands))
+	kept := cands[:0]
+	for _, cd := range cands {
+		tm, k := terms[cd.t], int(fixed[cd.f])
+		prec := 1 / (tm.sd * tm.sd)
+		if tm.logTau >= 0 {
+			prec = math.Exp(-2 * g.center[tm.logTau])
+		}
+		for l, xb := range cd.xbar {
+			pos[tm.start+l*tm.stride] = xb
+		}
+		var hkk, vhv, pr float64
+		for p := g.hPtr[k]; p < g.hPtr[k+1]; p++ {
+			col := g.hCol[p]
+			if int(col) == k {
+				hkk = g.hVal[p]
+			} else if xb := pos[col]; xb != 0 {
+				vhv -= 2 * xb * g.hVal[p]
+			}
+		}
+		vhv += hkk
+		for l, xb := range cd.xbar {
+			j := tm.start + l*tm.stride
+			pos[j] = 0
+			if xb == 0 {
+				continue
+			}
+			pr += xb * xb * prec
+			for p := g.hPtr[j]; p < g.hPtr[j+1]; p++ {
+				if int(g.hCol[p]) == j {
+					vhv += xb * xb * g.hVal[p]
+				}
+			}
+		}
+		r := (beta*vhv + pr + g.pPrec[k]) / (beta*hkk + g.pPrec[k])
+		if maxRatio > 0 && !(r < maxRatio) {
+			continue
+		}
+		kept = append(kept, cd)
+		ratios = append(ratios, r)
+	}
+	cands = kept
 	if len(cands) == 0 {
 		return nil
 	}
+	sh.ratio = ratios
 	for _, cd := range cands {
 		tm := terms[cd.t]
 		sh.fix = append(sh.fix, fixed[cd.f])
@@ -362,4 +419,24 @@ func (c *gibbsChain) shearMove(rng *rand.Rand, s int) (bool, int, error) {
 	}
 	c.sst.acc++
 	return true, 2 * len(dat), nil
+}
+
+// DefaultShearEvery and DefaultShearMaxRatio are GroupGibbs's ShearEvery
+// and ShearMaxRatio in the automatic default (with Shear 1):
+// figures/bench/multilevel_real.txt.
+const (
+	DefaultShearEvery    = 1
+	DefaultShearMaxRatio = 0.25
+)
+
+// shearPasses is the passes over the data a sweep of c's GroupGibbs makes
+// for its shear moves on average (its Params' shear_data, two reads a
+// move), which the automatic default allows on top of gibbsGrind: they
+// are what the shears are for, and the pilot's ESS per cost counts them.
+func shearPasses(p *exactmh.Posterior, c *exactmh.ChainResult) float64 {
+	nd, ok := c.Params["shear_data"]
+	if !ok || p.Len() == 0 {
+		return 0
+	}
+	return 2 * nd * c.Params["shear_rounds"] / max(c.Params["shear_every"], 1) / float64(p.Len())
 }
