@@ -387,6 +387,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	}
 	if k.Shear > 0 && terms.sh != nil {
 		c.sh, c.shears, c.shearEvery = terms.sh, k.Shear, max(k.ShearEvery, 1)
+		c.initShear()
 	}
 	if !(k.TailMix >= 0 && k.TailMix < 1) {
 		return nil, fmt.Errorf("%s: TailMix = %v, want it in [0, 1)", name, k.TailMix)

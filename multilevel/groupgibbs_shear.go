@@ -49,8 +49,9 @@ import (
 // the whole prior (the effects' N(0, τ²) terms, which the shear changes,
 // included). The line through θ along v is the same for every point of it,
 // so the step leaves π invariant. Cost: two passes over the data whose
-// covariate differs from its level's mean, and O(levels + d) for the
-// prior. Where J ≤ 0 (a family that is not convex) the move is the
+// covariate differs from its level's mean (the second reads no row: the
+// first keeps their linear predictors, O(those data) scratch a chain),
+// and O(levels + d) for the prior. Where J ≤ 0 (a family that is not convex) the move is the
 // identity, a function of the line.
 //
 // TestGroupGibbsShearMoments, TestGroupGibbsShearSBC and
@@ -82,10 +83,22 @@ type gibbsShear struct {
 	noEffectPrior bool
 }
 
-// shearState is a chain's counters for the shear moves.
+// shearState is a chain's scratch and counters for the shear moves: z
+// holds the shear's data's linear predictors at θ from the first pass,
+// which the second reads instead of the rows.
 type shearState struct {
+	z          []float64
 	tried, acc float64
 	saved      [2]float64
+}
+
+// initShear allocates the chain's scratch for the shear moves.
+func (c *gibbsChain) initShear() {
+	n := 0
+	for s := range len(c.sh.fix) {
+		n = max(n, c.sh.dPtr[s+1]-c.sh.dPtr[s])
+	}
+	c.sst.z = make([]float64, n)
 }
 
 // shearHooks are the shear moves' test hooks (groupgibbs_shear_export_test.go).
@@ -350,6 +363,7 @@ func (c *gibbsChain) shearMove(rng *rand.Rand, s int) (bool, int, error) {
 			c.t.Count(1)
 			c.seen.Add(int(i))
 			z, _ := c.rows.LinearPredictors(int(i), c.theta, c.theta)
+			c.sst.z[lo+q] = z
 			wi := w[lo+q]
 			f1, f2 := c.rows.LossDerivs(int(i), z-tc*wi)
 			gr += beta * f1 * wi
@@ -397,7 +411,7 @@ func (c *gibbsChain) shearMove(rng *rand.Rand, s int) (bool, int, error) {
 		hi := min(lo+chunk, len(dat))
 		for q, i := range dat[lo:hi] {
 			c.t.Count(1)
-			z, _ := c.rows.LinearPredictors(int(i), c.theta, c.theta)
+			z := c.sst.z[lo+q]
 			sum += c.rows.Loss(int(i), z+delta*w[lo+q]) - c.rows.Loss(int(i), z)
 		}
 	}
