@@ -439,8 +439,8 @@ func (c *gibbsChain) shearMove(rng *rand.Rand, s int) (bool, int, error) {
 // and ShearMaxRatio in the automatic default (with Shear 1):
 // figures/bench/multilevel_real.txt.
 const (
-	DefaultShearEvery    = 1
-	DefaultShearMaxRatio = 0.25
+	DefaultShearEvery    = 4
+	DefaultShearMaxRatio = 0.5
 )
 
 // shearPasses is the passes over the data a sweep of c's GroupGibbs makes
