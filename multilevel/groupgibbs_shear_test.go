@@ -172,7 +172,7 @@ func TestGroupGibbsShearStructural(t *testing.T) {
 // against non-centred NUTS on the shear design (a covariate whose level
 // means are far from 0, varying within every level of two crossed
 // factors), and requires its mutants to be caught: the shear with wrong
-// level means (x̄ + 0.5 in the effects' shift: a move that changes the
+// level means (x̄ + 1 in the effects' shift: a move that changes the
 // between-level part of every linear predictor and charges only the
 // within-level part) and the shear's ratio without the effects' N(0, τ²)
 // terms (a prior term dropped).
@@ -180,7 +180,7 @@ func TestGroupGibbsShearMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a NUTS reference and GroupGibbs runs of 4 chains")
 	}
-	p := mlShear{n: 600, ga: 12, gb: 5}.posteriorAt(t, 0.3, 0.3)
+	p := mlShear{n: 600, ga: 12, gb: 5}.posteriorAt(t, 0.8, 0.3)
 	rs, mode, sd := nutsReferenceNonCentred(t, p, 500, 2000)
 	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
 	z, zn, lr, ln, res := gibbsMoments(t, p, shearKernel(pb), rs, mode, 2000)
@@ -207,7 +207,7 @@ func TestGroupGibbsShearMoments(t *testing.T) {
 		name string
 		k    multilevel.GroupGibbs
 	}{
-		{"shear with wrong level means", multilevel.GroupGibbsShearWrongMean(ten, 0.5)},
+		{"shear with wrong level means", multilevel.GroupGibbsShearWrongMean(ten, 1)},
 		{"shear without the effects' prior terms", multilevel.GroupGibbsShearNoEffectPrior(ten)},
 	} {
 		z, zn, lr, ln, _ := gibbsMoments(t, p, mt.k, rs, mode, 2000)
