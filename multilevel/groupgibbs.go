@@ -180,6 +180,14 @@ type GroupGibbs struct {
 	newtonNoQ, newtonFromState bool
 	// Test hook: tailNoQ drops the tail mixture's log q ratio.
 	tailNoQ bool
+	// Test hooks of the class partners (groupgibbs_cross.go): crossAgg
+	// takes them by class at any N; crossNoCorr tests a datum drawn at
+	// the class's factor against its own partner's (the thinning
+	// correction left out); crossInflate, if above 1, multiplies every
+	// class's factor (a looser bound, still exact: the mutant's error
+	// grows with it).
+	crossAgg, crossNoCorr bool
+	crossInflate          float64
 }
 
 // Name returns "GroupGibbs".
@@ -246,6 +254,10 @@ type gibbsTerms struct {
 	pX     []bool // the pair's data are listed in xData
 	xData  []int32
 	maxP   int
+	// cls[b]: group block b's class, −1 for a fixed block; nil where each
+	// partner has its own pair (groupgibbs_cross.go). A pair's partner
+	// nb + κ stands for class κ's group blocks.
+	cls []int32
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
 	updates, firstSplit int
@@ -310,7 +322,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0, k.crossAgg), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -319,7 +331,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	q := terms.qMax
 	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
 		mask: k.blockMask, locSDMul: k.locSDMul, seen: distinct.New(),
-		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP), fac: make([]float64, terms.nb),
+		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP), fac: make([]float64, terms.facLen()),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q), growthLoose: k.growthLoose}
 	if k.maskSplit {
@@ -329,6 +341,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.cvec, c.cubIncl = make([]float64, terms.cub.p0), make([]bool, terms.nb)
 		c.omg, c.mug, c.mloc = make([]float64, terms.nb), make([]float64, terms.nb), make([]float64, len(terms.locs))
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
+	}
+	if terms.cls != nil {
+		c.tree, c.crossNoCorr, c.crossInflate = newClsTree(terms.cls), k.crossNoCorr, max(k.crossInflate, 1)
 	}
 	c.rb.init(terms.blocks)
 	c.freeRepeats = max(k.FreeRepeats, 1)
@@ -521,6 +536,9 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		g.setExpl()
 	}
 	nb = int32(g.nb)
+	if !g.growth && (k.crossAgg || n >= crossMinN) {
+		g.setCross()
+	}
 
 	// Three passes over the data, storing nothing per datum but the
 	// alias records (a datum's expansion, blocks and norms are recomputed
@@ -535,7 +553,11 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 			mCount[b+1]++
 		}
 		for _, m := range touched {
-			for _, b := range touched {
+			for q, b := range touched {
+				b = g.partner(m, b)
+				if g.seenPartner(m, b, touched[:q]) {
+					continue
+				}
 				key := uint64(m)<<32 | uint64(b)
 				id, ok := pairID[key]
 				if !ok {
@@ -587,8 +609,11 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 		if isExact != nil && isExact[i] {
 			for _, m := range rb.touched {
-				for _, b := range rb.touched {
-					pairCount[pairID[uint64(m)<<32|uint64(b)]]--
+				for q, b := range rb.touched {
+					b = g.partner(m, b)
+					if !g.seenPartner(m, b, rb.touched[:q]) {
+						pairCount[pairID[uint64(m)<<32|uint64(b)]]--
+					}
 				}
 			}
 		}
@@ -644,7 +669,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	for p := range order {
 		m, b, k := int(g.pBlockOf(p)), int(g.pBlock[p]), g.rPtr[p+1]-g.rPtr[p]
 		switch {
-		case k == g.mPtr[b+1]-g.mPtr[b]:
+		case b < g.nb && k == g.mPtr[b+1]-g.mPtr[b]:
 			g.pOff[p] = g.mPtr[b]
 		case k == g.mPtr[m+1]-g.mPtr[m]:
 			g.pOff[p] = g.mPtr[m]
@@ -675,8 +700,23 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		dK := kf * float64(nt) / 2
 		for q, m := range rb.touched {
 			for r, b := range rb.touched {
-				p := rank[pairID[uint64(m)<<32|uint64(b)]]
-				g.rProb[rNext[p]] = dK * rb.norms[q] * rb.norms[r] * rb.norms[r]
+				pb := g.partner(m, b)
+				if g.seenPartner(m, pb, rb.touched[:r]) {
+					continue
+				}
+				p := rank[pairID[uint64(m)<<32|uint64(pb)]]
+				w, more := rb.norms[r]*rb.norms[r], false
+				for r2 := r + 1; r2 < nt && pb != b; r2++ {
+					if g.partner(m, rb.touched[r2]) == pb {
+						w += rb.norms[r2] * rb.norms[r2] // another block of the class
+						more = true
+					}
+				}
+				if more {
+					g.rProb[rNext[p]] = dK * rb.norms[q] * w
+				} else {
+					g.rProb[rNext[p]] = dK * rb.norms[q] * rb.norms[r] * rb.norms[r]
+				}
 				if g.growth {
 					g.pAm[p] = max(g.pAm[p], rb.norms[q])
 					g.pAb[p] = max(g.pAb[p], rb.norms[r])
@@ -1003,6 +1043,11 @@ type gibbsChain struct {
 	corrDiag    bool
 	newtonEvery int
 	freeRepeats int // GroupGibbs.FreeRepeats, at least 1
+	// The classes' largest ‖Δ_b‖² (nil without classes) and the
+	// crossNoCorr test hook (groupgibbs_cross.go).
+	tree         *clsTree
+	crossNoCorr  bool
+	crossInflate float64
 	// k3Scale, if positive, scales every datum's sup|f‴| the pair weights
 	// were built with (the negative binomial sweep's max(1, φ/φ̂)).
 	k3Scale float64
@@ -1083,6 +1128,7 @@ func (c *gibbsChain) deltas() {
 			c.dsq[b] += r * r
 		}
 	}
+	c.dsqChanged()
 }
 
 // Step makes one sweep.
@@ -1268,9 +1314,21 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	for p := pl; p < ph; p++ {
 		b := c.pBlock[p]
-		mb := c.dsq[b]
-		if int(b) == m {
+		var mb float64
+		switch {
+		case int(b) >= c.nb:
+			// A class of group partners: its largest ‖Δ‖², m's counted
+			// at mMax (the same for the move and its reverse).
+			k := b - int32(c.nb)
+			mb = c.tree.max(k)
+			if c.cls[m] == k {
+				mb = max(mb, mMax)
+			}
+			mb *= c.crossInflate
+		case int(b) == m:
 			mb = mMax
+		default:
+			mb = c.dsq[b]
 		}
 		if c.mask != nil && !c.mask(b) {
 			mb = 0
@@ -1424,7 +1482,11 @@ func (c *gibbsChain) phi(i, m int, kf float64) (float64, error) {
 		if int(b) == m {
 			am = a
 		}
-		s += a * a * c.fac[b]
+		if c.cls != nil {
+			s += a * a * c.partnerFac(int32(m), b)
+		} else {
+			s += a * a * c.fac[b]
+		}
 	}
 	return kf * float64(len(c.rb.touched)) / 2 * am * s, nil
 }
@@ -1444,7 +1506,7 @@ func (c *gibbsChain) acceptBlock(m int, coords []int32, dn float64) bool {
 	for _, j := range coords {
 		c.theta[j] = c.next[j]
 	}
-	c.dsq[m] = dn
+	c.setDsq(m, dn)
 	c.accepted++
 	if m == 0 {
 		c.fixedAcc++
@@ -1687,6 +1749,7 @@ func (c *gibbsChain) AbandonStep() {
 	copy(c.theta, c.undo.theta)
 	copy(c.next, c.undo.theta)
 	copy(c.dsq, c.undo.dsq)
+	c.dsqChanged()
 	u := &c.undo.counts
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
 	c.js.tried, c.js.acc, c.js.exact = u[7], u[8], u[9]

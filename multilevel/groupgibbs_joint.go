@@ -383,6 +383,7 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 			s.sBlk[b] = 0 // mutant: a bound that ignores a block's move
 		}
 	}
+	c.classFac()
 	n := c.rows.Len()
 	var rate float64
 	if !j.exactOnly {
@@ -454,10 +455,23 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 			return false, 0, err
 		}
 		var as, af float64
-		for q, b := range c.rb.touched {
-			a := c.rb.norms[q]
-			as += a * s.sBlk[b]
-			af += a * a * c.fac[b]
+		if c.cls != nil {
+			// Σ_m a_im·s_m·Σ_b a_ib²·F̄_mb: a class partner's factor
+			// depends on m (groupgibbs_cross.go).
+			as = 1
+			for q, m := range c.rb.touched {
+				var f float64
+				for r, b := range c.rb.touched {
+					f += c.rb.norms[r] * c.rb.norms[r] * c.partnerFac(m, b)
+				}
+				af += c.rb.norms[q] * s.sBlk[m] * f
+			}
+		} else {
+			for q, b := range c.rb.touched {
+				a := c.rb.norms[q]
+				as += a * s.sBlk[b]
+				af += a * a * c.fac[b]
+			}
 		}
 		bound := beta * kf * float64(len(c.rb.touched)) / 2 * as * af
 		if c.jointIgnore == -1 && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
@@ -514,6 +528,7 @@ func (c *gibbsChain) jointAccept() bool {
 		c.theta[cc] = c.next[cc]
 	}
 	copy(c.dsq, c.js.dn)
+	c.dsqChanged()
 	c.js.acc++
 	return true
 }

@@ -531,6 +531,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 		c.fac[m] = math.Max(c.dsq[m], dn)
 		c.ms.sBlk[m] = math.Abs(c.next[j] - c.theta[j])
 	}
+	c.classFac()
 	var rate float64
 	k := 0
 	for _, j := range coords {
@@ -647,7 +648,7 @@ func (c *gibbsChain) acceptScale(coords []int32, lt int) {
 	for _, j := range coords {
 		c.theta[j] = c.next[j]
 		m := c.blocks[j]
-		c.dsq[m] = c.ms.dsqNew[m]
+		c.setDsq(int(m), c.ms.dsqNew[m])
 	}
 	c.theta[lt] = c.next[lt]
 	c.ms.lpOK = false
