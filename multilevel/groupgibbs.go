@@ -64,8 +64,11 @@ import (
 // probit; Gaussian remainders vanish) or an exponentially growing one
 // (exactmh.LossGrowther: Poisson; docs/multilevel.md, "Growth bound"); an
 // energy with neither is refused at Start with exactmh.ErrNoBound. A sweep
-// costs O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²)
-// for the pairs' alias tables (B the blocks a row touches) and O(nnz(H)).
+// costs O(nnz(H) + d + pairs) plus the data read; memory is O(N·B²) for
+// the pairs' alias tables (B the blocks a row touches) and O(nnz(H)). From
+// 2¹⁹ data a group block's group partners are taken by class
+// (groupgibbs_cross.go), so the pairs are O(blocks × classes) on crossed
+// factors, not one per distinct pair of levels.
 // Where the energy's rows are in a file (model.SparseGLM.SetRowReaders
 // over a data.SparseStore), each chain reads the rows it draws with
 // pread, so sampling adds no page of the file to the resident set. Proven
@@ -188,6 +191,9 @@ type GroupGibbs struct {
 	// grows with it).
 	crossAgg, crossNoCorr bool
 	crossInflate          float64
+	// crossOff keeps a pair per partner at any N (the negative binomial
+	// sweep's inner kernel, whose bound scales the pairs' weights).
+	crossOff bool
 }
 
 // Name returns "GroupGibbs".
@@ -256,8 +262,12 @@ type gibbsTerms struct {
 	maxP   int
 	// cls[b]: group block b's class, −1 for a fixed block; nil where each
 	// partner has its own pair (groupgibbs_cross.go). A pair's partner
-	// nb + κ stands for class κ's group blocks.
-	cls []int32
+	// nb + κ stands for class κ's group blocks. With classes the records
+	// are 16-bit codes of the weights rounded up (rCode, no rProb and
+	// rAlias), drawn by rBl[p], a two-level sampler over the pair's codes.
+	cls   []int32
+	rCode []uint16
+	rBl   []*alias.Blocked
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
 	updates, firstSplit int
@@ -536,7 +546,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		g.setExpl()
 	}
 	nb = int32(g.nb)
-	if !g.growth && (k.crossAgg || n >= crossMinN) {
+	if !g.growth && !k.crossOff && (k.crossAgg || n >= crossMinN) {
 		g.setCross()
 	}
 
@@ -680,7 +690,11 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	}
 	// The records, each weight K_i·a_im·a_ib² held in rProb until its
 	// pair's alias table replaces it.
-	g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
+	if g.cls != nil {
+		g.rCode = make([]uint16, g.rPtr[len(order)])
+	} else {
+		g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
+	}
 	if g.growth {
 		g.pAm, g.pAb, g.pL = make([]float64, len(order)), make([]float64, len(order)), make([]int32, len(order))
 	}
@@ -705,17 +719,15 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 					continue
 				}
 				p := rank[pairID[uint64(m)<<32|uint64(pb)]]
-				w, more := rb.norms[r]*rb.norms[r], false
-				for r2 := r + 1; r2 < nt && pb != b; r2++ {
-					if g.partner(m, rb.touched[r2]) == pb {
-						w += rb.norms[r2] * rb.norms[r2] // another block of the class
-						more = true
+				w := g.recordWeight(m, pb, q, r, rb.touched, rb.norms, dK)
+				if g.cls != nil {
+					code, ok := alias.Up(w)
+					if !ok {
+						return nil, fmt.Errorf("%s: datum %d: the weight %v of its pair (%d, %d) is beyond the codes' range", name, i, w, m, pb)
 					}
-				}
-				if more {
-					g.rProb[rNext[p]] = dK * rb.norms[q] * w
+					g.rCode[rNext[p]] = code
 				} else {
-					g.rProb[rNext[p]] = dK * rb.norms[q] * rb.norms[r] * rb.norms[r]
+					g.rProb[rNext[p]] = w
 				}
 				if g.growth {
 					g.pAm[p] = max(g.pAm[p], rb.norms[q])
@@ -737,8 +749,26 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	}
 	// Each pair's alias table in place of its weights (alias.Build: no
 	// copy of the largest pair's N weights).
+	if g.cls != nil {
+		g.rBl = make([]*alias.Blocked, len(order))
+	}
 	for p := range order {
 		lo, hi := g.rPtr[p], g.rPtr[p+1]
+		if g.cls != nil {
+			var s float64
+			for _, q := range g.rCode[lo:hi] {
+				s += alias.Value(q)
+			}
+			if !(s > 0) {
+				continue
+			}
+			bl, err := alias.NewBlocked(g.rCode[lo:hi], nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: pair %d: %w", name, p, err)
+			}
+			g.rBl[p], g.pS[p] = bl, bl.Total()
+			continue
+		}
 		var s float64
 		for _, w := range g.rProb[lo:hi] {
 			s += w
@@ -1476,6 +1506,9 @@ func (c *gibbsChain) phi(i, m int, kf float64) (float64, error) {
 	if err := c.rowErr(); err != nil {
 		return 0, err
 	}
+	if c.cls != nil && !c.crossNoCorr {
+		return c.codedPhi(int32(m), kf, c.fac), nil
+	}
 	var am, s float64
 	for q, b := range c.rb.touched {
 		a := c.rb.norms[q]
@@ -1763,10 +1796,15 @@ var _ interface{ AbandonStep() } = (*gibbsChain)(nil)
 // (the second stage of the thinning bound's two-stage draw, docs/multilevel.md
 // "Thinning bound"), shared by the block updates and the joint move.
 func (c *gibbsChain) pairDatum(rng *rand.Rand, p int) int {
-	lo, hi := c.rPtr[p], c.rPtr[p+1]
-	r := rng.IntN(hi - lo)
-	if rng.Float64() >= c.rProb[lo+r] {
-		r = int(c.rAlias[lo+r])
+	var r int
+	if c.rBl != nil {
+		r = c.rBl[p].Draw(rng)
+	} else {
+		lo, hi := c.rPtr[p], c.rPtr[p+1]
+		r = rng.IntN(hi - lo)
+		if rng.Float64() >= c.rProb[lo+r] {
+			r = int(c.rAlias[lo+r])
+		}
 	}
 	if c.pX[p] {
 		return int(c.xData[c.pOff[p]+r])

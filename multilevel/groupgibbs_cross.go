@@ -6,6 +6,8 @@ package multilevel
 
 import (
 	"math"
+
+	"github.com/exactmh/exactmh/internal/alias"
 )
 
 // Crossed designs: the group partners of a group block by class.
@@ -230,4 +232,53 @@ func (g *gibbsTerms) facLen() int {
 		return g.nb
 	}
 	return g.nb + crossClasses
+}
+
+// recordWeight returns a datum's weight in block m's pair with partner
+// pb, K_i·a_im·Σ_{b: partner(m, b) = pb} a_ib², from its row's blocks and
+// norms (m at position q, the first block of partner pb at r), dK = K_i:
+// the set-up's records and the sweep's bounds (codedPhi) compute it alike,
+// to the bit.
+func (g *gibbsTerms) recordWeight(m, pb int32, q, r int, touched []int32, norms []float64, dK float64) float64 {
+	w, more := norms[r]*norms[r], false
+	for r2 := r + 1; r2 < len(touched) && pb != touched[r]; r2++ {
+		if g.partner(m, touched[r2]) == pb {
+			w += norms[r2] * norms[r2] // another block of the class
+			more = true
+		}
+	}
+	if more {
+		return dK * norms[q] * w
+	}
+	return dK * norms[q] * norms[r] * norms[r]
+}
+
+// codedPhi returns the loaded row's bound at block m's update with
+// classes: Σ_p w̃_p·fac[p] over m's pairs p the row is in, w̃_p the
+// value of its record's code (its weight rounded up, alias.Up) — the
+// weight the pair's sampler draws it with, so the datum is drawn with
+// probability ∝ its bound as the thinning needs; w̃_p ≥ w_p keeps it a
+// bound.
+func (c *gibbsChain) codedPhi(m int32, kf float64, fac []float64) float64 {
+	t, a := c.rb.touched, c.rb.norms
+	q := -1
+	for k, b := range t {
+		if b == m {
+			q = k
+		}
+	}
+	if q < 0 {
+		return 0
+	}
+	dK := kf * float64(len(t)) / 2
+	var s float64
+	for r, b := range t {
+		pb := c.partner(m, b)
+		if c.seenPartner(m, pb, t[:r]) {
+			continue
+		}
+		code, _ := alias.Up(c.recordWeight(m, pb, q, r, t, a, dK))
+		s += alias.Value(code) * fac[pb]
+	}
+	return s
 }

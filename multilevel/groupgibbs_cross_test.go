@@ -59,3 +59,15 @@ func TestGroupGibbsCrossed(t *testing.T) {
 		reportMutant(t, "crossed", name, math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
 	}
 }
+
+// TestGroupGibbsCrossedSBC runs TestGroupGibbsSBC's simulation-based
+// calibration (the crossed model, N = 300, 4 × 3 levels, every
+// coordinate) with the group partners taken by class.
+func TestGroupGibbsCrossedSBC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
+	}
+	gibbsSBCOf(t, mlCrossed{n: 300, ga: 4, gb: 3}, func(pb mcmctest.Problem) exactmh.Kernel {
+		return multilevel.GroupGibbsCrossed(gibbsKernel(pb, -1), 1)
+	}, 4)
+}

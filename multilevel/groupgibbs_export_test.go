@@ -217,5 +217,5 @@ func GibbsPairs(p *exactmh.Posterior, center []float64, crossed bool) (pairs, re
 	if err != nil {
 		return 0, 0, err
 	}
-	return len(g.pBlock), len(g.rProb), nil
+	return len(g.pBlock), g.rPtr[len(g.pBlock)], nil
 }

@@ -610,17 +610,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 			}
 			pos -= np
 		}
-		lo, hi := c.rPtr[p], c.rPtr[p+1]
-		rr := rng.IntN(hi - lo)
-		if rng.Float64() >= c.rProb[lo+rr] {
-			rr = int(c.rAlias[lo+rr])
-		}
-		var i int
-		if c.pX[p] {
-			i = int(c.xData[c.pOff[p]+rr])
-		} else {
-			i = int(c.mData[c.pOff[p]+rr])
-		}
+		i := c.pairDatum(rng, p)
 		c.seen.Add(i)
 		rd, du, kf, err := c.remainderDiff(i, beta)
 		if err != nil {

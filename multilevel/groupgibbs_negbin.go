@@ -333,6 +333,7 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	}
 	ik := k
 	ik.Center = centre[:d-1]
+	ik.crossOff = true // the bound's scale k3Scale multiplies the pairs' weights, not coded ones
 	ic, err := ik.Start(it, theta0[:d-1])
 	if err != nil {
 		return nil, err
