@@ -71,3 +71,34 @@ func TestGroupGibbsCrossedSBC(t *testing.T) {
 		return multilevel.GroupGibbsCrossed(gibbsKernel(pb, -1), 1)
 	}, 4)
 }
+
+// TestGroupGibbsCrossedStructural runs TestGroupGibbsStructural's checks —
+// no allocation per sweep, Info's counts, checkpoint and resume, results
+// independent of the number of workers — on the crossed kit model with
+// the group partners taken by class (their coded records and the
+// classes' max-trees).
+func TestGroupGibbsCrossedStructural(t *testing.T) {
+	p := mlCrossed{n: 1500, ga: 8, gb: 6}.posteriorAt(t, -0.8, 0.5, [3]float64{0.5, 0.3, 0.5})
+	center, _, err := multilevel.CenterOf(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := multilevel.GroupGibbsCrossed(multilevel.GroupGibbs{Center: center}, 1)
+	a, err := mcmctest.AllocsPerStep(k, p, center, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 {
+		t.Errorf("GroupGibbs with classes allocates %.3g times per sweep, want 0", a)
+	}
+	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: center}
+	if err := mcmctest.CheckInfo(p, k, set, false); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckCheckpoint(p, k, set); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckWorkers(p, k, set); err != nil {
+		t.Error(err)
+	}
+}
