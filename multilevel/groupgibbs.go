@@ -689,7 +689,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	// The records, each weight K_i·a_im·a_ib² held in rProb until its
-	// pair's alias table replaces it.
+	// pair's alias table replaces it (with classes: its code in rCode).
 	if g.cls != nil {
 		g.rCode = make([]uint16, g.rPtr[len(order)])
 	} else {

@@ -41,7 +41,11 @@ import (
 // tighter φ_i after a draw at φ̄_i is rejected φ̄_i/φ_i times too often:
 // the mutant GroupGibbsCrossNoCorrection, caught by TestGroupGibbsCrossed).
 // The pairs are then O(blocks × classes) and no map of user–item pairs
-// is built; the records stay one per (datum, block, partner) as before.
+// is built. The records stay one per (datum, block, partner), each a
+// 16-bit code of its weight rounded up (alias.Up) drawn by alias.Blocked
+// (2.5 bytes a record, not 12); the drawn datum's bound sums its coded
+// weights times the pairs' factors (codedPhi), so it is drawn with
+// probability ∝ its bound and the bound is still one.
 // Fixed blocks (block 0 and the blocks splitFixed adds) keep a pair per
 // partner, as the fixed effects' factor F_0 is small and their partners'
 // F_g differ by group. Not with a family whose f‴ grows (the pair-wise
