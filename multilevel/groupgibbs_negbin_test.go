@@ -202,6 +202,37 @@ func TestNegBinShapeCond(t *testing.T) {
 	}
 }
 
+// TestGroupGibbsNegBinStructural runs the kit's structural checks on
+// GroupGibbs's negative binomial sweep (N = 400, 5 groups, started from
+// DefaultStart's centre): no allocation per sweep (the control variate's
+// sums rebuilt in place when φ moves), Info's counts, checkpoint and
+// resume, results and counts independent of the workers.
+func TestGroupGibbsNegBinStructural(t *testing.T) {
+	m := mlNegBin{n: 400, groups: 5}
+	_, pb, err := m.Draw(rand.New(rand.NewPCG(41, 42)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := multilevel.GroupGibbs{Center: pb.Mode}
+	a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 {
+		t.Errorf("the negative binomial sweep allocates %.3g times per sweep, want 0", a)
+	}
+	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
+	if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestGroupGibbsNegBinMoments compares GroupGibbs's negative binomial
 // sweep on the kit (N = 1000, 6 groups, correlated intercept and slope,
 // offsets) with full-batch NUTS's means and variances: two-sample
