@@ -290,6 +290,8 @@ type negBinChain struct {
 	// rebuild's row buffers.
 	cols            []int32
 	vals            []float64
+	hLong           []int32   // row of H → its inverse map's index in hInv, −1: none (initHPos)
+	hInv            []int32   // the long rows' column → index in H's values, −1: absent
 	sumsAt          float64   // the φ of the sums
 	zHat            []float64 // ẑ_i, the centre's linear predictors (shared)
 	rebuilt         int       // data read by the last rebuild
@@ -355,6 +357,7 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	if inner.t, err = exactmh.NewTarget(&exactmh.Posterior{Energy: c.view, Prior: base}); err != nil {
 		return nil, err
 	}
+	c.initHPos()
 	// The rebuild's row buffers, at the longest row.
 	for i := range nb.Len() {
 		c.cols, c.vals = c.view.SparseRow(i, c.cols[:0], c.vals[:0])
@@ -380,12 +383,13 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 // unless the sums are at φ already, rebuilds the control variate's sums
 // g = Σ_i f_i′(ẑ_i)x_i and H = Σ_i f_i″(ẑ_i)x_ix_iᵀ at the centre for φ
 // in one pass over the data, returning the data it read. Each row adds
-// f_i″·x_ij·x_ic to H's entries (j, c) and (c, j), found by binary search
-// in H's rows (gibbsTerms.hCol, sorted), so that every entry sums its
-// terms in the order of the data with the products the energy's
+// f_i″·x_ij·x_ic to H's entries (j, c) and (c, j), so that every entry
+// sums its terms in the order of the data with the products the energy's
 // SparseHessian forms: the sums are the ones a Hessian computed afresh
 // at φ gives, bit for bit, with no allocation (the row buffers are the
-// chain's, sized at start).
+// chain's, sized at start). The entries are found through the long rows'
+// inverse maps (the fixed effects', touched by every datum) or by binary
+// search in a short row (hPos).
 func (c *negBinChain) setShape(l float64) (int, error) {
 	phi := math.Exp(l)
 	c.view.SetShape(phi, c.ref)
@@ -429,13 +433,55 @@ func (c *negBinChain) setShape(l float64) (int, error) {
 	return c.view.Len(), nil
 }
 
-// hPos returns the index in H's values of entry (r, col): a binary search
-// of row r's columns.
+// hPos returns the index in H's values of entry (r, col): through the
+// long row's inverse map where r has one (hInv), else a binary search of
+// row r's columns.
 func (c *negBinChain) hPos(r, col int32) (int, bool) {
 	g := c.inner.gibbsTerms
+	if k := c.hLong[r]; k >= 0 {
+		p := c.hInv[int(k)*len(c.hLong)+int(col)]
+		return int(p), p >= 0
+	}
 	lo, hi := g.hPtr[r], g.hPtr[r+1]
 	p, ok := slices.BinarySearch(g.hCol[lo:hi], col)
 	return lo + p, ok
+}
+
+// hLongRow is the length from which a row of H gets an inverse map, and
+// hInvMax the most entries the maps may hold: the rows of the fixed
+// effects (or of a factor's few large levels), which every datum's
+// outer product touches, cost O(1) a lookup instead of a binary search
+// over up to D columns.
+const (
+	hLongRow = 32
+	hInvMax  = 1 << 24
+)
+
+// initHPos builds the long rows' inverse maps, longest first, within
+// hInvMax entries.
+func (c *negBinChain) initHPos() {
+	g := c.inner.gibbsTerms
+	d := len(g.hPtr) - 1
+	c.hLong = make([]int32, d)
+	var long []int
+	for r := range d {
+		c.hLong[r] = -1
+		if g.hPtr[r+1]-g.hPtr[r] >= hLongRow {
+			long = append(long, r)
+		}
+	}
+	slices.SortStableFunc(long, func(a, b int) int { return (g.hPtr[b+1] - g.hPtr[b]) - (g.hPtr[a+1] - g.hPtr[a]) })
+	long = long[:min(len(long), hInvMax/max(d, 1))]
+	c.hInv = make([]int32, len(long)*d)
+	for i := range c.hInv {
+		c.hInv[i] = -1
+	}
+	for k, r := range long {
+		c.hLong[r] = int32(k)
+		for p := g.hPtr[r]; p < g.hPtr[r+1]; p++ {
+			c.hInv[k*d+int(g.hCol[p])] = int32(p)
+		}
+	}
 }
 
 // Position returns θ = (w, log φ).
