@@ -382,6 +382,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		return nil, fmt.Errorf("%s: TailMix = %v, want it in [0, 1)", name, k.TailMix)
 	}
 	c.tailMix, c.tailNoQ = k.TailMix, k.tailNoQ
+	if c.tailMix > 0 {
+		c.tailC = tailConsts(q)
+	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
 		if view := v.RowView(); view != nil {
@@ -1056,6 +1059,7 @@ type gibbsChain struct {
 	// The block proposals' Student-t component (groupgibbs_tail.go).
 	tailMix float64
 	tailNoQ bool
+	tailC   []float64 // tailConsts(qMax): the t₄ density's constant by block size
 
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
