@@ -95,3 +95,38 @@ func TestMultilevelDefaultStart(t *testing.T) {
 		}
 	}
 }
+
+// TestMultilevelOriginInit starts GroupSMH and GroupGibbs from an explicit
+// Init at the origin — every effect exactly 0, where a log scale's
+// conditional, τ^(1−G)·p(τ) in log τ, is improper — and checks that no
+// log scale walks off: GroupSMH's prior-only updates of the free log
+// scales wait until the term's effects have moved off 0 (issue 44 item 2:
+// without that, chain 2 of 4 went to log τ ≈ −354.7 and stayed; the
+// setting of TestMultilevelDefaultStart).
+func TestMultilevelOriginInit(t *testing.T) {
+	_, pb, err := mcmctest.MultilevelModel{N: 60, Groups: 12}.Draw(rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pb.Posterior
+	for _, k := range []exactmh.Kernel{multilevel.GroupSMH{}, multilevel.GroupGibbs{}} {
+		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 200, Seed: 1, Init: make([]float64, p.Dim())})
+		if err != nil {
+			t.Fatalf("%s from the origin: %v", k.Name(), err)
+		}
+		for c := range res.Chains {
+			for j, n := range p.Names {
+				if !strings.HasPrefix(n, "log_tau") {
+					continue
+				}
+				lo := math.Inf(1)
+				for i := range res.Chains[c].Len() {
+					lo = math.Min(lo, res.Draw(c, i)[j])
+				}
+				if !(lo > -10) {
+					t.Errorf("%s from the origin, chain %d: %s down to %v", k.Name(), c, n, lo)
+				}
+			}
+		}
+	}
+}
