@@ -101,7 +101,7 @@ type Candidate struct {
 	// moved. A unit is one datum energy evaluation; gradients and the
 	// proposal's arithmetic are priced in it by fixed ratios
 	// (Choice.Pricing). Its name is a kernel's (Choice.Name) or, for a
-	// pilot of tailPilots, one with ", ρ ≥ …" added: the kernel with a
+	// pilot of the tail pilots (runPilots), one with ", ρ ≥ …" added: the kernel with a
 	// capped Crank–Nicolson step scale.
 	ESSPerCost float64
 	// Partial, when positive, says that ESSPerCost is estimated from this
@@ -387,7 +387,7 @@ const (
 // times the best capped one's: an uncapped scale runs off during warmup
 // and the chain becomes an independence sampler, which sticks in tails
 // heavier than the Laplace approximation's, rarely enough that a pilot
-// seldom sees it (tailPilots).
+// seldom sees it (runPilots).
 //
 // For N ≥ 10⁶ it ends with runtime/debug.FreeOSMemory: the pilots' per-datum
 // tables (tens of bytes a datum, gigabytes at N = 10⁸) are garbage by then,
@@ -562,11 +562,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
 	}
 
-	best, err := runPilots(ctx, choice, cands, la.Mean, set.Seed)
-	if err != nil {
-		return nil, err
-	}
-	tailNote, err := tailPilots(ctx, choice, &cands[best], la.Mean, set.Seed)
+	best, tailNote, err := runPilots(ctx, choice, cands, la.Mean, set.Seed, true)
 	if err != nil {
 		return nil, err
 	}
@@ -652,85 +648,13 @@ func hasDiffBound(e Energy) bool {
 }
 
 // autoTailCaps are the caps on the Crank–Nicolson step scale
-// (CrankNicolson.MaxScale) with which tailPilots pilots the chosen -CN
+// (CrankNicolson.MaxScale) with which runPilots pilots the chosen -CN
 // kernel again: ρ ≥ e^{−1.5} ≈ 0.22 and ρ ≥ e^{−0.3} ≈ 0.74.
 var autoTailCaps = [...]float64{1.5, 0.3}
 
 // autoUncappedMargin is how many times the best capped pilot's ESS per
 // second the uncapped Crank–Nicolson kernel's pilot must reach to be kept.
 const autoUncappedMargin = 1.25
-
-// tailPilots pilots the winner of runPilots, c, again with each cap of
-// autoTailCaps on its step scale when it moves by the Gaussian
-// Crank–Nicolson proposal without one, records the pilots in
-// choice.Candidates (named "c.name, ρ ≥ …") and keeps the best capped
-// kernel in c unless the uncapped one's ESS per unit of cost is at least
-// autoUncappedMargin times its. It returns a note for the Choice's Reason
-// ("" when it piloted nothing).
-//
-// Warmup adapts an uncapped scale without bound where the posterior is
-// close to the Laplace approximation (the acceptance rate stays above its
-// target as ρ → 0), and the chain becomes an independence sampler from
-// N(θ̂, H⁻¹). That is the fastest kernel on a near-Gaussian posterior, but
-// where a tail of the posterior is heavier than the approximation's (the
-// rare-event logistic regression of examples/rare) a chain that reaches it
-// stays there for tens to hundreds of transitions. A pilot of 4000 draws
-// sees such stays rarely, and its tail ESS only sometimes, so the uncapped
-// kernel must win by a margin: on examples/rare at its defaults the
-// uncapped and the ρ ≥ 0.22 kernels' min(bulk, tail) ESS per transition
-// are about equal and the uncapped one stayed more than 50 transitions in
-// 3 of 5 data sets (4 × 10,000 draws each), the capped one at most 34; on
-// a near-Gaussian logistic regression of the same size the uncapped one's
-// is about 1.5 times the capped one's (examples/README, "rare").
-func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64) (string, error) {
-	cn, ok := cnProposal(c.k)
-	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || !cn.dense() {
-		return "", nil
-	}
-	var base float64
-	for _, m := range choice.Candidates {
-		if m.Name == c.name {
-			base = m.ESSPerCost
-		}
-	}
-	if !(base > 0) {
-		return "", nil
-	}
-	bestRate, bestScale, bestCap := base/autoUncappedMargin, 0.0, 0.0
-	var bestK Kernel
-	for i, limit := range autoTailCaps {
-		v := *cn
-		v.MaxScale = limit
-		k, _ := withStep(c.k, &v, func(s float64) float64 { return min(s, limit) })
-		name := fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-limit))
-		choiceProgress(ctx, "tail pilot %d of %d: %s", i+1, len(autoTailCaps), name)
-		out, err := pilot(ctx, c.post, k, init, seed, autoPilotWarmup, bestRate, choice.cache(c.post))
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		m := Candidate{Name: name, Time: out.cpu, Scale: out.scale, Cost: out.cost}
-		if err != nil {
-			m.Err, m.AtMost = err.Error(), out.atMost
-		} else {
-			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
-			if out.rate > bestRate {
-				bestRate, bestK, bestScale, bestCap = out.rate, k, out.scale, limit
-			}
-		}
-		choice.Candidates = append(choice.Candidates, m)
-	}
-	sortCandidates(choice.Candidates)
-	if bestK == nil {
-		return fmt.Sprintf("its Crank–Nicolson step scale uncapped, at least %.3g times as fast as with a cap", autoUncappedMargin), nil
-	}
-	if bestScale > 0 {
-		bestK, _ = withStep(bestK, nil, func(float64) float64 { return bestScale })
-	}
-	c.k = bestK
-	choice.Reason = fmt.Sprintf("the highest ESS per 10⁶ counted evaluations (%.4g)", bestRate)
-	return fmt.Sprintf("its Crank–Nicolson step scale capped at %g (ρ ≥ %.2g): uncapped it was less than %.3g times as fast (%.4g ESS per 10⁶ evaluations)",
-		bestCap, math.Exp(-bestCap), autoUncappedMargin, base), nil
-}
 
 // cnProposal returns kernel k's proposal (Proposer) if it is a
 // *CrankNicolson.
@@ -858,7 +782,7 @@ func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, othe
 		}
 	}
 	choice := &Choice{Laplace: la, Posterior: p}
-	best, err := runPilots(ctx, choice, cands, la.Mean, seed)
+	best, _, err := runPilots(ctx, choice, cands, la.Mean, seed, false)
 	if err != nil {
 		return nil, err
 	}
@@ -891,74 +815,6 @@ type autoCand struct {
 	passes float64
 	// skip, if not empty, says why the candidate is not piloted.
 	skip string
-}
-
-// runPilots pilots every candidate, records them in choice.Candidates (best
-// first) and returns the index in cands of the fastest, with
-// choice.Reason saying how it won: the highest ESS per unit of counted
-// cost, measured or estimated from an unfinished pilot's draws (the two
-// rank together), or, when no pilot has either, the highest bound on it.
-func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []float64, seed uint64) (int, error) {
-	best, bestBound := -1, -1
-	for i, c := range cands {
-		m := Candidate{Name: c.name}
-		if c.skip != "" {
-			m.Err = c.skip
-			choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, c.skip)
-			choice.Candidates = append(choice.Candidates, m)
-			continue
-		}
-		if c.passes > 0 && best >= 0 {
-			if bound := fullBatchBound(c.post, c.k, c.passes); bound < choice.Candidates[best].ESSPerCost {
-				m.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times, so at most ≈ %.4g ESS per 10⁶ evaluations (a bound)", c.passes, bound)
-				choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, m.Err)
-				choice.Candidates = append(choice.Candidates, m)
-				continue
-			}
-		}
-		var beat float64
-		if best >= 0 {
-			beat = choice.Candidates[best].ESSPerCost
-		}
-		choiceProgress(ctx, "pilot %d of %d: %s", i+1, len(cands), c.name)
-		out, err := pilot(ctx, c.post, c.k, init, seed, autoPilotWarmup, beat, choice.cache(c.post))
-		m.Time, m.Scale, m.Cost = out.cpu, out.scale, out.cost
-		if err == nil {
-			choiceProgress(ctx, "pilot %d of %d: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations, %v CPU)", i+1, len(cands), c.name, out.rate, out.cost, out.cpu.Round(10*time.Millisecond))
-		} else if ctx.Err() == nil {
-			choiceProgress(ctx, "pilot %d of %d: %s: %v", i+1, len(cands), c.name, err)
-		}
-		switch {
-		case ctx.Err() != nil:
-			return 0, ctx.Err()
-		case err != nil:
-			m.Err, m.AtMost = err.Error(), out.atMost
-			if out.atMost > 0 && (bestBound < 0 || out.atMost > choice.Candidates[bestBound].AtMost) {
-				bestBound = i
-			}
-		default:
-			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
-			if best < 0 || out.rate > choice.Candidates[best].ESSPerCost {
-				best = i
-			}
-		}
-		choice.Candidates = append(choice.Candidates, m)
-	}
-	switch {
-	case best >= 0 && choice.Candidates[best].ESSPerCost > 0:
-		choice.Reason = rateReason(choice.Candidates[best])
-	case bestBound >= 0:
-		best = bestBound
-		choice.Reason = fmt.Sprintf("no pilot had draws enough to measure; the highest bound on ESS per 10⁶ evaluations (%.4g)", choice.Candidates[best].AtMost)
-	default:
-		best = len(cands) - 1 // NUTS, the safe full-batch sampler
-		choice.Reason = "no pilot measured anything; NUTS, the safe full-batch sampler"
-	}
-	if s := choice.Candidates[best].Scale; s > 0 { // Candidates are still in cands' order
-		cands[best].k, _ = withStep(cands[best].k, nil, func(float64) float64 { return s })
-	}
-	sortCandidates(choice.Candidates)
-	return best, nil
 }
 
 // rateReason says how candidate m won: its ESS per unit of counted cost,

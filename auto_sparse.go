@@ -43,7 +43,7 @@ func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uin
 		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
 	}
 	choice := &Choice{Laplace: la}
-	best, err := runPilots(ctx, choice, cands, la.Mean, seed)
+	best, _, err := runPilots(ctx, choice, cands, la.Mean, seed, false)
 	if err != nil {
 		return nil, err
 	}
