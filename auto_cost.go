@@ -168,17 +168,14 @@ type pilotGuard struct {
 	kept      []float64 // the first autoPartialCap draws, keep coordinates each
 	keptCosts []float64 // the costs of their transitions
 
-	// A pilot in a race (racer) pauses at its checkpoints: once its cost
-	// reaches next it sends on pause and waits on resume (false: stop
-	// there, halted). samp holds its sampling draws, keep coordinates each,
-	// for the race's score (racer.score).
+	// A racer's pilot pauses at its checkpoints (checkpoint; halted: the
+	// race stopped it) and keeps its sampling draws (racer.score).
 	next        float64
 	pause       chan struct{}
 	resume      chan bool
 	halted      bool
 	samp        []float64
 	sampleDraws int
-	scale       float64 // the step scale after its warmup (NaN: none)
 
 	stall func(*Event) // pilotStallHook's
 }
@@ -225,7 +222,6 @@ func (g *pilotGuard) Record(e *Event) error {
 		return g.checkpoint()
 	}
 	g.warmCost += c
-	g.scale = e.StepScale
 	if e.Iteration+1 < g.warmup && g.warmCost >= g.warmupBudget {
 		g.overBudget = true
 		return errPilotStop
@@ -253,16 +249,12 @@ func (g *pilotGuard) checkpoint() error {
 	return nil
 }
 
-// partialScore returns the minimum bulk or tail ESS per costPerRate units
-// of the latter half of the draws the guard kept (of the first
-// autoPartialCap transitions: the late warmup, and the first sampling
-// draws), and how many there are, or 0, 0 when there are fewer than
-// autoPartialMin (0, m when no coordinate's ESS is defined: a chain that
-// never moved; undefined ones are left out, as minESS does). It scores a pilot
-// that did not finish (its warmup ran past its budget, or its sampling
-// made too few draws) on the same footing as the others: its chain's ESS
-// per unit of counted cost, over draws partly still under adaptation,
-// where a chain seldom mixes better than it will after.
+// partialScore returns the minimum bulk or tail ESS (ess) per costPerRate
+// units (rate) of the latter half of the draws the guard kept (of its
+// first autoPartialCap transitions), and how many there are; 0s when
+// fewer than autoPartialMin (rate 0 with m when no coordinate's ESS is
+// defined). It scores a pilot that did not finish on the same footing as
+// the others, over draws partly still under adaptation.
 func (g *pilotGuard) partialScore() (rate, ess float64, draws int) {
 	all := len(g.keptCosts)
 	from := all / 2
@@ -314,19 +306,12 @@ type pilotOut struct {
 
 // pilot runs k on p for one chain from init — warmup transitions, then up
 // to autoPilotDraws draws within its sampling budget — and returns its
-// minimum bulk or tail ESS per costPerRate counted evaluations of
-// sampling. A longest stay of more than diagnostics.StayWarn transitions
-// at one point cuts the ESS by StayWarn/stay: a chain that sticks that
-// long in a pilot of a few thousand draws sticks longer in a run.
-//
-// Its budgets and its costs are counted (pilotGuard), never timed: the
-// same seed gives the same pilots and the same choice on any load. A
-// pilot whose warmup runs past its budget, or whose sampling makes fewer
-// than autoPartialMin draws, is scored on the draws it made
-// (partialScore; out.partial says how many); one with fewer still gets a
-// bound, out.atMost, and an error saying so. A pilot that cannot beat the
-// best so far, beat, is stopped as soon as its warmup shows it, with the
-// bound that stopped it and an error.
+// minimum bulk or tail ESS per costPerRate counted evaluations of sampling
+// (a longest stay over diagnostics.StayWarn transitions cuts the ESS by
+// StayWarn/stay), or, for a pilot that did not finish, partialScore's
+// (out.partial), or a bound, out.atMost, with an error; a pilot that
+// cannot beat beat is stopped as soon as its warmup shows it. Budgets and
+// costs are counted (pilotGuard; docs/automatic.md), never timed.
 func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, warmup int, beat float64, cache *runCache) (out pilotOut, err error) {
 	return runPilot(ctx, p, k, init, seed, warmup, newPilotGuard(p, k, warmup, beat), cache)
 }

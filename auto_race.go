@@ -13,13 +13,9 @@ import (
 	"github.com/exactmh/exactmh/internal/pilotrace"
 )
 
-// The pilots' race (runPilots, package pilotrace): each pilot pauses at
-// checkpoints of counted cost First·2^k, First = autoRaceFirst of its
-// sampling budget; at each, its ESS per unit of cost is estimated with an
-// interval (pilotrace.Interval), and a pilot whose upper estimate times
-// autoRaceMargin is below the leader's lower estimate is dropped. The
-// race ends when one pilot is left, every one left has ended by itself,
-// or none left could beat the leader by more than autoRaceIndifference.
+// The pilots' race (runPilots, package pilotrace; docs/automatic.md):
+// checkpoints at First·2^k, First = autoRaceFirst of the sampling budget;
+// drops at autoRaceMargin; the end at autoRaceIndifference.
 const (
 	autoRaceFirst        = 1.0 / 256
 	autoRaceMargin       = 1.1
@@ -31,15 +27,14 @@ const (
 // checkpoint until the race resumes it, so one pilot runs at a time and
 // where each pauses depends on its counts alone.
 type racer struct {
-	name    string
-	guard   *pilotGuard
-	run     func() (pilotOut, error)
-	out     pilotOut
-	err     error
-	done    chan struct{}
-	started bool
-	ended   bool
-	cpu     time.Duration // the CPU time of its advances (the process's, one pilot running)
+	name           string
+	guard          *pilotGuard
+	run            func() (pilotOut, error)
+	out            pilotOut
+	err            error
+	done           chan struct{}
+	started, ended bool
+	cpu            time.Duration // the CPU time of its advances (the process's, one pilot running)
 }
 
 // newRacer returns the racer of k on p from init.
@@ -51,7 +46,7 @@ func newRacer(ctx context.Context, name string, p *Posterior, k Kernel, init []f
 	return r
 }
 
-// timed adds the CPU time f takes to r.cpu.
+// timed adds the CPU time f takes (else its wall time) to r.cpu.
 func (r *racer) timed(f func()) {
 	t0, ok0 := cpuTime()
 	w0 := time.Now()
@@ -154,40 +149,16 @@ func (r *racer) candidate() Candidate {
 	return m
 }
 
-// runPilots races the candidates' pilots (package pilotrace; the
-// constants above), records them in choice.Candidates (best first) and
-// returns the index in cands of the fastest, with choice.Reason saying how
-// it won: the highest ESS per unit of counted cost among the pilots the
-// race kept, measured or estimated from an unfinished pilot's draws (the
-// two rank together), or, when no pilot has either, the highest bound on
-// it. A full-batch or Poisson candidate (passes > 0) joins only once the
-// race before it is settled, and not at all when two effective draws a
-// transition at its cost (fullBatchBound) are below the leader's lower
-// estimate (pilotrace.Entry.Bound). A pilot dropped by the race is listed with an error giving its
-// estimate and the leader's.
-//
-// With tails, when the winner moves by the dense Gaussian Crank–Nicolson
-// proposal without a cap on its step scale, the race goes on with the
-// winner beside its variants capped at each of autoTailCaps (named
-// "name, ρ ≥ …"), the uncapped one handicapped by 1/autoUncappedMargin,
-// and the best capped kernel replaces it unless the uncapped one's ESS per
-// unit of cost is at least autoUncappedMargin times its; note says so
-// ("" when no such pilots ran).
-//
-// Warmup adapts an uncapped scale without bound where the posterior is
-// close to the Laplace approximation (the acceptance rate stays above its
-// target as ρ → 0), and the chain becomes an independence sampler from
-// N(θ̂, H⁻¹). That is the fastest kernel on a near-Gaussian posterior, but
-// where a tail of the posterior is heavier than the approximation's (the
-// rare-event logistic regression of examples/rare) a chain that reaches it
-// stays there for tens to hundreds of transitions. A pilot of 4000 draws
-// sees such stays rarely, and its tail ESS only sometimes, so the uncapped
-// kernel must win by a margin: on examples/rare at its defaults the
-// uncapped and the ρ ≥ 0.22 kernels' min(bulk, tail) ESS per transition
-// are about equal and the uncapped one stayed more than 50 transitions in
-// 3 of 5 data sets (4 × 10,000 draws each), the capped one at most 34; on
-// a near-Gaussian logistic regression of the same size the uncapped one's
-// is about 1.5 times the capped one's (examples/README, "rare").
+// runPilots races the candidates' pilots (docs/automatic.md; package
+// pilotrace), records them in choice.Candidates (best first) and returns
+// the index in cands of the fastest, with choice.Reason saying how it won:
+// the highest ESS per unit of counted cost among the pilots the race kept
+// (measured, or estimated from an unfinished pilot's draws), or, when no
+// pilot has either, the highest bound on it. A candidate with passes > 0
+// races with its bound (fullBatchBound; pilotrace.Entry.Bound). With
+// tails, an uncapped dense Crank–Nicolson winner races on beside its
+// variants capped at autoTailCaps, at a handicap of 1/autoUncappedMargin;
+// note says which was kept ("" when no such pilots ran).
 func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []float64, seed uint64, tails bool) (best int, note string, err error) {
 	if len(cands) == 0 {
 		return 0, "", fmt.Errorf("exactmh: automatic default: no candidate")
@@ -235,7 +206,11 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 			wc = i
 		}
 	}
-	if cn, ok := cnProposal(kernelOrNil(cands, wc)); tails && wc >= 0 && ok && cn.MaxScale == 0 && cn.Nu == 0 && cn.dense() {
+	var cn *CrankNicolson
+	if wc >= 0 && tails {
+		cn, tails = cnProposal(cands[wc].k)
+	}
+	if tails && wc >= 0 && cn.MaxScale == 0 && cn.Nu == 0 && cn.dense() {
 		race.SetHandicap(w, 1/autoUncappedMargin)
 		c := cands[wc]
 		for _, limit := range autoTailCaps {
@@ -329,14 +304,6 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	choice.Candidates = append(choice.Candidates, ms...)
 	sortCandidates(choice.Candidates)
 	return best, note, nil
-}
-
-// kernelOrNil returns cands[i].k, or nil when i < 0.
-func kernelOrNil(cands []autoCand, i int) Kernel {
-	if i < 0 {
-		return nil
-	}
-	return cands[i].k
 }
 
 // racedCandidate returns the Candidate of race entry e, run by r: a

@@ -135,9 +135,6 @@ func (r *Race) State(i int) State { return r.state[i] }
 // Score returns entry i's last score.
 func (r *Race) Score(i int) Score { return r.scores[i] }
 
-// Pilot returns entry i's pilot (nil if it never started).
-func (r *Race) Pilot(i int) Pilot { return r.pilots[i] }
-
 // Checkpoints returns how many checkpoints entry i has passed.
 func (r *Race) Checkpoints(i int) int { return r.next[i] }
 
@@ -267,8 +264,8 @@ func (r *Race) pick() int {
 	return best
 }
 
-// drop stops every alive entry whose upper estimate times Margin is below
-// the leader's lower estimate (handicaps applied).
+// drop stops every alive, running entry whose upper estimate times Margin
+// is below the leader's lower estimate (handicaps applied).
 func (r *Race) drop() {
 	l := r.leader()
 	if l < 0 {
@@ -279,8 +276,8 @@ func (r *Race) drop() {
 		return
 	}
 	for i, s := range r.state {
-		if s != Alive || i == l {
-			continue
+		if s != Alive || i == l || r.scores[i].Done {
+			continue // a pilot that has ended costs nothing more
 		}
 		if r.scores[i].Upper*r.entries[i].Handicap*r.Margin < lo {
 			r.pilots[i].Stop()
@@ -310,16 +307,6 @@ func (r *Race) Winner() int {
 func (r *Race) Close() {
 	for i, s := range r.state {
 		if s == Alive {
-			r.pilots[i].Stop()
-			r.state[i] = Stopped
-		}
-	}
-}
-
-// StopOthers stops every alive entry but keep (state Stopped).
-func (r *Race) StopOthers(keep int) {
-	for i, s := range r.state {
-		if s == Alive && i != keep {
 			r.pilots[i].Stop()
 			r.state[i] = Stopped
 		}
