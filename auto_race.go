@@ -22,6 +22,9 @@ const (
 	autoRaceIndifference = 1.5
 )
 
+// autoRaceNoDrop is TestAutoRaceDrops's mutant: a race that never drops.
+var autoRaceNoDrop bool
+
 // racer is one pilot of the race (pilotrace.Pilot): its chain runs in a
 // goroutine of its own and pauses in its guard's Record at each
 // checkpoint until the race resumes it, so one pilot runs at a time and
@@ -160,14 +163,14 @@ func (r *racer) candidate() Candidate {
 // variants capped at autoTailCaps, at a handicap of 1/autoUncappedMargin;
 // note says which was kept ("" when no such pilots ran).
 func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []float64, seed uint64, tails bool) (best int, note string, err error) {
-	if len(cands) == 0 {
-		return 0, "", fmt.Errorf("exactmh: automatic default: no candidate")
-	}
 	n := float64(cands[0].post.Len())
 	race := &pilotrace.Race{
 		First:        autoRaceFirst * pilotBudgetScale[1] * max(autoPilotSampleCost, autoPilotSamplePasses*n),
 		Margin:       autoRaceMargin,
 		Indifference: autoRaceIndifference,
+	}
+	if autoRaceNoDrop { // a test's mutant
+		race.Margin, race.Indifference = math.Inf(1), 0
 	}
 	defer race.Close()
 	var racers []*racer
@@ -250,11 +253,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		ms = append(ms, racedCandidate(race, t.at, racers[t.at]))
 	}
 	for _, m := range ms {
-		if m.Err != "" {
-			choiceProgress(ctx, "pilot %s: %s", m.Name, m.Err)
-		} else {
-			choiceProgress(ctx, "pilot %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations, %v CPU)", m.Name, m.ESSPerCost, m.Cost, m.Time.Round(10*time.Millisecond))
-		}
+		choiceProgress(ctx, "pilot %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations, %v CPU) %s", m.Name, m.ESSPerCost, m.Cost, m.Time.Round(10*time.Millisecond), m.Err)
 	}
 	// The winner: the highest rate (the uncapped kernel's handicapped when
 	// tail pilots ran), else the highest bound, else NUTS.
