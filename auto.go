@@ -577,10 +577,8 @@ func cnProposal(k Kernel) (*CrankNicolson, bool) {
 //
 // An ESS the diagnostics do not define (NaN: a coordinate that did not
 // vary over a short, slow pilot) is left out, so that such a pilot is
-// scored by the ESS it has rather than 0 — on issue 43's custom multilevel
-// energy (N = 10⁵, d = 505) MH-CN's pilot of 198 draws scored 0 so and
-// lost to TunaMH at a quarter of its rate (figures/bench/auto_choice.txt);
-// NaN when none is defined (a chain that never moved).
+// scored by the ESS it has, not 0 (figures/bench/auto_choice.txt, the
+// custom multilevel row); NaN when none is (a chain that never moved).
 func minESS(r *Result) float64 {
 	m := math.NaN()
 	for j := range r.Dim {

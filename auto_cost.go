@@ -170,12 +170,11 @@ type pilotGuard struct {
 
 	// A racer's pilot pauses at its checkpoints (checkpoint; halted: the
 	// race stopped it) and keeps its sampling draws (racer.score).
-	next        float64
-	pause       chan struct{}
-	resume      chan bool
-	halted      bool
-	samp        []float64
-	sampleDraws int
+	next   float64
+	pause  chan struct{}
+	resume chan bool
+	halted bool
+	samp   []float64
 
 	stall func(*Event) // pilotStallHook's
 }
@@ -211,9 +210,8 @@ func (g *pilotGuard) Record(e *Event) error {
 	}
 	if !e.Warmup {
 		g.sampleCost += c
-		if g.pause != nil && g.sampleDraws < autoPilotDraws {
+		if g.pause != nil && len(g.samp) < autoPilotDraws*g.keep {
 			g.samp = append(g.samp, e.Theta[:g.keep]...)
-			g.sampleDraws++
 		}
 		if g.sampleCost >= g.sampleBudget {
 			g.sampled = true

@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -95,17 +96,14 @@ func (r *racer) Stop() {
 	if r.ended {
 		return
 	}
-	if !r.started {
-		r.started, r.ended = true, true
-		r.err = fmt.Errorf("not run")
-		close(r.done)
+	if r.ended = true; !r.started {
+		r.err = errors.New("not run") // stopped before its first checkpoint
 		return
 	}
 	r.timed(func() {
 		r.guard.resume <- false
 		<-r.done
 	})
-	r.ended = true
 }
 
 // score is the paused pilot's estimate: from its sampling draws once it
@@ -115,7 +113,7 @@ func (r *racer) score() pilotrace.Score {
 	g := r.guard
 	bound := pilotrace.Score{Upper: 2 * float64(g.steps) / g.cost * costPerRate}
 	var rate, ess float64
-	if g.sampleDraws >= autoPartialMin && g.sampleCost > 0 {
+	if len(g.samp) >= autoPartialMin*g.keep && g.sampleCost > 0 {
 		ess = keptESS(g.samp, g.keep)
 		rate = ess / g.sampleCost * costPerRate
 	} else {
@@ -192,10 +190,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		racers = append(racers, r)
 	}
 	stop := func() bool { return ctx.Err() != nil }
-	w := race.Run(stop)
-	if ctx.Err() != nil {
-		return 0, "", ctx.Err()
-	}
+	w := race.Run(stop) // (-1 when ctx is done: no tail pilots)
 	// The tail pilots: the winner's capped variants.
 	type tail struct {
 		k     Kernel
@@ -230,9 +225,9 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 			tailRuns = append(tailRuns, tail{k, limit, at})
 		}
 		race.Run(stop)
-		if ctx.Err() != nil {
-			return 0, "", ctx.Err()
-		}
+	}
+	if ctx.Err() != nil {
+		return 0, "", ctx.Err()
 	}
 	race.Close()
 
