@@ -165,45 +165,6 @@ func auditRange(t *Target, lo, hi int, f func(idx []int, val []float64) error) e
 	return nil
 }
 
-// auditBlocks is auditAll over the data in blocks (passBlocks) run
-// concurrently (forBlocks), each with a Target of its own (t's posterior:
-// a Target is not safe for concurrent use, energies are) and its own
-// worstViolation, merged in block order, which gives what one sequential
-// pass gives: the worst violation (the last NaN ratio, else the first
-// largest) and the count, or — any error overriding violations — the
-// error of the lowest datum.
-func auditBlocks(t *Target, f func(bt *Target, idx []int, val []float64, worst *worstViolation) error) (worstViolation, error) {
-	n := t.N()
-	nb := passBlocks(n, 0)
-	type part struct {
-		worst worstViolation
-		err   error
-	}
-	parts := make([]part, nb)
-	forBlocks(nb, func(b int) {
-		pt := &parts[b]
-		bt := t
-		if nb > 1 {
-			if bt, pt.err = NewTarget(posteriorOf(t)); pt.err != nil {
-				return
-			}
-			bt.interrupt = t.interrupt
-		}
-		lo, hi := blockRange(b, nb, n)
-		pt.err = auditRange(bt, lo, hi, func(idx []int, val []float64) error {
-			return f(bt, idx, val, &pt.worst)
-		})
-	})
-	var worst worstViolation
-	for b := range parts {
-		if parts[b].err != nil {
-			return worstViolation{}, parts[b].err
-		}
-		worst.merge(&parts[b].worst)
-	}
-	return worst, nil
-}
-
 // worstViolation keeps the largest violation of a pass over the data and
 // counts the violating data.
 type worstViolation struct {

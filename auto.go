@@ -47,17 +47,11 @@ type Choice struct {
 	Time time.Duration
 	// Phases are the choice's steps in the order they ran — the MAP and
 	// Laplace approximation, second-mode searches, the control variates,
-	// each pilot (best first, as Candidates), and "other" (the bounds' tables a pilot's Start builds,
-	// the choice's own arithmetic) — with the passes over the data each
-	// read and the process's CPU time it took (where the platform reports
-	// it; else wall time). Passes are counted: the Newton or L-BFGS
-	// search's passes (MAPResult.Passes, LaplaceApprox.Passes), one for
-	// the control variates' rewrite, and a pilot's counted cost
-	// (Candidate.Cost) over N, gradients and proposal arithmetic priced in
-	// datum evaluations as Pricing says; "other" has no count. Passes and
-	// CPU are reported only (PhasesText prints them): nothing is decided
-	// by them, and only the passes, which do not depend on the load, are
-	// in String.
+	// each pilot (best first), and "other" (the tables a pilot's Start
+	// builds, the choice's arithmetic) — with the passes over the data
+	// each read (counted: the search's Passes, one for the control
+	// variates, a pilot's Cost over N) and the process's CPU time it took
+	// (else wall time). Reported only (PhasesText); String has the passes.
 	Phases []struct {
 		Name   string
 		Passes float64
@@ -96,13 +90,10 @@ type Candidate struct {
 	Name string
 	// ESSPerCost is the pilot's minimum over the coordinates of bulk and
 	// tail ESS per 10⁶ units of counted cost of sampling (one chain;
-	// minESS), cut by StayWarn/stay for a stay of more than
-	// diagnostics.StayWarn transitions; 0 if it failed or its chain never
-	// moved. A unit is one datum energy evaluation; gradients and the
-	// proposal's arithmetic are priced in it by fixed ratios
-	// (Choice.Pricing). Its name is a kernel's (Choice.Name) or, for a
-	// pilot of tailPilots, one with ", ρ ≥ …" added: the kernel with a
-	// capped Crank–Nicolson step scale.
+	// minESS; cut by StayWarn/stay for a long stay); 0 if it failed, was
+	// dropped by the race (Err says so) or never moved. A unit is one datum
+	// energy evaluation (Choice.Pricing). A tail pilot's name (runPilots)
+	// is the kernel's with ", ρ ≥ …": its step scale capped.
 	ESSPerCost float64
 	// Partial, when positive, says that ESSPerCost is estimated from this
 	// many draws of a pilot that did not finish (its warmup ran past its
@@ -291,103 +282,16 @@ const (
 
 // Choose is the automatic default: it decides which kernel, on which
 // rewrite of p, samples p fastest, and says why. Sample with a nil Kernel
-// calls it and records the Choice in the Result.
-//
-//   - A registered kernel's own path first (KernelInfo.Choose: package
-//     multilevel's GroupGibbs on a multilevel model, and its exact Gibbs
-//     sweep on a Gaussian one with σ in sufficient statistics).
-//   - An energy of SufficientStatistics with a gradient: NUTS (a step
-//     reads no datum; model's TestGaussianRegressionMoments).
-//   - N < 2000, or no gradient for a Laplace approximation: NUTS if the
-//     posterior has gradients (a full pass is cheap there, and NUTS is the
-//     best full-batch sampler), else MH.
-//   - Otherwise it finds the MAP and the Laplace approximation N(θ̂, H⁻¹)
-//     (FindLaplace), rewrites a GLM posterior with ControlVariates (also
-//     where f‴ is unbounded on the support but grows at most
-//     exponentially, LossGrowther: a Poisson regression under a Gaussian
-//     prior, TestAutoPoissonGaussianPrior), and
-//     measures with a short pilot each applicable candidate — TunaMH and
-//     TFMH (SMH-2) on the control variates, MH, all with the Crank–Nicolson
-//     proposal around the approximation; PoissonMH with that proposal too
-//     where the rewrite, or else the posterior, has an EnergyRange (a Box
-//     or Ball prior), on the rewrite when it has one ("PoissonMH-CV-CN");
-//     TunaMH with its default random walk where the energy has a DiffBound
-//     (tempered or multimodal targets, where the Laplace approximation is
-//     poor); NUTS — and picks the highest ESS per unit of counted cost, the smaller of
-//     bulk and tail ESS (minESS), so that a kernel that sticks in a tail
-//     loses to one that does not. TunaMH and TFMH on the control variates
-//     are listed but not piloted where minibatchDatumCost·C·M ≥ N at a
-//     short step from draws of the approximation (cvBatchFloor): a
-//     minibatch step would cost more than a full-batch MH step (a nearly
-//     separable logistic regression, examples/fashion; TestCVBatchFloor).
-//   - Of the three Poisson kernels one is piloted: PoissonMH-CN, or
-//     Poisson-MALA where there is no Crank–Nicolson proposal
-//     (TestAutoPoissonKernelsMeasure compares the three on the rewrite).
-//     It is listed but not
-//     piloted when its expected batch λ + L (λ = 0.01·L², the kernels'
-//     default, L the range's total width) is at least N, where a step
-//     reads more data than a full-batch MH step; the Candidate's Err gives
-//     the numbers (for N > 4096, estimated from 4096 data's ranges when
-//     that puts λ + L above 10·N: the whole range costs tens of passes).
-//     Where neither has an EnergyRange (for the ready-made energies, any
-//     prior but a Box or a Ball) the Poisson kernels are not listed. On a
-//     logistic regression with N = 4000, d = 3, the remainders' λ + L is
-//     0.85 on a ball of 3 posterior sds about the MAP, where
-//     PoissonMH-CV-CN is piloted, and 2.4·10⁵ on a ball of radius 5 about
-//     the origin, where it is not (TestAutoPoissonTightBall,
-//     TestAutoPoissonWideBall).
-//   - On a multilevel model (the prior describes its blocks and scales, as
-//     model.NewMultilevel's MultilevelPrior does; sparse rows and sparse
-//     Hessians), whose joint posterior has no mode, the centre is a
-//     Laplace-EM iteration's (multilevelCenter, any number of nested or
-//     crossed factors), and GroupGibbs around it is piloted against
-//     full-batch NUTS from it; the chains start about the centre
-//     (multilevelChoice). If GroupGibbs's probe or pilot reads more than
-//     N data per sweep (its blocks decided exactly, a pass over the data
-//     each sweep) it is not run: full-batch NUTS from the centre is
-//     chosen, the numbers in the reason (TestChooseMultilevelGrind).
-//   - Where the energy and the prior implement SparseHessianer otherwise,
-//     FindLaplace's approximation is sparse
-//     (LaplaceApprox.SparseFactor) and the candidates are MH with the sparse
-//     Crank–Nicolson proposal around it ("MH-CN"), TunaMH on a tempered
-//     posterior with a DiffBound, and NUTS; the posterior is taken as
-//     unimodal and no control variates are built (sparseChoice).
-//   - For an energy that is not a GLM it first runs FindMAP from four
-//     dispersed starts (uniform on a Box, θ̂ + 3·L·z otherwise); a second
-//     mode within 20 nats of the first rules out every Laplace-based
-//     candidate, and TunaMH, MH and NUTS are piloted instead.
-//
-// The pilots use s's Seed and start at the MAP; each runs one chain for 150
-// warmup transitions and then 4000 draws or a sampling budget, whichever
-// comes first. Nothing is timed: a pilot's cost is counted — datum energy
-// evaluations, gradients at costGrad of one, a proposal's arithmetic in
-// the same unit (auto_cost.go; Choice.Pricing says so) — and its budgets
-// are counts: 5·10⁷ evaluations plus 20 passes over the data for the
-// warmup, max(2·10⁷, 50 passes) for the sampling. The choice, and so the
-// draws of Sample's automatic default, depend on the data, the model, the
-// settings and the seed alone, on any load
-// (TestAutoDeterministicUnderLoad, TestPilotsIgnoreWallStalls). A pilot
-// is scored by its minimum bulk or tail ESS per 10⁶ evaluations of its
-// sampling; one that did not finish (its warmup ran past its budget, or
-// its sampling made fewer than 20 draws) by that of the latter half of
-// the draws it made (Candidate.Partial), ranked with the others
-// (TestAutoUnfinishedPilotScored); one with too few draws even for that
-// gets a bound, two effective draws per transition, which decides only
-// when no pilot has a rate. A full-batch candidate whose bound is below
-// the fastest pilot's rate is not piloted at all, nor is a Poisson
-// candidate, counted as (λ + L)/N passes, and a pilot whose warmup shows
-// it cannot win is stopped. Candidates that fail (no bound, a bound
-// violated) are listed with their error. Choice.Time and Candidate.Time
-// report the time the choice took; they decide nothing.
-//
-// When the winner moves by the Gaussian Crank–Nicolson proposal without a
-// cap on its step scale, it is piloted again with the scale capped at 1.5
-// and at 0.3 (CrankNicolson.MaxScale; ρ ≥ 0.22 and ρ ≥ 0.74), and the
-// uncapped kernel is kept only when its ESS per unit of cost is at least 1.25
-// times the best capped one's: an uncapped scale runs off during warmup
-// and the chain becomes an independence sampler, which sticks in tails
-// heavier than the Laplace approximation's, rarely enough that a pilot
-// seldom sees it (tailPilots).
+// calls it and records the Choice in the Result. docs/automatic.md gives
+// the rules: a registered kernel's own path first (KernelInfo.Choose);
+// NUTS for SufficientStatistics or N < 2000, MH without a gradient;
+// otherwise the MAP and the Laplace approximation (FindLaplace; sparse:
+// sparseChoice), a second-mode search for a non-GLM (multimodalChoice),
+// ControlVariates for a GLM, and pilots of the candidates that apply,
+// raced in rounds of growing counted budget until their ranking by ESS per
+// unit of counted cost is clear (runPilots). Nothing is timed, so the
+// choice and the draws depend on the data, the model, the settings and the
+// seed alone, on any load (TestAutoDeterministicUnderLoad).
 //
 // For N ≥ 10⁶ it ends with runtime/debug.FreeOSMemory: the pilots' per-datum
 // tables (tens of bytes a datum, gigabytes at N = 10⁸) are garbage by then,
@@ -562,11 +466,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
 	}
 
-	best, err := runPilots(ctx, choice, cands, la.Mean, set.Seed)
-	if err != nil {
-		return nil, err
-	}
-	tailNote, err := tailPilots(ctx, choice, &cands[best], la.Mean, set.Seed)
+	best, tailNote, err := runPilots(ctx, choice, cands, la.Mean, set.Seed, true)
 	if err != nil {
 		return nil, err
 	}
@@ -652,85 +552,13 @@ func hasDiffBound(e Energy) bool {
 }
 
 // autoTailCaps are the caps on the Crank–Nicolson step scale
-// (CrankNicolson.MaxScale) with which tailPilots pilots the chosen -CN
+// (CrankNicolson.MaxScale) with which runPilots pilots the chosen -CN
 // kernel again: ρ ≥ e^{−1.5} ≈ 0.22 and ρ ≥ e^{−0.3} ≈ 0.74.
 var autoTailCaps = [...]float64{1.5, 0.3}
 
 // autoUncappedMargin is how many times the best capped pilot's ESS per
 // second the uncapped Crank–Nicolson kernel's pilot must reach to be kept.
 const autoUncappedMargin = 1.25
-
-// tailPilots pilots the winner of runPilots, c, again with each cap of
-// autoTailCaps on its step scale when it moves by the Gaussian
-// Crank–Nicolson proposal without one, records the pilots in
-// choice.Candidates (named "c.name, ρ ≥ …") and keeps the best capped
-// kernel in c unless the uncapped one's ESS per unit of cost is at least
-// autoUncappedMargin times its. It returns a note for the Choice's Reason
-// ("" when it piloted nothing).
-//
-// Warmup adapts an uncapped scale without bound where the posterior is
-// close to the Laplace approximation (the acceptance rate stays above its
-// target as ρ → 0), and the chain becomes an independence sampler from
-// N(θ̂, H⁻¹). That is the fastest kernel on a near-Gaussian posterior, but
-// where a tail of the posterior is heavier than the approximation's (the
-// rare-event logistic regression of examples/rare) a chain that reaches it
-// stays there for tens to hundreds of transitions. A pilot of 4000 draws
-// sees such stays rarely, and its tail ESS only sometimes, so the uncapped
-// kernel must win by a margin: on examples/rare at its defaults the
-// uncapped and the ρ ≥ 0.22 kernels' min(bulk, tail) ESS per transition
-// are about equal and the uncapped one stayed more than 50 transitions in
-// 3 of 5 data sets (4 × 10,000 draws each), the capped one at most 34; on
-// a near-Gaussian logistic regression of the same size the uncapped one's
-// is about 1.5 times the capped one's (examples/README, "rare").
-func tailPilots(ctx context.Context, choice *Choice, c *autoCand, init []float64, seed uint64) (string, error) {
-	cn, ok := cnProposal(c.k)
-	if !ok || cn.MaxScale > 0 || cn.Nu > 0 || !cn.dense() {
-		return "", nil
-	}
-	var base float64
-	for _, m := range choice.Candidates {
-		if m.Name == c.name {
-			base = m.ESSPerCost
-		}
-	}
-	if !(base > 0) {
-		return "", nil
-	}
-	bestRate, bestScale, bestCap := base/autoUncappedMargin, 0.0, 0.0
-	var bestK Kernel
-	for i, limit := range autoTailCaps {
-		v := *cn
-		v.MaxScale = limit
-		k, _ := withStep(c.k, &v, func(s float64) float64 { return min(s, limit) })
-		name := fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-limit))
-		choiceProgress(ctx, "tail pilot %d of %d: %s", i+1, len(autoTailCaps), name)
-		out, err := pilot(ctx, c.post, k, init, seed, autoPilotWarmup, bestRate, choice.cache(c.post))
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		m := Candidate{Name: name, Time: out.cpu, Scale: out.scale, Cost: out.cost}
-		if err != nil {
-			m.Err, m.AtMost = err.Error(), out.atMost
-		} else {
-			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
-			if out.rate > bestRate {
-				bestRate, bestK, bestScale, bestCap = out.rate, k, out.scale, limit
-			}
-		}
-		choice.Candidates = append(choice.Candidates, m)
-	}
-	sortCandidates(choice.Candidates)
-	if bestK == nil {
-		return fmt.Sprintf("its Crank–Nicolson step scale uncapped, at least %.3g times as fast as with a cap", autoUncappedMargin), nil
-	}
-	if bestScale > 0 {
-		bestK, _ = withStep(bestK, nil, func(float64) float64 { return bestScale })
-	}
-	c.k = bestK
-	choice.Reason = fmt.Sprintf("the highest ESS per 10⁶ counted evaluations (%.4g)", bestRate)
-	return fmt.Sprintf("its Crank–Nicolson step scale capped at %g (ρ ≥ %.2g): uncapped it was less than %.3g times as fast (%.4g ESS per 10⁶ evaluations)",
-		bestCap, math.Exp(-bestCap), autoUncappedMargin, base), nil
-}
 
 // cnProposal returns kernel k's proposal (Proposer) if it is a
 // *CrankNicolson.
@@ -749,10 +577,8 @@ func cnProposal(k Kernel) (*CrankNicolson, bool) {
 //
 // An ESS the diagnostics do not define (NaN: a coordinate that did not
 // vary over a short, slow pilot) is left out, so that such a pilot is
-// scored by the ESS it has rather than 0 — on issue 43's custom multilevel
-// energy (N = 10⁵, d = 505) MH-CN's pilot of 198 draws scored 0 so and
-// lost to TunaMH at a quarter of its rate (figures/bench/auto_choice.txt);
-// NaN when none is defined (a chain that never moved).
+// scored by the ESS it has, not 0 (figures/bench/auto_choice.txt, the
+// custom multilevel row); NaN when none is (a chain that never moved).
 func minESS(r *Result) float64 {
 	m := math.NaN()
 	for j := range r.Dim {
@@ -858,7 +684,7 @@ func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, othe
 		}
 	}
 	choice := &Choice{Laplace: la, Posterior: p}
-	best, err := runPilots(ctx, choice, cands, la.Mean, seed)
+	best, _, err := runPilots(ctx, choice, cands, la.Mean, seed, false)
 	if err != nil {
 		return nil, err
 	}
@@ -891,74 +717,6 @@ type autoCand struct {
 	passes float64
 	// skip, if not empty, says why the candidate is not piloted.
 	skip string
-}
-
-// runPilots pilots every candidate, records them in choice.Candidates (best
-// first) and returns the index in cands of the fastest, with
-// choice.Reason saying how it won: the highest ESS per unit of counted
-// cost, measured or estimated from an unfinished pilot's draws (the two
-// rank together), or, when no pilot has either, the highest bound on it.
-func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []float64, seed uint64) (int, error) {
-	best, bestBound := -1, -1
-	for i, c := range cands {
-		m := Candidate{Name: c.name}
-		if c.skip != "" {
-			m.Err = c.skip
-			choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, c.skip)
-			choice.Candidates = append(choice.Candidates, m)
-			continue
-		}
-		if c.passes > 0 && best >= 0 {
-			if bound := fullBatchBound(c.post, c.k, c.passes); bound < choice.Candidates[best].ESSPerCost {
-				m.Err = fmt.Sprintf("not piloted: a transition reads the data %.3g times, so at most ≈ %.4g ESS per 10⁶ evaluations (a bound)", c.passes, bound)
-				choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, m.Err)
-				choice.Candidates = append(choice.Candidates, m)
-				continue
-			}
-		}
-		var beat float64
-		if best >= 0 {
-			beat = choice.Candidates[best].ESSPerCost
-		}
-		choiceProgress(ctx, "pilot %d of %d: %s", i+1, len(cands), c.name)
-		out, err := pilot(ctx, c.post, c.k, init, seed, autoPilotWarmup, beat, choice.cache(c.post))
-		m.Time, m.Scale, m.Cost = out.cpu, out.scale, out.cost
-		if err == nil {
-			choiceProgress(ctx, "pilot %d of %d: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations, %v CPU)", i+1, len(cands), c.name, out.rate, out.cost, out.cpu.Round(10*time.Millisecond))
-		} else if ctx.Err() == nil {
-			choiceProgress(ctx, "pilot %d of %d: %s: %v", i+1, len(cands), c.name, err)
-		}
-		switch {
-		case ctx.Err() != nil:
-			return 0, ctx.Err()
-		case err != nil:
-			m.Err, m.AtMost = err.Error(), out.atMost
-			if out.atMost > 0 && (bestBound < 0 || out.atMost > choice.Candidates[bestBound].AtMost) {
-				bestBound = i
-			}
-		default:
-			m.ESSPerCost, m.EvalsPerStep, m.Partial = out.rate, out.evals, out.partial
-			if best < 0 || out.rate > choice.Candidates[best].ESSPerCost {
-				best = i
-			}
-		}
-		choice.Candidates = append(choice.Candidates, m)
-	}
-	switch {
-	case best >= 0 && choice.Candidates[best].ESSPerCost > 0:
-		choice.Reason = rateReason(choice.Candidates[best])
-	case bestBound >= 0:
-		best = bestBound
-		choice.Reason = fmt.Sprintf("no pilot had draws enough to measure; the highest bound on ESS per 10⁶ evaluations (%.4g)", choice.Candidates[best].AtMost)
-	default:
-		best = len(cands) - 1 // NUTS, the safe full-batch sampler
-		choice.Reason = "no pilot measured anything; NUTS, the safe full-batch sampler"
-	}
-	if s := choice.Candidates[best].Scale; s > 0 { // Candidates are still in cands' order
-		cands[best].k, _ = withStep(cands[best].k, nil, func(float64) float64 { return s })
-	}
-	sortCandidates(choice.Candidates)
-	return best, nil
 }
 
 // rateReason says how candidate m won: its ESS per unit of counted cost,
@@ -994,35 +752,16 @@ func sortCandidates(cs []Candidate) {
 }
 
 // poissonCand returns the automatic default's candidate among the Poisson
-// kernels (PoissonMH, Poisson-MALA, Poisson-Barker), which apply where an
-// EnergyRange exists: on the control-variate rewrite cv when it has one
-// (the remainders' range, far narrower than the energies' when the support
-// lies within a few tens of posterior sds of θ̂), else on p; and false when
-// neither has one, as under any prior but a Box or a Ball. The range is
-// built in the run cache of the posterior it belongs to (cache), where the
-// pilot's and the run's kernel find it (energyRange).
-//
-// One of the three is piloted: PoissonMH with the Crank–Nicolson proposal
-// cn around the Laplace approximation, or, without cn, Poisson-MALA (the
-// automatic default pilots only posteriors with gradients). All three read
-// the counts' λ + L data a step, the gradient kernels their gradients too,
-// and the Crank–Nicolson proposal moves as far as the approximation is
-// good where the gradient kernels' local moves take several steps, so
-// PoissonMH-CV-CN wins on balls of a few to tens of posterior sds about θ̂
-// (TestAutoPoissonKernelsMeasure); a pilot apiece would add two pilots
-// that lose to every choice.
-//
-// Its passes are its expected read per step, λ + L, over N: runPilots skips
-// it, as it does a full-batch candidate, when two effective draws a step at
-// that cost cannot beat the best pilot so far. Before that, the kernels'
-// default λ = 0.01·L² (newPoissonCounts) is checked: when λ + L ≥ N a step
-// reads more data than a full-batch MH step, and the kernel would fall back
-// to full-batch MH (MaxBatch) — no faster than MH-CN and NUTS, piloted
-// anyway — so the candidate is listed with a skip reason giving the numbers.
-// On a control-variate rewrite of more than autoRangeSample data, L is first
-// estimated from that many (estimateRange), and an estimated λ + L of
-// autoRangeMargin·N or more skips the candidate without building the whole
-// range, the reason saying "≈".
+// kernels, where an EnergyRange exists: on the control-variate rewrite cv
+// when it has one, else on p; false when neither has one (any prior but a
+// Box or a Ball). The range is built in the run cache of its posterior
+// (cache), where the pilot's and the run's kernel find it. One kernel is
+// piloted: PoissonMH with the Crank–Nicolson proposal cn, or, without cn,
+// Poisson-MALA (TestAutoPoissonKernelsMeasure: the others lose to it). Its
+// passes are its expected read per step, (λ + L)/N; where λ + L ≥ N
+// (λ = 0.01·L², newPoissonCounts) — estimated from autoRangeSample data
+// first on a large rewrite (estimateRange), "≈" in the reason — it is
+// listed with a skip reason giving the numbers (docs/automatic.md).
 func poissonCand(ctx context.Context, p, cv *Posterior, cn *CrankNicolson, cache func(*Posterior) *runCache) (autoCand, bool) {
 	// The registry's Poisson candidates: with cn, the kernel that takes
 	// the proposal (autoPoissonCN, PoissonMH), else the gradient one
@@ -1094,12 +833,9 @@ const (
 // estimateRange returns, for a posterior whose energy is the
 // control-variate rewrite (cvEnergy), the tempered range total L = βΣM_i
 // estimated from the remainders' ranges of m = autoRangeSample evenly
-// spaced data, and ok (not ok for any other energy, or N ≤ m, where the
-// whole range is as cheap). The
-// whole range costs tens of passes over the data (eight pieces a datum):
-// where the
-// estimate alone rules the Poisson kernels out, the choice does not pay
-// for it.
+// spaced data, and ok (not ok for any other energy, or N ≤ m). The whole
+// range costs tens of passes over the data: where the estimate alone rules
+// the Poisson kernels out, the choice does not pay for it.
 func estimateRange(p *Posterior) (sumM float64, m int, ok bool) {
 	e, isCV := p.Energy.(*cvEnergy)
 	if !isCV || e.n <= autoRangeSample {

@@ -168,6 +168,14 @@ type pilotGuard struct {
 	kept      []float64 // the first autoPartialCap draws, keep coordinates each
 	keptCosts []float64 // the costs of their transitions
 
+	// A racer's pilot pauses at its checkpoints (checkpoint; halted: the
+	// race stopped it) and keeps its sampling draws (racer.score).
+	next   float64
+	pause  chan struct{}
+	resume chan bool
+	halted bool
+	samp   []float64
+
 	stall func(*Event) // pilotStallHook's
 }
 
@@ -202,38 +210,50 @@ func (g *pilotGuard) Record(e *Event) error {
 	}
 	if !e.Warmup {
 		g.sampleCost += c
+		if g.pause != nil && len(g.samp) < autoPilotDraws*g.keep {
+			g.samp = append(g.samp, e.Theta[:g.keep]...)
+		}
 		if g.sampleCost >= g.sampleBudget {
 			g.sampled = true
 			return errPilotStop
 		}
-		return nil
+		return g.checkpoint()
 	}
 	g.warmCost += c
 	if e.Iteration+1 < g.warmup && g.warmCost >= g.warmupBudget {
 		g.overBudget = true
 		return errPilotStop
 	}
-	if g.beat <= 0 || g.steps < pilotGuardSteps || g.warmCost < g.warmupBudget/3 {
+	if g.beat > 0 && g.steps >= pilotGuardSteps && g.warmCost >= g.warmupBudget/3 {
+		if bound := 2 * float64(g.steps) / g.warmCost * costPerRate; bound < g.beat {
+			g.stopped = bound
+			return errPilotStop
+		}
+	}
+	return g.checkpoint()
+}
+
+// checkpoint pauses a racing pilot whose cost has reached its next
+// checkpoint until the race resumes or stops it.
+func (g *pilotGuard) checkpoint() error {
+	if g.pause == nil || g.cost < g.next {
 		return nil
 	}
-	if bound := 2 * float64(g.steps) / g.warmCost * costPerRate; bound < g.beat {
-		g.stopped = bound
+	g.pause <- struct{}{}
+	if !<-g.resume {
+		g.halted = true
 		return errPilotStop
 	}
 	return nil
 }
 
-// partialScore returns the minimum bulk or tail ESS per costPerRate units
-// of the latter half of the draws the guard kept (of the first
-// autoPartialCap transitions: the late warmup, and the first sampling
-// draws), and how many there are, or 0, 0 when there are fewer than
-// autoPartialMin (0, m when no coordinate's ESS is defined: a chain that
-// never moved; undefined ones are left out, as minESS does). It scores a pilot
-// that did not finish (its warmup ran past its budget, or its sampling
-// made too few draws) on the same footing as the others: its chain's ESS
-// per unit of counted cost, over draws partly still under adaptation,
-// where a chain seldom mixes better than it will after.
-func (g *pilotGuard) partialScore() (rate float64, draws int) {
+// partialScore returns the minimum bulk or tail ESS (ess) per costPerRate
+// units (rate) of the latter half of the draws the guard kept (of its
+// first autoPartialCap transitions), and how many there are; 0s when
+// fewer than autoPartialMin (rate 0 with m when no coordinate's ESS is
+// defined). It scores a pilot that did not finish on the same footing as
+// the others, over draws partly still under adaptation.
+func (g *pilotGuard) partialScore() (rate, ess float64, draws int) {
 	all := len(g.keptCosts)
 	from := all / 2
 	m := all - from
@@ -242,20 +262,28 @@ func (g *pilotGuard) partialScore() (rate float64, draws int) {
 		cost += c
 	}
 	if m < autoPartialMin || !(cost > 0) {
-		return 0, 0
+		return 0, 0, 0
 	}
+	ess = keptESS(g.kept[from*g.keep:], g.keep)
+	if math.IsNaN(ess) {
+		return 0, 0, m // a chain that never moved: 0, as pilot scores one
+	}
+	return ess / cost * costPerRate, ess, m
+}
+
+// keptESS returns the smallest defined bulk or tail ESS over the
+// coordinates of draws kept keep coordinates each (NaN if none is defined).
+func keptESS(kept []float64, keep int) float64 {
+	m := len(kept) / keep
 	x := make([]float64, m)
 	ess := math.NaN()
-	for j := range g.keep {
+	for j := range keep {
 		for i := range m {
-			x[i] = g.kept[(from+i)*g.keep+j]
+			x[i] = kept[i*keep+j]
 		}
 		ess = minDefined(ess, [][]float64{x})
 	}
-	if math.IsNaN(ess) {
-		return 0, m // a chain that never moved: 0, as pilot scores one
-	}
-	return ess / cost * costPerRate, m
+	return ess
 }
 
 // pilotOut is what a pilot measured.
@@ -265,6 +293,7 @@ type pilotOut struct {
 	// pilot's sampling, or, when partial > 0, of the partial draws
 	// (partialScore); atMost a bound on it for a pilot with no rate.
 	rate, atMost float64
+	ess          float64 // the ESS rate is from (before a stay's cut)
 	partial      int
 	evals        float64 // datum energy and gradient evaluations per sampling transition
 	scale        float64 // the step scale its warmup adapted (0: none)
@@ -275,21 +304,20 @@ type pilotOut struct {
 
 // pilot runs k on p for one chain from init — warmup transitions, then up
 // to autoPilotDraws draws within its sampling budget — and returns its
-// minimum bulk or tail ESS per costPerRate counted evaluations of
-// sampling. A longest stay of more than diagnostics.StayWarn transitions
-// at one point cuts the ESS by StayWarn/stay: a chain that sticks that
-// long in a pilot of a few thousand draws sticks longer in a run.
-//
-// Its budgets and its costs are counted (pilotGuard), never timed: the
-// same seed gives the same pilots and the same choice on any load. A
-// pilot whose warmup runs past its budget, or whose sampling makes fewer
-// than autoPartialMin draws, is scored on the draws it made
-// (partialScore; out.partial says how many); one with fewer still gets a
-// bound, out.atMost, and an error saying so. A pilot that cannot beat the
-// best so far, beat, is stopped as soon as its warmup shows it, with the
-// bound that stopped it and an error.
+// minimum bulk or tail ESS per costPerRate counted evaluations of sampling
+// (a longest stay over diagnostics.StayWarn transitions cuts the ESS by
+// StayWarn/stay), or, for a pilot that did not finish, partialScore's
+// (out.partial), or a bound, out.atMost, with an error; a pilot that
+// cannot beat beat is stopped as soon as its warmup shows it. Budgets and
+// costs are counted (pilotGuard; docs/automatic.md), never timed.
 func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, warmup int, beat float64, cache *runCache) (out pilotOut, err error) {
-	guard := newPilotGuard(p, k, warmup, beat)
+	return runPilot(ctx, p, k, init, seed, warmup, newPilotGuard(p, k, warmup, beat), cache)
+}
+
+// runPilot is pilot with its guard given (a racer's, which pauses at
+// checkpoints).
+func runPilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, warmup int, guard *pilotGuard, cache *runCache) (out pilotOut, err error) {
+	beat := guard.beat
 	cpu0, cpuOK := cpuTime()
 	t0 := time.Now()
 	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: warmup, Draws: autoPilotDraws, Seed: seed, Init: init, Recorder: guard}, nil, cache)
@@ -317,7 +345,7 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 	if out.scale = c.Scale; !(out.scale > 0) || math.IsInf(out.scale, 0) {
 		out.scale = 0
 	}
-	if guard.overBudget {
+	if guard.overBudget || (guard.halted && c.Len() == 0) {
 		out.scale = 0 // not adapted
 	}
 	tot := c.Sampling
@@ -327,6 +355,7 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 		if math.IsNaN(ess) {
 			return out, nil // a chain that never moved: 0
 		}
+		out.ess = ess
 		if stay, _ := longestStay(res, c.Len()); stay > diagnostics.StayWarn {
 			ess *= diagnostics.StayWarn / float64(stay)
 		}
@@ -336,8 +365,8 @@ func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uin
 	if pilotNoPartial && !guard.overBudget {
 		return out, nil
 	}
-	if rate, m := guard.partialScore(); m > 0 {
-		out.rate, out.partial = rate, m
+	if rate, ess, m := guard.partialScore(); m > 0 {
+		out.rate, out.ess, out.partial = rate, ess, m
 		return out, nil
 	}
 	out.atMost = 2 * float64(guard.steps) / guard.cost * costPerRate

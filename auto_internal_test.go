@@ -72,7 +72,7 @@ func TestPilotGuard(t *testing.T) {
 		e.Theta[0] = rng.NormFloat64()
 		g.Record(e)
 	}
-	rate, m := g.partialScore()
+	rate, _, m := g.partialScore()
 	if m != 100 || !(rate > 0.5*100/1e5*costPerRate && rate < 2*100/1e5*costPerRate) {
 		t.Errorf("partial score %v from %d draws, want about %v from 100", rate, m, 100/1e5*costPerRate)
 	}
@@ -84,10 +84,10 @@ func TestPilotGuard(t *testing.T) {
 		e.Theta[0] = float64(min(it, 90))
 		g.Record(e)
 	}
-	if rate, m := g.partialScore(); m != 100 || rate != 0 {
+	if rate, _, m := g.partialScore(); m != 100 || rate != 0 {
 		t.Errorf("a chain that never moved: rate %v from %d draws, want 0 from 100", rate, m)
 	}
-	if _, m := (&pilotGuard{keep: 1, kept: make([]float64, 30), keptCosts: make([]float64, 30)}).partialScore(); m != 0 {
+	if _, _, m := (&pilotGuard{keep: 1, kept: make([]float64, 30), keptCosts: make([]float64, 30)}).partialScore(); m != 0 {
 		t.Errorf("scored %d draws, fewer than autoPartialMin", m)
 	}
 }

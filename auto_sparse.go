@@ -11,17 +11,12 @@ import (
 )
 
 // sparseChoice is the automatic default on a posterior whose Laplace
-// approximation is sparse (la.SparseFactor: the energy and prior implement
-// SparseHessianer, a multilevel model): it pilots the registered
-// Crank–Nicolson candidates with the sparse proposal around the
-// approximation ("MH-CN": full-batch MH, O(nnz) per step besides the pass
-// over the data), the bounded ones (TunaMH) where the energy has a
-// DiffBound and the posterior is tempered (as Choose does), and the
-// full-batch ones (NUTS), and takes the fastest. The posterior is taken as unimodal, as a GLM's is,
-// without Choose's search from dispersed starts: each of those searches
-// would be an L-BFGS run over all the data in d dimensions. The GLM
-// control variates (ControlVariates) need a dense approximation and are
-// not built.
+// approximation is sparse (la.SparseFactor: a SparseHessianer energy and
+// prior): it pilots MH with the sparse Crank–Nicolson proposal ("MH-CN"),
+// TunaMH on a tempered posterior with a DiffBound, and NUTS, and takes the
+// fastest. The posterior is taken as unimodal (each dispersed search would
+// be an L-BFGS run over all the data in d dimensions), and no control
+// variates are built (they need the dense approximation).
 func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uint64) (*Choice, error) {
 	cn, err := la.CrankNicolson()
 	if err != nil {
@@ -43,7 +38,7 @@ func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uin
 		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
 	}
 	choice := &Choice{Laplace: la}
-	best, err := runPilots(ctx, choice, cands, la.Mean, seed)
+	best, _, err := runPilots(ctx, choice, cands, la.Mean, seed, false)
 	if err != nil {
 		return nil, err
 	}
