@@ -345,20 +345,13 @@ func (s stridedRows) readRow(dst []float64, i int) []float64 { return s.conv.rea
 // of every stride-th datum, tempered by stride (about newtonHessianRows
 // data), to a decrement of newtonNear nats. Its mode lies within about
 // √stride posterior sds of the whole data's, where Newton on all the data
-// converges in a few iterations: on the quickstart's flights (N = 3·10⁶,
-// d = 32) 3 iterations on the subsample and 4 on all the data, 7 passes in
-// all (8 when the check below read the result's energies in a pass of its
-// own), where Newton from the origin with a subsampled Hessian took 10
-// iterations and 21 passes.
-// The result replaces best.Theta, and the start is returned with its
-// negative log posterior, for the Newton search to go back to unless the
-// whole data's log posterior is higher at the result (a subsample may
-// separate a rare category, whose coefficient would then run off): the
-// search's first pass, which evaluates the result anyway, decides, and
-// only the start costs a pass of its own. The presearch's evaluations are
-// added to best's counts, and its passes as the fraction of the data they
-// read. Errors other than the context's leave best.Theta as it was, and
-// return no start.
+// converges in a few iterations (TestFindLaplacePresearch). The result
+// replaces best.Theta; the start is returned with its negative log
+// posterior, for the search to go back to unless the whole data's log
+// posterior is higher at the result (a subsample may separate a rare
+// category): the search's first pass decides. Evaluations are added to
+// best's counts, passes as the fraction of the data read. Errors other
+// than the context's leave best.Theta as it was, and return no start.
 func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessianer, best *MAP, set MAPSettings) (*newtonStart, error) {
 	g, ok := t.Energy().(GLM)
 	if _, own := t.Energy().(Hessianer); !ok || own || t.N() < newtonPresearchFactor*newtonHessianRows {

@@ -89,6 +89,54 @@ func TestNonCentredPinnedDivergences(t *testing.T) {
 	}
 }
 
+// TestNonCentredPinnedTarget: where the automatic default takes
+// full-batch NUTS on a multilevel posterior (N below 2,000:
+// pinnedGroupModel(1900, 10, 3)) it chooses NUTS-NC with a target
+// acceptance of 0.95, as rstanarm's stan_glmer does; on
+// pinnedGroupModel(2200, 10, 3), where Stan's adapt_delta 0.8 lets
+// NUTS-NC diverge (TestNonCentredPinnedDivergences; the default takes
+// GroupGibbs there), the same chains (2 × (500 + 1000), seed 3, from the
+// Laplace-EM centre) at 0.95 diverge less often than at 0.8, and in at
+// most 0.1 % of their transitions. A TargetAccept outside (0, 1) is
+// refused. Not -short: two full-batch runs on N = 2,227.
+func TestNonCentredPinnedTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two full-batch runs on N = 2,227")
+	}
+	small := pinnedGroupModel(t, 1900, 10, 3, rand.New(rand.NewPCG(41, 0)))
+	c, err := exactmh.Choose(context.Background(), small, &exactmh.Settings{Chains: 2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := c.Kernel.(exactmh.NUTS)
+	if !ok || !k.NonCentred || k.DefaultTargetAccept() != 0.95 {
+		t.Fatalf("the default chose %s (%T), want NUTS-NC with TargetAccept 0.95", c.Name, c.Kernel)
+	}
+	p := pinnedGroupModel(t, 2200, 10, 3, rand.New(rand.NewPCG(41, 0)))
+	center, _, err := model.MultilevelCenter(context.Background(), p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	div := make(map[float64]int)
+	for _, ta := range []float64{0, 0.95} {
+		res, err := exactmh.Sample(context.Background(), p, exactmh.NUTS{NonCentred: true, TargetAccept: ta},
+			&exactmh.Settings{Chains: 2, Warmup: 500, Draws: 1000, Seed: 3, Init: center})
+		if err != nil {
+			t.Fatal(err)
+		}
+		div[ta] = res.Sampling().Divergent
+	}
+	t.Logf("divergent transitions of 2000: %d at 0.8, %d at 0.95", div[0], div[0.95])
+	if div[0.95] >= div[0] || div[0.95] > 2 {
+		t.Errorf("NUTS-NC at 0.95: %d divergent of 2000 (at 0.8: %d): want fewer, and at most 2", div[0.95], div[0])
+	}
+	for _, ta := range []float64{-0.1, 1, math.NaN()} {
+		if _, err := exactmh.Sample(context.Background(), p, exactmh.NUTS{TargetAccept: ta}, &exactmh.Settings{Draws: 1}); err == nil {
+			t.Errorf("NUTS{TargetAccept: %v}: no error", ta)
+		}
+	}
+}
+
 var pinnedMeasure = flag.Bool("pinned", false, "run TestNonCentredPinnedMeasure: NUTS and HMC non-centred against GroupGibbs on pinnedGroupModel")
 
 // TestNonCentredPinnedMeasure logs, on pinnedGroupModel(2200, 10, 3),

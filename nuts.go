@@ -79,6 +79,12 @@ type NUTS struct {
 	// centred draw.
 	// TestNonCentredFunnel measures both on a funnel.
 	NonCentred bool
+	// TargetAccept is the acceptance rate warmup adapts the step size
+	// toward when Settings.TargetAccept is 0 (0: 0.8, Stan's adapt_delta).
+	// The automatic default sets 0.95 on multilevel posteriors, as
+	// rstanarm's stan_glmer does: a smaller step that enters the narrow
+	// regions a random-intercept posterior has (TestNonCentredPinnedTarget).
+	TargetAccept float64
 
 	// Test hooks (export_test.go), nil in every real kernel: the log
 	// weight of a state from H(z₀) and its H (nil: H(z₀) − H); the choices
@@ -95,8 +101,14 @@ type NUTS struct {
 	ncNoJacobian bool
 }
 
-// DefaultTargetAccept returns 0.8, Stan's adapt_delta.
-func (NUTS) DefaultTargetAccept() float64 { return 0.8 }
+// DefaultTargetAccept returns TargetAccept, or 0.8 (Stan's adapt_delta)
+// when it is not in (0, 1).
+func (k NUTS) DefaultTargetAccept() float64 {
+	if k.TargetAccept > 0 && k.TargetAccept < 1 {
+		return k.TargetAccept
+	}
+	return 0.8
+}
 
 // Name returns "NUTS".
 func (NUTS) Name() string { return "NUTS" }
@@ -120,6 +132,9 @@ func (k NUTS) Start(t *Target, theta0 []float64) (Chain, error) {
 	}
 	if !(maxDeltaH > 0) {
 		return nil, fmt.Errorf("NUTS: MaxDeltaH = %v, want > 0 (0 means 1000)", k.MaxDeltaH)
+	}
+	if !(k.TargetAccept == 0 || k.TargetAccept > 0 && k.TargetAccept < 1) {
+		return nil, fmt.Errorf("NUTS: TargetAccept = %v, want in (0, 1) (0 means 0.8)", k.TargetAccept)
 	}
 	g, err := newGradWalkOn("NUTS", t, k.Scale, k.Metric, theta0, k.NonCentred, k.ncNoJacobian)
 	if err != nil {
