@@ -100,6 +100,6 @@ ms <- which.min(ss[, "bulk"])
 cat(sprintf("  min bulk ESS: ours %.0f (%s), Stan %.0f (%s); max R-hat ours %.4f, Stan %.4f\n",
   se[me, "bulk"], rownames(se)[me], ss[ms, "bulk"], rownames(ss)[ms], max(se[, "rhat"]), max(ss[, "rhat"])))
 cat(sprintf("  Stan: %.1f CPU-s sampling (Stan's elapsed %.1f s), compile excluded; %d leapfrog steps (%.1f per iteration; sampling %.1f), %d divergent; %.0f gradients per effective draw\n",
-  stan_cpu, stan_el, lf, lf / (2000 * length(S)), lfs / (1000 * length(S)), div, lf / ss[ms, "bulk"]))
+  stan_cpu, stan_el, lf, lf / sum(sapply(S, function(s) s$n_warmup + s$n_draws)), lfs / sum(sapply(S, function(s) s$n_draws)), div, lf / ss[ms, "bulk"]))
 cat(sprintf("  min bulk ESS per CPU-second: exactmh %.3g (%.1f CPU-s all in), Stan %.3g; ratio %.3g\n",
   se[me, "bulk"] / exact_cpu, exact_cpu, ss[ms, "bulk"] / stan_cpu, (se[me, "bulk"] / exact_cpu) / (ss[ms, "bulk"] / stan_cpu)))

@@ -7,7 +7,7 @@
 # an interrupted run keeps its finished chains. agree.R compares them with
 # exactmh's draws.
 #
-# Usage: Rscript agree_nuts.R DATADIR MODEL OUTDIR [CHAINS] [FIRST] [NGRAD]
+# Usage: Rscript agree_nuts.R DATADIR MODEL OUTDIR [CHAINS] [FIRST] [NGRAD] [WARMUP] [DRAWS]
 #   DATADIR  what `go run ./examples/families -corr gaussian|binomial -export
 #            DATADIR` or `-negbin -export DATADIR` wrote
 #   MODEL    gaussian, binomial (stan/MODEL_corr.stan) or negbin
@@ -16,6 +16,8 @@
 #            (default FIRST = 1; the seed is 7 and chain_id the number)
 #   NGRAD    if > 0, only time NGRAD gradients (grad_log_prob) and exit
 #            (for N = 10⁶, where sampling is out of reach)
+#   WARMUP, DRAWS  per chain (default 1000 each; fewer only to try the
+#            script: the agreement wants rstan's defaults)
 # The compiled models are cached beside the .stan files (auto_write; *.rds
 # is ignored by git).
 suppressPackageStartupMessages(library(rstan))
@@ -26,6 +28,8 @@ outdir <- args[3]
 chains <- if (length(args) >= 4) as.integer(args[4]) else 4L
 first <- if (length(args) >= 5) as.integer(args[5]) else 1L
 ngrad <- if (length(args) >= 6) as.integer(args[6]) else 0L
+warmup <- if (length(args) >= 7) as.integer(args[7]) else 1000L
+ndraws <- if (length(args) >= 8) as.integer(args[8]) else 1000L
 file_arg <- grep("^--file=", commandArgs(FALSE), value = TRUE)
 here <- if (length(file_arg)) dirname(normalizePath(sub("^--file=", "", file_arg[1]))) else "."
 rstan_options(auto_write = TRUE)
@@ -82,7 +86,7 @@ effnames <- c(sprintf("%s[%d,1]", eff, seq_len(G)), sprintf("%s[%d,2]", eff, seq
 ournames <- c(sprintf("u_g[%d]", seq_len(G)), sprintf("u_g_x1[%d]", seq_len(G)))
 for (c in seq(first, length.out = chains)) {
   c0 <- cpu()
-  fit <- sampling(sm, data = data, chains = 1, chain_id = c, seed = 7, iter = 2000, warmup = 1000,
+  fit <- sampling(sm, data = data, chains = 1, chain_id = c, seed = 7, iter = warmup + ndraws, warmup = warmup,
     refresh = 100, pars = c(unique(sub("\\[.*", "", names(pop))), eff))
   cs <- cpu() - c0
   a <- as.matrix(fit)
@@ -91,9 +95,9 @@ for (c in seq(first, length.out = chains)) {
   sp <- get_sampler_params(fit, inc_warmup = TRUE)[[1]]
   el <- get_elapsed_time(fit)
   res <- list(draws = draws, cpu = cs, elapsed = el,
-    leapfrog_warmup = sum(sp[1:1000, "n_leapfrog__"]), leapfrog_sampling = sum(sp[1001:2000, "n_leapfrog__"]),
-    divergent = sum(sp[1001:2000, "divergent__"]), stepsize = sp[2000, "stepsize__"],
-    treedepth = table(sp[1001:2000, "treedepth__"]), n = data$N, model = model)
+    leapfrog_warmup = sum(sp[seq_len(warmup), "n_leapfrog__"]), leapfrog_sampling = sum(sp[warmup + seq_len(ndraws), "n_leapfrog__"]),
+    divergent = sum(sp[warmup + seq_len(ndraws), "divergent__"]), stepsize = sp[warmup + ndraws, "stepsize__"],
+    treedepth = table(sp[warmup + seq_len(ndraws), "treedepth__"]), n_warmup = warmup, n_draws = ndraws, n = data$N, model = model)
   saveRDS(res, file.path(outdir, sprintf("%s_nuts_%d.rds", model, c)))
   cat(sprintf("chain %d: %.1f CPU-s (Stan's elapsed: warmup %.1f + sampling %.1f s); leapfrog steps %d + %d; %d divergent; step size %.3g\n",
     c, cs, el[1, 1], el[1, 2], res$leapfrog_warmup, res$leapfrog_sampling, res$divergent, res$stepsize))
