@@ -64,8 +64,11 @@ import (
 // probit; Gaussian remainders vanish) or an exponentially growing one
 // (exactmh.LossGrowther: Poisson; docs/multilevel.md, "Growth bound"); an
 // energy with neither is refused at Start with exactmh.ErrNoBound. A sweep
-// costs O(nnz(H) + d) plus the data read, flat in N; memory is O(N·B²)
-// for the pairs' alias tables (B the blocks a row touches) and O(nnz(H)).
+// costs O(nnz(H) + d + pairs) plus the data read; memory is O(N·B²) for
+// the pairs' alias tables (B the blocks a row touches) and O(nnz(H)). From
+// 2¹⁹ data a group block's group partners are taken by class
+// (groupgibbs_cross.go), so the pairs are O(blocks × classes) on crossed
+// factors, not one per distinct pair of levels.
 // Where the energy's rows are in a file (model.SparseGLM.SetRowReaders
 // over a data.SparseStore), each chain reads the rows it draws with
 // pread, so sampling adds no page of the file to the resident set. Proven
@@ -180,6 +183,17 @@ type GroupGibbs struct {
 	newtonNoQ, newtonFromState bool
 	// Test hook: tailNoQ drops the tail mixture's log q ratio.
 	tailNoQ bool
+	// Test hooks of the class partners (groupgibbs_cross.go): crossAgg
+	// takes them by class at any N; crossNoCorr tests a datum drawn at
+	// the class's factor against its own partner's (the thinning
+	// correction left out); crossInflate, if above 1, multiplies every
+	// class's factor (a looser bound, still exact: the mutant's error
+	// grows with it).
+	crossAgg, crossNoCorr bool
+	crossInflate          float64
+	// crossOff keeps a pair per partner at any N (the negative binomial
+	// sweep's inner kernel, whose bound scales the pairs' weights).
+	crossOff bool
 }
 
 // Name returns "GroupGibbs".
@@ -246,6 +260,14 @@ type gibbsTerms struct {
 	pX     []bool // the pair's data are listed in xData
 	xData  []int32
 	maxP   int
+	// cls[b]: group block b's class, −1 for a fixed block; nil where each
+	// partner has its own pair (groupgibbs_cross.go). A pair's partner
+	// nb + κ stands for class κ's group blocks. With classes the records
+	// are 16-bit codes of the weights rounded up (rCode, no rProb and
+	// rAlias), drawn by rBl[p], a two-level sampler over the pair's codes.
+	cls   []int32
+	rCode []uint16
+	rBl   []*alias.Blocked
 	// The updates per sweep (fixedRepeats for each explicit block), and
 	// the first block splitFixed added (nb if none).
 	updates, firstSplit int
@@ -310,7 +332,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if math.IsInf(t.LogPrior(theta0), -1) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support", name)
 	}
-	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0), func() (*gibbsTerms, error) {
+	terms, err := shared(t, fmt.Sprintf("groupgibbs/%p/%d/%d/%t/%t/%v/%t/%t", &k.Center[0], k.ExactBelow, k.locOffset, k.splitFixedOff, k.cubicOff, k.moveHooks, k.Joint > 0, k.crossAgg), func() (*gibbsTerms, error) {
 		return newGibbsTerms(name, t, k)
 	})
 	if err != nil {
@@ -319,7 +341,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	q := terms.qMax
 	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
 		mask: k.blockMask, locSDMul: k.locSDMul, seen: distinct.New(),
-		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP), fac: make([]float64, terms.nb),
+		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP), fac: make([]float64, terms.facLen()),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
 		pg: make([]float64, q), growthLoose: k.growthLoose}
 	if k.maskSplit {
@@ -329,6 +351,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.cvec, c.cubIncl = make([]float64, terms.cub.p0), make([]bool, terms.nb)
 		c.omg, c.mug, c.mloc = make([]float64, terms.nb), make([]float64, terms.nb), make([]float64, len(terms.locs))
 		c.cubicAll, c.cubicLoose, c.cubicNoShift = k.cubicAll, k.cubicLoose, k.cubicNoShift
+	}
+	if terms.cls != nil {
+		c.tree, c.crossNoCorr, c.crossInflate = newClsTree(terms.cls), k.crossNoCorr, max(k.crossInflate, 1)
 	}
 	c.rb.init(terms.blocks)
 	c.freeRepeats = max(k.FreeRepeats, 1)
@@ -357,6 +382,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		return nil, fmt.Errorf("%s: TailMix = %v, want it in [0, 1)", name, k.TailMix)
 	}
 	c.tailMix, c.tailNoQ = k.TailMix, k.tailNoQ
+	if c.tailMix > 0 {
+		c.tailC = tailConsts(q)
+	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
 		if view := v.RowView(); view != nil {
@@ -521,6 +549,9 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		g.setExpl()
 	}
 	nb = int32(g.nb)
+	if !g.growth && !k.crossOff && (k.crossAgg || n >= crossMinN) {
+		g.setCross()
+	}
 
 	// Three passes over the data, storing nothing per datum but the
 	// alias records (a datum's expansion, blocks and norms are recomputed
@@ -535,7 +566,11 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 			mCount[b+1]++
 		}
 		for _, m := range touched {
-			for _, b := range touched {
+			for q, b := range touched {
+				b = g.partner(m, b)
+				if g.seenPartner(m, b, touched[:q]) {
+					continue
+				}
 				key := uint64(m)<<32 | uint64(b)
 				id, ok := pairID[key]
 				if !ok {
@@ -587,8 +622,11 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 		if isExact != nil && isExact[i] {
 			for _, m := range rb.touched {
-				for _, b := range rb.touched {
-					pairCount[pairID[uint64(m)<<32|uint64(b)]]--
+				for q, b := range rb.touched {
+					b = g.partner(m, b)
+					if !g.seenPartner(m, b, rb.touched[:q]) {
+						pairCount[pairID[uint64(m)<<32|uint64(b)]]--
+					}
 				}
 			}
 		}
@@ -644,7 +682,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	for p := range order {
 		m, b, k := int(g.pBlockOf(p)), int(g.pBlock[p]), g.rPtr[p+1]-g.rPtr[p]
 		switch {
-		case k == g.mPtr[b+1]-g.mPtr[b]:
+		case b < g.nb && k == g.mPtr[b+1]-g.mPtr[b]:
 			g.pOff[p] = g.mPtr[b]
 		case k == g.mPtr[m+1]-g.mPtr[m]:
 			g.pOff[p] = g.mPtr[m]
@@ -654,8 +692,12 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	// The records, each weight K_i·a_im·a_ib² held in rProb until its
-	// pair's alias table replaces it.
-	g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
+	// pair's alias table replaces it (with classes: its code in rCode).
+	if g.cls != nil {
+		g.rCode = make([]uint16, g.rPtr[len(order)])
+	} else {
+		g.rProb, g.rAlias = make([]float64, g.rPtr[len(order)]), make([]int32, g.rPtr[len(order)])
+	}
 	if g.growth {
 		g.pAm, g.pAb, g.pL = make([]float64, len(order)), make([]float64, len(order)), make([]int32, len(order))
 	}
@@ -675,8 +717,21 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		dK := kf * float64(nt) / 2
 		for q, m := range rb.touched {
 			for r, b := range rb.touched {
-				p := rank[pairID[uint64(m)<<32|uint64(b)]]
-				g.rProb[rNext[p]] = dK * rb.norms[q] * rb.norms[r] * rb.norms[r]
+				pb := g.partner(m, b)
+				if g.seenPartner(m, pb, rb.touched[:r]) {
+					continue
+				}
+				p := rank[pairID[uint64(m)<<32|uint64(pb)]]
+				w := g.recordWeight(m, pb, q, r, rb.touched, rb.norms, dK)
+				if g.cls != nil {
+					code, ok := alias.Up(w)
+					if !ok {
+						return nil, fmt.Errorf("%s: datum %d: the weight %v of its pair (%d, %d) is beyond the codes' range", name, i, w, m, pb)
+					}
+					g.rCode[rNext[p]] = code
+				} else {
+					g.rProb[rNext[p]] = w
+				}
 				if g.growth {
 					g.pAm[p] = max(g.pAm[p], rb.norms[q])
 					g.pAb[p] = max(g.pAb[p], rb.norms[r])
@@ -697,8 +752,26 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	}
 	// Each pair's alias table in place of its weights (alias.Build: no
 	// copy of the largest pair's N weights).
+	if g.cls != nil {
+		g.rBl = make([]*alias.Blocked, len(order))
+	}
 	for p := range order {
 		lo, hi := g.rPtr[p], g.rPtr[p+1]
+		if g.cls != nil {
+			var s float64
+			for _, q := range g.rCode[lo:hi] {
+				s += alias.Value(q)
+			}
+			if !(s > 0) {
+				continue
+			}
+			bl, err := alias.NewBlocked(g.rCode[lo:hi], nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: pair %d: %w", name, p, err)
+			}
+			g.rBl[p], g.pS[p] = bl, bl.Total()
+			continue
+		}
 		var s float64
 		for _, w := range g.rProb[lo:hi] {
 			s += w
@@ -986,6 +1059,7 @@ type gibbsChain struct {
 	// The block proposals' Student-t component (groupgibbs_tail.go).
 	tailMix float64
 	tailNoQ bool
+	tailC   []float64 // tailConsts(qMax): the t₄ density's constant by block size
 
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
@@ -1003,6 +1077,11 @@ type gibbsChain struct {
 	corrDiag    bool
 	newtonEvery int
 	freeRepeats int // GroupGibbs.FreeRepeats, at least 1
+	// The classes' largest ‖Δ_b‖² (nil without classes) and the
+	// crossNoCorr test hook (groupgibbs_cross.go).
+	tree         *clsTree
+	crossNoCorr  bool
+	crossInflate float64
 	// k3Scale, if positive, scales every datum's sup|f‴| the pair weights
 	// were built with (the negative binomial sweep's max(1, φ/φ̂)).
 	k3Scale float64
@@ -1083,6 +1162,7 @@ func (c *gibbsChain) deltas() {
 			c.dsq[b] += r * r
 		}
 	}
+	c.dsqChanged()
 }
 
 // Step makes one sweep.
@@ -1268,9 +1348,21 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	for p := pl; p < ph; p++ {
 		b := c.pBlock[p]
-		mb := c.dsq[b]
-		if int(b) == m {
+		var mb float64
+		switch {
+		case int(b) >= c.nb:
+			// A class of group partners: its largest ‖Δ‖², m's counted
+			// at mMax (the same for the move and its reverse).
+			k := b - int32(c.nb)
+			mb = c.tree.max(k)
+			if c.cls[m] == k {
+				mb = max(mb, mMax)
+			}
+			mb *= c.crossInflate
+		case int(b) == m:
 			mb = mMax
+		default:
+			mb = c.dsq[b]
 		}
 		if c.mask != nil && !c.mask(b) {
 			mb = 0
@@ -1418,13 +1510,20 @@ func (c *gibbsChain) phi(i, m int, kf float64) (float64, error) {
 	if err := c.rowErr(); err != nil {
 		return 0, err
 	}
+	if c.cls != nil && !c.crossNoCorr {
+		return c.codedPhi(int32(m), kf, c.fac), nil
+	}
 	var am, s float64
 	for q, b := range c.rb.touched {
 		a := c.rb.norms[q]
 		if int(b) == m {
 			am = a
 		}
-		s += a * a * c.fac[b]
+		if c.cls != nil {
+			s += a * a * c.partnerFac(int32(m), b)
+		} else {
+			s += a * a * c.fac[b]
+		}
 	}
 	return kf * float64(len(c.rb.touched)) / 2 * am * s, nil
 }
@@ -1444,7 +1543,7 @@ func (c *gibbsChain) acceptBlock(m int, coords []int32, dn float64) bool {
 	for _, j := range coords {
 		c.theta[j] = c.next[j]
 	}
-	c.dsq[m] = dn
+	c.setDsq(m, dn)
 	c.accepted++
 	if m == 0 {
 		c.fixedAcc++
@@ -1687,6 +1786,7 @@ func (c *gibbsChain) AbandonStep() {
 	copy(c.theta, c.undo.theta)
 	copy(c.next, c.undo.theta)
 	copy(c.dsq, c.undo.dsq)
+	c.dsqChanged()
 	u := &c.undo.counts
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
 	c.js.tried, c.js.acc, c.js.exact = u[7], u[8], u[9]
@@ -1700,10 +1800,15 @@ var _ interface{ AbandonStep() } = (*gibbsChain)(nil)
 // (the second stage of the thinning bound's two-stage draw, docs/multilevel.md
 // "Thinning bound"), shared by the block updates and the joint move.
 func (c *gibbsChain) pairDatum(rng *rand.Rand, p int) int {
-	lo, hi := c.rPtr[p], c.rPtr[p+1]
-	r := rng.IntN(hi - lo)
-	if rng.Float64() >= c.rProb[lo+r] {
-		r = int(c.rAlias[lo+r])
+	var r int
+	if c.rBl != nil {
+		r = c.rBl[p].Draw(rng)
+	} else {
+		lo, hi := c.rPtr[p], c.rPtr[p+1]
+		r = rng.IntN(hi - lo)
+		if rng.Float64() >= c.rProb[lo+r] {
+			r = int(c.rAlias[lo+r])
+		}
 	}
 	if c.pX[p] {
 		return int(c.xData[c.pOff[p]+r])

@@ -188,3 +188,34 @@ func GroupGibbsTailNoQ(k GroupGibbs) GroupGibbs {
 	k.tailNoQ = true
 	return k
 }
+
+// GroupGibbsCrossed returns k with the group partners of a group block
+// taken by class at any N (groupgibbs_cross.go), each class's factor
+// multiplied by inflate (1: the kernel's own).
+func GroupGibbsCrossed(k GroupGibbs, inflate float64) GroupGibbs {
+	k.crossAgg, k.crossInflate = true, inflate
+	return k
+}
+
+// GroupGibbsCrossNoCorrection returns k (with classes) testing each datum
+// drawn at its class's factor against its own partner's factor instead:
+// the thinning correction left out, which the kit must catch.
+func GroupGibbsCrossNoCorrection(k GroupGibbs) GroupGibbs {
+	k.crossNoCorr = true
+	return k
+}
+
+// GibbsPairs returns the number of block pairs and of alias records of
+// GroupGibbs's tables on p at centre (the pairs by class with crossed).
+func GibbsPairs(p *exactmh.Posterior, center []float64, crossed bool) (pairs, records int, err error) {
+	k := GroupGibbs{Center: center, crossAgg: crossed}
+	tg, err := exactmh.NewTarget(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	g, err := newGibbsTerms("GroupGibbs", tg, k)
+	if err != nil {
+		return 0, 0, err
+	}
+	return len(g.pBlock), g.rPtr[len(g.pBlock)], nil
+}

@@ -383,6 +383,7 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 			s.sBlk[b] = 0 // mutant: a bound that ignores a block's move
 		}
 	}
+	c.classFac()
 	n := c.rows.Len()
 	var rate float64
 	if !j.exactOnly {
@@ -453,13 +454,35 @@ func (c *gibbsChain) jointMove(rng *rand.Rand) (bool, int, error) {
 		if err := c.rowErr(); err != nil {
 			return false, 0, err
 		}
-		var as, af float64
-		for q, b := range c.rb.touched {
-			a := c.rb.norms[q]
-			as += a * s.sBlk[b]
-			af += a * a * c.fac[b]
+		var bound float64
+		if c.cls != nil && !c.crossNoCorr {
+			// Σ_m s_m·Σ_p w̃_ip·F_p over the datum's pairs (m, p), w̃ its
+			// coded weights (groupgibbs_cross.go).
+			for _, m := range c.rb.touched {
+				bound += s.sBlk[m] * c.codedPhi(m, kf, c.fac)
+			}
+			bound *= beta
+		} else {
+			var as, af float64
+			if c.cls != nil {
+				// The mutant: each partner's own factor, uncoded weights.
+				as = 1
+				for q, m := range c.rb.touched {
+					var f float64
+					for r, b := range c.rb.touched {
+						f += c.rb.norms[r] * c.rb.norms[r] * c.partnerFac(m, b)
+					}
+					af += c.rb.norms[q] * s.sBlk[m] * f
+				}
+			} else {
+				for q, b := range c.rb.touched {
+					a := c.rb.norms[q]
+					as += a * s.sBlk[b]
+					af += a * a * c.fac[b]
+				}
+			}
+			bound = beta * kf * float64(len(c.rb.touched)) / 2 * as * af
 		}
-		bound := beta * kf * float64(len(c.rb.touched)) / 2 * as * af
 		if c.jointIgnore == -1 && math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
 			return false, 0, fmt.Errorf("GroupGibbs: joint move: Taylor remainder: %w", diffViolation(i, rd, bound, c.theta, c.next))
 		}
@@ -514,6 +537,7 @@ func (c *gibbsChain) jointAccept() bool {
 		c.theta[cc] = c.next[cc]
 	}
 	copy(c.dsq, c.js.dn)
+	c.dsqChanged()
 	c.js.acc++
 	return true
 }

@@ -531,6 +531,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 		c.fac[m] = math.Max(c.dsq[m], dn)
 		c.ms.sBlk[m] = math.Abs(c.next[j] - c.theta[j])
 	}
+	c.classFac()
 	var rate float64
 	k := 0
 	for _, j := range coords {
@@ -609,17 +610,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 			}
 			pos -= np
 		}
-		lo, hi := c.rPtr[p], c.rPtr[p+1]
-		rr := rng.IntN(hi - lo)
-		if rng.Float64() >= c.rProb[lo+rr] {
-			rr = int(c.rAlias[lo+rr])
-		}
-		var i int
-		if c.pX[p] {
-			i = int(c.xData[c.pOff[p]+rr])
-		} else {
-			i = int(c.mData[c.pOff[p]+rr])
-		}
+		i := c.pairDatum(rng, p)
 		c.seen.Add(i)
 		rd, du, kf, err := c.remainderDiff(i, beta)
 		if err != nil {
@@ -647,7 +638,7 @@ func (c *gibbsChain) acceptScale(coords []int32, lt int) {
 	for _, j := range coords {
 		c.theta[j] = c.next[j]
 		m := c.blocks[j]
-		c.dsq[m] = c.ms.dsqNew[m]
+		c.setDsq(int(m), c.ms.dsqNew[m])
 	}
 	c.theta[lt] = c.next[lt]
 	c.ms.lpOK = false

@@ -285,10 +285,13 @@ type negBinChain struct {
 	theta   []float64 // (w, log φ)
 	eta, mu []float64 // η_i at the sweep's w, and e^{η_i}
 	lpTheta []float64 // scratch for the prior in ℓ
-	// The control variate's sums at φ: H's values in the inner chain's
-	// order and the gradient, the chain's own.
-	hMap            []int // hess.Val index → hVal index (two for off-diagonals: hMap2)
-	hMap2           []int
+	// The control variate's sums at φ (H's values in the inner chain's
+	// order and the gradient) are the chain's own; cols and vals are the
+	// rebuild's row buffers.
+	cols            []int32
+	vals            []float64
+	hLong           []int32   // row of H → its inverse map's index in hInv, −1: none (initHPos)
+	hInv            []int32   // the long rows' column → index in H's values, −1: absent
 	sumsAt          float64   // the φ of the sums
 	zHat            []float64 // ẑ_i, the centre's linear predictors (shared)
 	rebuilt         int       // data read by the last rebuild
@@ -333,6 +336,7 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	}
 	ik := k
 	ik.Center = centre[:d-1]
+	ik.crossOff = true // the bound's scale k3Scale multiplies the pairs' weights, not coded ones
 	ic, err := ik.Start(it, theta0[:d-1])
 	if err != nil {
 		return nil, err
@@ -348,6 +352,17 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	c := &negBinChain{inner: inner, t: t, view: nb.ShapeView(ref), sc: sc, hooks: k.negBin, d: d, ref: ref,
 		theta: slices.Clone(theta0), eta: make([]float64, nb.Len()), mu: make([]float64, nb.Len()), lpTheta: slices.Clone(theta0)}
 	inner.rows, inner.rowsErr = c.view, nil
+	// The inner chain's target, the chain's own: the shared one (it)
+	// carries the run's cache of terms, but a count there would mix the
+	// chains' evaluations (Info.Evals depends on the workers otherwise).
+	if inner.t, err = exactmh.NewTarget(&exactmh.Posterior{Energy: c.view, Prior: base}); err != nil {
+		return nil, err
+	}
+	c.initHPos()
+	// The rebuild's row buffers, at the longest row.
+	for i := range nb.Len() {
+		c.cols, c.vals = c.view.SparseRow(i, c.cols[:0], c.vals[:0])
+	}
 	c.zHat, err = shared(t, fmt.Sprintf("multilevel/negbinzhat/%p", &centre[0]), func() ([]float64, error) {
 		z := make([]float64, nb.Len())
 		for i := range z {
@@ -368,8 +383,14 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 // setShape sets the view's φ = e^l, the bound's scale max(1, φ/φ̂) and,
 // unless the sums are at φ already, rebuilds the control variate's sums
 // g = Σ_i f_i′(ẑ_i)x_i and H = Σ_i f_i″(ẑ_i)x_ix_iᵀ at the centre for φ
-// (one pass over the data, the sparse Hessian's, and one for g),
-// returning the data it read.
+// in one pass over the data, returning the data it read. Each row adds
+// f_i″·x_ij·x_ic to H's entries (j, c) and (c, j), so that every entry
+// sums its terms in the order of the data with the products the energy's
+// SparseHessian forms: the sums are the ones a Hessian computed afresh
+// at φ gives, bit for bit, with no allocation (the row buffers are the
+// chain's, sized at start). The entries are found through the long rows'
+// inverse maps (the fixed effects', touched by every datum) or by binary
+// search in a short row (hPos).
 func (c *negBinChain) setShape(l float64) (int, error) {
 	phi := math.Exp(l)
 	c.view.SetShape(phi, c.ref)
@@ -378,50 +399,90 @@ func (c *negBinChain) setShape(l float64) (int, error) {
 		return 0, nil
 	}
 	g := c.inner.gibbsTerms
-	hess, err := hessianAt(c.inner.t, "GroupGibbs", c.view, g.center, c.d-1)
-	if err != nil {
-		return 0, err
-	}
-	if c.hMap == nil {
-		c.hMap, c.hMap2 = make([]int, len(hess.Val)), make([]int, len(hess.Val))
-		fill := slices.Clone(g.hPtr[:c.d-1])
-		for j := range c.d - 1 {
-			for q := hess.ColPtr[j]; q < hess.ColPtr[j+1]; q++ {
-				r := hess.RowIdx[q]
-				c.hMap[q], c.hMap2[q] = fill[r], -1
-				fill[r]++
-				if r != j {
-					c.hMap2[q] = fill[j]
-					fill[j]++
-				}
-			}
-		}
-		if len(hess.Val) > len(g.hVal) {
-			return 0, fmt.Errorf("GroupGibbs: the Hessian at shape %v has %d entries, the centre's %d", phi, len(hess.Val), len(g.hVal))
-		}
-	}
-	if len(hess.Val) != len(c.hMap) {
-		return 0, fmt.Errorf("GroupGibbs: the Hessian at shape %v has %d entries, want %d", phi, len(hess.Val), len(c.hMap))
-	}
-	for q, v := range hess.Val {
-		g.hVal[c.hMap[q]] = v
-		if c.hMap2[q] >= 0 {
-			g.hVal[c.hMap2[q]] = v
-		}
-	}
 	clear(g.gradSum)
-	var cols []int32
-	var vals []float64
+	clear(g.hVal)
+	cols, vals := c.cols, c.vals
 	for i, z := range c.zHat {
-		f1, _ := c.view.LossDerivs(i, z)
+		f1, f2 := c.view.LossDerivs(i, z)
+		if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
+			return 0, fmt.Errorf("GroupGibbs: datum %d at the centre and shape %v: f′ = %v, f″ = %v, want finite", i, phi, f1, f2)
+		}
 		cols, vals = c.view.SparseRow(i, cols[:0], vals[:0])
 		for q, col := range cols {
 			g.gradSum[col] += f1 * vals[q]
 		}
+		for k0, j := range cols {
+			a := f2 * vals[k0]
+			for k := k0; k < len(cols); k++ {
+				col := cols[k]
+				v := a * vals[k]
+				p, ok := c.hPos(j, col)
+				if !ok {
+					return 0, fmt.Errorf("GroupGibbs: datum %d's entry (%d, %d) outside the centre's Hessian pattern", i, j, col)
+				}
+				g.hVal[p] += v
+				if col != j {
+					p, _ = c.hPos(col, j)
+					g.hVal[p] += v
+				}
+			}
+		}
 	}
+	c.cols, c.vals = cols, vals
 	c.sumsAt = phi
-	c.t.Count(2 * c.view.Len())
-	return 2 * c.view.Len(), nil
+	c.t.Count(c.view.Len())
+	return c.view.Len(), nil
+}
+
+// hPos returns the index in H's values of entry (r, col): through the
+// long row's inverse map where r has one (hInv), else a binary search of
+// row r's columns.
+func (c *negBinChain) hPos(r, col int32) (int, bool) {
+	g := c.inner.gibbsTerms
+	if k := c.hLong[r]; k >= 0 {
+		p := c.hInv[int(k)*len(c.hLong)+int(col)]
+		return int(p), p >= 0
+	}
+	lo, hi := g.hPtr[r], g.hPtr[r+1]
+	p, ok := slices.BinarySearch(g.hCol[lo:hi], col)
+	return lo + p, ok
+}
+
+// hLongRow is the length from which a row of H gets an inverse map, and
+// hInvMax the most entries the maps may hold: the rows of the fixed
+// effects (or of a factor's few large levels), which every datum's
+// outer product touches, cost O(1) a lookup instead of a binary search
+// over up to D columns.
+const (
+	hLongRow = 32
+	hInvMax  = 1 << 24
+)
+
+// initHPos builds the long rows' inverse maps, longest first, within
+// hInvMax entries.
+func (c *negBinChain) initHPos() {
+	g := c.inner.gibbsTerms
+	d := len(g.hPtr) - 1
+	c.hLong = make([]int32, d)
+	var long []int
+	for r := range d {
+		c.hLong[r] = -1
+		if g.hPtr[r+1]-g.hPtr[r] >= hLongRow {
+			long = append(long, r)
+		}
+	}
+	slices.SortStableFunc(long, func(a, b int) int { return (g.hPtr[b+1] - g.hPtr[b]) - (g.hPtr[a+1] - g.hPtr[a]) })
+	long = long[:min(len(long), hInvMax/max(d, 1))]
+	c.hInv = make([]int32, len(long)*d)
+	for i := range c.hInv {
+		c.hInv[i] = -1
+	}
+	for k, r := range long {
+		c.hLong[r] = int32(k)
+		for p := g.hPtr[r]; p < g.hPtr[r+1]; p++ {
+			c.hInv[k*d+int(g.hCol[p])] = int32(p)
+		}
+	}
 }
 
 // Position returns θ = (w, log φ).

@@ -202,77 +202,135 @@ func TestNegBinShapeCond(t *testing.T) {
 	}
 }
 
+// TestGroupGibbsNegBinStructural runs the kit's structural checks on
+// GroupGibbs's negative binomial sweep (N = 400, 5 groups, started from
+// DefaultStart's centre): no allocation per sweep (the control variate's
+// sums rebuilt in place when φ moves), Info's counts, checkpoint and
+// resume, results and counts independent of the workers.
+func TestGroupGibbsNegBinStructural(t *testing.T) {
+	m := mlNegBin{n: 400, groups: 5}
+	_, pb, err := m.Draw(rand.New(rand.NewPCG(41, 42)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := multilevel.GroupGibbs{Center: pb.Mode}
+	a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 {
+		t.Errorf("the negative binomial sweep allocates %.3g times per sweep, want 0", a)
+	}
+	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
+	if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
+		t.Error(err)
+	}
+	if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestGroupGibbsNegBinMoments compares GroupGibbs's negative binomial
-// sweep on the kit (N = 1000, 6 groups, correlated intercept and slope,
-// offsets) with full-batch NUTS's means and variances: two-sample
-// |z| < 4.5 on every coordinate, log φ included, and the automatic
-// default chooses the sweep. Mutant caught: the shape update without its
-// Hastings ratio (NegBinNoQ, z = −16). Two more are run and logged, not
-// asserted: at this size they are not caught at |z| < 4.5 — the sums
-// stale after a shape move (NegBinStale, |z| ≈ 1: its bias scales with
-// |φ − φ̂|, here a posterior sd of 0.08 in log φ) and the shape prior's
-// Jacobian dropped (|z| ≈ 4.4).
+// sweep with full-batch NUTS's means and variances (two-sample |z| < 4.5
+// on every coordinate, log φ included) on the kit in two configurations,
+// each where a mutant has power, and requires each mutant to fail there:
+//
+//   - N = 1000, six groups (correlated intercept and slope, offsets), the
+//     sweep around DefaultStart's centre, and the automatic default
+//     chooses it. Mutant caught: the shape update without its Hastings
+//     ratio (NegBinNoQ).
+//   - N = 150, the same groups, where the data inform φ little, so its
+//     prior shapes the posterior: the shape prior's Jacobian dropped (a
+//     prior density in φ used as one in log φ: log π moves by −ℓ, which
+//     shifts E[ℓ] by about Var(ℓ | y)) must fail. And the sweep around a
+//     centre whose shape is 4φ̂ (exact for any centre): the sweep itself
+//     must pass, and the control variate's sums left at the centre's
+//     shape (NegBinStale) must fail — each datum's expansion follows φ
+//     while H keeps f″ at 4φ̂, so w's conditional precision is that of
+//     the wrong shape. (Around DefaultStart's own centre the stale sums'
+//     bias is first order in φ − φ̂, whose posterior mean is about 0:
+//     it is not seen there.)
 func TestGroupGibbsNegBinMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference and GroupGibbs")
 	}
-	kit := mlNegBin{n: 1000, groups: 6}
-	rng := rand.New(rand.NewPCG(23, 24))
-	theta := kit.truth(rng)
-	d := kit.dim()
-	theta[0], theta[1], theta[d-1] = 0.5, 0.3, math.Log(1.5)
-	build := func(m mlNegBin) *exactmh.Posterior {
-		p, err := m.build(rand.New(rand.NewPCG(25, 26)), theta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	p := build(kit)
-	pb, err := negBinProblem(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	run := func(p *exactmh.Posterior, k exactmh.Kernel, seed uint64) *exactmh.Result {
-		r, err := exactmh.Sample(ctx, p, k, &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 1500, Seed: seed, Init: pb.Mode})
+	type config struct {
+		name string
+		kit  mlNegBin
+		seed uint64
+	}
+	for _, cf := range []config{{"N = 1000", mlNegBin{n: 1000, groups: 6}, 25}, {"N = 150", mlNegBin{n: 150, groups: 6}, 27}} {
+		kit := cf.kit
+		rng := rand.New(rand.NewPCG(23, 24))
+		theta := kit.truth(rng)
+		d := kit.dim()
+		theta[0], theta[1], theta[d-1] = 0.5, 0.3, math.Log(1.5)
+		build := func(m mlNegBin) *exactmh.Posterior {
+			p, err := m.build(rand.New(rand.NewPCG(cf.seed, cf.seed+1)), theta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		p := build(kit)
+		pb, err := negBinProblem(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r
-	}
-	ref := run(p, &exactmh.NUTS{}, 1)
-	gg := multilevel.GroupGibbs{Center: pb.Mode}
-	r := run(p, gg, 3)
-	z, j := gaussZ(r, ref)
-	t.Logf("GroupGibbs: largest two-sample |z| %.2f (θ%d) against NUTS; mean batch %.1f of N = %d; %v", z, j, r.Summary().MeanBatch, kit.n, r.Summary().Params[d-1])
-	if !(math.Abs(z) < 4.5) {
-		t.Errorf("GroupGibbs: moments off NUTS's: z = %.2f (θ%d)", z, j)
-	}
-	def, err := exactmh.Sample(ctx, p, nil, &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if def.Choice == nil || def.Choice.Name != "GroupGibbs" {
-		t.Errorf("the default chose %v, want GroupGibbs", def.Choice)
-	}
-	for _, mut := range []struct {
-		name   string
-		p      *exactmh.Posterior
-		k      exactmh.Kernel
-		assert bool
-	}{
-		{"shape update without its Hastings ratio", p, multilevel.NegBinNoQ(gg), true},
-		{"sums stale after a shape move", p, multilevel.NegBinStale(gg), false},
-		{"the shape prior's Jacobian dropped", build(mlNegBin{n: kit.n, groups: kit.groups, dropJacobian: true}), gg, false},
-	} {
-		r := run(mut.p, mut.k, 3)
-		if z, j := gaussZ(r, ref); !mut.assert {
-			t.Logf("mutant %q (not asserted): z = %.2f (θ%d)", mut.name, z, j)
-		} else if math.Abs(z) < 4.5 {
-			t.Errorf("mutant %q passes: z = %.2f (θ%d)", mut.name, z, j)
+		run := func(p *exactmh.Posterior, k exactmh.Kernel, seed uint64) *exactmh.Result {
+			r, err := exactmh.Sample(ctx, p, k, &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 1500, Seed: seed, Init: pb.Mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		ref := run(p, &exactmh.NUTS{}, 1)
+		type row struct {
+			name string
+			p    *exactmh.Posterior
+			k    exactmh.Kernel
+		}
+		var pass, mutants []row
+		gg := multilevel.GroupGibbs{Center: pb.Mode}
+		if kit.n == 1000 {
+			pass = []row{{"GroupGibbs", p, gg}}
+			mutants = []row{{"shape update without its Hastings ratio", p, multilevel.NegBinNoQ(gg)}}
+			def, err := exactmh.Sample(ctx, p, nil, &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if def.Choice == nil || def.Choice.Name != "GroupGibbs" {
+				t.Errorf("the default chose %v, want GroupGibbs", def.Choice)
+			}
 		} else {
-			t.Logf("mutant %q caught: z = %.1f (θ%d)", mut.name, z, j)
+			off := append([]float64(nil), pb.Mode...)
+			off[d-1] += math.Log(4)
+			gOff := multilevel.GroupGibbs{Center: off}
+			pass = []row{{"GroupGibbs", p, gg}, {"GroupGibbs around the centre of shape 4φ̂", p, gOff}}
+			mutants = []row{
+				{"sums stale after a shape move (centre of shape 4φ̂)", p, multilevel.NegBinStale(gOff)},
+				{"the shape prior's Jacobian dropped", build(mlNegBin{n: kit.n, groups: kit.groups, dropJacobian: true}), gg},
+			}
+		}
+		for _, r := range pass {
+			res := run(r.p, r.k, 3)
+			z, j := gaussZ(res, ref)
+			t.Logf("%s, %s: largest two-sample |z| %.2f (θ%d) against NUTS; mean batch %.1f of N = %d; shape accept %.3f", cf.name, r.name, z, j, res.Summary().MeanBatch, kit.n, res.Chains[0].Params["shape_accept"])
+			if !(math.Abs(z) < 4.5) {
+				t.Errorf("%s, %s: moments off NUTS's: z = %.2f (θ%d)", cf.name, r.name, z, j)
+			}
+		}
+		for _, mut := range mutants {
+			res := run(mut.p, mut.k, 3)
+			if z, j := gaussZ(res, ref); math.Abs(z) < 4.5 {
+				t.Errorf("%s: mutant %q passes: z = %.2f (θ%d)", cf.name, mut.name, z, j)
+			} else {
+				t.Logf("%s: mutant %q caught: z = %.1f (θ%d)", cf.name, mut.name, z, j)
+			}
 		}
 	}
 }

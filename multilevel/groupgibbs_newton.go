@@ -200,7 +200,7 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		r := c.next[j] - c.center[j]
 		dn += r * r
 	}
-	c.dsq[m] = dn
+	c.setDsq(m, dn)
 	s.acc++
 	return true, n, nil
 }

@@ -84,18 +84,32 @@ func (c *gibbsChain) tailLogRatio(l []float64, q int, coords []int32, mu []float
 		}
 		m2 += y * y
 	}
-	return tailLogNOverQ(m2new, q, c.tailMix) - tailLogNOverQ(m2, q, c.tailMix)
+	return tailLogNOverQ(m2new, q, c.tailMix, c.tailC[q]) - tailLogNOverQ(m2, q, c.tailMix, c.tailC[q])
+}
+
+// tailConsts returns, for each block size q ≤ qMax, the constant of the
+// t₄ density's log beside the Gaussian's, log Γ((ν+q)/2) − log Γ(ν/2) −
+// (q/2)·log(ν/2): it depends on q alone, so Start computes it once and a
+// block update reads it.
+func tailConsts(qMax int) []float64 {
+	nu := float64(tailDF)
+	c := make([]float64, qMax+1)
+	b, _ := math.Lgamma(nu / 2)
+	for q := range c {
+		qf := float64(q)
+		a, _ := math.Lgamma((nu + qf) / 2)
+		c[q] = a - b - qf/2*math.Log(nu/2)
+	}
+	return c
 }
 
 // tailLogNOverQ is log N(x) − log q(x) at Mahalanobis distance² m2 in q
-// dimensions (the normalising constants they share, log|L| − (q/2)log 2π,
-// cancel).
-func tailLogNOverQ(m2 float64, q int, eps float64) float64 {
+// dimensions, cq = tailConsts(·)[q] (the normalising constants they
+// share, log|L| − (q/2)log 2π, cancel).
+func tailLogNOverQ(m2 float64, q int, eps, cq float64) float64 {
 	nu, qf := float64(tailDF), float64(q)
-	a, _ := math.Lgamma((nu + qf) / 2)
-	b, _ := math.Lgamma(nu / 2)
 	ln := -m2 / 2
-	lt := a - b - qf/2*math.Log(nu/2) - (nu+qf)/2*math.Log1p(m2/nu)
+	lt := cq - (nu+qf)/2*math.Log1p(m2/nu)
 	x, y := math.Log1p(-eps)+ln, math.Log(eps)+lt
 	hi := math.Max(x, y)
 	return ln - (hi + math.Log(math.Exp(x-hi)+math.Exp(y-hi)))

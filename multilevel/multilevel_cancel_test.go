@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -94,4 +95,86 @@ func TestMultilevelDefaultStart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMultilevelOriginInit starts GroupSMH and GroupGibbs from an explicit
+// Init at the origin — every effect exactly 0, where a log scale's
+// conditional, τ^(1−G)·p(τ) in log τ, is improper — and checks that no
+// log scale walks off: GroupSMH's prior-only updates of the free log
+// scales wait until the term's effects have moved off 0 (issue 44 item 2:
+// without that, chain 2 of 4 went to log τ ≈ −354.7 and stayed; the
+// setting of TestMultilevelDefaultStart).
+func TestMultilevelOriginInit(t *testing.T) {
+	_, pb, err := mcmctest.MultilevelModel{N: 60, Groups: 12}.Draw(rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pb.Posterior
+	for _, k := range []exactmh.Kernel{multilevel.GroupSMH{}, multilevel.GroupGibbs{}} {
+		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 200, Seed: 1, Init: make([]float64, p.Dim())})
+		if err != nil {
+			t.Fatalf("%s from the origin: %v", k.Name(), err)
+		}
+		for c := range res.Chains {
+			for j, n := range p.Names {
+				if !strings.HasPrefix(n, "log_tau") {
+					continue
+				}
+				lo := math.Inf(1)
+				for i := range res.Chains[c].Len() {
+					lo = math.Min(lo, res.Draw(c, i)[j])
+				}
+				if !(lo > -10) {
+					t.Errorf("%s from the origin, chain %d: %s down to %v", k.Name(), c, n, lo)
+				}
+			}
+		}
+	}
+}
+
+// countedCtx is a context whose Err turns to context.Canceled from its
+// (after+1)-th call: a cancellation at a fixed point of a computation that
+// polls Err, with no goroutine or clock (its Done is the parent's).
+type countedCtx struct {
+	context.Context
+	calls atomic.Int64
+	after int64
+}
+
+func (c *countedCtx) Err() error {
+	if c.calls.Add(1) > c.after {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestLaplaceCentreStopsMidway cancels the default Laplace-EM centre
+// halfway through the polls it makes of the run's context (one a Newton
+// step): it returns the cancellation, having polled once more at most,
+// where TestGroupStartHonoursCancel's context is cancelled before Start
+// (issue 44 item 5: at 10⁶ levels the centre is minutes of whole-data
+// passes; by hand, a SIGINT in it exits after one Newton step). Without
+// the Newton step's poll the centre polls nothing and runs to the end.
+func TestLaplaceCentreStopsMidway(t *testing.T) {
+	_, pb, err := mcmctest.MultilevelModel{N: 300, Groups: 12}.Draw(rand.New(rand.NewPCG(5, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := &countedCtx{Context: context.Background(), after: math.MaxInt64}
+	if _, err := multilevel.DefaultCenterUnder(whole, pb.Posterior); err != nil {
+		t.Fatal(err)
+	}
+	n := whole.calls.Load()
+	if n < 4 {
+		t.Fatalf("the centre polled its context %d times, want ≥ 4 (once a Newton step)", n)
+	}
+	half := &countedCtx{Context: context.Background(), after: n / 2}
+	c, err := multilevel.DefaultCenterUnder(half, pb.Posterior)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled at poll %d of %d: %d coordinates, error %v; want context.Canceled", n/2+1, n, len(c), err)
+	}
+	if got := half.calls.Load(); got > n/2+2 {
+		t.Errorf("cancelled at poll %d of %d: it polled %d times", n/2+1, n, got)
+	}
+	t.Logf("the centre polls %d times; cancelled at poll %d: %v", n, n/2+1, err)
 }

@@ -199,6 +199,15 @@ func (k GroupSMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, err
 	for q := range freeSD {
 		freeSD[q] *= 2.38 / math.Sqrt(float64(len(free)))
 	}
+	var zeroed [][3]int
+	if lay, err := targetMultilevel(name, t); err == nil && len(free) > 0 {
+		for tm := range lay.NumTerms() {
+			_, _, start, stride, levels, lt := lay.Term(tm)
+			if lt >= 0 && slices.Contains(free, lt) && levels > 0 {
+				zeroed = append(zeroed, [3]int{start, stride, levels})
+			}
+		}
+	}
 	steps := k.FreeSteps
 	if steps == 0 {
 		steps = 5
@@ -211,7 +220,7 @@ func (k GroupSMH) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, err
 	// they exceed the 32 of newDistinct.
 	seen := distinct.NewSized(min(t.N(), 2048))
 	c := &groupChain{Walk: w, t: t, theta: w.Position(), next: w.Next(), groupTerms: terms, maxRate: k.MaxRate, seen: seen,
-		free: free, freeSD: freeSD, freeSteps: steps,
+		free: free, freeSD: freeSD, freeSteps: steps, zeroed: zeroed,
 		blocks: k.Blocks, mask: k.blockMask,
 		delta: make([]float64, terms.nBlock), deltaNew: make([]float64, terms.nBlock),
 		cum: make([]float64, terms.nBlock)}
@@ -343,6 +352,10 @@ type groupChain struct {
 	free      []int     // the coordinates no row holds that Free updates
 	freeSD    []float64 // and their steps
 	freeSteps int
+	// zeroed lists, for each random-effect term whose log scale is free,
+	// its effects' coordinates (start, stride, levels): while all of one
+	// term's are exactly 0 the free updates wait (improperFree).
+	zeroed [][3]int
 	// The step's parts (firstFactor, draw, datumFactor) as functions for
 	// Walk.Factorised, made once at Start.
 	firstFn  func(float64) (float64, int, error)
@@ -439,7 +452,19 @@ func (c *groupChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 // freeUpdates makes freeSteps random-walk Metropolis updates of the free
 // coordinates, accepted on the prior ratio alone (no row holds them: every
 // energy is unchanged), and reports whether one was accepted.
+//
+// In a state where every effect of a term is exactly 0 (an Init at the
+// origin) they wait (improperFree): there the log scale's conditional,
+// τ^(1−G)·p(τ) in log τ, is improper, and the walk would take log τ
+// toward −∞ (≈ −354 in TestMultilevelOriginInit) before the joint move
+// took any effect off 0, after which none could move. Skipping them on
+// that set leaves the kernel exact: the set has probability 0 under the
+// posterior, so ∫π(dθ)K(θ, A) is unchanged, and the joint move, which
+// still runs there, leaves it.
 func (c *groupChain) freeUpdates(rng *rand.Rand) (moved bool) {
+	if c.improperFree() {
+		return false
+	}
 	lp := c.t.LogPrior(c.theta)
 	for range c.freeSteps {
 		copy(c.next, c.theta)
@@ -454,6 +479,25 @@ func (c *groupChain) freeUpdates(rng *rand.Rand) (moved bool) {
 		}
 	}
 	return moved
+}
+
+// improperFree reports whether every effect of some term in zeroed is
+// exactly 0 at θ (freeUpdates). O(effects) with an early exit at the
+// first nonzero effect of each term.
+func (c *groupChain) improperFree() bool {
+	for _, z := range c.zeroed {
+		all := true
+		for g := range z[2] {
+			if c.theta[z[0]+g*z[1]] != 0 {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // step makes the GroupSMH transition.

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,4 +60,50 @@ func TestPlotAndSummaryManyLevels(t *testing.T) {
 	}
 	wantError(t, cli(t, dir, append([]string{"summary", "--sig-figs", "0"}, files...)...), exitBadInput, "--sig-figs 0")
 	wantError(t, cli(t, dir, append([]string{"summary", "--percentiles", "50,50"}, files...)...), exitBadInput, "twice")
+}
+
+// TestSummaryManyColumns runs summary over two files of 200,000 parameter
+// columns, and plot --vars picking two of them, through the command (issue
+// 44 item 10: summary took 10 CPU-s at 80,000 columns and did not finish
+// at 200,000, a name searched among all columns for each column; the
+// command's look-ups are maps, stanplot's Select too). It relies on the
+// test's timeout to fail, as stancsv's TestManyColumns does for the
+// library's Summarize. Not -short: about 10 CPU-s.
+func TestSummaryManyColumns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 200,000 columns")
+	}
+	const p, n = 200_000, 4
+	dir := t.TempDir()
+	var files []string
+	for f := range 2 {
+		var b strings.Builder
+		b.WriteString("lp__")
+		for j := range p {
+			fmt.Fprintf(&b, ",x%d", j)
+		}
+		b.WriteByte('\n')
+		for k := range n {
+			fmt.Fprintf(&b, "%d", -k)
+			for j := range p {
+				fmt.Fprintf(&b, ",%d", (j*7+k*3+f)%5)
+			}
+			b.WriteByte('\n')
+		}
+		name := fmt.Sprintf("w_%d.csv", f+1)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, name)
+	}
+	r := mustRun(t, dir, append([]string{"summary", "--format", "csv"}, files...)...)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	last := fmt.Sprintf("x%d,", p-1)
+	if len(lines) < p+1 || !strings.HasPrefix(lines[len(lines)-1], last) {
+		t.Errorf("summary of %d columns: %d lines, the last %.60q", p, len(lines), lines[len(lines)-1])
+	}
+	r = mustRun(t, dir, append([]string{"plot", "--vars", fmt.Sprintf("x0,x%d", p-1), "--kind", "trace", "--out", "w"}, files...)...)
+	if st, err := os.Stat(filepath.Join(dir, "w_trace.png")); err != nil || st.Size() == 0 {
+		t.Errorf("plot --vars over %d columns: %v (%s)", p, err, r.stdout)
+	}
 }
