@@ -1164,6 +1164,12 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 	total := set.Warmup + set.Draws*set.Thin
 	done := ctx.Done()
 	var ev Event
+	// A segment that starts with sampling time left makes at least one
+	// draw, however late its goroutine runs (TestResumeFixedDuration).
+	firstDraw := -1
+	if r.Sampling.Time < set.Duration {
+		firstDraw = max(cr.it, set.Warmup)
+	}
 	for ; cr.it < total; cr.it++ {
 		it := cr.it
 		select {
@@ -1176,7 +1182,7 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 		if r.Err != nil {
 			break
 		}
-		if !(it < set.Warmup) && set.Duration > 0 && r.Sampling.Time+time.Since(*phaseStart) >= set.Duration {
+		if it > firstDraw && set.Duration > 0 && r.Sampling.Time+time.Since(*phaseStart) >= set.Duration {
 			break
 		}
 		inWarmup := it < set.Warmup
