@@ -323,3 +323,32 @@ func maxAbs(v []float64) float64 {
 	}
 	return m
 }
+
+// Funcs is a Problem of two functions, for a caller whose evaluation is
+// a closure over its own state (as http.HandlerFunc is a Handler).
+type Funcs struct {
+	EvalFunc  func(pt *Point) error
+	ValueFunc func(x []float64) (float64, error)
+}
+
+// Eval calls f.EvalFunc.
+func (f Funcs) Eval(pt *Point) error { return f.EvalFunc(pt) }
+
+// Value calls f.ValueFunc.
+func (f Funcs) Value(x []float64) (float64, error) { return f.ValueFunc(x) }
+
+// FactorFuncs is a Factor of two functions: FactorFunc factors H itself
+// (Factor returns shift 0) and SolveFunc solves with it.
+type FactorFuncs struct {
+	FactorFunc func() error
+	SolveFunc  func(dst, b []float64)
+}
+
+// Factor calls f.FactorFunc and returns shift 0.
+func (f FactorFuncs) Factor() (float64, error) { return 0, f.FactorFunc() }
+
+// Solve calls f.SolveFunc.
+func (f FactorFuncs) Solve(dst, b []float64) error {
+	f.SolveFunc(dst, b)
+	return nil
+}
