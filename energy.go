@@ -93,6 +93,12 @@ func (r rowStore) pass(d, lo, hi int) stream.Pass {
 	return stream.NewPass(lo, hi, stream.Rows(r.rows, d), stream.Rows(r.rows32, d), stream.Rows(r.resp, 1))
 }
 
+// randomReads is stream.RandomReads over data lo … hi−1 of the store, for
+// a phase that reads a scattered subsample of them (newtonPresearch).
+func (r rowStore) randomReads(d, lo, hi int) (done func()) {
+	return stream.RandomReads(lo, hi, stream.Rows(r.rows, d), stream.Rows(r.rows32, d), stream.Rows(r.resp, 1))
+}
+
 // prefetch is prefetch.Data over the rows idx (d columns) of the store,
 // 0 for an empty one.
 func (r rowStore) prefetch(d int, idx []int) float64 {

@@ -326,7 +326,11 @@ func newtonPresearch(ctx context.Context, t *Target, p *Posterior, ph PriorHessi
 	pre := &MAP{Theta: slices.Clone(best.Theta), LogDensity: math.Inf(-1), Decrement: math.NaN()}
 	preSet := set
 	preSet.Tol, preSet.GradTol, preSet.MaxIterations = newtonNear, 0, newtonPresearchIterations
+	// A row every stride: over a file mapping each would pull in the
+	// disk's read-ahead around it, about the whole file a sweep.
+	done := memRows(t.energy).randomReads(t.d, 0, t.n)
 	_, err = newtonSearch(ctx, &denseNewton{t: st, hs: st.hessianer(), ph: ph, best: pre}, pre, preSet, nil)
+	done()
 	best.Iterations += pre.Iterations
 	best.Passes += (pre.Passes*st.N() + t.N() - 1) / t.N()
 	t.evals += st.Evals()

@@ -13,6 +13,8 @@ import (
 const (
 	willNeed = syscall.MADV_WILLNEED
 	dontNeed = syscall.MADV_DONTNEED
+	random   = syscall.MADV_RANDOM
+	normal   = syscall.MADV_NORMAL
 )
 
 var pageSize = uintptr(os.Getpagesize())

@@ -14,6 +14,8 @@ import (
 const (
 	willNeed = 1
 	dontNeed = 2
+	random   = 3
+	normal   = 4
 )
 
 var pageSize = uintptr(os.Getpagesize())

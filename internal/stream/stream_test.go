@@ -84,3 +84,49 @@ func TestPassReadsAndDrops(t *testing.T) {
 	zero.At(5)
 	zero.End()
 }
+
+// TestRandomReads maps a file of float64 rows, registers it, and reads a
+// strided subsample under RandomReads twice (the second time after done
+// has dropped the pages, so they fault in again): every value is the
+// file's, and a heap array given beside it — which MADV_DONTNEED would
+// zero — is intact.
+func TestRandomReads(t *testing.T) {
+	const per, n, stride = 4, 50000, 997
+	want := make([]float64, n*per)
+	for k := range want {
+		want[k] = float64(k%4099) - 0.25
+	}
+	path := filepath.Join(t.TempDir(), "rows")
+	if err := os.WriteFile(path, unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 8*len(want)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 8*len(want), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Skipf("mmap: %v", err)
+	}
+	defer syscall.Munmap(mem)
+	x := unsafe.Slice((*float64)(unsafe.Pointer(&mem[0])), len(want))
+	defer Register(mem)()
+	for round := range 2 {
+		done := RandomReads(0, n, Rows(x, per), Rows(want, per))
+		for i := round; i < n; i += stride {
+			for j := range per {
+				if x[i*per+j] != want[i*per+j] {
+					t.Fatalf("round %d: row %d, column %d: %v, want %v", round, i, j, x[i*per+j], want[i*per+j])
+				}
+			}
+		}
+		done()
+	}
+	for k := range want {
+		if want[k] != float64(k%4099)-0.25 {
+			t.Fatalf("heap value %d changed to %v", k, want[k])
+		}
+	}
+	RandomReads(0, n)() // no arrays: nothing advised
+}
