@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/newton"
 	"github.com/exactmh/exactmh/internal/precision"
 	"github.com/exactmh/exactmh/internal/vec"
 )
@@ -35,21 +36,15 @@ func newtonParts(t *Target) (Hessianer, PriorHessianer, string) {
 	return hs, ph, ""
 }
 
-// newtonPoint is a point of the Newton search with everything computed
-// there: f = −log π, its gradient and Hessian, the Newton step and the
-// decrement gᵀ(H + τI)⁻¹g. The Hessian is dense or sparse
-// (precision.Hessian): the one axis the search differs on.
+// newtonPoint is a point of the Newton search (internal/newton's Point:
+// θ, f = −log π, its gradient, the Newton step and decrement) with what
+// the models record there: the dense Hessian's upper triangle (h, which
+// Hess factors; nil for the sparse model) and, when recorded
+// (denseNewton.record), the data's parts of g and h as the sweep summed
+// them, before the prior's (dg, dh).
 type newtonPoint struct {
-	theta []float64
-	f     float64
-	g     []float64
-	h     []float64 // dense: upper triangle of the d×d Hessian, row-major (hess's)
-	hess  precision.Hessian
-	step  []float64 // −(H + τI)⁻¹g
-	dec   float64   // gᵀ(H + τI)⁻¹g = −gᵀ step (twice the decrement)
-	shift float64   // τ, 0 where H is positive definite
-	// dg and dh, when recorded (newtonSearch's record), are the data's
-	// parts of g and h as the sweep summed them, before the prior's.
+	newton.Point
+	h      []float64 // dense: upper triangle of the d×d Hessian, row-major
 	dg, dh []float64
 }
 
@@ -60,37 +55,28 @@ func (pt *newtonPoint) sums(e Energy) *dataSums {
 	if pt.dg == nil {
 		return nil
 	}
-	return &dataSums{energy: e, theta: slices.Clone(pt.theta), grad: pt.dg, hess: pt.dh}
+	return &dataSums{energy: e, theta: slices.Clone(pt.X), grad: pt.dg, hess: pt.dh}
 }
 
 // direction sets the Newton step and decrement of pt: through the factor
 // of H, or of H + τI where H is not positive definite (or numerically
 // singular), which still gives a descent direction (precision.Hessian).
 func (pt *newtonPoint) direction() error {
-	tau, err := pt.hess.Factor()
-	if err != nil {
-		return fmt.Errorf("exactmh: %w at θ = %v", err, pt.theta)
+	if err := pt.Direction(); err != nil {
+		return fmt.Errorf("exactmh: %w at θ = %v", err, pt.X)
 	}
-	pt.shift = tau
-	if err := pt.hess.Solve(pt.step, pt.g); err != nil {
-		return err
-	}
-	for j := range pt.step {
-		pt.step[j] = -pt.step[j]
-	}
-	pt.dec = -vec.Dot(pt.g, pt.step)
 	return nil
 }
 
-// newtonModel is what the Newton search evaluates: f = −log π with its
-// gradient and Hessian at a point (eval, which also sets the step), and
-// f alone (energy, +Inf outside the prior's support), each adding the
-// passes over the data it made to the search's MAP. denseNewton and
-// sparseNewton are its two: the search itself is written once.
+// newtonModel is what the Newton search evaluates (newton.Problem): f =
+// −log π with its gradient and Hessian at a point (Eval, which also sets
+// the step), and f alone (Value, +Inf outside the prior's support), each
+// adding the passes over the data it made to the search's MAP.
+// denseNewton and sparseNewton are its two: the search itself is
+// internal/newton's.
 type newtonModel interface {
+	newton.Problem[*newtonPoint]
 	point() *newtonPoint
-	eval(pt *newtonPoint) error
-	energy(theta []float64) (float64, error)
 }
 
 // denseNewton is the Newton model of an energy with an exact dense
@@ -107,59 +93,59 @@ type denseNewton struct {
 
 func (m *denseNewton) point() *newtonPoint {
 	d := m.t.Dim()
-	pt := &newtonPoint{theta: make([]float64, d), g: make([]float64, d), h: make([]float64, d*d), step: make([]float64, d)}
-	pt.hess = &precision.DenseHessian{D: d, H: pt.h}
+	pt := &newtonPoint{Point: newton.Point{X: make([]float64, d), G: make([]float64, d), Step: make([]float64, d)}, h: make([]float64, d*d)}
+	pt.Hess = &precision.DenseHessian{D: d, H: pt.h}
 	if m.record {
 		pt.dg, pt.dh = make([]float64, d), make([]float64, d*d)
 	}
 	return pt
 }
 
-func (m *denseNewton) eval(pt *newtonPoint) error {
+func (m *denseNewton) Eval(pt *newtonPoint) error {
 	t, d := m.t, m.t.Dim()
-	clear(pt.g)
+	clear(pt.G)
 	clear(pt.h)
-	lp := t.LogPrior(pt.theta)
+	lp := t.LogPrior(pt.X)
 	if math.IsInf(lp, -1) {
 		return errOutside
 	}
-	u, passes, err := t.newtonSweep(m.hs, pt.h, pt.g, pt.theta)
+	u, passes, err := t.newtonSweep(m.hs, pt.h, pt.G, pt.X)
 	m.best.Passes += passes
 	if err != nil {
 		return err
 	}
-	pt.f = u - lp
+	pt.F = u - lp
 	if pt.dg != nil {
-		copy(pt.dg, pt.g)
+		copy(pt.dg, pt.G)
 		copy(pt.dh, pt.h)
 	}
 	// Subtract ∇log p and ∇²log p.
-	for j := range pt.g {
-		pt.g[j] = -pt.g[j]
+	for j := range pt.G {
+		pt.G[j] = -pt.G[j]
 	}
-	if err := t.AddLogPriorGradient(pt.g, pt.theta); err != nil {
+	if err := t.AddLogPriorGradient(pt.G, pt.X); err != nil {
 		return err
 	}
-	for j := range pt.g {
-		pt.g[j] = -pt.g[j]
+	for j := range pt.G {
+		pt.G[j] = -pt.G[j]
 	}
 	if m.prior == nil {
 		m.prior = make([]float64, d*d)
 	}
 	clear(m.prior)
-	m.ph.AddLogPriorHessian(m.prior, pt.theta)
+	m.ph.AddLogPriorHessian(m.prior, pt.X)
 	for a := range d {
 		for b := a; b < d; b++ {
 			pt.h[a*d+b] -= m.prior[a*d+b]
 		}
 	}
-	if err := finiteHessian(pt.h, d, pt.theta); err != nil {
+	if err := finiteHessian(pt.h, d, pt.X); err != nil {
 		return err
 	}
 	return pt.direction()
 }
 
-func (m *denseNewton) energy(theta []float64) (float64, error) {
+func (m *denseNewton) Value(theta []float64) (float64, error) {
 	lp := m.t.LogPrior(theta)
 	if math.IsInf(lp, -1) {
 		return math.Inf(1), nil
@@ -169,12 +155,12 @@ func (m *denseNewton) energy(theta []float64) (float64, error) {
 	return u - lp, err
 }
 
-// newtonSearch runs damped Newton from best.Theta over the model m (dense
-// or sparse) and leaves the best point in best. It returns the last point
-// when the search converged: its Hessian is the exact Hessian of −log π
-// at best.Theta (not positive definite where pt.shift > 0, which is for
-// the caller), and, when m recorded them, the data's sums there for
-// ControlVariates.
+// newtonSearch runs damped Newton (internal/newton) from best.Theta over
+// the model m (dense or sparse) and leaves the best point in best. It
+// returns the last point when the search converged: its Hessian is the
+// exact Hessian of −log π at best.Theta (not positive definite where
+// pt.Shift > 0, which is for the caller), and, when m recorded them, the
+// data's sums there for ControlVariates.
 //
 // An iteration evaluates f, g and H at the full Newton step θ + p (one
 // pass for a GLM) and takes it if it satisfies the Armijo condition
@@ -183,106 +169,69 @@ func (m *denseNewton) energy(theta []float64) (float64, error) {
 // (near the mode the change of f drowns in rounding, the decrement does
 // not). Otherwise it backtracks by energies alone, to the minimiser of the
 // quadratic through f(θ), its slope and the last trial, kept within
-// [0.1, 0.5] of the last step, and evaluates g and H only where it stops.
+// [0.1, 0.5] of the last step, and evaluates g and H only where it stops
+// (newtonPolicy). It stops where the decrement is at most set.Tol or the
+// gradient below set.GradTol, or at the rounding floor of f.
 //
 // alt, if not nil, is where the search started before the presearch moved
 // best.Theta (newtonPresearch): the first pass compares the log posterior
 // at best.Theta with alt's and, unless it is higher, the search starts
 // from alt instead.
 func newtonSearch(ctx context.Context, m newtonModel, best *MAP, set MAPSettings, alt *newtonStart) (*newtonPoint, error) {
-	d := len(best.Theta)
 	cur, trial := m.point(), m.point()
-	copy(cur.theta, best.Theta)
-	err := m.eval(cur)
-	if alt != nil && (err != nil || !(cur.f < alt.f)) {
+	copy(cur.X, best.Theta)
+	err := m.Eval(cur)
+	if alt != nil && (err != nil || !(cur.F < alt.f)) {
 		copy(best.Theta, alt.theta)
-		copy(cur.theta, alt.theta)
-		err = m.eval(cur)
+		copy(cur.X, alt.theta)
+		err = m.Eval(cur)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
 	}
-	report := func() {
-		copy(best.Theta, cur.theta)
-		best.LogDensity = -cur.f
-		best.GradNorm = math.Sqrt(vec.Dot(cur.g, cur.g))
-		best.Decrement = math.NaN()
-		if cur.shift == 0 {
-			best.Decrement = cur.dec / 2
+	pol := newtonPolicy
+	pol.DecTol, pol.GradTol, pol.MaxIterations = set.Tol, set.GradTol, set.MaxIterations
+	s := newton.Search[*newtonPoint]{Problem: m, Policy: pol, Iterations: best.Iterations,
+		Report: func(cur *newtonPoint) {
+			copy(best.Theta, cur.X)
+			best.LogDensity = -cur.F
+			best.GradNorm = math.Sqrt(vec.Dot(cur.G, cur.G))
+			best.Decrement = math.NaN()
+			if cur.Shift == 0 {
+				best.Decrement = cur.Dec / 2
+			}
+		}}
+	pt, out, err := s.Minimize(ctx, cur, trial)
+	best.Iterations = s.Iterations
+	switch out {
+	case newton.Converged:
+		return pt, nil // (H not positive definite is for the caller)
+	case newton.Stopped:
+		return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
+	case newton.MaxIterations:
+		return nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, pt.Dec/2)
+	case newton.NoDecrease:
+		e := fmt.Errorf("exactmh: FindMAP: the line search found no decrease along the Newton direction at θ = %v (‖∇‖ = %.3g, decrement %.3g)", pt.X, best.GradNorm, pt.Dec/2)
+		if err != nil {
+			e = fmt.Errorf("%w; the full step failed with: %w", e, err)
 		}
+		return nil, e
 	}
-	const armijo = 1e-4
-	for {
-		report()
-		if cur.shift == 0 && cur.dec/2 <= set.Tol || maxAbs(cur.g) < set.GradTol {
-			return cur, nil // (H not positive definite is for the caller)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, err)
-		}
-		if best.Iterations >= set.MaxIterations {
-			return nil, fmt.Errorf("exactmh: FindMAP did not converge in %d Newton iterations (‖∇‖ = %.3g, decrement %.3g)", best.Iterations, best.GradNorm, cur.dec/2)
-		}
-		best.Iterations++
+	return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
+}
 
-		// The full step, with f, g and H in one pass.
-		for j := range d {
-			trial.theta[j] = cur.theta[j] + cur.step[j]
-		}
-		var trialErr error
-		ft := math.Inf(1)
-		if err := m.eval(trial); err == nil {
-			ft = trial.f
-		} else {
-			trialErr = err
-		}
-		accept := trialErr == nil && (ft <= cur.f-armijo*cur.dec ||
-			ft <= cur.f+logDensityNoise(cur.f) && trial.shift == 0 && trial.dec < cur.dec)
-		if !accept && cur.shift == 0 && cur.dec/2 <= logDensityNoise(cur.f) {
-			// The gain left is below the rounding of f, and the full step
-			// did not reduce the decrement: the rounding floor. Backtracking
-			// could only waste passes.
-			return cur, nil
-		}
-		// Backtrack by energies alone.
-		floor := false
-		for step, last := 1.0, ft; !accept; {
-			next := 0.5 * step
-			if q := last - cur.f + cur.dec*step; q > 0 && !math.IsInf(last, 0) {
-				next = cur.dec * step * step / (2 * q)
-			}
-			step = min(max(next, 0.1*step), 0.5*step)
-			if step < 1e-10 {
-				if cur.shift == 0 && cur.dec/2 <= logDensityNoise(cur.f) {
-					floor = true // the rounding floor of f: converged
-					break
-				}
-				err := fmt.Errorf("exactmh: FindMAP: the line search found no decrease along the Newton direction at θ = %v (‖∇‖ = %.3g, decrement %.3g)", cur.theta, best.GradNorm, cur.dec/2)
-				if trialErr != nil {
-					err = fmt.Errorf("%w; the full step failed with: %w", err, trialErr)
-				}
-				return nil, err
-			}
-			for j := range d {
-				trial.theta[j] = cur.theta[j] + step*cur.step[j]
-			}
-			f, err := m.energy(trial.theta)
-			if err != nil {
-				f = math.Inf(1)
-			}
-			last = f
-			if f <= cur.f-armijo*step*cur.dec {
-				if err := m.eval(trial); err != nil {
-					return nil, fmt.Errorf("exactmh: FindMAP: %w", err)
-				}
-				accept = true
-			}
-		}
-		if floor {
-			return cur, nil
-		}
-		cur, trial = trial, cur
-	}
+// newtonPolicy is newtonSearch's rule (its tolerances and cap are
+// MAPSettings'): the Armijo condition with c = 10⁻⁴, the full step
+// evaluated with its gradient and Hessian (one pass for a GLM), the
+// rounding floor logDensityNoise, and backtracking by the clamped
+// quadratic fit down to a step of 10⁻¹⁰.
+var newtonPolicy = newton.Policy{
+	Armijo:     1e-4,
+	LineSearch: newton.Quadratic,
+	MinStep:    1e-10,
+	Fused:      true,
+	Noise:      logDensityNoise,
+	Floor:      newton.FloorStop,
 }
 
 // stridedGLM is every stride-th datum of a GLM (data 0, stride, 2·stride,
@@ -453,12 +402,3 @@ const (
 // errOutside is the error of a Newton evaluation outside the prior's
 // support (a user's PriorHessianer with a bounded support).
 var errOutside = errors.New("θ is outside the prior's support")
-
-// maxAbs returns max_j |v_j|.
-func maxAbs(v []float64) float64 {
-	var m float64
-	for _, x := range v {
-		m = math.Max(m, math.Abs(x))
-	}
-	return m
-}

@@ -175,8 +175,8 @@ func findLaplace(ctx context.Context, p *Posterior, init []float64, s *MAPSettin
 	la := &LaplaceApprox{MAP: m, Mean: m.Theta, LogDensity: m.LogDensity, Passes: m.Passes, ExactHessian: true}
 	var h []float64
 	if pt != nil {
-		if sh, ok := pt.hess.(*precision.SparseHessian); ok {
-			return la, la.factorSparse(t, sh, pt.shift, who)
+		if sh, ok := pt.Hess.(*precision.SparseHessian); ok {
+			return la, la.factorSparse(t, sh, pt.Shift, who)
 		}
 		h, la.data = pt.h, pt.sums(t.Energy())
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh/internal/newton"
 	"github.com/exactmh/exactmh/internal/precision"
 	"github.com/exactmh/exactmh/sparse"
 )
@@ -90,19 +91,19 @@ type sparseNewton struct {
 
 func (s *sparseNewton) point() *newtonPoint {
 	d := s.t.Dim()
-	return &newtonPoint{theta: make([]float64, d), g: make([]float64, d), step: make([]float64, d), hess: &precision.SparseHessian{}}
+	return &newtonPoint{Point: newton.Point{X: make([]float64, d), G: make([]float64, d), Step: make([]float64, d), Hess: &precision.SparseHessian{}}}
 }
 
-// eval sets f(θ) = −log π(θ) = βΣU_i(θ) − log p(θ), its gradient, the
-// sparse Hessian and the Newton step at pt.theta.
-func (s *sparseNewton) eval(pt *newtonPoint) error {
-	t, theta := s.t, pt.theta
+// Eval sets f(θ) = −log π(θ) = βΣU_i(θ) − log p(θ), its gradient, the
+// sparse Hessian and the Newton step at pt.X.
+func (s *sparseNewton) Eval(pt *newtonPoint) error {
+	t, theta := s.t, pt.X
 	lp := t.LogPrior(theta)
 	if math.IsInf(lp, -1) || math.IsNaN(lp) {
 		return errOutside
 	}
-	clear(pt.g)
-	u, err := t.TotalEnergyAndGradient(pt.g, theta)
+	clear(pt.G)
+	u, err := t.TotalEnergyAndGradient(pt.G, theta)
 	s.best.Passes++
 	if err != nil {
 		return err
@@ -115,22 +116,22 @@ func (s *sparseNewton) eval(pt *newtonPoint) error {
 		return err
 	}
 	for j, v := range s.gp {
-		pt.g[j] -= v
+		pt.G[j] -= v
 	}
-	pt.f = u - lp
+	pt.F = u - lp
 	h, err := s.hessian(theta)
 	if err != nil {
 		return err
 	}
-	sh := pt.hess.(*precision.SparseHessian)
+	sh := pt.Hess.(*precision.SparseHessian)
 	sh.H, sh.Sym = h, s.sym
 	err = pt.direction()
 	s.sym = sh.Sym
 	return err
 }
 
-// energy returns f(θ), +Inf outside the prior's support.
-func (s *sparseNewton) energy(theta []float64) (float64, error) {
+// Value returns f(θ), +Inf outside the prior's support.
+func (s *sparseNewton) Value(theta []float64) (float64, error) {
 	lp := s.t.LogPrior(theta)
 	if math.IsInf(lp, -1) || math.IsNaN(lp) {
 		return math.Inf(1), nil

@@ -6,6 +6,7 @@ package multilevel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/newton"
+	"github.com/exactmh/exactmh/sparse"
 )
 
 // backfitLevels is the number of levels both factors of a crossed pair
@@ -302,7 +305,33 @@ func backfitCenter(ctx context.Context, t *exactmh.Target, pl *backfitPlan, lay 
 		passes++
 		return nil
 	}
-	var h, l, rhs []float64
+	// A block's Newton step given the others is one iteration of the
+	// module's damped Newton (internal/newton, blockPolicy) on its m
+	// coordinates from s: Eval sets its gradient and Hessian, the pass's
+	// sums (accs[0]) plus the prior's (pg, hp), and the step through
+	// blockHessian. cur holds the block's coordinates before the step and
+	// next is the block's slice of θ, which the step writes.
+	var (
+		hp        *sparse.SymCSC
+		b, s, m   int // the block, its start and size
+		bh        blockHessian
+		cur, next newton.Point
+	)
+	cur.Hess = &bh
+	search := newton.Search[*newton.Point]{Policy: blockPolicy, Problem: newton.Funcs{
+		EvalFunc: func(pt *newton.Point) error {
+			bh.h, bh.m = append(bh.h[:0], accs[0].hess[pl.hOff[b]:pl.hOff[b]+m*m]...), m
+			for a := range m {
+				for c := range m {
+					bh.h[a*m+c] += hp.At(s+a, s+c)
+				}
+				pt.G[a] = accs[0].grad[s+a] - pg[s+a] // ∇F
+			}
+			return pt.Direction()
+		},
+		ValueFunc: func([]float64) (float64, error) { return math.NaN(), errNoValue },
+	}}
+	var xbuf, gbuf, sbuf []float64
 	// update makes each block of group gr its Newton step given the
 	// others and returns the largest step in the block's conditional sd.
 	update := func(gr int) (float64, error) {
@@ -313,42 +342,25 @@ func backfitCenter(ctx context.Context, t *exactmh.Target, pl *backfitPlan, lay 
 		if err := t.AddLogPriorGradient(pg, theta); err != nil {
 			return 0, err
 		}
-		hp, err := t.SparseHessianOf(ph, theta)
-		if err != nil {
+		var err error
+		if hp, err = t.SparseHessianOf(ph, theta); err != nil {
 			return 0, err
 		}
 		var big float64
-		for b := pl.firstBlock[gr]; b < len(pl.grp) && pl.grp[b] == gr; b++ {
-			s, m := pl.bStart[b], pl.bLen[b]
-			h = append(h[:0], accs[0].hess[pl.hOff[b]:pl.hOff[b]+m*m]...)
-			rhs = rhs[:0]
+		for b = pl.firstBlock[gr]; b < len(pl.grp) && pl.grp[b] == gr; b++ {
+			s, m = pl.bStart[b], pl.bLen[b]
+			xbuf = append(xbuf[:0], theta[s:s+m]...)
+			gbuf, sbuf = slices.Grow(gbuf[:0], m)[:m], slices.Grow(sbuf[:0], m)[:m]
+			cur.X, cur.G, cur.Step, cur.Derived = xbuf, gbuf, sbuf, false
+			next.X = theta[s : s+m]
+			search.Iterations = 0
+			if _, out, err := search.Minimize(ctx, &cur, &next); out == newton.Stopped || out == newton.Failed {
+				return 0, err
+			}
+			shrink := search.Lambda
 			for a := range m {
-				for c := range m {
-					h[a*m+c] += hp.At(s+a, s+c)
-				}
-				rhs = append(rhs, pg[s+a]-accs[0].grad[s+a]) // −∇F
-			}
-			l = append(l[:0], h...)
-			if !cholesky(l, m) {
-				for a := range m { // not positive definite: a diagonal step
-					l[a*m+a] = math.Max(h[a*m+a], 1e-8)
-				}
-				cholesky(l, m)
-			}
-			forwardSub(l, m, rhs)
-			backSub(l, m, rhs)
-			var size float64
-			for _, v := range rhs {
-				size = math.Max(size, math.Abs(v))
-			}
-			shrink := 1.0
-			if size > 1 { // a damped step far from the mode
-				shrink = 1 / size
-			}
-			for a := range m {
-				theta[s+a] += shrink * rhs[a]
-				variance[s+a] = denseInvDiag(l, m, a)
-				big = math.Max(big, shrink*math.Abs(rhs[a])/math.Sqrt(variance[s+a]))
+				variance[s+a] = denseInvDiag(bh.l, m, a)
+				big = math.Max(big, shrink*math.Abs(cur.Step[a])/math.Sqrt(variance[s+a]))
 			}
 		}
 		return big, nil
@@ -433,8 +445,7 @@ func backfitCenter(ctx context.Context, t *exactmh.Target, pl *backfitPlan, lay 
 		}
 	}
 	sd = make([]float64, d)
-	hp, err := t.SparseHessianOf(ph, theta)
-	if err != nil {
+	if hp, err = t.SparseHessianOf(ph, theta); err != nil {
 		return nil, nil, passes, err
 	}
 	for j, b := range pl.blocks {
@@ -445,6 +456,45 @@ func backfitCenter(ctx context.Context, t *exactmh.Target, pl *backfitPlan, lay 
 		}
 	}
 	return theta, sd, passes, nil
+}
+
+// blockPolicy is backfitCenter's block step: one Newton step given the
+// other blocks, untested (Gauss–Seidel has no line search: the sweep is
+// the outer loop), shortened to at most 1 in every coordinate far from
+// the mode.
+var blockPolicy = newton.Policy{LineSearch: newton.None, MaxStep: 1, DecTol: math.NaN(), MaxIterations: 1}
+
+// errNoValue is what a block's objective says if asked its value: the
+// block step (blockPolicy) never is.
+var errNoValue = errors.New("the backfitting block step has no objective value")
+
+// blockHessian is a block's m×m Hessian h (row-major) and its Cholesky
+// factor l; where h is not positive definite, the factor of its diagonal
+// (floored at 10⁻⁸) put over the partial factor, a step that still
+// descends (Factor then returns 1).
+type blockHessian struct {
+	h, l []float64
+	m    int
+}
+
+func (f *blockHessian) Factor() (float64, error) {
+	m := f.m
+	f.l = append(f.l[:0], f.h...)
+	if cholesky(f.l, m) {
+		return 0, nil
+	}
+	for a := range m { // not positive definite: a diagonal step
+		f.l[a*m+a] = math.Max(f.h[a*m+a], 1e-8)
+	}
+	cholesky(f.l, m)
+	return 1, nil
+}
+
+func (f *blockHessian) Solve(dst, b []float64) error {
+	copy(dst, b)
+	forwardSub(f.l, f.m, dst)
+	backSub(f.l, f.m, dst)
+	return nil
 }
 
 // denseInvDiag returns ((LLᵀ)⁻¹)_aa = ‖L⁻¹e_a‖², L the lower factor in l.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/newton"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -79,8 +80,7 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 	m := len(eff)
 	theta := make([]float64, d)
 	grad := make([]float64, d)
-	trial := make([]float64, d)
-	rhs, step, work := make([]float64, m), make([]float64, m), make([]float64, m)
+	work := make([]float64, m)
 	// obj returns −log π(θ); the energy, a pass over the data, is that of
 	// the last call when the effects are the same (each round's Newton
 	// step starts where the last line search ended).
@@ -157,76 +157,68 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 		pattern = a
 		return nil
 	}
-	// newton makes at most steps damped Newton steps on the effects.
-	newton := func(steps int) error {
-		f, err := obj(theta)
-		if err != nil {
-			return err
-		}
-		for range steps {
-			if err := ctx.Err(); err != nil {
+	// The Newton search on the effects given the scales (internal/newton,
+	// effectsPolicy): Eval puts the point's effects into θ, where obj and
+	// hessian read them; Value tries a step's effects in a copy of θ.
+	full, pg := make([]float64, d), make([]float64, d)
+	var cur, next newton.Point
+	for _, pt := range []*newton.Point{&cur, &next} {
+		pt.X, pt.G, pt.Step = make([]float64, m), make([]float64, m), make([]float64, m)
+		pt.Hess = newton.FactorFuncs{FactorFunc: hessian, SolveFunc: func(dst, b []float64) { chol.Solve(dst, b, work) }}
+	}
+	prob := newton.Funcs{
+		EvalFunc: func(pt *newton.Point) error {
+			for a, j := range eff {
+				theta[j] = pt.X[a]
+			}
+			f, err := obj(theta)
+			if err != nil {
 				return err
 			}
+			pt.F = f
 			clear(grad)
 			if _, err := t.TotalEnergyAndGradient(grad, theta); err != nil {
 				return err
 			}
-			pg := trial
 			clear(pg)
 			if err := t.AddLogPriorGradient(pg, theta); err != nil {
 				return err
 			}
 			for a, j := range eff {
-				rhs[a] = pg[j] - grad[j] // −∇F
+				pt.G[a] = grad[j] - pg[j] // ∇F
 			}
-			if err := hessian(); err != nil {
-				return err
+			return pt.Direction()
+		},
+		ValueFunc: func(x []float64) (float64, error) {
+			copy(full, theta)
+			for a, j := range eff {
+				full[j] = x[a]
 			}
-			chol.Solve(step, rhs, work)
-			var size, dec float64
-			for a, s := range step {
-				size = math.Max(size, math.Abs(s))
-				dec += rhs[a] * s
-			}
-			if size < 1e-8 {
-				return nil
-			}
-			// Near the mode the decrease the step predicts (half the
-			// Newton decrement −∇FᵀH⁻¹∇F) is below the rounding of F, a
-			// sum of N terms: no step can be seen to descend, and the line
-			// search would halve λ some 34 times, a pass over the data
-			// each. There Newton's full step is taken (it converges
-			// quadratically), as model.MultilevelCenter does.
-			if dec/2 <= 1e-12*math.Abs(f) {
-				for a, j := range eff {
-					theta[j] += step[a]
-				}
-				if f, err = obj(theta); err != nil {
-					return err
-				}
-				continue
-			}
-			for lambda := 1.0; ; lambda /= 2 {
-				if lambda < 1e-10 {
-					return nil // no descent along the Newton step: at the mode to rounding
-				}
-				copy(trial, theta)
-				for a, j := range eff {
-					trial[j] += lambda * step[a]
-				}
-				if ft, err := obj(trial); err == nil && ft <= f {
-					copy(theta, trial)
-					f = ft
-					break
-				}
-			}
+			return obj(full)
+		},
+	}
+	// newtonSteps makes at most steps damped Newton steps on the effects.
+	newtonSteps := func(steps int) error {
+		for a, j := range eff {
+			cur.X[a] = theta[j]
 		}
-		return nil
+		cur.Derived = false
+		pol := effectsPolicy
+		pol.MaxIterations = steps
+		s := newton.Search[*newton.Point]{Problem: prob, Policy: pol}
+		pt, out, err := s.Minimize(ctx, &cur, &next)
+		for a, j := range eff {
+			theta[j] = pt.X[a]
+		}
+		if out == newton.Stopped || out == newton.Failed {
+			return err
+		}
+		return nil // converged, the steps made, or no descent along the Newton step: at the mode to rounding
 	}
 	variance := make([]float64, m)
 	lastSaid := time.Now()
 	for round := range 50 {
-		if err := newton(1); err != nil {
+		if err := newtonSteps(1); err != nil {
 			return nil, nil, fmt.Errorf("Laplace-EM round %d: %w", round, err)
 		}
 		if err := hessian(); err != nil {
@@ -256,7 +248,7 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 			(*exactmh.Choice)(nil).Progress(ctx, "Laplace-EM round %d: the log scales moved up to %.3g (it stops below 0.01, at most 50 rounds)", round+1, moved)
 		}
 	}
-	if err := newton(100); err != nil {
+	if err := newtonSteps(100); err != nil {
 		return nil, nil, err
 	}
 	if err := hessian(); err != nil {
@@ -278,6 +270,25 @@ func multilevelCenter(ctx context.Context, t *exactmh.Target, lay Layout) (cente
 		}
 	}
 	return theta, sd, nil
+}
+
+// effectsPolicy is the Newton rule of the Laplace-EM centre on the
+// effects given the scales (multilevelCenter): a trial is evaluated by
+// f = −log π alone and accepted on any decrease, a refused one halved
+// down to a step of 10⁻¹⁰ (below it no step descends: the mode to
+// rounding); it stops where no effect's step exceeds 10⁻⁸. Near the mode
+// the decrease the step predicts (half the Newton decrement) is below the
+// rounding of f, a sum of N terms: no step can be seen to descend, and
+// the line search would halve the step some 34 times, a pass over the
+// data each. There Newton's full step is taken untested (it converges
+// quadratically).
+var effectsPolicy = newton.Policy{
+	LineSearch: newton.Halve,
+	MinStep:    1e-10,
+	Noise:      func(f float64) float64 { return 1e-12 * math.Abs(f) },
+	Floor:      newton.FloorFullStep,
+	DecTol:     math.NaN(),
+	StepTol:    1e-8,
 }
 
 // multilevelChoice is the automatic default on a multilevel posterior
