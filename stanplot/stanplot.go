@@ -187,6 +187,12 @@ func (d *Draws) check() error {
 // each); select fewer with Draws.Select.
 const MaxPanels = 64
 
+// MaxIntervals is the most variables one interval plot draws (a row
+// each, 0.24 inch high: at 200,000 rows the picture alone would take
+// tens of gigabytes); Caterpillar draws thousands of levels in one
+// picture, and Draws.Select picks fewer.
+const MaxIntervals = 1000
+
 // Options shape a plot. The zero value (or nil) works.
 type Options struct {
 	// Title is written above the plot (Intervals) or prepended to each
@@ -431,6 +437,9 @@ func Intervals(path string, d *Draws, opt *Options) error {
 	}
 	p.X.Label.Text = "median, 50% and 90% intervals"
 	k := len(d.Names)
+	if k > MaxIntervals {
+		return fmt.Errorf("stanplot: Intervals: %d variables, more than the %d rows an interval plot draws (Draws.Select picks some; Caterpillar draws a factor's levels)", k, MaxIntervals)
+	}
 	mid := make(plotter.XYs, k)
 	inner := make(plotter.XErrors, k)
 	outer := make(plotter.XErrors, k)

@@ -7,6 +7,7 @@ package stanplot
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -186,6 +187,14 @@ func TestPlotErrors(t *testing.T) {
 	}
 	if err := Trace(filepath.Join(dir, "m.png"), many, nil); err == nil || !strings.Contains(err.Error(), "select some") {
 		t.Errorf("%d panels: %v", MaxPanels+1, err)
+	}
+	rows := &Draws{Chains: [][][]float64{{}}}
+	for j := range MaxIntervals + 1 {
+		rows.Names = append(rows.Names, fmt.Sprintf("v%d", j))
+		rows.Chains[0] = append(rows.Chains[0], []float64{1, 2})
+	}
+	if err := Intervals(filepath.Join(dir, "r.png"), rows, nil); err == nil || !strings.Contains(err.Error(), "Draws.Select picks some") {
+		t.Errorf("%d interval rows: %v", MaxIntervals+1, err)
 	}
 	if _, err := ok.Select("b"); err == nil || !strings.Contains(err.Error(), `no variable "b"`) {
 		t.Errorf("Select of a missing variable: %v", err)

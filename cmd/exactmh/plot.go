@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/exactmh/exactmh/stancsv"
@@ -131,7 +132,9 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 		// factor's levels in a caterpillar plot of their own.
 		var top []string
 		top, groups = splitGroups(files[0], d.Names)
-		if len(top) > stanplot.MaxPanels {
+		if len(top) > stanplot.MaxIntervals {
+			fmt.Fprintf(stderr, "exactmh: plot: %d parameters besides the levels' effects: the trace and rank plots draw the first %d, the interval plot the first %d (--vars picks others)\n", len(top), stanplot.MaxPanels, stanplot.MaxIntervals)
+		} else if len(top) > stanplot.MaxPanels {
 			fmt.Fprintf(stderr, "exactmh: plot: %d parameters besides the levels' effects: the trace and rank plots draw the first %d (--vars picks others)\n", len(top), stanplot.MaxPanels)
 		}
 		full := d
@@ -174,6 +177,14 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 		// The intercept, on another scale than the slopes (and far from 0
 		// on the original scale), would squeeze their intervals.
 		if forest, err = d.Select(d.Names[1:]...); err != nil {
+			return failure(err)
+		}
+	}
+	if n := len(forest.Names); n > stanplot.MaxIntervals {
+		if *vars != "" && slices.Contains(todo, "intervals") {
+			return usageErr("--vars: %d variables, more than the %d rows of an interval plot (pick fewer, or --kind trace,rank)", n, stanplot.MaxIntervals)
+		}
+		if forest, err = forest.Select(forest.Names[:stanplot.MaxIntervals]...); err != nil {
 			return failure(err)
 		}
 	}

@@ -66,7 +66,8 @@ func TestPlotAndSummaryManyLevels(t *testing.T) {
 // columns, and plot --vars picking two of them, through the command (issue
 // 44 item 10: summary took 10 CPU-s at 80,000 columns and did not finish
 // at 200,000, a name searched among all columns for each column; the
-// command's look-ups are maps, stanplot's Select too). It relies on the
+// command's look-ups are maps, stanplot's Select too), and plot without
+// --vars over all of them (bounded pictures). It relies on the
 // test's timeout to fail, as stancsv's TestManyColumns does for the
 // library's Summarize. Not -short: about 10 CPU-s.
 func TestSummaryManyColumns(t *testing.T) {
@@ -105,5 +106,16 @@ func TestSummaryManyColumns(t *testing.T) {
 	r = mustRun(t, dir, append([]string{"plot", "--vars", fmt.Sprintf("x0,x%d", p-1), "--kind", "trace", "--out", "w"}, files...)...)
 	if st, err := os.Stat(filepath.Join(dir, "w_trace.png")); err != nil || st.Size() == 0 {
 		t.Errorf("plot --vars over %d columns: %v (%s)", p, err, r.stdout)
+	}
+	// Without --vars: the first 64 in the panels, the first 1000 in the
+	// interval plot (a row each for all of them took over 24 GB).
+	r = mustRun(t, dir, append([]string{"plot", "--out", "all"}, files...)...)
+	for _, k := range []string{"trace", "rank", "intervals"} {
+		if st, err := os.Stat(filepath.Join(dir, "all_"+k+".png")); err != nil || st.Size() == 0 {
+			t.Errorf("plot over %d columns: %s: %v", p, k, err)
+		}
+	}
+	if !strings.Contains(r.stderr, "the interval plot the first 1000") {
+		t.Errorf("plot over %d columns does not say what it drew: %q", p, r.stderr)
 	}
 }
