@@ -81,9 +81,9 @@ type NUTS struct {
 	NonCentred bool
 	// TargetAccept is the acceptance rate warmup adapts the step size
 	// toward when Settings.TargetAccept is 0 (0: 0.8, Stan's adapt_delta).
-	// The automatic default sets 0.95 on multilevel posteriors, as
-	// rstanarm's stan_glmer does: a smaller step that enters the narrow
-	// regions a random-intercept posterior has (TestNonCentredPinnedTarget).
+	// The automatic default sets 0.95 for the non-centred form on
+	// multilevel posteriors, as rstanarm's stan_glmer does: a smaller step
+	// that enters their narrow regions (TestNonCentredPinnedTarget).
 	TargetAccept float64
 
 	// Test hooks (export_test.go), nil in every real kernel: the log

@@ -532,11 +532,10 @@ func grinds(c *exactmh.Choice, p *exactmh.Posterior, m exactmh.Candidate, lay La
 // data pins u_g, and the non-centred z_g = u_g/τ would then be the funnel.
 // Without a centre (center nil) it is non-centred: the centre fails most
 // often where τ collapses toward 0, the funnel's neck. TestNonCentredFunnel
-// measures both forms on a funnel. Either form adapts its step toward an
-// acceptance of multilevelTargetAccept.
+// measures both forms on a funnel. The non-centred form adapts its step
+// toward an acceptance of multilevelTargetAccept.
 func multilevelNUTS(lay Layout, center, sd []float64) (name string, k exactmh.NUTS, why string) {
 	nc := exactmh.NUTS{NonCentred: true, TargetAccept: multilevelTargetAccept}
-	centred := exactmh.NUTS{TargetAccept: multilevelTargetAccept}
 	if center == nil || sd == nil {
 		return "NUTS-NC", nc, "non-centred (u = τ·z; no centre to tell whether the groups' data pin their effects)"
 	}
@@ -552,19 +551,21 @@ func multilevelNUTS(lay Layout, center, sd []float64) (name string, k exactmh.NU
 		}
 	}
 	if count == 0 {
-		return "NUTS", centred, "centred (no random effects)"
+		return "NUTS", exactmh.NUTS{}, "centred (no random effects)"
 	}
 	ratio := sum / float64(count)
 	if ratio >= 0.5 {
 		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
 	}
-	return "NUTS", centred, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
+	return "NUTS", exactmh.NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
 }
 
 // multilevelTargetAccept is the acceptance rate the default's full-batch
-// NUTS adapts toward on a multilevel posterior: 0.95, rstanarm's
-// adapt_delta for stan_glmer, where Stan's 0.8 leaves steps too long for
-// the narrow regions of a random-intercept posterior. On
+// non-centred NUTS adapts toward: 0.95, rstanarm's adapt_delta for
+// stan_glmer, where Stan's 0.8 leaves steps too long for the narrow
+// regions of a random-intercept posterior whose groups' data differ
+// widely (the centred form, chosen where the data pin every group's
+// effect, keeps 0.8). On
 // pinnedGroupModel (one group of 2,200 data, nine of 3) NUTS-NC diverged
 // in 7 of 2,000 transitions at 0.8 and none at 0.95, for 1.4 times the
 // gradients (TestNonCentredPinnedTarget).
