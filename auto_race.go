@@ -176,6 +176,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	for i, c := range cands {
 		entry[i] = -1
 		if c.skip != "" {
+			choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, c.skip)
 			continue
 		}
 		r := newRacer(ctx, c.name, c.post, c.k, init, seed, choice.cache(c.post))
@@ -248,6 +249,10 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		ms = append(ms, racedCandidate(race, t.at, racers[t.at]))
 	}
 	for _, m := range ms {
+		if m.Cost == 0 { // not piloted: no rate to show beside the reason
+			choiceProgress(ctx, "pilot %s: %s", m.Name, m.Err)
+			continue
+		}
 		choiceProgress(ctx, "pilot %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations, %v CPU) %s", m.Name, m.ESSPerCost, m.Cost, m.Time.Round(10*time.Millisecond), m.Err)
 	}
 	// The winner: the highest rate (the uncapped kernel's handicapped when

@@ -298,11 +298,13 @@ func (s *stanWriter) header(k exactmh.Kernel, name string, exact bool, set exact
 // can restore the names a Stan CSV header cannot hold
 // (TestNameMapVerbatim). A name with a line break keeps it as a space.
 func (s *stanWriter) nameMap(names []string) {
-	if len(s.orig) != len(names) {
+	if len(s.orig) > len(names) {
 		return
 	}
+	// The parameters' names come first; generated quantities'
+	// (Options.Generated) follow, named by the caller.
 	head := false
-	for j, n := range names {
+	for j, n := range names[:len(s.orig)] {
 		if s.orig[j] == n {
 			continue
 		}

@@ -32,6 +32,9 @@ type reportFlags struct {
 	percentiles  string
 	sigFigs      int
 	standardized bool
+	// verbatim: the run's own names (summary --verbatim-names), restored
+	// from the files' parameter_names block.
+	verbatim bool
 	// sigFigsSet reports --sig-figs given on the command line: 0 is then
 	// an error, not the default.
 	sigFigsSet bool
@@ -46,6 +49,7 @@ func (r *reportFlags) register(fs *flag.FlagSet, withFormat bool) {
 		fs.StringVar(&r.format, "format", "table", "output `format`: table, csv or json")
 		fs.StringVar(&r.percentiles, "percentiles", "5,50,95", "the `list` of percentiles reported, comma-separated, each in [0, 100]")
 		fs.IntVar(&r.sigFigs, "sig-figs", 0, "significant `digits` of the numbers, 1–17 (default: 4 in the table, 6 in csv and json)")
+		fs.BoolVar(&r.verbatim, "verbatim-names", false, "name the variables as the run did (u_g[Zürich]), from the files' parameter_names comments, instead of the CSV columns' Stan-safe spelling (u_g_Z_rich)")
 	}
 }
 
@@ -536,6 +540,13 @@ func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps 
 		secs += f.SamplingSeconds
 	}
 	rp.rows = rows(d, ps, secs, known, progress)
+	if rf.verbatim {
+		for k := range rp.rows {
+			if v, ok := files[0].ConfigValue("parameter_names." + rp.rows[k].Name); ok {
+				rp.rows[k].Name = v
+			}
+		}
+	}
 	return rp, nil
 }
 
