@@ -97,7 +97,9 @@ func TestMultilevelDefaultStart(t *testing.T) {
 	}
 }
 
-// TestMultilevelOriginInit starts GroupSMH and GroupGibbs from an explicit
+// TestMultilevelOriginInit starts GroupSMH and GroupGibbs (on a logistic
+// model, and GroupGibbs on a Gaussian one with σ unknown, its sweep by
+// sufficient statistics, and on a negative binomial one) from an explicit
 // Init at the origin — every effect exactly 0, where a log scale's
 // conditional, τ^(1−G)·p(τ) in log τ, is improper — and checks that no
 // log scale walks off: GroupSMH's prior-only updates of the free log
@@ -109,23 +111,40 @@ func TestMultilevelOriginInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pb.Posterior
-	for _, k := range []exactmh.Kernel{multilevel.GroupSMH{}, multilevel.GroupGibbs{}} {
+	_, gb, err := gaussKit{n: 120, groups: 6, slope: true}.Draw(rand.New(rand.NewPCG(2, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, nb, err := mlNegBin{n: 200, groups: 5}.Draw(rand.New(rand.NewPCG(3, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		p    *exactmh.Posterior
+		k    exactmh.Kernel
+	}{
+		{"logistic", pb.Posterior, multilevel.GroupSMH{}},
+		{"logistic", pb.Posterior, multilevel.GroupGibbs{}},
+		{"gaussian, σ unknown", gb.Posterior, multilevel.GroupGibbs{}},
+		{"negative binomial", nb.Posterior, multilevel.GroupGibbs{}},
+	} {
+		p, k := c.p, c.k
 		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 200, Seed: 1, Init: make([]float64, p.Dim())})
 		if err != nil {
-			t.Fatalf("%s from the origin: %v", k.Name(), err)
+			t.Fatalf("%s on the %s model from the origin: %v", k.Name(), c.what, err)
 		}
-		for c := range res.Chains {
+		for ch := range res.Chains {
 			for j, n := range p.Names {
 				if !strings.HasPrefix(n, "log_tau") {
 					continue
 				}
 				lo := math.Inf(1)
-				for i := range res.Chains[c].Len() {
-					lo = math.Min(lo, res.Draw(c, i)[j])
+				for i := range res.Chains[ch].Len() {
+					lo = math.Min(lo, res.Draw(ch, i)[j])
 				}
 				if !(lo > -10) {
-					t.Errorf("%s from the origin, chain %d: %s down to %v", k.Name(), c, n, lo)
+					t.Errorf("%s on the %s model from the origin, chain %d: %s down to %v", k.Name(), c.what, ch, n, lo)
 				}
 			}
 		}
