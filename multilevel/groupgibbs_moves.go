@@ -149,21 +149,7 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay Layout, fixed []int32, hooks
 	if hooks.movesOff {
 		return nil
 	}
-	type term struct {
-		start, stride, levels, logTau int
-		sd                            float64 // of a fixed-scale term
-	}
-	var terms []term
-	for t := range lay.NumTerms() {
-		_, _, start, stride, levels, lt := lay.Term(t)
-		terms = append(terms, term{start, stride, levels, lt, 0})
-	}
-	if fs, ok := lay.(FixedScaleLayout); ok {
-		for t := range fs.NumFixedScale() {
-			start, stride, levels, sd := fs.FixedScale(t)
-			terms = append(terms, term{start, stride, levels, -1, sd})
-		}
-	}
+	terms := layoutTerms(lay)
 	d := len(g.blocks)
 	mv := &gibbsMoves{hooks: hooks}
 	if !hooks.shiftsOff && len(terms) > 0 {
@@ -764,4 +750,28 @@ func (c *gibbsChain) nestedScaleMove(rng *rand.Rand, ns *nestedScale) bool {
 		c.next[ns.logTau] = c.theta[ns.logTau]
 	}
 	return accept
+}
+
+// layoutTerm is a random-effect term of a Layout: its effects' first
+// index, stride and levels, and its log-scale index (−1 for a term of
+// fixed scale sd, FixedScaleLayout).
+type layoutTerm struct {
+	start, stride, levels, logTau int
+	sd                            float64
+}
+
+// layoutTerms lists lay's terms, then its fixed-scale terms.
+func layoutTerms(lay Layout) []layoutTerm {
+	var terms []layoutTerm
+	for t := range lay.NumTerms() {
+		_, _, start, stride, levels, lt := lay.Term(t)
+		terms = append(terms, layoutTerm{start, stride, levels, lt, 0})
+	}
+	if fs, ok := lay.(FixedScaleLayout); ok {
+		for t := range fs.NumFixedScale() {
+			start, stride, levels, sd := fs.FixedScale(t)
+			terms = append(terms, layoutTerm{start, stride, levels, -1, sd})
+		}
+	}
+	return terms
 }

@@ -120,21 +120,7 @@ func (g *gibbsTerms) buildShears(e SparseRowGLM, lay Layout, fixed []int32, beta
 	if len(g.expl) == 0 || !g.expl[0] || len(fixed) == 0 {
 		return nil
 	}
-	type term struct {
-		start, stride, levels, logTau int
-		sd                            float64
-	}
-	var terms []term
-	for t := range lay.NumTerms() {
-		_, _, start, stride, levels, lt := lay.Term(t)
-		terms = append(terms, term{start, stride, levels, lt, 0})
-	}
-	if fs, ok := lay.(FixedScaleLayout); ok {
-		for t := range fs.NumFixedScale() {
-			start, stride, levels, sd := fs.FixedScale(t)
-			terms = append(terms, term{start, stride, levels, -1, sd})
-		}
-	}
+	terms := layoutTerms(lay)
 	nt, nf := len(terms), len(fixed)
 	if nt == 0 {
 		return nil
