@@ -287,6 +287,18 @@ func addCutGradient(g, raw, gc []float64) {
 	}
 }
 
+// FullBatchReason is multilevel.FullBatchEnergy's: with random effects
+// (NewOrdinalMultilevel) the automatic default samples with full-batch
+// NUTS, GroupGibbs having no sweep for the cutpoints; "" for the flat
+// model, whose automatic default pilots the full-batch kernels about its
+// Laplace approximation.
+func (e *OrdinalRegression) FullBatchReason() string {
+	if e.rows == nil {
+		return ""
+	}
+	return fmt.Sprintf("a cumulative logit multilevel model (N = %d, D = %d): its K − 1 = %d cutpoints enter every datum, so GroupGibbs has no sweep for it and the minibatch kernels no bound; full-batch NUTS, exact", len(e.y), e.Dim(), e.k-1)
+}
+
 // AddGradient adds Σ_k w[k]·∇U_i(θ) to grad.
 func (e *OrdinalRegression) AddGradient(grad, theta []float64, idx []int, w []float64) {
 	e.EnergiesAndGradient(nil, grad, theta, idx, w)
@@ -444,7 +456,7 @@ func CutpointNames(k int) []string {
 // the energy an OrdinalRegression on the multilevel sparse rows. It
 // implements exactmh.EnergyDiffer, EnergyGradienter and Gradienter; the
 // automatic default samples it with full-batch NUTS (it is not a
-// SparseRowGLM, so GroupGibbs does not take it).
+// SparseRowGLM, so GroupGibbs does not take it; multilevel.FullBatchEnergy).
 func NewOrdinalMultilevel(m *Multilevel, k int, cut CutpointPrior) (*exactmh.Posterior, error) {
 	if m == nil {
 		return nil, fmt.Errorf("model: NewOrdinalMultilevel: nil model")
@@ -481,9 +493,10 @@ func NewOrdinalMultilevel(m *Multilevel, k int, cut CutpointPrior) (*exactmh.Pos
 
 // Compile-time checks.
 var (
-	_ exactmh.Energy           = (*OrdinalRegression)(nil)
-	_ exactmh.EnergyDiffer     = (*OrdinalRegression)(nil)
-	_ exactmh.EnergyGradienter = (*OrdinalRegression)(nil)
-	_ exactmh.Gradienter       = (*OrdinalRegression)(nil)
-	_ exactmh.PriorGradienter  = (*WithCutpoints)(nil)
+	_ exactmh.Energy             = (*OrdinalRegression)(nil)
+	_ exactmh.EnergyDiffer       = (*OrdinalRegression)(nil)
+	_ exactmh.EnergyGradienter   = (*OrdinalRegression)(nil)
+	_ exactmh.Gradienter         = (*OrdinalRegression)(nil)
+	_ exactmh.PriorGradienter    = (*WithCutpoints)(nil)
+	_ multilevel.FullBatchEnergy = (*OrdinalRegression)(nil)
 )

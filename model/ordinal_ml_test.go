@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -311,5 +312,34 @@ func TestOrdinalMultilevelSBC(t *testing.T) {
 	t.Logf("SBC p-values %.3g (thin %d)", r.P, r.Thin)
 	if r.Reject(0.01) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
+	}
+}
+
+// TestOrdinalMultilevelChoice checks the automatic default's route on a
+// cumulative logit multilevel model above exactmh.AutoSmallN: full-batch
+// NUTS without pilots (multilevel.FullBatchEnergy), not the flat path's
+// dense Laplace approximation; and the flat model's FullBatchReason
+// declines, leaving it to the flat path.
+func TestOrdinalMultilevelChoice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(85, 86))
+	m := mlOrdinal{n: 3000, groups: 40, k: 5}
+	p, err := m.build(rng, m.truth(rng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Kernel.(exactmh.NUTS); !ok || c.Posterior != p || len(c.Candidates) != 0 || !strings.Contains(c.Reason, "cutpoints enter every datum") {
+		t.Errorf("the default chose %s (%T, %d candidates): %s; want NUTS on the posterior as given, no pilot", c.Name, c.Kernel, len(c.Candidates), c.Reason)
+	}
+	x, y := ordinalData(rng, 10, []float64{1}, []float64{-1, 0, 1, 2})
+	e, err := model.NewOrdinalRegression(x, y, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.FullBatchReason(); r != "" {
+		t.Errorf("flat model: FullBatchReason %q, want \"\"", r)
 	}
 }

@@ -8,8 +8,16 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/data"
+	"github.com/exactmh/exactmh/model"
 )
+
+// isOrdinal reports whether p is a --family ordinal posterior.
+func isOrdinal(p *exactmh.Posterior) bool {
+	_, ok := p.Energy.(*model.OrdinalRegression)
+	return ok
+}
 
 // ordinalCategories checks the response of --family ordinal — each
 // value an integer in 1..K — and returns K, the largest value (at least
