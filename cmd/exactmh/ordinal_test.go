@@ -85,7 +85,7 @@ func TestOrdinalFamily(t *testing.T) {
 	}
 	for _, c := range []struct{ formula, want string }{
 		{"label ~ x", "code its levels as the integers"},
-		{"x ~ g", "needs the categories 1, 2, …, K"},
+		{"x ~ cat(g)", "needs the categories 1, 2, …, K"},
 	} {
 		r := cli(t, dir, "sample", "--data", path, "--family", "ordinal", "--formula", c.formula, "--draws", "10", "--out", "bad")
 		if r.code == 0 || !strings.Contains(r.stderr, c.want) {
