@@ -287,13 +287,20 @@ func addCutGradient(g, raw, gc []float64) {
 	}
 }
 
+// fullBatchDim is the dimension above which a multilevel ordinal model's
+// automatic default is NUTS without pilots: below it the flat path's
+// dense Laplace approximation (a D × D Hessian by central differences of
+// the gradient, 2D passes over the data) is cheap, and its pilots may
+// find MH-CN about it faster than NUTS.
+const fullBatchDim = 256
+
 // FullBatchReason is multilevel.FullBatchEnergy's: with random effects
-// (NewOrdinalMultilevel) the automatic default samples with full-batch
-// NUTS, GroupGibbs having no sweep for the cutpoints; "" for the flat
-// model, whose automatic default pilots the full-batch kernels about its
-// Laplace approximation.
+// (NewOrdinalMultilevel) and D > 256 the automatic default samples with
+// full-batch NUTS, GroupGibbs having no sweep for the cutpoints; "" for
+// the flat model and a small multilevel one, whose automatic default
+// pilots the full-batch kernels about the Laplace approximation.
 func (e *OrdinalRegression) FullBatchReason() string {
-	if e.rows == nil {
+	if e.rows == nil || e.Dim() <= fullBatchDim {
 		return ""
 	}
 	return fmt.Sprintf("a cumulative logit multilevel model (N = %d, D = %d): its K − 1 = %d cutpoints enter every datum, so GroupGibbs has no sweep for it and the minibatch kernels no bound; full-batch NUTS, exact", len(e.y), e.Dim(), e.k-1)
@@ -455,8 +462,10 @@ func CutpointNames(k int) []string {
 // NewMultilevel's followed by the cutpoints' coordinates (CutpointNames),
 // the energy an OrdinalRegression on the multilevel sparse rows. It
 // implements exactmh.EnergyDiffer, EnergyGradienter and Gradienter; the
-// automatic default samples it with full-batch NUTS (it is not a
-// SparseRowGLM, so GroupGibbs does not take it; multilevel.FullBatchEnergy).
+// automatic default samples it with the full-batch kernels (it is not a
+// SparseRowGLM, so GroupGibbs does not take it): NUTS without pilots
+// above D = 256 (multilevel.FullBatchEnergy), the flat path's pilots
+// about the Laplace approximation below.
 func NewOrdinalMultilevel(m *Multilevel, k int, cut CutpointPrior) (*exactmh.Posterior, error) {
 	if m == nil {
 		return nil, fmt.Errorf("model: NewOrdinalMultilevel: nil model")

@@ -346,13 +346,21 @@ func TestOrdinalMultilevelSBC(t *testing.T) {
 }
 
 // TestOrdinalMultilevelChoice checks the automatic default's route on a
-// cumulative logit multilevel model above exactmh.AutoSmallN: full-batch
-// NUTS without pilots (multilevel.FullBatchEnergy), not the flat path's
-// dense Laplace approximation; and the flat model's FullBatchReason
-// declines, leaving it to the flat path.
+// cumulative logit multilevel model above exactmh.AutoSmallN with D = 306
+// > 256: full-batch NUTS without pilots (multilevel.FullBatchEnergy), not
+// the flat path's dense Laplace approximation; and that FullBatchReason
+// declines on a small multilevel model (D = 46) and on the flat model,
+// leaving them to the flat path's pilots.
 func TestOrdinalMultilevelChoice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(85, 86))
-	m := mlOrdinal{n: 3000, groups: 40, k: 5}
+	small, err := mlOrdinal{n: 100, groups: 40, k: 5}.build(rng, mlOrdinal{groups: 40, k: 5}.truth(rng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := small.Energy.(*model.OrdinalRegression).FullBatchReason(); r != "" {
+		t.Errorf("D = %d: FullBatchReason %q, want \"\"", small.Dim(), r)
+	}
+	m := mlOrdinal{n: 3000, groups: 300, k: 5}
 	p, err := m.build(rng, m.truth(rng))
 	if err != nil {
 		t.Fatal(err)
