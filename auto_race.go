@@ -15,10 +15,12 @@ import (
 )
 
 // The pilots' race (runPilots, package pilotrace; docs/automatic.md):
-// checkpoints at First·2^k, First = autoRaceFirst of the sampling budget;
-// drops at autoRaceMargin; the end at autoRaceIndifference.
+// checkpoints at First·autoRaceGrowth^k, First = autoRaceFirst of the
+// sampling budget; drops at autoRaceMargin; the end at
+// autoRaceIndifference.
 const (
 	autoRaceFirst        = 1.0 / 256
+	autoRaceGrowth       = math.Sqrt2
 	autoRaceMargin       = 1.1
 	autoRaceIndifference = 1.5
 )
@@ -164,6 +166,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	n := float64(cands[0].post.Len())
 	race := &pilotrace.Race{
 		First:        autoRaceFirst * pilotBudgetScale[1] * max(autoPilotSampleCost, autoPilotSamplePasses*n),
+		Growth:       autoRaceGrowth,
 		Margin:       autoRaceMargin,
 		Indifference: autoRaceIndifference,
 	}
