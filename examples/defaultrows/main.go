@@ -22,6 +22,7 @@
 // logreg_d200 and logreg_d500, and examples/flights.
 //
 //	go run ./examples/defaultrows -rows custom            # 4 chains × (1000 + 1000)
+//	go run ./examples/defaultrows -choose -rows logreg_d200   # the choice alone
 //	go run ./examples/defaultrows -export DIR -rows custom,probit
 //	Rscript examples/defaultrows/stan/run.R DIR OUTDIR custom
 //
@@ -67,11 +68,15 @@ func main() {
 		}
 		return
 	}
+	groups := 500
+	if cf.Quick {
+		*n, *warmup, cf.Draws, groups = 4000, 100, 100, 40
+	}
 	for _, name := range strings.Split(*rows, ",") {
 		var r *row
 		switch name {
 		case "custom":
-			r = customRow(pick(*n, 100000), 5, 500)
+			r = customRow(pick(*n, 100000), 5, groups)
 		case "probit":
 			r = probitRow(pick(*n, 100000), 10, uint64(cf.Seed))
 		case "logreg_d200", "logreg_d500":
