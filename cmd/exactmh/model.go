@@ -40,6 +40,7 @@ type modelFlags struct {
 	sigma         float64 // > 0: fixed (--sigma); 0: estimated
 	sigmaPrior    string
 	trials        string // --trials: the column of binomial trials
+	failures      string // the formula's cbind(k, f): trials are k + f (trials names f's column then)
 	offset        string // --offset: the column of negbinomial offsets
 	link          string // --link of --family binomial
 	nu            float64
@@ -323,7 +324,7 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 	}
 	var trials []float64
 	if fam == "binomial" {
-		if trials, err = designTrials(f, d, m.trials); err != nil {
+		if trials, err = designTrials(f, d, m.trials, m.failures != ""); err != nil {
 			return nil, err
 		}
 	}
@@ -460,12 +461,55 @@ func (m *modelFlags) parseFormula() (*data.Formula, error) {
 		return nil, usageErr("--formula: %v", err)
 	}
 	if fm.Trials != nil || fm.Failures != nil {
-		return nil, usageErr("--formula %q: a binomial response with trials (cbind(k, n - k), k | trials(n)) needs a binomial-with-trials family, which this build has not: --family is logistic, probit, poisson, gaussian or studentt", m.formula)
+		if err := m.formulaTrials(fm); err != nil {
+			return nil, err
+		}
 	}
 	for _, w := range fm.Warnings {
 		fmt.Fprintf(os.Stderr, "exactmh: warning: --formula: %s\n", w)
 	}
 	return fm, nil
+}
+
+// formulaTrials takes a binomial response's trials from the formula
+// (k | trials(n), cbind(k, n - k) or cbind(k, f)) as --trials and
+// --family binomial would give them, so that the two spellings build
+// the same model: --family logistic (the default) or probit becomes
+// binomial with that link. The trials or failures must be a column.
+func (m *modelFlags) formulaTrials(fm *data.Formula) error {
+	if m.trials != "" {
+		return usageErr("--trials %s and the formula's trials (%s): give the trials one way", m.trials, fm.Text)
+	}
+	col := func(t data.Term) (string, error) {
+		c := data.Columns(t)
+		if len(c) != 1 || t.String() != data.Num(c[0]).String() {
+			return "", usageErr("--formula %q: the trials or failures of a binomial response are a column's name, not %s", m.formula, t)
+		}
+		return c[0], nil
+	}
+	var err error
+	if fm.Trials != nil {
+		m.trials, err = col(fm.Trials)
+	} else {
+		m.failures, err = col(fm.Failures)
+		m.trials = m.failures
+	}
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(m.family) {
+	case "binomial":
+	case "logistic":
+		m.family = "binomial"
+	case "probit":
+		if m.link != "" && strings.ToLower(m.link) != "probit" {
+			return usageErr("--family probit and --link %s: the formula's binomial response takes one link", m.link)
+		}
+		m.family, m.link = "binomial", "probit"
+	default:
+		return usageErr("--formula %q: a binomial response with trials (cbind(k, n - k), k | trials(n)) goes with --family binomial, logistic or probit, not %s", m.formula, m.family)
+	}
+	return nil
 }
 
 // fingerprint is the fingerprint of the model m builds on design d.
@@ -488,6 +532,9 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 		fp.Offset = m.offset
 	case "binomial":
 		fp.Trials, fp.Link = m.trials, "logit"
+		if m.failures != "" {
+			fp.Trials = "cbind failures " + m.failures
+		}
 		if m.link != "" {
 			fp.Link = strings.ToLower(m.link)
 		}
@@ -759,7 +806,7 @@ func designColumn(f *data.Frame, d *data.Design, col, flag string) ([]float64, e
 
 // designTrials returns the trials column of f for the rows of design d,
 // checked: an integer ≥ 1 at least the response's successes.
-func designTrials(f *data.Frame, d *data.Design, col string) ([]float64, error) {
+func designTrials(f *data.Frame, d *data.Design, col string, failures bool) ([]float64, error) {
 	all, err := f.Float64s(col)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--trials: %w", err))
@@ -771,6 +818,12 @@ func designTrials(f *data.Frame, d *data.Design, col string) ([]float64, error) 
 			r = d.Rows[i]
 		}
 		n, k := all[r], d.Y[i]
+		if failures {
+			if !(n >= 0) || n != math.Trunc(n) || math.IsInf(n, 0) {
+				return nil, inputErr(fmt.Errorf("cbind(%s, %s): the failures %s are %v in data row %d, want an integer ≥ 0", d.YName, col, col, n, r+1))
+			}
+			n += k
+		}
 		switch {
 		case math.IsNaN(n):
 			return nil, inputErr(fmt.Errorf("--trials %s is missing in data row %d", col, r+1))
