@@ -420,6 +420,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	c.tailMix, c.tailNoQ = k.TailMix, k.tailNoQ
 	if c.tailMix > 0 {
 		c.tailC = tailConsts(q)
+		c.tailE = tailScaled(c.tailC, c.tailMix)
 	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
@@ -1104,6 +1105,7 @@ type gibbsChain struct {
 	tailMix float64
 	tailNoQ bool
 	tailC   []float64 // tailConsts(qMax): the t₄ density's constant by block size
+	tailE   []float64 // tailScaled(tailC, tailMix): ε·e^{cq} by block size
 
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
