@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -346,7 +347,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	// (stuckEarly) goes to the Newton proposal's pilot at once: a pilot of
 	// the plain sweep would run to its budget, thousands of sweeps, to
 	// find what fixedStuck then says.
-	why, err := stuckEarly(ctx, choice, p, gg, center, seed, probe.Chains[0])
+	why, err := stuckEarly(ctx, choice, p, gg, seed, probe)
 	if err != nil {
 		return err
 	}
@@ -523,16 +524,20 @@ const (
 // stuckEarly says why GroupGibbs's fixed block is stuck, as fixedStuck
 // would say of a whole pilot, where a short probe shows it beyond doubt;
 // "" where it does not (the pilot then decides, as before). probe is the
-// grinding probe's chain: only where its fixed block accepted at most one
-// of its proposals does stuckEarly run stuckSweeps sweeps from the centre
-// and count their accepted fixed-block proposals k of n; the block is
-// stuck where P(Binomial(n, gibbsFixedFloor) ≤ k) < stuckLevel. The
-// decision is a function of counts, so a seed fixes it.
-func stuckEarly(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, gg exactmh.Kernel, center []float64, seed uint64, probe *exactmh.ChainResult) (string, error) {
-	if k, _, ok := fixedAccepted(probe); !ok || k > 1 {
+// grinding probe, a few sweeps from the centre (where the groups are still
+// at the centre, so the fixed block's expansion fits): stuckEarly runs
+// stuckSweeps sweeps more from its last draw and counts their accepted
+// fixed-block proposals, k of n; the block is stuck where
+// P(Binomial(n, gibbsFixedFloor) ≤ k) < stuckLevel. The decision is a
+// function of counts, so a seed fixes it; its sweeps cost a few per cent
+// of a pilot's.
+func stuckEarly(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, gg exactmh.Kernel, seed uint64, probe *exactmh.Result) (string, error) {
+	c := probe.Chains[0]
+	if _, _, ok := fixedAccepted(c); !ok || c.Len() == 0 {
 		return "", nil
 	}
-	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 0, Draws: stuckSweeps, Seed: seed, Init: center})
+	init := slices.Clone(probe.Draw(0, c.Len()-1))
+	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 0, Draws: stuckSweeps, Seed: seed + 1, Init: init})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
