@@ -1068,6 +1068,7 @@ type gibbsChain struct {
 	mask       func(b int32) bool
 	locSDMul   float64 // GroupGibbs.locSDMul
 	seen       distinct.Set
+	seenAll    bool      // this sweep read every datum (newtonBlock): its distinct count is N
 	dsq        []float64 // ‖(θ − θ̂)_b‖² per block
 	cum        []float64
 	hp         []float64 // the block's precision, then its Cholesky factor
@@ -1226,6 +1227,7 @@ func (c *gibbsChain) deltas() {
 func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	c.seen.Next()
+	c.seenAll = false
 	c.undo.save(c)
 	if c.cor != nil {
 		if err := c.corrPrecisions(); err != nil {
@@ -1296,6 +1298,9 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 	}
 	info.Distinct = c.seen.Count
+	if c.seenAll {
+		info.Distinct = c.t.N()
+	}
 	return info, nil
 }
 

@@ -326,7 +326,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)
-	probe, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center})
+	probe, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, Draws: 3, Seed: seed, Init: center})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -537,7 +537,7 @@ func stuckEarly(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterio
 		return "", nil
 	}
 	init := slices.Clone(probe.Draw(0, c.Len()-1))
-	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 0, Draws: stuckSweeps, Seed: seed + 1, Init: init})
+	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, Draws: stuckSweeps, Seed: seed + 1, Init: init})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
