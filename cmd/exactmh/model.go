@@ -58,7 +58,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
-	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials), negbinomial (NB2, shape estimated; --offset) or studentt (--nu; σ estimated, or fixed by --sigma)")
+	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials), negbinomial (NB2, shape estimated; --offset), studentt (--nu; σ estimated, or fixed by --sigma) or ordinal (alias cumulative: cumulative logit of a response 1..K, K − 1 cutpoints Intercept[k] estimated)")
 	fs.StringVar(&m.trials, "trials", "", "the `column` of each row's number of trials n for --family binomial (the response counts the successes k ≤ n)")
 	fs.StringVar(&m.link, "link", "", "the link of --family binomial: logit (default) or probit")
 	fs.StringVar(&m.offset, "offset", "", "the `column` of offsets o_i (the log of an exposure) added to the linear predictor of --family negbinomial")
@@ -257,9 +257,11 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 	}
 	fam := strings.ToLower(m.family)
 	switch fam {
-	case "logistic", "probit", "poisson", "gaussian", "studentt", "binomial", "negbinomial":
+	case "logistic", "probit", "poisson", "gaussian", "studentt", "binomial", "negbinomial", "ordinal":
+	case "cumulative": // brms's name
+		fam = "ordinal"
 	default:
-		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian, binomial, negbinomial or studentt)", m.family)
+		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian, binomial, negbinomial, studentt or ordinal)", m.family)
 	}
 	if m.offset != "" && fam != "negbinomial" {
 		return nil, usageErr("--offset %s: offsets are offered for --family negbinomial", m.offset)
@@ -307,7 +309,17 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 		if ctx.Err() != nil {
 			return nil, err
 		}
+		if fam == "ordinal" {
+			err = ordinalResponseErr(f, respCol, err)
+		}
 		return nil, inputErr(err)
+	}
+	var categories int
+	if fam == "ordinal" {
+		dropIntercept(d)
+		if categories, err = ordinalCategories(d); err != nil {
+			return nil, err
+		}
 	}
 	var trials []float64
 	if fam == "binomial" {
@@ -331,7 +343,7 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 		if m.tauPrior != "" && !random {
 			return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group) (cat(c;sd=S) fixes its scale at S)", m.tauPrior)
 		}
-		return m.buildMultilevel(d, fam, resp, terms, link, trials)
+		return m.buildMultilevel(d, fam, resp, terms, link, trials, categories)
 	}
 	if m.tauPrior != "" {
 		return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group)", m.tauPrior)
@@ -380,13 +392,18 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 			}
 		}
 		e, err = model.NewNegBinomialRegression(d.X, d.Y, off, d.D)
+	case "ordinal":
+		e, err = model.NewOrdinalRegression(d.X, d.Y, d.D, categories)
 	}
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--family %s: %w", fam, err))
 	}
-	prior, err := parsePrior(m.prior, d.D)
+	prior, err := parsePrior(m.prior, max(d.D, 1))
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	if d.D == 0 {
+		prior = nil // y ~ 1 of --family ordinal: the cutpoints alone
 	}
 	// The names every Stan CSV reader takes, in the files and the tables.
 	names := stancsv.SafeNames(d.Names)
@@ -408,13 +425,19 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 		names = append(names, "log_shape")
 		scale = sp.String()
 	}
+	var natural []naturalRow // sigma and shape beside their logs, the cutpoints
+	if fam == "ordinal" {
+		cp := &model.WithCutpoints{Base: prior, K: categories, Cut: model.DefaultCutpointPrior}
+		prior, scale = cp, cp.String()
+		natural = cutpointRows(d, len(names), categories)
+		names = append(names, model.CutpointNames(categories)...)
+	}
 	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: names}
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
 	fp := m.fingerprint(d, fam, resp, terms)
-	fp.SigmaPrior = scale    // σ's or the shape's prior
-	var natural []naturalRow // sigma and shape beside their logs
+	fp.SigmaPrior = scale // σ's, the shape's or the cutpoints' prior
 	if k := len(names) - 1; names[k] == "log_sigma" || names[k] == "log_shape" {
 		natural = append(natural, naturalRow{name: names[k][len("log_"):], from: k})
 	}
@@ -478,7 +501,7 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 // --tau-prior on its scales. Parameter names are the fixed effects'
 // names made safe for Stan CSV readers, then u_FACTOR[LEVEL],
 // u_FACTOR_SLOPE[LEVEL] and log_tau_FACTOR(_SLOPE).
-func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term, link model.GLMFamily, trials []float64) (*fitted, error) {
+func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term, link model.GLMFamily, trials []float64, categories int) (*fitted, error) {
 	ml := &model.Multilevel{Y: d.Y, Offset: d.Offset}
 	switch fam {
 	case "logistic", "probit":
@@ -491,7 +514,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		if fam == "probit" {
 			ml.Family = model.ProbitFamily{}
 		}
-	case "poisson", "negbinomial": // negbinomial: NewNegBinomialMultilevel's rows
+	case "poisson", "negbinomial", "ordinal": // NewNegBinomialMultilevel's and NewOrdinalMultilevel's rows
 		ml.Family = model.PoissonFamily{}
 	case "binomial":
 		// The fraction of successes, weighted by the trials: n·f(k/n, η)
@@ -508,7 +531,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 			ml.Family = model.GaussianFamily{Sigma: m.sigma}
 		}
 	default:
-		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial, negbinomial and gaussian", fam)
+		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial, negbinomial, ordinal and gaussian", fam)
 	}
 	tau, err := parseTauPrior(m.tauPrior, fam, d.Y)
 	if err != nil {
@@ -554,19 +577,27 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	}
 	var post *exactmh.Posterior
 	var scale string
-	if fam == "negbinomial" {
+	switch fam {
+	case "negbinomial":
 		sp := model.Gamma(0.01, 0.01) // brms's default on the shape
 		post, err = model.NewNegBinomialMultilevel(ml, sp)
 		scale = sp.String()
-	} else {
+	case "ordinal":
+		cut := model.DefaultCutpointPrior
+		post, err = model.NewOrdinalMultilevel(ml, categories, cut)
+		scale = cut.String() + " on each cutpoint"
+	default:
 		post, err = model.NewMultilevel(ml)
 	}
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	mlPrior := post.Prior // the multilevel prior, before a scale's wrapping
+	mlPrior := post.Prior // the multilevel prior, before a scale's or the cutpoints' wrapping
 	if ws, ok := mlPrior.(*model.WithScale); ok {
 		mlPrior = ws.Base
+	}
+	if wc, ok := mlPrior.(*model.WithCutpoints); ok {
+		mlPrior = wc.Base
 	}
 	if fam == "gaussian" && m.sigma == 0 {
 		// σ estimated: the model's sufficient statistics per group
@@ -625,6 +656,9 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	}
 	if k := len(post.Names) - 1; post.Names[k] == "log_sigma" || post.Names[k] == "log_shape" {
 		natural = append(natural, naturalRow{name: post.Names[k][len("log_"):], from: k})
+	}
+	if fam == "ordinal" {
+		natural = append(natural, cutpointRows(d, len(post.Names)-(categories-1), categories)...)
 	}
 	tauText := tau.String()
 	if corr {
