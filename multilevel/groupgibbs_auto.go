@@ -594,9 +594,16 @@ func smallMultilevelChoice(ctx context.Context, c *exactmh.Choice, p *exactmh.Po
 // exactmh.AutoSmallN, full-batch NUTS about the Laplace-EM centre
 // (smallMultilevelChoice); above it, GroupGibbs piloted against NUTS
 // (multilevelChoice); on a Gaussian multilevel model with σ estimated,
-// GroupGibbs's exact Gibbs sweep without pilots (chooseGauss). It returns
-// false for any other posterior.
+// GroupGibbs's exact Gibbs sweep without pilots (chooseGauss); on a
+// FullBatchEnergy, NUTS (chooseFullBatch). It returns false for any
+// other posterior.
 func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed uint64) (bool, error) {
+	if fb, ok := p.Energy.(FullBatchEnergy); ok {
+		if r := fb.FullBatchReason(); r != "" {
+			chooseFullBatch(c, p, r)
+			return true, nil
+		}
+	}
 	if lay, gs, ok := gaussianOf(p.Energy, p.Prior); ok {
 		t, err := exactmh.NewTarget(p)
 		if err != nil {
