@@ -124,6 +124,14 @@ type GroupGibbs struct {
 	// independently of the state, and the block update otherwise: its two
 	// passes over the data then cost 2N/NewtonEvery a sweep on average.
 	NewtonEvery int
+	// ShapeEvery, on a negative binomial multilevel model, makes the
+	// shape's update every ShapeEvery-th sweep, the sweeps between them
+	// updating the effects alone (a deterministic scan of kernels each
+	// invariant for the posterior; docs/multilevel.md, "Negative binomial
+	// sweep"): the shape's update reads every datum and, when it moves,
+	// rebuilds the control variate, several times the cost of the
+	// effects' sweep. 0: DefaultShapeEvery; 1: every sweep.
+	ShapeEvery int
 	// FreeRepeats, above 1, repeats the updates that read no datum — the
 	// location moves, the log scales' slice updates, the data-free
 	// shifts and nested scale moves — FreeRepeats times a sweep: a scale
