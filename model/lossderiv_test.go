@@ -23,7 +23,9 @@ func TestLossAndDerivBitwise(t *testing.T) {
 	for range 2000 {
 		zs = append(zs, 30*rng.NormFloat64())
 	}
-	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b) }
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+	}
 	check := func(name string, fam GLMFamily, ys []float64, fused func(y, z float64) (float64, float64)) int {
 		bad := 0
 		for _, y := range ys {
