@@ -420,6 +420,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	c.tailMix, c.tailNoQ = k.TailMix, k.tailNoQ
 	if c.tailMix > 0 {
 		c.tailC = tailConsts(q)
+		c.tailE = tailScaled(c.tailC, c.tailMix)
 	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
@@ -1067,6 +1068,7 @@ type gibbsChain struct {
 	mask       func(b int32) bool
 	locSDMul   float64 // GroupGibbs.locSDMul
 	seen       distinct.Set
+	seenAll    bool      // this sweep read every datum (newtonBlock): its distinct count is N
 	dsq        []float64 // ‖(θ − θ̂)_b‖² per block
 	cum        []float64
 	hp         []float64 // the block's precision, then its Cholesky factor
@@ -1104,6 +1106,7 @@ type gibbsChain struct {
 	tailMix float64
 	tailNoQ bool
 	tailC   []float64 // tailConsts(qMax): the t₄ density's constant by block size
+	tailE   []float64 // tailScaled(tailC, tailMix): ε·e^{cq} by block size
 
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
@@ -1224,6 +1227,7 @@ func (c *gibbsChain) deltas() {
 func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	c.seen.Next()
+	c.seenAll = false
 	c.undo.save(c)
 	if c.cor != nil {
 		if err := c.corrPrecisions(); err != nil {
@@ -1294,6 +1298,9 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 	}
 	info.Distinct = c.seen.Count
+	if c.seenAll {
+		info.Distinct = c.t.N()
+	}
 	return info, nil
 }
 
