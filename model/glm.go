@@ -52,6 +52,17 @@ type GLMLossRanger interface {
 	LossRange(y, lo, hi float64) (min, max float64)
 }
 
+// GLMLossDeriver is an optional method of a GLMFamily: f and f′ at one
+// (y, z) from one evaluation of the transcendental functions they share
+// (e^z for the Poisson, e^{−|z|} for the logistic, Erfc for the probit in
+// its left tail), bit for bit the values of Loss and LossDerivs, so that
+// SparseGLM.EnergiesAndGradient, which full-batch NUTS calls once per
+// gradient, pays one exponential a datum rather than two
+// (TestLossAndDerivBitwise).
+type GLMLossDeriver interface {
+	LossAndDeriv(y, z float64) (f, f1 float64)
+}
+
 // GLMEnergy is the energy of a generalised linear model with a
 // user-supplied loss: U_i(θ) = f(y_i, x_iᵀθ), f from a GLMFamily. It
 // implements GLM, EnergyDiffer, Gradienter (∇U_i = f′(y_i, x_iᵀθ)·x_i),

@@ -61,6 +61,19 @@ func (PoissonFamily) LossDerivs(y, z float64) (f1, f2 float64) {
 	return e - y, e
 }
 
+// LossAndDeriv returns Loss and LossDerivs's f′ from one e^z.
+func (PoissonFamily) LossAndDeriv(y, z float64) (f, f1 float64) {
+	e := math.Exp(z)
+	f1 = e - y
+	switch {
+	case z > poissonMaxZ:
+		return math.Inf(1), f1
+	case y == 0:
+		return e, f1
+	}
+	return e - y*z, f1
+}
+
 // LossBound returns, over [lo, hi], sup|f′| = max(|e^lo − y|, |e^hi − y|)
 // (f′ is increasing) and sup f″ = sup f‴ = e^hi: +Inf when hi = +Inf (or
 // e^hi overflows), and for k outside 1…3.

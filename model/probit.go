@@ -111,6 +111,33 @@ func probitT(y, z float64) float64 {
 // Loss returns −log Φ((2y − 1)z).
 func (ProbitFamily) Loss(y, z float64) float64 { return -logPhi(probitT(y, z)) }
 
+// LossAndDeriv returns Loss and LossDerivs's f′, sharing the
+// Erfc(−t/√2) that log Φ(t) and λ(t) both take for probitTail ≤ t ≤ 0
+// (and the Mills series below probitTail); for t > 0 log Φ takes
+// Erfc(t/√2) and the two are computed apart, as Loss and LossDerivs do.
+func (ProbitFamily) LossAndDeriv(y, z float64) (loss, f1 float64) {
+	t := probitT(y, z)
+	var l float64
+	switch {
+	case t > 0:
+		loss = -logPhi(t)
+		l, _ = probitLambda(t)
+	case t >= probitTail:
+		c := math.Erfc(-t / math.Sqrt2)
+		loss = -math.Log(0.5 * c)
+		l = math.Sqrt(2/math.Pi) * math.Exp(-t*t/2) / c
+	default:
+		x := -t
+		s, _ := millsSeries(x)
+		loss = -(math.Log(s/x) - x*x/2 - 0.5*math.Log(2*math.Pi))
+		l = x / s
+	}
+	if y == 0 {
+		return loss, l
+	}
+	return loss, -l
+}
+
 // LossDerivs returns f′ = −(2y − 1)λ(t) and f″ = λ(t)(t + λ(t)),
 // t = (2y − 1)z.
 func (ProbitFamily) LossDerivs(y, z float64) (f1, f2 float64) {

@@ -52,6 +52,17 @@ func (LogisticFamily) LossDerivs(y, z float64) (f1, f2 float64) {
 	return s - y, s * (1 - s)
 }
 
+// LossAndDeriv returns Loss and LossDerivs's f′ from one e^{−|z|}, the
+// exponential both take (sigmoid's e^{−z} for z ≥ 0, e^z below).
+func (LogisticFamily) LossAndDeriv(y, z float64) (f, f1 float64) {
+	e := math.Exp(-math.Abs(z))
+	f = max(z, 0) + math.Log1p(e) - y*z
+	if z >= 0 {
+		return f, 1/(1+e) - y
+	}
+	return f, e/(1+e) - y
+}
+
 // LossBound returns sup |f^{(k)}| over lo ≤ z ≤ hi: for k = 1 the larger
 // of |σ − y| at the two ends (σ is monotone), for k = 2 σ(1 − σ) at the
 // point of the interval nearest 0, for k = 3 the global 1/(6√3).
@@ -585,8 +596,18 @@ func (e *SparseGLM[T]) AddGradient(grad, theta []float64, idx []int, w []float64
 }
 
 // EnergiesAndGradient sets dst[k] = U_i(θ) and adds w[k]·∇U_i(θ) to grad
-// for i = idx[k], computing the linear predictor once per datum.
+// for i = idx[k], computing the linear predictor once per datum (and f
+// with f′ together where the family is a GLMLossDeriver).
 func (e *SparseGLM[T]) EnergiesAndGradient(dst, grad, theta []float64, idx []int, w []float64) {
+	if fd, ok := e.family.(GLMLossDeriver); ok {
+		for k, i := range idx {
+			f, f1 := fd.LossAndDeriv(e.y[i], e.Eta(i, theta))
+			wt := e.wt(i)
+			dst[k] = wt * f
+			e.addRow(grad, w[k]*(wt*f1), i)
+		}
+		return
+	}
 	for k, i := range idx {
 		z := e.Eta(i, theta)
 		dst[k] = e.wt(i) * e.family.Loss(e.y[i], z)
