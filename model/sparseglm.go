@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/multilevel"
@@ -179,6 +180,7 @@ type SparseGLM[T float32 | float64] struct {
 
 	hessOnce sync.Once
 	hess     *hessPattern
+	hessDone atomic.Bool // hess is set
 }
 
 // NewSparseGLM returns the GLM energy U_i(θ) = f(y_i, x_iᵀθ + o_i) of the
@@ -809,44 +811,50 @@ func (r *SparseRows[T]) entry(i int, j int32) int {
 // time, O(nnz(H) + nnz(X)) memory (4 bytes per entry of X).
 func (e *SparseGLM[T]) pattern() *hessPattern {
 	e.hessOnce.Do(func() {
-		r := &e.rows
-		d := r.D
-		p := &hessPattern{tPtr: make([]int, d+1)}
-		for _, c := range r.Col {
-			p.tPtr[c+1]++
-		}
-		for j := range d {
-			p.tPtr[j+1] += p.tPtr[j]
-		}
-		mark := make([]int, d)
-		for j := range mark {
-			mark[j] = -1
-		}
-		p.colPtr = make([]int, d+1)
-		chunks := transposeChunks(p, r)
-		var tRow []int32
-		for k := range len(chunks) - 1 {
-			j0, j1 := chunks[k], chunks[k+1]
-			tRow, _ = transpose(p, r, j0, j1, tRow, nil)
-			for j := j0; j < j1; j++ {
-				start := len(p.rowIdx)
-				for t := p.tPtr[j] - p.tPtr[j0]; t < p.tPtr[j+1]-p.tPtr[j0]; t++ {
-					i := int(tRow[t])
-					for k := r.entry(i, int32(j)); k < r.RowPtr[i+1]; k++ {
-						if c := int(r.Col[k]); mark[c] != j {
-							mark[c] = j
-							p.rowIdx = append(p.rowIdx, c)
-						}
-					}
-				}
-				slices.Sort(p.rowIdx[start:])
-				p.colPtr[j+1] = len(p.rowIdx)
-			}
-		}
-		p.index(d)
-		e.hess = p
+		e.hess = e.buildPattern()
+		e.hessDone.Store(true)
 	})
 	return e.hess
+}
+
+// buildPattern returns the Hessian's pattern (pattern).
+func (e *SparseGLM[T]) buildPattern() *hessPattern {
+	r := &e.rows
+	d := r.D
+	p := &hessPattern{tPtr: make([]int, d+1)}
+	for _, c := range r.Col {
+		p.tPtr[c+1]++
+	}
+	for j := range d {
+		p.tPtr[j+1] += p.tPtr[j]
+	}
+	mark := make([]int, d)
+	for j := range mark {
+		mark[j] = -1
+	}
+	p.colPtr = make([]int, d+1)
+	chunks := transposeChunks(p, r)
+	var tRow []int32
+	for k := range len(chunks) - 1 {
+		j0, j1 := chunks[k], chunks[k+1]
+		tRow, _ = transpose(p, r, j0, j1, tRow, nil)
+		for j := j0; j < j1; j++ {
+			start := len(p.rowIdx)
+			for t := p.tPtr[j] - p.tPtr[j0]; t < p.tPtr[j+1]-p.tPtr[j0]; t++ {
+				i := int(tRow[t])
+				for k := r.entry(i, int32(j)); k < r.RowPtr[i+1]; k++ {
+					if c := int(r.Col[k]); mark[c] != j {
+						mark[c] = j
+						p.rowIdx = append(p.rowIdx, c)
+					}
+				}
+			}
+			slices.Sort(p.rowIdx[start:])
+			p.colPtr[j+1] = len(p.rowIdx)
+		}
+	}
+	p.index(d)
+	return p
 }
 
 // index sets the inverse maps of the pattern's longest columns.
@@ -894,6 +902,21 @@ var ErrStopped = errors.New("model: stopped")
 // Laplace approximation's and the multilevel centre's Newton steps call
 // it through exactmh, TestInterruptSparseHessian).
 func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sparse.SymCSC, error) {
+	return e.sparseHessian(theta, stop, false)
+}
+
+// SparseHessianOnce is SparseHessianStop for a caller that needs the
+// Hessian once: unless an earlier call built and kept it, the pattern
+// (hessPattern: O(nnz(H)) indices and up to 64 MB of inverse maps) is
+// built for this call and dropped after it, so the energy does not hold
+// it beside the caller's matrix (GroupGibbs's set-up, whose tables must
+// stay below the mapped file's size). The matrix is SparseHessian's, to
+// the bit.
+func (e *SparseGLM[T]) SparseHessianOnce(theta []float64, stop func() bool) (*sparse.SymCSC, error) {
+	return e.sparseHessian(theta, stop, true)
+}
+
+func (e *SparseGLM[T]) sparseHessian(theta []float64, stop func() bool, once bool) (*sparse.SymCSC, error) {
 	r := &e.rows
 	if len(theta) != r.D {
 		return nil, fmt.Errorf("model: SparseGLM.SparseHessian: len(θ) = %d, want the dimension %d", len(theta), r.D)
@@ -902,8 +925,16 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 	if stop != nil && stop() {
 		return nil, ErrStopped
 	}
-	p := e.pattern()
-	h := &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
+	var p *hessPattern
+	var h *sparse.SymCSC
+	if once && !e.hessDone.Load() {
+		p = e.buildPattern()
+		// The pattern's own index slices become the matrix's.
+		h = &sparse.SymCSC{N: r.D, ColPtr: p.colPtr, RowIdx: p.rowIdx, Val: make([]float64, len(p.rowIdx))}
+	} else {
+		p = e.pattern()
+		h = &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
+	}
 	read := 0 // entries read since stop was last polled
 	for i := range r.N {
 		for read += r.RowPtr[i+1] - r.RowPtr[i]; read >= every; read -= every {

@@ -73,7 +73,7 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	s := &c.nw
 	beta := c.t.Beta()
-	data := c.mData[c.mPtr[m]:c.mPtr[m+1]]
+	data := c.blockData(int32(m))
 	// The Newton step's start: the centre (the newtonFromState mutant:
 	// the current β_m, which makes the proposal depend on it).
 	for _, j := range coords {
@@ -88,14 +88,15 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		g[a] = -c.pGrad[j] + c.pPrec[j]*(c.next[j]-c.center[j])
 		jm[a*q+a] = c.pPrec[j]
 	}
-	for lo := 0; lo < len(data); lo += chunk {
+	for lo := 0; lo < data.n; lo += chunk {
 		if err := c.t.Interrupted(); err != nil {
 			c.revert(coords)
 			return false, 0, err
 		}
-		for _, i := range data[lo:min(lo+chunk, len(data))] {
+		for k := lo; k < min(lo+chunk, data.n); k++ {
+			i := data.at(k)
 			c.t.Count(1)
-			c.seen.Add(int(i))
+			c.seen.Add(i)
 			_, z := c.rows.LinearPredictors(int(i), c.theta, c.next)
 			f1, f2 := c.rows.LossDerivs(int(i), z)
 			s.cols, s.vals = c.rows.SparseRow(int(i), s.cols[:0], s.vals[:0])
@@ -120,12 +121,12 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		c.revert(coords)
 		return false, 0, err
 	}
-	n := 2 * len(data)
+	n := 2 * data.n
 	s.tried++
 	// J = LLᵀ; μ = start − J⁻¹G.
 	if !cholesky(jm, q) {
 		c.revert(coords)
-		return false, len(data), nil
+		return false, data.n, nil
 	}
 	mu := s.mu[:q]
 	copy(mu, g)
@@ -167,19 +168,20 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	lpn := c.t.LogPrior(c.next)
 	if math.IsInf(lpn, -1) || math.IsNaN(lpn) {
 		c.revert(coords)
-		return false, len(data), nil
+		return false, data.n, nil
 	}
 	logR := lpn - c.t.LogPrior(c.theta) + logQ
 	var sum float64
-	for lo := 0; lo < len(data); lo += chunk {
+	for lo := 0; lo < data.n; lo += chunk {
 		if err := c.t.Interrupted(); err != nil {
 			c.revert(coords)
 			return false, 0, err
 		}
-		for _, i := range data[lo:min(lo+chunk, len(data))] {
+		for k := lo; k < min(lo+chunk, data.n); k++ {
+			i := data.at(k)
 			c.t.Count(1)
-			zo, zn := c.rows.LinearPredictors(int(i), c.theta, c.next)
-			sum += c.rows.Loss(int(i), zn) - c.rows.Loss(int(i), zo)
+			zo, zn := c.rows.LinearPredictors(i, c.theta, c.next)
+			sum += c.rows.Loss(i, zn) - c.rows.Loss(i, zo)
 		}
 	}
 	if err := c.rowErr(); err != nil {
