@@ -810,28 +810,46 @@ type rowIndex struct {
 	err    error
 }
 
-// indexColumn holds a float64 section of the store: as float32 when every
-// value is a float32 exactly (0/1 labels, counts below 2²⁴), else as
+// indexColumn holds a float64 section of the store: as bits when every
+// value is 0 or 1 (labels: y of 10⁸ rows in 12.5 MB, not 400), as float32
+// when every value is a float32 exactly (counts below 2²⁴), else as
 // float64; empty for an absent section (0).
 type indexColumn struct {
-	f32 []float32
-	f64 []float64
+	bits []uint64
+	f32  []float32
+	f64  []float64
 }
 
 // at returns the i-th value.
 func (c *indexColumn) at(i int) float64 {
-	if c.f64 != nil {
+	switch {
+	case c.f64 != nil:
 		return c.f64[i]
-	}
-	if c.f32 != nil {
+	case c.f32 != nil:
 		return float64(c.f32[i])
+	case c.bits != nil:
+		return float64(c.bits[i>>6] >> (i & 63) & 1)
 	}
 	return 0
 }
 
-// put sets the i-th of n values, turning the column to float64 at the
-// first value that is not a float32 exactly.
+// put sets the i-th of n values, turning the column from bits to float32
+// at the first value that is not 0 or 1 (+0: a −0 is not stored as a
+// bit), and to float64 at the first that is not a float32 exactly.
 func (c *indexColumn) put(i, n int, v float64) {
+	if c.bits != nil && v != 1 && math.Float64bits(v) != 0 {
+		c.f32 = make([]float32, n)
+		for k := range i {
+			c.f32[k] = float32(c.bits[k>>6] >> (k & 63) & 1)
+		}
+		c.bits = nil
+	}
+	if c.bits != nil {
+		if v == 1 {
+			c.bits[i>>6] |= 1 << (i & 63)
+		}
+		return
+	}
 	if c.f64 == nil && float64(float32(v)) != v && v == v {
 		c.f64 = make([]float64, n)
 		for k, w := range c.f32[:i] {
@@ -906,7 +924,7 @@ func (s *SparseStore) buildIndex() *rowIndex {
 		}
 	})
 	if err == nil {
-		ix.y.f32 = make([]float32, l.n)
+		ix.y.bits = make([]uint64, (l.n+63)/64)
 		err = section(l.yOff, l.n, "y", func(i int, w uint64) { ix.y.put(i, l.n, math.Float64frombits(w)) })
 	}
 	if err == nil && l.offset {

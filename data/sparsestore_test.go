@@ -365,8 +365,8 @@ func TestSparseRowReader(t *testing.T) {
 					// The index: the row pointers, y and the offsets read
 					// at the first row.
 					ix := s.idx
-					if ix.p32 == nil || ix.y.f32 == nil || off != (ix.off.f64 != nil) {
-						t.Errorf("index: pointers uint32 %v, y float32 %v, offsets float64 %v; want true, true, %v", ix.p32 != nil, ix.y.f32 != nil, ix.off.f64 != nil, off)
+					if ix.p32 == nil || ix.y.bits == nil || off != (ix.off.f64 != nil) {
+						t.Errorf("index: pointers uint32 %v, y 0/1 bits %v, offsets float64 %v; want true, true, %v", ix.p32 != nil, ix.y.bits != nil, ix.off.f64 != nil, off)
 					}
 					calls = 0
 				}
@@ -516,5 +516,41 @@ func TestSparseStoreChecksums(t *testing.T) {
 	os.WriteFile(path, edit(func(b []byte) { binary.NativeEndian.PutUint32(b[8:], 1) }), 0o644)
 	if _, err := OpenSparseStore(path); err == nil || !strings.Contains(err.Error(), "version 1, written without checksums") {
 		t.Errorf("a version 1 store: OpenSparseStore = %v", err)
+	}
+}
+
+// TestIndexColumn checks that an index column keeps 0/1 values as bits
+// and turns to float32, then float64, at the first value that needs it,
+// every value read back exactly.
+func TestIndexColumn(t *testing.T) {
+	for _, tc := range []struct {
+		vals []float64
+		kind string
+	}{
+		{[]float64{0, 1, 1, 0, 1}, "bits"},
+		{[]float64{0, 1, 1, 2.5, 0, 1}, "float32"},
+		{[]float64{1, 0, 3, 0.1, 1, 0}, "float64"},
+		{[]float64{1, math.Copysign(0, -1), 1}, "float32"},
+	} {
+		for _, n := range []int{len(tc.vals), 130} {
+			c := indexColumn{bits: make([]uint64, (n+63)/64)}
+			want := make([]float64, n)
+			for i := range n {
+				want[i] = tc.vals[i%len(tc.vals)]
+				if i >= len(tc.vals) {
+					want[i] = tc.vals[len(tc.vals)-1-i%2] // more of the last kinds
+				}
+				c.put(i, n, want[i])
+			}
+			kind := map[bool]string{true: "bits"}[c.bits != nil] + map[bool]string{true: "float32"}[c.f32 != nil] + map[bool]string{true: "float64"}[c.f64 != nil]
+			if kind != tc.kind {
+				t.Errorf("%v (n %d): kept as %q, want %q", tc.vals, n, kind, tc.kind)
+			}
+			for i, w := range want {
+				if got := c.at(i); math.Float64bits(got) != math.Float64bits(w) {
+					t.Fatalf("%v (n %d): value %d read back as %v, want %v", tc.vals, n, i, got, w)
+				}
+			}
+		}
 	}
 }
