@@ -554,3 +554,45 @@ func TestIndexColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseRowReaderUniform checks that a store whose rows all have the
+// same number of entries keeps no row pointers in its index and reads
+// every row back through RowReader as mapped.
+func TestSparseRowReaderUniform(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "uniform")
+	const n = 200
+	w, err := CreateSparseStore(path, n, 8, Float64, false, sparseTestLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := w.WriteRow([]int32{0, int32(2 + 2*(i%3))}, []float64{1, 1}, float64(i%2), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSparseStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.RowReader()
+	var cols []int32
+	var vals []float64
+	for i := range n {
+		var y float64
+		cols, vals, y, _, err = r.ReadRow(i, cols[:0], vals[:0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := s.RowPtr()[i], s.RowPtr()[i+1]
+		if !slices.Equal(cols, s.Col()[lo:hi]) || !slices.Equal(vals, s.Val64()[lo:hi]) || y != s.Y()[i] {
+			t.Fatalf("row %d: %v %v y %v, want %v %v y %v", i, cols, vals, y, s.Col()[lo:hi], s.Val64()[lo:hi], s.Y()[i])
+		}
+	}
+	if ix := s.idx; !ix.uniform || ix.width != 2 || ix.p32 != nil || ix.p64 != nil {
+		t.Errorf("index: uniform %v width %d, pointers kept %v; want true, 2, false", ix.uniform, ix.width, ix.p32 != nil || ix.p64 != nil)
+	}
+}
