@@ -9,6 +9,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -259,23 +260,31 @@ func TestDiffAuditPairsInOrder(t *testing.T) {
 }
 
 // TestAuditWhileBuilding: the audit and the table build run together
-// where the audit runs in blocks, both always run, the audit's error wins
-// as it would run first, a panic in the build reaches the caller; and
-// TunaMH and TFMH start and sample through it (with -race: no race between
-// the audit and the build).
+// where the audit runs in blocks and more than one goroutine can run
+// (GOMAXPROCS 2 here, whatever the machine): both always run, the audit's
+// error wins as it would run first, a panic in the build reaches the
+// caller; with GOMAXPROCS 1 they run one after the other and a failed
+// audit skips the build; and TunaMH and TFMH start and sample through it
+// (with -race: no race between the audit and the build).
 func TestAuditWhileBuilding(t *testing.T) {
 	old := minBlockData
 	minBlockData = 600
 	defer func() { minBlockData = old }()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	const n = 5000
 	errA, errB := errors.New("audit"), errors.New("build")
-	for _, c := range []struct{ audit, build, want error }{{nil, nil, nil}, {errA, nil, errA}, {nil, errB, errB}, {errA, errB, errA}} {
-		var ran [2]bool
-		got := auditWhileBuilding(n, func() error { ran[0] = true; return c.audit }, func() error { ran[1] = true; return c.build })
-		if got != c.want || !ran[0] || !ran[1] {
-			t.Errorf("audit %v, build %v: got %v (ran %v), want %v", c.audit, c.build, got, ran, c.want)
+	for _, procs := range []int{2, 1} {
+		runtime.GOMAXPROCS(procs)
+		for _, c := range []struct{ audit, build, want error }{{nil, nil, nil}, {errA, nil, errA}, {nil, errB, errB}, {errA, errB, errA}} {
+			var ran [2]bool
+			got := auditWhileBuilding(n, func() error { ran[0] = true; return c.audit }, func() error { ran[1] = true; return c.build })
+			wantBuild := procs > 1 || c.audit == nil
+			if got != c.want || !ran[0] || ran[1] != wantBuild {
+				t.Errorf("GOMAXPROCS %d, audit %v, build %v: got %v (ran %v), want %v (build run: %v)", procs, c.audit, c.build, got, ran, c.want, wantBuild)
+			}
 		}
 	}
+	runtime.GOMAXPROCS(2)
 	func() {
 		defer func() {
 			if r := recover(); r != "boom" {

@@ -466,7 +466,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
 	}
 
-	best, tailNote, err := runPilots(ctx, choice, cands, la.Mean, set.Seed, true)
+	best, tailNote, err := runPilots(ctx, choice, cands, pilotInit(la, p, set.Seed), set.Seed, true)
 	if err != nil {
 		return nil, err
 	}
@@ -483,6 +483,20 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	}
 	sortCandidates(choice.Candidates)
 	return done(choice)
+}
+
+// pilotInit returns where the pilots start: the draw of the Laplace
+// approximation la from which Sample starts the run's first chain
+// (LaplaceInits), not its mode. In d dimensions the mode lies √d
+// approximation sds from where the posterior's mass is; a pilot started
+// there first travels out, and that transient, in the few draws a pilot
+// makes, reads as a slow chain: the ESS of a wide posterior's short pilots
+// was underestimated several times over (figures/bench/default_rows.txt).
+func pilotInit(la *LaplaceApprox, p *Posterior, seed uint64) []float64 {
+	if s := LaplaceInits(&Settings{Chains: 1, Seed: seed}, la, p); s != nil && len(s.Inits) == 1 {
+		return s.Inits[0]
+	}
+	return la.Mean
 }
 
 // autoFloorStep is the Laplace-whitened length ‖θ′ − θ‖_H of the step at

@@ -15,10 +15,12 @@ import (
 )
 
 // The pilots' race (runPilots, package pilotrace; docs/automatic.md):
-// checkpoints at First·2^k, First = autoRaceFirst of the sampling budget;
-// drops at autoRaceMargin; the end at autoRaceIndifference.
+// checkpoints at First·autoRaceGrowth^k, First = autoRaceFirst of the
+// sampling budget; drops at autoRaceMargin; the end at
+// autoRaceIndifference.
 const (
 	autoRaceFirst        = 1.0 / 256
+	autoRaceGrowth       = math.Sqrt2
 	autoRaceMargin       = 1.1
 	autoRaceIndifference = 1.5
 )
@@ -164,6 +166,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	n := float64(cands[0].post.Len())
 	race := &pilotrace.Race{
 		First:        autoRaceFirst * pilotBudgetScale[1] * max(autoPilotSampleCost, autoPilotSamplePasses*n),
+		Growth:       autoRaceGrowth,
 		Margin:       autoRaceMargin,
 		Indifference: autoRaceIndifference,
 	}
@@ -255,12 +258,24 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		}
 		choiceProgress(ctx, "pilot %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations, %v CPU) %s", m.Name, m.ESSPerCost, m.Cost, m.Time.Round(10*time.Millisecond), m.Err)
 	}
-	// The winner: the highest rate (the uncapped kernel's handicapped when
-	// tail pilots ran), else the highest bound, else NUTS.
+	// The winner: the highest rate, else the highest bound, else NUTS.
+	// Where tail pilots ran, the uncapped kernel and its capped variants
+	// are one kernel: it is kept uncapped only at autoUncappedMargin times
+	// the best capped rate, else the best capped variant stands for it, and
+	// whichever stands is ranked with the other candidates at its own rate
+	// (the margin decides between the variants, not against another kernel).
 	best, bestBound, bestTail := -1, -1, -1
+	uncapped := true
+	if len(tailRuns) > 0 {
+		for j := len(cands); j < len(ms); j++ {
+			if ms[j].Err == "" && ms[j].ESSPerCost*autoUncappedMargin > ms[wc].ESSPerCost {
+				uncapped = false
+			}
+		}
+	}
 	rateOf := func(j int) float64 {
-		if j == wc && len(tailRuns) > 0 {
-			return ms[j].ESSPerCost / autoUncappedMargin
+		if len(tailRuns) > 0 && (j == wc && !uncapped || j >= len(cands) && uncapped) {
+			return 0
 		}
 		return ms[j].ESSPerCost
 	}
@@ -276,7 +291,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		}
 	}
 	switch {
-	case best >= 0 && ms[best].ESSPerCost > 0:
+	case best >= 0 && rateOf(best) > 0:
 		choice.Reason = rateReason(ms[best])
 		if best >= len(cands) {
 			bestTail, best = best-len(cands), wc

@@ -6,6 +6,7 @@ package exactmh
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,22 @@ func TestAutoRaceDrops(t *testing.T) {
 	t.Logf("mutant: %d dropped, pilots' cost %.3g: %v", mdropped, mcost, mut)
 	if mdropped != 0 || !(mcost > cost) {
 		t.Errorf("mutant autoRaceNoDrop: %d dropped, cost %.3g against %.3g: the test does not see the drops", mdropped, mcost, cost)
+	}
+}
+
+// TestPilotInit: the pilots start where Sample starts the run's first
+// chain of a choice built on the Laplace approximation (LaplaceInits'
+// draw for chain 0), not at the approximation's mode, from which a short
+// pilot of a wide posterior reads its way out to the posterior's mass as
+// a slow chain (docs/automatic.md). Mutant: starting at la.Mean fails.
+func TestPilotInit(t *testing.T) {
+	p, _, la := cvProblem(t, "logistic", 3000, 3, 1)
+	got := pilotInit(la, p, 7)
+	s := LaplaceInits(&Settings{Chains: 4, Seed: 7}, la, p)
+	if !slices.Equal(got, s.Inits[0]) {
+		t.Errorf("pilots start at %v, the run's first chain at %v", got, s.Inits[0])
+	}
+	if slices.Equal(got, la.Mean) {
+		t.Errorf("pilots start at the mode %v", la.Mean)
 	}
 }

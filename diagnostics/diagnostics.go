@@ -43,6 +43,7 @@ package diagnostics
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/mathext"
@@ -391,46 +392,93 @@ func pooled(x [][]float64) []float64 {
 
 // zScale rank-normalizes the pooled draws: average ranks r of ties, then
 // Φ⁻¹((r − 3/8)/(S + 1/4)) (Blom's offset), keeping the chain layout.
+//
+// The pooled draws are sorted once (a plain float sort) and each draw's
+// tie run found by binary search; the normal scores depend on S and the
+// (half-integer) rank alone, so they come from a table shared by every
+// call with the same S (blomTable). The draws are finite (Usable).
 func zScale(x [][]float64) [][]float64 {
-	type item struct {
-		v   float64
-		pos int // chain·n + iteration
-	}
 	n := len(x[0])
-	items := make([]item, 0, len(x)*n)
+	sorted := make([]float64, 0, len(x)*n)
+	for _, c := range x {
+		sorted = append(sorted, c...)
+	}
+	slices.Sort(sorted)
+	table := blomTable(len(sorted))
+	flat := make([]float64, len(sorted))
 	for j, c := range x {
 		for t, v := range c {
-			items = append(items, item{v, j*n + t})
+			lo := lowerBound(sorted, v)
+			hi := lo + 1
+			if hi < len(sorted) && sorted[hi] == v {
+				hi = upperBound(sorted, v)
+			}
+			flat[j*n+t] = table[lo+1+hi] // rank (lo+1+hi)/2, the average of lo+1 … hi
 		}
-	}
-	slices.SortFunc(items, func(a, b item) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
-	flat := make([]float64, len(items))
-	s := float64(len(items))
-	for i := 0; i < len(items); {
-		k := i
-		for k < len(items) && items[k].v == items[i].v {
-			k++
-		}
-		rank := float64(i+1+k) / 2 // average of ranks i+1 … k
-		z := -math.Sqrt2 * math.Erfcinv(2*(rank-0.375)/(s+0.25))
-		for _, it := range items[i:k] {
-			flat[it.pos] = z
-		}
-		i = k
 	}
 	out := make([][]float64, len(x))
 	for j := range x {
 		out[j] = flat[j*n : (j+1)*n : (j+1)*n]
 	}
 	return out
+}
+
+// lowerBound returns the first index of ascending s whose value is not
+// below v.
+func lowerBound(s []float64, v float64) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m] < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// upperBound returns the first index of ascending s whose value is above v.
+func upperBound(s []float64, v float64) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m] <= v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// blomTables caches blomTable's tables by S (a run's summaries share one
+// S, its parameters' summaries run in parallel).
+var blomTables struct {
+	sync.Mutex
+	m map[int][]float64
+}
+
+// blomTable returns the normal scores of zScale for S pooled draws,
+// indexed by twice the rank: t[r2] = −√2·erfc⁻¹(2(r2/2 − 3/8)/(S + 1/4)),
+// r2 = 2 … 2S.
+func blomTable(size int) []float64 {
+	blomTables.Lock()
+	defer blomTables.Unlock()
+	if t, ok := blomTables.m[size]; ok {
+		return t
+	}
+	if blomTables.m == nil || len(blomTables.m) >= 8 {
+		blomTables.m = map[int][]float64{}
+	}
+	t := make([]float64, 2*size+1)
+	s := float64(size)
+	for r2 := 2; r2 <= 2*size; r2++ {
+		rank := float64(r2) / 2
+		t[r2] = -math.Sqrt2 * math.Erfcinv(2*(rank-0.375)/(s+0.25))
+	}
+	blomTables.m[size] = t
+	return t
 }
 
 // ess is posterior's .ess: Geyer's initial positive and monotone sequence

@@ -26,6 +26,10 @@
 // [StudentTScaleRegression] is Student-t regression with σ unknown.
 // [NegBinomialRegression] is NB2 counts with offsets and the shape
 // unknown (not a GLM in θ: the full-batch kernels sample it).
+// [OrdinalRegression] is the cumulative logit model of ratings 1..K with
+// K − 1 ordered cutpoints ([WithCutpoints] puts [CutpointPrior] on them
+// with the ordered transform's Jacobian; [NewOrdinalMultilevel] with
+// random effects), sampled by the full-batch kernels too.
 // [GaussianRegression] is linear regression with σ unknown held as its
 // sufficient statistics (a step costs O(d²) and reads no datum), with
 // its prior on σ through [WithScale]; [SparseGaussianRegression] is the

@@ -124,6 +124,14 @@ type GroupGibbs struct {
 	// independently of the state, and the block update otherwise: its two
 	// passes over the data then cost 2N/NewtonEvery a sweep on average.
 	NewtonEvery int
+	// ShapeEvery, on a negative binomial multilevel model, makes the
+	// shape's update every ShapeEvery-th sweep, the sweeps between them
+	// updating the effects alone (a deterministic scan of kernels each
+	// invariant for the posterior; docs/multilevel.md, "Negative binomial
+	// sweep"): the shape's update reads every datum and, when it moves,
+	// rebuilds the control variate, several times the cost of the
+	// effects' sweep. 0: DefaultShapeEvery; 1: every sweep.
+	ShapeEvery int
 	// FreeRepeats, above 1, repeats the updates that read no datum — the
 	// location moves, the log scales' slice updates, the data-free
 	// shifts and nested scale moves — FreeRepeats times a sweep: a scale
@@ -431,6 +439,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	c.tailMix, c.tailNoQ = k.TailMix, k.tailNoQ
 	if c.tailMix > 0 {
 		c.tailC = tailConsts(q)
+		c.tailE = tailScaled(c.tailC, c.tailMix)
 	}
 	c.rows = terms.e
 	if v, ok := terms.e.(RowViewer); ok {
@@ -1113,6 +1122,7 @@ type gibbsChain struct {
 	mask       func(b int32) bool
 	locSDMul   float64 // GroupGibbs.locSDMul
 	seen       distinct.Set
+	seenAll    bool      // this sweep read every datum (newtonBlock): its distinct count is N
 	dsq        []float64 // ‖(θ − θ̂)_b‖² per block
 	cum        []float64
 	hp         []float64 // the block's precision, then its Cholesky factor
@@ -1150,6 +1160,7 @@ type gibbsChain struct {
 	tailMix float64
 	tailNoQ bool
 	tailC   []float64 // tailConsts(qMax): the t₄ density's constant by block size
+	tailE   []float64 // tailScaled(tailC, tailMix): ε·e^{cq} by block size
 
 	// The cross-cubic control variate at a block-0 update: on, the
 	// groups included, the proposal's shift c and each block's factor in
@@ -1270,6 +1281,7 @@ func (c *gibbsChain) deltas() {
 func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	info := exactmh.Info{AcceptProb: math.NaN(), LogDensity: math.NaN()}
 	c.seen.Next()
+	c.seenAll = false
 	c.undo.save(c)
 	if c.cor != nil {
 		if err := c.corrPrecisions(); err != nil {
@@ -1340,6 +1352,9 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 	}
 	info.Distinct = c.seen.Count
+	if c.seenAll {
+		info.Distinct = c.t.N()
+	}
 	return info, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -325,7 +326,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)
-	probe, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: 0, Draws: 3, Seed: seed, Init: center})
+	probe, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, Draws: 3, Seed: seed, Init: center})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -342,22 +343,35 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		grinds(choice, p, m, lay)
 		return nil
 	}
-	m, res, err := choice.Pilot(ctx, p, gg, center, seed, 50, 0)
+	// A fixed block that the probe's sweeps show stuck beyond doubt
+	// (stuckEarly) goes to the Newton proposal's pilot at once: a pilot of
+	// the plain sweep would run to its budget, thousands of sweeps, to
+	// find what fixedStuck then says.
+	why, err := stuckEarly(ctx, choice, p, gg, seed, probe)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		return err
+	}
+	var c0 *exactmh.ChainResult
+	if why == "" {
+		var res *exactmh.Result
+		m, res, err = choice.Pilot(ctx, p, gg, center, seed, 50, 0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("exactmh: automatic default: %s: %w", gg.Name(), err)
 		}
-		return fmt.Errorf("exactmh: automatic default: %s: %w", gg.Name(), err)
+		c0 = res.Chains[0]
+		m.EvalsPerStep = c0.Sampling.EvalsPerStep()
+		choice.Progress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", m.Name, m.ESSPerCost, m.Cost)
+		if why := grind(p, c0.Sampling, "pilot", shearPasses(p, c0)); why != "" {
+			m.Err = why
+			grinds(choice, p, m, lay)
+			return nil
+		}
+		why = fixedStuck(c0)
 	}
-	c0 := res.Chains[0]
-	m.EvalsPerStep = c0.Sampling.EvalsPerStep()
-	choice.Progress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", m.Name, m.ESSPerCost, m.Cost)
-	if why := grind(p, c0.Sampling, "pilot", shearPasses(p, c0)); why != "" {
-		m.Err = why
-		grinds(choice, p, m, lay)
-		return nil
-	}
-	if why := fixedStuck(c0); why != "" && noJointRepilot {
+	if why != "" && noJointRepilot {
 		m.Err = why
 		grinds(choice, p, m, lay)
 		return nil
@@ -498,6 +512,82 @@ func fixedStuck(c *exactmh.ChainResult) string {
 		acc, sweeps*fixedRepeats, sweeps, fixedRepeats, gibbsFixedFloor, 1000, fixedIACT(acc))
 }
 
+// stuckSweeps is how many sweeps stuckEarly's probe makes, and stuckLevel
+// the chance below which it calls the fixed block stuck: the chance that
+// a block accepting at gibbsFixedFloor would accept as few of the probe's
+// proposals.
+const (
+	stuckSweeps = 50
+	stuckLevel  = 0.01
+)
+
+// stuckEarly says why GroupGibbs's fixed block is stuck, as fixedStuck
+// would say of a whole pilot, where a short probe shows it beyond doubt;
+// "" where it does not (the pilot then decides, as before). probe is the
+// grinding probe, a few sweeps from the centre (where the groups are still
+// at the centre, so the fixed block's expansion fits): stuckEarly runs
+// stuckSweeps sweeps more from its last draw and counts their accepted
+// fixed-block proposals, k of n; the block is stuck where
+// P(Binomial(n, gibbsFixedFloor) ≤ k) < stuckLevel. The decision is a
+// function of counts, so a seed fixes it; its sweeps cost a few per cent
+// of a pilot's.
+func stuckEarly(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, gg exactmh.Kernel, seed uint64, probe *exactmh.Result) (string, error) {
+	c := probe.Chains[0]
+	if _, _, ok := fixedAccepted(c); !ok || c.Len() == 0 {
+		return "", nil
+	}
+	init := slices.Clone(probe.Draw(0, c.Len()-1))
+	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, Draws: stuckSweeps, Seed: seed + 1, Init: init})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", nil // the pilot will meet it and say so
+	}
+	k, n, ok := fixedAccepted(res.Chains[0])
+	if !ok {
+		return "", nil
+	}
+	pr := binomialCDF(k, n, gibbsFixedFloor)
+	if pr >= stuckLevel {
+		return "", nil
+	}
+	return fmt.Sprintf("mixes its fixed effects too slowly: their block accepted %d of its %d pilot proposals (%d probe sweeps × %d), below the floor %.3g at which %d default draws hold a bulk ESS of about 100 (a block accepting at the floor accepts so few with chance %.2g)",
+		k, n, n/fixedRepeats, fixedRepeats, gibbsFixedFloor, 1000, pr), nil
+}
+
+// fixedAccepted returns how many of its fixed-block proposals chain c
+// accepted, k of n (block0_accept of its sweeps × fixedRepeats), and
+// false where it reports none (no fixed effects, or the Newton proposal's
+// updates).
+func fixedAccepted(c *exactmh.ChainResult) (k, n int, ok bool) {
+	acc, has := c.Params["block0_accept"]
+	if !has || math.IsNaN(acc) {
+		return 0, 0, false
+	}
+	if _, nw := c.Params["fixed_newton_accept"]; nw {
+		return 0, 0, false
+	}
+	n = (c.Warmup.Steps + c.Sampling.Steps) * fixedRepeats
+	if n == 0 {
+		return 0, 0, false
+	}
+	return int(math.Round(acc * float64(n))), n, true
+}
+
+// binomialCDF is P(X ≤ k) for X ~ Binomial(n, f), 0 < f < 1.
+func binomialCDF(k, n int, f float64) float64 {
+	lf, lg := math.Log(f), math.Log1p(-f)
+	ln1, _ := math.Lgamma(float64(n + 1))
+	var s float64
+	for j := 0; j <= k && j <= n; j++ {
+		a, _ := math.Lgamma(float64(j + 1))
+		b, _ := math.Lgamma(float64(n - j + 1))
+		s += math.Exp(ln1 - a - b + float64(j)*lf + float64(n-j)*lg)
+	}
+	return math.Min(s, 1)
+}
+
 // fixedIACT is the integrated autocorrelation time in sweeps of block 0
 // accepting a fraction acc of its fixedRepeats updates a sweep (see
 // gibbsFixedFloor).
@@ -594,9 +684,16 @@ func smallMultilevelChoice(ctx context.Context, c *exactmh.Choice, p *exactmh.Po
 // exactmh.AutoSmallN, full-batch NUTS about the Laplace-EM centre
 // (smallMultilevelChoice); above it, GroupGibbs piloted against NUTS
 // (multilevelChoice); on a Gaussian multilevel model with σ estimated,
-// GroupGibbs's exact Gibbs sweep without pilots (chooseGauss). It returns
-// false for any other posterior.
+// GroupGibbs's exact Gibbs sweep without pilots (chooseGauss); on a
+// FullBatchEnergy, NUTS (chooseFullBatch). It returns false for any
+// other posterior.
 func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed uint64) (bool, error) {
+	if fb, ok := p.Energy.(FullBatchEnergy); ok {
+		if r := fb.FullBatchReason(); r != "" {
+			chooseFullBatch(c, p, r)
+			return true, nil
+		}
+	}
 	if lay, gs, ok := gaussianOf(p.Energy, p.Prior); ok {
 		t, err := exactmh.NewTarget(p)
 		if err != nil {

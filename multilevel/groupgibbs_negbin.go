@@ -272,8 +272,9 @@ func negBinCentre(name string, t *exactmh.Target, nb NegBinomialEnergy, lay Layo
 
 // negBinChain is GroupGibbs's negative binomial sweep: a GroupGibbs sweep
 // of w given φ (the inner chain, whose energy is the chain's own view at
-// φ and whose control variate's sums are rebuilt whenever φ moves), then
-// log φ given w by a Newton–Metropolis–Hastings step reading every datum.
+// φ and whose control variate's sums are rebuilt whenever φ moves), then,
+// every ShapeEvery-th sweep, log φ given w by a Newton–Metropolis–Hastings
+// step reading every datum.
 type negBinChain struct {
 	inner   *gibbsChain
 	t       *exactmh.Target
@@ -290,12 +291,72 @@ type negBinChain struct {
 	// rebuild's row buffers.
 	cols            []int32
 	vals            []float64
-	hLong           []int32   // row of H → its inverse map's index in hInv, −1: none (initHPos)
-	hInv            []int32   // the long rows' column → index in H's values, −1: absent
-	sumsAt          float64   // the φ of the sums
-	zHat            []float64 // ẑ_i, the centre's linear predictors (shared)
-	rebuilt         int       // data read by the last rebuild
+	hLong           []int32      // row of H → its inverse map's index in hInv, −1: none (initHPos)
+	hInv            []int32      // the long rows' column → index in H's values, −1: absent
+	sumsAt          float64      // the φ of the sums
+	muHat           []float64    // μ̂_i = e^{ẑ_i}, ẑ_i the centre's linear predictors (shared)
+	pats            *rowPatterns // the rows' positions in H's values (shared; nil: hPos)
+	every           int          // the shape's update every every-th sweep (ShapeEvery)
+	sweep           uint64       // sweeps made, for the schedule (checkpointed)
+	rebuilt         int          // data read by the last rebuild
 	shapeTried, acc float64
+}
+
+// rowPatterns are the positions in H's values of the entries a row's
+// outer product adds to, per distinct set of columns (a pattern: with
+// one factor, one per level): pos[off[k]:off[k+1]] lists them in the
+// order setShape adds, (j, c) then (c, j) for c ≠ j, so that the rebuild
+// adds by index, with no search. id[i] is row i's pattern.
+type rowPatterns struct {
+	id       []int32
+	off, pos []int32
+}
+
+// rowPatternsMax is the most positions the patterns may hold (beyond it
+// setShape searches through hPos instead).
+const rowPatternsMax = 1 << 24
+
+// initPatterns returns the rows' patterns, or nil if they would hold
+// more than rowPatternsMax positions.
+func (c *negBinChain) initPatterns() (*rowPatterns, error) {
+	n := c.view.Len()
+	p := &rowPatterns{id: make([]int32, n), off: []int32{0}}
+	seen := map[string]int32{}
+	var key []byte
+	cols, vals := c.cols, c.vals
+	for i := range n {
+		cols, vals = c.view.SparseRow(i, cols[:0], vals[:0])
+		key = key[:0]
+		for _, col := range cols {
+			key = binary.LittleEndian.AppendUint32(key, uint32(col))
+		}
+		if k, ok := seen[string(key)]; ok {
+			p.id[i] = k
+			continue
+		}
+		for k0, j := range cols {
+			for _, col := range cols[k0:] {
+				q, ok := c.hPos(j, col)
+				if !ok {
+					return nil, fmt.Errorf("GroupGibbs: datum %d's entry (%d, %d) outside the centre's Hessian pattern", i, j, col)
+				}
+				p.pos = append(p.pos, int32(q))
+				if col != j {
+					q, _ = c.hPos(col, j)
+					p.pos = append(p.pos, int32(q))
+				}
+			}
+		}
+		if len(p.pos) > rowPatternsMax {
+			return nil, nil
+		}
+		k := int32(len(p.off) - 1)
+		seen[string(key)] = k
+		p.off = append(p.off, int32(len(p.pos)))
+		p.id[i] = k
+	}
+	c.cols, c.vals = cols, vals
+	return p, nil
 }
 
 // startNegBin starts the negative binomial sweep at θ0 (centre nil: the
@@ -363,15 +424,23 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	for i := range nb.Len() {
 		c.cols, c.vals = c.view.SparseRow(i, c.cols[:0], c.vals[:0])
 	}
-	c.zHat, err = shared(t, fmt.Sprintf("multilevel/negbinzhat/%p", &centre[0]), func() ([]float64, error) {
-		z := make([]float64, nb.Len())
-		for i := range z {
-			z[i], _ = c.view.LinearPredictors(i, centre[:d-1], centre[:d-1])
+	c.muHat, err = shared(t, fmt.Sprintf("multilevel/negbinmuhat/%p", &centre[0]), func() ([]float64, error) {
+		mu := make([]float64, nb.Len())
+		for i := range mu {
+			z, _ := c.view.LinearPredictors(i, centre[:d-1], centre[:d-1])
+			mu[i] = math.Exp(z)
 		}
-		return z, nil
+		return mu, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c.pats, err = shared(t, fmt.Sprintf("multilevel/negbinpats/%p", &centre[0]), c.initPatterns); err != nil {
+		return nil, err
+	}
+	c.every = k.ShapeEvery
+	if c.every <= 0 {
+		c.every = DefaultShapeEvery
 	}
 	c.sumsAt = ref // the shared terms' sums
 	if _, err := c.setShape(theta0[d-1]); err != nil {
@@ -383,14 +452,15 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 // setShape sets the view's φ = e^l, the bound's scale max(1, φ/φ̂) and,
 // unless the sums are at φ already, rebuilds the control variate's sums
 // g = Σ_i f_i′(ẑ_i)x_i and H = Σ_i f_i″(ẑ_i)x_ix_iᵀ at the centre for φ
-// in one pass over the data, returning the data it read. Each row adds
-// f_i″·x_ij·x_ic to H's entries (j, c) and (c, j), so that every entry
-// sums its terms in the order of the data with the products the energy's
-// SparseHessian forms: the sums are the ones a Hessian computed afresh
-// at φ gives, bit for bit, with no allocation (the row buffers are the
-// chain's, sized at start). The entries are found through the long rows'
-// inverse maps (the fixed effects', touched by every datum) or by binary
-// search in a short row (hPos).
+// in one pass over the data, returning the data it read. With r = μ̂_i/φ
+// (μ̂_i = e^{ẑ_i}, kept from the start: no exponential here),
+// f′ = (y_i + φ)·r/(1 + r) − y_i and f″ = (y_i + φ)·r/(1 + r)², the
+// loss's derivatives (model's negBinShape.LossDerivs, to rounding). Each
+// row adds f_i″·x_ij·x_ic to H's entries (j, c) and (c, j) in the order
+// of the data, with no allocation (the row buffers are the chain's, sized
+// at start). The entries' positions are the row's pattern's (rowPatterns),
+// else found through the long rows' inverse maps (the fixed effects',
+// touched by every datum) or by binary search in a short row (hPos).
 func (c *negBinChain) setShape(l float64) (int, error) {
 	phi := math.Exp(l)
 	c.view.SetShape(phi, c.ref)
@@ -402,14 +472,37 @@ func (c *negBinChain) setShape(l float64) (int, error) {
 	clear(g.gradSum)
 	clear(g.hVal)
 	cols, vals := c.cols, c.vals
-	for i, z := range c.zHat {
-		f1, f2 := c.view.LossDerivs(i, z)
+	y := c.sc.y
+	for i, mu := range c.muHat {
+		r := mu / phi
+		pm, pp := r/(1+r), 1/(1+r)
+		if math.IsInf(r, 1) {
+			pm, pp = 1, 0
+		}
+		f1, f2 := (y[i]+phi)*pm-y[i], (y[i]+phi)*pm*pp
 		if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
 			return 0, fmt.Errorf("GroupGibbs: datum %d at the centre and shape %v: f′ = %v, f″ = %v, want finite", i, phi, f1, f2)
 		}
 		cols, vals = c.view.SparseRow(i, cols[:0], vals[:0])
 		for q, col := range cols {
 			g.gradSum[col] += f1 * vals[q]
+		}
+		if c.pats != nil {
+			pos := c.pats.pos[c.pats.off[c.pats.id[i]]:c.pats.off[c.pats.id[i]+1]]
+			q := 0
+			for k0, j := range cols {
+				a := f2 * vals[k0]
+				for k := k0; k < len(cols); k++ {
+					v := a * vals[k]
+					g.hVal[pos[q]] += v
+					q++
+					if cols[k] != j {
+						g.hVal[pos[q]] += v
+						q++
+					}
+				}
+			}
+			continue
 		}
 		for k0, j := range cols {
 			a := f2 * vals[k0]
@@ -499,15 +592,31 @@ func (c *negBinChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	D := c.d - 1
 	copy(c.theta[:D], c.inner.theta)
+	if (c.sweep+1)%uint64(c.every) != 0 {
+		c.sweep++
+		return info, nil
+	}
 	c.rebuilt = 0
 	moved, err := c.shapeStep(rng)
 	if err != nil {
 		return exactmh.Info{}, err
 	}
+	c.sweep++
 	info.Batch += len(c.eta) + c.rebuilt
 	info.Accepted = info.Accepted || moved
 	return info, nil
 }
+
+// DefaultShapeEvery is GroupGibbs's ShapeEvery when unset: the shape's
+// update every third sweep. Its cost (a pass for the linear predictors,
+// two over them for the conditional, one for the rebuild when the shape
+// moves) is several effects' sweeps, and the shape's conditional given
+// the effects is nearly its marginal (its sd ∝ 1/√N, the Newton proposal
+// close to an independent draw from it), so that the shape's own ESS is
+// about one per update: every third sweep gives it about a third of the
+// draws, which on the tall rows (figures/bench/families_agreement.txt)
+// is still above the slowest effects', at a fraction of the cost.
+const DefaultShapeEvery = 3
 
 // shapeStep updates ℓ = log φ given w by Metropolis–Hastings with the
 // Newton proposal ℓ′ ~ N(ℓ − G(ℓ)/H(ℓ), 1/H(ℓ)), G and H the first two
@@ -586,24 +695,27 @@ func (c *negBinChain) Params() map[string]float64 {
 	return ps
 }
 
-// MarshalState saves the inner chain's counters and the shape's.
+// MarshalState saves the inner chain's counters, the shape's and the
+// sweeps made (the schedule's phase).
 func (c *negBinChain) MarshalState() ([]byte, error) {
 	b, err := c.inner.MarshalState()
 	if err != nil {
 		return nil, err
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.shapeTried))
-	return binary.LittleEndian.AppendUint64(b, math.Float64bits(c.acc)), nil
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.acc))
+	return binary.LittleEndian.AppendUint64(b, c.sweep), nil
 }
 
 // UnmarshalState restores what MarshalState saved.
 func (c *negBinChain) UnmarshalState(b []byte) error {
-	if len(b) < 16 {
+	if len(b) < 24 {
 		return errors.New("GroupGibbs: negative binomial checkpoint state too short")
 	}
-	n := len(b) - 16
+	n := len(b) - 24
 	c.shapeTried = math.Float64frombits(binary.LittleEndian.Uint64(b[n:]))
 	c.acc = math.Float64frombits(binary.LittleEndian.Uint64(b[n+8:]))
+	c.sweep = binary.LittleEndian.Uint64(b[n+16:])
 	return c.inner.UnmarshalState(b[:n])
 }
 
@@ -624,6 +736,6 @@ func chooseNegBin(c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, nb
 		return err
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = "GroupGibbs", GroupGibbs{Center: centre}, p, centre, sd
-	c.Reason = fmt.Sprintf("a negative binomial multilevel model with its shape estimated (N = %d): GroupGibbs's sweep of the effects given the shape (minibatch, its control variate rebuilt when the shape moves), then the shape given them by a Newton–Metropolis step; a sweep costs about one full-batch gradient, NUTS one per leapfrog step", p.Len())
+	c.Reason = fmt.Sprintf("a negative binomial multilevel model with its shape estimated (N = %d): GroupGibbs's sweep of the effects given the shape (minibatch, its control variate rebuilt when the shape moves), then, every %d sweeps, the shape given them by a Newton–Metropolis step reading every datum; NUTS reads every datum at each leapfrog step", p.Len(), DefaultShapeEvery)
 	return nil
 }

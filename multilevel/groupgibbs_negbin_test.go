@@ -239,7 +239,8 @@ func TestGroupGibbsNegBinStructural(t *testing.T) {
 // each where a mutant has power, and requires each mutant to fail there:
 //
 //   - N = 1000, six groups (correlated intercept and slope, offsets), the
-//     sweep around DefaultStart's centre, and the automatic default
+//     sweep around DefaultStart's centre, with the shape's update every
+//     DefaultShapeEvery sweeps and every sweep, and the automatic default
 //     chooses it. Mutant caught: the shape update without its Hastings
 //     ratio (NegBinNoQ).
 //   - N = 150, the same groups, where the data inform φ little, so its
@@ -297,7 +298,9 @@ func TestGroupGibbsNegBinMoments(t *testing.T) {
 		var pass, mutants []row
 		gg := multilevel.GroupGibbs{Center: pb.Mode}
 		if kit.n == 1000 {
-			pass = []row{{"GroupGibbs", p, gg}}
+			every1 := gg
+			every1.ShapeEvery = 1
+			pass = []row{{"GroupGibbs", p, gg}, {"GroupGibbs, the shape every sweep", p, every1}}
 			mutants = []row{{"shape update without its Hastings ratio", p, multilevel.NegBinNoQ(gg)}}
 			def, err := exactmh.Sample(ctx, p, nil, &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 5})
 			if err != nil {

@@ -49,6 +49,7 @@ import (
 // newtonState is a chain's scratch and counters for the Newton proposal.
 type newtonState struct {
 	x, g, j, mu, z, d []float64
+	zc, xc            []float64 // the first pass's linear predictors at θ and rows' entries in the block (newtonCached)
 	cols              []int32
 	vals              []float64
 	tried, acc        float64
@@ -84,6 +85,19 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	x, g, jm := s.x[:q], s.g[:q], s.j[:q*q]
 	clear(jm)
+	// A block that holds every datum (block 0 with an intercept) reads
+	// them all: the sweep's distinct count is N (seenAll), no datum need
+	// enter the set. Where its data fit newtonCacheMax, the first pass
+	// keeps each datum's linear predictor at θ and its row's entries in
+	// the block, and the second pass reads no row (newtonCached).
+	all := data.n == c.t.N()
+	if all {
+		c.seenAll = true
+	}
+	cache := data.n*(q+1) <= newtonCacheMax
+	if cache && len(s.zc) < data.n {
+		s.zc, s.xc = make([]float64, data.n), make([]float64, data.n*q)
+	}
 	for a, j := range coords {
 		g[a] = -c.pGrad[j] + c.pPrec[j]*(c.next[j]-c.center[j])
 		jm[a*q+a] = c.pPrec[j]
@@ -93,11 +107,13 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 			c.revert(coords)
 			return false, 0, err
 		}
-		for k := lo; k < min(lo+chunk, data.n); k++ {
-			i := data.at(k)
+		for r := range min(chunk, data.n-lo) {
+			i := data.at(lo + r)
 			c.t.Count(1)
-			c.seen.Add(i)
-			_, z := c.rows.LinearPredictors(int(i), c.theta, c.next)
+			if !all {
+				c.seen.Add(i)
+			}
+			zo, z := c.rows.LinearPredictors(int(i), c.theta, c.next)
 			f1, f2 := c.rows.LossDerivs(int(i), z)
 			s.cols, s.vals = c.rows.SparseRow(int(i), s.cols[:0], s.vals[:0])
 			clear(x)
@@ -105,6 +121,10 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 				if c.blocks[col] == int32(m) {
 					x[c.local[col]] += s.vals[k]
 				}
+			}
+			if cache {
+				s.zc[lo+r] = zo
+				copy(s.xc[(lo+r)*q:(lo+r+1)*q], x)
 			}
 			for a := range q {
 				if x[a] == 0 {
@@ -172,17 +192,29 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	logR := lpn - c.t.LogPrior(c.theta) + logQ
 	var sum float64
-	for lo := 0; lo < data.n; lo += chunk {
-		if err := c.t.Interrupted(); err != nil {
-			c.revert(coords)
-			return false, 0, err
+	if cache {
+		dl := s.d[:q] // θ′_m − θ_m
+		for a, j := range coords {
+			dl[a] = c.next[j] - c.theta[j]
 		}
-		for k := lo; k < min(lo+chunk, data.n); k++ {
-			i := data.at(k)
-			c.t.Count(1)
-			zo, zn := c.rows.LinearPredictors(i, c.theta, c.next)
-			sum += c.rows.Loss(i, zn) - c.rows.Loss(i, zo)
+		sum = c.newtonCached(data, q, dl)
+	} else {
+		for lo := 0; lo < data.n; lo += chunk {
+			if err := c.t.Interrupted(); err != nil {
+				c.revert(coords)
+				return false, 0, err
+			}
+			for k := lo; k < min(lo+chunk, data.n); k++ {
+				i := data.at(k)
+				c.t.Count(1)
+				zo, zn := c.rows.LinearPredictors(int(i), c.theta, c.next)
+				sum += c.rows.Loss(int(i), zn) - c.rows.Loss(int(i), zo)
+			}
 		}
+	}
+	if err := c.t.Interrupted(); err != nil {
+		c.revert(coords)
+		return false, 0, err
 	}
 	if err := c.rowErr(); err != nil {
 		c.revert(coords)
@@ -211,6 +243,36 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 // datum (GroupGibbs.FreeRepeats): the location moves, the log scales'
 // slice updates, the data-free shifts and the nested scale moves, each
 // π-invariant, and reports whether one moved θ.
+// newtonCacheMax is the most floats a chain keeps for the Newton
+// proposal's second pass (newtonCached): a block's data times (q + 1),
+// 32 MB.
+const newtonCacheMax = 1 << 22
+
+// newtonCached is the second pass of newtonBlock from the first pass's
+// cache: Σ_i f_i(z_i + x_imᵀδ) − f_i(z_i) over the block's data, z_i
+// their linear predictors at θ and x_im their rows' entries in the block
+// (s.zc, s.xc), δ = θ′_m − θ_m. It reads no row: z_i + x_imᵀδ is x_iᵀθ′ + o_i
+// up to rounding. It counts an evaluation a datum, as the pass over the
+// rows does.
+func (c *gibbsChain) newtonCached(data dataList, q int, dl []float64) float64 {
+	s := &c.nw
+	var sum float64
+	for lo := 0; lo < data.n; lo += chunk {
+		hi := min(lo+chunk, data.n)
+		c.t.Count(hi - lo)
+		for r := lo; r < hi; r++ {
+			zo := s.zc[r]
+			zn := zo
+			for a, v := range s.xc[r*q : (r+1)*q] {
+				zn += v * dl[a]
+			}
+			i := data.at(r)
+			sum += c.rows.Loss(i, zn) - c.rows.Loss(i, zo)
+		}
+	}
+	return sum
+}
+
 func (c *gibbsChain) dataFree(rng *rand.Rand) bool {
 	moved := c.locationMoves(rng)
 	if c.sliceFree(rng) {

@@ -75,6 +75,9 @@ func (c *gibbsChain) tailDraw(rng *rand.Rand, z []float64) float64 {
 // block coords (q coordinates), l its conditional precision's Cholesky
 // factor (row-major, lower), mu its Gaussian's mean and m2new the
 // proposal's ‖Lᵀ(θ′ − μ)‖².
+//
+// With log N − log q = −log A, A(m²) = (1 − ε) + ε·t₄(m²)/N(m²) (tailA),
+// the ratio is log A(m²) − log A(m²′): one logarithm for both points.
 func (c *gibbsChain) tailLogRatio(l []float64, q int, coords []int32, mu []float64, m2new float64) float64 {
 	var m2 float64
 	for a := range q {
@@ -84,7 +87,12 @@ func (c *gibbsChain) tailLogRatio(l []float64, q int, coords []int32, mu []float
 		}
 		m2 += y * y
 	}
-	return tailLogNOverQ(m2new, q, c.tailMix, c.tailC[q]) - tailLogNOverQ(m2, q, c.tailMix, c.tailC[q])
+	ec := c.tailE[q]
+	a, aNew := tailA(m2, q, c.tailMix, ec), tailA(m2new, q, c.tailMix, ec)
+	if math.IsInf(a, 1) || math.IsInf(aNew, 1) {
+		return tailLogNOverQ(m2new, q, c.tailMix, c.tailC[q]) - tailLogNOverQ(m2, q, c.tailMix, c.tailC[q])
+	}
+	return math.Log(a / aNew)
 }
 
 // tailConsts returns, for each block size q ≤ qMax, the constant of the
@@ -101,6 +109,43 @@ func tailConsts(qMax int) []float64 {
 		c[q] = a - b - qf/2*math.Log(nu/2)
 	}
 	return c
+}
+
+// tailScaled returns ε·e^{cq} for each cq of tailConsts: tailA's factor.
+func tailScaled(cq []float64, eps float64) []float64 {
+	e := make([]float64, len(cq))
+	for q, v := range cq {
+		e[q] = eps * math.Exp(v)
+	}
+	return e
+}
+
+// tailAMax is the largest m² tailA computes directly: e^{m²/2} stays
+// finite (below e^{350}), and beyond it tailA returns +Inf.
+const tailAMax = 700
+
+// tailA is q(x)/N(x) = (1 − ε) + ε·t₄(x)/N(x) at Mahalanobis distance²
+// m2 in q dimensions, ec = ε·e^{cq} (tailScaled):
+//
+//	t₄/N = e^{cq} · e^{m²/2} · (1 + m²/ν)^{−(ν+q)/2},  ν = 4,
+//
+// the power by products and at most one square root (ν + q is an
+// integer), so a block update's ratio costs two exponentials and one
+// logarithm (tailLogRatio) rather than the log form's dozen. +Inf past
+// tailAMax, where tailLogNOverQ's log form is used.
+func tailA(m2 float64, q int, eps, ec float64) float64 {
+	if m2 > tailAMax {
+		return math.Inf(1)
+	}
+	w := 1 + m2/tailDF
+	pw := w * w // w^{ν/2}, ν = 4
+	for range q / 2 {
+		pw *= w
+	}
+	if q%2 == 1 {
+		pw *= math.Sqrt(w)
+	}
+	return (1 - eps) + ec*math.Exp(m2/2)/pw
 }
 
 // tailLogNOverQ is log N(x) − log q(x) at Mahalanobis distance² m2 in q

@@ -5,7 +5,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,8 +61,9 @@ func TestFormulaRefusals(t *testing.T) {
 		{[]string{"--formula", "delay>15 ~ x1 + (1 + x1 | origin)", "--lkj", "0"}, "--lkj 0"},
 		{[]string{"--formula", "delay>15 ~ x1 + sqrt(distance)"}, "at column 17"},
 		{[]string{"--formula", "delay>15 ~ service + (1|s"}, "without its ')'"},
-		{[]string{"--formula", "cbind(count, n - count) ~ x1"}, "binomial-with-trials family"},
-		{[]string{"--formula", "count | trials(n) ~ x1"}, "binomial-with-trials family"},
+		{[]string{"--formula", "cbind(count, n - count) ~ x1", "--family", "poisson"}, "goes with --family binomial, logistic or probit"},
+		{[]string{"--formula", "count | trials(n) ~ x1", "--trials", "n"}, "give the trials one way"},
+		{[]string{"--formula", "count | trials(log(n)) ~ x1"}, "a column's name"},
 		{[]string{"--formula", "y ~ x1", "--terms", "x1"}, "--formula and --terms"},
 		{[]string{"--formula", "y ~ x1", "--response", "y"}, "--formula and --response"},
 		{[]string{"--formula", "count ~ x1 + offset(log(distance))", "--family", "poisson"}, "offset() is offered on models with random effects"},
@@ -152,5 +155,57 @@ func TestFormulaOffset(t *testing.T) {
 	a, b := mean(filepath.Join(dir, "a")), mean(filepath.Join(dir, "b"))
 	if math.Abs(b-a+5) > 0.3 {
 		t.Errorf("intercept %v with the offset log(e^5), %v without: want 5 lower", b, a)
+	}
+}
+
+// TestFormulaTrials samples a binomial model with trials written four
+// ways — --family binomial --trials n with --terms, and the formulas
+// k | trials(n) ~ …, cbind(k, n - k) ~ … and cbind(k, f) ~ … with f = n −
+// k a column of failures — and checks that the draws are identical, bit
+// for bit, flat and with a random intercept; with --family probit the
+// formula takes the probit link (the draws of --family binomial --link
+// probit).
+func TestFormulaTrials(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(8, 9))
+	var b strings.Builder
+	b.WriteString("k,n,f,x,g\n")
+	for i := range 600 {
+		x := rng.NormFloat64()
+		n := 1 + rng.IntN(9)
+		p := 1 / (1 + math.Exp(-(-0.2 + 0.7*x + 0.4*float64(i%4-1))))
+		k := 0
+		for range n {
+			if rng.Float64() < p {
+				k++
+			}
+		}
+		fmt.Fprintf(&b, "%d,%d,%d,%s,g%d\n", k, n, n-k, strconv.FormatFloat(x, 'g', -1, 64), i%4)
+	}
+	path := filepath.Join(dir, "b.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"sample", "--data", path, "--chains", "2", "--seed", "4", "--warmup", "60", "--draws", "60", "--sig-figs", "17", "--quiet"}
+	run := func(out string, args ...string) string {
+		o := filepath.Join(dir, out)
+		mustRun(t, dir, append(append(slices.Clone(common), "--out", o), args...)...)
+		return o
+	}
+	for _, c := range []struct {
+		terms, rhs string
+		link       []string
+		family     string
+	}{
+		{"x", "x", nil, "logistic"},
+		{"x,(1|g)", "x + (1 | g)", nil, "logistic"},
+		{"x,(1|g)", "x + (1 | g)", []string{"--link", "probit"}, "probit"},
+	} {
+		ref := run("ref", append([]string{"--family", "binomial", "--trials", "n", "--response", "k", "--terms", c.terms}, c.link...)...)
+		for i, lhs := range []string{"k | trials(n)", "cbind(k, n - k)", "cbind(k, f)"} {
+			got := run("f"+strconv.Itoa(i), "--family", c.family, "--formula", lhs+" ~ "+c.rhs)
+			t.Logf("%s ~ %s (--family %s) against --trials", lhs, c.rhs, c.family)
+			sameDraws(t, got, ref, 2)
+		}
 	}
 }

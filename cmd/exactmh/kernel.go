@@ -244,6 +244,8 @@ func (k *kernelFlags) build(ctx context.Context, ks *kernelSpec, p *exactmh.Post
 	switch {
 	case ks.nc && !slices.Contains(ncKernels(), ks.base):
 		return nil, nil, nil, usageErr("--kernel %s: %s has no non-centred form (-nc; only %s do)", ks.canon, ks.base, strings.Join(ncKernels(), ", "))
+	case (ks.nc || ki.NeedsMultilevel) && isOrdinal(p):
+		return nil, nil, nil, usageErr("--kernel %s: --family ordinal is sampled by the full-batch kernels (nuts, mh-cn, …), with random effects too: %s has no ordinal form (its cutpoints enter every datum)", ks.canon, ks.base)
 	case ks.nc && !multilevel(p), ki.NeedsMultilevel && !multilevel(p) && !mlpkg.IsGaussian(p) && !mlpkg.IsNegBinomial(p):
 		what := ks.base + " samples only multilevel models"
 		if ks.nc {

@@ -40,6 +40,7 @@ type modelFlags struct {
 	sigma         float64 // > 0: fixed (--sigma); 0: estimated
 	sigmaPrior    string
 	trials        string // --trials: the column of binomial trials
+	failures      string // the formula's cbind(k, f): trials are k + f (trials names f's column then)
 	offset        string // --offset: the column of negbinomial offsets
 	link          string // --link of --family binomial
 	nu            float64
@@ -58,7 +59,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&m.noIntercept, "no-intercept", false, "leave out the intercept column")
 	fs.BoolVar(&m.dropMissing, "drop-missing", false, "drop rows with a missing or non-finite value in a column used (default: such a row is an error)")
 	fs.BoolVar(&m.noStandardize, "no-standardize", false, "keep numeric features as they are (default: mean 0, sd 1)")
-	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials), negbinomial (NB2, shape estimated; --offset) or studentt (--nu; σ estimated, or fixed by --sigma)")
+	fs.StringVar(&m.family, "family", "logistic", "the model: logistic, probit, poisson, gaussian (σ estimated, or fixed by --sigma), binomial (--trials), negbinomial (NB2, shape estimated; --offset), studentt (--nu; σ estimated, or fixed by --sigma) or ordinal (alias cumulative: cumulative logit of a response 1..K, K − 1 cutpoints Intercept[k] estimated)")
 	fs.StringVar(&m.trials, "trials", "", "the `column` of each row's number of trials n for --family binomial (the response counts the successes k ≤ n)")
 	fs.StringVar(&m.link, "link", "", "the link of --family binomial: logit (default) or probit")
 	fs.StringVar(&m.offset, "offset", "", "the `column` of offsets o_i (the log of an exposure) added to the linear predictor of --family negbinomial")
@@ -257,9 +258,11 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 	}
 	fam := strings.ToLower(m.family)
 	switch fam {
-	case "logistic", "probit", "poisson", "gaussian", "studentt", "binomial", "negbinomial":
+	case "logistic", "probit", "poisson", "gaussian", "studentt", "binomial", "negbinomial", "ordinal":
+	case "cumulative": // brms's name
+		fam = "ordinal"
 	default:
-		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian, binomial, negbinomial or studentt)", m.family)
+		return nil, usageErr("--family %s: unknown (want logistic, probit, poisson, gaussian, binomial, negbinomial, studentt or ordinal)", m.family)
 	}
 	if m.offset != "" && fam != "negbinomial" {
 		return nil, usageErr("--offset %s: offsets are offered for --family negbinomial", m.offset)
@@ -307,11 +310,21 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 		if ctx.Err() != nil {
 			return nil, err
 		}
+		if fam == "ordinal" {
+			err = ordinalResponseErr(f, respCol, err)
+		}
 		return nil, inputErr(err)
+	}
+	var categories int
+	if fam == "ordinal" {
+		dropIntercept(d)
+		if categories, err = ordinalCategories(d); err != nil {
+			return nil, err
+		}
 	}
 	var trials []float64
 	if fam == "binomial" {
-		if trials, err = designTrials(f, d, m.trials); err != nil {
+		if trials, err = designTrials(f, d, m.trials, m.failures != ""); err != nil {
 			return nil, err
 		}
 	}
@@ -331,7 +344,7 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 		if m.tauPrior != "" && !random {
 			return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group) (cat(c;sd=S) fixes its scale at S)", m.tauPrior)
 		}
-		return m.buildMultilevel(d, fam, resp, terms, link, trials)
+		return m.buildMultilevel(d, fam, resp, terms, link, trials, categories)
 	}
 	if m.tauPrior != "" {
 		return nil, usageErr("--tau-prior %s: the terms have no random effect, such as (1|group)", m.tauPrior)
@@ -380,13 +393,18 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 			}
 		}
 		e, err = model.NewNegBinomialRegression(d.X, d.Y, off, d.D)
+	case "ordinal":
+		e, err = model.NewOrdinalRegression(d.X, d.Y, d.D, categories)
 	}
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--family %s: %w", fam, err))
 	}
-	prior, err := parsePrior(m.prior, d.D)
+	prior, err := parsePrior(m.prior, max(d.D, 1))
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	if d.D == 0 {
+		prior = nil // y ~ 1 of --family ordinal: the cutpoints alone
 	}
 	// The names every Stan CSV reader takes, in the files and the tables.
 	names := stancsv.SafeNames(d.Names)
@@ -408,13 +426,19 @@ func (m *modelFlags) buildContext(ctx context.Context) (_ *fitted, rerr error) {
 		names = append(names, "log_shape")
 		scale = sp.String()
 	}
+	var natural []naturalRow // sigma and shape beside their logs, the cutpoints
+	if fam == "ordinal" {
+		cp := &model.WithCutpoints{Base: prior, K: categories, Cut: model.DefaultCutpointPrior}
+		prior, scale = cp, cp.String()
+		natural = cutpointRows(d, len(names), categories)
+		names = append(names, model.CutpointNames(categories)...)
+	}
 	post := &exactmh.Posterior{Energy: e, Prior: prior, Beta: m.beta, Names: names}
 	if err := post.Validate(); err != nil {
 		return nil, inputErr(err)
 	}
 	fp := m.fingerprint(d, fam, resp, terms)
-	fp.SigmaPrior = scale    // σ's or the shape's prior
-	var natural []naturalRow // sigma and shape beside their logs
+	fp.SigmaPrior = scale // σ's, the shape's or the cutpoints' prior
 	if k := len(names) - 1; names[k] == "log_sigma" || names[k] == "log_shape" {
 		natural = append(natural, naturalRow{name: names[k][len("log_"):], from: k})
 	}
@@ -437,12 +461,55 @@ func (m *modelFlags) parseFormula() (*data.Formula, error) {
 		return nil, usageErr("--formula: %v", err)
 	}
 	if fm.Trials != nil || fm.Failures != nil {
-		return nil, usageErr("--formula %q: a binomial response with trials (cbind(k, n - k), k | trials(n)) needs a binomial-with-trials family, which this build has not: --family is logistic, probit, poisson, gaussian or studentt", m.formula)
+		if err := m.formulaTrials(fm); err != nil {
+			return nil, err
+		}
 	}
 	for _, w := range fm.Warnings {
 		fmt.Fprintf(os.Stderr, "exactmh: warning: --formula: %s\n", w)
 	}
 	return fm, nil
+}
+
+// formulaTrials takes a binomial response's trials from the formula
+// (k | trials(n), cbind(k, n - k) or cbind(k, f)) as --trials and
+// --family binomial would give them, so that the two spellings build
+// the same model: --family logistic (the default) or probit becomes
+// binomial with that link. The trials or failures must be a column.
+func (m *modelFlags) formulaTrials(fm *data.Formula) error {
+	if m.trials != "" {
+		return usageErr("--trials %s and the formula's trials (%s): give the trials one way", m.trials, fm.Text)
+	}
+	col := func(t data.Term) (string, error) {
+		c := data.Columns(t)
+		if len(c) != 1 || t.String() != data.Num(c[0]).String() {
+			return "", usageErr("--formula %q: the trials or failures of a binomial response are a column's name, not %s", m.formula, t)
+		}
+		return c[0], nil
+	}
+	var err error
+	if fm.Trials != nil {
+		m.trials, err = col(fm.Trials)
+	} else {
+		m.failures, err = col(fm.Failures)
+		m.trials = m.failures
+	}
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(m.family) {
+	case "binomial":
+	case "logistic":
+		m.family = "binomial"
+	case "probit":
+		if m.link != "" && strings.ToLower(m.link) != "probit" {
+			return usageErr("--family probit and --link %s: the formula's binomial response takes one link", m.link)
+		}
+		m.family, m.link = "binomial", "probit"
+	default:
+		return usageErr("--formula %q: a binomial response with trials (cbind(k, n - k), k | trials(n)) goes with --family binomial, logistic or probit, not %s", m.formula, m.family)
+	}
+	return nil
 }
 
 // fingerprint is the fingerprint of the model m builds on design d.
@@ -465,6 +532,9 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 		fp.Offset = m.offset
 	case "binomial":
 		fp.Trials, fp.Link = m.trials, "logit"
+		if m.failures != "" {
+			fp.Trials = "cbind failures " + m.failures
+		}
 		if m.link != "" {
 			fp.Link = strings.ToLower(m.link)
 		}
@@ -478,7 +548,7 @@ func (m *modelFlags) fingerprint(d *data.Design, fam string, resp data.Term, ter
 // --tau-prior on its scales. Parameter names are the fixed effects'
 // names made safe for Stan CSV readers, then u_FACTOR[LEVEL],
 // u_FACTOR_SLOPE[LEVEL] and log_tau_FACTOR(_SLOPE).
-func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term, link model.GLMFamily, trials []float64) (*fitted, error) {
+func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term, terms []data.Term, link model.GLMFamily, trials []float64, categories int) (*fitted, error) {
 	ml := &model.Multilevel{Y: d.Y, Offset: d.Offset}
 	switch fam {
 	case "logistic", "probit":
@@ -491,7 +561,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		if fam == "probit" {
 			ml.Family = model.ProbitFamily{}
 		}
-	case "poisson", "negbinomial": // negbinomial: NewNegBinomialMultilevel's rows
+	case "poisson", "negbinomial", "ordinal": // NewNegBinomialMultilevel's and NewOrdinalMultilevel's rows
 		ml.Family = model.PoissonFamily{}
 	case "binomial":
 		// The fraction of successes, weighted by the trials: n·f(k/n, η)
@@ -508,7 +578,7 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 			ml.Family = model.GaussianFamily{Sigma: m.sigma}
 		}
 	default:
-		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial, negbinomial and gaussian", fam)
+		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial, negbinomial, ordinal and gaussian", fam)
 	}
 	tau, err := parseTauPrior(m.tauPrior, fam, d.Y)
 	if err != nil {
@@ -554,19 +624,27 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	}
 	var post *exactmh.Posterior
 	var scale string
-	if fam == "negbinomial" {
+	switch fam {
+	case "negbinomial":
 		sp := model.Gamma(0.01, 0.01) // brms's default on the shape
 		post, err = model.NewNegBinomialMultilevel(ml, sp)
 		scale = sp.String()
-	} else {
+	case "ordinal":
+		cut := model.DefaultCutpointPrior
+		post, err = model.NewOrdinalMultilevel(ml, categories, cut)
+		scale = cut.String() + " on each cutpoint"
+	default:
 		post, err = model.NewMultilevel(ml)
 	}
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	mlPrior := post.Prior // the multilevel prior, before a scale's wrapping
+	mlPrior := post.Prior // the multilevel prior, before a scale's or the cutpoints' wrapping
 	if ws, ok := mlPrior.(*model.WithScale); ok {
 		mlPrior = ws.Base
+	}
+	if wc, ok := mlPrior.(*model.WithCutpoints); ok {
+		mlPrior = wc.Base
 	}
 	if fam == "gaussian" && m.sigma == 0 {
 		// σ estimated: the model's sufficient statistics per group
@@ -625,6 +703,9 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 	}
 	if k := len(post.Names) - 1; post.Names[k] == "log_sigma" || post.Names[k] == "log_shape" {
 		natural = append(natural, naturalRow{name: post.Names[k][len("log_"):], from: k})
+	}
+	if fam == "ordinal" {
+		natural = append(natural, cutpointRows(d, len(post.Names)-(categories-1), categories)...)
 	}
 	tauText := tau.String()
 	if corr {
@@ -725,7 +806,7 @@ func designColumn(f *data.Frame, d *data.Design, col, flag string) ([]float64, e
 
 // designTrials returns the trials column of f for the rows of design d,
 // checked: an integer ≥ 1 at least the response's successes.
-func designTrials(f *data.Frame, d *data.Design, col string) ([]float64, error) {
+func designTrials(f *data.Frame, d *data.Design, col string, failures bool) ([]float64, error) {
 	all, err := f.Float64s(col)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("--trials: %w", err))
@@ -737,6 +818,12 @@ func designTrials(f *data.Frame, d *data.Design, col string) ([]float64, error) 
 			r = d.Rows[i]
 		}
 		n, k := all[r], d.Y[i]
+		if failures {
+			if !(n >= 0) || n != math.Trunc(n) || math.IsInf(n, 0) {
+				return nil, inputErr(fmt.Errorf("cbind(%s, %s): the failures %s are %v in data row %d, want an integer ≥ 0", d.YName, col, col, n, r+1))
+			}
+			n += k
+		}
 		switch {
 		case math.IsNaN(n):
 			return nil, inputErr(fmt.Errorf("--trials %s is missing in data row %d", col, r+1))

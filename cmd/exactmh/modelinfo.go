@@ -45,6 +45,8 @@ func (m *fitted) info(dataPath string) [][2]string {
 			family += "; offset " + fp.Offset
 		}
 		family += ")"
+	case "ordinal":
+		family += " (cumulative logit: P(y <= k) = logistic(Intercept[k] - eta), no intercept column; cut_1 and log_cut_diff_k sampled)"
 	case "studentt":
 		family += " (nu " + strconv.FormatFloat(fp.Nu, 'g', -1, 64)
 		if fp.Sigma > 0 {
@@ -60,8 +62,10 @@ func (m *fitted) info(dataPath string) [][2]string {
 	if m.tau != "" {
 		prior += "; each random-effect scale tau: " + m.tau
 	}
-	if fp.SigmaPrior != "" && fp.Family != "negbinomial" {
+	if fp.SigmaPrior != "" && fp.Family != "negbinomial" && fp.Family != "ordinal" {
 		prior += "; sigma: " + fp.SigmaPrior
+	} else if fp.SigmaPrior != "" && fp.Family == "ordinal" {
+		prior += "; cutpoints: " + fp.SigmaPrior
 	} else if fp.SigmaPrior != "" {
 		prior += "; shape: " + fp.SigmaPrior
 	}

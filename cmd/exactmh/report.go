@@ -566,8 +566,10 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 	if m.tau != "" {
 		prior += "; each random-effect scale τ: " + m.tau
 	}
-	if m.fp.SigmaPrior != "" && m.fp.Family != "negbinomial" {
+	if m.fp.SigmaPrior != "" && m.fp.Family != "negbinomial" && m.fp.Family != "ordinal" {
 		prior += "; sigma: " + m.fp.SigmaPrior
+	} else if m.fp.SigmaPrior != "" && m.fp.Family == "ordinal" {
+		prior += "; cutpoints: " + m.fp.SigmaPrior
 	} else if m.fp.SigmaPrior != "" {
 		prior += "; shape: " + m.fp.SigmaPrior
 	}

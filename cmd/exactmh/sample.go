@@ -76,9 +76,10 @@ FORMULA (--formula, instead of --response, --terms and --no-intercept):
   offset(x) or offset(log(x)) adds x with coefficient 1 (with random
   effects); ` + "`name with spaces`" + ` a column in backquotes. (1 + x | g) has
   correlated effects, as in lme4 and brms, and (1 + x || g) independent
-  ones. cbind(k, n - k) ~ … and
-  k | trials(n) ~ … are read but refused until a binomial-with-trials
-  family exists. Errors name the column of the formula at fault.
+  ones. k | trials(n) ~ …, cbind(k, n - k) ~ … and cbind(k, f) ~ …
+  (columns of successes, trials or failures) are --family binomial with
+  --trials (--family probit: the probit link). Errors name the column of
+  the formula at fault.
   Example: --formula 'delay>15 ~ log(distance) + hour(date) + (1|origin)'
 
 KERNELS (--kernel): auto (default: MAP, Laplace approximation, control

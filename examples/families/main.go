@@ -31,6 +31,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -51,6 +52,17 @@ func main() {
 	negbin := flag.Bool("negbin", false, "the negative binomial row (negbin.go; -export writes negbin_ml.csv)")
 	flag.IntVar(&gradCost, "gradcost", 0, "with -negbin: time this many full-batch gradients of the posterior and exit")
 	flag.Parse()
+	if prof := os.Getenv("EXACTMH_CPUPROFILE"); prof != "" { // a profile of the run, for tuning
+		f, err := os.Create(prof)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if cf.Quick {
 		*n, *warmup, cf.Draws = 10000, 200, 200
 	}

@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/report"
@@ -116,17 +115,6 @@ func runNegBin(cf *report.Common, n, groups, warmup int, nuts bool, export strin
 	d := makeNegBin(n, groups, cf.Seed)
 	if export != "" {
 		return writeNegBinCSV(export, d)
-	}
-	if prof := os.Getenv("EXACTMH_CPUPROFILE"); prof != "" { // a profile of the run, for tuning
-		f, err := os.Create(prof)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
 	}
 	cpu0 := cpuTime()
 	p, err := negBinPosterior(d)

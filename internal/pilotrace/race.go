@@ -92,8 +92,13 @@ const (
 
 // Race is a race of pilots.
 type Race struct {
-	// First is the first checkpoint's budget; the k-th is First·2^k.
+	// First is the first checkpoint's budget; the k-th is First·Growth^k.
 	First float64
+	// Growth is the factor between checkpoints (2 when 0). A pilot
+	// advanced to its next checkpoint may spend up to Growth times what
+	// the ranking needed: nearer 1, less is spent past the point where the
+	// ranking became clear, for more checkpoints (each an ESS estimate).
+	Growth float64
 	// Margin: a candidate is dropped when its upper estimate times Margin
 	// is below the leader's lower estimate.
 	Margin float64
@@ -161,10 +166,18 @@ func (r *Race) Run(stop func() bool) int {
 		if i < 0 {
 			return r.Winner()
 		}
-		r.scores[i] = r.pilots[i].Advance(r.First * math.Ldexp(1, r.next[i]))
+		r.scores[i] = r.pilots[i].Advance(r.checkpoint(r.next[i]))
 		r.next[i]++
 		r.drop()
 	}
+}
+
+// checkpoint returns the budget of checkpoint k, First·Growth^k.
+func (r *Race) checkpoint(k int) float64 {
+	if r.Growth == 0 {
+		return r.First * math.Ldexp(1, k)
+	}
+	return r.First * math.Pow(r.Growth, float64(k))
 }
 
 // join starts the pending entries in order: one without a Bound at once,

@@ -177,3 +177,50 @@ func TestInterval(t *testing.T) {
 		t.Errorf("Interval(10, 0) = %g, %g", lo, hi)
 	}
 }
+
+// budgets is a fake that records the budgets it is advanced to.
+type budgets struct {
+	fake
+	seen []float64
+}
+
+func (b *budgets) Advance(x float64) Score {
+	b.seen = append(b.seen, x)
+	return b.fake.Advance(x)
+}
+
+// TestRaceGrowth: checkpoints are First·Growth^k (First·2^k when Growth is
+// 0), and at Growth √2 a race of pilots at rates 10 and 2 is ranked for
+// less than at 2: a pilot advanced past the point where the ranking
+// became clear overshoots by at most Growth. Mutant: Growth ignored (the
+// doubling) spends as much as Growth 2.
+func TestRaceGrowth(t *testing.T) {
+	run := func(growth float64) (float64, []float64) {
+		r := newRace()
+		r.Growth = growth
+		a, b := &budgets{fake: fake{rate: 10, end: 1 << 20}}, &budgets{fake: fake{rate: 2, end: 1 << 20}}
+		r.Add(Entry{Start: func() Pilot { return a }})
+		r.Add(Entry{Start: func() Pilot { return b }})
+		if w := r.Run(nil); w != 0 {
+			t.Errorf("growth %g: winner %d, want 0", growth, w)
+		}
+		r.Close()
+		return a.cost + b.cost, a.seen
+	}
+	doubling, seen := run(0)
+	for k, x := range seen {
+		if x != math.Ldexp(1, k) {
+			t.Fatalf("Growth 0: checkpoint %d at %g, want %g", k, x, math.Ldexp(1, k))
+		}
+	}
+	root, seen := run(math.Sqrt2)
+	for k, x := range seen {
+		if want := math.Pow(math.Sqrt2, float64(k)); math.Abs(x-want) > 1e-9*want {
+			t.Fatalf("Growth √2: checkpoint %d at %g, want %g", k, x, want)
+		}
+	}
+	t.Logf("spent %g at Growth 2, %g at √2", doubling, root)
+	if !(root < doubling) {
+		t.Errorf("Growth √2 spent %g, Growth 2 %g: want less", root, doubling)
+	}
+}

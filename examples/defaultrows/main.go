@@ -1,0 +1,371 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Command defaultrows runs the automatic default on the rows of issue 43's
+// hidden-style table that no other example holds, one core, everything
+// counted, and writes their data for rstan's NUTS (defaultrows/stan):
+//
+//	custom  a multilevel logistic regression written as a user writes
+//	        one: an Energy with EnergyDiffs, a gradient, a dense Hessian
+//	        and a DiffBound, no GLM contract and no multilevel prior
+//	        (N = 10⁵ rows, 5 fixed effects, 500 groups of 200 rows: d =
+//	        505; prior N(0, 3²) on every coordinate). The data are those
+//	        of the root package's customMultilevelPosterior (its
+//	        generator, PCG(43, 1)), the energy the same code.
+//	logreg_d200, logreg_d500  examples/tall's wide rows (N = 10⁵, flat prior).
+//	probit  a probit regression, N = 10⁵ (-n), an intercept −0.5 and 9
+//	        standard normal features with coefficients 0.5·(−1)^j, prior
+//	        N(0, 2.5²) (model.ProbitFamily).
+//
+// The other rows are examples/rare, examples/poisson, examples/tall's
+// logreg_d200 and logreg_d500, and examples/flights.
+//
+//	go run ./examples/defaultrows -rows custom            # 4 chains × (1000 + 1000)
+//	go run ./examples/defaultrows -choose -rows logreg_d200   # the choice alone
+//	go run ./examples/defaultrows -export DIR -rows custom,probit
+//	Rscript examples/defaultrows/stan/run.R DIR OUTDIR custom
+//
+// -table regenerates examples/README.md's table of the rows (exactmh's
+// default against rstan's NUTS per CPU-second, all in) from
+// figures/bench/default_table.txt.
+//
+// For each row it prints the choice (String and PhasesText: the passes
+// over the data and the CPU seconds of each phase), min bulk and tail ESS,
+// the CPU seconds of the whole run after the data are in memory (choice,
+// warmup, draws) and min bulk ESS per CPU-second.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/model"
+)
+
+func main() {
+	cf := report.RegisterCommon(4, 1000)
+	rows := flag.String("rows", "custom,probit", "rows to run: custom, probit, logreg_d200, logreg_d500")
+	n := flag.Int("n", 0, "data of the row (0: its default, 10⁵)")
+	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default) or NUTS (full batch, Stan's adaptation, from θ = 0: the library's NUTS, for comparison)")
+	chooseOnly := flag.Bool("choose", false, "only make the automatic choice and print it, with its passes and CPU per phase")
+	exportTo := flag.String("export", "", "only write the rows' data as CSV (hexadecimal reals) to this directory, for defaultrows/stan")
+	table := flag.Bool("table", false, "only regenerate examples/README.md's table from figures/bench/default_table.txt (run from the repository root)")
+	flag.Parse()
+	if *table {
+		if err := writeTable("examples/README.md", "figures/bench/default_table.txt"); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	groups := 500
+	if cf.Quick {
+		*n, *warmup, cf.Draws, groups = 4000, 100, 100, 40
+	}
+	for _, name := range strings.Split(*rows, ",") {
+		var r *row
+		switch name {
+		case "custom":
+			r = customRow(pick(*n, 100000), 5, groups)
+		case "probit":
+			r = probitRow(pick(*n, 100000), 10, uint64(cf.Seed))
+		case "logreg_d200", "logreg_d500":
+			r = wideRow(name, pick(*n, 100000), uint64(cf.Seed))
+		default:
+			log.Fatalf("no row %q", name)
+		}
+		if *exportTo != "" {
+			if err := r.export(*exportTo); err != nil {
+				log.Fatal(err)
+			}
+			continue
+		}
+		cpu0 := report.CPUTime()
+		if *chooseOnly {
+			c, err := exactmh.Choose(context.Background(), r.post, &exactmh.Settings{Seed: uint64(cf.Seed)})
+			if err != nil {
+				log.Fatalf("%s: %v", name, err)
+			}
+			fmt.Printf("%s (N = %d, d = %d): %.2f CPU-s: %s\n  %s\n", name, r.post.Len(), r.post.Dim(), (report.CPUTime() - cpu0).Seconds(), c, c.PhasesText())
+			continue
+		}
+		set := &exactmh.Settings{Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Seed: uint64(cf.Seed)}
+		if !cf.Quiet {
+			set.Recorder = cf.Progress()
+		}
+		var k exactmh.Kernel // nil: the automatic default
+		switch *kernel {
+		case "auto":
+		case "NUTS":
+			k = exactmh.NUTS{}
+		default:
+			log.Fatalf("-kernel %q: auto or NUTS", *kernel)
+		}
+		res, err := exactmh.Sample(context.Background(), r.post, k, set)
+		if err != nil {
+			log.Fatalf("%s: %v", name, err)
+		}
+		cpu := (report.CPUTime() - cpu0).Seconds()
+		s := res.Summary()
+		bulk, tail := s.MinESSBulk(), math.Inf(1)
+		for _, v := range s.Params {
+			tail = math.Min(tail, v.ESSTail)
+		}
+		if res.Choice == nil {
+			var grads int64
+			for _, ch := range res.Chains {
+				grads += ch.Warmup.GradEvals + ch.Sampling.GradEvals
+			}
+			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s; %.4g gradient passes\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Kernel, float64(grads)/float64(r.post.Len()))
+		} else {
+			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s\n  %s\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Choice, res.Choice.PhasesText())
+		}
+		fmt.Printf("  %d chains × (%d + %d): min bulk ESS %.0f, min tail ESS %.0f; %.2f CPU-s all in: %.4g min bulk ESS per CPU-s\n",
+			cf.Chains, *warmup, cf.Draws, bulk, tail, cpu, bulk/cpu)
+		if err := cf.SaveStanCSV(res, "defaultrows_"+name, r.post.Names); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+func pick(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+// row is a posterior and how to write its data for Stan.
+type row struct {
+	name   string
+	post   *exactmh.Posterior
+	export func(dir string) error
+}
+
+// customMultilevel is the root package's customMultilevel
+// (auto_custom_test.go): θ holds p fixed effects, then one effect per
+// group; datum i's linear predictor is x_iᵀβ + u_{g(i)}.
+type customMultilevel struct {
+	n, p, g int
+	x       []float64 // n×p, row-major
+	grp     []int
+	y       []float64
+}
+
+func (e *customMultilevel) Len() int { return e.n }
+func (e *customMultilevel) Dim() int { return e.p + e.g }
+
+func (e *customMultilevel) lin(i int, theta []float64) float64 {
+	z := theta[e.p+e.grp[i]]
+	for j, v := range e.x[i*e.p : (i+1)*e.p] {
+		z += v * theta[j]
+	}
+	return z
+}
+
+// softplus is log(1 + eᶻ), stably.
+func softplus(z float64) float64 {
+	if z > 0 {
+		return z + math.Log1p(math.Exp(-z))
+	}
+	return math.Log1p(math.Exp(z))
+}
+
+func (e *customMultilevel) loss(i int, z float64) float64 { return softplus(z) - e.y[i]*z }
+
+func (e *customMultilevel) Energies(dst, theta []float64, idx []int) {
+	for k, i := range idx {
+		dst[k] = e.loss(i, e.lin(i, theta))
+	}
+}
+
+func (e *customMultilevel) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
+	for k, i := range idx {
+		dst[k] = e.loss(i, e.lin(i, theta)) - e.loss(i, e.lin(i, thetaNew))
+	}
+}
+
+func (e *customMultilevel) AddGradient(grad, theta []float64, idx []int, w []float64) {
+	for k, i := range idx {
+		r := w[k] * (1/(1+math.Exp(-e.lin(i, theta))) - e.y[i])
+		for j, v := range e.x[i*e.p : (i+1)*e.p] {
+			grad[j] += r * v
+		}
+		grad[e.p+e.grp[i]] += r
+	}
+}
+
+func (e *customMultilevel) AddHessian(h, theta []float64, idx []int, w []float64) {
+	d := e.Dim()
+	for k, i := range idx {
+		s := 1 / (1 + math.Exp(-e.lin(i, theta)))
+		c := w[k] * s * (1 - s)
+		row := e.x[i*e.p : (i+1)*e.p]
+		gj := e.p + e.grp[i]
+		for a, va := range row {
+			for b := a; b < e.p; b++ {
+				h[a*d+b] += c * va * row[b]
+			}
+			h[a*d+gj] += c * va
+		}
+		h[gj*d+gj] += c
+	}
+}
+
+// DiffBound: |f(z) − f(z′)| ≤ |z − z′| ≤ ‖(x_i, 1)‖·‖θ − θ′‖ for the
+// logistic loss, whose derivative lies in [−1, 1].
+func (e *customMultilevel) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
+	c := make([]float64, e.n)
+	for i := range c {
+		s := 1.0
+		for _, v := range e.x[i*e.p : (i+1)*e.p] {
+			s += v * v
+		}
+		c[i] = math.Sqrt(s)
+	}
+	return &exactmh.DiffBound{C: c}, nil
+}
+
+// customRow is customMultilevelPosterior's posterior: n data, p fixed
+// effects, g groups, prior N(0, 3²).
+func customRow(n, p, g int) *row {
+	rng := rand.New(rand.NewPCG(43, 1))
+	e := &customMultilevel{n: n, p: p, g: g, x: make([]float64, n*p), grp: make([]int, n), y: make([]float64, n)}
+	beta := make([]float64, p)
+	for j := range beta {
+		beta[j] = 0.5 * rng.NormFloat64()
+	}
+	u := make([]float64, g)
+	for j := range u {
+		u[j] = 0.7 * rng.NormFloat64()
+	}
+	for i := range n {
+		e.grp[i] = i % g
+		z := u[e.grp[i]]
+		for j := range p {
+			e.x[i*p+j] = rng.NormFloat64()
+			z += e.x[i*p+j] * beta[j]
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			e.y[i] = 1
+		}
+	}
+	prior, err := model.NewIsoGaussian(p+g, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	names := make([]string, p+g)
+	for j := range p {
+		names[j] = fmt.Sprintf("beta.%d", j+1)
+	}
+	for j := range g {
+		names[p+j] = fmt.Sprintf("u.%d", j+1)
+	}
+	r := &row{name: "custom", post: &exactmh.Posterior{Energy: e, Prior: prior, Names: names}}
+	r.export = func(dir string) error {
+		cols := []string{"y", "g"}
+		for j := range p {
+			cols = append(cols, fmt.Sprintf("x%d", j+1))
+		}
+		return report.ExportCSV(dir, "custom", cols, n, func(b []byte, i int) []byte {
+			b = strconv.AppendFloat(b, e.y[i], 'g', -1, 64)
+			b = strconv.AppendInt(append(b, ','), int64(e.grp[i]+1), 10)
+			for _, v := range e.x[i*p : (i+1)*p] {
+				b = report.HexFloat(append(b, ','), v)
+			}
+			return b
+		}, "p", strconv.Itoa(p), "groups", strconv.Itoa(g), "sigma", "3")
+	}
+	return r
+}
+
+// probitRow is the probit row: n data, an intercept −0.5 and d−1 standard
+// normal features with coefficients 0.5·(−1)^j, prior N(0, 2.5²).
+func probitRow(n, d int, seed uint64) *row {
+	rng := rand.New(rand.NewPCG(seed, 0x70726f62))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		x[i*d] = 1
+		z := -0.5
+		for j := 1; j < d; j++ {
+			v := rng.NormFloat64()
+			x[i*d+j] = v
+			z += 0.5 * math.Pow(-1, float64(j)) * v
+		}
+		if rng.NormFloat64() < z {
+			y[i] = 1
+		}
+	}
+	e, err := model.NewGLM(x, y, d, model.ProbitFamily{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	prior, err := model.NewIsoGaussian(d, 2.5)
+	if err != nil {
+		log.Fatal(err)
+	}
+	names := make([]string, d)
+	names[0] = "intercept"
+	for j := 1; j < d; j++ {
+		names[j] = fmt.Sprintf("x%d", j)
+	}
+	r := &row{name: "probit", post: &exactmh.Posterior{Energy: e, Prior: prior, Names: names}}
+	r.export = func(dir string) error {
+		cols := []string{"y"}
+		for j := range d {
+			cols = append(cols, fmt.Sprintf("x%d", j+1))
+		}
+		return report.ExportCSV(dir, "probit", cols, n, func(b []byte, i int) []byte {
+			b = strconv.AppendFloat(b, y[i], 'g', -1, 64)
+			for _, v := range x[i*d : (i+1)*d] {
+				b = report.HexFloat(append(b, ','), v)
+			}
+			return b
+		}, "d", strconv.Itoa(d), "sigma", "2.5")
+	}
+	return r
+}
+
+// wideRow is examples/tall's logreg_d200 or logreg_d500 (the same data for
+// the same seed): x_i ~ N(0, I_d/d), θ* ~ N(0, I_d), flat prior; its data
+// for Stan are examples/tall's -export.
+func wideRow(name string, n int, seed uint64) *row {
+	d := 200
+	if name == "logreg_d500" {
+		d = 500
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(len(name))))
+	w := make([]float64, d)
+	for j := range w {
+		w[j] = rng.NormFloat64()
+	}
+	x, y := make([]float64, n*d), make([]float64, n)
+	sd := 1 / math.Sqrt(float64(d))
+	for i := range n {
+		var z float64
+		for j := range d {
+			x[i*d+j] = sd * rng.NormFloat64()
+			z += x[i*d+j] * w[j]
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+	}
+	e, err := model.NewLogisticRegression(x, y, d)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return &row{name: name, post: &exactmh.Posterior{Energy: e}, export: func(string) error {
+		return fmt.Errorf("%s: go run ./examples/tall -export DIR -posteriors %s writes its data", name, name)
+	}}
+}
