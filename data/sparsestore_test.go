@@ -365,8 +365,8 @@ func TestSparseRowReader(t *testing.T) {
 					// The index: the row pointers, y and the offsets read
 					// at the first row.
 					ix := s.idx
-					if ix.p32 == nil || ix.y.f32 == nil || off != (ix.off.f64 != nil) {
-						t.Errorf("index: pointers uint32 %v, y float32 %v, offsets float64 %v; want true, true, %v", ix.p32 != nil, ix.y.f32 != nil, ix.off.f64 != nil, off)
+					if ix.p32 == nil || ix.y.bits == nil || off != (ix.off.f64 != nil) {
+						t.Errorf("index: pointers uint32 %v, y 0/1 bits %v, offsets float64 %v; want true, true, %v", ix.p32 != nil, ix.y.bits != nil, ix.off.f64 != nil, off)
 					}
 					calls = 0
 				}
@@ -516,5 +516,83 @@ func TestSparseStoreChecksums(t *testing.T) {
 	os.WriteFile(path, edit(func(b []byte) { binary.NativeEndian.PutUint32(b[8:], 1) }), 0o644)
 	if _, err := OpenSparseStore(path); err == nil || !strings.Contains(err.Error(), "version 1, written without checksums") {
 		t.Errorf("a version 1 store: OpenSparseStore = %v", err)
+	}
+}
+
+// TestIndexColumn checks that an index column keeps 0/1 values as bits
+// and turns to float32, then float64, at the first value that needs it,
+// every value read back exactly.
+func TestIndexColumn(t *testing.T) {
+	for _, tc := range []struct {
+		vals []float64
+		kind string
+	}{
+		{[]float64{0, 1, 1, 0, 1}, "bits"},
+		{[]float64{0, 1, 1, 2.5, 0, 1}, "float32"},
+		{[]float64{1, 0, 3, 0.1, 1, 0}, "float64"},
+		{[]float64{1, math.Copysign(0, -1), 1}, "float32"},
+	} {
+		for _, n := range []int{len(tc.vals), 130} {
+			c := indexColumn{bits: make([]uint64, (n+63)/64)}
+			want := make([]float64, n)
+			for i := range n {
+				want[i] = tc.vals[i%len(tc.vals)]
+				if i >= len(tc.vals) {
+					want[i] = tc.vals[len(tc.vals)-1-i%2] // more of the last kinds
+				}
+				c.put(i, n, want[i])
+			}
+			kind := map[bool]string{true: "bits"}[c.bits != nil] + map[bool]string{true: "float32"}[c.f32 != nil] + map[bool]string{true: "float64"}[c.f64 != nil]
+			if kind != tc.kind {
+				t.Errorf("%v (n %d): kept as %q, want %q", tc.vals, n, kind, tc.kind)
+			}
+			for i, w := range want {
+				if got := c.at(i); math.Float64bits(got) != math.Float64bits(w) {
+					t.Fatalf("%v (n %d): value %d read back as %v, want %v", tc.vals, n, i, got, w)
+				}
+			}
+		}
+	}
+}
+
+// TestSparseRowReaderUniform checks that a store whose rows all have the
+// same number of entries keeps no row pointers in its index and reads
+// every row back through RowReader as mapped.
+func TestSparseRowReaderUniform(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "uniform")
+	const n = 200
+	w, err := CreateSparseStore(path, n, 8, Float64, false, sparseTestLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := w.WriteRow([]int32{0, int32(2 + 2*(i%3))}, []float64{1, 1}, float64(i%2), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSparseStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.RowReader()
+	var cols []int32
+	var vals []float64
+	for i := range n {
+		var y float64
+		cols, vals, y, _, err = r.ReadRow(i, cols[:0], vals[:0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := s.RowPtr()[i], s.RowPtr()[i+1]
+		if !slices.Equal(cols, s.Col()[lo:hi]) || !slices.Equal(vals, s.Val64()[lo:hi]) || y != s.Y()[i] {
+			t.Fatalf("row %d: %v %v y %v, want %v %v y %v", i, cols, vals, y, s.Col()[lo:hi], s.Val64()[lo:hi], s.Y()[i])
+		}
+	}
+	if ix := s.idx; !ix.uniform || ix.width != 2 || ix.p32 != nil || ix.p64 != nil {
+		t.Errorf("index: uniform %v width %d, pointers kept %v; want true, 2, false", ix.uniform, ix.width, ix.p32 != nil || ix.p64 != nil)
 	}
 }

@@ -140,11 +140,12 @@ func TestRowViewGroupGibbs(t *testing.T) {
 	}
 }
 
-// TestSparseHessianChunks checks that the sparse Hessian's pattern built
-// with the rows' transpose in many column ranges (a budget of the largest
-// column: a range for each fixed effect) is the one built in one range,
-// the Hessian through it bit for bit the same, and that a stop polled
-// during the pass stops the Hessian.
+// TestSparseHessianChunks checks that the sparse Hessian's pattern is the
+// union of the rows' outer products whatever the columns that mark it in
+// bitsets (none, the default's, all) and however many column ranges
+// buffer the others' tails (one for each fixed effect with a budget of
+// the largest column's), the Hessian through it bit for bit the same, and
+// that a stop polled during the pass stops the Hessian.
 func TestSparseHessianChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	m := smallMultilevel(rng, 500, LogisticFamily{}, false)
@@ -160,21 +161,55 @@ func TestSparseHessianChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func(a, b int) { transposeRows, minTransposeChunk = a, b }(transposeRows, minTransposeChunk)
-	transposeRows, minTransposeChunk = 0, 0
+	// The pattern from its definition: (c, j), c ≥ j, for each row's pair of columns.
 	e := build()
-	if k := len(transposeChunks(e.pattern(), &e.rows)) - 1; k < 3 {
+	r := &e.rows
+	pairs := map[[2]int]bool{}
+	tails := make([]int, r.D)
+	for i := range r.N {
+		cols := r.Col[r.RowPtr[i]:r.RowPtr[i+1]]
+		for k, j := range cols {
+			tails[j] += len(cols) - k - 1
+			for _, c := range cols[k:] {
+				pairs[[2]int{int(c), int(j)}] = true
+			}
+		}
+	}
+	if len(pairs) != len(want.RowIdx) {
+		t.Fatalf("the pattern has %d entries, want %d", len(want.RowIdx), len(pairs))
+	}
+	for j := range r.D {
+		for q := want.ColPtr[j]; q < want.ColPtr[j+1]; q++ {
+			if !pairs[[2]int{want.RowIdx[q], j}] || (q > want.ColPtr[j] && want.RowIdx[q] <= want.RowIdx[q-1]) {
+				t.Fatalf("column %d's entries %v are not its rows' columns, ascending", j, want.RowIdx[want.ColPtr[j]:want.ColPtr[j+1]])
+			}
+		}
+	}
+	defer func(a, b, c int) { tailChunkRows, minTailChunk, markShare = a, b, c }(tailChunkRows, minTailChunk, markShare)
+	tailChunkRows, minTailChunk = 0, 0
+	if k := len(tailChunks(tails, r.N)) - 1; k < 3 {
 		t.Fatalf("%d column ranges, want at least one for each fixed effect", k)
 	}
-	got, err := e.SparseHessian(theta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.ColPtr, want.ColPtr) || !slices.Equal(got.RowIdx, want.RowIdx) || !slices.Equal(got.Val, want.Val) {
-		t.Fatal("the Hessian built by column ranges differs from the one built at once")
-	}
-	calls := 0
-	if _, err := e.SparseHessianStop(theta, func() bool { calls++; return calls > 1 }); err != ErrStopped {
-		t.Errorf("stopped: %v, want ErrStopped", err)
+	for _, share := range []int{0, 64, 1 << 30} {
+		markShare = share
+		e := build()
+		once, err := e.SparseHessianOnce(theta, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(once.Val, want.Val) || !slices.Equal(once.RowIdx, want.RowIdx) || e.hessDone.Load() || e.hess != nil {
+			t.Fatalf("markShare %d: SparseHessianOnce differs from SparseHessian or kept its pattern", share)
+		}
+		got, err := e.SparseHessian(theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.ColPtr, want.ColPtr) || !slices.Equal(got.RowIdx, want.RowIdx) || !slices.Equal(got.Val, want.Val) {
+			t.Fatalf("markShare %d: the Hessian built by column ranges differs from the one built at once", share)
+		}
+		calls := 0
+		if _, err := e.SparseHessianStop(theta, func() bool { calls++; return calls > 1 }); err != ErrStopped {
+			t.Errorf("stopped: %v, want ErrStopped", err)
+		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	mathbits "math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/multilevel"
@@ -190,6 +192,7 @@ type SparseGLM[T float32 | float64] struct {
 
 	hessOnce sync.Once
 	hess     *hessPattern
+	hessDone atomic.Bool // hess is set
 }
 
 // NewSparseGLM returns the GLM energy U_i(θ) = f(y_i, x_iᵀθ + o_i) of the
@@ -737,21 +740,17 @@ func (e *SparseGLM[T]) TaylorBound(order int, prior exactmh.Prior) ([]float64, e
 }
 
 // hessPattern is the lower-triangle pattern of Σ_i x_ix_iᵀ and the
-// transpose of the rows that SparseHessian fills it through.
+// maps that SparseHessian fills it through. The energy keeps O(nnz(H) +
+// d), not O(nnz(X)), between Hessians, which matters for rows in a
+// mapped store larger than the heap should be.
 type hessPattern struct {
 	colPtr []int
 	rowIdx []int
-	// The rows that have an entry in column j are tRow[tPtr[j]:tPtr[j+1]]
-	// (transpose), built while the pattern is and dropped after it, the
-	// entry's position in Col/Val found by entry: the energy keeps
-	// O(nnz(H) + d), not O(nnz(X)), between Hessians, which matters for
-	// rows in a mapped store larger than the heap should be.
-	tPtr []int
 	// Where SparseHessian adds a row's products: for a column j of more
 	// than denseRows entries (a fixed effect's, which most rows share),
 	// entry (c, j) is at colPtr[j] + inv[dense[j]·D + c]; for the others
-	// (dense[j] = −1) a walk down the column, whose rows ascend as the
-	// row's columns do.
+	// (dense[j] = −1) a search down the column, whose rows ascend as the
+	// row's columns do (binary beyond walkRows entries).
 	dense []int32
 	inv   []int32
 }
@@ -761,113 +760,163 @@ type hessPattern struct {
 // most inverse-map entries kept (the columns with the most entries first).
 const denseRows, maxInverse = 32, 1 << 24
 
-// transposeChunks's budget is max(transposeRows·N, minTransposeChunk, the
-// largest column's entries) (variables for TestSparseHessianChunks).
-var transposeRows, minTransposeChunk = 2, 1 << 16
+// walkRows is the longest stretch of a column SparseHessian walks to find
+// an entry; it binary-searches a longer one.
+const walkRows = 16
 
-// transposeChunks returns the column ranges [c[k], c[k+1]) whose
-// transposes are built one at a time: each of at most max(2N, 2¹⁶, the
-// largest column's) entries, so a Hessian's scratch is O(N), not
-// O(nnz(X)) — at 10⁷ rows of 12 entries 80 MB, not 480 MB — for a pass
-// over the rows' columns per range.
-func transposeChunks[T float32 | float64](p *hessPattern, r *SparseRows[T]) []int {
-	budget := max(transposeRows*r.N, minTransposeChunk)
-	for j := range r.D {
-		budget = max(budget, p.tPtr[j+1]-p.tPtr[j])
+// tailChunkRows and minTailChunk set the budget of buildPattern's column
+// ranges: max(tailChunkRows·N, minTailChunk, the largest column's tails)
+// buffered entries a pass (variables for TestSparseHessianChunks).
+var tailChunkRows, minTailChunk = 2, 1 << 16
+
+// markShare and maxMarkBits: a column of at least max(N/markShare, 1)
+// rows (a fixed effect's, which most rows share) marks its pattern in a
+// bitset of D bits, the most rows first, within maxMarkBits bits in all;
+// markShare 0 marks none (a variable for TestSparseHessianChunks).
+var markShare = 64
+
+const maxMarkBits = 1 << 28
+
+// tailChunks returns the column ranges [c[k], c[k+1]) whose rows' tails
+// buildPattern buffers one range at a time, from each column's count of
+// buffered entries.
+func tailChunks(tails []int, n int) []int {
+	budget := max(tailChunkRows*n, minTailChunk)
+	for _, t := range tails {
+		budget = max(budget, t)
 	}
 	c := []int{0}
-	for j := range r.D {
-		if p.tPtr[j+1]-p.tPtr[c[len(c)-1]] > budget {
+	var sum int
+	for j, t := range tails {
+		if sum+t > budget {
 			c = append(c, j)
+			sum = 0
 		}
+		sum += t
 	}
-	return append(c, r.D)
-}
-
-// transpose returns, for each column j in [j0, j1), the rows of r that
-// have an entry in it, ascending: tRow[p.tPtr[j]−p.tPtr[j0] :
-// p.tPtr[j+1]−p.tPtr[j0]], in tRow's storage when large enough. O(nnz(X))
-// time; it polls stop (nil: never) once per 2¹⁶ rows and returns false
-// when it reports true.
-func transpose[T float32 | float64](p *hessPattern, r *SparseRows[T], j0, j1 int, tRow []int32, stop func() bool) ([]int32, bool) {
-	base := p.tPtr[j0]
-	if n := p.tPtr[j1] - base; cap(tRow) >= n {
-		tRow = tRow[:n]
-	} else {
-		tRow = make([]int32, n)
-	}
-	next := make([]int, j1-j0)
-	for j := range next {
-		next[j] = p.tPtr[j0+j] - base
-	}
-	lo, hi := int32(j0), int32(j1)
-	for i := range r.N {
-		if stop != nil && i%(1<<16) == 1<<16-1 && stop() {
-			return nil, false
-		}
-		for _, c := range r.Col[r.RowPtr[i]:r.RowPtr[i+1]] {
-			if c >= lo && c < hi {
-				tRow[next[c-lo]] = int32(i)
-				next[c-lo]++
-			}
-		}
-	}
-	return tRow, true
-}
-
-// entry returns the position in Col/Val of row i's entry in column j,
-// which it has: a binary search of the row's columns.
-func (r *SparseRows[T]) entry(i int, j int32) int {
-	lo := r.RowPtr[i]
-	k, _ := slices.BinarySearch(r.Col[lo:r.RowPtr[i+1]], j)
-	return lo + k
+	return append(c, len(tails))
 }
 
 // pattern builds (once) the Hessian's pattern: column j holds row c ≥ j
-// when some datum has entries in both columns j and c. With the rows'
-// transpose, column j is the union of the tails (columns ≥ j) of the rows
-// that have an entry in j, found with a marker array: O(Σ_i nnz(x_i)²)
-// time, O(nnz(H) + nnz(X)) memory (4 bytes per entry of X).
+// when some datum has entries in both columns j and c.
 func (e *SparseGLM[T]) pattern() *hessPattern {
 	e.hessOnce.Do(func() {
-		r := &e.rows
-		d := r.D
-		p := &hessPattern{tPtr: make([]int, d+1)}
-		for _, c := range r.Col {
-			p.tPtr[c+1]++
+		e.hess = e.buildPattern()
+		e.hessDone.Store(true)
+	})
+	return e.hess
+}
+
+// buildPattern returns the Hessian's pattern (pattern). Column j is the
+// union of the tails (the columns ≥ j) of the rows that have an entry in
+// j. The rows are read in order only, whole passes, never one row out of
+// turn: rows in a mapped store larger than memory fault a page for each
+// row read out of order. The columns that most rows share (markShare,
+// maxMarkBits) set their tails' bits in a bitset each in the first pass;
+// the others copy their rows' tails to a buffer by column, a range of
+// columns a pass (tailChunks: O(N) entries), deduplicated with a marker
+// array and sorted: O(Σ_i nnz(x_i)²) time, O(nnz(H) + N + D·dense/8)
+// memory.
+func (e *SparseGLM[T]) buildPattern() *hessPattern {
+	r := &e.rows
+	d, n := r.D, r.N
+	rows := make([]int, d)
+	for _, c := range r.Col {
+		rows[c]++
+	}
+	// The marked columns, most rows first.
+	var long []int
+	for j, k := range rows {
+		if markShare > 0 && k > 0 && k >= max(n/markShare, 1) {
+			long = append(long, j)
 		}
-		for j := range d {
-			p.tPtr[j+1] += p.tPtr[j]
+	}
+	slices.SortStableFunc(long, func(a, b int) int { return rows[b] - rows[a] })
+	words := (d + 63) / 64
+	long = long[:min(len(long), maxMarkBits/max(64*words, 1))]
+	mark := make([]int, d) // a marked column's bitset, or −1
+	for j := range mark {
+		mark[j] = -1
+	}
+	for m, j := range long {
+		mark[j] = m
+	}
+	bits := make([]uint64, len(long)*words)
+	// One pass: the marked columns' bits and the others' tail counts.
+	tails := make([]int, d)
+	for i := range n {
+		lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+		for k := lo; k < hi; k++ {
+			j := r.Col[k]
+			m := mark[j]
+			if m < 0 {
+				tails[j] += hi - k - 1
+				continue
+			}
+			b := bits[m*words : (m+1)*words]
+			for _, c := range r.Col[k:hi] {
+				b[c>>6] |= 1 << (c & 63)
+			}
 		}
-		mark := make([]int, d)
-		for j := range mark {
-			mark[j] = -1
+	}
+	p := &hessPattern{colPtr: make([]int, d+1)}
+	seen := make([]int32, d)
+	for j := range seen {
+		seen[j] = -1
+	}
+	chunks := tailChunks(tails, n)
+	var buf []int32
+	next := make([]int, d)
+	for k := range len(chunks) - 1 {
+		j0, j1 := chunks[k], chunks[k+1]
+		// The tails of the unmarked columns of [j0, j1), one pass.
+		var size int
+		for j := j0; j < j1; j++ {
+			next[j] = size
+			size += tails[j]
 		}
-		p.colPtr = make([]int, d+1)
-		chunks := transposeChunks(p, r)
-		var tRow []int32
-		for k := range len(chunks) - 1 {
-			j0, j1 := chunks[k], chunks[k+1]
-			tRow, _ = transpose(p, r, j0, j1, tRow, nil)
-			for j := j0; j < j1; j++ {
-				start := len(p.rowIdx)
-				for t := p.tPtr[j] - p.tPtr[j0]; t < p.tPtr[j+1]-p.tPtr[j0]; t++ {
-					i := int(tRow[t])
-					for k := r.entry(i, int32(j)); k < r.RowPtr[i+1]; k++ {
-						if c := int(r.Col[k]); mark[c] != j {
-							mark[c] = j
-							p.rowIdx = append(p.rowIdx, c)
-						}
+		if cap(buf) < size {
+			buf = make([]int32, size)
+		}
+		buf = buf[:size]
+		if size > 0 {
+			lo32, hi32 := int32(j0), int32(j1)
+			for i := range n {
+				lo, hi := r.RowPtr[i], r.RowPtr[i+1]
+				for q := lo; q < hi; q++ {
+					if j := r.Col[q]; j >= lo32 && j < hi32 && mark[j] < 0 {
+						next[j] += copy(buf[next[j]:], r.Col[q+1:hi])
+					}
+				}
+			}
+		}
+		at := 0
+		for j := j0; j < j1; j++ {
+			start := len(p.rowIdx)
+			if m := mark[j]; m >= 0 {
+				for w, x := range bits[m*words : (m+1)*words] {
+					for x != 0 {
+						p.rowIdx = append(p.rowIdx, w*64+mathbits.TrailingZeros64(x))
+						x &= x - 1
+					}
+				}
+			} else if rows[j] > 0 {
+				p.rowIdx = append(p.rowIdx, j)
+				seen[j] = int32(j)
+				for _, c := range buf[at : at+tails[j]] {
+					if seen[c] != int32(j) {
+						seen[c] = int32(j)
+						p.rowIdx = append(p.rowIdx, int(c))
 					}
 				}
 				slices.Sort(p.rowIdx[start:])
-				p.colPtr[j+1] = len(p.rowIdx)
 			}
+			at += tails[j]
+			p.colPtr[j+1] = len(p.rowIdx)
 		}
-		p.index(d)
-		e.hess = p
-	})
-	return e.hess
+	}
+	p.index(d)
+	return p
 }
 
 // index sets the inverse maps of the pattern's longest columns.
@@ -915,6 +964,21 @@ var ErrStopped = errors.New("model: stopped")
 // Laplace approximation's and the multilevel centre's Newton steps call
 // it through exactmh, TestInterruptSparseHessian).
 func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sparse.SymCSC, error) {
+	return e.sparseHessian(theta, stop, false)
+}
+
+// SparseHessianOnce is SparseHessianStop for a caller that needs the
+// Hessian once: unless an earlier call built and kept it, the pattern
+// (hessPattern: O(nnz(H)) indices and up to 64 MB of inverse maps) is
+// built for this call and dropped after it, so the energy does not hold
+// it beside the caller's matrix (GroupGibbs's set-up, whose tables must
+// stay below the mapped file's size). The matrix is SparseHessian's, to
+// the bit.
+func (e *SparseGLM[T]) SparseHessianOnce(theta []float64, stop func() bool) (*sparse.SymCSC, error) {
+	return e.sparseHessian(theta, stop, true)
+}
+
+func (e *SparseGLM[T]) sparseHessian(theta []float64, stop func() bool, once bool) (*sparse.SymCSC, error) {
 	r := &e.rows
 	if len(theta) != r.D {
 		return nil, fmt.Errorf("model: SparseGLM.SparseHessian: len(θ) = %d, want the dimension %d", len(theta), r.D)
@@ -923,8 +987,16 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 	if stop != nil && stop() {
 		return nil, ErrStopped
 	}
-	p := e.pattern()
-	h := &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
+	var p *hessPattern
+	var h *sparse.SymCSC
+	if once && !e.hessDone.Load() {
+		p = e.buildPattern()
+		// The pattern's own index slices become the matrix's.
+		h = &sparse.SymCSC{N: r.D, ColPtr: p.colPtr, RowIdx: p.rowIdx, Val: make([]float64, len(p.rowIdx))}
+	} else {
+		p = e.pattern()
+		h = &sparse.SymCSC{N: r.D, ColPtr: slices.Clone(p.colPtr), RowIdx: slices.Clone(p.rowIdx), Val: make([]float64, len(p.rowIdx))}
+	}
 	read := 0 // entries read since stop was last polled
 	for i := range r.N {
 		for read += r.RowPtr[i+1] - r.RowPtr[i]; read >= every; read -= every {
@@ -950,9 +1022,13 @@ func (e *SparseGLM[T]) SparseHessianStop(theta []float64, stop func() bool) (*sp
 				}
 				continue
 			}
-			q := base
+			q, end := base, p.colPtr[j+1]
 			for k := k0; k < hi; k++ {
 				c := int(r.Col[k])
+				if end-q > walkRows {
+					o, _ := slices.BinarySearch(p.rowIdx[q:end], c)
+					q += o
+				}
 				for p.rowIdx[q] != c {
 					q++
 				}

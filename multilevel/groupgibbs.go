@@ -269,11 +269,16 @@ type gibbsTerms struct {
 	pGrad  []float64
 	pPrec  []float64
 	qMax   int
-	// Block m's data: mData[mPtr[m]:mPtr[m+1]]; small[m]: fewer than
+	// Block m has mPtr[m+1] − mPtr[m] data (blockData): the range
+	// mLo[m] … when they are consecutive rows (mLo[m] ≥ 0: block 0's
+	// fixed effects, and a factor whose rows are stored level by level
+	// — no list), else the list mData[mOff[m]:]. small[m]: fewer than
 	// ExactBelow, read exactly at its updates; the data of a larger block
 	// that touch a small one, read exactly at its updates too (out of the
 	// thinning): eData[ePtr[m]:ePtr[m+1]].
 	mPtr  []int
+	mLo   []int32
+	mOff  []int
 	mData []int32
 	small []bool
 	ePtr  []int
@@ -282,18 +287,24 @@ type gibbsTerms struct {
 	// K_i·a_im·a_ib², and the alias table of its data over
 	// rPtr[p]:rPtr[p+1] (column q: keep probability rProb, alias rAlias,
 	// both relative to rPtr[p]). The pair's data, ascending, are
-	// pList[p][q] — mostly one block's data list (mData: a group's data
-	// are its pairs' with the fixed effects), else their own list in
-	// xData — so a record is 12 bytes, not 16 with its datum.
+	// pList[p][q] — mostly one block's data (blockData of pOff[p]: a
+	// group's data are its pairs' with the fixed effects), else their own
+	// list: the data themselves in xData, or with pX16 their positions in
+	// their block's data as 16 bits in x16 (a class pair of a block of at
+	// most 2¹⁶ data: a crossed factor's level and one class of the other
+	// factor's) — so a record is 12 bytes, not 16 with its datum.
 	pPtr   []int
 	pBlock []int32
 	pS     []float64
 	rPtr   []int
 	rProb  []float64
 	rAlias []int32
-	pOff   []int  // the pair's data start at mData[pOff[p]] or, pX[p], xData[pOff[p]]
-	pX     []bool // the pair's data are listed in xData
+	pSrc   []int32 // the pair's data are block pSrc[p]'s or, pX[p], a part of them listed from pOff[p]
+	pOff   []int   // in xData, or in x16 with pX16
+	pX     []bool  // the pair's data are listed in xData or x16
+	pX16   []bool  // … as positions in their block's data in x16
 	xData  []int32
+	x16    []uint16
 	maxP   int
 	// cls[b]: group block b's class, −1 for a fixed block; nil where each
 	// partner has its own pair (groupgibbs_cross.go). A pair's partner
@@ -556,7 +567,7 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	if k.sumCenter != nil {
 		sc = k.sumCenter(k.Center)
 	}
-	hess, err := hessianAt(t, name, hs, sc, d)
+	hess, err := hessianOnce(t, name, hs, sc, d)
 	if err != nil {
 		return nil, err
 	}
@@ -606,9 +617,17 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	var pairKeys []uint64
 	var pairCount []int
 	mCount := make([]int, nb+1)
+	mFirst, mLast := make([]int32, nb), make([]int32, nb)
+	for b := range mFirst {
+		mFirst[b] = -1
+	}
 	err = blockRows(name, e, g.blocks, "the prior's Blocks", g.center, sc, nil, g.gradSum, g.growth, func(i int, k3 float64, touched []int32, norms []float64) {
 		for _, b := range touched {
 			mCount[b+1]++
+			if mFirst[b] < 0 {
+				mFirst[b] = int32(i)
+			}
+			mLast[b] = int32(i)
 		}
 		for _, m := range touched {
 			for q, b := range touched {
@@ -650,8 +669,21 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	if anySmall {
 		isExact = make([]bool, n)
 	}
-	g.mData = make([]int32, g.mPtr[nb])
-	mNext := slices.Clone(g.mPtr[:nb])
+	// A block whose data are consecutive rows keeps their range, the
+	// others a list.
+	g.mLo, g.mOff = make([]int32, nb), make([]int, nb)
+	listed := 0
+	for b := range nb {
+		k := mCount[b+1]
+		if k == 0 || int(mLast[b]-mFirst[b])+1 == k {
+			g.mLo[b] = max(mFirst[b], 0)
+			continue
+		}
+		g.mLo[b], g.mOff[b] = -1, listed
+		listed += k
+	}
+	g.mData = make([]int32, listed)
+	mNext := slices.Clone(g.mOff)
 	var rb rowBlocks
 	rb.init(g.blocks)
 	for i := range n {
@@ -659,8 +691,10 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 			return nil, err
 		}
 		for _, b := range rb.touched {
-			g.mData[mNext[b]] = int32(i)
-			mNext[b]++
+			if g.mLo[b] < 0 {
+				g.mData[mNext[b]] = int32(i)
+				mNext[b]++
+			}
 			if g.small[b] {
 				isExact[i] = true
 			}
@@ -682,9 +716,10 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		if g.small[b] || isExact == nil {
 			continue
 		}
-		for _, i := range g.mData[g.mPtr[b]:g.mPtr[b+1]] {
-			if isExact[i] {
-				g.eData = append(g.eData, i)
+		dl := g.blockData(int32(b))
+		for k := range dl.n {
+			if i := dl.at(k); isExact[i] {
+				g.eData = append(g.eData, int32(i))
 				g.ePtr[b+1]++
 			}
 		}
@@ -722,20 +757,28 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	}
 	// Where each pair's data are listed: the data of (m, b) are those of
 	// b (or m) when as many (none read exactly), in the same ascending
-	// order; else in xData.
-	g.pOff, g.pX = make([]int, len(order)), make([]bool, len(order))
+	// order; else their positions in m's data in x16 when m has at most
+	// 2¹⁶, else the data in xData.
+	g.pOff, g.pSrc = make([]int, len(order)), make([]int32, len(order))
+	g.pX, g.pX16 = make([]bool, len(order)), make([]bool, len(order))
+	var nX, nX16 int
 	for p := range order {
 		m, b, k := int(g.pBlockOf(p)), int(g.pBlock[p]), g.rPtr[p+1]-g.rPtr[p]
+		nm := g.mPtr[m+1] - g.mPtr[m]
 		switch {
 		case b < g.nb && k == g.mPtr[b+1]-g.mPtr[b]:
-			g.pOff[p] = g.mPtr[b]
-		case k == g.mPtr[m+1]-g.mPtr[m]:
-			g.pOff[p] = g.mPtr[m]
+			g.pSrc[p] = int32(b)
+		case k == nm:
+			g.pSrc[p] = int32(m)
+		case nm <= 1<<16:
+			g.pSrc[p], g.pX[p], g.pX16[p], g.pOff[p] = int32(m), true, true, nX16
+			nX16 += k
 		default:
-			g.pOff[p], g.pX[p] = len(g.xData), true
-			g.xData = append(g.xData, make([]int32, k)...)
+			g.pSrc[p], g.pX[p], g.pOff[p] = int32(m), true, nX
+			nX += k
 		}
 	}
+	g.xData, g.x16 = make([]int32, nX), make([]uint16, nX16)
 	// The records, each weight K_i·a_im·a_ib² held in rProb until its
 	// pair's alias table replaces it (with classes: its code in rCode).
 	if g.cls != nil {
@@ -786,9 +829,12 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 					}
 					g.pL[p] = max(g.pL[p], other)
 				}
-				if g.pX[p] {
-					g.xData[g.pOff[p]+rNext[p]-g.rPtr[p]] = int32(i)
-				} else if g.mData[g.pOff[p]+rNext[p]-g.rPtr[p]] != int32(i) {
+				switch k := rNext[p] - g.rPtr[p]; {
+				case g.pX16[p]:
+					g.x16[g.pOff[p]+k] = uint16(g.dataPos(m, i))
+				case g.pX[p]:
+					g.xData[g.pOff[p]+k] = int32(i)
+				case g.datum(g.pSrc[p], k) != i:
 					return nil, fmt.Errorf("%s: internal error: pair (%d, %d)'s datum %d is not its block's", name, m, b, i)
 				}
 				rNext[p]++
@@ -1468,7 +1514,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	ne := c.ePtr[m+1] - c.ePtr[m]
 	if c.small[m] || rate >= float64(nm-ne) {
 		// The block's data, exactly.
-		sum, err := c.exactSum(c.mData[c.mPtr[m]:c.mPtr[m+1]], beta)
+		sum, err := c.exactSum(c.blockData(int32(m)), beta)
 		if err != nil {
 			return false, 0, err
 		}
@@ -1482,7 +1528,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	if ne > 0 {
 		// The data that touch a small block, exactly, with the prior
 		// factor: one factor of the acceptance.
-		sum, err := c.exactSum(c.eData[c.ePtr[m]:c.ePtr[m+1]], beta)
+		sum, err := c.exactSum(listOf(c.eData[c.ePtr[m]:c.ePtr[m+1]]), beta)
 		if err != nil {
 			return false, 0, err
 		}
@@ -1535,15 +1581,16 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 
 // exactSum returns Σ βR_i(θ′) − βR_i(θ) over the data idx, or
 // errInterrupted within a chunk of them once the run is cancelled.
-func (c *gibbsChain) exactSum(idx []int32, beta float64) (float64, error) {
+func (c *gibbsChain) exactSum(idx dataList, beta float64) (float64, error) {
 	var sum float64
-	for lo := 0; lo < len(idx); lo += chunk {
+	for lo := 0; lo < idx.n; lo += chunk {
 		if err := c.t.Interrupted(); err != nil {
 			return 0, err
 		}
-		for _, i := range idx[lo:min(lo+chunk, len(idx))] {
-			c.seen.Add(int(i))
-			r, _, _, err := c.remainderDiff(int(i), beta)
+		for k := lo; k < min(lo+chunk, idx.n); k++ {
+			i := idx.at(k)
+			c.seen.Add(i)
+			r, _, _, err := c.remainderDiff(i, beta)
 			if err != nil {
 				return 0, err
 			}
@@ -1892,8 +1939,55 @@ func (c *gibbsChain) pairDatum(rng *rand.Rand, p int) int {
 			r = int(c.rAlias[lo+r])
 		}
 	}
-	if c.pX[p] {
-		return int(c.xData[c.pOff[p]+r])
+	switch {
+	case !c.pX[p]:
+		return c.datum(c.pSrc[p], r)
+	case c.pX16[p]:
+		return c.datum(c.pSrc[p], int(c.x16[c.pOff[p]+r]))
 	}
-	return int(c.mData[c.pOff[p]+r])
+	return int(c.xData[c.pOff[p]+r])
+}
+
+// dataList is a list of data: idx, or with idx nil the range lo … lo+n−1.
+type dataList struct {
+	idx   []int32
+	lo, n int
+}
+
+// listOf returns the dataList of idx.
+func listOf(idx []int32) dataList { return dataList{idx: idx, n: len(idx)} }
+
+// at returns the list's k-th datum.
+func (d dataList) at(k int) int {
+	if d.idx == nil {
+		return d.lo + k
+	}
+	return int(d.idx[k])
+}
+
+// blockData returns block b's data, ascending.
+func (g *gibbsTerms) blockData(b int32) dataList {
+	n := g.mPtr[b+1] - g.mPtr[b]
+	if lo := g.mLo[b]; lo >= 0 {
+		return dataList{lo: int(lo), n: n}
+	}
+	return dataList{idx: g.mData[g.mOff[b] : g.mOff[b]+n], n: n}
+}
+
+// datum returns block b's k-th datum.
+func (g *gibbsTerms) datum(b int32, k int) int {
+	if lo := g.mLo[b]; lo >= 0 {
+		return int(lo) + k
+	}
+	return int(g.mData[g.mOff[b]+k])
+}
+
+// dataPos returns the position of datum i, which block b has, in b's data.
+func (g *gibbsTerms) dataPos(b int32, i int) int {
+	if lo := g.mLo[b]; lo >= 0 {
+		return i - int(lo)
+	}
+	dl := g.blockData(b)
+	k, _ := slices.BinarySearch(dl.idx, int32(i))
+	return k
 }

@@ -335,7 +335,10 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay Layout, fixed []int32, hooks
 				mv.sc = append(mv.sc, int32(j))
 				pairs += g.pPtr[m+1] - g.pPtr[m]
 				if g.small[m] {
-					mv.exData = append(mv.exData, g.mData[g.mPtr[m]:g.mPtr[m+1]]...)
+					dl := g.blockData(m)
+					for k := range dl.n {
+						mv.exData = append(mv.exData, int32(dl.at(k)))
+					}
 					continue
 				}
 				mv.exData = append(mv.exData, g.eData[g.ePtr[m]:g.ePtr[m+1]]...)
@@ -547,7 +550,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 		var nread int
 		for _, j := range coords {
 			m := c.blocks[j]
-			s, err := c.exactSum(c.mData[c.mPtr[m]:c.mPtr[m+1]], beta)
+			s, err := c.exactSum(c.blockData(m), beta)
 			if err != nil {
 				return false, 0, err
 			}
@@ -562,7 +565,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 		return false, nread, nil
 	}
 	if len(ex) > 0 {
-		sum, err := c.exactSum(ex, beta)
+		sum, err := c.exactSum(listOf(ex), beta)
 		if err != nil {
 			return false, 0, err
 		}

@@ -74,7 +74,7 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	}
 	s := &c.nw
 	beta := c.t.Beta()
-	data := c.mData[c.mPtr[m]:c.mPtr[m+1]]
+	data := c.blockData(int32(m))
 	// The Newton step's start: the centre (the newtonFromState mutant:
 	// the current β_m, which makes the proposal depend on it).
 	for _, j := range coords {
@@ -90,27 +90,28 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	// enter the set. Where its data fit newtonCacheMax, the first pass
 	// keeps each datum's linear predictor at θ and its row's entries in
 	// the block, and the second pass reads no row (newtonCached).
-	all := len(data) == c.t.N()
+	all := data.n == c.t.N()
 	if all {
 		c.seenAll = true
 	}
-	cache := len(data)*(q+1) <= newtonCacheMax
-	if cache && len(s.zc) < len(data) {
-		s.zc, s.xc = make([]float64, len(data)), make([]float64, len(data)*q)
+	cache := data.n*(q+1) <= newtonCacheMax
+	if cache && len(s.zc) < data.n {
+		s.zc, s.xc = make([]float64, data.n), make([]float64, data.n*q)
 	}
 	for a, j := range coords {
 		g[a] = -c.pGrad[j] + c.pPrec[j]*(c.next[j]-c.center[j])
 		jm[a*q+a] = c.pPrec[j]
 	}
-	for lo := 0; lo < len(data); lo += chunk {
+	for lo := 0; lo < data.n; lo += chunk {
 		if err := c.t.Interrupted(); err != nil {
 			c.revert(coords)
 			return false, 0, err
 		}
-		for r, i := range data[lo:min(lo+chunk, len(data))] {
+		for r := range min(chunk, data.n-lo) {
+			i := data.at(lo + r)
 			c.t.Count(1)
 			if !all {
-				c.seen.Add(int(i))
+				c.seen.Add(i)
 			}
 			zo, z := c.rows.LinearPredictors(int(i), c.theta, c.next)
 			f1, f2 := c.rows.LossDerivs(int(i), z)
@@ -140,12 +141,12 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		c.revert(coords)
 		return false, 0, err
 	}
-	n := 2 * len(data)
+	n := 2 * data.n
 	s.tried++
 	// J = LLᵀ; μ = start − J⁻¹G.
 	if !cholesky(jm, q) {
 		c.revert(coords)
-		return false, len(data), nil
+		return false, data.n, nil
 	}
 	mu := s.mu[:q]
 	copy(mu, g)
@@ -187,7 +188,7 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	lpn := c.t.LogPrior(c.next)
 	if math.IsInf(lpn, -1) || math.IsNaN(lpn) {
 		c.revert(coords)
-		return false, len(data), nil
+		return false, data.n, nil
 	}
 	logR := lpn - c.t.LogPrior(c.theta) + logQ
 	var sum float64
@@ -198,12 +199,13 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		}
 		sum = c.newtonCached(data, q, dl)
 	} else {
-		for lo := 0; lo < len(data); lo += chunk {
+		for lo := 0; lo < data.n; lo += chunk {
 			if err := c.t.Interrupted(); err != nil {
 				c.revert(coords)
 				return false, 0, err
 			}
-			for _, i := range data[lo:min(lo+chunk, len(data))] {
+			for k := lo; k < min(lo+chunk, data.n); k++ {
+				i := data.at(k)
 				c.t.Count(1)
 				zo, zn := c.rows.LinearPredictors(int(i), c.theta, c.next)
 				sum += c.rows.Loss(int(i), zn) - c.rows.Loss(int(i), zo)
@@ -252,11 +254,11 @@ const newtonCacheMax = 1 << 22
 // (s.zc, s.xc), δ = θ′_m − θ_m. It reads no row: z_i + x_imᵀδ is x_iᵀθ′ + o_i
 // up to rounding. It counts an evaluation a datum, as the pass over the
 // rows does.
-func (c *gibbsChain) newtonCached(data []int32, q int, dl []float64) float64 {
+func (c *gibbsChain) newtonCached(data dataList, q int, dl []float64) float64 {
 	s := &c.nw
 	var sum float64
-	for lo := 0; lo < len(data); lo += chunk {
-		hi := min(lo+chunk, len(data))
+	for lo := 0; lo < data.n; lo += chunk {
+		hi := min(lo+chunk, data.n)
 		c.t.Count(hi - lo)
 		for r := lo; r < hi; r++ {
 			zo := s.zc[r]
@@ -264,7 +266,7 @@ func (c *gibbsChain) newtonCached(data []int32, q int, dl []float64) float64 {
 			for a, v := range s.xc[r*q : (r+1)*q] {
 				zn += v * dl[a]
 			}
-			i := int(data[r])
+			i := data.at(r)
 			sum += c.rows.Loss(i, zn) - c.rows.Loss(i, zo)
 		}
 	}

@@ -727,6 +727,38 @@ func countBlocks(name string, blocks []int32) (int32, error) {
 // cancelled (Target.sparseHessian).
 func hessianAt(t *exactmh.Target, name string, hs exactmh.SparseHessianer, theta []float64, d int) (*sparse.SymCSC, error) {
 	h, err := t.SparseHessianOf(hs, theta)
+	return checkHessian(name, d, h, err)
+}
+
+// onceHessianer is an energy that can compute its sparse Hessian without
+// keeping its pattern afterwards (model.SparseGLM.SparseHessianOnce).
+type onceHessianer interface {
+	SparseHessianOnce(theta []float64, stop func() bool) (*sparse.SymCSC, error)
+}
+
+// hessianOnce is hessianAt for a caller that keeps the matrix in its own
+// form: through the energy's SparseHessianOnce when it has one, so the
+// energy holds no pattern of the Hessian beside the caller's copy.
+func hessianOnce(t *exactmh.Target, name string, hs exactmh.SparseHessianer, theta []float64, d int) (*sparse.SymCSC, error) {
+	o, ok := hs.(onceHessianer)
+	if !ok {
+		return hessianAt(t, name, hs, theta, d)
+	}
+	if err := t.Interrupted(); err != nil {
+		return nil, err
+	}
+	h, err := o.SparseHessianOnce(theta, func() bool { return t.Interrupted() != nil })
+	if err != nil {
+		if ie := t.Interrupted(); ie != nil {
+			return nil, ie
+		}
+	}
+	return checkHessian(name, d, h, err)
+}
+
+// checkHessian returns h, a sparse Hessian of dimension d, and err, or
+// the error that h is malformed or not finite.
+func checkHessian(name string, d int, h *sparse.SymCSC, err error) (*sparse.SymCSC, error) {
 	if errors.Is(err, exactmh.ErrInterrupted) {
 		return nil, err
 	}
