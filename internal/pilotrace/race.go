@@ -250,13 +250,20 @@ func (r *Race) settled() bool {
 // leader returns the alive entry with the highest handicapped lower
 // estimate (the first among equals; -1 if none is alive).
 func (r *Race) leader() int {
-	best := -1
+	return r.bestAlive(func(sc Score) float64 { return sc.Lower })
+}
+
+// bestAlive returns the alive entry whose handicapped value of its score
+// (by) is highest, the first among equals; -1 if none is alive. leader
+// ranks by the lower estimate, Winner by the rate.
+func (r *Race) bestAlive(by func(Score) float64) int {
+	best, bestV := -1, 0.0
 	for i, s := range r.state {
 		if s != Alive {
 			continue
 		}
-		if best < 0 || r.scores[i].Lower*r.entries[i].Handicap > r.scores[best].Lower*r.entries[best].Handicap {
-			best = i
+		if v := by(r.scores[i]) * r.entries[i].Handicap; best < 0 || v > bestV {
+			best, bestV = i, v
 		}
 	}
 	return best
@@ -303,16 +310,7 @@ func (r *Race) drop() {
 // Winner returns the alive entry with the highest handicapped point
 // estimate (the first among equals), -1 if none is alive.
 func (r *Race) Winner() int {
-	best := -1
-	for i, s := range r.state {
-		if s != Alive {
-			continue
-		}
-		if best < 0 || r.scores[i].Rate*r.entries[i].Handicap > r.scores[best].Rate*r.entries[best].Handicap {
-			best = i
-		}
-	}
-	return best
+	return r.bestAlive(func(sc Score) float64 { return sc.Rate })
 }
 
 // Close stops every alive entry's pilot (state Stopped). Entries stopped
