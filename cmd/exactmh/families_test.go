@@ -74,6 +74,14 @@ func TestGaussianSigmaEstimated(t *testing.T) {
 	if !slices.ContainsFunc(strings.Split(r.stdout, "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "sigma ") }) {
 		t.Errorf("no sigma row in the summary:\n%s", r.stdout)
 	}
+	// The scale line: a flat model's log_sigma after the coefficients is
+	// no random effect, in sample's table and in summary's of the files.
+	s := mustRun(t, dir, "summary", "g_1.csv", "g_2.csv")
+	for _, out := range []string{r.stdout, s.stdout} {
+		if strings.Contains(out, "random effects") || !strings.Contains(out, "on the original scale") {
+			t.Errorf("flat model: the scale line speaks of random effects or not of the original scale:\n%s", out)
+		}
+	}
 	lo, hi := sigmaInterval(t, dir, "g")
 	t.Logf("σ: 95%% interval [%.4f, %.4f]", lo, hi)
 	if !(lo < 1.3 && 1.3 < hi) {
@@ -91,6 +99,12 @@ func TestGaussianSigmaEstimated(t *testing.T) {
 		"--chains", "2", "--warmup", "500", "--draws", "1000", "--seed", "3", "--out", "m")
 	if !strings.Contains(r.stdout, "sufficient statistics") || !strings.Contains(r.stdout, "GroupGibbs") {
 		t.Errorf("multilevel: the choice is not GroupGibbs on the sufficient statistics:\n%s", r.stdout)
+	}
+	s = mustRun(t, dir, "summary", "m_1.csv", "m_2.csv")
+	for _, out := range []string{r.stdout, s.stdout} {
+		if !strings.Contains(out, "random effects as sampled") {
+			t.Errorf("multilevel: the scale line does not say the random effects stay as sampled:\n%s", out)
+		}
 	}
 	lo, hi = sigmaInterval(t, dir, "m")
 	t.Logf("multilevel σ: 95%% interval [%.4f, %.4f]", lo, hi)

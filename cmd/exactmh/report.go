@@ -177,6 +177,12 @@ func fileScaling(f *stancsv.File) *scaling {
 		return nil
 	}
 	sc.multilevel = len(sc.center) < len(f.ParamNames())
+	if terms, ok := f.Config["model_info.terms"]; ok {
+		// A flat model's parameters after the design's are its family's
+		// (log_sigma, log_shape, the cutpoints): random effects come only
+		// with a random-effect term, written (1 | g) or as NormalLevels.
+		sc.multilevel = sc.multilevel && (strings.Contains(terms, "|") || strings.Contains(terms, "NormalLevels("))
+	}
 	return sc
 }
 
