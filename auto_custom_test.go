@@ -6,130 +6,35 @@ package exactmh
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/exactmh/exactmh/internal/testgen"
 )
 
-// customMultilevel is a multilevel logistic regression written as a user
-// would write it: an Energy with EnergyDiffs, a gradient, a dense Hessian
-// and a DiffBound, no GLM contract and no multilevel prior. θ holds p
-// fixed effects, then one effect per group; datum i's linear predictor is
-// x_iᵀβ + u_{g(i)}.
-type customMultilevel struct {
-	n, p, g int
-	x       []float64 // n×p, row-major
-	grp     []int
-	y       []float64
-}
+// customMultilevel is testgen.CustomMultilevel, a multilevel logistic
+// regression written as a user would write it (EnergyDiffs, a gradient, a
+// dense Hessian), with its DiffBound.
+type customMultilevel struct{ *testgen.CustomMultilevel }
 
-func (e *customMultilevel) Len() int { return e.n }
-func (e *customMultilevel) Dim() int { return e.p + e.g }
-
-func (e *customMultilevel) lin(i int, theta []float64) float64 {
-	z := theta[e.p+e.grp[i]]
-	for j, v := range e.x[i*e.p : (i+1)*e.p] {
-		z += v * theta[j]
-	}
-	return z
-}
-
-// softplus is log(1 + eᶻ), stably.
-func softplus(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
-}
-
-func (e *customMultilevel) loss(i int, z float64) float64 { return softplus(z) - e.y[i]*z }
-
-func (e *customMultilevel) Energies(dst, theta []float64, idx []int) {
-	for k, i := range idx {
-		dst[k] = e.loss(i, e.lin(i, theta))
-	}
-}
-
-func (e *customMultilevel) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	for k, i := range idx {
-		dst[k] = e.loss(i, e.lin(i, theta)) - e.loss(i, e.lin(i, thetaNew))
-	}
-}
-
-func (e *customMultilevel) AddGradient(grad, theta []float64, idx []int, w []float64) {
-	for k, i := range idx {
-		r := w[k] * (1/(1+math.Exp(-e.lin(i, theta))) - e.y[i])
-		for j, v := range e.x[i*e.p : (i+1)*e.p] {
-			grad[j] += r * v
-		}
-		grad[e.p+e.grp[i]] += r
-	}
-}
-
-func (e *customMultilevel) AddHessian(h, theta []float64, idx []int, w []float64) {
-	d := e.Dim()
-	for k, i := range idx {
-		s := 1 / (1 + math.Exp(-e.lin(i, theta)))
-		c := w[k] * s * (1 - s)
-		row := e.x[i*e.p : (i+1)*e.p]
-		gj := e.p + e.grp[i]
-		for a, va := range row {
-			for b := a; b < e.p; b++ {
-				h[a*d+b] += c * va * row[b]
-			}
-			h[a*d+gj] += c * va
-		}
-		h[gj*d+gj] += c
-	}
-}
-
-// DiffBound: |f(z) − f(z′)| ≤ |z − z′| ≤ ‖(x_i, 1)‖·‖θ − θ′‖ for the
-// logistic loss, whose derivative lies in [−1, 1].
-func (e *customMultilevel) DiffBound(Prior) (*DiffBound, error) {
-	c := make([]float64, e.n)
-	for i := range c {
-		s := 1.0
-		for _, v := range e.x[i*e.p : (i+1)*e.p] {
-			s += v * v
-		}
-		c[i] = math.Sqrt(s)
-	}
-	return &DiffBound{C: c}, nil
+// DiffBound bounds a datum's energy difference by ‖(x_i, 1)‖·‖θ − θ′‖
+// (testgen.CustomMultilevel.DiffC).
+func (e customMultilevel) DiffBound(Prior) (*DiffBound, error) {
+	return &DiffBound{C: e.DiffC()}, nil
 }
 
 // customMultilevelPosterior returns the custom energy on n data, p fixed
-// effects and g groups under an isotropic Gaussian prior of sd 3.
+// effects and g groups (testgen.NewCustomMultilevel) under an isotropic
+// Gaussian prior of sd 3.
 func customMultilevelPosterior(t *testing.T, n, p, g int) *Posterior {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(43, 1))
-	e := &customMultilevel{n: n, p: p, g: g, x: make([]float64, n*p), grp: make([]int, n), y: make([]float64, n)}
-	beta := make([]float64, p)
-	for j := range beta {
-		beta[j] = 0.5 * rng.NormFloat64()
-	}
-	u := make([]float64, g)
-	for j := range u {
-		u[j] = 0.7 * rng.NormFloat64()
-	}
-	for i := range n {
-		e.grp[i] = i % g
-		z := u[e.grp[i]]
-		for j := range p {
-			e.x[i*p+j] = rng.NormFloat64()
-			z += e.x[i*p+j] * beta[j]
-		}
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
-			e.y[i] = 1
-		}
-	}
 	prior, err := NewIsoGaussian(p+g, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Posterior{Energy: e, Prior: prior}
+	return &Posterior{Energy: customMultilevel{testgen.NewCustomMultilevel(n, p, g)}, Prior: prior}
 }
 
 // TestAutoUnfinishedPilotScored is issue 43's regression on a user's own

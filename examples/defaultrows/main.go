@@ -10,9 +10,8 @@
 //	        one: an Energy with EnergyDiffs, a gradient, a dense Hessian
 //	        and a DiffBound, no GLM contract and no multilevel prior
 //	        (N = 10⁵ rows, 5 fixed effects, 500 groups of 200 rows: d =
-//	        505; prior N(0, 3²) on every coordinate). The data are those
-//	        of the root package's customMultilevelPosterior (its
-//	        generator, PCG(43, 1)), the energy the same code.
+//	        505; prior N(0, 3²) on every coordinate): testgen.CustomMultilevel,
+//	        the energy and data of the root's TestAutoUnfinishedPilotScored.
 //	logreg_d200, logreg_d500  examples/tall's wide rows (N = 10⁵, flat prior).
 //	probit  a probit regression, N = 10⁵ (-n), an intercept −0.5 and 9
 //	        standard normal features with coefficients 0.5·(−1)^j, prior
@@ -49,6 +48,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/report"
+	"github.com/exactmh/exactmh/internal/testgen"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -152,114 +152,20 @@ type row struct {
 	export func(dir string) error
 }
 
-// customMultilevel is the root package's customMultilevel
-// (auto_custom_test.go): θ holds p fixed effects, then one effect per
-// group; datum i's linear predictor is x_iᵀβ + u_{g(i)}.
-type customMultilevel struct {
-	n, p, g int
-	x       []float64 // n×p, row-major
-	grp     []int
-	y       []float64
-}
+// customMultilevel is testgen.CustomMultilevel with its DiffBound, as
+// the root's TestAutoUnfinishedPilotScored samples it.
+type customMultilevel struct{ *testgen.CustomMultilevel }
 
-func (e *customMultilevel) Len() int { return e.n }
-func (e *customMultilevel) Dim() int { return e.p + e.g }
-
-func (e *customMultilevel) lin(i int, theta []float64) float64 {
-	z := theta[e.p+e.grp[i]]
-	for j, v := range e.x[i*e.p : (i+1)*e.p] {
-		z += v * theta[j]
-	}
-	return z
-}
-
-// softplus is log(1 + eᶻ), stably.
-func softplus(z float64) float64 {
-	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
-	}
-	return math.Log1p(math.Exp(z))
-}
-
-func (e *customMultilevel) loss(i int, z float64) float64 { return softplus(z) - e.y[i]*z }
-
-func (e *customMultilevel) Energies(dst, theta []float64, idx []int) {
-	for k, i := range idx {
-		dst[k] = e.loss(i, e.lin(i, theta))
-	}
-}
-
-func (e *customMultilevel) EnergyDiffs(dst, theta, thetaNew []float64, idx []int) {
-	for k, i := range idx {
-		dst[k] = e.loss(i, e.lin(i, theta)) - e.loss(i, e.lin(i, thetaNew))
-	}
-}
-
-func (e *customMultilevel) AddGradient(grad, theta []float64, idx []int, w []float64) {
-	for k, i := range idx {
-		r := w[k] * (1/(1+math.Exp(-e.lin(i, theta))) - e.y[i])
-		for j, v := range e.x[i*e.p : (i+1)*e.p] {
-			grad[j] += r * v
-		}
-		grad[e.p+e.grp[i]] += r
-	}
-}
-
-func (e *customMultilevel) AddHessian(h, theta []float64, idx []int, w []float64) {
-	d := e.Dim()
-	for k, i := range idx {
-		s := 1 / (1 + math.Exp(-e.lin(i, theta)))
-		c := w[k] * s * (1 - s)
-		row := e.x[i*e.p : (i+1)*e.p]
-		gj := e.p + e.grp[i]
-		for a, va := range row {
-			for b := a; b < e.p; b++ {
-				h[a*d+b] += c * va * row[b]
-			}
-			h[a*d+gj] += c * va
-		}
-		h[gj*d+gj] += c
-	}
-}
-
-// DiffBound: |f(z) − f(z′)| ≤ |z − z′| ≤ ‖(x_i, 1)‖·‖θ − θ′‖ for the
-// logistic loss, whose derivative lies in [−1, 1].
-func (e *customMultilevel) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
-	c := make([]float64, e.n)
-	for i := range c {
-		s := 1.0
-		for _, v := range e.x[i*e.p : (i+1)*e.p] {
-			s += v * v
-		}
-		c[i] = math.Sqrt(s)
-	}
-	return &exactmh.DiffBound{C: c}, nil
+// DiffBound bounds a datum's energy difference by ‖(x_i, 1)‖·‖θ − θ′‖
+// (testgen.CustomMultilevel.DiffC).
+func (e customMultilevel) DiffBound(exactmh.Prior) (*exactmh.DiffBound, error) {
+	return &exactmh.DiffBound{C: e.DiffC()}, nil
 }
 
 // customRow is customMultilevelPosterior's posterior: n data, p fixed
 // effects, g groups, prior N(0, 3²).
 func customRow(n, p, g int) *row {
-	rng := rand.New(rand.NewPCG(43, 1))
-	e := &customMultilevel{n: n, p: p, g: g, x: make([]float64, n*p), grp: make([]int, n), y: make([]float64, n)}
-	beta := make([]float64, p)
-	for j := range beta {
-		beta[j] = 0.5 * rng.NormFloat64()
-	}
-	u := make([]float64, g)
-	for j := range u {
-		u[j] = 0.7 * rng.NormFloat64()
-	}
-	for i := range n {
-		e.grp[i] = i % g
-		z := u[e.grp[i]]
-		for j := range p {
-			e.x[i*p+j] = rng.NormFloat64()
-			z += e.x[i*p+j] * beta[j]
-		}
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
-			e.y[i] = 1
-		}
-	}
+	e := testgen.NewCustomMultilevel(n, p, g)
 	prior, err := model.NewIsoGaussian(p+g, 3)
 	if err != nil {
 		log.Fatal(err)
@@ -271,16 +177,16 @@ func customRow(n, p, g int) *row {
 	for j := range g {
 		names[p+j] = fmt.Sprintf("u.%d", j+1)
 	}
-	r := &row{name: "custom", post: &exactmh.Posterior{Energy: e, Prior: prior, Names: names}}
+	r := &row{name: "custom", post: &exactmh.Posterior{Energy: customMultilevel{e}, Prior: prior, Names: names}}
 	r.export = func(dir string) error {
 		cols := []string{"y", "g"}
 		for j := range p {
 			cols = append(cols, fmt.Sprintf("x%d", j+1))
 		}
 		return report.ExportCSV(dir, "custom", cols, n, func(b []byte, i int) []byte {
-			b = strconv.AppendFloat(b, e.y[i], 'g', -1, 64)
-			b = strconv.AppendInt(append(b, ','), int64(e.grp[i]+1), 10)
-			for _, v := range e.x[i*p : (i+1)*p] {
+			b = strconv.AppendFloat(b, e.Y[i], 'g', -1, 64)
+			b = strconv.AppendInt(append(b, ','), int64(e.Grp[i]+1), 10)
+			for _, v := range e.X[i*p : (i+1)*p] {
 				b = report.HexFloat(append(b, ','), v)
 			}
 			return b
