@@ -250,23 +250,7 @@ func wideRow(name string, n int, seed uint64) *row {
 	if name == "logreg_d500" {
 		d = 500
 	}
-	rng := rand.New(rand.NewPCG(seed, uint64(len(name))))
-	w := make([]float64, d)
-	for j := range w {
-		w[j] = rng.NormFloat64()
-	}
-	x, y := make([]float64, n*d), make([]float64, n)
-	sd := 1 / math.Sqrt(float64(d))
-	for i := range n {
-		var z float64
-		for j := range d {
-			x[i*d+j] = sd * rng.NormFloat64()
-			z += x[i*d+j] * w[j]
-		}
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
-			y[i] = 1
-		}
-	}
+	x, y := testgen.WideLogistic(rand.New(rand.NewPCG(seed, uint64(len(name)))), n, d)
 	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		log.Fatal(err)

@@ -73,6 +73,7 @@ import (
 	"github.com/exactmh/exactmh/examples/internal/figure"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/examples/internal/sim"
+	"github.com/exactmh/exactmh/internal/testgen"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -474,22 +475,7 @@ func simulate(name string, n int, seed uint64) (exactmh.Energy, int, error) {
 		case "logreg_d500":
 			d = 500
 		}
-		w := make([]float64, d)
-		for j := range w {
-			w[j] = rng.NormFloat64()
-		}
-		x, y := make([]float64, n*d), make([]float64, n)
-		sd := 1 / math.Sqrt(float64(d))
-		for i := range n {
-			var z float64
-			for j := range d {
-				x[i*d+j] = sd * rng.NormFloat64()
-				z += x[i*d+j] * w[j]
-			}
-			if rng.Float64() < 1/(1+math.Exp(-z)) {
-				y[i] = 1
-			}
-		}
+		x, y := testgen.WideLogistic(rng, n, d)
 		l, err := model.NewLogisticRegression(x, y, d)
 		if err != nil {
 			return nil, 0, err
