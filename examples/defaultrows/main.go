@@ -226,19 +226,7 @@ func probitRow(n, d int, seed uint64) *row {
 		names[j] = fmt.Sprintf("x%d", j)
 	}
 	r := &row{name: "probit", post: &exactmh.Posterior{Energy: e, Prior: prior, Names: names}}
-	r.export = func(dir string) error {
-		cols := []string{"y"}
-		for j := range d {
-			cols = append(cols, fmt.Sprintf("x%d", j+1))
-		}
-		return report.ExportCSV(dir, "probit", cols, n, func(b []byte, i int) []byte {
-			b = strconv.AppendFloat(b, y[i], 'g', -1, 64)
-			for _, v := range x[i*d : (i+1)*d] {
-				b = report.HexFloat(append(b, ','), v)
-			}
-			return b
-		}, "d", strconv.Itoa(d), "sigma", "2.5")
-	}
+	r.export = func(dir string) error { return report.ExportRegression(dir, "probit", x, y, d, "sigma", "2.5") }
 	return r
 }
 

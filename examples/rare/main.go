@@ -85,7 +85,9 @@ func main() {
 	rng := rand.New(rand.NewPCG(uint64(cf.Seed), 0x72617265))
 	x, y, prev := simulate(rng, *n, *nCont, *nRare, *prevLo, *prevHi, *intercept)
 	if *exportTo != "" {
-		if err := export(*exportTo, x, y, *n, d); err != nil {
+		// DIR/rare.csv (y,x1,…,xd, reals in hexadecimal, which R reads
+		// exactly) and DIR/rare_constants.csv (n, d).
+		if err := report.ExportRegression(*exportTo, "rare", x, y, d); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -272,22 +274,6 @@ func simulate(rng *rand.Rand, n, nCont, nRare int, lo, hi, intercept float64) (x
 		}
 	}
 	return x, y, prev
-}
-
-// export writes DIR/rare.csv (y,x1,…,xd, reals in hexadecimal, which R
-// reads exactly) and DIR/rare_constants.csv (n, d).
-func export(dir string, x, y []float64, n, d int) error {
-	cols := []string{"y"}
-	for j := range d {
-		cols = append(cols, fmt.Sprintf("x%d", j+1))
-	}
-	return report.ExportCSV(dir, "rare", cols, n, func(b []byte, i int) []byte {
-		b = strconv.AppendFloat(b, y[i], 'g', -1, 64)
-		for _, v := range x[i*d : (i+1)*d] {
-			b = report.HexFloat(append(b, ','), v)
-		}
-		return b
-	}, "d", strconv.Itoa(d))
 }
 
 // moments returns the mean and covariance of a run's draws.

@@ -247,6 +247,23 @@ func ExportCSV(dir, name string, cols []string, n int, row func(b []byte, i int)
 	return os.WriteFile(filepath.Join(dir, name+"_constants.csv"), []byte(c), 0o644)
 }
 
+// ExportRegression is ExportCSV of a regression's data: dir/name.csv with
+// the header y,x1,…,xd and a row per datum (y as a decimal, the n×d
+// row-major x in hexadecimal), and the constants n, d and consts.
+func ExportRegression(dir, name string, x, y []float64, d int, consts ...string) error {
+	cols := []string{"y"}
+	for j := range d {
+		cols = append(cols, fmt.Sprintf("x%d", j+1))
+	}
+	return ExportCSV(dir, name, cols, len(y), func(b []byte, i int) []byte {
+		b = strconv.AppendFloat(b, y[i], 'g', -1, 64)
+		for _, v := range x[i*d : (i+1)*d] {
+			b = HexFloat(append(b, ','), v)
+		}
+		return b
+	}, append([]string{"d", strconv.Itoa(d)}, consts...)...)
+}
+
 // HexFloat appends v in hexadecimal (strconv's 'x' format), exact.
 func HexFloat(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'x', -1, 64) }
 
