@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/internal/pilotrace"
 )
 
 // The automatic default prices its pilots by what they count, never by a
@@ -264,26 +265,11 @@ func (g *pilotGuard) partialScore() (rate, ess float64, draws int) {
 	if m < autoPartialMin || !(cost > 0) {
 		return 0, 0, 0
 	}
-	ess = keptESS(g.kept[from*g.keep:], g.keep)
+	ess = pilotrace.KeptESS(g.kept[from*g.keep:], g.keep)
 	if math.IsNaN(ess) {
 		return 0, 0, m // a chain that never moved: 0, as pilot scores one
 	}
 	return ess / cost * costPerRate, ess, m
-}
-
-// keptESS returns the smallest defined bulk or tail ESS over the
-// coordinates of draws kept keep coordinates each (NaN if none is defined).
-func keptESS(kept []float64, keep int) float64 {
-	m := len(kept) / keep
-	x := make([]float64, m)
-	ess := math.NaN()
-	for j := range keep {
-		for i := range m {
-			x[i] = kept[i*keep+j]
-		}
-		ess = minDefined(ess, [][]float64{x})
-	}
-	return ess
 }
 
 // pilotOut is what a pilot measured.
