@@ -132,11 +132,13 @@ func main() {
 			tail = math.Min(tail, v.ESSTail)
 		}
 		if res.Choice == nil {
-			var grads int64
+			var grads, evals, warm int64
 			for _, ch := range res.Chains {
 				grads += ch.Warmup.GradEvals + ch.Sampling.GradEvals
+				evals += ch.Warmup.Evals + ch.Sampling.Evals
+				warm += int64(ch.Warmup.Steps)
 			}
-			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s; %.4g gradient passes\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Kernel, float64(grads)/float64(r.post.Len()))
+			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s; %.4g gradient passes, %.4g energy passes, %d warmup transitions in all\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Kernel, float64(grads)/float64(r.post.Len()), float64(evals)/float64(r.post.Len()), warm)
 		} else {
 			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s\n  %s\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Choice, res.Choice.PhasesText())
 		}
