@@ -254,7 +254,10 @@ type gibbsTerms struct {
 	// H = Σ∇²U_i, both triangles, by rows.
 	hPtr []int
 	hCol []int32
-	hVal []float64
+	// hSorted: every row's columns ascend (a move reads a column range of
+	// a row by binary search).
+	hSorted bool
+	hVal    []float64
 	// Blocks: coordinates bc[bcPtr[b]:bcPtr[b+1]], each coordinate's block
 	// and position in it; the prior kind of the block (explicit: the prior
 	// ratio is evaluated, with its expansion pGrad, pPrec at the centre);
@@ -596,6 +599,10 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 				fill[j]++
 			}
 		}
+	}
+	g.hSorted = true
+	for j := range d {
+		g.hSorted = g.hSorted && slices.IsSorted(g.hCol[g.hPtr[j]:g.hPtr[j+1]])
 	}
 
 	// The fixed effects the data determine poorly, each a block of its own.

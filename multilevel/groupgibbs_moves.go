@@ -453,11 +453,20 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 	coords := mv.sc[mv.scPtr[r]:mv.scPtr[r+1]]
 	lt := int(mv.scTau[r])
 	beta := c.t.Beta()
-	// B = uᵀH_tt·u over the term's coordinates.
+	// B = uᵀH_tt·u over the term's coordinates: in each (ascending) row of
+	// H only the columns from the term's first coordinate to its last —
+	// the row's one or few entries of the term (one level a datum), where
+	// the whole row holds every level of the other factor it meets.
 	var bq float64
+	lo, hi := coords[0], coords[len(coords)-1]
 	for _, j := range coords {
 		var s float64
-		for p := c.hPtr[j]; p < c.hPtr[j+1]; p++ {
+		p := c.hPtr[j]
+		if c.hSorted {
+			k, _ := slices.BinarySearch(c.hCol[p:c.hPtr[j+1]], lo)
+			p += k
+		}
+		for ; p < c.hPtr[j+1] && (!c.hSorted || c.hCol[p] <= hi); p++ {
 			if col := c.hCol[p]; int(c.logTau[col]) == lt {
 				s += c.hVal[p] * c.theta[col]
 			}
