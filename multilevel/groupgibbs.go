@@ -1384,13 +1384,28 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	// rhs = βH_mmθ_m − β(g + HΔ)_m (+ the prior expansion's terms).
 	for a, j := range coords {
 		var hd float64
-		for p := c.hPtr[j]; p < c.hPtr[j+1]; p++ {
-			col := c.hCol[p]
-			v := c.hVal[p]
-			hd += v * (c.theta[col] - c.center[col])
-			if c.blocks[col] == int32(m) {
-				b := c.local[col]
-				hp[a*q+int(b)] += beta * v
+		lo, hi := c.hPtr[j], c.hPtr[j+1]
+		if c.hSorted {
+			// H_mm's entries of row j found by binary search: the pass
+			// over the row (every level of the other factors it meets)
+			// is then a dot product alone.
+			for p := lo; p < hi; p++ {
+				hd += c.hVal[p] * (c.theta[c.hCol[p]] - c.center[c.hCol[p]])
+			}
+			for b, jb := range coords {
+				if k, ok := slices.BinarySearch(c.hCol[lo:hi], jb); ok {
+					hp[a*q+b] += beta * c.hVal[lo+k]
+				}
+			}
+		} else {
+			for p := lo; p < hi; p++ {
+				col := c.hCol[p]
+				v := c.hVal[p]
+				hd += v * (c.theta[col] - c.center[col])
+				if c.blocks[col] == int32(m) {
+					b := c.local[col]
+					hp[a*q+int(b)] += beta * v
+				}
 			}
 		}
 		rhs[a] = -beta * (c.gradSum[j] + hd)
