@@ -97,6 +97,11 @@ func (s *spool) Finish(res *exactmh.Result) error {
 // R-hat (diagnostics.Summarize over the chains' draws), the first drawn
 // of chains that each kept draws draws.
 func (s *spool) summary(names []string, draws int) (*exactmh.Summary, error) {
+	return s.summaryIn(names, draws, spoolChunk)
+}
+
+// summaryIn is summary holding at most chunk bytes of draws at once.
+func (s *spool) summaryIn(names []string, draws, chunk int) (*exactmh.Summary, error) {
 	if s.f == nil {
 		return nil, errors.New("spool: no run")
 	}
@@ -108,7 +113,7 @@ func (s *spool) summary(names []string, draws int) (*exactmh.Summary, error) {
 	if draws == 0 {
 		return out, nil
 	}
-	group := max(1, min(s.d, spoolChunk/(8*s.chains*draws)))
+	group := max(1, min(s.d, chunk/(8*s.chains*draws)))
 	raw := make([]float32, group)
 	x := make([][][]float64, group) // x[j][c]: coordinate j's draws in chain c
 	for j := range x {
