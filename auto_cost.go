@@ -57,6 +57,7 @@ const (
 	autoPartialMin  = 20
 	autoPartialKeep = 1024
 	autoPartialCap  = 400
+	autoPilotBytes  = 256 << 20 // the most a pilot's kept draws take
 	// costPerRate: rates are ESS per this many units (10⁶ evaluations).
 	costPerRate = 1e6
 )
@@ -318,7 +319,11 @@ func runPilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed 
 	beat := guard.beat
 	cpu0, cpuOK := cpuTime()
 	t0 := time.Now()
-	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: warmup, Draws: autoPilotDraws, Seed: seed, Init: init, Recorder: guard}, nil, cache)
+	// At most autoPilotDraws transitions, each kept while their draws fit
+	// in autoPilotBytes, else every thin-th (a crossed multilevel model at
+	// N = 10⁸, d = 110,006, would keep 3.5 GB): O(1) memory in d.
+	thin := max(1, (autoPilotDraws*8*p.Dim()+autoPilotBytes-1)/autoPilotBytes)
+	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: warmup, Draws: autoPilotDraws / thin, Thin: thin, Seed: seed, Init: init, Recorder: guard}, nil, cache)
 	if cpu1, ok := cpuTime(); ok && cpuOK {
 		out.cpu = cpu1 - cpu0
 	} else {

@@ -254,7 +254,10 @@ type gibbsTerms struct {
 	// H = Σ∇²U_i, both triangles, by rows.
 	hPtr []int
 	hCol []int32
-	hVal []float64
+	// hSorted: every row's columns ascend (a move reads a column range of
+	// a row by binary search).
+	hSorted bool
+	hVal    []float64
 	// Blocks: coordinates bc[bcPtr[b]:bcPtr[b+1]], each coordinate's block
 	// and position in it; the prior kind of the block (explicit: the prior
 	// ratio is evaluated, with its expansion pGrad, pPrec at the centre);
@@ -596,6 +599,10 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 				fill[j]++
 			}
 		}
+	}
+	g.hSorted = true
+	for j := range d {
+		g.hSorted = g.hSorted && slices.IsSorted(g.hCol[g.hPtr[j]:g.hPtr[j+1]])
 	}
 
 	// The fixed effects the data determine poorly, each a block of its own.
@@ -1377,13 +1384,28 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	// rhs = βH_mmθ_m − β(g + HΔ)_m (+ the prior expansion's terms).
 	for a, j := range coords {
 		var hd float64
-		for p := c.hPtr[j]; p < c.hPtr[j+1]; p++ {
-			col := c.hCol[p]
-			v := c.hVal[p]
-			hd += v * (c.theta[col] - c.center[col])
-			if c.blocks[col] == int32(m) {
-				b := c.local[col]
-				hp[a*q+int(b)] += beta * v
+		lo, hi := c.hPtr[j], c.hPtr[j+1]
+		if c.hSorted {
+			// H_mm's entries of row j found by binary search: the pass
+			// over the row (every level of the other factors it meets)
+			// is then a dot product alone.
+			for p := lo; p < hi; p++ {
+				hd += c.hVal[p] * (c.theta[c.hCol[p]] - c.center[c.hCol[p]])
+			}
+			for b, jb := range coords {
+				if k, ok := slices.BinarySearch(c.hCol[lo:hi], jb); ok {
+					hp[a*q+b] += beta * c.hVal[lo+k]
+				}
+			}
+		} else {
+			for p := lo; p < hi; p++ {
+				col := c.hCol[p]
+				v := c.hVal[p]
+				hd += v * (c.theta[col] - c.center[col])
+				if c.blocks[col] == int32(m) {
+					b := c.local[col]
+					hp[a*q+int(b)] += beta * v
+				}
 			}
 		}
 		rhs[a] = -beta * (c.gradSum[j] + hd)

@@ -453,11 +453,20 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 	coords := mv.sc[mv.scPtr[r]:mv.scPtr[r+1]]
 	lt := int(mv.scTau[r])
 	beta := c.t.Beta()
-	// B = uᵀH_tt·u over the term's coordinates.
+	// B = uᵀH_tt·u over the term's coordinates: in each (ascending) row of
+	// H only the columns from the term's first coordinate to its last —
+	// the row's one or few entries of the term (one level a datum), where
+	// the whole row holds every level of the other factor it meets.
 	var bq float64
+	lo, hi := coords[0], coords[len(coords)-1]
 	for _, j := range coords {
 		var s float64
-		for p := c.hPtr[j]; p < c.hPtr[j+1]; p++ {
+		p := c.hPtr[j]
+		if c.hSorted {
+			k, _ := slices.BinarySearch(c.hCol[p:c.hPtr[j+1]], lo)
+			p += k
+		}
+		for ; p < c.hPtr[j+1] && (!c.hSorted || c.hCol[p] <= hi); p++ {
 			if col := c.hCol[p]; int(c.logTau[col]) == lt {
 				s += c.hVal[p] * c.theta[col]
 			}
@@ -495,17 +504,33 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 	logExact += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)
 	// −β(Û(θ′) − Û(θ)), e = θ′ − θ on the term's coordinates:
 	// Û(θ′) − Û(θ) = Σ_j e_j(g_j + Σ_col H_j,col(Δ_col + e_col/2)).
+	// With ascending rows the term's columns are the run [a, b) of the
+	// row: outside it no entry is the term's (the same sums, in order).
 	var du float64
 	for _, j := range coords {
 		ej := c.next[j] - c.theta[j]
 		s := c.gradSum[j]
-		for p := c.hPtr[j]; p < c.hPtr[j+1]; p++ {
+		p0, p1 := c.hPtr[j], c.hPtr[j+1]
+		a, b := p0, p1
+		if c.hSorted {
+			k, _ := slices.BinarySearch(c.hCol[p0:p1], lo)
+			a = p0 + k
+			for b = a; b < p1 && c.hCol[b] <= hi; b++ {
+			}
+		}
+		for p := p0; p < a; p++ {
+			s += c.hVal[p] * (c.theta[c.hCol[p]] - c.center[c.hCol[p]])
+		}
+		for p := a; p < b; p++ {
 			col := c.hCol[p]
 			dc := c.theta[col] - c.center[col]
 			if int(c.logTau[col]) == lt {
 				dc += (c.next[col] - c.theta[col]) / 2
 			}
 			s += c.hVal[p] * dc
+		}
+		for p := b; p < p1; p++ {
+			s += c.hVal[p] * (c.theta[c.hCol[p]] - c.center[c.hCol[p]])
 		}
 		du += ej * s
 	}

@@ -88,6 +88,7 @@ func main() {
 	storeDir := flag.String("store", "", "the scale mode: write the data once to a mapped sparse store in this directory (reused when present), sample the posterior over the mapped rows (model.NewMultilevelRows) and report the memory against the file's size")
 	memProfile := flag.String("memprofile", "", "with -store: write a heap profile (the memory in use when sampling begins, by allocation site) to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	spoolDir := flag.String("spool", os.TempDir(), "with -store: keep the draws in a temporary float32 file in this directory (Settings.DiscardDraws; spool.go), not in memory, and summarise them from it (\"\": keep them in the Result)")
 	crossedFlag := flag.String("crossed", "", "with -store: G1,G2 — the crossed model instead (crossed.go): users × items, G1 and G2 levels, a random intercept each, logistic")
 	flag.Parse()
 	log.SetFlags(0)
@@ -141,6 +142,7 @@ func main() {
 	var err error
 	rec := cf.Progress()
 	var adv *memstat.Adviser
+	var sp *spool // -store: the draws are kept in a file
 	if *storeDir != "" {
 		var st *store.SparseStore
 		var stopDrops func()
@@ -172,6 +174,11 @@ func main() {
 		}}
 		rec = adv
 		defer memReport(st, adv, &heap)
+		if *spoolDir != "" {
+			sp = newSpool(*spoolDir, rec)
+			defer sp.Close()
+			rec = sp
+		}
 	} else {
 		d = simulate(*n, *groups, *minSize, *maxSize, cf.Seed, poisson)
 		if *export != "" {
@@ -197,14 +204,14 @@ func main() {
 		// The automatic default: Choose finds the centre and pilots.
 		*proposal = "auto"
 		res, err = exactmh.Sample(context.Background(), post, nil, &exactmh.Settings{
-			Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: rec, TargetAccept: *accept})
+			Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: rec, TargetAccept: *accept, DiscardDraws: sp != nil})
 		if err != nil {
 			log.Fatal(err)
 		}
 		kern = res.Choice.Kernel
 		fmt.Printf("automatic default: %s\n", res.Choice)
 	} else {
-		res, kern = sampleWith(post, d, cf, rec, *kernel, *proposal, *exactBelow, *free, *nonCentred, *warmup, *thin, *accept, say)
+		res, kern = sampleWith(post, d, cf, rec, sp != nil, *kernel, *proposal, *exactBelow, *free, *nonCentred, *warmup, *thin, *accept, say)
 	}
 	wall := time.Since(start)
 	cpu := report.CPUTime() - cpu0
@@ -216,6 +223,15 @@ func main() {
 		debug.SetGCPercent(5)
 	}
 	s := res.Summary()
+	if sp != nil {
+		kept := cf.Draws
+		for _, c := range res.Chains {
+			kept = min(kept, c.Len()+c.Streamed)
+		}
+		if s, err = sp.summary(post.Names, kept); err != nil {
+			log.Fatal(err)
+		}
+	}
 	minBulk, minTail, maxRhat := math.Inf(1), math.Inf(1), 0.0
 	var worst string
 	for _, p := range s.Params {
@@ -251,14 +267,16 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	if err := cf.SaveStanCSV(res, "multilevel_"+kern.Name(), post.Names); err != nil {
+	if sp != nil && cf.Out != "" {
+		fmt.Fprintln(os.Stderr, "multilevel: -out: not with -store (the draws were spooled, not kept)")
+	} else if err := cf.SaveStanCSV(res, "multilevel_"+kern.Name(), post.Names); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // sampleWith runs the kernel named by kernel around model.MultilevelCenter's
 // centre.
-func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh.Recorder, kernel, proposal string, exactBelow int, free, nonCentred bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
+func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh.Recorder, discard bool, kernel, proposal string, exactBelow int, free, nonCentred bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
 	dim := post.Energy.Dim()
 	t0 := time.Now()
 	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
@@ -299,7 +317,7 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 		kern = exactmh.NUTS{NonCentred: nonCentred}
 	}
 	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
-		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: rec, TargetAccept: accept})
+		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: rec, TargetAccept: accept, DiscardDraws: discard})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,8 +27,9 @@ import (
 // float32 values with -float32), and the posterior is built over the
 // mapping (model.NewMultilevelRows): no row is copied to the heap. The
 // set-up's full passes read the mapping (its pages dropped now and then);
-// GroupGibbs reads the rows it draws with pread (SetRowReaders), so while
-// sampling the resident memory is the kernel's own tables.
+// GroupGibbs reads the rows it draws with pread (SetRowReaders), and the
+// kept draws go to a file (-spool, spool.go), so while sampling the
+// resident memory is the kernel's own tables.
 
 // storePath returns the file of the data set of n data in groups groups.
 func storePath(dir string, n, groups, lo, hi int, seed uint64, dtype store.DType) string {
