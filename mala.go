@@ -206,6 +206,9 @@ func (g *gradWalk) Metric() Metric { return g.metric }
 
 // SetMetric replaces the inverse mass matrix (warmup's metric adaptation).
 func (g *gradWalk) SetMetric(m Metric) error {
+	if g.metric.kind == extMetric {
+		return nil // NewMetric's is fixed
+	}
 	if err := m.check(g.t.Dim()); err != nil {
 		return fmt.Errorf("%s: %w", g.name, err)
 	}
