@@ -26,13 +26,13 @@ import (
 // every operation is a sparse triangular product or solve, O(nnz(L)), and
 // none allocates (KineticEnergy and SolveChol take scratch from a pool).
 type laplaceMetric struct {
-	d          int
-	perm       []int     // perm[k]: the original index of pivot k
-	lp, li     []int     // L by columns, diagonal first, in pivot order
-	lx         []float64 // L's values
-	prow       []int     // prow[q] = perm[li[q]]
-	scratch    sync.Pool
-	mutant     metricMutant // test hook: 0 in every real kernel
+	d       int
+	perm    []int     // perm[k]: the original index of pivot k
+	lp, li  []int     // L by columns, diagonal first, in pivot order
+	lx      []float64 // L's values
+	prow    []int     // prow[q] = perm[li[q]]
+	scratch sync.Pool
+	mutant  metricMutant // test hook: 0 in every real kernel
 }
 
 // metricMutant names the deliberately wrong forms of laplaceMetric that
