@@ -360,10 +360,13 @@ const laplaceTauInL = true
 
 // laplaceMaxFill bounds the factor laplaceNUTS accepts, in entries of L
 // per datum: a leapfrog step applies L three times (the kinetic energy and
-// the velocity's two solves) beside one gradient, a pass over the N rows,
-// so a factor past a few entries per datum would cost more than the
-// gradient it saves (large crossed factors fill L).
-const laplaceMaxFill = 8
+// the velocity's two solves), a multiply-add per entry each, beside one
+// gradient, a pass over the N rows that reads a row's handful of entries
+// and takes the family's e^η or erfc (tens of flops), so past about 16
+// entries a datum the metric would cost more than the gradient (large
+// crossed factors fill L). grouseticks' factor holds 12 a datum,
+// guimmun's 9.
+const laplaceMaxFill = 16
 
 // laplaceNUTS returns nc with the sparse Laplace metric of the
 // non-centred posterior at the centre (laplaceMetric, laplaceHessian), why,
