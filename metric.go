@@ -68,10 +68,12 @@ type MetricOps interface {
 	SolveChol(dst, v []float64)
 }
 
-// NewMetric returns the metric that ops implements. Warmup adapts the step
-// size only and keeps it (SetMetric leaves it in place), and checkpoints
-// store it as the identity (the kernel's Start sets it again), so a chain
-// samples with the fixed ops throughout.
+// NewMetric returns the metric that ops implements. Warmup keeps it
+// (SetMetric leaves it in place) unless ops has a method Rescale(v
+// []float64) MetricOps, which SetMetric then calls with the diagonal of
+// warmup's estimate of M⁻¹ and whose result replaces ops: a metric fixed
+// after warmup, so sampling stays exact. Checkpoints store it as the
+// identity (the kernel's Start sets ops again).
 func NewMetric(ops MetricOps) (Metric, error) {
 	if ops == nil || ops.Dim() < 1 {
 		return Metric{}, fmt.Errorf("exactmh: NewMetric: no operations or dimension < 1")

@@ -14,25 +14,29 @@ import (
 )
 
 // laplaceMetric is the sparse metric of non-centred NUTS on a multilevel
-// posterior (exactmh.MetricOps): the mass matrix M = H, the Gauss–Newton
-// Hessian of −log π_φ at the Laplace-EM centre in the non-centred
-// coordinates φ = (β, z, log τ), u = τ·z (LaplaceNUTS), applied through
-// its sparse Cholesky factor H = PᵀLLᵀP. With p ~ N(0, H) and kinetic
-// energy ½pᵀH⁻¹p, NUTS in φ is NUTS with the unit metric in the whitened
-// ψ = LᵀP(φ − m) (Neal 2011, §4.1): the sums of coordinates that the
-// data pin (a location with one brood, the intercept with a year's
-// broods) become unit-scale directions, which no diagonal metric can
-// scale. H is fixed before sampling, so NUTS stays exact whatever it is;
-// every operation is a sparse triangular product or solve, O(nnz(L)), and
-// none allocates (KineticEnergy and SolveChol take scratch from a pool).
+// posterior (exactmh.MetricOps): the mass matrix M = S⁻¹HS⁻¹, H the
+// Gauss–Newton Hessian of −log π_φ at the Laplace-EM centre in the
+// non-centred coordinates φ = (β, z, log τ), u = τ·z (laplaceHessian),
+// applied through its sparse Cholesky factor H = PᵀLLᵀP, and S a
+// diagonal that warmup sets (Rescale; I until then). With p ~ N(0, M)
+// and kinetic energy ½pᵀM⁻¹p, NUTS in φ is NUTS with the unit metric in
+// the whitened w = LᵀPS⁻¹φ (Neal 2011, §4.1): the sums of coordinates
+// that the data pin (a location with one brood, the intercept with a
+// year's broods) become unit-scale directions, which no diagonal metric
+// can scale. M is fixed after warmup, so NUTS stays exact whatever it is;
+// every operation is a sparse triangular product or solve, O(nnz(L)),
+// and none allocates (KineticEnergy, MassNorm and SolveChol take scratch
+// from a pool).
 type laplaceMetric struct {
-	d       int
-	perm    []int     // perm[k]: the original index of pivot k
-	lp, li  []int     // L by columns, diagonal first, in pivot order
-	lx      []float64 // L's values
-	prow    []int     // prow[q] = perm[li[q]]
-	scratch sync.Pool
-	mutant  metricMutant // test hook: 0 in every real kernel
+	d        int
+	perm     []int     // perm[k]: the original index of pivot k
+	lp, li   []int     // L by columns, diagonal first, in pivot order
+	lx       []float64 // L's values
+	prow     []int     // prow[q] = perm[li[q]]
+	hinvDiag []float64 // diag(H⁻¹), for Rescale
+	sc       []float64 // S's diagonal (nil: I)
+	scratch  *sync.Pool
+	mutant   metricMutant // test hook: 0 in every real kernel
 }
 
 // metricMutant names the deliberately wrong forms of laplaceMetric that
@@ -41,13 +45,13 @@ type metricMutant uint8
 
 const (
 	mutantNone metricMutant = iota
-	// mutantMomentumTranspose draws p = PᵀL⁻ᵀξ, covariance H⁻¹, while the
-	// kinetic energy stays ½pᵀH⁻¹p: the momentum's law is not the one
-	// the Hamiltonian assumes (the factor's transpose used wrongly).
+	// mutantMomentumTranspose draws p = S·PᵀL⁻ᵀξ, covariance M⁻¹, while
+	// the kinetic energy stays ½pᵀM⁻¹p: the momentum's law is not the
+	// one the Hamiltonian assumes (the factor's transpose used wrongly).
 	mutantMomentumTranspose
-	// mutantVelocityIdentity moves the position by p, not H⁻¹p, while the
-	// momentum and kinetic energy are H's: the map applied to the momentum
-	// but not to the position.
+	// mutantVelocityIdentity moves the position by p, not M⁻¹p, while the
+	// momentum and kinetic energy are M's: the map applied to the
+	// momentum but not to the position.
 	mutantVelocityIdentity
 )
 
@@ -58,8 +62,40 @@ func newLaplaceMetric(ch *sparse.Cholesky) *laplaceMetric {
 	for q, i := range m.li {
 		m.prow[q] = m.perm[i]
 	}
-	m.scratch.New = func() any { s := make([]float64, m.d); return &s }
+	m.hinvDiag = make([]float64, m.d)
+	ch.InverseDiag(m.hinvDiag)
+	m.scratch = &sync.Pool{New: func() any { s := make([]float64, 2*m.d); return &s }}
 	return m
+}
+
+// Rescale returns the metric M⁻¹ = S·H⁻¹·S whose diagonal is v, warmup's
+// estimate of the marginal variances (exactmh.NewMetric's Rescale, called
+// at the end of each warmup window): S_jj = √(v_j/(H⁻¹)_jj). H keeps the
+// correlations the data impose at the centre, which a window's few
+// hundred draws cannot estimate in hundreds of dimensions; the window
+// sets each coordinate's scale, which one Hessian at one τ cannot (the
+// log scales' spread, the effects' across the funnel). It shares L.
+func (m *laplaceMetric) Rescale(v []float64) exactmh.MetricOps {
+	r := *m
+	r.sc = make([]float64, m.d)
+	for j, x := range v {
+		r.sc[j] = 1
+		if s := math.Sqrt(x / m.hinvDiag[j]); s > 0 && !math.IsInf(s, 0) {
+			r.sc[j] = s
+		}
+	}
+	return &r
+}
+
+// scale multiplies x by S, or divides it if inverse.
+func (m *laplaceMetric) scale(x []float64, inverse bool) {
+	for j, s := range m.sc {
+		if inverse {
+			x[j] /= s
+		} else {
+			x[j] *= s
+		}
+	}
 }
 
 // Dim returns d.
@@ -68,9 +104,9 @@ func (m *laplaceMetric) Dim() int { return m.d }
 // Kind returns "laplace".
 func (m *laplaceMetric) Kind() exactmh.MetricKind { return "laplace" }
 
-// Momentum sets p = PᵀLξ in place, ξ_k = p[perm[k]] ~ N(0, 1): Cov p =
-// PᵀLLᵀP = H = M. Column j of L adds to rows below it only, so going from
-// the last column up each ξ_j is read before it is overwritten.
+// Momentum sets p = S⁻¹PᵀLξ in place, ξ_k = p[perm[k]] ~ N(0, 1): Cov p
+// = S⁻¹PᵀLLᵀPS⁻¹ = M. Column j of L adds to rows below it only, so going
+// from the last column up each ξ_j is read before it is overwritten.
 func (m *laplaceMetric) Momentum(p []float64) {
 	if m.mutant == mutantMomentumTranspose {
 		m.Noise(p)
@@ -84,6 +120,7 @@ func (m *laplaceMetric) Momentum(p []float64) {
 			p[m.prow[q]] += m.lx[q] * xj
 		}
 	}
+	m.scale(p, true)
 }
 
 // solveL solves Ly = Px in place in x's original indexing (y_k stored at
@@ -112,11 +149,23 @@ func (m *laplaceMetric) solveLT(x []float64) {
 	}
 }
 
-// KineticEnergy returns ½pᵀH⁻¹p = ½‖L⁻¹Pp‖².
+// mulLT sets dst[j] = (LᵀPy)_j, column j of L against y.
+func (m *laplaceMetric) mulLT(dst, y []float64) {
+	for j := range m.d {
+		var c float64
+		for q := m.lp[j]; q < m.lp[j+1]; q++ {
+			c += m.lx[q] * y[m.prow[q]]
+		}
+		dst[j] = c
+	}
+}
+
+// KineticEnergy returns ½pᵀM⁻¹p = ½‖L⁻¹PSp‖².
 func (m *laplaceMetric) KineticEnergy(p []float64) float64 {
 	bp := m.scratch.Get().(*[]float64)
-	y := *bp
+	y := (*bp)[:m.d]
 	copy(y, p)
+	m.scale(y, false)
 	m.solveL(y)
 	var k float64
 	for _, v := range y {
@@ -126,47 +175,58 @@ func (m *laplaceMetric) KineticEnergy(p []float64) float64 {
 	return k / 2
 }
 
-// MulInvMass sets dst = H⁻¹v = PᵀL⁻ᵀL⁻¹Pv (dst may be v).
+// MulInvMass sets dst = M⁻¹v = S·PᵀL⁻ᵀL⁻¹P·Sv (dst may be v).
 func (m *laplaceMetric) MulInvMass(dst, v []float64) {
 	copy(dst, v)
 	if m.mutant == mutantVelocityIdentity {
 		return
 	}
+	m.scale(dst, false)
 	m.solveL(dst)
 	m.solveLT(dst)
+	m.scale(dst, false)
 }
 
-// Noise sets x = PᵀL⁻ᵀξ in place, ξ_k = x[perm[k]] ~ N(0, 1): Cov x =
-// PᵀL⁻ᵀL⁻¹P = H⁻¹ = M⁻¹.
-func (m *laplaceMetric) Noise(x []float64) { m.solveLT(x) }
+// Noise sets x = S·PᵀL⁻ᵀξ in place, ξ_k = x[perm[k]] ~ N(0, 1): Cov x =
+// M⁻¹.
+func (m *laplaceMetric) Noise(x []float64) {
+	m.solveLT(x)
+	m.scale(x, false)
+}
 
-// MassNorm returns rᵀHr = ‖LᵀPr‖², column by column of L.
+// MassNorm returns rᵀMr = ‖LᵀPS⁻¹r‖².
 func (m *laplaceMetric) MassNorm(r []float64) float64 {
+	bp := m.scratch.Get().(*[]float64)
+	y, w := (*bp)[:m.d], (*bp)[m.d:]
+	copy(y, r)
+	m.scale(y, true)
+	m.mulLT(w, y)
 	var s float64
-	for j := range m.d {
-		var c float64
-		for q := m.lp[j]; q < m.lp[j+1]; q++ {
-			c += m.lx[q] * r[m.prow[q]]
-		}
+	for _, c := range w {
 		s += c * c
 	}
+	m.scratch.Put(bp)
 	return s
 }
 
-// The factor F = PᵀL⁻ᵀ of M⁻¹ = FFᵀ whitens: w = F⁻¹φ = LᵀPφ.
+// The factor F = S·PᵀL⁻ᵀ of M⁻¹ = FFᵀ whitens: w = F⁻¹φ = LᵀPS⁻¹φ.
 
-// MulChol sets dst = Fv = PᵀL⁻ᵀv (dst and v distinct).
+// MulChol sets dst = Fv (dst and v distinct).
 func (m *laplaceMetric) MulChol(dst, v []float64) {
 	for k, i := range m.perm {
 		dst[i] = v[k]
 	}
 	m.solveLT(dst)
+	m.scale(dst, false)
 }
 
-// MulCholT sets dst = Fᵀv = L⁻¹Pv (dst and v distinct).
+// MulCholT sets dst = Fᵀv = L⁻¹PSv (dst and v distinct).
 func (m *laplaceMetric) MulCholT(dst, v []float64) {
 	for k, i := range m.perm {
 		dst[k] = v[i]
+		if m.sc != nil {
+			dst[k] *= m.sc[i]
+		}
 	}
 	for j := range m.d {
 		lo, hi := m.lp[j], m.lp[j+1]
@@ -178,18 +238,14 @@ func (m *laplaceMetric) MulCholT(dst, v []float64) {
 	}
 }
 
-// SolveChol sets dst = F⁻¹v = LᵀPv (dst may be v).
+// SolveChol sets dst = F⁻¹v = LᵀPS⁻¹v (dst may be v).
 func (m *laplaceMetric) SolveChol(dst, v []float64) {
 	bp := m.scratch.Get().(*[]float64)
-	y := *bp
-	for j := range m.d {
-		var c float64
-		for q := m.lp[j]; q < m.lp[j+1]; q++ {
-			c += m.lx[q] * v[m.prow[q]]
-		}
-		y[j] = c
-	}
-	copy(dst, y)
+	y, w := (*bp)[:m.d], (*bp)[m.d:]
+	copy(y, v)
+	m.scale(y, true)
+	m.mulLT(w, y)
+	copy(dst, w)
 	m.scratch.Put(bp)
 }
 

@@ -16,15 +16,46 @@ import (
 )
 
 // TestLaplaceMetricAlgebra checks every operation of the sparse Laplace
-// metric against dense algebra on H: ½pᵀH⁻¹p, H⁻¹v, rᵀHr, the factor F
-// with FFᵀ = H⁻¹ (MulChol, MulCholT = Fᵀ, SolveChol = F⁻¹), and the
-// covariances of Momentum (H) and Noise (H⁻¹) through their linear maps.
+// metric against dense algebra on its mass matrix M, H and after Rescale
+// S⁻¹HS⁻¹: ½pᵀM⁻¹p, M⁻¹v, rᵀMr, the factor F with FFᵀ = M⁻¹ (MulChol,
+// MulCholT = Fᵀ, SolveChol = F⁻¹), and the covariances of Momentum (M)
+// and Noise (M⁻¹) through their linear maps; none allocates.
 func TestLaplaceMetricAlgebra(t *testing.T) {
 	const n = 30
 	h, ops, err := multilevel.LaplaceMetricDense(n, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("H", func(t *testing.T) { checkMetricAlgebra(t, h, ops) })
+	// Rescaled to variances v: M⁻¹ = S H⁻¹ S with S_jj = √(v_j/(H⁻¹)_jj).
+	var hinv mat.Dense
+	hh := mat.NewDense(n, n, nil)
+	for i := range n {
+		hh.SetRow(i, h[i])
+	}
+	if err := hinv.Inverse(hh); err != nil {
+		t.Fatal(err)
+	}
+	v, sc := make([]float64, n), make([]float64, n)
+	for j := range v {
+		v[j] = 0.1 + float64(j%7)
+		sc[j] = math.Sqrt(v[j] / hinv.At(j, j))
+	}
+	m := make([][]float64, n)
+	for i := range m {
+		m[i] = make([]float64, n)
+		for j := range n {
+			m[i][j] = h[i][j] / (sc[i] * sc[j])
+		}
+	}
+	r := ops.(interface {
+		Rescale([]float64) exactmh.MetricOps
+	}).Rescale(v)
+	t.Run("rescaled", func(t *testing.T) { checkMetricAlgebra(t, m, r) })
+}
+
+func checkMetricAlgebra(t *testing.T, h [][]float64, ops exactmh.MetricOps) {
+	n := len(h)
 	hd := mat.NewSymDense(n, nil)
 	for i := range n {
 		for j := range n {
@@ -122,6 +153,8 @@ func TestLaplaceMetricAlgebra(t *testing.T) {
 		ops.Momentum(dst)
 		_ = ops.KineticEnergy(v)
 		ops.MulInvMass(dst, v)
+		_ = ops.MassNorm(v)
+		ops.SolveChol(dst, v)
 	}); a != 0 {
 		t.Errorf("%v allocations per leapfrog's metric operations, want 0", a)
 	}
