@@ -311,7 +311,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		name, k, why := multilevelNUTS(t, lay, nil, nil)
+		name, k, why := multilevelNUTS(lay, nil, nil)
 		choice.Name, choice.Kernel, choice.Posterior = name, k, p
 		choice.Reason = "a multilevel model whose Laplace-EM centre failed (" + err.Error() + "): full-batch NUTS, the safe sampler, " + why
 		return nil
@@ -333,14 +333,14 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		}
 		m.Err = err.Error()
 		choice.Candidates = append(choice.Candidates, m)
-		name, k, why := multilevelNUTS(t, lay, center, sd)
+		name, k, why := multilevelNUTS(lay, center, sd)
 		choice.Name, choice.Kernel, choice.Posterior = name, k, p
 		choice.Reason = fmt.Sprintf("a multilevel model %s cannot sample (%v): full-batch NUTS from the Laplace-EM centre, %s", m.Name, err, why)
 		return nil
 	}
 	if why := grind(p, probe.Chains[0].Sampling, "probe", shearPasses(p, probe.Chains[0])); why != "" {
 		m.Err, m.EvalsPerStep, m.Time = why, probe.Chains[0].Sampling.MeanBatch(), time.Since(t1)
-		grinds(choice, p, t, m, lay)
+		grinds(choice, p, m, lay)
 		return nil
 	}
 	// A fixed block that the probe's sweeps show stuck beyond doubt
@@ -366,14 +366,14 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		choice.Progress(ctx, "pilot: %s: %.4g ESS per 10⁶ evaluations (%.3g evaluations)", m.Name, m.ESSPerCost, m.Cost)
 		if why := grind(p, c0.Sampling, "pilot", shearPasses(p, c0)); why != "" {
 			m.Err = why
-			grinds(choice, p, t, m, lay)
+			grinds(choice, p, m, lay)
 			return nil
 		}
 		why = fixedStuck(c0)
 	}
 	if why != "" && noJointRepilot {
 		m.Err = why
-		grinds(choice, p, t, m, lay)
+		grinds(choice, p, m, lay)
 		return nil
 	} else if why != "" {
 		// The expansion's proposal misfits the fixed effects' conditional:
@@ -398,7 +398,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		}
 		if whyJ != "" {
 			m.Err = why + "; with the Newton proposal it " + whyJ
-			grinds(choice, p, t, m, lay)
+			grinds(choice, p, m, lay)
 			return nil
 		}
 		m, c0, gg = mj, cj, jg
@@ -407,7 +407,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	choice.Candidates = append(choice.Candidates, m)
 	choice.Name, choice.Kernel, choice.Posterior = m.Name, gg, p
 	choice.Reason = fmt.Sprintf("%s (%s, %.3g data per sweep of N = %d%s)", m.Name, m.RateReason(), m.EvalsPerStep, p.Len(), growthNote(p))
-	ncName, ncKernel, ncWhy := multilevelNUTS(t, lay, center, sd)
+	ncName, ncKernel, ncWhy := multilevelNUTS(lay, center, sd)
 	won, err := choice.PilotFullBatch(ctx, p, center, seed, m.ESSPerCost, func(ki exactmh.KernelInfo) (string, exactmh.Kernel) {
 		if ki.Name == ncKernel.Name() {
 			return ncName, ncKernel // centred or not, as multilevelNUTS decides
@@ -603,9 +603,9 @@ func fixedIACT(acc float64) float64 {
 // transition takes 2^depth − 1 of them (tree depth 3 to 10 under Stan's
 // and NUTS's defaults), so a user on tall data learns before the run that
 // it is slow.
-func grinds(c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, m exactmh.Candidate, lay Layout) {
+func grinds(c *exactmh.Choice, p *exactmh.Posterior, m exactmh.Candidate, lay Layout) {
 	c.Candidates = append(c.Candidates, m)
-	name, k, why := multilevelNUTS(t, lay, c.Center, c.CenterSD)
+	name, k, why := multilevelNUTS(lay, c.Center, c.CenterSD)
 	c.Name, c.Kernel, c.Posterior = name, k, p
 	c.Reason = fmt.Sprintf("a multilevel model on which %s %s: full-batch NUTS from the Laplace-EM centre, the safe sampler, %s", m.Name, m.Err, why)
 	c.Reason += fmt.Sprintf("; each of its gradients reads all N = %d data, so 1,000 transitions of 7 to 1,023 gradients take 7,000 to 1,023,000 passes over the data per chain", p.Len())
@@ -624,7 +624,7 @@ func grinds(c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, m exactm
 // often where τ collapses toward 0, the funnel's neck. TestNonCentredFunnel
 // measures both forms on a funnel. The non-centred form adapts its step
 // toward an acceptance of multilevelTargetAccept.
-func multilevelNUTS(t *exactmh.Target, lay Layout, center, sd []float64) (name string, k exactmh.NUTS, why string) {
+func multilevelNUTS(lay Layout, center, sd []float64) (name string, k exactmh.NUTS, why string) {
 	nc := exactmh.NUTS{NonCentred: true, TargetAccept: multilevelTargetAccept}
 	if center == nil || sd == nil {
 		return "NUTS-NC", nc, "non-centred (u = τ·z; no centre to tell whether the groups' data pin their effects)"
@@ -645,11 +645,7 @@ func multilevelNUTS(t *exactmh.Target, lay Layout, center, sd []float64) (name s
 	}
 	ratio := sum / float64(count)
 	if ratio >= 0.5 {
-		why := fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
-		if lk, lwhy, ok := laplaceNUTS(t, lay, center, nc); ok {
-			return "NUTS-NC-Laplace", lk, why + "; " + lwhy
-		}
-		return "NUTS-NC", nc, why
+		return "NUTS-NC", nc, fmt.Sprintf("non-centred (u = τ·z): at the centre the data leave the effects %.2g of their prior variance on average, so groups with few data make the centred posterior a funnel", ratio)
 	}
 	return "NUTS", exactmh.NUTS{}, fmt.Sprintf("centred: at the centre the data leave the effects %.2g of their prior variance on average, so they pin the effects and the non-centred form would be the funnel", ratio)
 }
@@ -677,7 +673,7 @@ func smallMultilevelChoice(ctx context.Context, c *exactmh.Choice, p *exactmh.Po
 	if err != nil {
 		center, sd = nil, nil
 	}
-	name, k, why := multilevelNUTS(t, lay, center, sd)
+	name, k, why := multilevelNUTS(lay, center, sd)
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = name, k, p, center, sd
 	c.Reason = fmt.Sprintf("N = %d < %d on a multilevel model: a full pass over the data is cheap, and NUTS is the best full-batch sampler, %s", p.Len(), exactmh.AutoSmallN, why)
 	return nil

@@ -410,11 +410,14 @@ func laplaceHessian(t *exactmh.Target, lay Layout, c []float64, tauInL bool) (*s
 	return ch, nil
 }
 
-// laplaceTauInL says whether laplaceNUTS puts the log scales' rows in H
-// (true) or gives each its diagonal alone.
+// laplaceTauInL says whether NUTSLaplace puts the log scales' rows in H
+// (true) or gives each its diagonal alone: without the log τ–z coupling a
+// move of log τ with z fixed moves every pinned effect u = τ·z, and on
+// grouseticks NUTS took 4 times the leapfrogs
+// (figures/bench/multilevel_real_laplace.txt).
 const laplaceTauInL = true
 
-// laplaceMaxFill bounds the factor laplaceNUTS accepts, in entries of L
+// laplaceMaxFill bounds the factor NUTSLaplace accepts, in entries of L
 // per datum: a leapfrog step applies L three times (the kinetic energy and
 // the velocity's two solves), a multiply-add per entry each, beside one
 // gradient, a pass over the N rows that reads a row's handful of entries
@@ -424,27 +427,51 @@ const laplaceTauInL = true
 // guimmun's 9.
 const laplaceMaxFill = 16
 
-// laplaceNUTS returns nc with the sparse Laplace metric of the
-// non-centred posterior at the centre (laplaceMetric, laplaceHessian), why,
-// and true; false where H cannot be factored or its factor holds more than
-// laplaceMaxFill·N + d entries. The choice reads no clock: it counts the
-// factor's entries against the data.
-func laplaceNUTS(t *exactmh.Target, lay Layout, center []float64, nc exactmh.NUTS) (exactmh.NUTS, string, bool) {
-	if t == nil || center == nil {
-		return nc, "", false
-	}
-	ch, err := laplaceHessian(t, lay, center, laplaceTauInL)
+// NUTSLaplace returns non-centred NUTS (exactmh.NUTS.NonCentred, target
+// acceptance 0.95 as the default's NUTS-NC) whose metric is the sparse
+// Laplace one of p at centre (laplaceMetric): the Gauss–Newton Hessian of
+// the non-centred posterior at the centre through its sparse Cholesky
+// factor, each coordinate's scale then set by warmup (Rescale). centre
+// is in p's (centred) coordinates, as the automatic default's Laplace-EM
+// centre (exactmh.Choice.Center). It is an error where p is not a
+// multilevel posterior (Of), H cannot be factored, or its factor holds
+// more than laplaceMaxFill·N + d entries.
+//
+// The automatic default does not choose it: on grouseticks it mixes the
+// fixed effects ten times better per gradient than NUTS-NC but the log
+// scales of the loosely identified terms worse
+// (figures/bench/multilevel_real_laplace.txt).
+func NUTSLaplace(p *exactmh.Posterior, centre []float64) (exactmh.NUTS, error) {
+	m, err := laplaceMetricOf(p, centre, laplaceTauInL)
 	if err != nil {
-		return nc, "", false
+		return exactmh.NUTS{}, err
 	}
-	nnz := ch.Symbolic().FactorNNZ()
-	if nnz > laplaceMaxFill*t.N()+t.Dim() {
-		return nc, "", false
-	}
-	m, err := exactmh.NewMetric(newLaplaceMetric(ch))
+	met, err := exactmh.NewMetric(m)
 	if err != nil {
-		return nc, "", false
+		return exactmh.NUTS{}, err
 	}
-	nc.Metric = m
-	return nc, fmt.Sprintf("with the mass matrix the non-centred Hessian at the centre through its sparse Cholesky factor (%d entries), so the sums of coordinates the data pin are unit-scale directions", nnz), true
+	return exactmh.NUTS{NonCentred: true, TargetAccept: multilevelTargetAccept, Metric: met}, nil
+}
+
+// laplaceMetricOf builds NUTSLaplace's metric.
+func laplaceMetricOf(p *exactmh.Posterior, centre []float64, tauInL bool) (*laplaceMetric, error) {
+	lay, ok := Of(p)
+	if !ok {
+		return nil, fmt.Errorf("multilevel: NUTSLaplace: not a multilevel posterior (Of)")
+	}
+	if len(centre) != p.Dim() {
+		return nil, fmt.Errorf("multilevel: NUTSLaplace: centre of dimension %d, want %d", len(centre), p.Dim())
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := laplaceHessian(t, lay, centre, tauInL)
+	if err != nil {
+		return nil, fmt.Errorf("multilevel: NUTSLaplace: %w", err)
+	}
+	if nnz := ch.Symbolic().FactorNNZ(); nnz > laplaceMaxFill*t.N()+t.Dim() {
+		return nil, fmt.Errorf("multilevel: NUTSLaplace: the factor holds %d entries, more than %d a datum (N = %d, d = %d)", nnz, laplaceMaxFill, t.N(), t.Dim())
+	}
+	return newLaplaceMetric(ch), nil
 }

@@ -5,7 +5,6 @@
 package multilevel
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh"
@@ -19,23 +18,13 @@ const (
 	MetricMutantVelocityIdentity  = int(mutantVelocityIdentity)
 )
 
-// LaplaceNUTS returns non-centred NUTS with the sparse Laplace metric of p
-// at centre (laplaceHessian with the log scales in H if tauInL, else
-// diagonal), made wrong as mutant says.
+// LaplaceNUTS returns NUTSLaplace's kernel for p at centre with the log
+// scales in H if tauInL, else diagonal, made wrong as mutant says.
 func LaplaceNUTS(p *exactmh.Posterior, centre []float64, scale float64, tauInL bool, mutant int) (exactmh.NUTS, error) {
-	lay, ok := Of(p)
-	if !ok {
-		return exactmh.NUTS{}, fmt.Errorf("not a multilevel posterior")
-	}
-	t, err := exactmh.NewTarget(p)
+	lm, err := laplaceMetricOf(p, centre, tauInL)
 	if err != nil {
 		return exactmh.NUTS{}, err
 	}
-	ch, err := laplaceHessian(t, lay, centre, tauInL)
-	if err != nil {
-		return exactmh.NUTS{}, err
-	}
-	lm := newLaplaceMetric(ch)
 	lm.mutant = metricMutant(mutant)
 	m, err := exactmh.NewMetric(lm)
 	if err != nil {

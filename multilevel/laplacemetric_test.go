@@ -195,7 +195,8 @@ func TestLaplaceNUTSKit(t *testing.T) {
 // coordinate (β, effects, log τ) of NUTS-NC-Laplace against a long
 // NUTS-NC run (the diagonal metric, proven by the root's kit) on a
 // random-intercept-and-slope logistic design with τ unknown, and that
-// the mutant whose velocity ignores the inverse mass shows a bias there.
+// the mutant whose momentum is drawn through the factor's transpose
+// (covariance M⁻¹, not M) shows a bias there.
 func TestLaplaceNUTSMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long runs")
@@ -241,7 +242,32 @@ func TestLaplaceNUTSMoments(t *testing.T) {
 	if err := run(multilevel.MetricMutantNone); err != nil {
 		t.Errorf("NUTS-NC-Laplace: %v", err)
 	}
-	if err := run(multilevel.MetricMutantVelocityIdentity); !mcmctest.ShowsBias(err) {
-		t.Errorf("mutant velocity without the inverse mass not caught by the moments: %v", err)
+	if err := run(multilevel.MetricMutantMomentumTranspose); !mcmctest.ShowsBias(err) {
+		t.Errorf("mutant momentum through the factor's transpose not caught by the moments: %v", err)
+	}
+}
+
+// TestNUTSLaplaceAllocsAndErrors checks that a NUTS-NC-Laplace transition
+// allocates nothing (every leapfrog's metric operations included) and that
+// NUTSLaplace refuses a centre of the wrong dimension.
+func TestNUTSLaplaceAllocsAndErrors(t *testing.T) {
+	_, pb, err := mlSlopes.Draw(rand.New(rand.NewPCG(7, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := multilevel.NUTSLaplace(pb.Posterior, pb.Mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Scale = 0.2
+	a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 {
+		t.Errorf("%v allocations per transition, want 0", a)
+	}
+	if _, err := multilevel.NUTSLaplace(pb.Posterior, pb.Mode[1:]); err == nil {
+		t.Error("a centre of the wrong dimension accepted")
 	}
 }
