@@ -40,7 +40,7 @@ type laplaceMetric struct {
 }
 
 // metricMutant names the deliberately wrong forms of laplaceMetric that
-// the kit must catch (laplacemetric_test.go).
+// the kit must catch (TestLaplaceNUTSMoments).
 type metricMutant uint8
 
 const (
@@ -49,10 +49,6 @@ const (
 	// the kinetic energy stays ½pᵀM⁻¹p: the momentum's law is not the
 	// one the Hamiltonian assumes (the factor's transpose used wrongly).
 	mutantMomentumTranspose
-	// mutantVelocityIdentity moves the position by p, not M⁻¹p, while the
-	// momentum and kinetic energy are M's: the map applied to the
-	// momentum but not to the position.
-	mutantVelocityIdentity
 )
 
 func newLaplaceMetric(ch *sparse.Cholesky) *laplaceMetric {
@@ -178,9 +174,6 @@ func (m *laplaceMetric) KineticEnergy(p []float64) float64 {
 // MulInvMass sets dst = M⁻¹v = S·PᵀL⁻ᵀL⁻¹P·Sv (dst may be v).
 func (m *laplaceMetric) MulInvMass(dst, v []float64) {
 	copy(dst, v)
-	if m.mutant == mutantVelocityIdentity {
-		return
-	}
 	m.scale(dst, false)
 	m.solveL(dst)
 	m.solveLT(dst)

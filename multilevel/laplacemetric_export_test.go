@@ -15,7 +15,6 @@ import (
 const (
 	MetricMutantNone              = int(mutantNone)
 	MetricMutantMomentumTranspose = int(mutantMomentumTranspose)
-	MetricMutantVelocityIdentity  = int(mutantVelocityIdentity)
 )
 
 // LaplaceNUTS returns NUTSLaplace's kernel for p at centre with the log
