@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/exactmh/exactmh/internal/fdiff"
 	"github.com/exactmh/exactmh/internal/newton"
 	"github.com/exactmh/exactmh/internal/precision"
 	"github.com/exactmh/exactmh/internal/vec"
@@ -139,7 +140,7 @@ func (m *denseNewton) Eval(pt *newtonPoint) error {
 			pt.h[a*d+b] -= m.prior[a*d+b]
 		}
 	}
-	if err := finiteHessian(pt.h, d, pt.X); err != nil {
+	if err := fdiff.FiniteUpper(pt.h, d, pt.X); err != nil {
 		return err
 	}
 	return pt.direction()

@@ -7,8 +7,8 @@ package exactmh
 import (
 	"fmt"
 	"math"
-	"slices"
 
+	"github.com/exactmh/exactmh/internal/fdiff"
 	"github.com/exactmh/exactmh/internal/logit"
 	"github.com/exactmh/exactmh/internal/symm"
 	"github.com/exactmh/exactmh/internal/vec"
@@ -80,7 +80,7 @@ func (t *Target) addFullHessian(hs Hessianer, h, theta []float64) error {
 		t.hessEvals += int64(len(idx))
 		hs.AddHessian(h, theta, idx, w)
 	}
-	return finiteHessian(h, t.d, theta)
+	return fdiff.FiniteUpper(h, t.d, theta)
 }
 
 // newtonSweep returns βΣ_iU_i(θ) and adds β·Σ_i∇U_i(θ) to g and
@@ -138,7 +138,7 @@ func (t *Target) newtonSweep(hs Hessianer, h, g, theta []float64) (f float64, pa
 	if err := finiteGradient(g, theta); err != nil {
 		return 0, 1, err
 	}
-	return t.beta * sum, 1, finiteHessian(h, d, theta)
+	return t.beta * sum, 1, fdiff.FiniteUpper(h, d, theta)
 }
 
 // cvSums reports whether newtonSweep's sums, with t's energy, are bit for
@@ -228,63 +228,6 @@ func (t *Target) glmSweep(gl GLM, g, h, theta []float64, lo, hi int, idx []int, 
 	return sum, nil
 }
 
-// finiteHessian reports the first non-finite entry of the upper triangle
-// of h.
-func finiteHessian(h []float64, d int, theta []float64) error {
-	for a := range d {
-		for b := a; b < d; b++ {
-			if v := h[a*d+b]; math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("exactmh: Hessian entry (%d, %d) is %v at θ = %v", a, b, v, theta)
-			}
-		}
-	}
-	return nil
-}
-
-// fdStep returns the central-difference step for coordinate j at θ:
-// ε^{1/3}·max(1, |θ_j|), which balances the truncation error O(h²) of a
-// central difference against the rounding error O(ε/h) of the gradient,
-// made exactly representable so that (θ + h) − (θ − h) = 2h.
-func fdStep(theta []float64, j int) float64 {
-	h := fdRelStep * math.Max(1, math.Abs(theta[j]))
-	return (theta[j] + h) - theta[j]
-}
-
-// fdRelStep is ε^{1/3}, the relative step of central differences.
-var fdRelStep = math.Cbrt(0x1p-52)
-
-// fdJacobian sets the upper triangle of h to the symmetrised central
-// differences of grad: h_ab = ½[(g_b(θ + h_a e_a) − g_b(θ − h_a e_a))/2h_a +
-// (g_a(θ + h_b e_b) − g_a(θ − h_b e_b))/2h_b]. grad sets its first argument
-// to a gradient; it is called 2d times.
-func fdJacobian(h, theta []float64, grad func(g, theta []float64) error) error {
-	d := len(theta)
-	x := slices.Clone(theta)
-	gp, gm := make([]float64, d), make([]float64, d)
-	jac := make([]float64, d*d) // row a: ∂g/∂θ_a
-	for a := range d {
-		step := fdStep(theta, a)
-		x[a] = theta[a] + step
-		if err := grad(gp, x); err != nil {
-			return err
-		}
-		x[a] = theta[a] - step
-		if err := grad(gm, x); err != nil {
-			return err
-		}
-		x[a] = theta[a]
-		for b := range d {
-			jac[a*d+b] = (gp[b] - gm[b]) / (2 * step)
-		}
-	}
-	for a := range d {
-		for b := a; b < d; b++ {
-			h[a*d+b] += (jac[a*d+b] + jac[b*d+a]) / 2
-		}
-	}
-	return nil
-}
-
 // addDataHessian adds β·Σ_i∇²U_i(θ) to the upper triangle of h, exactly
 // when the energy has a Hessian (Hessianer or GLM), else by central
 // differences of the full gradient (2d gradient passes). It returns whether
@@ -296,7 +239,7 @@ func (t *Target) addDataHessian(h, theta []float64) (exact bool, passes int, err
 	if t.grad == nil {
 		return false, 0, t.requireGradient()
 	}
-	err = fdJacobian(h, theta, func(g, x []float64) error {
+	err = fdiff.Jacobian(h, theta, func(g, x []float64) error {
 		clear(g)
 		passes++
 		return t.addFullGradient(g, x)
@@ -317,7 +260,7 @@ func (t *Target) addNegLogPriorHessian(h, theta []float64) (exact bool, err erro
 		if t.pgrad == nil {
 			return false, t.requireGradient()
 		}
-		err := fdJacobian(ph, theta, func(g, x []float64) error {
+		err := fdiff.Jacobian(ph, theta, func(g, x []float64) error {
 			clear(g)
 			if math.IsInf(t.prior.LogPrior(x), -1) {
 				return fmt.Errorf("exactmh: θ = %v, a central-difference point for the prior's Hessian, is outside the prior's support", x)
@@ -334,7 +277,7 @@ func (t *Target) addNegLogPriorHessian(h, theta []float64) (exact bool, err erro
 			h[a*d+b] -= ph[a*d+b]
 		}
 	}
-	return exact, finiteHessian(h, d, theta)
+	return exact, fdiff.FiniteUpper(h, d, theta)
 }
 
 // negLogPosteriorHessian returns the upper triangle of the Hessian of

@@ -206,6 +206,12 @@ func (g *gradWalk) Metric() Metric { return g.metric }
 
 // SetMetric replaces the inverse mass matrix (warmup's metric adaptation).
 func (g *gradWalk) SetMetric(m Metric) error {
+	if g.metric.kind == extMetric { // NewMetric's: rescaled to warmup's variances if it can be
+		if r, ok := g.metric.ext.(interface{ Rescale(v []float64) MetricOps }); ok && m.kind != unitMetric && m.d == g.metric.d {
+			g.metric.ext = r.Rescale(m.InvMassDiag())
+		}
+		return nil
+	}
 	if err := m.check(g.t.Dim()); err != nil {
 		return fmt.Errorf("%s: %w", g.name, err)
 	}

@@ -37,6 +37,7 @@ type Metric struct {
 	sd   []float64 // diag: √M⁻¹ᵢᵢ
 	chol []float64 // dense: L, lower triangular, row-major d×d, M⁻¹ = LLᵀ
 	mass []float64 // dense: M = (M⁻¹)⁻¹, row-major d×d
+	ext  MetricOps // NewMetric's
 }
 
 type metricKind uint8
@@ -45,7 +46,40 @@ const (
 	unitMetric metricKind = iota
 	diagMetric
 	denseMetric
+	extMetric
 )
+
+// MetricOps is a metric defined outside this package (NewMetric), such as
+// multilevel's sparse one whose M is a posterior Hessian applied through
+// its sparse Cholesky factor in O(nnz) where a dense metric costs O(d²).
+// Its methods mean what Metric's do, with MulChol, MulCholT and SolveChol
+// applying one factor L of M⁻¹ = LLᵀ, its transpose and its inverse; they
+// must not allocate and must be safe for concurrent use by chains.
+type MetricOps interface {
+	Dim() int
+	Kind() MetricKind
+	Momentum(p []float64) // p ~ N(0, M) from p ~ N(0, I), in place
+	KineticEnergy(p []float64) float64
+	MulInvMass(dst, v []float64)
+	Noise(x []float64) // x ~ N(0, M⁻¹) from x ~ N(0, I), in place
+	MassNorm(r []float64) float64
+	MulChol(dst, v []float64)
+	MulCholT(dst, v []float64)
+	SolveChol(dst, v []float64)
+}
+
+// NewMetric returns the metric that ops implements. Warmup keeps it
+// (SetMetric leaves it in place) unless ops has a method Rescale(v
+// []float64) MetricOps, which SetMetric then calls with the diagonal of
+// warmup's estimate of M⁻¹ and whose result replaces ops: a metric fixed
+// after warmup, so sampling stays exact. Checkpoints store it as the
+// identity (the kernel's Start sets ops again).
+func NewMetric(ops MetricOps) (Metric, error) {
+	if ops == nil || ops.Dim() < 1 {
+		return Metric{}, fmt.Errorf("exactmh: NewMetric: no operations or dimension < 1")
+	}
+	return Metric{kind: extMetric, d: ops.Dim(), ext: ops}, nil
+}
 
 // NewDiagMetric returns the diagonal metric with M⁻¹ = diag(invMass):
 // each entry is a variance, positive and finite. invMass is copied.
@@ -111,6 +145,8 @@ func (m Metric) Kind() MetricKind {
 		return MetricDiag
 	case denseMetric:
 		return MetricDense
+	case extMetric:
+		return m.ext.Kind()
 	}
 	return MetricUnit
 }
@@ -164,6 +200,8 @@ func (m Metric) DrawMomentum(rng *rand.Rand, p []float64) {
 		p[j] = rng.NormFloat64()
 	}
 	switch m.kind {
+	case extMetric:
+		m.ext.Momentum(p)
 	case diagMetric:
 		for j := range p {
 			p[j] /= m.sd[j]
@@ -185,6 +223,8 @@ func (m Metric) DrawMomentum(rng *rand.Rand, p []float64) {
 func (m Metric) KineticEnergy(p []float64) float64 {
 	var k float64
 	switch m.kind {
+	case extMetric:
+		return m.ext.KineticEnergy(p)
 	case unitMetric:
 		for _, v := range p {
 			k += v * v / 2
@@ -213,6 +253,8 @@ func (m Metric) KineticEnergy(p []float64) float64 {
 // unless they are the same slice and the metric is not dense.
 func (m Metric) MulInvMass(dst, v []float64) {
 	switch m.kind {
+	case extMetric:
+		m.ext.MulInvMass(dst, v)
 	case unitMetric:
 		copy(dst, v)
 	case diagMetric:
@@ -240,6 +282,8 @@ func (m Metric) DrawNoise(rng *rand.Rand, dst []float64) {
 		dst[j] = rng.NormFloat64()
 	}
 	switch m.kind {
+	case extMetric:
+		m.ext.Noise(dst)
 	case diagMetric:
 		for j := range dst {
 			dst[j] *= m.sd[j]
@@ -264,6 +308,8 @@ func (m Metric) DrawNoise(rng *rand.Rand, dst []float64) {
 func (m Metric) MassNorm(r []float64) float64 {
 	var s float64
 	switch m.kind {
+	case extMetric:
+		return m.ext.MassNorm(r)
 	case unitMetric:
 		for _, v := range r {
 			s += v * v
@@ -297,7 +343,11 @@ type metricWire struct {
 // saved in checkpoints.
 func (m Metric) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
-	err := gob.NewEncoder(&b).Encode(metricWire{Kind: string(m.Kind()), Inv: m.inv})
+	w := metricWire{Kind: string(m.Kind()), Inv: m.inv}
+	if m.kind == extMetric {
+		w.Kind = string(MetricUnit)
+	}
+	err := gob.NewEncoder(&b).Encode(w)
 	return b.Bytes(), err
 }
 
@@ -358,6 +408,8 @@ const (
 // mulChol sets dst = Lv.
 func (m Metric) mulChol(dst, v []float64) {
 	switch m.kind {
+	case extMetric:
+		m.ext.MulChol(dst, v)
 	case unitMetric:
 		copy(dst, v)
 	case diagMetric:
@@ -379,6 +431,8 @@ func (m Metric) mulChol(dst, v []float64) {
 // mulCholT sets dst = Lᵀv.
 func (m Metric) mulCholT(dst, v []float64) {
 	switch m.kind {
+	case extMetric:
+		m.ext.MulCholT(dst, v)
 	case unitMetric:
 		copy(dst, v)
 	case diagMetric:
@@ -400,6 +454,8 @@ func (m Metric) mulCholT(dst, v []float64) {
 // solveChol sets dst = L⁻¹v (forward substitution for a dense metric).
 func (m Metric) solveChol(dst, v []float64) {
 	switch m.kind {
+	case extMetric:
+		m.ext.SolveChol(dst, v)
 	case unitMetric:
 		copy(dst, v)
 	case diagMetric:

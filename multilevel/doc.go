@@ -31,6 +31,12 @@
 // sparse Hessian, then the scales from the effects' moments, as lme4
 // fits) unless given one.
 //
+// NUTSLaplace is full-batch non-centred NUTS whose mass matrix is the
+// non-centred posterior's Gauss–Newton Hessian at such a centre, applied
+// through its sparse Cholesky factor in O(nnz) a leapfrog step
+// (exactmh.NewMetric), with each coordinate's scale set by warmup: sums
+// of coordinates that the data pin become unit-scale directions.
+//
 // The contract a posterior meets to be sampled here (Of) is small
 // interfaces: Layout of the prior (its blocks and random-effect terms),
 // SparseRowGLM of the energy, and the optional FixedScaleLayout,
