@@ -531,8 +531,9 @@ func ExampleAux() {
 
 // Fixed-time runs: with Settings.Duration each chain samples for that much
 // wall time after warmup, and Draws 0 means as many draws as fit. The
-// number of draws then depends on the machine: compare kernels by ESS per
-// second (Summary.MinESSPerSecond, per second of a chain's wall time).
+// number of draws then depends on the machine and its load (a chain makes
+// at least one): compare kernels by ESS per second
+// (Summary.MinESSPerSecond, per second of a chain's wall time).
 func ExampleSample_duration() {
 	post := logisticPosterior() // as in ExampleMH
 	set := &exactmh.Settings{Chains: 2, Warmup: 500, Duration: 100 * time.Millisecond, Seed: 1}
@@ -540,16 +541,13 @@ func ExampleSample_duration() {
 	if err != nil {
 		panic(err)
 	}
-	s := res.Summary()
 	fmt.Println("status:", res.Status)
 	for _, ch := range res.Chains {
-		fmt.Printf("chain %d sampled for the whole budget: %v, more than 100 draws: %v\n",
-			ch.Chain, ch.Sampling.Time >= set.Duration, ch.Len() > 100)
+		fmt.Printf("chain %d sampled for the whole budget: %v, at least one draw: %v\n",
+			ch.Chain, ch.Sampling.Time >= set.Duration, ch.Len() >= 1)
 	}
-	fmt.Println("ESS per second measured:", s.MinESSPerSecond() > 0)
 	// Output:
 	// status: completed
-	// chain 0 sampled for the whole budget: true, more than 100 draws: true
-	// chain 1 sampled for the whole budget: true, more than 100 draws: true
-	// ESS per second measured: true
+	// chain 0 sampled for the whole budget: true, at least one draw: true
+	// chain 1 sampled for the whole budget: true, at least one draw: true
 }
