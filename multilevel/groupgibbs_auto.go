@@ -322,7 +322,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	centerTime := time.Since(t0)
 	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice.Center, choice.CenterSD = center, sd
-	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix, Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio}
+	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix, Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio, CondScale: true}
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)
@@ -380,7 +380,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		// pilot again with the Newton proposal at the current group
 		// effects (groupgibbs_newton.go).
 		jg := newtonDefault(center)
-		jg.TailMix = DefaultTailMix
+		jg.TailMix, jg.CondScale = DefaultTailMix, true
 		jg.Shear, jg.ShearEvery, jg.ShearMaxRatio = 1, DefaultShearEvery, DefaultShearMaxRatio
 		choice.Progress(ctx, "pilot: %s %s; again with the fixed effects by a Newton proposal at the current group effects", m.Name, why)
 		mj, rj, err := choice.Pilot(ctx, p, jg, center, seed, 50, 0)
