@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/internal/pilotrace"
 )
 
 // Choice is what the automatic default (Sample with a nil Kernel, or
@@ -596,18 +596,7 @@ func cnProposal(k Kernel) (*CrankNicolson, bool) {
 func minESS(r *Result) float64 {
 	m := math.NaN()
 	for j := range r.Dim {
-		m = minDefined(m, r.Samples(j))
-	}
-	return m
-}
-
-// minDefined returns the smallest of m and the defined ones of x's bulk
-// and tail ESS (NaN counts as not defined).
-func minDefined(m float64, x [][]float64) float64 {
-	for _, e := range [...]float64{diagnostics.ESSBulk(x), diagnostics.ESSTail(x)} {
-		if !math.IsNaN(e) && (math.IsNaN(m) || e < m) {
-			m = e
-		}
+		m = pilotrace.MinDefined(m, r.Samples(j))
 	}
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh/diagnostics"
+	"github.com/exactmh/exactmh/internal/pilotrace"
 )
 
 // The automatic default prices its pilots by what they count, never by a
@@ -70,6 +71,10 @@ var pilotBudgetScale = [2]float64{1, 1}
 // which a custom multilevel energy's MH-CN and TunaMH pilots lost to
 // NUTS's bound (TestAutoUnfinishedPilotScored).
 var pilotNoPartial bool
+
+// pilotNoShortStop, set by tests, is a mutant: a warmup that cannot make
+// the transitions an estimate needs runs on to its budget (TestPilotGuard).
+var pilotNoShortStop bool
 
 // pricing converts a pilot's counts into datum energy evaluations.
 type pricing struct {
@@ -162,6 +167,7 @@ type pilotGuard struct {
 	steps                      int     // transitions made
 	stopped                    float64 // the bound that stopped it (0: not stopped)
 	overBudget                 bool    // the warmup ran past its budget
+	short                      bool    // or would have, short of 2·autoPartialMin transitions
 	sampled                    bool    // the sampling ran to its budget
 
 	keep      int       // coordinates kept of each draw
@@ -224,6 +230,13 @@ func (g *pilotGuard) Record(e *Event) error {
 		g.overBudget = true
 		return errPilotStop
 	}
+	// At its cost a transition so far, a warmup whose budget holds fewer
+	// than the 2·autoPartialMin transitions partialScore needs would end
+	// with a bound, which ranks below any measured rate: it ends now.
+	if !pilotNoShortStop && g.steps >= pilotGuardSteps && e.Iteration+1 < g.warmup && g.warmupBudget*float64(g.steps) < 2*autoPartialMin*g.warmCost {
+		g.overBudget, g.short = true, true
+		return errPilotStop
+	}
 	if g.beat > 0 && g.steps >= pilotGuardSteps && g.warmCost >= g.warmupBudget/3 {
 		if bound := 2 * float64(g.steps) / g.warmCost * costPerRate; bound < g.beat {
 			g.stopped = bound
@@ -264,26 +277,11 @@ func (g *pilotGuard) partialScore() (rate, ess float64, draws int) {
 	if m < autoPartialMin || !(cost > 0) {
 		return 0, 0, 0
 	}
-	ess = keptESS(g.kept[from*g.keep:], g.keep)
+	ess = pilotrace.KeptESS(g.kept[from*g.keep:], g.keep)
 	if math.IsNaN(ess) {
 		return 0, 0, m // a chain that never moved: 0, as pilot scores one
 	}
 	return ess / cost * costPerRate, ess, m
-}
-
-// keptESS returns the smallest defined bulk or tail ESS over the
-// coordinates of draws kept keep coordinates each (NaN if none is defined).
-func keptESS(kept []float64, keep int) float64 {
-	m := len(kept) / keep
-	x := make([]float64, m)
-	ess := math.NaN()
-	for j := range keep {
-		for i := range m {
-			x[i] = kept[i*keep+j]
-		}
-		ess = minDefined(ess, [][]float64{x})
-	}
-	return ess
 }
 
 // pilotOut is what a pilot measured.
@@ -370,6 +368,10 @@ func runPilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed 
 		return out, nil
 	}
 	out.atMost = 2 * float64(guard.steps) / guard.cost * costPerRate
+	if guard.short {
+		return out, fmt.Errorf("stopped after %d warmup transitions costing %.3g evaluations: its warmup budget %.3g holds fewer than the %d transitions an estimate needs; at most ≈ %.4g ESS per 10⁶ evaluations (a bound: two per transition)",
+			guard.steps, guard.warmCost, guard.warmupBudget, 2*autoPartialMin, out.atMost)
+	}
 	if guard.overBudget {
 		return out, fmt.Errorf("did not finish: %d of %d warmup transitions within %.3g evaluations; at most ≈ %.4g ESS per 10⁶ evaluations (a bound: two per transition)",
 			guard.steps, warmup, guard.warmupBudget, out.atMost)

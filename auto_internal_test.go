@@ -17,7 +17,10 @@ import (
 // a pilot whose bound (two draws per transition at its cost so far) cannot
 // reach the best pilot's rate once pilotGuardSteps transitions and a third
 // of the warmup budget show it, and not before; it ends a warmup past its
-// budget and a sampling past its own, each after a whole transition, and
+// budget and a sampling past its own, each after a whole transition, ends
+// after pilotGuardSteps a warmup whose budget holds fewer than the
+// 2·autoPartialMin transitions an estimate needs at its cost so far (under
+// the mutant pilotNoShortStop it runs on to its budget: caught), and
 // scores the latter half of the draws it kept (partialScore).
 func TestPilotGuard(t *testing.T) {
 	ev := func(it int, warmup bool, evals, grads int) *Event {
@@ -25,19 +28,19 @@ func TestPilotGuard(t *testing.T) {
 	}
 	// 10⁵ units a transition (costGrad prices the gradients): two draws
 	// per transition are 20 ESS per 10⁶.
-	g := &pilotGuard{price: pricing{step: 0}, beat: 30, warmup: 100, warmupBudget: 3e6, sampleBudget: 1e9, keep: 1}
+	g := &pilotGuard{price: pricing{step: 0}, beat: 30, warmup: 100, warmupBudget: 6e6, sampleBudget: 1e9, keep: 1}
 	per := func() (int, int) { return 5e4, int(5e4 / costGrad) }
 	e, gr := per()
-	for it := range 9 {
+	for it := range 19 {
 		if err := g.Record(ev(it, true, e, gr)); err != nil {
 			t.Fatalf("stopped after %d transitions (%.3g units), before a third of the budget: %v", it+1, g.warmCost, err)
 		}
 	}
-	if err := g.Record(ev(9, true, e, gr)); !errors.Is(err, errPilotStop) || g.stopped != 20 || g.steps != 10 {
+	if err := g.Record(ev(19, true, e, gr)); !errors.Is(err, errPilotStop) || g.stopped != 20 || g.steps != 20 {
 		t.Fatalf("not stopped at 20 ESS per 10⁶ at most: %v, bound %v after %d", err, g.stopped, g.steps)
 	}
-	free := &pilotGuard{warmup: 100, warmupBudget: 3e6, sampleBudget: 1e9, keep: 1}
-	for it := range 20 {
+	free := &pilotGuard{warmup: 100, warmupBudget: 6e6, sampleBudget: 1e9, keep: 1}
+	for it := range 40 {
 		if err := free.Record(ev(it, true, e, gr)); err != nil {
 			t.Fatalf("a first pilot (nothing to beat) was stopped at %d: %v", it, err)
 		}
@@ -45,14 +48,38 @@ func TestPilotGuard(t *testing.T) {
 	// A warmup past its budget ends; so does a sampling.
 	g = &pilotGuard{warmup: 100, warmupBudget: 1e6, sampleBudget: 1e6, keep: 1}
 	for it := range 100 {
-		err := g.Record(ev(it, true, 1e5, 0))
-		if (it == 9) != (err != nil) || err != nil && !g.overBudget {
+		err := g.Record(ev(it, true, 2e4, 0))
+		if (it == 49) != (err != nil) || err != nil && (!g.overBudget || g.short) {
 			t.Fatalf("warmup transition %d (%.3g units of a budget of 10⁶): %v", it, g.warmCost, err)
 		}
 		if err != nil {
 			break
 		}
 	}
+	// A budget of 10 transitions at their cost so far ends the warmup
+	// after pilotGuardSteps: it could not make 2·autoPartialMin.
+	shortStop := func() (fault string) {
+		g := &pilotGuard{warmup: 100, warmupBudget: 1e6, sampleBudget: 1e6, keep: 1}
+		for it := range 100 {
+			if err := g.Record(ev(it, true, 1e5, 0)); err != nil {
+				if it != pilotGuardSteps-1 || !g.short || !g.overBudget {
+					return fmt.Sprintf("a warmup of 10 transitions' budget ended at transition %d (short %v): %v", it, g.short, err)
+				}
+				return ""
+			}
+		}
+		return "a warmup of 10 transitions' budget ran 100"
+	}
+	if f := shortStop(); f != "" {
+		t.Error(f)
+	}
+	pilotNoShortStop = true
+	if f := shortStop(); f == "" {
+		t.Error("mutant pilotNoShortStop: not caught")
+	} else {
+		t.Logf("mutant pilotNoShortStop caught: %s", f)
+	}
+	pilotNoShortStop = false
 	g = &pilotGuard{price: pricing{step: 10}, warmup: 2, warmupBudget: 1e6, sampleBudget: 1e3, keep: 1}
 	g.Record(ev(0, true, 1, 0))
 	g.Record(ev(1, true, 1, 0))

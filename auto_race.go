@@ -116,7 +116,7 @@ func (r *racer) score() pilotrace.Score {
 	bound := pilotrace.Score{Upper: 2 * float64(g.steps) / g.cost * costPerRate}
 	var rate, ess float64
 	if len(g.samp) >= autoPartialMin*g.keep && g.sampleCost > 0 {
-		ess = keptESS(g.samp, g.keep)
+		ess = pilotrace.KeptESS(g.samp, g.keep)
 		rate = ess / g.sampleCost * costPerRate
 	} else {
 		rate, ess, _ = g.partialScore()

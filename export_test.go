@@ -408,6 +408,13 @@ func WarmupStopMutant(name string) (restore func()) {
 		}
 	case "never":
 		warmupStop = func(*chainRunner, int, *Settings) string { return "" }
+	case "uncapped only":
+		warmupStop = func(cr *chainRunner, it int, set *Settings) string {
+			if !cr.cnLimit {
+				return ""
+			}
+			return old(cr, it, set)
+		}
 	default:
 		panic("WarmupStopMutant: no mutant " + name)
 	}

@@ -384,7 +384,7 @@ type ChainResult struct {
 	// WarmupStop, when not empty, says why the chain's warmup stopped
 	// before Settings.Warmup transitions (Warmup.Steps of them ran): it had
 	// nothing left to adapt — a Crank–Nicolson proposal at its
-	// independence limit — and the remaining warmup transitions were
+	// independence limit or its cap — and the remaining warmup transitions were
 	// skipped. The draws are the fixed kernel's all the same.
 	WarmupStop string
 	// Metric is the chain's inverse mass matrix as the chain ended with it
@@ -566,10 +566,10 @@ type Event struct {
 // update, which needs the integrator; here dual averaging's first steps
 // do that job.) The estimated metric is in ChainResult.Metric.
 //
-// A chain that moves by a Crank–Nicolson proposal with no cap on its
-// scale stops its warmup when nothing is left to adapt: after at least 75
-// transitions, once the scale and its running average are past the
-// independence limit (ρ < 10⁻¹⁷) with the mean acceptance above its target
+// A chain that moves by a Crank–Nicolson proposal stops its warmup when
+// nothing is left to adapt: after at least 75 transitions, once the scale
+// and its running average are past the independence limit (ρ < 10⁻¹⁷), or
+// at the proposal's cap MaxScale, with the mean acceptance above its target
 // and no metric or mid-warmup decision pending. The remaining warmup
 // transitions are skipped, the draws are the fixed kernel's, and
 // ChainResult.WarmupStop says so (the CLI prints it and its files' trailer
@@ -1055,7 +1055,7 @@ type chainRunner struct {
 	maxScale float64
 	// cnLimit: the kernel moves by a Crank–Nicolson proposal without a cap
 	// on its step scale, whose warmup may reach the independence limit
-	// (independenceLimit) and stop there.
+	// (independenceLimit) and stop there; a capped one stops at its cap.
 	cnLimit bool
 	// saved, when not nil, is the chain's state: a warmup decision was
 	// cut by a cancellation, and the live chain is to be rebuilt from
@@ -1388,10 +1388,11 @@ const cnIndependentScale = 40
 const minStopWarmup = 75
 
 // independenceLimit returns why warmup has nothing left to adapt after
-// transition it, or "": the chain moves by a Crank–Nicolson proposal with
-// no cap on its scale, the scale warmup sets and its running average are
-// both at least cnIndependentScale (the proposal is an independence
-// sampler from N(μ, Σ) and a larger scale changes no move), the mean
+// transition it, or "": the chain moves by a Crank–Nicolson proposal, the
+// scale warmup sets and its running average are both at least its limit —
+// cnIndependentScale with no cap on the scale (the proposal is an
+// independence sampler from N(μ, Σ)), else the cap MaxScale (the moves use
+// min(scale, MaxScale)): a larger scale changes no move — the mean
 // acceptance statistic is above its target (so dual averaging would keep
 // raising the scale: Hbar < 0), and no metric is being estimated and no
 // mid-warmup decision is still to come. The kernel after it is then fixed,
@@ -1399,23 +1400,30 @@ const minStopWarmup = 75
 // Markov kernel that leaves the posterior invariant, started wherever
 // warmup left the chain, as after a warmup run to its end
 // (TestWarmupStopsAtIndependenceLimit checks the moments on a Gaussian
-// posterior). On the wide logistic regression of examples/tall
-// (logreg_d200, N = 10⁵) full-batch MH-CN ran its scale past 10¹⁰⁰ within
-// the first transitions and spent 1000 full passes a chain on a warmup
-// with nothing to adapt.
+// posterior, capped and uncapped). On examples/tall's logreg_d200 (N = 10⁵)
+// full-batch MH-CN ran its scale past 10¹⁰⁰ within the first transitions
+// and spent 1000 full passes a chain on a warmup with nothing to adapt.
 func (cr *chainRunner) independenceLimit(it int, set *Settings) string {
-	if !cr.cnLimit || cr.win != nil || it+1 < minStopWarmup {
+	limit := float64(cnIndependentScale)
+	if !cr.cnLimit {
+		limit = cr.maxScale // 0 unless a capped Crank–Nicolson proposal
+	}
+	if !(limit > 0) || cr.win != nil || it+1 < minStopWarmup {
 		return ""
 	}
 	if _, ok := cr.ch.(midWarmuper); ok && set.Warmup >= minMidWarmup && it <= set.Warmup/2 {
 		return ""
 	}
 	a := &cr.adapt
-	if !(cr.tune.StepScale() >= cnIndependentScale && a.LogAvg >= math.Log(cnIndependentScale) && a.Hbar < 0) {
+	if !(cr.tune.StepScale() >= limit && a.LogAvg >= math.Log(limit) && a.Hbar < 0) {
 		return ""
 	}
-	return fmt.Sprintf("stopped after %d of %d warmup transitions: the Crank–Nicolson step scale (%.3g, averaged %.3g) is past its independence limit %d (ρ < 10⁻¹⁷) with the mean acceptance above its target %.3g, nothing left to adapt",
-		it+1, set.Warmup, cr.tune.StepScale(), math.Exp(a.LogAvg), cnIndependentScale, a.Target)
+	what := "past its independence limit 40 (ρ < 10⁻¹⁷)"
+	if !cr.cnLimit {
+		what = fmt.Sprintf("at its cap %.3g (ρ = %.2g)", limit, math.Exp(-limit))
+	}
+	return fmt.Sprintf("stopped after %d of %d warmup transitions: the Crank–Nicolson step scale (%.3g, averaged %.3g) is %s with the mean acceptance above its target %.3g, nothing left to adapt",
+		it+1, set.Warmup, cr.tune.StepScale(), math.Exp(a.LogAvg), what, a.Target)
 }
 
 // warmupStop is independenceLimit; WarmupStopMutant swaps in mutants.

@@ -150,18 +150,19 @@ func TestMetricAuto(t *testing.T) {
 // covariance inflated by 1.5 and its mean shifted by half a standard
 // deviation (acceptance about 0.7, above MH's target, so the scale runs
 // off), 4 chains × 4000 draws, means and variances within 4 Monte Carlo
-// standard errors. The same proposal capped (MaxScale 1.5) runs its whole
-// warmup. Two mutants of the stop (exactmh.WarmupStopMutant) must each
-// show: "early", a stop from the first transition at step scale 1, before
-// the limit and inside Stan's initial buffer of 75, and "never",
-// warmup adapting on past the limit.
+// standard errors. The same proposal capped (MaxScale 1.5) stops at its
+// cap, its draws held to the same moments. Three mutants of the stop
+// (exactmh.WarmupStopMutant) must each show: "early", a stop from the
+// first transition at step scale 1, before the limit and inside Stan's
+// initial buffer of 75; "never", warmup adapting on past the limit; and
+// "uncapped only", a capped chain running its whole warmup at its cap.
 func TestWarmupStopsAtIndependenceLimit(t *testing.T) {
 	for _, f := range warmupStopFaults(t) {
 		t.Error(f)
 	}
 	// Mutants: a stop long before the limit (at scale 1), and none (warmup
 	// adapting on past the limit); each must show.
-	for _, m := range []string{"early", "never"} {
+	for _, m := range []string{"early", "never", "uncapped only"} {
 		restore := exactmh.WarmupStopMutant(m)
 		faults := warmupStopFaults(t)
 		restore()
@@ -204,12 +205,16 @@ func warmupStopFaults(t *testing.T) (faults []string) {
 		}
 		for c, ch := range res.Chains {
 			stopped := ch.WarmupStop != ""
-			if stopped != (maxScale == 0) {
-				fault("MaxScale %v, chain %d: WarmupStop %q after %d warmup transitions, want it stopped only uncapped", maxScale, c, ch.WarmupStop, ch.Warmup.Steps)
+			if !stopped {
+				fault("MaxScale %v, chain %d: no WarmupStop after %d warmup transitions, want it stopped at the limit or the cap", maxScale, c, ch.Warmup.Steps)
+			}
+			limit := 40.0 // the independence limit
+			if maxScale > 0 {
+				limit = maxScale
 			}
 			switch {
-			case stopped && !(ch.Warmup.Steps >= 75 && ch.Warmup.Steps < warmup && ch.Scale >= 40):
-				fault("chain %d stopped its warmup (%s) after %d of %d warmup transitions (want 75, Stan's initial buffer, to %[4]d) at scale %v (want ≥ 40, the independence limit)", c, ch.WarmupStop, ch.Warmup.Steps, warmup, ch.Scale)
+			case stopped && !(ch.Warmup.Steps >= 75 && ch.Warmup.Steps < warmup && ch.Scale >= limit && (maxScale == 0 || ch.Scale == maxScale)):
+				fault("MaxScale %v, chain %d stopped its warmup (%s) after %d of %d warmup transitions (want 75, Stan's initial buffer, to %[5]d) at scale %v (want ≥ %v, the independence limit or the cap, and within the cap)", maxScale, c, ch.WarmupStop, ch.Warmup.Steps, warmup, ch.Scale, limit)
 			case !stopped && ch.Warmup.Steps != warmup:
 				fault("MaxScale %v, chain %d: %d warmup transitions, want %d", maxScale, c, ch.Warmup.Steps, warmup)
 			}
@@ -217,9 +222,7 @@ func warmupStopFaults(t *testing.T) (faults []string) {
 				fault("MaxScale %v, chain %d: %d draws, want 4000", maxScale, c, ch.Len())
 			}
 		}
-		if maxScale == 0 {
-			t.Logf("uncapped: chain 0 %s; acceptance %.3f", res.Chains[0].WarmupStop, res.Chains[0].Sampling.AcceptRate())
-		}
+		t.Logf("MaxScale %v: chain 0 %s; acceptance %.3f", maxScale, res.Chains[0].WarmupStop, res.Chains[0].Sampling.AcceptRate())
 		if err := mcmctest.CheckMoments(res, g.Mean, sd, 4); err != nil {
 			fault("MaxScale %v: %v", maxScale, err)
 		}

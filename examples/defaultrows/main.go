@@ -57,7 +57,7 @@ func main() {
 	rows := flag.String("rows", "custom,probit", "rows to run: custom, probit, logreg_d200, logreg_d500")
 	n := flag.Int("n", 0, "data of the row (0: its default, 10⁵)")
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
-	kernel := flag.String("kernel", "auto", "auto (the automatic default) or NUTS (full batch, Stan's adaptation, from θ = 0: the library's NUTS, for comparison)")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default); NUTS (full batch, Stan's adaptation, from θ = 0: the library's NUTS, for comparison); MH-CN (full-batch MH with the Crank–Nicolson proposal around the Laplace approximation, as the default builds it, from its draws; the MAP counted in the CPU)")
 	chooseOnly := flag.Bool("choose", false, "only make the automatic choice and print it, with its passes and CPU per phase")
 	exportTo := flag.String("export", "", "only write the rows' data as CSV (hexadecimal reals) to this directory, for defaultrows/stan")
 	table := flag.Bool("table", false, "only regenerate examples/README.md's table from figures/bench/default_table.txt (run from the repository root)")
@@ -108,8 +108,18 @@ func main() {
 		case "auto":
 		case "NUTS":
 			k = exactmh.NUTS{}
+		case "MH-CN":
+			la, err := exactmh.FindLaplace(context.Background(), r.post, make([]float64, r.post.Dim()), &exactmh.MAPSettings{Tol: exactmh.AutoMAPTol})
+			if err != nil {
+				log.Fatalf("%s: %v", name, err)
+			}
+			cn, err := la.CrankNicolson()
+			if err != nil {
+				log.Fatalf("%s: %v", name, err)
+			}
+			k, set = exactmh.MH{Proposal: cn}, exactmh.LaplaceInits(set, la, r.post)
 		default:
-			log.Fatalf("-kernel %q: auto or NUTS", *kernel)
+			log.Fatalf("-kernel %q: auto, NUTS or MH-CN", *kernel)
 		}
 		res, err := exactmh.Sample(context.Background(), r.post, k, set)
 		if err != nil {
@@ -122,11 +132,13 @@ func main() {
 			tail = math.Min(tail, v.ESSTail)
 		}
 		if res.Choice == nil {
-			var grads int64
+			var grads, evals, warm int64
 			for _, ch := range res.Chains {
 				grads += ch.Warmup.GradEvals + ch.Sampling.GradEvals
+				evals += ch.Warmup.Evals + ch.Sampling.Evals
+				warm += int64(ch.Warmup.Steps)
 			}
-			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s; %.4g gradient passes\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Kernel, float64(grads)/float64(r.post.Len()))
+			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s; %.4g gradient passes, %.4g energy passes, %d warmup transitions in all\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Kernel, float64(grads)/float64(r.post.Len()), float64(evals)/float64(r.post.Len()), warm)
 		} else {
 			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s\n  %s\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Choice, res.Choice.PhasesText())
 		}

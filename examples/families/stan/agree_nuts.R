@@ -7,7 +7,7 @@
 # an interrupted run keeps its finished chains. agree.R compares them with
 # exactmh's draws.
 #
-# Usage: Rscript agree_nuts.R DATADIR MODEL OUTDIR [CHAINS] [FIRST] [NGRAD] [WARMUP] [DRAWS]
+# Usage: Rscript agree_nuts.R DATADIR MODEL OUTDIR [CHAINS] [FIRST] [NGRAD] [WARMUP] [DRAWS] [FORM]
 #   DATADIR  what `go run ./examples/families -corr gaussian|binomial -export
 #            DATADIR` or `-negbin -export DATADIR` wrote
 #   MODEL    gaussian, binomial (stan/MODEL_corr.stan) or negbin
@@ -18,6 +18,12 @@
 #            (for N = 10⁶, where sampling is out of reach)
 #   WARMUP, DRAWS  per chain (default 1000 each; fewer only to try the
 #            script: the agreement wants rstan's defaults)
+#   FORM     "nc" (default): the model as brms writes it (MODEL_corr.stan,
+#            negbin_ml.stan), whose cost per ESS is the speed comparison's;
+#            "hc": the same posterior in hierarchically centred form
+#            (MODEL_corr_hc.stan, negbin_ml_hc.stan), which NUTS mixes far
+#            better on these data (100 data a group), for the reference
+#            draws of the agreement table
 # The compiled models are cached beside the .stan files (auto_write; *.rds
 # is ignored by git).
 suppressPackageStartupMessages(library(rstan))
@@ -30,6 +36,9 @@ first <- if (length(args) >= 5) as.integer(args[5]) else 1L
 ngrad <- if (length(args) >= 6) as.integer(args[6]) else 0L
 warmup <- if (length(args) >= 7) as.integer(args[7]) else 1000L
 ndraws <- if (length(args) >= 8) as.integer(args[8]) else 1000L
+form <- if (length(args) >= 9) args[9] else "nc"
+if (!form %in% c("nc", "hc")) stop("FORM must be nc or hc, not ", form)
+suffix <- if (form == "hc") "_hc" else ""
 file_arg <- grep("^--file=", commandArgs(FALSE), value = TRUE)
 here <- if (length(file_arg)) dirname(normalizePath(sub("^--file=", "", file_arg[1]))) else "."
 rstan_options(auto_write = TRUE)
@@ -45,7 +54,7 @@ if (model == "negbin") {
   X <- as.matrix(D[, c("x1", "x2")])
   dimnames(X) <- NULL
   data <- list(N = nrow(D), G = max(D$g), K = 2L, y = D$y, g = D$g, X = X, x1 = D$x1, offs = D$offs)
-  file <- "negbin_ml.stan"
+  file <- paste0("negbin_ml", suffix, ".stan")
   # Stan's names → exactmh's natural-scale names.
   pop <- c(alpha = "Intercept", "beta[1]" = "x1", "beta[2]" = "x2", "tau[1]" = "sd_g",
     "tau[2]" = "sd_g_x1", rho = "cor_g", phi = "shape")
@@ -64,10 +73,10 @@ if (model == "negbin") {
     data$k <- D$k
     data$n <- D$n
   }
-  file <- paste0(model, "_corr.stan")
+  file <- paste0(model, "_corr", suffix, ".stan")
   eff <- "r_1"
 }
-cat(sprintf("%s: N = %d, G = %d\n", model, data$N, data$G))
+cat(sprintf("%s (%s): N = %d, G = %d\n", model, file, data$N, data$G))
 c0 <- cpu()
 sm <- stan_model(file.path(here, file))
 cat(sprintf("stan_model: %.1f CPU-s (0 when cached)\n", cpu() - c0))
@@ -97,7 +106,7 @@ for (c in seq(first, length.out = chains)) {
   res <- list(draws = draws, cpu = cs, elapsed = el,
     leapfrog_warmup = sum(sp[seq_len(warmup), "n_leapfrog__"]), leapfrog_sampling = sum(sp[warmup + seq_len(ndraws), "n_leapfrog__"]),
     divergent = sum(sp[warmup + seq_len(ndraws), "divergent__"]), stepsize = sp[warmup + ndraws, "stepsize__"],
-    treedepth = table(sp[warmup + seq_len(ndraws), "treedepth__"]), n_warmup = warmup, n_draws = ndraws, n = data$N, model = model)
+    treedepth = table(sp[warmup + seq_len(ndraws), "treedepth__"]), n_warmup = warmup, n_draws = ndraws, n = data$N, model = model, form = form)
   saveRDS(res, file.path(outdir, sprintf("%s_nuts_%d.rds", model, c)))
   cat(sprintf("chain %d: %.1f CPU-s (Stan's elapsed: warmup %.1f + sampling %.1f s); leapfrog steps %d + %d; %d divergent; step size %.3g\n",
     c, cs, el[1, 1], el[1, 2], res$leapfrog_warmup, res$leapfrog_sampling, res$divergent, res$stepsize))
