@@ -164,6 +164,13 @@ type GroupGibbs struct {
 	// the fixed effect's own (groupgibbs_shear.go): where a shear moves
 	// it at least 1/√ShearMaxRatio times as far as its block update.
 	ShearMaxRatio float64
+	// CondScale adds, after each scale move of a random term, a
+	// conditional scale move (groupgibbs_condscale.go; docs/multilevel.md,
+	// "Conditional scale moves"): τ moved with every effect kept at its
+	// standardised place in its conditional under the expansion, for a
+	// factor whose levels each hold enough data to pin their effects,
+	// where neither the centred nor the non-centred update of τ is wide.
+	CondScale bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -409,6 +416,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	c.rb.init(terms.blocks)
 	c.freeRepeats = max(k.FreeRepeats, 1)
 	c.rbRow = -1
+	c.condScale = k.CondScale
 	c.initMoves()
 	c.corrDiag = k.corrDiag
 	if err := c.initCorr(); err != nil {
@@ -1184,7 +1192,8 @@ type gibbsChain struct {
 	corrOff     []int
 	corrDiag    bool
 	newtonEvery int
-	freeRepeats int // GroupGibbs.FreeRepeats, at least 1
+	freeRepeats int  // GroupGibbs.FreeRepeats, at least 1
+	condScale   bool // GroupGibbs.CondScale
 	// The classes' largest ‖Δ_b‖² (nil without classes) and the
 	// crossNoCorr test hook (groupgibbs_cross.go).
 	tree         *clsTree
@@ -1344,7 +1353,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if c.locationMoves(rng) {
 		info.Accepted = true
 	}
-	if c.sliceFree(rng) {
+	if (c.mv == nil || !c.mv.hooks.condOnly || !c.condScale) && c.sliceFree(rng) {
 		info.Accepted = true
 	}
 	acc, nread, err := c.moves(rng)

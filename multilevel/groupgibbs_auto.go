@@ -322,7 +322,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	centerTime := time.Since(t0)
 	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice.Center, choice.CenterSD = center, sd
-	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix, Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio}
+	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix, Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio, CondScale: true}
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)
@@ -380,7 +380,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		// pilot again with the Newton proposal at the current group
 		// effects (groupgibbs_newton.go).
 		jg := newtonDefault(center)
-		jg.TailMix = DefaultTailMix
+		jg.TailMix, jg.CondScale = DefaultTailMix, true
 		jg.Shear, jg.ShearEvery, jg.ShearMaxRatio = 1, DefaultShearEvery, DefaultShearMaxRatio
 		choice.Progress(ctx, "pilot: %s %s; again with the fixed effects by a Newton proposal at the current group effects", m.Name, why)
 		mj, rj, err := choice.Pilot(ctx, p, jg, center, seed, 50, 0)
@@ -512,13 +512,16 @@ func fixedStuck(c *exactmh.ChainResult) string {
 		acc, sweeps*fixedRepeats, sweeps, fixedRepeats, gibbsFixedFloor, 1000, fixedIACT(acc))
 }
 
-// stuckSweeps is how many sweeps stuckEarly's probe makes, and stuckLevel
-// the chance below which it calls the fixed block stuck: the chance that
-// a block accepting at gibbsFixedFloor would accept as few of the probe's
-// proposals.
+// stuckSweeps is how many sweeps a round of stuckEarly's probe makes, and
+// stuckLevel the chance below which it calls the fixed block stuck: the
+// chance that a block accepting at gibbsFixedFloor would accept as few of
+// the probe's proposals. Where that chance is below stuckMore, neither
+// clear nor beyond doubt, it probes another round, at most stuckRounds.
 const (
 	stuckSweeps = 50
 	stuckLevel  = 0.01
+	stuckMore   = 0.2
+	stuckRounds = 4
 )
 
 // stuckEarly says why GroupGibbs's fixed block is stuck, as fixedStuck
@@ -528,27 +531,41 @@ const (
 // at the centre, so the fixed block's expansion fits): stuckEarly runs
 // stuckSweeps sweeps more from its last draw and counts their accepted
 // fixed-block proposals, k of n; the block is stuck where
-// P(Binomial(n, gibbsFixedFloor) ≤ k) < stuckLevel. The decision is a
-// function of counts, so a seed fixes it; its sweeps cost a few per cent
-// of a pilot's.
+// P(Binomial(n, gibbsFixedFloor) ≤ k) < stuckLevel, and where that chance
+// is below stuckMore it runs another round from the last draw and decides
+// on the counts of all its rounds (at most stuckRounds: a sequential test
+// whose chance of calling a block at the floor stuck is at most
+// stuckRounds·stuckLevel; calling it stuck only pilots the Newton
+// proposal). A block accepted well above the floor ends after one round.
+// The decision is a function of counts, so a seed fixes it; its sweeps
+// cost a few per cent of a pilot's.
 func stuckEarly(ctx context.Context, choice *exactmh.Choice, p *exactmh.Posterior, gg exactmh.Kernel, seed uint64, probe *exactmh.Result) (string, error) {
 	c := probe.Chains[0]
 	if _, _, ok := fixedAccepted(c); !ok || c.Len() == 0 {
 		return "", nil
 	}
 	init := slices.Clone(probe.Draw(0, c.Len()-1))
-	res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, Draws: stuckSweeps, Seed: seed + 1, Init: init})
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
+	var k, n int
+	var pr float64
+	for round := range stuckRounds {
+		res, err := choice.Sample(ctx, p, gg, &exactmh.Settings{Chains: 1, Warmup: exactmh.NoWarmup, Draws: stuckSweeps, Seed: seed + 1 + uint64(round), Init: init})
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", nil // the pilot will meet it and say so
 		}
-		return "", nil // the pilot will meet it and say so
+		kr, nr, ok := fixedAccepted(res.Chains[0])
+		if !ok {
+			return "", nil
+		}
+		k, n = k+kr, n+nr
+		pr = binomialCDF(k, n, gibbsFixedFloor)
+		if pr < stuckLevel || pr >= stuckMore {
+			break
+		}
+		init = slices.Clone(res.Draw(0, res.Chains[0].Len()-1))
 	}
-	k, n, ok := fixedAccepted(res.Chains[0])
-	if !ok {
-		return "", nil
-	}
-	pr := binomialCDF(k, n, gibbsFixedFloor)
 	if pr >= stuckLevel {
 		return "", nil
 	}

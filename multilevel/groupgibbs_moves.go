@@ -96,6 +96,12 @@ import (
 // nestedNoJacobian the nested scale moves'.
 type moveHooks struct {
 	movesOff, shiftsOff, scalesOff, shiftBreak, scaleNoJacobian, nestedNoJacobian bool
+	// condNoJacobian drops the conditional scale moves' Jacobian
+	// Π_j √(P_j/P′_j); condOwnB takes each effect's own Δ_j into b_j, a map
+	// that T_−λ does not invert (groupgibbs_condscale.go);
+	// condOnly leaves them the log scales' only update (no slice update,
+	// plain or nested scale move), so that the kit sees them alone.
+	condNoJacobian, condOwnB, condOnly bool
 }
 
 // scaleStep is the scale move's step, σ = scaleStep/√(1 + β·uᵀHu): the
@@ -140,7 +146,11 @@ type gibbsMoveState struct {
 	dsqNew                                                  []float64 // each moving block's ‖Δ′_m‖²
 	cum                                                     []float64
 	shiftTried, shiftAcc, scaleTried, scaleAcc, scaleCapped float64
-	saved                                                   [5]float64
+	// The conditional scale moves (groupgibbs_condscale.go): each
+	// scale-move coordinate's H_jj, aligned with sc, and the counters.
+	condH, condSigma               []float64
+	condTried, condAcc, condCapped float64
+	saved                          [8]float64
 }
 
 // buildMoves finds the shifts and scale moves of the model on the rows
@@ -364,6 +374,7 @@ func (c *gibbsChain) initMoves() {
 	}
 	c.ms.sBlk, c.ms.dsqNew = make([]float64, c.nb), make([]float64, c.nb)
 	c.ms.cum = make([]float64, c.mv.maxPairs)
+	c.initCondScale()
 }
 
 // moves makes the sweep's shifts and scale moves and returns whether one
@@ -377,14 +388,26 @@ func (c *gibbsChain) moves(rng *rand.Rand) (moved bool, nread int, err error) {
 		moved = true
 		c.deltas()
 	}
+	condOnly := c.mv.hooks.condOnly && c.condScale
 	for r := range c.mv.nested {
-		if c.nestedScaleMove(rng, &c.mv.nested[r]) {
+		if !condOnly && c.nestedScaleMove(rng, &c.mv.nested[r]) {
 			moved = true
 			c.deltas()
 		}
 	}
 	for r := range c.mv.scTau {
-		acc, n, err := c.scaleMove(rng, r)
+		if !condOnly {
+			acc, n, err := c.scaleMove(rng, r)
+			if err != nil {
+				return moved, nread, err
+			}
+			nread += n
+			moved = moved || acc
+		}
+		if !c.condScale {
+			continue
+		}
+		acc, n, err := c.condScaleMove(rng, r)
 		if err != nil {
 			return moved, nread, err
 		}
@@ -502,6 +525,26 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 		logExact += float64(len(coords)) * lambda
 	}
 	logExact += math.Log(sigma/sigmaN) - lambda*lambda/(2*sigmaN*sigmaN) + lambda*lambda/(2*sigma*sigma)
+	return c.scaleFinish(rng, r, coords, lt, logExact, &c.ms.scaleAcc, &c.ms.scaleCapped)
+}
+
+// scaleFinish decides a move of random term r's effects coords and its
+// log scale lt from θ to next (set), given the log ratio logExact of
+// everything but the likelihood (prior, Jacobian, proposal): the control
+// variate's difference exactly and the remainders by Poisson thinning over
+// the term's blocks' pairs, each moving block m's s_m = |θ′_m − θ_m| (a
+// datum touches one level of the term's factor). It counts an acceptance
+// in *acc and a move rejected unread in *capped, and returns whether θ
+// moved and the data read.
+func (c *gibbsChain) scaleFinish(rng *rand.Rand, r int, coords []int32, lt int, logExact float64, acc, capped *float64) (bool, int, error) {
+	mv := c.mv
+	beta := c.t.Beta()
+	reject := func() {
+		for _, j := range coords {
+			c.next[j] = c.theta[j]
+		}
+		c.next[lt] = c.theta[lt]
+	}
 	// −β(Û(θ′) − Û(θ)), e = θ′ − θ on the term's coordinates:
 	// Û(θ′) − Û(θ) = Σ_j e_j(g_j + Σ_col H_j,col(Δ_col + e_col/2)).
 	// With ascending rows the term's columns are the run [a, b) of the
@@ -564,7 +607,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 		return false, 0, nil
 	}
 	if rate > scaleReadCap(c.t.N()) {
-		c.ms.scaleCapped++
+		*capped++
 		reject()
 		return false, 0, nil
 	}
@@ -583,7 +626,7 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 			nread += c.mPtr[m+1] - c.mPtr[m]
 		}
 		if c.decide(rng, logExact-sum) {
-			c.acceptScale(coords, lt)
+			c.acceptScale(coords, lt, acc)
 			return true, nread, nil
 		}
 		reject()
@@ -643,12 +686,12 @@ func (c *gibbsChain) scaleMove(rng *rand.Rand, r int) (bool, int, error) {
 			return false, len(ex) + q + 1, nil
 		}
 	}
-	c.acceptScale(coords, lt)
+	c.acceptScale(coords, lt, acc)
 	return true, len(ex) + draws, nil
 }
 
 // acceptScale moves θ to θ′ on a scale move's coordinates.
-func (c *gibbsChain) acceptScale(coords []int32, lt int) {
+func (c *gibbsChain) acceptScale(coords []int32, lt int, acc *float64) {
 	for _, j := range coords {
 		c.theta[j] = c.next[j]
 		m := c.blocks[j]
@@ -656,7 +699,7 @@ func (c *gibbsChain) acceptScale(coords []int32, lt int) {
 	}
 	c.theta[lt] = c.next[lt]
 	c.ms.lpOK = false
-	c.ms.scaleAcc++
+	*acc++
 }
 
 // moveParams adds the moves' rates to Params: shift_accept and
@@ -674,23 +717,32 @@ func (c *gibbsChain) moveParams(ps map[string]float64) {
 		ps["scale_accept"] = c.ms.scaleAcc / max(c.ms.scaleTried, 1)
 		ps["scale_capped"] = c.ms.scaleCapped / max(c.ms.scaleTried, 1)
 	}
+	if c.condScale && len(c.mv.scTau) > 0 {
+		ps["cond_scale_accept"] = c.ms.condAcc / max(c.ms.condTried, 1)
+		ps["cond_scale_capped"] = c.ms.condCapped / max(c.ms.condTried, 1)
+	}
 }
 
 // moveCounts returns the counters moveParams reports (MarshalState
 // saves them).
 func (c *gibbsChain) moveCounts() []*float64 {
-	return []*float64{&c.ms.shiftTried, &c.ms.shiftAcc, &c.ms.scaleTried, &c.ms.scaleAcc, &c.ms.scaleCapped}
+	ps := []*float64{&c.ms.shiftTried, &c.ms.shiftAcc, &c.ms.scaleTried, &c.ms.scaleAcc, &c.ms.scaleCapped}
+	if c.condScale {
+		ps = append(ps, &c.ms.condTried, &c.ms.condAcc, &c.ms.condCapped)
+	}
+	return ps
 }
 
 // saveMoves keeps the counters at the start of a sweep that may be
 // abandoned; restoreMoves puts them back.
 func (c *gibbsChain) saveMoves() {
-	c.ms.saved = [5]float64{c.ms.shiftTried, c.ms.shiftAcc, c.ms.scaleTried, c.ms.scaleAcc, c.ms.scaleCapped}
+	c.ms.saved = [8]float64{c.ms.shiftTried, c.ms.shiftAcc, c.ms.scaleTried, c.ms.scaleAcc, c.ms.scaleCapped, c.ms.condTried, c.ms.condAcc, c.ms.condCapped}
 }
 
 func (c *gibbsChain) restoreMoves() {
 	s := &c.ms.saved
 	c.ms.shiftTried, c.ms.shiftAcc, c.ms.scaleTried, c.ms.scaleAcc, c.ms.scaleCapped = s[0], s[1], s[2], s[3], s[4]
+	c.ms.condTried, c.ms.condAcc, c.ms.condCapped = s[5], s[6], s[7]
 	c.ms.lpOK = false
 }
 

@@ -145,3 +145,29 @@ func JointShearIdentity(p *exactmh.Posterior, k GroupGibbs, theta []float64, see
 	}
 	return joint, -(q(c.next) - q(c.theta)), nil
 }
+
+// GroupGibbsCondScaleNoJacobian returns k with its conditional scale
+// moves' Jacobian Π_j √(P_j/P′_j) dropped, which the kit must catch.
+func GroupGibbsCondScaleNoJacobian(k GroupGibbs) GroupGibbs {
+	k.moveHooks.condNoJacobian = true
+	return k
+}
+
+// GroupGibbsCondScaleOwnB returns k with each effect's own Δ_j taken into
+// its conditional scale move's b_j: a map whose mean moves with the
+// effect, which T_−λ does not invert, accepted with the ratio of the map
+// that it does, which the kit must catch.
+func GroupGibbsCondScaleOwnB(k GroupGibbs) GroupGibbs {
+	k.moveHooks.condOwnB = true
+	return k
+}
+
+// GroupGibbsCondScaleOnly returns k (CondScale set) with the conditional
+// scale moves the log scales' only update: no slice update of log τ, no
+// plain or nested scale move. Exact on its own; the mutants above are
+// tested on it, where nothing else moves τ to hide their error.
+func GroupGibbsCondScaleOnly(k GroupGibbs) GroupGibbs {
+	k.CondScale = true
+	k.moveHooks.condOnly = true
+	return k
+}

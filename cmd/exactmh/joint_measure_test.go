@@ -31,6 +31,7 @@ var (
 	jointShear   = flag.Int("jointshear", 0, "TestGroupGibbsJointMeasure: the shear moves (Shear) with ShearEvery this (0: none)")
 	jointTail    = flag.Float64("jointtail", 0, "TestGroupGibbsJointMeasure: TailMix")
 	jointRatio   = flag.Float64("jointshearratio", 0, "TestGroupGibbsJointMeasure: ShearMaxRatio")
+	jointCond    = flag.Bool("jointcond", false, "TestGroupGibbsJointMeasure: the conditional scale moves (CondScale)")
 )
 
 // TestGroupGibbsJointMeasure runs GroupGibbs (2 chains, from the
@@ -64,7 +65,7 @@ func TestGroupGibbsJointMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := ml.GroupGibbs{Center: c, Joint: *jointN, JointRho: *jointRho, JointFixed: !*jointFull, FixedNewton: *jointNewton, NewtonEvery: *jointEvery, FreeRepeats: *jointFree,
-		Shear: min(*jointShear, 1), ShearEvery: *jointShear, TailMix: *jointTail, ShearMaxRatio: *jointRatio}
+		Shear: min(*jointShear, 1), ShearEvery: *jointShear, TailMix: *jointTail, ShearMaxRatio: *jointRatio, CondScale: *jointCond}
 	cpu0 := processCPU()
 	res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 2, Warmup: *jointWarmup, Draws: *jointDraws, Seed: 1, Init: c})
 	if err != nil {
@@ -86,8 +87,8 @@ func TestGroupGibbsJointMeasure(t *testing.T) {
 			parts = append(parts, fmt.Sprintf("%s ess %.0f rhat %.3f", q.Name, q.ESSBulk, q.RHat))
 		}
 	}
-	t.Logf("%s joint=%d rho=%v full=%t newton=%t every=%d free=%d shear=%d ratio=%v tail=%v: sampling CPU %.1fs, %.0f data per sweep of N = %d; max R-hat %.3f (%s), min bulk ESS %.0f (%s); %s; %v",
-		*jointMeasure, *jointN, *jointRho, *jointFull, *jointNewton, *jointEvery, *jointFree, *jointShear, *jointRatio, *jointTail, cpu.Seconds(), res.Sampling().MeanBatch(), p.Len(), rh, rn, es, en, strings.Join(parts, "; "), res.Chains[0].Params)
+	t.Logf("%s joint=%d rho=%v full=%t newton=%t every=%d free=%d shear=%d ratio=%v tail=%v cond=%t: sampling CPU %.1fs, %.0f data per sweep of N = %d; max R-hat %.3f (%s), min bulk ESS %.0f (%s); %s; %v",
+		*jointMeasure, *jointN, *jointRho, *jointFull, *jointNewton, *jointEvery, *jointFree, *jointShear, *jointRatio, *jointTail, *jointCond, cpu.Seconds(), res.Sampling().MeanBatch(), p.Len(), rh, rn, es, en, strings.Join(parts, "; "), res.Chains[0].Params)
 }
 
 // processCPU returns the process's user + system CPU time so far.
