@@ -549,6 +549,7 @@ func (c *gibbsChain) scaleFinish(rng *rand.Rand, r int, coords []int32, lt int, 
 	// Û(θ′) − Û(θ) = Σ_j e_j(g_j + Σ_col H_j,col(Δ_col + e_col/2)).
 	// With ascending rows the term's columns are the run [a, b) of the
 	// row: outside it no entry is the term's (the same sums, in order).
+	lo, hi := coords[0], coords[len(coords)-1]
 	var du float64
 	for _, j := range coords {
 		ej := c.next[j] - c.theta[j]
