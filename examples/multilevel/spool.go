@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sync"
 	"unsafe"
 
 	"github.com/exactmh/exactmh"
@@ -30,8 +31,9 @@ type spool struct {
 	f             *os.File
 	d, draws      int
 	chains, first int
-	buf           []float32
-	err           error
+	mu            sync.Mutex // Record is called from every chain's goroutine
+	buf           []float32  // under mu
+	err           error      // under mu
 	unlinked      bool
 }
 
@@ -63,6 +65,8 @@ func (s *spool) Init(run exactmh.RunInfo) error {
 }
 
 func (s *spool) Record(e *exactmh.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if e.Draw >= 0 && s.err == nil {
 		c := e.Chain - s.first
 		if c < 0 || c >= s.chains || e.Draw >= s.draws || len(e.Theta) != s.d {
