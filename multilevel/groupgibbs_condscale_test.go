@@ -30,23 +30,7 @@ func TestGroupGibbsCondScaleStructural(t *testing.T) {
 	asDefault := condScaleKernel(pb)
 	asDefault.FixedNewton, asDefault.NewtonEvery, asDefault.FreeRepeats = true, multilevel.DefaultNewtonEvery, multilevel.DefaultFreeRepeats
 	for _, k := range []multilevel.GroupGibbs{condScaleKernel(pb), asDefault, multilevel.GroupGibbsCondScaleOnly(movesKernel(pb))} {
-		a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a != 0 {
-			t.Errorf("GroupGibbs with conditional scale moves allocates %.3g times per sweep, want 0", a)
-		}
-		set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-		if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
+		checkStructural(t, "GroupGibbs with conditional scale moves", k, pb.Posterior, pb.Mode, 500)
 	}
 }
 

@@ -284,23 +284,7 @@ func TestGroupGibbsCorrelatedStructural(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := gibbsKernel(pb, 0)
-	a, err := mcmctest.AllocsPerStep(k, p, pb.Mode, 500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a != 0 {
-		t.Errorf("GroupGibbs allocates %.3g times per sweep on correlated effects, want 0", a)
-	}
-	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-	if err := mcmctest.CheckInfo(p, k, set, false); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckCheckpoint(p, k, set); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckWorkers(p, k, set); err != nil {
-		t.Error(err)
-	}
+	checkStructural(t, "GroupGibbs on correlated effects", k, p, pb.Mode, 500)
 	wrong := *p
 	wrong.Prior = wrongPrecision{p.Prior.(*model.MultilevelPrior)}
 	if _, err := exactmh.Sample(context.Background(), &wrong, k, &exactmh.Settings{Chains: 1, Draws: 1, Init: pb.Mode}); err == nil || !strings.Contains(err.Error(), "not N(0, Σ)") {

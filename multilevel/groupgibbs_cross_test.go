@@ -84,21 +84,5 @@ func TestGroupGibbsCrossedStructural(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := multilevel.GroupGibbsCrossed(multilevel.GroupGibbs{Center: center}, 1)
-	a, err := mcmctest.AllocsPerStep(k, p, center, 500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a != 0 {
-		t.Errorf("GroupGibbs with classes allocates %.3g times per sweep, want 0", a)
-	}
-	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: center}
-	if err := mcmctest.CheckInfo(p, k, set, false); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckCheckpoint(p, k, set); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckWorkers(p, k, set); err != nil {
-		t.Error(err)
-	}
+	checkStructural(t, "GroupGibbs with classes", k, p, center, 500)
 }

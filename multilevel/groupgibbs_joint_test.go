@@ -5,6 +5,7 @@
 package multilevel_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -37,23 +38,7 @@ func TestGroupGibbsJointStructural(t *testing.T) {
 	pb := kitProblem(t)
 	for _, k := range []multilevel.GroupGibbs{jointKernel(pb, 2, 0), jointKernel(pb, 2, 0.5), jointMarginal(pb, 2, 0.5)} {
 		rho := k.JointRho
-		a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a != 0 {
-			t.Errorf("ρ %v: GroupGibbs with joint moves allocates %.3g times per sweep, want 0", rho, a)
-		}
-		set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-		if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
+		checkStructural(t, fmt.Sprintf("ρ %v: GroupGibbs with joint moves", rho), k, pb.Posterior, pb.Mode, 500)
 	}
 }
 

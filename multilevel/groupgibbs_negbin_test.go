@@ -214,23 +214,7 @@ func TestGroupGibbsNegBinStructural(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := multilevel.GroupGibbs{Center: pb.Mode}
-	a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 300)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a != 0 {
-		t.Errorf("the negative binomial sweep allocates %.3g times per sweep, want 0", a)
-	}
-	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-	if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
-		t.Error(err)
-	}
+	checkStructural(t, "the negative binomial sweep", k, pb.Posterior, pb.Mode, 300)
 }
 
 // TestGroupGibbsNegBinMoments compares GroupGibbs's negative binomial

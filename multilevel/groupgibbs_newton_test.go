@@ -5,6 +5,7 @@
 package multilevel_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -33,23 +34,7 @@ func TestGroupGibbsNewtonStructural(t *testing.T) {
 	asDefault := newtonKernel(pb) // the automatic default's re-pilot
 	asDefault.NewtonEvery, asDefault.FreeRepeats = multilevel.DefaultNewtonEvery, multilevel.DefaultFreeRepeats
 	for _, k := range []multilevel.GroupGibbs{newtonKernel(pb), withJoint, asDefault} {
-		a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a != 0 {
-			t.Errorf("joint %d, every %d: GroupGibbs with the Newton proposal allocates %.3g times per sweep, want 0", k.Joint, k.NewtonEvery, a)
-		}
-		set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-		if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
+		checkStructural(t, fmt.Sprintf("joint %d, every %d: GroupGibbs with the Newton proposal", k.Joint, k.NewtonEvery), k, pb.Posterior, pb.Mode, 500)
 	}
 }
 

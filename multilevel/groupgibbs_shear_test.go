@@ -5,6 +5,7 @@
 package multilevel_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -132,23 +133,7 @@ func TestGroupGibbsShearStructural(t *testing.T) {
 	every := shearKernel(pb)
 	every.ShearEvery = 3
 	for _, k := range []multilevel.GroupGibbs{shearKernel(pb), every} {
-		a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a != 0 {
-			t.Errorf("every %d: GroupGibbs with the shear moves allocates %.3g times per sweep, want 0", k.ShearEvery, a)
-		}
-		set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-		if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
+		checkStructural(t, fmt.Sprintf("every %d: GroupGibbs with the shear moves", k.ShearEvery), k, pb.Posterior, pb.Mode, 500)
 	}
 	res, err := exactmh.Sample(t.Context(), pb.Posterior, shearKernel(pb), &exactmh.Settings{Chains: 1, Warmup: 50, Draws: 100, Seed: 3, Init: pb.Mode})
 	if err != nil {

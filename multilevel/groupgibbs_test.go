@@ -31,23 +31,7 @@ func TestGroupGibbsStructural(t *testing.T) {
 	pb := kitProblem(t)
 	for _, eb := range []int{0, 50} {
 		k := gibbsKernel(pb, eb)
-		a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a != 0 {
-			t.Errorf("ExactBelow %d: GroupGibbs allocates %.3g times per sweep, want 0", eb, a)
-		}
-		set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-		if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
-		if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
-			t.Error(err)
-		}
+		checkStructural(t, fmt.Sprintf("ExactBelow %d: GroupGibbs", eb), k, pb.Posterior, pb.Mode, 500)
 	}
 }
 

@@ -195,23 +195,7 @@ func kitProblem(t *testing.T) mcmctest.Problem {
 func TestGroupSMHStructural(t *testing.T) {
 	pb := kitProblem(t)
 	k := groupKernelExact(pb, 100)
-	a, err := mcmctest.AllocsPerStep(k, pb.Posterior, pb.Mode, 500)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a != 0 {
-		t.Errorf("GroupSMH allocates %.3g times per step, want 0", a)
-	}
-	set := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: pb.Mode}
-	if err := mcmctest.CheckInfo(pb.Posterior, k, set, false); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckCheckpoint(pb.Posterior, k, set); err != nil {
-		t.Error(err)
-	}
-	if err := mcmctest.CheckWorkers(pb.Posterior, k, set); err != nil {
-		t.Error(err)
-	}
+	checkStructural(t, "GroupSMH", k, pb.Posterior, pb.Mode, 500)
 }
 
 // pairPoints returns the pairwise check's points: about one posterior
