@@ -793,6 +793,14 @@ func (b *block) get(k string) string {
 	return ""
 }
 
+// f6 is v to six significant digits ("NaN" for NaN).
+func f6(v float64) string {
+	if math.IsNaN(v) {
+		return "NaN"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
 func f3(v float64) string {
 	if math.IsNaN(v) {
 		return "NaN"
@@ -844,7 +852,7 @@ func (r *result) block(ds *dataset, g *glmerFit, nr *nutsRef, c *runConfig) bloc
 	if len(ps) == 0 {
 		rhatMax, bulkMin, tailMin = math.NaN(), math.NaN(), math.NaN()
 	}
-	add("rhat_max", f3(rhatMax))
+	add("rhat_max", f6(rhatMax)) // six digits: the bar (≤ 1.01) is judged on them, not on a rounding
 	add("ess_bulk_min", f3(bulkMin))
 	add("ess_tail_min", f3(tailMin))
 	add("params", strconv.Itoa(len(ps)))

@@ -120,6 +120,7 @@ func TestDoneWhen(t *testing.T) {
 		{line("status", "completed", "rhat_max", "1.004", "ess_bulk_min", "1188", "cpu_s", "23.8", "glmer_cpu_s", "0.79", "nuts_fallback", "false"), "met"},
 		{line("status", "completed", "rhat_max", "1.004", "ess_bulk_min", "1188", "cpu_s", "150", "glmer_cpu_s", "176", "nuts_fallback", "false"), "met"},
 		{line("status", "completed", "rhat_max", "1.081", "ess_bulk_min", "43.5", "cpu_s", "133", "glmer_cpu_s", "17.6"), "missed: R-hat, ESS, CPU"},
+		{line("status", "completed", "rhat_max", "1.01008", "ess_bulk_min", "467", "cpu_s", "107", "glmer_cpu_s", "176", "nuts_fallback", "false"), "missed: R-hat"},
 		{line("status", "stopped", "rhat_max", "1.0", "ess_bulk_min", "500", "cpu_s", "20", "glmer_cpu_s", "5", "nuts_fallback", "true"), "missed: stopped, NUTS fallback"},
 		{line("status", "completed", "rhat_max", "NaN", "ess_bulk_min", "500", "cpu_s", "20", "glmer_cpu_s", "5"), "missed: R-hat"},
 	} {
