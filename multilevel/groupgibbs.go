@@ -1200,8 +1200,16 @@ type gibbsChain struct {
 	crossNoCorr  bool
 	crossInflate float64
 	// k3Scale, if positive, scales every datum's sup|f‴| the pair weights
-	// were built with (the negative binomial sweep's max(1, φ/φ̂)).
+	// were built with (the negative binomial sweep's λ·max(1, φ/φ̂)).
 	k3Scale float64
+	// expand, if set, is the energy whose derivatives at the centre make
+	// each datum's expansion — the control variate's sums' own, while
+	// the chain's energy (rows) differs from it (the negative binomial
+	// sweep keeps the sums at the centre's shape φ̂ as φ moves) — its
+	// sup|f‴| scaled by k3Scale; facFloor, added to every pair's factor
+	// F_mb, bounds the two energies' mismatch (negBinChain.setShape).
+	expand   SparseRowGLM
+	facFloor float64
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1528,6 +1536,9 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		} else if c.growth {
 			mb = c.growthFactor(p, m, mb, mMax, em)
 		}
+		if c.mask == nil || c.mask(b) {
+			mb += c.facFloor
+		}
 		c.fac[b] = mb
 		if c.pS[p] > 0 {
 			rate += c.pS[p] * mb
@@ -1728,9 +1739,16 @@ func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du, kf float64, err 
 	if math.IsNaN(du) || math.IsInf(du, 0) {
 		return 0, 0, 0, newEnergyError(i, c.theta, c.next, -du)
 	}
-	x, kf, err := datumExpansion("GroupGibbs", c.rows, i, c.center, c.growth)
+	ex := c.rows
+	if c.expand != nil {
+		ex = c.expand
+	}
+	x, kf, err := datumExpansion("GroupGibbs", ex, i, c.center, c.growth)
 	if err != nil {
 		return 0, 0, 0, err
+	}
+	if c.expand != nil && c.k3Scale > 0 {
+		kf *= c.k3Scale
 	}
 	r = du - beta*x.diff(z, zn)
 	if c.cubOn {

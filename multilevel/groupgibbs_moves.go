@@ -590,6 +590,11 @@ func (c *gibbsChain) scaleFinish(rng *rand.Rand, r int, coords []int32, lt int, 
 		c.ms.sBlk[m] = math.Abs(c.next[j] - c.theta[j])
 	}
 	c.classFac()
+	if c.facFloor > 0 {
+		for b := range c.fac {
+			c.fac[b] += c.facFloor
+		}
+	}
 	var rate float64
 	k := 0
 	for _, j := range coords {
@@ -601,6 +606,12 @@ func (c *gibbsChain) scaleFinish(rng *rand.Rand, r int, coords []int32, lt int, 
 			}
 			c.ms.cum[k] = rate
 			k++
+		}
+	}
+	if c.k3Scale > 0 {
+		rate *= c.k3Scale
+		for q := range k {
+			c.ms.cum[q] *= c.k3Scale
 		}
 	}
 	if !(rate >= 0) || math.IsInf(rate, 1) || math.IsNaN(logExact) {

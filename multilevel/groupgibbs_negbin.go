@@ -210,10 +210,16 @@ func priorDerivs(logPrior func(l float64) float64, l float64) (float64, float64)
 }
 
 // negBinHooks are the negative binomial sweep's test hooks: noQ drops the
-// shape proposal's q ratio; stale keeps the control variate's sums g and
-// H at the centre's shape while each datum's expansion follows φ (the
-// bias the rebuild removes).
-type negBinHooks struct{ noQ, stale bool }
+// shape proposal's q ratio; stale makes each datum's expansion follow φ
+// while the control variate's sums stay at φ̂ (ΣÛ_i ≠ the sums);
+// dropBlock leaves block 1's part out of the shape test's thinning rate;
+// noCross leaves the cross term Σ_i k_ηℓ,i·δη_i out of the shape test's
+// control variate sums (each datum's remainder keeps it); rEta and rL,
+// if positive, replace the shape test's region (negBinShapeREta, …).
+type negBinHooks struct {
+	noQ, stale, dropBlock, noCross bool
+	rEta, rL                       float64
+}
 
 // negBinCentre is the centre of the negative binomial sweep: the
 // Laplace-EM centre of w given φ, then φ's conditional mode given the
@@ -272,91 +278,41 @@ func negBinCentre(name string, t *exactmh.Target, nb NegBinomialEnergy, lay Layo
 
 // negBinChain is GroupGibbs's negative binomial sweep: a GroupGibbs sweep
 // of w given φ (the inner chain, whose energy is the chain's own view at
-// φ and whose control variate's sums are rebuilt whenever φ moves), then,
-// every ShapeEvery-th sweep, log φ given w by a Newton–Metropolis–Hastings
-// step reading every datum.
+// φ while its control variate stays the expansion at (ŵ, φ̂), the bound
+// carrying the mismatch: setShape), then, every ShapeEvery-th sweep,
+// log φ given w by Metropolis–Hastings decided by a minibatch test with
+// control variates in (η, log φ) (shapeStepMB), or by reading every datum
+// where the test's region does not hold.
 type negBinChain struct {
 	inner   *gibbsChain
 	t       *exactmh.Target
 	view    ShapeGLM
 	sc      *shapeCond
+	sm      *shapeMB // the shape test's terms (shared)
 	hooks   negBinHooks
 	d       int       // D + 1
 	ref     float64   // φ̂, the centre's shape
 	theta   []float64 // (w, log φ)
-	eta, mu []float64 // η_i at the sweep's w, and e^{η_i}
+	eta, mu []float64 // η_i at the sweep's w, and e^{η_i} (the full pass)
 	lpTheta []float64 // scratch for the prior in ℓ
-	// The control variate's sums at φ (H's values in the inner chain's
-	// order and the gradient) are the chain's own; cols and vals are the
-	// rebuild's row buffers.
-	cols            []int32
-	vals            []float64
-	hLong           []int32      // row of H → its inverse map's index in hInv, −1: none (initHPos)
-	hInv            []int32      // the long rows' column → index in H's values, −1: absent
-	sumsAt          float64      // the φ of the sums
-	muHat           []float64    // μ̂_i = e^{ẑ_i}, ẑ_i the centre's linear predictors (shared)
-	pats            *rowPatterns // the rows' positions in H's values (shared; nil: hPos)
-	every           int          // the shape's update every every-th sweep (ShapeEvery)
-	sweep           uint64       // sweeps made, for the schedule (checkpointed)
-	rebuilt         int          // data read by the last rebuild
-	shapeTried, acc float64
-}
-
-// rowPatterns are the positions in H's values of the entries a row's
-// outer product adds to, per distinct set of columns (a pattern: with
-// one factor, one per level): pos[off[k]:off[k+1]] lists them in the
-// order setShape adds, (j, c) then (c, j) for c ≠ j, so that the rebuild
-// adds by index, with no search. id[i] is row i's pattern.
-type rowPatterns struct {
-	id       []int32
-	off, pos []int32
-}
-
-// rowPatternsMax is the most positions the patterns may hold (beyond it
-// setShape searches through hPos instead).
-const rowPatternsMax = 1 << 24
-
-// initPatterns returns the rows' patterns, or nil if they would hold
-// more than rowPatternsMax positions.
-func (c *negBinChain) initPatterns() (*rowPatterns, error) {
-	n := c.view.Len()
-	p := &rowPatterns{id: make([]int32, n), off: []int32{0}}
-	seen := map[string]int32{}
-	var key []byte
-	cols, vals := c.cols, c.vals
-	for i := range n {
-		cols, vals = c.view.SparseRow(i, cols[:0], vals[:0])
-		key = key[:0]
-		for _, col := range cols {
-			key = binary.LittleEndian.AppendUint32(key, uint32(col))
-		}
-		if k, ok := seen[string(key)]; ok {
-			p.id[i] = k
-			continue
-		}
-		for k0, j := range cols {
-			for _, col := range cols[k0:] {
-				q, ok := c.hPos(j, col)
-				if !ok {
-					return nil, fmt.Errorf("GroupGibbs: datum %d's entry (%d, %d) outside the centre's Hessian pattern", i, j, col)
-				}
-				p.pos = append(p.pos, int32(q))
-				if col != j {
-					q, _ = c.hPos(col, j)
-					p.pos = append(p.pos, int32(q))
-				}
-			}
-		}
-		if len(p.pos) > rowPatternsMax {
-			return nil, nil
-		}
-		k := int32(len(p.off) - 1)
-		seen[string(key)] = k
-		p.off = append(p.off, int32(len(p.pos)))
-		p.id[i] = k
-	}
-	c.cols, c.vals = cols, vals
-	return p, nil
+	muHat   []float64 // μ̂_i = e^{ẑ_i}, ẑ_i the centre's linear predictors (shared)
+	// The control variate's sums at φ̂ (g₀, H₀: the shared terms') and
+	// their slopes in φ (g₁, H₁, shared); the chain's sums are
+	// g₀ + Δφ·g₁, H₀ + Δφ·H₁ (its own, in the inner chain), and expand
+	// each datum's expansion to match.
+	g0, h0, g1, h1 []float64
+	q              []float64 // the shape test's Q in H's order (shared)
+	expand         *negBinExpand
+	every          int    // the shape's update every every-th sweep (ShapeEvery)
+	sweep          uint64 // sweeps made, for the schedule (checkpointed)
+	read           int    // data read by the last shape update
+	// The shape test's scratch: ‖w_b − ŵ_b‖² by block, the components'
+	// cumulative rates, a row's blocks.
+	dsq, cum, dw []float64
+	rb           rowBlocks
+	// Counts for Params: shape updates tried, accepted, decided by the
+	// full pass.
+	shapeTried, acc, full float64
 }
 
 // startNegBin starts the negative binomial sweep at θ0 (centre nil: the
@@ -388,7 +344,8 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	// The inner target, w given φ̂: one per run, so that the chains share
-	// GroupGibbs's terms (its alias tables and the centre's sums).
+	// GroupGibbs's terms (its alias tables and the centre's sums, which
+	// stay at φ̂).
 	it, err := shared(t, fmt.Sprintf("multilevel/negbininner/%p", &centre[0]), func() (*exactmh.Target, error) {
 		return exactmh.NewTarget(&exactmh.Posterior{Energy: nb.ShapeView(ref), Prior: base})
 	})
@@ -398,6 +355,7 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	ik := k
 	ik.Center = centre[:d-1]
 	ik.crossOff = true // the bound's scale k3Scale multiplies the pairs' weights, not coded ones
+	ik.cubicOff = true // the fixed block's cubic term is f‴ at one shape; the bound's floor is for the quadratic expansion
 	ic, err := ik.Start(it, theta0[:d-1])
 	if err != nil {
 		return nil, err
@@ -406,180 +364,123 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	if !ok {
 		return nil, fmt.Errorf("%s: the inner chain is a %T, want GroupGibbs's", name, ic)
 	}
-	// The chain's own view and sums.
+	c := &negBinChain{inner: inner, t: t, view: nb.ShapeView(ref), sc: sc, hooks: k.negBin, d: d, ref: ref,
+		theta: slices.Clone(theta0), lpTheta: slices.Clone(theta0)}
+	inner.rows, inner.rowsErr = c.view, nil
+	// The chain's own sums, from the shared ones at φ̂.
 	terms := *inner.gibbsTerms
+	c.g0, c.h0 = terms.gradSum, terms.hVal
 	terms.gradSum, terms.hVal = slices.Clone(terms.gradSum), slices.Clone(terms.hVal)
 	inner.gibbsTerms = &terms
-	c := &negBinChain{inner: inner, t: t, view: nb.ShapeView(ref), sc: sc, hooks: k.negBin, d: d, ref: ref,
-		theta: slices.Clone(theta0), eta: make([]float64, nb.Len()), mu: make([]float64, nb.Len()), lpTheta: slices.Clone(theta0)}
-	inner.rows, inner.rowsErr = c.view, nil
+	c.expand = &negBinExpand{ShapeGLM: it.Energy().(ShapeGLM), y: sc.y, phiHat: ref}
+	inner.expand = c.expand
 	// The inner chain's target, the chain's own: the shared one (it)
 	// carries the run's cache of terms, but a count there would mix the
 	// chains' evaluations (Info.Evals depends on the workers otherwise).
 	if inner.t, err = exactmh.NewTarget(&exactmh.Posterior{Energy: c.view, Prior: base}); err != nil {
 		return nil, err
 	}
-	c.initHPos()
-	// The rebuild's row buffers, at the longest row.
-	for i := range nb.Len() {
-		c.cols, c.vals = c.view.SparseRow(i, c.cols[:0], c.vals[:0])
-	}
 	c.muHat, err = shared(t, fmt.Sprintf("multilevel/negbinmuhat/%p", &centre[0]), func() ([]float64, error) {
 		mu := make([]float64, nb.Len())
 		for i := range mu {
 			z, _ := c.view.LinearPredictors(i, centre[:d-1], centre[:d-1])
 			mu[i] = math.Exp(z)
+			if math.IsInf(mu[i], 0) {
+				return nil, fmt.Errorf("%s: datum %d's linear predictor at the centre is %v, want < 709", name, i, z)
+			}
 		}
 		return mu, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if c.pats, err = shared(t, fmt.Sprintf("multilevel/negbinpats/%p", &centre[0]), c.initPatterns); err != nil {
+	c.rb.init(inner.blocks)
+	sl, err := shared(t, fmt.Sprintf("multilevel/negbinslopes/%p", &centre[0]), func() ([3][]float64, error) {
+		g1, h1, q, err := negBinSlopes(inner.gibbsTerms, c.view, sc.y, c.muHat, ref)
+		return [3][]float64{g1, h1, q}, err
+	})
+	if err != nil {
 		return nil, err
 	}
+	c.g1, c.h1, c.q = sl[0], sl[1], sl[2]
+	if c.sm, err = shared(t, fmt.Sprintf("multilevel/negbinshape/%p/%v/%v", &centre[0], c.hooks.rEta, c.hooks.rL), func() (*shapeMB, error) {
+		return c.newShapeMB(name, centre)
+	}); err != nil {
+		return nil, err
+	}
+	c.dsq = make([]float64, inner.nb)
+	c.dw = make([]float64, d-1)
+	c.cum = make([]float64, inner.nb+1)
 	c.every = k.ShapeEvery
 	if c.every <= 0 {
 		c.every = DefaultShapeEvery
 	}
-	c.sumsAt = ref // the shared terms' sums
-	if _, err := c.setShape(theta0[d-1]); err != nil {
-		return nil, err
-	}
+	c.setShape(theta0[d-1])
 	return c, nil
 }
 
-// setShape sets the view's φ = e^l, the bound's scale max(1, φ/φ̂) and,
-// unless the sums are at φ already, rebuilds the control variate's sums
-// g = Σ_i f_i′(ẑ_i)x_i and H = Σ_i f_i″(ẑ_i)x_ix_iᵀ at the centre for φ
-// in one pass over the data, returning the data it read. With r = μ̂_i/φ
-// (μ̂_i = e^{ẑ_i}, kept from the start: no exponential here),
-// f′ = (y_i + φ)·r/(1 + r) − y_i and f″ = (y_i + φ)·r/(1 + r)², the
-// loss's derivatives (model's negBinShape.LossDerivs, to rounding). Each
-// row adds f_i″·x_ij·x_ic to H's entries (j, c) and (c, j) in the order
-// of the data, with no allocation (the row buffers are the chain's, sized
-// at start). The entries' positions are the row's pattern's (rowPatterns),
-// else found through the long rows' inverse maps (the fixed effects',
-// touched by every datum) or by binary search in a short row (hPos).
-func (c *negBinChain) setShape(l float64) (int, error) {
+// setShape sets the view's φ = e^l, the control variate's sums
+// g₀ + Δφ·g₁, H₀ + Δφ·H₁ (O(D + nnz(H)), no datum read) and the inner
+// chain's bound for the mismatch between the data's energy at φ and the
+// expansion f̃ (negBinExpand; docs/multilevel.md, "Negative binomial
+// sweep"). Datum i's remainder R_i = f_i(·; φ) − f̃_i has
+//
+//	∂_zR_i(ζ) = [f′(ζ; φ) − f′(ẑ; φ) − f″(ẑ; φ)(ζ − ẑ)] + e₁ + e₂(ζ − ẑ),
+//
+// e₁ = f′(ẑ; φ) − f̃′ = Δφ²/2·∂²_φf′(ẑ; t), e₂ = f″(ẑ; φ) − f̃″ =
+// Δφ²/2·∂²_φf″(ẑ; t) for some t between φ̂ and φ; with d = |ζ − ẑ| the
+// bracket is at most k_i·d²/2, k_i = (y_i + φ̂)·nbK3·max(1, φ/φ̂) ≥
+// sup|f‴(·; φ)|. With σ = μ/(φ + μ), τ = σ(1 − σ), ρ = 1 − 2σ,
+//
+//	∂²_φf′ = −2σ²(1 − σ)/φ + 2yσ(1 − σ)²/φ²,
+//	∂²_φf″ = −τ(ρ + 6τ − 1)/φ − yτ(6τ − 1 − ρ)/φ²,
+//
+// so |∂²_φf′| ≤ 8/27·(1/φ₋ + y/φ₋²), |∂²_φf″| ≤ (1/φ₋ + y/φ₋²)/2 (φ₋ =
+// min(φ, φ̂); TestNegBinPhiDerivs), and (1/φ₋ + y/φ₋²)/(y + φ̂) ≤ c₀ =
+// max(1/(φ₋φ̂), 1/φ₋²) bounds |e₁|/k_i ≤ e₁ₖ = Δφ²·4/27·c₀/nbK3 and
+// |e₂|/k_i ≤ e₂ₖ = Δφ²/4·c₀/nbK3 whatever y_i. The chain's bound is
+// λk_i·B_i/2·Σ_b a_ib²(F_b + ε²) ≥ λk_i/2·(d² + B_iS_iε²) (S_i = Σ_b a_ib²,
+// d² ≤ B_iΣ_b a_ib²F_b), which covers k_id²/2 + |e₁| + |e₂|d when, by
+// |e₂|d ≤ (λ − 1)k_id²/2 + e₂²/(2(λ − 1)k_i),
+//
+//	ε² ≥ [2e₁ₖ/λ + e₂ₖ²/(λ(λ − 1))]/(B_iS_i),
+//
+// which ε² below satisfies for every datum with (B_iS_i)₋ = min_i B_iS_i
+// (rows with S_i = 0 do not move). The rate and each datum's bound scale
+// by λ·max(1, φ/φ̂) (k3Scale), the pairs' factors by + ε² (facFloor): both
+// second order in Δφ.
+func (c *negBinChain) setShape(l float64) {
 	phi := math.Exp(l)
 	c.view.SetShape(phi, c.ref)
-	c.inner.k3Scale = math.Max(1, phi/c.ref)
-	if c.hooks.stale || phi == c.sumsAt {
-		return 0, nil
-	}
-	g := c.inner.gibbsTerms
-	clear(g.gradSum)
-	clear(g.hVal)
-	cols, vals := c.cols, c.vals
-	y := c.sc.y
-	for i, mu := range c.muHat {
-		r := mu / phi
-		pm, pp := r/(1+r), 1/(1+r)
-		if math.IsInf(r, 1) {
-			pm, pp = 1, 0
+	ic := c.inner
+	dphi := phi - c.ref
+	c.expand.dphi = dphi
+	if !c.hooks.stale {
+		g := ic.gibbsTerms
+		for j, v := range c.g0 {
+			g.gradSum[j] = v + dphi*c.g1[j]
 		}
-		f1, f2 := (y[i]+phi)*pm-y[i], (y[i]+phi)*pm*pp
-		if math.IsNaN(f1+f2) || math.IsInf(f1+f2, 0) {
-			return 0, fmt.Errorf("GroupGibbs: datum %d at the centre and shape %v: f′ = %v, f″ = %v, want finite", i, phi, f1, f2)
-		}
-		cols, vals = c.view.SparseRow(i, cols[:0], vals[:0])
-		for q, col := range cols {
-			g.gradSum[col] += f1 * vals[q]
-		}
-		if c.pats != nil {
-			pos := c.pats.pos[c.pats.off[c.pats.id[i]]:c.pats.off[c.pats.id[i]+1]]
-			q := 0
-			for k0, j := range cols {
-				a := f2 * vals[k0]
-				for k := k0; k < len(cols); k++ {
-					v := a * vals[k]
-					g.hVal[pos[q]] += v
-					q++
-					if cols[k] != j {
-						g.hVal[pos[q]] += v
-						q++
-					}
-				}
-			}
-			continue
-		}
-		for k0, j := range cols {
-			a := f2 * vals[k0]
-			for k := k0; k < len(cols); k++ {
-				col := cols[k]
-				v := a * vals[k]
-				p, ok := c.hPos(j, col)
-				if !ok {
-					return 0, fmt.Errorf("GroupGibbs: datum %d's entry (%d, %d) outside the centre's Hessian pattern", i, j, col)
-				}
-				g.hVal[p] += v
-				if col != j {
-					p, _ = c.hPos(col, j)
-					g.hVal[p] += v
-				}
-			}
+		for p, v := range c.h0 {
+			g.hVal[p] = v + dphi*c.h1[p]
 		}
 	}
-	c.cols, c.vals = cols, vals
-	c.sumsAt = phi
-	c.t.Count(c.view.Len())
-	return c.view.Len(), nil
+	if dphi == 0 {
+		ic.k3Scale, ic.facFloor = 1, 0
+		return
+	}
+	lo := math.Min(phi, c.ref)
+	c0 := math.Max(1/(lo*c.ref), 1/(lo*lo))
+	e1 := dphi * dphi * 4 / 27 * c0 / nbK3
+	e2 := dphi * dphi / 4 * c0 / nbK3
+	lam1 := math.Min(1, math.Max(16*e2, 1e-9)) // λ − 1
+	lam := 1 + lam1
+	ic.k3Scale = lam * math.Max(1, phi/c.ref)
+	ic.facFloor = (2*e1/lam + e2*e2/(lam*lam1)) / c.sm.bsMin
 }
 
-// hPos returns the index in H's values of entry (r, col): through the
-// long row's inverse map where r has one (hInv), else a binary search of
-// row r's columns.
-func (c *negBinChain) hPos(r, col int32) (int, bool) {
-	g := c.inner.gibbsTerms
-	if k := c.hLong[r]; k >= 0 {
-		p := c.hInv[int(k)*len(c.hLong)+int(col)]
-		return int(p), p >= 0
-	}
-	lo, hi := g.hPtr[r], g.hPtr[r+1]
-	p, ok := slices.BinarySearch(g.hCol[lo:hi], col)
-	return lo + p, ok
-}
-
-// hLongRow is the length from which a row of H gets an inverse map, and
-// hInvMax the most entries the maps may hold: the rows of the fixed
-// effects (or of a factor's few large levels), which every datum's
-// outer product touches, cost O(1) a lookup instead of a binary search
-// over up to D columns.
-const (
-	hLongRow = 32
-	hInvMax  = 1 << 24
-)
-
-// initHPos builds the long rows' inverse maps, longest first, within
-// hInvMax entries.
-func (c *negBinChain) initHPos() {
-	g := c.inner.gibbsTerms
-	d := len(g.hPtr) - 1
-	c.hLong = make([]int32, d)
-	var long []int
-	for r := range d {
-		c.hLong[r] = -1
-		if g.hPtr[r+1]-g.hPtr[r] >= hLongRow {
-			long = append(long, r)
-		}
-	}
-	slices.SortStableFunc(long, func(a, b int) int { return (g.hPtr[b+1] - g.hPtr[b]) - (g.hPtr[a+1] - g.hPtr[a]) })
-	long = long[:min(len(long), hInvMax/max(d, 1))]
-	c.hInv = make([]int32, len(long)*d)
-	for i := range c.hInv {
-		c.hInv[i] = -1
-	}
-	for k, r := range long {
-		c.hLong[r] = int32(k)
-		for p := g.hPtr[r]; p < g.hPtr[r+1]; p++ {
-			c.hInv[k*d+int(g.hCol[p])] = int32(p)
-		}
-	}
-}
-
-// Position returns θ = (w, log φ).
-func (c *negBinChain) Position() []float64 { return c.theta }
+// nbK3 is sup_s |σ(s)(1 − σ(s))(1 − 2σ(s))| = 1/(6√3): the NB2 loss at a
+// fixed shape has |f‴| ≤ (y + φ)·nbK3 (model's negBinShape).
+var nbK3 = 1 / (6 * math.Sqrt(3))
 
 // Step makes one sweep: GroupGibbs's of w given φ, then the shape's
 // update.
@@ -596,37 +497,29 @@ func (c *negBinChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		c.sweep++
 		return info, nil
 	}
-	c.rebuilt = 0
+	c.read = 0
 	moved, err := c.shapeStep(rng)
 	if err != nil {
 		return exactmh.Info{}, err
 	}
 	c.sweep++
-	info.Batch += len(c.eta) + c.rebuilt
+	info.Batch += c.read
 	info.Accepted = info.Accepted || moved
 	return info, nil
 }
 
-// DefaultShapeEvery is GroupGibbs's ShapeEvery when unset: the shape's
-// update every third sweep. Its cost (a pass for the linear predictors,
-// two over them for the conditional, one for the rebuild when the shape
-// moves) is several effects' sweeps, and the shape's conditional given
-// the effects is nearly its marginal (its sd ∝ 1/√N, the Newton proposal
-// close to an independent draw from it), so that the shape's own ESS is
-// about one per update: every third sweep gives it about a third of the
-// draws, which on the tall rows (figures/bench/families_agreement.txt)
-// is still above the slowest effects', at a fraction of the cost.
-const DefaultShapeEvery = 3
-
-// shapeStep updates ℓ = log φ given w by Metropolis–Hastings with the
+// shapeStepFull updates ℓ = log φ given w by Metropolis–Hastings with the
 // Newton proposal ℓ′ ~ N(ℓ − G(ℓ)/H(ℓ), 1/H(ℓ)), G and H the first two
 // derivatives of −log π(ℓ | w) (a unit random-walk step where H ≤ 0),
 // reading every datum once for η_i and computing the conditional at ℓ
-// and ℓ′ in one pass over them (docs/multilevel.md, "Negative binomial
-// sweep").
-func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
+// and ℓ′ in one pass over them: the update where w is outside the shape
+// test's region (shapeStep).
+func (c *negBinChain) shapeStepFull(rng *rand.Rand) (bool, error) {
 	D := c.d - 1
 	w := c.theta[:D]
+	if c.eta == nil {
+		c.eta, c.mu = make([]float64, c.view.Len()), make([]float64, c.view.Len())
+	}
 	for lo := 0; lo < len(c.eta); lo += chunk {
 		if err := c.t.Interrupted(); err != nil {
 			return false, err
@@ -637,6 +530,8 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 		}
 	}
 	c.t.Count(len(c.eta))
+	c.read += len(c.eta)
+	c.full++
 	copy(c.lpTheta, c.theta)
 	logPrior := func(l float64) float64 {
 		c.lpTheta[D] = l
@@ -649,27 +544,41 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 	nxt := c.sc.eval(lNew, c.eta, c.mu)
 	mr, vr := newtonProposal(nxt, lNew, logPrior)
 	lpNew, lpCur := logPrior(lNew), logPrior(l)
+	c.shapeTried++
 	if math.IsInf(lpNew, -1) || math.IsNaN(nxt.v) {
-		c.shapeTried++
 		return false, nil
 	}
 	logR := -(nxt.v - cur.v) + lpNew - lpCur
 	if !c.hooks.noQ {
 		logR += logNormal(l, mr, vr) - logNormal(lNew, m, v)
 	}
-	c.shapeTried++
 	if !(logR >= 0 || rng.Float64() < math.Exp(logR)) {
 		return false, nil
 	}
-	c.acc++
-	c.theta[D] = lNew
-	n, err := c.setShape(lNew)
-	c.rebuilt = n
-	if err != nil {
-		return false, err
-	}
+	c.accept(lNew)
 	return true, nil
 }
+
+// accept moves ℓ to l.
+func (c *negBinChain) accept(l float64) {
+	c.acc++
+	c.theta[c.d-1] = l
+	c.setShape(l)
+}
+
+// Position returns θ = (w, log φ).
+func (c *negBinChain) Position() []float64 { return c.theta }
+
+// DefaultShapeEvery is GroupGibbs's ShapeEvery when unset: the shape's
+// update every third sweep. Its cost (a pass for the linear predictors,
+// two over them for the conditional, one for the rebuild when the shape
+// moves) is several effects' sweeps, and the shape's conditional given
+// the effects is nearly its marginal (its sd ∝ 1/√N, the Newton proposal
+// close to an independent draw from it), so that the shape's own ESS is
+// about one per update: every third sweep gives it about a third of the
+// draws, which on the tall rows (figures/bench/families_agreement.txt)
+// is still above the slowest effects', at a fraction of the cost.
+const DefaultShapeEvery = 3
 
 // newtonProposal returns the Newton proposal's mean and variance from ℓ
 // given V, V′, V″ there.
@@ -692,6 +601,7 @@ func logNormal(x, m, v float64) float64 {
 func (c *negBinChain) Params() map[string]float64 {
 	ps := c.inner.Params()
 	ps["shape_accept"] = c.acc / max(c.shapeTried, 1)
+	ps["shape_full"] = c.full / max(c.shapeTried, 1)
 	return ps
 }
 
@@ -704,18 +614,20 @@ func (c *negBinChain) MarshalState() ([]byte, error) {
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.shapeTried))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.acc))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.full))
 	return binary.LittleEndian.AppendUint64(b, c.sweep), nil
 }
 
 // UnmarshalState restores what MarshalState saved.
 func (c *negBinChain) UnmarshalState(b []byte) error {
-	if len(b) < 24 {
+	if len(b) < 32 {
 		return errors.New("GroupGibbs: negative binomial checkpoint state too short")
 	}
-	n := len(b) - 24
+	n := len(b) - 32
 	c.shapeTried = math.Float64frombits(binary.LittleEndian.Uint64(b[n:]))
 	c.acc = math.Float64frombits(binary.LittleEndian.Uint64(b[n+8:]))
-	c.sweep = binary.LittleEndian.Uint64(b[n+16:])
+	c.full = math.Float64frombits(binary.LittleEndian.Uint64(b[n+16:]))
+	c.sweep = binary.LittleEndian.Uint64(b[n+24:])
 	return c.inner.UnmarshalState(b[:n])
 }
 
@@ -739,3 +651,113 @@ func chooseNegBin(c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, nb
 	c.Reason = fmt.Sprintf("a negative binomial multilevel model with its shape estimated (N = %d): GroupGibbs's sweep of the effects given the shape (minibatch, its control variate rebuilt when the shape moves), then, every %d sweeps, the shape given them by a Newton–Metropolis step reading every datum; NUTS reads every datum at each leapfrog step", p.Len(), DefaultShapeEvery)
 	return nil
 }
+
+// nbPhiDerivs returns ∂_φf′ and ∂_φf″ of the NB2 loss at (z, φ): with
+// σ = μ/(φ + μ), ∂_φf′ = σ² − yσ(1 − σ)/φ and
+// ∂_φf″ = 2σ²(1 − σ) − yσ(1 − σ)(1 − 2σ)/φ.
+func nbPhiDerivs(y, z, phi float64) (d1, d2 float64) {
+	r := math.Exp(z) / phi
+	sig := r / (1 + r)
+	if math.IsInf(r, 1) {
+		sig = 1
+	}
+	s1 := sig * (1 - sig)
+	return sig*sig - y*s1/phi, 2*sig*s1 - y*s1*(1-2*sig)/phi
+}
+
+// negBinExpand is the energy whose derivatives at the centre make each
+// datum's expansion in the negative binomial sweep: the view at φ̂ with
+// f′ and f″ moved to first order in Δφ = φ − φ̂,
+// f̃′ = f′(ẑ; φ̂) + Δφ·∂_φf′(ẑ; φ̂), f̃″ = f″(ẑ; φ̂) + Δφ·∂_φf″(ẑ; φ̂),
+// so that the control variate's sums follow φ as g₀ + Δφ·g₁,
+// H₀ + Δφ·H₁ (negBinSlopes) with no pass over the data.
+type negBinExpand struct {
+	ShapeGLM // the view at φ̂ (never SetShape)
+	y        []float64
+	phiHat   float64
+	dphi     float64
+}
+
+// LossDerivs returns f̃′, f̃″ at z.
+func (e *negBinExpand) LossDerivs(i int, z float64) (f1, f2 float64) {
+	f1, f2 = e.ShapeGLM.LossDerivs(i, z)
+	d1, d2 := nbPhiDerivs(e.y[i], z, e.phiHat)
+	return f1 + e.dphi*d1, f2 + e.dphi*d2
+}
+
+// negBinSlopes returns g₁ = Σ_i∂_φf′_i(ẑ_i; φ̂)·x_i, H₁'s values
+// Σ_i∂_φf″_i(ẑ_i; φ̂)·x_ix_iᵀ and the shape test's Q = Σ_ik_ηηℓ,i·x_ix_iᵀ
+// (shapeMB) in the order of the inner chain's H, in one pass over the
+// data (entries found through the long rows' inverse maps, else by
+// binary search of a short row).
+func negBinSlopes(g *gibbsTerms, view ShapeGLM, y, muHat []float64, phiHat float64) (g1, h1, q []float64, err error) {
+	d := len(g.hPtr) - 1
+	g1, h1, q = make([]float64, d), make([]float64, len(g.hVal)), make([]float64, len(g.hVal))
+	// The long rows' inverse maps, longest first, within hInvMax entries.
+	long := make([]int32, d)
+	var rows []int
+	for r := range d {
+		long[r] = -1
+		if g.hPtr[r+1]-g.hPtr[r] >= hLongRow {
+			rows = append(rows, r)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b int) int { return (g.hPtr[b+1] - g.hPtr[b]) - (g.hPtr[a+1] - g.hPtr[a]) })
+	rows = rows[:min(len(rows), hInvMax/max(d, 1))]
+	inv := make([]int32, len(rows)*d)
+	for i := range inv {
+		inv[i] = -1
+	}
+	for k, r := range rows {
+		long[r] = int32(k)
+		for p := g.hPtr[r]; p < g.hPtr[r+1]; p++ {
+			inv[k*d+int(g.hCol[p])] = int32(p)
+		}
+	}
+	pos := func(r, col int32) (int, bool) {
+		if k := long[r]; k >= 0 {
+			p := inv[int(k)*d+int(col)]
+			return int(p), p >= 0
+		}
+		lo, hi := g.hPtr[r], g.hPtr[r+1]
+		p, ok := slices.BinarySearch(g.hCol[lo:hi], col)
+		return lo + p, ok
+	}
+	var cols []int32
+	var vals []float64
+	for i, mu := range muHat {
+		d1, d2 := nbPhiDerivs(y[i], math.Log(mu), phiHat)
+		_, _, _, kq, _, _ := kDerivs(y[i], mu, phiHat)
+		cols, vals = view.SparseRow(i, cols[:0], vals[:0])
+		for q, col := range cols {
+			g1[col] += d1 * vals[q]
+		}
+		for k0, j := range cols {
+			for k := k0; k < len(cols); k++ {
+				col := cols[k]
+				x := vals[k0] * vals[k]
+				p, ok := pos(j, col)
+				if !ok {
+					return nil, nil, nil, fmt.Errorf("GroupGibbs: datum %d's entry (%d, %d) outside the centre's Hessian pattern", i, j, col)
+				}
+				h1[p] += d2 * x
+				q[p] += kq * x
+				if col != j {
+					p, _ = pos(col, j)
+					h1[p] += d2 * x
+					q[p] += kq * x
+				}
+			}
+		}
+	}
+	return g1, h1, q, nil
+}
+
+// hLongRow is the length from which a row of H gets an inverse map in
+// negBinSlopes, and hInvMax the most entries the maps may hold: the rows
+// of the fixed effects, which every datum's outer product touches, cost
+// O(1) a lookup instead of a binary search over up to D columns.
+const (
+	hLongRow = 32
+	hInvMax  = 1 << 24
+)

@@ -12,11 +12,35 @@ func NegBinNoQ(k GroupGibbs) GroupGibbs {
 	return k
 }
 
-// NegBinStale returns k with the control variate's sums g and H left at
-// the centre's shape while each datum's expansion follows φ: the mutant
-// "stale sums after a shape move".
+// NegBinStale returns k with each datum's expansion following φ while
+// the control variate's sums g and H stay at the centre's shape: the
+// mutant "the control variate's sums at the wrong shape".
 func NegBinStale(k GroupGibbs) GroupGibbs {
 	k.negBin.stale = true
+	return k
+}
+
+// NegBinDropBlock returns k with block 1's part left out of the shape
+// test's thinning rate: the mutant "the bound dropping a group".
+func NegBinDropBlock(k GroupGibbs) GroupGibbs {
+	k.negBin.dropBlock = true
+	return k
+}
+
+// NegBinNoCross returns k with the cross terms v₁ᵀΔ + ΔᵀQΔ/2 left out of
+// the shape test's sums while each datum's remainder keeps them: the
+// mutant "a wrong cross term".
+func NegBinNoCross(k GroupGibbs) GroupGibbs {
+	k.negBin.noCross = true
+	return k
+}
+
+// NegBinRegion returns k with the shape test's region |η_i − ẑ_i| ≤ rEta,
+// |ℓ − ℓ̂| ≤ rL (wide, so that the test decides on the small data sets
+// of the kit, where the default region sends most updates to the full
+// pass).
+func NegBinRegion(k GroupGibbs, rEta, rL float64) GroupGibbs {
+	k.negBin.rEta, k.negBin.rL = rEta, rL
 	return k
 }
 
