@@ -128,9 +128,7 @@ type GroupGibbs struct {
 	// shape's update every ShapeEvery-th sweep, the sweeps between them
 	// updating the effects alone (a deterministic scan of kernels each
 	// invariant for the posterior; docs/multilevel.md, "Negative binomial
-	// sweep"): the shape's update reads every datum and, when it moves,
-	// rebuilds the control variate, several times the cost of the
-	// effects' sweep. 0: DefaultShapeEvery; 1: every sweep.
+	// sweep"). 0: DefaultShapeEvery (every sweep); 1: every sweep.
 	ShapeEvery int
 	// FreeRepeats, above 1, repeats the updates that read no datum — the
 	// location moves, the log scales' slice updates, the data-free

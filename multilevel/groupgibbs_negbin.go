@@ -570,15 +570,12 @@ func (c *negBinChain) accept(l float64) {
 func (c *negBinChain) Position() []float64 { return c.theta }
 
 // DefaultShapeEvery is GroupGibbs's ShapeEvery when unset: the shape's
-// update every third sweep. Its cost (a pass for the linear predictors,
-// two over them for the conditional, one for the rebuild when the shape
-// moves) is several effects' sweeps, and the shape's conditional given
-// the effects is nearly its marginal (its sd ∝ 1/√N, the Newton proposal
-// close to an independent draw from it), so that the shape's own ESS is
-// about one per update: every third sweep gives it about a third of the
-// draws, which on the tall rows (figures/bench/families_agreement.txt)
-// is still above the slowest effects', at a fraction of the cost.
-const DefaultShapeEvery = 3
+// update every sweep. Decided by the minibatch test (shapeMB), it reads
+// a few hundred data at N = 10⁶ and costs O(D + nnz(H) + max y) besides,
+// less than the effects' sweep, and the shape's conditional given the
+// effects is nearly its marginal (its sd ∝ 1/√N, the Newton proposal
+// close to an independent draw from it).
+const DefaultShapeEvery = 1
 
 // newtonProposal returns the Newton proposal's mean and variance from ℓ
 // given V, V′, V″ there.
@@ -648,7 +645,7 @@ func chooseNegBin(c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, nb
 		return err
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = "GroupGibbs", GroupGibbs{Center: centre}, p, centre, sd
-	c.Reason = fmt.Sprintf("a negative binomial multilevel model with its shape estimated (N = %d): GroupGibbs's sweep of the effects given the shape (minibatch, its control variate rebuilt when the shape moves), then, every %d sweeps, the shape given them by a Newton–Metropolis step reading every datum; NUTS reads every datum at each leapfrog step", p.Len(), DefaultShapeEvery)
+	c.Reason = fmt.Sprintf("a negative binomial multilevel model with its shape estimated (N = %d): GroupGibbs's sweep of the effects given the shape (minibatch, its control variate following the shape to first order), then, every %d sweep(s), the shape given them by a Newton–Metropolis step decided by a minibatch test (control variates in the linear predictors and the shape); NUTS reads every datum at each leapfrog step", p.Len(), DefaultShapeEvery)
 	return nil
 }
 

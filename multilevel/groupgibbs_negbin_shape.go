@@ -254,17 +254,16 @@ func (c *negBinChain) cvVals(l, c1, c2 float64) shapeVals {
 	}
 }
 
-// shapeStep updates ℓ = log φ given w (shapeMB's comment): by the
-// minibatch test where w is inside its region, else by shapeStepFull.
-func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
+// shapePrep sets D_b (dsq) and Δ = w − ŵ (dw) at the chain's w and
+// returns the control variate's c1 = v₁ᵀΔ + ΔᵀQΔ/2 and c2 = v₂ᵀΔ and the
+// reach Σ (the bmax largest amax_b·√D_b) ≥ max_i |η_i − ẑ_i|.
+func (c *negBinChain) shapePrep() (c1, c2, reach float64) {
 	sm := c.sm
 	D := c.d - 1
 	w := c.theta[:D]
-	blocks := c.inner.blocks
 	clear(c.dsq)
 	dw := c.dw
-	var c1, c2 float64
-	for j, b := range blocks {
+	for j, b := range c.inner.blocks {
 		dj := w[j] - sm.wHat[j]
 		dw[j] = dj
 		c1 += sm.v1[j] * dj
@@ -298,10 +297,50 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 			}
 		}
 	}
-	var reach float64
 	for _, t := range top {
 		reach += t
 	}
+	return c1, c2, reach
+}
+
+// shapeRate fills cum with the components' cumulative weights and
+// returns the thinning rate Σ_ic_i of ℓ → ln and the weights' total.
+func (c *negBinChain) shapeRate(l, ln float64) (rate, total float64) {
+	sm := c.sm
+	bb := math.Max(math.Abs(l-sm.lHat), math.Abs(ln-sm.lHat))
+	for b, dq := range c.dsq {
+		if !(c.hooks.dropBlock && b == 1) {
+			total += dq * math.Sqrt(dq) * sm.sb[b]
+		}
+		c.cum[b] = total
+	}
+	total += bb * bb * bb * sm.sL
+	c.cum[len(c.dsq)] = total
+	return total * math.Abs(ln-l), total
+}
+
+// datumBound returns datum i's c_i for ℓ → ln, its row loaded in rb.
+func (c *negBinChain) datumBound(i int, l, ln float64) (float64, error) {
+	sm := c.sm
+	if err := c.rb.load("GroupGibbs", c.view, c.inner.blocks, "the prior's Blocks", i); err != nil {
+		return 0, err
+	}
+	var s float64
+	for q, b := range c.rb.touched {
+		a := c.rb.norms[q]
+		s += a * a * a * c.dsq[b] * math.Sqrt(c.dsq[b])
+	}
+	bb := math.Max(math.Abs(l-sm.lHat), math.Abs(ln-sm.lHat))
+	return math.Abs(ln-l) * sm.omega(c.sc.y[i], c.muHat[i], len(c.rb.touched)) * (s + bb*bb*bb), nil
+}
+
+// shapeStep updates ℓ = log φ given w (shapeMB's comment): by the
+// minibatch test where w is inside its region, else by shapeStepFull.
+func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
+	sm := c.sm
+	D := c.d - 1
+	w := c.theta[:D]
+	c1, c2, reach := c.shapePrep()
 	if !(reach <= sm.rEta) {
 		return c.shapeStepFull(rng)
 	}
@@ -352,27 +391,14 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 		return false, nil
 	}
 	// The data's factors by Poisson thinning.
-	dl := math.Abs(lNew - l)
-	bb := math.Max(math.Abs(l-sm.lHat), math.Abs(lNew-sm.lHat))
-	bb3 := bb * bb * bb
-	cum := c.cum
-	var rate float64
-	for b, dq := range c.dsq {
-		if !(c.hooks.dropBlock && b == 1) {
-			rate += dq * math.Sqrt(dq) * sm.sb[b]
-		}
-		cum[b] = rate
-	}
-	rate += bb3 * sm.sL
-	cum[len(c.dsq)] = rate
-	total := rate
-	rate *= dl
+	g := c.inner.gibbsTerms
+	rate, total := c.shapeRate(l, lNew)
 	if err := poisson.Check(rate); err != nil {
 		return false, err
 	}
 	draws := poisson.Draw(rng, rate)
 	for k := range draws {
-		comp := sort.SearchFloat64s(cum, (1-rng.Float64())*total)
+		comp := sort.SearchFloat64s(c.cum, (1-rng.Float64())*total)
 		var i int
 		if comp >= len(c.dsq) {
 			i = drawFrom(rng, sm.probL, sm.aliasL)
@@ -381,18 +407,13 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 			i = g.datum(int32(comp), drawFrom(rng, sm.prob[lo:hi], sm.alias[lo:hi]))
 		}
 		c.t.Count(1)
-		if err := c.rb.load("GroupGibbs", c.view, blocks, "the prior's Blocks", i); err != nil {
+		ci, err := c.datumBound(i, l, lNew)
+		if err != nil {
 			return false, err
 		}
-		var s float64
-		for q, b := range c.rb.touched {
-			a := c.rb.norms[q]
-			s += a * a * a * c.dsq[b] * math.Sqrt(c.dsq[b])
-		}
-		ci := dl * sm.omega(y[i], c.muHat[i], len(c.rb.touched)) * (s + bb3)
 		eta, zHat := c.view.LinearPredictors(i, w, sm.wHat)
 		rd := sm.remainder(y[i], c.muHat[i], eta, zHat, l, lNew)
-		if math.Abs(rd) > ci*(1+boundTol)+1e-12*(1+y[i])*dl {
+		if math.Abs(rd) > ci*(1+boundTol)+1e-12*(1+y[i])*math.Abs(lNew-l) {
 			c.read += k + 1
 			return false, fmt.Errorf("GroupGibbs: the shape's update ℓ %v → %v: datum %d's remainder difference %v exceeds its bound %v", l, lNew, i, rd, ci)
 		}

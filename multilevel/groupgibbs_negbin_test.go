@@ -341,3 +341,142 @@ func TestGroupGibbsNegBinSBC(t *testing.T) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
 	}
 }
+
+// TestNegBinPhiDerivs checks the negative binomial sweep's derivatives
+// in φ against central differences of the NB2 loss's f′ = (y + φ)σ − y,
+// f″ = (y + φ)σ(1 − σ) (σ = μ/(φ + μ)), the bounds on their second
+// derivatives that setShape uses, |∂²_φf′| ≤ 8/27·(1/φ + y/φ²) and
+// |∂²_φf″| ≤ (1/φ + y/φ²)/2, on a grid of (y, z, φ), and the shape test's
+// derivatives of k(η, ℓ) = (y + e^ℓ)·log(1 + e^{η−ℓ}) at the centre
+// against central differences.
+func TestNegBinPhiDerivs(t *testing.T) {
+	f := func(y, z, phi float64) (f1, f2 float64) {
+		s := 1 / (1 + phi*math.Exp(-z))
+		return (y+phi)*s - y, (y + phi) * s * (1 - s)
+	}
+	for _, y := range []float64{0, 1, 3, 20, 400} {
+		for _, z := range []float64{-6, -2, -0.3, 0, 0.7, 2, 5} {
+			for _, phi := range []float64{0.05, 0.5, 2, 30} {
+				h := 1e-4 * phi
+				a1, a2 := f(y, z, phi-h)
+				b1, b2 := f(y, z, phi+h)
+				d1, d2 := multilevel.NegBinPhiDerivs(y, z, phi)
+				if math.Abs(d1-(b1-a1)/(2*h)) > 1e-5*(1+math.Abs(d1)) || math.Abs(d2-(b2-a2)/(2*h)) > 1e-5*(1+math.Abs(d2)) {
+					t.Errorf("y %v, z %v, φ %v: ∂_φf′ %v, ∂_φf″ %v; differences %v, %v", y, z, phi, d1, d2, (b1-a1)/(2*h), (b2-a2)/(2*h))
+				}
+				p1, p2 := multilevel.NegBinPhiDerivs(y, z, phi-h)
+				q1, q2 := multilevel.NegBinPhiDerivs(y, z, phi+h)
+				s1, s2 := (q1-p1)/(2*h), (q2-p2)/(2*h)
+				c := 1/phi + y/(phi*phi)
+				if math.Abs(s1) > 8.0/27*c*(1+1e-6) || math.Abs(s2) > c/2*(1+1e-6) {
+					t.Errorf("y %v, z %v, φ %v: ∂²_φf′ %v (bound %v), ∂²_φf″ %v (bound %v)", y, z, phi, s1, 8.0/27*c, s2, c/2)
+				}
+			}
+		}
+	}
+	k := func(y, eta, l float64) float64 {
+		s := eta - l
+		sp := math.Log1p(math.Exp(s))
+		if s > 30 {
+			sp = s
+		}
+		return (y + math.Exp(l)) * sp
+	}
+	for _, y := range []float64{0, 2, 50} {
+		for _, z := range []float64{-3, 0.4, 3} {
+			for _, l := range []float64{-1, 0.7, 2} {
+				kl, kel, kll, keel, kell, klll := multilevel.NegBinKDerivs(y, math.Exp(z), math.Exp(l))
+				const h = 1e-3
+				// Derivatives of k_ℓ by central differences of k.
+				dl := func(e, ll float64) float64 { return (k(y, e, ll+h) - k(y, e, ll-h)) / (2 * h) }
+				want := []float64{dl(z, l),
+					(dl(z+h, l) - dl(z-h, l)) / (2 * h),
+					(dl(z, l+h) - dl(z, l-h)) / (2 * h),
+					(dl(z+h, l) - 2*dl(z, l) + dl(z-h, l)) / (h * h),
+					(dl(z+h, l+h) - dl(z+h, l-h) - dl(z-h, l+h) + dl(z-h, l-h)) / (4 * h * h),
+					(dl(z, l+h) - 2*dl(z, l) + dl(z, l-h)) / (h * h)}
+				got := []float64{kl, kel, kll, keel, kell, klll}
+				for q := range got {
+					if math.Abs(got[q]-want[q]) > 1e-3*(1+math.Abs(want[q])) {
+						t.Errorf("y %v, ẑ %v, ℓ̂ %v: derivative %d of k is %v, differences %v", y, z, l, q, got[q], want[q])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNegBinShapeBound checks the shape test on the kit (N = 1000, six
+// groups, the centre DefaultStart's, the region widened to rEta = 10,
+// rL = 1) at w the centre's plus noise of sd 0.02 and 0.1 and 20 pairs
+// (ℓ, ℓ′) in the region: every datum's remainder difference within its
+// bound c_i, Σ_ic_i equal to the thinning rate, and the control
+// variate's Ṽ(ℓ′) − Ṽ(ℓ) plus Σ_iΔR_i equal to the conditional's
+// V(ℓ′) − V(ℓ) from every datum. The mutants must fail: block 1 left out
+// of the rate (NegBinDropBlock: Σ_ic_i ≠ rate) and the cross terms left
+// out of the sums (NegBinNoCross: the sums ≠ Σ_ik̂_i).
+func TestNegBinShapeBound(t *testing.T) {
+	m := mlNegBin{n: 1000, groups: 6}
+	_, pb, err := m.Draw(rand.New(rand.NewPCG(41, 42)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gg := multilevel.NegBinRegion(multilevel.GroupGibbs{Center: pb.Mode}, 10, 1)
+	for _, scale := range []float64{0.02, 0.1} {
+		ratio, rateErr, cvErr, reach, err := multilevel.NegBinShapeCheck(gg, pb.Posterior, pb.Mode, 7, scale, 1, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("w noise %v: reach %.3g, largest |ΔR_i|/c_i %.3g, Σc_i vs rate %.2g, V vs Ṽ + ΣΔR %.2g", scale, reach, ratio, rateErr, cvErr)
+		if !(reach <= 10) {
+			t.Fatalf("w noise %v: reach %v outside the region", scale, reach)
+		}
+		if !(ratio <= 1) || !(rateErr < 1e-9) || !(cvErr < 1e-6) {
+			t.Errorf("w noise %v: |ΔR_i|/c_i up to %v (want ≤ 1), Σc_i vs rate %v, V vs Ṽ + ΣΔR %v", scale, ratio, rateErr, cvErr)
+		}
+		_, rateErr, _, _, err = multilevel.NegBinShapeCheck(multilevel.NegBinDropBlock(gg), pb.Posterior, pb.Mode, 7, scale, 1, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(rateErr > 1e-3) {
+			t.Errorf("w noise %v: mutant \"the bound dropping a group\" passes: Σc_i vs rate %v", scale, rateErr)
+		}
+		_, _, cvErr, _, err = multilevel.NegBinShapeCheck(multilevel.NegBinNoCross(gg), pb.Posterior, pb.Mode, 7, scale, 1, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(cvErr > 1e-3) {
+			t.Errorf("w noise %v: mutant \"a wrong cross term\" passes: V vs Ṽ + ΣΔR %v", scale, cvErr)
+		}
+	}
+}
+
+// TestNegBinSums checks that the effects' control variate's sums at a
+// shape φ ≠ φ̂ (g₀ + Δφ·g₁, H₀ + Δφ·H₁) equal the sums of the data's
+// expansions there (negBinExpand), on the kit of TestNegBinShapeBound at
+// ℓ̂ ± 0.3, and that the sums left at φ̂ (NegBinStale) do not.
+func TestNegBinSums(t *testing.T) {
+	m := mlNegBin{n: 1000, groups: 6}
+	_, pb, err := m.Draw(rand.New(rand.NewPCG(41, 42)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gg := multilevel.GroupGibbs{Center: pb.Mode}
+	lHat := pb.Mode[len(pb.Mode)-1]
+	for _, dl := range []float64{-0.3, 0.3} {
+		diff, err := multilevel.NegBinSumsCheck(gg, pb.Posterior, pb.Mode, lHat+dl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(diff < 1e-9) {
+			t.Errorf("ℓ̂ %+v: the sums differ from the expansions' by %v (relative)", dl, diff)
+		}
+		diff, err = multilevel.NegBinSumsCheck(multilevel.NegBinStale(gg), pb.Posterior, pb.Mode, lHat+dl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(diff > 1e-3) {
+			t.Errorf("ℓ̂ %+v: mutant \"the control variate's sums at the wrong shape\" passes: %v", dl, diff)
+		}
+	}
+}

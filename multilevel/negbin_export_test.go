@@ -4,6 +4,14 @@
 
 package multilevel
 
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/exactmh/exactmh"
+)
+
 // NegBinNoQ returns k with the negative binomial sweep's shape update
 // without its proposal's q ratio (a Newton proposal is not symmetric):
 // the mutant "shape update without its Hastings ratio".
@@ -53,4 +61,127 @@ func NegBinShapeCond(y, eta []float64, l float64) (v, d1, d2 float64, err error)
 	}
 	r := s.eval(l, eta, nil)
 	return r.v, r.d1, r.d2, nil
+}
+
+// NegBinShapeCheck starts k's negative binomial sweep on p at θ0, moves w
+// to the centre's plus scale·ξ (ξ standard normal) and, for each of pairs
+// draws of (ℓ, ℓ′) uniform within rL of ℓ̂, computes every datum's
+// remainder difference ΔR_i and bound c_i. It returns the largest
+// |ΔR_i|/c_i, the largest relative difference between Σ_ic_i and the
+// thinning rate, and the largest difference between the conditional's
+// V(ℓ′) − V(ℓ) (shapeCond.eval, every datum) and the test's
+// Ṽ(ℓ′) − Ṽ(ℓ) + Σ_iΔR_i, relative to Σ_i|ΔR_i| + 1e-9; and the reach
+// of w (the region holds if at most rEta).
+func NegBinShapeCheck(k GroupGibbs, p *exactmh.Posterior, theta0 []float64, seed uint64, scale, rL float64, pairs int) (ratio, rateErr, cvErr, reach float64, err error) {
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	nb, lay, base, ok := negBinOf(t.Energy(), t.Prior())
+	if !ok {
+		return 0, 0, 0, 0, fmt.Errorf("not a negative binomial multilevel model")
+	}
+	c, err := startNegBin("GroupGibbs", t, k, nb, lay, base, theta0)
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	D := c.d - 1
+	for j := range D {
+		c.theta[j] = c.sm.wHat[j] + scale*rng.NormFloat64()
+	}
+	c1, c2, reach := c.shapePrep()
+	n := c.view.Len()
+	eta := make([]float64, n)
+	zHat := make([]float64, n)
+	for i := range n {
+		eta[i], zHat[i] = c.view.LinearPredictors(i, c.theta[:D], c.sm.wHat)
+	}
+	y := c.sc.y
+	for range pairs {
+		l := c.sm.lHat + rL*(2*rng.Float64()-1)
+		ln := c.sm.lHat + rL*(2*rng.Float64()-1)
+		rate, _ := c.shapeRate(l, ln)
+		var sumC, sumR, absR float64
+		for i := range n {
+			ci, err := c.datumBound(i, l, ln)
+			if err != nil {
+				return 0, 0, 0, 0, err
+			}
+			rd := c.sm.remainder(y[i], c.muHat[i], eta[i], zHat[i], l, ln)
+			sumC += ci
+			sumR += rd
+			absR += math.Abs(rd)
+			if ci > 0 {
+				ratio = math.Max(ratio, math.Abs(rd)/ci)
+			} else if rd != 0 {
+				ratio = math.Inf(1)
+			}
+		}
+		rateErr = math.Max(rateErr, math.Abs(sumC-rate)/math.Max(rate, 1e-300))
+		v0, v1 := c.sc.eval(l, eta, nil), c.sc.eval(ln, eta, nil)
+		cv := c.cvVals(ln, c1, c2).v - c.cvVals(l, c1, c2).v
+		cvErr = math.Max(cvErr, math.Abs((v1.v-v0.v)-(cv+sumR))/(absR+1e-9))
+	}
+	return ratio, rateErr, cvErr, reach, nil
+}
+
+// NegBinSumsCheck starts k's negative binomial sweep on p at θ0, sets
+// its shape to e^l and returns the largest difference between the
+// control variate's sums (g, H's values) and the sums of the data's
+// expansions at the centre, Σ_if̃′_i·x_i and Σ_if̃″_i·x_ix_iᵀ
+// (negBinExpand at φ), relative to the largest sum.
+func NegBinSumsCheck(k GroupGibbs, p *exactmh.Posterior, theta0 []float64, l float64) (float64, error) {
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return 0, err
+	}
+	nb, lay, base, ok := negBinOf(t.Energy(), t.Prior())
+	if !ok {
+		return 0, fmt.Errorf("not a negative binomial multilevel model")
+	}
+	c, err := startNegBin("GroupGibbs", t, k, nb, lay, base, theta0)
+	if err != nil {
+		return 0, err
+	}
+	c.setShape(l)
+	g := c.inner.gibbsTerms
+	gs, hs := make([]float64, len(g.gradSum)), make([]float64, len(g.hVal))
+	ex := c.expand
+	var cols []int32
+	var vals []float64
+	for i := range c.view.Len() {
+		z, _ := ex.LinearPredictors(i, g.center, g.center)
+		f1, f2 := ex.LossDerivs(i, z)
+		cols, vals = ex.SparseRow(i, cols[:0], vals[:0])
+		for q, j := range cols {
+			gs[j] += f1 * vals[q]
+			for q2, col := range cols {
+				lo, hi := g.hPtr[j], g.hPtr[j+1]
+				for p := lo; p < hi; p++ {
+					if g.hCol[p] == col {
+						hs[p] += f2 * vals[q] * vals[q2]
+					}
+				}
+			}
+		}
+	}
+	var diff, scale float64
+	for j := range gs {
+		diff = math.Max(diff, math.Abs(gs[j]-g.gradSum[j]))
+		scale = math.Max(scale, math.Abs(gs[j]))
+	}
+	for p := range hs {
+		diff = math.Max(diff, math.Abs(hs[p]-g.hVal[p]))
+		scale = math.Max(scale, math.Abs(hs[p]))
+	}
+	return diff / scale, nil
+}
+
+// NegBinPhiDerivs is nbPhiDerivs.
+func NegBinPhiDerivs(y, z, phi float64) (d1, d2 float64) { return nbPhiDerivs(y, z, phi) }
+
+// NegBinKDerivs is kDerivs.
+func NegBinKDerivs(y, muHat, phiHat float64) (kl, kel, kll, keel, kell, klll float64) {
+	return kDerivs(y, muHat, phiHat)
 }
