@@ -65,8 +65,8 @@ import (
 // Metropolis–Hastings; the data's factors by Poisson thinning, each drawn
 // datum rejecting with probability ΔR_i/c_i) where w and both ℓ, ℓ′ are
 // inside the region, with probability min(1, e^{−ΔV}q(ℓ | ℓ′)/q(ℓ′ | ℓ))
-// from every datum where ℓ or ℓ′ is outside it (the choice symmetric in
-// ℓ, ℓ′), and by shapeStepFull where w is outside (a choice by w alone,
+// from every datum where ℓ or ℓ′ is outside it or the rate is at least N
+// (the choice symmetric in ℓ, ℓ′), and by shapeStepFull where w is outside (a choice by w alone,
 // fixed in the update).
 type shapeMB struct {
 	lHat, phiHat, phiMax float64
@@ -365,10 +365,12 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 		logR += logNormal(l, mr, vr) - logNormal(lNew, m, v)
 	}
 	y := c.sc.y
-	if math.Abs(l-sm.lHat) > sm.rL || math.Abs(lNew-sm.lHat) > sm.rL {
-		// Every datum's remainder, exactly.
+	n := c.view.Len()
+	rate, total := c.shapeRate(l, lNew)
+	if math.Abs(l-sm.lHat) > sm.rL || math.Abs(lNew-sm.lHat) > sm.rL || !(rate < float64(n)) {
+		// Every datum's remainder, exactly: outside the region, or where
+		// the thinning would draw more than N (both symmetric in ℓ, ℓ′).
 		var sum float64
-		n := c.view.Len()
 		for lo := 0; lo < n; lo += chunk {
 			if err := c.t.Interrupted(); err != nil {
 				return false, err
@@ -392,7 +394,6 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 	}
 	// The data's factors by Poisson thinning.
 	g := c.inner.gibbsTerms
-	rate, total := c.shapeRate(l, lNew)
 	if err := poisson.Check(rate); err != nil {
 		return false, err
 	}

@@ -205,8 +205,9 @@ func TestNegBinShapeCond(t *testing.T) {
 // TestGroupGibbsNegBinStructural runs the kit's structural checks on
 // GroupGibbs's negative binomial sweep (N = 400, 5 groups, started from
 // DefaultStart's centre): no allocation per sweep (the control variate's
-// sums rebuilt in place when φ moves), Info's counts, checkpoint and
-// resume, results and counts independent of the workers.
+// sums moved to φ in place, the shape's test), Info's counts, checkpoint and
+// resume, results and counts independent of the workers; with the
+// shape's test deciding (its region wide) as well.
 func TestGroupGibbsNegBinStructural(t *testing.T) {
 	m := mlNegBin{n: 400, groups: 5}
 	_, pb, err := m.Draw(rand.New(rand.NewPCG(41, 42)))
@@ -215,6 +216,9 @@ func TestGroupGibbsNegBinStructural(t *testing.T) {
 	}
 	k := multilevel.GroupGibbs{Center: pb.Mode}
 	checkStructural(t, "the negative binomial sweep", k, pb.Posterior, pb.Mode, 300)
+	// The shape's minibatch test deciding (its region widened: at this N
+	// the default region sends most updates to the full pass).
+	checkStructural(t, "the negative binomial sweep, the shape test's region wide", multilevel.NegBinRegion(k, 10, 1), pb.Posterior, pb.Mode, 300)
 }
 
 // TestGroupGibbsNegBinMoments compares GroupGibbs's negative binomial
@@ -282,10 +286,29 @@ func TestGroupGibbsNegBinMoments(t *testing.T) {
 		var pass, mutants []row
 		gg := multilevel.GroupGibbs{Center: pb.Mode}
 		if kit.n == 1000 {
-			every1 := gg
-			every1.ShapeEvery = 1
-			pass = []row{{"GroupGibbs", p, gg}, {"GroupGibbs, the shape every sweep", p, every1}}
-			mutants = []row{{"shape update without its Hastings ratio", p, multilevel.NegBinNoQ(gg)}}
+			every3 := gg
+			every3.ShapeEvery = 3
+			// The shape test's region widened, so that its minibatch test
+			// decides the updates (the default region sends most of them
+			// to the full pass at this N), around the centre and around
+			// centres off by 1 in group 0's intercept (block 1, about 40 %
+			// of the data; its sd about 0.05) and by 0.4 in the fixed
+			// intercept, where the linear predictors' distance to the
+			// centre's makes the cross terms and the remainders large.
+			wide := multilevel.NegBinRegion(gg, 10, 1)
+			shifted := append([]float64(nil), pb.Mode...)
+			shifted[2]++
+			wideOff := multilevel.NegBinRegion(multilevel.GroupGibbs{Center: shifted}, 10, 1)
+			shifted0 := append([]float64(nil), pb.Mode...)
+			shifted0[0] += 0.4
+			wideOff0 := multilevel.NegBinRegion(multilevel.GroupGibbs{Center: shifted0}, 10, 1)
+			pass = []row{{"GroupGibbs", p, gg}, {"GroupGibbs, the shape every third sweep", p, every3},
+				{"GroupGibbs, the shape test's region wide", p, wide},
+				{"GroupGibbs, the region wide, around a centre off by 1 in group 0's intercept", p, wideOff},
+				{"GroupGibbs, the region wide, around a centre off by 0.4 in the intercept", p, wideOff0}}
+			mutants = []row{{"shape update without its Hastings ratio", p, multilevel.NegBinNoQ(gg)},
+				{"the shape test's bound dropping a group (group 0 off centre)", p, multilevel.NegBinDropBlock(wideOff)},
+				{"the shape test without its cross terms (intercept off centre)", p, multilevel.NegBinNoCross(wideOff0)}}
 			def, err := exactmh.Sample(ctx, p, nil, &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 5})
 			if err != nil {
 				t.Fatal(err)
@@ -306,7 +329,7 @@ func TestGroupGibbsNegBinMoments(t *testing.T) {
 		for _, r := range pass {
 			res := run(r.p, r.k, 3)
 			z, j := gaussZ(res, ref)
-			t.Logf("%s, %s: largest two-sample |z| %.2f (θ%d) against NUTS; mean batch %.1f of N = %d; shape accept %.3f", cf.name, r.name, z, j, res.Summary().MeanBatch, kit.n, res.Chains[0].Params["shape_accept"])
+			t.Logf("%s, %s: largest two-sample |z| %.2f (θ%d) against NUTS; mean batch %.1f of N = %d; shape accept %.3f, by the full pass %.3f", cf.name, r.name, z, j, res.Summary().MeanBatch, kit.n, res.Chains[0].Params["shape_accept"], res.Chains[0].Params["shape_full"])
 			if !(math.Abs(z) < 4.5) {
 				t.Errorf("%s, %s: moments off NUTS's: z = %.2f (θ%d)", cf.name, r.name, z, j)
 			}
