@@ -349,19 +349,29 @@ func TestGroupGibbsNegBinMoments(t *testing.T) {
 // negative binomial sweep on the kit (N = 200 rows in 6 groups) with
 // every parameter unknown — β, each group's correlated intercept and
 // slope, log τ, the correlation, log φ: ranks uniform at Bonferroni level
-// 10⁻³ over 100 replicates.
+// 10⁻³ over 100 replicates; the default and the shape test's region wide.
 func TestGroupGibbsNegBinSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 100 replicates")
 	}
-	kern := func(pb mcmctest.Problem) exactmh.Kernel { return multilevel.GroupGibbs{Center: pb.Mode} }
-	r, err := mcmctest.SBC(mlNegBin{n: 200, groups: 6}, kern, &mcmctest.SBCOptions{Replicates: 100, Seed: 9, MaxThin: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("SBC p-values %.3g (thin %d)", r.P, r.Thin)
-	if r.Reject(1e-3) {
-		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
+	for _, wide := range []bool{false, true} {
+		kern := func(pb mcmctest.Problem) exactmh.Kernel {
+			k := multilevel.GroupGibbs{Center: pb.Mode}
+			if wide {
+				// The shape test deciding (at N = 200 its default region
+				// sends most updates to the full pass).
+				return multilevel.NegBinRegion(k, 10, 1)
+			}
+			return k
+		}
+		r, err := mcmctest.SBC(mlNegBin{n: 200, groups: 6}, kern, &mcmctest.SBCOptions{Replicates: 100, Seed: 9, MaxThin: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the shape test's region wide %t: SBC p-values %.3g (thin %d)", wide, r.P, r.Thin)
+		if r.Reject(1e-3) {
+			t.Errorf("the shape test's region wide %t: SBC rejects uniformity: p = %.3g", wide, r.P)
+		}
 	}
 }
 
