@@ -1208,6 +1208,9 @@ type gibbsChain struct {
 	// F_mb, bounds the two energies' mismatch (negBinChain.setShape).
 	expand   SparseRowGLM
 	facFloor float64
+	// checkBound, a test hook, checks every datum of an updated block
+	// against its bound (TestNegBinMismatchBound).
+	checkBound bool
 	// Counts for Params.
 	tried, accepted, thinned, exactN, locTried, locAcc, fixedAcc float64
 	undo                                                         gibbsUndo
@@ -1550,6 +1553,11 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 	if !(rate >= 0) || (math.IsInf(rate, 1) && !c.growth) {
 		return false, 0, fmt.Errorf("GroupGibbs: block %d: expected batch %v at θ = %v", m, rate, c.theta)
 	}
+	if c.checkBound {
+		if err := c.checkBlockBound(m, beta, s); err != nil {
+			return false, 0, err
+		}
+	}
 	nm := c.mPtr[m+1] - c.mPtr[m]
 	ne := c.ePtr[m+1] - c.ePtr[m]
 	if c.small[m] || rate >= float64(nm-ne) {
@@ -1617,6 +1625,27 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		}
 	}
 	return c.acceptBlock(m, coords, dn), ne + draws, nil
+}
+
+// checkBlockBound checks every datum of block m against its bound
+// β·s·phi (the checkBound hook).
+func (c *gibbsChain) checkBlockBound(m int, beta, s float64) error {
+	dl := c.blockData(int32(m))
+	for k := range dl.n {
+		i := dl.at(k)
+		rd, du, kf, err := c.remainderDiff(i, beta)
+		if err != nil {
+			return err
+		}
+		ph, err := c.phi(i, m, kf)
+		if err != nil {
+			return err
+		}
+		if bound := beta * s * ph; math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(du) {
+			return fmt.Errorf("GroupGibbs: block %d: Taylor remainder: %w", m, diffViolation(i, rd, bound, c.theta, c.next))
+		}
+	}
+	return nil
 }
 
 // exactSum returns Σ βR_i(θ′) − βR_i(θ) over the data idx, or

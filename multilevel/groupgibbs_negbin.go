@@ -219,6 +219,10 @@ func priorDerivs(logPrior func(l float64) float64, l float64) (float64, float64)
 type negBinHooks struct {
 	noQ, stale, dropBlock, noCross bool
 	rEta, rL                       float64
+	// checkBound checks every datum of each block the effects' sweep
+	// updates against its bound; noFloor leaves the mismatch out of
+	// the bound (λ = 1, ε² = 0).
+	checkBound, noFloor bool
 }
 
 // negBinCentre is the centre of the negative binomial sweep: the
@@ -367,6 +371,7 @@ func startNegBin(name string, t *exactmh.Target, k GroupGibbs, nb NegBinomialEne
 	c := &negBinChain{inner: inner, t: t, view: nb.ShapeView(ref), sc: sc, hooks: k.negBin, d: d, ref: ref,
 		theta: slices.Clone(theta0), lpTheta: slices.Clone(theta0)}
 	inner.rows, inner.rowsErr = c.view, nil
+	inner.checkBound = c.hooks.checkBound
 	// The chain's own sums, from the shared ones at φ̂.
 	terms := *inner.gibbsTerms
 	c.g0, c.h0 = terms.gradSum, terms.hVal
@@ -464,8 +469,8 @@ func (c *negBinChain) setShape(l float64) {
 			g.hVal[p] = v + dphi*c.h1[p]
 		}
 	}
-	if dphi == 0 {
-		ic.k3Scale, ic.facFloor = 1, 0
+	if dphi == 0 || c.hooks.noFloor {
+		ic.k3Scale, ic.facFloor = math.Max(1, phi/c.ref), 0
 		return
 	}
 	lo := math.Min(phi, c.ref)

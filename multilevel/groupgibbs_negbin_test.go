@@ -513,3 +513,39 @@ func TestNegBinSums(t *testing.T) {
 		}
 	}
 }
+
+// TestNegBinMismatchBound runs the negative binomial sweep on the kit
+// (N = 1000, six groups) around its centre and around centres whose shape
+// is φ̂e^{±0.3} (so that the data's shape and the control variate's differ
+// by about 30 % throughout), every datum of each updated block checked
+// against its bound (NegBinCheckBound): 2 chains × 60 sweeps without a
+// violation. The mutant with the mismatch left out of the bound (λ = 1,
+// ε² = 0) must violate it around an off centre.
+func TestNegBinMismatchBound(t *testing.T) {
+	m := mlNegBin{n: 1000, groups: 6}
+	_, pb, err := m.Draw(rand.New(rand.NewPCG(41, 42)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := len(pb.Mode)
+	run := func(k exactmh.Kernel) error {
+		_, err := exactmh.Sample(context.Background(), pb.Posterior, k, &exactmh.Settings{Chains: 2, Warmup: 30, Draws: 30, Seed: 3, Init: pb.Mode})
+		return err
+	}
+	for _, dl := range []float64{0, -0.3, 0.3} {
+		c := append([]float64(nil), pb.Mode...)
+		c[d-1] += dl
+		k := multilevel.GroupGibbs{Center: c}
+		if err := run(multilevel.NegBinCheckBound(k, false)); err != nil {
+			t.Errorf("centre's shape φ̂e^%v: %v", dl, err)
+		}
+		if dl == 0 {
+			continue
+		}
+		if err := run(multilevel.NegBinCheckBound(k, true)); err == nil {
+			t.Errorf("centre's shape φ̂e^%v: mutant \"the mismatch unbounded\" passes", dl)
+		} else {
+			t.Logf("centre's shape φ̂e^%v: mutant \"the mismatch unbounded\" caught: %.200v", dl, err)
+		}
+	}
+}

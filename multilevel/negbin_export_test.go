@@ -52,6 +52,15 @@ func NegBinRegion(k GroupGibbs, rEta, rL float64) GroupGibbs {
 	return k
 }
 
+// NegBinCheckBound returns k with every datum of each block the effects'
+// sweep updates checked against its bound (an error if one exceeds it),
+// and with noFloor the mismatch between the data's shape and the control
+// variate's left out of the bound: the mutant "the mismatch unbounded".
+func NegBinCheckBound(k GroupGibbs, noFloor bool) GroupGibbs {
+	k.negBin.checkBound, k.negBin.noFloor = true, noFloor
+	return k
+}
+
 // NegBinShapeCond returns V(ℓ), V′(ℓ), V″(ℓ) of the shape's conditional
 // given the linear predictors eta (shapeCond.eval).
 func NegBinShapeCond(y, eta []float64, l float64) (v, d1, d2 float64, err error) {
