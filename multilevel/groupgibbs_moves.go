@@ -103,8 +103,8 @@ type moveHooks struct {
 	// plain or nested scale move), so that the kit sees them alone.
 	condNoJacobian, condOwnB, condOnly bool
 	// exactSkip makes a scale move that reads its term's data exactly
-	// (scaleExact) skip every other level's data: a likelihood ratio that
-	// ignores blocks the move changes.
+	// (scaleExact) skip them: the likelihood ratio is the expansion's
+	// alone, the remainders of every block the move changes ignored.
 	exactSkip bool
 }
 
@@ -706,9 +706,9 @@ func (c *gibbsChain) acceptScale(coords []int32, lt int, acc *float64) {
 func (c *gibbsChain) scaleExact(rng *rand.Rand, coords []int32, lt int, logExact float64, acc *float64) (bool, int, error) {
 	var sum float64
 	var nread int
-	for q, j := range coords {
-		if q%2 == 1 && c.mv.hooks.exactSkip {
-			continue
+	for _, j := range coords {
+		if c.mv.hooks.exactSkip {
+			break
 		}
 		m := c.blocks[j]
 		s, err := c.exactSum(c.blockData(m), c.t.Beta())

@@ -55,8 +55,9 @@ func GroupGibbsNestedNoJacobian(k GroupGibbs) GroupGibbs {
 }
 
 // GroupGibbsScaleExactSkip returns k with its scale moves that read the
-// term's data exactly (every block small, ExactBelow) skipping every
-// other level's data, which the kit must catch.
+// term's data exactly (every block small, ExactBelow) reading none: the
+// expansion's ratio alone, every block's remainders ignored, which the
+// kit must catch.
 func GroupGibbsScaleExactSkip(k GroupGibbs) GroupGibbs {
 	k.moveHooks.exactSkip = true
 	return k
