@@ -752,7 +752,6 @@ func smallGibbs(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior, ce
 		return nil
 	}
 	per := ch.Sampling.MeanBatch()
-	c.Candidates = append(c.Candidates, exactmh.Candidate{Name: gg.Name(), EvalsPerStep: per})
 	c.Name, c.Kernel = gg.Name(), gg
 	c.Reason = fmt.Sprintf("N = %d < %d on a multilevel model whose random terms nest (%d nested scale moves): GroupGibbs reading every datum exactly (%.3g data per sweep, %.3g passes), its data-free nested shifts and scale moves %d times a sweep: the data pin the sums of nested effects, directions the diagonal metric of non-centred NUTS, the full-batch choice here, cannot scale",
 		p.Len(), exactmh.AutoSmallN, nested, per, per/float64(p.Len()), smallFreeRepeats)
