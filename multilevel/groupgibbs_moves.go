@@ -102,6 +102,10 @@ type moveHooks struct {
 	// condOnly leaves them the log scales' only update (no slice update,
 	// plain or nested scale move), so that the kit sees them alone.
 	condNoJacobian, condOwnB, condOnly bool
+	// exactSkip makes a scale move that reads its term's data exactly
+	// (scaleExact) skip them: the likelihood ratio is the expansion's
+	// alone, the remainders of every block the move changes ignored.
+	exactSkip bool
 }
 
 // scaleStep is the scale move's step, σ = scaleStep/√(1 + β·uᵀHu): the
@@ -331,11 +335,13 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay Layout, fixed []int32, hooks
 			}
 		}
 	}
-	// Scale moves: each random term, for a family with a bounded f‴.
-	if !hooks.scalesOff && !g.growth {
+	// Scale moves: each random term, for a family with a bounded f‴; for
+	// one under the growth bound (Poisson), each term whose every block is
+	// small (ExactBelow), whose moves then read the term's data exactly.
+	if !hooks.scalesOff {
 		mv.scPtr, mv.exPtr = []int{0}, []int{0}
 		for _, tm := range terms {
-			if tm.logTau < 0 || tm.levels == 0 {
+			if tm.logTau < 0 || tm.levels == 0 || (g.growth && !g.allSmall(tm.start, tm.stride, tm.levels)) {
 				continue
 			}
 			pairs, thin := 0, 0
@@ -579,6 +585,10 @@ func (c *gibbsChain) scaleFinish(rng *rand.Rand, r int, coords []int32, lt int, 
 		du += ej * s
 	}
 	logExact -= beta * du
+	if c.growth {
+		// Every block small (the moves' setup): the term's data, exactly.
+		return c.scaleExact(rng, coords, lt, logExact, acc)
+	}
 	// The thinning rate over the term's blocks' pairs.
 	copy(c.fac, c.dsq)
 	for _, j := range coords {
@@ -625,24 +635,7 @@ func (c *gibbsChain) scaleFinish(rng *rand.Rand, r int, coords []int32, lt int, 
 	}
 	ex := mv.exData[mv.exPtr[r]:mv.exPtr[r+1]]
 	if rate >= float64(mv.nThin[r]) {
-		// All the term's data, exactly.
-		var sum float64
-		var nread int
-		for _, j := range coords {
-			m := c.blocks[j]
-			s, err := c.exactSum(c.blockData(m), beta)
-			if err != nil {
-				return false, 0, err
-			}
-			sum += s
-			nread += c.mPtr[m+1] - c.mPtr[m]
-		}
-		if c.decide(rng, logExact-sum) {
-			c.acceptScale(coords, lt, acc)
-			return true, nread, nil
-		}
-		reject()
-		return false, nread, nil
+		return c.scaleExact(rng, coords, lt, logExact, acc)
 	}
 	if len(ex) > 0 {
 		sum, err := c.exactSum(listOf(ex), beta)
@@ -714,9 +707,54 @@ func (c *gibbsChain) acceptScale(coords []int32, lt int, acc *float64) {
 	*acc++
 }
 
+// scaleExact decides a scale move of the effects coords and log scale lt
+// from θ to next (set) by reading all the term's data exactly: a datum
+// touches one level of the term's factor, so the blocks' data partition
+// the data whose linear predictor the move changes, and the remainders'
+// exact sum with logExact (everything else) is the Metropolis–Hastings
+// log ratio. It counts an acceptance in *acc and returns whether θ moved
+// and the data read.
+func (c *gibbsChain) scaleExact(rng *rand.Rand, coords []int32, lt int, logExact float64, acc *float64) (bool, int, error) {
+	var sum float64
+	var nread int
+	for _, j := range coords {
+		if c.mv.hooks.exactSkip {
+			break
+		}
+		m := c.blocks[j]
+		s, err := c.exactSum(c.blockData(m), c.t.Beta())
+		if err != nil {
+			return false, 0, err
+		}
+		sum += s
+		nread += c.mPtr[m+1] - c.mPtr[m]
+	}
+	if c.decide(rng, logExact-sum) {
+		c.acceptScale(coords, lt, acc)
+		return true, nread, nil
+	}
+	for _, j := range coords {
+		c.next[j] = c.theta[j]
+	}
+	c.next[lt] = c.theta[lt]
+	return false, nread, nil
+}
+
+// allSmall reports whether every block of a term's levels (coordinates
+// start + l·stride) is small (ExactBelow).
+func (g *gibbsTerms) allSmall(start, stride, levels int) bool {
+	for l := range levels {
+		if !g.small[g.blocks[start+l*stride]] {
+			return false
+		}
+	}
+	return true
+}
+
 // moveParams adds the moves' rates to Params: shift_accept and
 // scale_accept (absent without such moves), scale_capped (the share of
-// scale moves rejected unread).
+// scale moves rejected unread), nested_scales (the number of nested scale
+// moves, absent without one).
 func (c *gibbsChain) moveParams(ps map[string]float64) {
 	if c.mv == nil {
 		return
@@ -724,6 +762,9 @@ func (c *gibbsChain) moveParams(ps map[string]float64) {
 	if len(c.mv.expl) > 0 {
 		ps["shifts"] = float64(len(c.mv.expl))
 		ps["shift_accept"] = c.ms.shiftAcc / max(c.ms.shiftTried, 1)
+	}
+	if len(c.mv.nested) > 0 {
+		ps["nested_scales"] = float64(len(c.mv.nested))
 	}
 	if len(c.mv.scTau) > 0 || len(c.mv.nested) > 0 {
 		ps["scale_accept"] = c.ms.scaleAcc / max(c.ms.scaleTried, 1)

@@ -54,6 +54,15 @@ func GroupGibbsNestedNoJacobian(k GroupGibbs) GroupGibbs {
 	return k
 }
 
+// GroupGibbsScaleExactSkip returns k with its scale moves that read the
+// term's data exactly (every block small, ExactBelow) reading none: the
+// expansion's ratio alone, every block's remainders ignored, which the
+// kit must catch.
+func GroupGibbsScaleExactSkip(k GroupGibbs) GroupGibbs {
+	k.moveHooks.exactSkip = true
+	return k
+}
+
 // GibbsShifts returns the shifts k finds on the posterior p (k.Center
 // set): each as its coordinates and coefficients.
 func GibbsShifts(p *exactmh.Posterior, k GroupGibbs) (idx [][]int32, w [][]float64, err error) {
