@@ -300,7 +300,7 @@ func (c *gibbsChain) dataFree(rng *rand.Rand) bool {
 // (newtonDefault; figures/bench/multilevel_joint.txt, section 4). The
 // LEAs' near-zero scale on Chem97, which only the data-free moves carry
 // across its funnel, has a bulk ESS (4 × 1,000 draws) of about 110 at
-// one repeat, 340–410 at 5 and 590 at 10; a repeat is O(d), no datum
+// one repeat, 340–410 at 5 and 520–590 at 10; a repeat is O(d), no datum
 // read (figures/bench/multilevel_real_chem97_profile.txt).
 const (
 	DefaultNewtonEvery = 4
@@ -311,7 +311,7 @@ const (
 // Newton update's cache (newtonCacheMax): its second pass then reads no
 // row, so an update costs about one pass, not two, and one sweep in two
 // reads what one in four does uncached. On Chem97 the covariate's bulk
-// ESS follows the updates: about 270 at one sweep in four, 650–700 at
+// ESS follows the updates: about 270 at one sweep in four, 470–700 at
 // one in two.
 const cachedNewtonEvery = 2
 
