@@ -73,9 +73,9 @@ var pilotBudgetScale = [2]float64{1, 1}
 // NUTS's bound (TestAutoUnfinishedPilotScored).
 var pilotNoPartial bool
 
-// pilotNoShortStop, set by tests, is a mutant: a warmup that cannot make
-// the transitions an estimate needs runs on to its budget (TestPilotGuard).
-var pilotNoShortStop bool
+// pilotNoShortStop and pilotLateBeatStop, set by TestPilotGuard, are mutants: a warmup short of an estimate's
+// transitions runs on to its budget; a pilot that cannot beat waits for pilotGuardSteps transitions to stop.
+var pilotNoShortStop, pilotLateBeatStop bool
 
 // pricing converts a pilot's counts into datum energy evaluations.
 type pricing struct {
@@ -153,11 +153,11 @@ var errPilotStop = errors.New("pilot budget reached")
 
 // pilotGuard is the recorder of a pilot chain: it prices each transition
 // (pricing), ends the warmup past its budget and the sampling past its
-// own, stops a pilot that cannot beat the best pilot so far — once its
-// warmup has cost a third of its budget and made pilotGuardSteps
-// transitions, two effective draws a transition at its cost so far must
-// reach beat — and keeps the late warmup's and the first sampling draws
-// (partialScore).
+// own, stops a pilot that cannot beat the best pilot so far — once its warmup has cost a third of its
+// budget, two effective draws a transition at its cost so far must reach beat, counting pilotGuardSteps
+// before it has made them: a bound that its later transitions' costs can only lower, so the stop is the
+// one the guard would make at pilotGuardSteps, decided earlier — and keeps the late warmup's and the
+// first sampling draws (partialScore).
 type pilotGuard struct {
 	price                      pricing
 	warmupBudget, sampleBudget float64
@@ -238,8 +238,8 @@ func (g *pilotGuard) Record(e *Event) error {
 		g.overBudget, g.short = true, true
 		return errPilotStop
 	}
-	if g.beat > 0 && g.steps >= pilotGuardSteps && g.warmCost >= g.warmupBudget/3 {
-		if bound := 2 * float64(g.steps) / g.warmCost * costPerRate; bound < g.beat {
+	if g.beat > 0 && (g.steps >= pilotGuardSteps || !pilotLateBeatStop) && g.warmCost >= g.warmupBudget/3 {
+		if bound := 2 * float64(max(g.steps, pilotGuardSteps)) / g.warmCost * costPerRate; bound < g.beat {
 			g.stopped = bound
 			return errPilotStop
 		}

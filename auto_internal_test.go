@@ -39,6 +39,40 @@ func TestPilotGuard(t *testing.T) {
 	if err := g.Record(ev(19, true, e, gr)); !errors.Is(err, errPilotStop) || g.stopped != 20 || g.steps != 20 {
 		t.Fatalf("not stopped at 20 ESS per 10⁶ at most: %v, bound %v after %d", err, g.stopped, g.steps)
 	}
+	// Transitions of a fifth of the budget each (a NUTS pilot of long
+	// trees on a large model): from a third of the budget the guard counts
+	// pilotGuardSteps transitions it has not made yet, a bound their costs
+	// can only lower, and stops where even that cannot beat, without
+	// paying for the transitions up to pilotGuardSteps.
+	earlyStop := func(beat float64, at int, bound float64) (fault string) {
+		g := &pilotGuard{warmup: 100, warmupBudget: 1e7, sampleBudget: 1e9, keep: 1, beat: beat}
+		for it := range 100 {
+			if err := g.Record(ev(it, true, 2e6, 0)); err != nil {
+				if it+1 != at || !errors.Is(err, errPilotStop) || g.stopped-bound > 1e-12 || bound-g.stopped > 1e-12 {
+					return fmt.Sprintf("beat %v: stopped after %d transitions (bound %v, overBudget %v, short %v): %v; want after %d at %v", beat, it+1, g.stopped, g.overBudget, g.short, err, at, bound)
+				}
+				return ""
+			}
+		}
+		return fmt.Sprintf("beat %v: not stopped in 100 transitions", beat)
+	}
+	// 2·5 draws over 4·10⁶ units (2.5 per 10⁶) cannot beat 10: stopped at
+	// the second; 2.5 may beat 2, and 2·5 over 6·10⁶ (1.67) cannot.
+	for _, c := range []struct {
+		beat, bound float64
+		at          int
+	}{{10, 2.5, 2}, {2, 10.0 / 6, 3}} {
+		if f := earlyStop(c.beat, c.at, c.bound); f != "" {
+			t.Error(f)
+		}
+	}
+	pilotLateBeatStop = true
+	if f := earlyStop(10, 2, 2.5); f == "" {
+		t.Error("mutant pilotLateBeatStop: not caught")
+	} else {
+		t.Logf("mutant pilotLateBeatStop caught: %s", f)
+	}
+	pilotLateBeatStop = false
 	free := &pilotGuard{warmup: 100, warmupBudget: 6e6, sampleBudget: 1e9, keep: 1}
 	for it := range 40 {
 		if err := free.Record(ev(it, true, e, gr)); err != nil {

@@ -189,13 +189,24 @@ func Summarize(x [][]float64) Stats {
 	if basic := ess(halves); !math.IsNaN(basic) {
 		st.MCSEMean = sampleSD(pooled(x)) / math.Sqrt(basic)
 	}
-	z := zScale(halves)
+	// With chains of even length the split halves hold every draw, so
+	// their pooled sort is all, and the folded draws' is all's merged
+	// about the median (foldSorted): no sort beyond the first. An odd
+	// length drops each chain's middle draw, and the halves sort afresh.
+	var z, zf [][]float64
+	if even := len(x[0])%2 == 0; even {
+		z = zScaleSorted(halves, all)
+		zf = zScaleSorted(split(fold(x, st.Q50)), foldSorted(all, st.Q50))
+	} else {
+		z = zScale(halves)
+		zf = zScale(split(fold(x, st.Q50)))
+	}
 	st.ESSBulk = ess(z)
 	tail := math.Min(indicatorESS(x, sortedQuantile(all, 0.05)), indicatorESS(x, sortedQuantile(all, 0.95)))
 	if !math.IsNaN(tail) {
 		st.ESSTail = tail
 	}
-	bulk, folded := rhat(z), rhat(zScale(split(fold(x, st.Q50))))
+	bulk, folded := rhat(z), rhat(zf)
 	if !math.IsNaN(bulk) && !math.IsNaN(folded) {
 		st.RHat = math.Max(bulk, folded)
 	}
@@ -398,12 +409,15 @@ func pooled(x [][]float64) []float64 {
 // (half-integer) rank alone, so they come from a table shared by every
 // call with the same S (blomTable). The draws are finite (Usable).
 func zScale(x [][]float64) [][]float64 {
-	n := len(x[0])
-	sorted := make([]float64, 0, len(x)*n)
-	for _, c := range x {
-		sorted = append(sorted, c...)
-	}
+	sorted := pooled(x)
 	slices.Sort(sorted)
+	return zScaleSorted(x, sorted)
+}
+
+// zScaleSorted is zScale given sorted, the pooled draws of x in ascending
+// order.
+func zScaleSorted(x [][]float64, sorted []float64) [][]float64 {
+	n := len(x[0])
 	table := blomTable(len(sorted))
 	flat := make([]float64, len(sorted))
 	for j, c := range x {
@@ -419,6 +433,35 @@ func zScale(x [][]float64) [][]float64 {
 	out := make([][]float64, len(x))
 	for j := range x {
 		out[j] = flat[j*n : (j+1)*n : (j+1)*n]
+	}
+	return out
+}
+
+// foldSorted returns |v − med| for every v of ascending s, in ascending
+// order: the draws below med, taken downwards, merged with those from
+// med upwards, in O(len(s)). The values are fold's, bit for bit.
+func foldSorted(s []float64, med float64) []float64 {
+	out := make([]float64, len(s))
+	k := lowerBound(s, med)
+	i, j := k-1, k
+	for o := range out {
+		switch {
+		case i < 0:
+			out[o] = math.Abs(s[j] - med)
+			j++
+		case j >= len(s):
+			out[o] = math.Abs(s[i] - med)
+			i--
+		default:
+			a, b := math.Abs(s[i]-med), math.Abs(s[j]-med)
+			if a <= b {
+				out[o] = a
+				i--
+			} else {
+				out[o] = b
+				j++
+			}
+		}
 	}
 	return out
 }

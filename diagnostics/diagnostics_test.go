@@ -291,6 +291,32 @@ func TestSummarizeIsTheSeparateCalls(t *testing.T) {
 		}
 	}
 	inputs["long ar0.95"] = long
+	// Even lengths, whose halves Summarize ranks from its one sort: ties,
+	// ±0 and a chain stuck at the median among them.
+	even := make([][]float64, 4)
+	for j := range even {
+		even[j] = make([]float64, 1000)
+		for i := range even[j] {
+			switch j {
+			case 0:
+				even[j][i] = r.NormFloat64()
+			case 1:
+				even[j][i] = math.Round(2*r.NormFloat64()) / 2
+				if even[j][i] == 0 && i%2 == 0 {
+					even[j][i] = math.Copysign(0, -1)
+				}
+			case 2:
+				even[j][i] = 0
+				if i%7 == 0 {
+					even[j][i] = r.NormFloat64()
+				}
+			case 3:
+				even[j][i] = 1 + r.NormFloat64()
+			}
+		}
+	}
+	inputs["even, ties and ±0"] = even
+	inputs["even continuous"] = [][]float64{long[0][:5000], long[1][:5000]}
 	for name, x := range inputs {
 		var all []float64
 		for _, c := range x {

@@ -15,7 +15,7 @@ import (
 // for tie runs, a table of normal scores) gives bit for bit the scores of
 // the comparison sort of (value, position) pairs it replaced (zScaleSlow),
 // on continuous draws and draws with many ties (a chain that sticks,
-// rounded values, ±0).
+// rounded values, ±0); and that foldSorted is the sorted fold.
 func TestZScaleMatchesSlow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 40 {
@@ -44,6 +44,18 @@ func TestZScaleMatchesSlow(t *testing.T) {
 					v = 1e-300 * rng.NormFloat64()
 				}
 				x[j][i] = v
+			}
+		}
+		sorted := pooled(x)
+		slices.Sort(sorted)
+		for _, med := range []float64{sortedQuantile(sorted, 0.5), sorted[0], sorted[len(sorted)-1], 0.25} {
+			want := pooled(fold(x, med))
+			slices.Sort(want)
+			got := foldSorted(sorted, med)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("trial %d, fold about %v: foldSorted[%d] = %v, the sorted fold %v", trial, med, i, got[i], want[i])
+				}
 			}
 		}
 		got, want := zScale(x), zScaleSlow(x)

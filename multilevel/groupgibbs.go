@@ -395,7 +395,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		return nil, err
 	}
 	q := terms.qMax
-	c := &gibbsChain{gibbsTerms: terms, t: t, theta: slices.Clone(theta0), next: slices.Clone(theta0),
+	c := &gibbsChain{gibbsTerms: terms, t: t, tpLT: -1, theta: slices.Clone(theta0), next: slices.Clone(theta0),
 		mask: k.blockMask, locSDMul: k.locSDMul, seen: distinct.New(),
 		dsq: make([]float64, terms.nb), cum: make([]float64, terms.maxP), fac: make([]float64, terms.facLen()),
 		hp: make([]float64, q*q), rhs: make([]float64, q), z: make([]float64, q),
@@ -1149,6 +1149,12 @@ type gibbsChain struct {
 
 	ms gibbsMoveState // the shifts' and scale moves' scratch and counters
 
+	// tpLT, tpTheta, tpPrec: the last effect prior precision tauPrec
+	// computed, e^{−2θ[tpLT]} at θ[tpLT] = tpTheta (tpLT −1: none).
+	tpLT    int32
+	tpTheta float64
+	tpPrec  float64
+
 	// The joint location move (nil jt: none): moves per sweep, ρ, the
 	// test hooks (jointIgnore −1: none), the chain's scratch.
 	jt           *gibbsJoint
@@ -1439,7 +1445,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 				hp[a*q+b] += cp[a*q+b]
 			}
 		default:
-			hp[a*q+a] += math.Exp(-2 * c.theta[c.logTau[j]])
+			hp[a*q+a] += c.tauPrec(c.logTau[j])
 		}
 	}
 	for a, j := range coords {
@@ -1455,7 +1461,7 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 				s -= cp[a*q+b] * c.theta[jb]
 			}
 		default:
-			s -= math.Exp(-2*c.theta[c.logTau[j]]) * c.theta[j]
+			s -= c.tauPrec(c.logTau[j]) * c.theta[j]
 		}
 		rhs[a] += s
 	}
@@ -1837,6 +1843,18 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 		c.deltas()
 	}
 	return moved
+}
+
+// tauPrec returns τ⁻² = e^{−2θ[lt]}, the prior precision of the effects
+// whose log scale is coordinate lt, at the current θ. It keeps the last
+// one: the block updates and shifts of a term's levels, one after another,
+// take one exponential between the moves of its scale, not one a level.
+// The value is the exponential's, bit for bit, at any θ.
+func (c *gibbsChain) tauPrec(lt int32) float64 {
+	if lt != c.tpLT || c.theta[lt] != c.tpTheta {
+		c.tpLT, c.tpTheta, c.tpPrec = lt, c.theta[lt], math.Exp(-2*c.theta[lt])
+	}
+	return c.tpPrec
 }
 
 // locPrior is the log prior at th that the location moves' ratio reads:

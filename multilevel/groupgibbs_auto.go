@@ -380,6 +380,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 		// pilot again with the Newton proposal at the current group
 		// effects (groupgibbs_newton.go).
 		jg := newtonDefault(center)
+		jg.NewtonEvery = newtonEveryFor(p.Len(), fixedInBlock0(lay))
 		jg.TailMix, jg.CondScale = DefaultTailMix, true
 		jg.Shear, jg.ShearEvery, jg.ShearMaxRatio = 1, DefaultShearEvery, DefaultShearMaxRatio
 		choice.Progress(ctx, "pilot: %s %s; again with the fixed effects by a Newton proposal at the current group effects", m.Name, why)

@@ -429,12 +429,13 @@ func (c *gibbsChain) shiftMoves(rng *rand.Rand) (moved bool) {
 	mv := c.mv
 	for s := range len(mv.expl) {
 		idx, w := mv.idx[mv.ptr[s]:mv.ptr[s+1]], mv.w[mv.ptr[s]:mv.ptr[s+1]]
-		// log p̃(θ + δv) − log p̃(θ) = bδ − aδ²/2.
+		// log p̃(θ + δv) − log p̃(θ) = bδ − aδ²/2 (τ⁻² by tauPrec: one
+		// exponential a term, not one an entry).
 		var a, b float64
 		for q, j := range idx {
 			v := w[q]
 			if lt := c.logTau[j]; lt >= 0 {
-				p := math.Exp(-2 * c.theta[lt])
+				p := c.tauPrec(lt)
 				a += v * v * p
 				b -= v * c.theta[j] * p
 			} else {

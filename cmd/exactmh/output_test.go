@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/exactmh/exactmh"
 )
 
 // TestNaturalScaleRows samples a multilevel model and checks the
@@ -107,5 +109,49 @@ func TestNoNaNSamplerColumns(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestResultReportReusesSummary checks sample's report of a multilevel
+// run, which takes every variable's figures from the run's Summary except
+// those of the coefficients it puts on the original scale, against the
+// figures computed afresh from the report's own draws (SummarizeParam):
+// every variable's mean, sd, MCSE, ESS and R-hat are the same numbers. A
+// report that took the coefficients' figures from the Summary too would
+// give their standardised means.
+func TestResultReportReusesSummary(t *testing.T) {
+	mf := modelFlags{data: flights, formula: "delay>15 ~ log(distance) + (1 | origin)", family: "logistic", prior: "flat", beta: 1, sigma: 1, nu: 4, tauPrior: ""}
+	m, err := mf.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := exactmh.Sample(t.Context(), m.post, exactmh.NUTS{}, &exactmh.Settings{Chains: 2, Warmup: 100, Draws: 100, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := &reportFlags{}
+	rf.format, rf.percentiles = "table", "5,50,95"
+	rp, err := resultReport(res, m, rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary()
+	d := resultDraws(res, s)
+	sc := &scaling{center: m.design.Center, scale: m.design.Scale, intercept: m.design.Intercept}
+	if err := sc.apply(d); err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.scale) < 2 || len(rp.rows) < len(d.names) {
+		t.Fatalf("%d coefficients rescaled, %d rows for %d variables", len(sc.scale), len(rp.rows), len(d.names))
+	}
+	for j, name := range d.names {
+		r, w := rp.rows[j], exactmh.SummarizeParam(name, d.x[j], s.SamplingTime.Seconds())
+		if r.Name != name || r.Mean != w.Mean || r.SD != w.SD || r.MCSE != w.MCSE || r.ESSBulk != w.ESSBulk || r.ESSTail != w.ESSTail || r.RHat != w.RHat {
+			t.Errorf("row %d %s: mean %v sd %v ess %v/%v rhat %v; from its draws %s: %v %v %v/%v %v", j, r.Name,
+				r.Mean, r.SD, r.ESSBulk, r.ESSTail, r.RHat, name, w.Mean, w.SD, w.ESSBulk, w.ESSTail, w.RHat)
+		}
+	}
+	if math.Abs(rp.rows[1].Mean-s.Params[1].Mean) < 1e-9*math.Abs(s.Params[1].Mean) {
+		t.Errorf("log_distance reported at its standardised mean %v: the test cannot tell a rescaled row", s.Params[1].Mean)
 	}
 }

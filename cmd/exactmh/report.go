@@ -604,6 +604,7 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 		d.names = append(d.names, stancsv.SafeNames([]string{r.name})[0])
 		d.x = append(d.x, x)
 	}
+	rescaled := 0 // the leading coefficients put on the original scale
 	if m.fp.Standardize && len(d.x) >= m.design.D && m.design.D > 0 && len(d.x[0]) > 0 {
 		multilevel := len(m.design.Groups) > 0
 		if !rf.standardized {
@@ -611,10 +612,23 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 			if err := sc.apply(d); err != nil {
 				return nil, err
 			}
+			rescaled = len(sc.scale)
 		}
 		rp.scale = scaleNote(!rf.standardized, multilevel)
 	}
-	rp.rows = rows(d, ps, s.SamplingTime.Seconds(), nil, nil)
+	// The figures Summary computed serve the variables whose draws were
+	// not rescaled: the same draws (resultDraws keeps the chains and the
+	// length Summary used) and the same sampling time, so the same
+	// numbers. On a multilevel model that is every effect and scale, whose
+	// rank normalisation is most of the report's work
+	// (TestResultReportReusesSummary).
+	known := func(j int) (exactmh.ParamSummary, bool) {
+		if j < rescaled || j >= len(s.Params) || s.Params[j].Name != d.names[j] {
+			return exactmh.ParamSummary{}, false
+		}
+		return s.Params[j], true
+	}
+	rp.rows = rows(d, ps, s.SamplingTime.Seconds(), known, nil)
 	return rp, nil
 }
 
