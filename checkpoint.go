@@ -43,16 +43,15 @@ type chainCheckpoint struct {
 
 // Checkpoint writes the run — settings, draws and every chain's full state
 // (position, kernel state, metric, random stream, adaptation, next
-// transition) — to
-// w, so that LoadCheckpoint can rebuild it, in another process, for Resume.
-// The posterior's data and the kernel are not written: LoadCheckpoint is
-// given them again. A failed run cannot be checkpointed — except one that
-// failed only because its Recorder did (a *RecorderError), whose chains are
-// intact: it is saved as the cancelled run it is (completed, if every
-// chain had finished), and Resume after LoadCheckpoint continues it.
-// Neither can a run whose chains do not implement Checkpointer. Of a run
-// with Settings.DiscardDraws it saves how many draws each chain passed to
-// the Recorder (ChainResult.Streamed), whose own files must keep them.
+// transition) — to w, for LoadCheckpoint to rebuild in another process and
+// Resume to continue; not the posterior's data or the kernel, which
+// LoadCheckpoint is given again. Of a DiscardDraws run it saves the count
+// of draws each chain streamed (ChainResult.Streamed): the Recorder's files
+// must keep them. A failed run cannot be checkpointed — except one that
+// failed only because its Recorder did (a *RecorderError), whose chains
+// are intact: it is saved as the cancelled run it is (completed, if every
+// chain had finished), and Resume after LoadCheckpoint continues it. Nor
+// can a run whose chains do not implement Checkpointer.
 func (r *Result) Checkpoint(w io.Writer) error {
 	if r == nil || r.runners == nil {
 		return errors.New("exactmh: Checkpoint: the result holds no chain state")
@@ -169,7 +168,7 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Re
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: nil Kernel; the checkpoint is of kernel %s (for a run of the automatic default, pass its Result.Choice's Kernel and Posterior)", cp.Kernel)
 	}
 	if k.Name() != cp.Kernel {
-		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint is of kernel %s, not %v", cp.Kernel, kernelName(k))
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint is of kernel %s, not %v", cp.Kernel, k.Name())
 	}
 	if p.Len() != cp.N || p.Dim() != cp.Dim {
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint has N = %d, d = %d; the posterior N = %d, d = %d", cp.N, cp.Dim, p.Len(), p.Dim())
@@ -476,13 +475,6 @@ func (res *Result) runInfo(now time.Time) RunInfo {
 		Steps: set.transitions(), StartTime: now.Add(-res.Elapsed), Config: res.Config, Settings: set,
 		Choice: res.Choice, Names: res.Names,
 	}
-}
-
-func kernelName(k Kernel) string {
-	if k == nil {
-		return "nil"
-	}
-	return k.Name()
 }
 
 // countReader counts the bytes read through it.
