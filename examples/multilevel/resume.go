@@ -176,7 +176,16 @@ func (cp *checkpointer) save(res *exactmh.Result) error {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	cp.head.Spool, cp.head.State = marks, b.Bytes()
-	return writeRunFile(cp.path, &cp.head)
+	if err := writeRunFile(cp.path, &cp.head); err != nil {
+		return err
+	}
+	var at []int
+	for _, c := range res.Chains {
+		at = append(at, c.Warmup.Steps+c.Sampling.Steps)
+	}
+	fmt.Fprintf(os.Stderr, "multilevel: checkpoint %s written: the chains' transitions %v (%d draws spooled), the process's CPU %.1fs\n",
+		cp.path, at, marks[0].Draws, report.CPUTime().Seconds())
+	return nil
 }
 
 // run runs start (Sample, or Resume of a loaded run) in segments: while a
