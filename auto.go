@@ -67,6 +67,7 @@ type Choice struct {
 	// fromLaplace: the chosen kernel is built on Laplace (a -CN name), so
 	// Sample starts its chains from draws of it (LaplaceInits).
 	fromLaplace bool
+	run         int // the transitions of the run it decides, which caps Pilot
 	// caches are the run caches of the pilots, one per posterior they
 	// sampled, which Sample's run of the choice continues: the bounds, the
 	// alias tables over them and the bound audits (walk.audit) are built
@@ -275,6 +276,7 @@ const (
 	// this many draws, within the counted budgets of auto_cost.go.
 	autoPilotWarmup = 150
 	autoPilotDraws  = 4000 // enough for the ESS, few enough to summarise fast
+	autoPilotShare  = 8    // Choice.Pilot's pilot: at most 1/8 of the run's transitions
 	// autoNUTSPasses is the fewest passes a NUTS transition takes: a tree
 	// of depth 2 (3 gradients, each with its energy, about 1.5 passes).
 	autoNUTSPasses = 4.5
@@ -355,7 +357,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			if ki.Choose == nil {
 				continue
 			}
-			c := &Choice{}
+			c := &Choice{run: set.Chains * set.transitions()}
 			if ok, err := ki.Choose(ctx, p, c, set.Seed); err != nil {
 				return nil, err
 			} else if ok {

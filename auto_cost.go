@@ -5,6 +5,7 @@
 package exactmh
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -162,7 +163,7 @@ type pilotGuard struct {
 	price                      pricing
 	warmupBudget, sampleBudget float64
 	beat                       float64 // ESS per costPerRate units to beat (0: none)
-	warmup                     int     // warmup transitions
+	warmup, draws              int     // warmup transitions, the most draws (0: autoPilotDraws)
 
 	cost, warmCost, sampleCost float64
 	steps                      int     // transitions made
@@ -322,8 +323,9 @@ func runPilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed 
 	// At most autoPilotDraws transitions, each kept while their draws fit
 	// in autoPilotBytes, else every thin-th (a crossed multilevel model at
 	// N = 10⁸, d = 110,006, would keep 3.5 GB): O(1) memory in d.
-	thin := max(1, (autoPilotDraws*8*p.Dim()+autoPilotBytes-1)/autoPilotBytes)
-	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: warmup, Draws: autoPilotDraws / thin, Thin: thin, Seed: seed, Init: init, Recorder: guard}, nil, cache)
+	draws := cmp.Or(guard.draws, autoPilotDraws)
+	thin := max(1, (draws*8*p.Dim()+autoPilotBytes-1)/autoPilotBytes)
+	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: warmup, Draws: draws / thin, Thin: thin, Seed: seed, Init: init, Recorder: guard}, nil, cache)
 	if cpu1, ok := cpuTime(); ok && cpuOK {
 		out.cpu = cpu1 - cpu0
 	} else {

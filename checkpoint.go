@@ -43,23 +43,21 @@ type chainCheckpoint struct {
 
 // Checkpoint writes the run — settings, draws and every chain's full state
 // (position, kernel state, metric, random stream, adaptation, next
-// transition) — to
-// w, so that LoadCheckpoint can rebuild it, in another process, for Resume.
-// The posterior's data and the kernel are not written: LoadCheckpoint is
-// given them again. A failed run cannot be checkpointed — except one that
-// failed only because its Recorder did (a *RecorderError), whose chains are
-// intact: it is saved as the cancelled run it is (completed, if every
-// chain had finished), and Resume after LoadCheckpoint continues it.
-// Neither can a run whose chains do not implement Checkpointer.
+// transition) — to w, for LoadCheckpoint to rebuild in another process and
+// Resume to continue; not the posterior's data or the kernel, which
+// LoadCheckpoint is given again. Of a DiscardDraws run it saves the count
+// of draws each chain streamed (ChainResult.Streamed): the Recorder's files
+// must keep them. A failed run cannot be checkpointed — except one that
+// failed only because its Recorder did (a *RecorderError), whose chains
+// are intact: it is saved as the cancelled run it is (completed, if every
+// chain had finished), and Resume after LoadCheckpoint continues it. Nor
+// can a run whose chains do not implement Checkpointer.
 func (r *Result) Checkpoint(w io.Writer) error {
 	if r == nil || r.runners == nil {
 		return errors.New("exactmh: Checkpoint: the result holds no chain state")
 	}
 	if r.Status == Failed && r.broken {
 		return errors.New("exactmh: Checkpoint: the run failed")
-	}
-	if r.Settings.DiscardDraws {
-		return errors.New("exactmh: Checkpoint: the run streamed its draws to its Recorder without keeping them (Settings.DiscardDraws), so a checkpoint could not restore them; Resume it in this process instead")
 	}
 	set := r.Settings
 	set.Recorder = nil // not serialisable; give LoadCheckpoint's result a new one if needed
@@ -170,22 +168,22 @@ func LoadCheckpoint(rd io.Reader, p *Posterior, k Kernel, rec Recorder) (res *Re
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: nil Kernel; the checkpoint is of kernel %s (for a run of the automatic default, pass its Result.Choice's Kernel and Posterior)", cp.Kernel)
 	}
 	if k.Name() != cp.Kernel {
-		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint is of kernel %s, not %v", cp.Kernel, kernelName(k))
+		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint is of kernel %s, not %v", cp.Kernel, k.Name())
 	}
 	if p.Len() != cp.N || p.Dim() != cp.Dim {
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: the checkpoint has N = %d, d = %d; the posterior N = %d, d = %d", cp.N, cp.Dim, p.Len(), p.Dim())
 	}
+	cp.Settings.Recorder = rec // checked too: DiscardDraws needs one
 	if err := cp.check(k); err != nil {
 		return nil, fmt.Errorf("exactmh: LoadCheckpoint: %w", err)
 	}
-	set := &cp.Settings
+	set, cache := &cp.Settings, newRunCache() // the chains share their tables, as in Sample
 	res = &Result{Kernel: cp.Kernel, Exact: cp.Exact, Config: k, Dim: cp.Dim, N: cp.N, Settings: cp.Settings,
 		Status: cp.Status, Elapsed: cp.Elapsed, Names: p.Names}
-	res.Settings.Recorder = rec
 	for c := range cp.Chains {
 		var cr *chainRunner
 		err := protect(set.FirstChain, c, "restoring the chain (Kernel.Start, UnmarshalState, SetMetric)", func() (err error) {
-			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel, nil)
+			cr, err = cp.Chains[c].restore(c, p, k, set, cp.Kernel, cache)
 			return err
 		})
 		if err != nil {
@@ -275,10 +273,13 @@ func (cc *chainCheckpoint) check(c int, set *Settings, d int) error {
 		return fmt.Errorf("next transition %d outside [0, %d] (Warmup %d + Draws %d × Thin %d)", cc.Next, total, set.Warmup, set.Draws, set.Thin)
 	}
 	warmup := min(cc.Next, set.Warmup)
-	kept := (cc.Next - warmup) / set.Thin
-	if len(r.Infos) != kept || len(r.Times) != kept || len(r.Draws) != kept*d {
-		return fmt.Errorf("%d infos, %d times and %d draw values; %d transitions (Warmup %d, Thin %d) keep %d draws of dimension %d",
-			len(r.Infos), len(r.Times), len(r.Draws), cc.Next, set.Warmup, set.Thin, kept, d)
+	kept, streamed := (cc.Next-warmup)/set.Thin, 0
+	if set.DiscardDraws { // passed to the Recorder, counted, not kept
+		kept, streamed = 0, kept
+	}
+	if len(r.Infos) != kept || len(r.Times) != kept || len(r.Draws) != kept*d || r.Streamed != streamed {
+		return fmt.Errorf("%d infos, %d times, %d draw values and %d streamed draws; %d transitions (Warmup %d, Thin %d, DiscardDraws %v) keep %d draws of dimension %d and stream %d",
+			len(r.Infos), len(r.Times), len(r.Draws), r.Streamed, cc.Next, set.Warmup, set.Thin, set.DiscardDraws, kept, d, streamed)
 	}
 	ranWarmup := warmup
 	if r.WarmupStop != "" && cc.Next >= set.Warmup && r.Warmup.Steps >= 1 && r.Warmup.Steps <= set.Warmup {
@@ -474,13 +475,6 @@ func (res *Result) runInfo(now time.Time) RunInfo {
 		Steps: set.transitions(), StartTime: now.Add(-res.Elapsed), Config: res.Config, Settings: set,
 		Choice: res.Choice, Names: res.Names,
 	}
-}
-
-func kernelName(k Kernel) string {
-	if k == nil {
-		return "nil"
-	}
-	return k.Name()
 }
 
 // countReader counts the bytes read through it.

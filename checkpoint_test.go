@@ -147,7 +147,7 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		{"chain index", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Chain = 5 }), "chain 1: ChainResult.Chain = 5, want 0"},
 		{"negative Next", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Next = -3 }), "chain 1: next transition -3 outside [0, 100]"},
 		{"Next past the end", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Next = 101 }), "next transition 101 outside"},
-		{"Draws shorter than Infos·d", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Draws = cc.Result.Draws[:10] }), "chain 1: 30 infos, 30 times and 10 draw values"},
+		{"Draws shorter than Infos·d", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Draws = cc.Result.Draws[:10] }), "chain 1: 30 infos, 30 times, 10 draw values and 0 streamed draws"},
 		{"Times short", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Result.Times = cc.Result.Times[1:] }), "29 times"},
 		{"draws without transitions", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) {
 			cc.Result.Infos = append(cc.Result.Infos, exactmh.Info{})

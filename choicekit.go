@@ -31,13 +31,19 @@ func (c *Choice) Progress(ctx context.Context, format string, args ...any) {
 // Choose pilots its candidates, and returns its Candidate: ESSPerCost, or
 // Partial's estimate for a pilot that did not finish, or Err with AtMost,
 // a bound, where it made too few draws even for that or could not beat
-// beat (ESS per 10⁶ counted evaluations; 0: nothing to beat). The Result
-// is the pilot's chain (nil only when err is not). err is a failure of
-// the kernel itself (no bound, a bound violated) or ctx's. Nothing is
-// timed: Candidate.Time reports the pilot's CPU time.
+// beat (ESS per 10⁶ counted evaluations; 0: nothing to beat), in at most
+// 1/autoPilotShare of the transitions of the run Choose decides (at least
+// autoPartialCap draws; 4,000 multilevel sweeps were half a default run).
+// The Result is the pilot's chain (nil only when err is not). err is a
+// failure of the kernel itself (no bound, a bound violated) or ctx's.
+// Nothing is timed: Candidate.Time reports the pilot's CPU time.
 func (c *Choice) Pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, warmup int, beat float64) (Candidate, *Result, error) {
 	m := Candidate{Name: k.Name()}
-	out, err := pilot(ctx, p, k, init, seed, warmup, beat, c.cache(p))
+	g := newPilotGuard(p, k, warmup, beat)
+	if c.run > 0 {
+		g.draws = min(autoPilotDraws, max(autoPartialCap, c.run/autoPilotShare-warmup))
+	}
+	out, err := runPilot(ctx, p, k, init, seed, warmup, g, c.cache(p))
 	m.Time, m.Scale, m.Cost = out.cpu, out.scale, out.cost
 	switch {
 	case ctx.Err() != nil:

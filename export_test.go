@@ -420,3 +420,7 @@ func WarmupStopMutant(name string) (restore func()) {
 	}
 	return func() { warmupStop = old }
 }
+
+// ChoiceForRun returns an empty Choice deciding a run of run transitions
+// (Choose sets it from the settings), whose Pilot caps its pilots.
+func ChoiceForRun(run int) *Choice { return &Choice{run: run} }

@@ -1690,10 +1690,7 @@ func centerInits(s *Settings, center, sd []float64, p *Posterior) *Settings {
 	if s != nil {
 		r = *s
 	}
-	chains := r.Chains
-	if chains == 0 {
-		chains = defaultChains
-	}
+	chains := cmp.Or(r.Chains, defaultChains)
 	if chains < 0 || chains > MaxChains || r.FirstChain < 0 {
 		return s // resolve reports it
 	}

@@ -47,12 +47,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -90,6 +92,10 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	spoolDir := flag.String("spool", os.TempDir(), "with -store: keep the draws in a temporary float32 file in this directory (Settings.DiscardDraws; spool.go), not in memory, and summarise them from it (\"\": keep them in the Result)")
 	crossedFlag := flag.String("crossed", "", "with -store: G1,G2 — the crossed model instead (crossed.go): users × items, G1 and G2 levels, a random intercept each, logistic")
+	ckptPath := flag.String("checkpoint", "", "with -store and -spool: the run's checkpoint file (resume.go), written when the chains start (the kernel chosen: a resumed run repeats no pilot), every -checkpoint-every and at the end (or on SIGINT/SIGTERM); chain c's draws go to -spool DIR/<base of FILE>.chain<c>.f32")
+	everyFlag := flag.String("checkpoint-every", "", "with -checkpoint: also checkpoint after this many transitions (summed over the chains) or this much CPU time of the process (30m)")
+	resumeFlag := flag.Bool("resume", false, "continue the run saved in -checkpoint FILE (the same command with -resume added)")
+	killAfter := flag.Int("kill-after", 0, "testing: exit at once (status 3, nothing more written) after this many transitions of this process, as a kill would")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
@@ -102,6 +108,16 @@ func main() {
 	}
 	if poisson && (*storeDir != "" || *export != "" || *stanCSV != "") {
 		log.Fatal("-family poisson: not with -store, -export or -stan (their files and Stan program are the logistic model's)")
+	}
+	every, everyCPU, err := parseEvery(*everyFlag)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *ckptPath != "" && (*storeDir == "" || *spoolDir == "") {
+		log.Fatal("-checkpoint: only with -store and a -spool directory (the draws are kept in its files)")
+	}
+	if (*resumeFlag || every > 0 || everyCPU > 0) && *ckptPath == "" {
+		log.Fatal("-resume and -checkpoint-every need -checkpoint FILE")
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -139,10 +155,17 @@ func main() {
 	var d *data
 	var ct *crossedTruth
 	var post *exactmh.Posterior
-	var err error
 	rec := cf.Progress()
 	var adv *memstat.Adviser
 	var sp *spool // -store: the draws are kept in a file
+	var cp *checkpointer
+	ctx := context.Background()
+	run := func(ctx context.Context, p *exactmh.Posterior, k exactmh.Kernel, set *exactmh.Settings) (*exactmh.Result, error) {
+		if cp == nil {
+			return exactmh.Sample(ctx, p, k, set)
+		}
+		return cp.run(ctx, func(ctx context.Context) (*exactmh.Result, error) { return exactmh.Sample(ctx, p, k, set) })
+	}
 	if *storeDir != "" {
 		var st *store.SparseStore
 		var stopDrops func()
@@ -179,6 +202,12 @@ func main() {
 			defer sp.Close()
 			rec = sp
 		}
+		if *ckptPath != "" {
+			sp.names = spoolNames(*spoolDir, *ckptPath, cf.Chains)
+			cp = &checkpointer{path: *ckptPath, sp: sp, every: every, cpu: everyCPU, killAfter: *killAfter,
+				key: runKey(*n, *groups, *minSize, *maxSize, *crossedFlag, *f32, *kernel, *proposal, *exactBelow, *free, *warmup, *thin, *accept, cf)}
+			rec = cp
+		}
 	} else {
 		d = simulate(*n, *groups, *minSize, *maxSize, cf.Seed, poisson)
 		if *export != "" {
@@ -198,20 +227,42 @@ func main() {
 		say("N = %d, %d groups (sizes %d … %d), d = %d; data built in %.1fs", *n, *groups, d.sizes[len(d.sizes)-1], d.sizes[0], dim, time.Since(start).Seconds())
 	}
 
+	if cp != nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM) // a checkpoint, then exit 4
+		defer stop()
+	}
 	var res *exactmh.Result
 	var kern exactmh.Kernel
-	if *kernel == "auto" {
-		// The automatic default: Choose finds the centre and pilots.
-		*proposal = "auto"
-		res, err = exactmh.Sample(context.Background(), post, nil, &exactmh.Settings{
-			Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: rec, TargetAccept: *accept, DiscardDraws: sp != nil})
-		if err != nil {
+	set := exactmh.Settings{Chains: cf.Chains, Warmup: *warmup, Draws: cf.Draws, Thin: *thin, Seed: cf.Seed, Recorder: rec, TargetAccept: *accept, DiscardDraws: sp != nil,
+		ChoiceProgress: func(s string) { say("choice: %s", s) }}
+	switch {
+	case *resumeFlag:
+		if res, err = cp.resume(ctx, post, set); err != nil && res == nil {
 			log.Fatal(err)
 		}
-		kern = res.Choice.Kernel
+		kern = res.Config
+		if *kernel == "auto" {
+			*proposal = "auto"
+			fmt.Printf("automatic default (chosen in the run -resume continues): %s\n", cp.head.Choice)
+		}
+	case *kernel == "auto":
+		// The automatic default: Choose finds the centre and pilots.
+		*proposal = "auto"
+		if res, err = run(ctx, post, nil, &set); err != nil && res == nil {
+			log.Fatal(err)
+		}
+		kern = res.Config
 		fmt.Printf("automatic default: %s\n", res.Choice)
-	} else {
-		res, kern = sampleWith(post, d, cf, rec, sp != nil, *kernel, *proposal, *exactBelow, *free, *nonCentred, *warmup, *thin, *accept, say)
+	default:
+		res, kern, err = sampleWith(ctx, run, post, d, cf, rec, sp != nil, *kernel, *proposal, *exactBelow, *free, *nonCentred, *warmup, *thin, *accept, say)
+	}
+	if err != nil && cp != nil && ctx.Err() != nil && res.Status == exactmh.Canceled {
+		fmt.Fprintf(os.Stderr, "multilevel: interrupted: checkpoint written to %s; run the same command with -resume to continue\n", *ckptPath)
+		os.Exit(4)
+	}
+	if err != nil {
+		log.Fatal(err)
 	}
 	wall := time.Since(start)
 	cpu := report.CPUTime() - cpu0
@@ -274,12 +325,16 @@ func main() {
 	}
 }
 
+// sampleFunc runs a kernel as exactmh.Sample does (in segments with
+// -checkpoint).
+type sampleFunc func(context.Context, *exactmh.Posterior, exactmh.Kernel, *exactmh.Settings) (*exactmh.Result, error)
+
 // sampleWith runs the kernel named by kernel around model.MultilevelCenter's
-// centre.
-func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh.Recorder, discard bool, kernel, proposal string, exactBelow int, free, nonCentred bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel) {
+// centre, with run.
+func sampleWith(ctx context.Context, run sampleFunc, post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh.Recorder, discard bool, kernel, proposal string, exactBelow int, free, nonCentred bool, warmup, thin int, accept float64, say func(string, ...any)) (*exactmh.Result, exactmh.Kernel, error) {
 	dim := post.Energy.Dim()
 	t0 := time.Now()
-	center, sd, err := model.MultilevelCenter(context.Background(), post, 0)
+	center, sd, err := model.MultilevelCenter(ctx, post, 0)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -316,12 +371,19 @@ func sampleWith(post *exactmh.Posterior, d *data, cf *report.Common, rec exactmh
 	case "nuts":
 		kern = exactmh.NUTS{NonCentred: nonCentred}
 	}
-	res, err := exactmh.Sample(context.Background(), post, kern, &exactmh.Settings{
+	res, err := run(ctx, post, kern, &exactmh.Settings{
 		Chains: cf.Chains, Warmup: warmup, Draws: cf.Draws, Thin: thin, Seed: cf.Seed, Init: center, Recorder: rec, TargetAccept: accept, DiscardDraws: discard})
-	if err != nil {
+	if err != nil && res == nil {
 		log.Fatal(err)
 	}
-	return res, kern
+	return res, kern, err
+}
+
+// runKey says what makes a run, for -resume to refuse another: the data
+// set, the model, the kernel and the run's settings.
+func runKey(n, groups, lo, hi int, crossed string, f32 bool, kernel, proposal string, exactBelow int, free bool, warmup, thin int, accept float64, cf *report.Common) string {
+	return fmt.Sprintf("n %d groups %d sizes %d-%d crossed %q float32 %v kernel %s proposal %s exact-below %d free %v chains %d warmup %d draws %d thin %d accept %g seed %d",
+		n, groups, lo, hi, crossed, f32, kernel, proposal, exactBelow, free, cf.Chains, warmup, cf.Draws, thin, accept, cf.Seed)
 }
 
 // compareStan compares the summary s with rstan's draws in files (the
