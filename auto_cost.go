@@ -73,6 +73,10 @@ var pilotBudgetScale = [2]float64{1, 1}
 // NUTS's bound (TestAutoUnfinishedPilotScored).
 var pilotNoPartial bool
 
+// plainFloorOff, set by tests, is a mutant: plain TunaMH is piloted
+// whatever its bound's floor (TestAutoPlainBoundFloor).
+var plainFloorOff bool
+
 // pilotNoShortStop, set by tests, is a mutant: a warmup that cannot make
 // the transitions an estimate needs runs on to its budget (TestPilotGuard).
 var pilotNoShortStop bool
