@@ -131,7 +131,8 @@ func offLaplace(mean, sd []float64, q *mat.SymDense) *exactmh.LaplaceApprox {
 // effects, 6 groups of 100) the kernel reads the fixed effects as global and
 // the group effects as local, and its draws match the exact posterior's
 // means and variances (mcmctest.CheckMoments), at the default antithetic ρ
-// and with independence proposals, from a poor approximation. Each mutant
+// and with independence proposals and one global move a transition, from a
+// poor approximation. Each mutant
 // (a move's acceptance without its proposal's density ratio, local or
 // global; stale cached energies) is caught as bias.
 func TestLocalGibbsMoments(t *testing.T) {
@@ -162,9 +163,9 @@ func TestLocalGibbsMoments(t *testing.T) {
 		}
 		return mcmctest.CheckMoments(res, mean, sd, 4.5)
 	}
-	for _, k := range []Kernel{{Laplace: la}, {Laplace: la, Rho: 1e-300}} {
+	for _, k := range []Kernel{{Laplace: la}, {Laplace: la, Rho: 1e-300, GlobalMoves: 1}} {
 		if err := run(k); err != nil {
-			t.Errorf("ρ = %g: %v", k.Rho, err)
+			t.Errorf("ρ = %g, %d global moves: %v", k.Rho, k.GlobalMoves, err)
 		}
 	}
 	defer func() { mutant = 0 }()
@@ -197,7 +198,7 @@ func TestLocalGibbsRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []Kernel{{}, {Laplace: offLaplace(mean, sd, q), Rho: 1}, {Laplace: offLaplace(mean, sd, q), GlobalShare: -1}} {
+	for _, k := range []Kernel{{}, {Laplace: offLaplace(mean, sd, q), Rho: 1}, {Laplace: offLaplace(mean, sd, q), GlobalShare: -1}, {Laplace: offLaplace(mean, sd, q), GlobalMoves: -1}} {
 		if _, err := k.Start(tgt, mean); err == nil {
 			t.Errorf("%+v: started", k)
 		}
