@@ -460,8 +460,12 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 				cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil),
 					skip: "not piloted: the posterior is untempered and unimodal, where plain " + ki.Name + "'s bound C·M grows like √N and the control-variate kernels above read a few data per step"})
 			}
-		} else if _, err := p.diffBound(); err == nil { // (no copy: only whether there is one)
-			cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil)})
+		} else if b, err := p.diffBound(); err == nil {
+			c := autoCand{name: ki.Name, post: p, k: ki.New(nil)}
+			if f, ok := stepFloor(la, set.Seed, p.beta()*b.Sum(), b.M); ok && minibatchDatumCost*f >= float64(n) && !plainFloorOff {
+				c.skip = fmt.Sprintf("not piloted: its bound's C·M ≈ %.3g for a step of Laplace-whitened length %.3g from a draw of the Laplace approximation, and a datum drawn at random costs about %d of a full pass's: %.3g ≥ N = %d, a step would cost more than full-batch MH's", f, autoFloorStep, minibatchDatumCost, minibatchDatumCost*f, n)
+			}
+			cands = append(cands, c)
 		}
 	}
 	for _, ki := range withRole(autoFull) {
@@ -526,35 +530,21 @@ const autoFloorDraws = 16
 // step, their pilots cannot beat full-batch MH, and choose does not run
 // them. ok is false when cv's energy is not the control variates' own.
 func cvBatchFloor(cv *Posterior, la *LaplaceApprox, seed uint64) (floor float64, ok bool) {
-	e, isCV := cv.Energy.(*cvEnergy)
-	if !isCV || la.SparseFactor != nil || la.CovChol == nil {
+	if e, isCV := cv.Energy.(*cvEnergy); isCV {
+		return stepFloor(la, seed, e.boundSum(), e.distance)
+	}
+	return 0, false
+}
+
+// stepFloor is cvBatchFloor's median of sumC·M(θ, θ′) (pilotrace.StepFloor)
+// for any bound's Σ c_i and M: a plain DiffBound's (β·Σ c_i, M) floors
+// plain TunaMH's batch as the control variates' floor theirs
+// (TestAutoPlainBoundFloor).
+func stepFloor(la *LaplaceApprox, seed uint64, sumC float64, dist func(theta, thetaNew []float64) float64) (floor float64, ok bool) {
+	if la.SparseFactor != nil || la.CovChol == nil {
 		return 0, false
 	}
-	sumC := e.boundSum()
-	d := len(la.Mean)
-	rng := rand.New(rand.NewPCG(seed, 0xf1002))
-	theta, next, z := make([]float64, d), make([]float64, d), make([]float64, d)
-	ms := make([]float64, autoFloorDraws)
-	for k := range ms {
-		la.Rand(rng, theta)
-		// u = L z is a step whose H-norm is ‖z‖: scale z to autoFloorStep.
-		var zz float64
-		for j := range z {
-			z[j] = rng.NormFloat64()
-			zz += z[j] * z[j]
-		}
-		f := autoFloorStep / math.Sqrt(zz)
-		for a := range d {
-			var s float64
-			for b := 0; b <= a; b++ {
-				s += la.CovChol.At(a, b) * z[b]
-			}
-			next[a] = theta[a] + f*s
-		}
-		ms[k] = sumC * e.distance(theta, next)
-	}
-	slices.Sort(ms)
-	return ms[len(ms)/2], true
+	return pilotrace.StepFloor(len(la.Mean), autoFloorDraws, seed, autoFloorStep, sumC, la.Rand, la.CovChol.At, dist), true
 }
 
 // hasDiffBound reports whether a DiffBound may be had for e without

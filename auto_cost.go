@@ -74,6 +74,10 @@ var pilotBudgetScale = [2]float64{1, 1}
 // NUTS's bound (TestAutoUnfinishedPilotScored).
 var pilotNoPartial bool
 
+// plainFloorOff, set by tests, is a mutant: plain TunaMH is piloted
+// whatever its bound's floor (TestAutoPlainBoundFloor).
+var plainFloorOff bool
+
 // pilotNoShortStop and pilotLateBeatStop, set by TestPilotGuard, are mutants: a warmup short of an estimate's
 // transitions runs on to its budget; a pilot that cannot beat waits for pilotGuardSteps transitions to stop.
 var pilotNoShortStop, pilotLateBeatStop bool

@@ -86,6 +86,46 @@ func TestAutoUnfinishedPilotScored(t *testing.T) {
 	}
 }
 
+// TestAutoPlainBoundFloor: on the custom multilevel energy (no control
+// variates; its DiffBound ‖(x_i, 1)‖·‖θ − θ′‖ has C·M of order N at a
+// Laplace-sized step) plain TunaMH would read more than a full pass a
+// transition, and the choice lists it not piloted, with the numbers, as
+// it does the control-variate kernels past their floor (cvBatchFloor);
+// the other pilots' choice stands (MH-CN). Under the mutant plainFloorOff
+// it is piloted, as it was (228 of the choice's passes at N = 10⁵).
+func TestAutoPlainBoundFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two choices on N = 6000, d = 105")
+	}
+	p := customMultilevelPosterior(t, 6000, 5, 100)
+	choose := func() (*Choice, Candidate) {
+		c, err := Choose(context.Background(), p, &Settings{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range c.Candidates {
+			if m.Name == "TunaMH" {
+				return c, m
+			}
+		}
+		t.Fatalf("no TunaMH candidate: %v", c)
+		return nil, Candidate{}
+	}
+	c, tuna := choose()
+	t.Logf("%v", c)
+	if !strings.HasPrefix(tuna.Err, "not piloted: its bound's C·M") || tuna.Cost != 0 {
+		t.Errorf("TunaMH piloted past its floor: %+v", tuna)
+	}
+	if c.Name != "MH-CN" {
+		t.Errorf("chose %s, want MH-CN", c.Name)
+	}
+	plainFloorOff = true
+	defer func() { plainFloorOff = false }()
+	if _, mut := choose(); mut.Err != "" || !(mut.Cost > 0) {
+		t.Errorf("mutant plainFloorOff: TunaMH not piloted (%+v): the test does not reach the regime", mut)
+	}
+}
+
 // TestAutoDeterministicUnderLoad: Sample's automatic default with the same
 // seed gives the same choice and the same draws, bit for bit, alone and
 // with two goroutines spinning beside it (on a 2-core machine, as much

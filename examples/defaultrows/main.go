@@ -49,6 +49,7 @@ import (
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/examples/internal/report"
 	"github.com/exactmh/exactmh/internal/testgen"
+	"github.com/exactmh/exactmh/localgibbs"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -57,7 +58,7 @@ func main() {
 	rows := flag.String("rows", "custom,probit", "rows to run: custom, probit, logreg_d200, logreg_d500")
 	n := flag.Int("n", 0, "data of the row (0: its default, 10⁵)")
 	warmup := flag.Int("warmup", 1000, "warmup transitions per chain")
-	kernel := flag.String("kernel", "auto", "auto (the automatic default); NUTS (full batch, Stan's adaptation, from θ = 0: the library's NUTS, for comparison); MH-CN (full-batch MH with the Crank–Nicolson proposal around the Laplace approximation, as the default builds it, from its draws; the MAP counted in the CPU)")
+	kernel := flag.String("kernel", "auto", "auto (the automatic default); NUTS (full batch, Stan's adaptation, from θ = 0: the library's NUTS, for comparison); MH-CN (full-batch MH with the Crank–Nicolson proposal around the Laplace approximation, as the default builds it, from its draws; the MAP counted in the CPU); LocalGibbs (package localgibbs on the same Laplace approximation, from its draws; the MAP counted)")
 	chooseOnly := flag.Bool("choose", false, "only make the automatic choice and print it, with its passes and CPU per phase")
 	exportTo := flag.String("export", "", "only write the rows' data as CSV (hexadecimal reals) to this directory, for defaultrows/stan")
 	table := flag.Bool("table", false, "only regenerate examples/README.md's table from figures/bench/default_table.txt (run from the repository root)")
@@ -118,8 +119,14 @@ func main() {
 				log.Fatalf("%s: %v", name, err)
 			}
 			k, set = exactmh.MH{Proposal: cn}, exactmh.LaplaceInits(set, la, r.post)
+		case "LocalGibbs":
+			la, err := exactmh.FindLaplace(context.Background(), r.post, make([]float64, r.post.Dim()), &exactmh.MAPSettings{Tol: exactmh.AutoMAPTol})
+			if err != nil {
+				log.Fatalf("%s: %v", name, err)
+			}
+			k, set = localgibbs.Kernel{Laplace: la}, exactmh.LaplaceInits(set, la, r.post)
 		default:
-			log.Fatalf("-kernel %q: auto, NUTS or MH-CN", *kernel)
+			log.Fatalf("-kernel %q: auto, NUTS, MH-CN or LocalGibbs", *kernel)
 		}
 		res, err := exactmh.Sample(context.Background(), r.post, k, set)
 		if err != nil {
