@@ -192,7 +192,9 @@ func TestRInterop(t *testing.T) {
 // and (1 + x | g) as a --formula, sigma, sd_g__Intercept, sd_g__x and
 // cor_g__Intercept__x; negative binomial with (1 + x | g) in --terms,
 // shape, the sds and the correlation; binomial with trials as
-// k | trials(n) and a random intercept, sd_g__Intercept. Each named
+// k | trials(n) and a random intercept, sd_g__Intercept; ordinal with a
+// random intercept, the cutpoints Intercept.1 … Intercept.3 (Stan's
+// spelling of an array, which rstan reads as Intercept[1] …). Each named
 // parameter must be a column of the files, one of rstan's parameters and
 // a row of exactmh summary (text and JSON), and R must read the files
 // with no error or warning (issue 42's output names).
@@ -211,6 +213,8 @@ func TestRInteropMultilevel(t *testing.T) {
 			[]string{"shape", "sd_g__Intercept", "sd_g__x", "cor_g__Intercept__x"}},
 		{"binomial", []string{"--family", "binomial", "--formula", "k | trials(n) ~ x + (1 | g)"},
 			[]string{"sd_g__Intercept"}},
+		{"ordinal", []string{"--family", "ordinal", "--formula", "r ~ x + (1 | g)"},
+			[]string{"Intercept.1", "Intercept.2", "Intercept.3", "sd_g__Intercept"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"sample", "--data", data, "--chains", "2", "--warmup", "200", "--draws", "300",
@@ -245,8 +249,10 @@ func TestRInteropMultilevel(t *testing.T) {
 // given number of levels, each level's intercept and slope effects
 // (u₀, u₁) drawn with sds 0.6 and 0.3 and correlation 0.5; the responses
 // y = 1 + 0.5·x + u₀ + u₁·x + 1.3·ε (gaussian), k successes out of
-// n ∈ 1…10 trials with logit P = −0.3 + 0.8·x + u₀ + u₁·x (binomial), and
-// an NB2 count c of log mean 0.5 + 0.6·x + u₀ + u₁·x and shape 2.5.
+// n ∈ 1…10 trials with logit P = −0.3 + 0.8·x + u₀ + u₁·x (binomial), an
+// NB2 count c of log mean 0.5 + 0.6·x + u₀ + u₁·x and shape 2.5, and a
+// rating r ∈ 1…4 of cumulative logit P(r ≤ k) = F(c_k − 0.6·x − u₀ − u₁·x)
+// with cutpoints c = (−1, 0.5, 2) (ordinal).
 func writeMixedCSV(t *testing.T, dir string, n, groups int) string {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(53, 42))
@@ -256,7 +262,7 @@ func writeMixedCSV(t *testing.T, dir string, n, groups int) string {
 		u0[j], u1[j] = 0.6*z0, 0.3*(0.5*z0+math.Sqrt(0.75)*z1)
 	}
 	var b strings.Builder
-	b.WriteString("y,k,n,c,x,g\n")
+	b.WriteString("y,k,n,c,r,x,g\n")
 	for i := range n {
 		j, x := i%groups, rng.NormFloat64()
 		eta := u0[j] + u1[j]*x
@@ -264,7 +270,14 @@ func writeMixedCSV(t *testing.T, dir string, n, groups int) string {
 		trials := 1 + rng.IntN(10)
 		k := binomial(rng, trials, 1/(1+math.Exp(-(-0.3+0.8*x+eta))))
 		c := negBinomial(rng, math.Exp(0.5+0.6*x+eta), 2.5)
-		fmt.Fprintf(&b, "%s,%d,%d,%d,%s,g%d\n", strconv.FormatFloat(y, 'g', -1, 64), k, trials, c, strconv.FormatFloat(x, 'g', -1, 64), j)
+		u := rng.Float64()
+		r, z := 1, 0.6*x+eta+math.Log(u/(1-u))
+		for _, cut := range []float64{-1, 0.5, 2} {
+			if cut < z {
+				r++
+			}
+		}
+		fmt.Fprintf(&b, "%s,%d,%d,%d,%d,%s,g%d\n", strconv.FormatFloat(y, 'g', -1, 64), k, trials, c, r, strconv.FormatFloat(x, 'g', -1, 64), j)
 	}
 	path := filepath.Join(dir, "mixed.csv")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -273,10 +286,28 @@ func writeMixedCSV(t *testing.T, dir string, n, groups int) string {
 	return path
 }
 
+// rstanName is what rstan's read_stan_csv makes of column col of a Stan
+// CSV file: Stan writes an array's elements as name.1, name.2, … (name.i.j
+// for a matrix), which rstan reads as the parameter name with the flat
+// names name[1], name[i,j]; other names stay as they are.
+func rstanName(col string) (par, flat string) {
+	parts := strings.Split(col, ".")
+	k := len(parts)
+	for k > 1 && parts[k-1] != "" && strings.Trim(parts[k-1], "0123456789") == "" {
+		k--
+	}
+	if k == len(parts) {
+		return col, col
+	}
+	par = strings.Join(parts[:k], ".")
+	return par, par + "[" + strings.Join(parts[k:], ",") + "]"
+}
+
 // checkInR reads one run's files in R as its users would and fails t
 // unless: rstan::read_stan_csv reads them with no error or warning
 // (rRead); lp__ is the first column; rstan's parameters are exactly the
-// files' (Stan-safe) parameter names and lp__, and every sampler column
+// files' (Stan-safe) parameter names and lp__ (an array's elements
+// name.k as one parameter, rstanName), and every sampler column
 // is filed apart from them; the trailer holds the four diagnostics;
 // exactmh summary --standardized --format json (the coefficients as
 // sampled, as the files hold them) has exactly the files' parameters and
@@ -309,7 +340,13 @@ func checkInR(t *testing.T, dir string, files []string, modelInfo bool) []*stanc
 	}
 	rows, sampler, pars := rRead(t, t.TempDir(), files)
 	params := sf[0].ParamNames()
-	if want := append(slices.Clone(params), "lp__"); !slices.Equal(pars, want) {
+	var want []string
+	for _, p := range params {
+		if par, _ := rstanName(p); !slices.Contains(want, par) {
+			want = append(want, par)
+		}
+	}
+	if want = append(want, "lp__"); !slices.Equal(pars, want) {
 		t.Errorf("rstan's parameters %v, want the files' %v and lp__", pars, want)
 	}
 	for _, c := range sf[0].Columns {
@@ -327,7 +364,8 @@ func checkInR(t *testing.T, dir string, files []string, modelInfo bool) []*stanc
 	}
 	checked := 0
 	for name, g := range sum {
-		r, ok := rows[name]
+		_, flat := rstanName(name)
+		r, ok := rows[flat]
 		if !ok {
 			t.Errorf("R has no variable %s (has %d)", name, len(rows))
 			continue
