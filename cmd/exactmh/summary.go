@@ -36,7 +36,7 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
 	var rf reportFlags
 	rf.register(fs, true)
-	vars := fs.String("vars", "", "report only these variables, comma-separated (as the files spell them, u_g_L, or as sample's table, u_g[L])")
+	vars := fs.String("vars", "", "report only these variables, comma-separated (as the summary and R show them, u_g_L or Intercept[1], as the files' columns, Intercept.1, or as the run named them, u_g[L])")
 	set, err := parseFlags(fs, args, summaryUsage, stdout)
 	if err != nil {
 		return err
@@ -74,11 +74,10 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 		return usageErr("summary: %v", err)
 	}
 	if *vars != "" {
-		have := make([]string, len(rp.rows))
-		at := make(map[string]int, len(rp.rows))
-		for j, r := range rp.rows {
-			have[j] = r.Name
-			at[r.Name] = j
+		have := rp.cols
+		at := make(map[string]int, len(have))
+		for j, c := range have {
+			at[c] = j
 		}
 		var names []string
 		for _, v := range strings.Split(*vars, ",") {
