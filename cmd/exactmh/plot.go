@@ -26,11 +26,12 @@ chains of one run (package stanplot), each to its own file:
   PREFIX_rank.EXT       rank histograms: flat where the chains agree
   PREFIX_intervals.EXT  median, 50% and 90% intervals, a row per variable
 
-The variables are the parameters (--vars picks some, lp__ among them,
-spelt as in the files, u_g_L, or as sample's table writes them, u_g[L];
-the interval plot leaves out an Intercept unless --vars names it, so
-that it does not squeeze the slopes); exactmh's coefficients are drawn on
-the original scale of each feature as exactmh summary reports them
+The variables are the parameters, labelled as exactmh summary and rstan
+show them (u_g_L, Intercept[1]). --vars picks some, lp__ among them, spelt
+so, as the files' columns (Intercept.1) or as the model names them
+(u_g[L]); the interval plot leaves out an Intercept unless --vars names
+it, so that it does not squeeze the slopes. exactmh's coefficients are
+drawn on the original scale of each feature as exactmh summary reports them
 (--standardized: as sampled). EXT is png or svg (--format).
 
 With more than 64 parameters and no --vars (a multilevel model's

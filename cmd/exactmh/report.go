@@ -49,7 +49,7 @@ func (r *reportFlags) register(fs *flag.FlagSet, withFormat bool) {
 		fs.StringVar(&r.format, "format", "table", "output `format`: table, csv or json")
 		fs.StringVar(&r.percentiles, "percentiles", "5,50,95", "the `list` of percentiles reported, comma-separated, each in [0, 100]")
 		fs.IntVar(&r.sigFigs, "sig-figs", 0, "significant `digits` of the numbers, 1–17 (default: 4 in the table, 6 in csv and json)")
-		fs.BoolVar(&r.verbatim, "verbatim-names", false, "name the variables as the run did (u_g[Zürich]), from the files' parameter_names comments, instead of the CSV columns' Stan-safe spelling (u_g_Z_rich)")
+		fs.BoolVar(&r.verbatim, "verbatim-names", false, "name the variables as the run did (u_g[Zürich]), from the files' parameter_names comments, instead of the CSV columns as rstan shows them (u_g_Z_rich, Intercept[1])")
 	}
 }
 

@@ -27,8 +27,11 @@ scale of each feature (the files' model_info says how the features were
 standardised; --standardized reports them as sampled), with the prior and
 the scale it is on; in a multilevel model the fixed effects are, and the
 random effects stay as sampled, each scale's sd (sd_g__Intercept,
-sd_g__x = exp(log_tau_…)) a row of its own, as in the files. --format csv or json writes the same figures for
-programs; --percentiles and --sig-figs choose the quantiles and digits.
+sd_g__x = exp(log_tau_…)) a row of its own, as in the files. Every
+variable is spelt as rstan shows it after read_stan_csv: the files' column,
+an array's Intercept.1 as Intercept[1]. --format csv or json writes the
+same figures for programs; --percentiles and --sig-figs choose the
+quantiles and digits.
 
 `
 
