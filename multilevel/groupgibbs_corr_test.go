@@ -323,27 +323,36 @@ func TestGroupGibbsCorrelatedSBC(t *testing.T) {
 }
 
 // TestGroupGibbsCorrelatedStructural runs the kit's structural checks on
-// GroupGibbs with correlated effects (q = 3): no allocation per sweep,
-// Info's counts, checkpoint and resume, results independent of the
-// number of workers; and Start's refusal of a prior whose correlated
-// effects are not the N(0, Σ) its EffectPrecision says.
+// GroupGibbs with correlated effects (q = 3, and q = 2 binomial with
+// trials, the weighted energy): no allocation per sweep, Info's counts,
+// checkpoint and resume, results independent of the number of workers;
+// and Start's refusal of a prior whose correlated effects are not the
+// N(0, Σ) its EffectPrecision says.
 func TestGroupGibbsCorrelatedStructural(t *testing.T) {
-	kit := mlCorr{n: 300, groups: 6, q: 3, eta: 1}
-	rng := rand.New(rand.NewPCG(21, 22))
-	p, err := kit.build(rng, kit.truth(rng))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := pilotProblem(p, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := gibbsKernel(pb, 0)
-	checkStructural(t, "GroupGibbs on correlated effects", k, p, pb.Mode, 500)
-	wrong := *p
-	wrong.Prior = wrongPrecision{p.Prior.(*model.MultilevelPrior)}
-	if _, err := exactmh.Sample(context.Background(), &wrong, k, &exactmh.Settings{Chains: 1, Draws: 1, Init: pb.Mode}); err == nil || !strings.Contains(err.Error(), "not N(0, Σ)") {
-		t.Errorf("a prior whose EffectPrecision is not its density's: error %v, want one saying the prior is not N(0, Σ)", err)
+	for _, kit := range []mlCorr{{n: 300, groups: 6, q: 3, eta: 1}, {n: 200, groups: 6, q: 2, eta: 1, trials: true}} {
+		rng := rand.New(rand.NewPCG(21, 22))
+		p, err := kit.build(rng, kit.truth(rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := pilotProblem(p, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := gibbsKernel(pb, 0)
+		name := "GroupGibbs on correlated effects, q = " + strconv.Itoa(kit.q)
+		if kit.trials {
+			name += ", binomial"
+		}
+		checkStructural(t, name, k, p, pb.Mode, 500)
+		if kit.trials {
+			continue
+		}
+		wrong := *p
+		wrong.Prior = wrongPrecision{p.Prior.(*model.MultilevelPrior)}
+		if _, err := exactmh.Sample(context.Background(), &wrong, k, &exactmh.Settings{Chains: 1, Draws: 1, Init: pb.Mode}); err == nil || !strings.Contains(err.Error(), "not N(0, Σ)") {
+			t.Errorf("a prior whose EffectPrecision is not its density's: error %v, want one saying the prior is not N(0, Σ)", err)
+		}
 	}
 }
 
