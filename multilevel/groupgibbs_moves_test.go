@@ -30,6 +30,7 @@ import (
 type mlNested struct {
 	n, k, l int
 	sdD     float64
+	probit  bool // a probit model (else logistic)
 }
 
 func (m mlNested) dim() int { return 3 + m.k + m.l + 2 }
@@ -44,8 +45,12 @@ func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, er
 			wl[j] = 0.5 + float64(j%5)/4
 		}
 	}
+	var fam model.GLMFamily = model.LogisticFamily{}
+	if m.probit {
+		fam = model.ProbitFamily{}
+	}
 	ml := &model.Multilevel{
-		Family: model.LogisticFamily{}, Y: make([]float64, m.n), Intercept: true,
+		Family: fam, Y: make([]float64, m.n), Intercept: true,
 		Fixed:   []model.Covariate{{Name: "x", Values: x}, {Name: "w", Values: w}},
 		FixedSD: []float64{1, 1, 1},
 		Factors: []model.Factor{
@@ -63,7 +68,11 @@ func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, er
 		w[i] = wl[l]
 		ml.Factors[0].Index[i], ml.Factors[1].Index[i] = int32(d), int32(l)
 		z := theta[0] + theta[1]*x[i] + theta[2]*w[i] + theta[3+d] + theta[3+m.k+l]
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
+		pr := 1 / (1 + math.Exp(-z))
+		if m.probit {
+			pr = 0.5 * math.Erfc(-z/math.Sqrt2)
+		}
+		if rng.Float64() < pr {
 			ml.Y[i] = 1
 		}
 	}
