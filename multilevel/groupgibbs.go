@@ -1397,7 +1397,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if c.locationMoves(rng) {
 		info.Accepted = true
 	}
-	if (c.mv == nil || !c.mv.hooks.condOnly || !c.condScale) && c.sliceFree(rng) {
+	if (c.mv == nil || !c.mv.hooks.condOnly || !c.condScale) && !c.jsc.hooks.only && c.sliceFree(rng) {
 		info.Accepted = true
 	}
 	acc, nread, err := c.moves(rng)

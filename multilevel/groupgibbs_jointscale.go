@@ -67,9 +67,14 @@ const jointScaleStep = 2.4
 // Metropolis–Hastings ratio is not its map's: noJacobian drops λ|S|;
 // tauKept leaves the log scales where the ratio took them scaled;
 // fixedKept leaves coordinate 0 (the intercept) where the ratio took it
-// scaled.
+// scaled. only leaves the log scales no update given the effects: the
+// sweep makes no slice update of a free coordinate, no shift, nested or
+// conditional scale move, only the joint rescaling moves and each term's
+// scale move (its effects scaled with its τ), so that a move which
+// changes the effects' standardised values u/τ wrongly is not repaired
+// by the centred update of τ.
 type jointScaleHooks struct {
-	noJacobian, tauKept, fixedKept bool
+	noJacobian, tauKept, fixedKept, only bool
 }
 
 // jointScaleState is a chain's move: the coordinates it scales and the

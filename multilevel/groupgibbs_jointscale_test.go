@@ -57,19 +57,25 @@ func TestGroupGibbsJointScaleStructural(t *testing.T) {
 // TestGroupGibbsJointScaleMoments compares GroupGibbs with the joint
 // rescaling move in its sweep (1 a sweep, and 5) against non-centred NUTS
 // on the probit jointScaleProblem — every mean within 4.5 combined Monte
-// Carlo standard errors, every sd ratio in [0.85, 1.18] — and requires
-// each mutant, made 5 times a sweep, to be caught (|z| > 6 or an sd ratio
-// outside [0.7, 1.4]): the move without its Jacobian e^{λ|S|}; the log
-// scales left where the ratio took them scaled with the effects; the
-// intercept left where the energy and prior took it scaled.
+// Carlo standard errors, every sd ratio in [0.85, 1.18]; and 5 a sweep
+// with the scale moves that keep u/τ as the log scales' only other
+// update (GroupGibbsJointScaleOnly) — and requires each mutant to be
+// caught (|z| > 6 or an sd ratio outside [0.7, 1.4]): the move without
+// its Jacobian e^{λ|S|} and the log scales left where the ratio took them
+// scaled with the effects, both where no centred update of τ repairs
+// u/τ; the intercept left where the energy and prior took it scaled, 25
+// moves a sweep in the full sweep (whose block updates of the fixed
+// effects otherwise repair it).
 func TestGroupGibbsJointScaleMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a NUTS reference and GroupGibbs runs of 4 chains")
 	}
 	p, rs, pb := jointScaleProblem(t)
+	alone := multilevel.GroupGibbsJointScaleOnly(jointScaleKernel(pb, 5))
 	for name, k := range map[string]multilevel.GroupGibbs{
-		"1 a sweep": jointScaleKernel(pb, 1),
-		"5 a sweep": jointScaleKernel(pb, 5),
+		"1 a sweep":                      jointScaleKernel(pb, 1),
+		"5 a sweep":                      jointScaleKernel(pb, 5),
+		"5 a sweep, no centred τ update": alone,
 	} {
 		z, zn, lr, ln, res := gibbsMoments(t, p, k, rs, pb.Mode, 3000)
 		t.Logf("%s: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f (NUTS %.0f), %v",
@@ -78,11 +84,10 @@ func TestGroupGibbsJointScaleMoments(t *testing.T) {
 			t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", name, z, zn, lr, ln)
 		}
 	}
-	k := jointScaleKernel(pb, 5)
 	for name, m := range map[string]exactmh.Kernel{
-		"joint rescaling without its Jacobian":        multilevel.GroupGibbsJointScaleNoJacobian(k),
-		"joint rescaling with the log scales kept":    multilevel.GroupGibbsJointScaleTauKept(k),
-		"joint rescaling with the intercept unscaled": multilevel.GroupGibbsJointScaleInterceptKept(k),
+		"joint rescaling without its Jacobian":        multilevel.GroupGibbsJointScaleNoJacobian(alone),
+		"joint rescaling with the log scales kept":    multilevel.GroupGibbsJointScaleTauKept(alone),
+		"joint rescaling with the intercept unscaled": multilevel.GroupGibbsJointScaleInterceptKept(jointScaleKernel(pb, 25)),
 	} {
 		z, zn, lr, ln, _ := gibbsMoments(t, p, m, rs, pb.Mode, 2000)
 		reportMutant(t, "probit mlNested, 30 lecturers", name, math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)

@@ -203,3 +203,12 @@ func GroupGibbsJointScaleInterceptKept(k GroupGibbs) GroupGibbs {
 	k.jointScaleHooks.fixedKept = true
 	return k
 }
+
+// GroupGibbsJointScaleOnly returns k whose sweep updates the log scales
+// by its joint rescaling moves and each term's scale move alone (no slice
+// update of a free coordinate, no shift, nested or conditional scale
+// move): τ given the effects is never updated.
+func GroupGibbsJointScaleOnly(k GroupGibbs) GroupGibbs {
+	k.jointScaleHooks.only = true
+	return k
+}
