@@ -177,6 +177,11 @@ type GroupGibbs struct {
 	// effects scale with the latent sd √(1 + Σ τ²). 0: none. The
 	// Gaussian and negative binomial sweeps do not make it.
 	JointScale int
+	// JointScalePow, in (0, 1], makes the joint rescaling move scale the
+	// fixed effects by c^JointScalePow while the group effects and the
+	// scales go by c: along the attenuation β ∝ √(1 + Σ τ²), whose
+	// slope d log β/d log τ is Σ τ²/(1 + Σ τ²). 0: 1.
+	JointScalePow float64
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -469,7 +474,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 			}
 		}
 	}
-	if err := c.initJointScale(name, k.JointScale, k.jointScaleHooks); err != nil {
+	if err := c.initJointScale(name, k.JointScale, k.JointScalePow, k.jointScaleHooks); err != nil {
 		return nil, err
 	}
 	c.deltas()

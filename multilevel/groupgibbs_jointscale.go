@@ -21,39 +21,43 @@ import (
 // other update of the sweep keeps either β (the scale moves) or τ (the
 // blocks, shifts, shears) and so crosses that ridge in small steps.
 //
-// The move scales every coordinate a row holds — the fixed effects, the
-// intercept among them, and every group effect — and every random term's
-// scale by one common factor c = e^λ, λ ~ N(0, s²):
+// The move scales every coordinate a row holds — the fixed effects F,
+// the intercept among them, and every group effect U — and every random
+// term's scale by one common factor c = e^λ, λ ~ N(0, s²), the fixed
+// effects by c^a (a = JointScalePow in (0, 1], 1 by default):
 //
-//	θ′_j = c·θ_j (j ∈ S, the coordinates a row holds),
+//	β′_j = c^a·β_j (j ∈ F),   u′_j = c·u_j (j ∈ U),
 //	log τ′_t = log τ_t + λ (every term t),
 //
 // the other coordinates (a correlated factor's correlations, which the
-// map leaves Σ's correlation matrix) kept. Each linear predictor moves
-// η_i = o_i + x_iᵀθ → o_i + c·x_iᵀθ: the attenuation direction itself. The
-// map T_λ is linear in the coordinates the chain holds (θ_S by c, the log
-// scales by a shift), T_−λ inverts it, and its Jacobian is
+// map leaves Σ's correlation matrix) kept. At a = 1 each linear predictor
+// moves η_i = o_i + x_iᵀθ → o_i + c·x_iᵀθ; a < 1 follows the attenuation
+// β ∝ √(1 + Σ τ²) more closely (its slope d log β/d log τ is
+// Σ τ²/(1 + Σ τ²)). The map T_λ is linear in the coordinates the chain
+// holds (β by c^a, u by c, and the log scales — the chain holds log τ,
+// not τ — by a shift), T_−λ inverts it, and its Jacobian is
 //
-//	|∂T_λ(θ)/∂θ| = c^{|S|} = e^{λ|S|}
+//	|∂T_λ(θ)/∂θ| = c^{a|F| + |U|} = e^{λ(a|F| + |U|)}
 //
 // (the log scales' shift contributes 1). λ and −λ are equally likely, so
 // the Metropolis–Hastings log ratio is
 //
-//	log π(T_λθ) − log π(θ) + λ|S|,
+//	log π(T_λθ) − log π(θ) + λ(a|F| + |U|),
 //	log π(θ) = −β Σ_i f_i(η_i(θ)) + log p(θ),
 //
 // with every datum read exactly (one pass over the data a move) and the
 // whole prior — the fixed effects', the scales', and the effects' given
 // their scales, whose Gaussian part u_j/τ_t the map keeps, so that the
 // effects' normalisers e^{−λ} per effect cancel the effects' share of the
-// Jacobian. The intercept scales with the rest: under the attenuation
-// η/√(1 + Σ τ²) it shrinks as every slope does, and leaving it out would
-// move the predictors off the ridge. The move is the same for a logistic
-// model (the same attenuation, with the logistic's sd).
+// Jacobian. The intercept scales with the other fixed effects: under the
+// attenuation η/√(1 + Σ τ²) it shrinks as every slope does, and leaving
+// it out would move the predictors off the ridge. The move is the same
+// for a logistic model (the same attenuation, with the logistic's sd).
 //
 // The step s is fixed for the run from the centre θ̂: s = jointScaleStep/
-// √(1 + I), I = β Σ_i f_i″(η̂_i)·(x_iᵀθ̂_S)² the data's information about λ
-// at λ = 0, so λ and −λ stay equally likely whatever the state.
+// √(1 + I), I = β Σ_i f_i″(η̂_i)·(a·x_iᵀβ̂ + x_iᵀû)² the data's
+// information about λ at λ = 0, so λ and −λ stay equally likely whatever
+// the state.
 //
 // TestGroupGibbsJointScaleMoments proves it against non-centred NUTS and
 // catches the mutants GroupGibbsJointScaleNoJacobian, ...TauKept and
@@ -64,7 +68,7 @@ import (
 const jointScaleStep = 2.4
 
 // jointScaleHooks are the move's test mutants, each a move whose
-// Metropolis–Hastings ratio is not its map's: noJacobian drops λ|S|;
+// Metropolis–Hastings ratio is not its map's: noJacobian drops λ(a|F| + |U|);
 // tauKept leaves the log scales where the ratio took them scaled;
 // fixedKept leaves coordinate 0 (the intercept) where the ratio took it
 // scaled. only leaves the log scales no update given the effects: the
@@ -82,6 +86,9 @@ type jointScaleHooks struct {
 type jointScaleState struct {
 	moves      int
 	lin, tau   []int
+	nfix       int     // lin[:nfix] are the fixed effects, lin[nfix:] the group effects
+	pow        float64 // the fixed effects scale by c^pow
+	logJac     float64 // the Jacobian's log per unit λ: pow·nfix + len(lin) − nfix
 	step       float64
 	hooks      jointScaleHooks
 	tried, acc float64
@@ -90,30 +97,48 @@ type jointScaleState struct {
 
 // initJointScale fills the move's coordinates and its step from the
 // centre (one pass over the data).
-func (c *gibbsChain) initJointScale(name string, moves int, hooks jointScaleHooks) error {
+func (c *gibbsChain) initJointScale(name string, moves int, pow float64, hooks jointScaleHooks) error {
 	if moves < 0 {
 		return fmt.Errorf("%s: JointScale = %d, want it ≥ 0", name, moves)
+	}
+	if !(pow >= 0 && pow <= 1) {
+		return fmt.Errorf("%s: JointScalePow = %v, want it in [0, 1]", name, pow)
 	}
 	s := &c.jsc
 	s.moves, s.hooks = moves, hooks
 	if moves == 0 {
 		return nil
 	}
+	s.pow = pow
+	if pow == 0 {
+		s.pow = 1
+	}
 	seen := make(map[int]bool)
 	for j, b := range c.blocks {
-		if b < 0 {
+		if b >= 0 && c.logTau[j] < 0 {
+			s.lin = append(s.lin, j)
+		}
+	}
+	s.nfix = len(s.lin)
+	for j, b := range c.blocks {
+		if b < 0 || c.logTau[j] < 0 {
 			continue
 		}
 		s.lin = append(s.lin, j)
-		if lt := int(c.logTau[j]); lt >= 0 && !seen[lt] {
+		if lt := int(c.logTau[j]); !seen[lt] {
 			seen[lt] = true
 			s.tau = append(s.tau, lt)
 		}
 	}
+	s.logJac = s.pow*float64(s.nfix) + float64(len(s.lin)-s.nfix)
 	zero := make([]float64, len(c.center))
 	copy(zero, c.center)
-	for _, j := range s.lin {
-		zero[j] = 0
+	for q, j := range s.lin {
+		if q < s.nfix {
+			zero[j] = (1 - s.pow) * c.center[j] // d/dλ of c^pow·θ̂_j at λ = 0 is pow·θ̂_j
+		} else {
+			zero[j] = 0
+		}
 	}
 	var info float64
 	for i := range c.t.N() {
@@ -135,9 +160,13 @@ func (c *gibbsChain) initJointScale(name string, moves int, hooks jointScaleHook
 func (c *gibbsChain) jointScaleMove(rng *rand.Rand) (bool, int, error) {
 	s := &c.jsc
 	lambda := s.step * rng.NormFloat64()
-	f := math.Exp(lambda)
-	for _, j := range s.lin {
-		c.next[j] = f * c.theta[j]
+	f, ff := math.Exp(lambda), math.Exp(s.pow*lambda)
+	for q, j := range s.lin {
+		if q < s.nfix {
+			c.next[j] = ff * c.theta[j]
+		} else {
+			c.next[j] = f * c.theta[j]
+		}
 	}
 	for _, lt := range s.tau {
 		c.next[lt] = c.theta[lt] + lambda
@@ -175,7 +204,7 @@ func (c *gibbsChain) jointScaleMove(rng *rand.Rand) (bool, int, error) {
 	}
 	logR := lpn - lp - du
 	if !s.hooks.noJacobian {
-		logR += lambda * float64(len(s.lin))
+		logR += lambda * s.logJac
 	}
 	if !c.decide(rng, logR) {
 		c.jointScaleRevert()

@@ -61,7 +61,7 @@ func TestGroupGibbsJointScaleStructural(t *testing.T) {
 // with the scale moves that keep u/τ as the log scales' only other
 // update (GroupGibbsJointScaleOnly) — and requires each mutant to be
 // caught (|z| > 6 or an sd ratio outside [0.7, 1.4]): the move without
-// its Jacobian e^{λ|S|} and the log scales left where the ratio took them
+// its Jacobian e^{λ(a|F| + |U|)} and the log scales left where the ratio took them
 // scaled with the effects, both where no centred update of τ repairs
 // u/τ; the intercept left where the energy and prior took it scaled, 25
 // moves a sweep in the full sweep (whose block updates of the fixed
