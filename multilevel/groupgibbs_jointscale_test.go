@@ -46,6 +46,12 @@ func jointScaleProblem(t *testing.T) (*exactmh.Posterior, *exactmh.Summary, mcmc
 	return p, rs, mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
 }
 
+// jointScalePow sets k's JointScalePow.
+func jointScalePow(k multilevel.GroupGibbs, a float64) multilevel.GroupGibbs {
+	k.JointScalePow = a
+	return k
+}
+
 // TestGroupGibbsJointScaleStructural checks the sweep with the joint
 // rescaling move allocates nothing, reports its Info and survives
 // checkpoints and any number of workers.
@@ -55,7 +61,8 @@ func TestGroupGibbsJointScaleStructural(t *testing.T) {
 }
 
 // TestGroupGibbsJointScaleMoments compares GroupGibbs with the joint
-// rescaling move in its sweep (1 a sweep, and 5) against non-centred NUTS
+// rescaling move in its sweep (1 a sweep, 5, and 3 with the fixed effects
+// scaled by c^0.7) against non-centred NUTS
 // on the probit jointScaleProblem — every mean within 4.5 combined Monte
 // Carlo standard errors, every sd ratio in [0.85, 1.18]; and 5 a sweep
 // with the scale moves that keep u/τ as the log scales' only other
@@ -75,6 +82,7 @@ func TestGroupGibbsJointScaleMoments(t *testing.T) {
 	for name, k := range map[string]multilevel.GroupGibbs{
 		"1 a sweep":                      jointScaleKernel(pb, 1),
 		"5 a sweep":                      jointScaleKernel(pb, 5),
+		"3 a sweep, a = 0.7":             jointScalePow(jointScaleKernel(pb, 3), 0.7),
 		"5 a sweep, no centred τ update": alone,
 	} {
 		z, zn, lr, ln, res := gibbsMoments(t, p, k, rs, pb.Mode, 3000)
