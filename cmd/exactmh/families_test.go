@@ -36,6 +36,39 @@ func writeGaussianCSV(t *testing.T, dir, name string, n int, sd, tau float64) st
 	return path
 }
 
+// binomial draws a Binomial(n, p) count as n Bernoulli trials.
+func binomial(rng *rand.Rand, n int, p float64) int {
+	k := 0
+	for range n {
+		if rng.Float64() < p {
+			k++
+		}
+	}
+	return k
+}
+
+// negBinomial draws an NB2 count of mean mu and shape phi (variance
+// μ + μ²/φ): a Gamma(φ, φ/μ) rate by Marsaglia–Tsang (valid for φ ≥ 1), then
+// a Poisson count of that rate by Knuth's product of uniforms.
+func negBinomial(rng *rand.Rand, mu, phi float64) int {
+	d := phi - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	var lam float64
+	for {
+		z := rng.NormFloat64()
+		v := math.Pow(1+c*z, 3)
+		if v > 0 && math.Log(rng.Float64()) < z*z/2+d-d*v+d*math.Log(v) {
+			lam = d * v * mu / phi
+			break
+		}
+	}
+	k, p := 0, rng.Float64()
+	for l := math.Exp(-lam); p > l; p *= rng.Float64() {
+		k++
+	}
+	return k
+}
+
 // sigmaInterval returns the 2.5% and 97.5% quantiles of e^{log_sigma}
 // in the files PREFIX_1.csv, PREFIX_2.csv of dir.
 func sigmaInterval(t *testing.T, dir, prefix string) (lo, hi float64) {
@@ -132,13 +165,7 @@ func TestBinomialTrials(t *testing.T) {
 	for i := range 3000 {
 		x := rng.NormFloat64()
 		n := 1 + rng.IntN(15)
-		p := 1 / (1 + math.Exp(-(-0.3 + 0.8*x + 0.3*float64(i%3-1))))
-		k := 0
-		for range n {
-			if rng.Float64() < p {
-				k++
-			}
-		}
+		k := binomial(rng, n, 1/(1+math.Exp(-(-0.3+0.8*x+0.3*float64(i%3-1)))))
 		b.WriteString(strconv.Itoa(k) + "," + strconv.Itoa(n) + "," + strconv.FormatFloat(x, 'g', -1, 64) + ",g" + strconv.Itoa(i%3) + "\n")
 	}
 	path := filepath.Join(dir, "b.csv")
@@ -195,23 +222,7 @@ func TestNegBinomialShape(t *testing.T) {
 	const phi = 2.5
 	for i := range 1500 {
 		x, off := rng.NormFloat64(), math.Log(0.5+1.5*rng.Float64())
-		mu := math.Exp(off + 0.5 + 0.6*x)
-		// A Gamma(φ, φ/μ) rate by Marsaglia–Tsang, then a Poisson count.
-		d := phi - 1.0/3
-		c := 1 / math.Sqrt(9*d)
-		var lam float64
-		for {
-			z := rng.NormFloat64()
-			v := math.Pow(1+c*z, 3)
-			if v > 0 && math.Log(rng.Float64()) < z*z/2+d-d*v+d*math.Log(v) {
-				lam = d * v * mu / phi
-				break
-			}
-		}
-		k, p := 0, rng.Float64()
-		for l := math.Exp(-lam); p > l; p *= rng.Float64() {
-			k++
-		}
+		k := negBinomial(rng, math.Exp(off+0.5+0.6*x), phi)
 		b.WriteString(strconv.Itoa(k) + "," + strconv.FormatFloat(x, 'g', -1, 64) + "," + strconv.FormatFloat(off, 'g', -1, 64) + ",g" + strconv.Itoa(i%4) + "\n")
 	}
 	path := filepath.Join(dir, "nb.csv")

@@ -19,7 +19,11 @@ import (
 // TestFormulaEqualsTerms samples the same models written as --formula and
 // as --response/--terms and checks that the draws are identical, bit for
 // bit: a flat model with an interaction and a multilevel one with
-// independent random slopes, crossed factors, nesting and no intercept.
+// independent random slopes, crossed factors, nesting and no intercept;
+// and, with the automatic kernel, a gaussian model with σ estimated and a
+// negative binomial one with its shape, each with a correlated random
+// intercept and slope (issue 42; the binomial's trials in
+// TestFormulaTrials).
 func TestFormulaEqualsTerms(t *testing.T) {
 	dir := t.TempDir()
 	for k, c := range []struct {
@@ -33,6 +37,8 @@ func TestFormulaEqualsTerms(t *testing.T) {
 			"log(distance),(1 + log(distance)||origin),(1|destination)", []string{"--no-intercept", "--kernel", "nuts", "--warmup", "50", "--draws", "50"}},
 		{"count ~ x1 + (1 | origin/destination)", "count", "x1,(1|origin/destination)",
 			[]string{"--family", "poisson", "--kernel", "groupgibbs", "--warmup", "50", "--draws", "50"}},
+		{"y ~ x1 + (1 + x1 | origin)", "y", "x1,(1 + x1|origin)", []string{"--family", "gaussian", "--warmup", "50", "--draws", "50"}},
+		{"count ~ x1 + (1 + x1 | origin)", "count", "x1,(1 + x1|origin)", []string{"--family", "negbinomial", "--warmup", "50", "--draws", "50"}},
 	} {
 		var extraNoInt []string
 		for _, e := range c.extra {
