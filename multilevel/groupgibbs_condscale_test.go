@@ -51,16 +51,7 @@ func TestGroupGibbsCondScaleMoments(t *testing.T) {
 	}
 	m := mlNested{n: 400, k: 4, l: 40, sdD: 1}
 	rng := rand.New(rand.NewPCG(43, 44))
-	d := m.dim()
-	theta := make([]float64, d)
-	theta[0], theta[1], theta[2] = 0.2, 0.8, -0.6
-	for j := range m.k {
-		theta[3+j] = 0.3 * rng.NormFloat64()
-	}
-	for j := range m.l {
-		theta[3+m.k+j] = 0.8 * rng.NormFloat64()
-	}
-	theta[d-2], theta[d-1] = math.Log(0.3), math.Log(0.8)
+	theta := m.at(rng, [3]float64{0.2, 0.8, -0.6}, 0.3, 0.8)
 	p, err := m.build(rng, theta)
 	if err != nil {
 		t.Fatal(err)

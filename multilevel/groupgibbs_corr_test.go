@@ -24,10 +24,17 @@ import (
 // the data) with a random intercept and a random slope on each covariate,
 // u_g ~ N(0, diag(τ)·Ω·diag(τ)), τ_k ~ half-normal(1), Ω ~ LKJ(η): every
 // parameter unknown. θ = (β, u_0, …, u_{G−1}, log τ, y) with y Stan's
-// unconstrained correlation coordinates.
+// unconstrained correlation coordinates. With trials the response is
+// binomial instead: k_i successes of n_i trials, n_i uniform on 1…10,
+// logit link (BinomialFamily, the trials as weights, as mlBinomKit in
+// package model).
 type mlCorr struct {
 	n, groups, q int
 	eta          float64
+	trials       bool
+	// ignoreTrials (a mutant, with trials) drops the weights: each row
+	// one trial with response k_i/n_i.
+	ignoreTrials bool
 	// dropLKJJacobian builds the posterior without the LKJ transform's
 	// log Jacobian (lkjJacobianDropped).
 	dropLKJJacobian bool
@@ -41,6 +48,10 @@ func (m mlCorr) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, erro
 	q := m.q
 	ml := &model.Multilevel{Family: model.LogisticFamily{}, Y: make([]float64, m.n), Intercept: true,
 		FixedSD: make([]float64, q)}
+	if m.trials {
+		ml.Family = model.BinomialFamily{Link: model.LogisticFamily{}}
+		ml.Weights = make([]float64, m.n)
+	}
 	f := model.Factor{Name: "g", Index: make([]int32, m.n), Tau: model.HalfNormal(1), Correlated: true, LKJ: m.eta}
 	for k := 1; k < q; k++ {
 		c := model.Covariate{Name: "x" + strconv.Itoa(k), Values: make([]float64, m.n)}
@@ -62,9 +73,22 @@ func (m mlCorr) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, erro
 			f.Slopes[k-1].Values[i] = x
 			z += (theta[k] + theta[q+g*q+k]) * x
 		}
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
-			ml.Y[i] = 1
+		if !m.trials {
+			if rng.Float64() < 1/(1+math.Exp(-z)) {
+				ml.Y[i] = 1
+			}
+			continue
 		}
+		tr, k := 1+rng.IntN(10), 0
+		for range tr {
+			if rng.Float64() < 1/(1+math.Exp(-z)) {
+				k++
+			}
+		}
+		ml.Y[i], ml.Weights[i] = float64(k)/float64(tr), float64(tr)
+	}
+	if m.ignoreTrials {
+		ml.Weights = nil
 	}
 	ml.Factors = []model.Factor{f}
 	p, err := model.NewMultilevel(ml)
@@ -197,66 +221,94 @@ func (p lkjJacobianDropped) AddLogPriorGradient(grad, theta []float64) {
 
 // TestGroupGibbsCorrelated compares GroupGibbs's posterior means and
 // standard deviations on correlated random effects (q = 2: N = 600, 12
-// groups; q = 3: N = 900, 10 groups; η = 1 and 2) with full-batch
+// groups; q = 3: N = 900, 10 groups; η = 1 and 2; and q = 2 binomial with
+// 1–10 trials per row, N = 400, 10 groups, η = 1) with full-batch
 // non-centred NUTS's — every mean within 4.5 combined Monte Carlo
 // standard errors, every SD ratio in [0.85, 1.18] ([0.7, 1.4] for the
 // log scales) — and checks that each mutant is caught (some |z| > 6 or SD
 // ratio outside [0.7, 1.4]): the blocks' proposals with Σ⁻¹ replaced by
-// the diagonal diag(τ⁻²), and the posterior without the LKJ transform's
-// Jacobian.
+// the diagonal diag(τ⁻²); the posterior without the LKJ transform's
+// Jacobian (Bernoulli rows; the binomial row shares that prior); and, on
+// the binomial row, the trials ignored.
 func TestGroupGibbsCorrelated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("NUTS references and GroupGibbs runs of 4 chains")
 	}
-	for _, kit := range []mlCorr{{n: 600, groups: 12, q: 2, eta: 1}, {n: 900, groups: 10, q: 3, eta: 2}} {
-		name := "q = " + strconv.Itoa(kit.q)
-		rng := rand.New(rand.NewPCG(uint64(kit.q), 9))
-		theta := kit.truth(rng)
-		p, err := kit.build(rng, theta)
-		if err != nil {
-			t.Fatal(err)
+	for _, kit := range []mlCorr{{n: 600, groups: 12, q: 2, eta: 1}, {n: 900, groups: 10, q: 3, eta: 2},
+		{n: 400, groups: 10, q: 2, eta: 1, trials: true}} {
+		name := "q=" + strconv.Itoa(kit.q)
+		if kit.trials {
+			name += "_binomial"
 		}
-		rs, mode, sd := nutsReferenceNonCentred(t, p, 300, 750)
-		pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
-		z, zn, lr, ln, res := gibbsMoments(t, p, gibbsKernel(pb, 0), rs, mode, 3000)
-		t.Logf("%s: GroupGibbs: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f",
-			name, z, zn, lr, ln, res.Sampling().MeanBatch(), p.Len(), minESS(res.Summary()))
-		if math.Abs(z) > 4.5 || lr > math.Log(1.18) {
-			t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", name, z, zn, lr, ln)
-		}
-		z, zn, lr, ln, _ = gibbsMoments(t, p, multilevel.GroupGibbsCorrDiagonal(gibbsKernel(pb, 0)), rs, mode, 2000)
-		reportMutant(t, name, "Σ⁻¹ replaced by the diagonal", math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
-		drop := kit
-		drop.dropLKJJacobian = true
+		t.Run(name, func(t *testing.T) { testGroupGibbsCorrelated(t, name, kit) })
+	}
+}
+
+// testGroupGibbsCorrelated is TestGroupGibbsCorrelated on one kit.
+func testGroupGibbsCorrelated(t *testing.T, name string, kit mlCorr) {
+	rng := rand.New(rand.NewPCG(uint64(kit.q), 9))
+	theta := kit.truth(rng)
+	p, err := kit.build(rng, theta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, mode, sd := nutsReferenceNonCentred(t, p, 300, 750)
+	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
+	z, zn, lr, ln, res := gibbsMoments(t, p, gibbsKernel(pb, 0), rs, mode, 3000)
+	t.Logf("%s: GroupGibbs: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); data per sweep %.1f of N = %d, min bulk ESS %.0f",
+		name, z, zn, lr, ln, res.Sampling().MeanBatch(), p.Len(), minESS(res.Summary()))
+	if math.Abs(z) > 4.5 || lr > math.Log(1.18) {
+		t.Errorf("%s: GroupGibbs disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", name, z, zn, lr, ln)
+	}
+	// The binomial row's data (5.5 trials a row) outweigh the prior more
+	// than Bernoulli rows do, so its diagonal mutant's bias is smaller and
+	// is measured on twice the draws.
+	mutDraws := 2000
+	if kit.trials {
+		mutDraws = 4000
+	}
+	z, zn, lr, ln, _ = gibbsMoments(t, p, multilevel.GroupGibbsCorrDiagonal(gibbsKernel(pb, 0)), rs, mode, mutDraws)
+	reportMutant(t, name, "Σ⁻¹ replaced by the diagonal", math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
+	// mutant rebuilds the kit's posterior, the same θ and data, as mut.
+	mutant := func(mut mlCorr) *exactmh.Posterior {
 		rd := rand.New(rand.NewPCG(uint64(kit.q), 9))
-		pd, err := drop.build(rd, drop.truth(rd)) // the same θ and data
+		pd, err := mut.build(rd, mut.truth(rd))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if pd.Len() != p.Len() || pd.Names[len(pd.Names)-1] != p.Names[len(p.Names)-1] {
 			t.Fatal("the mutant's model differs")
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Without the Jacobian the posterior of y is improper for η = 1
-		// (flat in y's tails): the chain drifts to |y| where tanh rounds to
-		// ±1 and Σ is singular, and the run fails — caught as surely as a
-		// moment off.
-		if _, err := exactmh.Sample(context.Background(), pd, gibbsKernel(pb, 0),
-			&exactmh.Settings{Chains: 4, Warmup: 200, Draws: 2000, Seed: 2, Init: mode}); err != nil {
-			t.Logf("%s: mutant %q caught: the run fails: %.200s", name, "LKJ Jacobian dropped", err)
-			continue
-		}
-		z, zn, lr, ln, _ = gibbsMoments(t, pd, gibbsKernel(pb, 0), rs, mode, 2000)
-		reportMutant(t, name, "LKJ Jacobian dropped", math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
+		return pd
 	}
+	if kit.trials {
+		ign := kit
+		ign.ignoreTrials = true
+		z, zn, lr, ln, _ = gibbsMoments(t, mutant(ign), gibbsKernel(pb, 0), rs, mode, 2000)
+		reportMutant(t, name, "trials ignored", math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
+		return
+	}
+	drop := kit
+	drop.dropLKJJacobian = true
+	pd := mutant(drop)
+	// Without the Jacobian the posterior of y is improper for η = 1
+	// (flat in y's tails): the chain drifts to |y| where tanh rounds to
+	// ±1 and Σ is singular, and the run fails — caught as surely as a
+	// moment off.
+	if _, err := exactmh.Sample(context.Background(), pd, gibbsKernel(pb, 0),
+		&exactmh.Settings{Chains: 4, Warmup: 200, Draws: 2000, Seed: 2, Init: mode}); err != nil {
+		t.Logf("%s: mutant %q caught: the run fails: %.200s", name, "LKJ Jacobian dropped", err)
+		return
+	}
+	z, zn, lr, ln, _ = gibbsMoments(t, pd, gibbsKernel(pb, 0), rs, mode, 2000)
+	reportMutant(t, name, "LKJ Jacobian dropped", math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
 }
 
 // TestGroupGibbsCorrelatedSBC runs simulation-based calibration of
 // GroupGibbs with every parameter unknown (β, u, log τ, the correlation
 // coordinates) on correlated random effects: q = 2 (N = 200, 6 groups,
-// η = 1) and q = 3 (N = 300, 6 groups, η = 2), 100 replicates each, ranks
+// η = 1), q = 3 (N = 300, 6 groups, η = 2) and q = 2 binomial with 1–10
+// trials per row (N = 150, 6 groups, η = 1), 100 replicates each, ranks
 // uniform at level 10⁻³. The replicates' Ω are drawn by the C-vine
 // (mlCorr.truth), independently of the model's density.
 func TestGroupGibbsCorrelatedSBC(t *testing.T) {
@@ -265,30 +317,42 @@ func TestGroupGibbsCorrelatedSBC(t *testing.T) {
 	}
 	t.Run("q=2", func(t *testing.T) { gibbsSBC(t, mlCorr{n: 200, groups: 6, q: 2, eta: 1}, 0, 11) })
 	t.Run("q=3", func(t *testing.T) { gibbsSBC(t, mlCorr{n: 300, groups: 6, q: 3, eta: 2}, 0, 12) })
+	t.Run("q=2_binomial", func(t *testing.T) {
+		gibbsSBC(t, mlCorr{n: 150, groups: 6, q: 2, eta: 1, trials: true}, 0, 13)
+	})
 }
 
 // TestGroupGibbsCorrelatedStructural runs the kit's structural checks on
-// GroupGibbs with correlated effects (q = 3): no allocation per sweep,
-// Info's counts, checkpoint and resume, results independent of the
-// number of workers; and Start's refusal of a prior whose correlated
-// effects are not the N(0, Σ) its EffectPrecision says.
+// GroupGibbs with correlated effects (q = 3, and q = 2 binomial with
+// trials, the weighted energy): no allocation per sweep, Info's counts,
+// checkpoint and resume, results independent of the number of workers;
+// and Start's refusal of a prior whose correlated effects are not the
+// N(0, Σ) its EffectPrecision says.
 func TestGroupGibbsCorrelatedStructural(t *testing.T) {
-	kit := mlCorr{n: 300, groups: 6, q: 3, eta: 1}
-	rng := rand.New(rand.NewPCG(21, 22))
-	p, err := kit.build(rng, kit.truth(rng))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb, err := pilotProblem(p, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := gibbsKernel(pb, 0)
-	checkStructural(t, "GroupGibbs on correlated effects", k, p, pb.Mode, 500)
-	wrong := *p
-	wrong.Prior = wrongPrecision{p.Prior.(*model.MultilevelPrior)}
-	if _, err := exactmh.Sample(context.Background(), &wrong, k, &exactmh.Settings{Chains: 1, Draws: 1, Init: pb.Mode}); err == nil || !strings.Contains(err.Error(), "not N(0, Σ)") {
-		t.Errorf("a prior whose EffectPrecision is not its density's: error %v, want one saying the prior is not N(0, Σ)", err)
+	for _, kit := range []mlCorr{{n: 300, groups: 6, q: 3, eta: 1}, {n: 200, groups: 6, q: 2, eta: 1, trials: true}} {
+		rng := rand.New(rand.NewPCG(21, 22))
+		p, err := kit.build(rng, kit.truth(rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := pilotProblem(p, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := gibbsKernel(pb, 0)
+		name := "GroupGibbs on correlated effects, q = " + strconv.Itoa(kit.q)
+		if kit.trials {
+			name += ", binomial"
+		}
+		checkStructural(t, name, k, p, pb.Mode, 500)
+		if kit.trials {
+			continue
+		}
+		wrong := *p
+		wrong.Prior = wrongPrecision{p.Prior.(*model.MultilevelPrior)}
+		if _, err := exactmh.Sample(context.Background(), &wrong, k, &exactmh.Settings{Chains: 1, Draws: 1, Init: pb.Mode}); err == nil || !strings.Contains(err.Error(), "not N(0, Σ)") {
+			t.Errorf("a prior whose EffectPrecision is not its density's: error %v, want one saying the prior is not N(0, Σ)", err)
+		}
 	}
 }
 

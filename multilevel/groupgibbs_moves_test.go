@@ -30,13 +30,14 @@ import (
 type mlNested struct {
 	n, k, l int
 	sdD     float64
+	probit  bool // a probit model (else logistic)
 }
 
 func (m mlNested) dim() int { return 3 + m.k + m.l + 2 }
 
-// build returns the posterior for data drawn at θ.
+// build returns the posterior for logistic (probit) data drawn at θ, the
+// lecturer-level covariate w taking −1, 0 and values in [0.5, 1.5].
 func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error) {
-	x, w := make([]float64, m.n), make([]float64, m.n)
 	wl := make([]float64, m.l)
 	for j := range wl {
 		wl[j] = float64(j%3) - 1 // −1, 0, 1: some lecturers hold w = 0
@@ -44,8 +45,31 @@ func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, er
 			wl[j] = 0.5 + float64(j%5)/4
 		}
 	}
+	var fam model.GLMFamily = model.LogisticFamily{}
+	if m.probit {
+		fam = model.ProbitFamily{}
+	}
+	return m.buildData(rng, theta, fam, 1, wl, func(z float64) float64 {
+		pr := 1 / (1 + math.Exp(-z))
+		if m.probit {
+			pr = 0.5 * math.Erfc(-z/math.Sqrt2)
+		}
+		if rng.Float64() < pr {
+			return 1
+		}
+		return 0
+	})
+}
+
+// buildData returns the posterior of family fam for data drawn at θ: x ~
+// N(0, xsd²), lecturer j's covariate wl[j], each datum's lecturer drawn
+// at random (datum i < l in lecturer i), its response y(z) at linear
+// predictor z.
+func (m mlNested) buildData(rng *rand.Rand, theta []float64, fam model.GLMFamily, xsd float64, wl []float64,
+	y func(z float64) float64) (*exactmh.Posterior, error) {
+	x, w := make([]float64, m.n), make([]float64, m.n)
 	ml := &model.Multilevel{
-		Family: model.LogisticFamily{}, Y: make([]float64, m.n), Intercept: true,
+		Family: fam, Y: make([]float64, m.n), Intercept: true,
 		Fixed:   []model.Covariate{{Name: "x", Values: x}, {Name: "w", Values: w}},
 		FixedSD: []float64{1, 1, 1},
 		Factors: []model.Factor{
@@ -54,7 +78,7 @@ func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, er
 		},
 	}
 	for i := range m.n {
-		x[i] = rng.NormFloat64()
+		x[i] = xsd * rng.NormFloat64()
 		l := rng.IntN(m.l)
 		if i < m.l {
 			l = i
@@ -62,22 +86,24 @@ func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, er
 		d := l % m.k
 		w[i] = wl[l]
 		ml.Factors[0].Index[i], ml.Factors[1].Index[i] = int32(d), int32(l)
-		z := theta[0] + theta[1]*x[i] + theta[2]*w[i] + theta[3+d] + theta[3+m.k+l]
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
-			ml.Y[i] = 1
-		}
+		ml.Y[i] = y(theta[0] + theta[1]*x[i] + theta[2]*w[i] + theta[3+d] + theta[3+m.k+l])
 	}
 	return model.NewMultilevel(ml)
 }
 
 // drawTheta draws θ from the prior.
 func (m mlNested) drawTheta(rng *rand.Rand) []float64 {
+	beta := [3]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+	td, tl := m.sdD*math.Abs(rng.NormFloat64()), math.Abs(rng.NormFloat64())
+	return m.at(rng, beta, td, tl)
+}
+
+// at returns θ with fixed effects beta, scales τ_d = td and τ_l = tl, and
+// the departments' and lecturers' effects drawn from N(0, τ²).
+func (m mlNested) at(rng *rand.Rand, beta [3]float64, td, tl float64) []float64 {
 	d := m.dim()
 	theta := make([]float64, d)
-	for j := range 3 {
-		theta[j] = rng.NormFloat64()
-	}
-	td, tl := m.sdD*math.Abs(rng.NormFloat64()), math.Abs(rng.NormFloat64())
+	copy(theta, beta[:])
 	theta[d-2], theta[d-1] = math.Log(td), math.Log(tl)
 	for j := range m.k {
 		theta[3+j] = td * rng.NormFloat64()
@@ -243,16 +269,7 @@ func TestGroupGibbsMovesMoments(t *testing.T) {
 	} {
 		m := mlNested{n: 800, k: 3, l: 12, sdD: 0.5}
 		rng := rand.New(rand.NewPCG(41, 42))
-		d := m.dim()
-		theta := make([]float64, d)
-		theta[0], theta[1], theta[2] = 0.4, 0.8, -0.6
-		for j := range m.k {
-			theta[3+j] = pr.tauD * rng.NormFloat64()
-		}
-		for j := range m.l {
-			theta[3+m.k+j] = 0.5 * rng.NormFloat64()
-		}
-		theta[d-2], theta[d-1] = math.Log(pr.tauD), math.Log(0.5)
+		theta := m.at(rng, [3]float64{0.4, 0.8, -0.6}, pr.tauD, 0.5)
 		p, err := m.build(rng, theta)
 		if err != nil {
 			t.Fatal(err)

@@ -537,31 +537,45 @@ func (c *negBinChain) shapeStepFull(rng *rand.Rand) (bool, error) {
 	c.t.Count(len(c.eta))
 	c.read += len(c.eta)
 	c.full++
-	copy(c.lpTheta, c.theta)
-	logPrior := func(l float64) float64 {
-		c.lpTheta[D] = l
-		return c.t.LogPrior(c.lpTheta)
-	}
-	l := c.theta[D]
-	cur := c.sc.eval(l, c.eta, c.mu)
-	m, v := newtonProposal(cur, l, logPrior)
-	lNew := m + math.Sqrt(v)*rng.NormFloat64()
-	nxt := c.sc.eval(lNew, c.eta, c.mu)
-	mr, vr := newtonProposal(nxt, lNew, logPrior)
-	lpNew, lpCur := logPrior(lNew), logPrior(l)
-	c.shapeTried++
-	if math.IsInf(lpNew, -1) || math.IsNaN(nxt.v) {
+	_, lNew, logR, ok := c.shapeProposal(rng, func(l float64) shapeVals { return c.sc.eval(l, c.eta, c.mu) })
+	if !ok {
 		return false, nil
-	}
-	logR := -(nxt.v - cur.v) + lpNew - lpCur
-	if !c.hooks.noQ {
-		logR += logNormal(l, mr, vr) - logNormal(lNew, m, v)
 	}
 	if !(logR >= 0 || rng.Float64() < math.Exp(logR)) {
 		return false, nil
 	}
 	c.accept(lNew)
 	return true, nil
+}
+
+// shapeProposal draws ℓ′ from the Newton proposal at ℓ of the shape's
+// conditional as vals gives it (value, first and second derivatives in ℓ)
+// and returns ℓ, ℓ′ and the Metropolis–Hastings log ratio of vals's
+// energies, the prior and the two proposal densities (the reverse from
+// ℓ′'s Newton step); ok is false where ℓ′ has no prior mass or no value.
+func (c *negBinChain) shapeProposal(rng *rand.Rand, vals func(l float64) shapeVals) (l, lNew, logR float64, ok bool) {
+	D := c.d - 1
+	copy(c.lpTheta, c.theta)
+	logPrior := func(l float64) float64 {
+		c.lpTheta[D] = l
+		return c.t.LogPrior(c.lpTheta)
+	}
+	l = c.theta[D]
+	cur := vals(l)
+	m, v := newtonProposal(cur, l, logPrior)
+	lNew = m + math.Sqrt(v)*rng.NormFloat64()
+	nxt := vals(lNew)
+	mr, vr := newtonProposal(nxt, lNew, logPrior)
+	lpNew, lpCur := logPrior(lNew), logPrior(l)
+	c.shapeTried++
+	if math.IsInf(lpNew, -1) || math.IsNaN(nxt.v) {
+		return l, lNew, 0, false
+	}
+	logR = -(nxt.v - cur.v) + lpNew - lpCur
+	if !c.hooks.noQ {
+		logR += logNormal(l, mr, vr) - logNormal(lNew, m, v)
+	}
+	return l, lNew, logR, true
 }
 
 // accept moves ℓ to l.

@@ -344,25 +344,9 @@ func (c *negBinChain) shapeStep(rng *rand.Rand) (bool, error) {
 	if !(reach <= sm.rEta) {
 		return c.shapeStepFull(rng)
 	}
-	copy(c.lpTheta, c.theta)
-	logPrior := func(l float64) float64 {
-		c.lpTheta[D] = l
-		return c.t.LogPrior(c.lpTheta)
-	}
-	l := c.theta[D]
-	cur := c.cvVals(l, c1, c2)
-	m, v := newtonProposal(cur, l, logPrior)
-	lNew := m + math.Sqrt(v)*rng.NormFloat64()
-	nxt := c.cvVals(lNew, c1, c2)
-	mr, vr := newtonProposal(nxt, lNew, logPrior)
-	lpNew, lpCur := logPrior(lNew), logPrior(l)
-	c.shapeTried++
-	if math.IsInf(lpNew, -1) || math.IsNaN(nxt.v) {
+	l, lNew, logR, ok := c.shapeProposal(rng, func(l float64) shapeVals { return c.cvVals(l, c1, c2) })
+	if !ok {
 		return false, nil
-	}
-	logR := -(nxt.v - cur.v) + lpNew - lpCur
-	if !c.hooks.noQ {
-		logR += logNormal(l, mr, vr) - logNormal(lNew, m, v)
 	}
 	y := c.sc.y
 	n := c.view.Len()

@@ -24,31 +24,16 @@ import (
 // small (ExactBelow), reading the term's data exactly.
 type mlNestedPois struct{ mlNested }
 
-// build returns the posterior for data drawn at θ.
+// build returns the posterior for Poisson data drawn at θ (x ~ N(0, ¼),
+// lecturer j's w = j mod 3 − 1, the rate's log capped at 6).
 func (m mlNestedPois) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error) {
-	x, w := make([]float64, m.n), make([]float64, m.n)
-	ml := &model.Multilevel{
-		Family: model.PoissonFamily{}, Y: make([]float64, m.n), Intercept: true,
-		Fixed:   []model.Covariate{{Name: "x", Values: x}, {Name: "w", Values: w}},
-		FixedSD: []float64{1, 1, 1},
-		Factors: []model.Factor{
-			{Name: "d", Index: make([]int32, m.n), Tau: model.HalfNormal(m.sdD)},
-			{Name: "l", Index: make([]int32, m.n), Tau: model.HalfNormal(1)},
-		},
+	wl := make([]float64, m.l)
+	for j := range wl {
+		wl[j] = float64(j%3) - 1
 	}
-	for i := range m.n {
-		x[i] = 0.5 * rng.NormFloat64()
-		l := rng.IntN(m.l)
-		if i < m.l {
-			l = i
-		}
-		d := l % m.k
-		w[i] = float64(l%3) - 1
-		ml.Factors[0].Index[i], ml.Factors[1].Index[i] = int32(d), int32(l)
-		z := theta[0] + theta[1]*x[i] + theta[2]*w[i] + theta[3+m.k+l] + theta[3+d]
-		ml.Y[i] = float64(poissonCount(rng, math.Exp(math.Min(z, 6))))
-	}
-	return model.NewMultilevel(ml)
+	return m.buildData(rng, theta, model.PoissonFamily{}, 0.5, wl, func(z float64) float64 {
+		return float64(poissonCount(rng, math.Exp(math.Min(z, 6))))
+	})
 }
 
 // Draw implements mcmctest.Model: θ from the prior (its coefficients
@@ -87,16 +72,7 @@ func exactKernel(pb mcmctest.Problem) multilevel.GroupGibbs {
 func TestGroupGibbsPoissonScaleExact(t *testing.T) {
 	m := mlNestedPois{mlNested{n: 300, k: 3, l: 300, sdD: 0.5}}
 	rng := rand.New(rand.NewPCG(43, 44))
-	d := m.dim()
-	theta := make([]float64, d)
-	theta[0], theta[1], theta[2] = 0.3, 0.5, -0.3
-	for j := range m.k {
-		theta[3+j] = 0.3 * rng.NormFloat64()
-	}
-	for j := range m.l {
-		theta[3+m.k+j] = 0.9 * rng.NormFloat64()
-	}
-	theta[d-2], theta[d-1] = math.Log(0.3), math.Log(0.9)
+	theta := m.at(rng, [3]float64{0.3, 0.5, -0.3}, 0.3, 0.9)
 	p, err := m.build(rng, theta)
 	if err != nil {
 		t.Fatal(err)
@@ -163,16 +139,7 @@ func TestGroupGibbsPoissonScaleExactSBC(t *testing.T) {
 func TestChooseSmallNested(t *testing.T) {
 	m := mlNestedPois{mlNested{n: 400, k: 4, l: 160, sdD: 0.5}}
 	rng := rand.New(rand.NewPCG(45, 46))
-	d := m.dim()
-	theta := make([]float64, d)
-	theta[0] = 0.2
-	for j := range m.k {
-		theta[3+j] = 0.4 * rng.NormFloat64()
-	}
-	for j := range m.l {
-		theta[3+m.k+j] = 0.5 * rng.NormFloat64()
-	}
-	theta[d-2], theta[d-1] = math.Log(0.4), math.Log(0.5)
+	theta := m.at(rng, [3]float64{0.2, 0, 0}, 0.4, 0.5)
 	p, err := m.build(rng, theta)
 	if err != nil {
 		t.Fatal(err)

@@ -542,7 +542,7 @@ func scaleNote(original, multilevel bool) string {
 		s = "on the original scale of each feature (per unit of the feature; --standardized: per sd, as sampled)"
 	}
 	if multilevel {
-		s = "(fixed effects) " + s + "; random effects as sampled: a random slope per sd of its covariate, sd_g__x = exp(log_tau_g_x)"
+		s = "(fixed effects) " + s + "; random effects as sampled: a random slope per sd of its covariate; each sd_<factor>__<term> = exp(log_tau_<factor>_<term>)"
 	}
 	return s
 }
