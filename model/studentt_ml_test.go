@@ -21,7 +21,12 @@ import (
 // mlStudentT is a Student-t multilevel model (ν = 4) of the shared
 // multilevel kit design (mlGrouped) with σ ~ half-normal(1) unknown:
 // y_i = β·x_i + u_{g(i)} + σ·t_4. θ = (β, u_0, …, u_{G−1}, log τ, log σ).
-type mlStudentT struct{ n, groups int }
+// With sigmaCount set, Draw poses the mutant posterior counting N·log σ
+// twice.
+type mlStudentT struct {
+	n, groups  int
+	sigmaCount bool
+}
 
 const mlTNu = 4
 
@@ -54,7 +59,7 @@ func (m mlStudentT) posterior(ml *model.Multilevel, noJacobian, sigmaCount bool)
 
 func (m mlStudentT) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 	th := m.truth(rng)
-	p, err := m.posterior(m.model(rng, th), false, false)
+	p, err := m.posterior(m.model(rng, th), false, m.sigmaCount)
 	if err != nil {
 		return nil, mcmctest.Problem{}, err
 	}
@@ -207,7 +212,8 @@ func TestStudentTMultilevelMoments(t *testing.T) {
 // TestStudentTMultilevelSBC is simulation-based calibration of NUTS on
 // the Student-t multilevel model with every parameter unknown (β, the
 // group effects, log τ and log σ; 100 replicates): ranks uniform at
-// Bonferroni level 0.01.
+// Bonferroni level 0.01; the mutant counting N·log σ twice must be
+// rejected.
 func TestStudentTMultilevelSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 100 replicates")
@@ -220,6 +226,15 @@ func TestStudentTMultilevelSBC(t *testing.T) {
 	t.Logf("SBC p-values %.3g (thin %d)", r.P, r.Thin)
 	if r.Reject(0.01) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
+	}
+	mut, err := mcmctest.SBC(mlStudentT{n: 60, groups: 5, sigmaCount: true}, func(mcmctest.Problem) exactmh.Kernel { return &exactmh.NUTS{} },
+		&mcmctest.SBCOptions{Replicates: 100, Seed: 13})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("mutant N·log σ counted twice: SBC p-values %.3g", mut.P)
+	if !mut.Reject(0.01) {
+		t.Errorf("SBC misses the mutant counting N·log σ twice: p = %.3g", mut.P)
 	}
 }
 
