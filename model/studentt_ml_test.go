@@ -74,7 +74,7 @@ func (m mlStudentT) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 // Student-t log density (Σ U_i(θ) − U_i(θ′) = −Σ log p(y_i | θ) + log
 // p(y_i | θ′), η_i = β·x_i + u_{g(i)}), the names, and the posterior's
 // gradient (energy and prior, log σ's Jacobian included) against central
-// differences.
+// differences, and no allocation on the step paths.
 func TestStudentTMultilevelEnergy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(91, 92))
 	m := mlStudentT{n: 60, groups: 5}
@@ -137,6 +137,18 @@ func TestStudentTMultilevelEnergy(t *testing.T) {
 		if fd := -(neg(tp) - neg(tm)) / (2 * h); math.Abs(fd-grad[j]) > 1e-5*(1+math.Abs(fd)) {
 			t.Errorf("∂log π/∂θ%d = %v, central difference %v", j, grad[j], fd)
 		}
+	}
+	th2[0] += 0.1
+	eg := p.Energy.(exactmh.EnergyGradienter)
+	ed := p.Energy.(exactmh.EnergyDiffer)
+	pg := p.Prior.(exactmh.PriorGradienter)
+	if a := testing.AllocsPerRun(20, func() {
+		ed.EnergyDiffs(diffs, th, th2, idx)
+		eg.EnergiesAndGradient(diffs, grad, th, idx, w)
+		pg.AddLogPriorGradient(grad, th)
+		_ = p.Prior.LogPrior(th)
+	}); a != 0 {
+		t.Errorf("%v allocations per step, want 0", a)
 	}
 	if _, err := model.NewStudentTMultilevel(ml, 0, model.HalfNormal(1)); err == nil {
 		t.Error("ν = 0 accepted")

@@ -29,8 +29,11 @@ import (
 type StudentTScaleRegression struct {
 	x, y []float64 // x: N×d row-major (flat); nil with rows
 	rows multilevel.SparseRowGLM
-	d    int
-	nu   float64
+	// addRow adds a·x_i to grad without a buffer (SparseGLM's, in
+	// memory: no allocation on the step path); nil: rows.SparseRow.
+	addRow func(grad []float64, a float64, i int)
+	d      int
+	nu     float64
 
 	// mutantNu, a mutant of the kit tests, weighs the log term by ν/2
 	// instead of (ν+1)/2.
@@ -142,7 +145,9 @@ func (e *StudentTScaleRegression) EnergiesAndGradient(dst, grad, theta []float64
 		}
 		wi := e.nu1() / (e.nu + r*r*c)
 		gz := -w[k] * wi * r * c
-		if e.rows != nil {
+		if e.addRow != nil {
+			e.addRow(grad, gz, i)
+		} else if e.rows != nil {
 			cols, vals = e.rows.SparseRow(i, cols[:0], vals[:0])
 			for q, col := range cols {
 				grad[col] += gz * vals[q]
@@ -208,6 +213,9 @@ func NewStudentTMultilevel(m *Multilevel, nu float64, sigma ScalePrior) (*exactm
 		return nil, fmt.Errorf("model: NewStudentTMultilevel: energy %T, want a SparseRowGLM", p.Energy)
 	}
 	e := &StudentTScaleRegression{rows: rows, y: m.Y, d: rows.Dim(), nu: nu}
+	if ra, ok := rows.(interface{ addRow([]float64, float64, int) }); ok {
+		e.addRow = ra.addRow
+	}
 	return &exactmh.Posterior{Energy: e, Prior: &WithScale{Base: p.Prior, Scale: sigma},
 		Names: append(p.Names, "log_sigma")}, nil
 }
