@@ -169,6 +169,19 @@ type GroupGibbs struct {
 	// factor whose levels each hold enough data to pin their effects,
 	// where neither the centred nor the non-centred update of τ is wide.
 	CondScale bool
+	// JointScale is the number of joint rescaling moves per sweep
+	// (groupgibbs_jointscale.go; docs/multilevel.md, "Joint rescaling
+	// move"), made first: every fixed and group effect scaled by one
+	// factor c and every random term's τ with them, decided exactly on
+	// every datum (one pass a move). For a binary model whose fixed
+	// effects scale with the latent sd √(1 + Σ τ²). 0: none. The
+	// Gaussian and negative binomial sweeps do not make it.
+	JointScale int
+	// JointScalePow, in (0, 1], makes the joint rescaling move scale the
+	// fixed effects by c^JointScalePow while the group effects and the
+	// scales go by c: along the attenuation β ∝ √(1 + Σ τ²), whose
+	// slope d log β/d log τ is Σ τ²/(1 + Σ τ²). 0: 1.
+	JointScalePow float64
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -234,6 +247,8 @@ type GroupGibbs struct {
 	crossOff bool
 	// Test hooks of the shear moves (groupgibbs_shear.go).
 	shearHooks shearHooks
+	// Test hooks of the joint rescaling move (groupgibbs_jointscale.go).
+	jointScaleHooks jointScaleHooks
 }
 
 // Name returns "GroupGibbs".
@@ -458,6 +473,9 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 				c.rowsErr = r.Err
 			}
 		}
+	}
+	if err := c.initJointScale(name, k.JointScale, k.JointScalePow, k.jointScaleHooks); err != nil {
+		return nil, err
 	}
 	c.deltas()
 	return c, nil
@@ -1175,6 +1193,7 @@ type gibbsChain struct {
 	sh                 *gibbsShear
 	shears, shearEvery int
 	sst                shearState
+	jsc                jointScaleState // the joint rescaling move (groupgibbs_jointscale.go)
 	// The block proposals' Student-t component (groupgibbs_tail.go).
 	tailMix float64
 	tailNoQ bool
@@ -1234,6 +1253,9 @@ func (c *gibbsChain) counts() []*float64 {
 	if c.sh != nil {
 		ps = append(ps, &c.sst.tried, &c.sst.acc)
 	}
+	if c.jsc.moves > 0 {
+		ps = append(ps, &c.jsc.tried, &c.jsc.acc)
+	}
 	return ps
 }
 
@@ -1288,6 +1310,10 @@ func (c *gibbsChain) Params() map[string]float64 {
 		ps["shear_ratio_min"] = slices.Min(c.sh.ratio)
 		ps["shear_data"] = float64(len(c.sh.dat))
 	}
+	if c.jsc.moves > 0 {
+		ps["joint_scale_accept"] = c.jsc.acc / max(c.jsc.tried, 1)
+		ps["joint_scale_step"] = c.jsc.step
+	}
 	if c.jt != nil {
 		ps["joint_accept"] = c.js.acc / max(c.js.tried, 1)
 		ps["joint_exact"] = c.js.exact / max(c.js.tried, 1)
@@ -1314,6 +1340,14 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	c.seen.Next()
 	c.seenAll = false
 	c.undo.save(c)
+	for range c.jsc.moves {
+		acc, nread, err := c.jointScaleMove(rng)
+		if err != nil {
+			return exactmh.Info{}, err
+		}
+		info.Batch += nread
+		info.Accepted = info.Accepted || acc
+	}
 	if c.cor != nil {
 		if err := c.corrPrecisions(); err != nil {
 			return exactmh.Info{}, err
@@ -1368,7 +1402,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if c.locationMoves(rng) {
 		info.Accepted = true
 	}
-	if (c.mv == nil || !c.mv.hooks.condOnly || !c.condScale) && c.sliceFree(rng) {
+	if (c.mv == nil || !c.mv.hooks.condOnly || !c.condScale) && !c.jsc.hooks.only && c.sliceFree(rng) {
 		info.Accepted = true
 	}
 	acc, nread, err := c.moves(rng)
@@ -2000,6 +2034,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	c.saveMoves()
 	c.nw.saved = [2]float64{c.nw.tried, c.nw.acc}
 	c.sst.saved = [2]float64{c.sst.tried, c.sst.acc}
+	c.jsc.saved = [2]float64{c.jsc.tried, c.jsc.acc}
 }
 
 // A GroupGibbs sweep may be abandoned between any two chunks of its exact
@@ -2015,6 +2050,7 @@ func (c *gibbsChain) AbandonStep() {
 	c.restoreMoves()
 	c.nw.tried, c.nw.acc = c.nw.saved[0], c.nw.saved[1]
 	c.sst.tried, c.sst.acc = c.sst.saved[0], c.sst.saved[1]
+	c.jsc.tried, c.jsc.acc = c.jsc.saved[0], c.jsc.saved[1]
 }
 
 var _ interface{ AbandonStep() } = (*gibbsChain)(nil)

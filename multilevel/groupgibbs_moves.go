@@ -390,6 +390,20 @@ func (c *gibbsChain) moves(rng *rand.Rand) (moved bool, nread int, err error) {
 		return false, 0, nil
 	}
 	c.ms.lpOK = false
+	if c.jsc.hooks.only {
+		// Test hook: the log scales' updates are the joint rescaling
+		// moves and each term's scale move, which keeps its effects'
+		// standardised values.
+		for r := range c.mv.scTau {
+			acc, n, err := c.scaleMove(rng, r)
+			if err != nil {
+				return moved, nread, err
+			}
+			nread += n
+			moved = moved || acc
+		}
+		return moved, nread, nil
+	}
 	if c.shiftMoves(rng) {
 		moved = true
 		c.deltas()

@@ -180,3 +180,35 @@ func GroupGibbsCondScaleOnly(k GroupGibbs) GroupGibbs {
 	k.moveHooks.condOnly = true
 	return k
 }
+
+// GroupGibbsJointScaleNoJacobian returns k with its joint rescaling
+// moves' Jacobian e^{λ|S|} dropped, which the kit must catch.
+func GroupGibbsJointScaleNoJacobian(k GroupGibbs) GroupGibbs {
+	k.jointScaleHooks.noJacobian = true
+	return k
+}
+
+// GroupGibbsJointScaleTauKept returns k with its joint rescaling moves
+// leaving the log scales where their ratio took them scaled with the
+// effects, which the kit must catch.
+func GroupGibbsJointScaleTauKept(k GroupGibbs) GroupGibbs {
+	k.jointScaleHooks.tauKept = true
+	return k
+}
+
+// GroupGibbsJointScaleInterceptKept returns k with its joint rescaling
+// moves leaving the intercept where their energy and prior took it
+// scaled, which the kit must catch.
+func GroupGibbsJointScaleInterceptKept(k GroupGibbs) GroupGibbs {
+	k.jointScaleHooks.fixedKept = true
+	return k
+}
+
+// GroupGibbsJointScaleOnly returns k whose sweep updates the log scales
+// by its joint rescaling moves and each term's scale move alone (no slice
+// update of a free coordinate, no shift, nested or conditional scale
+// move): τ given the effects is never updated.
+func GroupGibbsJointScaleOnly(k GroupGibbs) GroupGibbs {
+	k.jointScaleHooks.only = true
+	return k
+}

@@ -30,11 +30,12 @@ import (
 type mlNested struct {
 	n, k, l int
 	sdD     float64
+	probit  bool // a probit model (else logistic)
 }
 
 func (m mlNested) dim() int { return 3 + m.k + m.l + 2 }
 
-// build returns the posterior for logistic data drawn at θ, the
+// build returns the posterior for logistic (probit) data drawn at θ, the
 // lecturer-level covariate w taking −1, 0 and values in [0.5, 1.5].
 func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, error) {
 	wl := make([]float64, m.l)
@@ -44,8 +45,16 @@ func (m mlNested) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, er
 			wl[j] = 0.5 + float64(j%5)/4
 		}
 	}
-	return m.buildData(rng, theta, model.LogisticFamily{}, 1, wl, func(z float64) float64 {
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
+	var fam model.GLMFamily = model.LogisticFamily{}
+	if m.probit {
+		fam = model.ProbitFamily{}
+	}
+	return m.buildData(rng, theta, fam, 1, wl, func(z float64) float64 {
+		pr := 1 / (1 + math.Exp(-z))
+		if m.probit {
+			pr = 0.5 * math.Erfc(-z/math.Sqrt2)
+		}
+		if rng.Float64() < pr {
 			return 1
 		}
 		return 0

@@ -93,3 +93,20 @@ func safeName(n string) string {
 	}
 	return s
 }
+
+// stanArray is a column of a Stan array: a name and CmdStan's CSV indices.
+var stanArray = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_]*)((?:\.[0-9]+)+)$`)
+
+// RName returns the spelling rstan shows for the column name after
+// read_stan_csv: a Stan array's column "name.k" or "name.2.1" (CmdStan's
+// indices, as [SafeNames] writes an array) becomes "name[k]" or
+// "name[2,1]"; any other name is returned as it is ("u_g_g0",
+// "sd_g__Intercept"). Showing every name so lets a user read a summary
+// and the same run in R with one spelling (TestSummaryNamesAsR).
+func RName(name string) string {
+	m := stanArray.FindStringSubmatch(name)
+	if m == nil {
+		return name
+	}
+	return m[1] + "[" + strings.ReplaceAll(m[2][1:], ".", ",") + "]"
+}

@@ -99,6 +99,34 @@ func TestSafeNames(t *testing.T) {
 	}
 }
 
+// TestRName checks the spelling rstan shows after read_stan_csv: a Stan
+// array's column name.k (name.i.j) in brackets, every other name as it
+// is; and that a column's RName is never another column's.
+func TestRName(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Intercept.1", "Intercept[1]"}, {"Intercept.12", "Intercept[12]"},
+		{"beta.2.1", "beta[2,1]"}, {"TRUE_.1", "TRUE_[1]"}, {"a___b.1", "a___b[1]"},
+		{"u_g_g0", "u_g_g0"}, {"sd_g__Intercept", "sd_g__Intercept"}, {"lp__", "lp__"},
+		{"x", "x"}, {"x.", "x."}, {"x.a", "x.a"}, {"x.1a", "x.1a"}, {"1.2", "1.2"}, {"", ""},
+	} {
+		if got := stancsv.RName(c.in); got != c.want {
+			t.Errorf("RName(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if got := stancsv.RName(c.want); got != c.want {
+			t.Errorf("RName(%q) = %q, want it unchanged (RName of RName)", c.want, got)
+		}
+	}
+	cols := stancsv.SafeNames([]string{"Intercept[1]", "Intercept_1", "Intercept.1", "u_g[g0]", "u_g_g0", "b[1,2]", "b.1.2"})
+	seen := map[string]string{}
+	for _, c := range cols {
+		r := stancsv.RName(c)
+		if o, ok := seen[r]; ok {
+			t.Errorf("columns %q and %q are both shown as %q", o, c, r)
+		}
+		seen[r] = c
+	}
+}
+
 // TestSafeNamesManyCollisions gives SafeNames 200,000 names that all
 // flatten to the same one (non-ASCII level names): every result is
 // distinct, in order, and the suffixes are found in linear time (each

@@ -458,7 +458,8 @@ func TestSummary(t *testing.T) {
 		}
 	}
 	r = mustRun(t, dir, append([]string{"summary"}, fixtures...)...)
-	for _, want := range []string{"NUTS(diag_e)", "2 chains × 50 draws", "lp__", "theta.1", "theta.3", "rhat"} {
+	// The columns theta.1 … as rstan shows them.
+	for _, want := range []string{"NUTS(diag_e)", "2 chains × 50 draws", "lp__", "theta[1] ", "theta[3] ", "rhat"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("summary of the rstan fixtures lacks %q:\n%s", want, r.stdout)
 		}

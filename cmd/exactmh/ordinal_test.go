@@ -18,10 +18,10 @@ import (
 // TestOrdinalFamily runs --family ordinal (and its alias cumulative) on
 // ratings 1..4 drawn from a cumulative logit model with cutpoints
 // (−1, 0.5, 2) on the original scale of a covariate of mean 3: flat, the
-// Intercept.k rows (Intercept[k] in Stan's bracket form) in the summary
-// and the files, each cutpoint's interval covering its truth; with a
-// random intercept, the sd_ row beside them; and the refusals (a text
-// response, a response outside 1..K).
+// Intercept[k] rows in the summary (as R shows the files' Intercept.k),
+// each cutpoint's interval covering its truth; with a random intercept,
+// the sd_ row beside them; and the refusals (a text response, a response
+// outside 1..K).
 func TestOrdinalFamily(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(12, 13))
@@ -49,7 +49,7 @@ func TestOrdinalFamily(t *testing.T) {
 	r := mustRun(t, dir, "sample", "--data", path, "--family", "ordinal", "--formula", "y ~ x",
 		"--chains", "2", "--warmup", "300", "--draws", "1000", "--seed", "3", "--out", "flat")
 	lines := strings.Split(r.stdout, "\n")
-	for _, row := range []string{"x ", "cut_1 ", "log_cut_diff_3 ", "Intercept.1 ", "Intercept.3 "} {
+	for _, row := range []string{"x ", "cut_1 ", "log_cut_diff_3 ", "Intercept[1] ", "Intercept[3] "} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), row) }) {
 			t.Errorf("flat: no %q row in the summary:\n%s", row, r.stdout)
 		}
@@ -78,7 +78,7 @@ func TestOrdinalFamily(t *testing.T) {
 	r = mustRun(t, dir, "sample", "--data", path, "--family", "cumulative", "--formula", "y ~ x + (1 | g)",
 		"--chains", "2", "--warmup", "200", "--draws", "300", "--seed", "3", "--out", "ml")
 	lines = strings.Split(r.stdout, "\n")
-	for _, row := range []string{"sd_g__Intercept ", "Intercept.1 ", "Intercept.3 "} {
+	for _, row := range []string{"sd_g__Intercept ", "Intercept[1] ", "Intercept[3] "} {
 		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), row) }) {
 			t.Errorf("multilevel: no %q row in the summary:\n%s", row, r.stdout)
 		}

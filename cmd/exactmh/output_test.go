@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/stancsv"
 )
 
 // TestNaturalScaleRows samples a multilevel model and checks the
@@ -144,9 +145,10 @@ func TestResultReportReusesSummary(t *testing.T) {
 	if len(sc.scale) < 2 || len(rp.rows) < len(d.names) {
 		t.Fatalf("%d coefficients rescaled, %d rows for %d variables", len(sc.scale), len(rp.rows), len(d.names))
 	}
+	cols := stancsv.SafeNames(d.names) // each row named as rstan shows its column
 	for j, name := range d.names {
 		r, w := rp.rows[j], exactmh.SummarizeParam(name, d.x[j], s.SamplingTime.Seconds())
-		if r.Name != name || r.Mean != w.Mean || r.SD != w.SD || r.MCSE != w.MCSE || r.ESSBulk != w.ESSBulk || r.ESSTail != w.ESSTail || r.RHat != w.RHat {
+		if r.Name != stancsv.RName(cols[j]) || r.Mean != w.Mean || r.SD != w.SD || r.MCSE != w.MCSE || r.ESSBulk != w.ESSBulk || r.ESSTail != w.ESSTail || r.RHat != w.RHat {
 			t.Errorf("row %d %s: mean %v sd %v ess %v/%v rhat %v; from its draws %s: %v %v %v/%v %v", j, r.Name,
 				r.Mean, r.SD, r.ESSBulk, r.ESSTail, r.RHat, name, w.Mean, w.SD, w.ESSBulk, w.ESSTail, w.RHat)
 		}

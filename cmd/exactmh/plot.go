@@ -26,11 +26,12 @@ chains of one run (package stanplot), each to its own file:
   PREFIX_rank.EXT       rank histograms: flat where the chains agree
   PREFIX_intervals.EXT  median, 50% and 90% intervals, a row per variable
 
-The variables are the parameters (--vars picks some, lp__ among them,
-spelt as in the files, u_g_L, or as sample's table writes them, u_g[L];
-the interval plot leaves out an Intercept unless --vars names it, so
-that it does not squeeze the slopes); exactmh's coefficients are drawn on
-the original scale of each feature as exactmh summary reports them
+The variables are the parameters, labelled as exactmh summary and rstan
+show them (u_g_L, Intercept[1]). --vars picks some, lp__ among them, spelt
+so, as the files' columns (Intercept.1) or as the model names them
+(u_g[L]); the interval plot leaves out an Intercept unless --vars names
+it, so that it does not squeeze the slopes. exactmh's coefficients are
+drawn on the original scale of each feature as exactmh summary reports them
 (--standardized: as sampled). EXT is png or svg (--format).
 
 With more than 64 parameters and no --vars (a multilevel model's
@@ -188,6 +189,12 @@ func cmdPlot(args []string, stdout, stderr io.Writer) error {
 			return failure(err)
 		}
 	}
+	// The panels and rows are labelled as summary's table and R spell the
+	// variables (stancsv.RName: Intercept[1], u_g_g0).
+	panels, forest = shownDraws(panels), shownDraws(forest)
+	for k := range groups {
+		groups[k].draws = shownDraws(groups[k].draws)
+	}
 	for _, k := range todo {
 		path := fmt.Sprintf("%s_%s.%s", *out, k, *format)
 		switch k {
@@ -274,20 +281,39 @@ func splitGroups(f *stancsv.File, names []string) (top []string, groups []plotGr
 	return top, keep
 }
 
+// shownDraws returns d with its variables named as stancsv.RName shows
+// the columns (the draws are shared, not copied).
+func shownDraws(d *stanplot.Draws) *stanplot.Draws {
+	if d == nil {
+		return nil
+	}
+	s := *d
+	s.Names = make([]string, len(d.Names))
+	for j, n := range d.Names {
+		s.Names[j] = stancsv.RName(n)
+	}
+	return &s
+}
+
 // resolveVars maps --vars names onto the files' column names: a column's
-// name as it is, or the spelling of sample's table (u_g[LEVEL], (Intercept))
-// made safe as the files' names are. An unknown name is an error listing
-// a few of the names there are.
+// name as it is, as the summary shows it (stancsv.RName: Intercept[1]),
+// or the spelling of the run's own names (u_g[LEVEL], (Intercept)) made
+// safe as the files' names are. An unknown name is an error listing a
+// few of the names there are, spelt as the summary shows them.
 func resolveVars(names, have []string) ([]string, error) {
 	set := make(map[string]bool, len(have))
+	shown := make(map[string]string, len(have))
 	for _, h := range have {
 		set[h] = true
+		shown[stancsv.RName(h)] = h
 	}
 	out := make([]string, len(names))
 	for i, n := range names {
 		switch safe := stancsv.SafeNames([]string{n})[0]; {
 		case set[n]:
 			out[i] = n
+		case shown[n] != "":
+			out[i] = shown[n]
 		case set[safe]:
 			out[i] = safe
 		default:
@@ -296,7 +322,11 @@ func resolveVars(names, have []string) ([]string, error) {
 			if len(list) > 8 {
 				list, more = list[:8], fmt.Sprintf(", … (%d more: exactmh summary lists them)", len(have)-8)
 			}
-			return nil, fmt.Errorf("no variable %q (the files have %s%s)", n, strings.Join(list, ", "), more)
+			spelt := make([]string, len(list))
+			for j, h := range list {
+				spelt[j] = stancsv.RName(h)
+			}
+			return nil, fmt.Errorf("no variable %q (the files have %s%s)", n, strings.Join(spelt, ", "), more)
 		}
 	}
 	return out, nil

@@ -49,7 +49,7 @@ func (r *reportFlags) register(fs *flag.FlagSet, withFormat bool) {
 		fs.StringVar(&r.format, "format", "table", "output `format`: table, csv or json")
 		fs.StringVar(&r.percentiles, "percentiles", "5,50,95", "the `list` of percentiles reported, comma-separated, each in [0, 100]")
 		fs.IntVar(&r.sigFigs, "sig-figs", 0, "significant `digits` of the numbers, 1–17 (default: 4 in the table, 6 in csv and json)")
-		fs.BoolVar(&r.verbatim, "verbatim-names", false, "name the variables as the run did (u_g[Zürich]), from the files' parameter_names comments, instead of the CSV columns' Stan-safe spelling (u_g_Z_rich)")
+		fs.BoolVar(&r.verbatim, "verbatim-names", false, "name the variables as the run did (u_g[Zürich]), from the files' parameter_names comments, instead of the CSV columns as rstan shows them (u_g_Z_rich, Intercept[1])")
 	}
 }
 
@@ -314,8 +314,9 @@ type report struct {
 	s           *exactmh.Summary
 	percentiles []float64
 	rows        []row
-	scale       string // which scale the coefficients are on ("" if not a GLM)
-	prior       string // the prior and its scale
+	cols        []string // each row's Stan CSV column (exactmh summary's; --vars looks them up)
+	scale       string   // which scale the coefficients are on ("" if not a GLM)
+	prior       string   // the prior and its scale
 }
 
 // write prints the report in the format.
@@ -494,6 +495,44 @@ func (rp *report) writeJSON(w io.Writer, sig int) error {
 	return err
 }
 
+// spell names the rows as rstan shows them after read_stan_csv: row k's
+// Stan CSV column csv[k] (as stancsv.SafeNames writes it) through
+// stancsv.RName — u_g_g0 for a level's effect, Intercept[1] for a
+// cutpoint — so that the table, its CSV and JSON, the plots and R agree
+// (TestSummaryNamesAsR). The warnings that name a row (summary.go's and
+// stancsv's "(NAME)", "NAME: draws constant …", "tail ESS of NAME (")
+// are spelt so too.
+func (rp *report) spell(csv []string) {
+	renamed := map[string]string{}
+	for k := range rp.rows {
+		if k >= len(csv) {
+			break
+		}
+		if shown := stancsv.RName(csv[k]); shown != rp.rows[k].Name {
+			renamed[rp.rows[k].Name] = shown
+			rp.rows[k].Name = shown
+		}
+	}
+	if len(renamed) == 0 {
+		return
+	}
+	w := slices.Clone(rp.s.Warnings)
+	for i, msg := range w {
+		for old, shown := range renamed {
+			if !strings.Contains(msg, old) {
+				continue
+			}
+			msg = strings.ReplaceAll(msg, "("+old+")", "("+shown+")")
+			msg = strings.ReplaceAll(msg, "tail ESS of "+old+" (", "tail ESS of "+shown+" (")
+			if rest, ok := strings.CutPrefix(msg, old+": "); ok {
+				msg = shown + ": " + rest
+			}
+		}
+		w[i] = msg
+	}
+	rp.s.Warnings = w
+}
+
 // scaleNote says which scale the coefficients are reported on; for a
 // multilevel model, the fixed effects' (the random effects stay as
 // sampled).
@@ -546,7 +585,10 @@ func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps 
 		secs += f.SamplingSeconds
 	}
 	rp.rows = rows(d, ps, secs, known, progress)
-	if rf.verbatim {
+	rp.cols = slices.Clone(d.names)
+	if !rf.verbatim {
+		rp.spell(d.names)
+	} else {
 		for k := range rp.rows {
 			if v, ok := files[0].ConfigValue("parameter_names." + rp.rows[k].Name); ok {
 				rp.rows[k].Name = v
@@ -601,7 +643,7 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 				x[c][i] = r.value(th)
 			}
 		}
-		d.names = append(d.names, stancsv.SafeNames([]string{r.name})[0])
+		d.names = append(d.names, r.name)
 		d.x = append(d.x, x)
 	}
 	rescaled := 0 // the leading coefficients put on the original scale
@@ -629,6 +671,9 @@ func resultReport(res *exactmh.Result, m *fitted, rf *reportFlags) (*report, err
 		return s.Params[j], true
 	}
 	rp.rows = rows(d, ps, s.SamplingTime.Seconds(), known, nil)
+	// The files' columns: the parameters and natural rows named together
+	// by SafeNames, as stancsv's writer names them.
+	rp.spell(stancsv.SafeNames(d.names))
 	return rp, nil
 }
 

@@ -196,8 +196,9 @@ func TestRInterop(t *testing.T) {
 // random intercept, the cutpoints Intercept.1 … Intercept.3 (Stan's
 // spelling of an array, which rstan reads as Intercept[1] …). Each named
 // parameter must be a column of the files, one of rstan's parameters and
-// a row of exactmh summary (text and JSON), and R must read the files
-// with no error or warning (issue 42's output names).
+// a row of exactmh summary (text and JSON) spelt as rstan shows it
+// (rstanName), and R must read the files with no error or warning
+// (issue 42's output names).
 func TestRInteropMultilevel(t *testing.T) {
 	needR(t)
 	dir := t.TempDir()
@@ -233,11 +234,12 @@ func TestRInteropMultilevel(t *testing.T) {
 				if !slices.Contains(params, n) {
 					t.Errorf("%s is not a parameter column of the files: %v", n, params)
 				}
-				if !inJSON[n] {
-					t.Errorf("%s is not a variable of exactmh summary --format json", n)
+				_, shown := rstanName(n)
+				if !inJSON[shown] {
+					t.Errorf("%s is not a variable of exactmh summary --format json", shown)
 				}
-				if !slices.ContainsFunc(text, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), n+" ") }) {
-					t.Errorf("%s is not a row of exactmh summary:\n%s", n, strings.Join(text, "\n"))
+				if !slices.ContainsFunc(text, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), shown+" ") }) {
+					t.Errorf("%s is not a row of exactmh summary:\n%s", shown, strings.Join(text, "\n"))
 				}
 			}
 		})
@@ -358,8 +360,9 @@ func checkInR(t *testing.T, dir string, files []string, modelInfo bool) []*stanc
 		t.Errorf("%s: trailer's diagnostics %v, want the means of accepted, batch_size, n_energy, n_grad", files[0], sf[0].Diagnostics)
 	}
 	for _, p := range params {
-		if _, ok := sum[p]; !ok {
-			t.Errorf("exactmh summary has no variable %s", p)
+		_, flat := rstanName(p)
+		if _, ok := sum[flat]; !ok {
+			t.Errorf("exactmh summary has no variable %s (as R shows the column %s)", flat, p)
 		}
 	}
 	checked := 0

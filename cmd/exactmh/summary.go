@@ -27,8 +27,11 @@ scale of each feature (the files' model_info says how the features were
 standardised; --standardized reports them as sampled), with the prior and
 the scale it is on; in a multilevel model the fixed effects are, and the
 random effects stay as sampled, each scale's sd (sd_g__Intercept,
-sd_g__x = exp(log_tau_…)) a row of its own, as in the files. --format csv or json writes the same figures for
-programs; --percentiles and --sig-figs choose the quantiles and digits.
+sd_g__x = exp(log_tau_…)) a row of its own, as in the files. Every
+variable is spelt as rstan shows it after read_stan_csv: the files' column,
+an array's Intercept.1 as Intercept[1]. --format csv or json writes the
+same figures for programs; --percentiles and --sig-figs choose the
+quantiles and digits.
 
 `
 
@@ -36,7 +39,7 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("summary", flag.ContinueOnError)
 	var rf reportFlags
 	rf.register(fs, true)
-	vars := fs.String("vars", "", "report only these variables, comma-separated (as the files spell them, u_g_L, or as sample's table, u_g[L])")
+	vars := fs.String("vars", "", "report only these variables, comma-separated (as the summary and R show them, u_g_L or Intercept[1], as the files' columns, Intercept.1, or as the run named them, u_g[L])")
 	set, err := parseFlags(fs, args, summaryUsage, stdout)
 	if err != nil {
 		return err
@@ -74,11 +77,10 @@ func cmdSummary(args []string, stdout, stderr io.Writer) error {
 		return usageErr("summary: %v", err)
 	}
 	if *vars != "" {
-		have := make([]string, len(rp.rows))
-		at := make(map[string]int, len(rp.rows))
-		for j, r := range rp.rows {
-			have[j] = r.Name
-			at[r.Name] = j
+		have := rp.cols
+		at := make(map[string]int, len(have))
+		for j, c := range have {
+			at[c] = j
 		}
 		var names []string
 		for _, v := range strings.Split(*vars, ",") {
