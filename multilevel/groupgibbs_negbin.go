@@ -114,6 +114,23 @@ func newShapeCond(y []float64) (*shapeCond, error) {
 // shapeVals is V, V′, V″ at one ℓ.
 type shapeVals struct{ v, d1, d2 float64 }
 
+// countSums returns Σ_k c_k·log(φ + k), Σ_k c_k/(φ + k) and
+// Σ_k c_k/(φ + k)² at φ = f, c_k the number of data with y > k: the
+// log-gamma ratio's sum log Γ(y + φ) − log Γ(φ) = Σ_{k<y} log(φ + k) and
+// its first two derivatives in φ (c_k is 0 from the largest y on).
+func (s *shapeCond) countSums(f float64) (lk, d1k, d2k float64) {
+	for k, c := range s.ck {
+		if c == 0 {
+			break
+		}
+		r := 1 / (f + float64(k))
+		lk += c * math.Log(f+float64(k))
+		d1k += c * r
+		d2k += c * r * r
+	}
+	return lk, d1k, d2k
+}
+
 // eval returns V, V′, V″ in ℓ at l given the linear predictors eta, in
 // one pass (the terms −y_i·η_i, constant in ℓ, left out). With
 // p_i = φ/(φ + μ_i):
@@ -149,16 +166,7 @@ func (s *shapeCond) eval(l float64, eta, mu []float64) shapeVals {
 		syp += y * p
 		syp2 += (y + f) * p * p
 	}
-	var lk, d1k, d2k float64
-	for k, c := range s.ck {
-		if c == 0 {
-			break
-		}
-		r := 1 / (f + float64(k))
-		lk += c * math.Log(f+float64(k))
-		d1k += c * r
-		d2k += c * r * r
-	}
+	lk, d1k, d2k := s.countSums(f)
 	v := -lk - s.n*f*l + syl + f*sl
 	dphi := -d1k - s.n*(l+1) + sl + (syp+f*sp)/f
 	d2phi := d2k - s.n/f + 2*sp/f - syp2/(f*f)

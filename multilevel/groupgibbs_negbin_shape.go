@@ -235,16 +235,7 @@ func drawFrom(rng *rand.Rand, prob []float64, alias []int32) int {
 func (c *negBinChain) cvVals(l, c1, c2 float64) shapeVals {
 	sm := c.sm
 	f := math.Exp(l)
-	var lk, d1k, d2k float64
-	for k, ck := range c.sc.ck {
-		if ck == 0 {
-			break
-		}
-		r := 1 / (f + float64(k))
-		lk += ck * math.Log(f+float64(k))
-		d1k += ck * r
-		d2k += ck * r * r
-	}
+	lk, d1k, d2k := c.sc.countSums(f)
 	b := l - sm.lHat
 	p1, p2 := sm.a1+c1, sm.a2+c2
 	return shapeVals{
