@@ -102,10 +102,6 @@ func datumMadds(p *Posterior) float64 {
 	n := min(p.Len(), 64)
 	var sum float64
 	switch e := p.Energy.(type) {
-	case interface{ Row(int) []float64 }:
-		for i := range n {
-			sum += float64(len(e.Row(i)))
-		}
 	case interface {
 		SparseRow(int, []int32, []float64) ([]int32, []float64)
 	}:
@@ -114,6 +110,10 @@ func datumMadds(p *Posterior) float64 {
 		for i := range n {
 			cols, vals = e.SparseRow(i, cols[:0], vals[:0])
 			sum += float64(len(cols))
+		}
+	case interface{ Row(int) []float64 }:
+		for i := range n {
+			sum += float64(len(e.Row(i)))
 		}
 	default:
 		return costLinkMadds + float64(p.Dim())

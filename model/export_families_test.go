@@ -28,3 +28,7 @@ func MutateSparseGaussianN(g *SparseGaussianRegression, n float64) { g.mutantN =
 
 // MutateTNu makes e's loss use ν/2 for (ν+1)/2.
 func MutateTNu(e *StudentTScaleRegression) { e.mutantNu = true }
+
+// MutateTSigmaCount makes e's energy count its s = log σ term twice per
+// datum (2N·log σ for N·log σ).
+func MutateTSigmaCount(e *StudentTScaleRegression) { e.mutantN = true }

@@ -20,12 +20,18 @@ import (
 // −2, −1, 0, 1, 2, to dir/name and returns its path.
 func writeGaussianCSV(t *testing.T, dir, name string, n int, sd, tau float64) string {
 	t.Helper()
+	return writeGroupedCSV(t, dir, name, n, tau, func(rng *rand.Rand) float64 { return sd * rng.NormFloat64() })
+}
+
+// writeGroupedCSV is writeGaussianCSV with the noise ε_i = noise(rng).
+func writeGroupedCSV(t *testing.T, dir, name string, n int, tau float64, noise func(*rand.Rand) float64) string {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(42, 1))
 	var b strings.Builder
 	b.WriteString("y,x1,x2,g\n")
 	for i := range n {
 		x1, x2 := rng.NormFloat64(), 2*rng.NormFloat64()
-		y := 1 + 2*x1 - 0.5*x2 + tau*float64(i%5-2) + sd*rng.NormFloat64()
+		y := 1 + 2*x1 - 0.5*x2 + tau*float64(i%5-2) + noise(rng)
 		b.WriteString(strconv.FormatFloat(y, 'g', -1, 64) + "," + strconv.FormatFloat(x1, 'g', -1, 64) + "," +
 			strconv.FormatFloat(x2, 'g', -1, 64) + ",g" + strconv.Itoa(i%5) + "\n")
 	}
@@ -34,6 +40,16 @@ func writeGaussianCSV(t *testing.T, dir, name string, n int, sd, tau float64) st
 		t.Fatal(err)
 	}
 	return path
+}
+
+// studentTNoise returns sd·t₄: a N(0, 1) over √(χ²₄/4).
+func studentTNoise(rng *rand.Rand, sd float64) float64 {
+	var chi2 float64
+	for range 4 {
+		z := rng.NormFloat64()
+		chi2 += z * z
+	}
+	return sd * rng.NormFloat64() / math.Sqrt(chi2/4)
 }
 
 // binomial draws a Binomial(n, p) count as n Bernoulli trials.
@@ -298,7 +314,10 @@ func TestNegBinomialShape(t *testing.T) {
 // TestStudentTSigmaEstimated runs exactmh sample --family studentt
 // without --sigma on y = 1 + 2·x + 1.5·t₄ (N = 1500): σ is estimated
 // (log_sigma in the files) and its posterior mean lies within 3.5
-// posterior sds of 1.5.
+// posterior sds of 1.5. With a random intercept per group (N = 1500,
+// 5 groups, σ = 1.3, model.NewStudentTMultilevel) σ is estimated too:
+// log_sigma in the files, sigma in the summary, its 95% interval
+// covering 1.3.
 func TestStudentTSigmaEstimated(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(10, 11))
@@ -306,12 +325,7 @@ func TestStudentTSigmaEstimated(t *testing.T) {
 	b.WriteString("y,x\n")
 	for range 1500 {
 		x := rng.NormFloat64()
-		var chi2 float64
-		for range 4 {
-			z := rng.NormFloat64()
-			chi2 += z * z
-		}
-		y := 1 + 2*x + 1.5*rng.NormFloat64()/math.Sqrt(chi2/4)
+		y := 1 + 2*x + studentTNoise(rng, 1.5)
 		b.WriteString(strconv.FormatFloat(y, 'g', -1, 64) + "," + strconv.FormatFloat(x, 'g', -1, 64) + "\n")
 	}
 	path := filepath.Join(dir, "t.csv")
@@ -342,5 +356,20 @@ func TestStudentTSigmaEstimated(t *testing.T) {
 	t.Logf("σ %.3f ± %.3f (posterior mean ± sd), truth 1.5", m, sd)
 	if !(math.Abs(m-1.5) < 3.5*sd) {
 		t.Errorf("σ %.3f ± %.3f, more than 3.5 sd from 1.5", m, sd)
+	}
+
+	ml := writeGroupedCSV(t, dir, "m.csv", 1500, 0.7, func(rng *rand.Rand) float64 { return studentTNoise(rng, 1.3) })
+	r := mustRun(t, dir, "sample", "--data", ml, "--family", "studentt", "--response", "y", "--terms", "x1,x2,(1|g)",
+		"--chains", "2", "--warmup", "300", "--draws", "1000", "--seed", "3", "--out", "m")
+	if !slices.ContainsFunc(strings.Split(r.stdout, "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "sigma ") }) {
+		t.Errorf("multilevel: no sigma row in the summary:\n%s", r.stdout)
+	}
+	if names := readCSV(t, filepath.Join(dir, "m_1.csv")).ParamNames(); !slices.Contains(names, "log_tau_g") || !slices.Contains(names, "u_g_g0") {
+		t.Errorf("multilevel: columns %q, want u_g_g0 and log_tau_g", names)
+	}
+	lo, hi := sigmaInterval(t, dir, "m")
+	t.Logf("multilevel σ: 95%% interval [%.4f, %.4f]", lo, hi)
+	if !(lo < 1.3 && 1.3 < hi) {
+		t.Errorf("multilevel: σ's 95%% interval [%.4f, %.4f] does not cover 1.3", lo, hi)
 	}
 }

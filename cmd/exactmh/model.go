@@ -577,8 +577,13 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		if m.sigma > 0 {
 			ml.Family = model.GaussianFamily{Sigma: m.sigma}
 		}
+	case "studentt": // NewStudentTMultilevel's rows
+		if m.sigma > 0 {
+			return nil, usageErr("--family studentt --sigma %v: with random effects σ is estimated (--sigma-prior); a fixed σ is offered for the flat model only", m.sigma)
+		}
+		ml.Family = model.GaussianFamily{Sigma: 1}
 	default:
-		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial, negbinomial, ordinal and gaussian", fam)
+		return nil, usageErr("--family %s: random effects are offered for logistic, probit, poisson, binomial, negbinomial, ordinal, gaussian and studentt", fam)
 	}
 	tau, err := parseTauPrior(m.tauPrior, fam, d.Y)
 	if err != nil {
@@ -633,6 +638,17 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		cut := model.DefaultCutpointPrior
 		post, err = model.NewOrdinalMultilevel(ml, categories, cut)
 		scale = cut.String() + " on each cutpoint"
+	case "studentt":
+		// σ estimated, its prior after the multilevel prior; ν fixed.
+		sp, err := parseSigmaPrior(m.sigmaPrior, d.Y)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		post, err = model.NewStudentTMultilevel(ml, m.nu, sp)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("--family studentt: %w", err))
+		}
+		scale = strings.Replace(sp.String(), "τ", "sigma", 1)
 	default:
 		post, err = model.NewMultilevel(ml)
 	}
@@ -661,8 +677,8 @@ func (m *modelFlags) buildMultilevel(d *data.Design, fam string, resp data.Term,
 		post = &exactmh.Posterior{Energy: e, Prior: &model.WithScale{Base: post.Prior, Scale: sp},
 			Names: append(post.Names, "log_sigma")}
 		scale = strings.Replace(sp.String(), "τ", "sigma", 1)
-	} else if m.sigmaPrior != "" {
-		return nil, usageErr("--sigma-prior %s: only --family gaussian without --sigma has σ to estimate", m.sigmaPrior)
+	} else if m.sigmaPrior != "" && fam != "studentt" {
+		return nil, usageErr("--sigma-prior %s: only --family gaussian without --sigma or studentt has σ to estimate", m.sigmaPrior)
 	}
 	post.Beta = m.beta
 	if err := post.Validate(); err != nil {

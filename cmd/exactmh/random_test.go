@@ -108,7 +108,8 @@ func TestSampleRandomEffects(t *testing.T) {
 		{[]string{"--terms", "(1|origin)", "--tau-prior", "half-normal:-1"}, "not a finite number > 0"},
 		{[]string{"--terms", "x1", "--tau-prior", "half-normal:1"}, "no random effect"},
 		{[]string{"--terms", "(1|origin)", "--prior", "box:3"}, "flat or normal:SD"},
-		{[]string{"--terms", "(1|origin)", "--family", "studentt"}, "random effects are offered for"},
+		{[]string{"--terms", "(1|origin)", "--family", "studentt", "--sigma", "2"}, "a fixed σ is offered for the flat model only"},
+		{[]string{"--terms", "(1|origin)", "--family", "studentt", "--nu", "0"}, "ν = 0"},
 	} {
 		wantError(t, cli(t, dir, append(slices.Clone(base), c.extra...)...), exitBadInput, c.want)
 	}
