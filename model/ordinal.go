@@ -42,8 +42,11 @@ import (
 type OrdinalRegression struct {
 	x    []float64 // N×d row-major covariates (flat); nil with sparse
 	rows multilevel.SparseRowGLM
-	y    []int32 // categories 1..K
-	d, k int
+	// addRow adds a·x_i to grad without a buffer (SparseGLM's: no
+	// allocation on the step path); nil: rows.SparseRow.
+	addRow func(grad []float64, a float64, i int)
+	y      []int32 // categories 1..K
+	d, k   int
 
 	// Mutants of the kit tests (OrdinalMutant).
 	mut OrdinalMutant
@@ -261,7 +264,9 @@ func (e *OrdinalRegression) EnergiesAndGradient(dst, grad, theta []float64, idx 
 		if e.mut.SignFlip {
 			geta = -geta
 		}
-		if e.rows != nil {
+		if e.addRow != nil {
+			e.addRow(grad, geta, i)
+		} else if e.rows != nil {
 			cols, vals = e.rows.SparseRow(i, cols[:0], vals[:0])
 			for q, c := range cols {
 				grad[c] += geta * vals[q]
@@ -496,6 +501,9 @@ func NewOrdinalMultilevel(m *Multilevel, k int, cut CutpointPrior) (*exactmh.Pos
 		return nil, fmt.Errorf("model: NewOrdinalMultilevel: energy %T, want a SparseRowGLM", p.Energy)
 	}
 	e := &OrdinalRegression{rows: rows, y: cat, d: rows.Dim(), k: k}
+	if ra, ok := rows.(interface{ addRow([]float64, float64, int) }); ok {
+		e.addRow = ra.addRow
+	}
 	return &exactmh.Posterior{Energy: e, Prior: &WithCutpoints{Base: p.Prior, K: k, Cut: cut},
 		Names: append(p.Names, CutpointNames(k)...)}, nil
 }

@@ -149,6 +149,13 @@ func TestOrdinalMultilevelEnergy(t *testing.T) {
 	for j := range grad {
 		grad[j] = -grad[j]
 	}
+	{ // A step on the sparse rows allocates nothing.
+		g, dst := make([]float64, len(th4)), make([]float64, m4.n)
+		eg := p4.Energy.(exactmh.EnergyGradienter)
+		if a := testing.AllocsPerRun(20, func() { eg.EnergiesAndGradient(dst, g, th4, idx, w) }); a != 0 {
+			t.Errorf("%v allocations per gradient, want 0", a)
+		}
+	}
 	p4.Prior.(exactmh.PriorGradienter).AddLogPriorGradient(grad, th4)
 	for j := range th4 {
 		h := 1e-6 * (1 + math.Abs(th4[j]))
