@@ -114,19 +114,6 @@ func (r *Result) Summary(names ...string) *Summary {
 		}
 		s.Params[j] = SummarizeParam(name, x, secs)
 	})
-	var minBulk, minTail, maxRHat = math.Inf(1), math.Inf(1), math.Inf(-1)
-	var worstBulk, worstTail, worstRHat string
-	for _, p := range s.Params {
-		if p.ESSBulk < minBulk {
-			minBulk, worstBulk = p.ESSBulk, p.Name
-		}
-		if p.ESSTail < minTail {
-			minTail, worstTail = p.ESSTail, p.Name
-		}
-		if p.RHat > maxRHat {
-			maxRHat, worstRHat = p.RHat, p.Name
-		}
-	}
 	if r.Status != Completed {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run %s: %d draws per chain instead of %d", r.Status, s.Draws, r.Settings.Draws))
 	}
@@ -138,17 +125,7 @@ func (r *Result) Summary(names ...string) *Summary {
 	case len(s.NoDraws) > 0:
 		s.Warnings = append(s.Warnings, fmt.Sprintf("chains %s have no draws and are left out: the table is of the other %d", chainList(s.NoDraws), len(used)))
 	}
-	if maxRHat > diagnostics.RHatThreshold {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, diagnostics.RHatThreshold))
-	}
-	limit := float64(diagnostics.MinESSPerChain * s.Chains)
-	if minBulk < limit {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("bulk ESS down to %.0f (%s) < %.0f (100 per chain): means and R-hat are unreliable", minBulk, worstBulk, limit))
-	}
-	if minTail < limit {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
-	}
-	s.Warnings = append(s.Warnings, tailWarnings(r, s)...)
+	s.Warnings = append(append(s.Warnings, ParamWarnings(s.Params, len(used))...), stayWarning(r, s)...)
 	var asMH, unjudged []string
 	var speedup float64
 	for _, c := range r.Chains {
@@ -174,11 +151,6 @@ func (r *Result) Summary(names ...string) *Summary {
 	if tot := r.Sampling(); tot.Divergent > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d of %d transitions after warmup diverged: the step is too long for the posterior's curvature somewhere, and the draws may miss that region (raise Settings.TargetAccept, or reparameterise)",
 			tot.Divergent, tot.Steps))
-	}
-	for _, p := range s.Params {
-		if p.NotAvailable && len(used) > 0 {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: draws constant or non-finite, diagnostics not available (NaN)", p.Name))
-		}
 	}
 	return s
 }

@@ -11,27 +11,55 @@ import (
 	"github.com/exactmh/exactmh/diagnostics"
 )
 
-// tailWarnings returns Summary's warnings on tails: a coordinate whose tail
-// ESS is below diagnostics.TailRatioWarn times the smallest bulk ESS, and the longest
-// stay of any chain when it exceeds diagnostics.StayWarn transitions.
-func tailWarnings(r *Result, s *Summary) []string {
+// ParamWarnings returns Summary's warnings on the figures of params from
+// chains chains, each naming its coordinate by its Name: R-hat, bulk and
+// tail ESS (diagnostics.RHatThreshold, MinESSPerChain, TailRatioWarn), draws
+// constant or non-finite (none without chains). With params renamed it gives
+// the same warnings under those names (exactmh summary's R spelling).
+func ParamWarnings(params []ParamSummary, chains int) []string {
 	var out []string
-	minBulk := s.MinESSBulk()
-	worst, name := math.Inf(1), ""
-	for _, p := range s.Params {
-		if p.ESSTail < worst {
-			worst, name = p.ESSTail, p.Name
+	var minBulk, minTail, maxRHat = math.Inf(1), math.Inf(1), math.Inf(-1)
+	var worstBulk, worstTail, worstRHat string
+	for _, p := range params {
+		if p.ESSBulk < minBulk {
+			minBulk, worstBulk = p.ESSBulk, p.Name
+		}
+		if p.ESSTail < minTail {
+			minTail, worstTail = p.ESSTail, p.Name
+		}
+		if p.RHat > maxRHat {
+			maxRHat, worstRHat = p.RHat, p.Name
 		}
 	}
-	if minBulk > 0 && worst < diagnostics.TailRatioWarn*minBulk {
-		out = append(out, fmt.Sprintf("tail ESS of %s (%.0f) is below %.2g × the smallest bulk ESS (%.0f): a chain may stick in a tail its proposal reaches too rarely, and the 5%% and 95%% quantiles are less certain than the means",
-			name, worst, diagnostics.TailRatioWarn, minBulk))
+	if maxRHat > diagnostics.RHatThreshold {
+		out = append(out, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, diagnostics.RHatThreshold))
 	}
-	stay, chain := longestStay(r, s.Draws)
-	if stay > diagnostics.StayWarn {
-		out = append(out, fmt.Sprintf("chain %d stayed %d transitions at one point: the proposal rarely leaves part of the posterior (a tail heavier than the proposal's?)", chainNumber(r.Settings.FirstChain, chain), stay))
+	limit := float64(diagnostics.MinESSPerChain * chains)
+	if minBulk < limit {
+		out = append(out, fmt.Sprintf("bulk ESS down to %.0f (%s) < %.0f (100 per chain): means and R-hat are unreliable", minBulk, worstBulk, limit))
+	}
+	if minTail < limit {
+		out = append(out, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
+	}
+	if mb := (&Summary{Params: params}).MinESSBulk(); mb > 0 && minTail < diagnostics.TailRatioWarn*mb {
+		out = append(out, fmt.Sprintf("tail ESS of %s (%.0f) is below %.2g × the smallest bulk ESS (%.0f): a chain may stick in a tail its proposal reaches too rarely, and the 5%% and 95%% quantiles are less certain than the means",
+			worstTail, minTail, diagnostics.TailRatioWarn, mb))
+	}
+	for _, p := range params {
+		if p.NotAvailable && chains > 0 {
+			out = append(out, fmt.Sprintf("%s: draws constant or non-finite, diagnostics not available (NaN)", p.Name))
+		}
 	}
 	return out
+}
+
+// stayWarning returns Summary's warning on the longest stay of any chain
+// when it exceeds diagnostics.StayWarn transitions.
+func stayWarning(r *Result, s *Summary) []string {
+	if stay, chain := longestStay(r, s.Draws); stay > diagnostics.StayWarn {
+		return []string{fmt.Sprintf("chain %d stayed %d transitions at one point: the proposal rarely leaves part of the posterior (a tail heavier than the proposal's?)", chainNumber(r.Settings.FirstChain, chain), stay)}
+	}
+	return nil
 }
 
 // longestStay returns the most consecutive equal draws in any chain's

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/diagnostics"
 )
 
 // Summarize summarises Stan CSV files as the chains of one run — the job
@@ -24,7 +23,7 @@ import (
 // than the zeros of a kernel that does not evaluate it) and each parameter column, mean, sd,
 // MCSE, 5%, 50% and 95% quantiles, bulk and tail ESS, ESS per second of
 // sampling and R-hat across the files ([exactmh.SummarizeParam]), with
-// the same warnings (R-hat above 1.01, ESS below 100 per chain). Files
+// the same warnings on them ([exactmh.ParamWarnings]). Files
 // of different lengths are cut to the shortest, with a warning. The
 // files must have the same parameter columns, in any order.
 //
@@ -161,8 +160,6 @@ func Summarize(files []*File) (*exactmh.Summary, error) {
 	if lp {
 		names = append([]string{"lp__"}, params...)
 	}
-	minBulk, minTail, maxRHat := math.Inf(1), math.Inf(1), math.Inf(-1)
-	var worstBulk, worstTail, worstRHat string
 	// The parameters' figures, independent of each other, on up to
 	// GOMAXPROCS goroutines (10⁵ parameters take seconds each way).
 	s.Params = make([]exactmh.ParamSummary, len(names))
@@ -178,32 +175,7 @@ func Summarize(files []*File) (*exactmh.Summary, error) {
 		}()
 	}
 	wg.Wait()
-	for _, p := range s.Params {
-		name := p.Name
-		if p.NotAvailable {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: draws constant or non-finite, diagnostics not available (NaN)", name))
-			continue
-		}
-		if p.ESSBulk < minBulk {
-			minBulk, worstBulk = p.ESSBulk, name
-		}
-		if p.ESSTail < minTail {
-			minTail, worstTail = p.ESSTail, name
-		}
-		if p.RHat > maxRHat {
-			maxRHat, worstRHat = p.RHat, name
-		}
-	}
-	if maxRHat > diagnostics.RHatThreshold {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("R-hat up to %.3f (%s) > %.2f: the chains disagree; run longer or check the kernel", maxRHat, worstRHat, diagnostics.RHatThreshold))
-	}
-	limit := float64(diagnostics.MinESSPerChain * len(files))
-	if minBulk < limit {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("bulk ESS down to %.0f (%s) < %.0f (100 per chain): means and R-hat are unreliable", minBulk, worstBulk, limit))
-	}
-	if minTail < limit {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("tail ESS down to %.0f (%s) < %.0f (100 per chain): 5%% and 95%% quantiles are unreliable", minTail, worstTail, limit))
-	}
+	s.Warnings = append(s.Warnings, exactmh.ParamWarnings(s.Params, len(files))...)
 	return s, nil
 }
 

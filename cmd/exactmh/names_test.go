@@ -6,6 +6,8 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -94,20 +96,12 @@ func TestSummaryNamesAsR(t *testing.T) {
 
 	// The warnings name a variable as the rows do (100 draws per chain:
 	// the ESS warnings name one).
-	named := regexp.MustCompile(`\(([^ ()]+)\)|^([^ :]+): draws constant|tail ESS of ([^ ]+) \(`)
 	n := 0
 	for _, text := range []string{s.stdout, sum.stdout} {
-		for _, l := range strings.Split(text, "\n") {
-			msg, ok := strings.CutPrefix(l, "warning: ")
-			if !ok {
-				continue
-			}
-			if m := named.FindStringSubmatch(msg); m != nil {
-				v := m[1] + m[2] + m[3]
-				n++
-				if !slices.Contains(withLP, v) {
-					t.Errorf("warning names %q, not one of R's names %q: %s", v, withLP, msg)
-				}
+		for _, v := range warnedNames(text) {
+			n++
+			if !slices.Contains(withLP, v) {
+				t.Errorf("a warning names %q, not one of R's names %q:\n%s", v, withLP, text)
 			}
 		}
 	}
@@ -130,6 +124,74 @@ func TestSummaryNamesAsR(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("the plots' panels", shownDraws(d).Names, want)
+}
+
+// warnedNames returns the variables the "warning: " lines of text name:
+// exactmh.ParamWarnings's "(NAME)", "NAME: draws constant" and "tail ESS
+// of NAME (".
+func warnedNames(text string) []string {
+	named := regexp.MustCompile(`\(([^ ()]+)\)|^([^ :]+): draws constant|tail ESS of ([^ ]+) \(`)
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if msg, ok := strings.CutPrefix(l, "warning: "); ok {
+			if m := named.FindStringSubmatch(msg); m != nil {
+				out = append(out, m[1]+m[2]+m[3])
+			}
+		}
+	}
+	return out
+}
+
+// TestWarningNames checks that summary's warnings name each variable as
+// its row does, R's spelling or --verbatim-names's, on two short files
+// written here: a.1 (shown a[1]) whose chains disagree (R-hat), u_g_g0
+// (the run's u_g[g0]) whose draws are constant, and 40 draws per chain
+// (bulk and tail ESS below 100 per chain). Without report.nameWarnings
+// the warnings would say a.1.
+func TestWarningNames(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for c := range 2 {
+		var b strings.Builder
+		b.WriteString("# algorithm = hmc\n# parameter_names\n#   a.1 = a[1]\n#   u_g_g0 = u_g[g0]\nlp__,accept_stat__,a.1,u_g_g0,b\n")
+		x := uint64(c + 1)
+		for i := range 40 {
+			x = x*6364136223846793005 + 1442695040888963407 // a fixed LCG: b's draws
+			fmt.Fprintf(&b, "%d,1,%g,1.5,%g\n", -(i % 5), float64(10*c)+float64(i%7)/10, float64(x>>40)/(1<<24))
+		}
+		path := filepath.Join(dir, fmt.Sprintf("w_%d.csv", c+1))
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	for _, tc := range []struct {
+		flag           string
+		rhat, constant string
+		rows           []string
+	}{
+		{"--verbatim-names=false", "a[1]", "u_g_g0", []string{"lp__", "a[1]", "u_g_g0", "b"}},
+		{"--verbatim-names", "a[1]", "u_g[g0]", []string{"lp__", "a[1]", "u_g[g0]", "b"}},
+	} {
+		r := mustRun(t, dir, append([]string{"summary", tc.flag}, files...)...)
+		if got := tableNames(t, r.stdout); !slices.Equal(got, tc.rows) {
+			t.Fatalf("summary %s: rows %q, want %q\n%s", tc.flag, got, tc.rows, r.stdout)
+		}
+		for _, want := range []string{"(" + tc.rhat + ") > 1.01", "bulk ESS down to", "tail ESS down to", "warning: " + tc.constant + ": draws constant"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("summary %s: no %q in\n%s", tc.flag, want, r.stdout)
+			}
+		}
+		got := warnedNames(r.stdout)
+		if len(got) < 4 {
+			t.Errorf("summary %s: warnings name %q, want R-hat, both ESS and constant draws each name one\n%s", tc.flag, got, r.stdout)
+		}
+		for _, v := range got {
+			if !slices.Contains(tc.rows, v) {
+				t.Errorf("summary %s: a warning names %q, not one of the rows %q\n%s", tc.flag, v, tc.rows, r.stdout)
+			}
+		}
+	}
 }
 
 // TestResolveVars maps each spelling of --vars onto the files' columns:

@@ -498,37 +498,36 @@ func (rp *report) writeJSON(w io.Writer, sig int) error {
 // spell names the rows as rstan shows them after read_stan_csv: row k's
 // Stan CSV column csv[k] (as stancsv.SafeNames writes it) through
 // stancsv.RName — u_g_g0 for a level's effect, Intercept[1] for a
-// cutpoint — so that the table, its CSV and JSON, the plots and R agree
-// (TestSummaryNamesAsR). The warnings that name a row (summary.go's and
-// stancsv's "(NAME)", "NAME: draws constant …", "tail ESS of NAME (")
-// are spelt so too.
+// cutpoint — so that the table, its CSV and JSON, the plots, the
+// warnings and R agree (TestSummaryNamesAsR).
 func (rp *report) spell(csv []string) {
-	renamed := map[string]string{}
 	for k := range rp.rows {
-		if k >= len(csv) {
-			break
-		}
-		if shown := stancsv.RName(csv[k]); shown != rp.rows[k].Name {
-			renamed[rp.rows[k].Name] = shown
-			rp.rows[k].Name = shown
+		if k < len(csv) {
+			rp.rows[k].Name = stancsv.RName(csv[k])
 		}
 	}
-	if len(renamed) == 0 {
-		return
+	rp.nameWarnings()
+}
+
+// nameWarnings names the variables in the warnings as the rows name them:
+// row k shows Summary's coordinate k (resultDraws, fileDraws), so each
+// warning on the coordinates' figures, exactmh.ParamWarnings of
+// Summary's Params, is replaced by the same warning built from those
+// Params under the rows' names (TestWarningNames).
+func (rp *report) nameWarnings() {
+	shown := slices.Clone(rp.s.Params)
+	for k := range shown {
+		if k < len(rp.rows) {
+			shown[k].Name = rp.rows[k].Name
+		}
 	}
+	was := exactmh.ParamWarnings(rp.s.Params, rp.s.Chains)
+	now := exactmh.ParamWarnings(shown, rp.s.Chains)
 	w := slices.Clone(rp.s.Warnings)
 	for i, msg := range w {
-		for old, shown := range renamed {
-			if !strings.Contains(msg, old) {
-				continue
-			}
-			msg = strings.ReplaceAll(msg, "("+old+")", "("+shown+")")
-			msg = strings.ReplaceAll(msg, "tail ESS of "+old+" (", "tail ESS of "+shown+" (")
-			if rest, ok := strings.CutPrefix(msg, old+": "); ok {
-				msg = shown + ": " + rest
-			}
+		if k := slices.Index(was, msg); k >= 0 {
+			w[i] = now[k]
 		}
-		w[i] = msg
 	}
 	rp.s.Warnings = w
 }
@@ -594,6 +593,7 @@ func filesReport(files []*stancsv.File, s *exactmh.Summary, rf *reportFlags, ps 
 				rp.rows[k].Name = v
 			}
 		}
+		rp.nameWarnings()
 	}
 	return rp, nil
 }
