@@ -8,9 +8,11 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/model"
 )
 
@@ -76,5 +78,51 @@ func checkMutant(t *testing.T, name string, r, ref *exactmh.Result) {
 		t.Errorf("mutant %q passes: z = %.2f (θ%d)", name, z, j)
 	} else {
 		t.Logf("mutant %q caught: z = %.1f (θ%d)", name, z, j)
+	}
+}
+
+// truthProblem is the kits' mcmctest.Problem: p started at the truth th,
+// its scale 0.3 on every coordinate.
+func truthProblem(p *exactmh.Posterior, th []float64) mcmctest.Problem {
+	sd := make([]float64, len(th))
+	for j := range sd {
+		sd[j] = 0.3
+	}
+	return mcmctest.Problem{Posterior: p, Mode: slices.Clone(th), SD: sd}
+}
+
+// checkGradient compares the gradient of log π at th — the energy's
+// (Gradienter, every datum with weight 1) and the prior's
+// (PriorGradienter) — with central differences of −Σ U_i + log prior.
+func checkGradient(t *testing.T, p *exactmh.Posterior, th []float64) {
+	t.Helper()
+	n := p.Len()
+	idx, w := make([]int, n), make([]float64, n)
+	for i := range idx {
+		idx[i], w[i] = i, 1
+	}
+	neg := func(x []float64) float64 {
+		u := make([]float64, n)
+		p.Energy.Energies(u, x, idx)
+		var s float64
+		for _, v := range u {
+			s += v
+		}
+		return s - p.Prior.LogPrior(x)
+	}
+	grad := make([]float64, len(th))
+	p.Energy.(exactmh.Gradienter).AddGradient(grad, th, idx, w)
+	for j := range grad {
+		grad[j] = -grad[j]
+	}
+	p.Prior.(exactmh.PriorGradienter).AddLogPriorGradient(grad, th)
+	for j := range th {
+		h := 1e-6 * (1 + math.Abs(th[j]))
+		tp, tm := slices.Clone(th), slices.Clone(th)
+		tp[j] += h
+		tm[j] -= h
+		if fd := -(neg(tp) - neg(tm)) / (2 * h); math.Abs(fd-grad[j]) > 1e-5*(1+math.Abs(fd)) {
+			t.Errorf("∂log π/∂θ%d = %v, central difference %v", j, grad[j], fd)
+		}
 	}
 }

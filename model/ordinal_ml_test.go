@@ -68,11 +68,7 @@ func (m mlOrdinal) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 	if err != nil {
 		return nil, mcmctest.Problem{}, err
 	}
-	sd := make([]float64, len(th))
-	for j := range sd {
-		sd[j] = 0.3
-	}
-	return th, mcmctest.Problem{Posterior: p, Mode: slices.Clone(th), SD: sd}, nil
+	return th, truthProblem(p, th), nil
 }
 
 // TestOrdinalMultilevelEnergy checks the multilevel energy against
@@ -131,40 +127,16 @@ func TestOrdinalMultilevelEnergy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	neg := func(x []float64) float64 {
-		u := make([]float64, m4.n)
-		p4.Energy.Energies(u, x, idx)
-		var s float64
-		for _, v := range u {
-			s += v
-		}
-		return s - p4.Prior.LogPrior(x)
-	}
-	grad := make([]float64, len(th4))
+	checkGradient(t, p4, th4)
 	w := make([]float64, m4.n)
 	for i := range w {
 		w[i] = 1
 	}
-	p4.Energy.(exactmh.Gradienter).AddGradient(grad, th4, idx, w)
-	for j := range grad {
-		grad[j] = -grad[j]
-	}
-	{ // A step on the sparse rows allocates nothing.
-		g, dst := make([]float64, len(th4)), make([]float64, m4.n)
-		eg := p4.Energy.(exactmh.EnergyGradienter)
-		if a := testing.AllocsPerRun(20, func() { eg.EnergiesAndGradient(dst, g, th4, idx, w) }); a != 0 {
-			t.Errorf("%v allocations per gradient, want 0", a)
-		}
-	}
-	p4.Prior.(exactmh.PriorGradienter).AddLogPriorGradient(grad, th4)
-	for j := range th4 {
-		h := 1e-6 * (1 + math.Abs(th4[j]))
-		tp, tm := slices.Clone(th4), slices.Clone(th4)
-		tp[j] += h
-		tm[j] -= h
-		if fd := -(neg(tp) - neg(tm)) / (2 * h); math.Abs(fd-grad[j]) > 1e-5*(1+math.Abs(fd)) {
-			t.Errorf("∂log π/∂θ%d = %v, central difference %v", j, grad[j], fd)
-		}
+	// A step on the sparse rows allocates nothing.
+	g, dst := make([]float64, len(th4)), make([]float64, m4.n)
+	eg := p4.Energy.(exactmh.EnergyGradienter)
+	if a := testing.AllocsPerRun(20, func() { eg.EnergiesAndGradient(dst, g, th4, idx, w) }); a != 0 {
+		t.Errorf("%v allocations per gradient, want 0", a)
 	}
 }
 

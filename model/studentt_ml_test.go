@@ -8,7 +8,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -63,11 +62,7 @@ func (m mlStudentT) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 	if err != nil {
 		return nil, mcmctest.Problem{}, err
 	}
-	sd := make([]float64, len(th))
-	for j := range sd {
-		sd[j] = 0.3
-	}
-	return th, mcmctest.Problem{Posterior: p, Mode: slices.Clone(th), SD: sd}, nil
+	return th, truthProblem(p, th), nil
 }
 
 // TestStudentTMultilevelEnergy checks NewStudentTMultilevel against the
@@ -122,22 +117,8 @@ func TestStudentTMultilevelEnergy(t *testing.T) {
 	if math.Abs(sum-want) > 1e-9*(1+math.Abs(want)) {
 		t.Errorf("Σ EnergyDiffs = %v, from the log density %v", sum, want)
 	}
-	neg := func(x []float64) float64 { return total(x) - p.Prior.LogPrior(x) }
+	checkGradient(t, p, th)
 	grad := make([]float64, len(th))
-	p.Energy.(exactmh.Gradienter).AddGradient(grad, th, idx, w)
-	for j := range grad {
-		grad[j] = -grad[j]
-	}
-	p.Prior.(exactmh.PriorGradienter).AddLogPriorGradient(grad, th)
-	for j := range th {
-		h := 1e-6 * (1 + math.Abs(th[j]))
-		tp, tm := slices.Clone(th), slices.Clone(th)
-		tp[j] += h
-		tm[j] -= h
-		if fd := -(neg(tp) - neg(tm)) / (2 * h); math.Abs(fd-grad[j]) > 1e-5*(1+math.Abs(fd)) {
-			t.Errorf("∂log π/∂θ%d = %v, central difference %v", j, grad[j], fd)
-		}
-	}
 	th2[0] += 0.1
 	eg := p.Energy.(exactmh.EnergyGradienter)
 	ed := p.Energy.(exactmh.EnergyDiffer)
