@@ -119,6 +119,22 @@ type GroupGibbs struct {
 	// once a sweep. For a strong covariate on many data, whose conditional
 	// moves with the group effects by more than its sd.
 	FixedNewton bool
+	// FixedRho, in (0, 1), makes the fixed blocks' updates (block 0 and
+	// those split off it) Crank–Nicolson moves about their conditional
+	// under the expansion, θ′_m = μ + ρ(θ_m − μ) + √(1 − ρ²)·L⁻ᵀz, in
+	// place of independence proposals from it (FixedRho 0): the move is
+	// reversible for that Gaussian, so the acceptance is the same
+	// remainder test (docs/multilevel.md, "Fixed blocks by
+	// Crank–Nicolson"), and the thinning bound's ‖θ′_m − θ_m‖ falls with
+	// √(1 − ρ). For a fixed block of many data whose remainders, summed
+	// over the data one by one, reject almost every independence
+	// proposal (crossed factors, figures/bench/multilevel_crossed.txt
+	// §11): smaller steps accepted often, at O(data drawn) each, where the
+	// Newton proposal reads every datum.
+	FixedRho float64
+	// FixedRepeats is the number of updates a sweep of each fixed block
+	// (0: fixedRepeats, 3).
+	FixedRepeats int
 	// NewtonEvery, above 1, makes the Newton proposal the fixed blocks'
 	// update in a sweep with probability 1/NewtonEvery, drawn each sweep
 	// independently of the state, and the block update otherwise: its two
@@ -234,6 +250,10 @@ type GroupGibbs struct {
 	newtonNoQ, newtonFromState bool
 	// Test hook: tailNoQ drops the tail mixture's log q ratio.
 	tailNoQ bool
+	// Test hook: fixedRhoBad leaves the Crank–Nicolson move's innovation
+	// unshrunk (√(1 − ρ²) taken as 1), a move not reversible for the
+	// block's Gaussian while the ratio treats it as one.
+	fixedRhoBad bool
 	// Test hooks of the class partners (groupgibbs_cross.go): crossAgg
 	// takes them by class at any N; crossNoCorr tests a datum drawn at
 	// the class's factor against its own partner's (the thinning
@@ -443,6 +463,19 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		c.jointThinAll, c.jointFixed = k.jointThinAll, k.JointFixed
 		if err := c.initJoint(); err != nil {
 			return nil, err
+		}
+	}
+	if !(k.FixedRho >= 0 && k.FixedRho < 1) || k.FixedRepeats < 0 {
+		return nil, fmt.Errorf("%s: FixedRho = %v, FixedRepeats = %d, want ρ in [0, 1) and repeats ≥ 0", name, k.FixedRho, k.FixedRepeats)
+	}
+	c.fixedRho, c.fixedReps, c.fixedRhoBad = k.FixedRho, fixedRepeats, k.fixedRhoBad
+	if k.FixedRepeats > 0 {
+		c.fixedReps = k.FixedRepeats
+	}
+	c.sweepUpdts = c.updates
+	for _, e := range c.expl {
+		if e {
+			c.sweepUpdts += c.fixedReps - fixedRepeats
 		}
 	}
 	if k.FixedNewton {
@@ -1188,6 +1221,12 @@ type gibbsChain struct {
 	// test hooks.
 	fixedNewton, newtonNoQ, newtonFromState bool
 	nw                                      newtonState
+	// The fixed blocks' Crank–Nicolson autocorrelation (GroupGibbs.FixedRho,
+	// 0: independence proposals), their updates a sweep and the block
+	// updates a sweep with them (updates with fixedReps for fixedRepeats).
+	fixedRho              float64
+	fixedReps, sweepUpdts int
+	fixedRhoBad           bool
 	// The shear moves (nil sh: none), shears rounds of them in a sweep
 	// with probability 1/shearEvery.
 	sh                 *gibbsShear
@@ -1293,7 +1332,11 @@ func (c *gibbsChain) Params() map[string]float64 {
 		"location_accept": c.locAcc / max(c.locTried, 1), "blocks": float64(c.nb),
 		"split_fixed": float64(c.nb - c.firstSplit)}
 	if c.nb > 0 && c.expl[0] && c.bcPtr[1] > c.bcPtr[0] {
-		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.updates), 1) / fixedRepeats
+		ps["block0_accept"] = c.fixedAcc / max(c.tried/float64(c.sweepUpdts), 1) / float64(c.fixedReps)
+		if c.fixedRho > 0 {
+			ps["fixed_rho"] = c.fixedRho
+			ps["fixed_repeats"] = float64(c.fixedReps)
+		}
 	}
 	if c.fixedNewton {
 		// The fixed blocks' updates are the Newton proposal's.
@@ -1377,7 +1420,7 @@ func (c *gibbsChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 		reps := 1
 		if c.expl[m] {
-			reps = fixedRepeats
+			reps = c.fixedReps
 		}
 		for range reps {
 			acc, nread, err := c.updateBlock(rng, m)
@@ -1517,9 +1560,21 @@ func (c *gibbsChain) updateBlock(rng *rand.Rand, m int) (bool, int, error) {
 		zz *= c.tailDraw(rng, z)
 	}
 	backSub(hp, q, z)
+	// A fixed block's Crank–Nicolson move (FixedRho): reversible for the
+	// same Gaussian N(μ, P⁻¹), so the ratio below holds unchanged.
+	rho, sr := 0.0, 1.0
+	if expl && c.fixedRho > 0 {
+		rho, sr = c.fixedRho, math.Sqrt(1-c.fixedRho*c.fixedRho)
+		if c.fixedRhoBad {
+			sr = 1
+		}
+	}
 	var s2 float64
 	for a, j := range coords {
 		v := mu[a] + z[a]
+		if rho > 0 {
+			v = mu[a] + rho*(c.theta[j]-mu[a]) + sr*z[a]
+		}
 		c.next[j] = v
 		d := v - c.theta[j]
 		s2 += d * d

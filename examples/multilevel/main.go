@@ -96,6 +96,9 @@ func main() {
 	everyFlag := flag.String("checkpoint-every", "", "with -checkpoint: also checkpoint after this many transitions (summed over the chains) or this much CPU time of the process (30m)")
 	resumeFlag := flag.Bool("resume", false, "continue the run saved in -checkpoint FILE (the same command with -resume added)")
 	killAfter := flag.Int("kill-after", 0, "testing: exit at once (status 3, nothing more written) after this many transitions of this process, as a kill would")
+	flag.Float64Var(&gibbsFixedRho, "fixed-rho", 0, "with -kernel gibbs: GroupGibbs.FixedRho, the fixed blocks' updates Crank–Nicolson about their conditional under the expansion (0: independence proposals)")
+	flag.IntVar(&gibbsFixedRepeats, "fixed-repeats", 0, "with -kernel gibbs: GroupGibbs.FixedRepeats, the fixed blocks' updates a sweep (0: the kernel's 3)")
+	flag.IntVar(&gibbsNewtonEvery, "newton-every", 0, "with -kernel gibbs: the fixed blocks by the Newton proposal (GroupGibbs.FixedNewton) in one sweep in this many, with the automatic default's FreeRepeats (0: off)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("multilevel: ")
@@ -367,7 +370,11 @@ func sampleWith(ctx context.Context, run sampleFunc, post *exactmh.Posterior, d 
 	case "mh":
 		kern = exactmh.MH{Proposal: q}
 	case "gibbs":
-		kern = multilevel.GroupGibbs{Center: center, ExactBelow: exactBelow}
+		gg := multilevel.GroupGibbs{Center: center, ExactBelow: exactBelow, FixedRho: gibbsFixedRho, FixedRepeats: gibbsFixedRepeats}
+		if gibbsNewtonEvery > 0 {
+			gg.FixedNewton, gg.NewtonEvery, gg.FreeRepeats = true, gibbsNewtonEvery, multilevel.DefaultFreeRepeats
+		}
+		kern = gg
 	case "nuts":
 		kern = exactmh.NUTS{NonCentred: nonCentred}
 	}
@@ -379,11 +386,19 @@ func sampleWith(ctx context.Context, run sampleFunc, post *exactmh.Posterior, d 
 	return res, kern, err
 }
 
+// The -kernel gibbs options of the fixed blocks' updates (-fixed-rho,
+// -fixed-repeats, -newton-every).
+var (
+	gibbsFixedRho                       float64
+	gibbsFixedRepeats, gibbsNewtonEvery int
+)
+
 // runKey says what makes a run, for -resume to refuse another: the data
 // set, the model, the kernel and the run's settings.
 func runKey(n, groups, lo, hi int, crossed string, f32 bool, kernel, proposal string, exactBelow int, free bool, warmup, thin int, accept float64, cf *report.Common) string {
 	return fmt.Sprintf("n %d groups %d sizes %d-%d crossed %q float32 %v kernel %s proposal %s exact-below %d free %v chains %d warmup %d draws %d thin %d accept %g seed %d",
-		n, groups, lo, hi, crossed, f32, kernel, proposal, exactBelow, free, cf.Chains, warmup, cf.Draws, thin, accept, cf.Seed)
+		n, groups, lo, hi, crossed, f32, kernel, proposal, exactBelow, free, cf.Chains, warmup, cf.Draws, thin, accept, cf.Seed) +
+		fmt.Sprintf(" fixed-rho %g fixed-repeats %d newton-every %d", gibbsFixedRho, gibbsFixedRepeats, gibbsNewtonEvery)
 }
 
 // compareStan compares the summary s with rstan's draws in files (the
