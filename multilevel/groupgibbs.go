@@ -56,6 +56,11 @@ import (
 //     moves only the within-level part of each linear predictor; a Newton
 //     step along the line, read exactly on the data whose covariate
 //     differs from its level's mean.
+//  8. With FixedRho, the fixed blocks' updates of step 1 by
+//     Crank–Nicolson about the same conditional Gaussian, FixedRepeats of
+//     them a sweep (docs/multilevel.md, "Fixed blocks by Crank–Nicolson").
+//     The automatic default uses them where the fixed block is stuck and
+//     the Newton proposal would read every datum uncached.
 //
 // On a Gaussian multilevel model with σ estimated — a GaussianStatistics
 // energy (model.SparseGaussianRegression) under a ScaledPrior over a
