@@ -92,13 +92,19 @@ func TestSubsampleProxy(t *testing.T) {
 // the control-variate kernels' bound rules them out and the full-batch
 // kernels, MH-CN with its capped variants and NUTS, are piloted: on the
 // subsample proxy each pilot reads 1/Subsample of its priced cost, and the
-// whole choice at most 15 passes (a count, not a time). The same choice
-// made twice with the seed is the same (String, which holds every pilot's
-// counted cost and rate). Mutant: no proxy (autoProxyMin beyond N, the
-// pilots on the full data) — caught by the count.
+// whole choice reads at most 2/Subsample of the passes of the same choice
+// with its pilots on the full data (the mutant: autoProxyMin beyond N,
+// caught by the count), and chooses the same kernel. The
+// same choice made twice with the seed is the same (String, which holds
+// every pilot's counted cost and rate). Counts, never times. The cap may
+// differ: on this row the proxy's remainders, read on 2,000 data and
+// weighted 10, roughen the posterior for the uncapped, independence-like
+// kernel (2 chains × 2,000 draws: min tail ESS 222 on the proxy, 826 on the
+// data) and not for the capped one (633 and 634), so the proxy keeps the
+// cap ρ ≥ 0.22 where the data would not (figures/bench/default_table.txt).
 func TestAutoProxyPasses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a wide choice, about 10 CPU-s: the full run takes it")
+		t.Skip("a wide choice, about 15 CPU-s: the full run takes it")
 	}
 	p := wideLogistic(t, 20000, 200)
 	choose := func() *Choice {
@@ -110,18 +116,18 @@ func TestAutoProxyPasses(t *testing.T) {
 	}
 	c := choose()
 	t.Logf("%v", c)
-	proxied := 0
+	var w float64
 	for _, k := range c.Candidates {
 		full := k.Name == "NUTS" || strings.HasPrefix(k.Name, "MH-CN")
 		if k.Cost > 0 && full != (k.Subsample > 0) {
 			t.Errorf("%s: Subsample %g: want the full-batch pilots, and only they, on the proxy", k.Name, k.Subsample)
 		}
 		if k.Cost > 0 && full {
-			proxied++
+			w = k.Subsample
 		}
 	}
-	if proxied == 0 {
-		t.Fatalf("no full-batch pilot ran: the row does not test the proxy (%v)", c)
+	if !(w > 2) {
+		t.Fatalf("no full-batch pilot ran on a proxy: the row does not test it (%v)", c)
 	}
 	for _, ph := range c.Phases {
 		for _, k := range c.Candidates {
@@ -130,18 +136,28 @@ func TestAutoProxyPasses(t *testing.T) {
 			}
 		}
 	}
-	if got := c.Passes(); got > 15 {
-		t.Errorf("the choice read %.3g passes over the data, want ≤ 15", got)
-	}
 	if again := choose(); again.String() != c.String() {
 		t.Errorf("the same seed chose differently:\n%s\n%s", c, again)
 	}
-
+	cap := func(c *Choice) float64 {
+		if cn, ok := cnProposal(c.Kernel); ok {
+			return cn.MaxScale
+		}
+		return -1
+	}
 	defer func(m int) { autoProxyMin = m }(autoProxyMin)
 	autoProxyMin = p.Len()
-	if m := choose(); m.Passes() <= 15 {
-		t.Errorf("mutant (no proxy) not caught: %.3g passes", m.Passes())
-	} else {
-		t.Logf("mutant (no proxy): %.3g passes, %s", m.Passes(), m.Name)
+	m := choose()
+	t.Logf("pilots on the full data: %.4g passes, %s (cap %g); on the proxy (1/%.3g): %.4g passes, %s (cap %g)",
+		m.Passes(), m.Name, cap(m), w, c.Passes(), c.Name, cap(c))
+	few := func(c *Choice) bool { return c.Passes()*w/2 <= m.Passes() }
+	if !few(c) {
+		t.Errorf("the choice read %.4g passes, above 2/%.3g of the %.4g its pilots read on the full data", c.Passes(), w, m.Passes())
+	}
+	if few(m) {
+		t.Error("mutant (no proxy) not caught")
+	}
+	if m.Name != c.Name {
+		t.Errorf("on the proxy the choice is %s, on the full data %s", c.Name, m.Name)
 	}
 }
