@@ -94,7 +94,9 @@ func TestSubsampleProxy(t *testing.T) {
 // subsample proxy each pilot reads 1/Subsample of its priced cost, and the
 // whole choice reads at most 2/Subsample of the passes of the same choice
 // with its pilots on the full data (the mutant: autoProxyMin beyond N,
-// caught by the count), and chooses the same kernel. The
+// caught by the count), prices MH-CN's pilot on the proxy as on the data
+// (its rate within 4× of the data pilot's; mutant: the proxy's evaluations
+// counted once, caught), and chooses the same kernel. The
 // same choice made twice with the seed is the same (String, which holds
 // every pilot's counted cost and rate). Counts, never times. The cap may
 // differ: on this row the proxy's remainders, read on 2,000 data and
@@ -156,6 +158,20 @@ func TestAutoProxyPasses(t *testing.T) {
 	}
 	if few(m) {
 		t.Error("mutant (no proxy) not caught")
+	}
+	// The proxy's transitions priced as full-batch ones (pricing.data):
+	// the uncapped MH-CN's rate on the scale of its rate on the data
+	// (unweighted, the proxy's would be N/n times higher: caught).
+	rate := func(c *Choice) float64 {
+		for _, k := range c.Candidates {
+			if k.Name == "MH-CN" {
+				return max(k.ESSPerCost, k.AtMost)
+			}
+		}
+		return 0
+	}
+	if r := rate(c) / rate(m); !(r > 0.25 && r < 4) {
+		t.Errorf("MH-CN's pilot: %.4g ESS per 10⁶ evaluations on the proxy, %.4g on the data: not priced as full-batch transitions", rate(c), rate(m))
 	}
 	if m.Name != c.Name {
 		t.Errorf("on the proxy the choice is %s, on the full data %s", c.Name, m.Name)
