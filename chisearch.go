@@ -204,7 +204,7 @@ func (s *chiSearch) probe(b *tunaBatch, theta []float64, scale float64, propose 
 
 // sample appends to u the ratios u_i = ΔU_i/(c_iM) of data drawn ∝ c_i
 // for the proposal s.next from theta with M(θ, θ′) = m: chiSample of them,
-// then, while C·M times their standard error (sampleSE) exceeds
+// then, while C·M times their standard error (vec.MeanSE) exceeds
 // chiResolve, as many more as that error says are needed (at least as
 // many again), up to chiSampleCap(N) in all. A probe cut off before that
 // — a long proposal through heterogeneous data — would otherwise count

@@ -5,7 +5,9 @@
 // Package vec holds the dense vector kernels and data checks that the
 // kernels (package exactmh) and the ready-made models (package model)
 // share: inner products and axpy in float64 and from float32 rows, the
-// row-major float32 matrix, and the checks of data and dimensions. Both
+// row-major float32 matrix, the checks of data and dimensions, and the
+// small vector helpers of the root package (distances, a mean and its
+// standard error, L-BFGS's two-loop recursion). Both
 // packages must compute the same bits from the same row (the kernels'
 // inlined fast paths are tested bit for bit against the models'
 // energies), so there is one copy of each loop.
