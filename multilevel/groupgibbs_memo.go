@@ -4,6 +4,8 @@
 
 package multilevel
 
+import "math"
+
 // The per-datum memo of a GroupGibbs chain on a small data set: the
 // datum's loss at the last two linear predictors read (the current one
 // and the last proposal's, one of which is the state after the decision)
@@ -44,14 +46,9 @@ func (c *gibbsChain) initMemo() {
 	c.lm = make([]lossMemo, c.t.N())
 	c.xm = make([]expMemo, c.t.N())
 	for i := range c.lm {
-		c.lm[i] = lossMemo{z0: nan, z1: nan}
+		c.lm[i] = lossMemo{z0: math.NaN(), z1: math.NaN()} // NaN keys: equal to no linear predictor
 	}
 }
-
-func isNaN(x float64) bool { return x != x }
-
-// nan keys an empty memo entry: it equals no linear predictor.
-var nan = func() float64 { var z float64; return z / z }()
 
 // loss2 returns datum i's losses at z and zn (untempered), from the memo
 // where it holds them, and keeps both there.
@@ -60,7 +57,7 @@ func (c *gibbsChain) loss2(i int, z, zn float64) (l, ln float64) {
 		return c.rows.Loss(i, z), c.rows.Loss(i, zn)
 	}
 	m := &c.lm[i]
-	if c.memoStale && !isNaN(m.z0) {
+	if c.memoStale && !math.IsNaN(m.z0) {
 		// Test hook: the loss kept for the last datum read, whatever z.
 		return m.l0, c.rows.Loss(i, zn)
 	}
