@@ -274,6 +274,10 @@ type GroupGibbs struct {
 	shearHooks shearHooks
 	// Test hooks of the joint rescaling move (groupgibbs_jointscale.go).
 	jointScaleHooks jointScaleHooks
+	// Test hooks of the per-datum memo (groupgibbs_memo.go): memoOff
+	// keeps none; memoStale returns a datum's first kept loss whatever
+	// its linear predictor (a memo that is not keyed on it).
+	memoOff, memoStale bool
 }
 
 // Name returns "GroupGibbs".
@@ -515,6 +519,8 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	if err := c.initJointScale(name, k.JointScale, k.JointScalePow, k.jointScaleHooks); err != nil {
 		return nil, err
 	}
+	c.noMemo, c.memoStale = k.memoOff, k.memoStale
+	c.initMemo()
 	c.deltas()
 	return c, nil
 }
@@ -1277,6 +1283,11 @@ type gibbsChain struct {
 	// F_mb, bounds the two energies' mismatch (negBinChain.setShape).
 	expand   SparseRowGLM
 	facFloor float64
+	// The per-datum memo (groupgibbs_memo.go; nil: none) and its test
+	// hooks noMemo and memoStale (GroupGibbs.memoOff, memoStale).
+	lm                []lossMemo
+	xm                []expMemo
+	noMemo, memoStale bool
 	// checkBound, a test hook, checks every datum of an updated block
 	// against its bound (TestNegBinMismatchBound).
 	checkBound bool
@@ -1859,7 +1870,8 @@ func (c *gibbsChain) revert(coords []int32) {
 func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du, kf float64, err error) {
 	c.t.Count(1)
 	z, zn := c.rows.LinearPredictors(i, c.theta, c.next)
-	du = beta * (c.rows.Loss(i, zn) - c.rows.Loss(i, z))
+	l, ln := c.loss2(i, z, zn)
+	du = beta * (ln - l)
 	if err := c.rowErr(); err != nil {
 		return 0, 0, 0, err
 	}
@@ -1870,7 +1882,7 @@ func (c *gibbsChain) remainderDiff(i int, beta float64) (r, du, kf float64, err 
 	if c.expand != nil {
 		ex = c.expand
 	}
-	x, kf, err := datumExpansion("GroupGibbs", ex, i, c.center, c.growth)
+	x, kf, err := c.expansion(ex, i)
 	if err != nil {
 		return 0, 0, 0, err
 	}

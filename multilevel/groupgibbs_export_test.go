@@ -219,3 +219,18 @@ func GibbsPairs(p *exactmh.Posterior, center []float64, crossed bool) (pairs, re
 	}
 	return len(g.pBlock), g.rPtr[len(g.pBlock)], nil
 }
+
+// GroupGibbsMemoOff returns k keeping no per-datum memo
+// (groupgibbs_memo.go).
+func GroupGibbsMemoOff(k GroupGibbs) GroupGibbs {
+	k.memoOff = true
+	return k
+}
+
+// GroupGibbsMemoStale returns k with a memo that returns a datum's kept
+// loss whatever its linear predictor, which TestGroupGibbsMemoSameDraws
+// must catch.
+func GroupGibbsMemoStale(k GroupGibbs) GroupGibbs {
+	k.memoStale = true
+	return k
+}

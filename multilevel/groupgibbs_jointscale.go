@@ -188,7 +188,8 @@ func (c *gibbsChain) jointScaleMove(rng *rand.Rand) (bool, int, error) {
 		hi := min(lo+chunk, n)
 		for i := lo; i < hi; i++ {
 			z, zn := c.rows.LinearPredictors(i, c.theta, c.next)
-			du += c.rows.Loss(i, zn) - c.rows.Loss(i, z)
+			l, ln := c.loss2(i, z, zn)
+			du += ln - l
 		}
 		c.t.Count(hi - lo)
 	}

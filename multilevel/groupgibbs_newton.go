@@ -208,7 +208,8 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 				i := data.at(k)
 				c.t.Count(1)
 				zo, zn := c.rows.LinearPredictors(int(i), c.theta, c.next)
-				sum += c.rows.Loss(int(i), zn) - c.rows.Loss(int(i), zo)
+				l, ln := c.loss2(int(i), zo, zn)
+				sum += ln - l
 			}
 		}
 	}
@@ -267,7 +268,8 @@ func (c *gibbsChain) newtonCached(data dataList, q int, dl []float64) float64 {
 				zn += v * dl[a]
 			}
 			i := data.at(r)
-			sum += c.rows.Loss(i, zn) - c.rows.Loss(i, zo)
+			l, ln := c.loss2(i, zo, zn)
+			sum += ln - l
 		}
 	}
 	return sum
