@@ -269,6 +269,10 @@ func (GroupGibbs) Exact() bool { return true }
 type gibbsLoc struct {
 	fixed, start, stride, levels, logTau int
 	sd                                   float64
+	// dup: a data-free shift moves along the same direction (shiftDup),
+	// drawing δ from the line's Gaussian rather than by a random walk, so
+	// locationMoves skips this one.
+	dup bool
 }
 
 // gibbsTerms is what GroupGibbs precomputes at the centre, shared by the
@@ -990,6 +994,9 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
+	for l := range g.locs {
+		g.locs[l].dup = g.mv.shiftDup(g.locs[l])
+	}
 	if k.Shear > 0 {
 		g.sh = g.buildShears(e, lay, fixedAll, t.Beta(), k.ShearMaxRatio, k.shearHooks)
 	}
@@ -1851,6 +1858,9 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 	}
 	lp := c.locPrior(c.theta)
 	for _, l := range c.locs {
+		if l.dup {
+			continue
+		}
 		sd := l.sd
 		if l.logTau >= 0 {
 			sd = math.Exp(c.theta[l.logTau])
