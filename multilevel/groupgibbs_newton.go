@@ -60,6 +60,7 @@ type newtonState struct {
 	// block is decided by a full pass).
 	st, gd, jd, a, an []float64
 	cw                [][]float64
+	xcFor             int // 1 + the fixed block whose rows' entries xc holds (0: none)
 	thinOff, noRem    bool
 	thinAll           bool
 	tried, acc        float64
@@ -113,6 +114,13 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	if cache && len(s.zc) < data.n {
 		s.zc, s.xc = make([]float64, data.n), make([]float64, data.n*q)
 	}
+	// The rows' entries in the block do not change: where the cache holds
+	// this block's from an earlier pass (xcFor), the pass reads them there
+	// and reads no row but for the linear predictors.
+	known := cache && s.xcFor == m+1
+	if cache && !known {
+		s.xcFor = 0
+	}
 	for a, j := range coords {
 		g[a] = -c.pGrad[j] + c.pPrec[j]*(c.next[j]-c.center[j])
 		jm[a*q+a] = c.pPrec[j]
@@ -130,16 +138,23 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 			}
 			zo, z := c.rows.LinearPredictors(int(i), c.theta, c.next)
 			f1, f2 := c.rows.LossDerivs(int(i), z)
-			s.cols, s.vals = c.rows.SparseRow(int(i), s.cols[:0], s.vals[:0])
-			clear(x)
-			for k, col := range s.cols {
-				if c.blocks[col] == int32(m) {
-					x[c.local[col]] += s.vals[k]
+			x := x
+			if known {
+				x = s.xc[(lo+r)*q : (lo+r+1)*q]
+			} else {
+				s.cols, s.vals = c.rows.SparseRow(int(i), s.cols[:0], s.vals[:0])
+				clear(x)
+				for k, col := range s.cols {
+					if c.blocks[col] == int32(m) {
+						x[c.local[col]] += s.vals[k]
+					}
+				}
+				if cache {
+					copy(s.xc[(lo+r)*q:(lo+r+1)*q], x)
 				}
 			}
 			if cache {
 				s.zc[lo+r] = zo
-				copy(s.xc[(lo+r)*q:(lo+r+1)*q], x)
 			}
 			for a := range q {
 				if x[a] == 0 {
@@ -155,6 +170,9 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	if err := c.rowErr(); err != nil {
 		c.revert(coords)
 		return false, 0, err
+	}
+	if cache {
+		s.xcFor = m + 1
 	}
 	n := 2 * data.n
 	s.tried++
