@@ -114,6 +114,11 @@ type Candidate struct {
 	// Cost is the pilot's counted cost, warmup included, in datum energy
 	// evaluations.
 	Cost float64
+	// Subsample, when positive, says the pilot ran on the subsample proxy
+	// of the posterior (subsampleProxy), N/Subsample data: Cost counts each
+	// of its evaluations Subsample times, as the full-batch transitions it
+	// stands for, and it read Cost/Subsample.
+	Subsample float64
 	// Time is the pilot's CPU time (of the process, where the platform
 	// reports it; else wall time), warmup included: reported, never used
 	// to decide.
@@ -140,7 +145,11 @@ func (c *Choice) String() string {
 			if k.Partial > 0 {
 				fmt.Fprintf(&b, " (estimated from %d draws of an unfinished pilot)", k.Partial)
 			}
-			fmt.Fprintf(&b, " (pilot %.3g evaluations)", k.Cost)
+			fmt.Fprintf(&b, " (pilot %.3g evaluations", k.Cost)
+			if k.Subsample > 0 {
+				fmt.Fprintf(&b, " priced, on 1/%.3g of the data", k.Subsample)
+			}
+			b.WriteString(")")
 		}
 	}
 	if c.Pricing != "" {
@@ -258,7 +267,7 @@ func (l *phaseLog) finish(c *Choice, n int, pilots []Candidate) {
 		if k.Time <= 0 && k.Cost <= 0 {
 			continue // not piloted
 		}
-		l.add("pilot "+k.Name, k.Cost/float64(n), k.Time)
+		l.add("pilot "+k.Name, k.Cost/float64(n)/max(k.Subsample, 1), k.Time)
 		rest -= k.Time
 	}
 	l.add(choiceOther, 0, rest)
@@ -442,8 +451,13 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		} else {
 			cv, cvErr = nil, err
 		}
-		for _, ki := range withRole(autoCN) {
-			cands = append(cands, cnCand(ki, "-CN", p, cn))
+	}
+	proxy, w := subsampleProxy(cv)
+	for _, ki := range withRole(autoCN) {
+		if cn != nil {
+			c := cnCand(ki, "-CN", p, cn)
+			c.proxy, c.w = proxy, w
+			cands = append(cands, c)
 		}
 	}
 	if c, ok := poissonCand(ctx, p, cv, cn, choice.cache); ok {
@@ -469,7 +483,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		}
 	}
 	for _, ki := range withRole(autoFull) {
-		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
+		cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil), passes: ki.passes, proxy: proxy, w: w})
 	}
 
 	best, tailNote, err := runPilots(ctx, choice, cands, pilotInit(la, p, set.Seed), set.Seed, true)
@@ -489,6 +503,47 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	}
 	sortCandidates(choice.Candidates)
 	return done(choice)
+}
+
+// Subsample proxies: at least autoProxyMin data, and autoProxyPerDim a
+// coordinate, so that the proxy's remainders, whose sum's noise grows like
+// d³/(N·n), leave the shape that a full-batch kernel's mixing depends on.
+var (
+	autoProxyMin    = 2000
+	autoProxyPerDim = 4
+)
+
+// subsampleProxy returns the posterior on which choose pilots the
+// full-batch candidates, and the weight w = N/n of each of its data: the
+// control-variate posterior cv with its remainders r_i read on every
+// stride-th datum only, weighted N/n. Its prior holds the exact quadratic
+// (or cubic) expansion of the whole energy about the MAP, so the proxy's
+// Laplace approximation is the full posterior's, and the remainders' sum,
+// an unbiased estimate of the full one's, keeps its mean shape to first
+// order: a full-batch kernel's mixing per transition (ESS a transition, a
+// NUTS tree's leapfrogs) is read from it at n/N of a pass a transition, and
+// each transition priced as on the full data (N evaluations of MH, N a
+// leapfrog of NUTS: pricing.data). nil where cv is not a GLM's control
+// variates or N < 4·n.
+func subsampleProxy(cv *Posterior) (*Posterior, float64) {
+	if cv == nil {
+		return nil, 0
+	}
+	e, ok := cv.Energy.(*cvEnergy)
+	if !ok {
+		return nil, 0
+	}
+	sub := max(autoProxyMin, autoProxyPerDim*e.d)
+	if e.n < 4*sub {
+		return nil, 0
+	}
+	s := newStridedGLM(e, e.n/sub)
+	var g GLM = s
+	if s.conv != nil {
+		g = stridedRows{s}
+	}
+	w := float64(e.n) / float64(s.n)
+	return &Posterior{Energy: g, Prior: cv.Prior, Beta: cv.beta() * w, Names: cv.Names}, w
 }
 
 // pilotInit returns where the pilots start: the draw of the Laplace
@@ -675,7 +730,7 @@ func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, othe
 					continue
 				}
 			}
-			cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
+			cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil), passes: ki.passes})
 		}
 	}
 	choice := &Choice{Laplace: la, Posterior: p}
@@ -694,7 +749,7 @@ func multimodalChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, othe
 // suffix, as WithLaplace builds it.
 func cnCand(ki KernelInfo, suffix string, post *Posterior, cn *CrankNicolson) autoCand {
 	k, _ := withStep(ki.New(nil), cn, func(float64) float64 { return 1 })
-	return autoCand{ki.Name + suffix, post, k, ki.passes, ""}
+	return autoCand{name: ki.Name + suffix, post: post, k: k, passes: ki.passes}
 }
 
 // autoCand is a candidate of the automatic default: a kernel on a
@@ -712,6 +767,10 @@ type autoCand struct {
 	passes float64
 	// skip, if not empty, says why the candidate is not piloted.
 	skip string
+	// proxy, if not nil, is the posterior its pilots run on, each datum
+	// evaluation weighing w (subsampleProxy).
+	proxy *Posterior
+	w     float64
 }
 
 // rateReason says how candidate m won: its ESS per unit of counted cost,

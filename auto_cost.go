@@ -87,11 +87,14 @@ type pricing struct {
 	// step is a transition's work besides its data, in evaluations: its
 	// proposal (stepCost).
 	step float64
+	// data weighs each datum evaluation: N/n on a subsample proxy
+	// (subsampleProxy), whose transitions stand for full-batch ones; 0: 1.
+	data float64
 }
 
 // of returns the cost of one transition with info's counts.
 func (pr pricing) of(info *Info) float64 {
-	return float64(info.Evals) + costGrad*float64(info.GradEvals) + pr.step
+	return max(pr.data, 1)*(float64(info.Evals)+costGrad*float64(info.GradEvals)) + pr.step
 }
 
 // datumMadds returns the multiply-adds of one datum evaluation of p's
@@ -195,12 +198,16 @@ type pilotGuard struct {
 // trusted.
 const pilotGuardSteps = 5
 
-func newPilotGuard(p *Posterior, k Kernel, warmup int, beat float64) *pilotGuard {
-	n := float64(p.Len())
+// newPilotGuard returns the guard of a pilot of k on p whose datum
+// evaluations count w times each (w = N/n on a subsample proxy), with its
+// budgets those of w·n data.
+func newPilotGuard(p *Posterior, k Kernel, warmup int, beat, w float64) *pilotGuard {
+	n := max(w, 1) * float64(p.Len())
 	g := &pilotGuard{price: stepCost(p, k), beat: beat, warmup: warmup,
 		warmupBudget: pilotBudgetScale[0] * (autoPilotWarmupCost + autoPilotPasses*n),
 		sampleBudget: pilotBudgetScale[1] * max(autoPilotSampleCost, autoPilotSamplePasses*n),
 		keep:         min(p.Dim(), autoPartialKeep)}
+	g.price.data = w
 	if pilotStallHook != nil {
 		g.stall = pilotStallHook()
 	}
@@ -315,7 +322,7 @@ type pilotOut struct {
 // cannot beat beat is stopped as soon as its warmup shows it. Budgets and
 // costs are counted (pilotGuard; docs/automatic.md), never timed.
 func pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, warmup int, beat float64, cache *runCache) (out pilotOut, err error) {
-	return runPilot(ctx, p, k, init, seed, warmup, newPilotGuard(p, k, warmup, beat), cache)
+	return runPilot(ctx, p, k, init, seed, warmup, newPilotGuard(p, k, warmup, beat, 1), cache)
 }
 
 // runPilot is pilot with its guard given (a racer's, which pauses at

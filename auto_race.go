@@ -41,13 +41,20 @@ type racer struct {
 	done           chan struct{}
 	started, ended bool
 	cpu            time.Duration // the CPU time of its advances (the process's, one pilot running)
+	w              float64       // its datum evaluations' weight (newPilotGuard; 0: 1)
 }
 
-// newRacer returns the racer of k on p from init.
-func newRacer(ctx context.Context, name string, p *Posterior, k Kernel, init []float64, seed uint64, cache *runCache) *racer {
-	g := newPilotGuard(p, k, autoPilotWarmup, 0)
+// newRacer returns the racer of c's kernel from init, on c.proxy where
+// c has one (its evaluations weighted c.w), else on c.post.
+func newRacer(ctx context.Context, name string, c autoCand, k Kernel, init []float64, seed uint64, choice *Choice) *racer {
+	p, w := c.post, 0.0
+	if c.proxy != nil {
+		p, w = c.proxy, c.w
+	}
+	cache := choice.cache(p)
+	g := newPilotGuard(p, k, autoPilotWarmup, 0, w)
 	g.pause, g.resume = make(chan struct{}), make(chan bool)
-	r := &racer{name: name, guard: g, done: make(chan struct{})}
+	r := &racer{name: name, guard: g, done: make(chan struct{}), w: w}
 	r.run = func() (pilotOut, error) { return runPilot(ctx, p, k, init, seed, autoPilotWarmup, g, cache) }
 	return r
 }
@@ -143,12 +150,12 @@ func (r *racer) final() pilotrace.Score {
 
 // candidate returns the ended racer's Candidate.
 func (r *racer) candidate() Candidate {
-	m := Candidate{Name: r.name, Time: r.cpu, Scale: r.out.scale, Cost: r.out.cost}
+	m := Candidate{Name: r.name, Time: r.cpu, Scale: r.out.scale, Cost: r.out.cost, Subsample: r.w}
 	if r.err != nil {
 		m.Err, m.AtMost = r.err.Error(), r.out.atMost
 		return m
 	}
-	m.ESSPerCost, m.EvalsPerStep, m.Partial = r.out.rate, r.out.evals, r.out.partial
+	m.ESSPerCost, m.EvalsPerStep, m.Partial = r.out.rate, max(r.w, 1)*r.out.evals, r.out.partial
 	return m
 }
 
@@ -182,7 +189,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 			choiceProgress(ctx, "pilot %d of %d: %s: %s", i+1, len(cands), c.name, c.skip)
 			continue
 		}
-		r := newRacer(ctx, c.name, c.post, c.k, init, seed, choice.cache(c.post))
+		r := newRacer(ctx, c.name, c, c.k, init, seed, choice)
 		e := pilotrace.Entry{Start: func() pilotrace.Pilot {
 			choiceProgress(ctx, "pilot %d of %d: %s", i+1, len(cands), c.name)
 			return r
@@ -220,7 +227,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 			v.MaxScale = limit
 			k, _ := withStep(c.k, &v, func(s float64) float64 { return min(s, limit) })
 			name := fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-limit))
-			r := newRacer(ctx, name, c.post, k, init, seed, choice.cache(c.post))
+			r := newRacer(ctx, name, c, k, init, seed, choice)
 			at := race.Add(pilotrace.Entry{Start: func() pilotrace.Pilot {
 				choiceProgress(ctx, "tail pilot: %s", name)
 				return r

@@ -25,7 +25,7 @@ func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uin
 	var cands []autoCand
 	for _, ki := range withRole(autoCN) {
 		k, _ := withStep(ki.New(nil), cn, func(float64) float64 { return 1 })
-		cands = append(cands, autoCand{ki.Name + "-CN", p, k, ki.passes, ""})
+		cands = append(cands, autoCand{name: ki.Name + "-CN", post: p, k: k, passes: ki.passes})
 	}
 	if p.beta() != 1 {
 		if _, err := p.diffBound(); err == nil {
@@ -35,7 +35,7 @@ func sparseChoice(ctx context.Context, p *Posterior, la *LaplaceApprox, seed uin
 		}
 	}
 	for _, ki := range withRole(autoFull) {
-		cands = append(cands, autoCand{ki.Name, p, ki.New(nil), ki.passes, ""})
+		cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil), passes: ki.passes})
 	}
 	choice := &Choice{Laplace: la}
 	best, _, err := runPilots(ctx, choice, cands, la.Mean, seed, false)

@@ -11,17 +11,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
-)
 
-// euclidean returns ‖θ − θ'‖₂, the M of every bound in the papers.
-func euclidean(theta, thetaNew []float64) float64 {
-	var s float64
-	for j, v := range theta {
-		d := v - thetaNew[j]
-		s += d * d
-	}
-	return math.Sqrt(s)
-}
+	"github.com/exactmh/exactmh/internal/vec"
+)
 
 // DiffBound is the assumption of TunaMH and TFMH (TunaMH paper,
 // Assumption 1): for all θ, θ' in the prior's support and every datum i,
@@ -85,7 +77,7 @@ func (b *DiffBound) plain() *DiffBound {
 // M returns M(θ, θ').
 func (b *DiffBound) M(theta, thetaNew []float64) float64 {
 	if b.Metric == nil {
-		return euclidean(theta, thetaNew)
+		return vec.Dist(theta, thetaNew)
 	}
 	return b.Metric(theta, thetaNew)
 }

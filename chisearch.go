@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // chiSearch chooses TunaMH's χ halfway through warmup, at the step scale
@@ -58,7 +60,7 @@ type chiSearch struct {
 // chiProbe is one proposal of the search.
 type chiProbe struct {
 	out bool // θ′ left the support: a rejection that reads no datum
-	// unresolved: the sample's estimate of Σ_iΔU_i = CM·mean(u) has a
+	// unresolved: the sample's estimate of Σ_iΔU_i = CM·vec.Mean(u) has a
 	// standard error above chiResolve, too coarse to predict acceptance.
 	unresolved bool
 	cm         float64 // C·M(θ, θ′)
@@ -153,7 +155,7 @@ func (s *chiSearch) at(b *tunaBatch, acc Acceptance, chi, stepCost float64) chiC
 		}
 		lambda := chi*p.cm*p.cm + p.cm
 		if lambda > b.maxBatch {
-			a := acc.Prob(p.rest + p.cm*mean(p.u))
+			a := acc.Prob(p.rest + p.cm*vec.Mean(p.u))
 			gain, accSum, cost = gain+a*p.jump, accSum+a, cost+n
 			continue
 		}
@@ -182,7 +184,7 @@ func (s *chiSearch) probe(b *tunaBatch, theta []float64, scale float64, propose 
 			s.pr[k] = p
 			continue
 		}
-		p.rest, p.jump = lp+logQ, sqDist(s.next, theta)
+		p.rest, p.jump = lp+logQ, vec.SqDist(s.next, theta)
 		m := b.bound.M(theta, s.next)
 		p.cm = b.sumC * m
 		if !(p.cm > 0) || math.IsInf(p.cm, 0) {
@@ -194,7 +196,7 @@ func (s *chiSearch) probe(b *tunaBatch, theta []float64, scale float64, propose 
 		if p.u, err = s.sample(b, theta, m, p.u[:0]); err != nil {
 			return err
 		}
-		p.unresolved = p.cm*sampleSE(p.u) > chiResolve
+		p.unresolved = p.cm*vec.MeanSE(p.u) > chiResolve
 		s.pr[k] = p
 	}
 	return nil
@@ -202,7 +204,7 @@ func (s *chiSearch) probe(b *tunaBatch, theta []float64, scale float64, propose 
 
 // sample appends to u the ratios u_i = ΔU_i/(c_iM) of data drawn ∝ c_i
 // for the proposal s.next from theta with M(θ, θ′) = m: chiSample of them,
-// then, while C·M times their standard error (sampleSE) exceeds
+// then, while C·M times their standard error (vec.MeanSE) exceeds
 // chiResolve, as many more as that error says are needed (at least as
 // many again), up to chiSampleCap(N) in all. A probe cut off before that
 // — a long proposal through heterogeneous data — would otherwise count
@@ -237,7 +239,7 @@ func (s *chiSearch) sample(b *tunaBatch, theta []float64, m float64, u []float64
 				u = append(u, min(max(d/mi, -1), 1))
 			}
 		}
-		se := cm * sampleSE(u)
+		se := cm * vec.MeanSE(u)
 		if se <= chiResolve || len(u) >= limit {
 			return u, nil
 		}
@@ -250,16 +252,6 @@ func (s *chiSearch) sample(b *tunaBatch, theta []float64, m float64, u []float64
 // chiSampleMax, or N when fewer (but at least chiSample), beyond which
 // a sample drawn with replacement mostly repeats data.
 func chiSampleCap(n int) int { return max(chiSample, min(chiSampleMax, n)) }
-
-// sampleSE returns the standard error of the mean of u.
-func sampleSE(u []float64) float64 {
-	mu := mean(u)
-	var ss float64
-	for _, x := range u {
-		ss += (x - mu) * (x - mu)
-	}
-	return math.Sqrt(ss / float64(len(u)-1) / float64(len(u)))
-}
 
 // tunaMoments returns the mean and variance of TunaMH's log-ratio estimate
 // at χ for a proposal with C·M = cm and sampled ratios u (see chiSearch),
@@ -301,15 +293,6 @@ func acceptNormal(acc Acceptance, mu, v float64) float64 {
 	phi := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 	a := phi(mu/s) + math.Exp(mu+v/2+math.Log(phi(-mu/s-s)))
 	return min(max(a, 0), 1)
-}
-
-// mean returns the mean of x.
-func mean(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
 }
 
 // chiStepCost is the cost of a TunaMH step beyond its data in units of a

@@ -39,7 +39,7 @@ func (c *Choice) Progress(ctx context.Context, format string, args ...any) {
 // Nothing is timed: Candidate.Time reports the pilot's CPU time.
 func (c *Choice) Pilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed uint64, warmup int, beat float64) (Candidate, *Result, error) {
 	m := Candidate{Name: k.Name()}
-	g := newPilotGuard(p, k, warmup, beat)
+	g := newPilotGuard(p, k, warmup, beat, 1)
 	if c.run > 0 {
 		g.draws = min(autoPilotDraws, max(autoPartialCap, c.run/autoPilotShare-warmup))
 	}

@@ -416,7 +416,7 @@ func (c *qnConverger) Converged(loc *optimize.Location) optimize.Status {
 	}
 	c.x, c.g = slices.Clone(loc.X), slices.Clone(loc.Gradient)
 	if len(c.s) > 0 {
-		c.dec = 0.5 * vec.Dot(loc.Gradient, lbfgsTwoLoop(c.s, c.y, loc.Gradient))
+		c.dec = 0.5 * vec.Dot(loc.Gradient, vec.LBFGSTwoLoop(c.s, c.y, loc.Gradient))
 		tol := c.tol
 		if c.floor {
 			tol = max(tol, logDensityNoise(c.logDensity))
@@ -430,32 +430,6 @@ func (c *qnConverger) Converged(loc *optimize.Location) optimize.Status {
 		}
 	}
 	return c.fc.Converged(loc)
-}
-
-// lbfgsTwoLoop returns H_k·g for the L-BFGS inverse-Hessian estimate of
-// the pairs (s, y), oldest first, scaled initially by sᵀy/yᵀy of the
-// newest (Nocedal & Wright, Algorithm 7.4).
-func lbfgsTwoLoop(s, y [][]float64, g []float64) []float64 {
-	q := slices.Clone(g)
-	a := make([]float64, len(s))
-	for i := len(s) - 1; i >= 0; i-- {
-		a[i] = vec.Dot(s[i], q) / vec.Dot(s[i], y[i])
-		for j := range q {
-			q[j] -= a[i] * y[i][j]
-		}
-	}
-	k := len(s) - 1
-	gamma := vec.Dot(s[k], y[k]) / vec.Dot(y[k], y[k])
-	for j := range q {
-		q[j] *= gamma
-	}
-	for i := range s {
-		b := vec.Dot(y[i], q) / vec.Dot(s[i], y[i])
-		for j := range q {
-			q[j] += (a[i] - b) * s[i][j]
-		}
-	}
-	return q
 }
 
 // kinked is a prior with points of non-differentiability (model.Laplace):

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/exactmh/exactmh/internal/chainstate"
+
+	"github.com/exactmh/exactmh/internal/vec"
 )
 
 // asMHRate is the truncation threshold (TFMH's and SMH's maxRate) of a
@@ -165,7 +167,7 @@ func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, o
 			}
 			a := math.Exp(min(lp+logQ+d, 0))
 			acc += a
-			jump += a * sqDist(r.buf, theta)
+			jump += a * vec.SqDist(r.buf, theta)
 		}
 		return jump / mhProbes, acc / mhProbes, nil
 	}
@@ -225,18 +227,9 @@ func (r *mhRival) proposalJump(propose proposer, theta []float64, scale float64,
 		if _, err := propose(r.rng, r.buf, scale); err != nil {
 			return math.Inf(1) // unknown: never skip the probes on it
 		}
-		sum += sqDist(r.buf, theta)
+		sum += vec.SqDist(r.buf, theta)
 	}
 	return sum / float64(n)
-}
-
-// sqDist returns ‖a − b‖².
-func sqDist(a, b []float64) float64 {
-	var s float64
-	for j, v := range a {
-		s += (v - b[j]) * (v - b[j])
-	}
-	return s
 }
 
 // ownJumpProposals is how many proposals estimate the chain's own jump

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -161,7 +162,7 @@ func (r *Result) Summary(names ...string) *Summary {
 // (stancsv.Summarize).
 func SummarizeParam(name string, x [][]float64, seconds float64) ParamSummary {
 	p := ParamSummary{Name: name}
-	pool := pooled(x)
+	pool := slices.Concat(x...)
 	if len(pool) == 0 {
 		p.NotAvailable = true
 		p.Mean, p.SD, p.Q5, p.Q50, p.Q95 = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -263,15 +264,6 @@ func chainList(cs []int) string {
 		fmt.Fprint(&b, c)
 	}
 	return b.String()
-}
-
-// pooled returns a fresh slice of all draws of all chains.
-func pooled(x [][]float64) []float64 {
-	var all []float64
-	for _, c := range x {
-		all = append(all, c...)
-	}
-	return all
 }
 
 func num(v float64) string {

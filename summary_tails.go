@@ -7,6 +7,7 @@ package exactmh
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/exactmh/exactmh/diagnostics"
 )
@@ -69,7 +70,7 @@ func longestStay(r *Result, n int) (stay, chain int) {
 		m := min(n, ch.Len())
 		run := 0
 		for k := range m {
-			if k > 0 && equalDraws(r.Draw(c, k), r.Draw(c, k-1)) {
+			if k > 0 && slices.Equal(r.Draw(c, k), r.Draw(c, k-1)) {
 				run++
 			} else {
 				run = 1
@@ -80,14 +81,4 @@ func longestStay(r *Result, n int) (stay, chain int) {
 		}
 	}
 	return stay, chain
-}
-
-// equalDraws reports whether two draws are the same point.
-func equalDraws(a, b []float64) bool {
-	for j := range a {
-		if a[j] != b[j] {
-			return false
-		}
-	}
-	return true
 }

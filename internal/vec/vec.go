@@ -5,7 +5,9 @@
 // Package vec holds the dense vector kernels and data checks that the
 // kernels (package exactmh) and the ready-made models (package model)
 // share: inner products and axpy in float64 and from float32 rows, the
-// row-major float32 matrix, and the checks of data and dimensions. Both
+// row-major float32 matrix, the checks of data and dimensions, and the
+// small vector helpers of the root package (distances, a mean and its
+// standard error, L-BFGS's two-loop recursion). Both
 // packages must compute the same bits from the same row (the kernels'
 // inlined fast paths are tested bit for bit against the models'
 // energies), so there is one copy of each loop.
@@ -14,6 +16,7 @@ package vec
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/exactmh/exactmh/internal/prefault"
 	"github.com/exactmh/exactmh/internal/stream"
@@ -236,4 +239,68 @@ func RowTaylorBound[T float32 | float64](row []T, order int, s float64) float64 
 		b = math.SmallestNonzeroFloat64 // an all-zero row never changes U_i
 	}
 	return b
+}
+
+// Dist returns ‖θ − θ'‖₂, the M of every bound in the papers.
+func Dist(theta, thetaNew []float64) float64 {
+	var s float64
+	for j, v := range theta {
+		d := v - thetaNew[j]
+		s += d * d
+	}
+	return math.Sqrt(s)
+}
+
+// SqDist returns ‖a − b‖².
+func SqDist(a, b []float64) float64 {
+	var s float64
+	for j, v := range a {
+		s += (v - b[j]) * (v - b[j])
+	}
+	return s
+}
+
+// MeanSE returns the standard error of the mean of u.
+func MeanSE(u []float64) float64 {
+	mu := Mean(u)
+	var ss float64
+	for _, x := range u {
+		ss += (x - mu) * (x - mu)
+	}
+	return math.Sqrt(ss / float64(len(u)-1) / float64(len(u)))
+}
+
+// Mean returns the mean of x.
+func Mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// LBFGSTwoLoop returns H_k·g for the L-BFGS inverse-Hessian estimate of
+// the pairs (s, y), oldest first, scaled initially by sᵀy/yᵀy of the
+// newest (Nocedal & Wright, Algorithm 7.4).
+func LBFGSTwoLoop(s, y [][]float64, g []float64) []float64 {
+	q := slices.Clone(g)
+	a := make([]float64, len(s))
+	for i := len(s) - 1; i >= 0; i-- {
+		a[i] = Dot(s[i], q) / Dot(s[i], y[i])
+		for j := range q {
+			q[j] -= a[i] * y[i][j]
+		}
+	}
+	k := len(s) - 1
+	gamma := Dot(s[k], y[k]) / Dot(y[k], y[k])
+	for j := range q {
+		q[j] *= gamma
+	}
+	for i := range s {
+		b := Dot(y[i], q) / Dot(s[i], y[i])
+		for j := range q {
+			q[j] += (a[i] - b) * s[i][j]
+		}
+	}
+	return q
 }
