@@ -253,6 +253,12 @@ type GroupGibbs struct {
 	// newtonFromState starts the Newton step at the current β_m, so the
 	// proposal depends on it while the ratio treats it as independent.
 	newtonNoQ, newtonFromState bool
+	// Test hooks of the Newton proposal's thinned test (newtonThin):
+	// newtonThinOff reads every datum of the block instead; newtonNoRem
+	// thins nothing (the Newton quadratic's ratio alone decides: the
+	// remainders ignored); newtonThinAll thins wherever the expected batch
+	// is finite, not only below the block's data count.
+	newtonThinOff, newtonNoRem, newtonThinAll bool
 	// Test hook: tailNoQ drops the tail mixture's log q ratio.
 	tailNoQ bool
 	// Test hook: fixedRhoBad leaves the Crank–Nicolson move's innovation
@@ -292,6 +298,10 @@ func (GroupGibbs) Exact() bool { return true }
 type gibbsLoc struct {
 	fixed, start, stride, levels, logTau int
 	sd                                   float64
+	// dup: a data-free shift moves along the same direction (shiftDup),
+	// drawing δ from the line's Gaussian rather than by a random walk, so
+	// locationMoves skips this one.
+	dup bool
 }
 
 // gibbsTerms is what GroupGibbs precomputes at the centre, shared by the
@@ -489,6 +499,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	}
 	if k.FixedNewton {
 		c.fixedNewton, c.newtonNoQ, c.newtonFromState = true, k.newtonNoQ, k.newtonFromState
+		c.nw.thinOff, c.nw.noRem, c.nw.thinAll = k.newtonThinOff, k.newtonNoRem, k.newtonThinAll
 		c.newtonEvery = max(k.NewtonEvery, 1)
 		c.initNewton()
 	}
@@ -1027,6 +1038,9 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
+	for l := range g.locs {
+		g.locs[l].dup = g.mv.shiftDup(g.locs[l])
+	}
 	if k.Shear > 0 {
 		g.sh = g.buildShears(e, lay, fixedAll, t.Beta(), k.ShearMaxRatio, k.shearHooks)
 	}
@@ -1303,7 +1317,7 @@ func (c *gibbsChain) counts() []*float64 {
 		ps = append(ps, &c.js.tried, &c.js.acc, &c.js.exact)
 	}
 	if c.fixedNewton {
-		ps = append(ps, &c.nw.tried, &c.nw.acc)
+		ps = append(ps, &c.nw.tried, &c.nw.acc, &c.nw.thinned, &c.nw.reads)
 	}
 	if c.sh != nil {
 		ps = append(ps, &c.sst.tried, &c.sst.acc)
@@ -1359,6 +1373,8 @@ func (c *gibbsChain) Params() map[string]float64 {
 		ps["block0_accept"] = c.nw.acc / max(c.nw.tried, 1)
 		ps["fixed_newton_accept"] = ps["block0_accept"]
 		ps["newton_every"] = float64(c.newtonEvery)
+		ps["newton_thinned"] = c.nw.thinned / max(c.nw.tried, 1)
+		ps["newton_thin_reads"] = c.nw.reads / max(c.nw.thinned, 1)
 	}
 	c.moveParams(ps)
 	if c.sh != nil {
@@ -1914,6 +1930,9 @@ func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
 	}
 	lp := c.locPrior(c.theta)
 	for _, l := range c.locs {
+		if l.dup {
+			continue
+		}
 		sd := l.sd
 		if l.logTau >= 0 {
 			sd = math.Exp(c.theta[l.logTau])
@@ -2104,7 +2123,7 @@ func (u *gibbsUndo) save(c *gibbsChain) {
 	u.dsq = append(u.dsq[:0], c.dsq...)
 	u.counts = [...]float64{c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc, c.js.tried, c.js.acc, c.js.exact}
 	c.saveMoves()
-	c.nw.saved = [2]float64{c.nw.tried, c.nw.acc}
+	c.nw.saved = [4]float64{c.nw.tried, c.nw.acc, c.nw.thinned, c.nw.reads}
 	c.sst.saved = [2]float64{c.sst.tried, c.sst.acc}
 	c.jsc.saved = [2]float64{c.jsc.tried, c.jsc.acc}
 }
@@ -2120,7 +2139,7 @@ func (c *gibbsChain) AbandonStep() {
 	c.tried, c.accepted, c.thinned, c.exactN, c.locTried, c.locAcc, c.fixedAcc = u[0], u[1], u[2], u[3], u[4], u[5], u[6]
 	c.js.tried, c.js.acc, c.js.exact = u[7], u[8], u[9]
 	c.restoreMoves()
-	c.nw.tried, c.nw.acc = c.nw.saved[0], c.nw.saved[1]
+	c.nw.tried, c.nw.acc, c.nw.thinned, c.nw.reads = c.nw.saved[0], c.nw.saved[1], c.nw.saved[2], c.nw.saved[3]
 	c.sst.tried, c.sst.acc = c.sst.saved[0], c.sst.saved[1]
 	c.jsc.tried, c.jsc.acc = c.jsc.saved[0], c.jsc.saved[1]
 }

@@ -373,6 +373,35 @@ func (g *gibbsTerms) buildMoves(e SparseRowGLM, lay Layout, fixed []int32, hooks
 	return mv
 }
 
+// shiftDup reports whether a shift of mv moves along location move l's
+// direction, e_fixed − Σ_g e_{u_g} over every level of a random term (a
+// term of estimated scale, whose effects' prior the shift takes exactly):
+// the shift draws δ on that line from its Gaussian, a move the location
+// move's random walk on the same line adds nothing to. A composition of
+// π-invariant moves without it is π-invariant.
+func (mv *gibbsMoves) shiftDup(l gibbsLoc) bool {
+	if mv == nil || l.logTau < 0 {
+		return false
+	}
+	for s := range len(mv.expl) {
+		idx, w := mv.idx[mv.ptr[s]:mv.ptr[s+1]], mv.w[mv.ptr[s]:mv.ptr[s+1]]
+		if len(idx) != l.levels+1 || int(idx[0]) != l.fixed || w[0] != 1 {
+			continue
+		}
+		same := true
+		for g := range l.levels {
+			if int(idx[g+1]) != l.start+g*l.stride || w[g+1] != -1 {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
 // initMoves allocates the chain's scratch for the moves.
 func (c *gibbsChain) initMoves() {
 	if c.mv == nil {
@@ -444,12 +473,16 @@ func (c *gibbsChain) shiftMoves(rng *rand.Rand) (moved bool) {
 	for s := range len(mv.expl) {
 		idx, w := mv.idx[mv.ptr[s]:mv.ptr[s+1]], mv.w[mv.ptr[s]:mv.ptr[s+1]]
 		// log p̃(θ + δv) − log p̃(θ) = bδ − aδ²/2 (τ⁻² by tauPrec: one
-		// exponential a term, not one an entry).
-		var a, b float64
+		// exponential a term, not one an entry; and one call for a run of
+		// entries of one term, whose log scale the loop leaves as it is).
+		var a, b, p float64
+		last := int32(-1)
 		for q, j := range idx {
 			v := w[q]
 			if lt := c.logTau[j]; lt >= 0 {
-				p := c.tauPrec(lt)
+				if lt != last {
+					p, last = c.tauPrec(lt), lt
+				}
 				a += v * v * p
 				b -= v * c.theta[j] * p
 			} else {

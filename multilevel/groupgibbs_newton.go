@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/poisson"
 )
 
 // The fixed blocks' Newton proposal (GroupGibbs.FixedNewton;
@@ -52,8 +54,18 @@ type newtonState struct {
 	zc, xc            []float64 // the first pass's linear predictors at θ and rows' entries in the block (newtonCached)
 	cols              []int32
 	vals              []float64
+	// The thinned test (newtonThin): the start, the data's part of G and
+	// J, a and a′ (θ_m and θ′_m less the start), and for each fixed block
+	// the cumulative weights of its data (nil: not built; empty: the
+	// block is decided by a full pass).
+	st, gd, jd, a, an []float64
+	cw                [][]float64
+	xcFor             int // 1 + the fixed block whose rows' entries xc holds (0: none)
+	thinOff, noRem    bool
+	thinAll           bool
 	tried, acc        float64
-	saved             [2]float64
+	thinned, reads    float64 // updates decided by thinning, the data they read
+	saved             [4]float64
 }
 
 // initNewton allocates the Newton proposal's scratch.
@@ -62,6 +74,9 @@ func (c *gibbsChain) initNewton() {
 	s := &c.nw
 	s.x, s.g, s.mu, s.z, s.d = make([]float64, q), make([]float64, q), make([]float64, q), make([]float64, q), make([]float64, q)
 	s.j = make([]float64, q*q)
+	s.st, s.gd, s.a, s.an = make([]float64, q), make([]float64, q), make([]float64, q), make([]float64, q)
+	s.jd = make([]float64, q*q)
+	s.cw = make([][]float64, c.nb)
 }
 
 // newtonBlock updates fixed block m by the Newton proposal and returns
@@ -77,11 +92,12 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	data := c.blockData(int32(m))
 	// The Newton step's start: the centre (the newtonFromState mutant:
 	// the current β_m, which makes the proposal depend on it).
-	for _, j := range coords {
+	for a, j := range coords {
 		c.next[j] = c.center[j]
 		if c.newtonFromState {
 			c.next[j] = c.theta[j]
 		}
+		s.st[a] = c.next[j]
 	}
 	x, g, jm := s.x[:q], s.g[:q], s.j[:q*q]
 	clear(jm)
@@ -97,6 +113,13 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 	cache := data.n*(q+1) <= newtonCacheMax
 	if cache && len(s.zc) < data.n {
 		s.zc, s.xc = make([]float64, data.n), make([]float64, data.n*q)
+	}
+	// The rows' entries in the block do not change: where the cache holds
+	// this block's from an earlier pass (xcFor), the pass reads them there
+	// and reads no row but for the linear predictors.
+	known := cache && s.xcFor == m+1
+	if cache && !known {
+		s.xcFor = 0
 	}
 	for a, j := range coords {
 		g[a] = -c.pGrad[j] + c.pPrec[j]*(c.next[j]-c.center[j])
@@ -115,16 +138,23 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 			}
 			zo, z := c.rows.LinearPredictors(int(i), c.theta, c.next)
 			f1, f2 := c.rows.LossDerivs(int(i), z)
-			s.cols, s.vals = c.rows.SparseRow(int(i), s.cols[:0], s.vals[:0])
-			clear(x)
-			for k, col := range s.cols {
-				if c.blocks[col] == int32(m) {
-					x[c.local[col]] += s.vals[k]
+			x := x
+			if known {
+				x = s.xc[(lo+r)*q : (lo+r+1)*q]
+			} else {
+				s.cols, s.vals = c.rows.SparseRow(int(i), s.cols[:0], s.vals[:0])
+				clear(x)
+				for k, col := range s.cols {
+					if c.blocks[col] == int32(m) {
+						x[c.local[col]] += s.vals[k]
+					}
+				}
+				if cache {
+					copy(s.xc[(lo+r)*q:(lo+r+1)*q], x)
 				}
 			}
 			if cache {
 				s.zc[lo+r] = zo
-				copy(s.xc[(lo+r)*q:(lo+r+1)*q], x)
 			}
 			for a := range q {
 				if x[a] == 0 {
@@ -141,8 +171,19 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		c.revert(coords)
 		return false, 0, err
 	}
+	if cache {
+		s.xcFor = m + 1
+	}
 	n := 2 * data.n
 	s.tried++
+	// The data's part of G and J, for the thinned test: G less the
+	// prior's terms at the start, J less its diagonal.
+	gd, jd := s.gd[:q], s.jd[:q*q]
+	copy(jd, jm)
+	for a, j := range coords {
+		gd[a] = g[a] + c.pGrad[j] - c.pPrec[j]*(s.st[a]-c.center[j])
+		jd[a*q+a] -= c.pPrec[j]
+	}
 	// J = LLᵀ; μ = start − J⁻¹G.
 	if !cholesky(jm, q) {
 		c.revert(coords)
@@ -191,6 +232,23 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		return false, data.n, nil
 	}
 	logR := lpn - c.t.LogPrior(c.theta) + logQ
+	if cache {
+		if w := c.newtonWeights(m, data, q); len(w) > 0 {
+			acc, nread, thinned, err := c.newtonThin(rng, data, q, coords, w, logR)
+			if err != nil {
+				c.revert(coords)
+				return false, 0, err
+			}
+			if thinned {
+				if !acc {
+					c.revert(coords)
+					return false, data.n + nread, nil
+				}
+				c.acceptNewton(m, coords)
+				return true, data.n + nread, nil
+			}
+		}
+	}
 	var sum float64
 	if cache {
 		dl := s.d[:q] // θ′_m − θ_m
@@ -229,6 +287,12 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		c.revert(coords)
 		return false, n, nil
 	}
+	c.acceptNewton(m, coords)
+	return true, n, nil
+}
+
+// acceptNewton moves fixed block m (coords) to its proposal c.next.
+func (c *gibbsChain) acceptNewton(m int, coords []int32) {
 	var dn float64
 	for _, j := range coords {
 		c.theta[j] = c.next[j]
@@ -236,8 +300,7 @@ func (c *gibbsChain) newtonBlock(rng *rand.Rand, m int) (bool, int, error) {
 		dn += r * r
 	}
 	c.setDsq(m, dn)
-	s.acc++
-	return true, n, nil
+	c.nw.acc++
 }
 
 // dataFree makes one more round of the sweep's updates that read no
@@ -358,4 +421,153 @@ func fixedInBlock0(lay Layout) int {
 		}
 	}
 	return q
+}
+
+// The Newton proposal's thinned test (newtonThin). The first pass has
+// each datum's f′_i, f″_i at z_i, its linear predictor at the start
+// (β̂_m, θ_−m), and their sums G_d = β Σ_i f′_i x_im, J_d = β Σ_i f″_i
+// x_im x_imᵀ (the data's part of G and J). With a = θ_m − β̂_m and
+// a′ = θ′_m − β̂_m, each datum's energy difference is
+//
+//	β(f_i(z_i + x_imᵀa′) − f_i(z_i + x_imᵀa)) = βf′_i·x_imᵀ(a′ − a) + ½βf″_i((x_imᵀa′)² − (x_imᵀa)²) + d_i,
+//
+// d_i = β(r_i(a′) − r_i(a)), r_i the third-order Taylor remainder at z_i,
+// so the data's sum is Q(a′) − Q(a) + Σ_i d_i with Q(a) = G_dᵀa + ½aᵀJ_da
+// in O(q²). The update is accepted with probability
+//
+//	min(1, e^{log R − Q(a′) + Q(a)}) · Π_i min(1, e^{−d_i}),
+//
+// log R the prior's and the proposal's log ratio (newtonBlock): each
+// factor's log is antisymmetric under the exchange of θ and θ′ (G_d, J_d
+// and the start depend on θ_−m alone), so the product keeps detailed
+// balance (the factorised test of the block updates, docs/multilevel.md
+// "Thinning bound"). The data's factor is decided by Poisson thinning:
+// |r_i(a)| ≤ F_i|x_imᵀa|³/6 ≤ F_i‖x_im‖³‖a‖³/6 with F_i ≥ sup|f‴_i| over
+// the line (LossBound), so |d_i| ≤ b_i = β(‖a‖³ + ‖a′‖³)·w_i, w_i =
+// F_i‖x_im‖³/6, symmetric in θ and θ′; K ~ Poisson(Σ_i b_i) data drawn in
+// proportion to w_i each pass with probability 1 − max(d_i, 0)/b_i, which
+// makes the factor e^{−Σ_i max(d_i, 0)}. A datum's d_i is read from the
+// first pass's cache (z_i, x_im) and two losses: the second pass over
+// every datum becomes K ≪ N reads. Where the expected K reaches the
+// block's data count (a function of θ, θ′ symmetric too) the update reads
+// them all as before. Families without a bounded f‴ (the Poisson's) keep
+// the full pass. TestGroupGibbsNewtonMutants catches the test with the
+// remainders ignored (newtonNoRem).
+
+// newtonWeights returns the cumulative weights w_i of fixed block m's
+// data (newtonThin), built from the first pass's cache on the first call,
+// or an empty slice where the block is not thinned (a datum without a
+// finite bound on f‴, or the newtonThinOff hook).
+func (c *gibbsChain) newtonWeights(m int, data dataList, q int) []float64 {
+	s := &c.nw
+	if s.thinOff {
+		return nil
+	}
+	if s.cw[m] != nil {
+		return s.cw[m]
+	}
+	w := make([]float64, data.n)
+	var cum float64
+	for r := range data.n {
+		f3 := c.rows.LossBound(data.at(r), 3, math.Inf(-1), math.Inf(1))
+		if !(f3 >= 0) || math.IsInf(f3, 1) {
+			s.cw[m] = []float64{}
+			return s.cw[m]
+		}
+		var nx float64
+		for _, v := range s.xc[r*q : (r+1)*q] {
+			nx += v * v
+		}
+		nx = math.Sqrt(nx)
+		cum += f3 / 6 * nx * nx * nx
+		w[r] = cum
+	}
+	if c.rowErr() != nil || !(cum > 0) || math.IsInf(cum, 1) {
+		s.cw[m] = []float64{}
+		return s.cw[m]
+	}
+	s.cw[m] = w
+	return w
+}
+
+// newtonThin decides the Newton update of a fixed block (coords, its data
+// and cumulative weights w; c.next holds the proposal, logR the prior's
+// and the proposal's log ratio) by the thinned test (doc above). It
+// returns thinned false, reading nothing, where the expected batch
+// reaches the block's data count; otherwise whether it accepted and the
+// data it read.
+func (c *gibbsChain) newtonThin(rng *rand.Rand, data dataList, q int, coords []int32, w []float64, logR float64) (acc bool, nread int, thinned bool, err error) {
+	s := &c.nw
+	beta := c.t.Beta()
+	a, an := s.a[:q], s.an[:q]
+	var na, nn float64
+	for k, j := range coords {
+		a[k], an[k] = c.theta[j]-s.st[k], c.next[j]-s.st[k]
+		na += a[k] * a[k]
+		nn += an[k] * an[k]
+	}
+	na, nn = math.Sqrt(na), math.Sqrt(nn)
+	r3 := beta * (na*na*na + nn*nn*nn)
+	total := w[len(w)-1]
+	rate := r3 * total
+	if !(rate < float64(data.n)) && (!s.thinAll || math.IsInf(rate, 1) || math.IsNaN(rate)) {
+		return false, 0, false, nil
+	}
+	s.thinned++
+	logR -= newtonQuad(s.gd[:q], s.jd[:q*q], an) - newtonQuad(s.gd[:q], s.jd[:q*q], a)
+	if math.IsNaN(logR) || !c.decide(rng, logR) {
+		return false, 0, true, nil
+	}
+	if s.noRem {
+		return true, 0, true, nil
+	}
+	if err := poisson.Check(rate); err != nil {
+		return false, 0, true, err
+	}
+	draws := poisson.Draw(rng, rate)
+	for k := range draws {
+		r := min(sort.SearchFloat64s(w, (1-rng.Float64())*total), len(w)-1)
+		i := data.at(r)
+		c.t.Count(1)
+		var xa, xn float64
+		for b, v := range s.xc[r*q : (r+1)*q] {
+			xa += v * a[b]
+			xn += v * an[b]
+		}
+		zo := s.zc[r]
+		zs := zo - xa
+		f1, f2 := c.rows.LossDerivs(i, zs)
+		du := c.rows.Loss(i, zs+xn) - c.rows.Loss(i, zo)
+		rd := beta * (du - f1*(xn-xa) - f2*(xn*xn-xa*xa)/2)
+		wi := w[r]
+		if r > 0 {
+			wi -= w[r-1]
+		}
+		bound := r3 * wi
+		if math.IsNaN(rd) || math.Abs(rd) > bound*(1+boundTol)+1e-12*math.Abs(beta*du) {
+			if err := c.rowErr(); err != nil {
+				return false, 0, true, err
+			}
+			return false, 0, true, fmt.Errorf("GroupGibbs: Newton update: Taylor remainder: %w", diffViolation(i, rd, bound, c.theta, c.next))
+		}
+		if rng.Float64()*bound < rd {
+			s.reads += float64(k + 1)
+			return false, k + 1, true, nil
+		}
+	}
+	s.reads += float64(draws)
+	return true, draws, true, nil
+}
+
+// newtonQuad returns gᵀa + ½aᵀJa, J's lower triangle read (row-major q×q).
+func newtonQuad(g, j, a []float64) float64 {
+	q := len(a)
+	var s float64
+	for k := range q {
+		s += g[k]*a[k] + j[k*q+k]*a[k]*a[k]/2
+		for b := range k {
+			s += j[k*q+b] * a[k] * a[b]
+		}
+	}
+	return s
 }

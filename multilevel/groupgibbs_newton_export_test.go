@@ -18,3 +18,25 @@ func GroupGibbsNewtonFromState(k GroupGibbs) GroupGibbs {
 	k.newtonFromState = true
 	return k
 }
+
+// GroupGibbsNewtonNoRem returns k with its Newton proposal's thinned test
+// deciding on the quadratic's ratio alone (a mutant: the data's Taylor
+// remainders ignored).
+func GroupGibbsNewtonNoRem(k GroupGibbs) GroupGibbs {
+	k.newtonNoRem = true
+	return k
+}
+
+// GroupGibbsNewtonThinOff returns k with its Newton proposal decided by a
+// full pass over the block's data, never thinned.
+func GroupGibbsNewtonThinOff(k GroupGibbs) GroupGibbs {
+	k.newtonThinOff = true
+	return k
+}
+
+// GroupGibbsNewtonThinAll returns k with its Newton proposal decided by
+// the thinned test wherever its expected batch is finite.
+func GroupGibbsNewtonThinAll(k GroupGibbs) GroupGibbs {
+	k.newtonThinAll = true
+	return k
+}

@@ -43,8 +43,12 @@ func TestGroupGibbsNewtonStructural(t *testing.T) {
 // each, a strong covariate whose slope varies by group) and on two crossed
 // factors, and requires its mutant to be caught on the small groups: the
 // proposal with its log q ratio dropped (the chain then targets π·q in the
-// fixed effects, too narrow). TestGroupGibbsNewtonMutants catches both
-// Newton mutants on a design built for them.
+// fixed effects, too narrow), its updates decided by a full pass over the
+// data (GroupGibbsNewtonThinOff): with the thinned test, whose factorised
+// acceptance changes how the chain mixes the mutant's error into the
+// groups', this design shows it at |z| ≈ 3 only. TestGroupGibbsNewtonMutants
+// catches the Newton mutants, the thinned test's among them, on a design
+// built for them.
 func TestGroupGibbsNewtonMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("NUTS references and GroupGibbs runs of 4 chains")
@@ -103,7 +107,7 @@ func TestGroupGibbsNewtonMoments(t *testing.T) {
 		if pr.name == "crossed" {
 			continue
 		}
-		z, zn, lr, ln, _ := gibbsMoments(t, pr.p, multilevel.GroupGibbsNewtonNoQ(newtonKernel(pb)), rs, mode, 3000)
+		z, zn, lr, ln, _ := gibbsMoments(t, pr.p, multilevel.GroupGibbsNewtonNoQ(multilevel.GroupGibbsNewtonThinOff(newtonKernel(pb))), rs, mode, 3000)
 		caught := math.Abs(z) > 4.5
 		reportMutant(t, pr.name, "Newton proposal without its log q ratio", caught, z, zn, lr, ln)
 	}
@@ -143,8 +147,8 @@ func newtonSeparated(t *testing.T) *exactmh.Posterior {
 	return p
 }
 
-// TestGroupGibbsNewtonMutants requires both of the Newton proposal's
-// mutants to be caught against non-centred NUTS (4 × 10,000 draws each)
+// TestGroupGibbsNewtonMutants requires the Newton proposal's mutants to
+// be caught against non-centred NUTS (4 × 10,000 draws each)
 // on newtonSeparated, where the kernel itself passes the same thresholds
 // (|z| < 4.5 on every mean, sd ratios within e^±log 1.18): the proposal
 // without its log q ratio (the chain targets π·q in β: the covariate's sd
@@ -152,19 +156,27 @@ func newtonSeparated(t *testing.T) *exactmh.Posterior {
 // (its mean and curvature then depend on β — on this skewed conditional,
 // strongly: a step from the right tail, where f″ vanishes, proposes from
 // nearly the prior — while the ratio treats the proposal as independent:
-// z −11 on the covariate's mean).
+// z −11 on the covariate's mean), and the thinned test without the data's
+// Taylor remainders (newtonNoRem; every update thinned, newtonThinAll, as
+// the kernel itself is run once more here: the chain then targets the
+// quadratic expansion in β, z −127 on the covariate's mean).
 func TestGroupGibbsNewtonMutants(t *testing.T) {
 	if testing.Short() {
-		t.Skip("NUTS reference and three GroupGibbs runs of 4 × 10,000 draws")
+		t.Skip("NUTS reference and five GroupGibbs runs of 4 × 10,000 draws")
 	}
 	p := newtonSeparated(t)
 	rs, mode, sd := nutsReferenceNonCentred(t, p, 500, 10000)
 	pb := mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
 	bad := func(z, lr float64) bool { return math.Abs(z) > 4.5 || lr > math.Log(1.18) }
 	z, zn, lr, ln, res := gibbsMoments(t, p, newtonKernel(pb), rs, mode, 10000)
-	t.Logf("Newton: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); accept %.3f", z, zn, lr, ln, res.Chains[0].Params["fixed_newton_accept"])
+	t.Logf("Newton: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); accept %.3f, thinned %.3f (%.3g data each)", z, zn, lr, ln, res.Chains[0].Params["fixed_newton_accept"], res.Chains[0].Params["newton_thinned"], res.Chains[0].Params["newton_thin_reads"])
 	if bad(z, lr) {
 		t.Errorf("GroupGibbs with the Newton proposal disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)
+	}
+	z, zn, lr, ln, res = gibbsMoments(t, p, multilevel.GroupGibbsNewtonThinAll(newtonKernel(pb)), rs, mode, 10000)
+	t.Logf("Newton, every update thinned: max |z| %.2f (%s), max |log sd ratio| %.3f (%s); accept %.3f, thinned %.3f (%.3g data each)", z, zn, lr, ln, res.Chains[0].Params["fixed_newton_accept"], res.Chains[0].Params["newton_thinned"], res.Chains[0].Params["newton_thin_reads"])
+	if bad(z, lr) {
+		t.Errorf("GroupGibbs with the Newton proposal, every update thinned, disagrees with NUTS: z = %.2f (%s), sd ratio e^±%.3f (%s)", z, zn, lr, ln)
 	}
 	for _, mut := range []struct {
 		name string
@@ -172,6 +184,7 @@ func TestGroupGibbsNewtonMutants(t *testing.T) {
 	}{
 		{"Newton proposal without its log q ratio", multilevel.GroupGibbsNewtonNoQ(newtonKernel(pb))},
 		{"Newton step from the current fixed effects", multilevel.GroupGibbsNewtonFromState(newtonKernel(pb))},
+		{"Newton thinned test without the remainders", multilevel.GroupGibbsNewtonNoRem(multilevel.GroupGibbsNewtonThinAll(newtonKernel(pb)))},
 	} {
 		z, zn, lr, ln, _ := gibbsMoments(t, p, mut.k, rs, mode, 10000)
 		reportMutant(t, "separated", mut.name, bad(z, lr), z, zn, lr, ln)
