@@ -11,10 +11,10 @@
 // (a truncated sum of gammas, a normal approximation at large b) would
 // make a Gibbs step built on it inexact, so every draw here is exact.
 //
-// PG(1, c) is drawn as J*(1, z)/4 with z = |c|/2 (PSW §4.1), where
+// PG(1, c) is drawn as J*(1, z)/4 with z = |c|/2 (PSW §4), where
 // J*(1, z) has the density cosh(z) e^{−z²x/2} f(x) and f is the density
 // of J*(1, 0), an infinite alternating sum f(x) = Σₙ (−1)ⁿ aₙ(x) in two
-// forms (PSW eq. (4)–(5), from L. Devroye, "On exact simulation
+// forms (PSW §4, from L. Devroye, "On exact simulation
 // algorithms for some distributions related to Jacobi theta functions",
 // Statistics & Probability Letters 79, 2251–2259, 2009):
 //
@@ -23,18 +23,18 @@
 //
 // Both forms are exact for every x > 0; their terms decrease in n for
 // x < 4/log 3 and x > log 3/π² respectively, so with the split at
-// t = 0.64 (the point that maximises the acceptance rate, PSW §4.2 and
+// t = 0.64 (the point that maximises the acceptance rate, PSW §4 and
 // J. Windle's thesis, "Forecasting high-dimensional, time-varying
 // variance-covariance matrices with high-frequency data and sampling
 // Pólya–Gamma random variates for posterior distributions derived from
-// logistic likelihoods", UT Austin, 2013, Ch. 3) each partial sum is an
+// logistic likelihoods", UT Austin, 2013) each partial sum is an
 // upper (n even) or lower (n odd) bound on f(x). Devroye's alternating
 // series method (L. Devroye, Non-Uniform Random Variate Generation,
 // 1986, §IV.5) proposes from the envelope e^{−z²x/2} a₀(x), a mixture
 // of an exponential tail on (t, ∞) and an inverse-Gaussian IG(1/z, 1)
 // truncated to (0, t), and accepts with the partial sums until the
 // uniform is decided: exact, with an acceptance probability of at least
-// 0.9992 at every z (PSW §4.2; TestAcceptanceRate).
+// 0.99919 at every z (PSW §4; TestAcceptanceRate).
 package polyagamma
 
 import (
@@ -43,7 +43,7 @@ import (
 )
 
 // trunc is Devroye's split point t between the left and right series and
-// between the envelope's two pieces (PSW §4.2, Windle's thesis).
+// between the envelope's two pieces (PSW §4, Windle's thesis).
 const trunc = 0.64
 
 // Draw returns an exact PG(1, c) variate; PG(1, −c) = PG(1, c), and c = 0
@@ -56,7 +56,7 @@ func Draw(rng *rand.Rand, c float64) float64 {
 
 // DrawSum returns an exact PG(b, c) variate for integer b ≥ 1, as the sum
 // of b independent PG(1, c) variates (PG(b, c) is the b-fold convolution
-// of PG(1, c), PSW §2.1). It panics if b < 1.
+// of PG(1, c) by PSW's definition). It panics if b < 1.
 func DrawSum(rng *rand.Rand, b int, c float64) float64 {
 	if b < 1 {
 		panic("polyagamma: DrawSum with b < 1")
@@ -68,8 +68,9 @@ func DrawSum(rng *rand.Rand, b int, c float64) float64 {
 	return s
 }
 
-// fault selects a deliberate error for the mutant tests
-// (TestMutantsCaught); the sampler is fault exact.
+// fault selects a deliberate error for the mutant tests; the sampler is
+// fault exact. TestMutantsCaught catches faultWeight and faultNoTilt by
+// moments and KS, TestAcceptDecision catches faultSign.
 type fault int
 
 const (
@@ -107,7 +108,7 @@ func draw(rng *rand.Rand, c float64, m fault) float64 {
 }
 
 // leftWeight returns q/(p+q), the envelope's mass on (0, t) over its
-// total, with the masses of PSW §4.2 (up to the common factor cosh z):
+// total, with the masses of PSW §4 (up to the common factor cosh z):
 //
 //	p = ∫_t^∞ e^{−z²x/2} a₀ᴿ(x) dx = π/(2K) e^{−Kt},  K = π²/8 + z²/2,
 //	q = ∫_0^t e^{−z²x/2} a₀ᴸ(x) dx = 2 e^{−z} P(IG(1/z, 1) < t),
@@ -133,10 +134,9 @@ func logMasses(z, t float64) (logp, logq float64) {
 }
 
 // truncIG returns a draw of IG(μ = 1/z, λ = 1) truncated to (0, t), the
-// envelope's left piece (PSW supplement, "Sampling the truncated inverse
-// Gaussian"). For μ > t it draws the truncated Lévy law (z = 0), 1/N²
-// with N a standard normal conditioned on |N| > 1/√t (the tail by the
-// exponential rejection of G. Marsaglia, "Generating a variable from the
+// envelope's left piece (PSW's supplement). For μ > t it draws the
+// truncated Lévy law (z = 0), 1/N² with N a standard normal conditioned
+// on |N| > 1/√t (the tail by the exponential rejection of G. Marsaglia, "Generating a variable from the
 // tail of the normal distribution", Technometrics 6, 1964), and accepts
 // with probability e^{−z²x/2}, the tilt from Lévy to IG; for μ ≤ t it
 // draws IG(μ, 1) by J. R. Michael, W. R. Schucany and R. W. Haas,

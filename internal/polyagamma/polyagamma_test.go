@@ -19,7 +19,7 @@ import (
 // near 1/(2c).
 var testCs = []float64{0, 0.1, 1, 3, 5, 50, 500}
 
-// pgMean is E PG(1, c) = tanh(c/2)/(2c), 1/4 at c = 0 (PSW §3.1).
+// pgMean is E PG(1, c) = tanh(c/2)/(2c), 1/4 at c = 0 (PSW).
 func pgMean(c float64) float64 {
 	if c < 1e-4 {
 		return 0.25 - c*c/96
@@ -27,7 +27,7 @@ func pgMean(c float64) float64 {
 	return math.Tanh(c/2) / (2 * c)
 }
 
-// pgVar is Var PG(1, c) = (sinh c − c)/(4c³ cosh²(c/2)) (PSW §3.1, from
+// pgVar is Var PG(1, c) = (sinh c − c)/(4c³ cosh²(c/2)) (from
 // the cumulant generating function), written
 // (2 tanh(c/2) − c sech²(c/2))/(4c³) for large c and by the series
 // (sinh c − c)/c³ = Σ_{j≥1} c^{2j−2}/(2j+1)! for small c; 1/24 at c = 0.
@@ -46,7 +46,7 @@ func pgVar(c float64) float64 {
 
 // cumulant returns the r-th cumulant of PG(1, c) from its representation
 // PG(1, c) = (1/(2π²)) Σ_k g_k/d_k, d_k = (k−½)² + c²/(4π²), g_k ~ Exp(1)
-// independent (PSW eq. (1)): κ_r = (r−1)!/(2π²)^r Σ_k d_k^{−r}. The sum
+// independent (PSW's definition): κ_r = (r−1)!/(2π²)^r Σ_k d_k^{−r}. The sum
 // runs to k = 10⁶ and adds its tail by the midpoint rule,
 // Σ_{k>N} d_k^{−r} ≈ ∫_N^∞ (u² + a²)^{−r} du with a = c/(2π).
 func cumulant(r int, c float64) float64 {
@@ -368,7 +368,7 @@ func acceptRate(z float64) float64 {
 
 // seriesRatio returns f(x)/a₀(x) for x on the left of t by the right
 // series and on the right of t by the left one (each form of f is exact
-// at every x > 0, PSW eq. (4)–(5)): the opposite forms from accept's, so
+// at every x > 0, PSW §4): the opposite forms from accept's, so
 // that the two computations share no expression. Terms are summed until
 // below 10⁻²⁰ of a₀.
 func seriesRatio(x float64) float64 {
@@ -439,7 +439,7 @@ func TestAcceptDecision(t *testing.T) {
 // probability 1/(cosh(z)(p+q)), the target's mass over the envelope's
 // (the target's e^{−z²x/2} f(x) integrates to 1/cosh z); over z from 0
 // to 20 in steps of 0.001 and at z = 100 and 10⁴ it is at least 0.99919,
-// PSW §4.2's bound (its minimum, 0.999198, is near z = 1.38), so a draw
+// PSW's bound (its minimum, 0.999198, is near z = 1.38), so a draw
 // costs about one proposal.
 func TestAcceptanceRate(t *testing.T) {
 	zs := []float64{100, 1e4}
