@@ -444,6 +444,44 @@ func TestAcceptDecision(t *testing.T) {
 	}
 }
 
+// TestAcceptRandom: at 200,000 random pairs (x, u) — x log-uniform on
+// (0.02, 8), u uniform — accept(u, x) decides u ≤ f(x)/a₀(x), ρ from
+// seriesRatio, wherever u is more than 10⁻¹² from ρ: the squeeze and the
+// series in accept give the series' decision.
+func TestAcceptRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 46))
+	for range 200000 {
+		x := 0.02 * math.Exp(rng.Float64()*math.Log(400))
+		u := rng.Float64()
+		rho := seriesRatio(x)
+		if math.Abs(u-rho) < 1e-12 {
+			continue
+		}
+		if got := accept(u, x, exact); got != (u <= rho) {
+			t.Fatalf("x = %v, u = %v: accept %v, f/a₀ = %.15g", x, u, got, rho)
+		}
+	}
+}
+
+// TestLeftWeightForms: leftWeight's direct form (z < 40) agrees with the
+// logarithmic one to 10⁻¹³ relative in the weight, and in 1 − weight to
+// 10⁻¹³ relative plus 4·10⁻¹⁶ (the rounding of 1 − w near w = 1), at
+// z from 0 to 40 in steps of 0.01, at the sampler's t and the mutant's.
+func TestLeftWeightForms(t *testing.T) {
+	for _, tt := range []float64{trunc, 0.5} {
+		for i := 0; i < 4000; i++ {
+			z := float64(i) * 0.01
+			logp, logq := logMasses(z, tt)
+			want := 1 / (1 + math.Exp(logp-logq))
+			wantC := 1 / (1 + math.Exp(logq-logp))
+			got := leftWeight(z, tt)
+			if math.Abs(got-want) > 1e-13*want || math.Abs((1-got)-wantC) > 1e-13*wantC+4e-16 {
+				t.Errorf("t = %g, z = %g: direct %.17g, logarithmic %.17g", tt, z, got, want)
+			}
+		}
+	}
+}
+
 // TestAcceptanceRate: the outer accept–reject step accepts with
 // probability 1/(cosh(z)(p+q)), the target's mass over the envelope's
 // (the target's e^{−z²x/2} f(x) integrates to 1/cosh z); over z from 0
