@@ -56,16 +56,22 @@ func Draw(rng *rand.Rand, c float64) float64 {
 
 // DrawSum returns an exact PG(b, c) variate for integer b ≥ 1, as the sum
 // of b independent PG(1, c) variates (PG(b, c) is the b-fold convolution
-// of PG(1, c) by PSW's definition). It panics if b < 1.
+// of PG(1, c) by PSW's definition), with the envelope's weight computed
+// once for the b draws. It panics if b < 1.
 func DrawSum(rng *rand.Rand, b int, c float64) float64 {
 	if b < 1 {
 		panic("polyagamma: DrawSum with b < 1")
 	}
+	z := 0.5 * math.Abs(c)
+	if math.IsInf(z, 0) || math.IsNaN(z) {
+		return math.NaN()
+	}
+	left := leftWeight(z, trunc) // once for the b draws
 	var s float64
 	for range b {
-		s += draw(rng, c, exact)
+		s += drawJ(rng, z, left, exact)
 	}
-	return s
+	return 0.25 * s
 }
 
 // fault selects a deliberate error for the mutant tests; the sampler is
@@ -90,7 +96,11 @@ func draw(rng *rand.Rand, c float64, m fault) float64 {
 	if m == faultWeight {
 		tw = 0.5
 	}
-	left := leftWeight(z, tw)
+	return 0.25 * drawJ(rng, z, leftWeight(z, tw), m)
+}
+
+// drawJ returns a J*(1, z) variate, given the envelope's left weight.
+func drawJ(rng *rand.Rand, z, left float64, m fault) float64 {
 	// K is the rate of the envelope's right piece: e^{−z²x/2} a₀ᴿ(x) =
 	// (π/2) e^{−Kx}.
 	k := math.Pi*math.Pi/8 + z*z/2
@@ -102,7 +112,7 @@ func draw(rng *rand.Rand, c float64, m fault) float64 {
 			x = trunc + rng.ExpFloat64()/k
 		}
 		if accept(rng.Float64(), x, m) {
-			return 0.25 * x
+			return x
 		}
 	}
 }

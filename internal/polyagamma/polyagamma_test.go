@@ -168,7 +168,8 @@ func TestNegativeAndHugeC(t *testing.T) {
 }
 
 // TestDrawSum: PG(3, 1) has mean 3·E PG(1, 1) and variance 3·Var PG(1, 1)
-// (within 4.5 standard errors over 100,000 draws), and b < 1 panics.
+// (within 4.5 standard errors over 100,000 draws), DrawSum with b = 1
+// gives Draw's draws, and b < 1 panics.
 func TestDrawSum(t *testing.T) {
 	const b, c, n = 3, 1.0, 100000
 	rng := rand.New(rand.NewPCG(5, 41))
@@ -186,6 +187,14 @@ func TestDrawSum(t *testing.T) {
 	zv := (sv - v) / math.Sqrt((k4+2*v*v)/n)
 	if math.Abs(zm) > 4.5 || math.Abs(zv) > 4.5 {
 		t.Errorf("PG(3, 1): z(mean) = %.2f, z(var) = %.2f", zm, zv)
+	}
+	// DrawSum with b = 1 is Draw, draw for draw, from the same stream.
+	r1, r2 := rand.New(rand.NewPCG(9, 9)), rand.New(rand.NewPCG(9, 9))
+	for i := range 1000 {
+		c := float64(i) * 0.05
+		if a, b := DrawSum(r1, 1, c), Draw(r2, c); a != b {
+			t.Fatalf("c = %g: DrawSum(1) = %v, Draw = %v", c, a, b)
+		}
 	}
 	defer func() {
 		if recover() == nil {
@@ -537,5 +546,18 @@ func BenchmarkDraw(b *testing.B) {
 				b.Fatal(s)
 			}
 		})
+	}
+}
+
+// BenchmarkDrawSum: ns per PG(4, 1) draw (four PG(1, 1) draws sharing
+// the envelope's weight).
+func BenchmarkDrawSum(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var s float64
+	for b.Loop() {
+		s += DrawSum(rng, 4, 1)
+	}
+	if s < 0 {
+		b.Fatal(s)
 	}
 }
