@@ -454,16 +454,18 @@ func TestAcceptDecision(t *testing.T) {
 }
 
 // TestAcceptRandom: at 200,000 random pairs (x, u) — x log-uniform on
-// (0.02, 8), u uniform — accept(u, x) decides u ≤ f(x)/a₀(x), ρ from
-// seriesRatio, wherever u is more than 10⁻¹² from ρ: the squeeze and the
-// series in accept give the series' decision.
+// (0.1, 4), u uniform — accept(u, x) decides u ≤ f(x)/a₀(x), ρ from
+// seriesRatio, wherever u is more than 10⁻¹⁰ from ρ: the squeeze and the
+// series in accept give the series' decision. (Outside (0.1, 4) the
+// opposite form's terms are far larger than f, and its cancellation
+// would blur ρ by more than that margin; there a₁/a₀ < 10⁻¹⁶ anyway.)
 func TestAcceptRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 46))
 	for range 200000 {
-		x := 0.02 * math.Exp(rng.Float64()*math.Log(400))
+		x := 0.1 * math.Exp(rng.Float64()*math.Log(40))
 		u := rng.Float64()
 		rho := seriesRatio(x)
-		if math.Abs(u-rho) < 1e-12 {
+		if math.Abs(u-rho) < 1e-10 {
 			continue
 		}
 		if got := accept(u, x, exact); got != (u <= rho) {
