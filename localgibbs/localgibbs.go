@@ -86,6 +86,13 @@ const DefaultGlobalMoves = 1
 // read by so many data that it moves in the global block.
 const DefaultGlobalShare = 0.25
 
+// MaxShift bounds each re-centring shift, in its coordinate's Laplace
+// conditional sd 1/√H_jj: a shift is the mean of 100 warmup terms or so,
+// and a centre moved far off would leave the chain stuck where the
+// proposal's density is low (on issue 43's custom row the shifts are
+// 0.1–0.2 of those sds).
+const MaxShift = 0.5
+
 // RecentreFrom is the first warmup transition (1-based) whose global block
 // enters the running mean s of θ_G − μ(θ_L) that re-centres the global
 // moves (package doc): the earlier ones still leave the chain's start.
@@ -123,7 +130,8 @@ func (Kernel) Exact() bool { return true }
 // move; 3 drops the proposal's density ratio from the global move's; 4
 // takes the global move's ratio at the unshifted centre μ(θ_L), not the
 // re-centred c the proposal is drawn about; 5 keeps moving the centre
-// during sampling, to θ_G − μ(θ_L) of the last transition.
+// during sampling, to θ_G − μ(θ_L) of the last transition; 6 takes the
+// local moves' ratio at their unshifted centres during sampling.
 var mutant int
 
 // chain is one chain of Kernel.
@@ -334,7 +342,26 @@ func (c *chain) Position() []float64 { return c.theta }
 
 // SetWarmup turns the re-centring on for warmup and freezes it after
 // (exactmh.WarmupAware).
-func (c *chain) SetWarmup(on bool) { c.warm = on }
+func (c *chain) SetWarmup(on bool) {
+	if c.warm && !on && c.count > 0 {
+		c.freeze()
+	}
+	c.warm = on
+}
+
+// freeze sets the shifts to the warmup's control-variate means, each
+// clipped to ±MaxShift of its coordinate's conditional sd 1/√H_jj.
+func (c *chain) freeze() {
+	w := 1 / float64(c.count)
+	for a, j := range c.global {
+		c.shift[a] = clip(c.sum[a]*w, MaxShift/math.Sqrt(c.diag[j]))
+	}
+	for k, j := range c.local {
+		c.lshift[k] = clip(c.lsum[k]*w, MaxShift/math.Sqrt(c.diag[j]))
+	}
+}
+
+func clip(x, r float64) float64 { return max(-r, min(r, x)) }
 
 // WarmupSettled: the kernel's warmup is burn-in and the re-centring,
 // frozen when warmup ends; the runner asks from exactmh.MinBurnIn
@@ -389,6 +416,9 @@ func (c *chain) Step(rng *rand.Rand) (exactmh.Info, error) {
 			du += c.u[i] - e[q]
 		}
 		logA := du + lp - c.lp
+		if mutant == 6 && !c.warm {
+			m -= c.lshift[k]
+		}
 		if mutant != 1 {
 			zo, zn := (old-m)/sd, (x-m)/sd
 			logA += 0.5 * (zn*zn - zo*zo)
@@ -539,10 +569,8 @@ func (c *chain) adaptCentre() error {
 	}
 	c.solve(c.b)
 	c.count++
-	w := 1 / float64(c.count)
 	for a, j := range c.global {
 		c.sum[a] += c.theta[j] - c.raw[a] + c.b[a]
-		c.shift[a] = c.sum[a] * w
 	}
 	for k, j := range c.local {
 		// θ_j − m_j(θ_{−j}) + ∂_j log π(θ)/H_jj, m_j(θ_{−j}) = m_j − Σ_l H_jl(θ_l − m_l)/H_jj.
@@ -552,7 +580,6 @@ func (c *chain) adaptCentre() error {
 			s += c.nbVal[q] * (c.theta[l] - c.mean[l])
 		}
 		c.lsum[k] += c.theta[j] - c.mean[j] + s/c.diag[j]
-		c.lshift[k] = c.lsum[k] * w
 	}
 	return nil
 }

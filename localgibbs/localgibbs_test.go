@@ -179,7 +179,8 @@ func TestLocalGibbsMoments(t *testing.T) {
 	}
 }
 
-// TestLocalGibbsAllocs: a transition allocates nothing.
+// TestLocalGibbsAllocs: a transition allocates nothing, in sampling and
+// in warmup (re-centring).
 func TestLocalGibbsAllocs(t *testing.T) {
 	e := newGrouped(600, 2, 6)
 	p, mean, sd, q := e.posterior(t)
@@ -189,6 +190,25 @@ func TestLocalGibbsAllocs(t *testing.T) {
 	}
 	if a != 0 {
 		t.Errorf("%g allocations a step, want 0", a)
+	}
+	// In warmup, re-centring (a gradient pass a transition) too.
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Kernel{Laplace: offLaplace(mean, sd, q)}.Start(tgt, mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.(exactmh.WarmupAware).SetWarmup(true)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range RecentreFrom {
+		if _, err := ch.Step(rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := testing.AllocsPerRun(20, func() { ch.Step(rng) }); a != 0 {
+		t.Errorf("warmup: %g allocations a step, want 0", a)
 	}
 }
 
@@ -300,12 +320,15 @@ func TestLocalGibbsWarmupSettles(t *testing.T) {
 
 // TestLocalGibbsRecentred: on the Gaussian multilevel model from the poor
 // approximation (its mean half a posterior sd off), warmup's re-centring
-// shift s of the global block approaches E[θ_G − μ(θ_L)], exactly known
-// here (μ is linear in θ_L: s = mean_G − μ(mean_L)), and the draws of the
+// shift s of the global block approaches E[θ_G − μ(θ_L)] (clipped to
+// MaxShift conditional sds), exactly known
+// here (μ is linear in θ_L: s = mean_G − μ(mean_L)), as each local
+// coordinate's does E[θ_j − m_j(θ_{−j})], and the draws of the
 // re-centred kernel match the exact moments (TestLocalGibbsMoments runs it
 // so too). Mutant 4 (the global move's density ratio taken at the
 // unshifted centre) and mutant 5 (the centre moved during sampling, to the
-// chain's last θ_G − μ(θ_L), with no ratio for it) are caught as bias.
+// chain's last θ_G − μ(θ_L), with no ratio for it) and mutant 6 (the
+// local moves' ratios at their unshifted centres) are caught as bias.
 func TestLocalGibbsRecentred(t *testing.T) {
 	e := newGrouped(600, 2, 6)
 	p, mean, sd, q := e.posterior(t)
@@ -329,7 +352,16 @@ func TestLocalGibbsRecentred(t *testing.T) {
 	}
 	want := make([]float64, ng)
 	for a, j := range c.global {
-		want[a] = mean[j] - c.raw[a]
+		want[a] = clip(mean[j]-c.raw[a], MaxShift/math.Sqrt(c.diag[j]))
+	}
+	// A local coordinate's: mean_j − m_j(mean_{−j}), m_j(θ_{−j}) = m_j − Σ_l H_jl(θ_l − m_l)/H_jj.
+	lwant := make([]float64, len(c.local))
+	for k, j := range c.local {
+		s := 0.0
+		for q := c.nbPtr[j]; q < c.nbPtr[j+1]; q++ {
+			s += c.nbVal[q] * (mean[c.nbIdx[q]] - la.Mean[c.nbIdx[q]])
+		}
+		lwant[k] = clip(mean[j]-(la.Mean[j]-s/c.diag[j]), MaxShift/math.Sqrt(c.diag[j]))
 	}
 	if ch, err = (Kernel{Laplace: la}).Start(tgt, mean); err != nil {
 		t.Fatal(err)
@@ -345,6 +377,11 @@ func TestLocalGibbsRecentred(t *testing.T) {
 	for a, j := range c.global {
 		if d := math.Abs(c.shift[a] - want[a]); d > 0.1*sd[j] || want[a] == 0 {
 			t.Errorf("global coordinate %d: shift %.4g, want %.4g (±%.3g)", j, c.shift[a], want[a], 0.1*sd[j])
+		}
+	}
+	for k, j := range c.local {
+		if d := math.Abs(c.lshift[k] - lwant[k]); d > 0.1*sd[j] || lwant[k] == 0 {
+			t.Errorf("local coordinate %d: shift %.4g, want %.4g (±%.3g)", j, c.lshift[k], lwant[k], 0.1*sd[j])
 		}
 	}
 	frozen := append([]float64(nil), c.shift...)
@@ -369,7 +406,7 @@ func TestLocalGibbsRecentred(t *testing.T) {
 		t.Errorf("re-centred: %v", err)
 	}
 	defer func() { mutant = 0 }()
-	for m := 4; m <= 5; m++ {
+	for m := 4; m <= 6; m++ {
 		mutant = m
 		if err := run(); !mcmctest.ShowsBias(err) {
 			t.Errorf("mutant %d not caught: %v", m, err)
