@@ -35,23 +35,26 @@
 // predictor). An energy whose dependence changes with θ (a max, a
 // piecewise term flat at both points) breaks that assumption.
 //
-// The global block's conditional Gaussian is centred on the Laplace
-// approximation's conditional mean μ(θ_L), which lies at the joint mode's
-// side of the posterior: on issue 43's custom row the fixed effects'
-// posterior means are 0.15–0.3 sd from their joint mode, and the global
-// moves accept 0.82 of their proposals. During an adapted warmup the chain
-// therefore moves the centre to μ(θ_L) + s, s the running mean of
-// θ_G − μ(θ_L) over the warmup's transitions from the RecentreFrom-th on,
-// and freezes s when warmup ends (WarmupAware): the proposal
+// The moves' conditional Gaussians are centred on the Laplace
+// approximation's conditional means (μ(θ_L) for the global block, m_j(θ_{−j})
+// for a local coordinate), which lie at the joint mode's side of the
+// posterior: on issue 43's custom row the fixed effects' posterior means
+// are 0.15–0.3 sd from their joint mode, and the global moves accept 0.82
+// of their proposals. During an adapted warmup the chain therefore
+// estimates, from the warmup's transitions from the RecentreFrom-th on,
+// the mean s of θ_G − μ(θ_L) (and of θ_j − m_j(θ_{−j}) for each local
+// coordinate) by a gradient control variate (adaptCentre: a gradient pass
+// a warmup transition), and when warmup ends moves each centre by its s,
+// clipped to MaxShift conditional sds (WarmupAware). The proposal
 // θ′_G = c + ρ(θ_G − c) + √(1 − ρ²)·L⁻ᵀz about c = μ(θ_L) + s is
 // reversible with respect to N(c, H_GG⁻¹), whose density ratio the
 // acceptance carries, so with s fixed every draw comes from one exact
-// Metropolis–Hastings kernel (TestLocalGibbsRecentred catches a ratio
-// taken at the unshifted centre, and a centre that moves with the chain
-// during sampling). The kernel adapts no step scale or metric, so its
-// warmup is burn-in and this centre: it ends after exactmh.MinBurnIn
-// transitions (exactmh.WarmupSettler; TestLocalGibbsWarmupSettles), the
-// draws all made.
+// Metropolis–Hastings kernel (TestLocalGibbsRecentred catches the ratios
+// taken at the unshifted centres, global or local, and a centre that
+// moves with the chain during sampling). The kernel adapts no step scale
+// or metric, so its warmup is burn-in and this estimate: it ends after
+// exactmh.MinBurnIn transitions (exactmh.WarmupSettler;
+// TestLocalGibbsWarmupSettles), the draws all made.
 //
 // Imported, the package registers the kernel (exactmh.Register) as a
 // candidate of the automatic default (KernelInfo.FromLaplace: Applies)
@@ -89,13 +92,13 @@ const DefaultGlobalShare = 0.25
 // MaxShift bounds each re-centring shift, in its coordinate's Laplace
 // conditional sd 1/√H_jj: a shift is the mean of 100 warmup terms or so,
 // and a centre moved far off would leave the chain stuck where the
-// proposal's density is low (on issue 43's custom row the shifts are
-// 0.1–0.2 of those sds).
+// proposal's density is low (issue 43's custom row's shifts lie well
+// within it: figures/bench/default_table.txt).
 const MaxShift = 0.5
 
-// RecentreFrom is the first warmup transition (1-based) whose global block
-// enters the running mean s of θ_G − μ(θ_L) that re-centres the global
-// moves (package doc): the earlier ones still leave the chain's start.
+// RecentreFrom is the first warmup transition (1-based) that enters the
+// re-centring's means (package doc): the earlier ones still leave the
+// chain's start.
 const RecentreFrom = 50
 
 // Kernel is the local Metropolis-within-Gibbs kernel (package doc).
@@ -112,8 +115,8 @@ type Kernel struct {
 	// GlobalMoves is how many moves the global block makes a transition,
 	// each a pass over the data; 0 means DefaultGlobalMoves.
 	GlobalMoves int
-	// NoRecentre keeps the global block's proposals centred on the
-	// Laplace conditional mean μ(θ_L) during warmup too (package doc).
+	// NoRecentre keeps the moves centred on the Laplace approximation's
+	// conditional means after warmup too (package doc).
 	NoRecentre bool
 }
 
@@ -528,9 +531,10 @@ func (c *chain) quad(theta []float64) float64 {
 	return 0.5 * q
 }
 
-// adaptCentre, after a warmup transition's global moves, updates the
-// shift s to the running mean of θ_G − μ(θ_L) (μ at the last global
-// move's θ_L) over the warmup transitions from RecentreFrom on.
+// adaptCentre, after a warmup transition's global moves, adds a term to
+// the sums whose means (freeze) are the shifts s of θ_G − μ(θ_L) (μ at
+// the last global move's θ_L) and of each local θ_j − m_j(θ_{−j}), over
+// the warmup transitions from RecentreFrom on.
 //
 // θ_G − μ(θ_L) = −H_GG⁻¹∇_G log π̂(θ), π̂ the Laplace approximation, and
 // E_π[∇ log π] = 0, so its mean is that of
@@ -540,9 +544,8 @@ func (c *chain) quad(theta []float64) float64 {
 // the Gaussian part of the posterior cancelled (g = 0 on a Gaussian
 // posterior that π̂ matches): a control variate that leaves only the
 // non-Gaussian remainder's spread, where the plain mean of θ_G − μ(θ_L)
-// carries the conditional's (on issue 43's custom row at N = 6000, 100
-// plain terms missed the shift by up to 0.6 conditional sd and the global
-// moves' acceptance fell from 0.82 to 0.48; figures/bench/default_table.txt).
+// carries the conditional's, too much for the hundred terms of a warmup
+// (figures/bench/default_table.txt, branch custom).
 // Each term costs a gradient pass over the data, in warmup only.
 func (c *chain) adaptCentre() error {
 	if mutant == 5 && !c.warm {
