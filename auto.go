@@ -460,6 +460,25 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 			cands = append(cands, c)
 		}
 	}
+	if _, isGLM := p.Energy.(GLM); !isGLM {
+		for _, ki := range Kernels() {
+			if ki.FromLaplace == nil {
+				continue
+			}
+			k, why, passes, err := ki.FromLaplace(ctx, p, la)
+			if err != nil {
+				return nil, err
+			}
+			phases.mark(ki.Name+": dependence pattern", passes)
+			c := autoCand{name: ki.Name, post: p, k: k, laplace: true, skip: "not piloted: " + why}
+			if k == nil {
+				c.k = ki.New(nil)
+			} else {
+				c.skip, c.why = "", why
+			}
+			cands = append(cands, c)
+		}
+	}
 	if c, ok := poissonCand(ctx, p, cv, cn, choice.cache); ok {
 		cands = append(cands, c)
 	}
@@ -492,9 +511,12 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	}
 	c := cands[best]
 	choice.Name, choice.Kernel, choice.Posterior = c.name, c.k, c.post
-	choice.fromLaplace = strings.HasSuffix(c.name, "-CN") // every candidate built on la moves by its Crank–Nicolson proposal
+	choice.fromLaplace = strings.HasSuffix(c.name, "-CN") || c.laplace // every candidate built on la moves by its Crank–Nicolson proposal, or is a FromLaplace one
 	choice.Reason = fmt.Sprintf("%s of %d pilots (MAP and Laplace approximation after %d passes over the data)",
 		choice.Reason, len(cands), la.Passes)
+	if c.why != "" {
+		choice.Reason += "; " + c.name + ": " + c.why
+	}
 	if tailNote != "" {
 		choice.Reason += "; " + tailNote
 	}
@@ -767,6 +789,11 @@ type autoCand struct {
 	passes float64
 	// skip, if not empty, says why the candidate is not piloted.
 	skip string
+	// laplace: the kernel is a KernelInfo.FromLaplace one, built on the
+	// Laplace approximation, its chains started from its draws; why says
+	// why it applies.
+	laplace bool
+	why     string
 	// proxy, if not nil, is the posterior its pilots run on, each datum
 	// evaluation weighing w (subsampleProxy).
 	proxy *Posterior

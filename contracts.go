@@ -92,6 +92,28 @@ type WarmupAware interface {
 	SetWarmup(on bool)
 }
 
+// WarmupSettler is implemented by WarmupAware chains that adapt nothing the
+// runner adapts (no step scale: not Tunable; no metric: not
+// MetricAdapter) and can say when their own adaptation is over. After
+// warmup transition it (0-based) the runner asks WarmupSettled(it+1), once
+// at least MinBurnIn warmup transitions have run; on true it skips the
+// remaining warmup transitions, calls SetWarmup(false) and records why in
+// ChainResult.WarmupStop, as it does for a Crank–Nicolson proposal at its
+// independence limit. The chain must then be the fixed kernel it will be
+// for the draws: the rule reads counts, never clocks, so a seed still
+// fixes the draws (package localgibbs's kernel;
+// TestLocalGibbsWarmupSettles). Settings.Draws are made all the same.
+type WarmupSettler interface {
+	WarmupAware
+	WarmupSettled(transitions int) bool
+}
+
+// MinBurnIn is the fewest warmup transitions before a WarmupSettler chain
+// may stop its warmup: twice Stan's initial buffer of 75 transitions, in
+// which a chain started from a draw of a Gaussian approximation leaves it
+// for the posterior's typical set.
+const MinBurnIn = 150
+
 // midWarmuper is implemented by chains that decide halfway through an
 // adapted warmup whether another transition or other parameters would
 // serve them better (TunaMH: its χ chosen by a search, or

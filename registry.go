@@ -97,6 +97,16 @@ type KernelInfo struct {
 	// share the choice's run caches and price them by counted costs, as
 	// Choose's own (Choice.Pricing): nothing in a choice reads a clock.
 	Choose func(ctx context.Context, p *Posterior, c *Choice, seed uint64) (bool, error)
+	// FromLaplace, if not nil, offers the kernel to the automatic default
+	// as a candidate built on a dense Laplace approximation la of a
+	// posterior that is not a GLM (package localgibbs's kernel, where the
+	// data's dependence pattern lets coordinates move over their own data
+	// alone). It returns the kernel and why it applies, or a nil kernel and
+	// why not, and the passes over the data it read to decide (counted
+	// into the choice's phases). Its pilot then races the others', priced
+	// by counted costs, and the chains of a run it wins start from draws
+	// of la (LaplaceInits).
+	FromLaplace func(ctx context.Context, p *Posterior, la *LaplaceApprox) (k Kernel, why string, passes float64, err error)
 
 	// auto is the kernel's role among the automatic default's candidates
 	// (auto.go); passes, for a full-batch kernel, the passes over the

@@ -384,7 +384,8 @@ type ChainResult struct {
 	// WarmupStop, when not empty, says why the chain's warmup stopped
 	// before Settings.Warmup transitions (Warmup.Steps of them ran): it had
 	// nothing left to adapt — a Crank–Nicolson proposal at its
-	// independence limit or its cap — and the remaining warmup transitions were
+	// independence limit or its cap, or a WarmupSettler chain whose own
+	// adaptation is frozen — and the remaining warmup transitions were
 	// skipped. The draws are the fixed kernel's all the same.
 	WarmupStop string
 	// Metric is the chain's inverse mass matrix as the chain ended with it
@@ -573,7 +574,10 @@ type Event struct {
 // and no metric or mid-warmup decision pending. The remaining warmup
 // transitions are skipped, the draws are the fixed kernel's, and
 // ChainResult.WarmupStop says so (the CLI prints it and its files' trailer
-// carries it; TestWarmupStopsAtIndependenceLimit).
+// carries it; TestWarmupStopsAtIndependenceLimit). A chain with no step
+// scale or metric to adapt whose own adaptation is frozen (WarmupSettler:
+// package localgibbs's kernel) stops its warmup so too, after at least
+// MinBurnIn transitions.
 //
 // On cancellation of ctx, Sample returns the draws made so far, Status
 // Canceled and ctx's error. The built-in kernels' chains notice it within
@@ -1350,6 +1354,9 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 	if cr.tune != nil && it < set.Warmup-1 {
 		stopped = warmupStop(cr, it, set)
 	}
+	if cr.tune == nil && cr.win == nil && it < set.Warmup-1 && it+1 >= MinBurnIn {
+		stopped = settled(cr, it, set)
+	}
 	if (it == set.Warmup-1 || stopped != "") && cr.tune != nil {
 		scale := cr.adapt.final()
 		if stopped != "" {
@@ -1424,6 +1431,25 @@ func (cr *chainRunner) independenceLimit(it int, set *Settings) string {
 	}
 	return fmt.Sprintf("stopped after %d of %d warmup transitions: the Crank–Nicolson step scale (%.3g, averaged %.3g) is %s with the mean acceptance above its target %.3g, nothing left to adapt",
 		it+1, set.Warmup, cr.tune.StepScale(), math.Exp(a.LogAvg), what, a.Target)
+}
+
+// settled returns why the warmup of a WarmupSettler chain (one with no
+// step scale and no metric for the runner to adapt) stops after transition
+// it, or "": its own adaptation is over (WarmupSettled) and no mid-warmup
+// decision is still to come.
+func settled(cr *chainRunner, it int, set *Settings) string {
+	s, ok := cr.ch.(WarmupSettler)
+	if !ok || cr.warmupAware == nil {
+		return ""
+	}
+	if _, ok := cr.ch.(midWarmuper); ok && set.Warmup >= minMidWarmup && it <= set.Warmup/2 {
+		return ""
+	}
+	if !s.WarmupSettled(it + 1) {
+		return ""
+	}
+	return fmt.Sprintf("stopped after %d of %d warmup transitions: the kernel has no step scale or metric to adapt and its own adaptation is frozen (at least %d burn-in transitions), nothing left to adapt",
+		it+1, set.Warmup, MinBurnIn)
 }
 
 // warmupStop is independenceLimit; WarmupStopMutant swaps in mutants.

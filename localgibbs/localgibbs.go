@@ -34,9 +34,37 @@
 // data of functions of their own coordinates (a multilevel linear
 // predictor). An energy whose dependence changes with θ (a max, a
 // piecewise term flat at both points) breaks that assumption.
+//
+// The moves' conditional Gaussians are centred on the Laplace
+// approximation's conditional means (μ(θ_L) for the global block, m_j(θ_{−j})
+// for a local coordinate), which lie at the joint mode's side of the
+// posterior: on issue 43's custom row the fixed effects' posterior means
+// are 0.15–0.3 sd from their joint mode, and the global moves accept 0.82
+// of their proposals. During an adapted warmup the chain therefore
+// estimates, from the warmup's transitions from the RecentreFrom-th on,
+// the mean s of θ_G − μ(θ_L) (and of θ_j − m_j(θ_{−j}) for each local
+// coordinate) by a gradient control variate (adaptCentre: a gradient pass
+// a warmup transition), and when warmup ends moves each centre by its s,
+// clipped to MaxShift conditional sds (WarmupAware). The proposal
+// θ′_G = c + ρ(θ_G − c) + √(1 − ρ²)·L⁻ᵀz about c = μ(θ_L) + s is
+// reversible with respect to N(c, H_GG⁻¹), whose density ratio the
+// acceptance carries, so with s fixed every draw comes from one exact
+// Metropolis–Hastings kernel (TestLocalGibbsRecentred catches the ratios
+// taken at the unshifted centres, global or local, and a centre that
+// moves with the chain during sampling). The kernel adapts no step scale
+// or metric, so its warmup is burn-in and this estimate: it ends after
+// exactmh.MinBurnIn transitions (exactmh.WarmupSettler;
+// TestLocalGibbsWarmupSettles), the draws all made.
+//
+// Imported, the package registers the kernel (exactmh.Register) as a
+// candidate of the automatic default (KernelInfo.FromLaplace: Applies)
+// on a posterior that is not a GLM, where the dependence pattern read at
+// the Laplace approximation's mean puts at least half the coordinates in
+// the local sweep and its reads are at most LocalReadsMax passes.
 package localgibbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -61,6 +89,18 @@ const DefaultGlobalMoves = 1
 // read by so many data that it moves in the global block.
 const DefaultGlobalShare = 0.25
 
+// MaxShift bounds each re-centring shift, in its coordinate's Laplace
+// conditional sd 1/√H_jj: a shift is the mean of 100 warmup terms or so,
+// and a centre moved far off would leave the chain stuck where the
+// proposal's density is low (issue 43's custom row's shifts lie well
+// within it: figures/bench/default_table.txt).
+const MaxShift = 0.5
+
+// RecentreFrom is the first warmup transition (1-based) that enters the
+// re-centring's means (package doc): the earlier ones still leave the
+// chain's start.
+const RecentreFrom = 50
+
 // Kernel is the local Metropolis-within-Gibbs kernel (package doc).
 type Kernel struct {
 	// Laplace is the Gaussian approximation the moves are built on (its
@@ -75,6 +115,9 @@ type Kernel struct {
 	// GlobalMoves is how many moves the global block makes a transition,
 	// each a pass over the data; 0 means DefaultGlobalMoves.
 	GlobalMoves int
+	// NoRecentre keeps the moves centred on the Laplace approximation's
+	// conditional means after warmup too (package doc).
+	NoRecentre bool
 }
 
 // Name is "LocalGibbs".
@@ -87,7 +130,11 @@ func (Kernel) Exact() bool { return true }
 // mutant, set by tests, breaks the kernel on purpose (the tests must
 // catch each): 1 drops the proposal's density ratio from the local moves'
 // acceptance; 2 leaves the cached energies stale after an accepted local
-// move; 3 drops the proposal's density ratio from the global move's.
+// move; 3 drops the proposal's density ratio from the global move's; 4
+// takes the global move's ratio at the unshifted centre μ(θ_L), not the
+// re-centred c the proposal is drawn about; 5 keeps moving the centre
+// during sampling, to θ_G − μ(θ_L) of the last transition; 6 takes the
+// local moves' ratio at their unshifted centres during sampling.
 var mutant int
 
 // chain is one chain of Kernel.
@@ -113,6 +160,15 @@ type chain struct {
 	isGlobal []bool
 	chol     []float64 // lower Cholesky factor of H_GG, ng×ng
 	mu, b, z []float64 // global block scratch, ng each
+	// The re-centring (package doc): shift is s, added to μ(θ_L); sum and
+	// count accumulate θ_G − μ(θ_L) over warmup transitions from
+	// RecentreFrom on; warm says warmup is on, recentre that s adapts in
+	// it; steps counts transitions.
+	shift, sum, raw []float64
+	lshift, lsum    []float64 // the same for the local coordinates, in c.local's order
+	grad, ones      []float64 // the re-centring's gradient (d) and unit weights (N)
+	count, steps    int
+	warm, recentre  bool
 }
 
 // Start reads the dependence pattern, builds the conditional Gaussians
@@ -143,7 +199,7 @@ func (k Kernel) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error
 		return nil, fmt.Errorf("localgibbs: Rho = %g, GlobalShare = %g, GlobalMoves = %d: want Rho in (−1, 1), GlobalShare in (0, 1], GlobalMoves ≥ 0", k.Rho, k.GlobalShare, k.GlobalMoves)
 	}
 	c := &chain{t: t, moves: moves, theta: append([]float64(nil), theta0...), prop: make([]float64, d), mean: la.Mean,
-		rho: rho, sq: math.Sqrt(1 - rho*rho), u: make([]float64, n), buf: make([]float64, n), all: make([]int, n)}
+		rho: rho, sq: math.Sqrt(1 - rho*rho), u: make([]float64, n), buf: make([]float64, n), all: make([]int, n), recentre: !k.NoRecentre}
 	for i := range c.all {
 		c.all[i] = i
 	}
@@ -168,10 +224,11 @@ func (k Kernel) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error
 		}
 		c.nbPtr[a+1] = len(c.nbIdx)
 	}
-	pat, err := pattern(t, theta0, c.diag)
+	v, err := t.Shared(fmt.Sprintf("localgibbs pattern %p", la), func() (any, error) { return pattern(t, la.Mean, c.diag) })
 	if err != nil {
 		return nil, err
 	}
+	pat := v.([][]int)
 	count := make([]int, d)
 	for _, js := range pat {
 		for _, j := range js {
@@ -225,6 +282,14 @@ func (k Kernel) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error
 		}
 	}
 	c.mu, c.b, c.z = make([]float64, ng), make([]float64, ng), make([]float64, ng)
+	c.shift, c.sum, c.raw = make([]float64, ng), make([]float64, ng), make([]float64, ng)
+	c.lshift, c.lsum = make([]float64, len(c.local)), make([]float64, len(c.local))
+	if c.recentre {
+		c.grad, c.ones = make([]float64, d), make([]float64, n)
+		for i := range c.ones {
+			c.ones[i] = 1
+		}
+	}
 	if err := t.Energies(c.u, c.theta, c.all); err != nil {
 		return nil, err
 	}
@@ -237,7 +302,8 @@ func (k Kernel) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error
 
 // pattern returns, for each datum, the coordinates its gradient is
 // non-zero in at θ0 or at θ0 moved by a hundredth of the Laplace
-// approximation's conditional sd 1/√H_jj in a fixed ± pattern.
+// approximation's conditional sd 1/√H_jj in a fixed ± pattern. Start reads
+// it at the Laplace approximation's mean, once per run (Target.Shared).
 func pattern(t *exactmh.Target, theta0, diag []float64) ([][]int, error) {
 	n, d := t.N(), t.Dim()
 	pat := make([][]int, n)
@@ -277,9 +343,38 @@ func contains(s []int, v int) bool {
 // Position returns θ.
 func (c *chain) Position() []float64 { return c.theta }
 
+// SetWarmup turns the re-centring on for warmup and freezes it after
+// (exactmh.WarmupAware).
+func (c *chain) SetWarmup(on bool) {
+	if c.warm && !on && c.count > 0 {
+		c.freeze()
+	}
+	c.warm = on
+}
+
+// freeze sets the shifts to the warmup's control-variate means, each
+// clipped to ±MaxShift of its coordinate's conditional sd 1/√H_jj.
+func (c *chain) freeze() {
+	w := 1 / float64(c.count)
+	for a, j := range c.global {
+		c.shift[a] = clip(c.sum[a]*w, MaxShift/math.Sqrt(c.diag[j]))
+	}
+	for k, j := range c.local {
+		c.lshift[k] = clip(c.lsum[k]*w, MaxShift/math.Sqrt(c.diag[j]))
+	}
+}
+
+func clip(x, r float64) float64 { return max(-r, min(r, x)) }
+
+// WarmupSettled: the kernel's warmup is burn-in and the re-centring,
+// frozen when warmup ends; the runner asks from exactmh.MinBurnIn
+// transitions on (exactmh.WarmupSettler).
+func (c *chain) WarmupSettled(int) bool { return true }
+
 // Step moves the global block, then each local coordinate.
 func (c *chain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	accepted := false
+	c.steps++
 	for range c.moves {
 		if len(c.global) == 0 {
 			break
@@ -290,6 +385,11 @@ func (c *chain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 		accepted = accepted || acc
 	}
+	if len(c.global) > 0 && c.moves > 0 && c.recentre && (c.warm || mutant == 5) {
+		if err := c.adaptCentre(); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
 	copy(c.prop, c.theta)
 	for k, j := range c.local {
 		// The conditional Gaussian of θ_j given the rest: mean
@@ -299,7 +399,7 @@ func (c *chain) Step(rng *rand.Rand) (exactmh.Info, error) {
 			l := c.nbIdx[q]
 			s += c.nbVal[q] * (c.theta[l] - c.mean[l])
 		}
-		m := c.mean[j] - s/c.diag[j]
+		m := c.mean[j] - s/c.diag[j] + c.lshift[k]
 		sd := 1 / math.Sqrt(c.diag[j])
 		old := c.theta[j]
 		x := m + c.rho*(old-m) + c.sq*sd*rng.NormFloat64()
@@ -319,6 +419,9 @@ func (c *chain) Step(rng *rand.Rand) (exactmh.Info, error) {
 			du += c.u[i] - e[q]
 		}
 		logA := du + lp - c.lp
+		if mutant == 6 && !c.warm {
+			m -= c.lshift[k]
+		}
 		if mutant != 1 {
 			zo, zn := (old-m)/sd, (x-m)/sd
 			logA += 0.5 * (zn*zn - zo*zo)
@@ -367,7 +470,8 @@ func (c *chain) globalMove(rng *rand.Rand) (bool, error) {
 		c.mu[a] = s / L[a*ng+a]
 	}
 	for a, j := range c.global {
-		c.mu[a] = c.mean[j] - c.mu[a]
+		c.raw[a] = c.mean[j] - c.mu[a]
+		c.mu[a] = c.raw[a] + c.shift[a]
 	}
 	// A draw of N(0, H_GG⁻¹) is L⁻ᵀz: solve Lᵀ x = z in place.
 	for a := range c.z {
@@ -396,6 +500,9 @@ func (c *chain) globalMove(rng *rand.Rand) (bool, error) {
 		du += c.u[i] - v
 	}
 	logA := du + lp - c.lp
+	if mutant == 4 {
+		copy(c.mu, c.raw)
+	}
 	if mutant != 3 {
 		logA += c.quad(c.prop) - c.quad(c.theta)
 	}
@@ -422,4 +529,144 @@ func (c *chain) quad(theta []float64) float64 {
 		q += s * s
 	}
 	return 0.5 * q
+}
+
+// adaptCentre, after a warmup transition's global moves, adds a term to
+// the sums whose means (freeze) are the shifts s of θ_G − μ(θ_L) (μ at
+// the last global move's θ_L) and of each local θ_j − m_j(θ_{−j}), over
+// the warmup transitions from RecentreFrom on.
+//
+// θ_G − μ(θ_L) = −H_GG⁻¹∇_G log π̂(θ), π̂ the Laplace approximation, and
+// E_π[∇ log π] = 0, so its mean is that of
+//
+//	g(θ) = θ_G − μ(θ_L) + H_GG⁻¹∇_G log π(θ),
+//
+// the Gaussian part of the posterior cancelled (g = 0 on a Gaussian
+// posterior that π̂ matches): a control variate that leaves only the
+// non-Gaussian remainder's spread, where the plain mean of θ_G − μ(θ_L)
+// carries the conditional's, too much for the hundred terms of a warmup
+// (figures/bench/default_table.txt, branch custom).
+// Each term costs a gradient pass over the data, in warmup only.
+func (c *chain) adaptCentre() error {
+	if mutant == 5 && !c.warm {
+		for a, j := range c.global {
+			c.shift[a] = c.theta[j] - c.raw[a]
+		}
+		return nil
+	}
+	if c.steps < RecentreFrom {
+		return nil
+	}
+	clear(c.grad)
+	if err := c.t.AddGradient(c.grad, c.theta, c.all, c.ones); err != nil {
+		return err
+	}
+	for j := range c.grad {
+		c.grad[j] = -c.grad[j]
+	}
+	if err := c.t.AddLogPriorGradient(c.grad, c.theta); err != nil {
+		return err
+	}
+	for a, j := range c.global {
+		c.b[a] = c.grad[j]
+	}
+	c.solve(c.b)
+	c.count++
+	for a, j := range c.global {
+		c.sum[a] += c.theta[j] - c.raw[a] + c.b[a]
+	}
+	for k, j := range c.local {
+		// θ_j − m_j(θ_{−j}) + ∂_j log π(θ)/H_jj, m_j(θ_{−j}) = m_j − Σ_l H_jl(θ_l − m_l)/H_jj.
+		s := c.grad[j]
+		for q := c.nbPtr[j]; q < c.nbPtr[j+1]; q++ {
+			l := c.nbIdx[q]
+			s += c.nbVal[q] * (c.theta[l] - c.mean[l])
+		}
+		c.lsum[k] += c.theta[j] - c.mean[j] + s/c.diag[j]
+	}
+	return nil
+}
+
+// solve sets x to H_GG⁻¹x by the Cholesky factor: L y = x, Lᵀ x = y.
+func (c *chain) solve(x []float64) {
+	ng, L := len(c.global), c.chol
+	for a := range ng {
+		s := x[a]
+		for l := range a {
+			s -= L[a*ng+l] * x[l]
+		}
+		x[a] = s / L[a*ng+a]
+	}
+	for a := ng - 1; a >= 0; a-- {
+		s := x[a]
+		for l := a + 1; l < ng; l++ {
+			s -= L[l*ng+a] * x[l]
+		}
+		x[a] = s / L[a*ng+a]
+	}
+}
+
+// LocalReadsMax is the most passes over the data the local sweep may read
+// (the sum over local coordinates of the data each reads, over N) for the
+// kernel to be a candidate of the automatic default (Applies): beyond it a
+// transition costs as much as that many full-batch moves of all d
+// coordinates.
+const LocalReadsMax = 2
+
+func init() {
+	exactmh.Register(exactmh.KernelInfo{Name: "LocalGibbs", Family: exactmh.FullBatchFamily, Exact: true, NeedsGradient: true,
+		New:         func([]float64) exactmh.Kernel { return Kernel{} },
+		FromLaplace: Applies})
+}
+
+// Applies is the kernel's KernelInfo.FromLaplace: it reads the data's
+// dependence pattern at la's mean (two gradient passes, counted) and
+// offers Kernel{Laplace: la} where at least half the coordinates (and at
+// least one) are local and the local sweep reads at most LocalReadsMax
+// passes; else it says why not. The decision reads counts only.
+func Applies(ctx context.Context, p *exactmh.Posterior, la *exactmh.LaplaceApprox) (exactmh.Kernel, string, float64, error) {
+	if la == nil || la.Precision == nil {
+		return nil, "no dense Laplace approximation", 0, nil
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	if !t.HasGradient() {
+		return nil, "the energy has no gradient to read the dependence pattern from", 0, nil
+	}
+	release := t.Watch(ctx)
+	defer release()
+	n, d := t.N(), t.Dim()
+	diag := make([]float64, d)
+	for j := range d {
+		if diag[j] = la.Precision.At(j, j); !(diag[j] > 0) {
+			return nil, fmt.Sprintf("the Laplace precision's diagonal entry %d is %g", j, diag[j]), 0, nil
+		}
+	}
+	pat, err := pattern(t, la.Mean, diag)
+	passes := float64(t.GradEvals()) / float64(n)
+	if err != nil {
+		return nil, "", passes, err
+	}
+	count := make([]int, d)
+	for _, js := range pat {
+		for _, j := range js {
+			count[j]++
+		}
+	}
+	local, reads := 0, 0
+	for _, c := range count {
+		if float64(c) <= DefaultGlobalShare*float64(n) {
+			local++
+			reads += c
+		}
+	}
+	r := float64(reads) / float64(n)
+	if local == 0 || 2*local < d || r > LocalReadsMax {
+		return nil, fmt.Sprintf("the data's dependence pattern (read from their gradients at the Laplace mean) leaves %d of %d coordinates local, their moves reading %.3g passes: LocalGibbs needs half of them local and at most %d passes", local, d, r, LocalReadsMax), passes, nil
+	}
+	why := fmt.Sprintf("the data's dependence pattern (read from their gradients at the Laplace mean) leaves %d of %d coordinates each read by at most %.3g of the data, moved one at a time over their own data (%.3g passes a sweep), the other %d together over all of it",
+		local, d, DefaultGlobalShare, r, d-local)
+	return Kernel{Laplace: la}, why, passes, nil
 }

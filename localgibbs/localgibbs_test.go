@@ -8,6 +8,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -178,7 +179,8 @@ func TestLocalGibbsMoments(t *testing.T) {
 	}
 }
 
-// TestLocalGibbsAllocs: a transition allocates nothing.
+// TestLocalGibbsAllocs: a transition allocates nothing, in sampling and
+// in warmup (re-centring).
 func TestLocalGibbsAllocs(t *testing.T) {
 	e := newGrouped(600, 2, 6)
 	p, mean, sd, q := e.posterior(t)
@@ -188,6 +190,25 @@ func TestLocalGibbsAllocs(t *testing.T) {
 	}
 	if a != 0 {
 		t.Errorf("%g allocations a step, want 0", a)
+	}
+	// In warmup, re-centring (a gradient pass a transition) too.
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Kernel{Laplace: offLaplace(mean, sd, q)}.Start(tgt, mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.(exactmh.WarmupAware).SetWarmup(true)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range RecentreFrom {
+		if _, err := ch.Step(rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := testing.AllocsPerRun(20, func() { ch.Step(rng) }); a != 0 {
+		t.Errorf("warmup: %g allocations a step, want 0", a)
 	}
 }
 
@@ -257,5 +278,192 @@ func TestLocalGibbsLogistic(t *testing.T) {
 		if err := run(); !mcmctest.ShowsBias(err) {
 			t.Errorf("mutant %d not caught: %v", m, err)
 		}
+	}
+}
+
+// TestLocalGibbsWarmupSettles: the kernel adapts no step scale or metric,
+// so an adapted warmup of 1000 transitions stops after exactmh.MinBurnIn,
+// saying so (ChainResult.WarmupStop), and the requested draws are all
+// made; with NoAdapt the warmup runs its whole length. The same seed gives
+// the same draws.
+func TestLocalGibbsWarmupSettles(t *testing.T) {
+	e := newGrouped(600, 2, 6)
+	p, mean, sd, q := e.posterior(t)
+	k := Kernel{Laplace: offLaplace(mean, sd, q)}
+	run := func(noAdapt bool) *exactmh.Result {
+		res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 2, Warmup: 1000, Draws: 300, Seed: 5, Init: mean, NoAdapt: noAdapt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := run(false)
+	for _, c := range res.Chains {
+		if c.Warmup.Steps != exactmh.MinBurnIn || c.WarmupStop == "" || c.Len() != 300 {
+			t.Errorf("chain %d: %d warmup transitions (want %d), stop %q, %d draws (want 300)", c.Chain, c.Warmup.Steps, exactmh.MinBurnIn, c.WarmupStop, c.Len())
+		}
+	}
+	again := run(false)
+	for i, c := range res.Chains {
+		for j, v := range c.Draws {
+			if again.Chains[i].Draws[j] != v {
+				t.Fatalf("chain %d: draws differ between two runs of the same seed at %d", i, j)
+			}
+		}
+	}
+	for _, c := range run(true).Chains {
+		if c.Warmup.Steps != 1000 || c.WarmupStop != "" {
+			t.Errorf("NoAdapt: chain %d: %d warmup transitions, stop %q: want 1000 and none", c.Chain, c.Warmup.Steps, c.WarmupStop)
+		}
+	}
+}
+
+// TestLocalGibbsRecentred: on the Gaussian multilevel model from the poor
+// approximation (its mean half a posterior sd off), warmup's re-centring
+// shift s of the global block approaches E[θ_G − μ(θ_L)] (clipped to
+// MaxShift conditional sds), exactly known
+// here (μ is linear in θ_L: s = mean_G − μ(mean_L)), as each local
+// coordinate's does E[θ_j − m_j(θ_{−j})], and the draws of the
+// re-centred kernel match the exact moments (TestLocalGibbsMoments runs it
+// so too). Mutant 4 (the global move's density ratio taken at the
+// unshifted centre) and mutant 5 (the centre moved during sampling, to the
+// chain's last θ_G − μ(θ_L), with no ratio for it) and mutant 6 (the
+// local moves' ratios at their unshifted centres) are caught as bias.
+func TestLocalGibbsRecentred(t *testing.T) {
+	e := newGrouped(600, 2, 6)
+	p, mean, sd, q := e.posterior(t)
+	la := offLaplace(mean, sd, q)
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := Kernel{Laplace: la}.Start(tgt, mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ch.(*chain)
+	// The exact s: mean_G − μ(mean_L), μ(θ_L) = m_G − H_GG⁻¹ H_GL (θ_L − m_L).
+	ng := len(c.global)
+	copy(c.theta, mean)
+	c.shift = make([]float64, ng) // zero: mu is then μ(θ_L) at the exact means
+	rng := rand.New(rand.NewPCG(1, 2))
+	if _, err := c.globalMove(rng); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, ng)
+	for a, j := range c.global {
+		want[a] = clip(mean[j]-c.raw[a], MaxShift/math.Sqrt(c.diag[j]))
+	}
+	// A local coordinate's: mean_j − m_j(mean_{−j}), m_j(θ_{−j}) = m_j − Σ_l H_jl(θ_l − m_l)/H_jj.
+	lwant := make([]float64, len(c.local))
+	for k, j := range c.local {
+		s := 0.0
+		for q := c.nbPtr[j]; q < c.nbPtr[j+1]; q++ {
+			s += c.nbVal[q] * (mean[c.nbIdx[q]] - la.Mean[c.nbIdx[q]])
+		}
+		lwant[k] = clip(mean[j]-(la.Mean[j]-s/c.diag[j]), MaxShift/math.Sqrt(c.diag[j]))
+	}
+	if ch, err = (Kernel{Laplace: la}).Start(tgt, mean); err != nil {
+		t.Fatal(err)
+	}
+	c = ch.(*chain)
+	c.SetWarmup(true)
+	for range 3000 {
+		if _, err := c.Step(rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.SetWarmup(false)
+	for a, j := range c.global {
+		if d := math.Abs(c.shift[a] - want[a]); d > 0.1*sd[j] || want[a] == 0 {
+			t.Errorf("global coordinate %d: shift %.4g, want %.4g (±%.3g)", j, c.shift[a], want[a], 0.1*sd[j])
+		}
+	}
+	for k, j := range c.local {
+		if d := math.Abs(c.lshift[k] - lwant[k]); d > 0.1*sd[j] || lwant[k] == 0 {
+			t.Errorf("local coordinate %d: shift %.4g, want %.4g (±%.3g)", j, c.lshift[k], lwant[k], 0.1*sd[j])
+		}
+	}
+	frozen := append([]float64(nil), c.shift...)
+	for range 50 {
+		if _, err := c.Step(rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for a := range frozen {
+		if c.shift[a] != frozen[a] {
+			t.Fatalf("the shift moved after warmup: %v, then %v", frozen, c.shift)
+		}
+	}
+	run := func() error {
+		res, err := exactmh.Sample(context.Background(), p, Kernel{Laplace: la}, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 3000, Seed: 3, Init: mean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mcmctest.CheckMoments(res, mean, sd, 4.5)
+	}
+	if err := run(); err != nil {
+		t.Errorf("re-centred: %v", err)
+	}
+	defer func() { mutant = 0 }()
+	for m := 4; m <= 6; m++ {
+		mutant = m
+		if err := run(); !mcmctest.ShowsBias(err) {
+			t.Errorf("mutant %d not caught: %v", m, err)
+		} else {
+			t.Logf("mutant %d: %v", m, err)
+		}
+	}
+}
+
+// customPosterior is testgen.CustomMultilevel (n data, p fixed effects, g
+// groups) under an isotropic N(0, 3²) prior, as issue 43's custom row.
+func customPosterior(t *testing.T, n, p, g int) *exactmh.Posterior {
+	t.Helper()
+	prior, err := model.NewIsoGaussian(p+g, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &exactmh.Posterior{Energy: testgen.NewCustomMultilevel(n, p, g), Prior: prior}
+}
+
+// TestLocalGibbsChosen: with the package imported, the automatic default
+// (exactmh.Choose) pilots LocalGibbs on a custom multilevel energy (N =
+// 4000, 2 fixed effects, 40 groups: 100 of 105 coordinates local, one pass a
+// local sweep) and chooses it, saying why, and the same seed chooses the
+// same; on the same energy with one group (every coordinate read by every
+// datum) it is not piloted, saying why not.
+func TestLocalGibbsChosen(t *testing.T) {
+	ctx := context.Background()
+	c, err := exactmh.Choose(ctx, customPosterior(t, 6000, 5, 100), &exactmh.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v\n%s", c, c.PhasesText())
+	if c.Name != "LocalGibbs" || !strings.Contains(c.Reason, "100 of 105 coordinates") {
+		t.Errorf("chose %s: %s; want LocalGibbs, 100 of 105 coordinates local", c.Name, c.Reason)
+	}
+	again, err := exactmh.Choose(ctx, customPosterior(t, 6000, 5, 100), &exactmh.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != c.String() {
+		t.Errorf("the same seed chose\n%v\nthen\n%v", c, again)
+	}
+	one, err := exactmh.Choose(ctx, customPosterior(t, 6000, 5, 1), &exactmh.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range one.Candidates {
+		if m.Name == "LocalGibbs" {
+			found = true
+			if !strings.Contains(m.Err, "not piloted") || !strings.Contains(m.Err, "0 of 6 coordinates") {
+				t.Errorf("one group: LocalGibbs %+v, want not piloted: 0 of 6 coordinates local", m)
+			}
+		}
+	}
+	if !found || one.Name == "LocalGibbs" {
+		t.Errorf("one group: chose %s, candidates %+v: want LocalGibbs listed, not piloted", one.Name, one.Candidates)
 	}
 }
