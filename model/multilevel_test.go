@@ -327,3 +327,56 @@ func TestMultilevelNUTSRecovers(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleLogConditional checks that ScaleTerm and ScaleLogConditional
+// give each uncorrelated log scale's full conditional: their differences
+// in that coordinate equal LogPrior's at random θ for every scale prior,
+// and ScaleTerm refuses the coordinates that are no such scale (the fixed
+// effects, the effects, a correlated factor's scales and correlations).
+func TestScaleLogConditional(t *testing.T) {
+	for _, sp := range []ScalePrior{HalfNormal(0.7), HalfStudentT(3, 1.5), Exponential(2), Gamma(2, 1)} {
+		t.Run(sp.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 8))
+			m := smallMultilevel(rng, 40, LogisticFamily{}, false)
+			m.Factors[1].Tau = sp
+			post, err := NewMultilevel(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := post.Prior.(*MultilevelPrior)
+			d := post.Energy.Dim()
+			scales := map[int]bool{}
+			for tm := range p.NumTerms() {
+				_, _, _, _, _, lt := p.Term(tm)
+				scales[lt] = true
+			}
+			for range 5 {
+				th := randomTheta(rng, d)
+				for j := range d {
+					g, ss, ok := p.ScaleTerm(th, j)
+					if ok != scales[j] {
+						t.Fatalf("ScaleTerm(θ, %d) ok = %t, want %t", j, ok, scales[j])
+					}
+					if !ok {
+						continue
+					}
+					lp0, c0 := p.LogPrior(th), p.ScaleLogConditional(j, th[j], g, ss)
+					x := slices.Clone(th)
+					for range 4 {
+						x[j] = th[j] + 2*rng.NormFloat64()
+						if got, want := p.ScaleLogConditional(j, x[j], g, ss)-c0, p.LogPrior(x)-lp0; !near(got, want, 1e-10) {
+							t.Fatalf("coordinate %d at %v: conditional's difference %v, LogPrior's %v", j, x[j], got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+	cp, _ := corrModel(t, 3, 4, 2)
+	th := corrTheta(rand.New(rand.NewPCG(2, 2)), cp.d, 0.5)
+	for j := range cp.d {
+		if _, _, ok := cp.ScaleTerm(th, j); ok && slices.ContainsFunc(cp.corrs, func(c corrFactor) bool { return slices.Contains(c.logTau, j) }) {
+			t.Fatalf("ScaleTerm accepts coordinate %d, a correlated factor's log scale", j)
+		}
+	}
+}

@@ -220,6 +220,9 @@ type GroupGibbs struct {
 	// fixed-scale effects' prior at locSDMul times their sd (+Inf: drops
 	// it), a ratio that is not the posterior's.
 	locSDMul float64
+	// Test hook: sliceFull slices every log scale on the whole LogPrior,
+	// not on its closed-form full conditional (sliceScale).
+	sliceFull bool
 	// Test hooks of the cross-cubic control variate (groupgibbs_cubic.go):
 	// cubicOff builds none; cubicAll includes every eligible group at any
 	// distance; cubicLoose drops the bound's terms in the groups'
@@ -394,7 +397,14 @@ type gibbsTerms struct {
 	// The coordinates no row holds, and their slice widths.
 	free  []int
 	freeW []float64
-	locs  []gibbsLoc
+	// The prior, where it is the MultilevelPrior, and for each free
+	// coordinate whether it is a log scale whose full conditional
+	// ScaleTerm gives (sliceScale); nil: every slice reads LogPrior.
+	scPrior scaleConditional
+	freeSc  []bool
+	locs    []gibbsLoc
+	// locsAllDup: every location move is a shift's duplicate (skipped).
+	locsAllDup bool
 	// The shifts and scale moves (groupgibbs_moves.go; nil: none).
 	mv *gibbsMoves
 	// The joint location move (groupgibbs_joint.go; nil: none).
@@ -616,6 +626,12 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 	}
 	if err := checkEffectPrior(name, t, g); err != nil {
 		return nil, err
+	}
+	if mp, ok := t.Prior().(scaleConditional); ok && !k.sliceFull {
+		g.scPrior, g.freeSc = mp, make([]bool, len(g.free))
+		for q, j := range g.free {
+			g.freeSc[q] = scaleCondAgrees(t, mp, g.center, j)
+		}
 	}
 	if g.cor != nil {
 		if err := checkCorrPrior(name, t, g); err != nil {
@@ -1038,8 +1054,10 @@ func newGibbsTerms(name string, t *exactmh.Target, k GroupGibbs) (*gibbsTerms, e
 		}
 	}
 	g.mv = g.buildMoves(e, lay, fixedAll, k.moveHooks)
+	g.locsAllDup = len(g.locs) > 0
 	for l := range g.locs {
 		g.locs[l].dup = g.mv.shiftDup(g.locs[l])
+		g.locsAllDup = g.locsAllDup && g.locs[l].dup
 	}
 	if k.Shear > 0 {
 		g.sh = g.buildShears(e, lay, fixedAll, t.Beta(), k.ShearMaxRatio, k.shearHooks)
@@ -1925,8 +1943,8 @@ const locationRepeats = 5
 // locationMoves makes locationRepeats location moves of each pair, on
 // the prior ratio alone, and reports whether one was accepted.
 func (c *gibbsChain) locationMoves(rng *rand.Rand) (moved bool) {
-	if len(c.locs) == 0 {
-		return false
+	if len(c.locs) == 0 || c.locsAllDup {
+		return false // (no move to make: no prior to evaluate)
 	}
 	lp := c.locPrior(c.theta)
 	for _, l := range c.locs {
@@ -2003,8 +2021,88 @@ func (c *gibbsChain) locPrior(th []float64) float64 {
 
 // sliceFree updates each coordinate no row holds by slicePrior. It
 // reports whether one moved.
+//
+// A log scale whose full conditional the MultilevelPrior gives in closed
+// form (ScaleTerm: an uncorrelated term's) is sliced on that, O(1) an
+// evaluation after one O(G) sum of its effects' squares, where LogPrior
+// is O(d): the same slice sampler on the same density up to a constant in
+// the coordinate (TestScaleLogConditional), so the same kernel.
 func (c *gibbsChain) sliceFree(rng *rand.Rand) (moved bool) {
-	return slicePrior(rng, c.t, c.theta, c.next, c.free, c.freeW)
+	if c.scPrior == nil {
+		return slicePrior(rng, c.t, c.theta, c.next, c.free, c.freeW)
+	}
+	for q, j := range c.free {
+		var mv bool
+		if c.freeSc[q] {
+			mv = sliceScale(rng, c.scPrior, c.theta, c.next, j, c.freeW[q])
+		} else {
+			mv = slicePrior(rng, c.t, c.theta, c.next, c.free[q:q+1], c.freeW[q:q+1])
+		}
+		moved = moved || mv
+	}
+	return moved
+}
+
+// scaleConditional is the MultilevelPrior's closed-form full conditional
+// of a log scale (model.MultilevelPrior.ScaleTerm, ScaleLogConditional).
+type scaleConditional interface {
+	ScaleTerm(theta []float64, j int) (g int, ss float64, ok bool)
+	ScaleLogConditional(j int, l float64, g int, ss float64) float64
+}
+
+// scaleCondAgrees reports whether p gives coordinate j's full conditional
+// (ScaleTerm ok) and its differences equal the target's log prior's at
+// th with θ[j] moved to five points about th[j] (to 1e-9 relative): a
+// prior that embeds the MultilevelPrior and adds a term in the log scale
+// inherits the methods but not their meaning, and is sliced on LogPrior.
+func scaleCondAgrees(t *exactmh.Target, p scaleConditional, th []float64, j int) bool {
+	g, ss, ok := p.ScaleTerm(th, j)
+	if !ok {
+		return false
+	}
+	x := slices.Clone(th)
+	l0 := x[j]
+	lp0, c0 := t.LogPrior(x), p.ScaleLogConditional(j, l0, g, ss)
+	for _, d := range []float64{-2, -0.5, 0.3, 1, 2.5} {
+		x[j] = l0 + d
+		got, want := p.ScaleLogConditional(j, x[j], g, ss)-c0, t.LogPrior(x)-lp0
+		if !(math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want))) {
+			return false
+		}
+	}
+	return true
+}
+
+// sliceScale is slicePrior's update of the one coordinate j, a log scale
+// of p (ScaleTerm), on its full conditional ScaleLogConditional: the same
+// stepping out and shrinkage, the same draws of rng.
+func sliceScale(rng *rand.Rand, p scaleConditional, theta, next []float64, j int, w float64) (moved bool) {
+	const maxWidths = 32
+	g, ss, _ := p.ScaleTerm(theta, j)
+	f := func(x float64) float64 { return p.ScaleLogConditional(j, x, g, ss) }
+	x0 := theta[j]
+	y := f(x0) + math.Log(1-rng.Float64())
+	lo := x0 - w*rng.Float64()
+	hi := lo + w
+	jl := int(maxWidths * rng.Float64())
+	kr := maxWidths - 1 - jl
+	for ; jl > 0 && f(lo) >= y; jl-- {
+		lo -= w
+	}
+	for ; kr > 0 && f(hi) >= y; kr-- {
+		hi += w
+	}
+	x := lo + (hi-lo)*rng.Float64()
+	for f(x) < y && x != x0 {
+		if x < x0 {
+			lo = x
+		} else {
+			hi = x
+		}
+		x = lo + (hi-lo)*rng.Float64()
+	}
+	theta[j], next[j] = x, x
+	return x != x0
 }
 
 // slicePrior updates each θ[j], j in free, by slice sampling with

@@ -234,3 +234,27 @@ func GroupGibbsMemoStale(k GroupGibbs) GroupGibbs {
 	k.memoStale = true
 	return k
 }
+
+// GroupGibbsSliceFull returns k slicing every log scale on the whole
+// LogPrior rather than on its closed-form full conditional (sliceScale).
+func GroupGibbsSliceFull(k GroupGibbs) GroupGibbs {
+	k.sliceFull = true
+	return k
+}
+
+// ScaleSliced reports, for GroupGibbs k started on t at theta0, which
+// coordinates its sweep slices on a log scale's closed-form conditional.
+func ScaleSliced(k GroupGibbs, t *exactmh.Target, theta0 []float64) ([]int, error) {
+	ch, err := k.Start(t, theta0)
+	if err != nil {
+		return nil, err
+	}
+	c := ch.(*gibbsChain)
+	var out []int
+	for q, j := range c.free {
+		if c.freeSc != nil && c.freeSc[q] {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}

@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +34,9 @@ var (
 	jointTail    = flag.Float64("jointtail", 0, "TestGroupGibbsJointMeasure: TailMix")
 	jointRatio   = flag.Float64("jointshearratio", 0, "TestGroupGibbsJointMeasure: ShearMaxRatio")
 	jointCond    = flag.Bool("jointcond", false, "TestGroupGibbsJointMeasure: the conditional scale moves (CondScale)")
+	jointChains  = flag.Int("jointchains", 2, "TestGroupGibbsJointMeasure: chains")
+	jointSeed    = flag.Uint64("jointseed", 1, "TestGroupGibbsJointMeasure: seed")
+	jointProf    = flag.String("jointprof", "", "TestGroupGibbsJointMeasure: write a CPU profile of the sampling here")
 )
 
 // TestGroupGibbsJointMeasure runs GroupGibbs (2 chains, from the
@@ -66,8 +71,19 @@ func TestGroupGibbsJointMeasure(t *testing.T) {
 	}
 	k := ml.GroupGibbs{Center: c, Joint: *jointN, JointRho: *jointRho, JointFixed: !*jointFull, FixedNewton: *jointNewton, NewtonEvery: *jointEvery, FreeRepeats: *jointFree,
 		Shear: min(*jointShear, 1), ShearEvery: *jointShear, TailMix: *jointTail, ShearMaxRatio: *jointRatio, CondScale: *jointCond}
+	if *jointProf != "" {
+		fh, err := os.Create(*jointProf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cpu0 := processCPU()
-	res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 2, Warmup: *jointWarmup, Draws: *jointDraws, Seed: 1, Init: c})
+	res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: *jointChains, Warmup: *jointWarmup, Draws: *jointDraws, Seed: *jointSeed, Init: c})
 	if err != nil {
 		t.Fatal(err)
 	}
