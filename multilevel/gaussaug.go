@@ -5,6 +5,7 @@
 package multilevel
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,8 +67,10 @@ type augHooks struct {
 	// 1 and z_i > 0 where y_i = 0).
 	flipSide bool
 	// asisNoPrior draws τ in the interweaving step from the latent
-	// data's Gaussian factor alone and keeps it (the prior on τ dropped).
-	asisNoPrior bool
+	// data's Gaussian factor alone and keeps it (the prior on τ dropped);
+	// asisCentred takes its prior ratio as the centred form's, without
+	// the (G − 1)·ℓ of the non-centred one.
+	asisNoPrior, asisCentred bool
 	// staleB draws the location vector from b = Xᵀ(z − o) of the previous
 	// sweep's latent variables.
 	staleB bool
@@ -80,6 +83,9 @@ type augHooks struct {
 	// leaves the term's G·ℓ out of its target (the effects' prior taken
 	// at u = τũ without the Jacobian τ^G of the non-centred form).
 	marginalOff, marginalNoJacobian bool
+	// attenuationOff makes the marginal scale move's k_t 0 (the
+	// non-centred update of τ_t alone; exact, not a mutant).
+	attenuationOff bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -121,6 +127,11 @@ func (r *augRows) gram(d int, omega []float64) (*sparse.SymCSC, error) {
 type asisTerm struct {
 	gaussTerm
 	c float64
+	// k is the exponent of the other coordinates' scaling in the
+	// marginal scale move (marginalScale): τ_t²/(1 + Σ τ²) at the centre,
+	// then at warmup's means of τ² (SetWarmup); width is its slice width
+	// in s (marginalWidth, then 3 times warmup's mean |s| of the move).
+	k, width float64
 }
 
 // augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
@@ -164,9 +175,15 @@ type augChain struct {
 	pxT   int64
 	// The marginal scale moves (marginalScale): the energy, the linear
 	// predictors η and a term's a = Z_kũ_k, and the slice width in log τ.
-	pe     ProbitGLM
-	eta, a []float64
-	mWidth float64
+	pe        ProbitGLM
+	eta, a, r []float64
+	// Warmup (SetWarmup): the sums of τ² per scale of pxLog and of |s|
+	// per marginal move, over nWarm sweeps, from which k_t and each
+	// term's slice width are set until warmup ends.
+	warm   bool
+	nWarm  float64
+	tauSum []float64
+	absSum []float64
 }
 
 // startAugment returns the augmentation sweep's chain on the probit
@@ -177,7 +194,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 		return nil, fmt.Errorf("%s: Augment samples the untempered probit model; β = %v", name, t.Beta())
 	}
 	n, d := pe.Len(), pe.Dim()
-	c := &augChain{ah: hooks, y: make([]bool, n), off: make([]float64, n), pe: pe, eta: make([]float64, n), a: make([]float64, n), mWidth: marginalWidth}
+	c := &augChain{ah: hooks, y: make([]bool, n), off: make([]float64, n), pe: pe, eta: make([]float64, n), a: make([]float64, n), r: make([]float64, n)}
 	c.rows.ptr = make([]int, n+1)
 	var cols []int32
 	var vals []float64
@@ -219,6 +236,17 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 	for _, cf := range g.corr {
 		c.pxLog = append(c.pxLog, cf.logTau...)
 	}
+	v := 1.0 // the latent variance 1 + Σ τ² at the centre
+	for _, j := range c.pxLog {
+		v += math.Exp(2 * c.centre[j])
+	}
+	for k := range c.asis {
+		c.asis[k].width = marginalWidth
+		if !hooks.attenuationOff {
+			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
+		}
+	}
+	c.tauSum, c.absSum = make([]float64, len(c.pxLog)), make([]float64, len(c.asis))
 	c.px = !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	return c, nil
 }
@@ -297,8 +325,14 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if !c.ah.marginalOff && len(c.asis) > 0 {
 		c.linearPredictors()
 		for k := range c.asis {
-			c.marginalScale(rng, &c.asis[k])
+			x := c.marginalScale(rng, &c.asis[k])
+			if c.warm {
+				c.absSum[k] += math.Abs(x)
+			}
 		}
+	}
+	if c.warm {
+		c.adapt()
 	}
 	return exactmh.Info{Accepted: true, AcceptProb: math.NaN(), LogDensity: math.NaN(), Batch: n, Distinct: n}, nil
 }
@@ -456,6 +490,9 @@ func (c *augChain) interweave(rng *rand.Rand, a *asisTerm) error {
 	lpNew := c.t.LogPrior(c.next)
 	c.asisT++
 	la := lpNew - c.lp + float64(a.levels-1)*(lNew-th[lt]) + k*(tNew*tNew-tau*tau)/2
+	if c.ah.asisCentred {
+		la -= float64(a.levels-1) * (lNew - th[lt])
+	}
 	if math.IsNaN(la) {
 		return fmt.Errorf("GroupGibbs: the interweaving step of θ[%d]: its prior ratio is NaN (log prior %v → %v)", lt, c.lp, lpNew)
 	}
@@ -485,15 +522,59 @@ func (c *augChain) Params() map[string]float64 {
 	return p
 }
 
-// MarshalState saves the interweaving counters (θ is the whole state
-// otherwise: z is drawn afresh each sweep).
+// SetWarmup implements exactmh.WarmupAware: during warmup the marginal
+// scale moves' k_t and widths follow the sweeps' means (adapt); after it
+// they stay fixed, so that each sampling sweep is the same exact kernel.
+func (c *augChain) SetWarmup(on bool) { c.warm = on }
+
+// adapt adds the sweep's τ² to warmup's sums and sets each term's k_t =
+// E τ_t²/(1 + Σ E τ²) and width = 3·E|s| (within [0.02, 2]) from them.
+func (c *augChain) adapt() {
+	c.nWarm++
+	v := 1.0
+	for q, j := range c.pxLog {
+		c.tauSum[q] += math.Exp(2 * c.theta[j])
+		v += c.tauSum[q] / c.nWarm
+	}
+	for k := range c.asis {
+		a := &c.asis[k]
+		if c.nWarm >= 20 {
+			a.width = min(max(3*c.absSum[k]/c.nWarm, 0.02), 2)
+		}
+		if !c.ah.attenuationOff {
+			a.k = c.tauSum[slices.Index(c.pxLog, a.logTau)] / c.nWarm / v
+		}
+	}
+}
+
+// MarshalState saves the counters and warmup's adaptation (θ is the whole
+// state otherwise: z is drawn afresh each sweep), floats exactly.
 func (c *augChain) MarshalState() ([]byte, error) {
-	return fmt.Appendf(nil, "%d %d %d %d", c.asisN, c.asisT, c.pxN, c.pxT), nil
+	b := fmt.Appendf(nil, "%d %d %d %d %t %v", c.asisN, c.asisT, c.pxN, c.pxT, c.warm, c.nWarm)
+	for _, x := range c.tauSum {
+		b = fmt.Appendf(b, " %v", x)
+	}
+	for k, x := range c.absSum {
+		b = fmt.Appendf(b, " %v %v %v", x, c.asis[k].k, c.asis[k].width)
+	}
+	return b, nil
 }
 
 // UnmarshalState restores what MarshalState saved.
 func (c *augChain) UnmarshalState(b []byte) error {
-	if _, err := fmt.Sscanf(string(b), "%d %d %d %d", &c.asisN, &c.asisT, &c.pxN, &c.pxT); err != nil {
+	r := bytes.NewReader(b)
+	_, err := fmt.Fscan(r, &c.asisN, &c.asisT, &c.pxN, &c.pxT, &c.warm, &c.nWarm)
+	for q := range c.tauSum {
+		if err == nil {
+			_, err = fmt.Fscan(r, &c.tauSum[q])
+		}
+	}
+	for k := range c.absSum {
+		if err == nil {
+			_, err = fmt.Fscan(r, &c.absSum[k], &c.asis[k].k, &c.asis[k].width)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("the augmentation sweep's state %q: %w", b, err)
 	}
 	if c.asisN < 0 || c.asisN > c.asisT || c.pxN < 0 || c.pxN > c.pxT {

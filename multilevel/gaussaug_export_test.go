@@ -8,7 +8,8 @@ import "math/rand/v2"
 
 // AugmentMutant returns k (Augment on) with the augmentation sweep's
 // mutant name: "flip" (z truncated to the wrong side of 0), "asis-prior"
-// (the interweaving τ drawn without its prior), "stale-b" (the joint draw
+// (the interweaving τ drawn without its prior), "asis-centred" (its
+// prior ratio the centred form's), "stale-b" (the joint draw
 // from the previous sweep's b), "px-jacobian" (the expanded move without
 // the location vector's Jacobian), "marginal-jacobian" (the marginal
 // scale move without G·ℓ). Other names: no mutant. Also "no-marginal"
@@ -20,6 +21,8 @@ func AugmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.flipSide = true
 	case "asis-prior":
 		k.augment.asisNoPrior = true
+	case "asis-centred":
+		k.augment.asisCentred = true
 	case "stale-b":
 		k.augment.staleB = true
 	case "px-jacobian":

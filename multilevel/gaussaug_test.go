@@ -159,11 +159,12 @@ func TestAugmentChosen(t *testing.T) {
 
 // TestAugmentMoments compares the augmentation sweep with full-batch
 // non-centred NUTS (two-sample |z| < 4.5 on every coordinate's mean and
-// variance) on the kit without offsets (N = 150, 6 groups × 3 crossed
+// variance) on the kit without offsets (N = 150, 6 groups × 5 crossed
 // levels: τ's prior shapes its posterior) and with offsets; the sweep
 // without its marginal scale move and without its expanded move must
 // pass as well. Mutants, caught on the kit without offsets: z truncated
-// to the wrong side, the interweaving τ drawn without its prior, the
+// to the wrong side, the interweaving τ drawn without its prior or with
+// the centred form's prior ratio, the
 // joint draw from the previous sweep's b, the expanded move without its
 // Jacobian, the marginal scale move without G·ℓ.
 func TestAugmentMoments(t *testing.T) {
@@ -171,7 +172,7 @@ func TestAugmentMoments(t *testing.T) {
 		t.Skip("moments: NUTS reference")
 	}
 	ctx := context.Background()
-	for _, kit := range []augKit{{n: 150, g: 6, h: 3}, {n: 150, g: 6, h: 3, offsets: true}} {
+	for _, kit := range []augKit{{n: 150, g: 6, h: 5}, {n: 150, g: 6, h: 5, offsets: true}} {
 		rng := rand.New(rand.NewPCG(31, 32))
 		th := kit.truth(rng)
 		th[0], th[1] = 0.3, 0.8
@@ -190,7 +191,7 @@ func TestAugmentMoments(t *testing.T) {
 			}
 			return r
 		}
-		ref := run(exactmh.NUTS{NonCentred: true}, 5000, 1)
+		ref := run(exactmh.NUTS{NonCentred: true}, 10000, 1)
 		gg := multilevel.GroupGibbs{Center: centre, Augment: true}
 		for _, name := range []string{"", "no-marginal", "no-px"} {
 			r := run(multilevel.AugmentMutant(gg, name), 5000, 2)
@@ -203,7 +204,7 @@ func TestAugmentMoments(t *testing.T) {
 		if kit.offsets {
 			continue
 		}
-		for _, name := range []string{"flip", "asis-prior", "stale-b", "px-jacobian", "marginal-jacobian"} {
+		for _, name := range []string{"flip", "asis-prior", "asis-centred", "stale-b", "px-jacobian", "marginal-jacobian"} {
 			if z, j := gaussZ(run(multilevel.AugmentMutant(gg, name), 5000, 2), ref); math.Abs(z) < 4.5 {
 				t.Errorf("mutant %q passes: z = %.2f (θ%d)", name, z, j)
 			} else {
@@ -216,7 +217,7 @@ func TestAugmentMoments(t *testing.T) {
 // TestAugmentSBC is simulation-based calibration of the augmentation
 // sweep with every parameter unknown (β, both factors' effects, both log
 // τ; 200 replicates of N = 100 rows, 5 groups × 3 crossed levels): ranks
-// uniform at Bonferroni level 10⁻³; the mutants flip and asis-prior
+// uniform at Bonferroni level 10⁻³; the mutants flip and asis-centred
 // rejected at 0.01.
 func TestAugmentSBC(t *testing.T) {
 	if testing.Short() {
@@ -237,7 +238,7 @@ func TestAugmentSBC(t *testing.T) {
 	if r.Reject(1e-3) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
 	}
-	for _, name := range []string{"flip", "asis-prior"} {
+	for _, name := range []string{"flip", "asis-centred"} {
 		m := run(name)
 		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
 		if !m.Reject(0.01) {

@@ -128,19 +128,19 @@ type gaussTerm struct{ start, stride, levels, logTau int }
 // TestGaussGibbsMoments (against NUTS) and TestGaussGibbsSBC, with the
 // mutants of gaussHooks caught.
 type gaussChain struct {
-	t      *exactmh.Target
-	prior  exactmh.Prior
-	beta   float64 // tempering
-	hooks  gaussHooks
-	m      *sparse.SymCSC
-	b      []float64
-	r0, n  float64
-	d, dw  int // len(θ), D
+	t     *exactmh.Target
+	prior exactmh.Prior
+	beta  float64 // tempering
+	hooks gaussHooks
+	m     *sparse.SymCSC
+	b     []float64
+	r0, n float64
+	d, dw int // len(θ), D
 	// known: σ = 1 known, θ = w with no log σ coordinate (d = D): the
 	// Gaussian model given the latent variables of the probit
 	// augmentation (gaussaug.go), whose b changes every sweep.
-	known bool
-	base  exactmh.Prior // the prior of w (the ScaledPrior's Unwrap, or the prior itself when known)
+	known  bool
+	base   exactmh.Prior // the prior of w (the ScaledPrior's Unwrap, or the prior itself when known)
 	theta  []float64
 	next   []float64
 	eff    []int // the coordinates in w the rows hold (Blocks ≥ 0)
