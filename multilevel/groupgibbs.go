@@ -70,6 +70,14 @@ import (
 // the sparse Cholesky factor of βM/σ² + the prior precision, then σ and
 // each τ from theirs (TestGaussGibbsMoments, TestGaussGibbsSBC).
 //
+// With Augment, on a probit multilevel model (IsProbit), a sweep is the
+// data-augmentation sweep (gaussaug.go, augChain; docs/multilevel.md,
+// "Probit by augmentation"): latent z_i ~ N(η_i, 1) on the side of 0 that
+// y_i says, the Gaussian sweep's joint draw of the effects given z, each τ
+// centred and interwoven, and scale moves under the probit likelihood
+// itself (TestAugmentMoments, TestAugmentSBC). The automatic default
+// chooses it for N < 200,000.
+//
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (Center gives one). The bound needs sup|f‴| finite (logistic,
 // probit; Gaussian remainders vanish) or an exponentially growing one
