@@ -4,7 +4,10 @@
 
 package multilevel
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"strings"
+)
 
 // AugmentMutant returns k (Augment on) with the augmentation sweep's
 // mutant name: "flip" (z truncated to the wrong side of 0), "asis-prior"
@@ -13,9 +16,17 @@ import "math/rand/v2"
 // from the previous sweep's b), "px-jacobian" (the expanded move without
 // the location vector's Jacobian), "marginal-jacobian" (the marginal
 // scale move without G·ℓ). Other names: no mutant. Also "no-marginal"
-// and "no-px", which leave out a move (exact, not mutants).
-func AugmentMutant(k GroupGibbs, name string) GroupGibbs {
+// and "no-px", which leave out a move (exact, not mutants). names is a
+// comma-separated list of them.
+func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
+	for _, name := range strings.Split(names, ",") {
+		k = augmentMutant(k, name)
+	}
+	return k
+}
+
+func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 	switch name {
 	case "flip":
 		k.augment.flipSide = true

@@ -163,8 +163,9 @@ func TestAugmentChosen(t *testing.T) {
 // levels: τ's prior shapes its posterior) and with offsets; the sweep
 // without its marginal scale move and without its expanded move must
 // pass as well. Mutants, caught on the kit without offsets: z truncated
-// to the wrong side, the interweaving τ drawn without its prior or with
-// the centred form's prior ratio, the
+// to the wrong side, the interweaving τ drawn without its prior (with the
+// marginal scale move left out) or with the centred form's prior ratio,
+// the
 // joint draw from the previous sweep's b, the expanded move without its
 // Jacobian, the marginal scale move without G·ℓ.
 func TestAugmentMoments(t *testing.T) {
@@ -204,7 +205,10 @@ func TestAugmentMoments(t *testing.T) {
 		if kit.offsets {
 			continue
 		}
-		for _, name := range []string{"flip", "asis-prior", "asis-centred", "stale-b", "px-jacobian", "marginal-jacobian"} {
+		// The interweaving mutants with update 5 left out: it draws τ
+		// exactly after them and hides most of their bias (asis-prior
+		// with it: z ≈ 3.3).
+		for _, name := range []string{"flip", "asis-prior,no-marginal", "asis-centred", "stale-b", "px-jacobian", "marginal-jacobian"} {
 			if z, j := gaussZ(run(multilevel.AugmentMutant(gg, name), 5000, 2), ref); math.Abs(z) < 4.5 {
 				t.Errorf("mutant %q passes: z = %.2f (θ%d)", name, z, j)
 			} else {
@@ -217,8 +221,9 @@ func TestAugmentMoments(t *testing.T) {
 // TestAugmentSBC is simulation-based calibration of the augmentation
 // sweep with every parameter unknown (β, both factors' effects, both log
 // τ; 200 replicates of N = 100 rows, 5 groups × 3 crossed levels): ranks
-// uniform at Bonferroni level 10⁻³; the mutants flip and asis-centred
-// rejected at 0.01.
+// uniform at Bonferroni level 10⁻³; the mutants flip and
+// marginal-jacobian rejected at 0.01 (asis-centred, which the moments
+// catch at z ≈ 7.6, gave a least p of 0.022 here: not SBC's power).
 func TestAugmentSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
@@ -238,7 +243,7 @@ func TestAugmentSBC(t *testing.T) {
 	if r.Reject(1e-3) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
 	}
-	for _, name := range []string{"flip", "asis-centred"} {
+	for _, name := range []string{"flip", "marginal-jacobian"} {
 		m := run(name)
 		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
 		if !m.Reject(0.01) {
