@@ -180,6 +180,7 @@ type augChain struct {
 	// Warmup (SetWarmup): the sums of τ² per scale of pxLog and of |s|
 	// per marginal move, over nWarm sweeps, from which k_t and each
 	// term's slice width are set until warmup ends.
+	uCur   float64 // the energy at θ where the last marginal move left it (NaN: unknown)
 	warm   bool
 	nWarm  float64
 	tauSum []float64
@@ -324,6 +325,7 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	// z is spent: every move from here is one of π(θ) alone.
 	if !c.ah.marginalOff && len(c.asis) > 0 {
 		c.linearPredictors()
+		c.uCur = math.NaN() // the sweep's updates moved θ
 		for k := range c.asis {
 			x := c.marginalScale(rng, &c.asis[k])
 			if c.warm {
@@ -655,6 +657,6 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 		return false, nil
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
-	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form), reading every datum once a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
+	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
 	return true, nil
 }

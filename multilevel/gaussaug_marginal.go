@@ -88,13 +88,19 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 			}
 		}
 	}
+	lastU := math.NaN()
 	f := func(s float64) float64 {
-		e, ek := math.Exp(s), math.Exp(kt*s)
 		var u float64
-		for i, ai := range c.a {
-			u += c.pe.Loss(i, c.off[i]+e*ai+ek*c.r[i])
+		if s == 0 && !math.IsNaN(c.uCur) {
+			u = c.uCur // the state's energy, the previous term's last evaluation
+		} else {
+			e, ek := math.Exp(s), math.Exp(kt*s)
+			for i, ai := range c.a {
+				u += c.pe.Loss(i, c.off[i]+e*ai+ek*c.r[i])
+			}
+			c.t.Count(len(c.a))
 		}
-		c.t.Count(len(c.a))
+		lastU = u
 		move(c.next, s)
 		v := -u + c.t.LogPrior(c.next) + jac*s
 		if math.IsNaN(v) {
@@ -103,6 +109,7 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		return v
 	}
 	y := f(0) + math.Log(1-rng.Float64()) // log(u·h(0)), u ∈ (0, 1]
+	u0 := lastU
 	w := t.width
 	lo := -w * rng.Float64()
 	hi := lo + w
@@ -125,8 +132,10 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		x = lo + (hi-lo)*rng.Float64()
 	}
 	if x == 0 {
+		c.uCur = u0 // θ unchanged
 		return 0
 	}
+	c.uCur = lastU // the last evaluation was at x
 	move(c.next, x)
 	copy(th, c.next)
 	c.lp = c.t.LogPrior(th)
