@@ -270,6 +270,16 @@ func (e *SparseGLM[T]) Dim() int { return e.rows.D }
 // Family returns the family the energy was built with.
 func (e *SparseGLM[T]) Family() GLMFamily { return e.family }
 
+// Probit reports whether the energy is probit regression's with unit
+// weights, U_i = −log Φ((2y_i − 1)·η_i), y_i ∈ {0, 1} (ProbitFamily, no
+// weights): the model whose latent-variable form z_i ~ N(η_i, 1), y_i =
+// 1{z_i > 0}, GroupGibbs's data-augmentation sweep samples
+// (multilevel.ProbitGLM).
+func (e *SparseGLM[T]) Probit() bool {
+	_, ok := e.family.(ProbitFamily)
+	return ok && e.weight == nil
+}
+
 // Rows returns the sparse rows (not a copy: the caller must not modify
 // them).
 func (e *SparseGLM[T]) Rows() *SparseRows[T] { return &e.rows }

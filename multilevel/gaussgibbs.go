@@ -128,14 +128,19 @@ type gaussTerm struct{ start, stride, levels, logTau int }
 // TestGaussGibbsMoments (against NUTS) and TestGaussGibbsSBC, with the
 // mutants of gaussHooks caught.
 type gaussChain struct {
-	t      *exactmh.Target
-	prior  exactmh.Prior
-	beta   float64 // tempering
-	hooks  gaussHooks
-	m      *sparse.SymCSC
-	b      []float64
-	r0, n  float64
-	d, dw  int // len(θ), D
+	t     *exactmh.Target
+	prior exactmh.Prior
+	beta  float64 // tempering
+	hooks gaussHooks
+	m     *sparse.SymCSC
+	b     []float64
+	r0, n float64
+	d, dw int // len(θ), D
+	// known: σ = 1 known, θ = w with no log σ coordinate (d = D): the
+	// Gaussian model given the latent variables of the probit
+	// augmentation (gaussaug.go), whose b changes every sweep.
+	known  bool
+	base   exactmh.Prior // the prior of w (the ScaledPrior's Unwrap, or the prior itself when known)
 	theta  []float64
 	next   []float64
 	eff    []int // the coordinates in w the rows hold (Blocks ≥ 0)
@@ -166,21 +171,38 @@ type gaussChain struct {
 // the fixed effects' prior at centre (θ0 when nil).
 func startGauss(name string, t *exactmh.Target, lay Layout, gs GaussianStatistics, theta0, centre []float64, hooks gaussHooks) (*gaussChain, error) {
 	m, b, r0, n := gs.GaussianStatistics()
+	if n < 2 || !(r0 >= 0) {
+		return nil, fmt.Errorf("%s: Gaussian statistics of N = %d data with r₀ = %v: want N ≥ 2 and r₀ ≥ 0", name, n, r0)
+	}
+	c, err := newGaussChain(name, t, lay, t.Prior().(ScaledPrior).Unwrap(), m, b, false, theta0, centre, hooks)
+	if err != nil {
+		return nil, err
+	}
+	c.r0, c.n = r0, float64(n)
+	return c, nil
+}
+
+// newGaussChain returns the Gaussian sweep's chain over the effects of
+// lay given M and b (read, never written: the caller may change b's
+// values between sweeps), base the prior of the D coordinates of w; θ has
+// a last coordinate log σ unless known (σ = 1).
+func newGaussChain(name string, t *exactmh.Target, lay Layout, base exactmh.Prior, m *sparse.SymCSC, b []float64, known bool, theta0, centre []float64, hooks gaussHooks) (*gaussChain, error) {
 	D := len(b)
 	if m.N != D {
 		return nil, fmt.Errorf("%s: the Gaussian statistics' M is %d×%d, want %d×%d", name, m.N, m.N, D, D)
 	}
-	if n < 2 || !(r0 >= 0) {
-		return nil, fmt.Errorf("%s: Gaussian statistics of N = %d data with r₀ = %v: want N ≥ 2 and r₀ ≥ 0", name, n, r0)
-	}
 	if centre == nil {
 		centre = theta0
 	}
-	if len(centre) != D+1 {
-		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(centre), D+1)
+	d := D + 1
+	if known {
+		d = D
 	}
-	c := &gaussChain{t: t, prior: t.Prior(), beta: t.Beta(), hooks: hooks, m: m, b: b, r0: r0, n: float64(n),
-		d: D + 1, dw: D, theta: slices.Clone(theta0), next: slices.Clone(theta0), centre: slices.Clone(centre)}
+	if len(centre) != d {
+		return nil, fmt.Errorf("%s: len(Center) = %d, want %d", name, len(centre), d)
+	}
+	c := &gaussChain{t: t, prior: t.Prior(), base: base, known: known, beta: t.Beta(), hooks: hooks, m: m, b: b,
+		d: d, dw: D, theta: slices.Clone(theta0), next: slices.Clone(theta0), centre: slices.Clone(centre)}
 	blocks := lay.Blocks()
 	idx := make([]int, D)
 	for j, bl := range blocks {
@@ -224,11 +246,11 @@ func startGauss(name string, t *exactmh.Target, lay Layout, gs GaussianStatistic
 	}
 	// The prior's expansion on F (every effect coordinate that is not a
 	// random term's) at the centre.
-	hp, err := t.SparseHessianOf(t.Prior().(ScaledPrior).Unwrap().(exactmh.SparseHessianer), c.centre[:D])
+	hp, err := t.SparseHessianOf(base.(exactmh.SparseHessianer), c.centre[:D])
 	if err != nil {
 		return nil, fmt.Errorf("%s: the prior's Hessian at the centre: %w", name, err)
 	}
-	grad := make([]float64, D+1)
+	grad := make([]float64, d)
 	if err := t.AddLogPriorGradient(grad, c.centre); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -329,7 +351,7 @@ func entry(a *sparse.SymCSC, i, j int) int {
 
 // fill sets P's values at the chain's σ, τ and correlations.
 func (c *gaussChain) fill() error {
-	s := c.theta[c.dw]
+	s := c.logSigma()
 	ms := c.beta * math.Exp(-2*s)
 	if c.hooks.precSigmaPow != 0 {
 		ms = c.beta * math.Exp(-c.hooks.precSigmaPow*s)
@@ -344,6 +366,14 @@ func (c *gaussChain) fill() error {
 		}
 	}
 	return c.fillCorr()
+}
+
+// logSigma returns log σ: θ's last coordinate, or 0 when σ = 1 is known.
+func (c *gaussChain) logSigma() float64 {
+	if c.known {
+		return 0
+	}
+	return c.theta[c.dw]
 }
 
 // quad returns Q(w) = r₀ − 2bᵀw + wᵀMw at θ's w, in O(nnz(M)).
@@ -416,9 +446,9 @@ func (c *gaussChain) drawW(rng *rand.Rand) (bool, float64, error) {
 		return false, 0, err
 	}
 	if err := c.chol.Refactor(c.pv); err != nil {
-		return false, 0, fmt.Errorf("GroupGibbs: the effects' precision at σ = %.4g: %w", math.Exp(c.theta[c.dw]), err)
+		return false, 0, fmt.Errorf("GroupGibbs: the effects' precision at σ = %.4g: %w", math.Exp(c.logSigma()), err)
 	}
-	s := c.theta[c.dw]
+	s := c.logSigma()
 	ms := c.beta * math.Exp(-2*s)
 	for a, j := range c.eff {
 		c.rhs[a] = ms * c.b[j]

@@ -133,7 +133,7 @@ func (c *gaussChain) corrPositions(idx []int) {
 // fillCorr sets each correlated factor's Σ⁻¹ at θ and adds it to P's
 // level blocks (diag(τ⁻²) instead under the corrDiag hook).
 func (c *gaussChain) fillCorr() error {
-	lay, _ := c.prior.(ScaledPrior).Unwrap().(CorrelatedLayout)
+	lay, _ := c.base.(CorrelatedLayout)
 	for _, cf := range c.corr {
 		if !lay.EffectPrecision(cf.f, c.theta[:c.dw], cf.prec) {
 			return fmt.Errorf("GroupGibbs: correlated factor %d: Σ is not positive definite at its scales and correlations θ[%d…] = %v", cf.f, cf.free[0], cf.freeValues(c.theta))

@@ -70,6 +70,14 @@ import (
 // the sparse Cholesky factor of βM/σ² + the prior precision, then σ and
 // each τ from theirs (TestGaussGibbsMoments, TestGaussGibbsSBC).
 //
+// With Augment, on a probit multilevel model (IsProbit), a sweep is the
+// data-augmentation sweep (gaussaug.go, augChain; docs/multilevel.md,
+// "Probit by augmentation"): latent z_i ~ N(η_i, 1) on the side of 0 that
+// y_i says, the Gaussian sweep's joint draw of the effects given z, each τ
+// centred and interwoven, and scale moves under the probit likelihood
+// itself (TestAugmentMoments, TestAugmentSBC). The automatic default
+// chooses it for N < 200,000.
+//
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (Center gives one). The bound needs sup|f‴| finite (logistic,
 // probit; Gaussian remainders vanish) or an exponentially growing one
@@ -203,6 +211,18 @@ type GroupGibbs struct {
 	// scales go by c: along the attenuation β ∝ √(1 + Σ τ²), whose
 	// slope d log β/d log τ is Σ τ²/(1 + Σ τ²). 0: 1.
 	JointScalePow float64
+	// Augment samples a probit multilevel model (IsProbit) by its
+	// data-augmentation sweep instead (gaussaug.go; docs/multilevel.md,
+	// "Probit by augmentation"): latent z_i ~ N(η_i, 1) truncated to the
+	// side of 0 y_i says, then every fixed and group effect drawn jointly
+	// from the Gaussian model's conditional given z (the sparse Cholesky
+	// factor), each τ centred and then interwoven with the non-centred
+	// form. Every datum is read once a sweep. Center only sets where the
+	// fixed effects' prior is expanded (exact at any centre: the
+	// model.NewMultilevel priors are Gaussian or flat); the other fields
+	// are unused. A posterior that is not a probit multilevel one is an
+	// error.
+	Augment bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -243,6 +263,8 @@ type GroupGibbs struct {
 	gauss gaussHooks
 	// Test hooks of the negative binomial sweep (groupgibbs_negbin.go).
 	negBin negBinHooks
+	// Test hooks of the augmentation sweep (gaussaug.go).
+	augment augHooks
 	// Test hooks of the joint move: jointNoQ drops its log q ratio;
 	// jointIgnore, if positive, makes its thinning bound ignore the move
 	// of block jointIgnore − 1, if −1 the moves of every block but the
@@ -428,6 +450,13 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	}
 	if lay, gs, ok := gaussianOf(t.Energy(), t.Prior()); ok {
 		return startGauss(name, t, lay, gs, theta0, k.Center, k.gauss)
+	}
+	if k.Augment {
+		lay, pe, ok := probitOf(t.Energy(), t.Prior())
+		if !ok {
+			return nil, fmt.Errorf("%s: Augment needs a probit multilevel model (probit regression with unit weights, model.ProbitFamily, under model.NewMultilevel's prior); got energy %T, prior %T", name, t.Energy(), t.Prior())
+		}
+		return startAugment(name, t, lay, pe, theta0, k.Center, k.augment)
 	}
 	if nb, lay, base, ok := negBinOf(t.Energy(), t.Prior()); ok {
 		return startNegBin(name, t, k, nb, lay, base, theta0)

@@ -883,6 +883,11 @@ func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed u
 	if err != nil {
 		return true, err
 	}
+	if _, pe, ok := probitOf(p.Energy, p.Prior); ok && t.Beta() == 1 {
+		if chosen, err := chooseAugment(ctx, c, p, t, lay, pe); chosen || err != nil {
+			return true, err
+		}
+	}
 	if p.Len() < exactmh.AutoSmallN {
 		return true, smallMultilevelChoice(ctx, c, p, t, lay, seed)
 	}

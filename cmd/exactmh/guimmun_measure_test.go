@@ -29,6 +29,7 @@ var (
 	gmWarmup  = flag.Int("gmwarmup", 1000, "TestGuimmunGibbsMeasure: warmup sweeps per chain")
 	gmDraws   = flag.Int("gmdraws", 1000, "TestGuimmunGibbsMeasure: draws per chain")
 	gmProf    = flag.String("gmprof", "", "TestGuimmunGibbsMeasure: write a CPU profile of the sampling here")
+	gmAugment = flag.Bool("gmaugment", false, "TestGuimmunGibbsMeasure: GroupGibbs{Augment: true} (the data-augmentation sweep) instead")
 )
 
 // TestGuimmunGibbsMeasure runs GroupGibbs (cond, shear, tail, FixedNewton,
@@ -62,6 +63,9 @@ func TestGuimmunGibbsMeasure(t *testing.T) {
 		FixedNewton: true, NewtonEvery: *gmNE, JointScale: *gmJS, JointScalePow: *gmPow}
 	if *gmExact {
 		k.ExactBelow = p.Len() + 1
+	}
+	if *gmAugment {
+		k = ml.GroupGibbs{Center: c, Augment: true}
 	}
 	if *gmProf != "" {
 		fh, err := os.Create(*gmProf)

@@ -1,0 +1,662 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package multilevel
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/sparse"
+)
+
+// ProbitGLM is a SparseRowGLM that can say it is probit regression with
+// unit weights, U_i = −log Φ((2y_i − 1)·η_i), y_i ∈ {0, 1}, η_i = x_iᵀw +
+// o_i (model.SparseGLM of model.ProbitFamily): the model GroupGibbs's
+// data-augmentation sweep samples (GroupGibbs.Augment; docs/multilevel.md,
+// "Probit by augmentation").
+type ProbitGLM interface {
+	SparseRowGLM
+	// Probit reports whether the energy is probit regression's with unit
+	// weights.
+	Probit() bool
+	// Response returns y_i.
+	Response(i int) float64
+	// Offset returns o_i (0 without offsets).
+	Offset(i int) float64
+}
+
+// probitOf returns the layout and energy of a probit multilevel model
+// the augmentation samples: a ProbitGLM whose Probit is true under a
+// prior that is a Layout of random-effect terms with a sparse Hessian,
+// of the energy's dimension.
+func probitOf(e exactmh.Energy, p exactmh.Prior) (Layout, ProbitGLM, bool) {
+	pe, ok := e.(ProbitGLM)
+	if !ok || !pe.Probit() {
+		return nil, nil, false
+	}
+	lay, ok := p.(Layout)
+	if !ok || lay.NumTerms() == 0 || len(lay.Blocks()) != e.Dim() {
+		return nil, nil, false
+	}
+	if _, ok := p.(exactmh.SparseHessianer); !ok {
+		return nil, nil, false
+	}
+	return lay, pe, true
+}
+
+// IsProbit reports whether p is a probit multilevel model GroupGibbs's
+// data-augmentation sweep samples (GroupGibbs.Augment): probit regression
+// with unit weights (ProbitGLM) under a multilevel prior, untempered.
+func IsProbit(p *exactmh.Posterior) bool {
+	_, _, ok := probitOf(p.Energy, p.Prior)
+	return ok && (p.Beta == 0 || p.Beta == 1)
+}
+
+// augHooks are the test hooks of the augmentation sweep (mutants, set
+// from export tests; zero in every real kernel).
+type augHooks struct {
+	// flipSide truncates z_i to the wrong side of 0 (z_i ≤ 0 where y_i =
+	// 1 and z_i > 0 where y_i = 0).
+	flipSide bool
+	// asisNoPrior draws τ in the interweaving step from the latent
+	// data's Gaussian factor alone and keeps it (the prior on τ dropped);
+	// asisCentred takes its prior ratio as the centred form's, without
+	// the (G − 1)·ℓ of the non-centred one.
+	asisNoPrior, asisCentred bool
+	// staleB draws the location vector from b = Xᵀ(z − o) of the previous
+	// sweep's latent variables.
+	staleB bool
+	// pxNoJacobian leaves the Jacobian g^{len(eff)} of the location
+	// vector's scaling out of the expanded move's g (g^N alone).
+	pxNoJacobian bool
+	// pxOff makes no expanded move.
+	pxOff bool
+	// marginalOff makes no marginal scale move; marginalNoJacobian
+	// leaves the term's G·ℓ out of its target (the effects' prior taken
+	// at u = τũ without the Jacobian τ^G of the non-centred form).
+	marginalOff, marginalNoJacobian bool
+	// attenuationOff makes the marginal scale move's k_t 0 (the
+	// non-centred update of τ_t alone; exact, not a mutant).
+	attenuationOff bool
+}
+
+// augRows are the rows of a probit model copied into compressed sparse
+// row form, read once a sweep.
+type augRows struct {
+	ptr []int
+	col []int32
+	val []float64
+}
+
+// gram returns XᵀΩX (the lower triangle's pattern and values), Ω =
+// diag(ω) (nil: the identity). It is M of the Gaussian model given the
+// latent variables: fixed for the probit augmentation's unit variances,
+// and the per-sweep precision of a scale-mixture augmentation whose
+// latent variances 1/ω_i change.
+func (r *augRows) gram(d int, omega []float64) (*sparse.SymCSC, error) {
+	tr := sparse.NewTriplet(d)
+	for j := range d {
+		tr.Add(j, j, 0) // every coordinate on the diagonal: a column no datum holds is the prior's
+	}
+	for i := range len(r.ptr) - 1 {
+		w := 1.0
+		if omega != nil {
+			w = omega[i]
+		}
+		lo, hi := r.ptr[i], r.ptr[i+1]
+		for a := lo; a < hi; a++ {
+			for b := lo; b <= a; b++ {
+				tr.Add(int(r.col[a]), int(r.col[b]), w*r.val[a]*r.val[b])
+			}
+		}
+	}
+	return tr.SymCSC()
+}
+
+// asisTerm is an independent random term's interweaving step: its term,
+// and c, the curvature −∂²_τ log p(τ) of a Gaussian factor
+// e^{−cτ²/2} of its scale's prior that the step's proposal holds.
+type asisTerm struct {
+	gaussTerm
+	c float64
+	// k is the exponent of the other coordinates' scaling in the
+	// marginal scale move (marginalScale): τ_t²/(1 + Σ τ²) at the centre,
+	// then at warmup's means of τ² (SetWarmup); width is its slice width
+	// in s (marginalWidth, then 3 times warmup's mean |s| of the move).
+	k, width float64
+}
+
+// augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
+// model (Albert and Chib, JASA 88, 1993): with latent z_i ~ N(η_i, 1),
+// y_i = 1{z_i > 0}, the model given z is the Gaussian multilevel model
+// with σ = 1 known, M = XᵀX fixed and b = Xᵀ(z − o). One transition:
+//
+//  1. z | w: each z_i from N(η_i, 1) truncated to z_i > 0 (y_i = 1) or
+//     z_i ≤ 0 (y_i = 0) by truncAbove, exact in any tail; b is summed in
+//     the same pass, O(nnz X);
+//  2. w = (β, u) | z, τ jointly, the Gaussian sweep's update 1
+//     (gaussChain.drawW: the sparse Cholesky factor of P = M +
+//     diag(τ⁻²) + H_F, its pattern analysed once);
+//  3. each log τ | u, the Gaussian sweep's update 3 (centred), and the
+//     correlated factors' slice updates;
+//  4. each independent term's τ again in the non-centred form
+//     (interweave; Yu and Meng, JCGS 20, 2011): ũ = u/τ held, τ drawn
+//     from its conditional given ũ, z and the rest, then u = τũ.
+//
+// z is drawn afresh every sweep and kept nowhere: the chain is a Markov
+// chain on θ alone, each update leaving π(θ)·p(z | θ) invariant. Proven
+// by TestAugmentMoments (against NUTS) and TestAugmentSBC, with the
+// mutants of augHooks caught.
+type augChain struct {
+	*gaussChain
+	ah    augHooks
+	rows  augRows
+	y     []bool // y_i = 1
+	off   []float64
+	bNext []float64 // the staleB mutant's next b
+	asis  []asisTerm
+	asisN int64 // interweaving draws accepted (asis_accept in Params)
+	asisT int64 // and made
+	// The parameter-expanded scale move (expand): whether it applies (no
+	// offsets), the log scales it shifts, ‖z − o‖² of the sweep's z, and
+	// its counts.
+	px    bool
+	pxLog []int
+	zz    float64
+	pxN   int64
+	pxT   int64
+	// The marginal scale moves (marginalScale): the energy, the linear
+	// predictors η and a term's a = Z_kũ_k, and the slice width in log τ.
+	pe        ProbitGLM
+	eta, a, r []float64
+	// Warmup (SetWarmup): the sums of τ² per scale of pxLog and of |s|
+	// per marginal move, over nWarm sweeps, from which k_t and each
+	// term's slice width are set until warmup ends.
+	uCur   float64 // the energy at θ where the last marginal move left it (NaN: unknown)
+	warm   bool
+	nWarm  float64
+	tauSum []float64
+	absSum []float64
+}
+
+// startAugment returns the augmentation sweep's chain on the probit
+// multilevel model (lay, pe) at θ0, the fixed effects' prior expanded at
+// centre (θ0 when nil), as gaussChain's.
+func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, theta0, centre []float64, hooks augHooks) (*augChain, error) {
+	if t.Beta() != 1 {
+		return nil, fmt.Errorf("%s: Augment samples the untempered probit model; β = %v", name, t.Beta())
+	}
+	n, d := pe.Len(), pe.Dim()
+	c := &augChain{ah: hooks, y: make([]bool, n), off: make([]float64, n), pe: pe, eta: make([]float64, n), a: make([]float64, n), r: make([]float64, n)}
+	c.rows.ptr = make([]int, n+1)
+	var cols []int32
+	var vals []float64
+	for i := range n {
+		cols, vals = pe.SparseRow(i, cols[:0], vals[:0])
+		for k, j := range cols {
+			if vals[k] != 0 {
+				c.rows.col = append(c.rows.col, j)
+				c.rows.val = append(c.rows.val, vals[k])
+			}
+		}
+		c.rows.ptr[i+1] = len(c.rows.col)
+		switch y := pe.Response(i); y {
+		case 0, 1:
+			c.y[i] = y == 1
+		default:
+			return nil, fmt.Errorf("%s: probit label y[%d] = %v, want 0 or 1", name, i, y)
+		}
+		c.off[i] = pe.Offset(i)
+	}
+	m, err := c.rows.gram(d, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: XᵀX: %w", name, err)
+	}
+	b := make([]float64, d)
+	g, err := newGaussChain(name, t, lay, t.Prior(), m, b, true, theta0, centre, gaussHooks{})
+	if err != nil {
+		return nil, err
+	}
+	c.gaussChain = g
+	if hooks.staleB {
+		c.bNext = make([]float64, d)
+		c.sumB(c.theta, b) // the first sweep's stale b: the latent data's means
+	}
+	for _, tm := range g.terms {
+		c.asis = append(c.asis, asisTerm{gaussTerm: tm, c: c.priorCurvature(tm)})
+		c.pxLog = append(c.pxLog, tm.logTau)
+	}
+	for _, cf := range g.corr {
+		c.pxLog = append(c.pxLog, cf.logTau...)
+	}
+	v := 1.0 // the latent variance 1 + Σ τ² at the centre
+	for _, j := range c.pxLog {
+		v += math.Exp(2 * c.centre[j])
+	}
+	for k := range c.asis {
+		c.asis[k].width = marginalWidth
+		if !hooks.attenuationOff {
+			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
+		}
+	}
+	c.tauSum, c.absSum = make([]float64, len(c.pxLog)), make([]float64, len(c.asis))
+	c.px = !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
+	return c, nil
+}
+
+// sumB sets b = Xᵀ(η − o) at θ's w: b of latent data at their means.
+func (c *augChain) sumB(theta, b []float64) {
+	clear(b)
+	for i := range c.y {
+		lo, hi := c.rows.ptr[i], c.rows.ptr[i+1]
+		var eta float64
+		for k := lo; k < hi; k++ {
+			eta += c.rows.val[k] * theta[c.rows.col[k]]
+		}
+		for k := lo; k < hi; k++ {
+			b[c.rows.col[k]] += c.rows.val[k] * eta
+		}
+	}
+}
+
+// priorCurvature returns c ≥ 0 of the Gaussian factor e^{−cτ²/2} the
+// interweaving proposal of term tm takes from its scale's prior p(τ):
+// 2(f(1) − f(2))/3 for f(τ) = log p(τ) up to a constant, exactly 1/s²
+// for a half-normal(s) prior (whose interweaving draws are then always
+// kept), evaluated at the centre with the term's effects at 0 (so that
+// a chain restarted anywhere takes the same c). The draws are exact for
+// any c: it only sets how much of the prior the proposal holds.
+func (c *augChain) priorCurvature(tm gaussTerm) float64 {
+	x := c.next
+	copy(x, c.centre)
+	for g := range tm.levels {
+		x[tm.start+g*tm.stride] = 0
+	}
+	f := func(tau float64) float64 {
+		x[tm.logTau] = math.Log(tau)
+		return c.t.LogPrior(x) + float64(tm.levels-1)*math.Log(tau) // see interweave: log p(τ) = log π + (G − 1)ℓ
+	}
+	k := 2 * (f(1) - f(2)) / 3
+	if !(k > 0) || math.IsInf(k, 0) {
+		return 0
+	}
+	return k
+}
+
+// Step makes one sweep.
+func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	b := c.b
+	if c.ah.staleB {
+		b = c.bNext
+	}
+	c.drawZ(rng, b)
+	n := len(c.y)
+	c.t.Count(n)
+	if _, _, err := c.drawW(rng); err != nil {
+		return exactmh.Info{}, err
+	}
+	if c.px {
+		if err := c.expand(rng); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
+	for _, tm := range c.terms {
+		if err := c.drawTau(rng, tm); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
+	c.drawCorr(rng)
+	for k := range c.asis {
+		if err := c.interweave(rng, &c.asis[k]); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
+	if c.ah.staleB {
+		copy(c.b, c.bNext)
+	}
+	// z is spent: every move from here is one of π(θ) alone.
+	if !c.ah.marginalOff && len(c.asis) > 0 {
+		c.linearPredictors()
+		c.uCur = math.NaN() // the sweep's updates moved θ
+		for k := range c.asis {
+			x := c.marginalScale(rng, &c.asis[k])
+			if c.warm {
+				c.absSum[k] += math.Abs(x)
+			}
+		}
+	}
+	if c.warm {
+		c.adapt()
+	}
+	return exactmh.Info{Accepted: true, AcceptProb: math.NaN(), LogDensity: math.NaN(), Batch: n, Distinct: n}, nil
+}
+
+// drawZ is update 1: each z_i given η_i, summing b = Xᵀ(z − o) into b.
+func (c *augChain) drawZ(rng *rand.Rand, b []float64) {
+	clear(b)
+	w := c.theta
+	ptr, col, val := c.rows.ptr, c.rows.col, c.rows.val
+	var zz float64
+	defer func() { c.zz = zz }()
+	for i, yi := range c.y {
+		lo, hi := ptr[i], ptr[i+1]
+		eta := c.off[i]
+		for k := lo; k < hi; k++ {
+			eta += val[k] * w[col[k]]
+		}
+		// z = η + x with x > −η (y = 1), z = η − x with x ≥ η (y = 0).
+		var r float64
+		if yi != c.ah.flipSide {
+			r = eta + truncAbove(rng, -eta)
+		} else {
+			r = eta - truncAbove(rng, eta)
+		}
+		r -= c.off[i]
+		zz += r * r
+		for k := lo; k < hi; k++ {
+			b[col[k]] += val[k] * r
+		}
+	}
+}
+
+// expand is the parameter-expanded scale move (Liu and Wu, JASA 94, 1999;
+// Liu and Sabatti, Biometrika 87, 2000), made after update 2 on a model
+// without offsets: the whole state (z, w, log τ) moved along the group
+// z → gz, w → gw (every fixed and group effect), τ → gτ (every random
+// term's and correlated factor's scale; correlations kept), g > 0, which
+// keeps each z_i's sign, so every y_i. In s = log g (the group's Haar
+// measure ds) the state's density along its orbit is
+//
+//	h(s) = −½e^{2s}R + (N + E)s + log p(T_s θ),  R = ‖z − Xw‖²,
+//
+// N + E the coordinates scaled (the Jacobian g^{N+E}, E = len(eff)), and
+// log p the log prior. v = e^{2s} ~ Gamma((N + E)/2, R/2) holds the first
+// two terms exactly; the draw is kept with probability min(1,
+// p(T_s θ)/p(θ)), an independence Metropolis–Hastings update of the
+// orbit's position, which leaves π(θ)·p(z | θ) invariant. It moves the
+// latent scale with everything measured in it — the direction along
+// which a binary model's fixed effects, group effects and scales change
+// together (β ∝ √(1 + Σ τ²)), which the Gibbs updates, each given z,
+// take in steps of 1/√N. b and ‖z‖² follow z.
+func (c *augChain) expand(rng *rand.Rand) error {
+	th := c.theta
+	w := th[:c.dw]
+	var bw float64
+	for j, bj := range c.b {
+		bw += bj * w[j]
+	}
+	R := c.zz - 2*bw + c.m.Quad(w, zeros(c.mw))
+	if !(R > 0) || math.IsInf(R, 0) {
+		return nil
+	}
+	k := float64(len(c.y) + len(c.eff))
+	if c.ah.pxNoJacobian {
+		k = float64(len(c.y))
+	}
+	s := 0.5 * math.Log(gammaDraw(rng, k/2)/(R/2))
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return nil
+	}
+	g := math.Exp(s)
+	copy(c.next, th)
+	for _, j := range c.eff {
+		c.next[j] *= g
+	}
+	for _, j := range c.pxLog {
+		c.next[j] += s
+	}
+	lpNew := c.t.LogPrior(c.next)
+	la := lpNew - c.lp
+	if math.IsNaN(la) {
+		return fmt.Errorf("GroupGibbs: the expanded scale move's prior ratio is NaN (log prior %v → %v)", c.lp, lpNew)
+	}
+	c.pxT++
+	if la >= 0 || rng.Float64() < math.Exp(la) {
+		copy(c.theta, c.next)
+		c.lp = lpNew
+		for j := range c.b {
+			c.b[j] *= g
+		}
+		c.zz *= g * g
+		c.pxN++
+	}
+	return nil
+}
+
+// interweave is update 4 for term a: τ given ũ = u/τ, z and the other
+// coordinates. With ũ held, the term adds τ·Z_aũ to every η, and z ~
+// N(η, 1) gives τ the Gaussian factor exp(−Aτ²/2 + Bτ),
+//
+//	A = ũᵀM_aaũ,  B = ũᵀ(b − Mw)_a + τA
+//
+// (from the sufficient statistics: no datum read). The non-centred
+// density has no τ in ũ's prior N(0, I): the Jacobian τ^G of u = τũ
+// cancels the G factors 1/τ of u's N(0, τ²), so τ's conditional is that
+// factor times p(τ), the scale's prior in τ (log p(τ) = log π(θ) +
+// (G − 1)·log τ up to a constant, at u = τũ: the prior in ℓ = log τ
+// carries the Jacobian τ). The proposal is the Gaussian N(B/(A + c),
+// 1/(A + c)) truncated to τ > 0, which holds the factor e^{−cτ²/2} of the
+// prior (asisTerm.c), drawn independently of the current τ and kept with
+// probability min(1, p(τ′)e^{cτ′²/2}/(p(τ)e^{cτ²/2})): an exact
+// independence Metropolis–Hastings update of τ's conditional, always kept
+// for a half-normal prior.
+func (c *augChain) interweave(rng *rand.Rand, a *asisTerm) error {
+	th := c.theta
+	lt := a.logTau
+	tau := math.Exp(th[lt])
+	c.m.MulVec(c.mw, th[:c.dw])
+	var A, S float64
+	for g := range a.levels {
+		j := a.start + g*a.stride
+		uj := th[j] / tau
+		S += uj * (c.b[j] - c.mw[j])
+		for p := c.m.ColPtr[j]; p < c.m.ColPtr[j+1]; p++ {
+			i := c.m.RowIdx[p]
+			if i == j {
+				A += c.m.Val[p] * uj * uj
+			} else if a.has(i) {
+				A += 2 * c.m.Val[p] * uj * th[i] / tau
+			}
+		}
+	}
+	B := S + tau*A
+	k := a.c
+	if c.ah.asisNoPrior {
+		k = 0
+	}
+	prec := A + k
+	if !(prec > 0) || math.IsInf(prec, 0) || math.IsNaN(B) {
+		return nil // no data and a flat prior: the centred update alone
+	}
+	sd := 1 / math.Sqrt(prec)
+	mean := B / prec
+	tNew := mean + sd*truncAbove(rng, -mean/sd)
+	if !(tNew > 0) || math.IsInf(tNew, 0) {
+		return nil // below the smallest positive float: no move
+	}
+	lNew := math.Log(tNew)
+	copy(c.next, th)
+	r := tNew / tau
+	for g := range a.levels {
+		c.next[a.start+g*a.stride] *= r
+	}
+	c.next[lt] = lNew
+	lpNew := c.t.LogPrior(c.next)
+	c.asisT++
+	la := lpNew - c.lp + float64(a.levels-1)*(lNew-th[lt]) + k*(tNew*tNew-tau*tau)/2
+	if c.ah.asisCentred {
+		la -= float64(a.levels-1) * (lNew - th[lt])
+	}
+	if math.IsNaN(la) {
+		return fmt.Errorf("GroupGibbs: the interweaving step of θ[%d]: its prior ratio is NaN (log prior %v → %v)", lt, c.lp, lpNew)
+	}
+	if c.ah.asisNoPrior || la >= 0 || rng.Float64() < math.Exp(la) {
+		copy(c.theta, c.next)
+		c.lp = lpNew
+		c.asisN++
+	}
+	return nil
+}
+
+// has reports whether coordinate i is one of the term's effects.
+func (a *asisTerm) has(i int) bool {
+	k := i - a.start
+	return k >= 0 && k%a.stride == 0 && k/a.stride < a.levels
+}
+
+// Params reports the interweaving step's acceptance (asis_accept).
+func (c *augChain) Params() map[string]float64 {
+	p := map[string]float64{"asis_accept": math.NaN(), "expand_accept": math.NaN()}
+	if c.asisT > 0 {
+		p["asis_accept"] = float64(c.asisN) / float64(c.asisT)
+	}
+	if c.pxT > 0 {
+		p["expand_accept"] = float64(c.pxN) / float64(c.pxT)
+	}
+	return p
+}
+
+// SetWarmup implements exactmh.WarmupAware: during warmup the marginal
+// scale moves' k_t and widths follow the sweeps' means (adapt); after it
+// they stay fixed, so that each sampling sweep is the same exact kernel.
+func (c *augChain) SetWarmup(on bool) { c.warm = on }
+
+// adapt adds the sweep's τ² to warmup's sums and sets each term's k_t =
+// E τ_t²/(1 + Σ E τ²) and width = 3·E|s| (within [0.02, 2]) from them.
+func (c *augChain) adapt() {
+	c.nWarm++
+	v := 1.0
+	for q, j := range c.pxLog {
+		c.tauSum[q] += math.Exp(2 * c.theta[j])
+		v += c.tauSum[q] / c.nWarm
+	}
+	for k := range c.asis {
+		a := &c.asis[k]
+		if c.nWarm >= 20 {
+			a.width = min(max(3*c.absSum[k]/c.nWarm, 0.02), 2)
+		}
+		if !c.ah.attenuationOff {
+			a.k = c.tauSum[slices.Index(c.pxLog, a.logTau)] / c.nWarm / v
+		}
+	}
+}
+
+// MarshalState saves the counters and warmup's adaptation (θ is the whole
+// state otherwise: z is drawn afresh each sweep), floats exactly.
+func (c *augChain) MarshalState() ([]byte, error) {
+	b := fmt.Appendf(nil, "%d %d %d %d %t %v", c.asisN, c.asisT, c.pxN, c.pxT, c.warm, c.nWarm)
+	for _, x := range c.tauSum {
+		b = fmt.Appendf(b, " %v", x)
+	}
+	for k, x := range c.absSum {
+		b = fmt.Appendf(b, " %v %v %v", x, c.asis[k].k, c.asis[k].width)
+	}
+	return b, nil
+}
+
+// UnmarshalState restores what MarshalState saved.
+func (c *augChain) UnmarshalState(b []byte) error {
+	r := bytes.NewReader(b)
+	_, err := fmt.Fscan(r, &c.asisN, &c.asisT, &c.pxN, &c.pxT, &c.warm, &c.nWarm)
+	for q := range c.tauSum {
+		if err == nil {
+			_, err = fmt.Fscan(r, &c.tauSum[q])
+		}
+	}
+	for k := range c.absSum {
+		if err == nil {
+			_, err = fmt.Fscan(r, &c.absSum[k], &c.asis[k].k, &c.asis[k].width)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the augmentation sweep's state %q: %w", b, err)
+	}
+	if c.asisN < 0 || c.asisN > c.asisT || c.pxN < 0 || c.pxN > c.pxT {
+		return errors.New("the augmentation sweep's state: counts out of range")
+	}
+	return nil
+}
+
+// truncAbove draws x ~ N(0, 1) conditioned on x > a, exactly, 0
+// allocations. For a < 0.25 by rejection from N(0, 1) (accepting at least
+// 0.40 of draws); above, by Robert's exponential rejection (Statistics
+// and Computing 5, 1995): x = a + E/λ, E ~ Exp(1), λ = (a + √(a² + 4))/2,
+// kept if E′ > (x − λ)²/2 for E′ ~ Exp(1), i.e. with probability
+// e^{−(x−λ)²/2}, which accepts at least 0.79 of proposals and only
+// improves as a grows, so that a far tail (a = 40) costs what a = 1 does.
+// The two methods cost the same near a = 0.25 (TestTruncAbove).
+func truncAbove(rng *rand.Rand, a float64) float64 {
+	if a < truncSwitch {
+		for {
+			if x := rng.NormFloat64(); x > a {
+				return x
+			}
+		}
+	}
+	lam := (a + math.Sqrt(a*a+4)) / 2
+	for {
+		x := a + rng.ExpFloat64()/lam
+		if d := x - lam; rng.ExpFloat64() > d*d/2 {
+			return x
+		}
+	}
+}
+
+// truncSwitch is the a above which truncAbove rejects from the
+// exponential.
+const truncSwitch = 0.25
+
+// augmentMaxN is the largest N the automatic default samples a probit
+// multilevel model by augmentation: a sweep reads every datum (and draws
+// a latent variable for each), where the minibatch sweep reads a few; at
+// and above it the minibatch route (multilevelChoice).
+const augmentMaxN = 200_000
+
+// augmentMaxFill is the largest number of entries of the factor of P the
+// automatic default accepts for the augmentation sweep, which factors P
+// once a sweep.
+const augmentMaxFill = 5_000_000
+
+// chooseAugment is the automatic default's choice on a probit multilevel
+// model with N < augmentMaxN: GroupGibbs's augmentation sweep, started
+// at the Laplace-EM centre, where the factor of P has at most
+// augmentMaxFill entries (false otherwise: the minibatch route). It reads
+// every datum a sweep but moves every location parameter jointly and
+// each τ in both forms, so no pilot is run.
+func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout, pe ProbitGLM) (bool, error) {
+	if p.Len() >= augmentMaxN {
+		return false, nil
+	}
+	c.Progress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
+	centre, sd, err := multilevelCenter(ctx, t, lay)
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		centre, sd = nil, nil // the chain's own start: the augmentation needs no centre
+	}
+	k := GroupGibbs{Center: centre, Augment: true}
+	init := centre
+	if init == nil {
+		init = make([]float64, p.Dim())
+	}
+	ch, err := startAugment(k.Name(), t, lay, pe, init, centre, augHooks{})
+	if err != nil {
+		return false, nil
+	}
+	fill := ch.chol.Symbolic().FactorNNZ()
+	if fill > augmentMaxFill {
+		return false, nil
+	}
+	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
+	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
+	return true, nil
+}

@@ -1,0 +1,52 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package multilevel
+
+import (
+	"math/rand/v2"
+	"strings"
+)
+
+// AugmentMutant returns k (Augment on) with the augmentation sweep's
+// mutant name: "flip" (z truncated to the wrong side of 0), "asis-prior"
+// (the interweaving τ drawn without its prior), "asis-centred" (its
+// prior ratio the centred form's), "stale-b" (the joint draw
+// from the previous sweep's b), "px-jacobian" (the expanded move without
+// the location vector's Jacobian), "marginal-jacobian" (the marginal
+// scale move without G·ℓ). Other names: no mutant. Also "no-marginal"
+// and "no-px", which leave out a move (exact, not mutants). names is a
+// comma-separated list of them.
+func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
+	k.Augment = true
+	for _, name := range strings.Split(names, ",") {
+		k = augmentMutant(k, name)
+	}
+	return k
+}
+
+func augmentMutant(k GroupGibbs, name string) GroupGibbs {
+	switch name {
+	case "flip":
+		k.augment.flipSide = true
+	case "asis-prior":
+		k.augment.asisNoPrior = true
+	case "asis-centred":
+		k.augment.asisCentred = true
+	case "stale-b":
+		k.augment.staleB = true
+	case "px-jacobian":
+		k.augment.pxNoJacobian = true
+	case "marginal-jacobian":
+		k.augment.marginalNoJacobian = true
+	case "no-marginal":
+		k.augment.marginalOff = true
+	case "no-px":
+		k.augment.pxOff = true
+	}
+	return k
+}
+
+// TruncAbove is truncAbove.
+func TruncAbove(rng *rand.Rand, a float64) float64 { return truncAbove(rng, a) }
