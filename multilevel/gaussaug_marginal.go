@@ -51,7 +51,6 @@ func (c *augChain) linearPredictors() {
 // about 1/√N); this one does not. Each evaluation reads every datum
 // (counted).
 func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
-	const maxWidths = 32
 	th := c.theta
 	kt := t.k
 	ptr, col, val := c.rows.ptr, c.rows.col, c.rows.val
@@ -108,29 +107,9 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		}
 		return v
 	}
-	y := f(0) + math.Log(1-rng.Float64()) // log(u·h(0)), u ∈ (0, 1]
+	fx0 := f(0)
 	u0 := lastU
-	w := t.width
-	lo := -w * rng.Float64()
-	hi := lo + w
-	jl := int(maxWidths * rng.Float64())
-	kr := maxWidths - 1 - jl
-	for ; jl > 0 && f(lo) >= y; jl-- {
-		lo -= w
-	}
-	for ; kr > 0 && f(hi) >= y; kr-- {
-		hi += w
-	}
-	// Shrinkage: 0 is in the slice, so the interval closes on it.
-	x := lo + (hi-lo)*rng.Float64()
-	for x != 0 && f(x) < y {
-		if x < 0 {
-			lo = x
-		} else {
-			hi = x
-		}
-		x = lo + (hi-lo)*rng.Float64()
-	}
+	x := sliceStep(rng, f, 0, fx0, t.width)
 	if x == 0 {
 		c.uCur = u0 // θ unchanged
 		return 0

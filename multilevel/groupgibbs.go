@@ -2106,11 +2106,41 @@ func scaleCondAgrees(t *exactmh.Target, p scaleConditional, th []float64, j int)
 // of p (ScaleTerm), on its full conditional ScaleLogConditional: the same
 // stepping out and shrinkage, the same draws of rng.
 func sliceScale(rng *rand.Rand, p scaleConditional, theta, next []float64, j int, w float64) (moved bool) {
-	const maxWidths = 32
 	g, ss, _ := p.ScaleTerm(theta, j)
 	f := func(x float64) float64 { return p.ScaleLogConditional(j, x, g, ss) }
 	x0 := theta[j]
-	y := f(x0) + math.Log(1-rng.Float64())
+	x := sliceStep(rng, f, x0, f(x0), w)
+	theta[j], next[j] = x, x
+	return x != x0
+}
+
+// slicePrior updates each θ[j], j in free, by sliceStep on the target's
+// log prior, θ[j]'s full conditional when no row holds it (the log
+// scales, the correlation coordinates), and sets next[j] to the same
+// value. It reports whether one moved. GroupGibbs's sweep and its
+// Gaussian sweep (gaussgibbs_corr.go) share it.
+func slicePrior(rng *rand.Rand, t *exactmh.Target, theta, next []float64, free []int, widths []float64) (moved bool) {
+	for q, j := range free {
+		x0 := theta[j]
+		f := func(x float64) float64 { return freeLogPrior(t, theta, j, x0, x) }
+		x := sliceStep(rng, f, x0, t.LogPrior(theta), widths[q])
+		theta[j], next[j] = x, x
+		moved = moved || x != x0
+	}
+	return moved
+}
+
+// sliceStep makes one slice-sampling update of a scalar x0 whose log
+// density f has the value fx0 at x0, by stepping out and shrinkage (Neal
+// 2003, §4: at most 32 widths of w, split at random), and returns the new
+// point. It draws rng in a fixed order (the level, the interval's offset,
+// the split, then one draw a shrinkage step) and evaluates f last at the
+// point it returns unless that is x0: callers that cache f's work read it
+// there (augChain.marginalScale). Every slice move of the package is this
+// step.
+func sliceStep(rng *rand.Rand, f func(float64) float64, x0, fx0, w float64) float64 {
+	const maxWidths = 32
+	y := fx0 + math.Log(1-rng.Float64()) // log(u·h(x0)), u ∈ (0, 1]
 	lo := x0 - w*rng.Float64()
 	hi := lo + w
 	jl := int(maxWidths * rng.Float64())
@@ -2121,8 +2151,9 @@ func sliceScale(rng *rand.Rand, p scaleConditional, theta, next []float64, j int
 	for ; kr > 0 && f(hi) >= y; kr-- {
 		hi += w
 	}
+	// Shrinkage: x0 is in the slice, so the interval closes on it.
 	x := lo + (hi-lo)*rng.Float64()
-	for f(x) < y && x != x0 {
+	for x != x0 && f(x) < y {
 		if x < x0 {
 			lo = x
 		} else {
@@ -2130,46 +2161,7 @@ func sliceScale(rng *rand.Rand, p scaleConditional, theta, next []float64, j int
 		}
 		x = lo + (hi-lo)*rng.Float64()
 	}
-	theta[j], next[j] = x, x
-	return x != x0
-}
-
-// slicePrior updates each θ[j], j in free, by slice sampling with
-// stepping out (Neal 2003, §4: at most 32 widths of widths[k], split at
-// random) on the target's log prior, θ[j]'s full conditional when no row
-// holds it (the log scales, the correlation coordinates), and sets next[j]
-// to the same value. It reports whether one moved. GroupGibbs's sweep and
-// its Gaussian sweep (gaussgibbs_corr.go) share it.
-func slicePrior(rng *rand.Rand, t *exactmh.Target, theta, next []float64, free []int, widths []float64) (moved bool) {
-	const maxWidths = 32
-	for q, j := range free {
-		w := widths[q]
-		x0 := theta[j]
-		y := t.LogPrior(theta) + math.Log(1-rng.Float64()) // log(u·p(x0)), u ∈ (0, 1]
-		lo := x0 - w*rng.Float64()
-		hi := lo + w
-		jl := int(maxWidths * rng.Float64())
-		kr := maxWidths - 1 - jl
-		for ; jl > 0 && freeLogPrior(t, theta, j, x0, lo) >= y; jl-- {
-			lo -= w
-		}
-		for ; kr > 0 && freeLogPrior(t, theta, j, x0, hi) >= y; kr-- {
-			hi += w
-		}
-		// Shrinkage: x0 is in the slice, so the interval closes on it.
-		x := lo + (hi-lo)*rng.Float64()
-		for freeLogPrior(t, theta, j, x0, x) < y && x != x0 {
-			if x < x0 {
-				lo = x
-			} else {
-				hi = x
-			}
-			x = lo + (hi-lo)*rng.Float64()
-		}
-		theta[j], next[j] = x, x
-		moved = moved || x != x0
-	}
-	return moved
+	return x
 }
 
 // freeLogPrior returns log p(θ) with θ[j] = x, θ[j] = x0 on return (NaN:
