@@ -7,8 +7,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"math"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -84,21 +82,7 @@ func TestGuimmunGibbsMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu := processCPU() - cpu0
-	s := res.Summary()
-	rh, es := 0.0, math.Inf(1)
-	rn, en := "", ""
-	var parts []string
-	for _, q := range s.Params {
-		if q.RHat > rh {
-			rh, rn = q.RHat, q.Name
-		}
-		if q.ESSBulk < es {
-			es, en = q.ESSBulk, q.Name
-		}
-		if strings.HasPrefix(q.Name, "log_tau") {
-			parts = append(parts, fmt.Sprintf("%s ESS %.0f", q.Name, q.ESSBulk))
-		}
-	}
-	t.Logf("exact=%t free=%d js=%d pow=%v ne=%d: sampling CPU %.1fs, %.0f data a sweep of N = %d; max R-hat %.3f (%s), min bulk ESS %.0f (%s); %s; %v",
-		*gmExact, *gmFree, *gmJS, *gmPow, *gmNE, cpu.Seconds(), res.Sampling().MeanBatch(), p.Len(), rh, rn, es, en, strings.Join(parts, "; "), res.Chains[0].Params)
+	worst := worstLine(res.Summary(), func(_ int, name string) bool { return strings.HasPrefix(name, "log_tau") }, false)
+	t.Logf("exact=%t free=%d js=%d pow=%v ne=%d: sampling CPU %.1fs, %.0f data a sweep of N = %d; %s; %v",
+		*gmExact, *gmFree, *gmJS, *gmPow, *gmNE, cpu.Seconds(), res.Sampling().MeanBatch(), p.Len(), worst, res.Chains[0].Params)
 }

@@ -88,7 +88,15 @@ func TestGroupGibbsJointMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpu := processCPU() - cpu0
-	s := res.Summary()
+	worst := worstLine(res.Summary(), func(j int, name string) bool { return j < 3 || strings.HasPrefix(name, "log_tau") }, true)
+	t.Logf("%s joint=%d rho=%v full=%t newton=%t every=%d free=%d shear=%d ratio=%v tail=%v cond=%t: sampling CPU %.1fs, %.0f data per sweep of N = %d; %s; %v",
+		*jointMeasure, *jointN, *jointRho, *jointFull, *jointNewton, *jointEvery, *jointFree, *jointShear, *jointRatio, *jointTail, *jointCond, cpu.Seconds(), res.Sampling().MeanBatch(), p.Len(), worst, res.Chains[0].Params)
+}
+
+// worstLine returns a harness's log of a run: the largest R-hat and the
+// smallest bulk ESS over every parameter with their names, then the bulk
+// ESS (and with rhat the R-hat) of each parameter keep takes.
+func worstLine(s *exactmh.Summary, keep func(j int, name string) bool, rhat bool) string {
 	rh, es := 0.0, math.Inf(1)
 	rn, en := "", ""
 	var parts []string
@@ -99,12 +107,15 @@ func TestGroupGibbsJointMeasure(t *testing.T) {
 		if q.ESSBulk < es {
 			es, en = q.ESSBulk, q.Name
 		}
-		if j < 3 || strings.HasPrefix(q.Name, "log_tau") {
-			parts = append(parts, fmt.Sprintf("%s ess %.0f rhat %.3f", q.Name, q.ESSBulk, q.RHat))
+		if keep(j, q.Name) {
+			if rhat {
+				parts = append(parts, fmt.Sprintf("%s ess %.0f rhat %.3f", q.Name, q.ESSBulk, q.RHat))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s ESS %.0f", q.Name, q.ESSBulk))
+			}
 		}
 	}
-	t.Logf("%s joint=%d rho=%v full=%t newton=%t every=%d free=%d shear=%d ratio=%v tail=%v cond=%t: sampling CPU %.1fs, %.0f data per sweep of N = %d; max R-hat %.3f (%s), min bulk ESS %.0f (%s); %s; %v",
-		*jointMeasure, *jointN, *jointRho, *jointFull, *jointNewton, *jointEvery, *jointFree, *jointShear, *jointRatio, *jointTail, *jointCond, cpu.Seconds(), res.Sampling().MeanBatch(), p.Len(), rh, rn, es, en, strings.Join(parts, "; "), res.Chains[0].Params)
+	return fmt.Sprintf("max R-hat %.3f (%s), min bulk ESS %.0f (%s); %s", rh, rn, es, en, strings.Join(parts, "; "))
 }
 
 // processCPU returns the process's user + system CPU time so far.
