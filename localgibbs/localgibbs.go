@@ -224,45 +224,23 @@ func (k Kernel) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error
 		}
 		c.nbPtr[a+1] = len(c.nbIdx)
 	}
-	v, err := t.Shared(fmt.Sprintf("localgibbs pattern %p", la), func() (any, error) { return pattern(t, la.Mean, c.diag) })
+	v, err := t.Shared(fmt.Sprintf("localgibbs locality %p %v", la, share), func() (any, error) { return localityOf(t, la.Mean, c.diag, share) })
 	if err != nil {
 		return nil, err
 	}
-	pat := v.([][]int)
-	count := make([]int, d)
-	for _, js := range pat {
-		for _, j := range js {
-			count[j]++
-		}
-	}
+	loc := v.(*locality)
 	c.isGlobal = make([]bool, d)
-	pos := make([]int, d)
-	for j := range d {
-		if float64(count[j]) > share*float64(n) {
+	c.dataPtr = []int{0}
+	for j, cj := range loc.count {
+		if float64(cj) > share*float64(n) {
 			c.isGlobal[j] = true
 			c.global = append(c.global, j)
 		} else {
-			pos[j] = len(c.local)
 			c.local = append(c.local, j)
+			c.dataPtr = append(c.dataPtr, c.dataPtr[len(c.dataPtr)-1]+cj)
 		}
 	}
-	c.dataPtr = make([]int, len(c.local)+1)
-	for _, j := range c.local {
-		c.dataPtr[pos[j]+1] = count[j]
-	}
-	for k := range c.local {
-		c.dataPtr[k+1] += c.dataPtr[k]
-	}
-	c.dataIdx = make([]int, c.dataPtr[len(c.local)])
-	fill := append([]int(nil), c.dataPtr[:len(c.local)]...)
-	for i, js := range pat {
-		for _, j := range js {
-			if !c.isGlobal[j] {
-				c.dataIdx[fill[pos[j]]] = i
-				fill[pos[j]]++
-			}
-		}
-	}
+	c.dataIdx = loc.idx // read only, shared by the chains
 	ng := len(c.global)
 	c.chol = make([]float64, ng*ng)
 	for a := range ng {
@@ -300,14 +278,54 @@ func (k Kernel) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error
 	return c, nil
 }
 
-// pattern returns, for each datum, the coordinates its gradient is
-// non-zero in at θ0 or at θ0 moved by a hundredth of the Laplace
-// approximation's conditional sd 1/√H_jj in a fixed ± pattern. Start reads
-// it at the Laplace approximation's mean, once per run (Target.Shared).
-func pattern(t *exactmh.Target, theta0, diag []float64) ([][]int, error) {
+// locality is the data's dependence pattern as Start uses it: how many
+// data read each coordinate, and the data of the local ones (read by at
+// most share·N), coordinate after coordinate in increasing order, each
+// coordinate's data in increasing order.
+type locality struct{ count, idx []int }
+
+// localityOf reads the locality at θ0 by two scans (four gradient passes),
+// once per run (Target.Shared): the counts, then the local coordinates'
+// data, so that only they are held — O(N) for a sparse pattern, never the
+// N·d entries of a dense one.
+func localityOf(t *exactmh.Target, theta0, diag []float64, share float64) (*locality, error) {
 	n, d := t.N(), t.Dim()
-	pat := make([][]int, n)
+	count := make([]int, d)
+	if err := scan(t, theta0, diag, func(_, j int) { count[j]++ }); err != nil {
+		return nil, err
+	}
+	fill := make([]int, d) // the next slot of local j in idx; −1: global
+	total := 0
+	for j, cj := range count {
+		if float64(cj) > share*float64(n) {
+			fill[j] = -1
+		} else {
+			fill[j] = total
+			total += cj
+		}
+	}
+	idx := make([]int, total)
+	err := scan(t, theta0, diag, func(i, j int) {
+		if fill[j] >= 0 {
+			idx[fill[j]] = i
+			fill[j]++
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &locality{count: count, idx: idx}, nil
+}
+
+// scan calls visit(i, j) once for each datum i and each coordinate j its
+// gradient is non-zero in at θ0 or at θ0 moved by a hundredth of 1/√H_jj
+// in a fixed ± pattern, data in order: two gradients a datum, O(d) work
+// and memory beyond them (a membership test by stamps, not a search of
+// the datum's list).
+func scan(t *exactmh.Target, theta0, diag []float64, visit func(i, j int)) error {
+	n, d := t.N(), t.Dim()
 	g := make([]float64, d)
+	seen := make([]int, d) // seen[j] = i+1 once datum i has visited j
 	idx, one := []int{0}, []float64{1}
 	second := make([]float64, d)
 	rng := rand.New(rand.NewPCG(0x6c6f63, 0x616c))
@@ -319,25 +337,17 @@ func pattern(t *exactmh.Target, theta0, diag []float64) ([][]int, error) {
 		for _, at := range [2][]float64{theta0, second} {
 			clear(g)
 			if err := t.AddGradient(g, at, idx, one); err != nil {
-				return nil, err
+				return err
 			}
 			for j, v := range g {
-				if v != 0 && !contains(pat[i], j) {
-					pat[i] = append(pat[i], j)
+				if v != 0 && seen[j] != i+1 {
+					seen[j] = i + 1
+					visit(i, j)
 				}
 			}
 		}
 	}
-	return pat, nil
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	return nil
 }
 
 // Position returns θ.
@@ -644,16 +654,12 @@ func Applies(ctx context.Context, p *exactmh.Posterior, la *exactmh.LaplaceAppro
 			return nil, fmt.Sprintf("the Laplace precision's diagonal entry %d is %g", j, diag[j]), 0, nil
 		}
 	}
-	pat, err := pattern(t, la.Mean, diag)
+	// Counted, not stored: a dense posterior would hold N·d entries.
+	count := make([]int, d)
+	err = scan(t, la.Mean, diag, func(_, j int) { count[j]++ })
 	passes := float64(t.GradEvals()) / float64(n)
 	if err != nil {
 		return nil, "", passes, err
-	}
-	count := make([]int, d)
-	for _, js := range pat {
-		for _, j := range js {
-			count[j]++
-		}
 	}
 	local, reads := 0, 0
 	for _, c := range count {
