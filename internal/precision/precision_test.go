@@ -5,6 +5,7 @@
 package precision
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -279,5 +280,43 @@ func TestDenseCrankNicolsonStep(t *testing.T) {
 		if n := testing.AllocsPerRun(50, func() { f.CrankNicolsonStep(rng, got, theta, mu, 0.5, math.Sqrt(0.75)) }); n != 0 {
 			t.Errorf("d = %d: %v allocations", d, n)
 		}
+	}
+}
+
+// BenchmarkCrankNicolsonStep compares, at d = 20, 200 and 500, the
+// whitened move (Dense.CrankNicolsonStep) with the same move by Normal
+// and two Quads.
+func BenchmarkCrankNicolsonStep(b *testing.B) {
+	for _, d := range []int{20, 200, 500} {
+		rng := rand.New(rand.NewPCG(1, uint64(d)))
+		a := mat.NewDense(d, d, nil)
+		for i := range d {
+			for j := range d {
+				a.Set(i, j, rng.NormFloat64())
+			}
+		}
+		var cov mat.SymDense
+		cov.SymOuterK(1, a)
+		for i := range d {
+			cov.SetSym(i, i, cov.At(i, i)+float64(d))
+		}
+		f, err := NewDenseCov("bench", &cov)
+		if err != nil {
+			b.Fatal(err)
+		}
+		theta, mu, dst := make([]float64, d), make([]float64, d), make([]float64, d)
+		for j := range theta {
+			theta[j] = rng.NormFloat64()
+		}
+		b.Run(fmt.Sprintf("whitened/d=%d", d), func(b *testing.B) {
+			for b.Loop() {
+				f.CrankNicolsonStep(rng, dst, theta, mu, 0.5, math.Sqrt(0.75))
+			}
+		})
+		b.Run(fmt.Sprintf("quads/d=%d", d), func(b *testing.B) {
+			for b.Loop() {
+				crankNicolsonByQuads(f, rng, dst, theta, mu, 0.5, math.Sqrt(0.75))
+			}
+		})
 	}
 }
