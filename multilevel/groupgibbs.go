@@ -452,11 +452,11 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		return startGauss(name, t, lay, gs, theta0, k.Center, k.gauss)
 	}
 	if k.Augment {
-		lay, pe, ok := probitOf(t.Energy(), t.Prior())
+		lay, pe, logit, ok := augmentOf(t.Energy(), t.Prior())
 		if !ok {
-			return nil, fmt.Errorf("%s: Augment needs a probit multilevel model (probit regression with unit weights, model.ProbitFamily, under model.NewMultilevel's prior); got energy %T, prior %T", name, t.Energy(), t.Prior())
+			return nil, fmt.Errorf("%s: Augment needs a probit or logistic multilevel model (probit regression with unit weights, model.ProbitFamily, or logistic regression on binomial counts, model.LogisticFamily or BinomialFamily with the logit link and whole trials, under model.NewMultilevel's prior); got energy %T, prior %T", name, t.Energy(), t.Prior())
 		}
-		return startAugment(name, t, lay, pe, theta0, k.Center, k.augment)
+		return startAugment(name, t, lay, pe, logit, theta0, k.Center, k.augment)
 	}
 	if nb, lay, base, ok := negBinOf(t.Energy(), t.Prior()); ok {
 		return startNegBin(name, t, k, nb, lay, base, theta0)
