@@ -361,7 +361,7 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		copy(c.b, c.bNext)
 	}
 	// z is spent: every move from here is one of π(θ) alone.
-	if !c.ah.marginalOff && len(c.asis) > 0 {
+	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
 		c.linearPredictors()
 		c.uCur = math.NaN() // the sweep's updates moved θ
 		for k := range c.asis {
