@@ -88,7 +88,9 @@ type augHooks struct {
 	attenuationOff bool
 	// The logistic sweep's mutants (gaussaug_logit.go): kappaNoHalf
 	// takes κ_i = n_i·y_i, without the −n_i/2; omegaStale draws ω_i at
-	// the previous sweep's η_i; trialsOne draws ω_i ~ PG(1, η_i) whatever
+	// the linear predictors of the chain's start, never refreshed (as if
+	// from η the marginal scale moves keep, which the logistic sweep does
+	// not make); trialsOne draws ω_i ~ PG(1, η_i) whatever
 	// the trials n_i.
 	kappaNoHalf, omegaStale, trialsOne bool
 }
@@ -160,6 +162,14 @@ type asisTerm struct {
 // chain on θ alone, each update leaving π(θ)·p(z | θ) invariant. Proven
 // by TestAugmentMoments (against NUTS) and TestAugmentSBC, with the
 // mutants of augHooks caught.
+//
+// On a logistic model (logit; gaussaug_logit.go) update 1 draws
+// Pólya–Gamma ω_i ~ PG(n_i, η_i) instead of z (drawOmega), which makes
+// the model given ω Gaussian with M = XᵀΩX and b = Xᵀ(κ − Ωo), both new
+// each sweep; updates 2 and 4 read only M and b and are the same; the
+// expanded move (no scale group keeps the Pólya–Gamma form) and the
+// marginal scale moves (no ESS for their cost on the real suite) are not
+// made. Proven by TestLogitMoments and TestLogitSBC.
 type augChain struct {
 	*gaussChain
 	ah    augHooks
@@ -184,8 +194,8 @@ type augChain struct {
 	eta, a, r []float64
 	// The logistic sweep (logit; gaussaug_logit.go): κ_i = n_i(y_i − ½),
 	// the trials n_i (nil: every n_i = 1), ω_i's positions in M's values
-	// (pairPos: per row, its pairs of entries in gram's order), η of the
-	// previous sweep (the omegaStale mutant's), and the latent variance
+	// (pairPos: per row, its pairs of entries in gram's order), η at the
+	// start (the omegaStale mutant's), and the latent variance
 	// of the link (1 probit, π²/3 logit) that k_t's attenuation adds to
 	// Σ τ².
 	logit     bool
@@ -663,15 +673,16 @@ const augmentMaxN = 200_000
 // once a sweep.
 const augmentMaxFill = 5_000_000
 
-// logitMaxFlops is the largest count of multiply-adds of a factorisation
-// of P (sparse.Symbolic.FactorFlops) the automatic default accepts for
-// the logistic sweep, where it also bounds the sweep's other counted
-// cost: logitFlopsPerDatum per datum (a Pólya–Gamma draw and the row's
-// O(k²) share of XᵀΩX) and FactorFlops together at most logitMaxFlops.
-// Crossed factors of a thousand levels or more fill P's factor densely
-// (a dense block of order the smaller factor's levels: 10⁸ multiply-adds
-// and more a sweep), where the minibatch route is cheaper.
-const logitMaxFlops = 2e7
+// logitMaxFlops is the largest counted cost of a sweep the automatic
+// default accepts for the logistic sweep: logitFlopsPerDatum per datum
+// (a Pólya–Gamma draw and the row's share of XᵀΩX) plus the multiply-adds
+// of a factorisation of P (sparse.Symbolic.FactorFlops). It is the cost
+// at which the sweeps of a default run, 4 × (1000 + 1000), take about
+// half a minute (docs/multilevel.md, "Logistic by Pólya–Gamma
+// augmentation"): above it, N of tens of thousands or crossed factors
+// of a thousand levels or more (whose factor is a dense block of order
+// the smaller factor's levels), the minibatch route.
+const logitMaxFlops = 2e6
 
 // logitFlopsPerDatum is a datum's cost in multiply-adds in the logistic
 // sweep's count (logitMaxFlops): a Pólya–Gamma draw costs about what a
@@ -691,6 +702,21 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if p.Len() >= augmentMaxN {
 		return false, nil
 	}
+	// The factor's pattern, and so its fill and cost, is P's whatever θ:
+	// counted at θ = 0 before the centre is sought.
+	ch, err := startAugment("GroupGibbs", t, lay, pe, logit, make([]float64, p.Dim()), nil, augHooks{})
+	if err != nil {
+		return false, nil
+	}
+	sym := ch.chol.Symbolic()
+	fill := sym.FactorNNZ()
+	if fill > augmentMaxFill {
+		return false, nil
+	}
+	cost := sym.FactorFlops() + logitFlopsPerDatum*float64(p.Len())
+	if logit && cost > logitMaxFlops {
+		return false, nil
+	}
 	c.Progress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
 	centre, sd, err := multilevelCenter(ctx, t, lay)
 	if err != nil {
@@ -704,17 +730,7 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if init == nil {
 		init = make([]float64, p.Dim())
 	}
-	ch, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, augHooks{})
-	if err != nil {
-		return false, nil
-	}
-	sym := ch.chol.Symbolic()
-	fill := sym.FactorNNZ()
-	if fill > augmentMaxFill {
-		return false, nil
-	}
-	cost := sym.FactorFlops() + logitFlopsPerDatum*float64(p.Len())
-	if logit && cost > logitMaxFlops {
+	if _, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, augHooks{}); err != nil {
 		return false, nil
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd

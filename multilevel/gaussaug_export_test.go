@@ -16,8 +16,8 @@ import (
 // from the previous sweep's b), "px-jacobian" (the expanded move without
 // the location vector's Jacobian), "marginal-jacobian" (the marginal
 // scale move without G·ℓ); on a logistic model also "kappa-half" (κ_i =
-// n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the previous
-// sweep's η), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i). Other names: no mutant. Also "no-marginal"
+// n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
+// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i). Other names: no mutant. Also "no-marginal"
 // and "no-px", which leave out a move (exact, not mutants). names is a
 // comma-separated list of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {

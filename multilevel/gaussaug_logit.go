@@ -144,7 +144,7 @@ func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 			eta += val[k] * w[col[k]]
 		}
 		if c.etaPrev != nil {
-			eta, c.etaPrev[i] = c.etaPrev[i], eta
+			eta = c.etaPrev[i]
 		}
 		var om float64
 		if c.trials == nil || c.trials[i] == 1 || c.ah.trialsOne {
