@@ -735,7 +735,7 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
 	if logit {
-		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the logistic likelihood), a sweep's counted cost %.3g multiply-adds ≤ %.3g (the factor's %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form), a sweep's counted cost %.3g multiply-adds ≤ %.3g (the factor's %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
 		return true, nil
 	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
