@@ -15,7 +15,9 @@ import (
 // prior ratio the centred form's), "stale-b" (the joint draw
 // from the previous sweep's b), "px-jacobian" (the expanded move without
 // the location vector's Jacobian), "marginal-jacobian" (the marginal
-// scale move without G·ℓ). Other names: no mutant. Also "no-marginal"
+// scale move without G·ℓ); on a logistic model also "kappa-half" (κ_i =
+// n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
+// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i). Other names: no mutant. Also "no-marginal"
 // and "no-px", which leave out a move (exact, not mutants). names is a
 // comma-separated list of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
@@ -44,6 +46,12 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.marginalOff = true
 	case "no-px":
 		k.augment.pxOff = true
+	case "kappa-half":
+		k.augment.kappaNoHalf = true
+	case "omega-stale":
+		k.augment.omegaStale = true
+	case "trials-one":
+		k.augment.trialsOne = true
 	}
 	return k
 }
