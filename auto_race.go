@@ -100,6 +100,10 @@ func (r *racer) Advance(budget float64) (s pilotrace.Score) {
 	return s
 }
 
+// SetBeat passes the race's beat on to the guard (pilotrace.Beater;
+// pilotGuard.arm).
+func (r *racer) SetBeat(beat float64) { r.guard.raceBeat = beat }
+
 // Stop ends the pilot where it is.
 func (r *racer) Stop() {
 	if r.ended {
