@@ -56,6 +56,12 @@
 // exactmh.MinBurnIn transitions (exactmh.WarmupSettler;
 // TestLocalGibbsWarmupSettles), the draws all made.
 //
+// A run's chains need not estimate the shifts again where a pilot chain of
+// the kernel did: FromPilot (exactmh.PilotSeeder) returns the kernel with
+// that chain's frozen shifts fixed (Shift), its chains' warmup then
+// burn-in alone, with no gradient pass; the automatic default runs its
+// winning pilot's so (TestLocalGibbsSeeded).
+//
 // Imported, the package registers the kernel (exactmh.Register) as a
 // candidate of the automatic default (KernelInfo.FromLaplace: Applies)
 // on a posterior that is not a GLM, where the dependence pattern read at
