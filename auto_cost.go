@@ -193,6 +193,16 @@ type pilotGuard struct {
 	samp   []float64
 
 	stall func(*Event) // pilotStallHook's
+
+	// A racer's pilot ends a transition midway where the race would drop
+	// it at the checkpoint that transition reaches (arm): raceBeat is the
+	// rate its bound must stay at or above (pilotrace.Beater), t its
+	// chain's Target, armAt t's counted cost when the limit was set, and
+	// cut the bound it ended with (0: not cut).
+	t          *Target
+	raceBeat   float64
+	armAt, cut float64
+	cutAt      float64 // the priced cost at which it was cut
 }
 
 // pilotGuardSteps is how many transitions a pilot makes before its pace is
@@ -261,9 +271,11 @@ func (g *pilotGuard) Record(e *Event) error {
 }
 
 // checkpoint pauses a racing pilot whose cost has reached its next
-// checkpoint until the race resumes or stops it.
+// checkpoint until the race resumes or stops it, and arms the next
+// transition's cut.
 func (g *pilotGuard) checkpoint() error {
 	if g.pause == nil || g.cost < g.next {
+		g.arm()
 		return nil
 	}
 	g.pause <- struct{}{}
@@ -271,8 +283,44 @@ func (g *pilotGuard) checkpoint() error {
 		g.halted = true
 		return errPilotStop
 	}
+	g.arm()
 	return nil
 }
+
+// pilotNoCut, set by tests, is a mutant: a racing pilot is never cut
+// within a transition.
+var pilotNoCut bool
+
+// arm sets the Target's cost limit (Target.costLimit) for the next
+// transition of a racing pilot whose score at that transition's end can
+// only be its bound, two effective draws a transition (s = steps + 1
+// transitions kept, too few for partialScore's latter half of
+// autoPartialMin): once the transition's cost takes the pilot's priced
+// cost past both cut = 2·s·costPerRate/raceBeat and its next checkpoint,
+// the bound at its end, 2·s·costPerRate over a cost above cut, is below
+// raceBeat, and the race, pausing it there, would drop it. The pilot ends
+// then instead (runPilot), the choice the same, the rest of the
+// transition unpaid: on issue 43's custom row a full-batch NUTS warmup
+// transition reads hundreds of passes (TestPilotCutMidTransition).
+func (g *pilotGuard) arm() {
+	if g.t == nil {
+		return
+	}
+	g.t.costLimit = 0
+	s := g.steps + 1
+	if pilotNoCut || !(g.raceBeat > 0) || s-s/2 >= autoPartialMin {
+		return
+	}
+	cut := max(2*float64(s)*costPerRate/g.raceBeat, g.next)
+	g.armAt = g.t.countedCost()
+	g.t.costLimit = g.armAt + (cut-g.cost)/max(g.price.data, 1)
+	g.cutAt = cut
+	if debugCut {
+		fmt.Println("arm", s, g.cost, g.next, g.raceBeat, cut, g.t.costLimit, g.armAt)
+	}
+}
+
+var debugCut = false
 
 // partialScore returns the minimum bulk or tail ESS (ess) per costPerRate
 // units (rate) of the latter half of the draws the guard kept (of its
@@ -337,7 +385,11 @@ func runPilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed 
 	// N = 10⁸, d = 110,006, would keep 3.5 GB): O(1) memory in d.
 	draws := cmp.Or(guard.draws, autoPilotDraws)
 	thin := max(1, (draws*8*p.Dim()+autoPilotBytes-1)/autoPilotBytes)
-	res, err := sample(ctx, p, k, &Settings{Chains: 1, Warmup: warmup, Draws: draws / thin, Thin: thin, Seed: seed, Init: init, Recorder: guard}, nil, cache)
+	set := &Settings{Chains: 1, Warmup: warmup, Draws: draws / thin, Thin: thin, Seed: seed, Init: init, Recorder: guard}
+	if guard.pause != nil {
+		set.onTarget = func(_ int, t *Target) { guard.t = t; guard.arm() }
+	}
+	res, err := sample(ctx, p, k, set, nil, cache)
 	if cpu1, ok := cpuTime(); ok && cpuOK {
 		out.cpu = cpu1 - cpu0
 	} else {
@@ -349,6 +401,15 @@ func runPilot(ctx context.Context, p *Posterior, k Kernel, init []float64, seed 
 	}
 	if err != nil && !errors.Is(err, errPilotStop) {
 		return out, err
+	}
+	if guard.t != nil && guard.t.costCut {
+		// Cut within transition steps+1 (arm): its counts were rolled
+		// back, its work was done and is counted.
+		guard.cost = guard.cutAt
+		out.cost = guard.cost
+		out.atMost = 2 * float64(guard.steps+1) / guard.cutAt * costPerRate
+		return out, fmt.Errorf("stopped within transition %d at %.3g evaluations: at most ≈ %.4g ESS per 10⁶ evaluations (a bound: two per transition), and less at the transition's end, below the %.4g the race's leader leaves it (dropped)",
+			guard.steps+1, guard.cutAt, out.atMost, guard.raceBeat)
 	}
 	if guard.stopped > 0 {
 		out.atMost = guard.stopped

@@ -6,11 +6,13 @@ package exactmh
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/exactmh/exactmh/internal/pilotrace"
 	"github.com/exactmh/exactmh/internal/testgen"
 )
 
@@ -98,6 +100,8 @@ func TestAutoPlainBoundFloor(t *testing.T) {
 		t.Skip("two choices on N = 6000, d = 105")
 	}
 	p := customMultilevelPosterior(t, 6000, 5, 100)
+	pilotBudgetScale[1] = 0.25
+	defer func() { pilotBudgetScale = [2]float64{1, 1} }()
 	choose := func() (*Choice, Candidate) {
 		c, err := Choose(context.Background(), p, &Settings{Seed: 1})
 		if err != nil {
@@ -176,4 +180,55 @@ func TestAutoDeterministicUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("chose %s under load as alone: %v", calm.Choice.Name, calm.Choice)
+}
+
+// TestPilotCutMidTransition: a racing pilot whose score can only be its
+// bound, two effective draws a transition, is ended within the transition
+// at whose end the race would drop it (pilotGuard.arm), and only there.
+// Full-batch NUTS on the custom multilevel energy from θ = 0 (warmup
+// transitions of tens of leapfrogs, each a pass), advanced as the race
+// advances it, checkpoint after checkpoint with a beat (pilotrace.Beater):
+// run whole (the mutant pilotNoCut), its bound first falls below the beat
+// at a pause after transition s; with the cut it ends by itself within
+// transition s, its bound there at most the beat and at least the whole
+// run's, for less cost. Under the mutant the cut run runs whole and the
+// test fails.
+func TestPilotCutMidTransition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-batch NUTS pilots on N = 6000, d = 105")
+	}
+	p := customMultilevelPosterior(t, 6000, 5, 100)
+	init := make([]float64, p.Dim())
+	const beat = 5.0
+	first := autoRaceFirst * max(autoPilotSampleCost, autoPilotSamplePasses*float64(p.Len()))
+	run := func() (*racer, pilotrace.Score) {
+		r := newRacer(context.Background(), "NUTS", autoCand{name: "NUTS", post: p, k: NUTS{}}, NUTS{}, init, 1, &Choice{})
+		defer r.Stop()
+		for k := 0; k < 200; k++ {
+			r.SetBeat(beat)
+			s := r.Advance(first * math.Pow(autoRaceGrowth, float64(k)))
+			if s.Done || s.Upper < beat {
+				return r, s
+			}
+		}
+		t.Fatal("the pilot's bound never fell below the beat")
+		return nil, pilotrace.Score{}
+	}
+	pilotNoCut = true
+	whole, ws := run()
+	pilotNoCut = false
+	cut, cs := run()
+	t.Logf("whole: %d transitions, cost %.4g, bound %.4g (done %v); cut: %v, cost %.4g, bound %.4g", whole.guard.steps, whole.guard.cost, ws.Upper, ws.Done, cut.err, cut.guard.cost, cs.Upper)
+	if ws.Done {
+		t.Fatalf("the whole pilot ended by itself (%v) before the beat dropped it: the test does not reach the regime", whole.err)
+	}
+	if !cs.Done || cut.err == nil || !strings.Contains(cut.err.Error(), "stopped within transition") {
+		t.Fatalf("with the cut the pilot was not stopped within a transition: %+v, %v", cs, cut.err)
+	}
+	if cut.guard.steps+1 != whole.guard.steps {
+		t.Errorf("cut within transition %d, the whole run dropped after transition %d", cut.guard.steps+1, whole.guard.steps)
+	}
+	if !(cs.Upper <= beat*(1+1e-12) && cs.Upper >= ws.Upper && cut.guard.cost < whole.guard.cost) {
+		t.Errorf("cut: bound %g at cost %g; whole: bound %g at cost %g; want the cut's bound in [whole's, beat %g] for less cost", cs.Upper, cut.guard.cost, ws.Upper, whole.guard.cost, beat)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/exactmh/exactmh/internal/pilotrace"
@@ -99,6 +100,10 @@ func (r *racer) Advance(budget float64) (s pilotrace.Score) {
 	})
 	return s
 }
+
+// SetBeat passes the race's beat on to the guard (pilotrace.Beater;
+// pilotGuard.arm).
+func (r *racer) SetBeat(beat float64) { r.guard.raceBeat = beat }
 
 // Stop ends the pilot where it is.
 func (r *racer) Stop() {
@@ -325,9 +330,33 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	if scale > 0 {
 		cands[best].k, _ = withStep(cands[best].k, nil, func(float64) float64 { return scale })
 	}
+	if bestTail < 0 && !pilotNoSeed {
+		if k, ok := seedFromPilot(cands[best].k, racers, entry[best]); ok {
+			cands[best].k = k
+			note = strings.TrimPrefix(note+"; its pilot's frozen warmup adaptation carried into the run (PilotSeeder)", "; ")
+		}
+	}
 	choice.Candidates = append(choice.Candidates, ms...)
 	sortCandidates(choice.Candidates)
 	return best, note, nil
+}
+
+// pilotNoSeed, set by tests, turns seedFromPilot off.
+var pilotNoSeed bool
+
+// seedFromPilot returns the winner's kernel k with its pilot chain's
+// frozen adaptation (PilotSeeder), where k is one and its pilot (race
+// entry e of racers) ran past its warmup; else k and false.
+func seedFromPilot(k Kernel, racers []*racer, e int) (Kernel, bool) {
+	ps, ok := k.(PilotSeeder)
+	if !ok || e < 0 || e >= len(racers) {
+		return k, false
+	}
+	res := racers[e].out.res
+	if res == nil || len(res.runners) != 1 || len(res.Chains) != 1 || res.Chains[0].Len() == 0 {
+		return k, false
+	}
+	return ps.FromPilot(res.runners[0].ch)
 }
 
 // racedCandidate returns the Candidate of race entry e, run by r: a

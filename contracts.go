@@ -108,6 +108,21 @@ type WarmupSettler interface {
 	WarmupSettled(transitions int) bool
 }
 
+// PilotSeeder is a Kernel whose own warmup adaptation the automatic
+// default carries from its winning pilot into the run it decides: the
+// pilot is one chain of the kernel, warmed up and sampled, and FromPilot
+// returns the kernel with that chain's adapted, frozen parameters fixed
+// from the start (ok false where ch is not one of its chains past its
+// warmup, or adapted nothing), so that the run's chains do not pay to
+// adapt them again. Its chains' parameters are fixed throughout, so
+// every draw comes from one kernel: the pilot's randomness chose it, as a
+// warmup's does. Package localgibbs's kernel carries its re-centring
+// shifts so (its warmup then burn-in alone, no gradient pass).
+type PilotSeeder interface {
+	Kernel
+	FromPilot(ch Chain) (Kernel, bool)
+}
+
 // MinBurnIn is the fewest warmup transitions before a WarmupSettler chain
 // may stop its warmup: twice Stan's initial buffer of 75 transitions, in
 // which a chain started from a draw of a Gaussian approximation leaves it

@@ -135,6 +135,10 @@ type Settings struct {
 	// time, and must not block for long. The steps are for people: their
 	// wording may change.
 	ChoiceProgress func(step string)
+
+	// onTarget, if set (the automatic default's pilot guard), is called
+	// with each chain's Target once it is made, before its Start.
+	onTarget func(c int, t *Target)
 }
 
 // maxDenseDim is the largest dimension with a dense metric of at most
@@ -721,6 +725,9 @@ func sample(ctx context.Context, p *Posterior, k Kernel, s *Settings, choice *Ch
 		}
 		t.cache = cache
 		targets[c] = t
+		if set.onTarget != nil {
+			set.onTarget(c, t)
+		}
 		where = "Prior.LogPrior"
 		if lp := t.LogPrior(theta0); math.IsInf(lp, -1) || math.IsNaN(lp) {
 			return fmt.Errorf("exactmh: Sample: initial point %v of chain %d is outside the prior's support (log prior %v); set Settings.Init", theta0, chainNumber(set.FirstChain, c), lp)
@@ -1118,6 +1125,7 @@ func (cr *chainRunner) run(ctx context.Context, stop <-chan struct{}, set *Setti
 		// ctx is cancelled, so that the run stops within a chunk of data
 		// rather than at the end of the transition.
 		defer cr.t.watch(ctx)()
+		cr.t.abandonable = true
 	}
 	cr.steps(ctx, stop, set, start, &phaseStart)
 	// The phase still running when the loop ended gets the remaining time.
@@ -1199,7 +1207,9 @@ func (cr *chainRunner) steps(ctx context.Context, stop <-chan struct{}, set *Set
 		e0, g0 := t.evals, t.gradEvals
 		src0 := *cr.src
 		cr.where = "Step"
+		t.inStep = true
 		info, err := ch.Step(cr.rng)
+		t.inStep = false
 		info.Evals, info.GradEvals = int(t.evals-e0), int(t.gradEvals-g0)
 		if err != nil && errors.Is(err, errInterrupted) {
 			// Cancelled mid-transition: the chain, its random stream and

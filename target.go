@@ -50,6 +50,17 @@ type Target struct {
 	// errInterrupted. The driver sets it only for a chain that can abandon
 	// a transition (stepInterrupter), FindMAP for its search.
 	interrupt *atomic.Bool
+	// costLimit, when positive, makes the passes that poll interrupt
+	// during a Step (inStep) of a chain that can abandon a transition
+	// (abandonable, set by the driver: stepInterrupter) return
+	// errInterrupted too once the counted cost evals + costGrad·gradEvals
+	// exceeds it, costCut then set: a racing pilot's guard ends a
+	// transition that can no longer keep it in the race (pilotGuard.arm),
+	// decided by counts, never by a clock. The driver's rollback puts the
+	// counts back as they were before the transition.
+	costLimit           float64
+	abandonable, inStep bool
+	costCut             bool
 	// ctx is the context interrupt watches (watch), for a Start that runs
 	// a whole phase of its own — the multilevel kernels' Laplace-EM
 	// centre — to pass on (runContext).
@@ -502,7 +513,19 @@ func (e *EnergyError) Error() string {
 var errInterrupted = errors.New("transition interrupted by cancellation")
 
 // interrupted reports whether the pass in progress is to be abandoned.
-func (t *Target) interrupted() bool { return stopped(t.interrupt) }
+func (t *Target) interrupted() bool {
+	if t.inStep && t.abandonable && t.costLimit > 0 && t.countedCost() > t.costLimit {
+		t.costCut = true
+		return true
+	}
+	return stopped(t.interrupt)
+}
+
+// countedCost is the datum evaluations t counted, gradients at costGrad
+// of one (the pilots' pricing without a step's proposal).
+func (t *Target) countedCost() float64 {
+	return float64(t.evals) + costGrad*float64(t.gradEvals)
+}
 
 // watchContext returns a flag set once ctx is cancelled, for passes over
 // the data to poll once per chunk, and the function that stops watching;

@@ -56,6 +56,12 @@
 // exactmh.MinBurnIn transitions (exactmh.WarmupSettler;
 // TestLocalGibbsWarmupSettles), the draws all made.
 //
+// A run's chains need not estimate the shifts again where a pilot chain of
+// the kernel did: FromPilot (exactmh.PilotSeeder) returns the kernel with
+// that chain's frozen shifts fixed (Shift), its chains' warmup then
+// burn-in alone, with no gradient pass; the automatic default runs its
+// winning pilot's so (TestLocalGibbsSeeded).
+//
 // Imported, the package registers the kernel (exactmh.Register) as a
 // candidate of the automatic default (KernelInfo.FromLaplace: Applies)
 // on a posterior that is not a GLM, where the dependence pattern read at
@@ -118,6 +124,12 @@ type Kernel struct {
 	// NoRecentre keeps the moves centred on the Laplace approximation's
 	// conditional means after warmup too (package doc).
 	NoRecentre bool
+	// Shift, if not nil (length d), fixes the re-centring shift of every
+	// coordinate's conditional centre from the start (in θ's order; the
+	// package doc's s): the chains estimate nothing in warmup, which is
+	// then burn-in alone, with no gradient pass. FromPilot sets it to a
+	// pilot chain's frozen shifts.
+	Shift []float64
 }
 
 // Name is "LocalGibbs".
@@ -134,7 +146,8 @@ func (Kernel) Exact() bool { return true }
 // takes the global move's ratio at the unshifted centre μ(θ_L), not the
 // re-centred c the proposal is drawn about; 5 keeps moving the centre
 // during sampling, to θ_G − μ(θ_L) of the last transition; 6 takes the
-// local moves' ratio at their unshifted centres during sampling.
+// local moves' ratio at their unshifted centres during sampling; 7 leaves
+// a kernel given its Shift (FromPilot) re-centring, unfrozen, as 5 does.
 var mutant int
 
 // chain is one chain of Kernel.
@@ -262,6 +275,18 @@ func (k Kernel) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, error
 	c.mu, c.b, c.z = make([]float64, ng), make([]float64, ng), make([]float64, ng)
 	c.shift, c.sum, c.raw = make([]float64, ng), make([]float64, ng), make([]float64, ng)
 	c.lshift, c.lsum = make([]float64, len(c.local)), make([]float64, len(c.local))
+	if k.Shift != nil {
+		if len(k.Shift) != d {
+			return nil, fmt.Errorf("localgibbs: len(Kernel.Shift) = %d, want the dimension %d", len(k.Shift), d)
+		}
+		for a, j := range c.global {
+			c.shift[a] = k.Shift[j]
+		}
+		for q, j := range c.local {
+			c.lshift[q] = k.Shift[j]
+		}
+		c.recentre = mutant == 7
+	}
 	if c.recentre {
 		c.grad, c.ones = make([]float64, d), make([]float64, n)
 		for i := range c.ones {
@@ -376,6 +401,28 @@ func (c *chain) freeze() {
 
 func clip(x, r float64) float64 { return max(-r, min(r, x)) }
 
+// FromPilot returns k with Shift set to the re-centring shifts that the
+// pilot chain ch, one of k's past its warmup, froze (exactmh.PilotSeeder):
+// the automatic default runs that kernel, whose chains then need no
+// re-centring passes in their warmup. ok is false where ch is not k's
+// chain, is still in warmup, or estimated no shift (NoRecentre, or a
+// warmup too short to reach RecentreFrom).
+func (k Kernel) FromPilot(ch exactmh.Chain) (exactmh.Kernel, bool) {
+	c, ok := ch.(*chain)
+	if !ok || c.warm || c.count == 0 || k.Shift != nil || k.Laplace == nil || len(c.theta) != len(k.Laplace.Mean) {
+		return k, false
+	}
+	shift := make([]float64, len(c.theta))
+	for a, j := range c.global {
+		shift[j] = c.shift[a]
+	}
+	for q, j := range c.local {
+		shift[j] = c.lshift[q]
+	}
+	k.Shift = shift
+	return k, true
+}
+
 // WarmupSettled: the kernel's warmup is burn-in and the re-centring,
 // frozen when warmup ends; the runner asks from exactmh.MinBurnIn
 // transitions on (exactmh.WarmupSettler).
@@ -395,7 +442,7 @@ func (c *chain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 		accepted = accepted || acc
 	}
-	if len(c.global) > 0 && c.moves > 0 && c.recentre && (c.warm || mutant == 5) {
+	if len(c.global) > 0 && c.moves > 0 && c.recentre && (c.warm || mutant == 5 || mutant == 7) {
 		if err := c.adaptCentre(); err != nil {
 			return exactmh.Info{}, err
 		}
@@ -558,7 +605,7 @@ func (c *chain) quad(theta []float64) float64 {
 // (figures/bench/default_table.txt, branch custom).
 // Each term costs a gradient pass over the data, in warmup only.
 func (c *chain) adaptCentre() error {
-	if mutant == 5 && !c.warm {
+	if (mutant == 5 || mutant == 7) && !c.warm {
 		for a, j := range c.global {
 			c.shift[a] = c.theta[j] - c.raw[a]
 		}

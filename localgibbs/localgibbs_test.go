@@ -467,3 +467,75 @@ func TestLocalGibbsChosen(t *testing.T) {
 		t.Errorf("one group: chose %s, candidates %+v: want LocalGibbs listed, not piloted", one.Name, one.Candidates)
 	}
 }
+
+// TestLocalGibbsSeeded: FromPilot carries a pilot chain's frozen
+// re-centring shifts into the kernel (exactmh.PilotSeeder), refusing a
+// chain still in warmup; the seeded kernel's chains make no gradient pass
+// in warmup (burn-in alone) and keep the shifts fixed, and its run has the
+// posterior's moments (from the poor approximation of
+// TestLocalGibbsRecentred). Mutant 7 (the carried shifts left re-centring,
+// unfrozen, through sampling) is caught.
+func TestLocalGibbsSeeded(t *testing.T) {
+	e := newGrouped(600, 2, 6)
+	p, mean, sd, q := e.posterior(t)
+	la := offLaplace(mean, sd, q)
+	tgt, err := exactmh.NewTarget(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Kernel{Laplace: la}
+	ch, err := k.Start(tgt, mean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ch.(*chain)
+	rng := rand.New(rand.NewPCG(1, 2))
+	c.SetWarmup(true)
+	for range exactmh.MinBurnIn {
+		if _, err := c.Step(rng); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := k.FromPilot(c); ok {
+		t.Error("FromPilot took a chain still in warmup")
+	}
+	c.SetWarmup(false)
+	kp, ok := k.FromPilot(c)
+	if !ok {
+		t.Fatal("FromPilot refused a pilot chain past its warmup")
+	}
+	seeded := kp.(Kernel)
+	for a, j := range c.global {
+		if seeded.Shift[j] != c.shift[a] || c.shift[a] == 0 {
+			t.Errorf("global coordinate %d: carried shift %g, the pilot's %g (want equal, non-zero)", j, seeded.Shift[j], c.shift[a])
+		}
+	}
+	for q, j := range c.local {
+		if seeded.Shift[j] != c.lshift[q] {
+			t.Errorf("local coordinate %d: carried shift %g, the pilot's %g", j, seeded.Shift[j], c.lshift[q])
+		}
+	}
+	run := func() (*exactmh.Result, error) {
+		res, err := exactmh.Sample(context.Background(), p, seeded, &exactmh.Settings{Chains: 4, Warmup: 200, Draws: 3000, Seed: 3, Init: mean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, mcmctest.CheckMoments(res, mean, sd, 4.5)
+	}
+	res, err := run()
+	if err != nil {
+		t.Errorf("seeded: %v", err)
+	}
+	for _, cr := range res.Chains {
+		if cr.Warmup.GradEvals != 0 {
+			t.Errorf("chain %d: %d gradient evaluations in warmup, want none (no re-centring)", cr.Chain, cr.Warmup.GradEvals)
+		}
+	}
+	defer func() { mutant = 0 }()
+	mutant = 7
+	if _, err := run(); !mcmctest.ShowsBias(err) {
+		t.Errorf("mutant 7 not caught: %v", err)
+	} else {
+		t.Logf("mutant 7: %v", err)
+	}
+}

@@ -30,7 +30,8 @@
 // figures/bench/default_table.txt.
 //
 // For each row it prints the choice (String and PhasesText: the passes
-// over the data and the CPU seconds of each phase), min bulk and tail ESS,
+// over the data and the CPU seconds of each phase), the run's gradient and
+// energy passes and warmup transitions, min bulk and tail ESS,
 // the CPU seconds of the whole run after the data are in memory (choice,
 // warmup, draws) and min bulk ESS per CPU-second.
 package main
@@ -138,16 +139,17 @@ func main() {
 		for _, v := range s.Params {
 			tail = math.Min(tail, v.ESSTail)
 		}
+		var grads, evals, warm int64
+		for _, ch := range res.Chains {
+			grads += ch.Warmup.GradEvals + ch.Sampling.GradEvals
+			evals += ch.Warmup.Evals + ch.Sampling.Evals
+			warm += int64(ch.Warmup.Steps)
+		}
+		passes := fmt.Sprintf("%.4g gradient passes, %.4g energy passes, %d warmup transitions in all", float64(grads)/float64(r.post.Len()), float64(evals)/float64(r.post.Len()), warm)
 		if res.Choice == nil {
-			var grads, evals, warm int64
-			for _, ch := range res.Chains {
-				grads += ch.Warmup.GradEvals + ch.Sampling.GradEvals
-				evals += ch.Warmup.Evals + ch.Sampling.Evals
-				warm += int64(ch.Warmup.Steps)
-			}
-			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s; %.4g gradient passes, %.4g energy passes, %d warmup transitions in all\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Kernel, float64(grads)/float64(r.post.Len()), float64(evals)/float64(r.post.Len()), warm)
+			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s; %s\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Kernel, passes)
 		} else {
-			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s\n  %s\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Choice, res.Choice.PhasesText())
+			fmt.Printf("%s (N = %d, d = %d, GOMAXPROCS %d): %s\n  %s\n  the run (after the choice): %s\n", name, r.post.Len(), r.post.Dim(), runtime.GOMAXPROCS(0), res.Choice, res.Choice.PhasesText(), passes)
 		}
 		fmt.Printf("  %d chains × (%d + %d): min bulk ESS %.0f, min tail ESS %.0f; %.2f CPU-s all in: %.4g min bulk ESS per CPU-s\n",
 			cf.Chains, *warmup, cf.Draws, bulk, tail, cpu, bulk/cpu)

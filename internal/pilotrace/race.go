@@ -61,6 +61,18 @@ type Pilot interface {
 	Stop()
 }
 
+// Beater is a Pilot that can end an advance early: before advancing it,
+// Run tells it the rate its upper estimate must stay at or above not to
+// be dropped at the checkpoint the advance ends at (beat: the leader's
+// lower estimate over Margin, handicaps applied; 0 when no entry can
+// drop it). A pilot whose only estimate is a bound that falls below beat
+// as its cost grows (a full-batch kernel's long warmup transition) may
+// end itself then with that bound, done: the drop the checkpoint would
+// make, without paying for the rest of the advance.
+type Beater interface {
+	SetBeat(beat float64)
+}
+
 // Entry is a candidate of the race.
 type Entry struct {
 	// Start starts its pilot (it is not advanced yet).
@@ -179,6 +191,9 @@ func (r *Race) Run(stop func() bool) int {
 		if i < 0 {
 			return r.Winner()
 		}
+		if b, ok := r.pilots[i].(Beater); ok {
+			b.SetBeat(r.beat(i))
+		}
 		r.scores[i] = r.pilots[i].Advance(r.checkpoint(r.next[i]))
 		r.next[i]++
 		r.drop()
@@ -258,6 +273,21 @@ func (r *Race) settled() bool {
 		}
 	}
 	return true
+}
+
+// beat returns the rate entry i's upper estimate must reach not to be
+// dropped (drop) by the current leader: its lower estimate over Margin,
+// handicaps applied; 0 when i leads or no leader has a lower estimate.
+func (r *Race) beat(i int) float64 {
+	l := r.leader()
+	if l < 0 || l == i || math.IsInf(r.Margin, 1) {
+		return 0
+	}
+	lo := r.scores[l].Lower * r.entries[l].Handicap
+	if !(lo > 0) {
+		return 0
+	}
+	return lo / (r.Margin * r.entries[i].Handicap)
 }
 
 // leader returns the alive entry with the highest handicapped lower

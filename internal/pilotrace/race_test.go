@@ -263,3 +263,38 @@ func TestRaceCheapJoins(t *testing.T) {
 	}
 	t.Logf("leader %g (waiting: %g), cheap entry %g priced, %g work", leader.cost, lm.cost, slow.cost, slow.cost/50)
 }
+
+// beater is a fake that records the beats Run gives it.
+type beater struct {
+	fake
+	beats []float64
+}
+
+func (b *beater) SetBeat(x float64) { b.beats = append(b.beats, x) }
+
+// TestRaceBeat: before each advance Run gives a Beater the rate the drop
+// at that advance's checkpoint holds it to, the leader's lower estimate
+// over Margin with handicaps applied, and 0 while it leads or no leader
+// has a lower estimate (its first advance, before any score).
+func TestRaceBeat(t *testing.T) {
+	r := newRace()
+	lead := &fake{rate: 10, end: 64}
+	slow := &beater{fake: fake{rate: 1, end: 4096}}
+	r.Add(Entry{Start: func() Pilot { return lead }})
+	i := r.Add(Entry{Start: func() Pilot { return slow }, Handicap: 0.5})
+	r.Run(nil)
+	r.Close()
+	if len(slow.beats) == 0 {
+		t.Fatal("no beat given")
+	}
+	lo := r.Score(0).Lower
+	want := lo / (r.Margin * 0.5)
+	got := slow.beats[len(slow.beats)-1]
+	if math.Abs(got-want) > 1e-12*want {
+		t.Errorf("last beat %g, want the leader's lower estimate %g over Margin %g and the handicap 0.5: %g", got, lo, r.Margin, want)
+	}
+	if r.State(i) != Dropped {
+		t.Errorf("the slow entry is %v, want Dropped", r.State(i))
+	}
+	t.Logf("beats %v", slow.beats)
+}
