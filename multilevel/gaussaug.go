@@ -86,6 +86,13 @@ type augHooks struct {
 	// attenuationOff makes the marginal scale move's k_t 0 (the
 	// non-centred update of τ_t alone; exact, not a mutant).
 	attenuationOff bool
+	// collapseOff moves every level's effect in the marginal scale move
+	// (no level integrated out; exact, not a mutant). collapseNoPrior
+	// leaves the integrated levels' |S|·ℓ out of the collapsed target;
+	// collapseJacobian counts them among the scaled coordinates (G_t
+	// instead of G_t − |S|); collapseLatentVar redraws their effects with
+	// variance τ² instead of τ²/(1 + c²τ²).
+	collapseOff, collapseNoPrior, collapseJacobian, collapseLatentVar bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -132,6 +139,13 @@ type asisTerm struct {
 	// then at warmup's means of τ² (SetWarmup); width is its slice width
 	// in s (marginalWidth, then 3 times warmup's mean |s| of the move).
 	k, width float64
+	// The term's single-datum levels (its collapsed levels, S): level
+	// q's coordinate sCol[q], its one datum sRow[q] with the value
+	// sVal[q] in that coordinate's column; sOf[i] is q for datum i of a
+	// collapsed level, −1 otherwise (nil: none).
+	sRow, sCol []int32
+	sVal       []float64
+	sOf        []int32
 }
 
 // augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
@@ -245,6 +259,11 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 		c.asis[k].width = marginalWidth
 		if !hooks.attenuationOff {
 			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
+		}
+	}
+	if !hooks.collapseOff {
+		for k := range c.asis {
+			c.asis[k].singles(&c.rows, n)
 		}
 	}
 	c.tauSum, c.absSum = make([]float64, len(c.pxLog)), make([]float64, len(c.asis))

@@ -15,9 +15,13 @@ import (
 // prior ratio the centred form's), "stale-b" (the joint draw
 // from the previous sweep's b), "px-jacobian" (the expanded move without
 // the location vector's Jacobian), "marginal-jacobian" (the marginal
-// scale move without G·ℓ). Other names: no mutant. Also "no-marginal"
-// and "no-px", which leave out a move (exact, not mutants). names is a
-// comma-separated list of them.
+// scale move without G·ℓ), "collapse-prior" (its collapsed target
+// without the integrated levels' |S|·ℓ), "collapse-jacobian" (their
+// effects counted in its Jacobian), "collapse-latent" (their effects
+// redrawn with variance τ², not τ²/(1 + c²τ²)). Other names: no mutant.
+// Also "no-marginal", "no-px" and "no-collapse", which leave out a move
+// or the integration (exact, not mutants). names is a comma-separated
+// list of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
 	for _, name := range strings.Split(names, ",") {
@@ -44,6 +48,14 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.marginalOff = true
 	case "no-px":
 		k.augment.pxOff = true
+	case "no-collapse":
+		k.augment.collapseOff = true
+	case "collapse-prior":
+		k.augment.collapseNoPrior = true
+	case "collapse-jacobian":
+		k.augment.collapseJacobian = true
+	case "collapse-latent":
+		k.augment.collapseLatentVar = true
 	}
 	return k
 }

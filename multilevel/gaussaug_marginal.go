@@ -64,11 +64,20 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		c.a[i] = s
 		c.r[i] = c.eta[i] - c.off[i] - s
 	}
-	jac := float64(t.levels) + kt*float64(len(c.eff)-t.levels)
+	nS := len(t.sRow)
+	scaled := t.levels - nS // the term's effects T_s scales: the collapsed ones are integrated out
+	if c.ah.collapseJacobian {
+		scaled = t.levels
+	}
+	jac := float64(scaled) + kt*float64(len(c.eff)-t.levels)
 	if c.ah.marginalNoJacobian {
 		jac = 0
 	}
-	// move sets dst = T_s θ.
+	priorS := float64(nS) // log ∫ N(u; 0, τ²) du = 0 = log N(0; 0, τ²) + ℓ + ½log 2π
+	if c.ah.collapseNoPrior {
+		priorS = 0
+	}
+	// move sets dst = T_s θ, the collapsed effects at 0.
 	move := func(dst []float64, s float64) {
 		copy(dst, th)
 		e, ek := math.Exp(s), math.Exp(kt*s)
@@ -86,22 +95,38 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 				dst[j] += kt * s
 			}
 		}
+		for _, j := range t.sCol {
+			dst[j] = 0
+		}
 	}
+	tau2 := math.Exp(2 * th[t.logTau])
 	lastU := math.NaN()
 	f := func(s float64) float64 {
 		var u float64
-		if s == 0 && !math.IsNaN(c.uCur) {
+		if s == 0 && nS == 0 && !math.IsNaN(c.uCur) {
 			u = c.uCur // the state's energy, the previous term's last evaluation
 		} else {
 			e, ek := math.Exp(s), math.Exp(kt*s)
-			for i, ai := range c.a {
-				u += c.pe.Loss(i, c.off[i]+e*ai+ek*c.r[i])
+			if nS == 0 {
+				for i, ai := range c.a {
+					u += c.pe.Loss(i, c.off[i]+e*ai+ek*c.r[i])
+				}
+			} else {
+				t2 := tau2 * e * e
+				for i, ai := range c.a {
+					if q := t.sOf[i]; q >= 0 {
+						v := t.sVal[q]
+						u += c.pe.Loss(i, (c.off[i]+ek*c.r[i])/math.Sqrt(1+v*v*t2))
+					} else {
+						u += c.pe.Loss(i, c.off[i]+e*ai+ek*c.r[i])
+					}
+				}
 			}
 			c.t.Count(len(c.a))
 		}
 		lastU = u
 		move(c.next, s)
-		v := -u + c.t.LogPrior(c.next) + jac*s
+		v := -u + c.t.LogPrior(c.next) + priorS*c.next[t.logTau] + jac*s
 		if math.IsNaN(v) {
 			return math.Inf(-1)
 		}
@@ -110,17 +135,93 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	fx0 := f(0)
 	u0 := lastU
 	x := sliceStep(rng, f, 0, fx0, t.width)
-	if x == 0 {
+	if x == 0 && nS == 0 {
 		c.uCur = u0 // θ unchanged
 		return 0
 	}
 	c.uCur = lastU // the last evaluation was at x
 	move(c.next, x)
 	copy(th, c.next)
-	c.lp = c.t.LogPrior(th)
 	e, ek := math.Exp(x), math.Exp(kt*x)
+	if nS > 0 {
+		c.uCur = math.NaN() // the collapsed effects are drawn afresh
+		c.drawCollapsed(rng, t, ek)
+	}
+	c.lp = c.t.LogPrior(th)
 	for i, ai := range c.a {
 		c.eta[i] = c.off[i] + e*ai + ek*c.r[i]
 	}
+	for q, i := range t.sRow {
+		c.eta[i] = c.off[i] + ek*c.r[i] + t.sVal[q]*th[t.sCol[q]]
+	}
 	return x
+}
+
+// drawCollapsed completes the collapsed marginal scale move of term t:
+// each single-datum level's effect u_g drawn from its conditional given
+// y_i and the rest of θ (at the moved position, the rest of datum i's
+// linear predictor m = o_i + e^{k_t·x}·r_i). With z_i = m + c·u_g + ε,
+// w = z_i − m ~ N(0, v), v = 1 + c²τ², is drawn given the sign of z_i
+// (y_i), then u_g | w ~ N(cτ²w/v, τ²/v): a draw from u_g's conditional
+// given y_i, exactly, so that the move (a kernel invariant for the
+// marginal of the other coordinates, then the collapsed ones from their
+// conditional) leaves π(θ) invariant.
+func (c *augChain) drawCollapsed(rng *rand.Rand, t *asisTerm, ek float64) {
+	th := c.theta
+	tau2 := math.Exp(2 * th[t.logTau])
+	for q, i := range t.sRow {
+		cv := t.sVal[q]
+		v := 1 + cv*cv*tau2
+		sd := math.Sqrt(v)
+		m := c.off[i] + ek*c.r[i]
+		var w float64
+		if c.y[i] {
+			w = sd * truncAbove(rng, -m/sd)
+		} else {
+			w = -sd * truncAbove(rng, m/sd)
+		}
+		mean, vu := cv*tau2*w/v, tau2/v
+		if c.ah.collapseLatentVar {
+			vu = tau2
+		}
+		th[t.sCol[q]] = mean + math.Sqrt(vu)*rng.NormFloat64()
+	}
+}
+
+// singles finds the term's single-datum levels: a level whose coordinate
+// has exactly one nonzero in the rows (its one datum), in a row that
+// holds no other coordinate of the term, is integrated out by the
+// marginal scale move (collapsed), its effect redrawn after it.
+func (t *asisTerm) singles(rows *augRows, n int) {
+	cnt := make(map[int32]int32)
+	for _, j := range rows.col {
+		if t.has(int(j)) {
+			cnt[j]++
+		}
+	}
+	for i := range n {
+		in, at := 0, -1 // the row's coordinates of the term, and the last
+		for k := rows.ptr[i]; k < rows.ptr[i+1]; k++ {
+			if t.has(int(rows.col[k])) {
+				in, at = in+1, k
+			}
+		}
+		if in != 1 {
+			continue // the term's part of η_i is then not c·u_g alone
+		}
+		j := rows.col[at]
+		if cnt[j] != 1 {
+			continue
+		}
+		if t.sOf == nil {
+			t.sOf = make([]int32, n)
+			for q := range t.sOf {
+				t.sOf[q] = -1
+			}
+		}
+		t.sOf[i] = int32(len(t.sRow))
+		t.sRow = append(t.sRow, int32(i))
+		t.sCol = append(t.sCol, j)
+		t.sVal = append(t.sVal, rows.val[at])
+	}
 }
