@@ -93,6 +93,10 @@ type augHooks struct {
 	// instead of G_t − |S|); collapseLatentVar redraws their effects with
 	// variance τ² instead of τ²/(1 + c²τ²).
 	collapseOff, collapseNoPrior, collapseJacobian, collapseLatentVar bool
+	// levelOff makes no small-level draws (levelDraw; exact, not a
+	// mutant); levelNoRatio keeps every proposal (its Metropolis–Hastings
+	// ratio over the level's other data dropped).
+	levelOff, levelNoRatio bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -146,6 +150,13 @@ type asisTerm struct {
 	sRow, sCol []int32
 	sVal       []float64
 	sOf        []int32
+	// The term's levels of 2 … smallLevel data (levelDraw): level q's
+	// coordinate lCol[q], its data lRow[lPtr[q]:lPtr[q+1]] with the
+	// values lVal there in that coordinate's column.
+	lPtr       []int32
+	lRow, lCol []int32
+	lVal       []float64
+	lN, lT     int64 // levelDraw's proposals kept and made
 }
 
 // augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
@@ -261,10 +272,8 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
 		}
 	}
-	if !hooks.collapseOff {
-		for k := range c.asis {
-			c.asis[k].singles(&c.rows, n)
-		}
+	for k := range c.asis {
+		c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff)
 	}
 	c.tauSum, c.absSum = make([]float64, len(c.pxLog)), make([]float64, len(c.asis))
 	c.px = !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
@@ -350,6 +359,9 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 			if c.warm {
 				c.absSum[k] += math.Abs(x)
 			}
+		}
+		for k := range c.asis {
+			c.levelDraw(rng, &c.asis[k])
 		}
 	}
 	if c.warm {
@@ -540,6 +552,14 @@ func (c *augChain) Params() map[string]float64 {
 	if c.pxT > 0 {
 		p["expand_accept"] = float64(c.pxN) / float64(c.pxT)
 	}
+	var ln, lt int64
+	for _, a := range c.asis {
+		ln, lt = ln+a.lN, lt+a.lT
+	}
+	p["level_accept"] = math.NaN()
+	if lt > 0 {
+		p["level_accept"] = float64(ln) / float64(lt)
+	}
 	return p
 }
 
@@ -578,6 +598,9 @@ func (c *augChain) MarshalState() ([]byte, error) {
 	for k, x := range c.absSum {
 		b = fmt.Appendf(b, " %v %v %v", x, c.asis[k].k, c.asis[k].width)
 	}
+	for _, a := range c.asis {
+		b = fmt.Appendf(b, " %d %d", a.lN, a.lT)
+	}
 	return b, nil
 }
 
@@ -593,6 +616,14 @@ func (c *augChain) UnmarshalState(b []byte) error {
 	for k := range c.absSum {
 		if err == nil {
 			_, err = fmt.Fscan(r, &c.absSum[k], &c.asis[k].k, &c.asis[k].width)
+		}
+	}
+	for k := range c.asis {
+		if err == nil {
+			_, err = fmt.Fscan(r, &c.asis[k].lN, &c.asis[k].lT)
+		}
+		if err == nil && (c.asis[k].lN < 0 || c.asis[k].lN > c.asis[k].lT) {
+			err = errors.New("small-level counts out of range")
 		}
 	}
 	if err != nil {

@@ -18,9 +18,10 @@ import (
 // scale move without G·ℓ), "collapse-prior" (its collapsed target
 // without the integrated levels' |S|·ℓ), "collapse-jacobian" (their
 // effects counted in its Jacobian), "collapse-latent" (their effects
-// redrawn with variance τ², not τ²/(1 + c²τ²)). Other names: no mutant.
-// Also "no-marginal", "no-px" and "no-collapse", which leave out a move
-// or the integration (exact, not mutants). names is a comma-separated
+// redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
+// keeping every proposal). Other names: no mutant. Also "no-marginal",
+// "no-px", "no-collapse" and "no-level", which leave out a move or the
+// integration (exact, not mutants). names is a comma-separated
 // list of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
@@ -56,6 +57,10 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.collapseJacobian = true
 	case "collapse-latent":
 		k.augment.collapseLatentVar = true
+	case "no-level":
+		k.augment.levelOff = true
+	case "level-ratio":
+		k.augment.levelNoRatio = true
 	}
 	return k
 }

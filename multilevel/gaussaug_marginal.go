@@ -188,40 +188,131 @@ func (c *augChain) drawCollapsed(rng *rand.Rand, t *asisTerm, ek float64) {
 	}
 }
 
-// singles finds the term's single-datum levels: a level whose coordinate
-// has exactly one nonzero in the rows (its one datum), in a row that
-// holds no other coordinate of the term, is integrated out by the
-// marginal scale move (collapsed), its effect redrawn after it.
-func (t *asisTerm) singles(rows *augRows, n int) {
+// smallLevel is the most data a level holds for levelDraw's update.
+const smallLevel = 4
+
+// levelsBySize finds the term's levels by their data: if collapse, the
+// single-datum levels (a coordinate with exactly one nonzero in the rows,
+// in a row that holds no other coordinate of the term), which the
+// marginal scale move integrates out, their effects redrawn after it; if
+// small, the levels of 2 … smallLevel data, each in a row holding no other
+// coordinate of the term, for levelDraw.
+func (t *asisTerm) levelsBySize(rows *augRows, n int, collapse, small bool) {
 	cnt := make(map[int32]int32)
-	for _, j := range rows.col {
-		if t.has(int(j)) {
-			cnt[j]++
-		}
-	}
+	bad := make(map[int32]bool) // a level sharing a row with another of the term's coordinates
 	for i := range n {
-		in, at := 0, -1 // the row's coordinates of the term, and the last
+		in := 0
 		for k := rows.ptr[i]; k < rows.ptr[i+1]; k++ {
-			if t.has(int(rows.col[k])) {
-				in, at = in+1, k
+			if j := rows.col[k]; t.has(int(j)) {
+				cnt[j]++
+				in++
 			}
 		}
-		if in != 1 {
-			continue // the term's part of η_i is then not c·u_g alone
-		}
-		j := rows.col[at]
-		if cnt[j] != 1 {
-			continue
-		}
-		if t.sOf == nil {
-			t.sOf = make([]int32, n)
-			for q := range t.sOf {
-				t.sOf[q] = -1
+		if in > 1 {
+			for k := rows.ptr[i]; k < rows.ptr[i+1]; k++ {
+				if j := rows.col[k]; t.has(int(j)) {
+					bad[j] = true
+				}
 			}
 		}
-		t.sOf[i] = int32(len(t.sRow))
-		t.sRow = append(t.sRow, int32(i))
-		t.sCol = append(t.sCol, j)
-		t.sVal = append(t.sVal, rows.val[at])
 	}
+	var small2 []int32 // the small levels' coordinates, in order of first datum
+	seen := make(map[int32]int32)
+	for i := range n {
+		for k := rows.ptr[i]; k < rows.ptr[i+1]; k++ {
+			j := rows.col[k]
+			if !t.has(int(j)) || bad[j] {
+				continue
+			}
+			switch c := cnt[j]; {
+			case c == 1 && collapse:
+				if t.sOf == nil {
+					t.sOf = make([]int32, n)
+					for q := range t.sOf {
+						t.sOf[q] = -1
+					}
+				}
+				t.sOf[i] = int32(len(t.sRow))
+				t.sRow = append(t.sRow, int32(i))
+				t.sCol = append(t.sCol, j)
+				t.sVal = append(t.sVal, rows.val[k])
+			case c >= 2 && c <= smallLevel && small:
+				if _, ok := seen[j]; !ok {
+					seen[j] = int32(len(small2))
+					small2 = append(small2, j)
+				}
+			}
+		}
+	}
+	if len(small2) == 0 {
+		return
+	}
+	t.lPtr = make([]int32, len(small2)+1)
+	for q, j := range small2 {
+		t.lPtr[q+1] = t.lPtr[q] + cnt[j]
+	}
+	t.lCol = small2
+	t.lRow = make([]int32, t.lPtr[len(small2)])
+	t.lVal = make([]float64, len(t.lRow))
+	fill := make([]int32, len(small2))
+	for i := range n {
+		for k := rows.ptr[i]; k < rows.ptr[i+1]; k++ {
+			if q, ok := seen[rows.col[k]]; ok {
+				p := t.lPtr[q] + fill[q]
+				t.lRow[p], t.lVal[p] = int32(i), rows.val[k]
+				fill[q]++
+			}
+		}
+	}
+}
+
+// levelDraw updates each of term t's levels of 2 … smallLevel data
+// given y (not z) and the rest of θ, once the marginal scale moves have
+// left η current: an independence Metropolis–Hastings update of u_g whose
+// proposal is u_g's conditional given its first datum alone, N(0, τ²)·
+// Φ(±(m₁ + c₁u)), drawn exactly through that datum's latent variable (as
+// drawCollapsed), and kept with probability min(1, Π_{k≥2}
+// Φ(±(m_k + c_ku′))/Φ(±(m_k + c_ku))), the ratio of the other data's
+// likelihoods (m_k the rest of η_k). Given z, a level of a datum or two is
+// pinned by it; given y it is wide, and this draw takes it across that
+// width in one step. It reads the level's data twice.
+func (c *augChain) levelDraw(rng *rand.Rand, t *asisTerm) {
+	if len(t.lCol) == 0 {
+		return
+	}
+	th := c.theta
+	tau2 := math.Exp(2 * th[t.logTau])
+	var reads int
+	for q, j := range t.lCol {
+		lo, hi := t.lPtr[q], t.lPtr[q+1]
+		u := th[j]
+		i1, c1 := t.lRow[lo], t.lVal[lo]
+		m := c.eta[i1] - c1*u
+		v := 1 + c1*c1*tau2
+		sd := math.Sqrt(v)
+		var w float64
+		if c.y[i1] {
+			w = sd * truncAbove(rng, -m/sd)
+		} else {
+			w = -sd * truncAbove(rng, m/sd)
+		}
+		un := c1*tau2*w/v + math.Sqrt(tau2/v)*rng.NormFloat64()
+		var la float64
+		for p := lo + 1; p < hi; p++ {
+			i, ck := int(t.lRow[p]), t.lVal[p]
+			la += c.pe.Loss(i, c.eta[i]) - c.pe.Loss(i, c.eta[i]+ck*(un-u))
+		}
+		reads += 2 * int(hi-lo-1)
+		t.lT++
+		if c.ah.levelNoRatio || la >= 0 || rng.Float64() < math.Exp(la) {
+			th[j] = un
+			for p := lo; p < hi; p++ {
+				c.eta[t.lRow[p]] += t.lVal[p] * (un - u)
+			}
+			t.lN++
+		}
+	}
+	c.t.Count(reads)
+	c.lp = c.t.LogPrior(th)
+	c.uCur = math.NaN()
 }

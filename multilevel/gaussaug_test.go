@@ -23,19 +23,23 @@ import (
 // the groups, β ~ N(0, 1), τ ~ half-normal(1); offsets o_i ~ N(0, 0.3²)
 // when offsets (the expanded move then off); the last singles rows each
 // a group of their own (levels g … g + singles − 1 of u: the levels the
-// marginal scale move integrates out). θ = (β, u, v, log τ_u, log τ_v).
+// marginal scale move integrates out), the pairs rows before them two a
+// group (the levels levelDraw updates). θ = (β, u, v, log τ_u, log τ_v).
 type augKit struct {
-	n, g, h, singles int
-	offsets          bool
+	n, g, h, singles, pairs int
+	offsets                 bool
 }
 
-func (m augKit) dim() int { return 2 + m.g + m.singles + m.h + 2 }
+// levels is the number of u's levels.
+func (m augKit) levels() int { return m.g + m.singles + (m.pairs+1)/2 }
+
+func (m augKit) dim() int { return 2 + m.levels() + m.h + 2 }
 
 func (m augKit) truth(rng *rand.Rand) []float64 {
 	th := make([]float64, m.dim())
 	th[0], th[1] = rng.NormFloat64(), rng.NormFloat64()
 	tu, tv := math.Abs(rng.NormFloat64()), math.Abs(rng.NormFloat64())
-	g := m.g + m.singles
+	g := m.levels()
 	for q := range g {
 		th[2+q] = tu * rng.NormFloat64()
 	}
@@ -61,12 +65,14 @@ func (m augKit) build(rng *rand.Rand, th []float64) (*exactmh.Posterior, error) 
 		}
 		if k := i - (m.n - m.singles); k >= 0 {
 			g = m.g + k
+		} else if k := i - (m.n - m.singles - m.pairs); k >= 0 {
+			g = m.g + m.singles + k/2
 		}
 		h := rng.IntN(m.h)
 		fg.Index[i], fh.Index[i] = int32(g), int32(h)
 		xi := rng.NormFloat64()
 		x.Values[i] = xi
-		eta := th[0] + th[1]*xi + th[2+g] + th[2+m.g+m.singles+h]
+		eta := th[0] + th[1]*xi + th[2+g] + th[2+m.levels()+h]
 		if m.offsets {
 			ml.Offset[i] = 0.3 * rng.NormFloat64()
 			eta += ml.Offset[i]
@@ -225,19 +231,21 @@ func TestAugmentMoments(t *testing.T) {
 
 // TestAugmentCollapsedMoments compares the augmentation sweep with
 // full-batch non-centred NUTS (two-sample |z| < 4.5 on every
-// coordinate's mean and variance) on a kit whose first factor has 60
-// single-datum levels besides its 6 others (N = 150): the marginal scale
-// move integrates those levels out (asisTerm.singles, drawCollapsed); the
-// sweep without the integration must pass too. Mutants caught: the
-// collapsed target without the integrated levels' |S|·ℓ, with their
-// effects counted in its Jacobian, their effects redrawn with variance
-// τ² (not τ²/(1 + c²τ²)).
+// coordinate's mean and variance) on a kit whose first factor has 40
+// single-datum levels and 20 of two data besides its 6 larger ones
+// (N = 150, τ_u = 1.5): the marginal scale move integrates the
+// single-datum levels out (asisTerm.levelsBySize, drawCollapsed) and
+// levelDraw updates the pairs; the sweep without the integration and
+// without levelDraw must pass too. Mutants caught: the collapsed target
+// without the integrated levels' |S|·ℓ, with their effects counted in its
+// Jacobian, their effects redrawn with variance τ² (not τ²/(1 + c²τ²)),
+// levelDraw keeping every proposal.
 func TestAugmentCollapsedMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
 	}
 	ctx := context.Background()
-	kit := augKit{n: 150, g: 6, h: 5, singles: 60}
+	kit := augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}
 	rng := rand.New(rand.NewPCG(31, 32))
 	th := kit.truth(rng)
 	th[0], th[1] = 0.3, 0.8
@@ -259,7 +267,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 	}
 	ref := run(exactmh.NUTS{NonCentred: true}, 10000, 1)
 	gg := multilevel.GroupGibbs{Center: centre, Augment: true}
-	for _, name := range []string{"", "no-collapse"} {
+	for _, name := range []string{"", "no-collapse", "no-level"} {
 		r := run(multilevel.AugmentMutant(gg, name), 5000, 2)
 		z, j := gaussZ(r, ref)
 		t.Logf("sweep %q: largest two-sample |z| %.2f (θ%d) against NUTS; min bulk ESS %.0f of %d", name, z, j, minBulkESS(r), 4*5000)
@@ -267,7 +275,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 			t.Errorf("sweep %q: moments off NUTS's: z = %.2f (θ%d)", name, z, j)
 		}
 	}
-	for _, name := range []string{"collapse-prior", "collapse-jacobian", "collapse-latent"} {
+	for _, name := range []string{"collapse-prior", "collapse-jacobian", "collapse-latent", "level-ratio"} {
 		if z, j := gaussZ(run(multilevel.AugmentMutant(gg, name), 5000, 2), ref); math.Abs(z) < 4.5 {
 			t.Errorf("mutant %q passes: z = %.2f (θ%d)", name, z, j)
 		} else {
