@@ -205,6 +205,10 @@ type augChain struct {
 	// Warmup (SetWarmup): the sums of τ² per scale of pxLog and of |s|
 	// per marginal move, over nWarm sweeps, from which k_t and each
 	// term's slice width are set until warmup ends.
+	// order is the order of the marginal scale moves: the terms with
+	// collapsed levels first, whose moves leave the state's energy known
+	// (uCur) for the next term's.
+	order  []int
 	uCur   float64 // the energy at θ where the last marginal move left it (NaN: unknown)
 	warm   bool
 	nWarm  float64
@@ -274,6 +278,16 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 	}
 	for k := range c.asis {
 		c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff)
+	}
+	for k := range c.asis {
+		if len(c.asis[k].sRow) > 0 {
+			c.order = append(c.order, k)
+		}
+	}
+	for k := range c.asis {
+		if len(c.asis[k].sRow) == 0 {
+			c.order = append(c.order, k)
+		}
 	}
 	c.tauSum, c.absSum = make([]float64, len(c.pxLog)), make([]float64, len(c.asis))
 	c.px = !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
@@ -354,7 +368,7 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if !c.ah.marginalOff && len(c.asis) > 0 {
 		c.linearPredictors()
 		c.uCur = math.NaN() // the sweep's updates moved θ
-		for k := range c.asis {
+		for _, k := range c.order {
 			x := c.marginalScale(rng, &c.asis[k])
 			if c.warm {
 				c.absSum[k] += math.Abs(x)

@@ -100,11 +100,21 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		}
 	}
 	tau2 := math.Exp(2 * th[t.logTau])
-	lastU := math.NaN()
+	lastU, lastNon := math.NaN(), math.NaN() // the last evaluation's energy, and its part off the collapsed data
 	f := func(s float64) float64 {
-		var u float64
+		var u, uS float64
 		if s == 0 && nS == 0 && !math.IsNaN(c.uCur) {
 			u = c.uCur // the state's energy, the previous term's last evaluation
+		} else if s == 0 && 2*nS < len(c.a) && !math.IsNaN(c.uCur) {
+			// The state's energy with the collapsed data's terms swapped
+			// for their integrated ones: 2|S| data read, not N.
+			u = c.uCur
+			for q, i := range t.sRow {
+				v := t.sVal[q]
+				u -= c.pe.Loss(int(i), c.eta[i])
+				uS += c.pe.Loss(int(i), (c.off[i]+c.r[i])/math.Sqrt(1+v*v*tau2))
+			}
+			c.t.Count(2 * nS)
 		} else {
 			e, ek := math.Exp(s), math.Exp(kt*s)
 			if nS == 0 {
@@ -116,7 +126,7 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 				for i, ai := range c.a {
 					if q := t.sOf[i]; q >= 0 {
 						v := t.sVal[q]
-						u += c.pe.Loss(i, (c.off[i]+ek*c.r[i])/math.Sqrt(1+v*v*t2))
+						uS += c.pe.Loss(i, (c.off[i]+ek*c.r[i])/math.Sqrt(1+v*v*t2))
 					} else {
 						u += c.pe.Loss(i, c.off[i]+e*ai+ek*c.r[i])
 					}
@@ -124,7 +134,8 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 			}
 			c.t.Count(len(c.a))
 		}
-		lastU = u
+		lastU, lastNon = u+uS, u
+		u += uS
 		move(c.next, s)
 		v := -u + c.t.LogPrior(c.next) + priorS*c.next[t.logTau] + jac*s
 		if math.IsNaN(v) {
@@ -133,26 +144,36 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		return v
 	}
 	fx0 := f(0)
-	u0 := lastU
+	u0, non0 := lastU, lastNon
 	x := sliceStep(rng, f, 0, fx0, t.width)
 	if x == 0 && nS == 0 {
 		c.uCur = u0 // θ unchanged
 		return 0
 	}
 	c.uCur = lastU // the last evaluation was at x
+	if x == 0 {
+		lastNon = non0
+	}
 	move(c.next, x)
 	copy(th, c.next)
 	e, ek := math.Exp(x), math.Exp(kt*x)
 	if nS > 0 {
-		c.uCur = math.NaN() // the collapsed effects are drawn afresh
 		c.drawCollapsed(rng, t, ek)
 	}
 	c.lp = c.t.LogPrior(th)
 	for i, ai := range c.a {
 		c.eta[i] = c.off[i] + e*ai + ek*c.r[i]
 	}
-	for q, i := range t.sRow {
-		c.eta[i] = c.off[i] + ek*c.r[i] + t.sVal[q]*th[t.sCol[q]]
+	if nS > 0 {
+		// The state's energy for the next term's f(0): the other data's
+		// part at x and the collapsed data's at their new effects.
+		u := lastNon
+		for q, i := range t.sRow {
+			c.eta[i] = c.off[i] + ek*c.r[i] + t.sVal[q]*th[t.sCol[q]]
+			u += c.pe.Loss(int(i), c.eta[i])
+		}
+		c.t.Count(nS)
+		c.uCur = u
 	}
 	return x
 }
