@@ -93,6 +93,9 @@ type augHooks struct {
 	// instead of G_t − |S|); collapseLatentVar redraws their effects with
 	// variance τ² instead of τ²/(1 + c²τ²).
 	collapseOff, collapseNoPrior, collapseJacobian, collapseLatentVar bool
+	// halfOff makes every term's marginal scale move every sweep (halfRate
+	// off; exact, not a mutant).
+	halfOff bool
 	// levelOff makes no small-level draws (levelDraw; exact, not a
 	// mutant); levelNoRatio keeps every proposal (its Metropolis–Hastings
 	// ratio over the level's other data dropped).
@@ -157,6 +160,9 @@ type asisTerm struct {
 	lRow, lCol []int32
 	lVal       []float64
 	lN, lT     int64 // levelDraw's proposals kept and made
+	// half makes the term's marginal scale move in a random half of the
+	// sweeps (halfRate).
+	half bool
 }
 
 // augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
@@ -202,18 +208,19 @@ type augChain struct {
 	// predictors η and a term's a = Z_kũ_k, and the slice width in log τ.
 	pe        ProbitGLM
 	eta, a, r []float64
-	// Warmup (SetWarmup): the sums of τ² per scale of pxLog and of |s|
-	// per marginal move, over nWarm sweeps, from which k_t and each
-	// term's slice width are set until warmup ends.
 	// order is the order of the marginal scale moves: the terms with
 	// collapsed levels first, whose moves leave the state's energy known
 	// (uCur) for the next term's.
-	order  []int
-	uCur   float64 // the energy at θ where the last marginal move left it (NaN: unknown)
+	order []int
+	uCur  float64 // the energy at θ where the last marginal move left it (NaN: unknown)
+	// Warmup (SetWarmup): the sums of τ² per scale of pxLog over nWarm
+	// sweeps, and of |s| per marginal move over absN of its moves, from
+	// which k_t and each term's slice width are set until warmup ends.
 	warm   bool
 	nWarm  float64
 	tauSum []float64
 	absSum []float64
+	absN   []float64
 }
 
 // startAugment returns the augmentation sweep's chain on the probit
@@ -289,7 +296,8 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 			c.order = append(c.order, k)
 		}
 	}
-	c.tauSum, c.absSum = make([]float64, len(c.pxLog)), make([]float64, len(c.asis))
+	c.halfRate(hooks.halfOff)
+	c.tauSum, c.absSum, c.absN = make([]float64, len(c.pxLog)), make([]float64, len(c.asis)), make([]float64, len(c.asis))
 	c.px = !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	return c, nil
 }
@@ -369,9 +377,13 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		c.linearPredictors()
 		c.uCur = math.NaN() // the sweep's updates moved θ
 		for _, k := range c.order {
+			if c.asis[k].half && rng.Float64() < 0.5 {
+				continue
+			}
 			x := c.marginalScale(rng, &c.asis[k])
 			if c.warm {
 				c.absSum[k] += math.Abs(x)
+				c.absN[k]++
 			}
 		}
 		for k := range c.asis {
@@ -594,11 +606,46 @@ func (c *augChain) adapt() {
 	for k := range c.asis {
 		a := &c.asis[k]
 		if c.nWarm >= 20 {
-			a.width = min(max(3*c.absSum[k]/c.nWarm, 0.02), 2)
+			a.width = min(max(3*c.absSum[k]/max(c.absN[k], 1), 0.02), 2)
 		}
 		if !c.ah.attenuationOff {
 			a.k = c.tauSum[slices.Index(c.pxLog, a.logTau)] / c.nWarm / v
 		}
+	}
+}
+
+// halfRate sets which terms' marginal scale moves are made in a random
+// half of the sweeps (asisTerm.half): where some term's levels hold on
+// average at most smallLevel data, every term whose levels hold more.
+// Where levels hold a datum or two, the latent data pin τ (see
+// marginalScale) and the term needs its move under y every sweep; a term
+// of larger levels is held far less by z, and the small terms' moves
+// scale it along the attenuation (k_t) as well. Making a move with
+// probability 1/2, independently of the state, is a random-scan mixture
+// of two π-invariant kernels: exact. On guimmun it halves the community
+// term's share of the data read (figures/bench/multilevel_real_augment.txt).
+func (c *augChain) halfRate(off bool) {
+	if off {
+		return
+	}
+	small := make([]bool, len(c.asis))
+	some := false
+	for k := range c.asis {
+		a := &c.asis[k]
+		var nnz int
+		for _, j := range c.rows.col {
+			if a.has(int(j)) {
+				nnz++
+			}
+		}
+		small[k] = nnz <= smallLevel*a.levels
+		some = some || small[k]
+	}
+	if !some {
+		return
+	}
+	for k := range c.asis {
+		c.asis[k].half = !small[k]
 	}
 }
 
@@ -610,7 +657,7 @@ func (c *augChain) MarshalState() ([]byte, error) {
 		b = fmt.Appendf(b, " %v", x)
 	}
 	for k, x := range c.absSum {
-		b = fmt.Appendf(b, " %v %v %v", x, c.asis[k].k, c.asis[k].width)
+		b = fmt.Appendf(b, " %v %v %v %v", x, c.absN[k], c.asis[k].k, c.asis[k].width)
 	}
 	for _, a := range c.asis {
 		b = fmt.Appendf(b, " %d %d", a.lN, a.lT)
@@ -629,7 +676,7 @@ func (c *augChain) UnmarshalState(b []byte) error {
 	}
 	for k := range c.absSum {
 		if err == nil {
-			_, err = fmt.Fscan(r, &c.absSum[k], &c.asis[k].k, &c.asis[k].width)
+			_, err = fmt.Fscan(r, &c.absSum[k], &c.absN[k], &c.asis[k].k, &c.asis[k].width)
 		}
 	}
 	for k := range c.asis {

@@ -20,7 +20,7 @@ import (
 // effects counted in its Jacobian), "collapse-latent" (their effects
 // redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
 // keeping every proposal). Other names: no mutant. Also "no-marginal",
-// "no-px", "no-collapse" and "no-level", which leave out a move or the
+// "no-px", "no-collapse", "no-level" and "no-half", which leave out a move or the
 // integration (exact, not mutants). names is a comma-separated
 // list of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
@@ -57,6 +57,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.collapseJacobian = true
 	case "collapse-latent":
 		k.augment.collapseLatentVar = true
+	case "no-half":
+		k.augment.halfOff = true
 	case "no-level":
 		k.augment.levelOff = true
 	case "level-ratio":

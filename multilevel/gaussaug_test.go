@@ -235,8 +235,9 @@ func TestAugmentMoments(t *testing.T) {
 // single-datum levels and 20 of two data besides its 6 larger ones
 // (N = 150, τ_u = 1.5): the marginal scale move integrates the
 // single-datum levels out (asisTerm.levelsBySize, drawCollapsed) and
-// levelDraw updates the pairs; the sweep without the integration and
-// without levelDraw must pass too. Mutants caught: the collapsed target
+// levelDraw updates the pairs, the second factor's move made in half the
+// sweeps (halfRate); the sweep without the integration, without
+// levelDraw and with every move every sweep must pass too. Mutants caught: the collapsed target
 // without the integrated levels' |S|·ℓ, with their effects counted in its
 // Jacobian, their effects redrawn with variance τ² (not τ²/(1 + c²τ²)),
 // levelDraw keeping every proposal.
@@ -267,7 +268,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 	}
 	ref := run(exactmh.NUTS{NonCentred: true}, 10000, 1)
 	gg := multilevel.GroupGibbs{Center: centre, Augment: true}
-	for _, name := range []string{"", "no-collapse", "no-level"} {
+	for _, name := range []string{"", "no-collapse", "no-level", "no-half"} {
 		r := run(multilevel.AugmentMutant(gg, name), 5000, 2)
 		z, j := gaussZ(r, ref)
 		t.Logf("sweep %q: largest two-sample |z| %.2f (θ%d) against NUTS; min bulk ESS %.0f of %d", name, z, j, minBulkESS(r), 4*5000)
