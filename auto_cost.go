@@ -128,8 +128,9 @@ func datumMadds(p *Posterior) float64 {
 }
 
 // stepCost prices kernel k's work per transition besides its data, in
-// datum evaluations of p: the dense Crank–Nicolson proposal's 2.5·d²
-// multiply-adds (L·z, and the two quadratic forms of its log ratio), the
+// datum evaluations of p: the dense Crank–Nicolson proposal's d²
+// multiply-adds (its whitened step, C⁻¹(θ − μ) and C·u′:
+// precision.Dense.CrankNicolsonStep), the
 // sparse one's nnz(L) + 2·nnz(H), and 2·d for any other move (a random
 // walk, a leapfrog's update; NUTS's are under a thousandth of its passes).
 func stepCost(p *Posterior, k Kernel) pricing {
@@ -150,7 +151,7 @@ func fullBatchBound(p *Posterior, k Kernel, passes float64) float64 {
 
 // pricingNote says, for Choice.Pricing, what the pilots counted.
 func pricingNote(p *Posterior) string {
-	return fmt.Sprintf("costs counted, not timed: datum energy evaluations, a datum gradient %g of one, a transition's proposal its multiply-adds over %.4g a datum evaluation (dense Crank–Nicolson 2.5·d², sparse nnz(L) + 2·nnz(H), other moves 2·d); rates are ESS per 10⁶ evaluations",
+	return fmt.Sprintf("costs counted, not timed: datum energy evaluations, a datum gradient %g of one, a transition's proposal its multiply-adds over %.4g a datum evaluation (dense Crank–Nicolson d², sparse nnz(L) + 2·nnz(H), other moves 2·d); rates are ESS per 10⁶ evaluations",
 		costGrad, datumMadds(p))
 }
 

@@ -197,6 +197,9 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		if c.passes > 0 {
 			e.Bound = fullBatchBound(c.post, c.k, c.passes)
 		}
+		if c.proxy != nil {
+			e.Cheap = c.w // its pilot reads 1/w of what it prices
+		}
 		entry[i] = race.Add(e)
 		racers = append(racers, r)
 	}

@@ -49,13 +49,14 @@ func shortCase(c mcmctest.Case) mcmctest.Case {
 	if !slices.ContainsFunc(exactmh.Kernels(), func(ki exactmh.KernelInfo) bool { return ki.Name == c.Name }) {
 		// A variant row (a kernel on control variates, at third order,
 		// with a metric or the compact state) runs the chain code of the
-		// row named as its kernel: -short checks its checkpoints and
-		// worker determinism there, the full run on every row.
+		// row named as its kernel: -short checks its checkpoints, worker
+		// determinism and reported Info there (its allocations and law on
+		// the variant row itself), the full run on every row.
 		c.Skip = maps.Clone(c.Skip)
 		if c.Skip == nil {
 			c.Skip = map[string]string{}
 		}
-		for _, k := range []string{"checkpoint", "workers"} {
+		for _, k := range []string{"checkpoint", "workers", "info"} {
 			if c.Skip[k] == "" {
 				c.Skip[k] = "-short: the row named as the kernel checks this; every row without -short"
 			}

@@ -118,7 +118,7 @@ func ExampleMH() {
 
 	// MH{} is a Gaussian random walk whose step scale warmup adapts toward
 	// Settings.TargetAccept (0: the kernel's default, 0.234 for MH). Chain c draws from PCG(Seed, c).
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 8000, Seed: 1}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 2000, Seed: 1}
 	res, err := exactmh.Sample(context.Background(), post, exactmh.MH{}, set)
 	if err != nil {
 		panic(err)
@@ -224,7 +224,7 @@ func ExampleTunaMH() {
 	// search chooses it, or switches a chain to full-batch MH where MH is
 	// predicted faster (Params "as_mh"), and χ then stays fixed. The origin
 	// lies outside the box, so the chains start at Init.
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 6000, Thin: 5, Seed: 1, Init: []float64{1, -1}}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 2000, Thin: 5, Seed: 1, Init: []float64{1, -1}}
 	res, err := exactmh.Sample(context.Background(), post, exactmh.TunaMH{}, set)
 	if err != nil {
 		panic(err)
@@ -277,7 +277,7 @@ func ExamplePoissonMH() {
 		l += post.Beta * w
 	}
 	k := exactmh.PoissonMH{LambdaScale: 0.01}
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 6000, Thin: 5, Seed: 1, Init: []float64{1, -1}}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 2000, Thin: 5, Seed: 1, Init: []float64{1, -1}}
 	res, err := exactmh.Sample(context.Background(), post, k, set)
 	if err != nil {
 		panic(err)
@@ -298,7 +298,7 @@ func ExamplePoissonMH() {
 // and needs small steps.
 func ExampleTFMH() {
 	post := boxedGaussianPosterior() // as in ExamplePoissonMH
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 6000, Thin: 10, Seed: 1, Init: []float64{1, -1}}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 2000, Thin: 10, Seed: 1, Init: []float64{1, -1}}
 	// By default TFMH compares itself with full-batch MH halfway through
 	// warmup, and a chain that finds MH faster runs as MH and says so; on
 	// this tempered posterior TFMH wins and every chain keeps it.
@@ -340,7 +340,7 @@ func ExampleSMH() {
 	// SMH-2: second-order control variates, O(N) extra memory for the
 	// ready-made regressions. The chains start at the MAP too.
 	k := exactmh.SMH{Order: 2, Center: mp.Theta}
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 20000, Seed: 1, Init: mp.Theta}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 1, Init: mp.Theta}
 	res, err := exactmh.Sample(context.Background(), post, k, set)
 	if err != nil {
 		panic(err)
@@ -364,7 +364,7 @@ func ExampleFlyMC() {
 		panic(err)
 	}
 	k := exactmh.FlyMC{TightAt: mp.Theta, Q: 0.1}
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 12000, Seed: 1, Init: mp.Theta}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 3000, Seed: 1, Init: mp.Theta}
 	res, err := exactmh.Sample(context.Background(), post, k, set)
 	if err != nil {
 		panic(err)
@@ -387,7 +387,7 @@ func ExampleFlyMC() {
 func ExamplePoissonBarker() {
 	post := boxedGaussianPosterior() // as in ExamplePoissonMH
 	// The auxiliary-variable paper tunes it to acceptance 0.25–0.55.
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 8000, Seed: 1, Init: []float64{1, -1}, TargetAccept: 0.55}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 2000, Seed: 1, Init: []float64{1, -1}, TargetAccept: 0.55}
 	res, err := exactmh.Sample(context.Background(), post, exactmh.PoissonBarker{}, set)
 	if err != nil {
 		panic(err)
@@ -404,7 +404,7 @@ func ExamplePoissonBarker() {
 // Poisson-MALA: the same Poisson-count gradient in a Langevin proposal.
 func ExamplePoissonMALA() {
 	post := boxedGaussianPosterior() // as in ExamplePoissonMH
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Seed: 1, Init: []float64{1, -1}, TargetAccept: 0.55}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 2000, Seed: 1, Init: []float64{1, -1}, TargetAccept: 0.55}
 	res, err := exactmh.Sample(context.Background(), post, exactmh.PoissonMALA{}, set)
 	if err != nil {
 		panic(err)
@@ -424,7 +424,7 @@ func ExamplePoissonMALA() {
 func ExampleTunaMHSGLD() {
 	post := boxedGaussianPosterior() // as in ExamplePoissonMH
 	k := exactmh.TunaMHSGLD{Chi: 0.01, GradBatch: 20}
-	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 5000, Thin: 2, Seed: 1, Init: []float64{1, -1}, TargetAccept: 0.5}
+	set := &exactmh.Settings{Chains: 4, Warmup: 500, Draws: 2000, Thin: 2, Seed: 1, Init: []float64{1, -1}, TargetAccept: 0.5}
 	res, err := exactmh.Sample(context.Background(), post, k, set)
 	if err != nil {
 		panic(err)

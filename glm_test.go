@@ -426,6 +426,9 @@ func mean(x []float64) float64 {
 // SMH-2 and MH agree on every family's posterior, from FindMAP's centre;
 // on the Gaussian (conjugate) family both match the exact posterior.
 func TestGLMFamilySampling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a statistical check of every family (13,000 transitions each); runs without -short")
+	}
 	ctx := context.Background()
 	gp, _ := model.NewIsoGaussian(2, 3)
 	ball, _ := model.NewBall(2, 3, nil)

@@ -35,6 +35,9 @@ var tgmRidgeCov = []float64{0.3011, -0.5564, -0.5564, 1.1128}
 // mixed no better per transition than MH on the mixture
 // (TestMALATemperedMixture).
 func TestMALADiagonalMetricOnRidge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: acceptance and jumps measured along a ridge; runs without -short")
+	}
 	const n = 200
 	sigma := mat.NewSymDense(2, nil)
 	for i := range 2 {

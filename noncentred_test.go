@@ -15,6 +15,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/multilevel"
 )
 
@@ -110,16 +111,32 @@ func TestNonCentredFunnel(t *testing.T) {
 	}
 }
 
+// noLogit hides a logistic energy's Logit (multilevel.LogitGLM), so that
+// the automatic default takes the full-batch route of N < 2000 a
+// multilevel model without the Pólya–Gamma sweep has.
+type noLogit struct{ *model.SparseGLM[float64] }
+
+func (noLogit) Logit() bool { return false }
+
 // TestChooseMultilevelNonCentred checks that the automatic default on a
-// small multilevel funnel (N < 2000: full-batch NUTS) chooses the
-// non-centred NUTS and says why, and the centred one where every group's
-// data pin its effect.
+// small multilevel funnel (N < 2000: full-batch NUTS where the model has
+// no augmentation sweep) chooses the non-centred NUTS and says why, and
+// the centred one where every group's data pin its effect; the logistic
+// model itself goes to the Pólya–Gamma sweep.
 func TestChooseMultilevelNonCentred(t *testing.T) {
 	_, pb, err := mcmctest.MultilevelModel{N: 120, Groups: 12}.Draw(rand.New(rand.NewPCG(37, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := exactmh.Choose(context.Background(), pb.Posterior, &exactmh.Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := c.Kernel.(multilevel.GroupGibbs); !ok || !k.Augment || !strings.Contains(c.Reason, "Pólya–Gamma") {
+		t.Errorf("logistic: choice %s (%T): %s; want the Pólya–Gamma sweep", c.Name, c.Kernel, c.Reason)
+	}
+	pb.Posterior.Energy = noLogit{pb.Posterior.Energy.(*model.SparseGLM[float64])}
+	c, err = exactmh.Choose(context.Background(), pb.Posterior, &exactmh.Settings{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +149,7 @@ func TestChooseMultilevelNonCentred(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pb.Posterior.Energy = noLogit{pb.Posterior.Energy.(*model.SparseGLM[float64])}
 	c, err = exactmh.Choose(context.Background(), pb.Posterior, &exactmh.Settings{Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -270,6 +270,9 @@ func (c *CrankNicolson) Propose(rng *rand.Rand, dst, theta []float64, scale floa
 	if c.Nu > 0 {
 		return c.proposeT(rng, dst, theta, rho, s)
 	}
+	if f, ok := c.fac.(*precision.Dense); ok {
+		return f.CrankNicolsonStep(rng, dst, theta, c.mean, rho, s)
+	}
 	c.fac.Normal(rng, dst)
 	for j, m := range c.mean {
 		dst[j] = m + rho*(theta[j]-m) + s*dst[j]

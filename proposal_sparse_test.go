@@ -215,6 +215,9 @@ func (h halfRatio) Propose(rng *rand.Rand, dst, theta []float64, s float64) floa
 // caught. TunaMH with the sparse Gaussian walk runs on the Gaussian mean
 // on a box (moments, SBC and the structural checks).
 func TestSparseCrankNicolsonKit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the kit's statistical checks of the sparse proposal; runs without -short")
+	}
 	cases := []mcmctest.Case{
 		{Name: "MH sparse Crank–Nicolson", Exact: true,
 			Kernel: func(pb problem) exactmh.Kernel { return exactmh.MH{Proposal: sparseCN(pb), Scale: pb.Scale} },

@@ -236,6 +236,9 @@ func slicesClone(x []float64) []float64 { return append([]float64(nil), x...) }
 // has the right moments; and with the proposal ratio's sign flipped (a
 // mutant) it is biased.
 func TestCrankNicolsonExactness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a statistical check of moments and a mutant; runs without -short")
+	}
 	g, err := mcmctest.ConjugateGaussian(400, []float64{0.5, -1}, mat.NewSymDense(2, []float64{1, 0.6, 0.6, 2}),
 		[]float64{0, 0}, []float64{3, 3}, 1, 5)
 	if err != nil {

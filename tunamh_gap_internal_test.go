@@ -186,6 +186,9 @@ func gap(t *testing.T, P *mat.Dense, logPi []float64) (g, imb float64) {
 // quantity that Theorem 3's lower bound ζκ(C²M² + CM) on any exact
 // method's batch scales.
 func TestTunaMHSpectralGap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Theorem 3's gap computed on dense transition matrices (eigenvalues, χ scans); runs without -short")
+	}
 	// A random 1-Lipschitz landscape, and the two-state construction of
 	// Theorem 3's proof: equal probabilities, and two data whose energy
 	// differences ±c_iM cancel, so that MH always accepts and every

@@ -86,7 +86,11 @@ func TestTunaMHUnjudgedRunsAsMH(t *testing.T) {
 
 	// A proposal whose steps warmup cannot shorten: the search judges no
 	// step, MH's probes all reject, and the switch is forced.
-	res, err := Sample(context.Background(), p, TunaMH{Proposal: wideWalk{}}, &Settings{Chains: 2, Warmup: 200, Draws: 100, Seed: 3, Init: la.Mean})
+	draws := 100
+	if testing.Short() {
+		draws = 10 // every one a full-batch step of 2·10⁴ data: the switch is made in warmup
+	}
+	res, err := Sample(context.Background(), p, TunaMH{Proposal: wideWalk{}}, &Settings{Chains: 2, Warmup: 200, Draws: draws, Seed: 3, Init: la.Mean})
 	if err != nil {
 		t.Fatal(err)
 	}

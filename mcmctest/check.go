@@ -173,6 +173,7 @@ type budget struct {
 	sbcReplicates        int
 	sbcBins              int
 	allocSteps           int
+	structChains         int // chains of the info, checkpoint and workers runs
 }
 
 func currentBudget() budget {
@@ -184,12 +185,12 @@ func currentBudget() budget {
 
 func shortBudget() budget {
 	return budget{pairSteps: 12000, walkSteps: 4000, walkDraws: 1000, minESS: 150, firstDraws: 1000, maxDraws: 8000,
-		sbcReplicates: 100, sbcBins: 10, allocSteps: 300}
+		sbcReplicates: 100, sbcBins: 10, allocSteps: 300, structChains: 2}
 }
 
 func fullBudget() budget {
 	return budget{pairSteps: 40000, walkSteps: 20000, walkDraws: 2000, minESS: 400, firstDraws: 2000, maxDraws: 32000,
-		sbcReplicates: 200, sbcBins: 10, allocSteps: 2000}
+		sbcReplicates: 200, sbcBins: 10, allocSteps: 2000, structChains: 4}
 }
 
 // The statistical thresholds: an exact kernel must stay within goodZ
@@ -495,7 +496,7 @@ func (r *run) checks() []check {
 			f(rp)
 		}}
 	}
-	structural := exactmh.Settings{Chains: 4, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: tg.pb.Mode, TargetAccept: c.TargetAccept, Metric: c.Metric}
+	structural := exactmh.Settings{Chains: r.b.structChains, Warmup: 100, Draws: 150, Thin: 2, Seed: 7, Init: tg.pb.Mode, TargetAccept: c.TargetAccept, Metric: c.Metric}
 	cs := []check{
 		skippable("allocs", func(rp reporter) {
 			a, err := AllocsPerStep(k, tg.pb.Posterior, tg.pb.Mode, r.b.allocSteps)

@@ -106,7 +106,8 @@
 // on a given kernel is reproducible; a kernel that fails should be looked
 // at, not re-run with other seeds. With -short every check runs fewer
 // transitions, and its tolerances, computed from Monte Carlo standard
-// errors, widen accordingly.
+// errors, widen accordingly; the checkpoint, workers and info checks run
+// two chains instead of four.
 //
 // # Building blocks
 //

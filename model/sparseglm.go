@@ -280,6 +280,32 @@ func (e *SparseGLM[T]) Probit() bool {
 	return ok && e.weight == nil
 }
 
+// Logit reports whether the energy is logistic regression on binomial
+// counts, U_i = n_i·(softplus(η_i) − y_i·η_i) (LogisticFamily, or
+// BinomialFamily with the logit link and y_i the fraction of successes),
+// every weight n_i a whole number from 1 to 2²⁰: the model whose
+// Pólya–Gamma form ω_i ~ PG(n_i, η_i) makes the likelihood Gaussian in η
+// (Polson, Scott and Windle, JASA 108, 2013), which GroupGibbs's
+// augmentation sweep samples (multilevel.LogitGLM; docs/multilevel.md,
+// "Logistic by Pólya–Gamma augmentation").
+func (e *SparseGLM[T]) Logit() bool {
+	switch f := e.family.(type) {
+	case LogisticFamily:
+	case BinomialFamily:
+		if _, ok := f.Link.(LogisticFamily); !ok {
+			return false
+		}
+	default:
+		return false
+	}
+	for _, w := range e.weight {
+		if !(w >= 1 && w <= 1<<20) || w != math.Trunc(w) {
+			return false
+		}
+	}
+	return true
+}
+
 // Rows returns the sparse rows (not a copy: the caller must not modify
 // them).
 func (e *SparseGLM[T]) Rows() *SparseRows[T] { return &e.rows }

@@ -100,6 +100,13 @@ type augHooks struct {
 	// mutant); levelNoRatio keeps every proposal (its Metropolis–Hastings
 	// ratio over the level's other data dropped).
 	levelOff, levelNoRatio bool
+	// The logistic sweep's mutants (gaussaug_logit.go): kappaNoHalf
+	// takes κ_i = n_i·y_i, without the −n_i/2; omegaStale draws ω_i at
+	// the linear predictors of the chain's start, never refreshed (as if
+	// from η the marginal scale moves keep, which the logistic sweep does
+	// not make); trialsOne draws ω_i ~ PG(1, η_i) whatever
+	// the trials n_i.
+	kappaNoHalf, omegaStale, trialsOne bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -186,6 +193,14 @@ type asisTerm struct {
 // chain on θ alone, each update leaving π(θ)·p(z | θ) invariant. Proven
 // by TestAugmentMoments (against NUTS) and TestAugmentSBC, with the
 // mutants of augHooks caught.
+//
+// On a logistic model (logit; gaussaug_logit.go) update 1 draws
+// Pólya–Gamma ω_i ~ PG(n_i, η_i) instead of z (drawOmega), which makes
+// the model given ω Gaussian with M = XᵀΩX and b = Xᵀ(κ − Ωo), both new
+// each sweep; updates 2 and 4 read only M and b and are the same; the
+// expanded move (no scale group keeps the Pólya–Gamma form) and the
+// marginal scale moves (no ESS for their cost on the real suite) are not
+// made. Proven by TestLogitMoments and TestLogitSBC.
 type augChain struct {
 	*gaussChain
 	ah    augHooks
@@ -206,8 +221,20 @@ type augChain struct {
 	pxT   int64
 	// The marginal scale moves (marginalScale): the energy, the linear
 	// predictors η and a term's a = Z_kũ_k, and the slice width in log τ.
-	pe        ProbitGLM
+	pe        augGLM
 	eta, a, r []float64
+	// The logistic sweep (logit; gaussaug_logit.go): κ_i = n_i(y_i − ½),
+	// the trials n_i (nil: every n_i = 1), ω_i's positions in M's values
+	// (pairPos: per row, its pairs of entries in gram's order), η at the
+	// start (the omegaStale mutant's), and the latent variance
+	// of the link (1 probit, π²/3 logit) that k_t's attenuation adds to
+	// Σ τ².
+	logit     bool
+	kappa     []float64
+	trials    []int
+	pairPos   []int
+	etaPrev   []float64
+	latentVar float64
 	// order is the order of the marginal scale moves: the terms with
 	// collapsed levels first, whose moves leave the state's energy known
 	// (uCur) for the next term's.
@@ -224,14 +251,20 @@ type augChain struct {
 }
 
 // startAugment returns the augmentation sweep's chain on the probit
-// multilevel model (lay, pe) at θ0, the fixed effects' prior expanded at
-// centre (θ0 when nil), as gaussChain's.
-func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, theta0, centre []float64, hooks augHooks) (*augChain, error) {
+// multilevel model (lay, pe) — or, with logit, the logistic one
+// (LogitGLM) — at θ0, the fixed effects' prior expanded at centre (θ0
+// when nil), as gaussChain's.
+func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit bool, theta0, centre []float64, hooks augHooks) (*augChain, error) {
 	if t.Beta() != 1 {
-		return nil, fmt.Errorf("%s: Augment samples the untempered probit model; β = %v", name, t.Beta())
+		return nil, fmt.Errorf("%s: Augment samples the untempered model; β = %v", name, t.Beta())
 	}
 	n, d := pe.Len(), pe.Dim()
-	c := &augChain{ah: hooks, y: make([]bool, n), off: make([]float64, n), pe: pe, eta: make([]float64, n), a: make([]float64, n), r: make([]float64, n)}
+	c := &augChain{ah: hooks, y: make([]bool, n), off: make([]float64, n), pe: pe, eta: make([]float64, n), a: make([]float64, n), r: make([]float64, n), logit: logit, latentVar: 1}
+	if logit {
+		if err := c.startLogit(name, pe.(LogitGLM)); err != nil {
+			return nil, err
+		}
+	}
 	c.rows.ptr = make([]int, n+1)
 	var cols []int32
 	var vals []float64
@@ -244,13 +277,16 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 			}
 		}
 		c.rows.ptr[i+1] = len(c.rows.col)
+		c.off[i] = pe.Offset(i)
+		if logit {
+			continue
+		}
 		switch y := pe.Response(i); y {
 		case 0, 1:
 			c.y[i] = y == 1
 		default:
 			return nil, fmt.Errorf("%s: probit label y[%d] = %v, want 0 or 1", name, i, y)
 		}
-		c.off[i] = pe.Offset(i)
 	}
 	m, err := c.rows.gram(d, nil)
 	if err != nil {
@@ -262,6 +298,14 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 		return nil, err
 	}
 	c.gaussChain = g
+	if logit {
+		c.pairs()
+		if hooks.omegaStale {
+			c.etaPrev = make([]float64, n)
+			c.linearPredictors()
+			copy(c.etaPrev, c.eta)
+		}
+	}
 	if hooks.staleB {
 		c.bNext = make([]float64, d)
 		c.sumB(c.theta, b) // the first sweep's stale b: the latent data's means
@@ -273,7 +317,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 	for _, cf := range g.corr {
 		c.pxLog = append(c.pxLog, cf.logTau...)
 	}
-	v := 1.0 // the latent variance 1 + Σ τ² at the centre
+	v := c.latentVar // the latent variance 1 + Σ τ² (π²/3 + Σ τ²) at the centre
 	for _, j := range c.pxLog {
 		v += math.Exp(2 * c.centre[j])
 	}
@@ -283,8 +327,10 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
 		}
 	}
-	for k := range c.asis {
-		c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff)
+	if !logit {
+		for k := range c.asis {
+			c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff)
+		}
 	}
 	for k := range c.asis {
 		if len(c.asis[k].sRow) > 0 {
@@ -298,14 +344,14 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe ProbitGLM, thet
 	}
 	c.halfRate(hooks.halfOff)
 	c.tauSum, c.absSum, c.absN = make([]float64, len(c.pxLog)), make([]float64, len(c.asis)), make([]float64, len(c.asis))
-	c.px = !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
+	c.px = !logit && !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	return c, nil
 }
 
 // sumB sets b = Xᵀ(η − o) at θ's w: b of latent data at their means.
 func (c *augChain) sumB(theta, b []float64) {
 	clear(b)
-	for i := range c.y {
+	for i := range c.off {
 		lo, hi := c.rows.ptr[i], c.rows.ptr[i+1]
 		var eta float64
 		for k := lo; k < hi; k++ {
@@ -347,8 +393,12 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if c.ah.staleB {
 		b = c.bNext
 	}
-	c.drawZ(rng, b)
-	n := len(c.y)
+	if c.logit {
+		c.drawOmega(rng, b)
+	} else {
+		c.drawZ(rng, b)
+	}
+	n := len(c.off)
 	c.t.Count(n)
 	if _, _, err := c.drawW(rng); err != nil {
 		return exactmh.Info{}, err
@@ -373,7 +423,7 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		copy(c.b, c.bNext)
 	}
 	// z is spent: every move from here is one of π(θ) alone.
-	if !c.ah.marginalOff && len(c.asis) > 0 {
+	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
 		c.linearPredictors()
 		c.uCur = math.NaN() // the sweep's updates moved θ
 		for _, k := range c.order {
@@ -598,7 +648,7 @@ func (c *augChain) SetWarmup(on bool) { c.warm = on }
 // E τ_t²/(1 + Σ E τ²) and width = 3·E|s| (within [0.02, 2]) from them.
 func (c *augChain) adapt() {
 	c.nWarm++
-	v := 1.0
+	v := c.latentVar
 	for q, j := range c.pxLog {
 		c.tauSum[q] += math.Exp(2 * c.theta[j])
 		v += c.tauSum[q] / c.nWarm
@@ -725,10 +775,10 @@ func truncAbove(rng *rand.Rand, a float64) float64 {
 // exponential.
 const truncSwitch = 0.25
 
-// augmentMaxN is the largest N the automatic default samples a probit
-// multilevel model by augmentation: a sweep reads every datum (and draws
-// a latent variable for each), where the minibatch sweep reads a few; at
-// and above it the minibatch route (multilevelChoice).
+// augmentMaxN is the largest N the automatic default samples a probit or
+// logistic multilevel model by augmentation: a sweep reads every datum
+// (and draws a latent variable for each), where the minibatch sweep reads
+// a few; at and above it the minibatch route (multilevelChoice).
 const augmentMaxN = 200_000
 
 // augmentMaxFill is the largest number of entries of the factor of P the
@@ -736,14 +786,48 @@ const augmentMaxN = 200_000
 // once a sweep.
 const augmentMaxFill = 5_000_000
 
-// chooseAugment is the automatic default's choice on a probit multilevel
-// model with N < augmentMaxN: GroupGibbs's augmentation sweep, started
-// at the Laplace-EM centre, where the factor of P has at most
-// augmentMaxFill entries (false otherwise: the minibatch route). It reads
-// every datum a sweep but moves every location parameter jointly and
-// each τ in both forms, so no pilot is run.
-func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout, pe ProbitGLM) (bool, error) {
+// logitMaxFlops is the largest counted cost of a sweep the automatic
+// default accepts for the logistic sweep: logitFlopsPerDatum per datum
+// (a Pólya–Gamma draw and the row's share of XᵀΩX) plus the multiply-adds
+// of a factorisation of P (sparse.Symbolic.FactorFlops). It is the cost
+// at which the sweeps of a default run, 4 × (1000 + 1000), take about
+// half a minute (docs/multilevel.md, "Logistic by Pólya–Gamma
+// augmentation"): above it, N of tens of thousands or crossed factors
+// of a thousand levels or more (whose factor is a dense block of order
+// the smaller factor's levels), the minibatch route.
+const logitMaxFlops = 2e6
+
+// logitFlopsPerDatum is a datum's cost in multiply-adds in the logistic
+// sweep's count (logitMaxFlops): a Pólya–Gamma draw costs about what a
+// hundred multiply-adds do.
+const logitFlopsPerDatum = 100
+
+// chooseAugment is the automatic default's choice on a probit or
+// logistic multilevel model with N < augmentMaxN: GroupGibbs's
+// augmentation sweep, started at the Laplace-EM centre, where the factor
+// of P has at most augmentMaxFill entries and, logistic, the sweep's
+// counted cost is at most logitMaxFlops (false otherwise: the minibatch
+// route). It reads every datum a sweep but moves every location parameter
+// jointly and each τ in both forms, so no pilot is run. Every count is of
+// the model's structure (N, the factor's pattern), never of a clock, so
+// the choice is deterministic.
+func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay Layout, pe augGLM, logit bool) (bool, error) {
 	if p.Len() >= augmentMaxN {
+		return false, nil
+	}
+	// The factor's pattern, and so its fill and cost, is P's whatever θ:
+	// counted at θ = 0 before the centre is sought.
+	ch, err := startAugment("GroupGibbs", t, lay, pe, logit, make([]float64, p.Dim()), nil, augHooks{})
+	if err != nil {
+		return false, nil
+	}
+	sym := ch.chol.Symbolic()
+	fill := sym.FactorNNZ()
+	if fill > augmentMaxFill {
+		return false, nil
+	}
+	cost := sym.FactorFlops() + logitFlopsPerDatum*float64(p.Len())
+	if logit && cost > logitMaxFlops {
 		return false, nil
 	}
 	c.Progress(ctx, "finding the multilevel centre (Laplace-EM, N = %d, d = %d)", p.Len(), p.Dim())
@@ -759,15 +843,14 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if init == nil {
 		init = make([]float64, p.Dim())
 	}
-	ch, err := startAugment(k.Name(), t, lay, pe, init, centre, augHooks{})
-	if err != nil {
-		return false, nil
-	}
-	fill := ch.chol.Symbolic().FactorNNZ()
-	if fill > augmentMaxFill {
+	if _, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, augHooks{}); err != nil {
 		return false, nil
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
+	if logit {
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form), a sweep's counted cost %.3g multiply-adds ≤ %.3g (the factor's %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		return true, nil
+	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
 	return true, nil
 }

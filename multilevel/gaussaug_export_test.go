@@ -19,10 +19,12 @@ import (
 // without the integrated levels' |S|·ℓ), "collapse-jacobian" (their
 // effects counted in its Jacobian), "collapse-latent" (their effects
 // redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
-// keeping every proposal). Other names: no mutant. Also "no-marginal",
-// "no-px", "no-collapse", "no-level" and "no-half", which leave out a move or the
-// integration (exact, not mutants). names is a comma-separated
-// list of them.
+// keeping every proposal); on a logistic model also "kappa-half" (κ_i =
+// n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
+// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i). Other
+// names: no mutant. Also "no-marginal", "no-px", "no-collapse",
+// "no-level" and "no-half", which leave out a move or the integration
+// (exact, not mutants). names is a comma-separated list of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
 	for _, name := range strings.Split(names, ",") {
@@ -63,6 +65,12 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.levelOff = true
 	case "level-ratio":
 		k.augment.levelNoRatio = true
+	case "kappa-half":
+		k.augment.kappaNoHalf = true
+	case "omega-stale":
+		k.augment.omegaStale = true
+	case "trials-one":
+		k.augment.trialsOne = true
 	}
 	return k
 }

@@ -75,8 +75,12 @@ import (
 // "Probit by augmentation"): latent z_i ~ N(η_i, 1) on the side of 0 that
 // y_i says, the Gaussian sweep's joint draw of the effects given z, each τ
 // centred and interwoven, and scale moves under the probit likelihood
-// itself (TestAugmentMoments, TestAugmentSBC). The automatic default
-// chooses it for N < 200,000.
+// itself (TestAugmentMoments, TestAugmentSBC). On a logistic multilevel
+// model (IsLogit) the latent variables are Pólya–Gamma, ω_i ~ PG(n_i,
+// η_i), and the Gaussian model given them has M = XᵀΩX (gaussaug_logit.go;
+// docs/multilevel.md, "Logistic by Pólya–Gamma augmentation";
+// TestLogitMoments, TestLogitSBC). The automatic default chooses it for
+// N < 200,000 (logistic: a counted sweep cost within logitMaxFlops).
 //
 // It is exact for every centre; the centre sets the cost and the
 // acceptance (Center gives one). The bound needs sup|f‴| finite (logistic,
@@ -220,8 +224,11 @@ type GroupGibbs struct {
 	// form. Every datum is read once a sweep. Center only sets where the
 	// fixed effects' prior is expanded (exact at any centre: the
 	// model.NewMultilevel priors are Gaussian or flat); the other fields
-	// are unused. A posterior that is not a probit multilevel one is an
-	// error.
+	// are unused. On a logistic multilevel model (IsLogit) the latent
+	// variables are Pólya–Gamma, ω_i ~ PG(n_i, η_i), and the effects are
+	// drawn given them ("Logistic by Pólya–Gamma augmentation"). A
+	// posterior that is neither a probit nor a logistic multilevel one is
+	// an error.
 	Augment bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
@@ -452,11 +459,11 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		return startGauss(name, t, lay, gs, theta0, k.Center, k.gauss)
 	}
 	if k.Augment {
-		lay, pe, ok := probitOf(t.Energy(), t.Prior())
+		lay, pe, logit, ok := augmentOf(t.Energy(), t.Prior())
 		if !ok {
-			return nil, fmt.Errorf("%s: Augment needs a probit multilevel model (probit regression with unit weights, model.ProbitFamily, under model.NewMultilevel's prior); got energy %T, prior %T", name, t.Energy(), t.Prior())
+			return nil, fmt.Errorf("%s: Augment needs a probit or logistic multilevel model (probit regression with unit weights, model.ProbitFamily, or logistic regression on binomial counts, model.LogisticFamily or BinomialFamily with the logit link and whole trials, under model.NewMultilevel's prior); got energy %T, prior %T", name, t.Energy(), t.Prior())
 		}
-		return startAugment(name, t, lay, pe, theta0, k.Center, k.augment)
+		return startAugment(name, t, lay, pe, logit, theta0, k.Center, k.augment)
 	}
 	if nb, lay, base, ok := negBinOf(t.Energy(), t.Prior()); ok {
 		return startNegBin(name, t, k, nb, lay, base, theta0)

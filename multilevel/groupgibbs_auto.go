@@ -883,8 +883,8 @@ func choose(ctx context.Context, p *exactmh.Posterior, c *exactmh.Choice, seed u
 	if err != nil {
 		return true, err
 	}
-	if _, pe, ok := probitOf(p.Energy, p.Prior); ok && t.Beta() == 1 {
-		if chosen, err := chooseAugment(ctx, c, p, t, lay, pe); chosen || err != nil {
+	if _, pe, logit, ok := augmentOf(p.Energy, p.Prior); ok && t.Beta() == 1 {
+		if chosen, err := chooseAugment(ctx, c, p, t, lay, pe, logit); chosen || err != nil {
 			return true, err
 		}
 	}

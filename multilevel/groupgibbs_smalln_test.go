@@ -134,8 +134,9 @@ func TestGroupGibbsPoissonScaleExactSBC(t *testing.T) {
 // a Poisson model with lecturers of few data nested in departments (NUTS
 // would be non-centred, and the probe finds a nested scale move) it
 // chooses GroupGibbs with every block small and the data-free moves
-// repeated, and says why; on one factor alone (no nesting) it keeps
-// non-centred NUTS.
+// repeated, and says why; on one factor alone (no nesting; a logistic
+// model with its Logit hidden, noLogit, which would otherwise go to the
+// Pólya–Gamma sweep) it keeps non-centred NUTS.
 func TestChooseSmallNested(t *testing.T) {
 	m := mlNestedPois{mlNested{n: 400, k: 4, l: 160, sdD: 0.5}}
 	rng := rand.New(rand.NewPCG(45, 46))
@@ -165,6 +166,7 @@ func TestChooseSmallNested(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pb.Posterior.Energy = noLogit{pb.Posterior.Energy.(*model.SparseGLM[float64])} // not the Pólya–Gamma sweep
 	c, err = exactmh.Choose(context.Background(), pb.Posterior, &exactmh.Settings{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -173,3 +175,10 @@ func TestChooseSmallNested(t *testing.T) {
 		t.Errorf("one factor: choice %s (%T): %s; want NUTS-NC", c.Name, c.Kernel, c.Reason)
 	}
 }
+
+// noLogit hides a logistic energy's Logit (multilevel.LogitGLM), so that
+// the automatic default takes the route a multilevel model without the
+// Pólya–Gamma sweep has.
+type noLogit struct{ *model.SparseGLM[float64] }
+
+func (noLogit) Logit() bool { return false }

@@ -628,6 +628,7 @@ func TestGroupGibbsSplit(t *testing.T) {
 func TestChooseMultilevelGrind(t *testing.T) {
 	defer multilevel.SetGibbsGrind(1e-9)()
 	p := mlRare(t)
+	p.Energy = noLogit{p.Energy.(*model.SparseGLM[float64])} // the minibatch route's choice, not the Pólya–Gamma sweep
 	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -661,6 +662,7 @@ func TestChooseMultilevelGrind(t *testing.T) {
 // GroupGibbs's candidate saying so with the acceptance and the floor.
 func TestChooseMultilevelFixedStuck(t *testing.T) {
 	p := mlRare(t)
+	p.Energy = noLogit{p.Energy.(*model.SparseGLM[float64])} // the minibatch route's choice, not the Pólya–Gamma sweep
 	c, err := exactmh.Choose(context.Background(), p, &exactmh.Settings{Seed: 3})
 	if err != nil {
 		t.Fatal(err)

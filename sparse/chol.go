@@ -168,6 +168,19 @@ func (s *Symbolic) Perm() []int { return s.perm }
 // FactorNNZ returns the number of entries of L, diagonal included.
 func (s *Symbolic) FactorNNZ() int { return s.lp[s.n] }
 
+// FactorFlops returns Σ_j c_j², c_j the entries of column j of L: the
+// count of multiply-adds of a numeric factorisation (Refactor) up to a
+// small factor, which the automatic default bounds where a sweep factors
+// once.
+func (s *Symbolic) FactorFlops() float64 {
+	var f float64
+	for j := range s.n {
+		c := float64(s.lp[j+1] - s.lp[j])
+		f += c * c
+	}
+	return f
+}
+
 // Cholesky is the sparse Cholesky factorisation H = PᵀLLᵀP of a symmetric
 // positive definite H: L lower triangular with positive diagonal, P the
 // permutation of the symbolic analysis ((Px)[k] = x[perm[k]]). Its

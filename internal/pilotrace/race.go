@@ -76,6 +76,16 @@ type Entry struct {
 	// automatic default's uncapped Crank–Nicolson kernel must beat the
 	// capped ones by a margin, so it races at 1/margin.
 	Handicap float64
+	// Cheap, when above 1, says that its pilot does 1/Cheap of the work
+	// its counted cost prices (the automatic default's full-batch kernels
+	// on a subsample proxy of 1/Cheap of the data). Such an entry with a
+	// Bound joins where it would wait while the leader runs on, and the
+	// race advances whichever alive entry's next checkpoint costs the
+	// least work (its budget over Cheap): a few of the leader's
+	// checkpoints' work buy the cheap entry its own estimate, which may
+	// drop it or let it win, where waiting on its bound costs the leader's
+	// pilot until its interval clears the bound (TestRaceCheapJoins).
+	Cheap float64
 }
 
 // State is where an entry stands.
@@ -121,6 +131,9 @@ type Race struct {
 func (r *Race) Add(e Entry) int {
 	if e.Handicap == 0 {
 		e.Handicap = 1
+	}
+	if !(e.Cheap > 1) {
+		e.Cheap = 1
 	}
 	r.entries = append(r.entries, e)
 	r.state = append(r.state, Pending)
@@ -201,7 +214,7 @@ func (r *Race) join() (changed, wait bool) {
 					r.state[i] = Skipped
 					changed = true
 					continue
-				case e.Bound*e.Handicap < hi && !r.scores[l].Done:
+				case e.Bound*e.Handicap < hi && !r.scores[l].Done && e.Cheap == 1:
 					return changed, true
 				}
 			}
@@ -269,19 +282,27 @@ func (r *Race) bestAlive(by func(Score) float64) int {
 	return best
 }
 
-// pick returns the alive, unfinished entry with the fewest checkpoints
-// passed (the first among equals), -1 if none.
+// pick returns the alive, unfinished entry whose next checkpoint costs
+// the least work, its budget over Entry.Cheap (the first among equals):
+// with no cheap entries, the one with the fewest checkpoints passed; -1
+// if none.
 func (r *Race) pick() int {
 	best := -1
 	for i, s := range r.state {
 		if s != Alive || r.scores[i].Done {
 			continue
 		}
-		if best < 0 || r.next[i] < r.next[best] {
+		if best < 0 || r.work(i) < r.work(best) {
 			best = i
 		}
 	}
 	return best
+}
+
+// work returns the work of entry i's next checkpoint: its budget over
+// Entry.Cheap.
+func (r *Race) work(i int) float64 {
+	return r.checkpoint(r.next[i]) / r.entries[i].Cheap
 }
 
 // drop stops every alive, running entry whose upper estimate times Margin

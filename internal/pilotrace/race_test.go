@@ -224,3 +224,42 @@ func TestRaceGrowth(t *testing.T) {
 		t.Errorf("Growth √2 spent %g, Growth 2 %g: want less", root, doubling)
 	}
 }
+
+// TestRaceCheapJoins: a leader at 10 ESS per unit and a full-batch entry
+// whose bound, 8, the leader's interval must clear before it could be
+// skipped, though its pilot runs at 1. Marked Cheap (its pilot does 1/50
+// of the work its cost prices, a subsample proxy's), the entry joins at
+// once, is ranked below on its own estimate (dropped, or
+// stopped when the race settles), and the leader stops far sooner;
+// the leader still wins. Mutant: the same entry not marked cheap waits
+// while the leader runs on until its lower estimate clears 8·Margin, and
+// the leader's pilot costs several times more.
+func TestRaceCheapJoins(t *testing.T) {
+	run := func(cheap float64) (leader, slow *fake, r *Race, w int) {
+		leader, slow = &fake{rate: 10, end: 1 << 20}, &fake{rate: 1, end: 1 << 20}
+		r = newRace()
+		r.Add(Entry{Start: func() Pilot { return leader }})
+		r.Add(Entry{Start: func() Pilot { return slow }, Bound: 8, Cheap: cheap})
+		w = r.Run(nil)
+		r.Close()
+		return leader, slow, r, w
+	}
+	leader, slow, r, w := run(50)
+	if w != 0 {
+		t.Fatalf("winner %d, want the leader", w)
+	}
+	if st := r.State(1); st != Dropped && st != Stopped || !(slow.cost > 0) {
+		t.Errorf("cheap entry %v after %g, want it run and ranked below on its own estimate", st, slow.cost)
+	}
+	lm, _, rm, _ := run(0)
+	if rm.State(1) != Skipped {
+		t.Errorf("mutant: entry %v, want Skipped on its bound", rm.State(1))
+	}
+	if !(leader.cost*3 < lm.cost) {
+		t.Errorf("leader's pilot cost %g with a cheap entry, %g with the entry waiting: want several times less", leader.cost, lm.cost)
+	}
+	if work := slow.cost / 50; !(work < leader.cost) {
+		t.Errorf("the cheap entry did %g work, the leader %g", work, leader.cost)
+	}
+	t.Logf("leader %g (waiting: %g), cheap entry %g priced, %g work", leader.cost, lm.cost, slow.cost, slow.cost/50)
+}

@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/exactmh/exactmh/internal/vec"
 	"github.com/exactmh/exactmh/sparse"
 	"gonum.org/v1/gonum/mat"
 )
@@ -44,7 +45,8 @@ type Factor interface {
 	FactorNNZ() int
 	// StepMadds returns the multiply-adds of a Normal draw and two Quads,
 	// a Crank–Nicolson step's work (the automatic default prices it):
-	// 2.5·d² dense, nnz(L) + 2·nnz(H) sparse.
+	// d² dense (its whitened step, Dense.CrankNicolsonStep),
+	// nnz(L) + 2·nnz(H) sparse.
 	StepMadds() float64
 }
 
@@ -153,8 +155,43 @@ func (f *Dense) InverseDiag(dst []float64) {
 // FactorNNZ returns d(d+1)/2.
 func (f *Dense) FactorNNZ() int { return f.d * (f.d + 1) / 2 }
 
-// StepMadds returns 2.5·d²: Cz and two quadratic forms in H.
-func (f *Dense) StepMadds() float64 { return 2.5 * float64(f.d) * float64(f.d) }
+// StepMadds returns d²: the whitened Crank–Nicolson step's C⁻¹(θ − μ) and
+// C·u′, d²/2 each (CrankNicolsonStep).
+func (f *Dense) StepMadds() float64 { return float64(f.d) * float64(f.d) }
+
+// CrankNicolsonStep sets dst to the Crank–Nicolson move from theta around
+// N(μ, CCᵀ) with coefficients ρ and s = √(1 − ρ²), made in the whitened
+// coordinates u = C⁻¹(θ − μ):
+//
+//	u′ = ρu + s·z,  θ′ = μ + Cu′,  z ~ N(0, I) drawn from rng (z_0 first),
+//
+// and returns the log proposal ratio log N(θ; μ, CCᵀ) − log N(θ′; μ, CCᵀ)
+// = (‖u′‖² − ‖u‖²)/2. It is the move μ + ρ(θ − μ) + s·Cz, since
+// Cu′ = ρ(θ − μ) + s·Cz, and its ratio the quadratic forms in H = (CCᵀ)⁻¹
+// — at d² multiply-adds (C⁻¹(θ − μ) by forward substitution and Cu′, each
+// row's sum a contiguous dot product) where Normal and two Quads take
+// 2.5·d² in scalar loops; the ratio is the proposal's own, from the factor
+// that draws it (TestDenseCrankNicolsonStep). dst must not alias theta; it
+// holds u, then u′, then θ′ (no scratch memory).
+func (f *Dense) CrankNicolsonStep(rng *rand.Rand, dst, theta, mu []float64, rho, s float64) float64 {
+	d := f.d
+	var uu, vv float64
+	for j := range d {
+		row := f.C[j*d : j*d+j+1]
+		u := (theta[j] - mu[j] - vec.Dot(row[:j], dst[:j])) / row[j]
+		dst[j] = u
+		uu += u * u
+	}
+	for j, u := range dst[:d] {
+		un := rho*u + s*rng.NormFloat64()
+		dst[j] = un
+		vv += un * un
+	}
+	for j := d - 1; j >= 0; j-- {
+		dst[j] = mu[j] + vec.Dot(f.C[j*d:j*d+j+1], dst[:j+1])
+	}
+	return (vv - uu) / 2
+}
 
 // Sparse is a sparse Factor: H (lower triangle) and its Cholesky
 // factorisation H = PᵀLLᵀP (package sparse).

@@ -1,0 +1,166 @@
+// Copyright ©2026 The exactmh Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+package multilevel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/polyagamma"
+)
+
+// augGLM is the energy of a model the augmentation sweep samples: its
+// rows, responses and offsets.
+type augGLM interface {
+	SparseRowGLM
+	// Response returns y_i.
+	Response(i int) float64
+	// Offset returns o_i (0 without offsets).
+	Offset(i int) float64
+}
+
+// LogitGLM is a SparseRowGLM that can say it is logistic regression on
+// binomial counts, U_i = n_i·(softplus(η_i) − y_i·η_i), η_i = x_iᵀw + o_i,
+// y_i ∈ [0, 1] the fraction of successes of n_i trials, n_i a whole
+// number ≥ 1 (model.SparseGLM of model.LogisticFamily, or of
+// model.BinomialFamily with the logit link and the trials as weights):
+// the model GroupGibbs's Pólya–Gamma augmentation sweep samples
+// (GroupGibbs.Augment; docs/multilevel.md, "Logistic by Pólya–Gamma
+// augmentation").
+type LogitGLM interface {
+	augGLM
+	// Logit reports whether the energy is such a logistic regression.
+	Logit() bool
+	// Weight returns n_i.
+	Weight(i int) float64
+}
+
+// augmentOf returns the layout and energy of a multilevel model the
+// augmentation sweep samples — probit (probitOf) or logistic (a LogitGLM
+// whose Logit is true, under the same kind of prior) — and whether it is
+// the logistic one.
+func augmentOf(e exactmh.Energy, p exactmh.Prior) (lay Layout, pe augGLM, logit, ok bool) {
+	if lay, pe, ok := probitOf(e, p); ok {
+		return lay, pe, false, true
+	}
+	le, ok := e.(LogitGLM)
+	if !ok || !le.Logit() {
+		return nil, nil, false, false
+	}
+	lay, ok = p.(Layout)
+	if !ok || lay.NumTerms() == 0 || len(lay.Blocks()) != e.Dim() {
+		return nil, nil, false, false
+	}
+	if _, ok := p.(exactmh.SparseHessianer); !ok {
+		return nil, nil, false, false
+	}
+	return lay, le, true, true
+}
+
+// IsLogit reports whether p is a logistic multilevel model GroupGibbs's
+// Pólya–Gamma augmentation sweep samples (GroupGibbs.Augment): logistic
+// regression on binomial counts (LogitGLM) under a multilevel prior,
+// untempered.
+func IsLogit(p *exactmh.Posterior) bool {
+	_, _, logit, ok := augmentOf(p.Energy, p.Prior)
+	return ok && logit && (p.Beta == 0 || p.Beta == 1)
+}
+
+// startLogit sets the logistic sweep's data: κ_i = n_i(y_i − ½) and the
+// trials n_i (kept only where some n_i > 1).
+func (c *augChain) startLogit(name string, le LogitGLM) error {
+	n := le.Len()
+	c.kappa = make([]float64, n)
+	c.latentVar = math.Pi * math.Pi / 3
+	for i := range n {
+		y, w := le.Response(i), le.Weight(i)
+		if !(y >= 0 && y <= 1) || !(w >= 1) || w != math.Trunc(w) {
+			return fmt.Errorf("%s: logistic datum %d: y = %v of n = %v trials, want y in [0, 1] and n a whole number ≥ 1", name, i, y, w)
+		}
+		if w != 1 && c.trials == nil {
+			c.trials = make([]int, n)
+			for q := range i {
+				c.trials[q] = 1
+			}
+		}
+		if c.trials != nil {
+			c.trials[i] = int(w)
+		}
+		c.kappa[i] = w * (y - 0.5)
+		if c.ah.kappaNoHalf {
+			c.kappa[i] = w * y
+		}
+	}
+	return nil
+}
+
+// pairs sets pairPos: for each row, in gram's order (a, then b ≤ a), the
+// position in M's values of entry (col[a], col[b]), so that drawOmega
+// refills M = XᵀΩX in place, its pattern (and P's, and the factor's
+// analysis) unchanged.
+func (c *augChain) pairs() {
+	ptr, col := c.rows.ptr, c.rows.col
+	var np int
+	for i := range len(ptr) - 1 {
+		k := ptr[i+1] - ptr[i]
+		np += k * (k + 1) / 2
+	}
+	c.pairPos = make([]int, 0, np)
+	for i := range len(ptr) - 1 {
+		lo, hi := ptr[i], ptr[i+1]
+		for a := lo; a < hi; a++ {
+			for b := lo; b <= a; b++ {
+				c.pairPos = append(c.pairPos, entry(c.m, int(col[a]), int(col[b])))
+			}
+		}
+	}
+}
+
+// drawOmega is the logistic sweep's update 1 (Polson, Scott and Windle,
+// JASA 108, 2013): each ω_i ~ PG(n_i, η_i) at the current w, exactly
+// (polyagamma.Draw, DrawSum for n_i > 1), which makes the likelihood given
+// ω the Gaussian e^{κ_iη_i − ω_iη_i²/2} in each η_i, κ_i = n_i(y_i − ½):
+// the Gaussian multilevel model with
+//
+//	M = XᵀΩX,  b = Xᵀ(κ − Ω·o)
+//
+// (Ω = diag(ω), o the offsets), both summed in the same pass, O(Σ_i k_i²)
+// for rows of k_i entries; M's values are written in place (pairPos).
+func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
+	clear(b)
+	mv := c.m.Val
+	clear(mv)
+	w := c.theta
+	ptr, col, val, pp := c.rows.ptr, c.rows.col, c.rows.val, c.pairPos
+	q := 0
+	for i, ki := range c.kappa {
+		lo, hi := ptr[i], ptr[i+1]
+		eta := c.off[i]
+		for k := lo; k < hi; k++ {
+			eta += val[k] * w[col[k]]
+		}
+		if c.etaPrev != nil {
+			eta = c.etaPrev[i]
+		}
+		var om float64
+		if c.trials == nil || c.trials[i] == 1 || c.ah.trialsOne {
+			om = polyagamma.Draw(rng, eta)
+		} else {
+			om = polyagamma.DrawSum(rng, c.trials[i], eta)
+		}
+		r := ki - om*c.off[i]
+		for a := lo; a < hi; a++ {
+			va := val[a]
+			b[col[a]] += va * r
+			ov := om * va
+			for bb := lo; bb <= a; bb++ {
+				mv[pp[q]] += ov * val[bb]
+				q++
+			}
+		}
+	}
+}
