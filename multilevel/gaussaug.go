@@ -86,6 +86,20 @@ type augHooks struct {
 	// attenuationOff makes the marginal scale move's k_t 0 (the
 	// non-centred update of τ_t alone; exact, not a mutant).
 	attenuationOff bool
+	// collapseOff moves every level's effect in the marginal scale move
+	// (no level integrated out; exact, not a mutant). collapseNoPrior
+	// leaves the integrated levels' |S|·ℓ out of the collapsed target;
+	// collapseJacobian counts them among the scaled coordinates (G_t
+	// instead of G_t − |S|); collapseLatentVar redraws their effects with
+	// variance τ² instead of τ²/(1 + c²τ²).
+	collapseOff, collapseNoPrior, collapseJacobian, collapseLatentVar bool
+	// halfOff makes every term's marginal scale move every sweep (halfRate
+	// off; exact, not a mutant).
+	halfOff bool
+	// levelOff makes no small-level draws (levelDraw; exact, not a
+	// mutant); levelNoRatio keeps every proposal (its Metropolis–Hastings
+	// ratio over the level's other data dropped).
+	levelOff, levelNoRatio bool
 	// The logistic sweep's mutants (gaussaug_logit.go): kappaNoHalf
 	// takes κ_i = n_i·y_i, without the −n_i/2; omegaStale draws ω_i at
 	// the linear predictors of the chain's start, never refreshed (as if
@@ -139,6 +153,23 @@ type asisTerm struct {
 	// then at warmup's means of τ² (SetWarmup); width is its slice width
 	// in s (marginalWidth, then 3 times warmup's mean |s| of the move).
 	k, width float64
+	// The term's single-datum levels (its collapsed levels, S): level
+	// q's coordinate sCol[q], its one datum sRow[q] with the value
+	// sVal[q] in that coordinate's column; sOf[i] is q for datum i of a
+	// collapsed level, −1 otherwise (nil: none).
+	sRow, sCol []int32
+	sVal       []float64
+	sOf        []int32
+	// The term's levels of 2 … smallLevel data (levelDraw): level q's
+	// coordinate lCol[q], its data lRow[lPtr[q]:lPtr[q+1]] with the
+	// values lVal there in that coordinate's column.
+	lPtr       []int32
+	lRow, lCol []int32
+	lVal       []float64
+	lN, lT     int64 // levelDraw's proposals kept and made
+	// half makes the term's marginal scale move in a random half of the
+	// sweeps (halfRate).
+	half bool
 }
 
 // augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
@@ -204,14 +235,19 @@ type augChain struct {
 	pairPos   []int
 	etaPrev   []float64
 	latentVar float64
-	// Warmup (SetWarmup): the sums of τ² per scale of pxLog and of |s|
-	// per marginal move, over nWarm sweeps, from which k_t and each
-	// term's slice width are set until warmup ends.
-	uCur   float64 // the energy at θ where the last marginal move left it (NaN: unknown)
+	// order is the order of the marginal scale moves: the terms with
+	// collapsed levels first, whose moves leave the state's energy known
+	// (uCur) for the next term's.
+	order []int
+	uCur  float64 // the energy at θ where the last marginal move left it (NaN: unknown)
+	// Warmup (SetWarmup): the sums of τ² per scale of pxLog over nWarm
+	// sweeps, and of |s| per marginal move over absN of its moves, from
+	// which k_t and each term's slice width are set until warmup ends.
 	warm   bool
 	nWarm  float64
 	tauSum []float64
 	absSum []float64
+	absN   []float64
 }
 
 // startAugment returns the augmentation sweep's chain on the probit
@@ -291,7 +327,23 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
 		}
 	}
-	c.tauSum, c.absSum = make([]float64, len(c.pxLog)), make([]float64, len(c.asis))
+	if !logit {
+		for k := range c.asis {
+			c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff)
+		}
+	}
+	for k := range c.asis {
+		if len(c.asis[k].sRow) > 0 {
+			c.order = append(c.order, k)
+		}
+	}
+	for k := range c.asis {
+		if len(c.asis[k].sRow) == 0 {
+			c.order = append(c.order, k)
+		}
+	}
+	c.halfRate(hooks.halfOff)
+	c.tauSum, c.absSum, c.absN = make([]float64, len(c.pxLog)), make([]float64, len(c.asis)), make([]float64, len(c.asis))
 	c.px = !logit && !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	return c, nil
 }
@@ -374,11 +426,18 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
 		c.linearPredictors()
 		c.uCur = math.NaN() // the sweep's updates moved θ
-		for k := range c.asis {
+		for _, k := range c.order {
+			if c.asis[k].half && rng.Float64() < 0.5 {
+				continue
+			}
 			x := c.marginalScale(rng, &c.asis[k])
 			if c.warm {
 				c.absSum[k] += math.Abs(x)
+				c.absN[k]++
 			}
+		}
+		for k := range c.asis {
+			c.levelDraw(rng, &c.asis[k])
 		}
 	}
 	if c.warm {
@@ -569,6 +628,14 @@ func (c *augChain) Params() map[string]float64 {
 	if c.pxT > 0 {
 		p["expand_accept"] = float64(c.pxN) / float64(c.pxT)
 	}
+	var ln, lt int64
+	for _, a := range c.asis {
+		ln, lt = ln+a.lN, lt+a.lT
+	}
+	p["level_accept"] = math.NaN()
+	if lt > 0 {
+		p["level_accept"] = float64(ln) / float64(lt)
+	}
 	return p
 }
 
@@ -589,11 +656,46 @@ func (c *augChain) adapt() {
 	for k := range c.asis {
 		a := &c.asis[k]
 		if c.nWarm >= 20 {
-			a.width = min(max(3*c.absSum[k]/c.nWarm, 0.02), 2)
+			a.width = min(max(3*c.absSum[k]/max(c.absN[k], 1), 0.02), 2)
 		}
 		if !c.ah.attenuationOff {
 			a.k = c.tauSum[slices.Index(c.pxLog, a.logTau)] / c.nWarm / v
 		}
+	}
+}
+
+// halfRate sets which terms' marginal scale moves are made in a random
+// half of the sweeps (asisTerm.half): where some term's levels hold on
+// average at most smallLevel data, every term whose levels hold more.
+// Where levels hold a datum or two, the latent data pin τ (see
+// marginalScale) and the term needs its move under y every sweep; a term
+// of larger levels is held far less by z, and the small terms' moves
+// scale it along the attenuation (k_t) as well. Making a move with
+// probability 1/2, independently of the state, is a random-scan mixture
+// of two π-invariant kernels: exact. On guimmun it halves the community
+// term's share of the data read (figures/bench/multilevel_real_augment.txt).
+func (c *augChain) halfRate(off bool) {
+	if off {
+		return
+	}
+	small := make([]bool, len(c.asis))
+	some := false
+	for k := range c.asis {
+		a := &c.asis[k]
+		var nnz int
+		for _, j := range c.rows.col {
+			if a.has(int(j)) {
+				nnz++
+			}
+		}
+		small[k] = nnz <= smallLevel*a.levels
+		some = some || small[k]
+	}
+	if !some {
+		return
+	}
+	for k := range c.asis {
+		c.asis[k].half = !small[k]
 	}
 }
 
@@ -605,7 +707,10 @@ func (c *augChain) MarshalState() ([]byte, error) {
 		b = fmt.Appendf(b, " %v", x)
 	}
 	for k, x := range c.absSum {
-		b = fmt.Appendf(b, " %v %v %v", x, c.asis[k].k, c.asis[k].width)
+		b = fmt.Appendf(b, " %v %v %v %v", x, c.absN[k], c.asis[k].k, c.asis[k].width)
+	}
+	for _, a := range c.asis {
+		b = fmt.Appendf(b, " %d %d", a.lN, a.lT)
 	}
 	return b, nil
 }
@@ -621,7 +726,15 @@ func (c *augChain) UnmarshalState(b []byte) error {
 	}
 	for k := range c.absSum {
 		if err == nil {
-			_, err = fmt.Fscan(r, &c.absSum[k], &c.asis[k].k, &c.asis[k].width)
+			_, err = fmt.Fscan(r, &c.absSum[k], &c.absN[k], &c.asis[k].k, &c.asis[k].width)
+		}
+	}
+	for k := range c.asis {
+		if err == nil {
+			_, err = fmt.Fscan(r, &c.asis[k].lN, &c.asis[k].lT)
+		}
+		if err == nil && (c.asis[k].lN < 0 || c.asis[k].lN > c.asis[k].lT) {
+			err = errors.New("small-level counts out of range")
 		}
 	}
 	if err != nil {

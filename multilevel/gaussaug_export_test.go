@@ -15,11 +15,16 @@ import (
 // prior ratio the centred form's), "stale-b" (the joint draw
 // from the previous sweep's b), "px-jacobian" (the expanded move without
 // the location vector's Jacobian), "marginal-jacobian" (the marginal
-// scale move without G·ℓ); on a logistic model also "kappa-half" (κ_i =
+// scale move without G·ℓ), "collapse-prior" (its collapsed target
+// without the integrated levels' |S|·ℓ), "collapse-jacobian" (their
+// effects counted in its Jacobian), "collapse-latent" (their effects
+// redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
+// keeping every proposal); on a logistic model also "kappa-half" (κ_i =
 // n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
-// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i). Other names: no mutant. Also "no-marginal"
-// and "no-px", which leave out a move (exact, not mutants). names is a
-// comma-separated list of them.
+// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i). Other
+// names: no mutant. Also "no-marginal", "no-px", "no-collapse",
+// "no-level" and "no-half", which leave out a move or the integration
+// (exact, not mutants). names is a comma-separated list of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
 	for _, name := range strings.Split(names, ",") {
@@ -46,6 +51,20 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.marginalOff = true
 	case "no-px":
 		k.augment.pxOff = true
+	case "no-collapse":
+		k.augment.collapseOff = true
+	case "collapse-prior":
+		k.augment.collapseNoPrior = true
+	case "collapse-jacobian":
+		k.augment.collapseJacobian = true
+	case "collapse-latent":
+		k.augment.collapseLatentVar = true
+	case "no-half":
+		k.augment.halfOff = true
+	case "no-level":
+		k.augment.levelOff = true
+	case "level-ratio":
+		k.augment.levelNoRatio = true
 	case "kappa-half":
 		k.augment.kappaNoHalf = true
 	case "omega-stale":
