@@ -26,6 +26,16 @@
 //   - GroupSMH: SMH-2 with joint moves, each datum bounded by how far its
 //     own blocks moved.
 //
+// Where every datum can be read each sweep at a cost the default counts,
+// GroupGibbs draws all location coordinates at once from their Gaussian
+// conditional through the sparse Cholesky factor: directly for a
+// Gaussian family (docs/multilevel.md, "Gaussian sweep"), given latent
+// truncated normals for a probit model and given Pólya–Gamma weights for
+// a logistic one (GroupGibbs.Augment; "Probit by augmentation",
+// "Logistic by Pólya–Gamma augmentation"). The automatic default takes
+// these sweeps without a pilot where their counted cost is small, and
+// Choice says so.
+//
 // Both centre their control variates at the Laplace-EM centre (Center:
 // the mode of the effects given the scales, by Newton's method on the
 // sparse Hessian, then the scales from the effects' moments, as lme4
