@@ -90,15 +90,8 @@ func (m logitKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 	if err != nil {
 		return nil, mcmctest.Problem{}, err
 	}
-	c, _, err := multilevel.Center(context.Background(), p)
-	if err != nil {
-		return nil, mcmctest.Problem{}, err
-	}
-	sd := make([]float64, len(c))
-	for j := range sd {
-		sd[j] = 0.2
-	}
-	return th, mcmctest.Problem{Posterior: p, Mode: c, SD: sd}, nil
+	pb, err := centredProblem(p)
+	return th, pb, err
 }
 
 // TestLogitChosen checks that the automatic default chooses the

@@ -83,11 +83,7 @@ func (m gaussCorrKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) 
 	if err != nil {
 		return nil, mcmctest.Problem{}, err
 	}
-	sd := make([]float64, len(theta))
-	for j := range sd {
-		sd[j] = 0.2
-	}
-	return theta, mcmctest.Problem{Posterior: p, Mode: append([]float64{}, theta...), SD: sd}, nil
+	return theta, stepProblem(p, append([]float64{}, theta...)), nil
 }
 
 // TestGaussGibbsCorrelatedChosen checks that the automatic default

@@ -104,11 +104,26 @@ func (m gaussKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 	if err != nil {
 		return nil, mcmctest.Problem{}, err
 	}
-	sd := make([]float64, len(theta))
+	return theta, stepProblem(p, append([]float64{}, theta...)), nil
+}
+
+// stepProblem is the kit's Problem on p started at mode, every
+// coordinate's first step scale 0.2 (warmup adapts it).
+func stepProblem(p *exactmh.Posterior, mode []float64) mcmctest.Problem {
+	sd := make([]float64, len(mode))
 	for j := range sd {
 		sd[j] = 0.2
 	}
-	return theta, mcmctest.Problem{Posterior: p, Mode: append([]float64{}, theta...), SD: sd}, nil
+	return mcmctest.Problem{Posterior: p, Mode: mode, SD: sd}
+}
+
+// centredProblem is stepProblem started at p's Laplace-EM centre.
+func centredProblem(p *exactmh.Posterior) (mcmctest.Problem, error) {
+	c, _, err := multilevel.Center(context.Background(), p)
+	if err != nil {
+		return mcmctest.Problem{}, err
+	}
+	return stepProblem(p, c), nil
 }
 
 // gaussZ returns the largest two-sample |z| of the means and variances of
