@@ -644,6 +644,13 @@ func (c *augChain) Params() map[string]float64 {
 // they stay fixed, so that each sampling sweep is the same exact kernel.
 func (c *augChain) SetWarmup(on bool) { c.warm = on }
 
+// WarmupSettled implements exactmh.WarmupSettler: the sweep's only
+// adaptation, the marginal scale moves' k_t and widths, is a running mean
+// over warmup's sweeps that SetWarmup(false) freezes wherever it stands,
+// so warmup is burn-in past exactmh.MinBurnIn sweeps and the runner ends
+// it there; the requested draws are all made (TestGaussSweepWarmupSettles).
+func (c *augChain) WarmupSettled(int) bool { return true }
+
 // adapt adds the sweep's τ² to warmup's sums and sets each term's k_t =
 // E τ_t²/(1 + Σ E τ²) and width = 3·E|s| (within [0.02, 2]) from them.
 func (c *augChain) adapt() {

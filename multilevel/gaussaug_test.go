@@ -8,6 +8,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/exactmh/exactmh"
@@ -344,6 +345,57 @@ func TestAugmentCollapsedSBC(t *testing.T) {
 		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
 		if !m.Reject(0.01) {
 			t.Errorf("SBC misses the mutant %q: p = %.3g", name, m.P)
+		}
+	}
+}
+
+// TestGaussSweepWarmupSettles: the whole-data sweeps adapt nothing the
+// runner adapts, so warmup ends after exactmh.MinBurnIn sweeps and says
+// why (ChainResult.WarmupStop), every requested draw is still made, and
+// the same seed gives the same draws; with NoAdapt warmup runs its full
+// length. Gaussian (σ estimated), probit and logistic kits, each through
+// the kernel the automatic default chooses.
+func TestGaussSweepWarmupSettles(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	gk := gaussKit{n: 120, groups: 6}
+	gp, err := gk.build(rng, gk.truth(rng))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, probit, err := augKit{n: 150, g: 6, h: 5}.Draw(rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, logit, err := logitKit{n: 150, g: 6, h: 3}.Draw(rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*exactmh.Posterior{"gaussian": gp, "probit": probit.Posterior, "logistic": logit.Posterior} {
+		c, err := exactmh.Choose(ctx, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(noAdapt bool) *exactmh.Result {
+			res, err := exactmh.Sample(ctx, p, c.Kernel, &exactmh.Settings{Chains: 2, Warmup: 1000, Draws: 60, Seed: 3, Init: c.Center, NoAdapt: noAdapt})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return res
+		}
+		res, again := run(false), run(false)
+		for i, ch := range res.Chains {
+			if ch.Warmup.Steps != exactmh.MinBurnIn || ch.WarmupStop == "" || ch.Len() != 60 {
+				t.Errorf("%s (%s), chain %d: %d warmup sweeps (want %d), stop %q, %d draws (want 60)", name, c.Name, ch.Chain, ch.Warmup.Steps, exactmh.MinBurnIn, ch.WarmupStop, ch.Len())
+			}
+			if !slices.Equal(ch.Draws, again.Chains[i].Draws) {
+				t.Errorf("%s, chain %d: two runs of the same seed differ", name, i)
+			}
+		}
+		for _, ch := range run(true).Chains {
+			if ch.Warmup.Steps != 1000 || ch.WarmupStop != "" {
+				t.Errorf("%s with NoAdapt, chain %d: %d warmup sweeps, stop %q: want 1000 and none", name, ch.Chain, ch.Warmup.Steps, ch.WarmupStop)
+			}
 		}
 	}
 }

@@ -541,6 +541,17 @@ func (c *gaussChain) scaleMH(rng *rand.Rand, j int, sNew, known float64) error {
 // Position returns θ.
 func (c *gaussChain) Position() []float64 { return c.theta }
 
+// SetWarmup implements exactmh.WarmupAware: the Gaussian sweep adapts
+// nothing.
+func (c *gaussChain) SetWarmup(bool) {}
+
+// WarmupSettled implements exactmh.WarmupSettler: every update draws from
+// an exact conditional (or is an exact MH step with a fixed proposal) and
+// nothing is adapted, so warmup is burn-in alone and the runner ends it
+// after exactmh.MinBurnIn sweeps; the requested draws are all made
+// (TestGaussSweepWarmupSettles).
+func (c *gaussChain) WarmupSettled(int) bool { return true }
+
 // gammaDraw draws from Gamma(a, 1), a > 0: Marsaglia and Tsang's method
 // (ACM TOMS 26(3), 2000) for a ≥ 1, and Gamma(a + 1)·U^{1/a} below.
 func gammaDraw(rng *rand.Rand, a float64) float64 {
