@@ -11,6 +11,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"github.com/exactmh/exactmh/multilevel"
 )
 
@@ -116,6 +117,7 @@ func TestChooseMultilevelFixedCN(t *testing.T) {
 		t.Skip("the automatic default's pilots on mlRare")
 	}
 	p := mlRare(t)
+	p.Energy = noLogit{p.Energy.(*model.SparseGLM[float64])} // the minibatch route's choice, not the Pólya–Gamma sweep
 	defer multilevel.SetMultilevelCenterPerturb(func(center, sd []float64) {
 		for j := range 3 {
 			center[j] += 4.5 * sd[j]

@@ -423,6 +423,7 @@ func TestChooseMultilevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.Energy = noLogit{p.Energy.(*model.SparseGLM[float64])} // the pilots' choice, not the Pólya–Gamma sweep
 	built, restore := multilevel.CountGibbsTables()
 	defer restore()
 	res, err := exactmh.Sample(context.Background(), p, nil, &exactmh.Settings{Chains: 4, Warmup: 300, Draws: 1000, Seed: 5})
