@@ -107,6 +107,11 @@ type augHooks struct {
 	// not make); trialsOne draws ω_i ~ PG(1, η_i) whatever
 	// the trials n_i.
 	kappaNoHalf, omegaStale, trialsOne bool
+	// The integrated scale move's mutants (gaussaug_integrate.go):
+	// integrateNoLogDet leaves ½log det P out of the proposal's densities;
+	// integrateNoQ leaves the proposal's densities of w and w′ out of the
+	// ratio (its log q ratio dropped).
+	integrateNoLogDet, integrateNoQ bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -170,6 +175,11 @@ type asisTerm struct {
 	// half makes the term's marginal scale move in a random half of the
 	// sweeps (halfRate).
 	half bool
+	// The integrated scale move (integrate): its random-walk step in log τ,
+	// warmup's sums of log τ and its square (adaptIntegrate), and its
+	// proposals kept and made.
+	cw, cS, cSS float64
+	cN, cT      int64
 }
 
 // augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
@@ -201,6 +211,13 @@ type asisTerm struct {
 // expanded move (no scale group keeps the Pólya–Gamma form) and the
 // marginal scale moves (no ESS for their cost on the real suite) are not
 // made. Proven by TestLogitMoments and TestLogitSBC.
+//
+// Between updates 1 and 2 (either model), the integrated scale moves
+// (integrate; gaussaug_integrate.go): each log τ_t with w redrawn from
+// update 2's conditional at the proposed τ_t, by Metropolis–Hastings —
+// τ with every location coordinate integrated out — in integrateN rounds
+// a sweep (by default one on a logistic model where it is cheap,
+// integrateRounds; none on a probit one).
 type augChain struct {
 	*gaussChain
 	ah    augHooks
@@ -235,6 +252,14 @@ type augChain struct {
 	pairPos   []int
 	etaPrev   []float64
 	latentVar float64
+	// The integrated scale moves (gaussaug_integrate.go): rounds a sweep
+	// (0: none), the proposal's factor and mean (swapped with gaussChain's
+	// chol and mean when kept), a draw's deviation and a zero vector
+	// over eff.
+	integrateN  int
+	chol2       *sparse.Cholesky
+	mean2       []float64
+	dz, zeroEff []float64
 	// order is the order of the marginal scale moves: the terms with
 	// collapsed levels first, whose moves leave the state's energy known
 	// (uCur) for the next term's.
@@ -254,7 +279,11 @@ type augChain struct {
 // multilevel model (lay, pe) — or, with logit, the logistic one
 // (LogitGLM) — at θ0, the fixed effects' prior expanded at centre (θ0
 // when nil), as gaussChain's.
-func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit bool, theta0, centre []float64, hooks augHooks) (*augChain, error) {
+//
+// integrate sets the integrated scale moves' rounds a sweep
+// (GroupGibbs.IntegratedScale): 0 integrateRounds's count on a logistic model
+// and none on a probit one, < 0 none.
+func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit bool, theta0, centre []float64, integrate int, hooks augHooks) (*augChain, error) {
 	if t.Beta() != 1 {
 		return nil, fmt.Errorf("%s: Augment samples the untempered model; β = %v", name, t.Beta())
 	}
@@ -345,6 +374,24 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	c.halfRate(hooks.halfOff)
 	c.tauSum, c.absSum, c.absN = make([]float64, len(c.pxLog)), make([]float64, len(c.asis)), make([]float64, len(c.asis))
 	c.px = !logit && !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
+	switch {
+	case integrate > 0:
+		c.integrateN = integrate
+	case integrate == 0 && logit:
+		c.integrateN = integrateRounds(n, logitFlopsPerDatum, c.chol.Symbolic().FactorFlops(), len(c.asis))
+	}
+	if c.integrateN > 0 && len(c.asis) > 0 {
+		if c.chol2, err = c.chol.Symbolic().Factor(c.pv); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		ne := len(c.eff)
+		c.mean2, c.dz, c.zeroEff = make([]float64, ne), make([]float64, ne), make([]float64, ne)
+		for k := range c.asis {
+			c.asis[k].cw = integrateWidth
+		}
+	} else {
+		c.integrateN = 0
+	}
 	return c, nil
 }
 
@@ -400,6 +447,11 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	n := len(c.off)
 	c.t.Count(n)
+	if c.integrateN > 0 {
+		if err := c.integrate(rng); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
 	if _, _, err := c.drawW(rng); err != nil {
 		return exactmh.Info{}, err
 	}
@@ -442,6 +494,9 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	if c.warm {
 		c.adapt()
+		if c.integrateN > 0 {
+			c.adaptIntegrate()
+		}
 	}
 	return exactmh.Info{Accepted: true, AcceptProb: math.NaN(), LogDensity: math.NaN(), Batch: n, Distinct: n}, nil
 }
@@ -636,6 +691,14 @@ func (c *augChain) Params() map[string]float64 {
 	if lt > 0 {
 		p["level_accept"] = float64(ln) / float64(lt)
 	}
+	var cn, ct int64
+	for _, a := range c.asis {
+		cn, ct = cn+a.cN, ct+a.cT
+	}
+	p["collapse_accept"] = math.NaN()
+	if ct > 0 {
+		p["collapse_accept"] = float64(cn) / float64(ct)
+	}
 	return p
 }
 
@@ -719,6 +782,9 @@ func (c *augChain) MarshalState() ([]byte, error) {
 	for _, a := range c.asis {
 		b = fmt.Appendf(b, " %d %d", a.lN, a.lT)
 	}
+	for _, a := range c.asis {
+		b = fmt.Appendf(b, " %v %v %v %d %d", a.cw, a.cS, a.cSS, a.cN, a.cT)
+	}
 	return b, nil
 }
 
@@ -742,6 +808,15 @@ func (c *augChain) UnmarshalState(b []byte) error {
 		}
 		if err == nil && (c.asis[k].lN < 0 || c.asis[k].lN > c.asis[k].lT) {
 			err = errors.New("small-level counts out of range")
+		}
+	}
+	for k := range c.asis {
+		a := &c.asis[k]
+		if err == nil {
+			_, err = fmt.Fscan(r, &a.cw, &a.cS, &a.cSS, &a.cN, &a.cT)
+		}
+		if err == nil && (a.cN < 0 || a.cN > a.cT || (c.integrateN > 0 && !(a.cw > 0))) {
+			err = errors.New("integrated scale move's step or counts out of range")
 		}
 	}
 	if err != nil {
@@ -796,13 +871,15 @@ const augmentMaxFill = 5_000_000
 // logitMaxFlops is the largest counted cost of a sweep the automatic
 // default accepts for the logistic sweep: logitFlopsPerDatum per datum
 // (a Pólya–Gamma draw and the row's share of XᵀΩX) plus the multiply-adds
-// of a factorisation of P (sparse.Symbolic.FactorFlops). It is the cost
-// at which the sweeps of a default run, 4 × (1000 + 1000), take about
-// half a minute (docs/multilevel.md, "Logistic by Pólya–Gamma
-// augmentation"): above it, N of tens of thousands or crossed factors
-// of a thousand levels or more (whose factor is a dense block of order
-// the smaller factor's levels), the minibatch route.
-const logitMaxFlops = 2e6
+// of the sweep's factorisations of P (sparse.Symbolic.FactorFlops; one,
+// and one more for each integrated scale move). It is about the cost at
+// which the sweeps of a default run, 4 × (exactmh.MinBurnIn + 1000) (the
+// sweep adapts nothing the runner waits for), take half a minute
+// (docs/multilevel.md, "Logistic by Pólya–Gamma augmentation"): above
+// it, N of about forty thousand or more, or crossed factors of a thousand
+// levels or more (whose factor is a dense block of order the smaller
+// factor's levels), the minibatch route.
+const logitMaxFlops = 4e6
 
 // logitFlopsPerDatum is a datum's cost in multiply-adds in the logistic
 // sweep's count (logitMaxFlops): a Pólya–Gamma draw costs about what a
@@ -824,7 +901,7 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	}
 	// The factor's pattern, and so its fill and cost, is P's whatever θ:
 	// counted at θ = 0 before the centre is sought.
-	ch, err := startAugment("GroupGibbs", t, lay, pe, logit, make([]float64, p.Dim()), nil, augHooks{})
+	ch, err := startAugment("GroupGibbs", t, lay, pe, logit, make([]float64, p.Dim()), nil, 0, augHooks{})
 	if err != nil {
 		return false, nil
 	}
@@ -833,7 +910,7 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if fill > augmentMaxFill {
 		return false, nil
 	}
-	cost := sym.FactorFlops() + logitFlopsPerDatum*float64(p.Len())
+	cost := sym.FactorFlops()*float64(1+ch.integrateN*len(ch.asis)) + logitFlopsPerDatum*float64(p.Len())
 	if logit && cost > logitMaxFlops {
 		return false, nil
 	}
@@ -850,12 +927,16 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if init == nil {
 		init = make([]float64, p.Dim())
 	}
-	if _, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, augHooks{}); err != nil {
+	if _, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, 0, augHooks{}); err != nil {
 		return false, nil
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
 	if logit {
-		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form), a sweep's counted cost %.3g multiply-adds ≤ %.3g (the factor's %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		moves := "each τ centred, then interwoven with the non-centred form"
+		if ch.integrateN > 0 {
+			moves = "each log τ moved with every effect integrated out, then centred, then interwoven with the non-centred form"
+		}
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (%d factorisations of %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, moves, cost, float64(logitMaxFlops), 1+ch.integrateN*len(ch.asis), sym.FactorFlops(), logitFlopsPerDatum)
 		return true, nil
 	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)

@@ -21,10 +21,14 @@ import (
 // redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
 // keeping every proposal); on a logistic model also "kappa-half" (κ_i =
 // n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
-// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i). Other
+// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i);
+// "integrated-logdet" (the integrated scale move without ½log det P) and
+// "integrated-q" (without the proposal's densities: its log q ratio dropped). Other
 // names: no mutant. Also "no-marginal", "no-px", "no-collapse",
-// "no-level" and "no-half", which leave out a move or the integration
-// (exact, not mutants). names is a comma-separated list of them.
+// "no-level" and "no-half", which leave out a move or the integration,
+// "no-integrate" (no integrated scale move) and "integrate-2" (two rounds
+// of it a sweep), all exact, not mutants. names is a comma-separated list
+// of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
 	for _, name := range strings.Split(names, ",") {
@@ -71,6 +75,14 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.omegaStale = true
 	case "trials-one":
 		k.augment.trialsOne = true
+	case "integrated-logdet":
+		k.augment.integrateNoLogDet = true
+	case "integrated-q":
+		k.augment.integrateNoQ = true
+	case "no-integrate":
+		k.IntegratedScale = -1
+	case "integrate-2":
+		k.IntegratedScale = 2
 	}
 	return k
 }

@@ -123,12 +123,19 @@ func TestLogitChosen(t *testing.T) {
 // TestLogitMoments compares the Pólya–Gamma sweep with full-batch
 // non-centred NUTS (two-sample |z| < 4.5 on every coordinate's mean and
 // variance) on a Bernoulli kit (N = 150, 6 groups × 5 crossed levels) and
-// a binomial one with offsets (N = 100, 1–6 trials). Mutants that must be caught
+// a binomial one with offsets (N = 100, 1–6 trials): the default sweep
+// (which makes a round of integrated scale moves on these kits), the
+// sweep without them and with two rounds. Mutants that must be caught
 // (|z| ≥ 4.5): κ without the −n/2 and ω drawn at the start's η, never
-// refreshed, on both; on the binomial kit the joint draw from the
+// refreshed, on both; on the Bernoulli kit the integrated scale move
+// without ½log det P and without the proposal's densities of w and w′
+// (its log q ratio dropped; two rounds a sweep); on the binomial kit the joint draw from the
 // previous sweep's b (b = Xᵀ(κ − Ωo) changes with ω only through the
-// offsets: without them the mutant is the exact sweep) and ω ~ PG(1, η)
-// where the trials are more than one.
+// offsets: without them the mutant is the exact sweep; without the
+// integrated scale moves, which draw from the same stale b and pull its
+// small bias below the bar) and ω ~ PG(1, η) where the trials are more
+// than one. A mutant whose chain fails (its P not positive definite in
+// floating point, where it drives τ or η far out) is caught.
 func TestLogitMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
@@ -155,7 +162,7 @@ func TestLogitMoments(t *testing.T) {
 		}
 		ref := run(exactmh.NUTS{NonCentred: true}, 10000, 1)
 		gg := multilevel.GroupGibbs{Center: centre, Augment: true}
-		for _, name := range []string{""} {
+		for _, name := range []string{"", "no-integrate", "integrate-2"} {
 			r := run(multilevel.AugmentMutant(gg, name), 5000, 2)
 			z, j := gaussZ(r, ref)
 			t.Logf("%+v, sweep %q: largest two-sample |z| %.2f (θ%d) against NUTS; min bulk ESS %.0f of %d", kit, name, z, j, minBulkESS(r), 4*5000)
@@ -163,16 +170,23 @@ func TestLogitMoments(t *testing.T) {
 				t.Errorf("%+v, sweep %q: moments off NUTS's: z = %.2f (θ%d)", kit, name, z, j)
 			}
 		}
-		mutants := []string{"kappa-half", "omega-stale"}
+		mutants := []string{"kappa-half", "omega-stale", "integrated-logdet,integrate-2", "integrated-q,integrate-2"}
 		if kit.maxTrials > 1 {
-			mutants = []string{"kappa-half", "omega-stale", "stale-b", "trials-one"}
+			mutants = []string{"kappa-half", "omega-stale", "stale-b,no-integrate", "trials-one"}
 		}
 		for _, name := range mutants {
 			draws := 5000
-			if name == "stale-b" {
+			if name == "stale-b,no-integrate" {
 				draws = 20000 // its bias is small: only the offsets' part of b is stale
 			}
-			if z, j := gaussZ(run(multilevel.AugmentMutant(gg, name), draws, 2), ref); math.Abs(z) < 4.5 {
+			r, err := exactmh.Sample(ctx, p, multilevel.AugmentMutant(gg, name), &exactmh.Settings{Chains: 4, Warmup: 500, Draws: draws, Seed: 2, Init: centre})
+			if err != nil {
+				// integrated-logdet drives τ to 0 until P is singular in
+				// floating point: the mutant's chain fails.
+				t.Logf("%+v: mutant %q caught: its chain fails: %v", kit, name, err)
+				continue
+			}
+			if z, j := gaussZ(r, ref); math.Abs(z) < 4.5 {
 				t.Errorf("%+v: mutant %q passes: z = %.2f (θ%d)", kit, name, z, j)
 			} else {
 				t.Logf("%+v: mutant %q caught: z = %.1f (θ%d)", kit, name, z, j)
@@ -182,6 +196,7 @@ func TestLogitMoments(t *testing.T) {
 }
 
 // TestLogitSBC is simulation-based calibration of the Pólya–Gamma sweep
+// (the default's, with its round of integrated scale moves)
 // with every parameter unknown (β, both factors' effects, both log τ; 200
 // replicates of N = 100 binomial rows of 1–3 trials, 5 groups × 3
 // crossed levels): ranks uniform at Bonferroni level 10⁻³; the mutants

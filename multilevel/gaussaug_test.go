@@ -199,7 +199,7 @@ func TestAugmentMoments(t *testing.T) {
 		}
 		ref := run(exactmh.NUTS{NonCentred: true}, 10000, 1)
 		gg := multilevel.GroupGibbs{Center: centre, Augment: true}
-		for _, name := range []string{"", "no-marginal", "no-px"} {
+		for _, name := range []string{"", "no-marginal", "no-px", "integrate-2"} {
 			r := run(multilevel.AugmentMutant(gg, name), 5000, 2)
 			z, j := gaussZ(r, ref)
 			t.Logf("%+v, sweep %q: largest two-sample |z| %.2f (θ%d) against NUTS; min bulk ESS %.0f of %d", kit, name, z, j, minBulkESS(r), 4*5000)

@@ -160,6 +160,9 @@ type gaussChain struct {
 	work   []float64
 	mw     []float64 // M·w scratch (length D)
 	lp     float64   // log prior at θ
+	// fresh: chol and mean are the conditional of w at θ's scales and the
+	// current statistics (drawW draws from them without refactoring).
+	fresh bool
 	// The correlated factors (gaussgibbs_corr.go) and, per position of
 	// eff, whether it is one of their effects.
 	corr    []*gaussCorr
@@ -441,32 +444,15 @@ func (c *gaussChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 }
 
 // drawW is update 1: w given σ and τ.
+// Where fresh, the factor and mean of the conditional at θ's scales are
+// the current ones (the collapsed scale moves left them) and are reused.
 func (c *gaussChain) drawW(rng *rand.Rand) (bool, float64, error) {
-	if err := c.fill(); err != nil {
-		return false, 0, err
-	}
-	if err := c.chol.Refactor(c.pv); err != nil {
-		return false, 0, fmt.Errorf("GroupGibbs: the effects' precision at σ = %.4g: %w", math.Exp(c.logSigma()), err)
-	}
-	s := c.logSigma()
-	ms := c.beta * math.Exp(-2*s)
-	for a, j := range c.eff {
-		c.rhs[a] = ms * c.b[j]
-		if c.tauOf[a] < 0 {
-			c.rhs[a] -= c.gF[a]
+	if !c.fresh {
+		if err := c.conditional(c.chol, c.mean); err != nil {
+			return false, 0, err
 		}
 	}
-	// + H_F θ̂_F
-	for j := range c.hF.N {
-		for k := c.hF.ColPtr[j]; k < c.hF.ColPtr[j+1]; k++ {
-			i, v := c.hF.RowIdx[k], c.hF.Val[k]
-			c.rhs[i] += v * c.centre[c.eff[j]]
-			if i != j {
-				c.rhs[j] += v * c.centre[c.eff[i]]
-			}
-		}
-	}
-	c.chol.Solve(c.mean, c.rhs, c.work)
+	c.fresh = false
 	c.chol.NormalInto(rng, c.rhs)
 	copy(c.next, c.theta)
 	for a, j := range c.eff {

@@ -230,6 +230,14 @@ type GroupGibbs struct {
 	// posterior that is neither a probit nor a logistic multilevel one is
 	// an error.
 	Augment bool
+	// IntegratedScale sets the augmentation sweep's integrated scale moves
+	// (docs/multilevel.md, "Integrated scale moves"): rounds a sweep in
+	// which each independent term's log τ moves jointly with every fixed
+	// and group effect, given the latent variables. 0: on a logistic model
+	// one round where it fits in half the Pólya–Gamma draws' counted cost
+	// at one factorisation of P a move (integrateRounds), none on a probit
+	// one; < 0: none.
+	IntegratedScale int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -463,7 +471,7 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		if !ok {
 			return nil, fmt.Errorf("%s: Augment needs a probit or logistic multilevel model (probit regression with unit weights, model.ProbitFamily, or logistic regression on binomial counts, model.LogisticFamily or BinomialFamily with the logit link and whole trials, under model.NewMultilevel's prior); got energy %T, prior %T", name, t.Energy(), t.Prior())
 		}
-		return startAugment(name, t, lay, pe, logit, theta0, k.Center, k.augment)
+		return startAugment(name, t, lay, pe, logit, theta0, k.Center, k.IntegratedScale, k.augment)
 	}
 	if nb, lay, base, ok := negBinOf(t.Energy(), t.Prior()); ok {
 		return startNegBin(name, t, k, nb, lay, base, theta0)

@@ -17,12 +17,13 @@ import (
 )
 
 var (
-	pgMeasure = flag.Bool("pgmeasure", false, "run TestPGLogitMeasure: the Pólya–Gamma sweep on a real logistic set")
-	pgSet     = flag.String("pgset", "contraception", "TestPGLogitMeasure: contraception, verbagg or chem97")
-	pgChains  = flag.Int("pgchains", 4, "TestPGLogitMeasure: chains")
-	pgWarmup  = flag.Int("pgwarmup", 1000, "TestPGLogitMeasure: warmup sweeps per chain")
-	pgDraws   = flag.Int("pgdraws", 1000, "TestPGLogitMeasure: draws per chain")
-	pgProf    = flag.String("pgprof", "", "TestPGLogitMeasure: write a CPU profile of the sampling here")
+	pgMeasure  = flag.Bool("pgmeasure", false, "run TestPGLogitMeasure: the Pólya–Gamma sweep on a real logistic set")
+	pgSet      = flag.String("pgset", "contraception", "TestPGLogitMeasure: contraception, verbagg or chem97")
+	pgChains   = flag.Int("pgchains", 4, "TestPGLogitMeasure: chains")
+	pgWarmup   = flag.Int("pgwarmup", 1000, "TestPGLogitMeasure: warmup sweeps per chain")
+	pgDraws    = flag.Int("pgdraws", 1000, "TestPGLogitMeasure: draws per chain")
+	pgProf     = flag.String("pgprof", "", "TestPGLogitMeasure: write a CPU profile of the sampling here")
+	pgCollapse = flag.Int("pgcollapse", 0, "TestPGLogitMeasure: GroupGibbs.IntegratedScale (0: the default's rule, < 0: none)")
 )
 
 // pgSets are the real suite's logistic sets (examples/multilevel-real):
@@ -63,7 +64,7 @@ func TestPGLogitMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpuC := processCPU() - cpu0
-	k := ml.GroupGibbs{Center: c, Augment: true}
+	k := ml.GroupGibbs{Center: c, Augment: true, IntegratedScale: *pgCollapse}
 	if *pgProf != "" {
 		fh, err := os.Create(*pgProf)
 		if err != nil {
