@@ -86,7 +86,7 @@ const (
 	faultSign           // the series' first correction added instead of subtracted
 	faultNoTilt         // the truncated IG drawn as a truncated Lévy, without the e^{−z²x/2} tilt
 	faultTabMap         // weight's table read with its interval mapped to [0, 1) instead of [−1, 1]
-	faultTabScale       // weight's table value times 0.98
+	faultTabScale       // weight's table value times 0.97
 )
 
 // draw is Draw with a fault for the mutant tests.
