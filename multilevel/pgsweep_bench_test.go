@@ -62,7 +62,7 @@ func pgBenchModel(n, p int, levels ...int) (*exactmh.Posterior, error) {
 // BenchmarkLogitDrawOmega: one drawOmega (the Pólya–Gamma draws and the
 // refill of M = XᵀΩX and b) per op, at the Laplace-EM centre, on a
 // contraception-like model (1,934 rows, 6 covariates, one factor of 60
-// levels) and a verbagg-like one (7,584 rows, 7 covariates, crossed
+// levels) and a verbagg-like one (7,584 rows, 6 covariates, crossed
 // factors of 316 and 24 levels). Step: the whole sweep. cpu-ns/op is the
 // process's user + system CPU per op (run pinned with GOMAXPROCS=1).
 func BenchmarkLogitDrawOmega(b *testing.B) {
@@ -72,7 +72,7 @@ func BenchmarkLogitDrawOmega(b *testing.B) {
 		levels []int
 	}{
 		{"contraception", 1934, 6, []int{60}},
-		{"verbagg", 7584, 7, []int{316, 24}},
+		{"verbagg", 7584, 6, []int{316, 24}},
 	} {
 		post, err := pgBenchModel(s.n, s.p, s.levels...)
 		if err != nil {
