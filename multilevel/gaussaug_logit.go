@@ -136,31 +136,37 @@ func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 	clear(mv)
 	w := c.theta
 	ptr, col, val, pp := c.rows.ptr, c.rows.col, c.rows.val, c.pairPos
+	off, trials := c.off, c.trials
+	one := trials == nil || c.ah.trialsOne
 	q := 0
 	for i, ki := range c.kappa {
-		lo, hi := ptr[i], ptr[i+1]
-		eta := c.off[i]
-		for k := lo; k < hi; k++ {
-			eta += val[k] * w[col[k]]
+		rc, rv := col[ptr[i]:ptr[i+1]], val[ptr[i]:ptr[i+1]]
+		rv = rv[:len(rc)]
+		eta := off[i]
+		for k, j := range rc {
+			eta += rv[k] * w[j]
 		}
 		if c.etaPrev != nil {
 			eta = c.etaPrev[i]
 		}
 		var om float64
-		if c.trials == nil || c.trials[i] == 1 || c.ah.trialsOne {
+		if one || trials[i] == 1 {
 			om = polyagamma.Draw(rng, eta)
 		} else {
-			om = polyagamma.DrawSum(rng, c.trials[i], eta)
+			om = polyagamma.DrawSum(rng, trials[i], eta)
 		}
-		r := ki - om*c.off[i]
-		for a := lo; a < hi; a++ {
-			va := val[a]
-			b[col[a]] += va * r
+		r := ki - om*off[i]
+		// Row i's pairs (a, b ≤ a) in pairs's order: for each a, the
+		// entries b = 0, …, a of the row.
+		for a, va := range rv {
+			b[rc[a]] += va * r
 			ov := om * va
-			for bb := lo; bb <= a; bb++ {
-				mv[pp[q]] += ov * val[bb]
-				q++
+			vb := rv[:a+1]
+			pq := pp[q : q+len(vb)]
+			for k, v := range vb {
+				mv[pq[k]] += ov * v
 			}
+			q += len(vb)
 		}
 	}
 }

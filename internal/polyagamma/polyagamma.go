@@ -67,7 +67,7 @@ func DrawSum(rng *rand.Rand, b int, c float64) float64 {
 	if math.IsInf(z, 0) || math.IsNaN(z) {
 		return math.NaN()
 	}
-	left := leftWeight(z, trunc) // once for the b draws
+	left := weight(z) // once for the b draws
 	var s float64
 	for range b {
 		s += drawJ(rng, z, left, exact)
@@ -81,10 +81,12 @@ func DrawSum(rng *rand.Rand, b int, c float64) float64 {
 type fault int
 
 const (
-	exact       fault = iota
-	faultWeight       // the envelope's mixture weight computed at t = 0.5, the pieces at t = 0.64
-	faultSign         // the series' first correction added instead of subtracted
-	faultNoTilt       // the truncated IG drawn as a truncated Lévy, without the e^{−z²x/2} tilt
+	exact         fault = iota
+	faultWeight         // the envelope's mixture weight computed at t = 0.5, the pieces at t = 0.64
+	faultSign           // the series' first correction added instead of subtracted
+	faultNoTilt         // the truncated IG drawn as a truncated Lévy, without the e^{−z²x/2} tilt
+	faultTabMap         // weight's table read with its interval mapped to [0, 1) instead of [−1, 1]
+	faultTabScale       // weight's table value times 0.97
 )
 
 // draw is Draw with a fault for the mutant tests.
@@ -93,11 +95,16 @@ func draw(rng *rand.Rand, c float64, m fault) float64 {
 	if math.IsInf(z, 0) || math.IsNaN(z) {
 		return math.NaN()
 	}
-	tw := trunc
-	if m == faultWeight {
-		tw = 0.5
+	var left float64
+	switch m {
+	case faultWeight:
+		left = leftWeight(z, 0.5)
+	case faultTabMap, faultTabScale:
+		left = weightFault(z, m)
+	default:
+		left = weight(z)
 	}
-	return 0.25 * drawJ(rng, z, leftWeight(z, tw), m)
+	return 0.25 * drawJ(rng, z, left, m)
 }
 
 // drawJ returns a J*(1, z) variate, given the envelope's left weight.
@@ -107,7 +114,7 @@ func drawJ(rng *rand.Rand, z, left float64, m fault) float64 {
 	k := math.Pi*math.Pi/8 + z*z/2
 	for {
 		var x float64
-		if rng.Float64() < left {
+		if left >= 1 || rng.Float64() < left {
 			x = truncIG(rng, z, m)
 		} else {
 			x = trunc + rng.ExpFloat64()/k
@@ -116,6 +123,119 @@ func drawJ(rng *rand.Rand, z, left float64, m fault) float64 {
 			return x
 		}
 	}
+}
+
+// The envelope's left weight q/(p+q) (leftWeight) is a smooth function of
+// z alone at the sampler's t, needed once per draw at a new z: weight
+// reads it from a table of polynomial interpolants built at start-up from
+// leftWeight, instead of leftWeight's two erfc and two exp. The table has
+// weightPer intervals per unit z on [0, weightZ), each with the
+// interpolant of degree weightDeg at its weightDeg+1 Chebyshev nodes,
+// stored as a polynomial in s ∈ [−1, 1] across the interval and evaluated
+// by Estrin's scheme (a shorter chain of dependent operations than
+// Horner's or Clenshaw's). The table's weight is within 4.5·10⁻¹⁶ of the
+// weight computed by mpmath to 40 digits, in w and in 1 − w
+// (TestWeightTable, against testdata/weight_ref.txt): the decision
+// Float64() < w is the exact weight's but for a probability of about
+// 10⁻¹⁶ per draw, as with any float64 form of w. Beyond weightZ,
+// 1 − w < 8·10⁻¹⁸ (1 − w decreases in z, TestWeightTable): the weight
+// rounds to 1, and the left piece is always proposed, as Float64() < 1
+// always is; drawJ then skips the uniform.
+const (
+	weightPer = 8
+	weightDeg = 7 // weight's Estrin scheme is written for degree 7
+	weightZ   = 12
+)
+
+// weightTab holds, per interval, the coefficients of the weight's
+// interpolant as a polynomial in s ∈ [−1, 1] across the interval,
+// constant term first.
+var weightTab = buildWeightTab()
+
+// buildWeightTab returns weightTab. Each interval's Chebyshev coefficients
+// come from the discrete cosine transform of the weight at the Chebyshev
+// nodes less its value at the interval's centre, and are converted to
+// powers of s before the centre's value is added back to the constant
+// term: the coefficients' rounding then scales with the weight's variation
+// over the interval rather than with the weight itself, which keeps the
+// interpolant within about one ulp of 1 where the weight is near 1.
+func buildWeightTab() *[weightZ * weightPer][weightDeg + 1]float64 {
+	const m = weightDeg + 1
+	tab := new([weightZ * weightPer][m]float64)
+	var f, c, tPrev, tCur, tNext [m]float64
+	for i := range tab {
+		fc := leftWeight((float64(i)+0.5)/weightPer, trunc)
+		for j := range m {
+			x := math.Cos(math.Pi * (float64(j) + 0.5) / m)
+			f[j] = leftWeight((float64(i)+(x+1)/2)/weightPer, trunc) - fc
+		}
+		for k := range m {
+			var s float64
+			for j := range m {
+				s += f[j] * math.Cos(math.Pi*float64(k)*(float64(j)+0.5)/m)
+			}
+			c[k] = 2 * s / m
+		}
+		c[0] /= 2
+		// Σ c_k T_k(s) in powers of s, T_{k+1} = 2s·T_k − T_{k−1}.
+		p := &tab[i]
+		tPrev, tCur = [m]float64{0: 1}, [m]float64{1: 1}
+		p[0] = c[0]
+		p[1] = c[1]
+		for k := 2; k < m; k++ {
+			tNext = [m]float64{}
+			for q := range m - 1 {
+				tNext[q+1] = 2 * tCur[q]
+			}
+			for q := range m {
+				tNext[q] -= tPrev[q]
+				p[q] += c[k] * tNext[q]
+			}
+			tPrev, tCur = tCur, tNext
+		}
+		p[0] += fc
+	}
+	return tab
+}
+
+// weight returns the envelope's left weight q/(p+q) at the sampler's t
+// for z ≥ 0 (leftWeight): by the table weightTab below weightZ, 1 above.
+func weight(z float64) float64 {
+	if !(z < weightZ) {
+		return 1
+	}
+	u := z * weightPer
+	i := int(u)
+	return estrin7(&weightTab[i], 2*(u-float64(i))-1)
+}
+
+// estrin7 returns Σ_k c_k s^k for degree 7 by Estrin's scheme.
+func estrin7(c *[weightDeg + 1]float64, s float64) float64 {
+	s2 := s * s
+	s4 := s2 * s2
+	p01 := c[0] + c[1]*s
+	p23 := c[2] + c[3]*s
+	p45 := c[4] + c[5]*s
+	p67 := c[6] + c[7]*s
+	return (p01 + p23*s2) + (p45+p67*s2)*s4
+}
+
+// weightFault is weight with the table's faults for the mutant tests.
+func weightFault(z float64, m fault) float64 {
+	if !(z < weightZ) {
+		return 1
+	}
+	u := z * weightPer
+	i := int(u)
+	s := 2*(u-float64(i)) - 1
+	if m == faultTabMap {
+		s = u - float64(i)
+	}
+	w := estrin7(&weightTab[i], s)
+	if m == faultTabScale {
+		w *= 0.97
+	}
+	return w
 }
 
 // leftWeight returns q/(p+q), the envelope's mass on (0, t) over its

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -16,8 +19,9 @@ import (
 // the envelope's truncated Lévy branch (z = c/2 < 1/t = 1.5625) up to
 // c = 3, where its tilt e^{−z²x/2} is strongest; and the
 // inverse-Gaussian branch out to c = 500, where PG(1, c) concentrates
-// near 1/(2c).
-var testCs = []float64{0, 0.1, 1, 3, 5, 50, 500}
+// near 1/(2c). The weight's table (weight) serves c < 2·weightZ = 24,
+// and c = 12 and 23.9 are in its upper range; above, the weight is 1.
+var testCs = []float64{0, 0.1, 1, 3, 5, 12, 23.9, 50, 500}
 
 // pgMean is E PG(1, c) = tanh(c/2)/(2c), 1/4 at c = 0 (PSW).
 func pgMean(c float64) float64 {
@@ -354,7 +358,7 @@ func TestKS(t *testing.T) {
 // p < 10⁻⁸), with the same sample sizes as TestMoments and TestKS; the c
 // are tried in order until one catches it.
 func TestMutantsCaught(t *testing.T) {
-	for _, m := range []fault{faultWeight, faultNoTilt} {
+	for _, m := range []fault{faultWeight, faultNoTilt, faultTabMap, faultTabScale} {
 		var worstZ, worstP = 0.0, 1.0
 		where := ""
 		for i, c := range testCs {
@@ -375,6 +379,76 @@ func TestMutantsCaught(t *testing.T) {
 			t.Errorf("mutant %d not caught: largest |z| %.2f (%s), smallest KS p %.3g", m, worstZ, where, worstP)
 		}
 	}
+}
+
+// TestWeightTable: the table's weight (weight) is within 4.5·10⁻¹⁶ of
+// the envelope's left weight computed by mpmath at 60 digits
+// (testdata/weight_ref.py: z = 0 to 40 in steps of 1/80 and 400
+// pseudo-random z), in w and in 1 − w; within 4.5·10⁻¹⁶ of leftWeight at
+// 200,000 z in [0, weightZ] (both within rounding of the exact weight);
+// and the exact 1 − w decreases in z along the reference grid and is below
+// 2⁻⁵⁴ (half an ulp of 1) from weightZ on, so the weight rounds to 1 there.
+func TestWeightTable(t *testing.T) {
+	ref := readWeightRef(t)
+	var worst, wz float64
+	prev, prevZ := 1.0, -1.0
+	for _, r := range ref {
+		z, w, cw := r[0], r[1], r[2]
+		got := weight(z)
+		if d := max(math.Abs(got-w), math.Abs((1-got)-cw)); d > worst {
+			worst, wz = d, z
+		}
+		if z >= weightZ && cw >= 0x1p-54 {
+			t.Errorf("z = %g: 1 − w = %.3g, not below 2⁻⁵⁴", z, cw)
+		}
+		if z > prevZ {
+			if cw >= prev && cw > 0 {
+				t.Errorf("1 − w does not decrease at z = %g: %.17g after %.17g", z, cw, prev)
+			}
+			prev, prevZ = cw, z
+		}
+	}
+	t.Logf("largest error against mpmath: %.3g at z = %g", worst, wz)
+	if worst > 4.5e-16 {
+		t.Errorf("weight off the mpmath reference by %.3g at z = %g", worst, wz)
+	}
+	worst = 0
+	for i := range 200001 {
+		z := float64(i) * weightZ / 200000
+		if d := math.Abs(weight(z) - leftWeight(z, trunc)); d > worst {
+			worst, wz = d, z
+		}
+	}
+	t.Logf("largest difference from leftWeight: %.3g at z = %g", worst, wz)
+	if worst > 4.5e-16 {
+		t.Errorf("weight off leftWeight by %.3g at z = %g", worst, wz)
+	}
+}
+
+// readWeightRef returns the rows (z, w, 1 − w) of testdata/weight_ref.txt.
+func readWeightRef(t *testing.T) [][3]float64 {
+	b, err := os.ReadFile("testdata/weight_ref.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][3]float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		fs := strings.Fields(line)
+		if len(fs) != 3 {
+			t.Fatalf("weight_ref.txt: bad line %q", line)
+		}
+		var r [3]float64
+		for i := range r {
+			if r[i], err = strconv.ParseFloat(fs[i], 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, r)
+	}
+	if len(out) < 3000 {
+		t.Fatalf("weight_ref.txt: %d rows", len(out))
+	}
+	return out
 }
 
 // acceptRate returns 1/(cosh(z)(p+q)), with p and q of leftWeight.
@@ -548,6 +622,26 @@ func BenchmarkDraw(b *testing.B) {
 				b.Fatal(s)
 			}
 		})
+	}
+}
+
+// BenchmarkDrawMixed: ns per PG(1, c) draw with c changing every draw, as
+// in a sweep over data: c cycles through 4,096 values c = 2·N(0, 1)·|N(0, 1)|
+// (fixed seed; median |c| about 0.9, 5% beyond 5.6).
+func BenchmarkDrawMixed(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cs := make([]float64, 4096)
+	for i := range cs {
+		cs[i] = 2 * rng.NormFloat64() * math.Abs(rng.NormFloat64())
+	}
+	var s float64
+	i := 0
+	for b.Loop() {
+		s += Draw(rng, cs[i&4095])
+		i++
+	}
+	if s < 0 {
+		b.Fatal(s)
 	}
 }
 
