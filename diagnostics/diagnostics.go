@@ -362,10 +362,15 @@ func Usable(x [][]float64) bool {
 			return false
 		}
 		for _, v := range c {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if v-v != 0 { // NaN or ±Inf
 				return false
 			}
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if v < lo {
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
 		}
 	}
 	return hi-lo >= constTol

@@ -109,8 +109,8 @@ type augHooks struct {
 	kappaNoHalf, omegaStale, trialsOne bool
 	// The integrated scale move's mutants (gaussaug_integrate.go):
 	// integrateNoLogDet leaves ½log det P out of the proposal's densities;
-	// integrateNoQ leaves the proposal's densities of w and w′ out of the
-	// ratio (its log q ratio dropped).
+	// integrateNoQ leaves the forward proposal's density N(w′; m(τ′),
+	// P(τ′)⁻¹) out of the ratio (half its log q ratio dropped).
 	integrateNoLogDet, integrateNoQ bool
 }
 
@@ -175,11 +175,13 @@ type asisTerm struct {
 	// half makes the term's marginal scale move in a random half of the
 	// sweeps (halfRate).
 	half bool
-	// The integrated scale move (integrate): its random-walk step in log τ,
-	// warmup's sums of log τ and its square (adaptIntegrate), and its
-	// proposals kept and made.
-	cw, cS, cSS float64
-	cN, cT      int64
+	// The integrated scale move (integrate): its rounds a sweep, its
+	// random-walk step in log τ and the proposals warmup adapted it over
+	// (adaptStep), and its proposals kept and made.
+	rounds int
+	cw     float64
+	cA     float64
+	cN, cT int64
 }
 
 // augChain is GroupGibbs's data-augmentation sweep on a probit multilevel
@@ -215,9 +217,10 @@ type asisTerm struct {
 // Between updates 1 and 2 (either model), the integrated scale moves
 // (integrate; gaussaug_integrate.go): each log τ_t with w redrawn from
 // update 2's conditional at the proposed τ_t, by Metropolis–Hastings —
-// τ with every location coordinate integrated out — in integrateN rounds
-// a sweep (by default one on a logistic model where it is cheap,
-// integrateRounds; none on a probit one).
+// τ with every location coordinate integrated out — in asisTerm.rounds
+// rounds a sweep (by default one for each factor another is nested in,
+// on a logistic model, where it is cheap: integrateDefault; none on a
+// probit one).
 type augChain struct {
 	*gaussChain
 	ah    augHooks
@@ -252,8 +255,8 @@ type augChain struct {
 	pairPos   []int
 	etaPrev   []float64
 	latentVar float64
-	// The integrated scale moves (gaussaug_integrate.go): rounds a sweep
-	// (0: none), the proposal's factor and mean (swapped with gaussChain's
+	// The integrated scale moves (gaussaug_integrate.go): the most rounds
+	// a term makes a sweep (0: none), the proposal's factor and mean (swapped with gaussChain's
 	// chol and mean when kept), a draw's deviation and a zero vector
 	// over eff.
 	integrateN  int
@@ -281,8 +284,9 @@ type augChain struct {
 // when nil), as gaussChain's.
 //
 // integrate sets the integrated scale moves' rounds a sweep
-// (GroupGibbs.IntegratedScale): 0 integrateRounds's count on a logistic model
-// and none on a probit one, < 0 none.
+// (GroupGibbs.IntegratedScale): 0 integrateDefault's on a logistic model
+// and none on a probit one, n > 0 n for every independent term, < 0
+// none.
 func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit bool, theta0, centre []float64, integrate int, hooks augHooks) (*augChain, error) {
 	if t.Beta() != 1 {
 		return nil, fmt.Errorf("%s: Augment samples the untempered model; β = %v", name, t.Beta())
@@ -376,11 +380,16 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	c.px = !logit && !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	switch {
 	case integrate > 0:
-		c.integrateN = integrate
+		for k := range c.asis {
+			c.asis[k].rounds = integrate
+		}
 	case integrate == 0 && logit:
-		c.integrateN = integrateRounds(n, logitFlopsPerDatum, c.chol.Symbolic().FactorFlops(), len(c.asis))
+		c.integrateDefault(n, logitFlopsPerDatum)
 	}
-	if c.integrateN > 0 && len(c.asis) > 0 {
+	for _, a := range c.asis {
+		c.integrateN = max(c.integrateN, a.rounds)
+	}
+	if c.integrateN > 0 {
 		if c.chol2, err = c.chol.Symbolic().Factor(c.pv); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -494,9 +503,6 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	if c.warm {
 		c.adapt()
-		if c.integrateN > 0 {
-			c.adaptIntegrate()
-		}
 	}
 	return exactmh.Info{Accepted: true, AcceptProb: math.NaN(), LogDensity: math.NaN(), Batch: n, Distinct: n}, nil
 }
@@ -695,9 +701,9 @@ func (c *augChain) Params() map[string]float64 {
 	for _, a := range c.asis {
 		cn, ct = cn+a.cN, ct+a.cT
 	}
-	p["collapse_accept"] = math.NaN()
+	p["integrate_accept"] = math.NaN()
 	if ct > 0 {
-		p["collapse_accept"] = float64(cn) / float64(ct)
+		p["integrate_accept"] = float64(cn) / float64(ct)
 	}
 	return p
 }
@@ -783,7 +789,7 @@ func (c *augChain) MarshalState() ([]byte, error) {
 		b = fmt.Appendf(b, " %d %d", a.lN, a.lT)
 	}
 	for _, a := range c.asis {
-		b = fmt.Appendf(b, " %v %v %v %d %d", a.cw, a.cS, a.cSS, a.cN, a.cT)
+		b = fmt.Appendf(b, " %v %v %d %d", a.cw, a.cA, a.cN, a.cT)
 	}
 	return b, nil
 }
@@ -813,7 +819,7 @@ func (c *augChain) UnmarshalState(b []byte) error {
 	for k := range c.asis {
 		a := &c.asis[k]
 		if err == nil {
-			_, err = fmt.Fscan(r, &a.cw, &a.cS, &a.cSS, &a.cN, &a.cT)
+			_, err = fmt.Fscan(r, &a.cw, &a.cA, &a.cN, &a.cT)
 		}
 		if err == nil && (a.cN < 0 || a.cN > a.cT || (c.integrateN > 0 && !(a.cw > 0))) {
 			err = errors.New("integrated scale move's step or counts out of range")
@@ -910,7 +916,11 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if fill > augmentMaxFill {
 		return false, nil
 	}
-	cost := sym.FactorFlops()*float64(1+ch.integrateN*len(ch.asis)) + logitFlopsPerDatum*float64(p.Len())
+	factors := 1
+	for _, a := range ch.asis {
+		factors += a.rounds
+	}
+	cost := sym.FactorFlops()*float64(factors) + logitFlopsPerDatum*float64(p.Len())
 	if logit && cost > logitMaxFlops {
 		return false, nil
 	}
@@ -934,9 +944,9 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if logit {
 		moves := "each τ centred, then interwoven with the non-centred form"
 		if ch.integrateN > 0 {
-			moves = "each log τ moved with every effect integrated out, then centred, then interwoven with the non-centred form"
+			moves = "the log τ of each factor another is nested in moved with every effect integrated out; each τ centred, then interwoven with the non-centred form"
 		}
-		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (%d factorisations of %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, moves, cost, float64(logitMaxFlops), 1+ch.integrateN*len(ch.asis), sym.FactorFlops(), logitFlopsPerDatum)
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (%d factorisations of %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, moves, cost, float64(logitMaxFlops), factors, sym.FactorFlops(), logitFlopsPerDatum)
 		return true, nil
 	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)

@@ -23,7 +23,7 @@ import (
 // n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
 // never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i);
 // "integrated-logdet" (the integrated scale move without ½log det P) and
-// "integrated-q" (without the proposal's densities: its log q ratio dropped). Other
+// "integrated-q" (without the forward proposal's density of w′: half its log q ratio dropped). Other
 // names: no mutant. Also "no-marginal", "no-px", "no-collapse",
 // "no-level" and "no-half", which leave out a move or the integration,
 // "no-integrate" (no integrated scale move) and "integrate-2" (two rounds

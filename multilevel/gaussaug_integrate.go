@@ -16,29 +16,89 @@ import (
 // before warmup adapts it.
 const integrateWidth = 0.3
 
-// integrateMaxRounds bounds the rounds of integrated scale moves the
-// default makes a sweep: one round already moves log τ by its posterior
-// width (chem97's log τ_lea: bulk ESS 622 of 4,000 draws at one round,
-// 830 at two for 1.25 times the CPU; figures/bench/multilevel_real_integrate.txt).
-const integrateMaxRounds = 1
-
 // integrateShare is the share of a sweep's latent draws' counted cost the
-// integrated scale moves may add (integrateRounds).
+// integrated scale moves may add by default (integrateDefault).
 const integrateShare = 0.5
 
-// integrateRounds returns the rounds of integrated scale moves a sweep
-// makes by default on a model of terms independent terms: as many as fit
-// in integrateShare of the latent draws' counted cost perDatum·n at one
-// factorisation of P (flops, sparse.Symbolic.FactorFlops) a move — the
-// sweep's own factorisation is the first move's current one, which
-// update 1 then reuses — at most integrateMaxRounds, and none where not a
-// round fits. Counted, never timed: the same on any machine.
-func integrateRounds(n int, perDatum, flops float64, terms int) int {
-	if terms == 0 || !(flops > 0) {
-		return 0
+// integrateDefault sets the rounds of integrated scale moves the default
+// makes a sweep on a model of n data: one for each term that is the
+// parent of a nesting (nestingParents), where the factorisations of those
+// moves (sparse.Symbolic.FactorFlops each) fit in integrateShare of the
+// latent draws' counted cost perDatum·n; none otherwise. A parent's
+// effects are confounded with its children's (an LEA's with its schools'
+// sum), which neither the centred nor the non-centred update of its τ
+// crosses; a term nested in nothing keeps the interweaving alone, which
+// crosses a variance near zero (chem97's schools: log τ bulk ESS 709 of
+// 4,000 without the move, its LEAs' 169; figures/bench/multilevel_real_integrate.txt).
+// Counted, never timed: the same on any machine.
+func (c *augChain) integrateDefault(n int, perDatum float64) {
+	par := c.nestingParents()
+	var np int
+	for _, p := range par {
+		if p {
+			np++
+		}
 	}
-	factors := integrateShare * perDatum * float64(n) / flops
-	return int(min(max(factors/float64(terms), 0), integrateMaxRounds))
+	f := c.chol.Symbolic().FactorFlops()
+	if np == 0 || !(f > 0) || float64(np)*f > integrateShare*perDatum*float64(n) {
+		return
+	}
+	for k, p := range par {
+		if p {
+			c.asis[k].rounds = 1
+		}
+	}
+}
+
+// nestingParents reports, for each independent term, whether another term
+// is nested in it: the other term has more levels and every one of its
+// levels' data lie in one level of this term (schools in LEAs). A datum
+// without a term's effect (a slope whose covariate is 0 there) says
+// nothing of it.
+func (c *augChain) nestingParents() []bool {
+	nt := len(c.asis)
+	out := make([]bool, nt)
+	lev := make([][]int32, nt) // lev[t][i]: datum i's level of term t, or −1
+	for t := range c.asis {
+		lev[t] = make([]int32, len(c.rows.ptr)-1)
+		for i := range lev[t] {
+			lev[t][i] = -1
+			for k := c.rows.ptr[i]; k < c.rows.ptr[i+1]; k++ {
+				if j := int(c.rows.col[k]); c.asis[t].has(j) {
+					lev[t][i] = int32((j - c.asis[t].start) / c.asis[t].stride)
+				}
+			}
+		}
+	}
+	for p := range c.asis {
+		for ch := range c.asis {
+			if p == ch || c.asis[ch].levels <= c.asis[p].levels {
+				continue
+			}
+			par := make([]int32, c.asis[ch].levels)
+			for g := range par {
+				par[g] = -1
+			}
+			nested := true
+			for i, g := range lev[ch] {
+				q := lev[p][i]
+				if g < 0 || q < 0 {
+					continue
+				}
+				if par[g] < 0 {
+					par[g] = q
+				} else if par[g] != q {
+					nested = false
+					break
+				}
+			}
+			if nested {
+				out[p] = true
+				break
+			}
+		}
+	}
+	return out
 }
 
 // conditional sets ch to the factor of P at θ's scales (and σ) and mean to
@@ -84,7 +144,7 @@ func (c *augChain) latentLik(theta []float64) float64 {
 }
 
 // integrate makes the integrated scale moves of a sweep, after the latent
-// draw: for each independent term t in turn (c.integrateN rounds), a
+// draw: for each independent term t in turn (a.rounds rounds), a
 // Metropolis–Hastings update of (log τ_t, w) jointly given the latent
 // variables, whose proposal is
 //
@@ -115,10 +175,11 @@ func (c *augChain) latentLik(theta []float64) float64 {
 // effects and their fixed effect are confounded to rounding) is
 // rejected. Each proposal costs one factorisation of P; the
 // factor the last kept proposal left is the current one, and update 1
-// draws w from it (fresh). h adapts during warmup to 2.4 times log τ_t's
-// running sd. Proven by TestLogitIntegratedMoments and
-// TestLogitIntegratedSBC, with the mutants integrated-logdet and
-// integrated-q caught.
+// draws w from it (fresh). h starts at integrateWidth and adapts during
+// warmup toward an acceptance rate of 0.44 (adaptStep). Proven by
+// TestLogitMoments (the default sweep, without the move and with two
+// rounds; the mutants integrated-logdet and integrated-q caught) and
+// TestLogitSBC.
 func (c *augChain) integrate(rng *rand.Rand) error {
 	if err := c.conditional(c.chol, c.mean); err != nil {
 		return err
@@ -129,9 +190,12 @@ func (c *augChain) integrate(rng *rand.Rand) error {
 	}
 	qCur := c.pv.Quad(c.dz, c.zeroEff)
 	likCur := c.latentLik(c.theta)
-	for range c.integrateN {
+	for r := range c.integrateN {
 		for k := range c.asis {
 			a := &c.asis[k]
+			if r >= a.rounds {
+				continue
+			}
 			lt := a.logTau
 			old := c.theta[lt]
 			c.theta[lt] = old + a.cw*rng.NormFloat64()
@@ -140,6 +204,9 @@ func (c *augChain) integrate(rng *rand.Rand) error {
 			c.theta[lt] = old
 			a.cT++
 			if err != nil {
+				if c.warm {
+					a.adaptStep(0)
+				}
 				continue // P(τ′) numerically singular (τ′ far out): rejected
 			}
 			ldNew := c.chol2.LogDet()
@@ -157,11 +224,15 @@ func (c *augChain) integrate(rng *rand.Rand) error {
 			case c.ah.integrateNoLogDet:
 				la += 0.5 * (qNew - qCur)
 			case c.ah.integrateNoQ:
+				la += 0.5 * (ldCur - qCur)
 			default:
 				la += 0.5*(ldCur-qCur) - 0.5*(ldNew-qNew)
 			}
 			if math.IsNaN(la) {
 				return fmt.Errorf("GroupGibbs: the integrated scale move of θ[%d]: its ratio is NaN (log prior %v → %v)", lt, c.lp, lpNew)
+			}
+			if c.warm {
+				a.adaptStep(math.Exp(min(la, 0)))
 			}
 			if la >= 0 || rng.Float64() < math.Exp(la) {
 				copy(c.theta, c.next)
@@ -177,18 +248,18 @@ func (c *augChain) integrate(rng *rand.Rand) error {
 	return nil
 }
 
-// adaptIntegrate adds the sweep's log τ_t to warmup's sums and sets each
-// term's step h = 2.4·sd (within [0.02, 2]) from them.
-func (c *augChain) adaptIntegrate() {
-	for k := range c.asis {
-		a := &c.asis[k]
-		l := c.theta[a.logTau]
-		a.cS += l
-		a.cSS += l * l
-		if c.nWarm >= 20 {
-			m := a.cS / c.nWarm
-			v := max(a.cSS/c.nWarm-m*m, 0)
-			a.cw = min(max(2.4*math.Sqrt(v), 0.02), 2)
-		}
-	}
+// integrateTarget is the acceptance rate warmup steers each term's
+// random-walk step to: the optimum of a one-dimensional Gaussian target's
+// random walk (Gelman, Roberts and Gilks, Bayesian Statistics 5, 1996).
+const integrateTarget = 0.44
+
+// adaptStep moves term a's random-walk step by the Robbins–Monro
+// recursion log h ← log h + (p − integrateTarget)/n^0.6 toward
+// integrateTarget, p the proposal's acceptance probability and n the
+// proposals it has adapted over, within [0.02, 3]. Warmup only: the step
+// then stays where it stands, so every sampling sweep is the same kernel.
+func (a *asisTerm) adaptStep(p float64) {
+	a.cA++
+	l := math.Log(a.cw) + (p-integrateTarget)/math.Pow(a.cA, 0.6)
+	a.cw = math.Exp(min(max(l, math.Log(0.02)), math.Log(3)))
 }

@@ -117,6 +117,50 @@ func TestLogitChosen(t *testing.T) {
 		}
 		k := multilevel.GroupGibbs{Center: pb.Mode, Augment: true}
 		checkStructural(t, "the Pólya–Gamma sweep", k, pb.Posterior, pb.Mode, 200)
+		k.IntegratedScale = 2
+		checkStructural(t, "the Pólya–Gamma sweep with integrated scale moves", k, pb.Posterior, pb.Mode, 200)
+	}
+}
+
+// nestedLogit returns a Bernoulli multilevel model of n rows whose second
+// factor's levels (children) are nested in its first's (parents) when
+// nested, and crossed with them otherwise: c children, c/5 parents.
+func nestedLogit(n, c int, nested bool) (*exactmh.Posterior, error) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ml := &model.Multilevel{Family: model.LogisticFamily{}, Y: make([]float64, n), Intercept: true, FixedSD: []float64{1}}
+	fp := model.Factor{Name: "parent", Index: make([]int32, n), Tau: model.HalfNormal(1)}
+	fc := model.Factor{Name: "child", Index: make([]int32, n), Tau: model.HalfNormal(1)}
+	for i := range n {
+		ch := i % c
+		fc.Index[i] = int32(ch)
+		fp.Index[i] = int32(ch / 5)
+		if !nested {
+			fp.Index[i] = int32(rng.IntN(c / 5))
+		}
+		if rng.Float64() < 0.4 {
+			ml.Y[i] = 1
+		}
+	}
+	ml.Factors = []model.Factor{fp, fc}
+	return model.NewMultilevel(ml)
+}
+
+// TestLogitIntegrateNested checks the default's rule for the integrated
+// scale moves: made (Choice.Reason says so) for a factor another is
+// nested in, and not where the factors are crossed.
+func TestLogitIntegrateNested(t *testing.T) {
+	for _, nested := range []bool{true, false} {
+		p, err := nestedLogit(400, 40, nested)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := exactmh.Choose(context.Background(), p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(c.Reason, "nested in moved with every effect integrated out"); got != nested {
+			t.Errorf("nested %v: the default's reason %q says the integrated scale move is made: %v", nested, c.Reason, got)
+		}
 	}
 }
 
@@ -124,12 +168,12 @@ func TestLogitChosen(t *testing.T) {
 // non-centred NUTS (two-sample |z| < 4.5 on every coordinate's mean and
 // variance) on a Bernoulli kit (N = 150, 6 groups × 5 crossed levels) and
 // a binomial one with offsets (N = 100, 1–6 trials): the default sweep
-// (which makes a round of integrated scale moves on these kits), the
-// sweep without them and with two rounds. Mutants that must be caught
+// (whose crossed factors get no integrated scale moves), the sweep
+// without them and with two rounds of them for every factor. Mutants that must be caught
 // (|z| ≥ 4.5): κ without the −n/2 and ω drawn at the start's η, never
 // refreshed, on both; on the Bernoulli kit the integrated scale move
-// without ½log det P and without the proposal's densities of w and w′
-// (its log q ratio dropped; two rounds a sweep); on the binomial kit the joint draw from the
+// without ½log det P and without the forward proposal's density of w′
+// (half its log q ratio dropped; two rounds a sweep); on the binomial kit the joint draw from the
 // previous sweep's b (b = Xᵀ(κ − Ωo) changes with ω only through the
 // offsets: without them the mutant is the exact sweep; without the
 // integrated scale moves, which draw from the same stale b and pull its
@@ -196,7 +240,7 @@ func TestLogitMoments(t *testing.T) {
 }
 
 // TestLogitSBC is simulation-based calibration of the Pólya–Gamma sweep
-// (the default's, with its round of integrated scale moves)
+// (the default's, and with two rounds of integrated scale moves)
 // with every parameter unknown (β, both factors' effects, both log τ; 200
 // replicates of N = 100 binomial rows of 1–3 trials, 5 groups × 3
 // crossed levels): ranks uniform at Bonferroni level 10⁻³; the mutants
@@ -217,10 +261,12 @@ func TestLogitSBC(t *testing.T) {
 		}
 		return r
 	}
-	r := run("")
-	t.Logf("SBC p-value %.3g (thin %d)", r.P, r.Thin)
-	if r.Reject(1e-3) {
-		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
+	for _, name := range []string{"", "integrate-2"} {
+		r := run(name)
+		t.Logf("sweep %q: SBC p-value %.3g (thin %d)", name, r.P, r.Thin)
+		if r.Reject(1e-3) {
+			t.Errorf("sweep %q: SBC rejects uniformity: p = %.3g", name, r.P)
+		}
 	}
 	for _, name := range []string{"omega-stale", "trials-one"} {
 		m := run(name)

@@ -363,9 +363,13 @@ func (c *gaussChain) fill() error {
 	for k, p := range c.mPos {
 		c.pv.Val[p] += ms * c.m.Val[c.mK[k]]
 	}
+	l, prec := -1, 0.0 // τ⁻² of the log scale θ[l], once for a run of its effects
 	for a, p := range c.diagR {
 		if p >= 0 {
-			c.pv.Val[p] += math.Exp(-2 * c.theta[c.tauOf[a]])
+			if j := c.tauOf[a]; j != l {
+				l, prec = j, math.Exp(-2*c.theta[j])
+			}
+			c.pv.Val[p] += prec
 		}
 	}
 	return c.fillCorr()

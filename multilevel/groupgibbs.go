@@ -234,9 +234,11 @@ type GroupGibbs struct {
 	// (docs/multilevel.md, "Integrated scale moves"): rounds a sweep in
 	// which each independent term's log τ moves jointly with every fixed
 	// and group effect, given the latent variables. 0: on a logistic model
-	// one round where it fits in half the Pólya–Gamma draws' counted cost
-	// at one factorisation of P a move (integrateRounds), none on a probit
-	// one; < 0: none.
+	// one round for each term another term is nested in (an LEA term over
+	// its schools), where those moves fit in half the Pólya–Gamma draws'
+	// counted cost at one factorisation of P a move, none for the other
+	// terms and none on a probit model; n > 0: n rounds for every
+	// independent term; < 0: none.
 	IntegratedScale int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of

@@ -29,6 +29,10 @@ type Symbolic struct {
 	annz   int
 	acolp  []int // A's ColPtr, to check a matrix has the analysed pattern
 	arow   []int // A's RowIdx
+	// The pattern of each row k of L (the columns j < k it holds),
+	// rj[rp[k]:rp[k+1]], in the topological order ereach gives.
+	rp []int
+	rj []int32
 }
 
 // Analyze returns the symbolic analysis of a's pattern under the ordering
@@ -129,6 +133,19 @@ func Analyze(a *SymCSC, perm []int) (*Symbolic, error) {
 			return nil, fmt.Errorf("sparse: Analyze: the Cholesky factor of the %d×%d pattern with %d entries would hold more than %d entries (after %d of %d columns); it would not fit in memory", n, n, s.annz, MaxFill, j+1, n)
 		}
 	}
+	// Each row's pattern, kept in ereach's topological order for Refactor.
+	s.rp = make([]int, n+1)
+	s.rj = make([]int32, 0, s.lp[n]-n)
+	for k := range mark {
+		mark[k] = -1
+	}
+	for k := range n {
+		top := s.ereach(k, stack, mark)
+		for _, j := range stack[top:] {
+			s.rj = append(s.rj, int32(j))
+		}
+		s.rp[k+1] = len(s.rj)
+	}
 	return s, nil
 }
 
@@ -194,7 +211,7 @@ type Cholesky struct {
 	prow []int
 	cx   []float64 // values of C
 	x    []float64 // numeric workspace
-	w    []int     // integer workspace: stack, mark, next slot per column
+	next []int     // Refactor's next free slot per column of L
 }
 
 // Factorize analyses a's pattern with MinDegree and factors it.
@@ -212,7 +229,7 @@ func Factorize(a *SymCSC) (*Cholesky, error) {
 func (s *Symbolic) Factor(a *SymCSC) (*Cholesky, error) {
 	c := &Cholesky{sym: s,
 		li: make([]int, s.lp[s.n]), lx: make([]float64, s.lp[s.n]),
-		cx: make([]float64, s.annz), x: make([]float64, s.n), w: make([]int, 3*s.n)}
+		cx: make([]float64, s.annz), x: make([]float64, s.n), next: make([]int, s.n)}
 	if err := c.Refactor(a); err != nil {
 		return nil, err
 	}
@@ -223,36 +240,38 @@ func (s *Symbolic) Factor(a *SymCSC) (*Cholesky, error) {
 // pattern (a Newton iteration's Hessian), without allocating, by the
 // up-looking algorithm (Davis 2006, cs_chol): row k of L is the solution
 // of a triangular system whose pattern is row k's reach in the
-// elimination tree, so the cost is the factor's flop count, Σ_j |L_{*j}|².
+// elimination tree (each row's pattern kept by Analyze, so a refactor
+// walks no tree), so the cost is the factor's flop count, Σ_j |L_{*j}|².
 // Not safe for concurrent use with other methods of c.
+//
+// A matrix with the analysed pattern is not checked further: a value that
+// is not finite makes a pivot fail, and the error then names it (Check).
 func (c *Cholesky) Refactor(a *SymCSC) error {
 	s := c.sym
-	if err := a.Check(); err != nil {
-		return fmt.Errorf("sparse: Factor: %w", err)
-	}
-	if !s.samePattern(a) {
+	if !s.matches(a) {
+		if err := a.Check(); err != nil {
+			return fmt.Errorf("sparse: Factor: %w", err)
+		}
 		return fmt.Errorf("sparse: Factor: the %d×%d matrix with %d entries does not have the analysed pattern (%d×%d, %d entries)", a.N, a.N, a.NNZ(), s.n, s.n, s.annz)
 	}
 	n := s.n
 	for p, q := range s.amap {
 		c.cx[q] = a.Val[p]
 	}
-	stack, mark, next := c.w[:n], c.w[n:2*n], c.w[2*n:3*n]
+	next := c.next
 	for k := range n {
-		mark[k] = -1
 		next[k] = s.lp[k]
 	}
 	x := c.x
 	for k := range n {
-		top := s.ereach(k, stack, mark)
 		x[k] = 0
 		for p := s.cp[k]; p < s.cp[k+1]; p++ {
 			x[s.ci[p]] = c.cx[p]
 		}
 		d := x[k]
 		x[k] = 0
-		for ; top < n; top++ {
-			i := stack[top]
+		for _, i32 := range s.rj[s.rp[k]:s.rp[k+1]] {
+			i := int(i32)
 			lki := x[i] / c.lx[s.lp[i]]
 			x[i] = 0
 			for p := s.lp[i] + 1; p < next[i]; p++ {
@@ -265,6 +284,9 @@ func (c *Cholesky) Refactor(a *SymCSC) error {
 		}
 		if !(d > 0) || math.IsInf(d, 0) {
 			clear(x)
+			if err := a.Check(); err != nil {
+				return fmt.Errorf("sparse: Factor: %w", err)
+			}
 			return fmt.Errorf("sparse: Factor: the matrix is not positive definite: pivot %d (index %d) is %v", k, s.perm[k], d)
 		}
 		p := next[k]
@@ -278,6 +300,15 @@ func (c *Cholesky) Refactor(a *SymCSC) error {
 		}
 	}
 	return nil
+}
+
+// matches reports whether a is a well-formed matrix with the analysed
+// pattern (which Analyze checked).
+func (s *Symbolic) matches(a *SymCSC) bool {
+	if a == nil || a.N != s.n || len(a.ColPtr) != s.n+1 || len(a.RowIdx) != s.annz || len(a.Val) != s.annz {
+		return false
+	}
+	return s.samePattern(a)
 }
 
 func (s *Symbolic) samePattern(a *SymCSC) bool {

@@ -376,6 +376,15 @@ func TestRefactor(t *testing.T) {
 	if err := c.Refactor(b); err != nil || c.LogDet() != fresh.LogDet() {
 		t.Errorf("Refactor after a failure: err = %v, LogDet %v, want %v", err, c.LogDet(), fresh.LogDet())
 	}
+	// A value that is not finite, in the analysed pattern: an error that
+	// says so (Check's), not a pivot's.
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		bad := b.Clone()
+		bad.Val[len(bad.Val)/2] = v
+		if err := c.Refactor(bad); err == nil || !strings.Contains(err.Error(), "finite") {
+			t.Errorf("Refactor with an entry %v: err = %v", v, err)
+		}
+	}
 }
 
 func TestMalformed(t *testing.T) {
