@@ -20,7 +20,7 @@ import (
 // fixed effects, 500 groups), from the Laplace mean: the kernel's own work
 // beside the user's energy, which two passes a transition cost.
 func BenchmarkSweep(b *testing.B) {
-	p := customPosterior(&testing.T{}, 100000, 5, 500)
+	p := customPosterior(b, 100000, 5, 500)
 	la, err := exactmh.FindLaplace(context.Background(), p, make([]float64, p.Dim()), &exactmh.MAPSettings{Tol: exactmh.AutoMAPTol})
 	if err != nil {
 		b.Fatal(err)

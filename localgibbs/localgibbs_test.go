@@ -481,7 +481,7 @@ func TestLocalGibbsRecentred(t *testing.T) {
 
 // customPosterior is testgen.CustomMultilevel (n data, p fixed effects, g
 // groups) under an isotropic N(0, 3²) prior, as issue 43's custom row.
-func customPosterior(t *testing.T, n, p, g int) *exactmh.Posterior {
+func customPosterior(t testing.TB, n, p, g int) *exactmh.Posterior {
 	t.Helper()
 	prior, err := model.NewIsoGaussian(p+g, 3)
 	if err != nil {
