@@ -25,7 +25,10 @@
 // negatively correlated and the bulk ESS per draw exceeds one.
 //
 // The kernel keeps each datum's energy at the current θ, so a move reads
-// each of its data once (Target.Energies at θ′), not twice. Which data a
+// each of its data once (Target.Energies at θ′), not twice; under a prior
+// that is a product of one-dimensional ones (CoordinatePrior: package
+// model's Gaussian and Flat) a local move's prior ratio is one term, not
+// the whole log prior's d. Which data a
 // coordinate's move reads is its dependence pattern, read at Start from
 // each datum's gradient at θ0 and at a second point (a datum whose gradient
 // has a non-zero entry j at either depends on θ_j): the kernel is exact
