@@ -176,12 +176,47 @@ func (t *Target) Energies(dst, theta []float64, idx []int) error {
 	}
 	t.evals += int64(len(idx))
 	t.energy.Energies(dst, theta, idx)
-	for k, v := range dst[:len(idx)] {
-		v *= t.beta
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return newEnergyError(idx[k], theta, nil, v)
+	return scaleFinite(dst[:len(idx)], t.beta, idx, theta, nil)
+}
+
+// allFinite reports whether every value of x is finite, at about a
+// fifth of the cost of testing each: v − v is 0 for a finite v and NaN
+// otherwise, so four running sums of it are 0 exactly when every value is
+// finite.
+func allFinite(x []float64) bool {
+	var a0, a1, a2, a3 float64
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		v := x[k : k+4 : k+4]
+		a0 += v[0] - v[0]
+		a1 += v[1] - v[1]
+		a2 += v[2] - v[2]
+		a3 += v[3] - v[3]
+	}
+	for ; k < len(x); k++ {
+		a0 += x[k] - x[k]
+	}
+	return a0+a1+a2+a3 == 0
+}
+
+// scaleFinite multiplies dst, the energies (or differences, θ′ not nil)
+// of data idx, by β (not at β = 1, where the product is dst) and returns
+// an *EnergyError for the first value that is not finite, each value
+// looked at only when allFinite says one is not (a kernel's hot path:
+// LocalGibbs calls Energies on two passes of the data a transition).
+func scaleFinite(dst []float64, beta float64, idx []int, theta, thetaNew []float64) error {
+	if beta != 1 {
+		for k := range dst {
+			dst[k] *= beta
 		}
-		dst[k] = v
+	}
+	if allFinite(dst) {
+		return nil
+	}
+	for k, v := range dst {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return newEnergyError(idx[k], theta, thetaNew, v)
+		}
 	}
 	return nil
 }
@@ -220,14 +255,7 @@ func (t *Target) energyDiffs(dst, theta, thetaNew []float64, idx []int) error {
 // temperDiffs multiplies the differences dst of data idx by β and reports
 // the first that is not finite.
 func (t *Target) temperDiffs(dst, theta, thetaNew []float64, idx []int) error {
-	for k, v := range dst[:len(idx)] {
-		v *= t.beta
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return newEnergyError(idx[k], theta, thetaNew, v)
-		}
-		dst[k] = v
-	}
-	return nil
+	return scaleFinite(dst[:len(idx)], t.beta, idx, theta, thetaNew)
 }
 
 // energyDiffsFrom sets dst[k] as EnergyDiffs(dst[k], theta, nexts[k], idx)
@@ -402,6 +430,9 @@ func sumEnergies(val []float64, idx []int, theta []float64) (float64, error) {
 
 // finiteGradient reports the first non-finite component of grad.
 func finiteGradient(grad, theta []float64) error {
+	if allFinite(grad) {
+		return nil
+	}
 	for j, g := range grad {
 		if math.IsNaN(g) || math.IsInf(g, 0) {
 			return &nonFiniteError{fmt.Sprintf("exactmh: gradient component %d is %v at θ = %v", j, g, theta)}

@@ -25,6 +25,10 @@ func (Flat) AddLogPriorGradient(_, _ []float64) {}
 // AddLogPriorHessian adds nothing.
 func (Flat) AddLogPriorHessian(_, _ []float64) {}
 
+// LogPriorChange returns 0: the change of log p(θ) when θ_j moves to x
+// (localgibbs.CoordinatePrior).
+func (Flat) LogPriorChange([]float64, int, float64) float64 { return 0 }
+
 // Box is the uniform prior on the box Lo[j] ≤ θ_j ≤ Hi[j].
 type Box struct {
 	Lo, Hi  []float64
@@ -239,6 +243,15 @@ func (g *Gaussian) LogPrior(theta []float64) float64 {
 		lp -= 0.5 * z * z
 	}
 	return lp
+}
+
+// LogPriorChange returns log p(θ′) − log p(θ) for θ′ = θ but θ′_j = x:
+// ½(z_j² − z′_j²) with z = (θ − Mean)/SD, one coordinate's terms of
+// LogPrior (localgibbs.CoordinatePrior: a local move's prior ratio in one
+// term, not d).
+func (g *Gaussian) LogPriorChange(theta []float64, j int, x float64) float64 {
+	a, b := (theta[j]-g.Mean[j])/g.SD[j], (x-g.Mean[j])/g.SD[j]
+	return 0.5 * (a*a - b*b)
 }
 
 // AddLogPriorGradient adds −(θ_j − Mean_j)/SD_j² to grad.

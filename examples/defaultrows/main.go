@@ -43,7 +43,9 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -63,7 +65,18 @@ func main() {
 	chooseOnly := flag.Bool("choose", false, "only make the automatic choice and print it, with its passes and CPU per phase")
 	exportTo := flag.String("export", "", "only write the rows' data as CSV (hexadecimal reals) to this directory, for defaultrows/stan")
 	table := flag.Bool("table", false, "only regenerate examples/README.md's table from figures/bench/default_table.txt (run from the repository root)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the rows' runs to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *table {
 		if err := writeTable("examples/README.md", "figures/bench/default_table.txt"); err != nil {
 			log.Fatal(err)
