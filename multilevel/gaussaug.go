@@ -680,32 +680,31 @@ func (a *asisTerm) has(i int) bool {
 	return k >= 0 && k%a.stride == 0 && k/a.stride < a.levels
 }
 
-// Params reports the interweaving step's acceptance (asis_accept).
+// Params reports the acceptance rates of the interweaving step
+// (asis_accept), the expanded move (expand_accept), the small levels'
+// draws (level_accept) and the integrated scale moves
+// (integrate_accept), NaN for a move not made.
 func (c *augChain) Params() map[string]float64 {
-	p := map[string]float64{"asis_accept": math.NaN(), "expand_accept": math.NaN()}
-	if c.asisT > 0 {
-		p["asis_accept"] = float64(c.asisN) / float64(c.asisT)
-	}
-	if c.pxT > 0 {
-		p["expand_accept"] = float64(c.pxN) / float64(c.pxT)
-	}
-	var ln, lt int64
+	var ln, lt, cn, ct int64
 	for _, a := range c.asis {
 		ln, lt = ln+a.lN, lt+a.lT
-	}
-	p["level_accept"] = math.NaN()
-	if lt > 0 {
-		p["level_accept"] = float64(ln) / float64(lt)
-	}
-	var cn, ct int64
-	for _, a := range c.asis {
 		cn, ct = cn+a.cN, ct+a.cT
 	}
-	p["integrate_accept"] = math.NaN()
-	if ct > 0 {
-		p["integrate_accept"] = float64(cn) / float64(ct)
+	p := map[string]float64{
+		"asis_accept":      rate(c.asisN, c.asisT),
+		"expand_accept":    rate(c.pxN, c.pxT),
+		"level_accept":     rate(ln, lt),
+		"integrate_accept": rate(cn, ct),
 	}
 	return p
+}
+
+// rate returns kept/made, NaN where nothing was made.
+func rate(kept, made int64) float64 {
+	if made == 0 {
+		return math.NaN()
+	}
+	return float64(kept) / float64(made)
 }
 
 // SetWarmup implements exactmh.WarmupAware: during warmup the marginal

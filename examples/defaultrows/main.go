@@ -43,9 +43,7 @@ import (
 	"log"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -67,16 +65,7 @@ func main() {
 	table := flag.Bool("table", false, "only regenerate examples/README.md's table from figures/bench/default_table.txt (run from the repository root)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the rows' runs to this file")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer report.StartCPUProfile(*cpuprofile)()
 	if *table {
 		if err := writeTable("examples/README.md", "figures/bench/default_table.txt"); err != nil {
 			log.Fatal(err)

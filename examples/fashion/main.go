@@ -29,10 +29,8 @@ import (
 	"fmt"
 	"log"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"time"
 
 	"github.com/exactmh/exactmh"
@@ -86,16 +84,7 @@ func main() {
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer f.Close()
-	}
+	stopProfile := report.StartCPUProfile(*cpuprofile)
 	cpu0, wall0 := report.CPUTime(), time.Now()
 	if *phases {
 		set.ChoiceProgress = func(step string) {
@@ -117,7 +106,7 @@ func main() {
 	if *phases {
 		fmt.Printf("%8.2f CPU-s done\n", cpu.Seconds())
 	}
-	pprof.StopCPUProfile()
+	stopProfile()
 	s := res.Summary()
 	minTail := math.Inf(1)
 	for _, p := range s.Params {

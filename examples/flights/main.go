@@ -104,16 +104,7 @@ func main() {
 	if !cf.Quiet {
 		set.Recorder = cf.Progress()
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-	}
+	defer report.StartCPUProfile(*cpuprofile)()
 	cpu0, wall0 := report.CPUTime(), time.Now()
 	res, err := exactmh.Sample(context.Background(), post, nil, set)
 	if err != nil {

@@ -51,7 +51,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -122,16 +121,7 @@ func main() {
 	if (*resumeFlag || every > 0 || everyCPU > 0) && *ckptPath == "" {
 		log.Fatal("-resume and -checkpoint-every need -checkpoint FILE")
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer report.StartCPUProfile(*cpuProfile)()
 	var g1, g2 int
 	if *crossedFlag != "" {
 		var err error

@@ -12,11 +12,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -294,4 +296,26 @@ func FindFlights(flagPath string) (string, error) {
 		}
 	}
 	return "", errors.New("examples/data/flights-3m.parquet not found: run from the repository's root, or pass -data FILE")
+}
+
+// StartCPUProfile starts a CPU profile written to path (nothing where path
+// is "", an example's -cpuprofile unset), exiting on an error, and returns
+// the function that stops it and closes the file.
+func StartCPUProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
