@@ -6,6 +6,7 @@ package multilevel_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -85,13 +86,7 @@ func (m logitKit) build(rng *rand.Rand, th []float64) (*exactmh.Posterior, error
 // Draw implements mcmctest.Model: the problem's mode is the Laplace-EM
 // centre.
 func (m logitKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
-	th := m.truth(rng)
-	p, err := m.build(rng, th)
-	if err != nil {
-		return nil, mcmctest.Problem{}, err
-	}
-	pb, err := centredProblem(p)
-	return th, pb, err
+	return drawCentred(rng, m.truth, m.build)
 }
 
 // TestLogitChosen checks that the automatic default chooses the
@@ -184,7 +179,6 @@ func TestLogitMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
 	}
-	ctx := context.Background()
 	for _, kit := range []logitKit{{n: 150, g: 6, h: 5}, {n: 100, g: 6, h: 5, maxTrials: 6, offsets: true}} {
 		rng := rand.New(rand.NewPCG(31, 32))
 		th := kit.truth(rng)
@@ -193,49 +187,17 @@ func TestLogitMoments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		centre, _, err := multilevel.Center(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := func(k exactmh.Kernel, draws int, seed uint64) *exactmh.Result {
-			r, err := exactmh.Sample(ctx, p, k, &exactmh.Settings{Chains: 4, Warmup: 500, Draws: draws, Seed: seed, Init: centre})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
-		}
-		ref := run(exactmh.NUTS{NonCentred: true}, 10000, 1)
-		gg := multilevel.GroupGibbs{Center: centre, Augment: true}
-		for _, name := range []string{"", "no-integrate", "integrate-2"} {
-			r := run(multilevel.AugmentMutant(gg, name), 5000, 2)
-			z, j := gaussZ(r, ref)
-			t.Logf("%+v, sweep %q: largest two-sample |z| %.2f (θ%d) against NUTS; min bulk ESS %.0f of %d", kit, name, z, j, minBulkESS(r), 4*5000)
-			if !(math.Abs(z) < 4.5) {
-				t.Errorf("%+v, sweep %q: moments off NUTS's: z = %.2f (θ%d)", kit, name, z, j)
-			}
-		}
 		mutants := []string{"kappa-half", "omega-stale", "integrated-logdet,integrate-2", "integrated-q,integrate-2"}
 		if kit.maxTrials > 1 {
 			mutants = []string{"kappa-half", "omega-stale", "stale-b,no-integrate", "trials-one"}
 		}
-		for _, name := range mutants {
-			draws := 5000
+		draws := func(name string) int {
 			if name == "stale-b,no-integrate" {
-				draws = 20000 // its bias is small: only the offsets' part of b is stale
+				return 20000 // its bias is small: only the offsets' part of b is stale
 			}
-			r, err := exactmh.Sample(ctx, p, multilevel.AugmentMutant(gg, name), &exactmh.Settings{Chains: 4, Warmup: 500, Draws: draws, Seed: 2, Init: centre})
-			if err != nil {
-				// integrated-logdet drives τ to 0 until P is singular in
-				// floating point: the mutant's chain fails.
-				t.Logf("%+v: mutant %q caught: its chain fails: %v", kit, name, err)
-				continue
-			}
-			if z, j := gaussZ(r, ref); math.Abs(z) < 4.5 {
-				t.Errorf("%+v: mutant %q passes: z = %.2f (θ%d)", kit, name, z, j)
-			} else {
-				t.Logf("%+v: mutant %q caught: z = %.1f (θ%d)", kit, name, z, j)
-			}
+			return 5000
 		}
+		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"", "no-integrate", "integrate-2"}, mutants, draws)
 	}
 }
 
