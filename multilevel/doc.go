@@ -32,9 +32,11 @@
 // Gaussian family (docs/multilevel.md, "Gaussian sweep"), given latent
 // truncated normals for a probit model and given Pólya–Gamma weights for
 // a logistic one (GroupGibbs.Augment; "Probit by augmentation",
-// "Logistic by Pólya–Gamma augmentation"). The automatic default takes
-// these sweeps without a pilot where their counted cost is small, and
-// Choice says so.
+// "Logistic by Pólya–Gamma augmentation"); there a factor's scale can also
+// move with every location coordinate integrated out, which crosses the
+// confounding of a nesting's parent with its children (IntegratedScale;
+// "Integrated scale moves"). The automatic default takes these sweeps
+// without a pilot where their counted cost is small, and Choice says so.
 //
 // Both centre their control variates at the Laplace-EM centre (Center:
 // the mode of the effects given the scales, by Newton's method on the
