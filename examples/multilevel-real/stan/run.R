@@ -10,8 +10,11 @@
 # runner (go run ./examples/multilevel-real) compares the exactmh draws of
 # every parameter with these.
 #   apt-get install r-cran-rstan r-cran-lme4
-#   Rscript examples/multilevel-real/stan/run.R SET [CHAINS] [CORES]
-# Run from the repository root. CPU is the user + system time of R and its
+#   Rscript examples/multilevel-real/stan/run.R SET [CHAINS] [CORES] [centred]
+# Run from the repository root. With "centred", the centred program
+# (multilevel_real_centred.stan: the same posterior, each effect a
+# parameter), for a set whose non-centred form NUTS does not cross.
+# CPU is the user + system time of R and its
 # children (the chains) over sampling(), compilation excluded.
 suppressPackageStartupMessages(library(rstan))
 suppressMessages(library(lme4))
@@ -26,6 +29,7 @@ if (length(a) < 1 || !(a[1] %in% names(models))) stop("usage: Rscript run.R SET 
 set <- a[1]
 chains <- if (length(a) >= 2) as.integer(a[2]) else 4L
 cores <- if (length(a) >= 3) as.integer(a[3]) else 1L
+centred <- length(a) >= 4 && a[4] == "centred"
 m <- models[[set]]
 ds <- design(top, m)
 d <- ds$d
@@ -41,7 +45,7 @@ rstan_options(auto_write = TRUE)
 if (!nzchar(rstan_options("boost_lib")) && file.exists("/usr/include/boost/version.hpp")) {
   rstan_options(boost_lib = "/usr/include")
 }
-model <- stan_model(file.path(here, "multilevel_real.stan"))
+model <- stan_model(file.path(here, if (centred) "multilevel_real_centred.stan" else "multilevel_real.stan"))
 load <- readLines("/proc/loadavg")
 t0 <- proc.time()
 fit <- sampling(model, data = data, chains = chains, cores = cores, seed = 1, warmup = 1000, iter = 2000,
@@ -64,8 +68,8 @@ out <- data.frame(set = set, kind = kind, name = pn, mean = mon[, "mean"], sd = 
                   rhat = mon[, "Rhat"], ess_bulk = mon[, "Bulk_ESS"], ess_tail = mon[, "Tail_ESS"])
 sp <- get_sampler_params(fit, inc_warmup = FALSE)
 div <- sum(sapply(sp, function(x) sum(x[, "divergent__"])))
-hdr <- sprintf("## %s: rstan %s NUTS, %d chains x (1000 + 1000), non-centred, %d divergent; CPU-s %.1f (sampling, R and children); max R-hat %.4f; min bulk ESS %.0f; min tail ESS %.0f; %s UTC; load %s",
-               set, packageVersion("rstan"), chains, div, cpu, max(out$rhat), min(out$ess_bulk), min(out$ess_tail),
+hdr <- sprintf("## %s: rstan %s NUTS, %d chains x (1000 + 1000), %s, %d divergent; CPU-s %.1f (sampling, R and children); max R-hat %.4f; min bulk ESS %.0f; min tail ESS %.0f; %s UTC; load %s",
+               set, packageVersion("rstan"), chains, if (centred) "centred" else "non-centred", div, cpu, max(out$rhat), min(out$ess_bulk), min(out$ess_tail),
                format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), strsplit(load, " ")[[1]][1])
 lines <- c(hdr, sprintf("%s\t%s\t%s\t%.6g\t%.6g\t%.4f\t%.0f\t%.0f", out$set, out$kind, out$name, out$mean, out$sd,
                         out$rhat, out$ess_bulk, out$ess_tail),
@@ -78,9 +82,10 @@ for (ln in old) {
   if (startsWith(ln, "## ")) cur <- strsplit(sub("^## ", "", ln), ":")[[1]][1]
   if (!is.null(cur) && cur != set) keep <- c(keep, ln)
 }
-header <- c("# rstan NUTS references for examples/multilevel-real (stan/run.R, multilevel_real.stan, non-centred),",
-            sprintf("# machine: %s, %s cores; command: Rscript examples/multilevel-real/stan/run.R SET [CHAINS] [CORES]",
-                    Sys.info()[["nodename"]], parallel::detectCores()),
+cpuname <- sub(".*: ", "", grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)[1])
+header <- c("# rstan NUTS references for examples/multilevel-real (stan/run.R, multilevel_real.stan, non-centred, unless a block says centred),",
+            sprintf("# machine: %s, %s cores (%s); command: Rscript examples/multilevel-real/stan/run.R SET [CHAINS] [CORES] [centred]",
+                    Sys.info()[["nodename"]], parallel::detectCores(), cpuname),
             "# columns: set kind name mean sd rhat ess_bulk ess_tail (tab-separated); fixed effects on the original scale;",
             "# u_<factor>.<code> the group effects, tau_<factor> the scales; kind cpu: the CPU-s of sampling().")
 writeLines(c(header, keep, lines), outfile)

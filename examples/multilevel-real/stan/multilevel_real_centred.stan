@@ -1,0 +1,46 @@
+// The models of examples/multilevel-real for rstan's NUTS, centred: as
+// multilevel_real.stan but with each level's effect a parameter, u_j ~
+// N(0, tau_j²), tau_j ~ half-normal(0, 1); flat priors on the intercept
+// and the fixed effects. For a factor whose levels hold one datum each (an
+// observation-level effect, grouseticks' INDEX), whose non-centred form
+// NUTS does not cross (every transition at the largest tree). The same posterior as the exactmh command's defaults (--prior
+// flat, --tau-prior half-normal:1). family: 0 logistic, 1 probit, 2
+// Poisson (log link). Written for Stan 2.21 (Debian's r-cran-rstan): old
+// array syntax.
+data {
+  int<lower=1> N;
+  int<lower=1> K;
+  int<lower=1> J;
+  int<lower=0, upper=2> family;
+  int<lower=0> y[N];
+  matrix[N, K] X;
+  int<lower=1> L[J];      // levels of each grouping factor
+  int<lower=1> idx[N, J]; // a datum's level of each factor
+}
+transformed data {
+  int off[J];
+  int S = sum(L);
+  int gidx[N, J];
+  off[1] = 0;
+  for (j in 2:J) off[j] = off[j - 1] + L[j - 1];
+  for (n in 1:N) for (j in 1:J) gidx[n, j] = off[j] + idx[n, j];
+}
+parameters {
+  real alpha;
+  vector[K] beta;
+  vector[S] u;
+  vector<lower=0>[J] tau;
+}
+model {
+  vector[N] eta = rep_vector(alpha, N);
+  for (j in 1:J) eta += u[gidx[, j]];
+  tau ~ normal(0, 1);
+  for (j in 1:J) u[(off[j] + 1):(off[j] + L[j])] ~ normal(0, tau[j]);
+  if (family == 0) {
+    y ~ bernoulli_logit_glm(X, eta, beta);
+  } else if (family == 2) {
+    y ~ poisson_log_glm(X, eta, beta);
+  } else {
+    y ~ bernoulli(Phi(eta + X * beta));
+  }
+}
