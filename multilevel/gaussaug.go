@@ -291,6 +291,9 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	if t.Beta() != 1 {
 		return nil, fmt.Errorf("%s: Augment samples the untempered model; β = %v", name, t.Beta())
 	}
+	if integrate > integrateMaxRounds {
+		return nil, fmt.Errorf("%s: IntegratedScale = %d rounds of integrated scale moves a sweep, each a factorisation of P per term: want at most %d", name, integrate, integrateMaxRounds)
+	}
 	n, d := pe.Len(), pe.Dim()
 	c := &augChain{ah: hooks, y: make([]bool, n), off: make([]float64, n), pe: pe, eta: make([]float64, n), a: make([]float64, n), r: make([]float64, n), logit: logit, latentVar: 1}
 	if logit {
@@ -820,7 +823,7 @@ func (c *augChain) UnmarshalState(b []byte) error {
 		if err == nil {
 			_, err = fmt.Fscan(r, &a.cw, &a.cA, &a.cN, &a.cT)
 		}
-		if err == nil && (a.cN < 0 || a.cN > a.cT || (c.integrateN > 0 && !(a.cw > 0))) {
+		if err == nil && (a.cN < 0 || a.cN > a.cT || !(a.cA >= 0) || (c.integrateN > 0 && !(a.cw > 0 && a.cw < math.Inf(1)))) {
 			err = errors.New("integrated scale move's step or counts out of range")
 		}
 	}

@@ -16,6 +16,11 @@ import (
 // before warmup adapts it.
 const integrateWidth = 0.3
 
+// integrateMaxRounds is the most rounds of integrated scale moves a sweep
+// GroupGibbs.IntegratedScale may ask for: more is an error, not a sweep
+// that would factor P that many times per term.
+const integrateMaxRounds = 100
+
 // integrateShare is the share of a sweep's latent draws' counted cost the
 // integrated scale moves may add by default (integrateDefault).
 const integrateShare = 0.5
@@ -28,8 +33,8 @@ const integrateShare = 0.5
 // effects are confounded with its children's (an LEA's with its schools'
 // sum), which neither the centred nor the non-centred update of its τ
 // crosses; a term nested in nothing keeps the interweaving alone, which
-// crosses a variance near zero (chem97's schools: log τ bulk ESS 709 of
-// 4,000 without the move, its LEAs' 169; figures/bench/multilevel_real_integrate.txt).
+// crosses a variance near zero (figures/bench/multilevel_real_integrate.txt
+// measures both on chem97).
 // Counted, never timed: the same on any machine.
 func (c *augChain) integrateDefault(n int, perDatum float64) {
 	par := c.nestingParents()

@@ -117,6 +117,20 @@ func TestLogitChosen(t *testing.T) {
 	}
 }
 
+// TestIntegratedScaleBound checks that IntegratedScale above its bound is
+// an error that names it, not a sweep that would not end.
+func TestIntegratedScaleBound(t *testing.T) {
+	_, pb, err := logitKit{n: 60, g: 4, h: 3}.Draw(rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := multilevel.GroupGibbs{Center: pb.Mode, Augment: true, IntegratedScale: 1 << 30}
+	_, err = exactmh.Sample(context.Background(), pb.Posterior, k, &exactmh.Settings{Chains: 1, Warmup: 1, Draws: 1, Init: pb.Mode})
+	if err == nil || !strings.Contains(err.Error(), "IntegratedScale") {
+		t.Errorf("IntegratedScale = 2³⁰: err = %v, want an error naming it", err)
+	}
+}
+
 // nestedLogit returns a Bernoulli multilevel model of n rows whose second
 // factor's levels (children) are nested in its first's (parents) when
 // nested, and crossed with them otherwise: c children, c/5 parents.

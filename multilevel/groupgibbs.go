@@ -238,7 +238,7 @@ type GroupGibbs struct {
 	// its schools), where those moves fit in half the Pólya–Gamma draws'
 	// counted cost at one factorisation of P a move, none for the other
 	// terms and none on a probit model; n > 0: n rounds for every
-	// independent term; < 0: none.
+	// independent term (at most 100); < 0: none.
 	IntegratedScale int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
