@@ -218,9 +218,9 @@ type asisTerm struct {
 // (integrate; gaussaug_integrate.go): each log τ_t with w redrawn from
 // update 2's conditional at the proposed τ_t, by Metropolis–Hastings —
 // τ with every location coordinate integrated out — in asisTerm.rounds
-// rounds a sweep (by default one for each factor another is nested in,
-// on a logistic model, where it is cheap: integrateDefault; none on a
-// probit one).
+// rounds a sweep (by default, on a logistic model, as many as are cheap
+// against the Pólya–Gamma draws by a counted rule, and one for a
+// nesting's parent: integrateDefault; none on a probit one).
 type augChain struct {
 	*gaussChain
 	ah    augHooks
@@ -301,18 +301,12 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 			return nil, err
 		}
 	}
-	c.rows.ptr = make([]int, n+1)
-	var cols []int32
-	var vals []float64
+	sh, err := shared(t, "multilevel/augment/rows", func() (*augShared, error) { return newAugShared(pe, logit) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: XᵀX: %w", name, err)
+	}
+	c.rows = sh.rows
 	for i := range n {
-		cols, vals = pe.SparseRow(i, cols[:0], vals[:0])
-		for k, j := range cols {
-			if vals[k] != 0 {
-				c.rows.col = append(c.rows.col, j)
-				c.rows.val = append(c.rows.val, vals[k])
-			}
-		}
-		c.rows.ptr[i+1] = len(c.rows.col)
 		c.off[i] = pe.Offset(i)
 		if logit {
 			continue
@@ -324,10 +318,9 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 			return nil, fmt.Errorf("%s: probit label y[%d] = %v, want 0 or 1", name, i, y)
 		}
 	}
-	m, err := c.rows.gram(d, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: XᵀX: %w", name, err)
-	}
+	// M's pattern is the shared one; its values the chain's own (the
+	// logistic sweep writes XᵀΩX into them).
+	m := &sparse.SymCSC{N: sh.m.N, ColPtr: sh.m.ColPtr, RowIdx: sh.m.RowIdx, Val: slices.Clone(sh.m.Val)}
 	b := make([]float64, d)
 	g, err := newGaussChain(name, t, lay, t.Prior(), m, b, true, theta0, centre, gaussHooks{})
 	if err != nil {
@@ -335,7 +328,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	}
 	c.gaussChain = g
 	if logit {
-		c.pairs()
+		c.pairPos = sh.pairPos
 		if hooks.omegaStale {
 			c.etaPrev = make([]float64, n)
 			c.linearPredictors()
@@ -405,6 +398,46 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 		c.integrateN = 0
 	}
 	return c, nil
+}
+
+// augShared is what every augmentation chain of a run reads and none
+// writes, built once per exactmh.Target (Target.Shared) for the automatic
+// default's counts and every chain: the rows in compressed sparse row
+// form, M = XᵀX (its pattern, which every chain's M and P keep), and on a
+// logistic model the positions of each row's pairs in M's values
+// (pairPos).
+type augShared struct {
+	rows    augRows
+	m       *sparse.SymCSC
+	pairPos []int
+}
+
+// newAugShared returns pe's augShared: the rows' nonzero entries, XᵀX
+// (augRows.gram) and, logit, the pairs' positions (pairs).
+func newAugShared(pe augGLM, logit bool) (*augShared, error) {
+	n, d := pe.Len(), pe.Dim()
+	sh := &augShared{}
+	sh.rows.ptr = make([]int, n+1)
+	var cols []int32
+	var vals []float64
+	for i := range n {
+		cols, vals = pe.SparseRow(i, cols[:0], vals[:0])
+		for k, j := range cols {
+			if vals[k] != 0 {
+				sh.rows.col = append(sh.rows.col, j)
+				sh.rows.val = append(sh.rows.val, vals[k])
+			}
+		}
+		sh.rows.ptr[i+1] = len(sh.rows.col)
+	}
+	var err error
+	if sh.m, err = sh.rows.gram(d, nil); err != nil {
+		return nil, err
+	}
+	if logit {
+		sh.pairPos = pairs(&sh.rows, sh.m)
+	}
+	return sh, nil
 }
 
 // sumB sets b = Xᵀ(η − o) at θ's w: b of latent data at their means.
@@ -879,8 +912,8 @@ const augmentMaxFill = 5_000_000
 // logitMaxFlops is the largest counted cost of a sweep the automatic
 // default accepts for the logistic sweep: logitFlopsPerDatum per datum
 // (a Pólya–Gamma draw and the row's share of XᵀΩX) plus the multiply-adds
-// of the sweep's factorisations of P (sparse.Symbolic.FactorFlops; one,
-// and one more for each integrated scale move). It is about the cost at
+// of the sweep's factorisation of P (sparse.Symbolic.FactorFlops) and of
+// its integrated scale moves (integrateCost each). It is about the cost at
 // which the sweeps of a default run, 4 × (exactmh.MinBurnIn + 1000) (the
 // sweep adapts nothing the runner waits for), take half a minute
 // (docs/multilevel.md, "Logistic by Pólya–Gamma augmentation"): above
@@ -918,11 +951,11 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if fill > augmentMaxFill {
 		return false, nil
 	}
-	factors := 1
+	moves := 0
 	for _, a := range ch.asis {
-		factors += a.rounds
+		moves += a.rounds
 	}
-	cost := sym.FactorFlops()*float64(factors) + logitFlopsPerDatum*float64(p.Len())
+	cost := sym.FactorFlops() + ch.integrateCost()*float64(moves) + logitFlopsPerDatum*float64(p.Len())
 	if logit && cost > logitMaxFlops {
 		return false, nil
 	}
@@ -944,11 +977,11 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
 	if logit {
-		moves := "each τ centred, then interwoven with the non-centred form"
-		if ch.integrateN > 0 {
-			moves = "the log τ of each factor another is nested in moved with every effect integrated out; each τ centred, then interwoven with the non-centred form"
+		how := "each τ centred, then interwoven with the non-centred form"
+		if moves > 0 {
+			how = fmt.Sprintf("%d integrated scale moves a sweep (a log τ moved with every effect integrated out, %.3g multiply-adds each); each τ centred, then interwoven with the non-centred form", moves, ch.integrateCost())
 		}
-		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (%d factorisations of %.3g and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, moves, cost, float64(logitMaxFlops), factors, sym.FactorFlops(), logitFlopsPerDatum)
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, how, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
 		return true, nil
 	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)

@@ -21,22 +21,75 @@ const integrateWidth = 0.3
 // that would factor P that many times per term.
 const integrateMaxRounds = 100
 
-// integrateShare is the share of a sweep's latent draws' counted cost the
-// integrated scale moves may add by default (integrateDefault).
+// integrateShare is the share of the latent draws' counted cost that a
+// nesting parent's round of integrated scale moves may add by default
+// (integrateDefault).
 const integrateShare = 0.5
 
+// integrateRoundShare is the share of the latent draws' counted cost that
+// the default's rounds of integrated scale moves for every term may add
+// (integrateDefault): an eighth, where the moves are cheap against the
+// sweep.
+const integrateRoundShare = 0.125
+
+// integrateDefaultMax is the most rounds a sweep the default makes for
+// every term (integrateDefault): past it the least ESS is an effect's,
+// which more moves of τ do not raise (figures/bench/multilevel_real_contra.txt).
+const integrateDefaultMax = 3
+
+// integrateCoordCost is a location coordinate's share of an integrated
+// scale proposal's counted cost (integrateCost), in the multiply-adds of
+// sparse.Symbolic.FactorFlops: its normal draw, its prior's log density,
+// its entries of the right-hand side, the permutations and the factor's
+// per-column work.
+const integrateCoordCost = 64
+
+// integrateCost returns the counted cost of one integrated scale proposal
+// (integrate), in the multiply-adds of sparse.Symbolic.FactorFlops: the
+// numeric factorisation of P(τ′) (FactorFlops) plus the passes around it
+// — P's fill (nnz P), the factor's scatter, the two triangular solves for
+// the mean and the back substitution of the draw (4·nnz L), the
+// likelihood's quadratic form in M (nnz M) — and integrateCoordCost a
+// location coordinate. The passes dominate where the factor is cheap (a
+// nesting, whose factor has no fill beyond P): counting the
+// factorisation alone would undercount such a proposal several times over.
+func (c *augChain) integrateCost() float64 {
+	sym := c.chol.Symbolic()
+	return sym.FactorFlops() + float64(c.pv.NNZ()+c.m.NNZ()+4*sym.FactorNNZ()+integrateCoordCost*len(c.eff))
+}
+
 // integrateDefault sets the rounds of integrated scale moves the default
-// makes a sweep on a model of n data: one for each term that is the
-// parent of a nesting (nestingParents), where the factorisations of those
-// moves (sparse.Symbolic.FactorFlops each) fit in integrateShare of the
-// latent draws' counted cost perDatum·n; none otherwise. A parent's
-// effects are confounded with its children's (an LEA's with its schools'
-// sum), which neither the centred nor the non-centred update of its τ
-// crosses; a term nested in nothing keeps the interweaving alone, which
-// crosses a variance near zero (figures/bench/multilevel_real_integrate.txt
-// measures both on chem97).
-// Counted, never timed: the same on any machine.
+// makes a sweep on a model of n data, whose latent draws cost perDatum·n
+// counted multiply-adds a sweep (B), each proposal integrateCost (q), T
+// independent terms:
+//
+//   - every term makes r = ⌊integrateRoundShare·B/(T·q)⌋ rounds, at most
+//     integrateDefaultMax: where a round of proposals for every term costs
+//     at most an eighth of the latent draws (a single factor of few levels
+//     over many data: contraception), the moves raise τ's ESS a draw for
+//     little more CPU a sweep;
+//   - a nesting's parent (nestingParents) makes at least one round where
+//     the T_p parents' proposals cost at most integrateShare·B (T_p·q ≤
+//     B/2): a parent's effects are confounded with its children's (an
+//     LEA's with its schools' sum), which neither the centred nor the
+//     non-centred update of its τ crosses;
+//   - no other term makes any: it keeps the interweaving, which crosses a
+//     variance near zero, and the sweep's cost stays the latent draws'
+//     (crossed factors of hundreds of levels, whose proposal costs about
+//     half a sweep's draws: verbagg).
+//
+// figures/bench/multilevel_real_integrate.txt and
+// multilevel_real_contra.txt measure the rule's cases on the real suite.
+// Counted, never timed: the same on any machine. Checked by
+// TestLogitIntegrateRule.
 func (c *augChain) integrateDefault(n int, perDatum float64) {
+	nt := len(c.asis)
+	q := c.integrateCost()
+	b := perDatum * float64(n)
+	if nt == 0 || !(q > 0) || !(b > 0) {
+		return
+	}
+	r := min(integrateDefaultMax, int(math.Floor(integrateRoundShare*b/(float64(nt)*q))))
 	par := c.nestingParents()
 	var np int
 	for _, p := range par {
@@ -44,13 +97,11 @@ func (c *augChain) integrateDefault(n int, perDatum float64) {
 			np++
 		}
 	}
-	f := c.chol.Symbolic().FactorFlops()
-	if np == 0 || !(f > 0) || float64(np)*f > integrateShare*perDatum*float64(n) {
-		return
-	}
-	for k, p := range par {
-		if p {
-			c.asis[k].rounds = 1
+	parent := np > 0 && float64(np)*q <= integrateShare*b
+	for k := range c.asis {
+		c.asis[k].rounds = r
+		if parent && par[k] {
+			c.asis[k].rounds = max(r, 1)
 		}
 	}
 }

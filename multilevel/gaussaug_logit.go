@@ -11,6 +11,7 @@ import (
 
 	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/internal/polyagamma"
+	"github.com/exactmh/exactmh/sparse"
 )
 
 // augGLM is the energy of a model the augmentation sweep samples: its
@@ -98,26 +99,27 @@ func (c *augChain) startLogit(name string, le LogitGLM) error {
 	return nil
 }
 
-// pairs sets pairPos: for each row, in gram's order (a, then b ≤ a), the
-// position in M's values of entry (col[a], col[b]), so that drawOmega
+// pairs returns pairPos: for each row of r, in gram's order (a, then b ≤ a), the
+// position in m's values of entry (col[a], col[b]), so that drawOmega
 // refills M = XᵀΩX in place, its pattern (and P's, and the factor's
 // analysis) unchanged.
-func (c *augChain) pairs() {
-	ptr, col := c.rows.ptr, c.rows.col
+func pairs(r *augRows, m *sparse.SymCSC) []int {
+	ptr, col := r.ptr, r.col
 	var np int
 	for i := range len(ptr) - 1 {
 		k := ptr[i+1] - ptr[i]
 		np += k * (k + 1) / 2
 	}
-	c.pairPos = make([]int, 0, np)
+	pos := make([]int, 0, np)
 	for i := range len(ptr) - 1 {
 		lo, hi := ptr[i], ptr[i+1]
 		for a := lo; a < hi; a++ {
 			for b := lo; b <= a; b++ {
-				c.pairPos = append(c.pairPos, entry(c.m, int(col[a]), int(col[b])))
+				pos = append(pos, entry(m, int(col[a]), int(col[b])))
 			}
 		}
 	}
+	return pos
 }
 
 // drawOmega is the logistic sweep's update 1 (Polson, Scott and Windle,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -154,12 +155,38 @@ func nestedLogit(n, c int, nested bool) (*exactmh.Posterior, error) {
 	return model.NewMultilevel(ml)
 }
 
-// TestLogitIntegrateNested checks the default's rule for the integrated
-// scale moves: made (Choice.Reason says so) for a factor another is
-// nested in, and not where the factors are crossed.
-func TestLogitIntegrateNested(t *testing.T) {
-	for _, nested := range []bool{true, false} {
-		p, err := nestedLogit(400, 40, nested)
+// TestLogitIntegrateRule checks the default's counted rule for the
+// integrated scale moves (integrateDefault), by the moves a sweep
+// Choice.Reason states: one round for a nesting's parent (400 data, 40
+// children in 8 parents), where a round for both factors would cost more
+// than an eighth of the Pólya–Gamma draws; none where the same factors are
+// crossed; integrateDefaultMax rounds for a single factor of 10 levels
+// over 4,000 data, whose proposals are cheap against the draws.
+func TestLogitIntegrateRule(t *testing.T) {
+	single := func() (*exactmh.Posterior, error) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		n := 4000
+		ml := &model.Multilevel{Family: model.LogisticFamily{}, Y: make([]float64, n), Intercept: true, FixedSD: []float64{1}}
+		f := model.Factor{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}
+		for i := range n {
+			f.Index[i] = int32(i % 10)
+			if rng.Float64() < 0.4 {
+				ml.Y[i] = 1
+			}
+		}
+		ml.Factors = []model.Factor{f}
+		return model.NewMultilevel(ml)
+	}
+	for _, tc := range []struct {
+		name  string
+		build func() (*exactmh.Posterior, error)
+		moves int
+	}{
+		{"nested", func() (*exactmh.Posterior, error) { return nestedLogit(400, 40, true) }, 1},
+		{"crossed", func() (*exactmh.Posterior, error) { return nestedLogit(400, 40, false) }, 0},
+		{"single", single, 3}, // integrateDefaultMax
+	} {
+		p, err := tc.build()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,8 +194,18 @@ func TestLogitIntegrateNested(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(c.Reason, "nested in moved with every effect integrated out"); got != nested {
-			t.Errorf("nested %v: the default's reason %q says the integrated scale move is made: %v", nested, c.Reason, got)
+		if c.Name != "GroupGibbs" {
+			t.Fatalf("%s: the default chose %s, want GroupGibbs: %s", tc.name, c.Name, c.Reason)
+		}
+		got := 0
+		if i := strings.Index(c.Reason, " integrated scale moves a sweep"); i >= 0 {
+			j := strings.LastIndex(c.Reason[:i], " ")
+			if got, err = strconv.Atoi(c.Reason[j+1 : i]); err != nil {
+				t.Fatalf("%s: the reason %q: %v", tc.name, c.Reason, err)
+			}
+		}
+		if got != tc.moves {
+			t.Errorf("%s: the default makes %d integrated scale moves a sweep, want %d (reason %q)", tc.name, got, tc.moves, c.Reason)
 		}
 	}
 }

@@ -318,7 +318,9 @@ func newGaussChain(name string, t *exactmh.Target, lay Layout, base exactmh.Prio
 			c.diagR[a] = entry(c.pv, a, a)
 		}
 	}
-	sym, err := shared(t, fmt.Sprintf("gaussgibbs/symbolic/%p", m), func() (*sparse.Symbolic, error) {
+	// The analysis depends on P's pattern alone: shared by every chain
+	// (and the automatic default's counts) whose P has it.
+	sym, err := shared(t, "gaussgibbs/symbolic/"+patternKey(c.pv), func() (*sparse.Symbolic, error) {
 		return sparse.Analyze(c.pv, nil)
 	})
 	if err != nil {
@@ -337,6 +339,29 @@ func newGaussChain(name string, t *exactmh.Target, lay Layout, base exactmh.Prio
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support (log prior %v)", name, c.lp)
 	}
 	return c, nil
+}
+
+// patternKey returns a key of a's pattern: its order, its number of
+// entries and an FNV-1a hash of its column pointers and row indices. A
+// Symbolic shared under it that did not have a's pattern (a hash
+// collision) would make every factorisation fail with the patterns named
+// (sparse.Cholesky.Refactor checks them), never factor a wrong matrix.
+func patternKey(a *sparse.SymCSC) string {
+	h := uint64(14695981039346656037)
+	mix := func(v int) {
+		for range 8 {
+			h ^= uint64(v & 0xff)
+			h *= 1099511628211
+			v >>= 8
+		}
+	}
+	for _, p := range a.ColPtr {
+		mix(p)
+	}
+	for _, i := range a.RowIdx {
+		mix(i)
+	}
+	return fmt.Sprintf("%d/%d/%016x", a.N, a.NNZ(), h)
 }
 
 // entry returns the position of entry (i, j) of a's pattern (i ≥ j).
