@@ -234,11 +234,12 @@ type GroupGibbs struct {
 	// (docs/multilevel.md, "Integrated scale moves"): rounds a sweep in
 	// which each independent term's log τ moves jointly with every fixed
 	// and group effect, given the latent variables. 0: on a logistic model
-	// one round for each term another term is nested in (an LEA term over
-	// its schools), where those moves fit in half the Pólya–Gamma draws'
-	// counted cost at one factorisation of P a move, none for the other
-	// terms and none on a probit model; n > 0: n rounds for every
-	// independent term (at most 100); < 0: none.
+	// the counted rule of integrateDefault — as many rounds for every term
+	// (at most 3) as cost an eighth of the Pólya–Gamma draws' counted
+	// cost, and at least one for each term another term is nested in (an
+	// LEA term over its schools) where those fit in half of it — and none
+	// on a probit model; n > 0: n rounds for every independent term (at
+	// most 100); < 0: none.
 	IntegratedScale int
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
