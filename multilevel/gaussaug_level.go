@@ -126,7 +126,9 @@ func (c *augChain) startLevels() {
 	}
 }
 
-// levelMH is the logistic sweep's last update, made once ω is spent: each
+// levelMH (docs/multilevel.md, section "Logistic by Pólya–Gamma
+// augmentation", its level moves under the logistic likelihood) is the
+// logistic sweep's last update, made once ω is spent: each
 // level u of each levelSet given y (not ω) and the rest of θ, by
 // Metropolis–Hastings with a Newton proposal. With ℓ(u) = Σ_i ℓ_i(η_i) −
 // u²/(2τ²), over the level's data, ℓ_i(η) = κ_iη − n_i·log(2cosh(η/2))
@@ -140,12 +142,13 @@ func (c *augChain) startLevels() {
 // probability min(1, e^{ℓ(u′) − ℓ(u)}·q(u|u′)/q(u′|u)): an exact
 // Metropolis–Hastings update of u's conditional, whose proposal is that
 // conditional itself where it is Gaussian. It reads the level's data
-// twice, at u and at u′ (O(level data)); η is kept current.
+// twice, at u and at u′ (O(level data)), its η first summed from θ.
 // The Pólya–Gamma draw moves a level whose η are far from 0 by steps of
 // its conditional given ω, narrower than the one given y; this move takes
-// it across the latter in one step. Proven by TestLogitMoments and
-// TestLogitSBC with the mutants level-q (the proposal's densities
-// dropped) and level-datum (a level's last datum left out of ℓ).
+// it across the latter in one step. Proven by
+// TestLogitLevelMoments and TestLogitLevelSBC with the mutants level-q
+// (the proposal's densities dropped) and level-datum (a level's last
+// datum left out of ℓ).
 func (c *augChain) levelMH(rng *rand.Rand) {
 	if len(c.levels) == 0 {
 		return
