@@ -112,6 +112,12 @@ type augHooks struct {
 	// integrateNoQ leaves the forward proposal's density N(w′; m(τ′),
 	// P(τ′)⁻¹) out of the ratio (half its log q ratio dropped).
 	integrateNoLogDet, integrateNoQ bool
+	// The logistic level moves' (gaussaug_level.go): levelMHOff makes
+	// none and levelMHAll moves every level of a term of small levels,
+	// whatever its share of successes (both exact, not mutants); levelNoQ
+	// leaves the proposal's densities out of the ratio; levelDropDatum
+	// leaves each level's last datum out of its likelihood.
+	levelMHOff, levelMHAll, levelNoQ, levelDropDatum bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -263,6 +269,9 @@ type augChain struct {
 	chol2       *sparse.Cholesky
 	mean2       []float64
 	dz, zeroEff []float64
+	// The logistic level moves (levelMH; gaussaug_level.go), one set per
+	// term they move.
+	levels []levelSet
 	// order is the order of the marginal scale moves: the terms with
 	// collapsed levels first, whose moves leave the state's energy known
 	// (uCur) for the next term's.
@@ -360,6 +369,9 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 		for k := range c.asis {
 			c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff)
 		}
+	}
+	if logit && !hooks.levelMHOff {
+		c.startLevels()
 	}
 	for k := range c.asis {
 		if len(c.asis[k].sRow) > 0 {
@@ -518,6 +530,9 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	if c.ah.staleB {
 		copy(c.b, c.bNext)
+	}
+	if c.logit {
+		c.levelMH(rng) // ω is spent
 	}
 	// z is spent: every move from here is one of π(θ) alone.
 	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
@@ -732,6 +747,13 @@ func (c *augChain) Params() map[string]float64 {
 		"level_accept":     rate(ln, lt),
 		"integrate_accept": rate(cn, ct),
 	}
+	if c.logit {
+		var mn, mt int64
+		for _, s := range c.levels {
+			mn, mt = mn+s.n, mt+s.t
+		}
+		p["level_mh_accept"] = rate(mn, mt)
+	}
 	return p
 }
 
@@ -826,6 +848,9 @@ func (c *augChain) MarshalState() ([]byte, error) {
 	for _, a := range c.asis {
 		b = fmt.Appendf(b, " %v %v %d %d", a.cw, a.cA, a.cN, a.cT)
 	}
+	for _, s := range c.levels {
+		b = fmt.Appendf(b, " %d %d", s.n, s.t)
+	}
 	return b, nil
 }
 
@@ -858,6 +883,15 @@ func (c *augChain) UnmarshalState(b []byte) error {
 		}
 		if err == nil && (a.cN < 0 || a.cN > a.cT || !(a.cA >= 0) || (c.integrateN > 0 && !(a.cw > 0 && a.cw < math.Inf(1)))) {
 			err = errors.New("integrated scale move's step or counts out of range")
+		}
+	}
+	for k := range c.levels {
+		s := &c.levels[k]
+		if err == nil {
+			_, err = fmt.Fscan(r, &s.n, &s.t)
+		}
+		if err == nil && (s.n < 0 || s.n > s.t) {
+			err = errors.New("level moves' counts out of range")
 		}
 	}
 	if err != nil {

@@ -22,10 +22,15 @@ import (
 // keeping every proposal); on a logistic model also "kappa-half" (κ_i =
 // n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
 // never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i);
-// "integrated-logdet" (the integrated scale move without ½log det P) and
-// "integrated-q" (without the forward proposal's density of w′: half its log q ratio dropped). Other
+// "integrated-logdet" (the integrated scale move without ½log det P),
+// "integrated-q" (without the forward proposal's density of w′: half its log q ratio dropped),
+// "level-q" (the logistic level move's ratio without its proposal's
+// densities) and "level-datum" (its level's likelihood without the
+// level's last datum). Other
 // names: no mutant. Also "no-marginal", "no-px", "no-collapse",
-// "no-level" and "no-half", which leave out a move or the integration,
+// "no-level", "no-level-mh" and "no-half", which leave out a move or the
+// integration, "level-all" (the logistic level move on every level of a
+// term of small levels, whatever its share of successes),
 // "no-integrate" (no integrated scale move) and "integrate-2" (two rounds
 // of it a sweep), all exact, not mutants. names is a comma-separated list
 // of them.
@@ -79,6 +84,14 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.integrateNoLogDet = true
 	case "integrated-q":
 		k.augment.integrateNoQ = true
+	case "no-level-mh":
+		k.augment.levelMHOff = true
+	case "level-all":
+		k.augment.levelMHAll = true
+	case "level-q":
+		k.augment.levelNoQ = true
+	case "level-datum":
+		k.augment.levelDropDatum = true
 	case "no-integrate":
 		k.IntegratedScale = -1
 	case "integrate-2":

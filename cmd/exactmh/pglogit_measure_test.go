@@ -5,10 +5,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +26,7 @@ var (
 	pgDraws    = flag.Int("pgdraws", 1000, "TestPGLogitMeasure: draws per chain")
 	pgProf     = flag.String("pgprof", "", "TestPGLogitMeasure: write a CPU profile of the sampling here")
 	pgCollapse = flag.Int("pgcollapse", 0, "TestPGLogitMeasure: GroupGibbs.IntegratedScale (0: the default's rule, < 0: none)")
+	pgWorst    = flag.Int("pgworst", 0, "TestPGLogitMeasure: also log this many parameters of least bulk ESS")
 )
 
 // pgSets are the real suite's logistic sets (examples/multilevel-real):
@@ -83,5 +86,12 @@ func TestPGLogitMeasure(t *testing.T) {
 	}
 	cpu := processCPU() - cpu0
 	worst := worstLine(res.Summary(), func(_ int, name string) bool { return strings.HasPrefix(name, "log_tau") }, false)
+	if *pgWorst > 0 {
+		ps := slices.Clone(res.Summary().Params)
+		slices.SortFunc(ps, func(a, b exactmh.ParamSummary) int { return cmp.Compare(a.ESSBulk, b.ESSBulk) })
+		for _, q := range ps[:min(*pgWorst, len(ps))] {
+			t.Logf("%s: bulk ESS %.0f, mean %.3f, sd %.3f", q.Name, q.ESSBulk, q.Mean, q.SD)
+		}
+	}
 	t.Logf("%s: centre CPU %.2fs, sampling CPU %.2fs; %s; %v", *pgSet, cpuC.Seconds(), cpu.Seconds(), worst, res.Chains[0].Params)
 }
