@@ -68,7 +68,7 @@ func (c *augChain) integrateCost() float64 {
 //     at most an eighth of the latent draws (a single factor of few levels
 //     over many data: contraception), the moves raise τ's ESS a draw for
 //     little more CPU a sweep;
-//   - a nesting's parent (nestingParents) makes at least one round where
+//   - a nesting's parent (nesting) makes at least one round where
 //     the T_p parents' proposals cost at most integrateShare·B (T_p·q ≤
 //     B/2): a parent's effects are confounded with its children's (an
 //     LEA's with its schools' sum), which neither the centred nor the
@@ -90,7 +90,7 @@ func (c *augChain) integrateDefault(n int, perDatum float64) {
 		return
 	}
 	r := min(integrateDefaultMax, int(math.Floor(integrateRoundShare*b/(float64(nt)*q))))
-	par := c.nestingParents()
+	par, _ := c.nesting()
 	var np int
 	for _, p := range par {
 		if p {
@@ -106,14 +106,14 @@ func (c *augChain) integrateDefault(n int, perDatum float64) {
 	}
 }
 
-// nestingParents reports, for each independent term, whether another term
-// is nested in it: the other term has more levels and every one of its
-// levels' data lie in one level of this term (schools in LEAs). A datum
-// without a term's effect (a slope whose covariate is 0 there) says
-// nothing of it.
-func (c *augChain) nestingParents() []bool {
+// nesting reports, for each independent term, whether another term is
+// nested in it (parent) and whether it is nested in another (child): the
+// nested term has more levels and every one of its levels' data lie in one
+// level of the other (schools in LEAs). A datum without a term's effect (a
+// slope whose covariate is 0 there) says nothing of it.
+func (c *augChain) nesting() (parent, child []bool) {
 	nt := len(c.asis)
-	out := make([]bool, nt)
+	parent, child = make([]bool, nt), make([]bool, nt)
 	lev := make([][]int32, nt) // lev[t][i]: datum i's level of term t, or −1
 	for t := range c.asis {
 		lev[t] = make([]int32, len(c.rows.ptr)-1)
@@ -149,12 +149,11 @@ func (c *augChain) nestingParents() []bool {
 				}
 			}
 			if nested {
-				out[p] = true
-				break
+				parent[p], child[ch] = true, true
 			}
 		}
 	}
-	return out
+	return parent, child
 }
 
 // conditional sets ch to the factor of P at θ's scales (and σ) and mean to

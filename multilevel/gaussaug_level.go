@@ -48,13 +48,13 @@ const levelMHFrac = 0.2
 // data, every level of at least one datum none of whose rows holds
 // another of the term's coordinates and whose share of successes is
 // within levelMHFrac of 0 or 1 (any share with the levelMHAll hook). A
-// term nested in another (schools in LEAs: nestedChildren) gets none: on
+// term nested in another (schools in LEAs: nesting) gets none: on
 // chem97 its moves left the scales with less bulk ESS, not more
 // (figures/bench/multilevel_real_verbagg.txt); there the integrated
 // scale move of the parent is what mixes.
 func (c *augChain) startLevels() {
 	n := len(c.rows.ptr) - 1
-	child := c.nestedChildren()
+	_, child := c.nesting()
 	for k := range c.asis {
 		a := &c.asis[k]
 		if child[k] {
@@ -258,54 +258,4 @@ func (c *augChain) levelLik(s *levelSet, lo, hi int32, d float64, second bool) (
 		}
 	}
 	return l - math.Log(prod), g, h
-}
-
-// nestedChildren reports, for each independent term, whether it is nested
-// in another: it has more levels than the other and every one of its
-// levels' data lie in one level of the other (schools in LEAs), the
-// relation of nestingParents seen from the child.
-func (c *augChain) nestedChildren() []bool {
-	nt := len(c.asis)
-	out := make([]bool, nt)
-	lev := make([][]int32, nt) // lev[t][i]: datum i's level of term t, or −1
-	for t := range c.asis {
-		lev[t] = make([]int32, len(c.rows.ptr)-1)
-		for i := range lev[t] {
-			lev[t][i] = -1
-			for k := c.rows.ptr[i]; k < c.rows.ptr[i+1]; k++ {
-				if j := int(c.rows.col[k]); c.asis[t].has(j) {
-					lev[t][i] = int32((j - c.asis[t].start) / c.asis[t].stride)
-				}
-			}
-		}
-	}
-	for ch := range c.asis {
-		for p := range c.asis {
-			if p == ch || c.asis[ch].levels <= c.asis[p].levels {
-				continue
-			}
-			par := make([]int32, c.asis[ch].levels)
-			for g := range par {
-				par[g] = -1
-			}
-			nested := true
-			for i, g := range lev[ch] {
-				q := lev[p][i]
-				if g < 0 || q < 0 {
-					continue
-				}
-				if par[g] < 0 {
-					par[g] = q
-				} else if par[g] != q {
-					nested = false
-					break
-				}
-			}
-			if nested {
-				out[ch] = true
-				break
-			}
-		}
-	}
-	return out
 }
