@@ -93,6 +93,11 @@ type augHooks struct {
 	// instead of G_t − |S|); collapseLatentVar redraws their effects with
 	// variance τ² instead of τ²/(1 + c²τ²).
 	collapseOff, collapseNoPrior, collapseJacobian, collapseLatentVar bool
+	// newtonOff makes the marginal scale move by slice sampling in s
+	// (sliceStep) instead of the Newton proposal (exact, not a mutant);
+	// newtonNoReverse leaves the reverse proposal's density out of the
+	// Newton proposal's ratio.
+	newtonOff, newtonNoReverse bool
 	// halfOff makes every term's marginal scale move every sweep (halfRate
 	// off; exact, not a mutant).
 	halfOff bool
@@ -172,6 +177,7 @@ type asisTerm struct {
 	lRow, lCol []int32
 	lVal       []float64
 	lN, lT     int64 // levelDraw's proposals kept and made
+	mN, mT     int64 // the marginal scale move's Newton proposals kept and made
 	// half makes the term's marginal scale move in a random half of the
 	// sweeps (halfRate).
 	half bool
@@ -378,7 +384,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 			c.order = append(c.order, k)
 		}
 	}
-	c.halfRate(hooks.halfOff)
+	c.halfRate(hooks.halfOff || !hooks.newtonOff)
 	c.tauSum, c.absSum, c.absN = make([]float64, len(c.pxLog)), make([]float64, len(c.asis)), make([]float64, len(c.asis))
 	c.px = !logit && !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	switch {
@@ -686,11 +692,13 @@ func (a *asisTerm) has(i int) bool {
 // Params reports the acceptance rates of the interweaving step
 // (asis_accept), the expanded move (expand_accept), the small levels'
 // draws (level_accept) and the integrated scale moves
-// (integrate_accept), NaN for a move not made.
+// (integrate_accept) and the marginal scale moves' Newton proposals
+// (marginal_accept), NaN for a move not made.
 func (c *augChain) Params() map[string]float64 {
-	var ln, lt, cn, ct int64
+	var ln, lt, cn, ct, mn, mt int64
 	for _, a := range c.asis {
 		ln, lt = ln+a.lN, lt+a.lT
+		mn, mt = mn+a.mN, mt+a.mT
 		cn, ct = cn+a.cN, ct+a.cT
 	}
 	p := map[string]float64{
@@ -698,6 +706,7 @@ func (c *augChain) Params() map[string]float64 {
 		"expand_accept":    rate(c.pxN, c.pxT),
 		"level_accept":     rate(ln, lt),
 		"integrate_accept": rate(cn, ct),
+		"marginal_accept":  rate(mn, mt),
 	}
 	return p
 }

@@ -63,6 +63,10 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.collapseJacobian = true
 	case "collapse-latent":
 		k.augment.collapseLatentVar = true
+	case "no-newton":
+		k.augment.newtonOff = true
+	case "newton-reverse":
+		k.augment.newtonNoReverse = true
 	case "no-half":
 		k.augment.halfOff = true
 	case "no-level":
