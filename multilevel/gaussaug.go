@@ -802,6 +802,9 @@ func (c *augChain) MarshalState() ([]byte, error) {
 	for _, a := range c.asis {
 		b = fmt.Appendf(b, " %v %v %d %d", a.cw, a.cA, a.cN, a.cT)
 	}
+	for _, a := range c.asis {
+		b = fmt.Appendf(b, " %d %d", a.mN, a.mT)
+	}
 	return b, nil
 }
 
@@ -834,6 +837,15 @@ func (c *augChain) UnmarshalState(b []byte) error {
 		}
 		if err == nil && (a.cN < 0 || a.cN > a.cT || !(a.cA >= 0) || (c.integrateN > 0 && !(a.cw > 0 && a.cw < math.Inf(1)))) {
 			err = errors.New("integrated scale move's step or counts out of range")
+		}
+	}
+	for k := range c.asis {
+		a := &c.asis[k]
+		if err == nil {
+			_, err = fmt.Fscan(r, &a.mN, &a.mT)
+		}
+		if err == nil && (a.mN < 0 || a.mN > a.mT) {
+			err = errors.New("marginal scale move's counts out of range")
 		}
 	}
 	if err != nil {

@@ -197,9 +197,9 @@ func TestAugmentMoments(t *testing.T) {
 		// with it: z ≈ 3.3).
 		var mutants []string
 		if !kit.offsets {
-			mutants = []string{"flip", "asis-prior,no-marginal", "asis-centred", "stale-b", "px-jacobian", "marginal-jacobian"}
+			mutants = []string{"flip", "asis-prior,no-marginal", "asis-centred", "stale-b", "px-jacobian", "marginal-jacobian", "newton-reverse"}
 		}
-		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"", "no-marginal", "no-px", "integrate-2"}, mutants, nil)
+		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"", "no-marginal", "no-px", "integrate-2", "no-newton"}, mutants, nil)
 	}
 }
 
@@ -228,7 +228,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	augmentMoments(t, "collapsed kit", p, []string{"", "no-collapse", "no-level", "no-half"},
+	augmentMoments(t, "collapsed kit", p, []string{"", "no-collapse", "no-level", "no-newton", "no-newton,no-half"},
 		[]string{"collapse-prior", "collapse-jacobian", "collapse-latent", "level-ratio"}, nil)
 }
 
