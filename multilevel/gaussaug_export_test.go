@@ -93,3 +93,6 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 
 // TruncAbove is truncAbove.
 func TruncAbove(rng *rand.Rand, a float64) float64 { return truncAbove(rng, a) }
+
+// ProposalExp is proposalExp.
+func ProposalExp(x float64) float64 { return proposalExp(x) }

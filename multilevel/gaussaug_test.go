@@ -404,3 +404,14 @@ func TestGaussSweepWarmupSettles(t *testing.T) {
 		}
 	}
 }
+
+// TestProposalExp: the Newton proposal's e^x within 10⁻⁶ of math.Exp
+// across the range it is used on.
+func TestProposalExp(t *testing.T) {
+	for x := -700.0; x <= 700; x += 0.0137 {
+		want := math.Exp(x)
+		if got := multilevel.ProposalExp(x); math.Abs(got-want) > 1e-6*want {
+			t.Fatalf("proposalExp(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
