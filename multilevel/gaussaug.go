@@ -161,7 +161,8 @@ type asisTerm struct {
 	// k is the exponent of the other coordinates' scaling in the
 	// marginal scale move (marginalScale): τ_t²/(1 + Σ τ²) at the centre,
 	// then at warmup's means of τ² (SetWarmup); width is its slice width
-	// in s (marginalWidth, then 3 times warmup's mean |s| of the move).
+	// in s, and the Newton proposal's sd where h″ ≥ 0 (marginalWidth,
+	// then 3 times warmup's mean |s| of the move).
 	k, width float64
 	// The term's single-datum levels (its collapsed levels, S): level
 	// q's coordinate sCol[q], its one datum sRow[q] with the value
