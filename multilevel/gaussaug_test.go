@@ -173,13 +173,15 @@ func TestAugmentChosen(t *testing.T) {
 // non-centred NUTS (two-sample |z| < 4.5 on every coordinate's mean and
 // variance) on the kit without offsets (N = 150, 6 groups × 5 crossed
 // levels: τ's prior shapes its posterior) and with offsets; the sweep
-// without its marginal scale move and without its expanded move must
-// pass as well. Mutants, caught on the kit without offsets: z truncated
-// to the wrong side, the interweaving τ drawn without its prior (with the
-// marginal scale move left out) or with the centred form's prior ratio,
-// the
-// joint draw from the previous sweep's b, the expanded move without its
-// Jacobian, the marginal scale move without G·ℓ.
+// without its marginal scale move, without its expanded move, with two
+// integrated scale rounds and with the marginal scale move by slice
+// sampling (no-newton) must pass as well. Mutants, caught on the kit
+// without offsets: z truncated to the wrong side, the interweaving τ
+// drawn without its prior (with the marginal scale move left out) or with
+// the centred form's prior ratio, the joint draw from the previous
+// sweep's b, the expanded move without its Jacobian, the marginal scale
+// move without G·ℓ, its Newton proposal's ratio without the reverse
+// density (newton-reverse).
 func TestAugmentMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
@@ -209,9 +211,9 @@ func TestAugmentMoments(t *testing.T) {
 // single-datum levels and 20 of two data besides its 6 larger ones
 // (N = 150, τ_u = 1.5): the marginal scale move integrates the
 // single-datum levels out (asisTerm.levelsBySize, drawCollapsed) and
-// levelDraw updates the pairs, the second factor's move made in half the
-// sweeps (halfRate); the sweep without the integration, without
-// levelDraw and with every move every sweep must pass too. Mutants caught: the collapsed target
+// levelDraw updates the pairs; the sweep without the integration, without
+// levelDraw, and with the slice move (no-newton) with and without
+// halfRate (the second factor's move in half the sweeps) must pass too. Mutants caught: the collapsed target
 // without the integrated levels' |S|·ℓ, with their effects counted in its
 // Jacobian, their effects redrawn with variance τ² (not τ²/(1 + c²τ²)),
 // levelDraw keeping every proposal.
