@@ -347,7 +347,7 @@ func TestAugmentCollapsedSBC(t *testing.T) {
 	if r.Reject(1e-3) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
 	}
-	for _, name := range []string{"collapse-jacobian"} {
+	for _, name := range []string{"collapse-jacobian,no-newton", "newton-reverse"} {
 		m := run(name)
 		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
 		if !m.Reject(0.01) {
