@@ -93,6 +93,11 @@ type augHooks struct {
 	// instead of G_t − |S|); collapseLatentVar redraws their effects with
 	// variance τ² instead of τ²/(1 + c²τ²).
 	collapseOff, collapseNoPrior, collapseJacobian, collapseLatentVar bool
+	// newtonOff makes the marginal scale move by slice sampling in s
+	// (sliceStep) instead of the Newton proposal (exact, not a mutant);
+	// newtonNoReverse leaves the reverse proposal's density out of the
+	// Newton proposal's ratio.
+	newtonOff, newtonNoReverse bool
 	// halfOff makes every term's marginal scale move every sweep (halfRate
 	// off; exact, not a mutant).
 	halfOff bool
@@ -162,7 +167,8 @@ type asisTerm struct {
 	// k is the exponent of the other coordinates' scaling in the
 	// marginal scale move (marginalScale): τ_t²/(1 + Σ τ²) at the centre,
 	// then at warmup's means of τ² (SetWarmup); width is its slice width
-	// in s (marginalWidth, then 3 times warmup's mean |s| of the move).
+	// in s, and the Newton proposal's sd where h″ ≥ 0 (marginalWidth,
+	// then 3 times warmup's mean |s| of the move).
 	k, width float64
 	// The term's single-datum levels (its collapsed levels, S): level
 	// q's coordinate sCol[q], its one datum sRow[q] with the value
@@ -178,6 +184,7 @@ type asisTerm struct {
 	lRow, lCol []int32
 	lVal       []float64
 	lN, lT     int64 // levelDraw's proposals kept and made
+	mN, mT     int64 // the marginal scale move's Newton proposals kept and made
 	// half makes the term's marginal scale move in a random half of the
 	// sweeps (halfRate).
 	half bool
@@ -383,7 +390,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 			c.order = append(c.order, k)
 		}
 	}
-	c.halfRate(hooks.halfOff)
+	c.halfRate(hooks.halfOff || !hooks.newtonOff)
 	c.tauSum, c.absSum, c.absN = make([]float64, len(c.pxLog)), make([]float64, len(c.asis)), make([]float64, len(c.asis))
 	c.px = !logit && !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	switch {
@@ -734,11 +741,13 @@ func (a *asisTerm) has(i int) bool {
 // Params reports the acceptance rates of the interweaving step
 // (asis_accept), the expanded move (expand_accept), the small levels'
 // draws (level_accept) and the integrated scale moves
-// (integrate_accept), NaN for a move not made.
+// (integrate_accept) and the marginal scale moves' Newton proposals
+// (marginal_accept), NaN for a move not made.
 func (c *augChain) Params() map[string]float64 {
-	var ln, lt, cn, ct int64
+	var ln, lt, cn, ct, mn, mt int64
 	for _, a := range c.asis {
 		ln, lt = ln+a.lN, lt+a.lT
+		mn, mt = mn+a.mN, mt+a.mT
 		cn, ct = cn+a.cN, ct+a.cT
 	}
 	p := map[string]float64{
@@ -746,6 +755,7 @@ func (c *augChain) Params() map[string]float64 {
 		"expand_accept":    rate(c.pxN, c.pxT),
 		"level_accept":     rate(ln, lt),
 		"integrate_accept": rate(cn, ct),
+		"marginal_accept":  rate(mn, mt),
 	}
 	if c.logit {
 		var mn, mt int64
@@ -851,6 +861,9 @@ func (c *augChain) MarshalState() ([]byte, error) {
 	for _, s := range c.levels {
 		b = fmt.Appendf(b, " %d %d", s.n, s.t)
 	}
+	for _, a := range c.asis {
+		b = fmt.Appendf(b, " %d %d", a.mN, a.mT)
+	}
 	return b, nil
 }
 
@@ -892,6 +905,15 @@ func (c *augChain) UnmarshalState(b []byte) error {
 		}
 		if err == nil && (s.n < 0 || s.n > s.t) {
 			err = errors.New("level moves' counts out of range")
+		}
+	}
+	for k := range c.asis {
+		a := &c.asis[k]
+		if err == nil {
+			_, err = fmt.Fscan(r, &a.mN, &a.mT)
+		}
+		if err == nil && (a.mN < 0 || a.mN > a.mT) {
+			err = errors.New("marginal scale move's counts out of range")
 		}
 	}
 	if err != nil {
@@ -1018,6 +1040,6 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, how, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
 		return true, nil
 	}
-	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation), reading every datum about a dozen times a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
+	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation by an overrelaxed Newton proposal), reading every datum about twice a term a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
 	return true, nil
 }

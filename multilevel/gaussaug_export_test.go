@@ -68,6 +68,10 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.collapseJacobian = true
 	case "collapse-latent":
 		k.augment.collapseLatentVar = true
+	case "no-newton":
+		k.augment.newtonOff = true
+	case "newton-reverse":
+		k.augment.newtonNoReverse = true
 	case "no-half":
 		k.augment.halfOff = true
 	case "no-level":
@@ -102,3 +106,6 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 
 // TruncAbove is truncAbove.
 func TruncAbove(rng *rand.Rand, a float64) float64 { return truncAbove(rng, a) }
+
+// ProposalExp is proposalExp.
+func ProposalExp(x float64) float64 { return proposalExp(x) }

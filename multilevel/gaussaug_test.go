@@ -173,13 +173,15 @@ func TestAugmentChosen(t *testing.T) {
 // non-centred NUTS (two-sample |z| < 4.5 on every coordinate's mean and
 // variance) on the kit without offsets (N = 150, 6 groups × 5 crossed
 // levels: τ's prior shapes its posterior) and with offsets; the sweep
-// without its marginal scale move and without its expanded move must
-// pass as well. Mutants, caught on the kit without offsets: z truncated
-// to the wrong side, the interweaving τ drawn without its prior (with the
-// marginal scale move left out) or with the centred form's prior ratio,
-// the
-// joint draw from the previous sweep's b, the expanded move without its
-// Jacobian, the marginal scale move without G·ℓ.
+// without its marginal scale move, without its expanded move, with two
+// integrated scale rounds and with the marginal scale move by slice
+// sampling (no-newton) must pass as well. Mutants, caught on the kit
+// without offsets: z truncated to the wrong side, the interweaving τ
+// drawn without its prior (with the marginal scale move left out) or with
+// the centred form's prior ratio, the joint draw from the previous
+// sweep's b, the expanded move without its Jacobian, the marginal scale
+// move without G·ℓ, its Newton proposal's ratio without the reverse
+// density (newton-reverse).
 func TestAugmentMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
@@ -197,9 +199,9 @@ func TestAugmentMoments(t *testing.T) {
 		// with it: z ≈ 3.3).
 		var mutants []string
 		if !kit.offsets {
-			mutants = []string{"flip", "asis-prior,no-marginal", "asis-centred", "stale-b", "px-jacobian", "marginal-jacobian"}
+			mutants = []string{"flip", "asis-prior,no-marginal", "asis-centred", "stale-b", "px-jacobian", "marginal-jacobian", "newton-reverse"}
 		}
-		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"", "no-marginal", "no-px", "integrate-2"}, mutants, nil)
+		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"", "no-marginal", "no-px", "integrate-2", "no-newton"}, mutants, nil)
 	}
 }
 
@@ -209,9 +211,9 @@ func TestAugmentMoments(t *testing.T) {
 // single-datum levels and 20 of two data besides its 6 larger ones
 // (N = 150, τ_u = 1.5): the marginal scale move integrates the
 // single-datum levels out (asisTerm.levelsBySize, drawCollapsed) and
-// levelDraw updates the pairs, the second factor's move made in half the
-// sweeps (halfRate); the sweep without the integration, without
-// levelDraw and with every move every sweep must pass too. Mutants caught: the collapsed target
+// levelDraw updates the pairs; the sweep without the integration, without
+// levelDraw, and with the slice move (no-newton) with and without
+// halfRate (the second factor's move in half the sweeps) must pass too. Mutants caught: the collapsed target
 // without the integrated levels' |S|·ℓ, with their effects counted in its
 // Jacobian, their effects redrawn with variance τ² (not τ²/(1 + c²τ²)),
 // levelDraw keeping every proposal.
@@ -228,7 +230,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	augmentMoments(t, "collapsed kit", p, []string{"", "no-collapse", "no-level", "no-half"},
+	augmentMoments(t, "collapsed kit", p, []string{"", "no-collapse", "no-level", "no-newton", "no-newton,no-half"},
 		[]string{"collapse-prior", "collapse-jacobian", "collapse-latent", "level-ratio"}, nil)
 }
 
@@ -323,9 +325,12 @@ func TestAugmentSBC(t *testing.T) {
 // levels (integrated out by the marginal scale move) and 15 of two data
 // (levelDraw) besides 3 larger ones, every parameter unknown (200
 // replicates of N = 100 rows): ranks uniform at Bonferroni level 10⁻³;
-// the mutant collapse-jacobian rejected at 0.01 (level-ratio, which the
-// moments catch at z ≈ −124, gave a least p of 0.011 here: not SBC's
-// power).
+// the mutant collapse-jacobian rejected at 0.01 in the slice form of the
+// marginal scale move (no-newton). Not SBC's power here, caught by the
+// moments instead: level-ratio (z ≈ −124; least p 0.011 here),
+// collapse-jacobian with the Newton move (z ≈ 7.3; least p 0.016) and
+// newton-reverse (z ≈ −7.8 in TestAugmentMoments; least p 0.0046, not
+// rejected after Bonferroni over the coordinates).
 func TestAugmentCollapsedSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
@@ -345,7 +350,7 @@ func TestAugmentCollapsedSBC(t *testing.T) {
 	if r.Reject(1e-3) {
 		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
 	}
-	for _, name := range []string{"collapse-jacobian"} {
+	for _, name := range []string{"collapse-jacobian,no-newton"} {
 		m := run(name)
 		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
 		if !m.Reject(0.01) {
@@ -401,6 +406,17 @@ func TestGaussSweepWarmupSettles(t *testing.T) {
 			if ch.Warmup.Steps != 1000 || ch.WarmupStop != "" {
 				t.Errorf("%s with NoAdapt, chain %d: %d warmup sweeps, stop %q: want 1000 and none", name, ch.Chain, ch.Warmup.Steps, ch.WarmupStop)
 			}
+		}
+	}
+}
+
+// TestProposalExp: the Newton proposal's e^x within 10⁻⁶ of math.Exp
+// across the range it is used on.
+func TestProposalExp(t *testing.T) {
+	for x := -700.0; x <= 700; x += 0.0137 {
+		want := math.Exp(x)
+		if got := multilevel.ProposalExp(x); math.Abs(got-want) > 1e-6*want {
+			t.Fatalf("proposalExp(%v) = %v, want %v", x, got, want)
 		}
 	}
 }
