@@ -6,6 +6,12 @@
 // flat, --tau-prior half-normal:1). family: 0 logistic, 1 probit, 2
 // Poisson (log link). Written for Stan 2.21 (Debian's r-cran-rstan): old
 // array syntax.
+// Poisson: y ~ poisson_log(...), not poisson_log_glm: in Stan 2.21 the ~
+// form (propto) of poisson_log_glm with these data drops the likelihood's
+// value but keeps its gradient (log_prob constant in the intercept and
+// fixed effects while grad_log_prob reads 2008 for the intercept), so NUTS
+// sees an inconsistent Hamiltonian: the step size collapses (≈ 2e-4) and
+// every transition hits the largest tree — examples/poisson/stan's note.
 data {
   int<lower=1> N;
   int<lower=1> K;
@@ -42,7 +48,7 @@ model {
   if (family == 0) {
     y ~ bernoulli_logit_glm(X, eta, beta);
   } else if (family == 2) {
-    y ~ poisson_log_glm(X, eta, beta);
+    y ~ poisson_log(eta + X * beta);
   } else {
     y ~ bernoulli(Phi(eta + X * beta));
   }

@@ -1,12 +1,17 @@
 // The models of examples/multilevel-real for rstan's NUTS, centred: as
 // multilevel_real.stan but with each level's effect a parameter, u_j ~
 // N(0, tau_j²), tau_j ~ half-normal(0, 1); flat priors on the intercept
-// and the fixed effects. For a factor whose levels hold one datum each (an
-// observation-level effect, grouseticks' INDEX), whose non-centred form
-// NUTS does not cross (every transition at the largest tree). The same posterior as the exactmh command's defaults (--prior
-// flat, --tau-prior half-normal:1). family: 0 logistic, 1 probit, 2
+// and the fixed effects: the same posterior as the exactmh command's
+// defaults (--prior flat, --tau-prior half-normal:1), for a set whose
+// non-centred form NUTS mixes poorly. family: 0 logistic, 1 probit, 2
 // Poisson (log link). Written for Stan 2.21 (Debian's r-cran-rstan): old
 // array syntax.
+// Poisson: y ~ poisson_log(...), not poisson_log_glm: in Stan 2.21 the ~
+// form (propto) of poisson_log_glm with these data drops the likelihood's
+// value but keeps its gradient (log_prob constant in the intercept and
+// fixed effects while grad_log_prob reads 2008 for the intercept), so NUTS
+// sees an inconsistent Hamiltonian: the step size collapses (≈ 2e-4) and
+// every transition hits the largest tree — examples/poisson/stan's note.
 data {
   int<lower=1> N;
   int<lower=1> K;
@@ -39,7 +44,7 @@ model {
   if (family == 0) {
     y ~ bernoulli_logit_glm(X, eta, beta);
   } else if (family == 2) {
-    y ~ poisson_log_glm(X, eta, beta);
+    y ~ poisson_log(eta + X * beta);
   } else {
     y ~ bernoulli(Phi(eta + X * beta));
   }
