@@ -241,6 +241,17 @@ type GroupGibbs struct {
 	// on a probit model; n > 0: n rounds for every independent term (at
 	// most 100); < 0: none.
 	IntegratedScale int
+	// SettleWarmup makes the sweep's chains exactmh.WarmupSettler chains
+	// (settleChain): the sweep adapts nothing in warmup — its proposals,
+	// thinning bounds, slice widths and scale moves' steps are all fixed
+	// by Start from the centre and the data — so its warmup is burn-in
+	// alone, and the runner ends it after exactmh.MinBurnIn sweeps,
+	// Settings.Draws made all the same. The automatic default's small-N
+	// sweep (smallGibbsKernel) sets it; without it the chain is not told
+	// about warmup and runs all of Settings.Warmup (TestGroupGibbsSettles).
+	// It has no effect on the Gaussian, augmented and negative binomial
+	// sweeps, which say their own warmup's end.
+	SettleWarmup bool
 
 	// Test hooks (export_test.go), nil in every real kernel: the centre of
 	// the control-variate sums g and H (nil: Center); a mask of the blocks
@@ -590,8 +601,32 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 	c.noMemo, c.memoStale = k.memoOff, k.memoStale
 	c.initMemo()
 	c.deltas()
+	if k.SettleWarmup {
+		return settleChain{c}, nil
+	}
 	return c, nil
 }
+
+// settleChain is a GroupGibbs chain whose warmup ends at
+// exactmh.MinBurnIn sweeps (GroupGibbs.SettleWarmup). A separate type, so
+// that a chain without SettleWarmup stays one the runner does not tell
+// about warmup, as its checkpoints record.
+type settleChain struct{ *gibbsChain }
+
+// SetWarmup implements exactmh.WarmupAware: the sweep adapts nothing, so
+// warmup and sampling make the same sweep.
+func (settleChain) SetWarmup(bool) {}
+
+// WarmupSettled implements exactmh.WarmupSettler. The sweep has no
+// adaptation to converge: every quantity a sweep uses is a function of the
+// centre, the data and θ, fixed by Start, so the kernel of a warmup sweep
+// is the kernel of a draw, and warmup is burn-in. The runner asks first
+// after exactmh.MinBurnIn sweeps (twice Stan's initial buffer; the
+// default's chains start at the Laplace-EM centre), and the answer, a
+// constant, ends warmup there: a count, never a clock, so a seed fixes
+// the draws, and a checkpoint on either side of the end resumes bit for
+// bit (TestGroupGibbsSettles).
+func (settleChain) WarmupSettled(int) bool { return true }
 
 // rowErr returns the chain's row view's read error, if any.
 func (c *gibbsChain) rowErr() error {

@@ -805,7 +805,7 @@ const smallFreeRepeats = 10
 // scale moves.
 func smallGibbsKernel(center []float64, n int) GroupGibbs {
 	return GroupGibbs{Center: center, ExactBelow: n + 1, FreeRepeats: smallFreeRepeats, TailMix: DefaultTailMix,
-		Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio, CondScale: true}
+		Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio, CondScale: true, SettleWarmup: true}
 }
 
 // smallGibbs makes c's choice GroupGibbs (smallGibbsKernel) on a small

@@ -258,3 +258,7 @@ func ScaleSliced(k GroupGibbs, t *exactmh.Target, theta0 []float64) ([]int, erro
 	}
 	return out, nil
 }
+
+// SmallGibbsKernel is the automatic default's small-N GroupGibbs
+// (smallGibbsKernel) about center on a posterior of n data.
+func SmallGibbsKernel(center []float64, n int) GroupGibbs { return smallGibbsKernel(center, n) }
