@@ -801,8 +801,9 @@ const smallFreeRepeats = 10
 // (ExactBelow above N: each update reads its data exactly, and the scale
 // moves exist for every family, a Poisson's included, reading the term's
 // data exactly), the data-free moves repeated smallFreeRepeats times a
-// sweep, and the large-N default's tail mixture, shears and conditional
-// scale moves.
+// sweep, the large-N default's tail mixture, shears and conditional
+// scale moves, and its warmup ended at exactmh.MinBurnIn sweeps
+// (SettleWarmup: the sweep adapts nothing; TestGroupGibbsSettles).
 func smallGibbsKernel(center []float64, n int) GroupGibbs {
 	return GroupGibbs{Center: center, ExactBelow: n + 1, FreeRepeats: smallFreeRepeats, TailMix: DefaultTailMix,
 		Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio, CondScale: true, SettleWarmup: true}
