@@ -112,3 +112,18 @@ func TestGroupGibbsSettles(t *testing.T) {
 		reportMutant(t, "Poisson nested, settled warmup", name, math.Abs(z) > 6 || lr > math.Log(1.4), z, zn, lr, ln)
 	}
 }
+
+// TestGroupGibbsSettlesSBC runs simulation-based calibration of the
+// automatic default's small-N GroupGibbs (SmallGibbsKernel: every block
+// read exactly, the data-free moves ten times a sweep, its warmup ended at
+// exactmh.MinBurnIn of the kit's 500) on TestGroupGibbsPoissonScaleExactSBC's
+// design (mlNestedPois, N = 150, 3 departments of 2 lecturers each), every
+// coordinate.
+func TestGroupGibbsSettlesSBC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SBC: 100 replicates, each with a NUTS pilot")
+	}
+	gibbsSBCOf(t, mlNestedPois{mlNested{n: 150, k: 3, l: 6, sdD: 0.3}}, func(pb mcmctest.Problem) exactmh.Kernel {
+		return multilevel.SmallGibbsKernel(pb.Mode, pb.Posterior.Len())
+	}, 17)
+}
