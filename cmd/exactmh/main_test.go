@@ -679,6 +679,30 @@ func TestResumeExtendsAuto(t *testing.T) {
 	sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, "ext"), 2)
 }
 
+// TestResumeExtendsAutoMultilevel is TestResumeExtendsAuto for a choice a
+// registered kernel makes by its own path: GroupGibbs in its small-N mode
+// on grouseticks (N = 403, three nested factors), whose settings — exact
+// reading, repeats, shears, the settled warmup — its name does not carry.
+// The resumed run makes the counted choice again, and the files equal
+// those of one run of that length.
+func TestResumeExtendsAutoMultilevel(t *testing.T) {
+	data, err := filepath.Abs("../../examples/multilevel-real/data/grouseticks.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := func(extra ...string) []string {
+		a := []string{"sample", "--data", data, "--family", "poisson", "--response", "TICKS",
+			"--terms", "cat(YEAR;ref=95),HEIGHT,(1|INDEX),(1|BROOD),(1|LOCATION)",
+			"--kernel", "auto", "--chains", "2", "--warmup", "200", "--seed", "3", "--sig-figs", "17", "--quiet"}
+		return append(a, extra...)
+	}
+	mustRun(t, dir, args("--draws", "40", "--out", "ext", "--checkpoint", "ext.ckpt")...)
+	mustRun(t, dir, args("--draws", "90", "--out", "ext", "--checkpoint", "ext.ckpt", "--resume")...)
+	mustRun(t, dir, args("--draws", "90", "--out", "ref")...)
+	sameDraws(t, filepath.Join(dir, "ref"), filepath.Join(dir, "ext"), 2)
+}
+
 // TestAutoSameFiles runs `exactmh sample … --seed 1 --kernel auto` twice,
 // the second time with two goroutines of this process spinning beside the
 // command: the files are the same byte for byte, but for the three lines

@@ -308,7 +308,30 @@ func cmdSample(args []string, stdout, stderr io.Writer) error {
 	post := m.post
 	var ks *kernelSpec
 	var la *exactmh.LaplaceApprox // the approximation a -cv, -cn, SMH or FlyMC kernel is built on
-	if !auto || meta != nil {
+	rechosen := false
+	if auto && meta != nil && choosesOwn(meta.Chosen) {
+		// A kernel chosen by its own package's path (GroupGibbs on a
+		// multilevel model) carries settings its name does not (the
+		// small-N mode, repeats, shears, the settled warmup): the
+		// choice, counted and never timed, is made again and must name
+		// the same kernel (TestResumeExtendsAutoMultilevel).
+		cs := &exactmh.Settings{Chains: sf.chains, Warmup: sf.warmup, Draws: sf.draws, Thin: sf.thin, Seed: sf.seed}
+		if sf.warmup == 0 {
+			cs.Warmup = exactmh.NoWarmup
+		}
+		c, err := exactmh.Choose(ctx, m.post, cs)
+		if err != nil {
+			return interrupted(ctx, &sf, fmt.Errorf("--resume: the automatic choice made again: %w", err))
+		}
+		if c.Name != meta.Chosen {
+			return usageErr("--resume: checkpoint %s is of the automatic default's %s, but the choice made again is %s", sf.checkpoint, meta.Chosen, c.Name)
+		}
+		kern, post, rechosen = c.Kernel, c.Posterior, true
+		if post == nil {
+			post = m.post
+		}
+	}
+	if (!auto || meta != nil) && !rechosen {
 		if ks, err = parseKernel(kernelName); err != nil {
 			return err
 		}
@@ -622,4 +645,16 @@ func chooseOnly(ctx context.Context, m *fitted, sf *sampleFlags, report func(str
 		fmt.Fprintf(stdout, "%s\n", c)
 	}
 	return nil
+}
+
+// choosesOwn reports whether the registered kernel of this name makes the
+// automatic choice by its own path (KernelInfo.Choose): its chosen
+// configuration is then more than its name.
+func choosesOwn(name string) bool {
+	for _, ki := range exactmh.Kernels() {
+		if ki.Name == name && ki.Choose != nil {
+			return true
+		}
+	}
+	return false
 }
