@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/exactmh/exactmh"
-	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/multilevel"
 )
 
@@ -63,26 +61,5 @@ func TestLogitLevelSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
 	}
-	kit := logitKit{n: 100, g: 5, h: 3, maxTrials: 3}
-	run := func(name string) *mcmctest.SBCResult {
-		r, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel {
-			return multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, name)
-		}, &mcmctest.SBCOptions{Replicates: 200, Seed: 19, MaxThin: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	r := run("level-all")
-	t.Logf("sweep level-all: SBC p-value %.3g (thin %d)", r.P, r.Thin)
-	if r.Reject(1e-3) {
-		t.Errorf("sweep level-all: SBC rejects uniformity: p = %.3g", r.P)
-	}
-	for _, name := range []string{"level-q"} {
-		m := run("level-all," + name)
-		t.Logf("mutant %s: SBC p-value %.3g", name, m.P)
-		if !m.Reject(0.01) {
-			t.Errorf("SBC misses the mutant %s: p = %.3g", name, m.P)
-		}
-	}
+	augmentSBC(t, logitKit{n: 100, g: 5, h: 3, maxTrials: 3}, 19, []string{"level-all"}, []string{"level-all,level-q"})
 }

@@ -264,28 +264,5 @@ func TestLogitSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
 	}
-	kit := logitKit{n: 100, g: 5, h: 3, maxTrials: 3}
-	run := func(name string) *mcmctest.SBCResult {
-		r, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel {
-			return multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, name)
-		}, &mcmctest.SBCOptions{Replicates: 200, Seed: 19, MaxThin: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	for _, name := range []string{"", "integrate-2"} {
-		r := run(name)
-		t.Logf("sweep %q: SBC p-value %.3g (thin %d)", name, r.P, r.Thin)
-		if r.Reject(1e-3) {
-			t.Errorf("sweep %q: SBC rejects uniformity: p = %.3g", name, r.P)
-		}
-	}
-	for _, name := range []string{"omega-stale", "trials-one"} {
-		m := run(name)
-		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
-		if !m.Reject(0.01) {
-			t.Errorf("SBC misses the mutant %q: p = %.3g", name, m.P)
-		}
-	}
+	augmentSBC(t, logitKit{n: 100, g: 5, h: 3, maxTrials: 3}, 19, []string{"", "integrate-2"}, []string{"omega-stale", "trials-one"})
 }

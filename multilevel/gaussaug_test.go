@@ -296,28 +296,7 @@ func TestAugmentSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
 	}
-	kit := augKit{n: 100, g: 5, h: 3}
-	run := func(name string) *mcmctest.SBCResult {
-		r, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel {
-			return multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, name)
-		}, &mcmctest.SBCOptions{Replicates: 200, Seed: 19, MaxThin: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	r := run("")
-	t.Logf("SBC p-value %.3g (thin %d)", r.P, r.Thin)
-	if r.Reject(1e-3) {
-		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
-	}
-	for _, name := range []string{"flip", "marginal-jacobian"} {
-		m := run(name)
-		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
-		if !m.Reject(0.01) {
-			t.Errorf("SBC misses the mutant %q: p = %.3g", name, m.P)
-		}
-	}
+	augmentSBC(t, augKit{n: 100, g: 5, h: 3}, 19, []string{""}, []string{"flip", "marginal-jacobian"})
 }
 
 // TestAugmentCollapsedSBC is simulation-based calibration of the
@@ -335,28 +314,7 @@ func TestAugmentCollapsedSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
 	}
-	kit := augKit{n: 100, g: 3, h: 3, singles: 30, pairs: 30}
-	run := func(name string) *mcmctest.SBCResult {
-		r, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel {
-			return multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, name)
-		}, &mcmctest.SBCOptions{Replicates: 200, Seed: 23, MaxThin: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	r := run("")
-	t.Logf("SBC p-value %.3g (thin %d)", r.P, r.Thin)
-	if r.Reject(1e-3) {
-		t.Errorf("SBC rejects uniformity: p = %.3g", r.P)
-	}
-	for _, name := range []string{"collapse-jacobian,no-newton"} {
-		m := run(name)
-		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
-		if !m.Reject(0.01) {
-			t.Errorf("SBC misses the mutant %q: p = %.3g", name, m.P)
-		}
-	}
+	augmentSBC(t, augKit{n: 100, g: 3, h: 3, singles: 30, pairs: 30}, 23, []string{""}, []string{"collapse-jacobian,no-newton"})
 }
 
 // TestGaussSweepWarmupSettles: the whole-data sweeps adapt nothing the
@@ -417,6 +375,38 @@ func TestProposalExp(t *testing.T) {
 		want := math.Exp(x)
 		if got := multilevel.ProposalExp(x); math.Abs(got-want) > 1e-6*want {
 			t.Fatalf("proposalExp(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
+
+// augmentSBC is simulation-based calibration of the augmentation sweeps on
+// kit with every parameter unknown (200 replicates, thinning up to 100,
+// seeded by seed): each sweep named (AugmentMutant's names, "" the
+// default) keeps its ranks uniform at Bonferroni level 10⁻³, and each
+// mutant is rejected at 0.01.
+func augmentSBC(t *testing.T, kit mcmctest.Model, seed uint64, sweeps, mutants []string) {
+	t.Helper()
+	run := func(name string) *mcmctest.SBCResult {
+		r, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel {
+			return multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, name)
+		}, &mcmctest.SBCOptions{Replicates: 200, Seed: seed, MaxThin: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, name := range sweeps {
+		r := run(name)
+		t.Logf("sweep %q: SBC p-value %.3g (thin %d)", name, r.P, r.Thin)
+		if r.Reject(1e-3) {
+			t.Errorf("sweep %q: SBC rejects uniformity: p = %.3g", name, r.P)
+		}
+	}
+	for _, name := range mutants {
+		m := run(name)
+		t.Logf("mutant %q: SBC p-value %.3g", name, m.P)
+		if !m.Reject(0.01) {
+			t.Errorf("SBC misses the mutant %q: p = %.3g", name, m.P)
 		}
 	}
 }
