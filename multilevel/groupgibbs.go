@@ -246,8 +246,10 @@ type GroupGibbs struct {
 	// thinning bounds, slice widths and scale moves' steps are all fixed
 	// by Start from the centre and the data — so its warmup is burn-in
 	// alone, and the runner ends it after exactmh.MinBurnIn sweeps,
-	// Settings.Draws made all the same. The automatic default's small-N
-	// sweep (smallGibbsKernel) sets it; without it the chain is not told
+	// Settings.Draws made all the same. The automatic default sets it on
+	// its small-N sweep (smallGibbsKernel) and on the large-N sweep with
+	// the expansion's or Crank–Nicolson's fixed blocks (multilevelChoice;
+	// TestChooseMultilevelFixedStuck); without it the chain is not told
 	// about warmup and runs all of Settings.Warmup (TestGroupGibbsSettles).
 	// It has no effect on the Gaussian, augmented and negative binomial
 	// sweeps, which say their own warmup's end.

@@ -322,7 +322,7 @@ func multilevelChoice(ctx context.Context, choice *exactmh.Choice, p *exactmh.Po
 	centerTime := time.Since(t0)
 	choice.Progress(ctx, "multilevel centre in %v", centerTime.Round(10*time.Millisecond))
 	choice.Center, choice.CenterSD = center, sd
-	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix, Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio, CondScale: true}
+	var gg exactmh.Kernel = GroupGibbs{Center: center, TailMix: DefaultTailMix, Shear: 1, ShearEvery: DefaultShearEvery, ShearMaxRatio: DefaultShearMaxRatio, CondScale: true, SettleWarmup: true}
 	m := exactmh.Candidate{Name: gg.Name()}
 	t1 := time.Now()
 	choice.Progress(ctx, "pilot: %s", m.Name)

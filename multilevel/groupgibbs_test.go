@@ -655,7 +655,8 @@ func TestChooseMultilevelGrind(t *testing.T) {
 
 // TestChooseMultilevelFixedStuck checks the automatic default's guard on
 // GroupGibbs's fixed effects: on mlRare its pilot's fixed-effect block
-// accepts above the floor and GroupGibbs is chosen; with the centre's
+// accepts above the floor and GroupGibbs is chosen, its warmup settled
+// (SettleWarmup: burn-in alone, ended at exactmh.MinBurnIn); with the centre's
 // fixed effects moved by 4.5 of their conditional standard deviations (the
 // expansion's conditional then many posterior sd from the posterior's,
 // as a centre gone stale would leave it), the block accepts below the
@@ -668,8 +669,8 @@ func TestChooseMultilevelFixedStuck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Name != "GroupGibbs" {
-		t.Errorf("centre as found: choice %v, want GroupGibbs", c)
+	if gk, ok := c.Kernel.(multilevel.GroupGibbs); c.Name != "GroupGibbs" || !ok || !gk.SettleWarmup {
+		t.Errorf("centre as found: choice %v (%T), want GroupGibbs with SettleWarmup", c, c.Kernel)
 	}
 	defer multilevel.SetMultilevelCenterPerturb(func(center, sd []float64) {
 		for j := range 3 { // Intercept, x, rare
