@@ -174,43 +174,9 @@ type Stats struct {
 // Usable (NaN only for no draws); the rest are NaN where the separate
 // functions are.
 func Summarize(x [][]float64) Stats {
-	nan := math.NaN()
-	st := Stats{nan, nan, nan, nan, nan, nan, nan}
-	all := pooled(x)
-	if len(all) == 0 {
-		return st
-	}
-	slices.Sort(all)
-	st.Q5, st.Q50, st.Q95 = sortedQuantile(all, 0.05), sortedQuantile(all, 0.5), sortedQuantile(all, 0.95)
-	if !Usable(x) {
-		return st
-	}
-	halves := split(x)
-	if basic := ess(halves); !math.IsNaN(basic) {
-		st.MCSEMean = sampleSD(pooled(x)) / math.Sqrt(basic)
-	}
-	// With chains of even length the split halves hold every draw, so
-	// their pooled sort is all, and the folded draws' is all's merged
-	// about the median (foldSorted): no sort beyond the first. An odd
-	// length drops each chain's middle draw, and the halves sort afresh.
-	var z, zf [][]float64
-	if even := len(x[0])%2 == 0; even {
-		z = zScaleSorted(halves, all)
-		zf = zScaleSorted(split(fold(x, st.Q50)), foldSorted(all, st.Q50))
-	} else {
-		z = zScale(halves)
-		zf = zScale(split(fold(x, st.Q50)))
-	}
-	st.ESSBulk = ess(z)
-	tail := math.Min(indicatorESS(x, sortedQuantile(all, 0.05)), indicatorESS(x, sortedQuantile(all, 0.95)))
-	if !math.IsNaN(tail) {
-		st.ESSTail = tail
-	}
-	bulk, folded := rhat(z), rhat(zf)
-	if !math.IsNaN(bulk) && !math.IsNaN(folded) {
-		st.RHat = math.Max(bulk, folded)
-	}
-	return st
+	s := summarizers.Get().(*Summarizer)
+	defer summarizers.Put(s)
+	return s.Summarize(x)
 }
 
 // RHatBasic is the classic split R-hat of the raw draws
@@ -539,7 +505,10 @@ func blomTable(size int) []float64 {
 // first computed directly at 8, then 32, then 128 lags (O(lags·n)), and by
 // FFT at every lag (O(n log n), posterior's way) only when the sequence runs
 // past them. The two agree to rounding.
-func ess(x [][]float64) float64 {
+func ess(x [][]float64) float64 { return new(scratch).ess(x) }
+
+// ess is the package function ess with sc's buffers (a new scratch: fresh ones).
+func (sc *scratch) ess(x [][]float64) float64 {
 	m, n := len(x), len(x[0])
 	if n < 3 || !Usable(x) {
 		return math.NaN()
@@ -547,7 +516,7 @@ func ess(x [][]float64) float64 {
 	for lags := 8; ; lags *= 4 {
 		var acov []float64
 		if lags < n && lags <= maxDirectLags {
-			acov = directAutocovariance(x, lags)
+			acov = sc.directAutocovariance(x, lags)
 		} else {
 			acov = make([]float64, n)
 			for _, c := range x {
@@ -556,7 +525,7 @@ func ess(x [][]float64) float64 {
 				}
 			}
 		}
-		if v, ok := geyerESS(x, acov); ok {
+		if v, ok := sc.geyerESS(x, acov); ok {
 			return v
 		}
 	}
@@ -569,10 +538,10 @@ var maxDirectLags = 128
 // geyerESS is ess given the chain-averaged autocovariance acov at lags
 // 0 … len(acov)−1. It reports false when Geyer's sequence needs lags past
 // those (never when len(acov) is the chain length).
-func geyerESS(x [][]float64, acov []float64) (float64, bool) {
+func (sc *scratch) geyerESS(x [][]float64, acov []float64) (float64, bool) {
 	m, n := len(x), len(x[0])
 	lags := len(acov)
-	means := make([]float64, m)
+	means := sc.zeros(&sc.means, m)
 	for j, c := range x {
 		means[j] = meanOf(c)
 	}
@@ -584,7 +553,7 @@ func geyerESS(x [][]float64, acov []float64) (float64, bool) {
 	rhoHat := func(k int) float64 { return 1 - (w-acov[k])/varPlus }
 
 	// Initial positive sequence over pairs (Geyer 1992).
-	rho := make([]float64, lags)
+	rho := sc.zeros(&sc.rho, lags)
 	rho[0] = 1
 	even, odd := 1.0, rhoHat(1)
 	rho[1] = odd
@@ -626,10 +595,10 @@ func geyerESS(x [][]float64, acov []float64) (float64, bool) {
 // directAutocovariance returns the chain-averaged biased autocovariance at
 // lags 0 … lags−1, summed directly: lag 0 is each chain's biased variance
 // exactly, as Autocovariance scales it.
-func directAutocovariance(x [][]float64, lags int) []float64 {
+func (sc *scratch) directAutocovariance(x [][]float64, lags int) []float64 {
 	m, n := len(x), len(x[0])
-	acov := make([]float64, lags)
-	centred := make([]float64, n)
+	acov := sc.zeros(&sc.acov, lags)
+	centred := sc.zeros(&sc.centred, n)
 	for _, c := range x {
 		v := sampleVar(c)
 		if v == 0 {
@@ -683,12 +652,15 @@ func directAutocovariance(x [][]float64, lags int) []float64 {
 
 // rhat is posterior's .rhat on already split chains:
 // √((B/W + n − 1)/n), B = n·var(chain means), W = mean chain variance.
-func rhat(x [][]float64) float64 {
+func rhat(x [][]float64) float64 { return new(scratch).rhat(x) }
+
+// rhat is the package function rhat with sc's buffers (a new scratch: fresh ones).
+func (sc *scratch) rhat(x [][]float64) float64 {
 	m, n := len(x), len(x[0])
 	if m < 2 || n < 2 || !Usable(x) {
 		return math.NaN()
 	}
-	means := make([]float64, m)
+	means := sc.zeros(&sc.means, m)
 	w := 0.0
 	for j, c := range x {
 		means[j] = meanOf(c)

@@ -64,7 +64,7 @@ func TestDirectLagsMatchFFT(t *testing.T) {
 	// Every lag agrees with Autocovariance's, the last terms of the longer
 	// lags included.
 	x := split(ar1(2, 4001, 0.97, 0, 11))
-	acov := directAutocovariance(x, 32)
+	acov := new(scratch).directAutocovariance(x, 32)
 	full := make([]float64, len(x[0]))
 	for _, c := range x {
 		for k, a := range Autocovariance(c) {
