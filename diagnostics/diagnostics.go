@@ -513,10 +513,12 @@ func (sc *scratch) ess(x [][]float64) float64 {
 	if n < 3 || !Usable(x) {
 		return math.NaN()
 	}
+	have := 0 // lags already summed directly, kept when more are needed
 	for lags := 8; ; lags *= 4 {
 		var acov []float64
 		if lags < n && lags <= maxDirectLags {
-			acov = sc.directAutocovariance(x, lags)
+			acov = sc.directAutocovariance(x, have, lags)
+			have = lags
 		} else {
 			acov = make([]float64, n)
 			for _, c := range x {
@@ -594,10 +596,16 @@ func (sc *scratch) geyerESS(x [][]float64, acov []float64) (float64, bool) {
 
 // directAutocovariance returns the chain-averaged biased autocovariance at
 // lags 0 … lags−1, summed directly: lag 0 is each chain's biased variance
-// exactly, as Autocovariance scales it.
-func (sc *scratch) directAutocovariance(x [][]float64, lags int) []float64 {
+// exactly, as Autocovariance scales it. Lags below from are taken as
+// summed already, by the previous call on the same x (sc.acov[:from]), and
+// only the others are summed: each lag's figure is the same either way.
+func (sc *scratch) directAutocovariance(x [][]float64, from, lags int) []float64 {
 	m, n := len(x), len(x[0])
-	acov := sc.zeros(&sc.acov, lags)
+	if cap(sc.acov) < lags {
+		sc.acov = append(make([]float64, 0, max(lags, 32)), sc.acov[:from]...)
+	}
+	acov := sc.acov[:lags]
+	clear(acov[from:])
 	centred := sc.zeros(&sc.centred, n)
 	for _, c := range x {
 		v := sampleVar(c)
@@ -608,43 +616,37 @@ func (sc *scratch) directAutocovariance(x [][]float64, lags int) []float64 {
 		for t, xt := range c {
 			centred[t] = xt - mean
 		}
-		acov[0] += v * float64(n-1) / float64(n) / float64(m)
-		// Four lags at a time: four independent sums share each load.
-		k := 1
-		for ; k+3 < lags; k += 4 {
-			var s0, s1, s2, s3 float64
+		if from == 0 {
+			acov[0] += v * float64(n-1) / float64(n) / float64(m)
+		}
+		// Eight lags at a time: eight independent sums share each load
+		// and keep the adders busy. Each lag's sum still adds its terms
+		// in the order of t, as a lag on its own would, so the figures do
+		// not depend on the grouping (TestDirectLagsGrouping).
+		for k := max(from, 1); k < lags; k += 8 {
+			var s0, s1, s2, s3, s4, s5, s6, s7 float64
 			t := 0
-			for ; t+k+3 < n; t++ {
+			for ; t+k+7 < n; t++ {
 				a := centred[t]
-				s0 += a * centred[t+k]
-				s1 += a * centred[t+k+1]
-				s2 += a * centred[t+k+2]
-				s3 += a * centred[t+k+3]
+				c := centred[t+k : t+k+8 : t+k+8]
+				s0 += a * c[0]
+				s1 += a * c[1]
+				s2 += a * c[2]
+				s3 += a * c[3]
+				s4 += a * c[4]
+				s5 += a * c[5]
+				s6 += a * c[6]
+				s7 += a * c[7]
 			}
 			// The last terms, which the shorter lags still have.
-			for ; t+k+2 < n; t++ {
-				a := centred[t]
-				s0 += a * centred[t+k]
-				s1 += a * centred[t+k+1]
-				s2 += a * centred[t+k+2]
-			}
-			for ; t+k+1 < n; t++ {
-				s0 += centred[t] * centred[t+k]
-				s1 += centred[t] * centred[t+k+1]
-			}
-			for ; t+k < n; t++ {
-				s0 += centred[t] * centred[t+k]
-			}
-			for i, si := range [4]float64{s0, s1, s2, s3} {
+			sums := [8]float64{s0, s1, s2, s3, s4, s5, s6, s7}
+			for i := range min(8, lags-k) {
+				si := sums[i]
+				for u := t; u+k+i < n; u++ {
+					si += centred[u] * centred[u+k+i]
+				}
 				acov[k+i] += si / float64(n) / float64(m)
 			}
-		}
-		for ; k < lags; k++ {
-			s := 0.0
-			for t := 0; t+k < n; t++ {
-				s += centred[t] * centred[t+k]
-			}
-			acov[k] += s / float64(n) / float64(m)
 		}
 	}
 	return acov

@@ -339,3 +339,68 @@ func (s *Summarizer) foldOrder(all []float64, med float64, drop bool, n int) {
 		s.fvals, s.fidx = append(s.fvals, v), append(s.fidx, p)
 	}
 }
+
+// sortBufs holds Sort's key buffers between calls.
+var sortBufs = sync.Pool{New: func() any { return new([2][]uint64) }}
+
+// Sort sorts x ascending, as slices.Sort (and sort.Float64s) does, bit for
+// bit: by a radix sort of the floats' order-preserving bit patterns in
+// linear time where x is finite and does not hold both −0 and +0 (whose
+// order between themselves the radix sort fixes and slices.Sort does
+// not), by slices.Sort itself otherwise (NaN first). TestSortIsSlicesSort.
+func Sort(x []float64) {
+	if len(x) < 256 {
+		slices.Sort(x)
+		return
+	}
+	bufs := sortBufs.Get().(*[2][]uint64)
+	defer sortBufs.Put(bufs)
+	keys, tmp := grow(bufs[0], len(x)), grow(bufs[1], len(x))
+	bufs[0], bufs[1] = keys, tmp
+	var count [8][256]int32
+	negZero, posZero := false, false
+	for i, v := range x {
+		if v != v || len(x) > math.MaxInt32 {
+			slices.Sort(x)
+			return
+		}
+		if v == 0 {
+			if math.Signbit(v) {
+				negZero = true
+			} else {
+				posZero = true
+			}
+		}
+		k := floatKey(v)
+		keys[i] = k
+		for b := range 8 {
+			count[b][byte(k>>(8*b))]++
+		}
+	}
+	if negZero && posZero {
+		slices.Sort(x)
+		return
+	}
+	for b := range 8 {
+		cnt := &count[b]
+		if cnt[byte(keys[0]>>(8*b))] == int32(len(x)) {
+			continue
+		}
+		var offs [256]int32
+		sum := int32(0)
+		for d, c := range cnt {
+			offs[d] = sum
+			sum += c
+		}
+		shift := uint(8 * b)
+		for _, k := range keys {
+			d := byte(k >> shift)
+			tmp[offs[d]] = k
+			offs[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i, k := range keys {
+		x[i] = keyFloat(k)
+	}
+}

@@ -163,3 +163,45 @@ func BenchmarkSummarize(b *testing.B) {
 		}
 	})
 }
+
+// TestSortIsSlicesSort checks Sort against slices.Sort bit for bit:
+// continuous values of every sign and exponent, ties, −0 or +0 alone and
+// both, ±Inf, NaN, short and long inputs.
+func TestSortIsSlicesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 60 {
+		n := []int{0, 1, 5, 255, 256, 1000, 4000, 1 + r.IntN(9000)}[trial%8]
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = math.Ldexp(r.NormFloat64(), r.IntN(200)-100)
+			switch trial % 6 {
+			case 1:
+				x[i] = math.Round(x[i])
+			case 2:
+				if i%5 == 0 {
+					x[i] = 0
+				}
+			case 3:
+				if i%5 == 0 {
+					x[i] = math.Copysign(0, float64(i%2)-0.5)
+				}
+			case 4:
+				if i%50 == 0 {
+					x[i] = math.Inf(1 - 2*(i%100/50))
+				}
+			case 5:
+				if i == n/2 {
+					x[i] = math.NaN()
+				}
+			}
+		}
+		want := slices.Clone(x)
+		slices.Sort(want)
+		Sort(x)
+		for i := range x {
+			if math.Float64bits(x[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("trial %d (n %d): Sort[%d] = %v, slices.Sort %v", trial, n, i, x[i], want[i])
+			}
+		}
+	}
+}
