@@ -42,7 +42,9 @@ func TestSummaryBlocksMatchSamples(t *testing.T) {
 			}
 			want := SummarizeParam(fmt.Sprintf("theta[%d]", j+1), x, s.SamplingTime.Seconds())
 			got := s.Params[j]
-			same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b) }
+			same := func(a, b float64) bool {
+				return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+			}
 			if got.Name != want.Name || !same(got.Mean, want.Mean) || !same(got.SD, want.SD) || !same(got.Q5, want.Q5) ||
 				!same(got.Q50, want.Q50) || !same(got.Q95, want.Q95) || !same(got.MCSE, want.MCSE) ||
 				!same(got.ESSBulk, want.ESSBulk) || !same(got.ESSTail, want.ESSTail) || !same(got.RHat, want.RHat) {
