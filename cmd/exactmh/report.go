@@ -96,18 +96,37 @@ type draws struct {
 
 // resultDraws are the draws of res's chains with draws, cut to the
 // summary's length.
+//
+// The draws are transposed in one pass over each chain's rows (each row's
+// values go to the coordinates' columns, whose current cache lines the
+// next row writes on), not by Result.Samples per coordinate, which reads
+// every row once per coordinate.
 func resultDraws(res *exactmh.Result, s *exactmh.Summary) *draws {
-	d := &draws{}
+	d := &draws{names: make([]string, res.Dim), x: make([][][]float64, res.Dim)}
+	var used []*exactmh.ChainResult
+	for _, c := range res.Chains {
+		if c.Len() >= s.Draws && c.Len() > 0 {
+			used = append(used, c)
+		}
+	}
+	m, n := len(used), s.Draws
 	for j := range res.Dim {
-		all := res.Samples(j)
-		var x [][]float64
-		for _, c := range all {
-			if len(c) >= s.Draws && len(c) > 0 {
-				x = append(x, c[:s.Draws])
+		d.names[j] = s.Params[j].Name
+		if m == 0 {
+			continue
+		}
+		flat := make([]float64, m*n)
+		d.x[j] = make([][]float64, m)
+		for i := range m {
+			d.x[j][i] = flat[i*n : (i+1)*n : (i+1)*n]
+		}
+	}
+	for i, c := range used {
+		for k := range n {
+			for j, v := range c.Draws[k*res.Dim : (k+1)*res.Dim] {
+				d.x[j][i][k] = v
 			}
 		}
-		d.names = append(d.names, s.Params[j].Name)
-		d.x = append(d.x, x)
 	}
 	return d
 }
