@@ -23,7 +23,9 @@
 //
 // [Summarize] computes a summary table's row (quantiles, MCSEMean,
 // ESSBulk, ESSTail, RHat) at once, sharing the sorting and ranking: the same
-// numbers, several times faster on long chains.
+// numbers, several times faster on long chains. A [Summarizer] does the
+// same with buffers kept from row to row. [Sort] is slices.Sort's result
+// in linear time (a radix sort), for tables that need more quantiles.
 //
 // [ESSCoda] is R's coda::effectiveSize of one sequence (reproduced to 1e-8
 // as well), a second opinion beside [ESSBasic].
