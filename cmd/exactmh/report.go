@@ -110,21 +110,23 @@ func resultDraws(res *exactmh.Result, s *exactmh.Summary) *draws {
 		}
 	}
 	m, n := len(used), s.Draws
+	flats := make([][]float64, res.Dim) // variable j's draws, chain after chain
 	for j := range res.Dim {
 		d.names[j] = s.Params[j].Name
 		if m == 0 {
 			continue
 		}
-		flat := make([]float64, m*n)
+		flats[j] = make([]float64, m*n)
 		d.x[j] = make([][]float64, m)
 		for i := range m {
-			d.x[j][i] = flat[i*n : (i+1)*n : (i+1)*n]
+			d.x[j][i] = flats[j][i*n : (i+1)*n : (i+1)*n]
 		}
 	}
 	for i, c := range used {
 		for k := range n {
+			at := i*n + k
 			for j, v := range c.Draws[k*res.Dim : (k+1)*res.Dim] {
-				d.x[j][i][k] = v
+				flats[j][at] = v
 			}
 		}
 	}
