@@ -76,15 +76,26 @@ func summarizerInput(r *rand.Rand, kind, chains, n int) [][]float64 {
 // inputs of changing shapes (so that a stale buffer would show), against
 // summarizeReference bit for bit, and against the separate functions
 // (Quantile, MCSEMean, ESSBulk, ESSTail, RHat): even and odd lengths,
-// chains of one and two draws, ties, ±0, constant chains, NaN and ±Inf.
+// chains of one and two draws, ties, ±0, constant chains, NaN and ±Inf,
+// ragged chains, draws whose fold about the median is constant.
 func TestSummarizerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var s Summarizer
-	for trial := range 300 {
+	for trial := range 310 {
 		chains := 1 + r.IntN(5)
 		n := []int{1, 2, 3, 4, 7, 100, 101, 1000, 1 + r.IntN(400)}[trial%9]
 		kind := r.IntN(8)
 		x := summarizerInput(r, kind, chains, n)
+		switch {
+		case trial >= 305: // ±1 only: the folded draws are all 1
+			for j := range x {
+				for i := range x[j] {
+					x[j][i] = float64(2*r.IntN(2) - 1)
+				}
+			}
+		case trial >= 300: // ragged
+			x = append(x, make([]float64, n+1))
+		}
 		got, want := s.Summarize(x), summarizeReference(x)
 		all := pooled(x)
 		for _, c := range []struct {
