@@ -252,6 +252,9 @@ func inferColumn(name string, cells []string) *column {
 		}
 		k, seen := index[s]
 		if !seen {
+			// A copy: the cell is a substring of its whole record,
+			// which the level would otherwise keep alive.
+			s = strings.Clone(s)
 			k = int32(len(c.levels))
 			c.levels = append(c.levels, s)
 			index[s] = k
