@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,19 +102,38 @@ func (r *Result) Summary(names ...string) *Summary {
 	secs := tot.Time.Seconds()
 
 	// The coordinates are summarised in parallel (sorting and ranking long
-	// chains takes a while), each into its own slot.
+	// chains takes a while), each into its own slot, up to summaryBlock at
+	// a time: the block's columns are gathered from the row-major draws in
+	// one pass over each draw's row (Result.Samples per coordinate would
+	// read every row once per coordinate).
 	s.Params = make([]ParamSummary, r.Dim)
-	forBlocks(r.Dim, func(j int) {
-		all := r.Samples(j)
-		x := make([][]float64, len(used))
+	m, n := len(used), s.Draws // equal lengths after a cancelled run
+	// Blocks smaller than summaryBlock where that leaves fewer than four
+	// per core.
+	blk := max(1, min(summaryBlock, r.Dim/(4*runtime.GOMAXPROCS(0))))
+	forBlocks((r.Dim+blk-1)/blk, func(b int) {
+		lo, hi := b*blk, min((b+1)*blk, r.Dim)
+		cols := make([]float64, (hi-lo)*m*n) // column q, chain i at (q·m + i)·n
 		for i, c := range used {
-			x[i] = all[c][:s.Draws] // equal lengths after a cancelled run
+			draws := r.Chains[c].Draws
+			for k := range n {
+				for q, v := range draws[k*r.Dim+lo : k*r.Dim+hi] {
+					cols[(q*m+i)*n+k] = v
+				}
+			}
 		}
-		name := fmt.Sprintf("theta[%d]", j+1)
-		if j < len(names) {
-			name = names[j]
+		x := make([][]float64, m)
+		for j := lo; j < hi; j++ {
+			for i := range x {
+				at := ((j-lo)*m + i) * n
+				x[i] = cols[at : at+n : at+n]
+			}
+			name := fmt.Sprintf("theta[%d]", j+1)
+			if j < len(names) {
+				name = names[j]
+			}
+			s.Params[j] = SummarizeParam(name, x, secs)
 		}
-		s.Params[j] = SummarizeParam(name, x, secs)
 	})
 	if r.Status != Completed {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run %s: %d draws per chain instead of %d", r.Status, s.Draws, r.Settings.Draws))
@@ -155,6 +175,10 @@ func (r *Result) Summary(names ...string) *Summary {
 	}
 	return s
 }
+
+// summaryBlock is how many coordinates Summary gathers and summarises
+// together.
+const summaryBlock = 8
 
 // SummarizeParam summarises one coordinate's draws x[chain][draw] (chains
 // of equal length) as Summary does, with ESSPerSecond = ESSBulk / seconds:

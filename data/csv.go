@@ -115,8 +115,11 @@ func readCSVLines(r io.Reader, src string, opt *ReadOptions, maxLine int) (*Fram
 			}
 			return nil, fmt.Errorf("data: %s: row %d: %v", src, n+1, err)
 		}
+		// The cells are substrings of the record's one string, which
+		// encoding/csv makes afresh for every record (ReuseRecord reuses
+		// only the slice): no copy per cell.
 		for k, j := range sel {
-			raw[k] = append(raw[k], strings.Clone(strings.TrimSpace(rec[j])))
+			raw[k] = append(raw[k], strings.TrimSpace(rec[j]))
 		}
 		lastLine, _ = cr.FieldPos(0)
 		n++
@@ -240,11 +243,18 @@ func inferColumn(name string, cells []string) *column {
 		if c.miss != nil && c.miss[r] {
 			continue
 		}
-		if _, err := strconv.ParseFloat(s, 64); err != nil && c.note == "" {
-			c.note = fmt.Sprintf("row %d has %q, which is not a number", r+1, s)
+		// The note names the first cell that is not a number: once it
+		// is set, the cells are not parsed again.
+		if c.note == "" {
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				c.note = fmt.Sprintf("row %d has %q, which is not a number", r+1, s)
+			}
 		}
 		k, seen := index[s]
 		if !seen {
+			// A copy: the cell is a substring of its whole record,
+			// which the level would otherwise keep alive.
+			s = strings.Clone(s)
 			k = int32(len(c.levels))
 			c.levels = append(c.levels, s)
 			index[s] = k

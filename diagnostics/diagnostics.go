@@ -23,7 +23,9 @@
 //
 // [Summarize] computes a summary table's row (quantiles, MCSEMean,
 // ESSBulk, ESSTail, RHat) at once, sharing the sorting and ranking: the same
-// numbers, several times faster on long chains.
+// numbers, several times faster on long chains. A [Summarizer] does the
+// same with buffers kept from row to row. [Sort] is slices.Sort's result
+// in linear time (a radix sort), for tables that need more quantiles.
 //
 // [ESSCoda] is R's coda::effectiveSize of one sequence (reproduced to 1e-8
 // as well), a second opinion beside [ESSBasic].
@@ -174,43 +176,9 @@ type Stats struct {
 // Usable (NaN only for no draws); the rest are NaN where the separate
 // functions are.
 func Summarize(x [][]float64) Stats {
-	nan := math.NaN()
-	st := Stats{nan, nan, nan, nan, nan, nan, nan}
-	all := pooled(x)
-	if len(all) == 0 {
-		return st
-	}
-	slices.Sort(all)
-	st.Q5, st.Q50, st.Q95 = sortedQuantile(all, 0.05), sortedQuantile(all, 0.5), sortedQuantile(all, 0.95)
-	if !Usable(x) {
-		return st
-	}
-	halves := split(x)
-	if basic := ess(halves); !math.IsNaN(basic) {
-		st.MCSEMean = sampleSD(pooled(x)) / math.Sqrt(basic)
-	}
-	// With chains of even length the split halves hold every draw, so
-	// their pooled sort is all, and the folded draws' is all's merged
-	// about the median (foldSorted): no sort beyond the first. An odd
-	// length drops each chain's middle draw, and the halves sort afresh.
-	var z, zf [][]float64
-	if even := len(x[0])%2 == 0; even {
-		z = zScaleSorted(halves, all)
-		zf = zScaleSorted(split(fold(x, st.Q50)), foldSorted(all, st.Q50))
-	} else {
-		z = zScale(halves)
-		zf = zScale(split(fold(x, st.Q50)))
-	}
-	st.ESSBulk = ess(z)
-	tail := math.Min(indicatorESS(x, sortedQuantile(all, 0.05)), indicatorESS(x, sortedQuantile(all, 0.95)))
-	if !math.IsNaN(tail) {
-		st.ESSTail = tail
-	}
-	bulk, folded := rhat(z), rhat(zf)
-	if !math.IsNaN(bulk) && !math.IsNaN(folded) {
-		st.RHat = math.Max(bulk, folded)
-	}
-	return st
+	s := summarizers.Get().(*Summarizer)
+	defer summarizers.Put(s)
+	return s.Summarize(x)
 }
 
 // RHatBasic is the classic split R-hat of the raw draws
@@ -539,15 +507,20 @@ func blomTable(size int) []float64 {
 // first computed directly at 8, then 32, then 128 lags (O(lags·n)), and by
 // FFT at every lag (O(n log n), posterior's way) only when the sequence runs
 // past them. The two agree to rounding.
-func ess(x [][]float64) float64 {
+func ess(x [][]float64) float64 { return new(scratch).ess(x) }
+
+// ess is the package function ess with sc's buffers (a new scratch: fresh ones).
+func (sc *scratch) ess(x [][]float64) float64 {
 	m, n := len(x), len(x[0])
 	if n < 3 || !Usable(x) {
 		return math.NaN()
 	}
+	have := 0 // lags already summed directly, kept when more are needed
 	for lags := 8; ; lags *= 4 {
 		var acov []float64
 		if lags < n && lags <= maxDirectLags {
-			acov = directAutocovariance(x, lags)
+			acov = sc.directAutocovariance(x, have, lags)
+			have = lags
 		} else {
 			acov = make([]float64, n)
 			for _, c := range x {
@@ -556,7 +529,7 @@ func ess(x [][]float64) float64 {
 				}
 			}
 		}
-		if v, ok := geyerESS(x, acov); ok {
+		if v, ok := sc.geyerESS(x, acov); ok {
 			return v
 		}
 	}
@@ -569,10 +542,10 @@ var maxDirectLags = 128
 // geyerESS is ess given the chain-averaged autocovariance acov at lags
 // 0 … len(acov)−1. It reports false when Geyer's sequence needs lags past
 // those (never when len(acov) is the chain length).
-func geyerESS(x [][]float64, acov []float64) (float64, bool) {
+func (sc *scratch) geyerESS(x [][]float64, acov []float64) (float64, bool) {
 	m, n := len(x), len(x[0])
 	lags := len(acov)
-	means := make([]float64, m)
+	means := sc.zeros(&sc.means, m)
 	for j, c := range x {
 		means[j] = meanOf(c)
 	}
@@ -584,7 +557,7 @@ func geyerESS(x [][]float64, acov []float64) (float64, bool) {
 	rhoHat := func(k int) float64 { return 1 - (w-acov[k])/varPlus }
 
 	// Initial positive sequence over pairs (Geyer 1992).
-	rho := make([]float64, lags)
+	rho := sc.zeros(&sc.rho, lags)
 	rho[0] = 1
 	even, odd := 1.0, rhoHat(1)
 	rho[1] = odd
@@ -625,11 +598,17 @@ func geyerESS(x [][]float64, acov []float64) (float64, bool) {
 
 // directAutocovariance returns the chain-averaged biased autocovariance at
 // lags 0 … lags−1, summed directly: lag 0 is each chain's biased variance
-// exactly, as Autocovariance scales it.
-func directAutocovariance(x [][]float64, lags int) []float64 {
+// exactly, as Autocovariance scales it. Lags below from are taken as
+// summed already, by the previous call on the same x (sc.acov[:from]), and
+// only the others are summed: each lag's figure is the same either way.
+func (sc *scratch) directAutocovariance(x [][]float64, from, lags int) []float64 {
 	m, n := len(x), len(x[0])
-	acov := make([]float64, lags)
-	centred := make([]float64, n)
+	if cap(sc.acov) < lags {
+		sc.acov = append(make([]float64, 0, max(lags, 32)), sc.acov[:from]...)
+	}
+	acov := sc.acov[:lags]
+	clear(acov[from:])
+	centred := sc.zeros(&sc.centred, n)
 	for _, c := range x {
 		v := sampleVar(c)
 		if v == 0 {
@@ -639,43 +618,37 @@ func directAutocovariance(x [][]float64, lags int) []float64 {
 		for t, xt := range c {
 			centred[t] = xt - mean
 		}
-		acov[0] += v * float64(n-1) / float64(n) / float64(m)
-		// Four lags at a time: four independent sums share each load.
-		k := 1
-		for ; k+3 < lags; k += 4 {
-			var s0, s1, s2, s3 float64
+		if from == 0 {
+			acov[0] += v * float64(n-1) / float64(n) / float64(m)
+		}
+		// Eight lags at a time: eight independent sums share each load
+		// and keep the adders busy. Each lag's sum still adds its terms
+		// in the order of t, as a lag on its own would, so the figures do
+		// not depend on the grouping (TestDirectLagsGrouping).
+		for k := max(from, 1); k < lags; k += 8 {
+			var s0, s1, s2, s3, s4, s5, s6, s7 float64
 			t := 0
-			for ; t+k+3 < n; t++ {
+			for ; t+k+7 < n; t++ {
 				a := centred[t]
-				s0 += a * centred[t+k]
-				s1 += a * centred[t+k+1]
-				s2 += a * centred[t+k+2]
-				s3 += a * centred[t+k+3]
+				c := centred[t+k : t+k+8 : t+k+8]
+				s0 += a * c[0]
+				s1 += a * c[1]
+				s2 += a * c[2]
+				s3 += a * c[3]
+				s4 += a * c[4]
+				s5 += a * c[5]
+				s6 += a * c[6]
+				s7 += a * c[7]
 			}
 			// The last terms, which the shorter lags still have.
-			for ; t+k+2 < n; t++ {
-				a := centred[t]
-				s0 += a * centred[t+k]
-				s1 += a * centred[t+k+1]
-				s2 += a * centred[t+k+2]
-			}
-			for ; t+k+1 < n; t++ {
-				s0 += centred[t] * centred[t+k]
-				s1 += centred[t] * centred[t+k+1]
-			}
-			for ; t+k < n; t++ {
-				s0 += centred[t] * centred[t+k]
-			}
-			for i, si := range [4]float64{s0, s1, s2, s3} {
+			sums := [8]float64{s0, s1, s2, s3, s4, s5, s6, s7}
+			for i := range min(8, lags-k) {
+				si := sums[i]
+				for u := t; u+k+i < n; u++ {
+					si += centred[u] * centred[u+k+i]
+				}
 				acov[k+i] += si / float64(n) / float64(m)
 			}
-		}
-		for ; k < lags; k++ {
-			s := 0.0
-			for t := 0; t+k < n; t++ {
-				s += centred[t] * centred[t+k]
-			}
-			acov[k] += s / float64(n) / float64(m)
 		}
 	}
 	return acov
@@ -683,12 +656,15 @@ func directAutocovariance(x [][]float64, lags int) []float64 {
 
 // rhat is posterior's .rhat on already split chains:
 // √((B/W + n − 1)/n), B = n·var(chain means), W = mean chain variance.
-func rhat(x [][]float64) float64 {
+func rhat(x [][]float64) float64 { return new(scratch).rhat(x) }
+
+// rhat is the package function rhat with sc's buffers (a new scratch: fresh ones).
+func (sc *scratch) rhat(x [][]float64) float64 {
 	m, n := len(x), len(x[0])
 	if m < 2 || n < 2 || !Usable(x) {
 		return math.NaN()
 	}
-	means := make([]float64, m)
+	means := sc.zeros(&sc.means, m)
 	w := 0.0
 	for j, c := range x {
 		means[j] = meanOf(c)

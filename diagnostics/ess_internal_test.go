@@ -64,7 +64,7 @@ func TestDirectLagsMatchFFT(t *testing.T) {
 	// Every lag agrees with Autocovariance's, the last terms of the longer
 	// lags included.
 	x := split(ar1(2, 4001, 0.97, 0, 11))
-	acov := directAutocovariance(x, 32)
+	acov := new(scratch).directAutocovariance(x, 0, 32)
 	full := make([]float64, len(x[0]))
 	for _, c := range x {
 		for k, a := range Autocovariance(c) {
@@ -74,6 +74,59 @@ func TestDirectLagsMatchFFT(t *testing.T) {
 	for k, a := range acov {
 		if math.Abs(a-full[k]) > 1e-12*full[0] {
 			t.Errorf("lag %d: direct %.15g, FFT %.15g", k, a, full[k])
+		}
+	}
+}
+
+// directAutocovarianceByLag is directAutocovariance one lag at a time:
+// the reference TestDirectLagsGrouping checks its grouped sums against.
+func directAutocovarianceByLag(x [][]float64, lags int) []float64 {
+	m, n := len(x), len(x[0])
+	acov := make([]float64, lags)
+	centred := make([]float64, n)
+	for _, c := range x {
+		v := sampleVar(c)
+		if v == 0 {
+			continue
+		}
+		mean := meanOf(c)
+		for t, xt := range c {
+			centred[t] = xt - mean
+		}
+		acov[0] += v * float64(n-1) / float64(n) / float64(m)
+		for k := 1; k < lags; k++ {
+			s := 0.0
+			for t := 0; t+k < n; t++ {
+				s += centred[t] * centred[t+k]
+			}
+			acov[k] += s / float64(n) / float64(m)
+		}
+	}
+	return acov
+}
+
+// TestDirectLagsGrouping checks that directAutocovariance, which sums
+// eight lags in one pass, gives every lag bit for bit as summed alone, at
+// lag counts and chain lengths that leave partial groups and short tails,
+// summed at once or extending the sums of fewer lags.
+func TestDirectLagsGrouping(t *testing.T) {
+	for _, n := range []int{4, 9, 10, 17, 100, 501, 1000} {
+		x := ar1(3, n, 0.8, 0.5, uint64(n))
+		for _, lags := range []int{2, 7, 8, 9, 16, 31, 32, 128} {
+			if lags >= n {
+				continue
+			}
+			want := directAutocovarianceByLag(x, lags)
+			// At once, and extending a first call at fewer lags as ess does.
+			var sc scratch
+			sc.directAutocovariance(x, 0, lags/2)
+			for from, got := range map[int][]float64{0: new(scratch).directAutocovariance(x, 0, lags), lags / 2: sc.directAutocovariance(x, lags/2, lags)} {
+				for k := range want {
+					if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+						t.Fatalf("n %d, %d lags from %d: lag %d = %.17g, summed alone %.17g", n, lags, from, k, got[k], want[k])
+					}
+				}
+			}
 		}
 	}
 }

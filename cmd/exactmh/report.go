@@ -13,7 +13,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sort"
+
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/stancsv"
 )
 
@@ -95,18 +96,39 @@ type draws struct {
 
 // resultDraws are the draws of res's chains with draws, cut to the
 // summary's length.
+//
+// The draws are transposed in one pass over each chain's rows (each row's
+// values go to the coordinates' columns, whose current cache lines the
+// next row writes on), not by Result.Samples per coordinate, which reads
+// every row once per coordinate.
 func resultDraws(res *exactmh.Result, s *exactmh.Summary) *draws {
-	d := &draws{}
+	d := &draws{names: make([]string, res.Dim), x: make([][][]float64, res.Dim)}
+	var used []*exactmh.ChainResult
+	for _, c := range res.Chains {
+		if c.Len() >= s.Draws && c.Len() > 0 {
+			used = append(used, c)
+		}
+	}
+	m, n := len(used), s.Draws
+	flats := make([][]float64, res.Dim) // variable j's draws, chain after chain
 	for j := range res.Dim {
-		all := res.Samples(j)
-		var x [][]float64
-		for _, c := range all {
-			if len(c) >= s.Draws && len(c) > 0 {
-				x = append(x, c[:s.Draws])
+		d.names[j] = s.Params[j].Name
+		if m == 0 {
+			continue
+		}
+		flats[j] = make([]float64, m*n)
+		d.x[j] = make([][]float64, m)
+		for i := range m {
+			d.x[j][i] = flats[j][i*n : (i+1)*n : (i+1)*n]
+		}
+	}
+	for i, c := range used {
+		for k := range n {
+			at := i*n + k
+			for j, v := range c.Draws[k*res.Dim : (k+1)*res.Dim] {
+				flats[j][at] = v
 			}
 		}
-		d.names = append(d.names, s.Params[j].Name)
-		d.x = append(d.x, x)
 	}
 	return d
 }
@@ -255,7 +277,7 @@ func rows(d *draws, ps []float64, secs float64, known func(j int) (exactmh.Param
 		for _, c := range d.x[j] {
 			pool = append(pool, c...)
 		}
-		sort.Float64s(pool)
+		diagnostics.Sort(pool) // sort.Float64s bit for bit, in linear time
 		for _, q := range ps {
 			r.Percentiles = append(r.Percentiles, quantile7(pool, q/100))
 		}
