@@ -14,7 +14,11 @@ import (
 // (the interweaving τ drawn without its prior), "asis-centred" (its
 // prior ratio the centred form's), "stale-b" (the joint draw
 // from the previous sweep's b), "px-jacobian" (the expanded move without
-// the location vector's Jacobian), "marginal-jacobian" (the marginal
+// the location vector's Jacobian), "px-shape" (its ratio without the
+// e^{G·s} its proposal's shape takes from the effects' priors),
+// "nest-jacobian" (the nested scale move's target without e^{G_p·s}),
+// "nest-shift" (its parent's effects scaled, the children's not
+// shifted), "marginal-jacobian" (the marginal
 // scale move without G·ℓ), "collapse-prior" (its collapsed target
 // without the integrated levels' |S|·ℓ), "collapse-jacobian" (their
 // effects counted in its Jacobian), "collapse-latent" (their effects
@@ -28,7 +32,7 @@ import (
 // densities) and "level-datum" (its level's likelihood without the
 // level's last datum). Other
 // names: no mutant. Also "no-marginal", "no-px", "no-collapse",
-// "no-level", "no-level-mh" and "no-half", which leave out a move or the
+// "no-level", "no-level-mh", "no-half" and "no-nest", which leave out a move or the
 // integration, "level-all" (the logistic level move on every level of a
 // term of small levels, whatever its share of successes),
 // "no-integrate" (no integrated scale move) and "integrate-2" (two rounds
@@ -54,6 +58,14 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.staleB = true
 	case "px-jacobian":
 		k.augment.pxNoJacobian = true
+	case "px-shape":
+		k.augment.pxNoShape = true
+	case "no-nest":
+		k.augment.nestOff = true
+	case "nest-jacobian":
+		k.augment.nestNoJacobian = true
+	case "nest-shift":
+		k.augment.nestNoShift = true
 	case "marginal-jacobian":
 		k.augment.marginalNoJacobian = true
 	case "no-marginal":

@@ -28,6 +28,7 @@ var (
 	gmDraws   = flag.Int("gmdraws", 1000, "TestGuimmunGibbsMeasure: draws per chain")
 	gmProf    = flag.String("gmprof", "", "TestGuimmunGibbsMeasure: write a CPU profile of the sampling here")
 	gmAugment = flag.Bool("gmaugment", false, "TestGuimmunGibbsMeasure: GroupGibbs{Augment: true} (the data-augmentation sweep) instead")
+	gmInt     = flag.Int("gmint", 0, "TestGuimmunGibbsMeasure: IntegratedScale of the augmentation sweep (-gmaugment)")
 )
 
 // TestGuimmunGibbsMeasure runs GroupGibbs (cond, shear, tail, FixedNewton,
@@ -63,7 +64,7 @@ func TestGuimmunGibbsMeasure(t *testing.T) {
 		k.ExactBelow = p.Len() + 1
 	}
 	if *gmAugment {
-		k = ml.GroupGibbs{Center: c, Augment: true}
+		k = ml.GroupGibbs{Center: c, Augment: true, IntegratedScale: *gmInt}
 	}
 	if *gmProf != "" {
 		fh, err := os.Create(*gmProf)
