@@ -265,7 +265,7 @@ type augChain struct {
 	logit     bool
 	kappa     []float64
 	trials    []int
-	pairPos   []int
+	pairPos   pairTab
 	etaPrev   []float64
 	latentVar float64
 	// The integrated scale moves (gaussaug_integrate.go): the most rounds
@@ -428,7 +428,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 type augShared struct {
 	rows    augRows
 	m       *sparse.SymCSC
-	pairPos []int
+	pairPos pairTab
 }
 
 // newAugShared returns pe's augShared: the rows' nonzero entries, XᵀX
