@@ -152,6 +152,7 @@ func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 	off, trials := c.off, c.trials
 	one := trials == nil || c.ah.trialsOne
 	q := 0
+	lag, omPrev := c.ah.omegaLag, 0.0
 	for i, ki := range c.kappa {
 		rc, rv := col[ptr[i]:ptr[i+1]], val[ptr[i]:ptr[i+1]]
 		rv = rv[:len(rc)]
@@ -171,6 +172,9 @@ func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 		r := ki - om*off[i]
 		for a, j := range rc {
 			b[j] += rv[a] * r
+		}
+		if lag {
+			om, omPrev = omPrev, om
 		}
 		q1 := q + len(rc)*(len(rc)+1)/2
 		pq, pv := pos[q:q1], prod[q:q1]
