@@ -118,8 +118,9 @@ type augHooks struct {
 	// the linear predictors of the chain's start, never refreshed (as if
 	// from η the marginal scale moves keep, which the logistic sweep does
 	// not make); trialsOne draws ω_i ~ PG(1, η_i) whatever
-	// the trials n_i.
-	kappaNoHalf, omegaStale, trialsOne bool
+	// the trials n_i; omegaLag refills M's pairs of row i with row
+	// i−1's ω_i (b with row i's).
+	kappaNoHalf, omegaStale, trialsOne, omegaLag bool
 	// The integrated scale move's mutants (gaussaug_integrate.go):
 	// integrateNoLogDet leaves ½log det P out of the proposal's densities;
 	// integrateNoQ leaves the forward proposal's density N(w′; m(τ′),
@@ -278,7 +279,7 @@ type augChain struct {
 	logit     bool
 	kappa     []float64
 	trials    []int
-	pairPos   []int
+	pairPos   pairTab
 	etaPrev   []float64
 	latentVar float64
 	// The integrated scale moves (gaussaug_integrate.go): the most rounds
@@ -448,7 +449,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 type augShared struct {
 	rows    augRows
 	m       *sparse.SymCSC
-	pairPos []int
+	pairPos pairTab
 }
 
 // newAugShared returns pe's augShared: the rows' nonzero entries, XᵀX

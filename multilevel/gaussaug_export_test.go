@@ -25,7 +25,8 @@ import (
 // redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
 // keeping every proposal); on a logistic model also "kappa-half" (κ_i =
 // n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
-// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i);
+// never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i),
+// "omega-lag" (M's pairs of row i refilled with the previous row's ω);
 // "integrated-logdet" (the integrated scale move without ½log det P),
 // "integrated-q" (without the forward proposal's density of w′: half its log q ratio dropped),
 // "level-q" (the logistic level move's ratio without its proposal's
@@ -96,6 +97,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.omegaStale = true
 	case "trials-one":
 		k.augment.trialsOne = true
+	case "omega-lag":
+		k.augment.omegaLag = true
 	case "integrated-logdet":
 		k.augment.integrateNoLogDet = true
 	case "integrated-q":

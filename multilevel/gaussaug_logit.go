@@ -99,27 +99,36 @@ func (c *augChain) startLogit(name string, le LogitGLM) error {
 	return nil
 }
 
-// pairs returns pairPos: for each row of r, in gram's order (a, then b ≤ a), the
-// position in m's values of entry (col[a], col[b]), so that drawOmega
-// refills M = XᵀΩX in place, its pattern (and P's, and the factor's
-// analysis) unchanged.
-func pairs(r *augRows, m *sparse.SymCSC) []int {
-	ptr, col := r.ptr, r.col
+// pairTab lists, row by row in gram's order (for each entry a of the row,
+// then each b ≤ a), the row's pairs of entries: pos, the position in M's
+// values of entry (col[a], col[b]), and prod, x_a·x_b. drawOmega refills
+// M = XᵀΩX in place from it (its pattern, P's and the factor's analysis
+// unchanged) by one flat scaled add a row, M[pos] += ω_i·prod, instead of
+// a loop over a and b with its products.
+type pairTab struct {
+	pos  []int32
+	prod []float64
+}
+
+// pairs returns r's pairTab in m.
+func pairs(r *augRows, m *sparse.SymCSC) pairTab {
+	ptr, col, val := r.ptr, r.col, r.val
 	var np int
 	for i := range len(ptr) - 1 {
 		k := ptr[i+1] - ptr[i]
 		np += k * (k + 1) / 2
 	}
-	pos := make([]int, 0, np)
+	t := pairTab{pos: make([]int32, 0, np), prod: make([]float64, 0, np)}
 	for i := range len(ptr) - 1 {
 		lo, hi := ptr[i], ptr[i+1]
 		for a := lo; a < hi; a++ {
 			for b := lo; b <= a; b++ {
-				pos = append(pos, entry(m, int(col[a]), int(col[b])))
+				t.pos = append(t.pos, int32(entry(m, int(col[a]), int(col[b]))))
+				t.prod = append(t.prod, val[a]*val[b])
 			}
 		}
 	}
-	return pos
+	return t
 }
 
 // drawOmega is the logistic sweep's update 1 (Polson, Scott and Windle,
@@ -137,10 +146,13 @@ func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 	mv := c.m.Val
 	clear(mv)
 	w := c.theta
-	ptr, col, val, pp := c.rows.ptr, c.rows.col, c.rows.val, c.pairPos
+	ptr, col, val := c.rows.ptr, c.rows.col, c.rows.val
+	pos, prod := c.pairPos.pos, c.pairPos.prod
+	prod = prod[:len(pos)]
 	off, trials := c.off, c.trials
 	one := trials == nil || c.ah.trialsOne
 	q := 0
+	lag, omPrev := c.ah.omegaLag, 0.0
 	for i, ki := range c.kappa {
 		rc, rv := col[ptr[i]:ptr[i+1]], val[ptr[i]:ptr[i+1]]
 		rv = rv[:len(rc)]
@@ -158,17 +170,18 @@ func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 			om = polyagamma.DrawSum(rng, trials[i], eta)
 		}
 		r := ki - om*off[i]
-		// Row i's pairs (a, b ≤ a) in pairs's order: for each a, the
-		// entries b = 0, …, a of the row.
-		for a, va := range rv {
-			b[rc[a]] += va * r
-			ov := om * va
-			vb := rv[:a+1]
-			pq := pp[q : q+len(vb)]
-			for k, v := range vb {
-				mv[pq[k]] += ov * v
-			}
-			q += len(vb)
+		for a, j := range rc {
+			b[j] += rv[a] * r
 		}
+		if lag {
+			om, omPrev = omPrev, om
+		}
+		q1 := q + len(rc)*(len(rc)+1)/2
+		pq, pv := pos[q:q1], prod[q:q1]
+		pv = pv[:len(pq)]
+		for k, p := range pq {
+			mv[p] += om * pv[k]
+		}
+		q = q1
 	}
 }

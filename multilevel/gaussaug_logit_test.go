@@ -217,7 +217,8 @@ func TestLogitIntegrateRule(t *testing.T) {
 // (whose crossed factors get no integrated scale moves), the sweep
 // without them and with two rounds of them for every factor. Mutants that must be caught
 // (|z| ≥ 4.5): κ without the −n/2 and ω drawn at the start's η, never
-// refreshed, on both; on the Bernoulli kit the integrated scale move
+// refreshed, on both; on the Bernoulli kit M's pairs of each row refilled
+// with the previous row's ω (omega-lag), the integrated scale move
 // without ½log det P and without the forward proposal's density of w′
 // (half its log q ratio dropped; two rounds a sweep); on the binomial kit the joint draw from the
 // previous sweep's b (b = Xᵀ(κ − Ωo) changes with ω only through the
@@ -238,7 +239,7 @@ func TestLogitMoments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mutants := []string{"kappa-half", "omega-stale", "integrated-logdet,integrate-2", "integrated-q,integrate-2"}
+		mutants := []string{"kappa-half", "omega-stale", "omega-lag", "integrated-logdet,integrate-2", "integrated-q,integrate-2"}
 		if kit.maxTrials > 1 {
 			mutants = []string{"kappa-half", "omega-stale", "stale-b,no-integrate", "trials-one"}
 		}

@@ -36,6 +36,9 @@
 // probability of at least 0.99919 at every z (PSW §4;
 // TestAcceptanceRate). Near t = 0.64 that smallest rate over z is
 // largest (0.999198, against 0.99913 at t = 0.6 and 0.99903 at t = 0.7).
+// Below z = smallZ the proposal is the untilted envelope a₀(x) instead,
+// with the tilt in the acceptance (drawSmall): more proposals, each
+// cheaper, exact all the same.
 package polyagamma
 
 import (
@@ -67,8 +70,14 @@ func DrawSum(rng *rand.Rand, b int, c float64) float64 {
 	if math.IsInf(z, 0) || math.IsNaN(z) {
 		return math.NaN()
 	}
-	left := weight(z) // once for the b draws
 	var s float64
+	if z < smallZ {
+		for range b {
+			s += drawSmall(rng, z, exact)
+		}
+		return 0.25 * s
+	}
+	left := weight(z) // once for the b draws
 	for range b {
 		s += drawJ(rng, z, left, exact)
 	}
@@ -81,12 +90,14 @@ func DrawSum(rng *rand.Rand, b int, c float64) float64 {
 type fault int
 
 const (
-	exact         fault = iota
-	faultWeight         // the envelope's mixture weight computed at t = 0.5, the pieces at t = 0.64
-	faultSign           // the series' first correction added instead of subtracted
-	faultNoTilt         // the truncated IG drawn as a truncated Lévy, without the e^{−z²x/2} tilt
-	faultTabMap         // weight's table read with its interval mapped to [0, 1) instead of [−1, 1]
-	faultTabScale       // weight's table value times 0.97
+	exact            fault = iota
+	faultWeight            // the envelope's mixture weight computed at t = 0.5, the pieces at t = 0.64
+	faultSign              // the series' first correction added instead of subtracted
+	faultNoTilt            // the truncated IG drawn as a truncated Lévy, without the e^{−z²x/2} tilt
+	faultTabMap            // weight's table read with its interval mapped to [0, 1) instead of [−1, 1]
+	faultTabScale          // weight's table value times 0.97
+	faultSmallWeight       // drawSmall's mixture weight computed at t = 0.5, the pieces at t = 0.64
+	faultSmallRight        // drawSmall's right piece drawn at the tilted rate K and tilted again
 )
 
 // draw is Draw with a fault for the mutant tests.
@@ -94,6 +105,9 @@ func draw(rng *rand.Rand, c float64, m fault) float64 {
 	z := 0.5 * math.Abs(c)
 	if math.IsInf(z, 0) || math.IsNaN(z) {
 		return math.NaN()
+	}
+	if z < smallZ && m != faultWeight && m != faultTabMap && m != faultTabScale {
+		return 0.25 * drawSmall(rng, z, m)
 	}
 	var left float64
 	switch m {
@@ -124,6 +138,96 @@ func drawJ(rng *rand.Rand, z, left float64, m fault) float64 {
 		}
 	}
 }
+
+// Below smallZ, drawSmall proposes from the untilted envelope a₀(x)
+// (z = 0), whose mixture weight is the constant weight0, and applies the
+// tilt e^{−z²x/2} in the acceptance; above, drawJ proposes from the
+// tilted envelope e^{−z²x/2} a₀(x) with the weight at z. Both are exact;
+// smallZ is where drawSmall's extra proposals (its acceptance falls with
+// z as the envelope's mass M(z)/M(0)) cost more than the weight's
+// evaluation and the tilt's separate uniform that it saves
+// (BenchmarkDraw).
+const smallZ = 0.6
+
+// weight0 is the untilted envelope's left weight leftWeight(0, t), and
+// weight0Half the faultSmallWeight mutant's, at t = 0.5.
+var (
+	weight0     = leftWeight(0, trunc)
+	weight0Half = leftWeight(0, 0.5)
+)
+
+// drawSmall returns a J*(1, z) variate by proposing x from the untilted
+// envelope a₀(x) — a truncated Lévy law on (0, t) with probability
+// weight0, t + Exp(π²/8) otherwise — and accepting with probability
+// e^{−y} f(x)/a₀(x), y = z²x/2: the target cosh(z) e^{−y} f(x) over the
+// proposal's a₀(x), both up to constants, so the draw is exact for any z.
+// One uniform u decides both factors: accept iff v = u·e^{y} ≤ f(x)/a₀(x),
+// decided by accept's partial sums. e^{y} is bracketed before it is
+// computed: 1 + y ≤ e^{y} ≤ 1 + y + y² for 0 ≤ y ≤ 1 (the Taylor
+// remainder y²(1/2 + y/6 + …) ≤ y²(e − 2) there), so u(1 + y + y²) ≤
+// squeeze accepts and u(1 + y) > 1 rejects (f ≤ a₀) without an
+// exponential.
+func drawSmall(rng *rand.Rand, z float64, m fault) float64 {
+	const k0 = math.Pi * math.Pi / 8 // the right piece's untilted rate
+	w0 := weight0
+	if m == faultSmallWeight {
+		w0 = weight0Half
+	}
+	h := 0.5 * z * z
+	for {
+		var x float64
+		if rng.Float64() < w0 {
+			x = truncLevy(rng)
+		} else if m == faultSmallRight {
+			x = trunc + rng.ExpFloat64()/(k0+h)
+		} else {
+			x = trunc + rng.ExpFloat64()/k0
+		}
+		y := h * x
+		u := rng.Float64()
+		if m == faultNoTilt {
+			y = 0
+		}
+		if y <= 1 {
+			if u*(1+y+y*y) <= squeeze {
+				return x
+			}
+			if u*(1+y) > 1 {
+				continue
+			}
+		}
+		v := u * math.Exp(y)
+		if v <= 1 && accept(v, x, m) {
+			return x
+		}
+	}
+}
+
+// truncLevy returns a draw of the Lévy law (IG with μ = ∞, λ = 1)
+// truncated to (0, t): 1/N² with N a standard normal conditioned on
+// N > a = 1/√t. N is drawn by the exponential rejection of C. P. Robert,
+// "Simulation of truncated normal variables", Statistics and Computing
+// 5, 121–125, 1995: N = a + E/λ with E ~ Exp(1), accepted with
+// probability e^{−(N−λ)²/2}, i.e. when another Exp(1) exceeds (N−λ)²/2;
+// the normal's density over the proposal's is largest at N = λ, so that is
+// exact for λ ≥ a, and its acceptance is largest at λ = (a + √(a²+4))/2
+// (levyRate): 0.895 at t = 0.64, against 0.723 at G. Marsaglia's λ = a
+// (Technometrics 6, 1964).
+func truncLevy(rng *rand.Rand) float64 {
+	for {
+		n := levyA + rng.ExpFloat64()/levyRate
+		d := n - levyRate
+		if rng.ExpFloat64() >= 0.5*d*d {
+			return 1 / (n * n)
+		}
+	}
+}
+
+// levyA is truncLevy's a = 1/√t, levyRate its λ = (a + √(a²+4))/2.
+var (
+	levyA    = 1 / math.Sqrt(trunc)
+	levyRate = (levyA + math.Sqrt(levyA*levyA+4)) / 2
+)
 
 // The envelope's left weight q/(p+q) (leftWeight) is a smooth function of
 // z alone at the sampler's t, needed once per draw at a new z: weight
@@ -282,10 +386,7 @@ func logMasses(z, t float64) (logp, logq float64) {
 
 // truncIG returns a draw of IG(μ = 1/z, λ = 1) truncated to (0, t), the
 // envelope's left piece (PSW's supplement). For μ > t it draws the
-// truncated Lévy law (z = 0), 1/N² with N a standard normal conditioned
-// on |N| > 1/√t (the tail by the exponential rejection of G. Marsaglia,
-// "Generating a variable from the tail of the normal distribution",
-// Technometrics 6, 1964), and accepts
+// truncated Lévy law (z = 0; truncLevy) and accepts
 // with probability e^{−z²x/2}, the tilt from Lévy to IG; for μ ≤ t it
 // draws IG(μ, 1) by J. R. Michael, W. R. Schucany and R. W. Haas,
 // "Generating random variates using transformations with multiple
@@ -293,16 +394,7 @@ func logMasses(z, t float64) (logp, logq float64) {
 func truncIG(rng *rand.Rand, z float64, m fault) float64 {
 	if z*trunc < 1 { // μ = 1/z > t
 		for {
-			var e float64
-			for {
-				e = rng.ExpFloat64()
-				if e*e <= 2*rng.ExpFloat64()/trunc {
-					break
-				}
-			}
-			// N = (1 + t e)/√t, x = 1/N².
-			r := 1 + trunc*e
-			x := trunc / (r * r)
+			x := truncLevy(rng)
 			// Accept with probability e^{−y}, y = z²x/2, first by the
 			// squeeze e^{−y} ≥ 1 − y.
 			y := 0.5 * z * z * x

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -21,7 +22,7 @@ import (
 // inverse-Gaussian branch out to c = 500, where PG(1, c) concentrates
 // near 1/(2c). The weight's table (weight) serves c < 2·weightZ = 24,
 // and c = 12 and 23.9 are in its upper range; above, the weight is 1.
-var testCs = []float64{0, 0.1, 1, 3, 5, 12, 23.9, 50, 500}
+var testCs = []float64{0, 0.1, 1, 3, 5, 12, 23.9, 50, 500, 1.19}
 
 // pgMean is E PG(1, c) = tanh(c/2)/(2c), 1/4 at c = 0 (PSW).
 func pgMean(c float64) float64 {
@@ -358,7 +359,7 @@ func TestKS(t *testing.T) {
 // p < 10⁻⁸), with the same sample sizes as TestMoments and TestKS; the c
 // are tried in order until one catches it.
 func TestMutantsCaught(t *testing.T) {
-	for _, m := range []fault{faultWeight, faultNoTilt, faultTabMap, faultTabScale} {
+	for _, m := range []fault{faultWeight, faultNoTilt, faultTabMap, faultTabScale, faultSmallWeight, faultSmallRight} {
 		var worstZ, worstP = 0.0, 1.0
 		where := ""
 		for i, c := range testCs {
@@ -656,4 +657,65 @@ func BenchmarkDrawSum(b *testing.B) {
 	if s < 0 {
 		b.Fatal(s)
 	}
+}
+
+// BenchmarkDrawPaths: ns per J*(1, z) draw by each of the sampler's two
+// proposals, drawSmall's untilted envelope and drawJ's tilted one, at
+// z across smallZ, from which smallZ is chosen.
+func BenchmarkDrawPaths(b *testing.B) {
+	for _, z := range []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5} {
+		b.Run(fmt.Sprintf("small/z=%g", z), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var s float64
+			for b.Loop() {
+				s += drawSmall(rng, z, exact)
+			}
+			if s < 0 {
+				b.Fatal(s)
+			}
+		})
+		b.Run(fmt.Sprintf("tilted/z=%g", z), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var s float64
+			for b.Loop() {
+				s += drawJ(rng, z, weight(z), exact)
+			}
+			if s < 0 {
+				b.Fatal(s)
+			}
+		})
+	}
+}
+
+// BenchmarkDrawLogitEta: ns per PG(1, c) draw with c = η of a logistic
+// model like the real suite's contraception set (c cycles through 4,096
+// values −0.5 + 0.8·N(0, 1), fixed seed: most of them below 2·smallZ);
+// cpu-ns/op is the process's user + system CPU per draw (run pinned with
+// GOMAXPROCS=1).
+func BenchmarkDrawLogitEta(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cs := make([]float64, 4096)
+	for i := range cs {
+		cs[i] = -0.5 + 0.8*rng.NormFloat64()
+	}
+	var s float64
+	i := 0
+	cpu := processCPU()
+	for b.Loop() {
+		s += Draw(rng, cs[i&4095])
+		i++
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	if s < 0 {
+		b.Fatal(s)
+	}
+}
+
+// processCPU returns the process's user + system CPU time in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
