@@ -419,7 +419,8 @@ type wideNewton struct {
 	subHs  Hessianer
 	ph     PriorHessianer
 	best   *MAP
-	frozen []float64 // the exact Hessian's upper triangle (data and prior) of an earlier iterate
+	frozen []float64    // the exact Hessian's upper triangle (data and prior) of an earlier iterate
+	primed *newtonPoint // the exact point frozen was summed at: its f and g are not read again
 	prior  []float64
 	sg     []float64 // the subsample's gradient (not used)
 	subN   int64     // data the subsample's sweeps read
@@ -434,6 +435,13 @@ func (m *wideNewton) point() *newtonPoint {
 
 func (m *wideNewton) Eval(pt *newtonPoint) error {
 	t, d := m.t, m.t.Dim()
+	if q := m.primed; q != nil && slices.Equal(pt.X, q.X) {
+		m.primed = nil
+		pt.F = q.F
+		copy(pt.G, q.G)
+		copy(pt.h, m.frozen)
+		return pt.direction()
+	}
 	lp := t.LogPrior(pt.X)
 	if math.IsInf(lp, -1) {
 		return errOutside
@@ -501,8 +509,9 @@ func (m *wideNewton) Value(theta []float64) (float64, error) {
 // the last stopped:
 //  1. damped Newton with the whole data's f and g and the Hessian of every
 //     stride-th datum, tempered by stride, to a decrement of newtonNear;
-//  2. the exact Hessian summed there (one pass, f, g and H), then Newton
-//     with that Hessian frozen and the whole data's gradients, to the
+//  2. the exact Hessian summed there (one pass, f, g and H; its f and g
+//     start the phase, wideNewton.primed), then Newton with that Hessian
+//     frozen and the whole data's gradients, to the
 //     search's own tolerances (linear convergence at the rate
 //     ‖I − H(θ₁)⁻¹H(θ)‖, small within a nat of the mode);
 //  3. the exact search (newtonSearch over denseNewton), whose first pass
@@ -551,7 +560,7 @@ func newtonWide(ctx context.Context, t *Target, p *Posterior, hs Hessianer, ph P
 		err = exact.Eval(pt)
 		exact.record = t.cvSums()
 		if err == nil && pt.Shift == 0 {
-			m.frozen = pt.h
+			m.frozen, m.primed = pt.h, pt
 			s2 := set
 			s2.MaxIterations = min(set.MaxIterations, best.Iterations+newtonWideIterations)
 			_, err = newtonSearch(ctx, m, best, s2, nil)
