@@ -221,7 +221,7 @@ func findMAP(ctx context.Context, p *Posterior, init []float64, s *MAPSettings, 
 		}
 		var alt *newtonStart
 		if alt, err = newtonPresearch(ctx, t, p, ph, best, set); err == nil {
-			pt, err = newtonSearch(ctx, &denseNewton{t: t, hs: hs, ph: ph, best: best, record: t.cvSums()}, best, set, alt)
+			pt, err = newtonWide(ctx, t, p, hs, ph, best, set, alt)
 		}
 	} else {
 		best.Method = MAPLBFGS

@@ -403,3 +403,182 @@ const (
 // errOutside is the error of a Newton evaluation outside the prior's
 // support (a user's PriorHessianer with a bounded support).
 var errOutside = errors.New("θ is outside the prior's support")
+
+// wideNewton is the Newton model of FindMAP's first phases on a wide GLM
+// (newtonWide): f and g from the whole data (one gradient pass, d
+// multiply-adds a datum) and H either from a strided subsample tempered by
+// its stride (sub: (N/stride)·d²/2 multiply-adds, an unbiased estimate of
+// the whole data's Hessian) or, once frozen is set, the exact Hessian of an
+// earlier iterate. Newton with an approximate Hessian H̃ still descends
+// (H̃ positive definite) and converges linearly, at the rate
+// ‖I − H̃⁻¹H‖ near the mode; the exact search that follows
+// (denseNewton) then sums the exact Hessian once, at the mode.
+type wideNewton struct {
+	t      *Target
+	sub    *Target // the subsample, β·stride; nil once frozen
+	subHs  Hessianer
+	ph     PriorHessianer
+	best   *MAP
+	frozen []float64    // the exact Hessian's upper triangle (data and prior) of an earlier iterate
+	primed *newtonPoint // the exact point frozen was summed at: its f and g are not read again
+	prior  []float64
+	sg     []float64 // the subsample's gradient (not used)
+	subN   int64     // data the subsample's sweeps read
+}
+
+func (m *wideNewton) point() *newtonPoint {
+	d := m.t.Dim()
+	pt := &newtonPoint{Point: newton.Point{X: make([]float64, d), G: make([]float64, d), Step: make([]float64, d)}, h: make([]float64, d*d)}
+	pt.Hess = &precision.DenseHessian{D: d, H: pt.h}
+	return pt
+}
+
+func (m *wideNewton) Eval(pt *newtonPoint) error {
+	t, d := m.t, m.t.Dim()
+	if q := m.primed; q != nil && slices.Equal(pt.X, q.X) {
+		m.primed = nil
+		pt.F = q.F
+		copy(pt.G, q.G)
+		copy(pt.h, m.frozen)
+		return pt.direction()
+	}
+	lp := t.LogPrior(pt.X)
+	if math.IsInf(lp, -1) {
+		return errOutside
+	}
+	clear(pt.G)
+	m.best.Passes++
+	if _, fused := t.energy.(EnergyGradienter); !fused {
+		m.best.Passes++
+	}
+	u, err := t.TotalEnergyAndGradient(pt.G, pt.X)
+	if err != nil {
+		return err
+	}
+	pt.F = u - lp
+	for j := range pt.G {
+		pt.G[j] = -pt.G[j]
+	}
+	if err := t.AddLogPriorGradient(pt.G, pt.X); err != nil {
+		return err
+	}
+	for j := range pt.G {
+		pt.G[j] = -pt.G[j]
+	}
+	if m.frozen != nil {
+		copy(pt.h, m.frozen)
+		return pt.direction()
+	}
+	clear(pt.h)
+	if m.sg == nil {
+		m.sg, m.prior = make([]float64, d), make([]float64, d*d)
+	}
+	clear(m.sg)
+	_, _, err = m.sub.newtonSweep(m.subHs, pt.h, m.sg, pt.X)
+	m.subN += int64(m.sub.N())
+	if err != nil {
+		return err
+	}
+	clear(m.prior)
+	m.ph.AddLogPriorHessian(m.prior, pt.X)
+	for a := range d {
+		for b := a; b < d; b++ {
+			pt.h[a*d+b] -= m.prior[a*d+b]
+		}
+	}
+	if err := fdiff.FiniteUpper(pt.h, d, pt.X); err != nil {
+		return err
+	}
+	return pt.direction()
+}
+
+func (m *wideNewton) Value(theta []float64) (float64, error) {
+	lp := m.t.LogPrior(theta)
+	if math.IsInf(lp, -1) {
+		return math.Inf(1), nil
+	}
+	m.best.Passes++
+	u, err := m.t.TotalEnergy(theta)
+	return u - lp, err
+}
+
+// newtonWide is FindMAP's Newton search on a wide GLM (d ≥ newtonWideDim,
+// at least newtonWideRows·d data a subsample row, N ≥ newtonWideStride
+// such subsamples), where a dense Hessian pass (d²/2 multiply-adds a
+// datum) costs hundreds of gradient passes. Three phases, each from where
+// the last stopped:
+//  1. damped Newton with the whole data's f and g and the Hessian of every
+//     stride-th datum, tempered by stride, to a decrement of newtonNear;
+//  2. the exact Hessian summed there (one pass, f, g and H; its f and g
+//     start the phase, wideNewton.primed), then Newton with that Hessian
+//     frozen and the whole data's gradients, to the
+//     search's own tolerances (linear convergence at the rate
+//     ‖I − H(θ₁)⁻¹H(θ)‖, small within a nat of the mode);
+//  3. the exact search (newtonSearch over denseNewton), whose first pass
+//     sums the exact Hessian at the result and, where the gradient there
+//     meets the tolerances, stops: the Laplace approximation's Hessian and
+//     the control variates' sums, as where the exact search ran alone.
+//
+// Phases 1 and 2 end at their iteration caps or on a failed step without
+// error: the exact search takes over from the best point they found
+// (best.Theta), so the result is the exact search's, to the same
+// tolerances (TestFindMAPWide). It returns the exact search's last point.
+func newtonWide(ctx context.Context, t *Target, p *Posterior, hs Hessianer, ph PriorHessianer, best *MAP, set MAPSettings, alt *newtonStart) (*newtonPoint, error) {
+	d, n := t.Dim(), t.N()
+	exact := &denseNewton{t: t, hs: hs, ph: ph, best: best, record: t.cvSums()}
+	g, isGLM := t.Energy().(GLM)
+	_, own := t.Energy().(Hessianer)
+	stride := n / (newtonWideRows * d)
+	if !isGLM || own || d < newtonWideDim || stride < newtonWideStride {
+		return newtonSearch(ctx, exact, best, set, alt)
+	}
+	sub := newStridedGLM(g, stride)
+	var wrapped GLM = sub
+	if sub.conv != nil {
+		wrapped = stridedRows{sub}
+	}
+	st, err := NewTarget(&Posterior{Energy: wrapped, Prior: p.Prior, Beta: t.Beta() * float64(stride)})
+	if err != nil {
+		return newtonSearch(ctx, exact, best, set, alt)
+	}
+	m := &wideNewton{t: t, sub: st, subHs: st.hessianer(), ph: ph, best: best}
+	s1 := set
+	s1.Tol, s1.MaxIterations = newtonNear, min(set.MaxIterations, best.Iterations+newtonWideIterations)
+	_, err = newtonSearch(ctx, m, best, s1, alt)
+	best.Passes += int((m.subN + int64(n) - 1) / int64(n))
+	t.evals += st.Evals()
+	t.gradEvals += st.GradEvals()
+	t.hessEvals += st.hessEvals
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, cerr)
+	}
+	if err == nil && !(best.GradNorm < set.GradTol) {
+		// Phase 2: the exact Hessian at phase 1's result, frozen.
+		exact.record = false
+		pt := exact.point()
+		copy(pt.X, best.Theta)
+		err = exact.Eval(pt)
+		exact.record = t.cvSums()
+		if err == nil && pt.Shift == 0 {
+			m.frozen, m.primed = pt.h, pt
+			s2 := set
+			s2.MaxIterations = min(set.MaxIterations, best.Iterations+newtonWideIterations)
+			_, err = newtonSearch(ctx, m, best, s2, nil)
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, fmt.Errorf("exactmh: FindMAP stopped after %d iterations: %w", best.Iterations, cerr)
+			}
+		}
+	}
+	return newtonSearch(ctx, exact, best, set, nil)
+}
+
+// newtonWide's thresholds: the phases apply from d = newtonWideDim, with a
+// subsample of at least newtonWideRows·d data at a stride of at least
+// newtonWideStride; each approximate phase runs at most
+// newtonWideIterations iterations.
+const (
+	newtonWideDim        = 64
+	newtonWideRows       = 20
+	newtonWideStride     = 4
+	newtonWideIterations = 40
+)

@@ -262,3 +262,80 @@ func mustLogistic(t *testing.T, x, y []float64, d int) GLM {
 	}
 	return lr
 }
+
+// TestFindMAPWide: on a wide GLM (d = 80, N = 8000: a subsample of every
+// 5th datum) FindMAP's Newton search with subsampled and frozen Hessians
+// (newtonWide) finds the exact search's mode to 10⁻⁸ relative (as
+// TestFindMAPNewtonVersusLBFGS; both stop at max |∇| < 10⁻⁶), and returns the exact Hessian of −log π at it (bit for bit
+// the sweep's there) with the data's sums for ControlVariates — in at
+// most two exact Hessian passes where the exact search alone sums one an
+// iteration. Under a Gaussian prior and flat (the wide rows' prior).
+func TestFindMAPWide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("d = 80, N = 8000")
+	}
+	const n, d = 8000, 80
+	x, y := testgen.WideLogistic(rand.New(rand.NewPCG(8, 8)), n, d)
+	lr := mustLogistic(t, x, y, d)
+	gauss, err := NewIsoGaussian(d, 2.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, p := range []*Posterior{{Energy: lr}, {Energy: lr, Prior: gauss}} {
+		name := []string{"flat", "Gaussian"}[k]
+		m, pt, err := findMAP(context.Background(), p, make([]float64, d), nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, ph, why := newtonParts(tg)
+		if why != "" {
+			t.Fatal(why)
+		}
+		ref := &MAP{Theta: make([]float64, d), LogDensity: math.Inf(-1)}
+		if _, err := newtonSearch(context.Background(), &denseNewton{t: tg, hs: hs, ph: ph, best: ref}, ref, MAPSettings{Tol: 1e-16, GradTol: 1e-6, MaxIterations: 100}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var diff, size float64
+		for j := range d {
+			diff = math.Max(diff, math.Abs(m.Theta[j]-ref.Theta[j]))
+			size = math.Max(size, math.Abs(ref.Theta[j]))
+		}
+		if diff > 1e-8*size {
+			t.Errorf("%v: mode differs from the exact search's by %.3g relative", name, diff/size)
+		}
+		if pt == nil || pt.dg == nil || !slices.Equal(pt.X, m.Theta) {
+			t.Fatalf("%v: no exact point with the data's sums at the mode", name)
+		}
+		if !(m.Decrement <= 1e-16) && !(maxAbsTest(pt.G) < 1e-6) {
+			t.Errorf("%v: decrement %.3g, max |∇| %.3g: not converged", name, m.Decrement, maxAbsTest(pt.G))
+		}
+		// The exact Hessian at the mode, summed afresh.
+		w := (&denseNewton{t: tg, hs: hs, ph: ph, best: &MAP{}}).point()
+		copy(w.X, m.Theta)
+		if err := (&denseNewton{t: tg, hs: hs, ph: ph, best: &MAP{}}).Eval(w); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(w.h, pt.h) {
+			t.Errorf("%v: the returned Hessian is not the exact Hessian at the mode", name)
+		}
+		// Exact Hessian passes: the subsample's sweeps read N/5 each.
+		sub := m.HessEvals - 2*n
+		if sub < 0 || sub > int64(m.Iterations)*n/5 || ref.Iterations < 4 {
+			t.Errorf("%v: %d Hessian evaluations in %d iterations (the exact search alone: %d iterations, %d passes)", name, m.HessEvals, m.Iterations, ref.Iterations, ref.Passes)
+		}
+		t.Logf("%v: %d iterations, %d passes, %d Hessian evaluations; the exact search alone %d iterations, %d passes (a Hessian each); differ by %.2g relative",
+			name, m.Iterations, m.Passes, m.HessEvals, ref.Iterations, ref.Passes, diff/size)
+	}
+}
+
+func maxAbsTest(v []float64) float64 {
+	var m float64
+	for _, x := range v {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
+}

@@ -33,6 +33,7 @@ var tableKeys = [][2]string{
 	{"nuts_ess_per_cpu_s", "rstan NUTS min bulk ESS / CPU-s (all in)"},
 	{"ratio", "ratio"},
 	{"source", "figures"},
+	{"note", "note"},
 }
 
 // writeTable regenerates the table between tableBegin and tableEnd in
