@@ -133,27 +133,40 @@ func (m *denseNewton) Eval(pt *newtonPoint) error {
 	if m.prior == nil {
 		m.prior = make([]float64, d*d)
 	}
-	clear(m.prior)
-	m.ph.AddLogPriorHessian(m.prior, pt.X)
+	return pt.priorCurvature(m.ph, m.prior, d)
+}
+
+func (m *denseNewton) Value(theta []float64) (float64, error) {
+	return posteriorEnergy(m.t, m.best, theta)
+}
+
+// posteriorEnergy is U(θ) − log p(θ), +Inf outside the prior's support
+// without a pass over the data; a pass is counted in best.Passes.
+func posteriorEnergy(t *Target, best *MAP, theta []float64) (float64, error) {
+	lp := t.LogPrior(theta)
+	if math.IsInf(lp, -1) {
+		return math.Inf(1), nil
+	}
+	best.Passes++
+	u, err := t.TotalEnergy(theta)
+	return u - lp, err
+}
+
+// priorCurvature subtracts the log prior's Hessian at pt.X (summed into
+// scratch, d×d) from the upper triangle of pt.h, checks that triangle is
+// finite and sets the Newton direction.
+func (pt *newtonPoint) priorCurvature(ph PriorHessianer, scratch []float64, d int) error {
+	clear(scratch)
+	ph.AddLogPriorHessian(scratch, pt.X)
 	for a := range d {
 		for b := a; b < d; b++ {
-			pt.h[a*d+b] -= m.prior[a*d+b]
+			pt.h[a*d+b] -= scratch[a*d+b]
 		}
 	}
 	if err := fdiff.FiniteUpper(pt.h, d, pt.X); err != nil {
 		return err
 	}
 	return pt.direction()
-}
-
-func (m *denseNewton) Value(theta []float64) (float64, error) {
-	lp := m.t.LogPrior(theta)
-	if math.IsInf(lp, -1) {
-		return math.Inf(1), nil
-	}
-	m.best.Passes++
-	u, err := m.t.TotalEnergy(theta)
-	return u - lp, err
 }
 
 // newtonSearch runs damped Newton (internal/newton) from best.Theta over
@@ -479,27 +492,11 @@ func (m *wideNewton) Eval(pt *newtonPoint) error {
 	if err != nil {
 		return err
 	}
-	clear(m.prior)
-	m.ph.AddLogPriorHessian(m.prior, pt.X)
-	for a := range d {
-		for b := a; b < d; b++ {
-			pt.h[a*d+b] -= m.prior[a*d+b]
-		}
-	}
-	if err := fdiff.FiniteUpper(pt.h, d, pt.X); err != nil {
-		return err
-	}
-	return pt.direction()
+	return pt.priorCurvature(m.ph, m.prior, d)
 }
 
 func (m *wideNewton) Value(theta []float64) (float64, error) {
-	lp := m.t.LogPrior(theta)
-	if math.IsInf(lp, -1) {
-		return math.Inf(1), nil
-	}
-	m.best.Passes++
-	u, err := m.t.TotalEnergy(theta)
-	return u - lp, err
+	return posteriorEnergy(m.t, m.best, theta)
 }
 
 // newtonWide is FindMAP's Newton search on a wide GLM (d ≥ newtonWideDim,
