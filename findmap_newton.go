@@ -121,14 +121,8 @@ func (m *denseNewton) Eval(pt *newtonPoint) error {
 		copy(pt.dh, pt.h)
 	}
 	// Subtract ∇log p and ∇²log p.
-	for j := range pt.G {
-		pt.G[j] = -pt.G[j]
-	}
-	if err := t.AddLogPriorGradient(pt.G, pt.X); err != nil {
+	if err := pt.priorGradient(t); err != nil {
 		return err
-	}
-	for j := range pt.G {
-		pt.G[j] = -pt.G[j]
 	}
 	if m.prior == nil {
 		m.prior = make([]float64, d*d)
@@ -150,6 +144,21 @@ func posteriorEnergy(t *Target, best *MAP, theta []float64) (float64, error) {
 	best.Passes++
 	u, err := t.TotalEnergy(theta)
 	return u - lp, err
+}
+
+// priorGradient subtracts ∇log p(pt.X) from pt.G, the energy's gradient
+// (AddLogPriorGradient adds to −G, the log posterior's gradient).
+func (pt *newtonPoint) priorGradient(t *Target) error {
+	for j := range pt.G {
+		pt.G[j] = -pt.G[j]
+	}
+	if err := t.AddLogPriorGradient(pt.G, pt.X); err != nil {
+		return err
+	}
+	for j := range pt.G {
+		pt.G[j] = -pt.G[j]
+	}
+	return nil
 }
 
 // priorCurvature subtracts the log prior's Hessian at pt.X (summed into
@@ -469,14 +478,8 @@ func (m *wideNewton) Eval(pt *newtonPoint) error {
 		return err
 	}
 	pt.F = u - lp
-	for j := range pt.G {
-		pt.G[j] = -pt.G[j]
-	}
-	if err := t.AddLogPriorGradient(pt.G, pt.X); err != nil {
+	if err := pt.priorGradient(t); err != nil {
 		return err
-	}
-	for j := range pt.G {
-		pt.G[j] = -pt.G[j]
 	}
 	if m.frozen != nil {
 		copy(pt.h, m.frozen)
