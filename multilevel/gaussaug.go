@@ -475,6 +475,9 @@ func newAugShared(pe augGLM, logit bool) (*augShared, error) {
 		return nil, err
 	}
 	if logit {
+		if nv := len(sh.m.Val); nv > math.MaxInt32 {
+			return nil, fmt.Errorf("Pólya–Gamma sweep: XᵀX has %d stored entries, above the %d its refill table indexes", nv, math.MaxInt32)
+		}
 		sh.pairPos = pairs(&sh.rows, sh.m)
 	}
 	return sh, nil
