@@ -132,6 +132,9 @@ type augHooks struct {
 	// leaves the proposal's densities out of the ratio; levelDropDatum
 	// leaves each level's last datum out of its likelihood.
 	levelMHOff, levelMHAll, levelNoQ, levelDropDatum bool
+	// refillPairs makes drawOmega refill M by the pairs (pairTab) where
+	// it would by the grouped rows (groupTab; exact, not a mutant).
+	refillPairs bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -282,6 +285,10 @@ type augChain struct {
 	pairPos   pairTab
 	etaPrev   []float64
 	latentVar float64
+	// The grouped refill (groupTab; nil: by pairPos): the rows' patterns,
+	// the accumulators and bases, and b = Xᵀκ (no offsets).
+	groups            *groupTab
+	acc, base, bKappa []float64
 	// The integrated scale moves (gaussaug_integrate.go): the most rounds
 	// a term makes a sweep (0: none), the proposal's factor and mean (swapped with gaussChain's
 	// chol and mean when kept), a draw's deviation and a zero vector
@@ -361,7 +368,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	}
 	c.gaussChain = g
 	if logit {
-		c.pairPos = sh.pairPos
+		c.startRefill(sh, m)
 		if hooks.omegaStale {
 			c.etaPrev = make([]float64, n)
 			c.linearPredictors()
@@ -445,11 +452,12 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 // default's counts and every chain: the rows in compressed sparse row
 // form, M = XᵀX (its pattern, which every chain's M and P keep), and on a
 // logistic model the positions of each row's pairs in M's values
-// (pairPos).
+// (pairPos) or the grouped rows (groups; refillGroups).
 type augShared struct {
 	rows    augRows
 	m       *sparse.SymCSC
 	pairPos pairTab
+	groups  *groupTab
 }
 
 // newAugShared returns pe's augShared: the rows' nonzero entries, XᵀX
@@ -478,7 +486,10 @@ func newAugShared(pe augGLM, logit bool) (*augShared, error) {
 		if nv := len(sh.m.Val); nv > math.MaxInt32 {
 			return nil, fmt.Errorf("Pólya–Gamma sweep: XᵀX has %d stored entries, above the %d its refill table indexes", nv, math.MaxInt32)
 		}
-		sh.pairPos = pairs(&sh.rows, sh.m)
+		sh.groups = refillGroups(pe, &sh.rows, sh.m)
+		if sh.groups == nil {
+			sh.pairPos = pairs(&sh.rows, sh.m)
+		}
 	}
 	return sh, nil
 }

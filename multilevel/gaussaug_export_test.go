@@ -36,7 +36,8 @@ import (
 // "no-level", "no-level-mh", "no-half" and "no-nest", which leave out a move or the
 // integration, "level-all" (the logistic level move on every level of a
 // term of small levels, whatever its share of successes),
-// "no-integrate" (no integrated scale move) and "integrate-2" (two rounds
+// "refill-pairs" (M refilled by the pairs where it would be by the
+// grouped rows), "no-integrate" (no integrated scale move) and "integrate-2" (two rounds
 // of it a sweep), all exact, not mutants. names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
@@ -111,6 +112,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.levelNoQ = true
 	case "level-datum":
 		k.augment.levelDropDatum = true
+	case "refill-pairs":
+		k.augment.refillPairs = true
 	case "no-integrate":
 		k.IntegratedScale = -1
 	case "integrate-2":

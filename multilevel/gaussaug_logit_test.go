@@ -267,3 +267,53 @@ func TestLogitSBC(t *testing.T) {
 	}
 	augmentSBC(t, logitKit{n: 100, g: 5, h: 3, maxTrials: 3}, 19, []string{"", "integrate-2"}, []string{"omega-stale", "trials-one"})
 }
+
+// TestLogitGroupedRefill checks drawOmega's grouped rows (groupTab)
+// against its pairs (pairTab, the hook refill-pairs): from the same state
+// and random stream, the same ω are drawn, so M = XᵀΩX and b = Xᵀκ must
+// agree to the summation's rounding (relative 10⁻¹², M's largest entry
+// the scale), on a Bernoulli kit (grouped: its rows' patterns, the two
+// factors' levels, repeat) and on the omega-lag mutant, which refills M
+// with the previous row's ω and must differ. With offsets the refill is
+// by the pairs either way.
+func TestLogitGroupedRefill(t *testing.T) {
+	kit := logitKit{n: 400, g: 6, h: 5}
+	_, pb, err := kit.Draw(rand.New(rand.NewPCG(41, 42)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := exactmh.NewTarget(pb.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refill := func(names string) (m, b []float64, grouped bool) {
+		k := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, names)
+		ch, err := k.Start(tg, pb.Mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return multilevel.DrawOmegaRefill(ch, rand.New(rand.NewPCG(43, 44)))
+	}
+	mg, bg, grouped := refill("")
+	mp, bp, pairsGrouped := refill("refill-pairs")
+	if !grouped || pairsGrouped {
+		t.Fatalf("grouped refill: default %v (want true), refill-pairs %v (want false)", grouped, pairsGrouped)
+	}
+	maxDiff := func(x, y []float64) (d, scale float64) {
+		for i := range x {
+			d = max(d, math.Abs(x[i]-y[i]))
+			scale = max(scale, math.Abs(y[i]))
+		}
+		return d, scale
+	}
+	if d, s := maxDiff(mg, mp); d > 1e-12*s || s == 0 {
+		t.Errorf("M by the grouped rows differs from M by the pairs by %.3g (largest entry %.3g)", d, s)
+	}
+	if d, s := maxDiff(bg, bp); d > 1e-12*s || s == 0 {
+		t.Errorf("b by the grouped rows differs from b by the pairs by %.3g (largest entry %.3g)", d, s)
+	}
+	ml, _, _ := refill("omega-lag")
+	if d, s := maxDiff(ml, mp); d <= 1e-6*s {
+		t.Errorf("the omega-lag mutant's grouped M is within %.3g of the exact one (largest entry %.3g): not caught", d, s)
+	}
+}

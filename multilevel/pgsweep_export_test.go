@@ -21,3 +21,13 @@ func DrawOmegaSweeps(ch exactmh.Chain, rng *rand.Rand, n int) {
 		c.drawOmega(rng, b)
 	}
 }
+
+// DrawOmegaRefill runs drawOmega once on ch (as DrawOmegaSweeps) and
+// returns copies of M's values and b, and whether the chain refilled M by
+// the grouped rows (groupTab), for TestLogitGroupedRefill.
+func DrawOmegaRefill(ch exactmh.Chain, rng *rand.Rand) (m, b []float64, grouped bool) {
+	c := ch.(*augChain)
+	b = make([]float64, len(c.b))
+	c.drawOmega(rng, b)
+	return append([]float64(nil), c.m.Val...), b, c.groups != nil
+}
