@@ -98,6 +98,7 @@ const (
 	faultTabScale          // weight's table value times 0.97
 	faultSmallWeight       // drawSmall's mixture weight computed at t = 0.5, the pieces at t = 0.64
 	faultSmallRight        // drawSmall's right piece drawn at the tilted rate K and tilted again
+	faultReuseRaw          // the acceptance's uniform the piece's uniform itself, not rescaled (reuse)
 )
 
 // draw is Draw with a fault for the mutant tests.
@@ -127,16 +128,37 @@ func drawJ(rng *rand.Rand, z, left float64, m fault) float64 {
 	// (π/2) e^{−Kx}.
 	k := math.Pi*math.Pi/8 + z*z/2
 	for {
-		var x float64
-		if left >= 1 || rng.Float64() < left {
+		var x, u float64
+		if left >= 1 {
 			x = truncIG(rng, z, m)
+			u = rng.Float64()
+		} else if u1 := rng.Float64(); u1 < left {
+			x = truncIG(rng, z, m)
+			u = reuse(u1, 0, left, m)
 		} else {
 			x = trunc + rng.ExpFloat64()/k
+			u = reuse(u1, left, 1, m)
 		}
-		if accept(rng.Float64(), x, m) {
+		if accept(u, x, m) {
 			return x
 		}
 	}
+}
+
+// reuse returns the acceptance's uniform from u1, the uniform that chose
+// the envelope's piece, which lies in [lo, hi): (u1 − lo)/(hi − lo), a
+// uniform on [0, 1) independent of the piece chosen and of x, which is
+// drawn from the stream after it (the piece's choice reads only which
+// side of the weight u1 fell). One uniform a proposal saved, exact but
+// for the rescaled uniform's resolution, below 2⁻⁵¹ (hi − lo ≥ 1/4 in
+// drawSmall, and in drawJ wherever the weight is not within 2⁻⁵¹ of 0
+// or 1), as the decision u1 < w is up to w's rounding. The mutant
+// faultReuseRaw takes u1 itself, which depends on the piece chosen.
+func reuse(u1, lo, hi float64, m fault) float64 {
+	if m == faultReuseRaw {
+		return u1
+	}
+	return (u1 - lo) / (hi - lo)
 }
 
 // Below smallZ, drawSmall proposes from the untilted envelope a₀(x)
@@ -175,16 +197,19 @@ func drawSmall(rng *rand.Rand, z float64, m fault) float64 {
 	}
 	h := 0.5 * z * z
 	for {
-		var x float64
-		if rng.Float64() < w0 {
+		var x, u float64
+		if u1 := rng.Float64(); u1 < w0 {
 			x = truncLevy(rng)
-		} else if m == faultSmallRight {
-			x = trunc + rng.ExpFloat64()/(k0+h)
+			u = reuse(u1, 0, w0, m)
 		} else {
-			x = trunc + rng.ExpFloat64()/k0
+			if m == faultSmallRight {
+				x = trunc + rng.ExpFloat64()/(k0+h)
+			} else {
+				x = trunc + rng.ExpFloat64()/k0
+			}
+			u = reuse(u1, w0, 1, m)
 		}
 		y := h * x
-		u := rng.Float64()
 		if m == faultNoTilt {
 			y = 0
 		}

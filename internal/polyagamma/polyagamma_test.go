@@ -359,7 +359,7 @@ func TestKS(t *testing.T) {
 // p < 10⁻⁸), with the same sample sizes as TestMoments and TestKS; the c
 // are tried in order until one catches it.
 func TestMutantsCaught(t *testing.T) {
-	for _, m := range []fault{faultWeight, faultNoTilt, faultTabMap, faultTabScale, faultSmallWeight, faultSmallRight} {
+	for _, m := range []fault{faultWeight, faultNoTilt, faultTabMap, faultTabScale, faultSmallWeight, faultSmallRight, faultReuseRaw} {
 		var worstZ, worstP = 0.0, 1.0
 		where := ""
 		for i, c := range testCs {
