@@ -141,7 +141,9 @@ func pairs(r *augRows, m *sparse.SymCSC) pairTab {
 //	M = XᵀΩX,  b = Xᵀ(κ − Ω·o)
 //
 // (Ω = diag(ω), o the offsets), both summed in the same pass, O(Σ_i k_i²)
-// for rows of k_i entries; M's values are written in place (pairPos).
+// for rows of k_i entries; M's values are written in place (pairPos), or
+// by the rows' patterns where that is less work (groupTab,
+// drawOmegaGrouped).
 func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 	if c.groups != nil {
 		c.drawOmegaGrouped(rng, b)
