@@ -286,9 +286,9 @@ type augChain struct {
 	etaPrev   []float64
 	latentVar float64
 	// The grouped refill (groupTab; nil: by pairPos): the rows' patterns,
-	// the accumulators and bases, and b = Xᵀκ (no offsets).
-	groups            *groupTab
-	acc, base, bKappa []float64
+	// the accumulators and bases, b = Xᵀκ (no offsets) and the sweep's η.
+	groups                  *groupTab
+	acc, base, bKappa, etaG []float64
 	// The integrated scale moves (gaussaug_integrate.go): the most rounds
 	// a term makes a sweep (0: none), the proposal's factor and mean (swapped with gaussChain's
 	// chol and mean when kept), a draw's deviation and a zero vector

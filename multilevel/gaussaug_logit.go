@@ -338,17 +338,27 @@ func (c *augChain) drawOmegaGrouped(rng *rand.Rand, b []float64) {
 	lag, omPrev := c.ah.omegaLag, 0.0
 	grp, optr, ocol, oval, oslot := t.grp, t.optr, t.ocol, t.oval, t.oslot
 	dptr, dpos, dprod := t.dptr, t.dpos, t.dprod
+	// η first, in a pass of its own: its loads and adds then overlap
+	// across rows instead of waiting behind each draw's branches.
+	etas := c.etaG[:len(grp)]
 	for i, g := range grp {
 		lo, hi := optr[i], optr[i+1]
-		oc, ov, os := ocol[lo:hi], oval[lo:hi], oslot[lo:hi]
-		ov, os = ov[:len(oc)], os[:len(oc)]
+		oc, ov := ocol[lo:hi], oval[lo:hi]
+		ov = ov[:len(oc)]
 		eta := base[g]
 		for k, j := range oc {
 			eta += ov[k] * w[j]
 		}
-		if c.etaPrev != nil {
-			eta = c.etaPrev[i]
-		}
+		etas[i] = eta
+	}
+	if c.etaPrev != nil {
+		etas = c.etaPrev
+	}
+	for i, g := range grp {
+		lo, hi := optr[i], optr[i+1]
+		ov, os := oval[lo:hi], oslot[lo:hi]
+		os = os[:len(ov)]
+		eta := etas[i]
 		var om float64
 		if one || trials[i] == 1 {
 			om = polyagamma.Draw(rng, eta)
@@ -409,6 +419,7 @@ func (c *augChain) startRefill(sh *augShared, m *sparse.SymCSC) {
 	c.groups = t
 	c.acc = make([]float64, len(t.fptr)-1)
 	c.base = make([]float64, t.ng)
+	c.etaG = make([]float64, len(t.grp))
 	c.bKappa = make([]float64, len(c.b))
 	for i, ki := range c.kappa {
 		for k := c.rows.ptr[i]; k < c.rows.ptr[i+1]; k++ {
