@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/internal/polyagamma"
 	"github.com/exactmh/exactmh/sparse"
 )
 
@@ -289,6 +290,9 @@ type augChain struct {
 	// the accumulators and bases, b = Xᵀκ (no offsets) and the sweep's η.
 	groups                  *groupTab
 	acc, base, bKappa, etaG []float64
+	// pg is the Pólya–Gamma draws' stream, seeded from the sweep's rng
+	// at each drawOmega (polyagamma.Source).
+	pg *polyagamma.Source
 	// The integrated scale moves (gaussaug_integrate.go): the most rounds
 	// a term makes a sweep (0: none), the proposal's factor and mean (swapped with gaussChain's
 	// chol and mean when kept), a draw's deviation and a zero vector

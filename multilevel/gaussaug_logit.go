@@ -145,8 +145,9 @@ func pairs(r *augRows, m *sparse.SymCSC) pairTab {
 // by the rows' patterns where that is less work (groupTab,
 // drawOmegaGrouped).
 func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
+	c.pg.Seed(rng)
 	if c.groups != nil {
-		c.drawOmegaGrouped(rng, b)
+		c.drawOmegaGrouped(b)
 		return
 	}
 	clear(b)
@@ -172,9 +173,9 @@ func (c *augChain) drawOmega(rng *rand.Rand, b []float64) {
 		}
 		var om float64
 		if one || trials[i] == 1 {
-			om = polyagamma.Draw(rng, eta)
+			om = polyagamma.Draw(c.pg, eta)
 		} else {
-			om = polyagamma.DrawSum(rng, trials[i], eta)
+			om = polyagamma.DrawSum(c.pg, trials[i], eta)
 		}
 		r := ki - om*off[i]
 		for a, j := range rc {
@@ -318,7 +319,7 @@ func groupRows(r *augRows, m *sparse.SymCSC) *groupTab {
 // each row adds ω_i to its pattern's accumulators and its direct entries
 // to M; the flush adds the accumulators to M. The draws of ω are
 // drawOmega's, in the same order of rows, each at η_i = base_g + Σ_o v_o w_o.
-func (c *augChain) drawOmegaGrouped(rng *rand.Rand, b []float64) {
+func (c *augChain) drawOmegaGrouped(b []float64) {
 	copy(b, c.bKappa)
 	mv := c.m.Val
 	clear(mv)
@@ -361,9 +362,9 @@ func (c *augChain) drawOmegaGrouped(rng *rand.Rand, b []float64) {
 		eta := etas[i]
 		var om float64
 		if one || trials[i] == 1 {
-			om = polyagamma.Draw(rng, eta)
+			om = polyagamma.Draw(c.pg, eta)
 		} else {
-			om = polyagamma.DrawSum(rng, trials[i], eta)
+			om = polyagamma.DrawSum(c.pg, trials[i], eta)
 		}
 		if lag {
 			om, omPrev = omPrev, om
@@ -407,6 +408,7 @@ func refillGroups(pe augGLM, r *augRows, m *sparse.SymCSC) *groupTab {
 // (sh's, or the chain's own where the hook refillPairs declines the
 // grouped rows).
 func (c *augChain) startRefill(sh *augShared, m *sparse.SymCSC) {
+	c.pg = polyagamma.NewSource(nil)
 	if sh.groups == nil {
 		c.pairPos = sh.pairPos
 		return

@@ -43,7 +43,6 @@ package polyagamma
 
 import (
 	"math"
-	"math/rand/v2"
 )
 
 // trunc is Devroye's split point t between the left and right series and
@@ -54,7 +53,7 @@ const trunc = 0.64
 // gives PG(1, 0). Its mean is tanh(c/2)/(2c) (1/4 at c = 0;
 // TestMoments). c must be finite: at c = ±Inf or NaN the draw is NaN.
 // It allocates nothing (TestDrawAllocs).
-func Draw(rng *rand.Rand, c float64) float64 {
+func Draw(rng *Source, c float64) float64 {
 	return draw(rng, c, exact)
 }
 
@@ -62,7 +61,7 @@ func Draw(rng *rand.Rand, c float64) float64 {
 // of b independent PG(1, c) variates (PG(b, c) is the b-fold convolution
 // of PG(1, c) by PSW's definition), with the envelope's weight computed
 // once for the b draws. It panics if b < 1.
-func DrawSum(rng *rand.Rand, b int, c float64) float64 {
+func DrawSum(rng *Source, b int, c float64) float64 {
 	if b < 1 {
 		panic("polyagamma: DrawSum with b < 1")
 	}
@@ -99,10 +98,11 @@ const (
 	faultSmallWeight       // drawSmall's mixture weight computed at t = 0.5, the pieces at t = 0.64
 	faultSmallRight        // drawSmall's right piece drawn at the tilted rate K and tilted again
 	faultReuseRaw          // the acceptance's uniform the piece's uniform itself, not rescaled (reuse)
+	faultZigWedge          // Source.ExpFloat64 keeps every point of a layer's wedge, untested
 )
 
 // draw is Draw with a fault for the mutant tests.
-func draw(rng *rand.Rand, c float64, m fault) float64 {
+func draw(rng *Source, c float64, m fault) float64 {
 	z := 0.5 * math.Abs(c)
 	if math.IsInf(z, 0) || math.IsNaN(z) {
 		return math.NaN()
@@ -123,7 +123,7 @@ func draw(rng *rand.Rand, c float64, m fault) float64 {
 }
 
 // drawJ returns a J*(1, z) variate, given the envelope's left weight.
-func drawJ(rng *rand.Rand, z, left float64, m fault) float64 {
+func drawJ(rng *Source, z, left float64, m fault) float64 {
 	// K is the rate of the envelope's right piece: e^{−z²x/2} a₀ᴿ(x) =
 	// (π/2) e^{−Kx}.
 	k := math.Pi*math.Pi/8 + z*z/2
@@ -189,7 +189,7 @@ var (
 // remainder y²(1/2 + y/6 + …) ≤ y²(e − 2) there), so u(1 + y + y²) ≤
 // squeeze accepts and u(1 + y) > 1 rejects (f ≤ a₀) without an
 // exponential.
-func drawSmall(rng *rand.Rand, z float64, m fault) float64 {
+func drawSmall(rng *Source, z float64, m fault) float64 {
 	const k0 = math.Pi * math.Pi / 8 // the right piece's untilted rate
 	w0 := weight0
 	if m == faultSmallWeight {
@@ -238,7 +238,7 @@ func drawSmall(rng *rand.Rand, z float64, m fault) float64 {
 // exact for λ ≥ a, and its acceptance is largest at λ = (a + √(a²+4))/2
 // (levyRate): 0.895 at t = 0.64, against 0.723 at G. Marsaglia's λ = a
 // (Technometrics 6, 1964).
-func truncLevy(rng *rand.Rand) float64 {
+func truncLevy(rng *Source) float64 {
 	for {
 		n := levyA + rng.ExpFloat64()/levyRate
 		d := n - levyRate
@@ -416,7 +416,7 @@ func logMasses(z, t float64) (logp, logq float64) {
 // draws IG(μ, 1) by J. R. Michael, W. R. Schucany and R. W. Haas,
 // "Generating random variates using transformations with multiple
 // roots", The American Statistician 30, 1976, until the draw is below t.
-func truncIG(rng *rand.Rand, z float64, m fault) float64 {
+func truncIG(rng *Source, z float64, m fault) float64 {
 	if z*trunc < 1 { // μ = 1/z > t
 		for {
 			x := truncLevy(rng)

@@ -7,7 +7,6 @@ package polyagamma
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -115,7 +114,7 @@ func TestClosedForms(t *testing.T) {
 // sample mean against pgMean and of the sample variance against pgVar;
 // the variance's standard error is √((κ₄ + 2κ₂²)/n) (μ₄ − σ⁴ with
 // μ₄ = κ₄ + 3κ₂²). Deviations from the mean are accumulated.
-func momentZ(rng *rand.Rand, c float64, n int, m fault) (zMean, zVar float64) {
+func momentZ(rng *Source, c float64, n int, m fault) (zMean, zVar float64) {
 	mu, v := pgMean(c), pgVar(c)
 	var s, s2 float64
 	for range n {
@@ -137,7 +136,7 @@ func momentZ(rng *rand.Rand, c float64, n int, m fault) (zMean, zVar float64) {
 // (sinh c − c)/(4c³ cosh²(c/2)).
 func TestMoments(t *testing.T) {
 	for i, c := range testCs {
-		rng := rand.New(rand.NewPCG(uint64(i), 41))
+		rng := testSource(uint64(i), 41)
 		zm, zv := momentZ(rng, c, 200000, exact)
 		t.Logf("c = %g: z(mean) = %.2f, z(var) = %.2f", c, zm, zv)
 		if math.Abs(zm) > 4.5 || math.Abs(zv) > 4.5 {
@@ -152,7 +151,7 @@ func TestMoments(t *testing.T) {
 // standard errors.
 func TestNegativeAndHugeC(t *testing.T) {
 	for i, c := range []float64{-3, 1e6, 1e12} {
-		rng := rand.New(rand.NewPCG(uint64(i), 43))
+		rng := testSource(uint64(i), 43)
 		const n = 50000
 		mu, v := pgMean(math.Abs(c)), pgVar(math.Abs(c))
 		var s float64
@@ -167,7 +166,7 @@ func TestNegativeAndHugeC(t *testing.T) {
 			t.Errorf("c = %g: z(mean) = %.2f", c, z)
 		}
 	}
-	if x := Draw(rand.New(rand.NewPCG(1, 1)), math.NaN()); !math.IsNaN(x) {
+	if x := Draw(testSource(1, 1), math.NaN()); !math.IsNaN(x) {
 		t.Errorf("Draw at NaN = %v, want NaN", x)
 	}
 }
@@ -177,7 +176,7 @@ func TestNegativeAndHugeC(t *testing.T) {
 // gives Draw's draws, and b < 1 panics.
 func TestDrawSum(t *testing.T) {
 	const b, c, n = 3, 1.0, 100000
-	rng := rand.New(rand.NewPCG(5, 41))
+	rng := testSource(5, 41)
 	mu, v := b*pgMean(c), b*pgVar(c)
 	var s, s2 float64
 	for range n {
@@ -194,7 +193,7 @@ func TestDrawSum(t *testing.T) {
 		t.Errorf("PG(3, 1): z(mean) = %.2f, z(var) = %.2f", zm, zv)
 	}
 	// DrawSum with b = 1 is Draw, draw for draw, from the same stream.
-	r1, r2 := rand.New(rand.NewPCG(9, 9)), rand.New(rand.NewPCG(9, 9))
+	r1, r2 := testSource(9, 9), testSource(9, 9)
 	for i := range 1000 {
 		c := float64(i) * 0.05
 		if a, b := DrawSum(r1, 1, c), Draw(r2, c); a != b {
@@ -333,7 +332,7 @@ func ksP(xs []float64, cdf func(float64) float64) (d, p float64) {
 
 // ksDraws draws n variates at c and returns the KS statistic and p-value
 // against the series distribution function cdfPG.
-func ksDraws(rng *rand.Rand, c float64, n int, m fault) (d, p float64) {
+func ksDraws(rng *Source, c float64, n int, m fault) (d, p float64) {
 	xs := make([]float64, n)
 	for i := range xs {
 		xs[i] = draw(rng, c, m)
@@ -345,7 +344,7 @@ func ksDraws(rng *rand.Rand, c float64, n int, m fault) (d, p float64) {
 // distribution function; each p-value above 10⁻⁴.
 func TestKS(t *testing.T) {
 	for i, c := range testCs {
-		rng := rand.New(rand.NewPCG(uint64(i), 42))
+		rng := testSource(uint64(i), 42)
 		d, p := ksDraws(rng, c, 20000, exact)
 		t.Logf("c = %g: D = %.4f, p = %.3g", c, d, p)
 		if p < 1e-4 {
@@ -363,7 +362,7 @@ func TestMutantsCaught(t *testing.T) {
 		var worstZ, worstP = 0.0, 1.0
 		where := ""
 		for i, c := range testCs {
-			rng := rand.New(rand.NewPCG(uint64(i), 44))
+			rng := testSource(uint64(i), 44)
 			zm, zv := momentZ(rng, c, 200000, m)
 			_, p := ksDraws(rng, c, 20000, m)
 			if z := max(math.Abs(zm), math.Abs(zv)); z > worstZ {
@@ -535,7 +534,7 @@ func TestAcceptDecision(t *testing.T) {
 // opposite form's terms are far larger than f, and its cancellation
 // would blur ρ by more than that margin; there a₁/a₀ < 10⁻¹⁶ anyway.)
 func TestAcceptRandom(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 46))
+	rng := testSource(3, 46)
 	for range 200000 {
 		x := 0.1 * math.Exp(rng.Float64()*math.Log(40))
 		u := rng.Float64()
@@ -603,7 +602,7 @@ func TestLogPhiTail(t *testing.T) {
 
 // TestDrawAllocs: Draw allocates nothing.
 func TestDrawAllocs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := testSource(1, 2)
 	var s float64
 	if a := testing.AllocsPerRun(1000, func() { s += Draw(rng, 1.3) }); a != 0 {
 		t.Errorf("Draw allocates %v times", a)
@@ -614,7 +613,7 @@ func TestDrawAllocs(t *testing.T) {
 func BenchmarkDraw(b *testing.B) {
 	for _, c := range []float64{0, 1, 10} {
 		b.Run(fmt.Sprintf("c=%g", c), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
+			rng := testSource(1, 2)
 			var s float64
 			for b.Loop() {
 				s += Draw(rng, c)
@@ -630,7 +629,7 @@ func BenchmarkDraw(b *testing.B) {
 // in a sweep over data: c cycles through 4,096 values c = 2·N(0, 1)·|N(0, 1)|
 // (fixed seed; median |c| about 0.9, 5% beyond 5.6).
 func BenchmarkDrawMixed(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := testSource(1, 2)
 	cs := make([]float64, 4096)
 	for i := range cs {
 		cs[i] = 2 * rng.NormFloat64() * math.Abs(rng.NormFloat64())
@@ -649,7 +648,7 @@ func BenchmarkDrawMixed(b *testing.B) {
 // BenchmarkDrawSum: ns per PG(4, 1) draw (four PG(1, 1) draws sharing
 // the envelope's weight).
 func BenchmarkDrawSum(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := testSource(1, 2)
 	var s float64
 	for b.Loop() {
 		s += DrawSum(rng, 4, 1)
@@ -665,7 +664,7 @@ func BenchmarkDrawSum(b *testing.B) {
 func BenchmarkDrawPaths(b *testing.B) {
 	for _, z := range []float64{0.25, 0.5, 0.75, 1, 1.25, 1.5} {
 		b.Run(fmt.Sprintf("small/z=%g", z), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
+			rng := testSource(1, 2)
 			var s float64
 			for b.Loop() {
 				s += drawSmall(rng, z, exact)
@@ -675,7 +674,7 @@ func BenchmarkDrawPaths(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("tilted/z=%g", z), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 2))
+			rng := testSource(1, 2)
 			var s float64
 			for b.Loop() {
 				s += drawJ(rng, z, weight(z), exact)
@@ -693,7 +692,7 @@ func BenchmarkDrawPaths(b *testing.B) {
 // cpu-ns/op is the process's user + system CPU per draw (run pinned with
 // GOMAXPROCS=1).
 func BenchmarkDrawLogitEta(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := testSource(1, 2)
 	cs := make([]float64, 4096)
 	for i := range cs {
 		cs[i] = -0.5 + 0.8*rng.NormFloat64()
