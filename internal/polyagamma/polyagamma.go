@@ -52,7 +52,8 @@ const trunc = 0.64
 // Draw returns an exact PG(1, c) variate; PG(1, −c) = PG(1, c), and c = 0
 // gives PG(1, 0). Its mean is tanh(c/2)/(2c) (1/4 at c = 0;
 // TestMoments). c must be finite: at c = ±Inf or NaN the draw is NaN.
-// It allocates nothing (TestDrawAllocs).
+// Its uniforms and exponentials come from rng (Source: a concrete stream
+// the caller seeds from its own). It allocates nothing (TestDrawAllocs).
 func Draw(rng *Source, c float64) float64 {
 	return draw(rng, c, exact)
 }

@@ -14,8 +14,9 @@ import (
 // generators", ACM TOMS 47(4), 2021), seeded from a *rand.Rand (Seed).
 // Its methods are concrete, so the draws' two to three uniforms and
 // exponentials each are calls the compiler inlines or makes directly,
-// not through rand.Rand's Source interface, which is most of a draw's
-// cost there (BenchmarkDrawLogitEta). A caller seeds it from its own
+// not through rand.Rand's Source interface, whose dispatch per uniform
+// is a sizeable share of a draw's cost (BenchmarkDrawLogitEta;
+// figures/bench/multilevel_real_contra3.txt). A caller seeds it from its own
 // stream before a batch of draws (multilevel: once a sweep), so the draws
 // are a function of that stream alone: the same seed, the same draws, and
 // nothing more to save in a checkpoint. The zero Source is not seeded:
