@@ -217,6 +217,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 		at    int // race index
 	}
 	var tailRuns []tail
+	var tailSkipped []Candidate // caps not piloted (a milder cap was dropped)
 	wc := -1
 	for i, e := range entry {
 		if e >= 0 && e == w {
@@ -230,11 +231,23 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	if tails && wc >= 0 && cn.MaxScale == 0 && cn.Nu == 0 && cn.dense() {
 		race.SetHandicap(w, 1/autoUncappedMargin)
 		c := cands[wc]
-		for _, limit := range autoTailCaps {
+		for i, limit := range autoTailCaps {
+			name := fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-limit))
+			if i > 0 && !tailNoNest {
+				at := tailRuns[i-1].at
+				if milder, lead := race.Score(at).Rate, race.Score(w).Rate/autoUncappedMargin; race.State(at) == pilotrace.Dropped || milder < lead {
+					// The milder cap lost to the uncapped kernel: the
+					// uncapped chain does not stick where its proposal
+					// reaches too rarely, and a tighter cap only
+					// shortens its moves.
+					tailSkipped = append(tailSkipped, Candidate{Name: name, Err: fmt.Sprintf("not piloted: its milder cap ρ ≥ %.2g lost to the uncapped kernel (≈ %.4g ESS per 10⁶ evaluations against %.4g over %g), so the uncapped chain does not stick in a tail and a tighter cap only shortens its moves",
+						math.Exp(-autoTailCaps[i-1]), milder, race.Score(w).Rate, autoUncappedMargin)})
+					break
+				}
+			}
 			v := *cn
 			v.MaxScale = limit
 			k, _ := withStep(c.k, &v, func(s float64) float64 { return min(s, limit) })
-			name := fmt.Sprintf("%s, ρ ≥ %.2g", c.name, math.Exp(-limit))
 			r := newRacer(ctx, name, c, k, init, seed, choice)
 			at := race.Add(pilotrace.Entry{Start: func() pilotrace.Pilot {
 				choiceProgress(ctx, "tail pilot: %s", name)
@@ -242,6 +255,9 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 			}})
 			racers = append(racers, r)
 			tailRuns = append(tailRuns, tail{k, limit, at})
+			if !tailNoNest {
+				race.Run(stop) // this cap's verdict before the next
+			}
 		}
 		race.Run(stop)
 	}
@@ -266,6 +282,7 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	for _, t := range tailRuns {
 		ms = append(ms, racedCandidate(race, t.at, racers[t.at]))
 	}
+	ms = append(ms, tailSkipped...) // after the tail pilots: best-len(cands) indexes tailRuns
 	for _, m := range ms {
 		if m.Cost == 0 { // not piloted: no rate to show beside the reason
 			choiceProgress(ctx, "pilot %s: %s", m.Name, m.Err)
@@ -340,6 +357,11 @@ func runPilots(ctx context.Context, choice *Choice, cands []autoCand, init []flo
 	sortCandidates(choice.Candidates)
 	return best, note, nil
 }
+
+// tailNoNest, set by tests, is a mutant: every cap of autoTailCaps is
+// piloted, together, whether or not a milder one was dropped
+// (TestAutoTailNested).
+var tailNoNest bool
 
 // pilotNoSeed, set by tests, turns seedFromPilot off.
 var pilotNoSeed bool

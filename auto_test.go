@@ -619,9 +619,11 @@ func TestPilotsIgnoreWallStalls(t *testing.T) {
 // TestAutoTailPilots checks tailPilots' part of the choice on a tall
 // logistic regression, whose winner moves by the uncapped Crank–Nicolson
 // proposal: it is piloted again with each cap of autoTailCaps, listed as
-// "NAME, ρ ≥ e^{−cap}" with an adapted scale within the cap; the chosen
-// kernel carries a cap exactly when the reason says so, and then starts
-// at its capped pilot's scale.
+// "NAME, ρ ≥ e^{−cap}" with an adapted scale within the cap — a tighter
+// cap only where the milder one beat the uncapped kernel's rate over
+// autoUncappedMargin, else listed as not piloted (TestAutoTailNested);
+// the chosen kernel carries a cap exactly when the reason says so, and
+// then starts at its capped pilot's scale.
 func TestAutoTailPilots(t *testing.T) {
 	p, _, _ := cvProblem(t, "logistic", 3000, 3, 1)
 	c, err := Choose(context.Background(), p, &Settings{Seed: 1})
@@ -629,12 +631,20 @@ func TestAutoTailPilots(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%v", c)
+	milderWon := true
 	for _, limit := range autoTailCaps {
 		name := fmt.Sprintf("%s, ρ ≥ %.2g", c.Name, math.Exp(-limit))
 		m := candidate(t, c, name)
+		if !milderWon {
+			if m.Cost != 0 || !strings.HasPrefix(m.Err, "not piloted: its milder cap") {
+				t.Errorf("%s: %+v, want not piloted: the milder cap lost", name, m)
+			}
+			continue
+		}
 		if m.Err != "" || !(m.ESSPerCost > 0) || !(m.Scale > 0 && m.Scale <= limit) {
 			t.Errorf("%s: %+v, want measured with a scale in (0, %g]", name, m, limit)
 		}
+		milderWon = m.ESSPerCost*autoUncappedMargin >= candidate(t, c, c.Name).ESSPerCost
 	}
 	cn, ok := cnProposal(c.Kernel)
 	if !ok {
@@ -645,5 +655,61 @@ func TestAutoTailPilots(t *testing.T) {
 	}
 	if s := c.Kernel.(scaleTaker).InitialScale(); cn.MaxScale > 0 && !(s > 0 && s <= cn.MaxScale) {
 		t.Errorf("chosen kernel starts at scale %v, its cap is %v", s, cn.MaxScale)
+	}
+}
+
+// TestAutoTailNested: on a wide logistic regression (N = 8000, d = 40)
+// whose winner, TunaMH-CV-CN with the uncapped Crank–Nicolson proposal,
+// beats its variant capped at ρ ≥ 0.22 by more than autoUncappedMargin,
+// the tighter cap ρ ≥ 0.74 is listed as not piloted (no cost, no phase)
+// and the choice — the same kernel, uncapped — reads fewer passes over
+// the data than under the mutant tailNoNest, which pilots both caps
+// together: the mutant is caught by the listing and by the count (passes
+// are counts). The choice made twice with the seed is the same.
+func TestAutoTailNested(t *testing.T) {
+	p := wideLogistic(t, 8000, 40)
+	choose := func() *Choice {
+		c, err := Choose(context.Background(), p, &Settings{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	tight := func(c *Choice) Candidate {
+		return candidate(t, c, fmt.Sprintf("%s, ρ ≥ %.2g", c.Name, math.Exp(-autoTailCaps[1])))
+	}
+	c := choose()
+	t.Logf("%.4g passes: %v", c.Passes(), c)
+	mild := candidate(t, c, fmt.Sprintf("%s, ρ ≥ %.2g", c.Name, math.Exp(-autoTailCaps[0])))
+	if cn, ok := cnProposal(c.Kernel); !ok || cn.MaxScale != 0 {
+		t.Fatalf("chose %s (%T): the row must choose an uncapped Crank–Nicolson kernel to test the tails", c.Name, c.Kernel)
+	}
+	if m := candidate(t, c, c.Name); !(max(mild.ESSPerCost, mild.AtMost)*autoUncappedMargin < m.ESSPerCost) {
+		t.Fatalf("the milder cap (%+v) did not lose to %s (%.4g): the row does not test the nesting", mild, c.Name, m.ESSPerCost)
+	}
+	nested := func(c *Choice) bool {
+		k := tight(c)
+		for _, ph := range c.Phases {
+			if ph.Name == "pilot "+k.Name {
+				return false
+			}
+		}
+		return k.Cost == 0 && strings.HasPrefix(k.Err, "not piloted: its milder cap")
+	}
+	if !nested(c) {
+		t.Errorf("the tighter cap was piloted: %+v", tight(c))
+	}
+	if again := choose(); again.String() != c.String() {
+		t.Errorf("the same seed chose differently:\n%s\n%s", c, again)
+	}
+	tailNoNest = true
+	defer func() { tailNoNest = false }()
+	m := choose()
+	t.Logf("mutant tailNoNest: %.4g passes: %v", m.Passes(), m)
+	if nested(m) || !(m.Passes() > c.Passes()) {
+		t.Errorf("mutant tailNoNest not caught: %.4g passes against %.4g, tighter cap %+v", m.Passes(), c.Passes(), tight(m))
+	}
+	if m.Name != c.Name {
+		t.Errorf("the mutant chose %s, the nesting %s", m.Name, c.Name)
 	}
 }
