@@ -259,7 +259,12 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	for i, ai := range c.a {
 		c.eta[i] = c.off[i] + e*ai + ek*c.r[i]
 	}
-	if nS > 0 {
+	if nS > 0 && !c.ah.newtonOff {
+		// The Newton proposal reads no uCur: only the collapsed data's η.
+		for q, i := range t.sRow {
+			c.eta[i] = c.off[i] + ek*c.r[i] + t.sVal[q]*th[t.sCol[q]]
+		}
+	} else if nS > 0 {
 		// The state's energy for the next term's f(0): the other data's
 		// part at x and the collapsed data's at their new effects.
 		u := lastNon
@@ -323,7 +328,13 @@ func probitDerivs(y bool, eta, l float64) (f1, f2 float64) {
 // the Newton proposal's passes.
 func proposalExp(x float64) float64 {
 	x = min(max(x, -700), 700)
-	k := math.Round(x * math.Log2E)
+	// k = x·log₂e rounded to the nearest integer (ties to even) by adding
+	// and subtracting 1.5·2⁵², where the sum's unit in the last place is 1
+	// (|x·log₂e| ≤ 1010): two additions where math.Round takes a sequence
+	// of bit operations. The conversion rounds the sum (no fused or
+	// reassociated form).
+	const shift = 0x1.8p52
+	k := float64(x*math.Log2E+shift) - shift
 	r := x - k*math.Ln2
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720))))))
 	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
