@@ -23,7 +23,8 @@ import (
 // without the integrated levels' |S|·ℓ), "collapse-jacobian" (their
 // effects counted in its Jacobian), "collapse-latent" (their effects
 // redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
-// keeping every proposal); on a logistic model also "kappa-half" (κ_i =
+// keeping every proposal), "cache-stale" (the next marginal scale move
+// reading the collapsed data's energies at their integrated η); on a logistic model also "kappa-half" (κ_i =
 // n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
 // never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i),
 // "omega-lag" (M's pairs of row i refilled with the previous row's ω);
@@ -91,6 +92,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.levelOff = true
 	case "level-ratio":
 		k.augment.levelNoRatio = true
+	case "cache-stale":
+		k.augment.cacheStale = true
 	case "kappa-half":
 		k.augment.kappaNoHalf = true
 	case "omega-stale":

@@ -225,7 +225,9 @@ func TestAugmentMoments(t *testing.T) {
 // halfRate (the second factor's move in half the sweeps) must pass too. Mutants caught: the collapsed target
 // without the integrated levels' |S|·ℓ, with their effects counted in its
 // Jacobian, their effects redrawn with variance τ² (not τ²/(1 + c²τ²)),
-// levelDraw keeping every proposal; the Jacobian mutant with the expanded
+// levelDraw keeping every proposal, the next term's Newton move reading
+// the collapsed data's cached energies at their integrated η
+// (cache-stale: z = 24.3); the Jacobian mutant with the expanded
 // move left out (which otherwise hides most of its bias: z = 10.0
 // without it, 2.81 with it). The exact sweeps' chains are seeded 7
 // (the largest |z| of a sweep's 150 comparisons, a chance 4.58 at seed 2
@@ -244,7 +246,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 		t.Fatal(err)
 	}
 	augmentMomentsSeed(t, "collapsed kit", p, []string{"", "no-collapse", "no-level", "no-newton", "no-newton,no-half"},
-		[]string{"collapse-prior", "collapse-jacobian,no-px", "collapse-latent", "level-ratio"}, nil, 7)
+		[]string{"collapse-prior", "collapse-jacobian,no-px", "collapse-latent", "level-ratio", "cache-stale"}, nil, 7)
 }
 
 // TestAugmentNestMoments compares the augmentation sweep with full-batch
