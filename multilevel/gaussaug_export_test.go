@@ -5,8 +5,11 @@
 package multilevel
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/exactmh/exactmh"
 )
 
 // AugmentMutant returns k (Augment on) with the augmentation sweep's
@@ -127,3 +130,21 @@ func TruncAbove(rng *rand.Rand, a float64) float64 { return truncAbove(rng, a) }
 
 // ProposalExp is proposalExp.
 func ProposalExp(x float64) float64 { return proposalExp(x) }
+
+// AugmentProbitLoss returns the probit augmentation sweep's probitLoss
+// and the energy's Loss, each of datum i at η, on the probit model p.
+func AugmentProbitLoss(p *exactmh.Posterior) (sweep, model func(i int, eta float64) float64, err error) {
+	lay, pe, ok := probitOf(p.Energy, p.Prior)
+	if !ok {
+		return nil, nil, errors.New("not a probit multilevel model")
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := startAugment("test", t, lay, pe, false, make([]float64, p.Dim()), nil, 0, augHooks{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.probitLoss, pe.Loss, nil
+}

@@ -211,7 +211,7 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 				if useCur && q < 0 && !math.IsNaN(c.cur.l[i]) {
 					l, f1, f2 = c.cur.l[i], c.cur.f1[i], c.cur.f2[i]
 				} else {
-					l = c.pe.Loss(i, eta)
+					l = c.probitLoss(i, eta)
 					f1, f2 = probitDerivs(c.y[i], eta, l)
 					fresh++
 				}
@@ -345,6 +345,27 @@ func probitDerivs(y bool, eta, l float64) (f1, f2 float64) {
 		return -lam, f2
 	}
 	return lam, f2
+}
+
+// probitLoss returns datum i's probit energy U_i(η) = −log Φ(t), t = ±η
+// (+ where y_i), as the model's Loss computes it (ProbitGLM: unit
+// weights; model.ProbitFamily's log Φ, the same operations, so the same
+// value: TestAugmentProbitLoss), without its calls through the energy's
+// interface: the Newton marginal scale moves' and levelDraw's energy,
+// the probit sweep's most frequent evaluation. Below the model's
+// Mills-series threshold (t < −12) the model's own Loss.
+func (c *augChain) probitLoss(i int, eta float64) float64 {
+	t := eta
+	if !c.y[i] {
+		t = -eta
+	}
+	switch {
+	case t > 0:
+		return -math.Log1p(-0.5 * math.Erfc(t/math.Sqrt2))
+	case t >= -12:
+		return -math.Log(0.5 * math.Erfc(-t/math.Sqrt2))
+	}
+	return c.pe.Loss(i, eta)
 }
 
 // proposalExp returns e^x to a relative error below 10⁻⁶ (x clamped to
@@ -511,10 +532,10 @@ func (c *augChain) levelDraw(rng *rand.Rand, t *asisTerm) {
 			i, ck := int(t.lRow[p]), t.lVal[p]
 			l0 := c.cur.l[i]
 			if !c.curOK || math.IsNaN(l0) {
-				l0 = c.pe.Loss(i, c.eta[i])
+				l0 = c.probitLoss(i, c.eta[i])
 				reads++
 			}
-			la += l0 - c.pe.Loss(i, c.eta[i]+ck*(un-u))
+			la += l0 - c.probitLoss(i, c.eta[i]+ck*(un-u))
 		}
 		reads += int(hi - lo - 1)
 		t.lT++

@@ -469,3 +469,29 @@ func augmentSBC(t *testing.T, kit mcmctest.Model, seed uint64, sweeps, mutants [
 		}
 	}
 }
+
+// TestAugmentProbitLoss: the probit sweep's own energy of a datum is the
+// model's Loss, bit for bit, for y = 1 and y = 0, across −40 ≤ η ≤ 40
+// (both erfc branches and the Mills series beyond |η| = 12).
+func TestAugmentProbitLoss(t *testing.T) {
+	_, kit, err := augKit{n: 40, g: 4, h: 3}.Draw(rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, model, err := multilevel.AugmentProbitLoss(kit.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ys [2]bool
+	for i := range 40 {
+		for eta := -40.0; eta <= 40; eta += 0.01375 {
+			if got, want := sweep(i, eta), model(i, eta); got != want {
+				t.Fatalf("datum %d at η = %v: energy %v, model's %v", i, eta, got, want)
+			}
+		}
+		ys[min(int(model(i, 3)*10), 1)] = true // y = 1: −log Φ(3) ≈ 0.0013; y = 0: ≈ 6.6
+	}
+	if !ys[0] || !ys[1] {
+		t.Fatalf("the kit's data hold one label alone: %v", ys)
+	}
+}
