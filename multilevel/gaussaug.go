@@ -202,6 +202,11 @@ type asisTerm struct {
 	// half makes the term's marginal scale move in a random half of the
 	// sweeps (halfRate).
 	half bool
+	// in[j] reports has(j), coordinate j one of the term's effects, a
+	// lookup for the probit marginal scale move's tests of every entry
+	// of X and every location coordinate (has divides; nil on a logistic
+	// model).
+	in []bool
 	// The integrated scale move (integrate): its rounds a sweep, its
 	// random-walk step in log τ and the proposals warmup adapted it over
 	// (adaptStep), and its proposals kept and made.
@@ -396,6 +401,13 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	}
 	for k := range c.asis {
 		c.asis[k].width = marginalWidth
+		if !logit {
+			a := &c.asis[k]
+			a.in = make([]bool, d)
+			for g := range a.levels {
+				a.in[a.start+g*a.stride] = true
+			}
+		}
 		if !hooks.attenuationOff {
 			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
 		}

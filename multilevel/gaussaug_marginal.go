@@ -79,8 +79,8 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	for i := range c.a {
 		var s float64
 		for k := ptr[i]; k < ptr[i+1]; k++ {
-			if j := int(col[k]); t.has(j) {
-				s += val[k] * th[j]
+			if t.in[col[k]] {
+				s += val[k] * th[col[k]]
 			}
 		}
 		c.a[i] = s
@@ -104,7 +104,7 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		copy(dst, th)
 		e, ek := math.Exp(s), math.Exp(kt*s)
 		for _, j := range c.eff {
-			if t.has(j) {
+			if t.in[j] {
 				dst[j] *= e
 			} else {
 				dst[j] *= ek
