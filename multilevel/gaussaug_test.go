@@ -228,8 +228,9 @@ func TestAugmentMoments(t *testing.T) {
 // levelDraw keeping every proposal, the next term's Newton move reading
 // the collapsed data's cached energies at their integrated η
 // (cache-stale: z = 24.3); the Jacobian mutant with the expanded
-// move left out (which otherwise hides most of its bias: z = 10.0
-// without it, 2.81 with it). The exact sweeps' chains are seeded 7
+// move left out (which otherwise hides most of its bias: z = 5.9
+// without it, 2.81 with it; its z varies with the chains' seed, 2.5 to
+// 26 over seeds 2–5 of the same sweep). The exact sweeps' chains are seeded 7
 // (the largest |z| of a sweep's 150 comparisons, a chance 4.58 at seed 2
 // for no-level once the expanded move is kept: 2.56 at 7).
 func TestAugmentCollapsedMoments(t *testing.T) {
