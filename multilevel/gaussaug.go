@@ -114,6 +114,11 @@ type augHooks struct {
 	// mutant); levelNoRatio keeps every proposal (its Metropolis–Hastings
 	// ratio over the level's other data dropped).
 	levelOff, levelNoRatio bool
+	// cacheStale leaves the collapsed data's entries of the marginal
+	// scale moves' per-datum cache (augChain.cur) valid after their
+	// effects are redrawn: the next term's move reads their energies at
+	// the integrated η.
+	cacheStale bool
 	// The logistic sweep's mutants (gaussaug_logit.go): kappaNoHalf
 	// takes κ_i = n_i·y_i, without the −n_i/2; omegaStale draws ω_i at
 	// the linear predictors of the chain's start, never refreshed (as if
@@ -201,6 +206,11 @@ type asisTerm struct {
 	// half makes the term's marginal scale move in a random half of the
 	// sweeps (halfRate).
 	half bool
+	// in[j] reports has(j), coordinate j one of the term's effects, a
+	// lookup for the probit marginal scale move's tests of every entry
+	// of X and every location coordinate (has divides; nil on a logistic
+	// model).
+	in []bool
 	// The integrated scale move (integrate): its rounds a sweep, its
 	// random-walk step in log τ and the proposals warmup adapted it over
 	// (adaptStep), and its proposals kept and made.
@@ -312,6 +322,11 @@ type augChain struct {
 	// intercept terms.
 	nest []nestPair
 	uCur float64 // the energy at θ where the last marginal move left it (NaN: unknown)
+	// The Newton marginal scale moves' per-datum energies and derivatives
+	// at the state (cur, valid where curOK and its l is not NaN) and at
+	// the proposal (prop); probit only (lossCache).
+	cur, prop lossCache
+	curOK     bool
 	// Warmup (SetWarmup): the sums of τ² per scale of pxLog over nWarm
 	// sweeps, and of |s| per marginal move over absN of its moves, from
 	// which k_t and each term's slice width are set until warmup ends.
@@ -397,6 +412,13 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	}
 	for k := range c.asis {
 		c.asis[k].width = marginalWidth
+		if !logit {
+			a := &c.asis[k]
+			a.in = make([]bool, d)
+			for g := range a.levels {
+				a.in[a.start+g*a.stride] = true
+			}
+		}
 		if !hooks.attenuationOff {
 			c.asis[k].k = math.Exp(2*c.centre[c.asis[k].logTau]) / v
 		}
@@ -408,6 +430,9 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	}
 	if !logit && !hooks.nestOff {
 		c.startNest()
+	}
+	if !logit {
+		c.cur, c.prop = newLossCache(n), newLossCache(n)
 	}
 	if logit && !hooks.levelMHOff {
 		c.startLevels()
@@ -584,6 +609,7 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
 		c.linearPredictors()
 		c.uCur = math.NaN() // the sweep's updates moved θ
+		c.curOK = false
 		for _, k := range c.order {
 			if c.asis[k].half && rng.Float64() < 0.5 {
 				continue

@@ -5,8 +5,11 @@
 package multilevel
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/exactmh/exactmh"
 )
 
 // AugmentMutant returns k (Augment on) with the augmentation sweep's
@@ -23,7 +26,8 @@ import (
 // without the integrated levels' |S|·ℓ), "collapse-jacobian" (their
 // effects counted in its Jacobian), "collapse-latent" (their effects
 // redrawn with variance τ², not τ²/(1 + c²τ²)), "level-ratio" (levelDraw
-// keeping every proposal); on a logistic model also "kappa-half" (κ_i =
+// keeping every proposal), "cache-stale" (the next marginal scale move
+// reading the collapsed data's energies at their integrated η); on a logistic model also "kappa-half" (κ_i =
 // n_i·y_i, without the −n_i/2), "omega-stale" (ω drawn at the start's η,
 // never refreshed), "trials-one" (ω_i ~ PG(1, η_i) whatever n_i),
 // "omega-lag" (M's pairs of row i refilled with the previous row's ω);
@@ -92,6 +96,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.levelOff = true
 	case "level-ratio":
 		k.augment.levelNoRatio = true
+	case "cache-stale":
+		k.augment.cacheStale = true
 	case "kappa-half":
 		k.augment.kappaNoHalf = true
 	case "omega-stale":
@@ -127,3 +133,21 @@ func TruncAbove(rng *rand.Rand, a float64) float64 { return truncAbove(rng, a) }
 
 // ProposalExp is proposalExp.
 func ProposalExp(x float64) float64 { return proposalExp(x) }
+
+// AugmentProbitLoss returns the probit augmentation sweep's probitLoss
+// and the energy's Loss, each of datum i at η, on the probit model p.
+func AugmentProbitLoss(p *exactmh.Posterior) (sweep, model func(i int, eta float64) float64, err error) {
+	lay, pe, ok := probitOf(p.Energy, p.Prior)
+	if !ok {
+		return nil, nil, errors.New("not a probit multilevel model")
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := startAugment("test", t, lay, pe, false, make([]float64, p.Dim()), nil, 0, augHooks{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.probitLoss, pe.Loss, nil
+}

@@ -79,8 +79,8 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	for i := range c.a {
 		var s float64
 		for k := ptr[i]; k < ptr[i+1]; k++ {
-			if j := int(col[k]); t.has(j) {
-				s += val[k] * th[j]
+			if t.in[col[k]] {
+				s += val[k] * th[col[k]]
 			}
 		}
 		c.a[i] = s
@@ -104,7 +104,7 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		copy(dst, th)
 		e, ek := math.Exp(s), math.Exp(kt*s)
 		for _, j := range c.eff {
-			if t.has(j) {
+			if t.in[j] {
 				dst[j] *= e
 			} else {
 				dst[j] *= ek
@@ -167,18 +167,29 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	}
 	var x, fx0, u0, non0 float64
 	if c.ah.newtonOff {
+		c.curOK = false
 		fx0 = f(0)
 		u0, non0 = lastU, lastNon
 		x = sliceStep(rng, f, 0, fx0, t.width)
 	} else {
 		// fd is f with its first two derivatives in s (the data's exactly,
 		// the prior's by central differences): the proposal's only input.
-		fd := func(s float64) (v, g, h float64) {
+		//
+		// Each datum's energy and its two derivatives in η are written to
+		// dst, and at s = 0 (useCur) read from c.cur where a previous
+		// term's move left them at the datum's current η (Step; a
+		// datum's entry is NaN where its η has moved since): the same
+		// values at the same state, each datum evaluated once per state
+		// (TestAugmentMoments and TestAugmentSBC with the mutant
+		// cache-stale). The collapsed data's are at their integrated η
+		// and are always evaluated.
+		fd := func(s float64, dst *lossCache, useCur bool) (v, g, h float64) {
 			e, ek := math.Exp(s), math.Exp(kt*s)
 			t2 := tau2 * e * e
 			var u, uS float64
+			fresh := 0
 			for i, ai := range c.a {
-				var eta, d1, d2 float64
+				var eta, d1, d2, l, f1, f2 float64
 				ri := ek * c.r[i]
 				q := int32(-1)
 				if nS > 0 {
@@ -197,17 +208,23 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 					eta = c.off[i] + e*ai + ri
 					d1, d2 = e*ai+kt*ri, e*ai+kt*kt*ri
 				}
-				l := c.pe.Loss(i, eta)
+				if useCur && q < 0 && !math.IsNaN(c.cur.l[i]) {
+					l, f1, f2 = c.cur.l[i], c.cur.f1[i], c.cur.f2[i]
+				} else {
+					l = c.probitLoss(i, eta)
+					f1, f2 = probitDerivs(c.y[i], eta, l)
+					fresh++
+				}
+				dst.l[i], dst.f1[i], dst.f2[i] = l, f1, f2
 				if q >= 0 {
 					uS += l
 				} else {
 					u += l
 				}
-				f1, f2 := probitDerivs(c.y[i], eta, l)
 				g -= f1 * d1
 				h -= f2*d1*d1 + f1*d2
 			}
-			c.t.Count(len(c.a))
+			c.t.Count(fresh)
 			lastU, lastNon = u+uS, u
 			lp := func(s float64) float64 {
 				move(c.next, s)
@@ -225,11 +242,11 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 			return v, g, h
 		}
 		var g0, h0 float64
-		fx0, g0, h0 = fd(0)
+		fx0, g0, h0 = fd(0, &c.cur, c.curOK)
 		u0, non0 = lastU, lastNon
 		m0, sd0 := scaleProposal(0, g0, h0, t.width, scaleRelax)
 		y := m0 + sd0*rng.NormFloat64()
-		fy, gy, hy := fd(y)
+		fy, gy, hy := fd(y, &c.prop, false)
 		m1, sd1 := scaleProposal(y, gy, hy, t.width, scaleRelax)
 		la := fy - fx0 - logNormal(y, m0, sd0*sd0)
 		if !c.ah.newtonNoReverse {
@@ -239,6 +256,15 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		if la >= 0 || rng.Float64() < math.Exp(la) {
 			x = y
 			t.mN++
+			c.cur, c.prop = c.prop, c.cur
+		}
+		// c.cur holds the data's values at the state's η but for the
+		// collapsed data, whose effects drawCollapsed redraws.
+		c.curOK = true
+		if !c.ah.cacheStale {
+			for _, i := range t.sRow {
+				c.cur.l[i] = math.NaN()
+			}
 		}
 	}
 	if x == 0 && nS == 0 {
@@ -259,7 +285,12 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	for i, ai := range c.a {
 		c.eta[i] = c.off[i] + e*ai + ek*c.r[i]
 	}
-	if nS > 0 {
+	if nS > 0 && !c.ah.newtonOff {
+		// The Newton proposal reads no uCur: only the collapsed data's η.
+		for q, i := range t.sRow {
+			c.eta[i] = c.off[i] + ek*c.r[i] + t.sVal[q]*th[t.sCol[q]]
+		}
+	} else if nS > 0 {
 		// The state's energy for the next term's f(0): the other data's
 		// part at x and the collapsed data's at their new effects.
 		u := lastNon
@@ -316,6 +347,27 @@ func probitDerivs(y bool, eta, l float64) (f1, f2 float64) {
 	return lam, f2
 }
 
+// probitLoss returns datum i's probit energy U_i(η) = −log Φ(t), t = ±η
+// (+ where y_i), as the model's Loss computes it (ProbitGLM: unit
+// weights; model.ProbitFamily's log Φ, the same operations, so the same
+// value: TestAugmentProbitLoss), without its calls through the energy's
+// interface: the Newton marginal scale moves' and levelDraw's energy,
+// the probit sweep's most frequent evaluation. Below the model's
+// Mills-series threshold (t < −12) the model's own Loss.
+func (c *augChain) probitLoss(i int, eta float64) float64 {
+	t := eta
+	if !c.y[i] {
+		t = -eta
+	}
+	switch {
+	case t > 0:
+		return -math.Log1p(-0.5 * math.Erfc(t/math.Sqrt2))
+	case t >= -12:
+		return -math.Log(0.5 * math.Erfc(-t/math.Sqrt2))
+	}
+	return c.pe.Loss(i, eta)
+}
+
 // proposalExp returns e^x to a relative error below 10⁻⁶ (x clamped to
 // ±700): 2^k times a degree-6 Taylor polynomial in r = x − k·ln 2,
 // |r| ≤ ½ln 2. A deterministic function, so the proposal densities it
@@ -323,7 +375,13 @@ func probitDerivs(y bool, eta, l float64) (f1, f2 float64) {
 // the Newton proposal's passes.
 func proposalExp(x float64) float64 {
 	x = min(max(x, -700), 700)
-	k := math.Round(x * math.Log2E)
+	// k = x·log₂e rounded to the nearest integer (ties to even) by adding
+	// and subtracting 1.5·2⁵², where the sum's unit in the last place is 1
+	// (|x·log₂e| ≤ 1010): two additions where math.Round takes a sequence
+	// of bit operations. The conversion rounds the sum (no fused or
+	// reassociated form).
+	const shift = 0x1.8p52
+	k := float64(x*math.Log2E+shift) - shift
 	r := x - k*math.Ln2
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720))))))
 	return p * math.Float64frombits(uint64(int64(k)+1023)<<52)
@@ -472,14 +530,22 @@ func (c *augChain) levelDraw(rng *rand.Rand, t *asisTerm) {
 		var la float64
 		for p := lo + 1; p < hi; p++ {
 			i, ck := int(t.lRow[p]), t.lVal[p]
-			la += c.pe.Loss(i, c.eta[i]) - c.pe.Loss(i, c.eta[i]+ck*(un-u))
+			l0 := c.cur.l[i]
+			if !c.curOK || math.IsNaN(l0) {
+				l0 = c.probitLoss(i, c.eta[i])
+				reads++
+			}
+			la += l0 - c.probitLoss(i, c.eta[i]+ck*(un-u))
 		}
-		reads += 2 * int(hi-lo-1)
+		reads += int(hi - lo - 1)
 		t.lT++
 		if c.ah.levelNoRatio || la >= 0 || rng.Float64() < math.Exp(la) {
 			th[j] = un
 			for p := lo; p < hi; p++ {
 				c.eta[t.lRow[p]] += t.lVal[p] * (un - u)
+				if c.curOK {
+					c.cur.l[t.lRow[p]] = math.NaN()
+				}
 			}
 			t.lN++
 		}
@@ -487,4 +553,15 @@ func (c *augChain) levelDraw(rng *rand.Rand, t *asisTerm) {
 	c.t.Count(reads)
 	c.lp = c.t.LogPrior(th)
 	c.uCur = math.NaN()
+}
+
+// lossCache holds each datum's probit energy l = U_i(η_i) and its
+// derivatives f1 = U′, f2 = U″ in η (probitDerivs) at one point of the
+// marginal scale moves (marginalScale): a NaN l marks a datum whose η
+// has moved since.
+type lossCache struct{ l, f1, f2 []float64 }
+
+// newLossCache returns a lossCache over n data.
+func newLossCache(n int) lossCache {
+	return lossCache{l: make([]float64, n), f1: make([]float64, n), f2: make([]float64, n)}
 }

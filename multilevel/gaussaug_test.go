@@ -225,9 +225,12 @@ func TestAugmentMoments(t *testing.T) {
 // halfRate (the second factor's move in half the sweeps) must pass too. Mutants caught: the collapsed target
 // without the integrated levels' |S|·ℓ, with their effects counted in its
 // Jacobian, their effects redrawn with variance τ² (not τ²/(1 + c²τ²)),
-// levelDraw keeping every proposal; the Jacobian mutant with the expanded
-// move left out (which otherwise hides most of its bias: z = 10.0
-// without it, 2.81 with it). The exact sweeps' chains are seeded 7
+// levelDraw keeping every proposal, the next term's Newton move reading
+// the collapsed data's cached energies at their integrated η
+// (cache-stale: z = 24.3); the Jacobian mutant with the expanded
+// move left out (which otherwise hides most of its bias: z = 5.9
+// without it, 2.81 with it; its z varies with the chains' seed, 2.5 to
+// 26 over seeds 2–5 of the same sweep). The exact sweeps' chains are seeded 7
 // (the largest |z| of a sweep's 150 comparisons, a chance 4.58 at seed 2
 // for no-level once the expanded move is kept: 2.56 at 7).
 func TestAugmentCollapsedMoments(t *testing.T) {
@@ -244,7 +247,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 		t.Fatal(err)
 	}
 	augmentMomentsSeed(t, "collapsed kit", p, []string{"", "no-collapse", "no-level", "no-newton", "no-newton,no-half"},
-		[]string{"collapse-prior", "collapse-jacobian,no-px", "collapse-latent", "level-ratio"}, nil, 7)
+		[]string{"collapse-prior", "collapse-jacobian,no-px", "collapse-latent", "level-ratio", "cache-stale"}, nil, 7)
 }
 
 // TestAugmentNestMoments compares the augmentation sweep with full-batch
@@ -465,5 +468,31 @@ func augmentSBC(t *testing.T, kit mcmctest.Model, seed uint64, sweeps, mutants [
 		if !m.Reject(0.01) {
 			t.Errorf("SBC misses the mutant %q: p = %.3g", name, m.P)
 		}
+	}
+}
+
+// TestAugmentProbitLoss: the probit sweep's own energy of a datum is the
+// model's Loss, bit for bit, for y = 1 and y = 0, across −40 ≤ η ≤ 40
+// (both erfc branches and the Mills series beyond |η| = 12).
+func TestAugmentProbitLoss(t *testing.T) {
+	_, kit, err := augKit{n: 40, g: 4, h: 3}.Draw(rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep, model, err := multilevel.AugmentProbitLoss(kit.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ys [2]bool
+	for i := range 40 {
+		for eta := -40.0; eta <= 40; eta += 0.01375 {
+			if got, want := sweep(i, eta), model(i, eta); got != want {
+				t.Fatalf("datum %d at η = %v: energy %v, model's %v", i, eta, got, want)
+			}
+		}
+		ys[min(int(model(i, 3)*10), 1)] = true // y = 1: −log Φ(3) ≈ 0.0013; y = 0: ≈ 6.6
+	}
+	if !ys[0] || !ys[1] {
+		t.Fatalf("the kit's data hold one label alone: %v", ys)
 	}
 }

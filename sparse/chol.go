@@ -255,32 +255,38 @@ func (c *Cholesky) Refactor(a *SymCSC) error {
 		return fmt.Errorf("sparse: Factor: the %d×%d matrix with %d entries does not have the analysed pattern (%d×%d, %d entries)", a.N, a.N, a.NNZ(), s.n, s.n, s.annz)
 	}
 	n := s.n
+	cx := c.cx
 	for p, q := range s.amap {
-		c.cx[q] = a.Val[p]
+		cx[q] = a.Val[p]
 	}
 	next := c.next
-	for k := range n {
-		next[k] = s.lp[k]
-	}
-	x := c.x
+	copy(next[:n], s.lp[:n])
+	// The fields' slices held in locals, and each column's entries so far
+	// sliced once (li and lx to the same length), so that the inner
+	// update runs without reloading them or checking its indices but x's:
+	// the same operations in the same order.
+	x, li, lx, lp, ci := c.x, c.li, c.lx, s.lp, s.ci
 	for k := range n {
 		x[k] = 0
 		for p := s.cp[k]; p < s.cp[k+1]; p++ {
-			x[s.ci[p]] = c.cx[p]
+			x[ci[p]] = cx[p]
 		}
 		d := x[k]
 		x[k] = 0
 		for _, i32 := range s.rj[s.rp[k]:s.rp[k+1]] {
 			i := int(i32)
-			lki := x[i] / c.lx[s.lp[i]]
+			lo, hi := lp[i], next[i]
+			lki := x[i] / lx[lo]
 			x[i] = 0
-			for p := s.lp[i] + 1; p < next[i]; p++ {
-				x[c.li[p]] -= c.lx[p] * lki
+			rows := li[lo+1 : hi]
+			vals := lx[lo+1 : hi]
+			vals = vals[:len(rows)]
+			for q, r := range rows {
+				x[r] -= vals[q] * lki
 			}
 			d -= lki * lki
-			p := next[i]
-			next[i]++
-			c.li[p], c.lx[p] = k, lki
+			next[i] = hi + 1
+			li[hi], lx[hi] = k, lki
 		}
 		if !(d > 0) || math.IsInf(d, 0) {
 			clear(x)
