@@ -142,3 +142,41 @@ func TestDoneWhen(t *testing.T) {
 		}
 	}
 }
+
+// TestNUTSLongReference checks that a set's "SET-long" block (stan/run.R's
+// draws=D) is the agreement's reference while the ESS per CPU-second ratio
+// stays against the set's own block, and that a long block alone is no
+// reference.
+func TestNUTSLongReference(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nuts.txt")
+	text := "# header\n" +
+		"## a: 4 chains x (1000 + 1000); CPU-s 10\n" +
+		"a\tfixed\tx\t1\t2\t1.001\t400\t500\n" +
+		"a\tcpu\tuser+sys\t10\tNA\tNA\tNA\tNA\n" +
+		"## a-long: 4 chains x (1000 + 4000); CPU-s 30\n" +
+		"a-long\tfixed\tx\t1.5\t2\t1.001\t1600\t2000\n" +
+		"a-long\tcpu\tuser+sys\t30\tNA\tNA\tNA\tNA\n" +
+		"## b-long: 4 chains x (1000 + 4000)\n" +
+		"b-long\tfixed\tx\t0\t1\t1.001\t1600\t2000\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nuts, err := readNUTS(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate, agree := references(nuts, "a")
+	if rate == nil || agree == nil || rate.cpu != 10 || rate.bulkMin != 400 || agree.cpu != 30 || agree.mean["x"] != 1.5 {
+		t.Fatalf("a: rate %+v, agree %+v: want the 1000-draw block's rate and the long block's means", rate, agree)
+	}
+	a := compareNUTS([]param{{name: "x", mean: 1.5, sd: 2, bulk: 1000}}, agree)
+	if a.maxZ != 0 {
+		t.Errorf("agreement against the long block: max |Δmean|/sd %g, want 0", a.maxZ)
+	}
+	if rate, agree := references(nuts, "b"); rate != nil || agree != nil {
+		t.Errorf("b (a long block alone): got references %v, %v, want none", rate, agree)
+	}
+	if rate, agree := references(nuts, "c"); rate != nil || agree != nil {
+		t.Errorf("c (no block): got references %v, %v, want none", rate, agree)
+	}
+}

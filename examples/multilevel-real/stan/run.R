@@ -26,7 +26,11 @@
 #                    each group effect at glmer's conditional mode — but an
 #                    observation-level factor's (as many levels as rows)
 #                    at 0 — and the non-centred z at effect / τ;
-#   adapt_delta=A, max_treedepth=T, warmup=W (draws stay 1000 a chain);
+#   adapt_delta=A, max_treedepth=T, warmup=W, draws=D (kept draws a chain,
+#                    1000 unless set); with D ≠ 1000 the block is written
+#                    as "SET-long": examples/multilevel-real checks the
+#                    agreement against it and keeps the ESS per CPU-second
+#                    ratio against the set's own 1000-draw block;
 #   save=FILE        also saves the stanfit (saveRDS) for a closer look.
 # CPU is the user + system time of R and its children (the chains) over
 # sampling(), compilation and the glmer fit for inits excluded.
@@ -57,8 +61,9 @@ num <- function(key, def) {
 adapt_delta <- num("adapt_delta", 0.8)
 max_treedepth <- as.integer(num("max_treedepth", 10))
 warmup <- as.integer(num("warmup", 1000))
+draws <- as.integer(num("draws", 1000))
 save <- sub("^save=", "", grep("^save=", opts, value = TRUE))
-known <- grepl("^(centred|inits|centred=.+|adapt_delta=.+|max_treedepth=.+|warmup=.+|save=.+)$", opts)
+known <- grepl("^(centred|inits|centred=.+|adapt_delta=.+|max_treedepth=.+|warmup=.+|draws=.+|save=.+)$", opts)
 if (!all(known)) stop("unknown option: ", paste(opts[!known], collapse = " "))
 ds <- design(top, m)
 d <- ds$d
@@ -104,7 +109,7 @@ if (useinits) {
 }
 load <- readLines("/proc/loadavg")
 t0 <- proc.time()
-fit <- sampling(model, data = data, chains = chains, cores = cores, seed = 1, warmup = warmup, iter = warmup + 1000,
+fit <- sampling(model, data = data, chains = chains, cores = cores, seed = 1, warmup = warmup, iter = warmup + draws,
                 refresh = 0, init = init, control = list(adapt_delta = adapt_delta, max_treedepth = max_treedepth))
 t1 <- proc.time() - t0
 cpu <- t1[["user.self"]] + t1[["sys.self"]] + t1[["user.child"]] + t1[["sys.child"]]
@@ -121,7 +126,8 @@ names_u <- unlist(lapply(m$groups, function(g) paste0("u_", g, ".", levels(d[[g]
 pn <- c(exactmh_names(xn, m), names_u, paste0("tau_", m$groups))
 kind <- c(rep("fixed", K + 1), rep("effect", length(names_u)), rep("scale", length(m$groups)))
 mon <- monitor(arr, warmup = 0, print = FALSE)
-out <- data.frame(set = set, kind = kind, name = pn, mean = mon[, "mean"], sd = mon[, "sd"],
+key <- if (draws != 1000L) paste0(set, "-long") else set
+out <- data.frame(set = key, kind = kind, name = pn, mean = mon[, "mean"], sd = mon[, "sd"],
                   rhat = mon[, "Rhat"], ess_bulk = mon[, "Bulk_ESS"], ess_tail = mon[, "Tail_ESS"])
 sp <- get_sampler_params(fit, inc_warmup = FALSE)
 div <- sum(sapply(sp, function(x) sum(x[, "divergent__"])))
@@ -130,21 +136,21 @@ leap <- sum(sapply(sp, function(x) sum(x[, "n_leapfrog__"])))
 form <- if (centred) "centred" else if (length(cen) > 0) paste0("centred ", paste(cen, collapse = ","), ", others non-centred") else "non-centred"
 set_ <- c(if (useinits) "inits near glmer's fit (run.R's inits)" else "random inits",
           sprintf("adapt_delta %g, max_treedepth %d", adapt_delta, max_treedepth))
-cat(sprintf("draws at max_treedepth: %d of %d; leapfrog steps after warmup: %d; step sizes: %s\n", atmax, chains * 1000L, leap,
+cat(sprintf("draws at max_treedepth: %d of %d; leapfrog steps after warmup: %d; step sizes: %s\n", atmax, chains * draws, leap,
             paste(sprintf("%.4g", sapply(sp, function(x) x[1, "stepsize__"])), collapse = " ")))
-hdr <- sprintf("## %s: rstan %s NUTS, %d chains x (%d + 1000), %s, %s, %d divergent, %d draws at max tree depth; CPU-s %.1f (sampling, R and children); max R-hat %.4f; min bulk ESS %.0f; min tail ESS %.0f; %s UTC; load %s",
-               set, packageVersion("rstan"), chains, warmup, form, paste(set_, collapse = ", "), div, atmax, cpu, max(out$rhat), min(out$ess_bulk), min(out$ess_tail),
+hdr <- sprintf("## %s: rstan %s NUTS, %d chains x (%d + %d), %s, %s, %d divergent, %d draws at max tree depth; CPU-s %.1f (sampling, R and children); max R-hat %.4f; min bulk ESS %.0f; min tail ESS %.0f; %s UTC; load %s",
+               key, packageVersion("rstan"), chains, warmup, draws, form, paste(set_, collapse = ", "), div, atmax, cpu, max(out$rhat), min(out$ess_bulk), min(out$ess_tail),
                format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC"), strsplit(load, " ")[[1]][1])
 lines <- c(hdr, sprintf("%s\t%s\t%s\t%.6g\t%.6g\t%.4f\t%.0f\t%.0f", out$set, out$kind, out$name, out$mean, out$sd,
                         out$rhat, out$ess_bulk, out$ess_tail),
-           sprintf("%s\tcpu\tuser+sys\t%.2f\tNA\tNA\tNA\tNA", set, cpu))
+           sprintf("%s\tcpu\tuser+sys\t%.2f\tNA\tNA\tNA\tNA", key, cpu))
 cat(hdr, "\n")
 outfile <- file.path(root, "figures", "bench", "multilevel_real_nuts.txt")
 old <- if (file.exists(outfile)) readLines(outfile) else character()
 keep <- character(); cur <- NULL
 for (ln in old) {
   if (startsWith(ln, "## ")) cur <- strsplit(sub("^## ", "", ln), ":")[[1]][1]
-  if (!is.null(cur) && cur != set) keep <- c(keep, ln)
+  if (!is.null(cur) && cur != key) keep <- c(keep, ln)
 }
 cpuname <- sub(".*: ", "", grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)[1])
 header <- c("# rstan NUTS references for examples/multilevel-real (stan/run.R, multilevel_real.stan, non-centred, random inits, rstan's defaults, unless a block's ## line says otherwise),",
