@@ -396,11 +396,33 @@ func refillGroups(pe augGLM, r *augRows, m *sparse.SymCSC) *groupTab {
 			return nil
 		}
 	}
+	if !groupFits(r, math.MaxInt32) {
+		return nil
+	}
 	t := groupRows(r, m)
 	if pw, gw := t.refillWork(r); gw >= pw {
 		return nil
 	}
 	return t
+}
+
+// groupFits reports whether r's grouped rows (groupRows) can be indexed
+// by groupTab's int32 pointers and slots, limit the largest index: each of
+// its tables holds at most n + Σ_i (k_i(k_i+1)/2 + k_i) entries (a row's
+// pattern, its pairs and its entries), counted before any is built. Where
+// they cannot, refillGroups keeps the pairs, whose table is indexed by
+// int: a wrapped pointer would refill a wrong M without a word.
+func groupFits(r *augRows, limit int) bool {
+	n := len(r.ptr) - 1
+	total := n
+	for i := range n {
+		k := r.ptr[i+1] - r.ptr[i]
+		total += k*(k+1)/2 + k
+		if total > limit {
+			return false
+		}
+	}
+	return true
 }
 
 // startRefill sets the chain's refill of M from the shared rows: the
