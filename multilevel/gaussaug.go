@@ -141,6 +141,13 @@ type augHooks struct {
 	// refillPairs makes drawOmega refill M by the pairs (pairTab) where
 	// it would by the grouped rows (groupTab; exact, not a mutant).
 	refillPairs bool
+	// The probit sweep's ablation switches (exact, not mutants; the
+	// measurements of figures/bench/multilevel_real_guimmun5.txt):
+	// gibbsTwice makes updates 1–4 twice a sweep, asisTwice the
+	// interweaving steps, marginalTwice the marginal scale moves and
+	// small-level draws, nestTwice the nested scale moves; asisOff and
+	// tauOff make no interweaving step and no centred τ update.
+	gibbsTwice, asisTwice, marginalTwice, nestTwice, asisOff, tauOff bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -568,6 +575,41 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if c.ah.staleB {
 		b = c.bNext
 	}
+	n := len(c.off)
+	for range 1 + b2i(c.ah.gibbsTwice) {
+		if err := c.gibbs(rng, b); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
+	// z is spent: every move from here is one of π(θ) alone.
+	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
+		for range 1 + b2i(c.ah.marginalTwice) {
+			c.marginalRound(rng)
+		}
+	}
+	// The nested scale moves (gaussaug_nest.go): data-free, η kept.
+	for range 1 + b2i(c.ah.nestTwice) {
+		for n := range c.nest {
+			c.nestScale(rng, &c.nest[n])
+		}
+	}
+	if c.warm {
+		c.adapt()
+	}
+	return exactmh.Info{Accepted: true, AcceptProb: math.NaN(), LogDensity: math.NaN(), Batch: n, Distinct: n}, nil
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// gibbs makes updates 1–4 of the sweep, given the latent data drawn
+// into b.
+func (c *augChain) gibbs(rng *rand.Rand, b []float64) error {
 	if c.logit {
 		c.drawOmega(rng, b)
 	} else {
@@ -577,26 +619,31 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	c.t.Count(n)
 	if c.integrateN > 0 {
 		if err := c.integrate(rng); err != nil {
-			return exactmh.Info{}, err
+			return err
 		}
 	}
 	if _, _, err := c.drawW(rng); err != nil {
-		return exactmh.Info{}, err
+		return err
 	}
 	if c.px {
 		if err := c.expand(rng); err != nil {
-			return exactmh.Info{}, err
+			return err
 		}
 	}
 	for _, tm := range c.terms {
+		if c.ah.tauOff {
+			break
+		}
 		if err := c.drawTau(rng, tm); err != nil {
-			return exactmh.Info{}, err
+			return err
 		}
 	}
 	c.drawCorr(rng)
-	for k := range c.asis {
-		if err := c.interweave(rng, &c.asis[k]); err != nil {
-			return exactmh.Info{}, err
+	for range (1 + b2i(c.ah.asisTwice)) * (1 - b2i(c.ah.asisOff)) {
+		for k := range c.asis {
+			if err := c.interweave(rng, &c.asis[k]); err != nil {
+				return err
+			}
 		}
 	}
 	if c.ah.staleB {
@@ -605,33 +652,28 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if c.logit {
 		c.levelMH(rng) // ω is spent
 	}
-	// z is spent: every move from here is one of π(θ) alone.
-	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
-		c.linearPredictors()
-		c.uCur = math.NaN() // the sweep's updates moved θ
-		c.curOK = false
-		for _, k := range c.order {
-			if c.asis[k].half && rng.Float64() < 0.5 {
-				continue
-			}
-			x := c.marginalScale(rng, &c.asis[k])
-			if c.warm {
-				c.absSum[k] += math.Abs(x)
-				c.absN[k]++
-			}
+	return nil
+}
+
+// marginalRound makes the marginal scale moves and the small levels'
+// draws (gaussaug_marginal.go), moves of π(θ) alone.
+func (c *augChain) marginalRound(rng *rand.Rand) {
+	c.linearPredictors()
+	c.uCur = math.NaN() // the sweep's updates moved θ
+	c.curOK = false
+	for _, k := range c.order {
+		if c.asis[k].half && rng.Float64() < 0.5 {
+			continue
 		}
-		for k := range c.asis {
-			c.levelDraw(rng, &c.asis[k])
+		x := c.marginalScale(rng, &c.asis[k])
+		if c.warm {
+			c.absSum[k] += math.Abs(x)
+			c.absN[k]++
 		}
 	}
-	// The nested scale moves (gaussaug_nest.go): data-free, η kept.
-	for n := range c.nest {
-		c.nestScale(rng, &c.nest[n])
+	for k := range c.asis {
+		c.levelDraw(rng, &c.asis[k])
 	}
-	if c.warm {
-		c.adapt()
-	}
-	return exactmh.Info{Accepted: true, AcceptProb: math.NaN(), LogDensity: math.NaN(), Batch: n, Distinct: n}, nil
 }
 
 // drawZ is update 1: each z_i given η_i, summing b = Xᵀ(z − o) into b.

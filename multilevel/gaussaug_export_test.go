@@ -41,8 +41,12 @@ import (
 // integration, "level-all" (the logistic level move on every level of a
 // term of small levels, whatever its share of successes),
 // "refill-pairs" (M refilled by the pairs where it would be by the
-// grouped rows), "no-integrate" (no integrated scale move) and "integrate-2" (two rounds
-// of it a sweep), all exact, not mutants. names is a comma-separated list
+// grouped rows), "no-integrate" (no integrated scale move), "integrate-1" and "integrate-2" (one
+// or two rounds of it a sweep), "gibbs-2", "asis-2", "marginal-2" and
+// "nest-2" (updates 1–4, the interweaving steps, the marginal scale moves
+// with the small levels' draws, the nested scale moves made twice a
+// sweep), "no-asis" and "no-tau" (no interweaving step, no centred τ
+// update), all exact, not mutants. names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
@@ -124,6 +128,20 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.IntegratedScale = -1
 	case "integrate-2":
 		k.IntegratedScale = 2
+	case "integrate-1":
+		k.IntegratedScale = 1
+	case "gibbs-2":
+		k.augment.gibbsTwice = true
+	case "asis-2":
+		k.augment.asisTwice = true
+	case "marginal-2":
+		k.augment.marginalTwice = true
+	case "nest-2":
+		k.augment.nestTwice = true
+	case "no-asis":
+		k.augment.asisOff = true
+	case "no-tau":
+		k.augment.tauOff = true
 	}
 	return k
 }
