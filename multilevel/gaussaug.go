@@ -148,6 +148,13 @@ type augHooks struct {
 	// small-level draws, nestTwice the nested scale moves; asisOff and
 	// tauOff make no interweaving step and no centred τ update.
 	gibbsTwice, asisTwice, marginalTwice, nestTwice, asisOff, tauOff bool
+	// pairsOff integrates no two-datum level out of the Newton marginal
+	// scale move (levelDraw updates them; exact, not a mutant). The
+	// mutants of the pairs' integration: pairRhoSign takes the latent
+	// correlation ρ with the wrong sign, pairProduct takes Φ₂ as the
+	// product of its marginals (ρ = 0), pairRedrawOne redraws a pair's
+	// effect given its first datum alone.
+	pairsOff, pairRhoSign, pairProduct, pairRedrawOne bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -202,6 +209,14 @@ type asisTerm struct {
 	sRow, sCol []int32
 	sVal       []float64
 	sOf        []int32
+	// The term's two-datum levels the Newton marginal scale move
+	// integrates out as well (its collapsed pairs, P): pair q's
+	// coordinate pCol[q], its data pRow[2q], pRow[2q+1] with the values
+	// pVal[2q], pVal[2q+1] in that column; pOf[i] is q for a datum of a
+	// collapsed pair, −1 otherwise (nil: none).
+	pRow, pCol []int32
+	pVal       []float64
+	pOf        []int32
 	// The term's levels of 2 … smallLevel data (levelDraw): level q's
 	// coordinate lCol[q], its data lRow[lPtr[q]:lPtr[q+1]] with the
 	// values lVal there in that coordinate's column.
@@ -432,7 +447,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	}
 	if !logit {
 		for k := range c.asis {
-			c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff)
+			c.asis[k].levelsBySize(&c.rows, n, !hooks.collapseOff, !hooks.levelOff, !hooks.collapseOff && !hooks.pairsOff && !hooks.newtonOff)
 		}
 	}
 	if !logit && !hooks.nestOff {
@@ -445,12 +460,12 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 		c.startLevels()
 	}
 	for k := range c.asis {
-		if len(c.asis[k].sRow) > 0 {
+		if len(c.asis[k].sRow)+len(c.asis[k].pCol) > 0 {
 			c.order = append(c.order, k)
 		}
 	}
 	for k := range c.asis {
-		if len(c.asis[k].sRow) == 0 {
+		if len(c.asis[k].sRow)+len(c.asis[k].pCol) == 0 {
 			c.order = append(c.order, k)
 		}
 	}

@@ -142,6 +142,14 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.asisOff = true
 	case "no-tau":
 		k.augment.tauOff = true
+	case "no-pairs":
+		k.augment.pairsOff = true
+	case "pair-rho":
+		k.augment.pairRhoSign = true
+	case "pair-product":
+		k.augment.pairProduct = true
+	case "pair-one":
+		k.augment.pairRedrawOne = true
 	}
 	return k
 }

@@ -124,12 +124,15 @@ func TestGuimmunAblation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, names := range strings.Split(*guimmunAblate, ";") {
-		if names == "base" {
-			names = ""
-		}
-		var sumPer, sumESS, sumCPU float64
-		for seed := 1; seed <= *guimmunSeeds; seed++ {
+	configs := strings.Split(*guimmunAblate, ";")
+	sumPer, sumESS, sumCPU := make([]float64, len(configs)), make([]float64, len(configs)), make([]float64, len(configs))
+	// Seeds outer, configurations inner: each seed's runs back to back,
+	// under about the same load.
+	for seed := 1; seed <= *guimmunSeeds; seed++ {
+		for ci, names := range configs {
+			if names == "base" {
+				names = ""
+			}
 			k := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: c}, names)
 			cpu0 := ablationCPU()
 			res, err := exactmh.Sample(context.Background(), p, k, &exactmh.Settings{Chains: 4, Warmup: exactmh.MinBurnIn, Draws: *guimmunDraws, Seed: uint64(seed), Init: c})
@@ -140,7 +143,7 @@ func TestGuimmunAblation(t *testing.T) {
 			s := res.Summary()
 			minESS, minName := math.Inf(1), ""
 			var scales []string
-			var fixedMin float64 = math.Inf(1)
+			fixedMin := math.Inf(1)
 			for _, q := range s.Params {
 				if q.ESSBulk < minESS {
 					minESS, minName = q.ESSBulk, q.Name
@@ -153,13 +156,15 @@ func TestGuimmunAblation(t *testing.T) {
 				}
 			}
 			t.Logf("%-14q seed %d: CPU %.2fs, min bulk ESS %.0f (%s), %.1f per CPU-s; %s; fixed min %.0f; %v",
-				names, seed, cpu, minESS, minName, minESS/cpu, strings.Join(scales, ", "), fixedMin, res.Chains[0].Params)
-			sumPer += minESS / cpu
-			sumESS += minESS
-			sumCPU += cpu
+				configs[ci], seed, cpu, minESS, minName, minESS/cpu, strings.Join(scales, ", "), fixedMin, res.Chains[0].Params)
+			sumPer[ci] += minESS / cpu
+			sumESS[ci] += minESS
+			sumCPU[ci] += cpu
 		}
-		ns := float64(*guimmunSeeds)
-		t.Logf("%-14q MEAN over %d seeds: CPU %.2fs, min bulk ESS %.0f, %.1f per CPU-s", names, *guimmunSeeds, sumCPU/ns, sumESS/ns, sumPer/ns)
+	}
+	ns := float64(*guimmunSeeds)
+	for ci, names := range configs {
+		t.Logf("%-14q MEAN over %d seeds: CPU %.2fs, min bulk ESS %.0f, %.1f per CPU-s", names, *guimmunSeeds, sumCPU[ci]/ns, sumESS[ci]/ns, sumPer[ci]/ns)
 	}
 }
 

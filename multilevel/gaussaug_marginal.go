@@ -86,8 +86,8 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 		c.a[i] = s
 		c.r[i] = c.eta[i] - c.off[i] - s
 	}
-	nS := len(t.sRow)
-	scaled := t.levels - nS // the term's effects T_s scales: the collapsed ones are integrated out
+	nS, nP := len(t.sRow), len(t.pCol)
+	scaled := t.levels - nS - nP // the term's effects T_s scales: the collapsed ones are integrated out
 	if c.ah.collapseJacobian {
 		scaled = t.levels
 	}
@@ -95,7 +95,7 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	if c.ah.marginalNoJacobian {
 		jac = 0
 	}
-	priorS := float64(nS) // log ∫ N(u; 0, τ²) du = 0 = log N(0; 0, τ²) + ℓ + ½log 2π
+	priorS := float64(nS + nP) // log ∫ N(u; 0, τ²) du = 0 = log N(0; 0, τ²) + ℓ + ½log 2π
 	if c.ah.collapseNoPrior {
 		priorS = 0
 	}
@@ -118,6 +118,9 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 			}
 		}
 		for _, j := range t.sCol {
+			dst[j] = 0
+		}
+		for _, j := range t.pCol {
 			dst[j] = 0
 		}
 	}
@@ -189,6 +192,10 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 			var u, uS float64
 			fresh := 0
 			for i, ai := range c.a {
+				if nP > 0 && t.pOf[i] >= 0 {
+					dst.l[i] = math.NaN() // a collapsed pair's datum: below
+					continue
+				}
 				var eta, d1, d2, l, f1, f2 float64
 				ri := ek * c.r[i]
 				q := int32(-1)
@@ -224,6 +231,13 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 				g -= f1 * d1
 				h -= f2*d1*d1 + f1*d2
 			}
+			for q := range nP {
+				l, d1, d2 := c.pairLoss(t.pRow[2*q], t.pRow[2*q+1], t.pVal[2*q], t.pVal[2*q+1], ek, kt, t2)
+				uS += l
+				g -= d1
+				h -= d2
+			}
+			fresh += 2 * nP
 			c.t.Count(fresh)
 			lastU, lastNon = u+uS, u
 			lp := func(s float64) float64 {
@@ -265,9 +279,12 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 			for _, i := range t.sRow {
 				c.cur.l[i] = math.NaN()
 			}
+			for _, i := range t.pRow {
+				c.cur.l[i] = math.NaN()
+			}
 		}
 	}
-	if x == 0 && nS == 0 {
+	if x == 0 && nS+nP == 0 {
 		c.uCur = u0 // θ unchanged
 		return 0
 	}
@@ -281,14 +298,20 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	if nS > 0 {
 		c.drawCollapsed(rng, t, ek)
 	}
+	if nP > 0 {
+		c.drawPairs(rng, t, ek)
+	}
 	c.lp = c.t.LogPrior(th)
 	for i, ai := range c.a {
 		c.eta[i] = c.off[i] + e*ai + ek*c.r[i]
 	}
-	if nS > 0 && !c.ah.newtonOff {
+	if nS+nP > 0 && !c.ah.newtonOff {
 		// The Newton proposal reads no uCur: only the collapsed data's η.
 		for q, i := range t.sRow {
 			c.eta[i] = c.off[i] + ek*c.r[i] + t.sVal[q]*th[t.sCol[q]]
+		}
+		for k, i := range t.pRow {
+			c.eta[i] = c.off[i] + ek*c.r[i] + t.pVal[k]*th[t.pCol[k/2]]
 		}
 	} else if nS > 0 {
 		// The state's energy for the next term's f(0): the other data's
@@ -418,6 +441,126 @@ func (c *augChain) drawCollapsed(rng *rand.Rand, t *asisTerm, ek float64) {
 	}
 }
 
+// pairLoss returns the probit energy of a collapsed pair's two data, i1
+// and i2 with the values v1, v2 in their level's column, with the
+// level's effect u integrated out, at the point s of the marginal scale
+// move (the rest of each η, m_k = o_k + e^{k_t·s}·r_k, and t2 = τ²e^{2s}):
+// with z_k = m_k + v_k·u + ε_k, the latent w_k = z_k − m_k are jointly
+// normal, var 1 + v_k²τ², cov v₁v₂τ², so
+//
+//	∫ N(u; 0, τ²)·Φ(σ₁(m₁ + v₁u))·Φ(σ₂(m₂ + v₂u)) du = Φ₂(t₁, t₂; ρ),
+//	t_k = σ_k·m_k/√(1 + v_k²τ²),  ρ = σ₁σ₂·v₁v₂τ²/√((1 + v₁²τ²)(1 + v₂²τ²)),
+//
+// σ_k = ±1 as y_k (TestBVN checks the identity by quadrature), and the
+// energy is l = −log Φ₂ (bvnCDF: Genz's method, absolute error about
+// 10⁻¹⁵, so relative error grows where Φ₂ is tiny). d1 and d2 are dl/ds
+// and d²l/ds², from Φ₂'s partial derivatives in (t₁, t₂, ρ) (no further
+// Φ₂; only the proposal reads them, so their rounding is no part of the
+// target).
+func (c *augChain) pairLoss(i1, i2 int32, v1, v2, ek, kt, t2 float64) (l, d1, d2 float64) {
+	var tk, tk1, tk2, wk, wk1, wk2 [2]float64
+	sg := 1.0
+	for k, i := range [2]int32{i1, i2} {
+		v := v1
+		if k == 1 {
+			v = v2
+		}
+		A := v * v * t2
+		ri := ek * c.r[i]
+		n, n1, n2 := c.off[i]+ri, kt*ri, kt*kt*ri
+		w := 1 / math.Sqrt(1+A)
+		w1 := -A * w * w * w
+		w2 := -2*A*w*w*w + 3*A*A*w*w*w*w*w
+		if !c.y[i] {
+			n, n1, n2 = -n, -n1, -n2
+			sg = -sg
+		}
+		tk[k], tk1[k], tk2[k] = n*w, n1*w+n*w1, n2*w+2*n1*w1+n*w2
+		wk[k], wk1[k], wk2[k] = w, w1, w2
+	}
+	// ρ = B·W, B = σ₁σ₂v₁v₂τ²e^{2s} (B′ = 2B, B″ = 4B), W = w₁w₂.
+	B := sg * v1 * v2 * t2
+	W := wk[0] * wk[1]
+	W1 := wk1[0]*wk[1] + wk[0]*wk1[1]
+	W2 := wk2[0]*wk[1] + 2*wk1[0]*wk1[1] + wk[0]*wk2[1]
+	rho, rho1, rho2 := B*W, B*(2*W+W1), B*(4*W+4*W1+W2)
+	if c.ah.pairRhoSign {
+		rho, rho1, rho2 = -rho, -rho1, -rho2
+	}
+	if c.ah.pairProduct {
+		rho, rho1, rho2 = 0, 0, 0
+	}
+	x, y := tk[0], tk[1]
+	p := bvnCDF(x, y, rho)
+	l = -math.Log(p)
+	// P′ and P″ from the partial derivatives of Φ₂ in (x, y, ρ): ∂_x =
+	// φ(x)Φ((y − ρx)/q), ∂_ρ = φ₂ = ∂²_xy, ∂²_x = −x∂_x − ρφ₂, ∂²_xρ =
+	// −φ₂(x − ρy)/q², ∂²_ρ = φ₂(ρ/q² + xy/q² − ρQ/q⁴), q² = 1 − ρ², Q =
+	// x² − 2ρxy + y².
+	q2 := (1 - rho) * (1 + rho)
+	q := math.Sqrt(q2)
+	Q := x*x - 2*rho*x*y + y*y
+	gx := math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) * normCDF((y-rho*x)/q)
+	gy := math.Exp(-y*y/2) / math.Sqrt(2*math.Pi) * normCDF((x-rho*y)/q)
+	dn := math.Exp(-Q/(2*q2)) / (2 * math.Pi * q)
+	dx, dy, dr := tk1[0], tk1[1], rho1
+	p1 := gx*dx + gy*dy + dn*dr
+	hxx, hyy, hxy := -x*gx-rho*dn, -y*gy-rho*dn, dn
+	hxr, hyr := -dn*(x-rho*y)/q2, -dn*(y-rho*x)/q2
+	hrr := dn * (rho/q2 + x*y/q2 - rho*Q/(q2*q2))
+	p2 := gx*tk2[0] + gy*tk2[1] + dn*rho2 +
+		hxx*dx*dx + hyy*dy*dy + hrr*dr*dr + 2*(hxy*dx*dy+hxr*dx*dr+hyr*dy*dr)
+	d1 = -p1 / p
+	d2 = -p2/p + d1*d1
+	return l, d1, d2
+}
+
+// drawPairs completes the Newton marginal scale move of term t for its
+// collapsed pairs: each pair's effect u drawn from its conditional given
+// its two data's y and the rest of θ at the moved position (m_k = o_k +
+// e^{k_t·x}·r_k), N(0, τ²)·Φ(σ_a(m_a + v_a·u))·Φ(σ_b(m_b + v_b·u)), exactly,
+// by rejection: u from the conditional given datum a alone, through its
+// latent datum as drawCollapsed draws it, kept with probability
+// Φ(σ_b(m_b + v_b·u)) ≤ 1. Datum a is the one of the smaller marginal
+// probability Φ(t_a), which makes the acceptance P(y_b | y_a) the larger
+// of the two conditionals.
+func (c *augChain) drawPairs(rng *rand.Rand, t *asisTerm, ek float64) {
+	th := c.theta
+	tau2 := math.Exp(2 * th[t.logTau])
+	for q, j := range t.pCol {
+		var m, sd, sg, v [2]float64
+		for k := range 2 {
+			i := t.pRow[2*q+k]
+			v[k] = t.pVal[2*q+k]
+			m[k] = c.off[i] + ek*c.r[i]
+			sd[k] = math.Sqrt(1 + v[k]*v[k]*tau2)
+			sg[k] = 1
+			if !c.y[i] {
+				sg[k] = -1
+			}
+		}
+		a := 0
+		if sg[1]*m[1]/sd[1] < sg[0]*m[0]/sd[0] {
+			a = 1
+		}
+		b := 1 - a
+		va := sd[a] * sd[a]
+		for {
+			var w float64
+			if sg[a] > 0 {
+				w = sd[a] * truncAbove(rng, -m[a]/sd[a])
+			} else {
+				w = -sd[a] * truncAbove(rng, m[a]/sd[a])
+			}
+			u := v[a]*tau2*w/va + math.Sqrt(tau2/va)*rng.NormFloat64()
+			if c.ah.pairRedrawOne || rng.Float64() < normCDF(sg[b]*(m[b]+v[b]*u)) {
+				th[j] = u
+				break
+			}
+		}
+	}
+}
+
 // smallLevel is the most data a level holds for levelDraw's update.
 const smallLevel = 4
 
@@ -425,9 +568,12 @@ const smallLevel = 4
 // single-datum levels (a coordinate with exactly one nonzero in the rows,
 // in a row that holds no other coordinate of the term), which the
 // marginal scale move integrates out, their effects redrawn after it; if
-// small, the levels of 2 … smallLevel data, each in a row holding no other
-// coordinate of the term, for levelDraw.
-func (t *asisTerm) levelsBySize(rows *augRows, n int, collapse, small bool) {
+// pairs, the levels of two data (each in a row holding no other
+// coordinate of the term), which the Newton marginal scale move
+// integrates out too (pairLoss, drawPairs); if small, the levels of 2 …
+// smallLevel data (3 … smallLevel with pairs), each in a row holding no
+// other coordinate of the term, for levelDraw.
+func (t *asisTerm) levelsBySize(rows *augRows, n int, collapse, small, pairs bool) {
 	cnt := make(map[int32]int32)
 	bad := make(map[int32]bool) // a level sharing a row with another of the term's coordinates
 	for i := range n {
@@ -448,6 +594,7 @@ func (t *asisTerm) levelsBySize(rows *augRows, n int, collapse, small bool) {
 	}
 	var small2 []int32 // the small levels' coordinates, in order of first datum
 	seen := make(map[int32]int32)
+	pairOf := make(map[int32]int32) // a collapsed pair's coordinate: its index q
 	for i := range n {
 		for k := rows.ptr[i]; k < rows.ptr[i+1]; k++ {
 			j := rows.col[k]
@@ -466,6 +613,24 @@ func (t *asisTerm) levelsBySize(rows *augRows, n int, collapse, small bool) {
 				t.sRow = append(t.sRow, int32(i))
 				t.sCol = append(t.sCol, j)
 				t.sVal = append(t.sVal, rows.val[k])
+			case c == 2 && pairs:
+				if t.pOf == nil {
+					t.pOf = make([]int32, n)
+					for q := range t.pOf {
+						t.pOf[q] = -1
+					}
+				}
+				q, ok := pairOf[j]
+				if !ok {
+					q = int32(len(t.pCol))
+					pairOf[j] = q
+					t.pCol = append(t.pCol, j)
+					t.pRow = append(t.pRow, int32(i), -1)
+					t.pVal = append(t.pVal, rows.val[k], 0)
+				} else {
+					t.pRow[2*q+1], t.pVal[2*q+1] = int32(i), rows.val[k]
+				}
+				t.pOf[i] = q
 			case c >= 2 && c <= smallLevel && small:
 				if _, ok := seen[j]; !ok {
 					seen[j] = int32(len(small2))

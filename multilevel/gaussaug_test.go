@@ -219,13 +219,18 @@ func TestAugmentMoments(t *testing.T) {
 // coordinate's mean and variance) on a kit whose first factor has 40
 // single-datum levels and 20 of two data besides its 6 larger ones
 // (N = 150, τ_u = 1.5): the marginal scale move integrates the
-// single-datum levels out (asisTerm.levelsBySize, drawCollapsed) and
-// levelDraw updates the pairs; the sweep without the integration, without
-// levelDraw, and with the slice move (no-newton) with and without
-// halfRate (the second factor's move in half the sweeps) must pass too. Mutants caught: the collapsed target
-// without the integrated levels' |S|·ℓ, with their effects counted in its
-// Jacobian, their effects redrawn with variance τ² (not τ²/(1 + c²τ²)),
-// levelDraw keeping every proposal, the next term's Newton move reading
+// single-datum levels out (asisTerm.levelsBySize, drawCollapsed) and the
+// two-datum ones too (pairLoss, drawPairs); the sweep without the
+// integration, without the pairs' (no-pairs: levelDraw updates them),
+// without the pairs' and without levelDraw, and with the slice move
+// (no-newton, which integrates no pair) with and without halfRate (the
+// second factor's move in half the sweeps) must pass too. Mutants caught:
+// the collapsed target without the integrated levels' |S|·ℓ, with their
+// effects counted in its Jacobian, their effects redrawn with variance τ²
+// (not τ²/(1 + c²τ²)), levelDraw keeping every proposal (the pairs left
+// to it), the pairs' Φ₂ with ρ of the wrong sign (pair-rho), as the
+// product of its marginals (pair-product), a pair's effect redrawn given
+// its first datum alone (pair-one), the next term's Newton move reading
 // the collapsed data's cached energies at their integrated η
 // (cache-stale: z = 24.3); the Jacobian mutant with the expanded
 // move left out (which otherwise hides most of its bias: z = 5.9
@@ -246,8 +251,8 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	augmentMomentsSeed(t, "collapsed kit", p, []string{"", "no-collapse", "no-level", "no-newton", "no-newton,no-half"},
-		[]string{"collapse-prior", "collapse-jacobian,no-px", "collapse-latent", "level-ratio", "cache-stale"}, nil, 7)
+	augmentMomentsSeed(t, "collapsed kit", p, []string{"", "no-collapse", "no-pairs", "no-pairs,no-level", "no-newton", "no-newton,no-half"},
+		[]string{"collapse-prior", "collapse-jacobian,no-px", "collapse-latent", "no-pairs,level-ratio", "cache-stale", "pair-rho", "pair-product", "pair-one"}, nil, 7)
 }
 
 // TestAugmentNestMoments compares the augmentation sweep with full-batch
@@ -494,5 +499,32 @@ func TestAugmentProbitLoss(t *testing.T) {
 	}
 	if !ys[0] || !ys[1] {
 		t.Fatalf("the kit's data hold one label alone: %v", ys)
+	}
+}
+
+// TestAugmentSweepAllocs: a probit augmentation sweep on the collapsed
+// kit (single-datum levels and collapsed pairs, levels of three for
+// levelDraw, the expanded and nested moves) allocates nothing.
+func TestAugmentSweepAllocs(t *testing.T) {
+	kit := augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}
+	_, pb, err := kit.Draw(rand.New(rand.NewPCG(41, 42)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := exactmh.NewTarget(pb.Posterior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, "").Start(tg, pb.Mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	if allocs := testing.AllocsPerRun(50, func() {
+		if _, err := ch.Step(r); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("a sweep allocates %v times", allocs)
 	}
 }
