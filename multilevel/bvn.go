@@ -127,3 +127,56 @@ func bvnUpper(h, k, r float64) float64 {
 // bvnCDF returns Φ₂(h, k; r) = P(X ≤ h, Y ≤ k) for a standard bivariate
 // normal of correlation r: bvnUpper(−h, −k, r) by symmetry.
 func bvnCDF(h, k, r float64) float64 { return bvnUpper(-h, -k, r) }
+
+// bvnTable is bvnCDF for |r| < 0.925 with the sines of Sheppard's
+// integral's nodes kept for the last |r|: the collapsed pairs of a
+// marginal scale move's evaluation (pairLoss) share |ρ| where their
+// values agree (a random intercept's: v = 1), so a table is built once an
+// evaluation and each pair costs the quadrature's exponentials alone. The
+// same operations in the same order as bvnUpper's, so the same bits as
+// bvnCDF (TestBVN); the zero value is ready.
+type bvnTable struct {
+	r, asr float64 // |r| and asin(|r|)/2 of the table (r = 0: none)
+	n      int
+	w, sn  [20]float64
+}
+
+// cdf returns bvnCDF(h, k, r).
+func (b *bvnTable) cdf(h, k, r float64) float64 {
+	ar := math.Abs(r)
+	if !(ar < 0.925) || r == 0 || math.IsInf(h, 0) || math.IsInf(k, 0) {
+		return bvnCDF(h, k, r)
+	}
+	if ar != b.r {
+		gl := &bvnGL[2]
+		switch {
+		case ar < 0.3:
+			gl = &bvnGL[0]
+		case ar < 0.75:
+			gl = &bvnGL[1]
+		}
+		b.r, b.asr, b.n = ar, math.Asin(ar)/2, 0
+		for i, x := range gl.x {
+			for _, xx := range [2]float64{1 - x, 1 + x} {
+				b.w[b.n], b.sn[b.n] = gl.w[i], math.Sin(b.asr*xx)
+				b.n++
+			}
+		}
+	}
+	h, k = -h, -k // bvnUpper(−h, −k, r)
+	hk := h * k
+	hs := (h*h + k*k) / 2
+	asr := b.asr
+	if r < 0 {
+		asr = -asr // asin and sin are odd: sn(−r) = −sn(r)
+	}
+	var bvn float64
+	for i, sn := range b.sn[:b.n] {
+		snk := sn * hk
+		if r < 0 {
+			snk = -snk
+		}
+		bvn += b.w[i] * math.Exp((snk-hs)/(1-sn*sn))
+	}
+	return min(max(bvn*asr/(2*math.Pi)+normCDF(-h)*normCDF(-k), 0), 1)
+}

@@ -6,6 +6,7 @@ package multilevel
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -44,7 +45,7 @@ func bvnQuad(h, k, r float64) float64 {
 // integrated out of the marginal scale move): ∫ N(u; 0, τ²)·Φ(a₁ + c₁u)·
 // Φ(a₂ + c₂u) du = Φ₂(a₁/s₁, a₂/s₂; c₁c₂τ²/(s₁s₂)), s_k² = 1 + c_k²τ², by
 // quadrature in u, and that the product of the marginals (r = 0) and the
-// wrong sign of r miss it.
+// wrong sign of r miss it; and that bvnTable.cdf gives bvnCDF's bits.
 func TestBVN(t *testing.T) {
 	var worst float64
 	for _, r := range []float64{-0.99, -0.95, -0.9, -0.8, -0.5, -0.2, -0.01, 0.01, 0.2, 0.5, 0.7, 0.8, 0.9, 0.93, 0.95, 0.99} {
@@ -61,6 +62,19 @@ func TestBVN(t *testing.T) {
 		}
 	}
 	t.Logf("largest |Φ₂ − quadrature| %.3g", worst)
+	// bvnTable: the same bits as bvnCDF, its table kept or rebuilt.
+	var tab bvnTable
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 20000 {
+		r := 2*rng.Float64() - 1
+		if n%3 != 0 {
+			r = math.Copysign(0.69, r)
+		}
+		h, k := 4*rng.NormFloat64(), 4*rng.NormFloat64()
+		if got, want := tab.cdf(h, k, r), bvnCDF(h, k, r); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("bvnTable.cdf(%v, %v, %v) = %v, bvnCDF %v", h, k, r, got, want)
+		}
+	}
 	for _, c := range []struct{ a1, a2, c1, c2, tau float64 }{
 		{0.3, -0.5, 1, 1, 1.5}, {-1.2, -0.4, 1, -1, 0.8}, {2, 1, 0.5, 2, 1.2}, {-0.1, 0.2, -1, -1, 2.5},
 	} {

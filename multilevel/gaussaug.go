@@ -349,6 +349,8 @@ type augChain struct {
 	// the proposal (prop); probit only (lossCache).
 	cur, prop lossCache
 	curOK     bool
+	// bvn is the collapsed pairs' Φ₂ (pairLoss), its nodes' sines kept.
+	bvn bvnTable
 	// Warmup (SetWarmup): the sums of τ² per scale of pxLog over nWarm
 	// sweeps, and of |s| per marginal move over absN of its moves, from
 	// which k_t and each term's slice width are set until warmup ends.

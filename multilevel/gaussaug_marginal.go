@@ -491,7 +491,7 @@ func (c *augChain) pairLoss(i1, i2 int32, v1, v2, ek, kt, t2 float64) (l, d1, d2
 		rho, rho1, rho2 = 0, 0, 0
 	}
 	x, y := tk[0], tk[1]
-	p := bvnCDF(x, y, rho)
+	p := c.bvn.cdf(x, y, rho)
 	l = -math.Log(p)
 	// P′ and P″ from the partial derivatives of Φ₂ in (x, y, ρ): ∂_x =
 	// φ(x)Φ((y − ρx)/q), ∂_ρ = φ₂ = ∂²_xy, ∂²_x = −x∂_x − ρφ₂, ∂²_xρ =

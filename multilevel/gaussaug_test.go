@@ -228,14 +228,15 @@ func TestAugmentMoments(t *testing.T) {
 // the collapsed target without the integrated levels' |S|·ℓ, with their
 // effects counted in its Jacobian, their effects redrawn with variance τ²
 // (not τ²/(1 + c²τ²)), levelDraw keeping every proposal (the pairs left
-// to it), the pairs' Φ₂ with ρ of the wrong sign (pair-rho), as the
-// product of its marginals (pair-product), a pair's effect redrawn given
-// its first datum alone (pair-one), the next term's Newton move reading
+// to it), the pairs' Φ₂ with ρ of the wrong sign (pair-rho: z = −167), as
+// the product of its marginals (pair-product: z = −14.7), a pair's effect
+// redrawn given its first datum alone (pair-one: z = 65), the next term's Newton move reading
 // the collapsed data's cached energies at their integrated η
 // (cache-stale: z = 24.3); the Jacobian mutant with the expanded
 // move left out (which otherwise hides most of its bias: z = 5.9
 // without it, 2.81 with it; its z varies with the chains' seed, 2.5 to
-// 26 over seeds 2–5 of the same sweep). The exact sweeps' chains are seeded 7
+// 26 over seeds 2–5 of the same sweep) and the pairs left to levelDraw
+// (with them integrated out too, z = 3.0 at seed 2: not caught). The exact sweeps' chains are seeded 7
 // (the largest |z| of a sweep's 150 comparisons, a chance 4.58 at seed 2
 // for no-level once the expanded move is kept: 2.56 at 7).
 func TestAugmentCollapsedMoments(t *testing.T) {
@@ -252,7 +253,7 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 		t.Fatal(err)
 	}
 	augmentMomentsSeed(t, "collapsed kit", p, []string{"", "no-collapse", "no-pairs", "no-pairs,no-level", "no-newton", "no-newton,no-half"},
-		[]string{"collapse-prior", "collapse-jacobian,no-px", "collapse-latent", "no-pairs,level-ratio", "cache-stale", "pair-rho", "pair-product", "pair-one"}, nil, 7)
+		[]string{"collapse-prior", "no-pairs,collapse-jacobian,no-px", "collapse-latent", "no-pairs,level-ratio", "cache-stale", "pair-rho", "pair-product", "pair-one"}, nil, 7)
 }
 
 // TestAugmentNestMoments compares the augmentation sweep with full-batch
