@@ -72,6 +72,17 @@ func (c *augChain) linearPredictors() {
 // (figures/bench/multilevel_real_augment.txt). TestAugmentCollapsedMoments
 // and TestAugmentCollapsedSBC, with the mutants collapse-prior,
 // collapse-jacobian and collapse-latent.
+//
+// Collapsed pairs. The Newton move integrates the term's two-datum
+// levels P (asisTerm.pCol) out in the same way: their two data's energy is
+// −log Φ₂ of the pair's latent data (pairLoss), the prior takes their
+// effects at 0 plus |P|·ℓ_t, T_s scales G_t − |S| − |P| effects, and
+// drawPairs draws each pair's effect from its conditional given both data
+// after the move (docs/multilevel.md, "Probit by augmentation", update 5;
+// TestAugmentCollapsedMoments with the mutants pair-rho, pair-product and
+// pair-one). On guimmun it takes the 500 mothers of two children out of
+// the effects the move holds in the non-centred form
+// (figures/bench/multilevel_real_guimmun5.txt).
 func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 	th := c.theta
 	kt := t.k
