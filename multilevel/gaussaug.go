@@ -155,6 +155,9 @@ type augHooks struct {
 	// product of its marginals (ρ = 0), pairRedrawOne redraws a pair's
 	// effect given its first datum alone.
 	pairsOff, pairRhoSign, pairProduct, pairRedrawOne bool
+	// zwTwice draws z and then w a second time after update 2, at the
+	// same scales (the factor kept, only the mean solved anew).
+	zwTwice bool
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -641,6 +644,14 @@ func (c *augChain) gibbs(rng *rand.Rand, b []float64) error {
 	}
 	if _, _, err := c.drawW(rng); err != nil {
 		return err
+	}
+	if c.ah.zwTwice && !c.logit {
+		c.drawZ(rng, b)
+		c.condMean(c.chol, c.mean)
+		c.fresh = true
+		if _, _, err := c.drawW(rng); err != nil {
+			return err
+		}
 	}
 	if c.px {
 		if err := c.expand(rng); err != nil {

@@ -34,8 +34,10 @@ import (
 // "integrated-logdet" (the integrated scale move without ½log det P),
 // "integrated-q" (without the forward proposal's density of w′: half its log q ratio dropped),
 // "level-q" (the logistic level move's ratio without its proposal's
-// densities) and "level-datum" (its level's likelihood without the
-// level's last datum). Other
+// densities), "level-datum" (its level's likelihood without the
+// level's last datum), "pair-rho" (a collapsed pair's Φ₂ with ρ of the
+// wrong sign), "pair-product" (its Φ₂ as the product of the marginals)
+// and "pair-one" (its effect redrawn given its first datum alone). Other
 // names: no mutant. Also "no-marginal", "no-px", "no-collapse",
 // "no-level", "no-level-mh", "no-half" and "no-nest", which leave out a move or the
 // integration, "level-all" (the logistic level move on every level of a
@@ -45,8 +47,10 @@ import (
 // or two rounds of it a sweep), "gibbs-2", "asis-2", "marginal-2" and
 // "nest-2" (updates 1–4, the interweaving steps, the marginal scale moves
 // with the small levels' draws, the nested scale moves made twice a
-// sweep), "no-asis" and "no-tau" (no interweaving step, no centred τ
-// update), all exact, not mutants. names is a comma-separated list
+// sweep), "zw-2" (z and w drawn a second time after update 2, at the same
+// scales), "no-asis" and "no-tau" (no interweaving step, no centred τ
+// update), "no-pairs" (no two-datum level integrated out of the Newton
+// marginal scale move), all exact, not mutants. names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
@@ -142,6 +146,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.asisOff = true
 	case "no-tau":
 		k.augment.tauOff = true
+	case "zw-2":
+		k.augment.zwTwice = true
 	case "no-pairs":
 		k.augment.pairsOff = true
 	case "pair-rho":

@@ -165,6 +165,13 @@ func (c *gaussChain) conditional(ch *sparse.Cholesky, mean []float64) error {
 	if err := ch.Refactor(c.pv); err != nil {
 		return fmt.Errorf("GroupGibbs: the effects' precision at σ = %.4g: %w", math.Exp(c.logSigma()), err)
 	}
+	c.condMean(ch, mean)
+	return nil
+}
+
+// condMean sets mean to the conditional mean of w given b at the scales
+// ch was factored at (conditional's second half: no refactorisation).
+func (c *gaussChain) condMean(ch *sparse.Cholesky, mean []float64) {
 	s := c.logSigma()
 	ms := c.beta * math.Exp(-2*s)
 	for a, j := range c.eff {
@@ -184,7 +191,6 @@ func (c *gaussChain) conditional(ch *sparse.Cholesky, mean []float64) error {
 		}
 	}
 	ch.Solve(mean, c.rhs, c.work)
-	return nil
 }
 
 // latentLik returns the log likelihood of w = θ[:D] given the latent
