@@ -141,6 +141,8 @@ type augHooks struct {
 	// refillPairs makes drawOmega refill M by the pairs (pairTab) where
 	// it would by the grouped rows (groupTab; exact, not a mutant).
 	refillPairs bool
+	// The Laplace independence move's mutants (gaussaug_indep.go).
+	indep indepHooks
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -314,6 +316,8 @@ type augChain struct {
 	// The logistic level moves (levelMH; gaussaug_level.go), one set per
 	// term they move.
 	levels []levelSet
+	// The Laplace independence move (gaussaug_indep.go; nil: none).
+	ind *indepMove
 	// order is the order of the marginal scale moves: the terms with
 	// collapsed levels first, whose moves leave the state's energy known
 	// (uCur) for the next term's.
@@ -564,6 +568,9 @@ func (c *augChain) priorCurvature(tm gaussTerm) float64 {
 
 // Step makes one sweep.
 func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	if c.ind != nil && c.ind.only {
+		return c.stepIndep(rng)
+	}
 	b := c.b
 	if c.ah.staleB {
 		b = c.bNext
@@ -604,6 +611,12 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	}
 	if c.logit {
 		c.levelMH(rng) // ω is spent
+	}
+	if c.ind != nil {
+		c.ind.curOK = false // the sweep moved θ
+		if err := c.indep(rng); err != nil {
+			return exactmh.Info{}, err
+		}
 	}
 	// z is spent: every move from here is one of π(θ) alone.
 	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
@@ -843,6 +856,11 @@ func (c *augChain) Params() map[string]float64 {
 			mn, mt = mn+s.n, mt+s.t
 		}
 		p["level_mh_accept"] = rate(mn, mt)
+	}
+	if c.ind != nil {
+		p["indep_accept"] = rate(c.ind.n, c.ind.t)
+		p["indep_max_rejections"] = float64(c.ind.maxRun)
+		p["indep_pilot"] = c.ind.pilot
 	}
 	return p
 }
