@@ -860,7 +860,6 @@ func (c *augChain) Params() map[string]float64 {
 	if c.ind != nil {
 		p["indep_accept"] = rate(c.ind.n, c.ind.t)
 		p["indep_max_rejections"] = float64(c.ind.maxRun)
-		p["indep_pilot"] = c.ind.pilot
 	}
 	return p
 }
@@ -962,6 +961,9 @@ func (c *augChain) MarshalState() ([]byte, error) {
 	for _, a := range c.asis {
 		b = fmt.Appendf(b, " %d %d", a.mN, a.mT)
 	}
+	if c.ind != nil {
+		b = c.ind.marshal(b)
+	}
 	return b, nil
 }
 
@@ -1013,6 +1015,9 @@ func (c *augChain) UnmarshalState(b []byte) error {
 		if err == nil && (a.mN < 0 || a.mN > a.mT) {
 			err = errors.New("marginal scale move's counts out of range")
 		}
+	}
+	if err == nil && c.ind != nil {
+		err = c.ind.unmarshal(r)
 	}
 	if err != nil {
 		return fmt.Errorf("the augmentation sweep's state %q: %w", b, err)
@@ -1126,10 +1131,19 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if init == nil {
 		init = make([]float64, p.Dim())
 	}
-	if _, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, 0, augHooks{}); err != nil {
+	ch0, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, 0, augHooks{})
+	if err != nil {
 		return false, nil
 	}
+	pilot, indep := ch0.choosePilot(p.Len())
+	if indep {
+		k.Independence = -indepMoves
+	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
+	if indep {
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d whose Laplace approximation fits: GroupGibbs's Laplace independence move (%d a transition: every log τ and every fixed and group effect proposed together from a t about the joint Laplace point, kept by the exact likelihood, one pass over the data each; the counted pilot's %d draws from the proposal have an effective fraction %.3g ≥ %.3g)", p.Len(), augmentMaxN, indepMoves, indepPilotDraws, pilot, indepPilotMin)
+		return true, nil
+	}
 	if logit {
 		how := "each τ centred, then interwoven with the non-centred form"
 		if moves > 0 {

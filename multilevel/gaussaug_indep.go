@@ -7,6 +7,7 @@ package multilevel
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 
@@ -74,7 +75,6 @@ type indepMove struct {
 	// Counts: moves kept and made, the current run of rejections and the
 	// longest.
 	n, t, run, maxRun int64
-	pilot             float64
 }
 
 // indepHooks are the move's mutants (augHooks.indep): noReverse leaves
@@ -125,11 +125,34 @@ func (c *augChain) startIndep(rounds int, only bool) error {
 		ne := len(c.eff)
 		c.mean2, c.dz, c.zeroEff = make([]float64, ne), make([]float64, ne), make([]float64, ne)
 	}
-	if err := c.indepFit(); err != nil {
-		return err
+	return c.indepFit()
+}
+
+// indepMoves is the number of independence moves a transition the
+// default makes (GroupGibbs.Independence = −indepMoves).
+const indepMoves = 2
+
+// choosePilot reports whether the default samples the logistic model of
+// n data by the independence move alone, and the pilot's effective
+// fraction: where every random term is independent, a proposal's
+// counted cost (integrateCost) is at most integrateRoundShare of the
+// Pólya–Gamma draws' (the factor of P cheap against a pass over the data:
+// few levels, many data each), and the counted pilot (indepPilot) finds
+// an effective fraction of at least indepPilotMin. The pilot reads the
+// data indepPilotDraws times; it is made only where the gate admits it.
+// Deterministic: counts and a fixed stream, never a clock.
+func (c *augChain) choosePilot(n int) (float64, bool) {
+	if !c.logit || len(c.corr) > 0 || len(c.asis) == 0 {
+		return math.NaN(), false
 	}
-	ind.pilot = c.indepPilot(indepPilotDraws)
-	return nil
+	if q := c.integrateCost(); !(q <= integrateRoundShare*logitFlopsPerDatum*float64(n)) {
+		return math.NaN(), false
+	}
+	if err := c.startIndep(1, true); err != nil {
+		return math.NaN(), false
+	}
+	f := c.indepPilot(indepPilotDraws)
+	return f, f >= indepPilotMin
 }
 
 // energy returns the exact logistic energy U(w) = Σ_i n_i·softplus(η_i) −
@@ -588,6 +611,24 @@ func (c *augChain) indepPilot(k int) float64 {
 		s2 += e * e
 	}
 	return s * s / (float64(k) * s2)
+}
+
+// marshal appends the move's counts to b; the cached q(current) is not
+// saved: a function of θ, unmarshal marks it for recomputation.
+func (ind *indepMove) marshal(b []byte) []byte {
+	return fmt.Appendf(b, " %d %d %d %d", ind.n, ind.t, ind.run, ind.maxRun)
+}
+
+// unmarshal reads what marshal saved.
+func (ind *indepMove) unmarshal(r io.Reader) error {
+	if _, err := fmt.Fscan(r, &ind.n, &ind.t, &ind.run, &ind.maxRun); err != nil {
+		return err
+	}
+	if ind.n < 0 || ind.n > ind.t || ind.run < 0 || ind.run > ind.maxRun || ind.maxRun > ind.t {
+		return errors.New("independence move's counts out of range")
+	}
+	ind.curOK = false
+	return nil
 }
 
 // reject counts a rejected move in the current run of rejections.
