@@ -1149,7 +1149,12 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 		if moves > 0 {
 			how = fmt.Sprintf("%d integrated scale moves a sweep (a log τ moved with every effect integrated out, %.3g multiply-adds each); each τ centred, then interwoven with the non-centred form", moves, ch.integrateCost())
 		}
-		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, how, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum)", p.Len(), augmentMaxN, fill, how, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		if math.IsNaN(pilot) {
+			c.Reason += "; no pilot needed"
+		} else {
+			c.Reason += fmt.Sprintf("; not the Laplace independence move, whose counted pilot's %d draws have an effective fraction %.3g < %.3g", indepPilotDraws, pilot, indepPilotMin)
+		}
 		return true, nil
 	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation by an overrelaxed Newton proposal), reading every datum about twice a term a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
