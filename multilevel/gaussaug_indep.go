@@ -199,7 +199,7 @@ func (c *augChain) choosePilot(n int) (float64, bool) {
 // max(η, 0) + log(1 + e^{−|η|}), and the logs of rows of energyRun data
 // in all are taken once, of the product of their factors (1 +
 // e^{−|η|})^{n} ∈ (1, 2^n] (no overflow), so a row costs an exponential
-// and no log.
+// (expNeg) and no log.
 func (c *augChain) energy(theta []float64) float64 {
 	ind := c.ind
 	ptr, col, val := ind.uptr, ind.ucol, ind.uval
@@ -215,7 +215,7 @@ func (c *augChain) energy(theta []float64) float64 {
 		for k, j := range rc {
 			eta += rv[k] * theta[j]
 		}
-		f := 1 + math.Exp(-math.Abs(eta))
+		f := 1 + expNeg(math.Abs(eta))
 		n := cnt[i]
 		u += n*max(eta, 0) - ny[i]*eta
 		switch n {
