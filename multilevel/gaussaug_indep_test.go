@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/multilevel"
 )
 
@@ -107,11 +108,30 @@ func TestLogitIndepMoments(t *testing.T) {
 // independence move, alone and after each sweep, with every parameter
 // unknown (the kit of TestLogitSBC: 200 replicates of N = 100 binomial
 // rows of 1–3 trials, 5 groups × 3 crossed levels): ranks uniform at
-// Bonferroni level 10⁻³; the mutants indep-jacobian and indep-reverse
-// of the move alone rejected at 0.01.
+// Bonferroni level 10⁻³. Mutants of the move alone: indep-jacobian must
+// be rejected at 0.01; indep-mismatch, indep-stale and indep-reverse are
+// caught where SBC rejects them at 0.01 or where their chain sticks so
+// that SBC's pilot cannot thin it within MaxThin (the exact move's thin
+// is 3–4), which SBC reports as an error.
 func TestLogitIndepSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
 	}
-	augmentSBC(t, logitKit{n: 100, g: 5, h: 3, maxTrials: 3}, 19, []string{"indep-only", "indep-sweep"}, []string{"indep-only,indep-jacobian", "indep-only,indep-reverse"})
+	kit := logitKit{n: 100, g: 5, h: 3, maxTrials: 3}
+	augmentSBC(t, kit, 19, []string{"indep-only", "indep-sweep"}, []string{"indep-only,indep-jacobian"})
+	for _, name := range []string{"indep-only,indep-mismatch", "indep-only,indep-stale", "indep-only,indep-reverse"} {
+		r, err := mcmctest.SBC(kit, func(pb mcmctest.Problem) exactmh.Kernel {
+			return multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, name)
+		}, &mcmctest.SBCOptions{Replicates: 200, Seed: 19, MaxThin: 100})
+		switch {
+		case err != nil && strings.Contains(err.Error(), "MaxThin"):
+			t.Logf("mutant %q caught: its chain sticks: %v", name, err)
+		case err != nil:
+			t.Fatal(err)
+		case !r.Reject(0.01):
+			t.Errorf("SBC misses the mutant %q: p = %.3g", name, r.P)
+		default:
+			t.Logf("mutant %q: SBC p-value %.3g", name, r.P)
+		}
+	}
 }
