@@ -158,6 +158,8 @@ type augHooks struct {
 	// zwTwice draws z and then w a second time after update 2, at the
 	// same scales (the factor kept, only the mean solved anew).
 	zwTwice bool
+	// The Laplace independence move's mutants (gaussaug_indep.go).
+	indep indepHooks
 }
 
 // augRows are the rows of a probit model copied into compressed sparse
@@ -339,6 +341,8 @@ type augChain struct {
 	// The logistic level moves (levelMH; gaussaug_level.go), one set per
 	// term they move.
 	levels []levelSet
+	// The Laplace independence move (gaussaug_indep.go; nil: none).
+	ind *indepMove
 	// order is the order of the marginal scale moves: the terms with
 	// collapsed levels first, whose moves leave the state's energy known
 	// (uCur) for the next term's.
@@ -591,6 +595,9 @@ func (c *augChain) priorCurvature(tm gaussTerm) float64 {
 
 // Step makes one sweep.
 func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
+	if c.ind != nil && c.ind.only {
+		return c.stepIndep(rng)
+	}
 	b := c.b
 	if c.ah.staleB {
 		b = c.bNext
@@ -598,6 +605,12 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	n := len(c.off)
 	for range 1 + b2i(c.ah.gibbsTwice) {
 		if err := c.gibbs(rng, b); err != nil {
+			return exactmh.Info{}, err
+		}
+	}
+	if c.ind != nil {
+		c.ind.curOK = false // the sweep moved θ
+		if err := c.indep(rng); err != nil {
 			return exactmh.Info{}, err
 		}
 	}
@@ -914,6 +927,10 @@ func (c *augChain) Params() map[string]float64 {
 		}
 		p["level_mh_accept"] = rate(mn, mt)
 	}
+	if c.ind != nil {
+		p["indep_accept"] = rate(c.ind.n, c.ind.t)
+		p["indep_max_rejections"] = float64(c.ind.maxRun)
+	}
 	return p
 }
 
@@ -1014,6 +1031,9 @@ func (c *augChain) MarshalState() ([]byte, error) {
 	for _, a := range c.asis {
 		b = fmt.Appendf(b, " %d %d", a.mN, a.mT)
 	}
+	if c.ind != nil {
+		b = c.ind.marshal(b)
+	}
 	return b, nil
 }
 
@@ -1065,6 +1085,9 @@ func (c *augChain) UnmarshalState(b []byte) error {
 		if err == nil && (a.mN < 0 || a.mN > a.mT) {
 			err = errors.New("marginal scale move's counts out of range")
 		}
+	}
+	if err == nil && c.ind != nil {
+		err = c.ind.unmarshal(r)
 	}
 	if err != nil {
 		return fmt.Errorf("the augmentation sweep's state %q: %w", b, err)
@@ -1178,16 +1201,30 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	if init == nil {
 		init = make([]float64, p.Dim())
 	}
-	if _, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, 0, augHooks{}); err != nil {
+	ch0, err := startAugment(k.Name(), t, lay, pe, logit, init, centre, 0, augHooks{})
+	if err != nil {
 		return false, nil
 	}
+	pilot, indep := ch0.choosePilot(p.Len())
+	if indep {
+		k.Independence = -indepMoves
+	}
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = k.Name(), k, p, centre, sd
+	if indep {
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d whose Laplace approximation fits: GroupGibbs's Laplace independence move (%d a transition: every log τ and every fixed and group effect proposed together from a t about the joint Laplace point, kept by the exact likelihood, one pass over the data each; the counted pilot's %d draws from the proposal have an effective fraction %.3g ≥ %.3g)", p.Len(), augmentMaxN, indepMoves, indepPilotDraws, pilot, indepPilotMin)
+		return true, nil
+	}
 	if logit {
 		how := "each τ centred, then interwoven with the non-centred form"
 		if moves > 0 {
 			how = fmt.Sprintf("%d integrated scale moves a sweep (a log τ moved with every effect integrated out, %.3g multiply-adds each); each τ centred, then interwoven with the non-centred form", moves, ch.integrateCost())
 		}
-		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum); no pilot needed", p.Len(), augmentMaxN, fill, how, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum)", p.Len(), augmentMaxN, fill, how, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		if math.IsNaN(pilot) {
+			c.Reason += "; no pilot needed"
+		} else {
+			c.Reason += fmt.Sprintf("; not the Laplace independence move, whose counted pilot's %d draws have an effective fraction %.3g < %.3g", indepPilotDraws, pilot, indepPilotMin)
+		}
 		return true, nil
 	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation by an overrelaxed Newton proposal), reading every datum about twice a term a sweep; no pilot needed", p.Len(), augmentMaxN, fill)

@@ -50,7 +50,14 @@ import (
 // sweep), "zw-2" (z and w drawn a second time after update 2, at the same
 // scales), "no-asis" and "no-tau" (no interweaving step, no centred τ
 // update), "no-pairs" (no two-datum level integrated out of the Newton
-// marginal scale move), all exact, not mutants. names is a comma-separated list
+// marginal scale move), "indep-only" (two Laplace independence moves a
+// transition, no sweep) and "indep-sweep" (one after each sweep), all
+// exact, not mutants. The independence move's mutants (with indep-only or
+// indep-sweep): "indep-reverse" (q(current) left out of its ratio),
+// "indep-stale" (the cached q(current) not updated on a kept move),
+// "indep-mismatch" (the proposal's density at the current state's
+// log det P, not its draw's) and "indep-jacobian" (q_ℓ taken as a
+// density in τ, without the Jacobian of ℓ = log τ). names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
@@ -156,6 +163,18 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.pairProduct = true
 	case "pair-one":
 		k.augment.pairRedrawOne = true
+	case "indep-only":
+		k.Independence = -2
+	case "indep-sweep":
+		k.Independence = 1
+	case "indep-reverse":
+		k.augment.indep.noReverse = true
+	case "indep-stale":
+		k.augment.indep.stale = true
+	case "indep-mismatch":
+		k.augment.indep.mismatch = true
+	case "indep-jacobian":
+		k.augment.indep.noJacobian = true
 	}
 	return k
 }
@@ -182,4 +201,27 @@ func AugmentProbitLoss(p *exactmh.Posterior) (sweep, model func(i int, eta float
 		return nil, nil, err
 	}
 	return c.probitLoss, pe.Loss, nil
+}
+
+// IntegrateRounds returns the rounds of integrated scale moves a sweep
+// the augmentation sweep makes by default (integrateDefault) on the
+// logistic model p, summed over its terms, at centre.
+func IntegrateRounds(p *exactmh.Posterior, centre []float64) (int, error) {
+	lay, pe, logit, ok := augmentOf(p.Energy, p.Prior)
+	if !ok || !logit {
+		return 0, errors.New("not a logistic multilevel model")
+	}
+	t, err := exactmh.NewTarget(p)
+	if err != nil {
+		return 0, err
+	}
+	c, err := startAugment("test", t, lay, pe, true, centre, centre, 0, augHooks{})
+	if err != nil {
+		return 0, err
+	}
+	var r int
+	for _, a := range c.asis {
+		r += a.rounds
+	}
+	return r, nil
 }

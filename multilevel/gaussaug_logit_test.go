@@ -91,7 +91,8 @@ func (m logitKit) Draw(rng *rand.Rand) ([]float64, mcmctest.Problem, error) {
 }
 
 // TestLogitChosen checks that the automatic default chooses the
-// Pólya–Gamma sweep on a logistic multilevel model (Bernoulli, and
+// Pólya–Gamma sweep (or, where its counted pilot admits it, the Laplace
+// independence move: TestLogitIndepChoice) on a logistic multilevel model (Bernoulli, and
 // binomial with trials and offsets) and says so, and the structural
 // checks: no allocation per sweep, Info, checkpoint and resume bit for
 // bit, any number of workers.
@@ -108,8 +109,8 @@ func TestLogitChosen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if gg, ok := c.Kernel.(multilevel.GroupGibbs); !ok || !gg.Augment || !strings.Contains(c.Reason, "Pólya–Gamma") {
-			t.Fatalf("the default chose %s (%s), want GroupGibbs with Augment, Pólya–Gamma", c.Name, c.Reason)
+		if gg, ok := c.Kernel.(multilevel.GroupGibbs); !ok || !gg.Augment || !strings.Contains(c.Reason, "Pólya–Gamma") && !(gg.Independence < 0 && strings.Contains(c.Reason, "Laplace independence move")) {
+			t.Fatalf("the default chose %s (%s), want GroupGibbs with Augment, Pólya–Gamma or the Laplace independence move", c.Name, c.Reason)
 		}
 		k := multilevel.GroupGibbs{Center: pb.Mode, Augment: true}
 		checkStructural(t, "the Pólya–Gamma sweep", k, pb.Posterior, pb.Mode, 200)
@@ -130,6 +131,22 @@ func TestIntegratedScaleBound(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "IntegratedScale") {
 		t.Errorf("IntegratedScale = 2³⁰: err = %v, want an error naming it", err)
 	}
+}
+
+// singleLogit returns a Bernoulli multilevel model of n rows (success
+// rate 0.4) in one factor of g levels.
+func singleLogit(n, g int) (*exactmh.Posterior, error) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	ml := &model.Multilevel{Family: model.LogisticFamily{}, Y: make([]float64, n), Intercept: true, FixedSD: []float64{1}}
+	f := model.Factor{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}
+	for i := range n {
+		f.Index[i] = int32(i % g)
+		if rng.Float64() < 0.4 {
+			ml.Y[i] = 1
+		}
+	}
+	ml.Factors = []model.Factor{f}
+	return model.NewMultilevel(ml)
 }
 
 // nestedLogit returns a Bernoulli multilevel model of n rows whose second
@@ -163,20 +180,6 @@ func nestedLogit(n, c int, nested bool) (*exactmh.Posterior, error) {
 // crossed; integrateDefaultMax rounds for a single factor of 10 levels
 // over 4,000 data, whose proposals are cheap against the draws.
 func TestLogitIntegrateRule(t *testing.T) {
-	single := func() (*exactmh.Posterior, error) {
-		rng := rand.New(rand.NewPCG(9, 10))
-		n := 4000
-		ml := &model.Multilevel{Family: model.LogisticFamily{}, Y: make([]float64, n), Intercept: true, FixedSD: []float64{1}}
-		f := model.Factor{Name: "g", Index: make([]int32, n), Tau: model.HalfNormal(1)}
-		for i := range n {
-			f.Index[i] = int32(i % 10)
-			if rng.Float64() < 0.4 {
-				ml.Y[i] = 1
-			}
-		}
-		ml.Factors = []model.Factor{f}
-		return model.NewMultilevel(ml)
-	}
 	for _, tc := range []struct {
 		name  string
 		build func() (*exactmh.Posterior, error)
@@ -184,7 +187,7 @@ func TestLogitIntegrateRule(t *testing.T) {
 	}{
 		{"nested", func() (*exactmh.Posterior, error) { return nestedLogit(400, 40, true) }, 1},
 		{"crossed", func() (*exactmh.Posterior, error) { return nestedLogit(400, 40, false) }, 0},
-		{"single", single, 3}, // integrateDefaultMax
+		{"single", func() (*exactmh.Posterior, error) { return singleLogit(4000, 10) }, 3}, // integrateDefaultMax
 	} {
 		p, err := tc.build()
 		if err != nil {
@@ -198,7 +201,14 @@ func TestLogitIntegrateRule(t *testing.T) {
 			t.Fatalf("%s: the default chose %s, want GroupGibbs: %s", tc.name, c.Name, c.Reason)
 		}
 		got := 0
-		if i := strings.Index(c.Reason, " integrated scale moves a sweep"); i >= 0 {
+		if gg := c.Kernel.(multilevel.GroupGibbs); gg.Independence != 0 {
+			// The default samples by the Laplace independence move
+			// (TestLogitIndepChoice): the rule's rounds are those of the
+			// sweep with Augment alone.
+			if got, err = multilevel.IntegrateRounds(p, gg.Center); err != nil {
+				t.Fatal(err)
+			}
+		} else if i := strings.Index(c.Reason, " integrated scale moves a sweep"); i >= 0 {
 			j := strings.LastIndex(c.Reason[:i], " ")
 			if got, err = strconv.Atoi(c.Reason[j+1 : i]); err != nil {
 				t.Fatalf("%s: the reason %q: %v", tc.name, c.Reason, err)

@@ -241,6 +241,12 @@ type GroupGibbs struct {
 	// on a probit model; n > 0: n rounds for every independent term (at
 	// most 100); < 0: none.
 	IntegratedScale int
+	// Independence sets the augmentation sweep's Laplace independence
+	// moves on a logistic model (docs/multilevel.md, "The Laplace
+	// independence move"): n > 0 moves of the whole state after each
+	// Pólya–Gamma sweep; n < 0 |n| moves a transition and no sweep; 0
+	// none.
+	Independence int
 	// SettleWarmup makes the sweep's chains exactmh.WarmupSettler chains
 	// (settleChain): the sweep adapts nothing in warmup — its proposals,
 	// thinning bounds, slice widths and scale moves' steps are all fixed
@@ -487,7 +493,13 @@ func (k GroupGibbs) Start(t *exactmh.Target, theta0 []float64) (exactmh.Chain, e
 		if !ok {
 			return nil, fmt.Errorf("%s: Augment needs a probit or logistic multilevel model (probit regression with unit weights, model.ProbitFamily, or logistic regression on binomial counts, model.LogisticFamily or BinomialFamily with the logit link and whole trials, under model.NewMultilevel's prior); got energy %T, prior %T", name, t.Energy(), t.Prior())
 		}
-		return startAugment(name, t, lay, pe, logit, theta0, k.Center, k.IntegratedScale, k.augment)
+		c, err := startAugment(name, t, lay, pe, logit, theta0, k.Center, k.IntegratedScale, k.augment)
+		if err == nil && k.Independence != 0 {
+			if err = c.startIndep(max(k.Independence, -k.Independence), k.Independence < 0); err != nil {
+				err = fmt.Errorf("%s: Independence: %w", name, err)
+			}
+		}
+		return c, err
 	}
 	if nb, lay, base, ok := negBinOf(t.Energy(), t.Prior()); ok {
 		return startNegBin(name, t, k, nb, lay, base, theta0)

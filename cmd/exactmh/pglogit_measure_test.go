@@ -27,6 +27,7 @@ var (
 	pgProf     = flag.String("pgprof", "", "TestPGLogitMeasure: write a CPU profile of the sampling here")
 	pgCollapse = flag.Int("pgcollapse", 0, "TestPGLogitMeasure: GroupGibbs.IntegratedScale (0: the default's rule, < 0: none)")
 	pgWorst    = flag.Int("pgworst", 0, "TestPGLogitMeasure: also log this many parameters of least bulk ESS")
+	pgIndep    = flag.Int("pgindep", 0, "TestPGLogitMeasure: GroupGibbs.Independence (n > 0: n Laplace independence moves after each sweep, < 0: |n| moves and no sweep)")
 )
 
 // pgSets are the real suite's logistic sets (examples/multilevel-real):
@@ -67,7 +68,7 @@ func TestPGLogitMeasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	cpuC := processCPU() - cpu0
-	k := ml.GroupGibbs{Center: c, Augment: true, IntegratedScale: *pgCollapse}
+	k := ml.GroupGibbs{Center: c, Augment: true, IntegratedScale: *pgCollapse, Independence: *pgIndep}
 	if *pgProf != "" {
 		fh, err := os.Create(*pgProf)
 		if err != nil {
