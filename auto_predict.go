@@ -121,7 +121,7 @@ type cnPredicted struct {
 // autocorrelation 1 − x of a Gaussian coordinate under a Crank–Nicolson
 // chain with ρ and acceptance α (E‖θ′ − θ‖²_H = 2d(1 − ρ)). The same
 // draws serve every candidate and scale (common random numbers).
-func predictCN(ctx context.Context, cands []autoCand, p, cv *Posterior, la *LaplaceApprox, cn *CrankNicolson, seed uint64) ([]cnPredicted, float64, error) {
+func predictCN(ctx context.Context, cands []autoCand, cv *Posterior, la *LaplaceApprox, cn *CrankNicolson, seed uint64) ([]cnPredicted, float64, error) {
 	e, ok := cv.Energy.(*cvEnergy)
 	if !ok || la.Precision == nil {
 		return nil, 0, fmt.Errorf("no control variates of a GLM")
@@ -323,7 +323,7 @@ var predictOff bool
 func predictChoice(ctx context.Context, choice *Choice, phases *phaseLog, cands []autoCand, p, cv *Posterior, la *LaplaceApprox, cn *CrankNicolson, seed uint64, read, race float64) (bool, error) {
 	n := float64(p.Len())
 	choiceProgress(ctx, "predicting the Crank–Nicolson candidates' rates: the race would read at least %.3g passes after %.3g", race, read)
-	preds, evals, err := predictCN(ctx, cands, p, cv, la, cn, seed)
+	preds, evals, err := predictCN(ctx, cands, cv, la, cn, seed)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
