@@ -39,15 +39,16 @@ func measuredRate(t *testing.T, post *Posterior, k Kernel, la *LaplaceApprox, wa
 	return minESS(res) / evals * costPerRate
 }
 
-// TestAutoPredictWide: on a wide logistic regression (N = 20000, d = 80)
+// TestAutoPredictWide: on a wide logistic regression (N = 40000, d = 100)
 // where the race's pilots would read past the budget (raceFloor), the
 // choice ranks the Crank–Nicolson candidates by prediction (predictCN) and
 // reads at most autoChoicePasses passes over the data (passes are
 // counts); its kernel is the faster of the two best predicted, by counted
 // ESS per evaluation of a run of each; the same seed makes the same
-// choice; under the mutant predictNoBound, which prices a minibatch step
-// at one datum whatever the bound's C·M, the predicted costs no longer
-// follow the bound and the pick or its predicted rates change.
+// choice. Mutants: predictOff (the race, which reads past the budget and
+// picks the same kernel), predictNoLoss (TFMH given MH's acceptance: it
+// picks TFMH-CV-CN, which measures slower) and predictNoBound (a minibatch
+// step priced at one datum: its predicted cost falls below the bound's C·M).
 func TestAutoPredictWide(t *testing.T) {
 	p := predictRow(t)
 	choose := func() *Choice {
@@ -95,6 +96,18 @@ func TestAutoPredictWide(t *testing.T) {
 		t.Errorf("the predicted pick %s measured %.4g ESS per 10⁶ evaluations, the runner-up %s %.4g", c.Name, chosen, preds[1].Name, other)
 	}
 
+	// The mutant predictOff never predicts: the race reads past the
+	// budget (a count), and picks the kernel the prediction picked.
+	predictOff = true
+	off := choose()
+	predictOff = false
+	t.Logf("mutant predictOff: %.4g passes: %s", off.Passes(), off.Name)
+	if !(off.Passes() > autoChoicePasses) {
+		t.Errorf("mutant predictOff not caught: the race read %.4g passes", off.Passes())
+	}
+	if off.Name != c.Name {
+		t.Errorf("the race chose %s, the prediction %s", off.Name, c.Name)
+	}
 	// The mutant predictNoLoss gives TFMH MH's acceptance: its batch, C·M
 	// against TunaMH's χC²M² + C·M, then wins the prediction, and the
 	// pick measures slower.
