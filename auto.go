@@ -119,6 +119,10 @@ type Candidate struct {
 	// of its evaluations Subsample times, as the full-batch transitions it
 	// stands for, and it read Cost/Subsample.
 	Subsample float64
+	// Predicted: ESSPerCost and EvalsPerStep are predicted from draws of
+	// the Laplace approximation (predictCN), not measured by a pilot; Scale
+	// is the step scale the prediction found best.
+	Predicted bool
 	// Time is the pilot's CPU time (of the process, where the platform
 	// reports it; else wall time), warmup included: reported, never used
 	// to decide.
@@ -142,6 +146,10 @@ func (c *Choice) String() string {
 			fmt.Fprintf(&b, "; %s: %s", k.Name, k.Err)
 		} else {
 			fmt.Fprintf(&b, "; %s %.4g ESS per 10⁶ evaluations", k.Name, k.ESSPerCost)
+			if k.Predicted {
+				fmt.Fprintf(&b, " (predicted at step scale %.3g, %.3g evaluations a transition; not piloted)", k.Scale, k.EvalsPerStep)
+				continue
+			}
 			if k.Partial > 0 {
 				fmt.Fprintf(&b, " (estimated from %d draws of an unfinished pilot)", k.Partial)
 			}
@@ -235,6 +243,15 @@ func (l *phaseLog) now() time.Duration {
 		}
 	}
 	return time.Since(l.startAt)
+}
+
+// passes returns the passes over the data of the phases marked so far.
+func (l *phaseLog) passes() float64 {
+	var sum float64
+	for _, ph := range l.c.Phases {
+		sum += ph.Passes
+	}
+	return sum
 }
 
 // mark ends a phase that read passes passes over the data.
@@ -425,6 +442,8 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 	var cands []autoCand
 	var cvErr error
 	var cv *Posterior
+	var floor float64
+	var fok bool
 	cn, err := la.CrankNicolson()
 	if err == nil {
 		cv, err = controlVariatesCtx(ctx, p, la)
@@ -437,7 +456,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		}
 		phases.mark("control variates", cvPasses)
 		if err == nil {
-			floor, fok := cvBatchFloor(cv, la, set.Seed)
+			floor, fok = cvBatchFloor(cv, la, set.Seed)
 			if fok {
 				choiceProgress(ctx, "control variates: C·M ≈ %.3g at the centre (N = %d)", floor, n)
 			}
@@ -505,6 +524,22 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 		cands = append(cands, autoCand{name: ki.Name, post: p, k: ki.New(nil), passes: ki.passes, proxy: proxy, w: w})
 	}
 
+	if fok && cn != nil && !predictOff {
+		read := phases.passes()
+		if race := raceFloor(cands, floor, n); read+race > autoChoicePasses && race > predictPasses(n, p.Dim()) {
+			ok, err := predictChoice(ctx, choice, phases, cands, p, cv, la, cn, set.Seed, read, race)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				if cvErr != nil {
+					choice.Reason += "; no control variates: " + cvErr.Error()
+				}
+				sortCandidates(choice.Candidates)
+				return done(choice)
+			}
+		}
+	}
 	best, tailNote, err := runPilots(ctx, choice, cands, pilotInit(la, p, set.Seed), set.Seed, true)
 	if err != nil {
 		return nil, err
