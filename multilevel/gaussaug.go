@@ -992,12 +992,7 @@ func (c *augChain) halfRate(off bool) {
 	some := false
 	for k := range c.asis {
 		a := &c.asis[k]
-		var nnz int
-		for _, j := range c.rows.col {
-			if a.has(int(j)) {
-				nnz++
-			}
-		}
+		nnz := c.termNNZ(a)
 		small[k] = nnz <= smallLevel*a.levels
 		some = some || small[k]
 	}
@@ -1229,4 +1224,16 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 	}
 	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation by an overrelaxed Newton proposal), reading every datum about twice a term a sweep; no pilot needed", p.Len(), augmentMaxN, fill)
 	return true, nil
+}
+
+// termNNZ is the number of the rows' entries in term a's columns: the
+// data its levels hold in all.
+func (c *augChain) termNNZ(a *asisTerm) int {
+	var nnz int
+	for _, j := range c.rows.col {
+		if a.has(int(j)) {
+			nnz++
+		}
+	}
+	return nnz
 }

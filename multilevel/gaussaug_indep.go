@@ -175,12 +175,7 @@ func (c *augChain) choosePilot(n int) (float64, bool) {
 	}
 	for k := range c.asis {
 		a := &c.asis[k]
-		var nnz int
-		for _, j := range c.rows.col {
-			if a.has(int(j)) {
-				nnz++
-			}
-		}
+		nnz := c.termNNZ(a)
 		if nnz < indepPerLevel*a.levels {
 			return math.NaN(), false
 		}
@@ -412,7 +407,8 @@ func (c *augChain) indepFit() error {
 		ok := cholInPlace(neg, k)
 		if ok {
 			copy(step, grad)
-			cholSolve(neg, k, step)
+			forwardSub(neg, k, step)
+			backSub(neg, k, step)
 		} else {
 			copy(step, grad) // not concave here: a gradient step
 		}
@@ -452,7 +448,8 @@ func (c *augChain) indepFit() error {
 	for b := range k {
 		clear(e)
 		e[b] = 1
-		cholSolve(ind.sL, k, e)
+		forwardSub(ind.sL, k, e)
+		backSub(ind.sL, k, e)
 		for a := range k {
 			s[a*k+b] = indepInflate * e[a]
 		}
@@ -466,53 +463,16 @@ func (c *augChain) indepFit() error {
 }
 
 // cholInPlace overwrites the k×k symmetric a (row-major) with its lower
-// Cholesky factor, reporting whether a is positive definite.
+// Cholesky factor (cholesky), the upper triangle zeroed, reporting
+// whether a is positive definite.
 func cholInPlace(a []float64, k int) bool {
+	if !cholesky(a, k) {
+		return false
+	}
 	for j := range k {
-		s := a[j*k+j]
-		for p := range j {
-			s -= a[j*k+p] * a[j*k+p]
-		}
-		if !(s > 0) {
-			return false
-		}
-		d := math.Sqrt(s)
-		a[j*k+j] = d
-		for i := j + 1; i < k; i++ {
-			s := a[i*k+j]
-			for p := range j {
-				s -= a[i*k+p] * a[j*k+p]
-			}
-			a[i*k+j] = s / d
-		}
-		for p := j + 1; p < k; p++ {
-			a[j*k+p] = 0
-		}
+		clear(a[j*k+j+1 : j*k+k])
 	}
 	return true
-}
-
-// cholSolve solves LLᵀx = x in place, L the lower factor of cholInPlace.
-func cholSolve(l []float64, k int, x []float64) {
-	forwardL(l, k, x)
-	for i := k - 1; i >= 0; i-- {
-		s := x[i]
-		for p := i + 1; p < k; p++ {
-			s -= l[p*k+i] * x[p]
-		}
-		x[i] = s / l[i*k+i]
-	}
-}
-
-// forwardL solves Lx = x in place.
-func forwardL(l []float64, k int, x []float64) {
-	for i := range k {
-		s := x[i]
-		for p := range i {
-			s -= l[i*k+p] * x[p]
-		}
-		x[i] = s / l[i*k+i]
-	}
 }
 
 // logQL returns log q_ℓ at θ's log scales up to a constant: the
@@ -523,7 +483,7 @@ func (c *augChain) logQL(theta []float64) float64 {
 	for q, j := range ind.lt {
 		ind.z[q] = theta[j] - ind.mode[q]
 	}
-	forwardL(ind.sL, k, ind.z)
+	forwardSub(ind.sL, k, ind.z)
 	var r float64
 	for _, v := range ind.z {
 		r += v * v
