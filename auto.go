@@ -526,7 +526,7 @@ func choose(ctx context.Context, p *Posterior, s *Settings) (*Choice, error) {
 
 	if fok && cn != nil && !predictOff {
 		read := phases.passes()
-		if race := raceFloor(cands, floor, n); read+race > autoChoicePasses && race > predictPasses(n, p.Dim()) {
+		if race, pred := raceFloor(cands, floor, n), predictPasses(n, p.Dim()); read+race > autoChoicePasses && race > pred && read+pred <= autoChoicePasses {
 			ok, err := predictChoice(ctx, choice, phases, cands, p, cv, la, cn, set.Seed, read, race)
 			if err != nil {
 				return nil, err

@@ -77,7 +77,9 @@ func raceFloor(cands []autoCand, floor float64, n int) float64 {
 
 // predictPasses returns the passes over N data that predictCN reads in d
 // dimensions: a pass over the proxy's data for each draw and scale. The
-// choice predicts only where the race would read more.
+// choice predicts only where the race would read more and the prediction
+// keeps the choice within autoChoicePasses (on small data, whose proxy is
+// most of the data, the race is the cheaper judge).
 func predictPasses(n, d int) float64 {
 	stride := max(n/max(autoProxyMin, autoProxyPerDim*d), 1)
 	sub := (n + stride - 1) / stride
@@ -226,6 +228,9 @@ func predictCN(ctx context.Context, cands []autoCand, cv *Posterior, la *Laplace
 			kind = 2
 		default:
 			continue
+		}
+		if kind > 0 && !(sumC > 0) {
+			continue // the minibatch kernels refuse a bound of 0 (an exact control variate)
 		}
 		step := stepCost(c.post, c.k).step
 		best := cnPredicted{cand: ci2, rate: -1}
