@@ -343,6 +343,9 @@ type augChain struct {
 	levels []levelSet
 	// The Laplace independence move (gaussaug_indep.go; nil: none).
 	ind *indepMove
+	// pairErr is set by drawPairs where a pair's effect was not redrawn
+	// within pairTries; Step returns it.
+	pairErr error
 	// order is the order of the marginal scale moves: the terms with
 	// collapsed levels first, whose moves leave the state's energy known
 	// (uCur) for the next term's.
@@ -618,6 +621,9 @@ func (c *augChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 	if !c.ah.marginalOff && !c.logit && len(c.asis) > 0 {
 		for range 1 + b2i(c.ah.marginalTwice) {
 			c.marginalRound(rng)
+		}
+		if c.pairErr != nil {
+			return exactmh.Info{}, c.pairErr
 		}
 	}
 	// The nested scale moves (gaussaug_nest.go): data-free, η kept.

@@ -5,6 +5,7 @@
 package multilevel
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -556,7 +557,11 @@ func (c *augChain) drawPairs(rng *rand.Rand, t *asisTerm, ek float64) {
 		}
 		b := 1 - a
 		va := sd[a] * sd[a]
-		for {
+		for try := 0; ; try++ {
+			if try == pairTries {
+				c.pairErr = fmt.Errorf("probit sweep: the effect of level %d (coordinate %d) given its two data was not redrawn in %d tries: their latent means %.4g and %.4g at τ = %.4g leave the second datum's outcome about impossible given the first's", q, j, pairTries, m[a], m[b], math.Sqrt(tau2))
+				return
+			}
 			var w float64
 			if sg[a] > 0 {
 				w = sd[a] * truncAbove(rng, -m[a]/sd[a])
@@ -571,6 +576,12 @@ func (c *augChain) drawPairs(rng *rand.Rand, t *asisTerm, ek float64) {
 		}
 	}
 }
+
+// pairTries is the most proposals drawPairs makes for one pair's effect
+// before it stops the chain with an error (the expected number is
+// Φ(t_a)/Φ₂ ≥ 1, about linear in τ for two data of opposite outcomes; NaN
+// data never accept): an error, not a hang.
+const pairTries = 1 << 20
 
 // smallLevel is the most data a level holds for levelDraw's update.
 const smallLevel = 4
