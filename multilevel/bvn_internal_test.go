@@ -7,6 +7,7 @@ package multilevel
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -137,5 +138,50 @@ func TestPairLoss(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDrawPairsStops checks drawPairs' way out: a pair whose second
+// datum is never accepted (a NaN latent mean) stops after pairTries
+// proposals with an error naming the level, its coordinate and τ, and
+// leaves the effect as it was; the same pair with finite means is redrawn
+// with no error, the same draw for the same stream.
+func TestDrawPairsStops(t *testing.T) {
+	term := func() *asisTerm {
+		return &asisTerm{
+			gaussTerm: gaussTerm{logTau: 1},
+			pCol:      []int32{0},
+			pRow:      []int32{0, 1},
+			pVal:      []float64{1, 1},
+		}
+	}
+	draw := func(off []float64, seed uint64) (*augChain, float64) {
+		c := &augChain{
+			gaussChain: &gaussChain{theta: []float64{0.25, math.Log(1.5)}},
+			off:        off,
+			r:          []float64{0, 0},
+			y:          []bool{true, false},
+		}
+		c.drawPairs(rand.New(rand.NewPCG(seed, 3)), term(), 1)
+		return c, c.theta[0]
+	}
+	c, u := draw([]float64{0.3, math.NaN()}, 1)
+	if c.pairErr == nil {
+		t.Fatal("a pair with a NaN latent mean was redrawn without an error")
+	}
+	if u != 0.25 {
+		t.Errorf("the effect moved to %v on the error path, want it left at 0.25", u)
+	}
+	for _, want := range []string{"level 0", "coordinate 0", "1048576 tries", "τ = 1.5"} {
+		if !strings.Contains(c.pairErr.Error(), want) {
+			t.Errorf("error %q does not say %q", c.pairErr, want)
+		}
+	}
+	c, u = draw([]float64{0.3, -0.2}, 1)
+	if c.pairErr != nil {
+		t.Fatalf("finite pair: %v", c.pairErr)
+	}
+	if _, u2 := draw([]float64{0.3, -0.2}, 1); u == 0.25 || u2 != u {
+		t.Errorf("finite pair: effect %v, again %v; want a new value, the same for the same stream", u, u2)
 	}
 }
