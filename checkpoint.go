@@ -39,6 +39,7 @@ type chainCheckpoint struct {
 	Metric      Metric         // the chain's metric, if it has one (MetricAdapter)
 	Windows     *metricWindows // the metric adaptation, if any
 	FullMemo    *savedMemo     // full-batch steps' energies (fullMemoer), if any
+	MidAt       int            // chainRunner.midAt: an early mid-warmup decision
 }
 
 // Checkpoint writes the run — settings, draws and every chain's full state
@@ -109,7 +110,7 @@ func (cr *chainRunner) save(state []byte) (chainCheckpoint, error) {
 	res.Err = nil
 	cc := chainCheckpoint{Result: res, Theta: cr.ch.Position(), State: state, RNG: rng, Scale: res.Scale,
 		Adapt: cr.adapt,
-		Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warmupAware != nil}
+		Next:  cr.it, Clock: cr.clock, WarmupAware: cr.warmupAware != nil, MidAt: cr.midAt}
 	if m, ok := cr.ch.(fullMemoer); ok {
 		cc.FullMemo = m.fullMemo().save()
 	}
@@ -390,7 +391,7 @@ func (cc *chainCheckpoint) restore(c int, p *Posterior, k Kernel, set *Settings,
 	}
 	r := cc.Result
 	cr := &chainRunner{ch: ch, t: t, src: src, rng: rand.New(src), it: cc.Next, clock: cc.Clock, r: &r,
-		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k), cnLimit: uncappedCN(k)}
+		adapt: cc.Adapt, defaultTarget: defaultTargetAccept(k), maxScale: proposalMaxScale(k), cnLimit: uncappedCN(k), midAt: cc.MidAt}
 	cr.tune, _ = ch.(Tunable)
 	if cr.tune != nil {
 		if err := cc.checkAdaptation(set, r.Warmup.Steps, cr.defaultTarget); err != nil {
@@ -445,11 +446,19 @@ func (cc *chainCheckpoint) checkAdaptation(set *Settings, warmupSteps int, defau
 	// Windowed metric adaptation restarts the dual averaging after each
 	// window, so it has made at most one update per warmup transition.
 	// A chain that switched kernels halfway through warmup (midWarmuper)
-	// restarted it after transition Warmup/2.
-	restarted := set.Warmup >= minMidWarmup && updates > set.Warmup/2 && a.T == updates-set.Warmup/2-1
+	// restarted it after transition Warmup/2, or after transition
+	// MidAt − 1 where it decided early (chainRunner.earlyDecision).
+	mid := set.Warmup / 2
+	if cc.MidAt > 0 {
+		mid = cc.MidAt - 1
+	}
+	if cc.MidAt < 0 || cc.MidAt > set.Warmup/2 || cc.MidAt > warmupSteps {
+		return fmt.Errorf("an early mid-warmup decision after transition %d of %d warmup transitions, %d made", cc.MidAt-1, set.Warmup, warmupSteps)
+	}
+	restarted := set.Warmup >= minMidWarmup && updates > mid && a.T == updates-mid-1
 	// A chain may have chosen its own target then (TunaMH's χ search),
 	// only at the kernel's default.
-	ownTarget := set.Warmup >= minMidWarmup && updates > set.Warmup/2 && a.Target > 0 && a.Target < 1 &&
+	ownTarget := set.Warmup >= minMidWarmup && updates > mid && a.Target > 0 && a.Target < 1 &&
 		set.TargetAccept == defaultTarget
 	if a.Target != set.TargetAccept && !ownTarget || a.T < 0 || a.T > updates || (!cc.adaptsMetric() && a.T != updates && !restarted) {
 		return fmt.Errorf("step-scale adaptation at target %v after %d updates; the run targets %v and made %d",

@@ -303,7 +303,8 @@ func chiStepCost(d int) float64 { return minibatchStepCost + float64(d) }
 
 // chiTurn is the mid-warmup turn of a TunaMH batch b whose χ is chosen
 // (TunaMH, TunaMH-SGLD), at theta and the walk's scale, with proposals
-// from propose, acceptance acc and a step's cost stepCost beyond its data.
+// from propose (whose moves are the same at any scale from sat up:
+// saturation), acceptance acc and a step's cost stepCost beyond its data.
 // The search runs at scale and at smaller steps (cutScale) until one's
 // predicted acceptance reaches chiMinTurnTarget: the first half of warmup
 // can end at a step past the acceptance cliff, where the search predicts
@@ -325,7 +326,7 @@ func chiStepCost(d int) float64 { return minibatchStepCost + float64(d) }
 // (mhRival.force), where the driver's step adaptation takes it on. The
 // chain says so (Params "chi_unjudged" beside "as_mh"; Summary warns):
 // TestTunaMHUnjudgedRunsAsMH.
-func chiTurn(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scale float64, propose proposer,
+func chiTurn(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scale float64, propose proposer, sat float64,
 	stepCost float64, ownTarget bool) (warmupTurn, chiChoice, error) {
 	s := newChiSearch(len(theta))
 	eps, ch, err := cutScale(scale, 0, func(eps float64) (chiChoice, error) {
@@ -345,7 +346,7 @@ func chiTurn(b *tunaBatch, rival *mhRival, acc Acceptance, theta []float64, scal
 			}
 		}
 	}
-	mhScale, switched, err := rival.against(propose, b.t, theta, eps, own, nil)
+	mhScale, switched, err := rival.against(propose, sat, b.t, theta, eps, own, nil)
 	if err != nil {
 		return warmupTurn{}, chiChoice{}, err
 	}

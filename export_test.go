@@ -424,3 +424,10 @@ func WarmupStopMutant(name string) (restore func()) {
 // ChoiceForRun returns an empty Choice deciding a run of run transitions
 // (Choose sets it from the settings), whose Pilot caps its pilots.
 func ChoiceForRun(run int) *Choice { return &Choice{run: run} }
+
+// EarlyMidOff turns off the early mid-warmup decision (earlyDecision)
+// until restore is called: midWarmuper chains decide at Warmup/2 only.
+func EarlyMidOff() (restore func()) {
+	earlyMid = false
+	return func() { earlyMid = true }
+}

@@ -100,7 +100,7 @@ func (r *mhRival) compare(w *walk, t *Target, warmup Totals, stepCost float64) (
 	// about what MH does at the same scale, so once MH's ā(s_c) is probed
 	// a_c is averaged with it (each alone is noisy or biased).
 	refine := func(a0 float64) float64 { return (warmup.AcceptRate() + a0) / 2 * jc / cost }
-	return r.against(walkProposer(w), t, w.theta, w.scale, own, refine)
+	return r.against(walkProposer(w), saturation(w.prop), t, w.theta, w.scale, own, refine)
 }
 
 // ownEfficiency is the efficiency of the chain walking w from its warmup
@@ -135,7 +135,13 @@ func walkProposer(w *walk) proposer {
 // refine is not nil it re-estimates own from MH's acceptance at that
 // scale once probed. If MH wins by rivalSwitchMargin it returns MH's best
 // scale and true, and records the switch.
-func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, own float64,
+//
+// Scales at or above sat (saturation) make the same moves, so MH is
+// probed at one of them at most: a scale above it would cost mhProbes
+// full passes to estimate the same jump again (a Crank–Nicolson chain at
+// its independence limit otherwise probed eight longer scales, 48 of the
+// comparison's 66 passes; TestRivalSaturation).
+func (r *mhRival) against(propose proposer, sat float64, t *Target, theta []float64, scale, own float64,
 	refine func(mhAccept float64) float64) (float64, bool, error) {
 	if r.asMH {
 		return 0, false, nil
@@ -186,7 +192,7 @@ func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, o
 		}
 		return a, err
 	}
-	for k, s := 1, 4*scale; k <= mhLongerScales; k, s = k+1, 4*s { // longer steps
+	for k, s := 1, 4*scale; k <= mhLongerScales && s/4 < sat; k, s = k+1, 4*s { // longer steps
 		a, err := try(s)
 		if err != nil {
 			return 0, false, err
@@ -196,6 +202,9 @@ func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, o
 		}
 	}
 	for k, s := 1, scale/4; k <= mhScales/2; k, s = k+1, s/4 { // shorter steps
+		if s >= sat {
+			continue // the same moves as at scale, probed
+		}
 		if _, err := try(s); err != nil {
 			return 0, false, err
 		}
@@ -217,6 +226,22 @@ func (r *mhRival) against(propose proposer, t *Target, theta []float64, scale, o
 func (r *mhRival) force(scale float64) float64 {
 	r.asMH, r.speedup = true, math.MaxFloat64
 	return scale / math.Pow(4, mhScales/2)
+}
+
+// saturation returns the step scale from which the proposal p makes the
+// same moves at any larger scale: a Crank–Nicolson proposal's cap
+// MaxScale, or without a cap its independence limit cnIndependentScale
+// (ρ below a double's rounding); +Inf for any other proposal.
+func saturation(p Proposal) float64 {
+	cn, ok := p.(*CrankNicolson)
+	switch {
+	case !ok || cn == nil:
+		return math.Inf(1)
+	case cn.MaxScale > 0:
+		return min(cn.MaxScale, cnIndependentScale)
+	default:
+		return cnIndependentScale
+	}
 }
 
 // proposalJump returns the mean ‖θ′ − θ‖² of n proposals at scale, from

@@ -1068,6 +1068,10 @@ type chainRunner struct {
 	// on its step scale, whose warmup may reach the independence limit
 	// (independenceLimit) and stop there; a capped one stops at its cap.
 	cnLimit bool
+	// midAt is 1 + the warmup transition after which the mid-warmup
+	// decision was made early, the chain's scale at its saturation
+	// (earlyDecision); 0 when it was not (made at Warmup/2, or not yet).
+	midAt int
 	// saved, when not nil, is the chain's state: a warmup decision was
 	// cut by a cancellation, and the live chain is to be rebuilt from
 	// the checkpoint before it (warmupdecision.go).
@@ -1333,7 +1337,13 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 			}
 		}
 	}
-	if mw, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
+	early := cr.earlyDecision(it, set)
+	if mw, ok := cr.ch.(midWarmuper); ok && set.Warmup >= minMidWarmup && cr.midAt == 0 && (it == set.Warmup/2 || early) {
+		var atLimit string // why warmup may stop, as it stands before the decision
+		if early {
+			cr.midAt = it + 1
+			atLimit = cr.limitReason(it, set)
+		}
 		e0 := cr.t.evals
 		// The decision's passes (mhRival's probes, χ's search) change the
 		// chain as they go: they are abandoned only where the caller can
@@ -1360,8 +1370,11 @@ func (cr *chainRunner) adaptWarmup(it int, set *Settings, info *Info, abandon bo
 				cr.adapt.Target = turn.Target
 			}
 		}
+		if early && it < set.Warmup-1 && cr.tune.StepScale() >= cr.saturation() {
+			stopped = atLimit + "; the mid-warmup decision was made there"
+		}
 	}
-	if cr.tune != nil && it < set.Warmup-1 {
+	if cr.tune != nil && it < set.Warmup-1 && stopped == "" {
 		stopped = warmupStop(cr, it, set)
 	}
 	if cr.tune == nil && cr.win == nil && it < set.Warmup-1 && it+1 >= MinBurnIn {
@@ -1421,27 +1434,71 @@ const minStopWarmup = 75
 // full-batch MH-CN ran its scale past 10¹⁰⁰ within the first transitions
 // and spent 1000 full passes a chain on a warmup with nothing to adapt.
 func (cr *chainRunner) independenceLimit(it int, set *Settings) string {
-	limit := float64(cnIndependentScale)
-	if !cr.cnLimit {
-		limit = cr.maxScale // 0 unless a capped Crank–Nicolson proposal
+	if _, ok := cr.ch.(midWarmuper); ok && set.Warmup >= minMidWarmup && it <= set.Warmup/2 && cr.midAt == 0 {
+		return ""
 	}
+	if !cr.atLimit(it) {
+		return ""
+	}
+	return cr.limitReason(it, set)
+}
+
+// saturation is the step scale from which the chain's Crank–Nicolson
+// moves are the same at any larger scale: cnIndependentScale uncapped,
+// else the cap (0 for a chain that moves otherwise).
+func (cr *chainRunner) saturation() float64 {
+	if cr.cnLimit {
+		return cnIndependentScale
+	}
+	return cr.maxScale
+}
+
+// atLimit reports independenceLimit's condition on the adaptation after
+// transition it, mid-warmup decisions aside: past Stan's initial buffer,
+// no metric being estimated, the scale and its running average at the
+// saturation and the mean acceptance above its target.
+func (cr *chainRunner) atLimit(it int) bool {
+	limit := cr.saturation()
 	if !(limit > 0) || cr.win != nil || it+1 < minStopWarmup {
-		return ""
-	}
-	if _, ok := cr.ch.(midWarmuper); ok && set.Warmup >= minMidWarmup && it <= set.Warmup/2 {
-		return ""
+		return false
 	}
 	a := &cr.adapt
-	if !(cr.tune.StepScale() >= limit && a.LogAvg >= math.Log(limit) && a.Hbar < 0) {
-		return ""
-	}
+	return cr.tune.StepScale() >= limit && a.LogAvg >= math.Log(limit) && a.Hbar < 0
+}
+
+// limitReason says why warmup stops at the limit after transition it.
+func (cr *chainRunner) limitReason(it int, set *Settings) string {
+	limit := cr.saturation()
 	what := "past its independence limit 40 (ρ < 10⁻¹⁷)"
 	if !cr.cnLimit {
 		what = fmt.Sprintf("at its cap %.3g (ρ = %.2g)", limit, math.Exp(-limit))
 	}
+	a := &cr.adapt
 	return fmt.Sprintf("stopped after %d of %d warmup transitions: the Crank–Nicolson step scale (%.3g, averaged %.3g) is %s with the mean acceptance above its target %.3g, nothing left to adapt",
 		it+1, set.Warmup, cr.tune.StepScale(), math.Exp(a.LogAvg), what, a.Target)
 }
+
+// earlyDecision reports whether a midWarmuper chain makes its mid-warmup
+// decision (TunaMH's χ search, the comparison with full-batch MH) after
+// transition it, before Warmup/2: its Crank–Nicolson scale is at its
+// saturation (atLimit), so the second half of warmup would adapt nothing
+// the decision depends on. Warmup then stops after the decision if the
+// scale stays there (adaptWarmup); the decision is made once (midAt). On
+// examples/tall's logreg_d200 (TunaMH-CV-CN at its independence limit)
+// the second half of warmup read as much data as a third of the draws;
+// TestWarmupStopsAtIndependenceLimit checks the stop and the moments.
+// The decision is not abandoned on a cancellation, as one at Warmup/2
+// can be (decides): it cannot be known before the transition, and it runs
+// to its end.
+func (cr *chainRunner) earlyDecision(it int, set *Settings) bool {
+	if _, ok := cr.ch.(midWarmuper); !ok || cr.tune == nil || cr.midAt != 0 || set.Warmup < minMidWarmup || it >= set.Warmup/2 {
+		return false
+	}
+	return earlyMid && cr.atLimit(it)
+}
+
+// earlyMid enables earlyDecision; the test hook EarlyMidOff clears it.
+var earlyMid = true
 
 // settled returns why the warmup of a WarmupSettler chain (one with no
 // step scale and no metric for the runner to adapt) stops after transition

@@ -369,7 +369,7 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 	propose := walkProposer(c.walk)
 	if c.k.NoChiSearch {
 		own, _, _ := c.rival.ownEfficiency(c.walk, nil, warmup, minibatchStepCost)
-		scale, switched, err := c.rival.against(propose, c.t, c.walk.theta, c.walk.scale, own, nil)
+		scale, switched, err := c.rival.against(propose, saturation(c.walk.prop), c.t, c.walk.theta, c.walk.scale, own, nil)
 		if switched {
 			c.maxBatch = -1 // every expected batch exceeds it: full MH steps
 		}
@@ -380,7 +380,7 @@ func (c *tunaChain) midWarmup(warmup Totals, ownTarget bool) (warmupTurn, error)
 	// bottom of its grid (TestTunaMHChiChosen's seeds sampled at
 	// 0.015–0.09): chiTurn searches smaller steps too.
 	theta := c.walk.theta
-	turn, ch, err := chiTurn(c.tunaBatch, c.rival, c.k.Accept, theta, c.walk.scale, propose, chiStepCost(len(theta)), ownTarget)
+	turn, ch, err := chiTurn(c.tunaBatch, c.rival, c.k.Accept, theta, c.walk.scale, propose, saturation(c.walk.prop), chiStepCost(len(theta)), ownTarget)
 	if err != nil {
 		return warmupTurn{}, err
 	}

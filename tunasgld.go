@@ -145,7 +145,7 @@ func (c *tunaSGLDChain) midWarmup(_ Totals, ownTarget bool) (warmupTurn, error) 
 		return warmupTurn{}, nil
 	}
 	theta := c.walk.theta
-	turn, ch, err := chiTurn(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, c.searchProposer(theta), c.searchStepCost(), ownTarget)
+	turn, ch, err := chiTurn(c.batch, c.rival, AcceptMetropolis, theta, c.walk.scale, c.searchProposer(theta), math.Inf(1), c.searchStepCost(), ownTarget)
 	if err != nil {
 		return warmupTurn{}, err
 	}

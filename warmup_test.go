@@ -5,14 +5,19 @@
 package exactmh_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/diagnostics"
 	"github.com/exactmh/exactmh/mcmctest"
+	"github.com/exactmh/exactmh/model"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -228,4 +233,117 @@ func warmupStopFaults(t *testing.T) (faults []string) {
 		}
 	}
 	return faults
+}
+
+// TestWarmupEarlyDecision: a TunaMH chain whose uncapped Crank–Nicolson
+// proposal reaches its independence limit in the first half of warmup
+// makes its mid-warmup decision there (χ chosen, Params chi_tuned) and
+// stops its warmup (WarmupStop says so) after at least Stan's initial
+// buffer of 75 and before Warmup/2: TunaMH-CV-CN on ExampleControlVariates'
+// logistic regression (N = 20,000, d = 3), 4 chains × (1000 + 2000). Runs
+// cancelled before the decision and after the stop, checkpointed to bytes
+// and loaded (LoadCheckpoint) then resumed, give the uninterrupted run's
+// draws bit for bit. With the early decision off (exactmh.EarlyMidOff)
+// the same chains decide at Warmup/2 and run past it; both runs are exact,
+// and their means agree within 4 combined Monte Carlo standard errors.
+func TestWarmupEarlyDecision(t *testing.T) {
+	const n, d = 20000, 3
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, y := make([]float64, n*d), make([]float64, n)
+	for i := range n {
+		var z float64
+		for j := range d {
+			x[i*d+j] = rng.NormFloat64()
+			z += x[i*d+j] * float64(j-1)
+		}
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
+			y[i] = 1
+		}
+	}
+	e, err := model.NewLogisticRegression(x, y, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := &exactmh.Posterior{Energy: e}
+	la, err := exactmh.FindLaplace(context.Background(), post, make([]float64, d), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err := exactmh.ControlVariates(post, la)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cn, err := la.CrankNicolson()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := exactmh.TunaMH{Proposal: cn}
+	const warmup = 1000
+	base := exactmh.Settings{Chains: 4, Warmup: warmup, Draws: 2000, Seed: 7, Init: la.Mean}
+	whole, err := exactmh.Sample(context.Background(), cv, k, &base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, ch := range whole.Chains {
+		if !strings.Contains(ch.WarmupStop, "mid-warmup decision was made there") || ch.Warmup.Steps < 75 || ch.Warmup.Steps > warmup/2 || ch.Params["chi_tuned"] != 1 {
+			t.Errorf("chain %d: %d warmup transitions, χ tuned %v, stop %q: want the decision and the stop at the limit, 75 … %d transitions",
+				c, ch.Warmup.Steps, ch.Params["chi_tuned"], ch.WarmupStop, warmup/2)
+		}
+	}
+	t.Logf("chain 0: %s; acceptance %.3f, data a step %.1f", whole.Chains[0].WarmupStop, whole.Chains[0].Sampling.AcceptRate(), whole.Sampling().EvalsPerStep())
+	for _, cut := range []int64{100, 2000} { // before any chain's decision (at ≥ 75 each), and after every stop
+		ctx, cancel := context.WithCancel(context.Background())
+		set := base
+		set.Recorder = &cancelAt{n: cut, cancel: cancel}
+		part, err := exactmh.Sample(ctx, cv, k, &set)
+		cancel()
+		if part.Status != exactmh.Canceled || err == nil {
+			t.Fatalf("cut at %d: status %v, err %v", cut, part.Status, err)
+		}
+		var buf bytes.Buffer
+		if err := part.Checkpoint(&buf); err != nil {
+			t.Fatal(err)
+		}
+		loaded, err := exactmh.LoadCheckpoint(&buf, cv, k, nil)
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		res, err := exactmh.Resume(context.Background(), loaded, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameDraws(t, fmt.Sprintf("TunaMH cut at %d", cut), whole, res)
+	}
+	restore := exactmh.EarlyMidOff()
+	late, err := exactmh.Sample(context.Background(), cv, k, &base)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, ch := range late.Chains {
+		if ch.Warmup.Steps <= warmup/2 {
+			t.Errorf("early decision off, chain %d: %d warmup transitions (%s), want more than %d", c, ch.Warmup.Steps, ch.WarmupStop, warmup/2)
+		}
+	}
+	t.Logf("early decision off, chain 0: %d warmup transitions", late.Chains[0].Warmup.Steps)
+	for j := range d {
+		a, b := whole.Samples(j), late.Samples(j)
+		z := (mean2(a) - mean2(b)) / math.Hypot(diagnostics.MCSEMean(a), diagnostics.MCSEMean(b))
+		if math.Abs(z) > 4 {
+			t.Errorf("θ%d: means of the early and the late decision differ by z = %.2f", j, z)
+		}
+	}
+}
+
+// mean2 is the mean over every chain's draws.
+func mean2(x [][]float64) float64 {
+	var s float64
+	var n int
+	for _, ch := range x {
+		for _, v := range ch {
+			s += v
+		}
+		n += len(ch)
+	}
+	return s / float64(n)
 }

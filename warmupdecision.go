@@ -23,7 +23,7 @@ func (cr *chainRunner) decides(it int, set *Settings) bool {
 	if set.NoAdapt || it >= set.Warmup {
 		return false
 	}
-	if _, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup {
+	if _, ok := cr.ch.(midWarmuper); ok && it == set.Warmup/2 && set.Warmup >= minMidWarmup && cr.midAt == 0 {
 		return true
 	}
 	_, ok := cr.ch.(finalScaler)
