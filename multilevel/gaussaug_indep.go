@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/exactmh/exactmh"
 )
@@ -86,6 +87,9 @@ type indepMove struct {
 	// curOK): functions of θ alone, recomputed bit for bit after a resume.
 	curOK       bool
 	piCur, qCur float64
+	// The proposal of a model of one log scale (indepGrid; nil: the
+	// expansion at the joint Laplace point and q_ℓ the t alone).
+	grid *indepGrid
 	// Counts: moves kept and made, the current run of rejections and the
 	// longest.
 	n, t, run, maxRun int64
@@ -96,9 +100,11 @@ type indepMove struct {
 // state before a kept move; mismatch takes the proposal's density at the
 // current state's log det P instead of the one its draw used;
 // noJacobian takes q_ℓ as a density in τ (less Σℓ), without the
-// Jacobian of ℓ = log τ.
+// Jacobian of ℓ = log τ; cell reads q_ℓ's tabulated part on the
+// neighbouring segment of the grid (indepGrid.logQ). noGrid (not a
+// mutant) makes the move without a grid on a model of one scale.
 type indepHooks struct {
-	noReverse, stale, mismatch, noJacobian bool
+	noReverse, stale, mismatch, noJacobian, cell, noGrid bool
 }
 
 // startIndep sets the chain's independence move of rounds moves a sweep
@@ -140,7 +146,35 @@ func (c *augChain) startIndep(rounds int, only bool) error {
 		ne := len(c.eff)
 		c.mean2, c.dz, c.zeroEff = make([]float64, ne), make([]float64, ne), make([]float64, ne)
 	}
-	return c.indepFit()
+	// The fit is a function of the model, the centre and the grid's
+	// switch: built once a run and shared by its chains and the default's
+	// pilot (read only; each chain copies the vectors it writes).
+	key := fmt.Appendf(nil, "multilevel/augment/indep %v", c.ah.indep.noGrid)
+	for _, v := range c.centre {
+		key = fmt.Appendf(key, " %x", math.Float64bits(v))
+	}
+	fit, err := shared(c.t, string(key), func() (*indepFitted, error) {
+		if err := c.indepFit(); err != nil {
+			return nil, err
+		}
+		return &indepFitted{mode: slices.Clone(ind.mode), sL: slices.Clone(ind.sL), mVal: slices.Clone(ind.mVal), b0: slices.Clone(ind.b0), grid: ind.grid}, nil
+	})
+	if err != nil {
+		return err
+	}
+	copy(ind.mode, fit.mode)
+	copy(ind.sL, fit.sL)
+	copy(ind.mVal, fit.mVal)
+	copy(ind.b0, fit.b0)
+	ind.grid = fit.grid
+	return nil
+}
+
+// indepFitted is indepFit's result, shared by a run's chains: ℓ̂, the
+// factor of S, the expansion M₀, b₀ and the grid (nil: none).
+type indepFitted struct {
+	mode, sL, mVal, b0 []float64
+	grid               *indepGrid
 }
 
 // indepPerLevel is the least mean number of data a level of every random
@@ -459,6 +493,12 @@ func (c *augChain) indepFit() error {
 	}
 	copy(ind.sL, s)
 	copy(ind.mode, l)
+	ind.grid = nil
+	if k == 1 && !c.ah.indep.noGrid {
+		if err := c.buildGrid(x, pt); err != nil {
+			ind.grid = nil // a node's P singular: the move without a grid
+		}
+	}
 	return nil
 }
 
@@ -479,16 +519,21 @@ func cholInPlace(a []float64, k int) bool {
 // multivariate t's −(νL + k)/2·log(1 + |L_S⁻¹(ℓ − ℓ̂)|²/νL).
 func (c *augChain) logQL(theta []float64) float64 {
 	ind := c.ind
-	k := len(ind.lt)
-	for q, j := range ind.lt {
-		ind.z[q] = theta[j] - ind.mode[q]
+	var lq float64
+	if ind.grid != nil {
+		lq = ind.grid.logQ(theta[ind.lt[0]], ind.mode[0], c.ah.indep.cell)
+	} else {
+		k := len(ind.lt)
+		for q, j := range ind.lt {
+			ind.z[q] = theta[j] - ind.mode[q]
+		}
+		forwardSub(ind.sL, k, ind.z)
+		var r float64
+		for _, v := range ind.z {
+			r += v * v
+		}
+		lq = -0.5 * (indepNuL + float64(k)) * math.Log1p(r/indepNuL)
 	}
-	forwardSub(ind.sL, k, ind.z)
-	var r float64
-	for _, v := range ind.z {
-		r += v * v
-	}
-	lq := -0.5 * (indepNuL + float64(k)) * math.Log1p(r/indepNuL)
 	if c.ah.indep.noJacobian {
 		for _, j := range ind.lt {
 			lq -= theta[j]
@@ -508,6 +553,9 @@ func logQW(ld, d2 float64, dim int) float64 {
 // the expansion (swapped in).
 func (c *augChain) indepCurrent() error {
 	ind := c.ind
+	if ind.grid != nil {
+		c.gridExpand(c.theta[ind.lt[0]])
+	}
 	if err := c.conditional(c.chol, c.mean); err != nil {
 		return err
 	}
@@ -588,18 +636,25 @@ func (c *augChain) indep(rng *rand.Rand) error {
 func (c *augChain) propose(rng *rand.Rand) (qNew, piNew, lpNew float64, ok bool) {
 	ind := c.ind
 	k := len(ind.lt)
-	// ℓ′ ~ t_νL(ℓ̂, S).
-	gl := math.Sqrt(gammaDraw(rng, indepNuL/2) / (indepNuL / 2))
-	for q := range k {
-		ind.z[q] = rng.NormFloat64()
-	}
 	copy(c.next, c.theta)
-	for a := range k {
-		var s float64
-		for b := range a + 1 {
-			s += ind.sL[a*k+b] * ind.z[b]
+	if ind.grid != nil {
+		// ℓ′ ~ q_ℓ, the expansion at ℓ′.
+		l := ind.grid.draw(rng, ind.mode[0])
+		c.next[ind.lt[0]] = l
+		c.gridExpand(l)
+	} else {
+		// ℓ′ ~ t_νL(ℓ̂, S).
+		gl := math.Sqrt(gammaDraw(rng, indepNuL/2) / (indepNuL / 2))
+		for q := range k {
+			ind.z[q] = rng.NormFloat64()
 		}
-		c.next[ind.lt[a]] = ind.mode[a] + s/gl
+		for a := range k {
+			var s float64
+			for b := range a + 1 {
+				s += ind.sL[a*k+b] * ind.z[b]
+			}
+			c.next[ind.lt[a]] = ind.mode[a] + s/gl
+		}
 	}
 	old := c.theta
 	c.theta = c.next // conditional reads the scales from c.theta
