@@ -59,7 +59,8 @@ import (
 // log det P, not its draw's) and "indep-jacobian" (q_ℓ taken as a
 // density in τ, without the Jacobian of ℓ = log τ) and, on a model of one
 // scale, "indep-cell" (q_ℓ's tabulated part read on the neighbouring
-// segment of the grid); "indep-nogrid" (not a mutant) makes the move
+// segment of the grid) and "indep-node" (w's density at the neighbouring
+// node's mean and precision); "indep-nogrid" (not a mutant) makes the move
 // without its grid on a model of one scale. names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
@@ -180,6 +181,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.indep.noJacobian = true
 	case "indep-cell":
 		k.augment.indep.cell = true
+	case "indep-node":
+		k.augment.indep.node = true
 	case "indep-nogrid":
 		k.augment.indep.noGrid = true
 	}

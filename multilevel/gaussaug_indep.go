@@ -101,10 +101,12 @@ type indepMove struct {
 // current state's log det P instead of the one its draw used;
 // noJacobian takes q_ℓ as a density in τ (less Σℓ), without the
 // Jacobian of ℓ = log τ; cell reads q_ℓ's tabulated part on the
-// neighbouring segment of the grid (indepGrid.logQ). noGrid (not a
+// neighbouring segment of the grid (indepGrid.logQ); node takes the
+// density of w at the neighbouring node's (m, P) (indepGrid: the draw's
+// node is ℓ's own). noGrid (not a
 // mutant) makes the move without a grid on a model of one scale.
 type indepHooks struct {
-	noReverse, stale, mismatch, noJacobian, cell, noGrid bool
+	noReverse, stale, mismatch, noJacobian, cell, node, noGrid bool
 }
 
 // startIndep sets the chain's independence move of rounds moves a sweep
@@ -554,7 +556,10 @@ func logQW(ld, d2 float64, dim int) float64 {
 func (c *augChain) indepCurrent() error {
 	ind := c.ind
 	if ind.grid != nil {
-		c.gridExpand(c.theta[ind.lt[0]])
+		ind.qCur = c.logQL(c.theta) + c.qW(c.theta)
+		ind.piCur = c.lp - c.energy(c.theta)
+		ind.curOK = true
+		return nil
 	}
 	if err := c.conditional(c.chol, c.mean); err != nil {
 		return err
@@ -614,8 +619,10 @@ func (c *augChain) indep(rng *rand.Rand) error {
 		if la >= 0 || rng.Float64() < math.Exp(la) {
 			copy(c.theta, c.next)
 			c.lp = lpNew
-			c.chol, c.chol2 = c.chol2, c.chol
-			c.mean, c.mean2 = c.mean2, c.mean
+			if ind.grid == nil { // the grid's factors are its own
+				c.chol, c.chol2 = c.chol2, c.chol
+				c.mean, c.mean2 = c.mean2, c.mean
+			}
 			ind.piCur = piNew
 			if !c.ah.indep.stale {
 				ind.qCur = qNew
@@ -637,24 +644,32 @@ func (c *augChain) propose(rng *rand.Rand) (qNew, piNew, lpNew float64, ok bool)
 	ind := c.ind
 	k := len(ind.lt)
 	copy(c.next, c.theta)
-	if ind.grid != nil {
-		// ℓ′ ~ q_ℓ, the expansion at ℓ′.
-		l := ind.grid.draw(rng, ind.mode[0])
+	if g := ind.grid; g != nil {
+		// ℓ′ ~ q_ℓ, w′ from its node's t: no factorisation.
+		l := g.draw(rng, ind.mode[0])
 		c.next[ind.lt[0]] = l
-		c.gridExpand(l)
-	} else {
-		// ℓ′ ~ t_νL(ℓ̂, S).
-		gl := math.Sqrt(gammaDraw(rng, indepNuL/2) / (indepNuL / 2))
-		for q := range k {
-			ind.z[q] = rng.NormFloat64()
+		j, ne := g.node(l), len(c.eff)
+		gw := math.Sqrt(gammaDraw(rng, indepNuW/2) / (indepNuW / 2))
+		g.chol[j].NormalInto(rng, c.dz)
+		m := g.mean[j*ne : (j+1)*ne]
+		for a, k := range c.eff {
+			c.next[k] = m[a] + c.dz[a]/gw
 		}
-		for a := range k {
-			var s float64
-			for b := range a + 1 {
-				s += ind.sL[a*k+b] * ind.z[b]
-			}
-			c.next[ind.lt[a]] = ind.mode[a] + s/gl
+		lpNew = c.t.LogPrior(c.next)
+		qNew = c.logQL(c.next) + c.qW(c.next)
+		return qNew, lpNew - c.energy(c.next), lpNew, true
+	}
+	// ℓ′ ~ t_νL(ℓ̂, S).
+	gl := math.Sqrt(gammaDraw(rng, indepNuL/2) / (indepNuL / 2))
+	for q := range k {
+		ind.z[q] = rng.NormFloat64()
+	}
+	for a := range k {
+		var s float64
+		for b := range a + 1 {
+			s += ind.sL[a*k+b] * ind.z[b]
 		}
+		c.next[ind.lt[a]] = ind.mode[a] + s/gl
 	}
 	old := c.theta
 	c.theta = c.next // conditional reads the scales from c.theta

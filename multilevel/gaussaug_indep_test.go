@@ -103,7 +103,8 @@ func TestLogitIndepChoice(t *testing.T) {
 // (the grid, indepGrid: N = 150 Bernoulli data in 6 groups, N = 100
 // binomial with offsets) the move alone and after each sweep, with the
 // mutants indep-cell (q_ℓ's tabulated part read on the neighbouring
-// segment), indep-jacobian and indep-reverse.
+// segment), indep-node (w's density at the neighbouring node's mean and
+// precision, not its draw's), indep-jacobian and indep-reverse.
 func TestLogitIndepMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
@@ -127,7 +128,7 @@ func TestLogitIndepMoments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mutants := []string{"indep-only,indep-cell", "indep-only,indep-jacobian", "indep-only,indep-reverse"}
+		mutants := []string{"indep-only,indep-cell", "indep-only,indep-node", "indep-only,indep-jacobian", "indep-only,indep-reverse"}
 		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"indep-only", "indep-sweep"}, mutants, nil)
 	}
 }
@@ -142,14 +143,14 @@ func TestLogitIndepMoments(t *testing.T) {
 // that SBC's pilot cannot thin it within MaxThin (the exact move's thin
 // is 3–4), which SBC reports as an error. And on the kit of one factor
 // (N = 100 binomial rows of 1–3 trials in 5 groups: the grid, indepGrid)
-// the move alone and after each sweep, the mutant indep-cell rejected at
-// 0.01.
+// the move alone and after each sweep, the mutants indep-cell and
+// indep-node rejected at 0.01.
 func TestLogitIndepSBC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SBC: 200 replicates")
 	}
 	t.Run("grid", func(t *testing.T) {
-		augmentSBC(t, logitKit{n: 100, g: 5, maxTrials: 3}, 19, []string{"indep-only", "indep-sweep"}, []string{"indep-only,indep-cell"})
+		augmentSBC(t, logitKit{n: 100, g: 5, maxTrials: 3}, 19, []string{"indep-only", "indep-sweep"}, []string{"indep-only,indep-cell", "indep-only,indep-node"})
 	})
 	kit := logitKit{n: 100, g: 5, h: 3, maxTrials: 3}
 	augmentSBC(t, kit, 19, []string{"indep-only", "indep-sweep"}, []string{"indep-only,indep-jacobian"})
