@@ -97,14 +97,14 @@ type indepMove struct {
 
 // indepHooks are the move's mutants (augHooks.indep): noReverse leaves
 // q(current) out of the ratio; stale keeps the cached q(current) of the
-// state before a kept move; mismatch takes the proposal's density at the
-// current state's log det P instead of the one its draw used;
-// noJacobian takes q_ℓ as a density in τ (less Σℓ), without the
-// Jacobian of ℓ = log τ; cell reads q_ℓ's tabulated part on the
-// neighbouring segment of the grid (indepGrid.logQ); node takes the
-// density of w at the neighbouring node's (m, P) (indepGrid: the draw's
-// node is ℓ's own). noGrid (not a
-// mutant) makes the move without a grid on a model of one scale.
+// state before a kept move; mismatch (without a grid) takes the
+// proposal's density at the current state's log det P instead of the one
+// its draw used; noJacobian takes q_ℓ as a density in τ (less Σℓ),
+// without the Jacobian of ℓ = log τ; on the grid (indepGrid), cell reads
+// q_ℓ's tabulated part on the neighbouring segment and node takes the
+// density of w at the neighbouring node's (m, P), the draw's being ℓ's
+// own node's. noGrid (not a mutant) makes the move without a grid on a
+// model of one scale.
 type indepHooks struct {
 	noReverse, stale, mismatch, noJacobian, cell, node, noGrid bool
 }
