@@ -61,7 +61,10 @@ const indepPilotMin = 0.6
 // Laplace point (M₀ = XᵀWX, b₀ = Xᵀ(n(y − p) + W(η − o)) at ŵ): the
 // Laplace approximation of p(w | τ, y) one Newton step from ŵ, a
 // deterministic function of ℓ. ℓ̂ and S are the mode and inflated inverse
-// curvature of the Laplace marginal of ℓ (indepFit).
+// curvature of the Laplace marginal of ℓ (indepFit). With one scale the
+// proposal is the grid's instead (indepGrid): w's Gaussian the
+// conditional Laplace approximation at the node nearest ℓ, q_ℓ the
+// tabulated Laplace marginal mixed with this t.
 type indepMove struct {
 	rounds int  // moves a sweep
 	only   bool // the move alone, no Pólya–Gamma sweep
@@ -518,7 +521,8 @@ func cholInPlace(a []float64, k int) bool {
 }
 
 // logQL returns log q_ℓ at θ's log scales up to a constant: the
-// multivariate t's −(νL + k)/2·log(1 + |L_S⁻¹(ℓ − ℓ̂)|²/νL).
+// multivariate t's −(νL + k)/2·log(1 + |L_S⁻¹(ℓ − ℓ̂)|²/νL), or on the
+// grid its mixture's (indepGrid.logQ).
 func (c *augChain) logQL(theta []float64) float64 {
 	ind := c.ind
 	var lq float64
