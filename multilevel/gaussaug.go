@@ -936,6 +936,10 @@ func (c *augChain) Params() map[string]float64 {
 	if c.ind != nil {
 		p["indep_accept"] = rate(c.ind.n, c.ind.t)
 		p["indep_max_rejections"] = float64(c.ind.maxRun)
+		p["indep_grid"] = 0
+		if c.ind.grid != nil {
+			p["indep_grid"] = 1
+		}
 	}
 	return p
 }

@@ -57,7 +57,11 @@ import (
 // "indep-stale" (the cached q(current) not updated on a kept move),
 // "indep-mismatch" (the proposal's density at the current state's
 // log det P, not its draw's) and "indep-jacobian" (q_ℓ taken as a
-// density in τ, without the Jacobian of ℓ = log τ). names is a comma-separated list
+// density in τ, without the Jacobian of ℓ = log τ) and, on a model of one
+// scale, "indep-cell" (q_ℓ's tabulated part read on the neighbouring
+// segment of the grid) and "indep-node" (w's density at the neighbouring
+// node's mean and precision); "indep-nogrid" (not a mutant) makes the move
+// without its grid on a model of one scale. names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
@@ -175,6 +179,12 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.indep.mismatch = true
 	case "indep-jacobian":
 		k.augment.indep.noJacobian = true
+	case "indep-cell":
+		k.augment.indep.cell = true
+	case "indep-node":
+		k.augment.indep.node = true
+	case "indep-nogrid":
+		k.augment.indep.noGrid = true
 	}
 	return k
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/exactmh/exactmh"
 )
@@ -60,7 +61,10 @@ const indepPilotMin = 0.6
 // Laplace point (M₀ = XᵀWX, b₀ = Xᵀ(n(y − p) + W(η − o)) at ŵ): the
 // Laplace approximation of p(w | τ, y) one Newton step from ŵ, a
 // deterministic function of ℓ. ℓ̂ and S are the mode and inflated inverse
-// curvature of the Laplace marginal of ℓ (indepFit).
+// curvature of the Laplace marginal of ℓ (indepFit). With one scale the
+// proposal is the grid's instead (indepGrid): w's Gaussian the
+// conditional Laplace approximation at the node nearest ℓ, q_ℓ the
+// tabulated Laplace marginal mixed with this t.
 type indepMove struct {
 	rounds int  // moves a sweep
 	only   bool // the move alone, no Pólya–Gamma sweep
@@ -86,6 +90,9 @@ type indepMove struct {
 	// curOK): functions of θ alone, recomputed bit for bit after a resume.
 	curOK       bool
 	piCur, qCur float64
+	// The proposal of a model of one log scale (indepGrid; nil: the
+	// expansion at the joint Laplace point and q_ℓ the t alone).
+	grid *indepGrid
 	// Counts: moves kept and made, the current run of rejections and the
 	// longest.
 	n, t, run, maxRun int64
@@ -93,12 +100,16 @@ type indepMove struct {
 
 // indepHooks are the move's mutants (augHooks.indep): noReverse leaves
 // q(current) out of the ratio; stale keeps the cached q(current) of the
-// state before a kept move; mismatch takes the proposal's density at the
-// current state's log det P instead of the one its draw used;
-// noJacobian takes q_ℓ as a density in τ (less Σℓ), without the
-// Jacobian of ℓ = log τ.
+// state before a kept move; mismatch (without a grid) takes the
+// proposal's density at the current state's log det P instead of the one
+// its draw used; noJacobian takes q_ℓ as a density in τ (less Σℓ),
+// without the Jacobian of ℓ = log τ; on the grid (indepGrid), cell reads
+// q_ℓ's tabulated part on the neighbouring segment and node takes the
+// density of w at the neighbouring node's (m, P), the draw's being ℓ's
+// own node's. noGrid (not a mutant) makes the move without a grid on a
+// model of one scale.
 type indepHooks struct {
-	noReverse, stale, mismatch, noJacobian bool
+	noReverse, stale, mismatch, noJacobian, cell, node, noGrid bool
 }
 
 // startIndep sets the chain's independence move of rounds moves a sweep
@@ -140,7 +151,35 @@ func (c *augChain) startIndep(rounds int, only bool) error {
 		ne := len(c.eff)
 		c.mean2, c.dz, c.zeroEff = make([]float64, ne), make([]float64, ne), make([]float64, ne)
 	}
-	return c.indepFit()
+	// The fit is a function of the model, the centre and the grid's
+	// switch: built once a run and shared by its chains and the default's
+	// pilot (read only; each chain copies the vectors it writes).
+	key := fmt.Appendf(nil, "multilevel/augment/indep %v", c.ah.indep.noGrid)
+	for _, v := range c.centre {
+		key = fmt.Appendf(key, " %x", math.Float64bits(v))
+	}
+	fit, err := shared(c.t, string(key), func() (*indepFitted, error) {
+		if err := c.indepFit(); err != nil {
+			return nil, err
+		}
+		return &indepFitted{mode: slices.Clone(ind.mode), sL: slices.Clone(ind.sL), mVal: slices.Clone(ind.mVal), b0: slices.Clone(ind.b0), grid: ind.grid}, nil
+	})
+	if err != nil {
+		return err
+	}
+	copy(ind.mode, fit.mode)
+	copy(ind.sL, fit.sL)
+	copy(ind.mVal, fit.mVal)
+	copy(ind.b0, fit.b0)
+	ind.grid = fit.grid
+	return nil
+}
+
+// indepFitted is indepFit's result, shared by a run's chains: ℓ̂, the
+// factor of S, the expansion M₀, b₀ and the grid (nil: none).
+type indepFitted struct {
+	mode, sL, mVal, b0 []float64
+	grid               *indepGrid
 }
 
 // indepPerLevel is the least mean number of data a level of every random
@@ -459,6 +498,12 @@ func (c *augChain) indepFit() error {
 	}
 	copy(ind.sL, s)
 	copy(ind.mode, l)
+	ind.grid = nil
+	if k == 1 && !c.ah.indep.noGrid {
+		if err := c.buildGrid(x, pt); err != nil {
+			ind.grid = nil // a node's P singular: the move without a grid
+		}
+	}
 	return nil
 }
 
@@ -476,19 +521,25 @@ func cholInPlace(a []float64, k int) bool {
 }
 
 // logQL returns log q_ℓ at θ's log scales up to a constant: the
-// multivariate t's −(νL + k)/2·log(1 + |L_S⁻¹(ℓ − ℓ̂)|²/νL).
+// multivariate t's −(νL + k)/2·log(1 + |L_S⁻¹(ℓ − ℓ̂)|²/νL), or on the
+// grid its mixture's (indepGrid.logQ).
 func (c *augChain) logQL(theta []float64) float64 {
 	ind := c.ind
-	k := len(ind.lt)
-	for q, j := range ind.lt {
-		ind.z[q] = theta[j] - ind.mode[q]
+	var lq float64
+	if ind.grid != nil {
+		lq = ind.grid.logQ(theta[ind.lt[0]], ind.mode[0], c.ah.indep.cell)
+	} else {
+		k := len(ind.lt)
+		for q, j := range ind.lt {
+			ind.z[q] = theta[j] - ind.mode[q]
+		}
+		forwardSub(ind.sL, k, ind.z)
+		var r float64
+		for _, v := range ind.z {
+			r += v * v
+		}
+		lq = -0.5 * (indepNuL + float64(k)) * math.Log1p(r/indepNuL)
 	}
-	forwardSub(ind.sL, k, ind.z)
-	var r float64
-	for _, v := range ind.z {
-		r += v * v
-	}
-	lq := -0.5 * (indepNuL + float64(k)) * math.Log1p(r/indepNuL)
 	if c.ah.indep.noJacobian {
 		for _, j := range ind.lt {
 			lq -= theta[j]
@@ -508,6 +559,12 @@ func logQW(ld, d2 float64, dim int) float64 {
 // the expansion (swapped in).
 func (c *augChain) indepCurrent() error {
 	ind := c.ind
+	if ind.grid != nil {
+		ind.qCur = c.logQL(c.theta) + c.qW(c.theta)
+		ind.piCur = c.lp - c.energy(c.theta)
+		ind.curOK = true
+		return nil
+	}
 	if err := c.conditional(c.chol, c.mean); err != nil {
 		return err
 	}
@@ -566,8 +623,10 @@ func (c *augChain) indep(rng *rand.Rand) error {
 		if la >= 0 || rng.Float64() < math.Exp(la) {
 			copy(c.theta, c.next)
 			c.lp = lpNew
-			c.chol, c.chol2 = c.chol2, c.chol
-			c.mean, c.mean2 = c.mean2, c.mean
+			if ind.grid == nil { // the grid's factors are its own
+				c.chol, c.chol2 = c.chol2, c.chol
+				c.mean, c.mean2 = c.mean2, c.mean
+			}
 			ind.piCur = piNew
 			if !c.ah.indep.stale {
 				ind.qCur = qNew
@@ -588,12 +647,27 @@ func (c *augChain) indep(rng *rand.Rand) error {
 func (c *augChain) propose(rng *rand.Rand) (qNew, piNew, lpNew float64, ok bool) {
 	ind := c.ind
 	k := len(ind.lt)
+	copy(c.next, c.theta)
+	if g := ind.grid; g != nil {
+		// ℓ′ ~ q_ℓ, w′ from its node's t: no factorisation.
+		l := g.draw(rng, ind.mode[0])
+		c.next[ind.lt[0]] = l
+		j, ne := g.node(l), len(c.eff)
+		gw := math.Sqrt(gammaDraw(rng, indepNuW/2) / (indepNuW / 2))
+		g.chol[j].NormalInto(rng, c.dz)
+		m := g.mean[j*ne : (j+1)*ne]
+		for a, k := range c.eff {
+			c.next[k] = m[a] + c.dz[a]/gw
+		}
+		lpNew = c.t.LogPrior(c.next)
+		qNew = c.logQL(c.next) + c.qW(c.next)
+		return qNew, lpNew - c.energy(c.next), lpNew, true
+	}
 	// ℓ′ ~ t_νL(ℓ̂, S).
 	gl := math.Sqrt(gammaDraw(rng, indepNuL/2) / (indepNuL / 2))
 	for q := range k {
 		ind.z[q] = rng.NormFloat64()
 	}
-	copy(c.next, c.theta)
 	for a := range k {
 		var s float64
 		for b := range a + 1 {

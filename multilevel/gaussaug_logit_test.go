@@ -26,16 +26,26 @@ import (
 // and the trials as weights); u_g ~ N(0, τ_u²) over G groups (group 0
 // holding about half the rows), v_h ~ N(0, τ_v²) over H levels crossed
 // with them, β ~ N(0, 1), τ ~ half-normal(1); offsets o_i ~ N(0, 1)
-// when offsets. θ = (β, u, v, log τ_u, log τ_v).
+// when offsets. θ = (β, u, v, log τ_u, log τ_v); with H = 0 the one
+// factor u alone, θ = (β, u, log τ_u) (the independence move's grid).
 type logitKit struct {
 	n, g, h   int
 	maxTrials int // 0 or 1: Bernoulli
 	offsets   bool
 }
 
-func (m logitKit) dim() int { return 2 + m.g + m.h + 2 }
+func (m logitKit) dim() int {
+	if m.h == 0 {
+		return 2 + m.g + 1
+	}
+	return 2 + m.g + m.h + 2
+}
 
 func (m logitKit) truth(rng *rand.Rand) []float64 {
+	if m.h == 0 {
+		th := augKit{n: m.n, g: m.g, h: 1}.truth(rng)
+		return append(th[:2+m.g:2+m.g], th[3+m.g])
+	}
 	return augKit{n: m.n, g: m.g, h: m.h}.truth(rng)
 }
 
@@ -56,11 +66,15 @@ func (m logitKit) build(rng *rand.Rand, th []float64) (*exactmh.Posterior, error
 		if i >= m.n/2 && rng.IntN(2) == 0 {
 			g = 0
 		}
-		h := rng.IntN(m.h)
-		fg.Index[i], fh.Index[i] = int32(g), int32(h)
+		fg.Index[i] = int32(g)
+		var v float64
+		if m.h > 0 {
+			h := rng.IntN(m.h)
+			fh.Index[i], v = int32(h), th[2+m.g+h]
+		}
 		xi := rng.NormFloat64()
 		x.Values[i] = xi
-		eta := th[0] + th[1]*xi + th[2+g] + th[2+m.g+h]
+		eta := th[0] + th[1]*xi + th[2+g] + v
 		if m.offsets {
 			ml.Offset[i] = rng.NormFloat64()
 			eta += ml.Offset[i]
@@ -81,6 +95,9 @@ func (m logitKit) build(rng *rand.Rand, th []float64) (*exactmh.Posterior, error
 	}
 	ml.Fixed = []model.Covariate{x}
 	ml.Factors = []model.Factor{fg, fh}
+	if m.h == 0 {
+		ml.Factors = ml.Factors[:1]
+	}
 	return model.NewMultilevel(ml)
 }
 
