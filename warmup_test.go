@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -239,27 +238,16 @@ func warmupStopFaults(t *testing.T) (faults []string) {
 // proposal reaches its independence limit in the first half of warmup
 // makes its mid-warmup decision there (χ chosen, Params chi_tuned) and
 // stops its warmup (WarmupStop says so) after at least Stan's initial
-// buffer of 75 and before Warmup/2: TunaMH-CV-CN on ExampleControlVariates'
-// logistic regression (N = 20,000, d = 3), 4 chains × (1000 + 2000). Runs
+// buffer of 75 and before Warmup/2: TunaMH-CV-CN on a logistic regression
+// like ExampleControlVariates' (N = 20,000, d = 3), 4 chains × (1000 + 2000). Runs
 // cancelled before the decision and after the stop, checkpointed to bytes
 // and loaded (LoadCheckpoint) then resumed, give the uninterrupted run's
 // draws bit for bit. With the early decision off (exactmh.EarlyMidOff)
 // the same chains decide at Warmup/2 and run past it; both runs are exact,
 // and their means agree within 4 combined Monte Carlo standard errors.
 func TestWarmupEarlyDecision(t *testing.T) {
-	const n, d = 20000, 3
-	rng := rand.New(rand.NewPCG(1, 1))
-	x, y := make([]float64, n*d), make([]float64, n)
-	for i := range n {
-		var z float64
-		for j := range d {
-			x[i*d+j] = rng.NormFloat64()
-			z += x[i*d+j] * float64(j-1)
-		}
-		if rng.Float64() < 1/(1+math.Exp(-z)) {
-			y[i] = 1
-		}
-	}
+	const d = 3
+	x, y := simulateLogistic(20000, []float64{-1, 0, 1}, 1)
 	e, err := model.NewLogisticRegression(x, y, d)
 	if err != nil {
 		t.Fatal(err)
