@@ -130,7 +130,8 @@ type PilotSeeder interface {
 const MinBurnIn = 150
 
 // midWarmuper is implemented by chains that decide halfway through an
-// adapted warmup whether another transition or other parameters would
+// adapted warmup (or earlier, at a saturated Crank–Nicolson scale:
+// chainRunner.earlyDecision) whether another transition or other parameters would
 // serve them better (TunaMH: its χ chosen by a search, or
 // full-batch MH when no minibatch pays), given the warmup's totals so far.
 // ownTarget says the run's target acceptance is the kernel's default, so

@@ -40,7 +40,9 @@ import (
 // whose χ is chosen (TunaMH.Chi = 0, NoChiSearch false) searches χ on a
 // grid of 10^(k/4) at the adapted step scale for the largest predicted
 // α·‖θ′ − θ‖² per unit of cost; the second half of warmup then adapts the
-// step with χ fixed. Where the search predicts an acceptance below 0.15
+// step with χ fixed (a Crank–Nicolson chain whose scale is saturated
+// before then searches there and ends its warmup: TestWarmupEarlyDecision).
+// Where the search predicts an acceptance below 0.15
 // there (a step past the acceptance cliff, which dual averaging can
 // overshoot), it searches steps smaller by 0.7 at a time, up to 8, and
 // takes the most efficient, from which the second half restarts; at the
