@@ -1483,11 +1483,12 @@ func (cr *chainRunner) limitReason(it int, set *Settings) string {
 // transition it, before Warmup/2: its Crank–Nicolson scale is at its
 // saturation (atLimit), so the second half of warmup would adapt nothing
 // the decision depends on. Warmup then stops after the decision if the
-// scale stays there (adaptWarmup); the decision is made once (midAt). On
-// examples/tall's logreg_d200 (TunaMH-CV-CN at its independence limit)
-// the second half of warmup read as much data as a third of the draws;
-// TestWarmupStopsAtIndependenceLimit checks the stop and the moments.
-// The decision is not abandoned on a cancellation, as one at Warmup/2
+// scale stays there (adaptWarmup); the decision is made once (midAt). A
+// TunaMH-CV-CN chain near a Gaussian posterior (examples/tall's
+// logreg_d200) is there within Stan's initial buffer, and would otherwise
+// read the data for hundreds of warmup transitions that change nothing
+// (figures/bench/default_table.txt); TestWarmupEarlyDecision checks the
+// decision, the stop, resumption and the draws. The decision is not abandoned on a cancellation, as one at Warmup/2
 // can be (decides): it cannot be known before the transition, and it runs
 // to its end.
 func (cr *chainRunner) earlyDecision(it int, set *Settings) bool {
