@@ -168,6 +168,8 @@ func TestLoadCheckpointRefusesCorruption(t *testing.T) {
 		{"adaptation NaN", "TunaMH", mid, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Adapt.Hbar = math.NaN() }), "adaptation state"},
 		{"adaptation target", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Adapt.Target = 0.9 }), "adaptation at target 0.9"},
 		{"adaptation count", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Adapt.T = 3 }), "after 3 updates"},
+		{"early decision past the half", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.MidAt = 1000 }), "an early mid-warmup decision after transition 999"},
+		{"negative early decision", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.MidAt = -1 }), "an early mid-warmup decision after transition -2"},
 		{"random stream", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.RNG = cc.RNG[:5] }), "chain 1: random stream"},
 		{"negative clock", "MH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.Clock = -1 }), "chain clock"},
 		{"warmup flag", "TunaMH", nil, chain0(func(cc *exactmh.ChainCheckpointFile) { cc.WarmupAware = false }), "told about warmup = false"},
