@@ -109,27 +109,24 @@ func TestLogitIndepMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
 	}
-	for _, kit := range []logitKit{{n: 150, g: 6, h: 5}, {n: 100, g: 6, h: 5, maxTrials: 6, offsets: true}} {
-		rng := rand.New(rand.NewPCG(31, 32))
-		th := kit.truth(rng)
+	two := []string{"indep-only,indep-reverse", "indep-only,indep-stale", "indep-only,indep-mismatch", "indep-only,indep-jacobian"}
+	one := []string{"indep-only,indep-cell", "indep-only,indep-node", "indep-only,indep-jacobian", "indep-only,indep-reverse"} // the grid's
+	for _, c := range []struct {
+		kit     logitKit
+		mutants []string
+	}{
+		{logitKit{n: 150, g: 6, h: 5}, two},
+		{logitKit{n: 100, g: 6, h: 5, maxTrials: 6, offsets: true}, two},
+		{logitKit{n: 150, g: 6}, one},
+		{logitKit{n: 100, g: 6, maxTrials: 6, offsets: true}, one},
+	} {
+		th := c.kit.truth(rand.New(rand.NewPCG(31, 32)))
 		th[0], th[1] = 0.3, 0.8
-		p, err := kit.build(rand.New(rand.NewPCG(33, 34)), th)
+		p, err := c.kit.build(rand.New(rand.NewPCG(33, 34)), th)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mutants := []string{"indep-only,indep-reverse", "indep-only,indep-stale", "indep-only,indep-mismatch", "indep-only,indep-jacobian"}
-		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"indep-only", "indep-sweep"}, mutants, nil)
-	}
-	for _, kit := range []logitKit{{n: 150, g: 6}, {n: 100, g: 6, maxTrials: 6, offsets: true}} {
-		rng := rand.New(rand.NewPCG(31, 32))
-		th := kit.truth(rng)
-		th[0], th[1] = 0.3, 0.8
-		p, err := kit.build(rand.New(rand.NewPCG(33, 34)), th)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mutants := []string{"indep-only,indep-cell", "indep-only,indep-node", "indep-only,indep-jacobian", "indep-only,indep-reverse"}
-		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"indep-only", "indep-sweep"}, mutants, nil)
+		augmentMoments(t, fmt.Sprintf("%+v", c.kit), p, []string{"indep-only", "indep-sweep"}, c.mutants, nil)
 	}
 }
 
