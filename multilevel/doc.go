@@ -32,7 +32,9 @@
 // Gaussian family (docs/multilevel.md, "Gaussian sweep"), given latent
 // truncated normals for a probit model and given Pólya–Gamma weights for
 // a logistic one (GroupGibbs.Augment; "Probit by augmentation",
-// "Logistic by Pólya–Gamma augmentation"); there a factor's scale can also
+// "Logistic by Pólya–Gamma augmentation"; for a probit model a term of
+// many small levels is eliminated by its Schur complement, which the
+// levels' few distinct counts make cheap); there a factor's scale can also
 // move with every location coordinate integrated out, which crosses the
 // confounding of a nesting's parent with its children (IntegratedScale;
 // "Integrated scale moves"). The automatic default takes these sweeps

@@ -158,6 +158,15 @@ type augHooks struct {
 	// zwTwice draws z and then w a second time after update 2, at the
 	// same scales (the factor kept, only the mean solved anew).
 	zwTwice bool
+	// halfMask makes the marginal scale move of each term k whose bit
+	// 1<<k is set in a random half of the sweeps (asisTerm.half; exact,
+	// not a mutant).
+	halfMask uint
+	// schurOff draws update 1 through P's factor where it would
+	// eliminate a term's levels (exact, not a mutant); schurCond is the
+	// mutant that draws the eliminated effects without their dependence
+	// on the rest (gaussgibbs_schur.go).
+	schurOff, schurCond bool
 	// The Laplace independence move's mutants (gaussaug_indep.go).
 	indep indepHooks
 }
@@ -482,6 +491,9 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 		}
 	}
 	c.halfRate(hooks.halfOff || !hooks.newtonOff)
+	for k := range c.asis {
+		c.asis[k].half = c.asis[k].half || hooks.halfMask&(1<<k) != 0
+	}
 	c.tauSum, c.absSum, c.absN = make([]float64, len(c.pxLog)), make([]float64, len(c.asis)), make([]float64, len(c.asis))
 	c.px = !logit && !hooks.pxOff && !slices.ContainsFunc(c.off, func(o float64) bool { return o != 0 })
 	switch {
@@ -506,6 +518,17 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 		}
 	} else {
 		c.integrateN = 0
+	}
+	// The probit augmentation's M is fixed: update 1 may eliminate a
+	// term's levels (gaussgibbs_schur.go). zw-2 reads update 1's factor
+	// of P after it.
+	if !logit && !hooks.zwTwice && !hooks.schurOff {
+		if err := c.startSchur(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if c.schur != nil {
+			c.schur.noCond = hooks.schurCond
+		}
 	}
 	return c, nil
 }

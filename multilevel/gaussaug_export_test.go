@@ -109,6 +109,12 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.newtonOff = true
 	case "newton-reverse":
 		k.augment.newtonNoReverse = true
+	case "half-0", "half-1", "half-2", "half-3":
+		k.augment.halfMask |= 1 << (name[5] - '0')
+	case "no-schur":
+		k.augment.schurOff = true
+	case "schur-cond":
+		k.augment.schurCond = true
 	case "no-half":
 		k.augment.halfOff = true
 	case "no-level":

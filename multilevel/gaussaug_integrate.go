@@ -172,6 +172,13 @@ func (c *gaussChain) conditional(ch *sparse.Cholesky, mean []float64) error {
 // condMean sets mean to the conditional mean of w given b at the scales
 // ch was factored at (conditional's second half: no refactorisation).
 func (c *gaussChain) condMean(ch *sparse.Cholesky, mean []float64) {
+	c.condRHS()
+	ch.Solve(mean, c.rhs, c.work)
+}
+
+// condRHS sets c.rhs to the right-hand side r of the conditional of w
+// given b: P·mean = r.
+func (c *gaussChain) condRHS() {
 	s := c.logSigma()
 	ms := c.beta * math.Exp(-2*s)
 	for a, j := range c.eff {
@@ -190,7 +197,6 @@ func (c *gaussChain) condMean(ch *sparse.Cholesky, mean []float64) {
 			}
 		}
 	}
-	ch.Solve(mean, c.rhs, c.work)
 }
 
 // latentLik returns the log likelihood of w = θ[:D] given the latent

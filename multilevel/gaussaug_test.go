@@ -236,7 +236,9 @@ func TestAugmentMoments(t *testing.T) {
 // move left out (which otherwise hides most of its bias: z = 5.9
 // without it, 2.81 with it; its z varies with the chains' seed, 2.5 to
 // 26 over seeds 2–5 of the same sweep) and the pairs left to levelDraw
-// (with them integrated out too, z = 3.0 at seed 2: not caught). The exact sweeps' chains are seeded 7
+// (with them integrated out too, z = 3.0 at seed 2: not caught), and update 1's
+// eliminated levels drawn without their dependence on the rest
+// (schur-cond; the sweep without the elimination, no-schur, must pass). The exact sweeps' chains are seeded 7
 // (the largest |z| of a sweep's 150 comparisons, a chance 4.58 at seed 2
 // for no-level once the expanded move is kept: 2.56 at 7).
 func TestAugmentCollapsedMoments(t *testing.T) {
@@ -252,8 +254,8 @@ func TestAugmentCollapsedMoments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	augmentMomentsSeed(t, "collapsed kit", p, []string{"", "no-collapse", "no-pairs", "no-pairs,no-level", "no-newton", "no-newton,no-half"},
-		[]string{"collapse-prior", "no-pairs,collapse-jacobian,no-px", "collapse-latent", "no-pairs,level-ratio", "cache-stale", "pair-rho", "pair-product", "pair-one"}, nil, 7)
+	augmentMomentsSeed(t, "collapsed kit", p, []string{"", "no-collapse", "no-pairs", "no-pairs,no-level", "no-newton", "no-newton,no-half", "no-schur"},
+		[]string{"collapse-prior", "no-pairs,collapse-jacobian,no-px", "collapse-latent", "no-pairs,level-ratio", "cache-stale", "pair-rho", "pair-product", "pair-one", "schur-cond"}, nil, 7)
 }
 
 // TestAugmentNestMoments compares the augmentation sweep with full-batch

@@ -167,6 +167,9 @@ type gaussChain struct {
 	// eff, whether it is one of their effects.
 	corr    []*gaussCorr
 	corrEff []bool
+	// schur, where set, draws update 1 with one term's levels
+	// eliminated (gaussgibbs_schur.go) when the factor is not fresh.
+	schur *schur
 }
 
 // startGauss returns GroupGibbs's chain on a Gaussian multilevel model
@@ -476,16 +479,23 @@ func (c *gaussChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 // Where fresh, the factor and mean of the conditional at θ's scales are
 // the current ones (the collapsed scale moves left them) and are reused.
 func (c *gaussChain) drawW(rng *rand.Rand) (bool, float64, error) {
-	if !c.fresh {
-		if err := c.conditional(c.chol, c.mean); err != nil {
-			return false, 0, err
+	if c.schur != nil && !c.fresh {
+		copy(c.next, c.theta)
+		if err := c.drawSchur(rng); err != nil {
+			return false, 0, fmt.Errorf("GroupGibbs: the effects' precision with θ[%d]'s levels eliminated: %w", c.schur.tau, err)
 		}
-	}
-	c.fresh = false
-	c.chol.NormalInto(rng, c.rhs)
-	copy(c.next, c.theta)
-	for a, j := range c.eff {
-		c.next[j] = c.mean[a] + c.rhs[a]
+	} else {
+		if !c.fresh {
+			if err := c.conditional(c.chol, c.mean); err != nil {
+				return false, 0, err
+			}
+		}
+		c.fresh = false
+		c.chol.NormalInto(rng, c.rhs)
+		copy(c.next, c.theta)
+		for a, j := range c.eff {
+			c.next[j] = c.mean[a] + c.rhs[a]
+		}
 	}
 	lpNew := c.t.LogPrior(c.next)
 	la := (lpNew - c.lp) - (c.gaussR(c.next) - c.gaussR(c.theta)) - (c.expandF(c.next) - c.expandF(c.theta))
