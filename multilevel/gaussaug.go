@@ -156,7 +156,8 @@ type augHooks struct {
 	// effect given its first datum alone.
 	pairsOff, pairRhoSign, pairProduct, pairRedrawOne bool
 	// zwTwice draws z and then w a second time after update 2, at the
-	// same scales (the factor kept, only the mean solved anew).
+	// same scales (P's factor kept, only the mean solved anew; with a
+	// term eliminated, S refactored).
 	zwTwice bool
 	// halfMask makes the marginal scale move of each term k whose bit
 	// 1<<k is set in a random half of the sweeps (asisTerm.half; exact,
@@ -520,9 +521,8 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 		c.integrateN = 0
 	}
 	// The probit augmentation's M is fixed: update 1 may eliminate a
-	// term's levels (gaussgibbs_schur.go). zw-2 reads update 1's factor
-	// of P after it.
-	if !logit && !hooks.zwTwice && !hooks.schurOff {
+	// term's levels (gaussgibbs_schur.go).
+	if !logit && !hooks.schurOff {
 		if err := c.startSchur(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -689,8 +689,10 @@ func (c *augChain) gibbs(rng *rand.Rand, b []float64) error {
 	}
 	if c.ah.zwTwice && !c.logit {
 		c.drawZ(rng, b)
-		c.condMean(c.chol, c.mean)
-		c.fresh = true
+		if c.schur == nil {
+			c.condMean(c.chol, c.mean)
+			c.fresh = true
+		}
 		if _, _, err := c.drawW(rng); err != nil {
 			return err
 		}
