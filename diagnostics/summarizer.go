@@ -34,9 +34,11 @@ type Summarizer struct {
 	views       [][]float64
 }
 
-// scratch holds ess's and rhat's buffers.
+// scratch holds ess's and rhat's buffers: the chains' moments and centred
+// draws (load), the autocovariance and Geyer's sequence.
 type scratch struct {
-	acov, centred, means, rho []float64
+	cmean, cvar, cen []float64
+	acov, fft, rho   []float64
 }
 
 // zeros returns (*buf)[:n] cleared, growing *buf as needed.
@@ -140,8 +142,8 @@ func (s *Summarizer) Summarize(x [][]float64) Stats {
 	} else {
 		rankScores(s.z, all, s.idx)
 	}
-	st.ESSBulk = s.sc.ess(halves(s.z, nil))
-	bulk := s.sc.rhat(halves(s.z, nil))
+	var bulk float64
+	st.ESSBulk, bulk = s.sc.essRHat(halves(s.z, nil))
 
 	// Tail ESS: the indicators I(x ≤ q) at the 5% and 95% quantiles.
 	s.ind = grow(s.ind, size)
