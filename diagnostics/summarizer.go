@@ -244,8 +244,13 @@ func keyFloat(k uint64) float64 {
 // argsort sorts the pooled draws of x (finite, size of them) into
 // s.sorted, with s.idx[p] the pooled position (chain·n + draw) of
 // s.sorted[p]: a least-significant-digit radix sort on floatKey in bytes,
-// skipping the bytes all keys share. It is stable, which the ranks do not
-// need (ties get the average rank).
+// skipping the bytes all keys share. The four high bytes (sign, exponent
+// and 20 bits of the mantissa) go first: draws that share them are rare
+// and adjacent, and an insertion sort on the whole key puts them in
+// order. Where that takes more than size moves (draws within a relative
+// 2⁻²⁰ of one another by the many), the four low bytes are sorted too,
+// then the high ones again. Equal keys end in any order, which the ranks
+// do not see (ties get the average rank; TestArgsortOrders).
 func (s *Summarizer) argsort(x [][]float64, size int) {
 	s.keys, s.keys2 = grow(s.keys, size), grow(s.keys2, size)
 	s.idx, s.idx2 = grow(s.idx, size), grow(s.idx2, size)
@@ -261,10 +266,29 @@ func (s *Summarizer) argsort(x [][]float64, size int) {
 			p++
 		}
 	}
+	s.radixPasses(&count, 4, 8)
+	if !argsortMutant && !insertionFix(s.keys, s.idx, size) {
+		s.radixPasses(&count, 0, 8)
+	}
+	s.sorted = grow(s.sorted, size)
+	for i, k := range s.keys {
+		s.sorted[i] = keyFloat(k)
+	}
+}
+
+// argsortMutant, a mutant of TestArgsortOrders, skips the insertion sort
+// after the high bytes and the low bytes: keys that share their high
+// bytes are left unsorted.
+var argsortMutant bool
+
+// radixPasses sorts s.keys (with s.idx) stably by their bytes from to
+// to−1, least significant first, given each byte's counts.
+func (s *Summarizer) radixPasses(count *[8][256]int32, from, to int) {
 	keys, keys2, idx, idx2 := s.keys, s.keys2, s.idx, s.idx2
-	for b := range 8 {
+	size := int32(len(keys))
+	for b := from; b < to; b++ {
 		cnt := &count[b]
-		if cnt[byte(keys[0]>>(8*b))] == int32(size) {
+		if cnt[byte(keys[0]>>(8*b))] == size {
 			continue // every key has this byte
 		}
 		var offs [256]int32
@@ -283,10 +307,27 @@ func (s *Summarizer) argsort(x [][]float64, size int) {
 		keys, keys2, idx, idx2 = keys2, keys, idx2, idx
 	}
 	s.keys, s.keys2, s.idx, s.idx2 = keys, keys2, idx, idx2
-	s.sorted = grow(s.sorted, size)
-	for i, k := range keys {
-		s.sorted[i] = keyFloat(k)
+}
+
+// insertionFix sorts keys (with idx) by insertion, giving up (false) after
+// budget moves; keys sorted by their high bytes need a move only for
+// each inversion among keys that share them.
+func insertionFix(keys []uint64, idx []int32, budget int) bool {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		if k >= keys[i-1] {
+			continue
+		}
+		p, j := idx[i], i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j], idx[j] = keys[j-1], idx[j-1]
+		}
+		keys[j], idx[j] = k, p
+		if budget -= i - j; budget < 0 {
+			return false
+		}
 	}
+	return true
 }
 
 // rankScores sets out[pos[p]] to the normal score (blomTable) of the

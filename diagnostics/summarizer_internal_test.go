@@ -5,6 +5,7 @@
 package diagnostics
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -121,28 +122,60 @@ func TestSummarizerMatchesReference(t *testing.T) {
 }
 
 // TestArgsortOrders checks the radix argsort: the values ascending and
-// each carrying its own position, on values of every sign and exponent.
+// each carrying its own position, on values of every sign and exponent,
+// on values of which a few share their high 32 bits (the insertion sort's
+// case), and on values that all share them (the low bytes' case). The
+// mutant argsortMutant (no insertion sort) must be caught.
 func TestArgsortOrders(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	x := [][]float64{make([]float64, 3000), make([]float64, 3000)}
-	for j := range x {
-		for i := range x[j] {
-			x[j][i] = math.Ldexp(r.NormFloat64(), r.IntN(2000)-1000)
-			if i%97 == 0 {
-				x[j][i] = math.Copysign(0, float64(i%2)-0.5)
+	inputs := make([][][]float64, 3)
+	for c := range inputs {
+		x := [][]float64{make([]float64, 3000), make([]float64, 3000)}
+		for j := range x {
+			for i := range x[j] {
+				switch c {
+				case 0:
+					x[j][i] = math.Ldexp(r.NormFloat64(), r.IntN(2000)-1000)
+					if i%97 == 0 {
+						x[j][i] = math.Copysign(0, float64(i%2)-0.5)
+					}
+				case 1:
+					x[j][i] = r.NormFloat64()
+					if i%5 == 0 && i > 0 { // beside the one before, within 2⁻⁴⁰
+						x[j][i] = x[j][i-1] * (1 + math.Ldexp(r.Float64()-0.5, -40))
+					}
+				case 2:
+					x[j][i] = 1000 + math.Ldexp(r.NormFloat64(), -40)
+				}
 			}
 		}
+		inputs[c] = x
 	}
-	var s Summarizer
-	s.argsort(x, 6000)
-	for p, v := range s.sorted {
-		if p > 0 && v < s.sorted[p-1] {
-			t.Fatalf("sorted[%d] = %v below sorted[%d] = %v", p, v, p-1, s.sorted[p-1])
+	check := func(x [][]float64) string {
+		var s Summarizer
+		s.argsort(x, 6000)
+		for p, v := range s.sorted {
+			if p > 0 && v < s.sorted[p-1] {
+				return fmt.Sprintf("sorted[%d] = %v below sorted[%d] = %v", p, v, p-1, s.sorted[p-1])
+			}
+			i := s.idx[p]
+			if w := x[i/3000][i%3000]; math.Float64bits(w) != math.Float64bits(v) {
+				return fmt.Sprintf("sorted[%d] = %v carries position %d, which holds %v", p, v, i, w)
+			}
 		}
-		i := s.idx[p]
-		if w := x[i/3000][i%3000]; math.Float64bits(w) != math.Float64bits(v) {
-			t.Fatalf("sorted[%d] = %v carries position %d, which holds %v", p, v, i, w)
+		return ""
+	}
+	for c, x := range inputs {
+		if msg := check(x); msg != "" {
+			t.Fatalf("input %d: %s", c, msg)
 		}
+	}
+	argsortMutant = true
+	defer func() { argsortMutant = false }()
+	if msg := check(inputs[1]); msg == "" {
+		t.Errorf("mutant argsortMutant: input 1 sorted all the same, want it caught")
+	} else {
+		t.Logf("mutant argsortMutant caught: %s", msg)
 	}
 }
 
