@@ -276,9 +276,9 @@ func (s *Summarizer) argsort(x [][]float64, size int) {
 	}
 }
 
-// argsortMutant, a mutant of TestArgsortOrders, skips the insertion sort
-// after the high bytes and the low bytes: keys that share their high
-// bytes are left unsorted.
+// argsortMutant, a mutant of TestArgsortOrders and TestSortIsSlicesSort,
+// makes argsort and Sort skip the insertion sort after the high bytes and
+// the low bytes: keys that share their high bytes are left unsorted.
 var argsortMutant bool
 
 // radixPasses sorts s.keys (with s.idx) stably by their bytes from to
@@ -424,9 +424,23 @@ func Sort(x []float64) {
 		slices.Sort(x)
 		return
 	}
-	for b := range 8 {
+	// The high bytes, then an insertion sort, as argsort does.
+	keys, tmp = keyPasses(&count, keys, tmp, 4, 8)
+	if !argsortMutant && !insertionFixKeys(keys, len(x)) {
+		keys, _ = keyPasses(&count, keys, tmp, 0, 8)
+	}
+	for i, k := range keys {
+		x[i] = keyFloat(k)
+	}
+}
+
+// keyPasses sorts keys stably by their bytes from to to−1, least
+// significant first, given each byte's counts, through tmp; it returns the
+// sorted keys and the other buffer.
+func keyPasses(count *[8][256]int32, keys, tmp []uint64, from, to int) ([]uint64, []uint64) {
+	for b := from; b < to; b++ {
 		cnt := &count[b]
-		if cnt[byte(keys[0]>>(8*b))] == int32(len(x)) {
+		if cnt[byte(keys[0]>>(8*b))] == int32(len(keys)) {
 			continue
 		}
 		var offs [256]int32
@@ -443,7 +457,24 @@ func Sort(x []float64) {
 		}
 		keys, tmp = tmp, keys
 	}
-	for i, k := range keys {
-		x[i] = keyFloat(k)
+	return keys, tmp
+}
+
+// insertionFixKeys is insertionFix without positions.
+func insertionFixKeys(keys []uint64, budget int) bool {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		if k >= keys[i-1] {
+			continue
+		}
+		j := i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+		if budget -= i - j; budget < 0 {
+			return false
+		}
 	}
+	return true
 }
