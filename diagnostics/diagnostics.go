@@ -510,7 +510,7 @@ func blomTable(size int) []float64 {
 // two agree to rounding; which one gives the figure depends on n and on
 // how far the sequence runs, not on the steps the direct sums take (each
 // lag's sum and geyerESS's figure are the same at any number of lags that
-// suffices: TestDirectLagsGrouping, TestESSSchedule).
+// suffices: TestDirectLagsGrouping, TestESSRHatMatchOld).
 func ess(x [][]float64) float64 { return new(scratch).ess(x) }
 
 // ess is the package function ess with sc's buffers (a new scratch: fresh ones).
