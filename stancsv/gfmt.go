@@ -25,11 +25,18 @@ func appendG(b []byte, v float64, prec int) []byte {
 	if !ok {
 		return strconv.AppendFloat(b, v, 'g', prec, 64)
 	}
-	// The digits of r, prec of them, without trailing zeros (nd).
+	// The digits of r, prec of them, two at a time, without trailing
+	// zeros (nd).
 	var d [16]byte
-	for i := prec - 1; i >= 0; i-- {
-		d[i] = byte('0' + r%10)
-		r /= 10
+	i := prec
+	for ; i >= 2; i -= 2 {
+		q := r / 100
+		k := 2 * (r - 100*q)
+		d[i-2], d[i-1] = digitPairs[k], digitPairs[k+1]
+		r = q
+	}
+	if i == 1 {
+		d[0] = byte('0' + r)
 	}
 	nd := prec
 	for d[nd-1] == '0' {
@@ -70,7 +77,8 @@ func appendG(b []byte, v float64, prec int) []byte {
 	if p > dp {
 		p = nd
 	}
-	// %f with max(p − dp, 0) fraction digits.
+	// %f with max(p − dp, 0) fraction digits: where there are any, p is
+	// nd, so they are −dp zeros (dp < 0) and the digits from dp on.
 	if dp > 0 {
 		m := min(nd, dp)
 		b = append(b, d[:m]...)
@@ -80,18 +88,20 @@ func appendG(b []byte, v float64, prec int) []byte {
 	} else {
 		b = append(b, '0')
 	}
-	if frac := p - dp; frac > 0 {
+	if p > dp {
 		b = append(b, '.')
-		for i := range frac {
-			ch := byte('0')
-			if j := dp + i; 0 <= j && j < nd {
-				ch = d[j]
-			}
-			b = append(b, ch)
+		for range -dp {
+			b = append(b, '0')
 		}
+		b = append(b, d[max(dp, 0):nd]...)
 	}
 	return b
 }
+
+// digitPairs holds "00" … "99".
+const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" +
+	"30313233343536373839" + "40414243444546474849" + "50515253545556575859" + "60616263646566676869" +
+	"70717273747576777879" + "80818283848586878889" + "90919293949596979899"
 
 // gMutant, a mutant of TestAppendGIsStrconv, settles values near a
 // rounding tie in float64 arithmetic too.
@@ -142,9 +152,9 @@ func gDigits(v float64, prec int) (r uint64, dp int, ok bool) {
 		if d := f - 0.5; d <= y*0x1p-52 && d >= -y*0x1p-52 && !gMutant {
 			return 0, 0, false
 		}
-		if f > 0.5 {
-			r++
-		}
+		// Rounded: y + ½ is exact (y < 2⁵⁰, a multiple of its ulp) and
+		// not an integer, so its integer part is r or r + 1 as f says.
+		r = uint64(y + 0.5)
 		if r == uint64(hi) {
 			r /= 10
 			e++
