@@ -132,7 +132,9 @@ func (r *Result) Summary(names ...string) *Summary {
 			if j < len(names) {
 				name = names[j]
 			}
-			s.Params[j] = SummarizeParam(name, x, secs)
+			// The chains lie end to end in cols: their pooled draws.
+			pool := cols[(j-lo)*m*n : (j-lo+1)*m*n]
+			s.Params[j] = summarizeParam(name, x, pool, secs)
 		}
 	})
 	if r.Status != Completed {
@@ -185,8 +187,13 @@ const summaryBlock = 8
 // for draws that did not come from a Result, such as Stan CSV files
 // (stancsv.Summarize).
 func SummarizeParam(name string, x [][]float64, seconds float64) ParamSummary {
+	return summarizeParam(name, x, slices.Concat(x...), seconds)
+}
+
+// summarizeParam is SummarizeParam given pool, the draws of x's chains
+// end to end (Summary's gathered columns hold them so: no copy).
+func summarizeParam(name string, x [][]float64, pool []float64, seconds float64) ParamSummary {
 	p := ParamSummary{Name: name}
-	pool := slices.Concat(x...)
 	if len(pool) == 0 {
 		p.NotAvailable = true
 		p.Mean, p.SD, p.Q5, p.Q50, p.Q95 = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()

@@ -504,51 +504,200 @@ func blomTable(size int) []float64 {
 //
 // Geyer's sequence stops at the first lag pair whose sum is not positive:
 // after a few lags for a chain that mixes well. So the autocovariance is
-// first computed directly at 8, then 32, then 128 lags (O(lags·n)), and by
-// FFT at every lag (O(n log n), posterior's way) only when the sequence runs
-// past them. The two agree to rounding.
+// first computed directly (O(lags·n)), eight lags at a time, up to the
+// largest of 8, 32 and 128 lags below n, and by FFT at every lag
+// (O(n log n), posterior's way) only when the sequence runs past them. The
+// two agree to rounding; which one gives the figure depends on n and on
+// how far the sequence runs, not on the steps the direct sums take (each
+// lag's sum and geyerESS's figure are the same at any number of lags that
+// suffices: TestDirectLagsGrouping, TestESSRHatMatchOld).
 func ess(x [][]float64) float64 { return new(scratch).ess(x) }
 
 // ess is the package function ess with sc's buffers (a new scratch: fresh ones).
 func (sc *scratch) ess(x [][]float64) float64 {
-	m, n := len(x), len(x[0])
-	if n < 3 || !Usable(x) {
+	if len(x[0]) < 3 || !sc.load(x) {
 		return math.NaN()
 	}
+	return sc.essLoaded(x)
+}
+
+// essRHat returns ess(x) and rhat(x), the chains' moments computed once.
+func (sc *scratch) essRHat(x [][]float64) (float64, float64) {
+	m, n := len(x), len(x[0])
+	e, r := math.NaN(), math.NaN()
+	if n < 2 || !sc.load(x) {
+		return e, r
+	}
+	if n >= 3 {
+		e = sc.essLoaded(x)
+	}
+	if m >= 2 {
+		r = sc.rhatLoaded(x)
+	}
+	return e, r
+}
+
+// essLoaded is ess on the chains x that sc.load(x) has just loaded.
+func (sc *scratch) essLoaded(x [][]float64) float64 {
+	m, n := len(x), len(x[0])
+	top := 0 // the most lags summed directly
+	for l := 8; l < n && l <= maxDirectLags; l *= 4 {
+		top = l
+	}
+	if essMutant == 1 && n > 9 {
+		top = min(n-1, maxDirectLags) // direct past the grid: an FFT figure changes
+	}
 	have := 0 // lags already summed directly, kept when more are needed
-	for lags := 8; ; lags *= 4 {
-		var acov []float64
-		if lags < n && lags <= maxDirectLags {
-			acov = sc.directAutocovariance(x, have, lags)
-			have = lags
-		} else {
-			acov = make([]float64, n)
-			for _, c := range x {
-				for k, a := range Autocovariance(c) {
-					acov[k] += a / float64(m)
-				}
-			}
-		}
+	for lags := min(9, top); lags > have; lags = min(lags+8, top) {
+		acov := sc.directAutocovariance(x, have, lags)
+		have = lags
 		if v, ok := sc.geyerESS(x, acov); ok {
 			return v
 		}
 	}
+	acov := sc.zeros(&sc.fft, n)
+	for _, c := range x {
+		for k, a := range Autocovariance(c) {
+			acov[k] += a / float64(m)
+		}
+	}
+	v, _ := sc.geyerESS(x, acov)
+	return v
 }
 
 // maxDirectLags is the most lags computed directly before ess turns to the
 // FFT, which costs about as much as 400 direct lags.
 var maxDirectLags = 128
 
+// essMutant, a mutant of TestESSRHatMatchOld, takes the direct sums
+// past the lags where ess turns to the FFT (1) or sums a chain's draws in
+// another order (2).
+var essMutant int
+
+// load computes, for chains x of equal lengths (at least one draw), each
+// chain's meanOf and sampleVar into sc.cmean and sc.cvar and its centred
+// draws x − meanOf into sc.cen (chain j at j·n), and reports Usable(x).
+// Each figure is the same sum in the same order as those functions; the
+// chains are taken four at a time so that their sums, each a chain of
+// dependent additions, overlap (TestLoadIsMeanVar).
+func (sc *scratch) load(x [][]float64) bool {
+	m, n := len(x), len(x[0])
+	if n == 0 {
+		return false
+	}
+	for _, c := range x {
+		if len(c) != n {
+			return false
+		}
+	}
+	sc.cmean, sc.cvar = grow(sc.cmean, m), grow(sc.cvar, m)
+	sc.cen = grow(sc.cen, m*n)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	finite := true
+	j := 0
+	for ; j+4 <= m; j += 4 {
+		a, b, c, d := x[j][:n], x[j+1][:n], x[j+2][:n], x[j+3][:n]
+		var sa, sb, sc4, sd float64
+		for t := range n {
+			sa += a[t]
+			sb += b[t]
+			sc4 += c[t]
+			sd += d[t]
+		}
+		if essMutant == 2 {
+			sa = 0 // the first chain's sum in reverse order
+			for t := n - 1; t >= 0; t-- {
+				sa += a[t]
+			}
+		}
+		ma, mb, mc, md := sa/float64(n), sb/float64(n), sc4/float64(n), sd/float64(n)
+		ca, cb := sc.cen[j*n:(j+1)*n], sc.cen[(j+1)*n:(j+2)*n]
+		cc, cd := sc.cen[(j+2)*n:(j+3)*n], sc.cen[(j+3)*n:(j+4)*n]
+		var qa, qb, qc, qd float64
+		for t := range n {
+			va, vb, vc, vd := a[t], b[t], c[t], d[t]
+			da, db, dc, dd := va-ma, vb-mb, vc-mc, vd-md
+			ca[t], cb[t], cc[t], cd[t] = da, db, dc, dd
+			qa += da * da
+			qb += db * db
+			qc += dc * dc
+			qd += dd * dd
+			lo, hi = min4(lo, va, vb, vc, vd), max4(hi, va, vb, vc, vd)
+		}
+		sc.cmean[j], sc.cmean[j+1], sc.cmean[j+2], sc.cmean[j+3] = ma, mb, mc, md
+		sc.cvar[j], sc.cvar[j+1] = qa/float64(n-1), qb/float64(n-1)
+		sc.cvar[j+2], sc.cvar[j+3] = qc/float64(n-1), qd/float64(n-1)
+		finite = finite && sa-sa == 0 && sb-sb == 0 && sc4-sc4 == 0 && sd-sd == 0
+	}
+	for ; j < m; j++ {
+		a := x[j][:n]
+		sa := 0.0
+		for _, v := range a {
+			sa += v
+		}
+		ma := sa / float64(n)
+		ca := sc.cen[j*n : (j+1)*n]
+		qa := 0.0
+		for t, v := range a {
+			da := v - ma
+			ca[t] = da
+			qa += da * da
+			lo, hi = min4(lo, v, v, v, v), max4(hi, v, v, v, v)
+		}
+		sc.cmean[j], sc.cvar[j] = ma, qa/float64(n-1)
+		finite = finite && sa-sa == 0
+	}
+	if !finite {
+		// A sum that is not finite: a NaN or ±Inf among the draws, or
+		// finite draws whose sum overflows. Usable tells which.
+		return Usable(x)
+	}
+	// Every draw finite (a NaN or ±Inf would make its chain's sum one).
+	return hi-lo >= constTol
+}
+
+// min4 and max4 are the smallest and largest of five finite values
+// (comparisons, as Usable makes them).
+func min4(lo, a, b, c, d float64) float64 {
+	if a < lo {
+		lo = a
+	}
+	if b < lo {
+		lo = b
+	}
+	if c < lo {
+		lo = c
+	}
+	if d < lo {
+		lo = d
+	}
+	return lo
+}
+
+func max4(hi, a, b, c, d float64) float64 {
+	if a > hi {
+		hi = a
+	}
+	if b > hi {
+		hi = b
+	}
+	if c > hi {
+		hi = c
+	}
+	if d > hi {
+		hi = d
+	}
+	return hi
+}
+
 // geyerESS is ess given the chain-averaged autocovariance acov at lags
 // 0 … len(acov)−1. It reports false when Geyer's sequence needs lags past
-// those (never when len(acov) is the chain length).
+// those (never when len(acov) is the chain length). sc holds x's
+// moments (load).
 func (sc *scratch) geyerESS(x [][]float64, acov []float64) (float64, bool) {
 	m, n := len(x), len(x[0])
 	lags := len(acov)
-	means := sc.zeros(&sc.means, m)
-	for j, c := range x {
-		means[j] = meanOf(c)
-	}
+	means := sc.cmean[:m]
 	w := acov[0] * float64(n) / float64(n-1)
 	varPlus := acov[0]
 	if m > 1 {
@@ -601,6 +750,7 @@ func (sc *scratch) geyerESS(x [][]float64, acov []float64) (float64, bool) {
 // exactly, as Autocovariance scales it. Lags below from are taken as
 // summed already, by the previous call on the same x (sc.acov[:from]), and
 // only the others are summed: each lag's figure is the same either way.
+// sc holds x's moments and centred draws (load).
 func (sc *scratch) directAutocovariance(x [][]float64, from, lags int) []float64 {
 	m, n := len(x), len(x[0])
 	if cap(sc.acov) < lags {
@@ -608,16 +758,12 @@ func (sc *scratch) directAutocovariance(x [][]float64, from, lags int) []float64
 	}
 	acov := sc.acov[:lags]
 	clear(acov[from:])
-	centred := sc.zeros(&sc.centred, n)
-	for _, c := range x {
-		v := sampleVar(c)
+	for j := range x {
+		v := sc.cvar[j]
 		if v == 0 {
 			continue // Autocovariance's zeros
 		}
-		mean := meanOf(c)
-		for t, xt := range c {
-			centred[t] = xt - mean
-		}
+		centred := sc.cen[j*n : (j+1)*n : (j+1)*n]
 		if from == 0 {
 			acov[0] += v * float64(n-1) / float64(n) / float64(m)
 		}
@@ -660,17 +806,20 @@ func rhat(x [][]float64) float64 { return new(scratch).rhat(x) }
 
 // rhat is the package function rhat with sc's buffers (a new scratch: fresh ones).
 func (sc *scratch) rhat(x [][]float64) float64 {
-	m, n := len(x), len(x[0])
-	if m < 2 || n < 2 || !Usable(x) {
+	if len(x) < 2 || len(x[0]) < 2 || !sc.load(x) {
 		return math.NaN()
 	}
-	means := sc.zeros(&sc.means, m)
+	return sc.rhatLoaded(x)
+}
+
+// rhatLoaded is rhat on the chains x that sc.load(x) has just loaded.
+func (sc *scratch) rhatLoaded(x [][]float64) float64 {
+	m, n := len(x), len(x[0])
 	w := 0.0
-	for j, c := range x {
-		means[j] = meanOf(c)
-		w += sampleVar(c) / float64(m)
+	for _, v := range sc.cvar[:m] {
+		w += v / float64(m)
 	}
-	b := float64(n) * sampleVar(means)
+	b := float64(n) * sampleVar(sc.cmean[:m])
 	return math.Sqrt((b/w + float64(n) - 1) / float64(n))
 }
 

@@ -64,7 +64,7 @@ func TestDirectLagsMatchFFT(t *testing.T) {
 	// Every lag agrees with Autocovariance's, the last terms of the longer
 	// lags included.
 	x := split(ar1(2, 4001, 0.97, 0, 11))
-	acov := new(scratch).directAutocovariance(x, 0, 32)
+	acov := loaded(x).directAutocovariance(x, 0, 32)
 	full := make([]float64, len(x[0]))
 	for _, c := range x {
 		for k, a := range Autocovariance(c) {
@@ -76,6 +76,13 @@ func TestDirectLagsMatchFFT(t *testing.T) {
 			t.Errorf("lag %d: direct %.15g, FFT %.15g", k, a, full[k])
 		}
 	}
+}
+
+// loaded returns a scratch holding x's moments, as ess and rhat load them.
+func loaded(x [][]float64) *scratch {
+	sc := new(scratch)
+	sc.load(x)
+	return sc
 }
 
 // directAutocovarianceByLag is directAutocovariance one lag at a time:
@@ -118,9 +125,9 @@ func TestDirectLagsGrouping(t *testing.T) {
 			}
 			want := directAutocovarianceByLag(x, lags)
 			// At once, and extending a first call at fewer lags as ess does.
-			var sc scratch
+			sc := loaded(x)
 			sc.directAutocovariance(x, 0, lags/2)
-			for from, got := range map[int][]float64{0: new(scratch).directAutocovariance(x, 0, lags), lags / 2: sc.directAutocovariance(x, lags/2, lags)} {
+			for from, got := range map[int][]float64{0: loaded(x).directAutocovariance(x, 0, lags), lags / 2: sc.directAutocovariance(x, lags/2, lags)} {
 				for k := range want {
 					if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
 						t.Fatalf("n %d, %d lags from %d: lag %d = %.17g, summed alone %.17g", n, lags, from, k, got[k], want[k])

@@ -34,9 +34,11 @@ type Summarizer struct {
 	views       [][]float64
 }
 
-// scratch holds ess's and rhat's buffers.
+// scratch holds ess's and rhat's buffers: the chains' moments and centred
+// draws (load), the autocovariance and Geyer's sequence.
 type scratch struct {
-	acov, centred, means, rho []float64
+	cmean, cvar, cen []float64
+	acov, fft, rho   []float64
 }
 
 // zeros returns (*buf)[:n] cleared, growing *buf as needed.
@@ -140,8 +142,8 @@ func (s *Summarizer) Summarize(x [][]float64) Stats {
 	} else {
 		rankScores(s.z, all, s.idx)
 	}
-	st.ESSBulk = s.sc.ess(halves(s.z, nil))
-	bulk := s.sc.rhat(halves(s.z, nil))
+	var bulk float64
+	st.ESSBulk, bulk = s.sc.essRHat(halves(s.z, nil))
 
 	// Tail ESS: the indicators I(x ≤ q) at the 5% and 95% quantiles.
 	s.ind = grow(s.ind, size)
@@ -242,8 +244,13 @@ func keyFloat(k uint64) float64 {
 // argsort sorts the pooled draws of x (finite, size of them) into
 // s.sorted, with s.idx[p] the pooled position (chain·n + draw) of
 // s.sorted[p]: a least-significant-digit radix sort on floatKey in bytes,
-// skipping the bytes all keys share. It is stable, which the ranks do not
-// need (ties get the average rank).
+// skipping the bytes all keys share. The four high bytes (sign, exponent
+// and 20 bits of the mantissa) go first: draws that share them are rare
+// and adjacent, and an insertion sort on the whole key puts them in
+// order. Where that takes more than size moves (draws within a relative
+// 2⁻²⁰ of one another by the many), the four low bytes are sorted too,
+// then the high ones again. Equal keys end in any order, which the ranks
+// do not see (ties get the average rank; TestArgsortOrders).
 func (s *Summarizer) argsort(x [][]float64, size int) {
 	s.keys, s.keys2 = grow(s.keys, size), grow(s.keys2, size)
 	s.idx, s.idx2 = grow(s.idx, size), grow(s.idx2, size)
@@ -259,10 +266,29 @@ func (s *Summarizer) argsort(x [][]float64, size int) {
 			p++
 		}
 	}
+	s.radixPasses(&count, 4, 8)
+	if !argsortMutant && !insertionFix(s.keys, s.idx, size) {
+		s.radixPasses(&count, 0, 8)
+	}
+	s.sorted = grow(s.sorted, size)
+	for i, k := range s.keys {
+		s.sorted[i] = keyFloat(k)
+	}
+}
+
+// argsortMutant, a mutant of TestArgsortOrders and TestSortIsSlicesSort,
+// makes argsort and Sort skip the insertion sort after the high bytes and
+// the low bytes: keys that share their high bytes are left unsorted.
+var argsortMutant bool
+
+// radixPasses sorts s.keys (with s.idx) stably by their bytes from to
+// to−1, least significant first, given each byte's counts.
+func (s *Summarizer) radixPasses(count *[8][256]int32, from, to int) {
 	keys, keys2, idx, idx2 := s.keys, s.keys2, s.idx, s.idx2
-	for b := range 8 {
+	size := int32(len(keys))
+	for b := from; b < to; b++ {
 		cnt := &count[b]
-		if cnt[byte(keys[0]>>(8*b))] == int32(size) {
+		if cnt[byte(keys[0]>>(8*b))] == size {
 			continue // every key has this byte
 		}
 		var offs [256]int32
@@ -281,10 +307,27 @@ func (s *Summarizer) argsort(x [][]float64, size int) {
 		keys, keys2, idx, idx2 = keys2, keys, idx2, idx
 	}
 	s.keys, s.keys2, s.idx, s.idx2 = keys, keys2, idx, idx2
-	s.sorted = grow(s.sorted, size)
-	for i, k := range keys {
-		s.sorted[i] = keyFloat(k)
+}
+
+// insertionFix sorts keys (with idx) by insertion, giving up (false) after
+// budget moves; keys sorted by their high bytes need a move only for
+// each inversion among keys that share them.
+func insertionFix(keys []uint64, idx []int32, budget int) bool {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		if k >= keys[i-1] {
+			continue
+		}
+		p, j := idx[i], i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j], idx[j] = keys[j-1], idx[j-1]
+		}
+		keys[j], idx[j] = k, p
+		if budget -= i - j; budget < 0 {
+			return false
+		}
 	}
+	return true
 }
 
 // rankScores sets out[pos[p]] to the normal score (blomTable) of the
@@ -381,9 +424,23 @@ func Sort(x []float64) {
 		slices.Sort(x)
 		return
 	}
-	for b := range 8 {
+	// The high bytes, then an insertion sort, as argsort does.
+	keys, tmp = keyPasses(&count, keys, tmp, 4, 8)
+	if !argsortMutant && !insertionFixKeys(keys, len(x)) {
+		keys, _ = keyPasses(&count, keys, tmp, 0, 8)
+	}
+	for i, k := range keys {
+		x[i] = keyFloat(k)
+	}
+}
+
+// keyPasses sorts keys stably by their bytes from to to−1, least
+// significant first, given each byte's counts, through tmp; it returns the
+// sorted keys and the other buffer.
+func keyPasses(count *[8][256]int32, keys, tmp []uint64, from, to int) ([]uint64, []uint64) {
+	for b := from; b < to; b++ {
 		cnt := &count[b]
-		if cnt[byte(keys[0]>>(8*b))] == int32(len(x)) {
+		if cnt[byte(keys[0]>>(8*b))] == int32(len(keys)) {
 			continue
 		}
 		var offs [256]int32
@@ -400,7 +457,24 @@ func Sort(x []float64) {
 		}
 		keys, tmp = tmp, keys
 	}
-	for i, k := range keys {
-		x[i] = keyFloat(k)
+	return keys, tmp
+}
+
+// insertionFixKeys is insertionFix without positions.
+func insertionFixKeys(keys []uint64, budget int) bool {
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		if k >= keys[i-1] {
+			continue
+		}
+		j := i
+		for ; j > 0 && keys[j-1] > k; j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+		if budget -= i - j; budget < 0 {
+			return false
+		}
 	}
+	return true
 }

@@ -5,6 +5,7 @@
 package diagnostics
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -121,28 +122,60 @@ func TestSummarizerMatchesReference(t *testing.T) {
 }
 
 // TestArgsortOrders checks the radix argsort: the values ascending and
-// each carrying its own position, on values of every sign and exponent.
+// each carrying its own position, on values of every sign and exponent,
+// on values of which a few share their high 32 bits (the insertion sort's
+// case), and on values that all share them (the low bytes' case). The
+// mutant argsortMutant (no insertion sort) must be caught.
 func TestArgsortOrders(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	x := [][]float64{make([]float64, 3000), make([]float64, 3000)}
-	for j := range x {
-		for i := range x[j] {
-			x[j][i] = math.Ldexp(r.NormFloat64(), r.IntN(2000)-1000)
-			if i%97 == 0 {
-				x[j][i] = math.Copysign(0, float64(i%2)-0.5)
+	inputs := make([][][]float64, 3)
+	for c := range inputs {
+		x := [][]float64{make([]float64, 3000), make([]float64, 3000)}
+		for j := range x {
+			for i := range x[j] {
+				switch c {
+				case 0:
+					x[j][i] = math.Ldexp(r.NormFloat64(), r.IntN(2000)-1000)
+					if i%97 == 0 {
+						x[j][i] = math.Copysign(0, float64(i%2)-0.5)
+					}
+				case 1:
+					x[j][i] = r.NormFloat64()
+					if i%5 == 0 && i > 0 { // beside the one before, within 2⁻⁴⁰
+						x[j][i] = x[j][i-1] * (1 + math.Ldexp(r.Float64()-0.5, -40))
+					}
+				case 2:
+					x[j][i] = 1000 + math.Ldexp(r.NormFloat64(), -40)
+				}
 			}
 		}
+		inputs[c] = x
 	}
-	var s Summarizer
-	s.argsort(x, 6000)
-	for p, v := range s.sorted {
-		if p > 0 && v < s.sorted[p-1] {
-			t.Fatalf("sorted[%d] = %v below sorted[%d] = %v", p, v, p-1, s.sorted[p-1])
+	check := func(x [][]float64) string {
+		var s Summarizer
+		s.argsort(x, 6000)
+		for p, v := range s.sorted {
+			if p > 0 && v < s.sorted[p-1] {
+				return fmt.Sprintf("sorted[%d] = %v below sorted[%d] = %v", p, v, p-1, s.sorted[p-1])
+			}
+			i := s.idx[p]
+			if w := x[i/3000][i%3000]; math.Float64bits(w) != math.Float64bits(v) {
+				return fmt.Sprintf("sorted[%d] = %v carries position %d, which holds %v", p, v, i, w)
+			}
 		}
-		i := s.idx[p]
-		if w := x[i/3000][i%3000]; math.Float64bits(w) != math.Float64bits(v) {
-			t.Fatalf("sorted[%d] = %v carries position %d, which holds %v", p, v, i, w)
+		return ""
+	}
+	for c, x := range inputs {
+		if msg := check(x); msg != "" {
+			t.Fatalf("input %d: %s", c, msg)
 		}
+	}
+	argsortMutant = true
+	defer func() { argsortMutant = false }()
+	if msg := check(inputs[1]); msg == "" {
+		t.Errorf("mutant argsortMutant: input 1 sorted all the same, want it caught")
+	} else {
+		t.Logf("mutant argsortMutant caught: %s", msg)
 	}
 }
 
@@ -177,42 +210,71 @@ func BenchmarkSummarize(b *testing.B) {
 
 // TestSortIsSlicesSort checks Sort against slices.Sort bit for bit:
 // continuous values of every sign and exponent, ties, −0 or +0 alone and
-// both, ±Inf, NaN, short and long inputs.
+// both, ±Inf, NaN, values of which a few or all share their high 32 bits
+// (the insertion sort's and the low bytes' cases), short and long inputs.
+// The mutant argsortMutant must be caught.
 func TestSortIsSlicesSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	for trial := range 60 {
-		n := []int{0, 1, 5, 255, 256, 1000, 4000, 1 + r.IntN(9000)}[trial%8]
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = math.Ldexp(r.NormFloat64(), r.IntN(200)-100)
-			switch trial % 6 {
-			case 1:
-				x[i] = math.Round(x[i])
-			case 2:
-				if i%5 == 0 {
-					x[i] = 0
+	run := func() (bad int, first string) {
+		r := rand.New(rand.NewPCG(11, 12))
+		for trial := range 80 {
+			n := []int{0, 1, 5, 255, 256, 1000, 4000, 1 + r.IntN(9000)}[trial%8]
+			x := make([]float64, n)
+			kind := trial % 7
+			if trial >= 40 {
+				kind = 5 + trial%2 // 5 or 6 once more, at every length
+			}
+			for i := range x {
+				x[i] = math.Ldexp(r.NormFloat64(), r.IntN(200)-100)
+				switch kind {
+				case 1:
+					x[i] = math.Round(x[i])
+				case 2:
+					if i%5 == 0 {
+						x[i] = 0
+					}
+				case 3:
+					if i%5 == 0 {
+						x[i] = math.Copysign(0, float64(i%2)-0.5)
+					}
+				case 4:
+					if i%50 == 0 {
+						x[i] = math.Inf(1 - 2*(i%100/50))
+					}
+				case 5:
+					if i%5 == 0 && i > 0 {
+						x[i] = x[i-1] * (1 + math.Ldexp(r.Float64()-0.5, -40))
+					}
+				case 6:
+					x[i] = 1000 + math.Ldexp(r.NormFloat64(), -40)
 				}
-			case 3:
-				if i%5 == 0 {
-					x[i] = math.Copysign(0, float64(i%2)-0.5)
-				}
-			case 4:
-				if i%50 == 0 {
-					x[i] = math.Inf(1 - 2*(i%100/50))
-				}
-			case 5:
-				if i == n/2 {
-					x[i] = math.NaN()
+			}
+			if kind == 0 && n > 0 && trial%3 == 0 {
+				x[n/2] = math.NaN()
+			}
+			want := slices.Clone(x)
+			slices.Sort(want)
+			Sort(x)
+			for i := range x {
+				if math.Float64bits(x[i]) != math.Float64bits(want[i]) {
+					if bad == 0 {
+						first = fmt.Sprintf("trial %d (n %d): Sort[%d] = %v, slices.Sort %v", trial, n, i, x[i], want[i])
+					}
+					bad++
+					break
 				}
 			}
 		}
-		want := slices.Clone(x)
-		slices.Sort(want)
-		Sort(x)
-		for i := range x {
-			if math.Float64bits(x[i]) != math.Float64bits(want[i]) {
-				t.Fatalf("trial %d (n %d): Sort[%d] = %v, slices.Sort %v", trial, n, i, x[i], want[i])
-			}
-		}
+		return bad, first
+	}
+	if bad, first := run(); bad > 0 {
+		t.Fatalf("%d inputs sorted otherwise than by slices.Sort; first %s", bad, first)
+	}
+	argsortMutant = true
+	bad, first := run()
+	argsortMutant = false
+	if bad == 0 {
+		t.Errorf("mutant argsortMutant: every input sorted as slices.Sort does, want some caught")
+	} else {
+		t.Logf("mutant argsortMutant caught: %d inputs; first %s", bad, first)
 	}
 }

@@ -446,7 +446,7 @@ func (s *stanWriter) appendFloat(b []byte, v float64) []byte {
 	case math.IsInf(v, -1):
 		return append(b, "-inf"...)
 	}
-	return strconv.AppendFloat(b, v, 'g', s.sig, 64)
+	return appendG(b, v, s.sig) // strconv.AppendFloat(b, v, 'g', s.sig, 64)
 }
 
 // The values of the "lp__" configuration key (under "output"): the lp__
