@@ -61,7 +61,12 @@ import (
 // scale, "indep-cell" (q_ℓ's tabulated part read on the neighbouring
 // segment of the grid) and "indep-node" (w's density at the neighbouring
 // node's mean and precision); "indep-nogrid" (not a mutant) makes the move
-// without its grid on a model of one scale. names is a comma-separated list
+// without its grid on a model of one scale. "no-schur" draws update 1
+// through P's factor where it would eliminate a term's levels, "gibbs-1"
+// makes one round of updates 1–4 where gibbsRounds makes two, "half-K" makes
+// the marginal scale move of the K-th term in a random half of the sweeps
+// (all exact); "schur-cond" is the mutant that draws the eliminated effects
+// without their dependence on the rest. names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
 	k.Augment = true
@@ -111,6 +116,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.newtonNoReverse = true
 	case "half-0", "half-1", "half-2", "half-3":
 		k.augment.halfMask |= 1 << (name[5] - '0')
+	case "gibbs-1":
+		k.augment.gibbsOne = true
 	case "no-schur":
 		k.augment.schurOff = true
 	case "schur-cond":

@@ -115,3 +115,36 @@ func onPattern(s *schur, x, y int) bool {
 	}
 	return false
 }
+
+// InterweaveRowsDiff returns, on ch (a chain of GroupGibbs{Augment: true})
+// after a sweep drawn from rng, the largest difference between (Mw)_j read
+// from each interweaving term's rows of M (asisTerm.rowsOfM) and M·w by
+// MulVec, relative to the largest |(Mw)_j|, and the number of rows
+// compared.
+func InterweaveRowsDiff(ch exactmh.Chain, rng *rand.Rand) (float64, int, error) {
+	c := ch.(*augChain)
+	if _, err := c.Step(rng); err != nil {
+		return 0, 0, err
+	}
+	th := c.theta
+	c.m.MulVec(c.mw, th[:c.dw])
+	var scale, diff float64
+	n := 0
+	for _, a := range c.asis {
+		for g := range a.levels {
+			j := a.start + g*a.stride
+			var mw, col float64
+			for q := a.mRow[g]; q < a.mSplit[g]; q++ {
+				mw += c.m.Val[a.mPos[q]] * th[a.mCol[q]]
+			}
+			for q := a.mSplit[g]; q < a.mRow[g+1]; q++ {
+				col += c.m.Val[a.mPos[q]] * th[a.mCol[q]]
+			}
+			mw += col
+			scale = math.Max(scale, math.Abs(c.mw[j]))
+			diff = math.Max(diff, math.Abs(mw-c.mw[j]))
+			n++
+		}
+	}
+	return diff / scale, n, nil
+}

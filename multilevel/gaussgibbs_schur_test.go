@@ -76,3 +76,43 @@ func TestSchurMatchesFull(t *testing.T) {
 		})
 	}
 }
+
+// TestInterweaveRows checks the interweaving step's (Mw)_j, read from the
+// term's rows of M in both triangles (asisTerm.rowsOfM), against M·w by
+// MulVec, bit for bit (the same sums in the same order, so the same
+// chain), on a probit kit (M fixed) and a logistic one (M refilled every
+// sweep: the rows hold positions).
+func TestInterweaveRows(t *testing.T) {
+	augP := func() (*exactmh.Posterior, []float64, error) {
+		_, pb, err := augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}.Draw(rand.New(rand.NewPCG(41, 42)))
+		return pb.Posterior, pb.Mode, err
+	}
+	logitP := func() (*exactmh.Posterior, []float64, error) {
+		_, pb, err := logitKit{n: 150, g: 6, h: 5}.Draw(rand.New(rand.NewPCG(41, 42)))
+		return pb.Posterior, pb.Mode, err
+	}
+	for name, draw := range map[string]func() (*exactmh.Posterior, []float64, error){"probit": augP, "logistic": logitP} {
+		p, mode, err := draw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := exactmh.NewTarget(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: mode}, "").Start(tg, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(7, 8))
+		for range 3 {
+			d, n, err := multilevel.InterweaveRowsDiff(ch, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 || d != 0 {
+				t.Errorf("%s: %d rows, (Mw)_j off M·w by %.3g relative", name, n, d)
+			}
+		}
+	}
+}
