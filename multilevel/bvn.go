@@ -28,6 +28,18 @@ var bvnGL = [3]struct{ x, w []float64 }{
 // normCDF returns Φ(x).
 func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
+// fastCDF returns Φ(x) as e^{−F(x)} from negLogPhi's table (F's relative
+// error below 5·10⁻¹⁶, expNeg's below 10⁻¹⁵, so Φ's absolute error below
+// 10⁻¹⁵: F·Φ ≤ 1/e), normCDF outside the table's range: the product
+// Φ(−h)Φ(−k) of Sheppard's formula (bvnUpper, bvnTable) and the pairs'
+// derivatives (pairLoss) without erfc's two exponentials (TestBVN).
+func fastCDF(x float64) float64 {
+	if f, _, ok := negLogPhi(x); ok {
+		return expNeg(f)
+	}
+	return normCDF(x)
+}
+
 // bvnUpper returns P(X > h, Y > k) for a standard bivariate normal of
 // correlation r, |r| ≤ 1, by Genz's method (Statistics and Computing 14,
 // 2004, "Numerical computation of rectangular bivariate and trivariate
@@ -66,7 +78,7 @@ func bvnUpper(h, k, r float64) float64 {
 				bvn += gl.w[i] * expNeg((hs-sn*hk)/(1-sn*sn))
 			}
 		}
-		return min(max(bvn*asr/tp+normCDF(-h)*normCDF(-k), 0), 1)
+		return min(max(bvn*asr/tp+fastCDF(-h)*fastCDF(-k), 0), 1)
 	}
 	if r < 0 {
 		k, hk = -k, -hk
@@ -168,7 +180,7 @@ func (b *bvnTable) cdf(h, k, r float64) float64 {
 		}
 		bvn += b.w[i] * expNeg((hs-snk)/(1-sn*sn))
 	}
-	return min(max(bvn*asr/(2*math.Pi)+normCDF(-h)*normCDF(-k), 0), 1)
+	return min(max(bvn*asr/(2*math.Pi)+fastCDF(-h)*fastCDF(-k), 0), 1)
 }
 
 // bvnRule is Genz's Gauss–Legendre rule for |ρ| = ar: 6 points below 0.3,

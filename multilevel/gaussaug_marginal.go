@@ -403,7 +403,11 @@ func (c *augChain) probitLossLam(i int, eta float64) (l, lam float64) {
 	if !c.y[i] {
 		t = -eta
 	}
-	if l, lam, ok := negLogPhi(t); ok {
+	cell := 0
+	if c.ah.phiCell {
+		cell = 32
+	}
+	if l, lam, ok := negLogPhiCell(t, cell); ok {
 		return l, lam
 	}
 	if t > 0 {
@@ -523,9 +527,9 @@ func (c *augChain) pairLoss(i1, i2 int32, v1, v2, ek, kt, t2 float64) (l, d1, d2
 	q2 := (1 - rho) * (1 + rho)
 	q := math.Sqrt(q2)
 	Q := x*x - 2*rho*x*y + y*y
-	gx := math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) * normCDF((y-rho*x)/q)
-	gy := math.Exp(-y*y/2) / math.Sqrt(2*math.Pi) * normCDF((x-rho*y)/q)
-	dn := math.Exp(-Q/(2*q2)) / (2 * math.Pi * q)
+	gx := expNeg(x*x/2) / math.Sqrt(2*math.Pi) * fastCDF((y-rho*x)/q)
+	gy := expNeg(y*y/2) / math.Sqrt(2*math.Pi) * fastCDF((x-rho*y)/q)
+	dn := expNeg(Q/(2*q2)) / (2 * math.Pi * q)
 	dx, dy, dr := tk1[0], tk1[1], rho1
 	p1 := gx*dx + gy*dy + dn*dr
 	hxx, hyy, hxy := -x*gx-rho*dn, -y*gy-rho*dn, dn

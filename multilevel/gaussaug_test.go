@@ -190,7 +190,9 @@ func TestAugmentChosen(t *testing.T) {
 // sweep's b, the expanded move without its Jacobian or without the
 // e^{G·s} of its ratio (px-shape), the marginal scale
 // move without G·ℓ, its Newton proposal's ratio without the reverse
-// density (newton-reverse).
+// density (newton-reverse), −log Φ in the marginal scale moves and
+// levelDraw from the Taylor polynomial 32 cells (¼ in t) off the nearest
+// node (phi-cell: z = −22.2; one cell off, z = 2.3, is TestNegLogPhi's).
 func TestAugmentMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS reference")
@@ -208,7 +210,7 @@ func TestAugmentMoments(t *testing.T) {
 		// with it: z ≈ 3.3).
 		var mutants []string
 		if !kit.offsets {
-			mutants = []string{"flip", "asis-prior,no-marginal", "asis-centred", "stale-b", "px-jacobian", "px-shape", "marginal-jacobian", "newton-reverse"}
+			mutants = []string{"flip", "asis-prior,no-marginal", "asis-centred", "stale-b", "px-jacobian", "px-shape", "marginal-jacobian", "newton-reverse", "phi-cell"}
 		}
 		augmentMoments(t, fmt.Sprintf("%+v", kit), p, []string{"", "no-marginal", "no-px", "integrate-2", "no-newton"}, mutants, nil)
 	}

@@ -72,12 +72,6 @@ func normTail(t float64) float64 {
 	return 0.5 * (math.Erfc(x) + 2/math.SqrtPi*math.Exp(-x*x)*dx)
 }
 
-// phiMutant is a test-only switch (never set outside tests): 1 reads the
-// polynomial of the node one cell above the nearest, so that the energy
-// is off by about |F′|/phiInv (TestNegLogPhi, TestAugmentMoments'
-// phi-cell mutant).
-var phiMutant int
-
 // negLogPhi returns F(t) = −log Φ(t) and λ(t) = φ(t)/Φ(t) = −F′(t) for
 // phiLo ≤ t ≤ phiHi (ok false outside, or NaN): the nearest node's
 // Taylor polynomial in d = t − t_j, |d| ≤ 1/(2·phiInv), and its
@@ -91,15 +85,19 @@ var phiMutant int
 // against a math/big reference at 10⁵ points, where the erfc-based
 // value's error reaches 10⁻¹⁴ (t/√2's rounding, growing as t²). About a
 // third of erfc's and log's cost, with λ for free; no allocation.
-func negLogPhi(t float64) (f, lam float64, ok bool) {
+func negLogPhi(t float64) (f, lam float64, ok bool) { return negLogPhiCell(t, 0) }
+
+// negLogPhiCell is negLogPhi with the polynomial of the node cell places
+// above the nearest (its d kept), a mutant's (augHooks.phiCell, 32
+// cells; TestNegLogPhi's, 1 cell), whose energy is off by about
+// |F′|·cell/phiInv.
+func negLogPhiCell(t float64, cell int) (f, lam float64, ok bool) {
 	if !(t >= phiLo && t <= phiHi) {
 		return 0, 0, false
 	}
 	j := int((t-phiLo)*phiInv + 0.5)
 	d := t - (phiLo + float64(j)/phiInv)
-	if phiMutant == 1 && j < phiNodes-1 {
-		j++
-	}
+	j = min(j+cell, phiNodes-1)
 	c := phiTab[j*(phiDeg+1) : j*(phiDeg+1)+phiDeg+1 : j*(phiDeg+1)+phiDeg+1]
 	p, dp := c[phiDeg], 0.0
 	for n := phiDeg - 1; n >= 0; n-- {

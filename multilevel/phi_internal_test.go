@@ -180,7 +180,7 @@ func phiPoints(n int, lo, hi float64) []float64 {
 // −log1p(−½erfc(t/√2))) largest on the same points (10⁻¹⁴ near t = 9:
 // t/√2's rounding, which normTail corrects in the table); λ = φ/Φ to 10⁻¹⁴ relative (it
 // feeds the proposal alone); outside the range ok is false. The mutant
-// phiMutant = 1 (the next cell's polynomial) is caught: its largest error
+// negLogPhiCell(t, 1) (the next cell's polynomial) is caught: its largest error
 // above 10⁻⁴.
 func TestNegLogPhi(t *testing.T) {
 	n := 100000
@@ -207,9 +207,7 @@ func TestNegLogPhi(t *testing.T) {
 		}
 		worstErfc = max(worstErfc, math.Abs(fe-want)/want)
 		worstLam = max(worstLam, math.Abs(lam-wantLam)/wantLam)
-		phiMutant = 1
-		fm, _, _ := negLogPhi(x)
-		phiMutant = 0
+		fm, _, _ := negLogPhiCell(x, 1)
 		worstMut = max(worstMut, math.Abs(fm-want)/want)
 	}
 	t.Logf("%d points: largest relative error of −log Φ %.3g (at t = %v), erfc's %.3g; of λ %.3g; the mutant's %.3g",
@@ -230,5 +228,59 @@ func TestNegLogPhi(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(100, func() { negLogPhi(ts[0]) }); a != 0 {
 		t.Errorf("negLogPhi allocates %v times", a)
+	}
+}
+
+// BenchmarkNegLogPhi compares negLogPhi (−log Φ and λ) with the erfc-based
+// energy and λ by one exponential of it (probitLoss's fall-back) on the
+// range of a probit sweep's t.
+func BenchmarkNegLogPhi(b *testing.B) {
+	ts := make([]float64, 1024)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range ts {
+		ts[i] = 2 * rng.NormFloat64()
+	}
+	b.Run("table", func(b *testing.B) {
+		var s float64
+		for i := range b.N {
+			f, lam, _ := negLogPhi(ts[i&1023])
+			s += f + lam
+		}
+		_ = s
+	})
+	b.Run("erfc", func(b *testing.B) {
+		var s float64
+		for i := range b.N {
+			t := ts[i&1023]
+			var f float64
+			if t > 0 {
+				f = -math.Log1p(-0.5 * math.Erfc(t/math.Sqrt2))
+			} else {
+				f = -math.Log(0.5 * math.Erfc(-t/math.Sqrt2))
+			}
+			s += f + proposalExp(f-t*t/2)/math.Sqrt(2*math.Pi)
+		}
+		_ = s
+	})
+}
+
+// BenchmarkFastCDF compares fastCDF with normCDF (erfc).
+func BenchmarkFastCDF(b *testing.B) {
+	ts := make([]float64, 1024)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range ts {
+		ts[i] = 2 * rng.NormFloat64()
+	}
+	for _, c := range []struct {
+		name string
+		f    func(float64) float64
+	}{{"fastCDF", fastCDF}, {"normCDF", normCDF}} {
+		b.Run(c.name, func(b *testing.B) {
+			var s float64
+			for i := range b.N {
+				s += c.f(ts[i&1023])
+			}
+			_ = s
+		})
 	}
 }
