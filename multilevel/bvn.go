@@ -29,7 +29,7 @@ var bvnGL = [3]struct{ x, w []float64 }{
 func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
 // fastCDF returns Φ(x) as e^{−F(x)} from negLogPhi's table (F's relative
-// error below 5·10⁻¹⁶, expNeg's below 10⁻¹⁵, so Φ's absolute error below
+// error below 7·10⁻¹⁶, expNeg's below 10⁻¹⁵, so Φ's absolute error below
 // 10⁻¹⁵: F·Φ ≤ 1/e), normCDF outside the table's range: the product
 // Φ(−h)Φ(−k) of Sheppard's formula (bvnUpper, bvnTable) and the pairs'
 // derivatives (pairLoss) without erfc's two exponentials (TestBVN).

@@ -391,10 +391,11 @@ func (c *augChain) probitLoss(i int, eta float64) float64 {
 
 // probitLossLam returns datum i's probit energy l = −log Φ(t), t = ±η
 // (+ where y_i), and λ(t) = φ(t)/Φ(t): on [phiLo, phiHi] from negLogPhi's
-// table (relative error of l at most 3·10⁻¹⁶ against a math/big
-// reference, no worse than erfc's: TestNegLogPhi; the model's value to
-// 5·10⁻¹⁶: TestAugmentProbitLoss), above it −log1p(−½erfc(t/√2)), below
-// it the model's Loss (its Mills series), λ there by e^{l − t²/2}/√(2π).
+// table (relative error of l at most 7·10⁻¹⁶ against a math/big
+// reference, no worse than erfc's: TestNegLogPhi; the model's erfc-based
+// value to 2·10⁻¹⁴: TestAugmentProbitLoss), above it
+// −log1p(−½erfc(t/√2)) and below it the model's Loss (its Mills series),
+// as the model computes them, bit for bit; λ there by e^{l − t²/2}/√(2π).
 // Every evaluation of the energy in these moves is this one function of
 // η, at the current and the proposed point alike, and the cached values
 // (lossCache) are its values.
