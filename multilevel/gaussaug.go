@@ -119,6 +119,10 @@ type augHooks struct {
 	// effects are redrawn: the next term's move reads their energies at
 	// the integrated η.
 	cacheStale bool
+	// phiCell evaluates −log Φ in the marginal scale moves and levelDraw
+	// from the Taylor polynomial of the node 32 cells above the nearest
+	// (negLogPhiCell; its d kept): about −log Φ(t + ¼).
+	phiCell bool
 	// The logistic sweep's mutants (gaussaug_logit.go): kappaNoHalf
 	// takes κ_i = n_i·y_i, without the −n_i/2; omegaStale draws ω_i at
 	// the linear predictors of the chain's start, never refreshed (as if

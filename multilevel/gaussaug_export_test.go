@@ -130,6 +130,8 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.levelNoRatio = true
 	case "cache-stale":
 		k.augment.cacheStale = true
+	case "phi-cell":
+		k.augment.phiCell = true
 	case "kappa-half":
 		k.augment.kappaNoHalf = true
 	case "omega-stale":

@@ -230,8 +230,9 @@ func (c *augChain) marginalScale(rng *rand.Rand, t *asisTerm) (moved float64) {
 				if useCur && q < 0 && !math.IsNaN(c.cur.l[i]) {
 					l, f1, f2 = c.cur.l[i], c.cur.f1[i], c.cur.f2[i]
 				} else {
-					l = c.probitLoss(i, eta)
-					f1, f2 = probitDerivs(c.y[i], eta, l)
+					var lam float64
+					l, lam = c.probitLossLam(i, eta)
+					f1, f2 = probitDerivs(c.y[i], eta, lam)
 					fresh++
 				}
 				dst.l[i], dst.f1[i], dst.f2[i] = l, f1, f2
@@ -364,17 +365,15 @@ func scaleProposal(x, g, hh, width, relax float64) (mean, sd float64) {
 }
 
 // probitDerivs returns U′ and U″ of the probit energy U = −log Φ(t),
-// t = ±η (+ where y), at η whose energy is l, from λ(t) = φ(t)/Φ(t) =
-// e^{l − t²/2}/√(2π) (one exp, no second erfc): U′ = ∓λ, U″ = λ(t + λ),
-// the latter clamped to [0, 1] (its bounds; the far left tail's
-// cancellation). Only the proposal reads them, so their rounding is no
-// part of the target.
-func probitDerivs(y bool, eta, l float64) (f1, f2 float64) {
+// t = ±η (+ where y), at η from λ(t) = φ(t)/Φ(t) (probitLossLam): U′ =
+// ∓λ, U″ = λ(t + λ), the latter clamped to [0, 1] (its bounds; the far
+// left tail's cancellation). Only the proposal reads them, so their
+// rounding is no part of the target.
+func probitDerivs(y bool, eta, lam float64) (f1, f2 float64) {
 	t := eta
 	if !y {
 		t = -eta
 	}
-	lam := proposalExp(l-t*t/2) / math.Sqrt(2*math.Pi)
 	f2 = min(max(lam*(t+lam), 0), 1)
 	if y {
 		return -lam, f2
@@ -383,24 +382,41 @@ func probitDerivs(y bool, eta, l float64) (f1, f2 float64) {
 }
 
 // probitLoss returns datum i's probit energy U_i(η) = −log Φ(t), t = ±η
-// (+ where y_i), as the model's Loss computes it (ProbitGLM: unit
-// weights; model.ProbitFamily's log Φ, the same operations, so the same
-// value: TestAugmentProbitLoss), without its calls through the energy's
-// interface: the Newton marginal scale moves' and levelDraw's energy,
-// the probit sweep's most frequent evaluation. Below the model's
-// Mills-series threshold (t < −12) the model's own Loss.
+// (+ where y_i), the marginal scale moves' and levelDraw's energy, the
+// probit sweep's most frequent evaluation (probitLossLam).
 func (c *augChain) probitLoss(i int, eta float64) float64 {
+	l, _ := c.probitLossLam(i, eta)
+	return l
+}
+
+// probitLossLam returns datum i's probit energy l = −log Φ(t), t = ±η
+// (+ where y_i), and λ(t) = φ(t)/Φ(t): on [phiLo, phiHi] from negLogPhi's
+// table (relative error of l at most 7·10⁻¹⁶ against a math/big
+// reference, no worse than erfc's: TestNegLogPhi; the model's erfc-based
+// value to 2·10⁻¹⁴: TestAugmentProbitLoss), above it
+// −log1p(−½erfc(t/√2)) and below it the model's Loss (its Mills series),
+// as the model computes them, bit for bit; λ there by e^{l − t²/2}/√(2π).
+// Every evaluation of the energy in these moves is this one function of
+// η, at the current and the proposed point alike, and the cached values
+// (lossCache) are its values.
+func (c *augChain) probitLossLam(i int, eta float64) (l, lam float64) {
 	t := eta
 	if !c.y[i] {
 		t = -eta
 	}
-	switch {
-	case t > 0:
-		return -math.Log1p(-0.5 * math.Erfc(t/math.Sqrt2))
-	case t >= -12:
-		return -math.Log(0.5 * math.Erfc(-t/math.Sqrt2))
+	cell := 0
+	if c.ah.phiCell {
+		cell = 32
 	}
-	return c.pe.Loss(i, eta)
+	if l, lam, ok := negLogPhiCell(t, cell); ok {
+		return l, lam
+	}
+	if t > 0 {
+		l = -math.Log1p(-0.5 * math.Erfc(t/math.Sqrt2))
+	} else {
+		l = c.pe.Loss(i, eta)
+	}
+	return l, proposalExp(l-t*t/2) / math.Sqrt(2*math.Pi)
 }
 
 // proposalExp returns e^x to a relative error below 10⁻⁶ (x clamped to
@@ -512,9 +528,9 @@ func (c *augChain) pairLoss(i1, i2 int32, v1, v2, ek, kt, t2 float64) (l, d1, d2
 	q2 := (1 - rho) * (1 + rho)
 	q := math.Sqrt(q2)
 	Q := x*x - 2*rho*x*y + y*y
-	gx := math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) * normCDF((y-rho*x)/q)
-	gy := math.Exp(-y*y/2) / math.Sqrt(2*math.Pi) * normCDF((x-rho*y)/q)
-	dn := math.Exp(-Q/(2*q2)) / (2 * math.Pi * q)
+	gx := expNeg(x*x/2) / math.Sqrt(2*math.Pi) * fastCDF((y-rho*x)/q)
+	gy := expNeg(y*y/2) / math.Sqrt(2*math.Pi) * fastCDF((x-rho*y)/q)
+	dn := expNeg(Q/(2*q2)) / (2 * math.Pi * q)
 	dx, dy, dr := tk1[0], tk1[1], rho1
 	p1 := gx*dx + gy*dy + dn*dr
 	hxx, hyy, hxy := -x*gx-rho*dn, -y*gy-rho*dn, dn
