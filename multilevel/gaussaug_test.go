@@ -525,12 +525,11 @@ func TestAugmentProbitLoss(t *testing.T) {
 	}
 }
 
-// TestAugmentSweepAllocs: a probit augmentation sweep on the collapsed
-// kit (single-datum levels and collapsed pairs, levels of three for
-// levelDraw, the expanded and nested moves) allocates nothing.
-func TestAugmentSweepAllocs(t *testing.T) {
-	kit := augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}
-	_, pb, err := kit.Draw(rand.New(rand.NewPCG(41, 42)))
+// kitTarget draws a kit's problem from the stream (41, 42) and returns its
+// target and the problem's mode.
+func kitTarget(t *testing.T, draw func(*rand.Rand) ([]float64, mcmctest.Problem, error)) (*exactmh.Target, []float64) {
+	t.Helper()
+	_, pb, err := draw(rand.New(rand.NewPCG(41, 42)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,10 +537,26 @@ func TestAugmentSweepAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, "").Start(tg, pb.Mode)
+	return tg, pb.Mode
+}
+
+// augStart starts a chain of AugmentMutant(GroupGibbs{Center: mode},
+// names) on tg at mode.
+func augStart(t *testing.T, tg *exactmh.Target, mode []float64, names string) exactmh.Chain {
+	t.Helper()
+	ch, err := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: mode}, names).Start(tg, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ch
+}
+
+// TestAugmentSweepAllocs: a probit augmentation sweep on the collapsed
+// kit (single-datum levels and collapsed pairs, levels of three for
+// levelDraw, the expanded and nested moves) allocates nothing.
+func TestAugmentSweepAllocs(t *testing.T) {
+	tg, mode := kitTarget(t, augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}.Draw)
+	ch := augStart(t, tg, mode, "")
 	r := rand.New(rand.NewPCG(3, 4))
 	if allocs := testing.AllocsPerRun(50, func() {
 		if _, err := ch.Step(r); err != nil {

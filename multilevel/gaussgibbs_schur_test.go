@@ -9,7 +9,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/exactmh/exactmh"
+	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/multilevel"
 )
 
@@ -34,19 +34,9 @@ func TestSchurMatchesFull(t *testing.T) {
 	} {
 		kit := tc.kit
 		t.Run(fmt.Sprintf("%+v", kit), func(t *testing.T) {
-			_, pb, err := kit.Draw(rand.New(rand.NewPCG(41, 42)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tg, err := exactmh.NewTarget(pb.Posterior)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tg, mode := kitTarget(t, kit.Draw)
 			for _, names := range []string{"", "no-schur"} {
-				ch, err := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: pb.Mode}, names).Start(tg, pb.Mode)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ch := augStart(t, tg, mode, names)
 				rng := rand.New(rand.NewPCG(5, 6))
 				for sweep := range 5 {
 					dS, dMean, levels, err := multilevel.SchurAgreement(ch, rng)
@@ -83,27 +73,12 @@ func TestSchurMatchesFull(t *testing.T) {
 // chain), on a probit kit (M fixed) and a logistic one (M refilled every
 // sweep: the rows hold positions).
 func TestInterweaveRows(t *testing.T) {
-	augP := func() (*exactmh.Posterior, []float64, error) {
-		_, pb, err := augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}.Draw(rand.New(rand.NewPCG(41, 42)))
-		return pb.Posterior, pb.Mode, err
-	}
-	logitP := func() (*exactmh.Posterior, []float64, error) {
-		_, pb, err := logitKit{n: 150, g: 6, h: 5}.Draw(rand.New(rand.NewPCG(41, 42)))
-		return pb.Posterior, pb.Mode, err
-	}
-	for name, draw := range map[string]func() (*exactmh.Posterior, []float64, error){"probit": augP, "logistic": logitP} {
-		p, mode, err := draw()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg, err := exactmh.NewTarget(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := multilevel.AugmentMutant(multilevel.GroupGibbs{Center: mode}, "").Start(tg, mode)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, draw := range map[string]func(*rand.Rand) ([]float64, mcmctest.Problem, error){
+		"probit":   augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}.Draw,
+		"logistic": logitKit{n: 150, g: 6, h: 5}.Draw,
+	} {
+		tg, mode := kitTarget(t, draw)
+		ch := augStart(t, tg, mode, "")
 		rng := rand.New(rand.NewPCG(7, 8))
 		for range 3 {
 			d, n, err := multilevel.InterweaveRowsDiff(ch, rng)
