@@ -125,3 +125,18 @@ func BenchmarkAppendG(b *testing.B) {
 		}
 	})
 }
+
+// FuzzAppendG checks appendG against strconv's %g, byte for byte, on any
+// float64 bit pattern and any precision 1…17 (.ci/run fuzzes it).
+func FuzzAppendG(f *testing.F) {
+	for _, v := range []float64{0, 1, -1, 0.5, 1e-300, 123456.5, 9.9999995, math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		f.Add(math.Float64bits(v), uint8(6))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64, p uint8) {
+		v, prec := math.Float64frombits(bits), 1+int(p%17)
+		got := string(appendG(nil, v, prec))
+		if want := strconv.FormatFloat(v, 'g', prec, 64); got != want {
+			t.Fatalf("appendG(%v, %d) = %q, strconv %q", v, prec, got, want)
+		}
+	})
+}
