@@ -31,6 +31,7 @@ func TestSchurMatchesFull(t *testing.T) {
 		{augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40}, true},
 		{augKit{n: 150, g: 6, h: 5, singles: 40, pairs: 40, offsets: true}, true},
 		{augKit{n: 300, g: 12, h: 4, singles: 60, pairs: 60, nested: true}, true},
+		{augKit{n: 300, g: 8, h: 3, singles: 40, pairs: 40}, true}, // TestAugmentChosen's: checkpoint and resume with the elimination
 	} {
 		kit := tc.kit
 		t.Run(fmt.Sprintf("%+v", kit), func(t *testing.T) {

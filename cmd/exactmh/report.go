@@ -269,16 +269,23 @@ func rows(d *draws, ps []float64, secs float64, known func(j int) (exactmh.Param
 		}
 		r := row{Name: name, Mean: p.Mean, SD: p.SD, MCSE: p.MCSE, ESSBulk: p.ESSBulk, ESSTail: p.ESSTail,
 			ESSPerSecond: p.ESSPerSecond, RHat: p.RHat}
-		n := 0
-		for _, c := range d.x[j] {
-			n += len(c)
-		}
-		pool := make([]float64, 0, n)
-		for _, c := range d.x[j] {
-			pool = append(pool, c...)
-		}
-		diagnostics.Sort(pool) // sort.Float64s bit for bit, in linear time
+		var pool []float64 // the pooled draws, sorted, once a percentile needs them
 		for _, q := range ps {
+			if v, got := summaryQuantile(p, ok, q); got {
+				r.Percentiles = append(r.Percentiles, v)
+				continue
+			}
+			if pool == nil {
+				n := 0
+				for _, c := range d.x[j] {
+					n += len(c)
+				}
+				pool = make([]float64, 0, n)
+				for _, c := range d.x[j] {
+					pool = append(pool, c...)
+				}
+				diagnostics.Sort(pool) // sort.Float64s bit for bit, in linear time
+			}
 			r.Percentiles = append(r.Percentiles, quantile7(pool, q/100))
 		}
 		out[j] = r
@@ -314,7 +321,10 @@ func rows(d *draws, ps []float64, secs float64, known func(j int) (exactmh.Param
 	return out
 }
 
-// quantile7 is the type-7 quantile of sorted x (NaN if x is empty).
+// quantile7 is the type-7 quantile of sorted x (NaN if x is empty), in
+// R's arithmetic form (1−h)·x_lo + h·x_hi as Summarize computes its
+// quantiles, so that a percentile read from the Summary (summaryQuantile)
+// and one computed here are the same function of the draws.
 func quantile7(x []float64, p float64) float64 {
 	if len(x) == 0 {
 		return math.NaN()
@@ -324,7 +334,30 @@ func quantile7(x []float64, p float64) float64 {
 	if lo >= len(x)-1 {
 		return x[len(x)-1]
 	}
-	return x[lo] + (h-float64(lo))*(x[lo+1]-x[lo])
+	q := x[lo]
+	if f := h - float64(lo); f > 0 && x[lo+1] != x[lo] {
+		q = (1-f)*x[lo] + f*x[lo+1]
+	}
+	return q
+}
+
+// summaryQuantile returns the percentile q of a coordinate whose Summary
+// figures p serve the report (known): Summarize's 5 %, 50 % and 95 %
+// quantiles, the same as quantile7 on the same draws (TestReportQuantiles),
+// without sorting them again.
+func summaryQuantile(p exactmh.ParamSummary, known bool, q float64) (float64, bool) {
+	if !known || p.NotAvailable {
+		return 0, false
+	}
+	switch q {
+	case 5:
+		return p.Q5, true
+	case 50:
+		return p.Q50, true
+	case 95:
+		return p.Q95, true
+	}
+	return 0, false
 }
 
 // percentName labels percentile p as the table's column ("5%", "97.5%").
