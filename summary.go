@@ -113,19 +113,25 @@ func (r *Result) Summary(names ...string) *Summary {
 	blk := max(1, min(summaryBlock, r.Dim/(4*runtime.GOMAXPROCS(0))))
 	forBlocks((r.Dim+blk-1)/blk, func(b int) {
 		lo, hi := b*blk, min((b+1)*blk, r.Dim)
-		cols := make([]float64, (hi-lo)*m*n) // column q, chain i at (q·m + i)·n
+		// Column q, chain i at q·stride + i·n. The stride is even, so
+		// every column starts 16-byte aligned as a fresh allocation does:
+		// gonum's Sum (Mean, StdDev) adds a misaligned slice's first
+		// element apart, in another order, and the pooled figures must be
+		// SummarizeParam's to the bit (TestSummaryBlocksMatchSamples).
+		stride := (m*n + 1) &^ 1
+		cols := make([]float64, (hi-lo)*stride)
 		for i, c := range used {
 			draws := r.Chains[c].Draws
 			for k := range n {
 				for q, v := range draws[k*r.Dim+lo : k*r.Dim+hi] {
-					cols[(q*m+i)*n+k] = v
+					cols[q*stride+i*n+k] = v
 				}
 			}
 		}
 		x := make([][]float64, m)
 		for j := lo; j < hi; j++ {
 			for i := range x {
-				at := ((j-lo)*m + i) * n
+				at := (j-lo)*stride + i*n
 				x[i] = cols[at : at+n : at+n]
 			}
 			name := fmt.Sprintf("theta[%d]", j+1)
@@ -133,7 +139,7 @@ func (r *Result) Summary(names ...string) *Summary {
 				name = names[j]
 			}
 			// The chains lie end to end in cols: their pooled draws.
-			pool := cols[(j-lo)*m*n : (j-lo+1)*m*n]
+			pool := cols[(j-lo)*stride : (j-lo)*stride+m*n]
 			s.Params[j] = summarizeParam(name, x, pool, secs)
 		}
 	})
