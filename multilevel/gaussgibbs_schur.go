@@ -42,17 +42,12 @@ type schur struct {
 	redJ   []int // reduced index → θ's coordinate
 	grp    []int // per eliminated level: its group
 	tau    int   // the term's log scale coordinate
-	gBase  []float64
-	gM     []float64
+	gDiag  []int // per group: P's diagonal entry at its first level (d_g)
 	vPtr   []int // per eliminated level k: its entries vRow, vVal in [vPtr[k], vPtr[k+1])
 	vRow   []int
 	vVal   []float64
 	s      *sparse.SymCSC
-	sBase  []float64
-	sMPos  []int // M's entries on R × R: their position in S
-	sMK    []int // and in M
-	sDiag  []int // per reduced index: S's diagonal entry if the effect has a τ, else −1
-	sTau   []int // and that τ's coordinate
+	sFrom  []int // per entry of S: P's entry on R × R with its value, or −1 (fill of the H_g)
 	hPos   [][]int
 	hVal   [][]float64
 	chol   *sparse.Cholesky
@@ -95,30 +90,13 @@ func (c *gaussChain) startSchur() error {
 	if err != nil {
 		return err
 	}
-	if best.chol, err = sym.Factor(best.s); err != nil {
-		// S at the pattern's zero values is not positive definite: the
-		// first sweep refactors it at its scales.
-		best.chol, err = sym.Factor(identityOn(best.s))
-		if err != nil {
-			return err
-		}
-	}
 	c.schur = best
-	return nil
-}
-
-// identityOn returns a's pattern with 1 on the diagonal, 0 elsewhere.
-func identityOn(a *sparse.SymCSC) *sparse.SymCSC {
-	b := a.Clone()
-	for j := range b.N {
-		for p := b.ColPtr[j]; p < b.ColPtr[j+1]; p++ {
-			b.Val[p] = 0
-			if b.RowIdx[p] == j {
-				b.Val[p] = 1
-			}
-		}
+	if err := c.fill(); err != nil {
+		return err
 	}
-	return b
+	c.schurValues()
+	best.chol, err = sym.Factor(best.s) // S at θ's scales
+	return err
 }
 
 // trySchur builds term tm's elimination and returns it with its cost per
@@ -199,7 +177,7 @@ func (c *gaussChain) trySchur(tm gaussTerm, mAt []float64, ne int, limit float64
 			}
 			g = len(gOf)
 			gOf[q] = g
-			s.gBase, s.gM = append(s.gBase, q.base), append(s.gM, q.m)
+			s.gDiag = append(s.gDiag, diag[k])
 		}
 		s.grp[k] = g
 	}
@@ -246,31 +224,20 @@ func (c *gaussChain) trySchur(tm gaussTerm, mAt []float64, ne int, limit float64
 	if err != nil {
 		return nil, 0
 	}
-	// The fixed parts on S's pattern.
-	s.sBase = make([]float64, sm.NNZ())
+	// Where each entry of S takes P's value from.
+	s.sFrom = make([]int, sm.NNZ())
+	for q := range s.sFrom {
+		s.sFrom[q] = -1
+	}
 	for j := range ne {
 		for p := pv.ColPtr[j]; p < pv.ColPtr[j+1]; p++ {
 			if i := pv.RowIdx[p]; !inE[i] && !inE[j] {
-				s.sBase[entry(sm, max(pos[i], pos[j]), min(pos[i], pos[j]))] += c.pBase[p]
+				s.sFrom[entry(sm, max(pos[i], pos[j]), min(pos[i], pos[j]))] = p
 			}
 		}
 	}
-	for k, p := range c.mPos {
-		i, j := pv.RowIdx[p], colOf[p]
-		if !inE[i] && !inE[j] {
-			s.sMPos = append(s.sMPos, entry(sm, max(pos[i], pos[j]), min(pos[i], pos[j])))
-			s.sMK = append(s.sMK, c.mK[k])
-		}
-	}
-	s.sDiag, s.sTau = make([]int, nr), make([]int, nr)
-	for r, a := range s.red {
-		s.sDiag[r], s.sTau[r] = -1, -1
-		if c.diagR[a] >= 0 {
-			s.sDiag[r], s.sTau[r] = entry(sm, r, r), c.tauOf[a]
-		}
-	}
 	// H_g on S's pattern, kept sparse.
-	ng := len(s.gBase)
+	ng := len(s.gDiag)
 	if sym.FactorFlops() > limit {
 		return nil, 0
 	}
@@ -330,35 +297,37 @@ func (c *gaussChain) drawSchur(rng *rand.Rand) error {
 	return nil
 }
 
-// schurFactor sets S's values and each group's d_g at θ's scales and
-// refactors S.
+// schurFactor sets P's values at θ's scales (fill), S's and each group's
+// d_g from them (schurValues), and refactors S.
 func (c *gaussChain) schurFactor() error {
+	if err := c.fill(); err != nil {
+		return err
+	}
+	c.schurValues()
+	return c.schur.chol.Refactor(c.schur.s)
+}
+
+// schurValues sets S = P_RR − Σ_g (ms²/d_g) H_g and d_g from P's values
+// as fill last set them: P_RR's entries copied, d_g read at the group's
+// first level's diagonal.
+func (c *gaussChain) schurValues() {
 	s := c.schur
 	ms := c.beta * math.Exp(-2*c.logSigma())
-	sv := s.s.Val
-	copy(sv, s.sBase)
-	for k, p := range s.sMPos {
-		sv[p] += ms * c.m.Val[s.sMK[k]]
-	}
-	l, prec := -1, 0.0
-	for r, p := range s.sDiag {
+	sv, pv := s.s.Val, c.pv.Val
+	for q, p := range s.sFrom {
+		sv[q] = 0
 		if p >= 0 {
-			if j := s.sTau[r]; j != l {
-				l, prec = j, math.Exp(-2*c.theta[j])
-			}
-			sv[p] += prec
+			sv[q] = pv[p]
 		}
 	}
-	pt := math.Exp(-2 * c.theta[s.tau])
-	for g := range s.d {
-		d := s.gBase[g] + ms*s.gM[g] + pt
+	for g, p := range s.gDiag {
+		d := pv[p]
 		s.d[g] = d
 		f := ms * ms / d
-		for q, p := range s.hPos[g] {
-			sv[p] -= f * s.hVal[g][q]
+		for q, x := range s.hPos[g] {
+			sv[x] -= f * s.hVal[g][q]
 		}
 	}
-	return s.chol.Refactor(s.s)
 }
 
 // schurMean sets c.rhs to r and s.mean to w_R's marginal mean
