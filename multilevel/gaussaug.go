@@ -557,10 +557,10 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 // the rounds cost less than the marginal scale moves that follow them
 // (whose Newton proposals read every datum, the small levels' through Φ
 // and Φ₂), and a second round moves the fixed effects, which the latent
-// data hold back, about as far again: on guimmun the fixed effects' least
-// bulk ESS ×1.6–1.8 and the least of all ×1.45 for ×1.3 the sampling's
-// CPU (figures/bench/multilevel_real_schur.txt). Making updates 1–4 twice
-// is a composition of π-invariant kernels: exact.
+// data hold back, about as far again: more ESS than it costs CPU on
+// guimmun (the ablation gibbs-1 against the default in
+// figures/bench/multilevel_real_schur.txt). Making updates 1–4 twice is a
+// composition of π-invariant kernels: exact.
 func gibbsRounds(eliminated bool) int {
 	if eliminated {
 		return 2
