@@ -558,7 +558,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 // (whose Newton proposals read every datum, the small levels' through Φ
 // and Φ₂), and a second round moves the fixed effects, which the latent
 // data hold back, about as far again: more ESS than it costs CPU on
-// guimmun (the ablation gibbs-1 against the default in
+// guimmun (two rounds, "gibbs-2", against one in §4 of
 // figures/bench/multilevel_real_schur.txt). Making updates 1–4 twice is a
 // composition of π-invariant kernels: exact.
 func gibbsRounds(eliminated bool) int {
