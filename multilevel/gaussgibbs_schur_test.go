@@ -5,10 +5,13 @@
 package multilevel_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/exactmh/exactmh"
 	"github.com/exactmh/exactmh/mcmctest"
 	"github.com/exactmh/exactmh/multilevel"
 )
@@ -19,9 +22,10 @@ import (
 // at the chain's state after each of several sweeps, S equals the dense
 // Schur complement of P and the conditional mean equals P⁻¹r, to 1e-11
 // relative. Each kit of many small levels must eliminate them, the small
-// kit (P of order 13) none, and no-schur none. That the draw given the mean
-// has the right covariance is the kit's: TestAugmentMoments catches
-// schur-cond.
+// kit (P of order 13) none, and no-schur none; the automatic default's
+// Choice.Reason names the elimination exactly where the kit's sweep makes
+// it. That the draw given the mean has the right covariance is the kit's:
+// TestAugmentMoments catches schur-cond.
 func TestSchurMatchesFull(t *testing.T) {
 	for _, tc := range []struct {
 		kit  augKit
@@ -36,6 +40,20 @@ func TestSchurMatchesFull(t *testing.T) {
 		kit := tc.kit
 		t.Run(fmt.Sprintf("%+v", kit), func(t *testing.T) {
 			tg, mode := kitTarget(t, kit.Draw)
+			_, pb, err := kit.Draw(rand.New(rand.NewPCG(41, 42))) // kitTarget's data
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := exactmh.Choose(context.Background(), pb.Posterior, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gg, ok := c.Kernel.(multilevel.GroupGibbs); !ok || !gg.Augment {
+				t.Fatalf("the default chose %s (%s), want GroupGibbs with Augment", c.Name, c.Reason)
+			}
+			if says := strings.Contains(c.Reason, "Schur complement"); says != tc.elim {
+				t.Fatalf("Choice.Reason names the elimination: %t, want %t: %s", says, tc.elim, c.Reason)
+			}
 			for _, names := range []string{"", "no-schur"} {
 				ch := augStart(t, tg, mode, names)
 				rng := rand.New(rand.NewPCG(5, 6))
