@@ -432,7 +432,7 @@ func checkType(src, where string, t *term, c *column) error {
 			if c.note != "" {
 				why = ": " + c.note
 			}
-			return fmt.Errorf("data: %s: %s: column %q is string, not numeric%s", src, where, c.name, why)
+			return fmt.Errorf("data: %s: %s: column %q is string, not numeric%s (for its levels: Categorical or Factor, in a formula cat(%s) or factor(%s))", src, where, c.name, why, c.name, c.name)
 		}
 		return fmt.Errorf("data: %s: %s: column %q is time, not numeric: use HourOfDay, DayOfWeek or Month", src, where, c.name)
 	case t.kind == kindCat:
@@ -868,23 +868,10 @@ func (b *builder) catColumns(t *term, c *column, where string, codes []int32, le
 			}
 			return plan{}, fmt.Errorf("data: %s: %s: column %q has no level %q in the rows used (the most frequent: %s)", b.src, where, c.name, t.ref, groupList(groups, 10))
 		}
-	} else {
-		ref = 0
-		for g := range groups {
-			if groups[g].count > groups[ref].count || groups[g].count == groups[ref].count && groups[g].name < groups[ref].name {
-				ref = g
-			}
-		}
 	}
 	// Columns in the order of the names (integers numerically), other last.
-	order := make([]int, 0, len(groups))
-	for g := range groups {
-		if g != ref {
-			order = append(order, g)
-		}
-	}
 	numeric := c.typ != String
-	slices.SortFunc(order, func(i, j int) int {
+	byName := func(i, j int) int {
 		gi, gj := groups[i], groups[j]
 		if gi.other != gj.other {
 			if gi.other {
@@ -896,7 +883,31 @@ func (b *builder) catColumns(t *term, c *column, where string, codes []int32, le
 			return cmp.Compare(gi.num, gj.num)
 		}
 		return strings.Compare(gi.name, gj.name)
-	})
+	}
+	switch {
+	case t.hasRef:
+	case t.refFirst:
+		ref = 0
+		for g := range groups {
+			if byName(g, ref) < 0 {
+				ref = g
+			}
+		}
+	default:
+		ref = 0
+		for g := range groups {
+			if groups[g].count > groups[ref].count || groups[g].count == groups[ref].count && groups[g].name < groups[ref].name {
+				ref = g
+			}
+		}
+	}
+	order := make([]int, 0, len(groups))
+	for g := range groups {
+		if g != ref {
+			order = append(order, g)
+		}
+	}
+	slices.SortFunc(order, byName)
 	outCol := make([]int32, len(groups))
 	for g := range outCol {
 		outCol[g] = -1

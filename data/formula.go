@@ -55,7 +55,11 @@ type Formula struct {
 // intercept and 1 keeps it, offset(x) and offset(log(x)) give an offset
 // (Spec.Offset), and (…|g) is a random-effect term as ParseTerms reads
 // it, (1 | g/h) nesting included. A term repeated is kept once, as R
-// does.
+// does. factor(c) is Factor(c), R's factor with its treatment contrasts
+// (the first level by name is the reference), and so is a column named
+// bare that holds text (Spec reads it so: the parser does not see the
+// data); cat(c) is Categorical, whose reference is the most frequent
+// level.
 //
 // (1 + x | g), with one '|' and more than one effect, has correlated
 // effects, as in lme4 and brms (Correlated); (1 + x || g) independent
@@ -98,16 +102,59 @@ func ParseFormula(s string) (*Formula, error) {
 }
 
 // Spec returns the Spec of the formula's design on f (f's columns are
-// needed for "."; f may be nil without one): the response, the terms
-// with "." expanded by DotTerms, the intercept and the offset. Set
+// needed for "." and to read a bare text column as Factor; f may be nil
+// without either): the response, the terms with "." expanded by
+// DotTerms, the intercept and the offset. Set
 // DropMissing and NoStandardize on it as wanted. Trials and Failures are
 // not part of a Spec: the model takes them.
 func (fm *Formula) Spec(f *Frame) Spec {
 	terms := slices.Clone(fm.Terms)
+	if f != nil {
+		text := map[string]bool{}
+		for _, c := range f.Columns() {
+			text[c.Name] = c.Type == String
+		}
+		for k, t := range terms {
+			terms[k] = factorText(t, text)
+		}
+	}
 	if fm.Dot && f != nil {
 		terms = append(terms, DotTerms(f, append(slices.Clone(fm.Columns), fm.Exclude...))...)
 	}
 	return Spec{Response: fm.Response, Terms: terms, NoIntercept: fm.NoIntercept, Offset: fm.Offset}
+}
+
+// factorText returns t with every column it names bare (x, not num(x))
+// that holds text read as Factor, in an interaction's parts too: R reads
+// a character column in a formula as a factor with treatment contrasts,
+// and so does a formula here. t itself is not changed.
+func factorText(t Term, text map[string]bool) Term {
+	tt, ok := t.(*term)
+	if !ok {
+		return t
+	}
+	switch tt.kind {
+	case kindNum:
+		if tt.bare && text[tt.col] {
+			return Factor(tt.col)
+		}
+	case kindInter:
+		var parts []Term
+		for k, p := range tt.parts {
+			if q := factorText(p, text); q != p {
+				if parts == nil {
+					parts = slices.Clone(tt.parts)
+				}
+				parts[k] = q
+			}
+		}
+		if parts != nil {
+			c := *tt
+			c.parts = parts
+			return &c
+		}
+	}
+	return t
 }
 
 // DotTopK is the number of levels "." keeps of a text column (the rest

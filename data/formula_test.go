@@ -297,3 +297,77 @@ func TestFormulaErrorQuotesWindow(t *testing.T) {
 		t.Errorf("error %q, want column %d", msg, col+2)
 	}
 }
+
+// TestFormulaFactor checks R's reading of text columns: factor(c) and a
+// bare text column c are Categorical with the first level in the
+// columns' order as the reference (R's treatment contrasts), whatever
+// the most frequent level, in interactions too; cat(c) keeps its most
+// frequent reference; a bare numeric column stays numeric; num(c) of a
+// text column is an error that names factor(c); factor takes no options.
+func TestFormulaFactor(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("y,x,c,k\n")
+	// c: "b" is the most frequent level, "a" the first by name; k: integer
+	// codes, 3 the most frequent, 1 the smallest.
+	cs := []string{"b", "b", "b", "a", "c", "b", "a", "c", "b", "b"}
+	ks := []int{3, 3, 1, 2, 3, 3, 2, 1, 3, 10}
+	for i := range cs {
+		fmt.Fprintf(&b, "%d,%g,%s,%d\n", i%2, float64(i)/3, cs[i], ks[i])
+	}
+	f, err := ReadCSV(writeTemp(t, "f.csv", b.String()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ formula, names string }{
+		{"y ~ x + c", "Intercept,x,c=b,c=c"},
+		{"y ~ x + factor(c)", "Intercept,x,c=b,c=c"},
+		{"y ~ x + cat(c)", "Intercept,x,c=a,c=c"},
+		{"y ~ x + factor(k)", "Intercept,x,k=2,k=3,k=10"},
+		{"y ~ x + cat(k)", "Intercept,x,k=1,k=2,k=10"},
+		{"y ~ k", "Intercept,k"},
+		{"y ~ x:c", "Intercept,x:c=b,x:c=c"},
+		{"y ~ x*c", "Intercept,x,c=b,c=c,x:c=b,x:c=c"},
+		{"y ~ `c` + x", "Intercept,c=b,c=c,x"},
+	} {
+		fm, err := ParseFormula(c.formula)
+		if err != nil {
+			t.Fatalf("%s: %v", c.formula, err)
+		}
+		sp := fm.Spec(f)
+		sp.NoStandardize = true
+		d, err := sp.Build(f)
+		if err != nil {
+			t.Fatalf("%s: %v", c.formula, err)
+		}
+		if got := strings.Join(d.Names, ","); got != c.names {
+			t.Errorf("%s: columns %s, want %s", c.formula, got, c.names)
+		}
+	}
+	// The formula's own terms are not changed by Spec.
+	fm, err := ParseFormula("y ~ c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = fm.Spec(f)
+	if got := fm.Terms[0].String(); got != `Num("c")` {
+		t.Errorf("Spec changed the formula's term to %s", got)
+	}
+	if got := fm.Spec(f).Terms[0].String(); got != `Categorical("c", FirstReference())` {
+		t.Errorf("y ~ c: term %s, want Categorical(\"c\", FirstReference())", got)
+	}
+	for _, c := range []struct{ formula, want string }{
+		{"y ~ num(c)", "factor(c)"},
+		{"y ~ factor(c;top=2)", "factor takes no options"},
+	} {
+		fm, err := ParseFormula(c.formula)
+		if err == nil {
+			_, err = fm.Spec(f).Build(f)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.formula, err, c.want)
+		}
+	}
+	if _, err := (Spec{Response: Num("y"), Terms: []Term{Categorical("c", Reference("a"), FirstReference())}}).Build(f); err == nil || !strings.Contains(err.Error(), "FirstReference") {
+		t.Errorf("Reference and FirstReference together: error %v", err)
+	}
+}

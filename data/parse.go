@@ -146,7 +146,7 @@ func parseAtom(s string) (Term, error) {
 		if len(s) < 2 || !strings.HasSuffix(s, "`") || strings.Count(s, "`") != 2 {
 			return nil, fmt.Errorf("term %s: want `column name` between two backquotes", s)
 		}
-		return Num(s[1 : len(s)-1]), nil
+		return &term{kind: kindNum, col: s[1 : len(s)-1], bare: true}, nil
 	}
 	open := strings.IndexByte(s, '(')
 	if open < 0 {
@@ -161,7 +161,7 @@ func parseAtom(s string) (Term, error) {
 			}
 			return Above(col, t), nil
 		}
-		return Num(s), nil
+		return &term{kind: kindNum, col: s, bare: true}, nil
 	}
 	if !strings.HasSuffix(s, ")") || strings.Count(s, "(") != 1 || strings.Count(s, ")") != 1 {
 		return nil, fmt.Errorf("term %q: want fn(column) with one pair of parentheses", s)
@@ -233,8 +233,13 @@ func parseAtom(s string) (Term, error) {
 			}
 		}
 		return Categorical(col, co...), nil
+	case "factor":
+		if len(opts) > 0 {
+			return nil, fmt.Errorf("term %q: factor takes no options (cat(%s;top=K;ref=LEVEL) takes them)", s, col)
+		}
+		return Factor(col), nil
 	}
-	return nil, fmt.Errorf("term %q: unknown function %q (want num, log, log1p, above, cat, hour, dow or month)", s, fn)
+	return nil, fmt.Errorf("term %q: unknown function %q (want num, log, log1p, above, cat, factor, hour, dow or month)", s, fn)
 }
 
 // isRandom reports whether a term is written as a random-effect term,

@@ -44,6 +44,12 @@ type term struct {
 	thr    float64 // Above
 	ref    string  // Categorical: the reference level, if hasRef
 	hasRef bool
+	// Categorical: the reference is the first level in the columns'
+	// order (FirstReference), not the most frequent.
+	refFirst bool
+	// Num: written as a bare column name in a formula, which Formula.Spec
+	// reads as Factor where the column holds text (R's reading).
+	bare   bool
 	topK   int    // Categorical: 0 for all levels
 	optErr string // an invalid option, reported by Build
 	// Random: the grouping columns (their interaction if several), the
@@ -76,6 +82,9 @@ func (t *term) String() string {
 		s := "Categorical(" + q
 		if t.hasRef {
 			s += ", Reference(" + strconv.Quote(t.ref) + ")"
+		}
+		if t.refFirst {
+			s += ", FirstReference()"
 		}
 		if t.topK != 0 {
 			s += ", TopK(" + strconv.Itoa(t.topK) + ")"
@@ -146,6 +155,20 @@ func Reference(level string) CatOption {
 	return CatOption{"Reference", func(t *term) { t.ref, t.hasRef = level, true }}
 }
 
+// FirstReference makes the reference level of a Categorical term the
+// first in the order of its columns (names; integers numerically; false
+// before true) instead of the most frequent: R's treatment contrasts for
+// factor(), so that each level's coefficient is its difference from the
+// level R would leave out. Under TopK "other" is never the reference.
+// Reference and FirstReference together are an error.
+func FirstReference() CatOption {
+	return CatOption{"FirstReference", func(t *term) { t.refFirst = true }}
+}
+
+// Factor is Categorical(col, FirstReference()): a formula's factor(col),
+// and what a formula reads a bare text column as.
+func Factor(col string) Term { return Categorical(col, FirstReference()) }
+
 // TopK keeps the k most frequent levels of a Categorical term (ties broken
 // by name) and pools the rest into one level named "other" ("(other)" if
 // the column has a level called other among the k). k < 1 is an error.
@@ -177,9 +200,14 @@ func Categorical(col string, opts ...CatOption) Term {
 		}
 		o.apply(t)
 	}
+	if t.hasRef && t.refFirst && t.optErr == "" {
+		t.optErr = "Reference and FirstReference both choose the reference level: give one"
+	}
 	if t.fixedSD != 0 {
 		if t.hasRef || t.topK != 0 {
 			t.optErr = "NormalLevels keeps every level, without a reference: TopK and Reference do not apply"
+		} else if t.refFirst {
+			t.optErr = "NormalLevels keeps every level, without a reference: FirstReference does not apply"
 		}
 		t.kind, t.by = kindRandom, []string{strings.TrimSpace(col)}
 	}

@@ -73,6 +73,9 @@ FORMULA (--formula, instead of --response, --terms and --no-intercept):
   R's notation, y ~ x1 + log(x2) + cat(c) + x1:x2 + (1 + x1 || g) + (1|h),
   with the terms above joined by '+': a*b is a + b + a:b; "- x" removes a
   term; 0 or -1 drops the intercept; "." is every other column;
+  factor(c), and a text column named bare, is R's factor: a column per
+  level but the first by name (integers numerically), R's treatment
+  contrasts (cat(c) leaves out the most frequent level instead);
   offset(x) or offset(log(x)) adds x with coefficient 1 (with random
   effects); ` + "`name with spaces`" + ` a column in backquotes. (1 + x | g) has
   correlated effects, as in lme4 and brms, and (1 + x || g) independent
