@@ -72,6 +72,12 @@ type augHooks struct {
 	// asisCentred takes its prior ratio as the centred form's, without
 	// the (G − 1)·ℓ of the non-centred one.
 	asisNoPrior, asisCentred bool
+	// corrAsisOff leaves the correlated factors' components out of the
+	// interweaving step (exact: their scales then move by drawCorr alone).
+	corrAsisOff bool
+	// corrNCOff and corrNCJacobianOff1: gaussHooks', for the
+	// augmentation sweep.
+	corrNCOff, corrNCJacobianOff1 bool
 	// staleB draws the location vector from b = Xᵀ(z − o) of the previous
 	// sweep's latent variables.
 	staleB bool
@@ -321,8 +327,12 @@ type augChain struct {
 	off   []float64
 	bNext []float64 // the staleB mutant's next b
 	asis  []asisTerm
-	asisN int64 // interweaving draws accepted (asis_accept in Params)
-	asisT int64 // and made
+	// asisCorr: each correlated factor's components, one a term of the
+	// factor's levels (stride q), for the interweaving step alone
+	// (startAugment; the other moves of asis assume independent effects).
+	asisCorr []asisTerm
+	asisN    int64 // interweaving draws accepted (asis_accept in Params)
+	asisT    int64 // and made
 	// The parameter-expanded scale move (expand): whether it applies (no
 	// offsets), the log scales it shifts, ‖z − o‖² of the sweep's z, and
 	// its counts.
@@ -442,7 +452,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	// logistic sweep writes XᵀΩX into them).
 	m := &sparse.SymCSC{N: sh.m.N, ColPtr: sh.m.ColPtr, RowIdx: sh.m.RowIdx, Val: slices.Clone(sh.m.Val)}
 	b := make([]float64, d)
-	g, err := newGaussChain(name, t, lay, t.Prior(), m, b, true, theta0, centre, gaussHooks{})
+	g, err := newGaussChain(name, t, lay, t.Prior(), m, b, true, theta0, centre, gaussHooks{corrNCOff: hooks.corrNCOff, corrNCJacobianOff1: hooks.corrNCJacobianOff1})
 	if err != nil {
 		return nil, err
 	}
@@ -467,6 +477,20 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	}
 	for _, cf := range g.corr {
 		c.pxLog = append(c.pxLog, cf.logTau...)
+		if hooks.corrAsisOff {
+			continue
+		}
+		// Component k of a correlated factor interweaves as a term does:
+		// with ũ_gk = u_gk/τ_k held, ũ_g ~ N(0, Ω) has no τ_k in it, the
+		// Jacobian τ_k^G of u_·k = τ_kũ_·k cancels the G factors 1/τ_k of
+		// u_g's N(0, DΩD), and the rest of interweave's argument is
+		// unchanged (the correlation coordinates and the other components
+		// held).
+		for k := range cf.q {
+			tm := gaussTerm{start: cf.start + k, stride: cf.q, levels: cf.levels, logTau: cf.logTau[k]}
+			c.asisCorr = append(c.asisCorr, asisTerm{gaussTerm: tm, c: c.priorCurvature(tm)})
+			c.asisCorr[len(c.asisCorr)-1].rowsOfM(m)
+		}
 	}
 	v := c.latentVar // the latent variance 1 + Σ τ² (π²/3 + Σ τ²) at the centre
 	for _, j := range c.pxLog {
@@ -752,6 +776,14 @@ func (c *augChain) gibbs(rng *rand.Rand, b []float64) error {
 				return err
 			}
 		}
+		for k := range c.asisCorr {
+			if err := c.interweave(rng, &c.asisCorr[k]); err != nil {
+				return err
+			}
+		}
+		if err := c.corrNonCentred(rng); err != nil {
+			return err
+		}
 	}
 	if c.ah.staleB {
 		copy(c.b, c.bNext)
@@ -1023,7 +1055,9 @@ func (a *asisTerm) has(i int) bool {
 // (asis_accept), the expanded move (expand_accept), the small levels'
 // draws (level_accept) and the integrated scale moves
 // (integrate_accept) and the marginal scale moves' Newton proposals
-// (marginal_accept), NaN for a move not made.
+// (marginal_accept), NaN for a move not made; with correlated factors,
+// the fraction of their scales and correlations the non-centred move
+// moved (corr_nc_moved).
 func (c *augChain) Params() map[string]float64 {
 	var ln, lt, cn, ct, mn, mt int64
 	for _, a := range c.asis {
@@ -1044,6 +1078,9 @@ func (c *augChain) Params() map[string]float64 {
 			mn, mt = mn+s.n, mt+s.t
 		}
 		p["level_mh_accept"] = rate(mn, mt)
+	}
+	if len(c.corrNC) > 0 {
+		p["corr_nc_moved"] = rate(c.corrNCN, c.corrNCT)
 	}
 	if c.ind != nil {
 		p["indep_accept"] = rate(c.ind.n, c.ind.t)
@@ -1336,7 +1373,7 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 		if moves > 0 {
 			how = fmt.Sprintf("%d integrated scale moves a sweep (a log τ moved with every effect integrated out, %.3g multiply-adds each); each τ centred, then interwoven with the non-centred form", moves, ch.integrateCost())
 		}
-		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum)", p.Len(), augmentMaxN, fill, how, cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
+		c.Reason = fmt.Sprintf("a logistic multilevel model of N = %d < %d: GroupGibbs's Pólya–Gamma augmentation sweep (ω_i ~ PG(n_i, η_i); every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; %s%s), a sweep's counted cost %.3g multiply-adds ≤ %.3g (a factorisation of %.3g, the moves and %d a datum)", p.Len(), augmentMaxN, fill, how, ch.corrReason(), cost, float64(logitMaxFlops), sym.FactorFlops(), logitFlopsPerDatum)
 		if math.IsNaN(pilot) {
 			c.Reason += "; no pilot needed"
 		} else {
@@ -1344,7 +1381,7 @@ func chooseAugment(ctx context.Context, c *exactmh.Choice, p *exactmh.Posterior,
 		}
 		return true, nil
 	}
-	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation by an overrelaxed Newton proposal), reading every datum about twice a term a sweep", p.Len(), augmentMaxN, fill)
+	c.Reason = fmt.Sprintf("a probit multilevel model of N = %d < %d: GroupGibbs's data-augmentation sweep (Albert–Chib latent variables; every fixed and group effect drawn jointly from its Gaussian conditional through the sparse Cholesky factor, %d entries; each τ centred, then interwoven with the non-centred form, then moved under the probit likelihood with the fixed effects along the attenuation by an overrelaxed Newton proposal%s), reading every datum about twice a term a sweep", p.Len(), augmentMaxN, fill, ch.corrReason())
 	if s := ch.schur; s != nil {
 		c.Reason += fmt.Sprintf("; the joint draw factored by eliminating one term's %d small levels (the other %d effects drawn from their Schur complement, each eliminated level then given them: the same Gaussian draw, a factor of %d entries instead of %d), and updates 1–4 made in %d rounds a sweep", len(s.elim), len(s.red), s.chol.Symbolic().FactorNNZ(), fill, ch.gibbsN)
 	}

@@ -64,8 +64,11 @@ import (
 // without its grid on a model of one scale. "no-schur" draws update 1
 // through P's factor where it would eliminate a term's levels, "gibbs-1"
 // makes one round of updates 1–4 where gibbsRounds makes two, "half-K" makes
-// the marginal scale move of the K-th term in a random half of the sweeps
-// (all exact); "schur-cond" is the mutant that draws the eliminated effects
+// the marginal scale move of the K-th term in a random half of the sweeps,
+// "no-corr-asis" leaves the correlated factors' scales out of the
+// interweaving step, "no-corr-nc" makes no non-centred move of their
+// scales and correlations (all exact); "corr-nc-jacobian" is the mutant
+// that takes that move's Jacobian |det L|^G one power short; "schur-cond" is the mutant that draws the eliminated effects
 // without their dependence on the rest. names is a comma-separated list
 // of them.
 func AugmentMutant(k GroupGibbs, names string) GroupGibbs {
@@ -170,6 +173,12 @@ func augmentMutant(k GroupGibbs, name string) GroupGibbs {
 		k.augment.nestTwice = true
 	case "no-asis":
 		k.augment.asisOff = true
+	case "no-corr-asis":
+		k.augment.corrAsisOff = true
+	case "no-corr-nc":
+		k.augment.corrNCOff = true
+	case "corr-nc-jacobian":
+		k.augment.corrNCJacobianOff1 = true
 	case "no-tau":
 		k.augment.tauOff = true
 	case "zw-2":

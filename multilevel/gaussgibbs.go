@@ -88,6 +88,10 @@ type gaussHooks struct {
 	// corrDiag factors the effects' precision with a correlated factor's
 	// Σ⁻¹ replaced by diag(τ⁻²) (the acceptance still the true prior's).
 	corrDiag bool
+	// corrNCOff leaves out the correlated factors' non-centred move
+	// (gaussgibbs_corrnc.go; exact); corrNCJacobianOff1 (a mutant) takes
+	// its Jacobian |det L|^G one power short.
+	corrNCOff, corrNCJacobianOff1 bool
 }
 
 // gaussTerm is one random-effect term: its effects θ[start + g·stride],
@@ -163,6 +167,12 @@ type gaussChain struct {
 	// fresh: chol and mean are the conditional of w at θ's scales and the
 	// current statistics (drawW draws from them without refactoring).
 	fresh bool
+	// corrNC: each correlated factor's non-centred move
+	// (gaussgibbs_corrnc.go), ncMw its scratch M·w, corrNCN and corrNCT
+	// the coordinates it moved and tried.
+	corrNC           []corrNC
+	ncMw             []float64
+	corrNCN, corrNCT int64
 	// The correlated factors (gaussgibbs_corr.go) and, per position of
 	// eff, whether it is one of their effects.
 	corr    []*gaussCorr
@@ -337,6 +347,9 @@ func newGaussChain(name string, t *exactmh.Target, lay Layout, base exactmh.Prio
 	}
 	c.rhs, c.mean, c.work = make([]float64, ne), make([]float64, ne), make([]float64, ne)
 	c.mw = make([]float64, D)
+	if !hooks.corrNCOff {
+		c.startCorrNC()
+	}
 	c.lp = t.LogPrior(c.theta)
 	if math.IsInf(c.lp, -1) || math.IsNaN(c.lp) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support (log prior %v)", name, c.lp)
@@ -470,6 +483,9 @@ func (c *gaussChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 		}
 	}
 	c.drawCorr(rng)
+	if err := c.corrNonCentred(rng); err != nil {
+		return exactmh.Info{}, err
+	}
 	s := c.theta[c.dw]
 	u := c.n*s + 0.5*c.quad(c.theta)*math.Exp(-2*s)
 	return exactmh.Info{Accepted: acc, AcceptProb: prob, LogDensity: c.lp - c.beta*u}, nil

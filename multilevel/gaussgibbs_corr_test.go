@@ -146,7 +146,10 @@ func TestGaussGibbsCorrelatedChosen(t *testing.T) {
 // two-sample |z| < 4.5 on every coordinate's mean and variance. Mutants,
 // caught (|z| > 6 or the run fails): P with each Σ⁻¹ replaced by its
 // diagonal diag(τ⁻²), and the posterior without the LKJ transform's
-// Jacobian (lkjJacobianDropped).
+// Jacobian (lkjJacobianDropped); and the mutant corr-nc-jacobian (the
+// correlated factors' non-centred move with its Jacobian one power
+// short), against the exact sweep's run. The sweep without that move
+// (no-corr-nc) agrees with NUTS too.
 func TestGaussGibbsCorrelated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS references")
@@ -184,6 +187,21 @@ func TestGaussGibbsCorrelated(t *testing.T) {
 		if !(math.Abs(z) < 4.5) {
 			t.Errorf("%s: moments off NUTS's: z = %.2f (θ%d %s)", name, z, j, p.Names[j])
 		}
+		// Without the correlated factors' non-centred move: exact too.
+		rc, err := run(p, multilevel.GaussGibbsCorrNC(multilevel.GroupGibbs{}, "no-corr-nc"), 20000, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zc, jc := gaussZ(rc, ref)
+		t.Logf("%s, no-corr-nc: largest |z| %.2f (θ%d %s); min bulk ESS %.0f", name, zc, jc, p.Names[jc], minBulkESS(rc))
+		if !(math.Abs(zc) < 4.5) {
+			t.Errorf("%s, no-corr-nc: moments off NUTS's: z = %.2f (θ%d %s)", name, zc, jc, p.Names[jc])
+		}
+		// And against the exact sweep's run (the comparison the mutant
+		// below meets, here between two exact chains).
+		if zc, jc := gaussZ(rc, r); !(math.Abs(zc) < 4.5) {
+			t.Errorf("%s, no-corr-nc: moments off the exact sweep's: z = %.2f (θ%d %s)", name, zc, jc, p.Names[jc])
+		}
 		drop := kit
 		drop.dropLKJJacobian = true
 		pd, err := drop.build(rand.New(rand.NewPCG(uint64(kit.q), 20)), theta) // the same data
@@ -208,6 +226,18 @@ func TestGaussGibbsCorrelated(t *testing.T) {
 			} else {
 				t.Logf("%s: mutant %q caught: z = %.1f (θ%d %s)", name, m.name, z, j, p.Names[j])
 			}
+		}
+		// The non-centred move's Jacobian one power short, 4 × 40,000
+		// draws: against the exact sweep's own run above (validated
+		// against NUTS, and with eight times NUTS's ESS, so that a bias of
+		// a few NUTS MCSEs shows).
+		rm, err := run(p, multilevel.GaussGibbsCorrNC(multilevel.GroupGibbs{}, "corr-nc-jacobian"), 40000, 3)
+		if err != nil {
+			t.Logf("%s: mutant %q caught: the run fails: %.200s", name, "corr-nc-jacobian", err)
+		} else if z, j := gaussZ(rm, r); math.Abs(z) < 6 {
+			t.Errorf("%s: mutant %q passes: z = %.2f (θ%d %s) against the exact sweep", name, "corr-nc-jacobian", z, j, p.Names[j])
+		} else {
+			t.Logf("%s: mutant %q caught: z = %.1f (θ%d %s) against the exact sweep", name, "corr-nc-jacobian", z, j, p.Names[j])
 		}
 	}
 }

@@ -27,3 +27,19 @@ func GaussGibbsCorrDiagonal(k GroupGibbs) GroupGibbs {
 	k.gauss.corrDiag = true
 	return k
 }
+
+// GaussGibbsCorrNC returns k with the Gaussian sweep's non-centred move of
+// the correlated factors' scales and correlations left out ("no-corr-nc",
+// exact) or with its Jacobian |det L|^G one power short
+// ("corr-nc-jacobian", a mutant the kit must catch).
+func GaussGibbsCorrNC(k GroupGibbs, name string) GroupGibbs {
+	switch name {
+	case "no-corr-nc":
+		k.gauss.corrNCOff = true
+	case "corr-nc-jacobian":
+		k.gauss.corrNCJacobianOff1 = true
+	default:
+		panic("GaussGibbsCorrNC: unknown name " + name)
+	}
+	return k
+}
