@@ -24,10 +24,12 @@ import (
 // (runCorr) instead of the random-intercept Gaussian row.
 var corrModel = flag.String("corr", "", `a row with a random intercept and a correlated random slope on x1, (1 + x1 | g): "gaussian" (σ estimated) or "binomial" (successes of 1 … 10 trials, logit link)`)
 
-// The correlated rows' truth: (u_0g, u_1g) ~ N(0, Σ), sds τ = (0.8, 0.5),
-// correlation ρ = 0.4.
+var corrSlopeSD = flag.Float64("slope-sd", 0.5, "with -corr: the random slope's sd in the data (0: none, lme4's singular fit)")
+
+// The correlated rows' truth: (u_0g, u_1g) ~ N(0, Σ), sds τ = (0.8,
+// -slope-sd, default 0.5), correlation ρ = 0.4.
 const (
-	corrTau0, corrTau1, corrRho = 0.8, 0.5, 0.4
+	corrTau0, corrRho = 0.8, 0.4
 )
 
 // runCorr measures the automatic default on the rows with a correlated
@@ -51,7 +53,7 @@ func runCorr(cf *report.Common, kind string, n, groups, warmup int, nuts bool, e
 	for g := range groups {
 		z0, z1 := rng.NormFloat64(), rng.NormFloat64()
 		u0[g] = corrTau0 * z0
-		u1[g] = corrTau1 * (corrRho*z0 + math.Sqrt(1-corrRho*corrRho)*z1)
+		u1[g] = *corrSlopeSD * (corrRho*z0 + math.Sqrt(1-corrRho*corrRho)*z1)
 	}
 	y, x1, x2 := make([]float64, n), make([]float64, n), make([]float64, n)
 	var k, trials []float64
