@@ -15,14 +15,15 @@ import (
 	"github.com/exactmh/exactmh/multilevel"
 )
 
-// TestAugmentCorrelated checks the augmentation sweep (Pólya–Gamma) on
+// TestAugmentCorrelated checks the augmentation sweeps on
 // correlated random effects, lme4's (1 + x | g), against full-batch
 // non-centred NUTS — every mean within 4.5 combined Monte Carlo standard
 // errors, every sd ratio in [0.85, 1.18] ([0.7, 1.4] for the log scales
 // and correlations) — with the correlated scales' interweaving and
 // non-centred move (gaussaug_corr.go) and without either ("no-corr-nc",
 // "no-corr-asis,no-corr-nc": the centred slice update alone), on mlCorr's
-// logistic kits (q = 2 and 3) and its binomial one; and that the mutant
+// logistic kits (q = 2 and 3), its binomial one and a probit one (the
+// Albert–Chib sweep); and that the mutant
 // corr-nc-jacobian (the move's Jacobian |det L|^G one power short) is
 // caught: some |z| > 6 or sd ratio outside [0.7, 1.4], or its run fails
 // (the correlations drift to where Σ is singular). A kit whose slope scale is 0.02 (the
@@ -41,12 +42,16 @@ func TestAugmentCorrelated(t *testing.T) {
 		{kit: mlCorr{n: 600, groups: 12, q: 2, eta: 1}},
 		{kit: mlCorr{n: 900, groups: 10, q: 3, eta: 2}},
 		{kit: mlCorr{n: 400, groups: 10, q: 2, eta: 1, trials: true}},
+		{kit: mlCorr{n: 600, groups: 12, q: 2, eta: 1, probit: true}},
 		{kit: mlCorr{n: 600, groups: 12, q: 2, eta: 1}, smallTau: true},
 	} {
 		kit := kc.kit
 		name := "q=" + strconv.Itoa(kit.q)
 		if kit.trials {
 			name += "_binomial"
+		}
+		if kit.probit {
+			name += "_probit"
 		}
 		if kc.smallTau {
 			name += "_tau0.02"

@@ -32,6 +32,9 @@ type mlCorr struct {
 	n, groups, q int
 	eta          float64
 	trials       bool
+	// probit: Bernoulli rows with the probit link (Φ) instead of the
+	// logit (not with trials).
+	probit bool
 	// ignoreTrials (a mutant, with trials) drops the weights: each row
 	// one trial with response k_i/n_i.
 	ignoreTrials bool
@@ -51,6 +54,9 @@ func (m mlCorr) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, erro
 	if m.trials {
 		ml.Family = model.BinomialFamily{Link: model.LogisticFamily{}}
 		ml.Weights = make([]float64, m.n)
+	}
+	if m.probit {
+		ml.Family = model.ProbitFamily{}
 	}
 	f := model.Factor{Name: "g", Index: make([]int32, m.n), Tau: model.HalfNormal(1), Correlated: true, LKJ: m.eta}
 	for k := 1; k < q; k++ {
@@ -72,6 +78,12 @@ func (m mlCorr) build(rng *rand.Rand, theta []float64) (*exactmh.Posterior, erro
 			x := rng.NormFloat64()
 			f.Slopes[k-1].Values[i] = x
 			z += (theta[k] + theta[q+g*q+k]) * x
+		}
+		if m.probit {
+			if rng.Float64() < 0.5*math.Erfc(-z/math.Sqrt2) {
+				ml.Y[i] = 1
+			}
+			continue
 		}
 		if !m.trials {
 			if rng.Float64() < 1/(1+math.Exp(-z)) {
