@@ -7,6 +7,7 @@ package exactmh
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -27,8 +28,8 @@ var cvLoose = flag.Bool("cvloose", false, "run TestControlVariatesLoosenessMeasu
 //     the Cauchy–Schwarz step |x_iᵀv| ≤ s_i‖v‖_H were an equality;
 //   - |ΔR|: Σ_i|R_i(θ) − R_i(θ′)|, the remainders themselves.
 //
-// It checks that own ≤ C·M on every pair (Cauchy–Schwarz) and logs the
-// mean ratios.
+// It checks that own ≤ C·M on every pair (Cauchy–Schwarz) and |ΔR| ≤ own
+// (the bound holds), and logs the mean ratios (cvPairs).
 // A measurement: run it with
 //
 //	go test -run TestControlVariatesLoosenessMeasure -cvloose -v -timeout 30m .
@@ -64,50 +65,19 @@ func TestControlVariatesLoosenessMeasure(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := cv.Energy.(*cvEnergy)
-			b := e.sharedDiffBound()
-			cs := b.Sum()
-			idx := make([]int, n)
-			for i := range idx {
-				idx[i] = i
-			}
 			dr := make([]float64, n)
 			for _, rho := range []float64{0.9, 0.99} {
-				var rOwn, rAct, sumCM float64
-				th, thn, z := make([]float64, d), make([]float64, d), make([]float64, d)
-				for range pairs {
-					laDraw(la, rng, th, z)
-					laDraw(la, rng, thn, z)
-					for j := range thn {
-						thn[j] = la.Mean[j] + rho*(th[j]-la.Mean[j]) + math.Sqrt(1-rho*rho)*(thn[j]-la.Mean[j])
-					}
-					cm := cs * b.M(th, thn)
-					var own, act float64
-					e.EnergyDiffs(dr, th, thn, idx)
-					for i := range n {
-						tt := e.taylor(i)
-						ta, tb := e.rowDot(i, th)-tt.zHat, e.rowDot(i, thn)-tt.zHat
-						aa, ab := math.Abs(ta), math.Abs(tb)
-						if e.cuber != nil {
-							own += cubicLimit(e.bound3(i), ta, tb)
-						} else {
-							// remainderDiff's limit.
-							own += e.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(ta-tb)/2)
-						}
-						act += math.Abs(dr[i])
-					}
-					if own > cm*(1+1e-9) {
-						t.Fatalf("d = %d: Σ own-direction bounds %v > C·M = %v", d, own, cm)
-					}
-					sumCM += cm
-					rOwn += cm / own
-					rAct += cm / act
+				st, err := cvPairs(e, la, rng, rho, pairs, dr)
+				if err != nil {
+					t.Fatalf("d = %d: %v", d, err)
 				}
+				sumCM, rOwn, rAct := st.cm, st.cmOverOwn, st.cmOverAct
 				order := 2
 				if e.cuber != nil {
 					order = 3
 				}
 				t.Logf("d = %3d, order %d, ρ = %.2f: mean C·M = %9.4g, C·M / own-direction = %7.1f, C·M / Σ|ΔR_i| = %8.1f",
-					d, order, rho, sumCM/pairs, rOwn/pairs, rAct/pairs)
+					d, order, rho, sumCM, rOwn, rAct)
 			}
 		}
 	}
@@ -126,4 +96,63 @@ func laDraw(la *LaplaceApprox, rng *rand.Rand, dst, z []float64) {
 		}
 		dst[a] = la.Mean[a] + s
 	}
+}
+
+// cvPairStats are cvPairs' means over its pairs.
+type cvPairStats struct {
+	cm, own, act         float64 // C·M, the own-direction bound, Σ|ΔR_i|
+	cmOverOwn, cmOverAct float64 // the means of the per-pair ratios
+}
+
+// cvPairs draws pairs θ ~ la, θ′ its Crank–Nicolson move with ρ, and
+// returns the means of the remainders' DiffBound total C·M, of the same
+// Taylor bound in each datum's own direction (cubicLimit at third order,
+// remainderDiff's limit at second) and of Σ_i|R_i(θ) − R_i(θ′)| over all
+// the data, with dr as scratch (length N). An own-direction bound above
+// C·M (Cauchy–Schwarz broken) or remainders above it (the bound broken)
+// is an error.
+func cvPairs(e *cvEnergy, la *LaplaceApprox, rng *rand.Rand, rho float64, pairs int, dr []float64) (cvPairStats, error) {
+	b := e.sharedDiffBound()
+	cs := b.Sum()
+	d, n := len(la.Mean), len(dr)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	th, thn, z := make([]float64, d), make([]float64, d), make([]float64, d)
+	var st cvPairStats
+	for range pairs {
+		laDraw(la, rng, th, z)
+		laDraw(la, rng, thn, z)
+		for j := range thn {
+			thn[j] = la.Mean[j] + rho*(th[j]-la.Mean[j]) + math.Sqrt(1-rho*rho)*(thn[j]-la.Mean[j])
+		}
+		cm := cs * b.M(th, thn)
+		var own, act float64
+		e.EnergyDiffs(dr, th, thn, idx)
+		for i := range n {
+			tt := e.taylor(i)
+			ta, tb := e.rowDot(i, th)-tt.zHat, e.rowDot(i, thn)-tt.zHat
+			aa, ab := math.Abs(ta), math.Abs(tb)
+			if e.cuber != nil {
+				own += cubicLimit(e.bound3(i), ta, tb)
+			} else {
+				// remainderDiff's limit.
+				own += e.bound3(i) * min((aa*aa*aa+ab*ab*ab)/6, max(aa, ab)*max(aa, ab)*math.Abs(ta-tb)/2)
+			}
+			act += math.Abs(dr[i])
+		}
+		if own > cm*(1+1e-9) {
+			return st, fmt.Errorf("ρ = %.3g: Σ own-direction bounds %v > C·M = %v", rho, own, cm)
+		}
+		if act > own*(1+1e-9) {
+			return st, fmt.Errorf("ρ = %.3g: Σ|ΔR_i| = %v above the own-direction bounds %v", rho, act, own)
+		}
+		st.cm += cm / float64(pairs)
+		st.own += own / float64(pairs)
+		st.act += act / float64(pairs)
+		st.cmOverOwn += cm / own / float64(pairs)
+		st.cmOverAct += cm / act / float64(pairs)
+	}
+	return st, nil
 }
