@@ -589,14 +589,15 @@ func (rp *report) nameWarnings() {
 
 // scaleNote says which scale the coefficients are reported on; for a
 // multilevel model, the fixed effects' (the random effects stay as
-// sampled).
+// sampled: a slope per sd of its covariate, and beside random slopes an
+// intercept at the standardised features' 0, their means).
 func scaleNote(original, multilevel bool) string {
 	s := "of the standardised features (per sd of each numeric feature), as sampled"
 	if original {
 		s = "on the original scale of each feature (per unit of the feature; --standardized: per sd, as sampled)"
 	}
 	if multilevel {
-		s = "(fixed effects) " + s + "; random effects as sampled: a random slope per sd of its covariate; each sd_<factor>__<term> = exp(log_tau_<factor>_<term>)"
+		s = "(fixed effects) " + s + "; random effects as sampled: a random slope per sd of its covariate, and where a factor has random slopes its intercepts at the features' means (lme4's per unit and at 0: --no-standardize); each sd_<factor>__<term> = exp(log_tau_<factor>_<term>)"
 	}
 	return s
 }
