@@ -452,7 +452,7 @@ func startAugment(name string, t *exactmh.Target, lay Layout, pe augGLM, logit b
 	// logistic sweep writes XᵀΩX into them).
 	m := &sparse.SymCSC{N: sh.m.N, ColPtr: sh.m.ColPtr, RowIdx: sh.m.RowIdx, Val: slices.Clone(sh.m.Val)}
 	b := make([]float64, d)
-	g, err := newGaussChain(name, t, lay, t.Prior(), m, b, true, theta0, centre, gaussHooks{corrNCOff: hooks.corrNCOff, corrNCJacobianOff1: hooks.corrNCJacobianOff1})
+	g, err := newGaussChain(name, t, lay, t.Prior(), m, b, true, theta0, centre, gaussHooks{corrNCOff: hooks.corrNCOff, corrNCJacobianOff1: hooks.corrNCJacobianOff1, termNCOff: true})
 	if err != nil {
 		return nil, err
 	}

@@ -92,6 +92,11 @@ type gaussHooks struct {
 	// (gaussgibbs_corrnc.go; exact); corrNCJacobianOff1 (a mutant) takes
 	// its Jacobian |det L|^G one power short.
 	corrNCOff, corrNCJacobianOff1 bool
+	// termNCOff leaves out the independent terms' non-centred scale move
+	// (termNC; exact, and the augmentation sweeps' setting: they
+	// interweave instead); termNCJacobianOff1 (a mutant) takes its
+	// Jacobian τ^G one power short.
+	termNCOff, termNCJacobianOff1 bool
 }
 
 // gaussTerm is one random-effect term: its effects θ[start + g·stride],
@@ -173,6 +178,10 @@ type gaussChain struct {
 	corrNC           []corrNC
 	ncMw             []float64
 	corrNCN, corrNCT int64
+	// termNC: each independent term's non-centred scale move (the
+	// Gaussian sweep's), termNCN/termNCT its moves made and tried.
+	termNC           []termNC
+	termNCN, termNCT int64
 	// The correlated factors (gaussgibbs_corr.go) and, per position of
 	// eff, whether it is one of their effects.
 	corr    []*gaussCorr
@@ -350,6 +359,9 @@ func newGaussChain(name string, t *exactmh.Target, lay Layout, base exactmh.Prio
 	if !hooks.corrNCOff {
 		c.startCorrNC()
 	}
+	if !hooks.termNCOff {
+		c.startTermNC()
+	}
 	c.lp = t.LogPrior(c.theta)
 	if math.IsInf(c.lp, -1) || math.IsNaN(c.lp) {
 		return nil, fmt.Errorf("%s: θ0 outside the prior's support (log prior %v)", name, c.lp)
@@ -482,6 +494,7 @@ func (c *gaussChain) Step(rng *rand.Rand) (exactmh.Info, error) {
 			return exactmh.Info{}, err
 		}
 	}
+	c.termNonCentred(rng)
 	c.drawCorr(rng)
 	if err := c.corrNonCentred(rng); err != nil {
 		return exactmh.Info{}, err
@@ -743,6 +756,6 @@ func chooseGauss(c *exactmh.Choice, p *exactmh.Posterior, t *exactmh.Target, lay
 	}
 	_, _, _, n := gs.GaussianStatistics()
 	c.Name, c.Kernel, c.Posterior, c.Center, c.CenterSD = "GroupGibbs", GroupGibbs{Center: centre}, p, centre, sd
-	c.Reason = fmt.Sprintf("a Gaussian multilevel model with σ estimated (N = %d in sufficient statistics): GroupGibbs draws the fixed and group effects jointly from their Gaussian conditional (a sparse Cholesky factor), then σ and each τ from theirs, reading no datum per sweep; no pilot needed", n)
+	c.Reason = fmt.Sprintf("a Gaussian multilevel model with σ estimated (N = %d in sufficient statistics): GroupGibbs draws the fixed and group effects jointly from their Gaussian conditional (a sparse Cholesky factor), then σ and each τ from theirs, and each τ (and a correlated factor's Σ) again with the effects standardised by it held (a non-centred slice move: it mixes where a scale nears 0), reading no datum per sweep; no pilot needed", n)
 	return nil
 }

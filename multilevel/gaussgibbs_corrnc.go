@@ -284,3 +284,88 @@ func (c *gaussChain) corrNonCentred(rng *rand.Rand) error {
 	}
 	return nil
 }
+
+// termNC is the Gaussian sweep's non-centred move of one independent
+// term's scale: the q = 1 case of corrNC (L = τ). With z_g = u_g/τ held,
+// log τ is slice-sampled on π(θ(z, ℓ))·τ^G times the likelihood's
+// Gaussian factor; M on the term's effects is diagonal (one level of a
+// term a datum), so the factor's change is ms·Σ_g(δ_g r_g − ½M_gg δ_g²),
+// δ_g = u_g(τ′/τ − 1), r = (b − Mw) on the term's effects. The
+// augmentation sweeps interweave instead (augChain.interweave), whose
+// Gaussian conditional in τ they draw exactly.
+type termNC struct {
+	tm   gaussTerm
+	diag []int // per level: M's diagonal entry at its effect (−1: none)
+	r    []float64
+}
+
+// startTermNC sets c.termNC for each independent term of the chain.
+func (c *gaussChain) startTermNC() {
+	m := c.m
+	for _, tm := range c.terms {
+		nc := termNC{tm: tm, diag: make([]int, tm.levels), r: make([]float64, tm.levels)}
+		for g := range tm.levels {
+			j := tm.start + g*tm.stride
+			nc.diag[g] = -1
+			for p := m.ColPtr[j]; p < m.ColPtr[j+1]; p++ {
+				if m.RowIdx[p] == j {
+					nc.diag[g] = p
+				}
+			}
+		}
+		c.termNC = append(c.termNC, nc)
+	}
+	if len(c.termNC) > 0 && c.ncMw == nil {
+		c.ncMw = make([]float64, m.N)
+	}
+}
+
+// termNonCentred makes each independent term's non-centred scale move
+// (termNC).
+func (c *gaussChain) termNonCentred(rng *rand.Rand) {
+	if len(c.termNC) == 0 {
+		return
+	}
+	th := c.theta
+	ms := c.beta * math.Exp(-2*c.logSigma())
+	mv := c.m.Val
+	for k := range c.termNC {
+		nc := &c.termNC[k]
+		tm := nc.tm
+		c.m.MulVec(c.ncMw, th[:c.m.N]) // after the previous term's move
+		G := float64(tm.levels)
+		if c.hooks.termNCJacobianOff1 {
+			G-- // the mutant: τ^(G−1)
+		}
+		for g := range tm.levels {
+			j := tm.start + g*tm.stride
+			nc.r[g] = c.b[j] - c.ncMw[j]
+		}
+		l0 := th[tm.logTau]
+		f := func(l float64) float64 {
+			ratio := math.Exp(l-l0) - 1
+			var gauss float64
+			copy(c.next, th)
+			for g := range tm.levels {
+				j := tm.start + g*tm.stride
+				d := th[j] * ratio
+				gauss += d * nc.r[g]
+				if p := nc.diag[g]; p >= 0 {
+					gauss -= mv[p] * d * d / 2
+				}
+				c.next[j] = th[j] + d
+			}
+			c.next[tm.logTau] = l
+			return c.t.LogPrior(c.next) + G*l + ms*gauss
+		}
+		l := sliceStep(rng, f, l0, c.lp+G*l0, 1)
+		c.termNCT++
+		if l == l0 {
+			continue
+		}
+		f(l) // c.next: θ at l
+		copy(th, c.next)
+		c.lp = c.t.LogPrior(th)
+		c.termNCN++
+	}
+}

@@ -31,13 +31,18 @@ func GaussGibbsCorrDiagonal(k GroupGibbs) GroupGibbs {
 // GaussGibbsCorrNC returns k with the Gaussian sweep's non-centred move of
 // the correlated factors' scales and correlations left out ("no-corr-nc",
 // exact) or with its Jacobian |det L|^G one power short
-// ("corr-nc-jacobian", a mutant the kit must catch).
+// ("corr-nc-jacobian", a mutant the kit must catch); "no-term-nc" and
+// "term-nc-jacobian" do the same to the independent terms' move.
 func GaussGibbsCorrNC(k GroupGibbs, name string) GroupGibbs {
 	switch name {
 	case "no-corr-nc":
 		k.gauss.corrNCOff = true
 	case "corr-nc-jacobian":
 		k.gauss.corrNCJacobianOff1 = true
+	case "no-term-nc":
+		k.gauss.termNCOff = true
+	case "term-nc-jacobian":
+		k.gauss.termNCJacobianOff1 = true
 	default:
 		panic("GaussGibbsCorrNC: unknown name " + name)
 	}

@@ -212,9 +212,12 @@ func TestGaussGibbsChosen(t *testing.T) {
 // per-datum energy by model's TestMultilevelGaussianMoments): two-sample
 // |z| < 4.5 on every coordinate's mean and variance, for a random
 // intercept (β ~ N(0, 1)), a random intercept with flat β and a random
-// intercept and slope. Mutants, caught: σ⁻²'s Gamma shape (N − D)/2 (the
-// residual degrees of freedom of least squares, D the rows' coefficients)
-// and the effects' precision with M/σ for M/σ².
+// intercept and slope; the sweep without the terms' non-centred scale
+// move (no-term-nc) too, and against the sweep's own run. Mutants, caught:
+// σ⁻²'s Gamma shape (N − D)/2 (the residual degrees of freedom of least
+// squares, D the rows' coefficients), the effects' precision with M/σ for
+// M/σ², and term-nc-jacobian (the move's τ^G one power short, against the
+// exact sweep's run).
 func TestGaussGibbsMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moments: NUTS references")
@@ -241,6 +244,26 @@ func TestGaussGibbsMoments(t *testing.T) {
 		t.Logf("%+v: largest two-sample |z| %.2f (θ%d) against NUTS; min bulk ESS %.0f of %d draws", kit, z, j, minBulkESS(r), 4*20000)
 		if !(math.Abs(z) < 4.5) {
 			t.Errorf("%+v: moments off NUTS's: z = %.2f (θ%d)", kit, z, j)
+		}
+		// Without the terms' non-centred scale move: exact too, and
+		// against the exact sweep's run (the mutant's comparison below).
+		rn := run(multilevel.GaussGibbsCorrNC(multilevel.GroupGibbs{}, "no-term-nc"), 20000, 3)
+		zn, jn := gaussZ(rn, ref)
+		zr, jr := gaussZ(rn, r)
+		t.Logf("%+v, no-term-nc: largest |z| %.2f (θ%d) against NUTS, %.2f (θ%d) against the sweep; min bulk ESS %.0f", kit, zn, jn, zr, jr, minBulkESS(rn))
+		if !(math.Abs(zn) < 4.5) || !(math.Abs(zr) < 4.5) {
+			t.Errorf("%+v, no-term-nc: moments off: z = %.2f (θ%d) against NUTS, %.2f (θ%d) against the sweep", kit, zn, jn, zr, jr)
+		}
+		// The move's Jacobian τ^G one power short: against the exact
+		// sweep's run, 4 × 40,000 draws.
+		// (Its τ may drift to 0, where the run fails: caught too.)
+		if rm, err := exactmh.Sample(ctx, p, multilevel.GaussGibbsCorrNC(multilevel.GroupGibbs{}, "term-nc-jacobian"),
+			&exactmh.Settings{Chains: 4, Warmup: 500, Draws: 40000, Seed: 4, Init: theta}); err != nil {
+			t.Logf("%+v: mutant %q caught: the run fails: %.200s", kit, "term-nc-jacobian", err)
+		} else if z, j := gaussZ(rm, r); math.Abs(z) < 6 {
+			t.Errorf("%+v: mutant %q passes: z = %.2f (θ%d) against the exact sweep", kit, "term-nc-jacobian", z, j)
+		} else {
+			t.Logf("%+v: mutant %q caught: z = %.1f (θ%d) against the exact sweep", kit, "term-nc-jacobian", z, j)
 		}
 		if kit.slope || kit.flat {
 			continue
