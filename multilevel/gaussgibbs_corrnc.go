@@ -203,7 +203,10 @@ func (c *gaussChain) corrNonCentred(rng *rand.Rand) error {
 		}
 		ms := c.beta * math.Exp(-2*c.logSigma())
 		// f(ξ_j = x): log π + G·log det A + ms·(δᵀr − ½Σ_g δ_gᵀM_gδ_g),
-		// its proposal's effects left in nc.u.
+		// its proposal's effects left in nc.u, θ at x in c.next, its log
+		// prior in lastLP and log det L in lastLD (sliceStep evaluates f
+		// last at the point it returns).
+		var lastLP, lastLD float64
 		f := func(j int, x float64) float64 {
 			x0 := th[j]
 			th[j] = x
@@ -245,7 +248,8 @@ func (c *gaussChain) corrNonCentred(rng *rand.Rand) error {
 			copy(c.next, th)
 			c.next[j] = x
 			copy(c.next[cf.start:cf.start+G*q], nc.u)
-			return c.t.LogPrior(c.next) + jac*ld + ms*gauss
+			lastLP, lastLD = c.t.LogPrior(c.next), ld
+			return lastLP + jac*ld + ms*gauss
 		}
 		for wi, j := range cf.free {
 			x0 := th[j]
@@ -254,9 +258,9 @@ func (c *gaussChain) corrNonCentred(rng *rand.Rand) error {
 			if x == x0 {
 				continue
 			}
-			// Keep x: its effects (f's last evaluation was at x), r
-			// carried along by −M_gδ_g, and A's log det at x.
-			f(j, x)
+			// Keep x, from f's last evaluation, which was at x: its
+			// effects, log prior and log det L (nc.chol is L at x); r
+			// carried along by −M_gδ_g.
 			mv := c.m.Val
 			for g := range G {
 				for a := range q {
@@ -276,8 +280,7 @@ func (c *gaussChain) corrNonCentred(rng *rand.Rand) error {
 			}
 			th[j] = x
 			copy(th[cf.start:cf.start+G*q], nc.u)
-			c.lp = c.t.LogPrior(th)
-			logDet, _ = c.cholCov(nc, th)
+			c.lp, logDet = lastLP, lastLD
 			c.corrNCN++
 		}
 		c.corrNCT += int64(len(cf.free))
@@ -342,6 +345,9 @@ func (c *gaussChain) termNonCentred(rng *rand.Rand) {
 			nc.r[g] = c.b[j] - c.ncMw[j]
 		}
 		l0 := th[tm.logTau]
+		// f leaves θ at l in c.next and its log prior in lastLP (sliceStep
+		// evaluates f last at the point it returns).
+		var lastLP float64
 		f := func(l float64) float64 {
 			ratio := math.Exp(l-l0) - 1
 			var gauss float64
@@ -356,16 +362,16 @@ func (c *gaussChain) termNonCentred(rng *rand.Rand) {
 				c.next[j] = th[j] + d
 			}
 			c.next[tm.logTau] = l
-			return c.t.LogPrior(c.next) + G*l + ms*gauss
+			lastLP = c.t.LogPrior(c.next)
+			return lastLP + G*l + ms*gauss
 		}
 		l := sliceStep(rng, f, l0, c.lp+G*l0, 1)
 		c.termNCT++
 		if l == l0 {
 			continue
 		}
-		f(l) // c.next: θ at l
 		copy(th, c.next)
-		c.lp = c.t.LogPrior(th)
+		c.lp = lastLP
 		c.termNCN++
 	}
 }
