@@ -330,6 +330,10 @@ func (s Spec) BuildContext(ctx context.Context, f *Frame) (*Design, error) {
 		if err != nil {
 			return nil, err
 		}
+		if terms[k].auto && len(p.names) > maxAutoLevels {
+			return nil, fmt.Errorf("data: %s: %s: text column %q, named bare in a formula, is R's factor: %d one-hot columns, more than the %d a bare text column may make (an identifier?): drop it, pool its levels with cat(%s;top=K), or write (1 | %s) for a random intercept",
+				b.src, where[k], terms[k].col, len(p.names), maxAutoLevels, terms[k].col, terms[k].col)
+		}
 		plans = append(plans, p)
 		if len(p.names) > width {
 			widest, width = where[k], len(p.names)

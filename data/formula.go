@@ -136,7 +136,9 @@ func factorText(t Term, text map[string]bool) Term {
 	switch tt.kind {
 	case kindNum:
 		if tt.bare && text[tt.col] {
-			return Factor(tt.col)
+			f := Factor(tt.col).(*term)
+			f.auto = true
+			return f
 		}
 	case kindInter:
 		var parts []Term

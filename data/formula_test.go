@@ -367,6 +367,30 @@ func TestFormulaFactor(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", c.formula, err, c.want)
 		}
 	}
+	// A bare text identifier is refused before its one-hot columns are
+	// made; factor() written out is not capped here.
+	b.Reset()
+	b.WriteString("y,id\n")
+	for i := range 1500 {
+		fmt.Fprintf(&b, "%d,row%d\n", i%2, i)
+	}
+	fi, err := ReadCSV(writeTemp(t, "ids.csv", b.String()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		formula string
+		refused bool
+	}{{"y ~ id", true}, {"y ~ factor(id)", false}} {
+		fm, err := ParseFormula(c.formula)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = fm.Spec(fi).Build(fi)
+		if refused := err != nil && strings.Contains(err.Error(), "(1 | id)"); refused != c.refused {
+			t.Errorf("%s: error %v, want refused %t", c.formula, err, c.refused)
+		}
+	}
 	if _, err := (Spec{Response: Num("y"), Terms: []Term{Categorical("c", Reference("a"), FirstReference())}}).Build(f); err == nil || !strings.Contains(err.Error(), "FirstReference") {
 		t.Errorf("Reference and FirstReference together: error %v", err)
 	}

@@ -124,3 +124,10 @@ func regularPath(path, src, hint string) error {
 	}
 	return nil
 }
+
+// maxAutoLevels is the most one-hot columns a text column named bare in a
+// formula (read as Factor) may make: past it the column is likely an
+// identifier, whose dense columns would swamp the design and every
+// sampler's d (TestFormulaFactor); factor(c) and cat(c) written out are
+// not capped here (the design's size is, by fits).
+const maxAutoLevels = 1000

@@ -49,7 +49,10 @@ type term struct {
 	refFirst bool
 	// Num: written as a bare column name in a formula, which Formula.Spec
 	// reads as Factor where the column holds text (R's reading).
-	bare   bool
+	bare bool
+	// Categorical: made by Formula.Spec from a bare text column (Factor),
+	// whose levels maxAutoLevels caps.
+	auto   bool
 	topK   int    // Categorical: 0 for all levels
 	optErr string // an invalid option, reported by Build
 	// Random: the grouping columns (their interaction if several), the
